@@ -1,0 +1,281 @@
+"""A dataset under assessment: a table plus what each column is for.
+
+Roles: ``identifier`` (names, record numbers: dropped before any analysis),
+``quasi-identifier`` (what an attacker may know: age, ZIP, sex...),
+``sensitive`` (what must not be learnt: diagnosis, income...), ``count`` (how
+many identical records a row stands for) and ``ignore``.
+
+``guess_roles`` proposes roles from column names and contents; the user
+confirms them. Missing values stay a category of their own unless the dataset
+says ``missing="drop"``, in which case rows with a missing value in the columns
+being analysed are left out, and how many is always reported.
+
+Example:
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"patient_id": [1, 2], "age": [30, 40], "diagnosis": ["a", "b"]})
+    >>> ds = Dataset.from_frame("demo", df)
+    >>> ds.quasi_identifiers, ds.sensitive, ds.identifiers
+    (('age',), ('diagnosis',), ('patient_id',))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .equivalence import record_counts
+from .errors import ColumnError, ParameterError, join_names, require_columns
+
+
+class Role(str, Enum):
+    """What a column is for in a privacy assessment."""
+
+    IDENTIFIER = "identifier"
+    QUASI_IDENTIFIER = "quasi-identifier"
+    SENSITIVE = "sensitive"
+    COUNT = "count"
+    IGNORE = "ignore"
+
+
+ROLE_VALUES = tuple(r.value for r in Role)
+
+_ID_WORDS = re.compile(
+    r"(^|[^a-z])(id|ids|identifier|name|names|full ?name|first ?name|last ?name|surname|ssn|"
+    r"email|e-mail|phone|telephone|address|mrn|record ?number|patient_nbr|encounter_id)([^a-z]|$)"
+)
+_COUNT_NAMES = {"count", "counts", "#rec", "#rec.", "n", "freq", "frequency", "records", "#records", "multiplicity"}
+_QUASI_WORDS = re.compile(
+    r"(age|sex|gender|zip|postcode|postal|race|ethnic|birth|dob|marital|education|country|"
+    r"region|city|state|county|municipality|occupation|workclass|weight|height)"
+)
+_SENSITIVE_WORDS = re.compile(
+    r"(diagnos|disease|income|result|test|biopsy|cancer|hiv|std|readmit|outcome|"
+    r"genetic|condition|illness|treatment|medication|salary|^num$|target|label|class)"
+)
+
+
+def guess_role(name: str, values: pd.Series) -> Role:
+    """A first guess of one column's role from its name (and uniqueness).
+
+    >>> guess_role("Full Name", pd.Series(["a", "b"])), guess_role("#Rec.", pd.Series([1, 2]))
+    (<Role.IDENTIFIER: 'identifier'>, <Role.COUNT: 'count'>)
+    """
+    lower = str(name).strip().lower()
+    if lower in _COUNT_NAMES:
+        return Role.COUNT
+    if _ID_WORDS.search(lower):
+        return Role.IDENTIFIER
+    if _SENSITIVE_WORDS.search(lower):
+        return Role.SENSITIVE
+    if _QUASI_WORDS.search(lower):
+        return Role.QUASI_IDENTIFIER
+    return Role.IGNORE
+
+
+def guess_roles(frame: pd.DataFrame) -> dict[str, Role]:
+    """Roles for every column. When no name suggests a quasi-identifier, every
+    column that is not an identifier or count becomes one (as ARX does).
+
+    >>> guess_roles(pd.DataFrame({"a": [1], "b": [2]}))
+    {'a': <Role.QUASI_IDENTIFIER: 'quasi-identifier'>, 'b': <Role.QUASI_IDENTIFIER: 'quasi-identifier'>}
+    """
+    roles = {str(c): guess_role(c, frame[c]) for c in frame.columns}
+    counts = [c for c, r in roles.items() if r is Role.COUNT]
+    for extra in counts[1:]:
+        roles[extra] = Role.IGNORE
+    if counts:
+        try:
+            record_counts(frame, counts[0])
+        except ColumnError:
+            roles[counts[0]] = Role.IGNORE
+    if not any(r is Role.QUASI_IDENTIFIER for r in roles.values()):
+        for c, r in roles.items():
+            if r in (Role.IGNORE, Role.SENSITIVE):
+                roles[c] = Role.QUASI_IDENTIFIER
+    return roles
+
+
+def content_hash(frame: pd.DataFrame) -> str:
+    """A short stable fingerprint of a table's content, for caching.
+
+    >>> content_hash(pd.DataFrame({"a": [1, 2]})) == content_hash(pd.DataFrame({"a": [1, 2]}))
+    True
+    """
+    digest = hashlib.blake2b(digest_size=12)
+    digest.update("\x1f".join(map(str, frame.columns)).encode())
+    digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A table and the role of each of its columns."""
+
+    name: str
+    frame: pd.DataFrame
+    roles: Mapping[str, Role]
+    missing: str = "category"
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def from_frame(
+        cls, name: str, frame: pd.DataFrame, roles: Mapping[str, Role | str] | None = None, **kwargs
+    ) -> "Dataset":
+        """A dataset with guessed roles, overridden by ``roles`` where given."""
+        merged: dict[str, Role] = guess_roles(frame)
+        if roles:
+            require_columns(frame, list(roles))
+            for column, role in roles.items():
+                merged[column] = _as_role(role)
+        return cls(name=name, frame=frame, roles=merged, **kwargs).validated()
+
+    def validated(self) -> "Dataset":
+        if self.missing not in ("category", "drop"):
+            raise ParameterError("Missing values are either kept as a category ('category') or dropped ('drop').")
+        require_columns(self.frame, list(self.roles))
+        counts = self.columns_with(Role.COUNT)
+        if len(counts) > 1:
+            raise ColumnError(f"Only one column can hold record counts; found {join_names(counts)}.")
+        if counts:
+            record_counts(self.frame, counts[0])
+        return self
+
+    def columns_with(self, role: Role) -> tuple[str, ...]:
+        return tuple(c for c in self.frame.columns if self.roles.get(c, Role.IGNORE) is role)
+
+    @property
+    def quasi_identifiers(self) -> tuple[str, ...]:
+        return self.columns_with(Role.QUASI_IDENTIFIER)
+
+    @property
+    def sensitive(self) -> tuple[str, ...]:
+        return self.columns_with(Role.SENSITIVE)
+
+    @property
+    def identifiers(self) -> tuple[str, ...]:
+        return self.columns_with(Role.IDENTIFIER)
+
+    @property
+    def count(self) -> str | None:
+        counts = self.columns_with(Role.COUNT)
+        return counts[0] if counts else None
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.frame.shape[0])
+
+    @property
+    def n_records(self) -> int:
+        weights = record_counts(self.frame, self.count)
+        return self.n_rows if weights is None else int(weights.sum())
+
+    @property
+    def fingerprint(self) -> str:
+        return content_hash(self.frame)
+
+    def with_roles(self, roles: Mapping[str, Role | str]) -> "Dataset":
+        """A copy with some roles changed."""
+        require_columns(self.frame, list(roles))
+        merged = dict(self.roles)
+        merged.update({c: _as_role(r) for c, r in roles.items()})
+        return replace(self, roles=merged).validated()
+
+    def with_missing(self, missing: str) -> "Dataset":
+        return replace(self, missing=missing).validated()
+
+    def analysis_frame(self, columns: Sequence[str] | None = None) -> tuple[pd.DataFrame, int]:
+        """The rows and columns to analyse, and how many rows were dropped.
+
+        Identifier columns are never included. ``columns`` defaults to every
+        non-identifier, non-ignored column; the count column is always kept.
+        With ``missing="drop"`` rows missing any of ``columns`` are left out.
+        """
+        if columns is None:
+            columns = [
+                c for c in self.frame.columns
+                if self.roles.get(c, Role.IGNORE) in (Role.QUASI_IDENTIFIER, Role.SENSITIVE)
+            ]
+        columns = list(columns)
+        require_columns(self.frame, columns)
+        leaked = [c for c in columns if self.roles.get(c) is Role.IDENTIFIER]
+        if leaked:
+            raise ColumnError(
+                f"{join_names(leaked)} is marked as an identifier and is never analysed; "
+                "change its role first."
+            )
+        keep = columns + ([self.count] if self.count and self.count not in columns else [])
+        frame = self.frame[keep]
+        dropped = 0
+        if self.missing == "drop" and columns:
+            complete = frame[columns].notna().all(axis=1).to_numpy()
+            dropped = int((~complete).sum())
+            if dropped:
+                frame = frame[complete].reset_index(drop=True)
+        return frame, dropped
+
+    def role_table(self) -> pd.DataFrame:
+        """One row per column: name, type, role (the editor's starting point)."""
+        return pd.DataFrame(
+            {
+                "column": [str(c) for c in self.frame.columns],
+                "type": [column_kind(self.frame[c]) for c in self.frame.columns],
+                "role": [self.roles.get(c, Role.IGNORE).value for c in self.frame.columns],
+            }
+        )
+
+
+def _as_role(role: Role | str) -> Role:
+    if isinstance(role, Role):
+        return role
+    try:
+        return Role(str(role))
+    except ValueError:
+        raise ParameterError(f"'{role}' is not a role; use one of {join_names(ROLE_VALUES)}.") from None
+
+
+def column_kind(series: pd.Series) -> str:
+    if pd.api.types.is_bool_dtype(series):
+        return "category"
+    if pd.api.types.is_numeric_dtype(series):
+        return "integer" if pd.api.types.is_integer_dtype(series) else "number"
+    return "category"
+
+
+def convert_column(frame: pd.DataFrame, column: str, kind: str) -> pd.DataFrame:
+    """A copy of ``frame`` with ``column`` converted to ``kind`` (integer, number or category).
+
+    Values that do not convert are named in the error; nothing is changed then.
+
+    >>> convert_column(pd.DataFrame({"a": ["1", "2"]}), "a", "integer")["a"].tolist()
+    [1, 2]
+    """
+    require_columns(frame, [column])
+    series = frame[column]
+    if kind == "category":
+        converted = series.astype("string")
+    elif kind in ("integer", "number"):
+        numbers = pd.to_numeric(series, errors="coerce")
+        bad = series[numbers.isna() & series.notna()]
+        if len(bad):
+            raise ColumnError(
+                f"Column '{column}' cannot be made numeric: '{bad.iloc[0]}' is not a number "
+                f"({len(bad):,} such values)."
+            )
+        if kind == "integer":
+            values = numbers.dropna().to_numpy(dtype=float)
+            if not np.all(np.floor(values) == values):
+                raise ColumnError(f"Column '{column}' has decimals; choose 'number' instead of 'integer'.")
+            converted = numbers.astype("Int64")
+        else:
+            converted = numbers.astype("float64")
+    else:
+        raise ParameterError("A column type is one of: integer, number, category.")
+    out = frame.copy()
+    out[column] = converted
+    return out

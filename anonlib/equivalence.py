@@ -1,0 +1,280 @@
+"""The counting kernel: equivalence classes of records on any set of columns.
+
+Every capability counts equivalence classes (records that agree on chosen
+columns). This module is the one place that does it, so it is fast and
+correct once:
+
+1. ``encode`` turns each column into integer codes ``0..card-1`` (missing values
+   become a code of their own, shown as ``"missing"``), once per dataset.
+2. ``combine`` folds several code columns into one dense class id per row with
+   mixed-radix keys ``key = key * card + code``; when the key space would pass
+   2**62 it re-densifies with a hash factorization, so any number of columns works.
+3. ``bincount`` over the class ids, weighted by a record-count column if there is
+   one, gives the class sizes; indexing them by the ids gives per-row sizes.
+
+No Python loop runs over rows. A count column (a row standing for several
+identical records) is honoured everywhere without expanding rows.
+
+Example:
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"zip": ["1", "1", "2"], "sex": ["f", "f", "m"], "n": [2, 1, 3]})
+    >>> cls = equivalence_classes(df, ["zip", "sex"], count="n")
+    >>> cls.sizes.tolist(), cls.row_sizes.tolist()
+    ([3, 3], [3, 3, 3])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import ColumnError, EmptySelectionError, ParameterError, join_names, require_columns
+
+MISSING_LABEL = "missing"
+_KEY_LIMIT = 1 << 62
+
+
+@dataclass(frozen=True)
+class EncodedTable:
+    """Integer codes of some columns of a table, plus optional record counts.
+
+    ``codes[:, j]`` holds codes ``0..cardinalities[j]-1`` of ``columns[j]``;
+    ``labels[j][c]`` is the original value of code ``c`` (``"missing"`` for NA).
+    ``weights`` is the record count of each row (None = one record per row).
+    """
+
+    columns: tuple[str, ...]
+    codes: np.ndarray
+    cardinalities: tuple[int, ...]
+    labels: tuple[np.ndarray, ...]
+    weights: np.ndarray | None = None
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.codes.shape[0])
+
+    @property
+    def n_records(self) -> int:
+        """Number of records (sum of counts, or rows when there is no count)."""
+        return self.n_rows if self.weights is None else int(self.weights.sum())
+
+    def position(self, column: str) -> int:
+        try:
+            return self.columns.index(column)
+        except ValueError:
+            raise ColumnError(
+                f"Column '{column}' is not among the encoded columns "
+                f"({join_names(self.columns)})."
+            ) from None
+
+    def column_codes(self, column: str) -> np.ndarray:
+        return self.codes[:, self.position(column)]
+
+    def classes(self, columns: Sequence[str] | None = None) -> "Classes":
+        """Equivalence classes on ``columns`` (all encoded columns when None)."""
+        cols = self.columns if columns is None else tuple(columns)
+        pos = [self.position(c) for c in cols]
+        ids, n = combine(
+            [self.codes[:, p] for p in pos], [self.cardinalities[p] for p in pos], self.n_rows
+        )
+        return Classes.from_ids(ids, n, self.weights)
+
+
+@dataclass(frozen=True)
+class Classes:
+    """Equivalence classes of a table: a class id per row and a size per class.
+
+    ``sizes`` counts records (honouring a count column); ``rows_per_class``
+    counts table rows.
+    """
+
+    ids: np.ndarray
+    sizes: np.ndarray
+    rows_per_class: np.ndarray
+
+    @classmethod
+    def from_ids(cls, ids: np.ndarray, n_classes: int, weights: np.ndarray | None = None) -> "Classes":
+        rows = np.bincount(ids, minlength=n_classes).astype(np.int64)
+        if weights is None:
+            sizes = rows
+        else:
+            sizes = np.bincount(ids, weights=weights, minlength=n_classes)
+            sizes = np.rint(sizes).astype(np.int64)
+        return cls(ids=ids, sizes=sizes, rows_per_class=rows)
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.sizes.shape[0])
+
+    @property
+    def row_sizes(self) -> np.ndarray:
+        """Size of each row's class (records, honouring counts)."""
+        return self.sizes[self.ids]
+
+    @property
+    def k(self) -> int:
+        """Smallest class size (k-anonymity); 0 for an empty table."""
+        nonzero = self.sizes[self.sizes > 0]
+        return int(nonzero.min()) if nonzero.size else 0
+
+
+def combine(
+    code_columns: Sequence[np.ndarray], cardinalities: Sequence[int], n_rows: int | None = None
+) -> tuple[np.ndarray, int]:
+    """Fold integer code columns into one dense class id per row.
+
+    Returns ``(ids, n_classes)`` with ids in ``0..n_classes-1``. With no columns
+    every one of ``n_rows`` rows is in one class (the empty quasi-identifier).
+
+    >>> ids, n = combine([np.array([0, 1, 0]), np.array([2, 2, 2])], [2, 3])
+    >>> ids.tolist(), n
+    ([0, 1, 0], 2)
+    """
+    if len(code_columns) != len(cardinalities):
+        raise ParameterError("Each code column needs its number of distinct values.")
+    if not code_columns:
+        n = int(n_rows or 0)
+        return np.zeros(n, dtype=np.int64), (1 if n else 0)
+    n_rows = len(code_columns[0])
+    if n_rows == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    key = np.asarray(code_columns[0], dtype=np.int64)
+    space = max(int(cardinalities[0]), 1)
+    for codes, card in zip(code_columns[1:], cardinalities[1:]):
+        card = max(int(card), 1)
+        if space * card >= _KEY_LIMIT:
+            key, space = _densify(key)
+        key = key * card + np.asarray(codes, dtype=np.int64)
+        space *= card
+    return _densify(key) if space > 4 * n_rows + 1024 else _compact(key, space)
+
+
+def _densify(key: np.ndarray) -> tuple[np.ndarray, int]:
+    """Dense ids for arbitrary int64 keys (hash factorization, O(n))."""
+    ids, uniques = pd.factorize(key, sort=True)
+    return ids.astype(np.int64, copy=False), int(len(uniques))
+
+
+def _compact(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
+    """Dense ids for keys in a small range (a bincount and a cumsum)."""
+    present = np.bincount(key, minlength=space) > 0
+    remap = np.cumsum(present) - 1
+    return remap[key].astype(np.int64, copy=False), int(present.sum())
+
+
+def encode_column(values: pd.Series | np.ndarray | Iterable) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes and labels of one column; missing values are one extra code.
+
+    Labels are sorted (numbers numerically, text alphabetically); the missing
+    code, if any, comes last with the label ``"missing"``.
+
+    >>> codes, labels = encode_column(pd.Series(["b", None, "a", "b"]))
+    >>> codes.tolist(), labels.tolist()
+    ([1, 2, 0, 1], ['a', 'b', 'missing'])
+    """
+    series = values if isinstance(values, pd.Series) else pd.Series(values)
+    try:
+        codes, uniques = pd.factorize(series, sort=True, use_na_sentinel=True)
+    except TypeError:  # mixed types that cannot be ordered: order by text
+        codes, uniques = pd.factorize(series.astype("string"), sort=True, use_na_sentinel=True)
+    codes = codes.astype(np.int64, copy=False)
+    labels = np.asarray(uniques, dtype=object)
+    missing = codes < 0
+    if missing.any():
+        codes = np.where(missing, len(labels), codes)
+        labels = np.append(labels, MISSING_LABEL).astype(object)
+    return codes, labels
+
+
+def record_counts(df: pd.DataFrame, count: str | None) -> np.ndarray | None:
+    """The record-count column as int64, validated (None when ``count`` is None).
+
+    >>> record_counts(pd.DataFrame({"n": [1, 3]}), "n").tolist()
+    [1, 3]
+    """
+    if count is None:
+        return None
+    if count not in df.columns:
+        raise ColumnError(f"The record-count column '{count}' does not exist.")
+    raw = pd.to_numeric(df[count], errors="coerce")
+    if raw.isna().any():
+        bad = df.loc[raw.isna(), count].iloc[0]
+        raise ColumnError(
+            f"The record-count column '{count}' must hold whole numbers; found '{bad}'."
+        )
+    values = raw.to_numpy(dtype=np.float64)
+    if (values < 0).any() or not np.all(np.equal(np.floor(values), values)):
+        bad = values[(values < 0) | (np.floor(values) != values)][0]
+        raise ColumnError(
+            f"The record-count column '{count}' must hold whole numbers of 0 or more; found {bad:g}."
+        )
+    return values.astype(np.int64)
+
+
+def encode(df: pd.DataFrame, columns: Sequence[str] | None = None, *, count: str | None = None) -> EncodedTable:
+    """Encode ``columns`` of ``df`` (all but the count column when None) once.
+
+    >>> t = encode(pd.DataFrame({"a": [3, 1, 3], "b": ["x", "y", "x"]}))
+    >>> t.codes.tolist(), t.cardinalities
+    ([[1, 0], [0, 1], [1, 0]], (2, 2))
+    """
+    if columns is None:
+        columns = [c for c in df.columns if c != count]
+    columns = list(columns)
+    require_columns(df, columns)
+    if len(set(columns)) != len(columns):
+        raise ColumnError("A column was selected twice; choose each column once.")
+    weights = record_counts(df, count)
+    pairs = [encode_column(df[c]) for c in columns]
+    codes = (
+        np.column_stack([p[0] for p in pairs])
+        if pairs
+        else np.zeros((len(df), 0), dtype=np.int64)
+    )
+    return EncodedTable(
+        columns=tuple(columns),
+        codes=codes,
+        cardinalities=tuple(len(p[1]) for p in pairs),
+        labels=tuple(p[1] for p in pairs),
+        weights=weights,
+    )
+
+
+def equivalence_classes(
+    df: pd.DataFrame, columns: Sequence[str], *, count: str | None = None
+) -> Classes:
+    """Equivalence classes of ``df`` on ``columns`` (a one-off convenience).
+
+    Modules that count many column subsets of the same data should ``encode``
+    once and call ``EncodedTable.classes`` per subset.
+
+    >>> df = pd.DataFrame({"age": [30, 30, 40]})
+    >>> equivalence_classes(df, ["age"]).sizes.tolist()
+    [2, 1]
+    """
+    if not list(columns):
+        raise EmptySelectionError(
+            "Choose at least one quasi-identifier column to form equivalence classes."
+        )
+    return encode(df, columns, count=count).classes()
+
+
+def class_sizes(df: pd.DataFrame, columns: Sequence[str], *, count: str | None = None) -> np.ndarray:
+    """Records per equivalence class on ``columns``.
+
+    >>> class_sizes(pd.DataFrame({"a": [1, 1, 2]}), ["a"]).tolist()
+    [2, 1]
+    """
+    return equivalence_classes(df, columns, count=count).sizes
+
+
+def row_class_sizes(df: pd.DataFrame, columns: Sequence[str], *, count: str | None = None) -> np.ndarray:
+    """Per row, the number of records in its equivalence class on ``columns``.
+
+    >>> row_class_sizes(pd.DataFrame({"a": [1, 1, 2]}), ["a"]).tolist()
+    [2, 2, 1]
+    """
+    return equivalence_classes(df, columns, count=count).row_sizes

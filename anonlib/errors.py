@@ -1,0 +1,92 @@
+"""One error hierarchy for everything anonlib refuses to do.
+
+Every message is a sentence a privacy officer can act on: what is wrong, with the
+numbers or names involved, and what to do instead. The dashboard shows
+``str(error)`` as it is, so messages never contain tracebacks or code.
+
+Example:
+    >>> try:
+    ...     raise ColumnError("Column 'zip' does not exist. Available: age, sex.")
+    ... except AnonlibError as err:
+    ...     print(err)
+    Column 'zip' does not exist. Available: age, sex.
+"""
+
+from __future__ import annotations
+
+
+class AnonlibError(Exception):
+    """Base class of every error anonlib raises on purpose."""
+
+
+class DataFileError(AnonlibError):
+    """A file could not be read as a table (format, encoding, size, shape)."""
+
+
+class FileTooLargeError(DataFileError):
+    """A file or table is larger than the configured limit."""
+
+
+class ColumnError(AnonlibError):
+    """A column is missing, duplicated, or has the wrong kind of values."""
+
+
+class ParameterError(AnonlibError):
+    """A parameter is impossible (k < 1, negative capacity, empty selection...)."""
+
+
+class EmptySelectionError(ParameterError):
+    """Nothing was selected where at least one column or row is needed."""
+
+
+class CapacityError(AnonlibError):
+    """The resources cannot hold the population."""
+
+
+class HierarchyError(AnonlibError):
+    """A generalization hierarchy is incomplete or inconsistent."""
+
+
+class PopulationError(AnonlibError):
+    """A record has no match in the population table."""
+
+
+class GeometryError(AnonlibError):
+    """A geometry file or region table could not be used."""
+
+
+class ProblemTooLargeError(AnonlibError):
+    """The request is valid but too large to compute exactly here."""
+
+
+def join_names(names, limit: int = 8) -> str:
+    """Human list of names: ``'a, b, c'`` and ``'... (12 more)'`` past ``limit``.
+
+    >>> join_names(["age", "sex"])
+    'age, sex'
+    >>> join_names(list("abcdefghij"), limit=3)
+    'a, b, c ... (7 more)'
+    """
+    names = [str(n) for n in names]
+    head = ", ".join(names[:limit])
+    if len(names) > limit:
+        head += f" ... ({len(names) - limit} more)"
+    return head
+
+
+def require_columns(frame, columns) -> None:
+    """Raise ``ColumnError`` naming every requested column the table lacks.
+
+    >>> import pandas as pd
+    >>> require_columns(pd.DataFrame({"a": [1]}), ["a"])
+    >>> require_columns(pd.DataFrame({"a": [1]}), ["b"])
+    Traceback (most recent call last):
+    ...
+    anonlib.errors.ColumnError: These columns do not exist in the data: b. Available columns: a.
+    """
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ColumnError(
+            f"These columns do not exist in the data: {join_names(missing)}. "
+            f"Available columns: {join_names(frame.columns)}."
+        )

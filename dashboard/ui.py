@@ -1,0 +1,104 @@
+"""Small building blocks every page uses: header, sidebar, errors, downloads.
+
+Pages stay thin: widgets, one call into anonlib inside ``guarded``, rendering.
+User-provided strings (column names, values, file names) are shown with
+``plain`` (Markdown escaped) or in dataframes, never as HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import pandas as pd
+import streamlit as st
+
+from anonlib.errors import AnonlibError
+from anonlib.loading import to_safe_csv
+
+from .state import active_dataset
+
+log = logging.getLogger("dashboard")
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def plain(text: object) -> str:
+    """Escape Markdown so user text shows literally (no links, no formatting).
+
+    >>> plain("**x** <b>")
+    '\\\\*\\\\*x\\\\*\\\\* \\\\<b\\\\>'
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
+
+
+def page_header(title: str, question: str, how_to_read: str, paper: str | None = None) -> None:
+    """Title, the question the page answers, the paper it follows, and a help expander."""
+    st.title(title)
+    st.write(question)
+    if paper:
+        st.caption(f"Follows: {paper}")
+    with st.expander("How to read this"):
+        st.markdown(how_to_read)
+
+
+def sidebar() -> None:
+    """The active dataset at a glance, on every page."""
+    dataset = active_dataset()
+    with st.sidebar:
+        st.subheader("Active dataset")
+        st.text(dataset.name)
+        st.text(f"{dataset.n_rows:,} rows, {dataset.frame.shape[1]} columns")
+        if dataset.count:
+            st.text(f"{dataset.n_records:,} records (count column: {dataset.count})")
+        st.text("Quasi-identifiers: " + (", ".join(dataset.quasi_identifiers) or "none"))
+        st.text("Sensitive: " + (", ".join(dataset.sensitive) or "none"))
+        if dataset.missing == "drop":
+            st.text("Rows with missing values: dropped")
+        st.caption("Everything is computed on this computer; nothing is sent anywhere.")
+
+
+@contextmanager
+def guarded(what: str) -> Iterator[None]:
+    """Show any failure inside as a sentence (``st.error``), never a traceback.
+
+    ``AnonlibError`` messages are shown as they are; anything else gets a
+    generic sentence and is logged to the server console only.
+    """
+    try:
+        yield
+    except AnonlibError as err:
+        st.error(str(err))
+    except Exception:  # noqa: BLE001 - the page must survive any failure
+        log.exception("unexpected failure while %s", what)
+        st.error(
+            f"Something unexpected went wrong while {what}. Your data and settings are kept; "
+            "try other settings, or report the steps that led here."
+        )
+
+
+def download_csv(label: str, frame: pd.DataFrame, file_name: str, key: str | None = None) -> None:
+    """A CSV download with spreadsheet formulas neutralised."""
+    st.download_button(label, to_safe_csv(frame), file_name=file_name, mime="text/csv", key=key)
+
+
+def download_json(label: str, payload: dict[str, Any], file_name: str, key: str | None = None) -> None:
+    """A JSON download of parameters and results, so a run can be reproduced."""
+    st.download_button(
+        label,
+        json.dumps(payload, indent=2, default=_json_default).encode("utf-8"),
+        file_name=file_name,
+        mime="application/json",
+        key=key,
+    )
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)

@@ -1,0 +1,67 @@
+"""The two commands a newcomer needs, on any machine with Python 3.11 and pip.
+
+    python3 tasks.py run    # set up .venv, install, start the dashboard (sample loaded)
+    python3 tasks.py test   # set up .venv, install test tools, run every test
+    python3 tasks.py bench  # run the benchmarks (after either of the above)
+
+Only the standard library is used here, so it works before anything is installed.
+Installs are repeated only when a requirements file changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def _ensure_venv(requirements: str) -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}.")
+    if not PYTHON.exists():
+        print("Creating the virtual environment in .venv ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    files = [ROOT / "requirements.txt"] + ([ROOT / requirements] if requirements != "requirements.txt" else [])
+    digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
+    stamp = VENV / f".installed-{requirements}"
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    print(f"Installing {requirements} into .venv (first time only) ...", flush=True)
+    subprocess.check_call([str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", str(ROOT / requirements)])
+    stamp.write_text(digest)
+
+
+def run() -> int:
+    _ensure_venv("requirements.txt")
+    print("Starting the dashboard on http://localhost:8501 (Ctrl+C to stop) ...", flush=True)
+    return subprocess.call([str(PYTHON), "-m", "streamlit", "run", str(ROOT / "app.py")], cwd=ROOT)
+
+
+def test(extra: list[str]) -> int:
+    _ensure_venv("requirements-dev.txt")
+    return subprocess.call([str(PYTHON), "-m", "pytest", *extra], cwd=ROOT)
+
+
+def bench(extra: list[str]) -> int:
+    _ensure_venv("requirements.txt")
+    return subprocess.call([str(PYTHON), "-m", "bench", *extra], cwd=ROOT)
+
+
+def main(argv: list[str]) -> int:
+    commands = {"run": lambda: run(), "test": lambda: test(argv[1:]), "bench": lambda: bench(argv[1:])}
+    if not argv or argv[0] not in commands:
+        print(__doc__)
+        return 2
+    return commands[argv[0]]()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
