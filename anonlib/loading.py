@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,8 +177,6 @@ def _detect_header(rows: list[list[str]]) -> bool:
         return False
     if any(_is_number(c) for c in cells if c):
         return False
-    if len(set(cells)) != len(cells):
-        return False
     for j, cell in enumerate(cells):
         below = [r[j].strip() for r in rest if j < len(r) and r[j].strip()]
         if not below:
@@ -190,19 +189,23 @@ def _detect_header(rows: list[list[str]]) -> bool:
     return True
 
 
-def _parse_text(text: str, delimiter: str, header: bool) -> pd.DataFrame:
+def _parse_text(text: str, delimiter: str) -> pd.DataFrame:
+    """All cells as text, no header handling (names are taken by the caller)."""
     try:
-        return pd.read_csv(
-            io.StringIO(text),
-            sep=delimiter,
-            header=0 if header else None,
-            dtype=str,
-            keep_default_na=False,
-            na_filter=False,
-            skipinitialspace=True,
-            skip_blank_lines=True,
-            engine="c",
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            return pd.read_csv(
+                io.StringIO(text),
+                sep=delimiter,
+                header=None,
+                index_col=False,
+                dtype=str,
+                keep_default_na=False,
+                na_filter=False,
+                skipinitialspace=True,
+                skip_blank_lines=True,
+                engine="c",
+            )
     except pd.errors.EmptyDataError:
         raise DataFileError("The file has no rows or columns.") from None
     except pd.errors.ParserError as err:
@@ -245,23 +248,23 @@ def _parse_parquet(data: bytes) -> pd.DataFrame:
 
 
 def _clean_names(frame: pd.DataFrame, header: bool, notes: list[str]) -> pd.DataFrame:
+    """Column names: ``column j`` without a header, for blank names, and
+    ``name (2)`` for a repeated name; each change is noted."""
     if not header:
         frame.columns = [f"column {j + 1}" for j in range(frame.shape[1])]
         return frame
     names: list[str] = []
-    seen: dict[str, int] = {}
     for j, raw in enumerate(frame.columns):
         name = str(raw).strip()
-        if not name or name.startswith("Unnamed: "):
+        if not name or name.lower() == "nan":
             name = f"column {j + 1}"
             notes.append(f"Column {j + 1} has no name; it is called '{name}'.")
-        base = re.sub(r"\.\d+$", "", name) if name not in seen and re.sub(r"\.\d+$", "", name) in seen else name
-        if base in seen:
-            seen[base] += 1
-            new = f"{base} ({seen[base]})"
-            notes.append(f"The column name '{base}' appears more than once; the copy is called '{new}'.")
-            name = new
-        seen[name] = 1
+        if name in names:
+            copy = 2
+            while f"{name} ({copy})" in names:
+                copy += 1
+            notes.append(f"The column name '{name}' appears more than once; the copy is called '{name} ({copy})'.")
+            name = f"{name} ({copy})"
         names.append(name)
     frame.columns = names
     return frame
@@ -349,15 +352,18 @@ def load_table(
         if delimiter is not None and delimiter not in DELIMITERS and len(delimiter) != 1:
             raise DataFileError("The delimiter must be a single character such as , ; | or TAB.")
         used_delimiter = delimiter or _detect_delimiter(text)
-        first_line = text.lstrip("\ufeff").split("\n", 1)[0]
-        width = len(next(csv.reader([first_line], delimiter=used_delimiter), []))
+        first_line = re.split(r"\r\n|\r|\n", text.lstrip("\ufeff").lstrip(), maxsplit=1)[0]
+        width = first_line.count(used_delimiter) + 1
         if width > max_columns:
             raise DataFileError(
                 f"The table has {width:,} columns; the limit is {max_columns:,}. "
                 "Keep only the columns you need to assess."
             )
         has_header = _detect_header(_sample_rows(text, used_delimiter)) if header is None else header
-        frame = _parse_text(text, used_delimiter, has_header)
+        frame = _parse_text(text, used_delimiter)
+        if has_header:
+            frame.columns = [str(c) for c in frame.iloc[0].tolist()]
+            frame = frame.iloc[1:].reset_index(drop=True)
     if frame.shape[1] > max_columns:
         raise DataFileError(
             f"The table has {frame.shape[1]:,} columns; the limit is {max_columns:,}. "

@@ -1,0 +1,153 @@
+"""The counting kernel against a slow, obviously-correct pandas groupby reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.pandas import column, data_frames
+
+from anonlib.avector import anonymity_vector, k_of
+from anonlib.equivalence import (
+    MISSING_LABEL,
+    combine,
+    encode,
+    encode_column,
+    equivalence_classes,
+    record_counts,
+    row_class_sizes,
+)
+from anonlib.errors import ColumnError, EmptySelectionError, ParameterError
+
+
+tables = data_frames(
+    [
+        column("x", elements=st.one_of(st.none(), st.integers(0, 4)), dtype=object),
+        column("y", elements=st.sampled_from(["f", "m", None]), dtype=object),
+        column("z", elements=st.integers(0, 2), dtype=object),
+        column("n", elements=st.integers(0, 5), dtype=object),
+    ],
+    index=st.just(pd.RangeIndex(0)) | st.builds(pd.RangeIndex, st.integers(1, 40)),
+)
+
+
+def reference_sizes(df: pd.DataFrame, columns: list[str], count: str | None) -> dict[tuple, int]:
+    """Records per class with pandas groupby (NA as its own group)."""
+    keyed = df[columns].astype(object).where(df[columns].notna(), "<NA>")
+    weights = df[count].astype(int) if count else pd.Series(1, index=df.index)
+    grouped = weights.groupby([keyed[c] for c in columns]).sum()
+    return {k if isinstance(k, tuple) else (k,): int(v) for k, v in grouped.items()}
+
+
+def kernel_sizes(df: pd.DataFrame, columns: list[str], count: str | None) -> dict[tuple, int]:
+    table = encode(df, columns, count=count)
+    classes = table.classes()
+    out: dict[tuple, int] = {}
+    for row, cls in enumerate(classes.ids):
+        key = tuple(
+            "<NA>" if table.labels[j][table.codes[row, j]] == MISSING_LABEL else table.labels[j][table.codes[row, j]]
+            for j in range(len(columns))
+        )
+        out[key] = int(classes.sizes[cls])
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(tables, st.sampled_from([["x"], ["y"], ["x", "y"], ["x", "y", "z"], ["z", "x"]]), st.booleans())
+def test_class_sizes_equal_groupby(df: pd.DataFrame, columns: list[str], with_count: bool) -> None:
+    count = "n" if with_count else None
+    if len(df) == 0:
+        assert encode(df, columns, count=count).classes().n_classes == 0
+        return
+    expected = reference_sizes(df, columns, count)
+    got = kernel_sizes(df, columns, count)
+    assert got == {k: v for k, v in expected.items() if k in got}
+    assert set(got) == set(expected)
+    classes = encode(df, columns, count=count).classes()
+    assert classes.sizes.sum() == (df["n"].astype(int).sum() if count else len(df))
+    assert classes.rows_per_class.sum() == len(df)
+    # per-row class size = size of the class of that row's values
+    keyed = df[columns].astype(object).where(df[columns].notna(), "<NA>")
+    per_row = [expected[tuple(r)] for r in keyed.itertuples(index=False)]
+    assert classes.row_sizes.tolist() == per_row
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 50), min_size=1, max_size=12), st.integers(1, 200), st.integers(0, 2**32 - 1))
+def test_combine_survives_huge_key_spaces(cards: list[int], n: int, seed: int) -> None:
+    """Mixed-radix keys past 2**62 are re-densified without collisions."""
+    rng = np.random.default_rng(seed)
+    cards = [c * 10**6 for c in cards]  # product far beyond int64
+    columns = [rng.integers(0, c, n) for c in cards]
+    ids, n_classes = combine(columns, cards)
+    tuples = list(zip(*[c.tolist() for c in columns]))
+    assert n_classes == len(set(tuples))
+    first: dict[tuple, int] = {}
+    for t, i in zip(tuples, ids.tolist()):
+        assert first.setdefault(t, i) == i
+    assert len(set(first.values())) == n_classes
+
+
+def test_empty_quasi_identifier_is_one_class() -> None:
+    df = pd.DataFrame({"a": [1, 2, 3], "n": [2, 0, 5]})
+    classes = encode(df, ["a"], count="n").classes([])
+    assert classes.ids.tolist() == [0, 0, 0]
+    assert classes.sizes.tolist() == [7]
+
+
+def test_count_column_is_not_expanded_and_k_ignores_empty_classes() -> None:
+    df = pd.DataFrame({"zip": ["1", "1", "2", "3"], "n": [2, 1, 3, 0]})
+    classes = equivalence_classes(df, ["zip"], count="n")
+    assert classes.sizes.tolist() == [3, 3, 0]
+    assert classes.k == 3
+    assert row_class_sizes(df, ["zip"], count="n").tolist() == [3, 3, 3, 0]
+
+
+def test_missing_values_form_their_own_class() -> None:
+    codes, labels = encode_column(pd.Series([None, "a", None, "b"]))
+    assert labels.tolist() == ["a", "b", MISSING_LABEL]
+    assert codes.tolist() == [2, 0, 2, 1]
+
+
+def test_numbers_are_ordered_numerically() -> None:
+    _, labels = encode_column(pd.Series([10, 9, 100]))
+    assert labels.tolist() == [9, 10, 100]
+
+
+def test_bad_inputs_give_clear_errors() -> None:
+    df = pd.DataFrame({"a": [1, 2], "n": [1, -1], "t": ["x", "y"], "f": [1.5, 2]})
+    with pytest.raises(ColumnError, match="do not exist in the data: zip"):
+        encode(df, ["zip"])
+    with pytest.raises(ColumnError, match="0 or more; found -1"):
+        record_counts(df, "n")
+    with pytest.raises(ColumnError, match="whole numbers; found 'x'"):
+        record_counts(df, "t")
+    with pytest.raises(ColumnError, match="found 1.5"):
+        record_counts(df, "f")
+    with pytest.raises(ColumnError, match="selected twice"):
+        encode(df, ["a", "a"])
+    with pytest.raises(EmptySelectionError):
+        equivalence_classes(df, [])
+    with pytest.raises(ParameterError):
+        combine([np.array([0])], [])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 30), max_size=40))
+def test_anonymity_vector_properties(sizes: list[int]) -> None:
+    vector = anonymity_vector(sizes)
+    assert sum(j * v for j, v in enumerate(vector, start=1)) == sum(sizes)
+    assert sum(vector) == sum(1 for s in sizes if s > 0)
+    assert not vector or vector[-1] > 0
+    positive = [s for s in sizes if s > 0]
+    assert k_of(vector) == (min(positive) if positive else 0)
+
+
+def test_anonymity_vector_of_the_caballero_example() -> None:
+    assert anonymity_vector([4, 4, 5, 2]) == (0, 1, 0, 2, 1)
+    with pytest.raises(ParameterError):
+        anonymity_vector([1, -2])
+    with pytest.raises(ParameterError):
+        anonymity_vector([1.5])
