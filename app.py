@@ -16,5 +16,5 @@ PAGES = [
 
 st.set_page_config(page_title="Privacy-risk dashboard", page_icon=":material/shield:", layout="wide")
 navigation = st.navigation(PAGES)
-sidebar()
 navigation.run()
+sidebar()  # after the page, so it shows the dataset as the page left it
