@@ -34,30 +34,54 @@ def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     return fig
 
 
+_SIZE_BINS = (1, 2, 3, 4, 5, 10, 20, 50, 100, 500, 1000)
+
+
 def anonymity_vector_figure(vector: Sequence[int], k_threshold: int = 5, title: str | None = None) -> go.Figure:
     """Bars of the anonymity vector: classes of each size; sizes below the
     threshold in the at-risk colour. Hover: size, classes, records.
 
+    Long vectors (more than 30 distinct class sizes) are shown in size ranges
+    (1, 2, 3, 4, 5-9, 10-19, ...) so the small classes that matter stay readable.
+
     >>> fig = anonymity_vector_figure((0, 1, 0, 2, 1))
     >>> list(fig.data[0].x), list(fig.data[0].y)
-    ([2, 4, 5], [1, 2, 1])
+    (['2', '4', '5'], [1, 2, 1])
+    >>> fig = anonymity_vector_figure((1,) * 40)
+    >>> list(fig.data[0].x), list(fig.data[0].y)
+    (['1', '2', '3', '4', '5-9', '10-19', '20-40'], [1, 1, 1, 1, 5, 10, 21])
     """
     sizes = np.arange(1, len(vector) + 1)
     counts = np.asarray(vector, dtype=np.int64)
     present = counts > 0
     sizes, counts = sizes[present], counts[present]
-    colours = [AT_RISK if s < k_threshold else SAFE for s in sizes]
+    if len(sizes) <= 30:
+        labels = [str(s) for s in sizes]
+        lows = sizes
+        classes, records = counts, sizes * counts
+    else:
+        edges = np.array([b for b in _SIZE_BINS if b <= sizes.max()] + [sizes.max() + 1])
+        which = np.searchsorted(edges, sizes, side="right") - 1
+        classes = np.bincount(which, weights=counts, minlength=len(edges) - 1).astype(np.int64)
+        records = np.bincount(which, weights=sizes * counts, minlength=len(edges) - 1).astype(np.int64)
+        lows = edges[:-1]
+        labels = [
+            str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi in zip(edges[:-1], edges[1:])
+        ]
+        keep = classes > 0
+        labels = [lab for lab, k in zip(labels, keep) if k]
+        lows, classes, records = lows[keep], classes[keep], records[keep]
+    colours = [AT_RISK if lo < k_threshold else SAFE for lo in lows]
     fig = go.Figure(
         go.Bar(
-            x=sizes.tolist(),
-            y=counts.tolist(),
+            x=labels,
+            y=classes.tolist(),
             marker_color=colours,
-            customdata=(sizes * counts).tolist(),
+            customdata=records.tolist(),
             hovertemplate="class size %{x}<br>%{y:,} classes<br>%{customdata:,} records<extra></extra>",
         )
     )
-    if len(sizes) and sizes.max() > 60:
-        fig.update_xaxes(type="log")
+    fig.update_xaxes(type="category")
     return _layout(
         fig,
         title or f"Anonymity vector (orange: classes smaller than {k_threshold})",

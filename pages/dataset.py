@@ -26,7 +26,7 @@ def _risk(fingerprint: str, qis: tuple[str, ...], count: str | None, missing: st
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _columns(fingerprint: str, roles: tuple, _dataset: Dataset):
+def _columns(fingerprint: str, roles: tuple, _dataset: Dataset) -> pd.DataFrame:
     return profile_table(column_profile(_dataset))
 
 
@@ -96,30 +96,31 @@ dataset = active_dataset()
 for note in dataset.notes:
     st.info(plain(note))
 
-st.subheader("Preview")
-st.dataframe(dataset.frame.head(200), hide_index=True, height=240)
-st.caption(f"First {min(200, dataset.n_rows)} of {dataset.n_rows:,} rows.")
+risk_box = st.container()  # filled below, once the column roles are applied
 
-st.subheader("Columns: type and role")
+st.subheader("Columns: type, role and profile")
 st.caption(
     "Identifier: dropped before any analysis. Quasi-identifier: could be known to an attacker. "
     "Sensitive: must not be learnt. Count: how many identical records a row stands for. Ignore: not used."
 )
+stats = _columns(dataset.fingerprint, (), dataset)[["column", "distinct values", "missing", "missing share"]]
 editor_key = f"roles-{dataset.fingerprint}-{active_source()}"
 edited = st.data_editor(
-    dataset.role_table(),
+    dataset.role_table().merge(stats, on="column", how="left"),
     key=editor_key,
     hide_index=True,
-    disabled=["column"],
+    disabled=["column", "distinct values", "missing", "missing share"],
     width="stretch",
     column_config={
         "column": st.column_config.TextColumn("column"),
         "type": st.column_config.SelectboxColumn("type", options=list(TYPES), required=True),
         "role": st.column_config.SelectboxColumn("role", options=list(ROLE_VALUES), required=True),
+        "missing share": st.column_config.NumberColumn("missing share", format="percent"),
     },
 )
 with guarded("applying the column settings"):
     original = dataset.role_table()
+    edited = edited[original.columns]
     if not edited.equals(original):
         frame = dataset.frame
         for row_old, row_new in zip(original.itertuples(), edited.itertuples()):
@@ -138,18 +139,18 @@ missing_choice = st.radio(
     ["keep as their own category", "drop those rows"],
     index=0 if dataset.missing == "category" else 1,
     horizontal=True,
+    key="missing_choice",
 )
 wanted = "category" if missing_choice.startswith("keep") else "drop"
 if wanted != dataset.missing:
     dataset = dataset.with_missing(wanted)
     set_active_dataset(dataset, active_source())
 
-st.subheader("Profile")
-roles_key = tuple(sorted((str(c), r.value) for c, r in dataset.roles.items()))
-columns_table = _columns(dataset.fingerprint, roles_key, dataset)
-st.dataframe(columns_table, hide_index=True, width="stretch")
+with st.expander(f"Preview (first {min(200, dataset.n_rows)} of {dataset.n_rows:,} rows)"):
+    st.dataframe(dataset.frame.head(200), hide_index=True, height=240)
 
-with guarded("computing the re-identification risk"):
+with risk_box, guarded("computing the re-identification risk"):
+    st.subheader("Re-identification risk")
     qis = dataset.quasi_identifiers
     risk = _risk(dataset.fingerprint, qis, dataset.count, dataset.missing, dataset)
     st.markdown("**Quasi-identifier:** " + plain(", ".join(qis)))
@@ -169,7 +170,9 @@ with guarded("computing the re-identification risk"):
     st.text(f"Anonymity vector: ({vector_text})")
     d1, d2 = st.columns(2)
     with d1:
-        download_csv("Column profile (CSV)", columns_table, "column_profile.csv")
+        download_csv(
+            "Column profile (CSV)", dataset.role_table().merge(stats, on="column", how="left"), "column_profile.csv"
+        )
     with d2:
         download_json(
             "Parameters and results (JSON)",

@@ -132,7 +132,7 @@ def test_no_quasi_identifier_is_an_error_sentence_not_a_crash() -> None:
 def test_missing_values_can_be_dropped() -> None:
     at = fresh_app()
     records_kept = metrics(at)["records"]
-    at.radio[1].set_value("drop those rows").run()
+    at.radio(key="missing_choice").set_value("drop those rows").run()
     assert not at.exception
     assert records_kept == "32,561"
     assert metrics(at)["records"] == "31,978"  # 583 rows miss native-country
