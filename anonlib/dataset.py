@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from enum import Enum
 from typing import Mapping, Sequence
 
@@ -175,8 +176,9 @@ class Dataset:
         weights = record_counts(self.frame, self.count)
         return self.n_rows if weights is None else int(weights.sum())
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
+        """Content hash of the table (computed once per Dataset; datasets are immutable)."""
         return content_hash(self.frame)
 
     def with_roles(self, roles: Mapping[str, Role | str]) -> "Dataset":
@@ -184,10 +186,18 @@ class Dataset:
         require_columns(self.frame, list(roles))
         merged = dict(self.roles)
         merged.update({c: _as_role(r) for c, r in roles.items()})
-        return replace(self, roles=merged).validated()
+        return self._same_table(roles=merged)
 
     def with_missing(self, missing: str) -> "Dataset":
-        return replace(self, missing=missing).validated()
+        """A copy with missing values kept as a category (``category``) or dropped (``drop``)."""
+        return self._same_table(missing=missing)
+
+    def _same_table(self, **changes) -> "Dataset":
+        """A validated copy over the same frame, keeping the computed fingerprint."""
+        copy = replace(self, **changes).validated()
+        if "fingerprint" in self.__dict__:
+            copy.__dict__["fingerprint"] = self.__dict__["fingerprint"]
+        return copy
 
     def analysis_frame(self, columns: Sequence[str] | None = None) -> tuple[pd.DataFrame, int]:
         """The rows and columns to analyse, and how many rows were dropped.
