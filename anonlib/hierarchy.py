@@ -382,3 +382,51 @@ def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the at
         lookup[level] = codes
         level_labels.append(np.asarray(uniques, dtype=object))
     return lookup, level_labels
+
+
+_CODE_NAMES = re.compile(r"(zip|postcode|postal|plz|zcta|geoid|fips)", re.IGNORECASE)
+
+
+def nice_width(span: float, parts: int = 16) -> float:
+    """A round band width (1, 2, 5, 10, 20, 50, ...) cutting ``span`` into about ``parts`` bands.
+
+    >>> nice_width(73), nice_width(500)
+    (5.0, 50.0)
+    """
+    raw = max(float(span) / parts, 1.0)
+    magnitude = 10.0 ** math.floor(math.log10(raw))
+    return float(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw))
+
+
+def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFrame]:
+    """A sensible first hierarchy for a column, and the kind of builder used.
+
+    Codes (a ZIP-like column name, or digit strings of one length of 4 or
+    more) get digit masking; numbers with more than 10 distinct values get
+    nested bands of widths w, 2w, 4w (w a round number) and ``*``; anything else
+    is flat (value -> ``*``).
+
+    >>> default_hierarchy([52003, 52000], "Zip")[0]
+    'masking'
+    >>> kind, h = default_hierarchy(range(17, 91), "age")
+    >>> kind, h.iloc[0].tolist()
+    ('intervals', ['17', '[15-19]', '[10-19]', '[0-19]', '*'])
+    """
+    keys = _distinct_keys(values)
+    if not keys:
+        raise HierarchyError(f"The column {name or ''} has no values to build a hierarchy from.".replace("  ", " "))
+    lengths = {len(k) for k in keys}
+    digits = all(k.isdigit() for k in keys)
+    if digits and (_CODE_NAMES.search(name) or (len(lengths) == 1 and min(lengths) >= 4)):
+        return "masking", masking_hierarchy(keys)
+    numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
+    if not numbers.isna().any() and len(keys) > 10:
+        low, high = float(numbers.min()), float(numbers.max())
+        width = nice_width(high - low)
+        widths = [width, 2 * width, 4 * width]
+        start = math.floor(low / widths[-1]) * widths[-1]
+        integral = bool(np.all(np.equal(np.floor(numbers.to_numpy(dtype=float)), numbers.to_numpy(dtype=float))))
+        closing = 1.0 if integral else 0.0  # integer data: [15-19]; otherwise [15-20] (first band wins)
+        bands = [[(float(s), float(s + w - closing)) for s in np.arange(start, high + 1e-9, w)] for w in widths]
+        return "intervals", interval_hierarchy(keys, bands, top=True)
+    return "flat", flat_hierarchy(keys)
