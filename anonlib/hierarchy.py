@@ -421,12 +421,34 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
         return "masking", masking_hierarchy(keys)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
     if not numbers.isna().any() and len(keys) > 10:
-        low, high = float(numbers.min()), float(numbers.max())
-        width = nice_width(high - low)
-        widths = [width, 2 * width, 4 * width]
-        start = math.floor(low / widths[-1]) * widths[-1]
-        integral = bool(np.all(np.equal(np.floor(numbers.to_numpy(dtype=float)), numbers.to_numpy(dtype=float))))
-        closing = 1.0 if integral else 0.0  # integer data: [15-19]; otherwise [15-20] (first band wins)
-        bands = [[(float(s), float(s + w - closing)) for s in np.arange(start, high + 1e-9, w)] for w in widths]
-        return "intervals", interval_hierarchy(keys, bands, top=True)
+        return "intervals", interval_hierarchy(keys, default_bands(keys), top=True)
     return "flat", flat_hierarchy(keys)
+
+
+def default_bands(values: Iterable) -> list[list[Band]]:
+    """Nested bands of round widths w, 2w, 4w covering numeric ``values``.
+
+    >>> bands_text(default_bands([20, 75]))
+    '20-24, 25-29, 30-34, 35-39, 40-44, 45-49, 50-54, 55-59, 60-64, 65-69, 70-74, 75-79 | 20-29, 30-39, 40-49, 50-59, 60-69, 70-79 | 20-39, 40-59, 60-79'
+    """
+    numbers = pd.to_numeric(pd.Series(_distinct_keys(values), dtype=object), errors="coerce")
+    if numbers.empty or numbers.isna().any():
+        raise HierarchyError("Bands need numbers; this column has values that are not numbers.")
+    x = numbers.to_numpy(dtype=float)
+    low, high = float(x.min()), float(x.max())
+    width = nice_width(high - low)
+    widths = [width, 2 * width, 4 * width]
+    start = math.floor(low / widths[-1]) * widths[-1]
+    closing = 1.0 if np.all(np.floor(x) == x) and width >= 1 else 0.0  # integers: [15-19]; else [15-20]
+    return [[(float(s), float(s + w - closing)) for s in np.arange(start, high + 1e-9, w)] for w in widths]
+
+
+def bands_text(bands: Sequence[Sequence[Band]]) -> str:
+    """Bands as the text ``parse_bands`` reads.
+
+    >>> bands_text([[(20, 34), (35, 44)], [(20, 44)]])
+    '20-34, 35-44 | 20-44'
+    """
+    return " | ".join(
+        ", ".join(f"{value_key(float(lo))}-{value_key(float(hi))}" for lo, hi in level) for level in bands
+    )
