@@ -40,6 +40,7 @@ import pandas as pd
 
 from .equivalence import MISSING_LABEL
 from .errors import HierarchyError, join_names
+from .loading import FORMULA_PREFIXES
 
 SUPPRESSED = "*"
 _INTEGRAL_TEXT = re.compile(r"^-?\d+\.0+$")
@@ -287,8 +288,15 @@ def read_hierarchy_csv(data: bytes | str, delimiter: str | None = None) -> pd.Da
     return _frame(rows)
 
 
+def _spreadsheet_safe(cell: str) -> str:
+    """Text that a spreadsheet would run as a formula gets a leading apostrophe (numbers stay)."""
+    if cell.startswith(FORMULA_PREFIXES) and pd.isna(pd.to_numeric(cell, errors="coerce")):
+        return "'" + cell
+    return cell
+
+
 def hierarchy_csv(table: pd.DataFrame, delimiter: str = ";") -> bytes:
-    """The hierarchy as an ARX CSV file (no header).
+    """The hierarchy as an ARX CSV file (no header; formula-like text neutralised).
 
     >>> hierarchy_csv(flat_hierarchy(["F"]))
     b'F;*\\n'
@@ -296,7 +304,7 @@ def hierarchy_csv(table: pd.DataFrame, delimiter: str = ";") -> bytes:
     out = io.StringIO()
     writer = csv.writer(out, delimiter=delimiter, lineterminator="\n")
     for row in table.astype(str).itertuples(index=False):
-        writer.writerow(list(row))
+        writer.writerow([_spreadsheet_safe(cell) for cell in row])
     return out.getvalue().encode("utf-8")
 
 
