@@ -323,33 +323,33 @@ def validate_hierarchy(table: pd.DataFrame, values: Iterable | None = None, attr
     """
     if table is None or table.shape[0] == 0 or table.shape[1] < 1:
         raise HierarchyError(f"The hierarchy of {attribute} is empty.")
-    text = pd.DataFrame(table.to_numpy(dtype=object), columns=range(table.shape[1]))
-    blank = text.isna() | (text.astype(str).apply(lambda c: c.str.strip()) == "")
-    if blank.to_numpy().any():
-        row, col = np.argwhere(blank.to_numpy())[0]
-        raise HierarchyError(
-            f"In the hierarchy of {attribute}, the row of '{text.iat[row, 0]}' has an empty cell at level {col}."
-        )
-    text = text.astype(str).apply(lambda c: c.str.strip())
-    text[0] = text[0].map(value_key)
-    duplicated = text[0].duplicated()
-    if duplicated.any():
-        raise HierarchyError(
-            f"In the hierarchy of {attribute}, the value '{text[0][duplicated].iloc[0]}' is listed twice."
-        )
-    for level in range(text.shape[1] - 1):
-        pairs = text[[level, level + 1]].drop_duplicates()
-        split = pairs[level].duplicated(keep=False)
-        if split.any():
-            value = pairs[level][split].iloc[0]
-            parents = pairs[level + 1][pairs[level] == value].tolist()
+    cells = table.to_numpy(dtype=object)
+    blank = pd.isna(cells)
+    text = [["" if b else str(v).strip() for v, b in zip(row, row_blank)] for row, row_blank in zip(cells, blank)]
+    for row in text:
+        if "" in row:
             raise HierarchyError(
-                f"In the hierarchy of {attribute}, '{value}' at level {level} generalizes to both "
-                f"'{parents[0]}' and '{parents[1]}' at level {level + 1}; values that share a "
-                "generalization must share every level above it."
+                f"In the hierarchy of {attribute}, the row of '{row[0]}' has an empty cell at level {row.index('')}."
             )
+        row[0] = value_key(row[0])
+    columns = list(zip(*text))
+    seen: set[str] = set()
+    for value in columns[0]:
+        if value in seen:
+            raise HierarchyError(f"In the hierarchy of {attribute}, the value '{value}' is listed twice.")
+        seen.add(value)
+    for level in range(len(columns) - 1):
+        parent_of: dict[str, str] = {}
+        for value, parent in zip(columns[level], columns[level + 1]):
+            if parent_of.setdefault(value, parent) != parent:
+                raise HierarchyError(
+                    f"In the hierarchy of {attribute}, '{value}' at level {level} generalizes to both "
+                    f"'{parent_of[value]}' and '{parent}' at level {level + 1}; values that share a "
+                    "generalization must share every level above it."
+                )
+    text = pd.DataFrame(text, columns=range(len(columns)), dtype=object)
     if values is not None:
-        known = set(text[0])
+        known = seen
         absent = [k for k in _distinct_keys(values) if k not in known]
         if absent:
             raise HierarchyError(
