@@ -58,7 +58,7 @@ from .hierarchy import (
 )
 
 METHODS = ("iab", "exhaustive", "greedy")
-METHOD_NAMES = {"iab": "IAB (ours in the paper)", "exhaustive": "Exhaustive (Method 1)", "greedy": "Greedy (Method 2)"}
+METHOD_NAMES = {"iab": "IAB (Arca & Hewett)", "exhaustive": "Exhaustive (Method 1)", "greedy": "Greedy (Method 2)"}
 
 
 class NoSolutionError(AnonlibError):
@@ -95,7 +95,9 @@ class SearchResult:
 
     ``levels`` maps each shield attribute to its level; ``rows`` and
     ``violations`` describe the generalized ``table``; ``generated`` counts the
-    generalized tables evaluated (the root not included); ``tree`` lists every
+    generalized tables evaluated (the root not included); ``seconds`` times the
+    search and the building of the result table (not the one-off encoding of
+    the data and hierarchies, common to all methods); ``tree`` lists every
     generated table in generation order (``tree[0]`` is the root).
     """
 
@@ -404,8 +406,8 @@ def search(
     """
     if method not in _SEARCHES:
         raise ParameterError(f"Unknown search method '{method}'; choose one of {join_names(METHODS)}.")
-    start = time.perf_counter()
     space = GeneralizationSpace(df, shield, k, hierarchies, count=count)
+    start = time.perf_counter()  # the search itself; encoding the table and hierarchies is common to all methods
     best, tree = _SEARCHES[method](space)
     table = space.table(best.levels)
     return SearchResult(

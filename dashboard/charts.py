@@ -155,6 +155,37 @@ def leakage_before_after_figure(comparison, palette: str = "colour-blind safe") 
     return _layout(fig, "Leakage before and after anonymization", "query attribute", "normalized leakage")
 
 
+def tree_layout(parents) -> tuple[list[float], list[int]]:
+    """Tidy positions of a tree given each node's parent index (None = root): leaves
+    left to right in depth-first order, a parent centred over its children.
+
+    >>> tree_layout([None, 0, 0, 1])
+    ([0.5, 0.0, 1.0, 0.0], [0, 1, 1, 2])
+    """
+    children: dict[int, list[int]] = {}
+    for i, p in enumerate(parents):
+        if p is not None:
+            children.setdefault(p, []).append(i)
+    x = [0.0] * len(parents)
+    depth = [0] * len(parents)
+    next_leaf = 0.0
+    for root in [i for i, p in enumerate(parents) if p is None]:
+        order, stack = [], [(root, 0)]
+        while stack:  # depth-first, children in generation order
+            node, d = stack.pop()
+            depth[node] = d
+            order.append(node)
+            stack.extend((c, d + 1) for c in reversed(children.get(node, [])))
+        for node in order:
+            if node not in children:
+                x[node] = next_leaf
+                next_leaf += 1.0
+        for node in reversed(order):
+            if node in children:
+                x[node] = sum(x[c] for c in children[node]) / len(children[node])
+    return x, depth
+
+
 def search_tree_figure(tree, shield, chosen=None, palette: str = "colour-blind safe", title: str | None = None) -> go.Figure:
     """The search tree like the paper's Figures 3-5: nodes T(violations, rows) by depth
     (total levels), edges labelled with the attribute generalized; the result ringed.
@@ -169,14 +200,7 @@ def search_tree_figure(tree, shield, chosen=None, palette: str = "colour-blind s
     ['T(2, 5)', 'T(0, 3)']
     """
     colours = LEAKAGE_COLOURS[palette]
-    depth = [sum(n.levels) for n in tree]
-    slot: dict[int, int] = {}
-    xs = []
-    for d in depth:
-        xs.append(slot.get(d, 0))
-        slot[d] = slot.get(d, 0) + 1
-    width = {d: count for d, count in slot.items()}
-    x = [(xi + 0.5) / width[d] for xi, d in zip(xs, depth)]
+    x, depth = tree_layout([n.parent for n in tree])
     y = [-d for d in depth]
     edge_x, edge_y, label_x, label_y, label_text = [], [], [], [], []
     for i, node in enumerate(tree):
@@ -260,37 +284,44 @@ def experiment_figure(experiment, metric: str = "rows", dataset: str | None = No
     ...                   "method": ["iab", "greedy"], "rows": [295, 276], "generated": [22, 13],
     ...                   "seconds": [0.01, 0.01], "paper_rows": [298, 274], "paper_generated": [14, 12]})
     >>> [t.name for t in experiment_figure(e).data]
-    ['iab', 'greedy', 'paper (Table 7)']
+    ['iab', 'greedy', 'paper (Table 7)', 'paper (Table 7)']
     """
     data = experiment if dataset is None else experiment[experiment["dataset"] == dataset]
     x_labels = [f"<{s}>, {k}" for s, k in zip(data["shield"], data["k"])]
     data = data.assign(requirement=x_labels)
+    def x_of(part):
+        return [part["dataset"].tolist(), part["requirement"].tolist()] if dataset is None else part["requirement"].tolist()
+
     traces = []
     for method in dict.fromkeys(data["method"]):
         part = data[data["method"] == method]
         traces.append(
             go.Bar(
                 name=method,
-                x=[part["requirement"].tolist(), part["dataset"].tolist()][::-1] if dataset is None else part["requirement"].tolist(),
+                x=x_of(part),
                 y=part[metric].tolist(),
+                offsetgroup=method,
                 marker_color=METHOD_COLOURS.get(method, QUALITATIVE[3]),
                 hovertemplate="%{x}<br>" + metric + ": %{y}<extra>" + method + "</extra>",
             )
         )
     paper_column = {"rows": "paper_rows", "generated": "paper_generated"}.get(metric)
     if paper_column and paper_column in data and data[paper_column].notna().any():
-        known = data[data[paper_column].notna()]
-        traces.append(
-            go.Scatter(
-                name="paper (Table 7)",
-                x=[known["requirement"].tolist(), known["dataset"].tolist()][::-1] if dataset is None else known["requirement"].tolist(),
-                y=known[paper_column].astype(float).tolist(),
-                mode="markers",
-                marker=dict(symbol="diamond", size=9, color="#000000"),
-                customdata=known["method"].tolist(),
-                hovertemplate="paper, %{customdata}: %{y}<extra></extra>",
+        for i, method in enumerate(dict.fromkeys(data["method"])):
+            part = data[(data["method"] == method) & data[paper_column].notna()]
+            traces.append(
+                go.Scatter(
+                    name="paper (Table 7)",
+                    legendgroup="paper",
+                    showlegend=i == 0,
+                    x=x_of(part),
+                    y=part[paper_column].astype(float).tolist(),
+                    offsetgroup=method,
+                    mode="markers",
+                    marker=dict(symbol="diamond", size=9, color="#000000"),
+                    hovertemplate="paper, " + method + ": %{y}<extra></extra>",
+                )
             )
-        )
     fig = go.Figure(traces)
     fig.update_layout(barmode="group", scattermode="group")
     names = {"rows": "rows kept", "generated": "tables generated", "seconds": "seconds", "generalizations": "levels of the result"}
