@@ -229,11 +229,16 @@ with guarded("setting up the anonymization"):
             st.warning("The search runs once every shield attribute has a valid hierarchy: " + plain(", ".join(missing)) + ".")
         else:
             files = tuple(_digest(hierarchy_csv(hierarchies[a])) for a in shield)
-            for method in METHODS:
+            progress = st.progress(0.0, text="Searching...") if len(frame) > 5000 else None
+            for done, method in enumerate(METHODS):
+                if progress is not None:
+                    progress.progress(done / len(METHODS), text=f"Running {METHOD_NAMES[method]}...")
                 with guarded(f"running the {METHOD_NAMES[method]} search"):
                     results[method] = _search(
                         dataset.fingerprint, tuple(frame.columns), tuple(shield), k, method, files, count, frame, hierarchies
                     )
+            if progress is not None:
+                progress.empty()
 
 if results:
     with guarded("showing the search results"):

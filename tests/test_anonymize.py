@@ -234,3 +234,16 @@ def test_heart_experiment_cleveland_shapes():
         gen = dict(zip(group["method"], group["generated"]))
         assert gen["iab"] <= gen["exhaustive"]
     assert (t["violations"] == 0).all()
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_search_tree_edges_raise_one_level_of_their_attribute(table1, hierarchies, method):
+    result = search(table1, SHIELD, 3, hierarchies, method, count="#Rec.")
+    assert result.tree[0].parent is None and result.tree[0].levels == (0, 0, 0)
+    assert len({n.levels for n in result.tree}) == len(result.tree)  # duplicates kept once
+    for index, node in enumerate(result.tree[1:], start=1):
+        parent = result.tree[node.parent]
+        assert node.parent < index
+        step = [b - a for a, b in zip(parent.levels, node.levels)]
+        assert sorted(step) == [0, 0, 1] and SHIELD[step.index(1)] == node.attribute
+    assert tuple(result.levels.values()) in {n.levels for n in result.tree}

@@ -138,3 +138,28 @@ def test_level_lookup_missing_joins_the_top_only():
     lookup, names = level_lookup(taxonomy_hierarchy({"G": ["a", "b"], "*": ["G"]}), ["a", "missing"])
     assert names[1][lookup[1]].tolist() == ["G", "missing"]
     assert names[2][lookup[2]].tolist() == ["*", "*"]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from anonlib.hierarchy import default_hierarchy, levels_of  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    values=st.one_of(
+        st.lists(st.integers(-50, 500), min_size=1, max_size=60),
+        st.lists(st.floats(0, 100, allow_nan=False).map(lambda v: round(v, 1)), min_size=1, max_size=60),
+        st.lists(st.text("abcXYZ", min_size=1, max_size=4), min_size=1, max_size=30),
+        st.lists(st.integers(10000, 99999), min_size=1, max_size=30),
+    )
+)
+def test_default_hierarchies_are_valid_and_cover_the_data(values):
+    kind, table = default_hierarchy(values, "column")
+    assert kind in {"intervals", "masking", "flat"}
+    checked = validate_hierarchy(table, values, "column")
+    assert levels_of(checked) >= 1
+    assert checked[levels_of(checked)].nunique() == 1  # every default ends in one top value
+    lookup, names = level_lookup(table, sorted(set(values)), "column")
+    assert [len(n) for n in names] == sorted((len(n) for n in names), reverse=True)  # coarser each level
