@@ -81,6 +81,11 @@ class SearchNode:
 
     @property
     def satisfies(self) -> bool:
+        """No violating rows: the table meets <S, k>.
+
+        >>> SearchNode((1, 0), 0, 21).satisfies
+        True
+        """
         return self.violations == 0
 
     @property
@@ -216,7 +221,13 @@ class GeneralizationSpace:
 
     @property
     def size(self) -> int:
-        """Number of level vectors (tables) in the lattice."""
+        """Number of level vectors (tables) in the lattice.
+
+        >>> from anonlib.samples import load_sample
+        >>> df = load_sample("arca_table1").frame
+        >>> GeneralizationSpace(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec.").size
+        72
+        """
         return int(np.prod([m + 1 for m in self.max_levels]))
 
     def _shield_ids(self, levels: tuple[int, ...], codes: Sequence[np.ndarray]) -> tuple[np.ndarray, int]:
@@ -225,7 +236,12 @@ class GeneralizationSpace:
         return combine(columns, cards, len(codes[0]))
 
     def evaluate(self, levels: Sequence[int]) -> tuple[int, int]:
-        """(violations, rows) of the table generalized to ``levels``."""
+        """(violations, rows) of the table generalized to ``levels`` (cached).
+
+        >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2, 2]}), ["a"], 2, {"a": pd.DataFrame([["1", "*"], ["2", "*"]])})
+        >>> space.evaluate((0,)), space.evaluate((1,))
+        ((1, 2), (0, 1))
+        """
         levels = self.check_levels(levels)
         if levels not in self._cache:
             self.evaluations += 1
@@ -239,6 +255,12 @@ class GeneralizationSpace:
         return self._cache[levels]
 
     def check_levels(self, levels: Sequence[int]) -> tuple[int, ...]:
+        """``levels`` as a tuple of ints, or a ``ParameterError`` if they do not fit the hierarchies.
+
+        >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2]}), ["a"], 2, {"a": pd.DataFrame([["1", "*"], ["2", "*"]])})
+        >>> space.check_levels([1.0])
+        (1,)
+        """
         levels = tuple(int(v) for v in levels)
         if len(levels) != len(self.shield) or any(
             not 0 <= v <= m for v, m in zip(levels, self.max_levels)
@@ -250,12 +272,24 @@ class GeneralizationSpace:
         return levels
 
     def node(self, levels: tuple[int, ...], parent: int | None = None, attribute: str | None = None) -> SearchNode:
+        """The search-tree node of a level vector.
+
+        >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2, 2]}), ["a"], 2, {"a": pd.DataFrame([["1", "*"], ["2", "*"]])})
+        >>> space.node((0,)).label
+        'T(1, 2)'
+        """
         violations, rows = self.evaluate(levels)
         return SearchNode(levels, violations, rows, parent, attribute)
 
     def table(self, levels: Sequence[int]) -> pd.DataFrame:
         """The generalized table. With a count column, identical rows are merged and
-        their counts added (the paper's Table 5); without, one row per input row."""
+        their counts added (the paper's Table 5); without, one row per input row.
+
+        >>> df = pd.DataFrame({"a": [1, 2], "n": [2, 3]})
+        >>> space = GeneralizationSpace(df, ["a"], 5, {"a": pd.DataFrame([["1", "*"], ["2", "*"]])}, count="n")
+        >>> space.table((1,)).values.tolist()
+        [['*', 5]]
+        """
         levels = self.check_levels(levels)
         out = self.frame.copy()
         codes = []
@@ -278,7 +312,12 @@ class GeneralizationSpace:
         return merged
 
     def children(self, levels: tuple[int, ...]) -> list[tuple[int, tuple[int, ...]]]:
-        """(attribute index, levels) of the tables one generalization step away."""
+        """(attribute index, levels) of the tables one generalization step away.
+
+        >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2]}), ["a"], 2, {"a": pd.DataFrame([["1", "*"], ["2", "*"]])})
+        >>> space.children((0,)), space.children((1,))
+        ([(0, (1,))], [])
+        """
         return [
             (i, levels[:i] + (levels[i] + 1,) + levels[i + 1 :])
             for i in range(len(levels))
