@@ -50,7 +50,6 @@ from .errors import AnonlibError, ColumnError, EmptySelectionError, HierarchyErr
 from .hierarchy import (
     interval_hierarchy,
     level_lookup,
-    levels_of,
     masking_hierarchy,
     parse_bands,
     taxonomy_hierarchy,

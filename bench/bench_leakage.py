@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from anonlib.anonymize import heart_experiment, heart_hierarchies, heart_table, search
-from anonlib.hierarchy import default_hierarchy, equal_width_bands, flat_hierarchy, interval_hierarchy, taxonomy_hierarchy
+from anonlib.hierarchy import equal_width_bands, flat_hierarchy, interval_hierarchy, taxonomy_hierarchy
 from anonlib.leakage import leakage_table
 from anonlib.samples import load_sample
 from bench import Benchmark
@@ -98,4 +98,4 @@ BENCHMARKS = [
     ),
 ]
 
-__all__ = ["BENCHMARKS", "adult_problem", "default_hierarchy"]
+__all__ = ["BENCHMARKS", "adult_problem"]
