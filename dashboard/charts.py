@@ -110,3 +110,243 @@ def records_at_risk_figure(records_below: Sequence[tuple[int, int]], total: int)
     )
     fig.update_yaxes(range=[0, 100])
     return _layout(fig, "Records at risk", "", "% of records")
+
+
+# --- leakage ---
+
+LEAKAGE_COLOURS = {
+    "colour-blind safe": {"violating": AT_RISK, "satisfying": SAFE, "before": "#999999", "after": SAFE},
+    "red to green (as in the papers)": {"violating": "#d73027", "satisfying": "#1a9850", "before": "#d73027", "after": "#1a9850"},
+}
+METHOD_COLOURS = {"iab": QUALITATIVE[0], "exhaustive": QUALITATIVE[1], "greedy": QUALITATIVE[2]}
+
+
+def _attribute_text(attribute) -> str:
+    return attribute if isinstance(attribute, str) else " + ".join(map(str, attribute))
+
+
+def leakage_figure(table, title: str = "Information leakage per query attribute") -> go.Figure:
+    """Horizontal bars of normalized leakage (dS / S0), largest on top; hover: partitions, bits.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"attribute": ["Sex", ("Age", "Zip")], "partitions": [2, 20],
+    ...                   "loss": [0.99, 4.1], "normalized": [0.17, 0.69]})
+    >>> fig = leakage_figure(t)
+    >>> list(fig.data[0].y), list(fig.data[0].x)
+    (['Sex', 'Age + Zip'], [0.17, 0.69])
+    """
+    ordered = table.sort_values("normalized", ascending=True, kind="stable")
+    labels = [_attribute_text(a) for a in ordered["attribute"]]
+    fig = go.Figure(
+        go.Bar(
+            x=ordered["normalized"].tolist(),
+            y=labels,
+            orientation="h",
+            marker_color=SAFE,
+            customdata=np.column_stack([ordered["partitions"], ordered["loss"]]).tolist(),
+            hovertemplate="%{y}<br>normalized %{x:.5f}<br>%{customdata[1]:.5f} bits<br>"
+            "%{customdata[0]:,} partitions<extra></extra>",
+        )
+    )
+    fig.update_xaxes(range=[0, 1])
+    fig.update_layout(height=max(260, 28 * len(labels) + 90))
+    return _layout(fig, title, "normalized average information loss (0 = nothing, 1 = identifies everyone)", "")
+
+
+def leakage_before_after_figure(comparison, palette: str = "colour-blind safe") -> go.Figure:
+    """Grouped bars of normalized leakage before and after anonymization (the paper's Table 8).
+
+    >>> import pandas as pd
+    >>> c = pd.DataFrame({"attribute": ["Age"], "before": [0.6], "after": [0.0], "change": [-0.6]})
+    >>> [t.name for t in leakage_before_after_figure(c).data]
+    ['before', 'after']
+    """
+    colours = LEAKAGE_COLOURS[palette]
+    fig = go.Figure(
+        [
+            go.Bar(
+                name=when,
+                x=comparison["attribute"].tolist(),
+                y=comparison[when].tolist(),
+                marker_color=colours[when],
+                hovertemplate="%{x}: %{y:.5f}<extra>" + when + "</extra>",
+            )
+            for when in ("before", "after")
+        ]
+    )
+    fig.update_yaxes(range=[0, 1])
+    fig.update_layout(barmode="group")
+    return _layout(fig, "Leakage before and after anonymization", "query attribute", "normalized leakage")
+
+
+def tree_layout(parents) -> tuple[list[float], list[int]]:
+    """Tidy positions of a tree given each node's parent index (None = root): leaves
+    left to right in depth-first order, a parent centred over its children.
+
+    >>> tree_layout([None, 0, 0, 1])
+    ([0.5, 0.0, 1.0, 0.0], [0, 1, 1, 2])
+    """
+    children: dict[int, list[int]] = {}
+    for i, p in enumerate(parents):
+        if p is not None:
+            children.setdefault(p, []).append(i)
+    x = [0.0] * len(parents)
+    depth = [0] * len(parents)
+    next_leaf = 0.0
+    for root in [i for i, p in enumerate(parents) if p is None]:
+        order, stack = [], [(root, 0)]
+        while stack:  # depth-first, children in generation order
+            node, d = stack.pop()
+            depth[node] = d
+            order.append(node)
+            stack.extend((c, d + 1) for c in reversed(children.get(node, [])))
+        for node in order:
+            if node not in children:
+                x[node] = next_leaf
+                next_leaf += 1.0
+        for node in reversed(order):
+            if node in children:
+                x[node] = sum(x[c] for c in children[node]) / len(children[node])
+    return x, depth
+
+
+def search_tree_figure(tree, shield, chosen=None, palette: str = "colour-blind safe", title: str | None = None) -> go.Figure:
+    """The search tree like the paper's Figures 3-5: nodes T(violations, rows) by depth
+    (total levels), edges labelled with the attribute generalized; the result ringed.
+
+    ``tree`` is a sequence of nodes with ``levels``, ``violations``, ``rows``,
+    ``parent`` and ``attribute`` (``anonlib.anonymize.SearchNode``).
+
+    >>> from anonlib.anonymize import SearchNode
+    >>> t = [SearchNode((0,), 2, 5), SearchNode((1,), 0, 3, 0, "Zip")]
+    >>> fig = search_tree_figure(t, ["Zip"], chosen=(1,))
+    >>> list(fig.data[-1].text)
+    ['T(2, 5)', 'T(0, 3)']
+    """
+    colours = LEAKAGE_COLOURS[palette]
+    x, depth = tree_layout([n.parent for n in tree])
+    y = [-d for d in depth]
+    edge_x, edge_y, label_x, label_y, label_text = [], [], [], [], []
+    for i, node in enumerate(tree):
+        if node.parent is None:
+            continue
+        p = node.parent
+        edge_x += [x[p], x[i], None]
+        edge_y += [y[p], y[i], None]
+        label_x.append((x[p] + x[i]) / 2)
+        label_y.append((y[p] + y[i]) / 2)
+        label_text.append(str(node.attribute))
+    hover = [
+        f"{n.label}<br>levels: " + ", ".join(f"{a} {v}" for a, v in zip(shield, n.levels)) for n in tree
+    ]
+    colour = [colours["satisfying"] if n.violations == 0 else colours["violating"] for n in tree]
+    outline = [3 if chosen is not None and tuple(n.levels) == tuple(chosen) else 0 for n in tree]
+    fig = go.Figure(
+        [
+            go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color="#bbbbbb", width=1), hoverinfo="skip", showlegend=False),
+            go.Scatter(
+                x=label_x, y=label_y, mode="text", text=label_text, textfont=dict(size=10, color="#555555"),
+                hoverinfo="skip", showlegend=False,
+            ),
+            go.Scatter(
+                x=x,
+                y=y,
+                mode="markers+text",
+                text=[n.label for n in tree],
+                textposition="top center",
+                marker=dict(size=14, color=colour, line=dict(width=outline, color="#000000")),
+                hovertext=hover,
+                hoverinfo="text",
+                showlegend=False,
+            ),
+        ]
+    )
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    fig.update_layout(height=max(320, 90 * (max(depth) + 1) + 60))
+    return _layout(
+        fig,
+        title or "Search tree: T(violating rows, rows); black ring = result; blue/green = satisfies k",
+        "",
+        "",
+    )
+
+
+def method_comparison_figure(results) -> go.Figure:
+    """Rows kept, tables generated and seconds per method, side by side.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"method": ["IAB", "Greedy"], "rows": [21, 18], "generated": [13, 3], "seconds": [0.01, 0.01]})
+    >>> [a.text for a in method_comparison_figure(t).layout.annotations]
+    ['rows kept', 'tables generated', 'seconds']
+    """
+    from plotly.subplots import make_subplots
+
+    metrics = [("rows", "rows kept"), ("generated", "tables generated"), ("seconds", "seconds")]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[m[1] for m in metrics])
+    for col, (metric, name) in enumerate(metrics, start=1):
+        fig.add_trace(
+            go.Bar(
+                x=results["method"].tolist(),
+                y=results[metric].tolist(),
+                marker_color=QUALITATIVE[: len(results)],
+                hovertemplate="%{x}<br>" + name + ": %{y}<extra></extra>",
+                showlegend=False,
+            ),
+            row=1,
+            col=col,
+        )
+    return _layout(fig, "The three search methods", "", "")
+
+
+def experiment_figure(experiment, metric: str = "rows", dataset: str | None = None) -> go.Figure:
+    """Grouped bars of one metric per shield and method, with the paper's Table 7
+    values as black diamonds where they exist.
+
+    >>> import pandas as pd
+    >>> e = pd.DataFrame({"dataset": ["1"] * 2, "shield": ["Zip, Age"] * 2, "k": [5, 5],
+    ...                   "method": ["iab", "greedy"], "rows": [295, 276], "generated": [22, 13],
+    ...                   "seconds": [0.01, 0.01], "paper_rows": [298, 274], "paper_generated": [14, 12]})
+    >>> [t.name for t in experiment_figure(e).data]
+    ['iab', 'greedy', 'paper (Table 7)', 'paper (Table 7)']
+    """
+    data = experiment if dataset is None else experiment[experiment["dataset"] == dataset]
+    x_labels = [f"<{s}>, {k}" for s, k in zip(data["shield"], data["k"])]
+    data = data.assign(requirement=x_labels)
+    def x_of(part):
+        return [part["dataset"].tolist(), part["requirement"].tolist()] if dataset is None else part["requirement"].tolist()
+
+    traces = []
+    for method in dict.fromkeys(data["method"]):
+        part = data[data["method"] == method]
+        traces.append(
+            go.Bar(
+                name=method,
+                x=x_of(part),
+                y=part[metric].tolist(),
+                offsetgroup=method,
+                marker_color=METHOD_COLOURS.get(method, QUALITATIVE[3]),
+                hovertemplate="%{x}<br>" + metric + ": %{y}<extra>" + method + "</extra>",
+            )
+        )
+    paper_column = {"rows": "paper_rows", "generated": "paper_generated"}.get(metric)
+    if paper_column and paper_column in data and data[paper_column].notna().any():
+        for i, method in enumerate(dict.fromkeys(data["method"])):
+            part = data[(data["method"] == method) & data[paper_column].notna()]
+            traces.append(
+                go.Scatter(
+                    name="paper (Table 7)",
+                    legendgroup="paper",
+                    showlegend=i == 0,
+                    x=x_of(part),
+                    y=part[paper_column].astype(float).tolist(),
+                    offsetgroup=method,
+                    mode="markers",
+                    marker=dict(symbol="diamond", size=9, color="#000000"),
+                    hovertemplate="paper, " + method + ": %{y}<extra></extra>",
+                )
+            )
+    fig = go.Figure(traces)
+    fig.update_layout(barmode="group", scattermode="group")
+    names = {"rows": "rows kept", "generated": "tables generated", "seconds": "seconds", "generalizations": "levels of the result"}
+    return _layout(fig, f"Heart-disease experiment: {names.get(metric, metric)}", "anonymity requirement <shield>, k", names.get(metric, metric))

@@ -1,0 +1,462 @@
+"""Generalization hierarchies in the ARX layout: build, read, write, validate.
+
+A hierarchy is a table of text: column 0 holds an original value, column j its
+generalization at level j (the last level is usually ``*``). This is the file
+format of the ARX anonymization tool (a CSV without a header, ``;`` or ``,``
+separated), so users can bring the hierarchies they already have.
+
+Builders for the usual kinds (Arca & Hewett, Figure 2):
+
+- ``interval_hierarchy``: nested numeric bands (ages 20-34/35-44/45-64/65-85 ->
+  20-44/45-85 -> 20-85);
+- ``masking_hierarchy``: digit masking of codes (52003 -> 5200* -> ... -> *****);
+- ``taxonomy_hierarchy``: a taxonomy tree given as nested groups
+  (AC: High/Med/Low -> Yes; No -> No; -> Any);
+- ``flat_hierarchy``: value -> ``*``.
+
+``validate_hierarchy`` checks that every value of the data is covered and that
+levels are consistent (two values with the same generalization at level j share
+it at every level above j); a failure is a ``HierarchyError`` naming the value.
+
+Data values are matched to column 0 by their text (``value_key``): 52000,
+``"52000"`` and 52000.0 are the same value.
+
+Example:
+    >>> h = masking_hierarchy(["52003", "54001"])
+    >>> h.iloc[0].tolist()
+    ['52003', '5200*', '520**', '52***', '5****', '*****']
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .equivalence import MISSING_LABEL
+from .errors import HierarchyError, join_names
+from .loading import FORMULA_PREFIXES
+
+SUPPRESSED = "*"
+_INTEGRAL_TEXT = re.compile(r"^-?\d+\.0+$")
+
+
+def value_key(value: object) -> str:
+    """The text by which a data value is looked up in a hierarchy.
+
+    Whole floats lose their ``.0`` so 63.0 and 63 match; text is kept as it is
+    (leading zeros of ZIP codes stay).
+
+    >>> value_key(63.0), value_key("63.0"), value_key("02101"), value_key(52000)
+    ('63', '63', '02101', '52000')
+    """
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+        return str(int(value))
+    text = str(value).strip()
+    return text[: text.index(".")] if _INTEGRAL_TEXT.match(text) else text
+
+
+def _frame(rows: Sequence[Sequence[str]]) -> pd.DataFrame:
+    """An ARX-layout table (columns 0..L, all text) from equal-length rows."""
+    width = max((len(r) for r in rows), default=1)
+    return pd.DataFrame([list(r) for r in rows], columns=range(width), dtype=object)
+
+
+def _distinct_keys(values: Iterable) -> list[str]:
+    """Distinct lookup keys of data values in first-seen order, missing values left out."""
+    series = pd.Series(list(values), dtype=object)
+    series = series[~pd.isna(series)]
+    keys = [value_key(v) for v in pd.unique(series)]
+    return list(dict.fromkeys(k for k in keys if k != MISSING_LABEL))
+
+
+def levels_of(table: pd.DataFrame) -> int:
+    """Highest generalization level of a hierarchy (its number of columns - 1).
+
+    >>> levels_of(flat_hierarchy(["a", "b"]))
+    1
+    """
+    return int(table.shape[1]) - 1
+
+
+# --- builders -------------------------------------------------------------------
+
+
+def flat_hierarchy(values: Iterable) -> pd.DataFrame:
+    """Every value generalizes to ``*`` in one step.
+
+    >>> flat_hierarchy(["F", "M"]).values.tolist()
+    [['F', '*'], ['M', '*']]
+    """
+    return _frame([[v, SUPPRESSED] for v in _distinct_keys(values)])
+
+
+def masking_hierarchy(values: Iterable, width: int | None = None) -> pd.DataFrame:
+    """Digit masking from the right: level j replaces the last j characters by ``*``.
+
+    Values shorter than ``width`` (default: the longest value) are left-padded
+    with zeros first when they are all digits (ZIP codes read as numbers lose
+    their leading zeros), so every value has ``width`` levels.
+
+    >>> masking_hierarchy([2101, 52003]).values.tolist()
+    [['2101', '0210*', '021**', '02***', '0****', '*****'], ['52003', '5200*', '520**', '52***', '5****', '*****']]
+    """
+    keys = _distinct_keys(values)
+    if not keys:
+        raise HierarchyError("There are no values to build a masking hierarchy from.")
+    width = width or max(len(k) for k in keys)
+    rows = []
+    for key in keys:
+        text = key.zfill(width) if key.isdigit() else key
+        if len(text) != width:
+            raise HierarchyError(
+                f"Masking needs codes of {width} characters; the value '{key}' has {len(text)}."
+            )
+        rows.append([key] + [text[: width - j] + SUPPRESSED * j for j in range(1, width + 1)])
+    return _frame(rows)
+
+
+Band = tuple[float, float]
+
+
+def band_label(low: float, high: float) -> str:
+    """The text of a band, as in the paper's Figure 2.
+
+    >>> band_label(20, 34.0)
+    '[20-34]'
+    """
+    return f"[{value_key(float(low))}-{value_key(float(high))}]"
+
+
+def parse_bands(text: str) -> list[list[Band]]:
+    """Bands from text: levels separated by ``|`` or new lines, bands by commas.
+
+    >>> parse_bands("20-34, 35-44, 45-64, 65-85 | 20-44, 45-85 | 20-85")[1]
+    [(20.0, 44.0), (45.0, 85.0)]
+    """
+    levels = []
+    for part in re.split(r"[|\n]+", text):
+        if not part.strip():
+            continue
+        bands = []
+        for item in part.split(","):
+            item = item.strip().strip("[]() ")
+            match = re.fullmatch(r"(-?\d+(?:\.\d+)?)\s*(?:-|to|\.\.)\s*(-?\d+(?:\.\d+)?)", item)
+            if not match:
+                raise HierarchyError(
+                    f"'{item}' is not a band; write bands as low-high, for example 20-34."
+                )
+            bands.append((float(match.group(1)), float(match.group(2))))
+        levels.append(bands)
+    if not levels:
+        raise HierarchyError("Give at least one level of bands, for example 20-44, 45-85.")
+    return levels
+
+
+def equal_width_bands(low: float, high: float, widths: Sequence[float]) -> list[list[Band]]:
+    """Nested bands of the given widths (each a multiple of the previous), from ``low``.
+
+    >>> equal_width_bands(20, 39, [10, 20])
+    [[(20.0, 29.0), (30.0, 39.0)], [(20.0, 39.0)]]
+    """
+    levels = []
+    for width in widths:
+        if width <= 0:
+            raise HierarchyError(f"A band width must be positive; got {width:g}.")
+        starts = np.arange(float(low), float(high) + 1e-9, float(width))
+        levels.append([(float(s), float(s + width - 1)) for s in starts])
+    return levels
+
+
+def interval_hierarchy(values: Iterable, bands: Sequence[Sequence[Band]], *, top: bool = False) -> pd.DataFrame:
+    """Numbers generalized into nested bands; ``bands[j-1]`` are the level-j bands.
+
+    Bands are inclusive ``(low, high)``; a value falls into the band with
+    ``low <= value <= high``. ``top=True`` adds a last level ``*``.
+
+    >>> h = interval_hierarchy([35, 68], parse_bands("20-34,35-44,45-64,65-85|20-44,45-85|20-85"))
+    >>> h.values.tolist()
+    [['35', '[35-44]', '[20-44]', '[20-85]'], ['68', '[65-85]', '[45-85]', '[20-85]']]
+    """
+    keys = _distinct_keys(values)
+    numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
+    if numbers.isna().any():
+        bad = keys[int(np.flatnonzero(numbers.isna().to_numpy())[0])]
+        raise HierarchyError(f"Interval bands need numbers; the value '{bad}' is not a number.")
+    x = numbers.to_numpy(dtype=float)
+    columns = [keys]
+    for level, level_bands in enumerate(bands, start=1):
+        lows = np.array([b[0] for b in level_bands], dtype=float)
+        highs = np.array([b[1] for b in level_bands], dtype=float)
+        inside = (x[:, None] >= lows[None, :]) & (x[:, None] <= highs[None, :])
+        uncovered = ~inside.any(axis=1)
+        if uncovered.any():
+            bad = keys[int(np.flatnonzero(uncovered)[0])]
+            raise HierarchyError(
+                f"The value '{bad}' is in no band of level {level} "
+                f"({', '.join(band_label(*b) for b in level_bands)}); widen the bands."
+            )
+        labels = np.array([band_label(*b) for b in level_bands], dtype=object)
+        columns.append(list(labels[inside.argmax(axis=1)]))
+    if top:
+        columns.append([SUPPRESSED] * len(keys))
+    return _frame(list(zip(*columns)))
+
+
+def parse_taxonomy(text: str) -> dict[str, list[str]]:
+    """Groups from text, one ``parent: child, child`` per line (or ``;``-separated).
+
+    >>> parse_taxonomy("Yes: High, Med, Low; No: No; Any: Yes, No")
+    {'Yes': ['High', 'Med', 'Low'], 'No': ['No'], 'Any': ['Yes', 'No']}
+    """
+    groups: dict[str, list[str]] = {}
+    for line in re.split(r"[;\n]+", text):
+        if not line.strip():
+            continue
+        if ":" not in line:
+            raise HierarchyError(f"'{line.strip()}' is not a group; write parent: child, child.")
+        parent, children = line.split(":", 1)
+        items = [c.strip() for c in children.split(",") if c.strip()]
+        if not parent.strip() or not items:
+            raise HierarchyError(f"The group '{line.strip()}' needs a name and at least one member.")
+        groups.setdefault(parent.strip(), []).extend(items)
+    return groups
+
+
+def taxonomy_hierarchy(groups: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """A taxonomy tree from groups (parent -> children) as an ARX table.
+
+    The root is the one group that is nobody's child. A leaf closer to the root
+    than others keeps its own value at the extra lower levels, so every row has
+    the same number of levels.
+
+    >>> taxonomy_hierarchy({"Yes": ["High", "Med", "Low"], "No": ["No"], "Any": ["Yes", "No"]}).values.tolist()
+    [['High', 'Yes', 'Any'], ['Med', 'Yes', 'Any'], ['Low', 'Yes', 'Any'], ['No', 'No', 'Any']]
+    """
+    children = {str(p): [str(c) for c in cs] for p, cs in groups.items()}
+    members = {c for cs in children.values() for c in cs}
+    roots = [p for p in children if p not in members]
+    if len(roots) != 1:
+        raise HierarchyError(
+            "A taxonomy needs exactly one top group that is in no other group; "
+            + (f"found {join_names(roots)}." if roots else "every group is inside another one.")
+        )
+    paths: list[list[str]] = []
+
+    def walk(node: str, path: list[str]) -> None:
+        if node in path:
+            raise HierarchyError(f"The group '{node}' contains itself; a taxonomy cannot loop.")
+        kids = [c for c in children.get(node, []) if c != node]
+        if not kids:
+            paths.append([node] + path[::-1])
+        for kid in kids:
+            walk(kid, path + [node])
+
+    walk(roots[0], [])
+    depth = max(len(p) for p in paths)
+    return _frame([[p[0]] * (depth - len(p)) + p for p in paths])
+
+
+# --- reading, writing, checking ----------------------------------------------------
+
+
+def read_hierarchy_csv(data: bytes | str, delimiter: str | None = None) -> pd.DataFrame:
+    """An ARX hierarchy file (no header; ``;`` or ``,`` separated) as a table.
+
+    >>> read_hierarchy_csv(b"F;*\\nM;*\\n").values.tolist()
+    [['F', '*'], ['M', '*']]
+    """
+    text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise HierarchyError("The hierarchy file is empty.")
+    if delimiter is None:
+        delimiter = ";" if lines[0].count(";") >= lines[0].count(",") and ";" in lines[0] else ","
+    rows = [[cell.strip() for cell in row] for row in csv.reader(lines, delimiter=delimiter)]
+    widths = {len(r) for r in rows}
+    if len(widths) != 1:
+        short = min(rows, key=len)
+        raise HierarchyError(
+            f"Every row of a hierarchy needs the same number of levels; the row of '{short[0]}' "
+            f"has {len(short)} columns, others have {max(widths)}."
+        )
+    return _frame(rows)
+
+
+def _spreadsheet_safe(cell: str) -> str:
+    """Text that a spreadsheet would run as a formula gets a leading apostrophe (numbers stay)."""
+    if cell.startswith(FORMULA_PREFIXES) and pd.isna(pd.to_numeric(cell, errors="coerce")):
+        return "'" + cell
+    return cell
+
+
+def hierarchy_csv(table: pd.DataFrame, delimiter: str = ";") -> bytes:
+    """The hierarchy as an ARX CSV file (no header; formula-like text neutralised).
+
+    >>> hierarchy_csv(flat_hierarchy(["F"]))
+    b'F;*\\n'
+    """
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=delimiter, lineterminator="\n")
+    for row in table.astype(str).itertuples(index=False):
+        writer.writerow([_spreadsheet_safe(cell) for cell in row])
+    return out.getvalue().encode("utf-8")
+
+
+def validate_hierarchy(table: pd.DataFrame, values: Iterable | None = None, attribute: str = "the attribute") -> pd.DataFrame:
+    """Check a hierarchy (and that it covers ``values``); return it as text.
+
+    Raises ``HierarchyError`` naming the offending value when a cell is empty,
+    an original value is listed twice, a data value is missing, or a value has
+    two different generalizations at a level above one it shares.
+
+    >>> bad = pd.DataFrame([["High", "Yes", "Any"], ["Low", "Yes", "Other"]])
+    >>> validate_hierarchy(bad, attribute="AC")
+    Traceback (most recent call last):
+    ...
+    anonlib.errors.HierarchyError: In the hierarchy of AC, 'Yes' at level 1 generalizes to both 'Any' and 'Other' at level 2; values that share a generalization must share every level above it.
+    """
+    if table is None or table.shape[0] == 0 or table.shape[1] < 1:
+        raise HierarchyError(f"The hierarchy of {attribute} is empty.")
+    cells = table.to_numpy(dtype=object)
+    blank = pd.isna(cells)
+    text = [["" if b else str(v).strip() for v, b in zip(row, row_blank)] for row, row_blank in zip(cells, blank)]
+    for row in text:
+        if "" in row:
+            raise HierarchyError(
+                f"In the hierarchy of {attribute}, the row of '{row[0]}' has an empty cell at level {row.index('')}."
+            )
+        row[0] = value_key(row[0])
+    columns = list(zip(*text))
+    seen: set[str] = set()
+    for value in columns[0]:
+        if value in seen:
+            raise HierarchyError(f"In the hierarchy of {attribute}, the value '{value}' is listed twice.")
+        seen.add(value)
+    for level in range(len(columns) - 1):
+        parent_of: dict[str, str] = {}
+        for value, parent in zip(columns[level], columns[level + 1]):
+            if parent_of.setdefault(value, parent) != parent:
+                raise HierarchyError(
+                    f"In the hierarchy of {attribute}, '{value}' at level {level} generalizes to both "
+                    f"'{parent_of[value]}' and '{parent}' at level {level + 1}; values that share a "
+                    "generalization must share every level above it."
+                )
+    text = pd.DataFrame(text, columns=range(len(columns)), dtype=object)
+    if values is not None:
+        known = seen
+        absent = [k for k in _distinct_keys(values) if k not in known]
+        if absent:
+            raise HierarchyError(
+                f"The hierarchy of {attribute} does not cover the value '{absent[0]}'"
+                + (f" (nor {join_names(absent[1:], 5)})" if len(absent) > 1 else "")
+                + "; add a row for it."
+            )
+    return text
+
+
+def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the attribute") -> tuple[np.ndarray, list[np.ndarray]]:
+    """Per-level lookup arrays for a column encoded with ``labels`` (the kernel's codes).
+
+    Returns ``(lookup, level_labels)``: ``lookup[j][c]`` is the level-j code of
+    data code ``c`` and ``level_labels[j]`` the text of each level-j code.
+    Level 0 is the data's own coding. A missing value (the kernel's
+    ``"missing"``) not listed in the hierarchy stays ``"missing"`` at every level
+    but the last, where it joins the top value when that level has just one (``*``).
+
+    >>> lookup, names = level_lookup(flat_hierarchy(["F", "M"]), ["F", "M"])
+    >>> lookup.tolist(), names[1].tolist()
+    ([[0, 1], [0, 0]], ['*'])
+    """
+    keys = [value_key(v) for v in labels]
+    data_keys = [k for k in keys if k != MISSING_LABEL]
+    text = validate_hierarchy(table, data_keys, attribute)
+    if MISSING_LABEL in keys and MISSING_LABEL not in set(text[0]):
+        row = [MISSING_LABEL] * text.shape[1]
+        if text.shape[1] > 1 and text[text.shape[1] - 1].nunique() == 1:
+            row[-1] = text.iat[0, text.shape[1] - 1]  # a single top value ("*") hides missing too
+        text = pd.concat([text, pd.DataFrame([row], columns=text.columns)], ignore_index=True)
+    row_of = pd.Index(text[0]).get_indexer(keys)
+    lookup = np.empty((text.shape[1], len(keys)), dtype=np.int64)
+    lookup[0] = np.arange(len(keys))
+    level_labels = [np.asarray([str(v) for v in labels], dtype=object)]
+    for level in range(1, text.shape[1]):
+        codes, uniques = pd.factorize(text[level].to_numpy()[row_of])
+        lookup[level] = codes
+        level_labels.append(np.asarray(uniques, dtype=object))
+    return lookup, level_labels
+
+
+_CODE_NAMES = re.compile(r"(zip|postcode|postal|plz|zcta|geoid|fips)", re.IGNORECASE)
+
+
+def nice_width(span: float, parts: int = 16) -> float:
+    """A round band width (1, 2, 5, 10, 20, 50, ...) cutting ``span`` into about ``parts`` bands.
+
+    >>> nice_width(73), nice_width(500)
+    (5.0, 50.0)
+    """
+    raw = max(float(span) / parts, 1.0)
+    magnitude = 10.0 ** math.floor(math.log10(raw))
+    return float(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw))
+
+
+def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFrame]:
+    """A sensible first hierarchy for a column, and the kind of builder used.
+
+    Codes (a ZIP-like column name, or digit strings of one length of 4 or
+    more) get digit masking; numbers with more than 10 distinct values get
+    nested bands of widths w, 2w, 4w (w a round number) and ``*``; anything else
+    is flat (value -> ``*``).
+
+    >>> default_hierarchy([52003, 52000], "Zip")[0]
+    'masking'
+    >>> kind, h = default_hierarchy(range(17, 91), "age")
+    >>> kind, h.iloc[0].tolist()
+    ('intervals', ['17', '[15-19]', '[10-19]', '[0-19]', '*'])
+    """
+    keys = _distinct_keys(values)
+    if not keys:
+        raise HierarchyError(f"The column {name or ''} has no values to build a hierarchy from.".replace("  ", " "))
+    lengths = {len(k) for k in keys}
+    digits = all(k.isdigit() for k in keys)
+    if digits and (_CODE_NAMES.search(name) or (len(lengths) == 1 and min(lengths) >= 4)):
+        return "masking", masking_hierarchy(keys)
+    numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
+    if not numbers.isna().any() and len(keys) > 10:
+        return "intervals", interval_hierarchy(keys, default_bands(keys), top=True)
+    return "flat", flat_hierarchy(keys)
+
+
+def default_bands(values: Iterable) -> list[list[Band]]:
+    """Nested bands of round widths w, 2w, 4w covering numeric ``values``.
+
+    >>> bands_text(default_bands([20, 75]))
+    '20-24, 25-29, 30-34, 35-39, 40-44, 45-49, 50-54, 55-59, 60-64, 65-69, 70-74, 75-79 | 20-29, 30-39, 40-49, 50-59, 60-69, 70-79 | 20-39, 40-59, 60-79'
+    """
+    numbers = pd.to_numeric(pd.Series(_distinct_keys(values), dtype=object), errors="coerce")
+    if numbers.empty or numbers.isna().any():
+        raise HierarchyError("Bands need numbers; this column has values that are not numbers.")
+    x = numbers.to_numpy(dtype=float)
+    low, high = float(x.min()), float(x.max())
+    width = nice_width(high - low)
+    widths = [width, 2 * width, 4 * width]
+    start = math.floor(low / widths[-1]) * widths[-1]
+    closing = 1.0 if np.all(np.floor(x) == x) and width >= 1 else 0.0  # integers: [15-19]; else [15-20]
+    return [[(float(s), float(s + w - closing)) for s in np.arange(start, high + 1e-9, w)] for w in widths]
+
+
+def bands_text(bands: Sequence[Sequence[Band]]) -> str:
+    """Bands as the text ``parse_bands`` reads.
+
+    >>> bands_text([[(20, 34), (35, 44)], [(20, 44)]])
+    '20-34, 35-44 | 20-44'
+    """
+    return " | ".join(
+        ", ".join(f"{value_key(float(lo))}-{value_key(float(hi))}" for lo, hi in level) for level in bands
+    )

@@ -1,0 +1,165 @@
+"""Hierarchies in ARX layout: builders, CSV round trips, validation errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anonlib.errors import HierarchyError
+from anonlib.hierarchy import (
+    equal_width_bands,
+    flat_hierarchy,
+    hierarchy_csv,
+    interval_hierarchy,
+    level_lookup,
+    masking_hierarchy,
+    parse_bands,
+    parse_taxonomy,
+    read_hierarchy_csv,
+    taxonomy_hierarchy,
+    validate_hierarchy,
+    value_key,
+)
+from anonlib.samples import load_sample
+
+PAPER_AGES = "20-34, 35-44, 45-64, 65-85 | 20-44, 45-85 | 20-85"
+
+
+def test_paper_age_hierarchy():
+    h = interval_hierarchy([20, 35, 44, 50, 68, 75], parse_bands(PAPER_AGES))
+    assert h.values.tolist() == [
+        ["20", "[20-34]", "[20-44]", "[20-85]"],
+        ["35", "[35-44]", "[20-44]", "[20-85]"],
+        ["44", "[35-44]", "[20-44]", "[20-85]"],
+        ["50", "[45-64]", "[45-85]", "[20-85]"],
+        ["68", "[65-85]", "[45-85]", "[20-85]"],
+        ["75", "[65-85]", "[45-85]", "[20-85]"],
+    ]
+    assert interval_hierarchy([20], parse_bands("20-44"), top=True).values.tolist() == [["20", "[20-44]", "*"]]
+
+
+def test_zip_masking_levels_0_to_5():
+    h = masking_hierarchy([52003])
+    assert h.values.tolist() == [["52003", "5200*", "520**", "52***", "5****", "*****"]]
+    with pytest.raises(HierarchyError, match="'ABC'"):
+        masking_hierarchy(["52003", "ABC"])
+
+
+def test_ac_taxonomy_from_groups_and_text():
+    groups = parse_taxonomy("Yes: High, Med, Low\nNo: No\nAny: Yes, No")
+    h = taxonomy_hierarchy(groups)
+    assert h.values.tolist() == [
+        ["High", "Yes", "Any"],
+        ["Med", "Yes", "Any"],
+        ["Low", "Yes", "Any"],
+        ["No", "No", "Any"],
+    ]
+    # a leaf closer to the root keeps its own value at the extra level
+    short = taxonomy_hierarchy({"Any": ["Yes", "No"], "Yes": ["High", "Low"]})
+    assert short.values.tolist()[-1] == ["No", "No", "Any"]
+
+
+def test_flat_and_equal_width():
+    assert flat_hierarchy(["F", "M", "F", None]).values.tolist() == [["F", "*"], ["M", "*"]]
+    bands = equal_width_bands(0, 19, [5, 10, 20])
+    h = interval_hierarchy([3, 12, 19], bands, top=True)
+    assert h.values.tolist()[1] == ["12", "[10-14]", "[10-19]", "[0-19]", "*"]
+
+
+@pytest.mark.parametrize("delimiter", [";", ","])
+def test_csv_round_trip(delimiter):
+    h = taxonomy_hierarchy({"Yes": ["High", "Med", "Low"], "No": ["No"], "Any": ["Yes", "No"]})
+    data = hierarchy_csv(h, delimiter)
+    assert data.decode().splitlines()[0] == delimiter.join(["High", "Yes", "Any"])
+    back = read_hierarchy_csv(data)
+    assert back.values.tolist() == h.values.tolist()
+
+
+def test_read_arx_file_with_bom_and_ragged_rows():
+    assert read_hierarchy_csv("\ufeff52003;5200*;*\n52000;5200*;*\n").shape == (2, 3)
+    with pytest.raises(HierarchyError, match="'52000'"):
+        read_hierarchy_csv("52003;5200*;*\n52000;5200*\n")
+    with pytest.raises(HierarchyError, match="empty"):
+        read_hierarchy_csv("\n\n")
+
+
+def test_value_keys_match_numbers_and_text():
+    assert value_key(63.0) == value_key("63") == value_key(63) == "63"
+    assert value_key("02101") == "02101"
+
+
+def test_validation_names_the_uncovered_value():
+    h = taxonomy_hierarchy({"Yes": ["High", "Med"], "Any": ["Yes", "No"]})
+    with pytest.raises(HierarchyError, match="does not cover the value 'Low'"):
+        validate_hierarchy(h, ["High", "Low", "No"], "AC")
+
+
+def test_validation_inconsistent_levels_duplicates_and_blanks():
+    inconsistent = pd.DataFrame([["35", "[35-44]", "[20-44]"], ["40", "[35-44]", "[35-85]"]])
+    with pytest.raises(HierarchyError, match=r"'\[35-44\]' at level 1"):
+        validate_hierarchy(inconsistent, attribute="Age")
+    duplicate = pd.DataFrame([["F", "*"], ["F", "*"]])
+    with pytest.raises(HierarchyError, match="'F' is listed twice"):
+        validate_hierarchy(duplicate, attribute="Sex")
+    blank = pd.DataFrame([["F", "*"], ["M", ""]])
+    with pytest.raises(HierarchyError, match="row of 'M' has an empty cell at level 1"):
+        validate_hierarchy(blank, attribute="Sex")
+    with pytest.raises(HierarchyError, match="empty"):
+        validate_hierarchy(pd.DataFrame(), attribute="Sex")
+
+
+def test_interval_errors_name_the_value():
+    with pytest.raises(HierarchyError, match="'90' is in no band of level 1"):
+        interval_hierarchy([20, 90], parse_bands(PAPER_AGES))
+    with pytest.raises(HierarchyError, match="'abc' is not a number"):
+        interval_hierarchy([20, "abc"], parse_bands(PAPER_AGES))
+    with pytest.raises(HierarchyError, match="'20 -' is not a band"):
+        parse_bands("20 - , 30-40")
+    with pytest.raises(HierarchyError, match="exactly one top group"):
+        taxonomy_hierarchy({"A": ["x"], "B": ["y"]})
+    with pytest.raises(HierarchyError, match="parent: child"):
+        parse_taxonomy("High Med Low")
+
+
+def test_level_lookup_on_paper_table():
+    df = load_sample("arca_table1").frame
+    labels = np.array(sorted(df["Zip"].unique()), dtype=object)
+    lookup, names = level_lookup(masking_hierarchy(df["Zip"]), labels, "Zip")
+    assert lookup.shape == (6, 8)
+    assert [len(n) for n in names] == [8, 3, 3, 3, 1, 1]
+    generalized = names[1][lookup[1]]
+    assert generalized.tolist() == ["5200*"] * 3 + ["5300*"] + ["5400*"] * 4
+
+
+def test_level_lookup_missing_joins_the_top_only():
+    lookup, names = level_lookup(flat_hierarchy(["a", "b"]), ["a", "b", "missing"])
+    assert names[1][lookup[1]].tolist() == ["*", "*", "*"]
+    lookup, names = level_lookup(taxonomy_hierarchy({"G": ["a", "b"], "*": ["G"]}), ["a", "missing"])
+    assert names[1][lookup[1]].tolist() == ["G", "missing"]
+    assert names[2][lookup[2]].tolist() == ["*", "*"]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from anonlib.hierarchy import default_hierarchy, levels_of  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    values=st.one_of(
+        st.lists(st.integers(-50, 500), min_size=1, max_size=60),
+        st.lists(st.floats(0, 100, allow_nan=False).map(lambda v: round(v, 1)), min_size=1, max_size=60),
+        st.lists(st.text("abcXYZ", min_size=1, max_size=4), min_size=1, max_size=30),
+        st.lists(st.integers(10000, 99999), min_size=1, max_size=30),
+    )
+)
+def test_default_hierarchies_are_valid_and_cover_the_data(values):
+    kind, table = default_hierarchy(values, "column")
+    assert kind in {"intervals", "masking", "flat"}
+    checked = validate_hierarchy(table, values, "column")
+    assert levels_of(checked) >= 1
+    assert checked[levels_of(checked)].nunique() == 1  # every default ends in one top value
+    lookup, names = level_lookup(table, sorted(set(values)), "column")
+    assert [len(n) for n in names] == sorted((len(n) for n in names), reverse=True)  # coarser each level
