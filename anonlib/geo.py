@@ -42,6 +42,7 @@ import gzip
 import io
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -237,10 +238,12 @@ def read_regions(
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
-        except OSError:
+        except (OSError, EOFError):
             raise GeometryError(f"The file '{name}' looks gzip-compressed but is damaged.") from None
     try:
-        frame = gpd.read_file(io.BytesIO(raw))
+        with warnings.catch_warnings():  # GDAL notes about in-memory file names
+            warnings.simplefilter("ignore", RuntimeWarning)
+            frame = gpd.read_file(io.BytesIO(raw))
     except Exception:  # noqa: BLE001 - any reader failure means "not a geometry file"
         raise GeometryError(
             f"The file '{name}' could not be read as GeoJSON, GeoPackage or a zipped Shapefile."
@@ -867,8 +870,7 @@ class AggregationResult:
 
         Pass the same ``records`` (rows matched to regions) as to ``aggregate``.
         """
-        kept = records if self.record_site is None or len(records) == len(self.record_site) else None
-        if kept is None:
+        if self.record_site is None or len(records) != len(self.record_site):
             raise ParameterError("These are not the records this aggregation was computed from.")
         labels = self.sites.index.to_numpy(dtype=object)
         out = records.copy()
@@ -879,7 +881,7 @@ class AggregationResult:
         region_out[self.record_suppressed] = "*"
         out[region] = region_out
         for column in quasi_identifiers:
-            values = out[column].astype(object).to_numpy()
+            values = np.array(out[column].astype(object), dtype=object)
             values[self.record_suppressed] = "*"
             out[column] = values
         out["suppressed"] = self.record_suppressed
