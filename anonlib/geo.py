@@ -696,6 +696,7 @@ def adc_sites(
     k: int,
     *,
     max_passes: int = 50,
+    time_limit: float | None = None,
     progress: Progress | None = None,
 ) -> tuple[np.ndarray, AdcTrace]:
     """Anonymity-driven clustering (Section 3.2.2) from ``seed_sites``: ``(sites, trace)``.
@@ -705,26 +706,68 @@ def adc_sites(
     Voronoi cell plus the polygon through its adjacent sites) holding members
     of that class, move the site to their weighted median (Eqs. 18-19), and
     commit only if F strictly increases. Stops when every region reaches k,
-    when a pass commits nothing, or after ``max_passes``.
+    when a pass commits nothing, after ``max_passes`` or after ``time_limit``
+    seconds. A move is first scored incrementally (only the points that change
+    site are recounted); an apparent gain is confirmed by a full recount
+    before it is committed, so F never decreases.
     """
     import shapely
 
+    started = time.perf_counter()
     sites = np.array(seed_sites, dtype=float)
     n_sites = len(sites)
     xy = np.column_stack([x, y])
     # Points holding members of each class: cells sorted by class.
     by_class = np.argsort(cells.qclass, kind="stable")
     class_start = np.searchsorted(cells.qclass[by_class], np.arange(cells.n_classes + 1))
+    # Cells of each point: cells sorted by point.
+    by_point = np.argsort(cells.region, kind="stable")
+    point_start = np.searchsorted(cells.region[by_point], np.arange(len(x) + 1))
 
-    def evaluate(candidate: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-        assignment = nearest_site(x, y, candidate)
+    def full(candidate: np.ndarray):
+        tree = cKDTree(candidate)
+        dist, assignment = tree.query(xy)
         matrix = cells.site_class_sizes(assignment, n_sites)
-        return assignment, matrix, adc_objective(_anonymity(matrix))
-
-    assignment, matrix, best = evaluate(sites)
-    objectives, tried, committed, passes, converged = [best], 0, 0, 0, False
-    for passes in range(1, max_passes + 1):
         anonymity = _anonymity(matrix)
+        return tree, dist, assignment, matrix, anonymity, adc_objective(anonymity)
+
+    def quick(region: int, target: np.ndarray) -> int:
+        """F after moving ``region``'s site to ``target``, recounting only the points that change site."""
+        d_new = np.hypot(x - target[0], y - target[1])
+        gained = np.flatnonzero((d_new < dist) & (assignment != region))
+        members = np.flatnonzero(assignment == region)
+        new_site = np.full(len(members), region)
+        if members.size and n_sites > 1:
+            dd, ii = tree.query(xy[members], k=2)
+            first_is_self = ii[:, 0] == region
+            other = np.where(first_is_self, ii[:, 1], ii[:, 0])
+            d_other = np.where(first_is_self, dd[:, 1], dd[:, 0])
+            new_site = np.where(d_other < d_new[members], other, region)
+        leaving = new_site != region
+        changed = np.concatenate([gained, members[leaving]])
+        if changed.size == 0:
+            return best
+        destination = np.concatenate([np.full(gained.size, region), new_site[leaving]])
+        idx = [by_point[point_start[p] : point_start[p + 1]] for p in changed]
+        counts = [len(i) for i in idx]
+        cell_idx = np.concatenate(idx)
+        old_rows = np.repeat(assignment[changed], counts)
+        new_rows = np.repeat(destination, counts)
+        rows = np.unique(np.concatenate([old_rows, new_rows]))
+        local = {int(r): j for j, r in enumerate(rows)}
+        block = matrix[rows].copy()
+        q, size = cells.qclass[cell_idx], cells.size[cell_idx]
+        np.subtract.at(block, (np.array([local[int(r)] for r in old_rows], dtype=np.int64), q), size)
+        np.add.at(block, (np.array([local[int(r)] for r in new_rows], dtype=np.int64), q), size)
+        trial = anonymity.copy()
+        trial[rows] = _anonymity(block)
+        return adc_objective(trial)
+
+    tree, dist, assignment, matrix, anonymity, best = full(sites)
+    objectives, tried, committed, passes, converged = [best], 0, 0, 0, False
+    last_report = 0.0
+    timed_out = False
+    for passes in range(1, max_passes + 1):
         present = anonymity[anonymity > 0]
         if present.size == 0 or present.min() >= k:
             converged = True
@@ -734,11 +777,16 @@ def adc_sites(
         neighbours = _adjacent_sites(sites)
         moved = False
         for step, region in enumerate(lowest):
-            if progress is not None:
+            now = time.perf_counter()
+            if time_limit is not None and now - started > time_limit:
+                timed_out = True
+                break
+            if progress is not None and now - last_report > 0.1:
+                last_report = now
                 progress(
-                    min((passes - 1 + step / len(lowest)) / max_passes, 1.0),
-                    f"pass {passes}: region {step + 1} of {len(lowest)} at anonymity {g}; "
-                    f"{committed} moves committed, F = {best:,}",
+                    step / len(lowest),
+                    f"pass {passes}: region {step + 1:,} of {len(lowest):,} at anonymity {g}; "
+                    f"{committed:,} moves kept, F = {best:,}",
                 )
             if anonymity[region] != g:  # already improved by an earlier move in this pass
                 continue
@@ -761,23 +809,26 @@ def adc_sites(
                 target = np.array([weighted_median(xy[pts, 0], w), weighted_median(xy[pts, 1], w)])
                 if np.allclose(target, sites[region]):
                     continue
+                tried += 1
+                if quick(region, target) <= best:
+                    continue
                 candidate = sites.copy()
                 candidate[region] = target
-                tried += 1
-                new_assignment, new_matrix, value = evaluate(candidate)
-                if value > best:  # commit only on strict improvement
-                    sites, assignment, matrix, best = candidate, new_assignment, new_matrix, value
+                state = full(candidate)
+                if state[-1] > best:  # commit only on strict improvement (confirmed by a full recount)
+                    sites = candidate
+                    tree, dist, assignment, matrix, anonymity, best = state
                     objectives.append(best)
                     committed += 1
                     moved = True
-                    anonymity = _anonymity(matrix)
                     neighbours = _adjacent_sites(sites)
                     break
-        if not moved:
-            converged = True
+        if timed_out or not moved:
+            converged = not timed_out
             break
     if progress is not None:
-        progress(1.0, f"ADC finished after {passes} passes: {committed} of {tried} moves committed, F = {best:,}")
+        why = f"stopped at the {time_limit:g} s time limit" if timed_out else f"finished after {passes} passes"
+        progress(1.0, f"ADC {why}: {committed:,} of {tried:,} moves kept, F = {best:,}")
     return sites, AdcTrace(tuple(objectives), passes, tried, committed, converged)
 
 
@@ -902,6 +953,7 @@ def aggregate(
     unmatched: Literal["error", "report"] = "error",
     progress: Progress | None = None,
     max_passes: int = 50,
+    time_limit: float | None = None,
 ) -> AggregationResult:
     """Aggregate initial regions around ``n_sites`` sites and suppress classes under k.
 
@@ -912,7 +964,8 @@ def aggregate(
     ``"adc"`` (ADC seeded by balanced density; ``progress(fraction, text)`` is
     called as it works) or ``"kmeans"`` (seeded by ``seed``). Record region
     ids missing from ``points`` raise ``GeometryError`` naming them, or with
-    ``unmatched="report"`` are left out and listed in the result.
+    ``unmatched="report"`` are left out and listed in the result. ADC stops
+    after ``max_passes`` passes or ``time_limit`` seconds.
 
     >>> r = aggregate_example()
     >>> r.records, r.suppressed, round(r.nonuniform_entropy, 3)
@@ -952,6 +1005,12 @@ def aggregate(
                 f"'{region}': {join_names(unmatched_ids)}. Correct the ids or the region file, "
                 "or choose to report and leave them out."
             )
+    if len(record_region) and lost.all():
+        raise GeometryError(
+            f"None of the records' ids in '{region}' match an initial region (for example "
+            f"{join_names(unmatched_ids, 3)}; regions are like {join_names(region_ids[:3], 3)}). "
+            "Choose the column that holds the area ids."
+        )
     # Records counted per (initial region, quasi-identifier class) with the kernel.
     qclass = table.classes().ids
     n_q = max(int(qclass.max()) + 1, 1) if len(qclass) else 1
@@ -973,7 +1032,9 @@ def aggregate(
     else:
         sites = balanced_density(x, y, site_weight, n_sites)
         if method == "adc":
-            sites, trace = adc_sites(x, y, cells, sites, int(k), max_passes=max_passes, progress=progress)
+            sites, trace = adc_sites(
+                x, y, cells, sites, int(k), max_passes=max_passes, time_limit=time_limit, progress=progress
+            )
 
     # Step 3: aggregation = nearest site.
     assignment = nearest_site(x, y, sites)
