@@ -170,7 +170,9 @@ if regions is not None:
         else:
             seed = 0
             candidates = [c for c in dataset.frame.columns if c != dataset.count]
-            region_column = st.selectbox("Column with the area id", candidates, key="geo_region_column")
+            guess = next((i for i, c in enumerate(candidates)
+                          if any(w in str(c).lower() for w in ("zip", "zcta", "geoid", "county", "fips", "area", "region"))), 0)
+            region_column = st.selectbox("Column with the area id", candidates, index=guess, key="geo_region_column")
             qis = tuple(q for q in dataset.quasi_identifiers if q != region_column)
             count = dataset.count
             frame, dropped = dataset.analysis_frame([region_column, *qis])
@@ -207,9 +209,11 @@ if regions is not None and records is not None:
             n_sites = count_choice.n_sites
             st.caption(plain(count_choice.explanation) + f" (H = {h:.3f} bits, MaxCombs = {combos:,})")
 
+    compare = st.toggle("Compare the three methods (runs ADC too)", value=regions.n_regions <= 2000,
+                        key="geo_compare")
     results = {}
     with guarded("aggregating the areas"):
-        for m in METHODS:
+        for m in (METHODS if compare else (method,)):
             results[m] = _run(source, m, k, n_sites, seed, region_column, qis, count, regions.points, records)
 
     if results.get(method) is not None:
@@ -249,7 +253,7 @@ if regions is not None and records is not None:
                 width="stretch",
             )
 
-        st.subheader("Methods compared (the paper's Figures 3-5)")
+        st.subheader("Methods compared (the paper's Figures 3-5)" if compare else "This run (switch on the comparison to see all methods)")
         table = pd.DataFrame([r.summary() for r in results.values()])
         st.dataframe(table, hide_index=True, width="stretch")
         st.plotly_chart(charts.geo_metrics_figure(table), width="stretch")
