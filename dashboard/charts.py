@@ -91,8 +91,8 @@ def records_at_risk_figure(records_below: Sequence[tuple[int, int]], total: int)
 # --- geo ---
 
 GEO_COLOUR_BY = {
-    "anonymity": "anonymity (smallest class, log scale)",
     "suppressed_share": "suppressed records (%)",
+    "anonymity": "anonymity (smallest class, log scale)",
 }
 GEO_METRICS = (
     ("suppressed (%)", "Suppression (% of records)"),
@@ -132,7 +132,7 @@ def geo_map_figure(
     points,
     sites,
     *,
-    colour_by: str = "anonymity",
+    colour_by: str = "suppressed_share",
     palette=SEQUENTIAL_SAFE,
     crs: str = "",
     bins: int = 12,
@@ -174,6 +174,7 @@ def geo_map_figure(
                 ys.extend(ry)
             position = (b + 0.5) / bins
             colour = sample_colorscale(scale, [1.0 - position if reverse else position])[0]
+            colour = colour.replace("rgb(", "rgba(").replace(")", ", 0.6)")
             fig.add_trace(
                 go.Scatter(
                     x=xs, y=ys, mode="lines", fill="toself", fillcolor=colour,
@@ -187,7 +188,7 @@ def geo_map_figure(
         fig.add_trace(
             go.Scattergl(
                 x=(points["x"] / 1000.0).tolist(), y=(points["y"] / 1000.0).tolist(), mode="markers",
-                marker=dict(size=4, color=colours.tolist(), line=dict(width=0)),
+                marker=dict(size=4 if len(points) < 2000 else 2.5, color=colours.tolist(), line=dict(width=0)),
                 customdata=np.column_stack([points["region_id"].astype(str), points["aggregated_region"].astype(str)]),
                 hovertemplate="initial region %{customdata[0]}<br>aggregated region %{customdata[1]}<extra></extra>",
                 name="initial regions",
