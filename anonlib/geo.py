@@ -53,10 +53,11 @@ import pandas as pd
 from scipy.spatial import Delaunay, QhullError, cKDTree
 
 from .equivalence import Classes, combine, encode, encode_column
-from .errors import ColumnError, GeometryError, ParameterError, join_names, require_columns
+from .errors import ColumnError, GeometryError, ParameterError, ProblemTooLargeError, join_names, require_columns
 from .metrics import discernibility, nonuniform_entropy_codes
 
 Progress = Callable[[float, str], None]
+ADC_CELL_LIMIT = 40_000_000  # sites x classes matrix ADC keeps in memory (320 MB of int64)
 METHODS = ("balanced", "adc", "kmeans")
 METHOD_NAMES = {
     "balanced": "Balanced density",
@@ -1032,21 +1033,36 @@ def aggregate(
     else:
         sites = balanced_density(x, y, site_weight, n_sites)
         if method == "adc":
+            if n_sites * n_q > ADC_CELL_LIMIT:
+                raise ProblemTooLargeError(
+                    f"ADC keeps a table of {n_sites:,} sites x {n_q:,} quasi-identifier combinations "
+                    f"({n_sites * n_q:,} cells, limit {ADC_CELL_LIMIT:,}); choose fewer sites or "
+                    "quasi-identifiers, or use balanced density."
+                )
             sites, trace = adc_sites(
                 x, y, cells, sites, int(k), max_passes=max_passes, time_limit=time_limit, progress=progress
             )
 
     # Step 3: aggregation = nearest site.
     assignment = nearest_site(x, y, sites)
-    # Step 4: suppression of classes (aggregated region, QI values) under k.
-    matrix = cells.site_class_sizes(assignment, n_sites)
-    class_sizes = matrix[matrix > 0]
-    small = (matrix > 0) & (matrix < k)
-    suppressed_per_site = np.where(small, matrix, 0).sum(axis=1)
+    # Step 4: suppression of classes (aggregated region, QI values) under k,
+    # counted with the kernel over the (initial region, class) cells.
+    cell_site = assignment[cells.region]
+    class_ids, n_classes = combine([cell_site, cells.qclass], [n_sites, n_q])
+    class_sizes = Classes.from_ids(class_ids, n_classes, cells.size).sizes
+    cell_suppressed = (class_sizes < k)[class_ids]
+    suppressed_per_site = Classes.from_ids(cell_site, n_sites, cells.size * cell_suppressed).sizes
+    records_per_site = Classes.from_ids(cell_site, n_sites, cells.size).sizes
+    class_site = np.zeros(n_classes, dtype=np.int64)
+    class_site[class_ids] = cell_site
+    big = np.iinfo(np.int64).max
+    anonymity = np.full(n_sites, big, dtype=np.int64)
+    np.minimum.at(anonymity, class_site, class_sizes)
+    anonymity[anonymity == big] = 0
     record_site = np.full(len(record_region), -1, dtype=np.int64)
     record_site[matched] = assignment[record_region[matched]]
     record_suppressed = np.zeros(len(record_region), dtype=bool)
-    record_suppressed[matched] = small[record_site[matched], qclass[matched]]
+    record_suppressed[matched] = cell_suppressed[cell_ids]
 
     # Step 5: evaluation.
     distance = np.hypot(x - sites[assignment, 0], y - sites[assignment, 1])
@@ -1054,8 +1070,7 @@ def aggregate(
     mean_km = float(np.dot(distance, site_weight) / weight_total / 1000) if weight_total > 0 else 0.0
     # Non-uniform entropy of the geographic attribute: generalized value =
     # aggregated region, or "*" (code n_sites) for a suppressed record.
-    cell_suppressed = small[assignment[cells.region], cells.qclass]
-    generalized = np.where(cell_suppressed, n_sites, assignment[cells.region])
+    generalized = np.where(cell_suppressed, n_sites, cell_site)
     nue = nonuniform_entropy_codes(cells.region, n_regions, generalized, n_sites + 1, cells.size)
 
     labels = np.array([f"A{i + 1}" for i in range(n_sites)], dtype=object)
@@ -1064,8 +1079,8 @@ def aggregate(
             "x": sites[:, 0],
             "y": sites[:, 1],
             "regions": np.bincount(assignment, minlength=n_sites),
-            "records": matrix.sum(axis=1),
-            "anonymity": _anonymity(matrix),
+            "records": records_per_site,
+            "anonymity": anonymity,
             "suppressed": suppressed_per_site,
         },
         index=pd.Index(labels, name="aggregated_region"),

@@ -118,6 +118,13 @@ def test_every_region_goes_to_its_nearest_site_and_metrics_match_reference(seed,
     assert result.nonuniform_entropy == pytest.approx(nue, abs=1e-6)
     assert result.records == int(records["n"].sum())
     assert int(result.sites["suppressed"].sum()) == suppressed
+    # Per aggregated region: records and anonymity (smallest class) from a plain groupby.
+    frame = records.assign(agg=records["zip"].map(result.mapping))
+    per_class = frame.groupby(["agg", "sex", "age"], observed=True)["n"].sum()
+    anonymity = per_class.groupby(level=0).min().reindex(result.sites.index, fill_value=0)
+    totals = frame.groupby("agg")["n"].sum().reindex(result.sites.index, fill_value=0)
+    assert result.sites["anonymity"].tolist() == anonymity.tolist()
+    assert result.sites["records"].tolist() == totals.tolist()
 
 
 def _objective_reference(points, records, sites, k):
@@ -359,3 +366,14 @@ def test_anonymized_records_mask_suppressed_classes():
     assert int(out.loc[masked, "n"].sum()) == result.suppressed
     assert (out.loc[masked, ["zip", "sex", "age"]] == "*").all().all()
     assert set(out.loc[~masked, "zip"]) <= set(result.sites.index)
+
+
+def test_adc_refuses_tables_too_large_for_memory(monkeypatch):
+    import anonlib.geo as geo
+    from anonlib.errors import ProblemTooLargeError
+
+    points, records = _problem(2)
+    monkeypatch.setattr(geo, "ADC_CELL_LIMIT", 10)
+    with pytest.raises(ProblemTooLargeError, match="choose fewer sites"):
+        aggregate(points, records, region="zip", quasi_identifiers=["sex", "age"], k=2, n_sites=5,
+                  method="adc", count="n")
