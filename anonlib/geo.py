@@ -544,6 +544,10 @@ def balanced_density(x: np.ndarray, y: np.ndarray, population: np.ndarray, n_sit
     # reduces the number of rows; too much population left makes extra rows).
     if len(ends) > 1 and cum_y[-1] - cum_y[ends[-2] - 1] < ideal_row / 2:
         ends = ends[:-2] + [ends[-1]]
+    while len(ends) > n_sites:  # ASSUMED: never more rows than sites; merge the lightest row upwards
+        pops = np.diff(np.concatenate([[0.0], cum_y[np.array(ends) - 1]]))
+        i = int(np.argmin(pops))
+        del ends[i if i < len(ends) - 1 else i - 1]
     starts = [0] + ends[:-1]
     row_pop = np.array([cum_y[e - 1] - (cum_y[s - 1] if s else 0.0) for s, e in zip(starts, ends)])
     row_points = np.array([e - s for s, e in zip(starts, ends)])

@@ -74,17 +74,17 @@ Conus Albers for the whole US); no map tiles are loaded.
 """
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_data(show_spinner="Drawing synthetic people from Adult's marginals...", max_entries=8)
 def _people(key: str, attributes: tuple[str, ...], seed: int, _points: pd.DataFrame) -> pd.DataFrame:
     return synthetic_people(_points, attributes=attributes, seed=seed)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def _uploaded_regions(file_id: str, region_id: str, _raw: bytes, name: str) -> Regions:
-    return read_regions(_raw, region_id=region_id, name=name)
+@st.cache_data(show_spinner="Reading the boundaries...", max_entries=4)
+def _uploaded_regions(file_id: str, region_id: str, population: str | None, _raw: bytes, name: str) -> Regions:
+    return read_regions(_raw, region_id=region_id, population=population, name=name)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner="Placing sites, aggregating and suppressing...", max_entries=64)
 def _run(source: tuple, method: str, k: int, n_sites: int, seed: int,
          region: str, qis: tuple[str, ...], count: str | None, _points: pd.DataFrame, _records: pd.DataFrame):
     bar = st.progress(0.0, text=f"{METHOD_NAMES[method]}: starting") if method == "adc" else None
@@ -138,12 +138,15 @@ source: tuple = ()
 with guarded("reading the areas"):
     if area_key == UPLOAD:
         upload = st.file_uploader("Area boundaries", type=["geojson", "json", "gpkg", "zip", "gz"], key="geo_upload")
-        id_column = st.text_input("Column with the area id", value="GEOID", key="geo_upload_id")
+        u1, u2 = st.columns(2)
+        id_column = u1.text_input("Column with the area id", value="GEOID", key="geo_upload_id")
+        population_column = u2.text_input("Column with the population (optional)", value="", key="geo_upload_pop")
         if upload is None:
             st.info("Upload a GeoJSON, GeoPackage or zipped Shapefile of your areas to continue.")
         else:
-            regions = _uploaded_regions(upload.file_id, id_column, upload.getvalue(), upload.name)
-            source = ("upload", upload.file_id, id_column)
+            regions = _uploaded_regions(upload.file_id, id_column, population_column.strip() or None,
+                                        upload.getvalue(), upload.name)
+            source = ("upload", upload.file_id, id_column, population_column)
     else:
         regions = sample_regions(area_key)
         source = ("sample", area_key)

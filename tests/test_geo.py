@@ -80,7 +80,7 @@ def _reference_metrics(result, points, records, k):
 def test_balanced_density_gives_exactly_the_requested_sites(n, data):
     rng = np.random.default_rng(n)
     s = data.draw(st.integers(1, n))
-    pop = rng.integers(0, 1000, n) * rng.integers(0, 2, n)  # many zero-population points
+    pop = (rng.pareto(0.8, n) * 100).astype(np.int64) * rng.integers(0, 2, n)  # lumpy, many zeros
     sites = balanced_density(rng.normal(size=n), rng.normal(size=n), pop, s)
     assert sites.shape == (s, 2)
     assert np.isfinite(sites).all()
@@ -377,3 +377,11 @@ def test_adc_refuses_tables_too_large_for_memory(monkeypatch):
     with pytest.raises(ProblemTooLargeError, match="choose fewer sites"):
         aggregate(points, records, region="zip", quasi_identifiers=["sex", "age"], k=2, n_sites=5,
                   method="adc", count="n")
+
+
+def test_balanced_density_with_lumpy_populations_never_makes_more_rows_than_sites():
+    # Tiny points between huge ones make many thin rows; S must still be met exactly.
+    y = np.arange(12, dtype=float)
+    pop = np.array([1, 1000, 1, 1000, 1, 1000, 1, 1000, 1, 1000, 1, 1000])
+    for s in range(1, 13):
+        assert balanced_density(np.zeros(12) + y % 3, y, pop, s).shape == (s, 2)
