@@ -70,6 +70,19 @@ def _adc_note(pair) -> str:
     )
 
 
+def _counties():
+    regions = sample_regions("us_counties")
+    return regions, synthetic_people(regions.points, seed=0), ["sex", "age_band", "race"]
+
+
+def _adc_counties(inputs):
+    regions, people, qis = inputs
+    calls = []
+    result = aggregate(regions.points, people, region="region_id", quasi_identifiers=qis, k=5, n_sites=300,
+                       method="adc", count="count", max_passes=5, progress=lambda f, t: calls.append(f))
+    return result, len(calls)
+
+
 BENCHMARKS = [
     Benchmark(
         "geo: Tennessee 625 ZCTAs, 6.3 M people (sex x age band), balanced + metrics",
@@ -109,5 +122,13 @@ BENCHMARKS = [
         lambda pair: aggregated_polygons(pair[1], pair[0]),
         repeat=3,
         note=lambda cells: f"{len(cells)} cells",
+    ),
+    Benchmark(
+        "geo: ADC on US counties (3,221 areas, 300 sites, 3 QIs, 5 passes)",
+        None,
+        _counties,
+        _adc_counties,
+        repeat=1,
+        note=_adc_note,
     ),
 ]
