@@ -463,8 +463,12 @@ def site_count(
         raise ParameterError(f"The cut-off model must be one of {join_names(CUTOFF_MODELS)}; got '{model}'.")
     if not math.isfinite(g) or g <= 0:
         raise ParameterError(f"The population cut-off must be a positive number; the {model} model gave {g:g}.")
-    n = min(max(int(round(total_population / g)), 1), n_regions)
-    return SiteCount(n_sites=n, model=model, cutoff=g, explanation=f"{why}; S = round({total_population:,} / G) = {n:,}")
+    raw = int(round(total_population / g))
+    n = min(max(raw, 1), n_regions)
+    clamp = "" if n == raw else f", kept between 1 and the {n_regions:,} regions: {n:,}"
+    return SiteCount(
+        n_sites=n, model=model, cutoff=g, explanation=f"{why}; S = round({total_population:,} / G) = {raw:,}{clamp}"
+    )
 
 
 # --------------------------------------------------------------------------

@@ -187,13 +187,18 @@ if regions is not None:
             )
 
 if regions is not None and records is not None:
+    n_sites = None
     with guarded("choosing the number of sites"):
-        total = int(records[count].sum()) if count else len(records)
+        # The cut-off is a population size: use the areas' population when known, else the records.
+        if "population" in regions.points.columns:
+            total, counted = int(regions.points["population"].sum()), "people"
+        else:
+            total, counted = (int(records[count].sum()) if count else len(records)), "records"
         if site_mode == "chosen directly":
             top = min(regions.n_regions, 5000)
             default = site_count(total, regions.n_regions, cutoff=100_000).n_sites
             n_sites = st.slider("Number of sites S", 1, top, min(default, top), key="geo_sites")
-            st.caption(f"{n_sites:,} sites for {regions.n_regions:,} areas and {total:,} records.")
+            st.caption(f"{n_sites:,} sites for {regions.n_regions:,} areas and {total:,} {counted}.")
         else:
             model_name = st.selectbox("Cut-off model", list(MODELS), key="geo_model")
             model, cutoff = MODELS[model_name]
@@ -212,6 +217,8 @@ if regions is not None and records is not None:
             n_sites = count_choice.n_sites
             st.caption(plain(count_choice.explanation) + f" (H = {h:.3f} bits, MaxCombs = {combos:,})")
 
+    if n_sites is None:
+        st.stop()
     compare = st.toggle("Compare the three methods (runs ADC too)", value=regions.n_regions <= 2000,
                         key="geo_compare")
     results = {}
