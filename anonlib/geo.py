@@ -64,6 +64,7 @@ METHOD_NAMES = {
     "adc": "Anonymity-driven clustering (ADC)",
     "kmeans": "Population-weighted k-means",
 }
+METHOD_SHORT = {"balanced": "Balanced density", "adc": "ADC", "kmeans": "Weighted k-means"}
 
 # --------------------------------------------------------------------------
 # Projection: lon/lat degrees -> metres

@@ -221,8 +221,14 @@ def geo_map_figure(
     )
     fig.update_yaxes(scaleanchor="x", scaleratio=1, showgrid=False, zeroline=False, title=f"y (km{', ' + crs if crs else ''})")
     fig.update_xaxes(showgrid=False, zeroline=False, title=f"x (km{', ' + crs if crs else ''})")
+    # Height follows the data's aspect ratio (the axes keep 1 km = 1 km), within 380-700 px.
+    xs_all = points["x"] if points is not None and len(points) else sites["x"]
+    ys_all = points["y"] if points is not None and len(points) else sites["y"]
+    span_x = max(float(xs_all.max() - xs_all.min()), 1.0)
+    span_y = float(ys_all.max() - ys_all.min())
+    height = int(np.clip(600 * span_y / span_x + 140, 380, 700))
     fig.update_layout(
-        template="plotly_white", margin=dict(l=10, r=10, t=40, b=10), height=620,
+        template="plotly_white", margin=dict(l=10, r=10, t=40, b=10), height=height,
         legend=dict(orientation="h", y=1.02, x=0), hoverlabel=dict(namelength=-1),
         title="Aggregated regions (filled), initial regions (dots), sites (diamonds)",
     )

@@ -9,6 +9,7 @@ from anonlib.dataset import Dataset
 from anonlib.geo import (
     FIXED_CUTOFFS,
     METHOD_NAMES,
+    METHOD_SHORT,
     METHODS,
     REGION_SAMPLES,
     REGRESSION_FORMS,
@@ -238,14 +239,16 @@ if regions is not None and records is not None:
                 f"{result.unmatched_records:,} records have area ids that match no area and are left out: "
                 f"{plain(', '.join(result.unmatched[:12]))}" + (" ..." if len(result.unmatched) > 12 else "") + "."
             )
-        m = st.columns(6)
-        m[0].metric("suppressed records", f"{result.suppressed:,}", help=f"{100 * result.suppressed_share:.4f}% of {result.records:,}")
-        m[1].metric("suppressed (%)", f"{100 * result.suppressed_share:.4f}%")
-        m[2].metric("aggregated regions", f"{int((result.sites['regions'] > 0).sum()):,}", help=f"{result.n_sites:,} sites placed")
-        m[3].metric("mean distance to site", f"{result.mean_distance_km:,.1f} km",
-                    help=f"Compactness (sum over areas): {result.compactness / 1000:,.0f} km")
-        m[4].metric("discernibility", f"{result.discernibility:.4g}", help=f"{result.discernibility:,}")
-        m[5].metric("non-uniform entropy", f"{result.nonuniform_entropy:,.0f} bits")
+        top = st.columns(3)
+        top[0].metric("suppressed records", f"{result.suppressed:,}", help=f"of {result.records:,} records")
+        top[1].metric("suppressed (%)", f"{100 * result.suppressed_share:.4f}%")
+        top[2].metric("aggregated regions", f"{int((result.sites['regions'] > 0).sum()):,}",
+                      help=f"{result.n_sites:,} sites placed")
+        bottom = st.columns(3)
+        bottom[0].metric("mean distance to site", f"{result.mean_distance_km:,.1f} km",
+                         help=f"Compactness (sum over areas): {result.compactness / 1000:,.0f} km")
+        bottom[1].metric("discernibility", f"{result.discernibility:.4g}", help=f"{result.discernibility:,}")
+        bottom[2].metric("non-uniform entropy", f"{result.nonuniform_entropy:,.0f} bits")
         if result.adc is not None:
             trace = result.adc
             st.caption(
@@ -266,7 +269,8 @@ if regions is not None and records is not None:
         st.subheader("Methods compared (the paper's Figures 3-5)" if compare else "This run (switch on the comparison to see all methods)")
         table = pd.DataFrame([r.summary() for r in results.values()])
         st.dataframe(table, hide_index=True, width="stretch")
-        st.plotly_chart(charts.geo_metrics_figure(table), width="stretch")
+        st.plotly_chart(charts.geo_metrics_figure(table.assign(run=[METHOD_SHORT[m] for m in results]), label="run"),
+                        width="stretch")
         with st.expander(f"All runs of this session ({len(history)})"):
             st.dataframe(pd.DataFrame(list(history.values())), hide_index=True, width="stretch")
 
