@@ -720,6 +720,16 @@ def adc_sites(
     seconds. A move is first scored incrementally (only the points that change
     site are recounted); an apparent gain is confirmed by a full recount
     before it is committed, so F never decreases.
+
+    Three points; class 0 has one member at each point, class 1 two members
+    at x=10. Seeded with sites at x=0 and x=10, ADC keeps only moves that raise F:
+
+    >>> cells = _Cells(region=np.array([0, 1, 2, 2]), qclass=np.array([0, 0, 0, 1]),
+    ...                size=np.array([1, 1, 1, 2]), n_classes=2)
+    >>> x, y = np.array([0.0, 0.0, 10.0]), np.array([0.0, 1.0, 0.0])
+    >>> sites, trace = adc_sites(x, y, cells, np.array([[0.0, 0.0], [10.0, 0.0]]), k=2)
+    >>> trace.objectives[0] <= trace.objectives[-1], trace.converged
+    (True, True)
     """
     import shapely
 
@@ -929,7 +939,13 @@ class AggregationResult:
         """The records with the region replaced by its aggregated region; suppressed records
         get ``"*"`` in the region and every quasi-identifier (counts are kept).
 
-        Pass the same ``records`` (rows matched to regions) as to ``aggregate``.
+        Pass the same ``records`` as to ``aggregate``.
+
+        >>> records = pd.DataFrame({"zip": ["a", "c"], "sex": ["f", "m"]})
+        >>> points = pd.DataFrame({"region_id": ["a", "c"], "x": [0.0, 9.0], "y": [0.0, 0.0]})
+        >>> result = aggregate(points, records, region="zip", quasi_identifiers=["sex"], k=2, n_sites=1)
+        >>> result.anonymized_records(records, region="zip", quasi_identifiers=["sex"]).values.tolist()
+        [['*', '*', True], ['*', '*', True]]
         """
         if self.record_site is None or len(records) != len(self.record_site):
             raise ParameterError("These are not the records this aggregation was computed from.")
@@ -1168,6 +1184,14 @@ def aggregated_polygons(result: AggregationResult, regions: Regions, *, simplify
     The union (geopandas ``dissolve``) of member polygons when ``regions`` has
     polygons; else the Voronoi cells of the sites (``shapely.voronoi_polygons``)
     clipped to the convex hull of the points, buffered by 2% of its extent.
+
+    >>> import shapely
+    >>> result = aggregate_example()
+    >>> regions = Regions("example", pd.DataFrame({"region_id": ["a", "b", "c"], "x": [0.0, 1.0, 50.0],
+    ...                                            "y": [0.0, 0.0, 0.0]}), crs="EPSG:32616")
+    >>> cells = aggregated_polygons(result, regions)
+    >>> cells.index.tolist(), bool(cells.geometry.loc["A2"].contains(shapely.Point(50.0, 0.0)))
+    (['A1', 'A2'], True)
     """
     import geopandas as gpd
     import shapely
