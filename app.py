@@ -13,6 +13,7 @@ from dashboard.ui import sidebar
 PAGES = [
     st.Page("pages/dataset.py", title="Dataset", icon=":material/table:", default=True),
     st.Page("pages/leakage.py", title="Leakage & anonymization", icon=":material/account_tree:"),
+    st.Page("pages/geography.py", title="Geographic aggregation", icon=":material/map:"),
 ]
 
 st.set_page_config(page_title="Privacy-risk dashboard", page_icon=":material/shield:", layout="wide")

@@ -1,0 +1,124 @@
+"""AppTest of the Geography page: move the main controls and check the numbers shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from anonlib.dataset import Dataset
+from anonlib.geo import aggregate, sample_regions, site_count
+from anonlib.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "pages" / "geography.py")
+
+
+def _metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def _expected(k: int, n_sites: int | None = None, method: str = "balanced", attributes=PEOPLE_ATTRIBUTES):
+    regions = sample_regions("tennessee_zcta")
+    people = synthetic_people(regions.points, attributes=list(attributes), seed=0)
+    if n_sites is None:
+        n_sites = site_count(int(people["count"].sum()), regions.n_regions, cutoff=100_000).n_sites
+    return aggregate(regions.points, people, region="region_id", quasi_identifiers=list(attributes), k=k,
+                     n_sites=n_sites, method=method, count="count", seed=0)
+
+
+@pytest.fixture(scope="module")
+def page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=180).run()
+    assert not at.exception
+    return at
+
+
+def test_default_tennessee_run_shows_the_library_numbers(page):
+    expected = _expected(5)
+    assert _metric(page, "suppressed records") == f"{expected.suppressed:,}"
+    assert _metric(page, "aggregated regions") == "63"
+    assert _metric(page, "mean distance to site") == f"{expected.mean_distance_km:,.1f} km"
+    assert _metric(page, "non-uniform entropy") == f"{expected.nonuniform_entropy:,.0f} bits"
+    # Comparison table: one row per method, balanced first.
+    table = page.dataframe[0].value
+    assert list(table["method"]) == ["Balanced density", "Anonymity-driven clustering (ADC)", "Population-weighted k-means"]
+    assert int(table.loc[0, "suppressed records"]) == expected.suppressed
+    assert int(table.loc[0, "discernibility"]) == expected.discernibility
+    assert table["records"].tolist() == [expected.records] * 3
+    assert len(page.get("plotly_chart")) == 2
+
+
+def test_moving_k_updates_suppression(page):
+    page.slider(key="geo_k").set_value(20).run()
+    assert not page.exception
+    expected = _expected(20)
+    assert _metric(page, "suppressed records") == f"{expected.suppressed:,}"
+    assert expected.suppressed > _expected(5).suppressed
+
+
+def test_direct_number_of_sites_and_method(page):
+    page.radio(key="geo_site_mode").set_value("chosen directly").run()
+    page.slider(key="geo_sites").set_value(30).run()
+    page.selectbox(key="geo_method").set_value("kmeans").run()
+    assert not page.exception
+    expected = _expected(20, n_sites=30, method="kmeans")
+    assert _metric(page, "suppressed records") == f"{expected.suppressed:,}"
+    assert int(_metric(page, "aggregated regions")) == int((expected.sites["regions"] > 0).sum())
+
+
+def test_cutoff_models_and_colouring(page):
+    page.radio(key="geo_site_mode").set_value("from a population cut-off").run()
+    page.selectbox(key="geo_model").set_value("Max-combinations model (ours: G = k x MaxCombs)").run()
+    assert not page.exception
+    # k = 20, MaxCombs = 2 x 16 x 5 = 160: G = 3,200, S = round(6,339,942 / 3,200) = 1,981 -> clamped to 625.
+    assert any("= 1,981" in c.value and "625 regions" in c.value for c in page.caption)
+    page.selectbox(key="geo_colour").set_value("suppressed_share").run()
+    page.selectbox(key="geo_palette").set_value(page.selectbox(key="geo_palette").options[1]).run()
+    assert not page.exception
+
+
+def test_active_dataset_with_zip_column_and_unmatched_ids():
+    regions = sample_regions("tennessee_zcta")
+    rng = np.random.default_rng(1)
+    zips = rng.choice(regions.points["region_id"].to_numpy(), 3000)
+    zips[:4] = ["99999", "99999", "00000", "99999"]
+    frame = pd.DataFrame({"zip": zips, "sex": rng.choice(["f", "m"], 3000), "age": rng.integers(20, 80, 3000) // 10 * 10})
+    dataset = Dataset.from_frame("clinic", frame, {"zip": "ignore", "sex": "quasi-identifier", "age": "quasi-identifier"})
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.session_state["active_dataset"] = dataset
+    at.session_state["active_source"] = "upload:clinic.csv"
+    at.run()
+    at.radio(key="geo_records").set_value(at.radio(key="geo_records").options[1]).run()
+    assert not at.exception
+    assert at.selectbox(key="geo_region_column").value == "zip"
+    assert any("4 records have area ids that match no area" in w.value and "99999" in w.value for w in at.warning)
+    points = regions.points
+    kept = frame[~frame["zip"].isin(["99999", "00000"])]
+    # The cut-off applies to the areas' population (6.34 M in Tennessee): 63 sites.
+    n_sites = site_count(int(points["population"].sum()), regions.n_regions, cutoff=100_000).n_sites
+    assert n_sites == 63
+    expected = aggregate(points, kept, region="zip", quasi_identifiers=["sex", "age"], k=5, n_sites=n_sites)
+    assert _metric(at, "suppressed records") == f"{expected.suppressed:,}"
+
+
+def test_wrong_area_column_is_a_sentence_not_a_traceback():
+    frame = pd.DataFrame({"zip": ["37010"] * 5, "sex": ["f"] * 5})
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.session_state["active_dataset"] = Dataset.from_frame("x", frame, {"sex": "quasi-identifier"})
+    at.session_state["active_source"] = "upload:x.csv"
+    at.run()
+    at.radio(key="geo_records").set_value(at.radio(key="geo_records").options[1]).run()
+    at.selectbox(key="geo_region_column").set_value("sex").run()
+    assert not at.exception
+    assert any("None of the records' ids in 'sex' match" in e.value for e in at.error)
+
+
+def test_app_navigates_to_the_page():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    at.switch_page("pages/geography.py").run()
+    assert not at.exception
+    assert any(t.value == "Geographic aggregation" for t in at.title)
