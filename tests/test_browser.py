@@ -93,12 +93,17 @@ def browser():
         instance.close()
 
 
+_BUSY = (
+    "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+    " && !document.querySelector('[data-stale=\"true\"]')"
+)
+
+
 def _wait_idle(page, timeout_ms: int = 60_000) -> None:
-    """Wait until Streamlit has finished running the script."""
-    page.wait_for_timeout(300)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms
-    )
+    """Wait until Streamlit has finished running the script (idle twice in a row)."""
+    for _ in range(2):
+        page.wait_for_timeout(500)
+        page.wait_for_function(_BUSY, timeout=timeout_ms)
 
 
 def _metric(page, label: str) -> str:
@@ -114,7 +119,7 @@ def test_health_endpoint(server) -> None:
 
 def test_upload_profile_and_visit_every_page(server, browser) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = browser.new_page(viewport={"width": 1400, "height": 2200})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(server, wait_until="networkidle")
@@ -145,6 +150,7 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
         page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
         page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=60_000)
         _wait_idle(page, 180_000)
+        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)  # every page shows a result chart
         body = page.locator("body").inner_text()
         assert "Traceback" not in body, title
         assert "Something unexpected went wrong" not in body, title
