@@ -126,37 +126,52 @@ def _single(df: pd.DataFrame, sensitive: str, known: Sequence[str] | str, count:
 
 
 def _peer_counts(
-    peers: Classes, s_codes: np.ndarray, s_card: int, weights: np.ndarray | None, q: float | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Per row ``#{a_i}``, ``#{s_i, a_i}`` and (when ``q`` is given) the number of
-    false values v with PP_{i,v}(a_i) = #{v, a_i} / #{a_i} > q, from the rows'
-    peer groups and sensitive codes."""
+    peers: Classes, s_codes: np.ndarray, s_card: int, weights: np.ndarray | None, q: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row ``#{a_i}``, ``#{s_i, a_i}`` and the number of false values v with
+    PP_{i,v}(a_i) = #{v, a_i} / #{a_i} > q, from the rows' peer groups and sensitive codes."""
     joint_ids, n_joint = combine([peers.ids, s_codes], [peers.n_classes, s_card])
     joint = Classes.from_ids(joint_ids, n_joint, weights)
-    n_peers = peers.sizes[peers.ids]
-    n_same = joint.sizes[joint_ids]
-    if q is None:
-        return n_peers, n_same, None
     owner = np.empty(n_joint, dtype=np.int64)  # the peer group of each (s, a) group
     owner[joint_ids] = peers.ids
     probable = (joint.sizes / peers.sizes[owner]) > q  # indicator I_{q,i,v}
     per_group = np.bincount(owner, weights=probable, minlength=peers.n_classes)
     considered = (per_group[peers.ids] - probable[joint_ids]).astype(np.int64)  # minus the true value
-    return n_peers, n_same, considered
+    return peers.sizes[peers.ids], joint.sizes[joint_ids], considered
 
 
 def _evaluate(
     peers: Classes, s_codes: np.ndarray, s_card: int, weights: np.ndarray | None, measure: str, q: float
 ) -> np.ndarray:
-    """PPP, NPP or PoAC per row, given the rows' peer groups and sensitive codes."""
-    n_peers, n_same, considered = _peer_counts(peers, s_codes, s_card, weights, q if measure == "poac" else None)
-    if measure == "ppp":
-        return 1.0 - n_same / n_peers
-    if measure == "npp":
-        return n_peers - n_same
-    if s_card <= 1:
-        return np.zeros(len(s_codes))
-    return considered / (s_card - 1)
+    """PPP, NPP or PoAC per row, given the rows' peer groups and sensitive codes.
+
+    When the (peer group, value) key space is small, one ``bincount`` over the
+    mixed-radix key gives the (groups x values) table of #{v, a}; the measure is
+    computed per cell and read back per row. Otherwise the key is densified
+    with ``combine`` (``_peer_counts``).
+    """
+    space = peers.n_classes * s_card
+    if space > 4 * len(s_codes) + 1024:
+        n_peers, n_same, considered = _peer_counts(peers, s_codes, s_card, weights, q)
+        if measure == "ppp":
+            return 1.0 - n_same / n_peers
+        if measure == "npp":
+            return n_peers - n_same
+        return considered / (s_card - 1) if s_card > 1 else np.zeros(len(s_codes))
+    key = peers.ids * s_card + s_codes
+    table = np.bincount(key, weights=weights, minlength=space).reshape(peers.n_classes, s_card)
+    sizes = peers.sizes[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):  # groups left empty by the pruning are never read
+        if measure == "ppp":
+            cells = 1.0 - table / sizes
+        elif measure == "npp":
+            cells = sizes - np.rint(table).astype(np.int64)
+        elif s_card <= 1:
+            cells = np.zeros_like(table, dtype=np.float64)
+        else:
+            probable = (table / sizes) > q  # indicator I_{q,i,v}
+            cells = (probable.sum(axis=1)[:, None] - probable) / (s_card - 1)  # minus the true value
+    return cells.reshape(-1)[key]
 
 
 @dataclass(frozen=True)
@@ -299,42 +314,55 @@ def _search(
     done = [0, 0.0]  # subsets accounted for, progress last reported
     evaluate_empty = include_empty or start is not None
 
-    def visit(mask: int, size: int, nxt: int, rows: np.ndarray, ids: np.ndarray, n_ids: int) -> None:
-        row_weights = None if weights is None else weights[rows]
+    def visit(mask: int, size: int, nxt: int, rows: np.ndarray | None, ids: np.ndarray, n_ids: int) -> None:
+        # rows = positions of the rows still refined in this branch (None: all rows)
+        row_weights = weights if rows is None or weights is None else weights[rows]
         peers = Classes.from_ids(ids, n_ids, row_weights)
-        evaluated = size > 0 or evaluate_empty
-        if evaluated:
+        settled = None  # rows whose every evaluated measure is 0 here
+        if size > 0 or evaluate_empty:
             for t, target in enumerate(targets):
                 if mask & target.bit:  # s itself is in the subset: not auxiliary information for s
                     continue
-                values = _evaluate(peers, target.codes[rows], target.card, row_weights, measure, target.q)
-                current = best[t, rows]
-                better = (values < current) | ((values == current) & (size < best_size[t, rows]))
-                if better.any():
-                    where = rows[better]
-                    best[t, where] = values[better]
+                s_codes = target.codes if rows is None else target.codes[rows]
+                values = _evaluate(peers, s_codes, target.card, row_weights, measure, target.q)
+                at = slice(None) if rows is None else rows
+                current = best[t, at]
+                candidates = np.flatnonzero(values <= current)
+                if candidates.size:
+                    # strictly smaller, or equal but attained with fewer variables
+                    held = best_size[t, at][candidates] if rows is None else best_size[t, rows[candidates]]
+                    candidates = candidates[(values[candidates] < current[candidates]) | (size < held)]
+                    where = candidates if rows is None else rows[candidates]
+                    best[t, where] = values[candidates]
                     best_size[t, where] = size
                     best_mask[t, where] = mask
+                settled = values == 0 if settled is None else settled & (values == 0)
         done[0] += 1
-        if nxt < n_universe and evaluated:
-            # Monotonicity: a peer group that is a single row stays that row in every
-            # superset, where every measure is 0 - already attained here with fewer
-            # variables - so the row leaves this branch.
-            several = peers.rows_per_class[ids] > 1
-            if not several.all():
-                rows, ids = rows[several], ids[several]
-        if nxt < n_universe and rows.size == 0:
+        if nxt < n_universe and settled is not None and settled.any():
+            # The paper's scalability remark: a peer group that is a single row stays that
+            # row in every superset. More generally, every measure is >= 0, so a row whose
+            # measures are all 0 here cannot be beaten by any larger subset. Groups whose
+            # rows are all settled leave the branch (whole groups only, so the counts of
+            # the other groups are untouched).
+            open_rows = np.bincount(ids, weights=~settled, minlength=n_ids)
+            keep = open_rows[ids] > 0
+            rows = np.flatnonzero(keep) if rows is None else rows[keep]
+            ids = ids[keep]
+        if nxt >= n_universe:
+            pass
+        elif rows is not None and rows.size == 0:
             done[0] += (1 << (n_universe - nxt)) - 1
-        elif nxt < n_universe:
+        else:
             for c in range(nxt, n_universe):
-                child, n_child = combine([ids, codes[c][rows]], [n_ids, cards[c]])
+                column = codes[c] if rows is None else codes[c][rows]
+                child, n_child = combine([ids, column], [n_ids, cards[c]])
                 visit(mask | (1 << c), size + 1, c + 1, rows, child, n_child)
         if progress is not None and done[0] / total - done[1] >= 0.02:
             done[1] = done[0] / total
             progress(min(done[1], 1.0))
 
     ids0, n0 = start if start is not None else (np.zeros(n, dtype=np.int64), 1)
-    visit(0, 0, 0, np.arange(n), ids0, n0)
+    visit(0, 0, 0, None, ids0, n0)
     if progress is not None:
         progress(1.0)
     return best, best_mask
