@@ -347,7 +347,7 @@ def _search(
             open_rows = np.bincount(ids, weights=~settled, minlength=n_ids)
             keep = open_rows[ids] > 0
             rows = np.flatnonzero(keep) if rows is None else rows[keep]
-            ids = ids[keep]
+            ids, n_ids = combine([ids[keep]], [n_ids])  # dense again: smaller count tables
         if nxt >= n_universe:
             pass
         elif rows is not None and rows.size == 0:
