@@ -87,11 +87,12 @@ page_header(
 options = [ACTIVE, *EXAMPLES]
 if st.session_state.get("peers_data") not in options:
     st.session_state["peers_data"] = ACTIVE
+active_name = active_dataset().name
 choice = st.selectbox(
     "Data",
     options,
     key="peers_data",
-    format_func=lambda k: f"Active dataset: {active_dataset().name}" if k == ACTIVE else f"Example: {EXAMPLES[k].title}",
+    format_func=lambda k: f"Active dataset: {active_name}" if k == ACTIVE else f"Example: {EXAMPLES[k].title}",
 )
 with guarded("loading the data"):
     dataset = active_dataset() if choice == ACTIVE else example_dataset(choice)
