@@ -26,7 +26,7 @@ MEASURE_LABELS = {"ppp": "PPP (upward privacy)", "poac": "PoAC (downward privacy
 
 
 @st.cache_data(show_spinner="Computing the minimum over every combination of auxiliary information...",
-               max_entries=16)
+               show_time=True, max_entries=16)
 def _matrix(fingerprint: str, variables: tuple[str, ...], count: str | None, measure: str, q: float | None,
             p_for_q: float, include_empty: bool, _frame: pd.DataFrame):
     return privacy_matrix(_frame, list(variables), measure, q=q, p=p_for_q, include_empty=include_empty,
@@ -39,7 +39,8 @@ def _leave_one_out(fingerprint: str, sensitive: str, aux: tuple[str, ...], count
     return leave_one_out(_frame, sensitive, list(aux), measure, q, count=count)
 
 
-@st.cache_data(show_spinner="Trying every equal-width partition with every offset...", max_entries=16)
+@st.cache_data(show_spinner="Trying every equal-width partition with every offset...", show_time=True,
+               max_entries=16)
 def _potential(fingerprint: str, sensitive: str, aux: tuple[str, ...], variable: str, count: str | None,
                p: float, max_categories: int, max_partitions: int, include_empty: bool, _frame: pd.DataFrame):
     return generalization_potential(_frame, sensitive, list(aux), variable, p=p, max_categories=max_categories,
