@@ -302,11 +302,57 @@ def _search(
 
     Returns ``(values, masks)``, both (targets x rows); ``masks`` is the subset
     (bit j = universe column j) attaining the minimum: the smallest such subset
-    and, among equally small ones, the first in lexicographic order.
+    and, among equally small ones, the first in the walk's order.
     ``start`` = peer-group ids every subset is refined from (a column always known).
+
+    Rows identical on every column involved get identical results, so the walk
+    runs on the distinct rows, weighted by how many records each stands for.
+    """
+    columns = [*codes, *(t.codes for t in targets if not any(t.codes is c for c in codes))]
+    column_cards = [*cards, *(t.card for t in targets if not any(t.codes is c for c in codes))]
+    if start is not None:
+        columns, column_cards = [*columns, start[0]], [*column_cards, start[1]]
+    row_ids, n_distinct = combine(columns, column_cards)
+    if n_distinct == len(row_ids):
+        return _walk(codes, cards, targets, weights, measure, include_empty, start, progress)
+    first = np.empty(n_distinct, dtype=np.int64)
+    first[row_ids[::-1]] = np.arange(len(row_ids) - 1, -1, -1)  # first row of each distinct row
+    records = np.bincount(row_ids, weights=weights, minlength=n_distinct)
+    values, masks = _walk(
+        [c[first] for c in codes],
+        cards,
+        [_Target(t.codes[first], t.card, t.q, t.bit) for t in targets],
+        np.rint(records).astype(np.int64),
+        measure,
+        include_empty,
+        None if start is None else (start[0][first], start[1]),
+        progress,
+    )
+    return values[:, row_ids], masks[:, row_ids]
+
+
+def _walk(
+    codes: Sequence[np.ndarray],
+    cards: Sequence[int],
+    targets: Sequence[_Target],
+    weights: np.ndarray | None,
+    measure: str,
+    include_empty: bool,
+    start: tuple[np.ndarray, int] | None,
+    progress: Progress | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The depth-first walk over all subsets behind ``_search``.
+
+    The walk takes columns with more distinct values first: the first column's
+    branch holds half of all subsets, and the finer its peer groups, the more
+    rows the pruning removes from it.
     """
     n = len(targets[0].codes)
     n_universe = len(codes)
+    walk = sorted(range(n_universe), key=lambda j: -cards[j])  # stable: ties keep the given order
+    codes = [codes[j] for j in walk]
+    cards = [cards[j] for j in walk]
+    bits = [1 << j for j in walk]
     best = np.full((len(targets), n), np.inf)
     best_size = np.full((len(targets), n), n_universe + 1, dtype=np.int16)
     best_mask = np.zeros((len(targets), n), dtype=np.int64)
@@ -356,7 +402,7 @@ def _search(
             for c in range(nxt, n_universe):
                 column = codes[c] if rows is None else codes[c][rows]
                 child, n_child = combine([ids, column], [n_ids, cards[c]])
-                visit(mask | (1 << c), size + 1, c + 1, rows, child, n_child)
+                visit(mask | bits[c], size + 1, c + 1, rows, child, n_child)
         if progress is not None and done[0] / total - done[1] >= 0.02:
             done[1] = done[0] / total
             progress(min(done[1], 1.0))
