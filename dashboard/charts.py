@@ -161,7 +161,7 @@ def privacy_heatmap(
         go.Heatmap(
             z=z,
             y=list(row_labels),
-            x=list(range(1, n_cols + 1)),
+            x=[f"#{i + 1}" for i in columns.order] if columns.bins is None else list(range(1, n_cols + 1)),
             zmin=0.0,
             zmax=1.0,
             colorscale=threshold_colorscale(threshold, palette),

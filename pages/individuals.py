@@ -130,7 +130,17 @@ with guarded("computing the privacy of individuals"):
         f"{len(frame):,} individuals, {len(variables)} variables: {n_aux} auxiliary per sensitive variable, "
         f"{2 ** n_aux:,} combinations each" + (f"; {dropped:,} rows with missing values dropped." if dropped else ".")
     )
-    matrix = _matrix(working.fingerprint, tuple(variables), count, measure, q, p, include_empty, frame)
+    if len(variables) > 13 and not st.checkbox(
+        f"Compute anyway ({len(variables)} variables = {len(variables) * 2 ** n_aux:,} combinations; "
+        "this can take minutes)", key="peers_many"
+    ):
+        st.warning("Many variables: every combination of auxiliary information is evaluated, which doubles "
+                   "with each variable. Choose fewer variables, or confirm above.")
+        st.stop()
+    # PPP does not depend on q, so only PoAC's cache key carries it
+    matrix = _matrix(working.fingerprint, tuple(variables), count, measure,
+                     q if measure == "poac" else 0.0, p if measure == "poac" and q is None else 0.0,
+                     include_empty, frame)
 
     # ------------------------------------------------------------ Fig. 2 heatmap
     threshold = p if measure == "ppp" else 0.0
@@ -166,6 +176,8 @@ with guarded("computing the privacy of individuals"):
             str(row["variable"]), f"{100 * row['protected share']:.1f}%",
             help=f"domain size {row['domain size']}, median min {label} {row[f'median min {label}']:.3f}",
         )
+    if measure == "ppp":
+        summary = summary.drop(columns="q")
     st.dataframe(
         summary.assign(**{"protected share": 100 * summary["protected share"],
                           "share NPP = 0": 100 * summary["share NPP = 0"]}).rename(

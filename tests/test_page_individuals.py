@@ -99,3 +99,21 @@ def test_app_navigation_to_page():
     at.switch_page("pages/individuals.py").run()
     assert not at.exception
     assert any(t.value == "Individual privacy" for t in at.title)
+
+
+def test_many_variables_ask_for_confirmation():
+    import numpy as np
+    import pandas as pd
+
+    from anonlib.dataset import Dataset
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({f"q{j}": rng.integers(0, 2, 30) for j in range(14)})
+    dataset = Dataset.from_frame("wide", frame, {c: "quasi-identifier" for c in frame.columns})
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["active_dataset"] = dataset
+    at.session_state["active_source"] = "upload:wide.csv"
+    at.run()
+    assert not at.exception
+    assert any("Many variables" in w.value for w in at.warning)
+    assert not at.metric  # nothing computed until confirmed
