@@ -821,30 +821,49 @@ def _n_categories(low: float, high: float, width: float, offset: float, integer:
 
 @dataclass(frozen=True)
 class GeneralizationPotential:
-    """Fig. 4: share of records with p-upward privacy (min PPP over all subsets
-    > p) for each equal-width partition of ``variable``; ``baseline`` without
-    generalization; ``complete`` False when offsets were thinned."""
+    """Fig. 4: per equal-width partition of ``variable``, every record's minimum
+    PPP over all auxiliary subsets (``minima``, partitions x rows), and the same
+    without generalization (``original``); so the share with p-upward privacy
+    is available for any p. ``p`` is the default threshold of ``protected``,
+    ``baseline`` and ``table``; ``complete`` is False when offsets were thinned."""
 
     sensitive: str
     variable: str
     aux: tuple[str, ...]
     p: float
     partitions: tuple[Partition, ...]
-    protected: np.ndarray
-    baseline: float
+    minima: np.ndarray
+    original: np.ndarray
+    weights: np.ndarray
     complete: bool
 
-    def table(self) -> pd.DataFrame:
+    def protected_at(self, p: float) -> np.ndarray:
+        """Share of records with min PPP > p, per partition."""
+        return (self.minima > p) @ self.weights / self.weights.sum()
+
+    def baseline_at(self, p: float) -> float:
+        """Share of records with min PPP > p without generalization."""
+        return float((self.original > p) @ self.weights / self.weights.sum())
+
+    @property
+    def protected(self) -> np.ndarray:
+        return self.protected_at(self.p)
+
+    @property
+    def baseline(self) -> float:
+        return self.baseline_at(self.p)
+
+    def table(self, p: float | None = None) -> pd.DataFrame:
         """One row per partition: categories, width, offset, first category,
-        protected share, and whether it is the best for its number of categories
-        (the first such partition when several tie)."""
+        protected share at p (default ``self.p``), and whether it is the best for
+        its number of categories (the first such partition when several tie)."""
         frame = pd.DataFrame(
             {
-                "categories": [p.categories for p in self.partitions],
-                "width": [p.width for p in self.partitions],
-                "offset": [p.offset for p in self.partitions],
-                "first category": [p.label(0) for p in self.partitions],
-                "protected share": self.protected,
+                "categories": [part.categories for part in self.partitions],
+                "width": [part.width for part in self.partitions],
+                "offset": [part.offset for part in self.partitions],
+                "first category": [part.label(0) for part in self.partitions],
+                "protected share": self.protected_at(self.p if p is None else p),
             }
         )
         best_rows = frame.sort_values(["categories", "protected share"], ascending=[True, False], kind="stable")
@@ -891,11 +910,7 @@ def generalization_potential(
     target = _Target(table.column_codes(sensitive), table.cardinalities[0], 0.0)
     codes = [table.column_codes(c) for c in rest]
     cards = [table.cardinalities[table.position(c)] for c in rest]
-    weights = np.ones(table.n_rows) if table.weights is None else table.weights
-    total = float(weights.sum())
-
-    def share(minimum: np.ndarray) -> float:
-        return float(((minimum > p) * weights).sum() / total)
+    weights = np.ones(table.n_rows) if table.weights is None else table.weights.astype(np.float64)
 
     def with_variable(start: tuple[np.ndarray, int]) -> np.ndarray:
         return _search(codes, cards, [target], table.weights, "ppp", True, start=start)[0][0]
@@ -906,15 +921,15 @@ def generalization_potential(
     else:
         fixed = np.full(table.n_rows, np.inf)
     raw = (table.column_codes(variable), table.cardinalities[table.position(variable)])
-    baseline = share(np.minimum(fixed, with_variable(raw)))
-    protected = []
+    original = np.minimum(fixed, with_variable(raw))
+    minima = np.empty((len(found), table.n_rows))
     for k, part in enumerate(found):
         categories = _category_codes(part.codes(values))
-        protected.append(share(np.minimum(fixed, with_variable(combine([categories], [int(categories.max()) + 1])))))
+        minima[k] = np.minimum(fixed, with_variable(combine([categories], [int(categories.max()) + 1])))
         if progress is not None:
             progress((k + 1) / len(found))
     return GeneralizationPotential(
-        sensitive, variable, tuple(aux), p, tuple(found), np.asarray(protected), baseline, complete
+        sensitive, variable, tuple(aux), p, tuple(found), minima, original, weights, complete
     )
 
 

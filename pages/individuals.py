@@ -42,8 +42,9 @@ def _leave_one_out(fingerprint: str, sensitive: str, aux: tuple[str, ...], count
 @st.cache_data(show_spinner="Trying every equal-width partition with every offset...", show_time=True,
                max_entries=16)
 def _potential(fingerprint: str, sensitive: str, aux: tuple[str, ...], variable: str, count: str | None,
-               p: float, max_categories: int, max_partitions: int, include_empty: bool, _frame: pd.DataFrame):
-    return generalization_potential(_frame, sensitive, list(aux), variable, p=p, max_categories=max_categories,
+               max_categories: int, max_partitions: int, include_empty: bool, _frame: pd.DataFrame):
+    # keeps every record's minimum per partition, so moving p needs no recomputation
+    return generalization_potential(_frame, sensitive, list(aux), variable, max_categories=max_categories,
                                     max_partitions=max_partitions, include_empty=include_empty, count=count)
 
 
@@ -257,10 +258,11 @@ with guarded("computing the privacy of individuals"):
         variable = g1.selectbox("Numeric auxiliary variable to generalize", numeric, key=f"peers_gen_var:{choice}")
         max_categories = g2.slider("Most categories", 2, 40, 15, key="peers_max_categories")
         budget = int(np.clip(4e7 / (len(frame) * 2 ** max(len(aux) - 1, 0)), 20, 400))
-        potential = _potential(working.fingerprint, sensitive, tuple(aux), variable, count, p, max_categories,
+        potential = _potential(working.fingerprint, sensitive, tuple(aux), variable, count, max_categories,
                                budget, include_empty, frame)
-        table = potential.table()
-        st.plotly_chart(charts.generalization_figure(table, potential.baseline, variable, p), width="stretch",
+        table = potential.table(p)
+        baseline = potential.baseline_at(p)
+        st.plotly_chart(charts.generalization_figure(table, baseline, variable, p), width="stretch",
                         key="peers_potential")
         if not potential.complete:
             st.caption(f"Offsets were thinned evenly to {len(table)} partitions to keep this fast on "
@@ -270,7 +272,7 @@ with guarded("computing the privacy of individuals"):
             f"Best: **{int(best.iloc[0]['categories'])} categories** of width {best.iloc[0]['width']:g} "
             f"(first category {plain(best.iloc[0]['first category'])}) protect "
             f"{100 * best.iloc[0]['protected share']:.1f}% of individuals, against "
-            f"{100 * potential.baseline:.1f}% without generalization."
+            f"{100 * baseline:.1f}% without generalization."
         )
         pick = st.selectbox(
             "Partition to apply",

@@ -259,8 +259,9 @@ def test_generalization_potential_matches_direct_computation():
     for k in (0, len(res.partitions) // 2, len(res.partitions) - 1):
         part = res.partitions[k]
         generalized = frame.assign(Age=part.apply(frame["Age"]))
-        direct = (min_ppp(generalized, "Biopsy", aux) > 0).mean()
-        assert res.protected[k] == pytest.approx(direct)
+        minimum = min_ppp(generalized, "Biopsy", aux)
+        assert res.protected[k] == pytest.approx((minimum > 0).mean())
+        assert res.protected_at(0.1)[k] == pytest.approx((minimum > 0.1).mean())
         assert generalized["Age"].nunique() <= part.categories
     table = res.table()
     assert table.groupby("categories")["best for its categories"].sum().eq(1).all()
