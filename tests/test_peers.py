@@ -310,3 +310,23 @@ def test_errors_are_clear(table1):
         min_ppp(wide, "c0", [f"c{j}" for j in range(1, 23)])
     with pytest.raises(ColumnError, match="not numeric"):
         generalization_potential(table1, "Diagnosis", ["Gender", "Age"], "Age")
+
+
+@pytest.mark.parametrize("measure, q", [("ppp", 0.0), ("poac", 0.0), ("poac", 0.3)])
+def test_many_distinct_values_use_the_densified_path(measure, q):
+    # (peer group, value) key spaces larger than the rows force the combine() path
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame({"s": rng.integers(0, 40, 90), "a": rng.integers(0, 60, 90), "b": rng.integers(0, 5, 90)})
+    weights = [1] * len(frame)
+    res = privacy_matrix(frame, ["s", "a", "b"], measure, q=q)
+    for v, s in enumerate(["s", "a", "b"]):
+        aux = [c for c in ["s", "a", "b"] if c != s]
+        brute = np.vstack([_brute_measure(frame, s, sub, weights, measure, q) for sub in _subsets(aux, True)])
+        np.testing.assert_allclose(res.values[v], brute.min(axis=0), rtol=0, atol=1e-12)
+
+
+def test_progress_is_reported_up_to_one():
+    frame, _ = example_dataset("cervical_cancer").analysis_frame()
+    seen: list[float] = []
+    privacy_matrix(frame, list(EXAMPLES["cervical_cancer"].variables), progress=seen.append)
+    assert seen[-1] == 1.0 and seen == sorted(seen)
