@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -25,8 +29,7 @@ ACTIVE = "active"
 MEASURE_LABELS = {"ppp": "PPP (upward privacy)", "poac": "PoAC (downward privacy)"}
 
 
-@st.cache_data(show_spinner="Computing the minimum over every combination of auxiliary information...",
-               show_time=True, max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=16)
 def _matrix(fingerprint: str, variables: tuple[str, ...], count: str | None, measure: str, q: float | None,
             p_for_q: float, include_empty: bool, _frame: pd.DataFrame):
     return privacy_matrix(_frame, list(variables), measure, q=q, p=p_for_q, include_empty=include_empty,
@@ -39,13 +42,25 @@ def _leave_one_out(fingerprint: str, sensitive: str, aux: tuple[str, ...], count
     return leave_one_out(_frame, sensitive, list(aux), measure, q, count=count)
 
 
-@st.cache_data(show_spinner="Trying every equal-width partition with every offset...", show_time=True,
-               max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=16)
 def _potential(fingerprint: str, sensitive: str, aux: tuple[str, ...], variable: str, count: str | None,
                max_categories: int, max_partitions: int, include_empty: bool, _frame: pd.DataFrame):
     # keeps every record's minimum per partition, so moving p needs no recomputation
     return generalization_potential(_frame, sensitive, list(aux), variable, max_categories=max_categories,
                                     max_partitions=max_partitions, include_empty=include_empty, count=count)
+
+
+@contextmanager
+def _working(what: str, units: float) -> Iterator[None]:
+    """A status box saying what is being computed, for work that may take a second or more
+    (results are cached, so a repeated setting finishes at once)."""
+    if units < 3e6:
+        yield
+        return
+    started = time.perf_counter()
+    with st.status(f"{what}...", expanded=False) as status:
+        yield
+        status.update(label=f"{what}: done in {time.perf_counter() - started:.1f} s", state="complete")
 
 
 def _apply_partition(dataset: Dataset, variable: str, partition) -> None:
@@ -139,9 +154,12 @@ with guarded("computing the privacy of individuals"):
                    "with each variable. Choose fewer variables, or confirm above.")
         st.stop()
     # PPP does not depend on q, so only PoAC's cache key carries it
-    matrix = _matrix(working.fingerprint, tuple(variables), count, measure,
-                     q if measure == "poac" else 0.0, p if measure == "poac" and q is None else 0.0,
-                     include_empty, frame)
+    pairs = len(variables) * 2 ** n_aux
+    with _working(f"Minimum {label} over {pairs:,} (sensitive variable, auxiliary combination) pairs for "
+                  f"{len(frame):,} individuals", len(frame) * pairs):
+        matrix = _matrix(working.fingerprint, tuple(variables), count, measure,
+                         q if measure == "poac" else 0.0, p if measure == "poac" and q is None else 0.0,
+                         include_empty, frame)
 
     # ------------------------------------------------------------ Fig. 2 heatmap
     threshold = p if measure == "ppp" else 0.0
@@ -258,8 +276,10 @@ with guarded("computing the privacy of individuals"):
         variable = g1.selectbox("Numeric auxiliary variable to generalize", numeric, key=f"peers_gen_var:{choice}")
         max_categories = g2.slider("Most categories", 2, 40, 15, key="peers_max_categories")
         budget = int(np.clip(4e7 / (len(frame) * 2 ** max(len(aux) - 1, 0)), 20, 400))
-        potential = _potential(working.fingerprint, sensitive, tuple(aux), variable, count, max_categories,
-                               budget, include_empty, frame)
+        with _working(f"Minimum PPP of {sensitive} for up to {budget} partitions of {variable}",
+                      budget * len(frame) * 2 ** max(len(aux) - 1, 0)):
+            potential = _potential(working.fingerprint, sensitive, tuple(aux), variable, count, max_categories,
+                                   budget, include_empty, frame)
         table = potential.table(p)
         baseline = potential.baseline_at(p)
         st.plotly_chart(charts.generalization_figure(table, baseline, variable, p), width="stretch",
