@@ -8,7 +8,6 @@ import itertools
 import time
 
 import numpy as np
-import pandas as pd
 
 from anonlib.peers import EXAMPLES, example_dataset, ppp, privacy_matrix
 from bench import Benchmark

@@ -14,7 +14,6 @@ from anonlib.dataset import Dataset, Role
 from anonlib.peers import (
     EXAMPLES,
     MEASURE_NAMES,
-    default_q,
     example_dataset,
     generalization_potential,
     heatmap_columns,
