@@ -182,7 +182,6 @@ with guarded("computing the privacy of individuals"):
         width="stretch",
         key="peers_heatmap",
     )
-    st.caption(f"Columns: {columns.description}.")
 
     # ------------------------------------------------------------ summary per variable
     st.subheader("Per variable")
