@@ -313,40 +313,17 @@ def _search(
     if start is not None:
         columns, column_cards = [*columns, start[0]], [*column_cards, start[1]]
     row_ids, n_distinct = combine(columns, column_cards)
-    if n_distinct == len(row_ids):
-        return _walk(codes, cards, targets, weights, measure, include_empty, start, progress)
-    first = np.empty(n_distinct, dtype=np.int64)
-    first[row_ids[::-1]] = np.arange(len(row_ids) - 1, -1, -1)  # first row of each distinct row
-    records = np.bincount(row_ids, weights=weights, minlength=n_distinct)
-    values, masks = _walk(
-        [c[first] for c in codes],
-        cards,
-        [_Target(t.codes[first], t.card, t.q, t.bit) for t in targets],
-        np.rint(records).astype(np.int64),
-        measure,
-        include_empty,
-        None if start is None else (start[0][first], start[1]),
-        progress,
-    )
-    return values[:, row_ids], masks[:, row_ids]
+    if n_distinct < len(row_ids):
+        first = np.empty(n_distinct, dtype=np.int64)
+        first[row_ids[::-1]] = np.arange(len(row_ids) - 1, -1, -1)  # first row of each distinct row
+        weights = np.rint(np.bincount(row_ids, weights=weights, minlength=n_distinct)).astype(np.int64)
+        codes = [c[first] for c in codes]
+        targets = [_Target(t.codes[first], t.card, t.q, t.bit) for t in targets]
+        start = None if start is None else (start[0][first], start[1])
 
-
-def _walk(
-    codes: Sequence[np.ndarray],
-    cards: Sequence[int],
-    targets: Sequence[_Target],
-    weights: np.ndarray | None,
-    measure: str,
-    include_empty: bool,
-    start: tuple[np.ndarray, int] | None,
-    progress: Progress | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The depth-first walk over all subsets behind ``_search``.
-
-    The walk takes columns with more distinct values first: the first column's
-    branch holds half of all subsets, and the finer its peer groups, the more
-    rows the pruning removes from it.
-    """
+    # The walk takes columns with more distinct values first: the first column's
+    # branch holds half of all subsets, and the finer its peer groups, the more
+    # rows the pruning removes from it.
     n = len(targets[0].codes)
     n_universe = len(codes)
     walk = sorted(range(n_universe), key=lambda j: -cards[j])  # stable: ties keep the given order
@@ -411,6 +388,8 @@ def _walk(
     visit(0, 0, 0, None, ids0, n0)
     if progress is not None:
         progress(1.0)
+    if n_distinct < len(row_ids):
+        return best[:, row_ids], best_mask[:, row_ids]
     return best, best_mask
 
 
