@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 # Colour-blind-safe defaults (Okabe-Ito qualitative; cividis sequential) and
@@ -123,8 +124,9 @@ def privacy_heatmap(
     """The paper's Fig. 2/3 heatmap: rows = variables, columns = individuals in
     the order of ``columns`` (an ``anonlib.peers.HeatmapColumns``), or bins of
     individuals for large data (each cell then the bin's mean; hover gives the
-    bin's minimum and share at or below the threshold). Hover on an individual
-    shows their values (``individual_text``) and ``cell_notes`` (worst subset).
+    bin's minimum, share at or below the threshold and most frequent
+    ``cell_notes``). Hover on an individual shows their values
+    (``individual_text``) and ``cell_notes`` (the worst subset).
 
     >>> from anonlib.peers import heatmap_columns
     >>> v = np.array([[0.0, 0.5, 1.0]])
@@ -141,20 +143,29 @@ def privacy_heatmap(
         for r in range(n_rows):
             for c, i in enumerate(order):
                 who = f"individual {i + 1}" + (f": {individual_text[i]}" if individual_text is not None else "")
-                note = f"<br>{cell_notes[r, i]}" if cell_notes is not None else ""
+                note = f"<br>worst: {cell_notes[r, i]}" if cell_notes is not None else ""
                 texts[r, c] = f"{row_labels[r]}<br>{value_label} {values[r, i]:.3f}<br>{who}{note}"
         x_title = columns.description
     else:
         lows = columns.aggregate(values, "min")
         at_risk = columns.aggregate((values <= threshold).astype(np.float64))
         sizes = np.diff(columns.bins)
+        bin_of = np.repeat(np.arange(n_cols), sizes)
         texts = np.empty((n_rows, n_cols), dtype=object)
         for r in range(n_rows):
+            common = [""] * n_cols
+            if cell_notes is not None:  # the most frequent note (worst subset) of each bin
+                codes, uniques = pd.factorize(np.asarray(cell_notes[r])[columns.order])
+                counts = np.bincount(bin_of * len(uniques) + codes, minlength=n_cols * len(uniques))
+                counts = counts.reshape(n_cols, len(uniques))
+                top = counts.argmax(axis=1)
+                common = [f"<br>most often worst: {uniques[top[c]]} ({100 * counts[c, top[c]] / sizes[c]:.0f}%)"
+                          for c in range(n_cols)]
             for c in range(n_cols):
                 texts[r, c] = (
                     f"{row_labels[r]}<br>bin {c + 1}: {sizes[c]:,} individuals<br>"
                     f"mean {value_label} {z[r, c]:.3f}, lowest {lows[r, c]:.3f}<br>"
-                    f"{100 * at_risk[r, c]:.0f}% at or below {threshold:g}"
+                    f"{100 * at_risk[r, c]:.0f}% at or below {threshold:g}{common[c]}"
                 )
         x_title = columns.description
     fig = go.Figure(

@@ -164,11 +164,11 @@ with guarded("computing the privacy of individuals"):
     threshold = p if measure == "ppp" else 0.0
     summary = matrix.summary(p)
     columns = heatmap_columns(matrix.values)
-    notes = None
+    distinct, inverse = np.unique(matrix.worst, return_inverse=True)
+    names = np.array([f"knowing {', '.join(matrix.subset(m)) or 'nothing'}" for m in distinct], dtype=object)
+    notes = names[inverse.reshape(matrix.worst.shape)]  # the worst auxiliary subset of every cell
     individual_text = None
     if columns.bins is None:
-        masks = {int(m): ", ".join(matrix.subset(m)) or "nothing" for m in np.unique(matrix.worst)}
-        notes = np.vectorize(lambda m: f"worst: knowing {masks[int(m)]}", otypes=[object])(matrix.worst)
         individual_text = [
             ", ".join(f"{c}={v}" for c, v in zip(variables, row)) for row in frame[variables].astype(str).to_numpy()
         ]
