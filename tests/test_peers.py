@@ -337,3 +337,21 @@ def test_progress_is_reported_up_to_one():
     seen: list[float] = []
     privacy_matrix(frame, list(EXAMPLES["cervical_cancer"].variables), progress=seen.append)
     assert seen[-1] == 1.0 and seen == sorted(seen)
+
+
+def test_heatmap_figure_bins_and_hover():
+    from dashboard.charts import privacy_heatmap
+
+    values = np.array([[0.0, 0.0, 0.5, 1.0], [1.0, 0.2, 0.0, 0.0]])
+    notes = np.array([["knowing a"] * 4, ["knowing nothing", "knowing b", "knowing b", "knowing b"]], dtype=object)
+    binned = heatmap_columns(values, max_individuals=2, n_bins=2)
+    fig = privacy_heatmap(values, ["s", "t"], binned, threshold=0.0, palette="red to green (as in the paper)",
+                          value_label="min PPP", title="x", cell_notes=notes)
+    assert fig.data[0].z.shape == (2, 2)
+    assert "2 individuals" in fig.data[0].customdata[0][0] and "knowing a (100%)" in fig.data[0].customdata[0][0]
+    single = privacy_heatmap(values, ["s", "t"], heatmap_columns(values), threshold=0.0,
+                             palette="colour-blind safe (orange / blues)", value_label="min PPP", title="x",
+                             individual_text=["a=1", "a=2", "a=3", "a=4"], cell_notes=notes)
+    first = single.data[0].customdata[1][0]
+    i = int(single.data[0].x[0][1:]) - 1
+    assert f"individual {i + 1}: a={i + 1}" in first and "worst: knowing" in first
