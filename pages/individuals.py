@@ -241,10 +241,10 @@ with guarded("computing the privacy of individuals"):
                     key="peers_npp")
 
     # ------------------------------------------------------------ downloads
-    per_individual = matrix.table(frame[variables])
     d1, d2 = st.columns(2)
-    with d1:
-        download_csv("Per-individual table (CSV)", per_individual, "individual_privacy.csv", key="peers_csv")
+    with d1:  # built when clicked: the table has a row per individual
+        download_csv("Per-individual table (CSV)", lambda: matrix.table(frame[variables]), "individual_privacy.csv",
+                     key="peers_csv")
     with d2:
         download_json(
             "Parameters and results (JSON)",
