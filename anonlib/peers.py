@@ -70,6 +70,9 @@ MEASURE_NAMES = {"ppp": "PPP", "poac": "PoAC"}
 MAX_AUXILIARY = 20  # 2**20 subsets per sensitive variable is the most we enumerate
 
 Progress = Callable[[float], None]
+# a (peer group x value) count table is used directly when it has at most
+# TABLE_LIMIT[0] * rows + TABLE_LIMIT[1] cells; larger key spaces are densified first
+TABLE_LIMIT = (4, 1024)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -147,11 +150,21 @@ def _evaluate(
 
     When the (peer group, value) key space is small, one ``bincount`` over the
     mixed-radix key gives the (groups x values) table of #{v, a}; the measure is
-    computed per cell and read back per row. Otherwise the key is densified
-    with ``combine`` (``_peer_counts``).
+    computed per cell and read back per row. Otherwise peer groups of a single
+    row are set aside (they reveal their own value: every measure is 0), and
+    if the rest still needs a large key space it is densified with ``combine``
+    (``_peer_counts``).
     """
     space = peers.n_classes * s_card
-    if space > 4 * len(s_codes) + 1024:
+    if space > TABLE_LIMIT[0] * len(s_codes) + TABLE_LIMIT[1]:
+        shared = peers.rows_per_class[peers.ids] > 1
+        if not shared.all():
+            out = np.zeros(len(s_codes), dtype=np.int64 if measure == "npp" else np.float64)
+            if shared.any():
+                kept = None if weights is None else weights[shared]
+                ids, n_ids = combine([peers.ids[shared]], [peers.n_classes])
+                out[shared] = _evaluate(Classes.from_ids(ids, n_ids, kept), s_codes[shared], s_card, kept, measure, q)
+            return out
         n_peers, n_same, considered = _peer_counts(peers, s_codes, s_card, weights, q)
         if measure == "ppp":
             return 1.0 - n_same / n_peers

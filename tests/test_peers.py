@@ -321,7 +321,7 @@ def test_errors_are_clear(table1):
 
 @pytest.mark.parametrize("measure, q", [("ppp", 0.0), ("poac", 0.0), ("poac", 0.3)])
 def test_many_distinct_values_use_the_densified_path(measure, q):
-    # (peer group, value) key spaces larger than the rows force the combine() path
+    # (peer group, value) key spaces larger than the rows: single-row groups set aside, rest densified
     rng = np.random.default_rng(11)
     frame = pd.DataFrame({"s": rng.integers(0, 40, 90), "a": rng.integers(0, 60, 90), "b": rng.integers(0, 5, 90)})
     weights = [1] * len(frame)
@@ -355,3 +355,37 @@ def test_heatmap_figure_bins_and_hover():
     first = single.data[0].customdata[1][0]
     i = int(single.data[0].x[0][1:]) - 1
     assert f"individual {i + 1}: a={i + 1}" in first and "worst: knowing" in first
+
+
+@settings(max_examples=25, deadline=None)
+@given(small_tables(max_columns=4), st.sampled_from(["ppp", "poac"]), st.sampled_from([0.0, 0.3]))
+def test_direct_table_and_densified_counting_agree(monkeypatch_table, table, measure, q):
+    import anonlib.peers as peers
+
+    frame, count = table
+    variables = [c for c in frame.columns if c != count]
+    with monkeypatch_table((0, 0)):  # every count through combine()
+        densified = privacy_matrix(frame, variables, measure, q=q, count=count)
+    direct = privacy_matrix(frame, variables, measure, q=q, count=count)
+    assert peers.TABLE_LIMIT == (4, 1024)
+    np.testing.assert_array_equal(densified.values, direct.values)
+    np.testing.assert_array_equal(densified.worst, direct.worst)
+    np.testing.assert_array_equal(densified.npp, direct.npp)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_table():
+    import contextlib
+
+    import anonlib.peers as peers
+
+    @contextlib.contextmanager
+    def limit(value):
+        saved = peers.TABLE_LIMIT
+        peers.TABLE_LIMIT = value
+        try:
+            yield
+        finally:
+            peers.TABLE_LIMIT = saved
+
+    return limit
