@@ -14,6 +14,7 @@ PAGES = [
     st.Page("pages/dataset.py", title="Dataset", icon=":material/table:", default=True),
     st.Page("pages/leakage.py", title="Leakage & anonymization", icon=":material/account_tree:"),
     st.Page("pages/geography.py", title="Geographic aggregation", icon=":material/map:"),
+    st.Page("pages/individuals.py", title="Individual privacy", icon=":material/person_search:"),
 ]
 
 st.set_page_config(page_title="Privacy-risk dashboard", page_icon=":material/shield:", layout="wide")

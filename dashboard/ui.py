@@ -11,7 +11,7 @@ import json
 import logging
 import re
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pandas as pd
 import streamlit as st
@@ -80,9 +80,14 @@ def guarded(what: str) -> Iterator[None]:
         )
 
 
-def download_csv(label: str, frame: pd.DataFrame, file_name: str, key: str | None = None) -> None:
-    """A CSV download with spreadsheet formulas neutralised."""
-    st.download_button(label, to_safe_csv(frame), file_name=file_name, mime="text/csv", key=key)
+def download_csv(
+    label: str, frame: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str, key: str | None = None
+) -> None:
+    """A CSV download with spreadsheet formulas neutralised. ``frame`` may be a
+    function returning the table: it is then built only when the button is clicked
+    (for large tables, so the page does not convert them on every rerun)."""
+    data = (lambda: to_safe_csv(frame())) if callable(frame) else to_safe_csv(frame)
+    st.download_button(label, data, file_name=file_name, mime="text/csv", key=key)
 
 
 def download_json(label: str, payload: dict[str, Any], file_name: str, key: str | None = None) -> None:

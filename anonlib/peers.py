@@ -1,0 +1,1057 @@
+"""Privacy of individuals: PPP, NPP, PP and PoAC (Kroes, Janssen, Groenwold, van Leeuwen 2021).
+
+One variable ``s`` is sensitive, the others are auxiliary. An adversary knows the
+true values of individual ``i`` on some auxiliary variables (``a_i``) and looks
+at the *peers*: the records matching ``a_i``. With ``#{x}`` the number of
+records matching ``x``:
+
+- ``PPP_i(a_i) = 1 - #{s_i, a_i} / #{a_i}``   proportion of protective peers
+- ``NPP_i(a_i) = #{a_i} - #{s_i, a_i}``       number of protective peers
+- ``PP_{i,v}(a_i) = #{v, a_i} / #{a_i}``      peer protection of a false value v
+- ``PoAC_{q,i}(a_i) = #{v != s_i : PP_{i,v}(a_i) > q} / (|dom(s)| - 1)``
+
+Individual ``i`` has p-upward privacy (Definition 3) when ``PPP_i(a_i) > p``
+for *every* a_i, and q-downward privacy (Definition 4) when
+``PoAC_{q,i}(a_i) = 1`` for every a_i, so the quantities that matter are
+minima over all subsets of the auxiliary variables (2^k of them, the empty
+subset included by default). dom(s) = the values of s observed in the data.
+
+How the minimum over all subsets is computed fast (the paper's R code needed
+4,000 CPU-minutes for its Fig. 2):
+
+1. every column is encoded once (``anonlib.equivalence.encode``);
+2. subsets are visited depth first; each subset's peer-group ids are its
+   parent's ids refined by one more column (``combine``), so no subset is
+   grouped from scratch;
+3. for each subset, ``#{a}`` and, for every sensitive choice, ``#{s, a}`` are
+   ``bincount``s over those ids (``Classes.from_ids``);
+4. the paper's monotonicity fact ("when a set of auxiliary values occurs x
+   times, any set that contains it occurs at most x times"): a peer group that
+   is already a single row stays that row in every superset, where every
+   measure is 0 - already attained by the smaller subset - so such rows leave
+   the whole branch below it.
+
+Memory stays linear in n per subset: only the ids along the current path are
+held, plus the (variables x individuals) result.
+
+Example (the paper's Table 1, age in 10-year bands; Alice is row 0):
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({
+    ...     "diagnosis": ["Cancer", "Cancer", "Cancer", "Arthrosis", "Diabetes"],
+    ...     "gender": ["F", "M", "F", "M", "F"],
+    ...     "age": ["45-54", "35-44", "35-44", "55-64", "45-54"]})
+    >>> m = peer_measures(df, "diagnosis", ["gender", "age"])
+    >>> float(m.ppp[0]), int(m.npp[0]), float(m.poac[0])
+    (0.5, 1, 0.5)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .dataset import Dataset, Role
+from .equivalence import Classes, EncodedTable, combine, encode
+from .errors import (
+    ColumnError,
+    EmptySelectionError,
+    ParameterError,
+    ProblemTooLargeError,
+    join_names,
+    require_columns,
+)
+
+MEASURES = ("ppp", "poac")
+MEASURE_NAMES = {"ppp": "PPP", "poac": "PoAC"}
+MAX_AUXILIARY = 20  # 2**20 subsets per sensitive variable is the most we enumerate
+
+Progress = Callable[[float], None]
+# a (peer group x value) count table is used directly when it has at most
+# TABLE_LIMIT[0] * rows + TABLE_LIMIT[1] cells; larger key spaces are densified first
+TABLE_LIMIT = (4, 1024)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _column_list(columns: Sequence[str] | str, what: str) -> list[str]:
+    if isinstance(columns, str):
+        return [columns]
+    columns = list(columns)
+    if len(set(columns)) != len(columns):
+        raise ColumnError(f"A column was listed twice among the {what}; list each column once.")
+    return columns
+
+
+def _check_fraction(value: float, name: str) -> float:
+    value = float(value)
+    if math.isnan(value) or not 0.0 <= value < 1.0:
+        raise ParameterError(f"The threshold {name} must be at least 0 and below 1; got {value:g}.")
+    return value
+
+
+def _encoded(df: pd.DataFrame, sensitive: Sequence[str], aux: Sequence[str], count: str | None) -> EncodedTable:
+    """Encode the sensitive and auxiliary columns once, after checking them."""
+    columns = list(dict.fromkeys([*sensitive, *aux]))
+    require_columns(df, columns)
+    if count is not None and count in columns:
+        raise ColumnError(
+            f"'{count}' is the record-count column; it cannot also be a sensitive or auxiliary variable."
+        )
+    if len(df) == 0:
+        raise EmptySelectionError("The table has no rows, so there is nobody whose privacy could be measured.")
+    if len(aux) > MAX_AUXILIARY:
+        raise ProblemTooLargeError(
+            f"{len(aux)} auxiliary variables give 2^{len(aux)} combinations of auxiliary information; "
+            f"choose at most {MAX_AUXILIARY} variables."
+        )
+    table = encode(df, columns, count=count)
+    if table.weights is not None and (table.weights == 0).any():
+        raise ParameterError(
+            f"{int((table.weights == 0).sum()):,} rows have a record count of 0 in '{count}'; "
+            "remove those rows, they stand for no one."
+        )
+    return table
+
+
+def _single(df: pd.DataFrame, sensitive: str, known: Sequence[str] | str, count: str | None):
+    known = _column_list(known, "auxiliary variables")
+    if sensitive in known:
+        raise ParameterError(f"The sensitive variable '{sensitive}' cannot also be auxiliary information.")
+    return _encoded(df, [sensitive], known, count), known
+
+
+# ------------------------------------------------------------------ one auxiliary set
+
+
+def _peer_counts(
+    peers: Classes, s_codes: np.ndarray, s_card: int, weights: np.ndarray | None, q: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row ``#{a_i}``, ``#{s_i, a_i}`` and the number of false values v with
+    PP_{i,v}(a_i) = #{v, a_i} / #{a_i} > q, from the rows' peer groups and sensitive codes."""
+    joint_ids, n_joint = combine([peers.ids, s_codes], [peers.n_classes, s_card])
+    joint = Classes.from_ids(joint_ids, n_joint, weights)
+    owner = np.empty(n_joint, dtype=np.int64)  # the peer group of each (s, a) group
+    owner[joint_ids] = peers.ids
+    probable = (joint.sizes / peers.sizes[owner]) > q  # indicator I_{q,i,v}
+    per_group = np.bincount(owner, weights=probable, minlength=peers.n_classes)
+    considered = (per_group[peers.ids] - probable[joint_ids]).astype(np.int64)  # minus the true value
+    return peers.sizes[peers.ids], joint.sizes[joint_ids], considered
+
+
+def _evaluate(
+    peers: Classes, s_codes: np.ndarray, s_card: int, weights: np.ndarray | None, measure: str, q: float
+) -> np.ndarray:
+    """PPP, NPP or PoAC per row, given the rows' peer groups and sensitive codes.
+
+    When the (peer group, value) key space is small, one ``bincount`` over the
+    mixed-radix key gives the (groups x values) table of #{v, a}; the measure is
+    computed per cell and read back per row. Otherwise peer groups of a single
+    row are set aside (they reveal their own value: every measure is 0), and
+    if the rest still needs a large key space it is densified with ``combine``
+    (``_peer_counts``).
+    """
+    space = peers.n_classes * s_card
+    if space > TABLE_LIMIT[0] * len(s_codes) + TABLE_LIMIT[1]:
+        shared = peers.rows_per_class[peers.ids] > 1
+        if not shared.all():
+            out = np.zeros(len(s_codes), dtype=np.int64 if measure == "npp" else np.float64)
+            if shared.any():
+                kept = None if weights is None else weights[shared]
+                ids, n_ids = combine([peers.ids[shared]], [peers.n_classes])
+                out[shared] = _evaluate(Classes.from_ids(ids, n_ids, kept), s_codes[shared], s_card, kept, measure, q)
+            return out
+        n_peers, n_same, considered = _peer_counts(peers, s_codes, s_card, weights, q)
+        if measure == "ppp":
+            return 1.0 - n_same / n_peers
+        if measure == "npp":
+            return n_peers - n_same
+        return considered / (s_card - 1) if s_card > 1 else np.zeros(len(s_codes))
+    key = peers.ids * s_card + s_codes
+    table = np.bincount(key, weights=weights, minlength=space).reshape(peers.n_classes, s_card)
+    sizes = peers.sizes[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):  # groups left empty by the pruning are never read
+        if measure == "ppp":
+            cells = 1.0 - table / sizes
+        elif measure == "npp":
+            cells = sizes - np.rint(table).astype(np.int64)
+        elif s_card <= 1:
+            cells = np.zeros_like(table, dtype=np.float64)
+        else:
+            probable = (table / sizes) > q  # indicator I_{q,i,v}
+            cells = (probable.sum(axis=1)[:, None] - probable) / (s_card - 1)  # minus the true value
+    return cells.reshape(-1)[key]
+
+
+@dataclass(frozen=True)
+class PeerMeasures:
+    """All measures of one sensitive variable for one auxiliary set, per row.
+
+    ``peers`` = #{a_i}, ``same`` = #{s_i, a_i}, ``considered`` = the number of
+    false values v with PP_{i,v} > q, ``alternatives`` = |dom(s)| - 1.
+    """
+
+    sensitive: str
+    known: tuple[str, ...]
+    q: float
+    peers: np.ndarray
+    same: np.ndarray
+    considered: np.ndarray
+    alternatives: int
+
+    @property
+    def ppp(self) -> np.ndarray:
+        """Proportion of protective peers, 1 - #{s_i, a_i} / #{a_i}."""
+        return 1.0 - self.same / self.peers
+
+    @property
+    def npp(self) -> np.ndarray:
+        """Number of protective peers, #{a_i} - #{s_i, a_i}."""
+        return self.peers - self.same
+
+    @property
+    def poac(self) -> np.ndarray:
+        """Proportion of alternatives considered (0 when s has a single value)."""
+        if self.alternatives == 0:
+            return np.zeros(len(self.peers))
+        return self.considered / self.alternatives
+
+
+def peer_measures(
+    df: pd.DataFrame, sensitive: str, known: Sequence[str], q: float = 0.0, *, count: str | None = None
+) -> PeerMeasures:
+    """PPP, NPP and PoAC of every row when the adversary knows the columns ``known``.
+
+    >>> df = pd.DataFrame({"s": ["x", "y", "x"], "a": [1, 1, 2]})
+    >>> m = peer_measures(df, "s", ["a"])
+    >>> m.ppp.tolist(), m.npp.tolist(), m.poac.tolist()
+    ([0.5, 0.5, 0.0], [1, 1, 0], [1.0, 1.0, 0.0])
+    """
+    q = _check_fraction(q, "q")
+    table, known = _single(df, sensitive, known, count)
+    s_card = table.cardinalities[0]
+    n_peers, n_same, considered = _peer_counts(
+        table.classes(known), table.column_codes(sensitive), s_card, table.weights, q
+    )
+    return PeerMeasures(sensitive, tuple(known), q, n_peers, n_same, considered, max(s_card - 1, 0))
+
+
+def ppp(df: pd.DataFrame, sensitive: str, known: Sequence[str], *, count: str | None = None) -> np.ndarray:
+    """Per row, PPP_i(a_i) with a_i = the row's values on ``known`` (possibly empty).
+
+    >>> ppp(pd.DataFrame({"s": ["x", "y", "x"], "a": [1, 1, 2]}), "s", ["a"]).tolist()
+    [0.5, 0.5, 0.0]
+    """
+    return peer_measures(df, sensitive, known, count=count).ppp
+
+
+def npp(df: pd.DataFrame, sensitive: str, known: Sequence[str], *, count: str | None = None) -> np.ndarray:
+    """Per row, NPP_i(a_i) = #{a_i} - #{s_i, a_i} (records, honouring ``count``).
+
+    >>> npp(pd.DataFrame({"s": ["x", "y", "x"], "a": [1, 1, 1]}), "s", []).tolist()
+    [1, 2, 1]
+    """
+    return peer_measures(df, sensitive, known, count=count).npp
+
+
+def pp(df: pd.DataFrame, sensitive: str, known: Sequence[str], value: object, *, count: str | None = None) -> np.ndarray:
+    """Per row, PP_{i,v}(a_i) = #{v, a_i} / #{a_i}: the share of the row's peers with value v.
+
+    >>> pp(pd.DataFrame({"s": ["x", "y", "x"], "a": [1, 1, 2]}), "s", ["a"], "y").tolist()
+    [0.5, 0.5, 0.0]
+    """
+    table, known = _single(df, sensitive, known, count)
+    labels = list(table.labels[0])
+    if value not in labels:
+        raise ParameterError(f"'{value}' is not a value of '{sensitive}'; its values are {join_names(labels)}.")
+    peers = table.classes(known)
+    hit = (table.column_codes(sensitive) == labels.index(value)).astype(np.float64)
+    weights = hit if table.weights is None else hit * table.weights
+    with_value = np.bincount(peers.ids, weights=weights, minlength=peers.n_classes)
+    return with_value[peers.ids] / peers.row_sizes
+
+
+def poac(
+    df: pd.DataFrame, sensitive: str, known: Sequence[str], q: float = 0.0, *, count: str | None = None
+) -> np.ndarray:
+    """Per row, PoAC_{q,i}(a_i): the share of the |dom(s)| - 1 false values with PP > q.
+
+    >>> df = pd.DataFrame({"s": ["x", "y", "z", "x"], "a": [1, 1, 1, 2]})
+    >>> poac(df, "s", ["a"]).tolist()
+    [1.0, 1.0, 1.0, 0.0]
+    """
+    return peer_measures(df, sensitive, known, q, count=count).poac
+
+
+# --------------------------------------------------------- minimum over all subsets
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One sensitive choice of a search: its codes, |dom(s)|, q, and the
+    universe bit it occupies (subsets holding that bit are not its auxiliary sets)."""
+
+    codes: np.ndarray
+    card: int
+    q: float
+    bit: int = 0
+
+
+def _search(
+    codes: Sequence[np.ndarray],
+    cards: Sequence[int],
+    targets: Sequence[_Target],
+    weights: np.ndarray | None,
+    measure: str,
+    include_empty: bool,
+    start: tuple[np.ndarray, int] | None = None,
+    progress: Progress | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum of ``measure`` over every subset of the universe columns, per target and row.
+
+    Returns ``(values, masks)``, both (targets x rows); ``masks`` is the subset
+    (bit j = universe column j) attaining the minimum: the smallest such subset
+    and, among equally small ones, the first in the walk's order.
+    ``start`` = peer-group ids every subset is refined from (a column always known).
+
+    Rows identical on every column involved get identical results, so the walk
+    runs on the distinct rows, weighted by how many records each stands for.
+    """
+    columns = [*codes, *(t.codes for t in targets if not any(t.codes is c for c in codes))]
+    column_cards = [*cards, *(t.card for t in targets if not any(t.codes is c for c in codes))]
+    if start is not None:
+        columns, column_cards = [*columns, start[0]], [*column_cards, start[1]]
+    row_ids, n_distinct = combine(columns, column_cards)
+    if n_distinct < len(row_ids):
+        first = np.empty(n_distinct, dtype=np.int64)
+        first[row_ids[::-1]] = np.arange(len(row_ids) - 1, -1, -1)  # first row of each distinct row
+        weights = np.rint(np.bincount(row_ids, weights=weights, minlength=n_distinct)).astype(np.int64)
+        codes = [c[first] for c in codes]
+        targets = [_Target(t.codes[first], t.card, t.q, t.bit) for t in targets]
+        start = None if start is None else (start[0][first], start[1])
+
+    # The walk takes columns with more distinct values first: the first column's
+    # branch holds half of all subsets, and the finer its peer groups, the more
+    # rows the pruning removes from it.
+    n = len(targets[0].codes)
+    n_universe = len(codes)
+    walk = sorted(range(n_universe), key=lambda j: -cards[j])  # stable: ties keep the given order
+    codes = [codes[j] for j in walk]
+    cards = [cards[j] for j in walk]
+    bits = [1 << j for j in walk]
+    best = np.full((len(targets), n), np.inf)
+    best_size = np.full((len(targets), n), n_universe + 1, dtype=np.int16)
+    best_mask = np.zeros((len(targets), n), dtype=np.int64)
+    total = float(1 << n_universe)
+    done = [0, 0.0]  # subsets accounted for, progress last reported
+    evaluate_empty = include_empty or start is not None
+
+    def visit(mask: int, size: int, nxt: int, rows: np.ndarray | None, ids: np.ndarray, n_ids: int) -> None:
+        # rows = positions of the rows still refined in this branch (None: all rows)
+        row_weights = weights if rows is None or weights is None else weights[rows]
+        peers = Classes.from_ids(ids, n_ids, row_weights)
+        settled = None  # rows whose every evaluated measure is 0 here
+        if size > 0 or evaluate_empty:
+            for t, target in enumerate(targets):
+                if mask & target.bit:  # s itself is in the subset: not auxiliary information for s
+                    continue
+                s_codes = target.codes if rows is None else target.codes[rows]
+                values = _evaluate(peers, s_codes, target.card, row_weights, measure, target.q)
+                at = slice(None) if rows is None else rows
+                current = best[t, at]
+                candidates = np.flatnonzero(values <= current)
+                if candidates.size:
+                    # strictly smaller, or equal but attained with fewer variables
+                    held = best_size[t, at][candidates] if rows is None else best_size[t, rows[candidates]]
+                    candidates = candidates[(values[candidates] < current[candidates]) | (size < held)]
+                    where = candidates if rows is None else rows[candidates]
+                    best[t, where] = values[candidates]
+                    best_size[t, where] = size
+                    best_mask[t, where] = mask
+                settled = values == 0 if settled is None else settled & (values == 0)
+        done[0] += 1
+        if nxt < n_universe and settled is not None and settled.any():
+            # The paper's scalability remark: a peer group that is a single row stays that
+            # row in every superset. More generally, every measure is >= 0, so a row whose
+            # measures are all 0 here cannot be beaten by any larger subset. Groups whose
+            # rows are all settled leave the branch (whole groups only, so the counts of
+            # the other groups are untouched).
+            open_rows = np.bincount(ids, weights=~settled, minlength=n_ids)
+            keep = open_rows[ids] > 0
+            rows = np.flatnonzero(keep) if rows is None else rows[keep]
+            ids, n_ids = combine([ids[keep]], [n_ids])  # dense again: smaller count tables
+        if nxt >= n_universe:
+            pass
+        elif rows is not None and rows.size == 0:
+            done[0] += (1 << (n_universe - nxt)) - 1
+        else:
+            for c in range(nxt, n_universe):
+                column = codes[c] if rows is None else codes[c][rows]
+                child, n_child = combine([ids, column], [n_ids, cards[c]])
+                visit(mask | bits[c], size + 1, c + 1, rows, child, n_child)
+        if progress is not None and done[0] / total - done[1] >= 0.02:
+            done[1] = done[0] / total
+            progress(min(done[1], 1.0))
+
+    ids0, n0 = start if start is not None else (np.zeros(n, dtype=np.int64), 1)
+    visit(0, 0, 0, None, ids0, n0)
+    if progress is not None:
+        progress(1.0)
+    if n_distinct < len(row_ids):
+        return best[:, row_ids], best_mask[:, row_ids]
+    return best, best_mask
+
+
+def _names_of(mask: int, names: Sequence[str]) -> tuple[str, ...]:
+    return tuple(name for j, name in enumerate(names) if mask >> j & 1)
+
+
+@dataclass(frozen=True)
+class SubsetMinimum:
+    """Per row, the minimum of a measure over all subsets of ``aux`` and the
+    smallest subset attaining it (``worst``: bit j = ``aux[j]``)."""
+
+    sensitive: str
+    aux: tuple[str, ...]
+    measure: str
+    q: float
+    include_empty: bool
+    values: np.ndarray
+    worst: np.ndarray
+
+    def worst_subset(self, row: int) -> tuple[str, ...]:
+        """The auxiliary variables of the subset attaining row ``row``'s minimum."""
+        return _names_of(int(self.worst[row]), self.aux)
+
+
+def _check_measure(measure: str) -> str:
+    if measure not in MEASURES:
+        raise ParameterError(f"The measure is one of {join_names(MEASURES)}; got '{measure}'.")
+    return measure
+
+
+def minimum_over_subsets(
+    df: pd.DataFrame,
+    sensitive: str,
+    aux: Sequence[str],
+    measure: str = "ppp",
+    q: float = 0.0,
+    *,
+    include_empty: bool = True,
+    count: str | None = None,
+    progress: Progress | None = None,
+) -> SubsetMinimum:
+    """Minimum PPP or PoAC over all subsets of ``aux``, with the worst subset per row.
+
+    >>> df = pd.DataFrame({"s": ["x", "y", "x", "y"], "a": [1, 1, 2, 2], "b": [1, 2, 1, 1]})
+    >>> res = minimum_over_subsets(df, "s", ["a", "b"])
+    >>> res.values.round(3).tolist(), res.worst_subset(1), res.worst_subset(2)
+    ([0.0, 0.0, 0.333, 0.5], ('b',), ('b',))
+    """
+    measure = _check_measure(measure)
+    q = _check_fraction(q, "q")
+    table, aux = _single(df, sensitive, aux, count)
+    if not aux and not include_empty:
+        raise EmptySelectionError(
+            "With no auxiliary variables the only auxiliary information is the empty one; "
+            "include it or choose auxiliary variables."
+        )
+    target = _Target(table.column_codes(sensitive), table.cardinalities[0], q)
+    codes = [table.column_codes(c) for c in aux]
+    cards = [table.cardinalities[table.position(c)] for c in aux]
+    values, masks = _search(codes, cards, [target], table.weights, measure, include_empty, progress=progress)
+    return SubsetMinimum(sensitive, tuple(aux), measure, q, include_empty, values[0], masks[0])
+
+
+def min_ppp(
+    df: pd.DataFrame, sensitive: str, aux: Sequence[str], *, include_empty: bool = True, count: str | None = None
+) -> np.ndarray:
+    """Per row, the minimum PPP over all subsets of ``aux`` (the empty one too by default).
+
+    p-upward privacy of row i holds exactly when ``min_ppp(...)[i] > p``.
+
+    >>> df = pd.DataFrame({"s": ["x", "y", "x", "y"], "a": [1, 1, 2, 2], "b": [1, 2, 1, 1]})
+    >>> min_ppp(df, "s", ["a", "b"]).round(3).tolist()
+    [0.0, 0.0, 0.333, 0.5]
+    """
+    return minimum_over_subsets(df, sensitive, aux, "ppp", include_empty=include_empty, count=count).values
+
+
+def min_poac(
+    df: pd.DataFrame,
+    sensitive: str,
+    aux: Sequence[str],
+    q: float = 0.0,
+    *,
+    include_empty: bool = True,
+    count: str | None = None,
+) -> np.ndarray:
+    """Per row, the minimum PoAC_q over all subsets of ``aux``; q-downward privacy = value 1.
+
+    >>> df = pd.DataFrame({"s": ["x", "y", "z", "x"], "a": [1, 1, 1, 2]})
+    >>> min_poac(df, "s", ["a"]).tolist()
+    [1.0, 1.0, 1.0, 0.0]
+    """
+    return minimum_over_subsets(df, sensitive, aux, "poac", q, include_empty=include_empty, count=count).values
+
+
+# ------------------------------------------------------- the paper's Fig. 2 matrix
+
+
+def default_q(p: float, domain_size: int) -> float:
+    """The paper's joint choice q = p / (|dom(s)| - 1) (p itself for a single value).
+
+    >>> default_q(0.5, 3)
+    0.25
+    """
+    return float(p) / (domain_size - 1) if domain_size > 1 else float(p)
+
+
+@dataclass(frozen=True)
+class PrivacyMatrix:
+    """Fig. 2: every variable in turn sensitive, all others auxiliary, minimum over all subsets.
+
+    ``values[v, i]`` is the minimum PPP (or PoAC) of individual i when
+    ``variables[v]`` is sensitive; ``worst[v, i]`` the smallest subset attaining
+    it (bit j = ``variables[j]``); ``npp[v, i]`` the NPP with maximum
+    auxiliary information, which is also its minimum over all subsets (NPP
+    never decreases when information is removed). ``q[v]`` is the PoAC
+    threshold used for variable v; ``weights`` the records per row.
+    """
+
+    variables: tuple[str, ...]
+    measure: str
+    include_empty: bool
+    q: tuple[float, ...]
+    domain_sizes: tuple[int, ...]
+    values: np.ndarray
+    worst: np.ndarray
+    npp: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def n_individuals(self) -> int:
+        return int(self.values.shape[1])
+
+    def subset(self, mask: int) -> tuple[str, ...]:
+        """Variable names of a subset bitmask."""
+        return _names_of(int(mask), self.variables)
+
+    def worst_subset(self, variable: str, row: int) -> tuple[str, ...]:
+        """The smallest auxiliary subset giving row ``row`` its minimum when ``variable`` is sensitive."""
+        return self.subset(self.worst[self.variables.index(variable), row])
+
+    def protected(self, p: float = 0.0) -> np.ndarray:
+        """Boolean (variables x individuals): p-upward privacy (min PPP > p) or,
+        for PoAC, q-downward privacy (min PoAC = 1)."""
+        if self.measure == "poac":
+            return self.values >= 1.0
+        return self.values > p
+
+    def summary(self, p: float = 0.0) -> pd.DataFrame:
+        """Per variable: domain size, q, share of records protected, median of the
+        minimum, and the NPP distribution (median, share with NPP 0)."""
+        w = self.weights
+        total = float(w.sum())
+        protected = self.protected(p)
+        rows = []
+        for v, name in enumerate(self.variables):
+            rows.append(
+                {
+                    "variable": name,
+                    "domain size": self.domain_sizes[v],
+                    "q": self.q[v],
+                    "protected share": float((protected[v] * w).sum() / total),
+                    f"median min {MEASURE_NAMES[self.measure]}": _weighted_median(self.values[v], w),
+                    "median NPP": _weighted_median(self.npp[v], w),
+                    "share NPP = 0": float(((self.npp[v] == 0) * w).sum() / total),
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def table(self, frame: pd.DataFrame | None = None) -> pd.DataFrame:
+        """One row per individual: (their values,) and per variable the minimum,
+        the worst auxiliary subset and the NPP with maximum auxiliary information."""
+        label = MEASURE_NAMES[self.measure]
+        out = {} if frame is None else {c: frame[c].to_numpy() for c in frame.columns}
+        for v, name in enumerate(self.variables):
+            masks = self.worst[v]
+            names = {int(m): ", ".join(self.subset(m)) or "(nothing)" for m in np.unique(masks)}
+            out[f"min {label} [{name}]"] = self.values[v]
+            out[f"worst subset [{name}]"] = [names[int(m)] for m in masks]
+            out[f"NPP [{name}]"] = self.npp[v]
+        return pd.DataFrame(out)
+
+
+def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    return float(values[order][np.searchsorted(cumulative, cumulative[-1] / 2.0)])
+
+
+def privacy_matrix(
+    df: pd.DataFrame,
+    variables: Sequence[str],
+    measure: str = "ppp",
+    *,
+    q: float | None = None,
+    p: float = 0.0,
+    include_empty: bool = True,
+    count: str | None = None,
+    progress: Progress | None = None,
+) -> PrivacyMatrix:
+    """The paper's Fig. 2: each variable in turn sensitive, all others auxiliary,
+    the minimum PPP (or PoAC) over every subset of the others, per individual.
+
+    ``q`` = None uses q = p / (|dom(s)| - 1) per sensitive variable. All
+    m * 2^(m-1) (sensitive, subset) pairs come from one walk over the 2^m
+    subsets: each subset's peer groups are counted once and refined by each
+    sensitive column not in it.
+
+    >>> df = pd.DataFrame({
+    ...     "diagnosis": ["Cancer", "Cancer", "Cancer", "Arthrosis", "Diabetes"],
+    ...     "gender": ["F", "M", "F", "M", "F"],
+    ...     "age": ["45-54", "35-44", "35-44", "55-64", "45-54"]})
+    >>> res = privacy_matrix(df, ["diagnosis", "gender", "age"], "poac")
+    >>> res.values[:, 2].tolist(), res.worst_subset("diagnosis", 2)
+    ([0.0, 1.0, 0.5], ('age',))
+    """
+    measure = _check_measure(measure)
+    p = _check_fraction(p, "p")
+    variables = _column_list(variables, "variables")
+    if len(variables) < 2:
+        raise EmptySelectionError(
+            "Choose at least two variables: one is sensitive while the others are auxiliary information."
+        )
+    if len(variables) > MAX_AUXILIARY + 1:
+        raise ProblemTooLargeError(
+            f"{len(variables)} variables give 2^{len(variables) - 1} combinations of auxiliary information "
+            f"per sensitive variable; choose at most {MAX_AUXILIARY + 1} variables."
+        )
+    table = _encoded(df, [], variables, None if count is None else count)
+    cards = list(table.cardinalities)
+    qs = [default_q(p, c) for c in cards] if q is None else [_check_fraction(q, "q")] * len(variables)
+    codes = [np.ascontiguousarray(table.codes[:, j]) for j in range(len(variables))]
+    targets = [_Target(codes[j], cards[j], qs[j], 1 << j) for j in range(len(variables))]
+    values, masks = _search(codes, cards, targets, table.weights, measure, include_empty, progress=progress)
+    npp_max = np.vstack(
+        [
+            _evaluate(table.classes([c for c in variables if c != s]), codes[j], cards[j], table.weights, "npp", 0.0)
+            for j, s in enumerate(variables)
+        ]
+    )
+    weights = np.ones(table.n_rows, dtype=np.int64) if table.weights is None else table.weights
+    return PrivacyMatrix(
+        variables=tuple(variables),
+        measure=measure,
+        include_empty=include_empty,
+        q=tuple(qs),
+        domain_sizes=tuple(cards),
+        values=values,
+        worst=masks,
+        npp=npp_max.astype(np.int64),
+        weights=weights,
+    )
+
+
+# ------------------------------------------------- Fig. 3: leave one variable out
+
+
+@dataclass(frozen=True)
+class LeaveOneOut:
+    """Fig. 3: the measure with maximum auxiliary information (``full``) and with
+    all auxiliary variables but one (``without[j]`` leaves out ``aux[j]``)."""
+
+    sensitive: str
+    aux: tuple[str, ...]
+    measure: str
+    q: float
+    full: np.ndarray
+    without: np.ndarray
+
+    @property
+    def gain(self) -> np.ndarray:
+        """Privacy gained per individual if that variable were unknown (without - full)."""
+        return self.without - self.full[None, :]
+
+
+def leave_one_out(
+    df: pd.DataFrame,
+    sensitive: str,
+    aux: Sequence[str],
+    measure: str = "ppp",
+    q: float = 0.0,
+    *,
+    count: str | None = None,
+) -> LeaveOneOut:
+    """Where vulnerability comes from: PPP/PoAC with maximum auxiliary information
+    except each auxiliary variable in turn.
+
+    >>> df = pd.DataFrame({"s": ["x", "y", "x"], "a": [1, 1, 2], "b": [1, 2, 3]})
+    >>> res = leave_one_out(df, "s", ["a", "b"])
+    >>> res.full.tolist(), res.without.tolist()
+    ([0.0, 0.0, 0.0], [[0.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
+    """
+    measure = _check_measure(measure)
+    q = _check_fraction(q, "q")
+    table, aux = _single(df, sensitive, aux, count)
+    if not aux:
+        raise EmptySelectionError("Choose at least one auxiliary variable to leave out.")
+    s_codes, s_card = table.column_codes(sensitive), table.cardinalities[0]
+
+    def measure_with(known: list[str]) -> np.ndarray:
+        return _evaluate(table.classes(known), s_codes, s_card, table.weights, measure, q)
+
+    full = measure_with(aux)
+    without = np.vstack([measure_with([c for c in aux if c != left]) for left in aux])
+    return LeaveOneOut(sensitive, tuple(aux), measure, q, full, without)
+
+
+# --------------------------------------------- Fig. 4: generalization potential
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Equal-width categories of a numeric variable: category j covers
+    ``[start + j*width, start + (j+1)*width)`` with ``start = low - offset``.
+    The lowest and highest categories are cut at the data's range [low, high],
+    as in the paper ("except for the lowest and/or highest category")."""
+
+    width: float
+    offset: float
+    categories: int
+    integer: bool
+    low: float
+    high: float
+
+    @property
+    def start(self) -> float:
+        return self.low - self.offset
+
+    def codes(self, values: np.ndarray) -> np.ndarray:
+        """Category index of each value (NaN stays NaN)."""
+        return np.floor((np.asarray(values, dtype=np.float64) - self.start) / self.width)
+
+    def label(self, j: int) -> str:
+        """The category's range, e.g. ``45-54`` for whole numbers, ``[1.5, 3)`` otherwise."""
+        lo = max(self.start + j * self.width, self.low)
+        if self.integer:
+            hi = min(self.start + (j + 1) * self.width - 1, self.high)
+            lo, hi = int(round(lo)), int(round(hi))
+            return f"{lo}" if lo == hi else f"{lo}-{hi}"
+        hi = self.start + (j + 1) * self.width
+        return f"[{lo:g}, {hi:g})" if hi <= self.high else f"[{lo:g}, {self.high:g}]"
+
+    def apply(self, series: pd.Series) -> pd.Series:
+        """The series with each number replaced by its category label (missing stays missing).
+
+        >>> part = Partition(10, 5, 4, True, 35, 64)
+        >>> part.apply(pd.Series([35, 50, 64])).tolist()
+        ['35-39', '50-59', '60-64']
+        """
+        numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        codes = self.codes(numbers)
+        labels = {int(j): self.label(int(j)) for j in np.unique(codes[~np.isnan(codes)])}
+        out = [None if math.isnan(c) else labels[int(c)] for c in codes]
+        return pd.Series(out, index=series.index, dtype="string", name=series.name)
+
+
+def partitions(
+    values: np.ndarray, *, max_categories: int = 20, max_partitions: int = 400
+) -> tuple[list[Partition], bool]:
+    """Every equal-width partition with 2..``max_categories`` categories and every
+    offset (offsets step by 1 for whole numbers, by a tenth of the width otherwise).
+
+    Returns ``(partitions, complete)``; when there would be more than
+    ``max_partitions``, offsets are thinned evenly per width and ``complete`` is False.
+
+    >>> parts, complete = partitions(np.array([0, 1, 2, 3]), max_categories=4)
+    >>> [(p.width, p.offset, p.categories) for p in parts], complete
+    ([(2.0, 0.0, 2), (2.0, 1.0, 3), (3.0, 0.0, 2), (3.0, 1.0, 2), (3.0, 2.0, 2)], True)
+    """
+    values = np.asarray(values, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        raise EmptySelectionError("The variable has no numbers to partition.")
+    low, high = float(values.min()), float(values.max())
+    integer = bool(np.all(np.floor(values) == values))
+    span = high - low + (1.0 if integer else 0.0)
+    if span <= 0 or (integer and span < 3):
+        raise ParameterError("The variable has too few distinct values; there is nothing to generalize.")
+    if int(max_categories) < 2:
+        raise ParameterError(f"Allow at least 2 categories; got {max_categories}.")
+    widths = [float(w) for w in range(2, int(span))] if integer else [span / c for c in range(max_categories, 1, -1)]
+    plan: list[tuple[float, list[float]]] = []
+    for width in widths:
+        steps = int(width) if integer else 10
+        offsets = [k * width / steps for k in range(steps)]
+        offsets = [o for o in offsets if 2 <= _n_categories(low, high, width, o, integer) <= max_categories]
+        if offsets:
+            plan.append((width, offsets))
+    total = sum(len(o) for _, o in plan)
+    complete = total <= max_partitions
+    out = []
+    for width, offsets in plan:
+        if not complete:
+            keep = max(1, int(len(offsets) * max_partitions / total))
+            offsets = [offsets[k] for k in np.unique(np.linspace(0, len(offsets) - 1, keep).round().astype(int))]
+        for o in offsets:
+            out.append(Partition(width, float(o), _n_categories(low, high, width, o, integer), integer, low, high))
+    return out, complete
+
+
+def _n_categories(low: float, high: float, width: float, offset: float, integer: bool) -> int:
+    """Categories spanned from ``low - offset`` to ``high`` (inclusive)."""
+    if integer:
+        return int(math.floor((high - low + offset) / width)) + 1
+    return max(1, int(math.ceil((high - low + offset) / width - 1e-9)))
+
+
+@dataclass(frozen=True)
+class GeneralizationPotential:
+    """Fig. 4: per equal-width partition of ``variable``, every record's minimum
+    PPP over all auxiliary subsets (``minima``, partitions x rows), and the same
+    without generalization (``original``); so the share with p-upward privacy
+    is available for any p. ``p`` is the default threshold of ``protected``,
+    ``baseline`` and ``table``; ``complete`` is False when offsets were thinned."""
+
+    sensitive: str
+    variable: str
+    aux: tuple[str, ...]
+    p: float
+    partitions: tuple[Partition, ...]
+    minima: np.ndarray
+    original: np.ndarray
+    weights: np.ndarray
+    complete: bool
+
+    def protected_at(self, p: float) -> np.ndarray:
+        """Share of records with min PPP > p, per partition."""
+        return (self.minima > p) @ self.weights / self.weights.sum()
+
+    def baseline_at(self, p: float) -> float:
+        """Share of records with min PPP > p without generalization."""
+        return float((self.original > p) @ self.weights / self.weights.sum())
+
+    @property
+    def protected(self) -> np.ndarray:
+        return self.protected_at(self.p)
+
+    @property
+    def baseline(self) -> float:
+        return self.baseline_at(self.p)
+
+    def table(self, p: float | None = None) -> pd.DataFrame:
+        """One row per partition: categories, width, offset, first category,
+        protected share at p (default ``self.p``), and whether it is the best for
+        its number of categories (the first such partition when several tie)."""
+        frame = pd.DataFrame(
+            {
+                "categories": [part.categories for part in self.partitions],
+                "width": [part.width for part in self.partitions],
+                "offset": [part.offset for part in self.partitions],
+                "first category": [part.label(0) for part in self.partitions],
+                "protected share": self.protected_at(self.p if p is None else p),
+            }
+        )
+        best_rows = frame.sort_values(["categories", "protected share"], ascending=[True, False], kind="stable")
+        frame["best for its categories"] = False
+        frame.loc[best_rows.drop_duplicates("categories").index, "best for its categories"] = True
+        return frame
+
+
+def generalization_potential(
+    df: pd.DataFrame,
+    sensitive: str,
+    aux: Sequence[str],
+    variable: str,
+    *,
+    p: float = 0.0,
+    max_categories: int = 20,
+    max_partitions: int = 400,
+    include_empty: bool = True,
+    count: str | None = None,
+    progress: Progress | None = None,
+) -> GeneralizationPotential:
+    """For each equal-width partition of the numeric auxiliary ``variable``, the
+    share of records with p-upward privacy. Subsets without ``variable`` do not
+    change with it, so their minimum is computed once; per partition only the
+    subsets containing the generalized variable are walked.
+
+    >>> df = pd.DataFrame({"s": ["x", "y", "x", "y"], "age": [1, 2, 3, 4]})
+    >>> res = generalization_potential(df, "s", ["age"], "age", max_categories=3)
+    >>> res.baseline, res.table()["categories"].tolist(), res.protected.tolist()
+    (0.0, [2, 3, 2, 2, 2], [1.0, 0.5, 0.75, 1.0, 0.75])
+    """
+    p = _check_fraction(p, "p")
+    aux = _column_list(aux, "auxiliary variables")
+    if variable not in aux:
+        raise ParameterError(f"'{variable}' must be one of the auxiliary variables to be generalized.")
+    require_columns(df, [variable])
+    numbers = pd.to_numeric(df[variable], errors="coerce")
+    if (numbers.isna() & df[variable].notna()).any():
+        raise ColumnError(f"'{variable}' is not numeric, so it cannot be cut into equal-width categories.")
+    values = numbers.to_numpy(dtype=np.float64, na_value=np.nan)
+    found, complete = partitions(values, max_categories=max_categories, max_partitions=max_partitions)
+    rest = [c for c in aux if c != variable]
+    table, _ = _single(df, sensitive, aux, count)
+    target = _Target(table.column_codes(sensitive), table.cardinalities[0], 0.0)
+    codes = [table.column_codes(c) for c in rest]
+    cards = [table.cardinalities[table.position(c)] for c in rest]
+    weights = np.ones(table.n_rows) if table.weights is None else table.weights.astype(np.float64)
+
+    def with_variable(start: tuple[np.ndarray, int]) -> np.ndarray:
+        return _search(codes, cards, [target], table.weights, "ppp", True, start=start)[0][0]
+
+    # subsets without the variable: the same for every partition
+    if rest or include_empty:
+        fixed = _search(codes, cards, [target], table.weights, "ppp", include_empty)[0][0]
+    else:
+        fixed = np.full(table.n_rows, np.inf)
+    raw = (table.column_codes(variable), table.cardinalities[table.position(variable)])
+    original = np.minimum(fixed, with_variable(raw))
+    minima = np.empty((len(found), table.n_rows))
+    for k, part in enumerate(found):
+        categories = _category_codes(part.codes(values))
+        minima[k] = np.minimum(fixed, with_variable(combine([categories], [int(categories.max()) + 1])))
+        if progress is not None:
+            progress((k + 1) / len(found))
+    return GeneralizationPotential(
+        sensitive, variable, tuple(aux), p, tuple(found), minima, original, weights, complete
+    )
+
+
+def _category_codes(categories: np.ndarray) -> np.ndarray:
+    """Non-negative integer codes for category numbers; NaN (missing) gets its own code."""
+    missing = np.isnan(categories)
+    low = np.nanmin(categories) if (~missing).any() else 0.0
+    codes = np.where(missing, 0, categories - low).astype(np.int64)
+    return np.where(missing, codes.max() + 1, codes)
+
+
+# ----------------------------------------------------------- heatmap columns
+
+
+@dataclass(frozen=True)
+class HeatmapColumns:
+    """How individuals become heatmap columns.
+
+    ``order`` lists row positions in display order. With ``bins`` None each
+    column is one individual (ordered by hierarchical clustering, as R's
+    heatmap.2 does); otherwise column j aggregates ``order[bins[j]:bins[j+1]]``.
+    """
+
+    order: np.ndarray
+    bins: np.ndarray | None
+    description: str
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.order) if self.bins is None else len(self.bins) - 1
+
+    def aggregate(self, values: np.ndarray, how: str = "mean") -> np.ndarray:
+        """(rows x columns): the individual's values, or per bin the mean, min or max.
+
+        >>> HeatmapColumns(np.array([1, 0, 2]), np.array([0, 2, 3]), "").aggregate(np.array([[1.0, 0.0, 4.0]]))
+        array([[0.5, 4. ]])
+        """
+        ordered = values[:, self.order]
+        if self.bins is None:
+            return ordered
+        starts = self.bins[:-1]
+        if how == "mean":
+            return np.add.reduceat(ordered, starts, axis=1) / np.diff(self.bins)[None, :]
+        return {"min": np.minimum, "max": np.maximum}[how].reduceat(ordered, starts, axis=1)
+
+
+def heatmap_columns(values: np.ndarray, *, max_individuals: int = 1500, n_bins: int = 300) -> HeatmapColumns:
+    """Column order for a (variables x individuals) matrix: complete-linkage
+    hierarchical clustering for up to ``max_individuals`` individuals; beyond,
+    individuals sorted by their mean value (then row by row) in ``n_bins`` bins.
+
+    >>> cols = heatmap_columns(np.array([[0.0, 1.0, 0.0, 1.0]]))
+    >>> sorted(cols.order.tolist()), cols.bins is None
+    ([0, 1, 2, 3], True)
+    >>> heatmap_columns(np.array([[0.0, 1.0, 0.5, 1.0]]), max_individuals=2, n_bins=2).order.tolist()
+    [0, 2, 1, 3]
+    """
+    from scipy.cluster.hierarchy import leaves_list, linkage
+
+    n = values.shape[1]
+    if n <= 2:
+        return HeatmapColumns(np.arange(n), None, "each column is one individual")
+    if n <= max_individuals:
+        tree = linkage(values.T, method="complete", optimal_ordering=n <= 400)
+        return HeatmapColumns(
+            leaves_list(tree).astype(np.int64), None,
+            "each column is one individual, ordered by hierarchical clustering (complete linkage)",
+        )
+    keys = [values[r] for r in range(values.shape[0] - 1, -1, -1)] + [values.mean(axis=0)]
+    order = np.lexsort(keys)
+    bins = np.linspace(0, n, min(n_bins, n) + 1).round().astype(np.int64)
+    return HeatmapColumns(
+        order, bins,
+        f"each column is a bin of about {n / (len(bins) - 1):,.0f} individuals sorted by their mean value; "
+        "a cell shows the bin's mean",
+    )
+
+
+# ------------------------------------------------------------- example datasets
+
+
+@dataclass(frozen=True)
+class PeersExample:
+    """A dataset of the paper (Table 1 or 2): its sample, variables, and the paper's sensitive ones."""
+
+    key: str
+    title: str
+    sample: str
+    variables: tuple[str, ...]
+    sensitive: tuple[str, ...]
+
+
+EXAMPLES: dict[str, PeersExample] = {
+    e.key: e
+    for e in [
+        PeersExample("kroes_table1", "Kroes et al. Table 1 (age in 10-year bands, option 2)",
+                     "kroes_table1_option2", ("Diagnosis", "Gender", "Age"), ("Diagnosis",)),
+        PeersExample("adult", "Adult (paper Table 2: 9 variables)", "adult",
+                     ("sex", "age", "race", "marital-status", "education", "native-country",
+                      "workclass", "income", "occupation"), ("income",)),
+        PeersExample("diabetes", "Diabetes (paper Table 2: 8 variables)", "diabetes",
+                     ("gender", "age", "race", "num_lab_procedures", "num_medications", "change",
+                      "diabetesMed", "readmitted"), ("readmitted",)),
+        PeersExample("cervical_cancer", "Cervical cancer (paper Table 2: 4 variables)", "cervical_cancer",
+                     ("Num of pregnancies", "Smokes", "Age", "Biopsy"), ("Biopsy",)),
+    ]
+}
+
+
+def example_dataset(key: str) -> Dataset:
+    """A paper dataset as a Dataset: its variables as quasi-identifiers, the
+    paper's sensitive variable as sensitive, other columns ignored, and rows
+    with a missing value in those variables dropped (as the paper did).
+
+    >>> frame, dropped = example_dataset("cervical_cancer").analysis_frame()
+    >>> frame.shape, dropped
+    ((789, 4), 69)
+    """
+    from .samples import load_sample
+
+    if key not in EXAMPLES:
+        raise ParameterError(f"There is no example called '{key}'. Examples: {join_names(EXAMPLES)}.")
+    example = EXAMPLES[key]
+    base = load_sample(example.sample)
+    roles: Mapping[str, Role] = {}
+    for column in base.frame.columns:
+        if column in example.sensitive:
+            roles[column] = Role.SENSITIVE
+        elif column in example.variables:
+            roles[column] = Role.QUASI_IDENTIFIER
+        else:
+            roles[column] = Role.IDENTIFIER if base.roles.get(column) is Role.IDENTIFIER else Role.IGNORE
+    return Dataset(name=example.title, frame=base.frame, roles=roles, missing="drop", notes=base.notes).validated()
