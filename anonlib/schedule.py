@@ -34,6 +34,7 @@ import heapq
 import time
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
@@ -56,7 +57,7 @@ RULES = ("largest", "closest_half", "largest_at_most_half")
 # anonlib.schedule_experiments.compare_rules): "largest" gives the most anonymous
 # schedules on average at every N from 20 to 1000.
 DEFAULT_RULE = "largest"
-RANK_LIMIT = 2_000_000  # partial schedules schedule_rank may visit before refusing
+RANK_LIMIT = 100_000  # partial schedules schedule_rank may visit before refusing (about 1 s)
 EXACT_INDEX_LIMIT = 50_000  # largest population whose exact index a result carries
 
 
@@ -512,14 +513,14 @@ def enumerate_schedules(freqs: Sequence[int], capacities: Sequence[int], limit: 
     for q in f:
         following: dict[tuple[int, ...], Counter] = {}
         for free, vectors in states.items():
+            visited += _composition_count(q, free) * len(vectors)
+            if visited > limit:
+                raise ProblemTooLargeError(
+                    f"Ranking this schedule needs more than {limit:,} steps of enumeration "
+                    f"({len(f)} quasi-identifier values, {len(free)} resources, {sum(f)} people). "
+                    "Use at most about 20 people and a handful of resources."
+                )
             for row in _compositions(q, free):
-                visited += len(vectors)
-                if visited > limit:
-                    raise ProblemTooLargeError(
-                        f"Ranking this schedule needs more than {limit:,} steps of enumeration "
-                        f"({len(f)} quasi-identifier values, {len(free)} resources, {sum(f)} people). "
-                        "Use at most about 20 people and a handful of resources."
-                    )
                 left = tuple(a - b for a, b in zip(free, row))
                 bucket = following.setdefault(left, Counter())
                 sizes = [x for x in row if x]
@@ -536,16 +537,25 @@ def enumerate_schedules(freqs: Sequence[int], capacities: Sequence[int], limit: 
     return ScheduleCensus(sum(by_vector.values()), dict(by_vector))
 
 
-def _compositions(q: int, free: tuple[int, ...]):
-    """All ways to put q people into resources with these free seats."""
+@lru_cache(maxsize=65536)
+def _composition_count(q: int, free: tuple[int, ...]) -> int:
+    """How many ways to put q people into resources with these free seats."""
     if not free:
-        if q == 0:
-            yield ()
-        return
+        return int(q == 0)
+    return sum(_composition_count(q - first, free[1:]) for first in range(0, min(q, free[0]) + 1))
+
+
+@lru_cache(maxsize=65536)
+def _compositions(q: int, free: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """All ways to put q people into resources with these free seats (memoised)."""
+    if not free:
+        return ((),) if q == 0 else ()
     room_after = sum(free[1:])
-    for first in range(max(0, q - room_after), min(q, free[0]) + 1):
-        for rest in _compositions(q - first, free[1:]):
-            yield (first, *rest)
+    return tuple(
+        (first, *rest)
+        for first in range(max(0, q - room_after), min(q, free[0]) + 1)
+        for rest in _compositions(q - first, free[1:])
+    )
 
 
 def schedule_rank(freqs: Sequence[int], capacities: Sequence[int], matrix: np.ndarray) -> tuple[int, int]:
