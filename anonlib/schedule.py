@@ -60,6 +60,7 @@ RULES = ("largest", "closest_half", "largest_at_most_half")
 DEFAULT_RULE = "closest_half"
 RANK_LIMIT = 100_000  # partial schedules schedule_rank may visit before refusing (about 1 s)
 EXACT_INDEX_LIMIT = 50_000  # largest population whose exact index a result carries
+OPTIMAL_LIMIT = 200_000  # decision variables the optimal method accepts per level
 
 
 @dataclass(frozen=True)
@@ -322,7 +323,15 @@ def optimal_cells(
     c = _whole_numbers(capacities, "capacities")
     _check_fit(f, c)
     q_count, r_count = f.size, c.size
+    if q_count * r_count > OPTIMAL_LIMIT:
+        _too_large(q_count * r_count, q_count, r_count)
     allowed = np.ones((q_count, r_count), dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
+    bounds = np.minimum.outer(f, c)
+    usable = allowed & (bounds > 0)
+    size = int((bounds[usable] + 1).sum())
+    if size > OPTIMAL_LIMIT:
+        _too_large(size, q_count, r_count)
+    cells = list(zip(*(a.tolist() for a in np.nonzero(usable))))
     if hint is None:
         hint = _grouped_heuristic(f, c, allowed)
     current = np.asarray(hint, dtype=np.int64)
@@ -332,7 +341,6 @@ def optimal_cells(
     v: list[int] = []  # the anonymity vector fixed so far
     proven = True
     level = 1
-    cells = [(i, j) for i in range(q_count) for j in range(r_count) if allowed[i, j] and min(f[i], c[j]) > 0]
     while sum(n * x for n, x in enumerate(v, start=1)) < population:  # Algorithm 1's loop
         remaining = None if deadline is None else deadline - time.perf_counter()
         if remaining is not None and remaining <= 0.01:
@@ -384,6 +392,14 @@ def optimal_cells(
             progress(level, tuple(v))
         level += 1
     return OptimalOutcome(Cells.from_dense(current), proven, len(v), time.perf_counter() - started)
+
+
+def _too_large(size: int, q_count: int, r_count: int) -> None:
+    raise ProblemTooLargeError(
+        f"The optimal schedule would need at least {size:,} decision variables per level "
+        f"({q_count:,} quasi-identifier values x {r_count:,} resources); the limit is "
+        f"{OPTIMAL_LIMIT:,}. Use the heuristic, fewer quasi-identifier columns or fewer slots."
+    )
 
 
 def _add_fairness(model, amount, labels, max_share: float, q_count: int, r_count: int) -> None:
@@ -456,6 +472,8 @@ def _solve(freqs, capacities, method, *, rule=None, seed=None, time_limit=None, 
     parts = _groups_of(f, c, groups)
     shape = (f.size, c.size)
     if method == "optimal":
+        if f.size * c.size > OPTIMAL_LIMIT:
+            _too_large(f.size * c.size, f.size, c.size)
         allowed = np.zeros(shape, dtype=bool)
         for rows, cols, _ in parts:
             allowed[np.ix_(rows, cols)] = True
