@@ -33,7 +33,7 @@ import bisect
 import heapq
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Sequence
 
@@ -787,6 +787,7 @@ class ScheduleComparison:
     base_vector: tuple[int, ...]
     base_index: int | None
     results: dict[str, ScheduleResult]
+    skipped: dict[str, str] = field(default_factory=dict)  # method -> why it was not computed
 
     def improvement(self, better: str, worse: str) -> float:
         """Anonymity improvement of method ``better`` over method ``worse`` (section 5.3)."""
@@ -830,8 +831,12 @@ def compare_methods(
     fair_attribute: str | None = None,
     max_share: float | None = None,
     progress: Callable[[int, tuple[int, ...]], None] | None = None,
+    skip_too_large: bool = False,
 ) -> ScheduleComparison:
     """``make_schedule`` with each method on the same data (random, heuristic, optimal...).
+
+    With ``skip_too_large`` a method refusing the problem size (the optimum on
+    large data) is left out and explained in ``skipped`` instead of failing all.
 
     >>> pop = pd.DataFrame({"zip": list("aaab"), "sex": list("fffm")})
     >>> res = pd.DataFrame({"slot": ["9h", "13h"], "capacity": [3, 1]})
@@ -842,19 +847,26 @@ def compare_methods(
     unknown = [m for m in methods if m not in METHODS]
     if unknown or not methods:
         raise ParameterError(f"Choose methods among {join_names(METHODS)}; got {join_names(unknown) or 'none'}.")
-    results = {
-        method: make_schedule(
-            population, resources, quasi_identifiers, count=count, capacity=capacity, group=group,
-            method=method, rule=rule, seed=seed, time_limit=time_limit,
-            fair_attribute=fair_attribute if method == "optimal" else None,
-            max_share=max_share if method == "optimal" else None,
-            progress=progress if method == "optimal" else None,
-        )
-        for method in methods
-    }
+    results: dict[str, ScheduleResult] = {}
+    skipped: dict[str, str] = {}
+    for method in methods:
+        try:
+            results[method] = make_schedule(
+                population, resources, quasi_identifiers, count=count, capacity=capacity, group=group,
+                method=method, rule=rule, seed=seed, time_limit=time_limit,
+                fair_attribute=fair_attribute if method == "optimal" else None,
+                max_share=max_share if method == "optimal" else None,
+                progress=progress if method == "optimal" else None,
+            )
+        except ProblemTooLargeError as err:
+            if not skip_too_large or len(methods) == 1:
+                raise
+            skipped[method] = str(err)
+    if not results:
+        raise ProblemTooLargeError(" ".join(skipped.values()))
     base = next(iter(results.values())).base_vector
     people = population_of(base)
-    return ScheduleComparison(base, lex_index(base) if people <= EXACT_INDEX_LIMIT else None, results)
+    return ScheduleComparison(base, lex_index(base) if people <= EXACT_INDEX_LIMIT else None, results, skipped)
 
 
 def generate_slots(
