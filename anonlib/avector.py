@@ -88,10 +88,11 @@ def k_of(vector: Iterable[int]) -> int:
 # * small j:  P_{>=j}(n) = sum_i c_j[i] * p(n - i), with c_j the coefficients of
 #   prod_{k<j} (1 - x^k) (degree j(j-1)/2) and p(0..M) from one power-series
 #   inversion of Euler's pentagonal series (FLINT, Newton iteration);
-# * large j:  a partition of n into t parts >= j is, after removing j - 1 from
-#   each part... equivalently P_{>=j}(n) = sum_t p_{<=t}(n - t*j), with
+# * large j:  a partition of n into t parts >= j, minus j from each part, is a
+#   partition of n - t*j into at most t parts, so P_{>=j}(n) = sum_t p_{<=t}(n - t*j), with
 #   p_{<=t}(m) the partitions of m into at most t parts, tabulated for
-#   t <= max n_j / j by strided cumulative sums.
+#   t <= max n_j / j by strided cumulative sums modulo a few primes (int64),
+#   the exact sum recovered by the Chinese remainder theorem.
 #
 # The split between the two is chosen by a cost estimate, so the work is about
 # O(N^1.5) big-integer operations in the worst case and far less for the vectors
@@ -326,7 +327,7 @@ def _index_terms(v: tuple[int, ...]) -> tuple[int, list[tuple[int, int]], list[t
     small_cost = np.concatenate([[0.0], np.cumsum(js * js / 2)])
     t_max = np.maximum.accumulate((ns // js)[::-1])[::-1]
     n_max = np.maximum.accumulate(ns[::-1])[::-1]
-    large_cost = np.concatenate([t_max * n_max * 0.5, [0.0]])
+    large_cost = np.concatenate([t_max * n_max * 0.3, [0.0]])
     split = int(np.argmin(small_cost + large_cost))
     return trivial, pairs[:split], pairs[split:]
 
@@ -357,26 +358,74 @@ def _small_terms(pairs: list[tuple[int, int]]) -> int:
 
 
 def _large_terms(pairs: list[tuple[int, int]]) -> int:
-    """sum of P_{>=j}(n) = sum_{t>=1} p_{<=t}(n - t j) over the given (j, n)."""
+    """sum of P_{>=j}(n) = sum_{t>=1} p_{<=t}(n - t j) over the given (j, n).
+
+    The table p_{<=t}(0..m) is kept modulo a few primes (int64 numpy, one column
+    per prime) and the exact sum is recovered by the Chinese remainder theorem:
+    the sum is below len(pairs) * p(max n), which the primes' product exceeds.
+    """
     if not pairs:
         return 0
-    t_max = max(n // j for j, n in pairs)
-    m_max = max(n for _, n in pairs)
-    # which table rows are read: row t at positions n - t*j
-    wanted: dict[int, list[int]] = {}
-    for j, n in pairs:
-        for t in range(1, n // j + 1):
-            wanted.setdefault(t, []).append(n - t * j)
-    row = np.zeros(m_max + 1, dtype=object)
-    row[0] = 1  # p_{<=0}: only the empty partition
-    total = 0
-    for t in range(1, t_max + 1):  # p_{<=t} = p_{<=t-1} / (1 - x^t): strided cumulative sum
-        pad = (-len(row)) % t
-        grid = np.concatenate([row, np.zeros(pad, dtype=object)]).reshape(-1, t)
-        row = np.cumsum(grid, axis=0).reshape(-1)[: m_max + 1]
-        if t in wanted:
-            total += int(sum(row[wanted[t]]))
-    return total
+    js = np.array([j for j, _ in pairs], dtype=np.int64)
+    ns = np.array([n for _, n in pairs], dtype=np.int64)
+    counts = ns // js
+    t_max, m_max = int(counts.max()), int(ns.max())
+    bits = partition_count(m_max).bit_length() + len(pairs).bit_length() + 1
+    # cumulative sums of up to m_max + 1 residues must stay below 2**63
+    primes = _primes(bits, min(50, 61 - (m_max + 1).bit_length()))
+    q = np.array(primes, dtype=np.int64)
+    # row t of the table is read at positions n - t*j, for t = 1..n//j of each pair
+    owner = np.repeat(np.arange(js.size), counts)
+    ts = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts) + 1
+    positions = ns[owner] - ts * js[owner]
+    order = np.argsort(ts, kind="stable")
+    ts, positions = ts[order], positions[order]
+    starts = np.searchsorted(ts, np.arange(1, t_max + 2))
+    # pass t only needs the positions read at passes >= t (entry m depends on entries <= m)
+    last_read = np.full(t_max + 2, -1, dtype=np.int64)
+    np.maximum.at(last_read, ts, positions)
+    reach = np.maximum.accumulate(last_read[::-1])[::-1] + 1
+    table = np.zeros((m_max + 1 + t_max, q.size), dtype=np.int64)
+    table[0] = 1  # p_{<=0}: only the empty partition
+    total = np.zeros(q.size, dtype=np.int64)
+    for t in range(1, t_max + 1):  # p_{<=t} = p_{<=t-1} / (1 - x^t): strided cumulative sums
+        grid = table[: -(-int(reach[t]) // t) * t].reshape(-1, t, q.size)
+        np.cumsum(grid, axis=0, out=grid)
+        np.remainder(grid, q, out=grid)
+        read = positions[starts[t - 1] : starts[t]]
+        if read.size:
+            total = (total + table[read].sum(axis=0) % q) % q
+    return _crt([int(r) for r in total], primes)
+
+
+_PRIME_CACHE: dict[int, list[int]] = {}
+
+
+def _primes(bits: int, size: int) -> list[int]:
+    """Primes just below 2**size whose product has more than ``bits`` bits."""
+    found = _PRIME_CACHE.setdefault(size, [])
+    candidate = found[-1] - 2 if found else (1 << size) - 1
+    while sum(p.bit_length() - 1 for p in found) <= bits:
+        while not flint.fmpz(candidate).is_prime():
+            candidate -= 2
+        found.append(candidate)
+        candidate -= 2
+    out, product_bits = [], 0
+    for p in found:
+        if product_bits > bits:
+            break
+        out.append(p)
+        product_bits += p.bit_length() - 1
+    return out
+
+
+def _crt(residues: list[int], primes: list[int]) -> int:
+    """The least non-negative integer with these residues (Chinese remainder theorem)."""
+    value, modulus = 0, 1
+    for r, p in zip(residues, primes):
+        value += modulus * ((r - value) * pow(modulus, -1, p) % p)
+        modulus *= p
+    return value
 
 
 class _LeadingTerms:
