@@ -123,7 +123,7 @@ with guarded("preparing the population"):
         )
         population, rows_dropped = dataset.analysis_frame(qis)
         count = dataset.count
-        source_id = dataset.fingerprint
+        source_id = f"{dataset.fingerprint}-{dataset.missing}"
         st.caption(f"{plain(dataset.name)}: {dataset.n_records:,} people.")
         if rows_dropped:
             st.caption(f"{rows_dropped:,} rows with missing values were dropped.")
