@@ -52,22 +52,43 @@ PAPER_TABLE11 = pd.DataFrame(
 Progress = Callable[[float, str], None]
 
 
-def table10_problem(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+PROTOCOLS = ("spec", "authors")
+
+
+def table10_problem(n: int, rng: np.random.Generator, protocol: str = "spec") -> tuple[np.ndarray, np.ndarray]:
     """One random population and resource set of the Table 10 protocol: (freqs, capacities).
+
+    ``protocol="spec"`` is the paper's text (normal, 20% standard deviations);
+    ``"authors"`` follows the authors' published code: frequencies uniform in
+    [N/Q - 5, N/Q + 10] and N/10 resources uniform in [5, 14] seats, then raised
+    one by one from the first entry until they reach N (frequencies also lowered
+    to sum to exactly N).
 
     >>> f, c = table10_problem(100, np.random.default_rng(0))
     >>> len(f), int(f.sum()), bool(c.sum() >= 100 > c.sum() - c[-1])
     (6, 100, True)
+    >>> f, c = table10_problem(100, np.random.default_rng(0), "authors")
+    >>> len(f), int(f.sum()), len(c), bool(c.sum() >= 100)
+    (6, 100, 10, True)
     """
-    if n < 1:
-        raise ParameterError(f"The population size must be at least 1; got {n}.")
+    if n < 5:
+        raise ParameterError(
+            f"The Table 10 protocol needs at least 5 people (Q = N/100 + 5 values, each held by someone); got {n}."
+        )
+    if protocol not in PROTOCOLS:
+        raise ParameterError(f"Unknown protocol '{protocol}'. Choose one of: {', '.join(PROTOCOLS)}.")
     q = n // 100 + 5
+    if protocol == "authors":
+        low, high = max(1, n // q - 5), n // q + 10
+        resources = max(1, n // 10)
+        return (
+            _authors_vector(rng, q, n, low, high, exact=True),
+            _authors_vector(rng, resources, n, max(1, n // resources - 5), n // resources + 4, exact=False),
+        )
     freqs = np.maximum(1, np.rint(rng.normal(n / q, 0.2 * n / q, q))).astype(np.int64)
-    while freqs.sum() != n:  # adjust to exactly n, keeping every value >= 1
+    while freqs.sum() != n:  # adjust to exactly n, keeping every value >= 1 (n >= q)
         step = 1 if freqs.sum() < n else -1
         candidates = np.arange(q) if step > 0 else np.flatnonzero(freqs > 1)
-        if candidates.size == 0:
-            break
         freqs[rng.choice(candidates)] += step
     capacities: list[int] = []
     total = 0
@@ -76,6 +97,21 @@ def table10_problem(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
         capacities.append(c)
         total += c
     return freqs, np.asarray(capacities, dtype=np.int64)
+
+
+def _authors_vector(rng: np.random.Generator, size: int, n: int, low: int, high: int, exact: bool) -> np.ndarray:
+    """Uniform integers in [low, high], raised (first entries below ``high`` first) to sum >= n,
+    and when ``exact`` lowered (first entries above ``low`` first) to sum == n."""
+    high = max(high, -(-n // size))
+    values = rng.integers(low, high + 1, size).astype(np.int64)
+    while values.sum() < n:
+        below = np.flatnonzero(values < high)
+        take = below[: n - int(values.sum())]
+        values[take] += 1
+    while exact and values.sum() > n:
+        above = np.flatnonzero(values > low)
+        values[above[: int(values.sum()) - n]] -= 1
+    return values
 
 
 @dataclass(frozen=True)
@@ -87,6 +123,7 @@ class Table10:
     runs: int
     optimal_runs: int
     rule: str
+    protocol: str = "spec"
 
 
 def reproduce_table10(
@@ -98,11 +135,12 @@ def reproduce_table10(
     optimal_up_to: int = 50,
     optimal_runs: int = 10,
     optimal_time_limit: float = 5.0,
+    protocol: str = "spec",
     progress: Progress | None = None,
 ) -> Table10:
     """Table 10: mean improvement (%) of heuristic over random and of optimal over heuristic.
 
-    ``runs`` random problems per N; the optimum is computed for the first
+    ``runs`` random problems per N (``protocol`` as in ``table10_problem``); the optimum is computed for the first
     ``optimal_runs`` of them when N <= ``optimal_up_to`` and only proven optima
     (finished within ``optimal_time_limit`` s) enter its mean.
     """
@@ -114,7 +152,7 @@ def reproduce_table10(
         heuristic_gain, optimal_gain = [], []
         proven = 0
         for run in range(runs):
-            freqs, capacities = table10_problem(n, rng)
+            freqs, capacities = table10_problem(n, rng, protocol)
             base = anonymity_vector(freqs)
             random_vector = random_cells(freqs, capacities, rng).vector
             heuristic = heuristic_cells(freqs, capacities, rule)
@@ -140,11 +178,12 @@ def reproduce_table10(
         )
     if progress:
         progress(1.0, "done")
-    return Table10(pd.DataFrame(rows), seed, runs, optimal_runs, rule)
+    return Table10(pd.DataFrame(rows), seed, runs, optimal_runs, rule, protocol)
 
 
 def compare_rules(
-    sizes: Sequence[int] = (20, 30, 50, 100, 250, 1000), runs: int = 200, *, seed: int = 0
+    sizes: Sequence[int] = (20, 30, 50, 100, 250, 1000), runs: int = 200, *, seed: int = 0,
+    protocol: str = "spec",
 ) -> pd.DataFrame:
     """Mean improvement (%) over random of each split rule on the same Table 10 problems.
 
@@ -156,7 +195,7 @@ def compare_rules(
     for n in sizes:
         gains: dict[str, list[float]] = {r: [] for r in RULES}
         for _ in range(runs):
-            freqs, capacities = table10_problem(n, rng)
+            freqs, capacities = table10_problem(n, rng, protocol)
             base = anonymity_vector(freqs)
             random_vector = random_cells(freqs, capacities, rng).vector
             for r in RULES:

@@ -49,9 +49,11 @@ def _compare(key: str, params: tuple, _population: pd.DataFrame, _resources: pd.
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _table10(sizes: tuple[int, ...], runs: int, seed: int, optimal_runs: int, time_limit: float, _progress=None):
+def _table10(sizes: tuple[int, ...], runs: int, seed: int, optimal_runs: int, time_limit: float, protocol: str,
+             _progress=None):
     return reproduce_table10(
-        sizes, runs, seed=seed, optimal_runs=optimal_runs, optimal_time_limit=time_limit, progress=_progress
+        sizes, runs, seed=seed, optimal_runs=optimal_runs, optimal_time_limit=time_limit, protocol=protocol,
+        progress=_progress,
     )
 
 
@@ -272,11 +274,15 @@ st.header("Experiments")
 st.write("The paper's experiments, reproduced with a seed: how much the heuristic and the optimum gain.")
 
 st.subheader("Table 10: random populations")
-st.caption(
-    "Protocol: Q = N/100 + 5 quasi-identifier values with frequencies around N/Q (20% standard "
-    "deviation); slots of capacity around 10 (20% deviation) drawn until they seat everyone, so the "
-    "total capacity is N plus less than one slot. The paper averaged 10,000 runs (N <= 250) or 1,000."
-)
+PROTOCOL_TEXT = {
+    "spec": "as the paper's text states: Q = N/100 + 5 values with frequencies around N/Q (20% standard "
+    "deviation); slots of about 10 seats (20% deviation) drawn until they seat everyone.",
+    "authors": "as the authors' published code does: Q = N/100 + 5 values with frequencies uniform in "
+    "[N/Q - 5, N/Q + 10]; N/10 slots of 5 to 14 seats, raised until they seat everyone.",
+}
+protocol = st.radio("Protocol", list(PROTOCOL_TEXT), horizontal=True, key="scr_t10_protocol",
+                    format_func=lambda p: {"spec": "paper's text", "authors": "authors' code"}[p])
+st.caption(f"Random populations {PROTOCOL_TEXT[protocol]} The paper averaged 10,000 runs (N <= 250) or 1,000.")
 t = st.columns(5)
 sizes = t[0].multiselect("N", list(PAPER_TABLE10), default=list(PAPER_TABLE10), key="scr_t10_sizes")
 runs = t[1].number_input("runs per N", 1, 10_000, 20, key="scr_t10_runs")
@@ -287,7 +293,7 @@ if st.button("Run Table 10", key="scr_t10_run"):
     with guarded("reproducing Table 10"):
         bar = st.progress(0.0, text="starting")
         st.session_state["scr_t10"] = _table10(
-            tuple(sorted(sizes)), int(runs), int(t10_seed), int(optimal_runs), float(optimal_limit),
+            tuple(sorted(sizes)), int(runs), int(t10_seed), int(optimal_runs), float(optimal_limit), protocol,
             _progress=lambda fraction, text: bar.progress(min(fraction, 1.0), text=text),
         )
         bar.empty()

@@ -102,6 +102,11 @@ def test_experiments_section():
     assert table["N"].tolist() == [20, 100]
     assert table["paper heuristic / random (%)"].tolist() == [24.0, 82.0]
     assert table["runs"].tolist() == [3, 3]
+    at.radio(key="scr_t10_protocol").set_value("authors")
+    at.button(key="scr_t10_run").click().run()
+    assert not at.exception and not at.error
+    table = [d.value for d in at.dataframe if "paper heuristic / random (%)" in d.value.columns][0]
+    assert table["N"].tolist() == [20, 100] and table["heuristic / random (%)"].between(-100, 100).all()
     at.slider(key="scr_t11_dates").set_value(1)
     at.button(key="scr_t11_run").click().run()
     assert not at.exception and not at.error

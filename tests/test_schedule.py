@@ -219,3 +219,25 @@ def test_bad_inputs_are_explained():
     counted = pd.DataFrame({"a": ["x", "y"], "n": [1.5, 2]})
     with pytest.raises(ColumnError, match="whole numbers"):
         make_schedule(counted, _resources(), ["a"], count="n")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(5, 1500), st.sampled_from(["spec", "authors"]), st.integers(0, 10**6))
+def test_table10_problems_follow_the_protocol(n, protocol, seed):
+    from anonlib.schedule_experiments import table10_problem
+
+    freqs, capacities = table10_problem(n, np.random.default_rng(seed), protocol)
+    assert len(freqs) == n // 100 + 5 and int(freqs.sum()) == n and (freqs >= 1).all()
+    assert capacities.sum() >= n and (capacities >= 1).all()
+    with pytest.raises(ParameterError, match="at least 5 people"):
+        table10_problem(4, np.random.default_rng(seed), protocol)
+
+
+def test_registry_day_heuristic_beats_the_real_assignment():
+    from anonlib.schedule_experiments import registry_experiment
+
+    result = registry_experiment()
+    assert result.people == 4541 and result.centres == 21 and result.capacity_per_centre == 217
+    assert lex_compare(result.heuristic, result.actual) < 0
+    assert result.indices["base"] >= result.indices["heuristic"] > result.indices["actual"]
+    assert 0.9 < result.improvement <= 1.0
