@@ -92,7 +92,7 @@ def test_bad_resources_are_explained():
 def test_experiments_section():
     at = _page()
     at.run()
-    assert float(_metrics(at)["improvement over the real assignment"].rstrip("%")) > 50
+    assert float(_metrics(at)["improvement vs real"].rstrip("%")) > 50
     at.multiselect(key="scr_t10_sizes").set_value([20, 100])
     at.number_input(key="scr_t10_runs").set_value(3)
     at.number_input(key="scr_t10_optimal").set_value(1)
