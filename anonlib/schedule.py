@@ -557,11 +557,18 @@ def enumerate_schedules(freqs: Sequence[int], capacities: Sequence[int], limit: 
 
 
 @lru_cache(maxsize=65536)
-def _composition_count(q: int, free: tuple[int, ...]) -> int:
-    """How many ways to put q people into resources with these free seats."""
-    if not free:
-        return int(q == 0)
-    return sum(_composition_count(q - first, free[1:]) for first in range(0, min(q, free[0]) + 1))
+def _composition_count(q: int, free: tuple[int, ...]) -> float:
+    """How many ways to put q people into resources with these free seats (float: a size guard).
+
+    The coefficient of x^q in prod_j (1 + x + ... + x^free_j), by windowed cumulative sums.
+    """
+    ways = np.zeros(q + 1)
+    ways[0] = 1.0
+    for c in free:
+        total = np.cumsum(ways)
+        shifted = np.concatenate([np.zeros(min(c + 1, q + 1)), total[: max(q - c, 0)]])
+        ways = total - shifted
+    return float(ways[q])
 
 
 @lru_cache(maxsize=65536)
@@ -792,6 +799,14 @@ class ScheduleComparison:
     def improvement(self, better: str, worse: str) -> float:
         """Anonymity improvement of method ``better`` over method ``worse`` (section 5.3)."""
         return improvement(self.results[better].vector, self.results[worse].vector, self.base_vector)
+
+    def census(self) -> "ScheduleCensus":
+        """Every feasible schedule of this (small, ungrouped) problem, by vector.
+
+        Raises ``ProblemTooLargeError`` when enumeration would take too long.
+        """
+        first = next(iter(self.results.values()))
+        return enumerate_schedules(first.classes["frequency"].to_numpy(), first.loads["capacity"].to_numpy())
 
     def summary(self) -> pd.DataFrame:
         """One row per schedule (and "before"): vector, k, exact index, improvement over random."""

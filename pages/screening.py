@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.avector import k_of, scientific
+from anonlib.errors import ProblemTooLargeError
 from anonlib.loading import load_table
 from anonlib.samples import load_sample, sample_path
 from anonlib.schedule import (
@@ -40,12 +41,22 @@ RULE_HELP = {
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _compare(key: str, params: tuple, _population: pd.DataFrame, _resources: pd.DataFrame) -> ScheduleComparison:
+def _compare(key: str, params: tuple, _population: pd.DataFrame, _resources: pd.DataFrame,
+             _progress=None) -> ScheduleComparison:
     qis, count, group, methods, rule, seed, time_limit, fair, share = params
     return compare_methods(
         _population, _resources, list(qis), methods=methods, count=count, group=group, rule=rule,
         seed=seed, time_limit=time_limit, fair_attribute=fair, max_share=share, skip_too_large=True,
+        progress=_progress,
     )
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _census(key: str, params: tuple, _comparison: ScheduleComparison):
+    try:
+        return _comparison.census()
+    except ProblemTooLargeError:
+        return None
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -197,7 +208,12 @@ with guarded("computing the schedules"):
         )
         key = f"{source_id}|{pd.util.hash_pandas_object(resources.astype(str), index=False).sum()}"
         with st.status("Computing the schedules...", expanded=False) as status:
-            comparison = _compare(key, params, population, resources)
+            comparison = _compare(
+                key, params, population, resources,
+                _progress=lambda level, vector: status.update(
+                    label=f"Optimal schedule: level {level} solved, vector so far {_vector_text(vector)}"
+                ),
+            )
             status.update(label="Schedules ready", state="complete")
 
 if comparison is not None:
@@ -227,6 +243,17 @@ if comparison is not None:
     vectors = {"before": comparison.base_vector, **{m_: r.vector for m_, r in results.items()}}
     st.plotly_chart(charts.schedule_vectors_figure(vectors), width="stretch")
     summary = comparison.summary()
+    census = _census(key, params, comparison) if params[2] is None else None
+    if census is not None:
+        summary["rank among all schedules"] = [
+            f"{census.at_most(v):,} of {census.total:,}"
+            for v in [comparison.base_vector] + [r.vector for r in results.values()]
+        ]
+        summary.loc[0, "rank among all schedules"] = "-"
+        st.caption(
+            f"This problem has {census.total:,} feasible schedules; {census.at_least_k(2):,} of them are "
+            "2-anonymous or better. Rank = schedules with a vector at least as anonymous."
+        )
     st.dataframe(summary, hide_index=True, width="stretch")
 
     inspect = st.selectbox("Schedule to inspect and download", list(results), index=len(results) - 1,

@@ -43,6 +43,8 @@ def test_paper_example_default_and_rule_change():
     assert not at.exception
     summary = _summary(at).set_index("schedule")
     assert summary.loc["heuristic", "anonymity vector"] == "(2, 3, 1, 1)"
+    assert summary.loc["heuristic", "rank among all schedules"] == "339 of 14,504"
+    assert any("14,504 feasible schedules; 58 of them" in c.value for c in at.caption)
     assert _metrics(at)["k, heuristic"] == "1"
     assert float(_metrics(at)["improvement, optimal over heuristic"].rstrip("%")) > 0
 
