@@ -106,7 +106,7 @@ page_header(
     "100% means A keeps all the anonymity B loses.\n"
     "- **Proven optimal**: the solver proved no schedule has a smaller vector; otherwise the time "
     "limit stopped it with the best schedule found.",
-    "Caballero, Sen & Nygård, 'Improving anonymity in screening programmes with anonymity vectors' "
+    "Caballero, Sen & Nygård, 'Anticipating Anonymity in Screening Program Databases' "
     "(Algorithms 1 and 2, Tables 7-11)",
 )
 
