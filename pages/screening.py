@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from anonlib.avector import k_of, scientific
+from anonlib.avector import hardy_ramanujan, k_of, partition_count, population_of, scientific
 from anonlib.errors import ProblemTooLargeError
 from anonlib.loading import load_table
 from anonlib.samples import load_sample, sample_path
@@ -255,6 +255,11 @@ if comparison is not None:
             "2-anonymous or better. Rank = schedules with a vector at least as anonymous."
         )
     st.dataframe(summary, hide_index=True, width="stretch")
+    people = population_of(comparison.base_vector)
+    st.caption(
+        f"N = {people:,} people have p(N) = {scientific(partition_count(people))} possible anonymity vectors "
+        f"(Hardy-Ramanujan approximation {hardy_ramanujan(people):.4g}); the index counts those less anonymous."
+    )
 
     inspect = st.selectbox("Schedule to inspect and download", list(results), index=len(results) - 1,
                            key="scr_inspect")

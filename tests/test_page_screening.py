@@ -35,6 +35,7 @@ def test_paper_example_default_and_rule_change():
     assert summary.loc["optimal", "anonymity vector"] == "(0, 2, 1, 2)"
     assert summary.loc["optimal", "proven optimal"] == "yes"
     assert summary.loc["before appointments", "lexicographic index"] == "154"
+    assert any("p(N) = 1.760e+02 possible" in c.value for c in at.caption)  # p(15) = 176
     metrics = _metrics(at)
     assert metrics["k before appointments"] == "2" and metrics["k, optimal"] == "2"
     assert metrics["k, random"] == "1"
