@@ -15,6 +15,7 @@ PAGES = [
     st.Page("pages/leakage.py", title="Leakage & anonymization", icon=":material/account_tree:"),
     st.Page("pages/geography.py", title="Geographic aggregation", icon=":material/map:"),
     st.Page("pages/individuals.py", title="Individual privacy", icon=":material/person_search:"),
+    st.Page("pages/screening.py", title="Screening schedules", icon=":material/event_available:"),
 ]
 
 st.set_page_config(page_title="Privacy-risk dashboard", page_icon=":material/shield:", layout="wide")

@@ -683,3 +683,81 @@ def npp_histogram(npp: np.ndarray, weights: np.ndarray, variable: str) -> go.Fig
                            hovertemplate="NPP %{x}: %{y:,} individuals<extra></extra>"))
     return _layout(fig, f"Protective peers of {variable} with maximum auxiliary information",
                    "number of protective peers (NPP)", "individuals")
+
+
+# --- schedules ---
+
+
+def schedule_vectors_figure(vectors: dict[str, Sequence[int]]) -> go.Figure:
+    """Grouped bars: the anonymity vectors of several schedules side by side.
+
+    One bar group per class size that occurs in any vector; hover shows the
+    schedule, the class size, the number of classes and of people.
+
+    >>> fig = schedule_vectors_figure({"before": (0, 1, 0, 2, 1), "heuristic": (2, 3, 1, 1)})
+    >>> [t.name for t in fig.data], list(fig.data[1].x), list(fig.data[1].y)
+    (['before', 'heuristic'], ['1', '2', '3', '4', '5'], [2, 3, 1, 1, 0])
+    """
+    length = max((len(v) for v in vectors.values()), default=0)
+    used = [j for j in range(1, length + 1) if any(j <= len(v) and v[j - 1] for v in vectors.values())]
+    fig = go.Figure()
+    for position, (name, vector) in enumerate(vectors.items()):
+        counts = [int(vector[j - 1]) if j <= len(vector) else 0 for j in used]
+        fig.add_trace(
+            go.Bar(
+                name=name,
+                x=[str(j) for j in used],
+                y=counts,
+                marker_color=QUALITATIVE[position % len(QUALITATIVE)],
+                customdata=[j * c for j, c in zip(used, counts)],
+                hovertemplate=f"{name}<br>class size %{{x}}<br>%{{y:,}} classes<br>%{{customdata:,}} people<extra></extra>",
+            )
+        )
+    fig.update_layout(barmode="group", legend_title_text="schedule")
+    fig.update_xaxes(type="category")
+    return _layout(fig, "Anonymity vectors: classes of each size (fewer on the left is better)",
+                   "equivalence-class size j", "number of classes k(j)")
+
+
+def resource_load_figure(labels: Sequence[str], capacity: Sequence[int], assigned: Sequence[int]) -> go.Figure:
+    """Per resource: capacity (outline) and people assigned (filled bars).
+
+    >>> fig = resource_load_figure(["A 9h", "B 9h"], [4, 3], [4, 1])
+    >>> [t.name for t in fig.data], list(fig.data[1].y)
+    (['capacity', 'assigned'], [4, 1])
+    """
+    labels = [str(x) for x in labels]
+    fig = go.Figure(
+        [
+            go.Bar(name="capacity", x=labels, y=list(capacity), marker_color="rgba(0,0,0,0)",
+                   marker_line=dict(color="#000000", width=1),
+                   hovertemplate="%{x}: capacity %{y:,}<extra></extra>"),
+            go.Bar(name="assigned", x=labels, y=list(assigned), marker_color=SAFE,
+                   hovertemplate="%{x}: %{y:,} people<extra></extra>"),
+        ]
+    )
+    fig.update_layout(barmode="overlay")
+    fig.update_xaxes(type="category")
+    return _layout(fig, "Load per resource", "resource", "people")
+
+
+def table10_figure(frame, ours: str, paper: str, title: str) -> go.Figure:
+    """Our reproduction next to the paper's numbers, per population size N.
+
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"N": [20, 50], "x": [30.0, 60.0], "p": [24.0, 62.0]})
+    >>> [t.name for t in table10_figure(f, "x", "p", "t").data]
+    ['this reproduction', 'paper']
+    """
+    fig = go.Figure(
+        [
+            go.Scatter(name="this reproduction", x=[str(n) for n in frame["N"]], y=frame[ours],
+                       mode="lines+markers", marker_color=QUALITATIVE[0],
+                       hovertemplate="N = %{x}: %{y:.2f}%<extra></extra>"),
+            go.Scatter(name="paper", x=[str(n) for n in frame["N"]], y=frame[paper],
+                       mode="lines+markers", marker_color=QUALITATIVE[1], line=dict(dash="dash"),
+                       hovertemplate="N = %{x}: %{y:.0f}% (paper)<extra></extra>"),
+        ]
+    )
+    fig.update_xaxes(type="category")
+    return _layout(fig, title, "population size N", "mean improvement (%)")

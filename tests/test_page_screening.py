@@ -1,0 +1,123 @@
+"""The Screening schedules page, driven as a user would (streamlit AppTest)."""
+
+from __future__ import annotations
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from anonlib.samples import load_sample
+
+PAGE = "pages/screening.py"
+
+
+def _page() -> AppTest:
+    return AppTest.from_file(f"../{PAGE}", default_timeout=180)
+
+
+def _summary(at: AppTest) -> pd.DataFrame:
+    for frame in at.dataframe:
+        if "anonymity vector" in frame.value.columns and "schedule" in frame.value.columns:
+            if "before appointments" in frame.value["schedule"].tolist():
+                return frame.value
+    raise AssertionError("no summary table on the page")
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_paper_example_default_and_rule_change():
+    at = _page()
+    at.run()
+    assert not at.exception and not at.error
+    summary = _summary(at).set_index("schedule")
+    assert summary.loc["before appointments", "anonymity vector"] == "(0, 1, 0, 2, 1)"
+    assert summary.loc["optimal", "anonymity vector"] == "(0, 2, 1, 2)"
+    assert summary.loc["optimal", "proven optimal"] == "yes"
+    assert summary.loc["before appointments", "lexicographic index"] == "154"
+    assert any("p(N) = 1.760e+02 possible" in c.value for c in at.caption)  # p(15) = 176
+    metrics = _metrics(at)
+    assert metrics["k before appointments"] == "2" and metrics["k, optimal"] == "2"
+    assert metrics["k, random"] == "1"
+
+    at.selectbox(key="scr_rule").set_value("largest").run()
+    assert not at.exception
+    summary = _summary(at).set_index("schedule")
+    assert summary.loc["heuristic", "anonymity vector"] == "(2, 3, 1, 1)"
+    assert summary.loc["heuristic", "rank among all schedules"] == "339 of 14,504"
+    assert any("14,504 feasible schedules; 58 of them" in c.value for c in at.caption)
+    assert _metrics(at)["k, heuristic"] == "1"
+    assert float(_metrics(at)["improvement, optimal over heuristic"].rstrip("%")) > 0
+
+    at.multiselect(key="scr_methods").set_value(["heuristic"]).run()
+    assert not at.exception
+    assert "k, optimal" not in _metrics(at) and "k, random" not in _metrics(at)
+    assert list(_summary(at)["schedule"]) == ["before appointments", "heuristic"]
+
+
+def test_active_dataset_with_chosen_quasi_identifier():
+    at = _page()
+    at.session_state["active_dataset"] = load_sample("caballero_table3")
+    at.session_state["active_source"] = "sample:caballero_table3"
+    at.run()
+    at.radio(key="scr_source").set_value("Active dataset").run()
+    assert not at.exception and not at.error
+    qi = [w for w in at.multiselect if w.label.startswith("Quasi-identifier")][0]
+    qi.set_value(["ZIP", "Gender"]).run()
+    assert not at.exception and not at.error
+    summary = _summary(at).set_index("schedule")
+    # ZIP x gender: 11111/male 4, 11111/female 5, 88888/male 4, 88888/female 2
+    assert summary.loc["before appointments", "anonymity vector"] == "(0, 1, 0, 2, 1)"
+    assert {"random", "heuristic", "optimal"} <= set(summary.index)
+    qi.set_value(["ZIP"]).run()
+    summary = _summary(at).set_index("schedule")
+    assert summary.loc["before appointments", "anonymity vector"] == "(0, 0, 0, 0, 0, 1, 0, 0, 1)"
+
+
+def test_bad_resources_are_explained():
+    at = _page()
+    at.session_state["scr_resources-paper"] = pd.DataFrame(
+        {"Centre": ["A", "B"], "Hour": ["9", "9"], "capacity": [4, -1]}
+    )
+    at.session_state["scr_resources-paper-version"] = 0
+    at.run()
+    assert not at.exception
+    assert any("whole numbers of 0 or more" in e.value and "'-1'" in e.value for e in at.error)
+
+    at = _page()
+    at.session_state["scr_resources-paper"] = pd.DataFrame({"Centre": ["A"], "Hour": ["9"], "capacity": [14]})
+    at.session_state["scr_resources-paper-version"] = 0
+    at.run()
+    assert not at.exception
+    assert any("14 seats in total but 15 people" in e.value for e in at.error)
+
+
+def test_experiments_section():
+    at = _page()
+    at.run()
+    assert float(_metrics(at)["improvement vs real"].rstrip("%")) > 50
+    at.multiselect(key="scr_t10_sizes").set_value([20, 100])
+    at.number_input(key="scr_t10_runs").set_value(3)
+    at.number_input(key="scr_t10_optimal").set_value(1)
+    at.button(key="scr_t10_run").click().run()
+    assert not at.exception and not at.error
+    table = [d.value for d in at.dataframe if "paper heuristic / random (%)" in d.value.columns][0]
+    assert table["N"].tolist() == [20, 100]
+    assert table["paper heuristic / random (%)"].tolist() == [24.0, 82.0]
+    assert table["runs"].tolist() == [3, 3]
+    at.radio(key="scr_t10_protocol").set_value("authors")
+    at.button(key="scr_t10_run").click().run()
+    assert not at.exception and not at.error
+    table = [d.value for d in at.dataframe if "paper heuristic / random (%)" in d.value.columns][0]
+    assert table["N"].tolist() == [20, 100] and table["heuristic / random (%)"].between(-100, 100).all()
+    at.slider(key="scr_t11_dates").set_value(1)
+    at.button(key="scr_t11_run").click().run()
+    assert not at.exception and not at.error
+    assert any("avg (%)" in d.value.columns and len(d.value) == 5 for d in at.dataframe)
+
+
+def test_page_runs_inside_the_app():
+    at = AppTest.from_file("../app.py", default_timeout=180)
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
