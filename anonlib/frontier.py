@@ -298,7 +298,7 @@ def _domain_positions(
     if MISSING_LABEL not in position and any(str(v) == MISSING_LABEL for v in labels):
         position[MISSING_LABEL] = len(order)
         order.append(MISSING_LABEL)
-    unknown = [str(v) for v in labels if str(v) not in position]
+    unknown = [f"'{v}'" for v in labels if str(v) not in position]
     if unknown:
         raise DomainOrderError(
             f"The order given for '{attribute}' does not contain {join_names(unknown)}, which "
