@@ -12,6 +12,7 @@ from dashboard.ui import sidebar
 
 PAGES = [
     st.Page("pages/dataset.py", title="Dataset", icon=":material/table:", default=True),
+    st.Page("pages/frontier.py", title="Risk-utility frontier", icon=":material/query_stats:"),
 ]
 
 st.set_page_config(page_title="Privacy-risk dashboard", page_icon=":material/shield:", layout="wide")

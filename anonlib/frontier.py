@@ -189,11 +189,13 @@ class PolicySpace:
         n_data = self._weights.shape[0]
         data_cells = cells[:n_data]
         sizes = np.bincount(data_cells, weights=self._weights, minlength=n_cells)
-        # sum_c m_c ln m_c as a sum over rows: each row weighs in with ln of its cell's size
-        m_ln_m = float((self._weights * np.log(sizes[data_cells])).sum())
+        row_sizes = sizes[data_cells]
+        # sum_c m_c ln m_c and the number of classes as sums over the distinct rows
+        # (each row weighs in with its share of its class), so nothing scans the key space
+        m_ln_m = float((self._weights * np.log(row_sizes)).sum())
         loss = self._entropy_term - m_ln_m / self.n_records + width_term
         if self._population_weights is None:
-            risk = float(np.count_nonzero(sizes)) / self._risk_denominator
+            risk = round(float((self._weights / row_sizes).sum())) / self._risk_denominator
         else:
             g = np.bincount(cells[n_data:], weights=self._population_weights, minlength=n_cells)
             risk = float((self._weights / g[data_cells]).sum()) / self._risk_denominator
@@ -643,9 +645,8 @@ class SearchResult:
         """One row per frontier policy: risk, loss, normalized loss, intervals, bits."""
         rows = []
         for i, e in enumerate(self.frontier):
-            intervals = self.space.intervals(self.space.bits_of(e.bits))
             row = {"policy": i + 1, "risk": e.risk, "loss (KL, nats)": e.loss, "loss (normalized)": e.loss_normalized}
-            row.update({f"{a} intervals": len(v) for a, v in intervals.items()})
+            row.update({f"{a} intervals": sum(b) + 1 for a, b in e.bits.items()})
             row["bits"] = e.bitstring
             rows.append(row)
         return pd.DataFrame(rows)
