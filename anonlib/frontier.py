@@ -898,13 +898,18 @@ def safe_harbor_policy(
         notes.append("No age attribute: the 90-and-over rule is not applied.")
     else:
         domain = space.domains[attributes.index(age_attribute)]
-        try:
-            ages = np.array([float(v) for v in domain])
-        except (TypeError, ValueError):
-            raise ParameterError(f"Safe Harbor needs numeric ages; '{age_attribute}' holds text.") from None
-        old = ages >= SAFE_HARBOR_TOP_AGE
-        bits[age_attribute] = [0 if old[i] and old[i + 1] else 1 for i in range(len(domain) - 1)]
-        notes.append(f"Ages {SAFE_HARBOR_TOP_AGE} and over: {int(old.sum())} domain value(s) merged into one group.")
+        ages = pd.to_numeric(pd.Series(domain, dtype=object), errors="coerce").to_numpy(dtype=float)
+        if np.isnan(ages).all():
+            notes.append(
+                f"'{age_attribute}' holds text (e.g. '{domain[0]}'), not ages in years: the 90-and-over "
+                "rule is not applied."
+            )
+        else:
+            old = ages >= SAFE_HARBOR_TOP_AGE  # text values such as "missing" are never old
+            bits[age_attribute] = [0 if old[i] and old[i + 1] else 1 for i in range(len(domain) - 1)]
+            notes.append(
+                f"Ages {SAFE_HARBOR_TOP_AGE} and over: {int(old.sum())} domain value(s) merged into one group."
+            )
     if zip_attribute is None:
         notes.append("No ZIP attribute: the 3-digit ZIP rule is not applied.")
     else:

@@ -422,6 +422,9 @@ def test_safe_harbor_small_areas_and_ages_over_90():
     apart = safe_harbor_policy(space, zip3_population={"100": 10, "200": 100_000, "300": 10})
     assert apart.bits["zip"] == (0, 1, 1, 0)
     assert any("not neighbours" in note for note in apart.notes)
+    bands = prepare(pd.DataFrame({"age": ["50-54", "55-59"], "zip": ["10001", "10002"]}), ["age", "zip"])
+    text_ages = safe_harbor_policy(bands)
+    assert text_ages.bits["age"] == (1,) and any("holds text" in note for note in text_ages.notes)
     assert not any("not neighbours" in note for note in policy.notes)
 
 
