@@ -70,6 +70,7 @@ from .lattice import PrunedSublattices, Sublattice, random_maximal_chain, random
 METHODS = ("shs", "rcs", "exhaustive")
 DEFAULT_THRESHOLD = 0.2
 EXHAUSTIVE_MAX_BITS = 20
+BLOCK_GRID_LIMIT = 4096  # attributes whose joint domain is at most this are combined on their grid
 DIRECT_COUNT_LIMIT = 1 << 20  # key spaces up to this size are counted without densifying
 SAFE_HARBOR_SMALL_AREA = 20_000
 SAFE_HARBOR_TOP_AGE = 90
@@ -101,6 +102,9 @@ class PolicySpace:
     has_population: bool
     row_combination: np.ndarray  # data row -> distinct combination (for generalizing the table)
     _codes: tuple[np.ndarray, ...]  # per attribute: domain position of each distinct data row, then population row
+    _blocks: tuple[tuple[int, ...], ...]  # attributes counted together over their joint grid
+    _block_codes: tuple[np.ndarray, ...]  # per block: each row's cell of the block's grid
+    _block_grids: tuple[tuple[np.ndarray, ...], ...]  # per block: domain positions of each grid cell
     _weights: np.ndarray  # records per distinct data combination
     _population_weights: np.ndarray | None
     _marginals: tuple[np.ndarray, ...]
@@ -169,17 +173,36 @@ class PolicySpace:
 
     def _cells(self, bits: np.ndarray) -> tuple[np.ndarray, int, float]:
         """Generalized cell key of every distinct row (data, then population), the
-        size of the key space, and ``sum_a sum_v P_a(v) ln w_a(v)``."""
-        columns, cards = [], []
+        size of the key space, and ``sum_a sum_v P_a(v) ln w_a(v)``.
+
+        Attributes with small joint domains form blocks: their interval ids are
+        combined over the block's grid of value combinations (a few thousand
+        cells), so the per-row work is one gather per block, not per attribute.
+        """
+        interval_ids, counts = [], []
         width_term = 0.0
-        for a, codes in enumerate(self._codes):
+        for a in range(len(self.attributes)):
             ids = self._interval_ids(bits, a)
             n_intervals = int(ids[-1]) + 1
             if n_intervals < len(ids):
                 widths = np.bincount(ids, minlength=n_intervals)
                 width_term += float((self._marginals[a] * np.log(widths)[ids]).sum())
-            columns.append(ids[codes])
-            cards.append(n_intervals)
+            interval_ids.append(ids)
+            counts.append(n_intervals)
+        columns, cards = [], []
+        for block, codes, grid in zip(self._blocks, self._block_codes, self._block_grids):
+            first = block[0]
+            if len(block) == 1:
+                columns.append(interval_ids[first][codes])
+                cards.append(counts[first])
+                continue
+            key = interval_ids[first][grid[0]]
+            card = counts[first]
+            for a, positions in zip(block[1:], grid[1:]):
+                key = key * counts[a] + interval_ids[a][positions]
+                card *= counts[a]
+            columns.append(key[codes])
+            cards.append(card)
         cells, n_cells = cell_keys(columns, cards)
         return cells, n_cells, width_term
 
@@ -424,6 +447,19 @@ def prepare(
         for c, s in zip(codes, sizes)
     )
     offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum([s - 1 for s in sizes])[:-1]]))
+    blocks: list[list[int]] = [[]]
+    product = 1
+    for a, size in enumerate(sizes):
+        if blocks[-1] and product * size > BLOCK_GRID_LIMIT:
+            blocks.append([])
+            product = 1
+        blocks[-1].append(a)
+        product *= size
+    block_codes, block_grids = [], []
+    for block in blocks:
+        shape = [sizes[a] for a in block]
+        block_codes.append(np.ravel_multi_index([codes[a] for a in block], shape).astype(np.int64))
+        block_grids.append(tuple(g.astype(np.int64) for g in np.unravel_index(np.arange(int(np.prod(shape))), shape)))
     space = PolicySpace(
         attributes=tuple(quasi_identifiers),
         domains=tuple(domains),
@@ -433,6 +469,9 @@ def prepare(
         has_population=population_weights is not None,
         row_combination=row_combination,
         _codes=tuple(np.ascontiguousarray(c) for c in codes),
+        _blocks=tuple(tuple(b) for b in blocks),
+        _block_codes=tuple(block_codes),
+        _block_grids=tuple(block_grids),
         _weights=comb_weights.astype(np.float64),
         _population_weights=population_weights,
         _marginals=marginals,
@@ -547,17 +586,22 @@ class Frontier:
 
     def update(self, policy_id: int, risk: float, loss: float) -> bool:
         """updateFrontier(f, a): insert ``a`` unless something strictly dominates
-        it, and drop what it strictly dominates. True when the frontier changed."""
+        it, and drop what it strictly dominates. True when the frontier changed.
+
+        The frontier is sorted by risk with loss non-increasing (equal losses only
+        at equal risks), so both steps are binary searches plus one splice.
+        """
         r, u = self.risk, self.loss
-        if np.any((r <= risk) & (u <= loss) & ((r < risk) | (u < loss))):
+        k = int(np.searchsorted(r, risk, side="right"))  # points with risk <= a's
+        if k and (u[k - 1] < loss or (u[k - 1] == loss and r[k - 1] < risk)):
             return False
-        keep = ~((risk <= r) & (loss <= u) & ((risk < r) | (loss < u)))
-        if not keep.all():
-            self.risk, self.loss, self.ids = self.risk[keep], self.loss[keep], self.ids[keep]
-        at = int(np.searchsorted(self.risk, risk, side="right"))
-        self.risk = np.insert(self.risk, at, risk)
-        self.loss = np.insert(self.loss, at, loss)
-        self.ids = np.insert(self.ids, at, policy_id)
+        lo = int(np.searchsorted(r, risk, side="left"))
+        # from lo on, risk >= a's; those with loss >= a's form a block (loss is non-increasing)
+        hi = lo + int(np.searchsorted(-u[lo:], -loss, side="right"))
+        equal = (r[lo:hi] == risk) & (u[lo:hi] == loss)  # equal points do not dominate each other
+        self.risk = np.concatenate([r[:lo], r[lo:hi][equal], [risk], r[hi:]])
+        self.loss = np.concatenate([u[:lo], u[lo:hi][equal], [loss], u[hi:]])
+        self.ids = np.concatenate([self.ids[:lo], self.ids[lo:hi][equal], [policy_id], self.ids[hi:]])
         return True
 
     def area(self) -> float:
