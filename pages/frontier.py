@@ -127,7 +127,7 @@ with guarded("preparing the data"):
         frame = None
         fingerprint = dataset.fingerprint
 
-    qis = st.multiselect("Quasi-identifiers", columns, default=default_qis, key=f"fr_qis_{example}")
+    qis = st.multiselect("Quasi-identifiers", columns, default=default_qis, key=f"fr_qis_{fingerprint}")
     if not example and qis:
         frame, dropped = dataset.analysis_frame(qis)
         if dropped:

@@ -65,7 +65,7 @@ def test_budget_seed_and_method_controls_update_the_numbers(example_space):
 
 def test_exhaustive_on_two_attributes_and_policy_inspection():
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
-    at.multiselect(key="fr_qis_True").set_value(["sex", "race"])
+    at.multiselect(key="fr_qis_adult+tn-zip:2013").set_value(["sex", "race"])
     at.selectbox(key="fr_method").set_value("exhaustive")
     at.run()
     assert not at.exception and not at.error
@@ -84,7 +84,7 @@ def test_exhaustive_on_two_attributes_and_policy_inspection():
 
 def test_editing_a_category_order_and_a_bad_order():
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
-    at.multiselect(key="fr_qis_True").set_value(["race"])
+    at.multiselect(key="fr_qis_adult+tn-zip:2013").set_value(["race"])
     at.selectbox(key="fr_method").set_value("exhaustive")
     at.run()
     order_box = at.text_area(key="fr_order_adult+tn-zip:2013_race")
