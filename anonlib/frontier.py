@@ -296,11 +296,13 @@ def _is_number_like(value: object) -> bool:
 def _interval_label(values: list) -> str:
     """``"17-25"`` for numbers, ``"a / b / c"`` for categories.
 
-    >>> _interval_label([17, 18, 19]), _interval_label(["Asian", "Black"]), _interval_label(["x"])
-    ('17-19', 'Asian / Black', 'x')
+    >>> _interval_label([17, 18, 19]), _interval_label(["Asian", "Black"]), _interval_label([5, 6, "missing"])
+    ('17-19', 'Asian / Black', '5-6 / missing')
     """
     if len(values) == 1:
         return str(values[0])
+    if values[-1] == MISSING_LABEL and len(values) > 1:
+        return f"{_interval_label(values[:-1])} / {MISSING_LABEL}"
     if all(_is_number_like(v) for v in values):
         return f"{values[0]}-{values[-1]}"
     if len(values) <= 4:
@@ -818,7 +820,7 @@ def explore(
         raise ParameterError(f"Unknown search method '{method}'; choose one of {join_names(METHODS)}.")
     if method == "exhaustive":
         budget = space.n_policies
-    if not isinstance(budget, (int, np.integer)) or budget < 2:
+    elif not isinstance(budget, (int, np.integer)) or budget < 2:
         raise ParameterError(f"The budget must be a whole number of at least 2 policies (got {budget}).")
     if not 0.0 <= threshold <= 1.0:
         raise ParameterError(f"The threshold is a probability between 0 and 1 (got {threshold}).")
