@@ -68,7 +68,7 @@ from .errors import (
 from .lattice import PrunedSublattices, Sublattice, random_maximal_chain, random_sublattice, search_non_overlapping
 
 METHODS = ("shs", "rcs", "exhaustive")
-DEFAULT_THRESHOLD = 0.2
+DEFAULT_THRESHOLD = 0.8  # tuned on Adult + ZIP: 0.8-0.95 give the smallest areas at 1,000-4,000 policies
 EXHAUSTIVE_MAX_BITS = 20
 BLOCK_GRID_LIMIT = 4096  # attributes whose joint domain is at most this are combined on their grid
 DIRECT_COUNT_LIMIT = 1 << 20  # key spaces up to this size are counted without densifying

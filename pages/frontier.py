@@ -98,6 +98,7 @@ page_header(
 dataset: Dataset = active_dataset()
 qis: list[str] = []
 frame: pd.DataFrame | None = None
+release: pd.DataFrame | None = None
 orders: dict[str, list] = {}
 population: pd.DataFrame | None = None
 population_key: str | None = None
@@ -122,14 +123,16 @@ with guarded("preparing the data"):
         )
     else:
         count = dataset.count
-        columns = [c for c in dataset.frame.columns if c != count]
+        columns = [c for c in dataset.frame.columns if c != count and c not in dataset.identifiers]
         default_qis = [c for c in dataset.quasi_identifiers if c in columns]
         frame = None
-        fingerprint = dataset.fingerprint
+        fingerprint = f"{dataset.fingerprint}:{dataset.missing}"
 
     qis = st.multiselect("Quasi-identifiers", columns, default=default_qis, key=f"fr_qis_{fingerprint}")
+    release = frame  # the table a chosen policy generalizes for the preview and download
     if not example and qis:
         frame, dropped = dataset.analysis_frame(qis)
+        release = dataset.frame.drop(columns=list(dataset.identifiers)) if not dropped else frame
         if dropped:
             st.caption(f"{dropped:,} rows with missing values were dropped.")
 
@@ -287,7 +290,7 @@ if result is not None:
                     width="stretch")
     vector_text = ", ".join(str(v) for v in vector[:30]) + (" ..." if len(vector) > 30 else "")
     st.text(f"Anonymity vector: ({vector_text})")
-    generalized = space.generalize(frame, bits)
+    generalized = space.generalize(release, bits)
     st.dataframe(generalized.head(200), hide_index=True, height=240)
     st.caption(f"First {min(200, len(generalized))} of {len(generalized):,} rows, generalized by this policy.")
 
