@@ -192,3 +192,26 @@ def area_trace_figure(
     if optimum is not None:
         fig.add_hline(y=optimum, line_dash="dot", annotation_text="exhaustive optimum")
     return _layout(fig, "Area under the frontier (smaller is better)", "policies evaluated", "area")
+
+
+def clicked_frontier_policy(event: object, n_frontier: int) -> int | None:
+    """The frontier policy (0-based) clicked on the frontier line of
+    ``frontier_figure`` (trace 1, whose customdata is the 1-based policy number),
+    from a plotly-chart selection event; None when no frontier point was clicked.
+
+    >>> clicked_frontier_policy({"selection": {"points": [{"curve_number": 1, "customdata": 3}]}}, 5)
+    2
+    >>> clicked_frontier_policy({"selection": {"points": [{"curve_number": 0, "point_index": 3}]}}, 5) is None
+    True
+    """
+    try:
+        points = event["selection"]["points"]  # type: ignore[index]
+    except (KeyError, TypeError):
+        return None
+    for point in points:
+        number = point.get("customdata") if point.get("curve_number") == 1 else None
+        if isinstance(number, list):
+            number = number[0] if number else None
+        if isinstance(number, (int, float)) and 1 <= number <= n_frontier:
+            return int(number) - 1
+    return None

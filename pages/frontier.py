@@ -202,10 +202,11 @@ if result is not None:
     space = result.space
     frontier = list(result.frontier)
     m = st.columns(5)
-    m[0].metric("lattice size", lattice_size_text(space.n_bits), help=f"2^{space.n_bits} policies")
+    m[0].metric("policies in the lattice", f"2^{space.n_bits}" if space.n_bits > 16 else lattice_size_text(space.n_bits),
+                help=f"{lattice_size_text(space.n_bits)} policies ({space.n_bits} bits)")
     m[1].metric("policies evaluated", f"{result.n_evaluated:,}")
     m[2].metric("frontier policies", f"{len(frontier):,}")
-    m[3].metric("area under the frontier", f"{result.area:.4f}")
+    m[3].metric("area", f"{result.area:.4f}", help="Area under the frontier's step curve; smaller is better.")
     m[4].metric("search time", f"{result.seconds:.2f} s")
     st.caption(f"KL of the most general policy (used to normalize the loss): {space.top_loss:.4f} nats. "
                f"Risk is {'distinguishability against the uploaded population' if space.has_population else 'classes after / classes before (the data are their own population)'}.")
@@ -224,11 +225,18 @@ if result is not None:
     default_pick = int(np.argmin([e.risk + e.loss_normalized for e in frontier])) if frontier else 0
     if better:
         default_pick = frontier.index(better[0])
+    pick_key = f"fr_pick_{len(frontier)}_{result.area:.6f}"
+    chart_key = f"fr_chart_{pick_key}"
+    clicked = charts.clicked_frontier_policy(st.session_state.get(chart_key), len(frontier))
+    if clicked is not None and st.session_state.get("fr_applied_click") != (chart_key, clicked):
+        st.session_state["fr_applied_click"] = (chart_key, clicked)  # apply each click once
+        st.session_state[pick_key] = clicked
     pick = st.selectbox(
-        "Frontier policy to inspect", list(range(len(frontier))), index=default_pick,
+        "Frontier policy to inspect (or click a point of the frontier line)", list(range(len(frontier))),
+        index=default_pick,
         format_func=lambda i: f"#{i + 1}: risk {frontier[i].risk:.4f}, loss {frontier[i].loss_normalized:.4f}"
         + (" (dominates Safe Harbor)" if frontier[i] in better else ""),
-        key=f"fr_pick_{len(frontier)}_{result.area:.6f}",
+        key=pick_key,
     )
     chosen = frontier[pick]
     st.plotly_chart(
@@ -239,7 +247,7 @@ if result is not None:
             dominating=([e.risk for e in better], [e.loss_normalized for e in better]) if better else None,
             selected=(chosen.risk, chosen.loss_normalized), colours=colours,
         ),
-        width="stretch",
+        width="stretch", on_select="rerun", selection_mode="points", key=chart_key,
     )
 
     if harbor is not None:

@@ -38,7 +38,7 @@ def test_default_example_shows_the_library_frontier_and_safe_harbor(example_spac
     metrics = _metrics(at)
     assert metrics["policies evaluated"] == "1,000"
     assert metrics["frontier policies"] == f"{len(expected.frontier):,}"
-    assert metrics["area under the frontier"] == f"{expected.area:.4f}"
+    assert metrics["area"] == f"{expected.area:.4f}"
     harbor = safe_harbor_policy(example_space, zip3_population=zip3_populations())
     risk, loss = example_space.evaluate(example_space.bits_of(harbor.bits))
     n_better = len(dominating(expected.frontier, risk, loss))
@@ -60,7 +60,7 @@ def test_budget_seed_and_method_controls_update_the_numbers(example_space):
     expected = explore(example_space, "rcs", 300, seed=7)
     metrics = _metrics(at)
     assert metrics["policies evaluated"] == "300"
-    assert metrics["area under the frontier"] == f"{expected.area:.4f}"
+    assert metrics["area"] == f"{expected.area:.4f}"
 
 
 def test_exhaustive_on_two_attributes_and_policy_inspection():
@@ -70,10 +70,10 @@ def test_exhaustive_on_two_attributes_and_policy_inspection():
     at.run()
     assert not at.exception and not at.error
     metrics = _metrics(at)
-    assert metrics["lattice size"] == "32" and metrics["policies evaluated"] == "32"
+    assert metrics["policies in the lattice"] == "32" and metrics["policies evaluated"] == "32"
     expected = explore(prepare(adult_with_zip(), ["sex", "race"]), "exhaustive")
     assert metrics["frontier policies"] == str(len(expected.frontier))
-    pick = _by_label(at.selectbox, "Frontier policy to inspect")
+    pick = _by_label(at.selectbox, "Frontier policy to inspect (or click a point of the frontier line)")
     pick.set_value(len(expected.frontier) - 1).run()  # the last one: the original data
     metrics = _metrics(at)
     rarest = int(class_sizes(adult_with_zip(), ["sex", "race"]).min())
@@ -91,7 +91,7 @@ def test_editing_a_category_order_and_a_bad_order():
     assert order_box.value.splitlines()[0] == "Amer-Indian-Eskimo"
     order_box.set_value("White\nBlack\nAsian-Pac-Islander\nAmer-Indian-Eskimo\nOther").run()
     assert not at.exception and not at.error
-    _by_label(at.selectbox, "Frontier policy to inspect").set_value(0).run()  # top: one interval
+    _by_label(at.selectbox, "Frontier policy to inspect (or click a point of the frontier line)").set_value(0).run()  # top: one interval
     intervals = next(d.value for d in at.dataframe if "intervals in order" in d.value.columns)
     assert intervals.loc[0, "intervals in order"].startswith("White / ")
     at.text_area(key="fr_order_adult+tn-zip:2013_race").set_value("White\nBlack").run()
