@@ -342,6 +342,26 @@ def _plain(value: object) -> object:
     return value.item() if hasattr(value, "item") else value
 
 
+def _aligned(population: pd.DataFrame, data: pd.DataFrame) -> pd.DataFrame:
+    """The population's columns read like the data's: text in the data makes the
+    population text (a ZIP read as the number 37813 matches "37813"), numbers in
+    the data make the population numeric where its values are numbers.
+
+    >>> _aligned(pd.DataFrame({"zip": [37813]}), pd.DataFrame({"zip": ["37813"]}))["zip"].tolist()
+    ['37813']
+    """
+    out = population.copy()
+    for column in data.columns:
+        ours, theirs = data[column], out[column]
+        if pd.api.types.is_numeric_dtype(ours) and not pd.api.types.is_numeric_dtype(theirs):
+            converted = pd.to_numeric(theirs, errors="coerce")
+            if converted.notna().sum() == theirs.notna().sum():
+                out[column] = converted
+        elif not pd.api.types.is_numeric_dtype(ours) and pd.api.types.is_numeric_dtype(theirs):
+            out[column] = theirs.astype("string")
+    return out
+
+
 def default_order(df: pd.DataFrame, attribute: str) -> list:
     """The default domain order of a column: numbers numerically, text alphabetically,
     missing last (the order ``prepare`` uses when none is given).
@@ -402,7 +422,7 @@ def prepare(
         population_weights = record_counts(population, population_count)
         if population_weights is None:
             population_weights = np.ones(len(population), dtype=np.int64)
-        frame = pd.concat([frame, population[quasi_identifiers]], ignore_index=True)
+        frame = pd.concat([frame, _aligned(population[quasi_identifiers], frame)], ignore_index=True)
     table = encode(frame, quasi_identifiers)  # THE one encoding of the data
     domains, positions = [], []
     for j, attribute in enumerate(quasi_identifiers):

@@ -60,13 +60,14 @@ def _search(
         bar.progress(min(done / max(total, 1), 1.0),
                      text=f"{label}: {done:,} of {total:,} policies evaluated, area under the frontier {area:.4f}")
 
-    space = prepare(
-        _frame, list(qis), orders={a: list(v) for a, v in orders}, population=_population,
-        count=count, population_count=population_count,
-    )
-    result = explore(space, method, budget, seed=seed, threshold=threshold, progress=report)
-    bar.empty()
-    return result
+    try:
+        space = prepare(
+            _frame, list(qis), orders={a: list(v) for a, v in orders}, population=_population,
+            count=count, population_count=population_count,
+        )
+        return explore(space, method, budget, seed=seed, threshold=threshold, progress=report)
+    finally:
+        bar.empty()
 
 
 page_header(

@@ -450,6 +450,14 @@ def test_unknown_category_in_an_order_is_named():
     assert space.domains == (("White", "Other", "Black", "Asian"),)
 
 
+def test_population_read_with_other_types_still_matches():
+    data = pd.DataFrame({"age": [30, 40, 40], "zip": ["37010", "37011", "37011"]})
+    population = pd.DataFrame({"age": ["30", "40", "41"], "zip": [37010, 37011, 37011], "people": [5, 7, 2]})
+    space = prepare(data, ["age", "zip"], population=population, population_count="people")
+    top_risk = space.evaluate(space.top)[0]
+    assert top_risk == pytest.approx((3 / 14) / (1 / 5 + 2 / 7))
+
+
 def test_record_missing_from_population_is_named():
     data = pd.DataFrame({"age": [30, 40], "zip": ["37010", "37011"]})
     population = pd.DataFrame({"age": [30, 41], "zip": ["37010", "37011"], "count": [5, 7]})
@@ -472,3 +480,23 @@ def test_bad_policies_and_parameters():
     wide = pd.DataFrame({"x": np.arange(30)})
     with pytest.raises(ProblemTooLargeError, match="2\\^29"):
         search_frontier(wide, ["x"], method="exhaustive")
+
+
+def test_generalized_table_has_the_class_sizes_the_policy_reports():
+    from anonlib.avector import anonymity_vector
+    from anonlib.equivalence import class_sizes
+
+    frame = adult_with_zip()
+    space = prepare(frame, ["age", "sex", "race", "zip"])
+    rng = np.random.default_rng(8)
+    for density in (0.2, 0.6, 0.95):
+        bits = rng.random(space.n_bits) < density
+        generalized = space.generalize(frame, bits)
+        direct = class_sizes(generalized, ["age", "sex", "race", "zip"])
+        assert anonymity_vector(direct) == anonymity_vector(space.class_sizes(bits))
+        assert generalized.drop(columns=["age", "sex", "race", "zip"]).equals(
+            frame.drop(columns=["age", "sex", "race", "zip"])
+        )
+        intervals = space.intervals(bits)
+        assert set(generalized["zip"]) <= set(intervals["zip"])
+        assert len(intervals["zip"]) == int(bits[space.offsets[3]:].sum()) + 1
