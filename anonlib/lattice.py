@@ -217,7 +217,7 @@ class PrunedSublattices:
     Clause ``j`` is satisfied by a literal ``(p, 0)`` when bit ``p`` is a fixed 1
     of pruned sublattice ``j``, and by ``(p, 1)`` when it is a fixed 0. The masks
     are stored bit-major so that "which clauses does this literal satisfy" is
-    one contiguous row.
+    one contiguous row; each clause's literals are also kept as arrays.
 
     >>> pruned = PrunedSublattices(5)
     >>> pruned.add(Sublattice(parse("00001"), parse("10101")))
@@ -230,6 +230,7 @@ class PrunedSublattices:
         self._ones = np.zeros((n_bits, 16), dtype=bool)
         self._zeros = np.zeros((n_bits, 16), dtype=bool)
         self._lengths = np.zeros(16, dtype=np.int64)
+        self._literals: list[tuple[np.ndarray, np.ndarray]] = []
         self._n = 0
 
     def __len__(self) -> int:
@@ -244,14 +245,22 @@ class PrunedSublattices:
         j = self._n
         self._ones[:, j] = sublattice.fixed_ones
         self._zeros[:, j] = sublattice.fixed_zeros
-        self._lengths[j] = int(sublattice.fixed_ones.sum() + sublattice.fixed_zeros.sum())
+        ones = np.flatnonzero(sublattice.fixed_ones)
+        zeros = np.flatnonzero(sublattice.fixed_zeros)
+        bits = np.concatenate([ones, zeros])
+        values = np.concatenate([np.zeros(ones.size, np.int64), np.ones(zeros.size, np.int64)])
+        self._literals.append((bits, values))
+        self._lengths[j] = bits.size
         self._n += 1
 
     def clause(self, j: int) -> list[tuple[int, int]]:
         """Literals of clause ``j`` (fixed 1s negated, then fixed 0s negated)."""
-        ones = [(int(p), 0) for p in self._ones[:, j].nonzero()[0]]
-        zeros = [(int(p), 1) for p in self._zeros[:, j].nonzero()[0]]
-        return ones + zeros
+        bits, values = self._literals[j]
+        return [(int(b), int(v)) for b, v in zip(bits, values)]
+
+    def literals(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """Clause ``j``'s literals as arrays (bits, values)."""
+        return self._literals[j]
 
     def satisfied_by(self, literal: tuple[int, int]) -> np.ndarray:
         """Which clauses the literal ``(bit, value)`` satisfies."""
@@ -270,10 +279,12 @@ def search_non_overlapping(
 ) -> dict[int, int] | None:
     """Algorithm 3 (SNL): literals whose conjunction satisfies every clause.
 
-    Depth-first: take a random literal of the shortest unsatisfied clause, skip
-    it if it conflicts with the path, and backtrack when a clause runs out of
-    literals. Returns ``{bit: value}`` (empty when nothing is pruned), or None
-    when the pruned sublattices cover the whole lattice.
+    Depth-first: take a random untried literal of the shortest unsatisfied
+    clause, skip it if it conflicts with the path, and backtrack when a clause
+    runs out of literals (``_LiteralDraw`` is the paper's "random literal, then
+    remove it from the clause"). Returns
+    ``{bit: value}`` (empty when nothing is pruned), or None when the pruned
+    sublattices cover the whole lattice.
 
     The paper's example, ``(B4=1) and (B2=0 or B4=0) and (B1=1 or B2=0 or B3=1)``,
     written as pruned sublattices whose clauses are those three:
@@ -287,30 +298,57 @@ def search_non_overlapping(
     """
     if len(pruned) == 0:
         return {}
-    path: list[tuple[int, int]] = []
+    path: list[int] = []
     assigned: dict[int, int] = {}
     unsatisfied = [np.ones(len(pruned), dtype=bool)]
-    stack: list[list[tuple[int, int]]] = [pruned.clause(pruned.shortest(unsatisfied[0]))]
+    stack = [_LiteralDraw(*pruned.literals(pruned.shortest(unsatisfied[0])))]
     while stack:
-        clause = stack.pop()
-        if clause:
-            literal = clause.pop(int(rng.integers(len(clause))))
-            stack.append(clause)
+        literal = stack[-1].draw(rng)
+        if literal is not None:
             bit, value = literal
             if assigned.get(bit, value) != value:  # Conflict(literal, path)
                 continue
-            path.append(literal)
+            path.append(bit)
             assigned[bit] = value
             left = unsatisfied[-1] & ~pruned.satisfied_by(literal)
             unsatisfied.append(left)
             if not left.any():
                 return dict(assigned)
-            stack.append(pruned.clause(pruned.shortest(left)))
-        elif path:  # the clause ran out of literals: undo the literal that led here
-            bit, _ = path.pop()
-            del assigned[bit]
-            unsatisfied.pop()
+            stack.append(_LiteralDraw(*pruned.literals(pruned.shortest(left))))
+        else:  # the clause ran out of literals: undo the literal that led here
+            stack.pop()
+            if path:
+                del assigned[path.pop()]
+                unsatisfied.pop()
     return None
+
+
+class _LiteralDraw:
+    """A clause's literals drawn at random without replacement. The first draw
+    is one random index; the rest (needed only after a conflict or a dead end)
+    come from a permutation of the remaining ones."""
+
+    def __init__(self, bits: np.ndarray, values: np.ndarray) -> None:
+        self.bits, self.values = bits, values
+        self.first: int | None = None
+        self.rest: np.ndarray | None = None
+        self.position = 0
+
+    def draw(self, rng: np.random.Generator) -> tuple[int, int] | None:
+        n = self.bits.size
+        if self.first is None:
+            if n == 0:
+                return None
+            self.first = int(rng.integers(n))
+            i = self.first
+        else:
+            if self.rest is None:
+                self.rest = rng.permutation(np.delete(np.arange(n), self.first))
+            if self.position >= self.rest.size:
+                return None
+            i = int(self.rest[self.position])
+            self.position += 1
+        return int(self.bits[i]), int(self.values[i])
 
 
 def random_sublattice(
@@ -329,13 +367,13 @@ def random_sublattice(
     >>> bool(s.upper[0]), bool(s.lower[5]), int(s.free.sum()) >= 1
     (True, False, True)
     """
-    ones = [b for b, v in literals.items() if v == 1]
-    zeros = [b for b, v in literals.items() if v == 0]
-    rest = np.setdiff1d(np.arange(n_bits), np.array(ones + zeros, dtype=np.int64))
-    order = np.concatenate(
-        [rng.permutation(np.array(ones, dtype=np.int64)), rng.permutation(rest),
-         rng.permutation(np.array(zeros, dtype=np.int64))]
-    )
+    ones = np.array([b for b, v in literals.items() if v == 1], dtype=np.int64)
+    zeros = np.array([b for b, v in literals.items() if v == 0], dtype=np.int64)
+    fixed = np.zeros(n_bits, dtype=bool)
+    fixed[ones] = True
+    fixed[zeros] = True
+    rest = np.flatnonzero(~fixed)
+    order = np.concatenate([rng.permutation(ones), rng.permutation(rest), rng.permutation(zeros)])
     span = int(np.floor(np.exp(rng.uniform(0.0, np.log(rest.size + 1)))))
     span = min(max(span, 1), rest.size)  # 0 only when every bit is fixed: a single policy
     start = len(ones) + int(rng.integers(0, rest.size - span + 1))
