@@ -32,6 +32,7 @@ METHOD_NAMES = {
     "rcs": "RCS: random chain search",
     "exhaustive": "Exhaustive (up to 2^20 policies)",
 }
+SMALL_LATTICE_BITS = 14  # up to 2^14 policies the exact optimum is computed alongside a heuristic
 MAX_ORDER_EDIT = 60  # category orders are editable for attributes with at most this many values
 
 
@@ -183,6 +184,8 @@ compare = st.checkbox("Also run the other heuristic with the same budget (area-v
 colours = st.selectbox("Colours", list(charts.FRONTIER_COLOURS), key="fr_colours")
 
 result = None
+others: dict[str, SearchResult] = {}
+optimum: float | None = None
 with guarded("searching the risk-utility frontier"):
     if not qis or frame is None:
         st.info("Choose at least one quasi-identifier.")
@@ -194,10 +197,11 @@ with guarded("searching the risk-utility frontier"):
             budget=int(budget), threshold=float(threshold), seed=seed, _frame=frame, _population=population,
         )
         result = _search(method=method, **common)
-        others = {}
         if compare and method in ("shs", "rcs"):
             other = "rcs" if method == "shs" else "shs"
             others[other] = _search(method=other, **common)
+        if method != "exhaustive" and result.space.n_bits <= SMALL_LATTICE_BITS:
+            optimum = _search(method="exhaustive", **common).area  # cheap here: show how close the search got
 
 if result is not None:
     space = result.space
@@ -269,7 +273,12 @@ if result is not None:
     if len(result.trace) > 0:
         traces = {result.method: list(result.trace)}
         traces.update({name: list(r.trace) for name, r in others.items()})
-        st.plotly_chart(charts.area_trace_figure(traces, result.budget, colours=colours), width="stretch")
+        st.plotly_chart(
+            charts.area_trace_figure(traces, result.budget, optimum=optimum, colours=colours), width="stretch"
+        )
+        if optimum is not None:
+            st.caption(f"The exhaustive optimum of this {space.n_policies:,}-policy lattice is {optimum:.4f}; "
+                       f"{result.method.upper()} reached {result.area / optimum:.3f} times it.")
         if others:
             name, other = next(iter(others.items()))
             st.caption(

@@ -82,6 +82,18 @@ def test_exhaustive_on_two_attributes_and_policy_inspection():
     assert intervals.set_index("attribute").loc["race", "intervals"] == 5
 
 
+def test_small_lattices_show_the_exhaustive_optimum_next_to_the_heuristic():
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
+    at.multiselect(key="fr_qis_adult+tn-zip:2013").set_value(["sex", "race", "income"])
+    at.run()
+    assert not at.exception and not at.error
+    space = prepare(adult_with_zip(), ["sex", "race", "income"])
+    optimum = explore(space, "exhaustive").area
+    shs = explore(space, "shs", 1000, seed=1)  # budget above the 64-policy lattice: SHS stops when all is pruned
+    line = next(c.value for c in at.caption if "exhaustive optimum" in c.value)
+    assert f"{optimum:.4f}" in line and f"{shs.area / optimum:.3f} times" in line
+
+
 def test_editing_a_category_order_and_a_bad_order():
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
     at.multiselect(key="fr_qis_adult+tn-zip:2013").set_value(["race"])
