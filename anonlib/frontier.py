@@ -739,7 +739,7 @@ class _Run:
         self.progress = progress
         self.every = max(1, budget // 100)
         self.cache: dict[bytes, int] = {}
-        self.bits: list[np.ndarray] = []
+        self.bits = np.zeros((min(budget, 1024), space.n_bits), dtype=bool)  # grows by doubling
         self.risk: list[float] = []
         self.loss: list[float] = []
         self.frontier = Frontier()
@@ -750,18 +750,24 @@ class _Run:
     def n(self) -> int:
         return len(self.risk)
 
-    def visit(self, bits: np.ndarray) -> tuple[float, float]:
-        key = np.packbits(bits).tobytes()
-        known = self.cache.get(key)
-        if known is not None:
-            return self.risk[known], self.loss[known]
+    def visit(self, bits: np.ndarray, *, new: bool = False) -> tuple[float, float]:
+        """Score a policy (once) and update the frontier. ``new=True`` skips the
+        look-up for callers that never repeat a policy (the exhaustive search)."""
+        if not new:
+            key = np.packbits(bits).tobytes()
+            known = self.cache.get(key)
+            if known is not None:
+                return self.risk[known], self.loss[known]
         if self.n >= self.budget:
             raise _BudgetSpent
         risk, loss = self.space.evaluate(bits)
         loss *= self.scale
         i = self.n
-        self.cache[key] = i
-        self.bits.append(bits)
+        if not new:
+            self.cache[key] = i
+        if i == self.bits.shape[0]:
+            self.bits = np.concatenate([self.bits, np.zeros_like(self.bits)])
+        self.bits[i] = bits
         self.risk.append(risk)
         self.loss.append(loss)
         if self.frontier.update(i, risk, loss):
@@ -818,7 +824,7 @@ def _exhaustive(run: _Run, space: PolicySpace) -> None:
         )
     shifts = np.arange(space.n_bits - 1, -1, -1, dtype=np.int64)
     for number in range(space.n_policies):
-        run.visit(((number >> shifts) & 1).astype(bool))
+        run.visit(((number >> shifts) & 1).astype(bool), new=True)
 
 
 def explore(
@@ -882,7 +888,7 @@ def explore(
         space=space,
         frontier=frontier,
         frontier_ids=ids,
-        evaluated_bits=np.array(run.bits, dtype=bool).reshape(run.n, space.n_bits),
+        evaluated_bits=run.bits[: run.n].copy(),
         evaluated_risk=np.array(run.risk),
         evaluated_loss=np.array(run.loss),
         trace=tuple(run.trace),
