@@ -57,6 +57,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .dataset import Role, guess_role
 from .equivalence import MISSING_LABEL, combine, encode, record_counts
 from .errors import (
     EmptySelectionError,
@@ -380,6 +381,29 @@ def default_order(df: pd.DataFrame, attribute: str) -> list:
     return [_plain(v) for v in table.labels[0]]
 
 
+def population_count_column(
+    population: pd.DataFrame, quasi_identifiers: Sequence[str], *, count: str | None = None
+) -> str | None:
+    """The column of a population table that holds the number of people per row:
+    the data's count column if the population has it, else its only other column
+    when that holds whole numbers, else the one column named like a count
+    ("count", "n", "freq", ...); None (one person per row) otherwise.
+
+    >>> pop = pd.DataFrame({"zip": ["37010"], "age": [30], "people": [12]})
+    >>> population_count_column(pop, ["zip", "age"]), population_count_column(pop[["zip", "age"]], ["zip", "age"])
+    ('people', None)
+    """
+    if count is not None and count in population.columns:
+        return count
+    extra = [c for c in population.columns if c not in quasi_identifiers]
+    if len(extra) == 1:
+        values = pd.to_numeric(population[extra[0]], errors="coerce")
+        if values.notna().all() and (values >= 0).all() and (values == np.floor(values)).all():
+            return extra[0]
+    named = [c for c in extra if guess_role(str(c), population[c]) is Role.COUNT]
+    return named[0] if len(named) == 1 else None
+
+
 def prepare(
     df: pd.DataFrame,
     quasi_identifiers: Sequence[str],
@@ -396,8 +420,7 @@ def prepare(
     they widen the intervals that hold them). Without an order the domain is
     the sorted distinct values of the data and population. ``population`` is a
     table with the quasi-identifier columns and a count column
-    (``population_count``, default: the data's ``count`` column name when the
-    population has it, else one person per row).
+    (``population_count``; by default found by ``population_count_column``).
 
     >>> space = prepare(pd.DataFrame({"age": [30, 40, 40]}), ["age"])
     >>> space.domains, space.n_bits, round(space.top_loss, 4)
@@ -423,8 +446,8 @@ def prepare(
             raise PopulationError(
                 f"The population table lacks the quasi-identifier columns {join_names(missing)}."
             )
-        if population_count is None and count is not None and count in population.columns:
-            population_count = count
+        if population_count is None:
+            population_count = population_count_column(population, quasi_identifiers, count=count)
         population_weights = record_counts(population, population_count)
         if population_weights is None:
             population_weights = np.ones(len(population), dtype=np.int64)

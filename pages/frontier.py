@@ -16,6 +16,7 @@ from anonlib.frontier import (
     dominating,
     explore,
     lattice_size_text,
+    population_count_column,
     prepare,
     safe_harbor_policy,
 )
@@ -167,8 +168,11 @@ with guarded("preparing the data"):
                                   key="fr_population")
         if upload is not None:
             population = load_table(upload.getvalue(), name=upload.name).frame
-            choice = st.selectbox("Number of people per row", ["one person per row", *population.columns],
-                                  key="fr_population_count")
+            options = ["one person per row", *population.columns]
+            guessed = population_count_column(population, qis, count=count)
+            choice = st.selectbox("Number of people per row", options,
+                                  index=options.index(guessed) if guessed in options else 0,
+                                  key=f"fr_population_count_{upload.file_id}")
             population_count = None if choice == "one person per row" else choice
             population_key = f"{upload.file_id}:{population_count}"
 

@@ -215,9 +215,8 @@ def test_population_risk_matches_distinguishability(seed):
     data = _random_table(rng, 25)
     population = pd.concat([data, _random_table(rng, 80)], ignore_index=True)
     population = population.assign(people=rng.integers(1, 50, len(population)))
-    space = prepare(data, ["age", "sex", "zip"], population=population, count=None)
-    # the population's count column is named explicitly through prepare's default: one per row
-    assert space.has_population
+    space = prepare(data, ["age", "sex", "zip"], population=population.drop(columns="people"))
+    assert space.has_population  # no count column: one person per row
     bits = rng.random(space.n_bits) < rng.random()
     data_cells = _generalize_by_hand(data, space, bits)
     pop_cells = _generalize_by_hand(population, space, bits)
@@ -227,7 +226,7 @@ def test_population_risk_matches_distinguishability(seed):
         1 / g0[tuple(r)] for r in data[["age", "sex", "zip"]].itertuples(index=False)
     )
     assert space.evaluate(bits)[0] == pytest.approx(expected)
-    weighted = prepare(data, ["age", "sex", "zip"], population=population, population_count="people")
+    weighted = prepare(data, ["age", "sex", "zip"], population=population)  # "people" found as the count
     gw = Counter()
     for cell, people in zip(pop_cells, population["people"]):
         gw[cell] += people
