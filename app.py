@@ -12,9 +12,10 @@ from dashboard.ui import sidebar
 
 PAGES = [
     st.Page("pages/dataset.py", title="Dataset", icon=":material/table:", default=True),
-    st.Page("pages/leakage.py", title="Leakage & anonymization", icon=":material/account_tree:"),
-    st.Page("pages/geography.py", title="Geographic aggregation", icon=":material/map:"),
     st.Page("pages/individuals.py", title="Individual privacy", icon=":material/person_search:"),
+    st.Page("pages/leakage.py", title="Leakage & anonymization", icon=":material/account_tree:"),
+    st.Page("pages/frontier.py", title="Risk-utility frontier", icon=":material/query_stats:"),
+    st.Page("pages/geography.py", title="Geographic aggregation", icon=":material/map:"),
     st.Page("pages/screening.py", title="Screening schedules", icon=":material/event_available:"),
 ]
 
