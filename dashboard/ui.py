@@ -35,8 +35,25 @@ def plain(text: object) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
 
 
+def _leave_legacy_page_mode() -> None:
+    """Run ``app.py``'s navigation even when a page's URL is opened first.
+
+    Streamlit still treats a ``pages/`` folder as an old-style multipage app
+    until ``st.navigation`` has run once in the server process: a first visitor
+    who opens e.g. ``/frontier`` directly would get that script alone, without
+    the app's navigation, layout and sidebar. Switch that mode off and rerun;
+    the rerun goes through ``app.py`` and lands on the same page.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def page_header(title: str, question: str, how_to_read: str, paper: str | None = None) -> None:
     """Title, the question the page answers, the paper it follows, and a help expander."""
+    _leave_legacy_page_mode()
     st.title(title)
     st.write(question)
     if paper:

@@ -61,8 +61,12 @@ if source_kind == "Bundled sample":
     )
     sample = SAMPLES[st.session_state["sample_key"]]
     st.caption(f"{sample.description} Source: {sample.source}.")
-    if current != f"sample:{sample.key}" and not current.startswith("upload:"):
-        _load_sample()
+    if current != f"sample:{sample.key}":
+        st.info(
+            "The active dataset is " + plain(active_dataset().name) + " (uploaded, or changed on another "
+            "page). It stays active until you choose a sample."
+        )
+        st.button("Use this sample instead", on_click=_load_sample)
 else:
     upload = st.file_uploader(
         "CSV, TSV, text (optionally gzip-compressed), Excel or Parquet",

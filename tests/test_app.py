@@ -151,3 +151,17 @@ def test_every_page_runs_inside_the_app(page: str) -> None:
     at.switch_page(page).run()
     assert not at.exception, at.exception
     assert not [e.value for e in at.error if "unexpected" in e.value]
+
+
+def test_a_dataset_changed_on_another_page_is_not_replaced_by_the_sample() -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    derived = load_sample("caballero_table2b")
+    at.session_state["active_dataset"] = derived
+    at.session_state["active_source"] = "derived:age in bands"
+    at.run()
+    assert not at.exception
+    assert metrics(at)["records"] == "15"  # still the derived dataset, not the default sample
+    assert any("stays active until you choose a sample" in i.value for i in at.info)
+    at.button[0].click().run()
+    assert metrics(at)["records"] == "32,561"
+    assert at.session_state["active_source"] == "sample:adult"

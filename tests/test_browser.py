@@ -117,6 +117,20 @@ def test_health_endpoint(server) -> None:
         assert response.read().strip() == b"ok"
 
 
+def test_first_visit_to_a_page_url_gets_the_app_navigation(server, browser) -> None:
+    """The server's first session opens a page URL directly (a bookmark): it must
+    still run through app.py (navigation, sidebar), not the bare page script."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server}/leakage", wait_until="networkidle")
+    page.get_by_role("heading", name="Leakage & anonymization", exact=True).wait_for(timeout=60_000)
+    _wait_idle(page)
+    links = page.locator('[data-testid="stSidebarNavLink"]')
+    titles = [links.nth(i).inner_text().strip().split("\n")[-1] for i in range(links.count())]
+    assert titles[0] == "Dataset" and "app" not in titles
+    assert "Active dataset" in page.locator('[data-testid="stSidebar"]').inner_text()
+    page.close()
+
+
 def test_upload_profile_and_visit_every_page(server, browser) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1400, "height": 2200})
