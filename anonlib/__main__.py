@@ -46,17 +46,7 @@ def _dataset(args: argparse.Namespace) -> Dataset:
 def _profile(args: argparse.Namespace) -> int:
     dataset = _dataset(args)
     risk = risk_profile(dataset)
-    result = {
-        "dataset": dataset.name,
-        "quasi_identifiers": list(risk.quasi_identifiers),
-        "records": risk.records,
-        "rows_dropped": risk.rows_dropped,
-        "classes": risk.classes,
-        "k": risk.k,
-        "unique_records": risk.unique_records,
-        "records_below": {f"<{t}": n for t, n in risk.records_below},
-        "anonymity_vector": list(risk.vector),
-    }
+    result = {"dataset": dataset.name, **risk.as_dict()}
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -59,6 +59,23 @@ class RiskProfile:
     def unique_share(self) -> float:
         return self.unique_records / self.records if self.records else 0.0
 
+    def as_dict(self) -> dict[str, object]:
+        """Plain values for JSON reports (CLI and downloads).
+
+        >>> RiskProfile(("a",), 3, 0, 2, 1, (1, 1), 1, ((2, 1),)).as_dict()["records_below"]
+        {'<2': 1}
+        """
+        return {
+            "quasi_identifiers": list(self.quasi_identifiers),
+            "records": self.records,
+            "rows_dropped": self.rows_dropped,
+            "classes": self.classes,
+            "k": self.k,
+            "unique_records": self.unique_records,
+            "records_below": {f"<{t}": n for t, n in self.records_below},
+            "anonymity_vector": list(self.vector),
+        }
+
     def share_below(self, threshold: int) -> float:
         """Share of records in classes smaller than ``threshold``."""
         for t, n in self.records_below:

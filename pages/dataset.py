@@ -180,18 +180,6 @@ with risk_box, guarded("computing the re-identification risk"):
     with d2:
         download_json(
             "Parameters and results (JSON)",
-            {
-                "dataset": dataset.name,
-                "quasi_identifiers": list(qis),
-                "count_column": dataset.count,
-                "missing": dataset.missing,
-                "records": risk.records,
-                "rows_dropped": risk.rows_dropped,
-                "classes": risk.classes,
-                "k": risk.k,
-                "unique_records": risk.unique_records,
-                "records_below": {f"<{t}": n for t, n in risk.records_below},
-                "anonymity_vector": list(risk.vector),
-            },
+            {"dataset": dataset.name, "count_column": dataset.count, "missing": dataset.missing, **risk.as_dict()},
             "dataset_risk.json",
         )
