@@ -826,7 +826,7 @@ def _summary_row(name, vector, index, gain, proven, seconds) -> dict:
         "lexicographic index": "-" if index is None else str(index),
         "index (scientific)": "-" if index is None else scientific(index),
         "improvement over random (%)": None if gain is None else round(100 * gain, 4),
-        "proven optimal": None if proven is None else ("yes" if proven else "no (time limit)"),
+        "proven optimal": "-" if proven is None else ("yes" if proven else "no (time limit)"),
         "seconds": None if seconds is None else round(seconds, 3),
     }
 
