@@ -21,5 +21,9 @@ PAGES = [
 
 st.set_page_config(page_title="Privacy-risk dashboard", page_icon=":material/shield:", layout="wide")
 navigation = st.navigation(PAGES)
+sidebar_slot = st.sidebar.empty()
+with sidebar_slot.container():
+    sidebar()  # drawn first, so it is there even when a page stops early (st.stop)
 navigation.run()
-sidebar()  # after the page, so it shows the dataset as the page left it
+with sidebar_slot.container():
+    sidebar()  # drawn again: the page may have changed the active dataset

@@ -229,6 +229,32 @@ class Dataset:
                 frame = frame[complete].reset_index(drop=True)
         return frame, dropped
 
+    def with_edits(self, edited: pd.DataFrame) -> "Dataset":
+        """A copy with the types and roles of an edited ``role_table()`` applied.
+
+        ``edited`` has the columns ``column``, ``type`` and ``role`` in the
+        dataset's column order (as the role editor returns it). A type change
+        converts the column (``convert_column``); a value that does not convert
+        raises ``ColumnError`` and nothing is changed.
+
+        >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": ["30", "40"], "zip": ["1", "2"]}))
+        >>> table = ds.role_table()
+        >>> table.loc[0, "type"], table.loc[1, "role"] = "integer", "ignore"
+        >>> new = ds.with_edits(table)
+        >>> new.frame["age"].tolist(), new.quasi_identifiers
+        ([30, 40], ('age',))
+        """
+        original = self.role_table()
+        if list(edited["column"]) != list(original["column"]):
+            raise ColumnError("The edited column list does not match the dataset's columns.")
+        frame = self.frame
+        for column, old_type, new_type in zip(self.frame.columns, original["type"], edited["type"]):
+            if old_type != new_type:
+                frame = convert_column(frame, column, new_type)
+        roles = {column: role for column, role in zip(self.frame.columns, edited["role"])}
+        changed = replace(self, frame=frame) if frame is not self.frame else self
+        return changed.with_roles(roles)
+
     def role_table(self) -> pd.DataFrame:
         """One row per column: name, type, role (the editor's starting point)."""
         return pd.DataFrame(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from anonlib.dataset import ROLE_VALUES, Dataset, convert_column
+from anonlib.dataset import ROLE_VALUES, Dataset
 from anonlib.loading import DELIMITERS, load_table
 from anonlib.profile import column_profile, profile_table, risk_profile
 from anonlib.samples import SAMPLES, load_sample
@@ -126,17 +126,8 @@ with guarded("applying the column settings"):
     original = dataset.role_table()
     edited = edited[original.columns]
     if not edited.equals(original):
-        frame = dataset.frame
-        for row_old, row_new in zip(original.itertuples(), edited.itertuples()):
-            if row_old.type != row_new.type:
-                frame = convert_column(frame, row_new.column, row_new.type)
-        roles = dict(zip(edited["column"], edited["role"]))
-        columns = list(dataset.frame.columns)
-        updated = Dataset(
-            name=dataset.name, frame=frame, roles=dataset.roles, missing=dataset.missing, notes=dataset.notes
-        ).with_roles({columns[i]: roles[str(c)] for i, c in enumerate(columns)})
-        set_active_dataset(updated, active_source())
-        dataset = updated
+        dataset = dataset.with_edits(edited)
+        set_active_dataset(dataset, active_source())
 
 missing_choice = st.radio(
     "Missing values in the analysed columns",

@@ -165,3 +165,41 @@ def test_a_dataset_changed_on_another_page_is_not_replaced_by_the_sample() -> No
     at.button[0].click().run()
     assert metrics(at)["records"] == "32,561"
     assert at.session_state["active_source"] == "sample:adult"
+
+
+def test_type_edits_convert_columns_and_bad_ones_explain_why() -> None:
+    at = fresh_app()
+    at.selectbox(key="sample_key").set_value("caballero_table2b").run()
+    dataset = load_sample("caballero_table2b")
+    editor_key = f"roles-{dataset.fingerprint}-sample:caballero_table2b"
+    # Gender (row 2) to integer: the values are words, so nothing changes and the page says why.
+    at.session_state[editor_key] = {"edited_rows": {2: {"type": "integer"}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception
+    assert any("'Gender' cannot be made numeric: 'male' is not a number" in e.value for e in at.error)
+    assert at.session_state["active_dataset"].frame["Gender"].tolist()[:2] == ["male", "male"]
+    # ZIP (row 1) to category: codes become text, the classes stay the same.
+    at.session_state[editor_key] = {"edited_rows": {1: {"type": "category"}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception
+    assert at.session_state["active_dataset"].frame["ZIP"].tolist()[:2] == ["88888", "11111"]
+    assert metrics(at)["k"] == "2"
+
+
+def test_sidebar_is_drawn_even_when_a_page_stops_early() -> None:
+    import streamlit as st
+
+    at = AppTest.from_string(
+        "import streamlit as st\n"
+        "from dashboard.ui import sidebar\n"
+        "nav = st.navigation([st.Page(lambda: st.stop(), title='Stops')])\n"
+        "slot = st.sidebar.empty()\n"
+        "with slot.container():\n    sidebar()\n"
+        "nav.run()\n"
+        "with slot.container():\n    sidebar()\n",
+        default_timeout=TIMEOUT,
+    )
+    at.run()
+    assert not at.exception
+    assert [t.value for t in at.sidebar.text][0].startswith("Adult")
+    assert st  # the app under test imports streamlit itself
