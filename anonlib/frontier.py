@@ -27,7 +27,7 @@ Speed: the data are encoded once (``anonlib.equivalence.encode``) and
 collapsed to distinct quasi-identifier combinations. A policy then costs one
 cumulative sum per attribute (domain position -> interval id), one gather per
 block of attributes (small joint domains are combined on their grid), a
-mixed-radix key (``cell_keys``: the kernel's ``combine`` without its densifying
+mixed-radix key (``_cell_keys``: the kernel's ``combine`` without its densifying
 pass when the key space is small) + ``bincount`` for the class sizes, and, for
 KL, the identity
 
@@ -109,7 +109,7 @@ class PolicySpace:
     n_bits: int
     n_records: int
     has_population: bool
-    row_combination: np.ndarray  # data row -> distinct combination (for generalizing the table)
+    row_positions: tuple[np.ndarray, ...]  # per attribute: domain position of every data row (for generalizing)
     _codes: tuple[np.ndarray, ...]  # per attribute: domain position of each distinct data row, then population row
     _blocks: tuple[tuple[int, ...], ...]  # attributes counted together over their joint grid
     _block_codes: tuple[np.ndarray, ...]  # per block: each row's cell of the block's grid
@@ -210,7 +210,7 @@ class PolicySpace:
                 card *= counts[a]
             columns.append(key[codes])
             cards.append(card)
-        cells, n_cells = cell_keys(columns, cards)
+        cells, n_cells = _cell_keys(columns, cards)
         return cells, n_cells, width_term
 
     def evaluate(self, bits: np.ndarray) -> tuple[float, float]:
@@ -253,44 +253,56 @@ class PolicySpace:
 
     def generalize(self, frame: pd.DataFrame, bits: np.ndarray) -> pd.DataFrame:
         """``frame`` (the table this space was prepared from) with each
-        quasi-identifier replaced by its interval label under ``bits``."""
-        if len(frame) != len(self.row_combination):
+        quasi-identifier replaced by its interval label under ``bits``.
+
+        Each row is labelled from its own domain positions, so rows with a
+        record count of 0 (left out of the risk and loss) keep their own labels.
+
+        >>> df = pd.DataFrame({"age": [30, 40, 50], "sex": ["f", "m", "f"], "n": [1, 0, 2]})
+        >>> space = prepare(df, ["age", "sex"], count="n")
+        >>> space.generalize(df, space.bits_of({"age": [0, 1], "sex": [1]}))[["age", "sex"]].values.tolist()
+        [['30-40', 'f'], ['30-40', 'm'], ['50', 'f']]
+        """
+        n_rows = len(self.row_positions[0])
+        if len(frame) != n_rows:
             raise ParameterError(
                 f"The table has {len(frame):,} rows but the policies were prepared on "
-                f"{len(self.row_combination):,}; use the same table."
+                f"{n_rows:,}; use the same table."
             )
         out = frame.copy()
         labels = self.intervals(bits)
         for a, attribute in enumerate(self.attributes):
-            ids = self._interval_ids(bits, a)
-            per_combination = ids[self._codes[a][: self._weights.shape[0]]]
+            row_intervals = self._interval_ids(bits, a)[self.row_positions[a]]
             out[attribute] = pd.array(
-                np.asarray(labels[attribute], dtype=object)[per_combination[self.row_combination]],
-                dtype="string",
+                np.asarray(labels[attribute], dtype=object)[row_intervals], dtype="string"
             )
         return out
 
 
-def cell_keys(code_columns: Sequence[np.ndarray], cardinalities: Sequence[int]) -> tuple[np.ndarray, int]:
-    """Class keys for counting with ``bincount``: the mixed-radix key itself when
-    its space is small enough to count directly, else the kernel's dense ids.
+def _cell_keys(code_columns: Sequence[np.ndarray], cardinalities: Sequence[int]) -> tuple[np.ndarray, int]:
+    """Bincount keys for one policy's cells: a thin specialisation of the kernel's
+    ``anonlib.equivalence.combine`` for the per-policy hot loop.
 
-    Unlike ``combine`` the keys need not be dense (empty keys count 0), which
-    saves the densifying pass that dominates the cost of one policy.
+    Why not ``combine`` itself: its result must be dense (ids ``0..n-1``), so
+    it ends with a densifying pass (a bincount + cumsum over the key space, or
+    a sorted hash factorization). Here the keys only feed ``bincount``, where
+    empty keys simply count 0, so when the key space is small (at most
+    ``DIRECT_COUNT_LIMIT`` or 16x the rows) the raw mixed-radix key is returned
+    as is; that pass was most of a policy's cost on Adult + ZIP (see
+    docs/frontier.md). Otherwise the equivalence ids come from the kernel
+    (``combine``). Either way rows share a key exactly when they share a cell.
 
-    >>> keys, space = cell_keys([np.array([0, 1, 1]), np.array([2, 0, 2])], [2, 3])
+    >>> keys, space = _cell_keys([np.array([0, 1, 1]), np.array([2, 0, 2])], [2, 3])
     >>> keys.tolist(), space
     ([2, 3, 5], 6)
     """
     n_rows = len(code_columns[0]) if code_columns else 0
-    space = 1
-    for card in cardinalities:
-        space *= max(int(card), 1)
+    space = math.prod(max(int(card), 1) for card in cardinalities)
     if not code_columns or space > max(DIRECT_COUNT_LIMIT, 16 * n_rows):
         return combine(list(code_columns), list(cardinalities), n_rows)
     key = np.asarray(code_columns[0], dtype=np.int64)
     for codes, card in zip(code_columns[1:], cardinalities[1:]):
-        key = key * max(int(card), 1) + codes
+        key = key * max(int(card), 1) + codes  # the same mixed-radix fold as combine
     return key, space
 
 
@@ -466,9 +478,7 @@ def prepare(
     comb_weights = np.bincount(row_combination, weights=weights, minlength=n_comb)
     representative = np.zeros(n_comb, dtype=np.int64)
     representative[row_combination] = np.arange(n_data)
-    keep = comb_weights > 0
-    remap = np.cumsum(keep) - 1
-    row_combination = remap[row_combination]
+    keep = comb_weights > 0  # combinations with no records take no part in risk or loss
     representative = representative[keep]
     comb_weights = comb_weights[keep]
     codes = [p[:n_data][representative] for p in positions]
@@ -518,7 +528,7 @@ def prepare(
         n_bits=int(sum(s - 1 for s in sizes)),
         n_records=n_records,
         has_population=population_weights is not None,
-        row_combination=row_combination,
+        row_positions=tuple(np.ascontiguousarray(p[:n_data]) for p in positions),
         _codes=tuple(np.ascontiguousarray(c) for c in codes),
         _blocks=tuple(tuple(b) for b in blocks),
         _block_codes=tuple(block_codes),
@@ -697,7 +707,7 @@ class FrontierEntry:
 
 
 @dataclass(frozen=True, eq=False)
-class SearchResult:
+class FrontierSearch:
     """A search's frontier plus everything it evaluated and how the area evolved.
 
     ``evaluated_bits`` holds one row per evaluated policy (in evaluation order)
@@ -858,7 +868,7 @@ def explore(
     seed: int | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     progress: ProgressCallback | None = None,
-) -> SearchResult:
+) -> FrontierSearch:
     """Search the policy lattice of ``space`` and return the frontier with the trace.
 
     ``budget`` is the number of distinct policies evaluated (ignored by
@@ -906,7 +916,7 @@ def explore(
         )
         for i in ids
     )
-    return SearchResult(
+    return FrontierSearch(
         method=method,
         space=space,
         frontier=frontier,

@@ -11,7 +11,7 @@ from anonlib.avector import anonymity_vector, k_of
 from anonlib.frontier import (
     DEFAULT_THRESHOLD,
     METHODS,
-    SearchResult,
+    FrontierSearch,
     default_order,
     dominating,
     explore,
@@ -52,7 +52,7 @@ def _search(
     fingerprint: str, qis: tuple, orders: tuple, population_key: str | None, count: str | None,
     population_count: str | None, method: str, budget: int, threshold: float, seed: int,
     _frame: pd.DataFrame, _population: pd.DataFrame | None,
-) -> SearchResult:
+) -> FrontierSearch:
     """One search, cached on the data's fingerprint and every parameter. The
     progress bar lives inside so that a cache hit replays it finished."""
     label = method.upper()
@@ -188,7 +188,7 @@ compare = st.checkbox("Also run the other heuristic with the same budget (area-v
 colours = st.selectbox("Colours", list(charts.FRONTIER_COLOURS), key="fr_colours")
 
 result = None
-others: dict[str, SearchResult] = {}
+others: dict[str, FrontierSearch] = {}
 optimum: float | None = None
 with guarded("searching the risk-utility frontier"):
     if not qis or frame is None:
