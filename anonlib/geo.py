@@ -54,7 +54,8 @@ from scipy.spatial import Delaunay, QhullError, cKDTree
 
 from .equivalence import Classes, combine, encode, encode_column
 from .errors import ColumnError, GeometryError, ParameterError, ProblemTooLargeError, join_names, require_columns
-from .metrics import discernibility, nonuniform_entropy_codes
+from .leakage import partition_entropy
+from .metrics import discernibility, nonuniform_entropy_codes, weighted_median, whole_k
 
 Progress = Callable[[float, str], None]
 ADC_CELL_LIMIT = 40_000_000  # sites x classes matrix ADC keeps in memory (320 MB of int64)
@@ -311,22 +312,27 @@ def sample_regions(key: str) -> Regions:
     """Bundled initial regions (cached; do not modify): see ``REGION_SAMPLES``.
 
     Tennessee is the paper's setting: ZCTAs 37010-38589 with population > 0
-    (625 of the 628 areas in that range).
+    (625 of the 628 areas in that range), from
+    ``synthetic.tennessee_zcta_population(populated_only=True)``.
 
     >>> tn = sample_regions("tennessee_zcta")
     >>> tn.n_regions, int(tn.points["population"].sum()), tn.crs
     (625, 6339942, 'EPSG:32616')
     """
     from .samples import load_sample, sample_path
+    from .synthetic import tennessee_zcta_population
 
     if key in ("tennessee_zcta", "us_zcta"):
-        frame = load_sample("zcta10").frame
         if key == "tennessee_zcta":
-            code = pd.to_numeric(frame["GEOID"], errors="coerce")
-            frame = frame[(code >= 37010) & (code <= 38589) & (frame["POP10"] > 0)]
-        points = points_from_lonlat(frame, region_id="GEOID", lon="INTPTLONG", lat="INTPTLAT", population="POP10")
-        points["lon"] = frame["INTPTLONG"].to_numpy(dtype=float)
-        points["lat"] = frame["INTPTLAT"].to_numpy(dtype=float)
+            # The one Tennessee ZCTA loader (shared with the synthetic ZIP codes).
+            frame = tennessee_zcta_population(populated_only=True)
+            columns = dict(region_id="zip", lon="lon", lat="lat", population="population")
+        else:
+            frame = load_sample("zcta10").frame
+            columns = dict(region_id="GEOID", lon="INTPTLONG", lat="INTPTLAT", population="POP10")
+        points = points_from_lonlat(frame, **columns)
+        points["lon"] = frame[columns["lon"]].to_numpy(dtype=float)
+        points["lat"] = frame[columns["lat"]].to_numpy(dtype=float)
         return Regions(name=REGION_SAMPLES[key], points=points.reset_index(drop=True), crs=points.attrs["crs"])
     if key == "us_counties":
         regions = read_regions(sample_path("us_counties.geojson.gz"), region_id="id", name=REGION_SAMPLES[key])
@@ -400,12 +406,7 @@ def qi_entropy(records: pd.DataFrame, quasi_identifiers: Sequence[str], *, count
     >>> qi_entropy(pd.DataFrame({"sex": ["f", "m", "f", "m"]}), ["sex"])
     1.0
     """
-    sizes = encode(records, list(quasi_identifiers), count=count).classes().sizes
-    sizes = sizes[sizes > 0].astype(float)
-    if sizes.size == 0:
-        return 0.0
-    p = sizes / sizes.sum()
-    return float(-(p * np.log2(p)).sum()) + 0.0
+    return partition_entropy(encode(records, list(quasi_identifiers), count=count).classes().sizes)
 
 
 def max_combinations(records: pd.DataFrame, quasi_identifiers: Sequence[str]) -> int:
@@ -475,19 +476,6 @@ def site_count(
 # --------------------------------------------------------------------------
 # Step 2: site location
 # --------------------------------------------------------------------------
-
-
-def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
-    """The weighted median (Eqs. 18-19): the smallest value whose cumulative weight reaches half.
-
-    >>> weighted_median(np.array([1.0, 2.0, 10.0]), np.array([1, 1, 5]))
-    10.0
-    >>> weighted_median(np.array([1.0, 2.0]), np.array([1, 1]))
-    1.0
-    """
-    order = np.argsort(values, kind="stable")
-    cumulative = np.cumsum(np.asarray(weights, dtype=float)[order])
-    return float(values[order][np.searchsorted(cumulative, cumulative[-1] / 2.0)])
 
 
 def _walk(cumulative: np.ndarray, start: int, ideal: float) -> int:
@@ -1000,8 +988,7 @@ def aggregate(
     started = time.perf_counter()
     if method not in METHODS:
         raise ParameterError(f"The method must be one of {join_names(METHODS)}; got '{method}'.")
-    if int(k) < 1:
-        raise ParameterError(f"k must be at least 1; got {k}.")
+    k = whole_k(k)
     x, y, region_ids, population = _validate_points(points)
     n_regions = len(region_ids)
     n_sites = int(n_sites)
@@ -1065,7 +1052,7 @@ def aggregate(
                     "quasi-identifiers, or use balanced density."
                 )
             sites, trace = adc_sites(
-                x, y, cells, sites, int(k), max_passes=max_passes, time_limit=time_limit, progress=progress
+                x, y, cells, sites, k, max_passes=max_passes, time_limit=time_limit, progress=progress
             )
 
     # Step 3: aggregation = nearest site.
@@ -1080,9 +1067,12 @@ def aggregate(
     records_per_site = Classes.from_ids(cell_site, n_sites, cells.size).sizes
     class_site = np.zeros(n_classes, dtype=np.int64)
     class_site[class_ids] = cell_site
+    # Region anonymity = its smallest non-empty class, as ADC's ``_anonymity``:
+    # a class of rows whose record counts are all 0 holds no one.
     big = np.iinfo(np.int64).max
     anonymity = np.full(n_sites, big, dtype=np.int64)
-    np.minimum.at(anonymity, class_site, class_sizes)
+    occupied = class_sizes > 0
+    np.minimum.at(anonymity, class_site[occupied], class_sizes[occupied])
     anonymity[anonymity == big] = 0
     record_site = np.full(len(record_region), -1, dtype=np.int64)
     record_site[matched] = assignment[record_region[matched]]
@@ -1112,7 +1102,7 @@ def aggregate(
     )
     return AggregationResult(
         method=method,
-        k=int(k),
+        k=k,
         n_sites=n_sites,
         mapping=pd.Series(labels[assignment], index=pd.Index(region_ids, name="region_id"), name="aggregated_region"),
         sites=site_table,
@@ -1121,7 +1111,7 @@ def aggregate(
         classes=int(class_sizes.size),
         compactness=float(distance.sum()),
         mean_distance_km=mean_km,
-        discernibility=discernibility(class_sizes, int(k)),
+        discernibility=discernibility(class_sizes, k),
         nonuniform_entropy=nue,
         running_time=time.perf_counter() - started,
         unmatched=unmatched_ids,

@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .equivalence import EncodedTable, combine, encode
+from .equivalence import Classes, EncodedTable, combine, encode
 from .errors import ColumnError, EmptySelectionError, ParameterError
 
 LEAKAGE_COLUMNS = ["attribute", "partitions", "loss", "normalized"]
@@ -95,7 +95,7 @@ def leakage_of(table: EncodedTable, attribute: Attribute) -> Leakage:
     ids, n = combine(
         [table.codes[:, p] for p in positions], [table.cardinalities[p] for p in positions], table.n_rows
     )
-    sizes = np.bincount(ids, weights=table.weights, minlength=n)
+    sizes = Classes.from_ids(ids, n, table.weights).sizes
     loss = partition_entropy(sizes)
     records = table.n_records
     s0 = float(np.log2(records)) if records > 1 else 0.0

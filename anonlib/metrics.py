@@ -1,4 +1,5 @@
-"""Information-loss metrics shared by the pages: discernibility and non-uniform entropy.
+"""Information-loss metrics shared by the pages: discernibility, non-uniform entropy
+and the weighted median.
 
 Both follow the standard forms used by ARX (and by Croft et al., Eqs. 21-23,
 whose equations were lost in extraction; see ``docs/geo.md``):
@@ -26,8 +27,29 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .equivalence import Classes, combine, encode_column
-from .errors import ParameterError
+import pandas as pd
+
+from .equivalence import Classes, combine, encode_column, record_counts
+from .errors import ColumnError, ParameterError
+
+
+def whole_k(k: object) -> int:
+    """``k`` as an int, or ``ParameterError`` unless it is a whole number of at least 1.
+
+    >>> whole_k(3), whole_k(4.0)
+    (3, 4)
+    >>> whole_k(2.5)
+    Traceback (most recent call last):
+    ...
+    anonlib.errors.ParameterError: k must be a whole number of at least 1; got 2.5.
+    """
+    try:
+        whole = not isinstance(k, bool) and float(k).is_integer()  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        whole = False
+    if not whole or int(k) < 1:  # type: ignore[call-overload]
+        raise ParameterError(f"k must be a whole number of at least 1; got {k}.")
+    return int(k)  # type: ignore[call-overload]
 
 
 def discernibility(class_sizes: Iterable[int], k: int) -> int:
@@ -41,12 +63,16 @@ def discernibility(class_sizes: Iterable[int], k: int) -> int:
     >>> discernibility([2, 2], k=1)
     8
     """
-    if int(k) < 1:
-        raise ParameterError(f"k must be at least 1; got {k}.")
-    sizes = np.asarray(list(class_sizes) if not isinstance(class_sizes, np.ndarray) else class_sizes)
-    sizes = sizes.astype(np.int64, copy=False)
+    k = whole_k(k)
+    raw = np.asarray(list(class_sizes) if not isinstance(class_sizes, np.ndarray) else class_sizes)
+    if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.number) or raw.size == 0):
+        raise ParameterError("Equivalence-class sizes must be whole numbers of records.")
+    if raw.size and not np.all(np.isfinite(raw) & (np.floor(raw) == raw)):
+        bad = raw[~(np.isfinite(raw) & (np.floor(raw) == raw))][0]
+        raise ParameterError(f"Equivalence-class sizes must be whole numbers of records; found {bad:g}.")
+    sizes = raw.astype(np.int64)
     if sizes.size and sizes.min() < 0:
-        raise ParameterError("Equivalence-class sizes cannot be negative.")
+        raise ParameterError(f"Equivalence-class sizes cannot be negative; found {int(sizes.min())}.")
     total = int(sizes.sum())
     kept = sizes[sizes >= k]
     dropped = sizes[sizes < k]
@@ -68,12 +94,15 @@ def nonuniform_entropy(
     ``original`` and ``generalized`` are equal-length label sequences (one per
     record, or per row with ``count`` records); suppressed records carry ``"*"``
     as their generalized label. Probabilities are taken over all records with
-    the same generalized label.
+    the same generalized label. ``count`` must have one whole number of 0 or
+    more per label.
 
     >>> nonuniform_entropy(["a", "b"], ["*", "*"])
     2.0
     >>> nonuniform_entropy(["a", "b"], ["a", "b"])
     0.0
+    >>> round(nonuniform_entropy(["a", "b"], ["*", "*"], count=[1, 3]), 6)
+    3.245112
     """
     if len(original) != len(generalized):
         raise ParameterError(
@@ -82,7 +111,15 @@ def nonuniform_entropy(
         )
     orig_codes, orig_labels = encode_column(np.asarray(original, dtype=object))
     gen_codes, gen_labels = encode_column(np.asarray(generalized, dtype=object))
-    weights = None if count is None else np.asarray(count, dtype=np.int64)
+    weights = None
+    if count is not None:
+        if isinstance(count, (str, bytes)) or len(count) != len(original):
+            raise ColumnError(
+                f"The record counts must have one number per value; got {len(count)} counts for "
+                f"{len(original)} values."
+            )
+        # The kernel's validation of a record-count column (whole numbers, 0 or more).
+        weights = record_counts(pd.DataFrame({"count": pd.Series(list(count), dtype=object)}), "count")
     return nonuniform_entropy_codes(orig_codes, len(orig_labels), gen_codes, len(gen_labels), weights)
 
 
@@ -113,3 +150,21 @@ def nonuniform_entropy_codes(
     n_gen = gen.sizes[pair_gen].astype(np.float64)
     present = n_pair > 0
     return float(-(n_pair[present] * np.log2(n_pair[present] / n_gen[present])).sum()) + 0.0
+
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """The weighted median: the smallest value whose cumulative weight reaches half the total.
+
+    Croft et al.'s Eqs. 18-19 (ADC site moves) and the peers page's summaries
+    both use this lower weighted median; with unit weights it is the lower median.
+
+    >>> weighted_median(np.array([1.0, 2.0, 10.0]), np.array([1, 1, 5]))
+    10.0
+    >>> weighted_median(np.array([1.0, 2.0]), np.array([1, 1]))
+    1.0
+    """
+    values = np.asarray(values)
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(np.asarray(weights, dtype=float)[order])
+    return float(values[order][np.searchsorted(cumulative, cumulative[-1] / 2.0)])

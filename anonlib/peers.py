@@ -64,6 +64,7 @@ from .errors import (
     join_names,
     require_columns,
 )
+from .metrics import weighted_median
 
 MEASURES = ("ppp", "poac")
 MEASURE_NAMES = {"ppp": "PPP", "poac": "PoAC"}
@@ -566,8 +567,8 @@ class PrivacyMatrix:
                     "domain size": self.domain_sizes[v],
                     "q": self.q[v],
                     "protected share": float((protected[v] * w).sum() / total),
-                    f"median min {MEASURE_NAMES[self.measure]}": _weighted_median(self.values[v], w),
-                    "median NPP": _weighted_median(self.npp[v], w),
+                    f"median min {MEASURE_NAMES[self.measure]}": weighted_median(self.values[v], w),
+                    "median NPP": weighted_median(self.npp[v], w),
                     "share NPP = 0": float(((self.npp[v] == 0) * w).sum() / total),
                 }
             )
@@ -585,12 +586,6 @@ class PrivacyMatrix:
             out[f"worst subset [{name}]"] = [names[int(m)] for m in masks]
             out[f"NPP [{name}]"] = self.npp[v]
         return pd.DataFrame(out)
-
-
-def _weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
-    order = np.argsort(values, kind="stable")
-    cumulative = np.cumsum(weights[order])
-    return float(values[order][np.searchsorted(cumulative, cumulative[-1] / 2.0)])
 
 
 def privacy_matrix(

@@ -38,22 +38,34 @@ TENNESSEE_ZCTA_LAST = "38589"
 TENNESSEE_ZIP_SEED = 2013
 
 
-def tennessee_zcta_population() -> pd.DataFrame:
-    """The Tennessee ZIP areas 37010-38589 with their 2010 population.
+def tennessee_zcta_population(populated_only: bool = False) -> pd.DataFrame:
+    """The Tennessee ZIP areas 37010-38589 with their 2010 population and location.
 
-    Columns ``zip`` (5-character string) and ``population``; sorted by ZIP.
+    The one definition of "the Tennessee ZCTAs" (Xia et al.'s ZIP codes and
+    Croft et al.'s initial regions): GEOIDs compared as 5-character text.
+    Columns ``zip`` (5-character string), ``population`` (``POP10``) and the
+    internal point ``lon``/``lat``; sorted by ZIP. All 628 areas by default;
+    ``populated_only=True`` keeps the 625 with residents (Croft et al. place
+    sites only where people live).
 
     >>> table = tennessee_zcta_population()
     >>> len(table), table["zip"].iloc[0], int(table["population"].sum())
     (628, '37010', 6339942)
+    >>> len(tennessee_zcta_population(populated_only=True))
+    625
     """
     frame = load_sample("zcta10").frame
     geoid = frame["GEOID"].astype("string").str.zfill(5)
-    inside = (geoid >= TENNESSEE_ZCTA_FIRST) & (geoid <= TENNESSEE_ZCTA_LAST)
+    inside = ((geoid >= TENNESSEE_ZCTA_FIRST) & (geoid <= TENNESSEE_ZCTA_LAST)).to_numpy(dtype=bool)
+    population = frame["POP10"].fillna(0).to_numpy(dtype=np.int64)
+    if populated_only:
+        inside &= population > 0
     table = pd.DataFrame(
         {
             "zip": geoid[inside].to_numpy(dtype=object),
-            "population": frame.loc[inside, "POP10"].fillna(0).to_numpy(dtype=np.int64),
+            "population": population[inside],
+            "lon": frame.loc[inside, "INTPTLONG"].to_numpy(dtype=np.float64),
+            "lat": frame.loc[inside, "INTPTLAT"].to_numpy(dtype=np.float64),
         }
     )
     return table.sort_values("zip", ignore_index=True)

@@ -32,8 +32,9 @@ from anonlib.geo import (
     site_count,
     weighted_median,
 )
+from anonlib.leakage import partition_entropy
 from anonlib.samples import sample_path
-from anonlib.synthetic import adult_marginals, synthetic_people
+from anonlib.synthetic import adult_marginals, synthetic_people, tennessee_zcta_population
 
 
 def _problem(seed: int, n_regions: int = 40, n_people: int = 600):
@@ -208,6 +209,32 @@ def test_bad_points_tables_are_geometry_errors():
         aggregate(points, records, region="zip", quasi_identifiers=["sex"], k=1, n_sites=1, method="grid")
     with pytest.raises(ColumnError, match="age"):
         aggregate(points, records, region="zip", quasi_identifiers=["age"], k=1, n_sites=1)
+    for bad_k in (0, 2.5, -1):
+        with pytest.raises(ParameterError, match=f"k must be a whole number of at least 1; got {bad_k}"):
+            aggregate(points, records, region="zip", quasi_identifiers=["sex"], k=bad_k, n_sites=1)
+
+
+def test_classes_with_no_records_do_not_lower_region_anonymity():
+    # Region a: 2 F records and an M row with count 0. The empty M class holds no one:
+    # a's anonymity is 2 (as ADC's objective counts it), not 0.
+    points = pd.DataFrame({"region_id": ["a", "b"], "x": [0.0, 100.0], "y": [0.0, 0.0]})
+    records = pd.DataFrame({"zip": ["a", "a", "b"], "sex": ["F", "M", "M"], "n": [2, 0, 3]})
+    for method in ("balanced", "adc"):
+        result = aggregate(points, records, region="zip", quasi_identifiers=["sex"], k=2, n_sites=2,
+                           count="n", method=method)
+        assert sorted(result.sites["anonymity"].tolist()) == [2, 3]
+        assert result.suppressed == 0
+
+
+def test_whole_float_k_is_the_same_k_throughout():
+    # k=2.0 is k=2: suppression, the reported k and discernibility all use the same integer.
+    points = pd.DataFrame({"region_id": ["a", "b"], "x": [0.0, 1.0], "y": [0.0, 0.0]})
+    records = pd.DataFrame({"zip": ["a", "a", "b", "b", "b"], "sex": ["F", "F", "M", "M", "F"]})
+    as_int = aggregate(points, records, region="zip", quasi_identifiers=["sex"], k=2, n_sites=2)
+    as_float = aggregate(points, records, region="zip", quasi_identifiers=["sex"], k=2.0, n_sites=2)
+    assert as_float.k == 2 and isinstance(as_float.k, int)
+    assert (as_float.suppressed, as_float.discernibility) == (as_int.suppressed, as_int.discernibility)
+    assert as_int.suppressed == 1  # the lone F in region b
 
 
 def test_bad_geometry_files_are_geometry_errors():
@@ -288,6 +315,25 @@ def test_tennessee_sample_is_the_papers_setting():
     assert tn.n_regions == 625 and ids.between(37010, 38589).all()
     assert (tn.points["population"] > 0).all()
     assert 6_300_000 < int(tn.points["population"].sum()) < 6_400_000
+
+
+def test_qi_entropy_is_the_partition_entropy_of_the_classes():
+    # Classes {F,1}: 2 records, {M,1}: 1, {M,2}: 1 -> H = 1.5 bits; zero-count rows add nothing.
+    records = pd.DataFrame({"sex": ["F", "M", "M", "F"], "age": [1, 1, 2, 2], "n": [2, 1, 1, 0]})
+    assert qi_entropy(records, ["sex", "age"], count="n") == 1.5 == partition_entropy(np.array([2, 1, 1, 0]))
+
+
+def test_one_tennessee_loader_for_regions_and_zip_codes():
+    # 628 ZCTAs in 37010-38589, 3 of them without residents; the regions are the 625 populated ones.
+    every = tennessee_zcta_population()
+    populated = tennessee_zcta_population(populated_only=True)
+    assert (len(every), len(populated)) == (628, 625)
+    assert int((every["population"] == 0).sum()) == 3
+    assert populated["zip"].tolist() == every.loc[every["population"] > 0, "zip"].tolist()
+    tn = sample_regions("tennessee_zcta")
+    assert tn.points["region_id"].tolist() == populated["zip"].tolist()
+    assert tn.points["population"].tolist() == populated["population"].tolist()
+    assert int(tn.points["population"].sum()) == int(every["population"].sum())
 
 
 def test_projection_gives_metres():

@@ -158,3 +158,12 @@ def test_errors(table1):
         leakage_table(table1, [("Age", "Zip")], sizes=(1,))
     with pytest.raises(ParameterError):
         attribute_sets(["a"], (0,))
+
+
+def test_rows_with_no_records_form_no_partition():
+    # Value "c" appears only on a row counting 0 records: 2 partitions (a: 3, b: 1), not 3.
+    df = pd.DataFrame({"v": ["a", "b", "c", "a"], "n": [2, 1, 0, 1]})
+    row = leakage_table(df, ["v"], count="n").iloc[0]
+    assert int(row.partitions) == 2
+    assert float(row.loss) == pytest.approx(partition_entropy(np.array([3, 1])))
+    assert float(row.normalized) == pytest.approx(partition_entropy(np.array([3, 1])) / 2.0)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.errors import ParameterError
-from anonlib.metrics import discernibility, nonuniform_entropy, nonuniform_entropy_codes
+from anonlib.errors import ColumnError, ParameterError
+from anonlib.metrics import discernibility, nonuniform_entropy, nonuniform_entropy_codes, weighted_median, whole_k
 
 
 def test_discernibility_spec_example():
@@ -81,12 +81,54 @@ def test_codes_version_agrees_with_labels_version():
 
 
 def test_bad_parameters_are_explained():
-    with pytest.raises(ParameterError, match="k must be at least 1"):
+    with pytest.raises(ParameterError, match="k must be a whole number of at least 1; got 0"):
         discernibility([1, 2], k=0)
     with pytest.raises(ParameterError, match="same length"):
         nonuniform_entropy(["a"], ["a", "b"])
-    with pytest.raises(ParameterError, match="negative"):
+    with pytest.raises(ParameterError, match="negative; found -1"):
         discernibility([-1], k=1)
+
+
+def test_discernibility_rejects_fractional_sizes_and_bad_k():
+    # Used to truncate 2.5 to 2 silently (and return 5).
+    with pytest.raises(ParameterError, match="whole numbers of records; found 2.5"):
+        discernibility([2.5, 1], 2)
+    with pytest.raises(ParameterError, match="got -2"):
+        discernibility([2, 1], -2)
+    with pytest.raises(ParameterError, match="got 2.5"):
+        discernibility([2, 1], 2.5)
+    # Whole numbers stored as floats are fine.
+    assert discernibility(np.array([3.0, 1.0]), 2.0) == discernibility([3, 1], 2) == 13
+
+
+def test_whole_k():
+    assert whole_k(np.int64(3)) == 3
+    for bad in (0, -1, 1.5, True, "two", None):
+        with pytest.raises(ParameterError, match="whole number of at least 1"):
+            whole_k(bad)
+
+
+def test_nonuniform_entropy_validates_counts():
+    # Used to return -2.0.
+    with pytest.raises(ColumnError, match="whole numbers of 0 or more; found -1"):
+        nonuniform_entropy(["a", "b"], ["*", "*"], count=[-1, 2])
+    with pytest.raises(ColumnError, match="found 0.5"):
+        nonuniform_entropy(["a", "b"], ["*", "*"], count=[0.5, 2])
+    with pytest.raises(ColumnError, match="whole numbers; found 'x'"):
+        nonuniform_entropy(["a", "b"], ["*", "*"], count=["x", 2])
+    with pytest.raises(ColumnError, match="3 counts for 2 values"):
+        nonuniform_entropy(["a", "b"], ["*", "*"], count=[1, 2, 3])
+    # A zero count is a row with no records: the same as leaving the row out.
+    assert nonuniform_entropy(["a", "b", "c"], ["*", "*", "*"], count=[1, 1, 0]) == 2.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(-50, 50), st.integers(1, 6)), min_size=1, max_size=30))
+def test_weighted_median_is_the_lower_median_of_the_expanded_values(pairs):
+    values = np.array([v for v, _ in pairs], dtype=float)
+    weights = np.array([w for _, w in pairs])
+    expanded = sorted(np.repeat(values, weights))
+    assert weighted_median(values, weights) == expanded[(len(expanded) - 1) // 2]
 
 
 def test_huge_classes_stay_exact():
