@@ -55,6 +55,7 @@ from .hierarchy import (
     taxonomy_hierarchy,
     flat_hierarchy,
 )
+from .metrics import whole_k
 
 METHODS = ("iab", "exhaustive", "greedy")
 METHOD_NAMES = {"iab": "IAB (Arca & Hewett)", "exhaustive": "Exhaustive (Method 1)", "greedy": "Greedy (Method 2)"}
@@ -170,7 +171,7 @@ class GeneralizationSpace:
         count: str | None = None,
     ) -> None:
         self.shield = tuple(shield)
-        self.k = _check_k(k)
+        self.k = whole_k(k)
         self.count = count
         if not self.shield:
             raise EmptySelectionError("Choose at least one shield (quasi-identifier) attribute.")
@@ -322,12 +323,6 @@ class GeneralizationSpace:
             for i in range(len(levels))
             if levels[i] < self.max_levels[i]
         ]
-
-
-def _check_k(k: int) -> int:
-    if isinstance(k, bool) or not float(k).is_integer() or int(k) < 1:
-        raise ParameterError(f"k must be a whole number of at least 1; got {k}.")
-    return int(k)
 
 
 def _objective(node: SearchNode) -> tuple:
