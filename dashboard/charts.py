@@ -35,10 +35,11 @@ def _escape(value: object) -> str:
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
+    # titles name user columns, and plotly renders HTML in them: escape (no title uses markup)
     fig.update_layout(
-        title=title,
-        xaxis_title=x,
-        yaxis_title=y,
+        title=_escape(title),
+        xaxis_title=_escape(x),
+        yaxis_title=_escape(y),
         template="plotly_white",
         margin=dict(l=10, r=10, t=50, b=10),
         hoverlabel=dict(namelength=-1),

@@ -47,3 +47,8 @@ def test_leakage_hover_keeps_numbers_numeric() -> None:
     fig = charts.leakage_figure(pd.DataFrame({"attribute": ["Sex"], "partitions": [2], "loss": [0.99],
                                               "normalized": [0.17]}))
     assert list(fig.data[0].customdata[0]) == [2, 0.99, "Sex"]
+
+
+def test_titles_escape_user_names() -> None:
+    fig = charts.npp_histogram(np.array([0, 1]), np.ones(2), HOSTILE)
+    assert ESCAPED in fig.layout.title.text and "<a " not in fig.layout.title.text
