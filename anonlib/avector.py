@@ -45,7 +45,16 @@ def anonymity_vector(class_sizes: Iterable[int]) -> tuple[int, ...]:
     if sizes.size == 0:
         return ()
     if not np.issubdtype(sizes.dtype, np.integer):
-        if not np.all(np.equal(np.mod(sizes.astype(float), 1), 0)):
+        try:
+            if sizes.dtype.kind not in "fO":  # text, booleans, dates...
+                raise TypeError
+            numbers = sizes.astype(float)
+        except (TypeError, ValueError):
+            shown = ", ".join(repr(s) for s in sizes.ravel()[:3].tolist())
+            raise ParameterError(
+                f"Class sizes must be whole numbers; got {shown}{', ...' if sizes.size > 3 else ''}."
+            ) from None
+        if not np.all(np.equal(np.mod(numbers, 1), 0)):
             raise ParameterError("Class sizes must be whole numbers.")
         sizes = sizes.astype(np.int64)
     if (sizes < 0).any():

@@ -38,6 +38,8 @@ DEFAULT_MAX_CELLS = 60_000_000
 MISSING_MARKERS = ("", "?", "NA", "N/A", "NaN", "nan", "NULL", "null")
 DELIMITERS = (",", ";", "\t", "|")
 FORMULA_PREFIXES = ("=", "+", "-", "@")
+# OWASP CSV injection: a cell starting with any of these can be read as a formula
+CSV_INJECTION_PREFIXES = (*FORMULA_PREFIXES, "\t", "\r")
 _SAMPLE_LINES = 200
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
@@ -413,20 +415,26 @@ def load_table(
 def to_safe_csv(frame: pd.DataFrame) -> bytes:
     """CSV bytes for download, with spreadsheet formulas neutralised.
 
-    Text cells starting with ``= + - @`` get a leading apostrophe (OWASP CSV
-    injection advice); numbers are written as they are.
+    Text and categorical cells (and column names) starting with ``= + - @``,
+    a tab or a carriage return get a leading apostrophe (OWASP CSV injection
+    advice); numbers are written as they are. Lines end in CRLF (RFC 4180).
 
     >>> to_safe_csv(pd.DataFrame({"a": ["=1+1", "x"], "b": [-1, 2]})).decode().splitlines()
     ['a,b', "'=1+1,-1", 'x,2']
+    >>> to_safe_csv(pd.DataFrame({"c": pd.Categorical(["@x", "y"])})).decode().splitlines()
+    ['c', "'@x", 'y']
     """
     safe = frame.copy()
     safe.columns = [
-        "'" + str(c) if str(c).startswith(FORMULA_PREFIXES) else str(c) for c in safe.columns
+        "'" + str(c) if str(c).startswith(CSV_INJECTION_PREFIXES) else str(c) for c in safe.columns
     ]
     for col in safe.columns:
         series = safe[col]
-        if series.dtype == object or pd.api.types.is_string_dtype(series):
+        if (series.dtype == object or pd.api.types.is_string_dtype(series)
+                or isinstance(series.dtype, pd.CategoricalDtype)):
             text = series.astype("string")
-            risky = text.str.startswith(FORMULA_PREFIXES).fillna(False)
+            risky = text.str.startswith(CSV_INJECTION_PREFIXES).fillna(False)
             safe[col] = text.where(~risky, "'" + text)
-    return safe.to_csv(index=False).encode("utf-8")
+    # RFC 4180 line ends: the csv writer then quotes a field holding a bare CR,
+    # which would otherwise split the row in a spreadsheet
+    return safe.to_csv(index=False, lineterminator="\r\n").encode("utf-8")

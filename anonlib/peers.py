@@ -546,6 +546,18 @@ class PrivacyMatrix:
         """The smallest auxiliary subset giving row ``row`` its minimum when ``variable`` is sensitive."""
         return self.subset(self.worst[self.variables.index(variable), row])
 
+    def worst_subset_names(self, nothing: str = "(nothing)") -> np.ndarray:
+        """Per (variable, individual) cell, its worst auxiliary subset as text
+        (names joined by ", "; ``nothing`` for the empty subset).
+
+        >>> df = pd.DataFrame({"s": ["x", "y", "x"], "a": [1, 1, 2]})
+        >>> privacy_matrix(df, ["s", "a"]).worst_subset_names().tolist()
+        [['(nothing)', 'a', 'a'], ['(nothing)', 's', 's']]
+        """
+        distinct, inverse = np.unique(self.worst, return_inverse=True)
+        names = np.array([", ".join(self.subset(m)) or nothing for m in distinct], dtype=object)
+        return names[inverse.reshape(self.worst.shape)]
+
     def protected(self, p: float = 0.0) -> np.ndarray:
         """Boolean (variables x individuals): p-upward privacy (min PPP > p) or,
         for PoAC, q-downward privacy (min PoAC = 1)."""
@@ -579,11 +591,10 @@ class PrivacyMatrix:
         the worst auxiliary subset and the NPP with maximum auxiliary information."""
         label = MEASURE_NAMES[self.measure]
         out = {} if frame is None else {c: frame[c].to_numpy() for c in frame.columns}
+        worst = self.worst_subset_names()
         for v, name in enumerate(self.variables):
-            masks = self.worst[v]
-            names = {int(m): ", ".join(self.subset(m)) or "(nothing)" for m in np.unique(masks)}
             out[f"min {label} [{name}]"] = self.values[v]
-            out[f"worst subset [{name}]"] = [names[int(m)] for m in masks]
+            out[f"worst subset [{name}]"] = worst[v]
             out[f"NPP [{name}]"] = self.npp[v]
         return pd.DataFrame(out)
 
@@ -672,6 +683,21 @@ class LeaveOneOut:
     def gain(self) -> np.ndarray:
         """Privacy gained per individual if that variable were unknown (without - full)."""
         return self.without - self.full[None, :]
+
+    def gains(self) -> pd.DataFrame:
+        """Per auxiliary variable: the mean measure gained over individuals if it
+        were unknown, and the percentage of individuals whose measure improves.
+
+        >>> df = pd.DataFrame({"s": ["x", "y", "x"], "a": [1, 1, 2], "b": [1, 2, 3]})
+        >>> leave_one_out(df, "s", ["a", "b"]).gains().to_dict(orient="list")
+        {'unknown variable': ['a', 'b'], 'mean PPP gained': [0.0, 0.3333333333333333], 'individuals improved %': [0.0, 66.66666666666666]}
+        """
+        gain = self.gain
+        return pd.DataFrame({
+            "unknown variable": list(self.aux),
+            f"mean {MEASURE_NAMES[self.measure]} gained": gain.mean(axis=1),
+            "individuals improved %": 100 * (gain > 0).mean(axis=1),
+        })
 
 
 def leave_one_out(

@@ -7,6 +7,7 @@ red-to-green scale is offered as an option, never the only one.
 
 from __future__ import annotations
 
+import html
 from typing import Sequence
 
 import numpy as np
@@ -23,11 +24,22 @@ AT_RISK = "#D55E00"
 SAFE = "#0072B2"
 
 
+def _escape(value: object) -> str:
+    """User text (column names, values) for hover and customdata: plotly renders
+    a subset of HTML there (links, bold), so every user string is HTML-escaped.
+
+    >>> _escape('<a href="x">Zip</a>')
+    '&lt;a href=&quot;x&quot;&gt;Zip&lt;/a&gt;'
+    """
+    return html.escape(str(value))
+
+
 def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
+    # titles name user columns, and plotly renders HTML in them: escape (no title uses markup)
     fig.update_layout(
-        title=title,
-        xaxis_title=x,
-        yaxis_title=y,
+        title=_escape(title),
+        xaxis_title=_escape(x),
+        yaxis_title=_escape(y),
         template="plotly_white",
         margin=dict(l=10, r=10, t=50, b=10),
         hoverlabel=dict(namelength=-1),
@@ -144,8 +156,8 @@ def leakage_figure(table, title: str = "Information leakage per query attribute"
             y=labels,
             orientation="h",
             marker_color=SAFE,
-            customdata=np.column_stack([ordered["partitions"], ordered["loss"]]).tolist(),
-            hovertemplate="%{y}<br>normalized %{x:.5f}<br>%{customdata[1]:.5f} bits<br>"
+            customdata=[[int(n), float(b), _escape(a)] for n, b, a in zip(ordered["partitions"], ordered["loss"], labels)],
+            hovertemplate="%{customdata[2]}<br>normalized %{x:.5f}<br>%{customdata[1]:.5f} bits<br>"
             "%{customdata[0]:,} partitions<extra></extra>",
         )
     )
@@ -170,7 +182,8 @@ def leakage_before_after_figure(comparison, palette: str = "colour-blind safe") 
                 x=comparison["attribute"].tolist(),
                 y=comparison[when].tolist(),
                 marker_color=colours[when],
-                hovertemplate="%{x}: %{y:.5f}<extra>" + when + "</extra>",
+                customdata=[_escape(_attribute_text(a)) for a in comparison["attribute"]],
+                hovertemplate="%{customdata}: %{y:.5f}<extra>" + when + "</extra>",
             )
             for when in ("before", "after")
         ]
@@ -236,9 +249,9 @@ def search_tree_figure(tree, shield, chosen=None, palette: str = "colour-blind s
         edge_y += [y[p], y[i], None]
         label_x.append((x[p] + x[i]) / 2)
         label_y.append((y[p] + y[i]) / 2)
-        label_text.append(str(node.attribute))
+        label_text.append(_escape(node.attribute))
     hover = [
-        f"{n.label}<br>levels: " + ", ".join(f"{a} {v}" for a, v in zip(shield, n.levels)) for n in tree
+        f"{n.label}<br>levels: " + ", ".join(f"{_escape(a)} {v}" for a, v in zip(shield, n.levels)) for n in tree
     ]
     colour = [colours["satisfying"] if n.violations == 0 else colours["violating"] for n in tree]
     outline = [3 if chosen is not None and tuple(n.levels) == tuple(chosen) else 0 for n in tree]
@@ -454,7 +467,8 @@ def geo_map_figure(
             go.Scattergl(
                 x=(points["x"] / 1000.0).tolist(), y=(points["y"] / 1000.0).tolist(), mode="markers",
                 marker=dict(size=4 if len(points) < 2000 else 2.5, color=colours.tolist(), line=dict(width=0)),
-                customdata=np.column_stack([points["region_id"].astype(str), points["aggregated_region"].astype(str)]),
+                customdata=np.column_stack([[_escape(v) for v in points["region_id"]],
+                                            [_escape(v) for v in points["aggregated_region"]]]),
                 hovertemplate="initial region %{customdata[0]}<br>aggregated region %{customdata[1]}<extra></extra>",
                 name="initial regions",
             )
@@ -474,7 +488,7 @@ def geo_map_figure(
                 colorbar=dict(title=GEO_COLOUR_BY.get(colour_by, colour_by), **ticks),
             ),
             customdata=np.column_stack(
-                [used.index.astype(str), used["regions"], used["records"], used["anonymity"], used["suppressed"], shown]
+                [[_escape(v) for v in used.index], used["regions"], used["records"], used["anonymity"], used["suppressed"], shown]
             ),
             hovertemplate=(
                 "site of %{customdata[0]}<br>%{customdata[1]:,} initial regions, %{customdata[2]:,} records"
@@ -581,9 +595,9 @@ def privacy_heatmap(
         texts = np.empty((n_rows, n_cols), dtype=object)
         for r in range(n_rows):
             for c, i in enumerate(order):
-                who = f"individual {i + 1}" + (f": {individual_text[i]}" if individual_text is not None else "")
-                note = f"<br>worst: {cell_notes[r, i]}" if cell_notes is not None else ""
-                texts[r, c] = f"{row_labels[r]}<br>{value_label} {values[r, i]:.3f}<br>{who}{note}"
+                who = f"individual {i + 1}" + (f": {_escape(individual_text[i])}" if individual_text is not None else "")
+                note = f"<br>worst: {_escape(cell_notes[r, i])}" if cell_notes is not None else ""
+                texts[r, c] = f"{_escape(row_labels[r])}<br>{value_label} {values[r, i]:.3f}<br>{who}{note}"
         x_title = columns.description
     else:
         lows = columns.aggregate(values, "min")
@@ -598,11 +612,11 @@ def privacy_heatmap(
                 counts = np.bincount(bin_of * len(uniques) + codes, minlength=n_cols * len(uniques))
                 counts = counts.reshape(n_cols, len(uniques))
                 top = counts.argmax(axis=1)
-                common = [f"<br>most often worst: {uniques[top[c]]} ({100 * counts[c, top[c]] / sizes[c]:.0f}%)"
+                common = [f"<br>most often worst: {_escape(uniques[top[c]])} ({100 * counts[c, top[c]] / sizes[c]:.0f}%)"
                           for c in range(n_cols)]
             for c in range(n_cols):
                 texts[r, c] = (
-                    f"{row_labels[r]}<br>bin {c + 1}: {sizes[c]:,} individuals<br>"
+                    f"{_escape(row_labels[r])}<br>bin {c + 1}: {sizes[c]:,} individuals<br>"
                     f"mean {value_label} {z[r, c]:.3f}, lowest {lows[r, c]:.3f}<br>"
                     f"{100 * at_risk[r, c]:.0f}% at or below {threshold:g}{common[c]}"
                 )
@@ -640,7 +654,7 @@ def generalization_figure(table, baseline: float, variable: str, p: float) -> go
     [[50.0, 70.0, 60.0], [70.0, 60.0]]
     """
     hover = [
-        f"{c} categories of width {w:g} (offset {o:g}, first {f})<br>{100 * s:.1f}% protected"
+        f"{c} categories of width {w:g} (offset {o:g}, first {_escape(f)})<br>{100 * s:.1f}% protected"
         for c, w, o, f, s in zip(table["categories"], table["width"], table["offset"],
                                  table["first category"], table["protected share"])
     ]
@@ -710,7 +724,7 @@ def schedule_vectors_figure(vectors: dict[str, Sequence[int]]) -> go.Figure:
                 y=counts,
                 marker_color=QUALITATIVE[position % len(QUALITATIVE)],
                 customdata=[j * c for j, c in zip(used, counts)],
-                hovertemplate=f"{name}<br>class size %{{x}}<br>%{{y:,}} classes<br>%{{customdata:,}} people<extra></extra>",
+                hovertemplate=f"{_escape(name)}<br>class size %{{x}}<br>%{{y:,}} classes<br>%{{customdata:,}} people<extra></extra>",
             )
         )
     fig.update_layout(barmode="group", legend_title_text="schedule")
@@ -730,10 +744,11 @@ def resource_load_figure(labels: Sequence[str], capacity: Sequence[int], assigne
     fig = go.Figure(
         [
             go.Bar(name="capacity", x=labels, y=list(capacity), marker_color="rgba(0,0,0,0)",
-                   marker_line=dict(color="#000000", width=1),
-                   hovertemplate="%{x}: capacity %{y:,}<extra></extra>"),
+                   marker_line=dict(color="#000000", width=1), customdata=[_escape(x) for x in labels],
+                   hovertemplate="%{customdata}: capacity %{y:,}<extra></extra>"),
             go.Bar(name="assigned", x=labels, y=list(assigned), marker_color=SAFE,
-                   hovertemplate="%{x}: %{y:,} people<extra></extra>"),
+                   customdata=[_escape(x) for x in labels],
+                   hovertemplate="%{customdata}: %{y:,} people<extra></extra>"),
         ]
     )
     fig.update_layout(barmode="overlay")

@@ -82,13 +82,14 @@ def sidebar() -> None:
 def guarded(what: str) -> Iterator[None]:
     """Show any failure inside as a sentence (``st.error``), never a traceback.
 
-    ``AnonlibError`` messages are shown as they are; anything else gets a
-    generic sentence and is logged to the server console only.
+    ``AnonlibError`` messages are shown with their Markdown escaped (they name
+    user columns and values; the escapes render invisibly); anything else gets
+    a generic sentence and is logged to the server console only.
     """
     try:
         yield
     except AnonlibError as err:
-        st.error(str(err))
+        st.error(plain(str(err)))
     except Exception:  # noqa: BLE001 - the page must survive any failure
         log.exception("unexpected failure while %s", what)
         st.error(

@@ -151,7 +151,7 @@ with guarded("preparing the data"):
             for attribute in editable:
                 default = [str(v) for v in default_order(frame, attribute)]
                 text = st.text_area(
-                    f"Order of '{attribute}' (one value per line)", "\n".join(default),
+                    f"Order of '{plain(attribute)}' (one value per line)", "\n".join(default),
                     key=f"fr_order_{fingerprint}_{attribute}", height=120,
                 )
                 order = [line.strip() for line in text.splitlines() if line.strip()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from contextlib import contextmanager
 from typing import Iterator
@@ -11,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.dataset import Dataset, Role
+from anonlib.errors import AnonlibError
 from anonlib.peers import (
     EXAMPLES,
     MEASURE_NAMES,
@@ -25,24 +27,28 @@ from dashboard.state import active_dataset, active_source, set_active_dataset
 from dashboard.ui import download_csv, download_json, guarded, page_header, plain
 
 ACTIVE = "active"
+APPLY_ERROR = "peers_apply_error"
+log = logging.getLogger("dashboard")
 MEASURE_LABELS = {"ppp": "PPP (upward privacy)", "poac": "PoAC (downward privacy)"}
 
 
+# Every cache key carries the missing-value policy next to the fingerprint: the
+# fingerprint names the table, the policy decides which of its rows are analysed.
 @st.cache_data(show_spinner=False, max_entries=16)
-def _matrix(fingerprint: str, variables: tuple[str, ...], count: str | None, measure: str, q: float | None,
-            p_for_q: float, include_empty: bool, _frame: pd.DataFrame):
+def _matrix(fingerprint: str, missing: str, variables: tuple[str, ...], count: str | None, measure: str,
+            q: float | None, p_for_q: float, include_empty: bool, _frame: pd.DataFrame):
     return privacy_matrix(_frame, list(variables), measure, q=q, p=p_for_q, include_empty=include_empty,
                           count=count)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _leave_one_out(fingerprint: str, sensitive: str, aux: tuple[str, ...], count: str | None, measure: str,
+def _leave_one_out(fingerprint: str, missing: str, sensitive: str, aux: tuple[str, ...], count: str | None, measure: str,
                    q: float, _frame: pd.DataFrame):
     return leave_one_out(_frame, sensitive, list(aux), measure, q, count=count)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _potential(fingerprint: str, sensitive: str, aux: tuple[str, ...], variable: str, count: str | None,
+def _potential(fingerprint: str, missing: str, sensitive: str, aux: tuple[str, ...], variable: str, count: str | None,
                max_categories: int, max_partitions: int, include_empty: bool, _frame: pd.DataFrame):
     # keeps every record's minimum per partition, so moving p needs no recomputation
     return generalization_potential(_frame, sensitive, list(aux), variable, max_categories=max_categories,
@@ -63,6 +69,20 @@ def _working(what: str, units: float) -> Iterator[None]:
 
 
 def _apply_partition(dataset: Dataset, variable: str, partition) -> None:
+    """Button callback (runs before the page's next run, outside ``guarded``): a
+    failure is kept in the session and shown as a sentence by that run."""
+    try:
+        _generalize(dataset, variable, partition)
+    except AnonlibError as err:
+        st.session_state[APPLY_ERROR] = str(err)
+    except Exception:  # noqa: BLE001 - the page must survive any failure
+        log.exception("unexpected failure while applying a partition")
+        st.session_state[APPLY_ERROR] = (
+            f"Something unexpected went wrong while generalizing {variable}. The working dataset is unchanged."
+        )
+
+
+def _generalize(dataset: Dataset, variable: str, partition) -> None:
     frame = dataset.frame.copy()
     frame[variable] = partition.apply(dataset.frame[variable])
     name = f"{dataset.name}, {variable} in {partition.categories} categories of width {partition.width:g}"
@@ -110,8 +130,11 @@ choice = st.selectbox(
     key="peers_data",
     format_func=lambda k: f"Active dataset: {active_name}" if k == ACTIVE else f"Example: {EXAMPLES[k].title}",
 )
+dataset = None
 with guarded("loading the data"):
     dataset = active_dataset() if choice == ACTIVE else example_dataset(choice)
+if dataset is None:  # the error is shown above; nothing below can run without data
+    st.stop()
 if choice != ACTIVE:
     st.caption("Variables as in the paper's Table 1/2; rows with a missing value in them are dropped, as the paper did.")
 
@@ -132,8 +155,14 @@ joint_q = c3.checkbox("q = p / (|dom(s)| - 1)", value=True, key="peers_joint_q",
 q = None if joint_q else c3.slider("Threshold q (PoAC)", 0.0, 0.95, 0.0, 0.05, key="peers_q")
 palette = c4.selectbox("Colours", list(charts.PEERS_PALETTES), key="peers_palette")
 include_empty = c4.checkbox("Include knowing nothing (the empty subset)", value=True, key="peers_empty")
-drop_missing = c4.checkbox("Drop rows with missing values in these variables", value=True, key="peers_drop",
-                           help="As the paper did; otherwise 'missing' is a value of its own.")
+# the paper's examples drop such rows as the paper did; the active dataset starts from its own policy
+drop_missing = c4.checkbox(
+    "Drop rows with missing values in these variables",
+    value=choice != ACTIVE or dataset.missing == "drop",
+    key=f"peers_drop:{choice}:{dataset.missing}",
+    help="Starts as the paper did for its examples (rows dropped) and as the dataset's own missing-value "
+         "setting for the active dataset; unticked, 'missing' is a value of its own.",
+)
 
 label = MEASURE_NAMES[measure]
 with guarded("computing the privacy of individuals"):
@@ -156,7 +185,7 @@ with guarded("computing the privacy of individuals"):
     pairs = len(variables) * 2 ** n_aux
     with _working(f"Minimum {label} over {pairs:,} (sensitive variable, auxiliary combination) pairs for "
                   f"{len(frame):,} individuals", len(frame) * pairs):
-        matrix = _matrix(working.fingerprint, tuple(variables), count, measure,
+        matrix = _matrix(working.fingerprint, working.missing, tuple(variables), count, measure,
                          q if measure == "poac" else 0.0, p if measure == "poac" and q is None else 0.0,
                          include_empty, frame)
 
@@ -164,9 +193,7 @@ with guarded("computing the privacy of individuals"):
     threshold = p if measure == "ppp" else 0.0
     summary = matrix.summary(p)
     columns = heatmap_columns(matrix.values)
-    distinct, inverse = np.unique(matrix.worst, return_inverse=True)
-    names = np.array([f"knowing {', '.join(matrix.subset(m)) or 'nothing'}" for m in distinct], dtype=object)
-    notes = names[inverse.reshape(matrix.worst.shape)]  # the worst auxiliary subset of every cell
+    notes = "knowing " + matrix.worst_subset_names(nothing="nothing")  # the worst auxiliary subset of every cell
     individual_text = None
     if columns.bins is None:
         individual_text = [
@@ -190,7 +217,7 @@ with guarded("computing the privacy of individuals"):
     metric_cols = st.columns(min(len(variables), 5))
     for k, row in summary.iterrows():
         metric_cols[k % len(metric_cols)].metric(
-            str(row["variable"]), f"{100 * row['protected share']:.1f}%",
+            plain(row["variable"]), f"{100 * row['protected share']:.1f}%",
             help=f"domain size {row['domain size']}, median min {label} {row[f'median min {label}']:.3f}",
         )
     if measure == "ppp":
@@ -214,7 +241,7 @@ with guarded("computing the privacy of individuals"):
     v = list(variables).index(sensitive)
     aux = [c for c in variables if c != sensitive]
     q_s = matrix.q[v] if measure == "poac" else 0.0
-    lo = _leave_one_out(working.fingerprint, sensitive, tuple(aux), count, measure, q_s, frame)
+    lo = _leave_one_out(working.fingerprint, working.missing, sensitive, tuple(aux), count, measure, q_s, frame)
     st.write(
         f"With **{plain(sensitive)}** sensitive: {100 * summary.loc[v, 'protected share']:.1f}% of individuals "
         f"have {protected_what}; median min {label} {summary.loc[v, f'median min {label}']:.3f}; "
@@ -231,12 +258,7 @@ with guarded("computing the privacy of individuals"):
         width="stretch",
         key="peers_leave_one_out",
     )
-    gains = pd.DataFrame({
-        "unknown variable": aux,
-        f"mean {label} gained": lo.gain.mean(axis=1),
-        "individuals improved %": 100 * (lo.gain > 0).mean(axis=1),
-    })
-    st.dataframe(gains, hide_index=True, width="stretch")
+    st.dataframe(lo.gains(), hide_index=True, width="stretch")
     st.plotly_chart(charts.npp_histogram(matrix.npp[v], matrix.weights, sensitive), width="stretch",
                     key="peers_npp")
 
@@ -276,7 +298,7 @@ with guarded("computing the privacy of individuals"):
         budget = int(np.clip(4e7 / (len(frame) * 2 ** max(len(aux) - 1, 0)), 20, 400))
         with _working(f"Minimum PPP of {sensitive} for up to {budget} partitions of {variable}",
                       budget * len(frame) * 2 ** max(len(aux) - 1, 0)):
-            potential = _potential(working.fingerprint, sensitive, tuple(aux), variable, count, max_categories,
+            potential = _potential(working.fingerprint, working.missing, sensitive, tuple(aux), variable, count, max_categories,
                                    budget, include_empty, frame)
         table = potential.table(p)
         baseline = potential.baseline_at(p)
@@ -306,6 +328,8 @@ with guarded("computing the privacy of individuals"):
             args=(dataset, variable, potential.partitions[int(pick)]),
             key="peers_apply",
         )
+        if APPLY_ERROR in st.session_state:  # set by the button's callback
+            st.error(plain(st.session_state.pop(APPLY_ERROR)))
         download_csv("Partitions (CSV)", table, "generalization_potential.csv", key="peers_partitions_csv")
 
 if choice == ACTIVE and active_source().startswith("derived:"):

@@ -49,14 +49,16 @@ TREE_LIMIT = 150
 SIZES = {"single attributes": 1, "pairs": 2, "triples": 3}
 
 
+# The cache keys carry the missing-value policy next to the fingerprint: the
+# fingerprint names the table, the policy decides which of its rows are analysed.
 @st.cache_data(show_spinner=False, max_entries=64)
-def _leakage(fingerprint: str, columns: tuple, attributes: tuple, count: str | None, _frame: pd.DataFrame) -> pd.DataFrame:
+def _leakage(fingerprint: str, missing: str, columns: tuple, attributes: tuple, count: str | None, _frame: pd.DataFrame) -> pd.DataFrame:
     return leakage_table(_frame, list(attributes), count=count)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _search(
-    fingerprint: str, columns: tuple, shield: tuple, k: int, method: str, files: tuple, count: str | None,
+    fingerprint: str, missing: str, columns: tuple, shield: tuple, k: int, method: str, files: tuple, count: str | None,
     _frame: pd.DataFrame, _hierarchies: dict,
 ) -> SearchResult:
     return search(_frame, list(shield), k, _hierarchies, method, count=count)
@@ -183,7 +185,7 @@ with guarded("computing the leakage table"):
     if not attributes:
         st.info("Choose query attributes and at least one kind of combination.")
     else:
-        table = _leakage(dataset.fingerprint, tuple(frame.columns), tuple(attributes), count, frame)
+        table = _leakage(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(attributes), count, frame)
         shown = table.assign(attribute=[attribute_label(a) for a in table["attribute"]]).sort_values(
             "normalized", ascending=False, kind="stable"
         )
@@ -218,7 +220,7 @@ with guarded("setting up the anonymization"):
         st.info("Choose at least one shield attribute.")
     else:
         st.markdown("**Hierarchies** (edit cells, add rows, or upload ARX files)")
-        for attribute, tab in zip(shield, st.tabs([str(a) for a in shield])):
+        for attribute, tab in zip(shield, st.tabs([plain(a) for a in shield])):
             with tab, guarded(f"building the hierarchy of {attribute}"):
                 values = frame[attribute]
                 built = _hierarchy_editor(attribute, values, example, scope)
@@ -235,7 +237,7 @@ with guarded("setting up the anonymization"):
                     progress.progress(done / len(METHODS), text=f"Running {METHOD_NAMES[method]}...")
                 with guarded(f"running the {METHOD_NAMES[method]} search"):
                     results[method] = _search(
-                        dataset.fingerprint, tuple(frame.columns), tuple(shield), k, method, files, count, frame, hierarchies
+                        dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(shield), k, method, files, count, frame, hierarchies
                     )
             if progress is not None:
                 progress.empty()
@@ -279,7 +281,7 @@ if results:
 
         st.markdown("**Leakage before and after anonymization** (the paper's Table 8)")
         query_columns = [c for c in frame.columns if c != count]
-        before = _leakage(dataset.fingerprint, tuple(frame.columns), tuple(query_columns), count, frame)
+        before = _leakage(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(query_columns), count, frame)
         after = leakage_table(chosen.table, query_columns, count=count)
         both = compare_leakage(before, after)
         st.dataframe(both, hide_index=True, width="stretch", column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("before", "after", "change")})

@@ -114,6 +114,7 @@ page_header(
 source = st.radio("Population", [PAPER, DATASET], horizontal=True, key="scr_source")
 count = None
 rows_dropped = 0
+ready = False  # set at the end of the block: everything below needs its population, qis and resources
 with guarded("preparing the population"):
     if source == PAPER:
         sample = load_sample("caballero_table2b")
@@ -143,6 +144,9 @@ with guarded("preparing the population"):
         people = int(population[count].sum()) if count else len(population)
         slots = 3 * 5 * 4
         default_resources = generate_slots(capacity=max(1, math.ceil(1.1 * people / slots)))
+    ready = True
+if not ready:  # guarded has shown why; the rest of the page cannot run without a population
+    st.stop()
 
 # --- resources -------------------------------------------------------------------------
 st.subheader("Resources (appointment slots)")

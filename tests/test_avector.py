@@ -169,3 +169,9 @@ def _reference_index(vector: tuple[int, ...]) -> int:
 def test_lex_index_matches_the_plain_recurrence(sizes):
     vector = anonymity_vector(sizes)
     assert lex_index(vector) == _reference_index(vector)
+
+
+@pytest.mark.parametrize("sizes", [["a"], ["1"], [1, "x"], [None]])
+def test_non_numeric_class_sizes_are_a_parameter_error(sizes):
+    with pytest.raises(ParameterError, match="whole numbers"):
+        anonymity_vector(sizes)

@@ -9,6 +9,7 @@ Nothing may raise anything else.
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import numpy as np
@@ -218,3 +219,19 @@ def test_quoted_csv_round_trips_text(rows: list[list[str]]) -> None:
                 assert value == raw
             else:
                 assert np.isclose(float(raw), float(value))
+
+
+@pytest.mark.parametrize("prefix", ["=", "+", "-", "@", "\t", "\r"])
+def test_safe_csv_neutralises_every_owasp_prefix_in_text_categorical_and_names(prefix: str) -> None:
+    value = prefix + "SUM(A1)"
+    frame = pd.DataFrame({
+        "text": [value, "plain"],
+        "category": pd.Categorical([value, "plain"]),
+        prefix + "name": ["a", "b"],
+        "number": [-1, 2],
+    })
+    header, *rows = csv.reader(io.StringIO(to_safe_csv(frame).decode(), newline=""))
+    assert header == ["text", "category", "'" + prefix + "name", "number"]
+    assert [r[0] for r in rows] == ["'" + value, "plain"]
+    assert [r[1] for r in rows] == ["'" + value, "plain"]
+    assert [r[3] for r in rows] == ["-1", "2"]  # numbers are not text: written as they are

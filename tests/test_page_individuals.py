@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from anonlib.peers import privacy_matrix
 from anonlib.samples import load_sample
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,3 +119,101 @@ def test_many_variables_ask_for_confirmation():
     assert not at.exception
     assert any("Many variables" in w.value for w in at.warning)
     assert not at.metric  # nothing computed until confirmed
+
+
+def _with_missing_values(missing: str = "category"):
+    from anonlib.dataset import Dataset
+
+    frame = pd.DataFrame({
+        "age": [30, 30, 40, 40, 50, None, None, 60, 50, 30],
+        "sex": ["m", "f", "m", "f", "m", "f", "m", None, "f", "m"],
+        "dx": ["a", "b", "a", "b", "a", "a", "b", "b", "b", "a"],
+    })
+    roles = {"age": "quasi-identifier", "sex": "quasi-identifier", "dx": "sensitive"}
+    return Dataset.from_frame("toy with gaps", frame, roles, missing=missing)
+
+
+def _expected_shares(dataset, missing: str) -> dict[str, str]:
+    frame, _ = dataset.with_missing(missing).analysis_frame(["age", "sex", "dx"])
+    summary = privacy_matrix(frame, ["age", "sex", "dx"], "ppp").summary(0.0)
+    return {row["variable"]: f"{100 * row['protected share']:.1f}%" for _, row in summary.iterrows()}
+
+
+def test_missing_value_setting_changes_the_rows_analysed():
+    dataset = _with_missing_values("category")
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["active_dataset"] = dataset
+    at.session_state["active_source"] = "upload:toy"
+    at.run()
+    assert not at.exception and not at.error
+    # the active dataset keeps missing values as a category, so the page starts that way
+    assert at.checkbox(key="peers_drop:active:category").value is False
+    assert any(c.value.startswith("10 individuals") for c in at.caption)
+    assert _metrics(at) == _expected_shares(dataset, "category")
+
+    at.checkbox(key="peers_drop:active:category").check().run()
+    assert not at.exception and not at.error
+    assert any(c.value.startswith("7 individuals") and "3 rows with missing values dropped" in c.value
+               for c in at.caption)
+    assert _metrics(at) == _expected_shares(dataset, "drop")
+    assert _metrics(at) != _expected_shares(dataset, "category")  # the numbers did change
+
+    # the dataset's own policy changes elsewhere (same table, same fingerprint): the page follows it
+    at.session_state["active_dataset"] = dataset.with_missing("drop")
+    at.run()
+    assert at.checkbox(key="peers_drop:active:drop").value is True
+    assert any(c.value.startswith("7 individuals") for c in at.caption)
+    at.checkbox(key="peers_drop:active:drop").uncheck().run()
+    assert not at.exception and not at.error
+    assert any(c.value.startswith("10 individuals") for c in at.caption)
+    assert _metrics(at) == _expected_shares(dataset, "category")
+
+
+def test_paper_examples_drop_missing_rows_by_default():
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["active_dataset"] = _with_missing_values("category")
+    at.session_state["active_source"] = "upload:toy"
+    at.session_state["peers_data"] = "kroes_table1"
+    at.run()
+    assert not at.exception
+    assert at.checkbox(key="peers_drop:kroes_table1:drop").value is True
+
+
+def test_failed_loading_stops_the_page_with_a_sentence(monkeypatch):
+    import anonlib.peers
+    from anonlib.errors import DataFileError
+
+    def broken(key):
+        raise DataFileError(f"The example '{key}' could not be read.")
+
+    monkeypatch.setattr(anonlib.peers, "example_dataset", broken)
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["active_dataset"] = load_sample("kroes_table1_option2")
+    at.session_state["active_source"] = "sample:kroes_table1_option2"
+    at.session_state["peers_data"] = "cervical_cancer"
+    at.run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [r"The example 'cervical\_cancer' could not be read\."]
+    assert not at.metric and not at.multiselect
+
+
+def test_failed_partition_is_a_sentence(monkeypatch):
+    from anonlib.errors import ParameterError
+    from anonlib.peers import Partition
+
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["active_dataset"] = _with_missing_values("category")
+    at.session_state["active_source"] = "upload:toy"
+    at.run()
+    assert not at.exception and not at.error
+
+    def broken(self, series):
+        raise ParameterError("These categories cannot be applied to 'age'.")
+
+    monkeypatch.setattr(Partition, "apply", broken)
+    at.button(key="peers_apply").click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [r"These categories cannot be applied to 'age'\."]
+    assert at.session_state["active_dataset"].name == "toy with gaps"  # unchanged
+    at.run()  # shown once, not on every later run
+    assert not at.error

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -113,3 +114,42 @@ def test_app_switches_to_the_page():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
     at.switch_page("pages/leakage.py").run()
     assert not at.exception
+
+
+def test_missing_value_setting_changes_the_rows_analysed():
+    from anonlib.dataset import Dataset
+
+    frame = pd.DataFrame({
+        "age": [30, 30, 40, 40, 50, None, None, 60, 50, 30],
+        "sex": ["m", "f", "m", "f", "m", "f", "m", None, "f", "m"],
+        "dx": ["a", "b", "a", "b", "a", "a", "b", "b", "b", "a"],
+    })
+    roles = {"age": "quasi-identifier", "sex": "quasi-identifier", "dx": "sensitive"}
+    dataset = Dataset.from_frame("toy with gaps", frame, roles, missing="category")
+
+    def shown_and_expected(at: AppTest, ds: Dataset) -> tuple[pd.DataFrame, pd.DataFrame]:
+        table = next(d.value for d in at.dataframe if "normalized" in d.value.columns and "attribute" in d.value.columns)
+        rows, _ = ds.analysis_frame(["age", "sex", "dx"])
+        expected = leakage_table(rows, ["age", "sex", "dx"])
+        return (table.set_index("attribute")["normalized"].sort_index(),
+                expected.set_index("attribute")["normalized"].sort_index())
+
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.session_state["active_dataset"] = dataset
+    at.session_state["active_source"] = "upload:toy"
+    at.session_state["leakage_source"] = "Active dataset: toy with gaps"
+    at.run()
+    assert not at.exception
+    assert any(c.value.startswith("toy with gaps: 10 rows") for c in at.caption)
+    shown, expected = shown_and_expected(at, dataset)
+    assert shown.to_dict() == pytest.approx(expected.to_dict())
+
+    dropping = dataset.with_missing("drop")  # same table, same fingerprint, fewer rows analysed
+    at.session_state["active_dataset"] = dropping
+    at.run()
+    assert not at.exception
+    assert any(c.value.startswith("toy with gaps: 7 rows") and "3 rows with missing values dropped" in c.value
+               for c in at.caption)
+    shown_after, expected_after = shown_and_expected(at, dropping)
+    assert shown_after.to_dict() == pytest.approx(expected_after.to_dict())
+    assert shown_after.to_dict() != pytest.approx(shown.to_dict())

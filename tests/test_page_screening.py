@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
@@ -82,7 +84,9 @@ def test_bad_resources_are_explained():
     at.session_state["scr_resources-paper-version"] = 0
     at.run()
     assert not at.exception
-    assert any("whole numbers of 0 or more" in e.value and "'-1'" in e.value for e in at.error)
+    # error sentences are Markdown-escaped (they quote user values); the escapes render invisibly
+    shown = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
+    assert any("whole numbers of 0 or more" in e and "'-1'" in e for e in shown)
 
     at = _page()
     at.session_state["scr_resources-paper"] = pd.DataFrame({"Centre": ["A"], "Hour": ["9"], "capacity": [14]})
@@ -121,3 +125,24 @@ def test_page_runs_inside_the_app():
     at.run()
     at.switch_page(PAGE).run()
     assert not at.exception
+
+
+def test_failed_population_stops_the_page_with_a_sentence(monkeypatch):
+    # the page's population block fails (here: the quasi-identifier cannot be analysed);
+    # the page shows guarded's sentence and renders nothing that needs the population
+    from anonlib.dataset import Dataset
+    from anonlib.errors import ColumnError
+
+    def impossible(self, columns=None):
+        raise ColumnError("'**ZIP**' cannot be analysed as a quasi-identifier.")
+
+    monkeypatch.setattr(Dataset, "analysis_frame", impossible)
+    at = _page()
+    at.session_state["active_dataset"] = load_sample("caballero_table3")
+    at.session_state["active_source"] = "sample:caballero_table3"
+    at.session_state["scr_source"] = "Active dataset"
+    at.run()
+    assert not at.exception
+    # the user's column name is shown literally: Markdown escaped, no bold
+    assert [e.value for e in at.error] == [r"'\*\*ZIP\*\*' cannot be analysed as a quasi\-identifier\."]
+    assert not at.dataframe and not at.metric
