@@ -183,7 +183,7 @@ def test_type_edits_convert_columns_and_bad_ones_explain_why() -> None:
     at.session_state[editor_key] = {"edited_rows": {2: {"type": "integer"}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert not at.exception
-    assert any("'Gender' cannot be made numeric: 'male' is not a number" in e.value for e in at.error)
+    assert any("'Gender' cannot be made numeric: 'male' is not a number" in unescaped(e.value) for e in at.error)
     assert at.session_state["active_dataset"].frame["Gender"].tolist()[:2] == ["male", "male"]
     # ZIP (row 1) to category: codes become text, the classes stay the same.
     at.session_state[editor_key] = {"edited_rows": {1: {"type": "category"}}, "added_rows": [], "deleted_rows": []}
