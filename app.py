@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.ui import sidebar
+from dashboard.ui import run_with_sidebar
 
 PAGES = [
     st.Page("pages/dataset.py", title="Dataset", icon=":material/table:", default=True),
@@ -20,10 +20,4 @@ PAGES = [
 ]
 
 st.set_page_config(page_title="Privacy-risk dashboard", page_icon=":material/shield:", layout="wide")
-navigation = st.navigation(PAGES)
-sidebar_slot = st.sidebar.empty()
-with sidebar_slot.container():
-    sidebar()  # drawn first, so it is there even when a page stops early (st.stop)
-navigation.run()
-with sidebar_slot.container():
-    sidebar()  # drawn again: the page may have changed the active dataset
+run_with_sidebar(PAGES)

@@ -78,6 +78,22 @@ def sidebar() -> None:
         st.caption("Everything is computed on this computer; nothing is sent anywhere.")
 
 
+def run_with_sidebar(pages: list) -> None:
+    """Run the page chosen in ``st.navigation(pages)`` with the active-dataset sidebar.
+
+    The sidebar is drawn before the page, so it is there even when the page
+    stops early (``st.stop()`` drops everything drawn after it), and redrawn in
+    the same place afterwards, because the page may have changed the dataset.
+    """
+    navigation = st.navigation(pages)
+    slot = st.sidebar.empty()
+    with slot.container():
+        sidebar()
+    navigation.run()
+    with slot.container():
+        sidebar()
+
+
 @contextmanager
 def guarded(what: str) -> Iterator[None]:
     """Show any failure inside as a sentence (``st.error``), never a traceback.

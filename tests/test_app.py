@@ -198,12 +198,8 @@ def test_sidebar_is_drawn_even_when_a_page_stops_early() -> None:
 
     at = AppTest.from_string(
         "import streamlit as st\n"
-        "from dashboard.ui import sidebar\n"
-        "nav = st.navigation([st.Page(lambda: st.stop(), title='Stops')])\n"
-        "slot = st.sidebar.empty()\n"
-        "with slot.container():\n    sidebar()\n"
-        "nav.run()\n"
-        "with slot.container():\n    sidebar()\n",
+        "from dashboard.ui import run_with_sidebar\n"
+        "run_with_sidebar([st.Page(lambda: st.stop(), title='Stops')])\n",
         default_timeout=TIMEOUT,
     )
     at.run()
