@@ -182,6 +182,8 @@ def _privacy(args: argparse.Namespace) -> int:
     frame, dropped = dataset.analysis_frame([sensitive, *aux])
     count = dataset.count
     include_empty = not args.no_empty
+    if not 0.0 <= args.p < 1.0:
+        raise ParameterError(f"The threshold p must be at least 0 and below 1; got {args.p:g}.")
     label = MEASURE_NAMES.get(args.measure, args.measure)
     if args.measure == "poac":
         q = args.q if args.q is not None else default_q(args.p, encode(frame, [sensitive]).cardinalities[0])
@@ -235,7 +237,8 @@ def _anonymize(args: argparse.Namespace) -> int:
     shield = _split(args.shield)
     if not shield:
         raise EmptySelectionError("Name the shield attributes (the ones an attacker may know), e.g. --shield Zip,Age.")
-    columns = list(dict.fromkeys(shield + list(dataset.quasi_identifiers + dataset.sensitive)))
+    wanted = set(shield) | set(dataset.quasi_identifiers + dataset.sensitive)
+    columns = [c for c in dataset.frame.columns if c in wanted] + [c for c in shield if c not in dataset.frame.columns]
     frame, dropped = dataset.analysis_frame(columns)
     given = _hierarchy_files(args.hierarchy or [])
     unknown = [a for a in given if a not in shield]
