@@ -309,7 +309,7 @@ def _schedule(args: argparse.Namespace) -> int:
         vector = matrix_vector(matrix)
         index, base, proven, dropped = lex_index(vector), None, None, 0
     result = {
-        "method": args.method, "rule": None if args.method == "random" else (args.rule or DEFAULT_RULE),
+        "method": args.method, "rule": (args.rule or DEFAULT_RULE) if args.method == "heuristic" else None,
         "matrix": matrix.tolist(), "anonymity_vector": list(vector), "k": k_of(vector),
         "lexicographic_index": None if index is None else str(index),
     }
