@@ -7,6 +7,7 @@ import streamlit as st
 
 from anonlib.dataset import Dataset
 from anonlib.report import RiskReport, build_report, render_html
+from dashboard import charts
 from dashboard.state import active_dataset
 from dashboard.ui import download_csv, download_json, guarded, page_header, plain
 
@@ -88,11 +89,13 @@ with guarded("building the risk report"):
         m[4].metric("records in classes < 10", f"{100 * below[10] / max(risk.records, 1):.2f}%")
         more = " ..." if risk.vector_length > len(risk.vector) else ""
         st.text(f"Anonymity vector: ({', '.join(str(v) for v in risk.vector)}{more})")
+        st.plotly_chart(charts.records_at_risk_figure(risk.records_below, risk.records), width="stretch")
     _notes(report, "Re-identification risk")
 
     st.subheader("Information leakage")
     leakage_rows = pd.DataFrame([vars(r) for r in report.leakage.rows]) if report.leakage else None
     if leakage_rows is not None:
+        st.plotly_chart(charts.leakage_figure(leakage_rows), width="stretch")
         st.dataframe(
             leakage_rows, hide_index=True, width="stretch",
             column_config={
