@@ -292,17 +292,21 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
         )
     if privacy is not None:
         for row in privacy.rows:
+            rule = ("at least one look-alike has another value" if privacy.p == 0
+                    else f"more than {_percent(privacy.p)} of look-alikes have another value")
             out.append(
                 f"{_percent(row.protected_share)} of records keep their {row.sensitive} protected "
-                f"(more than {_percent(privacy.p)} of look-alikes differ) whatever combination of "
-                f"{', '.join(privacy.auxiliary) or 'nothing'} is known."
+                f"({rule}) whatever combination of {', '.join(privacy.auxiliary)} is known."
             )
     if generalization is not None:
-        levels = ", ".join(f"{a} to level {level}" for a, level, _, _ in generalization.levels if level) or "nothing"
-        out.append(
-            f"Generalizing {levels} makes every group at least {generalization.k} records large "
-            f"while keeping {generalization.rows:,} of {generalization.original_rows:,} distinct rows."
-        )
+        levels = ", ".join(f"{a} to level {level}" for a, level, _, _ in generalization.levels if level)
+        if levels:
+            out.append(
+                f"Generalizing {levels} makes every group at least {generalization.k} records large "
+                f"while keeping {generalization.rows:,} of {generalization.original_rows:,} distinct rows."
+            )
+        else:
+            out.append(f"Every group already has at least {generalization.k} records; no generalization is needed.")
     return tuple(out)
 
 
@@ -438,9 +442,13 @@ def render_html(report: RiskReport) -> str:
     parts.append("<h2>Dataset</h2>")
     parts.append(_table(
         ("rows", "records", "record-count column", "missing values", "rows dropped"),
-        [(f"{d.rows:,}", f"{d.records:,}", d.count or "none", d.missing, f"{d.rows_dropped:,}")],
+        [(f"{d.rows:,}", f"{d.records:,}", d.count or "none",
+          "rows dropped" if d.missing == "drop" else "own category", f"{d.rows_dropped:,}")],
     ))
-    parts.append(_table(("column", "role"), d.columns))
+    by_role: dict[str, list[str]] = {}
+    for column, role in d.columns:
+        by_role.setdefault(role, []).append(column)
+    parts.append(_table(("role", "columns"), [(role, ", ".join(columns)) for role, columns in by_role.items()]))
     parts.append(_notes_for(report, "Dataset"))
 
     parts.append("<h2>Re-identification risk</h2>")

@@ -165,6 +165,7 @@ def test_html_is_self_contained_and_printable(arca):
     assert "@media print" in page
     assert not re.search(r"<script|http|src=|href=|@import|url\(", page, re.IGNORECASE)
     assert page.count("<table>") == 7  # dataset (2), risk, leakage, privacy, generalization, parameters
+    assert "<tr><td>quasi-identifier</td><td>Sex, AC, Age, Zip, Weight, Race</td></tr>" in page
     assert f"<td>{arca.risk.k}</td>" in page
 
 
@@ -209,3 +210,11 @@ def test_cli_report_errors(tmp_path, capsys):
     assert "do not exist in the data: agee" in capsys.readouterr().err
     assert main(["report", "--sample", "caballero_table2b", "--out", str(tmp_path / "no" / "r.html")]) == 2
     assert "could not write" in capsys.readouterr().err
+
+
+def test_sentences_when_nothing_needs_generalizing():
+    r = build_report(load_sample("caballero_table2b"), k=2)
+    assert r.generalization.levels and all(level == 0 for _, level, _, _ in r.generalization.levels)
+    assert "Every group already has at least 2 records; no generalization is needed." in r.sentences
+    adult = build_report(load_sample("adult"), k=5, p=0.5)
+    assert any("(more than 50.0% of look-alikes have another value)" in s for s in adult.sentences)
