@@ -41,7 +41,7 @@ import numpy as np
 
 from .anonymize import search
 from .dataset import Dataset, Role
-from .errors import AnonlibError, ParameterError
+from .errors import AnonlibError, EmptySelectionError, ParameterError
 from .hierarchy import default_hierarchy, levels_of
 from .leakage import attribute_label, leakage_table
 from .metrics import weighted_median, whole_k
@@ -54,6 +54,9 @@ TOP_LEAKAGE = 10  # attributes listed in the leakage section
 log = logging.getLogger("anonlib")
 
 T = TypeVar("T")
+SECTIONS = ("Dataset", "Re-identification risk", "Information leakage", "Individual privacy", "Suggested generalization")
+NO_ROWS = ("There are no records to analyse: the table is empty, or every row misses a value in the analysed "
+           "columns and rows with missing values are dropped.")
 
 
 # --------------------------------------------------------------------------- sections
@@ -199,6 +202,8 @@ def _dataset_section(dataset: Dataset, rows_dropped: int) -> DatasetSection:
 
 def _risk_section(dataset: Dataset) -> RiskSection:
     risk = risk_profile(dataset)
+    if risk.records == 0:
+        raise EmptySelectionError(NO_ROWS)
     return RiskSection(
         quasi_identifiers=risk.quasi_identifiers,
         records=risk.records,
@@ -345,6 +350,9 @@ def build_report(
     qis, sensitive, count = dataset.quasi_identifiers, dataset.sensitive, dataset.count
     analysed = _guarded("Dataset", notes, lambda: dataset.analysis_frame(list(qis + sensitive)))
     frame, dropped = analysed if analysed is not None else (None, 0)
+    if frame is not None and len(frame) == 0:
+        notes.extend(Note(section, NO_ROWS) for section in SECTIONS[2:])
+        frame = None
     risk = _guarded("Re-identification risk", notes, lambda: _risk_section(dataset))
     leakage = privacy = generalization = None
     if frame is not None:

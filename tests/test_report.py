@@ -218,3 +218,15 @@ def test_sentences_when_nothing_needs_generalizing():
     assert "Every group already has at least 2 records; no generalization is needed." in r.sentences
     adult = build_report(load_sample("adult"), k=5, p=0.5)
     assert any("(more than 50.0% of look-alikes have another value)" in s for s in adult.sentences)
+
+
+def test_no_rows_left_is_a_note_in_every_data_section():
+    frame = pd.DataFrame({"age": [None, None, 30.0], "s": ["a", "b", None]})
+    ds = Dataset.from_frame("m", frame).with_roles({"age": Role.QUASI_IDENTIFIER, "s": Role.SENSITIVE})
+    r = build_report(ds.with_missing("drop"))
+    assert r.dataset.rows_dropped == 3 and r.sentences[0] == "100.0% of records are unique on age."
+    assert r.risk is not None and r.risk.records == 1  # the QIs alone keep the row with an age
+    assert [n.section for n in r.notes] == ["Information leakage", "Individual privacy", "Suggested generalization"]
+    assert all(n.text.startswith("There are no records to analyse") for n in r.notes)
+    empty = build_report(Dataset.from_frame("e", frame.iloc[:0]).with_roles({"age": Role.QUASI_IDENTIFIER}))
+    assert empty.risk is None and len(empty.notes) == 4 and empty.sentences == ()
