@@ -89,7 +89,9 @@ with guarded("building the risk report"):
         m[4].metric("records in classes < 10", f"{100 * below[10] / max(risk.records, 1):.2f}%")
         more = " ..." if risk.vector_length > len(risk.vector) else ""
         st.text(f"Anonymity vector: ({', '.join(str(v) for v in risk.vector)}{more})")
-        st.plotly_chart(charts.records_at_risk_figure(risk.records_below, risk.records), width="stretch")
+        chart, _ = st.columns([1, 1])
+        chart.plotly_chart(charts.records_at_risk_figure(risk.records_below, risk.records).update_layout(height=300),
+                           width="stretch")
     _notes(report, "Re-identification risk")
 
     st.subheader("Information leakage")
