@@ -17,6 +17,7 @@ PAGES = [
     st.Page("pages/frontier.py", title="Risk-utility frontier", icon=":material/query_stats:"),
     st.Page("pages/geography.py", title="Geographic aggregation", icon=":material/map:"),
     st.Page("pages/screening.py", title="Screening schedules", icon=":material/event_available:"),
+    st.Page("pages/report.py", title="Risk report", icon=":material/summarize:"),
 ]
 
 st.set_page_config(page_title="Privacy-risk dashboard", page_icon=":material/shield:", layout="wide")

@@ -84,6 +84,23 @@ def _profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from .report import build_report, render_html
+
+    page = render_html(build_report(_dataset(args), k=args.k, p=args.p))
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8") as out:
+                out.write(page)
+        except OSError as err:
+            print(f"error: could not write {args.out}: {err.strerror or err}.", file=sys.stderr)
+            return 2
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(page)
+    return 0
+
+
 def _samples(args: argparse.Namespace) -> int:
     for key, sample in SAMPLES.items():
         print(f"{key:<22} {sample.title}")
@@ -104,6 +121,22 @@ def build_parser() -> argparse.ArgumentParser:
     profile.add_argument("--encoding", help="text encoding (default: detected)")
     profile.add_argument("--json", action="store_true", help="print the result as JSON")
     profile.set_defaults(handler=_profile)
+
+    report = commands.add_parser("report", help="one-page HTML risk report", description=(
+        "One printable HTML page: k, anonymity vector, leakage per attribute, individual privacy (minimum PPP) "
+        "and a suggested generalization, with the parameters used; to --out, else to standard output. "
+        "Example: python -m anonlib report --sample adult --k 5 --out report.html"))
+    report.add_argument("file", nargs="?", help="CSV/TSV/Excel/Parquet file (or use --sample)")
+    report.add_argument("--sample", choices=list(SAMPLES), help="a bundled sample instead of a file")
+    report.add_argument("--qi", help="comma-separated quasi-identifier columns (default: guessed from names)")
+    report.add_argument("--count", help="column holding how many records each row stands for")
+    report.add_argument("--drop-missing", action="store_true", help="drop rows with missing quasi-identifier values")
+    report.add_argument("--delimiter", help="field delimiter (default: detected)")
+    report.add_argument("--encoding", help="text encoding (default: detected)")
+    report.add_argument("--k", type=int, default=5, help="k of the suggested generalization (default 5)")
+    report.add_argument("--p", type=float, default=0.0, help="PPP threshold of individual privacy (default 0)")
+    report.add_argument("--out", help="write the HTML to this file (default: standard output)")
+    report.set_defaults(handler=_report)
 
     samples = commands.add_parser("samples", help="list the bundled samples")
     samples.set_defaults(handler=_samples)
