@@ -9,6 +9,7 @@ Commands:
   schedule  screening schedule keeping people anonymous (Caballero et al.)
   vector    anonymity vector, k and lexicographic index of class sizes
   index     exact lexicographic index of an anonymity vector, and improvements
+  report    one-page printable HTML risk report of a table (every capability's findings)
 
 Errors are printed as one sentence on standard error with exit code 2.
 """
