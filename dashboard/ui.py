@@ -62,10 +62,10 @@ def page_header(title: str, question: str, how_to_read: str, paper: str | None =
         st.markdown(how_to_read)
 
 
-def sidebar() -> None:
-    """The active dataset at a glance, on every page."""
+def sidebar(container=None) -> None:
+    """The active dataset at a glance, drawn into ``container`` (the sidebar when None)."""
     dataset = active_dataset()
-    with st.sidebar:
+    with container if container is not None else st.sidebar:
         st.subheader("Active dataset")
         st.text(dataset.name)
         st.text(f"{dataset.n_rows:,} rows, {dataset.frame.shape[1]} columns")
@@ -87,11 +87,9 @@ def run_with_sidebar(pages: list) -> None:
     """
     navigation = st.navigation(pages)
     slot = st.sidebar.empty()
-    with slot.container():
-        sidebar()
+    sidebar(slot.container())
     navigation.run()
-    with slot.container():
-        sidebar()
+    sidebar(slot.container())
 
 
 @contextmanager

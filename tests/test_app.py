@@ -206,3 +206,9 @@ def test_sidebar_is_drawn_even_when_a_page_stops_early() -> None:
     assert not at.exception
     assert [t.value for t in at.sidebar.text][0].startswith("Adult")
     assert st  # the app under test imports streamlit itself
+
+
+def test_sidebar_shows_the_dataset_once() -> None:
+    at = fresh_app_with("caballero_table2b")
+    sidebar = [t.value for t in at.sidebar.text]
+    assert sidebar.count("15 rows, 4 columns") == 1, sidebar

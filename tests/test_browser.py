@@ -169,6 +169,7 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
         assert "Traceback" not in body, title
         assert "Something unexpected went wrong" not in body, title
         assert "caballero_table2b.csv" in sidebar.inner_text(), title  # the upload stays active
+        assert sidebar.inner_text().count("Active dataset") == 1, title
         slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
         page.screenshot(path=str(ARTIFACTS / f"{number:02d}-{slug}.png"), full_page=True)
     assert not errors, errors
