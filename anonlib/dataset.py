@@ -50,6 +50,7 @@ _ID_WORDS = re.compile(
     r"(^|[^a-z])(id|ids|identifier|name|names|full ?name|first ?name|last ?name|surname|ssn|"
     r"email|e-mail|phone|telephone|address|mrn|record ?number|patient_nbr|encounter_id)([^a-z]|$)"
 )
+_ID_NAMES = {"code", "internal code", "pseudonym", "key", "record"}
 _COUNT_NAMES = {"count", "counts", "#rec", "#rec.", "n", "freq", "frequency", "records", "#records", "multiplicity"}
 _QUASI_WORDS = re.compile(
     r"(age|sex|gender|zip|postcode|postal|race|ethnic|birth|dob|marital|education|country|"
@@ -70,7 +71,7 @@ def guess_role(name: str, values: pd.Series) -> Role:
     lower = str(name).strip().lower()
     if lower in _COUNT_NAMES:
         return Role.COUNT
-    if _ID_WORDS.search(lower):
+    if _ID_WORDS.search(lower) or lower in _ID_NAMES:
         return Role.IDENTIFIER
     if _SENSITIVE_WORDS.search(lower):
         return Role.SENSITIVE

@@ -95,6 +95,8 @@ def anonymity_vector_figure(vector: Sequence[int], k_threshold: int = 5, title: 
         )
     )
     fig.update_xaxes(type="category")
+    if len(classes) and classes.max() <= 10:
+        fig.update_yaxes(dtick=1)  # whole classes only
     return _layout(
         fig,
         title or f"Anonymity vector (orange: classes smaller than {k_threshold})",

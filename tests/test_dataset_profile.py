@@ -27,6 +27,11 @@ def test_role_guesses_from_names() -> None:
     }
 
 
+def test_an_internal_code_is_an_identifier_but_a_zip_code_is_not() -> None:
+    roles = guess_roles(pd.DataFrame({"Code": [1, 2], "ZIP code": ["1", "2"], "age": [3, 4]}))
+    assert (roles["Code"], roles["ZIP code"]) == (Role.IDENTIFIER, Role.QUASI_IDENTIFIER)
+
+
 def test_a_count_named_column_with_text_is_not_a_count() -> None:
     assert guess_roles(pd.DataFrame({"n": ["a", "b"], "age": [1, 2]}))["n"] is Role.IGNORE
 
