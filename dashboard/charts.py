@@ -8,6 +8,7 @@ red-to-green scale is offered as an option, never the only one.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -15,13 +16,46 @@ import pandas as pd
 import plotly.graph_objects as go
 
 # Colour-blind-safe defaults (Okabe-Ito qualitative; cividis sequential) and
-# the papers' red-to-green scale as an option.
+# the papers' red-to-green scale as an option. Every chart takes its colours
+# from one ``Palette``; pages offer ``list(PALETTES)``.
 QUALITATIVE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
-SEQUENTIAL_SAFE = "Cividis"
-SEQUENTIAL_RED_GREEN = [[0.0, "#8b0000"], [0.5, "#ffd700"], [1.0, "#1a9850"]]
-PALETTES = {"colour-blind safe (cividis)": SEQUENTIAL_SAFE, "red to green (as in the papers)": SEQUENTIAL_RED_GREEN}
 AT_RISK = "#D55E00"
 SAFE = "#0072B2"
+
+
+@dataclass(frozen=True)
+class Palette:
+    """The colours of one palette, by what they mean.
+
+    ``at_risk``/``safe``: a record, class or table that fails/meets the
+    requirement; ``neutral``: context (evaluated points, the state before);
+    ``highlight``: what deserves a look (policies beating Safe Harbor);
+    ``low``/``high``: a gradient above a threshold; ``sequential``: a plotly
+    colour scale (low = worse); ``series``: one colour per compared method.
+    """
+
+    at_risk: str
+    safe: str
+    neutral: str
+    highlight: str
+    low: str
+    high: str
+    sequential: str | list
+    series: tuple[str, ...]
+
+
+PALETTES = {
+    "colour-blind safe": Palette(
+        at_risk=AT_RISK, safe=SAFE, neutral="#999999", highlight="#009E73",
+        low="#DEEBF7", high="#08306B", sequential="Cividis", series=tuple(QUALITATIVE),
+    ),
+    "red to green (as in the papers)": Palette(
+        at_risk="#8B0000", safe="#1A9850", neutral="#9E9E9E", highlight="#1A9850",
+        low="#FFD700", high="#1A9850", sequential=[[0.0, "#8B0000"], [0.5, "#FFD700"], [1.0, "#1A9850"]],
+        series=("#8B0000", "#1A9850", "#E69F00", "#0072B2"),
+    ),
+}
+DEFAULT_PALETTE = "colour-blind safe"
 
 
 def _escape(value: object) -> str:
@@ -129,10 +163,6 @@ def records_at_risk_figure(records_below: Sequence[tuple[int, int]], total: int)
 
 # --- leakage ---
 
-LEAKAGE_COLOURS = {
-    "colour-blind safe": {"violating": AT_RISK, "satisfying": SAFE, "before": "#999999", "after": SAFE},
-    "red to green (as in the papers)": {"violating": "#d73027", "satisfying": "#1a9850", "before": "#d73027", "after": "#1a9850"},
-}
 METHOD_COLOURS = {"iab": QUALITATIVE[0], "exhaustive": QUALITATIVE[1], "greedy": QUALITATIVE[2]}
 
 
@@ -168,7 +198,7 @@ def leakage_figure(table, title: str = "Information leakage per query attribute"
     return _layout(fig, title, "normalized average information loss (0 = nothing, 1 = identifies everyone)", "")
 
 
-def leakage_before_after_figure(comparison, palette: str = "colour-blind safe") -> go.Figure:
+def leakage_before_after_figure(comparison, palette: str = DEFAULT_PALETTE) -> go.Figure:
     """Grouped bars of normalized leakage before and after anonymization (the paper's Table 8).
 
     >>> import pandas as pd
@@ -176,14 +206,14 @@ def leakage_before_after_figure(comparison, palette: str = "colour-blind safe") 
     >>> [t.name for t in leakage_before_after_figure(c).data]
     ['before', 'after']
     """
-    colours = LEAKAGE_COLOURS[palette]
+    colours = PALETTES[palette]
     fig = go.Figure(
         [
             go.Bar(
                 name=when,
                 x=comparison["attribute"].tolist(),
                 y=comparison[when].tolist(),
-                marker_color=colours[when],
+                marker_color=colours.neutral if when == "before" else colours.safe,
                 customdata=[_escape(_attribute_text(a)) for a in comparison["attribute"]],
                 hovertemplate="%{customdata}: %{y:.5f}<extra>" + when + "</extra>",
             )
@@ -226,7 +256,7 @@ def tree_layout(parents) -> tuple[list[float], list[int]]:
     return x, depth
 
 
-def search_tree_figure(tree, shield, chosen=None, palette: str = "colour-blind safe", title: str | None = None) -> go.Figure:
+def search_tree_figure(tree, shield, chosen=None, palette: str = DEFAULT_PALETTE, title: str | None = None) -> go.Figure:
     """The search tree like the paper's Figures 3-5: nodes T(violations, rows) by depth
     (total levels), edges labelled with the attribute generalized; the result ringed.
 
@@ -239,7 +269,7 @@ def search_tree_figure(tree, shield, chosen=None, palette: str = "colour-blind s
     >>> list(fig.data[-1].text)
     ['T(2, 5)', 'T(0, 3)']
     """
-    colours = LEAKAGE_COLOURS[palette]
+    colours = PALETTES[palette]
     x, depth = tree_layout([n.parent for n in tree])
     y = [-d for d in depth]
     edge_x, edge_y, label_x, label_y, label_text = [], [], [], [], []
@@ -255,7 +285,7 @@ def search_tree_figure(tree, shield, chosen=None, palette: str = "colour-blind s
     hover = [
         f"{n.label}<br>levels: " + ", ".join(f"{_escape(a)} {v}" for a, v in zip(shield, n.levels)) for n in tree
     ]
-    colour = [colours["satisfying"] if n.violations == 0 else colours["violating"] for n in tree]
+    colour = [colours.safe if n.violations == 0 else colours.at_risk for n in tree]
     outline = [3 if chosen is not None and tuple(n.levels) == tuple(chosen) else 0 for n in tree]
     fig = go.Figure(
         [
@@ -413,7 +443,7 @@ def geo_map_figure(
     sites,
     *,
     colour_by: str = "suppressed_share",
-    palette=SEQUENTIAL_SAFE,
+    palette: str = DEFAULT_PALETTE,
     crs: str = "",
     bins: int = 12,
 ) -> go.Figure:
@@ -439,7 +469,7 @@ def geo_map_figure(
 
     fig = go.Figure()
     reverse = colour_by == "suppressed_share"
-    scale = palette
+    scale = PALETTES[palette].sequential
     if shapes is not None and len(shapes):
         value, _ = _geo_colour_values(shapes, colour_by)
         low, high = float(np.nanmin(value)), float(np.nanmax(value))
@@ -546,20 +576,15 @@ def geo_metrics_figure(table, label: str = "method") -> go.Figure:
 
 # --- peers ---
 
-PEERS_PALETTES = {
-    "colour-blind safe (orange / blues)": ("#D55E00", "#DEEBF7", "#08306B"),
-    "red to green (as in the paper)": ("#8B0000", "#FFD700", "#1A9850"),
-}
-
-
 def threshold_colorscale(threshold: float, palette: str) -> list[list]:
     """A 0..1 colour scale: at or below ``threshold`` the at-risk colour (dark red
     in the paper's palette), above it a gradient towards high privacy.
 
-    >>> threshold_colorscale(0.2, "red to green (as in the paper)")
+    >>> threshold_colorscale(0.2, "red to green (as in the papers)")
     [[0.0, '#8B0000'], [0.2, '#8B0000'], [0.200001, '#FFD700'], [1.0, '#1A9850']]
     """
-    risk, low, high = PEERS_PALETTES[palette]
+    colours = PALETTES[palette]
+    risk, low, high = colours.at_risk, colours.low, colours.high
     t = min(max(float(threshold), 0.0), 0.999998)
     return [[0.0, risk], [t, risk], [round(t + 1e-6, 6), low], [1.0, high]]
 
@@ -586,7 +611,7 @@ def privacy_heatmap(
     >>> from anonlib.peers import heatmap_columns
     >>> v = np.array([[0.0, 0.5, 1.0]])
     >>> fig = privacy_heatmap(v, ["age"], heatmap_columns(v), threshold=0.0,
-    ...                       palette="red to green (as in the paper)", value_label="min PPP", title="t")
+    ...                       palette="red to green (as in the papers)", value_label="min PPP", title="t")
     >>> fig.data[0].z.shape, fig.data[0].zmax
     ((1, 3), 1.0)
     """
@@ -782,13 +807,14 @@ def table10_figure(frame, ours: str, paper: str, title: str) -> go.Figure:
 
 # --- frontier ---
 
-FRONTIER_COLOURS = {
-    "colour-blind safe": {"evaluated": "#56B4E9", "frontier": "#0072B2", "safe_harbor": "#D55E00",
-                          "dominating": "#009E73", "selected": "#000000", "shs": "#0072B2", "rcs": "#E69F00"},
-    "red and green (as in the paper)": {"evaluated": "#9e9e9e", "frontier": "#d62728", "safe_harbor": "#1f1f1f",
-                                        "dominating": "#2ca02c", "selected": "#000000", "shs": "#d62728",
-                                        "rcs": "#2ca02c"},
-}
+
+def _frontier_colours(palette: Palette) -> dict[str, str]:
+    """What each element of the frontier charts is drawn in."""
+    return {
+        "evaluated": palette.neutral, "frontier": palette.series[0], "safe_harbor": palette.at_risk,
+        "dominating": palette.highlight, "selected": "#000000",
+        "shs": palette.series[0], "rcs": palette.series[1],
+    }
 
 
 def frontier_figure(
@@ -800,7 +826,7 @@ def frontier_figure(
     safe_harbor: tuple[float, float] | None = None,
     dominating: tuple[Sequence[float], Sequence[float]] | None = None,
     selected: tuple[float, float] | None = None,
-    colours: str = "colour-blind safe",
+    colours: str = DEFAULT_PALETTE,
 ) -> go.Figure:
     """Evaluated policies (dots), the frontier as a step line, Safe Harbor (star),
     the frontier policies that dominate it (squares) and the selected policy (ring).
@@ -810,7 +836,7 @@ def frontier_figure(
     >>> [t.name for t in fig.data], fig.data[1].line.shape
     (['evaluated policies', 'frontier', 'HIPAA Safe Harbor'], 'hv')
     """
-    palette = FRONTIER_COLOURS[colours]
+    palette = _frontier_colours(PALETTES[colours])
     hover = "risk %{x:.4f}<br>loss (normalized) %{y:.4f}<extra>%{fullData.name}</extra>"
     fig = go.Figure()
     fig.add_trace(
@@ -859,7 +885,7 @@ def frontier_figure(
 
 def area_trace_figure(
     traces: dict[str, Sequence[tuple[int, float]]], budget: int, optimum: float | None = None,
-    colours: str = "colour-blind safe",
+    colours: str = DEFAULT_PALETTE,
 ) -> go.Figure:
     """Area under the frontier against policies evaluated, one step line per method.
 
@@ -867,7 +893,7 @@ def area_trace_figure(
     >>> list(fig.data[0].x), list(fig.data[0].y)
     ([2, 10, 20], [0.9, 0.5, 0.5])
     """
-    palette = FRONTIER_COLOURS[colours]
+    palette = _frontier_colours(PALETTES[colours])
     fig = go.Figure()
     for method, trace in traces.items():
         xs = [n for n, _ in trace]

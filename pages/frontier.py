@@ -185,7 +185,7 @@ threshold = c3.slider("SHS threshold on H", 0.0, 1.0, DEFAULT_THRESHOLD, step=0.
 seed = int(c4.number_input("Seed", min_value=0, max_value=10**9, value=1, step=1, key="fr_seed"))
 compare = st.checkbox("Also run the other heuristic with the same budget (area-vs-budget chart)",
                       value=True, key="fr_compare")
-colours = st.selectbox("Colours", list(charts.FRONTIER_COLOURS), key="fr_colours")
+colours = st.selectbox("Colours", list(charts.PALETTES), key="fr_colours")
 
 result = None
 others: dict[str, FrontierSearch] = {}

@@ -262,7 +262,7 @@ if regions is not None and records is not None:
             points = regions.points[["region_id", "x", "y"]].assign(aggregated_region=result.mapping.to_numpy())
             st.plotly_chart(
                 charts.geo_map_figure(shapes, points, result.sites, colour_by=colour_by,
-                                      palette=charts.PALETTES[palette_name], crs=regions.crs),
+                                      palette=palette_name, crs=regions.crs),
                 width="stretch",
             )
 

@@ -153,7 +153,7 @@ p = c2.slider("Threshold p (PPP must be above p)", 0.0, 0.95, 0.0, 0.05, key="pe
 joint_q = c3.checkbox("q = p / (|dom(s)| - 1)", value=True, key="peers_joint_q",
                       help="The paper's joint choice: p spread evenly over the false values of each variable.")
 q = None if joint_q else c3.slider("Threshold q (PoAC)", 0.0, 0.95, 0.0, 0.05, key="peers_q")
-palette = c4.selectbox("Colours", list(charts.PEERS_PALETTES), key="peers_palette")
+palette = c4.selectbox("Colours", list(charts.PALETTES), key="peers_palette")
 include_empty = c4.checkbox("Include knowing nothing (the empty subset)", value=True, key="peers_empty")
 # the paper's examples drop such rows as the paper did; the active dataset starts from its own policy
 drop_missing = c4.checkbox(

@@ -154,7 +154,7 @@ choice = st.radio("Data", sources, index=default_source, horizontal=True, key="l
 example = choice == sources[0]
 dataset: Dataset = load_sample(EXAMPLE) if example else current
 scope = "example" if example else dataset.fingerprint[:12]
-palette = st.radio("Colours", list(charts.LEAKAGE_COLOURS), horizontal=True, key="leakage_palette")
+palette = st.radio("Colours", list(charts.PALETTES), horizontal=True, key="leakage_palette")
 
 columns = list(dataset.quasi_identifiers + dataset.sensitive)
 if example:

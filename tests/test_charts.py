@@ -27,7 +27,7 @@ def test_hover_texts_escape_user_values() -> None:
     values = np.array([[0.0, 1.0]])
     figures = [
         charts.privacy_heatmap(values, [HOSTILE], heatmap_columns(values), threshold=0.0,
-                               palette="red to green (as in the paper)", value_label="min PPP", title="t",
+                               palette="red to green (as in the papers)", value_label="min PPP", title="t",
                                individual_text=[HOSTILE, "b"], cell_notes=np.array([[HOSTILE, "n"]], dtype=object)),
         charts.leakage_figure(pd.DataFrame({"attribute": [HOSTILE], "partitions": [2], "loss": [0.5],
                                             "normalized": [0.1]})),
