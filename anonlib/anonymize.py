@@ -209,9 +209,8 @@ class GeneralizationSpace:
             [n_base] + [table.cardinalities[p] for p in shield_pos],
             table.n_rows,
         )
-        _, first = np.unique(distinct, return_index=True)
-        weights = np.ones(table.n_rows) if table.weights is None else table.weights.astype(np.float64)
-        self.weights = np.bincount(distinct, weights=weights, minlength=n_distinct)
+        rows = Classes.from_ids(distinct, n_distinct, table.weights)
+        first, self.weights = rows.first_rows, rows.sizes
         self.base = base[first]
         self.n_base = max(n_base, 1)
         self.shield_codes = [table.codes[first, p] for p in shield_pos]
@@ -304,11 +303,10 @@ class GeneralizationSpace:
         rest_cards = [self.encoded.cardinalities[p] for p in range(len(self.columns)) if p not in self.shield_positions]
         cards = [self.cards[i][levels[i]] for i in range(len(self.shield))]
         ids, n = combine(codes + rest, cards + rest_cards, len(out))
-        _, first = np.unique(ids, return_index=True)
-        order = np.sort(first)
+        merged_rows = Classes.from_ids(ids, n, self.encoded.weights)
+        order = np.sort(merged_rows.first_rows)
         merged = out.iloc[order].reset_index(drop=True)
-        totals = np.bincount(ids, weights=self.encoded.weights, minlength=n)
-        merged[self.count] = np.rint(totals[ids[order]]).astype(np.int64)
+        merged[self.count] = merged_rows.sizes[ids[order]]
         return merged
 
     def children(self, levels: tuple[int, ...]) -> list[tuple[int, tuple[int, ...]]]:

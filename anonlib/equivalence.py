@@ -115,6 +115,19 @@ class Classes:
         return self.sizes[self.ids]
 
     @property
+    def first_rows(self) -> np.ndarray:
+        """Index of the first row of each class, in class order: one
+        representative row per class, e.g. to work on distinct rows only.
+
+        >>> Classes.from_ids(np.array([1, 0, 1, 0]), 2).first_rows.tolist()
+        [1, 0]
+        """
+        first = np.zeros(self.n_classes, dtype=np.int64)
+        rows = np.arange(self.ids.shape[0], dtype=np.int64)
+        first[self.ids[::-1]] = rows[::-1]  # the last write (the first row) wins
+        return first
+
+    @property
     def k(self) -> int:
         """Smallest class size (k-anonymity); 0 for an empty table."""
         nonzero = self.sizes[self.sizes > 0]

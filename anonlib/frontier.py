@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from .dataset import Role, guess_role
-from .equivalence import MISSING_LABEL, combine, encode, record_counts
+from .equivalence import MISSING_LABEL, Classes, combine, encode, record_counts
 from .errors import (
     EmptySelectionError,
     HierarchyError,
@@ -475,9 +475,8 @@ def prepare(
 
     # distinct data combinations and their record counts (the kernel's combine + bincount)
     row_combination, n_comb = combine([p[:n_data] for p in positions], sizes)
-    comb_weights = np.bincount(row_combination, weights=weights, minlength=n_comb)
-    representative = np.zeros(n_comb, dtype=np.int64)
-    representative[row_combination] = np.arange(n_data)
+    combinations = Classes.from_ids(row_combination, n_comb, weights)
+    comb_weights, representative = combinations.sizes, combinations.first_rows
     keep = comb_weights > 0  # combinations with no records take no part in risk or loss
     representative = representative[keep]
     comb_weights = comb_weights[keep]

@@ -1030,8 +1030,7 @@ def aggregate(
     matched = ~lost
     cell_ids, n_cells = combine([record_region[matched], qclass[matched]], [n_regions, n_q])
     cell_counts = Classes.from_ids(cell_ids, n_cells, weights[matched])
-    first = np.zeros(n_cells, dtype=np.int64)
-    first[cell_ids[::-1]] = np.arange(len(cell_ids))[::-1]
+    first = cell_counts.first_rows
     cells = _Cells(
         region=record_region[matched][first], qclass=qclass[matched][first], size=cell_counts.sizes, n_classes=n_q
     )

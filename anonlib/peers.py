@@ -328,9 +328,8 @@ def _search(
         columns, column_cards = [*columns, start[0]], [*column_cards, start[1]]
     row_ids, n_distinct = combine(columns, column_cards)
     if n_distinct < len(row_ids):
-        first = np.empty(n_distinct, dtype=np.int64)
-        first[row_ids[::-1]] = np.arange(len(row_ids) - 1, -1, -1)  # first row of each distinct row
-        weights = np.rint(np.bincount(row_ids, weights=weights, minlength=n_distinct)).astype(np.int64)
+        distinct = Classes.from_ids(row_ids, n_distinct, weights)
+        first, weights = distinct.first_rows, distinct.sizes
         codes = [c[first] for c in codes]
         targets = [_Target(t.codes[first], t.card, t.q, t.bit) for t in targets]
         start = None if start is None else (start[0][first], start[1])
