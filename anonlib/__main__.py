@@ -28,7 +28,7 @@ import pandas as pd
 from .anonymize import METHOD_NAMES
 from .anonymize import METHODS as SEARCH_METHODS
 from .anonymize import search
-from .avector import anonymity_vector, improvement, k_of, lex_index, partition_count, population_of
+from .avector import anonymity_vector, improvement, k_of, lex_index, partition_count, population_of, vector_text
 from .dataset import Dataset, Role
 from .equivalence import encode, record_counts
 from .errors import AnonlibError, DataFileError, EmptySelectionError, ParameterError, join_names
@@ -80,8 +80,7 @@ def _profile(args: argparse.Namespace) -> int:
     print(f"unique records     {risk.unique_records:,} ({100 * risk.unique_share:.2f}%)")
     for threshold, n in risk.records_below:
         print(f"in classes < {threshold:<5} {n:,} ({100 * n / max(risk.records, 1):.2f}%)")
-    shown = ", ".join(str(v) for v in risk.vector[:30]) + (", ..." if len(risk.vector) > 30 else "")
-    print(f"anonymity vector   ({shown})  (--json prints it whole)")
+    print(f"anonymity vector   {vector_text(risk.vector)}  (--json prints it whole)")
     return 0
 
 
@@ -174,11 +173,6 @@ def _write(path: str, data: bytes) -> None:
     except OSError as err:
         raise DataFileError(f"Could not write '{path}': {err.strerror or err}.") from None
     print(f"written            {path}")
-
-
-def _vector_text(vector: Sequence[int], limit: int = 30) -> str:
-    shown = ", ".join(str(v) for v in vector[:limit]) + (", ..." if len(vector) > limit else "")
-    return f"({shown})"
 
 
 def _analysed_columns(dataset: Dataset, wanted: Sequence[str]) -> list[str]:
@@ -359,8 +353,8 @@ def _schedule(args: argparse.Namespace) -> int:
         print(f"rows dropped       {dropped:,}")
     _print_matrix(matrix)
     if base is not None:
-        print(f"vector before      {_vector_text(base)}")
-    print(f"anonymity vector   {_vector_text(vector)}")
+        print(f"vector before      {vector_text(base)}")
+    print(f"anonymity vector   {vector_text(vector)}")
     print(f"k                  {k_of(vector)}")
     print(f"lexicographic index {'-' if index is None else index}")
     if proven is not None:
@@ -377,7 +371,7 @@ def _vector_summary(vector: tuple[int, ...]) -> dict:
 
 
 def _print_vector_summary(result: dict) -> None:
-    print(f"anonymity vector   {_vector_text(result['anonymity_vector'])}")
+    print(f"anonymity vector   {vector_text(result['anonymity_vector'])}")
     print(f"k                  {result['k']}")
     print(f"people             {result['people']:,}")
     print(f"lexicographic index {result['lexicographic_index']} of {result['possible_vectors']} possible vectors")
@@ -405,7 +399,7 @@ def _index(args: argparse.Namespace) -> int:
         return 0
     _print_vector_summary(result)
     if "improvement" in result:
-        print(f"improvement        {100 * result['improvement']:.4f}% over {_vector_text(other)} (base {_vector_text(base)})")
+        print(f"improvement        {100 * result['improvement']:.4f}% over {vector_text(other)} (base {vector_text(base)})")
     return 0
 
 

@@ -66,6 +66,19 @@ def anonymity_vector(class_sizes: Iterable[int]) -> tuple[int, ...]:
     return tuple(int(c) for c in counts)
 
 
+def vector_text(vector: Sequence[int], limit: int = 30) -> str:
+    """An anonymity vector as text, cut after ``limit`` entries.
+
+    >>> vector_text((0, 1, 0, 2, 1))
+    '(0, 1, 0, 2, 1)'
+    >>> vector_text(range(1, 40), limit=3)
+    '(1, 2, 3, ...)'
+    """
+    entries = list(vector)
+    shown = ", ".join(str(v) for v in entries[:limit])
+    return f"({shown}, ...)" if len(entries) > limit else f"({shown})"
+
+
 def k_of(vector: Iterable[int]) -> int:
     """k-anonymity of a vector: the position (1-based) of its first non-zero entry.
 

@@ -40,7 +40,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .avector import anonymity_vector, improvement, k_of, lex_compare, lex_index, population_of, scientific
+from .avector import anonymity_vector, improvement, k_of, lex_compare, lex_index, population_of, scientific, vector_text
 from .equivalence import Classes, combine, encode
 from .errors import (
     CapacityError,
@@ -818,10 +818,9 @@ class ScheduleComparison:
 
 
 def _summary_row(name, vector, index, gain, proven, seconds) -> dict:
-    shown = ", ".join(str(x) for x in vector[:12]) + (", ..." if len(vector) > 12 else "")
     return {
         "schedule": name,
-        "anonymity vector": f"({shown})",
+        "anonymity vector": vector_text(vector, limit=12),
         "k": k_of(vector),
         "lexicographic index": "-" if index is None else str(index),
         "index (scientific)": "-" if index is None else scientific(index),

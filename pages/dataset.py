@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from anonlib.avector import vector_text
 from anonlib.dataset import ROLE_VALUES, Dataset
 from anonlib.loading import DELIMITERS, load_table
 from anonlib.profile import column_profile, profile_table, risk_profile
@@ -161,8 +162,7 @@ with risk_box, guarded("computing the re-identification risk"):
     left, right = st.columns([2, 1])
     left.plotly_chart(charts.anonymity_vector_figure(risk.vector), width="stretch")
     right.plotly_chart(charts.records_at_risk_figure(risk.records_below, risk.records), width="stretch")
-    vector_text = ", ".join(str(v) for v in risk.vector[:30]) + (" ..." if len(risk.vector) > 30 else "")
-    st.text(f"Anonymity vector: ({vector_text})")
+    st.text(f"Anonymity vector: {vector_text(risk.vector)}")
     d1, d2 = st.columns(2)
     with d1:
         download_csv(

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.dataset import Dataset
-from anonlib.avector import anonymity_vector, k_of
+from anonlib.avector import anonymity_vector, k_of, vector_text
 from anonlib.frontier import (
     DEFAULT_THRESHOLD,
     METHODS,
@@ -310,8 +310,7 @@ if result is not None:
     )
     st.plotly_chart(charts.anonymity_vector_figure(vector, title="Anonymity vector of this policy"),
                     width="stretch")
-    vector_text = ", ".join(str(v) for v in vector[:30]) + (" ..." if len(vector) > 30 else "")
-    st.text(f"Anonymity vector: ({vector_text})")
+    st.text(f"Anonymity vector: {vector_text(vector)}")
     generalized = space.generalize(release, bits)
     st.dataframe(generalized.head(200), hide_index=True, height=240)
     st.caption(f"First {min(200, len(generalized))} of {len(generalized):,} rows, generalized by this policy.")

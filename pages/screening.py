@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from anonlib.avector import hardy_ramanujan, k_of, partition_count, population_of, scientific
+from anonlib.avector import hardy_ramanujan, k_of, partition_count, population_of, scientific, vector_text
 from anonlib.errors import ProblemTooLargeError
 from anonlib.loading import load_table
 from anonlib.samples import load_sample, sample_path
@@ -85,10 +85,6 @@ def _paper_resources() -> pd.DataFrame:
 def _reset_resources(state_key: str, frame: pd.DataFrame) -> None:
     st.session_state[state_key] = frame
     st.session_state[f"{state_key}-version"] = st.session_state.get(f"{state_key}-version", 0) + 1
-
-
-def _vector_text(vector) -> str:
-    return "(" + ", ".join(str(x) for x in vector[:20]) + (", ..." if len(vector) > 20 else "") + ")"
 
 
 page_header(
@@ -215,7 +211,7 @@ with guarded("computing the schedules"):
             comparison = _compare(
                 key, params, population, resources,
                 _progress=lambda level, vector: status.update(
-                    label=f"Optimal schedule: level {level} solved, vector so far {_vector_text(vector)}"
+                    label=f"Optimal schedule: level {level} solved, vector so far {vector_text(vector)}"
                 ),
             )
             status.update(label="Schedules ready", state="complete")
@@ -227,9 +223,9 @@ if comparison is not None:
     st.subheader("Results")
     m = st.columns(1 + len(results))
     m[0].metric("k before appointments", k_of(comparison.base_vector),
-                help=f"anonymity vector {_vector_text(comparison.base_vector)}")
+                help=f"anonymity vector {vector_text(comparison.base_vector)}")
     for column, (method, result) in zip(m[1:], results.items()):
-        column.metric(f"k, {method}", result.k, help=f"anonymity vector {_vector_text(result.vector)}")
+        column.metric(f"k, {method}", result.k, help=f"anonymity vector {vector_text(result.vector)}")
     gains = []
     for better, worse in (("heuristic", "random"), ("optimal", "heuristic"), ("optimal", "random")):
         if better in results and worse in results:
@@ -363,7 +359,7 @@ with guarded("running the registry experiment"):
         pd.DataFrame(
             {
                 "schedule": ["birth year only", "real assignment", "heuristic"],
-                "anonymity vector": [_vector_text(v) for v in (registry.base, registry.actual, registry.heuristic)],
+                "anonymity vector": [vector_text(v) for v in (registry.base, registry.actual, registry.heuristic)],
                 "lexicographic index (scientific)": [
                     scientific(registry.indices[k]) for k in ("base", "actual", "heuristic")
                 ],
