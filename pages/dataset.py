@@ -27,8 +27,9 @@ def _risk(fingerprint: str, qis: tuple[str, ...], count: str | None, missing: st
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _columns(fingerprint: str, roles: tuple, _dataset: Dataset) -> pd.DataFrame:
-    return profile_table(column_profile(_dataset))
+def _column_stats(fingerprint: str, _dataset: Dataset) -> pd.DataFrame:
+    """Distinct values and missing share per column (they do not depend on roles)."""
+    return profile_table(column_profile(_dataset))[["column", "distinct values", "missing", "missing share"]]
 
 
 def _load_sample() -> None:
@@ -108,7 +109,7 @@ st.caption(
     "Identifier: dropped before any analysis. Quasi-identifier: could be known to an attacker. "
     "Sensitive: must not be learnt. Count: how many identical records a row stands for. Ignore: not used."
 )
-stats = _columns(dataset.fingerprint, (), dataset)[["column", "distinct values", "missing", "missing share"]]
+stats = _column_stats(dataset.fingerprint, dataset)
 editor_key = f"roles-{dataset.fingerprint}-{active_source()}"
 edited = st.data_editor(
     dataset.role_table().merge(stats, on="column", how="left"),
