@@ -112,13 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     profile = commands.add_parser("profile", help="re-identification risk of a table", description=_profile_help)
-    profile.add_argument("file", nargs="?", help="CSV/TSV/Excel/Parquet file (or use --sample)")
-    profile.add_argument("--sample", choices=list(SAMPLES), help="a bundled sample instead of a file")
-    profile.add_argument("--qi", help="comma-separated quasi-identifier columns (default: guessed from names)")
-    profile.add_argument("--count", help="column holding how many records each row stands for")
-    profile.add_argument("--drop-missing", action="store_true", help="drop rows with missing quasi-identifier values")
-    profile.add_argument("--delimiter", help="field delimiter (default: detected)")
-    profile.add_argument("--encoding", help="text encoding (default: detected)")
+    _data_arguments(profile, qi=True)
     profile.add_argument("--json", action="store_true", help="print the result as JSON")
     profile.set_defaults(handler=_profile)
 
@@ -126,13 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         "One printable HTML page: k, anonymity vector, leakage per attribute, individual privacy (minimum PPP) "
         "and a suggested generalization, with the parameters used; to --out, else to standard output. "
         "Example: python -m anonlib report --sample adult --k 5 --out report.html"))
-    report.add_argument("file", nargs="?", help="CSV/TSV/Excel/Parquet file (or use --sample)")
-    report.add_argument("--sample", choices=list(SAMPLES), help="a bundled sample instead of a file")
-    report.add_argument("--qi", help="comma-separated quasi-identifier columns (default: guessed from names)")
-    report.add_argument("--count", help="column holding how many records each row stands for")
-    report.add_argument("--drop-missing", action="store_true", help="drop rows with missing quasi-identifier values")
-    report.add_argument("--delimiter", help="field delimiter (default: detected)")
-    report.add_argument("--encoding", help="text encoding (default: detected)")
+    _data_arguments(report, qi=True)
     report.add_argument("--k", type=int, default=5, help="k of the suggested generalization (default 5)")
     report.add_argument("--p", type=float, default=0.0, help="PPP threshold of individual privacy (default 0)")
     report.add_argument("--out", help="write the HTML to this file (default: standard output)")
