@@ -1,11 +1,18 @@
 """anonlib: privacy-risk measures for health data, free of any user interface.
 
-Capabilities (one module each): equivalence-class counting (``equivalence``),
-anonymity vectors (``avector``), dataset loading and roles (``loading``,
-``dataset``), data profiles (``profile``) and the papers' methods built on them.
+Layout:
+
+- ``anonlib.core``: what everything stands on: loading files, the dataset and
+  its column roles, the one equivalence-class counting kernel, ARX-layout
+  hierarchies, shared metrics, the bundled samples and the error classes.
+- capabilities, one module each: ``avector`` and ``schedule`` (Caballero et al.),
+  ``geo`` (Croft et al.), ``peers`` (Kroes et al.), ``leakage`` and ``anonymize``
+  (Arca & Hewett), ``lattice`` and ``frontier`` (Xia et al.), ``profile`` and
+  ``report`` (the first look and the printable report).
+- ``anonlib.cli``: the command line (``python -m anonlib``).
 """
 
-from .errors import (
+from .core.errors import (
     AnonlibError,
     CapacityError,
     ColumnError,

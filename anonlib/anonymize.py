@@ -27,7 +27,7 @@ shield column's integer codes through a per-level lookup array, and counting is
 ``combine`` + ``bincount`` on the distinct rows of the original table.
 
 Example (the paper's illustration, R = <{Zip, Age, AC}, 3> on its Table 1):
-    >>> from anonlib.samples import load_sample
+    >>> from anonlib.core.samples import load_sample
     >>> df = load_sample("arca_table1").frame
     >>> result = search(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec.")
     >>> result.levels, result.rows, result.violations
@@ -45,9 +45,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .equivalence import Classes, combine, encode
-from .errors import AnonlibError, ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names
-from .hierarchy import (
+from .core.equivalence import Classes, combine, encode
+from .core.errors import AnonlibError, ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names
+from .core.hierarchy import (
     interval_hierarchy,
     level_lookup,
     masking_hierarchy,
@@ -55,7 +55,7 @@ from .hierarchy import (
     taxonomy_hierarchy,
     flat_hierarchy,
 )
-from .metrics import whole_k
+from .core.metrics import whole_k
 
 METHODS = ("iab", "exhaustive", "greedy")
 METHOD_NAMES = {"iab": "IAB (Arca & Hewett)", "exhaustive": "Exhaustive (Method 1)", "greedy": "Greedy (Method 2)"}
@@ -130,7 +130,7 @@ class SearchResult:
     def summary(self) -> dict:
         """Plain numbers for tables and JSON downloads.
 
-        >>> from anonlib.samples import load_sample
+        >>> from anonlib.core.samples import load_sample
         >>> df = load_sample("arca_table1").frame
         >>> search(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), "greedy", count="#Rec.").summary()["rows"]
         18
@@ -154,7 +154,7 @@ class GeneralizationSpace:
     (with their record counts), and each shield column gets its per-level lookup
     arrays. ``evaluate(levels)`` then costs two ``combine`` and one ``bincount``.
 
-    >>> from anonlib.samples import load_sample
+    >>> from anonlib.core.samples import load_sample
     >>> df = load_sample("arca_table1").frame
     >>> space = GeneralizationSpace(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec.")
     >>> space.evaluate((0, 0, 0)), space.evaluate((1, 1, 0)), space.max_levels
@@ -222,7 +222,7 @@ class GeneralizationSpace:
     def size(self) -> int:
         """Number of level vectors (tables) in the lattice.
 
-        >>> from anonlib.samples import load_sample
+        >>> from anonlib.core.samples import load_sample
         >>> df = load_sample("arca_table1").frame
         >>> GeneralizationSpace(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec.").size
         72
@@ -429,7 +429,7 @@ def search(
     ``method`` is ``"iab"``, ``"exhaustive"`` or ``"greedy"``. Rows and
     violations count distinct rows over all columns of ``df`` (but ``count``).
 
-    >>> from anonlib.samples import load_sample
+    >>> from anonlib.core.samples import load_sample
     >>> df = load_sample("arca_table1").frame
     >>> h = arca_hierarchies(df)
     >>> [(m, search(df, ["Zip", "Age", "AC"], 3, h, m, count="#Rec.").rows) for m in METHODS]
@@ -467,7 +467,7 @@ def compare_methods(
 ) -> list[SearchResult]:
     """Run several methods on the same requirement (the paper's Section 4 comparison).
 
-    >>> from anonlib.samples import load_sample
+    >>> from anonlib.core.samples import load_sample
     >>> df = load_sample("arca_table1").frame
     >>> [r.generated for r in compare_methods(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec.")]
     [13, 71, 3]
@@ -478,7 +478,7 @@ def compare_methods(
 def comparison_table(results: Sequence[SearchResult]) -> pd.DataFrame:
     """One row per method: levels, rows kept, violations, tables generated, seconds.
 
-    >>> from anonlib.samples import load_sample
+    >>> from anonlib.core.samples import load_sample
     >>> df = load_sample("arca_table1").frame
     >>> comparison_table(compare_methods(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec."))["levels"].tolist()
     ['Zip 1, Age 1, AC 0', 'Zip 1, Age 1, AC 0', 'Zip 0, Age 0, AC 1']
@@ -507,7 +507,7 @@ def arca_hierarchies(df: pd.DataFrame, zip_column: str = "Zip", age_column: str 
     Age bands 20-34/35-44/45-64/65-85 -> 20-44/45-85 -> 20-85 (0-3), and AC
     High/Med/Low -> Yes, No -> No, -> Any (0-2).
 
-    >>> from anonlib.samples import load_sample
+    >>> from anonlib.core.samples import load_sample
     >>> {a: h.shape[1] - 1 for a, h in arca_hierarchies(load_sample("arca_table1").frame).items()}
     {'Zip': 5, 'Age': 3, 'AC': 2}
     """
@@ -559,7 +559,7 @@ def heart_table(frame: pd.DataFrame, seed: int = EXPERIMENT_SEED) -> pd.DataFram
     Zip is drawn uniformly from 10000-99999 with a fixed seed (the paper adds a
     5-digit Zip without saying how).
 
-    >>> from anonlib.samples import load_sample
+    >>> from anonlib.core.samples import load_sample
     >>> t = heart_table(load_sample("heart_cleveland").frame)
     >>> t.columns.tolist(), len(t), t["Zip"].str.len().unique().tolist()
     (['Age', 'Sex', 'Smoker', 'Chol', 'BS', 'Disease', 'Zip'], 303, [5])
@@ -591,7 +591,7 @@ def heart_hierarchies(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Hierarchies of the experiment: Zip masking (0-5), Age as in the paper's
     Figure 2 (0-3), Sex and Smoker flat (0-1).
 
-    >>> from anonlib.samples import load_sample
+    >>> from anonlib.core.samples import load_sample
     >>> h = heart_hierarchies(heart_table(load_sample("heart_va").frame))
     >>> {a: t.shape[1] - 1 for a, t in h.items()}
     {'Zip': 5, 'Age': 3, 'Sex': 1, 'Smoker': 1}
@@ -620,7 +620,7 @@ def heart_experiment(
     >>> t[["method", "rows", "paper_rows"]].values.tolist()
     [['iab', 295, 298], ['exhaustive', 295, 298], ['greedy', 276, 274]]
     """
-    from .samples import load_sample
+    from .core.samples import load_sample
 
     rows = []
     for key in samples:

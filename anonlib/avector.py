@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 import flint
 import numpy as np
 
-from .errors import ParameterError
+from .core.errors import ParameterError
 
 
 def anonymity_vector(class_sizes: Iterable[int]) -> tuple[int, ...]:

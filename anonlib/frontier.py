@@ -23,7 +23,7 @@ lattices), by random chains (RCS, Algorithm 1) or by the sublattice heuristic
 the area under the frontier's step curve in the normalized R-U square (paper
 Fig. 5; smaller is better).
 
-Speed: the data are encoded once (``anonlib.equivalence.encode``) and
+Speed: the data are encoded once (``anonlib.core.equivalence.encode``) and
 collapsed to distinct quasi-identifier combinations. A policy then costs one
 cumulative sum per attribute (domain position -> interval id), one gather per
 block of attributes (small joint domains are combined on their grid), a
@@ -57,9 +57,9 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .dataset import Role, guess_role
-from .equivalence import MISSING_LABEL, Classes, combine, encode, record_counts
-from .errors import (
+from .core.dataset import Role, guess_role
+from .core.equivalence import MISSING_LABEL, Classes, combine, encode, record_counts
+from .core.errors import (
     EmptySelectionError,
     HierarchyError,
     ParameterError,
@@ -281,7 +281,7 @@ class PolicySpace:
 
 def _cell_keys(code_columns: Sequence[np.ndarray], cardinalities: Sequence[int]) -> tuple[np.ndarray, int]:
     """Bincount keys for one policy's cells: a thin specialisation of the kernel's
-    ``anonlib.equivalence.combine`` for the per-policy hot loop.
+    ``anonlib.core.equivalence.combine`` for the per-policy hot loop.
 
     Why not ``combine`` itself: its result must be dense (ids ``0..n-1``), so
     it ends with a densifying pass (a bincount + cumsum over the key space, or

@@ -52,10 +52,10 @@ import numpy as np
 import pandas as pd
 from scipy.spatial import Delaunay, QhullError, cKDTree
 
-from .equivalence import Classes, combine, encode, encode_column
-from .errors import ColumnError, GeometryError, ParameterError, ProblemTooLargeError, join_names, require_columns
+from .core.equivalence import Classes, combine, encode, encode_column
+from .core.errors import ColumnError, GeometryError, ParameterError, ProblemTooLargeError, join_names, require_columns
 from .leakage import partition_entropy
-from .metrics import discernibility, nonuniform_entropy_codes, weighted_median, whole_k
+from .core.metrics import discernibility, nonuniform_entropy_codes, weighted_median, whole_k
 
 Progress = Callable[[float, str], None]
 ADC_CELL_LIMIT = 40_000_000  # sites x classes matrix ADC keeps in memory (320 MB of int64)
@@ -228,7 +228,7 @@ def read_regions(
     >>> read_regions(b"not a map", region_id="id")
     Traceback (most recent call last):
     ...
-    anonlib.errors.GeometryError: The file 'upload' could not be read as GeoJSON, GeoPackage or a zipped Shapefile.
+    anonlib.core.errors.GeometryError: The file 'upload' could not be read as GeoJSON, GeoPackage or a zipped Shapefile.
     """
     import geopandas as gpd
     import shapely
@@ -319,7 +319,7 @@ def sample_regions(key: str) -> Regions:
     >>> tn.n_regions, int(tn.points["population"].sum()), tn.crs
     (625, 6339942, 'EPSG:32616')
     """
-    from .samples import load_sample, sample_path
+    from .core.samples import load_sample, sample_path
     from .synthetic import tennessee_zcta_population
 
     if key in ("tennessee_zcta", "us_zcta"):

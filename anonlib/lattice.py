@@ -39,7 +39,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from .errors import ParameterError
+from .core.errors import ParameterError
 
 
 def parse(bits: str | Sequence[int] | np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ table of all attributes and all pairs of a large dataset is instant. Partitions
 come from the shared counting kernel; a record-count column weights each row.
 
 Example (the paper's Table 2, Sex row):
-    >>> from anonlib.samples import load_sample
+    >>> from anonlib.core.samples import load_sample
     >>> df = load_sample("arca_table1").frame
     >>> row = leakage_table(df, ["Sex"], count="#Rec.").iloc[0]
     >>> int(row.partitions), round(float(row.loss), 5), round(float(row.normalized), 5)
@@ -31,8 +31,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .equivalence import Classes, EncodedTable, combine, encode
-from .errors import ColumnError, EmptySelectionError, ParameterError
+from .core.equivalence import Classes, EncodedTable, combine, encode
+from .core.errors import ColumnError, EmptySelectionError, ParameterError
 
 LEAKAGE_COLUMNS = ["attribute", "partitions", "loss", "normalized"]
 
@@ -122,7 +122,7 @@ def leakage_table(
     singles and pairs). Columns: ``attribute``, ``partitions``, ``loss`` (bits),
     ``normalized`` (loss / log2 of the number of records).
 
-    >>> from anonlib.samples import load_sample
+    >>> from anonlib.core.samples import load_sample
     >>> t = leakage_table(load_sample("arca_table1").frame, ["Age", "Zip"], count="#Rec.")
     >>> t.partitions.tolist(), truncated(t.loss), truncated(t.normalized)  # as printed in Table 2
     ([13, 8], [3.55, 2.75], [0.6, 0.46])

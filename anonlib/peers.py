@@ -19,7 +19,7 @@ subset included by default). dom(s) = the values of s observed in the data.
 How the minimum over all subsets is computed fast (the paper's R code needed
 4,000 CPU-minutes for its Fig. 2):
 
-1. every column is encoded once (``anonlib.equivalence.encode``);
+1. every column is encoded once (``anonlib.core.equivalence.encode``);
 2. subsets are visited depth first; each subset's peer-group ids are its
    parent's ids refined by one more column (``combine``), so no subset is
    grouped from scratch;
@@ -54,9 +54,9 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .dataset import Dataset, Role
-from .equivalence import Classes, EncodedTable, combine, encode
-from .errors import (
+from .core.dataset import Dataset, Role
+from .core.equivalence import Classes, EncodedTable, combine, encode
+from .core.errors import (
     ColumnError,
     EmptySelectionError,
     ParameterError,
@@ -64,7 +64,7 @@ from .errors import (
     join_names,
     require_columns,
 )
-from .metrics import weighted_median
+from .core.metrics import weighted_median
 
 MEASURES = ("ppp", "poac")
 MEASURE_NAMES = {"ppp": "PPP", "poac": "PoAC"}
@@ -1060,7 +1060,7 @@ def example_dataset(key: str) -> Dataset:
     >>> frame.shape, dropped
     ((789, 4), 69)
     """
-    from .samples import load_sample
+    from .core.samples import load_sample
 
     if key not in EXAMPLES:
         raise ParameterError(f"There is no example called '{key}'. Examples: {join_names(EXAMPLES)}.")

@@ -7,7 +7,7 @@ records in classes smaller than 2, 5 and 10 (the usual thresholds).
 
 Example:
     >>> import pandas as pd
-    >>> from anonlib.dataset import Dataset
+    >>> from anonlib.core.dataset import Dataset
     >>> df = pd.DataFrame({"zip": [1, 1, 1, 2], "sex": ["f", "f", "f", "m"]})
     >>> r = risk_profile(Dataset.from_frame("demo", df))
     >>> r.k, r.vector, r.unique_records
@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 
 from .avector import anonymity_vector
-from .dataset import Dataset, Role, column_kind
-from .equivalence import encode
-from .errors import EmptySelectionError
+from .core.dataset import Dataset, Role, column_kind
+from .core.equivalence import encode
+from .core.errors import EmptySelectionError
 
 RISK_THRESHOLDS = (2, 5, 10)
 
@@ -87,7 +87,7 @@ class RiskProfile:
 def column_profile(dataset: Dataset) -> tuple[ColumnProfile, ...]:
     """Type, role, distinct values and missing share of every column.
 
-    >>> from anonlib.dataset import Dataset
+    >>> from anonlib.core.dataset import Dataset
     >>> p = column_profile(Dataset.from_frame("d", pd.DataFrame({"a": [1, None, 1]})))
     >>> p[0].distinct, p[0].missing
     (1, 1)

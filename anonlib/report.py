@@ -21,7 +21,7 @@ HTML page (inline CSS, no scripts, no external resources); every string that
 comes from the data is escaped.
 
 Example (Caballero et al., Table 2(b)):
-    >>> from anonlib.samples import load_sample
+    >>> from anonlib.core.samples import load_sample
     >>> report = build_report(load_sample("caballero_table2b"), k=2)
     >>> report.risk.k, report.risk.vector
     (2, (0, 1, 0, 2, 1))
@@ -40,11 +40,11 @@ from typing import Callable, TypeVar
 import numpy as np
 
 from .anonymize import search
-from .dataset import Dataset, Role
-from .errors import AnonlibError, EmptySelectionError, ParameterError
-from .hierarchy import default_hierarchy, levels_of
+from .core.dataset import Dataset, Role
+from .core.errors import AnonlibError, EmptySelectionError, ParameterError
+from .core.hierarchy import default_hierarchy, levels_of
 from .leakage import attribute_label, leakage_table
-from .metrics import weighted_median, whole_k
+from .core.metrics import weighted_median, whole_k
 from .peers import MAX_AUXILIARY, minimum_over_subsets
 from .profile import risk_profile
 
@@ -333,7 +333,7 @@ def build_report(
     the default hierarchies give more than ``max_lattice`` level vectors.
     ``created`` is the report's date (default: today, UTC).
 
-    >>> from anonlib.samples import load_sample
+    >>> from anonlib.core.samples import load_sample
     >>> r = build_report(load_sample("arca_table1"), k=3)
     >>> r.dataset.records, r.leakage.rows[0].attribute, [row.sensitive for row in r.privacy.rows]
     (60, 'Age', ['Genetic risk'])

@@ -41,8 +41,8 @@ import numpy as np
 import pandas as pd
 
 from .avector import anonymity_vector, improvement, k_of, lex_compare, lex_index, population_of, scientific, vector_text
-from .equivalence import Classes, combine, encode
-from .errors import (
+from .core.equivalence import Classes, combine, encode
+from .core.errors import (
     CapacityError,
     ColumnError,
     ParameterError,
@@ -457,7 +457,7 @@ def assign(
     >>> assign([3], [2], "random")
     Traceback (most recent call last):
     ...
-    anonlib.errors.CapacityError: The resources have 2 seats in total but 3 people need an appointment: 1 seats short. Add slots or raise capacities.
+    anonlib.core.errors.CapacityError: The resources have 2 seats in total but 3 people need an appointment: 1 seats short. Add slots or raise capacities.
     """
     return _solve(freqs, capacities, method, rule=rule, seed=seed, time_limit=time_limit, groups=groups)[0].dense()
 

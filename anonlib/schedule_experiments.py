@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from .avector import anonymity_vector, improvement, k_of, lex_index
-from .errors import ParameterError
-from .samples import sample_path
+from .core.errors import ParameterError
+from .core.samples import sample_path
 from .schedule import DEFAULT_RULE, RULES, heuristic_cells, optimal_cells, random_cells
 
 PAPER_TABLE10 = {  # N: (heuristic / random %, C.P. / heuristic % or None)

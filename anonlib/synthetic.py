@@ -29,9 +29,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .equivalence import Classes, encode
-from .errors import ColumnError, ParameterError, join_names, require_columns
-from .samples import load_sample
+from .core.equivalence import Classes, encode
+from .core.errors import ColumnError, ParameterError, join_names, require_columns
+from .core.samples import load_sample
 
 TENNESSEE_ZCTA_FIRST = "37010"
 TENNESSEE_ZCTA_LAST = "38589"

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 
 from anonlib.avector import anonymity_vector
-from anonlib.dataset import Dataset
-from anonlib.equivalence import encode
-from anonlib.loading import load_table
+from anonlib.core.dataset import Dataset
+from anonlib.core.equivalence import encode
+from anonlib.core.loading import load_table
 from anonlib.profile import column_profile, risk_profile
-from anonlib.samples import SAMPLES
+from anonlib.core.samples import SAMPLES
 from bench import Benchmark
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from anonlib.frontier import Frontier, explore, prepare
 from anonlib.lattice import random_maximal_chain, random_sublattice
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 from anonlib.synthetic import adult_with_zip
 from bench import Benchmark
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from anonlib.anonymize import heart_experiment, heart_hierarchies, heart_table, search
-from anonlib.hierarchy import equal_width_bands, flat_hierarchy, interval_hierarchy, taxonomy_hierarchy
+from anonlib.core.hierarchy import equal_width_bands, flat_hierarchy, interval_hierarchy, taxonomy_hierarchy
 from anonlib.leakage import leakage_table
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 from bench import Benchmark
 
 ADULT_SHIELD = ["age", "sex", "race", "marital-status", "education"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from anonlib.report import build_report, render_html
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 from bench import Benchmark
 
 

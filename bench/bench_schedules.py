@@ -12,7 +12,7 @@ import numpy as np
 
 import anonlib.avector as avector
 from anonlib.avector import anonymity_vector, improvement, lex_index, scientific
-from anonlib.samples import sample_path
+from anonlib.core.samples import sample_path
 from anonlib.schedule import heuristic_cells, optimal_cells, random_cells
 from anonlib.schedule_experiments import reproduce_table10, table10_problem
 from bench import Benchmark

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from anonlib.dataset import Dataset
-from anonlib.samples import DEFAULT_SAMPLE, load_sample
+from anonlib.core.dataset import Dataset
+from anonlib.core.samples import DEFAULT_SAMPLE, load_sample
 
 _KEY = "active_dataset"
 _SOURCE_KEY = "active_source"

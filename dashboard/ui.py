@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterator
 import pandas as pd
 import streamlit as st
 
-from anonlib.errors import AnonlibError
-from anonlib.loading import to_safe_csv
+from anonlib.core.errors import AnonlibError
+from anonlib.core.loading import to_safe_csv
 
 from .state import active_dataset
 

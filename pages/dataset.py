@@ -6,10 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.avector import vector_text
-from anonlib.dataset import ROLE_VALUES, Dataset
-from anonlib.loading import DELIMITERS, load_table
+from anonlib.core.dataset import ROLE_VALUES, Dataset
+from anonlib.core.loading import DELIMITERS, load_table
 from anonlib.profile import column_profile, profile_table, risk_profile
-from anonlib.samples import SAMPLES, load_sample
+from anonlib.core.samples import SAMPLES, load_sample
 from dashboard import charts
 from dashboard.state import active_dataset, active_source, set_active_dataset
 from dashboard.ui import download_csv, download_json, guarded, page_header, plain

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from anonlib.dataset import Dataset
+from anonlib.core.dataset import Dataset
 from anonlib.avector import anonymity_vector, k_of, vector_text
 from anonlib.frontier import (
     DEFAULT_THRESHOLD,
@@ -20,7 +20,7 @@ from anonlib.frontier import (
     prepare,
     safe_harbor_policy,
 )
-from anonlib.loading import load_table
+from anonlib.core.loading import load_table
 from anonlib.synthetic import TENNESSEE_ZIP_SEED, adult_with_zip, zip3_populations
 from dashboard import charts
 from dashboard.state import active_dataset

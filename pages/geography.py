@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from anonlib.dataset import Dataset
+from anonlib.core.dataset import Dataset
 from anonlib.geo import (
     FIXED_CUTOFFS,
     METHOD_NAMES,
@@ -23,7 +23,7 @@ from anonlib.geo import (
     sample_regions,
     site_count,
 )
-from anonlib.loading import to_safe_csv
+from anonlib.core.loading import to_safe_csv
 from anonlib.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
 from dashboard import charts
 from dashboard.state import active_dataset

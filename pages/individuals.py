@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from anonlib.dataset import Dataset, Role
-from anonlib.errors import AnonlibError
+from anonlib.core.dataset import Dataset, Role
+from anonlib.core.errors import AnonlibError
 from anonlib.peers import (
     EXAMPLES,
     MEASURE_NAMES,

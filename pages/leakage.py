@@ -20,9 +20,9 @@ from anonlib.anonymize import (
     heart_experiment,
     search,
 )
-from anonlib.dataset import Dataset
-from anonlib.errors import HierarchyError
-from anonlib.hierarchy import (
+from anonlib.core.dataset import Dataset
+from anonlib.core.errors import HierarchyError
+from anonlib.core.hierarchy import (
     bands_text,
     default_bands,
     default_hierarchy,
@@ -37,7 +37,7 @@ from anonlib.hierarchy import (
     validate_hierarchy,
 )
 from anonlib.leakage import attribute_label, attribute_sets, compare_leakage, leakage_table
-from anonlib.samples import DEFAULT_SAMPLE, load_sample
+from anonlib.core.samples import DEFAULT_SAMPLE, load_sample
 from dashboard import charts
 from dashboard.state import active_dataset, active_source
 from dashboard.ui import download_csv, download_json, guarded, page_header, plain

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from anonlib.dataset import Dataset
+from anonlib.core.dataset import Dataset
 from anonlib.report import RiskReport, build_report, render_html
 from dashboard import charts
 from dashboard.state import active_dataset

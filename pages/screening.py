@@ -8,9 +8,9 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.avector import hardy_ramanujan, k_of, partition_count, population_of, scientific, vector_text
-from anonlib.errors import ProblemTooLargeError
-from anonlib.loading import load_table
-from anonlib.samples import load_sample, sample_path
+from anonlib.core.errors import ProblemTooLargeError
+from anonlib.core.loading import load_table
+from anonlib.core.samples import load_sample, sample_path
 from anonlib.schedule import (
     DEFAULT_RULE,
     METHODS,

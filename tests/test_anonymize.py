@@ -22,9 +22,9 @@ from anonlib.anonymize import (
     heart_table,
     search,
 )
-from anonlib.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError
-from anonlib.hierarchy import flat_hierarchy, interval_hierarchy, masking_hierarchy, taxonomy_hierarchy
-from anonlib.samples import load_sample
+from anonlib.core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError
+from anonlib.core.hierarchy import flat_hierarchy, interval_hierarchy, masking_hierarchy, taxonomy_hierarchy
+from anonlib.core.samples import load_sample
 
 SHIELD = ["Zip", "Age", "AC"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))

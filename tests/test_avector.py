@@ -24,7 +24,7 @@ from anonlib.avector import (
     population_of,
     scientific,
 )
-from anonlib.errors import ParameterError
+from anonlib.core.errors import ParameterError
 
 P5000 = 169820168825442121851975101689306431361757683049829233322203824652329144349
 

@@ -13,11 +13,11 @@ import pytest
 from anonlib.__main__ import main
 from anonlib.anonymize import arca_hierarchies, search
 from anonlib.avector import anonymity_vector, improvement, k_of, lex_index, partition_count
-from anonlib.hierarchy import default_hierarchy, hierarchy_csv
+from anonlib.core.hierarchy import default_hierarchy, hierarchy_csv
 from anonlib.leakage import attribute_label, leakage_table
-from anonlib.loading import load_table, to_safe_csv
+from anonlib.core.loading import load_table, to_safe_csv
 from anonlib.peers import default_q, min_poac, min_ppp
-from anonlib.samples import load_sample, sample_path
+from anonlib.core.samples import load_sample, sample_path
 from anonlib.schedule import assign, make_schedule, matrix_vector
 
 COMMANDS = ("leakage", "privacy", "anonymize", "schedule", "vector", "index")

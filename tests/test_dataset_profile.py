@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from anonlib.dataset import Dataset, Role, convert_column, guess_roles
-from anonlib.errors import ColumnError, EmptySelectionError, ParameterError
+from anonlib.core.dataset import Dataset, Role, convert_column, guess_roles
+from anonlib.core.errors import ColumnError, EmptySelectionError, ParameterError
 from anonlib.profile import column_profile, risk_profile
-from anonlib.samples import SAMPLES, load_sample
+from anonlib.core.samples import SAMPLES, load_sample
 
 
 def test_role_guesses_from_names() -> None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.pandas import column, data_frames
 
 from anonlib.avector import anonymity_vector, k_of
-from anonlib.equivalence import (
+from anonlib.core.equivalence import (
     MISSING_LABEL,
     combine,
     encode,
@@ -19,7 +19,7 @@ from anonlib.equivalence import (
     record_counts,
     row_class_sizes,
 )
-from anonlib.errors import ColumnError, EmptySelectionError, ParameterError
+from anonlib.core.errors import ColumnError, EmptySelectionError, ParameterError
 
 
 tables = data_frames(

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.errors import ParameterError, PopulationError, ProblemTooLargeError
+from anonlib.core.errors import ParameterError, PopulationError, ProblemTooLargeError
 from anonlib.frontier import (
     DomainOrderError,
     Frontier,
@@ -39,7 +39,7 @@ from anonlib.lattice import (
     search_non_overlapping,
     show,
 )
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 from anonlib.synthetic import adult_with_zip, tennessee_zcta_population, tennessee_zip_codes
 
 # --- the paper's lattice examples ---------------------------------------------------
@@ -483,7 +483,7 @@ def test_bad_policies_and_parameters():
 
 def test_generalized_table_has_the_class_sizes_the_policy_reports():
     from anonlib.avector import anonymity_vector
-    from anonlib.equivalence import class_sizes
+    from anonlib.core.equivalence import class_sizes
 
     frame = adult_with_zip()
     space = prepare(frame, ["age", "sex", "race", "zip"])
@@ -570,7 +570,7 @@ def test_generalize_matches_a_direct_per_row_interval_mapping(rows, seed):
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(1, 300), min_size=1, max_size=4), st.integers(1, 60), st.integers(0, 10_000))
 def test_cell_keys_partition_rows_like_the_kernel(cardinalities, n_rows, seed):
-    from anonlib.equivalence import combine
+    from anonlib.core.equivalence import combine
     from anonlib.frontier import _cell_keys
 
     rng = np.random.default_rng(seed)

@@ -13,11 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.errors import ColumnError, GeometryError, ParameterError
+from anonlib.core.errors import ColumnError, GeometryError, ParameterError
 from anonlib.geo import (
     Regression,
     adc_objective,
-    adc_sites,
     aggregate,
     aggregated_polygons,
     balanced_density,
@@ -33,7 +32,7 @@ from anonlib.geo import (
     weighted_median,
 )
 from anonlib.leakage import partition_entropy
-from anonlib.samples import sample_path
+from anonlib.core.samples import sample_path
 from anonlib.synthetic import adult_marginals, synthetic_people, tennessee_zcta_population
 
 
@@ -416,7 +415,7 @@ def test_anonymized_records_mask_suppressed_classes():
 
 def test_adc_refuses_tables_too_large_for_memory(monkeypatch):
     import anonlib.geo as geo
-    from anonlib.errors import ProblemTooLargeError
+    from anonlib.core.errors import ProblemTooLargeError
 
     points, records = _problem(2)
     monkeypatch.setattr(geo, "ADC_CELL_LIMIT", 10)

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonlib.errors import HierarchyError
-from anonlib.hierarchy import (
+from anonlib.core.errors import HierarchyError
+from anonlib.core.hierarchy import (
     equal_width_bands,
     flat_hierarchy,
     hierarchy_csv,
@@ -21,7 +21,7 @@ from anonlib.hierarchy import (
     validate_hierarchy,
     value_key,
 )
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 
 PAPER_AGES = "20-34, 35-44, 45-64, 65-85 | 20-44, 45-85 | 20-85"
 
@@ -143,7 +143,7 @@ def test_level_lookup_missing_joins_the_top_only():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from anonlib.hierarchy import default_hierarchy, levels_of  # noqa: E402
+from anonlib.core.hierarchy import default_hierarchy, levels_of  # noqa: E402
 
 
 @settings(max_examples=40, deadline=None)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.errors import ColumnError, EmptySelectionError, ParameterError
+from anonlib.core.errors import ColumnError, EmptySelectionError, ParameterError
 from anonlib.leakage import (
     LEAKAGE_COLUMNS,
     attribute_sets,
@@ -19,7 +19,7 @@ from anonlib.leakage import (
     partition_entropy,
     truncated,
 )
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 
 # The paper's Table 2: attribute -> (partitions, dS, normalized) as printed (truncated).
 TABLE2 = {

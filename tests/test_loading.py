@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.errors import AnonlibError, DataFileError, FileTooLargeError
-from anonlib.loading import load_table, to_safe_csv
+from anonlib.core.errors import AnonlibError, DataFileError, FileTooLargeError
+from anonlib.core.loading import load_table, to_safe_csv
 
 HOSTILE = Path(__file__).parent / "hostile"
 

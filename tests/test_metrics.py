@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.errors import ColumnError, ParameterError
-from anonlib.metrics import discernibility, nonuniform_entropy, nonuniform_entropy_codes, weighted_median, whole_k
+from anonlib.core.errors import ColumnError, ParameterError
+from anonlib.core.metrics import discernibility, nonuniform_entropy, nonuniform_entropy_codes, weighted_median, whole_k
 
 
 def test_discernibility_spec_example():

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from anonlib.equivalence import class_sizes
+from anonlib.core.equivalence import class_sizes
 from anonlib.frontier import dominating, explore, prepare, safe_harbor_policy
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 from anonlib.synthetic import adult_with_zip, zip3_populations
 
 ROOT = Path(__file__).resolve().parent.parent

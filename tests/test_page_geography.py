@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from anonlib.dataset import Dataset
+from anonlib.core.dataset import Dataset
 from anonlib.geo import aggregate, sample_regions, site_count
 from anonlib.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
 

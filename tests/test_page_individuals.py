@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from anonlib.peers import privacy_matrix
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "pages" / "individuals.py")
@@ -107,7 +107,7 @@ def test_many_variables_ask_for_confirmation():
     import numpy as np
     import pandas as pd
 
-    from anonlib.dataset import Dataset
+    from anonlib.core.dataset import Dataset
 
     rng = np.random.default_rng(3)
     frame = pd.DataFrame({f"q{j}": rng.integers(0, 2, 30) for j in range(14)})
@@ -122,7 +122,7 @@ def test_many_variables_ask_for_confirmation():
 
 
 def _with_missing_values(missing: str = "category"):
-    from anonlib.dataset import Dataset
+    from anonlib.core.dataset import Dataset
 
     frame = pd.DataFrame({
         "age": [30, 30, 40, 40, 50, None, None, 60, 50, 30],
@@ -181,7 +181,7 @@ def test_paper_examples_drop_missing_rows_by_default():
 
 def test_failed_loading_stops_the_page_with_a_sentence(monkeypatch):
     import anonlib.peers
-    from anonlib.errors import DataFileError
+    from anonlib.core.errors import DataFileError
 
     def broken(key):
         raise DataFileError(f"The example '{key}' could not be read.")
@@ -198,7 +198,7 @@ def test_failed_loading_stops_the_page_with_a_sentence(monkeypatch):
 
 
 def test_failed_partition_is_a_sentence(monkeypatch):
-    from anonlib.errors import ParameterError
+    from anonlib.core.errors import ParameterError
     from anonlib.peers import Partition
 
     at = AppTest.from_file(PAGE, default_timeout=120)

@@ -9,9 +9,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from anonlib.anonymize import arca_hierarchies, search
-from anonlib.hierarchy import flat_hierarchy
+from anonlib.core.hierarchy import flat_hierarchy
 from anonlib.leakage import leakage_table, truncated
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "pages" / "leakage.py")
@@ -117,7 +117,7 @@ def test_app_switches_to_the_page():
 
 
 def test_missing_value_setting_changes_the_rows_analysed():
-    from anonlib.dataset import Dataset
+    from anonlib.core.dataset import Dataset
 
     frame = pd.DataFrame({
         "age": [30, 30, 40, 40, 50, None, None, 60, 50, 30],

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from anonlib.report import build_report
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "pages" / "report.py")
@@ -45,7 +44,7 @@ def test_caballero_numbers_and_no_sensitive_note():
 def test_hostile_column_names_and_missing_sections_do_not_break_the_page():
     import pandas as pd
 
-    from anonlib.dataset import Dataset, Role
+    from anonlib.core.dataset import Dataset, Role
 
     frame = pd.DataFrame({"<script>alert(1)</script>": ["a", "b", "a"], "**x**": [1, 2, 3]})
     ds = Dataset.from_frame("[link](javascript:x)", frame).with_roles(

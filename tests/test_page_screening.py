@@ -7,7 +7,7 @@ import re
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 
 PAGE = "pages/screening.py"
 
@@ -130,8 +130,8 @@ def test_page_runs_inside_the_app():
 def test_failed_population_stops_the_page_with_a_sentence(monkeypatch):
     # the page's population block fails (here: the quasi-identifier cannot be analysed);
     # the page shows guarded's sentence and renders nothing that needs the population
-    from anonlib.dataset import Dataset
-    from anonlib.errors import ColumnError
+    from anonlib.core.dataset import Dataset
+    from anonlib.core.errors import ColumnError
 
     def impossible(self, columns=None):
         raise ColumnError("'**ZIP**' cannot be analysed as a quasi-identifier.")

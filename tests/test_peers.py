@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.equivalence import encode
-from anonlib.errors import ColumnError, EmptySelectionError, ParameterError, ProblemTooLargeError
+from anonlib.core.equivalence import encode
+from anonlib.core.errors import ColumnError, EmptySelectionError, ParameterError, ProblemTooLargeError
 from anonlib.peers import (
     EXAMPLES,
     Partition,
@@ -31,8 +31,8 @@ from anonlib.peers import (
     ppp,
     privacy_matrix,
 )
-from anonlib.loading import load_table
-from anonlib.samples import load_sample, sample_path
+from anonlib.core.loading import load_table
+from anonlib.core.samples import load_sample, sample_path
 
 # ----------------------------------------------------------------- paper Table 1
 

@@ -14,15 +14,15 @@ from hypothesis import strategies as st
 import anonlib.report as report_module
 from anonlib.__main__ import main
 from anonlib.anonymize import search
-from anonlib.dataset import Dataset, Role
-from anonlib.errors import ParameterError
-from anonlib.hierarchy import default_hierarchy
+from anonlib.core.dataset import Dataset, Role
+from anonlib.core.errors import ParameterError
+from anonlib.core.hierarchy import default_hierarchy
 from anonlib.leakage import leakage_table
-from anonlib.metrics import weighted_median
+from anonlib.core.metrics import weighted_median
 from anonlib.peers import min_ppp
 from anonlib.profile import risk_profile
 from anonlib.report import Note, build_report, render_html
-from anonlib.samples import load_sample
+from anonlib.core.samples import load_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = "<script>alert(1)</script>"

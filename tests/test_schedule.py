@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonlib.avector import anonymity_vector, lex_compare
-from anonlib.equivalence import class_sizes
-from anonlib.errors import CapacityError, ColumnError, ParameterError, ProblemTooLargeError
-from anonlib.samples import load_sample, sample_path
+from anonlib.core.equivalence import class_sizes
+from anonlib.core.errors import CapacityError, ColumnError, ParameterError, ProblemTooLargeError
+from anonlib.core.samples import load_sample, sample_path
 from anonlib.schedule import (
     RULES,
     assign,

@@ -19,7 +19,7 @@ from .dataset import Dataset, Role
 from .errors import ParameterError, join_names
 from .loading import load_table
 
-SAMPLES_DIR = Path(__file__).resolve().parent.parent / "data" / "samples"
+SAMPLES_DIR = Path(__file__).resolve().parents[2] / "data" / "samples"
 DEFAULT_SAMPLE = "adult"
 
 Q, S, I, C = Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.IDENTIFIER, Role.COUNT

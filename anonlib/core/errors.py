@@ -82,7 +82,7 @@ def require_columns(frame, columns) -> None:
     >>> require_columns(pd.DataFrame({"a": [1]}), ["b"])
     Traceback (most recent call last):
     ...
-    anonlib.errors.ColumnError: These columns do not exist in the data: b. Available columns: a.
+    anonlib.core.errors.ColumnError: These columns do not exist in the data: b. Available columns: a.
     """
     missing = [c for c in columns if c not in frame.columns]
     if missing:

@@ -319,7 +319,7 @@ def validate_hierarchy(table: pd.DataFrame, values: Iterable | None = None, attr
     >>> validate_hierarchy(bad, attribute="AC")
     Traceback (most recent call last):
     ...
-    anonlib.errors.HierarchyError: In the hierarchy of AC, 'Yes' at level 1 generalizes to both 'Any' and 'Other' at level 2; values that share a generalization must share every level above it.
+    anonlib.core.errors.HierarchyError: In the hierarchy of AC, 'Yes' at level 1 generalizes to both 'Any' and 'Other' at level 2; values that share a generalization must share every level above it.
     """
     if table is None or table.shape[0] == 0 or table.shape[1] < 1:
         raise HierarchyError(f"The hierarchy of {attribute} is empty.")

@@ -1,0 +1,117 @@
+"""``leakage`` and ``anonymize`` (Arca & Hewett 2021): information loss per
+attribute, and the least generalization reaching k."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from ..anonymize import METHOD_NAMES
+from ..anonymize import METHODS as SEARCH_METHODS
+from ..anonymize import search
+from ..core.errors import DataFileError, EmptySelectionError, ParameterError, join_names
+from ..core.hierarchy import default_hierarchy, read_hierarchy_csv, validate_hierarchy
+from ..core.loading import to_safe_csv
+from ..leakage import attribute_label, leakage_table
+from .common import analysed_columns, command, data_arguments, integers, load_dataset, split, write
+
+
+def _leakage(args: argparse.Namespace) -> int:
+    dataset = load_dataset(args)
+    columns = analysed_columns(dataset, split(args.attributes))
+    frame, dropped = dataset.analysis_frame(columns)
+    sizes = integers(args.sizes, "combination sizes") if args.sizes else None
+    table = leakage_table(frame, columns, count=dataset.count, sizes=sizes)
+    shown = table.assign(attribute=[attribute_label(a) for a in table["attribute"]])
+    if args.csv:
+        write(args.csv, to_safe_csv(shown))
+    if args.json:
+        print(json.dumps({"dataset": dataset.name, "rows_dropped": dropped, "leakage": shown.to_dict("records")}, indent=2))
+        return 0
+    print(f"dataset            {dataset.name}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
+    width = max(9, *(len(a) for a in shown["attribute"]))
+    print(f"{'attribute':<{width}}  {'partitions':>10}  {'loss (bits)':>11}  {'normalized':>10}")
+    for row in shown.itertuples(index=False):
+        print(f"{row.attribute:<{width}}  {row.partitions:>10,}  {row.loss:>11.5f}  {row.normalized:>10.5f}")
+    return 0
+
+
+def _hierarchy_files(specs: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """ARX hierarchy files given as ATTR=path.csv."""
+    out: dict[str, pd.DataFrame] = {}
+    for spec in specs:
+        attribute, sep, path = spec.partition("=")
+        if not sep or not attribute.strip() or not path.strip():
+            raise ParameterError(f"Give a hierarchy as ATTRIBUTE=file.csv; got '{spec}'.")
+        file = Path(path.strip())
+        if not file.is_file():
+            raise DataFileError(f"The hierarchy file '{file.name}' does not exist or is not a file.")
+        out[attribute.strip()] = read_hierarchy_csv(file.read_bytes())
+    return out
+
+
+def _anonymize(args: argparse.Namespace) -> int:
+    dataset = load_dataset(args)
+    shield = split(args.shield)
+    if not shield:
+        raise EmptySelectionError("Name the shield attributes (the ones an attacker may know), e.g. --shield Zip,Age.")
+    wanted = set(shield) | set(dataset.quasi_identifiers + dataset.sensitive)
+    columns = [c for c in dataset.frame.columns if c in wanted] + [c for c in shield if c not in dataset.frame.columns]
+    frame, dropped = dataset.analysis_frame(columns)
+    given = _hierarchy_files(args.hierarchy or [])
+    unknown = [a for a in given if a not in shield]
+    if unknown:
+        raise ParameterError(f"Hierarchies were given for {join_names(unknown)}, which is not in the shield.")
+    hierarchies = {}
+    for attribute in shield:
+        if attribute in given:
+            hierarchies[attribute] = validate_hierarchy(given[attribute], frame[attribute], attribute)
+        else:
+            hierarchies[attribute] = default_hierarchy(frame[attribute], attribute)[1]
+    result = search(frame, shield, args.k, hierarchies, args.method, count=dataset.count)
+    if args.out:
+        write(args.out, to_safe_csv(result.table))
+    summary = {"dataset": dataset.name, "shield": shield, "k": args.k, "rows_dropped": dropped, **result.summary()}
+    summary["hierarchies"] = {a: ("file" if a in given else "default") for a in shield}
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(f"dataset            {dataset.name}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
+    print(f"method             {METHOD_NAMES[result.method]}, k = {result.k}")
+    print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
+    print(f"rows               {result.rows:,} (original {result.root.rows:,})")
+    print(f"violations         {result.violations:,} (original {result.root.violations:,})")
+    print(f"tables generated   {result.generated:,}")
+    print(f"seconds            {result.seconds:.4f}")
+    return 0
+
+
+def register(commands) -> None:
+    leakage = command(
+        commands, "leakage", "average information loss (bits and normalized) per attribute or combination",
+        "python -m anonlib leakage --sample arca_table1 --attributes Age,Zip --sizes 1,2", _leakage,
+    )
+    data_arguments(leakage)
+    leakage.add_argument("--attributes", help="comma-separated columns (default: quasi-identifiers and sensitive)")
+    leakage.add_argument("--sizes", help="combination sizes, e.g. 1,2 for single attributes and pairs (default: 1)")
+    leakage.add_argument("--json", action="store_true", help="print the result as JSON")
+    leakage.add_argument("--csv", metavar="OUT", help="also write the table to this CSV file")
+
+    anonymize = command(
+        commands, "anonymize", "least generalization putting every shield group in at least k records",
+        "python -m anonlib anonymize --sample arca_table1 --shield Zip,Age,AC --k 3 --hierarchy Age=age.csv", _anonymize,
+    )
+    data_arguments(anonymize)
+    anonymize.add_argument("--shield", required=True, help="comma-separated attributes an attacker may know")
+    anonymize.add_argument("--k", type=int, required=True, help="smallest allowed group (records)")
+    anonymize.add_argument("--method", choices=list(SEARCH_METHODS), default="iab", help="search method (default iab)")
+    anonymize.add_argument(
+        "--hierarchy", action="append", metavar="ATTR=FILE",
+        help="ARX hierarchy CSV of a shield attribute (repeatable; default: built from the values)",
+    )
+    anonymize.add_argument("--out", metavar="CSV", help="write the generalized table to this CSV file")
+    anonymize.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -1,0 +1,52 @@
+"""``profile`` (k, anonymity vector, records at risk) and ``samples``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..avector import vector_text
+from ..core.samples import SAMPLES
+from ..profile import risk_profile
+from .common import data_arguments, load_dataset
+
+
+def _profile(args: argparse.Namespace) -> int:
+    dataset = load_dataset(args)
+    risk = risk_profile(dataset)
+    result = {"dataset": dataset.name, **risk.as_dict()}
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"dataset            {dataset.name}")
+    print(f"quasi-identifiers  {', '.join(risk.quasi_identifiers)}")
+    print(f"records            {risk.records:,}" + (f" ({risk.rows_dropped:,} rows dropped)" if risk.rows_dropped else ""))
+    print(f"classes            {risk.classes:,}")
+    print(f"k                  {risk.k}")
+    print(f"unique records     {risk.unique_records:,} ({100 * risk.unique_share:.2f}%)")
+    for threshold, n in risk.records_below:
+        print(f"in classes < {threshold:<5} {n:,} ({100 * n / max(risk.records, 1):.2f}%)")
+    print(f"anonymity vector   {vector_text(risk.vector)}  (--json prints it whole)")
+    return 0
+
+
+def _samples(args: argparse.Namespace) -> int:
+    for key, sample in SAMPLES.items():
+        print(f"{key:<22} {sample.title}")
+    return 0
+
+
+_profile_help = (
+    "k, anonymity vector, unique records and records in classes smaller than 2, 5 and 10 "
+    "for the chosen quasi-identifiers. Example: python -m anonlib profile --sample adult --qi age,sex,race"
+)
+
+
+def register(commands) -> None:
+    profile = commands.add_parser("profile", help="re-identification risk of a table", description=_profile_help)
+    data_arguments(profile, qi=True)
+    profile.add_argument("--json", action="store_true", help="print the result as JSON")
+    profile.set_defaults(handler=_profile)
+
+    samples = commands.add_parser("samples", help="list the bundled samples")
+    samples.set_defaults(handler=_samples)
