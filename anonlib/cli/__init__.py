@@ -10,6 +10,7 @@ Commands:
   vector    anonymity vector, k and lexicographic index of class sizes
   index     exact lexicographic index of an anonymity vector, and improvements
   report    one-page printable HTML risk report of a table (every capability's findings)
+  apply     re-apply a release recipe to a file and check its release target
 
 Errors are printed as one sentence on standard error with exit code 2.
 """
@@ -21,9 +22,9 @@ import sys
 from typing import Sequence
 
 from ..core.errors import AnonlibError
-from . import leakage, privacy, profile, report, schedules
+from . import apply, leakage, privacy, profile, report, schedules
 
-COMMAND_MODULES = (profile, report, leakage, privacy, schedules)
+COMMAND_MODULES = (profile, report, leakage, privacy, schedules, apply)
 
 
 def build_parser() -> argparse.ArgumentParser:

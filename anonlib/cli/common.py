@@ -9,7 +9,7 @@ from typing import Sequence
 
 from ..core.dataset import Dataset, Role
 from ..core.errors import DataFileError, EmptySelectionError, ParameterError
-from ..core.loading import load_table
+from ..core.loading import LoadedTable, load_table
 from ..core.samples import SAMPLES, load_sample
 
 
@@ -18,6 +18,12 @@ def split(text: str | None) -> list[str]:
 
 
 def load_dataset(args: argparse.Namespace) -> Dataset:
+    return read_dataset(args)[0]
+
+
+def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]:
+    """The dataset of --sample or the file, and how the file was read (None for a sample)."""
+    table = None
     if args.sample:
         dataset = load_sample(args.sample)
     elif args.file:
@@ -32,7 +38,7 @@ def load_dataset(args: argparse.Namespace) -> Dataset:
     if args.count:
         roles[args.count] = Role.COUNT
     dataset = dataset.with_roles(roles) if roles else dataset
-    return dataset.with_missing("drop") if args.drop_missing else dataset
+    return (dataset.with_missing("drop") if args.drop_missing else dataset), table
 
 
 def integers(text: str | None, what: str) -> list[int]:

@@ -15,9 +15,15 @@ from ..anonymize import METHODS as SEARCH_METHODS
 from ..anonymize import search
 from ..core.errors import DataFileError, EmptySelectionError, ParameterError, join_names
 from ..core.hierarchy import default_hierarchy, read_hierarchy_csv, validate_hierarchy
+from ..core.dataset import Role
 from ..core.loading import to_safe_csv
 from ..leakage import attribute_label, leakage_table
-from .common import analysed_columns, command, data_arguments, integers, load_dataset, split, write
+from ..workflow.history import WorkingCopy
+from ..workflow.recipe import Reading
+from ..workflow.release import release_csv
+from ..workflow.steps import GeneralizationStep
+from ..workflow.target import ReleaseTarget
+from .common import analysed_columns, command, data_arguments, integers, load_dataset, read_dataset, split, write
 
 
 def _leakage(args: argparse.Namespace) -> int:
@@ -55,7 +61,7 @@ def _hierarchy_files(specs: Sequence[str]) -> dict[str, pd.DataFrame]:
 
 
 def _anonymize(args: argparse.Namespace) -> int:
-    dataset = load_dataset(args)
+    dataset, table = read_dataset(args)
     shield = split(args.shield)
     if not shield:
         raise EmptySelectionError("Name the shield attributes (the ones an attacker may know), e.g. --shield Zip,Age.")
@@ -67,14 +73,19 @@ def _anonymize(args: argparse.Namespace) -> int:
     if unknown:
         raise ParameterError(f"Hierarchies were given for {join_names(unknown)}, which is not in the shield.")
     hierarchies = {}
-    for attribute in shield:
+    for attribute in shield:  # built on (and checked against) every value of the file, so a recipe covers it
+        values = dataset.frame[attribute]
         if attribute in given:
-            hierarchies[attribute] = validate_hierarchy(given[attribute], frame[attribute], attribute)
+            hierarchies[attribute] = validate_hierarchy(given[attribute], values, attribute)
         else:
-            hierarchies[attribute] = default_hierarchy(frame[attribute], attribute)[1]
+            hierarchies[attribute] = default_hierarchy(values, attribute)[1]
     result = search(frame, shield, args.k, hierarchies, args.method, count=dataset.count)
-    if args.out:
-        write(args.out, to_safe_csv(result.table))
+    if args.out or args.recipe:
+        recipe, released = _release(dataset, table, shield, columns, args.k, result, hierarchies)
+        if args.out:
+            write(args.out, released)
+        if args.recipe:
+            write(args.recipe, recipe.dumps().encode("utf-8"))
     summary = {"dataset": dataset.name, "shield": shield, "k": args.k, "rows_dropped": dropped, **result.summary()}
     summary["hierarchies"] = {a: ("file" if a in given else "default") for a in shield}
     if args.json:
@@ -90,6 +101,20 @@ def _anonymize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _release(dataset, table, shield, columns, k, result, hierarchies):
+    """The recipe of a command-line generalization and the released table's bytes:
+    the shield is the quasi-identifier, the target is k, the one step the search's
+    levels with the hierarchies used, the released columns those written by --out."""
+    roles = {c: Role.IGNORE for c in dataset.quasi_identifiers if c not in shield}
+    roles.update({c: Role.QUASI_IDENTIFIER for c in shield})
+    loaded = dataset.with_roles(roles)
+    step = GeneralizationStep.from_search(result, hierarchies)
+    copy = WorkingCopy.start(loaded, ReleaseTarget(k=k), reading=Reading.of(table) if table is not None else None)
+    copy = copy.apply(step, "command line (anonymize)")
+    recipe = copy.recipe(columns)
+    return recipe, release_csv(copy.release(recipe.columns))
+
+
 def register(commands) -> None:
     leakage = command(
         commands, "leakage", "average information loss (bits and normalized) per attribute or combination",
@@ -103,7 +128,8 @@ def register(commands) -> None:
 
     anonymize = command(
         commands, "anonymize", "least generalization putting every shield group in at least k records",
-        "python -m anonlib anonymize --sample arca_table1 --shield Zip,Age,AC --k 3 --hierarchy Age=age.csv", _anonymize,
+        "python -m anonlib anonymize --sample arca_table1 --shield Zip,Age,AC --k 3 --hierarchy Age=age.csv "
+        "--out anonymized.csv --recipe recipe.json", _anonymize,
     )
     data_arguments(anonymize)
     anonymize.add_argument("--shield", required=True, help="comma-separated attributes an attacker may know")
@@ -114,4 +140,8 @@ def register(commands) -> None:
         help="ARX hierarchy CSV of a shield attribute (repeatable; default: built from the values)",
     )
     anonymize.add_argument("--out", metavar="CSV", help="write the generalized table to this CSV file")
+    anonymize.add_argument(
+        "--recipe", metavar="JSON",
+        help="write the recipe of this generalization (re-apply it with `python -m anonlib apply`)",
+    )
     anonymize.add_argument("--json", action="store_true", help="print the result as JSON")

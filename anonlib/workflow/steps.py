@@ -113,6 +113,22 @@ class BandsStep:
         """The step applying one of ``anonlib.peers.partitions``' partitions to ``column``."""
         return cls(column, partition.width, partition.offset, partition.low, partition.high, partition.integer)
 
+    def covering(self, values) -> "BandsStep":
+        """The same band boundaries, the range widened to cover every number of
+        ``values`` (e.g. the whole column when bands were chosen on some rows).
+
+        >>> BandsStep("age", 10, 5, 35, 64, True).covering(pd.Series([33, 70, None])).describe()
+        'age in 5 bands of width 10 (33-39 to 70)'
+        """
+        numbers = pd.to_numeric(pd.Series(values), errors="coerce").dropna()
+        if numbers.empty:
+            return self
+        low, high = min(self.low, float(numbers.min())), max(self.high, float(numbers.max()))
+        start = self.low - self.offset
+        start -= math.ceil((start - low) / self.width) * self.width if low < start else 0.0
+        offset = min(max(low - start, 0.0), math.nextafter(self.width, 0.0))  # rounding of float widths
+        return BandsStep(self.column, self.width, offset, low, high, self.integer)
+
     @property
     def partition(self) -> Partition:
         codes = np.floor((self.high - (self.low - self.offset)) / self.width)
