@@ -6,6 +6,7 @@ step of the session's ``anonlib.workflow.WorkingCopy``. Pages use:
 
 - ``active_dataset()``: the dataset to analyse (the working copy's current table);
 - ``apply_step(step, page)``: apply a step from a page (recorded in the history);
+  ``apply_step_callback`` for a button's ``on_click`` (a refusal is shown in the sidebar);
 - ``undo()``, ``reset()``: drop the last step, or every step;
 - ``release_target()`` / ``set_release_target(target)``: the one release target;
 - ``working_copy()``: the history, the checks, the recipe and the release;
@@ -112,6 +113,15 @@ def apply_step(step: Step, page: str) -> WorkingCopy:
     return copy
 
 
+def apply_step_callback(step: Step, page: str) -> None:
+    """``apply_step`` for a button's ``on_click``: a step that does not apply leaves the
+    working copy unchanged and its sentence is shown in the sidebar (``take_note``)."""
+    try:
+        apply_step(step, page)
+    except AnonlibError as err:
+        st.session_state[_NOTE_KEY] = f"The step from {page} was not applied: {err}"
+
+
 def undo() -> WorkingCopy:
     """Drop the last step (nothing happens when there is none)."""
     copy = working_copy()
@@ -140,5 +150,5 @@ def target_check() -> TargetCheck | None:
 
 
 def take_note() -> str | None:
-    """A one-off message about the working copy (steps dropped after a data change)."""
+    """A one-off message about the working copy (a step refused, steps dropped after a data change)."""
     return st.session_state.pop(_NOTE_KEY, None)

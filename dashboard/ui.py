@@ -25,7 +25,7 @@ from anonlib.workflow import ReleaseTarget, SuppressionStep
 
 from .glossary import term_help
 from .state import (
-    apply_step,
+    apply_step_callback,
     loaded_dataset,
     release_target,
     reset,
@@ -199,13 +199,7 @@ def _reset() -> None:
 
 def _suppress() -> None:
     copy = working_copy()
-    try:
-        apply_step(SuppressionStep.from_target(copy.target, copy.current), "Sidebar")
-    except AnonlibError as err:
-        st.session_state[_ACTION_ERROR] = str(err)
-
-
-_ACTION_ERROR = "sidebar_action_error"
+    apply_step_callback(SuppressionStep.from_target(copy.target, copy.current), "Sidebar")
 
 
 def step_actions(container=None) -> None:
@@ -223,8 +217,6 @@ def step_actions(container=None) -> None:
         left.button("Undo last step", on_click=_undo, disabled=not copy.steps, key="sidebar_undo", width="stretch")
         right.button("Reset to loaded file", on_click=_reset, disabled=not copy.steps, key="sidebar_reset",
                      width="stretch")
-        if _ACTION_ERROR in st.session_state:
-            st.error(plain(st.session_state.pop(_ACTION_ERROR)))
         note = take_note()
         if note:
             st.warning(plain(note))

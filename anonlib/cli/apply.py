@@ -63,7 +63,7 @@ def _apply(args: argparse.Namespace) -> int:
 
 def register(commands) -> None:
     parser = command(
-        commands, "apply", "re-apply a release recipe to a file and check its release target (exit 1 when not met)",
+        commands, "apply", "re-apply a release recipe to a file and check its release target (exit 0 met, 1 not met, 2 bad input)",
         "python -m anonlib apply recipe.json new_delivery.csv --out released.csv", _apply,
     )
     parser.add_argument("recipe", help="the recipe JSON (from the dashboard's release package or anonymize --recipe)")

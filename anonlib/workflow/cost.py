@@ -48,8 +48,8 @@ class ColumnChange:
 
     def sentence(self) -> str:
         if self.removed:
-            if self.single == SUPPRESSED:
-                return f"{self.column} is replaced by {SUPPRESSED}: the column is effectively removed."
+            if self.single and set(self.single) == {SUPPRESSED}:  # "*", "*****" (masked codes)
+                return f"{self.column} is replaced by {self.single}: the column is effectively removed."
             shown = f" ({self.single})" if self.single is not None else ""
             return f"{self.column} becomes one value{shown}: the column is effectively removed."
         if self.before == self.after:

@@ -20,7 +20,11 @@ Five kinds, one per capability that transforms data:
 
 A value the step does not know (a new area id, a value no hierarchy covers, a
 number outside the bands' range) is a one-sentence error, never a silent
-pass-through: a recipe that does not fit a file says so.
+pass-through: a recipe that does not fit a file says so. Missing values stay
+missing in every step (so a dataset that leaves records with missing values
+out of the analysis leaves out the same records after the step); where the
+search or the frontier count "missing" as a value of its own, the released
+cell stays empty rather than reading "missing".
 
 Example:
     >>> import pandas as pd
@@ -257,8 +261,9 @@ class GeneralizationStep:
                 continue
             codes, labels = encode_column(frame[attribute])
             lookup, level_labels = level_lookup(self.hierarchy(attribute), labels, attribute)
-            values = pd.Series(level_labels[level][lookup[level][codes]], index=frame.index, dtype=object)
-            out = _with_column(out, attribute, values)
+            values = level_labels[level][lookup[level][codes]]
+            values[frame[attribute].isna().to_numpy()] = None  # missing stays missing (module text)
+            out = _with_column(out, attribute, pd.Series(values, index=frame.index, dtype=object))
         return out
 
     def _level_words(self, attribute: str, level: int) -> str:
@@ -275,9 +280,9 @@ class GeneralizationStep:
         raised = [(a, v) for a, v in self.levels if v > 0]
         if not raised:
             return "Generalization that keeps every value (all levels 0)"
-        how = {"iab": " (IAB search", "exhaustive": " (exhaustive search", "greedy": " (greedy search"}.get(self.method)
-        found = f"{how}, k = {self.k})" if how and self.k else ""
-        return "Generalize " + "; ".join(self._level_words(a, v) for a, v in raised) + found
+        how = {"iab": "IAB search", "exhaustive": "exhaustive search", "greedy": "greedy search"}.get(self.method)
+        found = f" ({how}, k = {self.k})" if how and self.k else ""
+        return f"Generalization{found}: " + "; ".join(self._level_words(a, v) for a, v in raised)
 
     @property
     def removed(self) -> tuple[str, ...]:
@@ -359,17 +364,17 @@ class AttributeIntervals:
         return (float(numbers.min()), float(numbers.max())) if len(numbers) else (math.inf, -math.inf)
 
     def labels_of(self, keys: Sequence[str]) -> list[str | None]:
-        """The interval label of each value key (missing -> the interval holding
-        'missing', else stays missing); a ``ColumnError`` names unknown values."""
+        """The interval label of each value key (missing stays missing); a
+        ``ColumnError`` names unknown values."""
         where = {v: i for i, g in enumerate(self.groups) for v in g}
         out: list[str | None] = []
         unknown = []
         ranges = [self._range(g) for g in self.groups] if self.numeric else []
         for key in keys:
-            i = where.get(key)
-            if i is None and key == MISSING_LABEL:
+            if key == MISSING_LABEL:
                 out.append(None)
                 continue
+            i = where.get(key)
             if i is None and self.numeric:
                 number = pd.to_numeric(key, errors="coerce")
                 if not pd.isna(number):
