@@ -92,11 +92,11 @@ MODEL_VALUES = {
     "distinct_l": ("l", 2.0, 1.0, 1000.0, 1.0),
     "entropy_l": ("l", 2.0, 1.0, 1000.0, 0.5),
     "recursive_cl": ("l", 2.0, 1.0, 1000.0, 1.0),
-    "alpha": ("α at most", 0.5, 0.0, 1.0, 0.05),
+    "alpha": ("α at most", 0.5, 0.01, 1.0, 0.05),
     "t_closeness": ("t at most", 0.2, 0.0, 1.0, 0.05),
-    "delta_disclosure": ("δ at most", 1.0, 0.0, 100.0, 0.1),
-    "beta_likeness": ("β at most", 1.0, 0.0, 1000.0, 0.1),
-    "enhanced_beta_likeness": ("β at most", 1.0, 0.0, 1000.0, 0.1),
+    "delta_disclosure": ("δ at most", 1.0, 0.01, 100.0, 0.1),
+    "beta_likeness": ("β at most", 1.0, 0.01, 1000.0, 0.1),
+    "enhanced_beta_likeness": ("β at most", 1.0, 0.01, 1000.0, 0.1),
 }
 
 
