@@ -135,7 +135,7 @@ def target_controls(container=None) -> None:
         left, right = st.columns(2)
         k = left.number_input("k", 1, 100_000, target.k, 1, key="target_k", help=term_help("k"))
         limit = right.number_input(
-            "Suppress at most (%)", 0.0, 100.0, 100 * target.max_suppressed, 0.5, key="target_suppressed",
+            "Suppressed ≤ %", 0.0, 100.0, 100 * target.max_suppressed, 0.5, key="target_suppressed",
             help="The largest share of the loaded file's records that may be suppressed (removed from the release).",
         )
         with guarded("setting the release target"):
@@ -215,8 +215,8 @@ def step_actions(container=None) -> None:
                            "re-evaluated on a new delivery when the recipe is applied.")
         left, right = st.columns(2)
         left.button("Undo last step", on_click=_undo, disabled=not copy.steps, key="sidebar_undo", width="stretch")
-        right.button("Reset to loaded file", on_click=_reset, disabled=not copy.steps, key="sidebar_reset",
-                     width="stretch")
+        right.button("Reset to file", on_click=_reset, disabled=not copy.steps, key="sidebar_reset",
+                     width="stretch", help="Drop every step: back to the loaded file (which is never changed).")
         note = take_note()
         if note:
             st.warning(plain(note))
