@@ -10,6 +10,8 @@ Commands:
   vector    anonymity vector, k and lexicographic index of class sizes
   index     exact lexicographic index of an anonymity vector, and improvements
   report    one-page printable HTML risk report of a table (every capability's findings)
+  risk      prosecutor, journalist and marketer risk, population uniques, special uniques, HIPAA identifiers
+  models    l-diversity, t-closeness, alpha, delta, beta per sensitive attribute; is a release target met
 
 Errors are printed as one sentence on standard error with exit code 2.
 """
@@ -21,9 +23,9 @@ import sys
 from typing import Sequence
 
 from ..core.errors import AnonlibError
-from . import leakage, privacy, profile, report, schedules
+from . import leakage, privacy, profile, report, risk, schedules
 
-COMMAND_MODULES = (profile, report, leakage, privacy, schedules)
+COMMAND_MODULES = (profile, report, leakage, privacy, schedules, risk)
 
 
 def build_parser() -> argparse.ArgumentParser:
