@@ -107,12 +107,12 @@ def parse_requirement(text: str, hierarchies: dict[str, pd.DataFrame]) -> ModelR
     'recursive (2, 3)-diversity of dx'
     """
     model, sep, rest = text.partition(":")
+    rest, _, extra = rest.partition(",")
     sensitive, eq, value = rest.rpartition("=")
-    if not sep or not eq or not sensitive:
+    if not sep or not eq or not sensitive.strip():
         raise ParameterError(f"Give a privacy model as MODEL:SENSITIVE=VALUE (e.g. distinct_l:diagnosis=3); got '{text}'.")
     c = None
-    if "," in value:
-        value, _, extra = value.partition(",")
+    if extra:
         key, _, c = extra.partition("=")
         if key.strip() != "c":
             raise ParameterError(f"Only recursive (c,l)-diversity takes an extra ',c=C'; got '{text}'.")
@@ -140,8 +140,16 @@ def _hierarchies(specs: list[str]) -> dict[str, pd.DataFrame]:
 
 def _models(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
-    if args.sensitive:
-        dataset = dataset.with_roles({c: Role.SENSITIVE for c in split(args.sensitive)})
+    both = [c for c in split(args.sensitive) if c in split(args.qi)]
+    if both:
+        raise ParameterError(
+            f"{', '.join(both)} is both a quasi-identifier and a sensitive attribute; "
+            "a column can only have one of the two roles."
+        )
+    if args.sensitive:  # the columns named replace the guessed ones, as --qi does
+        roles = {c: Role.IGNORE for c in dataset.sensitive}
+        roles.update({c: Role.SENSITIVE for c in split(args.sensitive)})
+        dataset = dataset.with_roles(roles)
     qis = _quasi_identifiers(dataset)
     hierarchies = _hierarchies(args.hierarchy or [])
     requirements = [parse_requirement(r, hierarchies) for r in args.require or []]
