@@ -681,19 +681,21 @@ def population_counts(
     data_ids = ids[: len(df)]
     sample = np.rint(np.bincount(data_ids, weights=weights, minlength=n)).astype(np.int64)
     pop = np.rint(np.bincount(ids[len(df):], weights=people, minlength=n)).astype(np.int64)
-    short = np.flatnonzero(sample > pop)
+    unmatched = np.flatnonzero((sample > 0) & (pop == 0))
+    short = unmatched if unmatched.size else np.flatnonzero(sample > pop)
     if short.size:
         first = int(np.flatnonzero(data_ids == short[0])[0])
         values = ", ".join(f"{a}={df[a].iloc[first]}" for a in qis)
-        more = f" (and {short.size - 1:,} other combinations)" if short.size > 1 else ""
-        if pop[short[0]] == 0:
+        more = "" if short.size == 1 else f" (and {short.size - 1:,} other combination{'s' if short.size > 2 else ''})"
+        if unmatched.size:
             raise PopulationError(
                 f"The records with {values}{more} have no match in the population table; "
                 "the population must contain everyone in the data, so check the population table."
             )
+        found = int(pop[short[0]])
         raise PopulationError(
-            f"The population table has {pop[short[0]]:,} people with {values} but the data has "
-            f"{sample[short[0]]:,} such records{more}; the population must contain everyone in the data."
+            f"The population table has {found:,} {'person' if found == 1 else 'people'} with {values} but the "
+            f"data has {sample[short[0]]:,} such records{more}; the population must contain everyone in the data."
         )
     return PopulationCounts(ids=data_ids, sample=sample, population=pop)
 

@@ -10,6 +10,8 @@ Commands:
   vector    anonymity vector, k and lexicographic index of class sizes
   index     exact lexicographic index of an anonymity vector, and improvements
   report    one-page printable HTML risk report of a table (every capability's findings)
+  risk      prosecutor, journalist and marketer risk, population uniques, special uniques, HIPAA identifiers
+  models    l-diversity, t-closeness, alpha, delta, beta per sensitive attribute; is a release target met
   apply     re-apply a release recipe to a file and check its release target
 
 Errors are printed as one sentence on standard error with exit code 2.
@@ -22,9 +24,9 @@ import sys
 from typing import Sequence
 
 from ..core.errors import AnonlibError
-from . import apply, leakage, privacy, profile, report, schedules
+from . import apply, leakage, privacy, profile, report, risk, schedules
 
-COMMAND_MODULES = (profile, report, leakage, privacy, schedules, apply)
+COMMAND_MODULES = (profile, report, leakage, privacy, schedules, risk, apply)
 
 
 def build_parser() -> argparse.ArgumentParser:
