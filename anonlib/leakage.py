@@ -24,6 +24,7 @@ Example (the paper's Table 2, Sex row):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Sequence
@@ -31,8 +32,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .core.budget import WorkEstimate, check_work, subset_count
 from .core.equivalence import Classes, EncodedTable, combine, encode
 from .core.errors import ColumnError, EmptySelectionError, ParameterError
+from .core.numbers import shown, whole_number
 
 LEAKAGE_COLUMNS = ["attribute", "partitions", "loss", "normalized"]
 
@@ -133,6 +136,11 @@ def leakage_table(
     if sizes is not None:
         if not all(isinstance(a, str) for a in attributes):
             raise ParameterError("Give single column names when asking for combinations by size.")
+        sizes = _combination_sizes(sizes, len(attributes))
+        check_work(
+            estimate_leakage_table(len(df), len(attributes), sizes),
+            narrow="choose fewer attributes or smaller combinations",
+        )
         attributes = attribute_sets(attributes, sizes)
     if not attributes:
         raise EmptySelectionError("Choose at least one attribute to measure its information leakage.")
@@ -149,6 +157,37 @@ def leakage_table(
             "normalized": np.array([r.normalized for r in rows], dtype=np.float64),
         },
         columns=LEAKAGE_COLUMNS,
+    )
+
+
+def _combination_sizes(sizes: Sequence[int], n_columns: int) -> list[int]:
+    """Distinct combination sizes in increasing order, each from 1 to ``n_columns``."""
+    checked = sorted({whole_number(size, "A combination size", minimum=None, maximum=None) for size in sizes})
+    if checked and checked[0] < 1:
+        raise ParameterError(f"A combination needs at least one attribute; got size {checked[0]}.")
+    if checked and checked[-1] > n_columns:
+        raise ParameterError(
+            f"A combination of {shown(checked[-1])} attributes needs that many columns; "
+            f"{n_columns:,} {'is' if n_columns == 1 else 'are'} chosen."
+        )
+    return checked
+
+
+def estimate_leakage_table(n_rows: int, n_columns: int, sizes: Sequence[int]) -> WorkEstimate:
+    """What a leakage table of every combination of ``sizes`` among ``n_columns``
+    columns costs (measured on 2 cores: about 0.2 ms per combination plus 0.1 us
+    per row and attribute; about 300 bytes per result row).
+
+    >>> estimate_leakage_table(20, 36, [12]).operations
+    1251677700
+    """
+    combinations_ = subset_count(n_columns, sizes)
+    attribute_cells = sum(math.comb(n_columns, s) * s for s in sizes)
+    return WorkEstimate(
+        f"the leakage of {combinations_:,} attribute combinations",
+        operations=combinations_,
+        seconds=2e-4 * combinations_ + 1e-7 * n_rows * attribute_cells,
+        peak_bytes=300 * combinations_ + 8 * n_rows * n_columns,
     )
 
 

@@ -13,17 +13,18 @@ import pandas as pd
 from ..anonymize import METHOD_NAMES
 from ..anonymize import METHODS as SEARCH_METHODS
 from ..anonymize import search
-from ..core.errors import DataFileError, EmptySelectionError, ParameterError, join_names
+from ..core.errors import DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
 from ..core.hierarchy import default_hierarchy, read_hierarchy_csv, validate_hierarchy
-from ..core.loading import to_safe_csv
+from ..core.loading import DEFAULT_MAX_BYTES, to_safe_csv
+from ..core.metrics import whole_k
 from ..leakage import attribute_label, leakage_table
-from .common import analysed_columns, command, data_arguments, integers, load_dataset, split, write
+from .common import analysed_columns, analysis_frame, command, data_arguments, integers, load_dataset, once, split, write
 
 
 def _leakage(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
-    columns = analysed_columns(dataset, split(args.attributes))
-    frame, dropped = dataset.analysis_frame(columns)
+    columns = analysed_columns(dataset, once(split(args.attributes), "--attributes"))
+    frame, dropped = analysis_frame(dataset, columns, "--attributes")
     sizes = integers(args.sizes, "combination sizes") if args.sizes else None
     table = leakage_table(frame, columns, count=dataset.count, sizes=sizes)
     shown = table.assign(attribute=[attribute_label(a) for a in table["attribute"]])
@@ -50,18 +51,25 @@ def _hierarchy_files(specs: Sequence[str]) -> dict[str, pd.DataFrame]:
         file = Path(path.strip())
         if not file.is_file():
             raise DataFileError(f"The hierarchy file '{file.name}' does not exist or is not a file.")
+        if file.stat().st_size > DEFAULT_MAX_BYTES:
+            raise FileTooLargeError(
+                f"The hierarchy file '{file.name}' is larger than {DEFAULT_MAX_BYTES // 1024**2} MB, the limit for a table."
+            )
         out[attribute.strip()] = read_hierarchy_csv(file.read_bytes())
     return out
 
 
 def _anonymize(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
-    shield = split(args.shield)
+    k = whole_k(args.k)
+    shield = once(split(args.shield), "--shield")
     if not shield:
         raise EmptySelectionError("Name the shield attributes (the ones an attacker may know), e.g. --shield Zip,Age.")
+    if dataset.count in shield:
+        raise ParameterError(f"'{dataset.count}' is the record-count column; it cannot be a shield attribute.")
     wanted = set(shield) | set(dataset.quasi_identifiers + dataset.sensitive)
     columns = [c for c in dataset.frame.columns if c in wanted] + [c for c in shield if c not in dataset.frame.columns]
-    frame, dropped = dataset.analysis_frame(columns)
+    frame, dropped = analysis_frame(dataset, columns, "--shield")
     given = _hierarchy_files(args.hierarchy or [])
     unknown = [a for a in given if a not in shield]
     if unknown:
@@ -72,10 +80,10 @@ def _anonymize(args: argparse.Namespace) -> int:
             hierarchies[attribute] = validate_hierarchy(given[attribute], frame[attribute], attribute)
         else:
             hierarchies[attribute] = default_hierarchy(frame[attribute], attribute)[1]
-    result = search(frame, shield, args.k, hierarchies, args.method, count=dataset.count)
+    result = search(frame, shield, k, hierarchies, args.method, count=dataset.count)
     if args.out:
         write(args.out, to_safe_csv(result.table))
-    summary = {"dataset": dataset.name, "shield": shield, "k": args.k, "rows_dropped": dropped, **result.summary()}
+    summary = {"dataset": dataset.name, "shield": shield, "k": k, "rows_dropped": dropped, **result.summary()}
     summary["hierarchies"] = {a: ("file" if a in given else "default") for a in shield}
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -107,7 +115,7 @@ def register(commands) -> None:
     )
     data_arguments(anonymize)
     anonymize.add_argument("--shield", required=True, help="comma-separated attributes an attacker may know")
-    anonymize.add_argument("--k", type=int, required=True, help="smallest allowed group (records)")
+    anonymize.add_argument("--k", required=True, help="smallest allowed group (records), a whole number of at least 1")
     anonymize.add_argument("--method", choices=list(SEARCH_METHODS), default="iab", help="search method (default iab)")
     anonymize.add_argument(
         "--hierarchy", action="append", metavar="ATTR=FILE",
