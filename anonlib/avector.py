@@ -26,6 +26,7 @@ from typing import Iterable, Sequence
 
 import flint
 import numpy as np
+import pandas as pd
 
 from .core.budget import MAX_BYTES, MAX_SECONDS, WorkEstimate, check_work
 from .core.errors import ParameterError
@@ -45,8 +46,8 @@ def anonymity_vector(class_sizes: Iterable[int]) -> tuple[int, ...]:
     >>> anonymity_vector([])
     ()
     """
-    values = class_sizes if isinstance(class_sizes, np.ndarray) else list(class_sizes)
-    sizes = whole_numbers(np.ravel(values) if isinstance(values, np.ndarray) else values, "Class sizes", text=False)
+    values = class_sizes if isinstance(class_sizes, (np.ndarray, pd.Series, list, tuple)) or np.ndim(class_sizes) == 0 else list(class_sizes)
+    sizes = whole_numbers(values, "Class sizes", text=False)
     sizes = sizes[sizes > 0]
     if sizes.size == 0:
         return ()
@@ -208,6 +209,8 @@ def hardy_ramanujan(n: int) -> float:
     n = _whole(n, "n")
     if n <= 0:
         return 1.0 if n == 0 else 0.0
+    if n > 10**12:  # exp overflows long before; no float division of a huge int
+        return math.inf
     exponent = math.pi * math.sqrt(2 * n / 3) - math.log(4 * n * math.sqrt(3))
     return math.exp(exponent) if exponent < 709 else math.inf
 
@@ -355,7 +358,7 @@ def _as_vector(vector: Sequence[int]) -> tuple[int, ...]:
     if isinstance(vector, tuple) and all(type(v) is int and v >= 0 for v in vector):
         values = vector  # the common case, already checked: no array round trip
     else:
-        entries = np.asarray(vector) if isinstance(vector, np.ndarray) else list(vector)
+        entries = vector if isinstance(vector, np.ndarray) or np.ndim(vector) == 0 else list(vector)
         values = tuple(whole_numbers(entries, "Anonymity-vector entries", text=False, total=None).tolist())
     people = sum((j + 1) * values[j] for j in np.flatnonzero(values).tolist()) if values else 0
     if people > MAX_COUNT:

@@ -91,7 +91,7 @@ def leakage_of(table: EncodedTable, attribute: Attribute) -> Leakage:
     >>> leakage_of(t, "a").normalized
     0.75
     """
-    names = (attribute,) if isinstance(attribute, str) else tuple(attribute)
+    names = tuple(attribute) if isinstance(attribute, tuple) else (attribute,)
     if not names:
         raise EmptySelectionError("A leakage query needs at least one attribute.")
     positions = [table.position(name) for name in names]
@@ -103,7 +103,7 @@ def leakage_of(table: EncodedTable, attribute: Attribute) -> Leakage:
     records = table.n_records
     s0 = float(np.log2(records)) if records > 1 else 0.0
     return Leakage(
-        attribute=attribute if isinstance(attribute, str) else names,
+        attribute=names if isinstance(attribute, tuple) else attribute,
         partitions=int(np.count_nonzero(sizes)),
         loss=loss,
         normalized=loss / s0 if s0 > 0 else 0.0,
@@ -132,9 +132,9 @@ def leakage_table(
     """
     if attributes is None:
         attributes = [c for c in df.columns if c != count]
-    attributes = list(attributes)
+    attributes = [attributes] if isinstance(attributes, str) else list(attributes)
     if sizes is not None:
-        if not all(isinstance(a, str) for a in attributes):
+        if any(isinstance(a, tuple) for a in attributes):
             raise ParameterError("Give single column names when asking for combinations by size.")
         sizes = _combination_sizes(sizes, len(attributes))
         check_work(
@@ -144,7 +144,7 @@ def leakage_table(
         attributes = attribute_sets(attributes, sizes)
     if not attributes:
         raise EmptySelectionError("Choose at least one attribute to measure its information leakage.")
-    names = list(dict.fromkeys(n for a in attributes for n in ((a,) if isinstance(a, str) else a)))
+    names = list(dict.fromkeys(n for a in attributes for n in (a if isinstance(a, tuple) else (a,))))
     if count is not None and count in names:
         raise ColumnError(f"'{count}' is the record-count column; it cannot be a query attribute.")
     table = encode(df, names, count=count)
@@ -207,7 +207,7 @@ def attribute_label(attribute: Attribute) -> str:
     >>> attribute_label(("Age", "Zip")), attribute_label("Sex")
     ('Age + Zip', 'Sex')
     """
-    return attribute if isinstance(attribute, str) else " + ".join(attribute)
+    return " + ".join(map(str, attribute)) if isinstance(attribute, tuple) else str(attribute)
 
 
 def compare_leakage(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:

@@ -60,10 +60,8 @@ def discernibility(class_sizes: Iterable[int], k: int) -> int:
     8
     """
     k = whole_k(k)
-    sizes = whole_numbers(
-        class_sizes if isinstance(class_sizes, np.ndarray) else list(class_sizes),
-        "Equivalence-class sizes", text=False,
-    )
+    listed = isinstance(class_sizes, (np.ndarray, list, tuple)) or np.ndim(class_sizes) == 0
+    sizes = whole_numbers(class_sizes if listed else list(class_sizes), "Equivalence-class sizes", text=False)
     total = int(sizes.sum())
     kept = sizes[sizes >= k]
     dropped = sizes[sizes < k]
@@ -95,6 +93,9 @@ def nonuniform_entropy(
     >>> round(nonuniform_entropy(["a", "b"], ["*", "*"], count=[1, 3]), 6)
     3.245112
     """
+    for values in (original, generalized):
+        if values is None or isinstance(values, (str, bytes)) or np.ndim(values) != 1:
+            raise ParameterError("The original and generalized values must each be a list of labels.")
     if len(original) != len(generalized):
         raise ParameterError(
             f"The original and generalized values must have the same length; got {len(original)} "

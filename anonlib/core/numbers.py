@@ -153,6 +153,10 @@ def whole_numbers(
     ...
     anonlib.core.errors.ParameterError: The frequencies add up to 9,007,199,254,740,993, more than 9,007,199,254,740,992 (the largest number counted exactly).
     """
+    if values is None or isinstance(values, (str, bytes)) or np.ndim(values) == 0:
+        raise error(f"{what} must be a list of whole numbers; got {shown(values)}.")
+    if isinstance(values, (list, tuple)) and any(isinstance(x, (bool, np.bool_)) for x in values):
+        raise error(f"{what} must be whole numbers; found True or False.")
     if isinstance(values, pd.Series):
         array = values.to_numpy()
     else:
@@ -175,10 +179,8 @@ def whole_numbers(
             rule = "cannot be negative" if minimum == 0 else f"must be at least {minimum:,}"
             raise error(f"{what} {rule}; found {shown(bad_low.item())}.")
         if high > maximum:
-            raise error(
-                f"{what} must be at most {maximum:,} (the largest number counted exactly); "
-                f"found {shown(high.item())}."
-            )
+            why = " (the largest number counted exactly)" if maximum >= MAX_COUNT else ""
+            raise error(f"{what} must be at most {maximum:,}{why}; found {shown(high.item())}.")
     array = array.astype(np.int64)
     if total is not None and array.size:
         approximate = float(array.sum(dtype=np.float64))  # cannot wrap; exact to 1e-16 relative
