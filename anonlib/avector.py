@@ -355,18 +355,18 @@ def _whole(value: object, name: str) -> int:
 
 
 def _as_vector(vector: Sequence[int]) -> tuple[int, ...]:
-    if isinstance(vector, tuple) and all(type(v) is int and v >= 0 for v in vector):
-        values = vector  # the common case, already checked: no array round trip
-    else:
-        entries = vector if isinstance(vector, np.ndarray) or np.ndim(vector) == 0 else list(vector)
-        values = tuple(whole_numbers(entries, "Anonymity-vector entries", text=False, total=None).tolist())
-    people = sum((j + 1) * values[j] for j in np.flatnonzero(values).tolist()) if values else 0
+    entries = vector if isinstance(vector, np.ndarray) or np.ndim(vector) == 0 else list(vector)
+    values = whole_numbers(entries, "Anonymity-vector entries", text=False, total=None)
+    nonzero = np.flatnonzero(values)
+    people = sum((int(j) + 1) * int(values[j]) for j in nonzero) if nonzero.size < 10_000 else int(
+        np.dot(values[nonzero].astype(object), nonzero.astype(object) + 1)
+    )
     if people > MAX_COUNT:
         raise ParameterError(
             f"The anonymity vector describes {people:,} people, more than {MAX_COUNT:,} "
             "(the largest number counted exactly)."
         )
-    return values
+    return tuple(values.tolist())
 
 
 def _trim(vector: tuple[int, ...]) -> tuple[int, ...]:

@@ -120,7 +120,8 @@ def estimate_schedule(freqs: Sequence[int], capacities: Sequence[int], method: s
     """What scheduling costs before it starts (measured on 2 cores): the random
     method shuffles every seat (10^7 people: 2 s, 0.5 GB), the heuristic works
     per value and resource, the optimum is bounded by ``OPTIMAL_LIMIT`` and its
-    time limit; ``table_cells`` counts the cells of a per-person result table.
+    time limit; the anonymity vectors before and after have one entry per class
+    size; ``table_cells`` counts the cells of a per-person result table.
 
     >>> estimate_schedule([2 * 10**8], [3 * 10**8], "random").peak_bytes > 8 * 1024**3
     True
@@ -131,6 +132,7 @@ def estimate_schedule(freqs: Sequence[int], capacities: Sequence[int], method: s
         seconds, peak = 1e-7 * (people + seats), 16 * seats + 48 * people
     else:
         seconds, peak = 2e-6 * values, 200 * values
+    peak += 2 * 24 * int(f.max(initial=0))  # the vectors before and after, one entry per class size
     return WorkEstimate(
         f"scheduling {people:,} people onto {c.size:,} resources with the {method} method",
         operations=people + seats, seconds=seconds + 1e-6 * table_cells, peak_bytes=peak + 64 * table_cells,
@@ -471,16 +473,18 @@ def assign(
     return _solve(freqs, capacities, method, rule=rule, seed=seed, time_limit=time_limit, groups=groups)[0].dense()
 
 
+_NARROW_SCHEDULE = "use the heuristic, or schedule one region (--group) at a time"
+
+
 def _solve(freqs, capacities, method, *, rule=None, seed=None, time_limit=None, groups=None,
-           fair_labels=None, max_share=None, progress=None, table_cells=0) -> tuple[Cells, bool | None]:
+           fair_labels=None, max_share=None, progress=None) -> tuple[Cells, bool | None]:
     """Cells of the schedule and whether it is proven optimal (None for non-optimal methods)."""
     if method not in METHODS:
         raise ParameterError(f"Unknown method '{method}'. Choose one of: {join_names(METHODS)}.")
     f = _whole_numbers(freqs, "frequencies")
     c = _whole_numbers(capacities, "capacities")
     seed, time_limit = seed_number(seed), time_limit_seconds(time_limit)
-    check_work(estimate_schedule(f, c, method, table_cells=table_cells),
-               narrow="use the heuristic, or schedule one region (--group) at a time")
+    check_work(estimate_schedule(f, c, method), narrow=_NARROW_SCHEDULE)
     parts = _groups_of(f, c, groups)
     shape = (f.size, c.size)
     if method == "optimal":
@@ -703,6 +707,9 @@ def make_schedule(
     order, freqs, first_rows = _first_appearance(classes)
     class_table = population.iloc[first_rows][key].reset_index(drop=True)
     class_table["frequency"] = freqs
+    if method in METHODS:  # before the vector before: it alone may be too large
+        cells_out = len(population) * (len(key) + len(slot_columns))
+        check_work(estimate_schedule(freqs, capacities, method, table_cells=cells_out), narrow=_NARROW_SCHEDULE)
     base = anonymity_vector(table.classes([q for q in qis]).sizes)
     groups = None
     if group:
@@ -721,7 +728,6 @@ def make_schedule(
     cells, proven = _solve(
         freqs, capacities, method, rule=rule, seed=seed, time_limit=time_limit, groups=groups,
         fair_labels=fair_labels, max_share=max_share, progress=progress,
-        table_cells=len(population) * (len(key) + len(slot_columns)),
     )
     vector = cells.vector
     people = int(freqs.sum())

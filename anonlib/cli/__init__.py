@@ -34,7 +34,17 @@ def build_parser() -> Parser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for module in COMMAND_MODULES:
         module.register(commands)
+    parser.commands = commands.choices
     return parser
+
+
+def _parse(argv: Sequence[str] | None):
+    """Parse the command line; an unknown option is reported by the command it was given to."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -43,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Output cut short by the reader (``... | head``) ends quietly. Anything
     unexpected is one sentence too (``ANONLIB_DEBUG=1`` shows the traceback).
     """
-    args = build_parser().parse_args(argv)
+    args = _parse(argv)
     try:
         code = args.handler(args)
         sys.stdout.flush()

@@ -297,7 +297,13 @@ _NOT_TEXT = (
 
 
 def _hierarchy_text(data: bytes) -> str:
-    """UTF-8 (with or without BOM), else Latin-1; a binary file is refused with a sentence."""
+    """UTF-8 (with or without BOM), UTF-16 with a BOM, else Latin-1; a binary file is
+    refused with a sentence."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise HierarchyError(_NOT_TEXT) from None
     if b"\x00" in data[:8192]:
         raise HierarchyError(_NOT_TEXT)
     try:
