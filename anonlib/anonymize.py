@@ -45,6 +45,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .core.budget import WorkEstimate, check_work, lattice_size
 from .core.equivalence import Classes, combine, encode
 from .core.errors import AnonlibError, ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names
 from .core.hierarchy import (
@@ -170,7 +171,7 @@ class GeneralizationSpace:
         *,
         count: str | None = None,
     ) -> None:
-        self.shield = tuple(shield)
+        self.shield = (shield,) if isinstance(shield, str) else tuple(shield)
         self.k = whole_k(k)
         self.count = count
         if not self.shield:
@@ -184,6 +185,9 @@ class GeneralizationSpace:
             raise HierarchyError(
                 f"Every shield attribute needs a hierarchy; there is none for {join_names(lacking)}."
             )
+        not_tables = [a for a in self.shield if not isinstance(hierarchies[a], pd.DataFrame)]
+        if not_tables:
+            raise HierarchyError(f"The hierarchy of {join_names(not_tables)} must be a table (ARX layout).")
         self.frame = df
         self.columns = [c for c in df.columns if c != count]
         table = encode(df, self.columns, count=count)
@@ -227,7 +231,7 @@ class GeneralizationSpace:
         >>> GeneralizationSpace(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec.").size
         72
         """
-        return int(np.prod([m + 1 for m in self.max_levels]))
+        return lattice_size(m + 1 for m in self.max_levels)
 
     def _shield_ids(self, levels: tuple[int, ...], codes: Sequence[np.ndarray]) -> tuple[np.ndarray, int]:
         columns = [lookup[level][c] for lookup, level, c in zip(self.lookups, levels, codes)]
@@ -438,6 +442,8 @@ def search(
     if method not in _SEARCHES:
         raise ParameterError(f"Unknown search method '{method}'; choose one of {join_names(METHODS)}.")
     space = GeneralizationSpace(df, shield, k, hierarchies, count=count)
+    if method == "exhaustive":
+        check_work(estimate_exhaustive(space), narrow="choose fewer shield attributes or shorter hierarchies, or use IAB")
     start = time.perf_counter()  # the search itself; encoding the table and hierarchies is common to all methods
     best, tree = _SEARCHES[method](space)
     table = space.table(best.levels)
@@ -453,6 +459,23 @@ def search(
         seconds=time.perf_counter() - start,
         tree=tuple(tree),
         max_levels=dict(zip(space.shield, space.max_levels)),
+    )
+
+
+def estimate_exhaustive(space: GeneralizationSpace) -> WorkEstimate:
+    """The exhaustive search generates every table of the lattice (an exact
+    Python integer); measured on 2 cores, a table costs about 0.1 ms plus 60 ns
+    per distinct row and column, and about 500 bytes kept in the search tree.
+
+    >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2]}), ["a"], 2, {"a": pd.DataFrame([["1", "*"], ["2", "*"]])})
+    >>> estimate_exhaustive(space).operations
+    2
+    """
+    tables = space.size
+    per_table = 1e-4 + 6e-8 * len(space.weights) * (len(space.shield) + 1)
+    return WorkEstimate(
+        f"the exhaustive search of {tables:,} generalizations", operations=tables,
+        seconds=tables * per_table, peak_bytes=500 * tables,
     )
 
 

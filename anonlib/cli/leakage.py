@@ -13,23 +13,35 @@ import pandas as pd
 from ..anonymize import METHOD_NAMES
 from ..anonymize import METHODS as SEARCH_METHODS
 from ..anonymize import search
-from ..core.errors import DataFileError, EmptySelectionError, ParameterError, join_names
+from ..core.errors import DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
 from ..core.hierarchy import default_hierarchy, read_hierarchy_csv, validate_hierarchy
 from ..core.dataset import Role
-from ..core.loading import to_safe_csv
+from ..core.loading import DEFAULT_MAX_BYTES, to_safe_csv
+from ..core.metrics import whole_k
 from ..leakage import attribute_label, leakage_table
 from ..workflow.history import WorkingCopy
 from ..workflow.recipe import Reading
 from ..workflow.release import release_csv
 from ..workflow.steps import GeneralizationStep
 from ..workflow.target import ReleaseTarget
-from .common import analysed_columns, command, data_arguments, integers, load_dataset, read_dataset, split, write
+from .common import (
+    analysed_columns,
+    analysis_frame,
+    command,
+    data_arguments,
+    integers,
+    load_dataset,
+    once,
+    read_dataset,
+    split,
+    write,
+)
 
 
 def _leakage(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
-    columns = analysed_columns(dataset, split(args.attributes))
-    frame, dropped = dataset.analysis_frame(columns)
+    columns = analysed_columns(dataset, once(split(args.attributes), "--attributes"))
+    frame, dropped = analysis_frame(dataset, columns, "--attributes")
     sizes = integers(args.sizes, "combination sizes") if args.sizes else None
     table = leakage_table(frame, columns, count=dataset.count, sizes=sizes)
     shown = table.assign(attribute=[attribute_label(a) for a in table["attribute"]])
@@ -56,18 +68,25 @@ def _hierarchy_files(specs: Sequence[str]) -> dict[str, pd.DataFrame]:
         file = Path(path.strip())
         if not file.is_file():
             raise DataFileError(f"The hierarchy file '{file.name}' does not exist or is not a file.")
+        if file.stat().st_size > DEFAULT_MAX_BYTES:
+            raise FileTooLargeError(
+                f"The hierarchy file '{file.name}' is larger than {DEFAULT_MAX_BYTES // 1024**2} MB, the limit for a table."
+            )
         out[attribute.strip()] = read_hierarchy_csv(file.read_bytes())
     return out
 
 
 def _anonymize(args: argparse.Namespace) -> int:
     dataset, table = read_dataset(args)
-    shield = split(args.shield)
+    k = whole_k(args.k)
+    shield = once(split(args.shield), "--shield")
     if not shield:
         raise EmptySelectionError("Name the shield attributes (the ones an attacker may know), e.g. --shield Zip,Age.")
+    if dataset.count in shield:
+        raise ParameterError(f"'{dataset.count}' is the record-count column; it cannot be a shield attribute.")
     wanted = set(shield) | set(dataset.quasi_identifiers + dataset.sensitive)
     columns = [c for c in dataset.frame.columns if c in wanted] + [c for c in shield if c not in dataset.frame.columns]
-    frame, dropped = dataset.analysis_frame(columns)
+    frame, dropped = analysis_frame(dataset, columns, "--shield")
     given = _hierarchy_files(args.hierarchy or [])
     unknown = [a for a in given if a not in shield]
     if unknown:
@@ -79,14 +98,14 @@ def _anonymize(args: argparse.Namespace) -> int:
             hierarchies[attribute] = validate_hierarchy(given[attribute], values, attribute)
         else:
             hierarchies[attribute] = default_hierarchy(values, attribute)[1]
-    result = search(frame, shield, args.k, hierarchies, args.method, count=dataset.count)
+    result = search(frame, shield, k, hierarchies, args.method, count=dataset.count)
     if args.out or args.recipe:
-        recipe, released = _release(dataset, table, shield, columns, args.k, result, hierarchies)
+        recipe, released = _release(dataset, table, shield, columns, k, result, hierarchies)
         if args.out:
             write(args.out, released)
         if args.recipe:
             write(args.recipe, recipe.dumps().encode("utf-8"))
-    summary = {"dataset": dataset.name, "shield": shield, "k": args.k, "rows_dropped": dropped, **result.summary()}
+    summary = {"dataset": dataset.name, "shield": shield, "k": k, "rows_dropped": dropped, **result.summary()}
     summary["hierarchies"] = {a: ("file" if a in given else "default") for a in shield}
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -133,7 +152,7 @@ def register(commands) -> None:
     )
     data_arguments(anonymize)
     anonymize.add_argument("--shield", required=True, help="comma-separated attributes an attacker may know")
-    anonymize.add_argument("--k", type=int, required=True, help="smallest allowed group (records)")
+    anonymize.add_argument("--k", required=True, help="smallest allowed group (records), a whole number of at least 1")
     anonymize.add_argument("--method", choices=list(SEARCH_METHODS), default="iab", help="search method (default iab)")
     anonymize.add_argument(
         "--hierarchy", action="append", metavar="ATTR=FILE",
