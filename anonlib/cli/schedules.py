@@ -7,23 +7,29 @@ import argparse
 import json
 
 import numpy as np
+from scipy import sparse
 
 from ..avector import anonymity_vector, improvement, k_of, lex_index, partition_count, population_of, vector_text
 from ..core.errors import ParameterError, ProblemTooLargeError
 from ..core.loading import load_table, to_safe_csv
 from ..core.numbers import seed_number, time_limit_seconds
-from ..schedule import DEFAULT_RULE, RULES, assign, make_schedule, matrix_vector
+from ..schedule import DEFAULT_RULE, RULES, Cells, assign, make_schedule, matrix_vector
 from ..schedule import METHODS as SCHEDULE_METHODS
 from .common import analysis_frame, command, data_arguments, integers, load_dataset, write
 
 
-def _print_matrix(matrix: np.ndarray, limit: int = 40) -> None:
+PRINT_LIMIT = 40  # rows or columns of a matrix printed in full
+JSON_DENSE_LIMIT = 10_000  # cells of a matrix written densely in JSON ("matrix"); the cells always are
+
+
+def _print_matrix(matrix: sparse.csr_array, limit: int = PRINT_LIMIT) -> None:
     if matrix.shape[0] > limit or matrix.shape[1] > limit:
-        print(f"matrix             {matrix.shape[0]:,} x {matrix.shape[1]:,} (too large to print)")
+        print(f"matrix             {matrix.shape[0]:,} x {matrix.shape[1]:,}, {matrix.nnz:,} non-zero cells (too large to print)")
         return
-    width = max(2, len(str(int(matrix.max(initial=0)))))
+    dense = matrix.toarray()
+    width = max(2, len(str(int(dense.max(initial=0)))))
     print("matrix (rows: quasi-identifier values, columns: resources)")
-    for row in matrix:
+    for row in dense:
         print("  " + " ".join(f"{int(x):>{width}}" for x in row))
 
 
@@ -33,6 +39,16 @@ def _index_or_none(vector: tuple[int, ...]) -> tuple[int | None, str | None]:
         return lex_index(vector), None
     except ProblemTooLargeError as err:
         return None, str(err)
+
+
+def _matrix_json(matrix: sparse.csr_array) -> dict:
+    """The schedule's non-zero cells [row, resource, people] (and the dense matrix when small)."""
+    cells = Cells.from_matrix(matrix)
+    out: dict = {"shape": list(matrix.shape)}
+    if matrix.shape[0] * matrix.shape[1] <= JSON_DENSE_LIMIT:
+        out["matrix"] = matrix.toarray().tolist()
+    out["cells"] = np.column_stack([cells.rows, cells.cols, cells.counts]).tolist()
+    return out
 
 
 def _schedule(args: argparse.Namespace) -> int:
@@ -70,7 +86,7 @@ def _schedule(args: argparse.Namespace) -> int:
         (index, index_note), base, proven, dropped = _index_or_none(vector), None, None, 0
     result = {
         "method": args.method, "rule": (args.rule or DEFAULT_RULE) if args.method == "heuristic" else None,
-        "matrix": matrix.tolist(), "anonymity_vector": list(vector), "k": k_of(vector),
+        **_matrix_json(matrix), "anonymity_vector": list(vector), "k": k_of(vector),
         "lexicographic_index": None if index is None else str(index),
     }
     if index_note:
