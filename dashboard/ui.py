@@ -156,6 +156,37 @@ def _check_box(copy) -> None:
         st.warning(plain(check.sentence()))
 
 
+def result_verdict(check, what: str) -> None:
+    """Whether a page's current result meets the release target, in records:
+    ``what`` names the result ("This generalization"), ``check`` is
+    ``release_target().check(result_dataset)`` (a ``TargetCheck``) or None when
+    the result cannot be checked (e.g. no quasi-identifier)."""
+    if check is None:
+        st.info(f"{what}: the release target cannot be checked (mark quasi-identifiers on the Dataset page).")
+        return
+    text = plain(f"{what} against the release target. {check.sentence()}")
+    if check.met:
+        st.success(text)
+    elif check.met_after_suppression:
+        st.info(text)
+    else:
+        st.warning(text)
+
+
+def paper_example(title: str, paper: str, render: Callable[[], None], key: str) -> None:
+    """The paper's worked example, closed at the bottom of a page: nothing is
+    computed until the user switches it on, and it never touches the working copy.
+    Usage: ``paper_example("Table 1 of Kroes et al.", "Kroes et al. 2021", _render_table1, "peers_paper")``.
+    """
+    st.divider()
+    shown = st.toggle(f"Paper's worked example: {title}", key=key, value=False,
+                      help=f"Reproduces {paper} on its own example data, independent of your file.")
+    if shown:
+        with st.container(border=True):
+            st.caption(f"From {paper}. These numbers are the paper's, not your file's.")
+            render()
+
+
 def sidebar(container=None, status=None) -> None:
     """The working copy at a glance (text only, so it can be drawn twice): the
     dataset, whether it meets the release target in records, and the steps with
