@@ -284,7 +284,7 @@ def lex_index(vector: Sequence[int]) -> int:
     v = _trim(_as_vector(vector))
     if not v:
         return 0
-    check_work(estimate_lex_index(v), narrow=f"exact indices are within reach up to about {_LEX_INDEX_REACH:,} people")
+    check_work(_lex_index_estimate(v), narrow=f"exact indices are within reach up to about {_LEX_INDEX_REACH:,} people")
     trivial, small, large = _index_terms(v)
     return trivial + _small_terms(small) + _large_terms(large)
 
@@ -304,12 +304,17 @@ def estimate_lex_index(vector: Sequence[int]) -> WorkEstimate:
     >>> estimate_lex_index((0,) * 999_999 + (1,)).seconds > MAX_SECONDS
     True
     """
-    v = _trim(_as_vector(vector))
-    largest = population_of(v) - (v[0] if v else 0) - 1
+    return _lex_index_estimate(_trim(_as_vector(vector)))
+
+
+def _lex_index_estimate(v: tuple[int, ...]) -> WorkEstimate:
+    """``estimate_lex_index`` of a vector already checked and trimmed."""
+    people = sum(j * x for j, x in enumerate(v, start=1) if x)
+    largest = people - (v[0] if v else 0) - 1
     if largest < 1:
         return WorkEstimate("an exact lexicographic index", operations=0, seconds=0.0, peak_bytes=0)
     return WorkEstimate(
-        f"the exact lexicographic index of a vector of {population_of(v):,} people", operations=largest,
+        f"the exact lexicographic index of a vector of {people:,} people", operations=largest,
         seconds=140.0 * (largest / 4e5) ** 1.9, peak_bytes=int(2.3e9 * (largest / 4e5) ** 1.5),
     )
 

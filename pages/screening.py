@@ -266,7 +266,7 @@ if comparison is not None:
     chosen = results[inspect]
     loads = chosen.loads
     label_columns = [c for c in loads.columns if c not in ("capacity", "assigned")]
-    labels = loads[label_columns].astype(str).agg(" ".join, axis=1) if label_columns else loads.index.astype(str)
+    labels = loads[label_columns].astype(str).fillna("-").agg(" ".join, axis=1) if label_columns else loads.index.astype(str)
     st.plotly_chart(charts.resource_load_figure(labels, loads["capacity"], loads["assigned"]), width="stretch")
     schedule_table = chosen.schedule  # built on request: once
     st.dataframe(schedule_table.head(500), hide_index=True, width="stretch")

@@ -155,7 +155,7 @@ def whole_numbers(
     """
     if values is None or isinstance(values, (str, bytes)) or np.ndim(values) == 0:
         raise error(f"{what} must be a list of whole numbers; got {shown(values)}.")
-    if isinstance(values, (list, tuple)) and any(isinstance(x, (bool, np.bool_)) for x in values):
+    if isinstance(values, (list, tuple)) and not {bool, np.bool_}.isdisjoint(map(type, values)):
         raise error(f"{what} must be whole numbers; found True or False.")
     if isinstance(values, pd.Series):
         array = values.to_numpy()

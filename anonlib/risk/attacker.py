@@ -45,7 +45,7 @@ import pandas as pd
 from ..core.equivalence import encode
 from ..core.errors import EmptySelectionError, ParameterError
 from ..models import _checked_columns, population_counts
-from .uniqueness import PopulationUniqueness, population_uniqueness, sampling_fraction_checked
+from .uniqueness import PopulationUniqueness, class_sizes_checked, population_uniqueness, sampling_fraction_checked
 
 ARX_THRESHOLDS = (0.2, 0.5)
 
@@ -90,7 +90,7 @@ def risk_distribution(class_sizes: Iterable[int]) -> tuple[RiskBin, ...]:
     >>> [(b.label, b.records) for b in bins if b.records]
     [('9–10%', 10), ('33.3–50%', 4), ('50–100%', 1)]
     """
-    sizes = np.asarray(list(class_sizes) if not isinstance(class_sizes, np.ndarray) else class_sizes, dtype=np.int64)
+    sizes = class_sizes_checked(class_sizes)
     sizes = sizes[sizes > 0]
     index = np.searchsorted(-_MIN_SIZE, -sizes, side="left")  # first bin with size >= its minimum
     records = np.bincount(index, weights=sizes, minlength=len(_UPPER)).astype(np.int64)
@@ -187,7 +187,7 @@ def risk_from_sizes(
     (0.125, 8, 0.12)
     """
     threshold = _threshold(threshold)
-    sizes = np.asarray(list(class_sizes) if not isinstance(class_sizes, np.ndarray) else class_sizes, dtype=np.int64)
+    sizes = class_sizes_checked(class_sizes)
     keep = sizes > 0
     sizes = sizes[keep]
     records = int(sizes.sum())
@@ -200,7 +200,7 @@ def risk_from_sizes(
     kmap = None
     marketer = classes / records
     if population_sizes is not None:
-        people = np.asarray(list(population_sizes) if not isinstance(population_sizes, np.ndarray) else population_sizes, dtype=np.int64)
+        people = class_sizes_checked(population_sizes, "The population sizes")
         if people.shape[0] != keep.shape[0]:
             raise ParameterError("The population sizes must be given for the same classes as the class sizes.")
         people = people[keep]

@@ -39,6 +39,7 @@ import pandas as pd
 from ..core.budget import MAX_SECONDS, Progress, WorkEstimate, check_work, report, subset_count
 from ..core.equivalence import Classes, combine, encode
 from ..core.errors import ParameterError
+from ..core.numbers import whole_number
 from ..models import _checked_columns
 
 DEFAULT_MAX_SIZE = 3
@@ -101,6 +102,7 @@ class SpecialUniques:
 
     def table(self, frame: pd.DataFrame | None = None, limit: int = 1000) -> pd.DataFrame:
         """One line per MSU (row, size, combination and, with ``frame``, the values), smallest first."""
+        limit = whole_number(limit, "The number of minimal uniques listed", minimum=0)
         order = np.lexsort((self.rows, np.array([len(c) for c in self.combinations], dtype=np.int64)[self.subsets]
                             if self.rows.size else self.rows))[:limit]
         lines = []

@@ -57,6 +57,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from ..core.errors import EmptySelectionError, ParameterError
+from ..core.numbers import MAX_COUNT, whole_numbers
 
 POPULATION_MODELS = ("zayatz", "pitman", "snb", "dankar")
 DANKAR_SMALL_SAMPLE = 0.1  # Dankar et al.: Pitman at or below this sampling fraction
@@ -99,6 +100,17 @@ def sampling_fraction_checked(value: object) -> float:
     return f
 
 
+def class_sizes_checked(class_sizes: Iterable[int], what: str = "The class sizes") -> np.ndarray:
+    """Class sizes (records or people per class) as int64, or a sentence naming the first
+    value that is not a whole number from 0 to ``MAX_COUNT``.
+
+    >>> class_sizes_checked([3, 1.0]).tolist()
+    [3, 1]
+    """
+    values = class_sizes if isinstance(class_sizes, np.ndarray) else list(class_sizes)
+    return whole_numbers(values, what, text=False)
+
+
 def population_uniqueness(class_sizes: Iterable[int], sampling_fraction: float) -> PopulationUniqueness:
     """Zayatz, Pitman, SNB and Dankar estimates from the file's class sizes (records per class).
 
@@ -107,11 +119,16 @@ def population_uniqueness(class_sizes: Iterable[int], sampling_fraction: float) 
     ('pitman', True)
     """
     f = sampling_fraction_checked(sampling_fraction)
-    sizes = np.asarray(list(class_sizes) if not isinstance(class_sizes, np.ndarray) else class_sizes, dtype=np.int64)
+    sizes = class_sizes_checked(class_sizes)
     sizes = sizes[sizes > 0]
     n = int(sizes.sum())
     if n == 0:
         raise EmptySelectionError("The table has no records, so population uniqueness cannot be estimated.")
+    if n / f > MAX_COUNT:
+        raise ParameterError(
+            f"A sampling fraction of {f:g} makes the {n:,} records a sample of a population of about {n / f:.3g} people, more than "
+            f"{MAX_COUNT:,} (the largest number counted exactly); check the sampling fraction."
+        )
     size_values, frequencies = np.unique(sizes, return_counts=True)
     c1 = int(frequencies[0]) if size_values[0] == 1 else 0
     population = n / f

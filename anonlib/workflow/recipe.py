@@ -53,6 +53,7 @@ RECIPE_FORMAT = "anonlib-recipe"
 RECIPE_VERSION = 1
 TYPES = ("integer", "number", "category")
 MAX_RECIPE_BYTES = 64 * 1024 * 1024
+MAX_RECIPE_STEPS = 1_000  # a session's history is a few dozen steps; more is not a recipe anonlib wrote
 
 
 @dataclass(frozen=True)
@@ -234,8 +235,12 @@ class Recipe:
         read_object(data, "the recipe", required=("format", "version", "source", "target", "steps", "release"))
         source = Source.from_json(data["source"])
         target = ReleaseTarget.from_json(data["target"])
+        items = read_list(data, "steps", "the recipe")
+        if len(items) > MAX_RECIPE_STEPS:
+            raise RecipeError(f"The recipe has {len(items):,} steps, more than the {MAX_RECIPE_STEPS:,} a recipe "
+                              "can hold; it is not a recipe the dashboard or the command line wrote.")
         steps = []
-        for i, item in enumerate(read_list(data, "steps", "the recipe"), start=1):
+        for i, item in enumerate(items, start=1):
             where = f"step {i}"
             read_object(item, where, required=("page", "step"), optional=("description",))
             steps.append(RecipeStep(step_from_json(item["step"], where), read_text(item, "page", where)))
@@ -264,6 +269,8 @@ class Recipe:
                 raise RecipeError("The recipe is not a UTF-8 text file; give the JSON file the dashboard wrote.") from None
         try:
             data = json.loads(text)
+        except RecursionError:  # brackets nested thousands deep
+            raise RecipeError("The recipe is not valid JSON (it is nested too deeply); it may be damaged.") from None
         except ValueError as err:
             line = getattr(err, "lineno", None)
             raise RecipeError(
