@@ -86,7 +86,7 @@ def is_typed_sentence(text: str) -> bool:
     text = unescaped(text).strip()
     if GENERIC in text or RAW_PYTHON.search(text):
         return False
-    return len(text) >= 12 and text[0].isupper() and text.rstrip(")'\"”").endswith((".", "?", "!"))
+    return len(text) >= 12 and text.rstrip(")'\"”").endswith((".", "?", "!"))
 
 
 @dataclass
@@ -103,6 +103,20 @@ class Defect:
         tb = f"\n    traceback:\n{self.traceback}" if self.traceback else ""
         return (f"[{self.kind}] on {self.page} after action {self.step}: {self.message[:500]}\n"
                 f"    last actions:\n      {recent}{tb}")
+
+
+def _send(widget: Any, **value: Any) -> None:
+    """Send a choice as the browser does: the option's label (AppTest's own setters map a
+    value through the page's ``format_func``, which cannot go from a label back to a value)."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    state = WidgetState(id=widget.id)
+    if "string_value" in value:
+        state.string_value = value["string_value"]
+    else:
+        state.string_array_value.data[:] = value["string_array_value"]
+    widget._assert_can_interact()
+    widget.__class__ = type(type(widget).__name__, (type(widget),), {"_widget_state": property(lambda _: state)})
 
 
 class _Logged(logging.Handler):
@@ -169,15 +183,13 @@ class Session:
             if not w.options:
                 return f"{label}: no options"
             choice = rng.choice(w.options)
-            w.set_value(choice)
-            w.index  # noqa: B018 - fails here (not in the run) when the label does not map back
+            _send(w, string_value=choice)
             return f"{label} -> {choice!r}"
         if kind == "multiselect":
             if not w.options:
                 return f"{label}: no options"
             chosen = rng.sample(w.options, rng.randint(0, min(len(w.options), 4)))
-            w.set_value(chosen)
-            w.indices  # noqa: B018
+            _send(w, string_array_value=chosen)
             return f"{label} -> {chosen!r}"
         if kind == "select_slider":
             options = list(w.proto.options)
@@ -286,25 +298,31 @@ class Session:
         return f"edit {editor.key!r} row {row} {column} -> {value!r}"
 
     # --- checks --------------------------------------------------------------------
+    def report(self, defect: Defect) -> None:
+        """Keep the first occurrence of each defect (a page error stays on screen until the
+        input changes, so the same sentence comes back on every rerun)."""
+        if (defect.kind, defect.page, defect.message) not in {(d.kind, d.page, d.message) for d in self.defects}:
+            self.defects.append(defect)
+
     def run_and_check(self, step: int, logged: _Logged) -> bool:
         started = time.perf_counter()
         try:
             self.at.run(timeout=RUN_TIMEOUT)
         except RuntimeError as err:  # AppTest's timeout: the session cannot go on
-            self.defects.append(Defect("hang", self.page, str(err), step, list(self.log)))
+            self.report(Defect("hang", self.page, str(err), step, list(self.log)))
             return False
         self.seconds[self.page] = self.seconds.get(self.page, 0.0) + time.perf_counter() - started
         current = self.current_page()
         for exc in self.at.exception:
-            self.defects.append(Defect("exception", current, exc.message, step, list(self.log),
+            self.report(Defect("exception", current, exc.message, step, list(self.log),
                                        "\n".join(exc.stack_trace)))
         for record in logged.records:
             tb = logging.Formatter().formatException(record.exc_info) if record.exc_info else ""
-            self.defects.append(Defect("generic error", current, record.getMessage(), step, list(self.log), tb))
+            self.report(Defect("generic error", current, record.getMessage(), step, list(self.log), tb))
         logged.records.clear()
         for error in self.at.error:
             if not is_typed_sentence(error.value) and GENERIC not in error.value:
-                self.defects.append(Defect("raw error", current, unescaped(error.value), step, list(self.log)))
+                self.report(Defect("raw error", current, unescaped(error.value), step, list(self.log)))
         return True
 
     def current_page(self) -> str:
@@ -317,6 +335,14 @@ def _small_samples_only(monkeypatch: pytest.MonkeyPatch) -> None:
     for key in list(samples.SAMPLES):
         if samples.load_sample(key).n_rows > MAX_SAMPLE_RECORDS:
             monkeypatch.delitem(samples.SAMPLES, key)
+
+
+def _trace(*lines: object) -> None:
+    """Follow a long run as it goes: FUZZ_TRACE=path appends each action and defect there."""
+    path = os.environ.get("FUZZ_TRACE")
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.writelines(f"{line}\n" for line in lines)
 
 
 def _short_work_budget(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -342,9 +368,11 @@ def fuzz(seed: int, actions: int) -> Session:
                 action = f"skipped ({type(err).__name__}: {str(err)[:120]})"
             started = time.perf_counter()
             session.log.append(f"{step}: {action}")
+            found = len(session.defects)
             if not session.run_and_check(step, logged):
                 break
             session.log[-1] += f"  [{time.perf_counter() - started:.1f} s]"
+            _trace(session.log[-1], *session.defects[found:])
     finally:
         logger.removeHandler(logged)
     return session
@@ -375,6 +403,7 @@ def test_a_thousand_random_actions_end_in_sentences(monkeypatch: pytest.MonkeyPa
     ("'NoneType' object has no attribute 'frame'", False),
     ("index 3 is out of bounds for axis 0 with size 3", False),
     ("42", False),
+    ("'zip' is not a band; write bands as low-high, for example 20-34.", True),
 ])
 def test_the_sentence_check_tells_typed_sentences_from_raw_messages(text: str, typed: bool) -> None:
     assert is_typed_sentence(text) is typed

@@ -27,13 +27,20 @@ from anonlib.anonymize import search
 from anonlib.avector import lex_index
 from anonlib.core.dataset import Dataset
 from anonlib.core.equivalence import equivalence_classes
-from anonlib.core.errors import AnonlibError, ColumnError, HierarchyError, ParameterError, ProblemTooLargeError
+from anonlib.core.errors import (
+    AnonlibError, ColumnError, HierarchyError, ParameterError, ProblemTooLargeError, RecipeError,
+)
 from anonlib.core.hierarchy import default_hierarchy, read_hierarchy_csv
 from anonlib.core.loading import load_table
 from anonlib.leakage import leakage_table
 from anonlib.profile import risk_profile
 from anonlib.report import build_report
+from anonlib.core.samples import load_sample
+from anonlib.models import acceptance
+from anonlib.risk import population_uniqueness, risk_distribution, risk_from_sizes
 from anonlib.schedule import assign, make_schedule
+from anonlib.schedule_experiments import PAPER_TABLE10, reproduce_table10
+from anonlib.workflow import read_recipe
 
 HOSTILE = Path(__file__).parent / "hostile"
 EXACT = "9,007,199,254,740,992 (the largest number counted exactly)"
@@ -218,6 +225,25 @@ CASES = [
          "Give either a file or --sample NAME, not both."),
     Case("repeated_attribute", ["leakage", "--sample", "arca_table1", "--attributes", "Age,Age"],
          "Age is named twice in --attributes; name each column once."),
+    # --- the newer commands and entry points: risk, models, apply --------------------------
+    Case("sampling_fraction_1e-300", ["risk", "--sample", "caballero_table2b", "--qi", "ZIP,Gender",
+                                      "--sampling-fraction", "1e-300"],
+         "A sampling fraction of 1e-300 makes the 15 records a sample of a population of about 1.5e+301 people, "
+         f"more than {EXACT}; check the sampling fraction.", ParameterError,
+         lambda: population_uniqueness([1, 2, 4, 8], 1e-300)),
+    Case("sampling_fraction_negative", ["risk", "--sample", "caballero_table2b", "--qi", "ZIP", "--sampling-fraction", "-0.5"],
+         "The sampling fraction is the share of the population that is in the file, above 0 and at most 1; got -0.5."),
+    Case("suda_rows_negative", ["risk", "--sample", "caballero_table2b", "--qi", "ZIP", "--suda", "--suda-rows", "-1", "--json"],
+         "The number of minimal uniques listed must be a whole number of at least 0; got -1."),
+    Case("models_k_zero", ["models", "--sample", "caballero_table2b", "--qi", "ZIP", "--sensitive", "Gender", "--k", "0"],
+         "k must be a whole number of at least 1; got 0.", ParameterError,
+         lambda: acceptance(load_sample("caballero_table2b").frame, ["ZIP"], k=0)),
+    Case("models_l_infinite", ["models", "--sample", "caballero_table2b", "--qi", "ZIP", "--sensitive", "Gender",
+                               "--require", "distinct_l:Gender=1e400"],
+         "l of distinct l-diversity must be a whole number of at least 1; got inf."),
+    Case("recipe_nested_deep", ["apply", h("recipe_nested_deep.json"), h("counts_exact_classes.csv")],
+         "The recipe is not valid JSON (it is nested too deeply); it may be damaged.", RecipeError,
+         lambda: read_recipe(HOSTILE / "recipe_nested_deep.json"), files=("recipe_nested_deep.json",)),
     Case("unknown_option", ["report", "--sample", "arca_table1", "--json"],
          "Unrecognized arguments: --json; see `python -m anonlib report --help`."),
 ]
@@ -227,7 +253,8 @@ def test_the_corpus_has_at_least_40_files_and_every_one_of_these_is_used() -> No
     assert len([p for p in HOSTILE.iterdir() if p.is_file()]) >= 40
     used = {f for case in CASES for f in case.files}
     ours = {p.name for p in HOSTILE.iterdir() if p.name.startswith(
-        ("counts_", "binary_6", "binary_3", "attributes_", "resources_", "population_", "identifier_", "hierarchy_", "cities_"))}
+        ("counts_", "binary_6", "binary_3", "attributes_", "resources_", "population_", "identifier_", "hierarchy_", "cities_",
+         "recipe_"))}
     assert ours == used, ours ^ used
 
 
@@ -291,3 +318,42 @@ def test_exact_counts_keep_every_class() -> None:
     small = pd.DataFrame({"zip": ["1", "2", "3", "3"], "n": [100_000, 3, 4, 3]})
     risk = risk_profile(Dataset.from_frame("t", small, {"zip": "quasi-identifier", "n": "count"}))
     assert (risk.records, risk.classes, risk.k, dict(risk.records_below)) == (100_010, 3, 3, {2: 0, 5: 3, 10: 10})
+
+
+@pytest.mark.parametrize("sizes, sentence", [
+    ([1, float("inf")], "The class sizes must be whole numbers; found inf."),
+    ([float("nan")], "The class sizes must be whole numbers; found nan."),
+    ([3, 2**70], f"The class sizes must be at most {EXACT}; found 1.18e+21."),
+    ([3, -1], "The class sizes cannot be negative; found -1."),
+])
+def test_risk_from_class_sizes_refuses_what_it_cannot_count(sizes: list, sentence: str) -> None:
+    for call in (risk_from_sizes, risk_distribution, lambda s: population_uniqueness(s, 0.1)):
+        with pytest.raises(ParameterError) as info:
+            call(sizes)
+        assert str(info.value) == sentence
+
+
+def test_a_recipe_of_too_many_steps_is_refused_before_any_step_runs(tmp_path: Path, capsys) -> None:
+    recipe = tmp_path / "recipe.json"
+    assert main(["anonymize", "--sample", "caballero_table2b", "--shield", "ZIP,Gender,Age", "--k", "3",
+                 "--recipe", str(recipe)]) == 0
+    data = json.loads(recipe.read_text())
+    data["steps"] = data["steps"] * 2_000  # 100,000 of them (60 MB) ran for over 10 minutes before the limit
+    recipe.write_text(json.dumps(data))
+    capsys.readouterr()
+    case = Case("recipe_2000_steps", [], seconds=15.0, megabytes=150.0)
+    code = _bounded(lambda: _exit_code(["apply", str(recipe), "--", h("counts_exact_classes.csv")]), case)
+    assert (code, capsys.readouterr().err) == (2, (
+        "error: The recipe has 2,000 steps, more than the 1,000 a recipe can hold; it is not a recipe "
+        "the dashboard or the command line wrote.\n"))
+
+
+def test_reproducing_table_10_for_weeks_is_refused_at_once() -> None:
+    case = Case("table10", [], seconds=5.0, megabytes=20.0)
+    with pytest.raises(ProblemTooLargeError) as info:
+        _bounded(lambda: reproduce_table10(tuple(PAPER_TABLE10), 10_000, optimal_runs=1_000, optimal_time_limit=600), case)
+    assert str(info.value) == (
+        "Reproducing Table 10 (110,000 random populations and 7,000 optima of up to 600 s each) would take about "
+        "49 days on this computer (the limit is 10 minutes); choose fewer runs, fewer optima or a shorter time "
+        "limit per optimum."
+    )
