@@ -119,6 +119,23 @@ def _send(widget: Any, **value: Any) -> None:
     widget.__class__ = type(type(widget).__name__, (type(widget),), {"_widget_state": property(lambda _: state)})
 
 
+def _drop_stale_choices(at: AppTest) -> None:
+    """A choice widget whose options changed under it (a table re-sorted by another widget)
+    is sent empty, as the browser resets it. AppTest would instead pass its old value
+    through the page's ``format_func`` to find its label, which fails for a value that is
+    no longer an option: a failure of the test harness, not of the page."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    for kind in ("selectbox", "radio", "multiselect", "select_slider"):
+        for widget in at.get(kind):
+            try:
+                widget._widget_state  # noqa: B018
+            except Exception:  # noqa: BLE001
+                state = WidgetState(id=widget.id)
+                widget.__class__ = type(type(widget).__name__, (type(widget),),
+                                        {"_widget_state": property(lambda _, s=state: s)})
+
+
 class _Logged(logging.Handler):
     """Collects what ``dashboard.ui.guarded`` logs when it shows the generic sentence."""
 
@@ -305,6 +322,7 @@ class Session:
             self.defects.append(defect)
 
     def run_and_check(self, step: int, logged: _Logged) -> bool:
+        _drop_stale_choices(self.at)
         started = time.perf_counter()
         try:
             self.at.run(timeout=RUN_TIMEOUT)

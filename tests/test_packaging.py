@@ -78,3 +78,18 @@ def test_every_package_and_sample_is_installed(installed: Path) -> None:
     assert all((installed / p / "__init__.py").is_file() for p in packages), packages
     samples = {p.name for p in (ROOT / "data" / "samples").iterdir() if p.suffix != ".py"}
     assert samples <= {p.name for p in (installed / "anonlib" / "bundled_samples").iterdir()}
+
+
+def test_the_newer_commands_run_from_the_installed_package(installed: Path, tmp_path: Path) -> None:
+    """risk (anonlib.risk), models (anonlib.models) and apply (anonlib.workflow) are installed
+    with their subpackages; the samples they read are found from any folder."""
+    done = _run([sys.executable, "-m", "anonlib", "risk", "--sample", "caballero_table2b", "--qi", "ZIP,Gender",
+                 "--sampling-fraction", "0.5", "--json"], installed, tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["records"], result["classes"], result["prosecutor_highest"]) == (15, 4, 0.5)
+    models = _run([sys.executable, "-m", "anonlib", "models", "--sample", "caballero_table2b", "--qi", "ZIP",
+                   "--sensitive", "Gender", "--k", "2"], installed, tmp_path)
+    assert models.returncode == 0, models.stderr
+    usage = _run([sys.executable, "-m", "anonlib", "apply", "--help"], installed, tmp_path)
+    assert usage.returncode == 0 and "recipe" in usage.stdout
