@@ -37,6 +37,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import mmap
 import re
 import warnings
 import zipfile
@@ -343,14 +344,26 @@ class _NeedsReference(Exception):
     """The fast reader cannot promise pandas' reading of this file; use the reference reader."""
 
 
+def _has_quote(src: _Source) -> bool:
+    """Does the file hold a quote character? One memchr over the bytes, without a copy."""
+    if src.data is not None:
+        return src.data.find(b'"') >= 0
+    with src.path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        return mapped.find(b'"') >= 0
+
+
 def _scan(src: _Source, count_lines: bool) -> tuple[int, int]:
     """Lines in the file (an upper bound on its records; 0 when not counted) and how many
-    quote characters it holds. One pass over the bytes, at memory speed."""
+    quote characters it holds. One pass over the bytes, at memory speed, when either is
+    needed: most files hold no quote and are too small to pass the cell limit."""
+    quoted = _has_quote(src)
+    if not (quoted or count_lines):
+        return 0, 0
     lines = quotes = 0
     for block in src.blocks():
         if count_lines:
             lines += block.count(b"\n") or block.count(b"\r")
-        if b'"' in block:
+        if quoted:
             quotes += block.count(b'"')
     return lines + 1, quotes
 
@@ -370,7 +383,8 @@ def _arrow_columns(src: _Source, delimiter: str, encoding: str, max_columns: int
     parse = pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=quoted, ignore_empty_lines=True)
     convert = pa_csv.ConvertOptions(
         # every column as text (the first line may not show them all: a quoted header can span lines)
-        column_types={f"f{j}": pa.string() for j in range(max_columns + 1)}, strings_can_be_null=False,
+        # large_string: what pandas' string arrays hold, so a final column needs no copy
+        column_types={f"f{j}": pa.large_string() for j in range(max_columns + 1)}, strings_can_be_null=False,
         quoted_strings_can_be_null=False,
     )
     try:
@@ -408,8 +422,12 @@ def _read_text_fast(src: _Source, delimiter: str | None, encoding: str | None, h
     has_header = _detect_header(_sample_rows(text, used_delimiter), missing_markers) if header is None else header
     # A record of w fields takes at least w bytes, so a file of at most max_cells bytes
     # cannot pass the cell limit; larger ones are streamed with a cut-off when their
-    # line count says they might.
-    lines, quotes = _scan(src, count_lines=src.size > max_cells)
+    # line count says they might. The lines are counted only when the start of the file
+    # does not show that it stays far below the limit (a file whose later lines are much
+    # shorter is still refused, after reading, by the count of cells read).
+    head_lines = max(1, text.count("\n"))
+    estimated_cells = src.size * head_lines // max(1, len(src.head)) * width
+    lines, quotes = _scan(src, count_lines=src.size > max_cells and estimated_cells > max_cells // 2)
     if quotes % 2:
         raise _NeedsReference  # a quote never closed: pyarrow reads on to the end, pandas refuses
     try:
@@ -731,8 +749,9 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
         numbers[:-1][present] = pc.cast(texts, pa.float64()).to_numpy(zero_copy_only=False)
         return _Typed(numbers[codes], missing, quoted_values=quoted_values)
     formula_like = _matches_any(texts, _FORMULA_START)
-    if not given_dictionary and not any_missing and pc.all(pc.equal(values, raw)).as_py():
-        strings = column.cast(pa.large_string())  # already final: no copy of the text
+    if not given_dictionary and pc.all(pc.equal(values, raw)).as_py():
+        # already final but for the missing values: the text is kept, without a copy
+        strings = _without(column.cast(pa.large_string()), rows_missing) if any_missing else column.cast(pa.large_string())
         text_bytes = 0
     else:
         kept = pc.if_else(pa.array(is_missing), pa.scalar(None, pa.large_string()), values)
@@ -740,6 +759,23 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
         lengths = pc.fill_null(pc.binary_length(kept), 0).to_numpy(zero_copy_only=False)
         text_bytes = int(np.dot(counts, lengths)) if counts is not None else 0
     return _Typed(pd.arrays.ArrowStringArray(strings), missing, formula_like, text_bytes, quoted_values)
+
+
+def _without(column: pa.ChunkedArray, missing: np.ndarray) -> pa.ChunkedArray:
+    """The text column with the ``missing`` rows set to null, its text buffers shared
+    (only a new validity bitmap is built)."""
+    chunks, start = [], 0
+    for chunk in column.chunks:
+        n = len(chunk)
+        valid = ~missing[start:start + n]
+        start += n
+        if chunk.offset:  # the bitmap is read from the chunk's offset on
+            valid = np.concatenate([np.ones(chunk.offset, bool), valid])
+        bitmap = pa.array(valid).buffers()[1]
+        chunks.append(pa.Array.from_buffers(chunk.type, n, [bitmap, *chunk.buffers()[1:]],
+                                            null_count=n - int(np.count_nonzero(valid[chunk.offset:])),
+                                            offset=chunk.offset))
+    return pa.chunked_array(chunks, column.type)
 
 
 def _clean_names(names: Sequence[object], header: bool, notes: list[str]) -> list[str]:
