@@ -331,6 +331,7 @@ class _Cells:
     encoding: str | None = None
     notes: tuple[str, ...] = ()
     fast: bool = False  # read by pyarrow's CSV reader (which the reference reader may overrule)
+    guessed: bool = False  # whether the first row is a header was detected, not given
 
 
 def _split_header(columns: list[pa.ChunkedArray], header: bool) -> tuple[list[str], list[pa.ChunkedArray]]:
@@ -442,7 +443,7 @@ def _read_text_fast(src: _Source, delimiter: str | None, encoding: str | None, h
         if pc.any(pc.and_(pc.utf8_is_space(values), pc.greater(pc.utf8_length(values), 0))).as_py():
             raise _NeedsReference
     names, columns = _split_header(columns, has_header)
-    return _Cells(names, columns, has_header, used_delimiter, used_encoding, fast=True)
+    return _Cells(names, columns, has_header, used_delimiter, used_encoding, fast=True, guessed=header is None)
 
 
 def _check_width(text: str, delimiter: str, max_columns: int) -> int:
@@ -472,7 +473,7 @@ def _read_text_reference(src: _Source, delimiter: str | None, encoding: str | No
         column = pa.array(frame.iloc[:, j].array, type=pa.large_string())
         columns.append(column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column]))
     names, columns = _split_header(columns, has_header)
-    return _Cells(names, columns, has_header, used_delimiter, used_encoding)
+    return _Cells(names, columns, has_header, used_delimiter, used_encoding, guessed=header is None)
 
 
 def _parse_text(text: str, delimiter: str) -> pd.DataFrame:
@@ -524,6 +525,31 @@ def _excel_text(value: object) -> str | None:
     return str(value)
 
 
+_DIMENSION = re.compile(rb"<(?:\w+:)?dimension ref=\"[A-Z]+(\d+)(?::([A-Z]+)(\d+))?\"")
+
+
+def _sheet_cells(archive: zipfile.ZipFile, path: str) -> int:
+    """The cells a sheet holds: its declared size when the start of its XML gives one
+    beyond the limit, else its ``<c>`` elements counted in the unpacked XML at memory
+    speed (openpyxl would parse them at about 10^5 a second to learn the size)."""
+    cells, tail = 0, b""
+    with archive.open(path) as stream:
+        while block := stream.read(1 << 22):
+            if not tail:
+                declared = _DIMENSION.search(block[:65536])
+                if declared and declared.group(2):
+                    first, letters, last = declared.groups()
+                    width = 0
+                    for letter in letters.decode():
+                        width = width * 26 + ord(letter) - 64
+                    if (int(last) - int(first) + 1) * width > EXCEL_MAX_CELLS:
+                        return (int(last) - int(first) + 1) * width
+            chunk = tail + block
+            cells += sum(chunk.count(tag) for tag in (b"<c>", b"<c ", b":c>", b":c "))
+            tail = chunk[-3:] or b" "  # a tag cut by the block end is counted in the next chunk
+    return cells
+
+
 def _read_excel(src: _Source, header: bool | None, max_columns: int, max_bytes: int) -> _Cells:
     """The first sheet, streamed: refused from its declared size or as soon as it passes
     ``EXCEL_MAX_CELLS``; formulas without a saved result and error cells are noted."""
@@ -538,8 +564,17 @@ def _read_excel(src: _Source, header: bool | None, max_columns: int, max_bytes: 
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             unpacked = sum(info.file_size for info in archive.infolist())
-        if unpacked > 2 * max_bytes:
-            raise _too_large("The Excel file unpacks to", unpacked, 2 * max_bytes)
+            if unpacked > 2 * max_bytes:
+                raise _too_large("The Excel file unpacks to", unpacked, 2 * max_bytes)
+            # openpyxl parses a sheet whole to learn its size when the sheet does not declare
+            # it: the cells are counted first, at memory speed
+            cells_in_book = sum(_sheet_cells(archive, info.filename) for info in archive.infolist()
+                                if re.fullmatch(r"xl/worksheets/[^/]+\.xml", info.filename))
+        if cells_in_book > EXCEL_MAX_CELLS:
+            raise FileTooLargeError(
+                f"The workbook holds about {cells_in_book:,} cells; Excel files are read up to "
+                f"{EXCEL_MAX_CELLS:,} cells. Save the sheet as CSV, which is read up to 60 million cells."
+            )
         book = load_workbook(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
         sheet = book.worksheets[0]
         declared = (sheet.max_row or 0) * (sheet.max_column or 0)
@@ -685,6 +720,7 @@ class _Typed:
     formula_like: bool = False
     text_bytes: int = 0
     quoted_values: bool = False  # some raw value holds a quote character
+    markers: tuple[tuple[str | None, int], ...] = ()  # (marker, cells) read as missing; None: no value at all
 
 
 def _matches_any(texts: pa.Array, pattern: str) -> bool:
@@ -739,15 +775,17 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
         codes = np.where(codes < 0, len(raw), codes)  # code -1 (no value at all) points past the end
     rows_missing = np.append(is_missing, True)[codes] if any_missing else None
     missing = int(np.count_nonzero(rows_missing)) if any_missing else 0
+    markers = _markers_found(values, is_missing, codes) if any_missing else ()
     if kind == "integer":
         numbers = np.zeros(len(raw) + 1, dtype=np.int64)
         numbers[:-1][present] = pc.cast(pc.replace_substring_regex(texts, r"^\+", ""), pa.int64()).to_numpy()
         mask = rows_missing if any_missing else np.zeros(len(codes), bool)
-        return _Typed(pd.arrays.IntegerArray(numbers[codes], mask), missing, quoted_values=quoted_values)
+        return _Typed(pd.arrays.IntegerArray(numbers[codes], mask), missing, quoted_values=quoted_values,
+                      markers=markers)
     if kind == "float":
         numbers = np.full(len(raw) + 1, np.nan)
         numbers[:-1][present] = pc.cast(texts, pa.float64()).to_numpy(zero_copy_only=False)
-        return _Typed(numbers[codes], missing, quoted_values=quoted_values)
+        return _Typed(numbers[codes], missing, quoted_values=quoted_values, markers=markers)
     formula_like = _matches_any(texts, _FORMULA_START)
     if not given_dictionary and pc.all(pc.equal(values, raw)).as_py():
         # already final but for the missing values: the text is kept, without a copy
@@ -758,7 +796,58 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
         strings = pa.chunked_array([kept.take(chunk.indices) for chunk in encoded.chunks], pa.large_string())
         lengths = pc.fill_null(pc.binary_length(kept), 0).to_numpy(zero_copy_only=False)
         text_bytes = int(np.dot(counts, lengths)) if counts is not None else 0
-    return _Typed(pd.arrays.ArrowStringArray(strings), missing, formula_like, text_bytes, quoted_values)
+    return _Typed(pd.arrays.ArrowStringArray(strings), missing, formula_like, text_bytes, quoted_values, markers)
+
+
+def _markers_found(values: pa.Array, is_missing: np.ndarray, codes: np.ndarray) -> tuple[tuple[str | None, int], ...]:
+    """How many cells of each missing marker the column holds (None: cells without any
+    value, code ``len(values)``), from the codes of its distinct values."""
+    per_code = np.bincount(codes, minlength=len(values) + 1)
+    found: dict[str | None, int] = {}
+    for code in np.flatnonzero(np.append(is_missing, True) & (per_code > 0)):
+        marker = values[int(code)].as_py() if code < len(values) else None
+        found[marker] = found.get(marker, 0) + int(per_code[code])
+    return tuple(found.items())
+
+
+_NO_VALUE = {"parquet": "null {}", "excel": "{} without a value"}
+
+
+def _missing_note(typed: Sequence[_Typed], names: Sequence[str], fmt: str) -> str | None:
+    """One sentence on the cells read as missing: how many of each marker, in which columns."""
+    cells: dict[str, int] = {}
+    where: dict[str, list[str]] = {}
+    for name, column in zip(names, typed):
+        for marker, count in column.markers:
+            what = _NO_VALUE.get(fmt, "empty {}") if marker in (None, "") else f"'{marker}' {{}}"
+            cells[what] = cells.get(what, 0) + count
+            if name not in where.setdefault(what, []):
+                where[what].append(name)
+    if not cells:
+        return None
+    parts = [f"{count:,} {what.format('cells' if count != 1 else 'cell')} (in {join_names(where[what])})"
+             for what, count in sorted(cells.items(), key=lambda item: -item[1])]
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"Read as missing values: {listed}."
+
+
+def _header_note(cells: _Cells, names: Sequence[str]) -> str | None:
+    """What the header guess decided, when it may surprise: made-up names, or names that look like numbers."""
+    if not cells.guessed:
+        return None
+    if not cells.header:
+        return (
+            f"The first row was read as data, not as column names (it looks like the rows below it), so the "
+            f"columns are called 'column 1' to 'column {len(names)}'; if it holds the names, say that the file has a header."
+        )
+    numeric = [str(n).strip() for n in cells.names if n is not None and _is_number(str(n))]
+    if numeric:
+        return (
+            f"The first row was read as column names although {join_names(numeric)} "
+            f"look{'s' if len(numeric) == 1 else ''} like {'a number' if len(numeric) == 1 else 'numbers'}; "
+            "if it is data, say that the file has no header."
+        )
+    return None
 
 
 def _without(column: pa.ChunkedArray, missing: np.ndarray) -> pa.ChunkedArray:
@@ -871,6 +960,7 @@ def _table(name: str, fmt: str, cells: _Cells, max_columns: int, max_cells: int,
     notes = list(cells.notes)
     names = _clean_names(cells.names, cells.header, notes)
     frame = pd.DataFrame({n: t.values for n, t in zip(names, typed)}, copy=False)
+    notes.extend(note for note in (_header_note(cells, names), _missing_note(typed, names, fmt)) if note)
     if frame.shape[1] == 1 and fmt == "csv":
         notes.append("Only one column was found; if the file uses another delimiter, choose it.")
     empty = [n for n, t in zip(names, typed) if t.missing == rows]
