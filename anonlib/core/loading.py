@@ -16,15 +16,29 @@ How it is fast: pyarrow's multi-threaded CSV reader splits the text into
 string columns; each column is dictionary-encoded and only its distinct
 values are stripped, checked against the missing markers and converted, then
 expanded with the codes (a column of 10^6 records with 10 values costs 10
-conversions). pandas' own parser, as this module used before, remains the
+conversions). A text column keeps the text pyarrow read (as ``large_string``,
+what pandas' string arrays hold): missing values are nulled through a new
+validity bitmap, so the text is never copied. pandas' own parser, as this module used before, remains the
 reference for the rare files whose reading the two parsers could disagree
 on (a quote after a space, rows of the wrong width, whitespace-only lines in
 a one-column file, UTF-16 and other encodings): they are read by it.
 
 Size limits are checked before anything large is built: the file size (and
 the unpacked size of gzip and xlsx files), the columns, and the cells (from
-the line count of text, the row-group metadata of Parquet, the sheet
-dimensions of Excel, which is also cut off while streaming).
+the line count of text, the row-group metadata of Parquet, the declared size
+or the counted ``<c>`` elements of an xlsx sheet, whose reading is also cut
+off while streaming).
+
+What the reader noticed or guessed comes back as ``LoadedTable.notes``, one
+sentence each: the header guess when it may surprise (a number-like column
+name, or names made up for a first row of data), the missing markers read
+(how many cells of each, in which columns), formulas without saved results,
+renamed columns, a likely wrong delimiter. The CLI prints them on stderr; the
+Dataset page shows them.
+
+Why one module of about 1,000 lines: it is one pipeline (bytes, text or
+sheet, cells, typed columns, notes) whose stages share the private cell
+types and the limits; split, each piece would only be read with the others.
 
 Example:
     >>> t = load_table(b"age;sex\\n30;f\\n?;m\\n", name="demo.csv")
@@ -532,10 +546,13 @@ def _sheet_cells(archive: zipfile.ZipFile, path: str) -> int:
     """The cells a sheet holds: its declared size when the start of its XML gives one
     beyond the limit, else its ``<c>`` elements counted in the unpacked XML at memory
     speed (openpyxl would parse them at about 10^5 a second to learn the size)."""
-    cells, tail = 0, b""
+    cells, tail, tags = 0, b"", (b"<c>", b"<c ")
     with archive.open(path) as stream:
         while block := stream.read(1 << 22):
             if not tail:
+                prefix = re.search(rb"<(\w+):worksheet", block[:4096])
+                if prefix:  # a namespace prefix on every tag (<x:c r="A1">)
+                    tags = (b"<" + prefix.group(1) + b":c>", b"<" + prefix.group(1) + b":c ")
                 declared = _DIMENSION.search(block[:65536])
                 if declared and declared.group(2):
                     first, letters, last = declared.groups()
@@ -545,8 +562,8 @@ def _sheet_cells(archive: zipfile.ZipFile, path: str) -> int:
                     if (int(last) - int(first) + 1) * width > EXCEL_MAX_CELLS:
                         return (int(last) - int(first) + 1) * width
             chunk = tail + block
-            cells += sum(chunk.count(tag) for tag in (b"<c>", b"<c ", b":c>", b":c "))
-            tail = chunk[-3:] or b" "  # a tag cut by the block end is counted in the next chunk
+            cells += sum(chunk.count(tag) for tag in tags)
+            tail = chunk[1 - len(tags[0]):] or b" "  # a tag cut by the block end is counted in the next chunk
     return cells
 
 
