@@ -252,9 +252,32 @@ def sensitive_counts(
 
 def _counts_from_table(table: EncodedTable, classes: Classes, sensitive: str, numeric: bool) -> SensitiveCounts:
     position = table.position(sensitive)
-    codes = table.codes[:, position]
-    cell_ids, n_cells = combine([classes.ids, codes], [classes.n_classes, table.cardinalities[position]])
-    cells = Classes.from_ids(cell_ids, n_cells, table.weights)
+    return counts_from_codes(
+        classes, table.codes[:, position], table.cardinalities[position], table.labels[position],
+        weights=table.weights, numeric=numeric,
+    )
+
+
+def counts_from_codes(
+    classes: Classes,
+    codes: np.ndarray,
+    n_values: int,
+    labels: Sequence[Any],
+    *,
+    weights: np.ndarray | None = None,
+    numeric: bool = False,
+) -> SensitiveCounts:
+    """The summaries from rows already coded: ``classes`` (the kernel's classes of the
+    rows), each row's sensitive value number in ``codes`` (ranks, as ``encode`` gives
+    them) and its records in ``weights`` (None = one each). The generalization search
+    calls this on its distinct rows for every table it builds.
+
+    >>> s = counts_from_codes(Classes.from_ids(np.array([0, 0, 1]), 2), np.array([1, 0, 1]), 2, ["a", "b"])
+    >>> s.class_sizes.tolist(), s.cell_class.tolist(), s.cell_value.tolist(), s.cell_count.tolist()
+    ([2, 1], [0, 0, 1], [0, 1, 1], [1, 1, 1])
+    """
+    cell_ids, n_cells = combine([classes.ids, codes], [classes.n_classes, n_values])
+    cells = Classes.from_ids(cell_ids, n_cells, weights)
     first = cells.first_rows
     keep = cells.sizes > 0
     return SensitiveCounts(
@@ -262,7 +285,7 @@ def _counts_from_table(table: EncodedTable, classes: Classes, sensitive: str, nu
         cell_class=classes.ids[first][keep],
         cell_value=codes[first][keep],
         cell_count=cells.sizes[keep],
-        labels=table.labels[position],
+        labels=np.asarray(labels, dtype=object) if not isinstance(labels, np.ndarray) else labels,
         numeric=numeric,
     )
 
@@ -988,41 +1011,84 @@ def acceptance(
     (True, 2, (('k = 2', 0), ('distinct 2-diversity of dx', 2)), [True, True, True, False, False])
     """
     k = whole_k(k)
-    limit = _number(max_suppressed, "The suppression limit")
-    if not 0.0 <= limit <= 1.0:
-        raise ParameterError(f"The suppression limit is a share of records between 0 and 1; got {limit:g}.")
-    requirements = tuple(requirements)
-    for r in requirements:
-        if not isinstance(r, ModelRequirement):
-            raise ParameterError("Each privacy model must be given as a ModelRequirement.")
+    limit = suppression_limit(max_suppressed)
+    requirements = checked_requirements(requirements)
     sensitives = list(dict.fromkeys(r.sensitive for r in requirements))
     qis = _checked_columns(frame, quasi_identifiers, sensitives, count)
     table = encode(frame, [*qis, *sensitives], count=count)
     classes = table.classes(qis)
-    sizes = classes.sizes
-    present = sizes > 0
-    failed = present & (sizes < k)
-    failing: list[tuple[str, int]] = []
-    if k > 1:
-        failing.append((f"k = {k}", int(sizes[failed].sum())))
-    counts: dict[str, SensitiveCounts] = {}
-    for r in requirements:
-        if r.sensitive not in counts:
-            counts[r.sensitive] = _counts_from_table(table, classes, r.sensitive, _is_numeric(frame[r.sensitive]))
-        fails = ~class_passes(r, counts[r.sensitive])
-        failing.append((r.describe(), int(sizes[fails].sum())))
-        failed |= fails
-    records = int(sizes.sum())
-    suppressed = int(sizes[failed].sum())
-    share = suppressed / records if records else 0.0
+    counts = {s: _counts_from_table(table, classes, s, _is_numeric(frame[s])) for s in sensitives}
+    failed, failing = classes_failing(classes.sizes, k, requirements, counts)
+    records = int(classes.sizes.sum())
+    suppressed = int(classes.sizes[failed].sum())
     return Acceptance(
-        acceptable=suppressed <= limit * records + 1e-9 * max(records, 1),
+        acceptable=within_limit(suppressed, records, limit),
         records=records,
         suppressed_records=suppressed,
-        suppressed_share=share,
-        failing=tuple(failing),
+        suppressed_share=suppressed / records if records else 0.0,
+        failing=failing,
         kept=~failed[classes.ids],
     )
+
+
+def suppression_limit(value: object) -> float:
+    """A suppression limit checked: a share of records between 0 and 1.
+
+    >>> suppression_limit(0.05)
+    0.05
+    """
+    limit = _number(value, "The suppression limit")
+    if not 0.0 <= limit <= 1.0:
+        raise ParameterError(f"The suppression limit is a share of records between 0 and 1; got {limit:g}.")
+    return limit
+
+
+def within_limit(suppressed: int, records: int, limit: float) -> bool:
+    """Whether ``suppressed`` of ``records`` records is a share of at most ``limit``
+    (with a margin of 10^-9 records per record for the float product).
+
+    >>> within_limit(5, 100, 0.05), within_limit(6, 100, 0.05)
+    (True, False)
+    """
+    return suppressed <= limit * records + 1e-9 * max(records, 1)
+
+
+def checked_requirements(requirements: Iterable[ModelRequirement]) -> tuple[ModelRequirement, ...]:
+    """The requirements as a tuple; a sentence when one is not a ``ModelRequirement``."""
+    requirements = tuple(requirements)
+    for r in requirements:
+        if not isinstance(r, ModelRequirement):
+            raise ParameterError("Each privacy model must be given as a ModelRequirement.")
+    return requirements
+
+
+def classes_failing(
+    class_sizes: np.ndarray,
+    k: int,
+    requirements: Sequence[ModelRequirement],
+    counts: Mapping[str, SensitiveCounts],
+    hierarchies: Sequence[HierarchyLevels | None] | None = None,
+) -> tuple[np.ndarray, tuple[tuple[str, int], ...]]:
+    """Per class, whether it fails k or a requirement, and per criterion the records in
+    classes failing it (``Acceptance.failing``). ``counts`` maps each requirement's
+    sensitive attribute to its summaries over these classes; ``hierarchies`` (aligned
+    with ``requirements``) may hold t-closeness hierarchies already matched to the labels.
+    The one rule behind ``acceptance`` and the generalization search.
+
+    >>> s = SensitiveCounts.from_cells([0, 0, 1], [0, 1, 0], [1, 1, 2], ["a", "b"])
+    >>> failed, failing = classes_failing(s.class_sizes, 2, [ModelRequirement("distinct_l", "dx", 2)], {"dx": s})
+    >>> failed.tolist(), failing
+    ([False, True], (('k = 2', 0), ('distinct 2-diversity of dx', 2)))
+    """
+    failed = (class_sizes > 0) & (class_sizes < k)
+    failing: list[tuple[str, int]] = []
+    if k > 1:
+        failing.append((f"k = {k}", int(class_sizes[failed].sum())))
+    for i, r in enumerate(requirements):
+        fails = ~class_passes(r, counts[r.sensitive], None if hierarchies is None else hierarchies[i])
+        failing.append((r.describe(), int(class_sizes[fails].sum())))
+        failed |= fails
+    return failed, tuple(failing)
 
 
 # --------------------------------------------------------------------------- every model at once (pages, report, CLI)
