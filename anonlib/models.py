@@ -1145,6 +1145,10 @@ def model_values(
     """
     s = sensitive_counts(df, quasi_identifiers, sensitive, count=count)
     levels = None if hierarchy is None else hierarchy_levels(hierarchy, s.labels, sensitive)
+    return _values_of(s, sensitive, recursive_l, levels)
+
+
+def _values_of(s: SensitiveCounts, sensitive: str, recursive_l: int, levels: HierarchyLevels | None) -> ModelValues:
     distance = _distance(s, None, levels)
     recursive_l = _whole(recursive_l, "l of recursive (c,l)-diversity", 1)
     return ModelValues(
@@ -1164,3 +1168,84 @@ def model_values(
         beta=worst(class_beta(s), s),
         enhanced_beta=worst(class_beta(s, enhanced=True), s),
     )
+
+
+# the ModelValues field of each model, in the order tables list them
+_VALUE_FIELDS = {
+    "alpha": "alpha",
+    "distinct_l": "distinct_l",
+    "entropy_l": "entropy_l",
+    "recursive_cl": "recursive_c",
+    "t_closeness": "t",
+    "delta_disclosure": "delta",
+    "beta_likeness": "beta",
+    "enhanced_beta_likeness": "enhanced_beta",
+}
+MODEL_TABLE_COLUMNS = ("sensitive", "model", "name", "value", "required", "failing_records")
+
+
+def model_table(
+    df: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    sensitive: Sequence[str],
+    *,
+    count: str | None = None,
+    requirements: Iterable[ModelRequirement] = (),
+    recursive_l: int = 2,
+    hierarchies: Mapping[str, pd.DataFrame] | None = None,
+) -> pd.DataFrame:
+    """Per sensitive attribute, every model's value (the table's worst class) and, for the
+    models switched on in ``requirements`` (a release target's), the records in classes
+    failing them: the Dataset page's table and the report's. One row per attribute and
+    model; columns ``sensitive``, ``model`` (key), ``name``, ``value`` (recursive (c,l): c
+    for the required l, else for ``recursive_l``; t: None with a single value; β may be
+    infinite), ``required`` (the requirement in words, "" when not switched on) and
+    ``failing_records`` (<NA> when not switched on). ``hierarchies`` maps a sensitive
+    attribute to its ARX hierarchy (hierarchical t-closeness; a requirement's own wins).
+
+    >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
+    >>> t = model_table(df, ["zip"], ["dx"], requirements=[ModelRequirement("distinct_l", "dx", 2)])
+    >>> t.loc[t["model"] == "distinct_l", ["value", "required", "failing_records"]].values.tolist()
+    [[1, 'distinct 2-diversity of dx', 2]]
+    >>> int(t["failing_records"].isna().sum())  # the models not switched on
+    7
+    """
+    if isinstance(sensitive, str):
+        sensitive = [sensitive]
+    sensitive = list(dict.fromkeys(sensitive))
+    requirements = checked_requirements(requirements)
+    unknown = [r.sensitive for r in requirements if r.sensitive not in sensitive]
+    sensitive += list(dict.fromkeys(unknown))
+    if not sensitive:
+        raise EmptySelectionError("Mark at least one sensitive attribute to see its privacy models.")
+    qis = _checked_columns(df, quasi_identifiers, sensitive, count)
+    table = encode(df, [*qis, *sensitive], count=count)
+    classes = table.classes(qis)
+    hierarchies = dict(hierarchies or {})
+    rows: list[dict[str, object]] = []
+    for attribute in sensitive:
+        s = _counts_from_table(table, classes, attribute, _is_numeric(df[attribute]))
+        required = {r.model: r for r in requirements if r.sensitive == attribute}
+        t_rule = required.get("t_closeness")
+        hierarchy = t_rule.hierarchy if t_rule is not None and t_rule.hierarchy is not None else hierarchies.get(attribute)
+        levels = None if hierarchy is None else hierarchy_levels(hierarchy, s.labels, attribute)
+        l_rule = required.get("recursive_cl")
+        values = _values_of(s, attribute, int(l_rule.value) if l_rule is not None else recursive_l, levels)
+        for model, field_name in _VALUE_FIELDS.items():
+            rule = required.get(model)
+            failing = pd.NA
+            if rule is not None:
+                fails = ~class_passes(rule, s, levels if model == "t_closeness" else None)
+                failing = int(s.class_sizes[fails].sum())
+            rows.append({
+                "sensitive": attribute,
+                "model": model,
+                "name": MODEL_NAMES[model],
+                "value": getattr(values, field_name),
+                "required": "" if rule is None else rule.describe(),
+                "failing_records": failing,
+            })
+    out = pd.DataFrame(rows, columns=list(MODEL_TABLE_COLUMNS))
+    out["value"] = pd.Series([r["value"] for r in rows], dtype=object)  # l stays a whole number
+    out["failing_records"] = out["failing_records"].astype("Int64")
+    return out
