@@ -179,7 +179,7 @@ class GeneralizationSpace:
         *,
         count: str | None = None,
     ) -> None:
-        self.shield = tuple(shield)
+        self.shield = (shield,) if isinstance(shield, str) else tuple(shield)
         self.k = whole_k(k)
         self.count = count
         if not self.shield:
@@ -193,6 +193,9 @@ class GeneralizationSpace:
             raise HierarchyError(
                 f"Every shield attribute needs a hierarchy; there is none for {join_names(lacking)}."
             )
+        not_tables = [a for a in self.shield if not isinstance(hierarchies[a], pd.DataFrame)]
+        if not_tables:
+            raise HierarchyError(f"The hierarchy of {join_names(not_tables)} must be a table (ARX layout).")
         self.frame = df
         self.columns = [c for c in df.columns if c != count]
         table = encode(df, self.columns, count=count)

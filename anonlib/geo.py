@@ -59,6 +59,7 @@ from scipy.spatial import Delaunay, QhullError, cKDTree
 from .core.budget import Progress, WorkEstimate, report
 from .core.equivalence import Classes, combine, encode, encode_column
 from .core.errors import ColumnError, GeometryError, ParameterError, ProblemTooLargeError, join_names, require_columns
+from .core.numbers import MAX_COUNT, seed_number, time_limit_seconds, whole_number
 from .leakage import partition_entropy
 from .core.metrics import discernibility, nonuniform_entropy_codes, weighted_median, whole_k
 
@@ -1013,6 +1014,7 @@ def adc_sites(
     objectives, tried, committed, passes, converged = [search.state.objective], 0, 0, 0, False
     last_report = 0.0
     timed_out = False
+    previous_g = None
     for passes in range(1, max_passes + 1):
         anonymity = search.state.anonymity
         present = anonymity[anonymity > 0]
@@ -1020,7 +1022,7 @@ def adc_sites(
             converged = True
             break
         g = int(present.min())
-        if passes > 1 and g != previous_g:  # the remembered scores assumed the old level
+        if previous_g is not None and g != previous_g:  # the remembered scores assumed the old level
             search.tries.clear()
         previous_g = g
         lowest = np.flatnonzero(anonymity == g)
@@ -1425,7 +1427,9 @@ def aggregate(
     k = whole_k(k)
     x, y, region_ids, population = _validate_points(points)
     n_regions = len(region_ids)
-    n_sites = int(n_sites)
+    n_sites = whole_number(n_sites, "The number of sites", minimum=None, maximum=None)
+    seed, time_limit = seed_number(seed), time_limit_seconds(time_limit)
+    max_passes = whole_number(max_passes, "The number of ADC passes", minimum=1, maximum=10_000)
     if not 1 <= n_sites <= n_regions:
         raise ParameterError(
             f"The number of sites must be between 1 and the number of initial regions ({n_regions:,}); got {n_sites:,}."
@@ -1579,6 +1583,8 @@ def _validate_points(points: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.n
     population = None
     if "population" in points.columns:
         pop = pd.to_numeric(points["population"], errors="coerce")
+        if (pop > MAX_COUNT).any():
+            raise GeometryError(f"The population of every initial region must be at most {MAX_COUNT:,}.")
         if pop.isna().any() or (pop < 0).any():
             raise GeometryError("The population of every initial region must be a number of 0 or more.")
         population = pop.to_numpy(dtype=np.int64)
