@@ -40,13 +40,12 @@ from typing import Callable, TypeVar
 import numpy as np
 
 from .anonymize import search
-from .core.budget import lattice_size
+from .core.budget import Progress, duration_text, lattice_size, report
 from .core.dataset import Dataset, Role
 from .core.errors import AnonlibError, EmptySelectionError, ParameterError, ProblemTooLargeError
 from .core.hierarchy import default_hierarchy, levels_of
 from .leakage import attribute_label, leakage_table
 from .core.metrics import weighted_median, whole_k
-from .core.budget import duration_text
 from .peers import estimate_minimum, minimum_over_subsets, walk_size
 from .profile import risk_profile
 
@@ -58,6 +57,8 @@ log = logging.getLogger("anonlib")
 
 T = TypeVar("T")
 SECTIONS = ("Dataset", "Re-identification risk", "Information leakage", "Individual privacy", "Suggested generalization")
+STEP_UNITS = 1000  # progress units per section of build_report
+
 NO_ROWS = ("There are no records to analyse: the table is empty, or every row misses a value in the analysed "
            "columns and rows with missing values are dropped.")
 
@@ -242,13 +243,14 @@ def _leakage_section(frame, attributes: list[str], count: str | None) -> Leakage
 
 def _privacy_section(
     frame, qis: tuple[str, ...], sensitive: tuple[str, ...], count: str | None, p: float,
-    max_known: int | None, seconds: float, notes: list[Note],
+    max_known: int | None, seconds: float, notes: list[Note], progress: Progress | None = None,
 ) -> PrivacySection:
     """Every quasi-identifier is auxiliary information, at any number of records. When the
     walk over all their combinations would take longer than ``seconds``, the adversary is
     narrowed to knowing at most as many of them at once as fits, and a note says so."""
     if not sensitive:
         raise ParameterError("No column is marked sensitive, so there is no value whose disclosure could be measured.")
+    report(progress, 0, 1, "estimating the work")
     aux = list(qis)
     full = [estimate_minimum(frame, s, aux, count=count, max_known=max_known) for s in sensitive]
     needed = sum(e.seconds for e in full)
@@ -276,13 +278,17 @@ def _privacy_section(
         ))
     weights = np.ones(len(frame)) if count is None else frame[count].to_numpy(dtype=np.float64)
     rows = []
-    for s in sensitive:
-        values = minimum_over_subsets(frame, s, aux, "ppp", count=count, max_known=known).values
+    for j, s in enumerate(sensitive):
+        def walked(done: int, total: int, what: str, j: int = j, s: str = s) -> None:
+            report(progress, j * total + done, len(sensitive) * total, f"{what} for {s}")
+
+        values = minimum_over_subsets(frame, s, aux, "ppp", count=count, max_known=known, progress=walked).values
         rows.append(PrivacyRow(s, float(((values > p) * weights).sum() / weights.sum()), weighted_median(values, weights)))
     return PrivacySection(p, tuple(aux), tuple(rows), known)
 
 
-def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: int, max_lattice: int) -> GeneralizationSection:
+def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: int, max_lattice: int,
+                            progress: Progress | None = None) -> GeneralizationSection:
     built = {a: default_hierarchy(frame[a], a) for a in qis}
     hierarchies = {a: h for a, (_, h) in built.items()}
     size = lattice_size(levels_of(h) + 1 for h in hierarchies.values())
@@ -291,7 +297,7 @@ def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: i
             f"The default hierarchies give {size:,} possible generalizations, more than the report's limit of "
             f"{max_lattice:,}; use the Leakage & anonymization page with a smaller shield."
         )
-    result = search(frame, list(qis), k, hierarchies, "iab", count=count)
+    result = search(frame, list(qis), k, hierarchies, "iab", count=count, progress=progress)
     return GeneralizationSection(
         k=result.k,
         levels=tuple((a, result.levels[a], result.max_levels[a], built[a][0]) for a in qis),
@@ -344,6 +350,23 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
     return tuple(out)
 
 
+def _steps(progress: Progress | None) -> Callable[[str], Progress]:
+    """``step(section)``: a progress callback for one section's own work, mapped into
+    ``STEP_UNITS`` of the report's whole (never reaching the end: that is the report's)."""
+    total = (len(SECTIONS) - 1) * STEP_UNITS
+
+    def step(section: str) -> Progress:
+        first = (SECTIONS.index(section) - 1) * STEP_UNITS
+
+        def inner(done: int, of: int, what: str) -> None:
+            within = min(STEP_UNITS - 1, STEP_UNITS * done // max(of, 1))
+            report(progress, first + within, total, f"{section}: {what}")
+
+        return inner
+
+    return step
+
+
 def build_report(
     dataset: Dataset,
     *,
@@ -353,6 +376,7 @@ def build_report(
     privacy_seconds: float = PRIVACY_SECONDS,
     max_lattice: int = 20_000,
     created: str | None = None,
+    progress: Progress | None = None,
 ) -> RiskReport:
     """Collect the dataset's findings (risk, leakage, individual privacy, a generalization) at k and p.
 
@@ -363,6 +387,12 @@ def build_report(
     (never skipped silently). The generalization is skipped, with a note, when
     the default hierarchies give more than ``max_lattice`` level vectors.
     ``created`` is the report's date (default: today, UTC).
+
+    ``progress(done, total, what)``: ``total`` is 1000 per section after the
+    dataset's (4,000); within a section ``done`` advances with the section's own
+    work (the auxiliary combinations walked, the tables built) and ``what`` names
+    the section and that work. ``done == total`` is reported once, when the report
+    is complete.
 
     >>> from anonlib.core.samples import load_sample
     >>> r = build_report(load_sample("arca_table1"), k=3)
@@ -386,16 +416,19 @@ def build_report(
     if frame is not None and len(frame) == 0:
         notes.extend(Note(section, NO_ROWS) for section in SECTIONS[2:])
         frame = None
+    step = _steps(progress)
+    step("Re-identification risk")(0, 1, "counting classes")
     risk = _guarded("Re-identification risk", notes, lambda: _risk_section(dataset))
     leakage = privacy = generalization = None
     if frame is not None:
+        step("Information leakage")(0, 1, "counting attributes")
         leakage = _guarded("Information leakage", notes, lambda: _leakage_section(frame, list(qis + sensitive), count))
         if qis:
             privacy = _guarded("Individual privacy", notes, lambda: _privacy_section(
                 frame, qis, sensitive, count, p, None if max_known is None else int(max_known),
-                float(privacy_seconds), notes))
-            generalization = _guarded("Suggested generalization", notes,
-                                      lambda: _generalization_section(frame, qis, count, k, int(max_lattice)))
+                float(privacy_seconds), notes, step("Individual privacy")))
+            generalization = _guarded("Suggested generalization", notes, lambda: _generalization_section(
+                frame, qis, count, k, int(max_lattice), step("Suggested generalization")))
         else:
             for section in ("Individual privacy", "Suggested generalization"):
                 notes.append(Note(section, "Mark at least one column as quasi-identifier to see this section."))
@@ -412,6 +445,8 @@ def build_report(
         ("generalizations searched at most", f"{int(max_lattice):,}"),
         ("search method", "IAB (Arca & Hewett), default hierarchies"),
     )
+    total = (len(SECTIONS) - 1) * STEP_UNITS
+    report(progress, total, total, "report complete")
     return RiskReport(
         dataset=_dataset_section(dataset, dropped),
         risk=risk,

@@ -168,6 +168,20 @@ def test_individual_privacy_above_200000_records_is_computed():
     assert r.privacy.rows[0].protected_share == pytest.approx((values > 0).mean())
 
 
+def test_progress_advances_through_every_section_and_ends_once_complete():
+    calls: list[tuple[int, int, str]] = []
+    r = build_report(load_sample("adult"), k=5, progress=lambda *call: calls.append(call))
+    assert r.privacy is not None and r.generalization is not None
+    done = [d for d, _, _ in calls]
+    assert done == sorted(done) and {t for _, t, _ in calls} == {4000}
+    assert calls[-1] == (4000, 4000, "report complete") and all(d < 4000 for d in done[:-1])
+    sections = [what.split(":")[0] for _, _, what in calls[:-1]]
+    assert list(dict.fromkeys(sections)) == ["Re-identification risk", "Information leakage", "Individual privacy",
+                                             "Suggested generalization"]
+    assert any("auxiliary combinations for income" in what for _, _, what in calls)
+    assert len([s for s in sections if s == "Individual privacy"]) > 10  # the walk reports as it goes
+
+
 def test_no_solution_is_a_note():
     ds = load_sample("caballero_table2b")
     r = build_report(ds, k=100)
