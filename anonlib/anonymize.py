@@ -10,7 +10,10 @@ per shield attribute. For the anonymity requirement R = <S, k>:
 - **rows**: distinct rows of the generalized table (its "data retention").
 
 Both only shrink when a level is raised (generalization merges rows and
-groups), which is what lets IAB prune. Three methods:
+groups), which is what lets IAB prune. Privacy models (l, t, α, δ, β) and a
+suppression limit can be required next to k, as ARX does: a class failing k or
+a model is suppressed, and a table is acceptable when its suppressed records
+are within the limit (``GeneralizationSpace``, docs/models.md). Three methods:
 
 - ``iab`` (Algorithm 1): best-first; expand the open table with the most rows,
   ties by fewest violations; children raise one attribute by one level; a table
@@ -782,7 +785,7 @@ def search(
     >>> [(m, search(df, ["Zip", "Age", "AC"], 3, h, m, count="#Rec.").rows) for m in METHODS]
     [('iab', 21), ('exhaustive', 21), ('greedy', 18)]
 
-    With a privacy model on the genetic risk, and 10% of the records suppressed at most:
+    With a privacy model on the genetic risk, and at most 30% of the records suppressed:
     >>> from anonlib.models import ModelRequirement
     >>> r = search(df, ["Zip", "Age", "AC"], 3, h, count="#Rec.", max_suppressed=0.3,
     ...            requirements=[ModelRequirement("distinct_l", "Genetic risk", 2)])
@@ -791,6 +794,7 @@ def search(
     """
     if pruning not in PRUNINGS:
         raise ParameterError(f"Unknown IAB pruning '{pruning}'; choose one of {join_names(PRUNINGS)}.")
+    requirements = tuple(requirements)
     check_work(
         estimate_search(df, shield, hierarchies, method, requirements=requirements),
         narrow="choose fewer shield attributes or hierarchies with fewer levels",
