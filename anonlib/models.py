@@ -47,6 +47,11 @@ Missing values are a value of their own ("missing") unless the caller dropped
 them (``Dataset(missing="drop")``), as everywhere in the library. A count
 column is honoured without expanding rows.
 
+One module (past 800 lines) because every part reads the same per-class
+summaries: the summaries, the models on them, the requirements and acceptance
+built on the models, and the tables for pages and the report (``model_values``,
+``model_table``); splitting them would split one data structure from its uses.
+
 Example (Li et al. 2007, Table 4: salaries in thousands, three classes):
     >>> df = pd.DataFrame({"zip": ["476**"] * 3 + ["4790*"] * 3 + ["476**"] * 3,
     ...                    "age": ["2*"] * 3 + [">=40"] * 3 + ["3*"] * 3,
