@@ -308,6 +308,9 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
                     st.caption(f"No generalization meets k = {_root_k(results)} while keeping every quasi-identifier "
                                "(every one found turns a column into one value): finer or wider hierarchies, fewer "
                                "quasi-identifiers, or suppressing the records left in small classes (sidebar) may help.")
+    # greedy last: a generalization it shares with an optimal search is recorded as that search's
+    found_by = {name: r for name, r in found_by.items() if r.method != "greedy"} | {
+        name: r for name, r in found_by.items() if r.method == "greedy"}
     candidates = _candidates(found_by, hierarchies, dataset)
     if all(not any(c["result"].levels.values()) for c in candidates):
         st.success("These quasi-identifiers already form classes of at least k records: no generalization is needed.")
