@@ -276,6 +276,7 @@ def tree_layout(parents) -> tuple[list[float], list[int]]:
 
 TREE_IN_FULL = 25  # search trees up to this many tables are drawn whole, labelled like the paper's figures
 TREE_LEAVES_IN_FULL = 12  # ... and at most this many side by side, so the labels never overlap at 1024 px
+TREE_EDGE_LABELS_UP_TO = 6  # leaves side by side up to which edges carry the attribute raised (else: hover)
 
 
 def search_tree_figure(
@@ -336,6 +337,15 @@ def _whole_tree_figure(tree, shield, chosen, palette: str, title: str | None) ->
         label_x.append(x[p] + 0.7 * (x[i] - x[p]))  # near the child: siblings' labels stay apart
         label_y.append(y[p] + 0.7 * (y[i] - y[p]))
         label_text.append(_escape(node.attribute))
+    crowded = sum(1 for i in range(len(tree)) if i not in {n.parent for n in tree}) > TREE_EDGE_LABELS_UP_TO
+    if crowded:  # the attribute raised is in each node's hover instead
+        label_x, label_y, label_text = [], [], []
+    # siblings side by side: labels alternately above and below their node, so neighbours never touch
+    rank: dict[int, int] = {}
+    position = []
+    for d in depth:
+        rank[d] = rank.get(d, -1) + 1
+        position.append("top center" if rank[d] % 2 == 0 or not crowded else "bottom center")
     colour = [colours.safe if n.violations == 0 else colours.at_risk for n in tree]
     outline = [3 if chosen is not None and tuple(n.levels) == tuple(chosen) else 0 for n in tree]
     fig = go.Figure(
@@ -350,7 +360,8 @@ def _whole_tree_figure(tree, shield, chosen, palette: str, title: str | None) ->
                 y=y,
                 mode="markers+text",
                 text=[n.label for n in tree],
-                textposition="top center",
+                textposition=position,
+                textfont=dict(size=10),
                 marker=dict(size=14, color=colour, line=dict(width=outline, color="#000000")),
                 hovertext=[_node_hover(n, shield) for n in tree],
                 hoverinfo="text",

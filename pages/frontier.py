@@ -197,13 +197,14 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
 
     space = result.space
     frontier = list(result.frontier)
-    m = st.columns(5)
+    m = st.columns(3)  # three per row: the labels fit a 1024 px window
     m[0].metric("policies in the lattice", f"2^{space.n_bits}" if space.n_bits > 16 else lattice_size_text(space.n_bits),
                 help=f"{lattice_size_text(space.n_bits)} policies ({space.n_bits} bits)")
     m[1].metric("policies evaluated", f"{result.n_evaluated:,}")
     m[2].metric("frontier policies", f"{len(frontier):,}", help=term_help("frontier"))
-    m[3].metric("area", f"{result.area:.4f}", help="Area under the frontier's step curve; smaller is better.")
-    m[4].metric("search time", f"{result.seconds:.2f} s")
+    m = st.columns(3)
+    m[0].metric("area", f"{result.area:.4f}", help="Area under the frontier's step curve; smaller is better.")
+    m[1].metric("search time", f"{result.seconds:.2f} s")
     st.caption(
         f"Risk (x axis) is {'distinguishability against the uploaded population' if space.has_population else 'the number of classes after the policy divided by the number before (your data are their own population)'}: "
         "0 = nobody can be told apart, 1 = as identifiable as the original. Information loss (y axis) is the KL "
@@ -284,7 +285,7 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
             st.dataframe(
                 pd.DataFrame(
                     [{"policy": frontier.index(e) + 1, "k": ks[frontier.index(e)],
-                      f"meets k = {target.k}": meets[frontier.index(e)], "risk": e.risk,
+                      f"meets k = {target.k}": "yes" if meets[frontier.index(e)] else "no", "risk": e.risk,
                       "loss (normalized)": e.loss_normalized, "loss (KL, nats)": e.loss} for e in lower_both]
                 ),
                 hide_index=True, width="stretch",

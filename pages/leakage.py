@@ -57,7 +57,7 @@ EXAMPLE_SHIELD = ["Zip", "Age", "AC"]
 BUILDERS = ["intervals", "masking", "taxonomy", "flat", "ARX file"]
 SIZES = {"single attributes": 1, "pairs": 2, "triples": 3}
 KEEPING = "IAB keeping every quasi-identifier"
-COMPARISON_NAMES = {"rows": "distinct combinations", "violations": "in classes < k (distinct combinations)",
+COMPARISON_NAMES = {"rows": "distinct combinations", "violations": "failing k",
                     "generalizations": "levels raised", "generated": "tables checked"}
 
 
