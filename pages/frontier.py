@@ -9,7 +9,6 @@ until switched on."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -32,8 +31,8 @@ from anonlib.synthetic import TENNESSEE_ZIP_SEED, adult_with_zip, zip3_populatio
 from anonlib.workflow import PolicyStep, step_cost
 from dashboard import charts
 from dashboard.glossary import glossary_expander, term_help
-from dashboard.state import active_dataset, apply_step_callback, release_target, working_copy
-from dashboard.ui import download_csv, download_json, guarded, page_header, paper_example, plain, result_verdict
+from dashboard.state import active_dataset, release_target
+from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
 
 PAGE = "Frontier"
 EXAMPLE = "Adult + synthetic Tennessee ZIP (the paper's example)"
@@ -382,15 +381,7 @@ def _apply_policy(dataset: Dataset, step: PolicyStep) -> None:
     if not step.attributes:
         st.info("This policy keeps every value (the working copy as it is): nothing to apply.")
         return
-    cost = step_cost(step, dataset)
-    st.markdown("What it does to the working copy:\n" + "\n".join(f"- {plain(s)}" for s in cost.sentences()))
-    if cost.removes_quasi_identifier:
-        st.warning("This policy removes a quasi-identifier entirely (every value becomes one): the released column "
-                   "says nothing. It is never preselected; apply it only if that column is not needed.")
-    preview = working_copy().apply(step, PAGE)
-    result_verdict(preview.check, "This policy")
-    st.button("Apply this policy to the working copy", type="primary", on_click=apply_step_callback,
-              args=(step, PAGE), key="fr_apply", help="Adds a step to the working copy (listed in the sidebar, with undo).")
+    preview = offer_step(step, step_cost(step, dataset), PAGE, "policy", "fr_apply")
     st.dataframe(preview.current.frame.head(200), hide_index=True, height=240)
     st.caption(f"First {min(200, len(preview.current.frame))} of {len(preview.current.frame):,} rows of the working "
                "copy after this policy.")

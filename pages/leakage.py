@@ -48,8 +48,8 @@ from anonlib.leakage import attribute_label, attribute_sets, compare_leakage, le
 from anonlib.workflow import GeneralizationStep, default_choice, step_cost
 from dashboard import charts
 from dashboard.glossary import glossary_expander, term_help
-from dashboard.state import active_dataset, apply_step_callback, release_target, working_copy
-from dashboard.ui import download_csv, download_json, guarded, page_header, paper_example, plain, result_verdict
+from dashboard.state import active_dataset, release_target, working_copy
+from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
 
 PAGE = "Leakage"
 EXAMPLE = "arca_table1"
@@ -294,7 +294,6 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
     """Choose one of the generalizations found, see what it costs and whether it meets the
     release target (in records), and apply it to the working copy as a step."""
     found_by = {METHOD_NAMES[m]: r for m, r in results.items()}
-    root = next(iter(results.values())).root
     if any(r.levels[a] for r in results.values() for a in r.levels):
         kept = _keeping(hierarchies)
         trimmed = any(kept[a].shape[1] < hierarchies[a].shape[1] for a in kept)
@@ -328,15 +327,7 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
         return
     chosen = candidates[pick]
     step, cost = chosen["step"], chosen["cost"]
-    st.markdown("What it does to the working copy:\n" + "\n".join(f"- {plain(s)}" for s in cost.sentences()))
-    if cost.removes_quasi_identifier:
-        st.warning("This choice removes a quasi-identifier entirely (every value becomes one): the released "
-                   "column says nothing. It is never preselected; apply it only if that column is not needed.")
-    preview = working_copy().apply(step, PAGE)
-    result_verdict(preview.check, "This generalization")
-    st.button("Apply this generalization to the working copy", type="primary", on_click=apply_step_callback,
-              args=(step, PAGE), key="leakage_apply",
-              help="Adds a step to the working copy (listed in the sidebar, with undo).")
+    preview = offer_step(step, cost, PAGE, "generalization", "leakage_apply")
 
     with st.expander("How the search got there: the three methods and the search tree"):
         st.dataframe(_comparison(results), hide_index=True, width="stretch",
