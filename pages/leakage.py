@@ -438,7 +438,7 @@ with guarded("reading the working copy"):
                         _apply_section(dataset, frame, results, hierarchies, palette)
 
 glossary_expander(["record", "distinct combination", "quasi-identifier", "k", "hierarchy", "generalization",
-                   "dS / leakage", "normalized leakage", "IAB", "shield", "violation"])
+                   "dS / leakage", "normalized leakage", "IAB", "violation"])
 
 
 # --- the papers' worked examples (closed until switched on) ----------------------------
@@ -451,7 +451,7 @@ def _table1() -> None:
     _leakage_section(example, frame, columns, "example")
     st.subheader("Anonymization of Table 1")
     c1, c2 = st.columns([3, 1])
-    shield = c1.multiselect("Shield (the paper's quasi-identifiers)", columns, default=EXAMPLE_SHIELD,
+    shield = c1.multiselect("Quasi-identifiers (the paper's Table 1 uses Zip, Age, AC)", columns, default=EXAMPLE_SHIELD,
                             key="shield-example")
     k = int(c2.number_input("k", min_value=1, max_value=1000, value=3, step=1, key="k-example"))
     if not shield:
@@ -492,10 +492,10 @@ def _experiment_view() -> None:
     e1, e2, e3 = st.columns(3)
     samples = e1.multiselect("Datasets", list(HEART_SAMPLES), default=list(HEART_SAMPLES), format_func=HEART_SAMPLES.get, key="exp_samples")
     shield_names = {", ".join(s): s for s in EXPERIMENT_SHIELDS}
-    shields = e2.multiselect("Shields", list(shield_names), default=list(shield_names), key="exp_shields")
+    shields = e2.multiselect("Quasi-identifier sets", list(shield_names), default=list(shield_names), key="exp_shields")
     ks = e3.multiselect("k", [2, 3, 5, 10, 20], default=[5], key="exp_ks")
     if not (samples and shields and ks):
-        st.info("Choose at least one dataset, shield and k.")
+        st.info("Choose at least one dataset, quasi-identifier set and k.")
         return
     with st.status("Running IAB, exhaustive and greedy on each requirement...", expanded=False) as status:
         experiment = _experiment(tuple(samples), tuple(shield_names[s] for s in shields), tuple(sorted(ks)))
@@ -503,7 +503,9 @@ def _experiment_view() -> None:
     metric = st.radio("Show", ["rows", "generated", "seconds", "generalizations"], horizontal=True, key="exp_metric",
                       help="rows: the paper's distinct combinations kept; generated: tables checked.")
     st.plotly_chart(charts.experiment_figure(experiment, metric), width="stretch")
-    st.dataframe(experiment, hide_index=True, width="stretch", column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
+    shown = experiment.rename(columns={"shield": "quasi-identifiers", **COMPARISON_NAMES,
+                                       "paper_rows": "paper: distinct combinations", "paper_generated": "paper: tables checked"})
+    st.dataframe(shown, hide_index=True, width="stretch", column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
     download_csv("Experiment results (CSV)", experiment, "heart_experiment.csv", key="dl-exp")
 
 

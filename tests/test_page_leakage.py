@@ -272,3 +272,12 @@ def test_journey_upload_generalize_then_undo(upload, expected):
     side = sidebar_words(at)
     assert "1. Leakage" not in side and "No step yet" in side
     assert copy.current.frame["zip"].nunique() == 8
+
+
+def test_paper_experiment_behind_its_toggle(example):
+    example.toggle(key="leakage_paper_experiment").set_value(True).run()
+    assert not example.exception and not example.error
+    table = next(d.value for d in example.dataframe if "paper: distinct combinations" in d.value.columns)
+    assert len(table) == 3 * 4 * 3  # datasets x quasi-identifier sets x methods at k = 5
+    cleveland = table[(table["dataset"].astype(str).str.contains("Cleveland")) & table["paper: distinct combinations"].notna()]
+    assert len(cleveland) and "shield" not in table.columns
