@@ -238,7 +238,7 @@ def _tree_view(result: SearchResult, palette: str) -> None:
     )
 
 
-def _before_after(dataset: Dataset, frame: pd.DataFrame, after_frame: pd.DataFrame, palette: str, scope: str) -> pd.DataFrame:
+def _before_after(dataset: Dataset, frame: pd.DataFrame, after_frame: pd.DataFrame, palette: str) -> pd.DataFrame:
     """Leakage of every column before and after (the paper's Table 8)."""
     count = dataset.count
     query_columns = [c for c in frame.columns if c != count]
@@ -340,7 +340,7 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
     st.dataframe(preview.current.frame.head(200), hide_index=True, width="stretch", height=260)
     st.markdown("**Leakage before and after** (the paper's Table 8)")
     after_frame, _ = preview.current.analysis_frame([c for c in frame.columns if c != dataset.count])
-    both = _before_after(dataset, frame, after_frame, palette, "copy")
+    both = _before_after(dataset, frame, after_frame, palette)
     d1, d2 = st.columns(2)
     with d1:
         download_csv("Before/after leakage (CSV)", both, "leakage_before_after.csv", key="dl-both")
@@ -480,7 +480,7 @@ def _table1() -> None:
     st.markdown("**Anonymized table** (identical rows merged, counts added)")
     st.dataframe(chosen.table.head(500), hide_index=True, width="stretch", height=260)
     st.markdown("**Leakage before and after anonymization** (the paper's Table 8)")
-    _before_after(example, frame, chosen.table, palette, "example")
+    _before_after(example, frame, chosen.table, palette)
 
 
 def _experiment_view() -> None:
