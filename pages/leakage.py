@@ -9,6 +9,7 @@ bottom, closed until switched on."""
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pandas as pd
 import streamlit as st
@@ -71,9 +72,20 @@ def _leakage(fingerprint: str, missing: str, columns: tuple, attributes: tuple, 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _search(
     fingerprint: str, missing: str, columns: tuple, shield: tuple, k: int, method: str, files: tuple, count: str | None,
-    _frame: pd.DataFrame, _hierarchies: dict,
+    _frame: pd.DataFrame, _hierarchies: dict, target: str = "", _requirements: tuple = (), max_suppressed: float = 0.0,
 ) -> SearchResult:
-    return search(_frame, list(shield), k, _hierarchies, method, count=count)
+    """One search, cached on the data, the hierarchies' digests and the target (``target``:
+    its JSON; the models themselves are passed unhashed as ``_requirements``)."""
+    return search(_frame, list(shield), k, _hierarchies, method, count=count, requirements=_requirements,
+                  max_suppressed=max_suppressed)
+
+
+def _target_args(target) -> dict:
+    """The release target's models and suppression limit as ``_search`` arguments."""
+    if target is None:
+        return {}
+    return {"target": json.dumps(target.to_json(), sort_keys=True, default=str),
+            "_requirements": tuple(target.requirements), "max_suppressed": float(target.max_suppressed)}
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -198,8 +210,9 @@ def _hierarchies(shield: list[str], frame: pd.DataFrame, example: bool, scope: s
 
 
 def _run_searches(dataset: Dataset, frame: pd.DataFrame, shield: list[str], k: int,
-                  hierarchies: dict[str, pd.DataFrame]) -> dict[str, SearchResult]:
-    """IAB, exhaustive and greedy on one requirement (exhaustive only when it is quick)."""
+                  hierarchies: dict[str, pd.DataFrame], target=None) -> dict[str, SearchResult]:
+    """IAB, exhaustive and greedy on one requirement (exhaustive only when it is quick):
+    k, and with the release ``target`` its privacy models and suppression limit too."""
     files = tuple(_digest(hierarchy_csv(hierarchies[a])) for a in shield)
     results: dict[str, SearchResult] = {}
     for method in METHODS:
@@ -209,7 +222,7 @@ def _run_searches(dataset: Dataset, frame: pd.DataFrame, shield: list[str], k: i
             continue
         with guarded(f"running the {METHOD_NAMES[method]} search"):
             results[method] = _search(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(shield), k,
-                                      method, files, dataset.count, frame, hierarchies)
+                                      method, files, dataset.count, frame, hierarchies, **_target_args(target))
     return results
 
 
@@ -283,7 +296,8 @@ def _root_k(results: dict[str, SearchResult]) -> int:
 def _candidate_label(candidate: dict) -> str:
     result, cost = candidate["result"], candidate["cost"]
     raised = ", ".join(f"{a} to level {v}" for a, v in result.levels.items() if v) or "nothing raised"
-    text = f"{' and '.join(candidate['methods'])}: {raised} ({result.rows:,} distinct combinations)"
+    text = f"{' and '.join(candidate['methods'])}: {raised} ({result.rows:,} distinct combinations"
+    text += f", then {result.suppressed:,} records to suppress)" if result.suppressed else ")"
     if cost.removes_quasi_identifier:
         text += " - removes the quasi-identifier " + ", ".join(c for c in cost.removed if c in cost.quasi_identifiers)
     return text
@@ -302,7 +316,8 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
             with guarded("searching for a generalization that keeps every quasi-identifier"):
                 try:
                     found_by[KEEPING] = _search(dataset.fingerprint, dataset.missing, tuple(frame.columns),
-                                                tuple(kept), _root_k(results), "iab", files, dataset.count, frame, kept)
+                                                tuple(kept), _root_k(results), "iab", files, dataset.count, frame, kept,
+                                                **_target_args(release_target()))
                 except NoSolutionError:
                     st.caption(f"No generalization meets k = {_root_k(results)} while keeping every quasi-identifier "
                                "(every one found turns a column into one value): finer or wider hierarchies, fewer "
@@ -312,7 +327,12 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
         name: r for name, r in found_by.items() if r.method == "greedy"}
     candidates = _candidates(found_by, hierarchies, dataset)
     if all(not any(c["result"].levels.values()) for c in candidates):
-        st.success("These quasi-identifiers already form classes of at least k records: no generalization is needed.")
+        left = candidates[0]["result"].suppressed
+        if left:
+            st.info(f"No generalization is needed: suppressing the {left:,} records still in classes failing the "
+                    "target (the sidebar's button) stays within the suppression limit.")
+        else:
+            st.success("These quasi-identifiers already form classes meeting the target: no generalization is needed.")
         return
     st.markdown("**Generalizations found** (most distinct combinations kept first)")
     choice = default_choice([c["cost"] for c in candidates])
@@ -411,8 +431,10 @@ with guarded("reading the working copy"):
         shield = st.multiselect("Quasi-identifiers to generalize", list(dataset.quasi_identifiers),
                                 default=list(dataset.quasi_identifiers), key=f"shield-{scope}",
                                 help=term_help("quasi-identifier"))
-        st.caption(f"k = {target.k}, from the release target in the sidebar: every class of records sharing "
-                   "these quasi-identifiers must hold at least k records.")
+        st.caption(f"The release target in the sidebar ({plain(target.describe())}): every class of records "
+                   "sharing these quasi-identifiers must hold at least k records"
+                   + (" and meet the privacy models" if target.requirements else "")
+                   + (", after suppressing at most the allowed share of records" if target.max_suppressed else "") + ".")
         if not shield:
             st.info("Choose at least one quasi-identifier.")
         else:
@@ -424,7 +446,7 @@ with guarded("reading the working copy"):
                 st.warning("The search runs once every quasi-identifier has a valid hierarchy: "
                            + plain(", ".join(lacking)) + ".")
             else:
-                results = _run_searches(dataset, frame, shield, target.k, hierarchies)
+                results = _run_searches(dataset, frame, shield, target.k, hierarchies, target)
                 if results:
                     with guarded("showing the generalizations found"):
                         root = next(iter(results.values())).root
