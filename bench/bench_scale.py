@@ -345,11 +345,11 @@ def _peers_setup():
 def _watched(call) -> dict:
     """Run ``call(progress)`` and describe its progress reports."""
     reports: list[tuple[float, int, int]] = []
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     call(lambda done, total, what: reports.append((time.perf_counter() - start, done, total)))
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     gaps = np.diff([0.0] + [t for t, _, _ in reports] + [seconds])
-    return {"seconds": seconds, "reports": len(reports), "longest_gap": float(gaps.max()),
+    return {"seconds": seconds, "cpu": cpu, "reports": len(reports), "longest_gap": float(gaps.max()),
             "finished": bool(reports) and reports[-1][1] == reports[-1][2]}
 
 
@@ -397,12 +397,13 @@ def _peers_compare(_=None) -> dict:
 
 def _peers_note(r: dict) -> str:
     e, w = r["eight"], r["wide"]
-    return (f"8 variables: estimated {e['estimate']:.1f} s (in {e['estimating']:.2f} s), took {e['seconds']:.1f} s "
-            f"(measured/estimate {_ratio(e['seconds'], e['estimate'])}), {e['reports']} progress reports, longest "
-            f"silence {e['longest_gap']:.1f} s, last report done = total: {'yes' if e['finished'] else 'NO'}, "
+    return (f"8 variables: estimated {e['estimate']:.1f} s (in {e['estimating']:.2f} s), took {e['seconds']:.1f} s, "
+            f"CPU {e['cpu']:.1f} s (CPU/estimate {_ratio(e['cpu'], e['estimate'])}), {e['reports']} progress reports, "
+            f"longest silence {e['longest_gap']:.1f} s, last report done = total: {'yes' if e['finished'] else 'NO'}, "
             f"{_memory(e)}; 20 variables refused in {w['refused_in']:.2f} s (\"{w['refusal'][:90]}...\"); "
-            f"{w['variables']} variables estimated {w['all']:.0f} s, narrowed to at most {w['max_known']} known: estimated {w['estimate']:.1f} s, took {w['seconds']:.1f} s "
-            f"({_ratio(w['seconds'], w['estimate'])}), longest silence {w['longest_gap']:.1f} s, {_memory(w)}")
+            f"{w['variables']} variables estimated {w['all']:.0f} s, narrowed to at most {w['max_known']} known: "
+            f"estimated {w['estimate']:.1f} s, took {w['seconds']:.1f} s, CPU {w['cpu']:.1f} s "
+            f"({_ratio(w['cpu'], w['estimate'])}), longest silence {w['longest_gap']:.1f} s, {_memory(w)}")
 
 
 # --- the risk report on 300,000 records ----------------------------------------------------
