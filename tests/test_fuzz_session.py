@@ -36,9 +36,11 @@ import os
 import random
 import re
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -233,10 +235,10 @@ class Session:
         if w.proto.data_type not in (w.proto.INT, w.proto.FLOAT):
             return f"{label}: not a number slider"
         lo, hi, step = w.proto.min, w.proto.max, w.proto.step or 1
-        steps = int(round((hi - lo) / step))
+        steps = round((hi - lo) / step)
         picks = [lo + step * self.rng.choice([0, steps, self.rng.randint(0, max(steps, 0))]) for _ in range(2)]
         if w.proto.data_type == w.proto.INT:
-            picks = [int(round(p)) for p in picks]
+            picks = [round(p) for p in picks]
         else:
             picks = [min(hi, round(p, 10)) for p in picks]
         if isinstance(w.value, (list, tuple)):
@@ -330,10 +332,9 @@ class Session:
             self.report(Defect("hang", self.page, str(err), step, list(self.log)))
             return False
         self.seconds[self.page] = self.seconds.get(self.page, 0.0) + time.perf_counter() - started
-        current = self.current_page()
+        current = self.page
         for exc in self.at.exception:
-            self.report(Defect("exception", current, exc.message, step, list(self.log),
-                                       "\n".join(exc.stack_trace)))
+            self.report(Defect("exception", current, exc.message, step, list(self.log), "\n".join(exc.stack_trace)))
         for record in logged.records:
             tb = logging.Formatter().formatException(record.exc_info) if record.exc_info else ""
             self.report(Defect("generic error", current, record.getMessage(), step, list(self.log), tb))
@@ -342,9 +343,6 @@ class Session:
             if not is_typed_sentence(error.value) and GENERIC not in error.value:
                 self.report(Defect("raw error", current, unescaped(error.value), step, list(self.log)))
         return True
-
-    def current_page(self) -> str:
-        return self.page
 
 
 def _small_samples_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -366,6 +364,20 @@ def _trace(*lines: object) -> None:
 def _short_work_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     defaults = dict(budget.check_work.__kwdefaults__)
     monkeypatch.setattr(budget.check_work, "__kwdefaults__", defaults | {"max_seconds": WORK_SECONDS})
+
+
+@contextmanager
+def _full_error_details() -> Iterator[None]:
+    """Uncaught exceptions keep their message and stack in the report (Streamlit redacts
+    them on the page by default)."""
+    from streamlit import config
+
+    before = config.get_option("client.showErrorDetails")
+    config.set_option("client.showErrorDetails", "full")
+    try:
+        yield
+    finally:
+        config.set_option("client.showErrorDetails", before)
 
 
 def fuzz(seed: int, actions: int) -> Session:
@@ -400,10 +412,12 @@ def test_a_thousand_random_actions_end_in_sentences(monkeypatch: pytest.MonkeyPa
     _small_samples_only(monkeypatch)
     _short_work_budget(monkeypatch)
     started = time.perf_counter()
-    session = fuzz(SEED, ACTIONS)
+    with _full_error_details():
+        session = fuzz(SEED, ACTIONS)
     elapsed = time.perf_counter() - started
     skipped = [entry for entry in session.log if "skipped" in entry]
-    slowest = sorted(session.log, key=lambda e: -float(e.rsplit("[", 1)[-1].split(" ")[0]))[:5]
+    timed = [entry for entry in session.log if entry.endswith(" s]")]
+    slowest = sorted(timed, key=lambda e: -float(e.rsplit("[", 1)[-1].split(" ")[0]))[:5]
     print(f"\nfuzzed session: {ACTIONS} actions, seed {SEED}, {elapsed:.0f} s, {len(skipped)} skipped; "
           "seconds per page: " + ", ".join(f"{p}: {s:.0f}" for p, s in sorted(session.seconds.items()))
           + "\nslowest actions:\n  " + "\n  ".join(slowest))
