@@ -275,6 +275,204 @@ def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: i
     )
 
 
+# --------------------------------------------------------------------------- shared with the pages
+#
+# The Dataset page, the Individual privacy page and this report show the same
+# numbers for the same setting because they call the same functions below.
+
+ATTACKER_MODEL = (
+    "The attacker knows any combination of {known} and tries to learn one sensitive attribute; "
+    "a record's value is protected when more than a share p of the records matching what the attacker "
+    "knows have another value (minimum PPP above p, Kroes et al.)."
+)
+
+# the threshold a privacy model is judged at when the release target does not switch it on
+MODEL_DEFAULTS: dict[str, tuple[float, float | None]] = {
+    "alpha": (0.5, None), "distinct_l": (2.0, None), "entropy_l": (2.0, None), "recursive_cl": (2.0, 3.0),
+    "t_closeness": (0.2, None), "delta_disclosure": (1.0, None), "beta_likeness": (1.0, None),
+    "enhanced_beta_likeness": (1.0, None),
+}
+
+
+def attacker_knowledge(dataset: Dataset) -> tuple[str, ...]:
+    """What the attacker of the individual-privacy measure may know: the quasi-identifiers
+    (any combination of them). The sensitive attributes are what they try to learn, never
+    what they know. The one choice shared by the report and the Individual privacy page.
+
+    >>> import pandas as pd
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30], "zip": ["1"], "diagnosis": ["flu"]}))
+    >>> attacker_knowledge(ds)
+    ('age', 'zip')
+    """
+    return dataset.quasi_identifiers
+
+
+def attacker_sentence(max_known: int | None = None, n_known: int | None = None) -> str:
+    """The attacker model in one sentence (``max_known``: the attacker knows at most that
+    many of the ``n_known`` quasi-identifiers at once).
+
+    >>> attacker_sentence(2, 5).split(";")[0]
+    "The attacker knows any combination of at most 2 of a record's 5 quasi-identifiers and tries to learn one sensitive attribute"
+    """
+    if max_known is None or (n_known is not None and max_known >= n_known):
+        known = "a record's quasi-identifiers"
+    else:
+        known = f"at most {max_known} of a record's " + (f"{n_known} " if n_known is not None else "") + "quasi-identifiers"
+    return ATTACKER_MODEL.format(known=known)
+
+
+@dataclass(frozen=True)
+class IndividualPrivacy:
+    """Per sensitive attribute, the minimum of a measure over every combination of the
+    quasi-identifiers an attacker may know, per analysed row (``minimums``), and the
+    share of records protected (``rows``). ``frame`` is the analysed table (quasi-identifiers,
+    sensitive attributes and the count column, after the dataset's missing-value policy)."""
+
+    auxiliary: tuple[str, ...]
+    p: float
+    measure: str
+    max_known: int | None
+    minimums: tuple  # of peers.SubsetMinimum, one per sensitive attribute
+    rows: tuple[PrivacyRow, ...]
+    weights: np.ndarray = field(compare=False, repr=False)
+    rows_dropped: int = 0
+
+    @property
+    def sentence(self) -> str:
+        """The attacker model in one sentence."""
+        return attacker_sentence(self.max_known, len(self.auxiliary))
+
+
+def individual_privacy(
+    dataset: Dataset,
+    *,
+    p: float = 0.0,
+    measure: str = "ppp",
+    q: float | None = None,
+    max_known: int | None = None,
+    include_empty: bool = True,
+    progress=None,
+) -> IndividualPrivacy:
+    """The shared attacker model on ``dataset``: for each sensitive attribute, the minimum PPP
+    (or PoAC at ``q``; None: the paper's q = p / (values - 1)) over every combination of the
+    quasi-identifiers (at most ``max_known`` at once), and the share of records protected
+    (minimum PPP above p; for PoAC, minimum PoAC = 1).
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"s": ["x", "y", "x", "y"], "a": [1, 1, 2, 2], "b": [1, 2, 1, 1]})
+    >>> ds = Dataset.from_frame("d", df).with_roles({"s": "sensitive", "a": "quasi-identifier", "b": "quasi-identifier"})
+    >>> r = individual_privacy(ds)   # minimum PPP per record: 0, 0, 1/3, 1/2
+    >>> [(row.sensitive, row.protected_share) for row in r.rows], r.minimums[0].values.round(3).tolist()
+    ([('s', 0.5)], [0.0, 0.0, 0.333, 0.5])
+    """
+    from .peers import default_q, minimum_over_subsets  # noqa: PLC0415 - peers imports nothing from here
+
+    p = float(p)
+    if not 0.0 <= p < 1.0:
+        raise ParameterError(f"The threshold p must be at least 0 and below 1; got {p:g}.")
+    aux = attacker_knowledge(dataset)
+    sensitive = dataset.sensitive
+    if not aux:
+        raise ParameterError("Mark at least one column as quasi-identifier: it is what an attacker may know.")
+    if not sensitive:
+        raise ParameterError("No column is marked sensitive, so there is no value whose disclosure could be measured.")
+    frame, dropped = dataset.analysis_frame(list(aux + sensitive))
+    if len(frame) == 0:
+        raise EmptySelectionError(NO_ROWS)
+    count = dataset.count
+    weights = np.ones(len(frame)) if count is None else frame[count].to_numpy(dtype=np.float64)
+    known = {} if max_known is None else {"max_known": int(max_known)}
+    minimums, rows = [], []
+    for s in sensitive:
+        q_s = 0.0
+        if measure == "poac":
+            q_s = default_q(p, int(frame[s].nunique(dropna=False))) if q is None else float(q)
+        result = minimum_over_subsets(frame, s, list(aux), measure, q_s, include_empty=include_empty, count=count,
+                                      progress=progress, **known)
+        values = result.values
+        protected = values >= 1.0 if measure == "poac" else values > p
+        minimums.append(result)
+        rows.append(PrivacyRow(s, float((protected * weights).sum() / weights.sum()), weighted_median(values, weights)))
+    return IndividualPrivacy(tuple(aux), p, measure, max_known, tuple(minimums), tuple(rows), weights, dropped)
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One privacy model of one sensitive attribute: the table's value (its worst class;
+    None when the model does not apply) and the records in classes failing it at
+    ``requirement`` (the release target's, or ``MODEL_DEFAULTS`` when the target does not
+    switch the model on)."""
+
+    sensitive: str
+    model: str
+    value: float | None
+    requirement: str
+    in_target: bool
+    failing_records: int | None
+
+
+@dataclass(frozen=True)
+class ModelsSection:
+    """Every privacy model of every sensitive attribute (Dataset page and report)."""
+
+    records: int
+    rows: tuple[ModelRow, ...]
+
+
+def _model_value(values, model: str) -> float | None:
+    return {
+        "alpha": values.alpha, "distinct_l": float(values.distinct_l), "entropy_l": values.entropy_l,
+        "recursive_cl": values.recursive_c, "t_closeness": values.t, "delta_disclosure": values.delta,
+        "beta_likeness": values.beta, "enhanced_beta_likeness": values.enhanced_beta,
+    }[model]
+
+
+def models_section(dataset: Dataset, requirements=()) -> ModelsSection:
+    """For every sensitive attribute and privacy model: its value on ``dataset`` and the
+    records in classes failing it, judged at the release target's requirement for that
+    model when ``requirements`` has one, else at ``MODEL_DEFAULTS``.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
+    >>> ds = Dataset.from_frame("d", df).with_roles({"zip": "quasi-identifier", "dx": "sensitive"})
+    >>> s = models_section(ds)   # the class zip = 2 holds one value: it fails α = 0.5 and distinct 2-diversity
+    >>> [(r.model, r.value, r.failing_records) for r in s.rows][:2]
+    [('alpha', 1.0, 2), ('distinct_l', 1.0, 2)]
+    """
+    from .models import MODELS, ModelRequirement, acceptance, model_values  # noqa: PLC0415
+
+    qis, sensitive = dataset.quasi_identifiers, dataset.sensitive
+    if not qis:
+        raise ParameterError("Mark at least one column as quasi-identifier to judge the privacy models.")
+    if not sensitive:
+        raise ParameterError("Mark a column as sensitive to see the privacy models (l-diversity, t-closeness, ...).")
+    chosen = {(r.model, r.sensitive): r for r in requirements}
+    rows: list[ModelRow] = []
+    records = 0
+    for s in sensitive:
+        frame, _ = dataset.analysis_frame(list(qis) + [s])
+        if len(frame) == 0:
+            raise EmptySelectionError(NO_ROWS)
+        judged = []
+        for model in MODELS:
+            if (model, s) in chosen:
+                judged.append((chosen[(model, s)], True))
+            else:
+                value, c = MODEL_DEFAULTS[model]
+                judged.append((ModelRequirement(model, s, value, c=c), False))
+        recursive = next(r for r, _ in judged if r.model == "recursive_cl")
+        t_req = next(r for r, _ in judged if r.model == "t_closeness")
+        values = model_values(frame, list(qis), s, count=dataset.count, recursive_l=int(recursive.value),
+                              hierarchy=t_req.hierarchy)
+        records = values.records
+        usable = [r for r, _ in judged if not (r.model == "t_closeness" and values.t is None)]
+        failing = dict(acceptance(frame, list(qis), requirements=usable, count=dataset.count).failing)
+        for r, in_target in judged:
+            rows.append(ModelRow(s, r.model, _model_value(values, r.model), r.describe(), in_target,
+                                 failing.get(r.describe())))
+    return ModelsSection(records, tuple(rows))
+
+
 def _percent(share: float) -> str:
     return f"{100 * share:.1f}%"
 
