@@ -35,7 +35,7 @@ import html
 import logging
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -55,7 +55,8 @@ TOP_LEAKAGE = 10  # attributes listed in the leakage section
 log = logging.getLogger("anonlib")
 
 T = TypeVar("T")
-SECTIONS = ("Dataset", "Re-identification risk", "Information leakage", "Individual privacy", "Suggested generalization")
+SECTIONS = ("Dataset", "Re-identification risk", "Information leakage", "Individual privacy", "Suggested generalization",
+            "Attacker models", "Privacy models", "Release steps")
 NO_ROWS = ("There are no records to analyse: the table is empty, or every row misses a value in the analysed "
            "columns and rows with missing values are dropped.")
 
@@ -141,6 +142,44 @@ class GeneralizationSection:
 
 
 @dataclass(frozen=True)
+class StepRow:
+    """One step of the working copy: what it did and the records failing the release
+    target before and after it (None when the target could not be checked)."""
+
+    number: int
+    page: str
+    description: str
+    failing_before: int | None
+    failing_after: int | None
+    suppressed_records: int
+    cost: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StepsSection:
+    """The working copy's history under the release target."""
+
+    target: str
+    loaded_records: int
+    loaded_failing: int | None
+    rows: tuple[StepRow, ...]
+    status: str
+
+
+@dataclass(frozen=True)
+class AttackerSection:
+    """Prosecutor and marketer risk (``anonlib.risk.reidentification``) and the risk
+    distribution over records: (risk bin, records)."""
+
+    records: int
+    prosecutor_highest: float
+    prosecutor_average: float
+    records_above: tuple[tuple[float, int], ...]
+    marketer: float
+    distribution: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
 class Note:
     """A section that could not be computed (or was cut down), and why."""
 
@@ -162,6 +201,10 @@ class RiskReport:
     sentences: tuple[str, ...]
     version: str = REPORT_VERSION
     created: str = field(default="")
+    steps: StepsSection | None = None
+    attacker: AttackerSection | None = None
+    models: ModelsSection | None = None
+    attacker_model: str = ""
 
     def as_dict(self) -> dict:
         """Plain values for a JSON download (sections as nested dicts).
@@ -473,6 +516,59 @@ def models_section(dataset: Dataset, requirements=()) -> ModelsSection:
     return ModelsSection(records, tuple(rows))
 
 
+def attacker_section(dataset: Dataset) -> AttackerSection:
+    """Prosecutor and marketer risk of ``dataset`` on its quasi-identifiers (the Dataset
+    page's risk panel shows the same numbers).
+
+    >>> from anonlib.core.samples import load_sample
+    >>> a = attacker_section(load_sample("caballero_table2b"))   # classes of 2, 4, 4 and 5 records
+    >>> a.prosecutor_highest, a.marketer, dict(a.records_above)[0.2]
+    (0.5, 0.26666666666666666, 10)
+    """
+    from .risk import reidentification  # noqa: PLC0415 - risk imports models, which the report imports lazily too
+
+    qis = list(dataset.quasi_identifiers)
+    frame, _ = dataset.analysis_frame(qis)
+    if len(frame) == 0:
+        raise EmptySelectionError(NO_ROWS)
+    r = reidentification(frame, qis, count=dataset.count)
+    return AttackerSection(
+        records=r.records, prosecutor_highest=r.prosecutor_highest, prosecutor_average=r.prosecutor_average,
+        records_above=r.records_above, marketer=r.marketer,
+        distribution=tuple((b.label, b.records) for b in r.distribution),
+    )
+
+
+def steps_section(copy) -> StepsSection:
+    """The history of a ``anonlib.workflow.WorkingCopy``: per step, the records failing
+    the release target before and after it.
+
+    >>> import pandas as pd
+    >>> from anonlib.workflow import BandsStep, ReleaseTarget, WorkingCopy
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30, 31, 45, 52]}), {"age": "quasi-identifier"})
+    >>> copy = WorkingCopy.start(ds, ReleaseTarget(k=2)).apply(BandsStep("age", 20, 10, 30, 52, True), "Individual privacy")
+    >>> [(r.number, r.failing_before, r.failing_after) for r in steps_section(copy).rows]
+    [(1, 4, 0)]
+    """
+    check = copy.check
+    status = check.sentence() if check is not None else f"The target could not be checked: {copy.problem}"
+    first = copy.steps[0].before if copy.steps else copy.check
+    rows = tuple(
+        StepRow(i, a.page, a.step.describe(), None if a.before is None else a.before.failing_records,
+                None if a.after is None else a.after.failing_records, a.suppressed_records, a.cost.sentences())
+        for i, a in enumerate(copy.steps, start=1)
+    )
+    return StepsSection(copy.target.describe(), copy.loaded_records,
+                        None if first is None else first.failing_records, rows, status)
+
+
+def copy_report(copy, *, p: float = 0.0, **options) -> RiskReport:
+    """The report of a working copy: its current table at the release target's k and
+    privacy models, with its steps (``build_report`` options pass through)."""
+    return build_report(copy.current, k=copy.target.k, p=p, requirements=copy.target.requirements,
+                        steps=steps_section(copy), **options)
+
+
 def _percent(share: float) -> str:
     return f"{100 * share:.1f}%"
 
@@ -483,11 +579,11 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
         qis = ", ".join(report_risk.quasi_identifiers)
         out.append(f"{_percent(report_risk.unique_share)} of records are unique on {qis}.")
         out.append(
-            f"k = {report_risk.k}: the smallest group of records sharing their values of {qis} "
+            f"k = {report_risk.k}: the smallest class of records sharing their values of {qis} "
             f"has {report_risk.k} record{'s' if report_risk.k != 1 else ''}."
         )
         below5 = dict(report_risk.records_below).get(5, 0)
-        out.append(f"{_percent(below5 / max(report_risk.records, 1))} of records are in groups smaller than 5.")
+        out.append(f"{below5:,} records ({_percent(below5 / max(report_risk.records, 1))}) are in classes smaller than 5.")
     if leakage is not None and leakage.rows:
         top = leakage.rows[0]
         out.append(
@@ -523,6 +619,8 @@ def build_report(
     max_privacy_rows: int = 200_000,
     max_lattice: int = 20_000,
     created: str | None = None,
+    requirements: Sequence = (),
+    steps: StepsSection | None = None,
 ) -> RiskReport:
     """Collect the dataset's findings (risk, leakage, individual privacy, a generalization) at k and p.
 
@@ -530,7 +628,10 @@ def build_report(
     information (2^n subsets are walked); individual privacy is skipped on
     tables of more than ``max_privacy_rows`` rows and the generalization when
     the default hierarchies give more than ``max_lattice`` level vectors.
-    ``created`` is the report's date (default: today, UTC).
+    ``created`` is the report's date (default: today, UTC). ``requirements``
+    (the release target's privacy models) set the values the privacy models are
+    judged at; ``steps`` is the working copy's history (``steps_section``; see
+    ``copy_report`` for a working copy).
 
     >>> from anonlib.core.samples import load_sample
     >>> r = build_report(load_sample("arca_table1"), k=3)
@@ -550,7 +651,7 @@ def build_report(
     analysed = _guarded("Dataset", notes, lambda: dataset.analysis_frame(list(qis + sensitive)))
     frame, dropped = analysed if analysed is not None else (None, 0)
     if frame is not None and len(frame) == 0:
-        notes.extend(Note(section, NO_ROWS) for section in SECTIONS[2:])
+        notes.extend(Note(section, NO_ROWS) for section in SECTIONS[2:5])  # the sections on this frame
         frame = None
     risk = _guarded("Re-identification risk", notes, lambda: _risk_section(dataset))
     leakage = privacy = generalization = None
@@ -564,6 +665,13 @@ def build_report(
         else:
             for section in ("Individual privacy", "Suggested generalization"):
                 notes.append(Note(section, "Mark at least one column as quasi-identifier to see this section."))
+    attacker = models = None
+    if qis:
+        attacker = _guarded("Attacker models", notes, lambda: attacker_section(dataset))
+        models = _guarded("Privacy models", notes, lambda: models_section(dataset, requirements))
+    else:
+        for section in ("Attacker models", "Privacy models"):
+            notes.append(Note(section, "Mark at least one column as quasi-identifier to see this section."))
     parameters = (
         ("k", str(k)),
         ("p (PPP threshold)", f"{p:g}"),
@@ -586,6 +694,10 @@ def build_report(
         notes=tuple(notes),
         sentences=_sentences(risk, leakage, privacy, generalization),
         created=created or datetime.now(timezone.utc).date().isoformat(),
+        steps=steps,
+        attacker=attacker,
+        models=models,
+        attacker_model=attacker_sentence(getattr(privacy, "max_known", None), len(qis)),
     )
 
 
@@ -621,6 +733,14 @@ def _table(headers: tuple[str, ...], rows) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _model_text(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if np.isinf(value):
+        return "∞"
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:.4g}"
+
+
 def _notes_for(report: RiskReport, section: str) -> str:
     return "".join(f'<p class="note">{_e(n.text)}</p>' for n in report.notes if n.section == section)
 
@@ -645,6 +765,26 @@ def render_html(report: RiskReport) -> str:
     ]
     if report.sentences:
         parts.append("<h2>Summary</h2><ul class=\"summary\">" + "".join(f"<li>{_e(s)}</li>" for s in report.sentences) + "</ul>")
+
+    parts.append("<h2>Release steps</h2>")
+    st = report.steps
+    if st is not None:
+        parts.append(f"<p>Release target: {_e(st.target)}. {_e(st.status)}</p>")
+        if st.rows:
+            loaded = "" if st.loaded_failing is None else f"{st.loaded_failing:,}"
+            parts.append(f"<p>The loaded file: {_e(loaded)} records failing the target.</p>")
+            parts.append(_table(
+                ("step", "page", "what it does", "records failing before", "records failing after",
+                 "records suppressed", "what it cost"),
+                [(r.number, r.page, r.description, "–" if r.failing_before is None else f"{r.failing_before:,}",
+                  "–" if r.failing_after is None else f"{r.failing_after:,}", f"{r.suppressed_records:,}",
+                  " ".join(r.cost)) for r in st.rows],
+            ))
+        else:
+            parts.append("<p>No step: the released table is the loaded file as it is.</p>")
+    else:
+        parts.append("<p>This report describes a table as it is, not a working copy with steps.</p>")
+    parts.append(_notes_for(report, "Release steps"))
 
     parts.append("<h2>Dataset</h2>")
     parts.append(_table(
@@ -674,6 +814,32 @@ def render_html(report: RiskReport) -> str:
         )
     parts.append(_notes_for(report, "Re-identification risk"))
 
+    parts.append("<h2>Attacker models</h2>")
+    a = report.attacker
+    if a is not None:
+        above = [(f"records with prosecutor risk above {t:g}", f"{n:,} ({_percent(n / max(a.records, 1))})")
+                 for t, n in a.records_above]
+        parts.append(_table(("measure", "value"), [
+            ("prosecutor risk, highest (1 / k)", _percent(a.prosecutor_highest)),
+            ("prosecutor risk, average", _percent(a.prosecutor_average)), *above,
+            ("marketer risk", _percent(a.marketer)),
+        ]))
+        parts.append("<p>Journalist risk needs a population table: python -m anonlib risk FILE --population POP.</p>")
+        parts.append(_table(("risk of re-identification", "records"),
+                            [(label, f"{n:,}") for label, n in a.distribution if n]))
+    parts.append(_notes_for(report, "Attacker models"))
+
+    parts.append("<h2>Privacy models</h2>")
+    if report.models is not None:
+        parts.append("<p>Per sensitive attribute, each model's value (the worst class) and the records in classes "
+                     "failing it, at the release target's value where the target switches the model on.</p>")
+        parts.append(_table(
+            ("sensitive attribute", "model", "value", "judged at", "records in failing classes"),
+            [(r.sensitive, r.model, _model_text(r.value), r.requirement + (" (release target)" if r.in_target else ""),
+              "–" if r.failing_records is None else f"{r.failing_records:,}") for r in report.models.rows],
+        ))
+    parts.append(_notes_for(report, "Privacy models"))
+
     parts.append("<h2>Information leakage</h2>")
     if report.leakage is not None:
         lk = report.leakage
@@ -686,6 +852,7 @@ def render_html(report: RiskReport) -> str:
     parts.append("<h2>Individual privacy</h2>")
     if report.privacy is not None:
         pv = report.privacy
+        parts.append(f"<p><b>Attacker model.</b> {_e(report.attacker_model)}</p>")
         parts.append(f"<p>Minimum proportion of protective peers (PPP) over every combination of "
                      f"{_e(', '.join(pv.auxiliary))} an adversary might know; protected = minimum PPP above p = {pv.p:g}.</p>")
         parts.append(_table(("sensitive attribute", "records protected", "median minimum PPP"),
