@@ -139,6 +139,8 @@ class GeneralizationSection:
     violations: int
     original_violations: int
     generated: int
+    cost: tuple[str, ...] = ()  # what applying it would change, in words (``anonlib.workflow.step_cost``)
+    removes_quasi_identifier: bool = False
 
 
 @dataclass(frozen=True)
@@ -315,7 +317,18 @@ def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: i
         violations=result.violations,
         original_violations=result.root.violations,
         generated=result.generated,
+        **_generalization_cost(frame, qis, result, hierarchies),
     )
+
+
+def _generalization_cost(frame, qis: tuple[str, ...], result, hierarchies) -> dict:
+    """What the suggested generalization would change on the analysed table, in words
+    ("native-country is replaced by *: the column is effectively removed")."""
+    from .workflow import GeneralizationStep, step_cost  # noqa: PLC0415 - the workflow imports the report lazily
+
+    step = GeneralizationStep.from_search(result, hierarchies)
+    cost = step_cost(step, Dataset.from_frame("analysed", frame, {a: Role.QUASI_IDENTIFIER for a in qis}))
+    return {"cost": cost.sentences(), "removes_quasi_identifier": cost.removes_quasi_identifier}
 
 
 # --------------------------------------------------------------------------- shared with the pages
@@ -602,11 +615,12 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
         levels = ", ".join(f"{a} to level {level}" for a, level, _, _ in generalization.levels if level)
         if levels:
             out.append(
-                f"Generalizing {levels} makes every group at least {generalization.k} records large "
-                f"while keeping {generalization.rows:,} of {generalization.original_rows:,} distinct rows."
+                f"Generalizing {levels} makes every class at least {generalization.k} records large "
+                f"while keeping {generalization.rows:,} of {generalization.original_rows:,} distinct combinations. "
+                + " ".join(generalization.cost)
             )
         else:
-            out.append(f"Every group already has at least {generalization.k} records; no generalization is needed.")
+            out.append(f"Every class already has at least {generalization.k} records; no generalization is needed.")
     return tuple(out)
 
 
@@ -866,6 +880,8 @@ def render_html(report: RiskReport) -> str:
                      f"distinct rows kept, {g.violations:,} violating rows (before: {g.original_violations:,}); "
                      f"{g.generated:,} tables generated.</p>")
         parts.append(_table(("attribute", "level", "highest level", "hierarchy"), g.levels))
+        if g.cost:
+            parts.append("<p>What it costs: " + _e(" ".join(g.cost)) + "</p>")
     parts.append(_notes_for(report, "Suggested generalization"))
 
     parts.append("<h2>Parameters</h2>")

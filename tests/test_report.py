@@ -217,7 +217,7 @@ def test_cli_report_errors(tmp_path, capsys):
 def test_sentences_when_nothing_needs_generalizing():
     r = build_report(load_sample("caballero_table2b"), k=2)
     assert r.generalization.levels and all(level == 0 for _, level, _, _ in r.generalization.levels)
-    assert "Every group already has at least 2 records; no generalization is needed." in r.sentences
+    assert "Every class already has at least 2 records; no generalization is needed." in r.sentences
     adult = build_report(load_sample("adult"), k=5, p=0.5)
     assert any("(more than 50.0% of look-alikes have another value)" in s for s in adult.sentences)
 
