@@ -13,6 +13,7 @@ from anonlib.core.dataset import Dataset
 from anonlib.peers import (
     EXAMPLES,
     MEASURE_NAMES,
+    estimate_minimum,
     example_dataset,
     generalization_potential,
     heatmap_columns,
@@ -31,10 +32,6 @@ MEASURE_LABELS = {"ppp": "PPP (upward privacy)", "poac": "PoAC (downward privacy
 P_KEY = "privacy_p"  # the threshold p, shared with the Risk report page (not a widget key: it outlives pages)
 STATUS_SECONDS = 1.0  # work estimated above this gets a status box with progress
 
-try:  # the work estimate of anonlib.peers (helper "scale"); without it a size-based guess
-    from anonlib.peers import estimate_minimum
-except ImportError:  # pragma: no cover - until the estimate lands on main
-    estimate_minimum = None
 
 
 def _roles_key(dataset: Dataset) -> tuple:
@@ -58,10 +55,12 @@ def _leave_one_out(fingerprint: str, roles: tuple, missing: str, sensitive: str,
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _potential(fingerprint: str, roles: tuple, missing: str, sensitive: str, variable: str, max_categories: int,
-               max_partitions: int, include_empty: bool, _frame: pd.DataFrame, _aux: tuple, _count: str | None):
+               max_partitions: int, include_empty: bool, max_known: int | None, _frame: pd.DataFrame, _aux: tuple,
+               _count: str | None, _progress=None):
     # keeps every record's minimum per partition, so moving p needs no recomputation
     return generalization_potential(_frame, sensitive, list(_aux), variable, max_categories=max_categories,
-                                    max_partitions=max_partitions, include_empty=include_empty, count=_count)
+                                    max_partitions=max_partitions, include_empty=include_empty, count=_count,
+                                    max_known=max_known, progress=_progress)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -74,10 +73,8 @@ def _paper_matrix(key: str, measure: str, p: float):
 def _estimated_seconds(dataset: Dataset, frame: pd.DataFrame, max_known: int | None) -> float:
     """Seconds the walk over the attacker's combinations is expected to take (all sensitive attributes)."""
     aux = list(dataset.quasi_identifiers)
-    if estimate_minimum is not None:
-        known = {} if max_known is None else {"max_known": max_known}
-        return sum(estimate_minimum(frame, s, aux, count=dataset.count, **known).seconds for s in dataset.sensitive)
-    return len(frame) * 2 ** len(aux) * len(dataset.sensitive) * 2e-8
+    return sum(estimate_minimum(frame, s, aux, count=dataset.count, max_known=max_known).seconds
+               for s in dataset.sensitive)
 
 
 def _worst_names(result) -> np.ndarray:
@@ -154,9 +151,9 @@ if ready:
             status = st.status(f"Computing individual privacy (about {seconds:,.0f} s estimated)...", expanded=True)
             bar = status.progress(0.0, text="Combinations of quasi-identifiers")
 
-            def progress(done, total=None, what="combinations"):  # anonlib.core.budget.Progress (or a share)
-                share = done if total is None else done / max(total, 1)
-                bar.progress(min(float(share), 1.0), text=f"{what}: {100 * min(float(share), 1.0):.0f}%")
+            def progress(done: int, total: int, what: str) -> None:  # anonlib.core.budget.Progress
+                share = min(done / max(total, 1), 1.0)
+                bar.progress(share, text=f"{what}: {100 * share:.0f}%")
         else:
             progress = None
         privacy = _privacy(dataset.fingerprint, _roles_key(dataset), dataset.missing, measure, float(p),
@@ -253,7 +250,8 @@ if ready:
             if status is not None:
                 status.update(label=f"Computing up to {budget} band partitions of {variable}...")
             potential = _potential(dataset.fingerprint, _roles_key(dataset), dataset.missing, sensitive, variable,
-                                   max_categories, budget, include_empty, frame, aux, dataset.count)
+                                   max_categories, budget, include_empty, max_known, frame, aux, dataset.count,
+                                   progress)
             table = potential.table(p)
             baseline = potential.baseline_at(p)
             st.plotly_chart(charts.generalization_figure(table, baseline, variable, p), width="stretch",
