@@ -31,6 +31,7 @@ PAGE = "Individual privacy"
 MEASURE_LABELS = {"ppp": "PPP (upward privacy)", "poac": "PoAC (downward privacy)"}
 P_KEY = "privacy_p"  # the threshold p, shared with the Risk report page (not a widget key: it outlives pages)
 STATUS_SECONDS = 1.0  # work estimated above this gets a status box with progress
+MAX_SPAN = 1500  # whole-number columns spanning more values are not offered for bands (see _whole_span)
 
 
 
@@ -75,6 +76,14 @@ def _estimated_seconds(dataset: Dataset, frame: pd.DataFrame, max_known: int | N
     aux = list(dataset.quasi_identifiers)
     return sum(estimate_minimum(frame, s, aux, count=dataset.count, max_known=max_known).seconds
                for s in dataset.sensitive)
+
+
+def _whole_span(series: pd.Series) -> float:
+    """How many whole numbers a column spans (0 when it holds fractions: those are cut in tenths)."""
+    values = series.dropna().to_numpy(dtype=np.float64)
+    if values.size == 0 or not np.all(np.floor(values) == values):
+        return 0.0
+    return float(values.max() - values.min() + 1)
 
 
 def _worst_names(result) -> np.ndarray:
@@ -240,6 +249,14 @@ if ready:
         # ------------------------------------------------------------ Fig. 4 bands as a step
         st.subheader("Bands: a step for the working copy")
         numeric = [c for c in aux if pd.api.types.is_numeric_dtype(frame[c]) and frame[c].nunique() > 2]
+        # anonlib.peers.partitions walks every whole-number width and offset (span² work):
+        # a whole-number column spanning more than MAX_SPAN numbers would take minutes
+        wide = [c for c in numeric if _whole_span(frame[c]) > MAX_SPAN]
+        if wide:
+            st.caption(plain(f"Not offered for bands: {', '.join(wide)} (whole numbers spanning more than "
+                             f"{MAX_SPAN:,} values, e.g. codes read as numbers; set the type to category on the "
+                             "Dataset page if they are codes)."))
+            numeric = [c for c in numeric if c not in wide]
         if not numeric:
             st.info("No quasi-identifier is numeric with more than two values, so there is nothing to put into bands.")
         else:
