@@ -933,3 +933,63 @@ def clicked_frontier_policy(event: object, n_frontier: int) -> int | None:
         if isinstance(number, (int, float)) and 1 <= number <= n_frontier:
             return int(number) - 1
     return None
+
+
+# --- re-identification risk (anonlib.risk) ---
+
+
+def risk_distribution_figure(
+    bins,
+    threshold: float = 0.2,
+    palette: str = DEFAULT_PALETTE,
+    title: str | None = None,
+) -> go.Figure:
+    """Records per prosecutor-risk band, as ARX's risk analysis draws it: bars of the
+    share of records whose risk (1 / class size) lies in each band, and a line of the
+    cumulative share. ``bins`` is ``ReidentificationRisk.distribution`` (or
+    ``anonlib.risk.risk_distribution(class_sizes)``). Bands above the lowest band
+    holding records are shown; a band whose upper bound exceeds ``threshold`` is in
+    the at-risk colour (exact at ARX's 0.2 and 0.5, band bounds, and above 1/8 each
+    band holds one class size). Hover: band, records, share, cumulative share.
+
+    >>> from anonlib.risk import risk_distribution
+    >>> fig = risk_distribution_figure(risk_distribution([1, 2, 2, 10]))
+    >>> list(fig.data[0].x)[:2], [round(y, 1) for y in fig.data[0].y][-3:], fig.data[1].y[-1]
+    (['9–10%', '10–12.5%'], [0.0, 26.7, 6.7], 100.0)
+    """
+    colours = PALETTES[palette]
+    bins = list(bins)
+    first = next((i for i, b in enumerate(bins) if b.records), len(bins) - 1 if bins else 0)
+    shown = bins[first:]
+    labels = [b.label for b in shown]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Bar(
+            x=labels,
+            y=[100.0 * b.share for b in shown],
+            name="records in the band",
+            marker_color=[colours.at_risk if b.high > threshold else colours.safe for b in shown],
+            customdata=[[b.records, 100.0 * b.cumulative] for b in shown],
+            hovertemplate="risk %{x}<br>%{customdata[0]:,} records (%{y:.2f}%)"
+            "<br>%{customdata[1]:.2f}% of records at this risk or lower<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=labels,
+            y=[100.0 * b.cumulative for b in shown],
+            name="cumulative",
+            mode="lines+markers",
+            line=dict(color=colours.neutral),
+            hovertemplate="risk up to %{x}: %{y:.2f}% of records<extra></extra>",
+        )
+    )
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(range=[0, 102])
+    fig.update_layout(legend=dict(orientation="h", y=-0.25), bargap=0.15)
+    return _layout(
+        fig,
+        title or f"Prosecutor risk of the records (bands above {100 * threshold:g}% highlighted)",
+        "re-identification risk (1 / class size)",
+        "% of records",
+    )
