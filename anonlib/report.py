@@ -38,6 +38,7 @@ from datetime import datetime, timezone
 from typing import Callable, Sequence, TypeVar
 
 import numpy as np
+import pandas as pd
 
 from .anonymize import search
 from .core.budget import Progress, duration_text, lattice_size, report
@@ -184,14 +185,14 @@ class StepsSection:
 @dataclass(frozen=True)
 class AttackerSection:
     """Prosecutor and marketer risk (``anonlib.risk.reidentification``) and the risk
-    distribution over records: (risk bin, records)."""
+    distribution over records (``anonlib.risk.RiskBin``: records per risk band)."""
 
     records: int
     prosecutor_highest: float
     prosecutor_average: float
     records_above: tuple[tuple[float, int], ...]
     marketer: float
-    distribution: tuple[tuple[str, int], ...]
+    distribution: tuple  # of anonlib.risk.RiskBin
 
 
 @dataclass(frozen=True)
@@ -511,58 +512,46 @@ class ModelsSection:
     rows: tuple[ModelRow, ...]
 
 
-def _model_value(values, model: str) -> float | None:
-    return {
-        "alpha": values.alpha, "distinct_l": float(values.distinct_l), "entropy_l": values.entropy_l,
-        "recursive_cl": values.recursive_c, "t_closeness": values.t, "delta_disclosure": values.delta,
-        "beta_likeness": values.beta, "enhanced_beta_likeness": values.enhanced_beta,
-    }[model]
-
-
 def models_section(dataset: Dataset, requirements=()) -> ModelsSection:
     """For every sensitive attribute and privacy model: its value on ``dataset`` and the
     records in classes failing it, judged at the release target's requirement for that
-    model when ``requirements`` has one, else at ``MODEL_DEFAULTS``.
+    model when ``requirements`` has one, else at ``MODEL_DEFAULTS`` (``anonlib.models.model_table``
+    with every model switched on).
 
     >>> import pandas as pd
     >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
     >>> ds = Dataset.from_frame("d", df).with_roles({"zip": "quasi-identifier", "dx": "sensitive"})
     >>> s = models_section(ds)   # the class zip = 2 holds one value: it fails α = 0.5 and distinct 2-diversity
     >>> [(r.model, r.value, r.failing_records) for r in s.rows][:2]
-    [('alpha', 1.0, 2), ('distinct_l', 1.0, 2)]
+    [('alpha', 1.0, 2), ('distinct_l', 1, 2)]
     """
-    from .models import MODELS, ModelRequirement, acceptance, model_values  # noqa: PLC0415
+    from .models import MODELS, ModelRequirement, model_table  # noqa: PLC0415
 
     qis, sensitive = dataset.quasi_identifiers, dataset.sensitive
     if not qis:
         raise ParameterError("Mark at least one column as quasi-identifier to judge the privacy models.")
     if not sensitive:
         raise ParameterError("Mark a column as sensitive to see the privacy models (l-diversity, t-closeness, ...).")
-    chosen = {(r.model, r.sensitive): r for r in requirements}
-    rows: list[ModelRow] = []
-    records = 0
+    frame, _ = dataset.analysis_frame(list(qis + sensitive))
+    if len(frame) == 0:
+        raise EmptySelectionError(NO_ROWS)
+    chosen = {(r.model, r.sensitive): r for r in requirements if r.sensitive in sensitive}
+    judged = []
     for s in sensitive:
-        frame, _ = dataset.analysis_frame(list(qis) + [s])
-        if len(frame) == 0:
-            raise EmptySelectionError(NO_ROWS)
-        judged = []
         for model in MODELS:
             if (model, s) in chosen:
-                judged.append((chosen[(model, s)], True))
-            else:
+                judged.append(chosen[(model, s)])
+            elif model != "t_closeness" or frame[s].nunique(dropna=False) >= 2:  # t needs two values
                 value, c = MODEL_DEFAULTS[model]
-                judged.append((ModelRequirement(model, s, value, c=c), False))
-        recursive = next(r for r, _ in judged if r.model == "recursive_cl")
-        t_req = next(r for r, _ in judged if r.model == "t_closeness")
-        values = model_values(frame, list(qis), s, count=dataset.count, recursive_l=int(recursive.value),
-                              hierarchy=t_req.hierarchy)
-        records = values.records
-        usable = [r for r, _ in judged if not (r.model == "t_closeness" and values.t is None)]
-        failing = dict(acceptance(frame, list(qis), requirements=usable, count=dataset.count).failing)
-        for r, in_target in judged:
-            rows.append(ModelRow(s, r.model, _model_value(values, r.model), r.describe(), in_target,
-                                 failing.get(r.describe())))
-    return ModelsSection(records, tuple(rows))
+                judged.append(ModelRequirement(model, s, value, c=c))
+    table = model_table(frame, list(qis), list(sensitive), count=dataset.count, requirements=judged)
+    rows = tuple(
+        ModelRow(r.sensitive, r.model, None if pd.isna(r.value) else r.value, r.required or "not judged",
+                 (r.model, r.sensitive) in chosen, None if pd.isna(r.failing_records) else int(r.failing_records))
+        for r in table.itertuples(index=False)
+    )
+    w = frame[dataset.count].sum() if dataset.count else len(frame)
+    return ModelsSection(int(w), rows)
 
 
 def attacker_section(dataset: Dataset) -> AttackerSection:
@@ -584,7 +573,7 @@ def attacker_section(dataset: Dataset) -> AttackerSection:
     return AttackerSection(
         records=r.records, prosecutor_highest=r.prosecutor_highest, prosecutor_average=r.prosecutor_average,
         records_above=r.records_above, marketer=r.marketer,
-        distribution=tuple((b.label, b.records) for b in r.distribution),
+        distribution=r.distribution,
     )
 
 
@@ -913,7 +902,7 @@ def render_html(report: RiskReport) -> str:
         ]))
         parts.append("<p>Journalist risk needs a population table: python -m anonlib risk FILE --population POP.</p>")
         parts.append(_table(("risk of re-identification", "records"),
-                            [(label, f"{n:,}") for label, n in a.distribution if n]))
+                            [(b.label, f"{b.records:,}") for b in a.distribution if b.records]))
     parts.append(_notes_for(report, "Attacker models"))
 
     parts.append("<h2>Privacy models</h2>")

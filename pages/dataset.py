@@ -296,12 +296,8 @@ with risk_box, guarded("computing the re-identification risk"):
                          "(the file taken as the whole population).")
         st.caption("Journalist risk and k-map need a population table: `python -m anonlib risk FILE "
                    "--population POP` computes them.")
-        if hasattr(charts, "risk_distribution_figure"):
-            st.plotly_chart(charts.risk_distribution_figure(attack.distribution), width="stretch",
-                            key="dataset_risk_distribution")
-        else:  # placeholder until the chart builder lands on main
-            st.bar_chart(pd.DataFrame({"risk": [b.label for b in attack.distribution],
-                                       "records": [b.records for b in attack.distribution]}).set_index("risk"))
+        st.plotly_chart(charts.risk_distribution_figure(attack.distribution), width="stretch",
+                        key="dataset_risk_distribution")
 
     left, right = st.columns([2, 1])
     left.plotly_chart(charts.anonymity_vector_figure(risk.vector), width="stretch")
