@@ -149,7 +149,7 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
     _wait_idle(page)
     assert _metric(page, "records") == "15"
     assert _metric(page, "k") == "2"
-    assert _metric(page, "equivalence classes") == "4"
+    assert _metric(page, "classes") == "4"
     page.get_by_text("Anonymity vector: (0, 1, 0, 2, 1)").wait_for(timeout=30_000)
     sidebar = page.locator('[data-testid="stSidebar"]')
     assert "caballero_table2b.csv" in sidebar.inner_text()
