@@ -170,12 +170,15 @@ else:
                     reading=Reading.of(table),
                 )
                 st.session_state["upload_signature"] = signature
-                st.success(
+                st.session_state["upload_message"] = (
                     f"Read {table.frame.shape[0]:,} rows and {table.frame.shape[1]} columns "
                     f"({table.format}, delimiter {repr(table.delimiter) if table.delimiter else '-'}, "
                     f"encoding {table.encoding or '-'}, header {'yes' if table.header else 'no'}, "
                     f"{table.missing_cells:,} missing cells)."
                 )
+                st.rerun()  # the sidebar (drawn before this page) then shows the new file's target controls
+        if st.session_state.get("upload_signature") == signature and "upload_message" in st.session_state:
+            st.success(st.session_state["upload_message"])
 
 dataset = loaded_dataset()  # roles and types are set on the loaded file; the working copy follows
 for note in dataset.notes:  # what the loader noticed (header guessed, markers read as missing, ...)
@@ -240,6 +243,7 @@ with guarded("applying the column settings"):
         dataset = base.with_edits(edited).with_missing(dataset.missing)
         set_active_dataset(dataset, active_source())
         editor["result"] = dataset
+        st.rerun()  # the sidebar drawn before this page follows the new roles (its privacy models, its status)
 
 missing_choice = st.radio(
     "Missing values in the analysed columns",
@@ -283,15 +287,16 @@ with risk_box, guarded("computing the re-identification risk"):
         attack = _attacker_risk(dataset.fingerprint, qis, dataset.count, dataset.missing, dataset)
         st.markdown("**Attacker models** (El Emam & Dankar; as ARX reports them)")
         above = dict(attack.records_above)
-        m = st.columns(4)
+        m = st.columns(2)
         m[0].metric("prosecutor: highest risk", f"{100 * attack.prosecutor_highest:.1f}%",
                     help="1 / k: the risk of a record in the smallest class, for an attacker who knows the person is in the file.")
         m[1].metric("prosecutor: average risk", f"{100 * attack.prosecutor_average:.2f}%",
                     help="classes / records: the mean of 1 / class size over records.")
-        m[2].metric("records at risk > 20%", f"{above.get(0.2, 0):,}",
+        m = st.columns(2)
+        m[0].metric("records at risk > 20%", f"{above.get(0.2, 0):,}",
                     help=f"Records whose prosecutor risk is above 0.2 (classes of fewer than 5 records); "
                          f"{above.get(0.5, 0):,} records are above 0.5.")
-        m[3].metric("marketer risk", f"{100 * attack.marketer:.2f}%",
+        m[1].metric("marketer risk", f"{100 * attack.marketer:.2f}%",
                     help="The expected share of records re-identified by an attacker matching every record "
                          "(the file taken as the whole population).")
         st.caption("Journalist risk and k-map need a population table: `python -m anonlib risk FILE "

@@ -130,17 +130,19 @@ elif not sensitive_columns:
             "The paper's worked example is at the bottom of this page.")
 
 if ready:
-    c1, c2, c3, c4 = st.columns([1.2, 1.2, 1.2, 1.4])
+    c1, c2, c3 = st.columns(3)
     measure = c1.radio("Measure", list(MEASURE_LABELS), format_func=MEASURE_LABELS.get, key="peers_measure")
     if "peers_p" not in st.session_state:
         st.session_state["peers_p"] = st.session_state.get(P_KEY, 0.0)
     p = c2.slider("Threshold p (PPP must be above p)", 0.0, 0.95, step=0.05, key="peers_p", on_change=_keep_p,
                   help=term_help("p-upward privacy"))
-    joint_q = c3.checkbox("q = p / (values - 1)", value=True, key="peers_joint_q",
-                          help="The paper's joint choice: p spread evenly over the other values of the sensitive attribute.")
+    joint_q = c3.checkbox("q from p", value=True, key="peers_joint_q",
+                          help="q = p / (values - 1), the paper's joint choice: p spread evenly over the other "
+                               "values of the sensitive attribute.")
     q = None if joint_q else c3.slider("Threshold q (PoAC)", 0.0, 0.95, 0.0, 0.05, key="peers_q")
-    palette = c4.selectbox("Colours", list(charts.PALETTES), key="peers_palette")
-    include_empty = c4.checkbox("Count knowing nothing", value=True, key="peers_empty",
+    c1, c2 = st.columns(2)
+    palette = c1.selectbox("Colours", list(charts.PALETTES), key="peers_palette")
+    include_empty = c2.checkbox("Include knowing nothing", value=True, key="peers_empty",
                                 help="Include the empty combination: an attacker who knows no quasi-identifier.")
     known_choices = ["all", *range(len(qis) - 1, 0, -1)]
     known = st.selectbox(
@@ -194,12 +196,13 @@ if ready:
             shown = list(qis + sensitive_columns)
             record_text = [", ".join(f"{c}={v}" for c, v in zip(shown, r)) for r in frame[shown].astype(str).to_numpy()]
         notes = np.vstack(["knowing " + _worst_names(m) for m in privacy.minimums])
-        what = ("at or below p" if measure == "ppp" else "PoAC 0") + " in the at-risk colour"
+        st.caption("Records " + ("at or below p" if measure == "ppp" else "with PoAC 0") + " are in the at-risk "
+                   "colour; hover a cell for the record and the combination of quasi-identifiers that exposes it.")
         st.plotly_chart(
             charts.privacy_heatmap(
                 values, list(sensitive_columns), columns, threshold=threshold, palette=palette,
                 value_label=f"min {label}", individual_text=record_text, cell_notes=notes,
-                title=f"Minimum {label} over every combination of quasi-identifiers ({what})",
+                title=f"Minimum {label} over what an attacker may know",
             ),
             width="stretch", key="peers_heatmap",
         )

@@ -164,7 +164,8 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
         page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
         page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=60_000)
         _wait_idle(page, 180_000)
-        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)  # every page shows a result chart
+        if "as sensitive on the Dataset page" not in page.locator("body").inner_text():  # nothing to measure
+            page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)  # every page shows a result chart
         body = page.locator("body").inner_text()
         assert "Traceback" not in body, title
         assert "Something unexpected went wrong" not in body, title
