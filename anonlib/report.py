@@ -907,11 +907,12 @@ def render_html(report: RiskReport) -> str:
 
     parts.append("<h2>Privacy models</h2>")
     if report.models is not None:
+        from .models import MODEL_NAMES  # noqa: PLC0415
         parts.append("<p>Per sensitive attribute, each model's value (the worst class) and the records in classes "
                      "failing it, at the release target's value where the target switches the model on.</p>")
         parts.append(_table(
             ("sensitive attribute", "model", "value", "judged at", "records in failing classes"),
-            [(r.sensitive, r.model, _model_text(r.value), r.requirement + (" (release target)" if r.in_target else ""),
+            [(r.sensitive, MODEL_NAMES[r.model], _model_text(r.value), r.requirement + (" (release target)" if r.in_target else ""),
               "–" if r.failing_records is None else f"{r.failing_records:,}") for r in report.models.rows],
         ))
     parts.append(_notes_for(report, "Privacy models"))

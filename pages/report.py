@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from anonlib.models import MODEL_NAMES
 from anonlib.report import RiskReport, copy_report, render_html
 from anonlib.workflow import WorkingCopy, release_package
 from dashboard import charts
@@ -99,11 +100,11 @@ if report is not None:
         st.dataframe(
             pd.DataFrame({
                 "step": [r.number for r in steps.rows],
-                "page": [r.page for r in steps.rows],
-                "what it does": [r.description for r in steps.rows],
                 "records failing before": [r.failing_before for r in steps.rows],
                 "records failing after": [r.failing_after for r in steps.rows],
                 "records suppressed": [r.suppressed_records for r in steps.rows],
+                "page": [r.page for r in steps.rows],
+                "what it does": [r.description for r in steps.rows],
                 "what it cost": [" ".join(r.cost) for r in steps.rows],
             }),
             hide_index=True, width="stretch", key="report_steps",
@@ -152,6 +153,8 @@ if report is not None:
                     help=f"{above.get(0.5, 0):,} records are above 50%.")
         m[1].metric("marketer risk", f"{100 * attacker.marketer:.2f}%")
         st.caption("Journalist risk needs a population table: `python -m anonlib risk FILE --population POP`.")
+        st.plotly_chart(charts.risk_distribution_figure(attacker.distribution), width="stretch",
+                        key="report_risk_distribution")
     _notes(report, "Attacker models")
 
     # ------------------------------------------------------------ privacy models
@@ -160,7 +163,7 @@ if report is not None:
         st.dataframe(
             pd.DataFrame({
                 "sensitive attribute": [r.sensitive for r in report.models.rows],
-                "model": [r.model for r in report.models.rows],
+                "model": [MODEL_NAMES[r.model] for r in report.models.rows],
                 "value": [None if r.value is None else float(r.value) for r in report.models.rows],
                 "judged at": [r.requirement + (" (release target)" if r.in_target else "") for r in report.models.rows],
                 "records in failing classes": [r.failing_records for r in report.models.rows],
