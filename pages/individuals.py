@@ -24,8 +24,8 @@ from anonlib.report import IndividualPrivacy, individual_privacy
 from anonlib.workflow import BandsStep, default_choice, step_cost
 from dashboard import charts
 from dashboard.glossary import term_help
-from dashboard.state import active_dataset, apply_step_callback, working_copy
-from dashboard.ui import download_csv, download_json, guarded, page_header, paper_example, plain, result_verdict
+from dashboard.state import active_dataset, working_copy
+from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
 
 PAGE = "Individual privacy"
 MEASURE_LABELS = {"ppp": "PPP (upward privacy)", "poac": "PoAC (downward privacy)"}
@@ -297,11 +297,7 @@ if ready:
             )
             st.caption(f"Without bands: {100 * baseline:.1f}% of records protected for {plain(sensitive)}.")
             if pick is not None:
-                step = steps[pick]
-                st.markdown("**What it costs:** " + plain(" ".join(costs[pick].sentences())))
-                result_verdict(working_copy().apply(step, PAGE).check, "With these bands, the working copy")
-                st.button(f"Apply: {step.describe()}", on_click=apply_step_callback, args=(step, PAGE),
-                          key="peers_apply")
+                offer_step(steps[pick], costs[pick], PAGE, "banding", "peers_apply")
             download_csv("Partitions (CSV)", table, "generalization_potential.csv", key="peers_partitions_csv")
         if status is not None:
             status.update(label=f"Individual privacy computed in {time.perf_counter() - started:.1f} s",

@@ -211,7 +211,8 @@ def test_bands_show_their_cost_first_and_never_default_to_removing_the_column():
     at = page("individuals", dataset)
     pick = next(s for s in at.selectbox if s.key and s.key.startswith("peers_pick:"))
     assert pick.value is not None and "(removes the column)" not in pick.options[pick.index]
-    assert any(m.value.startswith("**What it costs:** birth") for m in at.markdown)
+    assert any(m.value.startswith("What it does to the working copy:")
+               and "birth_year: 75 values become" in m.value.replace("\\", "") for m in at.markdown)
     assert not at.session_state["working_copy"].steps  # nothing applied before the click
     at.button(key="peers_apply").click().run()
     assert not at.exception and not at.error
