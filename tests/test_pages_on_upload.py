@@ -264,6 +264,8 @@ def test_journey_upload_bands_undo_bands_report_package_apply(tmp_path):
     loaded = at.session_state["active_dataset"]
 
     # TODO(pages-b): the Leakage & anonymization page's generalization step goes here, before the bands.
+    # Its default search generalizes birth_year too (to 19**/20**), after which there is no number left
+    # to put into bands; the journey needs the shield narrowed to sex and zip on that page first.
 
     at.switch_page("pages/individuals.py").run()
     assert not at.exception and not at.error
