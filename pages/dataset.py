@@ -277,7 +277,7 @@ with risk_box, guarded("computing the re-identification risk"):
     m[2].metric("k", f"{risk.k:,}", help=term_help("k"))
     m[3].metric("unique records", f"{risk.unique_records:,}", help=f"{100 * risk.unique_share:.2f}% of records")
     below = dict(risk.records_below)
-    m = st.columns(4)
+    m = st.columns(2)
     m[0].metric("records in classes < 5", f"{below.get(5, 0):,}", help=f"{100 * risk.share_below(5):.2f}% of records")
     m[1].metric("records in classes < 10", f"{below.get(10, 0):,}",
                 help=f"{100 * risk.share_below(10):.2f}% of records")
@@ -323,9 +323,9 @@ with risk_box, guarded("computing the privacy models"):
             "sensitive attribute": [r.sensitive for r in section.rows],
             "model": [MODEL_NAMES[r.model] for r in section.rows],
             "value": [_number(r.value) for r in section.rows],
-            "judged at": [r.requirement + (" (release target)" if r.in_target else "") for r in section.rows],
             "records in failing classes": [
                 "–" if r.failing_records is None else f"{r.failing_records:,}" for r in section.rows],
+            "judged at": [r.requirement + (" (release target)" if r.in_target else "") for r in section.rows],
         })
         st.caption(
             f"{section.records:,} records. Value = the worst class (α, t, δ, β: the largest; l: the smallest; "
