@@ -12,9 +12,10 @@ from anonlib.profile import column_profile, profile_table, risk_profile
 from anonlib.core.samples import SAMPLES, load_sample
 from dashboard import charts
 from dashboard.state import active_dataset, active_source, set_active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
 
 TYPES = ("integer", "number", "category")
+EDITOR = "role_editor"  # the role editor's starting dataset, its latest result and its widget version
 DELIMITER_NAMES = {"detect": None, ", (comma)": ",", "; (semicolon)": ";", "TAB": "\t", "| (pipe)": "|"}
 ENCODINGS = {"detect": None, "UTF-8": "utf-8", "UTF-8 with BOM": "utf-8-sig", "Latin-1": "latin-1"}
 HEADERS = {"detect": None, "first row is the header": True, "no header row": False}
@@ -52,7 +53,12 @@ page_header(
     "Caballero, Sen & Nygård, anonymity vectors; Sweeney, k-anonymity",
 )
 
-source_kind = st.radio("Data source", ["Bundled sample", "Upload a file"], horizontal=True, key="source_kind")
+SOURCES = ["Bundled sample", "Upload a file"]
+if "source_kind" not in st.session_state:
+    # Streamlit forgets a widget's value when another page runs: coming back, the choice
+    # follows the active dataset (an uploaded file keeps "Upload a file" chosen).
+    st.session_state["source_kind"] = SOURCES[1] if active_source().startswith("upload:") else SOURCES[0]
+source_kind = st.radio("Data source", SOURCES, horizontal=True, key="source_kind")
 if source_kind == "Bundled sample":
     current = active_source()
     keys = list(SAMPLES)
@@ -80,6 +86,12 @@ else:
         delimiter = DELIMITER_NAMES[col1.selectbox("Delimiter", list(DELIMITER_NAMES))]
         encoding = ENCODINGS[col2.selectbox("Encoding", list(ENCODINGS))]
         header = HEADERS[col3.selectbox("Header row", list(HEADERS))]
+    if upload is None and active_source().startswith("upload:"):
+        loaded = active_dataset()
+        st.caption(
+            f"Loaded: {plain(active_source().split(':', 1)[1])} ({loaded.n_rows:,} rows, {loaded.frame.shape[1]} "
+            "columns), kept in this session's memory. Upload another file to replace it."
+        )
     if upload is not None:
         signature = (upload.file_id, delimiter, encoding, header)
         if st.session_state.get("upload_signature") != signature:
@@ -109,11 +121,20 @@ st.caption(
     "Identifier: dropped before any analysis. Quasi-identifier: could be known to an attacker. "
     "Sensitive: must not be learnt. Count: how many identical records a row stands for. Ignore: not used."
 )
-stats = _column_stats(dataset.fingerprint, dataset)
-editor_key = f"roles-{dataset.fingerprint}-{active_source()}"
+# The editor always gets the table it started from, and its own record of the edits:
+# fed the edited roles back, it would be rebuilt after every edit and ignore the next
+# double-click until clicked once. It starts afresh when the dataset is replaced
+# (another sample or file, or a change made on another page).
+editor = st.session_state.get(EDITOR)
+if editor is None or editor["result"] is not dataset:
+    version = editor["version"] + 1 if editor else 0
+    editor = {"base": dataset, "result": dataset, "version": version}
+    st.session_state[EDITOR] = editor
+base: Dataset = editor["base"]
+stats = _column_stats(base.fingerprint, base)
 edited = st.data_editor(
-    dataset.role_table().merge(stats, on="column", how="left"),
-    key=editor_key,
+    base.role_table().merge(stats, on="column", how="left"),
+    key=f"roles-{editor['version']}",
     hide_index=True,
     disabled=["column", "distinct values", "missing", "missing share"],
     width="stretch",
@@ -125,11 +146,12 @@ edited = st.data_editor(
     },
 )
 with guarded("applying the column settings"):
-    original = dataset.role_table()
+    original = base.role_table()
     edited = edited[original.columns]
-    if not edited.equals(original):
-        dataset = dataset.with_edits(edited)
+    if not edited.equals(dataset.role_table()):
+        dataset = base.with_edits(edited).with_missing(dataset.missing)
         set_active_dataset(dataset, active_source())
+        editor["result"] = dataset
 
 missing_choice = st.radio(
     "Missing values in the analysed columns",
@@ -142,9 +164,10 @@ wanted = "category" if missing_choice.startswith("keep") else "drop"
 if wanted != dataset.missing:
     dataset = dataset.with_missing(wanted)
     set_active_dataset(dataset, active_source())
+    editor["result"] = dataset
 
 with st.expander(f"Preview (first {min(200, dataset.n_rows)} of {dataset.n_rows:,} rows)"):
-    st.dataframe(dataset.frame.head(200), hide_index=True, height=240)
+    table(dataset.frame.head(200), data=True, height=240)
 
 with risk_box, guarded("computing the re-identification risk"):
     st.subheader("Re-identification risk")
@@ -153,23 +176,21 @@ with risk_box, guarded("computing the re-identification risk"):
     st.markdown("**Quasi-identifier:** " + plain(", ".join(qis)))
     if risk.rows_dropped:
         st.caption(f"{risk.rows_dropped:,} rows with missing values were dropped.")
-    m = st.columns(6)
-    m[0].metric("records", f"{risk.records:,}")
-    m[1].metric("equivalence classes", f"{risk.classes:,}")
-    m[2].metric("k", f"{risk.k:,}")
-    m[3].metric("unique records", f"{100 * risk.unique_share:.2f}%", help=f"{risk.unique_records:,} records")
-    m[4].metric("records in classes < 5", f"{100 * risk.share_below(5):.2f}%")
-    m[5].metric("records in classes < 10", f"{100 * risk.share_below(10):.2f}%")
+    m = row()
+    m.metric("records", f"{risk.records:,}")
+    m.metric("equivalence classes", f"{risk.classes:,}")
+    m.metric("k", f"{risk.k:,}")
+    m.metric("unique records", f"{100 * risk.unique_share:.2f}%", help=f"{risk.unique_records:,} records")
+    m.metric("records in classes < 5", f"{100 * risk.share_below(5):.2f}%")
+    m.metric("records in classes < 10", f"{100 * risk.share_below(10):.2f}%")
     left, right = st.columns([2, 1])
     left.plotly_chart(charts.anonymity_vector_figure(risk.vector), width="stretch")
     right.plotly_chart(charts.records_at_risk_figure(risk.records_below, risk.records), width="stretch")
     st.text(f"Anonymity vector: {vector_text(risk.vector)}")
-    d1, d2 = st.columns(2)
-    with d1:
+    with row():
         download_csv(
             "Column profile (CSV)", dataset.role_table().merge(stats, on="column", how="left"), "column_profile.csv"
         )
-    with d2:
         download_json(
             "Parameters and results (JSON)",
             {"dataset": dataset.name, "count_column": dataset.count, "missing": dataset.missing, **risk.as_dict()},

@@ -24,7 +24,7 @@ from anonlib.core.loading import load_table
 from anonlib.synthetic import TENNESSEE_ZIP_SEED, adult_with_zip, zip3_populations
 from dashboard import charts
 from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
 
 EXAMPLE = "Adult + synthetic Tennessee ZIP (the paper's example)"
 EXAMPLE_QIS = ["age", "sex", "race", "zip"]
@@ -176,7 +176,7 @@ with guarded("preparing the data"):
             population_count = None if choice == "one person per row" else choice
             population_key = f"{upload.file_id}:{population_count}"
 
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3, c4 = st.columns([1.6, 1, 1, 1])
 method = c1.selectbox("Method", list(METHODS), format_func=METHOD_NAMES.get, key="fr_method")
 budget = c2.slider("Budget (policies evaluated)", 100, 20_000, 1_000, step=100, key="fr_budget",
                    disabled=method == "exhaustive")
@@ -210,13 +210,13 @@ with guarded("searching the risk-utility frontier"):
 if result is not None:
     space = result.space
     frontier = list(result.frontier)
-    m = st.columns(5)
-    m[0].metric("policies in the lattice", f"2^{space.n_bits}" if space.n_bits > 16 else lattice_size_text(space.n_bits),
-                help=f"{lattice_size_text(space.n_bits)} policies ({space.n_bits} bits)")
-    m[1].metric("policies evaluated", f"{result.n_evaluated:,}")
-    m[2].metric("frontier policies", f"{len(frontier):,}")
-    m[3].metric("area", f"{result.area:.4f}", help="Area under the frontier's step curve; smaller is better.")
-    m[4].metric("search time", f"{result.seconds:.2f} s")
+    m = row()
+    m.metric("policies in the lattice", f"2^{space.n_bits}" if space.n_bits > 16 else lattice_size_text(space.n_bits),
+             help=f"{lattice_size_text(space.n_bits)} policies ({space.n_bits} bits)")
+    m.metric("policies evaluated", f"{result.n_evaluated:,}")
+    m.metric("frontier policies", f"{len(frontier):,}")
+    m.metric("area", f"{result.area:.4f}", help="Area under the frontier's step curve; smaller is better.")
+    m.metric("search time", f"{result.seconds:.2f} s")
     st.caption(f"KL of the most general policy (used to normalize the loss): {space.top_loss:.4f} nats. "
                f"Risk is {'distinguishability against the uploaded population' if space.has_population else 'classes after / classes before (the data are their own population)'}.")
 
@@ -268,11 +268,11 @@ if result is not None:
         for note in harbor_policy.notes:
             st.caption(plain(note))
         if better:
-            table = pd.DataFrame(
+            dominating_table = pd.DataFrame(
                 [{"policy": frontier.index(e) + 1, "risk": e.risk, "loss (normalized)": e.loss_normalized,
                   "loss (KL, nats)": e.loss} for e in better]
             )
-            st.dataframe(table, hide_index=True, width="stretch")
+            table(dominating_table)
 
     if len(result.trace) > 0:
         traces = {result.method: list(result.trace)}
@@ -296,31 +296,27 @@ if result is not None:
     intervals = space.intervals(bits)
     sizes = space.class_sizes(bits)
     vector = anonymity_vector(sizes)
-    k1, k2, k3, k4 = st.columns(4)
-    k1.metric("risk", f"{chosen.risk:.4f}")
-    k2.metric("loss (normalized)", f"{chosen.loss_normalized:.4f}", help=f"KL {chosen.loss:.4f} nats")
-    k3.metric("k", f"{k_of(vector):,}")
-    k4.metric("equivalence classes", f"{len(sizes):,}")
-    st.dataframe(
+    m = row()
+    m.metric("risk", f"{chosen.risk:.4f}")
+    m.metric("loss (normalized)", f"{chosen.loss_normalized:.4f}", help=f"KL {chosen.loss:.4f} nats")
+    m.metric("k", f"{k_of(vector):,}")
+    m.metric("equivalence classes", f"{len(sizes):,}")
+    table(
         pd.DataFrame(
             [{"attribute": a, "intervals": len(v), "values": len(d), "intervals in order": ", ".join(v)}
              for (a, v), d in zip(intervals.items(), space.domains)]
-        ),
-        hide_index=True, width="stretch",
+        )
     )
     st.plotly_chart(charts.anonymity_vector_figure(vector, title="Anonymity vector of this policy"),
                     width="stretch")
     st.text(f"Anonymity vector: {vector_text(vector)}")
     generalized = space.generalize(release, bits)
-    st.dataframe(generalized.head(200), hide_index=True, height=240)
+    table(generalized.head(200), data=True, height=240)
     st.caption(f"First {min(200, len(generalized))} of {len(generalized):,} rows, generalized by this policy.")
 
-    d1, d2, d3 = st.columns(3)
-    with d1:
+    with row():
         download_csv("Generalized data (CSV)", generalized, f"generalized_policy_{pick + 1}.csv", key="fr_dl_data")
-    with d2:
         download_csv("Frontier policies (CSV)", result.frontier_table(), "frontier.csv", key="fr_dl_frontier")
-    with d3:
         download_json(
             "Parameters and results (JSON)",
             {

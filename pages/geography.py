@@ -17,9 +17,13 @@ from anonlib.geo import (
     Regression,
     aggregate,
     aggregated_polygons,
+    crs_description,
+    link_records,
     max_combinations,
+    outlines_for,
     qi_entropy,
     read_regions,
+    regions_matching,
     sample_regions,
     site_count,
 )
@@ -27,7 +31,7 @@ from anonlib.core.loading import to_safe_csv
 from anonlib.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
 from dashboard import charts
 from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
 
 SYNTHETIC = "Synthetic people (Adult's sex, age band and race marginals)"
 ACTIVE = "The active dataset (a column holds the area ids)"
@@ -46,7 +50,9 @@ Records are then grouped by (aggregated region, quasi-identifier values); every 
 than k is suppressed. Fewer, larger regions mean less suppression but coarser geography.
 
 **Number of sites S.** Directly, or from a population cut-off G: S = round(N / G), between 1 and
-the number of areas. Fixed cut-offs are the ones the paper cites (US Census 100,000; Statistics
+the number of areas, where N is the number of records linked to an area (synthetic people: the
+areas' population; your own file: its records whose area id matches, not the census population
+of every area offered, which would give thousands of regions for a few thousand records). Fixed cut-offs are the ones the paper cites (US Census 100,000; Statistics
 Canada CCHS 70,000; British Census 120,000) *(paper)*. The entropy model G = k x 2^H and the
 max-combinations model G = k x MaxCombs are **our reconstruction**: the paper's regression
 coefficients were lost. H is the Shannon entropy of the quasi-identifiers (Eq. 1).
@@ -67,11 +73,17 @@ released groups + N x |e| over suppressed ones (Eq. 21, standard form as in ARX)
 entropy of the area = -sum over records of log2 Pr(original area | aggregated area), suppressed
 records counted as "*" (Eqs. 22-23, as in ARX); running time. Lower is better for all.
 
-**Map.** Filled shapes: aggregated regions (the union of member polygons for counties, Voronoi
-cells clipped to the areas' hull for ZIP points), coloured by their anonymity (size of their
-smallest group) or their share of suppressed records. Dots: the areas, coloured by group.
-Diamonds: sites. Distances are in metres in a projected CRS (the UTM zone for a state, NAD83 /
-Conus Albers for the whole US); no map tiles are loaded.
+**Map.** Filled shapes: aggregated regions (the union of member polygons for counties; for ZIP
+points, Voronoi cells clipped to the areas' hull and to land), coloured by their anonymity (size
+of their smallest group) or their share of suppressed records, as the colour bar shows. Dots: the
+areas (hover for the id, its aggregated region and where it is). Diamonds: sites, coloured like
+their region. Grey lines: county and state borders, drawn from the bundled county polygons (for
+areas in the US). The axes are km east and north of the data's south-west corner, in a projection
+that keeps distances (the UTM zone for a state, NAD83 / Conus Albers for the whole US, named under
+the map); no map tiles are loaded.
+
+**Warnings.** A run that suppresses more than 5% of the records says so and what would keep more;
+area ids that match no area are listed with the Areas choice that holds them.
 """
 
 
@@ -100,8 +112,22 @@ def _run(source: tuple, method: str, k: int, n_sites: int, seed: int,
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _shapes(source: tuple, method: str, k: int, n_sites: int, seed: int, qis: tuple[str, ...],
-            _result, _regions: Regions):
-    return aggregated_polygons(_result, _regions, simplify_m=500.0)
+            _result, _regions: Regions, _land):
+    return aggregated_polygons(_result, _regions, simplify_m=500.0, land=_land)
+
+
+@st.cache_resource(show_spinner="Drawing the state and county borders...", max_entries=8)
+def _outlines(area_source: tuple, _regions: Regions):
+    return outlines_for(_regions)
+
+
+def _other_areas(ids, current: str) -> str:
+    """The Areas choice that holds most of ``ids``, as a sentence ending (or '')."""
+    found = regions_matching(ids, exclude=[current]) if ids else []
+    if not found:
+        return ""
+    key, hits = found[0]
+    return f" {hits:,} of these ids are areas of '{REGION_SAMPLES[key]}': choose it under Areas."
 
 
 page_header(
@@ -152,6 +178,7 @@ with guarded("reading the areas"):
         regions = sample_regions(area_key)
         source = ("sample", area_key)
 
+area_source = source  # what the areas (and so their borders) depend on
 if regions is not None:
     with guarded("preparing the records"):
         if source_kind == SYNTHETIC:
@@ -187,14 +214,30 @@ if regions is not None:
                 f"{plain(', '.join(qis) or 'none')}" + (f"; {dropped:,} rows with missing values dropped." if dropped else ".")
             )
 
+if regions is not None and records is not None and source_kind == ACTIVE:
+    own_records, records = records, None  # kept only once they link to the areas
+    with guarded("linking the records to the areas"):
+        linkage = link_records(regions.points["region_id"], own_records, region=region_column, count=count)
+        if linkage.linked == 0:
+            st.error(
+                f"None of the {linkage.records:,} records' area ids in {plain(region_column)} (for example "
+                f"{plain(', '.join(linkage.unmatched[:3]))}) is an area of {plain(regions.name)}."
+                + plain(_other_areas(linkage.unmatched, area_key) or " Choose Areas that hold them, or the column "
+                        "with the area ids.")
+            )
+        else:
+            records = own_records
+
 if regions is not None and records is not None:
     n_sites = None
     with guarded("choosing the number of sites"):
-        # The cut-off is a population size: use the areas' population when known, else the records.
-        if "population" in regions.points.columns:
-            total, counted = int(regions.points["population"].sum()), "people"
-        else:
-            total, counted = (int(records[count].sum()) if count else len(records)), "records"
+        # N in S = N / G is the records that will be aggregated: the synthetic people, or the
+        # records of the user's file whose area id matches an area (not the census population
+        # of every area offered: all US ZIP areas would give 3,125 regions for 2,000 records).
+        total = (int(records[count].sum()) if count else len(records))
+        if source_kind == ACTIVE:
+            total = linkage.linked
+        counted = "synthetic people" if source_kind == SYNTHETIC else "records linked to an area"
         if site_mode == "chosen directly":
             top = min(regions.n_regions, 5000)
             default = site_count(total, regions.n_regions, cutoff=100_000).n_sites
@@ -216,7 +259,8 @@ if regions is not None and records is not None:
             count_choice = site_count(total, regions.n_regions, model=model, cutoff=cutoff, k=k,
                                       entropy_bits=h, max_combs=combos, regression=regression)
             n_sites = count_choice.n_sites
-            st.caption(plain(count_choice.explanation) + f" (H = {h:.3f} bits, MaxCombs = {combos:,})")
+            st.caption(f"N = {total:,} {counted}; " + plain(count_choice.explanation)
+                       + f" (H = {h:.3f} bits, MaxCombs = {combos:,})")
 
     if n_sites is None:
         st.stop()
@@ -236,19 +280,23 @@ if regions is not None and records is not None:
                                 **r.summary()}
         if result.unmatched:
             st.warning(
-                f"{result.unmatched_records:,} records have area ids that match no area and are left out: "
+                f"{result.unmatched_records:,} records ({100 * result.unmatched_records / (result.records + result.unmatched_records):.1f}%) "
+                f"have area ids that are not areas of {plain(regions.name)} and are left out: "
                 f"{plain(', '.join(result.unmatched[:12]))}" + (" ..." if len(result.unmatched) > 12 else "") + "."
+                + plain(_other_areas(result.unmatched, area_key))
             )
-        top = st.columns(3)
-        top[0].metric("suppressed records", f"{result.suppressed:,}", help=f"of {result.records:,} records")
-        top[1].metric("suppressed (%)", f"{100 * result.suppressed_share:.4f}%")
-        top[2].metric("aggregated regions", f"{int((result.sites['regions'] > 0).sum()):,}",
-                      help=f"{result.n_sites:,} sites placed")
-        bottom = st.columns(3)
-        bottom[0].metric("mean distance to site", f"{result.mean_distance_km:,.1f} km",
-                         help=f"Compactness (sum over areas): {result.compactness / 1000:,.0f} km")
-        bottom[1].metric("discernibility", f"{result.discernibility:.4g}", help=f"{result.discernibility:,}")
-        bottom[2].metric("non-uniform entropy", f"{result.nonuniform_entropy:,.0f} bits")
+        too_many = result.suppression_warning()
+        if too_many:
+            st.warning(plain(too_many))
+        top = row()
+        top.metric("suppressed records", f"{result.suppressed:,}", help=f"of {result.records:,} records")
+        top.metric("suppressed (%)", f"{100 * result.suppressed_share:.4f}%")
+        top.metric("aggregated regions", f"{int((result.sites['regions'] > 0).sum()):,}",
+                   help=f"{result.n_sites:,} sites placed")
+        top.metric("mean distance to site", f"{result.mean_distance_km:,.1f} km",
+                   help=f"Compactness (sum over areas): {result.compactness / 1000:,.0f} km")
+        top.metric("discernibility", f"{result.discernibility:.4g}", help=f"{result.discernibility:,}")
+        top.metric("non-uniform entropy", f"{result.nonuniform_entropy:,.0f} bits")
         if result.adc is not None:
             trace = result.adc
             st.caption(
@@ -258,21 +306,26 @@ if regions is not None and records is not None:
             )
 
         with guarded("drawing the map"):
-            shapes = _shapes(source, method, k, n_sites, seed, qis, result, regions)
-            points = regions.points[["region_id", "x", "y"]].assign(aggregated_region=result.mapping.to_numpy())
+            outlines = _outlines(area_source, regions)
+            shapes = _shapes(source, method, k, n_sites, seed, qis, result, regions,
+                             outlines.land if outlines is not None else None)
+            shown = [c for c in ("region_id", "x", "y", "lon", "lat") if c in regions.points.columns]
+            points = regions.points[shown].assign(aggregated_region=result.mapping.to_numpy())
             st.plotly_chart(
-                charts.geo_map_figure(shapes, points, result.sites, colour_by=colour_by,
-                                      palette=palette_name, crs=regions.crs),
+                charts.geo_map_figure(shapes, points, result.sites, colour_by=colour_by, palette=palette_name,
+                                      crs=crs_description(regions.crs), outlines=outlines),
                 width="stretch",
             )
+            if outlines is None:
+                st.caption("These areas are not in the US: no state or county borders are bundled for them.")
 
         st.subheader("Methods compared (the paper's Figures 3-5)" if compare else "This run (switch on the comparison to see all methods)")
-        table = pd.DataFrame([r.summary() for r in results.values()])
-        st.dataframe(table, hide_index=True, width="stretch")
-        st.plotly_chart(charts.geo_metrics_figure(table.assign(run=[METHOD_SHORT[m] for m in results]), label="run"),
+        runs = pd.DataFrame([r.summary() for r in results.values()])
+        table(runs)
+        st.plotly_chart(charts.geo_metrics_figure(runs.assign(run=[METHOD_SHORT[m] for m in results]), label="run"),
                         width="stretch")
         with st.expander(f"All runs of this session ({len(history)})"):
-            st.dataframe(pd.DataFrame(list(history.values())), hide_index=True, width="stretch")
+            table(pd.DataFrame(list(history.values())))
 
         st.subheader("Downloads")
         mapping = pd.DataFrame({
@@ -280,12 +333,9 @@ if regions is not None and records is not None:
             "aggregated_region": result.mapping.to_numpy(),
             "distance_km": result.distance / 1000.0,
         })
-        d1, d2, d3, d4 = st.columns(4)
-        with d1:
+        with row():
             download_csv("Area -> aggregated region (CSV)", mapping, "geo_mapping.csv")
-        with d2:
             download_csv("Aggregated regions (CSV)", result.sites.reset_index(), "geo_regions.csv")
-        with d3:
             if len(records) <= DOWNLOAD_ROW_LIMIT:
                 st.download_button(
                     "Anonymized records (CSV)",
@@ -294,12 +344,11 @@ if regions is not None and records is not None:
                 )
             else:
                 st.caption(f"The anonymized table has {len(records):,} rows; use the library to export it.")
-        with d4:
             download_json(
                 "Parameters and results (JSON)",
                 {"areas": regions.name, "crs": regions.crs, "records": source[2] if len(source) > 2 else "",
                  "quasi_identifiers": list(qis), "k": k, "n_sites": n_sites, "seed": seed,
-                 "methods": table.to_dict(orient="records"),
+                 "methods": runs.to_dict(orient="records"),
                  "unmatched_region_ids": list(result.unmatched)},
                 "geo_run.json",
             )

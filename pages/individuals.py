@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from anonlib.peers import (
 )
 from dashboard import charts
 from dashboard.state import active_dataset, active_source, set_active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
 
 ACTIVE = "active"
 APPLY_ERROR = "peers_apply_error"
@@ -53,6 +54,10 @@ def _potential(fingerprint: str, missing: str, sensitive: str, aux: tuple[str, .
     # keeps every record's minimum per partition, so moving p needs no recomputation
     return generalization_potential(_frame, sensitive, list(aux), variable, max_categories=max_categories,
                                     max_partitions=max_partitions, include_empty=include_empty, count=count)
+
+
+def _digest(texts: list[str]) -> str:
+    return hashlib.sha1("\n".join(texts).encode()).hexdigest()[:10]
 
 
 @contextmanager
@@ -147,22 +152,24 @@ variables = st.multiselect(
     key=f"peers_vars:{choice}:{dataset.fingerprint}",
 )
 
-c1, c2, c3, c4 = st.columns([1.2, 1.2, 1.2, 1.4])
+c1, c2, c3 = st.columns(3)
 measure = c1.radio("Measure", list(MEASURE_LABELS), format_func=MEASURE_LABELS.get, key="peers_measure")
 p = c2.slider("Threshold p (PPP must be above p)", 0.0, 0.95, 0.0, 0.05, key="peers_p")
-joint_q = c3.checkbox("q = p / (|dom(s)| - 1)", value=True, key="peers_joint_q",
-                      help="The paper's joint choice: p spread evenly over the false values of each variable.")
-q = None if joint_q else c3.slider("Threshold q (PoAC)", 0.0, 0.95, 0.0, 0.05, key="peers_q")
-palette = c4.selectbox("Colours", list(charts.PALETTES), key="peers_palette")
-include_empty = c4.checkbox("Include knowing nothing (the empty subset)", value=True, key="peers_empty")
+palette = c3.selectbox("Colours", list(charts.PALETTES), key="peers_palette")
+# checkboxes in a wrapping row, not in narrow columns: their labels are never cut
+options_row = row()
+joint_q = options_row.checkbox("q = p / (|dom(s)| - 1)", value=True, key="peers_joint_q",
+                               help="The paper's joint choice: p spread evenly over the false values of each variable.")
+include_empty = options_row.checkbox("Include knowing nothing (the empty subset)", value=True, key="peers_empty")
 # the paper's examples drop such rows as the paper did; the active dataset starts from its own policy
-drop_missing = c4.checkbox(
+drop_missing = options_row.checkbox(
     "Drop rows with missing values in these variables",
     value=choice != ACTIVE or dataset.missing == "drop",
     key=f"peers_drop:{choice}:{dataset.missing}",
     help="Starts as the paper did for its examples (rows dropped) and as the dataset's own missing-value "
          "setting for the active dataset; unticked, 'missing' is a value of its own.",
 )
+q = None if joint_q else st.slider("Threshold q (PoAC)", 0.0, 0.95, 0.0, 0.05, key="peers_q")
 
 label = MEASURE_NAMES[measure]
 with guarded("computing the privacy of individuals"):
@@ -214,19 +221,18 @@ with guarded("computing the privacy of individuals"):
     st.subheader("Per variable")
     protected_what = f"p-upward privacy (min PPP > {p:g})" if measure == "ppp" else "q-downward privacy (min PoAC = 1)"
     st.write(f"Share of individuals with {protected_what}, when that variable is sensitive:")
-    metric_cols = st.columns(min(len(variables), 5))
-    for k, row in summary.iterrows():
-        metric_cols[k % len(metric_cols)].metric(
-            plain(row["variable"]), f"{100 * row['protected share']:.1f}%",
-            help=f"domain size {row['domain size']}, median min {label} {row[f'median min {label}']:.3f}",
+    metric_row = row()
+    for _, line in summary.iterrows():
+        metric_row.metric(
+            plain(line["variable"]), f"{100 * line['protected share']:.1f}%",
+            help=f"domain size {line['domain size']}, median min {label} {line[f'median min {label}']:.3f}",
         )
     if measure == "ppp":
         summary = summary.drop(columns="q")
-    st.dataframe(
+    table(
         summary.assign(**{"protected share": 100 * summary["protected share"],
                           "share NPP = 0": 100 * summary["share NPP = 0"]}).rename(
             columns={"protected share": "protected %", "share NPP = 0": "NPP = 0 %"}),
-        hide_index=True, width="stretch",
         column_config={"protected %": st.column_config.NumberColumn(format="%.1f"),
                        "NPP = 0 %": st.column_config.NumberColumn(format="%.1f"),
                        "q": st.column_config.NumberColumn(format="%.3f")},
@@ -258,16 +264,14 @@ with guarded("computing the privacy of individuals"):
         width="stretch",
         key="peers_leave_one_out",
     )
-    st.dataframe(lo.gains(), hide_index=True, width="stretch")
+    table(lo.gains())
     st.plotly_chart(charts.npp_histogram(matrix.npp[v], matrix.weights, sensitive), width="stretch",
                     key="peers_npp")
 
     # ------------------------------------------------------------ downloads
-    d1, d2 = st.columns(2)
-    with d1:  # built when clicked: the table has a row per individual
+    with row():  # the CSV is built when clicked: it has a row per individual
         download_csv("Per-individual table (CSV)", lambda: matrix.table(frame[variables]), "individual_privacy.csv",
                      key="peers_csv")
-    with d2:
         download_json(
             "Parameters and results (JSON)",
             {
@@ -300,28 +304,27 @@ with guarded("computing the privacy of individuals"):
                       budget * len(frame) * 2 ** max(len(aux) - 1, 0)):
             potential = _potential(working.fingerprint, working.missing, sensitive, tuple(aux), variable, count, max_categories,
                                    budget, include_empty, frame)
-        table = potential.table(p)
+        partitions = potential.table(p)
         baseline = potential.baseline_at(p)
-        st.plotly_chart(charts.generalization_figure(table, baseline, variable, p), width="stretch",
+        st.plotly_chart(charts.generalization_figure(partitions, baseline, variable, p), width="stretch",
                         key="peers_potential")
         if not potential.complete:
-            st.caption(f"Offsets were thinned evenly to {len(table)} partitions to keep this fast on "
+            st.caption(f"Offsets were thinned evenly to {len(partitions)} partitions to keep this fast on "
                        f"{len(frame):,} individuals.")
-        best = table[table["best for its categories"]].sort_values("protected share", ascending=False)
+        best = partitions[partitions["best for its categories"]].sort_values("protected share", ascending=False)
         st.write(
             f"Best: **{int(best.iloc[0]['categories'])} categories** of width {best.iloc[0]['width']:g} "
             f"(first category {plain(best.iloc[0]['first category'])}) protect "
             f"{100 * best.iloc[0]['protected share']:.1f}% of individuals, against "
             f"{100 * baseline:.1f}% without generalization."
         )
-        pick = st.selectbox(
-            "Partition to apply",
-            list(best.index),
-            format_func=lambda k: (f"{table.loc[k, 'categories']} categories, width {table.loc[k, 'width']:g}, "
-                                   f"first {table.loc[k, 'first category']}: "
-                                   f"{100 * table.loc[k, 'protected share']:.1f}% protected"),
-            key=f"peers_pick:{choice}:{variable}",
-        )
+        labels = {i: (f"{partitions.loc[i, 'categories']} categories, width {partitions.loc[i, 'width']:g}, "
+                      f"first {partitions.loc[i, 'first category']}: "
+                      f"{100 * partitions.loc[i, 'protected share']:.1f}% protected") for i in best.index}
+        # The key names the labels: when the data change (a variable added), it is a new
+        # dropdown showing today's numbers, not the old label kept by the browser.
+        pick = st.selectbox("Partition to apply", list(labels), format_func=labels.get,
+                            key=f"peers_pick:{choice}:{variable}:{_digest(list(labels.values()))}")
         st.button(
             f"Apply to the working dataset ({variable} becomes categories)",
             on_click=_apply_partition,
@@ -330,7 +333,7 @@ with guarded("computing the privacy of individuals"):
         )
         if APPLY_ERROR in st.session_state:  # set by the button's callback
             st.error(plain(st.session_state.pop(APPLY_ERROR)))
-        download_csv("Partitions (CSV)", table, "generalization_potential.csv", key="peers_partitions_csv")
+        download_csv("Partitions (CSV)", partitions, "generalization_potential.csv", key="peers_partitions_csv")
 
 if choice == ACTIVE and active_source().startswith("derived:"):
     st.caption("The active dataset was generalized on this page.")

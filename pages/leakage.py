@@ -40,12 +40,11 @@ from anonlib.leakage import attribute_label, attribute_sets, compare_leakage, le
 from anonlib.core.samples import DEFAULT_SAMPLE, load_sample
 from dashboard import charts
 from dashboard.state import active_dataset, active_source
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
 
 EXAMPLE = "arca_table1"
 EXAMPLE_SHIELD = ["Zip", "Age", "AC"]
 BUILDERS = ["intervals", "masking", "taxonomy", "flat", "ARX file"]
-TREE_LIMIT = 150
 SIZES = {"single attributes": 1, "pairs": 2, "triples": 3}
 
 
@@ -177,7 +176,7 @@ with guarded("computing the leakage table"):
     left, right = st.columns([2, 1])
     query = left.multiselect("Query attributes", columns, default=columns, key=f"lq-{scope}")
     wanted = right.multiselect("Combinations", list(SIZES), default=["single attributes"], key="leakage_sizes")
-    whole = right.checkbox("the whole quasi-identifier as one query", key="leakage_whole")
+    whole = st.checkbox("Also the whole quasi-identifier as one query", key="leakage_whole")
     attributes = attribute_sets(query, sorted(SIZES[name] for name in wanted))
     qi = tuple(c for c in dataset.quasi_identifiers if c in frame.columns) or tuple(query)
     if whole and qi and qi not in attributes:
@@ -194,10 +193,8 @@ with guarded("computing the leakage table"):
             f"Most revealing: **{plain(top['attribute'])}** (normalized {top['normalized']:.4f}, "
             f"{top['loss']:.4f} bits, {int(top['partitions']):,} partitions)."
         )
-        st.dataframe(
+        table(
             shown,
-            hide_index=True,
-            width="stretch",
             column_config={
                 "loss": st.column_config.NumberColumn("dS (bits)", format="%.5f"),
                 "normalized": st.column_config.ProgressColumn("normalized dS", format="%.5f", min_value=0.0, max_value=1.0),
@@ -259,40 +256,32 @@ if results:
                 st.metric("time", f"{result.seconds * 1000:.1f} ms")
                 st.caption("Levels: " + plain(", ".join(f"{a} {v}/{result.max_levels[a]}" for a, v in result.levels.items())))
         comparison = comparison_table(list(results.values()))
-        st.dataframe(comparison, hide_index=True, width="stretch", column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
+        table(comparison, column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
         st.plotly_chart(charts.method_comparison_figure(comparison), width="stretch")
 
         chosen_method = st.radio(
             "Result to inspect", list(results), format_func=METHOD_NAMES.get, horizontal=True, key="leakage_method"
         )
         chosen = results[chosen_method]
-        if len(chosen.tree) <= TREE_LIMIT:
-            st.plotly_chart(
-                charts.search_tree_figure(chosen.tree, chosen.shield, tuple(chosen.levels.values()), palette),
-                width="stretch",
-            )
-        else:
-            st.caption(
-                f"The search tree has {len(chosen.tree):,} tables; it is drawn for searches of up to {TREE_LIMIT}."
-            )
+        st.plotly_chart(  # collapsed to the path to the result when the tree is too large to label
+            charts.search_tree_figure(chosen.tree, chosen.shield, tuple(chosen.levels.values()), palette),
+            width="stretch",
+        )
 
         st.markdown("**Anonymized table**" + (" (identical rows merged, counts added)" if count else ""))
-        st.dataframe(chosen.table.head(500), hide_index=True, width="stretch", height=260)
+        table(chosen.table.head(500), data=True, height=260)
 
         st.markdown("**Leakage before and after anonymization** (the paper's Table 8)")
         query_columns = [c for c in frame.columns if c != count]
         before = _leakage(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(query_columns), count, frame)
         after = leakage_table(chosen.table, query_columns, count=count)
         both = compare_leakage(before, after)
-        st.dataframe(both, hide_index=True, width="stretch", column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("before", "after", "change")})
+        table(both, column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("before", "after", "change")})
         st.plotly_chart(charts.leakage_before_after_figure(both, palette), width="stretch")
 
-        d1, d2, d3 = st.columns(3)
-        with d1:
+        with row():
             download_csv("Anonymized table (CSV)", chosen.table, f"anonymized_{chosen_method}.csv", key="dl-anon")
-        with d2:
             download_csv("Before/after leakage (CSV)", both, "leakage_before_after.csv", key="dl-both")
-        with d3:
             download_json(
                 "Parameters and results (JSON)",
                 {
@@ -327,7 +316,7 @@ with guarded("running the heart-disease experiment"):
             status.update(label=f"{len(experiment)} searches done", state="complete")
         metric = st.radio("Show", ["rows", "generated", "seconds", "generalizations"], horizontal=True, key="exp_metric")
         st.plotly_chart(charts.experiment_figure(experiment, metric), width="stretch")
-        st.dataframe(experiment, hide_index=True, width="stretch", column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
+        table(experiment, column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
         download_csv("Experiment results (CSV)", experiment, "heart_experiment.csv", key="dl-exp")
     else:
         st.info("Choose at least one dataset, shield and k.")

@@ -9,7 +9,7 @@ from anonlib.core.dataset import Dataset
 from anonlib.report import RiskReport, build_report, render_html
 from dashboard import charts
 from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
 
 SLOW_ROWS = 20_000  # above this many rows the report takes a second or more: show a status box
 
@@ -67,13 +67,13 @@ with guarded("building the risk report"):
     d = report.dataset
     st.subheader("Dataset")
     st.markdown("**" + plain(d.name) + "**")
-    m = st.columns(4)
-    m[0].metric("rows", f"{d.rows:,}")
-    m[1].metric("records", f"{d.records:,}")
-    m[2].metric("rows dropped (missing values)", f"{d.rows_dropped:,}")
-    m[3].metric("missing values", "dropped" if d.missing == "drop" else "own category")
+    m = row()
+    m.metric("rows", f"{d.rows:,}")
+    m.metric("records", f"{d.records:,}")
+    m.metric("rows dropped (missing values)", f"{d.rows_dropped:,}")
+    m.metric("missing values", "dropped" if d.missing == "drop" else "own category")
     with st.expander("Columns and roles"):
-        st.dataframe(pd.DataFrame(d.columns, columns=["column", "role"]), hide_index=True, width="stretch")
+        table(pd.DataFrame(d.columns, columns=["column", "role"]))
     _notes(report, "Dataset")
 
     st.subheader("Re-identification risk")
@@ -81,12 +81,12 @@ with guarded("building the risk report"):
     if risk is not None:
         st.markdown("**Quasi-identifiers:** " + plain(", ".join(risk.quasi_identifiers)))
         below = dict(risk.records_below)
-        m = st.columns(5)
-        m[0].metric("k", f"{risk.k:,}")
-        m[1].metric("equivalence classes", f"{risk.classes:,}")
-        m[2].metric("unique records", f"{100 * risk.unique_share:.2f}%", help=f"{risk.unique_records:,} records")
-        m[3].metric("records in classes < 5", f"{100 * below[5] / max(risk.records, 1):.2f}%")
-        m[4].metric("records in classes < 10", f"{100 * below[10] / max(risk.records, 1):.2f}%")
+        m = row()
+        m.metric("k", f"{risk.k:,}")
+        m.metric("equivalence classes", f"{risk.classes:,}")
+        m.metric("unique records", f"{100 * risk.unique_share:.2f}%", help=f"{risk.unique_records:,} records")
+        m.metric("records in classes < 5", f"{100 * below[5] / max(risk.records, 1):.2f}%")
+        m.metric("records in classes < 10", f"{100 * below[10] / max(risk.records, 1):.2f}%")
         more = " ..." if risk.vector_length > len(risk.vector) else ""
         st.text(f"Anonymity vector: ({', '.join(str(v) for v in risk.vector)}{more})")
         chart, _ = st.columns([1, 1])
@@ -98,8 +98,8 @@ with guarded("building the risk report"):
     leakage_rows = pd.DataFrame([vars(r) for r in report.leakage.rows]) if report.leakage else None
     if leakage_rows is not None:
         st.plotly_chart(charts.leakage_figure(leakage_rows), width="stretch")
-        st.dataframe(
-            leakage_rows, hide_index=True, width="stretch",
+        table(
+            leakage_rows,
             column_config={
                 "loss": st.column_config.NumberColumn("loss (bits)", format="%.4f"),
                 "normalized": st.column_config.ProgressColumn("normalized", format="%.4f", min_value=0.0, max_value=1.0),
@@ -111,14 +111,13 @@ with guarded("building the risk report"):
     privacy_rows = pd.DataFrame([vars(r) for r in report.privacy.rows]) if report.privacy else None
     if privacy_rows is not None:
         st.caption("Auxiliary information: every combination of " + plain(", ".join(report.privacy.auxiliary)) + ".")
-        m = st.columns(len(report.privacy.rows))
-        for col, row in zip(m, report.privacy.rows):
-            col.metric(f"protected: {row.sensitive}", f"{100 * row.protected_share:.1f}%",
-                       help=f"median minimum PPP {row.median_min_ppp:.3f}")
-        st.dataframe(
+        m = row()
+        for line in report.privacy.rows:
+            m.metric(f"protected: {line.sensitive}", f"{100 * line.protected_share:.1f}%",
+                     help=f"median minimum PPP {line.median_min_ppp:.3f}")
+        table(
             privacy_rows.rename(columns={"sensitive": "sensitive attribute", "protected_share": "records protected",
                                          "median_min_ppp": "median minimum PPP"}),
-            hide_index=True, width="stretch",
             column_config={"records protected": st.column_config.NumberColumn(format="percent")},
         )
     _notes(report, "Individual privacy")
@@ -126,25 +125,21 @@ with guarded("building the risk report"):
     st.subheader("Suggested generalization")
     g = report.generalization
     if g is not None:
-        m = st.columns(3)
-        m[0].metric("distinct rows kept", f"{g.rows:,}", help=f"of {g.original_rows:,}")
-        m[1].metric("violating rows", f"{g.violations:,}", help=f"before: {g.original_violations:,}")
-        m[2].metric("tables generated", f"{g.generated:,}")
-        st.dataframe(pd.DataFrame(g.levels, columns=["attribute", "level", "highest level", "hierarchy"]),
-                     hide_index=True, width="stretch")
+        m = row()
+        m.metric("distinct rows kept", f"{g.rows:,}", help=f"of {g.original_rows:,}")
+        m.metric("violating rows", f"{g.violations:,}", help=f"before: {g.original_violations:,}")
+        m.metric("tables generated", f"{g.generated:,}")
+        table(pd.DataFrame(g.levels, columns=["attribute", "level", "highest level", "hierarchy"]))
     _notes(report, "Suggested generalization")
 
     st.subheader("Parameters")
     parameters = pd.DataFrame(report.parameters, columns=["parameter", "value"])
-    st.dataframe(parameters, hide_index=True, width="stretch")
+    table(parameters)
     st.caption(f"Created {report.created} with {report.version}.")
 
-    d1, d2, d3 = st.columns(3)
-    with d1:
+    with row():
         st.download_button("Printable report (HTML)", render_html(report).encode("utf-8"),
                            file_name="risk_report.html", mime="text/html", key="dl-report-html")
-    with d2:
         download_json("Parameters and results (JSON)", report.as_dict(), "risk_report.json", key="dl-report-json")
-    with d3:
         if leakage_rows is not None:
             download_csv("Leakage table (CSV)", leakage_rows, "risk_report_leakage.csv", key="dl-report-leakage")

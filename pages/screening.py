@@ -28,7 +28,7 @@ from anonlib.schedule_experiments import (
 )
 from dashboard import charts
 from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
 
 PAPER = "The paper's example (Table 7)"
 DATASET = "Active dataset"
@@ -221,19 +221,19 @@ if comparison is not None:
     for method, reason in comparison.skipped.items():
         st.warning(f"The {method} schedule was not computed: {reason}")
     st.subheader("Results")
-    m = st.columns(1 + len(results))
-    m[0].metric("k before appointments", k_of(comparison.base_vector),
-                help=f"anonymity vector {vector_text(comparison.base_vector)}")
-    for column, (method, result) in zip(m[1:], results.items()):
-        column.metric(f"k, {method}", result.k, help=f"anonymity vector {vector_text(result.vector)}")
+    m = row()
+    m.metric("k before appointments", k_of(comparison.base_vector),
+             help=f"anonymity vector {vector_text(comparison.base_vector)}")
+    for method, result in results.items():
+        m.metric(f"k, {method}", result.k, help=f"anonymity vector {vector_text(result.vector)}")
     gains = []
     for better, worse in (("heuristic", "random"), ("optimal", "heuristic"), ("optimal", "random")):
         if better in results and worse in results:
             gains.append((f"{better} over {worse}", comparison.improvement(better, worse)))
     if gains:
-        g = st.columns(len(gains))
-        for column, (label, value) in zip(g, gains):
-            column.metric(f"improvement, {label}", f"{100 * value:.2f}%")
+        g = row()
+        for label, value in gains:
+            g.metric(f"improvement, {label}", f"{100 * value:.2f}%")
     if "optimal" in results:
         proven = results["optimal"].proven_optimal
         st.caption(
@@ -254,7 +254,7 @@ if comparison is not None:
             f"This problem has {census.total:,} feasible schedules; {census.at_least_k(2):,} of them are "
             "2-anonymous or better. Rank = schedules with a vector at least as anonymous."
         )
-    st.dataframe(summary, hide_index=True, width="stretch")
+    table(summary)
     people = population_of(comparison.base_vector)
     st.caption(
         f"N = {people:,} people have p(N) = {scientific(partition_count(people))} possible anonymity vectors "
@@ -268,12 +268,10 @@ if comparison is not None:
     label_columns = [c for c in loads.columns if c not in ("capacity", "assigned")]
     labels = loads[label_columns].astype(str).agg(" ".join, axis=1) if label_columns else loads.index.astype(str)
     st.plotly_chart(charts.resource_load_figure(labels, loads["capacity"], loads["assigned"]), width="stretch")
-    st.dataframe(chosen.schedule.head(500), hide_index=True, width="stretch")
+    table(chosen.schedule.head(500), data=True)
     st.caption(f"First {min(500, len(chosen.schedule)):,} of {len(chosen.schedule):,} rows of the {inspect} schedule.")
-    d1, d2 = st.columns(2)
-    with d1:
+    with row():
         download_csv(f"The {inspect} schedule (CSV)", chosen.schedule, f"schedule_{inspect}.csv", key="scr_dl_csv")
-    with d2:
         download_json(
             "Parameters and results (JSON)",
             {
@@ -331,7 +329,7 @@ if st.button("Run Table 10", key="scr_t10_run"):
         bar.empty()
 table10 = st.session_state.get("scr_t10")
 if table10 is not None:
-    st.dataframe(table10.frame, hide_index=True, width="stretch")
+    table(table10.frame)
     left, right = st.columns(2)
     left.plotly_chart(
         charts.table10_figure(table10.frame, "heuristic / random (%)", "paper heuristic / random (%)",
@@ -349,13 +347,13 @@ with guarded("running the registry experiment"):
         f"{registry.people:,} people invited on one day, quasi-identifier birth year, "
         f"{registry.centres} centres of {registry.capacity_per_centre} seats (the authors' fixture)."
     )
-    r = st.columns(4)
-    r[0].metric("k: birth year only", registry.k["base"])
-    r[1].metric("k: real assignment", registry.k["actual"])
-    r[2].metric(f"k: heuristic ({rule})", registry.k["heuristic"])
-    r[3].metric("improvement vs real", f"{100 * registry.improvement:.2f}%",
-                help="anonymity improvement of the heuristic over the real assignment")
-    st.dataframe(
+    r = row()
+    r.metric("k: birth year only", registry.k["base"])
+    r.metric("k: real assignment", registry.k["actual"])
+    r.metric(f"k: heuristic ({rule})", registry.k["heuristic"])
+    r.metric("improvement vs real", f"{100 * registry.improvement:.2f}%",
+             help="anonymity improvement of the heuristic over the real assignment")
+    table(
         pd.DataFrame(
             {
                 "schedule": ["birth year only", "real assignment", "heuristic"],
@@ -364,9 +362,7 @@ with guarded("running the registry experiment"):
                     scientific(registry.indices[k]) for k in ("base", "actual", "heuristic")
                 ],
             }
-        ),
-        hide_index=True,
-        width="stretch",
+        )
     )
 
 st.subheader("Table 11 shape: synthetic regions")
@@ -387,8 +383,10 @@ if st.button("Run Table 11 (synthetic)", key="scr_t11_run"):
 table11 = st.session_state.get("scr_t11")
 if table11 is not None:
     left, right = st.columns(2)
-    left.markdown("**This simulation**")
-    left.dataframe(table11.round(1), hide_index=True, width="stretch")
-    right.markdown("**Paper (Table 11)**")
-    right.dataframe(PAPER_TABLE11, hide_index=True, width="stretch")
+    with left:
+        st.markdown("**This simulation**")
+        table(table11.round(1))
+    with right:
+        st.markdown("**Paper (Table 11)**")
+        table(PAPER_TABLE11)
     download_csv("Table 11 simulation (CSV)", table11, "table11_synthetic.csv", key="scr_t11_csv")
