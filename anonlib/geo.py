@@ -1002,7 +1002,7 @@ class AggregationResult:
         >>> points = pd.DataFrame({"region_id": ["a", "b"], "x": [0.0, 9.0], "y": [0.0, 0.0]})
         >>> records = pd.DataFrame({"zip": ["a", "b", "b"], "sex": ["f", "m", "m"]})
         >>> print(aggregate(points, records, region="zip", quasi_identifiers=["sex"], k=2, n_sites=2).suppression_warning())
-        33.3% of the records (1 of 3) are suppressed, more than the 5% this warning is set at. The 2 aggregated regions hold 1.5 records each on average, spread over 2 groups (aggregated region x quasi-identifier values) of 1.5 records on average, fewer than k = 2: choose fewer sites (a larger population cut-off, or fewer chosen directly), or coarsen the quasi-identifiers (e.g. age in bands), use fewer of them, or a smaller k.
+        33.3% of the records (1 of 3) are suppressed, more than the 5% this warning is set at. The 2 aggregated regions hold 1.5 records each on average, spread over 2 groups (aggregated region x quasi-identifier values) of 1.5 records on average, fewer than k = 2. Fewer sites (a larger population cut-off, or fewer chosen directly), coarser quasi-identifiers (e.g. age in bands), fewer quasi-identifiers or a smaller k than 2 keep more records.
         """
         if self.records == 0 or self.suppressed_share <= threshold:
             return None
@@ -1013,16 +1013,15 @@ class AggregationResult:
             f"suppressed, more than the {100 * threshold:g}% this warning is set at."
         )
         per_class = self.records / max(self.classes, 1)
+        changes = (["fewer sites (a larger population cut-off, or fewer chosen directly)"] if used > 1 else []) + [
+            "coarser quasi-identifiers (e.g. age in bands)", "fewer quasi-identifiers", f"a smaller k than {self.k}"]
+        advice = f" {changes[0][0].upper()}{changes[0][1:]}, " + ", ".join(changes[1:-1]) + f" or {changes[-1]} keep more records."
         if per_class >= self.k:
-            return text + (
-                " Fewer sites (a larger population cut-off), a smaller k or fewer quasi-identifiers keep more records."
-            )
-        fewer_sites = "choose fewer sites (a larger population cut-off, or fewer chosen directly), or " if used > 1 else ""
+            return text + advice
         return text + (
             f" The {used:,} aggregated region{'s hold' if used > 1 else ' holds'} {per_region:,.1f} records each on "
             f"average, spread over {self.classes:,} groups (aggregated region x quasi-identifier values) of "
-            f"{per_class:,.1f} records on average, fewer than k = {self.k}: {fewer_sites}coarsen the "
-            "quasi-identifiers (e.g. age in bands), use fewer of them, or a smaller k."
+            f"{per_class:,.1f} records on average, fewer than k = {self.k}." + advice
         )
 
     def anonymized_records(self, records: pd.DataFrame, *, region: str, quasi_identifiers: Sequence[str]) -> pd.DataFrame:
@@ -1320,14 +1319,17 @@ def aggregated_polygons(result: AggregationResult, regions: Regions, *, simplify
 
 @dataclass(frozen=True)
 class Outlines:
-    """Borders to draw under a map (no tile server) and the land they enclose,
+    """Borders to draw under a map (no tile server) and the land the areas lie on,
     in ``crs`` (metres): ``counties`` and ``states`` are arrays of shapely
-    (multi)line strings, ``land`` one (multi)polygon."""
+    (multi)line strings; ``land`` one (multi)polygon (``us_outlines``: all US land;
+    ``outlines_for``: the states holding the areas, so that regions built from
+    points stop at the coast and at the state line)."""
 
     crs: str
     counties: np.ndarray
     states: np.ndarray
     land: object
+    state_areas: np.ndarray = field(default=None, repr=False)  # state polygons, in ``states`` order
 
 
 def crs_description(crs: str) -> str:
@@ -1379,17 +1381,19 @@ def us_outlines(crs: str) -> Outlines:
     project = lambda geoms: gpd.GeoSeries(list(geoms), crs="EPSG:4326").to_crs(crs).to_numpy()  # noqa: E731
     counties_m, states_m = project(counties), project(states)
     land_m = project([land])[0]
-    return Outlines(crs, shapely.boundary(counties_m), shapely.boundary(states_m), shapely.make_valid(land_m))
+    return Outlines(crs, shapely.boundary(counties_m), shapely.boundary(states_m), shapely.make_valid(land_m),
+                    shapely.make_valid(states_m))
 
 
 def outlines_for(regions: Regions, *, margin: float = 0.05, min_share: float = 0.9) -> Outlines | None:
     """The US borders around ``regions``, clipped to their extent (plus ``margin``
-    of it) and simplified to the map's scale; None when fewer than ``min_share``
-    of the regions' points lie on US land (areas elsewhere: no borders are bundled).
+    of it) and simplified to the map's scale, with ``land`` = the states that hold
+    the regions' points; None when fewer than ``min_share`` of the points lie on
+    US land (areas elsewhere: no borders are bundled).
 
     >>> outlines = outlines_for(sample_regions("tennessee_zcta"))
-    >>> len(outlines.states) >= 5, bool(outlines.land.area > 1e11)   # Tennessee and its neighbours
-    (True, True)
+    >>> len(outlines.states) >= 5, round(outlines.land.area / 1e6, -3)   # Tennessee's neighbours; its 109,000 km2
+    (True, 109000.0)
     >>> far = Regions("far", pd.DataFrame({"region_id": ["a"], "x": [0.0], "y": [0.0]}), crs="EPSG:8857")
     >>> outlines_for(far) is None
     True
@@ -1417,5 +1421,9 @@ def outlines_for(regions: Regions, *, margin: float = 0.05, min_share: float = 0
         clipped = clipped[~shapely.is_empty(clipped)]
         return shapely.simplify(clipped, tolerance)
 
-    land = shapely.simplify(shapely.clip_by_rect(full.land, *box), tolerance)
-    return Outlines(regions.crs, clip(full.counties), clip(full.states), shapely.make_valid(land))
+    holding = np.zeros(len(full.state_areas), dtype=bool)
+    tree = shapely.STRtree(full.state_areas)
+    holding[np.unique(tree.query(shapely.points(x, y), predicate="intersects")[1])] = True
+    land = shapely.union_all(shapely.clip_by_rect(full.state_areas[holding], *box))
+    land = shapely.make_valid(shapely.simplify(land, tolerance))
+    return Outlines(regions.crs, clip(full.counties), clip(full.states), land)

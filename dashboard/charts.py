@@ -70,9 +70,12 @@ def _escape(value: object) -> str:
 
 def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     # titles name user columns, and plotly renders HTML in them: escape (no title uses markup)
+    import textwrap
+
     fig.update_layout(
         title=_escape(title),
-        xaxis_title=_escape(x),
+        # long axis titles on two lines: plotly cuts them at the plot's edge in a 1024 px window
+        xaxis_title="<br>".join(textwrap.wrap(_escape(x), 80)) if len(x) > 80 else _escape(x),
         yaxis_title=_escape(y),
         template="plotly_white",
         margin=dict(l=10, r=10, t=50, b=10),
@@ -81,7 +84,7 @@ def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     return fig
 
 
-def _titled(fig: go.Figure, title: str, subtitle: str = "", width: int = 80) -> go.Figure:
+def _titled(fig: go.Figure, title: str, subtitle: str = "", width: int = 90) -> go.Figure:
     """A title with a smaller note under it (wrapped so it fits a 1024 px window),
     both escaped (they may name user columns).
 
@@ -474,7 +477,7 @@ def _tree_path_figure(tree, shield, chosen, palette: str) -> go.Figure:
     fig = _layout(fig, "", "", "")
     return _titled(
         fig, "Search tree, collapsed: T(violating rows, rows)",
-        f"{len(tree):,} tables were generated; shown are the {len(path)} on the path from the original table to the "
+        f"{len(tree):,} tables in the search tree; shown are the {len(path)} on the path from the original table to the "
         f"{what} and, as dots, the others tried at each step. Blue: meets k. Hover a node for its levels.",
     )
 
@@ -600,6 +603,7 @@ GEO_COLOUR_BY = {
     "suppressed_share": "suppressed records (%)",
     "anonymity": "anonymity (smallest class, log scale)",
 }
+COUNTY_BORDERS_UP_TO_KM = 2000  # maps spanning more show state borders only
 GEO_METRICS = (
     ("suppressed (%)", "Suppression (% of records)"),
     ("compactness (km)", "Compactness (sum of distances, km)"),
@@ -696,10 +700,15 @@ def geo_map_figure(
     ys_all = points["y"] if points is not None and len(points) else sites["y"]
     origin = (float(xs_all.min()), float(ys_all.min()))
     colour_name = GEO_COLOUR_BY.get(colour_by, colour_by)
+    used = sites[sites["regions"] > 0]
+    site_value, shown = _geo_colour_values(used, colour_by)
+    # one colour range for fills and diamonds; all regions alike -> from 0, not a range of 0.8 around one value
+    low, high = (float(site_value.min()), float(site_value.max())) if len(site_value) else (0.0, 1.0)
+    if high <= low:
+        low, high = min(0.0, low), (high if high > 0 else 1.0)
     if shapes is not None and len(shapes):
         value, _ = _geo_colour_values(shapes, colour_by)
-        low, high = float(np.nanmin(value)), float(np.nanmax(value))
-        span = high - low if high > low else 1.0
+        span = high - low
         level = np.clip(((value - low) / span * bins).astype(int), 0, bins - 1)
         for n, b in enumerate(np.unique(level)):
             xs: list = []
@@ -719,8 +728,11 @@ def geo_map_figure(
                 )
             )
     if outlines is not None:
-        for lines, name, colour, width in ((outlines.counties, "county borders", "rgba(90,90,90,0.35)", 0.5),
-                                           (outlines.states, "state borders", "rgba(40,40,40,0.9)", 1.2)):
+        span_km = max(float(xs_all.max() - xs_all.min()), float(ys_all.max() - ys_all.min())) / 1000.0
+        borders = [(outlines.states, "state borders", "rgba(40,40,40,0.9)", 1.2)]
+        if span_km <= COUNTY_BORDERS_UP_TO_KM:  # a whole country's 3,000 counties would only blacken the map
+            borders.insert(0, (outlines.counties, "county borders", "rgba(90,90,90,0.35)", 0.5))
+        for lines, name, colour, width in borders:
             lx, ly = _lines_km(lines, origin)
             if lx:
                 fig.add_trace(go.Scattergl(x=lx, y=ly, mode="lines", line=dict(color=colour, width=width),
@@ -736,14 +748,14 @@ def geo_map_figure(
             go.Scattergl(
                 x=((points["x"] - origin[0]) / 1000.0).tolist(), y=((points["y"] - origin[1]) / 1000.0).tolist(),
                 mode="markers",
-                marker=dict(size=4 if len(points) < 2000 else 2.5, color="#333333", opacity=0.7, line=dict(width=0)),
+                marker=dict(size=4 if len(points) < 2000 else 2, color="#333333",
+                            opacity=0.7 if len(points) < 2000 else 0.3, line=dict(width=0)),
                 customdata=np.column_stack(data),
                 hovertemplate="area %{customdata[0]}<br>aggregated region %{customdata[1]}" + where + "<extra></extra>",
                 name="areas (one dot each)",
             )
         )
-    used = sites[sites["regions"] > 0]
-    value, shown = _geo_colour_values(used, colour_by)
+    value = site_value
     ticks = {}
     if colour_by == "anonymity" and len(shown):
         marks = [v for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10**4, 10**5, 10**6) if v <= shown.max() * 1.01]
@@ -754,8 +766,10 @@ def geo_map_figure(
             mode="markers",
             marker=dict(
                 symbol="diamond", size=9, color=value.tolist(), colorscale=scale, reversescale=reverse,
+                cmin=low, cmax=high,
                 line=dict(color="black", width=1), showscale=True,
-                colorbar=dict(title=dict(text=colour_name.replace(" (", "<br>("), side="top"), thickness=14, **ticks),
+                colorbar=dict(title=dict(text=colour_name.replace(" (", "<br>("), side="top"), thickness=12, len=0.9,
+                              **ticks),
             ),
             customdata=np.column_stack(
                 [[_escape(v) for v in used.index], used["regions"], used["records"], used["anonymity"], used["suppressed"], shown]
@@ -771,10 +785,11 @@ def geo_map_figure(
     projection = f"; projection {_escape(crs)}" if crs else ""
     fig.update_yaxes(scaleanchor="x", scaleratio=1, showgrid=False, zeroline=False, title="south to north (km)")
     fig.update_xaxes(showgrid=False, zeroline=False, title=f"west to east (km{projection})")
-    # Height follows the data's aspect ratio (the axes keep 1 km = 1 km), within 380-700 px.
+    # Height follows the data's aspect ratio (the axes keep 1 km = 1 km) on a plot about
+    # 500 px wide, plus the title and the legend under it; within 380-820 px.
     span_x = max(float(xs_all.max() - xs_all.min()), 1.0)
     span_y = float(ys_all.max() - ys_all.min())
-    height = int(np.clip(600 * span_y / span_x + 200, 420, 760))
+    height = int(np.clip(500 * span_y / span_x + 230, 380, 820))
     fig.update_layout(
         template="plotly_white", margin=dict(l=10, r=10, t=40, b=10), height=height,
         legend=dict(orientation="h", yanchor="top", y=-0.16, x=0), hoverlabel=dict(namelength=-1),
@@ -1033,6 +1048,7 @@ def resource_load_figure(labels: Sequence[str], capacity: Sequence[int], assigne
     )
     fig.update_layout(barmode="overlay")
     fig.update_xaxes(type="category")
+    _count_axis(fig, [np.asarray(capacity), np.asarray(assigned)])
     return _layout(fig, "Load per resource", "resource", "people")
 
 

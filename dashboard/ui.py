@@ -180,7 +180,7 @@ def shown_table(frame: pd.DataFrame, column_config: dict | None = None, *, data:
     return shown, config
 
 
-def table(frame: pd.DataFrame, column_config: dict | None = None, *, data: bool = False, **kwargs) -> None:
+def show_table(frame: pd.DataFrame, column_config: dict | None = None, *, data: bool = False, **kwargs) -> None:
     """``st.dataframe`` of a results table (or, with ``data=True``, of the user's data)
     as ``shown_table`` prepares it; index hidden, full width unless ``kwargs`` say otherwise."""
     shown, config = shown_table(frame, column_config, data=data)

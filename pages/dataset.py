@@ -12,7 +12,7 @@ from anonlib.profile import column_profile, profile_table, risk_profile
 from anonlib.core.samples import SAMPLES, load_sample
 from dashboard import charts
 from dashboard.state import active_dataset, active_source, set_active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, show_table
 
 TYPES = ("integer", "number", "category")
 EDITOR = "role_editor"  # the role editor's starting dataset, its latest result and its widget version
@@ -167,7 +167,7 @@ if wanted != dataset.missing:
     editor["result"] = dataset
 
 with st.expander(f"Preview (first {min(200, dataset.n_rows)} of {dataset.n_rows:,} rows)"):
-    table(dataset.frame.head(200), data=True, height=240)
+    show_table(dataset.frame.head(200), data=True, height=240)
 
 with risk_box, guarded("computing the re-identification risk"):
     st.subheader("Re-identification risk")

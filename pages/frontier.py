@@ -24,7 +24,7 @@ from anonlib.core.loading import load_table
 from anonlib.synthetic import TENNESSEE_ZIP_SEED, adult_with_zip, zip3_populations
 from dashboard import charts
 from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, show_table
 
 EXAMPLE = "Adult + synthetic Tennessee ZIP (the paper's example)"
 EXAMPLE_QIS = ["age", "sex", "race", "zip"]
@@ -272,7 +272,7 @@ if result is not None:
                 [{"policy": frontier.index(e) + 1, "risk": e.risk, "loss (normalized)": e.loss_normalized,
                   "loss (KL, nats)": e.loss} for e in better]
             )
-            table(dominating_table)
+            show_table(dominating_table)
 
     if len(result.trace) > 0:
         traces = {result.method: list(result.trace)}
@@ -301,7 +301,7 @@ if result is not None:
     m.metric("loss (normalized)", f"{chosen.loss_normalized:.4f}", help=f"KL {chosen.loss:.4f} nats")
     m.metric("k", f"{k_of(vector):,}")
     m.metric("equivalence classes", f"{len(sizes):,}")
-    table(
+    show_table(
         pd.DataFrame(
             [{"attribute": a, "intervals": len(v), "values": len(d), "intervals in order": ", ".join(v)}
              for (a, v), d in zip(intervals.items(), space.domains)]
@@ -311,7 +311,7 @@ if result is not None:
                     width="stretch")
     st.text(f"Anonymity vector: {vector_text(vector)}")
     generalized = space.generalize(release, bits)
-    table(generalized.head(200), data=True, height=240)
+    show_table(generalized.head(200), data=True, height=240)
     st.caption(f"First {min(200, len(generalized))} of {len(generalized):,} rows, generalized by this policy.")
 
     with row():

@@ -31,7 +31,7 @@ from anonlib.core.loading import to_safe_csv
 from anonlib.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
 from dashboard import charts
 from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, show_table
 
 SYNTHETIC = "Synthetic people (Adult's sex, age band and race marginals)"
 ACTIVE = "The active dataset (a column holds the area ids)"
@@ -140,7 +140,7 @@ page_header(
 )
 
 dataset: Dataset = active_dataset()
-left, middle, right = st.columns(3)
+left, middle, right = st.columns([1.3, 1, 1])
 with left:
     area_options = list(REGION_SAMPLES) + [UPLOAD]
     area_key = st.selectbox(
@@ -321,11 +321,11 @@ if regions is not None and records is not None:
 
         st.subheader("Methods compared (the paper's Figures 3-5)" if compare else "This run (switch on the comparison to see all methods)")
         runs = pd.DataFrame([r.summary() for r in results.values()])
-        table(runs)
+        show_table(runs)
         st.plotly_chart(charts.geo_metrics_figure(runs.assign(run=[METHOD_SHORT[m] for m in results]), label="run"),
                         width="stretch")
         with st.expander(f"All runs of this session ({len(history)})"):
-            table(pd.DataFrame(list(history.values())))
+            show_table(pd.DataFrame(list(history.values())))
 
         st.subheader("Downloads")
         mapping = pd.DataFrame({

@@ -25,7 +25,7 @@ from anonlib.peers import (
 )
 from dashboard import charts
 from dashboard.state import active_dataset, active_source, set_active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, show_table
 
 ACTIVE = "active"
 APPLY_ERROR = "peers_apply_error"
@@ -229,7 +229,7 @@ with guarded("computing the privacy of individuals"):
         )
     if measure == "ppp":
         summary = summary.drop(columns="q")
-    table(
+    show_table(
         summary.assign(**{"protected share": 100 * summary["protected share"],
                           "share NPP = 0": 100 * summary["share NPP = 0"]}).rename(
             columns={"protected share": "protected %", "share NPP = 0": "NPP = 0 %"}),
@@ -264,7 +264,7 @@ with guarded("computing the privacy of individuals"):
         width="stretch",
         key="peers_leave_one_out",
     )
-    table(lo.gains())
+    show_table(lo.gains())
     st.plotly_chart(charts.npp_histogram(matrix.npp[v], matrix.weights, sensitive), width="stretch",
                     key="peers_npp")
 

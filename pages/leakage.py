@@ -40,7 +40,7 @@ from anonlib.leakage import attribute_label, attribute_sets, compare_leakage, le
 from anonlib.core.samples import DEFAULT_SAMPLE, load_sample
 from dashboard import charts
 from dashboard.state import active_dataset, active_source
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, show_table
 
 EXAMPLE = "arca_table1"
 EXAMPLE_SHIELD = ["Zip", "Age", "AC"]
@@ -193,7 +193,7 @@ with guarded("computing the leakage table"):
             f"Most revealing: **{plain(top['attribute'])}** (normalized {top['normalized']:.4f}, "
             f"{top['loss']:.4f} bits, {int(top['partitions']):,} partitions)."
         )
-        table(
+        show_table(
             shown,
             column_config={
                 "loss": st.column_config.NumberColumn("dS (bits)", format="%.5f"),
@@ -256,7 +256,7 @@ if results:
                 st.metric("time", f"{result.seconds * 1000:.1f} ms")
                 st.caption("Levels: " + plain(", ".join(f"{a} {v}/{result.max_levels[a]}" for a, v in result.levels.items())))
         comparison = comparison_table(list(results.values()))
-        table(comparison, column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
+        show_table(comparison, column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
         st.plotly_chart(charts.method_comparison_figure(comparison), width="stretch")
 
         chosen_method = st.radio(
@@ -269,14 +269,14 @@ if results:
         )
 
         st.markdown("**Anonymized table**" + (" (identical rows merged, counts added)" if count else ""))
-        table(chosen.table.head(500), data=True, height=260)
+        show_table(chosen.table.head(500), data=True, height=260)
 
         st.markdown("**Leakage before and after anonymization** (the paper's Table 8)")
         query_columns = [c for c in frame.columns if c != count]
         before = _leakage(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(query_columns), count, frame)
         after = leakage_table(chosen.table, query_columns, count=count)
         both = compare_leakage(before, after)
-        table(both, column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("before", "after", "change")})
+        show_table(both, column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("before", "after", "change")})
         st.plotly_chart(charts.leakage_before_after_figure(both, palette), width="stretch")
 
         with row():
@@ -316,7 +316,7 @@ with guarded("running the heart-disease experiment"):
             status.update(label=f"{len(experiment)} searches done", state="complete")
         metric = st.radio("Show", ["rows", "generated", "seconds", "generalizations"], horizontal=True, key="exp_metric")
         st.plotly_chart(charts.experiment_figure(experiment, metric), width="stretch")
-        table(experiment, column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
+        show_table(experiment, column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
         download_csv("Experiment results (CSV)", experiment, "heart_experiment.csv", key="dl-exp")
     else:
         st.info("Choose at least one dataset, shield and k.")

@@ -9,7 +9,7 @@ from anonlib.core.dataset import Dataset
 from anonlib.report import RiskReport, build_report, render_html
 from dashboard import charts
 from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, show_table
 
 SLOW_ROWS = 20_000  # above this many rows the report takes a second or more: show a status box
 
@@ -73,7 +73,7 @@ with guarded("building the risk report"):
     m.metric("rows dropped (missing values)", f"{d.rows_dropped:,}")
     m.metric("missing values", "dropped" if d.missing == "drop" else "own category")
     with st.expander("Columns and roles"):
-        table(pd.DataFrame(d.columns, columns=["column", "role"]))
+        show_table(pd.DataFrame(d.columns, columns=["column", "role"]))
     _notes(report, "Dataset")
 
     st.subheader("Re-identification risk")
@@ -98,7 +98,7 @@ with guarded("building the risk report"):
     leakage_rows = pd.DataFrame([vars(r) for r in report.leakage.rows]) if report.leakage else None
     if leakage_rows is not None:
         st.plotly_chart(charts.leakage_figure(leakage_rows), width="stretch")
-        table(
+        show_table(
             leakage_rows,
             column_config={
                 "loss": st.column_config.NumberColumn("loss (bits)", format="%.4f"),
@@ -115,7 +115,7 @@ with guarded("building the risk report"):
         for line in report.privacy.rows:
             m.metric(f"protected: {line.sensitive}", f"{100 * line.protected_share:.1f}%",
                      help=f"median minimum PPP {line.median_min_ppp:.3f}")
-        table(
+        show_table(
             privacy_rows.rename(columns={"sensitive": "sensitive attribute", "protected_share": "records protected",
                                          "median_min_ppp": "median minimum PPP"}),
             column_config={"records protected": st.column_config.NumberColumn(format="percent")},
@@ -129,12 +129,12 @@ with guarded("building the risk report"):
         m.metric("distinct rows kept", f"{g.rows:,}", help=f"of {g.original_rows:,}")
         m.metric("violating rows", f"{g.violations:,}", help=f"before: {g.original_violations:,}")
         m.metric("tables generated", f"{g.generated:,}")
-        table(pd.DataFrame(g.levels, columns=["attribute", "level", "highest level", "hierarchy"]))
+        show_table(pd.DataFrame(g.levels, columns=["attribute", "level", "highest level", "hierarchy"]))
     _notes(report, "Suggested generalization")
 
     st.subheader("Parameters")
     parameters = pd.DataFrame(report.parameters, columns=["parameter", "value"])
-    table(parameters)
+    show_table(parameters)
     st.caption(f"Created {report.created} with {report.version}.")
 
     with row():

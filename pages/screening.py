@@ -28,7 +28,7 @@ from anonlib.schedule_experiments import (
 )
 from dashboard import charts
 from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, table
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, show_table
 
 PAPER = "The paper's example (Table 7)"
 DATASET = "Active dataset"
@@ -254,7 +254,7 @@ if comparison is not None:
             f"This problem has {census.total:,} feasible schedules; {census.at_least_k(2):,} of them are "
             "2-anonymous or better. Rank = schedules with a vector at least as anonymous."
         )
-    table(summary)
+    show_table(summary)
     people = population_of(comparison.base_vector)
     st.caption(
         f"N = {people:,} people have p(N) = {scientific(partition_count(people))} possible anonymity vectors "
@@ -268,7 +268,7 @@ if comparison is not None:
     label_columns = [c for c in loads.columns if c not in ("capacity", "assigned")]
     labels = loads[label_columns].astype(str).agg(" ".join, axis=1) if label_columns else loads.index.astype(str)
     st.plotly_chart(charts.resource_load_figure(labels, loads["capacity"], loads["assigned"]), width="stretch")
-    table(chosen.schedule.head(500), data=True)
+    show_table(chosen.schedule.head(500), data=True)
     st.caption(f"First {min(500, len(chosen.schedule)):,} of {len(chosen.schedule):,} rows of the {inspect} schedule.")
     with row():
         download_csv(f"The {inspect} schedule (CSV)", chosen.schedule, f"schedule_{inspect}.csv", key="scr_dl_csv")
@@ -329,7 +329,7 @@ if st.button("Run Table 10", key="scr_t10_run"):
         bar.empty()
 table10 = st.session_state.get("scr_t10")
 if table10 is not None:
-    table(table10.frame)
+    show_table(table10.frame)
     left, right = st.columns(2)
     left.plotly_chart(
         charts.table10_figure(table10.frame, "heuristic / random (%)", "paper heuristic / random (%)",
@@ -353,7 +353,7 @@ with guarded("running the registry experiment"):
     r.metric(f"k: heuristic ({rule})", registry.k["heuristic"])
     r.metric("improvement vs real", f"{100 * registry.improvement:.2f}%",
              help="anonymity improvement of the heuristic over the real assignment")
-    table(
+    show_table(
         pd.DataFrame(
             {
                 "schedule": ["birth year only", "real assignment", "heuristic"],
@@ -385,8 +385,8 @@ if table11 is not None:
     left, right = st.columns(2)
     with left:
         st.markdown("**This simulation**")
-        table(table11.round(1))
+        show_table(table11.round(1))
     with right:
         st.markdown("**Paper (Table 11)**")
-        table(PAPER_TABLE11)
+        show_table(PAPER_TABLE11)
     download_csv("Table 11 simulation (CSV)", table11, "table11_synthetic.csv", key="scr_t11_csv")

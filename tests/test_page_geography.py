@@ -145,9 +145,9 @@ def test_all_us_areas_with_a_small_file_scale_the_cutoff_and_warn():
     warnings = [unescaped(w.value) for w in at.warning if "are suppressed, more than the 5%" in unescaped(w.value)]
     assert len(warnings) == 1 and warnings[0].startswith(
         f"{100 * result.suppressed_share:.1f}% of the records ({result.suppressed:,} of 2,000) are suppressed")
-    assert "coarsen the quasi-identifiers" in warnings[0]
+    assert "coarser quasi-identifiers (e.g. age in bands)" in warnings[0].lower()
     if expected_sites == 1:  # one region already: fewer sites cannot help, and the sentence does not say it would
-        assert "fewer sites" not in warnings[0]
+        assert "fewer sites" not in warnings[0].lower()
 
 
 def test_ids_of_other_areas_name_the_areas_that_hold_them():
