@@ -24,6 +24,7 @@ Example (the paper's Table 2, Sex row):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Sequence
@@ -31,8 +32,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .core.budget import WorkEstimate, check_work, subset_count
 from .core.equivalence import Classes, EncodedTable, combine, encode
 from .core.errors import ColumnError, EmptySelectionError, ParameterError
+from .core.numbers import shown, whole_number
 
 LEAKAGE_COLUMNS = ["attribute", "partitions", "loss", "normalized"]
 
@@ -88,7 +91,7 @@ def leakage_of(table: EncodedTable, attribute: Attribute) -> Leakage:
     >>> leakage_of(t, "a").normalized
     0.75
     """
-    names = (attribute,) if isinstance(attribute, str) else tuple(attribute)
+    names = tuple(attribute) if isinstance(attribute, tuple) else (attribute,)
     if not names:
         raise EmptySelectionError("A leakage query needs at least one attribute.")
     positions = [table.position(name) for name in names]
@@ -100,7 +103,7 @@ def leakage_of(table: EncodedTable, attribute: Attribute) -> Leakage:
     records = table.n_records
     s0 = float(np.log2(records)) if records > 1 else 0.0
     return Leakage(
-        attribute=attribute if isinstance(attribute, str) else names,
+        attribute=names if isinstance(attribute, tuple) else attribute,
         partitions=int(np.count_nonzero(sizes)),
         loss=loss,
         normalized=loss / s0 if s0 > 0 else 0.0,
@@ -129,14 +132,19 @@ def leakage_table(
     """
     if attributes is None:
         attributes = [c for c in df.columns if c != count]
-    attributes = list(attributes)
+    attributes = [attributes] if isinstance(attributes, str) else list(attributes)
     if sizes is not None:
-        if not all(isinstance(a, str) for a in attributes):
+        if any(isinstance(a, tuple) for a in attributes):
             raise ParameterError("Give single column names when asking for combinations by size.")
+        sizes = _combination_sizes(sizes, len(attributes))
+        check_work(
+            estimate_leakage_table(len(df), len(attributes), sizes),
+            narrow="choose fewer attributes or smaller combinations",
+        )
         attributes = attribute_sets(attributes, sizes)
     if not attributes:
         raise EmptySelectionError("Choose at least one attribute to measure its information leakage.")
-    names = list(dict.fromkeys(n for a in attributes for n in ((a,) if isinstance(a, str) else a)))
+    names = list(dict.fromkeys(n for a in attributes for n in (a if isinstance(a, tuple) else (a,))))
     if count is not None and count in names:
         raise ColumnError(f"'{count}' is the record-count column; it cannot be a query attribute.")
     table = encode(df, names, count=count)
@@ -149,6 +157,37 @@ def leakage_table(
             "normalized": np.array([r.normalized for r in rows], dtype=np.float64),
         },
         columns=LEAKAGE_COLUMNS,
+    )
+
+
+def _combination_sizes(sizes: Sequence[int], n_columns: int) -> list[int]:
+    """Distinct combination sizes in increasing order, each from 1 to ``n_columns``."""
+    checked = sorted({whole_number(size, "A combination size", minimum=None, maximum=None) for size in sizes})
+    if checked and checked[0] < 1:
+        raise ParameterError(f"A combination needs at least one attribute; got size {checked[0]}.")
+    if checked and checked[-1] > n_columns:
+        raise ParameterError(
+            f"A combination of {shown(checked[-1])} attributes needs that many columns; "
+            f"{n_columns:,} {'is' if n_columns == 1 else 'are'} chosen."
+        )
+    return checked
+
+
+def estimate_leakage_table(n_rows: int, n_columns: int, sizes: Sequence[int]) -> WorkEstimate:
+    """What a leakage table of every combination of ``sizes`` among ``n_columns``
+    columns costs (measured on 2 cores: about 0.2 ms per combination plus 0.1 us
+    per row and attribute; about 300 bytes per result row).
+
+    >>> estimate_leakage_table(20, 36, [12]).operations
+    1251677700
+    """
+    combinations_ = subset_count(n_columns, sizes)
+    attribute_cells = sum(math.comb(n_columns, s) * s for s in sizes)
+    return WorkEstimate(
+        f"the leakage of {combinations_:,} attribute combinations",
+        operations=combinations_,
+        seconds=2e-4 * combinations_ + 1e-7 * n_rows * attribute_cells,
+        peak_bytes=300 * combinations_ + 8 * n_rows * n_columns,
     )
 
 
@@ -168,7 +207,7 @@ def attribute_label(attribute: Attribute) -> str:
     >>> attribute_label(("Age", "Zip")), attribute_label("Sex")
     ('Age + Zip', 'Sex')
     """
-    return attribute if isinstance(attribute, str) else " + ".join(attribute)
+    return " + ".join(map(str, attribute)) if isinstance(attribute, tuple) else str(attribute)
 
 
 def compare_leakage(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:

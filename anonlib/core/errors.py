@@ -59,6 +59,10 @@ class ProblemTooLargeError(AnonlibError):
     """The request is valid but too large to compute exactly here."""
 
 
+class RecipeError(AnonlibError):
+    """A release recipe cannot be read, or does not fit the file it is applied to."""
+
+
 def join_names(names, limit: int = 8) -> str:
     """Human list of names: ``'a, b, c'`` and ``'... (12 more)'`` past ``limit``.
 
