@@ -30,11 +30,13 @@ from anonlib.geo import (
 from anonlib.core.loading import to_safe_csv
 from anonlib.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
 from dashboard import charts
-from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, show_table
+from anonlib.workflow import AggregationStep, step_cost
+from dashboard.state import active_dataset, apply_step_callback, release_target, working_copy
+from dashboard.ui import (download_csv, download_json, guarded, page_header, paper_example, plain, result_verdict, row,
+                          show_table)
 
-SYNTHETIC = "Synthetic people (Adult's sex, age band and race marginals)"
-ACTIVE = "The active dataset (a column holds the area ids)"
+SYNTHETIC = "Bundled example: synthetic people (Adult's sex, age band and race marginals)"
+ACTIVE = "Your working copy (a column holds the area ids)"
 UPLOAD = "upload"
 MODELS = {**{name: ("fixed", g) for name, g in FIXED_CUTOFFS.items()},
           "Entropy model (ours: G = k x 2^H)": ("entropy", None),
@@ -130,6 +132,53 @@ def _other_areas(ids, current: str) -> str:
     return f" {hits:,} of these ids are areas of '{REGION_SAMPLES[key]}': choose it under Areas."
 
 
+def _use_example() -> None:
+    st.session_state["geo_records"] = SYNTHETIC
+
+
+@st.cache_data(show_spinner="Looking for a column of area ids...", max_entries=8)
+def _area_columns(fingerprint: str, columns: tuple[str, ...], _frame: pd.DataFrame) -> dict[str, tuple[str, int]]:
+    """Columns of the working copy whose values are ids of a bundled Areas choice:
+    column -> (the Areas key holding most of them, how many of 200 distinct values)."""
+    found = {}
+    for column in columns:
+        values = pd.unique(_frame[column].dropna())[:200]
+        matches = regions_matching(values) if len(values) else []
+        if matches and matches[0][1] >= max(1, len(values) // 10):
+            found[column] = matches[0]
+    return found
+
+
+def _offer_step(result, column: str, dataset: Dataset) -> None:
+    """The aggregation as a step of the working copy: what it costs, whether the result
+    meets the release target (in records), and a button that applies it."""
+    st.subheader("Apply to the working copy")
+    if result.unmatched:
+        st.info(plain(f"{result.unmatched_records:,} records have area ids that are in no area of these Areas, and "
+                      "the aggregation would not know where to put them: choose Areas that hold every id to apply it."))
+        return
+    step = AggregationStep.from_result(column, result)
+    cost = step_cost(step, dataset)
+    candidate = Dataset(name=dataset.name, frame=step.apply(dataset.frame), roles=dataset.roles,
+                        missing=dataset.missing).validated()
+    check = None
+    if dataset.quasi_identifiers:
+        check = release_target().check(candidate, loaded_records=working_copy().loaded_records)
+    result_verdict(check, "This aggregation")
+    st.markdown(plain(step.describe() + ". " + " ".join(cost.sentences())))
+    if column not in dataset.quasi_identifiers:
+        st.caption(plain(f"{column} is not marked as a quasi-identifier on the Dataset page, so the release target "
+                         "does not count it."))
+    st.caption("The records this run suppresses are not removed by the step (a new delivery is aggregated the same "
+               "way); the sidebar's suppress button removes those that still fail the target.")
+    st.button("Apply this aggregation", key="geo_apply", type="primary",
+              disabled=cost.removes_quasi_identifier and st.session_state.get("geo_confirm_removal") is not True,
+              on_click=apply_step_callback, args=(step, "Geographic aggregation"))
+    if cost.removes_quasi_identifier:
+        st.checkbox(f"Apply although {column} becomes one value (the column is effectively removed)",
+                    key="geo_confirm_removal")
+
+
 page_header(
     "Geographic aggregation",
     "Which coarser regions should replace ZIP areas or counties so that a release needs the fewest "
@@ -140,16 +189,39 @@ page_header(
 )
 
 dataset: Dataset = active_dataset()
+target = release_target()
+candidates = tuple(c for c in dataset.frame.columns if c != dataset.count and c not in dataset.identifiers)
+found = _area_columns(dataset.fingerprint, candidates, dataset.frame)
+if "geo_records" not in st.session_state:
+    st.session_state["geo_records"] = ACTIVE
 left, middle, right = st.columns([1.3, 1, 1])
 with left:
+    source_kind = st.radio("Records", [ACTIVE, SYNTHETIC], key="geo_records",
+                           help="Your working copy needs a column of area ids (ZIP/ZCTA codes or county FIPS codes). "
+                                "The bundled example draws synthetic people for the chosen areas.")
+    region_column = None
+    if source_kind == ACTIVE:
+        named = ("zip", "zcta", "geoid", "county", "fips", "area", "region")
+        ordered = sorted(candidates, key=lambda c: (c not in found, not any(w in str(c).lower() for w in named),
+                                                    candidates.index(c)))
+        region_column = st.selectbox("Column with the area ids", ordered, key="geo_region_column",
+                                     format_func=lambda c: f"{c} (area ids)" if c in found else c)
+        # the Areas follow the column the first time it is chosen (the user can change them)
+        if region_column in found and st.session_state.get("geo_areas_for") != (dataset.fingerprint, region_column):
+            st.session_state["geo_areas"] = found[region_column][0]
+            st.session_state["geo_areas_for"] = (dataset.fingerprint, region_column)
     area_options = list(REGION_SAMPLES) + [UPLOAD]
     area_key = st.selectbox(
         "Areas", area_options, key="geo_areas",
         format_func=lambda key: REGION_SAMPLES.get(key, "Upload boundaries (GeoJSON, GeoPackage, zipped Shapefile)"),
     )
-    source_kind = st.radio("Records", [SYNTHETIC, ACTIVE], key="geo_records")
 with middle:
-    k = st.slider("k (smallest allowed group)", 2, 100, 5, key="geo_k")
+    if source_kind == ACTIVE:
+        k = target.k
+        st.markdown(f"**k = {k}**")
+        st.caption("The release target's k, set in the sidebar.")
+    else:
+        k = st.slider("k (smallest allowed class)", 2, 100, 5, key="geo_k")
     site_mode = st.radio("Number of sites", ["from a population cut-off", "chosen directly"], horizontal=True,
                          key="geo_site_mode")
 with right:
@@ -158,6 +230,14 @@ with right:
     colour_by = st.selectbox("Colour regions by", list(charts.GEO_COLOUR_BY), format_func=charts.GEO_COLOUR_BY.get,
                              key="geo_colour")
     palette_name = st.selectbox("Colours", list(charts.PALETTES), key="geo_palette")
+
+if source_kind == ACTIVE and not found:
+    st.info(
+        plain(f"Geography needs a column of area ids in your file; none of the columns of {dataset.name} holds "
+              "ZIP/ZCTA codes or county FIPS codes of the bundled US areas. Choose the column that holds your "
+              "area ids and upload their boundaries under Areas, or look at the bundled example.")
+    )
+    st.button("Use the bundled example (synthetic people)", on_click=_use_example, key="geo_use_example")
 
 regions: Regions | None = None
 records = None
@@ -189,29 +269,27 @@ if regions is not None:
                                         default=list(PEOPLE_ATTRIBUTES), key="geo_attributes")
             seed = int(st.number_input("Random seed", 0, 10**6, 0, key="geo_seed"))
             if not attributes:
-                st.warning("Choose at least one quasi-identifier.")
+                st.warning("Choose at least one quasi-identifier of the synthetic people.")
             else:
                 records = _people(str(source), tuple(attributes), seed, regions.points)
                 region_column, qis, count = "region_id", tuple(attributes), "count"
                 source = source + ("synthetic", tuple(attributes), seed)
                 st.caption(
-                    f"{int(records['count'].sum()):,} synthetic people in {regions.n_regions:,} areas, as "
-                    f"{len(records):,} counts (area x {' x '.join(attributes)}), drawn from Adult's marginals."
+                    f"Bundled example, not your file: {int(records['count'].sum()):,} synthetic records in "
+                    f"{regions.n_regions:,} areas, as {len(records):,} counts (area x {' x '.join(attributes)}), "
+                    "drawn from Adult's marginals."
                 )
-        else:
+        elif region_column is not None and (found or area_key == UPLOAD):
             seed = 0
-            candidates = [c for c in dataset.frame.columns if c != dataset.count]
-            guess = next((i for i, c in enumerate(candidates)
-                          if any(w in str(c).lower() for w in ("zip", "zcta", "geoid", "county", "fips", "area", "region"))), 0)
-            region_column = st.selectbox("Column with the area id", candidates, index=guess, key="geo_region_column")
             qis = tuple(q for q in dataset.quasi_identifiers if q != region_column)
             count = dataset.count
             frame, dropped = dataset.analysis_frame([region_column, *qis])
             records = frame
             source = source + ("dataset", dataset.fingerprint, region_column, qis, dataset.missing)
             st.caption(
-                f"{plain(dataset.name)}: area column {plain(region_column)}; quasi-identifiers "
-                f"{plain(', '.join(qis) or 'none')}" + (f"; {dropped:,} rows with missing values dropped." if dropped else ".")
+                f"Your working copy ({plain(dataset.name)}, {dataset.n_records:,} records): area column "
+                f"{plain(region_column)}; quasi-identifiers {plain(', '.join(qis) or 'none')}"
+                + (f"; {dropped:,} rows with missing values left out." if dropped else ".")
             )
 
 if regions is not None and records is not None and source_kind == ACTIVE:
@@ -222,8 +300,8 @@ if regions is not None and records is not None and source_kind == ACTIVE:
             st.error(
                 f"None of the {linkage.records:,} records' area ids in {plain(region_column)} (for example "
                 f"{plain(', '.join(linkage.unmatched[:3]))}) is an area of {plain(regions.name)}."
-                + plain(_other_areas(linkage.unmatched, area_key) or " Choose Areas that hold them, or the column "
-                        "with the area ids.")
+                + plain(_other_areas(linkage.unmatched, area_key) or " Choose the column that holds the area "
+                        "ids, or upload the boundaries of your areas under Areas.")
             )
         else:
             records = own_records
@@ -262,13 +340,11 @@ if regions is not None and records is not None:
             st.caption(f"N = {total:,} {counted}; " + plain(count_choice.explanation)
                        + f" (H = {h:.3f} bits, MaxCombs = {combos:,})")
 
-    if n_sites is None:
-        st.stop()
     compare = st.toggle("Compare the three methods (runs ADC too)", value=regions.n_regions <= 2000,
                         key="geo_compare")
     results = {}
     with guarded("aggregating the areas"):
-        for m in (METHODS if compare else (method,)):
+        for m in (METHODS if compare else (method,)) if n_sites is not None else ():
             results[m] = _run(source, m, k, n_sites, seed, region_column, qis, count, regions.points, records)
 
     if results.get(method) is not None:
@@ -297,6 +373,8 @@ if regions is not None and records is not None:
                    help=f"Compactness (sum over areas): {result.compactness / 1000:,.0f} km")
         top.metric("discernibility", f"{result.discernibility:.4g}", help=f"{result.discernibility:,}")
         top.metric("non-uniform entropy", f"{result.nonuniform_entropy:,.0f} bits")
+        if source_kind == ACTIVE:
+            _offer_step(result, region_column, dataset)
         if result.adc is not None:
             trace = result.adc
             st.caption(
@@ -319,7 +397,7 @@ if regions is not None and records is not None:
             if outlines is None:
                 st.caption("These areas are not in the US: no state or county borders are bundled for them.")
 
-        st.subheader("Methods compared (the paper's Figures 3-5)" if compare else "This run (switch on the comparison to see all methods)")
+        st.subheader("Methods compared" if compare else "This run (switch on the comparison to see all methods)")
         runs = pd.DataFrame([r.summary() for r in results.values()])
         show_table(runs)
         st.plotly_chart(charts.geo_metrics_figure(runs.assign(run=[METHOD_SHORT[m] for m in results]), label="run"),
@@ -352,3 +430,26 @@ if regions is not None and records is not None:
                  "unmatched_region_ids": list(result.unmatched)},
                 "geo_run.json",
             )
+
+
+def _paper_comparison() -> None:
+    """The paper's comparison (Figures 3-5) on its setting: Tennessee's ZIP areas, synthetic
+    people, the US Census cut-off G = 100,000 and k = 5."""
+    regions = sample_regions("tennessee_zcta")
+    attributes = tuple(PEOPLE_ATTRIBUTES)
+    source = ("sample", "tennessee_zcta", "synthetic", attributes, 0)
+    people = _people(str(source[:2]), attributes, 0, regions.points)
+    total = int(people["count"].sum())
+    n_sites = site_count(total, regions.n_regions, cutoff=FIXED_CUTOFFS["US Census (100,000)"]).n_sites
+    st.markdown(plain(f"{regions.name}: {total:,} synthetic records ({', '.join(attributes)}), k = 5, "
+                      f"{n_sites:,} sites from the US Census cut-off."))
+    runs = {m: _run(source, m, 5, n_sites, 0, "region_id", attributes, "count", regions.points, people)
+            for m in METHODS}
+    table = pd.DataFrame([r.summary() for r in runs.values()])
+    show_table(table)
+    st.plotly_chart(charts.geo_metrics_figure(table.assign(run=[METHOD_SHORT[m] for m in runs]), label="run"),
+                    width="stretch", key="geo_paper_chart")
+
+
+paper_example("the three site-location methods on Tennessee's ZIP areas (Figures 3-5)",
+              "Croft et al. (VBAS)", _paper_comparison, "geo_paper")

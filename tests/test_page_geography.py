@@ -38,8 +38,15 @@ def _expected(k: int, n_sites: int | None = None, method: str = "balanced", attr
 
 @pytest.fixture(scope="module")
 def page() -> AppTest:
+    """The default sample (Adult) has no area ids: the page says so and offers the bundled example."""
     at = AppTest.from_file(PAGE, default_timeout=180).run()
     assert not at.exception
+    assert at.radio(key="geo_records").value.startswith("Your working copy")
+    assert any("Geography needs a column of area ids" in unescaped(i.value) for i in at.info)
+    assert not at.metric  # nothing runs on a file without area ids
+    at.button(key="geo_use_example").click().run()
+    assert not at.exception
+    assert at.radio(key="geo_records").value.startswith("Bundled example")
     return at
 
 
@@ -98,7 +105,6 @@ def test_active_dataset_with_zip_column_and_unmatched_ids():
     at.session_state["active_dataset"] = dataset
     at.session_state["active_source"] = "upload:clinic.csv"
     at.run()
-    at.radio(key="geo_records").set_value(at.radio(key="geo_records").options[1]).run()
     assert not at.exception
     assert at.selectbox(key="geo_region_column").value == "zip"
     unmatched = [unescaped(w.value) for w in at.warning if "are not areas of" in unescaped(w.value)]
@@ -130,8 +136,7 @@ def test_all_us_areas_with_a_small_file_scale_the_cutoff_and_warn():
     at.session_state["active_dataset"] = dataset
     at.session_state["active_source"] = "upload:patients.csv"
     at.run()
-    at.selectbox(key="geo_areas").set_value("us_zcta").run()
-    at.radio(key="geo_records").set_value(at.radio(key="geo_records").options[1]).run()
+    assert at.selectbox(key="geo_areas").value == "us_zcta"  # chosen from the zip column's values
     at.selectbox(key="geo_model").set_value("Entropy model (ours: G = k x 2^H)").run()
     assert not at.exception, at.exception
     h = qi_entropy(frame, ["age", "sex", "race"])
@@ -148,6 +153,18 @@ def test_all_us_areas_with_a_small_file_scale_the_cutoff_and_warn():
     assert "coarser quasi-identifiers (e.g. age in bands)" in warnings[0].lower()
     if expected_sites == 1:  # one region already: fewer sites cannot help, and the sentence does not say it would
         assert "fewer sites" not in warnings[0].lower()
+    # The aggregation against the release target (k = 5 on zip x age x sex x race): the records
+    # failing it are exactly those VBAS suppresses (classes of aggregated region x quasi-identifiers).
+    verdict = [unescaped(v.value) for v in [*at.warning, *at.info, *at.success]
+               if unescaped(v.value).startswith("This aggregation against the release target.")]
+    assert len(verdict) == 1 and f"{result.suppressed:,} of 2,000 records" in verdict[0], verdict
+    at.button(key="geo_apply").click().run()
+    assert not at.exception
+    copy = at.session_state["working_copy"]
+    assert len(copy.steps) == 1 and copy.steps[0].page == "Geographic aggregation"
+    regions_after = copy.current.frame["zip"]
+    assert regions_after.nunique() == int((result.sites["regions"] > 0).sum())
+    assert (regions_after.to_numpy() == result.mapping.reindex(frame["zip"]).to_numpy()).all()
 
 
 def test_ids_of_other_areas_name_the_areas_that_hold_them():
@@ -158,7 +175,8 @@ def test_ids_of_other_areas_name_the_areas_that_hold_them():
     at.session_state["active_dataset"] = Dataset.from_frame("x", frame, {"zip": "ignore", "sex": "quasi-identifier"})
     at.session_state["active_source"] = "upload:x.csv"
     at.run()
-    at.radio(key="geo_records").set_value(at.radio(key="geo_records").options[1]).run()
+    assert at.selectbox(key="geo_areas").value == "us_zcta"  # the ids are found in the right Areas at once
+    at.selectbox(key="geo_areas").set_value("tennessee_zcta").run()  # the user insists on Tennessee
     assert not at.exception
     errors = [unescaped(e.value) for e in at.error]
     assert len(errors) == 1
@@ -173,7 +191,6 @@ def test_wrong_area_column_is_a_sentence_not_a_traceback():
     at.session_state["active_dataset"] = Dataset.from_frame("x", frame, {"sex": "quasi-identifier"})
     at.session_state["active_source"] = "upload:x.csv"
     at.run()
-    at.radio(key="geo_records").set_value(at.radio(key="geo_records").options[1]).run()
     at.selectbox(key="geo_region_column").set_value("sex").run()
     assert not at.exception
     assert any(unescaped(e.value).startswith("None of the 5 records' area ids in sex (for example f, m)")
