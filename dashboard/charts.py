@@ -976,7 +976,7 @@ def schedule_vectors_figure(vectors: dict[str, Sequence[int]]) -> go.Figure:
     One bar group per class size that occurs in any vector (size ranges when
     more than 30 sizes occur, a log count axis when counts span more than two
     orders of magnitude); hover shows the schedule, the class size, the number
-    of classes and of people. Schedules with identical vectors are named in the
+    of classes and of records. Schedules with identical vectors are named in the
     title, so equal bars read as a result, not a bug.
 
     >>> fig = schedule_vectors_figure({"before": (0, 1, 0, 2, 1), "heuristic": (2, 3, 1, 1)})
@@ -996,7 +996,7 @@ def schedule_vectors_figure(vectors: dict[str, Sequence[int]]) -> go.Figure:
                 y=bins.classes[position].tolist(),
                 marker_color=QUALITATIVE[position % len(QUALITATIVE)],
                 customdata=bins.records[position].tolist(),
-                hovertemplate=f"{_escape(name)}<br>class size %{{x}}<br>%{{y:,}} classes<br>%{{customdata:,}} people<extra></extra>",
+                hovertemplate=f"{_escape(name)}<br>class size %{{x}}<br>%{{y:,}} classes<br>%{{customdata:,}} records<extra></extra>",
             )
         )
     fig.update_layout(barmode="group", legend_title_text="schedule")
@@ -1029,7 +1029,7 @@ def _identical_groups(values: dict[str, object]) -> list[list[str]]:
 
 
 def resource_load_figure(labels: Sequence[str], capacity: Sequence[int], assigned: Sequence[int]) -> go.Figure:
-    """Per resource: capacity (outline) and people assigned (filled bars).
+    """Per resource: capacity (outline) and records assigned (filled bars).
 
     >>> fig = resource_load_figure(["A 9h", "B 9h"], [4, 3], [4, 1])
     >>> [t.name for t in fig.data], list(fig.data[1].y)
@@ -1043,13 +1043,13 @@ def resource_load_figure(labels: Sequence[str], capacity: Sequence[int], assigne
                    hovertemplate="%{customdata}: capacity %{y:,}<extra></extra>"),
             go.Bar(name="assigned", x=labels, y=list(assigned), marker_color=SAFE,
                    customdata=[_escape(x) for x in labels],
-                   hovertemplate="%{customdata}: %{y:,} people<extra></extra>"),
+                   hovertemplate="%{customdata}: %{y:,} records<extra></extra>"),
         ]
     )
     fig.update_layout(barmode="overlay")
     fig.update_xaxes(type="category")
     _count_axis(fig, [np.asarray(capacity), np.asarray(assigned)])
-    return _layout(fig, "Load per resource", "resource", "people")
+    return _layout(fig, "Load per resource", "resource", "records (seats)")
 
 
 def table10_figure(frame, ours: str, paper: str, title: str) -> go.Figure:

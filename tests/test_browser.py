@@ -96,13 +96,16 @@ def browser():
 _BUSY = (
     "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
     " && !document.querySelector('[data-stale=\"true\"]')"
+    " && !document.querySelector('[data-testid=\"stSpinner\"]')"
+    " && !document.querySelector('[data-testid=\"stSkeleton\"]')"
 )
 
 
 def _wait_idle(page, timeout_ms: int = 60_000) -> None:
-    """Wait until Streamlit has finished running the script (idle twice in a row)."""
-    for _ in range(2):
-        page.wait_for_timeout(500)
+    """Wait until Streamlit has finished running the script: no running indicator, stale
+    element or spinner (a cached computation's message), three times in a row."""
+    for _ in range(3):
+        page.wait_for_timeout(700)
         page.wait_for_function(_BUSY, timeout=timeout_ms)
 
 
@@ -249,9 +252,10 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
         page.get_by_role("heading", name="Dataset", exact=True).wait_for(timeout=60_000)
         _wait_idle(page)
         page.get_by_text("Upload a file").click()
-        _wait_idle(page)
+        _wait_idle(page, 180_000)
+        page.locator('input[type="file"]').wait_for(state="attached", timeout=180_000)  # a busy server is slow
         page.locator('input[type="file"]').set_input_files(str(csv))
-        page.get_by_text(re.compile(r"Read 2,000 rows and 5 columns")).wait_for(timeout=60_000)
+        page.get_by_text(re.compile(r"Read 2,000 rows and 5 columns")).wait_for(timeout=180_000)
         _wait_idle(page, 120_000)
         assert _metric(page, "records") == "2,000"
         sidebar = page.locator('[data-testid="stSidebar"]')
@@ -271,7 +275,12 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
                 cut[f"{width} px, {title}"] = found
             slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
             target = shots / f"{width}-{number:02d}-{slug}.png"
+            # the page scrolls inside Streamlit's main section, not the document: grow the window to it
+            height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+            page.set_viewport_size({"width": width, "height": max(1000, min(int(height) + 40, 12_000))})
+            page.wait_for_timeout(800)  # plotly charts follow the new size
             page.screenshot(path=str(target), full_page=True)
+            page.set_viewport_size({"width": width, "height": 1000})
             saved.append(target)
         assert not errors, (width, errors)
         context.close()
