@@ -1409,10 +1409,11 @@ class AggregationResult:
         advice = f" {changes[0][0].upper()}{changes[0][1:]}, " + ", ".join(changes[1:-1]) + f" or {changes[-1]} keep more records."
         if per_class >= self.k:
             return text + advice
-        return text + (
-            f" The {used:,} aggregated region{'s hold' if used > 1 else ' holds'} {per_region:,.1f} records each on "
-            f"average, spread over {self.classes:,} groups (aggregated region x quasi-identifier values) of "
-            f"{per_class:,.1f} records on average, fewer than k = {self.k}." + advice
+        where = (f" The {used:,} aggregated regions hold {per_region:,.1f} records each on average, spread over"
+                 if used > 1 else f" The one aggregated region holds all {self.records:,} records, spread over")
+        return text + where + (
+            f" {self.classes:,} groups (aggregated region x quasi-identifier values) of {per_class:,.1f} records on "
+            f"average, fewer than k = {self.k}." + advice
         )
 
     def anonymized_records(self, records: pd.DataFrame, *, region: str, quasi_identifiers: Sequence[str]) -> pd.DataFrame:

@@ -798,7 +798,7 @@ def geo_map_figure(
     return fig
 
 
-def geo_metrics_figure(table, label: str = "method") -> go.Figure:
+def geo_metrics_figure(table, label: str = "method", title: str = "The paper's Figures 3-5") -> go.Figure:
     """Croft et al. Figures 3-5 as bars: suppression, compactness, discernibility and
     non-uniform entropy per run (one bar per row of ``table``, named by ``label``
     in the legend); equal bars and a single run are said in words.
@@ -812,7 +812,7 @@ def geo_metrics_figure(table, label: str = "method") -> go.Figure:
     """
     formats = {"discernibility": ".4g", "suppressed (%)": ".4g"}
     metrics = [(column, title, formats.get(column, ",.4g")) for column, title in GEO_METRICS]
-    return _compared_bars(table, label, metrics, columns=2, title="The paper's Figures 3-5")
+    return _compared_bars(table, label, metrics, columns=2, title=title)
 
 
 # --- peers ---

@@ -356,7 +356,7 @@ def shown_table(frame: pd.DataFrame, column_config: dict | None = None, *, data:
                 text = values.astype(object).where(~missing, placeholder)
             shown = shown.copy() if shown is frame else shown
             shown[column] = text
-        elif numeric and not data and column not in config and pd.api.types.is_integer_dtype(values):
+        elif numeric and not data and column not in config:  # 110,371.467, not 110371.467
             config[column] = st.column_config.NumberColumn(format="localized")
     return shown, config
 

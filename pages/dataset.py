@@ -16,7 +16,6 @@ from dashboard.state import active_dataset, active_source, loaded_dataset, set_a
 from dashboard.ui import download_csv, download_json, guarded, page_header, plain, row, show_table
 
 TYPES = ("integer", "number", "category")
-EDITOR = "role_editor"  # the role editor's starting dataset, its latest result and its widget version
 DELIMITER_NAMES = {"detect": None, ", (comma)": ",", "; (semicolon)": ";", "TAB": "\t", "| (pipe)": "|"}
 ENCODINGS = {"detect": None, "UTF-8": "utf-8", "UTF-8 with BOM": "utf-8-sig", "Latin-1": "latin-1"}
 HEADERS = {"detect": None, "first row is the header": True, "no header row": False}
@@ -123,20 +122,11 @@ st.caption(
     "Identifier: dropped before any analysis. Quasi-identifier: could be known to an attacker. "
     "Sensitive: must not be learnt. Count: how many identical records a row stands for. Ignore: not used."
 )
-# The editor always gets the table it started from, and its own record of the edits:
-# fed the edited roles back, it would be rebuilt after every edit and ignore the next
-# double-click until clicked once. It starts afresh when the dataset is replaced
-# (another sample or file, or a change made on another page).
-editor = st.session_state.get(EDITOR)
-if editor is None or editor["result"] is not dataset:
-    version = editor["version"] + 1 if editor else 0
-    editor = {"base": dataset, "result": dataset, "version": version}
-    st.session_state[EDITOR] = editor
-base: Dataset = editor["base"]
-stats = _column_stats(base.fingerprint, base)
+stats = _column_stats(dataset.fingerprint, dataset)
+editor_key = f"roles-{dataset.fingerprint}-{active_source()}"
 edited = st.data_editor(
-    base.role_table().merge(stats, on="column", how="left"),
-    key=f"roles-{editor['version']}",
+    dataset.role_table().merge(stats, on="column", how="left"),
+    key=editor_key,
     hide_index=True,
     disabled=["column", "distinct values", "missing", "missing share"],
     width="stretch",
@@ -148,12 +138,11 @@ edited = st.data_editor(
     },
 )
 with guarded("applying the column settings"):
-    original = base.role_table()
+    original = dataset.role_table()
     edited = edited[original.columns]
-    if not edited.equals(dataset.role_table()):
-        dataset = base.with_edits(edited).with_missing(dataset.missing)
+    if not edited.equals(original):
+        dataset = dataset.with_edits(edited)
         set_active_dataset(dataset, active_source())
-        editor["result"] = dataset
 
 missing_choice = st.radio(
     "Missing values in the analysed columns",
@@ -166,7 +155,6 @@ wanted = "category" if missing_choice.startswith("keep") else "drop"
 if wanted != dataset.missing:
     dataset = dataset.with_missing(wanted)
     set_active_dataset(dataset, active_source())
-    editor["result"] = dataset
 
 with st.expander(f"Preview (first {min(200, dataset.n_rows)} of {dataset.n_rows:,} rows)"):
     show_table(dataset.frame.head(200), data=True, height=240)

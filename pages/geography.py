@@ -165,7 +165,7 @@ def _offer_step(result, column: str, dataset: Dataset) -> None:
     if dataset.quasi_identifiers:
         check = release_target().check(candidate, loaded_records=working_copy().loaded_records)
     result_verdict(check, "This aggregation")
-    st.markdown(plain(step.describe() + ". " + " ".join(cost.sentences())))
+    st.markdown(plain(" ".join(cost.sentences())))
     if column not in dataset.quasi_identifiers:
         st.caption(plain(f"{column} is not marked as a quasi-identifier on the Dataset page, so the release target "
                          "does not count it."))
@@ -366,12 +366,13 @@ if regions is not None and records is not None:
             st.warning(plain(too_many))
         top = row()
         top.metric("suppressed records", f"{result.suppressed:,}", help=f"of {result.records:,} records")
-        top.metric("suppressed (%)", f"{100 * result.suppressed_share:.4f}%")
+        top.metric("suppressed (%)", f"{100 * result.suppressed_share:.2f}%")
         top.metric("aggregated regions", f"{int((result.sites['regions'] > 0).sum()):,}",
                    help=f"{result.n_sites:,} sites placed")
         top.metric("mean distance to site", f"{result.mean_distance_km:,.1f} km",
                    help=f"Compactness (sum over areas): {result.compactness / 1000:,.0f} km")
-        top.metric("discernibility", f"{result.discernibility:.4g}", help=f"{result.discernibility:,}")
+        top.metric("discernibility", f"{result.discernibility:,}",
+                   help="Sum of squared class sizes, suppressed records counted as N each (Eq. 21).")
         top.metric("non-uniform entropy", f"{result.nonuniform_entropy:,.0f} bits")
         if source_kind == ACTIVE:
             _offer_step(result, region_column, dataset)
@@ -400,7 +401,8 @@ if regions is not None and records is not None:
         st.subheader("Methods compared" if compare else "This run (switch on the comparison to see all methods)")
         runs = pd.DataFrame([r.summary() for r in results.values()])
         show_table(runs)
-        st.plotly_chart(charts.geo_metrics_figure(runs.assign(run=[METHOD_SHORT[m] for m in results]), label="run"),
+        st.plotly_chart(charts.geo_metrics_figure(runs.assign(run=[METHOD_SHORT[m] for m in results]), label="run",
+                                                  title="The measures of the paper's Figures 3-5 (lower is better)"),
                         width="stretch")
         with st.expander(f"All runs of this session ({len(history)})"):
             show_table(pd.DataFrame(list(history.values())))
