@@ -46,6 +46,13 @@ DOWNLOAD_ROW_LIMIT = 1_000_000
 ADC_TIME_LIMIT = 20.0  # seconds; ADC stops there and says so
 
 HOW_TO_READ = """
+**Your file.** The page opens on the working copy: a column of area ids (ZIP/ZCTA codes or county
+FIPS codes) is looked for and the Areas that hold them are chosen; k is the release target's.
+"Apply this aggregation" adds an aggregation step to the working copy (the area ids replaced by
+their aggregated region), after saying what it costs and whether the result meets the release
+target. Without area ids the page says so; the bundled example (synthetic people) is a choice
+under Records.
+
 **What happens.** Each small area (ZIP area, county: the *initial regions*) joins its nearest
 *site*; the areas sharing a site form one *aggregated region* (the Voronoi diagram of the sites).
 Records are then grouped by (aggregated region, quasi-identifier values); every group smaller

@@ -265,7 +265,7 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
         for number, title in enumerate(titles, start=1):
             if number > 1:
                 page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
-                page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=60_000)
+                page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=300_000)
                 _wait_idle(page, 300_000)
             body = page.locator("body").inner_text()
             assert "Traceback" not in body and "Something unexpected went wrong" not in body, (width, title)
