@@ -504,13 +504,14 @@ def _compared_bars(table, label: str, metrics: Sequence[tuple[str, str, str]], *
     from plotly.subplots import make_subplots
 
     names = [str(n) for n in table[label]]
+    # "(all equal: ...)" on a line of its own: beside the name it runs into the next subplot's title at 1024 px
     titles = [
-        name + (f" (all equal: {table[column].iloc[0]:{fmt}})" if _all_equal(table[column]) else "")
+        _escape(name) + (f"<br>(all equal: {table[column].iloc[0]:{fmt}})" if _all_equal(table[column]) else "")
         for column, name, fmt in metrics
     ]
     note = "one run only: nothing to compare" if len(names) == 1 else ""
     rows = -(-len(metrics) // columns)
-    fig = make_subplots(rows=rows, cols=columns, subplot_titles=[_escape(t) for t in titles],
+    fig = make_subplots(rows=rows, cols=columns, subplot_titles=titles,
                         vertical_spacing=0.18 if rows > 1 else 0.0)
     for i, name in enumerate(names):
         for m, (column, metric_name, fmt) in enumerate(metrics):
@@ -538,9 +539,9 @@ def method_comparison_figure(results) -> go.Figure:
     >>> import pandas as pd
     >>> t = pd.DataFrame({"method": ["IAB", "Greedy"], "rows": [21, 21], "generated": [13, 3], "seconds": [0.01, 0.01]})
     >>> [a.text for a in method_comparison_figure(t).layout.annotations]
-    ['rows kept (all equal: 21)', 'tables generated', 'seconds (all equal: 0.01)']
+    ['distinct combinations kept<br>(all equal: 21)', 'tables generated', 'seconds<br>(all equal: 0.01)']
     """
-    metrics = [("rows", "rows kept", ",d"), ("generated", "tables generated", ",d"), ("seconds", "seconds", ".3g")]
+    metrics = [("rows", "distinct combinations kept", ",d"), ("generated", "tables generated", ",d"), ("seconds", "seconds", ".3g")]
     return _compared_bars(results, "method", metrics, columns=3, title="The three search methods")
 
 
@@ -784,15 +785,17 @@ def geo_map_figure(
     )
     projection = f"; projection {_escape(crs)}" if crs else ""
     fig.update_yaxes(scaleanchor="x", scaleratio=1, showgrid=False, zeroline=False, title="south to north (km)")
-    fig.update_xaxes(showgrid=False, zeroline=False, title=f"west to east (km{projection})")
+    fig.update_xaxes(showgrid=False, zeroline=False, title=f"west to east (km{projection})", automargin=True)
     # Height follows the data's aspect ratio (the axes keep 1 km = 1 km) on a plot about
     # 500 px wide, plus the title and the legend under it; within 380-820 px.
     span_x = max(float(xs_all.max() - xs_all.min()), 1.0)
     span_y = float(ys_all.max() - ys_all.min())
     height = int(np.clip(500 * span_y / span_x + 230, 380, 820))
     fig.update_layout(
-        template="plotly_white", margin=dict(l=10, r=10, t=40, b=10), height=height,
-        legend=dict(orientation="h", yanchor="top", y=-0.16, x=0), hoverlabel=dict(namelength=-1),
+        template="plotly_white", margin=dict(l=10, r=10, t=40, b=130), height=height + 60,
+        # the legend at the bottom of the figure, under the x-axis title, in a margin tall enough for
+        # its three lines in a 1024 px window (placed as a share of the plot, it covered the title)
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0), hoverlabel=dict(namelength=-1),
         title="Aggregated regions (filled), areas (dots), sites (diamonds)",
     )
     return fig
@@ -810,7 +813,7 @@ def geo_metrics_figure(table, label: str = "method", title: str = "The paper's F
     >>> len(fig.data), [d.y[0] for d in fig.data[:4]]
     (8, [1.0, 3.0, 5, 7.0])
     """
-    formats = {"discernibility": ".4g", "suppressed (%)": ".4g"}
+    formats = {"discernibility": ",.0f", "suppressed (%)": ".4g"}  # discernibility in full: 975,686
     metrics = [(column, title, formats.get(column, ",.4g")) for column, title in GEO_METRICS]
     return _compared_bars(table, label, metrics, columns=2, title=title)
 

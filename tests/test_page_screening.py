@@ -75,7 +75,7 @@ def test_active_dataset_with_chosen_quasi_identifier():
     assert summary.loc["before appointments", "anonymity vector"] == "(0, 1, 0, 2, 1)"
     assert {"random", "heuristic", "optimal"} <= set(summary.index)
     # the release target's k (5) against the best schedule's k, in records
-    best = max(("random", "heuristic", "optimal"), key=lambda m: int(_metrics(at)[f"k, {m}"]))
+    best = max(("optimal", "heuristic", "random"), key=lambda m: int(_metrics(at)[f"k, {m}"]))  # ties: optimal first
     verdict = [w.value for w in [*at.warning, *at.success] if w.value.startswith("The release target asks k = 5")]
     assert len(verdict) == 1 and f"the {best} schedule reaches k = {_metrics(at)[f'k, {best}']}" in verdict[0]
     qi.set_value(["ZIP"]).run()
