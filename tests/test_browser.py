@@ -210,6 +210,22 @@ _CUT = """() => {
 }"""
 
 
+_HEIGHT = "document.querySelector('[data-testid=\"stMain\"]').scrollHeight"
+
+
+def _settled_height(page, tries: int = 20) -> int:
+    """The main section's height once two readings 1.5 s apart agree (and Streamlit is idle)."""
+    height = page.evaluate(_HEIGHT)
+    for _ in range(tries):
+        page.wait_for_timeout(1500)
+        page.wait_for_function(_BUSY, timeout=300_000)
+        now = page.evaluate(_HEIGHT)
+        if now == height:
+            break
+        height = now
+    return int(height)
+
+
 def _shots() -> Path:
     """Where the tour's screenshots go: $SCREENSHOT_DIR, or a new temporary folder."""
     import tempfile
@@ -278,8 +294,9 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
                 cut[f"{width} px, {title}"] = found
             slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
             target = shots / f"{width}-{number:02d}-{slug}.png"
-            # the page scrolls inside Streamlit's main section, not the document: grow the window to it
-            height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+            # the page scrolls inside Streamlit's main section, not the document: grow the window to it,
+            # once its height has stopped changing (the last elements of a long page come late)
+            height = _settled_height(page)
             page.set_viewport_size({"width": width, "height": max(1000, min(int(height) + 40, 12_000))})
             page.wait_for_timeout(800)  # plotly charts follow the new size
             page.screenshot(path=str(target), full_page=True)
