@@ -526,7 +526,9 @@ def _compared_bars(table, label: str, metrics: Sequence[tuple[str, str, str]], *
     fig.update_xaxes(showticklabels=False)
     fig.update_layout(
         template="plotly_white", barmode="group", hoverlabel=dict(namelength=-1),
-        margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", yanchor="top", y=-0.04, x=0),
+        # two-line subplot titles in the top row need room under the figure's title
+        margin=dict(l=10, r=10, t=90 if any("<br>" in t for t in titles[:columns]) else 60, b=10),
+        legend=dict(orientation="h", yanchor="top", y=-0.04, x=0),
         height=300 * rows + 80,
     )
     return _titled(fig, title, note)

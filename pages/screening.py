@@ -33,6 +33,7 @@ from dashboard.ui import download_csv, download_json, guarded, page_header, pape
 PAPER = "Bundled example: the paper's Table 7 (15 records)"
 DATASET = "Your working copy"
 NONE = "(none)"
+CENSUS_PEOPLE = 50  # rank among all schedules only up to this many records
 RULE_HELP = {
     "largest": "fill the resource with the most free seats (the paper's worked example)",
     "closest_half": "fill the resource whose free seats are closest to half the group (the paper's text)",
@@ -260,7 +261,10 @@ if comparison is not None:
     vectors = {"before": comparison.base_vector, **{m_: r.vector for m_, r in results.items()}}
     st.plotly_chart(charts.schedule_vectors_figure(vectors), width="stretch")
     summary = comparison.summary()
-    census = _census(key, params, comparison) if params[2] is None else None
+    # the census enumerates every schedule: only small problems (the library refuses the others,
+    # but only after up to 20 s of counting)
+    census = (_census(key, params, comparison)
+              if params[2] is None and population_of(comparison.base_vector) <= CENSUS_PEOPLE else None)
     if census is not None:
         summary["rank among all schedules"] = [
             f"{census.at_most(v):,} of {census.total:,}"
