@@ -31,8 +31,8 @@ from anonlib.core.loading import to_safe_csv
 from anonlib.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
 from dashboard import charts
 from anonlib.workflow import AggregationStep, step_cost
-from dashboard.state import active_dataset, apply_step_callback, release_target, working_copy
-from dashboard.ui import (download_csv, download_json, guarded, page_header, paper_example, plain, result_verdict, row,
+from dashboard.state import active_dataset, release_target
+from dashboard.ui import (download_csv, download_json, guarded, offer_step, page_header, paper_example, plain, row,
                           show_table)
 
 SYNTHETIC = "Bundled example: synthetic people (Adult's sex, age band and race marginals)"
@@ -158,32 +158,19 @@ def _area_columns(fingerprint: str, columns: tuple[str, ...], _frame: pd.DataFra
 
 def _offer_step(result, column: str, dataset: Dataset) -> None:
     """The aggregation as a step of the working copy: what it costs, whether the result
-    meets the release target (in records), and a button that applies it."""
+    meets the release target (in records), and the button that applies it."""
     st.subheader("Apply to the working copy")
     if result.unmatched:
         st.info(plain(f"{result.unmatched_records:,} records have area ids that are in no area of these Areas, and "
                       "the aggregation would not know where to put them: choose Areas that hold every id to apply it."))
         return
     step = AggregationStep.from_result(column, result)
-    cost = step_cost(step, dataset)
-    candidate = Dataset(name=dataset.name, frame=step.apply(dataset.frame), roles=dataset.roles,
-                        missing=dataset.missing).validated()
-    check = None
-    if dataset.quasi_identifiers:
-        check = release_target().check(candidate, loaded_records=working_copy().loaded_records)
-    result_verdict(check, "This aggregation")
-    st.markdown(plain(" ".join(cost.sentences())))
     if column not in dataset.quasi_identifiers:
         st.caption(plain(f"{column} is not marked as a quasi-identifier on the Dataset page, so the release target "
                          "does not count it."))
     st.caption("The records this run suppresses are not removed by the step (a new delivery is aggregated the same "
                "way); the sidebar's suppress button removes those that still fail the target.")
-    st.button("Apply this aggregation", key="geo_apply", type="primary",
-              disabled=cost.removes_quasi_identifier and st.session_state.get("geo_confirm_removal") is not True,
-              on_click=apply_step_callback, args=(step, "Geographic aggregation"))
-    if cost.removes_quasi_identifier:
-        st.checkbox(f"Apply although {column} becomes one value (the column is effectively removed)",
-                    key="geo_confirm_removal")
+    offer_step(step, step_cost(step, dataset), "Geographic aggregation", "aggregation", "geo_apply")
 
 
 page_header(
