@@ -188,9 +188,9 @@ st.caption(f"{len(resources):,} slots, {int(seats):,} seats in total.")
 
 # --- method ----------------------------------------------------------------------------
 st.subheader("Methods")
-c1, c2, c3, c4 = st.columns([2, 1.2, 1.2, 1])
-methods = c1.multiselect("Schedules to compare", list(METHODS), default=["random", "heuristic", "optimal"],
+methods = st.multiselect("Schedules to compare", list(METHODS), default=["random", "heuristic", "optimal"],
                          key="scr_methods")
+c2, c3, c4 = st.columns([1.4, 1.4, 1])  # the methods above on a row of their own: never cut at 1024 px
 rule = c2.selectbox("Heuristic split rule", list(RULES), index=RULES.index(DEFAULT_RULE), key="scr_rule",
                     help="; ".join(f"{r}: {t}" for r, t in RULE_HELP.items()))
 time_limit = c3.slider("Time limit for the optimum (s)", 1, 120, 10, key="scr_time_limit")
