@@ -98,8 +98,8 @@ def _anonymize(args: argparse.Namespace) -> int:
     unknown = [a for a in given if a not in shield and a not in distances]
     if unknown:
         raise ParameterError(
-            f"Hierarchies were given for {join_names(unknown)}, which is neither in the shield nor the "
-            "sensitive attribute of a t_closeness requirement."
+            f"Hierarchies were given for {join_names(unknown)}, which is not in the shield "
+            "(nor the sensitive attribute of a --require t_closeness:...)."
         )
     hierarchies = {}
     for attribute in shield:  # built on (and checked against) every value of the file, so a recipe covers it
