@@ -101,7 +101,7 @@ _BUSY = (
 )
 
 
-def _wait_idle(page, timeout_ms: int = 60_000) -> None:
+def _wait_idle(page, timeout_ms: int = 180_000) -> None:
     """Wait until Streamlit has finished running the script: no running indicator, stale
     element or spinner (a cached computation's message), three times in a row."""
     for _ in range(3):
