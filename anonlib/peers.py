@@ -300,12 +300,16 @@ def walk_size(n: int, max_known: int | None = None) -> int:
     return subset_count(n, range(deepest + 1))
 
 
-# Measured on 2 shared cores (random tables of 20,000-300,000 distinct rows, 6-14
-# variables): a subset costs about 0.15 ms per target evaluated plus 25 ns per
-# distinct row and 12 ns per distinct row and target.
+# Measured on 2 shared cores, in CPU seconds (random tables of 20,000-300,000 distinct
+# rows, 6-14 variables; Adult resampled to 300,000 records, 8 and 15 variables): a
+# subset costs about 0.15 ms per target evaluated plus 25 ns per distinct row and
+# 40 ns per distinct row and target (high-cardinality columns cost the most; the
+# estimate errs high on small ones), and encoding and the per-variable summaries
+# 0.44 us per record and variable, once.
 _SUBSET_SECONDS = 1.5e-4
 _ROW_SECONDS = 2.5e-8
-_ROW_TARGET_SECONDS = 1.2e-8
+_ROW_TARGET_SECONDS = 4e-8
+_RECORD_VARIABLE_SECONDS = 4.4e-7
 
 
 def _walk_estimate(what: str, distinct: int, rows: int, n_universe: int, targets: float,
@@ -315,7 +319,8 @@ def _walk_estimate(what: str, distinct: int, rows: int, n_universe: int, targets
     per_subset = _SUBSET_SECONDS * targets + distinct * (_ROW_SECONDS + _ROW_TARGET_SECONDS * targets)
     depth = n_universe if max_known is None else min(int(max_known), n_universe)
     peak = rows * 8 * (n_universe + 4) + distinct * (8 * (depth + 2) + 18 * max(int(targets * 2), 1))
-    return WorkEstimate(what, operations=subsets * walks, seconds=walks * subsets * per_subset, peak_bytes=peak)
+    once = rows * (n_universe + 1) * _RECORD_VARIABLE_SECONDS
+    return WorkEstimate(what, operations=subsets * walks, seconds=once + walks * subsets * per_subset, peak_bytes=peak)
 
 
 def _distinct_rows(table: EncodedTable) -> int:
