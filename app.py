@@ -6,6 +6,8 @@ into anonlib, rendering). Only pages that work are registered here.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from dashboard.ui import run_with_sidebar
@@ -20,5 +22,8 @@ PAGES = [
     st.Page("pages/report.py", title="Risk report", icon=":material/summarize:"),
 ]
 
-st.set_page_config(page_title="Privacy-risk dashboard", page_icon=":material/shield:", layout="wide")
+# A local file, sent inline as a data URL: a ":material/...:" page icon would make every page
+# load its favicon from a Google font host, and nothing may leave this machine.
+ICON = Path(__file__).resolve().parent / "dashboard" / "static" / "shield.svg"
+st.set_page_config(page_title="Privacy-risk dashboard", page_icon=str(ICON), layout="wide")
 run_with_sidebar(PAGES)

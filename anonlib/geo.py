@@ -57,13 +57,14 @@ import pandas as pd
 from scipy.spatial import Delaunay, QhullError, cKDTree
 
 from .core.budget import Progress, WorkEstimate, report
-from .core.equivalence import Classes, combine, encode, encode_column
+from .core.equivalence import Classes, combine, encode, encode_column, record_counts
 from .core.errors import ColumnError, GeometryError, ParameterError, ProblemTooLargeError, join_names, require_columns
 from .core.numbers import MAX_COUNT, seed_number, time_limit_seconds, whole_number
 from .leakage import partition_entropy
 from .core.metrics import discernibility, nonuniform_entropy_codes, weighted_median, whole_k
 
 ADC_CELL_LIMIT = 40_000_000  # sites x classes matrix ADC keeps in memory (320 MB of int64)
+SUPPRESSION_WARNING = 0.05  # share of suppressed records above which a run's result carries a warning
 METHODS = ("balanced", "adc", "kmeans")
 METHOD_NAMES = {
     "balanced": "Balanced density",
@@ -190,6 +191,56 @@ def region_labels(values: pd.Series | Sequence[object]) -> np.ndarray:
         if numbers.notna().all() and (numbers == numbers.round()).all():
             return numbers.astype(np.int64).astype(str).to_numpy(dtype=object)
     return series.astype("string").str.strip().to_numpy(dtype=object, na_value=None)
+
+
+@dataclass(frozen=True)
+class Linkage:
+    """How the records' area ids match the initial regions.
+
+    ``record_region``: index of each record row's initial region (-1 when its
+    id matches none); ``records``/``linked``: records in all rows / in matched
+    rows (count-weighted); ``unmatched``: the ids that match no region, with
+    ``unmatched_records`` records.
+    """
+
+    record_region: np.ndarray
+    records: int
+    linked: int
+    unmatched: tuple[str, ...]
+    unmatched_records: int
+
+    @property
+    def linked_share(self) -> float:
+        """Share of the records whose area id matches a region (0..1)."""
+        return self.linked / self.records if self.records else 0.0
+
+
+def link_records(
+    region_ids: Sequence[object], records: pd.DataFrame, *, region: str, count: str | None = None
+) -> Linkage:
+    """Match each record's area id (column ``region``) to the initial regions ``region_ids``.
+
+    Ids are compared as text (``region_labels``), so ``37010`` matches ``"37010"``.
+
+    >>> records = pd.DataFrame({"zip": [37010, 37010, 99999], "n": [2, 1, 4]})
+    >>> link = link_records(["37010", "37011"], records, region="zip", count="n")
+    >>> link.record_region.tolist(), link.linked, link.unmatched, link.unmatched_records
+    ([0, 0, -1], 3, ('99999',), 4)
+    """
+    require_columns(records, [region] + ([count] if count else []))
+    region_codes, region_values = encode_column(records[region])
+    label_index = pd.Index(region_labels(pd.Series(list(region_ids), dtype=object))).get_indexer(
+        region_labels(pd.Series(region_values, dtype=object))
+    )
+    record_region = label_index[region_codes] if len(region_codes) else np.zeros(0, dtype=np.int64)
+    weights = record_counts(records, count)
+    if weights is None:
+        weights = np.ones(len(records), dtype=np.int64)
+    lost = record_region < 0
+    unmatched = tuple(str(v) for v in region_values[np.unique(region_codes[lost])]) if lost.any() else ()
+    total = int(weights.sum())
+    lost_records = int(weights[lost].sum())
+    return Linkage(record_region, total, total - lost_records, unmatched, lost_records)
 
 
 # --------------------------------------------------------------------------
@@ -347,6 +398,25 @@ def sample_regions(key: str) -> Regions:
         points = regions.points.assign(population=population)
         return Regions(name=regions.name, points=points, crs=regions.crs, polygons=regions.polygons)
     raise ParameterError(f"There are no bundled regions called '{key}'. Choose one of {join_names(REGION_SAMPLES)}.")
+
+
+def regions_matching(ids: Sequence[object], *, exclude: Sequence[str] = ()) -> list[tuple[str, int]]:
+    """The bundled region samples (``REGION_SAMPLES`` keys, except ``exclude``) that
+    contain some of ``ids``, with how many, most first: the Areas choice that would
+    link records whose ids match nothing in the current one.
+
+    >>> regions_matching(["10001", "90210", "37010"], exclude=["tennessee_zcta"])  # 10001 is also a county
+    [('us_zcta', 3), ('us_counties', 1)]
+    """
+    wanted = pd.Index(pd.unique(region_labels(pd.Series(list(ids), dtype=object))))
+    found = []
+    for key in REGION_SAMPLES:
+        if key in exclude:
+            continue
+        hits = int(wanted.isin(sample_regions(key).points["region_id"]).sum())
+        if hits:
+            found.append((key, hits))
+    return sorted(found, key=lambda pair: -pair[1])
 
 
 # --------------------------------------------------------------------------
@@ -1339,6 +1409,38 @@ class AggregationResult:
             "running time (s)": round(self.running_time, 3),
         }
 
+    def suppression_warning(self, threshold: float = SUPPRESSION_WARNING) -> str | None:
+        """A sentence when more than ``threshold`` of the records are suppressed
+        (None otherwise), naming the change that keeps more of them.
+
+        >>> aggregate_example().suppression_warning() is None
+        True
+        >>> points = pd.DataFrame({"region_id": ["a", "b"], "x": [0.0, 9.0], "y": [0.0, 0.0]})
+        >>> records = pd.DataFrame({"zip": ["a", "b", "b"], "sex": ["f", "m", "m"]})
+        >>> print(aggregate(points, records, region="zip", quasi_identifiers=["sex"], k=2, n_sites=2).suppression_warning())
+        33.3% of the records (1 of 3) are suppressed, more than the 5% this warning is set at. The 2 aggregated regions hold 1.5 records each on average, spread over 2 groups (aggregated region x quasi-identifier values) of 1.5 records on average, fewer than k = 2. Fewer sites (a larger population cut-off, or fewer chosen directly), coarser quasi-identifiers (e.g. age in bands), fewer quasi-identifiers or a smaller k than 2 keep more records.
+        """
+        if self.records == 0 or self.suppressed_share <= threshold:
+            return None
+        used = max(int((self.sites["regions"] > 0).sum()), 1)
+        per_region = self.records / used
+        text = (
+            f"{100 * self.suppressed_share:.1f}% of the records ({self.suppressed:,} of {self.records:,}) are "
+            f"suppressed, more than the {100 * threshold:g}% this warning is set at."
+        )
+        per_class = self.records / max(self.classes, 1)
+        changes = (["fewer sites (a larger population cut-off, or fewer chosen directly)"] if used > 1 else []) + [
+            "coarser quasi-identifiers (e.g. age in bands)", "fewer quasi-identifiers", f"a smaller k than {self.k}"]
+        advice = f" {changes[0][0].upper()}{changes[0][1:]}, " + ", ".join(changes[1:-1]) + f" or {changes[-1]} keep more records."
+        if per_class >= self.k:
+            return text + advice
+        where = (f" The {used:,} aggregated regions hold {per_region:,.1f} records each on average, spread over"
+                 if used > 1 else f" The one aggregated region holds all {self.records:,} records, spread over")
+        return text + where + (
+            f" {self.classes:,} groups (aggregated region x quasi-identifier values) of {per_class:,.1f} records on "
+            f"average, fewer than k = {self.k}." + advice
+        )
+
     def anonymized_records(self, records: pd.DataFrame, *, region: str, quasi_identifiers: Sequence[str]) -> pd.DataFrame:
         """The records with the region replaced by its aggregated region; suppressed records
         get ``"*"`` in the region and every quasi-identifier (counts are kept).
@@ -1464,28 +1566,24 @@ def aggregate(
         raise ColumnError(f"The region column '{region}' cannot also be a quasi-identifier here; it is aggregated.")
 
     # Records -> initial-region index (factorize the column, match its few labels).
-    region_codes, region_values = encode_column(records[region])
-    label_index = pd.Index(region_ids).get_indexer(region_labels(pd.Series(region_values, dtype=object)))
-    record_region = label_index[region_codes] if len(region_codes) else np.zeros(0, dtype=np.int64)
+    link = link_records(region_ids, records, region=region, count=count)
+    record_region = link.record_region
     table = encode(records, list(quasi_identifiers), count=count)
     weights = table.weights if table.weights is not None else np.ones(table.n_rows, dtype=np.int64)
     lost = record_region < 0
-    unmatched_ids: tuple[str, ...] = ()
-    unmatched_records = 0
-    if lost.any():
-        unmatched_ids = tuple(str(v) for v in region_values[np.unique(region_codes[lost])])
-        unmatched_records = int(weights[lost].sum())
-        if unmatched == "error":
-            raise GeometryError(
-                f"{unmatched_records:,} records have region ids that match no initial region in "
-                f"'{region}': {join_names(unmatched_ids)}. Correct the ids or the region file, "
-                "or choose to report and leave them out."
-            )
+    unmatched_ids, unmatched_records = link.unmatched, link.unmatched_records
     if len(record_region) and lost.all():
         raise GeometryError(
             f"None of the records' ids in '{region}' match an initial region (for example "
             f"{join_names(unmatched_ids, 3)}; regions are like {join_names(region_ids[:3], 3)}). "
-            "Choose the column that holds the area ids."
+            "Choose initial regions that contain these ids (for example all US ZIP areas rather than one "
+            "state's), or the column that holds the area ids."
+        )
+    if lost.any() and unmatched == "error":
+        raise GeometryError(
+            f"{unmatched_records:,} records have region ids that match no initial region in "
+            f"'{region}': {join_names(unmatched_ids)}. Choose initial regions that contain them, correct "
+            "the ids, or choose to report and leave them out."
         )
     # Records counted per (initial region, quasi-identifier class) with the kernel.
     qclass = table.classes().ids
@@ -1632,12 +1730,14 @@ def aggregate_example() -> AggregationResult:
 # --------------------------------------------------------------------------
 
 
-def aggregated_polygons(result: AggregationResult, regions: Regions, *, simplify_m: float = 0.0):
+def aggregated_polygons(result: AggregationResult, regions: Regions, *, simplify_m: float = 0.0, land=None):
     """GeoDataFrame of the aggregated regions (index = aggregated id) in ``regions.crs``.
 
     The union (geopandas ``dissolve``) of member polygons when ``regions`` has
     polygons; else the Voronoi cells of the sites (``shapely.voronoi_polygons``)
-    clipped to the convex hull of the points, buffered by 2% of its extent.
+    clipped to the convex hull of the points, buffered by 2% of its extent, and
+    to ``land`` when given (e.g. ``outlines_for(regions).land``), so no cell
+    reaches over the sea.
 
     >>> import shapely
     >>> result = aggregate_example()
@@ -1646,6 +1746,9 @@ def aggregated_polygons(result: AggregationResult, regions: Regions, *, simplify
     >>> cells = aggregated_polygons(result, regions)
     >>> cells.index.tolist(), bool(cells.geometry.loc["A2"].contains(shapely.Point(50.0, 0.0)))
     (['A1', 'A2'], True)
+    >>> clipped = aggregated_polygons(result, regions, land=shapely.box(-10.0, -10.0, 30.0, 10.0))
+    >>> round(clipped.geometry.loc["A2"].bounds[2], 3)   # cut at the land's edge, x = 30
+    30.0
     """
     import geopandas as gpd
     import shapely
@@ -1660,6 +1763,8 @@ def aggregated_polygons(result: AggregationResult, regions: Regions, *, simplify
     hull = shapely.convex_hull(shapely.multipoints(points))
     minx, miny, maxx, maxy = shapely.bounds(hull)
     area = shapely.buffer(hull, 0.02 * max(maxx - minx, maxy - miny, 1.0))
+    if land is not None:
+        area = shapely.intersection(area, land)
     used = result.sites[result.sites["regions"] > 0]
     site_points = shapely.points(used["x"].to_numpy(), used["y"].to_numpy())
     cells = shapely.get_parts(shapely.voronoi_polygons(shapely.multipoints(site_points), extend_to=area))
@@ -1671,3 +1776,120 @@ def aggregated_polygons(result: AggregationResult, regions: Regions, *, simplify
     geometry = np.empty(len(used), dtype=object)
     geometry[owner[owner >= 0]] = shapely.intersection(cells[owner >= 0], area)
     return gpd.GeoDataFrame(used.copy(), geometry=list(geometry), crs=regions.crs)
+
+
+# --------------------------------------------------------------------------
+# Display: state and county borders from the bundled county polygons
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outlines:
+    """Borders to draw under a map (no tile server) and the land the areas lie on,
+    in ``crs`` (metres): ``counties`` and ``states`` are arrays of shapely
+    (multi)line strings; ``land`` one (multi)polygon (``us_outlines``: all US land;
+    ``outlines_for``: the states holding the areas, so that regions built from
+    points stop at the coast and at the state line)."""
+
+    crs: str
+    counties: np.ndarray
+    states: np.ndarray
+    land: object
+    state_areas: np.ndarray = field(default=None, repr=False)  # state polygons, in ``states`` order
+
+
+def crs_description(crs: str) -> str:
+    """A projection's name in words, for axis notes (``"EPSG:32616"`` means little to a reader).
+
+    >>> crs_description("EPSG:32616"), crs_description("EPSG:5070")
+    ('WGS 84 / UTM zone 16N', 'NAD83 / Conus Albers')
+    """
+    from pyproj import CRS
+
+    try:
+        return CRS.from_user_input(crs).name
+    except Exception:  # noqa: BLE001 - an unknown CRS keeps its code
+        return str(crs)
+
+
+@lru_cache(maxsize=1)
+def _us_borders_lonlat() -> tuple[np.ndarray, np.ndarray, object]:
+    """County polygons, state polygons (counties dissolved by the 2-digit state
+    FIPS code) and their union, in lon/lat, from ``data/samples/us_counties.geojson.gz``
+    (read once per process: reading and the unions take about two seconds)."""
+    import geopandas as gpd
+    import shapely
+
+    from .core.samples import sample_path
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        frame = gpd.read_file(io.BytesIO(gzip.decompress(sample_path("us_counties.geojson.gz").read_bytes())))
+    counties = shapely.make_valid(frame.geometry.to_numpy())
+    state = frame["id"].astype(str).str[:2].to_numpy()
+    codes = pd.unique(state)
+    states = np.array([shapely.union_all(counties[state == code]) for code in codes], dtype=object)
+    return counties, states, shapely.union_all(states)
+
+
+@lru_cache(maxsize=8)
+def us_outlines(crs: str) -> Outlines:
+    """US county and state borders and land in ``crs`` (cached per CRS; do not modify).
+
+    >>> outlines = us_outlines("EPSG:5070")
+    >>> len(outlines.counties), len(outlines.states), outlines.land.geom_type
+    (3221, 52, 'MultiPolygon')
+    """
+    import geopandas as gpd
+    import shapely
+
+    counties, states, land = _us_borders_lonlat()
+    project = lambda geoms: gpd.GeoSeries(list(geoms), crs="EPSG:4326").to_crs(crs).to_numpy()  # noqa: E731
+    counties_m, states_m = project(counties), project(states)
+    land_m = project([land])[0]
+    return Outlines(crs, shapely.boundary(counties_m), shapely.boundary(states_m), shapely.make_valid(land_m),
+                    shapely.make_valid(states_m))
+
+
+def outlines_for(regions: Regions, *, margin: float = 0.05, min_share: float = 0.9) -> Outlines | None:
+    """The US borders around ``regions``, clipped to their extent (plus ``margin``
+    of it) and simplified to the map's scale, with ``land`` = the states that hold
+    the regions' points; None when fewer than ``min_share`` of the points lie on
+    US land (areas elsewhere: no borders are bundled).
+
+    >>> outlines = outlines_for(sample_regions("tennessee_zcta"))
+    >>> len(outlines.states) >= 5, round(outlines.land.area / 1e6, -3)   # Tennessee's neighbours; its 109,000 km2
+    (True, 109000.0)
+    >>> far = Regions("far", pd.DataFrame({"region_id": ["a"], "x": [0.0], "y": [0.0]}), crs="EPSG:8857")
+    >>> outlines_for(far) is None
+    True
+    """
+    import shapely
+
+    x = regions.points["x"].to_numpy(dtype=float)
+    y = regions.points["y"].to_numpy(dtype=float)
+    if len(x) == 0:
+        return None
+    try:
+        full = us_outlines(regions.crs)
+    except Exception:  # noqa: BLE001 - a CRS pyproj cannot use: draw without borders
+        return None
+    shapely.prepare(full.land)
+    if shapely.contains_xy(full.land, x, y).mean() < min_share:
+        return None
+    span = max(x.max() - x.min(), y.max() - y.min(), 1000.0)
+    pad = margin * span
+    box = (x.min() - pad, y.min() - pad, x.max() + pad, y.max() + pad)
+    tolerance = span / 1500  # about a pixel on a map 1,500 px wide
+
+    def clip(geoms: np.ndarray) -> np.ndarray:
+        clipped = shapely.clip_by_rect(geoms, *box)
+        clipped = clipped[~shapely.is_empty(clipped)]
+        return shapely.simplify(clipped, tolerance)
+
+    holding = np.zeros(len(full.state_areas), dtype=bool)
+    tree = shapely.STRtree(full.state_areas)
+    holding[np.unique(tree.query(shapely.points(x, y), predicate="intersects")[1])] = True
+    land = shapely.union_all(shapely.clip_by_rect(full.state_areas[holding], *box))
+    land = shapely.make_valid(shapely.simplify(land, tolerance))
+    return Outlines(regions.crs, clip(full.counties), clip(full.states), land)

@@ -35,9 +35,10 @@ import html
 import logging
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 import numpy as np
+import pandas as pd
 
 from .anonymize import search
 from .core.budget import Progress, duration_text, lattice_size, report
@@ -46,7 +47,7 @@ from .core.errors import AnonlibError, EmptySelectionError, ParameterError, Prob
 from .core.hierarchy import default_hierarchy, levels_of
 from .leakage import attribute_label, leakage_table
 from .core.metrics import weighted_median, whole_k
-from .peers import estimate_minimum, minimum_over_subsets, walk_size
+from .peers import default_q, estimate_minimum, minimum_over_subsets, walk_size
 from .profile import risk_profile
 
 REPORT_VERSION = "anonlib development version"
@@ -56,7 +57,8 @@ PRIVACY_SECONDS = 120.0  # individual privacy longer than this is narrowed (fewe
 log = logging.getLogger("anonlib")
 
 T = TypeVar("T")
-SECTIONS = ("Dataset", "Re-identification risk", "Information leakage", "Individual privacy", "Suggested generalization")
+SECTIONS = ("Dataset", "Re-identification risk", "Information leakage", "Individual privacy", "Suggested generalization",
+            "Attacker models", "Privacy models", "Release steps")
 STEP_UNITS = 1000  # progress units per section of build_report
 
 NO_ROWS = ("There are no records to analyse: the table is empty, or every row misses a value in the analysed "
@@ -151,6 +153,46 @@ class GeneralizationSection:
     violations: int
     original_violations: int
     generated: int
+    cost: tuple[str, ...] = ()  # what applying it would change, in words (``anonlib.workflow.step_cost``)
+    removes_quasi_identifier: bool = False
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """One step of the working copy: what it did and the records failing the release
+    target before and after it (None when the target could not be checked)."""
+
+    number: int
+    page: str
+    description: str
+    failing_before: int | None
+    failing_after: int | None
+    suppressed_records: int
+    cost: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StepsSection:
+    """The working copy's history under the release target."""
+
+    target: str
+    loaded_records: int
+    loaded_failing: int | None
+    rows: tuple[StepRow, ...]
+    status: str
+
+
+@dataclass(frozen=True)
+class AttackerSection:
+    """Prosecutor and marketer risk (``anonlib.risk.reidentification``) and the risk
+    distribution over records (``anonlib.risk.RiskBin``: records per risk band)."""
+
+    records: int
+    prosecutor_highest: float
+    prosecutor_average: float
+    records_above: tuple[tuple[float, int], ...]
+    marketer: float
+    distribution: tuple  # of anonlib.risk.RiskBin
 
 
 @dataclass(frozen=True)
@@ -175,6 +217,10 @@ class RiskReport:
     sentences: tuple[str, ...]
     version: str = REPORT_VERSION
     created: str = field(default="")
+    steps: StepsSection | None = None
+    attacker: AttackerSection | None = None
+    models: ModelsSection | None = None
+    attacker_model: str = ""
 
     def as_dict(self) -> dict:
         """Plain values for a JSON download (sections as nested dicts).
@@ -276,15 +322,31 @@ def _privacy_section(
             f"more than the report's {duration_text(seconds)}; the minimum is over the "
             f"{walk_size(len(aux), known):,} combinations of at most {known}.",
         ))
+    _, rows, _ = _protected(frame, tuple(aux), sensitive, count, p, "ppp", None, known, True, progress)
+    return PrivacySection(p, tuple(aux), rows, known)
+
+
+def _protected(frame, aux: tuple[str, ...], sensitive: tuple[str, ...], count: str | None, p: float, measure: str,
+               q: float | None, max_known: int | None, include_empty: bool, progress: Progress | None):
+    """The one computation behind the report's and the Individual privacy page's
+    "records protected": per sensitive attribute the minimum over the attacker's
+    combinations of ``aux`` and the weighted share of records above p (PoAC: at 1)."""
     weights = np.ones(len(frame)) if count is None else frame[count].to_numpy(dtype=np.float64)
-    rows = []
+    minimums, rows = [], []
     for j, s in enumerate(sensitive):
         def walked(done: int, total: int, what: str, j: int = j, s: str = s) -> None:
             report(progress, j * total + done, len(sensitive) * total, f"{what} for {s}")
 
-        values = minimum_over_subsets(frame, s, aux, "ppp", count=count, max_known=known, progress=walked).values
-        rows.append(PrivacyRow(s, float(((values > p) * weights).sum() / weights.sum()), weighted_median(values, weights)))
-    return PrivacySection(p, tuple(aux), tuple(rows), known)
+        q_s = 0.0
+        if measure == "poac":
+            q_s = default_q(p, int(frame[s].nunique(dropna=False))) if q is None else float(q)
+        result = minimum_over_subsets(frame, s, list(aux), measure, q_s, include_empty=include_empty, count=count,
+                                      max_known=max_known, progress=walked)
+        values = result.values
+        protected = values >= 1.0 if measure == "poac" else values > p
+        minimums.append(result)
+        rows.append(PrivacyRow(s, float((protected * weights).sum() / weights.sum()), weighted_median(values, weights)))
+    return tuple(minimums), tuple(rows), weights
 
 
 def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: int, max_lattice: int,
@@ -306,7 +368,243 @@ def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: i
         violations=result.violations,
         original_violations=result.root.violations,
         generated=result.generated,
+        **_generalization_cost(frame, qis, result, hierarchies),
     )
+
+
+def _generalization_cost(frame, qis: tuple[str, ...], result, hierarchies) -> dict:
+    """What the suggested generalization would change on the analysed table, in words
+    ("native-country is replaced by *: the column is effectively removed")."""
+    from .workflow import GeneralizationStep, step_cost  # noqa: PLC0415 - the workflow imports the report lazily
+
+    step = GeneralizationStep.from_search(result, hierarchies)
+    cost = step_cost(step, Dataset.from_frame("analysed", frame, {a: Role.QUASI_IDENTIFIER for a in qis}))
+    return {"cost": cost.sentences(), "removes_quasi_identifier": cost.removes_quasi_identifier}
+
+
+# --------------------------------------------------------------------------- shared with the pages
+#
+# The Dataset page, the Individual privacy page and this report show the same
+# numbers for the same setting because they call the same functions below.
+
+ATTACKER_MODEL = (
+    "The attacker knows any combination of {known} and tries to learn one sensitive attribute; "
+    "a record's value is protected when more than a share p of the records matching what the attacker "
+    "knows have another value (minimum PPP above p, Kroes et al.)."
+)
+
+# the threshold a privacy model is judged at when the release target does not switch it on
+MODEL_DEFAULTS: dict[str, tuple[float, float | None]] = {
+    "alpha": (0.5, None), "distinct_l": (2.0, None), "entropy_l": (2.0, None), "recursive_cl": (2.0, 3.0),
+    "t_closeness": (0.2, None), "delta_disclosure": (1.0, None), "beta_likeness": (1.0, None),
+    "enhanced_beta_likeness": (1.0, None),
+}
+
+
+def attacker_knowledge(dataset: Dataset) -> tuple[str, ...]:
+    """What the attacker of the individual-privacy measure may know: the quasi-identifiers
+    (any combination of them). The sensitive attributes are what they try to learn, never
+    what they know. The one choice shared by the report and the Individual privacy page.
+
+    >>> import pandas as pd
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30], "zip": ["1"], "diagnosis": ["flu"]}))
+    >>> attacker_knowledge(ds)
+    ('age', 'zip')
+    """
+    return dataset.quasi_identifiers
+
+
+def attacker_sentence(max_known: int | None = None, n_known: int | None = None) -> str:
+    """The attacker model in one sentence (``max_known``: the attacker knows at most that
+    many of the ``n_known`` quasi-identifiers at once).
+
+    >>> attacker_sentence(2, 5).split(";")[0]
+    "The attacker knows any combination of at most 2 of a record's 5 quasi-identifiers and tries to learn one sensitive attribute"
+    """
+    if max_known is None or (n_known is not None and max_known >= n_known):
+        known = "a record's quasi-identifiers"
+    else:
+        known = f"at most {max_known} of a record's " + (f"{n_known} " if n_known is not None else "") + "quasi-identifiers"
+    return ATTACKER_MODEL.format(known=known)
+
+
+@dataclass(frozen=True)
+class IndividualPrivacy:
+    """Per sensitive attribute, the minimum of a measure over every combination of the
+    quasi-identifiers an attacker may know, per analysed row (``minimums``), and the
+    share of records protected (``rows``). ``frame`` is the analysed table (quasi-identifiers,
+    sensitive attributes and the count column, after the dataset's missing-value policy)."""
+
+    auxiliary: tuple[str, ...]
+    p: float
+    measure: str
+    max_known: int | None
+    minimums: tuple  # of peers.SubsetMinimum, one per sensitive attribute
+    rows: tuple[PrivacyRow, ...]
+    weights: np.ndarray = field(compare=False, repr=False)
+    rows_dropped: int = 0
+
+    @property
+    def sentence(self) -> str:
+        """The attacker model in one sentence."""
+        return attacker_sentence(self.max_known, len(self.auxiliary))
+
+
+def individual_privacy(
+    dataset: Dataset,
+    *,
+    p: float = 0.0,
+    measure: str = "ppp",
+    q: float | None = None,
+    max_known: int | None = None,
+    include_empty: bool = True,
+    progress=None,
+) -> IndividualPrivacy:
+    """The shared attacker model on ``dataset``: for each sensitive attribute, the minimum PPP
+    (or PoAC at ``q``; None: the paper's q = p / (values - 1)) over every combination of the
+    quasi-identifiers (at most ``max_known`` at once), and the share of records protected
+    (minimum PPP above p; for PoAC, minimum PoAC = 1).
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"s": ["x", "y", "x", "y"], "a": [1, 1, 2, 2], "b": [1, 2, 1, 1]})
+    >>> ds = Dataset.from_frame("d", df).with_roles({"s": "sensitive", "a": "quasi-identifier", "b": "quasi-identifier"})
+    >>> r = individual_privacy(ds)   # minimum PPP per record: 0, 0, 1/3, 1/2
+    >>> [(row.sensitive, row.protected_share) for row in r.rows], r.minimums[0].values.round(3).tolist()
+    ([('s', 0.5)], [0.0, 0.0, 0.333, 0.5])
+    """
+    p = float(p)
+    if not 0.0 <= p < 1.0:
+        raise ParameterError(f"The threshold p must be at least 0 and below 1; got {p:g}.")
+    aux = attacker_knowledge(dataset)
+    sensitive = dataset.sensitive
+    if not aux:
+        raise ParameterError("Mark at least one column as quasi-identifier: it is what an attacker may know.")
+    if not sensitive:
+        raise ParameterError("No column is marked sensitive, so there is no value whose disclosure could be measured.")
+    frame, dropped = dataset.analysis_frame(list(aux + sensitive))
+    if len(frame) == 0:
+        raise EmptySelectionError(NO_ROWS)
+    minimums, rows, weights = _protected(frame, tuple(aux), tuple(sensitive), dataset.count, p, measure, q,
+                                         None if max_known is None else int(max_known), include_empty, progress)
+    return IndividualPrivacy(tuple(aux), p, measure, max_known, minimums, rows, weights, dropped)
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One privacy model of one sensitive attribute: the table's value (its worst class;
+    None when the model does not apply) and the records in classes failing it at
+    ``requirement`` (the release target's, or ``MODEL_DEFAULTS`` when the target does not
+    switch the model on)."""
+
+    sensitive: str
+    model: str
+    value: float | None
+    requirement: str
+    in_target: bool
+    failing_records: int | None
+
+
+@dataclass(frozen=True)
+class ModelsSection:
+    """Every privacy model of every sensitive attribute (Dataset page and report)."""
+
+    records: int
+    rows: tuple[ModelRow, ...]
+
+
+def models_section(dataset: Dataset, requirements=()) -> ModelsSection:
+    """For every sensitive attribute and privacy model: its value on ``dataset`` and the
+    records in classes failing it, judged at the release target's requirement for that
+    model when ``requirements`` has one, else at ``MODEL_DEFAULTS`` (``anonlib.models.model_table``
+    with every model switched on).
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
+    >>> ds = Dataset.from_frame("d", df).with_roles({"zip": "quasi-identifier", "dx": "sensitive"})
+    >>> s = models_section(ds)   # the class zip = 2 holds one value: it fails α = 0.5 and distinct 2-diversity
+    >>> [(r.model, r.value, r.failing_records) for r in s.rows][:2]
+    [('alpha', 1.0, 2), ('distinct_l', 1, 2)]
+    """
+    from .models import MODELS, ModelRequirement, model_table  # noqa: PLC0415
+
+    qis, sensitive = dataset.quasi_identifiers, dataset.sensitive
+    if not qis:
+        raise ParameterError("Mark at least one column as quasi-identifier to judge the privacy models.")
+    if not sensitive:
+        raise ParameterError("Mark a column as sensitive to see the privacy models (l-diversity, t-closeness, ...).")
+    frame, _ = dataset.analysis_frame(list(qis + sensitive))
+    if len(frame) == 0:
+        raise EmptySelectionError(NO_ROWS)
+    chosen = {(r.model, r.sensitive): r for r in requirements if r.sensitive in sensitive}
+    judged = []
+    for s in sensitive:
+        for model in MODELS:
+            if (model, s) in chosen:
+                judged.append(chosen[(model, s)])
+            elif model != "t_closeness" or frame[s].nunique(dropna=False) >= 2:  # t needs two values
+                value, c = MODEL_DEFAULTS[model]
+                judged.append(ModelRequirement(model, s, value, c=c))
+    table = model_table(frame, list(qis), list(sensitive), count=dataset.count, requirements=judged)
+    rows = tuple(
+        ModelRow(r.sensitive, r.model, None if pd.isna(r.value) else r.value, r.required or "not judged",
+                 (r.model, r.sensitive) in chosen, None if pd.isna(r.failing_records) else int(r.failing_records))
+        for r in table.itertuples(index=False)
+    )
+    w = frame[dataset.count].sum() if dataset.count else len(frame)
+    return ModelsSection(int(w), rows)
+
+
+def attacker_section(dataset: Dataset) -> AttackerSection:
+    """Prosecutor and marketer risk of ``dataset`` on its quasi-identifiers (the Dataset
+    page's risk panel shows the same numbers).
+
+    >>> from anonlib.core.samples import load_sample
+    >>> a = attacker_section(load_sample("caballero_table2b"))   # classes of 2, 4, 4 and 5 records
+    >>> a.prosecutor_highest, a.marketer, dict(a.records_above)[0.2]
+    (0.5, 0.26666666666666666, 10)
+    """
+    from .risk import reidentification  # noqa: PLC0415 - risk imports models, which the report imports lazily too
+
+    qis = list(dataset.quasi_identifiers)
+    frame, _ = dataset.analysis_frame(qis)
+    if len(frame) == 0:
+        raise EmptySelectionError(NO_ROWS)
+    r = reidentification(frame, qis, count=dataset.count)
+    return AttackerSection(
+        records=r.records, prosecutor_highest=r.prosecutor_highest, prosecutor_average=r.prosecutor_average,
+        records_above=r.records_above, marketer=r.marketer,
+        distribution=r.distribution,
+    )
+
+
+def steps_section(copy) -> StepsSection:
+    """The history of a ``anonlib.workflow.WorkingCopy``: per step, the records failing
+    the release target before and after it.
+
+    >>> import pandas as pd
+    >>> from anonlib.workflow import BandsStep, ReleaseTarget, WorkingCopy
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30, 31, 45, 52]}), {"age": "quasi-identifier"})
+    >>> copy = WorkingCopy.start(ds, ReleaseTarget(k=2)).apply(BandsStep("age", 20, 10, 30, 52, True), "Individual privacy")
+    >>> [(r.number, r.failing_before, r.failing_after) for r in steps_section(copy).rows]
+    [(1, 4, 0)]
+    """
+    check = copy.check
+    status = check.sentence() if check is not None else f"The target could not be checked: {copy.problem}"
+    first = copy.steps[0].before if copy.steps else copy.check
+    rows = tuple(
+        StepRow(i, a.page, a.step.describe(), None if a.before is None else a.before.failing_records,
+                None if a.after is None else a.after.failing_records, a.suppressed_records, a.cost.sentences())
+        for i, a in enumerate(copy.steps, start=1)
+    )
+    return StepsSection(copy.target.describe(), copy.loaded_records,
+                        None if first is None else first.failing_records, rows, status)
+
+
+def copy_report(copy, *, p: float = 0.0, **options) -> RiskReport:
+    """The report of a working copy: its current table at the release target's k and
+    privacy models, with its steps (``build_report`` options pass through)."""
+    return build_report(copy.current, k=copy.target.k, p=p, requirements=copy.target.requirements,
+                        steps=steps_section(copy), **options)
 
 
 def _percent(share: float) -> str:
@@ -319,11 +617,11 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
         qis = ", ".join(report_risk.quasi_identifiers)
         out.append(f"{_percent(report_risk.unique_share)} of records are unique on {qis}.")
         out.append(
-            f"k = {report_risk.k}: the smallest group of records sharing their values of {qis} "
+            f"k = {report_risk.k}: the smallest class of records sharing their values of {qis} "
             f"has {report_risk.k} record{'s' if report_risk.k != 1 else ''}."
         )
         below5 = dict(report_risk.records_below).get(5, 0)
-        out.append(f"{_percent(below5 / max(report_risk.records, 1))} of records are in groups smaller than 5.")
+        out.append(f"{below5:,} records ({_percent(below5 / max(report_risk.records, 1))}) are in classes smaller than 5.")
     if leakage is not None and leakage.rows:
         top = leakage.rows[0]
         out.append(
@@ -342,11 +640,12 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
         levels = ", ".join(f"{a} to level {level}" for a, level, _, _ in generalization.levels if level)
         if levels:
             out.append(
-                f"Generalizing {levels} makes every group at least {generalization.k} records large "
-                f"while keeping {generalization.rows:,} of {generalization.original_rows:,} distinct rows."
+                f"Generalizing {levels} makes every class at least {generalization.k} records large "
+                f"while keeping {generalization.rows:,} of {generalization.original_rows:,} distinct combinations. "
+                + " ".join(generalization.cost)
             )
         else:
-            out.append(f"Every group already has at least {generalization.k} records; no generalization is needed.")
+            out.append(f"Every class already has at least {generalization.k} records; no generalization is needed.")
     return tuple(out)
 
 
@@ -376,6 +675,8 @@ def build_report(
     privacy_seconds: float = PRIVACY_SECONDS,
     max_lattice: int = 20_000,
     created: str | None = None,
+    requirements: Sequence = (),
+    steps: StepsSection | None = None,
     progress: Progress | None = None,
 ) -> RiskReport:
     """Collect the dataset's findings (risk, leakage, individual privacy, a generalization) at k and p.
@@ -386,10 +687,13 @@ def build_report(
     above ``privacy_seconds`` it is narrowed that way with a note saying how
     (never skipped silently). The generalization is skipped, with a note, when
     the default hierarchies give more than ``max_lattice`` level vectors.
-    ``created`` is the report's date (default: today, UTC).
+    ``created`` is the report's date (default: today, UTC). ``requirements``
+    (the release target's privacy models) set the values the privacy models are
+    judged at; ``steps`` is the working copy's history (``steps_section``; see
+    ``copy_report`` for a working copy).
 
     ``progress(done, total, what)``: ``total`` is 1000 per section after the
-    dataset's (4,000); within a section ``done`` advances with the section's own
+    dataset's (7,000); within a section ``done`` advances with the section's own
     work (the auxiliary combinations walked, the tables built) and ``what`` names
     the section and that work. ``done == total`` is reported once, when the report
     is complete.
@@ -414,7 +718,7 @@ def build_report(
     analysed = _guarded("Dataset", notes, lambda: dataset.analysis_frame(list(qis + sensitive)))
     frame, dropped = analysed if analysed is not None else (None, 0)
     if frame is not None and len(frame) == 0:
-        notes.extend(Note(section, NO_ROWS) for section in SECTIONS[2:])
+        notes.extend(Note(section, NO_ROWS) for section in SECTIONS[2:5])  # the sections on this frame
         frame = None
     step = _steps(progress)
     step("Re-identification risk")(0, 1, "counting classes")
@@ -432,6 +736,15 @@ def build_report(
         else:
             for section in ("Individual privacy", "Suggested generalization"):
                 notes.append(Note(section, "Mark at least one column as quasi-identifier to see this section."))
+    attacker = models = None
+    if qis:
+        step("Attacker models")(0, 1, "counting classes")
+        attacker = _guarded("Attacker models", notes, lambda: attacker_section(dataset))
+        step("Privacy models")(0, 1, "judging the models per sensitive attribute")
+        models = _guarded("Privacy models", notes, lambda: models_section(dataset, requirements))
+    else:
+        for section in ("Attacker models", "Privacy models"):
+            notes.append(Note(section, "Mark at least one column as quasi-identifier to see this section."))
     parameters = (
         ("k", str(k)),
         ("p (PPP threshold)", f"{p:g}"),
@@ -457,6 +770,10 @@ def build_report(
         notes=tuple(notes),
         sentences=_sentences(risk, leakage, privacy, generalization),
         created=created or datetime.now(timezone.utc).date().isoformat(),
+        steps=steps,
+        attacker=attacker,
+        models=models,
+        attacker_model=attacker_sentence(getattr(privacy, "max_known", None), len(qis)),
     )
 
 
@@ -492,6 +809,14 @@ def _table(headers: tuple[str, ...], rows) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _model_text(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if np.isinf(value):
+        return "∞"
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:.4g}"
+
+
 def _notes_for(report: RiskReport, section: str) -> str:
     return "".join(f'<p class="note">{_e(n.text)}</p>' for n in report.notes if n.section == section)
 
@@ -516,6 +841,26 @@ def render_html(report: RiskReport) -> str:
     ]
     if report.sentences:
         parts.append("<h2>Summary</h2><ul class=\"summary\">" + "".join(f"<li>{_e(s)}</li>" for s in report.sentences) + "</ul>")
+
+    parts.append("<h2>Release steps</h2>")
+    st = report.steps
+    if st is not None:
+        parts.append(f"<p>Release target: {_e(st.target)}. {_e(st.status)}</p>")
+        if st.rows:
+            loaded = "" if st.loaded_failing is None else f"{st.loaded_failing:,}"
+            parts.append(f"<p>The loaded file: {_e(loaded)} records failing the target.</p>")
+            parts.append(_table(
+                ("step", "page", "what it does", "records failing before", "records failing after",
+                 "records suppressed", "what it cost"),
+                [(r.number, r.page, r.description, "–" if r.failing_before is None else f"{r.failing_before:,}",
+                  "–" if r.failing_after is None else f"{r.failing_after:,}", f"{r.suppressed_records:,}",
+                  " ".join(r.cost)) for r in st.rows],
+            ))
+        else:
+            parts.append("<p>No step: the released table is the loaded file as it is.</p>")
+    else:
+        parts.append("<p>This report describes a table as it is, not a working copy with steps.</p>")
+    parts.append(_notes_for(report, "Release steps"))
 
     parts.append("<h2>Dataset</h2>")
     parts.append(_table(
@@ -545,6 +890,33 @@ def render_html(report: RiskReport) -> str:
         )
     parts.append(_notes_for(report, "Re-identification risk"))
 
+    parts.append("<h2>Attacker models</h2>")
+    a = report.attacker
+    if a is not None:
+        above = [(f"records with prosecutor risk above {t:g}", f"{n:,} ({_percent(n / max(a.records, 1))})")
+                 for t, n in a.records_above]
+        parts.append(_table(("measure", "value"), [
+            ("prosecutor risk, highest (1 / k)", _percent(a.prosecutor_highest)),
+            ("prosecutor risk, average", _percent(a.prosecutor_average)), *above,
+            ("marketer risk", _percent(a.marketer)),
+        ]))
+        parts.append("<p>Journalist risk needs a population table: python -m anonlib risk FILE --population POP.</p>")
+        parts.append(_table(("risk of re-identification", "records"),
+                            [(b.label, f"{b.records:,}") for b in a.distribution if b.records]))
+    parts.append(_notes_for(report, "Attacker models"))
+
+    parts.append("<h2>Privacy models</h2>")
+    if report.models is not None:
+        from .models import MODEL_NAMES  # noqa: PLC0415
+        parts.append("<p>Per sensitive attribute, each model's value (the worst class) and the records in classes "
+                     "failing it, at the release target's value where the target switches the model on.</p>")
+        parts.append(_table(
+            ("sensitive attribute", "model", "value", "judged at", "records in failing classes"),
+            [(r.sensitive, MODEL_NAMES[r.model], _model_text(r.value), r.requirement + (" (release target)" if r.in_target else ""),
+              "–" if r.failing_records is None else f"{r.failing_records:,}") for r in report.models.rows],
+        ))
+    parts.append(_notes_for(report, "Privacy models"))
+
     parts.append("<h2>Information leakage</h2>")
     if report.leakage is not None:
         lk = report.leakage
@@ -557,6 +929,7 @@ def render_html(report: RiskReport) -> str:
     parts.append("<h2>Individual privacy</h2>")
     if report.privacy is not None:
         pv = report.privacy
+        parts.append(f"<p><b>Attacker model.</b> {_e(report.attacker_model)}</p>")
         parts.append(f"<p>Minimum proportion of protective peers (PPP) over every combination of "
                      f"{_e(pv.known_text)} an adversary might know; protected = minimum PPP above p = {pv.p:g}.</p>")
         parts.append(_table(("sensitive attribute", "records protected", "median minimum PPP"),
@@ -570,6 +943,8 @@ def render_html(report: RiskReport) -> str:
                      f"distinct rows kept, {g.violations:,} violating rows (before: {g.original_violations:,}); "
                      f"{g.generated:,} tables generated.</p>")
         parts.append(_table(("attribute", "level", "highest level", "hierarchy"), g.levels))
+        if g.cost:
+            parts.append("<p>What it costs: " + _e(" ".join(g.cost)) + "</p>")
     parts.append(_notes_for(report, "Suggested generalization"))
 
     parts.append("<h2>Parameters</h2>")

@@ -70,9 +70,12 @@ def _escape(value: object) -> str:
 
 def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     # titles name user columns, and plotly renders HTML in them: escape (no title uses markup)
+    import textwrap
+
     fig.update_layout(
         title=_escape(title),
-        xaxis_title=_escape(x),
+        # long axis titles on two lines: plotly cuts them at the plot's edge in a 1024 px window
+        xaxis_title="<br>".join(textwrap.wrap(_escape(x), 80)) if len(x) > 80 else _escape(x),
         yaxis_title=_escape(y),
         template="plotly_white",
         margin=dict(l=10, r=10, t=50, b=10),
@@ -102,6 +105,69 @@ def _titled(fig: go.Figure, title: str, subtitle: str = "", width: int = 80) -> 
 _SIZE_BINS = (1, 2, 3, 4, 5, 10, 20, 50, 100, 500, 1000)
 
 
+@dataclass(frozen=True)
+class SizeBins:
+    """Class sizes grouped for a bar chart: one bar per size when at most 30
+    sizes occur, else the ranges 1, 2, 3, 4, 5-9, 10-19, ... (so the small
+    classes that matter stay readable and no bar is lost among hundreds).
+
+    ``labels[i]`` names bar i, ``lows[i]`` its smallest size; ``classes[v][i]``
+    and ``records[v][i]`` count vector v's classes and records in it. Only
+    bars holding a class of some vector are kept: no empty gap on the axis.
+    """
+
+    labels: list[str]
+    lows: np.ndarray
+    classes: list[np.ndarray]
+    records: list[np.ndarray]
+
+
+def class_size_bins(vectors: Sequence[Sequence[int]], max_bars: int = 30) -> SizeBins:
+    """Shared bars for one or more anonymity vectors (entry j-1 = classes of size j).
+
+    >>> b = class_size_bins([(0, 1, 0, 2, 1), (2, 3, 1, 1)])
+    >>> b.labels, [c.tolist() for c in b.classes]
+    (['1', '2', '3', '4', '5'], [[0, 1, 0, 2, 1], [2, 3, 1, 1, 0]])
+    >>> b = class_size_bins([(1,) * 40])
+    >>> b.labels, b.classes[0].tolist(), b.records[0].tolist()
+    (['1', '2', '3', '4', '5-9', '10-19', '20-40'], [1, 1, 1, 1, 5, 10, 21], [1, 2, 3, 4, 35, 145, 630])
+    """
+    length = max((len(v) for v in vectors), default=0)
+    counts = np.zeros((len(vectors), length), dtype=np.int64)
+    for row, vector in enumerate(vectors):
+        counts[row, : len(vector)] = np.asarray(vector, dtype=np.int64)
+    sizes = np.arange(1, length + 1)
+    used = counts.any(axis=0)
+    if used.sum() <= max_bars:
+        keep = np.flatnonzero(used)
+        return SizeBins(
+            labels=[str(s) for s in sizes[keep]], lows=sizes[keep],
+            classes=[row[keep] for row in counts], records=[row[keep] * sizes[keep] for row in counts],
+        )
+    top = int(sizes[used].max())
+    edges = np.array([b for b in _SIZE_BINS if b <= top] + [top + 1])
+    which = np.searchsorted(edges, sizes, side="right") - 1
+    n_bins = len(edges) - 1
+    classes = [np.bincount(which, weights=row, minlength=n_bins).astype(np.int64) for row in counts]
+    records = [np.bincount(which, weights=row * sizes, minlength=n_bins).astype(np.int64) for row in counts]
+    keep = np.flatnonzero(np.any([c > 0 for c in classes], axis=0))
+    labels = [str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi in zip(edges[:-1], edges[1:])]
+    return SizeBins(
+        labels=[labels[i] for i in keep], lows=edges[:-1][keep],
+        classes=[c[keep] for c in classes], records=[r[keep] for r in records],
+    )
+
+
+def _count_axis(fig: go.Figure, values: Sequence[np.ndarray]) -> None:
+    """Whole numbers on a count axis; a log scale when the counts span more than
+    two orders of magnitude, so a bar of 1 class next to one of 5,000 stays visible."""
+    nonzero = np.concatenate([np.asarray(v)[np.asarray(v) > 0] for v in values]) if len(values) else np.array([])
+    if len(nonzero) and nonzero.max() / nonzero.min() > 100:
+        fig.update_yaxes(type="log", dtick=1, tickformat=",d")
+    elif len(nonzero) and nonzero.max() <= 10:
+        fig.update_yaxes(dtick=1)
+
+
 def anonymity_vector_figure(vector: Sequence[int], k_threshold: int = 5, title: str | None = None) -> go.Figure:
     """Bars of the anonymity vector: classes of each size; sizes below the
     threshold in the at-risk colour. Hover: size, classes, records.
@@ -116,30 +182,12 @@ def anonymity_vector_figure(vector: Sequence[int], k_threshold: int = 5, title: 
     >>> list(fig.data[0].x), list(fig.data[0].y)
     (['1', '2', '3', '4', '5-9', '10-19', '20-40'], [1, 1, 1, 1, 5, 10, 21])
     """
-    sizes = np.arange(1, len(vector) + 1)
-    counts = np.asarray(vector, dtype=np.int64)
-    present = counts > 0
-    sizes, counts = sizes[present], counts[present]
-    if len(sizes) <= 30:
-        labels = [str(s) for s in sizes]
-        lows = sizes
-        classes, records = counts, sizes * counts
-    else:
-        edges = np.array([b for b in _SIZE_BINS if b <= sizes.max()] + [sizes.max() + 1])
-        which = np.searchsorted(edges, sizes, side="right") - 1
-        classes = np.bincount(which, weights=counts, minlength=len(edges) - 1).astype(np.int64)
-        records = np.bincount(which, weights=sizes * counts, minlength=len(edges) - 1).astype(np.int64)
-        lows = edges[:-1]
-        labels = [
-            str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi in zip(edges[:-1], edges[1:])
-        ]
-        keep = classes > 0
-        labels = [lab for lab, k in zip(labels, keep) if k]
-        lows, classes, records = lows[keep], classes[keep], records[keep]
-    colours = [AT_RISK if lo < k_threshold else SAFE for lo in lows]
+    bins = class_size_bins([vector])
+    classes, records = bins.classes[0], bins.records[0]
+    colours = [AT_RISK if lo < k_threshold else SAFE for lo in bins.lows]
     fig = go.Figure(
         go.Bar(
-            x=labels,
+            x=bins.labels,
             y=classes.tolist(),
             marker_color=colours,
             customdata=records.tolist(),
@@ -147,8 +195,7 @@ def anonymity_vector_figure(vector: Sequence[int], k_threshold: int = 5, title: 
         )
     )
     fig.update_xaxes(type="category")
-    if len(classes) and classes.max() <= 10:
-        fig.update_yaxes(dtick=1)  # whole classes only
+    _count_axis(fig, [classes])
     return _layout(
         fig,
         title or f"Anonymity vector (orange: classes smaller than {k_threshold})",
@@ -223,6 +270,8 @@ def leakage_before_after_figure(comparison, palette: str = DEFAULT_PALETTE) -> g
     >>> c = pd.DataFrame({"attribute": ["Age"], "before": [0.6], "after": [0.0], "change": [-0.6]})
     >>> [t.name for t in leakage_before_after_figure(c).data]
     ['before', 'after']
+    >>> "leakage changed" in leakage_before_after_figure(c.assign(after=[0.6])).layout.title.text
+    True
     """
     colours = PALETTES[palette]
     fig = go.Figure(
@@ -240,7 +289,10 @@ def leakage_before_after_figure(comparison, palette: str = DEFAULT_PALETTE) -> g
     )
     fig.update_yaxes(range=[0, 1])
     fig.update_layout(barmode="group")
-    return _layout(fig, "Leakage before and after anonymization", "query attribute", "normalized leakage")
+    fig = _layout(fig, "", "query attribute", "normalized leakage")
+    unchanged = len(comparison) and (comparison["before"] == comparison["after"]).all()
+    note = "no attribute's leakage changed: the anonymized table leaks as much as the original" if unchanged else ""
+    return _titled(fig, "Leakage before and after anonymization", note)
 
 
 def tree_layout(parents) -> tuple[list[float], list[int]]:
@@ -469,13 +521,14 @@ def _compared_bars(table, label: str, metrics: Sequence[tuple[str, str, str]], *
     from plotly.subplots import make_subplots
 
     names = [str(n) for n in table[label]]
+    # "(all equal: ...)" on a line of its own: beside the name it runs into the next subplot's title at 1024 px
     titles = [
-        name + (f" (all equal: {table[column].iloc[0]:{fmt}})" if _all_equal(table[column]) else "")
+        _escape(name) + (f"<br>(all equal: {table[column].iloc[0]:{fmt}})" if _all_equal(table[column]) else "")
         for column, name, fmt in metrics
     ]
     note = "one run only: nothing to compare" if len(names) == 1 else ""
     rows = -(-len(metrics) // columns)
-    fig = make_subplots(rows=rows, cols=columns, subplot_titles=[_escape(t) for t in titles],
+    fig = make_subplots(rows=rows, cols=columns, subplot_titles=titles,
                         vertical_spacing=0.18 if rows > 1 else 0.0)
     for i, name in enumerate(names):
         for m, (column, metric_name, fmt) in enumerate(metrics):
@@ -490,37 +543,25 @@ def _compared_bars(table, label: str, metrics: Sequence[tuple[str, str, str]], *
     fig.update_xaxes(showticklabels=False)
     fig.update_layout(
         template="plotly_white", barmode="group", hoverlabel=dict(namelength=-1),
-        margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", yanchor="top", y=-0.04, x=0),
+        # two-line subplot titles in the top row need room under the figure's title
+        margin=dict(l=10, r=10, t=90 if any("<br>" in t for t in titles[:columns]) else 60, b=10),
+        legend=dict(orientation="h", yanchor="top", y=-0.04, x=0),
         height=300 * rows + 80,
     )
     return _titled(fig, title, note)
 
 
 def method_comparison_figure(results) -> go.Figure:
-    """Rows kept, tables generated and seconds per method, side by side.
+    """Rows kept, tables generated and seconds per method, side by side; method
+    names in the legend, equal bars marked "(all equal)".
 
     >>> import pandas as pd
-    >>> t = pd.DataFrame({"method": ["IAB", "Greedy"], "rows": [21, 18], "generated": [13, 3], "seconds": [0.01, 0.01]})
+    >>> t = pd.DataFrame({"method": ["IAB", "Greedy"], "rows": [21, 21], "generated": [13, 3], "seconds": [0.01, 0.01]})
     >>> [a.text for a in method_comparison_figure(t).layout.annotations]
-    ['rows kept', 'tables generated', 'seconds']
+    ['distinct combinations kept<br>(all equal: 21)', 'tables generated', 'seconds<br>(all equal: 0.01)']
     """
-    from plotly.subplots import make_subplots
-
-    metrics = [("rows", "rows kept"), ("generated", "tables generated"), ("seconds", "seconds")]
-    fig = make_subplots(rows=1, cols=3, subplot_titles=[m[1] for m in metrics])
-    for col, (metric, name) in enumerate(metrics, start=1):
-        fig.add_trace(
-            go.Bar(
-                x=results["method"].tolist(),
-                y=results[metric].tolist(),
-                marker_color=QUALITATIVE[: len(results)],
-                hovertemplate="%{x}<br>" + name + ": %{y}<extra></extra>",
-                showlegend=False,
-            ),
-            row=1,
-            col=col,
-        )
-    return _layout(fig, "The three search methods", "", "")
+    metrics = [("rows", "distinct combinations kept", ",d"), ("generated", "tables generated", ",d"), ("seconds", "seconds", ".3g")]
+    return _compared_bars(results, "method", metrics, columns=3, title="The three search methods")
 
 
 def experiment_figure(experiment, metric: str = "rows", dataset: str | None = None) -> go.Figure:
@@ -582,6 +623,7 @@ GEO_COLOUR_BY = {
     "suppressed_share": "suppressed records (%)",
     "anonymity": "anonymity (smallest class, log scale)",
 }
+COUNTY_BORDERS_UP_TO_KM = 2000  # maps spanning more show state borders only
 GEO_METRICS = (
     ("suppressed (%)", "Suppression (% of records)"),
     ("compactness (km)", "Compactness (sum of distances, km)"),
@@ -590,8 +632,8 @@ GEO_METRICS = (
 )
 
 
-def _polygon_rings_km(geometry) -> tuple[list, list]:
-    """Exterior rings of a (multi)polygon in km, separated by None (one filled shape each)."""
+def _polygon_rings_km(geometry, origin: tuple[float, float] = (0.0, 0.0)) -> tuple[list, list]:
+    """Exterior rings of a (multi)polygon in km from ``origin`` (metres), separated by None (one filled shape each)."""
     import shapely
 
     xs: list = []
@@ -599,10 +641,31 @@ def _polygon_rings_km(geometry) -> tuple[list, list]:
     for part in shapely.get_parts(geometry):
         if part.geom_type != "Polygon" or part.is_empty:
             continue
-        coords = shapely.get_coordinates(part.exterior) / 1000.0
+        coords = (shapely.get_coordinates(part.exterior) - origin) / 1000.0
         xs.extend(coords[:, 0].tolist() + [None])
         ys.extend(coords[:, 1].tolist() + [None])
     return xs, ys
+
+
+def _lines_km(lines, origin: tuple[float, float]) -> tuple[list, list]:
+    """All line strings of ``lines`` (an array of (multi)line strings, metres) as one
+    x/y list in km from ``origin``, the lines separated by None (drawn as one trace).
+
+    >>> import shapely
+    >>> _lines_km([shapely.LineString([(0, 0), (1000, 0)]), shapely.LineString([(0, 2000), (0, 3000)])], (0.0, 0.0))
+    ([0.0, 1.0, None, 0.0, 0.0, None], [0.0, 0.0, None, 2.0, 3.0, None])
+    """
+    import shapely
+
+    parts = shapely.get_parts(np.asarray(lines, dtype=object))
+    if len(parts) == 0:
+        return [], []
+    coords, index = shapely.get_coordinates(parts, return_index=True)
+    coords = (coords - origin) / 1000.0
+    ends = np.flatnonzero(np.diff(index)) + 1  # where the next line starts
+    xs = np.insert(coords[:, 0], np.append(ends, len(coords)), np.nan)
+    ys = np.insert(coords[:, 1], np.append(ends, len(coords)), np.nan)
+    return [None if np.isnan(v) else float(v) for v in xs], [None if np.isnan(v) else float(v) for v in ys]
 
 
 def _geo_colour_values(frame, colour_by: str) -> tuple[np.ndarray, np.ndarray]:
@@ -623,16 +686,21 @@ def geo_map_figure(
     colour_by: str = "suppressed_share",
     palette: str = DEFAULT_PALETTE,
     crs: str = "",
+    outlines=None,
     bins: int = 12,
 ) -> go.Figure:
     """Map without tiles: aggregated regions filled by anonymity or suppression,
-    initial points coloured by their aggregated region, sites marked (hover: exact numbers).
+    the initial areas as dots, sites as diamonds (hover: exact numbers), over the
+    state and county borders of ``outlines`` (``anonlib.geo.outlines_for``).
 
     ``shapes``: GeoDataFrame indexed by aggregated region with ``records``,
     ``regions``, ``anonymity``, ``suppressed`` (as from ``anonlib.geo.aggregated_polygons``);
     ``points``: ``x``, ``y`` (metres), ``region_id``, ``aggregated_region``;
     ``sites``: the same columns as ``shapes`` plus ``x``, ``y``. Suppression is
     drawn with the scale reversed so the papers' red always means "worse".
+    Axes are km east and north of the data's south-west corner, the projection
+    named in words (``crs``: e.g. "WGS 84 / UTM zone 16N"); every mark has a
+    legend entry and the fill colours a colour bar.
 
     >>> import geopandas as gpd, pandas as pd, shapely
     >>> sites = pd.DataFrame({"x": [500.0], "y": [500.0], "regions": [1], "records": [10],
@@ -640,24 +708,33 @@ def geo_map_figure(
     >>> shapes = gpd.GeoDataFrame(sites, geometry=[shapely.box(0, 0, 1000, 1000)])
     >>> pts = pd.DataFrame({"x": [400.0], "y": [600.0], "region_id": ["z"], "aggregated_region": ["A1"]})
     >>> fig = geo_map_figure(shapes, pts, sites, colour_by="suppressed_share")
-    >>> [t.name for t in fig.data], fig.data[-1].marker.color
-    (['regions', 'initial regions', 'sites'], (20.0,))
+    >>> [t.name for t in fig.data], fig.data[-1].marker.color, list(fig.data[1].x)
+    (['aggregated regions (fill: suppressed records (%))', 'areas (one dot each)', 'sites'], (20.0,), [0.0])
     """
     from plotly.colors import sample_colorscale
 
     fig = go.Figure()
     reverse = colour_by == "suppressed_share"
     scale = PALETTES[palette].sequential
+    xs_all = points["x"] if points is not None and len(points) else sites["x"]
+    ys_all = points["y"] if points is not None and len(points) else sites["y"]
+    origin = (float(xs_all.min()), float(ys_all.min()))
+    colour_name = GEO_COLOUR_BY.get(colour_by, colour_by)
+    used = sites[sites["regions"] > 0]
+    site_value, shown = _geo_colour_values(used, colour_by)
+    # one colour range for fills and diamonds; all regions alike -> from 0, not a range of 0.8 around one value
+    low, high = (float(site_value.min()), float(site_value.max())) if len(site_value) else (0.0, 1.0)
+    if high <= low:
+        low, high = min(0.0, low), (high if high > 0 else 1.0)
     if shapes is not None and len(shapes):
         value, _ = _geo_colour_values(shapes, colour_by)
-        low, high = float(np.nanmin(value)), float(np.nanmax(value))
-        span = high - low if high > low else 1.0
+        span = high - low
         level = np.clip(((value - low) / span * bins).astype(int), 0, bins - 1)
-        for b in np.unique(level):
+        for n, b in enumerate(np.unique(level)):
             xs: list = []
             ys: list = []
             for geometry in shapes.geometry.to_numpy()[level == b]:
-                rx, ry = _polygon_rings_km(geometry)
+                rx, ry = _polygon_rings_km(geometry, origin)
                 xs.extend(rx)
                 ys.extend(ry)
             position = (b + 0.5) / bins
@@ -667,35 +744,52 @@ def geo_map_figure(
                 go.Scatter(
                     x=xs, y=ys, mode="lines", fill="toself", fillcolor=colour,
                     line=dict(color="rgba(255,255,255,0.9)", width=0.6), hoverinfo="skip",
-                    showlegend=False, name="regions", legendgroup="regions",
+                    showlegend=n == 0, name=f"aggregated regions (fill: {colour_name})", legendgroup="regions",
                 )
             )
+    if outlines is not None:
+        span_km = max(float(xs_all.max() - xs_all.min()), float(ys_all.max() - ys_all.min())) / 1000.0
+        borders = [(outlines.states, "state borders", "rgba(40,40,40,0.9)", 1.2)]
+        if span_km <= COUNTY_BORDERS_UP_TO_KM:  # a whole country's 3,000 counties would only blacken the map
+            borders.insert(0, (outlines.counties, "county borders", "rgba(90,90,90,0.35)", 0.5))
+        for lines, name, colour, width in borders:
+            lx, ly = _lines_km(lines, origin)
+            if lx:
+                fig.add_trace(go.Scattergl(x=lx, y=ly, mode="lines", line=dict(color=colour, width=width),
+                                           hoverinfo="skip", name=name))
     if points is not None and len(points):
-        group = points["aggregated_region"].astype("category").cat.codes.to_numpy()
-        colours = np.array(QUALITATIVE, dtype=object)[group % len(QUALITATIVE)]
+        where = ""
+        data = [[_escape(v) for v in points["region_id"]], [_escape(v) for v in points["aggregated_region"]]]
+        if {"lon", "lat"} <= set(points.columns):
+            data.append([f"{abs(lat):.3f}° {'N' if lat >= 0 else 'S'}, {abs(lon):.3f}° {'E' if lon >= 0 else 'W'}"
+                         for lon, lat in zip(points["lon"], points["lat"])])
+            where = "<br>%{customdata[2]}"
         fig.add_trace(
             go.Scattergl(
-                x=(points["x"] / 1000.0).tolist(), y=(points["y"] / 1000.0).tolist(), mode="markers",
-                marker=dict(size=4 if len(points) < 2000 else 2.5, color=colours.tolist(), line=dict(width=0)),
-                customdata=np.column_stack([[_escape(v) for v in points["region_id"]],
-                                            [_escape(v) for v in points["aggregated_region"]]]),
-                hovertemplate="initial region %{customdata[0]}<br>aggregated region %{customdata[1]}<extra></extra>",
-                name="initial regions",
+                x=((points["x"] - origin[0]) / 1000.0).tolist(), y=((points["y"] - origin[1]) / 1000.0).tolist(),
+                mode="markers",
+                marker=dict(size=4 if len(points) < 2000 else 2, color="#333333",
+                            opacity=0.7 if len(points) < 2000 else 0.3, line=dict(width=0)),
+                customdata=np.column_stack(data),
+                hovertemplate="area %{customdata[0]}<br>aggregated region %{customdata[1]}" + where + "<extra></extra>",
+                name="areas (one dot each)",
             )
         )
-    used = sites[sites["regions"] > 0]
-    value, shown = _geo_colour_values(used, colour_by)
+    value = site_value
     ticks = {}
     if colour_by == "anonymity" and len(shown):
         marks = [v for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10**4, 10**5, 10**6) if v <= shown.max() * 1.01]
         ticks = dict(tickvals=np.log10(marks).tolist(), ticktext=[f"{m:,}" for m in marks])
     fig.add_trace(
         go.Scatter(
-            x=(used["x"] / 1000.0).tolist(), y=(used["y"] / 1000.0).tolist(), mode="markers",
+            x=((used["x"] - origin[0]) / 1000.0).tolist(), y=((used["y"] - origin[1]) / 1000.0).tolist(),
+            mode="markers",
             marker=dict(
                 symbol="diamond", size=9, color=value.tolist(), colorscale=scale, reversescale=reverse,
+                cmin=low, cmax=high,
                 line=dict(color="black", width=1), showscale=True,
-                colorbar=dict(title=GEO_COLOUR_BY.get(colour_by, colour_by), **ticks),
+                colorbar=dict(title=dict(text=colour_name.replace(" (", "<br>("), side="top"), thickness=12, len=0.9,
+                              **ticks),
             ),
             customdata=np.column_stack(
                 [[_escape(v) for v in used.index], used["regions"], used["records"], used["anonymity"], used["suppressed"], shown]
@@ -708,48 +802,39 @@ def geo_map_figure(
             name="sites",
         )
     )
-    fig.update_yaxes(scaleanchor="x", scaleratio=1, showgrid=False, zeroline=False, title=f"y (km{', ' + crs if crs else ''})")
-    fig.update_xaxes(showgrid=False, zeroline=False, title=f"x (km{', ' + crs if crs else ''})")
-    # Height follows the data's aspect ratio (the axes keep 1 km = 1 km), within 380-700 px.
-    xs_all = points["x"] if points is not None and len(points) else sites["x"]
-    ys_all = points["y"] if points is not None and len(points) else sites["y"]
+    projection = f"; projection {_escape(crs)}" if crs else ""
+    fig.update_yaxes(scaleanchor="x", scaleratio=1, showgrid=False, zeroline=False, title="south to north (km)")
+    fig.update_xaxes(showgrid=False, zeroline=False, title=f"west to east (km{projection})", automargin=True)
+    # Height follows the data's aspect ratio (the axes keep 1 km = 1 km) on a plot about
+    # 500 px wide, plus the title and the legend under it; within 380-820 px.
     span_x = max(float(xs_all.max() - xs_all.min()), 1.0)
     span_y = float(ys_all.max() - ys_all.min())
-    height = int(np.clip(600 * span_y / span_x + 140, 380, 700))
+    height = int(np.clip(500 * span_y / span_x + 230, 380, 820))
     fig.update_layout(
-        template="plotly_white", margin=dict(l=10, r=10, t=40, b=10), height=height,
-        legend=dict(orientation="h", y=1.02, x=0), hoverlabel=dict(namelength=-1),
-        title="Aggregated regions (filled), initial regions (dots), sites (diamonds)",
+        template="plotly_white", margin=dict(l=10, r=10, t=40, b=130), height=height + 60,
+        # the legend at the bottom of the figure, under the x-axis title, in a margin tall enough for
+        # its three lines in a 1024 px window (placed as a share of the plot, it covered the title)
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0), hoverlabel=dict(namelength=-1),
+        title="Aggregated regions (filled), areas (dots), sites (diamonds)",
     )
     return fig
 
 
-def geo_metrics_figure(table, label: str = "method") -> go.Figure:
+def geo_metrics_figure(table, label: str = "method", title: str = "The paper's Figures 3-5") -> go.Figure:
     """Croft et al. Figures 3-5 as bars: suppression, compactness, discernibility and
-    non-uniform entropy per run (one bar per row of ``table``, labelled by ``label``).
+    non-uniform entropy per run (one bar per row of ``table``, named by ``label``
+    in the legend); equal bars and a single run are said in words.
 
     >>> import pandas as pd
     >>> t = pd.DataFrame({"method": ["a", "b"], "suppressed (%)": [1.0, 2.0], "compactness (km)": [3.0, 4.0],
     ...                   "discernibility": [5, 6], "non-uniform entropy (bits)": [7.0, 8.0]})
     >>> fig = geo_metrics_figure(t)
-    >>> len(fig.data), list(fig.data[0].y)
-    (4, [1.0, 2.0])
+    >>> len(fig.data), [d.y[0] for d in fig.data[:4]]
+    (8, [1.0, 3.0, 5, 7.0])
     """
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(rows=2, cols=2, subplot_titles=[title for _, title in GEO_METRICS], vertical_spacing=0.16)
-    labels = table[label].astype(str).tolist()
-    colours = [QUALITATIVE[i % len(QUALITATIVE)] for i in range(len(labels))]
-    for i, (column, title) in enumerate(GEO_METRICS):
-        fig.add_trace(
-            go.Bar(
-                x=labels, y=table[column].tolist(), marker_color=colours, name=title, showlegend=False,
-                hovertemplate="%{x}<br>" + title + ": %{y:,}<extra></extra>",
-            ),
-            row=i // 2 + 1, col=i % 2 + 1,
-        )
-    fig.update_layout(template="plotly_white", height=560, margin=dict(l=10, r=10, t=50, b=10))
-    return fig
+    formats = {"discernibility": ",.0f", "suppressed (%)": ".4g"}  # discernibility in full: 975,686
+    metrics = [(column, title, formats.get(column, ",.4g")) for column, title in GEO_METRICS]
+    return _compared_bars(table, label, metrics, columns=2, title=title)
 
 
 # --- peers ---
@@ -910,36 +995,63 @@ def npp_histogram(npp: np.ndarray, weights: np.ndarray, variable: str) -> go.Fig
 def schedule_vectors_figure(vectors: dict[str, Sequence[int]]) -> go.Figure:
     """Grouped bars: the anonymity vectors of several schedules side by side.
 
-    One bar group per class size that occurs in any vector; hover shows the
-    schedule, the class size, the number of classes and of people.
+    One bar group per class size that occurs in any vector (size ranges when
+    more than 30 sizes occur, a log count axis when counts span more than two
+    orders of magnitude); hover shows the schedule, the class size, the number
+    of classes and of records. Schedules with identical vectors are named in the
+    title, so equal bars read as a result, not a bug.
 
     >>> fig = schedule_vectors_figure({"before": (0, 1, 0, 2, 1), "heuristic": (2, 3, 1, 1)})
     >>> [t.name for t in fig.data], list(fig.data[1].x), list(fig.data[1].y)
     (['before', 'heuristic'], ['1', '2', '3', '4', '5'], [2, 3, 1, 1, 0])
+    >>> schedule_vectors_figure({"heuristic": (0, 2), "optimal": (0, 2, 0)}).layout.title.text
+    'Anonymity vectors: classes of each size (fewer on the left is better)<br><sup>heuristic and optimal: identical vectors</sup>'
     """
-    length = max((len(v) for v in vectors.values()), default=0)
-    used = [j for j in range(1, length + 1) if any(j <= len(v) and v[j - 1] for v in vectors.values())]
+    names = list(vectors)
+    bins = class_size_bins([vectors[n] for n in names])
     fig = go.Figure()
-    for position, (name, vector) in enumerate(vectors.items()):
-        counts = [int(vector[j - 1]) if j <= len(vector) else 0 for j in used]
+    for position, name in enumerate(names):
         fig.add_trace(
             go.Bar(
                 name=name,
-                x=[str(j) for j in used],
-                y=counts,
+                x=bins.labels,
+                y=bins.classes[position].tolist(),
                 marker_color=QUALITATIVE[position % len(QUALITATIVE)],
-                customdata=[j * c for j, c in zip(used, counts)],
-                hovertemplate=f"{_escape(name)}<br>class size %{{x}}<br>%{{y:,}} classes<br>%{{customdata:,}} people<extra></extra>",
+                customdata=bins.records[position].tolist(),
+                hovertemplate=f"{_escape(name)}<br>class size %{{x}}<br>%{{y:,}} classes<br>%{{customdata:,}} records<extra></extra>",
             )
         )
     fig.update_layout(barmode="group", legend_title_text="schedule")
     fig.update_xaxes(type="category")
-    return _layout(fig, "Anonymity vectors: classes of each size (fewer on the left is better)",
-                   "equivalence-class size j", "number of classes k(j)")
+    _count_axis(fig, bins.classes)
+    same = _identical_groups({n: _trimmed(vectors[n]) for n in names})
+    note = "; ".join(" and ".join(group) + ": identical vectors" for group in same)
+    fig = _layout(fig, "", "equivalence-class size j", "number of classes k(j)")
+    return _titled(fig, "Anonymity vectors: classes of each size (fewer on the left is better)", note)
+
+
+def _trimmed(vector: Sequence[int]) -> tuple[int, ...]:
+    """The vector without trailing zeros (the same classes, written shorter)."""
+    values = [int(v) for v in vector]
+    while values and values[-1] == 0:
+        values.pop()
+    return tuple(values)
+
+
+def _identical_groups(values: dict[str, object]) -> list[list[str]]:
+    """Names whose values are equal, in groups of two or more (first-seen order).
+
+    >>> _identical_groups({"a": 1, "b": 2, "c": 1, "d": 3})
+    [['a', 'c']]
+    """
+    groups: dict[object, list[str]] = {}
+    for name, value in values.items():
+        groups.setdefault(value, []).append(name)
+    return [g for g in groups.values() if len(g) > 1]
 
 
 def resource_load_figure(labels: Sequence[str], capacity: Sequence[int], assigned: Sequence[int]) -> go.Figure:
-    """Per resource: capacity (outline) and people assigned (filled bars).
+    """Per resource: capacity (outline) and records assigned (filled bars).
 
     >>> fig = resource_load_figure(["A 9h", "B 9h"], [4, 3], [4, 1])
     >>> [t.name for t in fig.data], list(fig.data[1].y)
@@ -953,12 +1065,13 @@ def resource_load_figure(labels: Sequence[str], capacity: Sequence[int], assigne
                    hovertemplate="%{customdata}: capacity %{y:,}<extra></extra>"),
             go.Bar(name="assigned", x=labels, y=list(assigned), marker_color=SAFE,
                    customdata=[_escape(x) for x in labels],
-                   hovertemplate="%{customdata}: %{y:,} people<extra></extra>"),
+                   hovertemplate="%{customdata}: %{y:,} records<extra></extra>"),
         ]
     )
     fig.update_layout(barmode="overlay")
     fig.update_xaxes(type="category")
-    return _layout(fig, "Load per resource", "resource", "people")
+    _count_axis(fig, [np.asarray(capacity), np.asarray(assigned)])
+    return _layout(fig, "Load per resource", "resource", "records (seats)")
 
 
 def table10_figure(frame, ours: str, paper: str, title: str) -> go.Figure:
@@ -1058,7 +1171,9 @@ def frontier_figure(
         )
     fig.update_xaxes(range=[-0.02, 1.02])
     fig.update_yaxes(range=[-0.02, 1.02])
-    return _layout(fig, "Risk-utility frontier", "re-identification risk", "information loss (KL / KL of top)")
+    fig = _layout(fig, "Risk-utility frontier", "re-identification risk", "information loss (KL / KL of top)")
+    # the legend under the plot: on the right it would take a third of a 1024 px window
+    return fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, x=0), height=520)
 
 
 def area_trace_figure(

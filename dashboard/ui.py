@@ -311,6 +311,83 @@ def guarded(what: str) -> Iterator[None]:
         )
 
 
+def row(gap: str = "medium"):
+    """A row for metrics or buttons that wraps onto more lines when the window is
+    narrow: each keeps the width of its label and value, so nothing is cut to "32,…"
+    at 1024 px (``st.columns`` gives each a fixed share and cuts what does not fit).
+
+    Use as ``r = row(); r.metric(...)`` or ``with row(): st.download_button(...)``.
+    """
+    return st.container(horizontal=True, gap=gap)
+
+
+MISSING_CELL = "–"  # what a results table shows where a value does not apply
+
+
+def _cell_text(value: object, printf: str | None, data: bool) -> str:
+    """One number of a column that also holds missing values, as the table shows it.
+
+    >>> _cell_text(312462997, None, False), _cell_text(0.5, "%.4f", False), _cell_text(37010.0, None, True)
+    ('312,462,997', '0.5000', '37010')
+    """
+    if printf:
+        try:
+            return printf % value
+        except (TypeError, ValueError):
+            pass
+    whole = float(value).is_integer()
+    if data:
+        return str(int(value)) if whole else str(value)
+    return f"{int(value):,}" if whole else f"{float(value):,.6g}"
+
+
+def shown_table(frame: pd.DataFrame, column_config: dict | None = None, *, data: bool = False) -> tuple[pd.DataFrame, dict]:
+    """The table and column settings ``table`` shows: whole-number columns of results
+    with thousands separators ("312,462,997", never cut to "12462997"), and missing
+    cells as ``MISSING_CELL`` in results or empty in data (``data=True``: a preview
+    of the user's table, where ids and ZIP codes keep their digits), never "None".
+    A numeric column with missing cells becomes right-aligned text in the same format.
+
+    >>> t, config = shown_table(pd.DataFrame({"records": [312462997, 5], "gain": [None, 0.25], "who": ["a", None]}))
+    >>> t.to_dict("list"), config["records"]["type_config"]["format"], config["gain"]["alignment"]
+    ({'records': [312462997, 5], 'gain': ['–', '0.25'], 'who': ['a', '–']}, 'localized', 'right')
+    """
+    config = dict(column_config or {})
+    shown = frame
+    for column in frame.columns:
+        values = frame[column]
+        if isinstance(values, pd.DataFrame):  # duplicated column names: leave as they are
+            continue
+        missing = values.isna().to_numpy()
+        numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+        if missing.any():
+            placeholder = "" if data else MISSING_CELL
+            if numeric:
+                given = config.get(column)
+                type_config = (given or {}).get("type_config", {}) if isinstance(given, dict) else {}
+                printf = type_config.get("format") if type_config.get("type") == "number" else None
+                printf = printf if isinstance(printf, str) and printf.startswith("%") else None
+                text = [placeholder if m else _cell_text(v, printf, data) for v, m in zip(values.tolist(), missing)]
+                label = given.get("label") if isinstance(given, dict) else (given if isinstance(given, str) else None)
+                config[column] = st.column_config.TextColumn(label, alignment="right")
+            else:
+                text = values.astype(object).where(~missing, placeholder)
+            shown = shown.copy() if shown is frame else shown
+            shown[column] = text
+        elif numeric and not data and column not in config:  # 110,371.467, not 110371.467
+            config[column] = st.column_config.NumberColumn(format="localized")
+    return shown, config
+
+
+def show_table(frame: pd.DataFrame, column_config: dict | None = None, *, data: bool = False, **kwargs) -> None:
+    """``st.dataframe`` of a results table (or, with ``data=True``, of the user's data)
+    as ``shown_table`` prepares it; index hidden, full width unless ``kwargs`` say otherwise."""
+    shown, config = shown_table(frame, column_config, data=data)
+    kwargs.setdefault("hide_index", True)
+    kwargs.setdefault("width", "stretch")
+    st.dataframe(shown, column_config=config, **kwargs)
+
+
 def download_csv(
     label: str, frame: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str, key: str | None = None
 ) -> None:

@@ -17,20 +17,26 @@ from anonlib.geo import (
     Regression,
     aggregate,
     aggregated_polygons,
+    crs_description,
+    link_records,
     max_combinations,
+    outlines_for,
     qi_entropy,
     read_regions,
+    regions_matching,
     sample_regions,
     site_count,
 )
 from anonlib.core.loading import to_safe_csv
 from anonlib.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
 from dashboard import charts
-from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain
+from anonlib.workflow import AggregationStep, step_cost
+from dashboard.state import active_dataset, release_target
+from dashboard.ui import (download_csv, download_json, guarded, offer_step, page_header, paper_example, plain, row,
+                          show_table)
 
-SYNTHETIC = "Synthetic people (Adult's sex, age band and race marginals)"
-ACTIVE = "The active dataset (a column holds the area ids)"
+SYNTHETIC = "Bundled example: synthetic people (Adult's sex, age band and race marginals)"
+ACTIVE = "Your working copy (a column holds the area ids)"
 UPLOAD = "upload"
 MODELS = {**{name: ("fixed", g) for name, g in FIXED_CUTOFFS.items()},
           "Entropy model (ours: G = k x 2^H)": ("entropy", None),
@@ -40,13 +46,22 @@ DOWNLOAD_ROW_LIMIT = 1_000_000
 ADC_TIME_LIMIT = 20.0  # seconds; ADC stops there and says so
 
 HOW_TO_READ = """
+**Your file.** The page opens on the working copy: a column of area ids (ZIP/ZCTA codes or county
+FIPS codes) is looked for and the Areas that hold them are chosen; k is the release target's.
+"Apply this aggregation" adds an aggregation step to the working copy (the area ids replaced by
+their aggregated region), after saying what it costs and whether the result meets the release
+target. Without area ids the page says so; the bundled example (synthetic people) is a choice
+under Records.
+
 **What happens.** Each small area (ZIP area, county: the *initial regions*) joins its nearest
 *site*; the areas sharing a site form one *aggregated region* (the Voronoi diagram of the sites).
 Records are then grouped by (aggregated region, quasi-identifier values); every group smaller
 than k is suppressed. Fewer, larger regions mean less suppression but coarser geography.
 
 **Number of sites S.** Directly, or from a population cut-off G: S = round(N / G), between 1 and
-the number of areas. Fixed cut-offs are the ones the paper cites (US Census 100,000; Statistics
+the number of areas, where N is the number of records linked to an area (synthetic people: the
+areas' population; your own file: its records whose area id matches, not the census population
+of every area offered, which would give thousands of regions for a few thousand records). Fixed cut-offs are the ones the paper cites (US Census 100,000; Statistics
 Canada CCHS 70,000; British Census 120,000) *(paper)*. The entropy model G = k x 2^H and the
 max-combinations model G = k x MaxCombs are **our reconstruction**: the paper's regression
 coefficients were lost. H is the Shannon entropy of the quasi-identifiers (Eq. 1).
@@ -67,11 +82,17 @@ released groups + N x |e| over suppressed ones (Eq. 21, standard form as in ARX)
 entropy of the area = -sum over records of log2 Pr(original area | aggregated area), suppressed
 records counted as "*" (Eqs. 22-23, as in ARX); running time. Lower is better for all.
 
-**Map.** Filled shapes: aggregated regions (the union of member polygons for counties, Voronoi
-cells clipped to the areas' hull for ZIP points), coloured by their anonymity (size of their
-smallest group) or their share of suppressed records. Dots: the areas, coloured by group.
-Diamonds: sites. Distances are in metres in a projected CRS (the UTM zone for a state, NAD83 /
-Conus Albers for the whole US); no map tiles are loaded.
+**Map.** Filled shapes: aggregated regions (the union of member polygons for counties; for ZIP
+points, Voronoi cells clipped to the areas' hull and to land), coloured by their anonymity (size
+of their smallest group) or their share of suppressed records, as the colour bar shows. Dots: the
+areas (hover for the id, its aggregated region and where it is). Diamonds: sites, coloured like
+their region. Grey lines: county and state borders, drawn from the bundled county polygons (for
+areas in the US). The axes are km east and north of the data's south-west corner, in a projection
+that keeps distances (the UTM zone for a state, NAD83 / Conus Albers for the whole US, named under
+the map); no map tiles are loaded.
+
+**Warnings.** A run that suppresses more than 5% of the records says so and what would keep more;
+area ids that match no area are listed with the Areas choice that holds them.
 """
 
 
@@ -100,8 +121,56 @@ def _run(source: tuple, method: str, k: int, n_sites: int, seed: int,
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _shapes(source: tuple, method: str, k: int, n_sites: int, seed: int, qis: tuple[str, ...],
-            _result, _regions: Regions):
-    return aggregated_polygons(_result, _regions, simplify_m=500.0)
+            _result, _regions: Regions, _land):
+    return aggregated_polygons(_result, _regions, simplify_m=500.0, land=_land)
+
+
+@st.cache_resource(show_spinner="Drawing the state and county borders...", max_entries=8)
+def _outlines(area_source: tuple, _regions: Regions):
+    return outlines_for(_regions)
+
+
+def _other_areas(ids, current: str) -> str:
+    """The Areas choice that holds most of ``ids``, as a sentence ending (or '')."""
+    found = regions_matching(ids, exclude=[current]) if ids else []
+    if not found:
+        return ""
+    key, hits = found[0]
+    return f" {hits:,} of these ids are areas of '{REGION_SAMPLES[key]}': choose it under Areas."
+
+
+def _use_example() -> None:
+    st.session_state["geo_records"] = SYNTHETIC
+
+
+@st.cache_data(show_spinner="Looking for a column of area ids...", max_entries=8)
+def _area_columns(fingerprint: str, columns: tuple[str, ...], _frame: pd.DataFrame) -> dict[str, tuple[str, int]]:
+    """Columns of the working copy whose values are ids of a bundled Areas choice:
+    column -> (the Areas key holding most of them, how many of 200 distinct values)."""
+    found = {}
+    for column in columns:
+        values = pd.unique(_frame[column].dropna())[:200]
+        matches = regions_matching(values) if len(values) else []
+        if matches and matches[0][1] >= max(1, len(values) // 10):
+            found[column] = matches[0]
+    return found
+
+
+def _offer_step(result, column: str, dataset: Dataset) -> None:
+    """The aggregation as a step of the working copy: what it costs, whether the result
+    meets the release target (in records), and the button that applies it."""
+    st.subheader("Apply to the working copy")
+    if result.unmatched:
+        st.info(plain(f"{result.unmatched_records:,} records have area ids that are in no area of these Areas, and "
+                      "the aggregation would not know where to put them: choose Areas that hold every id to apply it."))
+        return
+    step = AggregationStep.from_result(column, result)
+    if column not in dataset.quasi_identifiers:
+        st.caption(plain(f"{column} is not marked as a quasi-identifier on the Dataset page, so the release target "
+                         "does not count it."))
+    st.caption("The records this run suppresses are not removed by the step (a new delivery is aggregated the same "
+               "way); the sidebar's suppress button removes those that still fail the target.")
+    offer_step(step, step_cost(step, dataset), "Geographic aggregation", "aggregation", "geo_apply")
 
 
 page_header(
@@ -114,16 +183,39 @@ page_header(
 )
 
 dataset: Dataset = active_dataset()
-left, middle, right = st.columns(3)
+target = release_target()
+candidates = tuple(c for c in dataset.frame.columns if c != dataset.count and c not in dataset.identifiers)
+found = _area_columns(dataset.fingerprint, candidates, dataset.frame)
+if "geo_records" not in st.session_state:
+    st.session_state["geo_records"] = ACTIVE
+left, middle, right = st.columns([1.3, 1, 1])
 with left:
+    source_kind = st.radio("Records", [ACTIVE, SYNTHETIC], key="geo_records",
+                           help="Your working copy needs a column of area ids (ZIP/ZCTA codes or county FIPS codes). "
+                                "The bundled example draws synthetic people for the chosen areas.")
+    region_column = None
+    if source_kind == ACTIVE:
+        named = ("zip", "zcta", "geoid", "county", "fips", "area", "region")
+        ordered = sorted(candidates, key=lambda c: (c not in found, not any(w in str(c).lower() for w in named),
+                                                    candidates.index(c)))
+        region_column = st.selectbox("Column with the area ids", ordered, key="geo_region_column",
+                                     format_func=lambda c: f"{c} (area ids)" if c in found else c)
+        # the Areas follow the column the first time it is chosen (the user can change them)
+        if region_column in found and st.session_state.get("geo_areas_for") != (dataset.fingerprint, region_column):
+            st.session_state["geo_areas"] = found[region_column][0]
+            st.session_state["geo_areas_for"] = (dataset.fingerprint, region_column)
     area_options = list(REGION_SAMPLES) + [UPLOAD]
     area_key = st.selectbox(
         "Areas", area_options, key="geo_areas",
         format_func=lambda key: REGION_SAMPLES.get(key, "Upload boundaries (GeoJSON, GeoPackage, zipped Shapefile)"),
     )
-    source_kind = st.radio("Records", [SYNTHETIC, ACTIVE], key="geo_records")
 with middle:
-    k = st.slider("k (smallest allowed group)", 2, 100, 5, key="geo_k")
+    if source_kind == ACTIVE:
+        k = target.k
+        st.markdown(f"**k = {k}**")
+        st.caption("The release target's k, set in the sidebar.")
+    else:
+        k = st.slider("k (smallest allowed class)", 2, 100, 5, key="geo_k")
     site_mode = st.radio("Number of sites", ["from a population cut-off", "chosen directly"], horizontal=True,
                          key="geo_site_mode")
 with right:
@@ -132,6 +224,14 @@ with right:
     colour_by = st.selectbox("Colour regions by", list(charts.GEO_COLOUR_BY), format_func=charts.GEO_COLOUR_BY.get,
                              key="geo_colour")
     palette_name = st.selectbox("Colours", list(charts.PALETTES), key="geo_palette")
+
+if source_kind == ACTIVE and not found:
+    st.info(
+        plain(f"Geography needs a column of area ids in your file; none of the columns of {dataset.name} holds "
+              "ZIP/ZCTA codes or county FIPS codes of the bundled US areas. Choose the column that holds your "
+              "area ids and upload their boundaries under Areas, or look at the bundled example.")
+    )
+    st.button("Use the bundled example (synthetic people)", on_click=_use_example, key="geo_use_example")
 
 regions: Regions | None = None
 records = None
@@ -152,6 +252,7 @@ with guarded("reading the areas"):
         regions = sample_regions(area_key)
         source = ("sample", area_key)
 
+area_source = source  # what the areas (and so their borders) depend on
 if regions is not None:
     with guarded("preparing the records"):
         if source_kind == SYNTHETIC:
@@ -162,39 +263,53 @@ if regions is not None:
                                         default=list(PEOPLE_ATTRIBUTES), key="geo_attributes")
             seed = int(st.number_input("Random seed", 0, 10**6, 0, key="geo_seed"))
             if not attributes:
-                st.warning("Choose at least one quasi-identifier.")
+                st.warning("Choose at least one quasi-identifier of the synthetic people.")
             else:
                 records = _people(str(source), tuple(attributes), seed, regions.points)
                 region_column, qis, count = "region_id", tuple(attributes), "count"
                 source = source + ("synthetic", tuple(attributes), seed)
                 st.caption(
-                    f"{int(records['count'].sum()):,} synthetic people in {regions.n_regions:,} areas, as "
-                    f"{len(records):,} counts (area x {' x '.join(attributes)}), drawn from Adult's marginals."
+                    f"Bundled example, not your file: {int(records['count'].sum()):,} synthetic records in "
+                    f"{regions.n_regions:,} areas, as {len(records):,} counts (area x {' x '.join(attributes)}), "
+                    "drawn from Adult's marginals."
                 )
-        else:
+        elif region_column is not None and (found or area_key == UPLOAD):
             seed = 0
-            candidates = [c for c in dataset.frame.columns if c != dataset.count]
-            guess = next((i for i, c in enumerate(candidates)
-                          if any(w in str(c).lower() for w in ("zip", "zcta", "geoid", "county", "fips", "area", "region"))), 0)
-            region_column = st.selectbox("Column with the area id", candidates, index=guess, key="geo_region_column")
             qis = tuple(q for q in dataset.quasi_identifiers if q != region_column)
             count = dataset.count
             frame, dropped = dataset.analysis_frame([region_column, *qis])
             records = frame
             source = source + ("dataset", dataset.fingerprint, region_column, qis, dataset.missing)
             st.caption(
-                f"{plain(dataset.name)}: area column {plain(region_column)}; quasi-identifiers "
-                f"{plain(', '.join(qis) or 'none')}" + (f"; {dropped:,} rows with missing values dropped." if dropped else ".")
+                f"Your working copy ({plain(dataset.name)}, {dataset.n_records:,} records): area column "
+                f"{plain(region_column)}; quasi-identifiers {plain(', '.join(qis) or 'none')}"
+                + (f"; {dropped:,} rows with missing values left out." if dropped else ".")
             )
+
+if regions is not None and records is not None and source_kind == ACTIVE:
+    own_records, records = records, None  # kept only once they link to the areas
+    with guarded("linking the records to the areas"):
+        linkage = link_records(regions.points["region_id"], own_records, region=region_column, count=count)
+        if linkage.linked == 0:
+            st.error(
+                f"None of the {linkage.records:,} records' area ids in {plain(region_column)} (for example "
+                f"{plain(', '.join(linkage.unmatched[:3]))}) is an area of {plain(regions.name)}."
+                + plain(_other_areas(linkage.unmatched, area_key) or " Choose the column that holds the area "
+                        "ids, or upload the boundaries of your areas under Areas.")
+            )
+        else:
+            records = own_records
 
 if regions is not None and records is not None:
     n_sites = None
     with guarded("choosing the number of sites"):
-        # The cut-off is a population size: use the areas' population when known, else the records.
-        if "population" in regions.points.columns:
-            total, counted = int(regions.points["population"].sum()), "people"
-        else:
-            total, counted = (int(records[count].sum()) if count else len(records)), "records"
+        # N in S = N / G is the records that will be aggregated: the synthetic people, or the
+        # records of the user's file whose area id matches an area (not the census population
+        # of every area offered: all US ZIP areas would give 3,125 regions for 2,000 records).
+        total = (int(records[count].sum()) if count else len(records))
+        if source_kind == ACTIVE:
+            total = linkage.linked
+        counted = "synthetic people" if source_kind == SYNTHETIC else "records linked to an area"
         if site_mode == "chosen directly":
             top = min(regions.n_regions, 5000)
             default = site_count(total, regions.n_regions, cutoff=100_000).n_sites
@@ -216,15 +331,14 @@ if regions is not None and records is not None:
             count_choice = site_count(total, regions.n_regions, model=model, cutoff=cutoff, k=k,
                                       entropy_bits=h, max_combs=combos, regression=regression)
             n_sites = count_choice.n_sites
-            st.caption(plain(count_choice.explanation) + f" (H = {h:.3f} bits, MaxCombs = {combos:,})")
+            st.caption(f"N = {total:,} {counted}; " + plain(count_choice.explanation)
+                       + f" (H = {h:.3f} bits, MaxCombs = {combos:,})")
 
-    if n_sites is None:
-        st.stop()
     compare = st.toggle("Compare the three methods (runs ADC too)", value=regions.n_regions <= 2000,
                         key="geo_compare")
     results = {}
     with guarded("aggregating the areas"):
-        for m in (METHODS if compare else (method,)):
+        for m in (METHODS if compare else (method,)) if n_sites is not None else ():
             results[m] = _run(source, m, k, n_sites, seed, region_column, qis, count, regions.points, records)
 
     if results.get(method) is not None:
@@ -236,19 +350,26 @@ if regions is not None and records is not None:
                                 **r.summary()}
         if result.unmatched:
             st.warning(
-                f"{result.unmatched_records:,} records have area ids that match no area and are left out: "
+                f"{result.unmatched_records:,} records ({100 * result.unmatched_records / (result.records + result.unmatched_records):.1f}%) "
+                f"have area ids that are not areas of {plain(regions.name)} and are left out: "
                 f"{plain(', '.join(result.unmatched[:12]))}" + (" ..." if len(result.unmatched) > 12 else "") + "."
+                + plain(_other_areas(result.unmatched, area_key))
             )
-        top = st.columns(3)
-        top[0].metric("suppressed records", f"{result.suppressed:,}", help=f"of {result.records:,} records")
-        top[1].metric("suppressed (%)", f"{100 * result.suppressed_share:.4f}%")
-        top[2].metric("aggregated regions", f"{int((result.sites['regions'] > 0).sum()):,}",
-                      help=f"{result.n_sites:,} sites placed")
-        bottom = st.columns(3)
-        bottom[0].metric("mean distance to site", f"{result.mean_distance_km:,.1f} km",
-                         help=f"Compactness (sum over areas): {result.compactness / 1000:,.0f} km")
-        bottom[1].metric("discernibility", f"{result.discernibility:.4g}", help=f"{result.discernibility:,}")
-        bottom[2].metric("non-uniform entropy", f"{result.nonuniform_entropy:,.0f} bits")
+        too_many = result.suppression_warning()
+        if too_many:
+            st.warning(plain(too_many))
+        top = row()
+        top.metric("suppressed records", f"{result.suppressed:,}", help=f"of {result.records:,} records")
+        top.metric("suppressed (%)", f"{100 * result.suppressed_share:.2f}%")
+        top.metric("aggregated regions", f"{int((result.sites['regions'] > 0).sum()):,}",
+                   help=f"{result.n_sites:,} sites placed")
+        top.metric("mean distance to site", f"{result.mean_distance_km:,.1f} km",
+                   help=f"Compactness (sum over areas): {result.compactness / 1000:,.0f} km")
+        top.metric("discernibility", f"{result.discernibility:,}",
+                   help="Sum of squared class sizes, suppressed records counted as N each (Eq. 21).")
+        top.metric("non-uniform entropy", f"{result.nonuniform_entropy:,.0f} bits")
+        if source_kind == ACTIVE:
+            _offer_step(result, region_column, dataset)
         if result.adc is not None:
             trace = result.adc
             st.caption(
@@ -258,21 +379,27 @@ if regions is not None and records is not None:
             )
 
         with guarded("drawing the map"):
-            shapes = _shapes(source, method, k, n_sites, seed, qis, result, regions)
-            points = regions.points[["region_id", "x", "y"]].assign(aggregated_region=result.mapping.to_numpy())
+            outlines = _outlines(area_source, regions)
+            shapes = _shapes(source, method, k, n_sites, seed, qis, result, regions,
+                             outlines.land if outlines is not None else None)
+            shown = [c for c in ("region_id", "x", "y", "lon", "lat") if c in regions.points.columns]
+            points = regions.points[shown].assign(aggregated_region=result.mapping.to_numpy())
             st.plotly_chart(
-                charts.geo_map_figure(shapes, points, result.sites, colour_by=colour_by,
-                                      palette=palette_name, crs=regions.crs),
+                charts.geo_map_figure(shapes, points, result.sites, colour_by=colour_by, palette=palette_name,
+                                      crs=crs_description(regions.crs), outlines=outlines),
                 width="stretch",
             )
+            if outlines is None:
+                st.caption("These areas are not in the US: no state or county borders are bundled for them.")
 
-        st.subheader("Methods compared (the paper's Figures 3-5)" if compare else "This run (switch on the comparison to see all methods)")
-        table = pd.DataFrame([r.summary() for r in results.values()])
-        st.dataframe(table, hide_index=True, width="stretch")
-        st.plotly_chart(charts.geo_metrics_figure(table.assign(run=[METHOD_SHORT[m] for m in results]), label="run"),
+        st.subheader("Methods compared" if compare else "This run (switch on the comparison to see all methods)")
+        runs = pd.DataFrame([r.summary() for r in results.values()])
+        show_table(runs)
+        st.plotly_chart(charts.geo_metrics_figure(runs.assign(run=[METHOD_SHORT[m] for m in results]), label="run",
+                                                  title="The measures of the paper's Figures 3-5 (lower is better)"),
                         width="stretch")
         with st.expander(f"All runs of this session ({len(history)})"):
-            st.dataframe(pd.DataFrame(list(history.values())), hide_index=True, width="stretch")
+            show_table(pd.DataFrame(list(history.values())))
 
         st.subheader("Downloads")
         mapping = pd.DataFrame({
@@ -280,12 +407,9 @@ if regions is not None and records is not None:
             "aggregated_region": result.mapping.to_numpy(),
             "distance_km": result.distance / 1000.0,
         })
-        d1, d2, d3, d4 = st.columns(4)
-        with d1:
+        with row():
             download_csv("Area -> aggregated region (CSV)", mapping, "geo_mapping.csv")
-        with d2:
             download_csv("Aggregated regions (CSV)", result.sites.reset_index(), "geo_regions.csv")
-        with d3:
             if len(records) <= DOWNLOAD_ROW_LIMIT:
                 st.download_button(
                     "Anonymized records (CSV)",
@@ -294,12 +418,34 @@ if regions is not None and records is not None:
                 )
             else:
                 st.caption(f"The anonymized table has {len(records):,} rows; use the library to export it.")
-        with d4:
             download_json(
                 "Parameters and results (JSON)",
                 {"areas": regions.name, "crs": regions.crs, "records": source[2] if len(source) > 2 else "",
                  "quasi_identifiers": list(qis), "k": k, "n_sites": n_sites, "seed": seed,
-                 "methods": table.to_dict(orient="records"),
+                 "methods": runs.to_dict(orient="records"),
                  "unmatched_region_ids": list(result.unmatched)},
                 "geo_run.json",
             )
+
+
+def _paper_comparison() -> None:
+    """The paper's comparison (Figures 3-5) on its setting: Tennessee's ZIP areas, synthetic
+    people, the US Census cut-off G = 100,000 and k = 5."""
+    regions = sample_regions("tennessee_zcta")
+    attributes = tuple(PEOPLE_ATTRIBUTES)
+    source = ("sample", "tennessee_zcta", "synthetic", attributes, 0)
+    people = _people(str(source[:2]), attributes, 0, regions.points)
+    total = int(people["count"].sum())
+    n_sites = site_count(total, regions.n_regions, cutoff=FIXED_CUTOFFS["US Census (100,000)"]).n_sites
+    st.markdown(plain(f"{regions.name}: {total:,} synthetic records ({', '.join(attributes)}), k = 5, "
+                      f"{n_sites:,} sites from the US Census cut-off."))
+    runs = {m: _run(source, m, 5, n_sites, 0, "region_id", attributes, "count", regions.points, people)
+            for m in METHODS}
+    table = pd.DataFrame([r.summary() for r in runs.values()])
+    show_table(table)
+    st.plotly_chart(charts.geo_metrics_figure(table.assign(run=[METHOD_SHORT[m] for m in runs]), label="run"),
+                    width="stretch", key="geo_paper_chart")
+
+
+paper_example("the three site-location methods on Tennessee's ZIP areas (Figures 3-5)",
+              "Croft et al. (VBAS)", _paper_comparison, "geo_paper")

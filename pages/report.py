@@ -1,24 +1,39 @@
-"""Risk report page: the active dataset's findings from every page on one printable page."""
+"""Risk report page: the working copy's steps and findings on one printable page, and the
+release package (released table, report, recipe) in one download."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from anonlib.core.dataset import Dataset
-from anonlib.report import RiskReport, build_report, render_html
+from anonlib.models import MODEL_NAMES
+from anonlib.report import RiskReport, copy_report, render_html
+from anonlib.workflow import WorkingCopy, release_package
 from dashboard import charts
-from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain
+from dashboard.glossary import term_help
+from dashboard.state import working_copy
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, result_verdict
 
 SLOW_ROWS = 20_000  # above this many rows the report takes a second or more: show a status box
+P_KEY = "privacy_p"  # the threshold p, shared with the Individual privacy page
 
 
-# The cache key carries the roles and the missing-value policy next to the fingerprint:
-# the fingerprint names the table, roles and policy decide what is analysed.
+def _copy_key(copy: WorkingCopy) -> tuple:
+    """What the report depends on: the current table, roles, missing policy, target and steps."""
+    current = copy.current
+    roles = tuple((str(c), current.roles[c].value) for c in current.frame.columns if c in current.roles)
+    return (current.fingerprint, roles, current.missing, copy.target.describe(),
+            tuple(a.step.describe() for a in copy.steps))
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
-def _report(fingerprint: str, missing: str, roles: tuple, k: int, p: float, _dataset: Dataset) -> RiskReport:
-    return build_report(_dataset, k=k, p=p)
+def _report(key: tuple, p: float, _copy: WorkingCopy) -> RiskReport:
+    return copy_report(_copy, p=p)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _package(key: tuple, p: float, _copy: WorkingCopy, _html: str) -> bytes:
+    return release_package(_copy, report_html=_html)
 
 
 def _notes(report: RiskReport, section: str) -> None:
@@ -27,73 +42,148 @@ def _notes(report: RiskReport, section: str) -> None:
             st.info(plain(note.text))
 
 
+def _keep_p() -> None:
+    st.session_state[P_KEY] = st.session_state["report_p"]
+
+
 page_header(
     "Risk report",
-    "Everything the other pages find about the active dataset, on one page you can print or file: "
-    "how many people could be singled out, which attributes reveal the most, whose sensitive values "
-    "are exposed, and a generalization that would make the table k-anonymous, with the parameters used.",
-    "- **Re-identification risk**: k (the smallest group of records sharing their quasi-identifier values), "
-    "the anonymity vector (entry j = number of groups of size j) and the records in small groups.\n"
+    "Is the working copy safe to release? Its steps, the records still failing the release target, "
+    "the re-identification risk, the privacy models, whose sensitive values are exposed and a suggested "
+    "generalization, on one page you can print or file, and the release package in one download.",
+    "- **Release steps**: every step applied to the working copy, with the records failing the release "
+    "target (sidebar) before and after it.\n"
+    "- **Re-identification risk**: k, the anonymity vector (entry j = number of classes of j records), the "
+    "records in small classes and the attacker models (prosecutor, marketer).\n"
+    "- **Privacy models**: per sensitive attribute, each model's value and the records in classes failing it.\n"
+    "- **Individual privacy**: per sensitive attribute, the share of records whose value stays protected, under "
+    "the attacker model stated there (the Individual privacy page uses the same one).\n"
     "- **Information leakage**: how much learning one attribute tells an attacker about who a record is "
-    "(1 = it identifies everyone); the ten most revealing attributes.\n"
-    "- **Individual privacy**: per sensitive attribute, the share of records whose value stays protected "
-    "(more than a share p of look-alikes have another value) whatever combination of quasi-identifiers is known.\n"
-    "- **Suggested generalization**: the IAB search with default hierarchies (age bands, ZIP digits masked, "
-    "categories to *) that keeps the most distinct rows while every group has at least k records.\n"
-    "- A section that cannot be computed (nothing marked sensitive, a problem too large) says why; the others "
-    "are still shown. The HTML download is one self-contained page (no scripts, no links): print it or "
-    "save it as PDF from the browser.",
-    "Caballero, Sen & Nygård (anonymity vectors); Arca & Hewett 2021 (leakage, IAB); "
-    "Kroes, Janssen, Groenwold & van Leeuwen 2021 (PPP)",
+    "(1 = it identifies everyone).\n"
+    "- **Suggested generalization**: the IAB search with default hierarchies for the target's k, with what it costs.\n"
+    "- A section that cannot be computed says why; the others are still shown. The **release package** is one "
+    "zip: the released table, this report as HTML, and the recipe that `python -m anonlib apply` re-applies.",
+    "Caballero, Sen & Nygård (anonymity vectors); El Emam & Dankar 2008 (attacker models); Arca & Hewett 2021 "
+    "(leakage, IAB); Kroes, Janssen, Groenwold & van Leeuwen 2021 (PPP)",
 )
 
-dataset = active_dataset()
-c1, c2 = st.columns(2)
-k = int(c1.number_input("k (smallest allowed group)", min_value=1, max_value=1000, value=5, step=1, key="report_k"))
-p = float(c2.slider("p (share of look-alikes that must differ)", 0.0, 0.95, 0.0, 0.05, key="report_p"))
+copy = working_copy()
+dataset = copy.current
+if "report_p" not in st.session_state:
+    st.session_state["report_p"] = st.session_state.get(P_KEY, 0.0)
+p = float(st.slider("p (share of look-alikes that must have another value)", 0.0, 0.95, step=0.05, key="report_p",
+                    on_change=_keep_p, help=term_help("p-upward privacy")))
+st.caption(f"k and the privacy models come from the release target in the sidebar: {plain(copy.target.describe())}.")
 
+report = None
 with guarded("building the risk report"):
-    roles = tuple((str(c), dataset.roles[c].value) for c in dataset.frame.columns if c in dataset.roles)
+    key = _copy_key(copy)
     if dataset.n_rows > SLOW_ROWS:
-        with st.status("Building the report...", expanded=False) as status:
-            report = _report(dataset.fingerprint, dataset.missing, roles, k, p, dataset)
-            status.update(label="Report ready", state="complete")
+        with st.status("Building the report: risk, models, individual privacy, leakage, generalization...",
+                       expanded=False) as status:
+            report = _report(key, p, copy)
+            status.update(label="Report ready: every section computed or explained", state="complete")
     else:
-        report = _report(dataset.fingerprint, dataset.missing, roles, k, p, dataset)
+        report = _report(key, p, copy)
 
+if report is not None:
     st.subheader("Summary")
     st.markdown("\n".join(f"- {plain(s)}" for s in report.sentences) or "No finding could be computed.")
 
+    # ------------------------------------------------------------ release steps
+    st.subheader("Release steps")
+    steps = report.steps
+    result_verdict(copy.check, "The working copy")
+    if steps is not None and steps.rows:
+        if steps.loaded_failing is not None:
+            st.caption(f"The loaded file: {steps.loaded_failing:,} records failing the target.")
+        st.dataframe(
+            pd.DataFrame({
+                "step": [r.number for r in steps.rows],
+                "records failing before": [r.failing_before for r in steps.rows],
+                "records failing after": [r.failing_after for r in steps.rows],
+                "records suppressed": [r.suppressed_records for r in steps.rows],
+                "page": [r.page for r in steps.rows],
+                "what it does": [r.description for r in steps.rows],
+                "what it cost": [" ".join(r.cost) for r in steps.rows],
+            }),
+            hide_index=True, width="stretch", key="report_steps",
+        )
+    else:
+        st.caption("No step yet: the working copy is the loaded file. Steps come from the other pages "
+                   "(bands, generalizations, policies, aggregations) and the sidebar (suppression).")
+
+    # ------------------------------------------------------------ dataset
     d = report.dataset
     st.subheader("Dataset")
     st.markdown("**" + plain(d.name) + "**")
-    m = st.columns(4)
-    m[0].metric("rows", f"{d.rows:,}")
-    m[1].metric("records", f"{d.records:,}")
-    m[2].metric("rows dropped (missing values)", f"{d.rows_dropped:,}")
-    m[3].metric("missing values", "dropped" if d.missing == "drop" else "own category")
+    m = st.columns(3)
+    m[0].metric("records", f"{d.records:,}", help=term_help("record"))
+    m[1].metric("rows", f"{d.rows:,}", help="Rows of the table; with a record-count column a row stands for several records.")
+    m[2].metric("missing values", "left out" if d.missing == "drop" else "a value",
+                help=f"{d.rows_dropped:,} rows with missing values left out of the analysis." if d.missing == "drop"
+                else "Missing values are kept as a value of their own.")
     with st.expander("Columns and roles"):
         st.dataframe(pd.DataFrame(d.columns, columns=["column", "role"]), hide_index=True, width="stretch")
     _notes(report, "Dataset")
 
+    # ------------------------------------------------------------ risk
     st.subheader("Re-identification risk")
     risk = report.risk
     if risk is not None:
         st.markdown("**Quasi-identifiers:** " + plain(", ".join(risk.quasi_identifiers)))
         below = dict(risk.records_below)
-        m = st.columns(5)
-        m[0].metric("k", f"{risk.k:,}")
-        m[1].metric("equivalence classes", f"{risk.classes:,}")
-        m[2].metric("unique records", f"{100 * risk.unique_share:.2f}%", help=f"{risk.unique_records:,} records")
-        m[3].metric("records in classes < 5", f"{100 * below[5] / max(risk.records, 1):.2f}%")
-        m[4].metric("records in classes < 10", f"{100 * below[10] / max(risk.records, 1):.2f}%")
+        m = st.columns(3)
+        m[0].metric("k", f"{risk.k:,}", help=term_help("k"))
+        m[1].metric("classes", f"{risk.classes:,}", help=term_help("class"))
+        m[2].metric("unique records", f"{risk.unique_records:,}", help=f"{100 * risk.unique_share:.2f}% of records")
+        m = st.columns(3)
+        m[0].metric("records in classes < 5", f"{below[5]:,}", help=f"{100 * below[5] / max(risk.records, 1):.2f}% of records")
         more = " ..." if risk.vector_length > len(risk.vector) else ""
         st.text(f"Anonymity vector: ({', '.join(str(v) for v in risk.vector)}{more})")
-        chart, _ = st.columns([1, 1])
-        chart.plotly_chart(charts.records_at_risk_figure(risk.records_below, risk.records).update_layout(height=300),
-                           width="stretch")
     _notes(report, "Re-identification risk")
+    attacker = report.attacker
+    if attacker is not None:
+        above = dict(attacker.records_above)
+        m = st.columns(2)
+        m[0].metric("prosecutor: highest risk", f"{100 * attacker.prosecutor_highest:.1f}%", help="1 / k.")
+        m[1].metric("prosecutor: average risk", f"{100 * attacker.prosecutor_average:.2f}%")
+        m = st.columns(2)
+        m[0].metric("records at risk > 20%", f"{above.get(0.2, 0):,}",
+                    help=f"{above.get(0.5, 0):,} records are above 50%.")
+        m[1].metric("marketer risk", f"{100 * attacker.marketer:.2f}%")
+        st.caption("Journalist risk needs a population table: `python -m anonlib risk FILE --population POP`.")
+        st.plotly_chart(charts.risk_distribution_figure(attacker.distribution), width="stretch",
+                        key="report_risk_distribution")
+    _notes(report, "Attacker models")
 
+    # ------------------------------------------------------------ privacy models
+    st.subheader("Privacy models")
+    if report.models is not None:
+        st.dataframe(
+            pd.DataFrame({
+                "sensitive attribute": [r.sensitive for r in report.models.rows],
+                "model": [MODEL_NAMES[r.model] for r in report.models.rows],
+                "value": [None if r.value is None else float(r.value) for r in report.models.rows],
+                "records in failing classes": [r.failing_records for r in report.models.rows],
+                "judged at": [r.requirement + (" (release target)" if r.in_target else "") for r in report.models.rows],
+            }),
+            hide_index=True, width="stretch", key="report_models",
+            column_config={"value": st.column_config.NumberColumn(format="%.4g")},
+        )
+    _notes(report, "Privacy models")
+
+    # ------------------------------------------------------------ individual privacy
+    st.subheader("Individual privacy")
+    if report.privacy is not None:
+        st.info(plain("Attacker model: " + report.attacker_model))
+        m = st.columns(min(len(report.privacy.rows), 4))
+        for i, row in enumerate(report.privacy.rows):
+            m[i % len(m)].metric(f"records protected: {row.sensitive}", f"{100 * row.protected_share:.1f}%",
+                                 help=f"median minimum PPP {row.median_min_ppp:.3f}")
+    _notes(report, "Individual privacy")
+
+    # ------------------------------------------------------------ leakage
     st.subheader("Information leakage")
     leakage_rows = pd.DataFrame([vars(r) for r in report.leakage.rows]) if report.leakage else None
     if leakage_rows is not None:
@@ -101,50 +191,48 @@ with guarded("building the risk report"):
         st.dataframe(
             leakage_rows, hide_index=True, width="stretch",
             column_config={
-                "loss": st.column_config.NumberColumn("loss (bits)", format="%.4f"),
-                "normalized": st.column_config.ProgressColumn("normalized", format="%.4f", min_value=0.0, max_value=1.0),
+                "loss": st.column_config.NumberColumn("loss (bits)", format="%.4f", help=term_help("dS / leakage")),
+                "normalized": st.column_config.ProgressColumn("normalized", format="%.4f", min_value=0.0, max_value=1.0,
+                                                              help=term_help("normalized leakage")),
             },
         )
     _notes(report, "Information leakage")
 
-    st.subheader("Individual privacy")
-    privacy_rows = pd.DataFrame([vars(r) for r in report.privacy.rows]) if report.privacy else None
-    if privacy_rows is not None:
-        st.caption("Auxiliary information: every combination of " + plain(", ".join(report.privacy.auxiliary)) + ".")
-        m = st.columns(len(report.privacy.rows))
-        for col, row in zip(m, report.privacy.rows):
-            col.metric(f"protected: {row.sensitive}", f"{100 * row.protected_share:.1f}%",
-                       help=f"median minimum PPP {row.median_min_ppp:.3f}")
-        st.dataframe(
-            privacy_rows.rename(columns={"sensitive": "sensitive attribute", "protected_share": "records protected",
-                                         "median_min_ppp": "median minimum PPP"}),
-            hide_index=True, width="stretch",
-            column_config={"records protected": st.column_config.NumberColumn(format="percent")},
-        )
-    _notes(report, "Individual privacy")
-
+    # ------------------------------------------------------------ generalization
     st.subheader("Suggested generalization")
     g = report.generalization
     if g is not None:
-        m = st.columns(3)
-        m[0].metric("distinct rows kept", f"{g.rows:,}", help=f"of {g.original_rows:,}")
-        m[1].metric("violating rows", f"{g.violations:,}", help=f"before: {g.original_violations:,}")
-        m[2].metric("tables generated", f"{g.generated:,}")
+        m = st.columns(2)
+        m[0].metric("distinct combinations kept", f"{g.rows:,}", help=term_help("distinct combination")
+                    + f" Of {g.original_rows:,} before.")
+        m[1].metric("distinct combinations in classes < k", f"{g.violations:,}",
+                    help=f"Before: {g.original_violations:,}.")
+        st.caption(f"{g.generated:,} generalized tables were generated by the search.")
+        if g.cost:
+            st.markdown("**What it costs:** " + plain(" ".join(g.cost)))
         st.dataframe(pd.DataFrame(g.levels, columns=["attribute", "level", "highest level", "hierarchy"]),
                      hide_index=True, width="stretch")
     _notes(report, "Suggested generalization")
 
     st.subheader("Parameters")
-    parameters = pd.DataFrame(report.parameters, columns=["parameter", "value"])
-    st.dataframe(parameters, hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(report.parameters, columns=["parameter", "value"]), hide_index=True, width="stretch")
     st.caption(f"Created {report.created} with {report.version}.")
 
+    # ------------------------------------------------------------ downloads
+    html = render_html(report)
+    st.subheader("Download")
     d1, d2, d3 = st.columns(3)
-    with d1:
-        st.download_button("Printable report (HTML)", render_html(report).encode("utf-8"),
-                           file_name="risk_report.html", mime="text/html", key="dl-report-html")
+    with d1, guarded("preparing the release package"):
+        package = _package(key, p, copy, html)
+        st.download_button(
+            "Release package (zip)", package, file_name="release.zip", mime="application/zip", key="dl-package",
+            help="released.csv (the released table), report.html (this report), recipe.json (to re-apply with "
+                 "python -m anonlib apply) and README.txt.", type="primary",
+        )
     with d2:
-        download_json("Parameters and results (JSON)", report.as_dict(), "risk_report.json", key="dl-report-json")
+        st.download_button("Printable report (HTML)", html.encode("utf-8"), file_name="risk_report.html",
+                           mime="text/html", key="dl-report-html")
     with d3:
-        if leakage_rows is not None:
-            download_csv("Leakage table (CSV)", leakage_rows, "risk_report_leakage.csv", key="dl-report-leakage")
+        download_json("Parameters and results (JSON)", report.as_dict(), "risk_report.json", key="dl-report-json")
+    if leakage_rows is not None:
+        download_csv("Leakage table (CSV)", leakage_rows, "risk_report_leakage.csv", key="dl-report-leakage")

@@ -27,12 +27,13 @@ from anonlib.schedule_experiments import (
     table11_synthetic,
 )
 from dashboard import charts
-from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain
+from dashboard.state import active_dataset, release_target
+from dashboard.ui import download_csv, download_json, guarded, page_header, paper_example, plain, row, show_table
 
-PAPER = "The paper's example (Table 7)"
-DATASET = "Active dataset"
+PAPER = "Bundled example: the paper's Table 7 (15 records)"
+DATASET = "Your working copy"
 NONE = "(none)"
+CENSUS_PEOPLE = 50  # rank among all schedules only up to this many records
 RULE_HELP = {
     "largest": "fill the resource with the most free seats (the paper's worked example)",
     "closest_half": "fill the resource whose free seats are closest to half the group (the paper's text)",
@@ -91,12 +92,12 @@ page_header(
     "Screening schedules",
     "Which screening appointments keep participants anonymous once the centre, day and hour are "
     "published with their data? Compare a random schedule, the paper's heuristic and the optimal one.",
-    "**Generalized k-anonymity.** The anonymity vector counts the groups of people who share all "
+    "**Generalized k-anonymity.** The anonymity vector counts the classes of records that share all "
     "quasi-identifier values (now including their appointment) by size: entry j is the number of "
-    "groups of exactly j people. A schedule is more anonymous when its vector is smaller read from "
+    "classes of exactly j records. A schedule is more anonymous when its vector is smaller read from "
     "the left (fewer groups of 1, then fewer of 2, ...), which refines plain k-anonymity.\n\n"
     "- **k** is the size of the smallest group; k = 1 means someone is alone with their values.\n"
-    "- **Lexicographic index**: how many of the p(N) possible vectors of N people are less "
+    "- **Lexicographic index**: how many of the p(N) possible vectors of N records are less "
     "anonymous; exact (it can have hundreds of digits), also shown in scientific notation.\n"
     "- **Improvement** of schedule A over B = (index(A) - index(B)) / index(before appointments): "
     "100% means A keeps all the anonymity B loses.\n"
@@ -107,7 +108,8 @@ page_header(
 )
 
 # --- population ----------------------------------------------------------------------
-source = st.radio("Population", [PAPER, DATASET], horizontal=True, key="scr_source")
+source = st.radio("Records", [DATASET, PAPER], horizontal=True, key="scr_source",
+                  help="Your working copy, or the paper's worked example as an explicit choice.")
 count = None
 rows_dropped = 0
 ready = False  # set at the end of the block: everything below needs its population, qis and resources
@@ -118,7 +120,7 @@ with guarded("preparing the population"):
         qis = ["ZIP", "Gender", "Age"]
         source_id = "paper"
         st.caption(
-            "15 people of Table 2(b); quasi-identifier ZIP, gender and age band, frequencies "
+            "15 records of Table 2(b); quasi-identifier ZIP, gender and age band, frequencies "
             "f = (4, 4, 5, 2) as in Table 7(a). Resources of Table 7(b): centres A, B, C at 9h and 13h."
         )
         default_resources = _paper_resources()
@@ -134,12 +136,18 @@ with guarded("preparing the population"):
         population, rows_dropped = dataset.analysis_frame(qis)
         count = dataset.count
         source_id = f"{dataset.fingerprint}-{dataset.missing}"
-        st.caption(f"{plain(dataset.name)}: {dataset.n_records:,} people.")
-        if rows_dropped:
-            st.caption(f"{rows_dropped:,} rows with missing values were dropped.")
+        st.caption(f"Your working copy ({plain(dataset.name)}): {dataset.n_records:,} records."
+                   + (f" {rows_dropped:,} rows with missing values are left out." if rows_dropped else ""))
         people = int(population[count].sum()) if count else len(population)
         slots = 3 * 5 * 4
-        default_resources = generate_slots(capacity=max(1, math.ceil(1.1 * people / slots)))
+        seats_per_slot = max(1, math.ceil(1.1 * people / slots))
+        default_resources = generate_slots(capacity=seats_per_slot)
+        st.info(
+            f"Schedules need appointment slots, which your file does not hold. Below are 3 centres x 5 days x 4 "
+            f"hours of about {seats_per_slot:,} seats each, sized to seat all {people:,} "
+            "records: edit them, or generate others (centres x days x hours). The bundled example (the paper's "
+            "Table 7) is a choice under Records."
+        )
     ready = True
 if not ready:  # guarded has shown why; the rest of the page cannot run without a population
     st.stop()
@@ -180,15 +188,15 @@ st.caption(f"{len(resources):,} slots, {int(seats):,} seats in total.")
 
 # --- method ----------------------------------------------------------------------------
 st.subheader("Methods")
-c1, c2, c3, c4 = st.columns([2, 1.2, 1.2, 1])
-methods = c1.multiselect("Schedules to compare", list(METHODS), default=["random", "heuristic", "optimal"],
+methods = st.multiselect("Schedules to compare", list(METHODS), default=["random", "heuristic", "optimal"],
                          key="scr_methods")
+c2, c3, c4 = st.columns([1.4, 1.4, 1])  # the methods above on a row of their own: never cut at 1024 px
 rule = c2.selectbox("Heuristic split rule", list(RULES), index=RULES.index(DEFAULT_RULE), key="scr_rule",
                     help="; ".join(f"{r}: {t}" for r, t in RULE_HELP.items()))
 time_limit = c3.slider("Time limit for the optimum (s)", 1, 120, 10, key="scr_time_limit")
 seed = c4.number_input("Random seed", 0, 10**6, 0, key="scr_seed")
 group_options = [NONE] + [c for c in resources.columns if c in population.columns and c != "capacity"]
-group = st.selectbox("Keep people in their own group (region column in both tables)", group_options,
+group = st.selectbox("Keep records in their own group (region column in both tables)", group_options,
                      key="scr_group")
 with st.expander("Fairness (ethical point E2, optimal schedule only)"):
     fair = st.selectbox("Attribute", [NONE] + list(qis), key="scr_fair")
@@ -211,7 +219,7 @@ with guarded("computing the schedules"):
             comparison = _compare(
                 key, params, population, resources,
                 _progress=lambda done, total, what: status.update(
-                    label=f"Optimal schedule: {what}; {done:,} of {total:,} people in settled groups"
+                    label=f"Optimal schedule: {what}; {done:,} of {total:,} records in settled classes"
                 ),
             )
             status.update(label="Schedules ready", state="complete")
@@ -221,19 +229,29 @@ if comparison is not None:
     for method, reason in comparison.skipped.items():
         st.warning(f"The {method} schedule was not computed: {reason}")
     st.subheader("Results")
-    m = st.columns(1 + len(results))
-    m[0].metric("k before appointments", k_of(comparison.base_vector),
-                help=f"anonymity vector {vector_text(comparison.base_vector)}")
-    for column, (method, result) in zip(m[1:], results.items()):
-        column.metric(f"k, {method}", result.k, help=f"anonymity vector {vector_text(result.vector)}")
+    m = row()
+    m.metric("k before appointments", k_of(comparison.base_vector),
+             help=f"anonymity vector {vector_text(comparison.base_vector)}")
+    for method, result in results.items():
+        m.metric(f"k, {method}", result.k, help=f"anonymity vector {vector_text(result.vector)}")
     gains = []
     for better, worse in (("heuristic", "random"), ("optimal", "heuristic"), ("optimal", "random")):
         if better in results and worse in results:
             gains.append((f"{better} over {worse}", comparison.improvement(better, worse)))
     if gains:
-        g = st.columns(len(gains))
-        for column, (label, value) in zip(g, gains):
-            column.metric(f"improvement, {label}", f"{100 * value:.2f}%")
+        g = row()
+        for label, value in gains:
+            g.metric(f"improvement, {label}", f"{100 * value:.2f}%")
+    target_k = release_target().k
+    # the most anonymous schedule; on a tie the later method (optimal, then heuristic, then random)
+    best = max(reversed(list(results)), key=lambda m_: results[m_].k) if results else None
+    if best is not None:
+        reached = results[best].k
+        (st.success if reached >= target_k else st.warning)(
+            f"The release target asks k = {target_k}: the {best} schedule reaches k = {reached}"
+            + ("." if reached >= target_k else f"; {sum(j * n for j, n in enumerate(results[best].vector, start=1) if j < target_k):,} "
+               f"records are in classes smaller than {target_k} once their appointment is published.")
+        )
     if "optimal" in results:
         proven = results["optimal"].proven_optimal
         st.caption(
@@ -243,7 +261,10 @@ if comparison is not None:
     vectors = {"before": comparison.base_vector, **{m_: r.vector for m_, r in results.items()}}
     st.plotly_chart(charts.schedule_vectors_figure(vectors), width="stretch")
     summary = comparison.summary()
-    census = _census(key, params, comparison) if params[2] is None else None
+    # the census enumerates every schedule: only small problems (the library refuses the others,
+    # but only after up to 20 s of counting)
+    census = (_census(key, params, comparison)
+              if params[2] is None and population_of(comparison.base_vector) <= CENSUS_PEOPLE else None)
     if census is not None:
         summary["rank among all schedules"] = [
             f"{census.at_most(v):,} of {census.total:,}"
@@ -254,10 +275,10 @@ if comparison is not None:
             f"This problem has {census.total:,} feasible schedules; {census.at_least_k(2):,} of them are "
             "2-anonymous or better. Rank = schedules with a vector at least as anonymous."
         )
-    st.dataframe(summary, hide_index=True, width="stretch")
+    show_table(summary)
     people = population_of(comparison.base_vector)
     st.caption(
-        f"N = {people:,} people have p(N) = {scientific(partition_count(people))} possible anonymity vectors "
+        f"N = {people:,} records have p(N) = {scientific(partition_count(people))} possible anonymity vectors "
         f"(Hardy-Ramanujan approximation {hardy_ramanujan(people):.4g}); the index counts those less anonymous."
     )
 
@@ -269,12 +290,10 @@ if comparison is not None:
     labels = loads[label_columns].astype(str).fillna("-").agg(" ".join, axis=1) if label_columns else loads.index.astype(str)
     st.plotly_chart(charts.resource_load_figure(labels, loads["capacity"], loads["assigned"]), width="stretch")
     schedule_table = chosen.schedule  # built on request: once
-    st.dataframe(schedule_table.head(500), hide_index=True, width="stretch")
+    show_table(schedule_table.head(500), data=True)
     st.caption(f"First {min(500, len(schedule_table)):,} of {len(schedule_table):,} rows of the {inspect} schedule.")
-    d1, d2 = st.columns(2)
-    with d1:
+    with row():
         download_csv(f"The {inspect} schedule (CSV)", schedule_table, f"schedule_{inspect}.csv", key="scr_dl_csv")
-    with d2:
         download_json(
             "Parameters and results (JSON)",
             {
@@ -302,94 +321,96 @@ if comparison is not None:
             key="scr_dl_json",
         )
 
-# --- experiments -----------------------------------------------------------------------
-st.header("Experiments")
-st.write("The paper's experiments, reproduced with a seed: how much the heuristic and the optimum gain.")
+# --- the paper's experiments --------------------------------------------------------------
+def _experiments() -> None:
+    """The paper's experiments (Tables 10 and 11, the registry day), reproduced with a seed."""
+    st.subheader("Table 10: random populations")
+    PROTOCOL_TEXT = {
+        "spec": "as the paper's text states: Q = N/100 + 5 values with frequencies around N/Q (20% standard "
+        "deviation); slots of about 10 seats (20% deviation) drawn until they seat everyone.",
+        "authors": "as the authors' published code does: Q = N/100 + 5 values with frequencies uniform in "
+        "[N/Q - 5, N/Q + 10]; N/10 slots of 5 to 14 seats, raised until they seat everyone.",
+    }
+    protocol = st.radio("Protocol", list(PROTOCOL_TEXT), horizontal=True, key="scr_t10_protocol",
+                        format_func=lambda p: {"spec": "paper's text", "authors": "authors' code"}[p])
+    st.caption(f"Random populations {PROTOCOL_TEXT[protocol]} The paper averaged 10,000 runs (N <= 250) or 1,000.")
+    sizes = st.multiselect("Population sizes N", list(PAPER_TABLE10), default=list(PAPER_TABLE10), key="scr_t10_sizes")
+    t = st.columns(4)
+    runs = t[0].number_input("runs per N", 1, 10_000, 20, key="scr_t10_runs")
+    t10_seed = t[1].number_input("seed", 0, 10**6, 0, key="scr_t10_seed")
+    optimal_runs = t[2].number_input("optima per N (N <= 50)", 0, 1000, 2, key="scr_t10_optimal")
+    optimal_limit = t[3].number_input("time limit per optimum (s)", 1, 600, 5, key="scr_t10_limit")
+    if st.button("Run Table 10", key="scr_t10_run"):
+        with guarded("reproducing Table 10"):
+            bar = st.progress(0.0, text="starting")
+            st.session_state["scr_t10"] = _table10(
+                tuple(sorted(sizes)), int(runs), int(t10_seed), int(optimal_runs), float(optimal_limit), protocol,
+                _progress=lambda fraction, text: bar.progress(min(fraction, 1.0), text=text),
+            )
+            bar.empty()
+    table10 = st.session_state.get("scr_t10")
+    if table10 is not None:
+        show_table(table10.frame)
+        left, right = st.columns(2)
+        left.plotly_chart(
+            charts.table10_figure(table10.frame, "heuristic / random (%)", "paper heuristic / random (%)",
+                                  "Heuristic over random"), width="stretch")
+        small = table10.frame.dropna(subset=["paper optimal / heuristic (%)"])
+        right.plotly_chart(
+            charts.table10_figure(small, "optimal / heuristic (%)", "paper optimal / heuristic (%)",
+                                  "Optimal over heuristic"), width="stretch")
+        download_csv("Table 10 reproduction (CSV)", table10.frame, "table10.csv", key="scr_t10_csv")
 
-st.subheader("Table 10: random populations")
-PROTOCOL_TEXT = {
-    "spec": "as the paper's text states: Q = N/100 + 5 values with frequencies around N/Q (20% standard "
-    "deviation); slots of about 10 seats (20% deviation) drawn until they seat everyone.",
-    "authors": "as the authors' published code does: Q = N/100 + 5 values with frequencies uniform in "
-    "[N/Q - 5, N/Q + 10]; N/10 slots of 5 to 14 seats, raised until they seat everyone.",
-}
-protocol = st.radio("Protocol", list(PROTOCOL_TEXT), horizontal=True, key="scr_t10_protocol",
-                    format_func=lambda p: {"spec": "paper's text", "authors": "authors' code"}[p])
-st.caption(f"Random populations {PROTOCOL_TEXT[protocol]} The paper averaged 10,000 runs (N <= 250) or 1,000.")
-sizes = st.multiselect("Population sizes N", list(PAPER_TABLE10), default=list(PAPER_TABLE10), key="scr_t10_sizes")
-t = st.columns(4)
-runs = t[0].number_input("runs per N", 1, 10_000, 20, key="scr_t10_runs")
-t10_seed = t[1].number_input("seed", 0, 10**6, 0, key="scr_t10_seed")
-optimal_runs = t[2].number_input("optima per N (N <= 50)", 0, 1000, 2, key="scr_t10_optimal")
-optimal_limit = t[3].number_input("time limit per optimum (s)", 1, 600, 5, key="scr_t10_limit")
-if st.button("Run Table 10", key="scr_t10_run"):
-    with guarded("reproducing Table 10"):
-        bar = st.progress(0.0, text="starting")
-        st.session_state["scr_t10"] = _table10(
-            tuple(sorted(sizes)), int(runs), int(t10_seed), int(optimal_runs), float(optimal_limit), protocol,
-            _progress=lambda fraction, text: bar.progress(min(fraction, 1.0), text=text),
+    st.subheader("A real screening day: Cancer Registry of Norway")
+    with guarded("running the registry experiment"):
+        registry = _registry(rule)
+        st.caption(
+            f"{registry.people:,} people invited on one day, quasi-identifier birth year, "
+            f"{registry.centres} centres of {registry.capacity_per_centre} seats (the authors' fixture)."
         )
-        bar.empty()
-table10 = st.session_state.get("scr_t10")
-if table10 is not None:
-    st.dataframe(table10.frame, hide_index=True, width="stretch")
-    left, right = st.columns(2)
-    left.plotly_chart(
-        charts.table10_figure(table10.frame, "heuristic / random (%)", "paper heuristic / random (%)",
-                              "Heuristic over random"), width="stretch")
-    small = table10.frame.dropna(subset=["paper optimal / heuristic (%)"])
-    right.plotly_chart(
-        charts.table10_figure(small, "optimal / heuristic (%)", "paper optimal / heuristic (%)",
-                              "Optimal over heuristic"), width="stretch")
-    download_csv("Table 10 reproduction (CSV)", table10.frame, "table10.csv", key="scr_t10_csv")
+        r = row()
+        r.metric("k: birth year only", registry.k["base"])
+        r.metric("k: real assignment", registry.k["actual"])
+        r.metric(f"k: heuristic ({rule})", registry.k["heuristic"])
+        r.metric("improvement vs real", f"{100 * registry.improvement:.2f}%",
+                 help="anonymity improvement of the heuristic over the real assignment")
+        show_table(
+            pd.DataFrame(
+                {
+                    "schedule": ["birth year only", "real assignment", "heuristic"],
+                    "anonymity vector": [vector_text(v) for v in (registry.base, registry.actual, registry.heuristic)],
+                    "lexicographic index (scientific)": [
+                        scientific(registry.indices[k]) for k in ("base", "actual", "heuristic")
+                    ],
+                }
+            )
+        )
 
-st.subheader("A real screening day: Cancer Registry of Norway")
-with guarded("running the registry experiment"):
-    registry = _registry(rule)
+    st.subheader("Table 11 shape: synthetic regions")
     st.caption(
-        f"{registry.people:,} people invited on one day, quasi-identifier birth year, "
-        f"{registry.centres} centres of {registry.capacity_per_centre} seats (the authors' fixture)."
+        "Five regions with 13, 4, 3, 3 and 3 centres and the paper's people per screening date; birth "
+        "year is the quasi-identifier; the 'real' assignment is random. The paper used 282 monthly dates."
     )
-    r = st.columns(4)
-    r[0].metric("k: birth year only", registry.k["base"])
-    r[1].metric("k: real assignment", registry.k["actual"])
-    r[2].metric(f"k: heuristic ({rule})", registry.k["heuristic"])
-    r[3].metric("improvement vs real", f"{100 * registry.improvement:.2f}%",
-                help="anonymity improvement of the heuristic over the real assignment")
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "schedule": ["birth year only", "real assignment", "heuristic"],
-                "anonymity vector": [vector_text(v) for v in (registry.base, registry.actual, registry.heuristic)],
-                "lexicographic index (scientific)": [
-                    scientific(registry.indices[k]) for k in ("base", "actual", "heuristic")
-                ],
-            }
-        ),
-        hide_index=True,
-        width="stretch",
-    )
+    u = st.columns(2)
+    dates = u[0].slider("screening dates per region", 1, 60, 6, key="scr_t11_dates")
+    t11_seed = u[1].number_input("seed", 0, 10**6, 0, key="scr_t11_seed")
+    if st.button("Run Table 11 (synthetic)", key="scr_t11_run"):
+        with guarded("simulating Table 11"):
+            bar = st.progress(0.0, text="starting")
+            st.session_state["scr_t11"] = _table11(
+                int(dates), int(t11_seed), _progress=lambda fraction, text: bar.progress(min(fraction, 1.0), text=text)
+            )
+            bar.empty()
+    table11 = st.session_state.get("scr_t11")
+    if table11 is not None:
+        left, right = st.columns(2)
+        with left:
+            st.markdown("**This simulation**")
+            show_table(table11.round(1))
+        with right:
+            st.markdown("**Paper (Table 11)**")
+            show_table(PAPER_TABLE11)
+        download_csv("Table 11 simulation (CSV)", table11, "table11_synthetic.csv", key="scr_t11_csv")
 
-st.subheader("Table 11 shape: synthetic regions")
-st.caption(
-    "Five regions with 13, 4, 3, 3 and 3 centres and the paper's people per screening date; birth "
-    "year is the quasi-identifier; the 'real' assignment is random. The paper used 282 monthly dates."
-)
-u = st.columns(2)
-dates = u[0].slider("screening dates per region", 1, 60, 6, key="scr_t11_dates")
-t11_seed = u[1].number_input("seed", 0, 10**6, 0, key="scr_t11_seed")
-if st.button("Run Table 11 (synthetic)", key="scr_t11_run"):
-    with guarded("simulating Table 11"):
-        bar = st.progress(0.0, text="starting")
-        st.session_state["scr_t11"] = _table11(
-            int(dates), int(t11_seed), _progress=lambda fraction, text: bar.progress(min(fraction, 1.0), text=text)
-        )
-        bar.empty()
-table11 = st.session_state.get("scr_t11")
-if table11 is not None:
-    left, right = st.columns(2)
-    left.markdown("**This simulation**")
-    left.dataframe(table11.round(1), hide_index=True, width="stretch")
-    right.markdown("**Paper (Table 11)**")
-    right.dataframe(PAPER_TABLE11, hide_index=True, width="stretch")
-    download_csv("Table 11 simulation (CSV)", table11, "table11_synthetic.csv", key="scr_t11_csv")
+
+paper_example("Tables 10 and 11 and a real screening day", "Caballero, Sen & Nygård", _experiments, "scr_paper")

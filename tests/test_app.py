@@ -52,8 +52,13 @@ def test_choosing_a_sample_shows_its_k_and_vector() -> None:
     assert not at.exception
     assert metrics(at)["records"] == "15"
     assert metrics(at)["k"] == "2"
-    assert metrics(at)["equivalence classes"] == "4"
+    assert metrics(at)["classes"] == "4"
     assert "Anonymity vector: (0, 1, 0, 2, 1)" in texts(at)
+
+
+def role_editor_key(at: AppTest) -> str:
+    """The role editor's widget key (a new one each time the loaded dataset is replaced)."""
+    return f"roles-{at.session_state['role_editor']['version']}"
 
 
 def fresh_app_with(key: str) -> AppTest:
@@ -78,8 +83,7 @@ def test_sidebar_shows_the_active_dataset() -> None:
 def test_changing_roles_updates_k_and_vector() -> None:
     at = fresh_app()
     at.selectbox(key="sample_key").set_value("caballero_table2b").run()
-    dataset = load_sample("caballero_table2b")
-    editor_key = f"roles-{dataset.fingerprint}-sample:caballero_table2b"
+    editor_key = role_editor_key(at)
     # Row 3 is Age: stop treating it as a quasi-identifier -> classes on ZIP x Gender.
     at.session_state[editor_key] = {"edited_rows": {3: {"role": "ignore"}}, "added_rows": [], "deleted_rows": []}
     at.run()
@@ -124,8 +128,7 @@ def test_upload_through_the_page_and_a_bad_upload_keeps_the_data() -> None:
 def test_no_quasi_identifier_is_an_error_sentence_not_a_crash() -> None:
     at = fresh_app()
     at.selectbox(key="sample_key").set_value("caballero_table2b").run()
-    dataset = load_sample("caballero_table2b")
-    editor_key = f"roles-{dataset.fingerprint}-sample:caballero_table2b"
+    editor_key = role_editor_key(at)
     at.session_state[editor_key] = {
         "edited_rows": {1: {"role": "ignore"}, 2: {"role": "ignore"}, 3: {"role": "ignore"}},
         "added_rows": [],
@@ -140,7 +143,7 @@ def test_no_quasi_identifier_is_an_error_sentence_not_a_crash() -> None:
 def test_missing_values_can_be_dropped() -> None:
     at = fresh_app()
     records_kept = metrics(at)["records"]
-    at.radio(key="missing_choice").set_value("drop those rows").run()
+    at.radio(key="missing_choice").set_value("leave those records out").run()
     assert not at.exception
     assert records_kept == "32,561"
     assert metrics(at)["records"] == "31,978"  # 583 rows miss native-country
@@ -169,7 +172,7 @@ def test_a_dataset_changed_on_another_page_is_not_replaced_by_the_sample() -> No
     at.run()
     assert not at.exception
     assert metrics(at)["records"] == "15"  # still the derived dataset, not the default sample
-    assert any("stays active until you choose a sample" in i.value for i in at.info)
+    assert any("stays loaded until you choose a sample" in i.value for i in at.info)
     at.button[0].click().run()
     assert metrics(at)["records"] == "32,561"
     assert at.session_state["active_source"] == "sample:adult"
@@ -178,8 +181,7 @@ def test_a_dataset_changed_on_another_page_is_not_replaced_by_the_sample() -> No
 def test_type_edits_convert_columns_and_bad_ones_explain_why() -> None:
     at = fresh_app()
     at.selectbox(key="sample_key").set_value("caballero_table2b").run()
-    dataset = load_sample("caballero_table2b")
-    editor_key = f"roles-{dataset.fingerprint}-sample:caballero_table2b"
+    editor_key = role_editor_key(at)
     # Gender (row 2) to integer: the values are words, so nothing changes and the page says why.
     at.session_state[editor_key] = {"edited_rows": {2: {"type": "integer"}}, "added_rows": [], "deleted_rows": []}
     at.run()

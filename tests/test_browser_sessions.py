@@ -93,7 +93,7 @@ def test_five_sessions_at_once_never_see_each_other(server, browser, tmp_path: P
         _wait_idle(page)
         page.get_by_text(f"Quasi-identifiers: zip{i}, sex{i}", exact=True).wait_for(timeout=60_000)
     for i, page in pages.items():
-        assert (_metric(page, "records"), _metric(page, "k"), _metric(page, "equivalence classes")) == (
+        assert (_metric(page, "records"), _metric(page, "k"), _metric(page, "classes")) == (
             str(2 * (i + 1)), str(i + 1), "2"), i
         page.get_by_text(f"Anonymity vector: ({', '.join(['0'] * i + ['2'])})").wait_for(timeout=30_000)
         _assert_only_own(page, i, "after changing a role")

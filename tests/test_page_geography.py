@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -10,11 +11,16 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from anonlib.core.dataset import Dataset
-from anonlib.geo import aggregate, sample_regions, site_count
+from anonlib.geo import aggregate, qi_entropy, sample_regions, site_count
 from anonlib.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "pages" / "geography.py")
+
+
+def unescaped(text: str) -> str:
+    """An st.error body as the reader sees it: Markdown backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def _metric(at: AppTest, label: str) -> str:
@@ -32,8 +38,15 @@ def _expected(k: int, n_sites: int | None = None, method: str = "balanced", attr
 
 @pytest.fixture(scope="module")
 def page() -> AppTest:
+    """The default sample (Adult) has no area ids: the page says so and offers the bundled example."""
     at = AppTest.from_file(PAGE, default_timeout=180).run()
     assert not at.exception
+    assert at.radio(key="geo_records").value.startswith("Your working copy")
+    assert any("Geography needs a column of area ids" in unescaped(i.value) for i in at.info)
+    assert not at.metric  # nothing runs on a file without area ids
+    at.button(key="geo_use_example").click().run()
+    assert not at.exception
+    assert at.radio(key="geo_records").value.startswith("Bundled example")
     return at
 
 
@@ -92,17 +105,86 @@ def test_active_dataset_with_zip_column_and_unmatched_ids():
     at.session_state["active_dataset"] = dataset
     at.session_state["active_source"] = "upload:clinic.csv"
     at.run()
-    at.radio(key="geo_records").set_value(at.radio(key="geo_records").options[1]).run()
     assert not at.exception
     assert at.selectbox(key="geo_region_column").value == "zip"
-    assert any("4 records have area ids that match no area" in w.value and "99999" in w.value for w in at.warning)
+    unmatched = [unescaped(w.value) for w in at.warning if "are not areas of" in unescaped(w.value)]
+    assert len(unmatched) == 1 and unmatched[0].startswith("4 records (0.1%) have area ids") and "99999" in unmatched[0]
     points = regions.points
     kept = frame[~frame["zip"].isin(["99999", "00000"])]
-    # The cut-off applies to the areas' population (6.34 M in Tennessee): 63 sites.
-    n_sites = site_count(int(points["population"].sum()), regions.n_regions, cutoff=100_000).n_sites
-    assert n_sites == 63
+    # The cut-off applies to the 2,996 records linked to an area, not to Tennessee's 6.34 M
+    # people (which would give 63 regions for 3,000 records): S = round(2,996 / 100,000) -> 1.
+    n_sites = site_count(len(kept), regions.n_regions, cutoff=100_000).n_sites
+    assert n_sites == 1
+    assert any(c.value.startswith("N = 2,996 records linked to an area;") for c in at.caption)
     expected = aggregate(points, kept, region="zip", quasi_identifiers=["sex", "age"], k=5, n_sites=n_sites)
     assert _metric(at, "suppressed records") == f"{expected.suppressed:,}"
+    assert _metric(at, "aggregated regions") == "1"
+
+
+def test_all_us_areas_with_a_small_file_scale_the_cutoff_and_warn():
+    """The issue's case: 2,000 records over all US ZIP areas. The US population would give
+    3,125 regions (98.7% suppressed); the records linked give a handful, and a run that still
+    suppresses many records says so and what to change."""
+    us = sample_regions("us_zcta").points
+    rng = np.random.default_rng(7)
+    weights = us["population"].to_numpy(float) / us["population"].sum()
+    frame = pd.DataFrame({"zip": rng.choice(us["region_id"].to_numpy(), 2000, p=weights),
+                          "age": rng.integers(18, 90, 2000), "sex": rng.choice(["f", "m"], 2000),
+                          "race": rng.choice(["a", "b", "c", "d", "e"], 2000)})
+    dataset = Dataset.from_frame("patients", frame)
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.session_state["active_dataset"] = dataset
+    at.session_state["active_source"] = "upload:patients.csv"
+    at.run()
+    assert at.selectbox(key="geo_areas").value == "us_zcta"  # chosen from the zip column's values
+    at.selectbox(key="geo_model").set_value("Entropy model (ours: G = k x 2^H)").run()
+    assert not at.exception, at.exception
+    h = qi_entropy(frame, ["age", "sex", "race"])
+    expected_sites = site_count(2000, len(us), model="entropy", k=5, entropy_bits=h).n_sites
+    assert expected_sites < 10  # not 3,125
+    result = aggregate(us, frame, region="zip", quasi_identifiers=["age", "sex", "race"], k=5,
+                       n_sites=expected_sites, count=None)
+    assert _metric(at, "aggregated regions") == f"{int((result.sites['regions'] > 0).sum()):,}"
+    assert _metric(at, "suppressed records") == f"{result.suppressed:,}"
+    assert result.suppressed_share > 0.05  # age in years x sex x race on 2,000 records: many small groups
+    warnings = [unescaped(w.value) for w in at.warning if "are suppressed, more than the 5%" in unescaped(w.value)]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        f"{100 * result.suppressed_share:.1f}% of the records ({result.suppressed:,} of 2,000) are suppressed")
+    assert "coarser quasi-identifiers (e.g. age in bands)" in warnings[0].lower()
+    if expected_sites == 1:  # one region already: fewer sites cannot help, and the sentence does not say it would
+        assert "fewer sites" not in warnings[0].lower()
+    # The aggregation against the release target (k = 5 on zip x age x sex x race): the records
+    # failing it are exactly those VBAS suppresses (classes of aggregated region x quasi-identifiers).
+    verdict = [unescaped(v.value) for v in [*at.warning, *at.info, *at.success]
+               if unescaped(v.value).startswith("This aggregation against the release target.")]
+    assert len(verdict) == 1 and f"{result.suppressed:,} of 2,000 records" in verdict[0], verdict
+    if expected_sites == 1:  # zip becomes one value: never applied without saying so
+        assert any("removes a quasi-identifier entirely" in w.value for w in at.warning)
+    at.button(key="geo_apply").click().run()
+    assert not at.exception
+    copy = at.session_state["working_copy"]
+    assert len(copy.steps) == 1 and copy.steps[0].page == "Geographic aggregation"
+    regions_after = copy.current.frame["zip"]
+    assert regions_after.nunique() == int((result.sites["regions"] > 0).sum())
+    assert (regions_after.to_numpy() == result.mapping.reindex(frame["zip"]).to_numpy()).all()
+
+
+def test_ids_of_other_areas_name_the_areas_that_hold_them():
+    """ZIP codes from all over the US against Tennessee's areas: the error names the fix
+    that works (change Areas), not a column choice."""
+    frame = pd.DataFrame({"zip": ["10001", "90210", "60601", "02139"] * 3, "sex": ["f", "m", "f"] * 4})
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.session_state["active_dataset"] = Dataset.from_frame("x", frame, {"zip": "ignore", "sex": "quasi-identifier"})
+    at.session_state["active_source"] = "upload:x.csv"
+    at.run()
+    assert at.selectbox(key="geo_areas").value == "us_zcta"  # the ids are found in the right Areas at once
+    at.selectbox(key="geo_areas").set_value("tennessee_zcta").run()  # the user insists on Tennessee
+    assert not at.exception
+    errors = [unescaped(e.value) for e in at.error]
+    assert len(errors) == 1
+    assert errors[0].startswith("None of the 12 records' area ids in zip")
+    assert "4 of these ids are areas of 'All US ZIP areas (33,120 ZCTAs)': choose it under Areas." in errors[0]
+    assert not at.metric  # nothing was aggregated
 
 
 def test_wrong_area_column_is_a_sentence_not_a_traceback():
@@ -111,10 +193,11 @@ def test_wrong_area_column_is_a_sentence_not_a_traceback():
     at.session_state["active_dataset"] = Dataset.from_frame("x", frame, {"sex": "quasi-identifier"})
     at.session_state["active_source"] = "upload:x.csv"
     at.run()
-    at.radio(key="geo_records").set_value(at.radio(key="geo_records").options[1]).run()
     at.selectbox(key="geo_region_column").set_value("sex").run()
     assert not at.exception
-    assert any("None of the records' ids in 'sex' match" in e.value for e in at.error)
+    assert any(unescaped(e.value).startswith("None of the 5 records' area ids in sex (for example f, m)")
+               or unescaped(e.value).startswith("None of the 5 records' area ids in sex (for example f)")
+               for e in at.error)
 
 
 def test_app_navigates_to_the_page():

@@ -31,14 +31,15 @@ def test_caballero_numbers_and_no_sensitive_note():
     at = page_with("caballero_table2b")
     assert not at.error
     shown = metrics(at)
-    assert shown["k"] == "2" and shown["equivalence classes"] == "4" and shown["records"] == "15"
+    assert shown["k"] == "2" and shown["classes"] == "4" and shown["records"] == "15"
     assert "Anonymity vector: (0, 1, 0, 2, 1)" in [t.value for t in at.text]
     assert any("No column is marked sensitive" in i.value for i in at.info)
     expected = build_report(load_sample("caballero_table2b"), k=5).generalization
-    assert shown["distinct rows kept"] == f"{expected.rows:,}"
-    assert shown["violating rows"] == "0"
+    assert shown["distinct combinations kept"] == f"{expected.rows:,}"
+    assert shown["distinct combinations in classes < k"] == "0"
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == ["Printable report (HTML)", "Parameters and results (JSON)", "Leakage table (CSV)"]
+    assert labels == ["Release package (zip)", "Printable report (HTML)", "Parameters and results (JSON)",
+                      "Leakage table (CSV)"]
 
 
 def test_hostile_column_names_and_missing_sections_do_not_break_the_page():
@@ -58,20 +59,22 @@ def test_hostile_column_names_and_missing_sections_do_not_break_the_page():
     assert any("No column is marked sensitive" in i.value for i in at.info)
 
 
-def test_moving_k_and_p_updates_the_report():
-    at = page_with("arca_table1")
+def test_the_target_s_k_and_the_p_slider_update_the_report():
+    from anonlib.workflow import ReleaseTarget
+
     ds = load_sample("arca_table1")
+    at = page_with("arca_table1")
     before = build_report(ds, k=5, p=0.0)
-    assert metrics(at)["distinct rows kept"] == f"{before.generalization.rows:,}"
-    assert metrics(at)["protected: Genetic risk"] == f"{100 * before.privacy.rows[0].protected_share:.1f}%"
-    at.number_input(key="report_k").set_value(3).run()
+    assert metrics(at)["distinct combinations kept"] == f"{before.generalization.rows:,}"
+    assert metrics(at)["records protected: Genetic risk"] == f"{100 * before.privacy.rows[0].protected_share:.1f}%"
+    at.session_state["release_target"] = ReleaseTarget(k=3)  # what the sidebar sets
     at.slider(key="report_p").set_value(0.3).run()
     assert not at.exception
     after = build_report(ds, k=3, p=0.3)
-    assert after.generalization.rows != before.generalization.rows  # the control really changes the search
+    assert after.generalization.rows != before.generalization.rows  # the target really changes the search
     shown = metrics(at)
-    assert shown["distinct rows kept"] == f"{after.generalization.rows:,}"
-    assert shown["protected: Genetic risk"] == f"{100 * after.privacy.rows[0].protected_share:.1f}%"
+    assert shown["distinct combinations kept"] == f"{after.generalization.rows:,}"
+    assert shown["records protected: Genetic risk"] == f"{100 * after.privacy.rows[0].protected_share:.1f}%"
     params = at.dataframe[-1].value.set_index("parameter")["value"]
     assert params["k"] == "3" and params["p (PPP threshold)"] == "0.3"
     leakage = next(d.value for d in at.dataframe if "partitions" in d.value.columns)
@@ -83,7 +86,7 @@ def test_default_sample_when_run_alone():
     assert not at.exception and not at.error
     assert at.title[0].value == "Risk report"
     expected = build_report(load_sample("adult"), k=5)
-    assert metrics(at)["unique records"] == f"{100 * expected.risk.unique_share:.2f}%"
+    assert metrics(at)["unique records"] == f"{expected.risk.unique_records:,}"
     assert any("unique on age" in m.value for m in at.markdown)
 
 

@@ -49,7 +49,7 @@ def test_caballero_table2b_risk_is_the_papers(caballero):
 
 
 def test_no_sensitive_column_is_a_note_not_a_failure(caballero):
-    assert [n.section for n in caballero.notes] == ["Individual privacy"]
+    assert [n.section for n in caballero.notes] == ["Individual privacy", "Privacy models"]
     assert caballero.privacy is None
     assert caballero.leakage is not None and caballero.generalization is not None
 
@@ -118,7 +118,8 @@ def test_no_quasi_identifier_gives_notes_for_the_dependent_sections():
     ds = Dataset.from_frame("d", pd.DataFrame({"x": [1, 2, 3]})).with_roles({"x": Role.SENSITIVE})
     r = build_report(ds)
     assert r.risk is None and r.privacy is None and r.generalization is None
-    assert {n.section for n in r.notes} == {"Re-identification risk", "Individual privacy", "Suggested generalization"}
+    assert {n.section for n in r.notes} == {"Re-identification risk", "Individual privacy", "Suggested generalization",
+                                            "Attacker models", "Privacy models"}
     assert r.leakage.rows[0].attribute == "x"
     assert "<h2>Re-identification risk</h2>" in render_html(r)
 
@@ -173,11 +174,11 @@ def test_progress_advances_through_every_section_and_ends_once_complete():
     r = build_report(load_sample("adult"), k=5, progress=lambda *call: calls.append(call))
     assert r.privacy is not None and r.generalization is not None
     done = [d for d, _, _ in calls]
-    assert done == sorted(done) and {t for _, t, _ in calls} == {4000}
-    assert calls[-1] == (4000, 4000, "report complete") and all(d < 4000 for d in done[:-1])
+    assert done == sorted(done) and {t for _, t, _ in calls} == {7000}
+    assert calls[-1] == (7000, 7000, "report complete") and all(d < 7000 for d in done[:-1])
     sections = [what.split(":")[0] for _, _, what in calls[:-1]]
     assert list(dict.fromkeys(sections)) == ["Re-identification risk", "Information leakage", "Individual privacy",
-                                             "Suggested generalization"]
+                                             "Suggested generalization", "Attacker models", "Privacy models"]
     assert any("auxiliary combinations for income" in what for _, _, what in calls)
     assert len([s for s in sections if s == "Individual privacy"]) > 10  # the walk reports as it goes
 
@@ -215,7 +216,8 @@ def test_html_is_self_contained_and_printable(arca):
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert "@media print" in page
     assert not re.search(r"<script|http|src=|href=|@import|url\(", page, re.IGNORECASE)
-    assert page.count("<table>") == 7  # dataset (2), risk, leakage, privacy, generalization, parameters
+    # dataset (2), risk, attacker models (2), privacy models, leakage, privacy, generalization, parameters
+    assert page.count("<table>") == 10
     assert "<tr><td>quasi-identifier</td><td>Sex, AC, Age, Zip, Weight, Race</td></tr>" in page
     assert f"<td>{arca.risk.k}</td>" in page
 
@@ -266,7 +268,7 @@ def test_cli_report_errors(tmp_path, capsys):
 def test_sentences_when_nothing_needs_generalizing():
     r = build_report(load_sample("caballero_table2b"), k=2)
     assert r.generalization.levels and all(level == 0 for _, level, _, _ in r.generalization.levels)
-    assert "Every group already has at least 2 records; no generalization is needed." in r.sentences
+    assert "Every class already has at least 2 records; no generalization is needed." in r.sentences
     adult = build_report(load_sample("adult"), k=5, p=0.5)
     assert any("(more than 50.0% of look-alikes have another value)" in s for s in adult.sentences)
 
@@ -277,7 +279,8 @@ def test_no_rows_left_is_a_note_in_every_data_section():
     r = build_report(ds.with_missing("drop"))
     assert r.dataset.rows_dropped == 3 and r.sentences[0] == "100.0% of records are unique on age."
     assert r.risk is not None and r.risk.records == 1  # the QIs alone keep the row with an age
-    assert [n.section for n in r.notes] == ["Information leakage", "Individual privacy", "Suggested generalization"]
+    assert [n.section for n in r.notes] == ["Information leakage", "Individual privacy", "Suggested generalization",
+                                            "Privacy models"]
     assert all(n.text.startswith("There are no records to analyse") for n in r.notes)
     empty = build_report(Dataset.from_frame("e", frame.iloc[:0]).with_roles({"age": Role.QUASI_IDENTIFIER}))
-    assert empty.risk is None and len(empty.notes) == 4 and empty.sentences == ()
+    assert empty.risk is None and len(empty.notes) == 6 and empty.sentences == ()  # + attacker and privacy models

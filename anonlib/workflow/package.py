@@ -56,9 +56,9 @@ def package_files(copy: WorkingCopy, *, columns: Sequence[str] | None = None, re
     recipe = copy.recipe(columns)
     table = release_csv(copy.release(recipe.columns))
     if report_html is None:
-        from ..report import build_report, render_html
+        from ..report import copy_report, render_html
 
-        report_html = render_html(build_report(copy.current, k=copy.target.k))
+        report_html = render_html(copy_report(copy))
     check = copy.check
     status = check.sentence() if check is not None else f"The target could not be checked: {copy.problem}"
     steps = "\n".join(f"  {i}. {line}" for i, line in enumerate(recipe.describe, start=1)) or "  (none: the loaded file as it is)"
