@@ -9,6 +9,8 @@ Layout:
   ``geo`` (Croft et al.), ``peers`` (Kroes et al.), ``leakage`` and ``anonymize``
   (Arca & Hewett), ``lattice`` and ``frontier`` (Xia et al.), ``profile`` and
   ``report`` (the first look and the printable report).
+- ``anonlib.engine``: the same group counts on DuckDB (files larger than memory)
+  and Spark (a cluster), for data that does not fit in pandas.
 - ``anonlib.cli``: the command line (``python -m anonlib``).
 """
 
@@ -18,6 +20,8 @@ from .core.errors import (
     ColumnError,
     DataFileError,
     EmptySelectionError,
+    EngineError,
+    EngineUnavailableError,
     FileTooLargeError,
     GeometryError,
     HierarchyError,
@@ -32,6 +36,8 @@ __all__ = [
     "ColumnError",
     "DataFileError",
     "EmptySelectionError",
+    "EngineError",
+    "EngineUnavailableError",
     "FileTooLargeError",
     "GeometryError",
     "HierarchyError",

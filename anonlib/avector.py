@@ -30,13 +30,16 @@ import numpy as np
 from .core.errors import ParameterError
 
 
-def anonymity_vector(class_sizes: Iterable[int]) -> tuple[int, ...]:
+def anonymity_vector(class_sizes: Iterable[int], classes: Iterable[int] | None = None) -> tuple[int, ...]:
     """Anonymity vector of equivalence classes with the given sizes.
 
     Sizes of 0 are ignored; trailing zeros are dropped; an empty table gives ``()``.
-    ``sum(j * v[j-1]) == sum(class_sizes)`` always holds.
+    ``sum(j * v[j-1]) == sum(class_sizes)`` always holds. ``classes`` (optional)
+    says how many classes have each size, as ``size_histogram`` gives them.
 
     >>> anonymity_vector([1, 1, 3])
+    (2, 0, 1)
+    >>> anonymity_vector([1, 3], classes=[2, 1])
     (2, 0, 1)
     >>> anonymity_vector([])
     ()
@@ -59,11 +62,18 @@ def anonymity_vector(class_sizes: Iterable[int]) -> tuple[int, ...]:
         sizes = sizes.astype(np.int64)
     if (sizes < 0).any():
         raise ParameterError("Class sizes cannot be negative.")
-    sizes = sizes[sizes > 0]
-    if sizes.size == 0:
+    if classes is None:
+        sizes = sizes[sizes > 0]
+        return tuple(int(c) for c in np.bincount(sizes)[1:]) if sizes.size else ()
+    multiplicity = np.asarray(list(classes) if not isinstance(classes, np.ndarray) else classes, dtype=np.int64)
+    if multiplicity.shape != sizes.shape or (multiplicity < 0).any():
+        raise ParameterError("Give one number of classes (0 or more) per class size.")
+    keep = (sizes > 0) & (multiplicity > 0)
+    if not keep.any():
         return ()
-    counts = np.bincount(sizes)[1:]
-    return tuple(int(c) for c in counts)
+    counts = np.zeros(int(sizes[keep].max()) + 1, dtype=np.int64)
+    np.add.at(counts, sizes[keep], multiplicity[keep])
+    return tuple(int(c) for c in counts[1:])
 
 
 def vector_text(vector: Sequence[int], limit: int = 30) -> str:

@@ -1,0 +1,58 @@
+"""The same counts on data that does not fit in memory: DuckDB and Spark through Ibis.
+
+Registries hold 10^8-10^9 records in Parquet files or a warehouse. The measures
+that matter at that size are group counts (class sizes, per class x sensitive
+value counts), and those run where the data lives: this package writes each
+count once as an Ibis expression, which DuckDB (embedded, out-of-core) and
+Spark (a cluster, or local mode) execute. Only the per-class summaries come
+back, and they go through the same summary-to-result functions as the
+in-memory kernel's, so the answers are identical.
+
+Users call the functions they know with a path, a scanned table or ``engine=``::
+
+    from anonlib import engine
+    from anonlib.profile import risk_profile
+    from anonlib.leakage import leakage_table
+
+    visits = engine.scan("registry/visits/")             # a folder of Parquet files
+    risk_profile(visits, ["age", "zip", "sex"]).k
+    leakage_table("registry/visits/*.parquet", ["age", "zip"], engine="spark")
+
+Parts: ``backends`` (starting DuckDB and Spark, one-sentence errors),
+``source`` (files scanned in place, column roles, the loader's reading rules),
+``counts`` (the group-by summaries), ``measures`` (profile, leakage).
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.profile import risk_profile
+    >>> df = pd.DataFrame({"zip": [1, 1, 2], "sex": ["f", "f", "m"]})
+    >>> risk_profile(from_frame(df, "duckdb")).k
+    1
+"""
+
+from .backends import DEFAULT_MEMORY_LIMIT, DEFAULT_SPARK_MASTER, ENGINES, Engine, connect, java_available, shared
+from .counts import cell_counts, class_sizes, size_histogram
+from .measures import as_engine_table, leakage_table, risk_profile
+from .source import EngineTable, files_of, from_dataset, from_frame, from_ibis, scan
+
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "DEFAULT_SPARK_MASTER",
+    "ENGINES",
+    "Engine",
+    "EngineTable",
+    "as_engine_table",
+    "cell_counts",
+    "class_sizes",
+    "connect",
+    "files_of",
+    "from_dataset",
+    "from_frame",
+    "from_ibis",
+    "java_available",
+    "leakage_table",
+    "risk_profile",
+    "scan",
+    "shared",
+    "size_histogram",
+]
