@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.dataset import Dataset, Role
-from ..core.errors import DataFileError, EmptySelectionError, ParameterError
+from ..core.errors import DataFileError, EmptySelectionError, FileTooLargeError, ParameterError
 from ..core.loading import load_table
 from ..core.samples import SAMPLES, load_sample
 
@@ -18,10 +18,23 @@ def split(text: str | None) -> list[str]:
 
 
 def load_dataset(args: argparse.Namespace) -> Dataset:
-    if args.sample:
+    """The table a command works on, with roles from --qi/--count and the missing policy.
+
+    With ``--engine duckdb|spark`` it is an ``anonlib.engine.EngineTable``: the
+    files are scanned where they are and the measures run on that engine (the
+    same attributes and ``analysis_frame`` as a ``Dataset``)."""
+    engine = getattr(args, "engine", None)
+    if getattr(args, "spark_master", None) and engine != "spark":
+        raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
+    if engine:
+        dataset = _scan(args, engine)
+    elif args.sample:
         dataset = load_sample(args.sample)
     elif args.file:
-        table = load_table(args.file, delimiter=args.delimiter, encoding=args.encoding)
+        try:
+            table = load_table(args.file, delimiter=args.delimiter, encoding=args.encoding)
+        except FileTooLargeError as err:
+            raise FileTooLargeError(f"{err} Or count it where it is with --engine duckdb.") from None
         dataset = Dataset.from_frame(args.file, table.frame)
     else:
         raise ParameterError("Give a file to read, or --sample NAME (see `python -m anonlib samples`).")
@@ -33,6 +46,33 @@ def load_dataset(args: argparse.Namespace) -> Dataset:
         roles[args.count] = Role.COUNT
     dataset = dataset.with_roles(roles) if roles else dataset
     return dataset.with_missing("drop") if args.drop_missing else dataset
+
+
+def _scan(args: argparse.Namespace, engine: str):
+    """Files (or a bundled sample's file) scanned in place on DuckDB or Spark."""
+    from ..engine import connect, scan
+
+    running = connect(engine, master=getattr(args, "spark_master", None))
+    if args.sample:
+        sample = SAMPLES[args.sample]
+        table = scan(sample.path, engine=running, name=sample.title)
+        return table.with_roles({c: sample.roles.get(c, Role.IGNORE) for c in table.columns})
+    if args.file:
+        return scan(args.file, engine=running, delimiter=args.delimiter, encoding=args.encoding)
+    raise ParameterError("Give a file, folder or pattern to scan, or --sample NAME (see `python -m anonlib samples`).")
+
+
+def engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """--engine and --spark-master: run the counts on DuckDB or Spark instead of in memory."""
+    parser.add_argument(
+        "--engine", choices=["duckdb", "spark"],
+        help="count where the data lives: duckdb (files larger than memory; FILE may be a folder "
+        "or a pattern such as 'visits/*.parquet') or spark (default: in memory)",
+    )
+    parser.add_argument(
+        "--spark-master", metavar="URL",
+        help="Spark master URL, e.g. spark://host:7077 or yarn (default: local mode on this machine)",
+    )
 
 
 def integers(text: str | None, what: str) -> list[int]:
@@ -68,7 +108,7 @@ def analysed_columns(dataset: Dataset, wanted: Sequence[str]) -> list[str]:
 def data_arguments(parser: argparse.ArgumentParser, *, qi: bool = False, positional: bool = True) -> None:
     """The file/--sample options of a command reading a table (as the profile command has them)."""
     if positional:
-        parser.add_argument("file", nargs="?", help="CSV/TSV/Excel/Parquet file (or use --sample)")
+        parser.add_argument("file", nargs="?", help="CSV/TSV/Excel/Parquet file (or use --sample; with --engine also a folder or pattern)")
     parser.add_argument("--sample", choices=list(SAMPLES), help="a bundled sample instead of a file")
     if qi:
         parser.add_argument("--qi", help="comma-separated quasi-identifier columns (default: guessed from names)")

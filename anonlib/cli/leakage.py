@@ -17,7 +17,7 @@ from ..core.errors import DataFileError, EmptySelectionError, ParameterError, jo
 from ..core.hierarchy import default_hierarchy, read_hierarchy_csv, validate_hierarchy
 from ..core.loading import to_safe_csv
 from ..leakage import attribute_label, leakage_table
-from .common import analysed_columns, command, data_arguments, integers, load_dataset, split, write
+from .common import analysed_columns, command, data_arguments, engine_arguments, integers, load_dataset, split, write
 
 
 def _leakage(args: argparse.Namespace) -> int:
@@ -96,6 +96,7 @@ def register(commands) -> None:
         "python -m anonlib leakage --sample arca_table1 --attributes Age,Zip --sizes 1,2", _leakage,
     )
     data_arguments(leakage)
+    engine_arguments(leakage)
     leakage.add_argument("--attributes", help="comma-separated columns (default: quasi-identifiers and sensitive)")
     leakage.add_argument("--sizes", help="combination sizes, e.g. 1,2 for single attributes and pairs (default: 1)")
     leakage.add_argument("--json", action="store_true", help="print the result as JSON")
