@@ -31,7 +31,7 @@ Example:
 """
 
 from .backends import DEFAULT_MEMORY_LIMIT, DEFAULT_SPARK_MASTER, ENGINES, Engine, connect, java_available, shared
-from .counts import cell_counts, class_sizes, size_histogram
+from .counts import cell_counts, class_sizes, size_histogram, size_histograms
 from .measures import as_engine_table, leakage_table, risk_profile
 from .source import EngineTable, files_of, from_dataset, from_frame, from_ibis, scan
 
@@ -55,4 +55,5 @@ __all__ = [
     "scan",
     "shared",
     "size_histogram",
+    "size_histograms",
 ]

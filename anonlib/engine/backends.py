@@ -86,12 +86,14 @@ class Engine:
     def run(self, expr) -> "Any":
         """Execute an Ibis expression and return its (small) result as a pyarrow Table."""
         with errors(self):
-            return self.backend.to_pyarrow(expr)
+            if self.name == "spark":  # Arrow straight from Spark, no detour through pandas
+                return self.backend._session.sql(self.backend.compile(expr.as_table())).toArrow()
+            return self.backend.to_pyarrow(expr.as_table())
 
     def value(self, expr) -> Any:
         """Execute a scalar Ibis expression (a count, a sum) and return its Python value."""
-        with errors(self):
-            return self.backend.execute(expr)
+        result = self.run(expr)
+        return result.column(0)[0].as_py() if result.num_rows else None
 
     def scan(self, path, **options):
         """Files read where they are (see ``anonlib.engine.scan``)."""

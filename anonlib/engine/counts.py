@@ -34,6 +34,7 @@ from .backends import Engine, engine_of
 SIZE = "anonlib_size"
 CLASSES = "anonlib_classes"
 RECORDS = "anonlib_records"
+QUERY = "anonlib_query"
 
 
 def class_sizes(table, columns: Sequence[str], *, count: str | None = None):
@@ -49,14 +50,29 @@ def size_histogram(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Distinct class sizes (ascending) and how many classes have each, as
     ``anonlib.core.equivalence.size_histogram`` gives them in memory."""
+    return size_histograms(table, [columns], count=count, engine=engine)[0]
+
+
+def size_histograms(
+    table, column_sets: Sequence[Sequence[str]], *, count: str | None = None, engine: Engine | None = None
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``size_histogram`` for several column sets in one query (a union of the
+    histograms, tagged), so an engine schedules one job instead of one per set."""
+    import ibis
+
     engine = engine or engine_of(table)
-    per_class = class_sizes(table, columns, count=count)
-    histogram = per_class.group_by(SIZE).aggregate(**{CLASSES: per_class.count()})
-    result = engine.run(histogram)
+    parts = []
+    for j, columns in enumerate(column_sets):
+        per_class = class_sizes(table, columns, count=count)
+        histogram = per_class.group_by(SIZE).aggregate(**{CLASSES: per_class.count()})
+        parts.append(histogram.select(**{QUERY: ibis.literal(j, "int64")}, **{SIZE: histogram[SIZE], CLASSES: histogram[CLASSES]}))
+    result = engine.run(ibis.union(*parts, distinct=False) if len(parts) > 1 else parts[0])
+    query = np.asarray(result.column(QUERY).to_numpy(zero_copy_only=False), dtype=np.int64)
     sizes = np.asarray(result.column(SIZE).to_numpy(zero_copy_only=False), dtype=np.int64)
     classes = np.asarray(result.column(CLASSES).to_numpy(zero_copy_only=False), dtype=np.int64)
-    order = np.argsort(sizes, kind="stable")
-    return sizes[order], classes[order]
+    order = np.lexsort((sizes, query))
+    query, sizes, classes = query[order], sizes[order], classes[order]
+    return [(sizes[query == j], classes[query == j]) for j in range(len(column_sets))]
 
 
 def cell_counts(

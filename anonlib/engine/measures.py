@@ -31,7 +31,7 @@ from ..core.errors import ParameterError
 from ..leakage import Attribute, attribute_names, leakage_frame, leakage_from_histogram, query_attributes
 from ..profile import RiskProfile, require_quasi_identifiers, risk_from_histogram
 from .backends import Engine, shared
-from .counts import size_histogram
+from .counts import size_histogram, size_histograms
 from .source import EngineTable, from_dataset, from_frame, from_ibis, scan
 
 
@@ -88,8 +88,5 @@ def leakage_table(
     count = count if count is not None else table.count
     attributes, names = query_attributes(table.columns, attributes, count=count, sizes=sizes)
     frame, _ = table.analysis_frame(names, count=count)
-    rows = [
-        leakage_from_histogram(a, *size_histogram(frame, attribute_names(a), count=count, engine=table.engine))
-        for a in attributes
-    ]
-    return leakage_frame(rows)
+    histograms = size_histograms(frame, [attribute_names(a) for a in attributes], count=count, engine=table.engine)
+    return leakage_frame([leakage_from_histogram(a, *h) for a, h in zip(attributes, histograms)])

@@ -135,7 +135,7 @@ class EngineTable:
         dropped = 0
         if self.missing == "drop" and columns:
             complete = _all([table[c].notnull() for c in columns])
-            dropped = _scalar(self.engine, table.filter(~complete).count())
+            dropped = int(self.engine.value(table.filter(~complete).count()) or 0)
             table = table.filter(complete)
         return table, dropped
 
@@ -170,16 +170,19 @@ class EngineTable:
         self._kinds.update(_text_kinds(self.engine, self.raw, pending))
 
     def _check_count(self, table, count: str) -> None:
+        """The count column holds whole numbers of 0 or more (one query for the first bad value)."""
         if count in self._checked:
             return
         col = table[count]
         if not col.type().is_numeric():
-            bad = _first(self.engine, table.filter(col.notnull()).select(col))
-            raise ColumnError(f"The record-count column '{count}' must hold whole numbers; found '{bad}'.")
-        bad_rows = table.filter(col.isnull() | (col < 0) | (col.cast("float64").floor() != col.cast("float64")))
-        bad = _first(self.engine, bad_rows.select(col))
-        if bad is not None or _scalar(self.engine, bad_rows.count()):
-            shown = "a missing value" if bad is None else f"{bad:g}"
+            bad = self.engine.run(table.filter(col.notnull()).select(col).limit(1))
+            shown = bad.column(0)[0].as_py() if bad.num_rows else ""
+            raise ColumnError(f"The record-count column '{count}' must hold whole numbers; found '{shown}'.")
+        number = col.cast("float64")
+        bad = self.engine.run(table.filter(col.isnull() | (col < 0) | (number.floor() != number)).select(col).limit(1))
+        if bad.num_rows:
+            value = bad.column(0)[0].as_py()
+            shown = "a missing value" if value is None else f"{value:g}"
             raise ColumnError(
                 f"The record-count column '{count}' must hold whole numbers of 0 or more; found {shown}."
             )
@@ -197,15 +200,6 @@ def _all(conditions):
     for cond in conditions[1:]:
         out = out & cond
     return out
-
-
-def _scalar(engine: Engine, expr) -> int:
-    return int(engine.value(expr) or 0)
-
-
-def _first(engine: Engine, table):
-    result = engine.run(table.limit(1))
-    return result.column(0)[0].as_py() if result.num_rows else None
 
 
 def _text_kinds(engine: Engine, raw, columns: Sequence[str]) -> dict[str, str]:
