@@ -9,6 +9,8 @@ Layout:
   ``geo`` (Croft et al.), ``peers`` (Kroes et al.), ``leakage`` and ``anonymize``
   (Arca & Hewett), ``lattice`` and ``frontier`` (Xia et al.), ``profile`` and
   ``report`` (the first look and the printable report).
+- ``anonlib.workflow``: from risk picture to a release: the release target,
+  steps, a working copy with a history, the recipe and the release package.
 - ``anonlib.engine``: the same group counts on DuckDB (files larger than memory)
   and Spark (a cluster), for data that does not fit in pandas.
 - ``anonlib.cli``: the command line (``python -m anonlib``).
@@ -28,6 +30,7 @@ from .core.errors import (
     ParameterError,
     PopulationError,
     ProblemTooLargeError,
+    RecipeError,
 )
 
 __all__ = [
@@ -44,4 +47,5 @@ __all__ = [
     "ParameterError",
     "PopulationError",
     "ProblemTooLargeError",
+    "RecipeError",
 ]

@@ -17,10 +17,17 @@ groups), which is what lets IAB prune. Three methods:
   no larger than the best satisfying table found is not expanded (its
   descendants cannot be larger); return the satisfying table with the most rows,
   ties to the fewest total levels (least generalized), then the smallest level
-  vector.
+  vector. On real tables the row count barely falls, so by default two
+  result-preserving strengthenings prune (docs/leakage.md): generalizations of a
+  satisfying table are never built, and, when the criterion is monotone, Flash's
+  tagging infers failing tables from a few probes along paths to the top.
 - ``exhaustive`` (the paper's Method 1): every level vector, same objective.
 - ``greedy`` (Method 2): from the root, move to the child with the fewest
   violations (ties: most rows) until one has none.
+
+One module (past 800 lines) because it is one paper's method: the lattice
+(``GeneralizationSpace``), the three searches that walk it, and the paper's
+example hierarchies and experiment, all sharing the same space and objective.
 
 The data are encoded once by the counting kernel; generalizing is mapping each
 shield column's integer codes through a per-level lookup array, and counting is
@@ -45,6 +52,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .core.budget import Progress, WorkEstimate, check_work, lattice_size, report
 from .core.equivalence import Classes, combine, encode
 from .core.errors import AnonlibError, ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names
 from .core.hierarchy import (
@@ -58,6 +66,7 @@ from .core.hierarchy import (
 from .core.metrics import whole_k
 
 METHODS = ("iab", "exhaustive", "greedy")
+PRUNINGS = ("monotone", "paper")  # IAB: with the strengthenings of docs/leakage.md, or as written
 METHOD_NAMES = {"iab": "IAB (Arca & Hewett)", "exhaustive": "Exhaustive (Method 1)", "greedy": "Greedy (Method 2)"}
 
 
@@ -170,7 +179,7 @@ class GeneralizationSpace:
         *,
         count: str | None = None,
     ) -> None:
-        self.shield = tuple(shield)
+        self.shield = (shield,) if isinstance(shield, str) else tuple(shield)
         self.k = whole_k(k)
         self.count = count
         if not self.shield:
@@ -184,6 +193,9 @@ class GeneralizationSpace:
             raise HierarchyError(
                 f"Every shield attribute needs a hierarchy; there is none for {join_names(lacking)}."
             )
+        not_tables = [a for a in self.shield if not isinstance(hierarchies[a], pd.DataFrame)]
+        if not_tables:
+            raise HierarchyError(f"The hierarchy of {join_names(not_tables)} must be a table (ARX layout).")
         self.frame = df
         self.columns = [c for c in df.columns if c != count]
         table = encode(df, self.columns, count=count)
@@ -227,7 +239,21 @@ class GeneralizationSpace:
         >>> GeneralizationSpace(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec.").size
         72
         """
-        return int(np.prod([m + 1 for m in self.max_levels]))
+        return lattice_size(m + 1 for m in self.max_levels)
+
+    @property
+    def monotone(self) -> bool:
+        """Whether the acceptance criterion is monotone: every generalization of a
+        satisfying table satisfies (so every specialization of a failing one fails).
+        True for <S, k>, since merging shield groups only makes them larger; a
+        criterion that is not (some privacy models, a suppression limit) must say
+        False here, and IAB then builds every table it expands (no tagging).
+
+        >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2]}), ["a"], 2, {"a": pd.DataFrame([["1", "*"], ["2", "*"]])})
+        >>> space.monotone
+        True
+        """
+        return True
 
     def _shield_ids(self, levels: tuple[int, ...], codes: Sequence[np.ndarray]) -> tuple[np.ndarray, int]:
         columns = [lookup[level][c] for lookup, level, c in zip(self.lookups, levels, codes)]
@@ -336,81 +362,287 @@ def _no_solution(space: GeneralizationSpace, node: SearchNode) -> NoSolutionErro
     )
 
 
-def _iab(space: GeneralizationSpace) -> tuple[SearchNode, list[SearchNode]]:
-    """Algorithm 1 (IAB) with monotonicity pruning."""
-    root = space.node(tuple(0 for _ in space.shield))
-    tree = [root]
+def _step_label(shield: Sequence[str], lower: tuple[int, ...], upper: tuple[int, ...]) -> str:
+    """The attributes raised between two level vectors: "Zip", or "Zip+2, Age" for a longer step.
+
+    >>> _step_label(["Zip", "Age"], (0, 0), (2, 1))
+    'Zip+2, Age'
+    """
+    return ", ".join(
+        a if b - l == 1 else f"{a}+{b - l}" for a, l, b in zip(shield, lower, upper) if b > l
+    )
+
+
+class _Search:
+    """What every search keeps: the tables built (the tree), where each is, and the best satisfying one."""
+
+    PROGRESS_EVERY = 16
+
+    def __init__(self, space: GeneralizationSpace, progress: Progress | None) -> None:
+        self.space = space
+        self.tree: list[SearchNode] = []
+        self.index: dict[tuple[int, ...], int] = {}
+        self.best: SearchNode | None = None
+        self.progress = progress
+        self.total = max(space.size - 1, 0)
+
+    def build(self, levels: tuple[int, ...], parent: int | None = None) -> SearchNode:
+        """Generate (evaluate) the table at ``levels`` and add it to the tree under ``parent``."""
+        attribute = None if parent is None else _step_label(self.space.shield, self.tree[parent].levels, levels)
+        node = self.space.node(levels, parent, attribute)
+        self.index[levels] = len(self.tree)
+        self.tree.append(node)
+        if self.progress is not None and len(self.tree) % self.PROGRESS_EVERY == 1:
+            report(self.progress, len(self.tree) - 1, self.total, "generalized tables")
+        return node
+
+    def consider(self, node: SearchNode) -> None:
+        """Keep ``node`` if it satisfies and beats the best so far (the common objective)."""
+        if node.satisfies and (self.best is None or _objective(node) < _objective(self.best)):
+            self.best = node
+
+    def cannot_beat(self, rows: int, total: int) -> bool:
+        """A table of at most ``rows`` rows and ``total`` levels cannot lead to a better result:
+        its generalizations have no more rows and more levels (tie-aware line 12)."""
+        best = self.best
+        return best is not None and (rows < best.rows or (rows == best.rows and total >= sum(best.levels)))
+
+    def result(self) -> tuple[SearchNode, list[SearchNode]]:
+        if self.best is None:
+            raise _no_solution(self.space, self.space.node(self.space.max_levels))
+        report(self.progress, len(self.tree) - 1, len(self.tree) - 1, "generalized tables")
+        return self.best, self.tree
+
+
+class _Tags:
+    """What monotonicity says about tables that were never built (Flash's tagging).
+
+    ``satisfying`` holds the minimal level vectors known to satisfy the
+    requirement, ``failing`` the maximal ones known to fail. A level vector at
+    or above a satisfying one *generalizes* it; at or below a failing one it
+    *specializes* it. With k-anonymity alone, every generalization of a
+    satisfying table satisfies and every specialization of a failing one fails.
+
+    >>> tags = _Tags(2)
+    >>> tags.add_satisfying((1, 1)); tags.add_failing((2, 0))
+    >>> tags.generalizes_satisfying((1, 2)), tags.generalizes_satisfying((0, 2))
+    (True, False)
+    >>> tags.specializes_failing((1, 0)), tags.specializes_failing((0, 1))
+    (True, False)
+    """
+
+    def __init__(self, width: int) -> None:
+        self.satisfying = np.zeros((0, width), dtype=np.int64)
+        self.failing = np.zeros((0, width), dtype=np.int64)
+
+    def generalizes_satisfying(self, levels: tuple[int, ...]) -> bool:
+        return bool(np.any(np.all(self.satisfying <= levels, axis=1)))
+
+    def specializes_failing(self, levels: tuple[int, ...]) -> bool:
+        return bool(np.any(np.all(self.failing >= levels, axis=1)))
+
+    def add_satisfying(self, levels: tuple[int, ...]) -> None:
+        keep = ~np.all(self.satisfying >= levels, axis=1)  # drop what the new one generalizes
+        self.satisfying = np.vstack([self.satisfying[keep], levels])
+
+    def add_failing(self, levels: tuple[int, ...]) -> None:
+        keep = ~np.all(self.failing <= levels, axis=1)
+        self.failing = np.vstack([self.failing[keep], levels])
+
+
+def _iab(space: GeneralizationSpace, progress: Progress | None = None, pruning: str = "monotone") -> tuple[SearchNode, list[SearchNode]]:
+    """Algorithm 1 (IAB): the paper's pruning as written, or strengthened (the default)."""
+    search = _Search(space, progress)
+    root = search.build(tuple(0 for _ in space.shield))
     if root.satisfies:
-        return root, tree
-    best: SearchNode | None = None
-    seen = {root.levels}
-    # W, the open tables: most rows first, then fewest violations (Algorithm 1, line 6).
-    open_tables = [(-root.rows, root.violations, 0, root.levels, 0)]
+        search.consider(root)
+        return search.result()
+    if pruning == "paper":
+        _iab_as_written(search, root)
+    else:
+        _iab_with_tags(search, root)
+    return search.result()
+
+
+def _iab_as_written(search: _Search, root: SearchNode) -> None:
+    """Algorithm 1 line by line. W holds the violating tables (satisfying ones are never
+    selected, line 6); the loop ends when no table in W has more rows than the best
+    satisfying table (line 12); among the largest satisfying tables the first found
+    is returned (line 13 and the text below it)."""
+    space = search.space
+    open_tables = [(-root.rows, root.violations, 0)]  # W: most rows, then fewest violations (line 6)
     while open_tables:
-        _, _, total, levels, index = heapq.heappop(open_tables)
-        node = tree[index]
-        # Line 12: a table no larger than the best satisfying one cannot lead to a better one
-        # (descendants have at most as many rows and more levels).
-        if best is not None and (node.rows < best.rows or (node.rows == best.rows and total >= sum(best.levels))):
-            continue
-        for i, child_levels in space.children(levels):  # lines 7-10
-            if child_levels in seen:  # the same generalizations in another order: keep one
+        rows, _, index = heapq.heappop(open_tables)
+        if search.best is not None and -rows <= search.best.rows:  # line 12
+            break
+        for _, child_levels in space.children(search.tree[index].levels):  # lines 7-10
+            if child_levels in search.index:  # the same generalizations in another order: keep one
                 continue
-            seen.add(child_levels)
-            child = space.node(child_levels, index, space.shield[i])
-            tree.append(child)
+            child = search.build(child_levels, index)
             if child.satisfies:
-                if best is None or _objective(child) < _objective(best):
-                    best = child
+                if search.best is None or child.rows > search.best.rows:  # line 13: the first of the largest
+                    search.best = child
             else:
-                heapq.heappush(
-                    open_tables, (-child.rows, child.violations, sum(child_levels), child_levels, len(tree) - 1)
-                )
-    if best is None:
-        raise _no_solution(space, space.node(space.max_levels))
-    return best, tree
+                heapq.heappush(open_tables, (-child.rows, child.violations, len(search.tree) - 1))
 
 
-def _exhaustive(space: GeneralizationSpace) -> tuple[SearchNode, list[SearchNode]]:
+def _iab_with_tags(search: _Search, root: SearchNode) -> None:
+    """IAB with two result-preserving strengthenings (docs/leakage.md, "IAB pruning").
+
+    1. *Dominated tables are not built*: a generalization of a satisfying table has
+       no more rows and more levels, so it can never be the result. This only needs
+       rows to shrink under generalization, true for any acceptance criterion.
+    2. *Flash's tagging* (Kohlmayer et al. 2012), only when the criterion is monotone
+       (``space.monotone``: every generalization of a satisfying table satisfies):
+       before building a table whose status is unknown, walk a path from it up to
+       the top (or to a table already known to satisfy) and binary-search the path
+       for its lowest satisfying table. Every table built fails -> it and all its
+       specializations are tagged failing; satisfies -> all its generalizations are
+       dominated. A table tagged failing is expanded like a built one, with its
+       parent's rows as the bound on its own (generalization never adds rows).
+
+    The best-first order (most rows, then fewest violations) and the tie-aware line 12
+    stay IAB's; only the bounds of tagged tables are inherited.
+    """
+    space = search.space
+    tags = _Tags(len(space.shield))
+    monotone = space.monotone
+
+    def built(node: SearchNode) -> SearchNode:
+        if node.satisfies:
+            tags.add_satisfying(node.levels)
+            search.consider(node)
+        elif monotone:
+            tags.add_failing(node.levels)
+        return node
+
+    built(root)
+    # W: (-rows or its bound, violations or its bound, total levels, levels, nearest built ancestor)
+    open_tables = [(-root.rows, root.violations, 0, root.levels, 0)]
+    seen = {root.levels}
+    while open_tables:
+        rows, violations, total, levels, anchor = heapq.heappop(open_tables)
+        if search.cannot_beat(-rows, total) or tags.generalizes_satisfying(levels):
+            continue
+        for _, child in space.children(levels):  # lines 7-10
+            if child in seen:  # the same generalizations in another order: keep one
+                continue
+            seen.add(child)
+            if tags.generalizes_satisfying(child):  # strengthening 1
+                continue
+            if not (monotone and tags.specializes_failing(child)):
+                if monotone:
+                    _check_path(search, tags, child, anchor, built)  # strengthening 2
+                else:
+                    built(search.build(child, anchor))
+            if child in search.index:
+                node = search.tree[search.index[child]]
+                if not node.satisfies:
+                    entry = (-node.rows, node.violations, total + 1, child, search.index[child])
+                    heapq.heappush(open_tables, entry)
+            else:  # tagged failing, never built: expand it with its parent's bounds
+                heapq.heappush(open_tables, (rows, violations, total + 1, child, anchor))
+
+
+def _check_path(search: _Search, tags: _Tags, start: tuple[int, ...], anchor: int, built) -> None:
+    """Flash's path check: from ``start`` (status unknown) raise one attribute at a time,
+    the least generalized one relative to its hierarchy, until the top or a table
+    known to satisfy; binary-search the path for its lowest satisfying table. Tables
+    below it on the path fail, tables from it up satisfy; only the probed ones are built."""
+    space = search.space
+    path = [start]
+    while True:
+        current = path[-1]
+        steps = [(current[i] / space.max_levels[i], i, c) for i, c in space.children(current)]
+        steps = [step for step in steps if not tags.generalizes_satisfying(step[2])]
+        if not steps:
+            break
+        path.append(min(steps)[2])
+    built_below = {-1: anchor}
+    low, high = 0, len(path)  # path[:low] fail, path[high:] satisfy
+    while low < high:
+        middle = (low + high) // 2
+        parent = built_below[max(p for p in built_below if p < middle)]
+        node = built(search.build(path[middle], parent))
+        built_below[middle] = search.index[path[middle]]
+        if node.satisfies:
+            high = middle
+        else:
+            low = middle + 1
+
+
+def _exhaustive(space: GeneralizationSpace, progress: Progress | None = None) -> tuple[SearchNode, list[SearchNode]]:
     """Method 1: every level vector; the tree links each table to one parent."""
-    tree: list[SearchNode] = []
-    index: dict[tuple[int, ...], int] = {}
-    best: SearchNode | None = None
+    search = _Search(space, progress)
     for levels in itertools.product(*(range(m + 1) for m in space.max_levels)):
         raised = [i for i, v in enumerate(levels) if v > 0]
-        parent, attribute = None, None
+        parent = None
         if raised:
             i = raised[-1]
-            parent = index[levels[:i] + (levels[i] - 1,) + levels[i + 1 :]]
-            attribute = space.shield[i]
-        node = space.node(levels, parent, attribute)
-        index[levels] = len(tree)
-        tree.append(node)
-        if node.satisfies and (best is None or _objective(node) < _objective(best)):
-            best = node
-    if best is None:
-        raise _no_solution(space, tree[-1])
-    return best, tree
+            parent = search.index[levels[:i] + (levels[i] - 1,) + levels[i + 1 :]]
+        search.consider(search.build(levels, parent))
+    return search.result()
 
 
-def _greedy(space: GeneralizationSpace) -> tuple[SearchNode, list[SearchNode]]:
+def _greedy(space: GeneralizationSpace, progress: Progress | None = None) -> tuple[SearchNode, list[SearchNode]]:
     """Method 2: follow the child with the fewest violations (ties: most rows)."""
-    node = space.node(tuple(0 for _ in space.shield))
-    tree = [node]
+    search = _Search(space, progress)
+    node = search.build(tuple(0 for _ in space.shield))
     current = 0
     while not node.satisfies:
         children = []
-        for i, levels in space.children(node.levels):
-            tree.append(space.node(levels, current, space.shield[i]))
-            children.append(len(tree) - 1)
+        for _, levels in space.children(node.levels):
+            search.build(levels, current)
+            children.append(len(search.tree) - 1)
         if not children:
             raise _no_solution(space, node)
-        current = min(children, key=lambda c: (tree[c].violations, -tree[c].rows, c))
-        node = tree[current]
-    return node, tree
+        current = min(children, key=lambda c: (search.tree[c].violations, -search.tree[c].rows, c))
+        node = search.tree[current]
+    search.best = node
+    return search.result()
 
 
 _SEARCHES = {"iab": _iab, "exhaustive": _exhaustive, "greedy": _greedy}
+
+
+def estimate_search(
+    df: pd.DataFrame,
+    shield: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    method: str = "iab",
+) -> WorkEstimate:
+    """What ``search`` may cost, before anything is encoded: the number of
+    generalized tables it may build (all of the lattice for exhaustive; at most
+    that for IAB, usually far fewer; a path for greedy), and the seconds and
+    memory that takes on this machine class.
+
+    >>> from anonlib.core.samples import load_sample
+    >>> df = load_sample("arca_table1").frame
+    >>> e = estimate_search(df, ["Zip", "Age", "AC"], arca_hierarchies(df), "exhaustive")
+    >>> e.what, e.operations, e.interactive
+    ('checking 71 generalized tables', 71, True)
+    """
+    if method not in _SEARCHES:
+        raise ParameterError(f"Unknown search method '{method}'; choose one of {join_names(METHODS)}.")
+    levels = [max(int(hierarchies[a].shape[1]) - 1, 0) if a in hierarchies else 0 for a in shield]
+    lattice = lattice_size(m + 1 for m in levels)
+    if method == "greedy":
+        tables = sum(levels) * len(levels)
+        what = f"checking up to {tables:,} generalized tables"
+    else:
+        tables = lattice - 1
+        what = f"checking {'up to ' if method == 'iab' else ''}{tables:,} generalized tables"
+    rows, columns = int(df.shape[0]), max(int(df.shape[1]), 1)
+    per_table = _TABLE_SECONDS + _CELL_SECONDS * rows * (len(shield) + 2)
+    peak = rows * columns * 8 * 3 + rows * 8 * (len(shield) + 6) + min(tables, 10**8) * _NODE_BYTES
+    return WorkEstimate(what, operations=tables, seconds=tables * per_table, peak_bytes=peak)
+
+
+# Measured on Adult (32,561 records x 15 columns, 8 shield attributes: 3.3 ms per table)
+# and on Cleveland (303 records, 4 shield attributes: 0.3 ms), 2 shared cores.
+_TABLE_SECONDS = 3e-4
+_CELL_SECONDS = 1e-8
+_NODE_BYTES = 400  # a SearchNode, its index entry and its place in W
 
 
 def search(
@@ -421,6 +653,8 @@ def search(
     method: str = "iab",
     *,
     count: str | None = None,
+    pruning: str = "monotone",
+    progress: Progress | None = None,
 ) -> SearchResult:
     """Generalize ``df`` until every shield group has at least ``k`` records.
 
@@ -428,6 +662,12 @@ def search(
     (column 0 the original value, column j its level-j generalization).
     ``method`` is ``"iab"``, ``"exhaustive"`` or ``"greedy"``. Rows and
     violations count distinct rows over all columns of ``df`` (but ``count``).
+    ``pruning`` (IAB only): ``"monotone"`` adds result-preserving strengthenings to
+    the paper's pruning (``_iab_with_tags``); ``"paper"`` is Algorithm 1 as written,
+    which keeps the most rows but may settle a tie differently from exhaustive.
+    ``progress(done, total, what)`` is called as tables are built. Work whose
+    estimate (``estimate_search``) passes the limits of ``anonlib.core.budget``
+    is refused with a ``ProblemTooLargeError``.
 
     >>> from anonlib.core.samples import load_sample
     >>> df = load_sample("arca_table1").frame
@@ -435,11 +675,18 @@ def search(
     >>> [(m, search(df, ["Zip", "Age", "AC"], 3, h, m, count="#Rec.").rows) for m in METHODS]
     [('iab', 21), ('exhaustive', 21), ('greedy', 18)]
     """
-    if method not in _SEARCHES:
-        raise ParameterError(f"Unknown search method '{method}'; choose one of {join_names(METHODS)}.")
+    if pruning not in PRUNINGS:
+        raise ParameterError(f"Unknown IAB pruning '{pruning}'; choose one of {join_names(PRUNINGS)}.")
+    check_work(
+        estimate_search(df, shield, hierarchies, method),
+        narrow="choose fewer shield attributes or hierarchies with fewer levels",
+    )
     space = GeneralizationSpace(df, shield, k, hierarchies, count=count)
     start = time.perf_counter()  # the search itself; encoding the table and hierarchies is common to all methods
-    best, tree = _SEARCHES[method](space)
+    if method == "iab":
+        best, tree = _iab(space, progress, pruning)
+    else:
+        best, tree = _SEARCHES[method](space, progress)
     table = space.table(best.levels)
     return SearchResult(
         method=method,

@@ -68,6 +68,7 @@ from .core.errors import (
     join_names,
     require_columns,
 )
+from .core.numbers import seed_number, whole_numbers
 from .lattice import (
     PrunedSublattices,
     parse,
@@ -149,7 +150,7 @@ class PolicySpace:
             for attribute, domain in zip(self.attributes, self.domains):
                 if attribute not in policy:
                     raise ParameterError(f"The policy gives no bits for '{attribute}'.")
-                bits = np.asarray(list(policy[attribute]), dtype=np.int64)
+                bits = whole_numbers(list(policy[attribute]), f"The bits for '{attribute}'", maximum=1, total=None)
                 if bits.size != len(domain) - 1:
                     raise ParameterError(
                         f"'{attribute}' has {len(domain)} values in its domain, so its policy needs "
@@ -889,6 +890,7 @@ def explore(
     if not 0.0 <= threshold <= 1.0:
         raise ParameterError(f"The threshold is a probability between 0 and 1 (got {threshold}).")
     budget = int(min(budget, space.n_policies))
+    seed = seed_number(seed)
     run = _Run(space, budget, progress)
     rng = np.random.default_rng(seed)
     started = time.perf_counter()

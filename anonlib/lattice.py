@@ -34,6 +34,7 @@ Example (the paper's Figure 3):
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
@@ -182,26 +183,80 @@ class Sublattice:
         zeros = [(int(p), 1) for p in self.fixed_zeros.nonzero()[0]]
         return ones + zeros
 
-    def random_chain(self, rng: np.random.Generator) -> np.ndarray:
+    def random_chain(self, rng: np.random.Generator) -> "Chain":
         """A random maximal chain of the sublattice, walked from ``lower`` up to
-        ``upper`` (flip one random free 1 to 0 at each step), as rows of a
-        boolean matrix (``lower`` first).
+        ``upper`` (flip one random free 1 to 0 at each step), ``lower`` first.
+
+        The chain is kept as ``lower`` and the random order of its free bits, so
+        it takes O(bits) memory however many bits the lattice has.
 
         >>> chain = Sublattice(parse("0000"), parse("1111")).random_chain(np.random.default_rng(1))
         >>> is_maximal_chain(list(chain[::-1]))
         True
         """
-        free = self.free.nonzero()[0]
-        order = rng.permutation(free)
-        chain = np.repeat(self.lower[None, :], len(order) + 1, axis=0)
-        steps = np.arange(1, len(order) + 1)
-        # row k has the first k bits of the random order cleared
-        cleared = steps[:, None] > np.arange(len(order))[None, :]
-        chain[1:, order] = ~cleared
-        return chain
+        return Chain(self.lower, rng.permutation(self.free.nonzero()[0]))
 
 
-def random_maximal_chain(n_bits: int, rng: np.random.Generator) -> np.ndarray:
+class Chain(SequenceABC):
+    """A maximal chain of a sublattice in O(bits) memory: policy ``k`` is ``lower``
+    with the first ``k`` bits of ``order`` cleared (``k`` = 0 .. ``len(order)``).
+
+    Indexing gives one policy (a new array); slicing gives a lighter view of the
+    same chain; iterating builds each policy from the previous one by flipping
+    the bits in between, so a walk over all b + 1 policies costs O(b) memory
+    (the old (b x b) boolean matrix took 3 GB at 33k bits).
+
+    >>> chain = Chain(parse("1111"), np.array([2, 0, 3, 1]))
+    >>> [show(p) for p in chain]
+    ['1111', '1101', '0101', '0100', '0000']
+    >>> [show(p) for p in chain[3:0:-2]], len(chain[1:-1]), show(chain[-1])
+    (['0100', '1101'], 3, '0000')
+    """
+
+    def __init__(self, lower: np.ndarray, order: np.ndarray, positions: range | None = None) -> None:
+        self.lower = parse(lower)
+        self.order = np.asarray(order, dtype=np.int64)
+        self.positions = range(self.order.size + 1) if positions is None else positions
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(policies, bits), as the matrix this chain stands for."""
+        return (len(self.positions), self.lower.size)
+
+    def policy(self, k: int) -> np.ndarray:
+        """Policy ``k`` of the whole chain (``lower`` with ``order[:k]`` cleared)."""
+        policy = self.lower.copy()
+        policy[self.order[:k]] = False
+        return policy
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return Chain(self.lower, self.order, self.positions[index])
+        return self.policy(self.positions[index])
+
+    def __iter__(self):
+        current: np.ndarray | None = None
+        previous = 0
+        for k in self.positions:
+            if current is None:
+                current = self.policy(k)
+            elif k > previous:
+                current[self.order[previous:k]] = False
+            else:
+                current[self.order[k:previous]] = True  # the free bits are 1 in lower
+            previous = k
+            yield current.copy()
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """The chain as a (policies x bits) matrix: for small chains and tests only."""
+        matrix = np.array([p for p in self], dtype=bool).reshape(self.shape)
+        return matrix if dtype is None else matrix.astype(dtype)
+
+
+def random_maximal_chain(n_bits: int, rng: np.random.Generator) -> Chain:
     """A random maximal chain of the whole lattice, from bottom to top (RCS).
 
     >>> chain = random_maximal_chain(4, np.random.default_rng(0))
@@ -216,19 +271,20 @@ class PrunedSublattices:
 
     Clause ``j`` is satisfied by a literal ``(p, 0)`` when bit ``p`` is a fixed 1
     of pruned sublattice ``j``, and by ``(p, 1)`` when it is a fixed 0. The masks
-    are stored bit-major so that "which clauses does this literal satisfy" is
-    one contiguous row; each clause's literals are also kept as arrays.
+    are stored bit-major and packed eight clauses to a byte, so that "which
+    clauses does this literal satisfy" is one contiguous row and b bits x c
+    clauses take b * c / 4 bytes; each clause's literals are also kept as arrays.
 
     >>> pruned = PrunedSublattices(5)
     >>> pruned.add(Sublattice(parse("00001"), parse("10101")))
-    >>> len(pruned), pruned.clause(0)
-    (1, [(4, 0), (1, 1), (3, 1)])
+    >>> len(pruned), pruned.clause(0), pruned.satisfied_by((3, 1)).tolist()
+    (1, [(4, 0), (1, 1), (3, 1)], [True])
     """
 
     def __init__(self, n_bits: int) -> None:
         self.n_bits = n_bits
-        self._ones = np.zeros((n_bits, 16), dtype=bool)
-        self._zeros = np.zeros((n_bits, 16), dtype=bool)
+        self._ones = np.zeros((n_bits, 2), dtype=np.uint8)  # bit j of row p: clause j has p as a fixed 1
+        self._zeros = np.zeros((n_bits, 2), dtype=np.uint8)
         self._lengths = np.zeros(16, dtype=np.int64)
         self._literals: list[tuple[np.ndarray, np.ndarray]] = []
         self._n = 0
@@ -237,16 +293,17 @@ class PrunedSublattices:
         return self._n
 
     def add(self, sublattice: Sublattice) -> None:
-        if self._n == self._ones.shape[1]:
+        if self._n == 8 * self._ones.shape[1]:
             grow = self._ones.shape[1]
-            self._ones = np.concatenate([self._ones, np.zeros((self.n_bits, grow), bool)], axis=1)
-            self._zeros = np.concatenate([self._zeros, np.zeros((self.n_bits, grow), bool)], axis=1)
-            self._lengths = np.concatenate([self._lengths, np.zeros(grow, np.int64)])
+            self._ones = np.concatenate([self._ones, np.zeros((self.n_bits, grow), np.uint8)], axis=1)
+            self._zeros = np.concatenate([self._zeros, np.zeros((self.n_bits, grow), np.uint8)], axis=1)
+            self._lengths = np.concatenate([self._lengths, np.zeros(8 * grow, np.int64)])
         j = self._n
-        self._ones[:, j] = sublattice.fixed_ones
-        self._zeros[:, j] = sublattice.fixed_zeros
         ones = np.flatnonzero(sublattice.fixed_ones)
         zeros = np.flatnonzero(sublattice.fixed_zeros)
+        bit = np.uint8(0x80 >> (j & 7))  # np.unpackbits order: the first clause is the high bit
+        self._ones[ones, j >> 3] |= bit
+        self._zeros[zeros, j >> 3] |= bit
         bits = np.concatenate([ones, zeros])
         values = np.concatenate([np.zeros(ones.size, np.int64), np.ones(zeros.size, np.int64)])
         self._literals.append((bits, values))
@@ -266,7 +323,7 @@ class PrunedSublattices:
         """Which clauses the literal ``(bit, value)`` satisfies."""
         bit, value = literal
         masks = self._ones if value == 0 else self._zeros
-        return masks[bit, : self._n]
+        return np.unpackbits(masks[bit], count=self._n).astype(bool)
 
     def shortest(self, unsatisfied: np.ndarray) -> int:
         """Index of the shortest clause among the unsatisfied ones."""

@@ -25,6 +25,7 @@ Example (the paper's Table 2, Sex row):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Sequence
@@ -32,8 +33,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .core.budget import WorkEstimate, check_work, subset_count
 from .core.equivalence import Classes, EncodedTable, combine, encode, size_histogram
 from .core.errors import ColumnError, EmptySelectionError, ParameterError
+from .core.numbers import shown, whole_number
 
 LEAKAGE_COLUMNS = ["attribute", "partitions", "loss", "normalized"]
 
@@ -143,18 +146,25 @@ def query_attributes(
     *,
     count: str | None = None,
     sizes: Sequence[int] | None = None,
+    n_rows: int = 0,
 ) -> tuple[list[Attribute], list[str]]:
-    """The attributes a leakage table asks about, and the columns they use.
+    """The attributes a leakage table asks about, and the columns they use
+    (``n_rows``, when known, sizes the work estimate of combinations by size).
 
     >>> query_attributes(["a", "b", "n"], None, count="n", sizes=(2,))
     ([('a', 'b')], ['a', 'b'])
     """
     if attributes is None:
         attributes = [c for c in columns if c != count]
-    attributes = list(attributes)
+    attributes = [attributes] if isinstance(attributes, str) else list(attributes)
     if sizes is not None:
-        if not all(isinstance(a, str) for a in attributes):
+        if any(isinstance(a, tuple) for a in attributes):
             raise ParameterError("Give single column names when asking for combinations by size.")
+        sizes = _combination_sizes(sizes, len(attributes))
+        check_work(
+            estimate_leakage_table(n_rows, len(attributes), sizes),
+            narrow="choose fewer attributes or smaller combinations",
+        )
         attributes = attribute_sets(attributes, sizes)
     if not attributes:
         raise EmptySelectionError("Choose at least one attribute to measure its information leakage.")
@@ -206,9 +216,40 @@ def leakage_table(
         from .engine import leakage_table as on_engine
 
         return on_engine(df, attributes, count=count, sizes=sizes, engine=engine)
-    attributes, names = query_attributes(list(df.columns), attributes, count=count, sizes=sizes)
+    attributes, names = query_attributes(list(df.columns), attributes, count=count, sizes=sizes, n_rows=len(df))
     table = encode(df, names, count=count)
     return leakage_frame([leakage_of(table, a) for a in attributes])
+
+
+def _combination_sizes(sizes: Sequence[int], n_columns: int) -> list[int]:
+    """Distinct combination sizes in increasing order, each from 1 to ``n_columns``."""
+    checked = sorted({whole_number(size, "A combination size", minimum=None, maximum=None) for size in sizes})
+    if checked and checked[0] < 1:
+        raise ParameterError(f"A combination needs at least one attribute; got size {checked[0]}.")
+    if checked and checked[-1] > n_columns:
+        raise ParameterError(
+            f"A combination of {shown(checked[-1])} attributes needs that many columns; "
+            f"{n_columns:,} {'is' if n_columns == 1 else 'are'} chosen."
+        )
+    return checked
+
+
+def estimate_leakage_table(n_rows: int, n_columns: int, sizes: Sequence[int]) -> WorkEstimate:
+    """What a leakage table of every combination of ``sizes`` among ``n_columns``
+    columns costs (measured on 2 cores: about 0.2 ms per combination plus 0.1 us
+    per row and attribute; about 300 bytes per result row).
+
+    >>> estimate_leakage_table(20, 36, [12]).operations
+    1251677700
+    """
+    combinations_ = subset_count(n_columns, sizes)
+    attribute_cells = sum(math.comb(n_columns, s) * s for s in sizes)
+    return WorkEstimate(
+        f"the leakage of {combinations_:,} attribute combinations",
+        operations=combinations_,
+        seconds=2e-4 * combinations_ + 1e-7 * n_rows * attribute_cells,
+        peak_bytes=300 * combinations_ + 8 * n_rows * n_columns,
+    )
 
 
 def truncated(values: Sequence[float], decimals: int = 2) -> list[float]:
@@ -227,7 +268,7 @@ def attribute_label(attribute: Attribute) -> str:
     >>> attribute_label(("Age", "Zip")), attribute_label("Sex")
     ('Age + Zip', 'Sex')
     """
-    return attribute if isinstance(attribute, str) else " + ".join(attribute)
+    return " + ".join(map(str, attribute)) if isinstance(attribute, tuple) else str(attribute)
 
 
 def compare_leakage(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:

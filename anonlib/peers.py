@@ -64,6 +64,7 @@ from .core.errors import (
     join_names,
     require_columns,
 )
+from .core.numbers import real_number, whole_number
 from .core.metrics import weighted_median
 
 MEASURES = ("ppp", "poac")
@@ -89,10 +90,7 @@ def _column_list(columns: Sequence[str] | str, what: str) -> list[str]:
 
 
 def _check_fraction(value: float, name: str) -> float:
-    value = float(value)
-    if math.isnan(value) or not 0.0 <= value < 1.0:
-        raise ParameterError(f"The threshold {name} must be at least 0 and below 1; got {value:g}.")
-    return value
+    return real_number(value, f"The threshold {name}", minimum=0.0, maximum=1.0, below=True)
 
 
 def _encoded(df: pd.DataFrame, sensitive: Sequence[str], aux: Sequence[str], count: str | None) -> EncodedTable:
@@ -508,7 +506,9 @@ def default_q(p: float, domain_size: int) -> float:
     >>> default_q(0.5, 3)
     0.25
     """
-    return float(p) / (domain_size - 1) if domain_size > 1 else float(p)
+    p = _check_fraction(p, "p")
+    domain_size = whole_number(domain_size, "The number of sensitive values")
+    return p / (domain_size - 1) if domain_size > 1 else p
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from typing import Callable, TypeVar
 import numpy as np
 
 from .anonymize import search
+from .core.budget import lattice_size
 from .core.dataset import Dataset, Role
 from .core.errors import AnonlibError, EmptySelectionError, ParameterError
 from .core.hierarchy import default_hierarchy, levels_of
@@ -256,7 +257,7 @@ def _privacy_section(
 def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: int, max_lattice: int) -> GeneralizationSection:
     built = {a: default_hierarchy(frame[a], a) for a in qis}
     hierarchies = {a: h for a, (_, h) in built.items()}
-    size = int(np.prod([levels_of(h) + 1 for h in hierarchies.values()]))
+    size = lattice_size(levels_of(h) + 1 for h in hierarchies.values())
     if size > max_lattice:
         raise ParameterError(
             f"The default hierarchies give {size:,} possible generalizations, more than the report's limit of "

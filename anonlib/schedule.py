@@ -19,9 +19,12 @@ Methods:
 ``schedule_rank`` enumerates every feasible assignment of a small problem to rank
 one of them (the paper's "simple program": 14,504 schedules for Table 7).
 
+Assignments are sparse (``scipy.sparse.csr_array``): a schedule uses at most
+Q + R cells, so a dense Q x R matrix would waste memory at registry scale.
+
 Example (the paper's Table 7):
     >>> a = assign([4, 4, 5, 2], [4, 2, 4, 3, 2], "heuristic", rule="largest")
-    >>> a.tolist()
+    >>> a.toarray().tolist()
     [[0, 0, 3, 1, 0], [0, 2, 0, 2, 0], [4, 0, 1, 0, 0], [0, 0, 0, 0, 2]]
     >>> matrix_vector(a)
     (2, 3, 1, 1)
@@ -35,12 +38,14 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from .avector import anonymity_vector, improvement, k_of, lex_compare, lex_index, population_of, scientific, vector_text
+from .core.budget import Progress, WorkEstimate, check_work, report
 from .core.equivalence import Classes, combine, encode
 from .core.errors import (
     CapacityError,
@@ -50,6 +55,7 @@ from .core.errors import (
     join_names,
     require_columns,
 )
+from .core.numbers import real_number, seed_number, time_limit_seconds, whole_number, whole_numbers
 
 METHODS = ("heuristic", "random", "optimal")
 RULES = ("largest", "closest_half", "largest_at_most_half")
@@ -73,13 +79,23 @@ class Cells:
     shape: tuple[int, int]
 
     def dense(self) -> np.ndarray:
-        """The full Q x R integer matrix.
+        """The full Q x R integer matrix (small problems only: the optimum's hints).
 
         >>> Cells(np.array([1]), np.array([0]), np.array([3]), (2, 2)).dense().tolist()
         [[0, 0], [3, 0]]
         """
         matrix = np.zeros(self.shape, dtype=np.int64)
         np.add.at(matrix, (self.rows, self.cols), self.counts)
+        return matrix
+
+    def sparse(self) -> sparse.csr_array:
+        """The Q x R matrix as a ``scipy.sparse.csr_array``: memory O(cells used).
+
+        >>> Cells(np.array([1, 1]), np.array([0, 0]), np.array([3, 1]), (2, 2)).sparse().toarray().tolist()
+        [[0, 0], [4, 0]]
+        """
+        matrix = sparse.csr_array((self.counts, (self.rows, self.cols)), shape=self.shape, dtype=np.int64)
+        matrix.sum_duplicates()
         return matrix
 
     @property
@@ -97,13 +113,34 @@ class Cells:
         rows, cols = np.nonzero(matrix)
         return cls(rows, cols, matrix[rows, cols], tuple(matrix.shape))
 
+    @classmethod
+    def from_matrix(cls, matrix) -> "Cells":
+        """The non-zero cells of a sparse or dense matrix.
 
-def matrix_vector(matrix: np.ndarray) -> tuple[int, ...]:
-    """Anonymity vector of an assignment matrix (cells of 0 people do not count).
+        >>> Cells.from_matrix(sparse.csr_array(np.array([[0, 2], [1, 0]]))).counts.tolist()
+        [2, 1]
+        """
+        if not sparse.issparse(matrix):
+            return cls.from_dense(matrix)
+        coo = sparse.coo_array(matrix)
+        coo.sum_duplicates()
+        keep = coo.data != 0
+        return cls(
+            coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64),
+            coo.data[keep].astype(np.int64), tuple(coo.shape),
+        )
+
+
+def matrix_vector(matrix) -> tuple[int, ...]:
+    """Anonymity vector of an assignment matrix, sparse or dense (cells of 0 people do not count).
 
     >>> matrix_vector(np.array([[4, 0], [1, 2]]))
     (1, 1, 0, 1)
+    >>> matrix_vector(sparse.csr_array(np.array([[4, 0], [1, 2]])))
+    (1, 1, 0, 1)
     """
+    if sparse.issparse(matrix):
+        return Cells.from_matrix(matrix).vector
     return anonymity_vector(np.asarray(matrix).ravel())
 
 
@@ -111,22 +148,30 @@ def matrix_vector(matrix: np.ndarray) -> tuple[int, ...]:
 
 
 def _whole_numbers(values: Sequence, what: str) -> np.ndarray:
-    array = np.asarray(values)
-    if array.ndim != 1:
-        raise ParameterError(f"The {what} must be a flat list of numbers.")
-    if array.size and not np.issubdtype(array.dtype, np.integer):
-        try:
-            floats = array.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ParameterError(f"The {what} must be whole numbers; found {array[0]!r}.") from None
-        bad = ~np.isfinite(floats) | (np.floor(floats) != floats)
-        if bad.any():
-            raise ParameterError(f"The {what} must be whole numbers; found {floats[bad][0]:g}.")
-        array = floats
-    array = array.astype(np.int64)
-    if (array < 0).any():
-        raise ParameterError(f"The {what} cannot be negative; found {int(array[array < 0][0])}.")
-    return array
+    return whole_numbers(values, f"The {what}")
+
+
+def estimate_schedule(freqs: Sequence[int], capacities: Sequence[int], method: str, *, table_cells: int = 0) -> WorkEstimate:
+    """What scheduling costs before it starts (measured on 2 cores): the random
+    method shuffles every seat (10^7 people: 2 s, 0.5 GB), the heuristic works
+    per value and resource, the optimum is bounded by ``OPTIMAL_LIMIT`` and its
+    time limit; the anonymity vectors before and after have one entry per class
+    size; ``table_cells`` counts the cells of a per-person result table.
+
+    >>> estimate_schedule([2 * 10**8], [3 * 10**8], "random").peak_bytes > 8 * 1024**3
+    True
+    """
+    f, c = _whole_numbers(freqs, "frequencies"), _whole_numbers(capacities, "capacities")
+    people, seats, values = int(f.sum()), int(c.sum()), f.size + c.size
+    if method == "random":
+        seconds, peak = 1e-7 * (people + seats), 16 * seats + 48 * people
+    else:
+        seconds, peak = 2e-6 * values, 200 * values
+    peak += 2 * 24 * int(f.max(initial=0))  # the vectors before and after, one entry per class size
+    return WorkEstimate(
+        f"scheduling {people:,} people onto {c.size:,} resources with the {method} method",
+        operations=people + seats, seconds=seconds + 1e-6 * table_cells, peak_bytes=peak + 64 * table_cells,
+    )
 
 
 def _check_fit(freqs: np.ndarray, capacities: np.ndarray, where: str = "") -> None:
@@ -299,7 +344,7 @@ def optimal_cells(
     hint: np.ndarray | None = None,
     fair_labels: Sequence | None = None,
     max_share: float | None = None,
-    progress: Callable[[int, tuple[int, ...]], None] | None = None,
+    progress: Progress | None = None,
     workers: int = 2,
 ) -> OptimalOutcome:
     """Algorithm 1: the lexicographically smallest anonymity vector, with OR-Tools CP-SAT.
@@ -311,7 +356,8 @@ def optimal_cells(
     cells (regions, E1); ``fair_labels`` + ``max_share`` (ethical point E2) keep
     any label's share of each resource's people at most ``max_share``. When the
     time limit ends a level early, the best schedule found is returned with
-    ``proven_optimal=False``.
+    ``proven_optimal=False``. ``progress(done, total, what)`` is called after each
+    level: ``done`` people are in groups whose count is fixed, of ``total`` people.
 
     >>> out = optimal_cells([4, 4, 5, 2], [4, 2, 4, 3, 2], time_limit=20)
     >>> out.cells.vector, out.proven_optimal
@@ -321,6 +367,7 @@ def optimal_cells(
 
     f = _whole_numbers(freqs, "frequencies")
     c = _whole_numbers(capacities, "capacities")
+    time_limit = time_limit_seconds(time_limit)
     _check_fit(f, c)
     q_count, r_count = f.size, c.size
     if q_count * r_count > OPTIMAL_LIMIT:
@@ -388,8 +435,8 @@ def optimal_cells(
         for (i, j), expr in amount.items():
             current[i, j] = int(solver.Value(expr))
         v.append(int(solver.Value(level_count)))
-        if progress is not None:
-            progress(level, tuple(v))
+        settled = sum(n * x for n, x in enumerate(v, start=1))
+        report(progress, settled, population, f"level {level} solved, vector so far {vector_text(v)}")
         level += 1
     return OptimalOutcome(Cells.from_dense(current), proven, len(v), time.perf_counter() - started)
 
@@ -432,6 +479,59 @@ def _grouped_heuristic(f: np.ndarray, c: np.ndarray, allowed: np.ndarray, rule: 
     return matrix
 
 
+# --- what a schedule costs ----------------------------------------------------------------
+
+# Measured on 2 shared cores: the heuristic places about 300,000 cells a second,
+# the random method about 10^6 people a second, and CP-SAT models take about
+# 3 kB and 20 us to build per decision variable.
+_HEURISTIC_CELL_SECONDS = 3e-6
+_RANDOM_PERSON_SECONDS = 1e-6
+_VARIABLE_BYTES = 3_000
+_VARIABLE_SECONDS = 2e-5
+
+
+def estimate_assign(
+    freqs: Sequence[int], capacities: Sequence[int], method: str = "heuristic", *, time_limit: float | None = None
+) -> WorkEstimate:
+    """What ``assign`` (and ``make_schedule``) will cost, before starting: cells for the
+    heuristic, people for the random method, decision variables for the optimum
+    (whose solver stops at ``time_limit``, 10 s by default).
+
+    >>> e = estimate_assign([4, 4, 5, 2], [4, 2, 4, 3, 2], "optimal")
+    >>> e.what, e.operations, e.seconds <= 10.1
+    ('solving an optimal schedule of 15 people with 75 decision variables per level', 75, True)
+    >>> estimate_assign([10**6] * 10, [10**7], "random").operations
+    10000000
+    """
+    if method not in METHODS:
+        raise ParameterError(f"Unknown method '{method}'. Choose one of: {join_names(METHODS)}.")
+    f = _whole_numbers(freqs, "frequencies")
+    c = _whole_numbers(capacities, "capacities")
+    people = int(f.sum())
+    if method == "heuristic":
+        cells = f.size + c.size
+        return WorkEstimate(
+            f"placing {people:,} people in at most {cells:,} cells", cells,
+            cells * _HEURISTIC_CELL_SECONDS, cells * 8 * 8,
+        )
+    if method == "random":
+        seats = int(c.sum())
+        return WorkEstimate(
+            f"drawing random seats for {people:,} people", people,
+            seats * _RANDOM_PERSON_SECONDS, seats * 8 * 5,
+        )
+    if f.size * c.size > OPTIMAL_LIMIT:
+        variables = f.size * c.size
+    else:
+        bounds = np.minimum.outer(f, c)
+        variables = int((bounds[bounds > 0] + 1).sum())
+    limit = 10.0 if time_limit is None else float(time_limit)
+    return WorkEstimate(
+        f"solving an optimal schedule of {people:,} people with {variables:,} decision variables per level",
+        variables, limit + variables * _VARIABLE_SECONDS, variables * _VARIABLE_BYTES,
+    )
+
+
 # --- the contract entry point --------------------------------------------------------------
 
 
@@ -444,22 +544,32 @@ def assign(
     seed: int | None = None,
     time_limit: float | None = None,
     groups: tuple[Sequence, Sequence] | None = None,
-) -> np.ndarray:
-    """Assignment matrix: one row per frequency (given order), one column per capacity.
+    progress: Progress | None = None,
+) -> sparse.csr_array:
+    """Assignment matrix: one row per frequency (given order), one column per capacity,
+    as a ``scipy.sparse.csr_array`` (``.toarray()`` gives the dense matrix).
 
     Row sums equal ``freqs``; column sums stay within ``capacities``. ``method`` is
     "heuristic" (Algorithm 2, ``rule`` in RULES), "random" (seeded) or "optimal"
     (Algorithm 1, ``time_limit`` seconds, default 10). ``groups`` = (label per
     frequency, label per capacity) keeps people inside their own group (region).
+    ``progress(done, total, what)`` reports the optimal method's solved levels.
 
-    >>> assign([4, 4, 5, 2], [4, 2, 4, 3, 2], "optimal", time_limit=20).sum(axis=1).tolist()
-    [4, 4, 5, 2]
+    >>> a = assign([4, 4, 5, 2], [4, 2, 4, 3, 2], "optimal", time_limit=20)
+    >>> type(a).__name__, a.sum(axis=1).tolist(), bool((a.sum(axis=0) <= [4, 2, 4, 3, 2]).all())
+    ('csr_array', [4, 4, 5, 2], True)
     >>> assign([3], [2], "random")
     Traceback (most recent call last):
     ...
     anonlib.core.errors.CapacityError: The resources have 2 seats in total but 3 people need an appointment: 1 seats short. Add slots or raise capacities.
     """
-    return _solve(freqs, capacities, method, rule=rule, seed=seed, time_limit=time_limit, groups=groups)[0].dense()
+    cells, _ = _solve(
+        freqs, capacities, method, rule=rule, seed=seed, time_limit=time_limit, groups=groups, progress=progress,
+    )
+    return cells.sparse()
+
+
+_NARROW_SCHEDULE = "use the heuristic, or schedule one region (--group) at a time"
 
 
 def _solve(freqs, capacities, method, *, rule=None, seed=None, time_limit=None, groups=None,
@@ -469,6 +579,8 @@ def _solve(freqs, capacities, method, *, rule=None, seed=None, time_limit=None, 
         raise ParameterError(f"Unknown method '{method}'. Choose one of: {join_names(METHODS)}.")
     f = _whole_numbers(freqs, "frequencies")
     c = _whole_numbers(capacities, "capacities")
+    seed, time_limit = seed_number(seed), time_limit_seconds(time_limit)
+    check_work(estimate_schedule(f, c, method), narrow=_NARROW_SCHEDULE)
     parts = _groups_of(f, c, groups)
     shape = (f.size, c.size)
     if method == "optimal":
@@ -584,23 +696,25 @@ def _compositions(q: int, free: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     )
 
 
-def schedule_rank(freqs: Sequence[int], capacities: Sequence[int], matrix: np.ndarray) -> tuple[int, int]:
+def schedule_rank(freqs: Sequence[int], capacities: Sequence[int], matrix) -> tuple[int, int]:
     """(schedules with a vector lexicographically <= this one's, all feasible schedules).
+    ``matrix`` is sparse (as ``assign`` returns it) or dense.
 
     >>> heuristic = assign([4, 4, 5, 2], [4, 2, 4, 3, 2], rule="largest")
     >>> schedule_rank([4, 4, 5, 2], [4, 2, 4, 3, 2], heuristic)
     (339, 14504)
     """
-    matrix = np.asarray(matrix)
+    cells = Cells.from_matrix(matrix)
     f = _whole_numbers(freqs, "frequencies")
     c = _whole_numbers(capacities, "capacities")
-    if matrix.shape != (f.size, c.size) or (matrix.sum(axis=1) != f).any() or (matrix.sum(axis=0) > c).any():
+    row_sums = np.bincount(cells.rows, weights=cells.counts, minlength=f.size)
+    if cells.shape != (f.size, c.size) or (row_sums != f).any() or (cells.loads() > c).any():
         raise ParameterError(
             "The schedule does not fit the problem: it needs one row per frequency with that "
             "row sum, one column per resource, and no column above its capacity."
         )
     census = enumerate_schedules(f, c)
-    return census.at_most(matrix_vector(matrix)), census.total
+    return census.at_most(cells.vector), census.total
 
 
 # --- schedules for a population table ----------------------------------------------------
@@ -611,11 +725,15 @@ class ScheduleResult:
     """A schedule for a population table, with everything the page shows.
 
     ``classes`` has one row per quasi-identifier value (and group) with its
-    ``frequency``; ``cells`` the non-zero cells of the assignment; ``schedule``
-    the per-person schedule (population rows + resource columns), or, when the
-    population came with a count column, one row per cell with that count.
-    ``index`` is the exact lexicographic index (None above ``EXACT_INDEX_LIMIT``
-    people); ``proven_optimal`` is None for the heuristic and random methods.
+    ``frequency``; ``cells`` the non-zero cells of the assignment; ``assignment``
+    each population row's resource (row of ``resources``; None when the population
+    came with a count column). ``schedule`` builds the per-person table
+    (population rows + resource columns), or, with a count column, one row per
+    cell with that count; it is built on request, as ``schedule_chunks`` builds
+    it in pieces, so a result for 10^7 people holds one small integer per person
+    rather than a second copy of the population. ``index`` is the exact
+    lexicographic index (None above ``EXACT_INDEX_LIMIT`` people);
+    ``proven_optimal`` is None for the heuristic and random methods.
     """
 
     method: str
@@ -628,12 +746,15 @@ class ScheduleResult:
     index: int | None
     proven_optimal: bool | None
     seconds: float
-    schedule: pd.DataFrame
+    assignment: np.ndarray | None = field(default=None, repr=False, compare=False)
+    population: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    count: str | None = None
+    slot_columns: tuple[str, ...] = ()
 
     @property
-    def matrix(self) -> np.ndarray:
-        """The Q x R assignment matrix."""
-        return self.cells.dense()
+    def matrix(self) -> sparse.csr_array:
+        """The Q x R assignment matrix (sparse, as ``assign`` returns it)."""
+        return self.cells.sparse()
 
     @property
     def k(self) -> int:
@@ -646,6 +767,31 @@ class ScheduleResult:
         out = self.resources.copy()
         out["assigned"] = self.cells.loads()
         return out
+
+    @property
+    def schedule(self) -> pd.DataFrame:
+        """The whole schedule table (built now: keep it in a variable rather than asking twice)."""
+        return pd.concat(list(self.schedule_chunks()), ignore_index=True)
+
+    def schedule_chunks(self, size: int = 1_000_000) -> Iterator[pd.DataFrame]:
+        """The schedule table in pieces of ``size`` rows (for writing large schedules)."""
+        slots = self.resources[list(self.slot_columns)].reset_index(drop=True)
+        if self.count is not None:
+            key = [c for c in self.classes.columns if c != "frequency"]
+            for start in range(0, max(self.cells.counts.size, 1), size):
+                part = slice(start, start + size)
+                out = self.classes.iloc[self.cells.rows[part]][key].reset_index(drop=True)
+                out = pd.concat([out, slots.iloc[self.cells.cols[part]].reset_index(drop=True)], axis=1)
+                out[self.count] = self.cells.counts[part]
+                yield out
+            return
+        overlap = {c: f"{c} (slot)" for c in slots.columns if c in self.population.columns}
+        slots = slots.rename(columns=overlap)
+        for start in range(0, max(len(self.population), 1), size):
+            part = slice(start, start + size)
+            people = self.population.iloc[part].reset_index(drop=True)
+            assigned = slots.iloc[self.assignment[part]].reset_index(drop=True)
+            yield pd.concat([people, assigned], axis=1)
 
 
 def make_schedule(
@@ -662,7 +808,7 @@ def make_schedule(
     time_limit: float | None = None,
     fair_attribute: str | None = None,
     max_share: float | None = None,
-    progress: Callable[[int, tuple[int, ...]], None] | None = None,
+    progress: Progress | None = None,
 ) -> ScheduleResult:
     """Schedule a population (one row per person, or rows with a ``count``) onto resources.
 
@@ -691,7 +837,11 @@ def make_schedule(
     order, freqs, first_rows = _first_appearance(classes)
     class_table = population.iloc[first_rows][key].reset_index(drop=True)
     class_table["frequency"] = freqs
-    base = anonymity_vector(table.classes([q for q in qis]).sizes)
+    if method in METHODS:  # before the vector before: it alone may be too large
+        cells_out = len(population) * (len(key) + len(slot_columns))
+        check_work(estimate_schedule(freqs, capacities, method, table_cells=cells_out), narrow=_NARROW_SCHEDULE)
+    base = anonymity_vector(classes.sizes if key == qis else table.classes(qis).sizes)
+    del table
     groups = None
     if group:
         groups = (class_table[group].astype(str).to_numpy(), resources[group].astype(str).to_numpy())
@@ -713,7 +863,7 @@ def make_schedule(
     vector = cells.vector
     people = int(freqs.sum())
     index = lex_index(vector) if people <= EXACT_INDEX_LIMIT else None
-    schedule = _per_person(population, count, classes.ids, order, cells, resources[slot_columns], class_table, key)
+    assignment = None if count is not None else _resource_per_record(classes.ids, order, cells)
     return ScheduleResult(
         method=method,
         rule=(rule or DEFAULT_RULE) if method != "random" else None,
@@ -725,7 +875,10 @@ def make_schedule(
         index=index,
         proven_optimal=proven,
         seconds=time.perf_counter() - started,
-        schedule=schedule,
+        assignment=assignment,
+        population=None if count is not None else population.reset_index(drop=True),
+        count=count,
+        slot_columns=tuple(slot_columns),
     )
 
 
@@ -745,7 +898,7 @@ def _capacity_values(resources: pd.DataFrame, capacity: str) -> np.ndarray:
             f"Capacities must be whole numbers of 0 or more; resource row {row + 1} has "
             f"'{resources[capacity].iloc[row]}'."
         )
-    return raw.astype(np.int64)
+    return _whole_numbers(raw, "capacities")  # at most MAX_COUNT each and in total
 
 
 def _first_appearance(classes: Classes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -762,26 +915,21 @@ def _first_appearance(classes: Classes) -> tuple[np.ndarray, np.ndarray, np.ndar
     return order, classes.sizes[by_first], first[by_first]
 
 
-def _per_person(population, count, ids, order, cells, slots, class_table, key) -> pd.DataFrame:
-    """Population rows with their resource columns (or one row per cell with counts)."""
-    slots = slots.reset_index(drop=True)
-    if count is not None:
-        out = class_table.iloc[cells.rows][key].reset_index(drop=True)
-        out = pd.concat([out, slots.iloc[cells.cols].reset_index(drop=True)], axis=1)
-        out[count] = cells.counts
-        return out
-    rows = order[ids]  # each person's class row
-    by_class = np.argsort(rows, kind="stable")
-    sequence = np.lexsort((cells.cols, cells.rows))
-    resource_of_sorted = np.repeat(cells.cols[sequence], cells.counts[sequence])
-    resource = np.empty(rows.size, dtype=np.int64)
-    resource[by_class] = resource_of_sorted
-    out = population.reset_index(drop=True)
-    assigned = slots.iloc[resource].reset_index(drop=True)
-    overlap = [c for c in assigned.columns if c in out.columns]
-    assigned = assigned.rename(columns={c: f"{c} (slot)" for c in overlap})
-    return pd.concat([out, assigned], axis=1)
+def _resource_per_record(ids: np.ndarray, order: np.ndarray, cells: Cells) -> np.ndarray:
+    """Each record's resource: the records of a class take its cells' seats in row order.
 
+    >>> cells = Cells(np.array([0, 0, 1]), np.array([1, 0, 1]), np.array([1, 2, 1]), (2, 2))
+    >>> _resource_per_record(np.array([0, 1, 0, 0]), np.array([0, 1]), cells).tolist()
+    [0, 1, 0, 1]
+    """
+    rows = order[ids]  # each record's class row
+    by_class = np.argsort(rows, kind="stable")
+    del rows
+    sequence = np.lexsort((cells.cols, cells.rows))
+    small = np.int32 if cells.shape[1] < 2**31 else np.int64
+    resource = np.empty(by_class.size, dtype=small)
+    resource[by_class] = np.repeat(cells.cols[sequence].astype(small), cells.counts[sequence])
+    return resource
 
 
 # --- comparing methods, generating slots (what the Screening page shows) -------------
@@ -844,7 +992,7 @@ def compare_methods(
     time_limit: float | None = 10.0,
     fair_attribute: str | None = None,
     max_share: float | None = None,
-    progress: Callable[[int, tuple[int, ...]], None] | None = None,
+    progress: Progress | None = None,
     skip_too_large: bool = False,
 ) -> ScheduleComparison:
     """``make_schedule`` with each method on the same data (random, heuristic, optimal...).
@@ -901,13 +1049,15 @@ def generate_slots(
     0      A    1     9         5
     1      B    1     9         5
     """
-    for name, value in (("centres", centres), ("days", days), ("capacity", capacity)):
-        if int(value) < 1:
-            raise ParameterError(f"The number of {name} must be at least 1; got {value}.")
+    centres, days, capacity = (
+        whole_number(value, f"The number of {name}", minimum=1, maximum=limit)
+        for name, value, limit in (("centres", centres, 100_000), ("days", days, 100_000), ("capacity", capacity, 10**9))
+    )
     if not hours:
         raise ParameterError("Give at least one hour for the slots.")
-    if noise < 0:
-        raise ParameterError(f"The capacity noise cannot be negative; got {noise}.")
+    hours = [whole_number(h, "Each hour", maximum=23) for h in hours]
+    noise = real_number(noise, "The capacity noise", minimum=0.0, maximum=10.0)
+    seed = seed_number(seed)
     names = [_centre_name(i) for i in range(int(centres))]
     grid = pd.MultiIndex.from_product(
         [names, range(1, int(days) + 1), [int(h) for h in hours]], names=["centre", "day", "hour"]

@@ -57,7 +57,7 @@ def _us_end_to_end(regions):
 
 def _adc(inputs):
     calls = []
-    result = _run(inputs, method="adc", progress=lambda fraction, text: calls.append(fraction))
+    result = _run(inputs, method="adc", progress=lambda done, total, what: calls.append(done))
     return result, len(calls)
 
 
@@ -79,7 +79,7 @@ def _adc_counties(inputs):
     regions, people, qis = inputs
     calls = []
     result = aggregate(regions.points, people, region="region_id", quasi_identifiers=qis, k=5, n_sites=300,
-                       method="adc", count="count", max_passes=5, progress=lambda f, t: calls.append(f))
+                       method="adc", count="count", max_passes=5, progress=lambda done, total, what: calls.append(done))
     return result, len(calls)
 
 

@@ -1,5 +1,8 @@
 """Small building blocks every page uses: header, sidebar, errors, downloads.
 
+The sidebar shows the working copy (dataset, release target, whether it is met
+in records, the steps with undo and reset); see ``run_with_sidebar``.
+
 Pages stay thin: widgets, one call into anonlib inside ``guarded``, rendering.
 User-provided strings (column names, values, file names) are shown with
 ``plain`` (Markdown escaped) or in dataframes, never as HTML.
@@ -18,8 +21,19 @@ import streamlit as st
 
 from anonlib.core.errors import AnonlibError
 from anonlib.core.loading import to_safe_csv
+from anonlib.workflow import ReleaseTarget, SuppressionStep
 
-from .state import active_dataset
+from .glossary import term_help
+from .state import (
+    apply_step_callback,
+    loaded_dataset,
+    release_target,
+    reset,
+    set_release_target,
+    take_note,
+    undo,
+    working_copy,
+)
 
 log = logging.getLogger("dashboard")
 
@@ -62,34 +76,201 @@ def page_header(title: str, question: str, how_to_read: str, paper: str | None =
         st.markdown(how_to_read)
 
 
-def sidebar(container=None) -> None:
-    """The active dataset at a glance, drawn into ``container`` (the sidebar when None)."""
-    dataset = active_dataset()
+MODEL_CHOICES = {
+    "none": ("no model", None),
+    "distinct_l": ("distinct l-diversity", "distinct l-diversity"),
+    "entropy_l": ("entropy l-diversity", "entropy l-diversity"),
+    "recursive_cl": ("recursive (c,l)-diversity", "recursive (c,l)-diversity"),
+    "alpha": ("(α,k)-anonymity", "(α,k)-anonymity"),
+    "t_closeness": ("t-closeness", "t-closeness"),
+    "delta_disclosure": ("δ-disclosure privacy", "δ-disclosure privacy"),
+    "beta_likeness": ("β-likeness", "β-likeness"),
+    "enhanced_beta_likeness": ("enhanced β-likeness", "β-likeness"),
+}
+# (label, default, smallest, largest, step) of each model's value
+MODEL_VALUES = {
+    "distinct_l": ("l", 2.0, 1.0, 1000.0, 1.0),
+    "entropy_l": ("l", 2.0, 1.0, 1000.0, 0.5),
+    "recursive_cl": ("l", 2.0, 1.0, 1000.0, 1.0),
+    "alpha": ("α at most", 0.5, 0.01, 1.0, 0.05),
+    "t_closeness": ("t at most", 0.2, 0.0, 1.0, 0.05),
+    "delta_disclosure": ("δ at most", 1.0, 0.01, 100.0, 0.1),
+    "beta_likeness": ("β at most", 1.0, 0.01, 1000.0, 0.1),
+    "enhanced_beta_likeness": ("β at most", 1.0, 0.01, 1000.0, 0.1),
+}
+
+
+def _model_inputs(sensitive: tuple[str, ...]) -> tuple:
+    """One privacy model per sensitive attribute (optional), as ModelRequirements."""
+    from anonlib.models import ModelRequirement
+
+    requirements = []
+    with st.expander("Privacy models" + (f" ({len(sensitive)} sensitive)" if sensitive else ""), expanded=False):
+        if not sensitive:
+            st.caption("Mark a column as sensitive on the Dataset page to require l-diversity, t-closeness and others.")
+        for column in sensitive:
+            model = st.selectbox(
+                f"Model on {column}", list(MODEL_CHOICES), format_func=lambda m: MODEL_CHOICES[m][0],
+                key=f"target_model:{column}", help=term_help("sensitive attribute"),
+            )
+            if model == "none":
+                continue
+            label, default, low, high, step = MODEL_VALUES[model]
+            value = st.number_input(label, low, high, default, step, key=f"target_value:{column}:{model}",
+                                    help=term_help(MODEL_CHOICES[model][1]))
+            c = None
+            if model == "recursive_cl":
+                c = st.number_input("c", 0.1, 1000.0, 3.0, 0.5, key=f"target_c:{column}")
+            requirements.append(ModelRequirement(model, column, float(value), c=None if c is None else float(c)))
+    return tuple(requirements)
+
+
+def target_controls(container=None) -> None:
+    """The release target, set once for every page: k, the suppression limit and
+    (when sensitive attributes are marked) privacy models. Widgets: draw once per run."""
+    target = release_target()
+    sensitive = loaded_dataset().sensitive
     with container if container is not None else st.sidebar:
-        st.subheader("Active dataset")
+        st.subheader("Release target", help=term_help("release target"))
+        left, right = st.columns(2)
+        k = left.number_input("k", 1, 100_000, target.k, 1, key="target_k", help=term_help("k"))
+        limit = right.number_input(
+            "Suppressed ≤ %", 0.0, 100.0, 100 * target.max_suppressed, 0.5, key="target_suppressed",
+            help="The largest share of the loaded file's records that may be suppressed (removed from the release).",
+        )
+        with guarded("setting the release target"):
+            wanted = ReleaseTarget(k=int(k), requirements=_model_inputs(sensitive), max_suppressed=float(limit) / 100)
+            if wanted != target:
+                set_release_target(wanted)
+
+
+def _check_box(copy) -> None:
+    check = copy.check
+    if check is None:
+        st.warning(plain("The target cannot be checked: " + (copy.problem or "unknown reason.")))
+    elif check.met:
+        st.success(plain(check.sentence()))
+    elif check.met_after_suppression:
+        st.info(plain(check.sentence()))
+    else:
+        st.warning(plain(check.sentence()))
+
+
+def result_verdict(check, what: str) -> None:
+    """Whether a page's current result meets the release target, in records:
+    ``what`` names the result ("This generalization"), ``check`` is
+    ``release_target().check(result_dataset)`` (a ``TargetCheck``) or None when
+    the result cannot be checked (e.g. no quasi-identifier)."""
+    if check is None:
+        st.info(f"{what}: the release target cannot be checked (mark quasi-identifiers on the Dataset page).")
+        return
+    text = plain(f"{what} against the release target. {check.sentence()}")
+    if check.met:
+        st.success(text)
+    elif check.met_after_suppression:
+        st.info(text)
+    else:
+        st.warning(text)
+
+
+def paper_example(title: str, paper: str, render: Callable[[], None], key: str) -> None:
+    """The paper's worked example, closed at the bottom of a page: nothing is
+    computed until the user switches it on, and it never touches the working copy.
+    Usage: ``paper_example("Table 1 of Kroes et al.", "Kroes et al. 2021", _render_table1, "peers_paper")``.
+    """
+    st.divider()
+    shown = st.toggle(f"Paper's worked example: {title}", key=key, value=False,
+                      help=f"Reproduces {paper} on its own example data, independent of your file.")
+    if shown:
+        with st.container(border=True):
+            st.caption(f"From {paper}. These numbers are the paper's, not your file's.")
+            render()
+
+
+def sidebar(container=None, status=None) -> None:
+    """The working copy at a glance (text only, so it can be drawn twice): the
+    dataset, whether it meets the release target in records, and the steps with
+    the records failing the target before and after each. ``status`` holds the
+    check and the steps (default: ``container``)."""
+    copy = working_copy()
+    dataset = copy.current
+    with container if container is not None else st.sidebar:
+        st.subheader("Working copy", help=term_help("working copy"))
         st.text(dataset.name)
-        st.text(f"{dataset.n_rows:,} rows, {dataset.frame.shape[1]} columns")
+        st.text(f"{dataset.n_records:,} records, {dataset.frame.shape[1]} columns")
         if dataset.count:
-            st.text(f"{dataset.n_records:,} records (count column: {dataset.count})")
+            st.text(f"{dataset.n_rows:,} rows (count column: {dataset.count})")
         st.text("Quasi-identifiers: " + (", ".join(dataset.quasi_identifiers) or "none"))
         st.text("Sensitive: " + (", ".join(dataset.sensitive) or "none"))
         if dataset.missing == "drop":
-            st.text("Rows with missing values: dropped")
+            st.text("Records with missing values: left out")
+    with status if status is not None else (container if container is not None else st.sidebar):
+        _check_box(copy)
+        if copy.steps:
+            st.markdown(f"**Steps** ({len(copy.steps)})", help=term_help("step"))
+            before = copy.steps[0].before
+            if before is not None:
+                st.caption(f"Loaded file: {before.failing_records:,} records failing the target")
+            for i, applied in enumerate(copy.steps, start=1):
+                st.markdown(plain(f"{i}. {applied.page}: {applied.step.describe()}"))
+                st.caption(plain(applied.risk_text()
+                                 + (f"; {applied.suppressed_records:,} records suppressed" if applied.suppressed_records else "")))
+        else:
+            st.caption("No step yet: the working copy is the loaded file.")
         st.caption("Everything is computed on this computer; nothing is sent anywhere.")
 
 
-def run_with_sidebar(pages: list) -> None:
-    """Run the page chosen in ``st.navigation(pages)`` with the active-dataset sidebar.
+def _undo() -> None:
+    undo()
 
-    The sidebar is drawn before the page, so it is there even when the page
-    stops early (``st.stop()`` drops everything drawn after it), and redrawn in
-    the same place afterwards, because the page may have changed the dataset.
+
+def _reset() -> None:
+    reset()
+
+
+def _suppress() -> None:
+    copy = working_copy()
+    apply_step_callback(SuppressionStep.from_target(copy.target, copy.current), "Sidebar")
+
+
+def step_actions(container=None) -> None:
+    """Undo the last step, reset to the loaded file, and suppress what still fails
+    (buttons: draw once per run, before the page)."""
+    copy = working_copy()
+    check = copy.check
+    with container if container is not None else st.sidebar:
+        if check is not None and check.failing_records:
+            st.button(f"Suppress the {check.failing_records:,} failing records", on_click=_suppress,
+                      key="sidebar_suppress", width="stretch",
+                      help="Adds a step removing the records of every class that fails the target; "
+                           "re-evaluated on a new delivery when the recipe is applied.")
+        left, right = st.columns(2)
+        left.button("Undo last step", on_click=_undo, disabled=not copy.steps, key="sidebar_undo", width="stretch")
+        right.button("Reset to file", on_click=_reset, disabled=not copy.steps, key="sidebar_reset",
+                     width="stretch", help="Drop every step: back to the loaded file (which is never changed).")
+        note = take_note()
+        if note:
+            st.warning(plain(note))
+
+
+def run_with_sidebar(pages: list) -> None:
+    """Run the page chosen in ``st.navigation(pages)`` with the working-copy sidebar.
+
+    The release target controls and the step buttons are drawn once, before the
+    page; the working copy's summary, its check and its steps are drawn before the
+    page (so they are there even when the page stops early with ``st.stop()``) and
+    redrawn in the same places afterwards, because the page may have applied a step.
     """
     navigation = st.navigation(pages)
-    slot = st.sidebar.empty()
-    sidebar(slot.container())
+    summary = st.sidebar.empty()
+    controls = st.sidebar.container()
+    status = st.sidebar.empty()
+    actions = st.sidebar.container()
+    target_controls(controls)
+    sidebar(summary.container(), status.container())
+    step_actions(actions)
     navigation.run()
-    sidebar(slot.container())
+    sidebar(summary.container(), status.container())
 
 
 @contextmanager

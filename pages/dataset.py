@@ -9,9 +9,10 @@ from anonlib.avector import vector_text
 from anonlib.core.dataset import ROLE_VALUES, Dataset
 from anonlib.core.loading import DELIMITERS, load_table
 from anonlib.profile import column_profile, profile_table, risk_profile
+from anonlib.workflow import Reading
 from anonlib.core.samples import SAMPLES, load_sample
 from dashboard import charts
-from dashboard.state import active_dataset, active_source, set_active_dataset
+from dashboard.state import active_dataset, active_source, loaded_dataset, set_active_dataset
 from dashboard.ui import download_csv, download_json, guarded, page_header, plain
 
 TYPES = ("integer", "number", "category")
@@ -88,7 +89,8 @@ else:
                     upload.getvalue(), name=upload.name, delimiter=delimiter, encoding=encoding, header=header
                 )
                 set_active_dataset(
-                    Dataset.from_frame(upload.name, table.frame, notes=table.notes), f"upload:{upload.name}"
+                    Dataset.from_frame(upload.name, table.frame, notes=table.notes), f"upload:{upload.name}",
+                    reading=Reading.of(table),
                 )
                 st.session_state["upload_signature"] = signature
                 st.success(
@@ -98,7 +100,7 @@ else:
                     f"{table.missing_cells:,} missing cells)."
                 )
 
-dataset = active_dataset()
+dataset = loaded_dataset()  # roles and types are set on the loaded file; the working copy follows
 for note in dataset.notes:
     st.info(plain(note))
 
@@ -147,6 +149,7 @@ with st.expander(f"Preview (first {min(200, dataset.n_rows)} of {dataset.n_rows:
     st.dataframe(dataset.frame.head(200), hide_index=True, height=240)
 
 with risk_box, guarded("computing the re-identification risk"):
+    dataset = active_dataset()  # the working copy: the loaded file with the steps applied so far
     st.subheader("Re-identification risk")
     qis = dataset.quasi_identifiers
     risk = _risk(dataset.fingerprint, qis, dataset.count, dataset.missing, dataset)

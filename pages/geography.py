@@ -89,7 +89,7 @@ def _uploaded_regions(file_id: str, region_id: str, population: str | None, _raw
 def _run(source: tuple, method: str, k: int, n_sites: int, seed: int,
          region: str, qis: tuple[str, ...], count: str | None, _points: pd.DataFrame, _records: pd.DataFrame):
     bar = st.progress(0.0, text=f"{METHOD_NAMES[method]}: starting") if method == "adc" else None
-    progress = (lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=f"ADC: {text}")) if bar else None
+    progress = (lambda done, total, what: bar.progress(min(done / max(total, 1), 1.0), text=f"ADC: {what}")) if bar else None
     result = aggregate(_points, _records, region=region, quasi_identifiers=list(qis), k=k, n_sites=n_sites,
                        method=method, count=count, seed=seed, unmatched="report", progress=progress,
                        time_limit=ADC_TIME_LIMIT)

@@ -23,7 +23,8 @@ from anonlib.peers import (
     privacy_matrix,
 )
 from dashboard import charts
-from dashboard.state import active_dataset, active_source, set_active_dataset
+from anonlib.workflow import BandsStep
+from dashboard.state import active_dataset, apply_step, set_active_dataset, working_copy
 from dashboard.ui import download_csv, download_json, guarded, page_header, plain
 
 ACTIVE = "active"
@@ -83,12 +84,14 @@ def _apply_partition(dataset: Dataset, variable: str, partition) -> None:
 
 
 def _generalize(dataset: Dataset, variable: str, partition) -> None:
-    frame = dataset.frame.copy()
-    frame[variable] = partition.apply(dataset.frame[variable])
-    name = f"{dataset.name}, {variable} in {partition.categories} categories of width {partition.width:g}"
-    generalized = Dataset(name=name, frame=frame, roles=dataset.roles, missing=dataset.missing,
-                          notes=dataset.notes).validated()
-    set_active_dataset(generalized, f"derived:{variable} generalized")
+    """Apply the partition as a step of the working copy (a paper example becomes the
+    loaded dataset first); the bands cover every value of the column, so rows left out
+    of this analysis (missing values) are banded too."""
+    choice = st.session_state.get("peers_data", ACTIVE)
+    if choice != ACTIVE:
+        set_active_dataset(dataset, f"example:{choice}")
+    step = BandsStep.from_partition(variable, partition).covering(dataset.frame[variable])
+    apply_step(step, "Individual privacy")
     st.session_state["peers_data"] = ACTIVE
 
 
@@ -332,5 +335,5 @@ with guarded("computing the privacy of individuals"):
             st.error(plain(st.session_state.pop(APPLY_ERROR)))
         download_csv("Partitions (CSV)", table, "generalization_potential.csv", key="peers_partitions_csv")
 
-if choice == ACTIVE and active_source().startswith("derived:"):
-    st.caption("The active dataset was generalized on this page.")
+if choice == ACTIVE and any(a.page == "Individual privacy" for a in working_copy().steps):
+    st.caption("The working copy has bands applied on this page (see the steps in the sidebar; undo is there too).")

@@ -210,8 +210,8 @@ with guarded("computing the schedules"):
         with st.status("Computing the schedules...", expanded=False) as status:
             comparison = _compare(
                 key, params, population, resources,
-                _progress=lambda level, vector: status.update(
-                    label=f"Optimal schedule: level {level} solved, vector so far {vector_text(vector)}"
+                _progress=lambda done, total, what: status.update(
+                    label=f"Optimal schedule: {what}; {done:,} of {total:,} people in settled groups"
                 ),
             )
             status.update(label="Schedules ready", state="complete")
@@ -268,11 +268,12 @@ if comparison is not None:
     label_columns = [c for c in loads.columns if c not in ("capacity", "assigned")]
     labels = loads[label_columns].astype(str).agg(" ".join, axis=1) if label_columns else loads.index.astype(str)
     st.plotly_chart(charts.resource_load_figure(labels, loads["capacity"], loads["assigned"]), width="stretch")
-    st.dataframe(chosen.schedule.head(500), hide_index=True, width="stretch")
-    st.caption(f"First {min(500, len(chosen.schedule)):,} of {len(chosen.schedule):,} rows of the {inspect} schedule.")
+    schedule_table = chosen.schedule  # built on request: once
+    st.dataframe(schedule_table.head(500), hide_index=True, width="stretch")
+    st.caption(f"First {min(500, len(schedule_table)):,} of {len(schedule_table):,} rows of the {inspect} schedule.")
     d1, d2 = st.columns(2)
     with d1:
-        download_csv(f"The {inspect} schedule (CSV)", chosen.schedule, f"schedule_{inspect}.csv", key="scr_dl_csv")
+        download_csv(f"The {inspect} schedule (CSV)", schedule_table, f"schedule_{inspect}.csv", key="scr_dl_csv")
     with d2:
         download_json(
             "Parameters and results (JSON)",

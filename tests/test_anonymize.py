@@ -17,12 +17,13 @@ from anonlib.anonymize import (
     arca_hierarchies,
     comparison_table,
     compare_methods,
+    estimate_search,
     heart_experiment,
     heart_hierarchies,
     heart_table,
     search,
 )
-from anonlib.core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError
+from anonlib.core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, ProblemTooLargeError
 from anonlib.core.hierarchy import flat_hierarchy, interval_hierarchy, masking_hierarchy, taxonomy_hierarchy
 from anonlib.core.samples import load_sample
 
@@ -171,6 +172,75 @@ def test_iab_equals_exhaustive_on_random_tables(problem):
     assert greedy.violations == 0 and greedy.rows <= iab.rows
 
 
+@st.composite
+def nested_cuts(draw, low: int, high: int):
+    """Random nested bands over low..high: each level's cut points are a subset of the previous level's."""
+    cuts = sorted(draw(st.sets(st.integers(low + 1, high), max_size=8)))
+    levels = []
+    for _ in range(draw(st.integers(0, 3))):
+        levels.append(cuts)
+        cuts = sorted(draw(st.sets(st.sampled_from(cuts), max_size=len(cuts)))) if cuts else []
+    return [[(a, b - 1) for a, b in zip([low] + cut, cut + [high + 1])] for cut in levels]
+
+
+@st.composite
+def random_hierarchy_problem(draw):
+    """Random tables with random hierarchies (nested bands of random depth, masking,
+    flat, random taxonomies) and a random shield of one to four attributes."""
+    n = draw(st.integers(3, 24))
+    df = pd.DataFrame({
+        "age": draw(st.lists(st.integers(0, 39), min_size=n, max_size=n)),
+        "zip": draw(st.lists(st.sampled_from(["1100", "1101", "1110", "2100", "2111", "3000"]), min_size=n, max_size=n)),
+        "sex": draw(st.lists(st.sampled_from(["F", "M"]), min_size=n, max_size=n)),
+        "job": draw(st.lists(st.sampled_from("abcde"), min_size=n, max_size=n)),
+        "n": draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)),
+    })
+    groups = {g: list(members) for g, members in draw(st.sampled_from([
+        {"x": "ab", "y": "cde", "*": "xy"}, {"x": "abcd", "y": "e", "*": "xy"}, {"*": "abcde"},
+    ])).items()}
+    hierarchies = {
+        "age": interval_hierarchy(df["age"], draw(nested_cuts(0, 39)), top=True),
+        "zip": masking_hierarchy(df["zip"]),
+        "sex": flat_hierarchy(df["sex"]),
+        "job": taxonomy_hierarchy(groups),
+    }
+    shield = draw(st.lists(st.sampled_from(["age", "zip", "sex", "job"]), min_size=1, max_size=4, unique=True))
+    return df, shield, draw(st.integers(2, 8)), hierarchies
+
+
+@settings(max_examples=60, deadline=None)
+@given(problem=random_hierarchy_problem(), monotone=st.booleans())
+def test_iab_prunings_against_exhaustive_on_random_hierarchies(problem, monotone):
+    """The strengthened IAB returns exactly the exhaustive result (with or without the
+    monotone tagging); the paper's pruning as written returns as many rows."""
+    df, shield, k, hierarchies = problem
+    with pytest.MonkeyPatch.context() as patch:  # as a non-monotone criterion will say
+        patch.setattr(GeneralizationSpace, "monotone", property(lambda self: monotone))
+        _check_prunings(df, shield, k, hierarchies, monotone)
+
+
+def _check_prunings(df, shield, k, hierarchies, monotone):
+    if int(df["n"].sum()) < k:
+        with pytest.raises(NoSolutionError):
+            search(df, shield, k, hierarchies, "iab", count="n")
+        return
+    exhaustive = search(df, shield, k, hierarchies, "exhaustive", count="n")
+    strengthened = search(df, shield, k, hierarchies, "iab", count="n")
+    assert (strengthened.levels, strengthened.rows, strengthened.violations) == (
+        exhaustive.levels, exhaustive.rows, 0
+    )
+    assert strengthened.generated <= exhaustive.generated
+    paper = search(df, shield, k, hierarchies, "iab", count="n", pruning="paper")
+    assert (paper.rows, paper.violations) == (exhaustive.rows, 0)
+    built = {n.levels: n for n in strengthened.tree}
+    if not monotone:  # without tagging, every table expanded was built
+        assert all(n.parent is not None for n in strengthened.tree[1:])
+        for n in strengthened.tree[1:]:
+            assert sum(n.levels) == sum(strengthened.tree[n.parent].levels) + 1
+    assert all(built[levels].violations == exhaustive.tree[i].violations
+               for i, levels in enumerate(n.levels for n in exhaustive.tree) if levels in built)
+
+
 @settings(max_examples=30, deadline=None)
 @given(problem=random_problem(), data=st.data())
 def test_generalizing_never_grows_rows_or_violations(problem, data):
@@ -235,14 +305,64 @@ def test_heart_experiment_cleveland_shapes():
     assert (t["violations"] == 0).all()
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_search_tree_edges_raise_one_level_of_their_attribute(table1, hierarchies, method):
-    result = search(table1, SHIELD, 3, hierarchies, method, count="#Rec.")
+@pytest.mark.parametrize("method, pruning", [("iab", "monotone"), ("iab", "paper"), ("exhaustive", "monotone"), ("greedy", "monotone")])
+def test_search_tree_edges_raise_the_attributes_they_name(table1, hierarchies, method, pruning):
+    result = search(table1, SHIELD, 3, hierarchies, method, count="#Rec.", pruning=pruning)
     assert result.tree[0].parent is None and result.tree[0].levels == (0, 0, 0)
     assert len({n.levels for n in result.tree}) == len(result.tree)  # duplicates kept once
     for index, node in enumerate(result.tree[1:], start=1):
         parent = result.tree[node.parent]
         assert node.parent < index
         step = [b - a for a, b in zip(parent.levels, node.levels)]
-        assert sorted(step) == [0, 0, 1] and SHIELD[step.index(1)] == node.attribute
+        assert min(step) >= 0 and sum(step) >= 1
+        named = dict(part.split("+") if "+" in part else (part, "1") for part in node.attribute.split(", "))
+        assert named == {a: str(s) for a, s in zip(SHIELD, step) if s}
+        if method != "iab" or pruning == "paper":  # one attribute one level, as in the paper's figures
+            assert sorted(step) == [0, 0, 1]
     assert tuple(result.levels.values()) in {n.levels for n in result.tree}
+
+
+def test_paper_pruning_as_written_follows_algorithm_1(table1, hierarchies):
+    """Line 6 picks the largest violating table (ties: fewest violations), line 12 stops
+    once no open table is larger than the best satisfying one."""
+    result = search(table1, SHIELD, 3, hierarchies, "iab", count="#Rec.", pruning="paper")
+    assert result.levels == {"Zip": 1, "Age": 1, "AC": 0} and result.rows == 21
+    # root's three children, then Age+1 (22 rows) is expanded before Zip+1 (21 rows)
+    assert [n.levels for n in result.tree[:7]] == [
+        (0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (0, 2, 0), (0, 1, 1)
+    ]
+    assert all(n.rows <= 22 for n in result.tree)
+    # every table it expanded had more rows than the result when it was expanded: at most
+    # the 22-row violating tables were expanded
+    expanded = {n.parent for n in result.tree[1:]}
+    assert all(result.tree[i].rows > 21 or result.tree[i].violations for i in expanded)
+
+
+def test_unknown_pruning(table1, hierarchies):
+    with pytest.raises(ParameterError, match="Unknown IAB pruning"):
+        search(table1, SHIELD, 3, hierarchies, count="#Rec.", pruning="fast")
+
+
+def test_estimate_counts_the_lattice_and_refuses_what_would_run_for_hours(table1, hierarchies):
+    exhaustive = estimate_search(table1, SHIELD, hierarchies, "exhaustive")
+    assert exhaustive.operations == 6 * 4 * 3 - 1 == search(table1, SHIELD, 3, hierarchies, "exhaustive", count="#Rec.").generated
+    assert estimate_search(table1, SHIELD, hierarchies, "iab").operations == exhaustive.operations
+    assert estimate_search(table1, SHIELD, hierarchies, "greedy").operations == (5 + 3 + 2) * 3
+    codes = [f"{v:02d}" for v in range(40)]
+    wide = pd.DataFrame({f"a{i}": codes for i in range(20)})
+    deep = {column: masking_hierarchy(codes) for column in wide.columns}
+    too_big = estimate_search(wide, list(deep), deep, "exhaustive")
+    assert too_big.operations == 3**20 - 1 and not too_big.interactive
+    for method in ("exhaustive", "iab"):
+        with pytest.raises(ProblemTooLargeError, match="choose fewer shield attributes or hierarchies with fewer levels"):
+            search(wide, list(deep), 2, deep, method)
+    assert search(wide, list(deep), 2, deep, "greedy").violations == 0  # a path, not the lattice
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_progress_counts_tables_built(table1, hierarchies, method):
+    calls = []
+    result = search(table1, SHIELD, 3, hierarchies, method, count="#Rec.", progress=lambda *a: calls.append(a))
+    assert calls and calls[-1] == (result.generated, result.generated, "generalized tables")
+    done = [c[0] for c in calls]
+    assert done == sorted(done) and all(c[1] >= c[0] for c in calls)

@@ -42,7 +42,7 @@ def test_app_starts_with_the_default_sample_loaded() -> None:
     assert metrics(at)["k"] == "1"
     sidebar = [t.value for t in at.sidebar.text]
     assert sidebar[0].startswith("Adult")
-    assert "32,561 rows, 15 columns" in sidebar
+    assert "32,561 records, 15 columns" in sidebar
     assert not at.error
 
 
@@ -70,7 +70,7 @@ def fresh_app_with(key: str) -> AppTest:
 def test_sidebar_shows_the_active_dataset() -> None:
     at = fresh_app_with("caballero_table2b")
     sidebar = [t.value for t in at.sidebar.text]
-    assert sidebar[:2] == ["Caballero et al., Table 2(b) (ZIP, gender, age)", "15 rows, 4 columns"]
+    assert sidebar[:2] == ["Caballero et al., Table 2(b) (ZIP, gender, age)", "15 records, 4 columns"]
     assert "Quasi-identifiers: ZIP, Gender, Age" in sidebar
     assert "Sensitive: none" in sidebar
 
@@ -102,7 +102,8 @@ def test_count_column_sample_shows_records_not_rows() -> None:
     at = fresh_app()
     at.selectbox(key="sample_key").set_value("arca_table1").run()
     assert metrics(at)["records"] == "60"
-    assert "60 records (count column: #Rec.)" in [t.value for t in fresh_app_with("arca_table1").sidebar.text]
+    sidebar = [t.value for t in fresh_app_with("arca_table1").sidebar.text]
+    assert "60 records, 8 columns" in sidebar and "22 rows (count column: #Rec.)" in sidebar
 
 
 def test_upload_through_the_page_and_a_bad_upload_keeps_the_data() -> None:
@@ -208,4 +209,4 @@ def test_sidebar_is_drawn_even_when_a_page_stops_early() -> None:
 def test_sidebar_shows_the_dataset_once() -> None:
     at = fresh_app_with("caballero_table2b")
     sidebar = [t.value for t in at.sidebar.text]
-    assert sidebar.count("15 rows, 4 columns") == 1, sidebar
+    assert sidebar.count("15 records, 4 columns") == 1, sidebar

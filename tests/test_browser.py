@@ -127,7 +127,7 @@ def test_first_visit_to_a_page_url_gets_the_app_navigation(server, browser) -> N
     links = page.locator('[data-testid="stSidebarNavLink"]')
     titles = [links.nth(i).inner_text().strip().split("\n")[-1] for i in range(links.count())]
     assert titles[0] == "Dataset" and "app" not in titles
-    assert "Active dataset" in page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "Working copy" in page.locator('[data-testid="stSidebar"]').inner_text()
     page.close()
 
 
@@ -169,7 +169,7 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
         assert "Traceback" not in body, title
         assert "Something unexpected went wrong" not in body, title
         assert "caballero_table2b.csv" in sidebar.inner_text(), title  # the upload stays active
-        assert sidebar.inner_text().count("Active dataset") == 1, title
+        assert sidebar.inner_text().count("Working copy") == 1, title
         slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
         page.screenshot(path=str(ARTIFACTS / f"{number:02d}-{slug}.png"), full_page=True)
     assert not errors, errors

@@ -36,7 +36,9 @@ def test_schedule_of_the_papers_table7_heuristic(capsys: pytest.CaptureFixture[s
     result = run_json(argv, capsys)
     matrix = assign([4, 4, 5, 2], [4, 2, 4, 3, 2], "heuristic", rule="largest")
     assert tuple(result["anonymity_vector"]) == matrix_vector(matrix) == (2, 3, 1, 1)
-    assert result["matrix"] == matrix.tolist()
+    assert result["matrix"] == matrix.toarray().tolist()
+    assert result["shape"] == [4, 5]
+    assert sorted(map(tuple, result["cells"])) == [(0, 2, 3), (0, 3, 1), (1, 1, 2), (1, 3, 2), (2, 0, 4), (2, 2, 1), (3, 4, 2)]
     assert result["k"] == 1 and int(result["lexicographic_index"]) == lex_index((2, 3, 1, 1))
     assert main(argv) == 0
     out = capsys.readouterr().out
@@ -50,8 +52,21 @@ def test_schedule_other_methods_equal_the_library(method, extra, capsys: pytest.
     matrix = assign([4, 4, 5, 2], [4, 2, 4, 3, 2], method, seed=7, time_limit=20)
     assert tuple(result["anonymity_vector"]) == matrix_vector(matrix)
     if method == "random":  # the optimum may be reached by another matrix of the same vector
-        assert result["matrix"] == matrix.tolist()
+        assert result["matrix"] == matrix.toarray().tolist()
     assert np.asarray(result["matrix"]).sum(axis=1).tolist() == [4, 4, 5, 2]
+
+
+def test_a_large_schedule_is_written_as_cells(capsys: pytest.CaptureFixture[str]) -> None:
+    freqs, capacities = [7] * 150, [10] * 110
+    argv = ["schedule", "--freqs", ",".join(map(str, freqs)), "--capacities", ",".join(map(str, capacities))]
+    result = run_json(argv, capsys)
+    assert "matrix" not in result and result["shape"] == [150, 110]
+    expected = assign(freqs, capacities)
+    cells = np.asarray(result["cells"])
+    assert len(cells) == expected.nnz <= 150 + 110
+    assert (expected.toarray()[cells[:, 0], cells[:, 1]] == cells[:, 2]).all()
+    assert main(argv) == 0
+    assert f"matrix             150 x 110, {expected.nnz:,} non-zero cells (too large to print)" in capsys.readouterr().out
 
 
 def test_schedule_of_a_population_file_with_resources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -66,7 +81,7 @@ def test_schedule_of_a_population_file_with_resources(tmp_path: Path, capsys: py
     expected = make_schedule(population, load_table(resources_file).frame, qis)
     assert tuple(result["vector_before"]) == expected.base_vector == (0, 1, 0, 2, 1)
     assert tuple(result["anonymity_vector"]) == expected.vector
-    assert result["matrix"] == expected.matrix.tolist()
+    assert result["matrix"] == expected.matrix.toarray().tolist()
     assert int(result["lexicographic_index"]) == expected.index
     assert out.read_bytes() == to_safe_csv(expected.schedule)
     assert len(pd.read_csv(out)) == 15

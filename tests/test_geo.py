@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonlib.core.errors import ColumnError, GeometryError, ParameterError
+import anonlib.geo as geo
 from anonlib.geo import (
     Regression,
     adc_objective,
@@ -158,9 +159,9 @@ def test_adc_reports_progress_and_stops_when_nothing_improves():
     points, records = _problem(5, n_regions=30, n_people=300)
     calls = []
     result = aggregate(points, records, region="zip", quasi_identifiers=["sex", "age"], k=50, n_sites=6,
-                       method="adc", count="n", progress=lambda f, text: calls.append((f, text)))
-    assert calls and calls[-1][0] == 1.0 and "ADC finished" in calls[-1][1]
-    assert all(0.0 <= f <= 1.0 for f, _ in calls)
+                       method="adc", count="n", progress=lambda *call: calls.append(call))
+    assert calls and calls[-1][:2] == (1, 1) and "ADC finished" in calls[-1][2]
+    assert all(0 <= done <= total for done, total, _ in calls)
     assert result.adc.converged
 
 
@@ -430,3 +431,56 @@ def test_balanced_density_with_lumpy_populations_never_makes_more_rows_than_site
     pop = np.array([1, 1000, 1, 1000, 1, 1000, 1, 1000, 1, 1000, 1, 1000])
     for s in range(1, 13):
         assert balanced_density(np.zeros(12) + y % 3, y, pop, s).shape == (s, 2)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 40), st.integers(2, 9), st.booleans())
+def test_adc_equals_the_slow_reference(seed, n_sites, k, clustered):
+    """The fast ADC (only nearby points per tried move) makes exactly the reference's moves."""
+    points, records = _problem(seed, n_regions=150, n_people=2_000)
+    if clustered:  # dense towns and empty land, some regions at the same spot: the grid's hard cases
+        rng = np.random.default_rng(seed)
+        towns = rng.uniform(0, 50_000, (4, 2))
+        pick = rng.integers(0, 4, len(points))
+        points["x"] = np.round(towns[pick, 0] + rng.normal(0, 800, len(points)), -2)
+        points["y"] = np.round(towns[pick, 1] + rng.normal(0, 800, len(points)), -2)
+    run = dict(region="zip", quasi_identifiers=["sex", "age"], k=k, n_sites=n_sites, method="adc", count="n")
+    fast = aggregate(points, records, **run)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(geo, "adc_sites", geo.adc_sites_reference)
+        slow = aggregate(points, records, **run)
+    assert fast.adc == slow.adc
+    assert fast.sites[["x", "y"]].equals(slow.sites[["x", "y"]])
+    assert fast.suppressed == slow.suppressed and fast.mapping.equals(slow.mapping)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 400), st.integers(1, 30), st.booleans())
+def test_point_index_finds_every_point_a_moved_site_can_take(seed, n_points, n_sites, clustered):
+    rng = np.random.default_rng(seed)
+    scale = 1_000.0 if clustered else 50_000.0
+    x, y = np.round(rng.uniform(0, scale, n_points), 0 if clustered else 3), rng.uniform(0, scale, n_points)
+    if clustered:
+        x[: n_points // 2] = x[0]  # many points on one vertical line
+    sites = np.column_stack([rng.uniform(-scale / 10, scale, n_sites), rng.uniform(0, scale, n_sites)])
+    index = geo._PointIndex(x, y)
+    dist = np.hypot(x[:, None] - sites[:, 0], y[:, None] - sites[:, 1]).min(axis=1)
+    index.update(dist)
+    for target in list(rng.uniform(-scale / 5, scale * 1.2, (5, 2))) + [np.array([x[0], y[0]])]:
+        could_move = np.flatnonzero(np.hypot(x - target[0], y - target[1]) < dist)
+        found = index.candidates(*target)
+        assert len(set(found)) == len(found) and set(could_move) <= set(found)
+
+
+def test_estimate_aggregate_counts_rows_and_adc_moves():
+    points, records = _problem(3)
+    balanced = geo.estimate_aggregate(points, records, quasi_identifiers=["sex", "age"], n_sites=5)
+    assert balanced.operations == len(records) and balanced.interactive
+    adc = geo.estimate_aggregate(points, records, quasi_identifiers=["sex", "age"], n_sites=5, method="adc")
+    assert adc.operations == 5 * geo._MOVES_PER_SITE and adc.seconds > balanced.seconds
+    assert adc.peak_bytes >= 5 * 2 * 4 * 8  # the sites x classes table (2 sexes x 4 age bands)
+    capped = geo.estimate_aggregate(points, records, quasi_identifiers=["sex", "age"], n_sites=5_000,
+                                    method="adc", time_limit=1.0)
+    assert capped.seconds <= balanced.seconds + 1.0
+    with pytest.raises(ParameterError, match="method must be one of"):
+        geo.estimate_aggregate(points, records, quasi_identifiers=["sex"], n_sites=5, method="voronoi")

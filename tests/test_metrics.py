@@ -91,7 +91,7 @@ def test_bad_parameters_are_explained():
 
 def test_discernibility_rejects_fractional_sizes_and_bad_k():
     # Used to truncate 2.5 to 2 silently (and return 5).
-    with pytest.raises(ParameterError, match="whole numbers of records; found 2.5"):
+    with pytest.raises(ParameterError, match="whole numbers; found 2.5"):
         discernibility([2.5, 1], 2)
     with pytest.raises(ParameterError, match="got -2"):
         discernibility([2, 1], -2)
@@ -110,7 +110,7 @@ def test_whole_k():
 
 def test_nonuniform_entropy_validates_counts():
     # Used to return -2.0.
-    with pytest.raises(ColumnError, match="whole numbers of 0 or more; found -1"):
+    with pytest.raises(ColumnError, match="cannot be negative; found -1"):
         nonuniform_entropy(["a", "b"], ["*", "*"], count=[-1, 2])
     with pytest.raises(ColumnError, match="found 0.5"):
         nonuniform_entropy(["a", "b"], ["*", "*"], count=[0.5, 2])

@@ -79,11 +79,13 @@ def test_cervical_example_and_apply_partition():
     assert set(_metrics(at)) == {"Num of pregnancies", "Smokes", "Age", "Biopsy"}
     assert any(m.value.startswith("Best: **") for m in at.markdown)
     at.button(key="peers_apply").click().run()
-    assert not at.exception
-    active = at.session_state["active_dataset"]
-    assert "Age in" in active.name
+    assert not at.exception and not at.error
+    copy = at.session_state["working_copy"]
     assert at.session_state["peers_data"] == "active"
-    assert active.frame["Age"].dropna().str.contains("-").any()
+    assert [(a.page, a.step.column) for a in copy.steps] == [("Individual privacy", "Age")]
+    assert copy.current.frame["Age"].dropna().str.contains("-").any()
+    # the example became the loaded file, which the step did not change
+    assert copy.loaded.frame["Age"].equals(load_sample("cervical_cancer").frame["Age"])
 
 
 def test_default_dataset_page_runs():

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import tracemalloc
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +20,7 @@ from anonlib.schedule import (
     RULES,
     assign,
     enumerate_schedules,
+    estimate_assign,
     heuristic_cells,
     make_schedule,
     matrix_vector,
@@ -55,8 +58,9 @@ def test_running_example_base_and_table6_vectors():
 
 def test_heuristic_largest_reproduces_the_papers_matrix():
     matrix = assign(F, C, "heuristic", rule="largest")
+    assert isinstance(matrix, sparse.csr_array) and matrix.nnz == 7  # the seven non-zero cells
     order = [2, 0, 1, 3]  # the paper prints rows by descending frequency
-    assert matrix[order].tolist() == [
+    assert matrix.toarray()[order].tolist() == [
         [4, 0, 1, 0, 0],
         [0, 0, 3, 1, 0],
         [0, 2, 0, 2, 0],
@@ -64,6 +68,7 @@ def test_heuristic_largest_reproduces_the_papers_matrix():
     ]
     assert matrix_vector(matrix) == (2, 3, 1, 1)
     assert schedule_rank(F, C, matrix) == (339, 14504)
+    assert schedule_rank(F, C, matrix.toarray()) == (339, 14504)  # dense matrices are still read
 
 
 def test_census_of_the_running_example():
@@ -96,6 +101,16 @@ def test_make_schedule_on_table_2b():
     optimal = make_schedule(_population(), _resources(), QI, method="optimal", time_limit=30)
     assert optimal.vector == (0, 2, 1, 2) and optimal.proven_optimal and optimal.k == 2
     assert anonymity_vector(class_sizes(optimal.schedule, QI + ["Centre", "Hour"])) == (0, 2, 1, 2)
+
+
+def test_the_schedule_table_is_built_on_request_in_pieces():
+    result = make_schedule(_population(), _resources(), QI, rule="largest")
+    assert result.assignment.dtype == np.int32 and len(result.assignment) == 15  # one small integer per person
+    whole = result.schedule
+    pieces = list(result.schedule_chunks(size=4))
+    assert [len(p) for p in pieces] == [4, 4, 4, 3]
+    pd.testing.assert_frame_equal(pd.concat(pieces, ignore_index=True), whole)
+    assert (whole[["Centre", "Hour"]].to_numpy() == _resources()[["Centre", "Hour"]].to_numpy()[result.assignment]).all()
 
 
 def test_make_schedule_with_a_count_column():
@@ -166,11 +181,15 @@ problems = st.tuples(
 @given(problems, st.sampled_from(RULES), st.integers(0, 1000))
 def test_schedules_are_feasible(problem, rule, seed):
     freqs, capacities = problem
-    for matrix in (assign(freqs, capacities, rule=rule), assign(freqs, capacities, "random", seed=seed)):
+    heuristic = assign(freqs, capacities, rule=rule)
+    # each heuristic placement fills a resource or ends a row: at most rows + columns cells
+    assert heuristic.nnz <= len(freqs) + len(capacities)
+    for matrix in (heuristic, assign(freqs, capacities, "random", seed=seed)):
+        assert isinstance(matrix, sparse.csr_array)
         assert matrix.shape == (len(freqs), len(capacities))
         assert matrix.sum(axis=1).tolist() == freqs
         assert (matrix.sum(axis=0) <= np.array(capacities)).all()
-        assert (matrix >= 0).all()
+        assert (matrix.data > 0).all() and matrix.nnz <= sum(freqs)  # only cells with people are stored
 
 
 @settings(max_examples=15, deadline=None)
@@ -241,3 +260,37 @@ def test_registry_day_heuristic_beats_the_real_assignment():
     assert lex_compare(result.heuristic, result.actual) < 0
     assert result.indices["base"] >= result.indices["heuristic"] > result.indices["actual"]
     assert 0.9 < result.improvement <= 1.0
+
+
+def test_optimal_reports_people_in_settled_groups():
+    calls = []
+    outcome = optimal_cells(F, C, time_limit=30, progress=lambda *call: calls.append(call))
+    assert outcome.cells.vector == (0, 2, 1, 2)
+    # v1 = 0, then 2 pairs (4 people), 1 triple (7), 2 quadruples (15): the loop's own sum
+    assert [(done, total) for done, total, _ in calls] == [(0, 15), (4, 15), (7, 15), (15, 15)]
+    assert calls[-1][2] == "level 4 solved, vector so far (0, 2, 1, 2)"
+
+
+def test_estimates_count_the_work_of_each_method():
+    optimal = estimate_assign(F, C, "optimal", time_limit=5)
+    # one boolean per possible cell value: sum over cells of min(f_i, c_j) + 1
+    assert optimal.operations == sum(min(f, c) + 1 for f in F for c in C) == 75
+    assert 5 <= optimal.seconds < 6
+    heuristic = estimate_assign(F, C)
+    assert heuristic.operations == len(F) + len(C) >= assign(F, C).nnz and heuristic.interactive
+    assert estimate_assign([10**6] * 10, [2 * 10**7], "random").operations == 10**7
+    with pytest.raises(ParameterError, match="Unknown method"):
+        estimate_assign(F, C, "best")
+
+
+def test_a_registry_scale_schedule_stays_sparse_in_memory():
+    """10^6 people, 10^4 values x 10^4 resources: the dense matrix alone would take 800 MB."""
+    freqs = np.full(10_000, 100)
+    capacities = np.full(10_000, 101)
+    tracemalloc.start()
+    matrix = assign(freqs, capacities)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert matrix.shape == (10_000, 10_000) and matrix.nnz <= 20_000
+    assert (matrix.sum(axis=1) == freqs).all() and (matrix.sum(axis=0) <= capacities).all()
+    assert peak < 20 * 1024**2

@@ -10,35 +10,84 @@ Commands:
   vector    anonymity vector, k and lexicographic index of class sizes
   index     exact lexicographic index of an anonymity vector, and improvements
   report    one-page printable HTML risk report of a table (every capability's findings)
+  risk      prosecutor, journalist and marketer risk, population uniques, special uniques, HIPAA identifiers
+  models    l-diversity, t-closeness, alpha, delta, beta per sensitive attribute; is a release target met
+  apply     re-apply a release recipe to a file and check its release target
 
 Errors are printed as one sentence on standard error with exit code 2.
 """
 
 from __future__ import annotations
 
-import argparse
+import logging
+import os
 import sys
 from typing import Sequence
 
 from ..core.errors import AnonlibError
-from . import leakage, privacy, profile, report, schedules
+from . import apply, leakage, privacy, profile, report, risk, schedules
+from .common import Parser
 
-COMMAND_MODULES = (profile, report, leakage, privacy, schedules)
+COMMAND_MODULES = (profile, report, leakage, privacy, schedules, risk, apply)
+log = logging.getLogger("anonlib.cli")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m anonlib", description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+def build_parser() -> Parser:
+    parser = Parser(prog="python -m anonlib", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for module in COMMAND_MODULES:
         module.register(commands)
+    parser.commands = commands.choices
     return parser
 
 
+def _parse(argv: Sequence[str] | None):
+    """Parse the command line; an unknown option is reported by the command it was given to."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; returns the exit code (2 with a sentence on bad input)."""
-    args = build_parser().parse_args(argv)
+    """Run one command; returns the exit code (2 with a sentence on bad input).
+
+    Output cut short by the reader (``... | head``) ends quietly. Anything
+    unexpected is one sentence too (``ANONLIB_DEBUG=1`` shows the traceback).
+    """
+    args = _parse(argv)
     try:
-        return args.handler(args)
+        code = args.handler(args)
+        sys.stdout.flush()
+        return code
     except AnonlibError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+    except KeyboardInterrupt:
+        print("error: Interrupted; nothing more was written.", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("error: This computer ran out of memory for this request; choose fewer columns or rows.", file=sys.stderr)
+        return 2
+    except Exception as err:  # noqa: BLE001 - no traceback reaches the user
+        if os.environ.get("ANONLIB_DEBUG"):
+            raise
+        print(
+            f"error: Something unexpected went wrong ({type(err).__name__}); please report the command "
+            "that led here (ANONLIB_DEBUG=1 shows the details).", file=sys.stderr,
+        )
+        return 2
+
+
+def _quiet_stdout() -> None:
+    """The reader closed the pipe: send the rest of the output nowhere, so the
+    interpreter's final flush does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (tests capture it)
+        pass

@@ -1,16 +1,31 @@
-"""What every command shares: reading the table and its roles, parsing lists of
-numbers, writing the files the user asked for, and declaring the data options."""
+"""What every command shares: reading the table and its roles, parsing numbers
+and lists of numbers, writing the files the user asked for, and declaring the
+data options."""
 
 from __future__ import annotations
 
 import argparse
+import math
+import sys
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn, Sequence
 
-from ..core.dataset import Dataset, Role
-from ..core.errors import DataFileError, EmptySelectionError, FileTooLargeError, ParameterError
-from ..core.loading import load_table
+import pandas as pd
+
+from ..core.dataset import ROLE_VALUES, Dataset, Role
+from ..core.errors import ColumnError, DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
+from ..core.loading import LoadedTable, load_table
+from ..core.numbers import MAX_COUNT, real_number, whole_number
 from ..core.samples import SAMPLES, load_sample
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with its usage errors as one sentence on standard error and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        text = message[:1].upper() + message[1:]
+        print(f"error: {text.rstrip('.')}; see `{self.prog} --help`.", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def split(text: str | None) -> list[str]:
@@ -18,11 +33,22 @@ def split(text: str | None) -> list[str]:
 
 
 def load_dataset(args: argparse.Namespace) -> Dataset:
-    """The table a command works on, with roles from --qi/--count and the missing policy.
+    """The table a command works on, with roles from --qi/--count/--role and the missing policy.
 
     With ``--engine duckdb|spark`` it is an ``anonlib.engine.EngineTable``: the
     files are scanned where they are and the measures run on that engine (the
     same attributes and ``analysis_frame`` as a ``Dataset``)."""
+    return read_dataset(args)[0]
+
+
+def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]:
+    """The dataset of --sample or the file, and how the file was read (None for a
+    sample or a table scanned by an engine)."""
+    table = None
+    if args.sample and args.file:
+        raise ParameterError("Give either a file or --sample NAME, not both.")
+    if args.sample and (args.delimiter or args.encoding):
+        raise ParameterError("--delimiter and --encoding describe a file; a bundled sample needs neither.")
     engine = getattr(args, "engine", None)
     if getattr(args, "spark_master", None) and engine != "spark":
         raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
@@ -43,9 +69,52 @@ def load_dataset(args: argparse.Namespace) -> Dataset:
         roles.update({c: Role.IGNORE for c in dataset.quasi_identifiers})
         roles.update({c: Role.QUASI_IDENTIFIER for c in split(args.qi)})
     if args.count:
+        roles.update({c: Role.IGNORE for c in dataset.columns_with(Role.COUNT) if c != args.count})
         roles[args.count] = Role.COUNT
+    roles.update(_role_options(getattr(args, "role", None) or [], dataset))
     dataset = dataset.with_roles(roles) if roles else dataset
-    return dataset.with_missing("drop") if args.drop_missing else dataset
+    return (dataset.with_missing("drop") if args.drop_missing else dataset), table
+
+
+def _role_options(specs: Sequence[str], dataset: Dataset) -> dict[str, Role]:
+    """``--role COLUMN=ROLE`` options (repeatable), checked against the table's columns."""
+    out: dict[str, Role] = {}
+    for spec in specs:
+        column, sep, role = spec.rpartition("=")
+        column, role = column.strip(), role.strip().lower()
+        if not sep or not column or not role:
+            raise ParameterError(f"Give a role as COLUMN=ROLE, e.g. --role Code=quasi-identifier; got '{spec}'.")
+        if column not in _columns(dataset):
+            raise ColumnError(
+                f"--role names the column '{column}', which is not in the data. "
+                f"Available columns: {join_names(_columns(dataset))}."
+            )
+        if role not in ROLE_VALUES:
+            raise ParameterError(f"'{role}' is not a role; use one of {join_names(ROLE_VALUES)}.")
+        out[column] = Role(role)
+    counts = [c for c, r in out.items() if r is Role.COUNT]
+    if counts:  # the column named last as count is the one count column
+        out.update({c: Role.IGNORE for c in dataset.columns_with(Role.COUNT) if c not in counts})
+    return out
+
+
+def _columns(dataset) -> tuple[str, ...]:
+    """The column names of a ``Dataset`` or of an engine's table."""
+    return tuple(dataset.frame.columns) if isinstance(dataset, Dataset) else tuple(dataset.columns)
+
+
+def analysis_frame(dataset: Dataset, columns: Sequence[str], option: str) -> tuple[pd.DataFrame, int]:
+    """``dataset.analysis_frame(columns)``, saying how to use a column marked as an
+    identifier from the command line (``option`` named it)."""
+    identifiers = [c for c in columns if c in dataset.identifiers]
+    if identifiers:
+        first = identifiers[0]
+        raise ColumnError(
+            f"{join_names(identifiers)} {'is' if len(identifiers) == 1 else 'are'} marked as an identifier "
+            f"and identifiers are never analysed; to use it in {option}, "
+            f"add --role {first}=quasi-identifier (or sensitive)."
+        )
+    return dataset.analysis_frame(list(columns))
 
 
 def _scan(args: argparse.Namespace, engine: str):
@@ -76,16 +145,35 @@ def engine_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def integers(text: str | None, what: str) -> list[int]:
-    """Whole numbers from "4,4,5,2" (spaces allowed); a sentence naming the bad entry otherwise."""
+    """Whole numbers from "4,4,5,2" (spaces allowed); a sentence naming the bad entry otherwise.
+    Their size is checked where they are used (``anonlib.core.numbers``)."""
     numbers = []
     for item in split(text):
         try:
             numbers.append(int(item))
         except ValueError:
-            raise ParameterError(f"The {what} must be whole numbers separated by commas; '{item}' is not one.") from None
+            try:
+                number = float(item)  # 1e3 is a whole number too
+            except ValueError:
+                number = math.nan
+            if not (math.isfinite(number) and number.is_integer()):
+                raise ParameterError(
+                    f"The {what} must be whole numbers separated by commas; '{item}' is not one."
+                ) from None
+            numbers.append(int(number))
     if not numbers:
         raise ParameterError(f"Give the {what} as whole numbers separated by commas, e.g. 4,4,5,2.")
     return numbers
+
+
+def whole_option(text: str | None, what: str, *, minimum: int = 0, maximum: int = MAX_COUNT) -> int | None:
+    """An option holding one whole number (None when not given)."""
+    return None if text is None else whole_number(text, what, minimum=minimum, maximum=maximum)
+
+
+def fraction_option(text: str | None, what: str) -> float | None:
+    """An option holding a threshold of at least 0 and below 1 (None when not given)."""
+    return None if text is None else real_number(text, what, minimum=0.0, maximum=1.0, below=True)
 
 
 def write(path: str, data: bytes) -> None:
@@ -95,6 +183,14 @@ def write(path: str, data: bytes) -> None:
     except OSError as err:
         raise DataFileError(f"Could not write '{path}': {err.strerror or err}.") from None
     print(f"written            {path}")
+
+
+def once(columns: list[str], option: str) -> list[str]:
+    """``columns`` when each is named once, else a sentence naming the repeated one."""
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    if repeated:
+        raise ParameterError(f"{join_names(repeated)} is named twice in {option}; name each column once.")
+    return columns
 
 
 def analysed_columns(dataset: Dataset, wanted: Sequence[str]) -> list[str]:
@@ -118,6 +214,10 @@ def data_arguments(parser: argparse.ArgumentParser, *, qi: bool = False, positio
     parser.add_argument("--drop-missing", action="store_true", help="drop rows with missing values in the columns used")
     parser.add_argument("--delimiter", help="field delimiter (default: detected)")
     parser.add_argument("--encoding", help="text encoding (default: detected)")
+    parser.add_argument(
+        "--role", action="append", metavar="COLUMN=ROLE",
+        help=f"set a column's role (repeatable): {', '.join(ROLE_VALUES)}; e.g. --role Code=quasi-identifier",
+    )
 
 
 def command(commands, name: str, summary: str, example: str, handler) -> argparse.ArgumentParser:

@@ -13,17 +13,36 @@ import pandas as pd
 from ..anonymize import METHOD_NAMES
 from ..anonymize import METHODS as SEARCH_METHODS
 from ..anonymize import search
-from ..core.errors import DataFileError, EmptySelectionError, ParameterError, join_names
+from ..core.errors import DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
 from ..core.hierarchy import default_hierarchy, read_hierarchy_csv, validate_hierarchy
-from ..core.loading import to_safe_csv
+from ..core.dataset import Role
+from ..core.loading import DEFAULT_MAX_BYTES, to_safe_csv
+from ..core.metrics import whole_k
 from ..leakage import attribute_label, leakage_table
-from .common import analysed_columns, command, data_arguments, engine_arguments, integers, load_dataset, split, write
+from ..workflow.history import WorkingCopy
+from ..workflow.recipe import Reading
+from ..workflow.release import release_csv
+from ..workflow.steps import GeneralizationStep
+from ..workflow.target import ReleaseTarget
+from .common import (
+    analysed_columns,
+    analysis_frame,
+    command,
+    data_arguments,
+    engine_arguments,
+    integers,
+    load_dataset,
+    once,
+    read_dataset,
+    split,
+    write,
+)
 
 
 def _leakage(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
-    columns = analysed_columns(dataset, split(args.attributes))
-    frame, dropped = dataset.analysis_frame(columns)
+    columns = analysed_columns(dataset, once(split(args.attributes), "--attributes"))
+    frame, dropped = analysis_frame(dataset, columns, "--attributes")
     sizes = integers(args.sizes, "combination sizes") if args.sizes else None
     table = leakage_table(frame, columns, count=dataset.count, sizes=sizes)
     shown = table.assign(attribute=[attribute_label(a) for a in table["attribute"]])
@@ -50,32 +69,44 @@ def _hierarchy_files(specs: Sequence[str]) -> dict[str, pd.DataFrame]:
         file = Path(path.strip())
         if not file.is_file():
             raise DataFileError(f"The hierarchy file '{file.name}' does not exist or is not a file.")
+        if file.stat().st_size > DEFAULT_MAX_BYTES:
+            raise FileTooLargeError(
+                f"The hierarchy file '{file.name}' is larger than {DEFAULT_MAX_BYTES // 1024**2} MB, the limit for a table."
+            )
         out[attribute.strip()] = read_hierarchy_csv(file.read_bytes())
     return out
 
 
 def _anonymize(args: argparse.Namespace) -> int:
-    dataset = load_dataset(args)
-    shield = split(args.shield)
+    dataset, table = read_dataset(args)
+    k = whole_k(args.k)
+    shield = once(split(args.shield), "--shield")
     if not shield:
         raise EmptySelectionError("Name the shield attributes (the ones an attacker may know), e.g. --shield Zip,Age.")
+    if dataset.count in shield:
+        raise ParameterError(f"'{dataset.count}' is the record-count column; it cannot be a shield attribute.")
     wanted = set(shield) | set(dataset.quasi_identifiers + dataset.sensitive)
     columns = [c for c in dataset.frame.columns if c in wanted] + [c for c in shield if c not in dataset.frame.columns]
-    frame, dropped = dataset.analysis_frame(columns)
+    frame, dropped = analysis_frame(dataset, columns, "--shield")
     given = _hierarchy_files(args.hierarchy or [])
     unknown = [a for a in given if a not in shield]
     if unknown:
         raise ParameterError(f"Hierarchies were given for {join_names(unknown)}, which is not in the shield.")
     hierarchies = {}
-    for attribute in shield:
+    for attribute in shield:  # built on (and checked against) every value of the file, so a recipe covers it
+        values = dataset.frame[attribute]
         if attribute in given:
-            hierarchies[attribute] = validate_hierarchy(given[attribute], frame[attribute], attribute)
+            hierarchies[attribute] = validate_hierarchy(given[attribute], values, attribute)
         else:
-            hierarchies[attribute] = default_hierarchy(frame[attribute], attribute)[1]
-    result = search(frame, shield, args.k, hierarchies, args.method, count=dataset.count)
-    if args.out:
-        write(args.out, to_safe_csv(result.table))
-    summary = {"dataset": dataset.name, "shield": shield, "k": args.k, "rows_dropped": dropped, **result.summary()}
+            hierarchies[attribute] = default_hierarchy(values, attribute)[1]
+    result = search(frame, shield, k, hierarchies, args.method, count=dataset.count)
+    if args.out or args.recipe:
+        recipe, released = _release(dataset, table, shield, columns, k, result, hierarchies)
+        if args.out:
+            write(args.out, released)
+        if args.recipe:
+            write(args.recipe, recipe.dumps().encode("utf-8"))
+    summary = {"dataset": dataset.name, "shield": shield, "k": k, "rows_dropped": dropped, **result.summary()}
     summary["hierarchies"] = {a: ("file" if a in given else "default") for a in shield}
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -88,6 +119,20 @@ def _anonymize(args: argparse.Namespace) -> int:
     print(f"tables generated   {result.generated:,}")
     print(f"seconds            {result.seconds:.4f}")
     return 0
+
+
+def _release(dataset, table, shield, columns, k, result, hierarchies):
+    """The recipe of a command-line generalization and the released table's bytes:
+    the shield is the quasi-identifier, the target is k, the one step the search's
+    levels with the hierarchies used, the released columns those written by --out."""
+    roles = {c: Role.IGNORE for c in dataset.quasi_identifiers if c not in shield}
+    roles.update({c: Role.QUASI_IDENTIFIER for c in shield})
+    loaded = dataset.with_roles(roles)
+    step = GeneralizationStep.from_search(result, hierarchies)
+    copy = WorkingCopy.start(loaded, ReleaseTarget(k=k), reading=Reading.of(table) if table is not None else None)
+    copy = copy.apply(step, "command line (anonymize)")
+    recipe = copy.recipe(columns)
+    return recipe, release_csv(copy.release(recipe.columns))
 
 
 def register(commands) -> None:
@@ -104,15 +149,20 @@ def register(commands) -> None:
 
     anonymize = command(
         commands, "anonymize", "least generalization putting every shield group in at least k records",
-        "python -m anonlib anonymize --sample arca_table1 --shield Zip,Age,AC --k 3 --hierarchy Age=age.csv", _anonymize,
+        "python -m anonlib anonymize --sample arca_table1 --shield Zip,Age,AC --k 3 --hierarchy Age=age.csv "
+        "--out anonymized.csv --recipe recipe.json", _anonymize,
     )
     data_arguments(anonymize)
     anonymize.add_argument("--shield", required=True, help="comma-separated attributes an attacker may know")
-    anonymize.add_argument("--k", type=int, required=True, help="smallest allowed group (records)")
+    anonymize.add_argument("--k", required=True, help="smallest allowed group (records), a whole number of at least 1")
     anonymize.add_argument("--method", choices=list(SEARCH_METHODS), default="iab", help="search method (default iab)")
     anonymize.add_argument(
         "--hierarchy", action="append", metavar="ATTR=FILE",
         help="ARX hierarchy CSV of a shield attribute (repeatable; default: built from the values)",
     )
     anonymize.add_argument("--out", metavar="CSV", help="write the generalized table to this CSV file")
+    anonymize.add_argument(
+        "--recipe", metavar="JSON",
+        help="write the recipe of this generalization (re-apply it with `python -m anonlib apply`)",
+    )
     anonymize.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -9,31 +9,30 @@ import json
 import numpy as np
 
 from ..core.equivalence import encode, record_counts
-from ..core.errors import ParameterError
 from ..core.loading import to_safe_csv
 from ..core.metrics import weighted_median
 from ..peers import MEASURE_NAMES, MEASURES, default_q, min_poac, min_ppp
-from .common import command, data_arguments, load_dataset, split, write
+from .common import analysis_frame, command, data_arguments, fraction_option, load_dataset, once, split, write
 
 
 def _privacy(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
     sensitive = args.sensitive
-    aux = split(args.aux) or [c for c in dataset.quasi_identifiers + dataset.sensitive if c != sensitive]
-    frame, dropped = dataset.analysis_frame([sensitive, *aux])
+    p = fraction_option(args.p, "The threshold p")
+    given_q = fraction_option(args.q, "The threshold q")
+    aux = once(split(args.aux), "--aux") or [c for c in dataset.quasi_identifiers + dataset.sensitive if c != sensitive]
+    frame, dropped = analysis_frame(dataset, [sensitive, *aux], "--sensitive or --aux")
     count = dataset.count
     include_empty = not args.no_empty
-    if not 0.0 <= args.p < 1.0:
-        raise ParameterError(f"The threshold p must be at least 0 and below 1; got {args.p:g}.")
     label = MEASURE_NAMES.get(args.measure, args.measure)
     if args.measure == "poac":
-        q = args.q if args.q is not None else default_q(args.p, encode(frame, [sensitive]).cardinalities[0])
+        q = given_q if given_q is not None else default_q(p, encode(frame, [sensitive]).cardinalities[0])
         values = min_poac(frame, sensitive, aux, q, include_empty=include_empty, count=count)
         protected = values >= 1.0  # q-downward privacy: min PoAC = 1
     else:
         q = None
         values = min_ppp(frame, sensitive, aux, include_empty=include_empty, count=count)
-        protected = values > args.p  # p-upward privacy: min PPP > p
+        protected = values > p  # p-upward privacy: min PPP > p
     weights = record_counts(frame, count)
     weights = np.ones(len(frame), dtype=np.int64) if weights is None else weights
     share = float((protected * weights).sum() / max(weights.sum(), 1))
@@ -42,7 +41,7 @@ def _privacy(args: argparse.Namespace) -> int:
         per_row = frame.assign(**{f"min {label}": values, "protected": protected})
         write(args.out, to_safe_csv(per_row))
     result = {
-        "dataset": dataset.name, "sensitive": sensitive, "aux": aux, "measure": args.measure, "p": args.p, "q": q,
+        "dataset": dataset.name, "sensitive": sensitive, "aux": aux, "measure": args.measure, "p": p, "q": q,
         "include_empty": include_empty, "individuals": int(weights.sum()), "rows_dropped": dropped,
         "protected_share": share, f"median_min_{args.measure}": median,
     }
@@ -53,7 +52,7 @@ def _privacy(args: argparse.Namespace) -> int:
     print(f"sensitive          {sensitive}")
     print(f"auxiliary          {', '.join(aux) or '(none)'}  ({2 ** len(aux) - (0 if include_empty else 1):,} combinations)")
     print(f"individuals        {int(weights.sum()):,}")
-    what = f"min {label} > {args.p:g}" if args.measure == "ppp" else f"min {label} = 1 at q = {q:g}"
+    what = f"min {label} > {p:g}" if args.measure == "ppp" else f"min {label} = 1 at q = {q:g}"
     print(f"protected share    {100 * share:.2f}%  ({what})")
     print(f"median min {label:<7} {median:.4f}")
     return 0
@@ -68,8 +67,8 @@ def register(commands) -> None:
     privacy.add_argument("--sensitive", required=True, help="the sensitive column")
     privacy.add_argument("--aux", help="comma-separated auxiliary columns (default: the other quasi-identifiers and sensitive)")
     privacy.add_argument("--measure", choices=list(MEASURES), default="ppp", help="ppp (default) or poac")
-    privacy.add_argument("--p", type=float, default=0.0, help="PPP threshold: protected when min PPP > p (default 0)")
-    privacy.add_argument("--q", type=float, help="PoAC threshold q (default p / (number of sensitive values - 1))")
+    privacy.add_argument("--p", default="0", help="PPP threshold: protected when min PPP > p (default 0)")
+    privacy.add_argument("--q", help="PoAC threshold q (default p / (number of sensitive values - 1))")
     privacy.add_argument("--no-empty", action="store_true", help="leave out knowing nothing (the empty subset)")
     privacy.add_argument("--out", metavar="CSV", help="write each row's values and minimum to this CSV file")
     privacy.add_argument("--json", action="store_true", help="print the result as JSON")

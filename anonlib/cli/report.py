@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import data_arguments, load_dataset
+from ..core.metrics import whole_k
+from .common import data_arguments, fraction_option, load_dataset
 
 
 def _report(args: argparse.Namespace) -> int:
     from ..report import build_report, render_html
 
-    page = render_html(build_report(load_dataset(args), k=args.k, p=args.p))
+    page = render_html(build_report(load_dataset(args), k=whole_k(args.k), p=fraction_option(args.p, "The threshold p")))
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8") as out:
@@ -31,8 +32,8 @@ def register(commands) -> None:
         "and a suggested generalization, with the parameters used; to --out, else to standard output. "
         "Example: python -m anonlib report --sample adult --k 5 --out report.html"))
     data_arguments(report, qi=True)
-    report.add_argument("--k", type=int, default=5, help="k of the suggested generalization (default 5)")
-    report.add_argument("--p", type=float, default=0.0, help="PPP threshold of individual privacy (default 0)")
+    report.add_argument("--k", default="5", help="k of the suggested generalization (default 5)")
+    report.add_argument("--p", default="0", help="PPP threshold of individual privacy (default 0)")
     report.add_argument("--out", help="write the HTML to this file (default: standard output)")
     report.set_defaults(handler=_report)
 

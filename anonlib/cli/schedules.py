@@ -7,27 +7,54 @@ import argparse
 import json
 
 import numpy as np
+from scipy import sparse
 
 from ..avector import anonymity_vector, improvement, k_of, lex_index, partition_count, population_of, vector_text
-from ..core.errors import ParameterError
+from ..core.errors import ParameterError, ProblemTooLargeError
 from ..core.loading import load_table, to_safe_csv
-from ..schedule import DEFAULT_RULE, RULES, assign, make_schedule, matrix_vector
+from ..core.numbers import seed_number, time_limit_seconds
+from ..schedule import DEFAULT_RULE, RULES, Cells, assign, make_schedule, matrix_vector
 from ..schedule import METHODS as SCHEDULE_METHODS
-from .common import command, data_arguments, integers, load_dataset, write
+from .common import analysis_frame, command, data_arguments, integers, load_dataset, write
 
 
-def _print_matrix(matrix: np.ndarray, limit: int = 40) -> None:
+PRINT_LIMIT = 40  # rows or columns of a matrix printed in full
+JSON_DENSE_LIMIT = 10_000  # cells of a matrix written densely in JSON ("matrix"); the cells always are
+
+
+def _print_matrix(matrix: sparse.csr_array, limit: int = PRINT_LIMIT) -> None:
     if matrix.shape[0] > limit or matrix.shape[1] > limit:
-        print(f"matrix             {matrix.shape[0]:,} x {matrix.shape[1]:,} (too large to print)")
+        print(f"matrix             {matrix.shape[0]:,} x {matrix.shape[1]:,}, {matrix.nnz:,} non-zero cells (too large to print)")
         return
-    width = max(2, len(str(int(matrix.max(initial=0)))))
+    dense = matrix.toarray()
+    width = max(2, len(str(int(dense.max(initial=0)))))
     print("matrix (rows: quasi-identifier values, columns: resources)")
-    for row in matrix:
+    for row in dense:
         print("  " + " ".join(f"{int(x):>{width}}" for x in row))
 
 
+def _index_or_none(vector: tuple[int, ...]) -> tuple[int | None, str | None]:
+    """The exact index, or None and the sentence saying why it is out of reach."""
+    try:
+        return lex_index(vector), None
+    except ProblemTooLargeError as err:
+        return None, str(err)
+
+
+def _matrix_json(matrix: sparse.csr_array) -> dict:
+    """The schedule's non-zero cells [row, resource, people] (and the dense matrix when small)."""
+    cells = Cells.from_matrix(matrix)
+    out: dict = {"shape": list(matrix.shape)}
+    if matrix.shape[0] * matrix.shape[1] <= JSON_DENSE_LIMIT:
+        out["matrix"] = matrix.toarray().tolist()
+    out["cells"] = np.column_stack([cells.rows, cells.cols, cells.counts]).tolist()
+    return out
+
+
 def _schedule(args: argparse.Namespace) -> int:
+    seed, time_limit = seed_number(args.seed), time_limit_seconds(args.time_limit)
     population_mode = bool(args.file or args.sample)
+    index_note = None
     if population_mode and (args.freqs or args.capacities):
         raise ParameterError("Give either --freqs and --capacities, or a population with --resources; not both.")
     if population_mode:
@@ -35,11 +62,12 @@ def _schedule(args: argparse.Namespace) -> int:
             raise ParameterError("Give the resource table (one row per slot with a capacity column) with --resources FILE.")
         dataset = load_dataset(args)
         qis = list(dataset.quasi_identifiers)
-        population, dropped = dataset.analysis_frame(qis)
+        group = [args.group] if args.group and args.group not in qis else []
+        population, dropped = analysis_frame(dataset, qis + group, "--group")
         resources = load_table(args.resources, delimiter=args.delimiter, encoding=args.encoding).frame
         res = make_schedule(
             population, resources, qis, count=dataset.count, capacity=args.capacity, group=args.group,
-            method=args.method, rule=args.rule, seed=args.seed, time_limit=args.time_limit,
+            method=args.method, rule=args.rule, seed=seed, time_limit=time_limit,
         )
         if args.out:
             write(args.out, to_safe_csv(res.schedule))
@@ -52,15 +80,17 @@ def _schedule(args: argparse.Namespace) -> int:
             )
         matrix = assign(
             integers(args.freqs, "frequencies"), integers(args.capacities, "capacities"), args.method,
-            rule=args.rule, seed=args.seed, time_limit=args.time_limit,
+            rule=args.rule, seed=seed, time_limit=time_limit,
         )
         vector = matrix_vector(matrix)
-        index, base, proven, dropped = lex_index(vector), None, None, 0
+        (index, index_note), base, proven, dropped = _index_or_none(vector), None, None, 0
     result = {
         "method": args.method, "rule": (args.rule or DEFAULT_RULE) if args.method == "heuristic" else None,
-        "matrix": matrix.tolist(), "anonymity_vector": list(vector), "k": k_of(vector),
+        **_matrix_json(matrix), "anonymity_vector": list(vector), "k": k_of(vector),
         "lexicographic_index": None if index is None else str(index),
     }
+    if index_note:
+        result["lexicographic_index_note"] = index_note
     if base is not None:
         result["vector_before"] = list(base)
     if args.method == "optimal" and proven is not None:
@@ -77,6 +107,8 @@ def _schedule(args: argparse.Namespace) -> int:
     print(f"anonymity vector   {vector_text(vector)}")
     print(f"k                  {k_of(vector)}")
     print(f"lexicographic index {'-' if index is None else index}")
+    if index_note:
+        print(f"                   ({index_note})")
     if proven is not None:
         print(f"proven optimal     {'yes' if proven else 'no (time limit)'}")
     return 0
@@ -137,8 +169,8 @@ def register(commands) -> None:
     schedule.add_argument("--group", help="column of both tables (e.g. region): people only go to their own group's slots")
     schedule.add_argument("--method", choices=list(SCHEDULE_METHODS), default="heuristic", help="default heuristic")
     schedule.add_argument("--rule", choices=list(RULES), help=f"heuristic split rule (default {DEFAULT_RULE})")
-    schedule.add_argument("--seed", type=int, default=0, help="seed of the random method (default 0)")
-    schedule.add_argument("--time-limit", type=float, help="seconds per step of the optimal method (default 10)")
+    schedule.add_argument("--seed", default="0", help="seed of the random method, 0 to 4294967295 (default 0)")
+    schedule.add_argument("--time-limit", help="seconds per step of the optimal method, above 0 and at most 600 (default 10)")
     schedule.add_argument("--out", metavar="CSV", help="with a population: write the schedule to this CSV file")
     schedule.add_argument("--json", action="store_true", help="print the result as JSON")
 

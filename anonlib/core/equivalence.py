@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ColumnError, EmptySelectionError, ParameterError, join_names, require_columns
+from .numbers import whole_numbers
 
 MISSING_LABEL = "missing"
 _KEY_LIMIT = 1 << 62
@@ -222,28 +223,22 @@ def size_histogram(sizes: np.ndarray | Sequence[int]) -> tuple[np.ndarray, np.nd
 
 
 def record_counts(df: pd.DataFrame, count: str | None) -> np.ndarray | None:
-    """The record-count column as int64, validated (None when ``count`` is None).
+    """The record-count column as int64, validated (None when ``count`` is None):
+    whole numbers of 0 or more adding up to at most ``MAX_COUNT`` (2**53, the
+    largest total the float64 class sums count exactly), never wrapped.
 
     >>> record_counts(pd.DataFrame({"n": [1, 3]}), "n").tolist()
     [1, 3]
+    >>> record_counts(pd.DataFrame({"n": [1, float("inf")]}), "n")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ColumnError: The counts in the record-count column 'n' must be whole numbers; found inf.
     """
     if count is None:
         return None
     if count not in df.columns:
         raise ColumnError(f"The record-count column '{count}' does not exist.")
-    raw = pd.to_numeric(df[count], errors="coerce")
-    if raw.isna().any():
-        bad = df.loc[raw.isna(), count].iloc[0]
-        raise ColumnError(
-            f"The record-count column '{count}' must hold whole numbers; found '{bad}'."
-        )
-    values = raw.to_numpy(dtype=np.float64)
-    if (values < 0).any() or not np.all(np.equal(np.floor(values), values)):
-        bad = values[(values < 0) | (np.floor(values) != values)][0]
-        raise ColumnError(
-            f"The record-count column '{count}' must hold whole numbers of 0 or more; found {bad:g}."
-        )
-    return values.astype(np.int64)
+    return whole_numbers(df[count], f"The counts in the record-count column '{count}'", error=ColumnError)
 
 
 def encode(df: pd.DataFrame, columns: Sequence[str] | None = None, *, count: str | None = None) -> EncodedTable:

@@ -67,6 +67,10 @@ class EngineUnavailableError(EngineError):
     """The requested data engine is not installed or cannot start (e.g. Spark without Java)."""
 
 
+class RecipeError(AnonlibError):
+    """A release recipe cannot be read, or does not fit the file it is applied to."""
+
+
 def join_names(names, limit: int = 8) -> str:
     """Human list of names: ``'a, b, c'`` and ``'... (12 more)'`` past ``limit``.
 

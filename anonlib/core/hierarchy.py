@@ -271,7 +271,9 @@ def read_hierarchy_csv(data: bytes | str, delimiter: str | None = None) -> pd.Da
     >>> read_hierarchy_csv(b"F;*\\nM;*\\n").values.tolist()
     [['F', '*'], ['M', '*']]
     """
-    text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    text = _hierarchy_text(data) if isinstance(data, bytes) else data
+    if "\x00" in text:
+        raise HierarchyError(_NOT_TEXT)
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise HierarchyError("The hierarchy file is empty.")
@@ -286,6 +288,32 @@ def read_hierarchy_csv(data: bytes | str, delimiter: str | None = None) -> pd.Da
             f"has {len(short)} columns, others have {max(widths)}."
         )
     return _frame(rows)
+
+
+_NOT_TEXT = (
+    "The hierarchy file is not text (it looks like a binary file such as an image or a spreadsheet); "
+    "give an ARX hierarchy as a CSV file with one row per value."
+)
+
+
+def _hierarchy_text(data: bytes) -> str:
+    """UTF-8 (with or without BOM), UTF-16 with a BOM, else Latin-1; a binary file is
+    refused with a sentence."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise HierarchyError(_NOT_TEXT) from None
+    if b"\x00" in data[:8192]:
+        raise HierarchyError(_NOT_TEXT)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    controls = sum(ch < " " and ch not in "\t\r\n" for ch in text[:8192])
+    if controls > 8:
+        raise HierarchyError(_NOT_TEXT)
+    return text
 
 
 def _spreadsheet_safe(cell: str) -> str:

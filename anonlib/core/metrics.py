@@ -31,10 +31,12 @@ import pandas as pd
 
 from .equivalence import Classes, combine, encode_column, record_counts
 from .errors import ColumnError, ParameterError
+from .numbers import whole_number, whole_numbers
 
 
 def whole_k(k: object) -> int:
-    """``k`` as an int, or ``ParameterError`` unless it is a whole number of at least 1.
+    """``k`` as an int, or ``ParameterError`` unless it is a whole number from 1
+    to ``MAX_COUNT`` (the most records counted exactly).
 
     >>> whole_k(3), whole_k(4.0)
     (3, 4)
@@ -43,13 +45,7 @@ def whole_k(k: object) -> int:
     ...
     anonlib.core.errors.ParameterError: k must be a whole number of at least 1; got 2.5.
     """
-    try:
-        whole = not isinstance(k, bool) and float(k).is_integer()  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        whole = False
-    if not whole or int(k) < 1:  # type: ignore[call-overload]
-        raise ParameterError(f"k must be a whole number of at least 1; got {k}.")
-    return int(k)  # type: ignore[call-overload]
+    return whole_number(k, "k", minimum=1)
 
 
 def discernibility(class_sizes: Iterable[int], k: int) -> int:
@@ -64,15 +60,8 @@ def discernibility(class_sizes: Iterable[int], k: int) -> int:
     8
     """
     k = whole_k(k)
-    raw = np.asarray(list(class_sizes) if not isinstance(class_sizes, np.ndarray) else class_sizes)
-    if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.number) or raw.size == 0):
-        raise ParameterError("Equivalence-class sizes must be whole numbers of records.")
-    if raw.size and not np.all(np.isfinite(raw) & (np.floor(raw) == raw)):
-        bad = raw[~(np.isfinite(raw) & (np.floor(raw) == raw))][0]
-        raise ParameterError(f"Equivalence-class sizes must be whole numbers of records; found {bad:g}.")
-    sizes = raw.astype(np.int64)
-    if sizes.size and sizes.min() < 0:
-        raise ParameterError(f"Equivalence-class sizes cannot be negative; found {int(sizes.min())}.")
+    listed = isinstance(class_sizes, (np.ndarray, list, tuple)) or np.ndim(class_sizes) == 0
+    sizes = whole_numbers(class_sizes if listed else list(class_sizes), "Equivalence-class sizes", text=False)
     total = int(sizes.sum())
     kept = sizes[sizes >= k]
     dropped = sizes[sizes < k]
@@ -104,6 +93,9 @@ def nonuniform_entropy(
     >>> round(nonuniform_entropy(["a", "b"], ["*", "*"], count=[1, 3]), 6)
     3.245112
     """
+    for values in (original, generalized):
+        if values is None or isinstance(values, (str, bytes)) or np.ndim(values) != 1:
+            raise ParameterError("The original and generalized values must each be a list of labels.")
     if len(original) != len(generalized):
         raise ParameterError(
             f"The original and generalized values must have the same length; got {len(original)} "
@@ -163,8 +155,13 @@ def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
     10.0
     >>> weighted_median(np.array([1.0, 2.0]), np.array([1, 1]))
     1.0
+    >>> weighted_median(np.array([]), np.array([]))
+    nan
     """
     values = np.asarray(values)
+    if values.size == 0:
+        return float("nan")
     order = np.argsort(values, kind="stable")
     cumulative = np.cumsum(np.asarray(weights, dtype=float)[order])
-    return float(values[order][np.searchsorted(cumulative, cumulative[-1] / 2.0)])
+    at = np.searchsorted(cumulative, cumulative[-1] / 2.0)
+    return float(values[order][min(int(at), values.size - 1)])

@@ -1,6 +1,7 @@
 """The bundled sample datasets, with their default column roles.
 
-Files live in ``data/samples/`` (provenance and licenses in its README). Every
+Files live in ``data/samples/`` (provenance and licenses in its README); an
+installed package carries them as ``anonlib/bundled_samples``. Every
 sample is read through ``load_table``, exactly like an upload.
 
 Example:
@@ -19,7 +20,14 @@ from .dataset import Dataset, Role
 from .errors import ParameterError, join_names
 from .loading import load_table
 
-SAMPLES_DIR = Path(__file__).resolve().parents[2] / "data" / "samples"
+def _samples_dir() -> Path:
+    """``anonlib/bundled_samples`` of an installed package, else the clone's ``data/samples``."""
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "bundled_samples"
+    return installed if installed.is_dir() else package.parent / "data" / "samples"
+
+
+SAMPLES_DIR = _samples_dir()
 DEFAULT_SAMPLE = "adult"
 
 Q, S, I, C = Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.IDENTIFIER, Role.COUNT
@@ -146,7 +154,7 @@ def sample_path(file: str) -> Path:
     """Path of a bundled file (samples and their companions, e.g. the GeoJSON)."""
     path = SAMPLES_DIR / file
     if not path.is_file():
-        raise ParameterError(f"The bundled file '{file}' is missing from data/samples.")
+        raise ParameterError(f"The bundled file '{file}' is missing from {SAMPLES_DIR}.")
     return path
 
 

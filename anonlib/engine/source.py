@@ -81,6 +81,10 @@ class EngineTable:
         return self.columns_with(Role.SENSITIVE)
 
     @property
+    def identifiers(self) -> tuple[str, ...]:
+        return self.columns_with(Role.IDENTIFIER)
+
+    @property
     def count(self) -> str | None:
         counts = self.columns_with(Role.COUNT)
         return counts[0] if counts else None

@@ -1,0 +1,142 @@
+"""What a step costs on the data, said before it is applied.
+
+``step_cost(step, dataset)`` applies the step to a copy and compares: per
+changed column the number of distinct values before and after, the records
+suppressed, and whether a quasi-identifier is effectively removed (it becomes
+one value, such as ``*``). Pages show ``sentences()`` next to a suggestion and
+never make a suggestion that ``removes_quasi_identifier`` the default
+(``default_choice``).
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> from anonlib.workflow.steps import BandsStep
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30, 31, 45, 52]}), {"age": "quasi-identifier"})
+    >>> step_cost(BandsStep("age", 10, 0, 30, 52, True), ds).sentences()
+    ('age: 4 values become 3.',)
+    >>> cost = step_cost(BandsStep("age", 30, 0, 30, 52, True), ds)
+    >>> cost.sentences(), cost.removes_quasi_identifier
+    (('age becomes one value (30-52): the column is effectively removed.',), True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import pandas as pd
+
+from ..core.dataset import Dataset
+from ..core.equivalence import record_counts
+from ..core.hierarchy import SUPPRESSED
+
+
+@dataclass(frozen=True)
+class ColumnChange:
+    """One column a step changes: distinct values (missing not counted) before and
+    after, and the one value left when only one is (``single``)."""
+
+    column: str
+    before: int
+    after: int
+    single: str | None = None
+
+    @property
+    def removed(self) -> bool:
+        """The column had several values and now has at most one: it no longer tells anything."""
+        return self.before > 1 and self.after <= 1
+
+    def sentence(self) -> str:
+        if self.removed:
+            if self.single and set(self.single) == {SUPPRESSED}:  # "*", "*****" (masked codes)
+                return f"{self.column} is replaced by {self.single}: the column is effectively removed."
+            shown = f" ({self.single})" if self.single is not None else ""
+            return f"{self.column} becomes one value{shown}: the column is effectively removed."
+        if self.before == self.after:
+            return f"{self.column}: values relabelled ({self.after:,} values)."
+        return f"{self.column}: {self.before:,} values become {self.after:,}."
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """What applying a step changes on one table."""
+
+    changes: tuple[ColumnChange, ...]
+    records_before: int
+    records_after: int
+    quasi_identifiers: tuple[str, ...]
+
+    @property
+    def suppressed_records(self) -> int:
+        return self.records_before - self.records_after
+
+    @property
+    def removed(self) -> tuple[str, ...]:
+        """Columns the step effectively removes (one value left)."""
+        return tuple(c.column for c in self.changes if c.removed)
+
+    @property
+    def removes_quasi_identifier(self) -> bool:
+        """True when a quasi-identifier is effectively removed: never the default suggestion."""
+        return any(c in self.quasi_identifiers for c in self.removed)
+
+    @property
+    def changed_columns(self) -> tuple[str, ...]:
+        return tuple(c.column for c in self.changes)
+
+    def sentences(self) -> tuple[str, ...]:
+        """The cost in plain words, one sentence per changed column and for suppression."""
+        out = [c.sentence() for c in self.changes]
+        if self.suppressed_records:
+            share = self.suppressed_records / self.records_before if self.records_before else 0.0
+            out.append(f"{self.suppressed_records:,} records suppressed ({100 * share:.1f}% of {self.records_before:,}).")
+        return tuple(out) or ("Nothing changes on this data.",)
+
+
+def _records(frame: pd.DataFrame, count: str | None) -> int:
+    weights = record_counts(frame, count) if count and count in frame.columns else None
+    return len(frame) if weights is None else int(weights.sum())
+
+
+def _distinct(series: pd.Series) -> tuple[int, str | None]:
+    values = pd.unique(series.dropna())
+    return len(values), (str(values[0]) if len(values) == 1 else None)
+
+
+def cost_between(before: Dataset, after: pd.DataFrame) -> StepCost:
+    """The cost of turning ``before``'s table into ``after`` (same columns; fewer
+    rows only by suppression)."""
+    changes = []
+    if len(after) == len(before.frame):
+        for column in before.frame.columns:
+            if column not in after.columns or column == before.count:
+                continue
+            old, new = before.frame[column], after[column]
+            if old is new or old.equals(new):
+                continue
+            n_before, _ = _distinct(old)
+            n_after, single = _distinct(new)
+            changes.append(ColumnChange(str(column), n_before, n_after, single))
+    return StepCost(
+        changes=tuple(changes),
+        records_before=_records(before.frame, before.count),
+        records_after=_records(after, before.count),
+        quasi_identifiers=before.quasi_identifiers,
+    )
+
+
+def step_cost(step, dataset: Dataset) -> StepCost:
+    """What ``step`` would change on ``dataset``'s table (the dataset is not changed)."""
+    return cost_between(dataset, step.apply(dataset.frame))
+
+
+def default_choice(costs: Sequence[StepCost]) -> int | None:
+    """Index of the first suggestion (best first) that removes no quasi-identifier, or
+    None when every one does (then no suggestion is preselected).
+
+    >>> keep = StepCost((ColumnChange("age", 9, 3),), 10, 10, ("age",))
+    >>> drop = StepCost((ColumnChange("age", 9, 1, "*"),), 10, 10, ("age",))
+    >>> default_choice([drop, keep]), default_choice([drop])
+    (1, None)
+    """
+    return next((i for i, cost in enumerate(costs) if not cost.removes_quasi_identifier), None)

@@ -1,0 +1,153 @@
+"""Reading recipe JSON strictly: every field is checked for presence and type.
+
+A recipe travels outside the app (e-mailed, versioned, edited by hand). A
+field that is missing, of the wrong type, unknown, or out of range gets one
+sentence naming where it is (``RecipeError``), never a ``KeyError`` deep in a
+step. The helpers take the object being read and a ``where`` text ("step 2",
+"the target") used in the sentence.
+
+Example:
+    >>> read_whole({"k": 5}, "k", "the target", minimum=1)
+    5
+    >>> read_whole({"k": "5"}, "k", "the target")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.RecipeError: The recipe is damaged or was edited by hand: 'k' of the target must be a whole number, not '5'.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping
+
+from ..core.errors import RecipeError
+
+DAMAGED = "The recipe is damaged or was edited by hand: "
+
+
+def damaged(text: str) -> RecipeError:
+    """A ``RecipeError`` whose sentence starts by saying the recipe is damaged.
+
+    >>> str(damaged("step 1 has no kind."))
+    'The recipe is damaged or was edited by hand: step 1 has no kind.'
+    """
+    return RecipeError(DAMAGED + text)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value) if not isinstance(value, str) else f"'{value}'"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def read_object(value: Any, where: str, *, required: Iterable[str] = (), optional: Iterable[str] = ()) -> Mapping[str, Any]:
+    """``value`` as a JSON object with exactly the ``required`` keys and some of ``optional``.
+
+    >>> read_object({"a": 1}, "the target", required=["a"])
+    {'a': 1}
+    >>> read_object({"a": 1, "b": 2}, "the target", required=["a"])
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.RecipeError: The recipe is damaged or was edited by hand: the target has an unknown field 'b'.
+    """
+    if not isinstance(value, Mapping):
+        raise damaged(f"{where} must be a JSON object, not {_shown(value)}.")
+    required, optional = tuple(required), tuple(optional)
+    absent = [key for key in required if key not in value]
+    if absent:
+        raise damaged(f"{where} lacks the field '{absent[0]}'.")
+    unknown = [key for key in value if key not in required and key not in optional]
+    if unknown:
+        raise damaged(f"{where} has an unknown field '{unknown[0]}'.")
+    return value
+
+
+def read_list(obj: Mapping[str, Any], key: str, where: str) -> list:
+    """A JSON array field.
+
+    >>> read_list({"steps": []}, "steps", "the recipe")
+    []
+    """
+    value = obj.get(key)
+    if not isinstance(value, list):
+        raise damaged(f"'{key}' of {where} must be a list, not {_shown(value)}.")
+    return value
+
+
+def read_text(obj: Mapping[str, Any], key: str, where: str, *, allowed: Iterable[str] | None = None,
+              optional: bool = False) -> str | None:
+    """A text field (None allowed when ``optional``), one of ``allowed`` when given.
+
+    >>> read_text({"kind": "bands"}, "kind", "step 1", allowed=["bands"])
+    'bands'
+    """
+    value = obj.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise damaged(f"'{key}' of {where} must be text, not {_shown(value)}.")
+    if allowed is not None:
+        allowed = tuple(allowed)
+        if value not in allowed:
+            raise damaged(f"'{key}' of {where} is {_shown(value)}; it must be one of {', '.join(allowed)}.")
+    return value
+
+
+def read_number(obj: Mapping[str, Any], key: str, where: str, *, minimum: float | None = None,
+                maximum: float | None = None, optional: bool = False) -> float | None:
+    """A finite number field within [``minimum``, ``maximum``].
+
+    >>> read_number({"width": 10}, "width", "step 1", minimum=0)
+    10.0
+    """
+    value = obj.get(key)
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise damaged(f"'{key}' of {where} must be a number, not {_shown(value)}.")
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        bounds = (f"at least {minimum:g}" if maximum is None else
+                  f"at most {maximum:g}" if minimum is None else f"between {minimum:g} and {maximum:g}")
+        raise damaged(f"'{key}' of {where} is {value:g}; it must be {bounds}.")
+    return float(value)
+
+
+def read_whole(obj: Mapping[str, Any], key: str, where: str, *, minimum: int | None = None,
+               optional: bool = False) -> int | None:
+    """A whole-number field of at least ``minimum``.
+
+    >>> read_whole({"level": 2}, "level", "step 1", minimum=0)
+    2
+    """
+    value = obj.get(key)
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise damaged(f"'{key}' of {where} must be a whole number, not {_shown(value)}.")
+    if minimum is not None and value < minimum:
+        raise damaged(f"'{key}' of {where} is {value}; it must be at least {minimum}.")
+    return int(value)
+
+
+def read_flag(obj: Mapping[str, Any], key: str, where: str) -> bool:
+    """A true/false field.
+
+    >>> read_flag({"integer": True}, "integer", "step 1")
+    True
+    """
+    value = obj.get(key)
+    if not isinstance(value, bool):
+        raise damaged(f"'{key}' of {where} must be true or false, not {_shown(value)}.")
+    return value
+
+
+def read_texts(obj: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    """A list of texts.
+
+    >>> read_texts({"columns": ["age", "sex"]}, "columns", "the release")
+    ('age', 'sex')
+    """
+    values = read_list(obj, key, where)
+    bad = [v for v in values if not isinstance(v, str)]
+    if bad:
+        raise damaged(f"'{key}' of {where} must list texts; {_shown(bad[0])} is not one.")
+    return tuple(values)

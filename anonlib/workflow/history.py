@@ -1,0 +1,179 @@
+"""The working copy: the loaded file, the steps applied to it, and undo.
+
+``WorkingCopy`` is an immutable value: ``apply``, ``undo``, ``reset`` and
+``with_target`` return a new working copy and never touch the loaded dataset,
+so undo and reset cannot lose the file. Each ``AppliedStep`` records what
+changed (columns with their distinct values before and after, records
+suppressed), from which page, the table after it, and the risk before and
+after against the release target (``TargetCheck``, in records).
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> from anonlib.workflow.steps import BandsStep
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [31, 35, 38, 44, 41]}), {"age": "quasi-identifier"})
+    >>> copy = WorkingCopy.start(ds, ReleaseTarget(k=2))
+    >>> copy.check.failing_records
+    5
+    >>> copy = copy.apply(BandsStep("age", 10, 1, 31, 44, True), page="Individual privacy")
+    >>> copy.current.frame["age"].tolist(), copy.check.failing_records
+    (['31-39', '31-39', '31-39', '40-44', '40-44'], 0)
+    >>> copy.steps[0].summary()
+    'Individual privacy: age in 2 bands of width 10 (31-39 to 40-44); records failing the target 5 -> 0'
+    >>> copy.undo().current is ds, copy.reset().current is ds
+    (True, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Sequence
+
+import pandas as pd
+
+from ..core.dataset import Dataset
+from ..core.errors import AnonlibError, ParameterError
+from .cost import StepCost, cost_between
+from .recipe import Reading, Recipe, RecipeStep, analysed_records, recipe_of
+from .release import release_table
+from .steps import Step
+from .target import ReleaseTarget, TargetCheck
+
+
+@dataclass(frozen=True, eq=False)
+class AppliedStep:
+    """One step in the history: the step, the page it came from, what it changed,
+    the risk before and after (None when the target could not be checked, with
+    the reason in ``problem``) and the table after it."""
+
+    step: Step
+    page: str
+    cost: StepCost
+    before: TargetCheck | None
+    after: TargetCheck | None
+    frame: pd.DataFrame = field(repr=False)
+    problem: str | None = None
+
+    @property
+    def changed_columns(self) -> tuple[str, ...]:
+        return self.cost.changed_columns
+
+    @property
+    def suppressed_records(self) -> int:
+        return self.cost.suppressed_records
+
+    def risk_text(self) -> str:
+        """"records failing the target 3,120 -> 210" (or why it is unknown)."""
+        if self.before is None or self.after is None:
+            return "risk not checked" + (f" ({self.problem})" if self.problem else "")
+        return f"records failing the target {self.before.failing_records:,} -> {self.after.failing_records:,}"
+
+    def summary(self) -> str:
+        """Page, what the step does, and the risk before and after, on one line."""
+        return f"{self.page}: {self.step.describe()}; {self.risk_text()}"
+
+
+def _checked(target: ReleaseTarget, dataset: Dataset, loaded_records: int) -> tuple[TargetCheck | None, str | None]:
+    try:
+        return target.check(dataset, loaded_records=loaded_records), None
+    except AnonlibError as err:  # no quasi-identifier, a model on a column that is gone: said, not fatal
+        return None, str(err)
+
+
+@dataclass(frozen=True, eq=False)
+class WorkingCopy:
+    """The loaded dataset (never changed), the release target and the applied steps."""
+
+    loaded: Dataset
+    target: ReleaseTarget = field(default_factory=ReleaseTarget)
+    steps: tuple[AppliedStep, ...] = ()
+    reading: Reading | None = None
+    loaded_check: TargetCheck | None = None
+    loaded_problem: str | None = None
+
+    @classmethod
+    def start(cls, loaded: Dataset, target: ReleaseTarget | None = None, *, reading: Reading | None = None) -> "WorkingCopy":
+        """A working copy of ``loaded`` with no step yet."""
+        target = target or ReleaseTarget()
+        check, problem = _checked(target, loaded, analysed_records(loaded))
+        return cls(loaded, target, (), reading, check, problem)
+
+    @cached_property
+    def loaded_records(self) -> int:
+        """Records of the loaded file that are assessed (the base of the suppressed share)."""
+        return analysed_records(self.loaded)
+
+    @cached_property
+    def current(self) -> Dataset:
+        """The dataset every page works on: the loaded roles over the latest table."""
+        if not self.steps:
+            return self.loaded
+        return Dataset(name=self.loaded.name, frame=self.steps[-1].frame, roles=self.loaded.roles,
+                       missing=self.loaded.missing, notes=self.loaded.notes).validated()
+
+    @property
+    def check(self) -> TargetCheck | None:
+        """The current table against the target (None when it cannot be checked: see ``problem``)."""
+        return self.steps[-1].after if self.steps else self.loaded_check
+
+    @property
+    def problem(self) -> str | None:
+        """Why the target cannot be checked, if it cannot."""
+        return self.steps[-1].problem if self.steps else self.loaded_problem
+
+    def apply(self, step: Step, page: str) -> "WorkingCopy":
+        """A new working copy with ``step`` applied to the current table, from ``page``."""
+        before = self.current
+        frame = step.apply(before.frame)
+        if frame is before.frame:
+            frame = frame.copy(deep=False)  # every step gets its own table object
+        after = Dataset(name=self.loaded.name, frame=frame, roles=self.loaded.roles, missing=self.loaded.missing,
+                        notes=self.loaded.notes).validated()
+        check, problem = _checked(self.target, after, self.loaded_records)
+        applied = AppliedStep(step, str(page), cost_between(before, frame), self.check, check, frame, problem)
+        return replace(self, steps=self.steps + (applied,))
+
+    def undo(self) -> "WorkingCopy":
+        """The working copy without its last step; a sentence when there is none."""
+        if not self.steps:
+            raise ParameterError("There is no step to undo; the working copy is the loaded file.")
+        return replace(self, steps=self.steps[:-1])
+
+    def reset(self) -> "WorkingCopy":
+        """Back to the loaded file: every step dropped, the target kept."""
+        return replace(self, steps=())
+
+    def with_target(self, target: ReleaseTarget) -> "WorkingCopy":
+        """The same steps judged against another target (the risk before and after each is recomputed)."""
+        if target == self.target:
+            return self
+        check, problem = _checked(target, self.loaded, self.loaded_records)
+        steps = []
+        for applied in self.steps:
+            current = Dataset(name=self.loaded.name, frame=applied.frame, roles=self.loaded.roles,
+                              missing=self.loaded.missing).validated()
+            after, after_problem = _checked(target, current, self.loaded_records)
+            steps.append(replace(applied, before=steps[-1].after if steps else check, after=after,
+                                 problem=after_problem))
+        return WorkingCopy(self.loaded, target, tuple(steps), self.reading, check, problem)
+
+    def rebase(self, loaded: Dataset, reading: Reading | None = None) -> "WorkingCopy":
+        """The same steps replayed on another loaded dataset (e.g. the same file with
+        other roles or types); raises the step's sentence when one no longer fits."""
+        copy = WorkingCopy.start(loaded, self.target, reading=reading if reading is not None else self.reading)
+        for applied in self.steps:
+            copy = copy.apply(applied.step, applied.page)
+        return copy
+
+    @property
+    def recipe_steps(self) -> tuple[RecipeStep, ...]:
+        return tuple(RecipeStep(a.step, a.page) for a in self.steps)
+
+    def release(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The released table of the current state (``anonlib.workflow.release.release_table``)."""
+        return release_table(self.current, columns)
+
+    def recipe(self, columns: Sequence[str] | None = None) -> Recipe:
+        """The recipe re-applying this working copy to the loaded file (or a new delivery)."""
+        return recipe_of(self.loaded, self.target, self.recipe_steps, self.current, columns, self.reading)

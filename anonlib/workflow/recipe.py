@@ -1,0 +1,342 @@
+"""The recipe: a release written down so it can be re-applied without the app.
+
+A recipe (JSON, ``"format": "anonlib-recipe"``, ``"version": 1``) holds
+
+- ``source``: the loaded file's name, fingerprint, rows and records, how it was
+  read (delimiter, encoding, header), the missing-value policy and every
+  column with its type and role;
+- ``target``: the release target (k, privacy models, suppression limit);
+- ``steps``: every step in order, each with the page it came from;
+- ``release``: the released columns, and the SHA-256 and records of the
+  released table it produced (to confirm a reproduction).
+
+``apply_recipe(recipe, file)`` reads a file the way the source was read,
+checks its layout, sets the recorded types and roles, applies the steps,
+checks the target and builds the released table with the one writer
+(``anonlib.workflow.release``). Applied to the file it was made from, the
+bytes equal the ones recorded. Anything that does not fit (a damaged JSON, a
+missing column, a value no step knows) is one ``AnonlibError`` sentence.
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> from anonlib.workflow.history import WorkingCopy
+    >>> from anonlib.workflow.steps import BandsStep
+    >>> ds = Dataset.from_frame("d.csv", pd.DataFrame({"age": [31, 35, 38, 44, 41]}), {"age": "quasi-identifier"})
+    >>> copy = WorkingCopy.start(ds, ReleaseTarget(k=2)).apply(BandsStep("age", 10, 1, 31, 44, True), "Individual privacy")
+    >>> recipe = copy.recipe()
+    >>> Recipe.loads(recipe.dumps()) == recipe
+    True
+    >>> replay = recipe.replay(ds)
+    >>> replay.check.met, replay.reproduces, replay.table["age"].tolist()
+    (True, True, ['31-39', '31-39', '31-39', '40-44', '40-44'])
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from ..core.dataset import ROLE_VALUES, Dataset, Role, column_kind, convert_column
+from ..core.errors import AnonlibError, ColumnError, RecipeError, join_names
+from ..core.loading import load_table
+from .fields import damaged, read_list, read_object, read_text, read_texts, read_whole
+from .release import check_release_columns, digest, release_csv, release_table
+from .steps import Step, step_from_json
+from .target import ReleaseTarget, TargetCheck
+
+RECIPE_FORMAT = "anonlib-recipe"
+RECIPE_VERSION = 1
+TYPES = ("integer", "number", "category")
+MAX_RECIPE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a file was read: delimiter, encoding and header (None = detect, as the loader does).
+
+    >>> Reading(",", "utf-8", True).to_json()
+    {'delimiter': ',', 'encoding': 'utf-8', 'header': True}
+    """
+
+    delimiter: str | None = None
+    encoding: str | None = None
+    header: bool | None = None
+
+    @classmethod
+    def of(cls, table) -> "Reading":
+        """What ``load_table`` detected or was told (a ``LoadedTable``)."""
+        return cls(table.delimiter, table.encoding, table.header)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"delimiter": self.delimiter, "encoding": self.encoding, "header": self.header}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "the source's reading") -> "Reading":
+        read_object(data, where, required=("delimiter", "encoding", "header"))
+        header = data["header"]
+        if header is not None and not isinstance(header, bool):
+            raise damaged(f"'header' of {where} must be true, false or null.")
+        return cls(read_text(data, "delimiter", where, optional=True),
+                   read_text(data, "encoding", where, optional=True), header)
+
+
+@dataclass(frozen=True)
+class SourceColumn:
+    """One column of the loaded file: its name, type (integer, number, category) and role."""
+
+    name: str
+    type: str
+    role: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """The loaded file as the recipe remembers it."""
+
+    name: str
+    fingerprint: str
+    rows: int
+    records: int
+    missing: str
+    columns: tuple[SourceColumn, ...]
+    reading: Reading = field(default_factory=Reading)
+
+    @classmethod
+    def of(cls, dataset: Dataset, reading: Reading | None = None) -> "Source":
+        """The source of a loaded dataset."""
+        table = dataset.role_table()
+        return cls(
+            name=str(dataset.name),
+            fingerprint=dataset.fingerprint,
+            rows=dataset.n_rows,
+            records=dataset.n_records,
+            missing=dataset.missing,
+            columns=tuple(SourceColumn(*map(str, row)) for row in table[["column", "type", "role"]].itertuples(index=False)),
+            reading=reading or Reading(),
+        )
+
+    @property
+    def roles(self) -> dict[str, str]:
+        return {c.name: c.role for c in self.columns}
+
+    def dataset(self, frame: pd.DataFrame, name: str | None = None) -> Dataset:
+        """``frame`` (a new delivery or the same file) as the recipe's dataset: every
+        recorded column must exist; their recorded types are set (a value that does
+        not convert is a sentence); extra columns are ignored and never released."""
+        wanted = [c.name for c in self.columns]
+        missing = [c for c in wanted if c not in frame.columns]
+        if missing:
+            raise ColumnError(
+                f"This file lacks {join_names(missing)}, which the recipe needs: it was made for a file with the "
+                f"columns {join_names(wanted, 12)}."
+            )
+        for column in self.columns:
+            if column_kind(frame[column.name]) != column.type:
+                frame = convert_column(frame, column.name, column.type)
+        roles = {c.name: c.role for c in self.columns}
+        roles.update({str(c): Role.IGNORE.value for c in frame.columns if c not in roles})
+        return Dataset(name=name or self.name, frame=frame, roles={c: Role(r) for c, r in roles.items()},
+                       missing=self.missing).validated()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "fingerprint": self.fingerprint, "rows": self.rows, "records": self.records,
+            "missing": self.missing, "reading": self.reading.to_json(),
+            "columns": [{"name": c.name, "type": c.type, "role": c.role} for c in self.columns],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "the source") -> "Source":
+        read_object(data, where, required=("name", "fingerprint", "rows", "records", "missing", "reading", "columns"))
+        columns = []
+        for item in read_list(data, "columns", where):
+            read_object(item, f"a column of {where}", required=("name", "type", "role"))
+            columns.append(SourceColumn(
+                read_text(item, "name", where), read_text(item, "type", where, allowed=TYPES),
+                read_text(item, "role", where, allowed=ROLE_VALUES),
+            ))
+        names = [c.name for c in columns]
+        if not columns or len(set(names)) != len(names):
+            raise damaged(f"{where} must list each column once.")
+        if sum(c.role == Role.COUNT.value for c in columns) > 1:
+            raise damaged(f"{where} marks more than one column as the record count.")
+        return cls(
+            name=read_text(data, "name", where), fingerprint=read_text(data, "fingerprint", where),
+            rows=read_whole(data, "rows", where, minimum=0), records=read_whole(data, "records", where, minimum=0),
+            missing=read_text(data, "missing", where, allowed=("category", "drop")),
+            columns=tuple(columns), reading=Reading.from_json(data["reading"]),
+        )
+
+
+@dataclass(frozen=True)
+class RecipeStep:
+    """A step of the recipe and the page it was applied from."""
+
+    step: Step
+    page: str = ""
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A recipe applied to a table: the final dataset, the target check, the released
+    table and its bytes; ``same_file`` when the table is the one the recipe was
+    made from, ``reproduces`` when the bytes equal the recorded ones."""
+
+    dataset: Dataset
+    check: TargetCheck
+    table: pd.DataFrame
+    csv: bytes
+    same_file: bool
+    reproduces: bool
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Source, target, steps and release of one release (see the module text)."""
+
+    source: Source
+    target: ReleaseTarget
+    steps: tuple[RecipeStep, ...]
+    columns: tuple[str, ...]
+    released_sha256: str = ""
+    released_records: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": RECIPE_FORMAT,
+            "version": RECIPE_VERSION,
+            "source": self.source.to_json(),
+            "target": self.target.to_json(),
+            "steps": [{"page": s.page, "description": s.step.describe(), "step": s.step.to_json()} for s in self.steps],
+            "release": {"columns": list(self.columns), "sha256": self.released_sha256,
+                        "records": self.released_records},
+        }
+
+    def dumps(self) -> str:
+        """The recipe as indented JSON text (UTF-8 safe, keys in a fixed order)."""
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Recipe":
+        """A recipe from parsed JSON; a ``RecipeError`` sentence when anything is off."""
+        if not isinstance(data, Mapping) or data.get("format") != RECIPE_FORMAT:
+            raise RecipeError("This is not an anonlib recipe (a JSON file written by the dashboard or by "
+                              "`python -m anonlib anonymize --recipe`).")
+        version = data.get("version")
+        if version != RECIPE_VERSION:
+            raise RecipeError(f"This recipe has version {version!r}; this anonlib reads version {RECIPE_VERSION}. "
+                              "Use the anonlib version that wrote it.")
+        read_object(data, "the recipe", required=("format", "version", "source", "target", "steps", "release"))
+        source = Source.from_json(data["source"])
+        target = ReleaseTarget.from_json(data["target"])
+        steps = []
+        for i, item in enumerate(read_list(data, "steps", "the recipe"), start=1):
+            where = f"step {i}"
+            read_object(item, where, required=("page", "step"), optional=("description",))
+            steps.append(RecipeStep(step_from_json(item["step"], where), read_text(item, "page", where)))
+        release = read_object(data["release"], "the release", required=("columns", "sha256", "records"))
+        columns = read_texts(release, "columns", "the release")
+        roles = source.roles
+        unknown = [c for c in columns if c not in roles]
+        if unknown or not columns:
+            raise damaged(f"the release names {join_names(unknown) or 'no column'}, which the source does not list.")
+        if any(roles[c] == Role.IDENTIFIER.value for c in columns):
+            raise damaged("the release includes an identifier column.")
+        for i, s in enumerate(steps, start=1):
+            absent = [c for c in s.step.columns if c not in roles]
+            if absent:
+                raise damaged(f"step {i} uses {join_names(absent)}, which the source does not list.")
+        return cls(source, target, tuple(steps), columns, read_text(release, "sha256", "the release"),
+                   read_whole(release, "records", "the release", minimum=0))
+
+    @classmethod
+    def loads(cls, text: str | bytes) -> "Recipe":
+        """A recipe from JSON text; one sentence when the text is not valid JSON."""
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                raise RecipeError("The recipe is not a UTF-8 text file; give the JSON file the dashboard wrote.") from None
+        try:
+            data = json.loads(text)
+        except ValueError as err:
+            line = getattr(err, "lineno", None)
+            raise RecipeError(
+                "The recipe is not valid JSON" + (f" (line {line})" if line else "") + "; it may be cut short or damaged."
+            ) from None
+        return cls.from_json(data)
+
+    @property
+    def describe(self) -> tuple[str, ...]:
+        """One line per step: its page and what it does."""
+        return tuple(f"{s.page or 'command line'}: {s.step.describe()}" for s in self.steps)
+
+    def replay(self, dataset: Dataset) -> Replay:
+        """Apply the steps to ``dataset`` (built by ``Source.dataset``), check the target,
+        and write the released table."""
+        frame = dataset.frame
+        for i, s in enumerate(self.steps, start=1):
+            try:
+                frame = s.step.apply(frame)
+            except RecipeError:
+                raise
+            except AnonlibError as err:
+                raise type(err)(f"Step {i} ({s.step.describe()}) does not fit this file: {err}") from None
+        final = Dataset(name=dataset.name, frame=frame, roles=dataset.roles, missing=dataset.missing,
+                        notes=dataset.notes).validated()
+        check = self.target.check(final, loaded_records=analysed_records(dataset))
+        columns = check_release_columns(final, self.columns)
+        table = release_table(final, columns)
+        data = release_csv(table)
+        return Replay(final, check, table, data, dataset.fingerprint == self.source.fingerprint,
+                      bool(self.released_sha256) and digest(data) == self.released_sha256)
+
+
+def analysed_records(dataset: Dataset) -> int:
+    """Records the target's share is counted against: the loaded table's assessed records."""
+    frame, _ = dataset.analysis_frame(list(dataset.quasi_identifiers + dataset.sensitive))
+    weights = frame[dataset.count] if dataset.count else None
+    return len(frame) if weights is None else int(pd.to_numeric(weights).sum())
+
+
+def read_recipe(path: str | Path) -> Recipe:
+    """A recipe file; a sentence when it cannot be read.
+
+    >>> read_recipe("no-such-recipe.json")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.RecipeError: The recipe file 'no-such-recipe.json' does not exist or is not a file.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise RecipeError(f"The recipe file '{file.name}' does not exist or is not a file.")
+    if file.stat().st_size > MAX_RECIPE_BYTES:
+        raise RecipeError(f"The recipe file '{file.name}' is larger than {MAX_RECIPE_BYTES // 2**20} MB; "
+                          "it is not a recipe the dashboard wrote.")
+    return Recipe.loads(file.read_bytes())
+
+
+def apply_recipe(recipe: Recipe, source: str | Path | bytes, *, name: str | None = None) -> Replay:
+    """Read ``source`` (a path or bytes) as the recipe's file was read and replay the recipe."""
+    reading = recipe.source.reading
+    table = load_table(source, name=name, delimiter=reading.delimiter, encoding=reading.encoding, header=reading.header)
+    dataset = recipe.source.dataset(table.frame, name=name or table.name)
+    return recipe.replay(dataset)
+
+
+def recipe_of(loaded: Dataset, target: ReleaseTarget, steps: Sequence[RecipeStep], final: Dataset,
+              columns: Sequence[str] | None = None, reading: Reading | None = None) -> Recipe:
+    """The recipe of a release: ``loaded`` turned into ``final`` by ``steps``, releasing
+    ``columns`` (default: all but identifiers and ignored columns)."""
+    from .release import default_release_columns
+
+    chosen = check_release_columns(final, default_release_columns(final) if columns is None else columns)
+    table = release_table(final, chosen)
+    data = release_csv(table)
+    records = int(table[final.count].sum()) if final.count else len(table)
+    return Recipe(Source.of(loaded, reading), target, tuple(steps), chosen, digest(data), records)

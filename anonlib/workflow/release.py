@@ -1,0 +1,112 @@
+"""The released table and its bytes: one writer for the app's download and the CLI.
+
+``release_table(dataset, columns)`` is the table that leaves the organisation:
+
+- identifier columns are never released; by default ignored columns are not
+  either (``default_release_columns``), the user may keep some;
+- with the dataset's ``missing="drop"``, rows missing a value in a released
+  column are left out (they were never assessed);
+- with a record-count column, rows that became identical are merged and their
+  counts added (first occurrence first; the form of Arca & Hewett's Table 5),
+  so the release does not show how the original rows were split.
+
+``release_csv(table)`` writes it: UTF-8, comma-separated, CRLF line ends, no
+index, spreadsheet formulas neutralised (``anonlib.core.loading.to_safe_csv``).
+The same dataset always gives the same bytes, which is what lets
+``python -m anonlib apply`` reproduce the app's download byte for byte.
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"id": [1, 2, 3], "age": ["30-39", "30-39", "40-49"],
+    ...                                           "n": [2, 1, 4]}), {"id": "identifier", "n": "count"})
+    >>> release_table(ds).values.tolist()
+    [['30-39', 3], ['40-49', 4]]
+    >>> release_csv(release_table(ds))
+    b'age,n\\r\\n30-39,3\\r\\n40-49,4\\r\\n'
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..core.dataset import Dataset, Role
+from ..core.equivalence import encode
+from ..core.errors import ColumnError, EmptySelectionError, join_names
+from ..core.loading import to_safe_csv
+
+
+def default_release_columns(dataset: Dataset) -> tuple[str, ...]:
+    """Every column but identifiers and ignored ones, in the file's order (count column included).
+
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"name": ["a"], "age": [3], "x": [1]}), {"x": "ignore"})
+    >>> default_release_columns(ds)
+    ('age',)
+    """
+    kept = (Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.COUNT)
+    return tuple(str(c) for c in dataset.frame.columns if dataset.roles.get(c, Role.IGNORE) in kept)
+
+
+def check_release_columns(dataset: Dataset, columns: Sequence[str]) -> tuple[str, ...]:
+    """``columns`` in the file's order with the count column added; a sentence when
+    one is an identifier or does not exist, or when none is left."""
+    columns = list(dict.fromkeys(columns))
+    unknown = [c for c in columns if c not in dataset.frame.columns]
+    if unknown:
+        raise ColumnError(f"The release cannot include {join_names(unknown)}: no such column in the data.")
+    identifiers = [c for c in columns if dataset.roles.get(c) is Role.IDENTIFIER]
+    if identifiers:
+        raise ColumnError(
+            f"{join_names(identifiers)} is marked as an identifier and is never released; change its role first."
+        )
+    if dataset.count and dataset.count not in columns:
+        columns.append(dataset.count)
+    if not [c for c in columns if c != dataset.count]:
+        raise EmptySelectionError("Choose at least one column to release.")
+    order = {c: i for i, c in enumerate(dataset.frame.columns)}
+    return tuple(sorted(columns, key=order.__getitem__))
+
+
+def release_table(dataset: Dataset, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The table to release from ``dataset`` (see the module text)."""
+    columns = check_release_columns(dataset, default_release_columns(dataset) if columns is None else columns)
+    values = [c for c in columns if c != dataset.count]
+    frame, _ = dataset.analysis_frame(values)
+    frame = frame[list(columns)]
+    if dataset.count is None or frame.empty:
+        return frame.reset_index(drop=True)
+    return merge_identical_rows(frame, dataset.count)
+
+
+def merge_identical_rows(frame: pd.DataFrame, count: str) -> pd.DataFrame:
+    """Rows equal on every column but ``count`` merged into their first occurrence,
+    counts added (missing values equal each other).
+
+    >>> merge_identical_rows(pd.DataFrame({"a": ["x", "y", "x"], "n": [1, 2, 3]}), "n").values.tolist()
+    [['x', 4], ['y', 2]]
+    """
+    values = [c for c in frame.columns if c != count]
+    table = encode(frame, values, count=count)
+    rows = table.classes()
+    order = np.sort(rows.first_rows)
+    merged = frame.iloc[order].reset_index(drop=True)
+    merged[count] = rows.sizes[rows.ids[order]]
+    return merged
+
+
+def release_csv(table: pd.DataFrame) -> bytes:
+    """The released table as CSV bytes (the one writer of the app and the CLI)."""
+    return to_safe_csv(table)
+
+
+def digest(data: bytes) -> str:
+    """SHA-256 of released bytes, recorded in the recipe to confirm a reproduction.
+
+    >>> digest(b"")[:12]
+    'e3b0c44298fc'
+    """
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,269 @@
+"""The release target: what a table must meet before it is released, checked in records.
+
+A privacy officer sets it once: k (every record in a class of at least k
+records on the quasi-identifiers), optionally privacy models on sensitive
+attributes (``anonlib.models.ModelRequirement``: l-diversity, t-closeness, ...),
+and the largest share of the loaded file's records that may be suppressed.
+
+``ReleaseTarget.check(dataset)`` answers in records, with the one acceptance
+computation of ``anonlib.models.acceptance`` (there is no separate k-only path):
+
+- ``failing_records``: records in classes that fail k or a model (what
+  suppression would still remove), per requirement in ``failing``;
+- ``suppressed_records``: records already removed from the loaded file (by
+  suppression steps), when the loaded file's size is given;
+- ``met``: nothing fails and the suppressed share is within the limit (the
+  table can be released as it is);
+- ``met_after_suppression``: suppressing the failing records would keep the
+  total suppressed share within the limit (ARX's acceptance: the target is
+  reached by a suppression step).
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30, 30, 30, 40]}), {"age": "quasi-identifier"})
+    >>> check = ReleaseTarget(k=2).check(ds)
+    >>> check.met, check.failing_records, check.failing_classes, check.examples
+    (False, 1, 1, (('age=40', 1),))
+    >>> ReleaseTarget(k=2, max_suppressed=0.25).check(ds).met_after_suppression
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..core.dataset import Dataset
+from ..core.equivalence import encode
+from ..core.errors import ParameterError, RecipeError, join_names
+from ..core.metrics import whole_k
+from ..models import ModelRequirement, acceptance
+from .fields import read_list, read_number, read_object, read_whole
+
+EXAMPLES_SHOWN = 10  # failing classes named in a check (smallest first)
+
+
+@dataclass(frozen=True)
+class ReleaseTarget:
+    """k, the switched-on privacy models, and the largest share of suppressed records.
+
+    >>> ReleaseTarget(k=5, max_suppressed=0.01).describe()
+    'k = 5, at most 1% of records suppressed'
+    """
+
+    k: int = 5
+    requirements: tuple[ModelRequirement, ...] = ()
+    max_suppressed: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "k", whole_k(self.k))
+        object.__setattr__(self, "requirements", tuple(self.requirements))
+        share = float(self.max_suppressed)
+        if not 0.0 <= share <= 1.0:
+            raise ParameterError(
+                f"The largest share of suppressed records must be between 0% and 100%; got {100 * share:g}%."
+            )
+        object.__setattr__(self, "max_suppressed", share)
+
+    @property
+    def sensitive(self) -> tuple[str, ...]:
+        """Sensitive attributes the switched-on models need, in order, once each."""
+        return tuple(dict.fromkeys(r.sensitive for r in self.requirements))
+
+    def describe(self) -> str:
+        """The target in words."""
+        parts = [f"k = {self.k}", *(r.describe() for r in self.requirements)]
+        parts.append(f"at most {_percent(self.max_suppressed)} of records suppressed"
+                     if self.max_suppressed else "no record suppressed")
+        return ", ".join(parts)
+
+    def check(self, dataset: Dataset, *, loaded_records: int | None = None) -> "TargetCheck":
+        """Whether ``dataset`` (its quasi-identifiers, its count column) meets the target.
+
+        ``loaded_records`` is the number of records of the loaded file (the
+        base of the suppressed share; records missing from ``dataset`` count
+        as suppressed); default: the dataset's own records.
+        """
+        qis = list(dataset.quasi_identifiers)
+        missing = [s for s in self.sensitive if s not in dataset.frame.columns]
+        if missing:
+            raise ParameterError(
+                f"The release target has a privacy model on {join_names(missing)}, which is not a column of the data."
+            )
+        frame, _ = dataset.analysis_frame(qis + [s for s in self.sensitive if s not in qis])
+        count = dataset.count
+        result = acceptance(frame, qis, k=self.k, requirements=self.requirements,
+                            max_suppressed=self.max_suppressed, count=count)
+        records = int(result.records)
+        base = records if loaded_records is None else int(loaded_records)
+        if base < records:
+            raise ParameterError(
+                f"The loaded file has {base:,} records, fewer than the {records:,} being checked."
+            )
+        failing_rows = ~np.asarray(result.kept, dtype=bool)
+        classes, examples = _failing_classes(frame, qis, count, failing_rows)
+        return TargetCheck(
+            target=self,
+            records=records,
+            loaded_records=base,
+            failing_records=int(result.suppressed_records),
+            failing_classes=classes,
+            failing=tuple((str(what), int(n)) for what, n in result.failing),
+            examples=examples,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The target as plain JSON values.
+
+        >>> ReleaseTarget(k=3).to_json()
+        {'k': 3, 'max_suppressed': 0.0, 'requirements': []}
+        """
+        return {"k": self.k, "max_suppressed": self.max_suppressed,
+                "requirements": [r.to_json() for r in self.requirements]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: str = "the target") -> "ReleaseTarget":
+        """The target from ``to_json``'s output; a ``RecipeError`` sentence when it is damaged.
+
+        >>> ReleaseTarget.from_json({"k": 3, "max_suppressed": 0.0, "requirements": []})
+        ReleaseTarget(k=3, requirements=(), max_suppressed=0.0)
+        """
+        read_object(data, where, required=("k", "max_suppressed", "requirements"))
+        k = read_whole(data, "k", where, minimum=1)
+        share = read_number(data, "max_suppressed", where, minimum=0.0, maximum=1.0)
+        requirements = []
+        for i, item in enumerate(read_list(data, "requirements", where), start=1):
+            try:
+                requirements.append(ModelRequirement.from_json(item))
+            except RecipeError:
+                raise
+            except Exception:  # noqa: BLE001 - any malformed entry is one sentence
+                raise RecipeError(
+                    f"The recipe is damaged or was edited by hand: privacy model {i} of {where} cannot be read."
+                ) from None
+        return cls(k=k, requirements=tuple(requirements), max_suppressed=share)
+
+
+@dataclass(frozen=True)
+class TargetCheck:
+    """A table against the release target, in records.
+
+    ``failing`` lists (requirement, records in classes failing it), e.g.
+    ``("k = 5", 312)``; ``examples`` the smallest failing classes as
+    (``"age=30-39, sex=F"``, records).
+    """
+
+    target: ReleaseTarget
+    records: int
+    loaded_records: int
+    failing_records: int
+    failing_classes: int
+    failing: tuple[tuple[str, int], ...] = ()
+    examples: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+
+    @property
+    def suppressed_records(self) -> int:
+        """Records of the loaded file no longer in the table (suppressed by earlier steps)."""
+        return self.loaded_records - self.records
+
+    @property
+    def suppressed_share(self) -> float:
+        return self.suppressed_records / self.loaded_records if self.loaded_records else 0.0
+
+    @property
+    def share_after_suppression(self) -> float:
+        """Share of the loaded file suppressed once the failing records are suppressed too."""
+        total = self.suppressed_records + self.failing_records
+        return total / self.loaded_records if self.loaded_records else 0.0
+
+    @property
+    def met(self) -> bool:
+        """The table can be released as it is: nothing fails and suppression is within the limit."""
+        return self.failing_records == 0 and self.suppressed_share <= self.target.max_suppressed
+
+    @property
+    def met_after_suppression(self) -> bool:
+        """Suppressing the failing records would meet the target (within the suppression limit)."""
+        return self.share_after_suppression <= self.target.max_suppressed
+
+    def sentence(self) -> str:
+        """One sentence a privacy officer reads first.
+
+        >>> import pandas as pd
+        >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30, 30, 40]}), {"age": "quasi-identifier"})
+        >>> ReleaseTarget(k=2).check(ds).sentence()
+        'Not met: 1 of 3 records (33.3%) is in a class failing k = 2; suppressing it would exceed the limit of 0%.'
+        >>> ReleaseTarget(k=1).check(ds).sentence()
+        'Met: all 3 records are in classes meeting k = 1.'
+        """
+        limit = _percent(self.target.max_suppressed)
+        suppressed = (f" {records(self.suppressed_records)} ({_percent(self.suppressed_share)}) suppressed so far."
+                      if self.suppressed_records else "")
+        if self.met:
+            return f"Met: all {self.records:,} records are in classes meeting {self._what()}." + suppressed
+        failing = self.failing_records
+        if failing == 0:
+            return (f"Not met: {records(self.suppressed_records)} ({_percent(self.suppressed_share)}) are "
+                    f"suppressed, more than the limit of {limit}.")
+        share = failing / self.records if self.records else 0.0
+        one = failing == 1
+        head = (f"{failing:,} of {records(self.records)} ({_percent(share)}) {'is' if one else 'are'} in "
+                f"{'a class' if self.failing_classes == 1 else 'classes'} failing {self._failing_what()}")
+        if self.met_after_suppression:
+            return f"Met once {'it is' if one else 'they are'} suppressed: {head}, within the limit of {limit}." + suppressed
+        return (f"Not met: {head}; suppressing {'it' if one else 'them'} would exceed the limit of {limit}."
+                + suppressed)
+
+    def _what(self) -> str:
+        return ", ".join([f"k = {self.target.k}", *(r.describe() for r in self.target.requirements)])
+
+    def _failing_what(self) -> str:
+        names = [what for what, n in self.failing if n > 0]
+        return join_names(names) if names else self._what()
+
+
+def records(n: int) -> str:
+    """``"1 record"``, ``"2,000 records"``.
+
+    >>> records(1), records(2000)
+    ('1 record', '2,000 records')
+    """
+    return f"{n:,} record" + ("" if n == 1 else "s")
+
+
+def _percent(share: float) -> str:
+    """A share as a short percentage: 0%, 0.02%, 1.5%, 33.3%.
+
+    >>> _percent(0.0), _percent(0.0002), _percent(1 / 3), _percent(0.25)
+    ('0%', '0.02%', '33.3%', '25%')
+    """
+    if share == 0:
+        return "0%"
+    value = 100 * share
+    text = f"{value:.2g}" if value < 1 else f"{value:.1f}"
+    return (text[:-2] if text.endswith(".0") else text) + "%"
+
+
+def _failing_classes(frame, qis: Sequence[str], count: str | None, failing_rows: np.ndarray) -> tuple[int, tuple[tuple[str, int], ...]]:
+    """Number of failing classes and the smallest of them as (values, records)."""
+    if not failing_rows.any():
+        return 0, ()
+    if not qis:
+        weights = np.ones(len(frame), dtype=np.int64) if count is None else frame[count].to_numpy(dtype=np.int64)
+        return 1, (("every record (no quasi-identifier)", int(weights[failing_rows].sum())),)
+    table = encode(frame, qis, count=count)
+    classes = table.classes()
+    failing_ids = np.unique(classes.ids[failing_rows])
+    order = failing_ids[np.lexsort((failing_ids, classes.sizes[failing_ids]))][:EXAMPLES_SHOWN]
+    first = classes.first_rows
+    examples = []
+    for class_id in order:
+        row = first[class_id]
+        values = ", ".join(
+            f"{column}={table.labels[j][table.codes[row, j]]}" for j, column in enumerate(table.columns)
+        )
+        examples.append((values, int(classes.sizes[class_id])))
+    return int(failing_ids.size), tuple(examples)

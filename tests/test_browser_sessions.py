@@ -1,0 +1,112 @@
+"""Five browser sessions at once on one server: each uploads its own file, changes a
+role and opens another page, and never sees another session's data or roles.
+
+Every session's file has its own column names (``zip3``, ``sex3``, ``age3`` for
+session 3), file name and size, so anything leaking between sessions (a module
+global, a cache keyed without the session's data) shows up as a foreign name or
+number on a page. The sessions are driven in lock step from one thread: each step
+is started in all five browsers before any is awaited, so the server works on
+them at the same time. Server, Chromium and the helpers are those of
+``test_browser.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from test_browser import CHROMIUM, CHROMIUM_ARGS, _metric, _require_chromium, _wait_idle, server  # noqa: F401
+
+SESSIONS = 5
+ROLE_COLUMN_X = 370  # the role column of the Dataset page's column editor, from its left edge
+ROW_HEIGHT = 35  # header and rows of the column editor
+
+
+def _table(i: int) -> str:
+    """Session i: two classes of i + 1 records on zip x sex; every age distinct (so k = 1 until age is ignored)."""
+    rows = [f"{10 + c},{'fm'[c]},{20 + c * 50 + r}" for c in range(2) for r in range(i + 1)]
+    return f"zip{i},sex{i},age{i}\n" + "\n".join(rows) + "\n"
+
+
+def _foreign(i: int) -> list[str]:
+    return [name for j in range(1, SESSIONS + 1) if j != i for name in (f"session{j}.csv", f"zip{j}", f"age{j}")]
+
+
+def _assert_only_own(page, i: int, when: str) -> None:
+    text = page.locator("body").inner_text()
+    leaked = [name for name in _foreign(i) if re.search(rf"\b{re.escape(name)}\b", text)]
+    assert not leaked, f"session {i} {when} shows {leaked}"
+    assert "Traceback" not in text and "Something unexpected went wrong" not in text, f"session {i} {when}"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+def test_five_sessions_at_once_never_see_each_other(server, browser, tmp_path: Path) -> None:  # noqa: F811
+    files = {}
+    for i in range(1, SESSIONS + 1):
+        files[i] = tmp_path / f"session{i}.csv"
+        files[i].write_text(_table(i))
+    contexts = {i: browser.new_context(viewport={"width": 1400, "height": 2000}) for i in files}
+    pages = {i: contexts[i].new_page() for i in files}
+    errors = {i: [] for i in files}
+    for i, page in pages.items():
+        page.on("pageerror", lambda exc, i=i: errors[i].append(str(exc)))
+        page.goto(server, wait_until="commit")
+    for page in pages.values():
+        page.get_by_role("heading", name="Dataset", exact=True).wait_for(timeout=90_000)
+        _wait_idle(page)
+        page.get_by_text("Upload a file").click()
+    for page in pages.values():
+        _wait_idle(page)
+
+    # every session uploads its own file at the same time
+    for i, page in pages.items():
+        page.locator('input[type="file"]').set_input_files(str(files[i]))
+    for i, page in pages.items():
+        page.get_by_text(re.compile(rf"Read {2 * (i + 1)} rows and 3 columns")).wait_for(timeout=90_000)
+        _wait_idle(page)
+    for i, page in pages.items():
+        assert (_metric(page, "records"), _metric(page, "k")) == (str(2 * (i + 1)), "1"), i
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert f"session{i}.csv" in sidebar and f"Quasi-identifiers: zip{i}, sex{i}, age{i}" in sidebar, i
+        _assert_only_own(page, i, "after the upload")
+
+    # every session stops treating its age column as a quasi-identifier, at the same time
+    for page in pages.values():
+        box = page.locator('[data-testid="stDataFrame"]').first.bounding_box()
+        page.mouse.dblclick(box["x"] + ROLE_COLUMN_X, box["y"] + ROW_HEIGHT * 3 + ROW_HEIGHT // 2)
+        page.wait_for_timeout(300)
+        page.keyboard.type("ignore")
+        page.keyboard.press("Enter")
+    for i, page in pages.items():
+        _wait_idle(page)
+        page.get_by_text(f"Quasi-identifiers: zip{i}, sex{i}", exact=True).wait_for(timeout=60_000)
+    for i, page in pages.items():
+        assert (_metric(page, "records"), _metric(page, "k"), _metric(page, "equivalence classes")) == (
+            str(2 * (i + 1)), str(i + 1), "2"), i
+        page.get_by_text(f"Anonymity vector: ({', '.join(['0'] * i + ['2'])})").wait_for(timeout=30_000)
+        _assert_only_own(page, i, "after changing a role")
+
+    # every session opens the risk report of its own data, at the same time
+    for page in pages.values():
+        page.locator('[data-testid="stSidebarNavLink"]', has_text="Risk report").first.click()
+    for i, page in pages.items():
+        page.get_by_role("heading", name="Risk report", exact=True).first.wait_for(timeout=90_000)
+        _wait_idle(page, 180_000)
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert f"session{i}.csv" in sidebar and f"Quasi-identifiers: zip{i}, sex{i}\n" in sidebar + "\n", i
+        _assert_only_own(page, i, "on the risk report")
+    for i in files:
+        assert not errors[i], (i, errors[i])
+        contexts[i].close()

@@ -1,0 +1,128 @@
+"""The working-copy sidebar under AppTest: the release target set once, whether the working
+copy meets it in records, the steps with the risk before and after, undo, reset, suppress."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from anonlib.core.samples import load_sample
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 120
+
+# A page that applies a step through the state API (as the reworked pages will).
+SCRIPT = """
+import streamlit as st
+from anonlib.core.hierarchy import flat_hierarchy
+from anonlib.workflow import GeneralizationStep
+from dashboard.state import active_dataset, apply_step_callback
+from dashboard.ui import run_with_sidebar
+
+def page():
+    st.title("Test page")
+    st.text(f"current: {sorted(active_dataset().frame['Gender'].astype(str).unique())}")
+    step = GeneralizationStep((("Gender", 1),), (("Gender", flat_hierarchy(["female", "male"])),))
+    st.button("Generalize gender", key="apply_gender", on_click=apply_step_callback, args=(step, "Test page"))
+
+run_with_sidebar([st.Page(page, title="Test page")])
+"""
+
+
+def app() -> AppTest:
+    at = AppTest.from_string(SCRIPT, default_timeout=TIMEOUT)
+    at.session_state["active_dataset"] = load_sample("caballero_table2b")
+    at.session_state["active_source"] = "sample:caballero_table2b"
+    at.run()
+    assert not at.exception
+    return at
+
+
+def shown(elements) -> list[str]:
+    """Texts as the reader sees them (Markdown backslash escapes removed)."""
+    return [re.sub(r"\\(.)", r"\1", str(e.value)) for e in elements]
+
+
+def sidebar_words(at: AppTest) -> str:
+    parts = [e.value for e in (*at.sidebar.success, *at.sidebar.info, *at.sidebar.warning, *at.sidebar.markdown,
+                               *at.sidebar.caption, *at.sidebar.text)]
+    return "\n".join(str(p).replace("\\", "") for p in parts)
+
+
+def test_target_status_in_records_and_changing_k():
+    at = app()
+    assert at.sidebar.number_input(key="target_k").value == 5
+    # Caballero Table 2(b): classes of 2, 4, 4 and 5 records on ZIP, gender, age
+    assert shown(at.sidebar.warning) == [
+        "Not met: 10 of 15 records (66.7%) are in classes failing k = 5; suppressing them would exceed the limit of 0%."
+    ]
+    at.sidebar.number_input(key="target_k").set_value(2).run()
+    assert shown(at.sidebar.success) == ["Met: all 15 records are in classes meeting k = 2."]
+    at.sidebar.number_input(key="target_k").set_value(5).run()
+    at.sidebar.number_input(key="target_suppressed").set_value(70.0).run()
+    assert shown(at.sidebar.info)[0].startswith("Met once they are suppressed: 10 of 15 records")
+
+
+def test_apply_undo_and_reset_keep_the_loaded_file():
+    at = app()
+    loaded = at.session_state["active_dataset"]
+    assert "No step yet" in sidebar_words(at)
+    at.button(key="apply_gender").click().run()
+    assert not at.exception
+    copy = at.session_state["working_copy"]
+    assert len(copy.steps) == 1 and copy.loaded is loaded
+    words = sidebar_words(at)
+    assert "1. Test page: Generalization: Gender is replaced by *" in words
+    # on ZIP and age alone: classes of 4 (88888, 50-54), 2 (88888, 55-59), 9 (11111, 55-59)
+    assert "records failing the target 10 -> 6" in words
+    assert "current: ['*']" in [t.value for t in at.text]
+    at.sidebar.button(key="sidebar_undo").click().run()
+    copy = at.session_state["working_copy"]
+    assert copy.steps == () and copy.current is loaded
+    assert "current: ['female', 'male']" in [t.value for t in at.text]
+    at.button(key="apply_gender").click().run()
+    at.button(key="apply_gender").click().run()  # generalizing '*' again: the hierarchy does not know it
+    assert not at.exception and len(at.session_state["working_copy"].steps) == 1
+    assert any("not applied: The hierarchy of Gender does not cover the value '*'" in w for w in shown(at.sidebar.warning))
+    at.sidebar.button(key="sidebar_reset").click().run()
+    assert at.session_state["working_copy"].current is loaded
+    assert at.session_state["active_dataset"] is loaded
+
+
+def test_suppress_button_adds_a_suppression_step():
+    at = app()
+    at.button(key="apply_gender").click().run()
+    at.sidebar.button(key="sidebar_suppress").click().run()
+    assert not at.exception
+    copy = at.session_state["working_copy"]
+    assert [a.step.kind for a in copy.steps] == ["generalization", "suppression"]
+    assert copy.steps[-1].suppressed_records == 6 and copy.check.failing_records == 0
+    assert copy.current.n_records == 9
+    # 6 of 15 records suppressed with a limit of 0%: not met; with 40% allowed: met
+    assert any(w.startswith("Not met: 6 records (40%) are suppressed") for w in shown(at.sidebar.warning))
+    at.sidebar.number_input(key="target_suppressed").set_value(40.0).run()
+    assert shown(at.sidebar.success)[0].startswith("Met: all 9 records are in classes meeting k = 5.")
+
+
+def test_a_privacy_model_on_a_sensitive_attribute_joins_the_target():
+    at = AppTest.from_string(SCRIPT, default_timeout=TIMEOUT)
+    at.session_state["active_dataset"] = load_sample("caballero_table2b").with_roles({"Age": "sensitive"})
+    at.session_state["active_source"] = "sample:caballero_table2b"
+    at.run()
+    at.sidebar.number_input(key="target_k").set_value(2).run()
+    at.sidebar.selectbox(key="target_model:Age").set_value("distinct_l").run()
+    assert not at.exception
+    target = at.session_state["release_target"]
+    assert target.k == 2 and [(r.model, r.sensitive, r.value) for r in target.requirements] == [("distinct_l", "Age", 2.0)]
+    # on ZIP and gender every class holds a single age band: all 15 records fail 2-diversity (k = 2 holds)
+    assert shown(at.sidebar.warning)[0].startswith("Not met: 15 of 15 records (100%) are in classes failing distinct")
+
+
+def test_the_sidebar_reads_at_1024_px():
+    """Compact: the target inputs sit side by side and the dataset lines stay short."""
+    at = app()
+    lines = [t.value for t in at.sidebar.text]
+    assert max(len(line) for line in lines) <= 60, lines
+    assert len(at.sidebar.columns) >= 2
