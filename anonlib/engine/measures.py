@@ -24,15 +24,20 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 
+from .. import models
 from ..core.dataset import Dataset
 from ..core.errors import ParameterError
 from ..leakage import Attribute, attribute_names, leakage_frame, leakage_from_histogram, query_attributes
+from ..models import Acceptance, ModelRequirement, ModelValues
 from ..profile import RiskProfile, require_quasi_identifiers, risk_from_histogram
+from ..risk import attacker
+from ..risk.attacker import ReidentificationRisk
 from .backends import Engine, shared
 from .counts import size_histogram, size_histograms
-from .source import EngineTable, from_dataset, from_frame, from_ibis, scan
+from .source import WEIGHT, EngineTable, from_dataset, from_frame, from_ibis, scan
 
 
 def as_engine_table(source: Any, engine: Engine | str | None = None) -> EngineTable:
@@ -69,8 +74,8 @@ def risk_profile(source: Any, quasi_identifiers: Sequence[str] | None = None, *,
     table = as_engine_table(source, engine)
     qis = tuple(table.quasi_identifiers if quasi_identifiers is None else quasi_identifiers)
     require_quasi_identifiers(qis)
-    frame, dropped = table.analysis_frame(list(qis))
-    sizes, classes = size_histogram(frame, qis, count=table.count, engine=table.engine)
+    frame, dropped = table.summary(list(qis))
+    sizes, classes = size_histogram(frame, qis, count=WEIGHT, engine=table.engine)
     return risk_from_histogram(qis, sizes, classes, rows_dropped=dropped)
 
 
@@ -87,6 +92,91 @@ def leakage_table(
     table = as_engine_table(source, engine)
     count = count if count is not None else table.count
     attributes, names = query_attributes(table.columns, attributes, count=count, sizes=sizes)
-    frame, _ = table.analysis_frame(names, count=count)
-    histograms = size_histograms(frame, [attribute_names(a) for a in attributes], count=count, engine=table.engine)
+    frame, _ = table.summary(names, count=count)
+    histograms = size_histograms(frame, [attribute_names(a) for a in attributes], count=WEIGHT, engine=table.engine)
     return leakage_frame([leakage_from_histogram(a, *h) for a, h in zip(attributes, histograms)])
+
+
+def summary_frame(table: EngineTable, columns: Sequence[str], *, count: str | None = None) -> tuple[pd.DataFrame, int]:
+    """The per-combination summary of ``columns`` brought back as a small DataFrame:
+    one row per distinct combination of values with its records in column ``WEIGHT``
+    (the per-class summaries of the models and the risk measures), and the rows the
+    missing policy dropped. Values keep the types the in-memory loader gives them
+    (whole numbers as ``Int64``, text as ``string``), so the kernel encodes them alike."""
+    import pyarrow as pa
+
+    columns = list(dict.fromkeys(columns))
+    frame, dropped = table.summary(columns, count=count)
+    cells = frame.group_by(columns).aggregate(**{WEIGHT: frame[WEIGHT].sum().cast("int64")})
+    result = table.engine.run(cells)
+    mapping = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype(), pa.string(): pd.StringDtype(),
+               pa.large_string(): pd.StringDtype(), pa.bool_(): pd.BooleanDtype()}
+    out = result.to_pandas(types_mapper=mapping.get)
+    return out[[*columns, WEIGHT]], dropped
+
+
+def model_values(
+    source: Any,
+    quasi_identifiers: Sequence[str],
+    sensitive: str,
+    *,
+    count: str | None = None,
+    recursive_l: int = 2,
+    hierarchy: pd.DataFrame | None = None,
+    engine: Engine | str | None = None,
+) -> ModelValues:
+    """``anonlib.models.model_values`` counted by an engine: the (class, sensitive value)
+    cells come back from one group-by and the models are computed on them."""
+    table = as_engine_table(source, engine)
+    qis = list(quasi_identifiers)
+    cells, _ = summary_frame(table, [*qis, sensitive], count=count)
+    return models.model_values(cells, qis, sensitive, count=WEIGHT, recursive_l=recursive_l, hierarchy=hierarchy)
+
+
+def acceptance(
+    source: Any,
+    quasi_identifiers: Sequence[str],
+    *,
+    k: int = 1,
+    requirements: Sequence[ModelRequirement] = (),
+    max_suppressed: float = 0.0,
+    count: str | None = None,
+    engine: Engine | str | None = None,
+) -> Acceptance:
+    """``anonlib.models.acceptance`` counted by an engine. Its ``kept`` is per row of the
+    summary (one per distinct combination), not per record: the records stay where they are
+    (``anonlib.engine.apply_recipe`` suppresses them there)."""
+    table = as_engine_table(source, engine)
+    qis = list(quasi_identifiers)
+    sensitives = [r.sensitive for r in requirements if isinstance(r, ModelRequirement)]
+    cells, _ = summary_frame(table, [*qis, *sensitives], count=count)
+    return models.acceptance(cells, qis, k=k, requirements=requirements, max_suppressed=max_suppressed, count=WEIGHT)
+
+
+def reidentification(
+    source: Any,
+    quasi_identifiers: Sequence[str],
+    *,
+    count: str | None = None,
+    population: pd.DataFrame | None = None,
+    sampling_fraction: float | None = None,
+    threshold: float = 0.2,
+    population_count: str | None = None,
+    engine: Engine | str | None = None,
+) -> ReidentificationRisk:
+    """``anonlib.risk.reidentification`` counted by an engine: from the class-size
+    histogram alone, or (with a population table, matched in memory) from the classes."""
+    table = as_engine_table(source, engine)
+    qis = list(quasi_identifiers)
+    require_quasi_identifiers(qis)
+    if population is not None:
+        classes, _ = summary_frame(table, qis, count=count)
+        return attacker.reidentification(
+            classes, qis, count=WEIGHT, population=population, sampling_fraction=sampling_fraction,
+            threshold=threshold, population_count=population_count,
+        )
+    frame, _ = table.summary(qis, count=count)
+    sizes, classes = size_histogram(frame, qis, count=WEIGHT, engine=table.engine)
+    return attacker.risk_from_sizes(
+        np.repeat(sizes, classes), sampling_fraction=sampling_fraction, threshold=threshold, quasi_identifiers=qis,
+    )

@@ -45,6 +45,8 @@ TEXT_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".dat", ".tab")
 NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 INTEGER = r"^[+-]?[0-9]+$"
 UNSAFE_INTEGER = r"^[+-]?(0[0-9]|[0-9]{19,})"  # leading zero (a code) or more than 18 digits
+WEIGHT = "anonlib_weight"  # records per row of a summary
+ROWS = "anonlib_rows"
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class EngineTable:
     from_files: bool = False
     _kinds: dict = field(default_factory=dict, repr=False, compare=False)
     _checked: dict = field(default_factory=dict, repr=False, compare=False)
+    _dropped: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -97,13 +100,13 @@ class EngineTable:
         counts = [c for c in self.columns if merged.get(c) is Role.COUNT]
         if len(counts) > 1:
             raise ColumnError(f"Only one column can hold record counts; found {join_names(counts)}.")
-        return replace(self, roles=merged, _checked={})
+        return replace(self, roles=merged, _checked={}, _dropped={})
 
     def with_missing(self, missing: str) -> "EngineTable":
         """A copy with missing values kept as a category (``category``) or dropped (``drop``)."""
         if missing not in ("category", "drop"):
             raise ParameterError("Missing values are either kept as a category ('category') or dropped ('drop').")
-        return replace(self, missing=missing)
+        return replace(self, missing=missing, _dropped={})
 
     def require(self, columns: Sequence[str]) -> None:
         """Raise ``ColumnError`` naming every requested column the table lacks."""
@@ -115,12 +118,51 @@ class EngineTable:
             )
 
     def analysis_frame(self, columns: Sequence[str] | None = None, *, count: str | None = None) -> tuple[Any, int]:
-        """The lazy table to analyse (the columns asked for plus the count column,
-        values read as the loader reads them) and how many rows the missing policy drops.
+        """The lazy table to analyse, one row per row of the source (the columns asked
+        for plus the count column, values read as the loader reads them), and how many
+        rows the missing policy drops.
 
         The same name and meaning as ``Dataset.analysis_frame``, so code written for
-        one reads the other; the table stays on the engine.
+        one reads the other; the table stays on the engine. Measures use ``summary``,
+        which groups equal rows first and is much cheaper on large tables.
         """
+        columns, count, keep = self._analysed(columns, count)
+        table = self.raw.select(**{c: self.value(c) for c in keep})
+        dropped = self.summary(columns, count=count)[1] if self.missing == "drop" and columns else 0
+        if self.missing == "drop" and columns:
+            table = table.filter(_all([table[c].notnull() for c in columns]))
+        return table, dropped
+
+    def summary(self, columns: Sequence[str] | None = None, *, count: str | None = None) -> tuple[Any, int]:
+        """The analysed columns with equal rows grouped, and how many rows the missing policy drops.
+
+        The lazy result has the columns asked for (values read as the loader reads
+        them) and ``WEIGHT``, the records each row stands for (the count column
+        summed, or the rows counted); rows of weight 0 are kept out. Every class,
+        partition or cell count of those columns is the same on it as on the whole
+        table, weighted: the source is scanned once by a group-by on its raw values
+        (cheap on dictionary-encoded files), and the loader's reading rules run on
+        the distinct values only.
+        """
+        columns, count, keep = self._analysed(columns, count)
+        raw_columns = [c for c in keep if c != count]
+        size = self.value(count).sum().cast("int64") if count else self.raw.count()
+        grouped = self.raw.group_by(raw_columns).aggregate(**{WEIGHT: size, ROWS: self.raw.count()}) if raw_columns \
+            else self.raw.aggregate(**{WEIGHT: size, ROWS: self.raw.count()})
+        table = grouped.select(**{c: self.value(c, grouped) for c in raw_columns}, **{WEIGHT: grouped[WEIGHT], ROWS: grouped[ROWS]})
+        dropped = 0
+        if self.missing == "drop" and columns:
+            complete = _all([table[c].notnull() for c in columns])
+            key = (self.missing, tuple(columns), count)
+            if key not in self._dropped:
+                self._dropped[key] = int(self.engine.value(table.filter(~complete)[ROWS].sum()) or 0)
+            dropped = self._dropped[key]
+            table = table.filter(complete)
+        table = table.filter(table[WEIGHT] > 0)
+        return table.select(*raw_columns, WEIGHT), dropped
+
+    def _analysed(self, columns: Sequence[str] | None, count: str | None) -> tuple[list[str], str | None, list[str]]:
+        """The columns to analyse (checked), the count column, and both together."""
         if columns is None:
             columns = self.quasi_identifiers + self.sensitive
         columns = list(columns)
@@ -133,20 +175,15 @@ class EngineTable:
             )
         keep = list(dict.fromkeys(columns + ([count] if count else [])))
         self._decide_kinds(keep)
-        table = self.raw.select(**{c: self.value(c) for c in keep})
         if count:
-            self._check_count(table, count)
-        dropped = 0
-        if self.missing == "drop" and columns:
-            complete = _all([table[c].notnull() for c in columns])
-            dropped = int(self.engine.value(table.filter(~complete).count()) or 0)
-            table = table.filter(complete)
-        return table, dropped
+            self._check_count(self.raw.select(**{count: self.value(count)}), count)
+        return columns, count, keep
 
-    def value(self, column: str):
-        """One column as the loader reads it: text stripped, missing markers and NaN as missing,
+    def value(self, column: str, table=None):
+        """One column (of the source, or of ``table`` holding the source's raw values) as
+        the loader reads it: text stripped, missing markers and NaN as missing,
         numbers-only text as numbers (file sources only)."""
-        col = self.raw[column]
+        col = (self.raw if table is None else table)[column]
         dtype = col.type()
         if dtype.is_floating():
             return col.isnan().ifelse(None, col).name(column)
@@ -171,7 +208,8 @@ class EngineTable:
         if not self.from_files:
             return
         pending = [c for c in columns if self.raw[c].type().is_string() and c not in self._kinds]
-        self._kinds.update(_text_kinds(self.engine, self.raw, pending))
+        if pending:  # typed on the distinct values (one scan grouping the raw text)
+            self._kinds.update(_text_kinds(self.engine, self.raw.group_by(pending).aggregate(), pending))
 
     def _check_count(self, table, count: str) -> None:
         """The count column holds whole numbers of 0 or more (one query for the first bad value)."""
