@@ -105,7 +105,8 @@ def _columns(dataset) -> tuple[str, ...]:
 
 def analysis_frame(dataset: Dataset, columns: Sequence[str], option: str) -> tuple[pd.DataFrame, int]:
     """``dataset.analysis_frame(columns)``, saying how to use a column marked as an
-    identifier from the command line (``option`` named it)."""
+    identifier from the command line (``option`` named it). A table on an engine
+    (``--engine``) is returned as it is, for the measures to count it there."""
     identifiers = [c for c in columns if c in dataset.identifiers]
     if identifiers:
         first = identifiers[0]
@@ -114,6 +115,8 @@ def analysis_frame(dataset: Dataset, columns: Sequence[str], option: str) -> tup
             f"and identifiers are never analysed; to use it in {option}, "
             f"add --role {first}=quasi-identifier (or sensitive)."
         )
+    if not isinstance(dataset, Dataset):
+        return dataset, dataset.summary(list(columns))[1]
     return dataset.analysis_frame(list(columns))
 
 

@@ -103,16 +103,20 @@ def summary_frame(table: EngineTable, columns: Sequence[str], *, count: str | No
     (the per-class summaries of the models and the risk measures), and the rows the
     missing policy dropped. Values keep the types the in-memory loader gives them
     (whole numbers as ``Int64``, text as ``string``), so the kernel encodes them alike."""
-    import pyarrow as pa
-
     columns = list(dict.fromkeys(columns))
     frame, dropped = table.summary(columns, count=count)
     cells = frame.group_by(columns).aggregate(**{WEIGHT: frame[WEIGHT].sum().cast("int64")})
-    result = table.engine.run(cells)
+    return to_pandas(table.engine.run(cells))[[*columns, WEIGHT]], dropped
+
+
+def to_pandas(result) -> pd.DataFrame:
+    """A small engine result (Arrow) as pandas with the loader's types: whole numbers
+    as ``Int64``, text as ``string``, decimals as ``float64``."""
+    import pyarrow as pa
+
     mapping = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype(), pa.string(): pd.StringDtype(),
                pa.large_string(): pd.StringDtype(), pa.bool_(): pd.BooleanDtype()}
-    out = result.to_pandas(types_mapper=mapping.get)
-    return out[[*columns, WEIGHT]], dropped
+    return result.to_pandas(types_mapper=mapping.get)
 
 
 def model_values(
