@@ -4,6 +4,7 @@ patterns, and on random tables; bad input gets one sentence."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -21,7 +22,11 @@ from anonlib.core.errors import ColumnError, DataFileError, EngineError, Paramet
 from anonlib.core.loading import load_table
 from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.leakage import leakage_table
+from anonlib.core.hierarchy import default_hierarchy
+from anonlib.models import ModelRequirement, acceptance, model_values
 from anonlib.profile import risk_profile
+from anonlib.risk import reidentification
+from anonlib.workflow import GeneralizationStep, Recipe, ReleaseTarget, SuppressionStep, WorkingCopy, apply_recipe
 
 EQUALITY_SAMPLES = ("adult", "diabetes", "heart_cleveland")
 
@@ -211,3 +216,110 @@ def test_the_spill_folder_is_removed_on_close() -> None:
     assert folder.is_dir()
     engine.close()
     assert not folder.exists()
+
+
+# --- privacy models and re-identification risk --------------------------------------------
+
+
+def model_requirements(dataset) -> list[ModelRequirement]:
+    first, last = dataset.sensitive[0], dataset.sensitive[-1]
+    return [ModelRequirement("distinct_l", first, 2), ModelRequirement("t_closeness", last, 0.3),
+            ModelRequirement("recursive_cl", first, 2, c=3.0)]
+
+
+@pytest.mark.parametrize("key", EQUALITY_SAMPLES)
+def test_models_and_acceptance_of_a_bundled_file_equal_in_memory(key, duck) -> None:
+    dataset = load_sample(key)
+    qis = list(dataset.quasi_identifiers[:3])
+    frame, _ = dataset.analysis_frame(qis + list(dataset.sensitive))
+    for sensitive in dataset.sensitive:
+        assert model_values(SAMPLES[key].path, qis, sensitive, engine=duck) == model_values(frame, qis, sensitive)
+    requirements = model_requirements(dataset)
+    expected = acceptance(frame, qis, k=3, requirements=requirements, max_suppressed=0.1)
+    got = acceptance(eng.scan(SAMPLES[key].path, engine=duck), qis, k=3, requirements=requirements, max_suppressed=0.1)
+    assert got == expected and expected.suppressed_records > 0
+
+
+@pytest.mark.parametrize("key", EQUALITY_SAMPLES)
+def test_models_cli_json_equals_in_memory(key, capsys) -> None:
+    dataset = load_sample(key)
+    argv = ["models", "--sample", key, "--k", "2", "--max-suppressed", "0.2",
+            "--require", f"distinct_l:{dataset.sensitive[0]}=2", "--require", f"entropy_l:{dataset.sensitive[-1]}=1.5", "--json"]
+    assert main(argv) in (0, 1)
+    in_memory = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--engine", "duckdb"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out) == in_memory
+
+
+def test_reidentification_with_and_without_a_population_equals_in_memory(duck, capsys) -> None:
+    dataset = load_sample("adult")
+    qis = ["age", "sex", "race"]
+    frame, _ = dataset.analysis_frame(qis)
+    population = frame.groupby(qis, dropna=False).size().mul(20).rename("people").reset_index()
+    for options in ({"sampling_fraction": 0.05}, {"population": population, "population_count": "people"}):
+        expected = reidentification(frame, qis, **options)
+        assert reidentification(SAMPLES["adult"].path, qis, engine=duck, **options) == expected
+    argv = ["risk", "--sample", "diabetes", "--sampling-fraction", "0.1", "--drop-missing", "--json"]
+    assert main(argv) == 0
+    in_memory = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--engine", "duckdb"]) == 0
+    on_duckdb = json.loads(capsys.readouterr().out)
+    flagged = in_memory.pop("hipaa_identifiers")  # on an engine only column names are checked
+    assert all(f in flagged for f in on_duckdb.pop("hipaa_identifiers"))
+    assert on_duckdb == in_memory and in_memory["rows_dropped"] > 0
+
+
+# --- recipes applied on the engine ---------------------------------------------------------
+
+
+def engine_recipe(key: str) -> Recipe:
+    """A recipe with a generalization (default hierarchies) and a suppression step under a
+    target with k and privacy models, made in memory from a bundled sample."""
+    dataset = load_sample(key)
+    qis = list(dataset.quasi_identifiers[:3])
+    dataset = dataset.with_roles({c: "ignore" for c in dataset.quasi_identifiers if c not in qis})
+    hierarchies = {c: default_hierarchy(dataset.frame[c], c)[1] for c in qis[:2]}
+    step = GeneralizationStep(tuple((c, 1) for c in hierarchies), tuple(hierarchies.items()))
+    target = ReleaseTarget(k=4, requirements=(ModelRequirement("distinct_l", dataset.sensitive[0], 2),), max_suppressed=0.3)
+    copy = WorkingCopy.start(dataset, target).apply(step, "test")
+    copy = copy.apply(SuppressionStep.from_target(target, copy.current), "test")
+    return copy.recipe()
+
+
+def released_rows(data) -> pd.DataFrame:
+    """A released CSV (bytes or a path) as sorted text rows, to compare as tables."""
+    frame = pd.read_csv(io.BytesIO(data) if isinstance(data, bytes) else data, dtype=str, keep_default_na=False)
+    return frame.sort_values(list(frame.columns)).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("key", EQUALITY_SAMPLES)
+def test_a_recipe_applied_on_duckdb_releases_the_in_memory_table(key, tmp_path: Path, duck) -> None:
+    recipe = engine_recipe(key)
+    expected = apply_recipe(recipe, SAMPLES[key].path)
+    got = eng.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released.csv", engine=duck)
+    assert got.check == expected.check and got.check.suppressed_records > 0
+    assert got.released_records == len(expected.table)
+    pd.testing.assert_frame_equal(released_rows(tmp_path / "released.csv"), released_rows(expected.csv))
+    eng.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released.parquet", engine=duck)
+    parquet = pd.read_parquet(tmp_path / "released.parquet")
+    assert len(parquet) == len(expected.table) and list(parquet.columns) == list(expected.table.columns)
+
+
+def test_apply_cli_on_duckdb_reports_what_in_memory_reports(tmp_path: Path, capsys) -> None:
+    recipe_file = tmp_path / "recipe.json"
+    recipe_file.write_text(engine_recipe("adult").dumps())
+    argv = ["apply", str(recipe_file), str(SAMPLES["adult"].path), "--json"]
+    assert main([*argv, "--out", str(tmp_path / "memory.csv")]) == 0
+    in_memory = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    assert main([*argv, "--out", str(tmp_path / "engine.csv"), "--engine", "duckdb"]) == 0
+    on_duckdb = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    for volatile in ("same_file", "reproduces_release", "engine"):
+        in_memory.pop(volatile, None), on_duckdb.pop(volatile, None)
+    assert on_duckdb == in_memory
+    pd.testing.assert_frame_equal(released_rows(tmp_path / "engine.csv"), released_rows(tmp_path / "memory.csv"))
+
+
+def test_a_recipe_on_a_file_of_another_layout_is_one_sentence(tmp_path: Path, duck) -> None:
+    pd.DataFrame({"age": [1, 2]}).to_parquet(tmp_path / "other.parquet")
+    with pytest.raises(ColumnError, match="This file lacks .*which the recipe needs"):
+        eng.apply_recipe(engine_recipe("heart_cleveland"), tmp_path / "other.parquet", engine=duck)

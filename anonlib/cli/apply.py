@@ -12,11 +12,13 @@ import json
 
 from ..workflow.recipe import apply_recipe, read_recipe
 from ..workflow.target import records
-from .common import command, write
+from .common import command, engine_arguments, write
 
 
 def _apply(args: argparse.Namespace) -> int:
     recipe = read_recipe(args.recipe)
+    if args.engine or args.spark_master:
+        return _apply_on_engine(args, recipe)
     replay = apply_recipe(recipe, args.file)
     check = replay.check
     if args.out:
@@ -61,6 +63,45 @@ def _apply(args: argparse.Namespace) -> int:
     return 0 if check.met else 1
 
 
+def _apply_on_engine(args: argparse.Namespace, recipe) -> int:
+    """The recipe re-applied where the file lies; the engine writes --out (CSV, or Parquet by suffix)."""
+    from ..core.errors import ParameterError
+    from ..engine import connect
+    from ..engine.recipe import apply_recipe as on_engine
+
+    if args.spark_master and args.engine != "spark":
+        raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
+    replay = on_engine(recipe, args.file, out=args.out, engine=connect(args.engine, master=args.spark_master))
+    check = replay.check
+    if args.out:
+        print(f"written            {args.out}")
+    if args.json:
+        print(json.dumps({
+            "recipe": args.recipe, "file": args.file, "engine": replay.engine,
+            "same_file": None, "reproduces_release": None,  # both need every record in memory
+            "steps": list(recipe.describe), "target": recipe.target.describe(), "met": check.met,
+            "records": check.records, "loaded_records": check.loaded_records,
+            "suppressed_records": check.suppressed_records, "failing_records": check.failing_records,
+            "failing_classes": check.failing_classes,
+            "failing": [{"requirement": what, "records": n} for what, n in check.failing],
+            "smallest_failing_classes": [{"class": what, "records": n} for what, n in check.examples],
+            "released_records": replay.released_records,
+        }, indent=2))
+        return 0 if check.met else 1
+    print(f"file               {args.file}: {records(check.loaded_records)}, read by {replay.engine}")
+    for i, line in enumerate(recipe.describe, start=1):
+        print(f"step {i:<14}{line}")
+    print(f"target             {recipe.target.describe()}")
+    print(f"result             {check.sentence()}")
+    if not check.met:
+        for what, n in check.failing:
+            if n:
+                print(f"failing            {what}: {records(n)}")
+        for what, n in check.examples:
+            print(f"failing class      {what} ({records(n)})")
+    return 0 if check.met else 1
+
+
 def register(commands) -> None:
     parser = command(
         commands, "apply", "re-apply a release recipe to a file and check its release target (exit 0 met, 1 not met, 2 bad input)",
@@ -68,5 +109,7 @@ def register(commands) -> None:
     )
     parser.add_argument("recipe", help="the recipe JSON (from the dashboard's release package or anonymize --recipe)")
     parser.add_argument("file", help="the file to apply it to (CSV/TSV/Excel/Parquet of the same layout)")
-    parser.add_argument("--out", metavar="CSV", help="write the released table to this CSV file")
+    parser.add_argument("--out", metavar="CSV", help="write the released table to this CSV file "
+                        "(with --engine: written by the engine; a .parquet name writes Parquet)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    engine_arguments(parser)

@@ -13,14 +13,18 @@ Users call the functions they know with a path, a scanned table or ``engine=``::
     from anonlib import engine
     from anonlib.profile import risk_profile
     from anonlib.leakage import leakage_table
+    from anonlib.models import model_values
 
     visits = engine.scan("registry/visits/")             # a folder of Parquet files
     risk_profile(visits, ["age", "zip", "sex"]).k
     leakage_table("registry/visits/*.parquet", ["age", "zip"], engine="spark")
+    model_values(visits, ["age", "zip"], "diagnosis")     # anonlib.models
+    engine.apply_recipe(recipe, "registry/visits/", out="released.parquet")
 
 Parts: ``backends`` (starting DuckDB and Spark, one-sentence errors),
 ``source`` (files scanned in place, column roles, the loader's reading rules),
-``counts`` (the group-by summaries), ``measures`` (profile, leakage).
+``counts`` (the group-by summaries), ``measures`` (profile, leakage, models,
+re-identification risk), ``recipe`` (a release recipe re-applied on the engine).
 
 Example:
     >>> import pandas as pd
@@ -32,7 +36,8 @@ Example:
 
 from .backends import DEFAULT_MEMORY_LIMIT, DEFAULT_SPARK_MASTER, ENGINES, Engine, connect, java_available, shared
 from .counts import cell_counts, class_sizes, size_histogram, size_histograms
-from .measures import as_engine_table, leakage_table, risk_profile
+from .measures import acceptance, as_engine_table, leakage_table, model_values, reidentification, risk_profile, summary_frame
+from .recipe import EngineReplay, apply_recipe
 from .source import EngineTable, files_of, from_dataset, from_frame, from_ibis, scan
 
 __all__ = [
@@ -40,7 +45,10 @@ __all__ = [
     "DEFAULT_SPARK_MASTER",
     "ENGINES",
     "Engine",
+    "EngineReplay",
     "EngineTable",
+    "acceptance",
+    "apply_recipe",
     "as_engine_table",
     "cell_counts",
     "class_sizes",
@@ -51,9 +59,12 @@ __all__ = [
     "from_ibis",
     "java_available",
     "leakage_table",
+    "model_values",
+    "reidentification",
     "risk_profile",
     "scan",
     "shared",
     "size_histogram",
     "size_histograms",
+    "summary_frame",
 ]
