@@ -1,8 +1,10 @@
 """Spark (local mode, one session for this module, small data) counts what the in-memory
-kernel counts; without Java, and on engine errors, the user reads one sentence."""
+kernel counts: profile JSON, leakage, models, acceptance and a recipe's release on Adult,
+diabetes and heart; without Java, and on engine errors, the user reads one sentence."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,10 +14,13 @@ import pandas as pd
 import pytest
 
 from anonlib import engine as eng
+from anonlib.__main__ import main
 from anonlib.core.errors import EngineError
 from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.leakage import leakage_table
+from anonlib.models import acceptance, model_values
 from anonlib.profile import risk_profile
+from anonlib.workflow import apply_recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,9 +29,15 @@ if not eng.java_available():  # .ci/run installs Java 17; a developer machine ma
     pytest.skip("Spark needs Java 17", allow_module_level=True)
 
 
+from test_engine import engine_recipe, model_requirements, released_rows  # noqa: E402
+
+KEYS = ("adult", "diabetes", "heart_cleveland")
+
+
 @pytest.fixture(scope="module")
 def spark():
-    return eng.connect("spark", master="local[2]")
+    """The process's Spark session in local mode (the CLI's default master, so CLI calls share it)."""
+    return eng.connect("spark", master=eng.DEFAULT_SPARK_MASTER)
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +94,7 @@ def test_an_engine_error_is_one_sentence_without_java_frames(tmp_path: Path, spa
 
 
 def test_a_second_master_in_one_process_is_refused(spark) -> None:
-    with pytest.raises(EngineError, match="already runs Spark on 'local\\[2\\]'"):
+    with pytest.raises(EngineError, match="already runs Spark on 'local\\[\\*\\]'"):
         eng.connect("spark", master="local[1]")
 
 
@@ -96,3 +107,36 @@ def test_without_java_the_cli_says_so_in_one_sentence(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.startswith("error: Spark needs Java 17") and done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_profile_json_from_the_cli_on_spark_equals_in_memory(key, spark, capsys) -> None:
+    assert main(["profile", "--sample", key, "--json"]) == 0
+    in_memory = json.loads(capsys.readouterr().out)
+    assert main(["profile", "--sample", key, "--json", "--engine", "spark"]) == 0
+    assert json.loads(capsys.readouterr().out) == in_memory
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_models_and_acceptance_on_spark_equal_in_memory(key, spark, parquet) -> None:
+    dataset = load_sample(key)
+    qis = list(dataset.quasi_identifiers[:3])
+    frame, _ = dataset.analysis_frame(qis + list(dataset.sensitive))
+    source = eng.scan(parquet(key), engine=spark)
+    for sensitive in dataset.sensitive:
+        assert model_values(source, qis, sensitive) == model_values(frame, qis, sensitive)
+    requirements = model_requirements(dataset)
+    expected = acceptance(frame, qis, k=3, requirements=requirements, max_suppressed=0.1)
+    assert acceptance(source, qis, k=3, requirements=requirements, max_suppressed=0.1) == expected
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_a_recipe_applied_on_spark_releases_the_in_memory_table(key, tmp_path: Path, spark) -> None:
+    recipe = engine_recipe(key)
+    expected = apply_recipe(recipe, SAMPLES[key].path)
+    got = eng.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released", engine=spark)
+    assert got.check == expected.check and got.released_records == len(expected.table)
+    parts = sorted((tmp_path / "released").glob("part-*.csv"))
+    frame = pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts if p.stat().st_size])
+    frame = frame.sort_values(list(frame.columns)).reset_index(drop=True)
+    pd.testing.assert_frame_equal(frame, released_rows(expected.csv))

@@ -47,12 +47,12 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import pandas as pd
 
 from ..core.dataset import Dataset, Role
-from ..core.errors import AnonlibError, ColumnError, DataFileError, RecipeError, join_names
+from ..core.errors import AnonlibError, ColumnError, DataFileError, ParameterError, RecipeError, join_names
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..models import acceptance
 from ..workflow.recipe import Recipe
@@ -108,7 +108,7 @@ def apply_recipe(
     loaded = _table(rows, engine, roles, recipe.source.missing)
     for i, s in enumerate(recipe.steps, start=1):
         try:
-            rows = _apply_step(s.step, rows, engine, loaded)
+            rows = _suppress(s.step, rows, engine) if isinstance(s.step, SuppressionStep) else _map_values(s.step, rows, engine)
         except RecipeError:
             raise
         except AnonlibError as err:
@@ -136,12 +136,6 @@ def _typed(column, kind: str):
 def _table(rows, engine: Engine, roles, missing: str) -> EngineTable:
     table = from_ibis(rows, name="recipe", roles={c: roles.get(c, Role.IGNORE) for c in rows.columns})
     return table.with_missing(missing)
-
-
-def _apply_step(step, rows, engine: Engine, loaded: EngineTable):
-    if isinstance(step, SuppressionStep):
-        return _suppress(step, rows, engine)
-    return _map_values(step, rows, engine)
 
 
 def _map_values(step, rows, engine: Engine):
@@ -217,8 +211,6 @@ def _check(recipe: Recipe, loaded: EngineTable, final: EngineTable) -> TargetChe
     qis = list(final.quasi_identifiers)
     lacking = [s for s in target.sensitive if s not in final.columns]
     if lacking:
-        from ..core.errors import ParameterError
-
         raise ParameterError(
             f"The release target has a privacy model on {join_names(lacking)}, which is not a column of the data."
         )
@@ -276,7 +268,7 @@ def _write(engine: Engine, table, out: Path) -> Path:
         if engine.name == "spark":
             frame = engine.backend._session.sql(engine.backend.compile(table))
             writer = frame.write.mode("overwrite")
-            writer.parquet(str(out)) if parquet else writer.csv(str(out), header=True, emptyValue="")
+            writer.parquet(str(out)) if parquet else writer.csv(str(out), header=True, emptyValue="", escape='"')
         elif parquet:
             engine.backend.to_parquet(table, str(out))
         else:
