@@ -10,7 +10,10 @@ per shield attribute. For the anonymity requirement R = <S, k>:
 - **rows**: distinct rows of the generalized table (its "data retention").
 
 Both only shrink when a level is raised (generalization merges rows and
-groups), which is what lets IAB prune. Three methods:
+groups), which is what lets IAB prune. Privacy models (l, t, α, δ, β) and a
+suppression limit can be required next to k, as ARX does: a class failing k or
+a model is suppressed, and a table is acceptable when its suppressed records
+are within the limit (``GeneralizationSpace``, docs/models.md). Three methods:
 
 - ``iab`` (Algorithm 1): best-first; expand the open table with the most rows,
   ties by fewest violations; children raise one attribute by one level; a table
@@ -64,6 +67,19 @@ from .core.hierarchy import (
     flat_hierarchy,
 )
 from .core.metrics import whole_k
+from .models import (
+    HierarchyLevels,
+    ModelRequirement,
+    _checked_columns,
+    _is_numeric,
+    checked_requirements,
+    classes_failing,
+    counts_from_codes,
+    hierarchy_levels,
+    requirements_monotone,
+    suppression_limit,
+    within_limit,
+)
 
 METHODS = ("iab", "exhaustive", "greedy")
 PRUNINGS = ("monotone", "paper")  # IAB: with the strengthenings of docs/leakage.md, or as written
@@ -79,7 +95,12 @@ class SearchNode:
     """One generated table: its level vector, violations and rows, and where it came from.
 
     ``parent`` is the index of the table it was generalized from (None for the
-    root) and ``attribute`` the shield attribute raised to get it.
+    root) and ``attribute`` the shield attribute raised to get it. With privacy
+    models and a suppression limit (``search(requirements=, max_suppressed=)``),
+    ``violations`` counts the distinct rows in classes failing k or a model,
+    ``suppressed`` the records in them, and ``acceptable`` says whether those
+    records are within the limit; without a limit (``acceptable`` None) a table
+    satisfies when nothing fails.
     """
 
     levels: tuple[int, ...]
@@ -87,15 +108,18 @@ class SearchNode:
     rows: int
     parent: int | None = None
     attribute: str | None = None
+    suppressed: int = 0
+    acceptable: bool | None = None
 
     @property
     def satisfies(self) -> bool:
-        """No violating rows: the table meets <S, k>.
+        """The table meets the requirement: no violating rows, or, with a suppression
+        limit, the records of the failing classes within it.
 
-        >>> SearchNode((1, 0), 0, 21).satisfies
-        True
+        >>> SearchNode((1, 0), 0, 21).satisfies, SearchNode((1, 0), 2, 21, suppressed=3, acceptable=True).satisfies
+        (True, True)
         """
-        return self.violations == 0
+        return self.violations == 0 if self.acceptable is None else self.acceptable
 
     @property
     def label(self) -> str:
@@ -112,7 +136,11 @@ class SearchResult:
     generalized tables evaluated (the root not included); ``seconds`` times the
     search and the building of the result table (not the one-off encoding of
     the data and hierarchies, common to all methods); ``tree`` lists every
-    generated table in generation order (``tree[0]`` is the root).
+    generated table in generation order (``tree[0]`` is the root). With privacy
+    models or a suppression limit, ``suppressed`` counts the records of the
+    classes failing k or a model in ``table`` (which still holds them: the
+    workflow's suppression step, or ``anonlib.models.acceptance(...).kept``,
+    removes them).
     """
 
     method: str
@@ -126,6 +154,9 @@ class SearchResult:
     seconds: float
     tree: tuple[SearchNode, ...]
     max_levels: dict[str, int]
+    requirements: tuple[ModelRequirement, ...] = ()
+    max_suppressed: float = 0.0
+    suppressed: int = 0
 
     @property
     def root(self) -> SearchNode:
@@ -153,6 +184,9 @@ class SearchResult:
             "seconds": self.seconds,
             "original_rows": self.root.rows,
             "original_violations": self.root.violations,
+            "requirements": [r.describe() for r in self.requirements],
+            "max_suppressed": self.max_suppressed,
+            "suppressed_records": self.suppressed,
         }
 
 
@@ -162,6 +196,14 @@ class GeneralizationSpace:
     Built once: the table is encoded by the kernel, reduced to its distinct rows
     (with their record counts), and each shield column gets its per-level lookup
     arrays. ``evaluate(levels)`` then costs two ``combine`` and one ``bincount``.
+
+    With privacy models (``requirements``, ``anonlib.models.ModelRequirement``) and
+    a suppression limit (``max_suppressed``, a share of records), a table is
+    acceptable as ``anonlib.models.acceptance`` says (ARX's rule): suppress the
+    records of every class failing k or a model; acceptable when they are within the
+    limit. The sensitive attributes are columns of the distinct rows, so each model
+    costs one more ``combine`` + ``bincount`` per table (``models.counts_from_codes``);
+    reference distributions (t, δ, β) are the whole table's, as in ``acceptance``.
 
     >>> from anonlib.core.samples import load_sample
     >>> df = load_sample("arca_table1").frame
@@ -178,10 +220,14 @@ class GeneralizationSpace:
         hierarchies: Mapping[str, pd.DataFrame],
         *,
         count: str | None = None,
+        requirements: Sequence[ModelRequirement] = (),
+        max_suppressed: float = 0.0,
     ) -> None:
         self.shield = (shield,) if isinstance(shield, str) else tuple(shield)
         self.k = whole_k(k)
         self.count = count
+        self.requirements = checked_requirements(requirements)
+        self.max_suppressed = suppression_limit(max_suppressed)
         if not self.shield:
             raise EmptySelectionError("Choose at least one shield (quasi-identifier) attribute.")
         if len(set(self.shield)) != len(self.shield):
@@ -196,6 +242,8 @@ class GeneralizationSpace:
         not_tables = [a for a in self.shield if not isinstance(hierarchies[a], pd.DataFrame)]
         if not_tables:
             raise HierarchyError(f"The hierarchy of {join_names(not_tables)} must be a table (ARX layout).")
+        self.sensitive = tuple(dict.fromkeys(r.sensitive for r in self.requirements))
+        _checked_columns(df, self.shield, self.sensitive, count)  # a sensitive shield attribute: one sentence
         self.frame = df
         self.columns = [c for c in df.columns if c != count]
         table = encode(df, self.columns, count=count)
@@ -227,8 +275,20 @@ class GeneralizationSpace:
         self.n_base = max(n_base, 1)
         self.shield_codes = [table.codes[first, p] for p in shield_pos]
         self.shield_positions = shield_pos
+        # Each sensitive attribute on the distinct rows (for the models): value numbers,
+        # how many values, their labels, whether they are numbers.
+        self.sensitive_codes = {
+            a: (table.codes[first, table.position(a)], table.cardinalities[table.position(a)],
+                table.labels[table.position(a)], _is_numeric(df[a]))
+            for a in self.sensitive
+        }
+        self.records = int(self.weights.sum())
+        self.hierarchy_levels: list[HierarchyLevels | None] = [
+            None if r.hierarchy is None else hierarchy_levels(r.hierarchy, table.labels[table.position(r.sensitive)], r.sensitive)
+            for r in self.requirements
+        ]
         self.evaluations = 0
-        self._cache: dict[tuple[int, ...], tuple[int, int]] = {}
+        self._cache: dict[tuple[int, ...], tuple[int, int, int]] = {}
 
     @property
     def size(self) -> int:
@@ -245,15 +305,22 @@ class GeneralizationSpace:
     def monotone(self) -> bool:
         """Whether the acceptance criterion is monotone: every generalization of a
         satisfying table satisfies (so every specialization of a failing one fails).
-        True for <S, k>, since merging shield groups only makes them larger; a
-        criterion that is not (some privacy models, a suppression limit) must say
-        False here, and IAB then builds every table it expands (no tagging).
+        True for <S, k>, since merging shield groups only makes them larger, also
+        with a suppression limit (a class of k records stays one); with privacy
+        models as ``anonlib.models.requirements_monotone`` says (δ-disclosure never;
+        with a suppression limit, distinct l only). When False, IAB builds every
+        table it expands (no tagging); its other pruning needs only that rows shrink.
 
         >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2]}), ["a"], 2, {"a": pd.DataFrame([["1", "*"], ["2", "*"]])})
         >>> space.monotone
         True
         """
-        return True
+        return requirements_monotone(self.requirements, self.max_suppressed)
+
+    @property
+    def limited(self) -> bool:
+        """Whether records may be suppressed (a suppression limit above 0)."""
+        return self.max_suppressed > 0
 
     def _shield_ids(self, levels: tuple[int, ...], codes: Sequence[np.ndarray]) -> tuple[np.ndarray, int]:
         columns = [lookup[level][c] for lookup, level, c in zip(self.lookups, levels, codes)]
@@ -267,6 +334,20 @@ class GeneralizationSpace:
         >>> space.evaluate((0,)), space.evaluate((1,))
         ((1, 2), (0, 1))
         """
+        violations, rows, _ = self.status(levels)
+        return violations, rows
+
+    def status(self, levels: Sequence[int]) -> tuple[int, int, int]:
+        """(violations, rows, suppressed records) of the table generalized to ``levels``
+        (cached): the distinct rows and the records in classes failing k or a model.
+
+        >>> from anonlib.models import ModelRequirement
+        >>> df = pd.DataFrame({"a": [1, 1, 2, 2], "dx": ["x", "y", "x", "x"]})
+        >>> space = GeneralizationSpace(df, ["a"], 2, {"a": pd.DataFrame([["1", "*"], ["2", "*"]])},
+        ...                             requirements=[ModelRequirement("distinct_l", "dx", 2)])
+        >>> space.status((0,)), space.status((1,))
+        ((1, 3, 2), (0, 2, 0))
+        """
         levels = self.check_levels(levels)
         if levels not in self._cache:
             self.evaluations += 1
@@ -275,8 +356,18 @@ class GeneralizationSpace:
             rows, n_rows = combine([sid, self.base], [n_shield, self.n_base])
             shield_of_row = np.empty(n_rows, dtype=np.int64)
             shield_of_row[rows] = sid
-            violations = int(np.count_nonzero(groups.sizes[shield_of_row] < self.k))
-            self._cache[levels] = (violations, n_rows)
+            if not self.requirements:
+                failed = groups.sizes < self.k
+            else:
+                counts = {
+                    a: counts_from_codes(groups, codes, n_values, labels, weights=self.weights, numeric=numeric)
+                    for a, (codes, n_values, labels, numeric) in self.sensitive_codes.items()
+                }
+                failed, _ = classes_failing(groups.sizes, self.k, self.requirements, counts, self.hierarchy_levels)
+                failed |= groups.sizes < self.k  # classes without records, as <S, k> counts them
+            violations = int(np.count_nonzero(failed[shield_of_row]))
+            suppressed = int(groups.sizes[failed].sum())
+            self._cache[levels] = (violations, n_rows, suppressed)
         return self._cache[levels]
 
     def check_levels(self, levels: Sequence[int]) -> tuple[int, ...]:
@@ -303,8 +394,9 @@ class GeneralizationSpace:
         >>> space.node((0,)).label
         'T(1, 2)'
         """
-        violations, rows = self.evaluate(levels)
-        return SearchNode(levels, violations, rows, parent, attribute)
+        violations, rows, suppressed = self.status(levels)
+        acceptable = within_limit(suppressed, self.records, self.max_suppressed) if self.limited else None
+        return SearchNode(levels, violations, rows, parent, attribute, suppressed, acceptable)
 
     def table(self, levels: Sequence[int]) -> pd.DataFrame:
         """The generalized table. With a count column, identical rows are merged and
@@ -350,15 +442,26 @@ class GeneralizationSpace:
 
 
 def _objective(node: SearchNode) -> tuple:
-    """Smaller is better: most rows, then fewest total levels, then smallest level vector."""
-    return (-node.rows, sum(node.levels), node.levels)
+    """Smaller is better: most rows, then fewest total levels, then fewest suppressed
+    records (with a suppression limit), then smallest level vector. Rows count the
+    generalized table before suppression, so they only shrink under generalization
+    and IAB's bound holds whatever the acceptance criterion."""
+    return (-node.rows, sum(node.levels), node.suppressed, node.levels)
 
 
 def _no_solution(space: GeneralizationSpace, node: SearchNode) -> NoSolutionError:
+    if not space.requirements and not space.limited:
+        return NoSolutionError(
+            f"No generalization reaches {space.k}-anonymity on {join_names(space.shield)}: even the most "
+            f"general table tried (levels {node.levels}) has {node.violations} rows in groups smaller than "
+            f"{space.k}. Lower k, or give the hierarchies a top level that groups everything (such as '*')."
+        )
+    criteria = join_names([f"k = {space.k}", *(r.describe() for r in space.requirements)])
     return NoSolutionError(
-        f"No generalization reaches {space.k}-anonymity on {join_names(space.shield)}: even the most "
-        f"general table tried (levels {node.levels}) has {node.violations} rows in groups smaller than "
-        f"{space.k}. Lower k, or give the hierarchies a top level that groups everything (such as '*')."
+        f"No generalization of {join_names(space.shield)} meets {criteria} with at most "
+        f"{100 * space.max_suppressed:g}% suppressed records: even the most general table tried (levels "
+        f"{node.levels}) has {node.suppressed:,} of {space.records:,} records in classes failing them. "
+        "Relax a model, allow more suppression, or give the hierarchies a top level that groups everything."
     )
 
 
@@ -610,6 +713,8 @@ def estimate_search(
     shield: Sequence[str],
     hierarchies: Mapping[str, pd.DataFrame],
     method: str = "iab",
+    *,
+    requirements: Sequence[ModelRequirement] = (),
 ) -> WorkEstimate:
     """What ``search`` may cost, before anything is encoded: the number of
     generalized tables it may build (all of the lattice for exhaustive; at most
@@ -633,7 +738,8 @@ def estimate_search(
         tables = lattice - 1
         what = f"checking {'up to ' if method == 'iab' else ''}{tables:,} generalized tables"
     rows, columns = int(df.shape[0]), max(int(df.shape[1]), 1)
-    per_table = _TABLE_SECONDS + _CELL_SECONDS * rows * (len(shield) + 2)
+    # each privacy model adds one combine + bincount over the distinct rows per table
+    per_table = _TABLE_SECONDS + _CELL_SECONDS * rows * (len(shield) + 2 + 2 * len(tuple(requirements)))
     peak = rows * columns * 8 * 3 + rows * 8 * (len(shield) + 6) + min(tables, 10**8) * _NODE_BYTES
     return WorkEstimate(what, operations=tables, seconds=tables * per_table, peak_bytes=peak)
 
@@ -655,8 +761,12 @@ def search(
     count: str | None = None,
     pruning: str = "monotone",
     progress: Progress | None = None,
+    requirements: Sequence[ModelRequirement] = (),
+    max_suppressed: float = 0.0,
 ) -> SearchResult:
-    """Generalize ``df`` until every shield group has at least ``k`` records.
+    """Generalize ``df`` until every shield group has at least ``k`` records (and meets
+    every privacy model in ``requirements``, after suppressing at most the share
+    ``max_suppressed`` of the records: ``GeneralizationSpace``).
 
     ``hierarchies`` maps each shield attribute to its hierarchy in ARX layout
     (column 0 the original value, column j its level-j generalization).
@@ -674,14 +784,23 @@ def search(
     >>> h = arca_hierarchies(df)
     >>> [(m, search(df, ["Zip", "Age", "AC"], 3, h, m, count="#Rec.").rows) for m in METHODS]
     [('iab', 21), ('exhaustive', 21), ('greedy', 18)]
+
+    With a privacy model on the genetic risk, and at most 30% of the records suppressed:
+    >>> from anonlib.models import ModelRequirement
+    >>> r = search(df, ["Zip", "Age", "AC"], 3, h, count="#Rec.", max_suppressed=0.3,
+    ...            requirements=[ModelRequirement("distinct_l", "Genetic risk", 2)])
+    >>> r.levels, r.rows, r.suppressed
+    ({'Zip': 1, 'Age': 3, 'AC': 0}, 21, 10)
     """
     if pruning not in PRUNINGS:
         raise ParameterError(f"Unknown IAB pruning '{pruning}'; choose one of {join_names(PRUNINGS)}.")
+    requirements = tuple(requirements)
     check_work(
-        estimate_search(df, shield, hierarchies, method),
+        estimate_search(df, shield, hierarchies, method, requirements=requirements),
         narrow="choose fewer shield attributes or hierarchies with fewer levels",
     )
-    space = GeneralizationSpace(df, shield, k, hierarchies, count=count)
+    space = GeneralizationSpace(df, shield, k, hierarchies, count=count, requirements=requirements,
+                                max_suppressed=max_suppressed)
     start = time.perf_counter()  # the search itself; encoding the table and hierarchies is common to all methods
     if method == "iab":
         best, tree = _iab(space, progress, pruning)
@@ -700,6 +819,9 @@ def search(
         seconds=time.perf_counter() - start,
         tree=tuple(tree),
         max_levels=dict(zip(space.shield, space.max_levels)),
+        requirements=space.requirements,
+        max_suppressed=space.max_suppressed,
+        suppressed=best.suppressed,
     )
 
 

@@ -47,6 +47,11 @@ Missing values are a value of their own ("missing") unless the caller dropped
 them (``Dataset(missing="drop")``), as everywhere in the library. A count
 column is honoured without expanding rows.
 
+One module (past 800 lines) because every part reads the same per-class
+summaries: the summaries, the models on them, the requirements and acceptance
+built on the models, and the tables for pages and the report (``model_values``,
+``model_table``); splitting them would split one data structure from its uses.
+
 Example (Li et al. 2007, Table 4: salaries in thousands, three classes):
     >>> df = pd.DataFrame({"zip": ["476**"] * 3 + ["4790*"] * 3 + ["476**"] * 3,
     ...                    "age": ["2*"] * 3 + [">=40"] * 3 + ["3*"] * 3,
@@ -252,9 +257,32 @@ def sensitive_counts(
 
 def _counts_from_table(table: EncodedTable, classes: Classes, sensitive: str, numeric: bool) -> SensitiveCounts:
     position = table.position(sensitive)
-    codes = table.codes[:, position]
-    cell_ids, n_cells = combine([classes.ids, codes], [classes.n_classes, table.cardinalities[position]])
-    cells = Classes.from_ids(cell_ids, n_cells, table.weights)
+    return counts_from_codes(
+        classes, table.codes[:, position], table.cardinalities[position], table.labels[position],
+        weights=table.weights, numeric=numeric,
+    )
+
+
+def counts_from_codes(
+    classes: Classes,
+    codes: np.ndarray,
+    n_values: int,
+    labels: Sequence[Any],
+    *,
+    weights: np.ndarray | None = None,
+    numeric: bool = False,
+) -> SensitiveCounts:
+    """The summaries from rows already coded: ``classes`` (the kernel's classes of the
+    rows), each row's sensitive value number in ``codes`` (ranks, as ``encode`` gives
+    them) and its records in ``weights`` (None = one each). The generalization search
+    calls this on its distinct rows for every table it builds.
+
+    >>> s = counts_from_codes(Classes.from_ids(np.array([0, 0, 1]), 2), np.array([1, 0, 1]), 2, ["a", "b"])
+    >>> s.class_sizes.tolist(), s.cell_class.tolist(), s.cell_value.tolist(), s.cell_count.tolist()
+    ([2, 1], [0, 0, 1], [0, 1, 1], [1, 1, 1])
+    """
+    cell_ids, n_cells = combine([classes.ids, codes], [classes.n_classes, n_values])
+    cells = Classes.from_ids(cell_ids, n_cells, weights)
     first = cells.first_rows
     keep = cells.sizes > 0
     return SensitiveCounts(
@@ -262,7 +290,7 @@ def _counts_from_table(table: EncodedTable, classes: Classes, sensitive: str, nu
         cell_class=classes.ids[first][keep],
         cell_value=codes[first][keep],
         cell_count=cells.sizes[keep],
-        labels=table.labels[position],
+        labels=np.asarray(labels, dtype=object) if not isinstance(labels, np.ndarray) else labels,
         numeric=numeric,
     )
 
@@ -995,41 +1023,84 @@ def acceptance(
         return measures.acceptance(frame, quasi_identifiers, k=k, requirements=tuple(requirements),
                                    max_suppressed=max_suppressed, count=count, engine=engine)
     k = whole_k(k)
-    limit = _number(max_suppressed, "The suppression limit")
-    if not 0.0 <= limit <= 1.0:
-        raise ParameterError(f"The suppression limit is a share of records between 0 and 1; got {limit:g}.")
-    requirements = tuple(requirements)
-    for r in requirements:
-        if not isinstance(r, ModelRequirement):
-            raise ParameterError("Each privacy model must be given as a ModelRequirement.")
+    limit = suppression_limit(max_suppressed)
+    requirements = checked_requirements(requirements)
     sensitives = list(dict.fromkeys(r.sensitive for r in requirements))
     qis = _checked_columns(frame, quasi_identifiers, sensitives, count)
     table = encode(frame, [*qis, *sensitives], count=count)
     classes = table.classes(qis)
-    sizes = classes.sizes
-    present = sizes > 0
-    failed = present & (sizes < k)
-    failing: list[tuple[str, int]] = []
-    if k > 1:
-        failing.append((f"k = {k}", int(sizes[failed].sum())))
-    counts: dict[str, SensitiveCounts] = {}
-    for r in requirements:
-        if r.sensitive not in counts:
-            counts[r.sensitive] = _counts_from_table(table, classes, r.sensitive, _is_numeric(frame[r.sensitive]))
-        fails = ~class_passes(r, counts[r.sensitive])
-        failing.append((r.describe(), int(sizes[fails].sum())))
-        failed |= fails
-    records = int(sizes.sum())
-    suppressed = int(sizes[failed].sum())
-    share = suppressed / records if records else 0.0
+    counts = {s: _counts_from_table(table, classes, s, _is_numeric(frame[s])) for s in sensitives}
+    failed, failing = classes_failing(classes.sizes, k, requirements, counts)
+    records = int(classes.sizes.sum())
+    suppressed = int(classes.sizes[failed].sum())
     return Acceptance(
-        acceptable=suppressed <= limit * records + 1e-9 * max(records, 1),
+        acceptable=within_limit(suppressed, records, limit),
         records=records,
         suppressed_records=suppressed,
-        suppressed_share=share,
-        failing=tuple(failing),
+        suppressed_share=suppressed / records if records else 0.0,
+        failing=failing,
         kept=~failed[classes.ids],
     )
+
+
+def suppression_limit(value: object) -> float:
+    """A suppression limit checked: a share of records between 0 and 1.
+
+    >>> suppression_limit(0.05)
+    0.05
+    """
+    limit = _number(value, "The suppression limit")
+    if not 0.0 <= limit <= 1.0:
+        raise ParameterError(f"The suppression limit is a share of records between 0 and 1; got {limit:g}.")
+    return limit
+
+
+def within_limit(suppressed: int, records: int, limit: float) -> bool:
+    """Whether ``suppressed`` of ``records`` records is a share of at most ``limit``
+    (with a margin of 10^-9 records per record for the float product).
+
+    >>> within_limit(5, 100, 0.05), within_limit(6, 100, 0.05)
+    (True, False)
+    """
+    return suppressed <= limit * records + 1e-9 * max(records, 1)
+
+
+def checked_requirements(requirements: Iterable[ModelRequirement]) -> tuple[ModelRequirement, ...]:
+    """The requirements as a tuple; a sentence when one is not a ``ModelRequirement``."""
+    requirements = tuple(requirements)
+    for r in requirements:
+        if not isinstance(r, ModelRequirement):
+            raise ParameterError("Each privacy model must be given as a ModelRequirement.")
+    return requirements
+
+
+def classes_failing(
+    class_sizes: np.ndarray,
+    k: int,
+    requirements: Sequence[ModelRequirement],
+    counts: Mapping[str, SensitiveCounts],
+    hierarchies: Sequence[HierarchyLevels | None] | None = None,
+) -> tuple[np.ndarray, tuple[tuple[str, int], ...]]:
+    """Per class, whether it fails k or a requirement, and per criterion the records in
+    classes failing it (``Acceptance.failing``). ``counts`` maps each requirement's
+    sensitive attribute to its summaries over these classes; ``hierarchies`` (aligned
+    with ``requirements``) may hold t-closeness hierarchies already matched to the labels.
+    The one rule behind ``acceptance`` and the generalization search.
+
+    >>> s = SensitiveCounts.from_cells([0, 0, 1], [0, 1, 0], [1, 1, 2], ["a", "b"])
+    >>> failed, failing = classes_failing(s.class_sizes, 2, [ModelRequirement("distinct_l", "dx", 2)], {"dx": s})
+    >>> failed.tolist(), failing
+    ([False, True], (('k = 2', 0), ('distinct 2-diversity of dx', 2)))
+    """
+    failed = (class_sizes > 0) & (class_sizes < k)
+    failing: list[tuple[str, int]] = []
+    if k > 1:
+        failing.append((f"k = {k}", int(class_sizes[failed].sum())))
+    for i, r in enumerate(requirements):
+        fails = ~class_passes(r, counts[r.sensitive], None if hierarchies is None else hierarchies[i])
+        failing.append((r.describe(), int(class_sizes[fails].sum())))
+        failed |= fails
+    return failed, tuple(failing)
 
 
 # --------------------------------------------------------------------------- every model at once (pages, report, CLI)
@@ -1094,6 +1165,10 @@ def model_values(
                                      hierarchy=hierarchy, engine=engine)
     s = sensitive_counts(df, quasi_identifiers, sensitive, count=count)
     levels = None if hierarchy is None else hierarchy_levels(hierarchy, s.labels, sensitive)
+    return _values_of(s, sensitive, recursive_l, levels)
+
+
+def _values_of(s: SensitiveCounts, sensitive: str, recursive_l: int, levels: HierarchyLevels | None) -> ModelValues:
     distance = _distance(s, None, levels)
     recursive_l = _whole(recursive_l, "l of recursive (c,l)-diversity", 1)
     return ModelValues(
@@ -1113,3 +1188,84 @@ def model_values(
         beta=worst(class_beta(s), s),
         enhanced_beta=worst(class_beta(s, enhanced=True), s),
     )
+
+
+# the ModelValues field of each model, in the order tables list them
+_VALUE_FIELDS = {
+    "alpha": "alpha",
+    "distinct_l": "distinct_l",
+    "entropy_l": "entropy_l",
+    "recursive_cl": "recursive_c",
+    "t_closeness": "t",
+    "delta_disclosure": "delta",
+    "beta_likeness": "beta",
+    "enhanced_beta_likeness": "enhanced_beta",
+}
+MODEL_TABLE_COLUMNS = ("sensitive", "model", "name", "value", "required", "failing_records")
+
+
+def model_table(
+    df: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    sensitive: Sequence[str],
+    *,
+    count: str | None = None,
+    requirements: Iterable[ModelRequirement] = (),
+    recursive_l: int = 2,
+    hierarchies: Mapping[str, pd.DataFrame] | None = None,
+) -> pd.DataFrame:
+    """Per sensitive attribute, every model's value (the table's worst class) and, for the
+    models switched on in ``requirements`` (a release target's), the records in classes
+    failing them: the Dataset page's table and the report's. One row per attribute and
+    model; columns ``sensitive``, ``model`` (key), ``name``, ``value`` (recursive (c,l): c
+    for the required l, else for ``recursive_l``; t: None with a single value; β may be
+    infinite), ``required`` (the requirement in words, "" when not switched on) and
+    ``failing_records`` (<NA> when not switched on). ``hierarchies`` maps a sensitive
+    attribute to its ARX hierarchy (hierarchical t-closeness; a requirement's own wins).
+
+    >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
+    >>> t = model_table(df, ["zip"], ["dx"], requirements=[ModelRequirement("distinct_l", "dx", 2)])
+    >>> t.loc[t["model"] == "distinct_l", ["value", "required", "failing_records"]].values.tolist()
+    [[1, 'distinct 2-diversity of dx', 2]]
+    >>> int(t["failing_records"].isna().sum())  # the models not switched on
+    7
+    """
+    if isinstance(sensitive, str):
+        sensitive = [sensitive]
+    sensitive = list(dict.fromkeys(sensitive))
+    requirements = checked_requirements(requirements)
+    unknown = [r.sensitive for r in requirements if r.sensitive not in sensitive]
+    sensitive += list(dict.fromkeys(unknown))
+    if not sensitive:
+        raise EmptySelectionError("Mark at least one sensitive attribute to see its privacy models.")
+    qis = _checked_columns(df, quasi_identifiers, sensitive, count)
+    table = encode(df, [*qis, *sensitive], count=count)
+    classes = table.classes(qis)
+    hierarchies = dict(hierarchies or {})
+    rows: list[dict[str, object]] = []
+    for attribute in sensitive:
+        s = _counts_from_table(table, classes, attribute, _is_numeric(df[attribute]))
+        required = {r.model: r for r in requirements if r.sensitive == attribute}
+        t_rule = required.get("t_closeness")
+        hierarchy = t_rule.hierarchy if t_rule is not None and t_rule.hierarchy is not None else hierarchies.get(attribute)
+        levels = None if hierarchy is None else hierarchy_levels(hierarchy, s.labels, attribute)
+        l_rule = required.get("recursive_cl")
+        values = _values_of(s, attribute, int(l_rule.value) if l_rule is not None else recursive_l, levels)
+        for model, field_name in _VALUE_FIELDS.items():
+            rule = required.get(model)
+            failing = pd.NA
+            if rule is not None:
+                fails = ~class_passes(rule, s, levels if model == "t_closeness" else None)
+                failing = int(s.class_sizes[fails].sum())
+            rows.append({
+                "sensitive": attribute,
+                "model": model,
+                "name": MODEL_NAMES[model],
+                "value": getattr(values, field_name),
+                "required": "" if rule is None else rule.describe(),
+                "failing_records": failing,
+            })
+    out = pd.DataFrame(rows, columns=list(MODEL_TABLE_COLUMNS))
+    out["value"] = pd.Series([r["value"] for r in rows], dtype=object)  # l stays a whole number
+    out["failing_records"] = out["failing_records"].astype("Int64")
+    return out

@@ -40,22 +40,25 @@ from typing import Callable, TypeVar
 import numpy as np
 
 from .anonymize import search
-from .core.budget import lattice_size
+from .core.budget import Progress, duration_text, lattice_size, report
 from .core.dataset import Dataset, Role
-from .core.errors import AnonlibError, EmptySelectionError, ParameterError
+from .core.errors import AnonlibError, EmptySelectionError, ParameterError, ProblemTooLargeError
 from .core.hierarchy import default_hierarchy, levels_of
 from .leakage import attribute_label, leakage_table
 from .core.metrics import weighted_median, whole_k
-from .peers import MAX_AUXILIARY, minimum_over_subsets
+from .peers import estimate_minimum, minimum_over_subsets, walk_size
 from .profile import risk_profile
 
 REPORT_VERSION = "anonlib development version"
 VECTOR_SHOWN = 30  # anonymity-vector entries listed (the vector can be as long as the largest class)
 TOP_LEAKAGE = 10  # attributes listed in the leakage section
+PRIVACY_SECONDS = 120.0  # individual privacy longer than this is narrowed (fewer variables known at once)
 log = logging.getLogger("anonlib")
 
 T = TypeVar("T")
 SECTIONS = ("Dataset", "Re-identification risk", "Information leakage", "Individual privacy", "Suggested generalization")
+STEP_UNITS = 1000  # progress units per section of build_report
+
 NO_ROWS = ("There are no records to analyse: the table is empty, or every row misses a value in the analysed "
            "columns and rows with missing values are dropped.")
 
@@ -120,11 +123,21 @@ class PrivacyRow:
 
 @dataclass(frozen=True)
 class PrivacySection:
-    """Minimum PPP over every subset of ``auxiliary`` (the quasi-identifiers), per sensitive attribute."""
+    """Minimum PPP over every subset of ``auxiliary`` (the quasi-identifiers), per sensitive
+    attribute; with ``max_known``, over the subsets of at most that many of them."""
 
     p: float
     auxiliary: tuple[str, ...]
     rows: tuple[PrivacyRow, ...]
+    max_known: int | None = None
+
+    @property
+    def known_text(self) -> str:
+        """What the adversary may know, in words ("at most 3 of age, sex, ...")."""
+        names = ", ".join(self.auxiliary)
+        if self.max_known is None or self.max_known >= len(self.auxiliary):
+            return names
+        return f"at most {self.max_known} of {names}"
 
 
 @dataclass(frozen=True)
@@ -230,31 +243,52 @@ def _leakage_section(frame, attributes: list[str], count: str | None) -> Leakage
 
 def _privacy_section(
     frame, qis: tuple[str, ...], sensitive: tuple[str, ...], count: str | None, p: float,
-    max_subset_variables: int, max_privacy_rows: int, notes: list[Note],
+    max_known: int | None, seconds: float, notes: list[Note], progress: Progress | None = None,
 ) -> PrivacySection:
+    """Every quasi-identifier is auxiliary information, at any number of records. When the
+    walk over all their combinations would take longer than ``seconds``, the adversary is
+    narrowed to knowing at most as many of them at once as fits, and a note says so."""
     if not sensitive:
         raise ParameterError("No column is marked sensitive, so there is no value whose disclosure could be measured.")
-    if len(frame) > max_privacy_rows:
-        raise ParameterError(
-            f"The table has {len(frame):,} rows; the report measures individual privacy on at most "
-            f"{max_privacy_rows:,} rows (use the Individual privacy page for larger tables)."
-        )
-    aux = qis[:max_subset_variables]
-    if len(aux) < len(qis):
+    report(progress, 0, 1, "estimating the work")
+    aux = list(qis)
+    full = [estimate_minimum(frame, s, aux, count=count, max_known=max_known) for s in sensitive]
+    needed = sum(e.seconds for e in full)
+    all_subsets = walk_size(len(aux), max_known)
+    known = max_known
+    if needed > seconds:
+        # the model's cost is per combination walked, so narrowing scales it exactly
+        fits = [k for k in range(min(len(aux), max_known if max_known is not None else len(aux)) - 1, 0, -1)
+                if needed * walk_size(len(aux), k) / all_subsets <= seconds]
+        if not fits:
+            one = needed * walk_size(len(aux), 1) / all_subsets
+            raise ProblemTooLargeError(
+                f"Not computed: even with an adversary knowing one quasi-identifier at a time, the minimum PPP of "
+                f"{len(sensitive)} sensitive attribute{'s' if len(sensitive) > 1 else ''} over {len(frame):,} records "
+                f"would take about {duration_text(one)}, more than the report's {duration_text(seconds)}. Use the "
+                "Individual privacy page on fewer variables or a sample of the records."
+            )
+        known = fits[0]
         notes.append(Note(
             "Individual privacy",
-            f"Only the first {len(aux)} of {len(qis)} quasi-identifiers are used as auxiliary information "
-            f"(2^{len(aux)} combinations): {', '.join(aux)}.",
+            f"An adversary is assumed to know at most {known} of the {len(aux)} quasi-identifiers at once: all "
+            f"{all_subsets:,} combinations would take about {duration_text(needed)} for {len(frame):,} records, "
+            f"more than the report's {duration_text(seconds)}; the minimum is over the "
+            f"{walk_size(len(aux), known):,} combinations of at most {known}.",
         ))
     weights = np.ones(len(frame)) if count is None else frame[count].to_numpy(dtype=np.float64)
     rows = []
-    for s in sensitive:
-        values = minimum_over_subsets(frame, s, list(aux), "ppp", count=count).values
+    for j, s in enumerate(sensitive):
+        def walked(done: int, total: int, what: str, j: int = j, s: str = s) -> None:
+            report(progress, j * total + done, len(sensitive) * total, f"{what} for {s}")
+
+        values = minimum_over_subsets(frame, s, aux, "ppp", count=count, max_known=known, progress=walked).values
         rows.append(PrivacyRow(s, float(((values > p) * weights).sum() / weights.sum()), weighted_median(values, weights)))
-    return PrivacySection(p, aux, tuple(rows))
+    return PrivacySection(p, tuple(aux), tuple(rows), known)
 
 
-def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: int, max_lattice: int) -> GeneralizationSection:
+def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: int, max_lattice: int,
+                            progress: Progress | None = None) -> GeneralizationSection:
     built = {a: default_hierarchy(frame[a], a) for a in qis}
     hierarchies = {a: h for a, (_, h) in built.items()}
     size = lattice_size(levels_of(h) + 1 for h in hierarchies.values())
@@ -263,7 +297,7 @@ def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: i
             f"The default hierarchies give {size:,} possible generalizations, more than the report's limit of "
             f"{max_lattice:,}; use the Leakage & anonymization page with a smaller shield."
         )
-    result = search(frame, list(qis), k, hierarchies, "iab", count=count)
+    result = search(frame, list(qis), k, hierarchies, "iab", count=count, progress=progress)
     return GeneralizationSection(
         k=result.k,
         levels=tuple((a, result.levels[a], result.max_levels[a], built[a][0]) for a in qis),
@@ -302,7 +336,7 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
                     else f"more than {_percent(privacy.p)} of look-alikes have another value")
             out.append(
                 f"{_percent(row.protected_share)} of records keep their {row.sensitive} protected "
-                f"({rule}) whatever combination of {', '.join(privacy.auxiliary)} is known."
+                f"({rule}) whatever combination of {privacy.known_text} is known."
             )
     if generalization is not None:
         levels = ", ".join(f"{a} to level {level}" for a, level, _, _ in generalization.levels if level)
@@ -316,23 +350,49 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
     return tuple(out)
 
 
+def _steps(progress: Progress | None) -> Callable[[str], Progress]:
+    """``step(section)``: a progress callback for one section's own work, mapped into
+    ``STEP_UNITS`` of the report's whole (never reaching the end: that is the report's)."""
+    total = (len(SECTIONS) - 1) * STEP_UNITS
+
+    def step(section: str) -> Progress:
+        first = (SECTIONS.index(section) - 1) * STEP_UNITS
+
+        def inner(done: int, of: int, what: str) -> None:
+            within = min(STEP_UNITS - 1, STEP_UNITS * done // max(of, 1))
+            report(progress, first + within, total, f"{section}: {what}")
+
+        return inner
+
+    return step
+
+
 def build_report(
     dataset: Dataset,
     *,
     k: int = 5,
     p: float = 0.0,
-    max_subset_variables: int = 12,
-    max_privacy_rows: int = 200_000,
+    max_known: int | None = None,
+    privacy_seconds: float = PRIVACY_SECONDS,
     max_lattice: int = 20_000,
     created: str | None = None,
+    progress: Progress | None = None,
 ) -> RiskReport:
     """Collect the dataset's findings (risk, leakage, individual privacy, a generalization) at k and p.
 
-    ``max_subset_variables`` caps the quasi-identifiers used as auxiliary
-    information (2^n subsets are walked); individual privacy is skipped on
-    tables of more than ``max_privacy_rows`` rows and the generalization when
+    Individual privacy uses every quasi-identifier as auxiliary information, at
+    any number of records; ``max_known`` limits the adversary to knowing at most
+    that many at once, and when the walk over their combinations is estimated
+    above ``privacy_seconds`` it is narrowed that way with a note saying how
+    (never skipped silently). The generalization is skipped, with a note, when
     the default hierarchies give more than ``max_lattice`` level vectors.
     ``created`` is the report's date (default: today, UTC).
+
+    ``progress(done, total, what)``: ``total`` is 1000 per section after the
+    dataset's (4,000); within a section ``done`` advances with the section's own
+    work (the auxiliary combinations walked, the tables built) and ``what`` names
+    the section and that work. ``done == total`` is reported once, when the report
+    is complete.
 
     >>> from anonlib.core.samples import load_sample
     >>> r = build_report(load_sample("arca_table1"), k=3)
@@ -343,10 +403,12 @@ def build_report(
     p = float(p)
     if not 0.0 <= p < 1.0:
         raise ParameterError(f"The threshold p must be at least 0 and below 1; got {p:g}.")
-    if not 1 <= int(max_subset_variables) <= MAX_AUXILIARY:
+    if max_known is not None and (isinstance(max_known, bool) or int(max_known) != max_known or max_known < 1):
         raise ParameterError(
-            f"The number of auxiliary variables must be between 1 and {MAX_AUXILIARY}; got {max_subset_variables}."
+            f"The most quasi-identifiers an adversary knows at once must be a whole number of at least 1; got {max_known}."
         )
+    if not privacy_seconds > 0:
+        raise ParameterError(f"The time allowed for individual privacy must be positive; got {privacy_seconds:g} s.")
     notes: list[Note] = []
     qis, sensitive, count = dataset.quasi_identifiers, dataset.sensitive, dataset.count
     analysed = _guarded("Dataset", notes, lambda: dataset.analysis_frame(list(qis + sensitive)))
@@ -354,15 +416,19 @@ def build_report(
     if frame is not None and len(frame) == 0:
         notes.extend(Note(section, NO_ROWS) for section in SECTIONS[2:])
         frame = None
+    step = _steps(progress)
+    step("Re-identification risk")(0, 1, "counting classes")
     risk = _guarded("Re-identification risk", notes, lambda: _risk_section(dataset))
     leakage = privacy = generalization = None
     if frame is not None:
+        step("Information leakage")(0, 1, "counting attributes")
         leakage = _guarded("Information leakage", notes, lambda: _leakage_section(frame, list(qis + sensitive), count))
         if qis:
             privacy = _guarded("Individual privacy", notes, lambda: _privacy_section(
-                frame, qis, sensitive, count, p, int(max_subset_variables), int(max_privacy_rows), notes))
-            generalization = _guarded("Suggested generalization", notes,
-                                      lambda: _generalization_section(frame, qis, count, k, int(max_lattice)))
+                frame, qis, sensitive, count, p, None if max_known is None else int(max_known),
+                float(privacy_seconds), notes, step("Individual privacy")))
+            generalization = _guarded("Suggested generalization", notes, lambda: _generalization_section(
+                frame, qis, count, k, int(max_lattice), step("Suggested generalization")))
         else:
             for section in ("Individual privacy", "Suggested generalization"):
                 notes.append(Note(section, "Mark at least one column as quasi-identifier to see this section."))
@@ -373,11 +439,14 @@ def build_report(
         ("sensitive attributes", ", ".join(sensitive) or "none"),
         ("record-count column", count or "none"),
         ("missing values", "rows dropped" if dataset.missing == "drop" else "kept as their own category"),
-        ("auxiliary variables at most", str(int(max_subset_variables))),
-        ("individual privacy on at most", f"{int(max_privacy_rows):,} rows"),
+        ("quasi-identifiers an adversary knows at once",
+         "all" if privacy is None or privacy.max_known is None else f"at most {privacy.max_known}"),
+        ("time allowed for individual privacy", duration_text(float(privacy_seconds))),
         ("generalizations searched at most", f"{int(max_lattice):,}"),
         ("search method", "IAB (Arca & Hewett), default hierarchies"),
     )
+    total = (len(SECTIONS) - 1) * STEP_UNITS
+    report(progress, total, total, "report complete")
     return RiskReport(
         dataset=_dataset_section(dataset, dropped),
         risk=risk,
@@ -489,7 +558,7 @@ def render_html(report: RiskReport) -> str:
     if report.privacy is not None:
         pv = report.privacy
         parts.append(f"<p>Minimum proportion of protective peers (PPP) over every combination of "
-                     f"{_e(', '.join(pv.auxiliary))} an adversary might know; protected = minimum PPP above p = {pv.p:g}.</p>")
+                     f"{_e(pv.known_text)} an adversary might know; protected = minimum PPP above p = {pv.p:g}.</p>")
         parts.append(_table(("sensitive attribute", "records protected", "median minimum PPP"),
                             [(row.sensitive, _percent(row.protected_share), f"{row.median_min_ppp:.3f}") for row in pv.rows]))
     parts.append(_notes_for(report, "Individual privacy"))

@@ -81,6 +81,24 @@ def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     return fig
 
 
+def _titled(fig: go.Figure, title: str, subtitle: str = "", width: int = 80) -> go.Figure:
+    """A title with a smaller note under it (wrapped so it fits a 1024 px window),
+    both escaped (they may name user columns).
+
+    >>> _titled(go.Figure(), "Leakage", "a <b> note").layout.title.text
+    'Leakage<br><sup>a &lt;b&gt; note</sup>'
+    """
+    import textwrap
+
+    text = _escape(title)
+    if subtitle:
+        lines = textwrap.wrap(subtitle, width) or [""]
+        text += "".join(f"<br><sup>{_escape(line)}</sup>" for line in lines)
+        top = max(int(fig.layout.margin.t or 50), 50 + 16 * len(lines))
+        fig.update_layout(margin=dict(t=top))
+    return fig.update_layout(title=text)
+
+
 _SIZE_BINS = (1, 2, 3, 4, 5, 10, 20, 50, 100, 500, 1000)
 
 
@@ -256,19 +274,56 @@ def tree_layout(parents) -> tuple[list[float], list[int]]:
     return x, depth
 
 
-def search_tree_figure(tree, shield, chosen=None, palette: str = DEFAULT_PALETTE, title: str | None = None) -> go.Figure:
+TREE_IN_FULL = 25  # search trees up to this many tables are drawn whole, labelled like the paper's figures
+TREE_LEAVES_IN_FULL = 12  # ... and at most this many side by side, so the labels never overlap at 1024 px
+TREE_EDGE_LABELS_UP_TO = 6  # leaves side by side up to which edges carry the attribute raised (else: hover)
+
+
+def search_tree_figure(
+    tree, shield, chosen=None, palette: str = DEFAULT_PALETTE, title: str | None = None, in_full: int = TREE_IN_FULL
+) -> go.Figure:
     """The search tree like the paper's Figures 3-5: nodes T(violations, rows) by depth
     (total levels), edges labelled with the attribute generalized; the result ringed.
 
     ``tree`` is a sequence of nodes with ``levels``, ``violations``, ``rows``,
-    ``parent`` and ``attribute`` (``anonlib.anonymize.SearchNode``).
+    ``parent`` and ``attribute`` (``anonlib.anonymize.SearchNode``). Trees of up
+    to ``in_full`` tables are drawn whole; larger ones (real data: hundreds of
+    tables whose labels would overlap) are collapsed to the path from the
+    original table to the result, with the tables tried beside each step as
+    unlabelled dots; every node's hover gives T(v, r), the attribute raised and
+    the levels.
 
     >>> from anonlib.anonymize import SearchNode
     >>> t = [SearchNode((0,), 2, 5), SearchNode((1,), 0, 3, 0, "Zip")]
     >>> fig = search_tree_figure(t, ["Zip"], chosen=(1,))
     >>> list(fig.data[-1].text)
     ['T(2, 5)', 'T(0, 3)']
+    >>> chain = [SearchNode((0, 0), 29, 30)] + [SearchNode((i, 0), 29 - i, 30 - i, i - 1, "Zip") for i in range(1, 30)]
+    >>> side = [SearchNode((i, 1), 30, 30, i, "Age") for i in range(29)]
+    >>> fig = search_tree_figure(chain + side, ["Zip", "Age"], chosen=(29, 0))
+    >>> len(fig.data[-1].x), fig.data[-1].text[-1], len(fig.data[1].x)   # 30 labelled on the path, 29 dots beside
+    (30, 'T(0, 1) (+Zip)', 29)
     """
+    parents = {n.parent for n in tree}
+    leaves = sum(1 for i in range(len(tree)) if i not in parents)
+    if len(tree) <= in_full and leaves <= TREE_LEAVES_IN_FULL:
+        return _whole_tree_figure(tree, shield, chosen, palette, title)
+    return _tree_path_figure(tree, shield, chosen, palette)
+
+
+def _node_hover(node, shield) -> str:
+    how = (f"<br>reached by raising {_escape(node.attribute)}" if node.attribute is not None
+           else "<br>the table as it is")
+    levels = ", ".join(f"{_escape(a)} {v}" for a, v in zip(shield, node.levels))
+    verdict = "meets k" if node.violations == 0 else f"{node.violations:,} distinct combinations in classes smaller than k"
+    return f"{node.label}: {verdict}; {node.rows:,} distinct combinations{how}<br>levels: {levels}"
+
+
+TREE_WORDS = ("T(v, r): v distinct combinations in classes smaller than k, r distinct combinations "
+              "(the paper's violating rows and rows).")
+
+
+def _whole_tree_figure(tree, shield, chosen, palette: str, title: str | None) -> go.Figure:
     colours = PALETTES[palette]
     x, depth = tree_layout([n.parent for n in tree])
     y = [-d for d in depth]
@@ -279,12 +334,18 @@ def search_tree_figure(tree, shield, chosen=None, palette: str = DEFAULT_PALETTE
         p = node.parent
         edge_x += [x[p], x[i], None]
         edge_y += [y[p], y[i], None]
-        label_x.append((x[p] + x[i]) / 2)
-        label_y.append((y[p] + y[i]) / 2)
+        label_x.append(x[p] + 0.7 * (x[i] - x[p]))  # near the child: siblings' labels stay apart
+        label_y.append(y[p] + 0.7 * (y[i] - y[p]))
         label_text.append(_escape(node.attribute))
-    hover = [
-        f"{n.label}<br>levels: " + ", ".join(f"{_escape(a)} {v}" for a, v in zip(shield, n.levels)) for n in tree
-    ]
+    crowded = sum(1 for i in range(len(tree)) if i not in {n.parent for n in tree}) > TREE_EDGE_LABELS_UP_TO
+    if crowded:  # the attribute raised is in each node's hover instead
+        label_x, label_y, label_text = [], [], []
+    # siblings side by side: labels alternately above and below their node, so neighbours never touch
+    rank: dict[int, int] = {}
+    position = []
+    for d in depth:
+        rank[d] = rank.get(d, -1) + 1
+        position.append("top center" if rank[d] % 2 == 0 or not crowded else "bottom center")
     colour = [colours.safe if n.violations == 0 else colours.at_risk for n in tree]
     outline = [3 if chosen is not None and tuple(n.levels) == tuple(chosen) else 0 for n in tree]
     fig = go.Figure(
@@ -299,9 +360,10 @@ def search_tree_figure(tree, shield, chosen=None, palette: str = DEFAULT_PALETTE
                 y=y,
                 mode="markers+text",
                 text=[n.label for n in tree],
-                textposition="top center",
+                textposition=position,
+                textfont=dict(size=10),
                 marker=dict(size=14, color=colour, line=dict(width=outline, color="#000000")),
-                hovertext=hover,
+                hovertext=[_node_hover(n, shield) for n in tree],
                 hoverinfo="text",
                 showlegend=False,
             ),
@@ -310,12 +372,128 @@ def search_tree_figure(tree, shield, chosen=None, palette: str = DEFAULT_PALETTE
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     fig.update_layout(height=max(320, 90 * (max(depth) + 1) + 60))
-    return _layout(
-        fig,
-        title or "Search tree: T(violating rows, rows); black ring = result; blue/green = satisfies k",
-        "",
-        "",
+    fig = _layout(fig, "", "", "")
+    return _titled(fig, title or "Search tree (black ring: the result; blue: meets k)",
+                   TREE_WORDS + " Hover a node for its levels.")
+
+
+def _tree_path_figure(tree, shield, chosen, palette: str) -> go.Figure:
+    """The path from the original table to the result (a labelled spine at x = 0)
+    and, at each step, the other tables generated from the same parent (dots to
+    the right, hover only)."""
+    colours = PALETTES[palette]
+    target = next((i for i, n in enumerate(tree) if chosen is not None and tuple(n.levels) == tuple(chosen)), None)
+    if target is None:  # no result: the best table found (fewest violations, then most rows)
+        target = min(range(len(tree)), key=lambda i: (tree[i].violations, -tree[i].rows, i))
+    path = [target]
+    while tree[path[-1]].parent is not None:
+        path.append(tree[path[-1]].parent)
+    path.reverse()
+    on_path = {node: step for step, node in enumerate(path)}
+    beside: dict[int, list[int]] = {}
+    for i, node in enumerate(tree):
+        if node.parent in on_path and i not in on_path:
+            beside.setdefault(on_path[node.parent] + 1, []).append(i)
+    spine_y = [-step for step in range(len(path))]
+    edge_x: list = []
+    edge_y: list = []
+    side_x, side_y, side_nodes = [], [], []
+    for step in range(1, len(path)):
+        edge_x += [0, 0, None]
+        edge_y += [-(step - 1), -step, None]
+        for position, i in enumerate(beside.get(step, []), start=1):
+            edge_x += [0, position, None]
+            edge_y += [-(step - 1), -step, None]
+            side_x.append(position)
+            side_y.append(-step)
+            side_nodes.append(tree[i])
+    widest = max((len(v) for v in beside.values()), default=0)
+    spine = [tree[i] for i in path]
+    fig = go.Figure(
+        [
+            go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color="#cccccc", width=1), hoverinfo="skip",
+                       showlegend=False),
+            go.Scatter(
+                x=side_x, y=side_y, mode="markers+text" if widest <= 6 else "markers",
+                text=[_escape(n.attribute) for n in side_nodes], textposition="bottom center",
+                textfont=dict(size=10, color="#777777"),
+                marker=dict(size=9, color=[colours.safe if n.violations == 0 else colours.at_risk for n in side_nodes],
+                            opacity=0.55),
+                hovertext=[_node_hover(n, shield) for n in side_nodes], hoverinfo="text",
+                name="tables tried beside the path",
+            ),
+            go.Scatter(
+                x=[0] * len(spine), y=spine_y, mode="markers+text",
+                text=[n.label + (f" (+{_escape(n.attribute)})" if n.attribute is not None else "") for n in spine],
+                textposition="middle left",
+                marker=dict(size=13, color=[colours.safe if n.violations == 0 else colours.at_risk for n in spine],
+                            line=dict(width=[3 if i == target and chosen is not None else 0 for i in path],
+                                      color="#000000")),
+                hovertext=[_node_hover(n, shield) for n in spine], hoverinfo="text",
+                name="path to the result",
+            ),
+        ]
     )
+    fig.update_xaxes(visible=False, range=[-4.5, max(widest, 3) + 0.7])
+    fig.update_yaxes(visible=False, range=[-(len(path) - 0.5), 0.6])
+    fig.update_layout(height=max(320, 46 * len(path) + 150), showlegend=False)
+    what = "result (black ring)" if chosen is not None else "best table found"
+    fig = _layout(fig, "", "", "")
+    return _titled(
+        fig, "Search tree, collapsed",
+        f"{len(tree):,} tables were checked; shown are the {len(path)} on the path from the table as it is to the "
+        f"{what} and, as dots, the others tried at each step. Blue: meets k. " + TREE_WORDS
+        + " Hover a node for its levels.",
+    )
+
+
+def _all_equal(values: Sequence) -> bool:
+    """More than one value and all of them equal (a comparison with nothing to show).
+
+    >>> _all_equal([21, 21, 21]), _all_equal([21, 18]), _all_equal([5])
+    (True, False, False)
+    """
+    values = list(values)
+    return len(values) > 1 and all(v == values[0] for v in values[1:])
+
+
+def _compared_bars(table, label: str, metrics: Sequence[tuple[str, str, str]], *, columns: int,
+                   title: str) -> go.Figure:
+    """Small multiples: one subplot per metric, one coloured bar per row of
+    ``table`` named in the legend (long names would collide under the bars).
+    A subplot whose bars are all equal says so in its title; with a single row
+    the figure says there is nothing to compare.
+
+    ``metrics``: (column, subplot title, hover number format) triples.
+    """
+    from plotly.subplots import make_subplots
+
+    names = [str(n) for n in table[label]]
+    titles = [
+        name + (f" (all equal: {table[column].iloc[0]:{fmt}})" if _all_equal(table[column]) else "")
+        for column, name, fmt in metrics
+    ]
+    note = "one run only: nothing to compare" if len(names) == 1 else ""
+    rows = -(-len(metrics) // columns)
+    fig = make_subplots(rows=rows, cols=columns, subplot_titles=[_escape(t) for t in titles],
+                        vertical_spacing=0.18 if rows > 1 else 0.0)
+    for i, name in enumerate(names):
+        for m, (column, metric_name, fmt) in enumerate(metrics):
+            fig.add_trace(
+                go.Bar(
+                    x=[_escape(name)], y=[table[column].iloc[i]], name=_escape(name), legendgroup=str(i),
+                    showlegend=m == 0, marker_color=QUALITATIVE[i % len(QUALITATIVE)],
+                    hovertemplate=f"%{{x}}<br>{_escape(metric_name)}: %{{y:{fmt}}}<extra></extra>",
+                ),
+                row=m // columns + 1, col=m % columns + 1,
+            )
+    fig.update_xaxes(showticklabels=False)
+    fig.update_layout(
+        template="plotly_white", barmode="group", hoverlabel=dict(namelength=-1),
+        margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", yanchor="top", y=-0.04, x=0),
+        height=300 * rows + 80,
+    )
+    return _titled(fig, title, note)
 
 
 def method_comparison_figure(results) -> go.Figure:
@@ -933,3 +1111,63 @@ def clicked_frontier_policy(event: object, n_frontier: int) -> int | None:
         if isinstance(number, (int, float)) and 1 <= number <= n_frontier:
             return int(number) - 1
     return None
+
+
+# --- re-identification risk (anonlib.risk) ---
+
+
+def risk_distribution_figure(
+    bins,
+    threshold: float = 0.2,
+    palette: str = DEFAULT_PALETTE,
+    title: str | None = None,
+) -> go.Figure:
+    """Records per prosecutor-risk band, as ARX's risk analysis draws it: bars of the
+    share of records whose risk (1 / class size) lies in each band, and a line of the
+    cumulative share. ``bins`` is ``ReidentificationRisk.distribution`` (or
+    ``anonlib.risk.risk_distribution(class_sizes)``). Bands above the lowest band
+    holding records are shown; a band whose upper bound exceeds ``threshold`` is in
+    the at-risk colour (exact at ARX's 0.2 and 0.5, band bounds, and above 1/8 each
+    band holds one class size). Hover: band, records, share, cumulative share.
+
+    >>> from anonlib.risk import risk_distribution
+    >>> fig = risk_distribution_figure(risk_distribution([1, 2, 2, 10]))
+    >>> list(fig.data[0].x)[:2], [round(y, 1) for y in fig.data[0].y][-3:], fig.data[1].y[-1]
+    (['9–10%', '10–12.5%'], [0.0, 26.7, 6.7], 100.0)
+    """
+    colours = PALETTES[palette]
+    bins = list(bins)
+    first = next((i for i, b in enumerate(bins) if b.records), len(bins) - 1 if bins else 0)
+    shown = bins[first:]
+    labels = [b.label for b in shown]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Bar(
+            x=labels,
+            y=[100.0 * b.share for b in shown],
+            name="records in the band",
+            marker_color=[colours.at_risk if b.high > threshold else colours.safe for b in shown],
+            customdata=[[b.records, 100.0 * b.cumulative] for b in shown],
+            hovertemplate="risk %{x}<br>%{customdata[0]:,} records (%{y:.2f}%)"
+            "<br>%{customdata[1]:.2f}% of records at this risk or lower<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=labels,
+            y=[100.0 * b.cumulative for b in shown],
+            name="cumulative",
+            mode="lines+markers",
+            line=dict(color=colours.neutral),
+            hovertemplate="risk up to %{x}: %{y:.2f}% of records<extra></extra>",
+        )
+    )
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(range=[0, 102])
+    fig.update_layout(legend=dict(orientation="h", y=-0.25), bargap=0.15)
+    return _layout(
+        fig,
+        title or f"Prosecutor risk of the records (bands above {100 * threshold:g}% highlighted)",
+        "re-identification risk (1 / class size)",
+        "% of records",
+    )

@@ -173,6 +173,24 @@ def result_verdict(check, what: str) -> None:
         st.warning(text)
 
 
+def offer_step(step, cost, page: str, what: str, key: str):
+    """A suggestion offered as a step, its cost said first: what it does to the working
+    copy (``cost.sentences()``, from ``anonlib.workflow.step_cost``), a warning when it
+    removes a quasi-identifier, whether the result meets the release target in records
+    (``result_verdict``), and the button that applies it (``apply_step_callback``).
+    ``what`` names the suggestion ("generalization", "policy"). Returns the working copy
+    as it would be after the step (for previews)."""
+    st.markdown("What it does to the working copy:\n" + "\n".join(f"- {plain(s)}" for s in cost.sentences()))
+    if cost.removes_quasi_identifier:
+        st.warning(f"This {what} removes a quasi-identifier entirely (every value becomes one): the released "
+                   "column says nothing. It is never preselected; apply it only if that column is not needed.")
+    preview = working_copy().apply(step, page)
+    result_verdict(preview.check, f"This {what}")
+    st.button(f"Apply this {what} to the working copy", type="primary", on_click=apply_step_callback,
+              args=(step, page), key=key, help="Adds a step to the working copy (listed in the sidebar, with undo).")
+    return preview
+
+
 def paper_example(title: str, paper: str, render: Callable[[], None], key: str) -> None:
     """The paper's worked example, closed at the bottom of a page: nothing is
     computed until the user switches it on, and it never touches the working copy.

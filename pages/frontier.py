@@ -1,13 +1,20 @@
-"""Risk-utility frontier page: which generalization policies give the best trade-off?"""
+"""Risk-utility frontier page: which generalization policies give the best trade-off
+between re-identification risk and information loss, on the working copy?
+
+Opens on the working copy's quasi-identifiers; a chosen policy is offered as a
+step (its cost said first) and applied with the sidebar's history. HIPAA Safe
+Harbor is beaten only by policies that also meet the release target's k. The
+paper's example (Adult with a synthetic Tennessee ZIP) is at the bottom, closed
+until switched on."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from anonlib.core.dataset import Dataset
 from anonlib.avector import anonymity_vector, k_of, vector_text
+from anonlib.core.dataset import Dataset
+from anonlib.core.loading import load_table
 from anonlib.frontier import (
     DEFAULT_THRESHOLD,
     METHODS,
@@ -20,12 +27,14 @@ from anonlib.frontier import (
     prepare,
     safe_harbor_policy,
 )
-from anonlib.core.loading import load_table
 from anonlib.synthetic import TENNESSEE_ZIP_SEED, adult_with_zip, zip3_populations
+from anonlib.workflow import PolicyStep, step_cost
 from dashboard import charts
-from dashboard.state import active_dataset
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain
+from dashboard.glossary import glossary_expander, term_help
+from dashboard.state import active_dataset, release_target
+from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
 
+PAGE = "Frontier"
 EXAMPLE = "Adult + synthetic Tennessee ZIP (the paper's example)"
 EXAMPLE_QIS = ["age", "sex", "race", "zip"]
 METHOD_NAMES = {
@@ -72,73 +81,52 @@ def _search(
         bar.empty()
 
 
-page_header(
-    "Risk-utility frontier",
-    "Which ways of coarsening the quasi-identifiers (age bands, merged categories, shorter ZIP codes) "
-    "give the lowest re-identification risk for a given loss of information, and does HIPAA Safe "
-    "Harbor sit on that frontier or could a different policy be better on both counts?",
-    "- A **policy** cuts each quasi-identifier's ordered values into contiguous intervals "
-    "(e.g. ages 17-25, 26-40, ...). As a bit-string, bit *i* = 1 keeps the boundary between value *i* "
-    "and *i+1*; all ones is the original data, all zeros merges everything.\n"
-    "- **Risk** (x axis, 0-1): without a population table, the number of equivalence classes after "
-    "generalization divided by the number before. With a population table, each record counts "
-    "1 / (people in the population who match its generalized values), divided by the same sum for "
-    "the original data (Benitez et al.'s distinguishability).\n"
-    "- **Information loss** (y axis, 0-1): the KL divergence between the original distribution of "
-    "the quasi-identifiers and the generalized one (records spread evenly over the values of their "
-    "intervals), divided by the KL of merging everything. The raw KL (in nats) is in the tables.\n"
-    "- The **frontier** (step line) holds the evaluated policies no other evaluated policy beats on "
-    "both axes. The **area** under it measures how good the search was: smaller is better.\n"
-    "- **SHS** probes random sublattices and walks one only when the frontier could improve there "
-    "(H above the threshold); **RCS** walks random chains from the original data to the top. "
-    "The budget is the number of distinct policies evaluated.\n"
-    "- The **star** is HIPAA Safe Harbor (3-digit ZIP, ages 90+ merged); squares are frontier policies "
-    "that strictly dominate it: lower or equal risk and loss, one of them strictly lower.",
-    "Xia, Heatherly, Ding, Li & Malin, Efficient discovery of de-identification policies through a "
-    "risk-utility frontier (CODASPY 2013)",
-)
+@st.cache_data(show_spinner=False, max_entries=16)
+def _frontier_ks(key: tuple, _result: FrontierSearch) -> tuple[int, ...]:
+    """k (the smallest class, in records) of every frontier policy, cached with the search."""
+    space = _result.space
+    return tuple(int(space.class_sizes(space.bits_of(e.bits)).min()) for e in _result.frontier)
 
-dataset: Dataset = active_dataset()
-qis: list[str] = []
-frame: pd.DataFrame | None = None
-release: pd.DataFrame | None = None
-orders: dict[str, list] = {}
-population: pd.DataFrame | None = None
-population_key: str | None = None
-population_count: str | None = None
-upload = None
-count: str | None = None
-fingerprint = ""
-source = st.radio("Data", [EXAMPLE, f"Active dataset: {dataset.name}"], horizontal=True, key="fr_source")
-example = source == EXAMPLE
 
-with guarded("preparing the data"):
-    if example:
-        zip_seed = TENNESSEE_ZIP_SEED
-        frame = _example_frame(zip_seed)
-        fingerprint = f"adult+tn-zip:{zip_seed}"
-        count = None
-        columns = [c for c in frame.columns]
-        default_qis = EXAMPLE_QIS
-        st.caption(
-            "Adult (UCI, 32,561 records) with a synthetic 5-digit Tennessee ZIP per record, drawn in "
-            f"proportion to the 2010 population of ZIP areas 37010-38589 (seed {zip_seed})."
-        )
-    else:
-        count = dataset.count
-        columns = [c for c in dataset.frame.columns if c != count and c not in dataset.identifiers]
-        default_qis = [c for c in dataset.quasi_identifiers if c in columns]
-        frame = None
-        fingerprint = f"{dataset.fingerprint}:{dataset.missing}"
+def _default_policy(frontier: list, ks: tuple[int, ...], removed: list[tuple[str, ...]], better: list, k: int) -> int | None:
+    """The policy preselected: among those meeting k and removing no quasi-identifier, the
+    first that dominates Safe Harbor, else the one losing least information; None when no
+    policy meets k without removing a quasi-identifier (the page then says so and the user
+    chooses)."""
+    meeting = [i for i in range(len(frontier)) if not removed[i] and ks[i] >= k]
+    dominant = [i for i in meeting if frontier[i] in better]
+    if dominant:
+        return min(dominant, key=lambda i: frontier[i].loss)
+    if meeting:
+        return min(meeting, key=lambda i: frontier[i].loss)
+    return None
 
-    qis = st.multiselect("Quasi-identifiers", columns, default=default_qis, key=f"fr_qis_{fingerprint}")
-    release = frame  # the table a chosen policy generalizes for the preview and download
-    if not example and qis:
+
+def _policy_label(i: int, entry, k: int, meets: bool, dominant: bool, removed: tuple[str, ...]) -> str:
+    text = f"#{i + 1}: k = {k:,}, risk {entry.risk:.4f}, loss {entry.loss_normalized:.4f}"
+    if dominant:
+        text += " - meets the target k and dominates Safe Harbor"
+    elif not meets:
+        text += " - fails the target k"
+    if removed:
+        text += " - removes the quasi-identifier " + ", ".join(removed)
+    return text
+
+
+def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame | None, columns: list[str],
+                      default_qis: list[str], fingerprint: str, count: str | None,
+                      dataset: Dataset | None) -> None:
+    """The whole frontier workflow on one table. ``p`` prefixes widget keys; ``dataset`` is
+    the working copy (a chosen policy can be applied as a step) or None (the paper's example)."""
+    target = release_target()
+    qis = st.multiselect("Quasi-identifiers", columns, default=default_qis, key=f"{p}_qis_{fingerprint}",
+                         help=term_help("quasi-identifier"))
+    if dataset is not None and qis:
         frame, dropped = dataset.analysis_frame(qis)
-        release = dataset.frame.drop(columns=list(dataset.identifiers)) if not dropped else frame
         if dropped:
-            st.caption(f"{dropped:,} rows with missing values were dropped.")
-
+            st.caption(f"{dropped:,} rows with missing values are left out of the search.")
+    orders: dict[str, list] = {}
+    population = population_key = population_count = upload = None
     if qis and frame is not None:
         editable = [
             a for a in qis
@@ -152,109 +140,128 @@ with guarded("preparing the data"):
                 default = [str(v) for v in default_order(frame, attribute)]
                 text = st.text_area(
                     f"Order of '{plain(attribute)}' (one value per line)", "\n".join(default),
-                    key=f"fr_order_{fingerprint}_{attribute}", height=120,
+                    key=f"{p}_order_{fingerprint}_{attribute}", height=120,
                 )
                 order = [line.strip() for line in text.splitlines() if line.strip()]
                 if order != default:
                     orders[attribute] = order
             st.caption("Other attributes use numeric or alphabetical order.")
+    if dataset is not None:
+        with st.expander("Population table (optional; without one, your data are their own population)"):
+            st.caption(
+                "Risk needs to know how many people in the population share each generalized combination. "
+                "Without a population table the working copy stands in for it. A population table has the "
+                "same quasi-identifier columns and, optionally, a column with the number of people per row."
+            )
+            upload = st.file_uploader("Population table", type=["csv", "tsv", "txt", "gz", "xlsx", "parquet"],
+                                      key=f"{p}_population")
+            if upload is not None:
+                population = load_table(upload.getvalue(), name=upload.name).frame
+                options = ["one person per row", *population.columns]
+                guessed = population_count_column(population, qis, count=count)
+                choice = st.selectbox("Number of people per row", options,
+                                      index=options.index(guessed) if guessed in options else 0,
+                                      key=f"{p}_population_count_{upload.file_id}")
+                population_count = None if choice == "one person per row" else choice
+                population_key = f"{upload.file_id}:{population_count}"
 
-    with st.expander("Population table (optional)"):
-        st.caption(
-            "Without one, the data are their own population. A population table has the same "
-            "quasi-identifier columns and, optionally, a column with the number of people per row."
-        )
-        upload = st.file_uploader("Population table", type=["csv", "tsv", "txt", "gz", "xlsx", "parquet"],
-                                  key="fr_population")
-        if upload is not None:
-            population = load_table(upload.getvalue(), name=upload.name).frame
-            options = ["one person per row", *population.columns]
-            guessed = population_count_column(population, qis, count=count)
-            choice = st.selectbox("Number of people per row", options,
-                                  index=options.index(guessed) if guessed in options else 0,
-                                  key=f"fr_population_count_{upload.file_id}")
-            population_count = None if choice == "one person per row" else choice
-            population_key = f"{upload.file_id}:{population_count}"
+    c1, c2, c3, c4 = st.columns([1.6, 1, 1, 1])
+    method = c1.selectbox("Method", list(METHODS), format_func=METHOD_NAMES.get, key=f"{p}_method")
+    budget = c2.slider("Budget (policies evaluated)", 100, 20_000, 1_000, step=100, key=f"{p}_budget",
+                       disabled=method == "exhaustive")
+    threshold = c3.slider("SHS threshold on H", 0.0, 1.0, DEFAULT_THRESHOLD, step=0.05, key=f"{p}_threshold",
+                          disabled=method != "shs")
+    seed = int(c4.number_input("Seed", min_value=0, max_value=10**9, value=1, step=1, key=f"{p}_seed"))
+    compare = st.checkbox("Also run the other heuristic with the same budget (area-vs-budget chart)",
+                          value=True, key=f"{p}_compare")
+    colours = st.selectbox("Colours", list(charts.PALETTES), key=f"{p}_colours")
 
-c1, c2, c3, c4 = st.columns(4)
-method = c1.selectbox("Method", list(METHODS), format_func=METHOD_NAMES.get, key="fr_method")
-budget = c2.slider("Budget (policies evaluated)", 100, 20_000, 1_000, step=100, key="fr_budget",
-                   disabled=method == "exhaustive")
-threshold = c3.slider("SHS threshold on H", 0.0, 1.0, DEFAULT_THRESHOLD, step=0.05, key="fr_threshold",
-                      disabled=method != "shs")
-seed = int(c4.number_input("Seed", min_value=0, max_value=10**9, value=1, step=1, key="fr_seed"))
-compare = st.checkbox("Also run the other heuristic with the same budget (area-vs-budget chart)",
-                      value=True, key="fr_compare")
-colours = st.selectbox("Colours", list(charts.PALETTES), key="fr_colours")
-
-result = None
-others: dict[str, FrontierSearch] = {}
-optimum: float | None = None
-with guarded("searching the risk-utility frontier"):
     if not qis or frame is None:
         st.info("Choose at least one quasi-identifier.")
-    else:
-        common = dict(
-            fingerprint=fingerprint, qis=tuple(qis),
-            orders=tuple((a, tuple(v)) for a, v in sorted(orders.items())),
-            population_key=population_key, count=count, population_count=population_count,
-            budget=int(budget), threshold=float(threshold), seed=seed, _frame=frame, _population=population,
-        )
-        result = _search(method=method, **common)
-        if compare and method in ("shs", "rcs"):
-            other = "rcs" if method == "shs" else "shs"
-            others[other] = _search(method=other, **common)
-        if method != "exhaustive" and result.space.n_bits <= SMALL_LATTICE_BITS:
-            optimum = _search(method="exhaustive", **common).area  # cheap here: show how close the search got
+        return
+    common = dict(
+        fingerprint=fingerprint, qis=tuple(qis),
+        orders=tuple((a, tuple(v)) for a, v in sorted(orders.items())),
+        population_key=population_key, count=count, population_count=population_count,
+        budget=int(budget), threshold=float(threshold), seed=seed, _frame=frame, _population=population,
+    )
+    result = _search(method=method, **common)
+    others: dict[str, FrontierSearch] = {}
+    if compare and method in ("shs", "rcs"):
+        other = "rcs" if method == "shs" else "shs"
+        others[other] = _search(method=other, **common)
+    optimum = None
+    if method != "exhaustive" and result.space.n_bits <= SMALL_LATTICE_BITS:
+        optimum = _search(method="exhaustive", **common).area  # cheap here: show how close the search got
 
-if result is not None:
     space = result.space
     frontier = list(result.frontier)
-    m = st.columns(5)
+    m = st.columns(3)  # three per row: the labels fit a 1024 px window
     m[0].metric("policies in the lattice", f"2^{space.n_bits}" if space.n_bits > 16 else lattice_size_text(space.n_bits),
                 help=f"{lattice_size_text(space.n_bits)} policies ({space.n_bits} bits)")
     m[1].metric("policies evaluated", f"{result.n_evaluated:,}")
-    m[2].metric("frontier policies", f"{len(frontier):,}")
-    m[3].metric("area", f"{result.area:.4f}", help="Area under the frontier's step curve; smaller is better.")
-    m[4].metric("search time", f"{result.seconds:.2f} s")
-    st.caption(f"KL of the most general policy (used to normalize the loss): {space.top_loss:.4f} nats. "
-               f"Risk is {'distinguishability against the uploaded population' if space.has_population else 'classes after / classes before (the data are their own population)'}.")
+    m[2].metric("frontier policies", f"{len(frontier):,}", help=term_help("frontier"))
+    m = st.columns(3)
+    m[0].metric("area", f"{result.area:.4f}", help="Area under the frontier's step curve; smaller is better.")
+    m[1].metric("search time", f"{result.seconds:.2f} s")
+    st.caption(
+        f"Risk (x axis) is {'distinguishability against the uploaded population' if space.has_population else 'the number of classes after the policy divided by the number before (your data are their own population)'}: "
+        "0 = nobody can be told apart, 1 = as identifiable as the original. Information loss (y axis) is the KL "
+        f"divergence divided by that of merging everything ({space.top_loss:.4f} nats)."
+    )
 
-    # HIPAA Safe Harbor
+    key = (fingerprint, tuple(qis), common["orders"], population_key, method, int(budget), float(threshold), seed)
+    ks = _frontier_ks(key, result)
+    steps = [PolicyStep.from_space(space, e.bits) for e in frontier]
+    removed = [tuple(a for a in s.removed) for s in steps]
+    meets = [k >= target.k for k in ks]
+
+    # HIPAA Safe Harbor: dominance is claimed only for policies that meet the target k
     harbor = None
+    harbor_k = None
+    lower_both: list = []
     better: list = []
+    harbor_policy = None
     with guarded("placing HIPAA Safe Harbor"):
         harbor_policy = safe_harbor_policy(space, zip3_population=_zip3())
         harbor_bits = space.bits_of(harbor_policy.bits)
         h_risk, h_loss = space.evaluate(harbor_bits)
-        h_norm = h_loss / space.top_loss if space.top_loss > 0 else 0.0
-        harbor = (h_risk, h_norm)
-        better = dominating(frontier, h_risk, h_loss)
+        harbor = (h_risk, h_loss / space.top_loss if space.top_loss > 0 else 0.0)
+        harbor_k = int(space.class_sizes(harbor_bits).min())
+        lower_both = dominating(frontier, h_risk, h_loss)
+        better = [e for e in lower_both if meets[frontier.index(e)]]
 
-    default_pick = int(np.argmin([e.risk + e.loss_normalized for e in frontier])) if frontier else 0
-    if better:
-        default_pick = frontier.index(better[0])
-    pick_key = f"fr_pick_{len(frontier)}_{result.area:.6f}"
-    chart_key = f"fr_chart_{pick_key}"
+    default_pick = _default_policy(frontier, ks, removed, better, target.k)
+    pick_key = f"{p}_pick_{len(frontier)}_{result.area:.6f}_{target.k}"
+    chart_key = f"{p}_chart_{pick_key}"
     clicked = charts.clicked_frontier_policy(st.session_state.get(chart_key), len(frontier))
-    if clicked is not None and st.session_state.get("fr_applied_click") != (chart_key, clicked):
-        st.session_state["fr_applied_click"] = (chart_key, clicked)  # apply each click once
+    if clicked is not None and st.session_state.get(f"{p}_applied_click") != (chart_key, clicked):
+        st.session_state[f"{p}_applied_click"] = (chart_key, clicked)  # apply each click once
         st.session_state[pick_key] = clicked
+    if default_pick is None:
+        meeting = [i for i in range(len(frontier)) if meets[i]]
+        st.warning(
+            f"No frontier policy found meets k = {target.k} (the release target) without turning a quasi-identifier "
+            "into a single value, so none is preselected. "
+            + (f"{len(meeting)} meet k = {target.k} by removing a quasi-identifier. " if meeting else
+               f"The largest k here is {max(ks):,}. ")
+            + "A larger budget, fewer quasi-identifiers, or suppressing the remaining records after a policy "
+            "(sidebar) may get there."
+        )
     pick = st.selectbox(
         "Frontier policy to inspect (or click a point of the frontier line)", list(range(len(frontier))),
         index=default_pick,
-        format_func=lambda i: f"#{i + 1}: risk {frontier[i].risk:.4f}, loss {frontier[i].loss_normalized:.4f}"
-        + (" (dominates Safe Harbor)" if frontier[i] in better else ""),
+        format_func=lambda i: _policy_label(i, frontier[i], ks[i], meets[i], frontier[i] in better, removed[i]),
         key=pick_key,
     )
-    chosen = frontier[pick]
+    chosen = frontier[pick] if pick is not None else None
     st.plotly_chart(
         charts.frontier_figure(
             result.evaluated_risk, result.evaluated_loss,
             [e.risk for e in frontier], [e.loss_normalized for e in frontier],
             safe_harbor=harbor,
             dominating=([e.risk for e in better], [e.loss_normalized for e in better]) if better else None,
-            selected=(chosen.risk, chosen.loss_normalized), colours=colours,
+            selected=(chosen.risk, chosen.loss_normalized) if chosen is not None else None, colours=colours,
         ),
         width="stretch", on_select="rerun", selection_mode="points", key=chart_key,
     )
@@ -262,17 +269,26 @@ if result is not None:
     if harbor is not None:
         st.subheader("HIPAA Safe Harbor")
         st.write(
-            f"Safe Harbor: risk {harbor[0]:.4f}, loss {harbor[1]:.4f} (normalized). "
-            f"{len(better)} of {len(frontier)} frontier policies strictly dominate it."
+            f"Safe Harbor: risk {harbor[0]:.4f}, loss {harbor[1]:.4f} (normalized), k = {harbor_k:,}. "
+            f"{len(better)} of {len(frontier)} frontier policies meet k = {target.k} and strictly dominate it "
+            "(risk and information loss no higher, one of them lower)."
         )
+        if len(lower_both) > len(better):
+            st.caption(
+                f"{len(lower_both) - len(better)} more frontier policies are lower on both axes but leave classes "
+                f"smaller than k = {target.k}: they are not claimed as better than Safe Harbor."
+            )
         for note in harbor_policy.notes:
             st.caption(plain(note))
-        if better:
-            table = pd.DataFrame(
-                [{"policy": frontier.index(e) + 1, "risk": e.risk, "loss (normalized)": e.loss_normalized,
-                  "loss (KL, nats)": e.loss} for e in better]
+        if lower_both:
+            st.dataframe(
+                pd.DataFrame(
+                    [{"policy": frontier.index(e) + 1, "k": ks[frontier.index(e)],
+                      f"meets k = {target.k}": "yes" if meets[frontier.index(e)] else "no", "risk": e.risk,
+                      "loss (normalized)": e.loss_normalized, "loss (KL, nats)": e.loss} for e in lower_both]
+                ),
+                hide_index=True, width="stretch",
             )
-            st.dataframe(table, hide_index=True, width="stretch")
 
     if len(result.trace) > 0:
         traces = {result.method: list(result.trace)}
@@ -291,16 +307,19 @@ if result is not None:
                 f"budget: {result.area:.4f} vs {other.area:.4f}."
             )
 
+    if chosen is None:
+        st.info("Choose a policy above (or click a point of the frontier line) to see what it costs.")
+        return
     st.subheader(f"Frontier policy #{pick + 1}")
     bits = space.bits_of(chosen.bits)
     intervals = space.intervals(bits)
     sizes = space.class_sizes(bits)
     vector = anonymity_vector(sizes)
     k1, k2, k3, k4 = st.columns(4)
-    k1.metric("risk", f"{chosen.risk:.4f}")
-    k2.metric("loss (normalized)", f"{chosen.loss_normalized:.4f}", help=f"KL {chosen.loss:.4f} nats")
-    k3.metric("k", f"{k_of(vector):,}")
-    k4.metric("equivalence classes", f"{len(sizes):,}")
+    k1.metric("risk", f"{chosen.risk:.4f}", help=term_help("distinguishability"))
+    k2.metric("loss (normalized)", f"{chosen.loss_normalized:.4f}", help=f"KL {chosen.loss:.4f} nats. " + term_help("KL loss"))
+    k3.metric("k", f"{k_of(vector):,}", help=term_help("k"))
+    k4.metric("classes", f"{len(sizes):,}", help=term_help("class"))
     st.dataframe(
         pd.DataFrame(
             [{"attribute": a, "intervals": len(v), "values": len(d), "intervals in order": ", ".join(v)}
@@ -308,23 +327,31 @@ if result is not None:
         ),
         hide_index=True, width="stretch",
     )
-    st.plotly_chart(charts.anonymity_vector_figure(vector, title="Anonymity vector of this policy"),
+    st.plotly_chart(charts.anonymity_vector_figure(vector, k_threshold=target.k, title="Anonymity vector of this policy"),
                     width="stretch")
     st.text(f"Anonymity vector: {vector_text(vector)}")
-    generalized = space.generalize(release, bits)
-    st.dataframe(generalized.head(200), hide_index=True, height=240)
-    st.caption(f"First {min(200, len(generalized))} of {len(generalized):,} rows, generalized by this policy.")
+
+    step = steps[pick]
+    if dataset is not None:
+        _apply_policy(dataset, step)
+        generalized = None
+    else:
+        generalized = space.generalize(release, bits)
+        st.dataframe(generalized.head(200), hide_index=True, height=240)
+        st.caption(f"First {min(200, len(generalized))} of {len(generalized):,} rows, generalized by this policy.")
 
     d1, d2, d3 = st.columns(3)
     with d1:
-        download_csv("Generalized data (CSV)", generalized, f"generalized_policy_{pick + 1}.csv", key="fr_dl_data")
+        if generalized is not None:
+            download_csv("Generalized data (CSV)", generalized, f"generalized_policy_{pick + 1}.csv", key=f"{p}_dl_data")
     with d2:
-        download_csv("Frontier policies (CSV)", result.frontier_table(), "frontier.csv", key="fr_dl_frontier")
+        download_csv("Frontier policies (CSV)", result.frontier_table().assign(k=list(ks)), "frontier.csv",
+                     key=f"{p}_dl_frontier")
     with d3:
         download_json(
             "Parameters and results (JSON)",
             {
-                "data": EXAMPLE if example else dataset.name,
+                "data": dataset.name if dataset is not None else EXAMPLE,
                 "quasi_identifiers": list(qis),
                 "orders": orders,
                 "population": upload.name if population is not None else None,
@@ -332,15 +359,89 @@ if result is not None:
                 "budget": result.budget,
                 "threshold": result.threshold,
                 "seed": seed,
+                "target_k": target.k,
                 "policies_evaluated": result.n_evaluated,
                 "area": result.area,
                 "top_kl": space.top_loss,
-                "safe_harbor": {"risk": harbor[0], "loss_normalized": harbor[1],
-                                "dominated_by": [frontier.index(e) + 1 for e in better]} if harbor else None,
-                "frontier": [{"policy": i + 1, "risk": e.risk, "loss": e.loss,
+                "safe_harbor": {"risk": harbor[0], "loss_normalized": harbor[1], "k": harbor_k,
+                                "dominated_by_policies_meeting_k": [frontier.index(e) + 1 for e in better]}
+                if harbor else None,
+                "frontier": [{"policy": i + 1, "k": ks[i], "risk": e.risk, "loss": e.loss,
                               "loss_normalized": e.loss_normalized, "bits": e.bits} for i, e in enumerate(frontier)],
                 "area_trace": list(result.trace),
             },
             "frontier.json",
-            key="fr_dl_json",
+            key=f"{p}_dl_json",
         )
+
+
+def _apply_policy(dataset: Dataset, step: PolicyStep) -> None:
+    """What the policy does to the working copy, whether the result meets the release
+    target (in records), and the button that applies it as a step."""
+    if not step.attributes:
+        st.info("This policy keeps every value (the working copy as it is): nothing to apply.")
+        return
+    preview = offer_step(step, step_cost(step, dataset), PAGE, "policy", "fr_apply")
+    st.dataframe(preview.current.frame.head(200), hide_index=True, height=240)
+    st.caption(f"First {min(200, len(preview.current.frame))} of {len(preview.current.frame):,} rows of the working "
+               "copy after this policy.")
+
+
+# --- the page ------------------------------------------------------------------------
+
+page_header(
+    "Risk-utility frontier",
+    "Which ways of coarsening your quasi-identifiers (age bands, merged categories, shorter ZIP codes) "
+    "give the lowest re-identification risk for a given loss of information, and does HIPAA Safe "
+    "Harbor sit on that frontier or could a policy that also meets your target k be better on both counts?",
+    "- A **policy** cuts each quasi-identifier's ordered values into contiguous intervals "
+    "(e.g. ages 17-25, 26-40, ...). As a bit-string, bit *i* = 1 keeps the boundary between value *i* "
+    "and *i+1*; all ones is the original data, all zeros merges everything.\n"
+    "- **Risk** (x axis, 0-1): without a population table, the number of classes after the policy "
+    "divided by the number before. With a population table, each record counts 1 / (people in the "
+    "population who match its generalized values), divided by the same sum for the original data "
+    "(Benitez et al.'s distinguishability).\n"
+    "- **Information loss** (y axis, 0-1): the KL divergence between the original distribution of "
+    "the quasi-identifiers and the generalized one (records spread evenly over the values of their "
+    "intervals), divided by the KL of merging everything. The raw KL (in nats) is in the tables.\n"
+    "- The **frontier** (step line) holds the evaluated policies no other evaluated policy beats on "
+    "both axes. The **area** under it measures how good the search was: smaller is better.\n"
+    "- **k** next to each policy is the size of its smallest class in records; only policies meeting the "
+    "release target's k (sidebar) are called better than Safe Harbor.\n"
+    "- **SHS** probes random sublattices and walks one only when the frontier could improve there "
+    "(H above the threshold); **RCS** walks random chains from the original data to the top. "
+    "The budget is the number of distinct policies evaluated.\n"
+    "- The **star** is HIPAA Safe Harbor (3-digit ZIP, ages 90+ merged); squares are frontier policies "
+    "that meet the target k and strictly dominate it: lower or equal risk and loss, one of them strictly lower.\n"
+    "- **Applying** a policy adds a step to the working copy (sidebar), which you can undo.",
+    "Xia, Heatherly, Ding, Li & Malin, Efficient discovery of de-identification policies through a "
+    "risk-utility frontier (CODASPY 2013)",
+)
+
+dataset: Dataset = active_dataset()
+with guarded("searching the risk-utility frontier"):
+    columns = [c for c in dataset.frame.columns if c != dataset.count and c not in dataset.identifiers]
+    if not dataset.quasi_identifiers:
+        st.info("Mark the quasi-identifiers (columns an attacker could know) on the Dataset page, or choose "
+                "them here. The paper's example is at the bottom of the page.")
+    st.caption(f"Working copy {plain(dataset.name)}: {dataset.n_records:,} records. Target: "
+               f"{plain(release_target().describe())} (sidebar).")
+    _frontier_section("fr", None, None, columns, [c for c in dataset.quasi_identifiers if c in columns],
+                      f"{dataset.fingerprint}:{dataset.missing}", dataset.count, dataset)
+
+glossary_expander(["record", "quasi-identifier", "class", "k", "policy", "frontier", "distinguishability",
+                   "KL loss", "Safe Harbor"])
+
+
+def _example() -> None:
+    with guarded("running the paper's example"):
+        frame = _example_frame(TENNESSEE_ZIP_SEED)
+        st.caption(
+            "Adult (UCI, 32,561 records) with a synthetic 5-digit Tennessee ZIP per record, drawn in "
+            f"proportion to the 2010 population of ZIP areas 37010-38589 (seed {TENNESSEE_ZIP_SEED})."
+        )
+        _frontier_section("frx", frame, frame, list(frame.columns), EXAMPLE_QIS,
+                          f"adult+tn-zip:{TENNESSEE_ZIP_SEED}", None, None)
+
+
+paper_example("Adult with a synthetic Tennessee ZIP", "Xia et al. 2013", _example, "frontier_paper")

@@ -1,9 +1,15 @@
 """Leakage & anonymization page: which attributes give people away, and the least
-generalization that gives every shield group at least k records."""
+generalization of the working copy that puts every record in a class of at least k.
+
+Opens on the working copy; the generalization found by IAB / exhaustive / greedy
+is offered as a step (its cost said first) and applied with the sidebar's
+history. Arca & Hewett's Table 1 and their heart-disease experiment are at the
+bottom, closed until switched on."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pandas as pd
 import streamlit as st
@@ -15,8 +21,10 @@ from anonlib.anonymize import (
     HEART_SAMPLES,
     METHOD_NAMES,
     METHODS,
+    NoSolutionError,
     SearchResult,
     comparison_table,
+    estimate_search,
     heart_experiment,
     search,
 )
@@ -36,17 +44,22 @@ from anonlib.core.hierarchy import (
     taxonomy_hierarchy,
     validate_hierarchy,
 )
+from anonlib.core.samples import load_sample
 from anonlib.leakage import attribute_label, attribute_sets, compare_leakage, leakage_table
-from anonlib.core.samples import DEFAULT_SAMPLE, load_sample
+from anonlib.workflow import GeneralizationStep, default_choice, step_cost
 from dashboard import charts
-from dashboard.state import active_dataset, active_source
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain
+from dashboard.glossary import glossary_expander, term_help
+from dashboard.state import active_dataset, release_target, working_copy
+from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
 
+PAGE = "Leakage"
 EXAMPLE = "arca_table1"
 EXAMPLE_SHIELD = ["Zip", "Age", "AC"]
 BUILDERS = ["intervals", "masking", "taxonomy", "flat", "ARX file"]
-TREE_LIMIT = 150
 SIZES = {"single attributes": 1, "pairs": 2, "triples": 3}
+KEEPING = "IAB keeping every quasi-identifier"
+COMPARISON_NAMES = {"rows": "distinct combinations", "violations": "failing k",
+                    "generalizations": "levels raised", "generated": "tables checked"}
 
 
 # The cache keys carry the missing-value policy next to the fingerprint: the
@@ -59,9 +72,20 @@ def _leakage(fingerprint: str, missing: str, columns: tuple, attributes: tuple, 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _search(
     fingerprint: str, missing: str, columns: tuple, shield: tuple, k: int, method: str, files: tuple, count: str | None,
-    _frame: pd.DataFrame, _hierarchies: dict,
+    _frame: pd.DataFrame, _hierarchies: dict, target: str = "", _requirements: tuple = (), max_suppressed: float = 0.0,
 ) -> SearchResult:
-    return search(_frame, list(shield), k, _hierarchies, method, count=count)
+    """One search, cached on the data, the hierarchies' digests and the target (``target``:
+    its JSON; the models themselves are passed unhashed as ``_requirements``)."""
+    return search(_frame, list(shield), k, _hierarchies, method, count=count, requirements=_requirements,
+                  max_suppressed=max_suppressed)
+
+
+def _target_args(target) -> dict:
+    """The release target's models and suppression limit as ``_search`` arguments."""
+    if target is None:
+        return {}
+    return {"target": json.dumps(target.to_json(), sort_keys=True, default=str),
+            "_requirements": tuple(target.requirements), "max_suppressed": float(target.max_suppressed)}
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -80,7 +104,7 @@ def _initial_builder(attribute: str, values: pd.Series, example: bool) -> str:
 
 
 def _hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: str) -> pd.DataFrame | None:
-    """Builder, parameters, upload, editable table and download for one shield attribute."""
+    """Builder, parameters, upload, editable table and download for one quasi-identifier."""
     key = f"{scope}-{attribute}"
     builder = st.selectbox(
         "Build from", BUILDERS, index=BUILDERS.index(_initial_builder(attribute, values, example)), key=f"hb-{key}",
@@ -128,206 +152,396 @@ def _hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: s
     return table
 
 
-page_header(
-    "Leakage & anonymization",
-    "Which attributes leak the most about who a person is, and what is the least generalization "
-    "of the table that puts every person in a group of at least k records?",
-    "- **Leakage** (Longpre et al.'s average information loss): an attacker who learns a person's value "
-    "of the query attribute narrows down who it is. dS is the average number of bits gained (the Shannon "
-    "entropy of the groups the attribute forms); normalized = dS / log2(records), 0 = nothing learnt, "
-    "1 = everyone identified.\n"
-    "- **Hierarchy**: how each shield attribute is generalized, one level at a time (column 0 the original "
-    "value, column j its level-j value; the layout ARX uses, so ARX files can be uploaded).\n"
-    "- **Search**: a table is generalized by raising one whole column one level. T(v, r) is a table with v "
-    "violating rows (distinct rows whose shield group has fewer than k records) and r distinct rows. IAB "
-    "(best-first with pruning) and exhaustive search return the satisfying table with the most rows (least "
-    "generalized on ties); greedy follows the fewest violations and may lose rows.\n"
-    "- **Before/after**: leakage of each attribute on the original and on the anonymized table (Table 8).",
-    "Arca & Hewett 2021, Analytics on anonymity for privacy retention in smart health data (Future Internet 13:274); "
-    "Longpre et al., information leakage",
-)
 
-current = active_dataset()
-sources = ["Paper example: Arca & Hewett Table 1", f"Active dataset: {current.name}"]
-default_source = 0 if active_source() in (f"sample:{DEFAULT_SAMPLE}", f"sample:{EXAMPLE}") else 1
-choice = st.radio("Data", sources, index=default_source, horizontal=True, key="leakage_source")
-example = choice == sources[0]
-dataset: Dataset = load_sample(EXAMPLE) if example else current
-scope = "example" if example else dataset.fingerprint[:12]
-palette = st.radio("Colours", list(charts.PALETTES), horizontal=True, key="leakage_palette")
 
-columns = list(dataset.quasi_identifiers + dataset.sensitive)
-if example:
-    columns = [c for c in dataset.frame.columns if c != dataset.count]
-frame, dropped = dataset.analysis_frame(columns) if columns else (dataset.frame, 0)
-count = dataset.count
-st.caption(
-    f"{plain(dataset.name)}: {len(frame):,} rows"
-    + (f", {int(frame[count].sum()):,} records (count column {plain(count)})" if count else "")
-    + (f"; {dropped:,} rows with missing values dropped" if dropped else "")
-    + ". Columns used: quasi-identifiers and sensitive attributes."
-)
+def _levels_text(levels: dict[str, int], max_levels: dict[str, int]) -> str:
+    return ", ".join(f"{a} {v}/{max_levels[a]}" for a, v in levels.items())
 
-# --- 1. leakage table ---------------------------------------------------------------
-st.subheader("Information leakage per attribute")
-with guarded("computing the leakage table"):
-    if not columns:
-        st.error("Mark at least one quasi-identifier or sensitive column on the Dataset page.")
-        st.stop()
+
+def _leakage_section(dataset: Dataset, frame: pd.DataFrame, columns: list[str], scope: str) -> None:
+    """Longpre et al.'s leakage of each chosen attribute (or combination) on ``frame``."""
+    count = dataset.count
+    st.subheader("Information leakage per attribute")
     left, right = st.columns([2, 1])
-    query = left.multiselect("Query attributes", columns, default=columns, key=f"lq-{scope}")
-    wanted = right.multiselect("Combinations", list(SIZES), default=["single attributes"], key="leakage_sizes")
-    whole = right.checkbox("the whole quasi-identifier as one query", key="leakage_whole")
+    query = left.multiselect("Attributes to measure", columns, default=columns, key=f"lq-{scope}",
+                             help=term_help("dS / leakage"))
+    wanted = right.multiselect("Combinations", list(SIZES), default=["single attributes"], key=f"leakage_sizes-{scope}")
+    whole = st.checkbox("Also all quasi-identifiers together as one", key=f"leakage_whole-{scope}")
     attributes = attribute_sets(query, sorted(SIZES[name] for name in wanted))
     qi = tuple(c for c in dataset.quasi_identifiers if c in frame.columns) or tuple(query)
     if whole and qi and qi not in attributes:
         attributes.append(qi if len(qi) > 1 else qi[0])
     if not attributes:
-        st.info("Choose query attributes and at least one kind of combination.")
-    else:
-        table = _leakage(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(attributes), count, frame)
-        shown = table.assign(attribute=[attribute_label(a) for a in table["attribute"]]).sort_values(
-            "normalized", ascending=False, kind="stable"
-        )
-        top = shown.iloc[0]
-        st.markdown(
-            f"Most revealing: **{plain(top['attribute'])}** (normalized {top['normalized']:.4f}, "
-            f"{top['loss']:.4f} bits, {int(top['partitions']):,} partitions)."
-        )
-        st.dataframe(
-            shown,
-            hide_index=True,
-            width="stretch",
-            column_config={
-                "loss": st.column_config.NumberColumn("dS (bits)", format="%.5f"),
-                "normalized": st.column_config.ProgressColumn("normalized dS", format="%.5f", min_value=0.0, max_value=1.0),
-            },
-        )
-        st.plotly_chart(charts.leakage_figure(table), width="stretch")
-        download_csv("Leakage table (CSV)", shown, "leakage_table.csv", key="dl-leakage")
+        st.info("Choose attributes and at least one kind of combination.")
+        return
+    table = _leakage(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(attributes), count, frame)
+    shown = table.assign(attribute=[attribute_label(a) for a in table["attribute"]]).sort_values(
+        "normalized", ascending=False, kind="stable"
+    )
+    top = shown.iloc[0]
+    st.markdown(
+        f"Most revealing: **{plain(top['attribute'])}** (normalized leakage {top['normalized']:.4f}, "
+        f"{top['loss']:.4f} bits, {int(top['partitions']):,} partitions). Normalized leakage is 0 when learning "
+        "the value tells nothing about who a record is and 1 when it identifies every record."
+    )
+    st.dataframe(
+        shown, hide_index=True, width="stretch",
+        column_config={
+            "loss": st.column_config.NumberColumn("dS (bits)", format="%.5f", help=term_help("dS / leakage")),
+            "normalized": st.column_config.ProgressColumn("normalized dS", format="%.5f", min_value=0.0, max_value=1.0,
+                                                          help=term_help("normalized leakage")),
+        },
+    )
+    st.plotly_chart(charts.leakage_figure(table, "Information leakage per attribute"), width="stretch")
+    download_csv("Leakage table (CSV)", shown, "leakage_table.csv", key=f"dl-leakage-{scope}")
 
-# --- 2. anonymization ---------------------------------------------------------------
-st.subheader("Anonymization by generalization")
-results: dict[str, SearchResult] = {}
-with guarded("setting up the anonymization"):
-    candidates = [c for c in frame.columns if c != count]
-    default_shield = EXAMPLE_SHIELD if example else [c for c in dataset.quasi_identifiers if c in candidates][:4]
-    c1, c2 = st.columns([3, 1])
-    shield = c1.multiselect("Shield (attributes an attacker may know)", candidates, default=default_shield, key=f"shield-{scope}")
-    k = int(c2.number_input("k (smallest allowed group)", min_value=1, max_value=1000, value=3 if example else 5, step=1, key=f"k-{scope}"))
+
+def _hierarchies(shield: list[str], frame: pd.DataFrame, example: bool, scope: str) -> dict[str, pd.DataFrame]:
+    """One hierarchy editor per quasi-identifier, in tabs; only the valid ones are returned."""
+    st.markdown("**Hierarchies** (how each column is generalized level by level; edit cells, add rows, or "
+                "upload ARX files)", help=term_help("hierarchy"))
     hierarchies: dict[str, pd.DataFrame] = {}
-    if not shield:
-        st.info("Choose at least one shield attribute.")
-    else:
-        st.markdown("**Hierarchies** (edit cells, add rows, or upload ARX files)")
-        for attribute, tab in zip(shield, st.tabs([plain(a) for a in shield])):
-            with tab, guarded(f"building the hierarchy of {attribute}"):
-                values = frame[attribute]
-                built = _hierarchy_editor(attribute, values, example, scope)
-                if built is not None:
-                    hierarchies[attribute] = built
-        missing = [a for a in shield if a not in hierarchies]
-        if missing:
-            st.warning("The search runs once every shield attribute has a valid hierarchy: " + plain(", ".join(missing)) + ".")
+    for attribute, tab in zip(shield, st.tabs([plain(a) for a in shield])):
+        with tab, guarded(f"building the hierarchy of {attribute}"):
+            built = _hierarchy_editor(attribute, frame[attribute], example, scope)
+            if built is not None:
+                hierarchies[attribute] = built
+    return hierarchies
+
+
+def _run_searches(dataset: Dataset, frame: pd.DataFrame, shield: list[str], k: int,
+                  hierarchies: dict[str, pd.DataFrame], target=None) -> dict[str, SearchResult]:
+    """IAB, exhaustive and greedy on one requirement (exhaustive only when it is quick):
+    k, and with the release ``target`` its privacy models and suppression limit too."""
+    files = tuple(_digest(hierarchy_csv(hierarchies[a])) for a in shield)
+    results: dict[str, SearchResult] = {}
+    for method in METHODS:
+        if method == "exhaustive" and not estimate_search(frame, shield, hierarchies, method).interactive:
+            st.caption(f"Exhaustive search skipped: {estimate_search(frame, shield, hierarchies, method).what} "
+                       "would take too long here; IAB finds the same optimum.")
+            continue
+        with guarded(f"running the {METHOD_NAMES[method]} search"):
+            results[method] = _search(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(shield), k,
+                                      method, files, dataset.count, frame, hierarchies, **_target_args(target))
+    return results
+
+
+def _methods_view(results: dict[str, SearchResult], records: int) -> None:
+    """Per method: distinct combinations kept (no record is lost), tables checked, time, levels."""
+    root = next(iter(results.values())).root
+    for column, (method, result) in zip(st.columns(len(results)), results.items()):
+        with column:
+            st.markdown(f"**{METHOD_NAMES[method]}**")
+            st.metric("distinct combinations", f"{result.rows:,}", help=term_help("distinct combination"))
+            st.caption(f"from {root.rows:,}: {root.rows - result.rows:,} merged; no record is lost "
+                       f"(all {records:,} records stay).")
+            st.metric("tables checked", f"{result.generated:,}")
+            st.metric("time", f"{result.seconds * 1000:.1f} ms")
+            st.caption("Levels: " + plain(_levels_text(result.levels, result.max_levels)))
+
+
+def _comparison(results: dict[str, SearchResult]) -> pd.DataFrame:
+    return comparison_table(list(results.values())).rename(columns=COMPARISON_NAMES)
+
+
+def _tree_view(result: SearchResult, palette: str) -> None:
+    st.plotly_chart(
+        charts.search_tree_figure(result.tree, result.shield, tuple(result.levels.values()), palette),
+        width="stretch",
+    )
+
+
+def _before_after(dataset: Dataset, frame: pd.DataFrame, after_frame: pd.DataFrame, palette: str) -> pd.DataFrame:
+    """Leakage of every column before and after (the paper's Table 8)."""
+    count = dataset.count
+    query_columns = [c for c in frame.columns if c != count]
+    before = _leakage(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(query_columns), count, frame)
+    after = leakage_table(after_frame, query_columns, count=count)
+    both = compare_leakage(before, after)
+    st.dataframe(both, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("before", "after", "change")})
+    st.plotly_chart(charts.leakage_before_after_figure(both, palette), width="stretch")
+    return both
+
+
+def _keeping(hierarchies: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The hierarchies without their top levels of a single value (such as *): a search on
+    them never removes a quasi-identifier."""
+    kept = {}
+    for attribute, table in hierarchies.items():
+        while table.shape[1] > 1 and table.iloc[:, -1].nunique() <= 1:
+            table = table.iloc[:, :-1]
+        kept[attribute] = table
+    return kept
+
+
+def _candidates(found_by: dict[str, SearchResult], hierarchies: dict[str, pd.DataFrame], dataset: Dataset) -> list[dict]:
+    """The distinct generalizations found (``found_by``: who found it -> result), most
+    distinct combinations kept first, each as a step with its cost on the working copy."""
+    found: dict[tuple, dict] = {}
+    for name, result in found_by.items():
+        key = tuple(result.levels.values())
+        if key in found:
+            found[key]["methods"].append(name)
+            continue
+        step = GeneralizationStep.from_search(result, hierarchies)
+        found[key] = {"result": result, "step": step, "cost": step_cost(step, dataset), "methods": [name]}
+    return sorted(found.values(), key=lambda c: -c["result"].rows)
+
+
+def _root_k(results: dict[str, SearchResult]) -> int:
+    return next(iter(results.values())).k
+
+
+def _candidate_label(candidate: dict) -> str:
+    result, cost = candidate["result"], candidate["cost"]
+    raised = ", ".join(f"{a} to level {v}" for a, v in result.levels.items() if v) or "nothing raised"
+    text = f"{' and '.join(candidate['methods'])}: {raised} ({result.rows:,} distinct combinations"
+    text += f", then {result.suppressed:,} records to suppress)" if result.suppressed else ")"
+    if cost.removes_quasi_identifier:
+        text += " - removes the quasi-identifier " + ", ".join(c for c in cost.removed if c in cost.quasi_identifiers)
+    return text
+
+
+def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, SearchResult],
+                   hierarchies: dict[str, pd.DataFrame], palette: str) -> None:
+    """Choose one of the generalizations found, see what it costs and whether it meets the
+    release target (in records), and apply it to the working copy as a step."""
+    found_by = {METHOD_NAMES[m]: r for m, r in results.items()}
+    if any(r.levels[a] for r in results.values() for a in r.levels):
+        kept = _keeping(hierarchies)
+        trimmed = any(kept[a].shape[1] < hierarchies[a].shape[1] for a in kept)
+        if trimmed and any(t.shape[1] > 1 for t in kept.values()):
+            files = tuple(_digest(hierarchy_csv(kept[a])) for a in kept)
+            with guarded("searching for a generalization that keeps every quasi-identifier"):
+                try:
+                    found_by[KEEPING] = _search(dataset.fingerprint, dataset.missing, tuple(frame.columns),
+                                                tuple(kept), _root_k(results), "iab", files, dataset.count, frame, kept,
+                                                **_target_args(release_target()))
+                except NoSolutionError:
+                    st.caption(f"No generalization meets k = {_root_k(results)} while keeping every quasi-identifier "
+                               "(every one found turns a column into one value): finer or wider hierarchies, fewer "
+                               "quasi-identifiers, or suppressing the records left in small classes (sidebar) may help.")
+    # greedy last: a generalization it shares with an optimal search is recorded as that search's
+    found_by = {name: r for name, r in found_by.items() if r.method != "greedy"} | {
+        name: r for name, r in found_by.items() if r.method == "greedy"}
+    candidates = _candidates(found_by, hierarchies, dataset)
+    if all(not any(c["result"].levels.values()) for c in candidates):
+        left = candidates[0]["result"].suppressed
+        if left:
+            st.info(f"No generalization is needed: suppressing the {left:,} records still in classes failing the "
+                    "target (the sidebar's button) stays within the suppression limit.")
         else:
-            files = tuple(_digest(hierarchy_csv(hierarchies[a])) for a in shield)
-            progress = st.progress(0.0, text="Searching...") if len(frame) > 5000 else None
-            for done, method in enumerate(METHODS):
-                if progress is not None:
-                    progress.progress(done / len(METHODS), text=f"Running {METHOD_NAMES[method]}...")
-                with guarded(f"running the {METHOD_NAMES[method]} search"):
-                    results[method] = _search(
-                        dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(shield), k, method, files, count, frame, hierarchies
-                    )
-            if progress is not None:
-                progress.empty()
+            st.success("These quasi-identifiers already form classes meeting the target: no generalization is needed.")
+        return
+    st.markdown("**Generalizations found** (most distinct combinations kept first)")
+    choice = default_choice([c["cost"] for c in candidates])
+    if choice is None:
+        st.warning("Every generalization found turns a quasi-identifier into a single value (the column is "
+                   "effectively removed), so none is preselected. Finer hierarchies (more levels) give the "
+                   "search other options.")
+    digest = _digest(repr([tuple(c["result"].levels.items()) for c in candidates]).encode())
+    pick = st.radio("Generalization to apply", list(range(len(candidates))), index=choice,
+                    format_func=lambda i: _candidate_label(candidates[i]), key=f"leakage_pick-{digest}")
+    if pick is None:
+        return
+    chosen = candidates[pick]
+    step, cost = chosen["step"], chosen["cost"]
+    preview = offer_step(step, cost, PAGE, "generalization", "leakage_apply")
 
-if results:
-    with guarded("showing the search results"):
-        first = next(iter(results.values()))
-        root = first.root
-        st.markdown(
-            f"Original table: **{root.rows:,} distinct rows, {root.violations:,} violating** "
-            + plain(f"<{', '.join(shield)}, {k}>") + f" ({root.label})."
+    with st.expander("How the search got there: the three methods and the search tree"):
+        st.dataframe(_comparison(results), hide_index=True, width="stretch",
+                     column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
+        tree_of = st.radio("Search tree of", list(results), format_func=METHOD_NAMES.get, horizontal=True,
+                           key="leakage_method")
+        _tree_view(results[tree_of], palette)
+
+    st.markdown("**Working copy after this generalization** (first 200 rows)")
+    st.dataframe(preview.current.frame.head(200), hide_index=True, width="stretch", height=260)
+    st.markdown("**Leakage before and after** (the paper's Table 8)")
+    after_frame, _ = preview.current.analysis_frame([c for c in frame.columns if c != dataset.count])
+    both = _before_after(dataset, frame, after_frame, palette)
+    d1, d2 = st.columns(2)
+    with d1:
+        download_csv("Before/after leakage (CSV)", both, "leakage_before_after.csv", key="dl-both")
+    with d2:
+        download_json(
+            "Parameters and results (JSON)",
+            {
+                "dataset": dataset.name,
+                "count_column": dataset.count,
+                "quasi_identifiers": list(step.columns),
+                "k": chosen["result"].k,
+                "step": step.to_json(),
+                "cost": list(cost.sentences()),
+                "results": [r.summary() for r in results.values()],
+                "leakage_before_after": both.to_dict("records"),
+            },
+            "generalization.json",
+            key="dl-json",
         )
-        for column, (method, result) in zip(st.columns(len(results)), results.items()):
-            with column:
-                st.markdown(f"**{METHOD_NAMES[method]}**")
-                st.metric("rows kept", f"{result.rows:,}", delta=f"{result.rows - root.rows:,}")
-                st.metric("generalization steps", result.generalizations)
-                st.metric("tables generated", f"{result.generated:,}")
-                st.metric("time", f"{result.seconds * 1000:.1f} ms")
-                st.caption("Levels: " + plain(", ".join(f"{a} {v}/{result.max_levels[a]}" for a, v in result.levels.items())))
-        comparison = comparison_table(list(results.values()))
-        st.dataframe(comparison, hide_index=True, width="stretch", column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
-        st.plotly_chart(charts.method_comparison_figure(comparison), width="stretch")
 
-        chosen_method = st.radio(
-            "Result to inspect", list(results), format_func=METHOD_NAMES.get, horizontal=True, key="leakage_method"
-        )
-        chosen = results[chosen_method]
-        if len(chosen.tree) <= TREE_LIMIT:
-            st.plotly_chart(
-                charts.search_tree_figure(chosen.tree, chosen.shield, tuple(chosen.levels.values()), palette),
-                width="stretch",
-            )
-        else:
-            st.caption(
-                f"The search tree has {len(chosen.tree):,} tables; it is drawn for searches of up to {TREE_LIMIT}."
-            )
 
-        st.markdown("**Anonymized table**" + (" (identical rows merged, counts added)" if count else ""))
-        st.dataframe(chosen.table.head(500), hide_index=True, width="stretch", height=260)
+# --- the page ------------------------------------------------------------------------
 
-        st.markdown("**Leakage before and after anonymization** (the paper's Table 8)")
-        query_columns = [c for c in frame.columns if c != count]
-        before = _leakage(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(query_columns), count, frame)
-        after = leakage_table(chosen.table, query_columns, count=count)
-        both = compare_leakage(before, after)
-        st.dataframe(both, hide_index=True, width="stretch", column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("before", "after", "change")})
-        st.plotly_chart(charts.leakage_before_after_figure(both, palette), width="stretch")
-
-        d1, d2, d3 = st.columns(3)
-        with d1:
-            download_csv("Anonymized table (CSV)", chosen.table, f"anonymized_{chosen_method}.csv", key="dl-anon")
-        with d2:
-            download_csv("Before/after leakage (CSV)", both, "leakage_before_after.csv", key="dl-both")
-        with d3:
-            download_json(
-                "Parameters and results (JSON)",
-                {
-                    "dataset": dataset.name,
-                    "count_column": count,
-                    "shield": list(shield),
-                    "k": k,
-                    "hierarchies": {a: hierarchies[a].values.tolist() for a in shield},
-                    "results": [r.summary() for r in results.values()],
-                    "leakage_before_after": both.to_dict("records"),
-                },
-                "anonymization.json",
-                key="dl-json",
-            )
-
-# --- 3. the paper's experiment -----------------------------------------------------
-st.subheader("Experiment: heart-disease data (the paper's Section 4.2)")
-st.caption(
-    "Cleveland, Hungarian and VA heart-disease data with the paper's attributes (Age, Sex, Smoker, Chol, BS, "
-    "Disease) and a seeded random 5-digit Zip. The UCI files have no smoking column: exercise-induced angina "
-    "(exang, 1/0) stands in as the binary Smoker attribute. Black diamonds: the paper's Table 7 (Cleveland, k = 5)."
+page_header(
+    "Leakage & anonymization",
+    "Which attributes give away who a record is, and what is the least generalization of your data "
+    "that puts every record in a class of at least k records?",
+    "- **Leakage** (Longpre et al.'s average information loss): an attacker who learns a person's value "
+    "of an attribute narrows down which record is theirs. dS is the average number of bits gained (the "
+    "Shannon entropy of the groups the attribute forms); normalized = dS / log2(records), 0 = nothing "
+    "learnt, 1 = every record identified.\n"
+    "- **Hierarchy**: how each quasi-identifier is generalized, one level at a time (column 0 the original "
+    "value, column j its level-j value; the layout ARX uses, so ARX files can be uploaded).\n"
+    "- **Search** (Arca & Hewett): a table is generalized by raising one whole column one level. The search "
+    "keeps as many **distinct combinations** (different rows of values; the paper calls them rows) as "
+    "possible while every class has at least k records. Generalizing merges combinations; it never removes "
+    "a record. IAB (best-first with pruning) and exhaustive search return the table with the most distinct "
+    "combinations; greedy follows the fewest combinations in small classes and may merge more.\n"
+    "- **Applying** a generalization adds a step to the working copy (sidebar), which you can undo.",
+    "Arca & Hewett 2021, Analytics on anonymity for privacy retention in smart health data (Future Internet 13:274); "
+    "Longpre et al., information leakage",
 )
-with guarded("running the heart-disease experiment"):
+
+palette = st.radio("Colours", list(charts.PALETTES), horizontal=True, key="leakage_palette")
+dataset: Dataset = active_dataset()
+target = release_target()
+columns = list(dataset.quasi_identifiers + dataset.sensitive)
+
+with guarded("reading the working copy"):
+    if not dataset.quasi_identifiers:
+        st.info("Mark the quasi-identifiers (columns an attacker could know) on the Dataset page: this page "
+                "measures and generalizes them. The paper's worked example is at the bottom of the page.")
+    else:
+        frame, dropped = dataset.analysis_frame(columns)
+        count = dataset.count
+        scope = dataset.fingerprint[:12]
+        records = int(frame[count].sum()) if count else len(frame)
+        st.caption(
+            f"Working copy {plain(dataset.name)}: {records:,} records"
+            + (f" in {len(frame):,} rows (record count column {plain(count)})" if count else "")
+            + (f"; {dropped:,} rows with missing values left out" if dropped else "")
+            + ". Columns used: quasi-identifiers and sensitive attributes."
+        )
+        with guarded("computing the leakage table"):
+            _leakage_section(dataset, frame, [c for c in columns], scope)
+
+        st.subheader("Least generalization meeting k")
+        shield = st.multiselect("Quasi-identifiers to generalize", list(dataset.quasi_identifiers),
+                                default=list(dataset.quasi_identifiers), key=f"shield-{scope}",
+                                help=term_help("quasi-identifier"))
+        st.caption(f"The release target in the sidebar ({plain(target.describe())}): every class of records "
+                   "sharing these quasi-identifiers must hold at least k records"
+                   + (" and meet the privacy models" if target.requirements else "")
+                   + (", after suppressing at most the allowed share of records" if target.max_suppressed else "") + ".")
+        if not shield:
+            st.info("Choose at least one quasi-identifier.")
+        else:
+            hierarchies = {}
+            with guarded("setting up the generalization"):
+                hierarchies = _hierarchies(shield, frame, False, scope)
+            lacking = [a for a in shield if a not in hierarchies]
+            if lacking:
+                st.warning("The search runs once every quasi-identifier has a valid hierarchy: "
+                           + plain(", ".join(lacking)) + ".")
+            else:
+                results = _run_searches(dataset, frame, shield, target.k, hierarchies, target)
+                if results:
+                    with guarded("showing the generalizations found"):
+                        root = next(iter(results.values())).root
+                        check = working_copy().check
+                        st.markdown(
+                            f"Now: **{records:,} records** in {root.rows:,} distinct combinations"
+                            + (f"; **{check.failing_records:,} records** in classes failing the target"
+                               if check is not None else "") + "."
+                        )
+                        _methods_view(results, records)
+                        _apply_section(dataset, frame, results, hierarchies, palette)
+
+glossary_expander(["record", "distinct combination", "quasi-identifier", "k", "hierarchy", "generalization",
+                   "dS / leakage", "normalized leakage", "IAB", "violation"])
+
+
+# --- the papers' worked examples (closed until switched on) ----------------------------
+
+def _table1() -> None:
+    example = load_sample(EXAMPLE)
+    frame = example.frame
+    count = example.count
+    columns = [c for c in frame.columns if c != count]
+    _leakage_section(example, frame, columns, "example")
+    st.subheader("Anonymization of Table 1")
+    c1, c2 = st.columns([3, 1])
+    shield = c1.multiselect("Quasi-identifiers (the paper's Table 1 uses Zip, Age, AC)", columns, default=EXAMPLE_SHIELD,
+                            key="shield-example")
+    k = int(c2.number_input("k", min_value=1, max_value=1000, value=3, step=1, key="k-example"))
+    if not shield:
+        st.info("Choose at least one attribute.")
+        return
+    hierarchies = _hierarchies(shield, frame, True, "example")
+    lacking = [a for a in shield if a not in hierarchies]
+    if lacking:
+        st.warning("The search runs once every attribute has a valid hierarchy: " + plain(", ".join(lacking)) + ".")
+        return
+    results = _run_searches(example, frame, shield, k, hierarchies)
+    if not results:
+        return
+    root = next(iter(results.values())).root
+    st.markdown(f"Original table: **{root.rows:,} distinct combinations, {root.violations:,} in classes smaller "
+                f"than k** ({root.label}, the paper's T(violating rows, rows)).")
+    _methods_view(results, int(frame[count].sum()))
+    comparison = comparison_table(list(results.values()))
+    st.dataframe(comparison.rename(columns=COMPARISON_NAMES), hide_index=True, width="stretch",
+                 column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
+    st.plotly_chart(charts.method_comparison_figure(comparison), width="stretch")
+    chosen_method = st.radio("Result to inspect", list(results), format_func=METHOD_NAMES.get, horizontal=True,
+                             key="leakage_method_example")
+    chosen = results[chosen_method]
+    _tree_view(chosen, palette)
+    st.markdown("**Anonymized table** (identical rows merged, counts added)")
+    st.dataframe(chosen.table.head(500), hide_index=True, width="stretch", height=260)
+    st.markdown("**Leakage before and after anonymization** (the paper's Table 8)")
+    _before_after(example, frame, chosen.table, palette)
+
+
+def _experiment_view() -> None:
+    st.caption(
+        "Cleveland, Hungarian and VA heart-disease data with the paper's attributes (Age, Sex, Smoker, Chol, BS, "
+        "Disease) and a seeded random 5-digit Zip. The UCI files have no smoking column: exercise-induced angina "
+        "(exang, 1/0) stands in as the binary Smoker attribute. Black diamonds: the paper's Table 7 (Cleveland, k = 5)."
+    )
     e1, e2, e3 = st.columns(3)
     samples = e1.multiselect("Datasets", list(HEART_SAMPLES), default=list(HEART_SAMPLES), format_func=HEART_SAMPLES.get, key="exp_samples")
     shield_names = {", ".join(s): s for s in EXPERIMENT_SHIELDS}
-    shields = e2.multiselect("Shields", list(shield_names), default=list(shield_names), key="exp_shields")
+    shields = e2.multiselect("Quasi-identifier sets", list(shield_names), default=list(shield_names), key="exp_shields")
     ks = e3.multiselect("k", [2, 3, 5, 10, 20], default=[5], key="exp_ks")
-    if samples and shields and ks:
-        with st.status("Running IAB, exhaustive and greedy on each requirement...", expanded=False) as status:
-            experiment = _experiment(tuple(samples), tuple(shield_names[s] for s in shields), tuple(sorted(ks)))
-            status.update(label=f"{len(experiment)} searches done", state="complete")
-        metric = st.radio("Show", ["rows", "generated", "seconds", "generalizations"], horizontal=True, key="exp_metric")
-        st.plotly_chart(charts.experiment_figure(experiment, metric), width="stretch")
-        st.dataframe(experiment, hide_index=True, width="stretch", column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
-        download_csv("Experiment results (CSV)", experiment, "heart_experiment.csv", key="dl-exp")
-    else:
-        st.info("Choose at least one dataset, shield and k.")
+    if not (samples and shields and ks):
+        st.info("Choose at least one dataset, quasi-identifier set and k.")
+        return
+    with st.status("Running IAB, exhaustive and greedy on each requirement...", expanded=False) as status:
+        experiment = _experiment(tuple(samples), tuple(shield_names[s] for s in shields), tuple(sorted(ks)))
+        status.update(label=f"{len(experiment)} searches done", state="complete")
+    metric = st.radio("Show", ["rows", "generated", "seconds", "generalizations"], horizontal=True, key="exp_metric",
+                      help="rows: the paper's distinct combinations kept; generated: tables checked.")
+    st.plotly_chart(charts.experiment_figure(experiment, metric), width="stretch")
+    shown = experiment.rename(columns={"shield": "quasi-identifiers", **COMPARISON_NAMES,
+                                       "paper_rows": "paper: distinct combinations", "paper_generated": "paper: tables checked"})
+    st.dataframe(shown, hide_index=True, width="stretch", column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
+    download_csv("Experiment results (CSV)", experiment, "heart_experiment.csv", key="dl-exp")
+
+
+def _guarded_table1() -> None:
+    with guarded("running the paper's Table 1 example"):
+        _table1()
+
+
+def _guarded_experiment() -> None:
+    with guarded("running the heart-disease experiment"):
+        _experiment_view()
+
+
+paper_example("Table 1 of Arca & Hewett (k = 3 on Zip, Age, AC)", "Arca & Hewett 2021, Section 3",
+              _guarded_table1, "leakage_paper_table1")
+paper_example("heart-disease experiment (Section 4.2, Table 7)", "Arca & Hewett 2021, Section 4.2",
+              _guarded_experiment, "leakage_paper_experiment")

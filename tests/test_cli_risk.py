@@ -86,3 +86,42 @@ def test_bad_input_is_one_sentence_and_exit_2(argv, phrase, capsys: pytest.Captu
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and phrase in err and len(err.strip().splitlines()) == 1
+
+
+def test_anonymize_with_models_and_a_suppression_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--require and --max-suppressed as `models` takes them: the search's result, the released
+    table without the failing classes' records, and a recipe that reproduces it."""
+    out, recipe = tmp_path / "out.csv", tmp_path / "recipe.json"
+    argv = ["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age,AC", "--k", "3",
+            "--require", "distinct_l:Genetic risk=2", "--max-suppressed", "0.3"]
+    assert main([*argv, "--out", str(out), "--recipe", str(recipe), "--json"]) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads(printed[printed.index("{"):])  # after the "written" lines
+    assert summary["requirements"] == ["distinct 2-diversity of Genetic risk"] and summary["max_suppressed"] == 0.3
+    assert summary["suppressed_records"] == 10 and summary["levels"] == {"Zip": 1, "Age": 4, "AC": 0}
+    released = pd.read_csv(out)
+    total = int(load_sample("arca_table1").frame["#Rec."].sum())
+    assert total - int(released["#Rec."].sum()) == 10
+    verdict = acceptance(released, ["Zip", "Age", "AC"], k=3, count="#Rec.",
+                         requirements=[ModelRequirement("distinct_l", "Genetic risk", 2)])
+    assert verdict.suppressed_records == 0
+    again = tmp_path / "again.csv"
+    sample = Path(__file__).resolve().parent.parent / "data" / "samples" / "arca_table1.csv"
+    assert main(["apply", str(recipe), str(sample), "--out", str(again)]) == 0
+    assert again.read_bytes() == out.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "extra, phrase",
+    [
+        (["--require", "distinct_l:Genetic risk=9"], "Relax a model, allow more suppression"),
+        (["--max-suppressed", "2"], "share of records between 0 and 1"),
+        (["--require", "distinct_l:Age=2"], "both a quasi-identifier and a sensitive attribute"),
+        (["--hierarchy", "Race=x.csv"], "does not exist"),
+    ],
+)
+def test_anonymize_bad_models_are_one_sentence(extra, phrase, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age,AC", "--k", "3", *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert phrase in err and err.count("\n") == 1

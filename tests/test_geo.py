@@ -454,6 +454,24 @@ def test_adc_equals_the_slow_reference(seed, n_sites, k, clustered):
     assert fast.suppressed == slow.suppressed and fast.mapping.equals(slow.mapping)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 300), st.integers(1, 25), st.integers(1, 6))
+def test_trial_state_counts_equal_a_full_recount(seed, n_points, n_sites, n_classes):
+    """A trial state moves records only for the points whose site changed: same matrix as site_class_sizes."""
+    rng = np.random.default_rng(seed)
+    x, y = rng.uniform(0, 1_000, n_points), rng.uniform(0, 1_000, n_points)
+    n_cells = rng.integers(1, 4 * n_points + 1)
+    cells = geo._Cells(region=rng.integers(0, n_points, n_cells), qclass=rng.integers(0, n_classes, n_cells),
+                       size=rng.integers(0, 50, n_cells), n_classes=n_classes)
+    search = geo._AdcSearch(x, y, cells, rng.uniform(0, 1_000, (n_sites, 2)))
+    for _ in range(3):
+        moved = search.state.sites.copy()
+        moved[rng.integers(0, n_sites)] = rng.uniform(-100, 1_100, 2)
+        trial = search.trial(moved)
+        np.testing.assert_array_equal(trial.matrix, cells.site_class_sizes(trial.assignment, n_sites))
+        search.state = trial
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10_000), st.integers(1, 400), st.integers(1, 30), st.booleans())
 def test_point_index_finds_every_point_a_moved_site_can_take(seed, n_points, n_sites, clustered):

@@ -10,15 +10,22 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.core.errors import AnonlibError, DataFileError, FileTooLargeError
+from anonlib.__main__ import main
+from anonlib.core.equivalence import MISSING_LABEL
+from anonlib.core.errors import AnonlibError, DataFileError, FileTooLargeError, HierarchyError
+from anonlib.core.hierarchy import level_lookup, read_hierarchy_csv
 from anonlib.core.loading import load_table, to_safe_csv
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -235,3 +242,167 @@ def test_safe_csv_neutralises_every_owasp_prefix_in_text_categorical_and_names(p
     assert [r[0] for r in rows] == ["'" + value, "plain"]
     assert [r[1] for r in rows] == ["'" + value, "plain"]
     assert [r[3] for r in rows] == ["-1", "2"]  # numbers are not text: written as they are
+
+
+# --- the loader's hostile files: each outcome exact, each case within a time and memory bound ---
+
+
+_POOLS: list[pa.MemoryPool] = []
+
+
+def _bounded(run, seconds: float, megabytes: float):
+    """``run()`` within ``seconds`` and ``megabytes`` of peak memory: Python and numpy
+    allocations (tracemalloc) plus Arrow's, counted by a proxy of Arrow's memory pool."""
+    previous = pa.default_memory_pool()
+    pool = pa.proxy_memory_pool(previous)
+    _POOLS.append(pool)  # buffers it allocated are freed through it, later: it must outlive them
+    pa.set_memory_pool(pool)
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        return run()
+    finally:
+        elapsed = time.perf_counter() - started
+        peak = (tracemalloc.get_traced_memory()[1] + pool.max_memory()) / 1024**2
+        tracemalloc.stop()
+        pa.set_memory_pool(previous)
+        assert elapsed <= seconds, f"{elapsed:.1f} s (bound {seconds} s)"
+        assert peak <= megabytes, f"{peak:.0f} MB (bound {megabytes} MB)"
+
+
+def _refused(name: str, error: type[AnonlibError], sentence: str, seconds: float = 10.0, megabytes: float = 60.0) -> None:
+    with pytest.raises(error) as info:
+        _bounded(lambda: load_table(HOSTILE / name), seconds, megabytes)
+    assert str(info.value) == sentence
+
+
+EXCEL_REFUSAL = "Excel files are read up to 1,000,000 cells. Save the sheet as CSV, which is read up to 60 million cells."
+
+
+def test_parquet_of_100_million_records_is_refused_from_its_row_groups() -> None:
+    """450 KB on disk, 10^8 records in its metadata: refused before one value is read."""
+    assert (HOSTILE / "loader_parquet_100_million_records.parquet").stat().st_size < 500_000
+    _refused(
+        "loader_parquet_100_million_records.parquet", FileTooLargeError,
+        "The table has 100,000,000 records and 2 columns (200,000,000 cells); the limit is 60,000,000 cells. "
+        "Load a sample of the rows or the columns you need.", seconds=5.0, megabytes=30.0,
+    )
+
+
+def test_xlsx_declaring_a_million_rows_is_refused_from_its_dimension() -> None:
+    _refused("loader_xlsx_declares_8_million_cells.xlsx", FileTooLargeError,
+             f"The workbook holds about 8,000,000 cells; {EXCEL_REFUSAL}", seconds=5.0)
+
+
+def test_xlsx_without_a_dimension_is_counted_before_openpyxl_parses_it() -> None:
+    """openpyxl parsed the whole of such a sheet (1.2 M cells: a minute here) just to learn its size."""
+    _refused("loader_xlsx_150000_rows_undeclared.xlsx", FileTooLargeError,
+             f"The workbook holds about 1,200,000 cells; {EXCEL_REFUSAL}", seconds=10.0)
+
+
+def test_xlsx_formulas_without_saved_results_are_noted_and_their_row_kept() -> None:
+    t = _bounded(lambda: load_table(HOSTILE / "loader_formulas_without_values.xlsx"), 10.0, 60.0)
+    assert t.frame.to_dict("list") == {"zip": [52001, None, 52002], "sex": ["F", None, "M"], "age": [30, None, None]}
+    assert t.missing_cells == 4
+    assert t.notes == (
+        "4 cells hold formulas whose results were never saved (columns age, sex, zip); they are read as missing. "
+        "Open the file in a spreadsheet program and save it again to keep the results.",
+        "Read as missing values: 4 cells without a value (in zip, sex, age).",
+    )
+
+
+def test_numeric_column_name_is_a_header_and_k_comes_out_right(capsys: pytest.CaptureFixture[str]) -> None:
+    t = _bounded(lambda: load_table(HOSTILE / "loader_numeric_column_name.csv"), 5.0, 30.0)
+    assert (t.header, t.frame.columns.tolist(), t.frame["2019"].tolist()) == (True, ["zip", "sex", "2019"], [3, 4, 5, 3])
+    note = "The first row was read as column names although 2019 looks like a number; if it is data, say that the file has no header."
+    assert t.notes == (note,)
+    path = str(HOSTILE / "loader_numeric_column_name.csv")
+    assert main(["profile", path, "--qi", "zip,sex", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["k"] == 2 and json.loads(out)["records"] == 4
+    assert err == f"note: {note}\n"
+    assert main(["profile", path, "--qi", "column 1,column 2", "--no-header", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert (json.loads(out)["records"], json.loads(out)["k"], err) == (5, 1, "")  # the names are a record: unique
+    assert main(["profile", "--sample", "arca_table1", "--header"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --delimiter, --encoding and --header describe a file; a bundled sample needs none of them.\n"
+    )
+
+
+def test_every_missing_marker_is_read_as_missing_and_counted_by_marker() -> None:
+    t = _bounded(lambda: load_table(HOSTILE / "loader_every_missing_marker.csv"), 5.0, 30.0)
+    assert t.frame["age"].tolist() == [30, pd.NA, pd.NA, pd.NA, 41] and t.frame["age"].dtype == "Int64"
+    assert t.frame["code"].isna().all() and t.frame["note"].tolist() == ["plain", pd.NA, pd.NA, pd.NA, "x"]
+    assert t.frame["zip"].tolist() == ["02101", "02102", "02101", "02103", "02101"]
+    assert t.missing_cells == 11 == int(t.frame.isna().sum().sum())
+    assert t.notes == (
+        "Read as missing values: 2 empty cells (in age, note), 2 '?' cells (in code, note), 2 'null' cells "
+        "(in code, note), 1 'N/A' cell (in age), 1 'nan' cell (in age), 1 'NA' cell (in code), 1 'NaN' cell "
+        "(in code) and 1 'NULL' cell (in code).",
+        "These columns are entirely missing: code.",
+    )
+
+
+def test_leading_zeros_signs_and_long_integers_stay_text_18_digits_are_numbers() -> None:
+    t = _bounded(lambda: load_table(HOSTILE / "loader_leading_zeros_and_long_integers.csv"), 5.0, 30.0)
+    assert t.frame.to_dict("list") == {
+        "zip": ["02101", "02102"],
+        "long_id": ["1234567890123456789", "9999999999999999999"],  # 19 digits: beyond exact integers, kept as text
+        "max_int": [999_999_999_999_999_999, 1],
+        "negative": [-999_999_999_999_999_999, -1],
+        "small": ["+7", "07"],
+    }
+    assert [str(t.frame[c].dtype) for c in ("max_int", "negative")] == ["Int64", "Int64"]
+
+
+def test_quoted_line_breaks_and_doubled_quotes_are_kept() -> None:
+    t = _bounded(lambda: load_table(HOSTILE / "loader_quoted_line_breaks.csv"), 5.0, 30.0)
+    assert t.frame.to_dict("list") == {
+        "name": ["Smith, J", "Doe"], "comment": ['said "hi"\nthen left', "multi\nline\nvalue"], "age": [30, 40],
+    }
+
+
+def test_a_hierarchy_row_for_a_marker_applies_to_the_values_read_as_missing(capsys: pytest.CaptureFixture[str]) -> None:
+    """'?' is read as missing; the hierarchy's '?' row (? -> Employed -> *) is what it follows.
+    Ignoring the row (as before) left it alone at level 1 and forced level 2."""
+    data, rows = str(HOSTILE / "loader_workclass_with_marker.csv"), str(HOSTILE / "loader_workclass_marker_hierarchy.csv")
+    code = _bounded(lambda: main(["anonymize", data, "--shield", "workclass", "--k", "2",
+                                  "--hierarchy", f"workclass={rows}", "--json"]), 10.0, 60.0)
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert code == 0 and err == "note: Read as missing values: 1 '?' cell (in workclass).\n"
+    assert (result["levels"], result["rows"], result["violations"], result["original_violations"]) == ({"workclass": 1}, 1, 0, 2)
+
+
+def test_marker_rows_that_disagree_are_reported_in_one_sentence(capsys: pytest.CaptureFixture[str]) -> None:
+    data = str(HOSTILE / "loader_workclass_with_marker.csv")
+    rows = str(HOSTILE / "loader_workclass_conflicting_markers.csv")
+    sentence = (
+        "The hierarchy of workclass has rows for '?' and 'NA', which generalize differently, but the data reads "
+        "all of them as missing values and cannot tell them apart; give those rows the same generalizations, "
+        "or keep one of them."
+    )
+    assert main(["anonymize", data, "--shield", "workclass", "--k", "2", "--hierarchy", f"workclass={rows}"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"error: {sentence}"
+    with pytest.raises(HierarchyError) as info:
+        level_lookup(read_hierarchy_csv((HOSTILE / "loader_workclass_conflicting_markers.csv").read_bytes()),
+                     ["Private", "Self-emp", MISSING_LABEL], "workclass")
+    assert str(info.value) == sentence
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "c", None]), min_size=1, max_size=30),
+       st.sampled_from(["?", "NA", "NULL"]), st.integers(2, 4))
+def test_level_lookup_sends_missing_values_where_the_marker_row_says(values: list, marker: str, levels: int) -> None:
+    """Against a slow reference: each value's level-j label is its hierarchy row's column j,
+    a missing value's the marker row's; level 0 stays the data's coding."""
+    rows = {v: [v] + [f"{v}{j}" if j < levels - 1 else "*" for j in range(1, levels)] for v in "abc"}
+    rows[marker] = [marker] + [f"unknown{j}" if j < levels - 1 else "*" for j in range(1, levels)]
+    table = pd.DataFrame(list(rows.values()))
+    labels = list(dict.fromkeys("missing" if v is None else v for v in values))
+    lookup, names = level_lookup(table, labels, "x")
+    for level in range(1, levels):
+        got = [names[level][lookup[level][labels.index(lab)]] for lab in labels]
+        assert got == [rows[marker if lab == MISSING_LABEL else lab][level] for lab in labels]
+    assert lookup[0].tolist() == list(range(len(labels)))

@@ -509,3 +509,31 @@ def test_k_map_with_one_row_per_person_and_missing_values() -> None:
     data = pd.DataFrame({"age": [30, None]})
     population = pd.DataFrame({"age": [30, 30, None, None, None]})
     assert k_map(data, ["age"], population) == 2
+
+
+def test_model_table_equals_model_values_and_acceptance_on_adult():
+    """The Dataset page's table: each value is model_values', each switched-on model's
+    failing records are acceptance's (k = 1), the others are <NA>."""
+    from anonlib.models import model_table
+
+    frame = load_sample("adult").frame
+    qis = ["age", "sex", "race"]
+    required = [
+        ModelRequirement("distinct_l", "occupation", 3),
+        ModelRequirement("t_closeness", "hours-per-week", 0.2),
+        ModelRequirement("recursive_cl", "occupation", 3, c=4),
+        ModelRequirement("enhanced_beta_likeness", "income", 1.5),
+    ]
+    table = model_table(frame, qis, ["occupation", "income"], requirements=required, count=None)
+    assert table["sensitive"].unique().tolist() == ["occupation", "income", "hours-per-week"]
+    assert len(table) == 3 * 8
+    for attribute in ["occupation", "income", "hours-per-week"]:
+        l = 3 if attribute == "occupation" else 2
+        v = model_values(frame, qis, attribute, recursive_l=l)
+        rows = table[table["sensitive"] == attribute].set_index("model")["value"]
+        expected = [v.alpha, v.distinct_l, v.entropy_l, v.recursive_c, v.t, v.delta, v.beta, v.enhanced_beta]
+        assert rows.tolist() == expected
+    verdict = acceptance(frame, qis, requirements=required)
+    failing = table.dropna(subset=["failing_records"]).set_index("required")["failing_records"].to_dict()
+    assert failing == dict(verdict.failing)
+    assert table["failing_records"].isna().sum() == 3 * 8 - len(required)

@@ -1,7 +1,11 @@
-"""AppTest of the Leakage & anonymization page: the paper's example end to end, controls, errors."""
+"""AppTest of the Leakage & anonymization page on an uploaded-like file: the working copy by
+default, the generalization found applied as a step (cost first, never one removing a
+quasi-identifier by default), the paper's example behind its toggle, and the Leakage part of
+the end-to-end journey (upload -> generalize -> sidebar step in records -> undo)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -9,13 +13,22 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from anonlib.anonymize import arca_hierarchies, search
-from anonlib.core.hierarchy import flat_hierarchy
-from anonlib.leakage import leakage_table, truncated
+from anonlib.core.dataset import Dataset
+from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy
 from anonlib.core.samples import load_sample
+from anonlib.leakage import leakage_table, truncated
+from anonlib.workflow import GeneralizationStep, ReleaseTarget
+from uploads import put_upload, uploaded
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "pages" / "leakage.py")
 TIMEOUT = 180
+QIS = ["age", "sex", "zip"]
+
+
+def words(elements) -> list[str]:
+    """Texts as the reader sees them (Markdown backslash escapes removed)."""
+    return [re.sub(r"\\(.)", r"\1", str(e.value)) for e in elements]
 
 
 def metrics(at: AppTest) -> dict[str, list[str]]:
@@ -25,100 +38,174 @@ def metrics(at: AppTest) -> dict[str, list[str]]:
     return out
 
 
+def pick(at: AppTest):
+    return next(r for r in at.radio if str(r.key).startswith("leakage_pick-"))
+
+
+def trimmed(table: pd.DataFrame) -> pd.DataFrame:
+    """A hierarchy without its top levels of one value (slow, obvious reference)."""
+    while table.shape[1] > 1 and len(set(table.iloc[:, -1])) == 1:
+        table = table.iloc[:, :-1]
+    return table
+
+
 @pytest.fixture(scope="module")
-def page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
+def upload():
+    return uploaded()
+
+
+@pytest.fixture(scope="module")
+def expected(upload):
+    """The library's answers on the same file: the IAB optimum on the default hierarchies,
+    and IAB on hierarchies that keep every quasi-identifier."""
+    dataset, _ = upload
+    frame, _ = dataset.analysis_frame(QIS + ["diagnosis"])
+    hierarchies = {c: default_hierarchy(frame[c], c)[1] for c in QIS}
+    keeping = {c: trimmed(h) for c, h in hierarchies.items()}
+    return {
+        "frame": frame, "hierarchies": hierarchies,
+        "optimum": search(frame, QIS, 5, hierarchies, "iab"),
+        "greedy": search(frame, QIS, 5, hierarchies, "greedy"),
+        "keeping": search(frame, QIS, 5, keeping, "iab"),
+    }
+
+
+@pytest.fixture(scope="module")
+def page(upload) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, *upload)
+    at.run()
+    assert not at.exception and not at.error
+    return at
+
+
+def test_opens_on_the_working_copy(page, upload):
+    dataset, _ = upload
+    assert any(c.startswith("Working copy patients.csv: 2,000 records") for c in words(page.caption))
+    table = page.dataframe[0].value.set_index("attribute")
+    frame, _ = dataset.analysis_frame(QIS + ["diagnosis"])
+    reference = leakage_table(frame, QIS + ["diagnosis"]).set_index("attribute")
+    assert table.loc["age", "normalized"] == pytest.approx(reference.loc["age", "normalized"])
+    assert table.index[0] == "age"  # the most revealing column of this file
+    assert not page.toggle(key="leakage_paper_table1").value  # the paper's example is closed
+
+
+def test_headline_in_records_and_distinct_combinations(page, expected):
+    optimum = expected["optimum"]
+    shown = metrics(page)
+    assert shown["distinct combinations"][0] == f"{optimum.rows:,}"
+    assert f"from {optimum.root.rows:,}: {optimum.root.rows - optimum.rows:,} merged; no record is lost " \
+           "(all 2,000 records stay)." in words(page.caption)
+    check = ReleaseTarget(k=5).check(uploaded()[0])
+    assert f"Now: 2,000 records in {optimum.root.rows:,} distinct combinations; {check.failing_records:,} records " \
+           "in classes failing the target." in [w.replace("**", "") for w in words(page.markdown)]
+    assert "rows kept" not in shown
+
+
+def test_a_choice_removing_a_quasi_identifier_is_labelled_and_never_the_default(page, expected):
+    optimum, keeping = expected["optimum"], expected["keeping"]
+    assert optimum.levels == {"age": 0, "sex": 0, "zip": 5}  # the paper's objective: zip becomes *****
+    radio = pick(page)
+    labels = list(radio.options)  # as shown
+    assert labels[0].startswith("IAB (Arca & Hewett) and Exhaustive (Method 1): zip to level 5")
+    assert labels[0].endswith("removes the quasi-identifier zip")
+    chosen = labels[radio.value]
+    assert "removes" not in chosen and chosen.startswith("IAB keeping every quasi-identifier")
+    raised = ", ".join(f"{a} to level {v}" for a, v in keeping.levels.items() if v)
+    assert raised in chosen and f"({keeping.rows:,} distinct combinations)" in chosen
+    assert "zip: 8 values become 4." in "\n".join(words(page.markdown))
+    assert words(page.success) == ["This generalization against the release target. Met: all 2,000 records are "
+                                   "in classes meeting k = 5."]
+
+
+def test_choosing_the_optimum_that_removes_zip_warns(upload):
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, *upload)
+    at.run()
+    pick(at).set_value(0).run()
+    assert not at.exception
+    assert any("removes a quasi-identifier entirely" in w for w in words(at.warning))
+    assert any("zip is replaced by *****: the column is effectively removed." in m for m in words(at.markdown))
+
+
+def test_applying_puts_the_search_result_on_the_working_copy(upload, expected):
+    dataset, _ = upload
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, *upload)
+    at.run()
+    at.button(key="leakage_apply").click().run()
+    assert not at.exception
+    copy = at.session_state["working_copy"]
+    assert len(copy.steps) == 1 and copy.steps[0].page == "Leakage"
+    step = copy.steps[0].step
+    keeping = expected["keeping"]
+    assert step == GeneralizationStep.from_search(keeping, expected["hierarchies"])
+    assert dict(step.levels) == keeping.levels
+    current = copy.current.frame
+    # the working copy holds the generalized values: the hierarchy's level of every original value
+    age_level, zip_level = keeping.levels["age"], keeping.levels["zip"]
+    ages = expected["hierarchies"]["age"].set_index(0)[age_level]
+    assert current["age"].tolist() == [ages[str(v)] for v in dataset.frame["age"]]
+    zips = expected["hierarchies"]["zip"].set_index(0)[zip_level]
+    assert current["zip"].tolist() == [zips[str(v)] for v in dataset.frame["zip"]]
+    assert current["sex"].tolist() == dataset.frame["sex"].tolist()
+    assert len(current) == 2000 and copy.check.met
+    # the page now analyses the generalized copy: nothing left to generalize
+    assert any("already form classes meeting the target" in s for s in words(at.success))
+
+
+def test_a_file_without_quasi_identifiers_says_what_is_missing():
+    dataset, reading = uploaded(roles={c: "ignore" for c in ["age", "sex", "zip", "diagnosis"]} | {"patient_id": "identifier"})
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, dataset, reading)
+    at.run()
+    assert not at.exception
+    assert any("Mark the quasi-identifiers" in i for i in words(at.info))
+    assert not at.metric
+
+
+# --- the paper's worked example, behind its toggle ----------------------------------
+
+@pytest.fixture()
+def example() -> AppTest:
+    dataset, reading = uploaded(roles={c: "ignore" for c in ["age", "sex", "zip", "diagnosis"]} | {"patient_id": "identifier"})
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, dataset, reading)
+    at.run()
+    at.toggle(key="leakage_paper_table1").set_value(True).run()
     assert not at.exception
     return at
 
 
-def test_paper_example_by_default(page):
-    assert not page.error
-    shown = metrics(page)
-    assert shown["rows kept"] == ["21", "21", "18"]
-    assert shown["tables generated"] == ["13", "71", "3"]
-    assert shown["generalization steps"] == ["2", "2", "1"]
-    assert any("22 distinct rows, 5 violating" in m.value for m in page.markdown)
-
-
-def test_leakage_table_is_table2(page):
-    table = page.dataframe[0].value.set_index("attribute")
+def test_paper_example_reproduces_table1(example):
+    assert not example.error
+    shown = metrics(example)
+    assert shown["distinct combinations"] == ["21", "21", "18"]
+    assert shown["tables checked"] == ["13", "71", "3"]
+    assert any("22 distinct combinations, 5 in classes smaller than k" in m for m in words(example.markdown))
+    table = example.dataframe[0].value.set_index("attribute")
     assert table.loc["Age", "partitions"] == 13
     assert truncated([table.loc["Zip", "loss"], table.loc["Sex", "normalized"]]) == [2.75, 0.16]
-    assert table.index[0] == "Age"  # sorted by leakage, most revealing first
+    both = next(d.value for d in example.dataframe if "before" in d.value.columns)
+    assert both.set_index("attribute").loc["Age", "after"] < both.set_index("attribute").loc["Age", "before"]
+    assert "working_copy" not in example.session_state or not example.session_state["working_copy"].steps
 
 
-def test_before_after_table8_shape(page):
-    both = next(d.value for d in page.dataframe if "before" in d.value.columns)
-    ages = both.set_index("attribute").loc["Age"]
-    assert ages["after"] < ages["before"]
-    sex = both.set_index("attribute").loc["Sex"]
-    assert sex["after"] == pytest.approx(sex["before"])  # not in the shield: unchanged
-
-
-def test_k_and_builder_controls_update_the_result():
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
-    at.number_input(key="k-example").set_value(4).run()
-    assert not at.exception
+def test_paper_example_controls_and_a_bad_hierarchy(example):
+    example.number_input(key="k-example").set_value(4).run()
     df = load_sample("arca_table1").frame
     hierarchies = arca_hierarchies(df)
-    expected = search(df, ["Zip", "Age", "AC"], 4, hierarchies, count="#Rec.")
-    assert metrics(at)["rows kept"][0] == str(expected.rows)
-    at.selectbox(key="hb-example-AC").set_value("flat").run()
-    assert not at.exception
-    flat = dict(hierarchies, AC=flat_hierarchy(df["AC"]))
-    greedy = search(df, ["Zip", "Age", "AC"], 4, flat, "greedy", count="#Rec.")
-    assert metrics(at)["rows kept"][2] == str(greedy.rows)
-
-
-def test_bad_hierarchy_is_an_error_sentence():
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
-    at.text_input(key="hi-example-Age").set_value("20-34 | 20-44").run()
-    assert not at.exception
-    assert any("'35' is in no band of level 1" in e.value for e in at.error)
-    assert any("Age" in w.value for w in at.warning)
-    assert "rows kept" not in metrics(at)
-
-
-def test_pairs_and_whole_quasi_identifier():
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
-    at.multiselect(key="leakage_sizes").set_value(["single attributes", "pairs"]).run()
-    at.checkbox(key="leakage_whole").check().run()
-    assert not at.exception
-    table = at.dataframe[0].value
-    assert len(table) == 7 + 21 + 1
-    whole = table.set_index("attribute").loc["Sex + AC + Age + Zip + Weight + Race"]
-    df = load_sample("arca_table1").frame
-    qi = ("Sex", "AC", "Age", "Zip", "Weight", "Race")
-    expected = leakage_table(df, [qi], count="#Rec.").iloc[0]
-    assert whole["partitions"] == 22 == expected["partitions"]
-    assert whole["normalized"] == pytest.approx(expected["normalized"])
-    assert table["normalized"].iloc[0] == pytest.approx(whole["normalized"])  # the most revealing query
-    assert "Sex + AC" in set(table["attribute"])
-
-
-def test_active_dataset_heart_disease():
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
-    at.session_state["active_dataset"] = load_sample("heart_cleveland")
-    at.session_state["active_source"] = "sample:heart_cleveland"
-    at.run()
-    assert not at.exception
-    assert at.radio(key="leakage_source").value.startswith("Active dataset")
-    shown = metrics(at)
-    assert len(shown["rows kept"]) == 3
-    experiment = next(d.value for d in at.dataframe if "paper_rows" in d.value.columns)
-    assert len(experiment) == 3 * 4 * 3
-
-
-def test_app_switches_to_the_page():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
-    at.switch_page("pages/leakage.py").run()
-    assert not at.exception
+    assert metrics(example)["distinct combinations"][0] == str(search(df, ["Zip", "Age", "AC"], 4, hierarchies, count="#Rec.").rows)
+    example.selectbox(key="hb-example-AC").set_value("flat").run()
+    greedy = search(df, ["Zip", "Age", "AC"], 4, dict(hierarchies, AC=flat_hierarchy(df["AC"])), "greedy", count="#Rec.")
+    assert metrics(example)["distinct combinations"][2] == str(greedy.rows)
+    example.text_input(key="hi-example-Age").set_value("20-34 | 20-44").run()
+    assert not example.exception
+    assert any("'35' is in no band of level 1" in e for e in words(example.error))
+    assert "distinct combinations" not in metrics(example)
 
 
 def test_missing_value_setting_changes_the_rows_analysed():
-    from anonlib.core.dataset import Dataset
-
     frame = pd.DataFrame({
         "age": [30, 30, 40, 40, 50, None, None, 60, 50, 30],
         "sex": ["m", "f", "m", "f", "m", "f", "m", None, "f", "m"],
@@ -127,29 +214,86 @@ def test_missing_value_setting_changes_the_rows_analysed():
     roles = {"age": "quasi-identifier", "sex": "quasi-identifier", "dx": "sensitive"}
     dataset = Dataset.from_frame("toy with gaps", frame, roles, missing="category")
 
-    def shown_and_expected(at: AppTest, ds: Dataset) -> tuple[pd.DataFrame, pd.DataFrame]:
+    def shown_and_expected(at: AppTest, ds: Dataset):
         table = next(d.value for d in at.dataframe if "normalized" in d.value.columns and "attribute" in d.value.columns)
         rows, _ = ds.analysis_frame(["age", "sex", "dx"])
-        expected = leakage_table(rows, ["age", "sex", "dx"])
+        reference = leakage_table(rows, ["age", "sex", "dx"])
         return (table.set_index("attribute")["normalized"].sort_index(),
-                expected.set_index("attribute")["normalized"].sort_index())
+                reference.set_index("attribute")["normalized"].sort_index())
 
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.session_state["active_dataset"] = dataset
     at.session_state["active_source"] = "upload:toy"
-    at.session_state["leakage_source"] = "Active dataset: toy with gaps"
     at.run()
     assert not at.exception
-    assert any(c.value.startswith("toy with gaps: 10 rows") for c in at.caption)
-    shown, expected = shown_and_expected(at, dataset)
-    assert shown.to_dict() == pytest.approx(expected.to_dict())
-
-    dropping = dataset.with_missing("drop")  # same table, same fingerprint, fewer rows analysed
+    assert any(c.startswith("Working copy toy with gaps: 10 records.") for c in words(at.caption))
+    shown, reference = shown_and_expected(at, dataset)
+    assert shown.to_dict() == pytest.approx(reference.to_dict())
+    dropping = dataset.with_missing("drop")
     at.session_state["active_dataset"] = dropping
+    at.session_state["active_source"] = "upload:toy"
     at.run()
     assert not at.exception
-    assert any(c.value.startswith("toy with gaps: 7 rows") and "3 rows with missing values dropped" in c.value
-               for c in at.caption)
-    shown_after, expected_after = shown_and_expected(at, dropping)
-    assert shown_after.to_dict() == pytest.approx(expected_after.to_dict())
+    assert any("7 records" in c and "3 rows with missing values left out" in c for c in words(at.caption))
+    shown_after, reference_after = shown_and_expected(at, dropping)
+    assert shown_after.to_dict() == pytest.approx(reference_after.to_dict())
     assert shown_after.to_dict() != pytest.approx(shown.to_dict())
+
+
+# --- the journey, Leakage part: upload -> generalize -> sidebar -> undo ------------------
+
+def sidebar_words(at: AppTest) -> str:
+    return "\n".join(words([*at.sidebar.success, *at.sidebar.info, *at.sidebar.warning, *at.sidebar.markdown,
+                            *at.sidebar.caption, *at.sidebar.text]))
+
+
+def test_journey_upload_generalize_then_undo(upload, expected):
+    dataset, reading = upload
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    put_upload(at, dataset, reading)
+    at.run()
+    at.switch_page("pages/leakage.py").run()
+    assert not at.exception
+    failing = ReleaseTarget(k=5).check(dataset).failing_records
+    assert "No step yet" in sidebar_words(at)
+    at.button(key="leakage_apply").click().run()
+    assert not at.exception
+    side = sidebar_words(at)
+    keeping = expected["keeping"]
+    step = GeneralizationStep.from_search(keeping, expected["hierarchies"])
+    assert f"1. Leakage: {step.describe()}" in side
+    assert f"records failing the target {failing:,} -> 0" in side
+    assert "Met: all 2,000 records are in classes meeting k = 5." in side
+    assert at.session_state["working_copy"].current.frame["zip"].nunique() == 4
+    at.sidebar.button(key="sidebar_undo").click().run()
+    assert not at.exception
+    copy = at.session_state["working_copy"]
+    assert copy.steps == () and copy.current is dataset
+    side = sidebar_words(at)
+    assert "1. Leakage" not in side and "No step yet" in side
+    assert copy.current.frame["zip"].nunique() == 8
+
+
+def test_paper_experiment_behind_its_toggle(example):
+    example.toggle(key="leakage_paper_experiment").set_value(True).run()
+    assert not example.exception and not example.error
+    table = next(d.value for d in example.dataframe if "paper: distinct combinations" in d.value.columns)
+    assert len(table) == 3 * 4 * 3  # datasets x quasi-identifier sets x methods at k = 5
+    cleveland = table[(table["dataset"].astype(str).str.contains("Cleveland")) & table["paper: distinct combinations"].notna()]
+    assert len(cleveland) and "shield" not in table.columns
+
+
+def test_the_search_follows_the_release_targets_suppression_limit(upload, expected):
+    dataset, reading = upload
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, dataset, reading)
+    at.session_state["release_target"] = ReleaseTarget(k=5, max_suppressed=0.05)
+    at.run()
+    assert not at.exception and not at.error
+    keeping = {c: trimmed(h) for c, h in expected["hierarchies"].items()}
+    result = search(expected["frame"], QIS, 5, keeping, "iab", max_suppressed=0.05)
+    chosen = list(pick(at).options)[pick(at).value]
+    raised = ", ".join(f"{a} to level {v}" for a, v in result.levels.items() if v)
+    assert "IAB keeping every quasi-identifier" in chosen and f": {raised} (" in chosen and "removes" not in chosen
+    assert result.suppressed and f"then {result.suppressed:,} records to suppress" in chosen
+    assert result.rows > expected["keeping"].rows  # a 5% limit lets the search keep more detail

@@ -16,6 +16,9 @@ from anonlib.core.errors import ColumnError, EmptySelectionError, ParameterError
 from anonlib.peers import (
     EXAMPLES,
     Partition,
+    estimate_generalization_potential,
+    estimate_minimum,
+    estimate_privacy_matrix,
     example_dataset,
     generalization_potential,
     heatmap_columns,
@@ -312,9 +315,12 @@ def test_errors_are_clear(table1):
         pp(table1, "Diagnosis", ["Age"], "Flu")
     with pytest.raises(ParameterError, match="measure"):
         privacy_matrix(table1, ["Diagnosis", "Age"], "kanon")
-    wide = pd.DataFrame({f"c{j}": [0, 1] for j in range(23)})
-    with pytest.raises(ProblemTooLargeError, match="2\\^22"):
-        min_ppp(wide, "c0", [f"c{j}" for j in range(1, 23)])
+    wide = pd.DataFrame({f"c{j}": [0, 1] for j in range(27)})
+    with pytest.raises(ProblemTooLargeError, match="67,108,864 combinations.*choose fewer variables, let the "
+                                                   "adversary know at most a few of them at once"):
+        min_ppp(wide, "c0", [f"c{j}" for j in range(1, 27)])
+    with pytest.raises(ParameterError, match="whole number of 0 or more"):
+        min_ppp(table1, "Diagnosis", ["Age"], max_known=-1)
     with pytest.raises(ColumnError, match="not numeric"):
         generalization_potential(table1, "Diagnosis", ["Gender", "Age"], "Age")
 
@@ -332,11 +338,68 @@ def test_many_distinct_values_use_the_densified_path(measure, q):
         np.testing.assert_allclose(res.values[v], brute.min(axis=0), rtol=0, atol=1e-12)
 
 
-def test_progress_is_reported_up_to_one():
+def test_progress_counts_the_combinations_the_estimate_announced():
+    frame, _ = example_dataset("adult").analysis_frame()
+    variables = list(EXAMPLES["adult"].variables)
+    seen: list[tuple[int, int, str]] = []
+    estimate = estimate_privacy_matrix(frame, variables)
+    privacy_matrix(frame, variables, progress=lambda *call: seen.append(call))
+    assert estimate.operations == 2 ** 9 - 1  # every combination of the 9 variables but all of them
+    assert seen[-1] == (estimate.operations, estimate.operations, "auxiliary combinations")
+    done = [d for d, _, _ in seen]
+    assert done == sorted(done) and len(seen) > 10 and {t for _, t, _ in seen} == {estimate.operations}
+    narrowed = []
+    privacy_matrix(frame, variables, max_known=2, progress=lambda *call: narrowed.append(call))
+    assert narrowed[-1][:2] == (1 + 9 + 36, 1 + 9 + 36) == (estimate_privacy_matrix(frame, variables, max_known=2).operations,) * 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_tables(max_columns=5), st.integers(0, 4), st.booleans())
+def test_max_known_is_the_minimum_over_small_subsets(table, max_known, include_empty):
+    frame, count = table
+    variables = [c for c in frame.columns if c != count]
+    s, aux = variables[0], variables[1:]
+    weights = [1] * len(frame) if count is None else frame[count].tolist()
+    subsets = [sub for sub in _subsets(aux, include_empty) if len(sub) <= max_known]
+    if not subsets:
+        return
+    brute = np.vstack([_brute_measure(frame[variables], s, sub, weights, "ppp", 0.0) for sub in subsets])
+    got = minimum_over_subsets(frame, s, aux, "ppp", include_empty=include_empty, count=count, max_known=max_known)
+    np.testing.assert_allclose(got.values, brute.min(axis=0), rtol=0, atol=1e-12)
+    assert all(len(got.worst_subset(i)) <= max_known for i in range(len(frame)))
+    matrix = privacy_matrix(frame, variables, count=count, include_empty=include_empty, max_known=max_known)
+    np.testing.assert_allclose(matrix.values[0], got.values, rtol=0, atol=1e-12)
+
+
+def test_generalization_potential_with_max_known_matches_direct_computation():
     frame, _ = example_dataset("cervical_cancer").analysis_frame()
-    seen: list[float] = []
-    privacy_matrix(frame, list(EXAMPLES["cervical_cancer"].variables), progress=seen.append)
-    assert seen[-1] == 1.0 and seen == sorted(seen)
+    aux = ["Num of pregnancies", "Smokes", "Age"]
+    calls = []
+    res = generalization_potential(frame, "Biopsy", aux, "Age", max_categories=5, max_partitions=12, max_known=1,
+                                   progress=lambda *call: calls.append(call))
+    assert calls[0] == (0, len(res.partitions), "partitions") and calls[-1][:2] == (len(res.partitions),) * 2
+    assert res.baseline == pytest.approx((min_ppp(frame, "Biopsy", aux, max_known=1) > 0).mean())
+    for k in (0, len(res.partitions) - 1):
+        generalized = frame.assign(Age=res.partitions[k].apply(frame["Age"]))
+        assert res.protected[k] == pytest.approx((min_ppp(generalized, "Biopsy", aux, max_known=1) > 0).mean())
+    estimate = estimate_generalization_potential(frame, "Biopsy", aux, "Age", max_categories=5, max_partitions=12)
+    assert estimate.operations == (len(res.partitions) + 2) * 4  # each walk: the 4 subsets of the 2 other variables
+
+
+def test_estimates_grow_with_records_and_variables_and_refuse_hours():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"v{j}": rng.integers(0, 6, 50_000) for j in range(18)})
+    small = estimate_privacy_matrix(frame.iloc[:5_000], list(frame.columns[:8]))
+    bigger = estimate_privacy_matrix(frame, list(frame.columns[:8]))
+    wider = estimate_privacy_matrix(frame, list(frame.columns))
+    assert small.seconds < bigger.seconds < wider.seconds and small.interactive and not wider.interactive
+    assert wider.operations == 2 ** 18 - 1 and wider.seconds > 600
+    with pytest.raises(ProblemTooLargeError, match="would take about .* minutes.*analyse a sample of the records"):
+        privacy_matrix(frame, list(frame.columns))
+    narrowed = estimate_privacy_matrix(frame, list(frame.columns), max_known=2)
+    assert narrowed.operations == 1 + 18 + 153 and narrowed.seconds < 60
+    single = estimate_minimum(frame, "v0", list(frame.columns[1:]), max_known=3)
+    assert single.operations == 1 + 17 + 136 + 680
 
 
 def test_heatmap_figure_bins_and_hover():

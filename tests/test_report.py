@@ -19,7 +19,7 @@ from anonlib.core.errors import ParameterError
 from anonlib.core.hierarchy import default_hierarchy
 from anonlib.leakage import leakage_table
 from anonlib.core.metrics import weighted_median
-from anonlib.peers import min_ppp
+from anonlib.peers import estimate_minimum, min_ppp
 from anonlib.profile import risk_profile
 from anonlib.report import Note, build_report, render_html
 from anonlib.core.samples import load_sample
@@ -123,13 +123,63 @@ def test_no_quasi_identifier_gives_notes_for_the_dependent_sections():
     assert "<h2>Re-identification risk</h2>" in render_html(r)
 
 
-def test_too_large_lattice_and_capped_auxiliary_are_notes():
+def test_too_large_lattice_is_a_note():
+    r = build_report(load_sample("adult"), max_lattice=10)
+    assert r.generalization is None
+    assert "more than the report's limit of 10" in {n.section: n.text for n in r.notes}["Suggested generalization"]
+
+
+def test_individual_privacy_too_long_is_narrowed_and_says_how():
     ds = load_sample("adult")
-    r = build_report(ds, max_lattice=10, max_subset_variables=2)
-    assert r.generalization is None and r.privacy.auxiliary == ds.quasi_identifiers[:2]
-    texts = {n.section: n.text for n in r.notes}
-    assert "more than the report's limit of 10" in texts["Suggested generalization"]
-    assert "first 2 of 6 quasi-identifiers" in texts["Individual privacy"]
+    frame, _ = ds.analysis_frame(list(ds.quasi_identifiers + ds.sensitive))
+    qis = list(ds.quasi_identifiers)
+    full = sum(estimate_minimum(frame, s, qis).seconds for s in ds.sensitive)
+    # 70% of what all 64 combinations need: at most 3 of the 6 QIs known at once (42 of 64; 4 would need 57)
+    r = build_report(ds, privacy_seconds=full * 0.7)
+    assert r.privacy.auxiliary == ds.quasi_identifiers and r.privacy.max_known == 3
+    text = {n.section: n.text for n in r.notes}["Individual privacy"]
+    assert text.startswith("An adversary is assumed to know at most 3 of the 6 quasi-identifiers at once: all 64 "
+                           "combinations would take about")
+    assert "the minimum is over the 42 combinations of at most 3." in text
+    for row, s in zip(r.privacy.rows, ds.sensitive):
+        values = min_ppp(frame, s, qis, max_known=3)
+        assert row.protected_share == pytest.approx((values > 0).mean())
+    assert "at most 3 of age" in render_html(r)
+    assert any("whatever combination of at most 3 of age" in sentence for sentence in r.sentences)
+    nothing = build_report(ds, privacy_seconds=full / 1000)
+    assert nothing.privacy is None
+    assert {n.section: n.text for n in nothing.notes}["Individual privacy"].startswith(
+        "Not computed: even with an adversary knowing one quasi-identifier at a time, the minimum PPP of "
+        "2 sensitive attributes over 32,561 records would take about")
+
+
+def test_individual_privacy_above_200000_records_is_computed():
+    adult = load_sample("adult")
+    rng = np.random.default_rng(0)
+    big = adult.frame.iloc[rng.integers(0, len(adult.frame), 250_000)].reset_index(drop=True)
+    ds = Dataset.from_frame("adult x 250k", big).with_roles(
+        {c: Role.IGNORE for c in big.columns}
+        | {"age": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER, "race": Role.QUASI_IDENTIFIER,
+           "income": Role.SENSITIVE})
+    r = build_report(ds, k=5)
+    assert r.privacy is not None and r.privacy.max_known is None
+    assert not [n for n in r.notes if n.section == "Individual privacy"]
+    values = min_ppp(big, "income", ["age", "race", "sex"])
+    assert r.privacy.rows[0].protected_share == pytest.approx((values > 0).mean())
+
+
+def test_progress_advances_through_every_section_and_ends_once_complete():
+    calls: list[tuple[int, int, str]] = []
+    r = build_report(load_sample("adult"), k=5, progress=lambda *call: calls.append(call))
+    assert r.privacy is not None and r.generalization is not None
+    done = [d for d, _, _ in calls]
+    assert done == sorted(done) and {t for _, t, _ in calls} == {4000}
+    assert calls[-1] == (4000, 4000, "report complete") and all(d < 4000 for d in done[:-1])
+    sections = [what.split(":")[0] for _, _, what in calls[:-1]]
+    assert list(dict.fromkeys(sections)) == ["Re-identification risk", "Information leakage", "Individual privacy",
+                                             "Suggested generalization"]
+    assert any("auxiliary combinations for income" in what for _, _, what in calls)
+    assert len([s for s in sections if s == "Individual privacy"]) > 10  # the walk reports as it goes
 
 
 def test_no_solution_is_a_note():
@@ -140,7 +190,8 @@ def test_no_solution_is_a_note():
 
 
 @pytest.mark.parametrize("kwargs, phrase", [
-    ({"k": 0}, "k must be a whole number"), ({"p": 1.0}, "below 1"), ({"max_subset_variables": 0}, "between 1"),
+    ({"k": 0}, "k must be a whole number"), ({"p": 1.0}, "below 1"), ({"max_known": 0}, "whole number of at least 1"),
+    ({"privacy_seconds": 0}, "must be positive"),
 ])
 def test_bad_parameters(kwargs, phrase):
     with pytest.raises(ParameterError, match=phrase):

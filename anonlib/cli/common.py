@@ -47,8 +47,8 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
     table = None
     if args.sample and args.file:
         raise ParameterError("Give either a file or --sample NAME, not both.")
-    if args.sample and (args.delimiter or args.encoding):
-        raise ParameterError("--delimiter and --encoding describe a file; a bundled sample needs neither.")
+    if args.sample and (args.delimiter or args.encoding or getattr(args, "header", None) is not None):
+        raise ParameterError("--delimiter, --encoding and --header describe a file; a bundled sample needs none of them.")
     engine = getattr(args, "engine", None)
     if getattr(args, "spark_master", None) and engine != "spark":
         raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
@@ -58,9 +58,11 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
         dataset = load_sample(args.sample)
     elif args.file:
         try:
-            table = load_table(args.file, delimiter=args.delimiter, encoding=args.encoding)
+            table = load_table(args.file, delimiter=args.delimiter, encoding=args.encoding, header=getattr(args, "header", None))
         except FileTooLargeError as err:
             raise FileTooLargeError(f"{err} Or count it where it is with --engine duckdb.") from None
+        for note in table.notes:  # what the reader noticed or guessed, before any result
+            print(f"note: {note}", file=sys.stderr)
         dataset = Dataset.from_frame(args.file, table.frame)
     else:
         raise ParameterError("Give a file to read, or --sample NAME (see `python -m anonlib samples`).")
@@ -124,6 +126,8 @@ def _scan(args: argparse.Namespace, engine: str):
     """Files (or a bundled sample's file) scanned in place on DuckDB or Spark."""
     from ..engine import connect, scan
 
+    if getattr(args, "header", None) is False:
+        raise ParameterError("The engines read files whose first row names the columns; leave out --engine for this file.")
     running = connect(engine, master=getattr(args, "spark_master", None))
     if args.sample:
         sample = SAMPLES[args.sample]
@@ -217,6 +221,10 @@ def data_arguments(parser: argparse.ArgumentParser, *, qi: bool = False, positio
     parser.add_argument("--drop-missing", action="store_true", help="drop rows with missing values in the columns used")
     parser.add_argument("--delimiter", help="field delimiter (default: detected)")
     parser.add_argument("--encoding", help="text encoding (default: detected)")
+    parser.add_argument(
+        "--header", action=argparse.BooleanOptionalAction, default=None,
+        help="the first row holds the column names (--header) or data (--no-header); default: detected",
+    )
     parser.add_argument(
         "--role", action="append", metavar="COLUMN=ROLE",
         help=f"set a column's role (repeatable): {', '.join(ROLE_VALUES)}; e.g. --role Code=quasi-identifier",

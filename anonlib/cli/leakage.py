@@ -22,7 +22,8 @@ from ..leakage import attribute_label, leakage_table
 from ..workflow.history import WorkingCopy
 from ..workflow.recipe import Reading
 from ..workflow.release import release_csv
-from ..workflow.steps import GeneralizationStep
+from ..models import MODELS, suppression_limit
+from ..workflow.steps import GeneralizationStep, SuppressionStep
 from ..workflow.target import ReleaseTarget
 from .common import (
     analysed_columns,
@@ -37,6 +38,7 @@ from .common import (
     split,
     write,
 )
+from .risk import parse_requirement
 
 
 def _leakage(args: argparse.Namespace) -> int:
@@ -85,13 +87,21 @@ def _anonymize(args: argparse.Namespace) -> int:
         raise EmptySelectionError("Name the shield attributes (the ones an attacker may know), e.g. --shield Zip,Age.")
     if dataset.count in shield:
         raise ParameterError(f"'{dataset.count}' is the record-count column; it cannot be a shield attribute.")
-    wanted = set(shield) | set(dataset.quasi_identifiers + dataset.sensitive)
-    columns = [c for c in dataset.frame.columns if c in wanted] + [c for c in shield if c not in dataset.frame.columns]
-    frame, dropped = analysis_frame(dataset, columns, "--shield")
     given = _hierarchy_files(args.hierarchy or [])
-    unknown = [a for a in given if a not in shield]
+    requirements = [parse_requirement(r, given) for r in args.require or []]
+    max_suppressed = suppression_limit(args.max_suppressed)
+    modelled = [r.sensitive for r in requirements]
+    wanted = set(shield) | set(dataset.quasi_identifiers + dataset.sensitive) | set(modelled)
+    columns = [c for c in dataset.frame.columns if c in wanted] + [c for c in shield if c not in dataset.frame.columns]
+    columns += [c for c in dict.fromkeys(modelled) if c not in columns]
+    frame, dropped = analysis_frame(dataset, columns, "--shield")
+    distances = {r.sensitive for r in requirements if r.model == "t_closeness"}
+    unknown = [a for a in given if a not in shield and a not in distances]
     if unknown:
-        raise ParameterError(f"Hierarchies were given for {join_names(unknown)}, which is not in the shield.")
+        raise ParameterError(
+            f"Hierarchies were given for {join_names(unknown)}, which is not in the shield "
+            "(nor the sensitive attribute of a --require t_closeness:...)."
+        )
     hierarchies = {}
     for attribute in shield:  # built on (and checked against) every value of the file, so a recipe covers it
         values = dataset.frame[attribute]
@@ -99,9 +109,11 @@ def _anonymize(args: argparse.Namespace) -> int:
             hierarchies[attribute] = validate_hierarchy(given[attribute], values, attribute)
         else:
             hierarchies[attribute] = default_hierarchy(values, attribute)[1]
-    result = search(frame, shield, k, hierarchies, args.method, count=dataset.count)
+    result = search(frame, shield, k, hierarchies, args.method, count=dataset.count, requirements=requirements,
+                    max_suppressed=max_suppressed)
     if args.out or args.recipe:
-        recipe, released = _release(dataset, table, shield, columns, k, result, hierarchies)
+        target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
+        recipe, released = _release(dataset, table, shield, columns, target, result, hierarchies)
         if args.out:
             write(args.out, released)
         if args.recipe:
@@ -116,21 +128,30 @@ def _anonymize(args: argparse.Namespace) -> int:
     print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
     print(f"rows               {result.rows:,} (original {result.root.rows:,})")
     print(f"violations         {result.violations:,} (original {result.root.violations:,})")
+    if requirements or max_suppressed:
+        criteria = "".join(f"; {r.describe()}" for r in requirements)
+        print(f"target             k = {k}{criteria}; at most {100 * max_suppressed:g}% suppressed records")
+        print(f"suppressed records {result.suppressed:,} (original {result.root.suppressed:,})")
     print(f"tables generated   {result.generated:,}")
     print(f"seconds            {result.seconds:.4f}")
     return 0
 
 
-def _release(dataset, table, shield, columns, k, result, hierarchies):
+def _release(dataset, table, shield, columns, target, result, hierarchies):
     """The recipe of a command-line generalization and the released table's bytes:
-    the shield is the quasi-identifier, the target is k, the one step the search's
-    levels with the hierarchies used, the released columns those written by --out."""
+    the shield is the quasi-identifier, the target is k (and the models and the
+    suppression limit), the steps the search's levels with the hierarchies used and,
+    when it leaves records in failing classes, their suppression; the released
+    columns those written by --out."""
     roles = {c: Role.IGNORE for c in dataset.quasi_identifiers if c not in shield}
     roles.update({c: Role.QUASI_IDENTIFIER for c in shield})
+    roles.update({c: Role.SENSITIVE for c in target.sensitive})
     loaded = dataset.with_roles(roles)
     step = GeneralizationStep.from_search(result, hierarchies)
-    copy = WorkingCopy.start(loaded, ReleaseTarget(k=k), reading=Reading.of(table) if table is not None else None)
+    copy = WorkingCopy.start(loaded, target, reading=Reading.of(table) if table is not None else None)
     copy = copy.apply(step, "command line (anonymize)")
+    if result.suppressed:
+        copy = copy.apply(SuppressionStep.from_target(target, copy.current), "command line (anonymize)")
     recipe = copy.recipe(columns)
     return recipe, release_csv(copy.release(recipe.columns))
 
@@ -160,6 +181,14 @@ def register(commands) -> None:
         "--hierarchy", action="append", metavar="ATTR=FILE",
         help="ARX hierarchy CSV of a shield attribute (repeatable; default: built from the values)",
     )
+    anonymize.add_argument("--require", action="append", metavar="MODEL:SENSITIVE=VALUE",
+                           help=f"a privacy model every class must also meet ({', '.join(MODELS)}), e.g. "
+                           "distinct_l:diagnosis=3 or recursive_cl:diagnosis=3,c=2, as `models` takes it; repeat "
+                           "for several (a --hierarchy of the sensitive attribute gives t_closeness the "
+                           "hierarchical distance)")
+    anonymize.add_argument("--max-suppressed", default=0.0, type=float,
+                           help="share of records whose classes fail k or a model and may be suppressed "
+                           "(default 0), e.g. 0.01")
     anonymize.add_argument("--out", metavar="CSV", help="write the generalized table to this CSV file")
     anonymize.add_argument(
         "--recipe", metavar="JSON",

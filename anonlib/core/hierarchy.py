@@ -40,7 +40,7 @@ import pandas as pd
 
 from .equivalence import MISSING_LABEL
 from .errors import HierarchyError, join_names
-from .loading import FORMULA_PREFIXES
+from .loading import FORMULA_PREFIXES, MISSING_MARKERS
 
 SUPPRESSED = "*"
 _INTEGRAL_TEXT = re.compile(r"^-?\d+\.0+$")
@@ -394,20 +394,27 @@ def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the at
     Returns ``(lookup, level_labels)``: ``lookup[j][c]`` is the level-j code of
     data code ``c`` and ``level_labels[j]`` the text of each level-j code.
     Level 0 is the data's own coding. A missing value (the kernel's
-    ``"missing"``) not listed in the hierarchy stays ``"missing"`` at every level
+    ``"missing"``) takes the generalizations of the hierarchy's row for a missing
+    marker (``?``, ``NA``, ... : the loader read those cells as missing, so the row
+    is meant for them); without such a row it stays ``"missing"`` at every level
     but the last, where it joins the top value when that level has just one (``*``).
 
     >>> lookup, names = level_lookup(flat_hierarchy(["F", "M"]), ["F", "M"])
     >>> lookup.tolist(), names[1].tolist()
     ([[0, 1], [0, 0]], ['*'])
+    >>> with_marker = pd.DataFrame([["F", "*"], ["M", "*"], ["?", "unknown"]])
+    >>> level_lookup(with_marker, ["F", "M", "missing"])[1][1].tolist()
+    ['*', 'unknown']
     """
     keys = [value_key(v) for v in labels]
     data_keys = [k for k in keys if k != MISSING_LABEL]
     text = validate_hierarchy(table, data_keys, attribute)
     if MISSING_LABEL in keys and MISSING_LABEL not in set(text[0]):
-        row = [MISSING_LABEL] * text.shape[1]
-        if text.shape[1] > 1 and text[text.shape[1] - 1].nunique() == 1:
-            row[-1] = text.iat[0, text.shape[1] - 1]  # a single top value ("*") hides missing too
+        row = _missing_row(text, attribute)
+        if row is None:
+            row = [MISSING_LABEL] * text.shape[1]
+            if text.shape[1] > 1 and text[text.shape[1] - 1].nunique() == 1:
+                row[-1] = text.iat[0, text.shape[1] - 1]  # a single top value ("*") hides missing too
         text = pd.concat([text, pd.DataFrame([row], columns=text.columns)], ignore_index=True)
     row_of = pd.Index(text[0]).get_indexer(keys)
     lookup = np.empty((text.shape[1], len(keys)), dtype=np.int64)
@@ -418,6 +425,24 @@ def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the at
         lookup[level] = codes
         level_labels.append(np.asarray(uniques, dtype=object))
     return lookup, level_labels
+
+
+def _missing_row(text: pd.DataFrame, attribute: str) -> list[str] | None:
+    """The row for the data's missing values from the hierarchy's rows for missing
+    markers (``?;unknown;*``), or None when it has none. Several marker rows must agree:
+    the loader reads them all as one missing value, which cannot follow two paths."""
+    markers = text[text[0].isin([m for m in MISSING_MARKERS if m])]
+    if markers.empty:
+        return None
+    paths = {tuple(row[1:]) for row in markers.itertuples(index=False)}
+    if len(paths) > 1:
+        names = [f"'{m}'" for m in markers[0]]
+        raise HierarchyError(
+            f"The hierarchy of {attribute} has rows for {join_names(names[:-1])} and {names[-1]}, which generalize "
+            "differently, but the data reads all of them as missing values and cannot tell them apart; "
+            "give those rows the same generalizations, or keep one of them."
+        )
+    return [MISSING_LABEL, *paths.pop()]
 
 
 _CODE_NAMES = re.compile(r"(zip|postcode|postal|plz|zcta|geoid|fips)", re.IGNORECASE)
