@@ -11,6 +11,8 @@ Layout:
   ``report`` (the first look and the printable report).
 - ``anonlib.workflow``: from risk picture to a release: the release target,
   steps, a working copy with a history, the recipe and the release package.
+- ``anonlib.engine``: the same group counts on DuckDB (files larger than memory)
+  and Spark (a cluster), for data that does not fit in pandas.
 - ``anonlib.cli``: the command line (``python -m anonlib``).
 """
 
@@ -20,6 +22,8 @@ from .core.errors import (
     ColumnError,
     DataFileError,
     EmptySelectionError,
+    EngineError,
+    EngineUnavailableError,
     FileTooLargeError,
     GeometryError,
     HierarchyError,
@@ -35,6 +39,8 @@ __all__ = [
     "ColumnError",
     "DataFileError",
     "EmptySelectionError",
+    "EngineError",
+    "EngineUnavailableError",
     "FileTooLargeError",
     "GeometryError",
     "HierarchyError",

@@ -33,30 +33,42 @@ from .core.errors import ParameterError
 from .core.numbers import MAX_COUNT, whole_number, whole_numbers
 
 
-def anonymity_vector(class_sizes: Iterable[int]) -> tuple[int, ...]:
+def anonymity_vector(class_sizes: Iterable[int], classes: Iterable[int] | None = None) -> tuple[int, ...]:
     """Anonymity vector of equivalence classes with the given sizes.
 
     Sizes of 0 are ignored; trailing zeros are dropped; an empty table gives ``()``.
-    ``sum(j * v[j-1]) == sum(class_sizes)`` always holds. The vector has one
-    entry per size up to the largest class, so a class too large for memory is
-    refused first (``estimate_anonymity_vector``).
+    ``sum(j * v[j-1]) == sum(class_sizes)`` always holds. ``classes`` (optional)
+    says how many classes have each size, as ``size_histogram`` gives them. The
+    vector has one entry per size up to the largest class, so a class too large
+    for memory is refused first (``estimate_anonymity_vector``).
 
     >>> anonymity_vector([1, 1, 3])
+    (2, 0, 1)
+    >>> anonymity_vector([1, 3], classes=[2, 1])
     (2, 0, 1)
     >>> anonymity_vector([])
     ()
     """
     values = class_sizes if isinstance(class_sizes, (np.ndarray, pd.Series, list, tuple)) or np.ndim(class_sizes) == 0 else list(class_sizes)
     sizes = whole_numbers(values, "Class sizes", text=False)
-    sizes = sizes[sizes > 0]
-    if sizes.size == 0:
+    if classes is None:
+        multiplicity = np.ones(sizes.shape, dtype=np.int64)
+    else:
+        multiplicity = np.asarray(list(classes) if not isinstance(classes, np.ndarray) else classes, dtype=np.int64)
+        if multiplicity.shape != sizes.shape or (multiplicity < 0).any():
+            raise ParameterError("Give one number of classes (0 or more) per class size.")
+    keep = (sizes > 0) & (multiplicity > 0)
+    if not keep.any():
         return ()
+    sizes, multiplicity = sizes[keep], multiplicity[keep]
     largest = int(sizes.max())
     check_work(
         estimate_anonymity_vector(largest),
         narrow=f"its length is the largest class size ({largest:,} records); check the record counts",
     )
-    return tuple(np.bincount(sizes)[1:].tolist())
+    counts = np.zeros(largest + 1, dtype=np.int64)
+    np.add.at(counts, sizes, multiplicity)
+    return tuple(counts[1:].tolist())
 
 
 def estimate_anonymity_vector(largest_class: int) -> WorkEstimate:

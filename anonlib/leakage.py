@@ -12,7 +12,8 @@ individuals into partitions E_1..E_m. With a uniform prior over records:
 ``dS`` equals the Shannon entropy of the partition, ``-sum_j p(E_j) log2 p(E_j)``
 (substitute ``S_j = log2(n p(E_j))``); this module computes it that way, so a
 table of all attributes and all pairs of a large dataset is instant. Partitions
-come from the shared counting kernel; a record-count column weights each row.
+come from the shared counting kernel (or a data engine's group-by, see
+``anonlib.engine``); a record-count column weights each row.
 
 Example (the paper's Table 2, Sex row):
     >>> from anonlib.core.samples import load_sample
@@ -33,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .core.budget import WorkEstimate, check_work, subset_count
-from .core.equivalence import Classes, EncodedTable, combine, encode
+from .core.equivalence import Classes, EncodedTable, combine, encode, size_histogram
 from .core.errors import ColumnError, EmptySelectionError, ParameterError
 from .core.numbers import shown, whole_number
 
@@ -69,19 +70,59 @@ def attribute_sets(columns: Sequence[str], sizes: Sequence[int] = (1,)) -> list[
     return out
 
 
-def partition_entropy(sizes: np.ndarray) -> float:
+def partition_entropy(sizes: np.ndarray, classes: np.ndarray | None = None) -> float:
     """Shannon entropy (bits) of a partition given its part sizes; equals Longpre's dS.
+
+    ``classes`` (optional) says how many parts have each size (``size_histogram``).
+    The sum runs over the distinct sizes in ascending order, so the result is the
+    same to the last bit whichever engine counted the parts.
 
     >>> round(partition_entropy(np.array([27, 33])), 5)
     0.99277
+    >>> partition_entropy(np.array([1, 2]), classes=np.array([2, 1]))
+    1.5
     """
-    sizes = np.asarray(sizes, dtype=np.float64)
-    sizes = sizes[sizes > 0]
-    total = sizes.sum()
+    if classes is None:
+        sizes, classes = size_histogram(sizes)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    classes = np.asarray(classes, dtype=np.int64)
+    keep = (sizes > 0) & (classes > 0)
+    sizes, classes = sizes[keep], classes[keep]
+    total = int((sizes * classes).sum())
     if total <= 0:
         return 0.0
     p = sizes / total
-    return float(max(0.0, -(p * np.log2(p)).sum()))
+    return float(max(0.0, -(classes * p * np.log2(p)).sum()))
+
+
+def leakage_from_histogram(attribute: Attribute, sizes: np.ndarray, classes: np.ndarray) -> Leakage:
+    """Leakage of one attribute from the sizes of the partitions it makes
+    (``classes[i]`` partitions of ``sizes[i]`` records; an engine's group-by gives the same).
+
+    >>> leakage_from_histogram("a", np.array([1, 2]), np.array([2, 1])).normalized
+    0.75
+    """
+    loss = partition_entropy(sizes, classes)
+    records = int((np.asarray(sizes, dtype=np.int64) * np.asarray(classes, dtype=np.int64)).sum())
+    s0 = float(np.log2(records)) if records > 1 else 0.0
+    return Leakage(
+        attribute=attribute if isinstance(attribute, str) else tuple(attribute),
+        partitions=int(np.asarray(classes)[np.asarray(sizes) > 0].sum()),
+        loss=loss,
+        normalized=loss / s0 if s0 > 0 else 0.0,
+    )
+
+
+def attribute_names(attribute: Attribute) -> tuple[str, ...]:
+    """The columns of one attribute or combination.
+
+    >>> attribute_names("Age"), attribute_names(("Age", "Zip"))
+    (('Age',), ('Age', 'Zip'))
+    """
+    names = (attribute,) if isinstance(attribute, str) else tuple(attribute)
+    if not names:
+        raise EmptySelectionError("A leakage query needs at least one attribute.")
+    return names
 
 
 def leakage_of(table: EncodedTable, attribute: Attribute) -> Leakage:
@@ -91,64 +132,50 @@ def leakage_of(table: EncodedTable, attribute: Attribute) -> Leakage:
     >>> leakage_of(t, "a").normalized
     0.75
     """
-    names = tuple(attribute) if isinstance(attribute, tuple) else (attribute,)
-    if not names:
-        raise EmptySelectionError("A leakage query needs at least one attribute.")
-    positions = [table.position(name) for name in names]
+    positions = [table.position(name) for name in attribute_names(attribute)]
     ids, n = combine(
         [table.codes[:, p] for p in positions], [table.cardinalities[p] for p in positions], table.n_rows
     )
     sizes = Classes.from_ids(ids, n, table.weights).sizes
-    loss = partition_entropy(sizes)
-    records = table.n_records
-    s0 = float(np.log2(records)) if records > 1 else 0.0
-    return Leakage(
-        attribute=names if isinstance(attribute, tuple) else attribute,
-        partitions=int(np.count_nonzero(sizes)),
-        loss=loss,
-        normalized=loss / s0 if s0 > 0 else 0.0,
-    )
+    return leakage_from_histogram(attribute, *size_histogram(sizes))
 
 
-def leakage_table(
-    df: pd.DataFrame,
-    attributes: Sequence[Attribute] | None = None,
+def query_attributes(
+    columns: Sequence[str],
+    attributes: Sequence[Attribute] | None,
     *,
     count: str | None = None,
     sizes: Sequence[int] | None = None,
-) -> pd.DataFrame:
-    """Average information loss per attribute or combination (the paper's Table 2).
+    n_rows: int = 0,
+) -> tuple[list[Attribute], list[str]]:
+    """The attributes a leakage table asks about, and the columns they use
+    (``n_rows``, when known, sizes the work estimate of combinations by size).
 
-    ``attributes``: column names (one row each) and tuples of names (one row per
-    combination); None = every column but the count column. ``sizes`` expands
-    the given columns into all combinations of those sizes (e.g. ``(1, 2)``:
-    singles and pairs). Columns: ``attribute``, ``partitions``, ``loss`` (bits),
-    ``normalized`` (loss / log2 of the number of records).
-
-    >>> from anonlib.core.samples import load_sample
-    >>> t = leakage_table(load_sample("arca_table1").frame, ["Age", "Zip"], count="#Rec.")
-    >>> t.partitions.tolist(), truncated(t.loss), truncated(t.normalized)  # as printed in Table 2
-    ([13, 8], [3.55, 2.75], [0.6, 0.46])
+    >>> query_attributes(["a", "b", "n"], None, count="n", sizes=(2,))
+    ([('a', 'b')], ['a', 'b'])
     """
     if attributes is None:
-        attributes = [c for c in df.columns if c != count]
+        attributes = [c for c in columns if c != count]
     attributes = [attributes] if isinstance(attributes, str) else list(attributes)
     if sizes is not None:
         if any(isinstance(a, tuple) for a in attributes):
             raise ParameterError("Give single column names when asking for combinations by size.")
         sizes = _combination_sizes(sizes, len(attributes))
         check_work(
-            estimate_leakage_table(len(df), len(attributes), sizes),
+            estimate_leakage_table(n_rows, len(attributes), sizes),
             narrow="choose fewer attributes or smaller combinations",
         )
         attributes = attribute_sets(attributes, sizes)
     if not attributes:
         raise EmptySelectionError("Choose at least one attribute to measure its information leakage.")
-    names = list(dict.fromkeys(n for a in attributes for n in (a if isinstance(a, tuple) else (a,))))
+    names = list(dict.fromkeys(n for a in attributes for n in attribute_names(a)))
     if count is not None and count in names:
         raise ColumnError(f"'{count}' is the record-count column; it cannot be a query attribute.")
-    table = encode(df, names, count=count)
-    rows = [leakage_of(table, a) for a in attributes]
+    return attributes, names
+
+
+def leakage_frame(rows: Sequence[Leakage]) -> pd.DataFrame:
+    """The leakage table (columns ``LEAKAGE_COLUMNS``) of some measured attributes."""
     return pd.DataFrame(
         {
             "attribute": pd.Series([r.attribute for r in rows], dtype=object),
@@ -158,6 +185,40 @@ def leakage_table(
         },
         columns=LEAKAGE_COLUMNS,
     )
+
+
+def leakage_table(
+    df: pd.DataFrame,
+    attributes: Sequence[Attribute] | None = None,
+    *,
+    count: str | None = None,
+    sizes: Sequence[int] | None = None,
+    engine=None,
+) -> pd.DataFrame:
+    """Average information loss per attribute or combination (the paper's Table 2).
+
+    ``attributes``: column names (one row each) and tuples of names (one row per
+    combination); None = every column but the count column. ``sizes`` expands
+    the given columns into all combinations of those sizes (e.g. ``(1, 2)``:
+    singles and pairs). Columns: ``attribute``, ``partitions``, ``loss`` (bits),
+    ``normalized`` (loss / log2 of the number of records).
+
+    ``df`` may also be a path to CSV/Parquet files or a table on a data engine
+    (``anonlib.engine.scan``); with such a source, or with ``engine="duckdb"``/
+    ``"spark"``, the partitions are counted by that engine.
+
+    >>> from anonlib.core.samples import load_sample
+    >>> t = leakage_table(load_sample("arca_table1").frame, ["Age", "Zip"], count="#Rec.")
+    >>> t.partitions.tolist(), truncated(t.loss), truncated(t.normalized)  # as printed in Table 2
+    ([13, 8], [3.55, 2.75], [0.6, 0.46])
+    """
+    if engine is not None or not isinstance(df, pd.DataFrame):
+        from .engine import leakage_table as on_engine
+
+        return on_engine(df, attributes, count=count, sizes=sizes, engine=engine)
+    attributes, names = query_attributes(list(df.columns), attributes, count=count, sizes=sizes, n_rows=len(df))
+    table = encode(df, names, count=count)
+    return leakage_frame([leakage_of(table, a) for a in attributes])
 
 
 def _combination_sizes(sizes: Sequence[int], n_columns: int) -> list[int]:

@@ -1006,15 +1006,22 @@ def acceptance(
     requirements: Iterable[ModelRequirement] = (),
     max_suppressed: float = 0.0,
     count: str | None = None,
+    engine=None,
 ) -> Acceptance:
     """Suppress the records of every class failing k or a requirement; acceptable when
     the suppressed share is at most ``max_suppressed`` (a share of records, 0..1).
+    ``frame`` may also be a path or a table on a data engine (``anonlib.engine``).
 
     >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
     >>> a = acceptance(df, ["zip"], k=2, requirements=[ModelRequirement("distinct_l", "dx", 2)], max_suppressed=0.4)
     >>> a.acceptable, a.suppressed_records, a.failing, a.kept.tolist()
     (True, 2, (('k = 2', 0), ('distinct 2-diversity of dx', 2)), [True, True, True, False, False])
     """
+    if engine is not None or not isinstance(frame, pd.DataFrame):
+        from .engine import measures
+
+        return measures.acceptance(frame, quasi_identifiers, k=k, requirements=tuple(requirements),
+                                   max_suppressed=max_suppressed, count=count, engine=engine)
     k = whole_k(k)
     limit = suppression_limit(max_suppressed)
     requirements = checked_requirements(requirements)
@@ -1140,14 +1147,22 @@ def model_values(
     count: str | None = None,
     recursive_l: int = 2,
     hierarchy: pd.DataFrame | None = None,
+    engine=None,
 ) -> ModelValues:
     """Every model of one sensitive attribute from one pass of the counting kernel.
     t is None when the attribute has a single value (t-closeness needs two).
+    ``df`` may also be a path or a table on a data engine (``anonlib.engine``), or
+    ``engine="duckdb"``/``"spark"`` be given: the cells are then counted there.
 
     >>> v = model_values(pd.DataFrame({"zip": [1, 1, 2, 2], "dx": ["a", "b", "a", "a"]}), ["zip"], "dx")
     >>> v.k, v.alpha, v.distinct_l, v.t, v.t_distance
     (2, 1.0, 1, 0.25, 'equal')
     """
+    if engine is not None or not isinstance(df, pd.DataFrame):
+        from .engine import measures
+
+        return measures.model_values(df, quasi_identifiers, sensitive, count=count, recursive_l=recursive_l,
+                                     hierarchy=hierarchy, engine=engine)
     s = sensitive_counts(df, quasi_identifiers, sensitive, count=count)
     levels = None if hierarchy is None else hierarchy_levels(hierarchy, s.labels, sensitive)
     return _values_of(s, sensitive, recursive_l, levels)

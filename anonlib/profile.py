@@ -24,7 +24,7 @@ import pandas as pd
 
 from .avector import anonymity_vector
 from .core.dataset import Dataset, Role, column_kind
-from .core.equivalence import encode
+from .core.equivalence import encode, size_histogram
 from .core.errors import EmptySelectionError
 
 RISK_THRESHOLDS = (2, 5, 10)
@@ -109,29 +109,54 @@ def column_profile(dataset: Dataset) -> tuple[ColumnProfile, ...]:
     )
 
 
-def risk_profile(dataset: Dataset, quasi_identifiers: Sequence[str] | None = None) -> RiskProfile:
+def risk_profile(dataset: Dataset, quasi_identifiers: Sequence[str] | None = None, *, engine=None) -> RiskProfile:
     """k, anonymity vector and records at risk for the quasi-identifiers
-    (the dataset's own when None). Honours the count column and the missing policy."""
+    (the dataset's own when None). Honours the count column and the missing policy.
+
+    ``dataset`` may also be a path to CSV/Parquet files or a table on a data
+    engine (``anonlib.engine.scan``); with such a source, or with
+    ``engine="duckdb"``/``"spark"``, the classes are counted by that engine.
+    """
+    if engine is not None or not isinstance(dataset, Dataset):
+        from .engine import risk_profile as on_engine
+
+        return on_engine(dataset, quasi_identifiers, engine=engine)
     qis = tuple(dataset.quasi_identifiers if quasi_identifiers is None else quasi_identifiers)
-    if not qis:
+    require_quasi_identifiers(qis)
+    frame, dropped = dataset.analysis_frame(list(qis))
+    classes = encode(frame, list(qis), count=dataset.count).classes()
+    return risk_from_histogram(qis, *size_histogram(classes.sizes), rows_dropped=dropped)
+
+
+def require_quasi_identifiers(quasi_identifiers: Sequence[str]) -> None:
+    if not quasi_identifiers:
         raise EmptySelectionError(
             "Mark at least one column as quasi-identifier to see the re-identification risk."
         )
-    frame, dropped = dataset.analysis_frame(list(qis))
-    classes = encode(frame, list(qis), count=dataset.count).classes()
-    sizes = classes.sizes
-    sizes = sizes[sizes > 0]
-    records = int(sizes.sum())
-    below = tuple((t, int(sizes[sizes < t].sum())) for t in RISK_THRESHOLDS)
+
+
+def risk_from_histogram(
+    quasi_identifiers: Sequence[str], sizes: np.ndarray, classes: np.ndarray, *, rows_dropped: int = 0
+) -> RiskProfile:
+    """The risk profile from the class-size summary: ``classes[i]`` classes of
+    ``sizes[i]`` records each (``size_histogram``; an engine's group-by gives the same).
+
+    >>> r = risk_from_histogram(["zip"], np.array([1, 3]), np.array([2, 1]))
+    >>> r.k, r.vector, r.records, r.records_below
+    (1, (2, 0, 1), 5, ((2, 2), (5, 5), (10, 5)))
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    classes = np.asarray(classes, dtype=np.int64)
+    records = sizes * classes
     return RiskProfile(
-        quasi_identifiers=qis,
-        records=records,
-        rows_dropped=dropped,
-        classes=int(sizes.size),
+        quasi_identifiers=tuple(quasi_identifiers),
+        records=int(records.sum()),
+        rows_dropped=int(rows_dropped),
+        classes=int(classes.sum()),
         k=int(sizes.min()) if sizes.size else 0,
-        vector=anonymity_vector(sizes),
-        unique_records=int(np.sum(sizes == 1)),
-        records_below=below,
+        vector=anonymity_vector(sizes, classes=classes),
+        unique_records=int(classes[sizes == 1].sum()),
+        records_below=tuple((t, int(records[sizes < t].sum())) for t in RISK_THRESHOLDS),
     )
 
 

@@ -2,31 +2,56 @@
 
 Exit codes: 0 the recipe's release target is met, 1 it is not (the failing
 requirements and the smallest failing classes are named), 2 bad input (a
-damaged recipe, a file of another layout, a value no step knows).
+damaged recipe, a file of another layout, a value no step knows). With
+``--engine duckdb|spark`` the file (or folder, or pattern) is rewritten where it
+lies and the engine writes ``--out`` (``anonlib.engine.recipe``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 
+from ..core.errors import ParameterError
 from ..workflow.recipe import apply_recipe, read_recipe
-from ..workflow.target import records
-from .common import command, write
+from ..workflow.target import TargetCheck, records
+from .common import command, engine_arguments, write
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What both paths report: the check, the records released, and what is known of the file."""
+
+    check: TargetCheck
+    released_records: int
+    same_file: bool | None  # None on an engine: knowing needs every record in memory
+    reproduces: bool | None
+    file: str
+    engine: str | None = None
 
 
 def _apply(args: argparse.Namespace) -> int:
     recipe = read_recipe(args.recipe)
-    replay = apply_recipe(recipe, args.file)
-    check = replay.check
-    if args.out:
-        write(args.out, replay.csv)
+    if args.engine or args.spark_master:
+        outcome = _apply_on_engine(args, recipe)
+    else:
+        replay = apply_recipe(recipe, args.file)
+        if args.out:
+            write(args.out, replay.csv)
+        kind = ("the file the recipe was made from" if replay.same_file
+                else f"a new delivery (the recipe was made from {recipe.source.name})")
+        released = int(replay.table[replay.dataset.count].sum()) if replay.dataset.count else len(replay.table)
+        outcome = _Outcome(replay.check, released, replay.same_file, replay.reproduces,
+                           f"{records(replay.dataset.n_records)}, {kind}")
+    check = outcome.check
     if args.json:
         print(json.dumps({
             "recipe": args.recipe,
             "file": args.file,
-            "same_file": replay.same_file,
-            "reproduces_release": replay.reproduces,
+            **({"engine": outcome.engine} if outcome.engine else {}),
+            "same_file": outcome.same_file,
+            "reproduces_release": outcome.reproduces,
             "steps": list(recipe.describe),
             "target": recipe.target.describe(),
             "met": check.met,
@@ -37,12 +62,10 @@ def _apply(args: argparse.Namespace) -> int:
             "failing_classes": check.failing_classes,
             "failing": [{"requirement": what, "records": n} for what, n in check.failing],
             "smallest_failing_classes": [{"class": what, "records": n} for what, n in check.examples],
-            "released_records": int(replay.table[replay.dataset.count].sum()) if replay.dataset.count else len(replay.table),
+            "released_records": outcome.released_records,
         }, indent=2))
         return 0 if check.met else 1
-    kind = ("the file the recipe was made from" if replay.same_file
-            else f"a new delivery (the recipe was made from {recipe.source.name})")
-    print(f"file               {args.file}: {records(replay.dataset.n_records)}, {kind}")
+    print(f"file               {args.file}: {outcome.file}")
     for i, line in enumerate(recipe.describe, start=1):
         print(f"step {i:<14}{line}")
     print(f"target             {recipe.target.describe()}")
@@ -55,10 +78,24 @@ def _apply(args: argparse.Namespace) -> int:
             print(f"failing class      {what} ({records(n)})")
         if check.failing_classes > len(check.examples):
             print(f"                   ... {check.failing_classes - len(check.examples):,} more failing classes")
-    if replay.same_file:
-        print("reproduces release " + ("yes: the same bytes as the recipe's release" if replay.reproduces
+    if outcome.same_file:
+        print("reproduces release " + ("yes: the same bytes as the recipe's release" if outcome.reproduces
                                        else "no: the released table differs from the one the recipe recorded"))
     return 0 if check.met else 1
+
+
+def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
+    """The recipe re-applied where the file lies; the engine writes --out (CSV, or Parquet by suffix)."""
+    from ..engine import connect
+    from ..engine.recipe import apply_recipe as on_engine
+
+    if args.spark_master and args.engine != "spark":
+        raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
+    replay = on_engine(recipe, args.file, out=args.out, engine=connect(args.engine, master=args.spark_master))
+    if args.out:
+        print(f"written            {args.out}")
+    return _Outcome(replay.check, replay.released_records, None, None,
+                    f"{records(replay.check.loaded_records)}, read by {replay.engine}", replay.engine)
 
 
 def register(commands) -> None:
@@ -68,5 +105,7 @@ def register(commands) -> None:
     )
     parser.add_argument("recipe", help="the recipe JSON (from the dashboard's release package or anonymize --recipe)")
     parser.add_argument("file", help="the file to apply it to (CSV/TSV/Excel/Parquet of the same layout)")
-    parser.add_argument("--out", metavar="CSV", help="write the released table to this CSV file")
+    parser.add_argument("--out", metavar="CSV", help="write the released table to this CSV file "
+                        "(with --engine: written by the engine; a .parquet name writes Parquet)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    engine_arguments(parser)

@@ -13,7 +13,7 @@ from typing import NoReturn, Sequence
 import pandas as pd
 
 from ..core.dataset import ROLE_VALUES, Dataset, Role
-from ..core.errors import ColumnError, DataFileError, EmptySelectionError, ParameterError, join_names
+from ..core.errors import ColumnError, DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
 from ..core.loading import LoadedTable, load_table
 from ..core.numbers import MAX_COUNT, real_number, whole_number
 from ..core.samples import SAMPLES, load_sample
@@ -33,20 +33,34 @@ def split(text: str | None) -> list[str]:
 
 
 def load_dataset(args: argparse.Namespace) -> Dataset:
+    """The table a command works on, with roles from --qi/--count/--role and the missing policy.
+
+    With ``--engine duckdb|spark`` it is an ``anonlib.engine.EngineTable``: the
+    files are scanned where they are and the measures run on that engine (the
+    same attributes and ``analysis_frame`` as a ``Dataset``)."""
     return read_dataset(args)[0]
 
 
 def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]:
-    """The dataset of --sample or the file, and how the file was read (None for a sample)."""
+    """The dataset of --sample or the file, and how the file was read (None for a
+    sample or a table scanned by an engine)."""
     table = None
     if args.sample and args.file:
         raise ParameterError("Give either a file or --sample NAME, not both.")
     if args.sample and (args.delimiter or args.encoding or getattr(args, "header", None) is not None):
         raise ParameterError("--delimiter, --encoding and --header describe a file; a bundled sample needs none of them.")
-    if args.sample:
+    engine = getattr(args, "engine", None)
+    if getattr(args, "spark_master", None) and engine != "spark":
+        raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
+    if engine:
+        dataset = _scan(args, engine)
+    elif args.sample:
         dataset = load_sample(args.sample)
     elif args.file:
-        table = load_table(args.file, delimiter=args.delimiter, encoding=args.encoding, header=getattr(args, "header", None))
+        try:
+            table = load_table(args.file, delimiter=args.delimiter, encoding=args.encoding, header=getattr(args, "header", None))
+        except FileTooLargeError as err:
+            raise FileTooLargeError(f"{err} Or count it where it is with --engine duckdb.") from None
         for note in table.notes:  # what the reader noticed or guessed, before any result
             print(f"note: {note}", file=sys.stderr)
         dataset = Dataset.from_frame(args.file, table.frame)
@@ -72,10 +86,10 @@ def _role_options(specs: Sequence[str], dataset: Dataset) -> dict[str, Role]:
         column, role = column.strip(), role.strip().lower()
         if not sep or not column or not role:
             raise ParameterError(f"Give a role as COLUMN=ROLE, e.g. --role Code=quasi-identifier; got '{spec}'.")
-        if column not in dataset.frame.columns:
+        if column not in _columns(dataset):
             raise ColumnError(
                 f"--role names the column '{column}', which is not in the data. "
-                f"Available columns: {join_names(dataset.frame.columns)}."
+                f"Available columns: {join_names(_columns(dataset))}."
             )
         if role not in ROLE_VALUES:
             raise ParameterError(f"'{role}' is not a role; use one of {join_names(ROLE_VALUES)}.")
@@ -86,9 +100,15 @@ def _role_options(specs: Sequence[str], dataset: Dataset) -> dict[str, Role]:
     return out
 
 
+def _columns(dataset) -> tuple[str, ...]:
+    """The column names of a ``Dataset`` or of an engine's table."""
+    return tuple(dataset.frame.columns) if isinstance(dataset, Dataset) else tuple(dataset.columns)
+
+
 def analysis_frame(dataset: Dataset, columns: Sequence[str], option: str) -> tuple[pd.DataFrame, int]:
     """``dataset.analysis_frame(columns)``, saying how to use a column marked as an
-    identifier from the command line (``option`` named it)."""
+    identifier from the command line (``option`` named it). A table on an engine
+    (``--engine``) is returned as it is, for the measures to count it there."""
     identifiers = [c for c in columns if c in dataset.identifiers]
     if identifiers:
         first = identifiers[0]
@@ -97,7 +117,38 @@ def analysis_frame(dataset: Dataset, columns: Sequence[str], option: str) -> tup
             f"and identifiers are never analysed; to use it in {option}, "
             f"add --role {first}=quasi-identifier (or sensitive)."
         )
+    if not isinstance(dataset, Dataset):
+        return dataset, dataset.summary(list(columns))[1]
     return dataset.analysis_frame(list(columns))
+
+
+def _scan(args: argparse.Namespace, engine: str):
+    """Files (or a bundled sample's file) scanned in place on DuckDB or Spark."""
+    from ..engine import connect, scan
+
+    if getattr(args, "header", None) is False:
+        raise ParameterError("The engines read files whose first row names the columns; leave out --engine for this file.")
+    running = connect(engine, master=getattr(args, "spark_master", None))
+    if args.sample:
+        sample = SAMPLES[args.sample]
+        table = scan(sample.path, engine=running, name=sample.title)
+        return table.with_roles({c: sample.roles.get(c, Role.IGNORE) for c in table.columns})
+    if args.file:
+        return scan(args.file, engine=running, delimiter=args.delimiter, encoding=args.encoding)
+    raise ParameterError("Give a file, folder or pattern to scan, or --sample NAME (see `python -m anonlib samples`).")
+
+
+def engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """--engine and --spark-master: run the counts on DuckDB or Spark instead of in memory."""
+    parser.add_argument(
+        "--engine", choices=["duckdb", "spark"],
+        help="count where the data lives: duckdb (files larger than memory; FILE may be a folder "
+        "or a pattern such as 'visits/*.parquet') or spark (default: in memory)",
+    )
+    parser.add_argument(
+        "--spark-master", metavar="URL",
+        help="Spark master URL, e.g. spark://host:7077 or yarn (default: local mode on this machine)",
+    )
 
 
 def integers(text: str | None, what: str) -> list[int]:
@@ -160,7 +211,7 @@ def analysed_columns(dataset: Dataset, wanted: Sequence[str]) -> list[str]:
 def data_arguments(parser: argparse.ArgumentParser, *, qi: bool = False, positional: bool = True) -> None:
     """The file/--sample options of a command reading a table (as the profile command has them)."""
     if positional:
-        parser.add_argument("file", nargs="?", help="CSV/TSV/Excel/Parquet file (or use --sample)")
+        parser.add_argument("file", nargs="?", help="CSV/TSV/Excel/Parquet file (or use --sample; with --engine also a folder or pattern)")
     parser.add_argument("--sample", choices=list(SAMPLES), help="a bundled sample instead of a file")
     if qi:
         parser.add_argument("--qi", help="comma-separated quasi-identifier columns (default: guessed from names)")

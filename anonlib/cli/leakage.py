@@ -30,6 +30,7 @@ from .common import (
     analysis_frame,
     command,
     data_arguments,
+    engine_arguments,
     integers,
     load_dataset,
     once,
@@ -161,6 +162,7 @@ def register(commands) -> None:
         "python -m anonlib leakage --sample arca_table1 --attributes Age,Zip --sizes 1,2", _leakage,
     )
     data_arguments(leakage)
+    engine_arguments(leakage)
     leakage.add_argument("--attributes", help="comma-separated columns (default: quasi-identifiers and sensitive)")
     leakage.add_argument("--sizes", help="combination sizes, e.g. 1,2 for single attributes and pairs (default: 1)")
     leakage.add_argument("--json", action="store_true", help="print the result as JSON")

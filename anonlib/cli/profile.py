@@ -8,7 +8,7 @@ import json
 from ..avector import vector_text
 from ..core.samples import SAMPLES
 from ..profile import risk_profile
-from .common import data_arguments, load_dataset
+from .common import data_arguments, engine_arguments, load_dataset
 
 
 def _profile(args: argparse.Namespace) -> int:
@@ -45,6 +45,7 @@ _profile_help = (
 def register(commands) -> None:
     profile = commands.add_parser("profile", help="re-identification risk of a table", description=_profile_help)
     data_arguments(profile, qi=True)
+    engine_arguments(profile)
     profile.add_argument("--json", action="store_true", help="print the result as JSON")
     profile.set_defaults(handler=_profile)
 

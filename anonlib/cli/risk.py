@@ -17,7 +17,7 @@ from ..core.loading import load_table
 from ..identifiers import hipaa_identifiers
 from ..models import MODELS, ModelRequirement, acceptance, model_values
 from ..risk import reidentification, suda
-from .common import command, data_arguments, load_dataset, split
+from .common import analysis_frame, command, data_arguments, engine_arguments, load_dataset, split
 
 
 def _quasi_identifiers(dataset) -> list[str]:
@@ -45,12 +45,15 @@ def _share(x: float | None) -> str:
 def _risk(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
     qis = _quasi_identifiers(dataset)
-    frame, dropped = dataset.analysis_frame(qis)
+    if args.engine and args.suda:
+        raise ParameterError("Special uniques (--suda) are found in memory; leave out --engine for them.")
+    frame, dropped = analysis_frame(dataset, qis, "--qi")
     result = reidentification(
         frame, qis, count=dataset.count, population=_population(args.population),
         sampling_fraction=args.sampling_fraction, threshold=args.threshold, population_count=args.population_count,
     )
-    flags = hipaa_identifiers(dataset.frame)
+    # on an engine the records stay there: the HIPAA check reads the column names only
+    flags = hipaa_identifiers(dataset.frame if not args.engine else pd.DataFrame(columns=list(dataset.columns)))
     special = suda(frame, qis, max_size=args.suda_size, count=dataset.count) if args.suda else None
     if args.json:
         out = {"dataset": dataset.name, "rows_dropped": dropped, **result.as_dict(),
@@ -156,7 +159,7 @@ def _models(args: argparse.Namespace) -> int:
     sensitive = list(dict.fromkeys(list(dataset.sensitive) + [r.sensitive for r in requirements]))
     if not sensitive:
         raise EmptySelectionError("Name the sensitive attributes with --sensitive (no column is marked sensitive).")
-    frame, dropped = dataset.analysis_frame(qis + [s for s in sensitive if s not in qis])
+    frame, dropped = analysis_frame(dataset, qis + [s for s in sensitive if s not in qis], "--qi or --sensitive")
     values = [
         model_values(frame, qis, s, count=dataset.count, recursive_l=args.l, hierarchy=hierarchies.get(s))
         for s in sensitive
@@ -205,6 +208,7 @@ def register(commands) -> None:
         "python -m anonlib risk --sample adult --qi age,sex,race --sampling-fraction 0.01", _risk,
     )
     data_arguments(risk, qi=True)
+    engine_arguments(risk)
     risk.add_argument("--population", help="population table: the quasi-identifier columns (+ a count column)")
     risk.add_argument("--population-count", help="count column of the population table (default: found)")
     risk.add_argument("--sampling-fraction", type=float, help="share of the population in the file, in (0, 1]")
@@ -221,6 +225,7 @@ def register(commands) -> None:
         "--k 5 --require distinct_l:income=2 --max-suppressed 0.05", _models,
     )
     data_arguments(models, qi=True)
+    engine_arguments(models)
     models.add_argument("--sensitive", help="comma-separated sensitive attributes (default: guessed from names)")
     models.add_argument("--l", type=int, default=2, help="l of the reported recursive (c,l)-diversity (default 2)")
     models.add_argument("--hierarchy", action="append", metavar="ATTR=FILE",

@@ -11,6 +11,10 @@ correct once:
    2**62 it re-densifies with a hash factorization, so any number of columns works.
 3. ``bincount`` over the class ids, weighted by a record-count column if there is
    one, gives the class sizes; indexing them by the ids gives per-row sizes.
+4. ``size_histogram`` condenses the sizes to "how many classes have each size":
+   the summary that k, the anonymity vector, records at risk and the leakage are
+   computed from. A data engine (``anonlib.engine``) produces the same summary
+   with a group-by, so both paths feed one summary-to-result function each.
 
 No Python loop runs over rows. A count column (a row standing for several
 identical records) is honoured everywhere without expanding rows.
@@ -201,6 +205,21 @@ def encode_column(values: pd.Series | np.ndarray | Iterable) -> tuple[np.ndarray
         codes = np.where(missing, len(labels), codes)
         labels = np.append(labels, MISSING_LABEL).astype(object)
     return codes, labels
+
+
+def size_histogram(sizes: np.ndarray | Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct non-zero class sizes in ascending order, and how many classes have each.
+
+    This is the canonical (sorted) form of the class sizes: float reductions over
+    it give the same bits whichever engine counted the classes.
+
+    >>> sizes, classes = size_histogram([3, 1, 0, 3, 2])
+    >>> sizes.tolist(), classes.tolist()
+    ([1, 2, 3], [1, 1, 2])
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    distinct, classes = np.unique(sizes[sizes > 0], return_counts=True)
+    return distinct.astype(np.int64, copy=False), classes.astype(np.int64, copy=False)
 
 
 def record_counts(df: pd.DataFrame, count: str | None) -> np.ndarray | None:

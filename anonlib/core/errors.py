@@ -59,6 +59,14 @@ class ProblemTooLargeError(AnonlibError):
     """The request is valid but too large to compute exactly here."""
 
 
+class EngineError(AnonlibError):
+    """A data engine (DuckDB, Spark) could not run a query on the data where it lives."""
+
+
+class EngineUnavailableError(EngineError):
+    """The requested data engine is not installed or cannot start (e.g. Spark without Java)."""
+
+
 class RecipeError(AnonlibError):
     """A release recipe cannot be read, or does not fit the file it is applied to."""
 

@@ -241,8 +241,11 @@ def reidentification(
     sampling_fraction: float | None = None,
     threshold: float = 0.2,
     population_count: str | None = None,
+    engine=None,
 ) -> ReidentificationRisk:
     """Prosecutor, journalist and marketer risk of ``df`` for ``quasi_identifiers``.
+    ``df`` may also be a path or a table on a data engine (``anonlib.engine``), or
+    ``engine="duckdb"``/``"spark"`` be given: the classes are then counted there.
 
     ``population`` (optional) has the quasi-identifier columns, one row per person
     or a count column (the form ``anonlib.frontier`` takes); ``sampling_fraction``
@@ -254,6 +257,12 @@ def reidentification(
     >>> r.k_map, r.journalist_highest, r.population_uniques["zayatz"] is not None
     (4, 0.25, True)
     """
+    if engine is not None or not isinstance(df, pd.DataFrame):
+        from ..engine import measures
+
+        return measures.reidentification(df, quasi_identifiers, count=count, population=population,
+                                         sampling_fraction=sampling_fraction, threshold=threshold,
+                                         population_count=population_count, engine=engine)
     qis = _checked_columns(df, quasi_identifiers, [], count)
     if population is not None:
         matched = population_counts(df, qis, population, count=count, population_count=population_count)

@@ -1,0 +1,70 @@
+"""The same counts on data that does not fit in memory: DuckDB and Spark through Ibis.
+
+Registries hold 10^8-10^9 records in Parquet files or a warehouse. The measures
+that matter at that size are group counts (class sizes, per class x sensitive
+value counts), and those run where the data lives: this package writes each
+count once as an Ibis expression, which DuckDB (embedded, out-of-core) and
+Spark (a cluster, or local mode) execute. Only the per-class summaries come
+back, and they go through the same summary-to-result functions as the
+in-memory kernel's, so the answers are identical.
+
+Users call the functions they know with a path, a scanned table or ``engine=``::
+
+    from anonlib import engine
+    from anonlib.profile import risk_profile
+    from anonlib.leakage import leakage_table
+    from anonlib.models import model_values
+
+    visits = engine.scan("registry/visits/")             # a folder of Parquet files
+    risk_profile(visits, ["age", "zip", "sex"]).k
+    leakage_table("registry/visits/*.parquet", ["age", "zip"], engine="spark")
+    model_values(visits, ["age", "zip"], "diagnosis")     # anonlib.models
+    engine.apply_recipe(recipe, "registry/visits/", out="released.parquet")
+
+Parts: ``backends`` (starting DuckDB and Spark, one-sentence errors),
+``source`` (files scanned in place, column roles, the loader's reading rules),
+``counts`` (the group-by summaries), ``measures`` (profile, leakage, models,
+re-identification risk), ``recipe`` (a release recipe re-applied on the engine).
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.profile import risk_profile
+    >>> df = pd.DataFrame({"zip": [1, 1, 2], "sex": ["f", "f", "m"]})
+    >>> risk_profile(from_frame(df, "duckdb")).k
+    1
+"""
+
+from .backends import DEFAULT_MEMORY_LIMIT, DEFAULT_SPARK_MASTER, ENGINES, Engine, connect, java_available, shared
+from .counts import cell_counts, class_sizes, size_histogram, size_histograms
+from .measures import acceptance, as_engine_table, leakage_table, model_values, reidentification, risk_profile, summary_frame
+from .recipe import EngineReplay, apply_recipe
+from .source import EngineTable, files_of, from_dataset, from_frame, from_ibis, scan
+
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "DEFAULT_SPARK_MASTER",
+    "ENGINES",
+    "Engine",
+    "EngineReplay",
+    "EngineTable",
+    "acceptance",
+    "apply_recipe",
+    "as_engine_table",
+    "cell_counts",
+    "class_sizes",
+    "connect",
+    "files_of",
+    "from_dataset",
+    "from_frame",
+    "from_ibis",
+    "java_available",
+    "leakage_table",
+    "model_values",
+    "reidentification",
+    "risk_profile",
+    "scan",
+    "shared",
+    "size_histogram",
+    "size_histograms",
+    "summary_frame",
+]

@@ -1,0 +1,277 @@
+"""A release recipe re-applied where the data lives: the engine rewrites the records.
+
+``apply_recipe(recipe, path, out=..., engine="duckdb")`` does on DuckDB or Spark
+what ``anonlib.workflow.recipe.apply_recipe`` does in memory (PLAN interface 4):
+
+- the file is scanned in place, checked against the recipe's columns, and each
+  column given its recorded type and role;
+- a step that replaces values (generalization, bands, a frontier policy,
+  aggregated areas) becomes a join with a small mapping table: the distinct
+  values of the column come back, the step's own ``apply`` maps them (so every
+  label, and every "value no step knows" sentence, is the in-memory one), and
+  the engine joins the records with that table; for a generalization this is
+  the join with the hierarchy table, restricted to the values present;
+- suppression removes the records of the classes failing the target: the
+  (class, sensitive value) cells come back, ``anonlib.models.acceptance``
+  decides per class as in memory, and the engine drops the failing classes'
+  records with a join;
+- the release target is checked on the final table's cells
+  (``ReleaseTarget.check`` on the per-combination summary, weighted), and the
+  released table is written by the engine (CSV or Parquet), formulas
+  neutralised as ``anonlib.core.loading.to_safe_csv`` does.
+
+Only distinct values, cells and counts leave the engine; the records never do.
+The released rows are the in-memory release's rows; their order is the
+engine's (rows merged under a count column are merged by a group-by), so the
+file equals the in-memory one as a table, not byte for byte.
+
+Example:
+    >>> import tempfile, pandas as pd
+    >>> from pathlib import Path
+    >>> from anonlib.core.dataset import Dataset
+    >>> from anonlib.workflow import ReleaseTarget, WorkingCopy
+    >>> from anonlib.workflow.steps import BandsStep
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> frame = pd.DataFrame({"age": [31, 35, 38, 44, 41]})
+    >>> frame.to_csv(folder / "d.csv", index=False)
+    >>> ds = Dataset.from_frame("d.csv", frame, {"age": "quasi-identifier"})
+    >>> recipe = WorkingCopy.start(ds, ReleaseTarget(k=2)).apply(BandsStep("age", 10, 1, 31, 44, True), "x").recipe()
+    >>> replay = apply_recipe(recipe, folder / "d.csv", out=folder / "out.csv")
+    >>> replay.check.met, replay.released_records, sorted(pd.read_csv(folder / "out.csv")["age"])
+    (True, 5, ['31-39', '31-39', '31-39', '40-44', '40-44'])
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from ..core.dataset import Dataset, Role
+from ..core.errors import AnonlibError, ColumnError, DataFileError, ParameterError, RecipeError, join_names
+from ..core.loading import CSV_INJECTION_PREFIXES
+from ..models import acceptance
+from ..workflow.recipe import Recipe
+from ..workflow.steps import SuppressionStep
+from ..workflow.target import TargetCheck
+from .backends import Engine, errors, shared
+from .measures import summary_frame, to_pandas
+from .source import WEIGHT, EngineTable, from_frame, from_ibis, scan
+
+KEY = "anonlib_key"
+LABEL = "anonlib_label"
+FAILING = "anonlib_failing"
+PARQUET = (".parquet", ".parq", ".pq")
+
+
+@dataclass(frozen=True)
+class EngineReplay:
+    """A recipe re-applied on an engine: the target check (in records, as in memory),
+    the records released and where the engine wrote them (None when not asked)."""
+
+    check: TargetCheck
+    released_records: int
+    out: Path | None
+    engine: str
+
+
+def apply_recipe(
+    recipe: Recipe,
+    source: str | os.PathLike,
+    *,
+    out: str | os.PathLike | None = None,
+    engine: Engine | str = "duckdb",
+    name: str | None = None,
+) -> EngineReplay:
+    """Re-apply ``recipe`` to the files at ``source`` on ``engine`` and, with ``out``,
+    write the released table there (``.parquet``: Parquet, else CSV; Spark writes a
+    folder of parts)."""
+    if isinstance(engine, str):
+        engine = shared(engine)
+    reading = recipe.source.reading
+    if reading.header is False:
+        raise DataFileError("The recipe's file had no header row; the engines read files whose first row names the columns.")
+    table = scan(source, engine=engine, delimiter=reading.delimiter, encoding=reading.encoding, name=name)
+    wanted = [c.name for c in recipe.source.columns]
+    lacking = [c for c in wanted if c not in table.columns]
+    if lacking:
+        raise ColumnError(
+            f"This file lacks {join_names(lacking)}, which the recipe needs: it was made for a file with the "
+            f"columns {join_names(wanted, 12)}."
+        )
+    roles = {c.name: Role(c.role) for c in recipe.source.columns}
+    rows = table.raw.select(**{c.name: _typed(table.value(c.name), c.type) for c in recipe.source.columns})
+    loaded = _table(rows, engine, roles, recipe.source.missing)
+    for i, s in enumerate(recipe.steps, start=1):
+        try:
+            rows = _suppress(s.step, rows, engine) if isinstance(s.step, SuppressionStep) else _map_values(s.step, rows, engine)
+        except RecipeError:
+            raise
+        except AnonlibError as err:
+            raise type(err)(f"Step {i} ({s.step.describe()}) does not fit this file: {err}") from None
+    final = _table(rows, engine, roles, recipe.source.missing)
+    check = _check(recipe, loaded, final)
+    released = _release(final, recipe.columns)
+    count = final.count
+    records = int(engine.value(released[count].sum() if count else released.count()) or 0)
+    written = _write(engine, released, Path(out)) if out is not None else None
+    return EngineReplay(check=check, released_records=records, out=written, engine=engine.name)
+
+
+def _typed(column, kind: str):
+    """A column given the recipe's recorded type (integer, number, category)."""
+    name = column.get_name()
+    dtype = column.type()
+    if kind == "category":
+        return column if dtype.is_string() else column.cast("string").name(name)
+    if kind == "integer":
+        return column if dtype.is_integer() else column.cast("int64").name(name)
+    return column if dtype.is_floating() else column.cast("float64").name(name)
+
+
+def _table(rows, engine: Engine, roles, missing: str) -> EngineTable:
+    table = from_ibis(rows, name="recipe", roles={c: roles.get(c, Role.IGNORE) for c in rows.columns})
+    return table.with_missing(missing)
+
+
+def _map_values(step, rows, engine: Engine):
+    """Each column of a value-replacing step replaced by the step's value for each of its
+    distinct values (the steps map every column on its own), by a join per column."""
+    missing = [c for c in step.columns if c not in rows.columns]
+    if missing:
+        raise ColumnError(f"These columns do not exist in the data: {join_names(missing)}.")
+    distinct = {
+        c: to_pandas(engine.run(rows.select(c).filter(rows[c].notnull()).distinct()))[c].reset_index(drop=True)
+        for c in step.columns
+    }
+    n = max(len(values) for values in distinct.values())
+    if n == 0:
+        return rows
+    # one probe table: each column its distinct values, padded with its first one (or missing)
+    probe = pd.DataFrame({
+        c: pd.concat([values, pd.Series([values.iloc[0] if len(values) else None] * (n - len(values)),
+                                        dtype=values.dtype)], ignore_index=True)
+        for c, values in distinct.items()
+    })
+    mapped = step.apply(probe)
+    for c, values in distinct.items():
+        if values.empty:
+            continue
+        labels = mapped[c].iloc[: len(values)]
+        mapping = pd.DataFrame({KEY: values, LABEL: pd.array(labels.astype(object).where(labels.notna(), None), dtype="string")})
+        lookup = from_frame(mapping, engine).raw
+        joined = rows.left_join(lookup, rows[c] == lookup[KEY])
+        rows = joined.select(*[joined[LABEL].name(x) if x == c else joined[x] for x in rows.columns])
+    return rows
+
+
+def _suppress(step: SuppressionStep, rows, engine: Engine):
+    """The records of classes failing k or a requirement removed (as ``SuppressionStep.kept``)."""
+    qis = list(step.quasi_identifiers)
+    sensitive = [r.sensitive for r in step.requirements if r.sensitive not in qis]
+    columns = qis + list(dict.fromkeys(sensitive))
+    missing = [c for c in columns + ([step.count] if step.count else []) if c not in rows.columns]
+    if missing:
+        raise ColumnError(f"These columns do not exist in the data: {join_names(missing)}.")
+    judged = _table(rows, engine, {c: Role.IGNORE for c in rows.columns}, step.missing)
+    cells, _ = summary_frame(judged, columns, count=step.count)
+    if cells.empty:
+        return rows
+    decided = acceptance(cells, qis, k=step.k, requirements=step.requirements, count=WEIGHT)
+    failing = cells.loc[~decided.kept, qis].drop_duplicates().reset_index(drop=True)
+    if failing.empty:
+        return rows
+    failing[FAILING] = True
+    classes = from_frame(failing.rename(columns={c: f"{KEY}_{j}" for j, c in enumerate(qis)}), engine).raw
+    condition = [rows[c].identical_to(classes[f"{KEY}_{j}"]) for j, c in enumerate(qis)]
+    joined = rows.left_join(classes, condition)
+    out = joined.filter(joined[FAILING].isnull() | ~_complete(joined, columns, step.missing))
+    return out.select(*rows.columns)
+
+
+def _complete(table, columns: Sequence[str], missing: str):
+    """Rows judged by a suppression step: all, or (missing="drop") those complete on ``columns``."""
+    import ibis
+
+    if missing != "drop" or not columns:
+        return ibis.literal(True)
+    condition = table[columns[0]].notnull()
+    for c in columns[1:]:
+        condition = condition & table[c].notnull()
+    return condition
+
+
+def _check(recipe: Recipe, loaded: EngineTable, final: EngineTable) -> TargetCheck:
+    """``ReleaseTarget.check`` on the final table's per-combination summary, weighted."""
+    target = recipe.target
+    qis = list(final.quasi_identifiers)
+    lacking = [s for s in target.sensitive if s not in final.columns]
+    if lacking:
+        raise ParameterError(
+            f"The release target has a privacy model on {join_names(lacking)}, which is not a column of the data."
+        )
+    columns = qis + [s for s in target.sensitive if s not in qis]
+    base, _ = loaded.summary(list(loaded.quasi_identifiers + loaded.sensitive))
+    loaded_records = int(loaded.engine.value(base[WEIGHT].sum()) or 0)
+    cells, _ = summary_frame(final, columns)
+    roles = {c: Role.QUASI_IDENTIFIER for c in qis}
+    roles.update({s: Role.SENSITIVE for s in target.sensitive if s not in qis})
+    roles[WEIGHT] = Role.COUNT
+    summary = Dataset(name="summary", frame=cells, roles=roles, missing=final.missing)
+    return target.check(summary, loaded_records=loaded_records)
+
+
+def _release(final: EngineTable, columns: Sequence[str]):
+    """The released table (``anonlib.workflow.release.release_table`` on the engine)."""
+    rows = final.raw
+    unknown = [c for c in columns if c not in rows.columns]
+    if unknown:
+        raise ColumnError(f"The release cannot include {join_names(unknown)}: no such column in the data.")
+    identifiers = [c for c in columns if final.roles.get(c) is Role.IDENTIFIER]
+    if identifiers:
+        raise ColumnError(
+            f"{join_names(identifiers)} is marked as an identifier and is never released; change its role first."
+        )
+    count = final.count
+    chosen = list(dict.fromkeys(columns)) + ([count] if count and count not in columns else [])
+    chosen = [c for c in rows.columns if c in chosen]
+    values = [c for c in chosen if c != count]
+    if final.missing == "drop" and values:
+        rows = rows.filter(_complete(rows, values, "drop"))
+    if count:
+        rows = rows.group_by(values).aggregate(**{count: rows[count].sum().cast("int64")})
+    return rows.select(*[_safe(rows[c]) for c in chosen])
+
+
+def _safe(column):
+    """Text starting with = + - @ TAB or CR gets a leading apostrophe (``to_safe_csv``)."""
+    if not column.type().is_string():
+        return column
+    name = column.get_name()
+    risky = column.substr(0, 1).isin(list(CSV_INJECTION_PREFIXES))
+    return risky.ifelse("'" + column, column).name(name)
+
+
+def _write(engine: Engine, table, out: Path) -> Path:
+    """The released table written by the engine (Parquet by suffix, else CSV with a header)."""
+    parquet = out.name.lower().endswith(PARQUET)
+    risky = [c for c in table.columns if str(c).startswith(CSV_INJECTION_PREFIXES)]
+    if risky:
+        table = table.rename({"'" + c: c for c in risky})
+    if out.exists() and out.is_dir():
+        shutil.rmtree(out)
+    with errors(engine):
+        if engine.name == "spark":
+            frame = engine.backend._session.sql(engine.backend.compile(table))
+            writer = frame.write.mode("overwrite")
+            writer.parquet(str(out)) if parquet else writer.csv(str(out), header=True, emptyValue="", escape='"')
+        elif parquet:
+            engine.backend.to_parquet(table, str(out))
+        else:
+            engine.backend.to_csv(table, str(out), header=True)
+    return out
+

@@ -1,0 +1,452 @@
+"""Tables where they live: files scanned in place, with column roles.
+
+``scan(path)`` reads CSV or Parquet files (one file, a folder of them, or a
+glob pattern such as ``visits/*.parquet``) on an engine without loading them:
+the result, an ``EngineTable``, is a lazy Ibis table plus the column roles a
+``Dataset`` has (guessed from the column names, overridable), so every anonlib
+call that takes a ``Dataset`` or a DataFrame takes it as well.
+
+Values are read as ``anonlib.core.loading`` reads an upload, so an engine
+counts the same classes as the in-memory kernel: text is stripped, the missing
+markers (``?``, empty, ``NA``...) become missing, and a text column whose every
+value is a number becomes numeric (integers without leading zeros, else
+decimals). That typing is decided per column with one aggregate query over the
+columns an analysis uses. Tables handed over as DataFrames or Ibis tables are
+taken as they are, as the in-memory functions take a DataFrame.
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.engine import connect
+    >>> with connect("duckdb") as engine:
+    ...     table = from_frame(pd.DataFrame({"age": [30, 30, 40], "sex": ["f", "f", "m"]}), engine)
+    ...     table.quasi_identifiers
+    ('age', 'sex')
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from ..core.dataset import Dataset, Role, _as_role, guess_roles
+from ..core.errors import ColumnError, DataFileError, ParameterError, join_names
+from ..core.loading import DELIMITERS, MISSING_MARKERS, _detect_delimiter
+from .backends import Engine, errors, shared
+
+PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
+TEXT_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".dat", ".tab")
+# the loader's number test (anonlib.core.loading), in a regex dialect every engine shares
+NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+INTEGER = r"^[+-]?[0-9]+$"
+UNSAFE_INTEGER = r"^[+-]?(0[0-9]|[0-9]{19,})"  # leading zero (a code) or more than 18 digits
+WEIGHT = "anonlib_weight"  # records per row of a summary
+ROWS = "anonlib_rows"
+
+
+@dataclass(frozen=True)
+class EngineTable:
+    """A table on a data engine, with what each column is for (as ``Dataset``).
+
+    ``raw`` is the lazy Ibis table; ``from_files`` says whether values are read
+    with the loader's rules (files) or taken as they are (frames, Ibis tables).
+    Nothing is read until a measure runs, and then only per-class counts come back.
+    """
+
+    name: str
+    engine: Engine
+    raw: Any = field(repr=False)
+    roles: Mapping[str, Role] = field(default_factory=dict)
+    missing: str = "category"
+    from_files: bool = False
+    _kinds: dict = field(default_factory=dict, repr=False, compare=False)
+    _checked: dict = field(default_factory=dict, repr=False, compare=False)
+    _dropped: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(self.raw.columns)
+
+    def columns_with(self, role: Role) -> tuple[str, ...]:
+        return tuple(c for c in self.columns if self.roles.get(c, Role.IGNORE) is role)
+
+    @property
+    def quasi_identifiers(self) -> tuple[str, ...]:
+        return self.columns_with(Role.QUASI_IDENTIFIER)
+
+    @property
+    def sensitive(self) -> tuple[str, ...]:
+        return self.columns_with(Role.SENSITIVE)
+
+    @property
+    def identifiers(self) -> tuple[str, ...]:
+        return self.columns_with(Role.IDENTIFIER)
+
+    @property
+    def count(self) -> str | None:
+        counts = self.columns_with(Role.COUNT)
+        return counts[0] if counts else None
+
+    def with_roles(self, roles: Mapping[str, Role | str]) -> "EngineTable":
+        """A copy with some roles changed (``{"n": "count", "zip": "quasi-identifier"}``)."""
+        self.require(list(roles))
+        merged = dict(self.roles)
+        merged.update({c: _as_role(r) for c, r in roles.items()})
+        counts = [c for c in self.columns if merged.get(c) is Role.COUNT]
+        if len(counts) > 1:
+            raise ColumnError(f"Only one column can hold record counts; found {join_names(counts)}.")
+        return replace(self, roles=merged, _checked={}, _dropped={})
+
+    def with_missing(self, missing: str) -> "EngineTable":
+        """A copy with missing values kept as a category (``category``) or dropped (``drop``)."""
+        if missing not in ("category", "drop"):
+            raise ParameterError("Missing values are either kept as a category ('category') or dropped ('drop').")
+        return replace(self, missing=missing, _dropped={})
+
+    def require(self, columns: Sequence[str]) -> None:
+        """Raise ``ColumnError`` naming every requested column the table lacks."""
+        absent = [c for c in columns if c not in self.columns]
+        if absent:
+            raise ColumnError(
+                f"These columns are not in {self.name}: {join_names(absent)}. "
+                f"Its columns: {join_names(self.columns)}."
+            )
+
+    def analysis_frame(self, columns: Sequence[str] | None = None, *, count: str | None = None) -> tuple[Any, int]:
+        """The lazy table to analyse, one row per row of the source (the columns asked
+        for plus the count column, values read as the loader reads them), and how many
+        rows the missing policy drops.
+
+        The same name and meaning as ``Dataset.analysis_frame``, so code written for
+        one reads the other; the table stays on the engine. Measures use ``summary``,
+        which groups equal rows first and is much cheaper on large tables.
+        """
+        columns, count, keep = self._analysed(columns, count)
+        table = self.raw.select(**{c: self.value(c) for c in keep})
+        dropped = self.summary(columns, count=count)[1] if self.missing == "drop" and columns else 0
+        if self.missing == "drop" and columns:
+            table = table.filter(_all([table[c].notnull() for c in columns]))
+        return table, dropped
+
+    def summary(self, columns: Sequence[str] | None = None, *, count: str | None = None) -> tuple[Any, int]:
+        """The analysed columns with equal rows grouped, and how many rows the missing policy drops.
+
+        The lazy result has the columns asked for (values read as the loader reads
+        them) and ``WEIGHT``, the records each row stands for (the count column
+        summed, or the rows counted); rows of weight 0 are kept out. Every class,
+        partition or cell count of those columns is the same on it as on the whole
+        table, weighted: the source is scanned once by a group-by on its raw values
+        (cheap on dictionary-encoded files), and the loader's reading rules run on
+        the distinct values only.
+        """
+        columns, count, keep = self._analysed(columns, count)
+        raw_columns = [c for c in keep if c != count]
+        size = self.value(count).sum().cast("int64") if count else self.raw.count()
+        grouped = self.raw.group_by(raw_columns).aggregate(**{WEIGHT: size, ROWS: self.raw.count()}) if raw_columns \
+            else self.raw.aggregate(**{WEIGHT: size, ROWS: self.raw.count()})
+        table = grouped.select(**{c: self.value(c, grouped) for c in raw_columns}, **{WEIGHT: grouped[WEIGHT], ROWS: grouped[ROWS]})
+        dropped = 0
+        if self.missing == "drop" and columns:
+            complete = _all([table[c].notnull() for c in columns])
+            key = (self.missing, tuple(columns), count)
+            if key not in self._dropped:
+                self._dropped[key] = int(self.engine.value(table.filter(~complete)[ROWS].sum()) or 0)
+            dropped = self._dropped[key]
+            table = table.filter(complete)
+        table = table.filter(table[WEIGHT] > 0)
+        return table.select(*raw_columns, WEIGHT), dropped
+
+    def _analysed(self, columns: Sequence[str] | None, count: str | None) -> tuple[list[str], str | None, list[str]]:
+        """The columns to analyse (checked), the count column, and both together."""
+        if columns is None:
+            columns = self.quasi_identifiers + self.sensitive
+        columns = list(columns)
+        count = count if count is not None else self.count
+        self.require(columns + ([count] if count else []))
+        leaked = [c for c in columns if self.roles.get(c) is Role.IDENTIFIER]
+        if leaked:
+            raise ColumnError(
+                f"{join_names(leaked)} is marked as an identifier and is never analysed; change its role first."
+            )
+        keep = list(dict.fromkeys(columns + ([count] if count else [])))
+        self._decide_kinds(keep)
+        if count:
+            self._check_count(self.raw.select(**{count: self.value(count)}), count)
+        return columns, count, keep
+
+    def value(self, column: str, table=None):
+        """One column (of the source, or of ``table`` holding the source's raw values) as
+        the loader reads it: text stripped, missing markers and NaN as missing,
+        numbers-only text as numbers (file sources only)."""
+        col = (self.raw if table is None else table)[column]
+        dtype = col.type()
+        if dtype.is_floating():
+            return col.isnan().ifelse(None, col).name(column)
+        if not (self.from_files and dtype.is_string()):
+            return col.name(column)
+        text = _text(col)
+        kind = self._kind(column)
+        if kind == "integer":
+            return text.cast("int64").name(column)
+        if kind == "number":
+            return text.cast("float64").name(column)
+        return text.name(column)
+
+    def _kind(self, column: str) -> str:
+        """``integer``, ``number`` or ``text`` for a text column of a file, decided as the loader
+        decides it."""
+        self._decide_kinds([column])
+        return self._kinds[column]
+
+    def _decide_kinds(self, columns: Sequence[str]) -> None:
+        """One aggregate query typing every text column of ``columns`` not yet typed."""
+        if not self.from_files:
+            return
+        pending = [c for c in columns if self.raw[c].type().is_string() and c not in self._kinds]
+        if pending:  # typed on the distinct values (one scan grouping the raw text)
+            self._kinds.update(_text_kinds(self.engine, self.raw.group_by(pending).aggregate(), pending))
+
+    def _check_count(self, table, count: str) -> None:
+        """The count column holds whole numbers of 0 or more (one query for the first bad value)."""
+        if count in self._checked:
+            return
+        col = table[count]
+        if not col.type().is_numeric():
+            bad = self.engine.run(table.filter(col.notnull()).select(col).limit(1))
+            shown = bad.column(0)[0].as_py() if bad.num_rows else ""
+            raise ColumnError(f"The record-count column '{count}' must hold whole numbers; found '{shown}'.")
+        number = col.cast("float64")
+        bad = self.engine.run(table.filter(col.isnull() | (col < 0) | (number.floor() != number)).select(col).limit(1))
+        if bad.num_rows:
+            value = bad.column(0)[0].as_py()
+            shown = "a missing value" if value is None else f"{value:g}"
+            raise ColumnError(
+                f"The record-count column '{count}' must hold whole numbers of 0 or more; found {shown}."
+            )
+        self._checked[count] = True
+
+
+def _text(col):
+    """Stripped text with the loader's missing markers as missing."""
+    text = col.strip()
+    return text.isin(list(MISSING_MARKERS)).ifelse(None, text)
+
+
+def _all(conditions):
+    out = conditions[0]
+    for cond in conditions[1:]:
+        out = out & cond
+    return out
+
+
+def _text_kinds(engine: Engine, raw, columns: Sequence[str]) -> dict[str, str]:
+    if not columns:
+        return {}
+    stats = {}
+    for j, c in enumerate(columns):
+        text = _text(raw[c])
+        present = text.notnull()
+        stats[f"p{j}"] = present.cast("int64").sum()
+        stats[f"n{j}"] = (present & ~text.re_search(NUMBER)).cast("int64").sum()
+        stats[f"i{j}"] = (present & ~text.re_search(INTEGER)).cast("int64").sum()
+        stats[f"u{j}"] = (present & text.re_search(UNSAFE_INTEGER)).cast("int64").sum()
+    row = engine.run(raw.aggregate(**stats)).to_pylist()[0]
+    kinds = {}
+    for j, c in enumerate(columns):
+        present, non_number, non_integer, unsafe = (row[f"{x}{j}"] or 0 for x in "pniu")
+        if not present or non_number:
+            kinds[c] = "text"
+        elif non_integer:
+            kinds[c] = "number"
+        else:
+            kinds[c] = "text" if unsafe else "integer"
+    return kinds
+
+
+def _guessed_roles(columns: Sequence[str], roles: Mapping[str, Role | str] | None) -> dict[str, Role]:
+    merged = guess_roles(pd.DataFrame(columns=list(columns)))
+    if roles:
+        absent = [c for c in roles if c not in columns]
+        if absent:
+            raise ColumnError(
+                f"These columns do not exist in the data: {join_names(absent)}. Available columns: {join_names(columns)}."
+            )
+        merged.update({c: _as_role(r) for c, r in roles.items()})
+    return merged
+
+
+def files_of(path: str | os.PathLike) -> list[Path]:
+    """The data files a path means: itself, the files of a folder (recursively, skipping
+    hidden and ``_SUCCESS``-style files), or those matching a glob pattern.
+
+    >>> files_of("no/such/visits-*.parquet")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.DataFileError: No file matches 'no/such/visits-*.parquet'; check the path (a file, a folder or a pattern such as visits/*.parquet).
+    """
+    text = os.fspath(path)
+    if any(ch in text for ch in "*?["):
+        candidates = [Path(p) for p in sorted(glob.glob(text, recursive=True))]
+    elif Path(text).is_dir():
+        candidates = sorted(p for p in Path(text).rglob("*") if not any(part.startswith((".", "_")) for part in p.relative_to(text).parts))
+    else:
+        candidates = [Path(text)]
+    files = [p for p in candidates if p.is_file()]
+    if not files:
+        raise DataFileError(
+            f"No file matches '{text}'; check the path (a file, a folder or a pattern such as visits/*.parquet)."
+        )
+    return files
+
+
+def file_format(files: Sequence[Path]) -> str:
+    """``parquet`` or ``csv`` for a set of files (one format for all)."""
+    formats = set()
+    for file in files:
+        name = file.name.lower().removesuffix(".gz")
+        if name.endswith(PARQUET_SUFFIXES):
+            formats.add("parquet")
+        elif name.endswith((".xlsx", ".xlsm", ".xls")):
+            raise DataFileError(
+                f"'{file.name}' is an Excel file; the engines read CSV and Parquet. Save the sheet as CSV."
+            )
+        elif name.endswith(TEXT_SUFFIXES):
+            formats.add("csv")
+        else:
+            with open(file, "rb") as handle:
+                formats.add("parquet" if handle.read(4) == b"PAR1" else "csv")
+    if len(formats) > 1:
+        raise DataFileError("The files mix CSV and Parquet; give a folder or pattern of one format.")
+    return formats.pop()
+
+
+def _delimiter(file: Path, encoding: str | None) -> str:
+    """The loader's delimiter detection on the first 256 KB of the first file."""
+    opener = gzip.open if file.name.lower().endswith(".gz") else open
+    try:
+        with opener(file, "rb") as handle:
+            head = handle.read(262_144)
+    except OSError:
+        raise DataFileError(f"'{file.name}' could not be read; it may be damaged.") from None
+    return _detect_delimiter(head.decode(encoding or "utf-8", errors="replace").lstrip("\ufeff"))
+
+
+def scan(
+    path: str | os.PathLike,
+    *,
+    engine: Engine | str = "duckdb",
+    roles: Mapping[str, Role | str] | None = None,
+    missing: str = "category",
+    delimiter: str | None = None,
+    encoding: str | None = None,
+    name: str | None = None,
+) -> EngineTable:
+    """CSV or Parquet files (a file, a folder of them, or a glob pattern) read in place.
+
+    CSV files need a header row; the delimiter is detected (``,`` ``;`` TAB ``|``)
+    unless given; ``.gz`` files are read compressed. ``roles`` overrides the roles
+    guessed from the column names. Nothing is read here but the schema.
+
+    >>> import tempfile, pandas as pd
+    >>> folder = tempfile.mkdtemp()
+    >>> pd.DataFrame({"age": [30, 30, 40], "sex": ["f", "f", "m"]}).to_parquet(f"{folder}/part-0.parquet")
+    >>> scan(folder).columns
+    ('age', 'sex')
+    """
+    if isinstance(engine, str):
+        engine = shared(engine)
+    files = files_of(path)
+    fmt = file_format(files)
+    if delimiter is not None and len(delimiter) != 1:
+        raise DataFileError("The delimiter must be a single character such as , ; | or TAB.")
+    names = [str(f) for f in files]
+    with errors(engine):
+        if fmt == "parquet":
+            raw = _read_parquet(engine, names)
+        else:
+            sep = delimiter or _delimiter(files[0], encoding)
+            raw = _read_csv(engine, names, sep if sep in DELIMITERS or delimiter else ",", encoding)
+        stripped = {c.strip(): c for c in raw.columns if c.strip() != c and c.strip()}
+        if stripped:
+            raw = raw.rename(stripped)
+    table = EngineTable(
+        name=name or os.fspath(path), engine=engine, raw=raw,
+        roles=_guessed_roles(raw.columns, roles), missing="category", from_files=True,
+    )
+    return table.with_missing(missing)
+
+
+def _read_parquet(engine: Engine, files: list[str]):
+    if engine.name == "spark":
+        session = engine.backend._session
+        return _spark_view(engine, session.read.parquet(*files))
+    return engine.backend.read_parquet(files)
+
+
+def _read_csv(engine: Engine, files: list[str], delimiter: str, encoding: str | None):
+    if engine.name == "spark":
+        reader = engine.backend._session.read
+        frame = reader.csv(
+            files, header=True, inferSchema=False, sep=delimiter, quote='"', escape='"',
+            encoding=encoding or "UTF-8", mode="FAILFAST",
+        )
+        return _spark_view(engine, frame)
+    options = {"all_varchar": True, "header": True, "delim": delimiter, "quote": '"', "escape": '"'}
+    if encoding:
+        options["encoding"] = encoding
+    return engine.backend.read_csv(files, **options)
+
+
+def _spark_view(engine: Engine, frame):
+    from ibis import util
+
+    name = util.gen_name("anonlib_scan")
+    frame.createOrReplaceTempView(name)
+    return engine.backend.table(name)
+
+
+def from_frame(
+    frame: pd.DataFrame, engine: Engine | str = "duckdb", *, name: str = "table",
+    roles: Mapping[str, Role | str] | None = None, missing: str = "category",
+) -> EngineTable:
+    """A pandas DataFrame put on an engine (for tests and small tables; values taken as they are)."""
+    import ibis
+
+    if isinstance(engine, str):
+        engine = shared(engine)
+    with errors(engine):
+        if engine.name == "spark":
+            raw = _spark_view(engine, engine.backend._session.createDataFrame(_spark_ready(frame)))
+        else:
+            raw = engine.backend.create_table(ibis.util.gen_name("anonlib_frame"), ibis.memtable(frame), temp=True)
+    return EngineTable(name=name, engine=engine, raw=raw, roles=_guessed_roles(raw.columns, roles)).with_missing(missing)
+
+
+def _spark_ready(frame: pd.DataFrame) -> pd.DataFrame:
+    """Pandas' nullable and text dtypes as plain objects with None, which Spark understands."""
+    out = {}
+    for c in frame.columns:
+        series = frame[c]
+        if pd.api.types.is_float_dtype(series) and not pd.api.types.is_extension_array_dtype(series):
+            out[c] = series
+        else:
+            out[c] = series.astype(object).where(series.notna(), None)
+    return pd.DataFrame(out)
+
+
+def from_dataset(dataset: Dataset, engine: Engine | str = "duckdb") -> EngineTable:
+    """A ``Dataset`` put on an engine, keeping its roles and missing policy."""
+    table = from_frame(dataset.frame, engine, name=dataset.name, roles=dict(dataset.roles), missing=dataset.missing)
+    return table
+
+
+def from_ibis(table, *, name: str = "table", roles: Mapping[str, Role | str] | None = None) -> EngineTable:
+    """A user's own Ibis table (any backend Ibis reaches), values taken as they are."""
+    from .backends import engine_of
+
+    return EngineTable(name=name, engine=engine_of(table), raw=table, roles=_guessed_roles(table.columns, roles))

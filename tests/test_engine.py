@@ -1,0 +1,325 @@
+"""The DuckDB engine counts what the in-memory kernel counts, to the last bit: on the
+bundled Adult, diabetes and heart files read in place, on Parquet folders and
+patterns, and on random tables; bad input gets one sentence."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anonlib import engine as eng
+from anonlib.__main__ import main
+from anonlib.core.dataset import Dataset
+from anonlib.core.equivalence import encode, size_histogram
+from anonlib.core.errors import ColumnError, DataFileError, EngineError, ParameterError
+from anonlib.core.loading import load_table
+from anonlib.core.samples import SAMPLES, load_sample
+from anonlib.leakage import leakage_table
+from anonlib.core.hierarchy import default_hierarchy
+from anonlib.models import ModelRequirement, acceptance, model_values
+from anonlib.profile import risk_profile
+from anonlib.risk import reidentification
+from anonlib.workflow import GeneralizationStep, Recipe, ReleaseTarget, SuppressionStep, WorkingCopy, apply_recipe
+
+EQUALITY_SAMPLES = ("adult", "diabetes", "heart_cleveland")
+
+
+@pytest.fixture(scope="module")
+def duck():
+    with eng.connect("duckdb", memory_limit="1GB") as engine:
+        yield engine
+
+
+def cli_json(argv: list[str], capsys) -> dict:
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+# --- equality with the in-memory kernel on the bundled data -----------------------------
+
+
+@pytest.mark.parametrize("key", EQUALITY_SAMPLES)
+def test_profile_json_of_a_bundled_file_read_in_place_equals_in_memory(key, capsys) -> None:
+    in_memory = cli_json(["profile", "--sample", key], capsys)
+    on_duckdb = cli_json(["profile", "--sample", key, "--engine", "duckdb"], capsys)
+    assert on_duckdb == in_memory
+    assert in_memory["records"] == load_sample(key).n_records
+
+
+@pytest.mark.parametrize("key", EQUALITY_SAMPLES)
+def test_leakage_table_of_a_bundled_file_equals_in_memory_bit_for_bit(key, duck) -> None:
+    dataset = load_sample(key)
+    columns = list(dataset.quasi_identifiers + dataset.sensitive)
+    expected = leakage_table(dataset.frame, columns, sizes=(1, 2))
+    got = leakage_table(SAMPLES[key].path, columns, sizes=(1, 2), engine=duck)
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert got["loss"].to_numpy().tobytes() == expected["loss"].to_numpy().tobytes()
+
+
+def test_leakage_cli_with_missing_rows_dropped_equals_in_memory(capsys) -> None:
+    argv = ["leakage", "--sample", "adult", "--attributes", "occupation,native-country,age", "--drop-missing"]
+    in_memory = cli_json(argv, capsys)
+    on_duckdb = cli_json([*argv, "--engine", "duckdb"], capsys)
+    assert on_duckdb == in_memory
+    assert in_memory["rows_dropped"] == 2399  # Adult's '?' in occupation or native-country
+
+
+def test_a_folder_and_a_pattern_of_parquet_parts_count_like_the_whole_table(tmp_path: Path, duck) -> None:
+    dataset = load_sample("diabetes")
+    columns = list(dataset.quasi_identifiers + dataset.sensitive)
+    frame = dataset.frame[columns]
+    folder = tmp_path / "encounters"
+    (folder / "year=1999").mkdir(parents=True)
+    for j, part in enumerate(np.array_split(np.arange(len(frame)), 4)):
+        frame.iloc[part].to_parquet(folder / "year=1999" / f"part-{j}.parquet")
+    (folder / "_SUCCESS").write_text("")
+    expected = risk_profile(dataset)
+    assert risk_profile(eng.scan(folder, engine=duck), dataset.quasi_identifiers) == expected
+    assert risk_profile(str(folder / "*" / "part-*.parquet"), dataset.quasi_identifiers, engine=duck) == expected
+
+
+def test_a_dataset_put_on_the_engine_keeps_its_roles_and_missing_policy(duck) -> None:
+    dataset = load_sample("arca_table1").with_missing("drop")
+    assert risk_profile(dataset, engine=duck) == risk_profile(dataset)
+    assert risk_profile(dataset, engine=duck).records == 60  # the count column is summed
+
+
+# --- the loader's reading rules --------------------------------------------------------
+
+
+def test_text_is_read_as_the_loader_reads_it(tmp_path: Path, duck) -> None:
+    csv = tmp_path / "visits.csv"
+    csv.write_text(
+        "zip; age ;grp;n\n"
+        " 0101 ;+30;a;2\n"
+        "101;30;?;1\n"
+        "0101;30.0; a ;3\n"
+        "NA;40;;1\n"
+        "101;1e1;b;0\n"
+    )
+    table = eng.scan(csv, engine=duck).with_roles({"zip": "quasi-identifier", "age": "quasi-identifier", "n": "count"})
+    frame, _ = table.analysis_frame(["zip", "age", "grp"])
+    kinds = {c: str(t) for c, t in frame.schema().items()}
+    assert kinds == {"zip": "string", "age": "float64", "grp": "string", "n": "int64"}  # leading zero stays text
+    loaded = Dataset.from_frame("visits.csv", load_table(csv).frame, {"zip": "quasi-identifier", "age": "quasi-identifier", "n": "count"})
+    assert risk_profile(table) == risk_profile(loaded)
+    for qis in (["zip"], ["age"], ["grp"], ["zip", "age", "grp"]):
+        assert risk_profile(table, qis) == risk_profile(loaded, qis)
+    assert risk_profile(table, ["grp"]).vector == (0, 1, 0, 0, 1)  # 'a' and ' a ' (5 records), '?' and '' missing (2), 'b' has 0
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", " c", "?", "", "10", "010"]),
+            st.one_of(st.none(), st.integers(0, 4)),
+            st.integers(0, 3),
+        ),
+        min_size=1, max_size=40,
+    )
+)
+def test_random_tables_through_csv_and_parquet_count_like_the_kernel(rows, tmp_path_factory, duck) -> None:
+    folder = tmp_path_factory.mktemp("random")
+    frame = pd.DataFrame(rows, columns=["code", "level", "n"]).astype({"level": "Int64"})
+    csv, parquet = folder / "t.csv", folder / "t.parquet"
+    frame.to_csv(csv, index=False)
+    loaded = load_table(csv).frame
+    loaded.to_parquet(parquet)
+    qis = ["code", "level"]
+    kernel_sizes = encode(loaded, qis, count="n").classes().sizes
+    for path in (csv, parquet):
+        table = eng.scan(path, engine=duck).with_roles({"n": "count", "code": "quasi-identifier", "level": "quasi-identifier"})
+        frame_on_engine, _ = table.analysis_frame(qis)
+        sizes, classes = eng.size_histogram(frame_on_engine, qis, count="n", engine=duck)
+        expected = size_histogram(kernel_sizes)
+        assert sizes.tolist() == expected[0].tolist() and classes.tolist() == expected[1].tolist()
+        got = leakage_table(table, ["code", "level", ("code", "level")], count="n")
+        want = leakage_table(loaded, ["code", "level", ("code", "level")], count="n")
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+def test_cell_counts_are_records_per_class_and_sensitive_value(duck) -> None:
+    dataset = load_sample("heart_cleveland")
+    qis, sensitive = ["age", "sex"], "num"
+    cells = eng.cell_counts(eng.from_dataset(dataset, duck).raw, qis, sensitive, engine=duck)
+    expected = dataset.frame.groupby([*qis, sensitive], dropna=False).size()
+    assert cells[eng.counts.RECORDS].sum() == len(dataset.frame)
+    got = cells.set_index([*qis, sensitive])[eng.counts.RECORDS]
+    assert {k: int(v) for k, v in got.items()} == {k: int(v) for k, v in expected.items()}
+
+
+# --- bad input: one sentence ------------------------------------------------------------
+
+
+def test_a_path_matching_no_file(duck) -> None:
+    with pytest.raises(DataFileError, match="No file matches 'nowhere/\\*.parquet'"):
+        eng.scan("nowhere/*.parquet", engine=duck)
+
+
+def test_a_parquet_schema_without_the_named_columns(tmp_path: Path, duck) -> None:
+    pd.DataFrame({"age": [1, 2]}).to_parquet(tmp_path / "p.parquet")
+    with pytest.raises(ColumnError, match="These columns are not in .*: zip, sex. Its columns: age."):
+        risk_profile(tmp_path / "p.parquet", ["age", "zip", "sex"], engine=duck)
+
+
+def test_an_engine_error_is_one_sentence(tmp_path: Path, duck) -> None:
+    bad = tmp_path / "broken.parquet"
+    bad.write_bytes(b"PAR1 this is not a parquet file PAR1")
+    with pytest.raises(EngineError) as caught:
+        risk_profile(eng.scan(bad, engine=duck), ["age"])
+    message = str(caught.value)
+    assert message.startswith("The duckdb engine could not run the query:") and "\n" not in message
+
+
+def test_a_count_column_that_is_not_whole_numbers(tmp_path: Path, duck) -> None:
+    pd.DataFrame({"age": [1, 2], "n": [1.5, 2.0]}).to_parquet(tmp_path / "p.parquet")
+    table = eng.scan(tmp_path / "p.parquet", engine=duck).with_roles({"n": "count", "age": "quasi-identifier"})
+    with pytest.raises(ColumnError, match="whole numbers of 0 or more; found 1.5"):
+        risk_profile(table)
+
+
+def test_unknown_engine_and_stray_master() -> None:
+    with pytest.raises(ParameterError, match="'oracle' is not an engine"):
+        eng.connect("oracle")
+    with pytest.raises(ParameterError, match="only applies to --engine spark"):
+        eng.connect("duckdb", master="local[1]")
+    with pytest.raises(ParameterError, match="Give a table"):
+        risk_profile([1, 2, 3], ["a"])
+
+
+@pytest.mark.parametrize(
+    "argv, phrase",
+    [
+        (["profile", "missing-folder/*.parquet", "--engine", "duckdb"], "No file matches"),
+        (["profile", "--sample", "adult", "--qi", "age,zip", "--engine", "duckdb"], "not in Adult"),
+        (["leakage", "--sample", "adult", "--spark-master", "local[1]"], "add --engine spark"),
+        (["profile", "--engine", "duckdb"], "Give a file, folder or pattern"),
+    ],
+)
+def test_cli_errors_are_one_sentence_and_exit_2(argv, phrase, capsys) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert phrase in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_the_spill_folder_is_removed_on_close() -> None:
+    engine = eng.connect("duckdb")
+    folder = Path(engine._temp_directory)
+    assert folder.is_dir()
+    engine.close()
+    assert not folder.exists()
+
+
+# --- privacy models and re-identification risk --------------------------------------------
+
+
+def model_requirements(dataset) -> list[ModelRequirement]:
+    first, last = dataset.sensitive[0], dataset.sensitive[-1]
+    return [ModelRequirement("distinct_l", first, 2), ModelRequirement("t_closeness", last, 0.3),
+            ModelRequirement("recursive_cl", first, 2, c=3.0)]
+
+
+@pytest.mark.parametrize("key", EQUALITY_SAMPLES)
+def test_models_and_acceptance_of_a_bundled_file_equal_in_memory(key, duck) -> None:
+    dataset = load_sample(key)
+    qis = list(dataset.quasi_identifiers[:3])
+    frame, _ = dataset.analysis_frame(qis + list(dataset.sensitive))
+    for sensitive in dataset.sensitive:
+        assert model_values(SAMPLES[key].path, qis, sensitive, engine=duck) == model_values(frame, qis, sensitive)
+    requirements = model_requirements(dataset)
+    expected = acceptance(frame, qis, k=3, requirements=requirements, max_suppressed=0.1)
+    got = acceptance(eng.scan(SAMPLES[key].path, engine=duck), qis, k=3, requirements=requirements, max_suppressed=0.1)
+    assert got == expected and expected.suppressed_records > 0
+
+
+@pytest.mark.parametrize("key", EQUALITY_SAMPLES)
+def test_models_cli_json_equals_in_memory(key, capsys) -> None:
+    dataset = load_sample(key)
+    argv = ["models", "--sample", key, "--k", "2", "--max-suppressed", "0.2",
+            "--require", f"distinct_l:{dataset.sensitive[0]}=2", "--require", f"entropy_l:{dataset.sensitive[-1]}=1.5", "--json"]
+    assert main(argv) in (0, 1)
+    in_memory = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--engine", "duckdb"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out) == in_memory
+
+
+def test_reidentification_with_and_without_a_population_equals_in_memory(duck, capsys) -> None:
+    dataset = load_sample("adult")
+    qis = ["age", "sex", "race"]
+    frame, _ = dataset.analysis_frame(qis)
+    population = frame.groupby(qis, dropna=False).size().mul(20).rename("people").reset_index()
+    for options in ({"sampling_fraction": 0.05}, {"population": population, "population_count": "people"}):
+        expected = reidentification(frame, qis, **options)
+        assert reidentification(SAMPLES["adult"].path, qis, engine=duck, **options) == expected
+    argv = ["risk", "--sample", "diabetes", "--sampling-fraction", "0.1", "--drop-missing", "--json"]
+    assert main(argv) == 0
+    in_memory = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--engine", "duckdb"]) == 0
+    on_duckdb = json.loads(capsys.readouterr().out)
+    flagged = in_memory.pop("hipaa_identifiers")  # on an engine only column names are checked
+    assert all(f in flagged for f in on_duckdb.pop("hipaa_identifiers"))
+    assert on_duckdb == in_memory and in_memory["rows_dropped"] > 0
+
+
+# --- recipes applied on the engine ---------------------------------------------------------
+
+
+def engine_recipe(key: str) -> Recipe:
+    """A recipe with a generalization (default hierarchies) and a suppression step under a
+    target with k and privacy models, made in memory from a bundled sample."""
+    dataset = load_sample(key)
+    qis = list(dataset.quasi_identifiers[:3])
+    dataset = dataset.with_roles({c: "ignore" for c in dataset.quasi_identifiers if c not in qis})
+    hierarchies = {c: default_hierarchy(dataset.frame[c], c)[1] for c in qis[:2]}
+    step = GeneralizationStep(tuple((c, 1) for c in hierarchies), tuple(hierarchies.items()))
+    target = ReleaseTarget(k=4, requirements=(ModelRequirement("distinct_l", dataset.sensitive[0], 2),), max_suppressed=0.3)
+    copy = WorkingCopy.start(dataset, target).apply(step, "test")
+    copy = copy.apply(SuppressionStep.from_target(target, copy.current), "test")
+    return copy.recipe()
+
+
+def released_rows(data) -> pd.DataFrame:
+    """A released CSV (bytes or a path) as sorted text rows, to compare as tables."""
+    frame = pd.read_csv(io.BytesIO(data) if isinstance(data, bytes) else data, dtype=str, keep_default_na=False)
+    return frame.sort_values(list(frame.columns)).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("key", EQUALITY_SAMPLES)
+def test_a_recipe_applied_on_duckdb_releases_the_in_memory_table(key, tmp_path: Path, duck) -> None:
+    recipe = engine_recipe(key)
+    expected = apply_recipe(recipe, SAMPLES[key].path)
+    got = eng.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released.csv", engine=duck)
+    assert got.check == expected.check and got.check.suppressed_records > 0
+    assert got.released_records == len(expected.table)
+    pd.testing.assert_frame_equal(released_rows(tmp_path / "released.csv"), released_rows(expected.csv))
+    eng.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released.parquet", engine=duck)
+    parquet = pd.read_parquet(tmp_path / "released.parquet")
+    assert len(parquet) == len(expected.table) and list(parquet.columns) == list(expected.table.columns)
+
+
+def test_apply_cli_on_duckdb_reports_what_in_memory_reports(tmp_path: Path, capsys) -> None:
+    recipe_file = tmp_path / "recipe.json"
+    recipe_file.write_text(engine_recipe("adult").dumps())
+    argv = ["apply", str(recipe_file), str(SAMPLES["adult"].path), "--json"]
+    assert main([*argv, "--out", str(tmp_path / "memory.csv")]) == 0
+    in_memory = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    assert main([*argv, "--out", str(tmp_path / "engine.csv"), "--engine", "duckdb"]) == 0
+    on_duckdb = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    for volatile in ("same_file", "reproduces_release", "engine"):
+        in_memory.pop(volatile, None), on_duckdb.pop(volatile, None)
+    assert on_duckdb == in_memory
+    pd.testing.assert_frame_equal(released_rows(tmp_path / "engine.csv"), released_rows(tmp_path / "memory.csv"))
+
+
+def test_a_recipe_on_a_file_of_another_layout_is_one_sentence(tmp_path: Path, duck) -> None:
+    pd.DataFrame({"age": [1, 2]}).to_parquet(tmp_path / "other.parquet")
+    with pytest.raises(ColumnError, match="This file lacks .*which the recipe needs"):
+        eng.apply_recipe(engine_recipe("heart_cleveland"), tmp_path / "other.parquet", engine=duck)
