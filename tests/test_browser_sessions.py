@@ -84,14 +84,17 @@ def test_five_sessions_at_once_never_see_each_other(server, browser, tmp_path: P
 
     # every session stops treating its age column as a quasi-identifier, at the same time
     for page in pages.values():
-        box = page.locator('[data-testid="stDataFrame"]').first.bounding_box()
+        # the role editor (its key starts with "roles-"), not a table above it such as the HIPAA flags
+        editor = page.locator('[class*="st-key-roles-"] [data-testid="stDataFrame"]').first
+        editor.scroll_into_view_if_needed()  # the page is taller than the window: click where it is
+        box = editor.bounding_box()
         page.mouse.dblclick(box["x"] + ROLE_COLUMN_X, box["y"] + ROW_HEIGHT * 3 + ROW_HEIGHT // 2)
         page.wait_for_timeout(300)
         page.keyboard.type("ignore")
         page.keyboard.press("Enter")
     for i, page in pages.items():
         _wait_idle(page)
-        page.get_by_text(f"Quasi-identifiers: zip{i}, sex{i}", exact=True).wait_for(timeout=60_000)
+        page.get_by_text(f"Quasi-identifiers: zip{i}, sex{i}", exact=True).first.wait_for(timeout=60_000)
     for i, page in pages.items():
         assert (_metric(page, "records"), _metric(page, "k"), _metric(page, "classes")) == (
             str(2 * (i + 1)), str(i + 1), "2"), i
