@@ -357,7 +357,7 @@ def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: i
     if size > max_lattice:
         raise ParameterError(
             f"The default hierarchies give {size:,} possible generalizations, more than the report's limit of "
-            f"{max_lattice:,}; use the Leakage & anonymization page with a smaller shield."
+            f"{max_lattice:,}; use the Leakage & anonymization page with fewer quasi-identifiers."
         )
     result = search(frame, list(qis), k, hierarchies, "iab", count=count, progress=progress)
     return GeneralizationSection(
@@ -940,7 +940,8 @@ def render_html(report: RiskReport) -> str:
     g = report.generalization
     if g is not None:
         parts.append(f"<p>IAB search for k = {g.k} with default hierarchies: {g.rows:,} of {g.original_rows:,} "
-                     f"distinct rows kept, {g.violations:,} violating rows (before: {g.original_violations:,}); "
+                     f"distinct combinations of quasi-identifier values kept (no record is lost), {g.violations:,} of them "
+                     f"in classes smaller than k (before: {g.original_violations:,}); "
                      f"{g.generated:,} tables generated.</p>")
         parts.append(_table(("attribute", "level", "highest level", "hierarchy"), g.levels))
         if g.cost:

@@ -552,7 +552,7 @@ def _compared_bars(table, label: str, metrics: Sequence[tuple[str, str, str]], *
 
 
 def method_comparison_figure(results) -> go.Figure:
-    """Rows kept, tables generated and seconds per method, side by side; method
+    """Distinct combinations kept, tables generated and seconds per method, side by side; method
     names in the legend, equal bars marked "(all equal)".
 
     >>> import pandas as pd
@@ -613,7 +613,7 @@ def experiment_figure(experiment, metric: str = "rows", dataset: str | None = No
             )
     fig = go.Figure(traces)
     fig.update_layout(barmode="group", scattermode="group")
-    names = {"rows": "rows kept", "generated": "tables generated", "seconds": "seconds", "generalizations": "levels of the result"}
+    names = {"rows": "distinct combinations kept", "generated": "tables generated", "seconds": "seconds", "generalizations": "levels of the result"}
     return _layout(fig, f"Heart-disease experiment: {names.get(metric, metric)}", "anonymity requirement <shield>, k", names.get(metric, metric))
 
 

@@ -304,7 +304,7 @@ def test_the_64_column_report_says_why_it_has_no_generalization(tmp_path: Path) 
     notes = {n.section: n.text for n in report.notes}
     assert notes["Suggested generalization"] == (
         "The default hierarchies give 18,446,744,073,709,551,616 possible generalizations, more than the report's "
-        "limit of 20,000; use the Leakage & anonymization page with a smaller shield."
+        "limit of 20,000; use the Leakage & anonymization page with fewer quasi-identifiers."
     )  # np.prod of 64 twos wrapped to 0, which passed the limit
     assert report.risk.records == 20 and report.risk.k == 1 and report.risk.unique_records == 20
 
