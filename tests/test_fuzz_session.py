@@ -1,4 +1,5 @@
-"""A fuzzed session: 1,000 random widget actions across every page of the app.
+"""A fuzzed session: seeded random widget actions across every page of the app (300 in the
+default test run to keep CI within its budget; ``FUZZ_ACTIONS=1000`` for the full run).
 
 One AppTest session is driven by a seeded random generator (reproducible: the
 same seed and the same pages give the same actions). Each action is one thing a
@@ -51,7 +52,7 @@ from anonlib.core import budget, samples
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"
 SEED = int(os.environ.get("FUZZ_SEED", "20261123"))
-ACTIONS = int(os.environ.get("FUZZ_ACTIONS", "1000"))
+ACTIONS = int(os.environ.get("FUZZ_ACTIONS", "300"))  # CI budget; FUZZ_ACTIONS=1000 for the full run
 MAX_SAMPLE_RECORDS = 5_000
 UPLOAD_LIMIT = 100_000  # bytes: the small files of the corpus and the samples
 RUN_TIMEOUT = 120  # seconds for one rerun; longer counts as a defect (the page hangs)
@@ -408,7 +409,7 @@ def fuzz(seed: int, actions: int) -> Session:
     return session
 
 
-def test_a_thousand_random_actions_end_in_sentences(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_random_actions_end_in_sentences(monkeypatch: pytest.MonkeyPatch) -> None:
     _small_samples_only(monkeypatch)
     _short_work_budget(monkeypatch)
     started = time.perf_counter()
