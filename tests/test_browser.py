@@ -139,7 +139,7 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 2200})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(server, wait_until="networkidle")
+    page.goto(server, wait_until="commit")
     page.get_by_role("heading", name="Dataset", exact=True).wait_for(timeout=60_000)
     _wait_idle(page)
     assert _metric(page, "records") == "32,561"  # the default sample is loaded
@@ -267,7 +267,7 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
         page.on("request", lambda request: requests.append(request.url))
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(server, wait_until="networkidle")
+        page.goto(server, wait_until="commit")
         page.get_by_role("heading", name="Dataset", exact=True).wait_for(timeout=300_000)
         _wait_idle(page, 300_000)
         page.get_by_text("Upload a file").click()
