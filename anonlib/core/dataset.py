@@ -115,8 +115,38 @@ def content_hash(frame: pd.DataFrame) -> str:
     return digest.hexdigest()
 
 
+class RoleColumns:
+    """Columns by role, in the table's order: one definition for the in-memory
+    ``Dataset`` and the engine's ``EngineTable`` (each says its column order)."""
+
+    roles: Mapping[str, Role]
+
+    def _column_order(self) -> Sequence[str]:
+        raise NotImplementedError
+
+    def columns_with(self, role: Role) -> tuple[str, ...]:
+        return tuple(c for c in self._column_order() if self.roles.get(c, Role.IGNORE) is role)
+
+    @property
+    def quasi_identifiers(self) -> tuple[str, ...]:
+        return self.columns_with(Role.QUASI_IDENTIFIER)
+
+    @property
+    def sensitive(self) -> tuple[str, ...]:
+        return self.columns_with(Role.SENSITIVE)
+
+    @property
+    def identifiers(self) -> tuple[str, ...]:
+        return self.columns_with(Role.IDENTIFIER)
+
+    @property
+    def count(self) -> str | None:
+        counts = self.columns_with(Role.COUNT)
+        return counts[0] if counts else None
+
+
 @dataclass(frozen=True)
-class Dataset:
+class Dataset(RoleColumns):
     """A table and the role of each of its columns."""
 
     name: str
@@ -148,25 +178,8 @@ class Dataset:
             record_counts(self.frame, counts[0])
         return self
 
-    def columns_with(self, role: Role) -> tuple[str, ...]:
-        return tuple(c for c in self.frame.columns if self.roles.get(c, Role.IGNORE) is role)
-
-    @property
-    def quasi_identifiers(self) -> tuple[str, ...]:
-        return self.columns_with(Role.QUASI_IDENTIFIER)
-
-    @property
-    def sensitive(self) -> tuple[str, ...]:
-        return self.columns_with(Role.SENSITIVE)
-
-    @property
-    def identifiers(self) -> tuple[str, ...]:
-        return self.columns_with(Role.IDENTIFIER)
-
-    @property
-    def count(self) -> str | None:
-        counts = self.columns_with(Role.COUNT)
-        return counts[0] if counts else None
+    def _column_order(self) -> Sequence[str]:
+        return self.frame.columns
 
     @property
     def n_rows(self) -> int:

@@ -34,7 +34,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from ..core.dataset import Dataset, Role, _as_role, guess_roles
+from ..core.dataset import Dataset, Role, RoleColumns, _as_role, guess_roles
 from ..core.errors import ColumnError, DataFileError, ParameterError, join_names
 from ..core.loading import DELIMITERS, MISSING_MARKERS, _detect_delimiter
 from .backends import Engine, errors, shared
@@ -50,7 +50,7 @@ ROWS = "anonlib_rows"
 
 
 @dataclass(frozen=True)
-class EngineTable:
+class EngineTable(RoleColumns):
     """A table on a data engine, with what each column is for (as ``Dataset``).
 
     ``raw`` is the lazy Ibis table; ``from_files`` says whether values are read
@@ -72,25 +72,8 @@ class EngineTable:
     def columns(self) -> tuple[str, ...]:
         return tuple(self.raw.columns)
 
-    def columns_with(self, role: Role) -> tuple[str, ...]:
-        return tuple(c for c in self.columns if self.roles.get(c, Role.IGNORE) is role)
-
-    @property
-    def quasi_identifiers(self) -> tuple[str, ...]:
-        return self.columns_with(Role.QUASI_IDENTIFIER)
-
-    @property
-    def sensitive(self) -> tuple[str, ...]:
-        return self.columns_with(Role.SENSITIVE)
-
-    @property
-    def identifiers(self) -> tuple[str, ...]:
-        return self.columns_with(Role.IDENTIFIER)
-
-    @property
-    def count(self) -> str | None:
-        counts = self.columns_with(Role.COUNT)
-        return counts[0] if counts else None
+    def _column_order(self) -> Sequence[str]:
+        return self.columns
 
     def with_roles(self, roles: Mapping[str, Role | str]) -> "EngineTable":
         """A copy with some roles changed (``{"n": "count", "zip": "quasi-identifier"}``)."""
