@@ -56,6 +56,7 @@ from ..core.errors import AnonlibError, ColumnError, DataFileError, ParameterErr
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..models import acceptance
 from ..workflow.recipe import Recipe
+from ..workflow.release import release_columns
 from ..workflow.steps import SuppressionStep
 from ..workflow.target import TargetCheck
 from .backends import Engine, errors, shared
@@ -228,17 +229,8 @@ def _check(recipe: Recipe, loaded: EngineTable, final: EngineTable) -> TargetChe
 def _release(final: EngineTable, columns: Sequence[str]):
     """The released table (``anonlib.workflow.release.release_table`` on the engine)."""
     rows = final.raw
-    unknown = [c for c in columns if c not in rows.columns]
-    if unknown:
-        raise ColumnError(f"The release cannot include {join_names(unknown)}: no such column in the data.")
-    identifiers = [c for c in columns if final.roles.get(c) is Role.IDENTIFIER]
-    if identifiers:
-        raise ColumnError(
-            f"{join_names(identifiers)} is marked as an identifier and is never released; change its role first."
-        )
     count = final.count
-    chosen = list(dict.fromkeys(columns)) + ([count] if count and count not in columns else [])
-    chosen = [c for c in rows.columns if c in chosen]
+    chosen = list(release_columns(columns, list(rows.columns), final.roles, count))
     values = [c for c in chosen if c != count]
     if final.missing == "drop" and values:
         rows = rows.filter(_complete(rows, values, "drop"))

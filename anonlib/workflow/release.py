@@ -29,7 +29,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -54,21 +54,33 @@ def default_release_columns(dataset: Dataset) -> tuple[str, ...]:
 def check_release_columns(dataset: Dataset, columns: Sequence[str]) -> tuple[str, ...]:
     """``columns`` in the file's order with the count column added; a sentence when
     one is an identifier or does not exist, or when none is left."""
+    return release_columns(columns, dataset.frame.columns, dataset.roles, dataset.count)
+
+
+def release_columns(
+    columns: Sequence[str], order: Sequence[str], roles: Mapping[str, Role], count: str | None
+) -> tuple[str, ...]:
+    """``check_release_columns`` for any table (in memory or on an engine): the
+    table's columns in ``order``, their ``roles`` and its ``count`` column.
+
+    >>> release_columns(["b", "a"], ["a", "b", "n"], {"n": Role.COUNT}, "n")
+    ('a', 'b', 'n')
+    """
     columns = list(dict.fromkeys(columns))
-    unknown = [c for c in columns if c not in dataset.frame.columns]
+    unknown = [c for c in columns if c not in order]
     if unknown:
         raise ColumnError(f"The release cannot include {join_names(unknown)}: no such column in the data.")
-    identifiers = [c for c in columns if dataset.roles.get(c) is Role.IDENTIFIER]
+    identifiers = [c for c in columns if roles.get(c) is Role.IDENTIFIER]
     if identifiers:
         raise ColumnError(
             f"{join_names(identifiers)} is marked as an identifier and is never released; change its role first."
         )
-    if dataset.count and dataset.count not in columns:
-        columns.append(dataset.count)
-    if not [c for c in columns if c != dataset.count]:
+    if count and count not in columns:
+        columns.append(count)
+    if not [c for c in columns if c != count]:
         raise EmptySelectionError("Choose at least one column to release.")
-    order = {c: i for i, c in enumerate(dataset.frame.columns)}
-    return tuple(sorted(columns, key=order.__getitem__))
+    position = {c: i for i, c in enumerate(order)}
+    return tuple(sorted(columns, key=position.__getitem__))
 
 
 def release_table(dataset: Dataset, columns: Sequence[str] | None = None) -> pd.DataFrame:
