@@ -933,16 +933,18 @@ def partitions(
         raise ParameterError("The variable has too few distinct values; there is nothing to generalize.")
     if int(max_categories) < 2:
         raise ParameterError(f"Allow at least 2 categories; got {max_categories}.")
-    widths = [float(w) for w in range(2, int(span))] if integer else [span / c for c in range(max_categories, 1, -1)]
-    plan: list[tuple[float, list[float]]] = []
-    for width in widths:
-        steps = int(width) if integer else 10
-        offsets = [k * width / steps for k in range(steps)]
-        offsets = [o for o in offsets if 2 <= _n_categories(low, high, width, o, integer) <= max_categories]
-        if offsets:
-            plan.append((width, offsets))
+    thinned = False
+    if integer:
+        plan, thinned = _whole_number_plan(int(span), int(max_categories), int(max_partitions))
+    else:
+        plan = []
+        for width in (span / c for c in range(max_categories, 1, -1)):
+            offsets = [k * width / 10 for k in range(10)]
+            offsets = [o for o in offsets if 2 <= _n_categories(low, high, width, o, integer) <= max_categories]
+            if offsets:
+                plan.append((width, offsets))
     total = sum(len(o) for _, o in plan)
-    complete = total <= max_partitions
+    complete = total <= max_partitions and not thinned
     out = []
     for width, offsets in plan:
         if not complete:
@@ -951,6 +953,36 @@ def partitions(
         for o in offsets:
             out.append(Partition(width, float(o), _n_categories(low, high, width, o, integer), integer, low, high))
     return out, complete
+
+
+def _whole_number_plan(span: int, max_categories: int, max_partitions: int) -> tuple[list[tuple[float, range]], bool]:
+    """The widths and offsets of whole-number partitions, without trying each one, and
+    whether widths were left out.
+
+    A width w and offset o (0 <= o < w) make floor((span - 1 + o) / w) + 1 categories,
+    which grows with o; so the offsets giving 2..M categories are the range
+    max(0, w - span + 1) .. min(w - 1, M w - span), and the widths with any are
+    ceil(span / M) .. span - 1. When there are more such widths than ``max_partitions``
+    (a wide column such as ZIP codes read as numbers), only ``max_partitions`` evenly
+    spaced widths are kept, each with its first offset; so the work is bounded by
+    ``max_partitions``, not by span squared.
+
+    >>> plan, thinned = _whole_number_plan(4, 4, 400)
+    >>> [(w, list(o)) for w, o in plan], thinned
+    ([(2.0, [0, 1]), (3.0, [0, 1, 2])], False)
+    """
+    first, last = max(2, -(-span // max_categories)), span - 1
+    if first > last:
+        return [], False
+    if last - first + 1 > max_partitions:
+        widths = np.unique(np.linspace(first, last, max_partitions).round().astype(np.int64))
+        return [(float(w), range(max(0, w - span + 1), max(0, w - span + 1) + 1)) for w in widths.tolist()], True
+    plan = []
+    for w in range(first, last + 1):
+        lo, hi = max(0, w - span + 1), min(w - 1, max_categories * w - span)
+        if lo <= hi:
+            plan.append((float(w), range(lo, hi + 1)))
+    return plan, False
 
 
 def _n_categories(low: float, high: float, width: float, offset: float, integer: bool) -> int:

@@ -260,6 +260,52 @@ def test_partition_reproduces_option2():
     assert complete and any(p.width == 10 and p.offset == 0 for p in found)
 
 
+def _partitions_by_trying_every_offset(low: int, high: int, max_categories: int, max_partitions: int):
+    """Slow, obvious reference for whole numbers: try every width 2..span-1 and every offset."""
+    span = high - low + 1
+    plan = []
+    for width in range(2, span):
+        offsets = [o for o in range(width) if 2 <= (span - 1 + o) // width + 1 <= max_categories]
+        if offsets:
+            plan.append((width, offsets))
+    total = sum(len(o) for _, o in plan)
+    complete = total <= max_partitions
+    out = []
+    for width, offsets in plan:
+        if not complete:
+            keep = max(1, int(len(offsets) * max_partitions / total))
+            offsets = [offsets[k] for k in np.unique(np.linspace(0, len(offsets) - 1, keep).round().astype(int))]
+        out += [(float(width), float(o), (span - 1 + o) // width + 1) for o in offsets]
+    return out, complete, len(plan)
+
+
+@settings(max_examples=150, deadline=None)
+@given(low=st.integers(-100, 100), span=st.integers(3, 250), max_categories=st.integers(2, 25),
+       max_partitions=st.integers(1, 500))
+def test_whole_number_partitions_match_trying_every_offset(low, span, max_categories, max_partitions):
+    values = np.array([low, low + span - 1, low + span // 2], dtype=float)
+    found, complete = partitions(values, max_categories=max_categories, max_partitions=max_partitions)
+    expected, expected_complete, widths = _partitions_by_trying_every_offset(low, low + span - 1, max_categories,
+                                                                             max_partitions)
+    if widths <= max_partitions:
+        assert complete == expected_complete
+        assert [(p.width, p.offset, p.categories) for p in found] == expected
+    else:  # more widths than partitions allowed: evenly spaced widths, never past the limit
+        assert not complete and 0 < len(found) <= max_partitions
+        assert all(2 <= p.categories <= max_categories for p in found)
+        assert {p.width for p in found} <= {w for w, _, _ in expected}
+
+
+def test_a_wide_whole_number_column_stays_within_max_partitions():
+    """ZIP codes read as numbers (span about 10^5): bounded by max_partitions, not span squared."""
+    zips = np.array([501, 99950, 37000, 10001], dtype=float)
+    found, complete = partitions(zips, max_categories=20, max_partitions=400)
+    assert not complete and len(found) == 400
+    assert all(2 <= p.categories <= 20 for p in found)
+    widths = sorted({p.width for p in found})
+    assert widths[0] == np.ceil((99950 - 501 + 1) / 20) and widths[-1] == 99950 - 501
+
+
 def test_generalization_potential_matches_direct_computation():
     frame, _ = example_dataset("cervical_cancer").analysis_frame()
     aux = ["Num of pregnancies", "Smokes", "Age"]
