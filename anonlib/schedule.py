@@ -65,6 +65,7 @@ RULES = ("largest", "closest_half", "largest_at_most_half")
 # "largest" at N = 50, 99.7% vs 94.4% at N = 1000), as the paper's text says.
 DEFAULT_RULE = "closest_half"
 RANK_LIMIT = 100_000  # partial schedules schedule_rank may visit before refusing (about 1 s)
+RANK_RESOURCES = 8  # the limit is for partial schedules of this many resources; more resources cost more each
 EXACT_INDEX_LIMIT = 50_000  # largest population whose exact index a result carries
 OPTIMAL_LIMIT = 200_000  # decision variables the optimal method accepts per level
 
@@ -627,8 +628,9 @@ class ScheduleCensus:
 def enumerate_schedules(freqs: Sequence[int], capacities: Sequence[int], limit: int = RANK_LIMIT) -> ScheduleCensus:
     """Count all feasible assignment matrices by anonymity vector (row by row, memoised).
 
-    Refuses with ``ProblemTooLargeError`` once more than ``limit`` partial
-    schedules would have to be visited.
+    Refuses with ``ProblemTooLargeError`` before a row whose partial schedules would
+    take the work past ``limit`` partial schedules of ``RANK_RESOURCES`` resources
+    (each partial schedule costs one step per resource: 200 slots cost 25 times 8).
 
     >>> census = enumerate_schedules([2, 1], [2, 1])
     >>> census.total, sorted(census.by_vector.items())
@@ -640,17 +642,18 @@ def enumerate_schedules(freqs: Sequence[int], capacities: Sequence[int], limit: 
     width = max(f, default=0)
     # state: remaining capacities -> Counter(partial vector as a tuple of cell-size counts)
     states: dict[tuple[int, ...], Counter] = {tuple(c.tolist()): Counter({(0,) * width: 1})}
-    visited = 0
+    work, budget = 0.0, float(limit) * RANK_RESOURCES
     for q in f:
         following: dict[tuple[int, ...], Counter] = {}
+        # the whole row's work is counted before any of it is done
+        work += sum(_composition_count(q, free) * len(vectors) for free, vectors in states.items()) * max(len(c), 1)
+        if work > budget:
+            raise ProblemTooLargeError(
+                f"Ranking this schedule needs more than {limit:,} steps of enumeration "
+                f"({len(f)} quasi-identifier values, {len(c)} resources, {sum(f)} people). "
+                "Use at most about 20 people and a handful of resources."
+            )
         for free, vectors in states.items():
-            visited += _composition_count(q, free) * len(vectors)
-            if visited > limit:
-                raise ProblemTooLargeError(
-                    f"Ranking this schedule needs more than {limit:,} steps of enumeration "
-                    f"({len(f)} quasi-identifier values, {len(free)} resources, {sum(f)} people). "
-                    "Use at most about 20 people and a handful of resources."
-                )
             for row in _compositions(q, free):
                 left = tuple(a - b for a, b in zip(free, row))
                 bucket = following.setdefault(left, Counter())

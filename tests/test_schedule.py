@@ -171,6 +171,20 @@ def test_enumeration_matches_brute_force(freqs, capacities):
     assert census.by_vector == _brute_force_census(freqs, capacities)
 
 
+def test_enumeration_refuses_a_large_problem_before_doing_its_work(monkeypatch):
+    """2,000 people in classes of one and 200 slots: the second row alone would visit 200 x 200
+    partial schedules of 200 resources each; the refusal comes before any of it is built."""
+    import anonlib.schedule as schedule
+
+    built = []
+    compositions = schedule._compositions
+    monkeypatch.setattr(schedule, "_compositions",
+                        lambda q, free: (len(free) == 200 and built.append(free)) or compositions(q, free))
+    with pytest.raises(ProblemTooLargeError, match="2000 quasi-identifier values, 200 resources, 2000 people"):
+        enumerate_schedules([1] * 2000, [10] * 200)
+    assert built == [(10,) * 200]  # the rows of the first row only (one partial schedule: every slot free)
+
+
 problems = st.tuples(
     st.lists(st.integers(0, 12), min_size=1, max_size=6),
     st.lists(st.integers(0, 9), min_size=1, max_size=6),
