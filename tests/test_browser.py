@@ -10,109 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
-import pytest
+from live_app import BUSY, ROOT, metric, open_app, wait_idle
+from uploads import JOURNEY_CSV, tennessee_csv
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def _require_chromium() -> None:
-    if CHROMIUM.exists():
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true but Chromium is missing at {CHROMIUM}; .ci/run should have installed it.")
-    pytest.skip(f"Real-browser test skipped: no Chromium at {CHROMIUM} (apt-get install chromium).")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server():
-    _require_chromium()
-    port = _free_port()
-    env = {**os.environ, "STREAMLIT_SERVER_PORT": str(port), "STREAMLIT_SERVER_HEADLESS": "true"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://localhost:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read().strip() == b"ok":
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        output = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-        pytest.fail(f"The dashboard did not answer /_stcore/health within 90 s:\n{output[-2000:]}")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    _require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        instance = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
-
-
-_BUSY = (
-    "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-    " && !document.querySelector('[data-stale=\"true\"]')"
-    " && !document.querySelector('[data-testid=\"stSpinner\"]')"
-    " && !document.querySelector('[data-testid=\"stSkeleton\"]')"
-)
-
-
-def _wait_idle(page, timeout_ms: int = 180_000) -> None:
-    """Wait until Streamlit has finished running the script: no running indicator, stale
-    element or spinner (a cached computation's message), three times in a row."""
-    for _ in range(3):
-        page.wait_for_timeout(700)
-        page.wait_for_function(_BUSY, timeout=timeout_ms)
-
-
-def _metric(page, label: str) -> str:
-    label_node = page.locator('[data-testid="stMetricLabel"]').get_by_text(label, exact=True)
-    metric = page.locator('[data-testid="stMetric"]').filter(has=label_node).first
-    return metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
 def test_health_endpoint(server) -> None:
@@ -124,9 +28,9 @@ def test_first_visit_to_a_page_url_gets_the_app_navigation(server, browser) -> N
     """The server's first session opens a page URL directly (a bookmark): it must
     still run through app.py (navigation, sidebar), not the bare page script."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{server}/leakage", wait_until="networkidle")
+    page.goto(f"{server}/leakage", wait_until="commit", timeout=300_000)
     page.get_by_role("heading", name="Leakage & anonymization", exact=True).wait_for(timeout=60_000)
-    _wait_idle(page)
+    wait_idle(page)
     links = page.locator('[data-testid="stSidebarNavLink"]')
     titles = [links.nth(i).inner_text().strip().split("\n")[-1] for i in range(links.count())]
     assert titles[0] == "Dataset" and "app" not in titles
@@ -139,20 +43,18 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 2200})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(server, wait_until="commit")
-    page.get_by_role("heading", name="Dataset", exact=True).wait_for(timeout=60_000)
-    _wait_idle(page)
-    assert _metric(page, "records") == "32,561"  # the default sample is loaded
+    open_app(page, server)
+    assert metric(page, "records") == "32,561"  # the default sample is loaded
     page.screenshot(path=str(ARTIFACTS / "01-dataset-default.png"), full_page=True)
 
     page.get_by_text("Upload a file").click()
-    _wait_idle(page)
+    wait_idle(page)
     page.locator('input[type="file"]').set_input_files(str(ROOT / "data" / "samples" / "caballero_table2b.csv"))
     page.get_by_text(re.compile(r"Read 15 rows and 4 columns")).wait_for(timeout=60_000)
-    _wait_idle(page)
-    assert _metric(page, "records") == "15"
-    assert _metric(page, "k") == "2"
-    assert _metric(page, "classes") == "4"
+    wait_idle(page)
+    assert metric(page, "records") == "15"
+    assert metric(page, "k") == "2"
+    assert metric(page, "classes") == "4"
     page.get_by_text("Anonymity vector: (0, 1, 0, 2, 1)").wait_for(timeout=30_000)
     sidebar = page.locator('[data-testid="stSidebar"]')
     assert "caballero_table2b.csv" in sidebar.inner_text()
@@ -166,7 +68,7 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
     for number, title in enumerate(titles, start=3):
         page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
         page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=300_000)
-        _wait_idle(page, 300_000)
+        wait_idle(page, 300_000)
         if title == "Geographic aggregation":  # this file has no area ids: the page says what is missing
             page.get_by_text("Geography needs a column of area ids").wait_for(timeout=60_000)
         elif "as sensitive on the Dataset page" not in page.locator("body").inner_text():  # nothing to measure
@@ -187,15 +89,25 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
 WIDTHS = (1440, 1024)
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
 
-# Every element of a metric's value or label (and every widget label) must fit its box:
+# Every element of a metric's value or label, every widget label and every selectbox's chosen
+# option must fit its box:
 # Streamlit cuts overflowing text with an ellipsis ("32,..."), which hides the number.
 _CUT = """() => {
   const cut = [];
-  const selectors = ['[data-testid="stMetricValue"]', '[data-testid="stMetricLabel"]', '[data-testid="stWidgetLabel"]'];
+  const selectors = ['[data-testid="stMetricValue"]', '[data-testid="stMetricLabel"]', '[data-testid="stWidgetLabel"]',
+                     '[data-testid="stSelectbox"] input[role="combobox"]'];
   for (const selector of selectors) {
     for (const box of document.querySelectorAll(selector)) {
       const outer = box.getBoundingClientRect();
       if (outer.width === 0) continue;  // inside a closed expander or tab
+      if (box.tagName === 'INPUT') {  // an input does not report its text's width: measure it
+        const style = getComputedStyle(box);
+        const context = document.createElement('canvas').getContext('2d');
+        context.font = style.font;
+        const room = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        if (context.measureText(box.value).width > room + 1) cut.push('stSelectbox: ' + box.value.slice(0, 80));
+        continue;
+      }
       for (const el of [box, ...box.querySelectorAll('*')]) {
         const r = el.getBoundingClientRect();
         if (r.width === 0) continue;
@@ -218,7 +130,7 @@ def _settled_height(page, tries: int = 20) -> int:
     height = page.evaluate(_HEIGHT)
     for _ in range(tries):
         page.wait_for_timeout(1500)
-        page.wait_for_function(_BUSY, timeout=300_000)
+        page.wait_for_function(BUSY, timeout=300_000)
         now = page.evaluate(_HEIGHT)
         if now == height:
             break
@@ -235,28 +147,12 @@ def _shots() -> Path:
     return folder
 
 
-def _patients_csv(path: Path, records: int = 2000) -> Path:
-    """A small patient file: Tennessee ZIP areas (so Geography can map it), age, sex, race, diagnosis."""
-    import numpy as np
-
-    from anonlib.geo import sample_regions
-
-    rng = np.random.default_rng(13)
-    zips = sample_regions("tennessee_zcta").points["region_id"].to_numpy()
-    lines = ["zip,age,sex,race,diagnosis"]
-    for _ in range(records):
-        lines.append(f"{rng.choice(zips[:60])},{rng.integers(18, 90)},{rng.choice(['F', 'M'])},"
-                     f"{rng.choice(['White', 'Black', 'Asian', 'Other'], p=[0.7, 0.2, 0.05, 0.05])},"
-                     f"{rng.choice(['flu', 'asthma', 'diabetes', 'hypertension', 'none'])}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(server, browser, tmp_path) -> None:
     """Upload a 2,000-record file, open every page at 1440 and 1024 px: no request leaves the
     local server, no metric value, metric label or widget label is cut, and a screenshot of
     every page at both widths is saved ($SCREENSHOT_DIR or a temporary folder)."""
-    csv = _patients_csv(tmp_path / "patients.csv")
+    csv = tmp_path / "patients.csv"
+    csv.write_bytes(tennessee_csv())
     shots = _shots()
     requests: list[str] = []
     cut: dict[str, list[str]] = {}
@@ -267,16 +163,14 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
         page.on("request", lambda request: requests.append(request.url))
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(server, wait_until="commit")
-        page.get_by_role("heading", name="Dataset", exact=True).wait_for(timeout=300_000)
-        _wait_idle(page, 300_000)
+        open_app(page, server)
         page.get_by_text("Upload a file").click()
-        _wait_idle(page, 300_000)
+        wait_idle(page, 300_000)
         page.locator('input[type="file"]').wait_for(state="attached", timeout=180_000)  # a busy server is slow
         page.locator('input[type="file"]').set_input_files(str(csv))
         page.get_by_text(re.compile(r"Read 2,000 rows and 5 columns")).wait_for(timeout=300_000)
-        _wait_idle(page, 300_000)
-        assert _metric(page, "records") == "2,000"
+        wait_idle(page, 300_000)
+        assert metric(page, "records") == "2,000"
         sidebar = page.locator('[data-testid="stSidebar"]')
         links = page.locator('[data-testid="stSidebarNavLink"]')
         titles = [links.nth(i).inner_text().strip().split("\n")[-1] for i in range(links.count())]
@@ -285,7 +179,7 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
             if number > 1:
                 page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
                 page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=300_000)
-                _wait_idle(page, 300_000)
+                wait_idle(page, 300_000)
             body = page.locator("body").inner_text()
             assert "Traceback" not in body and "Something unexpected went wrong" not in body, (width, title)
             assert "patients.csv" in sidebar.inner_text(), (width, title)  # the upload stays the working copy
@@ -312,3 +206,95 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
     assert not cut, f"cut text: {cut}"
     assert all(p.stat().st_size > 10_000 for p in saved), saved
     print(f"\nscreenshots: {shots}")
+
+
+# --- the release journey in the browser ------------------------------------------------------
+
+_STEP = re.compile(r"1\. Leakage: .*?records failing the target ([\d,]+) (?:->|→) ([\d,]+)", re.S)  # Markdown draws -> as →
+
+
+def _click(page, key: str) -> None:
+    """Click the button with this Streamlit key and wait for the rerun."""
+    page.locator(f".st-key-{key} button").first.click()
+    wait_idle(page, 300_000)
+
+
+def _open(page, title: str) -> None:
+    page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
+    page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=300_000)
+    wait_idle(page, 300_000)
+
+
+def test_release_journey_generalize_bands_undo_report_package_apply(server, browser, tmp_path) -> None:
+    """Upload -> a generalization on Leakage (sex and zip) -> bands on Individual privacy ->
+    undo -> the report lists the generalization with its records -> download the package ->
+    `anonlib apply` on the same CSV reproduces the released table byte for byte."""
+    import io
+    import subprocess
+    import sys
+    import zipfile
+
+    from anonlib.core.dataset import Dataset
+    from anonlib.core.loading import load_table
+    from anonlib.workflow import ReleaseTarget
+
+    csv = tmp_path / "registry.csv"
+    csv.write_bytes(JOURNEY_CSV)
+    loaded = Dataset.from_frame(csv.name, load_table(JOURNEY_CSV, name=csv.name).frame)
+    failing = ReleaseTarget(k=5).check(loaded).failing_records  # the sidebar's default target
+    context = browser.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    open_app(page, server)
+    page.get_by_text("Upload a file").click()
+    wait_idle(page, 300_000)
+    page.locator('input[type="file"]').set_input_files(str(csv))
+    page.get_by_text(re.compile(r"Read 400 rows and 6 columns")).wait_for(timeout=300_000)
+    wait_idle(page, 300_000)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    assert "Quasi-identifiers: birth_year, sex, zip" in sidebar.inner_text()
+
+    # Leakage: take birth_year out of the quasi-identifiers to generalize, apply the default
+    _open(page, "Leakage & anonymization")
+    page.locator('[class*="st-key-shield-"]').get_by_role("button", name="Remove birth_year").click()
+    wait_idle(page, 300_000)
+    page.locator(".st-key-leakage_apply button").first.wait_for(timeout=300_000)
+    _click(page, "leakage_apply")
+    step = _STEP.search(sidebar.inner_text())
+    assert step, sidebar.inner_text()
+    before, after = (int(n.replace(",", "")) for n in step.groups())
+    assert before == failing and after < before
+
+    # Individual privacy: bands on the birth year, then undo them
+    _open(page, "Individual privacy")
+    _click(page, "peers_apply")
+    assert "2. Individual privacy: " in sidebar.inner_text()
+    _click(page, "sidebar_undo")
+    text = sidebar.inner_text()
+    assert "2. Individual privacy" not in text and _STEP.search(text).groups() == step.groups()
+
+    # the report, and its package downloaded as a person would
+    _open(page, "Risk report")
+    body = page.locator("body").inner_text()
+    assert "Traceback" not in body and "Something unexpected went wrong" not in body
+    with page.expect_download(timeout=300_000) as download:
+        page.get_by_role("button", name="Release package (zip)").first.click()
+    package = zipfile.ZipFile(io.BytesIO(Path(download.value.path()).read_bytes()))
+    assert package.namelist() == ["released.csv", "report.html", "recipe.json", "README.txt"]
+    report = package.read("report.html").decode("utf-8")
+    steps = report.split("<h2>Release steps</h2>", 1)[1].split("<h2>", 1)[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", steps.split("<tbody>", 1)[1])
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
+    assert [(c[1], c[3], c[4]) for c in cells] == [("Leakage", f"{before:,}", f"{after:,}")]
+    (tmp_path / "recipe.json").write_bytes(package.read("recipe.json"))
+    run = subprocess.run(
+        [sys.executable, "-m", "anonlib", "apply", str(tmp_path / "recipe.json"), str(csv),
+         "--out", str(tmp_path / "out.csv")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == (0 if after == 0 else 1), run.stderr
+    assert (tmp_path / "out.csv").read_bytes() == package.read("released.csv")  # byte for byte
+    assert not errors, errors
+    page.screenshot(path=str(ARTIFACTS / "journey-report.png"), full_page=True)
+    context.close()

@@ -7,7 +7,7 @@ global, a cache keyed without the session's data) shows up as a foreign name or
 number on a page. The sessions are driven in lock step from one thread: each step
 is started in all five browsers before any is awaited, so the server works on
 them at the same time. Server, Chromium and the helpers are those of
-``test_browser.py``.
+``live_app.py``.
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
-from test_browser import CHROMIUM, CHROMIUM_ARGS, _metric, _require_chromium, _wait_idle, server  # noqa: F401
+from live_app import metric, wait_idle
 
 SESSIONS = 5
 ROLE_COLUMN_X = 370  # the role column of the Dataset page's column editor, from its left edge
@@ -41,18 +39,7 @@ def _assert_only_own(page, i: int, when: str) -> None:
     assert "Traceback" not in text and "Something unexpected went wrong" not in text, f"session {i} {when}"
 
 
-@pytest.fixture(scope="module")
-def browser():
-    _require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        instance = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
-
-
-def test_five_sessions_at_once_never_see_each_other(server, browser, tmp_path: Path) -> None:  # noqa: F811
+def test_five_sessions_at_once_never_see_each_other(server, browser, tmp_path: Path) -> None:
     files = {}
     for i in range(1, SESSIONS + 1):
         files[i] = tmp_path / f"session{i}.csv"
@@ -62,22 +49,22 @@ def test_five_sessions_at_once_never_see_each_other(server, browser, tmp_path: P
     errors = {i: [] for i in files}
     for i, page in pages.items():
         page.on("pageerror", lambda exc, i=i: errors[i].append(str(exc)))
-        page.goto(server, wait_until="commit")
+        page.goto(server, wait_until="commit", timeout=300_000)
     for page in pages.values():
-        page.get_by_role("heading", name="Dataset", exact=True).wait_for(timeout=90_000)
-        _wait_idle(page)
+        page.get_by_role("heading", name="Dataset", exact=True).wait_for(timeout=300_000)
+        wait_idle(page)
         page.get_by_text("Upload a file").click()
     for page in pages.values():
-        _wait_idle(page)
+        wait_idle(page)
 
     # every session uploads its own file at the same time
     for i, page in pages.items():
         page.locator('input[type="file"]').set_input_files(str(files[i]))
     for i, page in pages.items():
         page.get_by_text(re.compile(rf"Read {2 * (i + 1)} rows and 3 columns")).wait_for(timeout=90_000)
-        _wait_idle(page)
+        wait_idle(page)
     for i, page in pages.items():
-        assert (_metric(page, "records"), _metric(page, "k")) == (str(2 * (i + 1)), "1"), i
+        assert (metric(page, "records"), metric(page, "k")) == (str(2 * (i + 1)), "1"), i
         sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
         assert f"session{i}.csv" in sidebar and f"Quasi-identifiers: zip{i}, sex{i}, age{i}" in sidebar, i
         _assert_only_own(page, i, "after the upload")
@@ -93,10 +80,10 @@ def test_five_sessions_at_once_never_see_each_other(server, browser, tmp_path: P
         page.keyboard.type("ignore")
         page.keyboard.press("Enter")
     for i, page in pages.items():
-        _wait_idle(page)
+        wait_idle(page)
         page.get_by_text(f"Quasi-identifiers: zip{i}, sex{i}", exact=True).first.wait_for(timeout=60_000)
     for i, page in pages.items():
-        assert (_metric(page, "records"), _metric(page, "k"), _metric(page, "classes")) == (
+        assert (metric(page, "records"), metric(page, "k"), metric(page, "classes")) == (
             str(2 * (i + 1)), str(i + 1), "2"), i
         page.get_by_text(f"Anonymity vector: ({', '.join(['0'] * i + ['2'])})").wait_for(timeout=30_000)
         _assert_only_own(page, i, "after changing a role")
@@ -106,7 +93,7 @@ def test_five_sessions_at_once_never_see_each_other(server, browser, tmp_path: P
         page.locator('[data-testid="stSidebarNavLink"]', has_text="Risk report").first.click()
     for i, page in pages.items():
         page.get_by_role("heading", name="Risk report", exact=True).first.wait_for(timeout=90_000)
-        _wait_idle(page, 180_000)
+        wait_idle(page, 180_000)
         sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
         assert f"session{i}.csv" in sidebar and f"Quasi-identifiers: zip{i}, sex{i}\n" in sidebar + "\n", i
         _assert_only_own(page, i, "on the risk report")

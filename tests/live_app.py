@@ -1,0 +1,130 @@
+"""What the real-browser tests share: Debian's Chromium, a dashboard server started from
+this checkout, and waiting for Streamlit to finish a run.
+
+Needs Chromium at /usr/bin/chromium (``.ci/run`` installs it). Without it the browser
+tests are skipped with a message, except in CI (``CI=true``), where they fail. The
+fixtures ``server`` and ``browser`` are registered in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def require_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true but Chromium is missing at {CHROMIUM}; .ci/run should have installed it.")
+    pytest.skip(f"Real-browser test skipped: no Chromium at {CHROMIUM} (apt-get install chromium).")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def dashboard_server() -> Iterator[str]:
+    """Start ``streamlit run app.py`` on a free port and yield its URL once /_stcore/health
+    answers. The server's output goes to a temporary log file, never to a pipe nobody reads
+    (a full pipe blocks the server mid-test)."""
+    require_chromium()
+    port = _free_port()
+    env = {**os.environ, "STREAMLIT_SERVER_PORT": str(port), "STREAMLIT_SERVER_HEADLESS": "true"}
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+        url = f"http://localhost:{port}"
+        try:
+            deadline = time.time() + 90
+            while time.time() < deadline:
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                        if response.read().strip() == b"ok":
+                            break
+                except OSError:
+                    time.sleep(0.5)
+            else:
+                log.seek(0)
+                pytest.fail(f"The dashboard did not answer /_stcore/health within 90 s:\n"
+                            f"{log.read().decode(errors='replace')[-2000:]}")
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+@contextmanager
+def chromium() -> Iterator[object]:
+    """A headless Chromium driven by Playwright."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+def open_app(page, url: str, timeout_ms: int = 300_000) -> None:
+    """Open the dashboard and wait for the Dataset page (a busy server answers late)."""
+    page.goto(url, wait_until="commit", timeout=timeout_ms)
+    page.get_by_role("heading", name="Dataset", exact=True).wait_for(timeout=timeout_ms)
+    wait_idle(page, timeout_ms)
+
+
+BUSY = (
+    "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+    " && !document.querySelector('[data-stale=\"true\"]')"
+    " && !document.querySelector('[data-testid=\"stSpinner\"]')"
+    " && !document.querySelector('[data-testid=\"stSkeleton\"]')"
+)
+
+
+def wait_idle(page, timeout_ms: int = 180_000) -> None:
+    """Wait until Streamlit has finished running the script: no running indicator, stale
+    element or spinner (a cached computation's message), three times in a row."""
+    for _ in range(3):
+        page.wait_for_timeout(700)
+        page.wait_for_function(BUSY, timeout=timeout_ms)
+
+
+def metric(page, label: str) -> str:
+    """The value of the metric with this label."""
+    label_node = page.locator('[data-testid="stMetricLabel"]').get_by_text(label, exact=True)
+    box = page.locator('[data-testid="stMetric"]').filter(has=label_node).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
