@@ -621,7 +621,7 @@ def experiment_figure(experiment, metric: str = "rows", dataset: str | None = No
 
 GEO_COLOUR_BY = {
     "suppressed_share": "suppressed records (%)",
-    "anonymity": "anonymity (smallest class, log scale)",
+    "anonymity": "smallest class (log scale)",
 }
 COUNTY_BORDERS_UP_TO_KM = 2000  # maps spanning more show state borders only
 GEO_METRICS = (

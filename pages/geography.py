@@ -188,7 +188,9 @@ candidates = tuple(c for c in dataset.frame.columns if c != dataset.count and c 
 found = _area_columns(dataset.fingerprint, candidates, dataset.frame)
 if "geo_records" not in st.session_state:
     st.session_state["geo_records"] = ACTIVE
-left, middle, right = st.columns([1.3, 1, 1])
+# what to aggregate, the areas on their own row (their names are long), then how the map shows it:
+# every option stays readable in a 1024 px window
+left, right = st.columns([1.3, 1])
 with left:
     source_kind = st.radio("Records", [ACTIVE, SYNTHETIC], key="geo_records",
                            help="Your working copy needs a column of area ids (ZIP/ZCTA codes or county FIPS codes). "
@@ -204,12 +206,7 @@ with left:
         if region_column in found and st.session_state.get("geo_areas_for") != (dataset.fingerprint, region_column):
             st.session_state["geo_areas"] = found[region_column][0]
             st.session_state["geo_areas_for"] = (dataset.fingerprint, region_column)
-    area_options = list(REGION_SAMPLES) + [UPLOAD]
-    area_key = st.selectbox(
-        "Areas", area_options, key="geo_areas",
-        format_func=lambda key: REGION_SAMPLES.get(key, "Upload boundaries (GeoJSON, GeoPackage, zipped Shapefile)"),
-    )
-with middle:
+with right:
     if source_kind == ACTIVE:
         k = target.k
         st.markdown(f"**k = {k}**")
@@ -218,12 +215,17 @@ with middle:
         k = st.slider("k (smallest allowed class)", 2, 100, 5, key="geo_k")
     site_mode = st.radio("Number of sites", ["from a population cut-off", "chosen directly"], horizontal=True,
                          key="geo_site_mode")
-with right:
-    method = st.selectbox("Site location (shown on the map)", list(METHODS), format_func=METHOD_NAMES.get,
-                          key="geo_method")
-    colour_by = st.selectbox("Colour regions by", list(charts.GEO_COLOUR_BY), format_func=charts.GEO_COLOUR_BY.get,
-                             key="geo_colour")
     palette_name = st.selectbox("Colours", list(charts.PALETTES), key="geo_palette")
+area_options = list(REGION_SAMPLES) + [UPLOAD]
+area_key = st.selectbox(
+    "Areas", area_options, key="geo_areas",
+    format_func=lambda key: REGION_SAMPLES.get(key, "Upload boundaries (GeoJSON, GeoPackage, zipped Shapefile)"),
+)
+shown_left, shown_right = st.columns([1.15, 1])
+method = shown_left.selectbox("Site location (shown on the map)", list(METHODS), format_func=METHOD_NAMES.get,
+                              key="geo_method")
+colour_by = shown_right.selectbox("Colour regions by", list(charts.GEO_COLOUR_BY),
+                                  format_func=charts.GEO_COLOUR_BY.get, key="geo_colour")
 
 if source_kind == ACTIVE and not found:
     st.info(
