@@ -1,6 +1,11 @@
-"""An uploaded-like patient file for page tests: CSV bytes read by the loader as the
-Dataset page reads an upload, with the roles a user would mark, put into an AppTest's
-session the way the Dataset page's upload does (``set_active_dataset``)."""
+"""Uploaded-like patient files for page and browser tests: CSV bytes read by the loader as
+the Dataset page reads an upload, with the roles a user would mark, put into an AppTest's
+session the way the Dataset page's upload does (``set_active_dataset``).
+
+``patients_csv`` has an age and eight ZIP codes (roles set by ``uploaded``); ``registry_csv``
+has identifiers and a birth year, for the pages' guessed roles, and ``JOURNEY_CSV`` is the
+registry file of the release journey (AppTest and browser); ``tennessee_csv`` has
+Tennessee ZIP areas, so Geography can map it (browser tour)."""
 
 from __future__ import annotations
 
@@ -28,6 +33,41 @@ def patients_csv(n: int = 2000, seed: int = 7) -> bytes:
         "diagnosis": rng.choice(["flu", "asthma", "diabetes", "copd", "hypertension"], n),
     })
     return frame.to_csv(index=False).encode()
+
+
+def registry_csv(n: int = 400, seed: int = 7, zips: list[str] | None = None, born: tuple[int, int] = (1930, 2005)) -> bytes:
+    """A patient registry file: record number and e-mail (identifiers), birth year (in ``born``, end
+    excluded), sex and ZIP (quasi-identifiers, five ZIP codes unless given), diagnosis (sensitive)."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "patient_id": np.arange(1000, 1000 + n),
+        "email": [f"p{i}@example.org" for i in range(n)],
+        "birth_year": rng.integers(*born, n),
+        "sex": rng.choice(["F", "M"], n),
+        "zip": rng.choice(zips or ["10115", "10117", "10119", "20095", "20097"], n),
+        "diagnosis": rng.choice(["asthma", "diabetes", "flu", "hypertension"], n, p=[0.2, 0.2, 0.5, 0.1]),
+    })
+    return frame.to_csv(index=False).encode("utf-8")
+
+
+# The journey's file: ZIP codes fine enough (60 of them) that sex x ZIP needs generalizing, so
+# Leakage has a generalization to apply to sex and zip, and Individual privacy then puts the
+# untouched birth year (ten years, so generalizing ZIP alone lets some classes reach k) into bands.
+JOURNEY_CSV = registry_csv(zips=[f"{10100 + i}" for i in range(60)], born=(1950, 1960))
+
+
+def tennessee_csv(records: int = 2000) -> bytes:
+    """A small patient file: Tennessee ZIP areas (so Geography can map it), age, sex, race, diagnosis."""
+    from anonlib.geo import sample_regions
+
+    rng = np.random.default_rng(13)
+    zips = sample_regions("tennessee_zcta").points["region_id"].to_numpy()
+    lines = ["zip,age,sex,race,diagnosis"]
+    for _ in range(records):
+        lines.append(f"{rng.choice(zips[:60])},{rng.integers(18, 90)},{rng.choice(['F', 'M'])},"
+                     f"{rng.choice(['White', 'Black', 'Asian', 'Other'], p=[0.7, 0.2, 0.05, 0.05])},"
+                     f"{rng.choice(['flu', 'asthma', 'diabetes', 'hypertension', 'none'])}")
+    return ("\n".join(lines) + "\n").encode()
 
 
 def uploaded(data: bytes | None = None, roles: dict | None = None) -> tuple[Dataset, Reading]:
