@@ -58,7 +58,17 @@ from scipy.spatial import Delaunay, QhullError, cKDTree
 
 from .core.budget import Progress, WorkEstimate, report
 from .core.equivalence import Classes, combine, encode, encode_column, record_counts
-from .core.errors import ColumnError, GeometryError, ParameterError, ProblemTooLargeError, join_names, require_columns
+from .core.errors import (
+    ColumnError,
+    DataFileError,
+    FileTooLargeError,
+    GeometryError,
+    ParameterError,
+    ProblemTooLargeError,
+    join_names,
+    require_columns,
+)
+from .core.loading import gunzip
 from .core.numbers import MAX_COUNT, seed_number, time_limit_seconds, whole_number
 from .leakage import partition_entropy
 from .core.metrics import discernibility, nonuniform_entropy_codes, weighted_median, whole_k
@@ -296,8 +306,10 @@ def read_regions(
         raise GeometryError(f"The file '{name}' could not be opened ({err.strerror}).") from None
     if raw[:2] == b"\x1f\x8b":
         try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError):
+            raw = gunzip(raw)  # the loader's, with its size cap
+        except FileTooLargeError as err:
+            raise GeometryError(f"The file '{name}' is too large: {err}") from None
+        except DataFileError:
             raise GeometryError(f"The file '{name}' looks gzip-compressed but is damaged.") from None
     try:
         with warnings.catch_warnings():  # GDAL notes about in-memory file names

@@ -502,3 +502,22 @@ def test_estimate_aggregate_counts_rows_and_adc_moves():
     assert capped.seconds <= balanced.seconds + 1.0
     with pytest.raises(ParameterError, match="method must be one of"):
         geo.estimate_aggregate(points, records, quasi_identifiers=["sex"], n_sites=5, method="voronoi")
+
+
+def test_damaged_or_oversized_gzip_boundaries_are_one_sentence():
+    """A boundary upload that is damaged gzip, or unpacks past the loader's size limit (a
+    decompression bomb), is refused with a GeometryError sentence, never a zlib traceback."""
+    from pathlib import Path
+    import zlib
+
+    from anonlib.core.loading import DEFAULT_MAX_BYTES
+
+    damaged = (Path(__file__).parent / "hostile" / "corrupt.csv.gz").read_bytes()
+    with pytest.raises(GeometryError, match="looks gzip-compressed but is damaged"):
+        read_regions(damaged, region_id="GEOID", name="areas.geojson.gz")
+    packer = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+    zeros = b"0" * (1 << 20)
+    bomb = b"".join(packer.compress(zeros) for _ in range(DEFAULT_MAX_BYTES // len(zeros) + 1)) + packer.flush()
+    assert len(bomb) < DEFAULT_MAX_BYTES // 100
+    with pytest.raises(GeometryError, match="areas.geojson.gz' is too large: The file unpacks to more than"):
+        read_regions(bomb, region_id="GEOID", name="areas.geojson.gz")

@@ -167,15 +167,21 @@ def _open_source(source: bytes | str | Path, name: str | None, max_bytes: int) -
             head = handle.read(_HEAD_BYTES)
         src = _Source(name or path.name, size, head, path=path)
     if src.head[:2] == b"\x1f\x8b":
-        data = _gunzip(src.read(), max_bytes)
+        data = gunzip(src.read(), max_bytes)
         src = _Source(src.name, len(data), data[:_HEAD_BYTES], data=data)
     if not src.head.strip() and (src.size <= len(src.head) or not src.read().strip()):
         raise DataFileError("The file is empty.")
     return src
 
 
-def _gunzip(data: bytes, max_bytes: int) -> bytes:
-    """Decompress gzip with a size cap (no decompression bombs)."""
+def gunzip(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """Decompress gzip with a size cap (no decompression bombs): ``DataFileError`` when
+    damaged, ``FileTooLargeError`` when it unpacks past ``max_bytes``.
+
+    >>> import gzip
+    >>> gunzip(gzip.compress(b"zip,sex"))
+    b'zip,sex'
+    """
     decomp = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
     try:
         out = decomp.decompress(data, max_bytes + 1)
