@@ -162,10 +162,10 @@ def _leakage_section(dataset: Dataset, frame: pd.DataFrame, columns: list[str], 
     """Longpre et al.'s leakage of each chosen attribute (or combination) on ``frame``."""
     count = dataset.count
     st.subheader("Information leakage per attribute")
-    left, right = st.columns([2, 1])
-    query = left.multiselect("Attributes to measure", columns, default=columns, key=f"lq-{scope}",
-                             help=term_help("dS / leakage"))
-    wanted = right.multiselect("Combinations", list(SIZES), default=["single attributes"], key=f"leakage_sizes-{scope}")
+    # one row each: every chosen attribute and combination stays readable in a 1024 px window
+    query = st.multiselect("Attributes to measure", columns, default=columns, key=f"lq-{scope}",
+                           help=term_help("dS / leakage"))
+    wanted = st.multiselect("Combinations", list(SIZES), default=["single attributes"], key=f"leakage_sizes-{scope}")
     whole = st.checkbox("Also all quasi-identifiers together as one", key=f"leakage_whole-{scope}")
     attributes = attribute_sets(query, sorted(SIZES[name] for name in wanted))
     qi = tuple(c for c in dataset.quasi_identifiers if c in frame.columns) or tuple(query)

@@ -12,7 +12,7 @@ from anonlib.workflow import WorkingCopy, release_package
 from dashboard import charts
 from dashboard.glossary import term_help
 from dashboard.state import working_copy
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain, result_verdict
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, result_verdict, row
 
 SLOW_ROWS = 20_000  # above this many rows the report takes a second or more: show a status box
 P_KEY = "privacy_p"  # the threshold p, shared with the Individual privacy page
@@ -120,7 +120,7 @@ if report is not None:
     m = st.columns(3)
     m[0].metric("records", f"{d.records:,}", help=term_help("record"))
     m[1].metric("rows", f"{d.rows:,}", help="Rows of the table; with a record-count column a row stands for several records.")
-    m[2].metric("missing values", "left out" if d.missing == "drop" else "a value",
+    m[2].metric("missing values", "left out" if d.missing == "drop" else "kept",
                 help=f"{d.rows_dropped:,} rows with missing values left out of the analysis." if d.missing == "drop"
                 else "Missing values are kept as a value of their own.")
     with st.expander("Columns and roles"):
@@ -178,9 +178,9 @@ if report is not None:
     if report.privacy is not None:
         st.info(plain("Attacker model: " + report.attacker_model))
         m = st.columns(min(len(report.privacy.rows), 4))
-        for i, row in enumerate(report.privacy.rows):
-            m[i % len(m)].metric(f"records protected: {row.sensitive}", f"{100 * row.protected_share:.1f}%",
-                                 help=f"median minimum PPP {row.median_min_ppp:.3f}")
+        for i, protected in enumerate(report.privacy.rows):
+            m[i % len(m)].metric(f"records protected: {protected.sensitive}", f"{100 * protected.protected_share:.1f}%",
+                                 help=f"median minimum PPP {protected.median_min_ppp:.3f}")
     _notes(report, "Individual privacy")
 
     # ------------------------------------------------------------ leakage
@@ -221,18 +221,16 @@ if report is not None:
     # ------------------------------------------------------------ downloads
     html = render_html(report)
     st.subheader("Download")
-    d1, d2, d3 = st.columns(3)
-    with d1, guarded("preparing the release package"):
-        package = _package(key, p, copy, html)
-        st.download_button(
-            "Release package (zip)", package, file_name="release.zip", mime="application/zip", key="dl-package",
-            help="released.csv (the released table), report.html (this report), recipe.json (to re-apply with "
-                 "python -m anonlib apply) and README.txt.", type="primary",
-        )
-    with d2:
+    with row():  # the buttons wrap onto more lines in a narrow window instead of cutting their labels
+        with guarded("preparing the release package"):
+            package = _package(key, p, copy, html)
+            st.download_button(
+                "Release package (zip)", package, file_name="release.zip", mime="application/zip", key="dl-package",
+                help="released.csv (the released table), report.html (this report), recipe.json (to re-apply with "
+                     "python -m anonlib apply) and README.txt.", type="primary",
+            )
         st.download_button("Printable report (HTML)", html.encode("utf-8"), file_name="risk_report.html",
                            mime="text/html", key="dl-report-html")
-    with d3:
         download_json("Parameters and results (JSON)", report.as_dict(), "risk_report.json", key="dl-report-json")
-    if leakage_rows is not None:
-        download_csv("Leakage table (CSV)", leakage_rows, "risk_report_leakage.csv", key="dl-report-leakage")
+        if leakage_rows is not None:
+            download_csv("Leakage table (CSV)", leakage_rows, "risk_report_leakage.csv", key="dl-report-leakage")

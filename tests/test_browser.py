@@ -89,15 +89,21 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
 WIDTHS = (1440, 1024)
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
 
-# Every element of a metric's value or label, every widget label and every selectbox's chosen
-# option must fit its box:
+# Every element of a metric's value or label, every widget label, every selectbox's chosen
+# option, every chosen tag of a multiselect and every button label must fit its box:
 # Streamlit cuts overflowing text with an ellipsis ("32,..."), which hides the number.
 _CUT = """() => {
   const cut = [];
   const selectors = ['[data-testid="stMetricValue"]', '[data-testid="stMetricLabel"]', '[data-testid="stWidgetLabel"]',
-                     '[data-testid="stSelectbox"] input[role="combobox"]'];
+                     '[data-testid="stSelectbox"] input[role="combobox"]', '[data-testid="stMultiSelect"] [data-tag] span[title]',
+                     '[data-testid="stDownloadButton"] button', '[data-testid="stButton"] button'];
   for (const selector of selectors) {
     for (const box of document.querySelectorAll(selector)) {
+      if (box.hasAttribute('title')) {  // a multiselect's tag: squeezed, its text shrinks to nothing
+        const widget = box.closest('[data-testid="stMultiSelect"]').getBoundingClientRect();
+        if (widget.width > 0 && box.scrollWidth > box.clientWidth + 1) cut.push('stMultiSelect: ' + box.title.slice(0, 80));
+        continue;
+      }
       const outer = box.getBoundingClientRect();
       if (outer.width === 0) continue;  // inside a closed expander or tab
       if (box.tagName === 'INPUT') {  // an input does not report its text's width: measure it
