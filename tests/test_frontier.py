@@ -581,3 +581,36 @@ def test_cell_keys_partition_rows_like_the_kernel(cardinalities, n_rows, seed):
     assert pd.factorize(keys)[0].tolist() == pd.factorize(ids)[0].tolist()
     sizes = np.bincount(keys, minlength=space)
     assert sorted(sizes[sizes > 0].tolist()) == sorted(np.bincount(ids, minlength=n_ids).tolist())
+
+
+def test_a_search_is_estimated_before_it_starts_and_refused_past_the_limit(monkeypatch):
+    """explore checks estimate_explore against the work limit first: the estimate grows with the
+    budget and the bits, and a search past the limit is one sentence saying how to narrow."""
+    from anonlib.core import budget
+    from anonlib.core.errors import ProblemTooLargeError
+    from anonlib.frontier import estimate_explore
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"age": rng.integers(18, 90, 500), "weight": rng.integers(40_000, 60_000, 500)})
+    small, wide = prepare(df, ["age"]), prepare(df, ["age", "weight"])
+    assert estimate_explore(small, "shs", 2000).seconds > estimate_explore(small, "shs", 1000).seconds
+    assert estimate_explore(wide, "shs", 1000).seconds > estimate_explore(small, "shs", 1000).seconds
+    assert estimate_explore(wide, "shs", 1000).peak_bytes >= 2 * 1000 * wide.n_bits
+    limit = estimate_explore(wide, "shs", 1000).seconds / 2
+    monkeypatch.setattr(budget.check_work, "__kwdefaults__",
+                        dict(budget.check_work.__kwdefaults__) | {"max_seconds": limit})
+    with pytest.raises(ProblemTooLargeError, match="Evaluating 1,000 policies .* lower the budget"):
+        explore(wide, "shs", 1000, seed=1)
+    assert explore(wide, "shs", 400, seed=1).n_evaluated == 400  # within the limit: runs
+
+
+@pytest.mark.parametrize("method", ["shs", "rcs"])
+def test_a_budget_covering_the_lattice_evaluates_it_whole(method):
+    """A heuristic asked for at least every policy evaluates the lattice in order (the exact
+    frontier) instead of drawing until the last policies turn up by chance."""
+    df = pd.DataFrame({"age": [20, 30, 30, 40, 50, 60], "sex": list("fmfmff")})
+    space = prepare(df, ["age", "sex"])
+    found = explore(space, method, 10 * space.n_policies, seed=1)
+    exact = explore(space, "exhaustive")
+    assert found.n_evaluated == space.n_policies
+    assert [(e.risk, e.loss) for e in found.frontier] == [(e.risk, e.loss) for e in exact.frontier]

@@ -86,3 +86,16 @@ def test_packed_clauses_equal_a_boolean_reference(n_bits, n_clauses, seed):
     for bit in range(n_bits):
         assert pruned.satisfied_by((bit, 0)).tolist() == [bool(o[bit]) for o in ones]
         assert pruned.satisfied_by((bit, 1)).tolist() == [bool(z[bit]) for z in zeros]
+
+
+def test_snl_gives_up_after_max_draws():
+    """The paper's example needs two literals: one draw is not enough, and SNL says so with None
+    instead of searching on (a nearly covered lattice can take millions of draws)."""
+    from anonlib.lattice import PrunedSublattices, Sublattice, parse, search_non_overlapping
+
+    pruned = PrunedSublattices(5)
+    pruned.add(Sublattice(parse("00000"), parse("11110")))
+    pruned.add(Sublattice(parse("00101"), parse("11111")))
+    pruned.add(Sublattice(parse("00100"), parse("10101")))
+    assert search_non_overlapping(pruned, np.random.default_rng(3), max_draws=1) is None
+    assert sorted(search_non_overlapping(pruned, np.random.default_rng(3)).items()) == [(2, 0), (4, 1)]
