@@ -194,6 +194,7 @@ def offer_step(step, cost, page: str, what: str, key: str):
 def paper_example(title: str, paper: str, render: Callable[[], None], key: str) -> None:
     """The paper's worked example, closed at the bottom of a page: nothing is
     computed until the user switches it on, and it never touches the working copy.
+    A failure inside (a choice refused as too large) is a sentence, as everywhere.
     Usage: ``paper_example("Table 1 of Kroes et al.", "Kroes et al. 2021", _render_table1, "peers_paper")``.
     """
     st.divider()
@@ -202,7 +203,8 @@ def paper_example(title: str, paper: str, render: Callable[[], None], key: str) 
     if shown:
         with st.container(border=True):
             st.caption(f"From {paper}. These numbers are the paper's, not your file's.")
-            render()
+            with guarded("computing the paper's example"):
+                render()
 
 
 def sidebar(container=None, status=None) -> None:
