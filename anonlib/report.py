@@ -65,6 +65,14 @@ NO_ROWS = ("There are no records to analyse: the table is empty, or every row mi
            "columns and rows with missing values are dropped.")
 
 
+def _records_of(dataset: Dataset, columns: Sequence[str]) -> tuple[pd.DataFrame, int]:
+    """``dataset.analysis_frame(columns)``, refused with ``NO_ROWS`` when no record is left."""
+    frame, dropped = dataset.analysis_frame(list(columns))
+    if len(frame) == 0:
+        raise EmptySelectionError(NO_ROWS)
+    return frame, dropped
+
+
 # --------------------------------------------------------------------------- sections
 
 
@@ -481,9 +489,7 @@ def individual_privacy(
         raise ParameterError("Mark at least one column as quasi-identifier: it is what an attacker may know.")
     if not sensitive:
         raise ParameterError("No column is marked sensitive, so there is no value whose disclosure could be measured.")
-    frame, dropped = dataset.analysis_frame(list(aux + sensitive))
-    if len(frame) == 0:
-        raise EmptySelectionError(NO_ROWS)
+    frame, dropped = _records_of(dataset, aux + sensitive)
     minimums, rows, weights = _protected(frame, tuple(aux), tuple(sensitive), dataset.count, p, measure, q,
                                          None if max_known is None else int(max_known), include_empty, progress)
     return IndividualPrivacy(tuple(aux), p, measure, max_known, minimums, rows, weights, dropped)
@@ -532,9 +538,7 @@ def models_section(dataset: Dataset, requirements=()) -> ModelsSection:
         raise ParameterError("Mark at least one column as quasi-identifier to judge the privacy models.")
     if not sensitive:
         raise ParameterError("Mark a column as sensitive to see the privacy models (l-diversity, t-closeness, ...).")
-    frame, _ = dataset.analysis_frame(list(qis + sensitive))
-    if len(frame) == 0:
-        raise EmptySelectionError(NO_ROWS)
+    frame, _ = _records_of(dataset, qis + sensitive)
     chosen = {(r.model, r.sensitive): r for r in requirements if r.sensitive in sensitive}
     judged = []
     for s in sensitive:
@@ -566,9 +570,7 @@ def attacker_section(dataset: Dataset) -> AttackerSection:
     from .risk import reidentification  # noqa: PLC0415 - risk imports models, which the report imports lazily too
 
     qis = list(dataset.quasi_identifiers)
-    frame, _ = dataset.analysis_frame(qis)
-    if len(frame) == 0:
-        raise EmptySelectionError(NO_ROWS)
+    frame, _ = _records_of(dataset, qis)
     r = reidentification(frame, qis, count=dataset.count)
     return AttackerSection(
         records=r.records, prosecutor_highest=r.prosecutor_highest, prosecutor_average=r.prosecutor_average,
