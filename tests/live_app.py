@@ -107,6 +107,13 @@ def open_app(page, url: str, timeout_ms: int = 300_000) -> None:
     wait_idle(page, timeout_ms)
 
 
+def open_page(page, title: str, timeout_ms: int = 300_000) -> None:
+    """Open a page from the sidebar's navigation and wait for its heading and its run."""
+    page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
+    page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=timeout_ms)
+    wait_idle(page, timeout_ms)
+
+
 BUSY = (
     "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
     " && !document.querySelector('[data-stale=\"true\"]')"

@@ -13,7 +13,7 @@ import re
 import urllib.request
 from pathlib import Path
 
-from live_app import BUSY, ROOT, metric, open_app, wait_idle
+from live_app import BUSY, ROOT, metric, open_app, open_page, wait_idle
 from uploads import JOURNEY_CSV, tennessee_csv
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -66,9 +66,7 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
     if registered > 1:  # streamlit hides the navigation when there is one page
         assert len(titles) == registered and titles[0] == "Dataset"
     for number, title in enumerate(titles, start=3):
-        page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
-        page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=300_000)
-        wait_idle(page, 300_000)
+        open_page(page, title)
         if title == "Geographic aggregation":  # this file has no area ids: the page says what is missing
             page.get_by_text("Geography needs a column of area ids").wait_for(timeout=60_000)
         elif "as sensitive on the Dataset page" not in page.locator("body").inner_text():  # nothing to measure
@@ -183,9 +181,7 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
         assert titles[0] == "Dataset" and len(titles) == len(list((ROOT / "pages").glob("*.py")))
         for number, title in enumerate(titles, start=1):
             if number > 1:
-                page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
-                page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=300_000)
-                wait_idle(page, 300_000)
+                open_page(page, title)
             body = page.locator("body").inner_text()
             assert "Traceback" not in body and "Something unexpected went wrong" not in body, (width, title)
             assert "patients.csv" in sidebar.inner_text(), (width, title)  # the upload stays the working copy
@@ -225,12 +221,6 @@ def _click(page, key: str) -> None:
     wait_idle(page, 300_000)
 
 
-def _open(page, title: str) -> None:
-    page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
-    page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=300_000)
-    wait_idle(page, 300_000)
-
-
 def test_release_journey_generalize_bands_undo_report_package_apply(server, browser, tmp_path) -> None:
     """Upload -> a generalization on Leakage (sex and zip) -> bands on Individual privacy ->
     undo -> the report lists the generalization with its records -> download the package ->
@@ -262,7 +252,7 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
     assert "Quasi-identifiers: birth_year, sex, zip" in sidebar.inner_text()
 
     # Leakage: take birth_year out of the quasi-identifiers to generalize, apply the default
-    _open(page, "Leakage & anonymization")
+    open_page(page, "Leakage & anonymization")
     page.locator('[class*="st-key-shield-"]').get_by_role("button", name="Remove birth_year").click()
     wait_idle(page, 300_000)
     page.locator(".st-key-leakage_apply button").first.wait_for(timeout=300_000)
@@ -273,7 +263,7 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
     assert before == failing and after < before
 
     # Individual privacy: bands on the birth year, then undo them
-    _open(page, "Individual privacy")
+    open_page(page, "Individual privacy")
     _click(page, "peers_apply")
     assert "2. Individual privacy: " in sidebar.inner_text()
     _click(page, "sidebar_undo")
@@ -281,7 +271,7 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
     assert "2. Individual privacy" not in text and _STEP.search(text).groups() == step.groups()
 
     # the report, and its package downloaded as a person would
-    _open(page, "Risk report")
+    open_page(page, "Risk report")
     body = page.locator("body").inner_text()
     assert "Traceback" not in body and "Something unexpected went wrong" not in body
     with page.expect_download(timeout=300_000) as download:
