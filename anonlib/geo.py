@@ -828,17 +828,17 @@ class _PointIndex:
         xs, ys = x[self.order], y[self.order]
         self.x0, self.x1 = np.minimum.reduceat(xs, self.starts), np.maximum.reduceat(xs, self.starts)
         self.y0, self.y1 = np.minimum.reduceat(ys, self.starts), np.maximum.reduceat(ys, self.starts)
-        self.reach = np.zeros(len(self.starts))
+        self.limit = np.full(len(self.starts), 1e-6)
 
     def update(self, dist: np.ndarray) -> None:
-        """The largest distance to its site in each bucket (after the sites moved)."""
-        self.reach = np.maximum.reduceat(dist[self.order], self.starts)
+        """Each bucket's largest distance to its site, after the sites moved, with a tolerance."""
+        self.limit = np.maximum.reduceat(dist[self.order], self.starts) * (1 + 1e-9) + 1e-6
 
     def candidates(self, tx: float, ty: float) -> np.ndarray:
         """Points that may be nearer to (tx, ty) than to their site (a superset)."""
         dx = np.maximum(np.maximum(self.x0 - tx, tx - self.x1), 0.0)
         dy = np.maximum(np.maximum(self.y0 - ty, ty - self.y1), 0.0)
-        near = np.flatnonzero(np.hypot(dx, dy) <= self.reach * (1 + 1e-9) + 1e-6)
+        near = np.flatnonzero(np.hypot(dx, dy) <= self.limit)
         return self.order[_ranges(self.starts[near], self.stops[near])]
 
 
@@ -870,6 +870,11 @@ class _AdcState:
                 np.add.at(self.matrix, (np.repeat(self.assignment[changed], counts), q), size)
         self.anonymity = _anonymity(self.matrix)
         self.objective = adc_objective(self.anonymity)
+        # F's three parts (|A|, g, |A_g|), so a move changing a few sites is scored without a full pass
+        present = self.anonymity[self.anonymity > 0]
+        self.present = int(present.size)
+        self.lowest = int(present.min()) if present.size else 0
+        self.at_lowest = int(np.count_nonzero(present == self.lowest)) if present.size else 0
         self.site_order = np.argsort(self.assignment, kind="stable")  # points, site by site
         self.site_start = np.searchsorted(self.assignment[self.site_order], np.arange(len(sites) + 1))
         self.tree_points = xy
@@ -1043,12 +1048,28 @@ class _AdcSearch:
         return entry
 
     def objective_after(self, entry: _Try) -> int:
-        """F after the move: its sites at their new anonymity, the others as they are now."""
+        """F after the move: its sites at their new anonymity, the others as they are now.
+
+        From the state's |A|, g and |A_g| and the few changed sites (``entry.rows`` are
+        distinct): while some unchanged site stays at g, the unchanged sites' lowest level
+        is g, so the new lowest level and its count follow from the changed sites alone.
+        Otherwise (the move lifts every site at g) the whole vector is recounted.
+        """
+        state = self.state
         if entry.rows.size == 0:
-            return self.state.objective
-        trial = self.state.anonymity.copy()
-        trial[entry.rows] = entry.anonymity
-        return adc_objective(trial)
+            return state.objective
+        old, new = state.anonymity[entry.rows].tolist(), entry.anonymity.tolist()
+        g = state.lowest
+        unchanged_at_g = state.at_lowest - old.count(g)
+        if state.present == 0 or unchanged_at_g == 0:
+            trial = state.anonymity.copy()
+            trial[entry.rows] = entry.anonymity
+            return adc_objective(trial)
+        changed_present = [a for a in new if a > 0]
+        present = state.present - sum(a > 0 for a in old) + len(changed_present)
+        low = min(g, *changed_present) if changed_present else g
+        at_low = changed_present.count(low) + (unchanged_at_g if low == g else 0)
+        return present * low + (present - at_low)
 
     def commit(self, trial: _AdcState, moved: int) -> None:
         """Keep the trial's sites, and forget the tries they may change: those that read a
