@@ -757,11 +757,21 @@ def adc_objective(anonymity: np.ndarray) -> int:
     >>> adc_objective(np.array([2, 3, 2, 0]))
     7
     """
+    return _objective(*_objective_parts(anonymity))
+
+
+def _objective_parts(anonymity: np.ndarray) -> tuple[int, int, int]:
+    """F's parts: |A| (non-empty regions), g (their lowest anonymity) and |A_g| (0s when none)."""
     present = anonymity[anonymity > 0]
     if present.size == 0:
-        return 0
+        return 0, 0, 0
     g = int(present.min())
-    return int(present.size * g + (present.size - int((present == g).sum())))
+    return int(present.size), g, int(np.count_nonzero(present == g))
+
+
+def _objective(present: int, lowest: int, at_lowest: int) -> int:
+    """Eq. 14 from its parts: ``|A| g + (|A| - |A_g|)``."""
+    return present * lowest + (present - at_lowest)
 
 
 @dataclass(frozen=True)
@@ -869,12 +879,9 @@ class _AdcState:
                 np.subtract.at(self.matrix, (np.repeat(previous.assignment[changed], counts), q), size)
                 np.add.at(self.matrix, (np.repeat(self.assignment[changed], counts), q), size)
         self.anonymity = _anonymity(self.matrix)
-        self.objective = adc_objective(self.anonymity)
-        # F's three parts (|A|, g, |A_g|), so a move changing a few sites is scored without a full pass
-        present = self.anonymity[self.anonymity > 0]
-        self.present = int(present.size)
-        self.lowest = int(present.min()) if present.size else 0
-        self.at_lowest = int(np.count_nonzero(present == self.lowest)) if present.size else 0
+        # F and its parts (|A|, g, |A_g|), so a move changing a few sites is scored without a full pass
+        self.present, self.lowest, self.at_lowest = _objective_parts(self.anonymity)
+        self.objective = _objective(self.present, self.lowest, self.at_lowest)
         self.site_order = np.argsort(self.assignment, kind="stable")  # points, site by site
         self.site_start = np.searchsorted(self.assignment[self.site_order], np.arange(len(sites) + 1))
         self.tree_points = xy
@@ -1068,8 +1075,7 @@ class _AdcSearch:
         changed_present = [a for a in new if a > 0]
         present = state.present - sum(a > 0 for a in old) + len(changed_present)
         low = min(g, *changed_present) if changed_present else g
-        at_low = changed_present.count(low) + (unchanged_at_g if low == g else 0)
-        return present * low + (present - at_low)
+        return _objective(present, low, changed_present.count(low) + (unchanged_at_g if low == g else 0))
 
     def commit(self, trial: _AdcState, moved: int) -> None:
         """Keep the trial's sites, and forget the tries they may change: those that read a

@@ -172,7 +172,6 @@ def test_adc_objective_examples():
     assert adc_objective(np.array([3, 3, 3])) > adc_objective(np.array([2, 9, 9]))
 
 
-
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=12), st.data())
 def test_objective_after_a_move_equals_the_full_objective(anonymity, data):
@@ -182,14 +181,14 @@ def test_objective_after_a_move_equals_the_full_objective(anonymity, data):
     before = np.array(anonymity, dtype=np.int64)
     rows = np.array(sorted(data.draw(st.sets(st.integers(0, len(before) - 1), max_size=len(before)))), dtype=np.int64)
     after = np.array(data.draw(st.lists(st.integers(0, 6), min_size=len(rows), max_size=len(rows))), dtype=np.int64)
-    present = before[before > 0]
-    state = SimpleNamespace(anonymity=before, objective=adc_objective(before), present=int(present.size),
-                            lowest=int(present.min()) if present.size else 0,
-                            at_lowest=int((present == present.min()).sum()) if present.size else 0)
+    present, lowest, at_lowest = geo._objective_parts(before)
+    state = SimpleNamespace(anonymity=before, objective=adc_objective(before), present=present, lowest=lowest,
+                            at_lowest=at_lowest)
     entry = SimpleNamespace(rows=rows, anonymity=after)
     full = before.copy()
     full[rows] = after
     assert geo._AdcSearch.objective_after(SimpleNamespace(state=state), entry) == adc_objective(full)
+
 
 def test_unmatched_region_ids_are_named_not_dropped():
     points, records = _problem(1)
