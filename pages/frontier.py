@@ -165,13 +165,13 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
                 population_count = None if choice == "one person per row" else choice
                 population_key = f"{upload.file_id}:{population_count}"
 
-    c1, c4 = st.columns([3, 1])  # the method's full name fits a 1024 px window on its own row
-    method = c1.selectbox("Method", list(METHODS), format_func=METHOD_NAMES.get, key=f"{p}_method")
-    seed = int(c4.number_input("Seed", min_value=0, max_value=10**9, value=1, step=1, key=f"{p}_seed"))
-    c2, c3 = st.columns(2)
-    budget = c2.slider("Budget (policies evaluated)", 100, 20_000, 1_000, step=100, key=f"{p}_budget",
+    method_column, seed_column = st.columns([3, 1])  # the method's full name fits a 1024 px window on its own row
+    method = method_column.selectbox("Method", list(METHODS), format_func=METHOD_NAMES.get, key=f"{p}_method")
+    seed = int(seed_column.number_input("Seed", min_value=0, max_value=10**9, value=1, step=1, key=f"{p}_seed"))
+    budget_column, threshold_column = st.columns(2)
+    budget = budget_column.slider("Budget (policies evaluated)", 100, 20_000, 1_000, step=100, key=f"{p}_budget",
                        disabled=method == "exhaustive")
-    threshold = c3.slider("SHS threshold on H", 0.0, 1.0, DEFAULT_THRESHOLD, step=0.05, key=f"{p}_threshold",
+    threshold = threshold_column.slider("SHS threshold on H", 0.0, 1.0, DEFAULT_THRESHOLD, step=0.05, key=f"{p}_threshold",
                           disabled=method != "shs")
     compare = st.checkbox("Also run the other heuristic with the same budget (area-vs-budget chart)",
                           value=True, key=f"{p}_compare")

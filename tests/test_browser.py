@@ -13,7 +13,7 @@ import re
 import urllib.request
 from pathlib import Path
 
-from live_app import BUSY, ROOT, metric, open_app, open_page, wait_idle
+from live_app import BUSY, ROOT, metric, open_app, open_page, upload, wait_idle
 from uploads import JOURNEY_CSV, tennessee_csv
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -47,11 +47,7 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
     assert metric(page, "records") == "32,561"  # the default sample is loaded
     page.screenshot(path=str(ARTIFACTS / "01-dataset-default.png"), full_page=True)
 
-    page.get_by_text("Upload a file").click()
-    wait_idle(page)
-    page.locator('input[type="file"]').set_input_files(str(ROOT / "data" / "samples" / "caballero_table2b.csv"))
-    page.get_by_text(re.compile(r"Read 15 rows and 4 columns")).wait_for(timeout=60_000)
-    wait_idle(page)
+    upload(page, ROOT / "data" / "samples" / "caballero_table2b.csv", "Read 15 rows and 4 columns")
     assert metric(page, "records") == "15"
     assert metric(page, "k") == "2"
     assert metric(page, "classes") == "4"
@@ -168,12 +164,7 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         open_app(page, server)
-        page.get_by_text("Upload a file").click()
-        wait_idle(page, 300_000)
-        page.locator('input[type="file"]').wait_for(state="attached", timeout=180_000)  # a busy server is slow
-        page.locator('input[type="file"]').set_input_files(str(csv))
-        page.get_by_text(re.compile(r"Read 2,000 rows and 5 columns")).wait_for(timeout=300_000)
-        wait_idle(page, 300_000)
+        upload(page, csv, "Read 2,000 rows and 5 columns")
         assert metric(page, "records") == "2,000"
         sidebar = page.locator('[data-testid="stSidebar"]')
         links = page.locator('[data-testid="stSidebarNavLink"]')
@@ -243,11 +234,7 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     open_app(page, server)
-    page.get_by_text("Upload a file").click()
-    wait_idle(page, 300_000)
-    page.locator('input[type="file"]').set_input_files(str(csv))
-    page.get_by_text(re.compile(r"Read 400 rows and 6 columns")).wait_for(timeout=300_000)
-    wait_idle(page, 300_000)
+    upload(page, csv, "Read 400 rows and 6 columns")
     sidebar = page.locator('[data-testid="stSidebar"]')
     assert "Quasi-identifiers: birth_year, sex, zip" in sidebar.inner_text()
 
