@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import math
 import time
 import warnings
@@ -801,15 +802,16 @@ def _ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
     [2, 3, 4, 5]
     """
     lengths = stops - starts
-    keep = lengths > 0
-    starts, lengths = starts[keep], lengths[keep]
-    if lengths.size == 0:
+    ends = np.cumsum(lengths)
+    if ends.size == 0:
         return np.zeros(0, dtype=np.int64)
-    offsets = np.cumsum(lengths) - lengths
-    return np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()))
+    # position i of range j is starts[j] + (i - its offset); an empty range repeats nothing
+    return np.arange(ends[-1]) + np.repeat(starts - (ends - lengths), lengths)
 
 
 BUCKET_POINTS = 16
+BATCH_CELLS = 250_000  # numbers per array when moves are scored together (2 MB of floats)
+BATCH_MOVES = 512  # at most this many moves scored together
 
 
 class _PointIndex:
@@ -838,18 +840,27 @@ class _PointIndex:
         xs, ys = x[self.order], y[self.order]
         self.x0, self.x1 = np.minimum.reduceat(xs, self.starts), np.maximum.reduceat(xs, self.starts)
         self.y0, self.y1 = np.minimum.reduceat(ys, self.starts), np.maximum.reduceat(ys, self.starts)
-        self.limit = np.full(len(self.starts), 1e-6)
+        self.limit_sq = np.full(len(self.starts), 1e-12)
 
     def update(self, dist: np.ndarray) -> None:
-        """Each bucket's largest distance to its site, after the sites moved, with a tolerance."""
-        self.limit = np.maximum.reduceat(dist[self.order], self.starts) * (1 + 1e-9) + 1e-6
+        """Each bucket's largest distance to its site, after the sites moved, with a tolerance
+        (kept squared, so a query compares squared distances)."""
+        self.limit_sq = (np.maximum.reduceat(dist[self.order], self.starts) * (1 + 1e-9) + 1e-6) ** 2
 
-    def candidates(self, tx: float, ty: float) -> np.ndarray:
-        """Points that may be nearer to (tx, ty) than to their site (a superset)."""
-        dx = np.maximum(np.maximum(self.x0 - tx, tx - self.x1), 0.0)
-        dy = np.maximum(np.maximum(self.y0 - ty, ty - self.y1), 0.0)
-        near = np.flatnonzero(np.hypot(dx, dy) <= self.limit)
-        return self.order[_ranges(self.starts[near], self.stops[near])]
+    def candidates(self, tx: np.ndarray, ty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each target (tx[i], ty[i]), the points that may be nearer to it than to their
+        site (a superset): ``(target, point)`` pairs, target by target. Targets are taken a
+        chunk at a time so the (targets x buckets) distances stay within ``BATCH_CELLS``."""
+        chunk = max(1, BATCH_CELLS // max(len(self.starts), 1))
+        targets, points = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        for lo in range(0, len(tx), chunk):
+            cx, cy = tx[lo : lo + chunk, None], ty[lo : lo + chunk, None]
+            dx = np.maximum(np.maximum(self.x0 - cx, cx - self.x1), 0.0)
+            dy = np.maximum(np.maximum(self.y0 - cy, cy - self.y1), 0.0)
+            target, near = np.nonzero(dx * dx + dy * dy <= self.limit_sq)
+            points.append(self.order[_ranges(self.starts[near], self.stops[near])])
+            targets.append(np.repeat(target + lo, self.stops[near] - self.starts[near]))
+        return np.concatenate(targets), np.concatenate(points)
 
 
 class _AdcState:
@@ -888,16 +899,22 @@ class _AdcState:
         self._runner_up: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         index.update(self.dist)
 
-    def runner_up(self, site: int) -> tuple[np.ndarray, np.ndarray]:
-        """For the points of ``site``: the nearest other site and its distance (kept per site)."""
-        if site not in self._runner_up:
-            members = self.points_of(site)
+    def runners_up(self, sites: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For the points of ``sites`` (as ``points_of(sites)``): the nearest other site and
+        its distance. Kept per site; the sites not yet known are queried together."""
+        missing = np.array([s for s in dict.fromkeys(sites.tolist()) if s not in self._runner_up], dtype=np.int64)
+        if missing.size:
+            members = self.points_of(missing)
+            sizes = self.site_start[missing + 1] - self.site_start[missing]
             dd, ii = self.tree.query(self.tree_points[members], k=2)
-            first_is_self = ii[:, 0] == site
-            self._runner_up[site] = (
-                np.where(first_is_self, ii[:, 1], ii[:, 0]), np.where(first_is_self, dd[:, 1], dd[:, 0])
-            )
-        return self._runner_up[site]
+            first_is_self = ii[:, 0] == np.repeat(missing, sizes)
+            other = np.where(first_is_self, ii[:, 1], ii[:, 0])
+            distance = np.where(first_is_self, dd[:, 1], dd[:, 0])
+            bounds = np.cumsum(sizes)[:-1]
+            for site, o, d in zip(missing.tolist(), np.split(other, bounds), np.split(distance, bounds)):
+                self._runner_up[site] = (o, d)
+        parts = [self._runner_up[s] for s in sites.tolist()]
+        return np.concatenate([o for o, _ in parts]), np.concatenate([d for _, d in parts])
 
     def points_of(self, sites) -> np.ndarray:
         """The points of the given site, or sites (ascending within each site)."""
@@ -930,10 +947,30 @@ class _Try:
     valid: bool = True
 
 
+@dataclass
+class _Neighbourhood:
+    """A region's neighbourhood (its Voronoi cell plus the polygon through its ring) and the
+    targets found in it. It read the region's site and points and its ring's sites (and
+    their points when the ring has under 3 sites): it holds while the ring and their
+    ``versions`` stay (``checked``: the commit count when that was last confirmed)."""
+
+    ring: np.ndarray
+    versions: np.ndarray
+    cells: np.ndarray
+    targets: dict[int, np.ndarray | None] = field(default_factory=dict)  # class -> target
+    checked: int = -1
+
+
 class _AdcSearch:
     """ADC's moves on an ``_AdcState``: each tried move scored on the points it can change,
     and failed moves remembered until something they read changes (so the pass that
-    confirms convergence mostly recalls)."""
+    confirms convergence mostly recalls).
+
+    The state changes only when a move is committed (33 of ~20,000 scorings on all US
+    ZIP areas), so the moves a pass is about to try can be scored together in one array
+    pass (``score_ahead``); the scores hold until the next commit. A region's
+    neighbourhood and targets hold while the sites and points they read stay.
+    """
 
     def __init__(self, x: np.ndarray, y: np.ndarray, cells: _Cells, seed_sites: np.ndarray) -> None:
         self.x, self.y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
@@ -946,7 +983,9 @@ class _AdcSearch:
         self.state = _AdcState(self.xy, cells, self.index, np.array(seed_sites, dtype=float))
         self.version = np.zeros(len(seed_sites), dtype=np.int64)  # bumped when a site moves or its points change
         self.tries: dict[tuple[int, int], _Try] = {}
-        self.scored: dict[tuple[int, float, float], tuple] = {}  # moves scored on the current state
+        self.nearby: dict[int, _Neighbourhood] = {}  # per region, kept while what it read stays
+        self.commits = 0
+        self.scored: dict[tuple[int, float, float], tuple] = {}  # (region, target) -> its score, until a commit
 
     def cells_of(self, points: np.ndarray) -> np.ndarray:
         return self.by_point[_ranges(self.point_start[points], self.point_start[points + 1])]
@@ -979,72 +1018,114 @@ class _AdcSearch:
             in_ring = state.points_of(ring)
         return np.sort(self.cells_of(np.union1d(state.points_of(region), in_ring)))
 
-    def attempt(self, region: int, q: int, ring: np.ndarray, nearby: np.ndarray) -> _Try:
-        """Eqs. 18-19: the site moves to the weighted median of the class's members nearby;
-        the move is scored on the points it can change, and remembered."""
-        cells, state, x, y = self.cells, self.state, self.x, self.y
+    def target(self, region: int, q: int, ring: np.ndarray) -> np.ndarray | None:
+        """Eqs. 18-19: where the region's site moves for class ``q``, the weighted median of
+        the class's members in its neighbourhood; None when none are nearby or the site is
+        already there."""
+        held = self.nearby.get(region)
+        if held is None or held.checked != self.commits:
+            read = self.version[np.concatenate([[region], ring])]
+            if held is None or not np.array_equal(held.ring, ring) or not np.array_equal(held.versions, read):
+                held = self.nearby[region] = _Neighbourhood(ring, read, self.neighbourhood_cells(region, ring))
+            held.checked = self.commits
+        nearby, targets = held.cells, held.targets
+        if q not in targets:
+            cells = self.cells
+            members = nearby[cells.qclass[nearby] == q]
+            target = None
+            if members.size:
+                pts, w = cells.region[members], cells.size[members]
+                target = np.array([weighted_median(self.x[pts], w), weighted_median(self.y[pts], w)])
+                if _close(target, self.state.sites[region]):
+                    target = None
+            targets[q] = target
+        return targets[q]
+
+    def unscored(self, region: int, q: int, ring: np.ndarray) -> bool:
+        """Whether trying this move would need a new score on the current state."""
+        target = self.target(region, q, ring)
+        return target is not None and (region, float(target[0]), float(target[1])) not in self.scored
+
+    def attempt(self, region: int, q: int, ring: np.ndarray) -> _Try:
+        """The move of the region's site for class ``q``, scored on the points it can change,
+        and remembered."""
         entry = _Try(region, np.zeros(0, np.int64), np.zeros(0, np.int64), ring)
         read = [np.array([region]), ring]
-        members = nearby[cells.qclass[nearby] == q]
-        if members.size:
-            pts, w = cells.region[members], cells.size[members]
-            target = np.array([weighted_median(x[pts], w), weighted_median(y[pts], w)])
-            if not _close(target, state.sites[region]):
-                entry.target = target
-                read += self._score(entry, target)
+        target = self.target(region, q, ring)
+        if target is not None:
+            entry.target = target
+            key = (region, float(target[0]), float(target[1]))
+            if key not in self.scored:  # two classes of a region often give the same target
+                self.score_ahead([(region, q, ring)])
+            entry.rows, entry.anonymity, entry.reach, scored_read = self.scored[key]
+            read += scored_read
         entry.sites = np.concatenate(read)  # repeats do no harm
         entry.versions = self.version[entry.sites].copy()
         self.tries[region, q] = entry
         return entry
 
-    def _score(self, entry: _Try, target: np.ndarray) -> list[np.ndarray]:
-        """Which sites change anonymity, and to what, when ``entry.region``'s site moves to
-        ``target``: only the points found near the target (``_PointIndex``) and the
-        region's own points (to their runner-up site) are recounted. Returns what it read.
-        Two classes of a region often give the same target: it is scored once per state."""
-        key = (entry.region, float(target[0]), float(target[1]))
-        if key not in self.scored:
-            self.scored[key] = self._recount(entry, target)
-        entry.rows, entry.anonymity, entry.reach, read = self.scored[key]
-        return read
+    def score_ahead(self, moves) -> None:
+        """Score the moves ``(region, class, ring)`` not yet scored on this state, together."""
+        todo: dict[tuple[int, float, float], np.ndarray] = {}
+        for region, q, ring in moves:
+            target = self.target(region, q, ring)
+            if target is not None:
+                key = (region, float(target[0]), float(target[1]))
+                if key not in self.scored:
+                    todo.setdefault(key, target)
+        if todo:
+            self._score([key[0] for key in todo], np.array(list(todo.values())))
 
-    def _recount(self, entry: _Try, target: np.ndarray) -> tuple:
-        state, cells, x, y, region = self.state, self.cells, self.x, self.y, entry.region
-        near = self.index.candidates(target[0], target[1])
-        d_near = np.hypot(x[near] - target[0], y[near] - target[1])
-        gained = near[(d_near < state.dist[near]) & (state.assignment[near] != region)]
-        members = state.points_of(region)
-        new_site = np.full(len(members), region)
-        reach = 0.0
-        # Points near the target that it does not take only matter if they come to be
-        # farther from their site (``commit`` checks those); so read = the sites that change.
-        read = []
-        if members.size and len(state.sites) > 1:
-            d_new = np.hypot(x[members] - target[0], y[members] - target[1])
-            other, d_other = state.runner_up(region)
-            new_site = np.where(d_other < d_new, other, region)
-            reach = float((d_other + state.dist[members]).max())
-            read.append(other)
-        leaving = new_site != region
-        changed = np.concatenate([gained, members[leaving]])
-        rows = anonymity = np.zeros(0, dtype=np.int64)
-        if changed.size:
-            destination = np.concatenate([np.full(gained.size, region), new_site[leaving]])
-            counts = self.point_start[changed + 1] - self.point_start[changed]
-            cell_idx = self.cells_of(changed)
-            origin = state.assignment[changed]
-            old_rows, new_rows = np.repeat(origin, counts), np.repeat(destination, counts)
-            rows = np.sort(np.concatenate([origin, destination]))
-            rows = rows[np.r_[True, rows[1:] != rows[:-1]]]  # distinct (np.unique costs more on a few values)
-            qs, size = cells.qclass[cell_idx], cells.size[cell_idx]
-            width = cells.n_classes
-            moves = np.bincount(
-                np.concatenate([np.searchsorted(rows, old_rows) * width + qs, np.searchsorted(rows, new_rows) * width + qs]),
-                weights=np.concatenate([-size, size]).astype(float), minlength=rows.size * width,
-            )
-            block = state.matrix[rows] + np.rint(moves).astype(np.int64).reshape(rows.size, width)
-            anonymity = _anonymity(block)
-        return rows, anonymity, reach, read + [rows]
+    def _score(self, regions: list[int], targets: np.ndarray) -> None:
+        """For each move of ``regions[i]``'s site to ``targets[i]``: which sites change
+        anonymity, and to what (into ``self.scored``, with what the move read).
+
+        Only the points found near the target (``_PointIndex``) and the region's own points
+        (to their runner-up site) are recounted: one array pass over all the moves, each
+        point and cell tagged with its move.
+        """
+        state, cells, x, y = self.state, self.cells, self.x, self.y
+        regions_ = np.asarray(regions, dtype=np.int64)
+        tx, ty = targets[:, 0].copy(), targets[:, 1].copy()
+        n_moves, n_sites, width = len(regions_), len(state.sites), cells.n_classes
+        # points near a target that it takes from another site
+        near_move, near = self.index.candidates(tx, ty)
+        d_near = np.hypot(x[near] - tx[near_move], y[near] - ty[near_move])
+        taken = (d_near < state.dist[near]) & (state.assignment[near] != regions_[near_move])
+        move, changed, destination = [near_move[taken]], [near[taken]], [regions_[near_move[taken]]]
+        # the region's own points stay, or go to their runner-up site if it is now nearer.
+        # Points near a target that it does not take only matter if they come to be farther
+        # from their site (``commit`` checks those); so a move reads the sites that change.
+        sizes = state.site_start[regions_ + 1] - state.site_start[regions_]
+        member_bounds = np.concatenate([[0], np.cumsum(sizes)])
+        reach = np.zeros(n_moves)
+        others = None
+        if n_sites > 1 and member_bounds[-1]:
+            members, member_move = state.points_of(regions_), np.repeat(np.arange(n_moves), sizes)
+            others, d_other = state.runners_up(regions_)
+            d_new = np.hypot(x[members] - tx[member_move], y[members] - ty[member_move])
+            leaving = d_other < d_new
+            np.maximum.at(reach, member_move, d_other + state.dist[members])
+            move.append(member_move[leaving])
+            changed.append(members[leaving])
+            destination.append(others[leaving])
+        move, changed, destination = np.concatenate(move), np.concatenate(changed), np.concatenate(destination)
+        # records per (move, changed site, class): out of the origin, into the destination
+        keys, at = np.unique(np.concatenate([move * n_sites + state.assignment[changed], move * n_sites + destination]),
+                             return_inverse=True)  # at: the (move, site) row of each point's origin, then destination
+        counts = self.point_start[changed + 1] - self.point_start[changed]
+        cell_idx = self.cells_of(changed)
+        qs, size = np.tile(cells.qclass[cell_idx], 2), cells.size[cell_idx].astype(float)
+        moved = np.bincount(np.repeat(at, np.tile(counts, 2)) * width + qs, weights=np.concatenate([-size, size]),
+                            minlength=keys.size * width)
+        rows_all = keys % n_sites
+        anonymity_all = _anonymity(state.matrix[rows_all] + np.rint(moved).astype(np.int64).reshape(keys.size, width))
+        row_bounds = np.searchsorted(keys // n_sites, np.arange(n_moves + 1))
+        for i in range(n_moves):
+            rows = rows_all[row_bounds[i] : row_bounds[i + 1]]
+            read = [rows] if others is None or not sizes[i] else [others[member_bounds[i] : member_bounds[i + 1]], rows]
+            self.scored[regions[i], float(tx[i]), float(ty[i])] = (
+                rows, anonymity_all[row_bounds[i] : row_bounds[i + 1]], float(reach[i]), read)
 
     def recalled(self, region: int, q: int, ring: np.ndarray) -> _Try | None:
         """The remembered try of this region and class, if nothing it read has changed."""
@@ -1088,6 +1169,7 @@ class _AdcSearch:
         self.version[old.assignment[changed]] += 1
         self.version[trial.assignment[changed]] += 1
         self.state = trial
+        self.commits += 1
         self.scored.clear()
         entries = [e for e in self.tries.values() if e.valid and e.target is not None]
         if not entries:
@@ -1104,6 +1186,18 @@ class _AdcSearch:
         stale |= np.hypot(centres[:, 0] - position[0], centres[:, 1] - position[1]) <= reach * (1 + 1e-9) + 1e-6
         for entry in np.array(entries, dtype=object)[stale]:
             entry.valid = False
+
+
+def _upcoming(search: _AdcSearch, regions: np.ndarray, g: int, neighbours: list[np.ndarray]):
+    """The moves ``(region, class, ring)`` a pass tries on ``regions`` (in order) while no
+    move is committed: the regions at level g, each class at g, unless recalled."""
+    state = search.state
+    for region in regions.tolist():
+        if state.anonymity[region] == g:
+            ring = neighbours[region]
+            for q in np.flatnonzero(state.matrix[region] == g).tolist():
+                if search.recalled(region, q, ring) is None:
+                    yield region, q, ring
 
 
 def adc_sites(
@@ -1145,6 +1239,10 @@ def adc_sites(
     """
     started = time.perf_counter()
     search = _AdcSearch(x, y, cells, seed_sites)
+    # moves scored together: 1 after a commit, doubling while none is committed (the
+    # scores are lost at a commit); about 8 changed sites a move, each a row of classes,
+    # within BATCH_CELLS numbers
+    ahead, batch_moves = 1, max(1, min(BATCH_MOVES, BATCH_CELLS // (8 * max(cells.n_classes, 1))))
     objectives, tried, committed, passes, converged = [search.state.objective], 0, 0, 0, False
     last_report = 0.0
     timed_out = False
@@ -1171,16 +1269,18 @@ def adc_sites(
             if progress is not None and now - last_report > 0.1:
                 last_report = now
                 report(progress, step, len(lowest), f"pass {passes}: {committed:,} moves kept, F = {state.objective:,}")
+            if step:  # a region is visited once a pass: its neighbourhood is not kept past its visit
+                search.nearby.pop(int(lowest[step - 1]), None)
             if state.anonymity[region] != g:  # already improved by an earlier move in this pass
                 continue
             ring = neighbours[region]
-            nearby = None
             for q in np.flatnonzero(state.matrix[region] == g):
                 entry = search.recalled(region, q, ring)
                 if entry is None:
-                    if nearby is None:
-                        nearby = search.neighbourhood_cells(region, ring)
-                    entry = search.attempt(region, q, ring, nearby)
+                    if search.unscored(region, q, ring):  # score this move and the next ones together
+                        search.score_ahead(itertools.islice(_upcoming(search, lowest[step:], g, neighbours), ahead))
+                        ahead = min(2 * ahead, batch_moves)
+                    entry = search.attempt(region, q, ring)
                 if entry.target is None:
                     continue
                 tried += 1
@@ -1191,6 +1291,7 @@ def adc_sites(
                 trial = search.trial(candidate)  # a full reassignment of the points
                 if trial.objective > state.objective:  # commit only on strict improvement (full recount)
                     search.commit(trial, region)
+                    ahead = 1
                     objectives.append(trial.objective)
                     committed += 1
                     moved = True
@@ -1514,7 +1615,7 @@ class AggregationResult:
 # classes; 2 shared cores): the pipeline takes about 0.4 us a record row, and ADC
 # tries about 13 moves a site at about 0.3 ms each.
 _ROW_SECONDS = 4e-7
-_MOVE_SECONDS = 3e-4
+_MOVE_SECONDS = 1.5e-4
 _MOVES_PER_SITE = 16
 
 
@@ -1550,7 +1651,7 @@ def estimate_aggregate(
         moves = sites * _MOVES_PER_SITE
         adc_seconds = moves * _MOVE_SECONDS
         seconds += adc_seconds if time_limit is None else min(adc_seconds, float(time_limit))
-        peak += sites * classes * 8 * 3
+        peak += sites * classes * 8 * 3 + 6 * 8 * min(BATCH_CELLS, BATCH_MOVES * max(regions // BUCKET_POINTS, 1))
         what += f", trying up to {moves:,} ADC moves"
     return WorkEstimate(what, operations=moves, seconds=seconds, peak_bytes=peak)
 

@@ -6,6 +6,7 @@ import gzip
 import io
 import math
 import zipfile
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -490,6 +491,32 @@ def test_trial_state_counts_equal_a_full_recount(seed, n_points, n_sites, n_clas
         search.state = trial
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 300), st.integers(1, 25), st.integers(1, 6), st.integers(1, 20))
+def test_moves_scored_together_equal_a_full_reassignment(seed, n_points, n_sites, n_classes, n_moves):
+    """Moves scored in one batch: each says exactly which sites change anonymity and to
+    what, as a full reassignment of every point with that one site moved does."""
+    rng = np.random.default_rng(seed)
+    x, y = np.round(rng.uniform(0, 1_000, n_points), -1), rng.uniform(0, 1_000, n_points)
+    n_cells = rng.integers(1, 4 * n_points + 1)
+    cells = geo._Cells(region=rng.integers(0, n_points, n_cells), qclass=rng.integers(0, n_classes, n_cells),
+                       size=rng.integers(0, 50, n_cells), n_classes=n_classes)
+    search = geo._AdcSearch(x, y, cells, rng.uniform(0, 1_000, (n_sites, 2)))
+    regions = rng.integers(0, n_sites, n_moves).tolist()
+    targets = rng.uniform(-100, 1_100, (n_moves, 2))
+    targets[: n_moves // 2] = np.column_stack([x, y])[rng.integers(0, n_points, n_moves // 2)]  # onto a point
+    search._score(regions, targets)
+    for region, target in zip(regions, targets):
+        rows, anonymity, _, _ = search.scored[region, float(target[0]), float(target[1])]
+        moved = search.state.sites.copy()
+        moved[region] = target
+        full = search.trial(moved).anonymity
+        search.index.update(search.state.dist)  # the trial's distances were not kept
+        expected = search.state.anonymity.copy()
+        expected[rows] = anonymity
+        np.testing.assert_array_equal(expected, full)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10_000), st.integers(1, 400), st.integers(1, 30), st.booleans())
 def test_point_index_finds_every_point_a_moved_site_can_take(seed, n_points, n_sites, clustered):
@@ -502,10 +529,15 @@ def test_point_index_finds_every_point_a_moved_site_can_take(seed, n_points, n_s
     index = geo._PointIndex(x, y)
     dist = np.hypot(x[:, None] - sites[:, 0], y[:, None] - sites[:, 1]).min(axis=1)
     index.update(dist)
-    for target in list(rng.uniform(-scale / 5, scale * 1.2, (5, 2))) + [np.array([x[0], y[0]])]:
-        could_move = np.flatnonzero(np.hypot(x - target[0], y - target[1]) < dist)
-        found = index.candidates(*target)
-        assert len(set(found)) == len(found) and set(could_move) <= set(found)
+    targets = np.vstack([rng.uniform(-scale / 5, scale * 1.2, (5, 2)), [[x[0], y[0]]]])
+    for batch_cells in (geo.BATCH_CELLS, 1):  # all targets in one chunk, or one target a chunk
+        with mock.patch.object(geo, "BATCH_CELLS", batch_cells):
+            move, found = index.candidates(targets[:, 0], targets[:, 1])
+        assert np.all(np.diff(move) >= 0)  # target by target
+        for i, target in enumerate(targets):
+            could_move = np.flatnonzero(np.hypot(x - target[0], y - target[1]) < dist)
+            mine = found[move == i]
+            assert len(set(mine)) == len(mine) and set(could_move) <= set(mine)
 
 
 def test_estimate_aggregate_counts_rows_and_adc_moves():
