@@ -11,6 +11,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+import re
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -26,6 +29,7 @@ from anonlib.__main__ import main
 from anonlib.core.equivalence import MISSING_LABEL
 from anonlib.core.errors import AnonlibError, DataFileError, FileTooLargeError, HierarchyError
 from anonlib.core.hierarchy import level_lookup, read_hierarchy_csv
+from anonlib.core import loading
 from anonlib.core.loading import load_table, to_safe_csv
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -406,3 +410,150 @@ def test_level_lookup_sends_missing_values_where_the_marker_row_says(values: lis
         got = [names[level][lookup[level][labels.index(lab)]] for lab in labels]
         assert got == [rows[marker if lab == MISSING_LABEL else lab][level] for lab in labels]
     assert lookup[0].tolist() == list(range(len(labels)))
+
+
+# --- the two text readers, typing against a cell-by-cell reference, the CSV cell limit ---
+
+_CELL_TEXTS = ["a", "Private", "x y", " ?", "?", "", "NA", "nan", "12", "07", "-3", "+4", "1.5", "1e3",
+               "1e400", "-0", "=1+1", "@x", "é", "\u00a0b", "b\u00a0", " 5 ", "\t7"]
+_LINE_ENDS = ["\n", "\r\n", "\r"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 4), st.sampled_from([",", ";", "\t"]), st.booleans(), st.data())
+def test_bytes_read_as_the_same_file_on_disk(width: int, delimiter: str, quotes: bool, data: st.DataObject) -> None:
+    """Bytes in memory holding no quote are split by pyarrow's reader; a file on disk is
+    read by pandas' parser, unless a blank line ends in a lone CR before a delimiter
+    (pandas drops that delimiter). Both must give the same table and notes, with short
+    rows (pandas fills them, pyarrow refuses them), lines of spaces (pandas skips them),
+    blank lines, mixed line ends and quoted values."""
+    cell = st.sampled_from(_CELL_TEXTS)
+    if quotes:
+        cell = st.one_of(cell, cell.map(lambda text: '"' + text + '"'), st.just('"a,\r\nb"'))
+    rows = data.draw(st.lists(st.lists(cell, min_size=width, max_size=width), min_size=1, max_size=12))
+    for row in data.draw(st.lists(st.sampled_from(rows), max_size=1)) if width > 1 else ():
+        del row[data.draw(st.integers(1, width - 1)):]  # a short row
+    lines = [delimiter.join(f"c{j}" for j in range(width))] + [delimiter.join(row) for row in rows]
+    for _ in range(data.draw(st.integers(0, 2))):  # blank lines and lines of spaces
+        lines.insert(data.draw(st.integers(1, len(lines))), data.draw(st.sampled_from(["", "   "])))
+    text = "".join(line + data.draw(st.sampled_from(_LINE_ENDS)) for line in lines)
+    raw = text.encode("utf-8")
+    try:
+        from_bytes = load_table(raw, name="t.csv")
+    except AnonlibError as err:
+        from_bytes = err
+    folder = Path(tempfile.mkdtemp())
+    (folder / "t.csv").write_bytes(raw)
+    try:
+        from_path = load_table(folder / "t.csv")
+    except AnonlibError as err:
+        from_path = err
+    if isinstance(from_path, AnonlibError):
+        assert (type(from_bytes), str(from_bytes)) == (type(from_path), str(from_path))
+        return
+    pd.testing.assert_frame_equal(from_bytes.frame, from_path.frame)
+    assert (from_bytes.missing_cells, from_bytes.notes, from_bytes.header) == (
+        from_path.missing_cells, from_path.notes, from_path.header)
+
+
+def test_a_blank_line_ending_in_a_lone_cr_before_a_delimiter_keeps_the_empty_first_value(tmp_path: Path) -> None:
+    """pandas' parser reads ``a,b LF CR ,1`` as the record ``1,``; the loader reads ``,1``
+    from a path as from bytes (and refuses ``,,`` under two columns, as pyarrow does)."""
+    raw = b"a,b\n\r,1\n2,3\r\r,4\r"
+    (tmp_path / "cr.csv").write_bytes(raw)
+    for source in (raw, tmp_path / "cr.csv"):
+        assert load_table(source).frame.to_dict("list") == {"a": [None, 2, None], "b": [1, 3, 4]}
+
+
+def test_a_line_of_spaces_is_skipped_in_a_table_of_one_column(tmp_path: Path) -> None:
+    """pandas skips it; pyarrow, which splits bytes in memory, would read it as a value."""
+    raw = b"age\n31\n   \n45\n"
+    (tmp_path / "one.csv").write_bytes(raw)
+    for source in (raw, tmp_path / "one.csv"):
+        assert load_table(source).frame.to_dict("list") == {"age": [31, 45]}
+
+
+def test_a_file_of_unicode_spaces_is_empty() -> None:
+    with pytest.raises(DataFileError, match="The file is empty."):
+        load_table("\n\u00a0\n\u00a0 ".encode())
+
+
+def _reference_typing(cells: list[str | None], markers: tuple[str, ...]) -> tuple[list, int, tuple, bool]:
+    """The typing rules cell by cell: strip, a marker or no value is missing, numbers when
+    every other value converts without loss (no leading zero, at most 18 digits, finite)."""
+    number = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)
+    stripped = [None if c is None else c.strip() for c in cells]
+    missing = [s is None or s in markers for s in stripped]
+    present = [s for s, m in zip(stripped, missing) if not m]
+    kind = "text"
+    if present and all(number.fullmatch(s) for s in present):
+        if all(re.fullmatch(r"[+-]?\d+", s, re.ASCII) for s in present):
+            if not any(re.match(r"[+-]?0\d", s) or len(s.lstrip("+-").lstrip("0")) >= 19 for s in present):
+                kind = "integer"
+        elif all(math.isfinite(float(s)) for s in present):
+            kind = "float"
+    convert = {"integer": lambda s: int(s), "float": float, "text": lambda s: s}[kind]
+    values = [None if m else convert(s) for s, m in zip(stripped, missing)]
+    found: dict[str | None, int] = {}
+    for s, m in zip(stripped, missing):
+        if m and s is not None:
+            found[s] = found.get(s, 0) + 1
+    if None in stripped:
+        found[None] = stripped.count(None)
+    formula = kind == "text" and any(s[:1] in ("=", "+", "-", "@") for s in present)
+    return values, sum(missing), tuple(found.items()), formula
+
+
+_WHOLE = st.one_of(st.integers(-10**6, 10**6), st.sampled_from([10**18 - 1, 10**18, -(10**18 - 1), -10**18, 2**63 - 1]))
+_COLUMN_CELLS = st.one_of(
+    st.lists(_WHOLE.map(str), min_size=1, max_size=20),  # plain whole numbers (19 digits stay text)
+    st.builds(lambda numbers, odd, at: numbers[:at] + [odd] + numbers[at:],  # one written another way
+              st.lists(_WHOLE.map(str), min_size=1, max_size=20), st.sampled_from(["07", "00", "-0", "-05", "+5"]),
+              st.integers(0, 20)),
+    st.lists(st.one_of(st.sampled_from(_CELL_TEXTS + ["N/A", "NULL", "00", "1234567890123456789"]), st.none()),
+             min_size=1, max_size=20),
+    st.lists(st.sampled_from(["Male", "Female", "?", " Male"]), min_size=1, max_size=20),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_COLUMN_CELLS, st.integers(1, 3))
+def test_typing_equals_a_cell_by_cell_reference(cells: list[str | None], chunks: int) -> None:
+    """Each path of the typing (plain whole numbers parsed at once, text kept as read with
+    its few markers compared, the distinct values otherwise) against the rules applied to
+    every cell in Python."""
+    markers = ("", "?", "NA", "N/A", "NaN", "nan", "NULL", "null")
+    cut = np.linspace(0, len(cells), chunks + 1).astype(int)
+    column = pa.chunked_array([pa.array(cells[a:b], pa.large_string()) for a, b in zip(cut, cut[1:])],
+                              pa.large_string())
+    typed = loading._typed_column(column, pa.array(markers, pa.large_string()))
+    values, missing, found, formula = _reference_typing(cells, markers)
+    got = [None if pd.isna(v) else (v.item() if hasattr(v, "item") else v) for v in pd.array(typed.values)]
+    assert got == values
+    assert (typed.missing, typed.markers, typed.formula_like) == (missing, found, formula)
+
+
+def test_csv_past_the_cell_limit_is_refused_while_read_and_at_the_limit_is_read() -> None:
+    at_limit = b"a,b\n" + b"1,x\n" * 50
+    assert load_table(at_limit, max_cells=100).frame.shape == (50, 2)
+    with pytest.raises(FileTooLargeError) as info:
+        load_table(at_limit + b"2,y\n", max_cells=100)
+    assert str(info.value) == "The table has more than 100 cells, the limit. Load a sample of the rows or the columns you need."
+
+
+def test_short_rows_cannot_pass_the_cell_limit_before_it_is_checked() -> None:
+    """A header of 200 columns above 300,000 one-byte rows: pandas fills each short row to 200
+    cells, so the file would become 60 million cells; its line count refuses it after the
+    first part is read."""
+    bomb = (",".join(f"c{j}" for j in range(200)) + "\n").encode() + b"x\n" * 300_000
+    with pytest.raises(FileTooLargeError) as info:
+        _bounded(lambda: load_table(bomb, max_cells=1_000_000), 10.0, 400.0)
+    assert str(info.value) == "The table has more than 1,000,000 cells, the limit. Load a sample of the rows or the columns you need."
+
+
+def test_a_quote_after_a_space_starts_a_quoted_value_on_disk_and_in_memory(tmp_path: Path) -> None:
+    raw = b'id, name, note\n1, "Smith, J", "a ""b"""\n2, Doe, plain\n'
+    (tmp_path / "q.csv").write_bytes(raw)
+    for source in (raw, tmp_path / "q.csv"):
+        assert load_table(source).frame.to_dict("list") == {
+            "id": [1, 2], "name": ["Smith, J", "Doe"], "note": ['a "b"', "plain"]}

@@ -12,22 +12,25 @@ empty, ``NA``, ``N/A``, ``NaN``, ``NULL``) become NA; the counting kernel treats
 them as a category of their own. Files are parsed in memory and never written
 to disk.
 
-How it is fast: pyarrow's multi-threaded CSV reader splits the text into
-string columns; each column is dictionary-encoded and only its distinct
-values are stripped, checked against the missing markers and converted, then
-expanded with the codes (a column of 10^6 records with 10 values costs 10
-conversions). A text column keeps the text pyarrow read (as ``large_string``,
-what pandas' string arrays hold): missing values are nulled through a new
-validity bitmap, so the text is never copied. pandas' own parser, as this module used before, remains the
-reference for the rare files whose reading the two parsers could disagree
-on (a quote after a space, rows of the wrong width, whitespace-only lines in
-a one-column file, UTF-16 and other encodings): they are read by it.
+How it is fast: pandas' C parser reads the text straight into Arrow string
+columns, on every core for a file on disk (pandas parses in-memory bytes on one
+core, so bytes holding no quote character are split by pyarrow's reader
+instead: without quotes the two split alike, and any row they could read
+differently makes pyarrow refuse, so pandas reads it). Then each column is
+typed: a column of plain whole numbers is parsed at once and checked by length
+(no leading zeros); any other is judged on its distinct values only, which are
+stripped, checked against the missing markers and converted, then expanded
+with each cell's code (a column of 10^6 records with 10 values costs 10
+conversions). A text column keeps the text as read (as ``large_string``, what
+pandas' string arrays hold): missing values are nulled through a new validity
+bitmap, so the text is never copied.
 
 Size limits are checked before anything large is built: the file size (and
 the unpacked size of gzip and xlsx files), the columns, and the cells (from
-the line count of text, the row-group metadata of Parquet, the declared size
-or the counted ``<c>`` elements of an xlsx sheet, whose reading is also cut
-off while streaming).
+the line count of text, whose parsing is then cut off at the limit when the
+count says it may pass it, the row-group metadata of Parquet, the declared
+size or the counted ``<c>`` elements of an xlsx sheet, whose reading is also
+cut off while streaming).
 
 What the reader noticed or guessed comes back as ``LoadedTable.notes``, one
 sentence each: the header guess when it may surprise (a number-like column
@@ -51,7 +54,6 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import mmap
 import re
 import warnings
 import zipfile
@@ -59,7 +61,7 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -124,7 +126,7 @@ def _too_large(what: str, size: int, limit: int) -> FileTooLargeError:
 @dataclass(frozen=True)
 class _Source:
     """The file's bytes: in memory (an upload, an unpacked gzip) or a plain file on disk,
-    which the CSV reader then reads in blocks instead of holding it whole."""
+    which the readers then read themselves instead of holding it whole."""
 
     name: str
     size: int
@@ -135,15 +137,12 @@ class _Source:
     def read(self) -> bytes:
         return self.data if self.data is not None else self.path.read_bytes()
 
-    def blocks(self, size: int = 1 << 24) -> Iterable[bytes]:
+    def read_range(self, start: int, end: int) -> bytes:
         if self.data is not None:
-            view = memoryview(self.data)
-            for start in range(0, len(view), size):
-                yield bytes(view[start:start + size])
-            return
+            return self.data[start:end]
         with self.path.open("rb") as handle:
-            while block := handle.read(size):
-                yield block
+            handle.seek(start)
+            return handle.read(end - start)
 
     def arrow_input(self) -> str | pa.BufferReader:
         return pa.BufferReader(pa.py_buffer(self.data)) if self.data is not None else str(self.path)
@@ -216,60 +215,50 @@ def _check_not_binary(head: bytes) -> None:
         )
 
 
-def _decode(data: bytes, encoding: str | None) -> tuple[str, str]:
-    """The whole text and its encoding (the reference reader's way: everything decoded at once)."""
-    if encoding:
-        try:
-            return data.decode(encoding), encoding
-        except LookupError:
-            raise DataFileError(f"'{encoding}' is not a known text encoding. Use utf-8 or latin-1.") from None
-        except UnicodeDecodeError as err:
-            raise DataFileError(
-                f"The file is not valid {encoding} text (first bad byte at position {err.start:,}). "
-                "Choose another encoding, for example latin-1."
-            ) from None
-    if data.startswith(b"\xef\xbb\xbf"):
-        return data[3:].decode("utf-8", errors="replace"), "utf-8-sig"
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16"), "utf-16"
-        except UnicodeDecodeError:
-            raise DataFileError("The file says it is UTF-16 text but is damaged.") from None
-    _check_not_binary(data[:65536])
+def _not_valid_text(src: _Source, encoding: str) -> DataFileError:
+    """The sentence for a file that does not decode as ``encoding``, with the first bad byte."""
+    if encoding == "utf-16":
+        return DataFileError("The file says it is UTF-16 text but is damaged.")
     try:
-        return data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        return data.decode("latin-1"), "latin-1"
+        src.read().decode(encoding)
+        where = ""
+    except UnicodeDecodeError as err:
+        where = f" (first bad byte at position {err.start:,})"
+    return DataFileError(f"The file is not valid {encoding} text{where}. Choose another encoding, for example latin-1.")
 
 
-def _head_text(src: _Source, encoding: str | None) -> tuple[str, str] | None:
-    """The decoded start of the file and the encoding the fast reader will use, or None
-    when the file needs the reference reader (UTF-16, other encodings)."""
+def _head_text(src: _Source, encoding: str | None) -> tuple[str, str]:
+    """The decoded start of the file and the encoding the file is read with.
+
+    The one given; else UTF-8 (with or without a BOM, whose bad bytes are replaced),
+    UTF-16 with a BOM, or Latin-1 when the start is not UTF-8. A file whose start is
+    UTF-8 but a later byte is not is read again as Latin-1 (see ``_read_text``).
+    """
     if encoding:
         try:
             codec = codecs.lookup(encoding).name
         except LookupError:
             raise DataFileError(f"'{encoding}' is not a known text encoding. Use utf-8 or latin-1.") from None
-        if codec not in ("utf-8", "iso8859-1"):
-            return None
-        used = "utf-8" if codec == "utf-8" else "latin-1"
+        used = {"utf-8": "utf-8", "iso8859-1": "latin-1"}.get(codec, encoding)
     elif src.head.startswith(b"\xef\xbb\xbf"):
         used = "utf-8-sig"
     elif src.head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None
+        used = "utf-16"
     else:
         _check_not_binary(src.head)
         used = "utf-8"
-    if used == "latin-1":
-        return src.head.decode("latin-1"), used
-    decoder = codecs.getincrementaldecoder("utf-8")()
+    decoder = codecs.getincrementaldecoder(used)(errors=_errors(used, encoding))
     try:
-        text = decoder.decode(src.head[3:] if used == "utf-8-sig" else src.head, final=src.size <= len(src.head))
+        return decoder.decode(src.head, final=src.size <= len(src.head)), used
     except UnicodeDecodeError:
-        if encoding or used == "utf-8-sig":
-            return None  # the reference reader gives the exact message (or replaces, for a BOM file)
-        return src.head.decode("latin-1"), "latin-1"
-    return text, used
+        if encoding is None and used == "utf-8":
+            return src.head.decode("latin-1"), "latin-1"
+        raise _not_valid_text(src, used) from None
+
+
+def _errors(used: str, given: str | None) -> str:
+    """Bad bytes in a file that starts with a UTF-8 BOM are replaced; elsewhere they are an error."""
+    return "replace" if used == "utf-8-sig" and given is None else "strict"
 
 
 def _sample_rows(text: str, delimiter: str) -> list[list[str]]:
@@ -351,7 +340,6 @@ class _Cells:
     delimiter: str | None = None
     encoding: str | None = None
     notes: tuple[str, ...] = ()
-    fast: bool = False  # read by pyarrow's CSV reader (which the reference reader may overrule)
     guessed: bool = False  # whether the first row is a header was detected, not given
 
 
@@ -362,122 +350,100 @@ def _split_header(columns: list[pa.ChunkedArray], header: bool) -> tuple[list[st
     return [c[0].as_py() if len(c) else "" for c in columns], [c.slice(1) for c in columns]
 
 
-class _NeedsReference(Exception):
-    """The fast reader cannot promise pandas' reading of this file; use the reference reader."""
+@dataclass(frozen=True)
+class _Scanned:
+    """What one pass over a text file's bytes found."""
+
+    lines: int  # line ends, LF and CR bytes (0 when not counted): an upper bound on the records
+    quoted: bool  # it holds a quote character
+    cr_delimiter: bool  # a CR right before a delimiter, which pandas' parser can misread (see _read_text)
 
 
-def _has_quote(src: _Source) -> bool:
-    """Does the file hold a quote character? One memchr over the bytes, without a copy."""
-    if src.data is not None:
-        return src.data.find(b'"') >= 0
-    with src.path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        return mapped.find(b'"') >= 0
+def _scan(src: _Source, count_lines: bool, delimiter: str) -> _Scanned:
+    """One pass over the bytes, its two halves at once (a CR and a delimiter on either
+    side of the middle are looked at apart)."""
+    middle = src.size // 2
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        halves = list(pool.map(lambda bounds: _scan_part(src, *bounds, count_lines, delimiter),
+                               ((0, middle), (middle, src.size))))
+    around_middle = src.read_range(middle - 1, middle + 1) if middle else b""
+    return _Scanned(sum(h.lines for h in halves) + count_lines, any(h.quoted for h in halves),
+                    any(h.cr_delimiter for h in halves) or around_middle == ("\r" + delimiter).encode())
 
 
-def _scan(src: _Source, count_lines: bool) -> tuple[int, int]:
-    """Lines in the file (an upper bound on its records; 0 when not counted) and how many
-    quote characters it holds. One pass over the bytes, at memory speed, when either is
-    needed: most files hold no quote and are too small to pass the cell limit."""
-    quoted = _has_quote(src)
-    if not (quoted or count_lines):
-        return 0, 0
-    lines = quotes = 0
-    for block in src.blocks():
+def _scan_part(src: _Source, start: int, end: int, count_lines: bool, delimiter: str) -> _Scanned:
+    """``_scan`` of the bytes from ``start`` to ``end``, block by block."""
+    lines, quoted, cr_delimiter, after_cr = 0, False, False, False
+    delimiter_code = ord(delimiter) if len(delimiter.encode()) == 1 else -1
+    for codes, block, first, last in _blocks(src, start, end):
+        quoted = quoted or block.find(b'"', first, last) >= 0
+        has_cr = block.find(b"\r", first, last) >= 0
+        if has_cr or after_cr:  # a CR here, or at the end of the block before
+            cr_delimiter = cr_delimiter or bool(after_cr and codes[0] == delimiter_code) or bool(
+                np.any(codes[1:][codes[:-1] == 13] == delimiter_code))
+        after_cr = bool(codes[-1] == 13)
         if count_lines:
-            lines += block.count(b"\n") or block.count(b"\r")
-        if quoted:
-            quotes += block.count(b'"')
-    return lines + 1, quotes
+            lines += int(np.count_nonzero(codes == 10)) + (int(np.count_nonzero(codes == 13)) if has_cr else 0)
+        elif quoted:
+            break
+    return _Scanned(lines, quoted, cr_delimiter)
 
 
-def _read_pool() -> pa.MemoryPool:
-    """jemalloc for the CSV reader where pyarrow has it: it hands freed blocks back to the
-    system, so the reader's working buffers do not stay in the peak (mimalloc, the
-    default, keeps them: about 90 MB more at 10^6 records)."""
-    try:
-        return pa.jemalloc_memory_pool()
-    except (NotImplementedError, pa.ArrowNotImplementedError):
-        return pa.default_memory_pool()
+def _blocks(src: _Source, start: int, end: int) -> Iterator[tuple[np.ndarray, bytes | bytearray, int, int]]:
+    """The bytes from ``start`` to ``end`` in blocks: each as codes, and as the bytes object
+    holding it with the block's bounds in it (bytes in memory are not copied; a file is
+    read into one reused buffer, valid until the next block)."""
+    size = 1 << 18
+    if src.data is not None:
+        codes = np.frombuffer(src.data, np.uint8)
+        for first in range(start, end, size):
+            last = min(first + size, end)
+            yield codes[first:last], src.data, first, last
+        return
+    buffer = bytearray(size)
+    codes, view = np.frombuffer(buffer, np.uint8), memoryview(buffer)
+    with src.path.open("rb", buffering=0) as handle:
+        handle.seek(start)
+        while start < end and (read := handle.readinto(view[:min(size, end - start)])):
+            start += read
+            yield codes[:read], buffer, 0, read
 
 
-_READ_POOL = _read_pool()
+def _read_text(src: _Source, delimiter: str | None, encoding: str | None, header: bool | None,
+               max_columns: int, max_cells: int, missing_markers: Sequence[str]) -> _Cells:
+    """Every field as text: encoding, delimiter and header detected on the start of the
+    file, then the whole file split into columns by pandas' C parser (``_parse_text``),
+    or by pyarrow's reader where that is faster or pandas would misread it
+    (``_split_by_pyarrow``).
 
-
-def _arrow_columns(src: _Source, delimiter: str, encoding: str, max_columns: int, quoted: bool,
-                   max_cells: int | None) -> list[pa.ChunkedArray]:
-    """Every field as a string, no header handling, no trimming (pyarrow's reader).
-
-    With ``max_cells`` the file is streamed and refused as soon as it passes the limit.
+    A record takes at least two bytes, so a file whose size keeps it far below the cell
+    limit is parsed at once; a larger one has its lines counted first (an upper bound on
+    its records) and is parsed in parts, refused as soon as it passes the limit, only
+    when the count says it might.
     """
-    read = pa_csv.ReadOptions(
-        autogenerate_column_names=True, encoding="utf8" if encoding.startswith("utf-8") else "latin1",
-        block_size=1 << 22,
-    )
-    # A quoted value may hold a line break only when there are quotes at all; without
-    # quotes the reader may cut blocks at any line end, which is faster.
-    parse = pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=quoted, ignore_empty_lines=True)
-    convert = pa_csv.ConvertOptions(
-        # every column as text (the first line may not show them all: a quoted header can span lines)
-        # large_string: what pandas' string arrays hold, so a final column needs no copy
-        column_types={f"f{j}": pa.large_string() for j in range(max_columns + 1)}, strings_can_be_null=False,
-        quoted_strings_can_be_null=False,
-    )
-    try:
-        if max_cells is None:
-            table = pa_csv.read_csv(src.arrow_input(), read, parse, convert, memory_pool=_READ_POOL)
-        else:
-            batches, cells = [], 0
-            with pa_csv.open_csv(src.arrow_input(), read, parse, convert, memory_pool=_READ_POOL) as reader:
-                for batch in reader:
-                    cells += batch.num_rows * batch.num_columns
-                    if cells > max_cells + batch.num_columns:  # the header row is not a record
-                        raise FileTooLargeError(
-                            f"The table has more than {max_cells:,} cells, the limit. "
-                            "Load a sample of the rows or the columns you need."
-                        )
-                    batches.append(batch)
-                table = pa.Table.from_batches(batches, reader.schema)
-    except pa.ArrowInvalid as err:
-        if "UTF8" in str(err) and encoding == "utf-8":
-            raise UnicodeError from None  # not UTF-8 after all: read again as Latin-1
-        raise _NeedsReference from None
-    return table.columns
-
-
-def _read_text_fast(src: _Source, delimiter: str | None, encoding: str | None, header: bool | None,
-                    max_columns: int, max_cells: int, missing_markers: Sequence[str]) -> _Cells:
-    head = _head_text(src, encoding)
-    if head is None:
-        raise _NeedsReference
-    text, used_encoding = head
-    if not text.strip():
-        raise _NeedsReference  # blank start of a larger file: the reference reader decides
+    text, used_encoding = _head_text(src, encoding)
+    if not text.strip():  # a blank start of a larger file: detect on the whole text
+        text = src.read().decode(used_encoding, errors="replace")
+        if not text.strip():
+            raise DataFileError("The file is empty.")
     used_delimiter = delimiter or _detect_delimiter(text)
     width = _check_width(text, used_delimiter, max_columns)
     has_header = _detect_header(_sample_rows(text, used_delimiter), missing_markers) if header is None else header
-    # A record of w fields takes at least w bytes, so a file of at most max_cells bytes
-    # cannot pass the cell limit; larger ones are streamed with a cut-off when their
-    # line count says they might. The lines are counted only when the start of the file
-    # does not show that it stays far below the limit (a file whose later lines are much
-    # shorter is still refused, after reading, by the count of cells read).
-    head_lines = max(1, text.count("\n"))
-    estimated_cells = src.size * head_lines // max(1, len(src.head)) * width
-    lines, quotes = _scan(src, count_lines=src.size > max_cells and estimated_cells > max_cells // 2)
-    if quotes % 2:
-        raise _NeedsReference  # a quote never closed: pyarrow reads on to the end, pandas refuses
+    scanned = _scan(src, (src.size // 2 + 1) * width > max_cells, used_delimiter)
+    cut = scanned.lines and (scanned.lines - has_header) * width > max_cells
     try:
-        columns = _arrow_columns(src, used_delimiter, used_encoding, max_columns, quotes > 0,
-                                 max_cells if src.size > max_cells and (lines - has_header) * width > max_cells
-                                 else None)
-    except UnicodeError:
-        return _read_text_fast(src, delimiter, "latin-1", header, max_columns, max_cells, missing_markers)
-    if len(columns) == 1:
-        # pandas skips whitespace-only lines; in a one-column file pyarrow keeps them as values
-        values = pc.unique(columns[0])
-        if pc.any(pc.and_(pc.utf8_is_space(values), pc.greater(pc.utf8_length(values), 0))).as_py():
-            raise _NeedsReference
+        columns = None
+        if not cut and (scanned.cr_delimiter or (src.data is not None and not scanned.quoted)):
+            columns = _split_by_pyarrow(src, used_delimiter, used_encoding, max_columns, scanned.quoted)
+        if columns is None:
+            columns = _parse_text(src, used_delimiter, used_encoding, _errors(used_encoding, encoding),
+                                  scanned.quoted, max_cells if cut else None, has_header)
+    except UnicodeDecodeError:
+        if encoding is None and used_encoding == "utf-8":  # UTF-8 at the start only
+            return _read_text(src, delimiter, "latin-1", header, max_columns, max_cells, missing_markers)
+        raise _not_valid_text(src, used_encoding) from None
     names, columns = _split_header(columns, has_header)
-    return _Cells(names, columns, has_header, used_delimiter, used_encoding, fast=True, guessed=header is None)
+    return _Cells(names, columns, has_header, used_delimiter, used_encoding, guessed=header is None)
 
 
 def _check_width(text: str, delimiter: str, max_columns: int) -> int:
@@ -491,42 +457,87 @@ def _check_width(text: str, delimiter: str, max_columns: int) -> int:
     return width
 
 
-def _read_text_reference(src: _Source, delimiter: str | None, encoding: str | None, header: bool | None,
-                         max_columns: int, missing_markers: Sequence[str]) -> _Cells:
-    """pandas' C parser on the whole decoded text: slower and hungrier, but the reference."""
-    text, used_encoding = _decode(src.read(), encoding)
-    if not text.strip():
-        raise DataFileError("The file is empty.")
-    used_delimiter = delimiter or _detect_delimiter(text)
-    _check_width(text, used_delimiter, max_columns)
-    has_header = _detect_header(_sample_rows(text, used_delimiter), missing_markers) if header is None else header
-    frame = _parse_text(text, used_delimiter)
-    del text
-    columns = []
-    for j in range(frame.shape[1]):
-        column = pa.array(frame.iloc[:, j].array, type=pa.large_string())
-        columns.append(column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column]))
-    names, columns = _split_header(columns, has_header)
-    return _Cells(names, columns, has_header, used_delimiter, used_encoding, guessed=header is None)
+def _read_pool() -> pa.MemoryPool:
+    """jemalloc for pyarrow's CSV reader where pyarrow has it: it hands freed blocks back
+    to the system, so the reader's working buffers do not stay in the peak (mimalloc, the
+    default, keeps them: about 90 MB more at 10^6 records)."""
+    try:
+        return pa.jemalloc_memory_pool()
+    except (NotImplementedError, pa.ArrowNotImplementedError):
+        return pa.default_memory_pool()
 
 
-def _parse_text(text: str, delimiter: str) -> pd.DataFrame:
-    """All cells as text, no header handling (names are taken by the caller)."""
+_READ_POOL = _read_pool()
+
+
+def _split_by_pyarrow(src: _Source, delimiter: str, encoding: str, max_columns: int,
+                      quoted: bool) -> list[pa.ChunkedArray] | None:
+    """The columns split by pyarrow's reader, or None when pandas must parse the file.
+
+    It reads bytes in memory that hold no quote on both cores (pandas parses bytes on
+    one; a file on disk it parses on all), and any file where a blank line ends in a
+    lone CR right before a delimiter (pandas' parser drops that delimiter: ``a,b\\n\\r,1``
+    gives the record ``1,`` instead of ``,1``). Without quotes a field is the text
+    between two delimiters, so both readers split alike, except on rows pandas reads
+    and pyarrow refuses: a short row (pandas fills it) or a line of spaces (pandas skips
+    it; in a table of one column pyarrow reads it as a value, which is looked for). With quotes they also differ where a value then holds a quote character (a
+    quote after a space opens a quoted value for pandas only). In those cases, and for
+    text that is not UTF-8 or Latin-1, this returns None.
+    """
+    if encoding not in ("utf-8", "utf-8-sig", "latin-1"):
+        return None
+    read = pa_csv.ReadOptions(autogenerate_column_names=True, block_size=1 << 22,
+                              encoding="latin1" if encoding == "latin-1" else "utf8")
+    parse = pa_csv.ParseOptions(delimiter=delimiter, quote_char='"' if quoted else False,
+                                newlines_in_values=quoted, ignore_empty_lines=True)
+    convert = pa_csv.ConvertOptions(column_types={f"f{j}": pa.large_string() for j in range(max_columns + 1)},
+                                    strings_can_be_null=False, quoted_strings_can_be_null=False)
+    try:
+        columns = pa_csv.read_csv(src.arrow_input(), read, parse, convert, memory_pool=_READ_POOL).columns
+    except pa.ArrowInvalid:
+        return None
+    if len(columns) == 1:
+        values = pc.unique(columns[0])
+        if pc.any(pc.and_(pc.utf8_is_space(values), pc.greater(pc.utf8_length(values), 0))).as_py():
+            return None
+    if quoted and any(pc.any(pc.match_substring(c, '"')).as_py() for c in columns):
+        return None
+    return columns
+
+
+def _parse_text(src: _Source, delimiter: str, encoding: str, errors: str, quoted: bool,
+                max_cells: int | None, header: bool) -> list[pa.ChunkedArray]:
+    """Every cell as an Arrow string exactly as written, by pandas' C parser: no header
+    handling (names are taken by the caller), no missing values (typing decides),
+    straight from the file or the bytes. With ``max_cells`` the file is parsed in parts
+    and refused as soon as its records (after the ``header`` row) pass the limit.
+
+    Spaces after a delimiter are skipped when the file holds a quote, so that
+    ``1, "a, b"`` is two values. Without quotes skipping changes nothing typing would not
+    strip anyway, and parsing is faster without it.
+    """
+    options = dict(
+        sep=delimiter, header=None, index_col=False, dtype=pd.ArrowDtype(pa.large_string()),
+        keep_default_na=False, na_filter=False, skipinitialspace=quoted, skip_blank_lines=True,
+        engine="c", encoding=encoding, encoding_errors=errors, compression=None,
+    )
+    source = io.BytesIO(src.data) if src.data is not None else src.path
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            return pd.read_csv(
-                io.StringIO(text),
-                sep=delimiter,
-                header=None,
-                index_col=False,
-                dtype=str,
-                keep_default_na=False,
-                na_filter=False,
-                skipinitialspace=True,
-                skip_blank_lines=True,
-                engine="c",
-            )
+            if max_cells is None:
+                return _columns(pd.read_csv(source, **options))
+            parts, records = [], -int(header)
+            with pd.read_csv(source, chunksize=1 << 18, **options) as reader:
+                for part in reader:
+                    records += len(part)
+                    if records * part.shape[1] > max_cells:
+                        raise FileTooLargeError(
+                            f"The table has more than {max_cells:,} cells, the limit. "
+                            "Load a sample of the rows or the columns you need."
+                        )
+                    parts.append(part)
+            return _columns(pd.concat(parts, ignore_index=True))
     except pd.errors.EmptyDataError:
         raise DataFileError("The file has no rows or columns.") from None
     except pd.errors.ParserError as err:
@@ -543,6 +554,11 @@ def _parse_text(text: str, delimiter: str) -> pd.DataFrame:
                 "A quoted value is never closed (a \" without its partner). Fix the quoting in the file."
             ) from None
         raise DataFileError(f"The file could not be read as a table: {message.splitlines()[0]}") from None
+
+
+def _columns(frame: pd.DataFrame) -> list[pa.ChunkedArray]:
+    """The Arrow string columns behind a frame parsed into them (not copied)."""
+    return pa.Table.from_pandas(frame, preserve_index=False).columns
 
 
 # --- Excel and Parquet ------------------------------------------------------------------
@@ -756,7 +772,6 @@ class _Typed:
     missing: int
     formula_like: bool = False
     text_bytes: int = 0
-    quoted_values: bool = False  # some raw value holds a quote character
     markers: tuple[tuple[str | None, int], ...] = ()  # (marker, cells) read as missing; None: no value at all
 
 
@@ -769,37 +784,79 @@ def _matches_all(texts: pa.Array, pattern: str) -> bool:
 
 
 _FORMULA_START = "^[" + re.escape("".join(FORMULA_PREFIXES)) + "]"
+_PLAIN_WHOLE_NUMBER = re.compile(r"-?[1-9]\d{0,17}|0")
+_FEW_MARKERS = 3  # up to this many distinct missing texts, a text column's marker cells are found by comparing
+_TEN_TO_THE = 10 ** np.arange(1, 19, dtype=np.int64)
+
+
+def _whole_numbers(column: pa.ChunkedArray) -> np.ndarray | None:
+    """The column's numbers when every cell is a whole number written the plain way
+    (digits with an optional minus, no leading zero, at most 18 digits), else None.
+
+    The common numeric column is parsed at once instead of through its distinct values.
+    Arrow's cast reads ``-?\\d+`` and allows leading zeros; a text with leading zeros (or
+    ``-0``) is longer than its number's own digits and no text is shorter, so the texts'
+    total length equals the numbers' total digits exactly when every text is plain.
+
+    >>> _whole_numbers(pa.chunked_array([["30", "-7", "0"]])).tolist()
+    [30, -7, 0]
+    >>> _whole_numbers(pa.chunked_array([["30", "07"]])) is None
+    True
+    """
+    if (not len(column) or column.null_count or pa.types.is_dictionary(column.type)
+            or not _PLAIN_WHOLE_NUMBER.fullmatch(column[0].as_py())):  # a text column fails here, cheaply
+        return None
+    try:
+        numbers = pc.cast(column, pa.int64())
+    except pa.ArrowInvalid:
+        return None
+    extremes = pc.min_max(numbers)
+    largest = max(extremes["max"].as_py(), -extremes["min"].as_py())
+    if largest >= _TEN_TO_THE[-1]:
+        return None  # 19 digits: kept as text
+    # a number's digits: one, and one more for each power of ten it reaches; a minus sign is one more
+    digits = len(numbers) + sum(_cells(pc.greater_equal(numbers, power)) + _cells(pc.less_equal(numbers, -power))
+                                for power in _TEN_TO_THE[_TEN_TO_THE <= largest].tolist())
+    plain = pc.sum(pc.binary_length(column)).as_py() == digits + _cells(pc.less(numbers, 0))
+    return numbers.to_numpy() if plain else None
+
+
+def _cells(mask: pa.ChunkedArray) -> int:
+    """How many cells a boolean column marks."""
+    return pc.sum(mask).as_py() or 0
 
 
 def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
     """Strip, mark missing values and convert one column of texts.
 
-    Works on the column's distinct values only (dictionary encoding), then
-    expands them with the codes. Numbers when every non-missing value converts
-    without loss (no leading zeros, no more than 18 integer digits, finite),
-    else text. A text column whose values need no stripping and hold no missing
-    marker is kept as it was read, without a copy.
+    A column of plain whole numbers is parsed at once (``_whole_numbers``). Any
+    other is judged on its distinct values: stripped, checked against the missing
+    markers and converted, then expanded with each cell's code (a column of 10^6
+    records with 10 values costs 10 conversions). Numbers when every non-missing
+    value converts without loss (no leading zeros, no more than 18 integer digits,
+    finite), else text. A text column whose values need no stripping is kept as it
+    was read, without a copy: its missing values are nulled through a new validity
+    bitmap.
     """
+    whole = _whole_numbers(column)
+    if whole is not None:
+        return _Typed(pd.arrays.IntegerArray(whole, np.zeros(len(whole), bool)), 0)
     given_dictionary = pa.types.is_dictionary(column.type)
-    encoded = column if given_dictionary else pc.dictionary_encode(column)
-    if encoded.num_chunks == 0:
-        encoded = pa.chunked_array([pa.DictionaryArray.from_arrays(pa.array([], pa.int32()), pa.array([], pa.string()))])
-    if any(len(chunk.dictionary) != len(encoded.chunk(0).dictionary) for chunk in encoded.chunks):
-        encoded = encoded.unify_dictionaries()  # dictionary_encode shares one; Parquet's may not
-    raw = encoded.chunk(0).dictionary.cast(pa.large_string())
-    codes = np.concatenate([
-        (chunk.indices.fill_null(-1) if chunk.indices.null_count else chunk.indices).to_numpy(zero_copy_only=False)
-        for chunk in encoded.chunks
-    ])
-    short = int(encoded.null_count)  # fields missing from short rows (reference reader) or Parquet nulls
-    # every entry of a dictionary we built is used; a given one (Parquet) may hold more
-    counts = np.bincount(codes[codes >= 0], minlength=len(raw)) if given_dictionary else None
+    if given_dictionary:  # Parquet's text: codes come with it; its dictionary may hold unused values
+        if any(len(chunk.dictionary) != len(column.chunk(0).dictionary) for chunk in column.chunks):
+            column = column.unify_dictionaries()
+        raw = (column.chunk(0).dictionary if column.num_chunks else pa.array([])).cast(pa.large_string())
+        codes = _codes((chunk.indices for chunk in column.chunks), len(raw))
+        counts = np.bincount(codes, minlength=len(raw) + 1)[:-1]
+    else:
+        raw = pc.unique(column).drop_null().cast(pa.large_string())
+        codes = counts = None  # counted only when needed
+    short = int(column.null_count)  # fields missing from short rows, or Parquet nulls
     used = counts > 0 if counts is not None else np.ones(len(raw), bool)
     values = pc.utf8_trim_whitespace(raw)
     is_missing = pc.is_in(values, value_set=markers).to_numpy(zero_copy_only=False)
     present = used & ~is_missing
     texts = values.filter(pa.array(present))
-    quoted_values = bool(len(raw)) and bool(pc.any(pc.match_substring(raw, '"')).as_py())
     kind = "text"
     if _matches_all(texts, _NUMBER.pattern):
         if _matches_all(texts, _INTEGER):
@@ -808,42 +865,69 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
         elif np.isfinite(pc.cast(texts, pa.float64()).to_numpy(zero_copy_only=False)).all():
             kind = "float"
     any_missing = bool(is_missing.any()) or short > 0
-    if short:
-        codes = np.where(codes < 0, len(raw), codes)  # code -1 (no value at all) points past the end
-    rows_missing = np.append(is_missing, True)[codes] if any_missing else None
+    untouched = kind == "text" and not given_dictionary and pc.all(pc.equal(values, raw)).as_py()
+    if untouched and not any_missing:
+        # already final: the text is kept as read, and no cell needs its code
+        return _Typed(pd.arrays.ArrowStringArray(column.cast(pa.large_string())), 0,
+                      _matches_any(texts, _FORMULA_START))
+    if untouched and np.count_nonzero(is_missing) <= _FEW_MARKERS:
+        rows_missing, counts = _marker_cells(column, raw, is_missing)  # only the marker texts are compared
+    else:
+        if codes is None:
+            codes = _codes(pc.index_in(column, value_set=raw).chunks, len(raw))
+            counts = np.bincount(codes, minlength=len(raw) + 1)[:-1]
+        rows_missing = np.append(is_missing, True)[codes] if any_missing else None  # code len(raw): no value
     missing = int(np.count_nonzero(rows_missing)) if any_missing else 0
-    markers = _markers_found(values, is_missing, codes) if any_missing else ()
+    found = _markers_found(values, is_missing, counts, short) if any_missing else ()
     if kind == "integer":
         numbers = np.zeros(len(raw) + 1, dtype=np.int64)
         numbers[:-1][present] = pc.cast(pc.replace_substring_regex(texts, r"^\+", ""), pa.int64()).to_numpy()
         mask = rows_missing if any_missing else np.zeros(len(codes), bool)
-        return _Typed(pd.arrays.IntegerArray(numbers[codes], mask), missing, quoted_values=quoted_values,
-                      markers=markers)
+        return _Typed(pd.arrays.IntegerArray(numbers[codes], mask), missing, markers=found)
     if kind == "float":
         numbers = np.full(len(raw) + 1, np.nan)
         numbers[:-1][present] = pc.cast(texts, pa.float64()).to_numpy(zero_copy_only=False)
-        return _Typed(numbers[codes], missing, quoted_values=quoted_values, markers=markers)
+        return _Typed(numbers[codes], missing, markers=found)
     formula_like = _matches_any(texts, _FORMULA_START)
-    if not given_dictionary and pc.all(pc.equal(values, raw)).as_py():
-        # already final but for the missing values: the text is kept, without a copy
-        strings = _without(column.cast(pa.large_string()), rows_missing) if any_missing else column.cast(pa.large_string())
-        text_bytes = 0
-    else:
-        kept = pc.if_else(pa.array(is_missing), pa.scalar(None, pa.large_string()), values)
-        strings = pa.chunked_array([kept.take(chunk.indices) for chunk in encoded.chunks], pa.large_string())
-        lengths = pc.fill_null(pc.binary_length(kept), 0).to_numpy(zero_copy_only=False)
-        text_bytes = int(np.dot(counts, lengths)) if counts is not None else 0
-    return _Typed(pd.arrays.ArrowStringArray(strings), missing, formula_like, text_bytes, quoted_values, markers)
+    if untouched:  # final but for the missing values
+        return _Typed(pd.arrays.ArrowStringArray(_without(column.cast(pa.large_string()), rows_missing)),
+                      missing, formula_like, markers=found)
+    kept = pc.if_else(pa.array(is_missing), pa.scalar(None, pa.large_string()), values)
+    lengths = pc.fill_null(pc.binary_length(kept), 0).to_numpy(zero_copy_only=False)
+    strings = pa.concat_arrays([kept, pa.nulls(1, pa.large_string())]).take(codes)  # code len(raw): no value
+    return _Typed(pd.arrays.ArrowStringArray(pa.chunked_array([strings])), missing, formula_like,
+                  int(np.dot(counts, lengths)), found)
 
 
-def _markers_found(values: pa.Array, is_missing: np.ndarray, codes: np.ndarray) -> tuple[tuple[str | None, int], ...]:
+def _marker_cells(column: pa.ChunkedArray, raw: pa.Array, is_missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The cells without a value or holding one of the few distinct texts read as missing,
+    and the cells of each distinct text (counted for those only): one comparison per
+    marker text, cheaper than coding every cell."""
+    rows = column.is_null().to_numpy(zero_copy_only=False)
+    counts = np.zeros(len(raw), np.int64)
+    for code in np.flatnonzero(is_missing):
+        cells = pc.fill_null(pc.equal(column, raw[int(code)]), False).to_numpy(zero_copy_only=False)
+        counts[code] = np.count_nonzero(cells)
+        rows |= cells
+    return rows, counts
+
+
+def _codes(indices: Iterable[pa.Array], none: int) -> np.ndarray:
+    """Each cell's code (its distinct value's position) in one array; ``none`` for a cell without a value."""
+    parts = [pc.fill_null(chunk, none).to_numpy() for chunk in indices]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int32)
+
+
+def _markers_found(values: pa.Array, is_missing: np.ndarray, counts: np.ndarray,
+                   short: int) -> tuple[tuple[str | None, int], ...]:
     """How many cells of each missing marker the column holds (None: cells without any
-    value, code ``len(values)``), from the codes of its distinct values."""
-    per_code = np.bincount(codes, minlength=len(values) + 1)
+    value), from the counts of its distinct values."""
     found: dict[str | None, int] = {}
-    for code in np.flatnonzero(np.append(is_missing, True) & (per_code > 0)):
-        marker = values[int(code)].as_py() if code < len(values) else None
-        found[marker] = found.get(marker, 0) + int(per_code[code])
+    for code in np.flatnonzero(is_missing & (counts > 0)):
+        marker = values[int(code)].as_py()
+        found[marker] = found.get(marker, 0) + int(counts[code])
+    if short:
+        found[None] = short
     return tuple(found.items())
 
 
@@ -959,12 +1043,8 @@ def load_table(
         return _table(src.name, "excel", _read_excel(src, header, max_columns, max_bytes), *limits)
     if fmt == "parquet":
         return _table(src.name, "parquet", _read_parquet(src, max_columns, max_cells), *limits)
-    try:
-        text = _read_text_fast(src, delimiter, encoding, header, max_columns, max_cells, missing_markers)
-        return _table(src.name, "csv", text, *limits)
-    except _NeedsReference:
-        text = _read_text_reference(src, delimiter, encoding, header, max_columns, missing_markers)
-        return _table(src.name, "csv", text, *limits)
+    return _table(src.name, "csv", _read_text(src, delimiter, encoding, header, max_columns, max_cells,
+                                              missing_markers), *limits)
 
 
 def _table(name: str, fmt: str, cells: _Cells, max_columns: int, max_cells: int, max_bytes: int,
@@ -997,11 +1077,6 @@ def _table(name: str, fmt: str, cells: _Cells, max_columns: int, max_cells: int,
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         typed = list(pool.map(typed_column, range(len(raw))))
-    if cells.fast and (any(t.quoted_values for t in typed) or any('"' in str(n) for n in cells.names)):
-        # A quote inside a value: a literal one, an escaped one, or one after spaces (which
-        # pandas reads as the start of a quoted value and pyarrow does not). With such quotes
-        # an even count no longer proves every quoted value closed: the reference reader decides.
-        raise _NeedsReference
     text_bytes = sum(t.text_bytes for t in typed)
     if text_bytes > 4 * max_bytes:
         raise _too_large("The text in the table takes", text_bytes, 4 * max_bytes)
