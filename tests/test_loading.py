@@ -557,3 +557,30 @@ def test_a_quote_after_a_space_starts_a_quoted_value_on_disk_and_in_memory(tmp_p
     for source in (raw, tmp_path / "q.csv"):
         assert load_table(source).frame.to_dict("list") == {
             "id": [1, 2], "name": ["Smith, J", "Doe"], "note": ['a "b"', "plain"]}
+
+
+def test_a_wide_short_row_file_is_refused_after_one_part_of_the_cell_limit() -> None:
+    """The parts read past the line count's warning hold at most the limit's cells, whatever
+    the width: 1,000 columns above 300,000 one-byte rows stop after 1,000 records."""
+    bomb = (",".join(f"c{j}" for j in range(1000)) + "\n").encode() + b"x\n" * 300_000
+    with pytest.raises(FileTooLargeError, match="more than 1,000,000 cells"):
+        _bounded(lambda: load_table(bomb, max_cells=1_000_000), 10.0, 100.0)
+
+
+def test_a_lone_cr_before_a_delimiter_past_the_first_block_of_a_quoted_file(tmp_path: Path) -> None:
+    """The whole file is looked at for it, not only up to the first quote."""
+    raw = b'"a",b\n' + b'"x",1\n' * 200_000 + b"\r,2\n"
+    (tmp_path / "late.csv").write_bytes(raw)
+    for source in (raw, tmp_path / "late.csv"):
+        frame = load_table(source).frame
+        assert (len(frame), pd.isna(frame["a"].iloc[-1]), frame["b"].iloc[-1]) == (200_001, True, 2)
+
+
+def test_a_quote_never_closed_is_refused_also_where_pyarrow_reads_the_file(tmp_path: Path) -> None:
+    """A lone CR before a delimiter sends a quoted file to pyarrow, which would read an
+    unclosed quote on to the end; the file is refused as pandas refuses it."""
+    raw = b'a,b\n\r,1\n2,"x\n3,4\n'
+    (tmp_path / "open.csv").write_bytes(raw)
+    for source in (raw, tmp_path / "open.csv"):
+        with pytest.raises(DataFileError, match="A quoted value is never closed"):
+            load_table(source)

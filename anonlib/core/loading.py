@@ -16,7 +16,8 @@ How it is fast: pandas' C parser reads the text straight into Arrow string
 columns, on every core for a file on disk (pandas parses in-memory bytes on one
 core, so bytes holding no quote character are split by pyarrow's reader
 instead: without quotes the two split alike, and any row they could read
-differently makes pyarrow refuse, so pandas reads it). Then each column is
+differently makes pyarrow refuse, so pandas reads it; pyarrow also reads the
+rare file pandas' parser misreads, see ``_split_by_pyarrow``). Then each column is
 typed: a column of plain whole numbers is parsed at once and checked by length
 (no leading zeros); any other is judged on its distinct values only, which are
 stripped, checked against the missing markers and converted, then expanded
@@ -136,13 +137,6 @@ class _Source:
 
     def read(self) -> bytes:
         return self.data if self.data is not None else self.path.read_bytes()
-
-    def read_range(self, start: int, end: int) -> bytes:
-        if self.data is not None:
-            return self.data[start:end]
-        with self.path.open("rb") as handle:
-            handle.seek(start)
-            return handle.read(end - start)
 
     def arrow_input(self) -> str | pa.BufferReader:
         return pa.BufferReader(pa.py_buffer(self.data)) if self.data is not None else str(self.path)
@@ -354,28 +348,16 @@ def _split_header(columns: list[pa.ChunkedArray], header: bool) -> tuple[list[st
 class _Scanned:
     """What one pass over a text file's bytes found."""
 
-    lines: int  # line ends, LF and CR bytes (0 when not counted): an upper bound on the records
+    lines: int  # LF and CR bytes plus one (0 when not counted): an upper bound on the records
     quoted: bool  # it holds a quote character
-    cr_delimiter: bool  # a CR right before a delimiter, which pandas' parser can misread (see _read_text)
+    cr_delimiter: bool  # a CR right before a delimiter, which pandas' parser can misread (_split_by_pyarrow)
 
 
 def _scan(src: _Source, count_lines: bool, delimiter: str) -> _Scanned:
-    """One pass over the bytes, its two halves at once (a CR and a delimiter on either
-    side of the middle are looked at apart)."""
-    middle = src.size // 2
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        halves = list(pool.map(lambda bounds: _scan_part(src, *bounds, count_lines, delimiter),
-                               ((0, middle), (middle, src.size))))
-    around_middle = src.read_range(middle - 1, middle + 1) if middle else b""
-    return _Scanned(sum(h.lines for h in halves) + count_lines, any(h.quoted for h in halves),
-                    any(h.cr_delimiter for h in halves) or around_middle == ("\r" + delimiter).encode())
-
-
-def _scan_part(src: _Source, start: int, end: int, count_lines: bool, delimiter: str) -> _Scanned:
-    """``_scan`` of the bytes from ``start`` to ``end``, block by block."""
+    """One pass over the bytes, block by block."""
     lines, quoted, cr_delimiter, after_cr = 0, False, False, False
     delimiter_code = ord(delimiter) if len(delimiter.encode()) == 1 else -1
-    for codes, block, first, last in _blocks(src, start, end):
+    for codes, block, first, last in _blocks(src):
         quoted = quoted or block.find(b'"', first, last) >= 0
         has_cr = block.find(b"\r", first, last) >= 0
         if has_cr or after_cr:  # a CR here, or at the end of the block before
@@ -384,28 +366,24 @@ def _scan_part(src: _Source, start: int, end: int, count_lines: bool, delimiter:
         after_cr = bool(codes[-1] == 13)
         if count_lines:
             lines += int(np.count_nonzero(codes == 10)) + (int(np.count_nonzero(codes == 13)) if has_cr else 0)
-        elif quoted:
-            break
-    return _Scanned(lines, quoted, cr_delimiter)
+    return _Scanned(lines + count_lines, quoted, cr_delimiter)
 
 
-def _blocks(src: _Source, start: int, end: int) -> Iterator[tuple[np.ndarray, bytes | bytearray, int, int]]:
-    """The bytes from ``start`` to ``end`` in blocks: each as codes, and as the bytes object
-    holding it with the block's bounds in it (bytes in memory are not copied; a file is
-    read into one reused buffer, valid until the next block)."""
+def _blocks(src: _Source) -> Iterator[tuple[np.ndarray, bytes | bytearray, int, int]]:
+    """The bytes in blocks: each as codes, and as the bytes object holding it with the
+    block's bounds in it (bytes in memory are not copied; a file is read into one reused
+    buffer, valid until the next block)."""
     size = 1 << 18
     if src.data is not None:
         codes = np.frombuffer(src.data, np.uint8)
-        for first in range(start, end, size):
-            last = min(first + size, end)
+        for first in range(0, len(codes), size):
+            last = min(first + size, len(codes))
             yield codes[first:last], src.data, first, last
         return
     buffer = bytearray(size)
-    codes, view = np.frombuffer(buffer, np.uint8), memoryview(buffer)
+    codes = np.frombuffer(buffer, np.uint8)
     with src.path.open("rb", buffering=0) as handle:
-        handle.seek(start)
-        while start < end and (read := handle.readinto(view[:min(size, end - start)])):
-            start += read
+        while read := handle.readinto(buffer):
             yield codes[:read], buffer, 0, read
 
 
@@ -437,7 +415,7 @@ def _read_text(src: _Source, delimiter: str | None, encoding: str | None, header
             columns = _split_by_pyarrow(src, used_delimiter, used_encoding, max_columns, scanned.quoted)
         if columns is None:
             columns = _parse_text(src, used_delimiter, used_encoding, _errors(used_encoding, encoding),
-                                  scanned.quoted, max_cells if cut else None, has_header)
+                                  scanned.quoted, max_cells if cut else None, has_header, width)
     except UnicodeDecodeError:
         if encoding is None and used_encoding == "utf-8":  # UTF-8 at the start only
             return _read_text(src, delimiter, "latin-1", header, max_columns, max_cells, missing_markers)
@@ -480,12 +458,14 @@ def _split_by_pyarrow(src: _Source, delimiter: str, encoding: str, max_columns: 
     gives the record ``1,`` instead of ``,1``). Without quotes a field is the text
     between two delimiters, so both readers split alike, except on rows pandas reads
     and pyarrow refuses: a short row (pandas fills it) or a line of spaces (pandas skips
-    it; in a table of one column pyarrow reads it as a value, which is looked for). With quotes they also differ where a value then holds a quote character (a
-    quote after a space opens a quoted value for pandas only). In those cases, and for
-    text that is not UTF-8 or Latin-1, this returns None.
+    it; in a table of one column pyarrow reads it as a value, which is looked for). With
+    quotes they also differ where a value then holds a quote character (a quote after a
+    space opens a quoted value for pandas only) or a quote is never closed (pandas
+    refuses the file). In those cases, and for text that is not UTF-8 or Latin-1, this
+    returns None.
     """
-    if encoding not in ("utf-8", "utf-8-sig", "latin-1"):
-        return None
+    if encoding not in ("utf-8", "utf-8-sig", "latin-1") or (quoted and src.read().count(b'"') % 2):
+        return None  # an odd number of quotes: one never closed, which pyarrow would read to the end
     read = pa_csv.ReadOptions(autogenerate_column_names=True, block_size=1 << 22,
                               encoding="latin1" if encoding == "latin-1" else "utf8")
     parse = pa_csv.ParseOptions(delimiter=delimiter, quote_char='"' if quoted else False,
@@ -501,16 +481,17 @@ def _split_by_pyarrow(src: _Source, delimiter: str, encoding: str, max_columns: 
         if pc.any(pc.and_(pc.utf8_is_space(values), pc.greater(pc.utf8_length(values), 0))).as_py():
             return None
     if quoted and any(pc.any(pc.match_substring(c, '"')).as_py() for c in columns):
-        return None
+        return None  # a quote read as part of a value, where pandas may have opened a quoted one
     return columns
 
 
 def _parse_text(src: _Source, delimiter: str, encoding: str, errors: str, quoted: bool,
-                max_cells: int | None, header: bool) -> list[pa.ChunkedArray]:
+                max_cells: int | None, header: bool, width: int) -> list[pa.ChunkedArray]:
     """Every cell as an Arrow string exactly as written, by pandas' C parser: no header
     handling (names are taken by the caller), no missing values (typing decides),
     straight from the file or the bytes. With ``max_cells`` the file is parsed in parts
-    and refused as soon as its records (after the ``header`` row) pass the limit.
+    of at most ``max_cells`` cells of ``width`` fields and refused as soon as its records
+    (after the ``header`` row) pass the limit, so at most one part past it is read.
 
     Spaces after a delimiter are skipped when the file holds a quote, so that
     ``1, "a, b"`` is two values. Without quotes skipping changes nothing typing would not
@@ -528,7 +509,8 @@ def _parse_text(src: _Source, delimiter: str, encoding: str, errors: str, quoted
             if max_cells is None:
                 return _columns(pd.read_csv(source, **options))
             parts, records = [], -int(header)
-            with pd.read_csv(source, chunksize=1 << 18, **options) as reader:
+            part_records = max(1, min(1 << 18, max_cells // width))
+            with pd.read_csv(source, chunksize=part_records, **options) as reader:
                 for part in reader:
                     records += len(part)
                     if records * part.shape[1] > max_cells:
