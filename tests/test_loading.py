@@ -30,6 +30,7 @@ from anonlib.core.equivalence import MISSING_LABEL
 from anonlib.core.errors import AnonlibError, DataFileError, FileTooLargeError, HierarchyError
 from anonlib.core.hierarchy import level_lookup, read_hierarchy_csv
 from anonlib.core import loading
+from anonlib.core import loading
 from anonlib.core.loading import load_table, to_safe_csv
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -574,6 +575,41 @@ def test_a_lone_cr_before_a_delimiter_past_the_first_block_of_a_quoted_file(tmp_
     for source in (raw, tmp_path / "late.csv"):
         frame = load_table(source).frame
         assert (len(frame), pd.isna(frame["a"].iloc[-1]), frame["b"].iloc[-1]) == (200_001, True, 2)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b",", b";", b'"', b"\r", b"\n", b" "]), max_size=40).map(b"".join),
+       st.sampled_from([",", ";"]), st.booleans())
+def test_the_scan_in_two_halves_finds_what_one_pass_finds(raw: bytes, delimiter: str, count_lines: bool) -> None:
+    """A large file is scanned as two halves at once. Cut in the middle of every file here
+    (which may part a CR from the delimiter after it), in memory and on disk, it counts
+    the line ends and finds the quotes and the CR before a delimiter that one pass finds."""
+    path = Path(tempfile.mkdtemp()) / "t.csv"
+    path.write_bytes(raw)
+    for src in (loading._Source("t.csv", len(raw), raw[:10], data=raw),
+                loading._Source("t.csv", len(raw), raw[:10], path=path)):
+        whole = loading._scan(src, count_lines, delimiter)
+        assert (whole.quoted, whole.cr_delimiter) == (b'"' in raw, b"\r" + delimiter.encode() in raw)
+        assert whole.lines == (raw.count(b"\n") + raw.count(b"\r") + 1 if count_lines else 0)
+        split = loading._SCAN_SPLIT_BYTES
+        loading._SCAN_SPLIT_BYTES = 0
+        try:
+            assert loading._scan(src, count_lines, delimiter) == whole
+        finally:
+            loading._SCAN_SPLIT_BYTES = split
+
+
+def test_a_lone_cr_ending_the_first_half_of_a_large_file_before_a_delimiter(tmp_path: Path) -> None:
+    """The halves of a large file's scan meet between the lone CR and the delimiter; the
+    record keeps its empty first value."""
+    rows = 600_000
+    before = b"a,b\n" + b"x,1\n" * rows
+    raw = before + b"\r,2\n" + b"y,3\n" * (rows - 1) + b"yy,33\n"
+    assert raw[len(raw) // 2 - 1:len(raw) // 2 + 1] == b"\r," and len(raw) >= loading._SCAN_SPLIT_BYTES
+    (tmp_path / "middle.csv").write_bytes(raw)
+    for source in (raw, tmp_path / "middle.csv"):
+        frame = load_table(source).frame
+        assert (len(frame), pd.isna(frame["a"].iloc[rows]), frame["b"].iloc[rows]) == (2 * rows + 1, True, 2)
 
 
 def test_a_quote_never_closed_is_refused_also_where_pyarrow_reads_the_file(tmp_path: Path) -> None:

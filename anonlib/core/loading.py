@@ -354,10 +354,41 @@ class _Scanned:
 
 
 def _scan(src: _Source, count_lines: bool, delimiter: str) -> _Scanned:
-    """One pass over the bytes, block by block."""
-    lines, quoted, cr_delimiter, after_cr = 0, False, False, False
+    """One pass over the bytes, a large file's two halves at once (reading and counting
+    release the GIL, and the other core is idle until the parse starts)."""
     delimiter_code = ord(delimiter) if len(delimiter.encode()) == 1 else -1
-    for codes, block, first, last in _blocks(src):
+    if src.size < _SCAN_SPLIT_BYTES:
+        first, second = _scan_part(src, 0, None, count_lines, delimiter_code), _ScannedPart()
+    else:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            first, second = pool.map(lambda bounds: _scan_part(src, *bounds, count_lines, delimiter_code),
+                                     [(0, src.size // 2), (src.size // 2, None)])
+    cr_delimiter = (first.cr_delimiter or second.cr_delimiter
+                    or (first.ends_in_cr and second.starts_with == delimiter_code))  # where the halves meet
+    return _Scanned(first.lines + second.lines + count_lines, first.quoted or second.quoted, cr_delimiter)
+
+
+_SCAN_SPLIT_BYTES = 1 << 22  # below this a file is scanned in one part
+
+
+@dataclass(frozen=True)
+class _ScannedPart:
+    """What the pass found in one part of the bytes."""
+
+    lines: int = 0
+    quoted: bool = False
+    cr_delimiter: bool = False
+    starts_with: int = -1  # the part's first byte (-1 when empty)
+    ends_in_cr: bool = False
+
+
+def _scan_part(src: _Source, start: int, stop: int | None, count_lines: bool, delimiter_code: int) -> _ScannedPart:
+    """The bytes from ``start`` to ``stop`` (None: the end), block by block: line ends
+    counted (when asked), a quote looked for, and a CR right before a delimiter."""
+    lines, quoted, cr_delimiter, after_cr, starts_with = 0, False, False, False, -1
+    for codes, block, first, last in _blocks(src, start, stop):
+        if starts_with < 0:
+            starts_with = int(codes[0])
         quoted = quoted or block.find(b'"', first, last) >= 0
         has_cr = block.find(b"\r", first, last) >= 0
         if has_cr or after_cr:  # a CR here, or at the end of the block before
@@ -366,24 +397,29 @@ def _scan(src: _Source, count_lines: bool, delimiter: str) -> _Scanned:
         after_cr = bool(codes[-1] == 13)
         if count_lines:
             lines += int(np.count_nonzero(codes == 10)) + (int(np.count_nonzero(codes == 13)) if has_cr else 0)
-    return _Scanned(lines + count_lines, quoted, cr_delimiter)
+    return _ScannedPart(lines, quoted, cr_delimiter, starts_with, after_cr)
 
 
-def _blocks(src: _Source) -> Iterator[tuple[np.ndarray, bytes | bytearray, int, int]]:
-    """The bytes in blocks: each as codes, and as the bytes object holding it with the
-    block's bounds in it (bytes in memory are not copied; a file is read into one reused
-    buffer, valid until the next block)."""
+def _blocks(src: _Source, start: int, stop: int | None) -> Iterator[tuple[np.ndarray, bytes | bytearray, int, int]]:
+    """The bytes from ``start`` to ``stop`` (None: the end, however far a file has grown)
+    in blocks: each as codes, and as the bytes object holding it with the block's bounds
+    in it (bytes in memory are not copied; a file is read into one reused buffer, valid
+    until the next block)."""
     size = 1 << 18
     if src.data is not None:
         codes = np.frombuffer(src.data, np.uint8)
-        for first in range(0, len(codes), size):
-            last = min(first + size, len(codes))
+        stop = len(codes) if stop is None else stop
+        for first in range(start, stop, size):
+            last = min(first + size, stop)
             yield codes[first:last], src.data, first, last
         return
     buffer = bytearray(size)
     codes = np.frombuffer(buffer, np.uint8)
     with src.path.open("rb", buffering=0) as handle:
-        while read := handle.readinto(buffer):
+        handle.seek(start)
+        while (stop is None or start < stop) and (
+                read := handle.readinto(memoryview(buffer)[:size if stop is None else min(size, stop - start)])):
+            start += read
             yield codes[:read], buffer, 0, read
 
 
@@ -540,7 +576,8 @@ def _parse_text(src: _Source, delimiter: str, encoding: str, errors: str, quoted
 
 def _columns(frame: pd.DataFrame) -> list[pa.ChunkedArray]:
     """The Arrow string columns behind a frame parsed into them (not copied)."""
-    return pa.Table.from_pandas(frame, preserve_index=False).columns
+    columns = (pa.array(frame.iloc[:, j].array) for j in range(frame.shape[1]))
+    return [column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column]) for column in columns]
 
 
 # --- Excel and Parquet ------------------------------------------------------------------
@@ -789,23 +826,30 @@ def _whole_numbers(column: pa.ChunkedArray) -> np.ndarray | None:
             or not _PLAIN_WHOLE_NUMBER.fullmatch(column[0].as_py())):  # a text column fails here, cheaply
         return None
     try:
-        numbers = pc.cast(column, pa.int64())
+        numbers = pc.cast(column, pa.int64()).to_numpy()
     except pa.ArrowInvalid:
         return None
-    extremes = pc.min_max(numbers)
-    largest = max(extremes["max"].as_py(), -extremes["min"].as_py())
-    if largest >= _TEN_TO_THE[-1]:
+    if numbers.min() <= -_TEN_TO_THE[-1] or numbers.max() >= _TEN_TO_THE[-1]:
         return None  # 19 digits: kept as text
+    negative = int(np.count_nonzero(numbers < 0))
+    magnitude = np.abs(numbers) if negative else numbers
+    largest = int(magnitude.max())
     # a number's digits: one, and one more for each power of ten it reaches; a minus sign is one more
-    digits = len(numbers) + sum(_cells(pc.greater_equal(numbers, power)) + _cells(pc.less_equal(numbers, -power))
-                                for power in _TEN_TO_THE[_TEN_TO_THE <= largest].tolist())
-    plain = pc.sum(pc.binary_length(column)).as_py() == digits + _cells(pc.less(numbers, 0))
-    return numbers.to_numpy() if plain else None
+    digits = len(numbers) + sum(int(np.count_nonzero(magnitude >= power))
+                                for power in _TEN_TO_THE[_TEN_TO_THE <= largest])
+    return numbers if _text_bytes(column) == digits + negative else None
 
 
-def _cells(mask: pa.ChunkedArray) -> int:
-    """How many cells a boolean column marks."""
-    return pc.sum(mask).as_py() or 0
+def _text_bytes(column: pa.ChunkedArray) -> int:
+    """The bytes of text in a string column, read off each chunk's offsets (no pass over the cells)."""
+    if not (pa.types.is_large_string(column.type) or pa.types.is_string(column.type)):
+        return pc.sum(pc.binary_length(column)).as_py() or 0
+    total = 0
+    for chunk in column.chunks:
+        if len(chunk):
+            offsets = np.frombuffer(chunk.buffers()[1], np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
+            total += int(offsets[chunk.offset + len(chunk)]) - int(offsets[chunk.offset])
+    return total
 
 
 def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
@@ -852,13 +896,18 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
         # already final: the text is kept as read, and no cell needs its code
         return _Typed(pd.arrays.ArrowStringArray(column.cast(pa.large_string())), 0,
                       _matches_any(texts, _FORMULA_START))
-    if untouched and np.count_nonzero(is_missing) <= _FEW_MARKERS:
-        rows_missing, counts = _marker_cells(column, raw, is_missing)  # only the marker texts are compared
-    else:
-        if codes is None:
-            codes = _codes(pc.index_in(column, value_set=raw).chunks, len(raw))
-            counts = np.bincount(codes, minlength=len(raw) + 1)[:-1]
-        rows_missing = np.append(is_missing, True)[codes] if any_missing else None  # code len(raw): no value
+    if untouched and np.count_nonzero(is_missing) <= _FEW_MARKERS:  # only the marker texts are compared
+        marker_codes = np.flatnonzero(is_missing)
+        masks, marker_counts = _marker_cells(column, [raw[int(code)] for code in marker_codes])
+        counts = np.zeros(len(raw), np.int64)
+        counts[marker_codes] = marker_counts
+        kept = _without(column.cast(pa.large_string()), masks)
+        return _Typed(pd.arrays.ArrowStringArray(kept), kept.null_count, _matches_any(texts, _FORMULA_START),
+                      markers=_markers_found(values, is_missing, counts, short))
+    if codes is None:
+        codes = _codes(pc.index_in(column, value_set=raw).chunks, len(raw))
+        counts = np.bincount(codes, minlength=len(raw) + 1)[:-1]
+    rows_missing = np.append(is_missing, True)[codes] if any_missing else None  # code len(raw): no value
     missing = int(np.count_nonzero(rows_missing)) if any_missing else 0
     found = _markers_found(values, is_missing, counts, short) if any_missing else ()
     if kind == "integer":
@@ -872,8 +921,8 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
         return _Typed(numbers[codes], missing, markers=found)
     formula_like = _matches_any(texts, _FORMULA_START)
     if untouched:  # final but for the missing values
-        return _Typed(pd.arrays.ArrowStringArray(_without(column.cast(pa.large_string()), rows_missing)),
-                      missing, formula_like, markers=found)
+        kept = _without(column.cast(pa.large_string()), _by_chunk(column, rows_missing))
+        return _Typed(pd.arrays.ArrowStringArray(kept), missing, formula_like, markers=found)
     kept = pc.if_else(pa.array(is_missing), pa.scalar(None, pa.large_string()), values)
     lengths = pc.fill_null(pc.binary_length(kept), 0).to_numpy(zero_copy_only=False)
     strings = pa.concat_arrays([kept, pa.nulls(1, pa.large_string())]).take(codes)  # code len(raw): no value
@@ -881,17 +930,20 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
                   int(np.dot(counts, lengths)), found)
 
 
-def _marker_cells(column: pa.ChunkedArray, raw: pa.Array, is_missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The cells without a value or holding one of the few distinct texts read as missing,
-    and the cells of each distinct text (counted for those only): one comparison per
-    marker text, cheaper than coding every cell."""
-    rows = column.is_null().to_numpy(zero_copy_only=False)
-    counts = np.zeros(len(raw), np.int64)
-    for code in np.flatnonzero(is_missing):
-        cells = pc.fill_null(pc.equal(column, raw[int(code)]), False).to_numpy(zero_copy_only=False)
-        counts[code] = np.count_nonzero(cells)
-        rows |= cells
-    return rows, counts
+def _marker_cells(column: pa.ChunkedArray, texts: Sequence[pa.Scalar]) -> tuple[list[pa.BooleanArray], list[int]]:
+    """The cells without a value or holding one of a few texts read as missing (a mask per
+    chunk), and the cells of each text: one comparison per text, cheaper than coding
+    every cell."""
+    masks, counts = [], [0] * len(texts)
+    for chunk in column.chunks:
+        marked = chunk.is_null() if chunk.null_count else None
+        for i, text in enumerate(texts):
+            cells = pc.equal(chunk, text)
+            counts[i] += pc.sum(cells).as_py() or 0
+            cells = pc.fill_null(cells, False) if chunk.null_count else cells
+            marked = cells if marked is None else pc.or_(marked, cells)
+        masks.append(marked if marked is not None else pa.array(np.zeros(len(chunk), bool)))
+    return masks, counts
 
 
 def _codes(indices: Iterable[pa.Array], none: int) -> np.ndarray:
@@ -953,21 +1005,29 @@ def _header_note(cells: _Cells, names: Sequence[str]) -> str | None:
     return None
 
 
-def _without(column: pa.ChunkedArray, missing: np.ndarray) -> pa.ChunkedArray:
-    """The text column with the ``missing`` rows set to null, its text buffers shared
-    (only a new validity bitmap is built)."""
-    chunks, start = [], 0
-    for chunk in column.chunks:
-        n = len(chunk)
-        valid = ~missing[start:start + n]
-        start += n
-        if chunk.offset:  # the bitmap is read from the chunk's offset on
-            valid = np.concatenate([np.ones(chunk.offset, bool), valid])
-        bitmap = pa.array(valid).buffers()[1]
-        chunks.append(pa.Array.from_buffers(chunk.type, n, [bitmap, *chunk.buffers()[1:]],
-                                            null_count=n - int(np.count_nonzero(valid[chunk.offset:])),
-                                            offset=chunk.offset))
+def _without(column: pa.ChunkedArray, missing: Iterable[pa.BooleanArray]) -> pa.ChunkedArray:
+    """The text column with the cells ``missing`` marks (one mask per chunk, no nulls in
+    it) set to null, its text buffers shared: only a new validity bitmap is built."""
+    chunks = []
+    for chunk, marked in zip(column.chunks, missing, strict=True):
+        nulls = pc.sum(marked).as_py() or 0
+        if not nulls:
+            chunks.append(chunk)
+            continue
+        valid = pc.invert(marked)
+        if valid.offset != chunk.offset:  # the bitmap is read from the chunk's offset on
+            valid = pa.concat_arrays([pa.array(np.ones(chunk.offset, bool)), valid])
+        buffers = [valid.buffers()[1], *chunk.buffers()[1:]]
+        chunks.append(pa.Array.from_buffers(chunk.type, len(chunk), buffers, null_count=nulls, offset=chunk.offset))
     return pa.chunked_array(chunks, column.type)
+
+
+def _by_chunk(column: pa.ChunkedArray, mask: np.ndarray) -> Iterator[pa.BooleanArray]:
+    """A mask over the whole column cut along its chunks."""
+    start = 0
+    for chunk in column.chunks:
+        yield pa.array(mask[start:start + len(chunk)])
+        start += len(chunk)
 
 
 def _clean_names(names: Sequence[object], header: bool, notes: list[str]) -> list[str]:
