@@ -22,14 +22,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from anonlib.__main__ import main
 from anonlib.core.equivalence import MISSING_LABEL
 from anonlib.core.errors import AnonlibError, DataFileError, FileTooLargeError, HierarchyError
 from anonlib.core.hierarchy import level_lookup, read_hierarchy_csv
-from anonlib.core import loading
 from anonlib.core import loading
 from anonlib.core.loading import load_table, to_safe_csv
 
@@ -580,6 +579,7 @@ def test_a_lone_cr_before_a_delimiter_past_the_first_block_of_a_quoted_file(tmp_
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from([b"a", b",", b";", b'"', b"\r", b"\n", b" "]), max_size=40).map(b"".join),
        st.sampled_from([",", ";"]), st.booleans())
+@example(b"a\r,b", ",", True)  # the halves meet between the CR and the delimiter
 def test_the_scan_in_two_halves_finds_what_one_pass_finds(raw: bytes, delimiter: str, count_lines: bool) -> None:
     """A large file is scanned as two halves at once. Cut in the middle of every file here
     (which may part a CR from the delimiter after it), in memory and on disk, it counts

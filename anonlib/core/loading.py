@@ -841,9 +841,7 @@ def _whole_numbers(column: pa.ChunkedArray) -> np.ndarray | None:
 
 
 def _text_bytes(column: pa.ChunkedArray) -> int:
-    """The bytes of text in a string column, read off each chunk's offsets (no pass over the cells)."""
-    if not (pa.types.is_large_string(column.type) or pa.types.is_string(column.type)):
-        return pc.sum(pc.binary_length(column)).as_py() or 0
+    """The bytes of text in a (large_)string column, read off each chunk's offsets (no pass over the cells)."""
     total = 0
     for chunk in column.chunks:
         if len(chunk):
