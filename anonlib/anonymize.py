@@ -57,8 +57,9 @@ import pandas as pd
 
 from .core.budget import Progress, WorkEstimate, check_work, lattice_size, report
 from .core.equivalence import Classes, combine, encode
-from .core.errors import AnonlibError, ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names
+from .core.errors import ColumnError, EmptySelectionError, HierarchyError, NoSolutionError, ParameterError, join_names
 from .core.hierarchy import (
+    generalize_column,
     interval_hierarchy,
     level_lookup,
     masking_hierarchy,
@@ -67,8 +68,11 @@ from .core.hierarchy import (
     flat_hierarchy,
 )
 from .core.metrics import whole_k
+from .optimal import optimal_levels
+from .utility import check_measure, measure_value
 from .models import (
     HierarchyLevels,
+    acceptance,
     ModelRequirement,
     _checked_columns,
     _is_numeric,
@@ -81,13 +85,11 @@ from .models import (
     within_limit,
 )
 
-METHODS = ("iab", "exhaustive", "greedy")
+METHODS = ("iab", "exhaustive", "greedy")  # the paper's methods; "optimal" (anonlib.optimal) is the release default
+SEARCH_METHODS = ("optimal", *METHODS)
 PRUNINGS = ("monotone", "paper")  # IAB: with the strengthenings of docs/leakage.md, or as written
-METHOD_NAMES = {"iab": "IAB (Arca & Hewett)", "exhaustive": "Exhaustive (Method 1)", "greedy": "Greedy (Method 2)"}
-
-
-class NoSolutionError(AnonlibError):
-    """No generalization of the table satisfies the anonymity requirement."""
+METHOD_NAMES = {"optimal": "Optimal (least loss, proven)", "iab": "IAB (Arca & Hewett)",
+                "exhaustive": "Exhaustive (Method 1)", "greedy": "Greedy (Method 2)"}
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,13 @@ class SearchResult:
     requirements: tuple[ModelRequirement, ...] = ()
     max_suppressed: float = 0.0
     suppressed: int = 0
+    measure: str | None = None
+    utility: float | None = None
+    optimal: bool | None = None
+    checked: int | None = None
+    lattice_size: int | None = None
+    bound: float | None = None
+    released_k: int | None = None
 
     @property
     def root(self) -> SearchNode:
@@ -187,6 +196,9 @@ class SearchResult:
             "requirements": [r.describe() for r in self.requirements],
             "max_suppressed": self.max_suppressed,
             "suppressed_records": self.suppressed,
+            **({"measure": self.measure, "utility": self.utility, "optimal": self.optimal, "bound": self.bound,
+                "checked": self.checked, "lattice_size": self.lattice_size, "k_released": self.released_k}
+               if self.method == "optimal" else {}),
         }
 
 
@@ -245,6 +257,7 @@ class GeneralizationSpace:
         self.sensitive = tuple(dict.fromkeys(r.sensitive for r in self.requirements))
         _checked_columns(df, self.shield, self.sensitive, count)  # a sensitive shield attribute: one sentence
         self.frame = df
+        self.hierarchies = {a: hierarchies[a] for a in self.shield}
         self.columns = [c for c in df.columns if c != count]
         table = encode(df, self.columns, count=count)
         self.encoded = table
@@ -411,10 +424,9 @@ class GeneralizationSpace:
         out = self.frame.copy()
         codes = []
         for i, (attribute, pos) in enumerate(zip(self.shield, self.shield_positions)):
-            level_codes = self.lookups[i][levels[i]][self.encoded.codes[:, pos]]
-            codes.append(level_codes)
+            codes.append(self.lookups[i][levels[i]][self.encoded.codes[:, pos]])
             if levels[i] > 0:
-                out[attribute] = pd.Series(self.level_labels[i][levels[i]][level_codes], index=out.index, dtype=object)
+                out[attribute] = generalize_column(out[attribute], self.hierarchies[attribute], levels[i], attribute)
         if self.count is None or out.empty:
             return out
         rest = [self.encoded.codes[:, p] for p in range(len(self.columns)) if p not in self.shield_positions]
@@ -727,11 +739,14 @@ def estimate_search(
     >>> e.what, e.operations, e.interactive
     ('checking 71 generalized tables', 71, True)
     """
-    if method not in _SEARCHES:
-        raise ParameterError(f"Unknown search method '{method}'; choose one of {join_names(METHODS)}.")
+    if method not in _SEARCHES and method != "optimal":
+        raise ParameterError(f"Unknown search method '{method}'; choose one of {join_names(SEARCH_METHODS)}.")
     levels = [max(int(hierarchies[a].shape[1]) - 1, 0) if a in hierarchies else 0 for a in shield]
     lattice = lattice_size(m + 1 for m in levels)
-    if method == "greedy":
+    if method == "optimal":  # bounds for every node, classes counted for a few percent of them
+        tables = max(lattice // 20, min(lattice, 64))
+        what = f"checking a bound for each of {lattice:,} generalizations and counting some"
+    elif method == "greedy":
         tables = sum(levels) * len(levels)
         what = f"checking up to {tables:,} generalized tables"
     else:
@@ -763,6 +778,8 @@ def search(
     progress: Progress | None = None,
     requirements: Sequence[ModelRequirement] = (),
     max_suppressed: float = 0.0,
+    measure: str = "loss",
+    time_limit: float | None = None,
 ) -> SearchResult:
     """Generalize ``df`` until every shield group has at least ``k`` records (and meets
     every privacy model in ``requirements``, after suppressing at most the share
@@ -770,8 +787,15 @@ def search(
 
     ``hierarchies`` maps each shield attribute to its hierarchy in ARX layout
     (column 0 the original value, column j its level-j generalization).
-    ``method`` is ``"iab"``, ``"exhaustive"`` or ``"greedy"``. Rows and
+    ``method`` is ``"optimal"`` (``anonlib.optimal``: the generalization with the
+    least ``measure`` of ``anonlib.utility`` that meets the target, proven, with
+    record suppression as ARX does it; ``time_limit`` seconds make it a heuristic
+    that says so in ``.optimal`` and ``.bound``), or one of the paper's methods
+    ``"iab"``, ``"exhaustive"``, ``"greedy"`` (most distinct rows kept). Rows and
     violations count distinct rows over all columns of ``df`` (but ``count``).
+    For ``"optimal"`` every number is measured on ``.table``, the released records
+    (suppressed records removed): ``.rows``, ``.violations``, ``.suppressed``,
+    ``.released_k`` and ``.utility``.
     ``pruning`` (IAB only): ``"monotone"`` adds result-preserving strengthenings to
     the paper's pruning (``_iab_with_tags``); ``"paper"`` is Algorithm 1 as written,
     which keeps the most rows but may settle a tie differently from exhaustive.
@@ -791,6 +815,11 @@ def search(
     ...            requirements=[ModelRequirement("distinct_l", "Genetic risk", 2)])
     >>> r.levels, r.rows, r.suppressed
     ({'Zip': 1, 'Age': 3, 'AC': 0}, 21, 10)
+
+    The least loss instead of the most rows:
+    >>> r = search(df, ["Zip", "Age", "AC"], 3, h, "optimal", count="#Rec.")
+    >>> r.levels, round(r.utility, 4), r.optimal, r.checked <= r.lattice_size
+    ({'Zip': 1, 'Age': 1, 'AC': 0}, 0.1907, True, True)
     """
     if pruning not in PRUNINGS:
         raise ParameterError(f"Unknown IAB pruning '{pruning}'; choose one of {join_names(PRUNINGS)}.")
@@ -801,6 +830,8 @@ def search(
     )
     space = GeneralizationSpace(df, shield, k, hierarchies, count=count, requirements=requirements,
                                 max_suppressed=max_suppressed)
+    if method == "optimal":
+        return _optimal_search(space, check_measure(measure), time_limit, progress)
     start = time.perf_counter()  # the search itself; encoding the table and hierarchies is common to all methods
     if method == "iab":
         best, tree = _iab(space, progress, pruning)
@@ -823,6 +854,59 @@ def search(
         max_suppressed=space.max_suppressed,
         suppressed=best.suppressed,
     )
+
+
+def _optimal_search(space: GeneralizationSpace, measure: str, time_limit: float | None,
+                    progress: Progress | None) -> SearchResult:
+    """``anonlib.optimal``'s node, its released table, and every number measured on that table."""
+    start = time.perf_counter()
+    frame = space.frame
+    found = optimal_levels(frame, space.shield, space.hierarchies, k=space.k, measure=measure,
+                           max_suppressed=space.max_suppressed, requirements=space.requirements, count=space.count,
+                           time_limit=time_limit, progress=progress)
+    generalized = _generalized(space, found.levels)
+    # The one measurement (``anonlib.models.acceptance``) on the written cells: records in
+    # classes failing k or a model are suppressed, the rest is the release.
+    verdict = acceptance(generalized, space.shield, k=space.k, requirements=space.requirements,
+                         max_suppressed=space.max_suppressed, count=space.count)
+    released = generalized[np.asarray(verdict.kept, dtype=bool)]
+    after = acceptance(released, space.shield, k=space.k, requirements=space.requirements, count=space.count)
+    rows = int(encode(released, space.columns).classes().n_classes) if len(released) else 0
+    sizes = encode(released, list(space.shield), count=space.count).classes().sizes if len(released) else np.zeros(0)
+    value = measure_value(frame, released, space.shield, space.hierarchies, measure, count=space.count)
+    node = space.node(found.levels)
+    return SearchResult(
+        method="optimal",
+        shield=space.shield,
+        k=space.k,
+        levels=dict(zip(space.shield, found.levels)),
+        rows=rows,
+        violations=int(after.suppressed_records),
+        table=released,
+        generated=found.checked,
+        seconds=time.perf_counter() - start,
+        tree=(space.node(tuple(0 for _ in space.shield)), node),
+        max_levels=dict(zip(space.shield, space.max_levels)),
+        requirements=space.requirements,
+        max_suppressed=space.max_suppressed,
+        suppressed=space.records - int(after.records),
+        measure=measure,
+        utility=value,
+        optimal=found.optimal,
+        checked=found.checked,
+        lattice_size=found.lattice_size,
+        bound=found.bound,
+        released_k=int(sizes[sizes > 0].min()) if np.any(sizes > 0) else 0,
+    )
+
+
+def _generalized(space: GeneralizationSpace, levels: Sequence[int]) -> pd.DataFrame:
+    """The generalized table with one row per input row (rows are not merged by count,
+    so the release keeps the input's index and utility can match rows)."""
+    out = space.frame.copy()
+    for attribute, level in zip(space.shield, levels):
+        out[attribute] = generalize_column(out[attribute], space.hierarchies[attribute], level, attribute)
+    return out
 
 
 def compare_methods(

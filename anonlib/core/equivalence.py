@@ -140,12 +140,16 @@ class Classes:
 
 
 def combine(
-    code_columns: Sequence[np.ndarray], cardinalities: Sequence[int], n_rows: int | None = None
+    code_columns: Sequence[np.ndarray], cardinalities: Sequence[int], n_rows: int | None = None,
+    *, ordered: bool = True,
 ) -> tuple[np.ndarray, int]:
     """Fold integer code columns into one dense class id per row.
 
     Returns ``(ids, n_classes)`` with ids in ``0..n_classes-1``. With no columns
     every one of ``n_rows`` rows is in one class (the empty quasi-identifier).
+    Ids follow the order of the combined codes; ``ordered=False`` numbers the
+    classes in order of first appearance instead, which skips a sort when the
+    key space is large (for callers that only count).
 
     >>> ids, n = combine([np.array([0, 1, 0]), np.array([2, 2, 2])], [2, 3])
     >>> ids.tolist(), n
@@ -164,15 +168,15 @@ def combine(
     for codes, card in zip(code_columns[1:], cardinalities[1:]):
         card = max(int(card), 1)
         if space * card >= _KEY_LIMIT:
-            key, space = _densify(key)
+            key, space = _densify(key, ordered)
         key = key * card + np.asarray(codes, dtype=np.int64)
         space *= card
-    return _densify(key) if space > 4 * n_rows + 1024 else _compact(key, space)
+    return _densify(key, ordered) if space > 4 * n_rows + 1024 else _compact(key, space)
 
 
-def _densify(key: np.ndarray) -> tuple[np.ndarray, int]:
-    """Dense ids for arbitrary int64 keys (hash factorization, O(n))."""
-    ids, uniques = pd.factorize(key, sort=True)
+def _densify(key: np.ndarray, ordered: bool = True) -> tuple[np.ndarray, int]:
+    """Dense ids for arbitrary int64 keys (hash factorization, O(n); sorted when ``ordered``)."""
+    ids, uniques = pd.factorize(key, sort=ordered)
     return ids.astype(np.int64, copy=False), int(len(uniques))
 
 

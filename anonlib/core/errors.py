@@ -59,6 +59,10 @@ class ProblemTooLargeError(AnonlibError):
     """The request is valid but too large to compute exactly here."""
 
 
+class NoSolutionError(AnonlibError):
+    """No generalization of the table meets the anonymity requirement or release target."""
+
+
 class EngineError(AnonlibError):
     """A data engine (DuckDB, Spark) could not run a query on the data where it lives."""
 

@@ -38,7 +38,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .equivalence import MISSING_LABEL
+from .equivalence import MISSING_LABEL, encode_column
 from .errors import HierarchyError, join_names
 from .loading import FORMULA_PREFIXES, MISSING_MARKERS
 
@@ -425,6 +425,29 @@ def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the at
         lookup[level] = codes
         level_labels.append(np.asarray(uniques, dtype=object))
     return lookup, level_labels
+
+
+def generalize_column(values: pd.Series, hierarchy: pd.DataFrame, level: int,
+                      attribute: str = "the attribute") -> pd.Series:
+    """``values`` raised to ``level`` of ``hierarchy``: the one way a generalized column is
+    written (the searches' tables, the generalization step, the release), so what a
+    search counts is what the file holds. A missing value goes where ``level_lookup``
+    sends it: a marker row's generalization, the single top value, or it stays missing.
+
+    >>> generalize_column(pd.Series(["F", None, "M"]), flat_hierarchy(["F", "M"]), 1).tolist()
+    ['*', '*', '*']
+    >>> h = taxonomy_hierarchy({"G": ["a", "b"], "*": ["G"]})
+    >>> generalize_column(pd.Series(["a", None]), h, 1).tolist()
+    ['G', None]
+    """
+    if level == 0:
+        return values
+    codes, labels = encode_column(values)
+    lookup, level_labels = level_lookup(hierarchy, labels, attribute)
+    out = level_labels[level][lookup[level][codes]].astype(object)
+    missing = values.isna().to_numpy()
+    out[missing & (out == MISSING_LABEL)] = None  # missing stays missing (no marker row, not the top)
+    return pd.Series(out, index=values.index, dtype=object)
 
 
 def _missing_row(text: pd.DataFrame, attribute: str) -> list[str] | None:

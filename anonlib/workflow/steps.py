@@ -48,7 +48,7 @@ import pandas as pd
 
 from ..core.equivalence import MISSING_LABEL, encode_column
 from ..core.errors import ColumnError, HierarchyError, ParameterError, RecipeError, join_names, require_columns
-from ..core.hierarchy import level_lookup, validate_hierarchy, value_key
+from ..core.hierarchy import generalize_column, validate_hierarchy, value_key
 from ..core.metrics import whole_k
 from ..models import ModelRequirement, acceptance
 from ..peers import Partition
@@ -259,11 +259,8 @@ class GeneralizationStep:
         for attribute, level in self.levels:
             if level == 0:
                 continue
-            codes, labels = encode_column(frame[attribute])
-            lookup, level_labels = level_lookup(self.hierarchy(attribute), labels, attribute)
-            values = level_labels[level][lookup[level][codes]]
-            values[frame[attribute].isna().to_numpy()] = None  # missing stays missing (module text)
-            out = _with_column(out, attribute, pd.Series(values, index=frame.index, dtype=object))
+            values = generalize_column(frame[attribute], self.hierarchy(attribute), level, attribute)
+            out = _with_column(out, attribute, values)
         return out
 
     def _level_words(self, attribute: str, level: int) -> str:
