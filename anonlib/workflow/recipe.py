@@ -227,8 +227,9 @@ def content_digest(data: Mapping[str, Any]) -> str:
     True
     """
     body = {key: value for key, value in data.items() if key != DIGEST_FIELD}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return digest(text.encode("utf-8"))
+    # NaN is never written (``dumps`` refuses it); one typed in by hand just makes the digests differ
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return digest(text.encode("utf-8", "surrogatepass"))
 
 
 @dataclass(frozen=True)
