@@ -3,6 +3,7 @@
     python3 tasks.py run    # set up .venv, install, start the dashboard (sample loaded)
     python3 tasks.py test   # set up .venv, install test tools, run every test
     python3 tasks.py bench  # run the benchmarks (after either of the above)
+    python3 tasks.py screenshot  # regenerate docs/screenshot.png in headless Chromium
 
 Only the standard library is used here, so it works before anything is installed.
 Installs are repeated only when a requirements file changes.
@@ -58,8 +59,15 @@ def bench(extra: list[str]) -> int:
     return subprocess.call([str(PYTHON), "-m", "bench", *extra], cwd=ROOT)
 
 
+def screenshot() -> int:
+    """The README's picture, taken by Debian's headless Chromium (docs/make_screenshot.py)."""
+    _ensure_venv("requirements-dev.txt")
+    return subprocess.call([str(PYTHON), str(ROOT / "docs" / "make_screenshot.py")], cwd=ROOT)
+
+
 def main(argv: list[str]) -> int:
-    commands = {"run": lambda: run(), "test": lambda: test(argv[1:]), "bench": lambda: bench(argv[1:])}
+    commands = {"run": lambda: run(), "test": lambda: test(argv[1:]), "bench": lambda: bench(argv[1:]),
+                "screenshot": lambda: screenshot()}
     if not argv or argv[0] not in commands:
         print(__doc__)
         return 2

@@ -30,6 +30,7 @@ from .core.errors import (
     ParameterError,
     PopulationError,
     ProblemTooLargeError,
+    PackageError,
     RecipeError,
 )
 
@@ -47,5 +48,6 @@ __all__ = [
     "ParameterError",
     "PopulationError",
     "ProblemTooLargeError",
+    "PackageError",
     "RecipeError",
 ]

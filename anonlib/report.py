@@ -47,10 +47,11 @@ from .core.errors import AnonlibError, EmptySelectionError, ParameterError, Prob
 from .core.hierarchy import default_hierarchy, levels_of
 from .leakage import attribute_label, leakage_table
 from .core.metrics import weighted_median, whole_k
+from .core.version import PRODUCT
 from .peers import default_q, estimate_minimum, minimum_over_subsets, walk_size
 from .profile import risk_profile
 
-REPORT_VERSION = "anonlib development version"
+REPORT_VERSION = PRODUCT
 VECTOR_SHOWN = 30  # anonymity-vector entries listed (the vector can be as long as the largest class)
 TOP_LEAKAGE = 10  # attributes listed in the leakage section
 PRIVACY_SECONDS = 120.0  # individual privacy longer than this is narrowed (fewer variables known at once)
@@ -229,6 +230,7 @@ class RiskReport:
     attacker: AttackerSection | None = None
     models: ModelsSection | None = None
     attacker_model: str = ""
+    release: tuple[tuple[str, str], ...] = ()  # what a release package states (``anonlib.workflow.package``)
 
     def as_dict(self) -> dict:
         """Plain values for a JSON download (sections as nested dicts).
@@ -841,6 +843,9 @@ def render_html(report: RiskReport) -> str:
         f'<p class="meta">Created {_e(report.created)} with {_e(report.version)}. '
         "Computed on this computer; nothing was sent anywhere.</p>",
     ]
+    if report.release:
+        parts.append("<h2>Release</h2><p>What this release package holds; <code>python -m anonlib verify</code> "
+                     "re-checks it.</p>" + _table(("what", "stated"), report.release))
     if report.sentences:
         parts.append("<h2>Summary</h2><ul class=\"summary\">" + "".join(f"<li>{_e(s)}</li>" for s in report.sentences) + "</ul>")
 

@@ -167,7 +167,7 @@ else:
                 )
                 set_active_dataset(
                     Dataset.from_frame(upload.name, table.frame, notes=table.notes), f"upload:{upload.name}",
-                    reading=Reading.of(table),
+                    reading=Reading.of(table, upload.getvalue()),
                 )
                 st.session_state["upload_signature"] = signature
                 st.session_state["upload_message"] = (

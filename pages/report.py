@@ -32,8 +32,9 @@ def _report(key: tuple, p: float, _copy: WorkingCopy) -> RiskReport:
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _package(key: tuple, p: float, _copy: WorkingCopy, _html: str) -> bytes:
-    return release_package(_copy, report_html=_html)
+def _package(key: tuple, p: float, _copy: WorkingCopy, _report: RiskReport) -> bytes:
+    """The package states the time it was first built for this state (cached with it)."""
+    return release_package(_copy, report=_report)
 
 
 def _notes(report: RiskReport, section: str) -> None:
@@ -223,11 +224,13 @@ if report is not None:
     st.subheader("Download")
     with row():  # the buttons wrap onto more lines in a narrow window instead of cutting their labels
         with guarded("preparing the release package"):
-            package = _package(key, p, copy, html)
+            package = _package(key, p, copy, report)
             st.download_button(
                 "Release package (zip)", package, file_name="release.zip", mime="application/zip", key="dl-package",
-                help="released.csv (the released table), report.html (this report), recipe.json (to re-apply with "
-                     "python -m anonlib apply) and README.txt.", type="primary",
+                help="released.csv (the released table), report.html (this report, with the package's digests), "
+                     "recipe.json (to re-apply with python -m anonlib apply), README.txt (what the package states: "
+                     "SHA-256 digests, source, target, steps, version, time) and SHA256SUMS; check it with "
+                     "python -m anonlib verify release.zip.", type="primary",
             )
         st.download_button("Printable report (HTML)", html.encode("utf-8"), file_name="risk_report.html",
                            mime="text/html", key="dl-report-html")

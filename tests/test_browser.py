@@ -263,8 +263,14 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
     assert "Traceback" not in body and "Something unexpected went wrong" not in body
     with page.expect_download(timeout=300_000) as download:
         page.get_by_role("button", name="Release package (zip)").first.click()
-    package = zipfile.ZipFile(io.BytesIO(Path(download.value.path()).read_bytes()))
-    assert package.namelist() == ["released.csv", "report.html", "recipe.json", "README.txt"]
+    downloaded = Path(download.value.path()).read_bytes()
+    package = zipfile.ZipFile(io.BytesIO(downloaded))
+    assert package.namelist() == ["released.csv", "report.html", "recipe.json", "README.txt", "SHA256SUMS"]
+    # the downloaded package verifies against the uploaded file (the target check fails only when not met)
+    from anonlib.workflow import verify_package
+
+    checks = verify_package(downloaded, JOURNEY_CSV, source_name=csv.name)
+    assert checks.failed_parts == (() if after == 0 else ("target",)), checks.checks
     report = package.read("report.html").decode("utf-8")
     steps = report.split("<h2>Release steps</h2>", 1)[1].split("<h2>", 1)[0]
     rows = re.findall(r"<tr>(.*?)</tr>", steps.split("<tbody>", 1)[1])

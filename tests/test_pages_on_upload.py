@@ -8,6 +8,7 @@ pages show is compared with the library's own result.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import subprocess
 import sys
@@ -20,9 +21,9 @@ from streamlit.testing.v1 import AppTest
 from anonlib.core.dataset import Dataset
 from anonlib.core.loading import load_table
 from anonlib.models import MODEL_NAMES
-from anonlib.report import build_report, copy_report, individual_privacy, models_section, render_html
+from anonlib.report import build_report, copy_report, individual_privacy, models_section
 from anonlib.risk import reidentification
-from anonlib.workflow import Reading, ReleaseTarget, release_package
+from anonlib.workflow import Reading, Recipe, ReleaseTarget, release_package, verify_package
 from uploads import JOURNEY_CSV, registry_csv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +38,7 @@ CSV = registry_csv()
 def uploaded() -> tuple[Dataset, Reading]:
     """The dataset as the Dataset page builds it from the upload (guessed roles)."""
     table = load_table(CSV, name="patients.csv")
-    return Dataset.from_frame("patients.csv", table.frame, notes=table.notes), Reading.of(table)
+    return Dataset.from_frame("patients.csv", table.frame, notes=table.notes), Reading.of(table, CSV)
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -293,9 +294,9 @@ def test_journey_upload_generalize_bands_undo_report_package_apply(tmp_path):
     assert generalized.after.failing_records < generalized.before.failing_records
 
     # the package the page offers (same function, same report)
-    package = release_package(copy, report_html=render_html(copy_report(copy, p=at.session_state["report_p"])))
+    package = release_package(copy, report=copy_report(copy, p=at.session_state["report_p"]))
     files = zipfile.ZipFile(io.BytesIO(package))
-    assert files.namelist() == ["released.csv", "report.html", "recipe.json", "README.txt"]
+    assert files.namelist() == ["released.csv", "report.html", "recipe.json", "README.txt", "SHA256SUMS"]
     assert b"Release steps" in files.read("report.html")
     released = files.read("released.csv")
     assert b"patient_id" not in released.splitlines()[0] and b"email" not in released.splitlines()[0]
@@ -309,6 +310,10 @@ def test_journey_upload_generalize_bands_undo_report_package_apply(tmp_path):
     # exit 0 when the release target (k = 5 on birth year, sex and zip) is met, 1 naming what fails
     assert run.returncode == (0 if generalized.after.failing_records == 0 else 1), run.stderr
     assert (tmp_path / "out.csv").read_bytes() == released  # byte for byte
+    # the package states the upload's SHA-256 (the page hashed the uploaded bytes) and verifies against it
+    assert Recipe.loads(files.read("recipe.json")).source.sha256 == hashlib.sha256(JOURNEY_CSV).hexdigest()
+    checks = verify_package(package, JOURNEY_CSV, source_name="patients.csv")
+    assert checks.failed_parts == (() if generalized.after.failing_records == 0 else ("target",)), checks.checks
 
 
 @pytest.mark.parametrize("name", ["dataset", "individuals", "report"])

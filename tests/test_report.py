@@ -262,7 +262,7 @@ def test_cli_report_errors(tmp_path, capsys):
     assert main(["report", "--sample", "adult", "--qi", "agee"]) == 2
     assert "do not exist in the data: agee" in capsys.readouterr().err
     assert main(["report", "--sample", "caballero_table2b", "--out", str(tmp_path / "no" / "r.html")]) == 2
-    assert "could not write" in capsys.readouterr().err
+    assert "Could not write" in capsys.readouterr().err
 
 
 def test_sentences_when_nothing_needs_generalizing():

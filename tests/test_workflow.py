@@ -42,6 +42,7 @@ from anonlib.workflow import (
     step_cost,
     step_from_json,
 )
+from anonlib.report import build_report
 from anonlib.workflow.package import package_files
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -428,7 +429,12 @@ def write_csv(tmp_path, name: str, frame: pd.DataFrame) -> bytes:
 
 def upload(data: bytes, name: str) -> tuple[Dataset, Reading]:
     table = load_table(data, name=name)
-    return Dataset.from_frame(name, table.frame, notes=table.notes), Reading.of(table)
+    return Dataset.from_frame(name, table.frame, notes=table.notes), Reading.of(table, data)
+
+
+def small_report():
+    """A report of a tiny table: a package test that checks the table and recipe only needs no full report."""
+    return build_report(Dataset.from_frame("tiny", pd.DataFrame({"a": [1, 1]})), k=1)
 
 
 def test_recipe_on_the_original_reproduces_the_released_bytes(tmp_path):
@@ -446,7 +452,7 @@ def test_recipe_on_the_original_reproduces_the_released_bytes(tmp_path):
     copy = copy.apply(GeneralizationStep((("native-country", 1),), (("native-country", h),), "iab", 5), "Leakage")
     copy = copy.apply(SuppressionStep.from_target(copy.target, copy.current), "Sidebar")
     columns = ["age", "education", "sex", "race", "marital-status", "native-country", "occupation", "income", "capital-gain"]
-    files = package_files(copy, columns=columns, report_html="<html></html>")
+    files = package_files(copy, columns=columns, report=small_report())
     recipe = Recipe.loads(files.recipe)
     replay = apply_recipe(recipe, tmp_path / "adult.csv")
     assert replay.csv == files.table and replay.same_file and replay.reproduces and replay.check.met
@@ -467,7 +473,7 @@ def test_recipe_with_edited_types_count_column_and_missing_values_reproduces(tmp
     h = masking_hierarchy(loaded.frame["zip"].dropna())
     copy = WorkingCopy.start(loaded, ReleaseTarget(k=2), reading=reading)
     copy = copy.apply(GeneralizationStep((("zip", 1),), (("zip", h),)), "Leakage")
-    files = package_files(copy, columns=["zip", "dx"], report_html="")
+    files = package_files(copy, columns=["zip", "dx"], report=small_report())
     replay = apply_recipe(Recipe.loads(files.recipe), data, name="t.csv")
     assert replay.csv == files.table and replay.reproduces
     # the row with a missing ZIP is left out, identical rows merged with their counts added
@@ -544,10 +550,10 @@ def test_release_package_holds_table_report_and_recipe(tmp_path):
     result = search(ds.frame, ["Zip", "Age", "AC"], 3, h, "iab", count="#Rec.")
     copy = WorkingCopy.start(ds.with_roles({"Sex": "ignore", "Race": "ignore", "Weight": "ignore"}), ReleaseTarget(k=3))
     copy = copy.apply(GeneralizationStep.from_search(result, h), "Leakage")
-    data = release_package(copy)
-    assert release_package(copy) == data  # deterministic
+    data = release_package(copy, created="2026-01-02T03:04:05Z")
+    assert release_package(copy, created="2026-01-02T03:04:05Z") == data  # deterministic at a given time
     archive = zipfile.ZipFile(io.BytesIO(data))
-    assert archive.namelist() == ["released.csv", "report.html", "recipe.json", "README.txt"]
+    assert archive.namelist() == ["released.csv", "report.html", "recipe.json", "README.txt", "SHA256SUMS"]
     table = archive.read("released.csv")
     assert table == release_csv(copy.release())
     values = ["AC", "Age", "Zip", "Genetic risk"]  # the search's table, reduced to the released columns

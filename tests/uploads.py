@@ -72,9 +72,10 @@ def tennessee_csv(records: int = 2000) -> bytes:
 
 def uploaded(data: bytes | None = None, roles: dict | None = None) -> tuple[Dataset, Reading]:
     """The dataset and reading the Dataset page makes of an uploaded CSV."""
-    table = load_table(patients_csv() if data is None else data, name=NAME)
+    data = patients_csv() if data is None else data
+    table = load_table(data, name=NAME)
     dataset = Dataset.from_frame(NAME, table.frame, notes=table.notes).with_roles(ROLES if roles is None else roles)
-    return dataset, Reading.of(table)
+    return dataset, Reading.of(table, data)
 
 
 def put_upload(at, dataset: Dataset, reading: Reading) -> None:

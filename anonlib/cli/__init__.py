@@ -13,6 +13,7 @@ Commands:
   risk      prosecutor, journalist and marketer risk, population uniques, special uniques, HIPAA identifiers
   models    l-diversity, t-closeness, alpha, delta, beta per sensitive attribute; is a release target met
   apply     re-apply a release recipe to a file and check its release target
+  verify    re-check a release package: digests, the target, and that the recipe reproduces it
 
 Errors are printed as one sentence on standard error with exit code 2.
 """
@@ -25,10 +26,10 @@ import sys
 from typing import Sequence
 
 from ..core.errors import AnonlibError
-from . import apply, leakage, privacy, profile, report, risk, schedules
-from .common import Parser
+from . import apply, leakage, privacy, profile, report, risk, schedules, verify
+from .common import Parser, check_outputs
 
-COMMAND_MODULES = (profile, report, leakage, privacy, schedules, risk, apply)
+COMMAND_MODULES = (profile, report, leakage, privacy, schedules, risk, apply, verify)
 log = logging.getLogger("anonlib.cli")
 
 
@@ -53,11 +54,13 @@ def _parse(argv: Sequence[str] | None):
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (2 with a sentence on bad input).
 
+    An output naming an input file is refused before any work (``check_outputs``).
     Output cut short by the reader (``... | head``) ends quietly. Anything
     unexpected is one sentence too (``ANONLIB_DEBUG=1`` shows the traceback).
     """
     args = _parse(argv)
     try:
+        check_outputs(args)  # before any work: no output may name an input or another output
         code = args.handler(args)
         sys.stdout.flush()
         return code

@@ -2,7 +2,9 @@
 
 Exit codes: 0 the recipe's release target is met, 1 it is not (the failing
 requirements and the smallest failing classes are named), 2 bad input (a
-damaged recipe, a file of another layout, a value no step knows). With
+damaged recipe, a file of another layout, a value no step knows, a recipe
+edited after it was written or without a digest: ``--accept-edited`` applies
+it anyway and the output, the JSON and the package say so). With
 ``--engine duckdb|spark`` the file (or folder, or pattern) is rewritten where it
 lies and the engine writes ``--out`` (``anonlib.engine.recipe``).
 """
@@ -14,9 +16,11 @@ import json
 from dataclasses import dataclass
 
 from ..core.errors import ParameterError
-from ..workflow.recipe import apply_recipe, read_recipe
+from ..workflow.history import WorkingCopy
+from ..workflow.package import release_package
+from ..workflow.recipe import EDITED, INTACT, read_for_recipe, read_recipe
 from ..workflow.target import TargetCheck, records
-from .common import command, engine_arguments, write
+from .common import command, engine_arguments, replaced_atomically, write
 
 
 @dataclass(frozen=True)
@@ -31,14 +35,31 @@ class _Outcome:
     engine: str | None = None
 
 
+def edited_note(recipe) -> str | None:
+    """What an output says about a recipe applied with --accept-edited (None when intact)."""
+    if recipe.integrity == INTACT:
+        return None
+    what = ("was changed after it was written (its content no longer matches its digest)"
+            if recipe.integrity == EDITED else "carries no digest, so a change to it cannot be detected")
+    return f"The recipe {what}; it was applied because of --accept-edited."
+
+
 def _apply(args: argparse.Namespace) -> int:
     recipe = read_recipe(args.recipe)
+    recipe.require_intact(accept_edited=args.accept_edited)
+    note = edited_note(recipe)
     if args.engine or args.spark_master:
+        if args.package:
+            raise ParameterError("--package needs the table in memory; leave out --engine (or use --out only).")
         outcome = _apply_on_engine(args, recipe)
     else:
-        replay = apply_recipe(recipe, args.file)
+        dataset, reading = read_for_recipe(recipe, args.file)
+        replay = recipe.replay(dataset)
         if args.out:
             write(args.out, replay.csv)
+        if args.package:
+            copy = WorkingCopy.from_recipe(recipe, dataset, reading)
+            write(args.package, release_package(copy, columns=recipe.columns, notes=[note] if note else ()))
         kind = ("the file the recipe was made from" if replay.same_file
                 else f"a new delivery (the recipe was made from {recipe.source.name})")
         released = int(replay.table[replay.dataset.count].sum()) if replay.dataset.count else len(replay.table)
@@ -48,6 +69,8 @@ def _apply(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({
             "recipe": args.recipe,
+            "recipe_digest": recipe.integrity,
+            "accepted_edited": note is not None,
             "file": args.file,
             **({"engine": outcome.engine} if outcome.engine else {}),
             "same_file": outcome.same_file,
@@ -65,6 +88,8 @@ def _apply(args: argparse.Namespace) -> int:
             "released_records": outcome.released_records,
         }, indent=2))
         return 0 if check.met else 1
+    if note:
+        print(f"recipe             {note}")
     print(f"file               {args.file}: {outcome.file}")
     for i, line in enumerate(recipe.describe, start=1):
         print(f"step {i:<14}{line}")
@@ -91,8 +116,12 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
 
     if args.spark_master and args.engine != "spark":
         raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
-    replay = on_engine(recipe, args.file, out=args.out, engine=connect(args.engine, master=args.spark_master))
-    if args.out:
+    engine = connect(args.engine, master=args.spark_master)
+    if not args.out:
+        replay = on_engine(recipe, args.file, out=None, engine=engine)
+    else:
+        with replaced_atomically(args.out) as temporary:
+            replay = on_engine(recipe, args.file, out=temporary, engine=engine)
         print(f"written            {args.out}")
     return _Outcome(replay.check, replay.released_records, None, None,
                     f"{records(replay.check.loaded_records)}, read by {replay.engine}", replay.engine)
@@ -107,5 +136,11 @@ def register(commands) -> None:
     parser.add_argument("file", help="the file to apply it to (CSV/TSV/Excel/Parquet of the same layout)")
     parser.add_argument("--out", metavar="CSV", help="write the released table to this CSV file "
                         "(with --engine: written by the engine; a .parquet name writes Parquet)")
+    parser.add_argument("--package", metavar="ZIP", help="also write the release package (released.csv, report.html, "
+                        "recipe.json, README.txt, SHA256SUMS) of this file; check it with `python -m anonlib verify`")
+    parser.add_argument("--accept-edited", action="store_true",
+                        help="apply a recipe that was changed after it was written (or has no digest); the output, "
+                        "the JSON and the package say so")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(inputs=("recipe", "file"), outputs=("out", "package"))
     engine_arguments(parser)

@@ -5,10 +5,16 @@ data options."""
 from __future__ import annotations
 
 import argparse
+import glob
 import math
+import os
+import secrets
+import shutil
+import stat
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn, Sequence
+from typing import Iterator, NoReturn, Sequence
 
 import pandas as pd
 
@@ -183,13 +189,123 @@ def fraction_option(text: str | None, what: str) -> float | None:
     return None if text is None else real_number(text, what, minimum=0.0, maximum=1.0, below=True)
 
 
-def write(path: str, data: bytes) -> None:
-    """Write a result file the user asked for (--out/--csv); a sentence if it cannot be written."""
+OUTPUT_OPTIONS = ("out", "csv")  # a command's options naming files it writes (``outputs`` default)
+INPUT_OPTIONS = ("file", "population", "resources", "hierarchy")  # ... and files it reads (``inputs``)
+_CHUNK = 1 << 20
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output that names an input file or another output.
+
+    A command declares the options naming the files it writes and reads
+    (``parser.set_defaults(outputs=..., inputs=...)``; default ``OUTPUT_OPTIONS``
+    and ``INPUT_OPTIONS``). Two names are the same file when they resolve to the
+    same path or, when both exist, ``os.path.samefile`` says so (a symlink, a hard
+    link, ``./x``, ``dir/../x``, a relative or absolute spelling).
+
+    >>> check_outputs(argparse.Namespace(file="a.csv", out="./b/../a.csv"))
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ParameterError: --out names the input file 'a.csv'; write the result to another file (anonlib never replaces a file it reads).
+    """
+    outputs = [(f"--{o}", getattr(args, o, None)) for o in getattr(args, "outputs", OUTPUT_OPTIONS)]
+    outputs = [(option, path) for option, path in outputs if path]
+    inputs = [path for option in getattr(args, "inputs", INPUT_OPTIONS) for path in _input_paths(getattr(args, option, None))]
+    for i, (option, path) in enumerate(outputs):
+        for source in inputs:
+            if same_file(path, source):
+                raise ParameterError(f"{option} names the input file '{source}'; write the result to another file "
+                                     "(anonlib never replaces a file it reads).")
+        for other, earlier in outputs[:i]:
+            if same_file(path, earlier):
+                raise ParameterError(f"{other} and {option} name the same file '{path}'; give each output its own file.")
+
+
+def _input_paths(value) -> list[str]:
+    """The files an input option names: a path, ``ATTR=path`` specs (repeatable), or an
+    engine's pattern (each file it matches)."""
+    if not value:
+        return []
+    paths = []
+    for item in [value] if isinstance(value, str) else value:
+        path = item.partition("=")[2] if "=" in item and not Path(item).exists() else item
+        paths.append(path)
+        if glob.has_magic(path):
+            paths.extend(glob.glob(path, recursive=True))
+    return paths
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether two names reach the same file (links and spellings resolved).
+
+    >>> same_file("x.csv", "./x.csv"), same_file("x.csv", "y.csv")
+    (True, False)
+    """
     try:
-        Path(path).write_bytes(data)
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+@contextmanager
+def replaced_atomically(path: str | os.PathLike) -> Iterator[Path]:
+    """A fresh name beside ``path`` to write to; on success it is synced and renamed
+    over ``path`` (``os.replace``), so ``path`` holds either the old or the whole new
+    content; on any failure (or Ctrl-C) the partial file is removed and ``path`` is
+    untouched. A symlink is followed: the file it points to is the one replaced."""
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    temporary = target.parent / f".{target.name}.{secrets.token_hex(6)}.part{target.suffix}"
+    try:
+        yield temporary
+        if temporary.is_file():
+            _sync(temporary)
+            mode = stat.S_IMODE(target.stat().st_mode) if target.is_file() else 0o666 & ~_umask()
+            os.chmod(temporary, mode)
+        elif temporary.is_dir() and target.is_dir():  # an engine wrote a folder (Spark) over an earlier one
+            shutil.rmtree(target)
+        os.replace(temporary, target)
+    except BaseException:
+        _remove(temporary)
+        raise
+
+
+def write(path: str, data: bytes, *, stream=None) -> None:
+    """Write a result file the user asked for (--out/--csv/--recipe/--package): the one
+    place the command line writes files, always atomically (``replaced_atomically``);
+    a sentence if it cannot be written. "written PATH" goes to ``stream`` (default
+    standard output; ``report`` keeps standard output for the page)."""
+    try:
+        with replaced_atomically(path) as temporary, open(temporary, "xb") as out:
+            _copy_out(out, data)
     except OSError as err:
-        raise DataFileError(f"Could not write '{path}': {err.strerror or err}.") from None
-    print(f"written            {path}")
+        raise DataFileError(f"Could not write '{path}': {err.strerror or err}; any earlier file there is unchanged.") from None
+    print(f"written            {path}", file=stream or sys.stdout)
+
+
+def _copy_out(out, data: bytes) -> None:
+    view = memoryview(data)
+    for start in range(0, len(view), _CHUNK):
+        out.write(view[start:start + _CHUNK])
+
+
+def _sync(path: Path) -> None:
+    with open(path, "rb+") as file:
+        os.fsync(file.fileno())
+
+
+def _remove(path: Path) -> None:
+    try:
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def once(columns: list[str], option: str) -> list[str]:

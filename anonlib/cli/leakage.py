@@ -20,6 +20,7 @@ from ..core.loading import DEFAULT_MAX_BYTES, to_safe_csv
 from ..core.metrics import whole_k
 from ..leakage import attribute_label, leakage_table
 from ..workflow.history import WorkingCopy
+from ..workflow.package import release_package
 from ..workflow.recipe import Reading
 from ..workflow.release import release_csv
 from ..models import MODELS, suppression_limit
@@ -111,13 +112,15 @@ def _anonymize(args: argparse.Namespace) -> int:
             hierarchies[attribute] = default_hierarchy(values, attribute)[1]
     result = search(frame, shield, k, hierarchies, args.method, count=dataset.count, requirements=requirements,
                     max_suppressed=max_suppressed)
-    if args.out or args.recipe:
+    if args.out or args.recipe or args.package:
         target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
-        recipe, released = _release(dataset, table, shield, columns, target, result, hierarchies)
+        recipe, released, copy = _release(dataset, table, shield, columns, target, result, hierarchies, args.file)
         if args.out:
             write(args.out, released)
         if args.recipe:
             write(args.recipe, recipe.dumps().encode("utf-8"))
+        if args.package:
+            write(args.package, release_package(copy, columns=recipe.columns))
     summary = {"dataset": dataset.name, "shield": shield, "k": k, "rows_dropped": dropped, **result.summary()}
     summary["hierarchies"] = {a: ("file" if a in given else "default") for a in shield}
     if args.json:
@@ -137,23 +140,23 @@ def _anonymize(args: argparse.Namespace) -> int:
     return 0
 
 
-def _release(dataset, table, shield, columns, target, result, hierarchies):
+def _release(dataset, table, shield, columns, target, result, hierarchies, file=None):
     """The recipe of a command-line generalization and the released table's bytes:
     the shield is the quasi-identifier, the target is k (and the models and the
     suppression limit), the steps the search's levels with the hierarchies used and,
     when it leaves records in failing classes, their suppression; the released
-    columns those written by --out."""
+    columns those written by --out; the working copy, for --package."""
     roles = {c: Role.IGNORE for c in dataset.quasi_identifiers if c not in shield}
     roles.update({c: Role.QUASI_IDENTIFIER for c in shield})
     roles.update({c: Role.SENSITIVE for c in target.sensitive})
     loaded = dataset.with_roles(roles)
     step = GeneralizationStep.from_search(result, hierarchies)
-    copy = WorkingCopy.start(loaded, target, reading=Reading.of(table) if table is not None else None)
+    copy = WorkingCopy.start(loaded, target, reading=Reading.of(table, file) if table is not None else None)
     copy = copy.apply(step, "command line (anonymize)")
     if result.suppressed:
         copy = copy.apply(SuppressionStep.from_target(target, copy.current), "command line (anonymize)")
     recipe = copy.recipe(columns)
-    return recipe, release_csv(copy.release(recipe.columns))
+    return recipe, release_csv(copy.release(recipe.columns)), copy
 
 
 def register(commands) -> None:
@@ -194,4 +197,7 @@ def register(commands) -> None:
         "--recipe", metavar="JSON",
         help="write the recipe of this generalization (re-apply it with `python -m anonlib apply`)",
     )
+    anonymize.add_argument("--package", metavar="ZIP", help="also write the release package (released.csv, report.html, "
+                           "recipe.json, README.txt, SHA256SUMS); check it with `python -m anonlib verify`")
+    anonymize.set_defaults(outputs=("out", "recipe", "package"))
     anonymize.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..core.metrics import whole_k
-from .common import data_arguments, fraction_option, load_dataset
+from .common import data_arguments, fraction_option, load_dataset, write
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -14,13 +14,7 @@ def _report(args: argparse.Namespace) -> int:
 
     page = render_html(build_report(load_dataset(args), k=whole_k(args.k), p=fraction_option(args.p, "The threshold p")))
     if args.out:
-        try:
-            with open(args.out, "w", encoding="utf-8") as out:
-                out.write(page)
-        except OSError as err:
-            print(f"error: could not write {args.out}: {err.strerror or err}.", file=sys.stderr)
-            return 2
-        print(f"wrote {args.out}", file=sys.stderr)
+        write(args.out, page.encode("utf-8"), stream=sys.stderr)
     else:
         sys.stdout.write(page)
     return 0

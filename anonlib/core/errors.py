@@ -75,6 +75,10 @@ class RecipeError(AnonlibError):
     """A release recipe cannot be read, or does not fit the file it is applied to."""
 
 
+class PackageError(AnonlibError):
+    """A file given as a release package is not one (missing, not a zip, no recipe or table)."""
+
+
 def join_names(names, limit: int = 8) -> str:
     """Human list of names: ``'a, b, c'`` and ``'... (12 more)'`` past ``limit``.
 

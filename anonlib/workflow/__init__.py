@@ -8,7 +8,8 @@
 - ``history``: the working copy (loaded file + steps, undo, reset);
 - ``recipe``: the JSON that re-applies a release without the app;
 - ``release``: the released table and its one CSV writer;
-- ``package``: the zip with the released table, the report and the recipe.
+- ``package``: the zip with the released table, the report and the recipe, stating what it is;
+- ``verify``: re-checking a package (digests, the target, the reproduction).
 
 Example:
     >>> import pandas as pd
@@ -25,7 +26,7 @@ Example:
 
 from .cost import ColumnChange, StepCost, default_choice, step_cost
 from .history import AppliedStep, WorkingCopy
-from .package import release_package
+from .package import ReleaseStatement, release_package
 from .recipe import Reading, Recipe, RecipeStep, Replay, Source, apply_recipe, read_recipe
 from .release import default_release_columns, release_csv, release_table
 from .steps import (
@@ -39,9 +40,10 @@ from .steps import (
     step_from_json,
 )
 from .target import ReleaseTarget, TargetCheck
+from .verify import PartCheck, Verification, verify_package
 
 __all__ = [
-    "AggregationStep", "AppliedStep", "AttributeIntervals", "BandsStep", "ColumnChange", "GeneralizationStep",
+    "AggregationStep", "AppliedStep", "PartCheck", "ReleaseStatement", "Verification", "verify_package", "AttributeIntervals", "BandsStep", "ColumnChange", "GeneralizationStep",
     "PolicyStep", "Reading", "Recipe", "RecipeStep", "ReleaseTarget", "Replay", "Source", "Step", "StepCost",
     "SuppressionStep", "TargetCheck", "WorkingCopy", "apply_recipe", "default_choice", "default_release_columns",
     "read_recipe", "release_csv", "release_package", "release_table", "step_cost", "step_from_json",

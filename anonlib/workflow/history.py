@@ -166,6 +166,15 @@ class WorkingCopy:
             copy = copy.apply(applied.step, applied.page)
         return copy
 
+    @classmethod
+    def from_recipe(cls, recipe: Recipe, loaded: Dataset, reading: Reading | None = None) -> "WorkingCopy":
+        """The working copy a recipe describes, on ``loaded`` (read by
+        ``anonlib.workflow.recipe.read_for_recipe``): its target and its steps in order."""
+        copy = cls.start(loaded, recipe.target, reading=reading)
+        for s in recipe.steps:
+            copy = copy.apply(s.step, s.page)
+        return copy
+
     @property
     def recipe_steps(self) -> tuple[RecipeStep, ...]:
         return tuple(RecipeStep(a.step, a.page) for a in self.steps)

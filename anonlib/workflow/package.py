@@ -1,90 +1,181 @@
-"""The release package: one zip with the released table, the risk report and the recipe.
+"""The release package: one zip with the released table, the risk report and the recipe,
+stating what it is.
 
 ``release_package(copy)`` writes, for a ``WorkingCopy``:
 
 - ``released.csv``: the released table (``anonlib.workflow.release``; the same
   bytes ``python -m anonlib apply recipe.json FILE`` writes);
 - ``report.html``: the printable risk report of the released state
-  (``anonlib.report``), unless the caller passes its own HTML;
-- ``recipe.json``: the recipe (``anonlib.workflow.recipe``);
-- ``README.txt``: what the files are and the command that re-applies the recipe.
+  (``anonlib.report``), with a "Release" section;
+- ``recipe.json``: the recipe (``anonlib.workflow.recipe``), carrying the
+  digest of its own content;
+- ``README.txt``: what the files are, and the ``ReleaseStatement``;
+- ``SHA256SUMS``: the SHA-256 of every other member (``sha256sum -c SHA256SUMS``
+  checks it without anonlib; ``python -m anonlib verify`` checks it and more).
 
-The zip is deterministic (fixed member order and timestamps), so the same
-working copy always gives the same bytes.
+The statement (README and the report's "Release" section) lists the SHA-256 of
+``released.csv`` and ``recipe.json``, the source file's name, SHA-256 and
+records, the target and whether it is met, the steps, the product version and
+the time. The zip is deterministic (fixed member order and timestamps): the same
+working copy at the same ``created`` time always gives the same bytes.
 
 Example:
     >>> import io, zipfile
     >>> import pandas as pd
     >>> from anonlib.core.dataset import Dataset
     >>> ds = Dataset.from_frame("d.csv", pd.DataFrame({"age": [30, 30, 40, 40]}), {"age": "quasi-identifier"})
-    >>> data = release_package(WorkingCopy.start(ds, ReleaseTarget(k=2)), report_html="<html></html>")
-    >>> zipfile.ZipFile(io.BytesIO(data)).namelist()
-    ['released.csv', 'report.html', 'recipe.json', 'README.txt']
+    >>> data = release_package(WorkingCopy.start(ds, ReleaseTarget(k=2)), created="2026-01-01T00:00:00Z")
+    >>> archive = zipfile.ZipFile(io.BytesIO(data))
+    >>> archive.namelist()
+    ['released.csv', 'report.html', 'recipe.json', 'README.txt', 'SHA256SUMS']
+    >>> print(archive.read("SHA256SUMS").decode().splitlines()[0])
+    7f55c0deb72d8197c794c6456c216d785e7d27dfc66480d8eaa46e68fb95e2e2  released.csv
 """
 
 from __future__ import annotations
 
 import io
 import zipfile
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Sequence
 
+from ..core.version import PRODUCT
 from .history import WorkingCopy
-from .release import release_csv
+from .release import digest, release_csv
 from .target import ReleaseTarget  # noqa: F401 - used by the example
+
+if TYPE_CHECKING:
+    from ..report import RiskReport
 
 TABLE_FILE = "released.csv"
 REPORT_FILE = "report.html"
 RECIPE_FILE = "recipe.json"
 README_FILE = "README.txt"
+SUMS_FILE = "SHA256SUMS"
+MEMBERS = (TABLE_FILE, REPORT_FILE, RECIPE_FILE, README_FILE, SUMS_FILE)
 _TIMESTAMP = (2000, 1, 1, 0, 0, 0)  # fixed, so the same release gives the same zip
 
 
 @dataclass(frozen=True)
+class ReleaseStatement:
+    """What a release package states about itself (README and report)."""
+
+    source_name: str
+    source_sha256: str | None
+    source_records: int
+    target: str
+    status: str
+    steps: tuple[str, ...]
+    columns: tuple[str, ...]
+    released_sha256: str
+    released_records: int
+    recipe_sha256: str
+    recipe_digest: str
+    version: str
+    created: str
+    notes: tuple[str, ...] = ()
+
+    def rows(self) -> tuple[tuple[str, str], ...]:
+        """(what, value) pairs, in the order the README and the report list them."""
+        source_sha = self.source_sha256 or "not recorded (the table was not read from a file, e.g. a bundled sample)"
+        steps = [(f"step {i}", line) for i, line in enumerate(self.steps, start=1)] or [("steps", "none: the loaded file as it is")]
+        return (
+            (f"{TABLE_FILE} SHA-256", self.released_sha256),
+            (f"{TABLE_FILE} records", f"{self.released_records:,} (columns: {', '.join(self.columns)})"),
+            (f"{RECIPE_FILE} SHA-256", self.recipe_sha256),
+            ("recipe content digest", self.recipe_digest),
+            ("source file", self.source_name),
+            ("source SHA-256", source_sha),
+            ("source records", f"{self.source_records:,}"),
+            ("release target", self.target),
+            ("target check", self.status),
+            *steps,
+            *(("note", note) for note in self.notes),
+            ("made with", self.version),
+            ("made at", self.created),
+        )
+
+    def text(self) -> str:
+        """The rows as aligned plain text (the README's statement)."""
+        width = max(len(what) for what, _ in self.rows())
+        return "\n".join(f"  {what:<{width}}  {value}" for what, value in self.rows())
+
+
+@dataclass(frozen=True)
 class PackageFiles:
-    """The package's members as bytes (before zipping)."""
+    """The package's members as bytes (before zipping), and what it states."""
 
     table: bytes
     report: bytes
     recipe: bytes
     readme: bytes
+    statement: ReleaseStatement
+
+    @property
+    def sums(self) -> bytes:
+        """``sha256sum`` lines of the other members."""
+        members = ((TABLE_FILE, self.table), (REPORT_FILE, self.report), (RECIPE_FILE, self.recipe),
+                   (README_FILE, self.readme))
+        return "".join(f"{digest(data)}  {name}\n" for name, data in members).encode("ascii")
 
 
-def package_files(copy: WorkingCopy, *, columns: Sequence[str] | None = None, report_html: str | None = None) -> PackageFiles:
-    """The four files of the package of ``copy`` (released ``columns``, default all
-    but identifiers and ignored ones)."""
+def now() -> str:
+    """The current time, UTC, to the second (ISO 8601), as packages state it."""
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def package_files(copy: WorkingCopy, *, columns: Sequence[str] | None = None, report: "RiskReport | None" = None,
+                  created: str | None = None, notes: Sequence[str] = ()) -> PackageFiles:
+    """The files of the package of ``copy`` (released ``columns``, default all but
+    identifiers and ignored ones). ``report`` is the risk report of ``copy`` (built
+    when None; a page passes the one it shows); ``created`` the time stated (default
+    now); ``notes`` sentences the README and the report add (e.g. an edited recipe)."""
     recipe = copy.recipe(columns)
     table = release_csv(copy.release(recipe.columns))
-    if report_html is None:
-        from ..report import copy_report, render_html
-
-        report_html = render_html(copy_report(copy))
+    recipe_bytes = recipe.dumps().encode("utf-8")
     check = copy.check
-    status = check.sentence() if check is not None else f"The target could not be checked: {copy.problem}"
-    steps = "\n".join(f"  {i}. {line}" for i, line in enumerate(recipe.describe, start=1)) or "  (none: the loaded file as it is)"
+    statement = ReleaseStatement(
+        source_name=str(copy.loaded.name), source_sha256=recipe.source.sha256, source_records=copy.loaded.n_records,
+        target=copy.target.describe(),
+        status=check.sentence() if check is not None else f"The target could not be checked: {copy.problem}",
+        steps=recipe.describe, columns=recipe.columns, released_sha256=digest(table),
+        released_records=recipe.released_records, recipe_sha256=digest(recipe_bytes), recipe_digest=recipe.digest,
+        version=PRODUCT, created=created or now(), notes=tuple(notes),
+    )
+    from ..report import copy_report, render_html
+
+    report = replace(report if report is not None else copy_report(copy), release=statement.rows(),
+                     created=statement.created)
     readme = (
         f"Release of {copy.loaded.name}\n\n"
-        f"{TABLE_FILE}    the released table ({recipe.released_records:,} records; columns: {', '.join(recipe.columns)})\n"
+        f"{TABLE_FILE}    the released table\n"
         f"{REPORT_FILE}     the risk report of the released state\n"
-        f"{RECIPE_FILE}     how the table was made, to re-apply to a new delivery of the same kind of file\n\n"
-        f"Release target: {copy.target.describe()}.\n{status}\n\nSteps:\n{steps}\n\n"
+        f"{RECIPE_FILE}     how the table was made, to re-apply to a new delivery of the same kind of file\n"
+        f"{SUMS_FILE}      the SHA-256 of each file (check with `sha256sum -c {SUMS_FILE}`)\n\n"
+        f"What this release states:\n{statement.text()}\n\n"
+        "Check the package (exit code 0 when every check passes, 1 when one fails, 2 on bad input):\n"
+        "  python -m anonlib verify release.zip [THE_SOURCE_FILE]\n"
+        "It recomputes the digests, recounts the target on the released table and, given the source file,\n"
+        "re-applies the recipe and compares the result byte for byte. The digests show whether a file was\n"
+        "changed after the release was made; they do not show who made it (anyone can recompute them).\n\n"
         "Re-apply the recipe (exit code 0 when the target is met, 1 when it is not, 2 on bad input):\n"
         f"  python -m anonlib apply {RECIPE_FILE} YOUR_FILE --out {TABLE_FILE}\n"
         "Applied to the file it was made from, it writes this released table byte for byte.\n"
     )
-    return PackageFiles(table, report_html.encode("utf-8"), recipe.dumps().encode("utf-8"), readme.encode("utf-8"))
+    return PackageFiles(table, render_html(report).encode("utf-8"), recipe_bytes, readme.encode("utf-8"), statement)
 
 
-def release_package(copy: WorkingCopy, *, columns: Sequence[str] | None = None, report_html: str | None = None) -> bytes:
-    """The zip of ``package_files`` (deterministic bytes)."""
-    files = package_files(copy, columns=columns, report_html=report_html)
+def release_package(copy: WorkingCopy, *, columns: Sequence[str] | None = None, report: "RiskReport | None" = None,
+                    created: str | None = None, notes: Sequence[str] = ()) -> bytes:
+    """The zip of ``package_files`` (deterministic bytes for a given ``created``)."""
+    files = package_files(copy, columns=columns, report=report, created=created, notes=notes)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, data in ((TABLE_FILE, files.table), (REPORT_FILE, files.report),
-                           (RECIPE_FILE, files.recipe), (README_FILE, files.readme)):
+        for name, data in ((TABLE_FILE, files.table), (REPORT_FILE, files.report), (RECIPE_FILE, files.recipe),
+                           (README_FILE, files.readme), (SUMS_FILE, files.sums)):
             info = zipfile.ZipInfo(name, date_time=_TIMESTAMP)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             archive.writestr(info, data)
     return buffer.getvalue()
-

@@ -8,7 +8,14 @@ A recipe (JSON, ``"format": "anonlib-recipe"``, ``"version": 1``) holds
 - ``target``: the release target (k, privacy models, suppression limit);
 - ``steps``: every step in order, each with the page it came from;
 - ``release``: the released columns, and the SHA-256 and records of the
-  released table it produced (to confirm a reproduction).
+  released table it produced (to confirm a reproduction), and the loaded
+  file's assessed records (the base of the suppressed share);
+- ``content_sha256``: the SHA-256 of the canonical JSON of everything else
+  (keys sorted, no spaces, UTF-8). A recipe read back knows whether its content
+  still matches (``integrity``: ``intact``, ``edited``, or ``no digest`` for a
+  recipe written before digests); ``require_intact`` turns that into a sentence.
+  The digest detects a change; it does not say who made the recipe (anyone can
+  recompute it), see docs/workflow.md.
 
 ``apply_recipe(recipe, file)`` reads a file the way the source was read,
 checks its layout, sets the recorded types and roles, applies the steps,
@@ -45,7 +52,7 @@ from ..core.dataset import ROLE_VALUES, Dataset, Role, column_kind, convert_colu
 from ..core.errors import AnonlibError, ColumnError, RecipeError, join_names
 from ..core.loading import load_table
 from .fields import damaged, read_list, read_object, read_text, read_texts, read_whole
-from .release import check_release_columns, digest, release_csv, release_table
+from .release import check_release_columns, digest, file_digest, is_sha256, release_csv, release_table
 from .steps import Step, step_from_json
 from .target import ReleaseTarget, TargetCheck
 
@@ -58,32 +65,39 @@ MAX_RECIPE_STEPS = 1_000  # a session's history is a few dozen steps; more is no
 
 @dataclass(frozen=True)
 class Reading:
-    """How a file was read: delimiter, encoding and header (None = detect, as the loader does).
+    """How a file was read: delimiter, encoding and header (None = detect, as the loader
+    does), and the SHA-256 of the file's bytes (None when the table did not come from a
+    file, e.g. a bundled sample).
 
     >>> Reading(",", "utf-8", True).to_json()
-    {'delimiter': ',', 'encoding': 'utf-8', 'header': True}
+    {'delimiter': ',', 'encoding': 'utf-8', 'header': True, 'sha256': None}
     """
 
     delimiter: str | None = None
     encoding: str | None = None
     header: bool | None = None
+    sha256: str | None = None
 
     @classmethod
-    def of(cls, table) -> "Reading":
-        """What ``load_table`` detected or was told (a ``LoadedTable``)."""
-        return cls(table.delimiter, table.encoding, table.header)
+    def of(cls, table, data: bytes | str | Path | None = None) -> "Reading":
+        """What ``load_table`` detected or was told (a ``LoadedTable``), with the
+        SHA-256 of ``data`` (the bytes read, or the file's path) when given."""
+        return cls(table.delimiter, table.encoding, table.header, None if data is None else file_digest(data))
 
     def to_json(self) -> dict[str, Any]:
-        return {"delimiter": self.delimiter, "encoding": self.encoding, "header": self.header}
+        return {"delimiter": self.delimiter, "encoding": self.encoding, "header": self.header, "sha256": self.sha256}
 
     @classmethod
     def from_json(cls, data: Any, where: str = "the source's reading") -> "Reading":
-        read_object(data, where, required=("delimiter", "encoding", "header"))
+        read_object(data, where, required=("delimiter", "encoding", "header"), optional=("sha256",))
         header = data["header"]
         if header is not None and not isinstance(header, bool):
             raise damaged(f"'header' of {where} must be true, false or null.")
+        sha256 = read_text(data, "sha256", where, optional=True)
+        if sha256 is not None and not is_sha256(sha256):
+            raise damaged(f"'sha256' of {where} must be 64 hexadecimal digits or null.")
         return cls(read_text(data, "delimiter", where, optional=True),
-                   read_text(data, "encoding", where, optional=True), header)
+                   read_text(data, "encoding", where, optional=True), header, sha256)
 
 
 @dataclass(frozen=True)
@@ -124,6 +138,11 @@ class Source:
     @property
     def roles(self) -> dict[str, str]:
         return {c.name: c.role for c in self.columns}
+
+    @property
+    def sha256(self) -> str | None:
+        """SHA-256 of the loaded file's bytes (None when it did not come from a file)."""
+        return self.reading.sha256
 
     def dataset(self, frame: pd.DataFrame, name: str | None = None) -> Dataset:
         """``frame`` (a new delivery or the same file) as the recipe's dataset: every
@@ -196,9 +215,27 @@ class Replay:
     reproduces: bool
 
 
+INTACT, EDITED, NO_DIGEST = "intact", "edited", "no digest"
+DIGEST_FIELD = "content_sha256"
+
+
+def content_digest(data: Mapping[str, Any]) -> str:
+    """SHA-256 of a recipe's JSON without its digest field, in canonical form (keys
+    sorted, no spaces, UTF-8): what ``content_sha256`` records and is checked against.
+
+    >>> content_digest({"b": 1, "a": "é"}) == content_digest({"a": "é", "b": 1, DIGEST_FIELD: "x"})
+    True
+    """
+    body = {key: value for key, value in data.items() if key != DIGEST_FIELD}
+    # NaN is never written (``dumps`` refuses it); one typed in by hand just makes the digests differ
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return digest(text.encode("utf-8", "surrogatepass"))
+
+
 @dataclass(frozen=True)
 class Recipe:
-    """Source, target, steps and release of one release (see the module text)."""
+    """Source, target, steps and release of one release (see the module text).
+    ``integrity`` says whether the recipe read back still matches its digest."""
 
     source: Source
     target: ReleaseTarget
@@ -206,17 +243,51 @@ class Recipe:
     columns: tuple[str, ...]
     released_sha256: str = ""
     released_records: int = 0
+    loaded_records: int | None = None
+    integrity: str = field(default=INTACT, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "format": RECIPE_FORMAT,
             "version": RECIPE_VERSION,
             "source": self.source.to_json(),
             "target": self.target.to_json(),
             "steps": [{"page": s.page, "description": s.step.describe(), "step": s.step.to_json()} for s in self.steps],
             "release": {"columns": list(self.columns), "sha256": self.released_sha256,
-                        "records": self.released_records},
+                        "records": self.released_records,
+                        **({} if self.loaded_records is None else {"loaded_records": self.loaded_records})},
         }
+        data[DIGEST_FIELD] = content_digest(data)
+        return data
+
+    @property
+    def digest(self) -> str:
+        """The recipe's content digest (``content_sha256`` of the JSON it writes)."""
+        return self.to_json()[DIGEST_FIELD]
+
+    def require_intact(self, *, accept_edited: bool = False) -> None:
+        """A ``RecipeError`` sentence when the recipe was edited after it was written or
+        carries no digest, unless ``accept_edited`` (the caller then says so).
+
+        >>> import dataclasses
+        >>> recipe = Recipe.loads(Recipe(Source("d", "f", 1, 1, "category", (SourceColumn("a", "integer", "quasi-identifier"),)),
+        ...                              ReleaseTarget(), (), ("a",)).dumps())
+        >>> recipe.integrity, recipe.require_intact()
+        ('intact', None)
+        >>> dataclasses.replace(recipe, integrity=EDITED).require_intact()
+        Traceback (most recent call last):
+        ...
+        anonlib.core.errors.RecipeError: This recipe was changed after it was written (its content no longer matches its digest); use the recipe of the release as it was made, or apply it anyway with --accept-edited.
+        """
+        if self.integrity == INTACT or accept_edited:
+            return
+        if self.integrity == EDITED:
+            raise RecipeError("This recipe was changed after it was written (its content no longer matches its "
+                              "digest); use the recipe of the release as it was made, or apply it anyway with "
+                              "--accept-edited.")
+        raise RecipeError("This recipe carries no digest (it was written before recipes had one, or the digest was "
+                          "removed), so a change to it cannot be detected; write it again, or apply it anyway with "
+                          "--accept-edited.")
 
     def dumps(self) -> str:
         """The recipe as indented JSON text (UTF-8 safe, keys in a fixed order)."""
@@ -232,7 +303,10 @@ class Recipe:
         if version != RECIPE_VERSION:
             raise RecipeError(f"This recipe has version {version!r}; this anonlib reads version {RECIPE_VERSION}. "
                               "Use the anonlib version that wrote it.")
-        read_object(data, "the recipe", required=("format", "version", "source", "target", "steps", "release"))
+        read_object(data, "the recipe", required=("format", "version", "source", "target", "steps", "release"),
+                    optional=(DIGEST_FIELD,))
+        recorded = read_text(data, DIGEST_FIELD, "the recipe", optional=True)
+        integrity = NO_DIGEST if recorded is None else INTACT if recorded == content_digest(data) else EDITED
         source = Source.from_json(data["source"])
         target = ReleaseTarget.from_json(data["target"])
         items = read_list(data, "steps", "the recipe")
@@ -244,7 +318,8 @@ class Recipe:
             where = f"step {i}"
             read_object(item, where, required=("page", "step"), optional=("description",))
             steps.append(RecipeStep(step_from_json(item["step"], where), read_text(item, "page", where)))
-        release = read_object(data["release"], "the release", required=("columns", "sha256", "records"))
+        release = read_object(data["release"], "the release", required=("columns", "sha256", "records"),
+                              optional=("loaded_records",))
         columns = read_texts(release, "columns", "the release")
         roles = source.roles
         unknown = [c for c in columns if c not in roles]
@@ -256,8 +331,9 @@ class Recipe:
             absent = [c for c in s.step.columns if c not in roles]
             if absent:
                 raise damaged(f"step {i} uses {join_names(absent)}, which the source does not list.")
+        loaded = read_whole(release, "loaded_records", "the release", minimum=0) if "loaded_records" in release else None
         return cls(source, target, tuple(steps), columns, read_text(release, "sha256", "the release"),
-                   read_whole(release, "records", "the release", minimum=0))
+                   read_whole(release, "records", "the release", minimum=0), loaded, integrity)
 
     @classmethod
     def loads(cls, text: str | bytes) -> "Recipe":
@@ -330,10 +406,15 @@ def read_recipe(path: str | Path) -> Recipe:
 
 def apply_recipe(recipe: Recipe, source: str | Path | bytes, *, name: str | None = None) -> Replay:
     """Read ``source`` (a path or bytes) as the recipe's file was read and replay the recipe."""
+    return recipe.replay(read_for_recipe(recipe, source, name=name)[0])
+
+
+def read_for_recipe(recipe: Recipe, source: str | Path | bytes, *, name: str | None = None) -> tuple[Dataset, Reading]:
+    """``source`` (a path or bytes) read as the recipe's file was read, as the recipe's
+    dataset, and how it was read (with the SHA-256 of its bytes)."""
     reading = recipe.source.reading
     table = load_table(source, name=name, delimiter=reading.delimiter, encoding=reading.encoding, header=reading.header)
-    dataset = recipe.source.dataset(table.frame, name=name or table.name)
-    return recipe.replay(dataset)
+    return recipe.source.dataset(table.frame, name=name or table.name), Reading.of(table, source)
 
 
 def recipe_of(loaded: Dataset, target: ReleaseTarget, steps: Sequence[RecipeStep], final: Dataset,
@@ -346,4 +427,5 @@ def recipe_of(loaded: Dataset, target: ReleaseTarget, steps: Sequence[RecipeStep
     table = release_table(final, chosen)
     data = release_csv(table)
     records = int(table[final.count].sum()) if final.count else len(table)
-    return Recipe(Source.of(loaded, reading), target, tuple(steps), chosen, digest(data), records)
+    return Recipe(Source.of(loaded, reading), target, tuple(steps), chosen, digest(data), records,
+                  analysed_records(loaded))

@@ -29,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -122,3 +123,24 @@ def digest(data: bytes) -> str:
     'e3b0c44298fc'
     """
     return hashlib.sha256(data).hexdigest()
+
+
+def file_digest(source: bytes | str | os.PathLike) -> str:
+    """SHA-256 of bytes, or of a file's bytes read in chunks (``hashlib.file_digest``).
+
+    >>> file_digest(b"") == digest(b"")
+    True
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return digest(bytes(source))
+    with open(source, "rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def is_sha256(text: object) -> bool:
+    """Whether ``text`` is a SHA-256 digest in hexadecimal (64 lower-case digits).
+
+    >>> is_sha256(digest(b"x")), is_sha256("abc")
+    (True, False)
+    """
+    return isinstance(text, str) and len(text) == 64 and all(c in "0123456789abcdef" for c in text)

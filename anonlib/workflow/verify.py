@@ -1,0 +1,248 @@
+"""Re-checking a release package: is it what it states, and does it meet its target?
+
+``verify_package(package, source=None)`` checks, part by part:
+
+- each member against ``SHA256SUMS`` (``released.csv``, ``report.html``,
+  ``recipe.json``, ``README.txt``);
+- ``recipe.json`` against the digest of its own content, and ``released.csv``
+  against the SHA-256 the recipe recorded;
+- ``report.html`` and ``README.txt`` state the SHA-256 of this ``released.csv``
+  and ``recipe.json`` (a report or recipe swapped in from another release is
+  noticed even when ``SHA256SUMS`` was rewritten to match);
+- ``target``: the recipe's release target recounted on ``released.csv`` as
+  written (``ReleaseTarget.check`` with the recipe's roles), and its records;
+- ``source`` (when the source file is given): its SHA-256 is the one recorded,
+  and re-applying the recipe reproduces ``released.csv`` byte for byte.
+
+A failed check is a ``PartCheck`` naming its part; bad input (no such file,
+not a zip, not a release package) is a ``PackageError`` sentence. The digests
+show that nothing changed since the package was made; they are not a signature
+(anyone who changes a file can recompute every digest), see docs/workflow.md.
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> from anonlib.workflow import ReleaseTarget, WorkingCopy, release_package
+    >>> ds = Dataset.from_frame("d.csv", pd.DataFrame({"age": [30, 30, 40, 40]}), {"age": "quasi-identifier"})
+    >>> package = release_package(WorkingCopy.start(ds, ReleaseTarget(k=2)), created="2026-01-01T00:00:00Z")
+    >>> result = verify_package(package)
+    >>> result.passed, [c.part for c in result.checks if c.part in ("target", "source")]
+    (True, ['target'])
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..core.dataset import Dataset, Role
+from ..core.errors import AnonlibError, DataFileError, PackageError
+from ..core.loading import DEFAULT_MAX_BYTES, load_table
+from .package import MEMBERS, README_FILE, RECIPE_FILE, REPORT_FILE, SUMS_FILE, TABLE_FILE
+from .recipe import EDITED, INTACT, MAX_RECIPE_BYTES, Recipe, apply_recipe
+from .release import digest, file_digest, is_sha256
+
+TARGET, SOURCE = "target", "source"
+MAX_PACKAGE_BYTES = 2 * DEFAULT_MAX_BYTES  # the released table is at most a loadable table; the rest is small
+
+
+@dataclass(frozen=True)
+class PartCheck:
+    """One check of a package: the part it is about, whether it passed, and why."""
+
+    part: str
+    passed: bool
+    sentence: str
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Every check of one package, in the order they ran."""
+
+    checks: tuple[PartCheck, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failed_parts(self) -> tuple[str, ...]:
+        """The parts with a failed check, each once, in order."""
+        return tuple(dict.fromkeys(c.part for c in self.checks if not c.passed))
+
+
+def verify_package(package: bytes | str | Path, source: bytes | str | Path | None = None, *,
+                   source_name: str | None = None) -> Verification:
+    """Check a release package (the zip's bytes or path) and, given the ``source`` file
+    (bytes or path), that re-applying its recipe reproduces the released table."""
+    checks: list[PartCheck] = []
+
+    def check(part: str, passed: bool, sentence: str) -> bool:
+        checks.append(PartCheck(part, passed, sentence))
+        return passed
+
+    members = _members(package, check)
+    table, recipe_bytes = members.get(TABLE_FILE), members.get(RECIPE_FILE)
+    _check_sums(members, check)
+    recipe = _check_recipe(recipe_bytes, check) if recipe_bytes is not None else None
+    if recipe is not None and table is not None:
+        check(TABLE_FILE, digest(table) == recipe.released_sha256,
+              "is the table the recipe recorded (same SHA-256)" if digest(table) == recipe.released_sha256 else
+              "differs from the table the recipe recorded (its SHA-256 is not the recipe's); it was changed after "
+              "the release was made")
+    for part in (REPORT_FILE, README_FILE):
+        if part in members:
+            _check_statement(part, members[part], table, recipe_bytes, check)
+    if recipe is not None and table is not None:
+        _check_target(recipe, table, check)
+    if source is not None:
+        if recipe is None:
+            check(SOURCE, False, f"was not checked: {RECIPE_FILE} could not be read, so there is no recipe to re-apply")
+        else:
+            _check_source(recipe, table, source, source_name, check)
+    return Verification(tuple(checks))
+
+
+def _members(package: bytes | str | Path, check) -> dict[str, bytes]:
+    """The package's members that could be read (a missing or damaged one is a failed check)."""
+    if not isinstance(package, (bytes, bytearray)):
+        path = Path(package)
+        if not path.is_file():
+            raise PackageError(f"The package '{path.name}' does not exist or is not a file.")
+        if path.stat().st_size > MAX_PACKAGE_BYTES:
+            raise PackageError(f"The package '{path.name}' is larger than any release package anonlib writes.")
+        package = path.read_bytes()
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(package))
+    except (zipfile.BadZipFile, ValueError):
+        raise PackageError("This is not a zip file; give the release package (release.zip) the dashboard's "
+                           "Risk report page or `--package` wrote.") from None
+    names = set(archive.namelist())
+    if not names & {TABLE_FILE, RECIPE_FILE}:
+        raise PackageError(f"This zip holds neither {TABLE_FILE} nor {RECIPE_FILE}; it is not a release package.")
+    members = {}
+    for name in MEMBERS:
+        if name not in names:
+            check(name, False, "is missing from the package")
+            continue
+        info = archive.getinfo(name)
+        limit = MAX_PACKAGE_BYTES if name in (TABLE_FILE, REPORT_FILE) else MAX_RECIPE_BYTES
+        if info.file_size > limit:
+            check(name, False, "is larger than any file a release package holds")
+            continue
+        try:
+            members[name] = archive.read(name)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
+            check(name, False, f"is damaged inside the zip ({err})")
+    return members
+
+
+def _check_sums(members: dict[str, bytes], check) -> None:
+    """Each member against its line of ``SHA256SUMS``."""
+    if SUMS_FILE not in members:
+        return
+    recorded: dict[str, str] = {}
+    for line in members[SUMS_FILE].decode("utf-8", "replace").splitlines():
+        value, _, name = line.partition("  ")
+        if is_sha256(value) and name:
+            recorded[name] = value
+    for name in (TABLE_FILE, REPORT_FILE, RECIPE_FILE, README_FILE):
+        if name not in members:
+            continue
+        if name not in recorded:
+            check(SUMS_FILE, False, f"does not list {name}; it was changed after the release was made")
+        elif digest(members[name]) != recorded[name]:
+            check(name, False, f"was changed after the release was made: its SHA-256 is not the one {SUMS_FILE} records")
+        else:
+            check(name, True, f"matches its SHA-256 in {SUMS_FILE}")
+
+
+def _check_recipe(data: bytes, check) -> Recipe | None:
+    """The recipe, when it can be read; its own digest checked."""
+    try:
+        recipe = Recipe.loads(data)
+    except AnonlibError as err:
+        check(RECIPE_FILE, False, f"cannot be read: {err}")
+        return None
+    if recipe.integrity == INTACT:
+        check(RECIPE_FILE, True, "matches the digest of its own content")
+    elif recipe.integrity == EDITED:
+        check(RECIPE_FILE, False, "was changed after it was written: its content no longer matches its digest")
+    else:
+        check(RECIPE_FILE, False, "carries no digest, so a change to it cannot be detected")
+    return recipe
+
+
+def _check_statement(part: str, data: bytes, table: bytes | None, recipe: bytes | None, check) -> None:
+    """The README or report states the SHA-256 of this package's table and recipe."""
+    text = data.decode("utf-8", "replace")
+    absent = [name for name, member in ((TABLE_FILE, table), (RECIPE_FILE, recipe))
+              if member is not None and digest(member) not in text]
+    if absent:
+        check(part, False, f"does not state the SHA-256 of this package's {' and '.join(absent)}; it belongs to "
+                           "another release or was changed")
+    else:
+        check(part, True, f"states the SHA-256 of this package's {TABLE_FILE} and {RECIPE_FILE}")
+
+
+def _check_target(recipe: Recipe, table: bytes, check) -> None:
+    """The recipe's target recounted on ``released.csv`` with the recipe's roles."""
+    try:
+        frame = load_table(table, name=TABLE_FILE, delimiter=",", encoding="utf-8", header=True,
+                           missing_markers=("",)).frame
+    except DataFileError as err:
+        check(TABLE_FILE, False, f"cannot be read as a table: {err}")
+        return
+    if frame.shape[1] != len(recipe.columns):
+        check(TABLE_FILE, False, f"has {frame.shape[1]} columns; the recipe released {len(recipe.columns)}")
+        return
+    frame.columns = list(recipe.columns)  # a name starting with = + - @ was written with a leading apostrophe
+    roles = {c: Role(recipe.source.roles[c]) for c in recipe.columns}
+    try:
+        released = Dataset(name=TABLE_FILE, frame=frame, roles=roles, missing=recipe.source.missing).validated()
+        result = recipe.target.check(released, loaded_records=recipe.loaded_records or recipe.source.records)
+    except AnonlibError as err:
+        check(TARGET, False, f"could not be recounted on {TABLE_FILE}: {err}")
+        return
+    if result.records != recipe.released_records:
+        check(TARGET, False, f"{TABLE_FILE} holds {result.records:,} records; the recipe recorded "
+                             f"{recipe.released_records:,}")
+    check(TARGET, result.met, f"recounted on {TABLE_FILE} as written: {result.sentence()}")
+
+
+def _check_source(recipe: Recipe, table: bytes | None, source, source_name: str | None, check) -> None:
+    """The source is the file recorded, and re-applying the recipe to it reproduces the table."""
+    if not isinstance(source, (bytes, bytearray)) and not Path(source).is_file():
+        raise PackageError(f"The source file '{Path(source).name}' does not exist or is not a file.")
+    recorded = recipe.source.sha256
+    if recorded and file_digest(source) != recorded:
+        check(SOURCE, False, "is not the file the release was made from: its SHA-256 differs from the one recorded")
+    try:
+        replay = apply_recipe(recipe, source, name=source_name)
+    except AnonlibError as err:
+        check(SOURCE, False, f"does not fit the recipe: {err}")
+        return
+    if table is None:
+        check(SOURCE, False, f"could not be compared: {TABLE_FILE} is missing or damaged")
+    elif replay.csv == table:
+        check(SOURCE, True, f"gives {TABLE_FILE} byte for byte when the recipe is re-applied to it")
+    else:
+        at = first_difference(replay.csv, table)
+        check(SOURCE, False, f"gives a different {TABLE_FILE} when the recipe is re-applied to it (first difference "
+                             f"at byte {at:,})")
+
+
+def first_difference(a: bytes, b: bytes) -> int:
+    """Offset of the first byte where ``a`` and ``b`` differ (the shorter length when one
+    starts the other).
+
+    >>> first_difference(b"abcd", b"abxd"), first_difference(b"ab", b"abc")
+    (2, 2)
+    """
+    n = min(len(a), len(b))
+    differ = np.flatnonzero(np.frombuffer(a, np.uint8, n) != np.frombuffer(b, np.uint8, n))
+    return int(differ[0]) if differ.size else n
