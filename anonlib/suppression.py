@@ -64,7 +64,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .core.equivalence import Classes, combine, encode
+from .core.equivalence import Classes, combine, encode, encode_column
 from .core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
 from .core.metrics import whole_k
 
@@ -194,6 +194,27 @@ def wildcard_matches(df: pd.DataFrame, quasi_identifiers: Sequence[str], *, coun
         raise EmptySelectionError("Choose at least one quasi-identifier.")
     matches = _Matches(df, qis, count)
     return matches.count(np.arange(len(df)), matches.missing)
+
+
+def marked_codes(df: pd.DataFrame, quasi_identifiers: Sequence[str], mark: str, *,
+                 count: str | None = None) -> pd.DataFrame:
+    """The quasi-identifiers as integer codes where a blank of the file is a value of
+    its own and a cell equal to ``mark`` (a suppressed cell, such as ``*``) is
+    missing, so it matches any value; the count column is carried along.
+
+    >>> codes = marked_codes(pd.DataFrame({"a": ["x", None, "*"]}), ["a"], "*")
+    >>> codes["a"].tolist(), wildcard_matches(codes, ["a"]).tolist()
+    ([1, 2, <NA>], [2, 2, 3])
+    """
+    out = pd.DataFrame(index=pd.RangeIndex(len(df)))
+    for column in quasi_identifiers:
+        codes, _ = encode_column(df[column])
+        marked = df[column].astype(object).eq(mark).fillna(False).to_numpy(dtype=bool)
+        out[column] = pd.array(codes, dtype="Int64")
+        out.loc[marked, column] = pd.NA
+    if count is not None:
+        out[count] = df[count].to_numpy()
+    return out
 
 
 def local_suppression(

@@ -12,6 +12,7 @@ Commands:
   report    one-page printable HTML risk report of a table (every capability's findings)
   risk      prosecutor, journalist and marketer risk, population uniques, special uniques, HIPAA identifiers
   models    l-diversity, t-closeness, alpha, delta, beta per sensitive attribute; is a release target met
+  microaggregate  MDAV on numeric columns: groups of k to 2k-1 records share their mean
   apply     re-apply a release recipe to a file and check its release target
 
 Errors are printed as one sentence on standard error with exit code 2.
@@ -25,10 +26,10 @@ import sys
 from typing import Sequence
 
 from ..core.errors import AnonlibError
-from . import apply, leakage, privacy, profile, report, risk, schedules
+from . import apply, leakage, microaggregation, privacy, profile, report, risk, schedules
 from .common import Parser
 
-COMMAND_MODULES = (profile, report, leakage, privacy, schedules, risk, apply)
+COMMAND_MODULES = (profile, report, leakage, privacy, schedules, risk, microaggregation, apply)
 log = logging.getLogger("anonlib.cli")
 
 
