@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.equivalence import MISSING_LABEL, encode_column
-from ..core.errors import ColumnError, HierarchyError, ParameterError, RecipeError, join_names, require_columns
+from ..core.errors import ColumnError, HierarchyError, ParameterError, join_names, require_columns
 from ..core.hierarchy import level_lookup, validate_hierarchy, value_key
 from ..core.metrics import whole_k
 from ..models import ModelRequirement, acceptance
