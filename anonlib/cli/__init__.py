@@ -12,6 +12,7 @@ Commands:
   report    one-page printable HTML risk report of a table (every capability's findings)
   risk      prosecutor, journalist and marketer risk, population uniques, special uniques, HIPAA identifiers
   models    l-diversity, t-closeness, alpha, delta, beta per sensitive attribute; is a release target met
+  microaggregate  MDAV on numeric columns: groups of k to 2k-1 records share their mean
   apply     re-apply a release recipe to a file and check its release target
   verify    re-check a release package: digests, the target, and that the recipe reproduces it
 
@@ -26,10 +27,10 @@ import sys
 from typing import Sequence
 
 from ..core.errors import AnonlibError
-from . import apply, leakage, privacy, profile, report, risk, schedules, verify
+from . import apply, leakage, microaggregation, privacy, profile, report, risk, schedules, verify
 from .common import Parser, check_outputs
 
-COMMAND_MODULES = (profile, report, leakage, privacy, schedules, risk, apply, verify)
+COMMAND_MODULES = (profile, report, leakage, privacy, schedules, risk, microaggregation, apply, verify)
 log = logging.getLogger("anonlib.cli")
 
 

@@ -11,6 +11,9 @@ what ``anonlib.workflow.recipe.apply_recipe`` does in memory (PLAN interface 4):
   label, and every "value no step knows" sentence, is the in-memory one), and
   the engine joins the records with that table; for a generalization this is
   the join with the hierarchy table, restricted to the values present;
+- local suppression and microaggregation need all records at once: the
+  engine refuses them with a sentence (apply the recipe in memory); top and
+  bottom coding maps each value on its own, so it is a join like the others;
 - suppression removes the records of the classes failing the target: the
   (class, sensitive value) cells come back, ``anonlib.models.acceptance``
   decides per class as in memory, and the engine drops the failing classes'
@@ -108,6 +111,11 @@ def apply_recipe(
     rows = table.raw.select(**{c.name: _typed(table.value(c.name), c.type) for c in recipe.source.columns})
     loaded = _table(rows, engine, roles, recipe.source.missing)
     for i, s in enumerate(recipe.steps, start=1):
+        if getattr(s.step, "whole_table", False):
+            raise ParameterError(
+                f"Step {i} ({s.step.describe()}) is recomputed from all records together, which the {engine.name} "
+                "engine does not do; apply this recipe without --engine."
+            )
         try:
             rows = _suppress(s.step, rows, engine) if isinstance(s.step, SuppressionStep) else _map_values(s.step, rows, engine)
         except RecipeError:

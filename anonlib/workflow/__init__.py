@@ -4,6 +4,7 @@
   its check in records;
 - ``steps``: the transformations pages apply (bands, generalization, frontier
   policy, geographic aggregation, suppression), as data that can be re-applied;
+- ``local_steps``: local suppression, microaggregation, top and bottom coding;
 - ``cost``: what a step costs on the data, said before it is applied;
 - ``history``: the working copy (loaded file + steps, undo, reset);
 - ``recipe``: the JSON that re-applies a release without the app;
@@ -28,6 +29,7 @@ from .cost import ColumnChange, StepCost, default_choice, step_cost
 from .history import AppliedStep, WorkingCopy
 from .package import ReleaseStatement, release_package
 from .recipe import Reading, Recipe, RecipeStep, Replay, Source, apply_recipe, read_recipe
+from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep
 from .release import default_release_columns, release_csv, release_table
 from .steps import (
     AggregationStep,
@@ -43,8 +45,10 @@ from .target import ReleaseTarget, TargetCheck
 from .verify import PartCheck, Verification, verify_package
 
 __all__ = [
-    "AggregationStep", "AppliedStep", "PartCheck", "ReleaseStatement", "Verification", "verify_package", "AttributeIntervals", "BandsStep", "ColumnChange", "GeneralizationStep",
-    "PolicyStep", "Reading", "Recipe", "RecipeStep", "ReleaseTarget", "Replay", "Source", "Step", "StepCost",
+    "AggregationStep", "AppliedStep", "AttributeIntervals", "BandsStep", "ColumnChange", "GeneralizationStep",
+    "LocalSuppressionStep", "MicroaggregationStep", "PartCheck", "PolicyStep", "Reading", "Recipe", "RecipeStep",
+    "ReleaseStatement", "ReleaseTarget", "Replay", "Source", "Step", "StepCost", "TopBottomStep", "Verification",
+    "verify_package",
     "SuppressionStep", "TargetCheck", "WorkingCopy", "apply_recipe", "default_choice", "default_release_columns",
     "read_recipe", "release_csv", "release_package", "release_table", "step_cost", "step_from_json",
 ]

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..core.dataset import Dataset
@@ -65,6 +66,10 @@ class StepCost:
     records_before: int
     records_after: int
     quasi_identifiers: tuple[str, ...]
+    records_changed: int = 0  # records with at least one cell changed (rows kept)
+    cells_changed: int = 0  # of the records' cells (a row with count 3 counts 3 per cell)
+    measures: tuple[tuple[str, float], ...] = ()  # named information-loss measures of the step
+    cell_level: bool = False  # the step changes single cells: say how many records it touches
 
     @property
     def suppressed_records(self) -> int:
@@ -87,6 +92,11 @@ class StepCost:
     def sentences(self) -> tuple[str, ...]:
         """The cost in plain words, one sentence per changed column and for suppression."""
         out = [c.sentence() for c in self.changes]
+        if self.cell_level and self.records_changed:
+            share = self.records_changed / self.records_after if self.records_after else 0.0
+            out.append(f"{self.records_changed:,} records changed ({100 * share:.1f}% of {self.records_after:,}), "
+                       f"{self.cells_changed:,} cells.")
+        out.extend(f"{name}: {value:.3g}." for name, value in self.measures)
         if self.suppressed_records:
             share = self.suppressed_records / self.records_before if self.records_before else 0.0
             out.append(f"{self.suppressed_records:,} records suppressed ({100 * share:.1f}% of {self.records_before:,}).")
@@ -103,10 +113,22 @@ def _distinct(series: pd.Series) -> tuple[int, str | None]:
     return len(values), (str(values[0]) if len(values) == 1 else None)
 
 
-def cost_between(before: Dataset, after: pd.DataFrame) -> StepCost:
+def _changed_cells(old: pd.Series, new: pd.Series) -> np.ndarray:
+    """Per row: the cell differs (missing equals missing; 30 and 30.0 are equal)."""
+    a, b = old.astype(object).to_numpy(), new.astype(object).to_numpy()
+    blank_a, blank_b = pd.isna(a), pd.isna(b)
+    same = blank_a & blank_b
+    both = ~blank_a & ~blank_b
+    same[both] = np.asarray(a[both] == b[both], dtype=bool)
+    return ~same
+
+
+def cost_between(before: Dataset, after: pd.DataFrame, step=None) -> StepCost:
     """The cost of turning ``before``'s table into ``after`` (same columns; fewer
-    rows only by suppression)."""
+    rows only by suppression) by ``step`` (its own ``measures`` and whether it
+    changes single cells, when given)."""
     changes = []
+    changed = np.zeros(len(before.frame), dtype=np.int64)
     if len(after) == len(before.frame):
         for column in before.frame.columns:
             if column not in after.columns or column == before.count:
@@ -117,17 +139,25 @@ def cost_between(before: Dataset, after: pd.DataFrame) -> StepCost:
             n_before, _ = _distinct(old)
             n_after, single = _distinct(new)
             changes.append(ColumnChange(str(column), n_before, n_after, single))
+            changed += _changed_cells(old, new)
+    weights = record_counts(before.frame, before.count) if before.count else None
+    weights = np.ones(len(before.frame), dtype=np.int64) if weights is None else np.asarray(weights)
+    measures = getattr(step, "measures", None)
     return StepCost(
         changes=tuple(changes),
         records_before=_records(before.frame, before.count),
         records_after=_records(after, before.count),
         quasi_identifiers=before.quasi_identifiers,
+        records_changed=int(weights[changed > 0].sum()) if len(changed) == len(weights) else 0,
+        cells_changed=int(weights @ changed) if len(changed) == len(weights) else 0,
+        measures=tuple(measures(before.frame, after)) if measures is not None and len(after) == len(before.frame) else (),
+        cell_level=bool(getattr(step, "cell_level", False)),
     )
 
 
 def step_cost(step, dataset: Dataset) -> StepCost:
     """What ``step`` would change on ``dataset``'s table (the dataset is not changed)."""
-    return cost_between(dataset, step.apply(dataset.frame))
+    return cost_between(dataset, step.apply(dataset.frame), step)
 
 
 def default_choice(costs: Sequence[StepCost]) -> int | None:

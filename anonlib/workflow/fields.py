@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping
 
-from ..core.errors import RecipeError
+from ..core.errors import ColumnError, HierarchyError, ParameterError, RecipeError
 
 DAMAGED = "The recipe is damaged or was edited by hand: "
 
@@ -151,3 +151,21 @@ def read_texts(obj: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
     if bad:
         raise damaged(f"'{key}' of {where} must list texts; {_shown(bad[0])} is not one.")
     return tuple(values)
+
+
+def built(where: str, build):
+    """Run a step's constructor on recipe values; its refusal becomes a recipe sentence.
+
+    >>> built("step 1", lambda: int("x"))
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.RecipeError: The recipe is damaged or was edited by hand: step 1 cannot be read.
+    """
+    try:
+        return build()
+    except RecipeError:
+        raise
+    except (ParameterError, HierarchyError, ColumnError) as err:
+        raise damaged(f"{where} is inconsistent: {err}") from None
+    except Exception:  # noqa: BLE001 - whatever a hand edit broke, one sentence
+        raise damaged(f"{where} cannot be read.") from None

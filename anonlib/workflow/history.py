@@ -35,7 +35,7 @@ import pandas as pd
 from ..core.dataset import Dataset
 from ..core.errors import AnonlibError, ParameterError
 from .cost import StepCost, cost_between
-from .recipe import Reading, Recipe, RecipeStep, analysed_records, recipe_of
+from .recipe import Reading, Recipe, RecipeStep, analysed_records, recipe_of, suppression_mark
 from .release import release_table
 from .steps import Step
 from .target import ReleaseTarget, TargetCheck
@@ -74,9 +74,10 @@ class AppliedStep:
         return f"{self.page}: {self.step.describe()}; {self.risk_text()}"
 
 
-def _checked(target: ReleaseTarget, dataset: Dataset, loaded_records: int) -> tuple[TargetCheck | None, str | None]:
+def _checked(target: ReleaseTarget, dataset: Dataset, loaded_records: int,
+             steps: Sequence[Step] = ()) -> tuple[TargetCheck | None, str | None]:
     try:
-        return target.check(dataset, loaded_records=loaded_records), None
+        return target.check(dataset, loaded_records=loaded_records, wildcard=suppression_mark(steps)), None
     except AnonlibError as err:  # no quasi-identifier, a model on a column that is gone: said, not fatal
         return None, str(err)
 
@@ -130,8 +131,8 @@ class WorkingCopy:
             frame = frame.copy(deep=False)  # every step gets its own table object
         after = Dataset(name=self.loaded.name, frame=frame, roles=self.loaded.roles, missing=self.loaded.missing,
                         notes=self.loaded.notes).validated()
-        check, problem = _checked(self.target, after, self.loaded_records)
-        applied = AppliedStep(step, str(page), cost_between(before, frame), self.check, check, frame, problem)
+        check, problem = _checked(self.target, after, self.loaded_records, [a.step for a in self.steps] + [step])
+        applied = AppliedStep(step, str(page), cost_between(before, frame, step), self.check, check, frame, problem)
         return replace(self, steps=self.steps + (applied,))
 
     def undo(self) -> "WorkingCopy":
@@ -153,7 +154,8 @@ class WorkingCopy:
         for applied in self.steps:
             current = Dataset(name=self.loaded.name, frame=applied.frame, roles=self.loaded.roles,
                               missing=self.loaded.missing).validated()
-            after, after_problem = _checked(target, current, self.loaded_records)
+            after, after_problem = _checked(target, current, self.loaded_records,
+                                            [a.step for a in self.steps[: len(steps) + 1]])
             steps.append(replace(applied, before=steps[-1].after if steps else check, after=after,
                                  problem=after_problem))
         return WorkingCopy(self.loaded, target, tuple(steps), self.reading, check, problem)

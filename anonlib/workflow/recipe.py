@@ -44,12 +44,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from ..core.dataset import ROLE_VALUES, Dataset, Role, column_kind, convert_column
 from ..core.errors import AnonlibError, ColumnError, RecipeError, join_names
+from ..core.hierarchy import SUPPRESSED
 from ..core.loading import load_table
 from .fields import damaged, read_list, read_object, read_text, read_texts, read_whole
 from .release import check_release_columns, digest, file_digest, is_sha256, release_csv, release_table
@@ -372,12 +373,23 @@ class Recipe:
                 raise type(err)(f"Step {i} ({s.step.describe()}) does not fit this file: {err}") from None
         final = Dataset(name=dataset.name, frame=frame, roles=dataset.roles, missing=dataset.missing,
                         notes=dataset.notes).validated()
-        check = self.target.check(final, loaded_records=analysed_records(dataset))
+        check = self.target.check(final, loaded_records=analysed_records(dataset),
+                                  wildcard=suppression_mark(s.step for s in self.steps))
         columns = check_release_columns(final, self.columns)
         table = release_table(final, columns)
         data = release_csv(table)
         return Replay(final, check, table, data, dataset.fingerprint == self.source.fingerprint,
                       bool(self.released_sha256) and digest(data) == self.released_sha256)
+
+
+def suppression_mark(steps: Iterable[Step]) -> str | None:
+    """``*`` when a step suppresses single cells (the target then reads it as any value), else None.
+
+    >>> from .local_steps import LocalSuppressionStep
+    >>> suppression_mark([]), suppression_mark([LocalSuppressionStep(("age",), 2)])
+    (None, '*')
+    """
+    return SUPPRESSED if any(getattr(step, "marks_cells", False) for step in steps) else None
 
 
 def analysed_records(dataset: Dataset) -> int:

@@ -3,7 +3,7 @@
 A step is a small frozen dataclass holding everything needed to apply it again
 without the app: ``apply(frame) -> frame`` (never changes its input),
 ``describe()`` in plain words, ``to_json()`` / ``from_json()`` for the recipe.
-Five kinds, one per capability that transforms data:
+The kinds, one per transformation of the data:
 
 - ``BandsStep``: a numeric column cut into equal-width bands (Kroes et al.'s
   generalization potential, ``anonlib.peers.Partition``);
@@ -16,7 +16,9 @@ Five kinds, one per capability that transforms data:
   VBAS, ``anonlib.geo``), as an area -> region mapping;
 - ``SuppressionStep``: the records of classes that fail the release target
   are removed; a rule evaluated when applied, so on a new delivery it removes
-  that delivery's failing records.
+  that delivery's failing records;
+- local suppression, microaggregation and top/bottom coding
+  (``anonlib.workflow.local_steps``, registered here).
 
 A value the step does not know (a new area id, a value no hierarchy covers, a
 number outside the bands' range) is a one-sentence error, never a silent
@@ -47,12 +49,14 @@ import numpy as np
 import pandas as pd
 
 from ..core.equivalence import MISSING_LABEL, encode_column
-from ..core.errors import ColumnError, HierarchyError, ParameterError, RecipeError, join_names, require_columns
+from ..core.errors import ColumnError, HierarchyError, ParameterError, join_names, require_columns
 from ..core.hierarchy import generalize_column, validate_hierarchy, value_key
 from ..core.metrics import whole_k
 from ..models import ModelRequirement, acceptance
 from ..peers import Partition
+from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep
 from .fields import (
+    built as _built,
     damaged,
     read_flag,
     read_list,
@@ -641,22 +645,12 @@ class SuppressionStep:
 
 # ---------------------------------------------------------------- registry
 
-Step = Union[BandsStep, GeneralizationStep, PolicyStep, AggregationStep, SuppressionStep]
+Step = Union[BandsStep, GeneralizationStep, PolicyStep, AggregationStep, SuppressionStep, LocalSuppressionStep,
+             MicroaggregationStep, TopBottomStep]
 STEP_KINDS: dict[str, type] = {
-    cls.kind: cls for cls in (BandsStep, GeneralizationStep, PolicyStep, AggregationStep, SuppressionStep)
+    cls.kind: cls for cls in (BandsStep, GeneralizationStep, PolicyStep, AggregationStep, SuppressionStep,
+                              LocalSuppressionStep, MicroaggregationStep, TopBottomStep)
 }
-
-
-def _built(where: str, build):
-    """Run a constructor on recipe values; its refusal becomes a recipe sentence."""
-    try:
-        return build()
-    except RecipeError:
-        raise
-    except (ParameterError, HierarchyError, ColumnError) as err:
-        raise damaged(f"{where} is inconsistent: {err}") from None
-    except Exception:  # noqa: BLE001 - whatever a hand edit broke, one sentence
-        raise damaged(f"{where} cannot be read.") from None
 
 
 def step_from_json(data: Any, where: str = "a step") -> Step:
@@ -665,7 +659,7 @@ def step_from_json(data: Any, where: str = "a step") -> Step:
     >>> step_from_json({"kind": "shuffle"})
     Traceback (most recent call last):
     ...
-    anonlib.core.errors.RecipeError: The recipe is damaged or was edited by hand: 'kind' of a step is 'shuffle'; it must be one of bands, generalization, policy, aggregation, suppression.
+    anonlib.core.errors.RecipeError: The recipe is damaged or was edited by hand: 'kind' of a step is 'shuffle'; it must be one of bands, generalization, policy, aggregation, suppression, local_suppression, microaggregation, top_bottom.
     """
     if not isinstance(data, Mapping):
         raise damaged(f"{where} must be a JSON object.")

@@ -41,6 +41,7 @@ from ..core.equivalence import encode
 from ..core.errors import ParameterError, RecipeError, join_names
 from ..core.metrics import whole_k
 from ..models import ModelRequirement, acceptance
+from ..suppression import marked_codes, wildcard_matches
 from .fields import read_list, read_number, read_object, read_whole
 
 EXAMPLES_SHOWN = 10  # failing classes named in a check (smallest first)
@@ -80,12 +81,17 @@ class ReleaseTarget:
                      if self.max_suppressed else "no record suppressed")
         return ", ".join(parts)
 
-    def check(self, dataset: Dataset, *, loaded_records: int | None = None) -> "TargetCheck":
+    def check(self, dataset: Dataset, *, loaded_records: int | None = None,
+              wildcard: str | None = None) -> "TargetCheck":
         """Whether ``dataset`` (its quasi-identifiers, its count column) meets the target.
 
         ``loaded_records`` is the number of records of the loaded file (the
         base of the suppressed share; records missing from ``dataset`` count
-        as suppressed); default: the dataset's own records.
+        as suppressed); default: the dataset's own records. With ``wildcard``
+        (the mark of a locally suppressed cell, ``*``), k counts for each record
+        the records agreeing with it on every quasi-identifier where neither
+        holds the mark (``anonlib.suppression``'s reading); the privacy models
+        are judged on the classes as they are.
         """
         qis = list(dataset.quasi_identifiers)
         missing = [s for s in self.sensitive if s not in dataset.frame.columns]
@@ -95,23 +101,33 @@ class ReleaseTarget:
             )
         frame, _ = dataset.analysis_frame(qis + [s for s in self.sensitive if s not in qis])
         count = dataset.count
-        result = acceptance(frame, qis, k=self.k, requirements=self.requirements,
+        marked = wildcard is not None and bool(qis)
+        result = acceptance(frame, qis, k=1 if marked else self.k, requirements=self.requirements,
                             max_suppressed=self.max_suppressed, count=count)
+        failing_rows = ~np.asarray(result.kept, dtype=bool)
+        failing = tuple((str(what), int(n)) for what, n in result.failing)
+        failing_records = int(result.suppressed_records)
+        if marked:
+            short = wildcard_matches(marked_codes(frame, qis, wildcard, count=count), qis, count=count) < self.k
+            weights = np.ones(len(frame), dtype=np.int64) if count is None else frame[count].to_numpy(dtype=np.int64)
+            if self.k > 1:  # acceptance ran with k = 1, so it listed the models only
+                failing = ((f"k = {self.k}", int(weights[short].sum())),) + failing
+            failing_rows = failing_rows | short
+            failing_records = int(weights[failing_rows].sum())
         records = int(result.records)
         base = records if loaded_records is None else int(loaded_records)
         if base < records:
             raise ParameterError(
                 f"The loaded file has {base:,} records, fewer than the {records:,} being checked."
             )
-        failing_rows = ~np.asarray(result.kept, dtype=bool)
         classes, examples = _failing_classes(frame, qis, count, failing_rows)
         return TargetCheck(
             target=self,
             records=records,
             loaded_records=base,
-            failing_records=int(result.suppressed_records),
+            failing_records=failing_records,
             failing_classes=classes,
-            failing=tuple((str(what), int(n)) for what, n in result.failing),
+            failing=failing,
             examples=examples,
         )
 
