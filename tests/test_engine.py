@@ -278,7 +278,7 @@ def engine_recipe(key: str) -> Recipe:
     dataset = load_sample(key)
     qis = list(dataset.quasi_identifiers[:3])
     dataset = dataset.with_roles({c: "ignore" for c in dataset.quasi_identifiers if c not in qis})
-    hierarchies = {c: default_hierarchy(dataset.frame[c], c)[1] for c in qis[:2]}
+    hierarchies = {c: default_hierarchy(dataset.frame[c], c)[1] for c in qis[:1]}
     step = GeneralizationStep(tuple((c, 1) for c in hierarchies), tuple(hierarchies.items()))
     target = ReleaseTarget(k=4, requirements=(ModelRequirement("distinct_l", dataset.sensitive[0], 2),), max_suppressed=0.3)
     copy = WorkingCopy.start(dataset, target).apply(step, "test")

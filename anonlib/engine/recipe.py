@@ -158,24 +158,35 @@ def _map_values(step, rows, engine: Engine):
         for c in step.columns
     }
     n = max(len(values) for values in distinct.values())
-    if n == 0:
-        return rows
-    # one probe table: each column its distinct values, padded with its first one (or missing)
+    # one probe table: each column its distinct values, padded with its first one, and a
+    # last row of missing values (a hierarchy may send them to its top, as in memory)
     probe = pd.DataFrame({
-        c: pd.concat([values, pd.Series([values.iloc[0] if len(values) else None] * (n - len(values)),
-                                        dtype=values.dtype)], ignore_index=True)
+        c: pd.concat([values, pd.Series([values.iloc[0] if len(values) else None] * (n - len(values)), dtype=values.dtype),
+                      _missing_cell(values)], ignore_index=True)
         for c, values in distinct.items()
     })
     mapped = step.apply(probe)
     for c, values in distinct.items():
-        if values.empty:
+        missing_label = mapped[c].iloc[n]
+        if values.empty and pd.isna(missing_label):
             continue
         labels = mapped[c].iloc[: len(values)]
-        mapping = pd.DataFrame({KEY: values, LABEL: pd.array(labels.astype(object).where(labels.notna(), None), dtype="string")})
+        keys = values
+        if not pd.isna(missing_label):  # the records' missing values take the step's label for them
+            keys = pd.concat([values, _missing_cell(values)], ignore_index=True)
+            labels = pd.concat([labels, pd.Series([missing_label])], ignore_index=True)
+        mapping = pd.DataFrame({KEY: keys, LABEL: pd.array(labels.astype(object).where(labels.notna(), None), dtype="string")})
         lookup = from_frame(mapping, engine).raw
-        joined = rows.left_join(lookup, rows[c] == lookup[KEY])
+        same = rows[c].identical_to(lookup[KEY]) if len(keys) > len(values) else rows[c] == lookup[KEY]
+        joined = rows.left_join(lookup, same)
         rows = joined.select(*[joined[LABEL].name(x) if x == c else joined[x] for x in rows.columns])
     return rows
+
+
+def _missing_cell(values: pd.Series) -> pd.Series:
+    """One missing value of the column's type (integers become nullable, as in memory)."""
+    dtype = "Int64" if values.dtype.kind in "iu" else values.dtype
+    return pd.Series(pd.array([None], dtype=dtype))
 
 
 def _suppress(step: SuppressionStep, rows, engine: Engine):
