@@ -380,6 +380,12 @@ class Lattice:
 
 def _no_solution(lat: Lattice, suppressed: int) -> NoSolutionError:
     """The sentence when not even the most general node meets the target."""
+    if not lat.requirements and not lat.max_suppressed:
+        return NoSolutionError(
+            f"No generalization reaches {lat.k}-anonymity on {join_names(lat.qis)}: even the most general one "
+            f"leaves {suppressed:,} of {lat.records:,} records in classes smaller than {lat.k}. Lower k, or give "
+            "the hierarchies a top level that groups everything (such as '*')."
+        )
     criteria = join_names([f"k = {lat.k}", *(r.describe() for r in lat.requirements)])
     return NoSolutionError(
         f"No generalization of {join_names(lat.qis)} meets {criteria} with at most "

@@ -5,23 +5,27 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
-from ..anonymize import METHOD_NAMES
-from ..anonymize import METHODS as SEARCH_METHODS
-from ..anonymize import search
+from ..anonymize import METHOD_NAMES, SEARCH_METHODS, search
+from ..core.equivalence import encode
 from ..core.errors import DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
-from ..core.hierarchy import default_hierarchy, read_hierarchy_csv, validate_hierarchy
+from ..core.hierarchy import SUPPRESSED, default_hierarchy, read_hierarchy_csv, validate_hierarchy
 from ..core.dataset import Role
 from ..core.loading import DEFAULT_MAX_BYTES, to_safe_csv
 from ..core.metrics import whole_k
 from ..leakage import attribute_label, leakage_table
 from ..workflow.history import WorkingCopy
 from ..workflow.package import release_package
-from ..workflow.recipe import Reading
+from ..suppression import marked_codes, wildcard_matches
+from ..utility import MEASURE_NAMES, MEASURES, check_measure, measure_value
+from ..workflow.local_steps import LocalSuppressionStep
+from ..workflow.recipe import Reading, Recipe
 from ..workflow.release import release_csv
 from ..models import MODELS, suppression_limit
 from ..workflow.steps import GeneralizationStep, SuppressionStep
@@ -91,6 +95,9 @@ def _anonymize(args: argparse.Namespace) -> int:
     given = _hierarchy_files(args.hierarchy or [])
     requirements = [parse_requirement(r, given) for r in args.require or []]
     max_suppressed = suppression_limit(args.max_suppressed)
+    measure = check_measure(args.measure)
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise ParameterError(f"The time limit is a number of seconds above 0; got {args.time_limit:g}.")
     modelled = [r.sensitive for r in requirements]
     wanted = set(shield) | set(dataset.quasi_identifiers + dataset.sensitive) | set(modelled)
     columns = [c for c in dataset.frame.columns if c in wanted] + [c for c in shield if c not in dataset.frame.columns]
@@ -111,41 +118,78 @@ def _anonymize(args: argparse.Namespace) -> int:
         else:
             hierarchies[attribute] = default_hierarchy(values, attribute)[1]
     result = search(frame, shield, k, hierarchies, args.method, count=dataset.count, requirements=requirements,
-                    max_suppressed=max_suppressed)
-    if args.out or args.recipe or args.package:
-        target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
-        recipe, released, copy = _release(dataset, table, shield, columns, target, result, hierarchies, args.file)
-        if args.out:
-            write(args.out, released)
-        if args.recipe:
-            write(args.recipe, recipe.dumps().encode("utf-8"))
-        if args.package:
-            write(args.package, release_package(copy, columns=recipe.columns))
-    summary = {"dataset": dataset.name, "shield": shield, "k": k, "rows_dropped": dropped, **result.summary()}
-    summary["hierarchies"] = {a: ("file" if a in given else "default") for a in shield}
+                    max_suppressed=max_suppressed, measure=measure, time_limit=args.time_limit)
+    target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
+    release = _release(dataset, table, shield, columns, target, result, hierarchies, args.file,
+                       local=args.local_suppression)
+    if args.out:
+        write(args.out, release.csv)
+    if args.recipe:
+        write(args.recipe, release.recipe.dumps().encode("utf-8"))
+    if args.package:
+        write(args.package, release_package(release.copy, columns=release.recipe.columns))
+    # Every number below is measured on the released table (what --out writes), not taken from the search.
+    check = release.copy.check
+    measured = _measured(frame, release, shield, hierarchies, measure, dataset.count)
+    summary = {
+        "dataset": dataset.name, "shield": shield, "rows_dropped": dropped, "method": result.method,
+        "rows": measured["rows"], "violations": check.failing_records, "requirements": [r.describe() for r in requirements],
+        "max_suppressed": max_suppressed, "suppressed_records": check.suppressed_records,
+        "levels": dict(result.levels), "measure": measure, "utility": measured["utility"],
+        "optimal": result.optimal, "bound": result.bound, "checked": result.checked,
+        "lattice_size": result.lattice_size, "generated": result.generated, "seconds": result.seconds,
+        "k": measured["k"], "k_target": k, "target": target.describe(), "met": check.met,
+        "records": check.loaded_records, "released_records": check.records,
+        "suppressed": check.suppressed_records, "failing_records": check.failing_records,
+        "cells_suppressed": release.cells, "records_with_suppressed_cells": release.cell_records,
+        "verdict": check.sentence(), "steps": [s.step.describe() for s in release.copy.steps],
+        "hierarchies": {a: ("file" if a in given else "default") for a in shield},
+        "original_rows": result.root.rows, "original_violations": result.root.violations,
+    }
     if args.json:
         print(json.dumps(summary, indent=2))
-        return 0
+        return 0 if check.met else 1
     print(f"dataset            {dataset.name}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
-    print(f"method             {METHOD_NAMES[result.method]}, k = {result.k}")
+    proof = ("" if result.optimal is None else
+             ", proven optimal" if result.optimal else f", not proven optimal (lowest possible {result.bound:.5f})")
+    print(f"method             {METHOD_NAMES[result.method]}{proof}")
     print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
-    print(f"rows               {result.rows:,} (original {result.root.rows:,})")
-    print(f"violations         {result.violations:,} (original {result.root.violations:,})")
-    if requirements or max_suppressed:
-        criteria = "".join(f"; {r.describe()}" for r in requirements)
-        print(f"target             k = {k}{criteria}; at most {100 * max_suppressed:g}% suppressed records")
-        print(f"suppressed records {result.suppressed:,} (original {result.root.suppressed:,})")
-    print(f"tables generated   {result.generated:,}")
+    print(f"rows               {measured['rows']:,} (original {result.root.rows:,})")
+    print(f"target             {target.describe()}")
+    print(f"k (as released)    {measured['k']:,}")
+    print(f"suppressed records {check.suppressed_records:,} of {check.loaded_records:,}")
+    if release.cells:
+        print(f"suppressed cells   {release.cells:,} in {release.cell_records:,} records (local suppression)")
+    print(f"utility loss       {measured['utility']:.5f} ({MEASURE_NAMES[measure]}; 0 = nothing lost, 1 = all)")
+    if result.checked is not None:
+        print(f"generalizations    {result.checked:,} counted of {result.lattice_size:,}")
+    else:
+        print(f"tables generated   {result.generated:,}")
     print(f"seconds            {result.seconds:.4f}")
-    return 0
+    print(f"result             {check.sentence()}")
+    if not check.met:
+        print(f"not met            {check.failing_records:,} records in classes failing the target")
+    return 0 if check.met else 1
 
 
-def _release(dataset, table, shield, columns, target, result, hierarchies, file=None):
-    """The recipe of a command-line generalization and the released table's bytes:
-    the shield is the quasi-identifier, the target is k (and the models and the
-    suppression limit), the steps the search's levels with the hierarchies used and,
-    when it leaves records in failing classes, their suppression; the released
-    columns those written by --out; the working copy, for --package."""
+@dataclass(frozen=True, eq=False)
+class _Release:
+    """What ``anonymize`` releases: the working copy, its recipe, the bytes of --out, and the
+    released rows under the loaded file's row labels (for the utility measured on them)."""
+
+    copy: WorkingCopy
+    recipe: Recipe
+    csv: bytes
+    rows: pd.DataFrame
+    cells: int
+    cell_records: int
+
+
+def _release(dataset, table, shield, columns, target, result, hierarchies, file=None, *, local=False) -> _Release:
+    """The working copy of a command-line generalization: the shield is the quasi-identifier,
+    the target is k (and the models and the suppression limit), the steps the search's levels
+    with the hierarchies used, then, for the records still failing, local suppression of
+    cells (``--local-suppression``) or the suppression of their records."""
     roles = {c: Role.IGNORE for c in dataset.quasi_identifiers if c not in shield}
     roles.update({c: Role.QUASI_IDENTIFIER for c in shield})
     roles.update({c: Role.SENSITIVE for c in target.sensitive})
@@ -153,10 +197,39 @@ def _release(dataset, table, shield, columns, target, result, hierarchies, file=
     step = GeneralizationStep.from_search(result, hierarchies)
     copy = WorkingCopy.start(loaded, target, reading=Reading.of(table, file) if table is not None else None)
     copy = copy.apply(step, "command line (anonymize)")
-    if result.suppressed:
-        copy = copy.apply(SuppressionStep.from_target(target, copy.current), "command line (anonymize)")
+    rows = copy.current.frame
+    cells = cell_records = 0
+    if copy.check.failing_records:
+        if local:
+            suppress = LocalSuppressionStep.from_target(target, copy.current)
+            before = copy.current.frame
+            copy = copy.apply(suppress, "command line (anonymize)")
+            rows = copy.current.frame
+            marked = (rows[list(shield)].astype(object) == SUPPRESSED) & (before[list(shield)].astype(object) != SUPPRESSED)
+            cells, cell_records = int(marked.to_numpy().sum()), int(marked.any(axis=1).sum())
+        else:
+            suppress = SuppressionStep.from_target(target, copy.current)
+            rows = rows[suppress.kept(rows)]
+            copy = copy.apply(suppress, "command line (anonymize)")
     recipe = copy.recipe(columns)
-    return recipe, release_csv(copy.release(recipe.columns)), copy
+    return _Release(copy, recipe, release_csv(copy.release(recipe.columns)), rows, cells, cell_records)
+
+
+def _measured(frame: pd.DataFrame, release: _Release, shield, hierarchies, measure: str, count) -> dict:
+    """k and the utility of the released rows as written (a suppressed cell, ``*``, matches any value)."""
+    rows = release.rows
+    if rows.empty:
+        return {"k": 0, "utility": 1.0, "rows": 0}
+    marked = [c for c in shield if (rows[c].astype(object) == SUPPRESSED).any()]
+    if marked:
+        sizes = wildcard_matches(marked_codes(rows, list(shield), SUPPRESSED, count=count), list(shield), count=count)
+    else:
+        sizes = encode(rows, list(shield), count=count).classes().row_sizes
+    value = measure_value(frame, rows[[c for c in frame.columns if c in rows.columns]], list(shield), hierarchies,
+                          measure, count=count)
+    written = [c for c in release.recipe.columns if c != count]
+    distinct = encode(release.copy.release(release.recipe.columns), written).classes().n_classes
+    return {"k": int(np.min(sizes)), "utility": value, "rows": int(distinct)}
 
 
 def register(commands) -> None:
@@ -179,7 +252,17 @@ def register(commands) -> None:
     data_arguments(anonymize)
     anonymize.add_argument("--shield", required=True, help="comma-separated attributes an attacker may know")
     anonymize.add_argument("--k", required=True, help="smallest allowed group (records), a whole number of at least 1")
-    anonymize.add_argument("--method", choices=list(SEARCH_METHODS), default="iab", help="search method (default iab)")
+    anonymize.add_argument("--method", choices=list(SEARCH_METHODS), default="optimal",
+                           help="search method (default optimal: the generalization losing the least information "
+                           "that meets the target, proven; iab, exhaustive and greedy are the Arca & Hewett paper's)")
+    anonymize.add_argument("--measure", choices=list(MEASURES), default="loss",
+                           help="the information loss the optimal search minimizes (default loss: Iyengar's loss metric)")
+    anonymize.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                           help="stop the optimal search after this many seconds with the best found, "
+                           "said to be not proven optimal")
+    anonymize.add_argument("--local-suppression", action="store_true",
+                           help="blank the fewest quasi-identifier cells (written *) of the records still failing k, "
+                           "instead of suppressing those records")
     anonymize.add_argument(
         "--hierarchy", action="append", metavar="ATTR=FILE",
         help="ARX hierarchy CSV of a shield attribute (repeatable; default: built from the values)",

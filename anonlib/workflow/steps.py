@@ -202,7 +202,7 @@ def _hierarchy_frame(rows: Hierarchy) -> pd.DataFrame:
 class GeneralizationStep:
     """Full-domain generalization (Arca & Hewett): each attribute raised to a level
     of its hierarchy (ARX layout, embedded as rows of text). ``method`` and ``k``
-    record how the levels were found ("iab", "exhaustive", "greedy", "manual")."""
+    record how the levels were found ("optimal", "iab", "exhaustive", "greedy", "manual")."""
 
     kind: ClassVar[str] = "generalization"
     levels: tuple[tuple[str, int], ...]
@@ -281,7 +281,8 @@ class GeneralizationStep:
         raised = [(a, v) for a, v in self.levels if v > 0]
         if not raised:
             return "Generalization that keeps every value (all levels 0)"
-        how = {"iab": "IAB search", "exhaustive": "exhaustive search", "greedy": "greedy search"}.get(self.method)
+        how = {"optimal": "optimal search", "iab": "IAB search", "exhaustive": "exhaustive search",
+               "greedy": "greedy search"}.get(self.method)
         found = f" ({how}, k = {self.k})" if how and self.k else ""
         return f"Generalization{found}: " + "; ".join(self._level_words(a, v) for a, v in raised)
 
@@ -303,7 +304,7 @@ class GeneralizationStep:
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> "GeneralizationStep":
         read_object(data, where, required=("kind", "method", "k", "levels", "hierarchies"))
-        method = read_text(data, "method", where, allowed=("iab", "exhaustive", "greedy", "manual"))
+        method = read_text(data, "method", where, allowed=("optimal", "iab", "exhaustive", "greedy", "manual"))
         k = read_whole(data, "k", where, minimum=1, optional=True)
         levels = []
         for item in read_list(data, "levels", where):
