@@ -142,7 +142,9 @@ class SearchResult:
     models or a suppression limit, ``suppressed`` counts the records of the
     classes failing k or a model in ``table`` (which still holds them: the
     workflow's suppression step, or ``anonlib.models.acceptance(...).kept``,
-    removes them).
+    removes them). ``utility`` is the ``measure`` of ``anonlib.utility`` on the records
+    released (those classes' records suppressed), for every method, so a paper's
+    search and the optimal one are compared in the same measure.
     """
 
     method: str
@@ -196,7 +198,8 @@ class SearchResult:
             "requirements": [r.describe() for r in self.requirements],
             "max_suppressed": self.max_suppressed,
             "suppressed_records": self.suppressed,
-            **({"measure": self.measure, "utility": self.utility, "optimal": self.optimal, "bound": self.bound,
+            **({"measure": self.measure, "utility": self.utility} if self.utility is not None else {}),
+            **({"optimal": self.optimal, "bound": self.bound,
                 "checked": self.checked, "lattice_size": self.lattice_size, "k_released": self.released_k}
                if self.method == "optimal" else {}),
         }
@@ -838,6 +841,8 @@ def search(
     else:
         best, tree = _SEARCHES[method](space, progress)
     table = space.table(best.levels)
+    seconds = time.perf_counter() - start
+    released, _ = _release(space, best.levels)
     return SearchResult(
         method=method,
         shield=space.shield,
@@ -847,12 +852,14 @@ def search(
         violations=best.violations,
         table=table,
         generated=len(tree) - 1,
-        seconds=time.perf_counter() - start,
+        seconds=seconds,
         tree=tuple(tree),
         max_levels=dict(zip(space.shield, space.max_levels)),
         requirements=space.requirements,
         max_suppressed=space.max_suppressed,
         suppressed=best.suppressed,
+        measure=check_measure(measure),
+        utility=measure_value(space.frame, released, space.shield, space.hierarchies, measure, count=space.count),
     )
 
 
@@ -864,13 +871,7 @@ def _optimal_search(space: GeneralizationSpace, measure: str, time_limit: float 
     found = optimal_levels(frame, space.shield, space.hierarchies, k=space.k, measure=measure,
                            max_suppressed=space.max_suppressed, requirements=space.requirements, count=space.count,
                            time_limit=time_limit, progress=progress)
-    generalized = _generalized(space, found.levels)
-    # The one measurement (``anonlib.models.acceptance``) on the written cells: records in
-    # classes failing k or a model are suppressed, the rest is the release.
-    verdict = acceptance(generalized, space.shield, k=space.k, requirements=space.requirements,
-                         max_suppressed=space.max_suppressed, count=space.count)
-    released = generalized[np.asarray(verdict.kept, dtype=bool)]
-    after = acceptance(released, space.shield, k=space.k, requirements=space.requirements, count=space.count)
+    released, after = _release(space, found.levels)
     rows = int(encode(released, space.columns).classes().n_classes) if len(released) else 0
     sizes = encode(released, list(space.shield), count=space.count).classes().sizes if len(released) else np.zeros(0)
     value = measure_value(frame, released, space.shield, space.hierarchies, measure, count=space.count)
@@ -898,6 +899,17 @@ def _optimal_search(space: GeneralizationSpace, measure: str, time_limit: float 
         bound=found.bound,
         released_k=int(sizes[sizes > 0].min()) if np.any(sizes > 0) else 0,
     )
+
+
+def _release(space: GeneralizationSpace, levels: Sequence[int]):
+    """The records released at ``levels`` and their verdict: the one measurement
+    (``anonlib.models.acceptance``) on the written cells suppresses the records in
+    classes failing k or a model; the rest is the release."""
+    generalized = _generalized(space, levels)
+    verdict = acceptance(generalized, space.shield, k=space.k, requirements=space.requirements,
+                         max_suppressed=space.max_suppressed, count=space.count)
+    released = generalized[np.asarray(verdict.kept, dtype=bool)]
+    return released, acceptance(released, space.shield, k=space.k, requirements=space.requirements, count=space.count)
 
 
 def _generalized(space: GeneralizationSpace, levels: Sequence[int]) -> pd.DataFrame:
@@ -929,7 +941,8 @@ def compare_methods(
 
 
 def comparison_table(results: Sequence[SearchResult]) -> pd.DataFrame:
-    """One row per method: levels, rows kept, violations, tables generated, seconds.
+    """One row per method: levels, rows kept, violations, tables generated, seconds,
+    records suppressed and the information loss (``measure``, ``utility``).
 
     >>> from anonlib.core.samples import load_sample
     >>> df = load_sample("arca_table1").frame
@@ -945,6 +958,9 @@ def comparison_table(results: Sequence[SearchResult]) -> pd.DataFrame:
             "generalizations": [r.generalizations for r in results],
             "generated": [r.generated for r in results],
             "seconds": [r.seconds for r in results],
+            "suppressed": [r.suppressed for r in results],
+            "measure": [r.measure for r in results],
+            "utility": [r.utility for r in results],
         }
     )
 

@@ -11,8 +11,9 @@ collects the results in small frozen sections:
 - the privacy of individuals (``minimum_over_subsets``: per sensitive
   attribute, the minimum PPP over every subset of the quasi-identifiers as the
   adversary's auxiliary information; Kroes et al. Definition 3);
-- a suggested full-domain generalization (``search(..., method="iab")`` with
-  ``default_hierarchy`` hierarchies; Arca & Hewett Algorithm 1).
+- a suggested full-domain generalization: the one with the least information
+  loss (``search(..., method="optimal")``, loss metric) with ``default_hierarchy``
+  hierarchies, its loss and records suppressed stated beside it.
 
 Each section is computed on its own: one that fails (nothing marked sensitive,
 a problem too large) becomes a note in the report instead of failing it all.
@@ -50,10 +51,12 @@ from .core.metrics import weighted_median, whole_k
 from .core.version import PRODUCT
 from .peers import default_q, estimate_minimum, minimum_over_subsets, walk_size
 from .profile import risk_profile
+from .utility import MEASURE_NAMES
 
 REPORT_VERSION = PRODUCT
 VECTOR_SHOWN = 30  # anonymity-vector entries listed (the vector can be as long as the largest class)
 TOP_LEAKAGE = 10  # attributes listed in the leakage section
+SEARCH_SECONDS = 30.0  # the optimal search's time limit: past it, the least found so far, said to be unproven
 PRIVACY_SECONDS = 120.0  # individual privacy longer than this is narrowed (fewer variables known at once)
 log = logging.getLogger("anonlib")
 
@@ -153,7 +156,8 @@ class PrivacySection:
 
 @dataclass(frozen=True)
 class GeneralizationSection:
-    """The IAB search's choice at k: level per quasi-identifier, rows kept, violations."""
+    """The optimal search's choice at k: level per quasi-identifier, rows kept, violations,
+    its information loss (``measure``: the loss metric) and whether it is proven least."""
 
     k: int
     levels: tuple[tuple[str, int, int, str], ...]  # (attribute, level, highest level, hierarchy kind)
@@ -164,6 +168,10 @@ class GeneralizationSection:
     generated: int
     cost: tuple[str, ...] = ()  # what applying it would change, in words (``anonlib.workflow.step_cost``)
     removes_quasi_identifier: bool = False
+    measure: str = "loss"
+    utility: float = 0.0
+    optimal: bool = True
+    suppressed: int = 0
 
 
 @dataclass(frozen=True)
@@ -369,7 +377,8 @@ def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: i
             f"The default hierarchies give {size:,} possible generalizations, more than the report's limit of "
             f"{max_lattice:,}; use the Leakage & anonymization page with fewer quasi-identifiers."
         )
-    result = search(frame, list(qis), k, hierarchies, "iab", count=count, progress=progress)
+    result = search(frame, list(qis), k, hierarchies, "optimal", count=count, progress=progress,
+                    time_limit=SEARCH_SECONDS)
     return GeneralizationSection(
         k=result.k,
         levels=tuple((a, result.levels[a], result.max_levels[a], built[a][0]) for a in qis),
@@ -378,6 +387,10 @@ def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: i
         violations=result.violations,
         original_violations=result.root.violations,
         generated=result.generated,
+        measure=result.measure,
+        utility=float(result.utility),
+        optimal=bool(result.optimal),
+        suppressed=result.suppressed,
         **_generalization_cost(frame, qis, result, hierarchies),
     )
 
@@ -645,7 +658,10 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
         if levels:
             out.append(
                 f"Generalizing {levels} makes every class at least {generalization.k} records large "
-                f"while keeping {generalization.rows:,} of {generalization.original_rows:,} distinct combinations. "
+                f"while keeping {generalization.rows:,} of {generalization.original_rows:,} distinct combinations, "
+                f"with an information loss of {generalization.utility:.4f} ({MEASURE_NAMES[generalization.measure]}; "
+                f"0 = every value kept, 1 = every value replaced by *"
+                f"{'' if generalization.optimal else '; the least found in the time allowed, not proven least'}). "
                 + " ".join(generalization.cost)
             )
         else:
@@ -760,7 +776,7 @@ def build_report(
          "all" if privacy is None or privacy.max_known is None else f"at most {privacy.max_known}"),
         ("time allowed for individual privacy", duration_text(float(privacy_seconds))),
         ("generalizations searched at most", f"{int(max_lattice):,}"),
-        ("search method", "IAB (Arca & Hewett), default hierarchies"),
+        ("search method", "optimal (least loss metric, proven), default hierarchies"),
     )
     total = (len(SECTIONS) - 1) * STEP_UNITS
     report(progress, total, total, "report complete")
@@ -946,10 +962,12 @@ def render_html(report: RiskReport) -> str:
     parts.append("<h2>Suggested generalization</h2>")
     g = report.generalization
     if g is not None:
-        parts.append(f"<p>IAB search for k = {g.k} with default hierarchies: {g.rows:,} of {g.original_rows:,} "
-                     f"distinct combinations of quasi-identifier values kept (no record is lost), {g.violations:,} of them "
-                     f"in classes smaller than k (before: {g.original_violations:,}); "
-                     f"{g.generated:,} tables generated.</p>")
+        parts.append(f"<p>The generalization with the least information loss for k = {g.k} with default "
+                     f"hierarchies{'' if g.optimal else ' (the least found in the time allowed, not proven)'}: "
+                     f"{_e(MEASURE_NAMES[g.measure])} {g.utility:.4f}; {g.suppressed:,} records suppressed; "
+                     f"{g.rows:,} of {g.original_rows:,} distinct combinations of quasi-identifier values kept, "
+                     f"{g.violations:,} of them in classes smaller than k (before: {g.original_violations:,}); "
+                     f"{g.generated:,} generalizations counted.</p>")
         parts.append(_table(("attribute", "level", "highest level", "hierarchy"), g.levels))
         if g.cost:
             parts.append("<p>What it costs: " + _e(" ".join(g.cost)) + "</p>")
@@ -958,6 +976,6 @@ def render_html(report: RiskReport) -> str:
     parts.append("<h2>Parameters</h2>")
     parts.append(_table(("parameter", "value"), report.parameters))
     parts.append('<p class="meta">Methods: Caballero, Sen &amp; Nygård (anonymity vectors); Arca &amp; Hewett 2021 '
-                 "(leakage, IAB search); Kroes, Janssen, Groenwold &amp; van Leeuwen 2021 (PPP).</p>")
+                 "(leakage); Iyengar 2002 (loss metric); Kohlmayer et al. 2012 (Flash, the optimal search's pruning); Kroes, Janssen, Groenwold &amp; van Leeuwen 2021 (PPP).</p>")
     parts.append("</body></html>")
     return "\n".join(parts)

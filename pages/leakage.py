@@ -1,15 +1,17 @@
 """Leakage & anonymization page: which attributes give people away, and the least
 generalization of the working copy that puts every record in a class of at least k.
 
-Opens on the working copy; the generalization found by IAB / exhaustive / greedy
-is offered as a step (its cost said first) and applied with the sidebar's
-history. Arca & Hewett's Table 1 and their heart-disease experiment are at the
+Opens on the working copy; the generalization with the least information loss that
+meets the release target (the optimal search) is offered first, beside the paper's
+IAB / exhaustive / greedy, each with its loss and records suppressed, as a step (its
+cost said first) applied with the sidebar's history. Arca & Hewett's Table 1 and their heart-disease experiment are at the
 bottom, closed until switched on."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
@@ -21,6 +23,7 @@ from anonlib.anonymize import (
     HEART_SAMPLES,
     METHOD_NAMES,
     METHODS,
+    SEARCH_METHODS,
     NoSolutionError,
     SearchResult,
     comparison_table,
@@ -46,6 +49,7 @@ from anonlib.core.hierarchy import (
 )
 from anonlib.core.samples import load_sample
 from anonlib.leakage import attribute_label, attribute_sets, compare_leakage, leakage_table
+from anonlib.utility import MEASURE_NAMES, MEASURES, measure_value
 from anonlib.workflow import GeneralizationStep, default_choice, step_cost
 from dashboard import charts
 from dashboard.glossary import glossary_expander, term_help
@@ -57,9 +61,11 @@ EXAMPLE = "arca_table1"
 EXAMPLE_SHIELD = ["Zip", "Age", "AC"]
 BUILDERS = ["intervals", "masking", "taxonomy", "flat", "ARX file"]
 SIZES = {"single attributes": 1, "pairs": 2, "triples": 3}
-KEEPING = "IAB keeping every quasi-identifier"
+KEEPING = "Optimal keeping every quasi-identifier"
+SEARCH_SECONDS = 20.0  # the optimal search's time limit on a page: past it, the best found, marked not proven
 COMPARISON_NAMES = {"rows": "distinct combinations", "violations": "failing k",
-                    "generalizations": "levels raised", "generated": "tables checked"}
+                    "generalizations": "levels raised", "generated": "tables checked",
+                    "suppressed": "records suppressed", "utility": "information loss"}
 
 
 # The cache keys carry the missing-value policy next to the fingerprint: the
@@ -73,11 +79,13 @@ def _leakage(fingerprint: str, missing: str, columns: tuple, attributes: tuple, 
 def _search(
     fingerprint: str, missing: str, columns: tuple, shield: tuple, k: int, method: str, files: tuple, count: str | None,
     _frame: pd.DataFrame, _hierarchies: dict, target: str = "", _requirements: tuple = (), max_suppressed: float = 0.0,
+    measure: str = "loss",
 ) -> SearchResult:
-    """One search, cached on the data, the hierarchies' digests and the target (``target``:
-    its JSON; the models themselves are passed unhashed as ``_requirements``)."""
+    """One search, cached on the data, the hierarchies' digests, the target (``target``:
+    its JSON; the models themselves are passed unhashed as ``_requirements``) and the measure."""
     return search(_frame, list(shield), k, _hierarchies, method, count=count, requirements=_requirements,
-                  max_suppressed=max_suppressed)
+                  max_suppressed=max_suppressed, measure=measure,
+                  time_limit=SEARCH_SECONDS if method == "optimal" else None)
 
 
 def _target_args(target) -> dict:
@@ -210,31 +218,51 @@ def _hierarchies(shield: list[str], frame: pd.DataFrame, example: bool, scope: s
 
 
 def _run_searches(dataset: Dataset, frame: pd.DataFrame, shield: list[str], k: int,
-                  hierarchies: dict[str, pd.DataFrame], target=None) -> dict[str, SearchResult]:
-    """IAB, exhaustive and greedy on one requirement (exhaustive only when it is quick):
-    k, and with the release ``target`` its privacy models and suppression limit too."""
+                  hierarchies: dict[str, pd.DataFrame], target=None, methods=METHODS,
+                  measure: str = "loss") -> dict[str, SearchResult]:
+    """The ``methods`` (the optimal search and the paper's IAB, exhaustive and greedy;
+    exhaustive only when it is quick) on one requirement: k, and with the release
+    ``target`` its privacy models and suppression limit too; each result's loss in ``measure``."""
     files = tuple(_digest(hierarchy_csv(hierarchies[a])) for a in shield)
     results: dict[str, SearchResult] = {}
-    for method in METHODS:
+    for method in methods:
         if method == "exhaustive" and not estimate_search(frame, shield, hierarchies, method).interactive:
             st.caption(f"Exhaustive search skipped: {estimate_search(frame, shield, hierarchies, method).what} "
                        "would take too long here; IAB finds the same optimum.")
             continue
         with guarded(f"running the {METHOD_NAMES[method]} search"):
             results[method] = _search(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(shield), k,
-                                      method, files, dataset.count, frame, hierarchies, **_target_args(target))
+                                      method, files, dataset.count, frame, hierarchies, **_target_args(target),
+                                      measure=measure)
     return results
 
 
+def _loss_text(result: SearchResult) -> str:
+    """The result's information loss in its measure, as a sentence fragment."""
+    if result.utility is None:
+        return ""
+    value = f"{result.utility:,.1f}" if result.measure in ("discernibility", "aecs") else f"{result.utility:.4f}"
+    return f"{MEASURE_NAMES[result.measure]} {value}"
+
+
 def _methods_view(results: dict[str, SearchResult], records: int) -> None:
-    """Per method: distinct combinations kept (no record is lost), tables checked, time, levels."""
+    """Per method: information loss, records suppressed, distinct combinations kept,
+    tables checked, time, levels."""
     root = next(iter(results.values())).root
     for column, (method, result) in zip(st.columns(len(results)), results.items()):
         with column:
             st.markdown(f"**{METHOD_NAMES[method]}**")
+            if result.utility is not None:
+                st.metric("information loss", _loss_text(result).rsplit(" ", 1)[1], help=MEASURE_NAMES[result.measure])
+            st.metric("records suppressed", f"{result.suppressed:,}")
             st.metric("distinct combinations", f"{result.rows:,}", help=term_help("distinct combination"))
-            st.caption(f"from {root.rows:,}: {root.rows - result.rows:,} merged; no record is lost "
-                       f"(all {records:,} records stay).")
+            st.caption(f"from {root.rows:,}: {root.rows - result.rows:,} merged"
+                       + (f"; of {records:,} records, {result.suppressed:,} suppressed." if result.suppressed else
+                          f"; no record is lost (all {records:,} records stay)."))
+            if result.method == "optimal":
+                st.caption(("Proven optimal" if result.optimal else
+                            f"Not proven optimal (time limit): no generalization loses less than {result.bound:.4f}")
+                           + f"; {result.checked:,} of {result.lattice_size:,} generalizations counted.")
             st.metric("tables checked", f"{result.generated:,}")
             st.metric("time", f"{result.seconds * 1000:.1f} ms")
             st.caption("Levels: " + plain(_levels_text(result.levels, result.max_levels)))
@@ -276,8 +304,9 @@ def _keeping(hierarchies: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
 
 
 def _candidates(found_by: dict[str, SearchResult], hierarchies: dict[str, pd.DataFrame], dataset: Dataset) -> list[dict]:
-    """The distinct generalizations found (``found_by``: who found it -> result), most
-    distinct combinations kept first, each as a step with its cost on the working copy."""
+    """The distinct generalizations found (``found_by``: who found it -> result), least
+    information loss first (then most distinct combinations), each as a step with its
+    cost on the working copy."""
     found: dict[tuple, dict] = {}
     for name, result in found_by.items():
         key = tuple(result.levels.values())
@@ -286,7 +315,8 @@ def _candidates(found_by: dict[str, SearchResult], hierarchies: dict[str, pd.Dat
             continue
         step = GeneralizationStep.from_search(result, hierarchies)
         found[key] = {"result": result, "step": step, "cost": step_cost(step, dataset), "methods": [name]}
-    return sorted(found.values(), key=lambda c: -c["result"].rows)
+    return sorted(found.values(), key=lambda c: (c["result"].utility if c["result"].utility is not None
+                                                 else float("inf"), -c["result"].rows))
 
 
 def _root_k(results: dict[str, SearchResult]) -> int:
@@ -296,15 +326,17 @@ def _root_k(results: dict[str, SearchResult]) -> int:
 def _candidate_label(candidate: dict) -> str:
     result, cost = candidate["result"], candidate["cost"]
     raised = ", ".join(f"{a} to level {v}" for a, v in result.levels.items() if v) or "nothing raised"
-    text = f"{' and '.join(candidate['methods'])}: {raised} ({result.rows:,} distinct combinations"
-    text += f", then {result.suppressed:,} records to suppress)" if result.suppressed else ")"
+    text = f"{' and '.join(candidate['methods'])}: {raised} ({_loss_text(result)}, " if result.utility is not None else \
+        f"{' and '.join(candidate['methods'])}: {raised} ("
+    text += f"{result.suppressed:,} records suppressed, " if result.suppressed else "no record suppressed, "
+    text += f"{result.rows:,} distinct combinations)"
     if cost.removes_quasi_identifier:
         text += " - removes the quasi-identifier " + ", ".join(c for c in cost.removed if c in cost.quasi_identifiers)
     return text
 
 
 def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, SearchResult],
-                   hierarchies: dict[str, pd.DataFrame], palette: str) -> None:
+                   hierarchies: dict[str, pd.DataFrame], palette: str, measure: str = "loss") -> None:
     """Choose one of the generalizations found, see what it costs and whether it meets the
     release target (in records), and apply it to the working copy as a step."""
     found_by = {METHOD_NAMES[m]: r for m, r in results.items()}
@@ -315,9 +347,12 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
             files = tuple(_digest(hierarchy_csv(kept[a])) for a in kept)
             with guarded("searching for a generalization that keeps every quasi-identifier"):
                 try:
-                    found_by[KEEPING] = _search(dataset.fingerprint, dataset.missing, tuple(frame.columns),
-                                                tuple(kept), _root_k(results), "iab", files, dataset.count, frame, kept,
-                                                **_target_args(release_target()))
+                    keeping = _search(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(kept),
+                                      _root_k(results), "optimal", files, dataset.count, frame, kept,
+                                      **_target_args(release_target()), measure=measure)
+                    # its loss measured with the full hierarchies, as every other candidate's
+                    found_by[KEEPING] = replace(keeping, utility=measure_value(
+                        frame, keeping.table, list(kept), hierarchies, measure, count=dataset.count))
                 except NoSolutionError:
                     st.caption(f"No generalization meets k = {_root_k(results)} while keeping every quasi-identifier "
                                "(every one found turns a column into one value): finer or wider hierarchies, fewer "
@@ -334,7 +369,7 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
         else:
             st.success("These quasi-identifiers already form classes meeting the target: no generalization is needed.")
         return
-    st.markdown("**Generalizations found** (most distinct combinations kept first)")
+    st.markdown(f"**Generalizations found** (least {MEASURE_NAMES[measure]} first)")
     choice = default_choice([c["cost"] for c in candidates])
     if choice is None:
         st.warning("Every generalization found turns a quasi-identifier into a single value (the column is "
@@ -349,7 +384,7 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
     step, cost = chosen["step"], chosen["cost"]
     preview = offer_step(step, cost, PAGE, "generalization", "leakage_apply")
 
-    with st.expander("How the search got there: the three methods and the search tree"):
+    with st.expander("How the searches got there: the methods compared and the search tree"):
         st.dataframe(_comparison(results), hide_index=True, width="stretch",
                      column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
         tree_of = st.radio("Search tree of", list(results), format_func=METHOD_NAMES.get, horizontal=True,
@@ -394,14 +429,16 @@ page_header(
     "learnt, 1 = every record identified.\n"
     "- **Hierarchy**: how each quasi-identifier is generalized, one level at a time (column 0 the original "
     "value, column j its level-j value; the layout ARX uses, so ARX files can be uploaded).\n"
-    "- **Search** (Arca & Hewett): a table is generalized by raising one whole column one level. The search "
-    "keeps as many **distinct combinations** (different rows of values; the paper calls them rows) as "
-    "possible while every class has at least k records. Generalizing merges combinations; it never removes "
-    "a record. IAB (best-first with pruning) and exhaustive search return the table with the most distinct "
-    "combinations; greedy follows the fewest combinations in small classes and may merge more.\n"
+    "- **Optimal search** (the default): among all ways of raising each column to one level of its "
+    "hierarchy, the one that meets the release target (k, the privacy models, at most the allowed share of "
+    "records suppressed) with the least **information loss** (the loss metric by default: 0 = values kept, "
+    "1 = every value replaced by *; a suppressed record counts as fully generalized), proven optimal.\n"
+    "- **The paper's searches** (Arca & Hewett): IAB (best-first with pruning) and exhaustive search keep as many "
+    "**distinct combinations** (different rows of values; the paper calls them rows) as possible; greedy "
+    "follows the fewest combinations in small classes and may merge more. Each is shown with its loss.\n"
     "- **Applying** a generalization adds a step to the working copy (sidebar), which you can undo.",
     "Arca & Hewett 2021, Analytics on anonymity for privacy retention in smart health data (Future Internet 13:274); "
-    "Longpre et al., information leakage",
+    "Longpre et al., information leakage; Iyengar 2002 (loss metric); Kohlmayer et al. 2012 (Flash, ARX)",
 )
 
 palette = st.radio("Colours", list(charts.PALETTES), horizontal=True, key="leakage_palette")
@@ -427,7 +464,7 @@ with guarded("reading the working copy"):
         with guarded("computing the leakage table"):
             _leakage_section(dataset, frame, [c for c in columns], scope)
 
-        st.subheader("Least generalization meeting k")
+        st.subheader("Least damaging generalization meeting the target")
         shield = st.multiselect("Quasi-identifiers to generalize", list(dataset.quasi_identifiers),
                                 default=list(dataset.quasi_identifiers), key=f"shield-{scope}",
                                 help=term_help("quasi-identifier"))
@@ -446,7 +483,12 @@ with guarded("reading the working copy"):
                 st.warning("The search runs once every quasi-identifier has a valid hierarchy: "
                            + plain(", ".join(lacking)) + ".")
             else:
-                results = _run_searches(dataset, frame, shield, target.k, hierarchies, target)
+                measure = st.selectbox(
+                    "Information loss to minimize", list(MEASURES), format_func=MEASURE_NAMES.get, key=f"measure-{scope}",
+                    help="The optimal search returns the generalization with the least of this measure that meets "
+                    "the target (0 = nothing lost, 1 = every value replaced by * for the loss metric and precision); "
+                    "every generalization found is shown with it. Suppressed records count as fully generalized.")
+                results = _run_searches(dataset, frame, shield, target.k, hierarchies, target, SEARCH_METHODS, measure)
                 if results:
                     with guarded("showing the generalizations found"):
                         root = next(iter(results.values())).root
@@ -457,7 +499,7 @@ with guarded("reading the working copy"):
                                if check is not None else "") + "."
                         )
                         _methods_view(results, records)
-                        _apply_section(dataset, frame, results, hierarchies, palette)
+                        _apply_section(dataset, frame, results, hierarchies, palette, measure)
 
 glossary_expander(["record", "distinct combination", "quasi-identifier", "k", "hierarchy", "generalization",
                    "dS / leakage", "normalized leakage", "IAB", "violation"])

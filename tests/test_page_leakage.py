@@ -56,14 +56,16 @@ def upload():
 
 @pytest.fixture(scope="module")
 def expected(upload):
-    """The library's answers on the same file: the IAB optimum on the default hierarchies,
-    and IAB on hierarchies that keep every quasi-identifier."""
+    """The library's answers on the same file: the least-loss generalization (the page's
+    default), the paper's IAB optimum on the default hierarchies, and IAB on hierarchies
+    that keep every quasi-identifier."""
     dataset, _ = upload
     frame, _ = dataset.analysis_frame(QIS + ["diagnosis"])
     hierarchies = {c: default_hierarchy(frame[c], c)[1] for c in QIS}
     keeping = {c: trimmed(h) for c, h in hierarchies.items()}
     return {
         "frame": frame, "hierarchies": hierarchies,
+        "optimal": search(frame, QIS, 5, hierarchies, "optimal"),
         "optimum": search(frame, QIS, 5, hierarchies, "iab"),
         "greedy": search(frame, QIS, 5, hierarchies, "greedy"),
         "keeping": search(frame, QIS, 5, keeping, "iab"),
@@ -91,11 +93,17 @@ def test_opens_on_the_working_copy(page, upload):
 
 
 def test_headline_in_records_and_distinct_combinations(page, expected):
-    optimum = expected["optimum"]
+    optimal, optimum = expected["optimal"], expected["optimum"]
     shown = metrics(page)
-    assert shown["distinct combinations"][0] == f"{optimum.rows:,}"
+    # the optimal search first, then the paper's methods, each with its loss in the same measure
+    assert shown["distinct combinations"][:2] == [f"{optimal.rows:,}", f"{optimum.rows:,}"]
+    assert shown["information loss"][:2] == [f"{optimal.utility:.4f}", f"{optimum.utility:.4f}"]
+    assert optimal.optimal and optimal.utility < optimum.utility
+    assert shown["records suppressed"][0] == "0"
     assert f"from {optimum.root.rows:,}: {optimum.root.rows - optimum.rows:,} merged; no record is lost " \
            "(all 2,000 records stay)." in words(page.caption)
+    assert any(c.startswith(f"Proven optimal; {optimal.checked:,} of {optimal.lattice_size:,} generalizations")
+               for c in words(page.caption))
     check = ReleaseTarget(k=5).check(uploaded()[0])
     assert f"Now: 2,000 records in {optimum.root.rows:,} distinct combinations; {check.failing_records:,} records " \
            "in classes failing the target." in [w.replace("**", "") for w in words(page.markdown)]
@@ -103,17 +111,19 @@ def test_headline_in_records_and_distinct_combinations(page, expected):
 
 
 def test_a_choice_removing_a_quasi_identifier_is_labelled_and_never_the_default(page, expected):
-    optimum, keeping = expected["optimum"], expected["keeping"]
+    optimal, optimum = expected["optimal"], expected["optimum"]
     assert optimum.levels == {"age": 0, "sex": 0, "zip": 5}  # the paper's objective: zip becomes *****
     radio = pick(page)
-    labels = list(radio.options)  # as shown
-    assert labels[0].startswith("IAB (Arca & Hewett) and Exhaustive (Method 1): zip to level 5")
-    assert labels[0].endswith("removes the quasi-identifier zip")
+    labels = list(radio.options)  # as shown, least loss first
     chosen = labels[radio.value]
-    assert "removes" not in chosen and chosen.startswith("IAB keeping every quasi-identifier")
-    raised = ", ".join(f"{a} to level {v}" for a, v in keeping.levels.items() if v)
-    assert raised in chosen and f"({keeping.rows:,} distinct combinations)" in chosen
-    assert "zip: 8 values become 4." in "\n".join(words(page.markdown))
+    raised = ", ".join(f"{a} to level {v}" for a, v in optimal.levels.items() if v)
+    assert radio.value == 0 and chosen.startswith("Optimal (least loss, proven)") and "removes" not in chosen
+    assert f": {raised} (loss metric (Iyengar) {optimal.utility:.4f}, no record suppressed, " \
+           f"{optimal.rows:,} distinct combinations)" in chosen
+    removing = next(label for label in labels if label.startswith("IAB (Arca & Hewett) and Exhaustive (Method 1): zip to level 5"))
+    assert removing.endswith("removes the quasi-identifier zip") and f"{optimum.utility:.4f}" in removing
+    assert labels.index(removing) > 0
+    assert "age: 70 values become 7." in "\n".join(words(page.markdown))
     assert words(page.success) == ["This generalization against the release target. Met: all 2,000 records are "
                                    "in classes meeting k = 5."]
 
@@ -122,7 +132,8 @@ def test_choosing_the_optimum_that_removes_zip_warns(upload):
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     put_upload(at, *upload)
     at.run()
-    pick(at).set_value(0).run()
+    removing = next(i for i, label in enumerate(pick(at).options) if "removes the quasi-identifier zip" in label)
+    pick(at).set_value(removing).run()
     assert not at.exception
     assert any("removes a quasi-identifier entirely" in w for w in words(at.warning))
     assert any("zip is replaced by *****: the column is effectively removed." in m for m in words(at.markdown))
@@ -138,16 +149,16 @@ def test_applying_puts_the_search_result_on_the_working_copy(upload, expected):
     copy = at.session_state["working_copy"]
     assert len(copy.steps) == 1 and copy.steps[0].page == "Leakage"
     step = copy.steps[0].step
-    keeping = expected["keeping"]
+    keeping = expected["optimal"]
     assert step == GeneralizationStep.from_search(keeping, expected["hierarchies"])
     assert dict(step.levels) == keeping.levels
     current = copy.current.frame
     # the working copy holds the generalized values: the hierarchy's level of every original value
     age_level, zip_level = keeping.levels["age"], keeping.levels["zip"]
-    ages = expected["hierarchies"]["age"].set_index(0)[age_level]
+    ages = expected["hierarchies"]["age"].set_index(0, drop=False)[age_level]
     assert current["age"].tolist() == [ages[str(v)] for v in dataset.frame["age"]]
-    zips = expected["hierarchies"]["zip"].set_index(0)[zip_level]
-    assert current["zip"].tolist() == [zips[str(v)] for v in dataset.frame["zip"]]
+    zips = expected["hierarchies"]["zip"].set_index(0, drop=False)[zip_level]
+    assert current["zip"].astype(str).tolist() == [zips[str(v)] for v in dataset.frame["zip"]]
     assert current["sex"].tolist() == dataset.frame["sex"].tolist()
     assert len(current) == 2000 and copy.check.met
     # the page now analyses the generalized copy: nothing left to generalize
@@ -259,19 +270,20 @@ def test_journey_upload_generalize_then_undo(upload, expected):
     at.button(key="leakage_apply").click().run()
     assert not at.exception
     side = sidebar_words(at)
-    keeping = expected["keeping"]
-    step = GeneralizationStep.from_search(keeping, expected["hierarchies"])
+    optimal = expected["optimal"]
+    step = GeneralizationStep.from_search(optimal, expected["hierarchies"])
     assert f"1. Leakage: {step.describe()}" in side
     assert f"records failing the target {failing:,} -> 0" in side
     assert "Met: all 2,000 records are in classes meeting k = 5." in side
-    assert at.session_state["working_copy"].current.frame["zip"].nunique() == 4
+    ages = at.session_state["working_copy"].current.frame["age"].nunique()
+    assert ages == expected["hierarchies"]["age"][optimal.levels["age"]].nunique() < dataset.frame["age"].nunique()
     at.sidebar.button(key="sidebar_undo").click().run()
     assert not at.exception
     copy = at.session_state["working_copy"]
     assert copy.steps == () and copy.current is dataset
     side = sidebar_words(at)
     assert "1. Leakage" not in side and "No step yet" in side
-    assert copy.current.frame["zip"].nunique() == 8
+    assert copy.current.frame["age"].nunique() == dataset.frame["age"].nunique()
 
 
 def test_paper_experiment_behind_its_toggle(example):
@@ -290,10 +302,9 @@ def test_the_search_follows_the_release_targets_suppression_limit(upload, expect
     at.session_state["release_target"] = ReleaseTarget(k=5, max_suppressed=0.05)
     at.run()
     assert not at.exception and not at.error
-    keeping = {c: trimmed(h) for c, h in expected["hierarchies"].items()}
-    result = search(expected["frame"], QIS, 5, keeping, "iab", max_suppressed=0.05)
+    result = search(expected["frame"], QIS, 5, expected["hierarchies"], "optimal", max_suppressed=0.05)
     chosen = list(pick(at).options)[pick(at).value]
     raised = ", ".join(f"{a} to level {v}" for a, v in result.levels.items() if v)
-    assert "IAB keeping every quasi-identifier" in chosen and f": {raised} (" in chosen and "removes" not in chosen
-    assert result.suppressed and f"then {result.suppressed:,} records to suppress" in chosen
-    assert result.rows > expected["keeping"].rows  # a 5% limit lets the search keep more detail
+    assert chosen.startswith("Optimal (least loss, proven)") and f": {raised} (" in chosen and "removes" not in chosen
+    assert result.suppressed and f"{result.utility:.4f}, {result.suppressed:,} records suppressed" in chosen
+    assert result.utility < expected["optimal"].utility  # a 5% limit lets the search keep more detail
