@@ -200,7 +200,8 @@ def _leakage_section(dataset: Dataset, frame: pd.DataFrame, columns: list[str], 
                                                           help=term_help("normalized leakage")),
         },
     )
-    st.plotly_chart(charts.leakage_figure(table, "Information leakage per attribute"), width="stretch")
+    st.plotly_chart(charts.leakage_figure(table, "Information leakage per attribute"), width="stretch",
+                    key=f"leakage-chart-{scope}")
     download_csv("Leakage table (CSV)", shown, "leakage_table.csv", key=f"dl-leakage-{scope}")
 
 
@@ -272,14 +273,15 @@ def _comparison(results: dict[str, SearchResult]) -> pd.DataFrame:
     return comparison_table(list(results.values())).rename(columns=COMPARISON_NAMES)
 
 
-def _tree_view(result: SearchResult, palette: str) -> None:
+def _tree_view(result: SearchResult, palette: str, scope: str) -> None:
     st.plotly_chart(
         charts.search_tree_figure(result.tree, result.shield, tuple(result.levels.values()), palette),
-        width="stretch",
+        width="stretch", key=f"search-tree-{scope}",
     )
 
 
-def _before_after(dataset: Dataset, frame: pd.DataFrame, after_frame: pd.DataFrame, palette: str) -> pd.DataFrame:
+def _before_after(dataset: Dataset, frame: pd.DataFrame, after_frame: pd.DataFrame, palette: str,
+                  scope: str) -> pd.DataFrame:
     """Leakage of every column before and after (the paper's Table 8)."""
     count = dataset.count
     query_columns = [c for c in frame.columns if c != count]
@@ -288,7 +290,7 @@ def _before_after(dataset: Dataset, frame: pd.DataFrame, after_frame: pd.DataFra
     both = compare_leakage(before, after)
     st.dataframe(both, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("before", "after", "change")})
-    st.plotly_chart(charts.leakage_before_after_figure(both, palette), width="stretch")
+    st.plotly_chart(charts.leakage_before_after_figure(both, palette), width="stretch", key=f"before-after-{scope}")
     return both
 
 
@@ -389,13 +391,13 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
                      column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})
         tree_of = st.radio("Search tree of", list(results), format_func=METHOD_NAMES.get, horizontal=True,
                            key="leakage_method")
-        _tree_view(results[tree_of], palette)
+        _tree_view(results[tree_of], palette, "working")
 
     st.markdown("**Working copy after this generalization** (first 200 rows)")
     st.dataframe(preview.current.frame.head(200), hide_index=True, width="stretch", height=260)
     st.markdown("**Leakage before and after** (the paper's Table 8)")
     after_frame, _ = preview.current.analysis_frame([c for c in frame.columns if c != dataset.count])
-    both = _before_after(dataset, frame, after_frame, palette)
+    both = _before_after(dataset, frame, after_frame, palette, "working")
     d1, d2 = st.columns(2)
     with d1:
         download_csv("Before/after leakage (CSV)", both, "leakage_before_after.csv", key="dl-both")
@@ -540,11 +542,11 @@ def _table1() -> None:
     chosen_method = st.radio("Result to inspect", list(results), format_func=METHOD_NAMES.get, horizontal=True,
                              key="leakage_method_example")
     chosen = results[chosen_method]
-    _tree_view(chosen, palette)
+    _tree_view(chosen, palette, "example")
     st.markdown("**Anonymized table** (identical rows merged, counts added)")
     st.dataframe(chosen.table.head(500), hide_index=True, width="stretch", height=260)
     st.markdown("**Leakage before and after anonymization** (the paper's Table 8)")
-    _before_after(example, frame, chosen.table, palette)
+    _before_after(example, frame, chosen.table, palette, "example")
 
 
 def _experiment_view() -> None:
