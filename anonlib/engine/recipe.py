@@ -108,6 +108,7 @@ def apply_recipe(
             f"columns {join_names(wanted, 12)}."
         )
     roles = {c.name: Role(c.role) for c in recipe.source.columns}
+    table.decide_kinds(wanted)  # one scan types every text column (not one per column)
     rows = table.raw.select(**{c.name: _typed(table.value(c.name), c.type) for c in recipe.source.columns})
     loaded = _table(rows, engine, roles, recipe.source.missing)
     for i, s in enumerate(recipe.steps, start=1):

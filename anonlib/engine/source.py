@@ -157,7 +157,7 @@ class EngineTable(RoleColumns):
                 f"{join_names(leaked)} is marked as an identifier and is never analysed; change its role first."
             )
         keep = list(dict.fromkeys(columns + ([count] if count else [])))
-        self._decide_kinds(keep)
+        self.decide_kinds(keep)
         if count:
             self._check_count(self.raw.select(**{count: self.value(count)}), count)
         return columns, count, keep
@@ -183,10 +183,10 @@ class EngineTable(RoleColumns):
     def _kind(self, column: str) -> str:
         """``integer``, ``number`` or ``text`` for a text column of a file, decided as the loader
         decides it."""
-        self._decide_kinds([column])
+        self.decide_kinds([column])
         return self._kinds[column]
 
-    def _decide_kinds(self, columns: Sequence[str]) -> None:
+    def decide_kinds(self, columns: Sequence[str]) -> None:
         """One aggregate query typing every text column of ``columns`` not yet typed."""
         if not self.from_files:
             return
