@@ -51,7 +51,11 @@ def run() -> int:
 
 def test(extra: list[str]) -> int:
     _ensure_venv("requirements-dev.txt")
-    return subprocess.call([str(PYTHON), "-m", "pytest", *extra], cwd=ROOT)
+    # Test files run side by side on up to four cores (pytest-xdist; a file's tests stay on one
+    # worker, so its fixtures, such as the Spark session, are built once). "-n 0" runs serially.
+    workers = [] if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in extra) else [
+        "-n", str(min(4, os.cpu_count() or 1)), "--dist", "loadfile"]
+    return subprocess.call([str(PYTHON), "-m", "pytest", *workers, *extra], cwd=ROOT)
 
 
 def bench(extra: list[str]) -> int:

@@ -250,7 +250,10 @@ def _methods_view(results: dict[str, SearchResult], records: int) -> None:
     """Per method: information loss, records suppressed, distinct combinations kept,
     tables checked, time, levels."""
     root = next(iter(results.values())).root
-    for column, (method, result) in zip(st.columns(len(results)), results.items()):
+    per_row = len(results) if len(results) <= 3 else 2  # four methods: two rows of two, readable at 1024 px
+    items = list(results.items())
+    cells = [cell for start in range(0, len(items), per_row) for cell in st.columns(per_row)]
+    for column, (method, result) in zip(cells, items):
         with column:
             st.markdown(f"**{METHOD_NAMES[method]}**")
             if result.utility is not None:

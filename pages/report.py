@@ -204,7 +204,7 @@ if report is not None:
     st.subheader("Suggested generalization")
     g = report.generalization
     if g is not None:
-        m = st.columns(4)
+        m = [*st.columns(2), *st.columns(2)]  # two rows: the labels stay whole at 1024 px
         m[0].metric("information loss", f"{g.utility:.4f}", help=f"{MEASURE_NAMES[g.measure]}: 0 = every value kept, "
                     "1 = every value replaced by *; a suppressed record counts as fully generalized.")
         m[1].metric("records suppressed", f"{g.suppressed:,}")
