@@ -17,10 +17,6 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.anonymize import (
-    ARCA_AC_GROUPS,
-    ARCA_AGE_BANDS,
-    EXPERIMENT_SHIELDS,
-    HEART_SAMPLES,
     METHOD_NAMES,
     METHODS,
     SEARCH_METHODS,
@@ -28,9 +24,9 @@ from anonlib.anonymize import (
     SearchResult,
     comparison_table,
     estimate_search,
-    heart_experiment,
     search,
 )
+from anonlib.anonymize_experiments import ARCA_AC_GROUPS, ARCA_AGE_BANDS, EXPERIMENT_SHIELDS, HEART_SAMPLES, heart_experiment
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import HierarchyError
 from anonlib.core.hierarchy import (

@@ -10,19 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonlib.anonymize import (
-    EXPERIMENT_SHIELDS,
     METHODS,
     GeneralizationSpace,
     NoSolutionError,
-    arca_hierarchies,
     comparison_table,
     compare_methods,
     estimate_search,
-    heart_experiment,
-    heart_hierarchies,
-    heart_table,
     search,
 )
+from anonlib.anonymize_experiments import EXPERIMENT_SHIELDS, arca_hierarchies, heart_experiment, heart_hierarchies, heart_table
 from anonlib.core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, ProblemTooLargeError
 from anonlib.core.hierarchy import flat_hierarchy, interval_hierarchy, masking_hierarchy, taxonomy_hierarchy
 from anonlib.core.samples import load_sample

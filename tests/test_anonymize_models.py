@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.anonymize import GeneralizationSpace, NoSolutionError, arca_hierarchies, search
+from anonlib.anonymize import GeneralizationSpace, NoSolutionError, search
+from anonlib.anonymize_experiments import arca_hierarchies
 from anonlib.core.errors import AnonlibError, ParameterError
 from anonlib.core.samples import load_sample
 from anonlib.models import ModelRequirement, acceptance

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from anonlib.__main__ import main
-from anonlib.anonymize import arca_hierarchies, search
+from anonlib.anonymize import search
+from anonlib.anonymize_experiments import arca_hierarchies
 from anonlib.avector import anonymity_vector, improvement, k_of, lex_index, partition_count
 from anonlib.core.hierarchy import default_hierarchy, hierarchy_csv
 from anonlib.leakage import attribute_label, leakage_table

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from anonlib.anonymize import arca_hierarchies, search
+from anonlib.anonymize import search
+from anonlib.anonymize_experiments import arca_hierarchies
 from anonlib.core.dataset import Dataset
 from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy
 from anonlib.core.samples import load_sample

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonlib.anonymize import GeneralizationSpace, arca_hierarchies, search
+from anonlib.anonymize import GeneralizationSpace, search
+from anonlib.anonymize_experiments import arca_hierarchies
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AnonlibError, ColumnError, HierarchyError, RecipeError
 from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy, masking_hierarchy, value_key
