@@ -39,14 +39,13 @@ Example (a hierarchy age -> 10-year band -> *):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .core.equivalence import Classes, combine, encode, encode_column, record_counts
+from .core.equivalence import Classes, combine, encode, encode_column
 from .core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names
 from .core.hierarchy import level_lookup, validate_hierarchy, value_key
 
@@ -390,8 +389,3 @@ def measure_value(original: pd.DataFrame, released: pd.DataFrame, quasi_identifi
     if measure == "loss":
         return loss(original, released, quasi_identifiers, hierarchies, count=count)
     return utility(original, released, quasi_identifiers, hierarchies, count=count).value(measure)
-
-
-def finite(value: float) -> float:
-    """``value`` or 0.0 when it is not a finite number (for JSON)."""
-    return value if math.isfinite(value) else 0.0

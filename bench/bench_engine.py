@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import os
 import resource
 import shutil
 import subprocess
