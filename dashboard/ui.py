@@ -21,7 +21,7 @@ import streamlit as st
 
 from anonlib.core.errors import AnonlibError
 from anonlib.core.loading import to_safe_csv
-from anonlib.workflow import ReleaseTarget, SuppressionStep
+from anonlib.workflow import LocalSuppressionStep, ReleaseTarget, SuppressionStep
 
 from .glossary import term_help
 from .state import (
@@ -253,12 +253,51 @@ def _suppress() -> None:
     apply_step_callback(SuppressionStep.from_target(copy.target, copy.current), "Sidebar")
 
 
+def _suppress_cells() -> None:
+    copy = working_copy()
+    apply_step_callback(LocalSuppressionStep.from_target(copy.target, copy.current), "Sidebar")
+
+
+LOCAL_ROWS = 300_000  # local suppression is offered (and its records counted) up to this many rows
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _records_touched(fingerprint: str, missing: str, k: int, _dataset) -> int:
+    """Records local suppression would change to reach k on the working copy (cached on
+    its content, the missing-value policy and k)."""
+    step = LocalSuppressionStep.from_target(ReleaseTarget(k=k), _dataset)
+    touched = step.suppressed(_dataset.frame).any(axis=1)
+    return int(_dataset.frame[_dataset.count][touched].sum()) if _dataset.count else int(touched.sum())
+
+
+def _local_offer(copy) -> int | None:
+    """Records local suppression would touch, when it is worth offering: the target is k
+    alone (local suppression does not judge the privacy models), the copy is small enough
+    to plan it at once, and it touches fewer records than suppressing the failing ones."""
+    check, dataset = copy.check, copy.current
+    if check is None or not check.failing_records or copy.target.requirements or not dataset.quasi_identifiers \
+            or dataset.n_rows > LOCAL_ROWS:
+        return None
+    with guarded("planning local suppression"):
+        touched = _records_touched(dataset.fingerprint, dataset.missing, copy.target.k, dataset)
+        return touched if touched < check.failing_records else None
+    return None
+
+
 def step_actions(container=None) -> None:
     """Undo the last step, reset to the loaded file, and suppress what still fails
     (buttons: draw once per run, before the page)."""
     copy = working_copy()
     check = copy.check
     with container if container is not None else st.sidebar:
+        touched = _local_offer(copy)
+        if touched is not None:
+            st.button(f"Suppress cells: {touched:,} records touched", on_click=_suppress_cells,
+                      key="sidebar_suppress_cells", width="stretch", type="primary",
+                      help=f"Adds a step writing * in the fewest quasi-identifier cells so that every record "
+                           f"matches at least k - 1 others (a * matches any value; sdcMicro's local suppression): "
+                           f"{touched:,} records change a cell instead of {check.failing_records:,} records removed. "
+                           "Re-planned on a new delivery when the recipe is applied.")
         if check is not None and check.failing_records:
             st.button(f"Suppress the {check.failing_records:,} failing records", on_click=_suppress,
                       key="sidebar_suppress", width="stretch",

@@ -126,3 +126,43 @@ def test_the_sidebar_reads_at_1024_px():
     lines = [t.value for t in at.sidebar.text]
     assert max(len(line) for line in lines) <= 60, lines
     assert len(at.sidebar.columns) >= 2
+
+
+def test_local_suppression_is_offered_when_it_touches_fewer_records():
+    from anonlib.workflow import LocalSuppressionStep
+
+    at = app()
+    # the loaded file: local suppression would change as many records as fail (10): not offered
+    assert not [b for b in at.sidebar.button if b.key == "sidebar_suppress_cells"]
+    at.button(key="apply_gender").click().run()
+    copy = at.session_state["working_copy"]
+    reference = LocalSuppressionStep.from_target(copy.target, copy.current).suppressed(copy.current.frame)
+    touched = int(reference.any(axis=1).sum())
+    assert (touched, copy.check.failing_records) == (2, 6)
+    button = at.sidebar.button(key="sidebar_suppress_cells")
+    assert button.label == "Suppress cells: 2 records touched"
+    before = copy.current.frame[list(copy.current.quasi_identifiers)].astype(str)
+    button.click().run()
+    assert not at.exception
+    copy = at.session_state["working_copy"]
+    assert [a.step.kind for a in copy.steps] == ["generalization", "local_suppression"]
+    assert copy.current.n_records == 15 and copy.check.met  # no record removed; every record matches 4 others
+    written = copy.current.frame[list(copy.current.quasi_identifiers)].astype(str)
+    assert int((written != before).any(axis=1).sum()) == 2 and set(written.to_numpy()[(written != before).to_numpy()]) == {"*"}
+    assert shown(at.sidebar.success)[0].startswith("Met: all 15 records")
+    assert not [b for b in at.sidebar.button if b.key in ("sidebar_suppress_cells", "sidebar_suppress")]
+    at.sidebar.button(key="sidebar_undo").click().run()
+    assert [b.key for b in at.sidebar.button if b.key == "sidebar_suppress_cells"] == ["sidebar_suppress_cells"]
+
+
+def test_local_suppression_is_not_offered_when_the_target_has_a_privacy_model():
+    at = AppTest.from_string(SCRIPT, default_timeout=TIMEOUT)
+    at.session_state["active_dataset"] = load_sample("caballero_table2b").with_roles({"Age": "sensitive"})
+    at.session_state["active_source"] = "sample:caballero_table2b"
+    at.run()
+    at.sidebar.number_input(key="target_k").set_value(2).run()
+    at.sidebar.selectbox(key="target_model:Age").set_value("distinct_l").run()
+    assert not at.exception and at.session_state["working_copy"].check.failing_records
+    # local suppression judges k alone, so it could not promise the model
+    assert not [b for b in at.sidebar.button if b.key == "sidebar_suppress_cells"]
+    assert [b.key for b in at.sidebar.button if b.key == "sidebar_suppress"] == ["sidebar_suppress"]
