@@ -212,10 +212,15 @@ def leakage_table(
     >>> t.partitions.tolist(), truncated(t.loss), truncated(t.normalized)  # as printed in Table 2
     ([13, 8], [3.55, 2.75], [0.6, 0.46])
     """
-    if engine is not None or not isinstance(df, pd.DataFrame):
-        from .engine import leakage_table as on_engine
+    if engine is not None or not isinstance(df, pd.DataFrame):  # one group-by per attribute on the engine
+        from .engine import WEIGHT, as_engine_table, size_histograms
 
-        return on_engine(df, attributes, count=count, sizes=sizes, engine=engine)
+        source = as_engine_table(df, engine)
+        count = count if count is not None else source.count
+        attributes, names = query_attributes(source.columns, attributes, count=count, sizes=sizes)
+        frame, _ = source.summary(names, count=count)
+        histograms = size_histograms(frame, [attribute_names(a) for a in attributes], count=WEIGHT, engine=source.engine)
+        return leakage_frame([leakage_from_histogram(a, *h) for a, h in zip(attributes, histograms)])
     attributes, names = query_attributes(list(df.columns), attributes, count=count, sizes=sizes, n_rows=len(df))
     table = encode(df, names, count=count)
     return leakage_frame([leakage_of(table, a) for a in attributes])

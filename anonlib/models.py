@@ -1018,10 +1018,15 @@ def acceptance(
     (True, 2, (('k = 2', 0), ('distinct 2-diversity of dx', 2)), [True, True, True, False, False])
     """
     if engine is not None or not isinstance(frame, pd.DataFrame):
-        from .engine import measures
+        # The engine sends back the (class, sensitive value) cells; ``kept`` is then per cell, not
+        # per record (the records stay where they are; workflow.engine_replay suppresses them there).
+        from .engine import WEIGHT, as_engine_table, summary_frame
 
-        return measures.acceptance(frame, quasi_identifiers, k=k, requirements=tuple(requirements),
-                                   max_suppressed=max_suppressed, count=count, engine=engine)
+        table = as_engine_table(frame, engine)
+        sensitives = [r.sensitive for r in requirements if isinstance(r, ModelRequirement)]
+        cells, _ = summary_frame(table, [*quasi_identifiers, *sensitives], count=count)
+        return acceptance(cells, list(quasi_identifiers), k=k, requirements=requirements,
+                          max_suppressed=max_suppressed, count=WEIGHT)
     k = whole_k(k)
     limit = suppression_limit(max_suppressed)
     requirements = checked_requirements(requirements)
@@ -1158,11 +1163,12 @@ def model_values(
     >>> v.k, v.alpha, v.distinct_l, v.t, v.t_distance
     (2, 1.0, 1, 0.25, 'equal')
     """
-    if engine is not None or not isinstance(df, pd.DataFrame):
-        from .engine import measures
+    if engine is not None or not isinstance(df, pd.DataFrame):  # the cells from one group-by on the engine
+        from .engine import WEIGHT, as_engine_table, summary_frame
 
-        return measures.model_values(df, quasi_identifiers, sensitive, count=count, recursive_l=recursive_l,
-                                     hierarchy=hierarchy, engine=engine)
+        cells, _ = summary_frame(as_engine_table(df, engine), [*quasi_identifiers, sensitive], count=count)
+        return model_values(cells, list(quasi_identifiers), sensitive, count=WEIGHT, recursive_l=recursive_l,
+                            hierarchy=hierarchy)
     s = sensitive_counts(df, quasi_identifiers, sensitive, count=count)
     levels = None if hierarchy is None else hierarchy_levels(hierarchy, s.labels, sensitive)
     return _values_of(s, sensitive, recursive_l, levels)

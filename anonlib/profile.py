@@ -117,10 +117,15 @@ def risk_profile(dataset: Dataset, quasi_identifiers: Sequence[str] | None = Non
     engine (``anonlib.engine.scan``); with such a source, or with
     ``engine="duckdb"``/``"spark"``, the classes are counted by that engine.
     """
-    if engine is not None or not isinstance(dataset, Dataset):
-        from .engine import risk_profile as on_engine
+    if engine is not None or not isinstance(dataset, Dataset):  # counted by the engine, concluded here
+        from .engine import WEIGHT, as_engine_table, size_histogram as engine_histogram
 
-        return on_engine(dataset, quasi_identifiers, engine=engine)
+        table = as_engine_table(dataset, engine)
+        qis = tuple(table.quasi_identifiers if quasi_identifiers is None else quasi_identifiers)
+        require_quasi_identifiers(qis)
+        frame, dropped = table.summary(list(qis))
+        sizes, classes = engine_histogram(frame, qis, count=WEIGHT, engine=table.engine)
+        return risk_from_histogram(qis, sizes, classes, rows_dropped=dropped)
     qis = tuple(dataset.quasi_identifiers if quasi_identifiers is None else quasi_identifiers)
     require_quasi_identifiers(qis)
     frame, dropped = dataset.analysis_frame(list(qis))

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonlib import engine as eng
+from anonlib.workflow import engine_replay
 from anonlib.__main__ import main
 from anonlib.core.dataset import Dataset
 from anonlib.core.equivalence import encode, size_histogram
@@ -296,11 +297,11 @@ def released_rows(data) -> pd.DataFrame:
 def test_a_recipe_applied_on_duckdb_releases_the_in_memory_table(key, tmp_path: Path, duck) -> None:
     recipe = engine_recipe(key)
     expected = apply_recipe(recipe, SAMPLES[key].path)
-    got = eng.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released.csv", engine=duck)
+    got = engine_replay.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released.csv", engine=duck)
     assert got.check == expected.check and got.check.suppressed_records > 0
     assert got.released_records == len(expected.table)
     pd.testing.assert_frame_equal(released_rows(tmp_path / "released.csv"), released_rows(expected.csv))
-    eng.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released.parquet", engine=duck)
+    engine_replay.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released.parquet", engine=duck)
     parquet = pd.read_parquet(tmp_path / "released.parquet")
     assert len(parquet) == len(expected.table) and list(parquet.columns) == list(expected.table.columns)
 
@@ -322,4 +323,4 @@ def test_apply_cli_on_duckdb_reports_what_in_memory_reports(tmp_path: Path, caps
 def test_a_recipe_on_a_file_of_another_layout_is_one_sentence(tmp_path: Path, duck) -> None:
     pd.DataFrame({"age": [1, 2]}).to_parquet(tmp_path / "other.parquet")
     with pytest.raises(ColumnError, match="This file lacks .*which the recipe needs"):
-        eng.apply_recipe(engine_recipe("heart_cleveland"), tmp_path / "other.parquet", engine=duck)
+        engine_replay.apply_recipe(engine_recipe("heart_cleveland"), tmp_path / "other.parquet", engine=duck)

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from anonlib import engine as eng
+from anonlib.workflow import engine_replay
 from anonlib.__main__ import main
 from anonlib.core.errors import EngineError
 from anonlib.core.samples import SAMPLES, load_sample
@@ -134,7 +135,7 @@ def test_models_and_acceptance_on_spark_equal_in_memory(key, spark, parquet) -> 
 def test_a_recipe_applied_on_spark_releases_the_in_memory_table(key, tmp_path: Path, spark) -> None:
     recipe = engine_recipe(key)
     expected = apply_recipe(recipe, SAMPLES[key].path)
-    got = eng.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released", engine=spark)
+    got = engine_replay.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released", engine=spark)
     assert got.check == expected.check and got.released_records == len(expected.table)
     parts = sorted((tmp_path / "released").glob("part-*.csv"))
     frame = pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts if p.stat().st_size])

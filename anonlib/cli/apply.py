@@ -6,7 +6,7 @@ damaged recipe, a file of another layout, a value no step knows, a recipe
 edited after it was written or without a digest: ``--accept-edited`` applies
 it anyway and the output, the JSON and the package say so). With
 ``--engine duckdb|spark`` the file (or folder, or pattern) is rewritten where it
-lies and the engine writes ``--out`` (``anonlib.engine.recipe``).
+lies and the engine writes ``--out`` (``anonlib.workflow.engine_replay``).
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def _apply(args: argparse.Namespace) -> int:
 def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
     """The recipe re-applied where the file lies; the engine writes --out (CSV, or Parquet by suffix)."""
     from ..engine import connect
-    from ..engine.recipe import apply_recipe as on_engine
+    from ..workflow.engine_replay import apply_recipe as on_engine
 
     if args.spark_master and args.engine != "spark":
         raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")

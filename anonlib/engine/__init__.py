@@ -19,12 +19,17 @@ Users call the functions they know with a path, a scanned table or ``engine=``::
     risk_profile(visits, ["age", "zip", "sex"]).k
     leakage_table("registry/visits/*.parquet", ["age", "zip"], engine="spark")
     model_values(visits, ["age", "zip"], "diagnosis")     # anonlib.models
-    engine.apply_recipe(recipe, "registry/visits/", out="released.parquet")
+
+    from anonlib.workflow.engine_replay import apply_recipe
+    apply_recipe(recipe, "registry/visits/", out="released.parquet")
 
 Parts: ``backends`` (starting DuckDB and Spark, one-sentence errors),
-``source`` (files scanned in place, column roles, the loader's reading rules),
-``counts`` (the group-by summaries), ``measures`` (profile, leakage, models,
-re-identification risk), ``recipe`` (a release recipe re-applied on the engine).
+``source`` (files scanned in place, column roles, the loader's reading rules,
+``as_engine_table``), ``counts`` (the group-by summaries). The engine is a
+counting backend under the measures: it imports nothing but ``anonlib.core``;
+the measures (``profile``, ``leakage``, ``models``, ``risk``) ask it for counts
+and conclude with their own in-memory code, and the workflow re-applies a
+recipe on it (``anonlib.workflow.engine_replay``).
 
 Example:
     >>> import pandas as pd
@@ -35,20 +40,16 @@ Example:
 """
 
 from .backends import DEFAULT_MEMORY_LIMIT, DEFAULT_SPARK_MASTER, ENGINES, Engine, connect, java_available, shared
-from .counts import cell_counts, class_sizes, size_histogram, size_histograms
-from .measures import acceptance, as_engine_table, leakage_table, model_values, reidentification, risk_profile, summary_frame
-from .recipe import EngineReplay, apply_recipe
-from .source import EngineTable, files_of, from_dataset, from_frame, from_ibis, scan
+from .counts import cell_counts, class_sizes, size_histogram, size_histograms, summary_frame, to_pandas
+from .source import WEIGHT, EngineTable, as_engine_table, files_of, from_dataset, from_frame, from_ibis, scan
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",
     "DEFAULT_SPARK_MASTER",
     "ENGINES",
+    "WEIGHT",
     "Engine",
-    "EngineReplay",
     "EngineTable",
-    "acceptance",
-    "apply_recipe",
     "as_engine_table",
     "cell_counts",
     "class_sizes",
@@ -58,13 +59,10 @@ __all__ = [
     "from_frame",
     "from_ibis",
     "java_available",
-    "leakage_table",
-    "model_values",
-    "reidentification",
-    "risk_profile",
     "scan",
     "shared",
     "size_histogram",
     "size_histograms",
     "summary_frame",
+    "to_pandas",
 ]

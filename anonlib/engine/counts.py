@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .backends import Engine, engine_of
+from .source import WEIGHT
 
 SIZE = "anonlib_size"
 CLASSES = "anonlib_classes"
@@ -87,3 +88,25 @@ def cell_counts(
     cells = cells.filter(cells[RECORDS] > 0)
     frame = engine.run(cells).to_pandas()
     return frame.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
+
+
+def summary_frame(table, columns: Sequence[str], *, count: str | None = None) -> tuple[pd.DataFrame, int]:
+    """The per-combination summary of ``columns`` of an ``EngineTable`` brought back as a
+    small DataFrame: one row per distinct combination of values with its records in
+    column ``WEIGHT`` (what the models and the risk measures conclude from), and the rows
+    the missing policy dropped. Values keep the types the in-memory loader gives them
+    (whole numbers as ``Int64``, text as ``string``), so the kernel encodes them alike."""
+    columns = list(dict.fromkeys(columns))
+    frame, dropped = table.summary(columns, count=count)
+    cells = frame.group_by(columns).aggregate(**{WEIGHT: frame[WEIGHT].sum().cast("int64")})
+    return to_pandas(table.engine.run(cells))[[*columns, WEIGHT]], dropped
+
+
+def to_pandas(result) -> pd.DataFrame:
+    """A small engine result (Arrow) as pandas with the loader's types: whole numbers
+    as ``Int64``, text as ``string``, decimals as ``float64``."""
+    import pyarrow as pa
+
+    mapping = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype(), pa.string(): pd.StringDtype(),
+               pa.large_string(): pd.StringDtype(), pa.bool_(): pd.BooleanDtype()}
+    return result.to_pandas(types_mapper=mapping.get)

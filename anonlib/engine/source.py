@@ -433,3 +433,36 @@ def from_ibis(table, *, name: str = "table", roles: Mapping[str, Role | str] | N
     from .backends import engine_of
 
     return EngineTable(name=name, engine=engine_of(table), raw=table, roles=_guessed_roles(table.columns, roles))
+
+
+def as_engine_table(source: Any, engine: Engine | str | None = None) -> EngineTable:
+    """Whatever a measure was given, as a table on an engine.
+
+    A path (file, folder, glob) is scanned in place (on DuckDB unless ``engine``
+    says otherwise); an ``EngineTable`` or an Ibis table is used where it is; a
+    ``Dataset`` or DataFrame is put on ``engine`` (which must then be given).
+
+    >>> as_engine_table(pd.DataFrame({"a": [1]}))
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ParameterError: Give a table: a pandas DataFrame, a path to CSV/Parquet files, or a table from anonlib.engine.scan.
+    """
+    if isinstance(engine, str):
+        engine = shared(engine)
+    if isinstance(source, EngineTable):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        return scan(source, engine=engine or shared("duckdb"))
+    if _is_ibis_table(source):
+        return from_ibis(source)
+    if engine is not None and isinstance(source, Dataset):
+        return from_dataset(source, engine)
+    if engine is not None and isinstance(source, pd.DataFrame):
+        return from_frame(source, engine)
+    raise ParameterError(
+        "Give a table: a pandas DataFrame, a path to CSV/Parquet files, or a table from anonlib.engine.scan."
+    )
+
+
+def _is_ibis_table(value: Any) -> bool:
+    return type(value).__module__.startswith("ibis.") and hasattr(value, "group_by") and hasattr(value, "schema")

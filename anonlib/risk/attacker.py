@@ -257,12 +257,22 @@ def reidentification(
     >>> r.k_map, r.journalist_highest, r.population_uniques["zayatz"] is not None
     (4, 0.25, True)
     """
-    if engine is not None or not isinstance(df, pd.DataFrame):
-        from ..engine import measures
+    if engine is not None or not isinstance(df, pd.DataFrame):  # counted by the engine, concluded here
+        from ..engine import WEIGHT, as_engine_table, size_histogram, summary_frame
 
-        return measures.reidentification(df, quasi_identifiers, count=count, population=population,
-                                         sampling_fraction=sampling_fraction, threshold=threshold,
-                                         population_count=population_count, engine=engine)
+        table = as_engine_table(df, engine)
+        qis = list(quasi_identifiers)
+        if not qis:
+            raise EmptySelectionError("Mark at least one column as quasi-identifier to see the re-identification risk.")
+        if population is not None:  # the classes come back and are matched with the population in memory
+            classes, _ = summary_frame(table, qis, count=count)
+            return reidentification(classes, qis, count=WEIGHT, population=population,
+                                    sampling_fraction=sampling_fraction, threshold=threshold,
+                                    population_count=population_count)
+        frame, _ = table.summary(qis, count=count)
+        sizes, classes = size_histogram(frame, qis, count=WEIGHT, engine=table.engine)
+        return risk_from_sizes(np.repeat(sizes, classes), sampling_fraction=sampling_fraction, threshold=threshold,
+                               quasi_identifiers=qis)
     qis = _checked_columns(df, quasi_identifiers, [], count)
     if population is not None:
         matched = population_counts(df, qis, population, count=count, population_count=population_count)

@@ -1,5 +1,7 @@
 """A release recipe re-applied where the data lives: the engine rewrites the records.
 
+The workflow's side of the engine (the engine counts and rewrites; what a step means
+and what the target asks stay here, so the engine imports nothing above it).
 ``apply_recipe(recipe, path, out=..., engine="duckdb")`` does on DuckDB or Spark
 what ``anonlib.workflow.recipe.apply_recipe`` does in memory (PLAN interface 4):
 
@@ -57,14 +59,13 @@ import pandas as pd
 from ..core.dataset import Dataset, Role
 from ..core.errors import AnonlibError, ColumnError, DataFileError, ParameterError, RecipeError, join_names
 from ..core.loading import CSV_INJECTION_PREFIXES
+from ..engine import WEIGHT, Engine, EngineTable, from_frame, from_ibis, scan, shared, summary_frame, to_pandas
+from ..engine.backends import errors
 from ..models import acceptance
-from ..workflow.recipe import Recipe
-from ..workflow.release import release_columns
-from ..workflow.steps import SuppressionStep
-from ..workflow.target import TargetCheck
-from .backends import Engine, errors, shared
-from .measures import summary_frame, to_pandas
-from .source import WEIGHT, EngineTable, from_frame, from_ibis, scan
+from .recipe import Recipe
+from .release import release_columns
+from .steps import SuppressionStep
+from .target import TargetCheck
 
 KEY = "anonlib_key"
 LABEL = "anonlib_label"

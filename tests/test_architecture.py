@@ -1,0 +1,60 @@
+"""The layout's rules, read from the source with ``ast`` (imports inside functions count):
+the engine is a counting backend under the measures and imports nothing above ``core``."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "anonlib"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(path: Path) -> set[str]:
+    """Every anonlib module ``path`` imports, anywhere in the file, as absolute names."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            out.add(target)
+            out.update(f"{target}.{a.name}" for a in node.names)  # "from . import models"
+    return {m for m in out if m == "anonlib" or m.startswith("anonlib.")}
+
+
+def room(module: str) -> str:
+    """anonlib.<room>...: a subpackage or a top-level module."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def rooms_imported(folder: str) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in sorted((PACKAGE / folder).rglob("*.py")):
+        others = {room(m) for m in imported(path)} - {folder, ""}
+        others = {r for r in others if (PACKAGE / r).is_dir() or (PACKAGE / f"{r}.py").exists()}
+        if others:
+            found[str(path.relative_to(ROOT))] = others
+    return found
+
+
+def test_the_engine_imports_nothing_above_core():
+    assert {f: r for f, r in rooms_imported("engine").items() if r - {"core"}} == {}
+
+
+def test_the_reader_sees_relative_and_lazy_imports():
+    # a relative import inside a function is found and named absolutely
+    found = imported(PACKAGE / "profile.py")
+    assert "anonlib.engine" in found and "anonlib.core.dataset" in found
