@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from anonlib.core.errors import ColumnError, GeometryError, ParameterError
 import anonlib.geo as geo
+from anonlib.geo import adc as geo_adc, aggregation as geo_aggregation
 from anonlib.geo import (
     Regression,
     adc_objective,
@@ -31,8 +32,8 @@ from anonlib.geo import (
     read_regions,
     sample_regions,
     site_count,
-    weighted_median,
 )
+from anonlib.core.metrics import weighted_median
 from anonlib.leakage import partition_entropy
 from anonlib.core.samples import sample_path
 from anonlib.synthetic import adult_marginals, synthetic_people, tennessee_zcta_population
@@ -182,13 +183,13 @@ def test_objective_after_a_move_equals_the_full_objective(anonymity, data):
     before = np.array(anonymity, dtype=np.int64)
     rows = np.array(sorted(data.draw(st.sets(st.integers(0, len(before) - 1), max_size=len(before)))), dtype=np.int64)
     after = np.array(data.draw(st.lists(st.integers(0, 6), min_size=len(rows), max_size=len(rows))), dtype=np.int64)
-    present, lowest, at_lowest = geo._objective_parts(before)
+    present, lowest, at_lowest = geo_adc._objective_parts(before)
     state = SimpleNamespace(anonymity=before, objective=adc_objective(before), present=present, lowest=lowest,
                             at_lowest=at_lowest)
     entry = SimpleNamespace(rows=rows, anonymity=after)
     full = before.copy()
     full[rows] = after
-    assert geo._AdcSearch.objective_after(SimpleNamespace(state=state), entry) == adc_objective(full)
+    assert geo_adc._AdcSearch.objective_after(SimpleNamespace(state=state), entry) == adc_objective(full)
 
 
 def test_unmatched_region_ids_are_named_not_dropped():
@@ -434,11 +435,10 @@ def test_anonymized_records_mask_suppressed_classes():
 
 
 def test_adc_refuses_tables_too_large_for_memory(monkeypatch):
-    import anonlib.geo as geo
     from anonlib.core.errors import ProblemTooLargeError
 
     points, records = _problem(2)
-    monkeypatch.setattr(geo, "ADC_CELL_LIMIT", 10)
+    monkeypatch.setattr(geo_aggregation, "ADC_CELL_LIMIT", 10)  # where aggregate reads it
     with pytest.raises(ProblemTooLargeError, match="choose fewer sites"):
         aggregate(points, records, region="zip", quasi_identifiers=["sex", "age"], k=2, n_sites=5,
                   method="adc", count="n")
@@ -480,9 +480,9 @@ def test_trial_state_counts_equal_a_full_recount(seed, n_points, n_sites, n_clas
     rng = np.random.default_rng(seed)
     x, y = rng.uniform(0, 1_000, n_points), rng.uniform(0, 1_000, n_points)
     n_cells = rng.integers(1, 4 * n_points + 1)
-    cells = geo._Cells(region=rng.integers(0, n_points, n_cells), qclass=rng.integers(0, n_classes, n_cells),
+    cells = geo_adc._Cells(region=rng.integers(0, n_points, n_cells), qclass=rng.integers(0, n_classes, n_cells),
                        size=rng.integers(0, 50, n_cells), n_classes=n_classes)
-    search = geo._AdcSearch(x, y, cells, rng.uniform(0, 1_000, (n_sites, 2)))
+    search = geo_adc._AdcSearch(x, y, cells, rng.uniform(0, 1_000, (n_sites, 2)))
     for _ in range(3):
         moved = search.state.sites.copy()
         moved[rng.integers(0, n_sites)] = rng.uniform(-100, 1_100, 2)
@@ -499,9 +499,9 @@ def test_moves_scored_together_equal_a_full_reassignment(seed, n_points, n_sites
     rng = np.random.default_rng(seed)
     x, y = np.round(rng.uniform(0, 1_000, n_points), -1), rng.uniform(0, 1_000, n_points)
     n_cells = rng.integers(1, 4 * n_points + 1)
-    cells = geo._Cells(region=rng.integers(0, n_points, n_cells), qclass=rng.integers(0, n_classes, n_cells),
+    cells = geo_adc._Cells(region=rng.integers(0, n_points, n_cells), qclass=rng.integers(0, n_classes, n_cells),
                        size=rng.integers(0, 50, n_cells), n_classes=n_classes)
-    search = geo._AdcSearch(x, y, cells, rng.uniform(0, 1_000, (n_sites, 2)))
+    search = geo_adc._AdcSearch(x, y, cells, rng.uniform(0, 1_000, (n_sites, 2)))
     regions = rng.integers(0, n_sites, n_moves).tolist()
     targets = rng.uniform(-100, 1_100, (n_moves, 2))
     targets[: n_moves // 2] = np.column_stack([x, y])[rng.integers(0, n_points, n_moves // 2)]  # onto a point
@@ -526,7 +526,7 @@ def test_point_index_finds_every_point_a_moved_site_can_take(seed, n_points, n_s
     if clustered:
         x[: n_points // 2] = x[0]  # many points on one vertical line
     sites = np.column_stack([rng.uniform(-scale / 10, scale, n_sites), rng.uniform(0, scale, n_sites)])
-    index = geo._PointIndex(x, y)
+    index = geo_adc._PointIndex(x, y)
     dist = np.hypot(x[:, None] - sites[:, 0], y[:, None] - sites[:, 1]).min(axis=1)
     index.update(dist)
     targets = np.vstack([rng.uniform(-scale / 5, scale * 1.2, (5, 2)), [[x[0], y[0]]]])
@@ -545,7 +545,7 @@ def test_estimate_aggregate_counts_rows_and_adc_moves():
     balanced = geo.estimate_aggregate(points, records, quasi_identifiers=["sex", "age"], n_sites=5)
     assert balanced.operations == len(records) and balanced.interactive
     adc = geo.estimate_aggregate(points, records, quasi_identifiers=["sex", "age"], n_sites=5, method="adc")
-    assert adc.operations == 5 * geo._MOVES_PER_SITE and adc.seconds > balanced.seconds
+    assert adc.operations == 5 * geo_aggregation._MOVES_PER_SITE and adc.seconds > balanced.seconds
     assert adc.peak_bytes >= 5 * 2 * 4 * 8  # the sites x classes table (2 sexes x 4 age bands)
     capped = geo.estimate_aggregate(points, records, quasi_identifiers=["sex", "age"], n_sites=5_000,
                                     method="adc", time_limit=1.0)

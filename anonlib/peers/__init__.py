@@ -53,10 +53,37 @@ Example (the paper's Table 1, age in 10-year bands; Alice is row 0):
 
 from __future__ import annotations
 
-from .measures import MEASURES, MEASURE_NAMES, MAX_VARIABLES, NARROW, TABLE_LIMIT, PeerMeasures, peer_measures, ppp, npp, pp, poac
+from .measures import (
+    MEASURES,
+    MEASURE_NAMES,
+    MAX_VARIABLES,
+    NARROW,
+    TABLE_LIMIT,
+    PeerMeasures,
+    peer_measures,
+    ppp,
+    npp,
+    pp,
+    poac,
+)
 from .subsets import walk_size, estimate_minimum, SubsetMinimum, minimum_over_subsets, min_ppp, min_poac
-from .matrix import default_q, PrivacyMatrix, estimate_privacy_matrix, privacy_matrix, HeatmapColumns, heatmap_columns
-from .potential import LeaveOneOut, leave_one_out, Partition, partitions, GeneralizationPotential, estimate_generalization_potential, generalization_potential
+from .matrix import (
+    default_q,
+    PrivacyMatrix,
+    estimate_privacy_matrix,
+    privacy_matrix,
+    HeatmapColumns,
+    heatmap_columns,
+)
+from .potential import (
+    LeaveOneOut,
+    leave_one_out,
+    Partition,
+    partitions,
+    GeneralizationPotential,
+    estimate_generalization_potential,
+    generalization_potential,
+)
 from .examples import PeersExample, EXAMPLES, example_dataset
 
 __all__ = [

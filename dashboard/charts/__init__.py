@@ -15,8 +15,26 @@ from __future__ import annotations
 from __future__ import annotations
 
 from .base import QUALITATIVE, AT_RISK, SAFE, Palette, PALETTES, DEFAULT_PALETTE
-from .risk import SizeBins, class_size_bins, anonymity_vector_figure, records_at_risk_figure, risk_distribution_figure
-from .leakage import METHOD_COLOURS, leakage_figure, leakage_before_after_figure, tree_layout, TREE_IN_FULL, TREE_LEAVES_IN_FULL, TREE_EDGE_LABELS_UP_TO, search_tree_figure, TREE_WORDS, method_comparison_figure, experiment_figure
+from .risk import (
+    SizeBins,
+    class_size_bins,
+    anonymity_vector_figure,
+    records_at_risk_figure,
+    risk_distribution_figure,
+)
+from .leakage import (
+    METHOD_COLOURS,
+    leakage_figure,
+    leakage_before_after_figure,
+    tree_layout,
+    TREE_IN_FULL,
+    TREE_LEAVES_IN_FULL,
+    TREE_EDGE_LABELS_UP_TO,
+    search_tree_figure,
+    TREE_WORDS,
+    method_comparison_figure,
+    experiment_figure,
+)
 from .geo import GEO_COLOUR_BY, COUNTY_BORDERS_UP_TO_KM, GEO_METRICS, geo_map_figure, geo_metrics_figure
 from .peers import threshold_colorscale, privacy_heatmap, generalization_figure, NPP_BINS, npp_histogram
 from .schedules import schedule_vectors_figure, resource_load_figure, table10_figure
