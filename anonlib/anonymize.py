@@ -69,8 +69,6 @@ from .models import (
     HierarchyLevels,
     acceptance,
     ModelRequirement,
-    _checked_columns,
-    _is_numeric,
     checked_requirements,
     classes_failing,
     counts_from_codes,
@@ -79,6 +77,7 @@ from .models import (
     suppression_limit,
     within_limit,
 )
+from .models.summaries import _checked_columns, _is_numeric
 
 METHODS = ("iab", "exhaustive", "greedy")  # the paper's methods; "optimal" (anonlib.optimal) is the release default
 SEARCH_METHODS = ("optimal", *METHODS)
@@ -711,6 +710,14 @@ def _greedy(space: GeneralizationSpace, progress: Progress | None = None) -> tup
             search.build(levels, current)
             children.append(len(search.tree) - 1)
         if not children:
+            if not space.monotone:  # a table below this path may still meet a model that is not monotone
+                criteria = join_names([f"k = {space.k}", *(r.describe() for r in space.requirements)])
+                raise NoSolutionError(
+                    f"The greedy search (the paper's Method 2) followed the fewest failing classes to the most "
+                    f"general table (levels {node.levels}) without meeting {criteria} with at most "
+                    f"{100 * space.max_suppressed:g}% suppressed records. These models are not monotone, so a "
+                    "table off its path may meet them: use the optimal search, IAB or exhaustive search."
+                )
             raise _no_solution(space, node)
         current = min(children, key=lambda c: (search.tree[c].violations, -search.tree[c].rows, c))
         node = search.tree[current]

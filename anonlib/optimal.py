@@ -60,8 +60,6 @@ from .core.hierarchy import level_lookup
 from .core.metrics import whole_k
 from .models import (
     ModelRequirement,
-    _checked_columns,
-    _is_numeric,
     checked_requirements,
     classes_failing,
     counts_from_codes,
@@ -70,6 +68,7 @@ from .models import (
     suppression_limit,
     within_limit,
 )
+from .models.summaries import _checked_columns, _is_numeric
 from .utility import CELL_MEASURES, cell_costs, check_measure
 
 MAX_NODES = 2_000_000  # nodes enumerated at once (bounds and masks: ~100 bytes each)

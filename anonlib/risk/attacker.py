@@ -44,7 +44,8 @@ import pandas as pd
 
 from ..core.equivalence import encode
 from ..core.errors import EmptySelectionError, ParameterError
-from ..models import _checked_columns, population_counts
+from ..models import population_counts
+from ..models.summaries import _checked_columns
 from .uniqueness import PopulationUniqueness, class_sizes_checked, population_uniqueness, sampling_fraction_checked
 
 ARX_THRESHOLDS = (0.2, 0.5)

@@ -40,7 +40,7 @@ from ..core.budget import MAX_SECONDS, Progress, WorkEstimate, check_work, repor
 from ..core.equivalence import Classes, combine, encode
 from ..core.errors import ParameterError
 from ..core.numbers import whole_number
-from ..models import _checked_columns
+from ..models.summaries import _checked_columns
 
 DEFAULT_MAX_SIZE = 3
 _SECONDS_PER_ROW_COLUMN = 2.5e-8  # combine + bincount, per distinct row and attribute (2-core machine)
