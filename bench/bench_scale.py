@@ -152,7 +152,7 @@ def _assign_sparse(inputs) -> dict:
 
 
 def _assign_dense(inputs) -> dict:
-    from anonlib.schedule import _solve
+    from anonlib.schedule.methods import _solve
 
     matrix = _solve(*inputs, "heuristic")[0].dense()  # what assign returned before it became sparse
     rows, cols = np.nonzero(matrix)

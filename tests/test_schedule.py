@@ -174,7 +174,7 @@ def test_enumeration_matches_brute_force(freqs, capacities):
 def test_enumeration_refuses_a_large_problem_before_doing_its_work(monkeypatch):
     """2,000 people in classes of one and 200 slots: the second row alone would visit 200 x 200
     partial schedules of 200 resources each; the refusal comes before any of it is built."""
-    import anonlib.schedule as schedule
+    from anonlib.schedule import rank as schedule
 
     built = []
     compositions = schedule._compositions
