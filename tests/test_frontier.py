@@ -571,7 +571,7 @@ def test_generalize_matches_a_direct_per_row_interval_mapping(rows, seed):
 @given(st.lists(st.integers(1, 300), min_size=1, max_size=4), st.integers(1, 60), st.integers(0, 10_000))
 def test_cell_keys_partition_rows_like_the_kernel(cardinalities, n_rows, seed):
     from anonlib.core.equivalence import combine
-    from anonlib.frontier import _cell_keys
+    from anonlib.frontier.space import _cell_keys
 
     rng = np.random.default_rng(seed)
     columns = [rng.integers(0, card, n_rows) for card in cardinalities]

@@ -54,7 +54,7 @@ def population_counts(
     >>> p.sample.tolist(), p.population.tolist()
     ([2, 1, 0], [10, 4, 7])
     """
-    from ..frontier import _aligned, population_count_column  # one reading of population tables
+    from ..frontier.space import _aligned, population_count_column  # one reading of population tables
 
     qis = _checked_columns(df, quasi_identifiers, [], count)
     if not isinstance(population, pd.DataFrame):
