@@ -29,7 +29,7 @@ from anonlib.__main__ import main
 from anonlib.core.equivalence import MISSING_LABEL
 from anonlib.core.errors import AnonlibError, DataFileError, FileTooLargeError, HierarchyError
 from anonlib.core.hierarchy import level_lookup, read_hierarchy_csv
-from anonlib.core import loading
+from anonlib.core.loading import columns as loading_columns, source as loading_source, text as loading_text
 from anonlib.core.loading import load_table, to_safe_csv
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -526,7 +526,7 @@ def test_typing_equals_a_cell_by_cell_reference(cells: list[str | None], chunks:
     cut = np.linspace(0, len(cells), chunks + 1).astype(int)
     column = pa.chunked_array([pa.array(cells[a:b], pa.large_string()) for a, b in zip(cut, cut[1:])],
                               pa.large_string())
-    typed = loading._typed_column(column, pa.array(markers, pa.large_string()))
+    typed = loading_columns._typed_column(column, pa.array(markers, pa.large_string()))
     values, missing, found, formula = _reference_typing(cells, markers)
     got = [None if pd.isna(v) else (v.item() if hasattr(v, "item") else v) for v in pd.array(typed.values)]
     assert got == values
@@ -586,17 +586,17 @@ def test_the_scan_in_two_halves_finds_what_one_pass_finds(raw: bytes, delimiter:
     the line ends and finds the quotes and the CR before a delimiter that one pass finds."""
     path = Path(tempfile.mkdtemp()) / "t.csv"
     path.write_bytes(raw)
-    for src in (loading._Source("t.csv", len(raw), raw[:10], data=raw),
-                loading._Source("t.csv", len(raw), raw[:10], path=path)):
-        whole = loading._scan(src, count_lines, delimiter)
+    for src in (loading_source._Source("t.csv", len(raw), raw[:10], data=raw),
+                loading_source._Source("t.csv", len(raw), raw[:10], path=path)):
+        whole = loading_text._scan(src, count_lines, delimiter)
         assert (whole.quoted, whole.cr_delimiter) == (b'"' in raw, b"\r" + delimiter.encode() in raw)
         assert whole.lines == (raw.count(b"\n") + raw.count(b"\r") + 1 if count_lines else 0)
-        split = loading._SCAN_SPLIT_BYTES
-        loading._SCAN_SPLIT_BYTES = 0
+        split = loading_text._SCAN_SPLIT_BYTES
+        loading_text._SCAN_SPLIT_BYTES = 0
         try:
-            assert loading._scan(src, count_lines, delimiter) == whole
+            assert loading_text._scan(src, count_lines, delimiter) == whole
         finally:
-            loading._SCAN_SPLIT_BYTES = split
+            loading_text._SCAN_SPLIT_BYTES = split
 
 
 def test_a_lone_cr_ending_the_first_half_of_a_large_file_before_a_delimiter(tmp_path: Path) -> None:
@@ -605,7 +605,7 @@ def test_a_lone_cr_ending_the_first_half_of_a_large_file_before_a_delimiter(tmp_
     rows = 600_000
     before = b"a,b\n" + b"x,1\n" * rows
     raw = before + b"\r,2\n" + b"y,3\n" * (rows - 1) + b"yy,33\n"
-    assert raw[len(raw) // 2 - 1:len(raw) // 2 + 1] == b"\r," and len(raw) >= loading._SCAN_SPLIT_BYTES
+    assert raw[len(raw) // 2 - 1:len(raw) // 2 + 1] == b"\r," and len(raw) >= loading_text._SCAN_SPLIT_BYTES
     (tmp_path / "middle.csv").write_bytes(raw)
     for source in (raw, tmp_path / "middle.csv"):
         frame = load_table(source).frame

@@ -36,7 +36,8 @@ import pandas as pd
 
 from ..core.dataset import Dataset, Role, RoleColumns, _as_role, guess_roles
 from ..core.errors import ColumnError, DataFileError, ParameterError, join_names
-from ..core.loading import DELIMITERS, MISSING_MARKERS, _detect_delimiter
+from ..core.loading import DELIMITERS, MISSING_MARKERS
+from ..core.loading.text import _detect_delimiter
 from .backends import Engine, errors, shared
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")

@@ -1,0 +1,139 @@
+"""The loader's limits and markers, the table it returns, and the bytes: a file or bytes
+opened within the size limit, gzip undone, the format told from the first bytes."""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import DataFileError, FileTooLargeError
+
+
+DEFAULT_MAX_BYTES = 200 * 1024 * 1024
+DEFAULT_MAX_COLUMNS = 2_000
+DEFAULT_MAX_CELLS = 60_000_000
+# openpyxl parses about 75,000 cells per CPU second (bench_loading: 10^6 cells in 13 s): a
+# million is seconds, not minutes; larger sheets are refused before parsing (see _sheet_cells)
+EXCEL_MAX_CELLS = 1_000_000
+MISSING_MARKERS = ("", "?", "NA", "N/A", "NaN", "nan", "NULL", "null")
+DELIMITERS = (",", ";", "\t", "|")
+FORMULA_PREFIXES = ("=", "+", "-", "@")
+# OWASP CSV injection: a cell starting with any of these can be read as a formula
+CSV_INJECTION_PREFIXES = (*FORMULA_PREFIXES, "\t", "\r")
+EXCEL_ERRORS = ("#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA")
+_HEAD_BYTES = 262_144
+_SAMPLE_LINES = 200
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_INTEGER = r"^[+-]?\d+$"
+_UTF8 = ("utf-8", "utf8", "utf_8")
+_LATIN1 = ("latin-1", "latin1", "latin_1", "iso-8859-1", "iso8859-1", "l1")
+
+
+@dataclass(frozen=True)
+class LoadedTable:
+    """A table read from a file, with what was detected about the file."""
+
+    frame: pd.DataFrame
+    name: str
+    format: str
+    delimiter: str | None
+    encoding: str | None
+    header: bool
+    missing_cells: int
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n} bytes"  # pragma: no cover
+
+
+def _too_large(what: str, size: int, limit: int) -> FileTooLargeError:
+    return FileTooLargeError(
+        f"{what} {_human_bytes(size)}; the limit is {_human_bytes(limit)}. "
+        "Load a sample of the rows or the columns you need."
+    )
+
+
+# --- the bytes ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Source:
+    """The file's bytes: in memory (an upload, an unpacked gzip) or a plain file on disk,
+    which the readers then read themselves instead of holding it whole."""
+
+    name: str
+    size: int
+    head: bytes
+    data: bytes | None = None
+    path: Path | None = None
+
+    def read(self) -> bytes:
+        return self.data if self.data is not None else self.path.read_bytes()
+
+    def arrow_input(self) -> str | pa.BufferReader:
+        return pa.BufferReader(pa.py_buffer(self.data)) if self.data is not None else str(self.path)
+
+
+def _open_source(source: bytes | str | Path, name: str | None, max_bytes: int) -> _Source:
+    """The file's bytes within the size limit, gzip unpacked (with a cap against bombs)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        if len(data) > max_bytes:
+            raise _too_large("The file is", len(data), max_bytes)
+        src = _Source(name or "uploaded table", len(data), data[:_HEAD_BYTES], data=data)
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise DataFileError(f"The file '{path.name}' does not exist or is not a file.")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise _too_large("The file is", size, max_bytes)
+        with path.open("rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+        src = _Source(name or path.name, size, head, path=path)
+    if src.head[:2] == b"\x1f\x8b":
+        data = gunzip(src.read(), max_bytes)
+        src = _Source(src.name, len(data), data[:_HEAD_BYTES], data=data)
+    if not src.head.strip() and (src.size <= len(src.head) or not src.read().strip()):
+        raise DataFileError("The file is empty.")
+    return src
+
+
+def gunzip(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """Decompress gzip with a size cap (no decompression bombs): ``DataFileError`` when
+    damaged, ``FileTooLargeError`` when it unpacks past ``max_bytes``.
+
+    >>> import gzip
+    >>> gunzip(gzip.compress(b"zip,sex"))
+    b'zip,sex'
+    """
+    decomp = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        out = decomp.decompress(data, max_bytes + 1)
+    except zlib.error:
+        raise DataFileError("The file looks gzip-compressed but is damaged; compress it again.") from None
+    if len(out) > max_bytes or decomp.unconsumed_tail:
+        raise FileTooLargeError(
+            f"The file unpacks to more than {_human_bytes(max_bytes)}, the limit. "
+            "Load a sample of the rows or the columns you need."
+        )
+    return out
+
+
+def _detect_format(head: bytes, name: str) -> str:
+    lower = re.sub(r"\.gz$", "", name.lower())
+    if head[:4] == b"PAR1" or lower.endswith(".parquet"):
+        return "parquet"
+    if head[:4] == b"PK\x03\x04" or lower.endswith((".xlsx", ".xlsm", ".xls")):
+        return "excel"
+    return "text"
