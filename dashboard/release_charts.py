@@ -36,16 +36,16 @@ def distribution_figure(view: ColumnView, palette: str = DEFAULT_PALETTE) -> go.
     fig = go.Figure()
     fig.add_bar(
         x=labels, y=[0 if b is None else b for b in before], name="loaded file", marker_color=colours.neutral,
-        opacity=0.55, customdata=[["–" if b is None else f"{b:,}"] for b in before],
+        opacity=0.6, width=0.8, customdata=[["–" if b is None else f"{b:,}"] for b in before],
         hovertemplate="%{x}<br>loaded file: %{customdata[0]} records<extra></extra>",
     )
     fig.add_bar(
-        x=labels, y=[r.after for r in rows], name="release", marker_color=colours.safe, opacity=0.75,
+        x=labels, y=[r.after for r in rows], name="release", marker_color=colours.safe, opacity=0.85, width=0.45,
         hovertemplate="%{x}<br>release: %{y:,} records<extra></extra>",
     )
     what = "bins of numbers" if view.kind == "number" else "values shown"
     _layout(fig, "", f"{view.column} ({what})", "records")
-    fig.update_layout(barmode="overlay", legend=dict(orientation="h", y=1.02, x=0, yanchor="bottom"))
+    fig.update_layout(barmode="overlay")  # the release's narrower bar inside the loaded file's: both stay visible
     fig.update_xaxes(type="category")
     notes = []
     if view.kind == "number → categories":
@@ -77,7 +77,6 @@ def accuracy_figure(comparison: ClassifierComparison, palette: str = DEFAULT_PAL
         hovertemplate="always guessing the most common value: %{y:.1f}%<extra></extra>",
     )
     _layout(fig, "", "trained and cross-validated on", "records predicted right (%)")
-    fig.update_layout(barmode="group", yaxis_range=[0, 100],
-                      legend=dict(orientation="h", y=1.02, x=0, yanchor="bottom"))
+    fig.update_layout(barmode="group", yaxis_range=[0, 100])
     return _titled(fig, f"Predicting {comparison.column}: accuracy trained on the release and on the loaded file",
                    f"{comparison.model}; took {comparison.seconds:.1f} s.")

@@ -119,3 +119,19 @@ def test_app_navigation_reaches_the_page_after_the_risk_report():
     assert not at.exception
     assert any(t.value == "Release" for t in at.title)
     assert metrics(at)["target met"] == "yes"
+
+
+def test_the_page_s_package_is_built_on_click_by_the_report_page_s_functions():
+    import io
+    import zipfile
+
+    from dashboard.release_download import package_data
+
+    copy = generalized()
+    build = package_data(copy, 0.0)
+    assert callable(build)  # nothing is built until the button is clicked
+    package = zipfile.ZipFile(io.BytesIO(build()))
+    report = package.read("report.html").decode("utf-8")
+    section = report.split("<h2>What the release is still good for</h2>", 1)[1].split("<h2>", 1)[0]
+    c = release_view(copy).classifier
+    assert f"{100 * c.released.mean:.1f}%" in section and f"{100 * c.original.mean:.1f}%" in section

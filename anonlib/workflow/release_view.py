@@ -435,6 +435,19 @@ def _interval(label: str) -> tuple[float, float] | None:
     return (low, high) if low <= high else None
 
 
+def _single(label: str) -> tuple[float, float] | None:
+    """A label that is one number (a value kept as it is among intervals) as an interval of itself.
+
+    >>> _single("1950"), _single("x")
+    ((1950.0, 1950.0), None)
+    """
+    try:
+        value = float(label)
+    except ValueError:
+        return None
+    return (value, value) if math.isfinite(value) else None
+
+
 def _order(labels: Sequence[str], totals: dict[str, int]) -> list[str]:
     """Intervals and numbers by their value, then other values by records (most first)."""
     def key(label: str):
@@ -537,7 +550,7 @@ def _column_view(column: str, role: str, before: pd.Series, after: pd.Series, w_
         texts = _shown(before).to_numpy(dtype=str)
         rows = []
         for label in _order(list(counts_after), counts_after):
-            bounds = intervals[label]
+            bounds = intervals[label] or _single(label)
             mask = _MASK.match(label) if label != SUPPRESSED else None
             if bounds is not None:
                 inside = m_before & (v_before >= bounds[0]) & (v_before <= bounds[1])
@@ -691,20 +704,24 @@ def _usable(y: np.ndarray, column: str, where: str) -> None:
 
 def _estimate(X: pd.DataFrame, y: np.ndarray, numbers: Sequence[str], texts: Sequence[str], seed: int,
               sizes: Sequence[int]) -> float:
-    """Seconds the comparison is expected to take on tables of ``sizes`` records: two timed
-    fits (a quarter of ``PILOT_ROWS`` and ``PILOT_ROWS`` rows) give a fixed and a per-row cost;
+    """Seconds the comparison is expected to take on tables of ``sizes`` records: after an
+    untimed warm-up fit, two timed fits (a quarter of ``PILOT_ROWS`` and ``PILOT_ROWS`` rows)
+    give a fixed and a per-row cost;
     each table costs ``FOLDS`` fits on 4/5 of its rows, with half as much again for the
     predictions and the baseline."""
     rng = np.random.default_rng(seed)
     times, counts = [], []
-    for n in sorted({min(len(y), PILOT_ROWS // 4), min(len(y), PILOT_ROWS)}):
+    small = min(len(y), PILOT_ROWS // 4)
+    # an untimed warm-up first: the first fit of a process pays scikit-learn's imports and caches
+    for n, timed in ((small, False), (small, True), (min(len(y), PILOT_ROWS), True)):
         rows = np.sort(rng.choice(len(y), n, replace=False))
         tick = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             classifier_pipeline(numbers, texts, seed).fit(X.iloc[rows], y[rows])
-        times.append(time.perf_counter() - tick)
-        counts.append(n)
+        if timed and n not in counts:
+            times.append(time.perf_counter() - tick)
+            counts.append(n)
     slope = max((times[-1] - times[0]) / (counts[-1] - counts[0]), 0.0) if len(times) > 1 else times[0] / counts[0]
     fixed = max(times[0] - slope * counts[0], 0.0)
     return 1.5 * sum(FOLDS * (fixed + slope * 0.8 * n) for n in sizes)
@@ -729,7 +746,7 @@ def _classifier(column: str, features: list[str], before: pd.DataFrame, after: p
     subsampled = max(len(yo), len(yr)) > max_rows
     Xo, yo = cut(Xo, yo, max_rows)
     Xr, yr = cut(Xr, yr, max_rows)
-    estimate = _estimate(Xo, yo, no, to, seed, [len(yr), len(yo)]) + (time.perf_counter() - start)
+    estimate = _estimate(Xo, yo, no, to, seed, [len(yr), len(yo)])
     timed_out = estimate > time_limit
     if timed_out:
         share = max(time_limit - (time.perf_counter() - start), 0.0) / estimate
