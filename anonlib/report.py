@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import html
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -53,6 +53,9 @@ from .peers import default_q, estimate_minimum, minimum_over_subsets, walk_size
 from .profile import risk_profile
 from .utility import MEASURE_NAMES
 
+if TYPE_CHECKING:
+    from .workflow.release_view import ReleaseView
+
 REPORT_VERSION = PRODUCT
 VECTOR_SHOWN = 30  # anonymity-vector entries listed (the vector can be as long as the largest class)
 TOP_LEAKAGE = 10  # attributes listed in the leakage section
@@ -63,6 +66,8 @@ log = logging.getLogger("anonlib")
 T = TypeVar("T")
 SECTIONS = ("Dataset", "Re-identification risk", "Information leakage", "Individual privacy", "Suggested generalization",
             "Attacker models", "Privacy models", "Release steps")
+RELEASE_VIEW_SECTION = "What the release is still good for"  # a working copy's section (``copy_report``)
+RELEASE_VIEW_SECONDS = 20.0  # the release view's classifier in the report (rows subsampled past it, and said)
 STEP_UNITS = 1000  # progress units per section of build_report
 
 NO_ROWS = ("There are no records to analyse: the table is empty, or every row misses a value in the analysed "
@@ -239,6 +244,7 @@ class RiskReport:
     models: ModelsSection | None = None
     attacker_model: str = ""
     release: tuple[tuple[str, str], ...] = ()  # what a release package states (``anonlib.workflow.package``)
+    release_view: "ReleaseView | None" = None  # what the release is still good for (a working copy with steps)
 
     def as_dict(self) -> dict:
         """Plain values for a JSON download (sections as nested dicts).
@@ -617,11 +623,34 @@ def steps_section(copy) -> StepsSection:
                         None if first is None else first.failing_records, rows, status)
 
 
-def copy_report(copy, *, p: float = 0.0, **options) -> RiskReport:
+def copy_report(copy, *, p: float = 0.0, view: "ReleaseView | None" = None, **options) -> RiskReport:
     """The report of a working copy: its current table at the release target's k and
-    privacy models, with its steps (``build_report`` options pass through)."""
-    return build_report(copy.current, k=copy.target.k, p=p, requirements=copy.target.requirements,
-                        steps=steps_section(copy), **options)
+    privacy models, with its steps and, when it has steps, what the release is still
+    good for (``view``, else ``release_view(copy)`` with its defaults; a view that
+    cannot be computed becomes a note). ``build_report`` options pass through.
+
+    >>> import pandas as pd
+    >>> from anonlib.workflow import BandsStep, ReleaseTarget, WorkingCopy
+    >>> frame = pd.DataFrame({"age": [30, 31, 45, 52] * 3, "dx": ["a", "b", "a", "b"] * 3})
+    >>> ds = Dataset.from_frame("d", frame, {"age": "quasi-identifier", "dx": "sensitive"})
+    >>> copy = WorkingCopy.start(ds, ReleaseTarget(k=2)).apply(BandsStep("age", 20, 10, 30, 52, True), "Individual privacy")
+    >>> r = copy_report(copy)
+    >>> r.release_view.released_records, r.release_view.classifier.column
+    (12, 'dx')
+    >>> "What the release is still good for" in render_html(r)
+    True
+    """
+    report = build_report(copy.current, k=copy.target.k, p=p, requirements=copy.target.requirements,
+                          steps=steps_section(copy), **options)
+    if view is None and copy.steps:
+        from .workflow.release_view import release_view  # noqa: PLC0415 - the workflow imports this module
+
+        notes: list[Note] = []
+        view = _guarded(RELEASE_VIEW_SECTION, notes,
+                        lambda: release_view(copy, time_limit=RELEASE_VIEW_SECONDS, strict=False))
+        if notes:
+            report = replace(report, notes=report.notes + tuple(notes))
+    return replace(report, release_view=view) if view is not None else report
 
 
 def _percent(share: float) -> str:
@@ -841,6 +870,49 @@ def _notes_for(report: RiskReport, section: str) -> str:
     return "".join(f'<p class="note">{_e(n.text)}</p>' for n in report.notes if n.section == section)
 
 
+def _stat(value: float | None) -> str:
+    return "–" if value is None or not np.isfinite(value) else f"{value:,.4g}"
+
+
+def release_view_html(view: "ReleaseView") -> str:
+    """The Release view as HTML (records, distributions, numbers, contingency tables, the
+    classifier); every data string escaped."""
+    parts = [f"<p>{_e(view.sentences()[0])} {_e(view.sentences()[1])}</p>"]
+    for column in view.columns:
+        parts.append(f"<h3>{_e(column.column)} ({_e(column.role)})</h3><p>{_e(column.sentence())}</p>")
+        if column.before is not None:
+            summaries = [("loaded file", column.before), ("release", column.after)]
+            parts.append(_table(
+                ("table", "records with a number", "mean", "sd", "minimum", "q1", "median", "q3", "maximum"),
+                [(name, "–" if s is None else f"{s.records:,}", *(
+                    ("–",) * 7 if s is None else tuple(_stat(v) for v in (s.mean, s.sd, s.minimum, s.q1, s.median,
+                                                                            s.q3, s.maximum))))
+                 for name, s in summaries]))
+        parts.append(_table(("value" if column.kind != "number" else "value or bin", "records in the loaded file",
+                             "records in the release"),
+                            [(c.value, "–" if c.before is None else f"{c.before:,}", f"{c.after:,}")
+                             for c in column.counts]))
+    if view.pair is not None:
+        a, b = view.pair.columns
+        for which in ("before", "after"):
+            table = view.pair.frame(which)
+            parts.append(f"<h3>{_e(a)} by {_e(b)}, records, {'loaded file' if which == 'before' else 'release'}</h3>")
+            parts.append(_table((f"{a} \\ {b}", *map(str, table.columns)),
+                                [(str(i), *(f"{int(v):,}" for v in r)) for i, r in zip(table.index, table.to_numpy())]))
+    c = view.classifier
+    if c is not None:
+        parts.append("<h3>Classifier</h3><p>" + _e(c.sentence(timed=False)) + "</p>")
+        parts.append(_table(
+            ("trained on", "records", "values of " + c.column, "accuracy (mean)", "sd over folds",
+             "most common value"),
+            [(s.trained_on, f"{s.records:,}", f"{s.classes:,}", _percent(s.mean), _percent(s.sd),
+              _percent(s.baseline)) for s in (c.released, c.original)]))
+        parts.append(f"<p>{_e(c.model)}; at most {c.max_rows:,} records per table and about "
+                     f"{c.time_limit:g} seconds (the seconds taken are on the Release page and in its JSON).</p>")
+    parts.extend(f'<p class="note">{_e(n)}</p>' for n in view.notes + view.problems)
+    return "".join(parts)
+
+
 def render_html(report: RiskReport) -> str:
     """One self-contained printable HTML page (inline CSS, no scripts, no links); data strings escaped.
 
@@ -884,6 +956,11 @@ def render_html(report: RiskReport) -> str:
     else:
         parts.append("<p>This report describes a table as it is, not a working copy with steps.</p>")
     parts.append(_notes_for(report, "Release steps"))
+    if report.release_view is not None or any(n.section == RELEASE_VIEW_SECTION for n in report.notes):
+        parts.append(f"<h2>{RELEASE_VIEW_SECTION}</h2>")
+        if report.release_view is not None:
+            parts.append(release_view_html(report.release_view))
+        parts.append(_notes_for(report, RELEASE_VIEW_SECTION))
 
     parts.append("<h2>Dataset</h2>")
     parts.append(_table(

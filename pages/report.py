@@ -7,35 +7,16 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.models import MODEL_NAMES
-from anonlib.report import RiskReport, copy_report, render_html
+from anonlib.report import RiskReport, render_html
 from anonlib.utility import MEASURE_NAMES
-from anonlib.workflow import WorkingCopy, release_package
 from dashboard import charts
 from dashboard.glossary import term_help
+from dashboard.release_download import cached_report, copy_key, package_button
 from dashboard.state import working_copy
 from dashboard.ui import download_csv, download_json, guarded, page_header, plain, result_verdict, row
 
 SLOW_ROWS = 20_000  # above this many rows the report takes a second or more: show a status box
 P_KEY = "privacy_p"  # the threshold p, shared with the Individual privacy page
-
-
-def _copy_key(copy: WorkingCopy) -> tuple:
-    """What the report depends on: the current table, roles, missing policy, target and steps."""
-    current = copy.current
-    roles = tuple((str(c), current.roles[c].value) for c in current.frame.columns if c in current.roles)
-    return (current.fingerprint, roles, current.missing, copy.target.describe(),
-            tuple(a.step.describe() for a in copy.steps))
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _report(key: tuple, p: float, _copy: WorkingCopy) -> RiskReport:
-    return copy_report(_copy, p=p)
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def _package(key: tuple, p: float, _copy: WorkingCopy, _report: RiskReport) -> bytes:
-    """The package states the time it was first built for this state (cached with it)."""
-    return release_package(_copy, report=_report)
 
 
 def _notes(report: RiskReport, section: str) -> None:
@@ -79,14 +60,14 @@ st.caption(f"k and the privacy models come from the release target in the sideba
 
 report = None
 with guarded("building the risk report"):
-    key = _copy_key(copy)
+    key = copy_key(copy)
     if dataset.n_rows > SLOW_ROWS:
         with st.status("Building the report: risk, models, individual privacy, leakage, generalization...",
                        expanded=False) as status:
-            report = _report(key, p, copy)
+            report = cached_report(key, p, copy)
             status.update(label="Report ready: every section computed or explained", state="complete")
     else:
-        report = _report(key, p, copy)
+        report = cached_report(key, p, copy)
 
 if report is not None:
     st.subheader("Summary")
@@ -230,14 +211,7 @@ if report is not None:
     st.subheader("Download")
     with row():  # the buttons wrap onto more lines in a narrow window instead of cutting their labels
         with guarded("preparing the release package"):
-            package = _package(key, p, copy, report)
-            st.download_button(
-                "Release package (zip)", package, file_name="release.zip", mime="application/zip", key="dl-package",
-                help="released.csv (the released table), report.html (this report, with the package's digests), "
-                     "recipe.json (to re-apply with python -m anonlib apply), README.txt (what the package states: "
-                     "SHA-256 digests, source, target, steps, version, time) and SHA256SUMS; check it with "
-                     "python -m anonlib verify release.zip.", type="primary",
-            )
+            package_button(copy, p, report)
         st.download_button("Printable report (HTML)", html.encode("utf-8"), file_name="risk_report.html",
                            mime="text/html", key="dl-report-html")
         download_json("Parameters and results (JSON)", report.as_dict(), "risk_report.json", key="dl-report-json")

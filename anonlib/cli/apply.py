@@ -6,7 +6,11 @@ damaged recipe, a file of another layout, a value no step knows, a recipe
 edited after it was written or without a digest: ``--accept-edited`` applies
 it anyway and the output, the JSON and the package say so). With
 ``--engine duckdb|spark`` the file (or folder, or pattern) is rewritten where it
-lies and the engine writes ``--out`` (``anonlib.workflow.engine_replay``).
+lies and the engine writes ``--out`` (``anonlib.workflow.engine_replay``). With
+``--release-view`` the output (and ``--json``, under ``release_view``) adds what
+the release is still good for (``anonlib.workflow.release_view``): records,
+distributions before and after, a contingency table (``--pair``) and the
+classifier comparison (``--predict``, ``--time-limit``).
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from dataclasses import dataclass
 
 from ..core.errors import ParameterError
 from ..workflow.history import WorkingCopy
+from ..report import copy_report
 from ..workflow.package import release_package
+from ..workflow.release_view import release_view
 from ..workflow.recipe import EDITED, INTACT, read_for_recipe, read_recipe
 from ..workflow.target import TargetCheck, records
 from .common import command, engine_arguments, replaced_atomically, write
@@ -48,18 +54,24 @@ def _apply(args: argparse.Namespace) -> int:
     recipe = read_recipe(args.recipe)
     recipe.require_intact(accept_edited=args.accept_edited)
     note = edited_note(recipe)
+    view = None
     if args.engine or args.spark_master:
         if args.package:
             raise ParameterError("--package needs the table in memory; leave out --engine (or use --out only).")
+        if args.release_view:
+            raise ParameterError("--release-view needs the table in memory; leave out --engine.")
         outcome = _apply_on_engine(args, recipe)
     else:
         dataset, reading = read_for_recipe(recipe, args.file)
         replay = recipe.replay(dataset)
         if args.out:
             write(args.out, replay.csv)
+        copy = WorkingCopy.from_recipe(recipe, dataset, reading) if args.package or args.release_view else None
+        if args.release_view:
+            view = release_view(copy, pair=_pair(args.pair), predict=args.predict, time_limit=args.time_limit)
         if args.package:
-            copy = WorkingCopy.from_recipe(recipe, dataset, reading)
-            write(args.package, release_package(copy, columns=recipe.columns, notes=[note] if note else ()))
+            write(args.package, release_package(copy, columns=recipe.columns, notes=[note] if note else (),
+                                                report=copy_report(copy, view=view) if view is not None else None))
         kind = ("the file the recipe was made from" if replay.same_file
                 else f"a new delivery (the recipe was made from {recipe.source.name})")
         released = int(replay.table[replay.dataset.count].sum()) if replay.dataset.count else len(replay.table)
@@ -86,6 +98,7 @@ def _apply(args: argparse.Namespace) -> int:
             "failing": [{"requirement": what, "records": n} for what, n in check.failing],
             "smallest_failing_classes": [{"class": what, "records": n} for what, n in check.examples],
             "released_records": outcome.released_records,
+            **({"release_view": view.to_json()} if view is not None else {}),
         }, indent=2))
         return 0 if check.met else 1
     if note:
@@ -103,10 +116,23 @@ def _apply(args: argparse.Namespace) -> int:
             print(f"failing class      {what} ({records(n)})")
         if check.failing_classes > len(check.examples):
             print(f"                   ... {check.failing_classes - len(check.examples):,} more failing classes")
+    if view is not None:
+        for sentence in view.sentences()[1:]:
+            print(f"release view       {sentence}")
     if outcome.same_file:
         print("reproduces release " + ("yes: the same bytes as the recipe's release" if outcome.reproduces
                                        else "no: the released table differs from the one the recipe recorded"))
     return 0 if check.met else 1
+
+
+def _pair(text: str | None) -> tuple[str, ...] | None:
+    """``--pair A,B`` as two column names (a sentence when it is not two)."""
+    if text is None:
+        return None
+    names = tuple(part.strip() for part in text.split(","))
+    if len(names) != 2 or not all(names):
+        raise ParameterError(f"--pair takes two column names separated by a comma, e.g. --pair age,sex; got '{text}'.")
+    return names
 
 
 def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
@@ -142,5 +168,14 @@ def register(commands) -> None:
                         help="apply a recipe that was changed after it was written (or has no digest); the output, "
                         "the JSON and the package say so")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--release-view", action="store_true",
+                        help="also say what the release is still good for: records, distributions before and after, "
+                        "a contingency table and a classifier trained on the release against the file (in --json "
+                        "under release_view; with --package the report uses the same view)")
+    parser.add_argument("--pair", metavar="A,B", help="with --release-view: the two columns of the contingency table")
+    parser.add_argument("--predict", metavar="COLUMN", help="with --release-view: the column the classifier predicts "
+                        "(default: the first sensitive attribute)")
+    parser.add_argument("--time-limit", type=float, default=20.0, metavar="SECONDS",
+                        help="with --release-view: the classifier's time (rows are subsampled past it; default 20)")
     parser.set_defaults(inputs=("recipe", "file"), outputs=("out", "package"))
     engine_arguments(parser)

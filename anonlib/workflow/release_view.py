@@ -1,0 +1,891 @@
+"""What the release is still good for: the working copy's released table set against the loaded file.
+
+``release_view(copy)`` measures, in records, for the table a ``WorkingCopy``
+releases (``copy.release()``) against the file as loaded (``copy.loaded``):
+
+- the release target and whether it is met (``copy.check``), the records
+  suppressed (absent from the release), and each step with the records failing
+  the target before and after it and what it cost;
+- per quasi-identifier and sensitive attribute, the distribution before and
+  after (``ColumnView``): records per shown value for categories (generalized
+  labels, ``*`` of a locally suppressed cell and ``(blank)`` for a missing cell
+  are values like any other); for numbers the mean, standard deviation and
+  quartiles before and after, and records per bin (the same bins before and
+  after). A numeric column the steps turned into text intervals (``30-39``) is
+  shown by its categories after, the loaded file's records counted into the
+  same intervals;
+- a contingency table of a chosen pair of columns, before and after;
+- a classifier comparison (``ClassifierComparison``): a decision tree
+  (scikit-learn, seeded) predicting a chosen column from the other released
+  columns, trained and cross-validated (stratified 5-fold, seeded) on the
+  released table and on the loaded file, each beside the accuracy of always
+  guessing the most common value. Each table is subsampled (seeded) to at most
+  ``max_rows`` records, and further when the run is estimated above
+  ``time_limit`` seconds; the view says so.
+
+The record-count column (a row standing for several records) weighs every
+count, statistic and the classifier's rows. Inputs that cannot be answered (a
+column to predict with one value, a pair of the same column, an empty release)
+are one ``AnonlibError`` sentence.
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> from anonlib.workflow import BandsStep, ReleaseTarget, WorkingCopy
+    >>> frame = pd.DataFrame({"age": [31, 35, 38, 44, 41, 47], "sex": list("FMFMFM")})
+    >>> ds = Dataset.from_frame("d", frame, {"age": "quasi-identifier", "sex": "sensitive"})
+    >>> copy = WorkingCopy.start(ds, ReleaseTarget(k=3)).apply(BandsStep("age", 10, 1, 31, 47, True), "Individual privacy")
+    >>> view = release_view(copy, classify=False)
+    >>> view.met, view.released_records, view.suppressed_records
+    (True, 6, 0)
+    >>> age = view.column("age")
+    >>> age.kind, age.distinct_before, age.distinct_after
+    ('number → categories', 6, 2)
+    >>> [(c.value, c.before, c.after) for c in age.counts]
+    [('31-39', 3, 3), ('40-47', 3, 3)]
+    >>> view.pair.columns, view.pair.after
+    (('age', 'sex'), ((2, 1), (1, 2)))
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..core.errors import AnonlibError, ColumnError, EmptySelectionError, ParameterError, join_names
+from ..core.hierarchy import SUPPRESSED
+from .history import WorkingCopy
+from .release import default_release_columns
+
+BLANK = "(blank)"  # how a missing cell is shown
+MAX_VALUES = 40  # values listed per column; the rest are one "(other ...)" row
+MAX_PAIR_VALUES = 12  # values per side of a contingency table; the rest are "(other)"
+MAX_BINS = 20  # bins of a numeric column's distribution
+FOLDS = 5
+TREE_DEPTH = 8
+PILOT_ROWS = 2_000  # rows timed to estimate the classifier's run
+MIN_ROWS = 200  # a subsample never goes below this
+MAX_ROWS = 50_000  # records a table is cross-validated on at most (a seeded subsample past it, said)
+_INTERVAL = re.compile(r"^\s*[\[(]?\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*[\])]?\s*$")
+_MASK = re.compile(r"^(\d*)(\*+)$")  # a masked code: 1000* covers 10000..10009
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class StepLine:
+    """One step of the working copy: the records failing the target before and after it, and its cost."""
+
+    number: int
+    page: str
+    description: str
+    failing_before: int | None
+    failing_after: int | None
+    suppressed_records: int
+    cost: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ValueCount:
+    """Records showing ``value`` before (None: the value cannot be counted in the loaded file) and after."""
+
+    value: str
+    before: int | None
+    after: int
+
+
+@dataclass(frozen=True)
+class NumberSummary:
+    """Records with a number, their mean, standard deviation (n - 1) and quartiles (pandas' linear rule)."""
+
+    records: int
+    mean: float
+    sd: float
+    minimum: float
+    q1: float
+    median: float
+    q3: float
+    maximum: float
+
+
+@dataclass(frozen=True)
+class ColumnView:
+    """One column before and after.
+
+    ``kind``: ``category``, ``number`` (numbers before and after; ``*`` or blank
+    cells counted in ``other_after``) or ``number → categories`` (the steps
+    turned the numbers into text such as intervals). ``counts``: records per
+    shown value (per bin for a number), in display order.
+    """
+
+    column: str
+    role: str
+    kind: str
+    distinct_before: int
+    distinct_after: int
+    counts: tuple[ValueCount, ...]
+    before: NumberSummary | None = None
+    after: NumberSummary | None = None
+    other_before: int = 0  # records without a number (blank) before
+    other_after: int = 0  # records without a number (blank, '*') after
+    edges: tuple[float, ...] = ()  # a number column's bins: their edges, or each value (``bins`` = exact)
+    bins: str = ""  # exact, whole or float (see ``_bins``)
+
+    def sentence(self) -> str:
+        """What happened to the column, in plain words."""
+        if self.kind == "number":
+            same = self.before == self.after
+            text = (f"{self.column}: numbers kept as they are" if same else
+                    f"{self.column}: numbers changed (mean {_num(self.before.mean)} → {_num(self.after.mean)}, "
+                    f"median {_num(self.before.median)} → {_num(self.after.median)})"
+                    if self.before and self.after else f"{self.column}: numbers")
+            if self.other_after > self.other_before:
+                text += f"; {self.other_after - self.other_before:,} more records without a number (blank or *)"
+            return text + "."
+        if self.distinct_before == self.distinct_after:
+            return f"{self.column}: {self.distinct_after:,} values, as many as before."
+        return f"{self.column}: {self.distinct_before:,} values become {self.distinct_after:,}."
+
+
+@dataclass(frozen=True)
+class Contingency:
+    """Records per pair of shown values of two columns, before and after (rows: the first column)."""
+
+    columns: tuple[str, str]
+    rows_before: tuple[str, ...]
+    columns_before: tuple[str, ...]
+    before: tuple[tuple[int, ...], ...]
+    rows_after: tuple[str, ...]
+    columns_after: tuple[str, ...]
+    after: tuple[tuple[int, ...], ...]
+
+    def frame(self, which: str = "after") -> pd.DataFrame:
+        """The table as a DataFrame (``which``: ``before`` or ``after``)."""
+        rows, cols, values = ((self.rows_before, self.columns_before, self.before) if which == "before"
+                              else (self.rows_after, self.columns_after, self.after))
+        return pd.DataFrame(list(values), index=list(rows), columns=list(cols))
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """Cross-validated accuracy of one model on one table (``folds``: each fold's share right)."""
+
+    trained_on: str
+    records: int  # records the model was cross-validated on (after any subsample)
+    classes: int
+    mean: float
+    sd: float
+    folds: tuple[float, ...]
+    baseline: float  # always guessing the most common value, cross-validated the same way
+
+
+@dataclass(frozen=True)
+class ClassifierComparison:
+    """The classifier trained on the released table against trained on the loaded file."""
+
+    column: str
+    features: tuple[str, ...]
+    model: str
+    released: Accuracy
+    original: Accuracy
+    seconds: float
+    time_limit: float
+    subsampled: bool
+    records_released: int  # records available before any subsample
+    records_original: int
+    seed: int
+    max_rows: int = 0  # the most records a table is cross-validated on (subsampled past it)
+    timed_out: bool = False  # the subsample was cut further to stay within ``time_limit``
+
+    def sentence(self, timed: bool = True) -> str:
+        """The comparison in one sentence (``timed``: with the seconds it took; a release
+        package's report leaves them out so that it is the same bytes when built again)."""
+        r, o = self.released, self.original
+        text = (f"Predicting {self.column} from {join_names(self.features)}: trained on the release "
+                f"{_pct(r.mean)} ± {_pct(r.sd)} right, on the loaded file {_pct(o.mean)} ± {_pct(o.sd)}; "
+                f"always guessing the most common value {_pct(r.baseline)} (release) and {_pct(o.baseline)} "
+                f"(loaded file).")
+        if self.subsampled:
+            text += (f" Rows were subsampled to {r.records:,} of {self.records_released:,} released and "
+                     f"{o.records:,} of {self.records_original:,} loaded records (seed {self.seed}) "
+                     + (f"to stay within {self.time_limit:g} s." if self.timed_out else
+                        f"to at most {self.max_rows:,} rows per table."))
+        return text + (f" Took {self.seconds:.1f} s." if timed else "")
+
+
+@dataclass(frozen=True)
+class ReleaseView:
+    """Everything the Release view shows (see the module text)."""
+
+    name: str
+    target: str
+    met: bool | None
+    status: str
+    loaded_records: int
+    released_records: int
+    suppressed_records: int
+    steps: tuple[StepLine, ...]
+    columns: tuple[ColumnView, ...]
+    pair: Contingency | None
+    classifier: ClassifierComparison | None
+    notes: tuple[str, ...]
+    seconds: float
+    problems: tuple[str, ...] = ()  # parts refused with ``strict=False`` (a bad pair, a column with one value)
+
+    def column(self, name: str) -> ColumnView:
+        """The view of one column; a sentence when it is not shown."""
+        for view in self.columns:
+            if view.column == name:
+                return view
+        raise ColumnError(f"{name} is not a quasi-identifier or sensitive attribute of the release.")
+
+    def sentences(self) -> tuple[str, ...]:
+        """The view in plain words: the target, the records suppressed, each column, the classifier."""
+        out = [self.status]
+        if self.suppressed_records:
+            out.append(f"{self.suppressed_records:,} of {self.loaded_records:,} records are suppressed: they are "
+                       "not in the release.")
+        else:
+            out.append(f"No record is suppressed: all {self.loaded_records:,} records are in the release.")
+        out.extend(c.sentence() for c in self.columns)
+        if self.classifier is not None:
+            out.append(self.classifier.sentence())
+        return tuple(out) + self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON values (NaN as null).
+
+        >>> import pandas as pd
+        >>> from anonlib.core.dataset import Dataset
+        >>> ds = Dataset.from_frame("d", pd.DataFrame({"a": list("xxyy")}), {"a": "quasi-identifier"})
+        >>> data = release_view(WorkingCopy.start(ds), classify=False).to_json()
+        >>> data["released_records"], data["columns"][0]["counts"]
+        (4, [{'value': 'x', 'before': 2, 'after': 2}, {'value': 'y', 'before': 2, 'after': 2}])
+        """
+        return _plain(asdict(self))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if not math.isfinite(float(value)) else float(value)
+    return value
+
+
+def _pct(share: float) -> str:
+    return f"{100 * share:.1f}%"
+
+
+def _num(value: float) -> str:
+    """A number as a label or in a sentence: whole numbers in full, others to 4 significant digits.
+
+    >>> _num(10001.0), _num(20.65), _num(0.123456)
+    ('10001', '20.65', '0.1235')
+    """
+    value = float(value)
+    if value.is_integer():
+        return str(int(value))
+    return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.1f}"
+
+
+# --------------------------------------------------------------------------- the frames
+
+
+def shown_columns(copy: WorkingCopy) -> tuple[str, ...]:
+    """The released quasi-identifiers and sensitive attributes, in the file's order (the columns the view shows).
+
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"id": [1], "age": [3], "dx": ["a"], "x": [0]}),
+    ...                         {"id": "identifier", "age": "quasi-identifier", "dx": "sensitive", "x": "ignore"})
+    >>> shown_columns(WorkingCopy.start(ds))
+    ('age', 'dx')
+    """
+    current = copy.current
+    released = default_release_columns(current)
+    return tuple(str(c) for c in current.frame.columns
+                 if c in released and (c in current.quasi_identifiers or c in current.sensitive))
+
+
+def sensitive_columns(copy: WorkingCopy) -> tuple[str, ...]:
+    """The shown columns that are sensitive attributes."""
+    return tuple(c for c in shown_columns(copy) if c in copy.current.sensitive)
+
+
+def _frames(copy: WorkingCopy) -> tuple[pd.DataFrame, pd.DataFrame, list[str], str | None]:
+    """The loaded and released records (the analysis frames, a row per table row) and the columns shown."""
+    current = copy.current
+    columns = list(shown_columns(copy))
+    if not columns:
+        raise EmptySelectionError("Mark at least one column as quasi-identifier or sensitive to see the release.")
+    before, _ = copy.loaded.analysis_frame(columns)
+    after, _ = current.analysis_frame(columns)
+    return before, after, columns, current.count
+
+
+def _weights(frame: pd.DataFrame, count: str | None) -> np.ndarray:
+    if count is None:
+        return np.ones(len(frame), dtype=np.int64)
+    return pd.to_numeric(frame[count]).fillna(0).to_numpy(dtype=np.int64)
+
+
+def _shown(series: pd.Series) -> pd.Series:
+    """Cells as the reader sees them: text, ``(blank)`` for a missing cell, whole floats without ``.0``."""
+    values = series.astype(object)
+    missing = values.isna().to_numpy()
+
+    def text(v: object) -> str:
+        if isinstance(v, (float, np.floating)) and float(v).is_integer():
+            return str(int(v))
+        return str(v)
+
+    return pd.Series([BLANK if m else text(v) for v, m in zip(values.tolist(), missing)], index=series.index,
+                     dtype=object)
+
+
+def _numbers(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(numbers, mask of rows holding a number): text cells ('*', intervals) and blanks hold none."""
+    if pd.api.types.is_bool_dtype(series):
+        return np.array([], dtype=float), np.zeros(len(series), dtype=bool)
+    if pd.api.types.is_numeric_dtype(series):
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+        return values, ~np.isnan(values)
+    mask = np.array([isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                     and not pd.isna(v) for v in series.tolist()], dtype=bool)
+    values = np.full(len(series), np.nan)
+    values[mask] = [float(v) for v, m in zip(series.tolist(), mask) if m]
+    return values, mask
+
+
+def _is_numeric(series: pd.Series) -> bool:
+    """Numbers, with at most ``*`` or blank cells besides them (a locally suppressed number column)."""
+    if pd.api.types.is_bool_dtype(series):
+        return False
+    if pd.api.types.is_numeric_dtype(series):
+        return True
+    _, mask = _numbers(series)
+    others = series[~mask]
+    return bool(mask.any()) and all(pd.isna(v) or v == SUPPRESSED for v in others.tolist())
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def weighted_summary(values: np.ndarray, weights: np.ndarray) -> NumberSummary | None:
+    """Mean, sd and quartiles of ``values`` each counted ``weights`` times (as pandas on the repeated values).
+
+    >>> s = weighted_summary(np.array([1.0, 2.0, 4.0]), np.array([1, 2, 1]))
+    >>> s.records, s.mean, s.median, s.q1, s.q3
+    (4, 2.25, 2.0, 1.75, 2.5)
+    >>> round(s.sd, 9) == round(float(pd.Series([1.0, 2, 2, 4]).std()), 9)
+    True
+    """
+    keep = ~np.isnan(values) & (weights > 0)
+    values, weights = values[keep], weights[keep]
+    total = int(weights.sum())
+    if total == 0:
+        return None
+    order = np.argsort(values, kind="stable")
+    values, weights = values[order], weights[order]
+    mean = float(np.dot(values, weights) / total)
+    sd = float(math.sqrt(np.dot(weights, (values - mean) ** 2) / (total - 1))) if total > 1 else float("nan")
+    ends = np.cumsum(weights)  # the repeated array's positions 0..ends[i]-1 hold values[i]
+
+    def at(position: int) -> float:
+        return float(values[np.searchsorted(ends, position, side="right")])
+
+    def quantile(q: float) -> float:
+        h = (total - 1) * q
+        low = math.floor(h)
+        a, b = at(low), at(min(low + 1, total - 1))
+        return a + (h - low) * (b - a)
+
+    return NumberSummary(total, mean, sd, float(values[0]), quantile(0.25), quantile(0.5), quantile(0.75),
+                         float(values[-1]))
+
+
+def _counts(labels: pd.Series, weights: np.ndarray) -> dict[str, int]:
+    totals = pd.Series(weights, index=labels.index).groupby(labels.to_numpy(), sort=False).sum()
+    return {str(k): int(v) for k, v in totals.items()}
+
+
+def _interval(label: str) -> tuple[float, float] | None:
+    """The numbers an interval label covers (both ends included).
+
+    >>> _interval("30-39"), _interval("[15-19]"), _interval("-5--1"), _interval("x")
+    ((30.0, 39.0), (15.0, 19.0), (-5.0, -1.0), None)
+    """
+    match = _INTERVAL.match(label)
+    if not match:
+        return None
+    low, high = float(match.group(1)), float(match.group(2))
+    return (low, high) if low <= high else None
+
+
+def _single(label: str) -> tuple[float, float] | None:
+    """A label that is one number (a value kept as it is among intervals) as an interval of itself.
+
+    >>> _single("1950"), _single("x")
+    ((1950.0, 1950.0), None)
+    """
+    try:
+        value = float(label)
+    except ValueError:
+        return None
+    return (value, value) if math.isfinite(value) else None
+
+
+def _order(labels: Sequence[str], totals: dict[str, int]) -> list[str]:
+    """Intervals and numbers by their value, then other values by records (most first)."""
+    def key(label: str):
+        bounds = _interval(label)
+        if bounds is not None:
+            return (0, bounds[0], bounds[1], "")
+        try:
+            return (0, float(label), float(label), "")
+        except ValueError:
+            return (1, -totals.get(label, 0), 0.0, label)
+
+    return sorted(labels, key=key)
+
+
+def _limited(rows: list[ValueCount]) -> tuple[ValueCount, ...]:
+    if len(rows) <= MAX_VALUES:
+        return tuple(rows)
+    by_size = sorted(range(len(rows)), key=lambda i: -(rows[i].after + (rows[i].before or 0)))
+    kept = sorted(by_size[: MAX_VALUES - 1])
+    rest = [rows[i] for i in by_size[MAX_VALUES - 1:]]
+    before = None if any(r.before is None for r in rest) else sum(r.before for r in rest)
+    other = ValueCount(f"(other {len(rest):,} values)", before, sum(r.after for r in rest))
+    return tuple(rows[i] for i in kept) + (other,)
+
+
+def _bins(values: np.ndarray) -> tuple[np.ndarray, str]:
+    """Bins for numbers: each value when there are at most ``MAX_BINS`` (``exact``), else at most
+    ``MAX_BINS`` equal widths, whole-number edges for whole numbers (``whole``: bin [a, b) shown as
+    ``a-(b-1)``) or ``float`` edges.
+
+    >>> _bins(np.array([3.0, 1.0, 3.0]))
+    (array([1., 3.]), 'exact')
+    >>> edges, kind = _bins(np.arange(17.0, 91.0)); kind, _bin_labels(edges, kind)[:2], len(edges) - 1
+    ('whole', ['17-20', '21-24'], 19)
+    """
+    distinct = np.unique(values)
+    if len(distinct) <= MAX_BINS:  # one bar per value
+        return distinct, "exact"
+    low, high = float(distinct[0]), float(distinct[-1])
+    if np.all(distinct == np.floor(distinct)):
+        width = max(1, math.ceil((high - low + 1) / MAX_BINS))
+        return np.arange(low, high + width + 1, width, dtype=float)[: math.ceil((high - low + 1) / width) + 1], "whole"
+    return np.histogram_bin_edges(values, bins=MAX_BINS, range=(low, high)), "float"
+
+
+def _bin_labels(edges: np.ndarray, kind: str) -> list[str]:
+    if kind == "exact":
+        return [_num(v) for v in edges]
+    if kind == "whole":
+        return [_num(a) if b - a == 1 else f"{_num(a)}-{_num(b - 1)}" for a, b in zip(edges[:-1], edges[1:])]
+    return [f"{_num(a)} to {_num(b)}" for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _binned(values: np.ndarray, mask: np.ndarray, edges: np.ndarray, kind: str) -> np.ndarray:
+    """Per row the bin index (-1: no number, or outside the bins)."""
+    out = np.full(len(values), -1, dtype=np.int64)
+    if kind == "exact":
+        position = np.searchsorted(edges, values[mask])
+        hit = (position < len(edges)) & (edges[np.minimum(position, len(edges) - 1)] == values[mask])
+        out[np.flatnonzero(mask)[hit]] = position[hit]
+        return out
+    inside = mask & (values >= edges[0]) & (values <= edges[-1])
+    index = np.clip(np.searchsorted(edges, values[inside], side="right") - 1, 0, len(edges) - 2)
+    out[inside] = index
+    return out
+
+
+def _column_view(column: str, role: str, before: pd.Series, after: pd.Series, w_before: np.ndarray,
+                 w_after: np.ndarray) -> ColumnView:
+    shown_before, shown_after = _shown(before), _shown(after)
+    distinct_before = int(before.dropna().nunique())
+    distinct_after = int(after.dropna().nunique())
+    numeric_before = _is_numeric(before) and pd.api.types.is_numeric_dtype(before)
+    if numeric_before and _is_numeric(after) and before.notna().any():
+        v_before, m_before = _numbers(before)
+        v_after, m_after = _numbers(after)
+        summary_before = weighted_summary(v_before, w_before)
+        summary_after = weighted_summary(v_after, w_after)
+        both = np.concatenate([v_before[m_before], v_after[m_after]])
+        edges, bins = _bins(both)
+        labels = _bin_labels(edges, bins)
+        n_before = np.bincount(_binned(v_before, m_before, edges, bins) + 1, weights=w_before,
+                               minlength=len(labels) + 1)
+        n_after = np.bincount(_binned(v_after, m_after, edges, bins) + 1, weights=w_after,
+                              minlength=len(labels) + 1)
+        rows = [ValueCount(label, int(b), int(a)) for label, b, a in zip(labels, n_before[1:], n_after[1:])]
+        other_before = int(w_before[~m_before].sum())
+        other_after = int(w_after[~m_after].sum())
+        marks = _counts(shown_after[~m_after], w_after[~m_after]) if other_after else {}
+        marks_before = _counts(shown_before[~m_before], w_before[~m_before]) if other_before else {}
+        for label in _order(set(marks) | set(marks_before), {**marks_before, **marks}):
+            rows.append(ValueCount(label, marks_before.get(label, 0), marks.get(label, 0)))
+        return ColumnView(column, role, "number", distinct_before, distinct_after, tuple(rows), summary_before,
+                          summary_after, other_before, other_after, tuple(float(e) for e in edges), bins)
+    counts_after = _counts(shown_after, w_after)
+    if numeric_before and before.notna().any():  # numbers turned into text: count the loaded records per interval
+        v_before, m_before = _numbers(before)
+        summary_before = weighted_summary(v_before, w_before)
+        intervals = {label: _interval(label) for label in counts_after}
+        texts = _shown(before).to_numpy(dtype=str)
+        rows = []
+        for label in _order(list(counts_after), counts_after):
+            bounds = intervals[label] or _single(label)
+            mask = _MASK.match(label) if label != SUPPRESSED else None
+            if bounds is not None:
+                inside = m_before & (v_before >= bounds[0]) & (v_before <= bounds[1])
+                n_before: int | None = int(w_before[inside].sum())
+            elif mask is not None:  # masked digits: the loaded numbers written with that prefix and length
+                inside = m_before & (np.char.str_len(texts) == len(label)) & np.char.startswith(texts, mask.group(1))
+                n_before = int(w_before[inside].sum())
+            elif label == BLANK:
+                n_before = int(w_before[~m_before].sum())
+            elif label == SUPPRESSED:
+                n_before = 0
+            else:
+                n_before = None
+            rows.append(ValueCount(label, n_before, counts_after[label]))
+        return ColumnView(column, role, "number → categories", distinct_before, distinct_after, _limited(rows),
+                          summary_before, None, int(w_before[~m_before].sum()), 0)
+    counts_before = _counts(shown_before, w_before)
+    labels = list(dict.fromkeys(list(counts_before) + list(counts_after)))
+    totals = {label: counts_before.get(label, 0) + counts_after.get(label, 0) for label in labels}
+    rows = [ValueCount(label, counts_before.get(label, 0), counts_after.get(label, 0))
+            for label in _order(labels, totals)]
+    return ColumnView(column, role, "category", distinct_before, distinct_after, _limited(rows))
+
+
+# --------------------------------------------------------------------------- contingency
+
+
+def _pair_labels(series: pd.Series, view: ColumnView, before: bool) -> pd.Series:
+    """Shown values of a column for a contingency table: a number column by the bins of its view;
+    a number column turned into intervals, before, by those intervals."""
+    shown = _shown(series)
+    if view.kind == "number":
+        values, mask = _numbers(series)
+        edges = np.asarray(view.edges, dtype=float)
+        labels = _bin_labels(edges, view.bins)
+        index = _binned(values, mask, edges, view.bins)
+        shown = shown.copy()
+        shown[index >= 0] = [labels[i] for i in index[index >= 0]]
+        return shown
+    if view.kind == "number → categories" and before:
+        values, mask = _numbers(series)
+        shown = shown.copy()
+        for c in view.counts:
+            bounds = _interval(c.value)
+            if bounds is not None:
+                shown[mask & (values >= bounds[0]) & (values <= bounds[1])] = c.value
+    return shown
+
+
+def _top(labels: pd.Series, weights: np.ndarray) -> pd.Series:
+    totals = pd.Series(weights, index=labels.index).groupby(labels.to_numpy()).sum().sort_values(ascending=False)
+    if len(totals) <= MAX_PAIR_VALUES:
+        return labels
+    keep = set(totals.index[: MAX_PAIR_VALUES - 1])
+    return labels.where(labels.isin(keep), "(other)")
+
+
+def _crosstab(a: pd.Series, b: pd.Series, weights: np.ndarray) -> tuple[tuple[str, ...], tuple[str, ...], tuple]:
+    a, b = _top(a, weights), _top(b, weights)
+    table = pd.crosstab(a.to_numpy(), b.to_numpy(), values=weights, aggfunc="sum").fillna(0).astype(np.int64)
+    rows = _order([str(r) for r in table.index], {str(k): int(v) for k, v in table.sum(axis=1).items()})
+    cols = _order([str(c) for c in table.columns], {str(k): int(v) for k, v in table.sum(axis=0).items()})
+    table.index, table.columns = [str(r) for r in table.index], [str(c) for c in table.columns]
+    table = table.loc[rows, cols]
+    return tuple(rows), tuple(cols), tuple(tuple(int(v) for v in r) for r in table.to_numpy())
+
+
+def _contingency(pair: Sequence[str], before: pd.DataFrame, after: pd.DataFrame, views: dict[str, ColumnView],
+                 w_before: np.ndarray, w_after: np.ndarray) -> Contingency:
+    a, b = pair
+    rb, cb, tb = _crosstab(_pair_labels(before[a], views[a], True), _pair_labels(before[b], views[b], True), w_before)
+    ra, ca, ta = _crosstab(_pair_labels(after[a], views[a], False), _pair_labels(after[b], views[b], False), w_after)
+    return Contingency((a, b), rb, cb, tb, ra, ca, ta)
+
+
+# --------------------------------------------------------------------------- classifier
+
+
+def _expanded(frame: pd.DataFrame, weights: np.ndarray) -> pd.DataFrame:
+    """One row per record (a row with count 3 three times)."""
+    if (weights == 1).all():
+        return frame.reset_index(drop=True)
+    return frame.iloc[np.repeat(np.arange(len(frame)), weights)].reset_index(drop=True)
+
+
+def model_inputs(frame: pd.DataFrame, features: Sequence[str], column: str) -> tuple[pd.DataFrame, np.ndarray, list[str], list[str]]:
+    """Features and labels as the classifier reads them: number columns (``_is_numeric``,
+    ``*`` and blank as missing) as numbers, other columns as text (``(blank)`` a value);
+    the labels are the shown values of ``column``.
+
+    >>> X, y, numbers, texts = model_inputs(pd.DataFrame({"a": [1, "*", 3], "b": ["x", None, "y"],
+    ...                                                    "c": ["p", "q", "p"]}), ["a", "b"], "c")
+    >>> X["a"].tolist(), X["b"].tolist(), list(y), numbers, texts
+    ([1.0, nan, 3.0], ['x', '(blank)', 'y'], ['p', 'q', 'p'], ['a'], ['b'])
+    """
+    X = pd.DataFrame(index=frame.index)
+    numbers, texts = [], []
+    for feature in features:
+        series = frame[feature]
+        if _is_numeric(series):
+            X[feature] = _numbers(series)[0]
+            numbers.append(feature)
+        else:
+            X[feature] = _shown(series)
+            texts.append(feature)
+    return X, _shown(frame[column]).to_numpy(dtype=object), numbers, texts
+
+
+def classifier_pipeline(numbers: Sequence[str], texts: Sequence[str], seed: int):
+    """One-hot encoded text columns and numbers (a missing number as the median) into a
+    decision tree of depth ``TREE_DEPTH``, seeded."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.tree import DecisionTreeClassifier
+
+    parts = []
+    if texts:
+        parts.append(("text", OneHotEncoder(handle_unknown="ignore"), list(texts)))
+    if numbers:
+        parts.append(("numbers", SimpleImputer(strategy="median", keep_empty_features=True), list(numbers)))
+    return make_pipeline(ColumnTransformer(parts), DecisionTreeClassifier(max_depth=TREE_DEPTH, random_state=seed))
+
+
+def cross_validated(X: pd.DataFrame, y: np.ndarray, numbers: Sequence[str], texts: Sequence[str], seed: int,
+                    trained_on: str) -> Accuracy:
+    """Stratified 5-fold accuracy (shuffled, seeded) of the pipeline and of always guessing the most common value."""
+    from sklearn.dummy import DummyClassifier
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    folds = StratifiedKFold(n_splits=FOLDS, shuffle=True, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a class with fewer records than folds: stratified as far as it goes
+        scores = cross_val_score(classifier_pipeline(numbers, texts, seed), X, y, cv=folds)
+        baseline = cross_val_score(DummyClassifier(strategy="most_frequent"), X, y, cv=folds)
+    return Accuracy(trained_on, len(y), len(set(y.tolist())), float(scores.mean()), float(scores.std()),
+                    tuple(float(s) for s in scores), float(baseline.mean()))
+
+
+def _usable(y: np.ndarray, column: str, where: str) -> None:
+    values, counts = np.unique(y.astype(str), return_counts=True)
+    if len(values) < 2:
+        one = values[0] if len(values) else "none"
+        raise ParameterError(f"{column} has one value in {where} ({one}): there is nothing for a classifier to "
+                             "predict; choose another column.")
+    if len(y) < 2 * FOLDS or counts.max() < FOLDS:
+        raise ParameterError(f"{where.capitalize()} has too few records to cross-validate a classifier predicting "
+                             f"{column} ({len(y):,} records; at least {2 * FOLDS} and a value held by {FOLDS}).")
+
+
+def _estimate(X: pd.DataFrame, y: np.ndarray, numbers: Sequence[str], texts: Sequence[str], seed: int,
+              sizes: Sequence[int]) -> float:
+    """Seconds the comparison is expected to take on tables of ``sizes`` records: after an
+    untimed warm-up fit, two timed fits (a quarter of ``PILOT_ROWS`` and ``PILOT_ROWS`` rows)
+    give a fixed and a per-row cost;
+    each table costs ``FOLDS`` fits on 4/5 of its rows, with half as much again for the
+    predictions and the baseline."""
+    rng = np.random.default_rng(seed)
+    times, counts = [], []
+    small = min(len(y), PILOT_ROWS // 4)
+    # an untimed warm-up first: the first fit of a process pays scikit-learn's imports and caches
+    for n, timed in ((small, False), (small, True), (min(len(y), PILOT_ROWS), True)):
+        rows = np.sort(rng.choice(len(y), n, replace=False))
+        tick = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            classifier_pipeline(numbers, texts, seed).fit(X.iloc[rows], y[rows])
+        if timed and n not in counts:
+            times.append(time.perf_counter() - tick)
+            counts.append(n)
+    slope = max((times[-1] - times[0]) / (counts[-1] - counts[0]), 0.0) if len(times) > 1 else times[0] / counts[0]
+    fixed = max(times[0] - slope * counts[0], 0.0)
+    return 1.5 * sum(FOLDS * (fixed + slope * 0.8 * n) for n in sizes)
+
+
+def _classifier(column: str, features: list[str], before: pd.DataFrame, after: pd.DataFrame,
+                w_before: np.ndarray, w_after: np.ndarray, seed: int, time_limit: float,
+                max_rows: int) -> ClassifierComparison:
+    start = time.perf_counter()
+    original = _expanded(before[features + [column]], w_before)
+    released = _expanded(after[features + [column]], w_after)
+    Xo, yo, no, to = model_inputs(original, features, column)
+    Xr, yr, nr, tr = model_inputs(released, features, column)
+    _usable(yr, column, "the release")
+    _usable(yo, column, "the loaded file")
+    def cut(X, y, n):  # the same seed for both tables: equal tables keep the same rows
+        if n >= len(y):
+            return X, y
+        keep = np.sort(np.random.default_rng(seed).choice(len(y), n, replace=False))
+        return X.iloc[keep].reset_index(drop=True), y[keep]
+
+    subsampled = max(len(yo), len(yr)) > max_rows
+    Xo, yo = cut(Xo, yo, max_rows)
+    Xr, yr = cut(Xr, yr, max_rows)
+    estimate = _estimate(Xo, yo, no, to, seed, [len(yr), len(yo)])
+    timed_out = estimate > time_limit
+    if timed_out:
+        share = max(time_limit - (time.perf_counter() - start), 0.0) / estimate
+        Xo, yo = cut(Xo, yo, max(MIN_ROWS, int(len(yo) * share)))
+        Xr, yr = cut(Xr, yr, max(MIN_ROWS, int(len(yr) * share)))
+    if subsampled or timed_out:
+        _usable(yr, column, "the subsample of the release")
+        _usable(yo, column, "the subsample of the loaded file")
+    acc_released = cross_validated(Xr, yr, nr, tr, seed, "release")
+    acc_original = cross_validated(Xo, yo, no, to, seed, "loaded file")
+    return ClassifierComparison(
+        column, tuple(features), f"decision tree (depth {TREE_DEPTH}) on one-hot encoded categories and numbers, "
+        f"stratified {FOLDS}-fold cross-validation, seed {seed}", acc_released, acc_original,
+        time.perf_counter() - start, float(time_limit), subsampled or timed_out, int(w_after.sum()),
+        int(w_before.sum()), seed, max_rows, timed_out)
+
+
+# --------------------------------------------------------------------------- the view
+
+
+def default_pair(columns: Sequence[str], sensitive: Sequence[str]) -> tuple[str, str] | None:
+    """The first quasi-identifier with the first sensitive attribute (else the first two columns).
+
+    >>> default_pair(["age", "sex", "dx"], ["dx"]), default_pair(["age"], [])
+    (('age', 'dx'), None)
+    """
+    qis = [c for c in columns if c not in sensitive]
+    if qis and sensitive:
+        return qis[0], sensitive[0]
+    return (columns[0], columns[1]) if len(columns) >= 2 else None
+
+
+def default_predict(columns: Sequence[str], sensitive: Sequence[str]) -> str | None:
+    """The first sensitive attribute, else the last column (None with a single column).
+
+    >>> default_predict(["age", "sex", "dx"], ["dx"]), default_predict(["age", "sex"], [])
+    ('dx', 'sex')
+    """
+    if len(columns) < 2:
+        return None
+    return sensitive[0] if sensitive else columns[-1]
+
+
+def release_view(copy: WorkingCopy, *, pair: Sequence[str] | None = None, predict: str | None = None,
+                 seed: int = 0, time_limit: float = 20.0, classify: bool = True,
+                 max_rows: int = MAX_ROWS, strict: bool = True) -> ReleaseView:
+    """The release view of ``copy`` (see the module text). ``pair``: the two columns of the
+    contingency table (default ``default_pair``); ``predict``: the column the classifier
+    predicts (default ``default_predict``); ``classify=False`` leaves the classifier out.
+    The classifier sees at most ``max_rows`` records per table (a seeded subsample: the
+    same numbers every run), fewer when its run is estimated above ``time_limit`` seconds.
+    With ``strict=False`` a refused contingency table or classifier (a pair of one column,
+    a column to predict with one value) is a sentence in ``problems`` and the rest of the
+    view is kept (the page and the report); by default it is raised."""
+    start = time.perf_counter()
+    if not time_limit > 0:
+        raise ParameterError(f"The time allowed for the classifier must be positive; got {time_limit:g} s.")
+    if isinstance(max_rows, bool) or int(max_rows) != max_rows or max_rows < MIN_ROWS:
+        raise ParameterError(f"The classifier needs at least {MIN_ROWS} rows per table; got {max_rows}.")
+    before, after, columns, count = _frames(copy)
+    w_before, w_after = _weights(before, count), _weights(after, count)
+    released_records = int(w_after.sum())
+    loaded_records = copy.loaded_records
+    if released_records == 0:
+        raise EmptySelectionError(
+            f"The release holds no record: all {loaded_records:,} records of the loaded file are suppressed or "
+            "left out. Undo the last step or choose a target the data can meet.")
+    current = copy.current
+    sensitive = [c for c in columns if c in current.sensitive]
+    problems: list[str] = []
+
+    def refused(err: AnonlibError) -> None:
+        if strict:
+            raise err
+        problems.append(str(err))
+
+    chosen: tuple[str, str] | None = None
+    if pair is not None:
+        try:
+            chosen = _checked_pair(pair, columns)
+        except AnonlibError as err:
+            refused(err)
+    else:
+        chosen = default_pair(columns, sensitive)
+    target: str | None = predict
+    if predict is not None and predict not in columns:
+        refused(ColumnError(f"{predict} is not a quasi-identifier or sensitive attribute of the release; choose "
+                            f"among {join_names(columns)}."))
+        classify = False
+    elif predict is None:
+        target = default_predict(columns, sensitive)
+    check = copy.check
+    status = check.sentence() if check is not None else f"The target could not be checked: {copy.problem}"
+    steps = tuple(
+        StepLine(i, a.page, a.step.describe(), None if a.before is None else a.before.failing_records,
+                 None if a.after is None else a.after.failing_records, a.suppressed_records, a.cost.sentences())
+        for i, a in enumerate(copy.steps, start=1))
+    views = {c: _column_view(c, "sensitive attribute" if c in sensitive else "quasi-identifier",
+                             before[c], after[c], w_before, w_after) for c in columns}
+    notes: list[str] = []
+    contingency = None
+    if chosen is None and pair is None:
+        notes.append("A contingency table needs two columns; the release has one quasi-identifier or sensitive "
+                     "attribute.")
+    elif chosen is not None:
+        contingency = _contingency(chosen, before, after, views, w_before, w_after)
+    comparison = None
+    if classify:
+        if target is None:
+            notes.append("A classifier needs a column to predict and at least one other column; the release has one.")
+        else:
+            features = [c for c in columns if c != target]
+            try:
+                comparison = _classifier(target, features, before, after, w_before, w_after, int(seed),
+                                         float(time_limit), int(max_rows))
+            except AnonlibError as err:
+                refused(err)
+    suppressed = check.suppressed_records if check is not None else max(loaded_records - released_records, 0)
+    return ReleaseView(
+        name=copy.loaded.name, target=copy.target.describe(), met=None if check is None else check.met,
+        status=status, loaded_records=loaded_records, released_records=released_records,
+        suppressed_records=suppressed, steps=steps, columns=tuple(views[c] for c in columns), pair=contingency,
+        classifier=comparison, notes=tuple(notes), seconds=time.perf_counter() - start, problems=tuple(problems))
+
+
+def _checked_pair(pair: Sequence[str], columns: Sequence[str]) -> tuple[str, str]:
+    pair = tuple(pair)
+    if len(pair) != 2:
+        raise ParameterError("A contingency table needs exactly two columns.")
+    if pair[0] == pair[1]:
+        raise ParameterError(f"A contingency table needs two different columns; both are {pair[0]}.")
+    unknown = [c for c in pair if c not in columns]
+    if unknown:
+        raise ColumnError(f"{join_names(unknown)} is not a quasi-identifier or sensitive attribute of the "
+                          f"release; choose among {join_names(columns)}.")
+    return pair[0], pair[1]
+
+
+__all__ = ["Accuracy", "ClassifierComparison", "ColumnView", "Contingency", "NumberSummary", "ReleaseView",
+           "StepLine", "ValueCount", "classifier_pipeline", "cross_validated", "default_pair", "default_predict",
+           "model_inputs", "release_view", "sensitive_columns", "shown_columns", "weighted_summary"]
+

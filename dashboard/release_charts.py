@@ -1,0 +1,82 @@
+"""Charts of the Release view: functions from ``anonlib.workflow.release_view`` results to plotly figures.
+
+No Streamlit here (tested on their own), in the style of ``dashboard.charts``:
+user text (column names, values) is escaped, hover texts carry the exact
+records, colours come from one ``Palette``.
+
+Example:
+    >>> from anonlib.workflow.release_view import ColumnView, ValueCount
+    >>> view = ColumnView("sex", "quasi-identifier", "category", 2, 1, (ValueCount("F", 3, 0), ValueCount("*", 0, 5)))
+    >>> fig = distribution_figure(view)
+    >>> [t.name for t in fig.data], list(fig.data[1].y), fig.layout.barmode
+    (['loaded file', 'release'], [0, 5], 'overlay')
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from anonlib.workflow.release_view import ClassifierComparison, ColumnView
+
+from .charts import DEFAULT_PALETTE, PALETTES, _escape, _layout, _titled
+
+SHOWN_BARS = 40  # a view lists at most this many values (anonlib.workflow.release_view.MAX_VALUES)
+
+
+def distribution_figure(view: ColumnView, palette: str = DEFAULT_PALETTE) -> go.Figure:
+    """Records per shown value (per bin for numbers) in the loaded file and in the release, overlaid.
+
+    A value the loaded file cannot be counted under (text that is not an interval) has no
+    "loaded file" bar; the subtitle says so.
+    """
+    colours = PALETTES[palette]
+    rows = view.counts[:SHOWN_BARS]
+    labels = [_escape(r.value) for r in rows]
+    before = [r.before for r in rows]
+    fig = go.Figure()
+    fig.add_bar(
+        x=labels, y=[0 if b is None else b for b in before], name="loaded file", marker_color=colours.neutral,
+        opacity=0.6, width=0.8, customdata=[["–" if b is None else f"{b:,}"] for b in before],
+        hovertemplate="%{x}<br>loaded file: %{customdata[0]} records<extra></extra>",
+    )
+    fig.add_bar(
+        x=labels, y=[r.after for r in rows], name="release", marker_color=colours.safe, opacity=0.85, width=0.45,
+        hovertemplate="%{x}<br>release: %{y:,} records<extra></extra>",
+    )
+    what = "bins of numbers" if view.kind == "number" else "values shown"
+    _layout(fig, "", f"{view.column} ({what})", "records")
+    fig.update_layout(barmode="overlay")  # the release's narrower bar inside the loaded file's: both stay visible
+    fig.update_xaxes(type="category")
+    notes = []
+    if view.kind == "number → categories":
+        notes.append("numbers before, text after: the loaded file's records are counted into the release's intervals")
+    if any(b is None for b in before):
+        notes.append("values the loaded file never shows have no loaded-file bar")
+    if len(view.counts) > SHOWN_BARS:
+        notes.append(f"the first {SHOWN_BARS} of {len(view.counts)} values")
+    return _titled(fig, f"{view.column}: records per value, loaded file and release",
+                   "; ".join(notes) + ("." if notes else ""))
+
+
+def accuracy_figure(comparison: ClassifierComparison, palette: str = DEFAULT_PALETTE) -> go.Figure:
+    """Cross-validated accuracy trained on the release and on the loaded file (± sd over the
+    folds), each beside always guessing the most common value."""
+    colours = PALETTES[palette]
+    tables = ["release", "loaded file"]
+    scores = [comparison.released, comparison.original]
+    fig = go.Figure()
+    fig.add_bar(
+        x=tables, y=[100 * s.mean for s in scores], name="decision tree", marker_color=colours.safe,
+        error_y=dict(type="data", array=[100 * s.sd for s in scores], visible=True),
+        customdata=[[f"{100 * s.sd:.1f}", f"{s.records:,}"] for s in scores],
+        hovertemplate="trained on the %{x}: %{y:.1f}% ± %{customdata[0]}% right<br>%{customdata[1]} records"
+                      "<extra></extra>",
+    )
+    fig.add_bar(
+        x=tables, y=[100 * s.baseline for s in scores], name="most common value", marker_color=colours.neutral,
+        hovertemplate="always guessing the most common value: %{y:.1f}%<extra></extra>",
+    )
+    _layout(fig, "", "trained and cross-validated on", "records predicted right (%)")
+    fig.update_layout(barmode="group", yaxis_range=[0, 100])
+    return _titled(fig, f"Predicting {comparison.column}: accuracy trained on the release and on the loaded file",
+                   f"{comparison.model}; took {comparison.seconds:.1f} s.")

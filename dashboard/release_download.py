@@ -1,0 +1,57 @@
+"""The release package download, made one way for every page that offers it.
+
+The Risk report page and the Release page both offer the release package
+(``anonlib.workflow.release_package``: released table, report, recipe); both
+call ``package_button``, so the zip is built by the same cached functions from
+the same risk report (``copy_report``) of the same working-copy state.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import streamlit as st
+
+from anonlib.report import RiskReport, copy_report
+from anonlib.workflow import WorkingCopy, release_package
+
+PACKAGE_HELP = ("released.csv (the released table), report.html (the risk report, with the package's digests), "
+                "recipe.json (to re-apply with python -m anonlib apply), README.txt (what the package states: "
+                "SHA-256 digests, source, target, steps, version, time) and SHA256SUMS; check it with "
+                "python -m anonlib verify release.zip.")
+
+
+def copy_key(copy: WorkingCopy) -> tuple:
+    """What the report depends on: the current table, roles, missing policy, target and steps."""
+    current = copy.current
+    roles = tuple((str(c), current.roles[c].value) for c in current.frame.columns if c in current.roles)
+    return (current.fingerprint, roles, current.missing, copy.target.describe(),
+            tuple(a.step.describe() for a in copy.steps))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def cached_report(key: tuple, p: float, _copy: WorkingCopy) -> RiskReport:
+    """The risk report of the working copy at threshold ``p`` (cached per state)."""
+    return copy_report(_copy, p=p)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def cached_package(key: tuple, p: float, _copy: WorkingCopy, _report: RiskReport) -> bytes:
+    """The package states the time it was first built for this state (cached with it)."""
+    return release_package(_copy, report=_report)
+
+
+def package_data(copy: WorkingCopy, p: float, report: RiskReport | None = None) -> bytes | Callable[[], bytes]:
+    """The package bytes; without ``report``, a function building report and package when
+    the button is clicked (the Release page does not build the whole report otherwise)."""
+    key = copy_key(copy)
+    if report is not None:
+        return cached_package(key, p, copy, report)
+    return lambda: cached_package(key, p, copy, cached_report(key, p, copy))
+
+
+def package_button(copy: WorkingCopy, p: float, report: RiskReport | None = None,
+                   key: str = "dl-package") -> None:
+    """The "Release package (zip)" download button."""
+    st.download_button("Release package (zip)", package_data(copy, p, report), file_name="release.zip",
+                       mime="application/zip", key=key, help=PACKAGE_HELP, type="primary")
