@@ -79,7 +79,7 @@ def _child(task: str, variant: str) -> dict:
     import anonlib.frontier  # noqa: F401
     import anonlib.geo  # noqa: F401
     import anonlib.peers  # noqa: F401
-    import anonlib.report  # noqa: F401
+    import anonlib.workflow.report  # noqa: F401
     import anonlib.schedule  # noqa: F401
     import scipy.sparse  # noqa: F401
 
@@ -425,7 +425,7 @@ def _report_setup():
 
 def _report(privacy_seconds: float):
     def run(dataset) -> dict:
-        from anonlib.report import build_report
+        from anonlib.workflow.report import build_report
 
         r = build_report(dataset, k=5, privacy_seconds=privacy_seconds, created="2026-01-01")
         notes = [n.text for n in r.notes if n.section == "Individual privacy"]

@@ -12,7 +12,7 @@ from typing import Callable
 
 import streamlit as st
 
-from anonlib.report import RiskReport, copy_report
+from anonlib.workflow.report import RiskReport, copy_report
 from anonlib.workflow import WorkingCopy, release_package
 
 PACKAGE_HELP = ("released.csv (the released table), report.html (the risk report, with the package's digests), "

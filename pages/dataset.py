@@ -15,7 +15,7 @@ from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.identifiers import flags_table, hipaa_identifiers
 from anonlib.models import MODEL_NAMES
 from anonlib.profile import column_profile, profile_table, risk_profile
-from anonlib.report import ModelsSection, models_section
+from anonlib.workflow.report import ModelsSection, models_section
 from anonlib.risk import ReidentificationRisk, reidentification
 from anonlib.workflow import Reading
 from dashboard import charts

@@ -1,5 +1,5 @@
 """Individual privacy page: PPP / PoAC per record on the working copy (Kroes et al. 2021),
-under the one attacker model the risk report uses (``anonlib.report.individual_privacy``)."""
+under the one attacker model the risk report uses (``anonlib.workflow.report.individual_privacy``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from anonlib.peers import (
     leave_one_out,
     privacy_matrix,
 )
-from anonlib.report import IndividualPrivacy, individual_privacy
+from anonlib.workflow.report import IndividualPrivacy, individual_privacy
 from anonlib.workflow import BandsStep, default_choice, step_cost
 from dashboard import charts
 from dashboard.glossary import term_help

@@ -20,7 +20,7 @@ from anonlib.workflow import WorkingCopy
 from anonlib.workflow.release_view import (
     ReleaseView, default_pair, default_predict, release_view, sensitive_columns, shown_columns,
 )
-from dashboard.release_charts import accuracy_figure, distribution_figure
+from dashboard.charts import accuracy_figure, distribution_figure
 from dashboard.release_download import copy_key, package_button
 from dashboard.state import working_copy
 from dashboard.ui import download_json, guarded, page_header, plain, result_verdict, row, show_table

@@ -7,7 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.models import MODEL_NAMES
-from anonlib.report import RiskReport, render_html
+from anonlib.workflow.report import RiskReport
+from anonlib.workflow.report_html import render_html
 from anonlib.utility import MEASURE_NAMES
 from dashboard import charts
 from dashboard.glossary import term_help

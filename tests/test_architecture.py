@@ -58,3 +58,62 @@ def test_the_reader_sees_relative_and_lazy_imports():
     # a relative import inside a function is found and named absolutely
     found = imported(PACKAGE / "profile.py")
     assert "anonlib.engine" in found and "anonlib.core.dataset" in found
+
+
+def room_graph() -> dict[str, set[str]]:
+    """Which rooms each room imports (rooms: ``anonlib``'s subpackages and top-level modules)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = room(module_name(path))
+        if not source:
+            continue
+        targets = {room(m) for m in imported(path)} - {source, ""}
+        graph.setdefault(source, set()).update(
+            r for r in targets if (PACKAGE / r).is_dir() or (PACKAGE / f"{r}.py").exists())
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of rooms that import each other, directly or through others (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle_between_rooms():
+    assert circles(room_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_module_over_1000_lines():
+    long = {str(p.relative_to(ROOT)): n for folder in ("anonlib", "dashboard", "pages")
+            for p in (ROOT / folder).rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > 1000}
+    assert long == {}

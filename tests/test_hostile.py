@@ -34,7 +34,7 @@ from anonlib.core.hierarchy import default_hierarchy, read_hierarchy_csv
 from anonlib.core.loading import load_table
 from anonlib.leakage import leakage_table
 from anonlib.profile import risk_profile
-from anonlib.report import build_report
+from anonlib.workflow.report import build_report
 from anonlib.core.samples import load_sample
 from anonlib.models import acceptance
 from anonlib.risk import population_uniqueness, risk_distribution, risk_from_sizes

@@ -8,7 +8,6 @@ import itertools
 import math
 import os
 
-import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings

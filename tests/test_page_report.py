@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from anonlib.report import build_report
+from anonlib.workflow.report import build_report
 from anonlib.core.samples import load_sample
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 from anonlib.core.dataset import Dataset
 from anonlib.core.loading import load_table
 from anonlib.models import MODEL_NAMES
-from anonlib.report import build_report, copy_report, individual_privacy, models_section
+from anonlib.workflow.report import build_report, copy_report, individual_privacy, models_section
 from anonlib.risk import reidentification
 from anonlib.workflow import Reading, Recipe, ReleaseTarget, release_package, verify_package
 from uploads import JOURNEY_CSV, registry_csv

@@ -10,10 +10,8 @@ import os
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pycanon.anonymity as pycanon  # test-only peer (requirements-nodeps.txt)
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -12,12 +12,13 @@ import pytest
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AnonlibError, ColumnError, EmptySelectionError, ParameterError
 from anonlib.core.hierarchy import default_hierarchy
-from anonlib.report import copy_report, render_html
+from anonlib.workflow.report import copy_report
+from anonlib.workflow.report_html import render_html
 from anonlib.workflow import (
     BandsStep, GeneralizationStep, LocalSuppressionStep, ReleaseTarget, SuppressionStep, WorkingCopy,
 )
 from anonlib.workflow.release_view import BLANK, MAX_BINS, release_view
-from dashboard.release_charts import accuracy_figure, distribution_figure
+from dashboard.charts import accuracy_figure, distribution_figure
 from uploads import uploaded
 
 SEED = 0

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import anonlib.report as report_module
+import anonlib.workflow.report as report_module
 from anonlib.__main__ import main
 from anonlib.anonymize import search
 from anonlib.core.dataset import Dataset, Role
@@ -21,7 +21,8 @@ from anonlib.leakage import leakage_table
 from anonlib.core.metrics import weighted_median
 from anonlib.peers import estimate_minimum, min_ppp
 from anonlib.profile import risk_profile
-from anonlib.report import Note, build_report, render_html
+from anonlib.workflow.report import Note, build_report
+from anonlib.workflow.report_html import render_html
 from anonlib.core.samples import load_sample
 
 ROOT = Path(__file__).resolve().parent.parent

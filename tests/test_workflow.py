@@ -43,7 +43,7 @@ from anonlib.workflow import (
     step_cost,
     step_from_json,
 )
-from anonlib.report import build_report
+from anonlib.workflow.report import build_report
 from anonlib.workflow.package import package_files
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -35,7 +35,7 @@ from anonlib.core.hierarchy import default_hierarchy
 from anonlib.core.loading import load_table
 from anonlib.core.samples import load_sample
 from anonlib.core.version import PRODUCT, SOURCE_VERSION
-from anonlib.report import build_report
+from anonlib.workflow.report import build_report
 from anonlib.workflow import (
     BandsStep,
     GeneralizationStep,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..core.errors import ParameterError
 from ..workflow.history import WorkingCopy
-from ..report import copy_report
+from ..workflow.report import copy_report
 from ..workflow.package import release_package
 from ..workflow.release_view import release_view
 from ..workflow.recipe import EDITED, INTACT, read_for_recipe, read_recipe

@@ -10,7 +10,8 @@ from .common import data_arguments, fraction_option, load_dataset, write
 
 
 def _report(args: argparse.Namespace) -> int:
-    from ..report import build_report, render_html
+    from ..workflow.report import build_report
+    from ..workflow.report_html import render_html
 
     page = render_html(build_report(load_dataset(args), k=whole_k(args.k), p=fraction_option(args.p, "The threshold p")))
     if args.out:

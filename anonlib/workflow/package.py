@@ -6,7 +6,7 @@ stating what it is.
 - ``released.csv``: the released table (``anonlib.workflow.release``; the same
   bytes ``python -m anonlib apply recipe.json FILE`` writes);
 - ``report.html``: the printable risk report of the released state
-  (``anonlib.report``), with a "Release" section;
+  (``anonlib.workflow.report``), with a "Release" section;
 - ``recipe.json``: the recipe (``anonlib.workflow.recipe``), carrying the
   digest of its own content;
 - ``README.txt``: what the files are, and the ``ReleaseStatement``;
@@ -46,7 +46,7 @@ from .release import digest, release_csv
 from .target import ReleaseTarget  # noqa: F401 - used by the example
 
 if TYPE_CHECKING:
-    from ..report import RiskReport
+    from .report import RiskReport
 
 TABLE_FILE = "released.csv"
 REPORT_FILE = "report.html"
@@ -143,7 +143,8 @@ def package_files(copy: WorkingCopy, *, columns: Sequence[str] | None = None, re
         released_records=recipe.released_records, recipe_sha256=digest(recipe_bytes), recipe_digest=recipe.digest,
         version=PRODUCT, created=created or now(), notes=tuple(notes),
     )
-    from ..report import copy_report, render_html
+    from .report import copy_report
+    from .report_html import render_html
 
     report = replace(report if report is not None else copy_report(copy), release=statement.rows(),
                      created=statement.created)

@@ -28,6 +28,10 @@ count, statistic and the classifier's rows. Inputs that cannot be answered (a
 column to predict with one value, a pair of the same column, an empty release)
 are one ``AnonlibError`` sentence.
 
+One module (past 800 lines) because it is one view: the distributions, the
+contingency tables and the classifier all read the same pair of tables (loaded and
+released, weighted by the same record counts) and are assembled into one result.
+
 Example:
     >>> import pandas as pd
     >>> from anonlib.core.dataset import Dataset

@@ -5,9 +5,9 @@ exact numbers. Colour scales default to colour-blind-safe ones; the papers'
 red-to-green scale is offered as an option, never the only one.
 
 One module per page's figures (``risk``: Dataset page and report; ``leakage``,
-``geo``, ``peers``: Individual privacy, ``schedules``, ``frontier``) over ``base``
-(palettes, escaping, layout, compared bars); everything is importable from
-``dashboard.charts``.
+``geo``, ``peers``: Individual privacy, ``schedules``, ``frontier``, ``release``)
+over ``base`` (palettes, escaping, layout, compared bars); everything is importable
+from ``dashboard.charts``.
 """
 
 from __future__ import annotations
@@ -38,9 +38,12 @@ from .leakage import (
 from .geo import GEO_COLOUR_BY, COUNTY_BORDERS_UP_TO_KM, GEO_METRICS, geo_map_figure, geo_metrics_figure
 from .peers import threshold_colorscale, privacy_heatmap, generalization_figure, NPP_BINS, npp_histogram
 from .schedules import schedule_vectors_figure, resource_load_figure, table10_figure
+from .release import accuracy_figure, distribution_figure
 from .frontier import frontier_figure, area_trace_figure, clicked_frontier_policy
 
 __all__ = [
+    "accuracy_figure",
+    "distribution_figure",
     "AT_RISK",
     "COUNTY_BORDERS_UP_TO_KM",
     "DEFAULT_PALETTE",

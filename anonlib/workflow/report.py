@@ -17,9 +17,13 @@ collects the results in small frozen sections:
 
 Each section is computed on its own: one that fails (nothing marked sensitive,
 a problem too large) becomes a note in the report instead of failing it all.
-``render_html(report)`` turns the report into one self-contained printable
-HTML page (inline CSS, no scripts, no external resources); every string that
-comes from the data is escaped.
+``render_html(report)`` (``anonlib.workflow.report_html``) turns the report into
+one self-contained printable HTML page (inline CSS, no scripts, no external
+resources); every string that comes from the data is escaped. The report lives in
+the workflow: it reads the working copy (its steps, its release view) and the
+release package prints it. One module (past 800 lines) because the report is one
+result: its sections, the functions the pages share with it so they show the same
+numbers, and the building that guards each section.
 
 Example (Caballero et al., Table 2(b)):
     >>> from anonlib.core.samples import load_sample
@@ -32,7 +36,6 @@ Example (Caballero et al., Table 2(b)):
 
 from __future__ import annotations
 
-import html
 import logging
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
@@ -41,21 +44,20 @@ from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 import numpy as np
 import pandas as pd
 
-from .anonymize import search
-from .core.budget import Progress, duration_text, lattice_size, report
-from .core.dataset import Dataset, Role
-from .core.errors import AnonlibError, EmptySelectionError, ParameterError, ProblemTooLargeError
-from .core.hierarchy import default_hierarchy, levels_of
-from .leakage import attribute_label, leakage_table
-from .core.metrics import weighted_median, whole_k
-from .core.version import PRODUCT
-from .peers import default_q, estimate_minimum, minimum_over_subsets, walk_size
-from .profile import risk_profile
-from .utility import MEASURE_NAMES
+from ..anonymize import search
+from ..core.budget import Progress, duration_text, lattice_size, report
+from ..core.dataset import Dataset, Role
+from ..core.errors import AnonlibError, EmptySelectionError, ParameterError, ProblemTooLargeError
+from ..core.hierarchy import default_hierarchy, levels_of
+from ..leakage import attribute_label, leakage_table
+from ..core.metrics import weighted_median, whole_k
+from ..core.version import PRODUCT
+from ..peers import default_q, estimate_minimum, minimum_over_subsets, walk_size
+from ..profile import risk_profile
+from ..utility import MEASURE_NAMES
 
 if TYPE_CHECKING:
-    from .workflow.release_view import ReleaseView
-
+    from .release_view import ReleaseView
 REPORT_VERSION = PRODUCT
 VECTOR_SHOWN = 30  # anonymity-vector entries listed (the vector can be as long as the largest class)
 TOP_LEAKAGE = 10  # attributes listed in the leakage section
@@ -404,7 +406,7 @@ def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: i
 def _generalization_cost(frame, qis: tuple[str, ...], result, hierarchies) -> dict:
     """What the suggested generalization would change on the analysed table, in words
     ("native-country is replaced by *: the column is effectively removed")."""
-    from .workflow import GeneralizationStep, step_cost  # noqa: PLC0415 - the workflow imports the report lazily
+    from . import GeneralizationStep, step_cost  # noqa: PLC0415 - the workflow imports the report lazily
 
     step = GeneralizationStep.from_search(result, hierarchies)
     cost = step_cost(step, Dataset.from_frame("analysed", frame, {a: Role.QUASI_IDENTIFIER for a in qis}))
@@ -552,7 +554,7 @@ def models_section(dataset: Dataset, requirements=()) -> ModelsSection:
     >>> [(r.model, r.value, r.failing_records) for r in s.rows][:2]
     [('alpha', 1.0, 2), ('distinct_l', 1, 2)]
     """
-    from .models import MODELS, ModelRequirement, model_table  # noqa: PLC0415
+    from ..models import MODELS, ModelRequirement, model_table  # noqa: PLC0415
 
     qis, sensitive = dataset.quasi_identifiers, dataset.sensitive
     if not qis:
@@ -588,7 +590,7 @@ def attacker_section(dataset: Dataset) -> AttackerSection:
     >>> a.prosecutor_highest, a.marketer, dict(a.records_above)[0.2]
     (0.5, 0.26666666666666666, 10)
     """
-    from .risk import reidentification  # noqa: PLC0415 - risk imports models, which the report imports lazily too
+    from ..risk import reidentification  # noqa: PLC0415 - risk imports models, which the report imports lazily too
 
     qis = list(dataset.quasi_identifiers)
     frame, _ = _records_of(dataset, qis)
@@ -637,13 +639,14 @@ def copy_report(copy, *, p: float = 0.0, view: "ReleaseView | None" = None, **op
     >>> r = copy_report(copy)
     >>> r.release_view.released_records, r.release_view.classifier.column
     (12, 'dx')
+    >>> from anonlib.workflow.report_html import render_html
     >>> "What the release is still good for" in render_html(r)
     True
     """
     report = build_report(copy.current, k=copy.target.k, p=p, requirements=copy.target.requirements,
                           steps=steps_section(copy), **options)
     if view is None and copy.steps:
-        from .workflow.release_view import release_view  # noqa: PLC0415 - the workflow imports this module
+        from .release_view import release_view  # noqa: PLC0415 - the workflow imports this module
 
         notes: list[Note] = []
         view = _guarded(RELEASE_VIEW_SECTION, notes,
@@ -824,235 +827,3 @@ def build_report(
         models=models,
         attacker_model=attacker_sentence(getattr(privacy, "max_known", None), len(qis)),
     )
-
-
-# --------------------------------------------------------------------------- HTML
-
-_CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #1a1a1a; max-width: 60rem;
-       margin: 1.5rem auto; padding: 0 1rem; font-size: 14px; line-height: 1.4; }
-h1 { font-size: 1.5rem; margin-bottom: .2rem; } h2 { font-size: 1.1rem; margin: 1.2rem 0 .4rem;
-     border-bottom: 1px solid #bbb; }
-.meta { color: #555; } .note { background: #fff4e5; border-left: 4px solid #e69f00; padding: .3rem .6rem; }
-table { border-collapse: collapse; margin: .3rem 0; } th, td { border: 1px solid #ccc; padding: .15rem .5rem;
-        text-align: left; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
-ul.summary li { margin: .2rem 0; } .vector { font-family: monospace; }
-@media print { body { margin: 0; max-width: none; font-size: 10.5pt; } h2 { break-after: avoid; }
-               table, .note { break-inside: avoid; } }
-"""
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _cell(value: object) -> str:
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-        return f'<td class="n">{_e(value)}</td>'
-    return f"<td>{_e(value)}</td>"
-
-
-def _table(headers: tuple[str, ...], rows) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _model_text(value: float | None) -> str:
-    if value is None:
-        return "–"
-    if np.isinf(value):
-        return "∞"
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:.4g}"
-
-
-def _notes_for(report: RiskReport, section: str) -> str:
-    return "".join(f'<p class="note">{_e(n.text)}</p>' for n in report.notes if n.section == section)
-
-
-def _stat(value: float | None) -> str:
-    return "–" if value is None or not np.isfinite(value) else f"{value:,.4g}"
-
-
-def release_view_html(view: "ReleaseView") -> str:
-    """The Release view as HTML (records, distributions, numbers, contingency tables, the
-    classifier); every data string escaped."""
-    parts = [f"<p>{_e(view.sentences()[0])} {_e(view.sentences()[1])}</p>"]
-    for column in view.columns:
-        parts.append(f"<h3>{_e(column.column)} ({_e(column.role)})</h3><p>{_e(column.sentence())}</p>")
-        if column.before is not None:
-            summaries = [("loaded file", column.before), ("release", column.after)]
-            parts.append(_table(
-                ("table", "records with a number", "mean", "sd", "minimum", "q1", "median", "q3", "maximum"),
-                [(name, "–" if s is None else f"{s.records:,}", *(
-                    ("–",) * 7 if s is None else tuple(_stat(v) for v in (s.mean, s.sd, s.minimum, s.q1, s.median,
-                                                                            s.q3, s.maximum))))
-                 for name, s in summaries]))
-        parts.append(_table(("value" if column.kind != "number" else "value or bin", "records in the loaded file",
-                             "records in the release"),
-                            [(c.value, "–" if c.before is None else f"{c.before:,}", f"{c.after:,}")
-                             for c in column.counts]))
-    if view.pair is not None:
-        a, b = view.pair.columns
-        for which in ("before", "after"):
-            table = view.pair.frame(which)
-            parts.append(f"<h3>{_e(a)} by {_e(b)}, records, {'loaded file' if which == 'before' else 'release'}</h3>")
-            parts.append(_table((f"{a} \\ {b}", *map(str, table.columns)),
-                                [(str(i), *(f"{int(v):,}" for v in r)) for i, r in zip(table.index, table.to_numpy())]))
-    c = view.classifier
-    if c is not None:
-        parts.append("<h3>Classifier</h3><p>" + _e(c.sentence(timed=False)) + "</p>")
-        parts.append(_table(
-            ("trained on", "records", "values of " + c.column, "accuracy (mean)", "sd over folds",
-             "most common value"),
-            [(s.trained_on, f"{s.records:,}", f"{s.classes:,}", _percent(s.mean), _percent(s.sd),
-              _percent(s.baseline)) for s in (c.released, c.original)]))
-        parts.append(f"<p>{_e(c.model)}; at most {c.max_rows:,} records per table and about "
-                     f"{c.time_limit:g} seconds (the seconds taken are on the Release page and in its JSON).</p>")
-    parts.extend(f'<p class="note">{_e(n)}</p>' for n in view.notes + view.problems)
-    return "".join(parts)
-
-
-def render_html(report: RiskReport) -> str:
-    """One self-contained printable HTML page (inline CSS, no scripts, no links); data strings escaped.
-
-    >>> import pandas as pd
-    >>> ds = Dataset.from_frame("<b>", pd.DataFrame({"age": [30, 30, 40]}))
-    >>> page = render_html(build_report(ds, k=1, created="2026-01-01"))
-    >>> "&lt;b&gt;" in page, "<b>" in page, "<script" in page
-    (True, False, False)
-    """
-    d = report.dataset
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>Risk report: {_e(d.name)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>Risk report: {_e(d.name)}</h1>",
-        f'<p class="meta">Created {_e(report.created)} with {_e(report.version)}. '
-        "Computed on this computer; nothing was sent anywhere.</p>",
-    ]
-    if report.release:
-        parts.append("<h2>Release</h2><p>What this release package holds; <code>python -m anonlib verify</code> "
-                     "re-checks it.</p>" + _table(("what", "stated"), report.release))
-    if report.sentences:
-        parts.append("<h2>Summary</h2><ul class=\"summary\">" + "".join(f"<li>{_e(s)}</li>" for s in report.sentences) + "</ul>")
-
-    parts.append("<h2>Release steps</h2>")
-    st = report.steps
-    if st is not None:
-        parts.append(f"<p>Release target: {_e(st.target)}. {_e(st.status)}</p>")
-        if st.rows:
-            loaded = "" if st.loaded_failing is None else f"{st.loaded_failing:,}"
-            parts.append(f"<p>The loaded file: {_e(loaded)} records failing the target.</p>")
-            parts.append(_table(
-                ("step", "page", "what it does", "records failing before", "records failing after",
-                 "records suppressed", "what it cost"),
-                [(r.number, r.page, r.description, "–" if r.failing_before is None else f"{r.failing_before:,}",
-                  "–" if r.failing_after is None else f"{r.failing_after:,}", f"{r.suppressed_records:,}",
-                  " ".join(r.cost)) for r in st.rows],
-            ))
-        else:
-            parts.append("<p>No step: the released table is the loaded file as it is.</p>")
-    else:
-        parts.append("<p>This report describes a table as it is, not a working copy with steps.</p>")
-    parts.append(_notes_for(report, "Release steps"))
-    if report.release_view is not None or any(n.section == RELEASE_VIEW_SECTION for n in report.notes):
-        parts.append(f"<h2>{RELEASE_VIEW_SECTION}</h2>")
-        if report.release_view is not None:
-            parts.append(release_view_html(report.release_view))
-        parts.append(_notes_for(report, RELEASE_VIEW_SECTION))
-
-    parts.append("<h2>Dataset</h2>")
-    parts.append(_table(
-        ("rows", "records", "record-count column", "missing values", "rows dropped"),
-        [(f"{d.rows:,}", f"{d.records:,}", d.count or "none",
-          "rows dropped" if d.missing == "drop" else "own category", f"{d.rows_dropped:,}")],
-    ))
-    by_role: dict[str, list[str]] = {}
-    for column, role in d.columns:
-        by_role.setdefault(role, []).append(column)
-    parts.append(_table(("role", "columns"), [(role, ", ".join(columns)) for role, columns in by_role.items()]))
-    parts.append(_notes_for(report, "Dataset"))
-
-    parts.append("<h2>Re-identification risk</h2>")
-    r = report.risk
-    if r is not None:
-        parts.append(f"<p>Quasi-identifiers: {_e(', '.join(r.quasi_identifiers))}</p>")
-        below = [(f"records in classes < {t}", f"{n:,} ({_percent(n / max(r.records, 1))})") for t, n in r.records_below]
-        parts.append(_table(("measure", "value"), [
-            ("records", f"{r.records:,}"), ("equivalence classes", f"{r.classes:,}"), ("k", f"{r.k:,}"),
-            ("unique records", f"{r.unique_records:,} ({_percent(r.unique_share)})"), *below,
-        ]))
-        more = f", ... ({r.vector_length} entries)" if r.vector_length > len(r.vector) else ""
-        parts.append(
-            '<p>Anonymity vector (entry j = number of classes of size j): <span class="vector">('
-            + _e(", ".join(str(v) for v in r.vector) + more) + ")</span></p>"
-        )
-    parts.append(_notes_for(report, "Re-identification risk"))
-
-    parts.append("<h2>Attacker models</h2>")
-    a = report.attacker
-    if a is not None:
-        above = [(f"records with prosecutor risk above {t:g}", f"{n:,} ({_percent(n / max(a.records, 1))})")
-                 for t, n in a.records_above]
-        parts.append(_table(("measure", "value"), [
-            ("prosecutor risk, highest (1 / k)", _percent(a.prosecutor_highest)),
-            ("prosecutor risk, average", _percent(a.prosecutor_average)), *above,
-            ("marketer risk", _percent(a.marketer)),
-        ]))
-        parts.append("<p>Journalist risk needs a population table: python -m anonlib risk FILE --population POP.</p>")
-        parts.append(_table(("risk of re-identification", "records"),
-                            [(b.label, f"{b.records:,}") for b in a.distribution if b.records]))
-    parts.append(_notes_for(report, "Attacker models"))
-
-    parts.append("<h2>Privacy models</h2>")
-    if report.models is not None:
-        from .models import MODEL_NAMES  # noqa: PLC0415
-        parts.append("<p>Per sensitive attribute, each model's value (the worst class) and the records in classes "
-                     "failing it, at the release target's value where the target switches the model on.</p>")
-        parts.append(_table(
-            ("sensitive attribute", "model", "value", "judged at", "records in failing classes"),
-            [(r.sensitive, MODEL_NAMES[r.model], _model_text(r.value), r.requirement + (" (release target)" if r.in_target else ""),
-              "–" if r.failing_records is None else f"{r.failing_records:,}") for r in report.models.rows],
-        ))
-    parts.append(_notes_for(report, "Privacy models"))
-
-    parts.append("<h2>Information leakage</h2>")
-    if report.leakage is not None:
-        lk = report.leakage
-        parts.append(f"<p>Average information loss when an attacker learns one attribute; the {len(lk.rows)} "
-                     f"most revealing of {lk.measured} (1 = identifies everyone).</p>")
-        parts.append(_table(("attribute", "partitions", "loss (bits)", "normalized"),
-                            [(row.attribute, row.partitions, f"{row.loss:.4f}", f"{row.normalized:.4f}") for row in lk.rows]))
-    parts.append(_notes_for(report, "Information leakage"))
-
-    parts.append("<h2>Individual privacy</h2>")
-    if report.privacy is not None:
-        pv = report.privacy
-        parts.append(f"<p><b>Attacker model.</b> {_e(report.attacker_model)}</p>")
-        parts.append(f"<p>Minimum proportion of protective peers (PPP) over every combination of "
-                     f"{_e(pv.known_text)} an adversary might know; protected = minimum PPP above p = {pv.p:g}.</p>")
-        parts.append(_table(("sensitive attribute", "records protected", "median minimum PPP"),
-                            [(row.sensitive, _percent(row.protected_share), f"{row.median_min_ppp:.3f}") for row in pv.rows]))
-    parts.append(_notes_for(report, "Individual privacy"))
-
-    parts.append("<h2>Suggested generalization</h2>")
-    g = report.generalization
-    if g is not None:
-        parts.append(f"<p>The generalization with the least information loss for k = {g.k} with default "
-                     f"hierarchies{'' if g.optimal else ' (the least found in the time allowed, not proven)'}: "
-                     f"{_e(MEASURE_NAMES[g.measure])} {g.utility:.4f}; {g.suppressed:,} records suppressed; "
-                     f"{g.rows:,} of {g.original_rows:,} distinct combinations of quasi-identifier values kept, "
-                     f"{g.violations:,} of them in classes smaller than k (before: {g.original_violations:,}); "
-                     f"{g.generated:,} generalizations counted.</p>")
-        parts.append(_table(("attribute", "level", "highest level", "hierarchy"), g.levels))
-        if g.cost:
-            parts.append("<p>What it costs: " + _e(" ".join(g.cost)) + "</p>")
-    parts.append(_notes_for(report, "Suggested generalization"))
-
-    parts.append("<h2>Parameters</h2>")
-    parts.append(_table(("parameter", "value"), report.parameters))
-    parts.append('<p class="meta">Methods: Caballero, Sen &amp; Nygård (anonymity vectors); Arca &amp; Hewett 2021 '
-                 "(leakage); Iyengar 2002 (loss metric); Kohlmayer et al. 2012 (Flash, the optimal search's pruning); Kroes, Janssen, Groenwold &amp; van Leeuwen 2021 (PPP).</p>")
-    parts.append("</body></html>")
-    return "\n".join(parts)

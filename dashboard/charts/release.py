@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from anonlib.workflow.release_view import ClassifierComparison, ColumnView
 
-from .charts import DEFAULT_PALETTE, PALETTES, _escape, _layout, _titled
+from .base import DEFAULT_PALETTE, PALETTES, _escape, _layout, _titled
 
 SHOWN_BARS = 40  # a view lists at most this many values (anonlib.workflow.release_view.MAX_VALUES)
 
