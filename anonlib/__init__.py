@@ -1,19 +1,30 @@
 """anonlib: privacy-risk measures for health data, free of any user interface.
 
-Layout:
+Rooms, from the bottom up (imports run downwards only; docs/architecture.md):
 
 - ``anonlib.core``: what everything stands on: loading files, the dataset and
   its column roles, the one equivalence-class counting kernel, ARX-layout
-  hierarchies, shared metrics, the bundled samples and the error classes.
-- capabilities, one module each: ``avector`` and ``schedule`` (Caballero et al.),
-  ``geo`` (Croft et al.), ``peers`` (Kroes et al.), ``leakage`` and ``anonymize``
-  (Arca & Hewett), ``lattice`` and ``frontier`` (Xia et al.), ``profile`` and
-  ``report`` (the first look and the printable report).
+  hierarchies, population tables, work budgets, the bundled samples and the
+  error classes.
+- ``anonlib.engine``: the same group counts on DuckDB (files larger than
+  memory) and Spark (a cluster); a counting backend under the measures, it
+  imports nothing but ``core``.
+- measures: ``profile``, ``avector`` (Caballero et al.), ``risk``, ``models``,
+  ``leakage`` (Arca & Hewett), ``peers`` (Kroes et al.), ``metrics``,
+  ``utility`` (information loss), ``identifiers``.
+- transformations: ``anonymize`` and ``optimal`` (full-domain generalization),
+  ``lattice`` and ``frontier`` (Xia et al.), ``geo`` (Croft et al.),
+  ``schedule`` (Caballero et al.), ``suppression`` (local suppression),
+  ``microaggregation`` (MDAV), ``coding`` (top and bottom coding), ``synthetic``;
+  the papers' experiments in ``anonymize_experiments`` and ``schedule_experiments``.
 - ``anonlib.workflow``: from risk picture to a release: the release target,
-  steps, a working copy with a history, the recipe and the release package.
-- ``anonlib.engine``: the same group counts on DuckDB (files larger than memory)
-  and Spark (a cluster), for data that does not fit in pandas.
+  steps, a working copy with a history, the recipe, the release package, the
+  report, the release view, and a recipe re-applied on an engine.
 - ``anonlib.cli``: the command line (``python -m anonlib``).
+
+Subpackages split by what their parts compute (``geo``, ``models``, ``peers``,
+``frontier``, ``schedule``, ``core.loading``) re-export their public names, so
+``from anonlib.geo import aggregate`` and every path of the public contract work.
 """
 
 from .core.errors import (

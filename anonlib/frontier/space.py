@@ -10,7 +10,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.dataset import Role, guess_role
+from ..core.population import aligned_like, population_count_column
 from ..core.equivalence import MISSING_LABEL, Classes, combine, encode, record_counts
 from ..core.errors import (
     EmptySelectionError,
@@ -310,26 +310,6 @@ def _plain(value: object) -> object:
     return value.item() if hasattr(value, "item") else value
 
 
-def _aligned(population: pd.DataFrame, data: pd.DataFrame) -> pd.DataFrame:
-    """The population's columns read like the data's: text in the data makes the
-    population text (a ZIP read as the number 37813 matches "37813"), numbers in
-    the data make the population numeric where its values are numbers.
-
-    >>> _aligned(pd.DataFrame({"zip": [37813]}), pd.DataFrame({"zip": ["37813"]}))["zip"].tolist()
-    ['37813']
-    """
-    out = population.copy()
-    for column in data.columns:
-        ours, theirs = data[column], out[column]
-        if pd.api.types.is_numeric_dtype(ours) and not pd.api.types.is_numeric_dtype(theirs):
-            converted = pd.to_numeric(theirs, errors="coerce")
-            if converted.notna().sum() == theirs.notna().sum():
-                out[column] = converted
-        elif not pd.api.types.is_numeric_dtype(ours) and pd.api.types.is_numeric_dtype(theirs):
-            out[column] = theirs.astype("string")
-    return out
-
-
 def default_order(df: pd.DataFrame, attribute: str) -> list:
     """The default domain order of a column: numbers numerically, text alphabetically,
     missing last (the order ``prepare`` uses when none is given).
@@ -340,29 +320,6 @@ def default_order(df: pd.DataFrame, attribute: str) -> list:
     require_columns(df, [attribute])
     table = encode(df, [attribute])
     return [_plain(v) for v in table.labels[0]]
-
-
-def population_count_column(
-    population: pd.DataFrame, quasi_identifiers: Sequence[str], *, count: str | None = None
-) -> str | None:
-    """The column of a population table that holds the number of people per row:
-    the data's count column if the population has it, else its only other column
-    when that holds whole numbers, else the one column named like a count
-    ("count", "n", "freq", ...); None (one person per row) otherwise.
-
-    >>> pop = pd.DataFrame({"zip": ["37010"], "age": [30], "people": [12]})
-    >>> population_count_column(pop, ["zip", "age"]), population_count_column(pop[["zip", "age"]], ["zip", "age"])
-    ('people', None)
-    """
-    if count is not None and count in population.columns:
-        return count
-    extra = [c for c in population.columns if c not in quasi_identifiers]
-    if len(extra) == 1:
-        values = pd.to_numeric(population[extra[0]], errors="coerce")
-        if values.notna().all() and (values >= 0).all() and (values == np.floor(values)).all():
-            return extra[0]
-    named = [c for c in extra if guess_role(str(c), population[c]) is Role.COUNT]
-    return named[0] if len(named) == 1 else None
 
 
 def prepare(
@@ -412,7 +369,7 @@ def prepare(
         population_weights = record_counts(population, population_count)
         if population_weights is None:
             population_weights = np.ones(len(population), dtype=np.int64)
-        frame = pd.concat([frame, _aligned(population[quasi_identifiers], frame)], ignore_index=True)
+        frame = pd.concat([frame, aligned_like(population[quasi_identifiers], frame)], ignore_index=True)
     table = encode(frame, quasi_identifiers)  # THE one encoding of the data
     domains, positions = [], []
     for j, attribute in enumerate(quasi_identifiers):

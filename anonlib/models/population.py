@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.equivalence import combine, encode, record_counts
+from ..core.population import aligned_like, population_count_column
 from ..core.errors import EmptySelectionError, PopulationError, join_names
 from .summaries import _checked_columns
 
@@ -54,7 +55,6 @@ def population_counts(
     >>> p.sample.tolist(), p.population.tolist()
     ([2, 1, 0], [10, 4, 7])
     """
-    from ..frontier.space import _aligned, population_count_column  # one reading of population tables
 
     qis = _checked_columns(df, quasi_identifiers, [], count)
     if not isinstance(population, pd.DataFrame):
@@ -68,7 +68,7 @@ def population_counts(
     people = np.ones(len(population), dtype=np.int64) if people is None else people
     weights = record_counts(df, count)
     weights = np.ones(len(df), dtype=np.int64) if weights is None else weights
-    joint = pd.concat([df[qis], _aligned(population[qis], df[qis])], ignore_index=True)
+    joint = pd.concat([df[qis], aligned_like(population[qis], df[qis])], ignore_index=True)
     table = encode(joint, qis)
     ids, n = combine([table.codes[:, j] for j in range(len(qis))], table.cardinalities, len(joint))
     data_ids = ids[: len(df)]
