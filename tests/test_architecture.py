@@ -117,3 +117,23 @@ def test_no_module_over_1000_lines():
     long = {str(p.relative_to(ROOT)): n for folder in ("anonlib", "dashboard", "pages")
             for p in (ROOT / folder).rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > 1000}
     assert long == {}
+
+
+# The layers of docs/architecture.md, bottom up; a room imports only its own layer or those below.
+LAYERS = {
+    "core": 0,
+    "engine": 1,
+    **dict.fromkeys(("profile", "avector", "risk", "models", "leakage", "peers", "metrics", "utility", "identifiers"), 2),
+    **dict.fromkeys(("anonymize", "anonymize_experiments", "optimal", "lattice", "frontier", "geo", "schedule",
+                     "schedule_experiments", "suppression", "microaggregation", "coding", "synthetic"), 3),
+    "workflow": 4,
+    **dict.fromkeys(("cli", "__main__"), 5),
+}
+
+
+def test_every_room_has_a_layer_and_imports_run_downwards():
+    graph = room_graph()
+    rooms = {room(module_name(p)) for p in PACKAGE.rglob("*.py")} - {""}
+    assert sorted(rooms - set(LAYERS)) == []
+    upwards = sorted((a, b) for a, targets in graph.items() for b in targets if LAYERS[b] > LAYERS[a])
+    assert upwards == []
