@@ -32,8 +32,10 @@ from anonlib.core.errors import HierarchyError
 from anonlib.core.hierarchy import (
     bands_text,
     default_bands,
+    date_hierarchy,
     default_hierarchy,
     flat_hierarchy,
+    frequency_hierarchy,
     hierarchy_csv,
     interval_hierarchy,
     masking_hierarchy,
@@ -41,6 +43,7 @@ from anonlib.core.hierarchy import (
     parse_taxonomy,
     read_hierarchy_csv,
     taxonomy_hierarchy,
+    us_state_hierarchy,
     validate_hierarchy,
 )
 from anonlib.core.samples import load_sample
@@ -55,7 +58,7 @@ from dashboard.ui import download_csv, download_json, guarded, offer_step, page_
 PAGE = "Leakage"
 EXAMPLE = "arca_table1"
 EXAMPLE_SHIELD = ["Zip", "Age", "AC"]
-BUILDERS = ["intervals", "masking", "taxonomy", "flat", "ARX file"]
+BUILDERS = ["intervals", "masking", "frequency", "dates", "US states", "taxonomy", "flat", "ARX file"]
 SIZES = {"single attributes": 1, "pairs": 2, "triples": 3}
 KEEPING = "Optimal keeping every quasi-identifier"
 SEARCH_SECONDS = 20.0  # the optimal search's time limit on a page: past it, the best found, marked not proven
@@ -112,8 +115,10 @@ def _hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: s
     key = f"{scope}-{attribute}"
     builder = st.selectbox(
         "Build from", BUILDERS, index=BUILDERS.index(_initial_builder(attribute, values, example)), key=f"hb-{key}",
-        help="intervals: nested numeric bands; masking: hide digits from the right; taxonomy: named groups; "
-        "flat: every value becomes *; ARX file: a hierarchy CSV exported from ARX (; or , separated, no header).",
+        help="intervals: nested numeric bands; masking: hide digits from the right; frequency: categories grouped "
+        "in order of how many records hold them (4, 16, 64... per group); dates: month, quarter, year, decade; "
+        "US states: census division and region; taxonomy: named groups; flat: every value becomes *; "
+        "ARX file: a hierarchy CSV exported from ARX (; or , separated, no header).",
     )
     if builder == "intervals":
         try:
@@ -127,6 +132,16 @@ def _hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: s
         base = interval_hierarchy(values, parse_bands(text), top=top)
     elif builder == "masking":
         base = masking_hierarchy(values)
+    elif builder == "frequency":
+        base = frequency_hierarchy(values)
+    elif builder == "dates":
+        base = date_hierarchy(values)
+    elif builder == "US states":
+        base = us_state_hierarchy(values)
+        other = sorted(set(base.loc[base[1] == "Other", 0]))
+        if other:
+            st.caption(plain(f"Not US states (grouped under Other): {', '.join(other[:10])}"
+                             + (f" and {len(other) - 10:,} more" if len(other) > 10 else "") + "."))
     elif builder == "taxonomy":
         if example and attribute == "AC":
             suggested = "\n".join(f"{parent}: {', '.join(kids)}" for parent, kids in ARCA_AC_GROUPS.items())

@@ -8,6 +8,10 @@ import pytest
 
 from anonlib.core.errors import HierarchyError
 from anonlib.core.hierarchy import (
+    _state_paths,
+    date_hierarchy,
+    frequency_hierarchy,
+    us_state_hierarchy,
     equal_width_bands,
     flat_hierarchy,
     hierarchy_csv,
@@ -157,9 +161,64 @@ from anonlib.core.hierarchy import default_hierarchy, levels_of  # noqa: E402
 )
 def test_default_hierarchies_are_valid_and_cover_the_data(values):
     kind, table = default_hierarchy(values, "column")
-    assert kind in {"intervals", "masking", "flat"}
+    assert kind in {"intervals", "masking", "flat", "frequency", "dates", "US states"}
     checked = validate_hierarchy(table, values, "column")
     assert levels_of(checked) >= 1
     assert checked[levels_of(checked)].nunique() == 1  # every default ends in one top value
     lookup, names = level_lookup(table, sorted(set(values)), "column")
     assert [len(n) for n in names] == sorted((len(n) for n in names), reverse=True)  # coarser each level
+
+
+# --- typed defaults: frequency groups, dates, US states ------------------------------------
+
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from([f"v{i}" for i in range(23)]), min_size=1, max_size=120), st.integers(2, 5))
+def test_frequency_hierarchy_groups_consecutive_values_in_frequency_order(values, fan_out):
+    table = validate_hierarchy(frequency_hierarchy(values, fan_out), values, "column")
+    counts = pd.Series(values).value_counts()
+    order = sorted(counts.index, key=lambda v: (-int(counts[v]), v))
+    assert sorted(table[0]) == sorted(order) and set(table[levels_of(table)]) == {"*"}
+    if len(order) <= 2:
+        return
+    by_value = table.set_index(0)
+    for level in range(1, levels_of(table)):  # level j: groups of fan_out**j consecutive values
+        size = fan_out ** level
+        groups = [by_value.loc[v, level] for v in order]
+        assert groups == [groups[(i // size) * size] for i in range(len(order))]
+        assert len(set(groups)) == -(-len(order) // size)
+
+
+def test_dates_go_to_month_quarter_year_and_decade_and_other_text_is_refused():
+    assert date_hierarchy(["1999-12-31 23:59"]).values.tolist() == [
+        ["1999-12-31 23:59", "1999-12", "1999-Q4", "1999", "1990s", "*"]]
+    with pytest.raises(HierarchyError, match="not a date"):
+        date_hierarchy(["2021-05-17", "May 2021"])
+    assert default_hierarchy(["2021-05-17", "2020-01-02", "2019-11-30"], "visit")[0] == "dates"
+
+
+def test_us_states_by_census_division_and_region():
+    paths = _state_paths()
+    assert len(paths) == 102  # 50 states and DC, by name and by code
+    regions = {}
+    for division, region in paths.values():
+        regions.setdefault(region, set()).add(division)
+    assert {r: len(d) for r, d in regions.items()} == {"Northeast": 2, "Midwest": 2, "South": 3, "West": 2}
+    table = us_state_hierarchy(["tennessee", "TN", "District of Columbia", "Puerto Rico"])
+    assert table.values.tolist() == [["tennessee", "East South Central", "South", "*"],
+                                     ["TN", "East South Central", "South", "*"],
+                                     ["District of Columbia", "South Atlantic", "South", "*"],
+                                     ["Puerto Rico", "Other", "Other", "*"]]
+    states = ["Ohio", "Texas", "Iowa", "Maine", "Utah", "Oregon", "Georgia", "Tennessee", "Idaho", "Alaska"]
+    assert default_hierarchy(states, "state")[0] == "US states"
+    assert default_hierarchy(states[:8] + ["Ontario", "Quebec"], "state")[0] == "frequency"  # 80% states
+
+
+def test_adults_categories_get_frequency_groups_and_two_values_stay_flat():
+    frame = load_sample("adult").frame
+    kind, table = default_hierarchy(frame["native-country"], "native-country")
+    assert kind == "frequency" and levels_of(table) == 3  # 41 countries: groups of 4, of 16, then *
+    first = table.set_index(0).loc["United-States"]
+    assert first[1] == "{United-States, Mexico, Philippines, Germany}"  # the four most frequent
+    assert default_hierarchy(frame["sex"], "sex")[0] == "flat"

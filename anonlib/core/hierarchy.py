@@ -262,6 +262,105 @@ def taxonomy_hierarchy(groups: Mapping[str, Sequence[str]]) -> pd.DataFrame:
     return _frame([[p[0]] * (depth - len(p)) + p for p in paths])
 
 
+FAN_OUT = 4  # values per group at each level of a frequency hierarchy (few levels: small lattices)
+
+
+def frequency_hierarchy(values: Iterable, fan_out: int = FAN_OUT) -> pd.DataFrame:
+    """Categories grouped by frequency order, where nothing better is known: the
+    distinct values sorted by how many records hold them (most first, ties by text),
+    then consecutive groups of ``fan_out`` values, of ``fan_out``\u00b2, ... up to ``*``.
+    Rare values share a group with the values nearest them in frequency, so a search
+    can merge the rare ones and keep the common ones apart. A group is named by its
+    members ("{a, b}"), or its first two and its size when it is larger.
+
+    >>> frequency_hierarchy(["a"] * 5 + ["b"] * 3 + ["c"] * 2 + ["d", "e"], fan_out=2).values.tolist()
+    [['a', '{a, b}', '{a, b, c, d}', '*'], ['b', '{a, b}', '{a, b, c, d}', '*'], ['c', '{c, d}', '{a, b, c, d}', '*'], ['d', '{c, d}', '{a, b, c, d}', '*'], ['e', '{e}', '{e}', '*']]
+    """
+    if fan_out < 2:
+        raise HierarchyError("A frequency hierarchy groups at least 2 values at each level.")
+    series = pd.Series([value_key(v) for v in pd.Series(list(values), dtype=object).dropna()], dtype=object)
+    series = series[series != MISSING_LABEL]
+    counts = series.value_counts()
+    order = sorted(counts.index, key=lambda v: (-int(counts[v]), v))
+    if len(order) <= 2:
+        return flat_hierarchy(order)
+    rows = [[v] for v in order]
+    size = fan_out
+    while size < len(order):
+        for start in range(0, len(order), size):
+            members = order[start:start + size]
+            label = "{" + ", ".join(members) + "}" if len(members) <= 4 else \
+                "{" + f"{members[0]}, {members[1]}, ... ({len(members)} values)" + "}"
+            for row in rows[start:start + size]:
+                row.append(label)
+        size *= fan_out
+    for row in rows:
+        row.append(SUPPRESSED)
+    return _frame(rows)
+
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
+
+
+def date_hierarchy(values: Iterable) -> pd.DataFrame:
+    """Dates (ISO, YYYY-MM-DD with an optional time) by day, month, quarter, year and
+    decade, then ``*``.
+
+    >>> date_hierarchy(["2021-05-17"]).values.tolist()
+    [['2021-05-17', '2021-05', '2021-Q2', '2021', '2020s', '*']]
+    """
+    keys = _distinct_keys(values)
+    bad = [k for k in keys if not _DATE.match(k)]
+    if bad:
+        raise HierarchyError(f"'{bad[0]}' is not a date written as YYYY-MM-DD; a date hierarchy needs dates.")
+    rows = []
+    for key in keys:
+        day = pd.Timestamp(key)
+        rows.append([key, f"{day.year:04d}-{day.month:02d}", f"{day.year:04d}-Q{(day.month - 1) // 3 + 1}",
+                     f"{day.year:04d}", f"{day.year // 10 * 10}s", SUPPRESSED])
+    return _frame(rows)
+
+
+# The US Census Bureau's regions and divisions of the states and DC (state, code, division, region).
+_US_STATES = """Connecticut CT|Maine ME|Massachusetts MA|New Hampshire NH|Rhode Island RI|Vermont VT:New England:Northeast
+New Jersey NJ|New York NY|Pennsylvania PA:Middle Atlantic:Northeast
+Illinois IL|Indiana IN|Michigan MI|Ohio OH|Wisconsin WI:East North Central:Midwest
+Iowa IA|Kansas KS|Minnesota MN|Missouri MO|Nebraska NE|North Dakota ND|South Dakota SD:West North Central:Midwest
+Delaware DE|District of Columbia DC|Florida FL|Georgia GA|Maryland MD|North Carolina NC|South Carolina SC|Virginia VA|West Virginia WV:South Atlantic:South
+Alabama AL|Kentucky KY|Mississippi MS|Tennessee TN:East South Central:South
+Arkansas AR|Louisiana LA|Oklahoma OK|Texas TX:West South Central:South
+Arizona AZ|Colorado CO|Idaho ID|Montana MT|Nevada NV|New Mexico NM|Utah UT|Wyoming WY:Mountain:West
+Alaska AK|California CA|Hawaii HI|Oregon OR|Washington WA:Pacific:West"""
+
+
+def _state_paths() -> dict[str, tuple[str, str]]:
+    """Lower-cased state name and two-letter code -> (division, region)."""
+    paths = {}
+    for line in _US_STATES.splitlines():
+        states, division, region = line.split(":")
+        for state in states.split("|"):
+            name, code = state.rsplit(" ", 1)
+            paths[name.lower()] = paths[code.lower()] = (division, region)
+    return paths
+
+
+def us_state_hierarchy(values: Iterable) -> pd.DataFrame:
+    """US states (names or two-letter codes, any case) by census division and region,
+    then ``*``; a value that is not a state goes to "Other" at both levels.
+
+    >>> us_state_hierarchy(["Tennessee", "TX", "Ontario"]).values.tolist()
+    [['Tennessee', 'East South Central', 'South', '*'], ['TX', 'West South Central', 'South', '*'], ['Ontario', 'Other', 'Other', '*']]
+    """
+    paths = _state_paths()
+    return _frame([[key, *paths.get(key.strip().lower(), ("Other", "Other")), SUPPRESSED]
+                   for key in _distinct_keys(values)])
+
+
+def _mostly_states(keys: Sequence[str], share: float = 0.9) -> bool:
+    paths = _state_paths()
+    return bool(keys) and sum(k.strip().lower() in paths for k in keys) >= share * len(keys)
+
+
 # --- reading, writing, checking ----------------------------------------------------
 
 
@@ -486,9 +585,12 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
     """A sensible first hierarchy for a column, and the kind of builder used.
 
     Codes (a ZIP-like column name, or digit strings of one length of 4 or
-    more) get digit masking; numbers with more than 10 distinct values get
-    nested bands of widths w, 2w, 4w (w a round number) and ``*``; anything else
-    is flat (value -> ``*``).
+    more) get digit masking; dates (YYYY-MM-DD) month, quarter, year and decade;
+    numbers with more than 10 distinct values nested bands of widths w, 2w, 4w (w a
+    round number) and ``*``; US states (names or codes) their census division and
+    region; other categories with more than two values groups in frequency order
+    (``frequency_hierarchy``), so a search can coarsen a column without erasing it;
+    two values or fewer are flat (value -> ``*``).
 
     >>> default_hierarchy([52003, 52000], "Zip")[0]
     'masking'
@@ -496,6 +598,7 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
     >>> kind, h.iloc[0].tolist()
     ('intervals', ['17', '[15-19]', '[10-19]', '[0-19]', '*'])
     """
+    values = values if isinstance(values, pd.Series) else list(values)  # read twice: keys, then frequencies
     keys = _distinct_keys(values)
     if not keys:
         raise HierarchyError(f"The column {name or ''} has no values to build a hierarchy from.".replace("  ", " "))
@@ -506,6 +609,14 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
     if not numbers.isna().any() and len(keys) > 10:
         return "intervals", interval_hierarchy(keys, default_bands(keys), top=True)
+    if not numbers.isna().any():
+        return "flat", flat_hierarchy(keys)
+    if all(_DATE.match(k) for k in keys):
+        return "dates", date_hierarchy(keys)
+    if _mostly_states(keys):
+        return "US states", us_state_hierarchy(keys)
+    if len(keys) > 2:
+        return "frequency", frequency_hierarchy(values)
     return "flat", flat_hierarchy(keys)
 
 
