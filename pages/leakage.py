@@ -43,10 +43,10 @@ from anonlib.core.hierarchy import (
     parse_taxonomy,
     read_hierarchy_csv,
     taxonomy_hierarchy,
-    us_state_hierarchy,
     validate_hierarchy,
 )
 from anonlib.core.samples import load_sample
+from anonlib.core.taxonomy import TAXONOMIES, taxonomy_match
 from anonlib.leakage import attribute_label, attribute_sets, compare_leakage, leakage_table
 from anonlib.utility import MEASURE_NAMES, MEASURES, measure_value
 from anonlib.workflow import GeneralizationStep, default_choice, step_cost
@@ -58,7 +58,7 @@ from dashboard.ui import download_csv, download_json, guarded, offer_step, page_
 PAGE = "Leakage"
 EXAMPLE = "arca_table1"
 EXAMPLE_SHIELD = ["Zip", "Age", "AC"]
-BUILDERS = ["intervals", "masking", "frequency", "dates", "US states", "taxonomy", "flat", "ARX file"]
+BUILDERS = ["intervals", "masking", "frequency", "dates", "bundled taxonomy", "taxonomy", "flat", "ARX file"]
 SIZES = {"single attributes": 1, "pairs": 2, "triples": 3}
 KEEPING = "Optimal keeping every quasi-identifier"
 SEARCH_SECONDS = 20.0  # the optimal search's time limit on a page: past it, the best found, marked not proven
@@ -117,7 +117,7 @@ def _hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: s
         "Build from", BUILDERS, index=BUILDERS.index(_initial_builder(attribute, values, example)), key=f"hb-{key}",
         help="intervals: nested numeric bands; masking: hide digits from the right; frequency: categories grouped "
         "in order of how many records hold them (4, 16, 64... per group); dates: month, quarter, year, decade; "
-        "US states: census division and region; taxonomy: named groups; flat: every value becomes *; "
+        "bundled taxonomy: US states, countries, race or ICD-10 codes; taxonomy: named groups; flat: every value becomes *; "
         "ARX file: a hierarchy CSV exported from ARX (; or , separated, no header).",
     )
     if builder == "intervals":
@@ -136,12 +136,13 @@ def _hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: s
         base = frequency_hierarchy(values)
     elif builder == "dates":
         base = date_hierarchy(values)
-    elif builder == "US states":
-        base = us_state_hierarchy(values)
-        other = sorted(set(base.loc[base[1] == "Other", 0]))
-        if other:
-            st.caption(plain(f"Not US states (grouped under Other): {', '.join(other[:10])}"
-                             + (f" and {len(other) - 10:,} more" if len(other) > 10 else "") + "."))
+    elif builder == "bundled taxonomy":
+        names = list(TAXONOMIES)
+        guess = taxonomy_match(values)
+        chosen = st.selectbox("Taxonomy", names, index=names.index(guess.name) if guess else 0, key=f"hk-{key}")
+        match = taxonomy_match(values, name=chosen)
+        st.caption(plain(match.summary()))
+        base = match.table
     elif builder == "taxonomy":
         if example and attribute == "AC":
             suggested = "\n".join(f"{parent}: {', '.join(kids)}" for parent, kids in ARCA_AC_GROUPS.items())

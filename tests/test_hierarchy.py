@@ -8,10 +8,8 @@ import pytest
 
 from anonlib.core.errors import HierarchyError
 from anonlib.core.hierarchy import (
-    _state_paths,
     date_hierarchy,
     frequency_hierarchy,
-    us_state_hierarchy,
     equal_width_bands,
     flat_hierarchy,
     hierarchy_csv,
@@ -161,7 +159,7 @@ from anonlib.core.hierarchy import default_hierarchy, levels_of  # noqa: E402
 )
 def test_default_hierarchies_are_valid_and_cover_the_data(values):
     kind, table = default_hierarchy(values, "column")
-    assert kind in {"intervals", "masking", "flat", "frequency", "dates", "US states"}
+    assert kind in {"intervals", "masking", "flat", "frequency", "dates", "bundled taxonomy"}
     checked = validate_hierarchy(table, values, "column")
     assert levels_of(checked) >= 1
     assert checked[levels_of(checked)].nunique() == 1  # every default ends in one top value
@@ -198,27 +196,11 @@ def test_dates_go_to_month_quarter_year_and_decade_and_other_text_is_refused():
     assert default_hierarchy(["2021-05-17", "2020-01-02", "2019-11-30"], "visit")[0] == "dates"
 
 
-def test_us_states_by_census_division_and_region():
-    paths = _state_paths()
-    assert len(paths) == 102  # 50 states and DC, by name and by code
-    regions = {}
-    for division, region in paths.values():
-        regions.setdefault(region, set()).add(division)
-    assert {r: len(d) for r, d in regions.items()} == {"Northeast": 2, "Midwest": 2, "South": 3, "West": 2}
-    table = us_state_hierarchy(["tennessee", "TN", "District of Columbia", "Puerto Rico"])
-    assert table.values.tolist() == [["tennessee", "East South Central", "South", "*"],
-                                     ["TN", "East South Central", "South", "*"],
-                                     ["District of Columbia", "South Atlantic", "South", "*"],
-                                     ["Puerto Rico", "Other", "Other", "*"]]
-    states = ["Ohio", "Texas", "Iowa", "Maine", "Utah", "Oregon", "Georgia", "Tennessee", "Idaho", "Alaska"]
-    assert default_hierarchy(states, "state")[0] == "US states"
-    assert default_hierarchy(states[:8] + ["Ontario", "Quebec"], "state")[0] == "frequency"  # 80% states
-
-
 def test_adults_categories_get_frequency_groups_and_two_values_stay_flat():
     frame = load_sample("adult").frame
-    kind, table = default_hierarchy(frame["native-country"], "native-country")
-    assert kind == "frequency" and levels_of(table) == 3  # 41 countries: groups of 4, of 16, then *
-    first = table.set_index(0).loc["United-States"]
-    assert first[1] == "{United-States, Mexico, Philippines, Germany}"  # the four most frequent
+    kind, table = default_hierarchy(frame["occupation"], "occupation")
+    assert kind == "frequency" and levels_of(table) == 2  # 14 occupations: groups of 4, then *
+    counts = frame["occupation"].value_counts()
+    top4 = sorted(counts.index, key=lambda v: (-int(counts[v]), v))[:4]
+    assert table.set_index(0).loc[top4[0], 1] == "{" + ", ".join(top4) + "}"  # the four most frequent
     assert default_hierarchy(frame["sex"], "sex")[0] == "flat"

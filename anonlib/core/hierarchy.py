@@ -321,46 +321,6 @@ def date_hierarchy(values: Iterable) -> pd.DataFrame:
     return _frame(rows)
 
 
-# The US Census Bureau's regions and divisions of the states and DC (state, code, division, region).
-_US_STATES = """Connecticut CT|Maine ME|Massachusetts MA|New Hampshire NH|Rhode Island RI|Vermont VT:New England:Northeast
-New Jersey NJ|New York NY|Pennsylvania PA:Middle Atlantic:Northeast
-Illinois IL|Indiana IN|Michigan MI|Ohio OH|Wisconsin WI:East North Central:Midwest
-Iowa IA|Kansas KS|Minnesota MN|Missouri MO|Nebraska NE|North Dakota ND|South Dakota SD:West North Central:Midwest
-Delaware DE|District of Columbia DC|Florida FL|Georgia GA|Maryland MD|North Carolina NC|South Carolina SC|Virginia VA|West Virginia WV:South Atlantic:South
-Alabama AL|Kentucky KY|Mississippi MS|Tennessee TN:East South Central:South
-Arkansas AR|Louisiana LA|Oklahoma OK|Texas TX:West South Central:South
-Arizona AZ|Colorado CO|Idaho ID|Montana MT|Nevada NV|New Mexico NM|Utah UT|Wyoming WY:Mountain:West
-Alaska AK|California CA|Hawaii HI|Oregon OR|Washington WA:Pacific:West"""
-
-
-def _state_paths() -> dict[str, tuple[str, str]]:
-    """Lower-cased state name and two-letter code -> (division, region)."""
-    paths = {}
-    for line in _US_STATES.splitlines():
-        states, division, region = line.split(":")
-        for state in states.split("|"):
-            name, code = state.rsplit(" ", 1)
-            paths[name.lower()] = paths[code.lower()] = (division, region)
-    return paths
-
-
-def us_state_hierarchy(values: Iterable) -> pd.DataFrame:
-    """US states (names or two-letter codes, any case) by census division and region,
-    then ``*``; a value that is not a state goes to "Other" at both levels.
-
-    >>> us_state_hierarchy(["Tennessee", "TX", "Ontario"]).values.tolist()
-    [['Tennessee', 'East South Central', 'South', '*'], ['TX', 'West South Central', 'South', '*'], ['Ontario', 'Other', 'Other', '*']]
-    """
-    paths = _state_paths()
-    return _frame([[key, *paths.get(key.strip().lower(), ("Other", "Other")), SUPPRESSED]
-                   for key in _distinct_keys(values)])
-
-
-def _mostly_states(keys: Sequence[str], share: float = 0.9) -> bool:
-    paths = _state_paths()
-    return bool(keys) and sum(k.strip().lower() in paths for k in keys) >= share * len(keys)
-
-
 # --- reading, writing, checking ----------------------------------------------------
 
 
@@ -584,11 +544,13 @@ def nice_width(span: float, parts: int = 16) -> float:
 def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFrame]:
     """A sensible first hierarchy for a column, and the kind of builder used.
 
-    Codes (a ZIP-like column name, or digit strings of one length of 4 or
-    more) get digit masking; dates (YYYY-MM-DD) month, quarter, year and decade;
-    numbers with more than 10 distinct values nested bands of widths w, 2w, 4w (w a
-    round number) and ``*``; US states (names or codes) their census division and
-    region; other categories with more than two values groups in frequency order
+    By the column's type, first match wins: ICD-10 codes get the bundled ICD-10
+    taxonomy (category, chapter); codes (a ZIP-like column name, or digit strings
+    of one length of 4 or more) digit masking; dates (YYYY-MM-DD) month, quarter,
+    year and decade; numbers with more than 10 distinct values nested bands of
+    widths w, 2w, 4w (w a round number) and ``*``; categories a bundled taxonomy
+    knows (US states, countries, race; ``anonlib.core.taxonomy``) that taxonomy;
+    other categories with more than two values groups in frequency order
     (``frequency_hierarchy``), so a search can coarsen a column without erasing it;
     two values or fewer are flat (value -> ``*``).
 
@@ -598,10 +560,15 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
     >>> kind, h.iloc[0].tolist()
     ('intervals', ['17', '[15-19]', '[10-19]', '[0-19]', '*'])
     """
+    from .taxonomy import taxonomy_match  # the bundled taxonomies stand on this module
+
     values = values if isinstance(values, pd.Series) else list(values)  # read twice: keys, then frequencies
     keys = _distinct_keys(values)
     if not keys:
         raise HierarchyError(f"The column {name or ''} has no values to build a hierarchy from.".replace("  ", " "))
+    known = taxonomy_match(keys)
+    if known is not None and known.name == "ICD-10 chapters":
+        return "bundled taxonomy", known.table
     lengths = {len(k) for k in keys}
     digits = all(k.isdigit() for k in keys)
     if digits and (_CODE_NAMES.search(name) or (len(lengths) == 1 and min(lengths) >= 4)):
@@ -613,8 +580,8 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
         return "flat", flat_hierarchy(keys)
     if all(_DATE.match(k) for k in keys):
         return "dates", date_hierarchy(keys)
-    if _mostly_states(keys):
-        return "US states", us_state_hierarchy(keys)
+    if known is not None:
+        return "bundled taxonomy", known.table
     if len(keys) > 2:
         return "frequency", frequency_hierarchy(values)
     return "flat", flat_hierarchy(keys)

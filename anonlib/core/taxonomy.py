@@ -1,0 +1,177 @@
+"""Bundled taxonomies for common fields, chosen for a column when its values match:
+US state -> census division -> region, country -> continent, race (OMB, Adult's and
+the diabetes file's spellings) -> a coarser group, ICD-10 code -> 3-character category
+-> chapter. The tables are CSV files in ``anonlib/core/taxonomies`` (public facts,
+written for this package); values a taxonomy does not know go under ``other``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Callable, Iterable
+
+import pandas as pd
+
+from .errors import HierarchyError, join_names
+from .hierarchy import SUPPRESSED, _distinct_keys, _frame
+
+OTHER = "other"
+COVERAGE = 0.9  # share of a column's distinct values a bundled taxonomy must know
+
+
+# --- bundled taxonomies ------------------------------------------------------------
+
+
+def normalized(text: str) -> str:
+    """A value as taxonomies compare it: lower case, letters and digits only.
+
+    >>> normalized("United-States"), normalized("united states"), normalized("Trinadad&Tobago")
+    ('unitedstates', 'unitedstates', 'trinadadtobago')
+    """
+    return re.sub(r"[^0-9a-z]", "", str(text).lower())
+
+
+def _bundled_rows(file: str) -> list[dict[str, str]]:
+    """The rows of a CSV file in ``core/taxonomies`` as dictionaries."""
+    text = resources.files(__package__).joinpath("taxonomies", file).read_text(encoding="utf-8")
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+@lru_cache(maxsize=None)
+def _lookup(name: str) -> dict[str, tuple[str, ...]]:
+    """A lookup taxonomy: normalized value -> its generalizations below ``*``."""
+    if name == "US states":
+        rows = _bundled_rows("us_states.csv")
+        paths = {normalized(r[field]): (r["division"], r["region"]) for r in rows for field in ("state", "code")}
+    elif name == "countries":
+        paths = {normalized(r["country"]): (r["continent"],) for r in _bundled_rows("countries.csv")}
+    else:
+        paths = {normalized(r["value"]): (r["group"],) for r in _bundled_rows("race_omb.csv")}
+    return paths
+
+
+_ICD10 = re.compile(r"^([A-Z]\d[0-9A-Z])(?:\.?[0-9A-Z]{1,4})?$")
+
+
+@lru_cache(maxsize=None)
+def _icd10_chapters() -> list[tuple[str, str, str]]:
+    """(first category, last category, chapter label) of each ICD-10 chapter."""
+    return [(r["first"], r["last"], r["chapter"]) for r in _bundled_rows("icd10_chapters.csv")]
+
+
+def icd10_path(code: str) -> tuple[str, str] | None:
+    """The 3-character category and chapter of an ICD-10 code, or None.
+
+    >>> icd10_path("E11.9"), icd10_path("i10"), icd10_path("250.83")
+    (('E11', 'E00-E90 Endocrine and metabolic'), ('I10', 'I00-I99 Circulatory system'), None)
+    """
+    match = _ICD10.match(str(code).strip().upper())
+    if not match:
+        return None
+    category = match.group(1)
+    for first, last, chapter in _icd10_chapters():
+        if first <= category <= last:
+            return category, chapter
+    return None
+
+
+def _taxonomies() -> dict[str, Callable[[str], tuple[str, ...] | None]]:
+    """Each bundled taxonomy as a function from a value to its path below ``*`` (None:
+    unknown), in the order ties are settled."""
+    return {
+        "ICD-10 chapters": icd10_path,
+        "US states": lambda key: _lookup("US states").get(normalized(key)),
+        "countries": lambda key: _lookup("countries").get(normalized(key)),
+        "race (OMB)": lambda key: _lookup("race (OMB)").get(normalized(key)),
+    }
+
+
+TAXONOMIES = tuple(_taxonomies())
+
+
+@dataclass(frozen=True)
+class TaxonomyMatch:
+    """A bundled taxonomy chosen for a column: its name, the hierarchy covering every
+    value, the values it did not know (put under ``other``) and the share it knew."""
+
+    name: str
+    table: pd.DataFrame
+    other: list[str]
+    coverage: float
+
+    def summary(self) -> str:
+        """One sentence on what the taxonomy knew (plain text, data values included).
+
+        >>> taxonomy_match(["Ohio", "Utah", "Mars"], name="US states").summary()
+        "The bundled taxonomy 'US states' knows 2 of the column's 3 distinct values (67%); under 'other': Mars."
+        """
+        values = len(self.table)
+        known = values - len(self.other)
+        return (
+            f"The bundled taxonomy '{self.name}' knows {known:,} of the column's {values:,} distinct values "
+            f"({self.coverage:.0%})"
+            + (f"; under '{OTHER}': {join_names(self.other)}." if self.other else "; every value is in it.")
+        )
+
+
+def taxonomy_match(values: Iterable, name: str | None = None) -> TaxonomyMatch | None:
+    """The bundled taxonomy knowing the most of a column's distinct values (at least
+    90% and two values), or the one called ``name``; None when none fits (and an
+    error when the one called ``name`` knows none of them).
+
+    Unknown values get ``other`` at every level below ``*``, so the hierarchy covers
+    the whole column.
+
+    >>> match = taxonomy_match(["Tennessee", "TN", "Ohio", "Atlantis"] * 10)
+    >>> match is None  # 3 of 4 values known: below 90%
+    True
+    >>> match = taxonomy_match(["Tennessee", "TN", "Ohio", "Atlantis"], name="US states")
+    >>> match.table.values.tolist()[-1], match.other
+    (['Atlantis', 'other', 'other', '*'], ['Atlantis'])
+    """
+    keys = _distinct_keys(values)
+    if not keys:
+        return None
+    lettered = sum(any(ch.isalpha() for ch in key) for key in keys)
+    if name is None and lettered < max(COVERAGE * len(keys), 2):
+        return None  # every bundled value has a letter: numbers match nothing
+    candidates = _taxonomies()
+    if name is not None:
+        if name not in candidates:
+            raise HierarchyError(f"There is no bundled taxonomy called '{name}'; there are {join_names(TAXONOMIES)}.")
+        candidates = {name: candidates[name]}
+    best: tuple[str, list] | None = None
+    best_known = 0
+    for taxonomy, path_of in candidates.items():
+        paths = [path_of(key) for key in keys]
+        known = sum(path is not None for path in paths)
+        if known > best_known:
+            best, best_known = (taxonomy, paths), known
+    if best is None:
+        if name is not None:
+            raise HierarchyError(f"The bundled taxonomy '{name}' knows none of this column's values; pick another one.")
+        return None
+    coverage = best_known / len(keys)
+    if name is None and (coverage < COVERAGE or best_known < 2):
+        return None
+    taxonomy, paths = best
+    depth = max(len(path) for path in paths if path is not None)
+    rows = [[key, *(path if path is not None else (OTHER,) * depth), SUPPRESSED] for key, path in zip(keys, paths)]
+    other = [key for key, path in zip(keys, paths) if path is None]
+    return TaxonomyMatch(taxonomy, _frame(rows), other, coverage)
+
+
+def taxonomy_for(values: Iterable) -> tuple[str, pd.DataFrame] | None:
+    """The name and hierarchy of the bundled taxonomy matching a column, or None.
+
+    >>> name, table = taxonomy_for(["White", "Black", "Asian-Pac-Islander", "Other"])
+    >>> name, table.iloc[2].tolist()
+    ('race (OMB)', ['Asian-Pac-Islander', 'Asian or Pacific Islander', '*'])
+    """
+    match = taxonomy_match(values)
+    return None if match is None else (match.name, match.table)
