@@ -137,3 +137,30 @@ def test_every_room_has_a_layer_and_imports_run_downwards():
     assert sorted(rooms - set(LAYERS)) == []
     upwards = sorted((a, b) for a, targets in graph.items() for b in targets if LAYERS[b] > LAYERS[a])
     assert upwards == []
+
+
+# Every public path of ../shared/spec/contract.md, imported as an outside check would.
+CONTRACT = {
+    "anonlib.avector": ("anonymity_vector", "partition_count", "lex_index", "improvement"),
+    "anonlib.schedule": ("assign", "schedule_rank"),
+    "anonlib.leakage": ("leakage_table",),
+    "anonlib.peers": ("ppp", "poac", "min_ppp"),
+    "anonlib.anonymize": ("search",),
+    "anonlib.suppression": ("local_suppression",),
+    "anonlib.microaggregation": ("mdav",),
+    "anonlib.utility": ("loss",),
+    "anonlib.metrics": ("discernibility", "nonuniform_entropy"),
+    "anonlib.geo": ("aggregate",),
+    "anonlib.frontier": ("evaluate", "search_frontier"),
+    "anonlib.models": ("alpha", "l_diversity", "entropy_l_diversity", "recursive_c", "t_closeness",
+                       "delta_disclosure", "beta_likeness"),
+    "anonlib.risk": ("reidentification",),
+}
+
+
+def test_every_path_of_the_contract_imports():
+    import importlib
+
+    missing = [f"{module}.{name}" for module, names in CONTRACT.items()
+               for name in names if not callable(getattr(importlib.import_module(module), name, None))]
+    assert missing == []
