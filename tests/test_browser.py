@@ -13,8 +13,11 @@ import re
 import urllib.request
 from pathlib import Path
 
+import pandas as pd
+import pytest
+
 from live_app import BUSY, ROOT, metric, open_app, open_page, upload, wait_idle
-from uploads import JOURNEY_CSV, tennessee_csv
+from uploads import JOURNEY_CSV, clinic_csv, tennessee_csv
 
 ARTIFACTS = ROOT / "test-artifacts"
 
@@ -286,4 +289,87 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
     assert (tmp_path / "out.csv").read_bytes() == package.read("released.csv")  # byte for byte
     assert not errors, errors
     page.screenshot(path=str(ARTIFACTS / "journey-report.png"), full_page=True)
+    context.close()
+
+
+_FAILING = re.compile(r"records failing the target ([\d,]+) (?:->|→) ([\d,]+)")
+_CELLS = re.compile(r"Suppress cells: ([\d,]+) records touched")
+_CLASSIFIER = re.compile(r"Predicting diagnosis from .*?\(loaded file\)\.")
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+@pytest.mark.parametrize("width", [1440, 1024])
+def test_release_journey_generalize_local_suppression_release_view(server, browser, tmp_path, width) -> None:
+    """Upload a clinic file with blanks -> allow 5% suppressed records -> apply the optimal
+    generalization (some records still fail k = 5) -> the sidebar's local suppression, which
+    touches fewer records than suppressing them -> the Release page shows a met target, the
+    distributions and the classifier comparison -> its package verifies against the upload and
+    its report holds the same classifier numbers; screenshots at both widths."""
+    import io
+    import zipfile
+
+    from anonlib.workflow import verify_package
+
+    data = clinic_csv()
+    csv = tmp_path / "clinic.csv"
+    csv.write_bytes(data)
+    context = browser.new_context(viewport={"width": width, "height": 1000}, accept_downloads=True)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    open_app(page, server)
+    upload(page, csv, "Read 20,000 rows and 5 columns")
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    assert "Quasi-identifiers: age, sex, state, marital" in sidebar.inner_text()
+    limit = page.locator(".st-key-target_suppressed input").first
+    limit.fill("5")
+    limit.press("Enter")
+    wait_idle(page, 300_000)
+
+    open_page(page, "Leakage & anonymization")
+    page.locator(".st-key-leakage_apply button").first.wait_for(timeout=300_000)
+    _click(page, "leakage_apply")
+    text = sidebar.inner_text()
+    before, after = (_number(n) for n in _FAILING.search(text).groups())
+    assert 0 < after < before, text
+    touched = _number(_CELLS.search(text).group(1))
+    assert 0 < touched < after  # the offer is made only when it touches fewer records
+    page.screenshot(path=str(ARTIFACTS / f"local-{width}-generalized.png"))
+
+    _click(page, "sidebar_suppress_cells")
+    text = sidebar.inner_text()
+    assert "2. Sidebar: Local suppression to k = 5" in text, text
+    assert "Met: all 20,000 records are in classes meeting k = 5." in text, text
+
+    open_page(page, "Release")
+    page.get_by_text("Predicting diagnosis from").first.wait_for(timeout=300_000)
+    wait_idle(page, 300_000)
+    assert metric(page, "records in the release") == "20,000"
+    assert metric(page, "records suppressed") == "0"
+    assert metric(page, "target met") == "yes"
+    body = page.locator('[data-testid="stMain"]').inner_text()
+    assert "Traceback" not in body and "Something unexpected went wrong" not in body
+    assert "age: 73 values become" in body and "Distributions before and after" in body
+    assert page.locator('[data-testid="stPlotlyChart"]').count() >= 2  # distribution and accuracy
+    shown = _CLASSIFIER.search(body.replace("\n", " ")).group(0)
+    page.set_viewport_size({"width": width, "height": 4200})
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(ARTIFACTS / f"local-{width}-release.png"))
+    page.set_viewport_size({"width": width, "height": 1000})
+
+    with page.expect_download(timeout=300_000) as download:
+        page.get_by_role("button", name="Release package (zip)").first.click()
+    package_bytes = Path(download.value.path()).read_bytes()
+    checks = verify_package(package_bytes, data, source_name=csv.name)  # k measured on released.csv, * as a wildcard
+    assert checks.failed_parts == (), checks.checks
+    report = zipfile.ZipFile(io.BytesIO(package_bytes)).read("report.html").decode("utf-8")
+    assert shown in report.replace("\n", " ")  # the same classifier numbers as the page
+    released = pd.read_csv(io.BytesIO(zipfile.ZipFile(io.BytesIO(package_bytes)).read("released.csv")),
+                           dtype=str, keep_default_na=False)
+    assert len(released) == 20_000
+    assert int((released[["age", "sex", "state", "marital"]] == "*").any(axis=1).sum()) == touched
+    assert not errors, errors
     context.close()

@@ -251,6 +251,38 @@ def test_verify_passes_on_packages_made_by_the_command_line(cli_release, capsys)
     capsys.readouterr()
 
 
+def test_verify_reads_locally_suppressed_cells_as_any_value(tmp_path, capsys):
+    """A release finished by local suppression meets k only when a * matches any value; the
+    package's target recount reads released.csv that way (as the working copy did), and a
+    release whose * cells do not make k is still refused."""
+    from anonlib.suppression import marked_codes, wildcard_matches
+    from anonlib.workflow.local_steps import LocalSuppressionStep
+
+    data = adult_csv(2000)
+    table = load_table(data, name="patients.csv")
+    loaded = Dataset.from_frame("patients.csv", table.frame, {
+        "age": "quasi-identifier", "sex": "quasi-identifier", "native-country": "quasi-identifier",
+        "race": "ignore", "occupation": "sensitive", "income": "ignore"})
+    copy = WorkingCopy.start(loaded, ReleaseTarget(k=5), reading=Reading.of(table, data))
+    copy = copy.apply(BandsStep("age", 10, 7, 17, 90, True), "Individual privacy")
+    assert copy.check.failing_records > 0
+    copy = copy.apply(LocalSuppressionStep.from_target(copy.target, copy.current), "Sidebar")
+    assert copy.check.met
+    package = release_package(copy, created=CREATED)
+    released = pd.read_csv(io.BytesIO(members(package)["released.csv"]), dtype=str, keep_default_na=False)
+    qis = ["age", "sex", "native-country"]
+    assert (released[qis] == "*").any(axis=1).sum() > 0
+    plain = released.groupby(qis)["occupation"].transform("size")
+    assert (plain < 5).any()  # as ordinary values the * cells leave classes below k ...
+    assert wildcard_matches(marked_codes(released, qis, "*"), qis).min() >= 5  # ... as any value, none
+    result = verify_package(package, data, source_name="patients.csv")
+    assert result.passed, result.checks
+    (tmp_path / "release.zip").write_bytes(package)
+    (tmp_path / "patients.csv").write_bytes(data)
+    assert main(["verify", str(tmp_path / "release.zip"), str(tmp_path / "patients.csv")]) == 0
+    capsys.readouterr()
+
+
 def test_verify_names_another_source_and_a_source_that_does_not_reproduce(app_package, tmp_path):
     package, data, _ = app_package
     other = data.replace(b"\n39,", b"\n40,", 1)

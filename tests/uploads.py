@@ -5,7 +5,8 @@ session the way the Dataset page's upload does (``set_active_dataset``).
 ``patients_csv`` has an age and eight ZIP codes (roles set by ``uploaded``); ``registry_csv``
 has identifiers and a birth year, for the pages' guessed roles, and ``JOURNEY_CSV`` is the
 registry file of the release journey (AppTest and browser); ``tennessee_csv`` has
-Tennessee ZIP areas, so Geography can map it (browser tour)."""
+Tennessee ZIP areas, so Geography can map it (browser tour); ``clinic_csv`` is the
+local-suppression journey's file (browser)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,29 @@ def tennessee_csv(records: int = 2000) -> bytes:
                      f"{rng.choice(['White', 'Black', 'Asian', 'Other'], p=[0.7, 0.2, 0.05, 0.05])},"
                      f"{rng.choice(['flu', 'asthma', 'diabetes', 'hypertension', 'none'])}")
     return ("\n".join(lines) + "\n").encode()
+
+
+CLINIC_STATES = ("CA", "TX", "NY", "FL", "IL", "PA", "OH", "GA", "NC", "MI", "WA", "AZ", "MA", "TN", "IN", "MO",
+                 "MD", "WI", "CO", "MN")
+
+
+def clinic_csv(n: int = 20_000, seed: int = 7) -> bytes:
+    """A clinic's visits for the local-suppression journey: age (around 52), sex, US state and
+    marital status as guessed quasi-identifiers (2% of sex and 3% of state blank), a diagnosis
+    as the sensitive attribute. Half of its records fail k = 5 as loaded."""
+    rng = np.random.default_rng(seed)
+    weights = np.array([12, 9, 6, 7, 4, 4, 3.5, 3.3, 3.2, 3, 2.3, 2.2, 2, 2, 2, 1.8, 1.8, 1.8, 1.7, 1.7])
+    frame = pd.DataFrame({
+        "age": np.clip(rng.normal(52, 14, n).round().astype(int), 18, 90),
+        "sex": rng.choice(["F", "M"], n),
+        "state": rng.choice(CLINIC_STATES, n, p=weights / weights.sum()),
+        "marital": rng.choice(["married", "single", "divorced", "widowed"], n, p=[0.5, 0.3, 0.15, 0.05]),
+        "diagnosis": rng.choice(["diabetes", "asthma", "hypertension", "copd", "none"], n,
+                                p=[0.15, 0.1, 0.25, 0.05, 0.45]),
+    })
+    frame.loc[rng.random(n) < 0.02, "sex"] = None
+    frame.loc[rng.random(n) < 0.03, "state"] = None
+    return frame.to_csv(index=False).encode()
 
 
 def uploaded(data: bytes | None = None, roles: dict | None = None) -> tuple[Dataset, Reading]:

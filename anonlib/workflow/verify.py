@@ -43,7 +43,7 @@ from ..core.dataset import Dataset, Role
 from ..core.errors import AnonlibError, DataFileError, PackageError
 from ..core.loading import DEFAULT_MAX_BYTES, load_table
 from .package import MEMBERS, README_FILE, RECIPE_FILE, REPORT_FILE, SUMS_FILE, TABLE_FILE
-from .recipe import EDITED, INTACT, MAX_RECIPE_BYTES, Recipe, apply_recipe
+from .recipe import EDITED, INTACT, MAX_RECIPE_BYTES, Recipe, apply_recipe, suppression_mark
 from .release import digest, file_digest, is_sha256
 
 TARGET, SOURCE = "target", "source"
@@ -190,7 +190,8 @@ def _check_statement(part: str, data: bytes, table: bytes | None, recipe: bytes 
 
 
 def _check_target(recipe: Recipe, table: bytes, check) -> None:
-    """The recipe's target recounted on ``released.csv`` with the recipe's roles."""
+    """The recipe's target recounted on ``released.csv`` with the recipe's roles (a cell
+    written * by a local suppression step matches any value, as when the release was made)."""
     try:
         frame = load_table(table, name=TABLE_FILE, delimiter=",", encoding="utf-8", header=True,
                            missing_markers=("",)).frame
@@ -204,7 +205,8 @@ def _check_target(recipe: Recipe, table: bytes, check) -> None:
     roles = {c: Role(recipe.source.roles[c]) for c in recipe.columns}
     try:
         released = Dataset(name=TABLE_FILE, frame=frame, roles=roles, missing=recipe.source.missing).validated()
-        result = recipe.target.check(released, loaded_records=recipe.loaded_records or recipe.source.records)
+        result = recipe.target.check(released, loaded_records=recipe.loaded_records or recipe.source.records,
+                                     wildcard=suppression_mark(s.step for s in recipe.steps))  # * of local suppression
     except AnonlibError as err:
         check(TARGET, False, f"could not be recounted on {TABLE_FILE}: {err}")
         return

@@ -92,7 +92,7 @@ def _titled(fig: go.Figure, title: str, subtitle: str = "", width: int = 80) -> 
     if subtitle:
         lines = textwrap.wrap(subtitle, width) or [""]
         text += "".join(f"<br><sup>{_escape(line)}</sup>" for line in lines)
-        top = max(int(fig.layout.margin.t or 50), 50 + 16 * len(lines))
+        top = max(int(fig.layout.margin.t or 50), 60 + 18 * len(lines))  # the notes clear the top tick label
         fig.update_layout(margin=dict(t=top))
     return fig.update_layout(title=text)
 
