@@ -49,7 +49,7 @@ from anonlib.core.samples import load_sample
 from anonlib.core.taxonomy import TAXONOMIES, taxonomy_match
 from anonlib.leakage import attribute_label, attribute_sets, compare_leakage, leakage_table
 from anonlib.utility import MEASURE_NAMES, MEASURES, measure_value
-from anonlib.workflow import GeneralizationStep, default_choice, step_cost
+from anonlib.workflow.suggestions import Suggestion, generalization_suggestions, keeping_hierarchies, preselected, trims
 from dashboard import charts
 from dashboard.glossary import glossary_expander, term_help
 from dashboard.state import active_dataset, release_target, working_copy
@@ -309,42 +309,16 @@ def _before_after(dataset: Dataset, frame: pd.DataFrame, after_frame: pd.DataFra
     return both
 
 
-def _keeping(hierarchies: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """The hierarchies without their top levels of a single value (such as *): a search on
-    them never removes a quasi-identifier."""
-    kept = {}
-    for attribute, table in hierarchies.items():
-        while table.shape[1] > 1 and table.iloc[:, -1].nunique() <= 1:
-            table = table.iloc[:, :-1]
-        kept[attribute] = table
-    return kept
-
-
-def _candidates(found_by: dict[str, SearchResult], hierarchies: dict[str, pd.DataFrame], dataset: Dataset) -> list[dict]:
-    """The distinct generalizations found (``found_by``: who found it -> result), least
-    information loss first (then most distinct combinations), each as a step with its
-    cost on the working copy."""
-    found: dict[tuple, dict] = {}
-    for name, result in found_by.items():
-        key = tuple(result.levels.values())
-        if key in found:
-            found[key]["methods"].append(name)
-            continue
-        step = GeneralizationStep.from_search(result, hierarchies)
-        found[key] = {"result": result, "step": step, "cost": step_cost(step, dataset), "methods": [name]}
-    return sorted(found.values(), key=lambda c: (c["result"].utility if c["result"].utility is not None
-                                                 else float("inf"), -c["result"].rows))
-
-
 def _root_k(results: dict[str, SearchResult]) -> int:
     return next(iter(results.values())).k
 
 
-def _candidate_label(candidate: dict) -> str:
-    result, cost = candidate["result"], candidate["cost"]
+def _candidate_label(suggestion: Suggestion) -> str:
+    result, cost = suggestion.result, suggestion.cost
     raised = ", ".join(f"{a} to level {v}" for a, v in result.levels.items() if v) or "nothing raised"
-    text = f"{' and '.join(candidate['methods'])}: {raised} ({_loss_text(result)}, " if result.utility is not None else \
-        f"{' and '.join(candidate['methods'])}: {raised} ("
+    text = f"{' and '.join(suggestion.found_by)}: {raised} ("
+    if result.utility is not None:
+        text += f"{_loss_text(result)}, "
     text += f"{result.suppressed:,} records suppressed, " if result.suppressed else "no record suppressed, "
     text += f"{result.rows:,} distinct combinations)"
     if cost.removes_quasi_identifier:
@@ -358,9 +332,8 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
     release target (in records), and apply it to the working copy as a step."""
     found_by = {METHOD_NAMES[m]: r for m, r in results.items()}
     if any(r.levels[a] for r in results.values() for a in r.levels):
-        kept = _keeping(hierarchies)
-        trimmed = any(kept[a].shape[1] < hierarchies[a].shape[1] for a in kept)
-        if trimmed and any(t.shape[1] > 1 for t in kept.values()):
+        kept = keeping_hierarchies(hierarchies)
+        if trims(hierarchies):
             files = tuple(_digest(hierarchy_csv(kept[a])) for a in kept)
             with guarded("searching for a generalization that keeps every quasi-identifier"):
                 try:
@@ -377,9 +350,9 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
     # greedy last: a generalization it shares with an optimal search is recorded as that search's
     found_by = {name: r for name, r in found_by.items() if r.method != "greedy"} | {
         name: r for name, r in found_by.items() if r.method == "greedy"}
-    candidates = _candidates(found_by, hierarchies, dataset)
-    if all(not any(c["result"].levels.values()) for c in candidates):
-        left = candidates[0]["result"].suppressed
+    candidates = generalization_suggestions(found_by, hierarchies, dataset)
+    if all(not any(c.result.levels.values()) for c in candidates):
+        left = candidates[0].result.suppressed
         if left:
             st.info(f"No generalization is needed: suppressing the {left:,} records still in classes failing the "
                     "target (the sidebar's button) stays within the suppression limit.")
@@ -387,18 +360,18 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
             st.success("These quasi-identifiers already form classes meeting the target: no generalization is needed.")
         return
     st.markdown(f"**Generalizations found** (least {MEASURE_NAMES[measure]} first)")
-    choice = default_choice([c["cost"] for c in candidates])
+    choice = preselected(candidates)
     if choice is None:
         st.warning("Every generalization found turns a quasi-identifier into a single value (the column is "
                    "effectively removed), so none is preselected. Finer hierarchies (more levels) give the "
                    "search other options.")
-    digest = _digest(repr([tuple(c["result"].levels.items()) for c in candidates]).encode())
+    digest = _digest(repr([tuple(c.result.levels.items()) for c in candidates]).encode())
     pick = st.radio("Generalization to apply", list(range(len(candidates))), index=choice,
                     format_func=lambda i: _candidate_label(candidates[i]), key=f"leakage_pick-{digest}")
     if pick is None:
         return
     chosen = candidates[pick]
-    step, cost = chosen["step"], chosen["cost"]
+    step, cost = chosen.step, chosen.cost
     preview = offer_step(step, cost, PAGE, "generalization", "leakage_apply")
 
     with st.expander("How the searches got there: the methods compared and the search tree"):
@@ -423,7 +396,7 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
                 "dataset": dataset.name,
                 "count_column": dataset.count,
                 "quasi_identifiers": list(step.columns),
-                "k": chosen["result"].k,
+                "k": chosen.result.k,
                 "step": step.to_json(),
                 "cost": list(cost.sentences()),
                 "results": [r.summary() for r in results.values()],

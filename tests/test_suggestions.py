@@ -1,0 +1,77 @@
+"""The generalizations a page offers (``anonlib.workflow.suggestions``): each found once,
+with every search that found it, least loss first, its cost measured on the working copy,
+and hierarchies that keep every quasi-identifier."""
+
+from __future__ import annotations
+
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anonlib.anonymize import search
+from anonlib.core.dataset import Dataset
+from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy
+from anonlib.core.samples import load_sample
+from anonlib.workflow import step_cost
+from anonlib.workflow.suggestions import generalization_suggestions, keeping_hierarchies, preselected, trims
+
+QIS = ["age", "sex", "race", "native-country"]
+
+
+def adult(rows: int = 3000):
+    frame = load_sample("adult").frame.head(rows)[QIS + ["income"]]
+    roles = {**{q: "quasi-identifier" for q in QIS}, "income": "sensitive"}
+    dataset = Dataset.from_frame("adult.csv", frame, roles)
+    hierarchies = {q: default_hierarchy(frame[q], q)[1] for q in QIS}
+    return dataset, frame, hierarchies
+
+
+def test_each_generalization_is_listed_once_with_every_search_that_found_it_least_loss_first():
+    dataset, frame, hierarchies = adult()
+    found = {m: search(frame, QIS, 5, hierarchies, method=m, max_suppressed=0.02)
+             for m in ("optimal", "iab", "exhaustive", "greedy")}
+    suggestions = generalization_suggestions(found, hierarchies, dataset)
+    by_levels: dict[tuple, list[str]] = {}
+    for name, result in found.items():
+        by_levels.setdefault(tuple(result.levels.values()), []).append(name)
+    assert sorted(tuple(s.result.levels.values()) for s in suggestions) == sorted(by_levels)
+    for s in suggestions:
+        assert list(s.found_by) == by_levels[tuple(s.result.levels.values())]
+        assert all(dict(s.step.levels).get(a, 0) == v for a, v in s.result.levels.items())  # the step applies it
+        assert s.cost.sentences() == step_cost(s.step, dataset).sentences()  # measured on the working copy
+    losses = [s.result.utility for s in suggestions]
+    assert losses == sorted(losses)
+    assert suggestions[0].found_by[0] == "optimal"  # the proven least loss comes first
+    choice = preselected(suggestions)
+    removing = [s.cost.removes_quasi_identifier for s in suggestions]
+    assert choice == (removing.index(False) if False in removing else None)
+
+
+def test_equal_losses_keep_more_distinct_combinations_first():
+    frame = pd.DataFrame({"a": list("xxyy"), "b": list("uvuv")})
+    dataset = Dataset.from_frame("t.csv", frame, {"a": "quasi-identifier", "b": "quasi-identifier"})
+    hierarchies = {"a": flat_hierarchy(["x", "y"]), "b": flat_hierarchy(["u", "v"])}
+    coarse = search(frame, ["a", "b"], 4, hierarchies, method="iab")
+    fine = search(frame, ["a", "b"], 2, hierarchies, method="optimal")
+    ordered = generalization_suggestions({"k4": coarse, "k2": fine}, hierarchies, dataset)
+    assert [s.found_by for s in ordered] == [("k2",), ("k4",)]
+    assert ordered[0].result.utility < ordered[1].result.utility
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 5), st.integers(1, 4))
+def test_keeping_drops_exactly_the_single_valued_top_levels(n_levels, rows, tops):
+    """``n_levels`` levels of distinct values under ``tops`` levels of one value lose exactly
+    the top ones (with a single row every level has one value: the first one stays)."""
+    levels = [[f"v{i}-{j}" for j in range(rows)] for i in range(n_levels)] + [["*"] * rows] * tops
+    table = pd.DataFrame(list(zip(*levels)))
+    kept = keeping_hierarchies({"x": table})["x"]
+    assert kept.shape[1] == (n_levels if rows > 1 else 1)
+    assert kept.equals(table.iloc[:, : kept.shape[1]])  # a prefix of the levels
+    assert trims({"x": table}) == (rows > 1 and n_levels > 1)
+
+
+def test_a_flat_hierarchy_cannot_be_kept_so_nothing_is_searched():
+    h = {"sex": flat_hierarchy(["F", "M"]), "race": flat_hierarchy(["a", "b", "c"])}
+    assert {a: t.shape[1] for a, t in keeping_hierarchies(h).items()} == {"sex": 1, "race": 1}
+    assert not trims(h)
