@@ -117,7 +117,7 @@ def _hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: s
         "Build from", BUILDERS, index=BUILDERS.index(_initial_builder(attribute, values, example)), key=f"hb-{key}",
         help="intervals: nested numeric bands; masking: hide digits from the right; frequency: categories grouped "
         "in order of how many records hold them (4, 16, 64... per group); dates: month, quarter, year, decade; "
-        "bundled taxonomy: US states, countries, race or ICD-10 codes; taxonomy: named groups; flat: every value becomes *; "
+        "bundled taxonomy: US states, countries, race, ICD-10 or ICD-9 codes; taxonomy: named groups; flat: every value becomes *; "
         "ARX file: a hierarchy CSV exported from ARX (; or , separated, no header).",
     )
     if builder == "intervals":

@@ -1,5 +1,5 @@
 """The bundled taxonomies (anonlib.core.taxonomy) and the defaults that use them: US states,
-countries, race spellings, ICD-10 chapters; values a taxonomy does not know go under "other"."""
+countries, race spellings, ICD-10 and ICD-9 chapters; values a taxonomy does not know go under "other"."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from anonlib.core.errors import HierarchyError
 from anonlib.core.hierarchy import default_hierarchy, level_lookup, levels_of, validate_hierarchy
 from anonlib.core.samples import load_sample
-from anonlib.core.taxonomy import TAXONOMIES, icd10_path, taxonomy_for, taxonomy_match
+from anonlib.core.taxonomy import TAXONOMIES, icd9_path, icd10_path, taxonomy_for, taxonomy_match
 
 
 def rows(table: pd.DataFrame) -> dict[str, list[str]]:
@@ -89,6 +89,41 @@ def test_icd10_codes_go_to_category_and_chapter():
     validate_hierarchy(table)
 
 
+def test_icd9_codes_go_to_their_zero_padded_category_and_chapter():
+    assert icd9_path("250.83") == ("250", "240-279 Endocrine, metabolic and immunity")
+    assert icd9_path("8") == icd9_path("008.45")[:1] + ("001-139 Infectious and parasitic",) == (
+        "008", "001-139 Infectious and parasitic")
+    assert icd9_path("428")[1] == icd9_path("459.9")[1] == "390-459 Circulatory system"
+    assert icd9_path("139")[1] == "001-139 Infectious and parasitic" and icd9_path("140")[1] == "140-239 Neoplasms"
+    assert icd9_path("999")[1] == "800-999 Injury and poisoning"
+    assert icd9_path("V27.0") == ("V27", "V01-V91 Health status and services (V codes)")
+    assert icd9_path("E909.1") == ("E909", "E000-E999 External causes (E codes)")
+    assert [icd9_path(c) for c in ("0", "1000", "E11.9", "V123", "abc", "250.833")] == [None] * 6
+    assert icd9_path("V2")[0] == "V02"  # a leading zero dropped, as numbers lose theirs
+
+
+@pytest.mark.parametrize("column", ["diag_1", "diag_2", "diag_3"])
+def test_the_diabetes_diagnoses_are_icd9_and_every_code_is_known(column):
+    values = load_sample("diabetes").frame[column]
+    match = taxonomy_match(values)
+    assert match.name == "ICD-9 chapters" and match.other == [] and match.coverage == 1.0
+    kind, table = default_hierarchy(values, column)
+    assert kind == "bundled taxonomy"
+    found = rows(validate_hierarchy(table, values, column))
+    for code, path in found.items():  # every code's category is its own first three characters, zero-padded
+        assert path[0] == (code.split(".")[0].zfill(3) if code[0].isdigit() else code.split(".")[0]), code
+        assert path[1].split(" ")[0].split("-")[0] <= path[0] <= path[1].split(" ")[0].split("-")[1], code
+        assert path[2] == "*"
+
+
+def test_numbers_alone_are_not_taken_for_icd9_and_icd10_columns_stay_icd10():
+    assert taxonomy_for(["12", "45.5", "130", "99", "250.83"]) is None  # no V or E code: measurements
+    assert taxonomy_match(["12", "45.5", "130"], name="ICD-9 chapters").coverage == 1.0  # asked for by name
+    assert taxonomy_match(["E11.9", "I10", "J45", "E66", "V27.0"]).name == "ICD-10 chapters"
+    match = taxonomy_match(["250.83", "428", "V27", "E909", "8"])
+    assert match.name == "ICD-9 chapters" and rows(match.table)["E909"][0] == "E909"  # not ICD-10's E90
+
+
 def test_uncovered_values_go_under_other_and_too_few_known_values_mean_no_taxonomy():
     assert taxonomy_for(["Tennessee", "Ohio", "Atlantis", "Narnia"]) is None  # 50% known
     assert taxonomy_for(["apple", "pear", "plum"]) is None
@@ -106,7 +141,7 @@ def test_a_taxonomy_can_be_asked_for_by_name():
     assert match.other == ["Mars"] and match.coverage == 0.5
     with pytest.raises(HierarchyError, match="no bundled taxonomy called 'planets'"):
         taxonomy_match(["Texas"], name="planets")
-    assert set(TAXONOMIES) == {"ICD-10 chapters", "US states", "countries", "race (OMB)"}
+    assert set(TAXONOMIES) == {"ICD-10 chapters", "ICD-9 chapters", "US states", "countries", "race (OMB)"}
 
 
 @pytest.mark.parametrize("sample, column", [

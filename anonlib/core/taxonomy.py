@@ -1,7 +1,8 @@
 """Bundled taxonomies for common fields, chosen for a column when its values match:
 US state -> census division -> region, country -> continent, race (OMB, Adult's and
 the diabetes file's spellings) -> a coarser group, ICD-10 code -> 3-character category
--> chapter. The tables are CSV files in ``anonlib/core/taxonomies`` (public facts,
+-> chapter, ICD-9-CM code (as in the diabetes file: 250.83, 8 for 008, V27, E909) ->
+3-character category -> chapter. The tables are CSV files in ``anonlib/core/taxonomies`` (public facts,
 written for this package); values a taxonomy does not know go under ``other``.
 """
 
@@ -80,11 +81,55 @@ def icd10_path(code: str) -> tuple[str, str] | None:
     return None
 
 
+_ICD9 = re.compile(r"^(?:(\d{1,3})(?:\.\d{1,2})?|V(\d{1,2})(?:\.\d{1,2})?|E(\d{3})(?:\.\d)?)$")
+
+
+@lru_cache(maxsize=None)
+def _icd9_chapters() -> list[tuple[str, str, str]]:
+    """(first category, last category, chapter label) of each ICD-9-CM chapter."""
+    return [(r["first"], r["last"], r["chapter"]) for r in _bundled_rows("icd9_chapters.csv")]
+
+
+def icd9_path(code: str) -> tuple[str, str] | None:
+    """The 3-character category (zero-padded, as ICD-9-CM writes it) and chapter of an
+    ICD-9-CM diagnosis code, or None. Leading zeros may be missing, as in the diabetes file.
+
+    >>> icd9_path("250.83"), icd9_path("8"), icd9_path("V27"), icd9_path("E909")[1]
+    (('250', '240-279 Endocrine, metabolic and immunity'), ('008', '001-139 Infectious and parasitic'), ('V27', 'V01-V91 Health status and services (V codes)'), 'E000-E999 External causes (E codes)')
+    >>> icd9_path("E11.9"), icd9_path("0")
+    (None, None)
+    """
+    match = _ICD9.match(str(code).strip().upper())
+    if not match:
+        return None
+    number, v_code, e_code = match.groups()
+    if number is not None:
+        if int(number) == 0:
+            return None
+        category = f"{int(number):03d}"
+    elif v_code is not None:
+        category = f"V{int(v_code):02d}"
+    else:
+        category = f"E{e_code}"
+    for first, last, chapter in _icd9_chapters():
+        if first[0] == category[0] or (first[0].isdigit() and category[0].isdigit()):
+            if len(first) == len(category) and first <= category <= last:
+                return category, chapter
+    return None
+
+
+def _icd9_like(keys: list[str]) -> bool:
+    """Whether a column looks like ICD-9-CM codes rather than plain numbers: it holds at
+    least one supplementary code (V or E), which a column of measurements never does."""
+    return any(re.match(r"^[VE]\d", key.strip().upper()) for key in keys)
+
+
 def _taxonomies() -> dict[str, Callable[[str], tuple[str, ...] | None]]:
     """Each bundled taxonomy as a function from a value to its path below ``*`` (None:
     unknown), in the order ties are settled."""
     return {
         "ICD-10 chapters": icd10_path,
+        "ICD-9 chapters": icd9_path,
         "US states": lambda key: _lookup("US states").get(normalized(key)),
         "countries": lambda key: _lookup("countries").get(normalized(key)),
         "race (OMB)": lambda key: _lookup("race (OMB)").get(normalized(key)),
@@ -137,10 +182,12 @@ def taxonomy_match(values: Iterable, name: str | None = None) -> TaxonomyMatch |
     keys = _distinct_keys(values)
     if not keys:
         return None
-    lettered = sum(any(ch.isalpha() for ch in key) for key in keys)
-    if name is None and lettered < max(COVERAGE * len(keys), 2):
-        return None  # every bundled value has a letter: numbers match nothing
     candidates = _taxonomies()
+    if name is None and not _icd9_like(keys):
+        del candidates["ICD-9 chapters"]  # numbers alone are measurements, not ICD-9 codes
+    lettered = sum(any(ch.isalpha() for ch in key) for key in keys)
+    if name is None and lettered < max(COVERAGE * len(keys), 2) and "ICD-9 chapters" not in candidates:
+        return None  # every other bundled value has a letter: numbers match nothing
     if name is not None:
         if name not in candidates:
             raise HierarchyError(f"There is no bundled taxonomy called '{name}'; there are {join_names(TAXONOMIES)}.")
