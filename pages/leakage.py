@@ -28,22 +28,26 @@ from anonlib.anonymize import (
 )
 from anonlib.anonymize_experiments import ARCA_AC_GROUPS, ARCA_AGE_BANDS, EXPERIMENT_SHIELDS, HEART_SAMPLES, heart_experiment
 from anonlib.core.dataset import Dataset
-from anonlib.core.errors import HierarchyError
+from anonlib.core.errors import HierarchyError, join_names
 from anonlib.core.hierarchy import (
     bands_text,
-    default_bands,
+    cover_values,
+    default_intervals,
     date_hierarchy,
     default_hierarchy,
     flat_hierarchy,
     frequency_hierarchy,
     hierarchy_csv,
+    hierarchy_tree,
     interval_hierarchy,
     masking_hierarchy,
     parse_bands,
     parse_taxonomy,
     read_hierarchy_csv,
     taxonomy_hierarchy,
+    uncovered_values,
     validate_hierarchy,
+    value_key,
 )
 from anonlib.core.samples import load_sample
 from anonlib.core.taxonomy import TAXONOMIES, taxonomy_match
@@ -110,6 +114,16 @@ def _initial_builder(attribute: str, values: pd.Series, example: bool) -> str:
     return default_hierarchy(values, attribute)[0]
 
 
+def _limit(text: str, what: str) -> float | None:
+    """A tail limit typed on the page (blank: none); a sentence when it is not a number."""
+    if not text.strip():
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise HierarchyError(f"The {what} limit '{text.strip()}' is not a number; type a number or leave it blank.") from None
+
+
 def _hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: str) -> pd.DataFrame | None:
     """Builder, parameters, upload, editable table and download for one quasi-identifier."""
     key = f"{scope}-{attribute}"
@@ -121,15 +135,28 @@ def _hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: s
         "ARX file: a hierarchy CSV exported from ARX (; or , separated, no header).",
     )
     if builder == "intervals":
+        below = above = None
         try:
-            suggested = ARCA_AGE_BANDS if example and attribute == "Age" else bands_text(default_bands(values))
+            if example and attribute == "Age":
+                suggested = ARCA_AGE_BANDS
+            else:
+                bands, below, above = default_intervals(values)
+                suggested = bands_text(bands)
         except HierarchyError:
             suggested = ""
         text = st.text_input(
             "Bands per level: low-high separated by commas; levels separated by |", suggested, key=f"hi-{key}"
         )
-        top = st.checkbox("Add a last level *", value=not (example and attribute == "Age"), key=f"ht-{key}")
-        base = interval_hierarchy(values, parse_bands(text), top=top)
+        tails = st.columns(3)
+        low_text = tails[0].text_input("Bottom-code values below", "" if below is None else value_key(below),
+                                       key=f"hl-{key}", help="Every value under it becomes one value, <limit, at "
+                                       "every level (blank: none). Suggested when 1% of the records stretch far.")
+        high_text = tails[1].text_input("Top-code values above", "" if above is None else value_key(above),
+                                        key=f"hh-{key}", help="Every value over it becomes one value, >limit, at "
+                                        "every level (blank: none). Suggested when 1% of the records stretch far.")
+        top = tails[2].checkbox("Add a last level *", value=not (example and attribute == "Age"), key=f"ht-{key}")
+        base = interval_hierarchy(values, parse_bands(text), top=top, below=_limit(low_text, "bottom-coding"),
+                                  above=_limit(high_text, "top-coding"))
     elif builder == "masking":
         base = masking_hierarchy(values)
     elif builder == "frequency":
@@ -164,7 +191,18 @@ def _hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: s
         shown, key=f"he-{key}-{_digest(hierarchy_csv(base))}", num_rows="dynamic", hide_index=True, width="stretch"
     )
     table = pd.DataFrame(edited.to_numpy(dtype=object))
+    missing = uncovered_values(table, values)
+    if missing:
+        st.warning(plain(f"The hierarchy does not list {len(missing):,} of the column's values: "
+                         f"{join_names(missing, 10)}."))
+        if st.checkbox("Put them under 'other'", value=True, key=f"hc-{key}",
+                       help="Adds a row for each: 'other' at every level below the top, the top value on top. "
+                            "Without it the hierarchy cannot be used on this column."):
+            table = cover_values(table, values)
     table = validate_hierarchy(table, values, attribute)
+    with st.expander(f"Tree of {attribute}"):
+        st.plotly_chart(charts.hierarchy_figure(hierarchy_tree(table, values), attribute), width="stretch",
+                        key=f"htree-{key}")
     st.download_button(
         f"Hierarchy of {attribute} (ARX CSV)", hierarchy_csv(table), file_name=f"hierarchy_{attribute}.csv",
         mime="text/csv", key=f"hd-{key}",

@@ -52,3 +52,32 @@ def test_leakage_hover_keeps_numbers_numeric() -> None:
 def test_titles_escape_user_names() -> None:
     fig = charts.npp_histogram(np.array([0, 1]), np.ones(2), HOSTILE)
     assert ESCAPED in fig.layout.title.text and "<a " not in fig.layout.title.text
+
+
+def test_hierarchy_figure_draws_every_node_under_its_parent_sized_by_records() -> None:
+    from anonlib.core.hierarchy import default_hierarchy, hierarchy_tree
+    from anonlib.core.samples import load_sample
+
+    ages = load_sample("adult").frame["age"]
+    nodes = hierarchy_tree(default_hierarchy(ages, "age")[1], ages)
+    icicle = charts.hierarchy_figure(nodes, "<b>age</b>").data[0]
+    assert len(icicle.ids) == len(set(icicle.ids)) == len(nodes)  # 73 ages are few enough to draw
+    assert set(icicle.parents) - {""} <= set(icicle.ids)
+    size = dict(zip(icicle.ids, icicle.values))
+    for node_id, parent in zip(icicle.ids, icicle.parents):
+        if parent:  # branchvalues="total": a parent holds the sum of its children
+            assert size[parent] == sum(v for i, p, v in zip(icicle.ids, icicle.parents, icicle.values) if p == parent)
+    assert size["4:*"] == len(ages)
+    assert "&lt;b&gt;age&lt;/b&gt;" in charts.hierarchy_figure(nodes, "<b>age</b>").layout.title.text
+
+
+def test_hierarchy_figure_leaves_out_thousands_of_original_values() -> None:
+    from anonlib.core.hierarchy import hierarchy_tree, masking_hierarchy
+
+    zips = [f"{37000 + i}" for i in range(1000)]
+    nodes = hierarchy_tree(masking_hierarchy(zips))
+    fig = charts.hierarchy_figure(nodes, "zip")
+    icicle = fig.data[0]
+    assert not any(i.startswith("0:") for i in icicle.ids) and len(icicle.ids) == len(nodes) - 1000
+    assert "1,000 original values are left out" in fig.layout.title.text
+    assert dict(zip(icicle.ids, icicle.values))["5:*****"] == 1000  # sized by original values when not counted

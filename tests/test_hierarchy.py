@@ -204,3 +204,88 @@ def test_adults_categories_get_frequency_groups_and_two_values_stay_flat():
     top4 = sorted(counts.index, key=lambda v: (-int(counts[v]), v))[:4]
     assert table.set_index(0).loc[top4[0], 1] == "{" + ", ".join(top4) + "}"  # the four most frequent
     assert default_hierarchy(frame["sex"], "sex")[0] == "flat"
+
+
+# --- top and bottom coding of long tails -------------------------------------------------
+
+from anonlib.core.hierarchy import interval_hierarchy, tail_cuts  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 60), min_size=30, max_size=300), st.lists(st.integers(-5000, 5000), max_size=3))
+def test_long_tails_are_coded_as_one_value_and_only_a_percent_of_records_each(body, outliers):
+    """The default hierarchy of numbers with a few far values: it covers every value, its
+    levels nest, the top- and bottom-coded values are exactly those beyond the limits it
+    names, at most 1% of the records (each side) are coded, and every other value keeps
+    its band."""
+    values = pd.Series(body + outliers)
+    kind, table = default_hierarchy(values, "count")
+    if values.nunique() <= 10:
+        return
+    assert kind == "intervals"
+    checked = validate_hierarchy(table, values, "count")  # covers every value; levels nest
+    coded = {row[0]: row[1] for row in checked.itertuples(index=False) if not str(row[1]).startswith("[")}
+    low, high = tail_cuts(values)
+    numbers = pd.to_numeric(values)
+    for key, label in coded.items():
+        x = float(key)
+        assert (label.startswith("<") and low is not None and x < float(label[1:])) or (
+            label.startswith(">") and high is not None and x > float(label[1:])), (key, label)
+        assert set(checked.loc[checked[0] == key].iloc[0, 1:-1]) == {label}  # one value at every level
+    for side in ("<", ">"):
+        records = numbers[numbers.astype(str).isin([k for k, lab in coded.items() if lab.startswith(side)])]
+        assert len(records) <= 0.01 * len(values) + 1
+    if low is None and high is None:
+        assert not coded
+
+
+def test_capital_gain_keeps_thousand_wide_bands_and_codes_its_outliers():
+    gain = load_sample("adult").frame["capital-gain"]
+    kind, table = default_hierarchy(gain, "capital-gain")
+    rows = {r[0]: list(r[1:]) for r in table.itertuples(index=False)}
+    assert rows["99999"][:3] == [">15999"] * 3 and rows["99999"][-1] == "*"
+    assert rows["2174"][0] == "[2000-2999]"  # bands of 1,000, not of 25,000 stretched by 99,999
+    assert tail_cuts(range(17, 91)) == (None, None)
+
+
+def test_tail_limits_must_not_cross():
+    with pytest.raises(HierarchyError, match="above the top-coding limit"):
+        interval_hierarchy([1, 5], [[(0, 9)]], below=6, above=4)
+
+
+# --- what a hierarchy covers, and its tree --------------------------------------------------
+
+from anonlib.core.hierarchy import OTHER, cover_values, hierarchy_tree, uncovered_values  # noqa: E402
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), min_size=1, max_size=40),
+       st.sets(st.sampled_from(["a", "b", "c"]), min_size=1))
+def test_covering_adds_exactly_the_uncovered_values_under_other(values, listed):
+    h = frequency_hierarchy(sorted(listed)) if len(listed) > 2 else flat_hierarchy(sorted(listed))
+    missing = uncovered_values(h, values)
+    assert missing == [v for v in dict.fromkeys(values) if v not in listed]
+    covered = cover_values(h, values)
+    checked = validate_hierarchy(covered, values)  # covers every value; levels nest
+    assert uncovered_values(covered, values) == []
+    added = checked.iloc[len(h):]
+    assert list(added[0]) == missing and checked.iloc[: len(h)].equals(validate_hierarchy(h))
+    for row in added.itertuples(index=False):
+        assert list(row[1:-1]) == [OTHER] * (len(row) - 2) and row[-1] == "*"
+
+
+def test_the_tree_counts_values_and_records_and_each_parent_holds_its_children():
+    frame = load_sample("adult").frame
+    kind, h = default_hierarchy(frame["age"], "age")
+    nodes = hierarchy_tree(h, frame["age"])
+    assert [n.level for n in nodes] == sorted((n.level for n in nodes), reverse=True)
+    top = [n for n in nodes if n.parent is None]
+    assert len(top) == 1 and top[0].label == "*" and top[0].records == frame["age"].notna().sum()
+    assert top[0].values == len(h)
+    for i, node in enumerate(nodes):
+        children = [n for n in nodes if n.parent == i]
+        if children:
+            assert node.records == sum(c.records for c in children)
+            assert node.values == sum(c.values for c in children)
+    assert sum(n.records for n in nodes if n.level == 0) == len(frame)
+    assert sorted((n.level, n.label) for n in nodes) == sorted({(j, str(v)) for j in range(h.shape[1]) for v in h[j]})

@@ -309,3 +309,32 @@ def test_the_search_follows_the_release_targets_suppression_limit(upload, expect
     assert chosen.startswith("Optimal (least loss, proven)") and f": {raised} (" in chosen and "removes" not in chosen
     assert result.suppressed and f"{result.utility:.4f}, {result.suppressed:,} records suppressed" in chosen
     assert result.utility < expected["optimal"].utility  # a 5% limit lets the search keep more detail
+
+
+def test_the_builder_codes_tails_covers_unlisted_values_and_shows_the_tree(upload):
+    """Intervals with a typed bottom-coding limit put the young under one value; a taxonomy
+    that forgets a value warns, names it and puts it under 'other' (unticked: the error
+    names it and the search waits); every valid hierarchy has its tree."""
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, *upload)
+    at.run()
+    scope = next(s.key for s in at.selectbox if str(s.key).startswith("hb-") and str(s.key).endswith("-age"))[3:-4]
+    at.selectbox(key=f"hb-{scope}-age").set_value("intervals").run()
+    at.text_input(key=f"hl-{scope}-age").set_value("30").run()
+    assert not at.exception
+    ages = upload[0].frame["age"]
+    young = sorted({str(a) for a in ages if a < 30})
+    table = next(e.value for e in at.data_editor if "-age-" in str(e.key) or str(e.key).startswith(f"he-{scope}-age"))
+    coded = dict(zip(table["original"].astype(str), table["level 1"]))
+    assert young and all(coded[a] == "<30" for a in young)
+    assert all(coded[a] != "<30" for a in coded if float(a) >= 30)
+
+    at.selectbox(key=f"hb-{scope}-sex").set_value("taxonomy").run()
+    at.text_area(key=f"hx-{scope}-sex").set_value("*: F").run()
+    assert any("does not list 1 of the column's values: M" in w for w in words(at.warning))
+    assert at.checkbox(key=f"hc-{scope}-sex").value and not at.exception
+    assert not any("hierarchy of sex does not cover" in w for w in words(at.error))
+    at.checkbox(key=f"hc-{scope}-sex").uncheck().run()
+    assert any("does not cover the value 'M'" in w for w in words(at.error))
+    trees = [str(e.label) for e in at.expander if str(e.label).startswith("Tree of ")]
+    assert trees == ["Tree of age", "Tree of zip"]  # every valid hierarchy; sex's is not valid now

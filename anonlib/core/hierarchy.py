@@ -33,6 +33,7 @@ import csv
 import io
 import math
 import re
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -43,6 +44,7 @@ from .errors import HierarchyError, join_names
 from .loading import FORMULA_PREFIXES, MISSING_MARKERS
 
 SUPPRESSED = "*"
+OTHER = "other"  # the group of values a hierarchy or taxonomy does not know
 _INTEGRAL_TEXT = re.compile(r"^-?\d+\.0+$")
 
 
@@ -173,15 +175,20 @@ def equal_width_bands(low: float, high: float, widths: Sequence[float]) -> list[
     return levels
 
 
-def interval_hierarchy(values: Iterable, bands: Sequence[Sequence[Band]], *, top: bool = False) -> pd.DataFrame:
+def interval_hierarchy(values: Iterable, bands: Sequence[Sequence[Band]], *, top: bool = False,
+                       below: float | None = None, above: float | None = None) -> pd.DataFrame:
     """Numbers generalized into nested bands; ``bands[j-1]`` are the level-j bands.
 
     Bands are inclusive ``(low, high)``; a value falls into the band with
-    ``low <= value <= high``. ``top=True`` adds a last level ``*``.
+    ``low <= value <= high``. ``top=True`` adds a last level ``*``. Bottom and top
+    coding of the tails: with ``below`` every value under it is ``<below`` at every
+    level, with ``above`` every value over it ``>above`` (the bands need not cover them).
 
     >>> h = interval_hierarchy([35, 68], parse_bands("20-34,35-44,45-64,65-85|20-44,45-85|20-85"))
     >>> h.values.tolist()
     [['35', '[35-44]', '[20-44]', '[20-85]'], ['68', '[65-85]', '[45-85]', '[20-85]']]
+    >>> interval_hierarchy([3, 35, 97], parse_bands("20-39, 40-59"), below=20, above=59).values.tolist()
+    [['3', '<20'], ['35', '[20-39]'], ['97', '>59']]
     """
     keys = _distinct_keys(values)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
@@ -189,12 +196,17 @@ def interval_hierarchy(values: Iterable, bands: Sequence[Sequence[Band]], *, top
         bad = keys[int(np.flatnonzero(numbers.isna().to_numpy())[0])]
         raise HierarchyError(f"Interval bands need numbers; the value '{bad}' is not a number.")
     x = numbers.to_numpy(dtype=float)
+    if below is not None and above is not None and below > above:
+        raise HierarchyError(f"The bottom-coding limit {value_key(float(below))} is above the top-coding limit "
+                             f"{value_key(float(above))}.")
+    low_tail = x < below if below is not None else np.zeros(len(x), dtype=bool)
+    high_tail = x > above if above is not None else np.zeros(len(x), dtype=bool)
     columns = [keys]
     for level, level_bands in enumerate(bands, start=1):
         lows = np.array([b[0] for b in level_bands], dtype=float)
         highs = np.array([b[1] for b in level_bands], dtype=float)
         inside = (x[:, None] >= lows[None, :]) & (x[:, None] <= highs[None, :])
-        uncovered = ~inside.any(axis=1)
+        uncovered = ~inside.any(axis=1) & ~low_tail & ~high_tail
         if uncovered.any():
             bad = keys[int(np.flatnonzero(uncovered)[0])]
             raise HierarchyError(
@@ -202,7 +214,12 @@ def interval_hierarchy(values: Iterable, bands: Sequence[Sequence[Band]], *, top
                 f"({', '.join(band_label(*b) for b in level_bands)}); widen the bands."
             )
         labels = np.array([band_label(*b) for b in level_bands], dtype=object)
-        columns.append(list(labels[inside.argmax(axis=1)]))
+        level_labels = labels[inside.argmax(axis=1)] if len(labels) else np.full(len(x), "", dtype=object)
+        if below is not None:
+            level_labels = np.where(low_tail, f"<{value_key(float(below))}", level_labels)
+        if above is not None:
+            level_labels = np.where(high_tail, f">{value_key(float(above))}", level_labels)
+        columns.append(list(level_labels))
     if top:
         columns.append([SUPPRESSED] * len(keys))
     return _frame(list(zip(*columns)))
@@ -447,6 +464,78 @@ def validate_hierarchy(table: pd.DataFrame, values: Iterable | None = None, attr
     return text
 
 
+# --- what a hierarchy covers, and its tree --------------------------------------------
+
+
+def uncovered_values(table: pd.DataFrame, values: Iterable) -> list[str]:
+    """The column's distinct values (as lookup keys) that the hierarchy does not list.
+
+    >>> uncovered_values(flat_hierarchy(["F", "M"]), ["F", "X", None, "Y", "X"])
+    ['X', 'Y']
+    """
+    known = {value_key(v) for v in table.iloc[:, 0]}
+    return [k for k in _distinct_keys(values) if k not in known]
+
+
+def cover_values(table: pd.DataFrame, values: Iterable) -> pd.DataFrame:
+    """The hierarchy with a row for each value it does not list: ``other`` at every
+    level below the top, and the top level's single value (such as ``*``) on top.
+
+    >>> cover_values(flat_hierarchy(["F", "M"]), ["F", "X"]).values.tolist()
+    [['F', '*'], ['M', '*'], ['X', '*']]
+    >>> h = pd.DataFrame([["31", "30-39", "*"]])
+    >>> cover_values(h, ["31", "77"]).values.tolist()[-1]
+    ['77', 'other', '*']
+    """
+    missing = uncovered_values(table, values)
+    if not missing:
+        return table
+    tops = set(table.iloc[:, -1].astype(str)) if table.shape[1] > 1 else set()
+    top = tops.pop() if len(tops) == 1 else OTHER
+    middle = [OTHER] * max(table.shape[1] - 2, 0)
+    rows = [[m, *middle, top] if table.shape[1] > 1 else [m] for m in missing]
+    return pd.concat([table, pd.DataFrame(rows, columns=table.columns)], ignore_index=True)
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    """One value of a hierarchy at one level: its parent (an index into the nodes, None
+    at the top), the original values under it and their records (when counted)."""
+
+    level: int
+    label: str
+    parent: int | None
+    values: int
+    records: int | None
+
+
+def hierarchy_tree(table: pd.DataFrame, values: Iterable | None = None) -> tuple[TreeNode, ...]:
+    """The hierarchy as a tree, top level first: each node once per level, with the
+    number of original values under it and, given the column's ``values``, its records.
+
+    >>> h = pd.DataFrame([["31", "30-39", "*"], ["35", "30-39", "*"], ["47", "40-49", "*"]])
+    >>> [(n.level, n.label, n.parent, n.values, n.records) for n in hierarchy_tree(h, ["31", "31", "47"])]
+    [(2, '*', None, 3, 3), (1, '30-39', 0, 2, 2), (1, '40-49', 0, 1, 1), (0, '31', 1, 1, 2), (0, '35', 1, 1, 0), (0, '47', 2, 1, 1)]
+    """
+    text = table.astype(str).to_numpy()
+    text[:, 0] = [value_key(v) for v in table.iloc[:, 0]]
+    if values is not None:
+        counts = pd.Series([value_key(v) for v in values if not pd.isna(v)], dtype=object).value_counts()
+        records = counts.reindex(text[:, 0]).fillna(0).to_numpy(dtype=np.int64)
+    nodes: list[TreeNode] = []
+    index: dict[tuple[int, str], int] = {}
+    for level in range(text.shape[1] - 1, -1, -1):
+        labels, first, inverse = np.unique(text[:, level], return_index=True, return_inverse=True)
+        under = np.bincount(inverse, minlength=len(labels))
+        summed = np.bincount(inverse, weights=records, minlength=len(labels)) if values is not None else None
+        for j in np.argsort(first, kind="stable"):
+            parent = None if level == text.shape[1] - 1 else index[(level + 1, text[first[j], level + 1])]
+            index[(level, labels[j])] = len(nodes)
+            nodes.append(TreeNode(level, str(labels[j]), parent, int(under[j]),
+                                  None if summed is None else int(round(summed[j]))))
+    return tuple(nodes)
+
+
 def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the attribute") -> tuple[np.ndarray, list[np.ndarray]]:
     """Per-level lookup arrays for a column encoded with ``labels`` (the kernel's codes).
 
@@ -548,7 +637,8 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
     taxonomy (category, chapter); codes (a ZIP-like column name, or digit strings
     of one length of 4 or more) digit masking; dates (YYYY-MM-DD) month, quarter,
     year and decade; numbers with more than 10 distinct values nested bands of
-    widths w, 2w, 4w (w a round number) and ``*``; categories a bundled taxonomy
+    widths w, 2w, 4w (w a round number) and ``*``, a long tail (``tail_cuts``)
+    top- or bottom-coded as one value (``>90``, ``<18``); categories a bundled taxonomy
     knows (US states, countries, race; ``anonlib.core.taxonomy``) that taxonomy;
     other categories with more than two values groups in frequency order
     (``frequency_hierarchy``), so a search can coarsen a column without erasing it;
@@ -575,7 +665,8 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
         return "masking", masking_hierarchy(keys)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
     if not numbers.isna().any() and len(keys) > 10:
-        return "intervals", interval_hierarchy(keys, default_bands(keys), top=True)
+        bands, below, above = default_intervals(values)
+        return "intervals", interval_hierarchy(keys, bands, top=True, below=below, above=above)
     if not numbers.isna().any():
         return "flat", flat_hierarchy(keys)
     if all(_DATE.match(k) for k in keys):
@@ -585,6 +676,50 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
     if len(keys) > 2:
         return "frequency", frequency_hierarchy(values)
     return "flat", flat_hierarchy(keys)
+
+
+TAIL_SHARE = 0.01  # records in each tail that may be top- or bottom-coded
+LONG_TAIL = 0.5  # a tail is long when it stretches over more than this share of the body's range
+
+
+def tail_cuts(values: Iterable) -> tuple[float | None, float | None]:
+    """Where a numeric column's long tails begin: the 1st and the 99th percentile of its
+    records (each value as often as it occurs), each only when the values beyond it
+    stretch over more than half the range between the two (None otherwise), so a few
+    extreme records are coded as one value instead of stretching every band.
+
+    >>> tail_cuts(list(range(100)))  # no long tail
+    (None, None)
+    >>> tail_cuts([0] * 50 + [1] * 30 + [2] * 15 + [3, 4, 5, 40, 80])  # 80 is beyond the 99th percentile
+    (None, 40.0)
+    """
+    x = pd.to_numeric(pd.Series(list(values) if not isinstance(values, pd.Series) else values), errors="coerce")
+    x = x.dropna().to_numpy(dtype=float)
+    if x.size < 2:
+        return None, None
+    low, high = np.percentile(x, [100 * TAIL_SHARE, 100 * (1 - TAIL_SHARE)], method="closest_observation")
+    body = max(float(high - low), 1e-12)
+    below = float(low) if float(low - x.min()) > LONG_TAIL * body else None
+    above = float(high) if float(x.max() - high) > LONG_TAIL * body else None
+    return below, above
+
+
+def default_intervals(values: Iterable) -> tuple[list[list[Band]], float | None, float | None]:
+    """The default bands of a numeric column and its tail limits: nested bands over the
+    values within the long tails' cuts (``tail_cuts``), bottom coding below the first band
+    and top coding above the last one when a tail was cut (None otherwise).
+
+    >>> bands, below, above = default_intervals([0] * 50 + [1] * 30 + [2] * 15 + [3, 4, 5, 40, 80])
+    >>> bands_text(bands[:1]), below, above
+    ('0-4, 5-9, 10-14, 15-19, 20-24, 25-29, 30-34, 35-39, 40-44', None, 44.0)
+    """
+    values = values if isinstance(values, pd.Series) else list(values)
+    keys = _distinct_keys(values)
+    numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
+    low, high = tail_cuts(values)
+    body = [k for k, x in zip(keys, numbers) if (low is None or x >= low) and (high is None or x <= high)]
+    bands = default_bands(body)
+    return bands, (bands[0][0][0] if low is not None else None), (bands[0][-1][1] if high is not None else None)
 
 
 def default_bands(values: Iterable) -> list[list[Band]]:

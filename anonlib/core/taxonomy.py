@@ -19,9 +19,8 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from .errors import HierarchyError, join_names
-from .hierarchy import SUPPRESSED, _distinct_keys, _frame
+from .hierarchy import OTHER, SUPPRESSED, _distinct_keys, _frame
 
-OTHER = "other"
 COVERAGE = 0.9  # share of a column's distinct values a bundled taxonomy must know
 
 

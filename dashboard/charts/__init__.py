@@ -34,6 +34,8 @@ from .leakage import (
     TREE_WORDS,
     method_comparison_figure,
     experiment_figure,
+    hierarchy_figure,
+    TREE_LEAVES_DRAWN,
 )
 from .geo import GEO_COLOUR_BY, COUNTY_BORDERS_UP_TO_KM, GEO_METRICS, geo_map_figure, geo_metrics_figure
 from .peers import threshold_colorscale, privacy_heatmap, generalization_figure, NPP_BINS, npp_histogram

@@ -346,3 +346,38 @@ def experiment_figure(experiment, metric: str = "rows", dataset: str | None = No
     fig.update_layout(barmode="group", scattermode="group")
     names = {"rows": "distinct combinations kept", "generated": "tables generated", "seconds": "seconds", "generalizations": "levels of the result"}
     return _layout(fig, f"Heart-disease experiment: {names.get(metric, metric)}", "anonymity requirement <shield>, k", names.get(metric, metric))
+
+
+TREE_LEAVES_DRAWN = 300  # a hierarchy with more original values is drawn from level 1 up
+
+
+def hierarchy_figure(nodes, attribute: str, palette: str = DEFAULT_PALETTE) -> go.Figure:
+    """A hierarchy as an icicle (``anonlib.core.hierarchy.hierarchy_tree``): the top level
+    on the left, each value's box as tall as its records (or its original values when
+    not counted). Past ``TREE_LEAVES_DRAWN`` original values the original values are left
+    out (the subtitle says so) and the tree starts at level 1."""
+    leaves = sum(1 for n in nodes if n.level == 0)
+    drawn = [i for i, n in enumerate(nodes) if n.level > 0 or leaves <= TREE_LEAVES_DRAWN]
+    if not drawn:  # a hierarchy of originals only
+        drawn = list(range(len(nodes)))
+    counted = all(n.records is not None for n in nodes)
+    ids = [f"{nodes[i].level}:{nodes[i].label}" for i in drawn]
+    parents = ["" if nodes[i].parent is None else f"{nodes[nodes[i].parent].level}:{nodes[nodes[i].parent].label}"
+               for i in drawn]
+    sizes = [nodes[i].records if counted else nodes[i].values for i in drawn]
+    colours = PALETTES[palette]
+    fig = go.Figure(go.Icicle(
+        ids=ids, parents=parents, labels=[_escape(nodes[i].label) for i in drawn], values=sizes,
+        branchvalues="total", tiling=dict(orientation="h"), root=dict(color=colours.neutral),
+        marker=dict(colors=[nodes[i].level for i in drawn], colorscale="Blues", reversescale=True),
+        customdata=[[nodes[i].level, nodes[i].values, "–" if nodes[i].records is None else f"{nodes[i].records:,}"]
+                    for i in drawn],
+        hovertemplate="%{label}<br>level %{customdata[0]}<br>%{customdata[1]:,} original values"
+                      "<br>%{customdata[2]} records<extra></extra>",
+        maxdepth=4,
+    ))
+    fig.update_layout(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10), height=420)
+    note = ("Boxes as tall as their records" if counted else "Boxes as tall as their original values")
+    if leaves > TREE_LEAVES_DRAWN:
+        note += f"; the {leaves:,} original values are left out (level 1 upwards shown)"
+    return _titled(fig, f"Hierarchy of {attribute}, top level on the left", note + ". Click a box to open it.")
