@@ -9,10 +9,10 @@ Rooms, from the bottom up (imports run downwards only; docs/architecture.md):
 - ``anonlib.engine``: the same group counts on DuckDB (files larger than
   memory) and Spark (a cluster); a counting backend under the measures, it
   imports nothing but ``core``.
-- measures: ``profile``, ``avector`` (Caballero et al.), ``risk``, ``models``,
-  ``leakage`` (Arca & Hewett), ``peers`` (Kroes et al.), ``metrics``,
+- ``anonlib.measures``: ``profile``, ``avector`` (Caballero et al.), ``risk``,
+  ``models``, ``leakage`` (Arca & Hewett), ``peers`` (Kroes et al.), ``metrics``,
   ``utility`` (information loss), ``identifiers``.
-- transformations: ``anonymize`` and ``optimal`` (full-domain generalization),
+- ``anonlib.transformations``: ``anonymize`` and ``optimal`` (full-domain generalization),
   ``lattice`` and ``frontier`` (Xia et al.), ``geo`` (Croft et al.),
   ``schedule`` (Caballero et al.), ``suppression`` (local suppression),
   ``microaggregation`` (MDAV), ``coding`` (top and bottom coding), ``synthetic``;
@@ -23,8 +23,12 @@ Rooms, from the bottom up (imports run downwards only; docs/architecture.md):
 - ``anonlib.cli``: the command line (``python -m anonlib``).
 
 Subpackages split by what their parts compute (``geo``, ``models``, ``peers``,
-``frontier``, ``schedule``, ``core.loading``) re-export their public names, so
-``from anonlib.geo import aggregate`` and every path of the public contract work.
+``frontier``, ``schedule``, ``core.loading``) re-export their public names.
+
+The public contract's paths (``anonlib.utility``, ``anonlib.geo``, ``anonlib.models``
+and the other ten of ``contract.md``) are three-line modules at the top of the
+package re-exporting their room (``from .measures.utility import *``): outside code
+imports what it always did; nothing inside the package imports them.
 """
 
 from .core.errors import (

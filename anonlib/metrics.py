@@ -1,13 +1,4 @@
-"""Public path of the information-loss metrics (``anonlib.metrics`` in the API
-contract). They live in the foundation, ``anonlib.core.metrics``, because every
-capability uses them; this module only names them where scripts expect them.
+"""``anonlib.metrics``, a path of the public contract: everything public of ``anonlib.measures.metrics``."""
 
-Example:
-    >>> from anonlib.metrics import discernibility
-    >>> discernibility([5, 3, 1, 7], k=3)
-    99
-"""
-
-from .core.metrics import discernibility, nonuniform_entropy
-
-__all__ = ["discernibility", "nonuniform_entropy"]
+from .measures.metrics import *  # noqa: F401,F403
+from .measures.metrics import __all__  # noqa: F401

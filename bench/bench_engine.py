@@ -108,7 +108,7 @@ def _jvm_peak() -> int:
 def measure(kind: str, folder: str, records: int = 0) -> dict:
     """One profile (``kind``: duckdb, spark or memory) timed in this process."""
     from anonlib import engine
-    from anonlib.profile import risk_profile
+    from anonlib.measures.profile import risk_profile
 
     jvm = 0
     if kind == "memory":

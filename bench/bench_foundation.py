@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from anonlib.avector import anonymity_vector
+from anonlib.measures.avector import anonymity_vector
 from anonlib.core.dataset import Dataset
 from anonlib.core.equivalence import encode
 from anonlib.core.loading import load_table
-from anonlib.profile import column_profile, risk_profile
+from anonlib.measures.profile import column_profile, risk_profile
 from anonlib.core.samples import SAMPLES
 from bench import Benchmark
 

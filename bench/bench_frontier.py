@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from anonlib.frontier import Frontier, explore, prepare
-from anonlib.lattice import random_maximal_chain, random_sublattice
+from anonlib.transformations.frontier import Frontier, explore, prepare
+from anonlib.transformations.lattice import random_maximal_chain, random_sublattice
 from anonlib.core.samples import load_sample
-from anonlib.synthetic import adult_with_zip
+from anonlib.transformations.synthetic import adult_with_zip
 from bench import Benchmark
 
 PAPER_BUDGET = 14_780

@@ -10,8 +10,8 @@ from __future__ import annotations
 import resource
 import sys
 
-from anonlib.geo import aggregate, aggregated_polygons, sample_regions, site_count
-from anonlib.synthetic import synthetic_people
+from anonlib.transformations.geo import aggregate, aggregated_polygons, sample_regions, site_count
+from anonlib.transformations.synthetic import synthetic_people
 from bench import Benchmark
 
 US_CENSUS_CUTOFF = 100_000

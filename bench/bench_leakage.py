@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from anonlib.anonymize import search
-from anonlib.anonymize_experiments import heart_experiment, heart_hierarchies, heart_table
+from anonlib.transformations.anonymize import search
+from anonlib.transformations.anonymize_experiments import heart_experiment, heart_hierarchies, heart_table
 from anonlib.core.hierarchy import equal_width_bands, flat_hierarchy, interval_hierarchy, taxonomy_hierarchy
-from anonlib.leakage import leakage_table
+from anonlib.measures.leakage import leakage_table
 from anonlib.core.samples import load_sample
 from bench import Benchmark
 

@@ -21,8 +21,8 @@ import pandas as pd
 
 from anonlib.core.equivalence import row_class_sizes
 from anonlib.core.samples import load_sample
-from anonlib.microaggregation import microaggregate
-from anonlib.suppression import local_suppression, wildcard_matches
+from anonlib.transformations.microaggregation import microaggregate
+from anonlib.transformations.suppression import local_suppression, wildcard_matches
 from bench import Benchmark
 
 QIS = ["age", "sex", "race", "marital-status", "education", "native-country"]

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from anonlib.core.samples import load_sample
-from anonlib.models import (
+from anonlib.measures.models import (
     ModelRequirement,
     acceptance,
     alpha,
@@ -38,8 +38,8 @@ from anonlib.models import (
     recursive_c,
     t_closeness,
 )
-from anonlib.anonymize import search
-from anonlib.risk import reidentification, suda
+from anonlib.transformations.anonymize import search
+from anonlib.measures.risk import reidentification, suda
 from bench import Benchmark
 from bench.bench_leakage import ADULT_SHIELD, adult_problem
 

@@ -16,7 +16,7 @@ import functools
 import time
 
 from anonlib.core.samples import arx_adult_benchmark
-from anonlib.optimal import Lattice, brute_force, optimal_levels
+from anonlib.transformations.optimal import Lattice, brute_force, optimal_levels
 from bench import Benchmark
 
 K = 5

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from anonlib.peers import EXAMPLES, example_dataset, ppp, privacy_matrix
+from anonlib.measures.peers import EXAMPLES, example_dataset, ppp, privacy_matrix
 from bench import Benchmark
 
 _SECONDS: dict[str, list[float]] = {}  # wall times of the runs, to compare with the references

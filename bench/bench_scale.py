@@ -75,12 +75,12 @@ def _reset_peak() -> bool:
 
 def _child(task: str, variant: str) -> dict:
     """Run ``variant`` of ``task`` after its setup; its result with seconds and memory."""
-    import anonlib.anonymize  # noqa: F401  (imports are not part of the work timed)
-    import anonlib.frontier  # noqa: F401
-    import anonlib.geo  # noqa: F401
-    import anonlib.peers  # noqa: F401
+    import anonlib.transformations.anonymize  # noqa: F401  (imports are not part of the work timed)
+    import anonlib.transformations.frontier  # noqa: F401
+    import anonlib.transformations.geo  # noqa: F401
+    import anonlib.measures.peers  # noqa: F401
     import anonlib.workflow.report  # noqa: F401
-    import anonlib.schedule  # noqa: F401
+    import anonlib.transformations.schedule  # noqa: F401
     import scipy.sparse  # noqa: F401
 
     setup, variants, traced = TASKS[task]
@@ -141,7 +141,7 @@ def _assign_setup():
 def _assign_sparse(inputs) -> dict:
     from scipy import sparse
 
-    from anonlib.schedule import assign
+    from anonlib.transformations.schedule import assign
 
     matrix = assign(*inputs, "heuristic")
     coo = sparse.coo_array(matrix)
@@ -152,7 +152,7 @@ def _assign_sparse(inputs) -> dict:
 
 
 def _assign_dense(inputs) -> dict:
-    from anonlib.schedule.methods import _solve
+    from anonlib.transformations.schedule.methods import _solve
 
     matrix = _solve(*inputs, "heuristic")[0].dense()  # what assign returned before it became sparse
     rows, cols = np.nonzero(matrix)
@@ -187,7 +187,7 @@ def _dense_random_maximal_chain(n_bits: int, rng: np.random.Generator) -> np.nda
 
 def _fnlwgt_space():
     from anonlib.core.samples import load_sample
-    from anonlib.frontier import prepare
+    from anonlib.transformations.frontier import prepare
 
     return prepare(load_sample("adult").frame, ["fnlwgt"])
 
@@ -195,8 +195,8 @@ def _fnlwgt_space():
 def _zip_space():
     import pandas as pd
 
-    from anonlib.frontier import prepare
-    from anonlib.geo import sample_regions
+    from anonlib.transformations.frontier import prepare
+    from anonlib.transformations.geo import sample_regions
 
     points = sample_regions("us_zcta").points
     return prepare(pd.DataFrame({"zip": points["region_id"].astype(str)}), ["zip"])
@@ -242,7 +242,7 @@ def _iab_setup():
 
 def _iab(method: str, pruning: str = "monotone"):
     def run(inputs) -> dict:
-        from anonlib.anonymize import search
+        from anonlib.transformations.anonymize import search
 
         frame, hierarchies = inputs
         r = search(frame, IAB_SHIELD, 10, hierarchies, method, pruning=pruning)
@@ -273,8 +273,8 @@ ADC_QIS = ["sex", "age_band", "race"]
 
 
 def _adc_setup():
-    from anonlib.geo import sample_regions, site_count
-    from anonlib.synthetic import synthetic_people
+    from anonlib.transformations.geo import sample_regions, site_count
+    from anonlib.transformations.synthetic import synthetic_people
 
     regions = sample_regions("us_zcta")
     people = synthetic_people(regions.points, seed=0)
@@ -343,7 +343,7 @@ def _adult_records(n: int):
 
 
 def _peers_setup():
-    from anonlib.peers import EXAMPLES
+    from anonlib.measures.peers import EXAMPLES
 
     _, frame = _adult_records(PEERS_RECORDS)
     return frame, list(EXAMPLES["adult"].variables[:8])
@@ -361,7 +361,7 @@ def _watched(call) -> dict:
 
 
 def _peers_eight(inputs) -> dict:
-    from anonlib.peers import estimate_privacy_matrix, privacy_matrix
+    from anonlib.measures.peers import estimate_privacy_matrix, privacy_matrix
 
     frame, variables = inputs
     start = time.perf_counter()
@@ -376,7 +376,7 @@ def _peers_wide(inputs) -> dict:
     with 5 more columns, 20 variables are refused in one sentence; the 15 run narrowed
     to the largest ``max_known`` estimated at 30 s or less."""
     from anonlib.core.errors import ProblemTooLargeError
-    from anonlib.peers import estimate_privacy_matrix, privacy_matrix
+    from anonlib.measures.peers import estimate_privacy_matrix, privacy_matrix
 
     frame, _ = inputs
     variables = list(frame.columns)

@@ -10,11 +10,11 @@ import json
 
 import numpy as np
 
-import anonlib.avector as avector
-from anonlib.avector import anonymity_vector, improvement, lex_index, scientific
+import anonlib.measures.avector as avector
+from anonlib.measures.avector import anonymity_vector, improvement, lex_index, scientific
 from anonlib.core.samples import sample_path
-from anonlib.schedule import heuristic_cells, optimal_cells, random_cells
-from anonlib.schedule_experiments import reproduce_table10, table10_problem
+from anonlib.transformations.schedule import heuristic_cells, optimal_cells, random_cells
+from anonlib.transformations.schedule_experiments import reproduce_table10, table10_problem
 from bench import Benchmark
 
 

@@ -102,7 +102,7 @@ MODEL_VALUES = {
 
 def _model_inputs(sensitive: tuple[str, ...]) -> tuple:
     """One privacy model per sensitive attribute (optional), as ModelRequirements."""
-    from anonlib.models import ModelRequirement
+    from anonlib.measures.models import ModelRequirement
 
     requirements = []
     with st.expander("Privacy models" + (f" ({len(sensitive)} sensitive)" if sensitive else ""), expanded=False):

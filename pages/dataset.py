@@ -8,15 +8,15 @@ import math
 import pandas as pd
 import streamlit as st
 
-from anonlib.avector import vector_text
+from anonlib.measures.avector import vector_text
 from anonlib.core.dataset import ROLE_VALUES, Dataset
 from anonlib.core.loading import DELIMITERS, load_table
 from anonlib.core.samples import SAMPLES, load_sample
-from anonlib.identifiers import flags_table, hipaa_identifiers
-from anonlib.models import MODEL_NAMES
-from anonlib.profile import column_profile, profile_table, risk_profile
+from anonlib.measures.identifiers import flags_table, hipaa_identifiers
+from anonlib.measures.models import MODEL_NAMES
+from anonlib.measures.profile import column_profile, profile_table, risk_profile
 from anonlib.workflow.report import ModelsSection, models_section
-from anonlib.risk import ReidentificationRisk, reidentification
+from anonlib.measures.risk import ReidentificationRisk, reidentification
 from anonlib.workflow import Reading
 from dashboard import charts
 from dashboard.glossary import term_help

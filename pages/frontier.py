@@ -12,10 +12,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from anonlib.avector import anonymity_vector, k_of, vector_text
+from anonlib.measures.avector import anonymity_vector, k_of, vector_text
 from anonlib.core.dataset import Dataset
 from anonlib.core.loading import load_table
-from anonlib.frontier import (
+from anonlib.transformations.frontier import (
     DEFAULT_THRESHOLD,
     METHODS,
     FrontierSearch,
@@ -27,7 +27,7 @@ from anonlib.frontier import (
     prepare,
     safe_harbor_policy,
 )
-from anonlib.synthetic import TENNESSEE_ZIP_SEED, adult_with_zip, zip3_populations
+from anonlib.transformations.synthetic import TENNESSEE_ZIP_SEED, adult_with_zip, zip3_populations
 from anonlib.workflow import PolicyStep, step_cost
 from dashboard import charts
 from dashboard.glossary import glossary_expander, term_help

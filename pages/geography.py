@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.core.dataset import Dataset
-from anonlib.geo import (
+from anonlib.transformations.geo import (
     FIXED_CUTOFFS,
     METHOD_NAMES,
     METHOD_SHORT,
@@ -28,7 +28,7 @@ from anonlib.geo import (
     site_count,
 )
 from anonlib.core.loading import to_safe_csv
-from anonlib.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
+from anonlib.transformations.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
 from dashboard import charts
 from anonlib.workflow import AggregationStep, step_cost
 from dashboard.state import active_dataset, release_target

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.core.dataset import Dataset
-from anonlib.peers import (
+from anonlib.measures.peers import (
     EXAMPLES,
     MEASURE_NAMES,
     estimate_minimum,
@@ -252,7 +252,7 @@ if ready:
         # ------------------------------------------------------------ Fig. 4 bands as a step
         st.subheader("Bands: a step for the working copy")
         numeric = [c for c in aux if pd.api.types.is_numeric_dtype(frame[c]) and frame[c].nunique() > 2]
-        # anonlib.peers.partitions walks every whole-number width and offset (span² work):
+        # anonlib.measures.peers.partitions walks every whole-number width and offset (span² work):
         # a whole-number column spanning more than MAX_SPAN numbers would take minutes
         wide = [c for c in numeric if _whole_span(frame[c]) > MAX_SPAN]
         if wide:

@@ -16,7 +16,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from anonlib.anonymize import (
+from anonlib.transformations.anonymize import (
     METHOD_NAMES,
     METHODS,
     SEARCH_METHODS,
@@ -26,7 +26,7 @@ from anonlib.anonymize import (
     estimate_search,
     search,
 )
-from anonlib.anonymize_experiments import ARCA_AC_GROUPS, ARCA_AGE_BANDS, EXPERIMENT_SHIELDS, HEART_SAMPLES, heart_experiment
+from anonlib.transformations.anonymize_experiments import ARCA_AC_GROUPS, ARCA_AGE_BANDS, EXPERIMENT_SHIELDS, HEART_SAMPLES, heart_experiment
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import HierarchyError, join_names
 from anonlib.core.hierarchy import (
@@ -51,8 +51,8 @@ from anonlib.core.hierarchy import (
 )
 from anonlib.core.samples import load_sample
 from anonlib.core.taxonomy import TAXONOMIES, taxonomy_match
-from anonlib.leakage import attribute_label, attribute_sets, compare_leakage, leakage_table
-from anonlib.utility import MEASURE_NAMES, MEASURES, measure_value
+from anonlib.measures.leakage import attribute_label, attribute_sets, compare_leakage, leakage_table
+from anonlib.measures.utility import MEASURE_NAMES, MEASURES, measure_value
 from anonlib.workflow.suggestions import Suggestion, generalization_suggestions, keeping_hierarchies, preselected, trims
 from dashboard import charts
 from dashboard.glossary import glossary_expander, term_help

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from anonlib.models import MODEL_NAMES
+from anonlib.measures.models import MODEL_NAMES
 from anonlib.workflow.report import RiskReport
 from anonlib.workflow.report_html import render_html
-from anonlib.utility import MEASURE_NAMES
+from anonlib.measures.utility import MEASURE_NAMES
 from dashboard import charts
 from dashboard.glossary import term_help
 from dashboard.release_download import cached_report, copy_key, package_button

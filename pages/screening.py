@@ -7,11 +7,11 @@ import math
 import pandas as pd
 import streamlit as st
 
-from anonlib.avector import hardy_ramanujan, k_of, partition_count, population_of, scientific, vector_text
+from anonlib.measures.avector import hardy_ramanujan, k_of, partition_count, population_of, scientific, vector_text
 from anonlib.core.errors import ProblemTooLargeError
 from anonlib.core.loading import load_table
 from anonlib.core.samples import load_sample, sample_path
-from anonlib.schedule import (
+from anonlib.transformations.schedule import (
     DEFAULT_RULE,
     METHODS,
     RULES,
@@ -19,7 +19,7 @@ from anonlib.schedule import (
     compare_methods,
     generate_slots,
 )
-from anonlib.schedule_experiments import (
+from anonlib.transformations.schedule_experiments import (
     PAPER_TABLE10,
     PAPER_TABLE11,
     registry_experiment,

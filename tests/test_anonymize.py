@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.anonymize import (
+from anonlib.transformations.anonymize import (
     METHODS,
     GeneralizationSpace,
     NoSolutionError,
@@ -18,7 +18,7 @@ from anonlib.anonymize import (
     estimate_search,
     search,
 )
-from anonlib.anonymize_experiments import EXPERIMENT_SHIELDS, arca_hierarchies, heart_experiment, heart_hierarchies, heart_table
+from anonlib.transformations.anonymize_experiments import EXPERIMENT_SHIELDS, arca_hierarchies, heart_experiment, heart_hierarchies, heart_table
 from anonlib.core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, ProblemTooLargeError
 from anonlib.core.hierarchy import flat_hierarchy, interval_hierarchy, masking_hierarchy, taxonomy_hierarchy
 from anonlib.core.samples import load_sample

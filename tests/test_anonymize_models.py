@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.anonymize import GeneralizationSpace, NoSolutionError, search
-from anonlib.anonymize_experiments import arca_hierarchies
+from anonlib.transformations.anonymize import GeneralizationSpace, NoSolutionError, search
+from anonlib.transformations.anonymize_experiments import arca_hierarchies
 from anonlib.core.errors import AnonlibError, ParameterError
 from anonlib.core.samples import load_sample
-from anonlib.models import ModelRequirement, acceptance, requirements_monotone
+from anonlib.measures.models import ModelRequirement, acceptance, requirements_monotone
 from anonlib.workflow import ReleaseTarget
 from anonlib.workflow.steps import GeneralizationStep, SuppressionStep
 

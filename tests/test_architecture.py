@@ -1,5 +1,7 @@
 """The layout's rules, read from the source with ``ast`` (imports inside functions count):
-the engine is a counting backend under the measures and imports nothing above ``core``."""
+the engine is a counting backend under the measures and imports nothing above ``core``;
+the measures and the transformations live in their own folders, and the contract's
+top-level paths are re-exports nothing inside the package imports."""
 
 from __future__ import annotations
 
@@ -34,17 +36,29 @@ def imported(path: Path) -> set[str]:
     return {m for m in out if m == "anonlib" or m.startswith("anonlib.")}
 
 
+GROUPS = ("measures", "transformations")  # folders whose modules and packages are rooms of their own
+
+
 def room(module: str) -> str:
-    """anonlib.<room>...: a subpackage or a top-level module."""
+    """anonlib.<room>...: a subpackage or a top-level module; inside ``measures`` and
+    ``transformations`` each module or package is a room (``measures.models``)."""
     parts = module.split(".")
+    if len(parts) > 2 and parts[1] in GROUPS:
+        return f"{parts[1]}.{parts[2]}"
     return parts[1] if len(parts) > 1 else ""
+
+
+def exists(name: str) -> bool:
+    """Whether a room is a folder or a module of anonlib."""
+    path = PACKAGE.joinpath(*name.split("."))
+    return path.is_dir() or path.with_suffix(".py").exists()
 
 
 def rooms_imported(folder: str) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for path in sorted((PACKAGE / folder).rglob("*.py")):
         others = {room(m) for m in imported(path)} - {folder, ""}
-        others = {r for r in others if (PACKAGE / r).is_dir() or (PACKAGE / f"{r}.py").exists()}
+        others = {r for r in others if exists(r)}
         if others:
             found[str(path.relative_to(ROOT))] = others
     return found
@@ -56,7 +70,7 @@ def test_the_engine_imports_nothing_above_core():
 
 def test_the_reader_sees_relative_and_lazy_imports():
     # a relative import inside a function is found and named absolutely
-    found = imported(PACKAGE / "profile.py")
+    found = imported(PACKAGE / "measures" / "profile.py")
     assert "anonlib.engine" in found and "anonlib.core.dataset" in found
 
 
@@ -68,8 +82,7 @@ def room_graph() -> dict[str, set[str]]:
         if not source:
             continue
         targets = {room(m) for m in imported(path)} - {source, ""}
-        graph.setdefault(source, set()).update(
-            r for r in targets if (PACKAGE / r).is_dir() or (PACKAGE / f"{r}.py").exists())
+        graph.setdefault(source, set()).update(r for r in targets if exists(r))
     return graph
 
 
@@ -120,14 +133,21 @@ def test_no_module_over_1000_lines():
 
 
 # The layers of docs/architecture.md, bottom up; a room imports only its own layer or those below.
+MEASURES = ("profile", "avector", "risk", "models", "leakage", "peers", "metrics", "utility", "identifiers")
+TRANSFORMATIONS = ("anonymize", "anonymize_experiments", "optimal", "lattice", "frontier", "geo", "schedule",
+                   "schedule_experiments", "suppression", "microaggregation", "coding", "synthetic")
+CONTRACT_PATHS = ("avector", "schedule", "leakage", "peers", "anonymize", "suppression", "microaggregation",
+                  "utility", "metrics", "geo", "frontier", "models", "risk")  # top-level re-exports, imported by nobody inside
 LAYERS = {
     "core": 0,
     "engine": 1,
-    **dict.fromkeys(("profile", "avector", "risk", "models", "leakage", "peers", "metrics", "utility", "identifiers"), 2),
-    **dict.fromkeys(("anonymize", "anonymize_experiments", "optimal", "lattice", "frontier", "geo", "schedule",
-                     "schedule_experiments", "suppression", "microaggregation", "coding", "synthetic"), 3),
+    "measures": 2,
+    **{f"measures.{m}": 2 for m in MEASURES},
+    "transformations": 3,
+    **{f"transformations.{t}": 3 for t in TRANSFORMATIONS},
     "workflow": 4,
     **dict.fromkeys(("cli", "__main__"), 5),
+    **dict.fromkeys(CONTRACT_PATHS, 6),
 }
 
 
@@ -164,3 +184,13 @@ def test_every_path_of_the_contract_imports():
     missing = [f"{module}.{name}" for module, names in CONTRACT.items()
                for name in names if not callable(getattr(importlib.import_module(module), name, None))]
     assert missing == []
+
+
+def test_the_contract_paths_are_re_exports_of_the_rooms():
+    import importlib
+
+    for name in CONTRACT_PATHS:
+        shim = importlib.import_module(f"anonlib.{name}")
+        real = importlib.import_module(f"anonlib.{'measures' if name in MEASURES else 'transformations'}.{name}")
+        assert all(getattr(shim, n) is getattr(real, n) for n in CONTRACT[f"anonlib.{name}"])
+        assert len((PACKAGE / f"{name}.py").read_text(encoding="utf-8").splitlines()) <= 5

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.avector import (
+from anonlib.measures.avector import (
     _index_terms,
     _large_terms,
     _LeadingTerms,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from anonlib.anonymize import SearchNode
-from anonlib.peers import heatmap_columns
+from anonlib.transformations.anonymize import SearchNode
+from anonlib.measures.peers import heatmap_columns
 from dashboard import charts
 
 HOSTILE = '<a href="http://example.invalid">x</a>'

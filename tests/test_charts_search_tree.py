@@ -3,8 +3,8 @@ data collapsed to the path to the result with every other table tried in hover."
 
 from __future__ import annotations
 
-from anonlib.anonymize import search
-from anonlib.anonymize_experiments import arca_hierarchies
+from anonlib.transformations.anonymize import search
+from anonlib.transformations.anonymize_experiments import arca_hierarchies
 from anonlib.core.hierarchy import default_hierarchy
 from anonlib.core.samples import load_sample
 from dashboard import charts

@@ -11,15 +11,15 @@ import pandas as pd
 import pytest
 
 from anonlib.__main__ import main
-from anonlib.anonymize import search
-from anonlib.anonymize_experiments import arca_hierarchies
-from anonlib.avector import anonymity_vector, improvement, k_of, lex_index, partition_count
+from anonlib.transformations.anonymize import search
+from anonlib.transformations.anonymize_experiments import arca_hierarchies
+from anonlib.measures.avector import anonymity_vector, improvement, k_of, lex_index, partition_count
 from anonlib.core.hierarchy import default_hierarchy, hierarchy_csv
-from anonlib.leakage import attribute_label, leakage_table
+from anonlib.measures.leakage import attribute_label, leakage_table
 from anonlib.core.loading import load_table, to_safe_csv
-from anonlib.peers import default_q, min_poac, min_ppp
+from anonlib.measures.peers import default_q, min_poac, min_ppp
 from anonlib.core.samples import load_sample, sample_path
-from anonlib.schedule import assign, make_schedule, matrix_vector
+from anonlib.transformations.schedule import assign, make_schedule, matrix_vector
 
 COMMANDS = ("leakage", "privacy", "anonymize", "schedule", "vector", "index")
 

@@ -10,9 +10,9 @@ import pytest
 
 from anonlib.__main__ import main
 from anonlib.core.samples import load_sample
-from anonlib.identifiers import hipaa_identifiers
-from anonlib.models import ModelRequirement, acceptance, model_values
-from anonlib.risk import reidentification, suda
+from anonlib.measures.identifiers import hipaa_identifiers
+from anonlib.measures.models import ModelRequirement, acceptance, model_values
+from anonlib.measures.risk import reidentification, suda
 
 
 def run_json(argv: list[str], capsys: pytest.CaptureFixture[str], code: int = 0) -> dict:

@@ -1,4 +1,4 @@
-"""Top and bottom coding (``anonlib.coding``)."""
+"""Top and bottom coding (``anonlib.transformations.coding``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonlib.coding import thresholds, top_bottom_code
+from anonlib.transformations.coding import thresholds, top_bottom_code
 from anonlib.core.errors import ColumnError, ParameterError
 
 

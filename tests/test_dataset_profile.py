@@ -7,7 +7,7 @@ import pytest
 
 from anonlib.core.dataset import Dataset, Role, convert_column, guess_roles
 from anonlib.core.errors import ColumnError, EmptySelectionError, ParameterError
-from anonlib.profile import column_profile, risk_profile
+from anonlib.measures.profile import column_profile, risk_profile
 from anonlib.core.samples import SAMPLES, load_sample
 
 

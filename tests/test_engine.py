@@ -22,11 +22,11 @@ from anonlib.core.equivalence import encode, size_histogram
 from anonlib.core.errors import ColumnError, DataFileError, EngineError, ParameterError
 from anonlib.core.loading import load_table
 from anonlib.core.samples import SAMPLES, load_sample
-from anonlib.leakage import leakage_table
+from anonlib.measures.leakage import leakage_table
 from anonlib.core.hierarchy import default_hierarchy
-from anonlib.models import ModelRequirement, acceptance, model_values
-from anonlib.profile import risk_profile
-from anonlib.risk import reidentification
+from anonlib.measures.models import ModelRequirement, acceptance, model_values
+from anonlib.measures.profile import risk_profile
+from anonlib.measures.risk import reidentification
 from anonlib.workflow import GeneralizationStep, Recipe, ReleaseTarget, SuppressionStep, WorkingCopy, apply_recipe
 
 EQUALITY_SAMPLES = ("adult", "diabetes", "heart_cleveland")

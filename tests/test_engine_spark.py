@@ -18,9 +18,9 @@ from anonlib.workflow import engine_replay
 from anonlib.__main__ import main
 from anonlib.core.errors import EngineError
 from anonlib.core.samples import SAMPLES, load_sample
-from anonlib.leakage import leakage_table
-from anonlib.models import acceptance, model_values
-from anonlib.profile import risk_profile
+from anonlib.measures.leakage import leakage_table
+from anonlib.measures.models import acceptance, model_values
+from anonlib.measures.profile import risk_profile
 from anonlib.workflow import apply_recipe
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.pandas import column, data_frames
 
-from anonlib.avector import anonymity_vector, k_of
+from anonlib.measures.avector import anonymity_vector, k_of
 from anonlib.core.equivalence import (
     MISSING_LABEL,
     combine,

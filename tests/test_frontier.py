@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonlib.core.errors import ParameterError, PopulationError, ProblemTooLargeError
-from anonlib.frontier import (
+from anonlib.transformations.frontier import (
     DomainOrderError,
     Frontier,
     dominating,
@@ -26,7 +26,7 @@ from anonlib.frontier import (
     search_frontier,
     strictly_dominates,
 )
-from anonlib.lattice import (
+from anonlib.transformations.lattice import (
     PrunedSublattices,
     Sublattice,
     is_chain,
@@ -40,7 +40,7 @@ from anonlib.lattice import (
     show,
 )
 from anonlib.core.samples import load_sample
-from anonlib.synthetic import adult_with_zip, tennessee_zcta_population, tennessee_zip_codes
+from anonlib.transformations.synthetic import adult_with_zip, tennessee_zcta_population, tennessee_zip_codes
 
 # --- the paper's lattice examples ---------------------------------------------------
 
@@ -482,7 +482,7 @@ def test_bad_policies_and_parameters():
 
 
 def test_generalized_table_has_the_class_sizes_the_policy_reports():
-    from anonlib.avector import anonymity_vector
+    from anonlib.measures.avector import anonymity_vector
     from anonlib.core.equivalence import class_sizes
 
     frame = adult_with_zip()
@@ -571,7 +571,7 @@ def test_generalize_matches_a_direct_per_row_interval_mapping(rows, seed):
 @given(st.lists(st.integers(1, 300), min_size=1, max_size=4), st.integers(1, 60), st.integers(0, 10_000))
 def test_cell_keys_partition_rows_like_the_kernel(cardinalities, n_rows, seed):
     from anonlib.core.equivalence import combine
-    from anonlib.frontier.space import _cell_keys
+    from anonlib.transformations.frontier.space import _cell_keys
 
     rng = np.random.default_rng(seed)
     columns = [rng.integers(0, card, n_rows) for card in cardinalities]
@@ -588,7 +588,7 @@ def test_a_search_is_estimated_before_it_starts_and_refused_past_the_limit(monke
     budget and the bits, and a search past the limit is one sentence saying how to narrow."""
     from anonlib.core import budget
     from anonlib.core.errors import ProblemTooLargeError
-    from anonlib.frontier import estimate_explore
+    from anonlib.transformations.frontier import estimate_explore
 
     rng = np.random.default_rng(3)
     df = pd.DataFrame({"age": rng.integers(18, 90, 500), "weight": rng.integers(40_000, 60_000, 500)})

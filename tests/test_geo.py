@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonlib.core.errors import ColumnError, GeometryError, ParameterError
-import anonlib.geo as geo
-from anonlib.geo import adc as geo_adc, aggregation as geo_aggregation
-from anonlib.geo import (
+import anonlib.transformations.geo as geo
+from anonlib.transformations.geo import adc as geo_adc, aggregation as geo_aggregation
+from anonlib.transformations.geo import (
     Regression,
     adc_objective,
     aggregate,
@@ -34,9 +34,9 @@ from anonlib.geo import (
     site_count,
 )
 from anonlib.core.metrics import weighted_median
-from anonlib.leakage import partition_entropy
+from anonlib.measures.leakage import partition_entropy
 from anonlib.core.samples import sample_path
-from anonlib.synthetic import adult_marginals, synthetic_people, tennessee_zcta_population
+from anonlib.transformations.synthetic import adult_marginals, synthetic_people, tennessee_zcta_population
 
 
 def _problem(seed: int, n_regions: int = 40, n_people: int = 600):

@@ -23,8 +23,8 @@ import pandas as pd
 import pytest
 
 from anonlib.__main__ import main
-from anonlib.anonymize import search
-from anonlib.avector import lex_index
+from anonlib.transformations.anonymize import search
+from anonlib.measures.avector import lex_index
 from anonlib.core.dataset import Dataset
 from anonlib.core.equivalence import equivalence_classes
 from anonlib.core.errors import (
@@ -32,14 +32,14 @@ from anonlib.core.errors import (
 )
 from anonlib.core.hierarchy import default_hierarchy, read_hierarchy_csv
 from anonlib.core.loading import load_table
-from anonlib.leakage import leakage_table
-from anonlib.profile import risk_profile
+from anonlib.measures.leakage import leakage_table
+from anonlib.measures.profile import risk_profile
 from anonlib.workflow.report import build_report
 from anonlib.core.samples import load_sample
-from anonlib.models import acceptance
-from anonlib.risk import population_uniqueness, risk_distribution, risk_from_sizes
-from anonlib.schedule import assign, make_schedule
-from anonlib.schedule_experiments import PAPER_TABLE10, reproduce_table10
+from anonlib.measures.models import acceptance
+from anonlib.measures.risk import population_uniqueness, risk_distribution, risk_from_sizes
+from anonlib.transformations.schedule import assign, make_schedule
+from anonlib.transformations.schedule_experiments import PAPER_TABLE10, reproduce_table10
 from anonlib.workflow import read_recipe
 
 HOSTILE = Path(__file__).parent / "hostile"

@@ -1,4 +1,4 @@
-"""HIPAA Safe Harbor identifier check (anonlib.identifiers): names and values of columns."""
+"""HIPAA Safe Harbor identifier check (anonlib.measures.identifiers): names and values of columns."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from anonlib.core.dataset import Role
 from anonlib.core.errors import ParameterError
 from anonlib.core.samples import load_sample
-from anonlib.identifiers import HIPAA_IDENTIFIERS, flags_table, hipaa_identifiers
+from anonlib.measures.identifiers import HIPAA_IDENTIFIERS, flags_table, hipaa_identifiers
 
 N = 30
 

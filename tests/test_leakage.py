@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonlib.core.errors import ColumnError, EmptySelectionError, ParameterError
-from anonlib.leakage import (
+from anonlib.measures.leakage import (
     LEAKAGE_COLUMNS,
     attribute_sets,
     compare_leakage,

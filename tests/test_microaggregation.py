@@ -1,4 +1,4 @@
-"""MDAV microaggregation (``anonlib.microaggregation``) against a slow textbook MDAV."""
+"""MDAV microaggregation (``anonlib.transformations.microaggregation``) against a slow textbook MDAV."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonlib.core.errors import ColumnError, ParameterError
-from anonlib.microaggregation import information_loss, mdav, microaggregate
+from anonlib.transformations.microaggregation import information_loss, mdav, microaggregate
 
 
 def reference_mdav(values: np.ndarray, k: int) -> list[frozenset[int]]:

@@ -1,4 +1,4 @@
-"""Privacy models (anonlib.models): equal to pycanon on the bundled data, the papers' worked
+"""Privacy models (anonlib.measures.models): equal to pycanon on the bundled data, the papers' worked
 examples, the definitions on random tables, properties, and acceptance against a slow reference."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from anonlib.core.errors import (
     PopulationError,
 )
 from anonlib.core.samples import load_sample
-from anonlib.models import (
+from anonlib.measures.models import (
     ModelRequirement,
     SensitiveCounts,
     acceptance,
@@ -514,7 +514,7 @@ def test_k_map_with_one_row_per_person_and_missing_values() -> None:
 def test_model_table_equals_model_values_and_acceptance_on_adult():
     """The Dataset page's table: each value is model_values', each switched-on model's
     failing records are acceptance's (k = 1), the others are <NA>."""
-    from anonlib.models import model_table
+    from anonlib.measures.models import model_table
 
     frame = load_sample("adult").frame
     qis = ["age", "sex", "race"]

@@ -1,5 +1,5 @@
-"""The optimal search (anonlib.optimal, search(method="optimal")) and the utility
-measures it minimizes (anonlib.utility): ARX's Adult benchmark, brute force on random
+"""The optimal search (anonlib.transformations.optimal, search(method="optimal")) and the utility
+measures it minimizes (anonlib.measures.utility): ARX's Adult benchmark, brute force on random
 lattices, and the released table recounted with plain pandas."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonlib.anonymize import search
+from anonlib.transformations.anonymize import search
 from anonlib.core.errors import NoSolutionError, ParameterError
 from anonlib.core.hierarchy import flat_hierarchy, generalize_column, interval_hierarchy, taxonomy_hierarchy
 from anonlib.core.metrics import discernibility, nonuniform_entropy
 from anonlib.core.samples import arx_adult_benchmark
-from anonlib.models import ModelRequirement, acceptance
-from anonlib.optimal import Lattice, brute_force, optimal_levels
-from anonlib.utility import loss, measure_value, utility
+from anonlib.measures.models import ModelRequirement, acceptance
+from anonlib.transformations.optimal import Lattice, brute_force, optimal_levels
+from anonlib.measures.utility import loss, measure_value, utility
 
 LONG = os.environ.get("ANONLIB_LONG_TESTS") == "1"
 EXAMPLES = 2000 if LONG else 120
@@ -246,7 +246,7 @@ def test_utility_measures_against_their_definitions():
     assert u.nonuniform_entropy_bits == pytest.approx(expected)
     everything = -sum(math.log2(c / 7) for c in (2, 2, 1, 1, 1, 2, 2))
     assert u.nonuniform_entropy == pytest.approx(expected / everything)
-    # With nothing suppressed it is anonlib.metrics' non-uniform entropy of the two columns.
+    # With nothing suppressed it is anonlib.measures.metrics' non-uniform entropy of the two columns.
     whole = original.assign(x=generalize_column(original["x"], h, 1, "x"))
     assert utility(original, whole, ["x"], {"x": h}).nonuniform_entropy_bits == pytest.approx(
         nonuniform_entropy(original["x"].tolist(), whole["x"].tolist()))

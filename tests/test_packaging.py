@@ -81,7 +81,7 @@ def test_every_package_and_sample_is_installed(installed: Path) -> None:
 
 
 def test_the_newer_commands_run_from_the_installed_package(installed: Path, tmp_path: Path) -> None:
-    """risk (anonlib.risk), models (anonlib.models) and apply (anonlib.workflow) are installed
+    """risk (anonlib.measures.risk), models (anonlib.measures.models) and apply (anonlib.workflow) are installed
     with their subpackages; the samples they read are found from any folder."""
     done = _run([sys.executable, "-m", "anonlib", "risk", "--sample", "caballero_table2b", "--qi", "ZIP,Gender",
                  "--sampling-fraction", "0.5", "--json"], installed, tmp_path)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from anonlib.frontier import dominating, explore, prepare, safe_harbor_policy
-from anonlib.synthetic import adult_with_zip, zip3_populations
+from anonlib.transformations.frontier import dominating, explore, prepare, safe_harbor_policy
+from anonlib.transformations.synthetic import adult_with_zip, zip3_populations
 from anonlib.workflow import PolicyStep, ReleaseTarget, step_cost
 from uploads import put_upload, uploaded
 

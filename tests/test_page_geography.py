@@ -11,8 +11,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from anonlib.core.dataset import Dataset
-from anonlib.geo import aggregate, qi_entropy, sample_regions, site_count
-from anonlib.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
+from anonlib.transformations.geo import aggregate, qi_entropy, sample_regions, site_count
+from anonlib.transformations.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "pages" / "geography.py")

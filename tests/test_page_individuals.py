@@ -101,7 +101,7 @@ def test_no_quasi_identifier_is_a_sentence_not_a_computation():
 
 def test_failed_bands_are_a_sentence_in_the_sidebar_note(monkeypatch):
     from anonlib.core.errors import ParameterError
-    from anonlib.peers import Partition
+    from anonlib.measures.peers import Partition
 
     at = _page(_with_missing_values("category"))
     assert not at.error

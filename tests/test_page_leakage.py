@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from anonlib.anonymize import search
-from anonlib.anonymize_experiments import arca_hierarchies
+from anonlib.transformations.anonymize import search
+from anonlib.transformations.anonymize_experiments import arca_hierarchies
 from anonlib.core.dataset import Dataset
 from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy
 from anonlib.core.samples import load_sample
-from anonlib.leakage import leakage_table, truncated
+from anonlib.measures.leakage import leakage_table, truncated
 from anonlib.workflow import GeneralizationStep, ReleaseTarget
 from uploads import put_upload, uploaded
 

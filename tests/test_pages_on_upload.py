@@ -20,9 +20,9 @@ from streamlit.testing.v1 import AppTest
 
 from anonlib.core.dataset import Dataset
 from anonlib.core.loading import load_table
-from anonlib.models import MODEL_NAMES
+from anonlib.measures.models import MODEL_NAMES
 from anonlib.workflow.report import build_report, copy_report, individual_privacy, models_section
-from anonlib.risk import reidentification
+from anonlib.measures.risk import reidentification
 from anonlib.workflow import Reading, Recipe, ReleaseTarget, release_package, verify_package
 from uploads import JOURNEY_CSV, registry_csv
 
@@ -101,7 +101,7 @@ def test_dataset_page_shows_the_library_s_risk_and_models():
 
 
 def test_a_model_in_the_release_target_is_judged_at_the_target_value():
-    from anonlib.models import ModelRequirement
+    from anonlib.measures.models import ModelRequirement
 
     dataset, _ = uploaded()
     requirement = ModelRequirement("distinct_l", "diagnosis", 3)

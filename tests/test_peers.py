@@ -1,4 +1,4 @@
-"""Tests of anonlib.peers: the paper's worked examples, its Table 2 facts, and
+"""Tests of anonlib.measures.peers: the paper's worked examples, its Table 2 facts, and
 brute-force references on random tables."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from anonlib.core.equivalence import encode
 from anonlib.core.errors import ColumnError, EmptySelectionError, ParameterError, ProblemTooLargeError
-from anonlib.peers import (
+from anonlib.measures.peers import (
     EXAMPLES,
     Partition,
     estimate_generalization_potential,
@@ -469,7 +469,7 @@ def test_heatmap_figure_bins_and_hover():
 @settings(max_examples=25, deadline=None)
 @given(small_tables(max_columns=4), st.sampled_from(["ppp", "poac"]), st.sampled_from([0.0, 0.3]))
 def test_direct_table_and_densified_counting_agree(monkeypatch_table, table, measure, q):
-    import anonlib.peers as peers
+    import anonlib.measures.peers as peers
 
     frame, count = table
     variables = [c for c in frame.columns if c != count]
@@ -486,7 +486,7 @@ def test_direct_table_and_densified_counting_agree(monkeypatch_table, table, mea
 def monkeypatch_table():
     import contextlib
 
-    import anonlib.peers as peers
+    import anonlib.measures.peers as peers
 
     @contextlib.contextmanager
     def limit(value):

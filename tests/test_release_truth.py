@@ -15,11 +15,11 @@ import pycanon.anonymity as pycanon  # test-only peer (requirements-nodeps.txt)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonlib.anonymize import search
+from anonlib.transformations.anonymize import search
 from anonlib.cli import main
 from anonlib.core.hierarchy import SUPPRESSED, hierarchy_csv, interval_hierarchy, taxonomy_hierarchy
 from anonlib.core.samples import load_sample, sample_path
-from anonlib.models import ModelRequirement, acceptance
+from anonlib.measures.models import ModelRequirement, acceptance
 
 EXAMPLES = int(os.environ.get("RELEASE_EXAMPLES", "200"))
 

@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 
 import anonlib.workflow.report as report_module
 from anonlib.__main__ import main
-from anonlib.anonymize import search
+from anonlib.transformations.anonymize import search
 from anonlib.core.dataset import Dataset, Role
 from anonlib.core.errors import ParameterError
 from anonlib.core.hierarchy import default_hierarchy
-from anonlib.leakage import leakage_table
+from anonlib.measures.leakage import leakage_table
 from anonlib.core.metrics import weighted_median
-from anonlib.peers import estimate_minimum, min_ppp
-from anonlib.profile import risk_profile
+from anonlib.measures.peers import estimate_minimum, min_ppp
+from anonlib.measures.profile import risk_profile
 from anonlib.workflow.report import Note, build_report
 from anonlib.workflow.report_html import render_html
 from anonlib.core.samples import load_sample

@@ -1,4 +1,4 @@
-"""Re-identification risk (anonlib.risk): attacker models, the risk distribution, population
+"""Re-identification risk (anonlib.measures.risk): attacker models, the risk distribution, population
 uniqueness estimates and special uniques, against hand computations and slow references."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from scipy import stats
 
 from anonlib.core.errors import AnonlibError, EmptySelectionError, ParameterError, PopulationError, ProblemTooLargeError
 from anonlib.core.samples import load_sample
-from anonlib.risk import estimate_suda, population_uniqueness, reidentification, risk_distribution, risk_from_sizes, suda
-from anonlib.risk.uniqueness import shlosser, snb_probabilities
+from anonlib.measures.risk import estimate_suda, population_uniqueness, reidentification, risk_distribution, risk_from_sizes, suda
+from anonlib.measures.risk.uniqueness import shlosser, snb_probabilities
 
 
 def test_prosecutor_marketer_and_records_above_the_arx_thresholds() -> None:

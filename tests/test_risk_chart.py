@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonlib.core.samples import load_sample
-from anonlib.risk import RISK_BINS, reidentification, risk_distribution
+from anonlib.measures.risk import RISK_BINS, reidentification, risk_distribution
 from dashboard import charts
 
 

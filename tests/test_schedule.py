@@ -12,11 +12,11 @@ from scipy import sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.avector import anonymity_vector, lex_compare
+from anonlib.measures.avector import anonymity_vector, lex_compare
 from anonlib.core.equivalence import class_sizes
 from anonlib.core.errors import CapacityError, ColumnError, ParameterError, ProblemTooLargeError
 from anonlib.core.samples import load_sample, sample_path
-from anonlib.schedule import (
+from anonlib.transformations.schedule import (
     RULES,
     assign,
     enumerate_schedules,
@@ -174,7 +174,7 @@ def test_enumeration_matches_brute_force(freqs, capacities):
 def test_enumeration_refuses_a_large_problem_before_doing_its_work(monkeypatch):
     """2,000 people in classes of one and 200 slots: the second row alone would visit 200 x 200
     partial schedules of 200 resources each; the refusal comes before any of it is built."""
-    from anonlib.schedule import rank as schedule
+    from anonlib.transformations.schedule import rank as schedule
 
     built = []
     compositions = schedule._compositions
@@ -257,7 +257,7 @@ def test_bad_inputs_are_explained():
 @settings(max_examples=30, deadline=None)
 @given(st.integers(5, 1500), st.sampled_from(["spec", "authors"]), st.integers(0, 10**6))
 def test_table10_problems_follow_the_protocol(n, protocol, seed):
-    from anonlib.schedule_experiments import table10_problem
+    from anonlib.transformations.schedule_experiments import table10_problem
 
     freqs, capacities = table10_problem(n, np.random.default_rng(seed), protocol)
     assert len(freqs) == n // 100 + 5 and int(freqs.sum()) == n and (freqs >= 1).all()
@@ -267,7 +267,7 @@ def test_table10_problems_follow_the_protocol(n, protocol, seed):
 
 
 def test_registry_day_heuristic_beats_the_real_assignment():
-    from anonlib.schedule_experiments import registry_experiment
+    from anonlib.transformations.schedule_experiments import registry_experiment
 
     result = registry_experiment()
     assert result.people == 4541 and result.centres == 21 and result.capacity_per_centre == 217

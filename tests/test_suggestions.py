@@ -8,7 +8,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.anonymize import search
+from anonlib.transformations.anonymize import search
 from anonlib.core.dataset import Dataset
 from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy
 from anonlib.core.samples import load_sample

@@ -1,4 +1,4 @@
-"""Local suppression (``anonlib.suppression``) against slow, obviously-correct references."""
+"""Local suppression (``anonlib.transformations.suppression``) against slow, obviously-correct references."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from anonlib.core.equivalence import row_class_sizes
 from anonlib.core.errors import AnonlibError, ColumnError, ParameterError
 from anonlib.core.samples import load_sample
-from anonlib.suppression import local_suppression, wildcard_matches
+from anonlib.transformations.suppression import local_suppression, wildcard_matches
 
 ADULT_QIS = ["age", "sex", "race", "marital-status", "education", "native-country"]
 

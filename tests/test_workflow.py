@@ -16,16 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonlib.anonymize import GeneralizationSpace, search
-from anonlib.anonymize_experiments import arca_hierarchies
+from anonlib.transformations.anonymize import GeneralizationSpace, search
+from anonlib.transformations.anonymize_experiments import arca_hierarchies
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AnonlibError, ColumnError, HierarchyError, RecipeError
 from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy, masking_hierarchy, value_key
 from anonlib.core.loading import load_table, to_safe_csv
 from anonlib.core.samples import load_sample, sample_path
-from anonlib.frontier import prepare
-from anonlib.geo import aggregate
-from anonlib.peers import partitions
+from anonlib.transformations.frontier import prepare
+from anonlib.transformations.geo import aggregate
+from anonlib.measures.peers import partitions
 from anonlib.workflow import (
     AggregationStep,
     BandsStep,

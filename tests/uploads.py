@@ -59,7 +59,7 @@ JOURNEY_CSV = registry_csv(zips=[f"{10100 + i}" for i in range(60)], born=(1950,
 
 def tennessee_csv(records: int = 2000) -> bytes:
     """A small patient file: Tennessee ZIP areas (so Geography can map it), age, sex, race, diagnosis."""
-    from anonlib.geo import sample_regions
+    from anonlib.transformations.geo import sample_regions
 
     rng = np.random.default_rng(13)
     zips = sample_regions("tennessee_zcta").points["region_id"].to_numpy()

@@ -12,22 +12,22 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..anonymize import METHOD_NAMES, SEARCH_METHODS, search
+from ..transformations.anonymize import METHOD_NAMES, SEARCH_METHODS, search
 from ..core.equivalence import encode
 from ..core.errors import DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED, default_hierarchy, read_hierarchy_csv, validate_hierarchy
 from ..core.dataset import Role
 from ..core.loading import DEFAULT_MAX_BYTES, to_safe_csv
 from ..core.metrics import whole_k
-from ..leakage import attribute_label, leakage_table
+from ..measures.leakage import attribute_label, leakage_table
 from ..workflow.history import WorkingCopy
 from ..workflow.package import release_package
-from ..suppression import marked_codes, wildcard_matches
-from ..utility import MEASURE_NAMES, MEASURES, check_measure, measure_value
+from ..transformations.suppression import marked_codes, wildcard_matches
+from ..measures.utility import MEASURE_NAMES, MEASURES, check_measure, measure_value
 from ..workflow.local_steps import LocalSuppressionStep
 from ..workflow.recipe import Reading, Recipe
 from ..workflow.release import release_csv
-from ..models import MODELS, suppression_limit
+from ..measures.models import MODELS, suppression_limit
 from ..workflow.steps import GeneralizationStep, SuppressionStep
 from ..workflow.target import ReleaseTarget
 from .common import (

@@ -2,7 +2,7 @@
 
 Writes the table with the chosen columns replaced by their group's mean (or
 median; groups of k to 2k - 1 records) and reports the groups and the
-information loss SSE/SST (``anonlib.microaggregation``). Identifier columns
+information loss SSE/SST (``anonlib.transformations.microaggregation``). Identifier columns
 are never written.
 """
 
@@ -12,7 +12,7 @@ import argparse
 import json
 
 from ..core.dataset import Role
-from ..microaggregation import STATISTICS, microaggregate
+from ..transformations.microaggregation import STATISTICS, microaggregate
 from ..workflow.release import release_csv
 from .common import command, data_arguments, once, read_dataset, split, whole_option, write
 

@@ -11,7 +11,7 @@ import numpy as np
 from ..core.equivalence import encode, record_counts
 from ..core.loading import to_safe_csv
 from ..core.metrics import weighted_median
-from ..peers import MEASURE_NAMES, MEASURES, default_q, min_poac, min_ppp
+from ..measures.peers import MEASURE_NAMES, MEASURES, default_q, min_poac, min_ppp
 from .common import analysis_frame, command, data_arguments, fraction_option, load_dataset, once, split, write
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..avector import vector_text
+from ..measures.avector import vector_text
 from ..core.samples import SAMPLES
-from ..profile import risk_profile
+from ..measures.profile import risk_profile
 from .common import data_arguments, engine_arguments, load_dataset
 
 

@@ -14,9 +14,9 @@ from ..core.dataset import Role
 from ..core.errors import DataFileError, EmptySelectionError, ParameterError
 from ..core.hierarchy import read_hierarchy_csv
 from ..core.loading import load_table
-from ..identifiers import hipaa_identifiers
-from ..models import MODELS, ModelRequirement, acceptance, model_values
-from ..risk import reidentification, suda
+from ..measures.identifiers import hipaa_identifiers
+from ..measures.models import MODELS, ModelRequirement, acceptance, model_values
+from ..measures.risk import reidentification, suda
 from .common import analysis_frame, command, data_arguments, engine_arguments, load_dataset, split
 
 

@@ -9,12 +9,12 @@ import json
 import numpy as np
 from scipy import sparse
 
-from ..avector import anonymity_vector, improvement, k_of, lex_index, partition_count, population_of, vector_text
+from ..measures.avector import anonymity_vector, improvement, k_of, lex_index, partition_count, population_of, vector_text
 from ..core.errors import ParameterError, ProblemTooLargeError
 from ..core.loading import load_table, to_safe_csv
 from ..core.numbers import seed_number, time_limit_seconds
-from ..schedule import DEFAULT_RULE, RULES, Cells, assign, make_schedule, matrix_vector
-from ..schedule import METHODS as SCHEDULE_METHODS
+from ..transformations.schedule import DEFAULT_RULE, RULES, Cells, assign, make_schedule, matrix_vector
+from ..transformations.schedule import METHODS as SCHEDULE_METHODS
 from .common import analysis_frame, command, data_arguments, integers, load_dataset, write
 
 

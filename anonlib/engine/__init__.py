@@ -11,14 +11,14 @@ in-memory kernel's, so the answers are identical.
 Users call the functions they know with a path, a scanned table or ``engine=``::
 
     from anonlib import engine
-    from anonlib.profile import risk_profile
-    from anonlib.leakage import leakage_table
-    from anonlib.models import model_values
+    from anonlib.measures.profile import risk_profile
+    from anonlib.measures.leakage import leakage_table
+    from anonlib.measures.models import model_values
 
     visits = engine.scan("registry/visits/")             # a folder of Parquet files
     risk_profile(visits, ["age", "zip", "sex"]).k
     leakage_table("registry/visits/*.parquet", ["age", "zip"], engine="spark")
-    model_values(visits, ["age", "zip"], "diagnosis")     # anonlib.models
+    model_values(visits, ["age", "zip"], "diagnosis")     # anonlib.measures.models
 
     from anonlib.workflow.engine_replay import apply_recipe
     apply_recipe(recipe, "registry/visits/", out="released.parquet")
@@ -33,7 +33,7 @@ recipe on it (``anonlib.workflow.engine_replay``).
 
 Example:
     >>> import pandas as pd
-    >>> from anonlib.profile import risk_profile
+    >>> from anonlib.measures.profile import risk_profile
     >>> df = pd.DataFrame({"zip": [1, 1, 2], "sex": ["f", "f", "m"]})
     >>> risk_profile(from_frame(df, "duckdb")).k
     1

@@ -17,7 +17,7 @@ what ``anonlib.workflow.recipe.apply_recipe`` does in memory (PLAN interface 4):
   engine refuses them with a sentence (apply the recipe in memory); top and
   bottom coding maps each value on its own, so it is a join like the others;
 - suppression removes the records of the classes failing the target: the
-  (class, sensitive value) cells come back, ``anonlib.models.acceptance``
+  (class, sensitive value) cells come back, ``anonlib.measures.models.acceptance``
   decides per class as in memory, and the engine drops the failing classes'
   records with a join;
 - the release target is checked on the final table's cells
@@ -61,7 +61,7 @@ from ..core.errors import AnonlibError, ColumnError, DataFileError, ParameterErr
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, Engine, EngineTable, from_frame, from_ibis, scan, shared, summary_frame, to_pandas
 from ..engine.backends import errors
-from ..models import acceptance
+from ..measures.models import acceptance
 from .recipe import Recipe
 from .release import release_columns
 from .steps import SuppressionStep

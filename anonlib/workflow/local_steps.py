@@ -3,7 +3,7 @@
 Each is a step of the working copy like those of ``anonlib.workflow.steps``
 (``apply``, ``describe``, ``to_json`` / ``from_json``), registered there:
 
-- ``LocalSuppressionStep``: quasi-identifier cells blanked (``anonlib.suppression``)
+- ``LocalSuppressionStep``: quasi-identifier cells blanked (``anonlib.transformations.suppression``)
   until every record has k matching records. A **rule**: ``apply`` recomputes
   the cells on the table it is given, so a new delivery gets its own. A
   suppressed cell is written as ``*`` (as ARX writes suppressed values): it is
@@ -12,16 +12,16 @@ Each is a step of the working copy like those of ``anonlib.workflow.steps``
   as everywhere else; the release target reads a ``*`` of a quasi-identifier as
   matching every value (``ReleaseTarget.check(..., wildcard="*")``).
 - ``MicroaggregationStep``: numeric columns replaced by their MDAV group's mean
-  or median (``anonlib.microaggregation``), recomputed on the table it is given.
+  or median (``anonlib.transformations.microaggregation``), recomputed on the table it is given.
 - ``TopBottomStep``: a numeric column's tails replaced by thresholds
-  (``anonlib.coding``); the thresholds are values (a quantile is resolved when
+  (``anonlib.transformations.coding``); the thresholds are values (a quantile is resolved when
   the step is made), so the step maps each value on its own.
 
 ``whole_table`` marks the steps that need all records at once (a data engine
 refuses them); ``marks_cells`` those writing ``*`` cells; ``cell_level`` those
 whose cost (``anonlib.workflow.cost``) counts the records they change;
 ``measures(before, after)`` gives a step's own information-loss measures for
-its cost (the place for ``anonlib.utility``'s loss once it lands).
+its cost (the place for ``anonlib.measures.utility``'s loss once it lands).
 
 Example:
     >>> import pandas as pd
@@ -41,12 +41,12 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 import pandas as pd
 
-from ..coding import thresholds, top_bottom_code
+from ..transformations.coding import thresholds, top_bottom_code
 from ..core.errors import ParameterError, join_names, require_columns
 from ..core.hierarchy import SUPPRESSED, value_key
 from ..core.metrics import whole_k
-from ..microaggregation import STATISTICS, information_loss, microaggregate
-from ..suppression import local_suppression, marked_codes
+from ..transformations.microaggregation import STATISTICS, information_loss, microaggregate
+from ..transformations.suppression import local_suppression, marked_codes
 from .fields import built, read_number, read_object, read_text, read_texts, read_whole
 
 

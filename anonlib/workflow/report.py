@@ -44,17 +44,17 @@ from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 import numpy as np
 import pandas as pd
 
-from ..anonymize import search
+from ..transformations.anonymize import search
 from ..core.budget import Progress, duration_text, lattice_size, report
 from ..core.dataset import Dataset, Role
 from ..core.errors import AnonlibError, EmptySelectionError, ParameterError, ProblemTooLargeError
 from ..core.hierarchy import default_hierarchy, levels_of
-from ..leakage import attribute_label, leakage_table
+from ..measures.leakage import attribute_label, leakage_table
 from ..core.metrics import weighted_median, whole_k
 from ..core.version import PRODUCT
-from ..peers import default_q, estimate_minimum, minimum_over_subsets, walk_size
-from ..profile import risk_profile
-from ..utility import MEASURE_NAMES
+from ..measures.peers import default_q, estimate_minimum, minimum_over_subsets, walk_size
+from ..measures.profile import risk_profile
+from ..measures.utility import MEASURE_NAMES
 
 if TYPE_CHECKING:
     from .release_view import ReleaseView
@@ -208,15 +208,15 @@ class StepsSection:
 
 @dataclass(frozen=True)
 class AttackerSection:
-    """Prosecutor and marketer risk (``anonlib.risk.reidentification``) and the risk
-    distribution over records (``anonlib.risk.RiskBin``: records per risk band)."""
+    """Prosecutor and marketer risk (``anonlib.measures.risk.reidentification``) and the risk
+    distribution over records (``anonlib.measures.risk.RiskBin``: records per risk band)."""
 
     records: int
     prosecutor_highest: float
     prosecutor_average: float
     records_above: tuple[tuple[float, int], ...]
     marketer: float
-    distribution: tuple  # of anonlib.risk.RiskBin
+    distribution: tuple  # of anonlib.measures.risk.RiskBin
 
 
 @dataclass(frozen=True)
@@ -544,7 +544,7 @@ class ModelsSection:
 def models_section(dataset: Dataset, requirements=()) -> ModelsSection:
     """For every sensitive attribute and privacy model: its value on ``dataset`` and the
     records in classes failing it, judged at the release target's requirement for that
-    model when ``requirements`` has one, else at ``MODEL_DEFAULTS`` (``anonlib.models.model_table``
+    model when ``requirements`` has one, else at ``MODEL_DEFAULTS`` (``anonlib.measures.models.model_table``
     with every model switched on).
 
     >>> import pandas as pd
@@ -554,7 +554,7 @@ def models_section(dataset: Dataset, requirements=()) -> ModelsSection:
     >>> [(r.model, r.value, r.failing_records) for r in s.rows][:2]
     [('alpha', 1.0, 2), ('distinct_l', 1, 2)]
     """
-    from ..models import MODELS, ModelRequirement, model_table  # noqa: PLC0415
+    from ..measures.models import MODELS, ModelRequirement, model_table  # noqa: PLC0415
 
     qis, sensitive = dataset.quasi_identifiers, dataset.sensitive
     if not qis:
@@ -590,7 +590,7 @@ def attacker_section(dataset: Dataset) -> AttackerSection:
     >>> a.prosecutor_highest, a.marketer, dict(a.records_above)[0.2]
     (0.5, 0.26666666666666666, 10)
     """
-    from ..risk import reidentification  # noqa: PLC0415 - risk imports models, which the report imports lazily too
+    from ..measures.risk import reidentification  # noqa: PLC0415 - risk imports models, which the report imports lazily too
 
     qis = list(dataset.quasi_identifiers)
     frame, _ = _records_of(dataset, qis)

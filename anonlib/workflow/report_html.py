@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..utility import MEASURE_NAMES
+from ..measures.utility import MEASURE_NAMES
 
 if TYPE_CHECKING:
     from .release_view import ReleaseView
@@ -198,7 +198,7 @@ def render_html(report: RiskReport) -> str:
 
     parts.append("<h2>Privacy models</h2>")
     if report.models is not None:
-        from ..models import MODEL_NAMES  # noqa: PLC0415
+        from ..measures.models import MODEL_NAMES  # noqa: PLC0415
         parts.append("<p>Per sensitive attribute, each model's value (the worst class) and the records in classes "
                      "failing it, at the release target's value where the target switches the model on.</p>")
         parts.append(_table(

@@ -6,14 +6,14 @@ without the app: ``apply(frame) -> frame`` (never changes its input),
 The kinds, one per transformation of the data:
 
 - ``BandsStep``: a numeric column cut into equal-width bands (Kroes et al.'s
-  generalization potential, ``anonlib.peers.Partition``);
+  generalization potential, ``anonlib.measures.peers.Partition``);
 - ``GeneralizationStep``: full-domain generalization to hierarchy levels
   (Arca & Hewett's IAB / exhaustive / greedy search), the ARX hierarchies
   embedded so the step is self-contained;
 - ``PolicyStep``: a frontier policy (Xia et al.), each quasi-identifier's
   ordered values merged into intervals;
 - ``AggregationStep``: areas merged into aggregated regions (Croft et al.'s
-  VBAS, ``anonlib.geo``), as an area -> region mapping;
+  VBAS, ``anonlib.transformations.geo``), as an area -> region mapping;
 - ``SuppressionStep``: the records of classes that fail the release target
   are removed; a rule evaluated when applied, so on a new delivery it removes
   that delivery's failing records;
@@ -52,8 +52,8 @@ from ..core.equivalence import MISSING_LABEL, encode_column
 from ..core.errors import ColumnError, HierarchyError, ParameterError, join_names, require_columns
 from ..core.hierarchy import generalize_column, validate_hierarchy, value_key
 from ..core.metrics import whole_k
-from ..models import ModelRequirement, acceptance
-from ..peers import Partition
+from ..measures.models import ModelRequirement, acceptance
+from ..measures.peers import Partition
 from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep
 from .fields import (
     built as _built,
@@ -118,7 +118,7 @@ class BandsStep:
 
     @classmethod
     def from_partition(cls, column: str, partition: Partition) -> "BandsStep":
-        """The step applying one of ``anonlib.peers.partitions``' partitions to ``column``."""
+        """The step applying one of ``anonlib.measures.peers.partitions``' partitions to ``column``."""
         return cls(column, partition.width, partition.offset, partition.low, partition.high, partition.integer)
 
     def covering(self, values) -> "BandsStep":
@@ -243,7 +243,7 @@ class GeneralizationStep:
 
     @classmethod
     def from_search(cls, result, hierarchies: Mapping[str, pd.DataFrame]) -> "GeneralizationStep":
-        """The step of an ``anonlib.anonymize.search`` result and the hierarchies it searched."""
+        """The step of an ``anonlib.transformations.anonymize.search`` result and the hierarchies it searched."""
         return cls(tuple(result.levels.items()), tuple((a, hierarchies[a]) for a in result.levels),
                    method=result.method, k=result.k)
 
@@ -257,7 +257,7 @@ class GeneralizationStep:
 
     def apply(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Each attribute's values replaced by their level-j generalization (text);
-        the same labels ``anonlib.anonymize`` writes in its generalized table."""
+        the same labels ``anonlib.transformations.anonymize`` writes in its generalized table."""
         require_columns(frame, list(self.columns))
         out = frame
         for attribute, level in self.levels:
@@ -412,7 +412,7 @@ class PolicyStep:
 
     @classmethod
     def from_space(cls, space, bits) -> "PolicyStep":
-        """The step of one policy of an ``anonlib.frontier.PolicySpace`` (a flat bit-string
+        """The step of one policy of an ``anonlib.transformations.frontier.PolicySpace`` (a flat bit-string
         or a dict attribute -> bits)."""
         bits = space.bits_of(bits)
         labels = space.intervals(bits)
@@ -482,8 +482,8 @@ class PolicyStep:
 
 
 def area_labels(values: pd.Series) -> np.ndarray:
-    """Area ids as text (whole numbers without ``.0``, spaces stripped), as ``anonlib.geo`` matches them."""
-    from ..geo import region_labels
+    """Area ids as text (whole numbers without ``.0``, spaces stripped), as ``anonlib.transformations.geo`` matches them."""
+    from ..transformations.geo import region_labels
 
     return region_labels(values)
 
@@ -515,7 +515,7 @@ class AggregationStep:
 
     @classmethod
     def from_result(cls, column: str, result) -> "AggregationStep":
-        """The step of an ``anonlib.geo.aggregate`` result for the area column ``column``."""
+        """The step of an ``anonlib.transformations.geo.aggregate`` result for the area column ``column``."""
         mapping = tuple(zip(map(str, result.mapping.index), map(str, result.mapping.to_numpy())))
         return cls(column, mapping, method=result.method, k=result.k)
 

@@ -9,7 +9,7 @@ quasi-identifier (``default_choice``).
 
 Example:
     >>> import pandas as pd
-    >>> from anonlib.anonymize import search
+    >>> from anonlib.transformations.anonymize import search
     >>> from anonlib.core.dataset import Dataset
     >>> from anonlib.core.hierarchy import flat_hierarchy
     >>> frame = pd.DataFrame({"a": ["x", "x", "y", "y"], "b": ["u", "v", "u", "v"]})
@@ -27,7 +27,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..anonymize import SearchResult
+from ..transformations.anonymize import SearchResult
 from ..core.dataset import Dataset
 from .cost import StepCost, default_choice, step_cost
 from .steps import GeneralizationStep
@@ -53,7 +53,7 @@ def generalization_suggestions(found_by: Mapping[str, SearchResult], hierarchies
     their names in order.
 
     >>> import pandas as pd
-    >>> from anonlib.anonymize import search
+    >>> from anonlib.transformations.anonymize import search
     >>> from anonlib.core.dataset import Dataset
     >>> from anonlib.core.hierarchy import flat_hierarchy
     >>> frame = pd.DataFrame({"a": ["x", "x", "y"]})

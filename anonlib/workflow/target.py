@@ -2,11 +2,11 @@
 
 A privacy officer sets it once: k (every record in a class of at least k
 records on the quasi-identifiers), optionally privacy models on sensitive
-attributes (``anonlib.models.ModelRequirement``: l-diversity, t-closeness, ...),
+attributes (``anonlib.measures.models.ModelRequirement``: l-diversity, t-closeness, ...),
 and the largest share of the loaded file's records that may be suppressed.
 
 ``ReleaseTarget.check(dataset)`` answers in records, with the one acceptance
-computation of ``anonlib.models.acceptance`` (there is no separate k-only path):
+computation of ``anonlib.measures.models.acceptance`` (there is no separate k-only path):
 
 - ``failing_records``: records in classes that fail k or a model (what
   suppression would still remove), per requirement in ``failing``;
@@ -40,8 +40,8 @@ from ..core.dataset import Dataset
 from ..core.equivalence import encode
 from ..core.errors import ParameterError, RecipeError, join_names
 from ..core.metrics import whole_k
-from ..models import ModelRequirement, acceptance
-from ..suppression import marked_codes, wildcard_matches
+from ..measures.models import ModelRequirement, acceptance
+from ..transformations.suppression import marked_codes, wildcard_matches
 from .fields import read_list, read_number, read_object, read_whole
 
 EXAMPLES_SHOWN = 10  # failing classes named in a check (smallest first)
@@ -90,7 +90,7 @@ class ReleaseTarget:
         as suppressed); default: the dataset's own records. With ``wildcard``
         (the mark of a locally suppressed cell, ``*``), k counts for each record
         the records agreeing with it on every quasi-identifier where neither
-        holds the mark (``anonlib.suppression``'s reading); the privacy models
+        holds the mark (``anonlib.transformations.suppression``'s reading); the privacy models
         are judged on the classes as they are.
         """
         qis = list(dataset.quasi_identifiers)

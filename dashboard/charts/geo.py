@@ -83,10 +83,10 @@ def geo_map_figure(
 ) -> go.Figure:
     """Map without tiles: aggregated regions filled by anonymity or suppression,
     the initial areas as dots, sites as diamonds (hover: exact numbers), over the
-    state and county borders of ``outlines`` (``anonlib.geo.outlines_for``).
+    state and county borders of ``outlines`` (``anonlib.transformations.geo.outlines_for``).
 
     ``shapes``: GeoDataFrame indexed by aggregated region with ``records``,
-    ``regions``, ``anonymity``, ``suppressed`` (as from ``anonlib.geo.aggregated_polygons``);
+    ``regions``, ``anonymity``, ``suppressed`` (as from ``anonlib.transformations.geo.aggregated_polygons``);
     ``points``: ``x``, ``y`` (metres), ``region_id``, ``aggregated_region``;
     ``sites``: the same columns as ``shapes`` plus ``x``, ``y``. Suppression is
     drawn with the scale reversed so the papers' red always means "worse".

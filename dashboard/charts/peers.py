@@ -40,13 +40,13 @@ def privacy_heatmap(
     cell_notes: np.ndarray | None = None,
 ) -> go.Figure:
     """The paper's Fig. 2/3 heatmap: rows = variables, columns = individuals in
-    the order of ``columns`` (an ``anonlib.peers.HeatmapColumns``), or bins of
+    the order of ``columns`` (an ``anonlib.measures.peers.HeatmapColumns``), or bins of
     individuals for large data (each cell then the bin's mean; hover gives the
     bin's minimum, share at or below the threshold and most frequent
     ``cell_notes``). Hover on an individual shows their values
     (``individual_text``) and ``cell_notes`` (the worst subset).
 
-    >>> from anonlib.peers import heatmap_columns
+    >>> from anonlib.measures.peers import heatmap_columns
     >>> v = np.array([[0.0, 0.5, 1.0]])
     >>> fig = privacy_heatmap(v, ["age"], heatmap_columns(v), threshold=0.0,
     ...                       palette="red to green (as in the papers)", value_label="min PPP", title="t")

@@ -136,7 +136,7 @@ def records_at_risk_figure(records_below: Sequence[tuple[int, int]], total: int)
     return _layout(fig, "Records at risk", "", "% of records")
 
 
-# --- re-identification risk (anonlib.risk) ---
+# --- re-identification risk (anonlib.measures.risk) ---
 
 
 def risk_distribution_figure(
@@ -148,12 +148,12 @@ def risk_distribution_figure(
     """Records per prosecutor-risk band, as ARX's risk analysis draws it: bars of the
     share of records whose risk (1 / class size) lies in each band, and a line of the
     cumulative share. ``bins`` is ``ReidentificationRisk.distribution`` (or
-    ``anonlib.risk.risk_distribution(class_sizes)``). Bands above the lowest band
+    ``anonlib.measures.risk.risk_distribution(class_sizes)``). Bands above the lowest band
     holding records are shown; a band whose upper bound exceeds ``threshold`` is in
     the at-risk colour (exact at ARX's 0.2 and 0.5, band bounds, and above 1/8 each
     band holds one class size). Hover: band, records, share, cumulative share.
 
-    >>> from anonlib.risk import risk_distribution
+    >>> from anonlib.measures.risk import risk_distribution
     >>> fig = risk_distribution_figure(risk_distribution([1, 2, 2, 10]))
     >>> list(fig.data[0].x)[:2], [round(y, 1) for y in fig.data[0].y][-3:], fig.data[1].y[-1]
     (['9–10%', '10–12.5%'], [0.0, 26.7, 6.7], 100.0)

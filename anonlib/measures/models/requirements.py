@@ -1,0 +1,343 @@
+"""A release target's privacy models: ``ModelRequirement``, whether they are monotone,
+which classes fail them, and the acceptance test that suppresses those classes' records
+within a limit (ARX's record suppression)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ...core.equivalence import encode
+from ...core.errors import ParameterError, join_names
+from ...core.metrics import whole_k
+from .per_class import (
+    class_alpha,
+    class_beta,
+    class_delta,
+    class_distinct,
+    class_entropy,
+    class_t,
+    hierarchy_levels,
+    HierarchyLevels,
+    _recursive_parts,
+)
+from .summaries import (
+    _checked_columns,
+    _counts_from_table,
+    _is_numeric,
+    MODEL_NAMES,
+    MODELS,
+    _MONOTONE,
+    _number,
+    SensitiveCounts,
+    TOLERANCE,
+    _whole,
+)
+
+
+# --------------------------------------------------------------------------- requirements and acceptance
+
+
+@dataclass(frozen=True)
+class ModelRequirement:
+    """One switched-on privacy model for one sensitive attribute.
+
+    ``value`` is α (share, 0 < α <= 1), l (distinct: whole, >= 1; entropy: >= 1),
+    l of recursive (c,l) (whole, >= 1, with ``c`` > 0), t (0..1), δ (> 0) or β (> 0).
+    ``hierarchy`` (t-closeness only, ARX layout) selects the hierarchical distance.
+
+    >>> r = ModelRequirement("distinct_l", "diagnosis", 3)
+    >>> r.describe(), r.monotone
+    ('distinct 3-diversity of diagnosis', True)
+    >>> ModelRequirement.from_json(r.to_json()) == r
+    True
+    """
+
+    model: str
+    sensitive: str
+    value: float
+    c: float | None = None
+    hierarchy: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.model not in MODEL_NAMES:
+            raise ParameterError(f"'{self.model}' is not a privacy model; use one of {join_names(MODELS)}.")
+        if not isinstance(self.sensitive, str) or not self.sensitive:
+            raise ParameterError("Name the sensitive attribute the privacy model protects.")
+        name = MODEL_NAMES[self.model]
+        value = _number(self.value, f"The value of {name}")
+        if self.model in ("distinct_l", "recursive_cl"):
+            value = float(_whole(value, f"l of {name}", 1))
+        checks = {
+            "alpha": (0.0 < value <= 1.0, "α must be above 0 and at most 1"),
+            "distinct_l": (value >= 1, "l must be at least 1"),
+            "entropy_l": (value >= 1.0 and math.isfinite(value), "l must be at least 1"),
+            "recursive_cl": (value >= 1, "l must be at least 1"),
+            "t_closeness": (0.0 <= value <= 1.0, "t must be between 0 and 1"),
+            "delta_disclosure": (value > 0.0 and math.isfinite(value), "δ must be above 0"),
+            "beta_likeness": (value > 0.0 and math.isfinite(value), "β must be above 0"),
+            "enhanced_beta_likeness": (value > 0.0 and math.isfinite(value), "β must be above 0"),
+        }
+        ok, sentence = checks[self.model]
+        if not ok:
+            raise ParameterError(f"For {name} of {self.sensitive}, {sentence}; got {value:g}.")
+        object.__setattr__(self, "value", value)
+        if self.model == "recursive_cl":
+            c = _number(self.c, f"c of {name}") if self.c is not None else None
+            if c is None or not (c > 0 and math.isfinite(c)):
+                raise ParameterError(f"Recursive (c,l)-diversity of {self.sensitive} needs a constant c above 0.")
+            object.__setattr__(self, "c", c)
+        elif self.c is not None:
+            raise ParameterError(f"Only recursive (c,l)-diversity takes a constant c, not {name}.")
+        if self.hierarchy is not None and self.model != "t_closeness":
+            raise ParameterError(f"Only t-closeness takes a hierarchy, not {name}.")
+
+    def describe(self) -> str:
+        """The requirement in words, e.g. ``'0.2-closeness of diagnosis'``."""
+        v, s = f"{self.value:g}", self.sensitive
+        if self.model == "recursive_cl":
+            return f"recursive ({self.c:g}, {v})-diversity of {s}"
+        if self.model == "t_closeness" and self.hierarchy is not None:
+            return f"{v}-closeness of {s} (hierarchical distance)"
+        return {
+            "alpha": f"(α = {v})-anonymity of {s}",
+            "distinct_l": f"distinct {v}-diversity of {s}",
+            "entropy_l": f"entropy {v}-diversity of {s}",
+            "t_closeness": f"{v}-closeness of {s}",
+            "delta_disclosure": f"{v}-disclosure privacy of {s}",
+            "beta_likeness": f"basic {v}-likeness of {s}",
+            "enhanced_beta_likeness": f"enhanced {v}-likeness of {s}",
+        }[self.model]
+
+    @property
+    def monotone(self) -> bool:
+        """Whether the requirement can only get easier to meet when classes merge by
+        generalization: if two classes meet it, so does their union.
+
+        - α: the union's share of each value is a weighted mean of the two shares, so
+          the largest share cannot grow.
+        - distinct l: the union holds every value of either class.
+        - entropy l: entropy is concave, so the union's entropy is at least the
+          weighted mean of the two (Machanavajjhala et al., Section 5).
+        - recursive (c,l): shown monotone by Machanavajjhala et al. (Section 5): the
+          union's counts are sums, r1 grows by at most the larger r1 and the tail by at
+          least the tails.
+        - t-closeness: the EMD to a fixed distribution is convex in the class
+          distribution, so the union is at most the weighted mean of the two distances.
+        - β-likeness (basic and enhanced): each value's share in the union is a
+          weighted mean, so no gain grows, and the caps per value (-ln p) stay fixed.
+        - δ-disclosure over the values present is NOT monotone: a value rare in one
+          class and absent from the other becomes present with a tiny share in the
+          union, and abs(ln(q/p)) of it can exceed δ.
+        """
+        return _MONOTONE[self.model]
+
+    @property
+    def monotone_with_suppression(self) -> bool:
+        """Whether a class meeting the requirement still meets it after absorbing any
+        other class, even one that fails it. Only then does merging never increase
+        the suppressed records, so a search with a suppression limit may prune on it.
+        True for distinct l only (the union keeps the passing class's values); a
+        class failing α, entropy l, (c,l), t or β can drag a passing one over the limit."""
+        return self.model == "distinct_l"
+
+    def to_json(self) -> dict:
+        """Plain values (the hierarchy as a list of rows of text)."""
+        return {
+            "model": self.model,
+            "sensitive": self.sensitive,
+            "value": self.value,
+            "c": self.c,
+            "hierarchy": None if self.hierarchy is None else self.hierarchy.astype(str).values.tolist(),
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "ModelRequirement":
+        """The requirement written by ``to_json``; a sentence when a field is wrong."""
+        if not isinstance(d, Mapping) or "model" not in d or "sensitive" not in d or "value" not in d:
+            raise ParameterError("A privacy model needs a model name, a sensitive attribute and a value.")
+        rows = d.get("hierarchy")
+        hierarchy = None
+        if rows is not None:
+            if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
+                raise ParameterError("A hierarchy is a list of rows of text.")
+            hierarchy = pd.DataFrame(rows, dtype=object)
+        return cls(str(d["model"]), str(d["sensitive"]), d["value"], d.get("c"), hierarchy)
+
+
+def requirements_monotone(requirements: Iterable[ModelRequirement], max_suppressed: float = 0.0) -> bool:
+    """Whether a generalization of an acceptable table is always acceptable, so a
+    search may prune by monotonicity: every requirement monotone and, with a
+    suppression limit above 0, monotone with suppression too (k always is).
+
+    >>> requirements_monotone([ModelRequirement("entropy_l", "dx", 2)]), requirements_monotone([ModelRequirement("entropy_l", "dx", 2)], 0.05)
+    (True, False)
+    """
+    requirements = list(requirements)
+    if max_suppressed > 0:
+        return all(r.monotone and r.monotone_with_suppression for r in requirements)
+    return all(r.monotone for r in requirements)
+
+
+def class_passes(requirement: ModelRequirement, s: SensitiveCounts, hierarchy: HierarchyLevels | None = None) -> np.ndarray:
+    """Per class, whether it meets the requirement (classes without records pass).
+
+    >>> s = SensitiveCounts.from_cells([0, 0, 1], [0, 1, 0], [1, 1, 2], ["a", "b"])
+    >>> class_passes(ModelRequirement("distinct_l", "dx", 2), s).tolist()
+    [True, False]
+    """
+    m, v = requirement.model, requirement.value
+    if m == "alpha":
+        ok = class_alpha(s) <= v + TOLERANCE
+    elif m == "distinct_l":
+        ok = class_distinct(s) >= v
+    elif m == "entropy_l":
+        ok = class_entropy(s) >= math.log(v) - TOLERANCE
+    elif m == "recursive_cl":
+        r1, tail = _recursive_parts(s, int(v))
+        ok = r1 < requirement.c * tail
+    elif m == "t_closeness":
+        if hierarchy is None and requirement.hierarchy is not None:
+            hierarchy = hierarchy_levels(requirement.hierarchy, s.labels, requirement.sensitive)
+        ok = class_t(s, None, hierarchy) <= v + TOLERANCE
+    elif m == "delta_disclosure":
+        ok = class_delta(s) < v
+    elif m == "beta_likeness":
+        ok = class_beta(s) <= v + TOLERANCE
+    else:  # enhanced β-likeness: each gain within min(β, -ln p)
+        q, p = s._class_share, s.table_distribution[s.cell_value]
+        over = (q > p) & ((q - p) / p > np.minimum(v, -np.log(p)) + TOLERANCE)
+        ok = np.bincount(s.cell_class, weights=over, minlength=s.n_classes) == 0
+    return np.asarray(ok, dtype=bool) | ~s.present
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """Whether a table meets k and the requirements after suppressing the records of
+    every class that fails one of them, with the suppressed share within the limit.
+
+    ``failing`` lists, per criterion (``"k = 5"`` or a requirement's description), the
+    records in classes failing it (a class may fail several); ``kept`` says per row
+    whether its class meets everything.
+    """
+
+    acceptable: bool
+    records: int
+    suppressed_records: int
+    suppressed_share: float
+    failing: tuple[tuple[str, int], ...]
+    kept: np.ndarray = field(compare=False, repr=False)
+
+
+def acceptance(
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    *,
+    k: int = 1,
+    requirements: Iterable[ModelRequirement] = (),
+    max_suppressed: float = 0.0,
+    count: str | None = None,
+    engine=None,
+) -> Acceptance:
+    """Suppress the records of every class failing k or a requirement; acceptable when
+    the suppressed share is at most ``max_suppressed`` (a share of records, 0..1).
+    ``frame`` may also be a path or a table on a data engine (``anonlib.engine``).
+
+    >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
+    >>> a = acceptance(df, ["zip"], k=2, requirements=[ModelRequirement("distinct_l", "dx", 2)], max_suppressed=0.4)
+    >>> a.acceptable, a.suppressed_records, a.failing, a.kept.tolist()
+    (True, 2, (('k = 2', 0), ('distinct 2-diversity of dx', 2)), [True, True, True, False, False])
+    """
+    if engine is not None or not isinstance(frame, pd.DataFrame):
+        # The engine sends back the (class, sensitive value) cells; ``kept`` is then per cell, not
+        # per record (the records stay where they are; workflow.engine_replay suppresses them there).
+        from ...engine import WEIGHT, as_engine_table, summary_frame
+
+        table = as_engine_table(frame, engine)
+        sensitives = [r.sensitive for r in requirements if isinstance(r, ModelRequirement)]
+        cells, _ = summary_frame(table, [*quasi_identifiers, *sensitives], count=count)
+        return acceptance(cells, list(quasi_identifiers), k=k, requirements=requirements,
+                          max_suppressed=max_suppressed, count=WEIGHT)
+    k = whole_k(k)
+    limit = suppression_limit(max_suppressed)
+    requirements = checked_requirements(requirements)
+    sensitives = list(dict.fromkeys(r.sensitive for r in requirements))
+    qis = _checked_columns(frame, quasi_identifiers, sensitives, count)
+    table = encode(frame, [*qis, *sensitives], count=count)
+    classes = table.classes(qis)
+    counts = {s: _counts_from_table(table, classes, s, _is_numeric(frame[s])) for s in sensitives}
+    failed, failing = classes_failing(classes.sizes, k, requirements, counts)
+    records = int(classes.sizes.sum())
+    suppressed = int(classes.sizes[failed].sum())
+    return Acceptance(
+        acceptable=within_limit(suppressed, records, limit),
+        records=records,
+        suppressed_records=suppressed,
+        suppressed_share=suppressed / records if records else 0.0,
+        failing=failing,
+        kept=~failed[classes.ids],
+    )
+
+
+def suppression_limit(value: object) -> float:
+    """A suppression limit checked: a share of records between 0 and 1.
+
+    >>> suppression_limit(0.05)
+    0.05
+    """
+    limit = _number(value, "The suppression limit")
+    if not 0.0 <= limit <= 1.0:
+        raise ParameterError(f"The suppression limit is a share of records between 0 and 1; got {limit:g}.")
+    return limit
+
+
+def within_limit(suppressed: int, records: int, limit: float) -> bool:
+    """Whether ``suppressed`` of ``records`` records is a share of at most ``limit``
+    (with a margin of 10^-9 records per record for the float product).
+
+    >>> within_limit(5, 100, 0.05), within_limit(6, 100, 0.05)
+    (True, False)
+    """
+    return suppressed <= limit * records + 1e-9 * max(records, 1)
+
+
+def checked_requirements(requirements: Iterable[ModelRequirement]) -> tuple[ModelRequirement, ...]:
+    """The requirements as a tuple; a sentence when one is not a ``ModelRequirement``."""
+    requirements = tuple(requirements)
+    for r in requirements:
+        if not isinstance(r, ModelRequirement):
+            raise ParameterError("Each privacy model must be given as a ModelRequirement.")
+    return requirements
+
+
+def classes_failing(
+    class_sizes: np.ndarray,
+    k: int,
+    requirements: Sequence[ModelRequirement],
+    counts: Mapping[str, SensitiveCounts],
+    hierarchies: Sequence[HierarchyLevels | None] | None = None,
+) -> tuple[np.ndarray, tuple[tuple[str, int], ...]]:
+    """Per class, whether it fails k or a requirement, and per criterion the records in
+    classes failing it (``Acceptance.failing``). ``counts`` maps each requirement's
+    sensitive attribute to its summaries over these classes; ``hierarchies`` (aligned
+    with ``requirements``) may hold t-closeness hierarchies already matched to the labels.
+    The one rule behind ``acceptance`` and the generalization search.
+
+    >>> s = SensitiveCounts.from_cells([0, 0, 1], [0, 1, 0], [1, 1, 2], ["a", "b"])
+    >>> failed, failing = classes_failing(s.class_sizes, 2, [ModelRequirement("distinct_l", "dx", 2)], {"dx": s})
+    >>> failed.tolist(), failing
+    ([False, True], (('k = 2', 0), ('distinct 2-diversity of dx', 2)))
+    """
+    failed = (class_sizes > 0) & (class_sizes < k)
+    failing: list[tuple[str, int]] = []
+    if k > 1:
+        failing.append((f"k = {k}", int(class_sizes[failed].sum())))
+    for i, r in enumerate(requirements):
+        fails = ~class_passes(r, counts[r.sensitive], None if hierarchies is None else hierarchies[i])
+        failing.append((r.describe(), int(class_sizes[fails].sum())))
+        failed |= fails
+    return failed, tuple(failing)

@@ -1,0 +1,391 @@
+"""Utility: how much information a release has lost, measured on the released table.
+
+The information-loss measures ARX offers as quality models, per quasi-identifier
+and overall, for a released table set against the table it was made from (rows
+matched by index; a record of the original that the release no longer holds is
+a *suppressed record*):
+
+- **loss metric** (Iyengar 2002): per record and quasi-identifier, the share of
+  the hierarchy's values that the released value covers, ``(leaves under it - 1)
+  / (leaves - 1)``; 0 for a value kept as it is, 1 for ``*``;
+- **precision** (Sweeney 2002, "generalization intensity"): the level of the
+  released value divided by the hierarchy's height;
+- **non-uniform entropy** (Gionis & Tassa 2009): ``-log2 P(original value |
+  released value)`` per cell, the probabilities taken over the original data's
+  records; reported as bits and as a share of the bits lost when every value is
+  replaced by ``*``;
+- **discernibility** (Bayardo & Agrawal 2005): each record pays the size of its
+  class, a suppressed record the number of records;
+- **average class size** (LeFevre et al. 2006): records per class.
+
+One convention throughout (ARX's): a suppressed record counts as fully
+generalized, 1 on every quasi-identifier for the loss metric and precision, and
+for discernibility and average class size the suppressed records form one class.
+A cell suppressed by local suppression (missing in the release, present in the
+original) counts as fully generalized too; a cell missing in both is kept as it is.
+
+The search for the least damaging generalization (``anonlib.transformations.optimal``) uses the
+same per-cell costs (``cell_costs``), so what it optimizes is what these
+functions measure on the table it writes.
+
+Example (a hierarchy age -> 10-year band -> *):
+    >>> import pandas as pd
+    >>> h = pd.DataFrame([["31", "30-39", "*"], ["35", "30-39", "*"], ["47", "40-49", "*"]])
+    >>> original = pd.DataFrame({"age": [31, 35, 47]})
+    >>> released = pd.DataFrame({"age": ["30-39", "30-39"]}, index=[0, 1])  # record 2 suppressed
+    >>> round(loss(original, released, ["age"], {"age": h}), 6)  # (0.5 + 0.5 + 1) / 3
+    0.666667
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..core.equivalence import Classes, combine, encode, encode_column
+from ..core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names
+from ..core.hierarchy import level_lookup, validate_hierarchy, value_key
+
+MEASURES = ("loss", "precision", "nonuniform_entropy", "discernibility", "aecs")
+MEASURE_NAMES = {
+    "loss": "loss metric (Iyengar)",
+    "precision": "precision (Sweeney)",
+    "nonuniform_entropy": "non-uniform entropy (Gionis & Tassa)",
+    "discernibility": "discernibility (Bayardo & Agrawal)",
+    "aecs": "average class size (LeFevre et al.)",
+}
+CELL_MEASURES = ("loss", "precision", "nonuniform_entropy")  # a sum of per-cell costs
+
+
+def check_measure(measure: str) -> str:
+    """``measure`` if it is one of ``MEASURES``, else a sentence.
+
+    >>> check_measure("loss")
+    'loss'
+    """
+    if measure not in MEASURES:
+        raise ParameterError(f"Unknown utility measure '{measure}'; choose one of {join_names(MEASURES)}.")
+    return measure
+
+
+@dataclass(frozen=True, eq=False)
+class CellCosts:
+    """What one cell of an attribute costs, per level of its hierarchy and original value.
+
+    ``lookup[j][c]`` is the level-j code of the data's code ``c`` (the kernel's
+    coding of the original column) and ``level_labels[j]`` the text of each
+    level-j code; ``cost[j][c]`` is the cost of a record whose value ``c`` is
+    released at level j; ``full[c]`` the cost when the record (or the cell) is
+    suppressed. Loss and precision are shares in [0, 1]; non-uniform entropy bits.
+    """
+
+    attribute: str
+    measure: str
+    lookup: np.ndarray
+    level_labels: tuple[np.ndarray, ...]
+    cost: np.ndarray
+    full: np.ndarray
+
+    @property
+    def height(self) -> int:
+        return int(self.lookup.shape[0]) - 1
+
+
+def cell_costs(
+    hierarchy: pd.DataFrame,
+    labels: Sequence,
+    measure: str,
+    *,
+    frequencies: np.ndarray | None = None,
+    attribute: str = "the attribute",
+) -> CellCosts:
+    """Per-level, per-value cell costs of one attribute for a cell measure.
+
+    ``labels`` are the kernel's labels of the original column (``encode``);
+    ``frequencies`` the records per label (needed for non-uniform entropy).
+
+    >>> h = pd.DataFrame([["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]])
+    >>> cell_costs(h, ["a", "b", "c"], "loss").cost.tolist()
+    [[0.0, 0.0, 0.0], [0.5, 0.5, 0.0], [1.0, 1.0, 1.0]]
+    >>> cell_costs(h, ["a", "b", "c"], "precision").cost.tolist()  # "c" is still itself at level 1
+    [[0.0, 0.0, 0.0], [0.5, 0.5, 0.0], [1.0, 1.0, 1.0]]
+    """
+    if measure not in CELL_MEASURES:
+        raise ParameterError(f"'{measure}' is not a per-cell measure; choose one of {join_names(CELL_MEASURES)}.")
+    lookup, level_labels = level_lookup(hierarchy, labels, attribute)
+    levels, n_codes = lookup.shape
+    # The lowest level at which each code already shows its level-j text (a hierarchy may
+    # repeat a value over levels, e.g. "c" -> "c" -> "*"): released text decides the cost.
+    shown = np.zeros((levels, n_codes), dtype=np.int64)
+    texts = [level_labels[j][lookup[j]] for j in range(levels)]
+    for j in range(1, levels):
+        same = texts[j] == texts[j - 1]
+        shown[j] = np.where(same, shown[j - 1], j)
+    if measure == "loss":
+        table = validate_hierarchy(hierarchy, attribute=attribute)
+        leaves = len(table)
+        cost = np.zeros((levels, n_codes))
+        if leaves > 1:
+            for j in range(1, levels):
+                under = pd.Series(table[j].to_numpy()).value_counts()
+                counted = under.reindex(level_labels[j]).fillna(1).to_numpy()  # a value the hierarchy lacks: itself
+                cost[j] = (counted[lookup[j]] - 1) / (leaves - 1)
+            cost = cost[shown, np.arange(n_codes)]
+        full = np.ones(n_codes)
+    elif measure == "precision":
+        cost = shown / max(levels - 1, 1)
+        full = np.ones(n_codes)
+    else:
+        if frequencies is None:
+            raise ParameterError("Non-uniform entropy needs the records of each value.")
+        freq = np.asarray(frequencies, dtype=float)
+        total = freq.sum()
+        cost = np.zeros((levels, n_codes))
+        for j in range(1, levels):
+            group = np.bincount(lookup[j], weights=freq, minlength=int(lookup[j].max()) + 1)[lookup[j]]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cost[j] = np.where(freq > 0, -np.log2(freq / group), 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            full = np.where(freq > 0, -np.log2(freq / total), 0.0) if total > 0 else np.zeros(n_codes)
+    return CellCosts(attribute, measure, lookup, tuple(level_labels), np.asarray(cost, float), np.asarray(full, float))
+
+
+# --------------------------------------------------------------------------- measuring a released table
+
+
+@dataclass(frozen=True)
+class Utility:
+    """Utility measures of a release against its original, overall and per quasi-identifier.
+
+    ``loss``, ``precision`` and ``nonuniform_entropy`` are shares in [0, 1]
+    (0 = nothing lost, 1 = every value replaced by ``*`` or suppressed);
+    ``nonuniform_entropy_bits`` the raw bits; ``discernibility`` an exact integer;
+    ``average_class_size`` records per class; ``suppressed`` records.
+    """
+
+    records: int
+    suppressed: int
+    loss: float
+    precision: float
+    nonuniform_entropy: float
+    nonuniform_entropy_bits: float
+    discernibility: int
+    average_class_size: float
+    loss_by_attribute: Mapping[str, float]
+    precision_by_attribute: Mapping[str, float]
+    nonuniform_entropy_by_attribute: Mapping[str, float]
+
+    def value(self, measure: str) -> float:
+        """The overall value of one of ``MEASURES``.
+
+        >>> Utility(1, 0, 0.5, 0.25, 0.0, 0.0, 1, 1.0, {}, {}, {}).value("precision")
+        0.25
+        """
+        check_measure(measure)
+        return {"loss": self.loss, "precision": self.precision, "nonuniform_entropy": self.nonuniform_entropy,
+                "discernibility": float(self.discernibility), "aecs": self.average_class_size}[measure]
+
+    def to_json(self) -> dict:
+        return {
+            "records": self.records, "suppressed": self.suppressed, "loss": self.loss,
+            "precision": self.precision, "nonuniform_entropy": self.nonuniform_entropy,
+            "nonuniform_entropy_bits": self.nonuniform_entropy_bits, "discernibility": self.discernibility,
+            "average_class_size": self.average_class_size,
+            "loss_by_attribute": dict(self.loss_by_attribute),
+            "precision_by_attribute": dict(self.precision_by_attribute),
+            "nonuniform_entropy_by_attribute": dict(self.nonuniform_entropy_by_attribute),
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class _Matched:
+    """The original's records and, per quasi-identifier, each record's released cost inputs."""
+
+    weights: np.ndarray  # records per original row
+    kept: np.ndarray  # the row is in the release
+    codes: np.ndarray  # original codes, one column per quasi-identifier
+    labels: tuple[np.ndarray, ...]
+    level: np.ndarray  # released level per row and quasi-identifier; -1 = suppressed cell or record
+    released_ids: np.ndarray  # class id of each kept row in the release (quasi-identifiers as written)
+    n_released_classes: int
+
+
+def _released_levels(costs: CellCosts, original_codes: np.ndarray, original_missing: np.ndarray,
+                     released: pd.Series) -> np.ndarray:
+    """The hierarchy level each released cell shows (-1 when the cell was suppressed)."""
+    rel_codes, rel_labels = encode_column(released)
+    rel_keys = np.asarray([value_key(v) for v in rel_labels], dtype=object)
+    rel_missing = np.asarray(pd.isna(rel_labels), dtype=bool) if len(rel_labels) else np.zeros(0, bool)
+    pair_ids, n_pairs = combine([original_codes, rel_codes], [len(costs.full), max(len(rel_labels), 1)])
+    first = Classes.from_ids(pair_ids, n_pairs).first_rows
+    levels = np.full(n_pairs, -2, dtype=np.int64)
+    for pair, row in enumerate(first):
+        code, rel = int(original_codes[row]), int(rel_codes[row])
+        if rel_missing[rel]:
+            levels[pair] = 0 if original_missing[row] else -1
+            continue
+        key = rel_keys[rel]
+        for j in range(costs.height + 1):
+            if value_key(costs.level_labels[j][costs.lookup[j][code]]) == key:
+                levels[pair] = j
+                break
+    bad = np.flatnonzero(levels == -2)
+    if bad.size:
+        row = first[bad[0]]
+        raise HierarchyError(
+            f"The released value '{rel_keys[rel_codes[row]]}' of {costs.attribute} is not a generalization of the "
+            f"original value '{costs.level_labels[0][original_codes[row]]}' in its hierarchy, so its loss cannot "
+            "be measured; measure with the hierarchy the release was made with."
+        )
+    return levels[pair_ids]
+
+
+def _match(original: pd.DataFrame, released: pd.DataFrame, quasi_identifiers: Sequence[str],
+           hierarchies: Mapping[str, pd.DataFrame], count: str | None, measure: str) -> tuple[_Matched, list[CellCosts]]:
+    qis = list(quasi_identifiers)
+    if not qis:
+        raise EmptySelectionError("Choose at least one quasi-identifier to measure utility on.")
+    for frame, what in ((original, "original"), (released, "released")):
+        absent = [q for q in qis if q not in frame.columns]
+        if absent:
+            raise ColumnError(f"The {what} table has no column {join_names(absent)}.")
+    lacking = [q for q in qis if q not in hierarchies]
+    if lacking:
+        raise HierarchyError(f"Measuring utility needs a hierarchy for {join_names(lacking)}.")
+    if not original.index.is_unique or not released.index.is_unique:
+        raise ParameterError("The original and released tables are matched by index, so each needs a unique index.")
+    extra = released.index.difference(original.index)
+    if len(extra):
+        raise ParameterError(
+            f"The released table has {len(extra):,} rows whose index is not in the original (e.g. {extra[0]!r}); "
+            "rows are matched by index."
+        )
+    table = encode(original, qis, count=count)
+    weights = table.weights if table.weights is not None else np.ones(table.n_rows, dtype=np.int64)
+    kept = original.index.isin(released.index)
+    aligned = released.reindex(original.index[kept])
+    costs, levels = [], np.full((table.n_rows, len(qis)), -1, dtype=np.int64)
+    for j, q in enumerate(qis):
+        freq = np.bincount(table.codes[:, j], weights=weights, minlength=table.cardinalities[j])
+        c = cell_costs(hierarchies[q], table.labels[j], measure, frequencies=freq, attribute=q)
+        costs.append(c)
+        missing = original[q].isna().to_numpy()
+        if kept.any():
+            levels[kept, j] = _released_levels(c, table.codes[kept, j], missing[kept], aligned[q])
+    rel = encode(aligned, qis) if kept.any() else None
+    if rel is not None:
+        ids, n = combine([rel.codes[:, j] for j in range(len(qis))], list(rel.cardinalities), rel.n_rows)
+    else:
+        ids, n = np.zeros(0, dtype=np.int64), 0
+    matched = _Matched(weights, kept, table.codes, table.labels, levels, ids, n)
+    return matched, costs
+
+
+def _cell_totals(matched: _Matched, costs: Sequence[CellCosts]) -> tuple[np.ndarray, np.ndarray]:
+    """Per quasi-identifier: the released cells' total cost and the total when all are suppressed."""
+    spent, worst = [], []
+    for j, c in enumerate(costs):
+        codes, level = matched.codes[:, j], matched.level[:, j]
+        per_row = np.where(level >= 0, c.cost[np.maximum(level, 0), codes], c.full[codes])
+        spent.append(float(np.dot(matched.weights, per_row)))
+        worst.append(float(np.dot(matched.weights, c.full[codes])))
+    return np.asarray(spent), np.asarray(worst)
+
+
+def loss_by_attribute(original: pd.DataFrame, released: pd.DataFrame, quasi_identifiers: Sequence[str],
+                      hierarchies: Mapping[str, pd.DataFrame], *, count: str | None = None) -> dict[str, float]:
+    """Iyengar's loss metric per quasi-identifier (mean over the original's records).
+
+    >>> h = pd.DataFrame([["1", "*"], ["2", "*"]])
+    >>> loss_by_attribute(pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"a": ["*", "2"]}), ["a"], {"a": h})
+    {'a': 0.5}
+    """
+    matched, costs = _match(original, released, quasi_identifiers, hierarchies, count, "loss")
+    spent, _ = _cell_totals(matched, costs)
+    records = float(matched.weights.sum())
+    return {q: (float(s) / records if records else 0.0) for q, s in zip(quasi_identifiers, spent)}
+
+
+def loss(original: pd.DataFrame, released: pd.DataFrame, quasi_identifiers: Sequence[str],
+         hierarchies: Mapping[str, pd.DataFrame], *, count: str | None = None) -> float:
+    """Iyengar's loss metric of a full-domain generalization, in [0, 1].
+
+    Per record and quasi-identifier, (leaves of the hierarchy under the released
+    value - 1) / (leaves of the hierarchy - 1), a value kept as is counting 0; a
+    record present in ``original`` but suppressed from ``released`` counts 1 on
+    every quasi-identifier; the mean over records (weighted by ``count``) and
+    quasi-identifiers. Rows are matched by index.
+
+    >>> h = pd.DataFrame([["1", "1-2", "*"], ["2", "1-2", "*"], ["3", "3", "*"]])
+    >>> loss(pd.DataFrame({"a": [1, 2, 3]}), pd.DataFrame({"a": ["1-2", "1-2", "3"]}), ["a"], {"a": h})
+    0.3333333333333333
+    """
+    per = loss_by_attribute(original, released, quasi_identifiers, hierarchies, count=count)
+    return float(np.mean(list(per.values())))
+
+
+def utility(original: pd.DataFrame, released: pd.DataFrame, quasi_identifiers: Sequence[str],
+            hierarchies: Mapping[str, pd.DataFrame], *, count: str | None = None) -> Utility:
+    """Every utility measure of ``released`` against ``original`` (rows matched by index).
+
+    >>> h = pd.DataFrame([["1", "1-2", "*"], ["2", "1-2", "*"], ["3", "3", "*"]])
+    >>> u = utility(pd.DataFrame({"a": [1, 2, 3]}), pd.DataFrame({"a": ["1-2", "1-2"]}), ["a"], {"a": h})
+    >>> round(u.loss, 4), round(u.precision, 4), u.suppressed, u.discernibility, u.average_class_size
+    (0.6667, 0.6667, 1, 7, 1.5)
+    """
+    qis = list(quasi_identifiers)
+    per: dict[str, dict[str, float]] = {}
+    totals: dict[str, float] = {}
+    bits = 0.0
+    matched = None
+    for measure in CELL_MEASURES:
+        matched, costs = _match(original, released, qis, hierarchies, count, measure)
+        spent, worst = _cell_totals(matched, costs)
+        records = float(matched.weights.sum())
+        if measure == "nonuniform_entropy":
+            bits = float(spent.sum())
+            per[measure] = {q: (float(s / w) if w > 0 else 0.0) for q, s, w in zip(qis, spent, worst)}
+            totals[measure] = float(spent.sum() / worst.sum()) if worst.sum() > 0 else 0.0
+        else:
+            per[measure] = {q: (float(s) / records if records else 0.0) for q, s in zip(qis, spent)}
+            totals[measure] = float(np.mean(list(per[measure].values())))
+    assert matched is not None
+    records = int(matched.weights.sum())
+    kept_weights = matched.weights[matched.kept]
+    sizes = np.bincount(matched.released_ids, weights=kept_weights, minlength=matched.n_released_classes)
+    sizes = np.rint(sizes).astype(np.int64)
+    sizes = sizes[sizes > 0]
+    suppressed = records - int(kept_weights.sum())
+    discernibility = sum(int(s) * int(s) for s in sizes) + suppressed * records
+    classes = len(sizes) + (1 if suppressed else 0)
+    return Utility(
+        records=records,
+        suppressed=suppressed,
+        loss=totals["loss"],
+        precision=totals["precision"],
+        nonuniform_entropy=totals["nonuniform_entropy"],
+        nonuniform_entropy_bits=bits,
+        discernibility=discernibility,
+        average_class_size=records / classes if classes else 0.0,
+        loss_by_attribute=per["loss"],
+        precision_by_attribute=per["precision"],
+        nonuniform_entropy_by_attribute=per["nonuniform_entropy"],
+    )
+
+
+def measure_value(original: pd.DataFrame, released: pd.DataFrame, quasi_identifiers: Sequence[str],
+                  hierarchies: Mapping[str, pd.DataFrame], measure: str = "loss", *,
+                  count: str | None = None) -> float:
+    """One measure's overall value (``Utility.value``).
+
+    >>> h = pd.DataFrame([["1", "*"], ["2", "*"]])
+    >>> measure_value(pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"a": ["*", "*"]}), ["a"], {"a": h}, "precision")
+    1.0
+    """
+    check_measure(measure)
+    if measure == "loss":
+        return loss(original, released, quasi_identifiers, hierarchies, count=count)
+    return utility(original, released, quasi_identifiers, hierarchies, count=count).value(measure)

@@ -1,0 +1,588 @@
+"""The least damaging full-domain generalization that meets a release target, proven.
+
+Over the lattice of full-domain generalizations (one level per quasi-identifier,
+ARX-layout hierarchies), find the node that minimizes a utility measure
+(``anonlib.measures.utility``) subject to the release target: every class of at least k
+records and meeting the privacy models, after suppressing the records of the
+classes that do not, with at most the allowed share of records suppressed
+(ARX's record suppression).
+
+How it stays exact while checking few nodes (the ideas of OLA, El Emam et al.
+2009; Flash, Kohlmayer et al. 2012; Incognito, LeFevre et al. 2005):
+
+1. **A lower bound without counting.** For the cell measures (loss metric,
+   precision, non-uniform entropy) a node's cost is the sum over records and
+   quasi-identifiers of a per-cell cost that depends only on the cell's value and
+   its level, except that a suppressed record pays its full cost. So
+   ``bound(node) = sum of the cell costs at the node's levels`` is a lower bound of
+   the node's cost, computed for every node at once from per-attribute totals, and
+   it never decreases upwards in the lattice. Nodes are visited in order of their
+   bound; once the bound passes the best cost found, nothing left can win.
+2. **Monotonicity of the target.** With k and the monotone models, a node that
+   fails makes every specialization fail (tagged without counting); a node with
+   no record in a failing class makes every generalization suppress nothing, so
+   their cost *is* their bound (no counting either). Models that are not monotone
+   (t-closeness, δ-disclosure, β-likeness with suppression) get no tags: every
+   node whose bound could still win is counted.
+3. **Cheap counting.** A node's classes are rolled up from the smallest class
+   table already counted below it (classes of a generalization are unions of
+   classes), not recounted from the records.
+
+Discernibility and average class size are not sums of cell costs: for them every
+node the tags do not settle is counted (exact, slower). A time limit stops the
+walk early; the answer then says it is not proven optimal and how far the
+lowest unchecked bound lies below it.
+
+Example (the ARX benchmark's case in miniature):
+    >>> import pandas as pd
+    >>> from anonlib.core.hierarchy import flat_hierarchy
+    >>> df = pd.DataFrame({"age": ["31", "35", "47", "48"], "sex": ["F", "F", "M", "M"]})
+    >>> h = {"age": pd.DataFrame([["31", "30-39", "*"], ["35", "30-39", "*"], ["47", "40-49", "*"], ["48", "40-49", "*"]]),
+    ...      "sex": flat_hierarchy(["F", "M"])}
+    >>> r = optimal_levels(df, ["age", "sex"], h, k=2)
+    >>> r.levels, round(r.value, 4), r.optimal
+    ((1, 0), 0.1667, True)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..core.budget import Progress, lattice_size, report
+from ..core.equivalence import Classes, combine, encode
+from ..core.errors import ColumnError, EmptySelectionError, HierarchyError, NoSolutionError, ParameterError, join_names
+from ..core.hierarchy import level_lookup
+from ..core.metrics import whole_k
+from ..measures.models import (
+    ModelRequirement,
+    checked_requirements,
+    classes_failing,
+    counts_from_codes,
+    hierarchy_levels,
+    requirements_monotone,
+    suppression_limit,
+    within_limit,
+)
+from ..measures.models.summaries import _checked_columns, _is_numeric
+from ..measures.utility import CELL_MEASURES, cell_costs, check_measure
+
+MAX_NODES = 2_000_000  # nodes enumerated at once (bounds and masks: ~100 bytes each)
+CACHE_TABLES = 4096  # class tables kept for rolling up
+_KEY_SPACE = 1 << 62  # keys of one int64
+_TABLE_MODELS = ("t_closeness", "delta_disclosure", "beta_likeness", "enhanced_beta_likeness")  # vs the whole table
+_NEVER = np.iinfo(np.int64).max
+RELATIVE_TIE = 1e-12  # costs this close are equal; ties go to fewer levels, then the smaller level vector
+
+
+@dataclass(frozen=True)
+class OptimalLevels:
+    """The chosen node and how sure the search is of it.
+
+    ``value`` is the measure's value the search computed for the node (the
+    released table's own value is measured again by the caller); ``optimal`` is
+    True when the walk proved no other node meets the target at a lower cost;
+    ``bound`` is then ``value``, else the lowest cost any unchecked node could
+    have. ``checked`` counts nodes whose classes were counted, ``lattice_size``
+    all nodes.
+    """
+
+    levels: tuple[int, ...]
+    measure: str
+    value: float
+    suppressed: int
+    optimal: bool
+    bound: float
+    checked: int
+    lattice_size: int
+    seconds: float
+
+    @property
+    def gap(self) -> float:
+        """How much lower than ``value`` an unchecked node could still be (0 when optimal)."""
+        return max(self.value - self.bound, 0.0)
+
+
+class _Table:
+    """Classes of one node, for rolling up: per row a representative original code per
+    quasi-identifier (offset by attribute, ``Lattice._keys``) and the sensitive codes (one
+    array per attribute), the records, and (resolved when needed)
+    each distinct original row's position in it, through the table it was rolled up from."""
+
+    __slots__ = ("levels", "rep", "sensitive", "weights", "rows", "_source", "_ids", "_members")
+
+    def __init__(self, levels, rep, sensitive, weights, source=None, ids=None, members=None):
+        self.levels = levels
+        self.rep = rep
+        self.sensitive = sensitive
+        self.weights = weights
+        self.rows = len(weights)
+        self._source, self._ids, self._members = source, ids, members
+
+    @property
+    def members(self) -> np.ndarray:
+        if self._members is None:
+            self._members = self._ids[self._source.members]
+            self._source = self._ids = None
+        return self._members
+
+
+class Lattice:
+    """The full-domain generalization lattice of one table, encoded once.
+
+    >>> import pandas as pd
+    >>> from anonlib.core.hierarchy import flat_hierarchy
+    >>> lat = Lattice(pd.DataFrame({"a": ["x", "y", "y"]}), ["a"], {"a": flat_hierarchy(["x", "y"])}, k=2)
+    >>> lat.size, lat.status((0,))[:2], lat.status((1,))[:2]
+    (2, (False, 1), (True, 0))
+    """
+
+    def __init__(
+        self,
+        df: pd.DataFrame,
+        quasi_identifiers: Sequence[str],
+        hierarchies: Mapping[str, pd.DataFrame],
+        *,
+        k: int,
+        requirements: Sequence[ModelRequirement] = (),
+        max_suppressed: float = 0.0,
+        count: str | None = None,
+        measure: str = "loss",
+        rollup: bool = True,
+    ) -> None:
+        self.rollup = rollup
+        self.qis = (quasi_identifiers,) if isinstance(quasi_identifiers, str) else tuple(quasi_identifiers)
+        if not self.qis:
+            raise EmptySelectionError("Choose at least one quasi-identifier to generalize.")
+        if len(set(self.qis)) != len(self.qis):
+            raise ColumnError("A quasi-identifier was chosen twice; choose each once.")
+        lacking = [a for a in self.qis if a not in hierarchies]
+        if lacking:
+            raise HierarchyError(f"Every quasi-identifier needs a hierarchy; there is none for {join_names(lacking)}.")
+        self.k = whole_k(k)
+        self.measure = check_measure(measure)
+        self.requirements = checked_requirements(requirements)
+        self.max_suppressed = suppression_limit(max_suppressed)
+        self.sensitive = tuple(dict.fromkeys(r.sensitive for r in self.requirements))
+        self._global = any(r.model in _TABLE_MODELS for r in self.requirements)
+        _checked_columns(df, self.qis, self.sensitive, count)
+        table = encode(df, [*self.qis, *(s for s in self.sensitive if s not in self.qis)], count=count)
+        weights = table.weights if table.weights is not None else np.ones(table.n_rows, dtype=np.int64)
+        rows = table.classes()  # distinct (quasi-identifiers, sensitive) rows, with their records
+        first = rows.first_rows
+        self.codes = table.codes[first, : len(self.qis)]
+        self.weights = rows.sizes
+        self.records = int(weights.sum())
+        self.sensitive_codes = np.column_stack(
+            [table.codes[first, table.position(s)] for s in self.sensitive]
+        ) if self.sensitive else np.zeros((len(first), 0), dtype=np.int64)
+        self.sensitive_info = [
+            (table.cardinalities[table.position(s)], table.labels[table.position(s)], _is_numeric(df[s]))
+            for s in self.sensitive
+        ]
+        self.hierarchy_levels = [
+            None if r.hierarchy is None else hierarchy_levels(r.hierarchy, table.labels[table.position(r.sensitive)], r.sensitive)
+            for r in self.requirements
+        ]
+        # Per quasi-identifier: level lookups, the cards per level, and the per-row cell costs per level.
+        self.lookups: list[np.ndarray] = []
+        self.row_cost: list[np.ndarray] = []  # [a][level] -> cost per distinct row
+        full = np.zeros(len(first))
+        for j, attribute in enumerate(self.qis):
+            if self.measure in CELL_MEASURES:
+                freq = np.bincount(table.codes[:, j], weights=weights, minlength=table.cardinalities[j])
+                costs = cell_costs(hierarchies[attribute], table.labels[j], self.measure, frequencies=freq,
+                                   attribute=attribute)
+                lookup = costs.lookup
+                self.row_cost.append(costs.cost[:, self.codes[:, j]])
+                full += costs.full[self.codes[:, j]]
+            else:
+                lookup, _ = level_lookup(hierarchies[attribute], table.labels[j], attribute)
+            self.lookups.append(lookup)
+        self.full = full
+        self.heights = tuple(int(lk.shape[0]) for lk in self.lookups)
+        widest, tallest = max(lk.shape[1] for lk in self.lookups), max(self.heights)
+        self._stacked = np.zeros((len(self.qis), tallest, widest), dtype=np.int64)  # [attribute, level, code]
+        self._level_cards = np.ones((len(self.qis), tallest), dtype=np.int64)
+        for a, lk in enumerate(self.lookups):
+            self._stacked[a, : lk.shape[0], : lk.shape[1]] = lk
+            self._level_cards[a, : lk.shape[0]] = lk.max(axis=1) + 1
+        # Paths climb first by the attributes with the most original values (they shrink tables the most).
+        self.climb_order = tuple(int(a) for a in np.argsort([-lk.shape[1] for lk in self.lookups], kind="stable"))
+        self.size = lattice_size(self.heights)
+        # Per attribute and level, the records' total cell cost: the bound of a node is their sum.
+        self.level_totals = [rc @ self.weights.astype(float) for rc in self.row_cost]
+        if self.measure == "nonuniform_entropy":
+            self.scale = float(self.weights @ full) or 1.0  # bits when everything is suppressed
+        elif self.measure in CELL_MEASURES:
+            self.scale = float(self.records * len(self.qis)) or 1.0
+        else:
+            self.scale = 1.0
+        self.checked = 0
+        bottom = tuple(0 for _ in self.qis)
+        # Representative codes are kept offset by attribute (code + attribute * widest), so one
+        # flat gather maps every attribute at once (``_keys``).
+        self._offsets = np.arange(len(self.qis), dtype=np.int64) * widest
+        self._tables = [_Table(bottom, np.ascontiguousarray(self.codes.T + self._offsets[:, None]), np.ascontiguousarray(self.sensitive_codes.T),
+                               self.weights, members=np.arange(len(first)))]
+        self._table_levels = np.zeros((len(self.qis), CACHE_TABLES), dtype=np.int16)  # one row per attribute
+        self._table_rows = np.full(CACHE_TABLES, _NEVER, dtype=np.int64)
+        self._table_rows[0] = len(first)
+        self._status: dict[tuple[int, ...], tuple[bool, int, float | None]] = {}
+
+    @property
+    def monotone(self) -> bool:
+        """A generalization of an acceptable node is acceptable (k and monotone models)."""
+        return requirements_monotone(self.requirements, self.max_suppressed)
+
+    @property
+    def zero_monotone(self) -> bool:
+        """A generalization of a node where nothing fails has nothing failing either."""
+        return requirements_monotone(self.requirements, 0.0)
+
+    def bound(self, levels: Sequence[int]) -> float:
+        """The cost of ``levels`` if nothing were suppressed: a lower bound of its cost."""
+        if self.measure not in CELL_MEASURES:
+            return 0.0
+        return float(sum(t[level] for t, level in zip(self.level_totals, levels))) / self.scale
+
+    def _source(self, levels: np.ndarray) -> _Table:
+        """The smallest cached class table of a specialization of ``levels``."""
+        if not self.rollup:
+            return self._tables[0]
+        n = len(self._tables)
+        below = (self._table_levels[:, :n] <= levels[:, None]).all(axis=0)
+        return self._tables[int(np.argmin(np.where(below, self._table_rows[:n], _NEVER)))]
+
+    def _keys(self, levels: np.ndarray, rep: np.ndarray) -> tuple[np.ndarray, int]:
+        """One mixed-radix key per row of ``rep`` for the quasi-identifiers at ``levels`` (the
+        kernel's ``combine`` with the radix folded into the lookups: one gather for all
+        attributes), and the size of the key space."""
+        attributes = np.arange(len(self.qis))
+        cards = self._level_cards[attributes, levels]
+        space = 1
+        for card in cards.tolist():
+            space *= card
+        if space >= _KEY_SPACE:  # too wide for one int64 key: the kernel folds it in steps
+            codes = rep - self._offsets[:, None]
+            ids, n = combine([self.lookups[a][levels[a]][codes[a]] for a in attributes], cards.tolist(), rep.shape[1],
+                             ordered=False)
+            return ids, n
+        radix = np.ones(len(cards), dtype=np.int64)
+        radix[:-1] = np.cumprod(cards[::-1])[::-1][1:]
+        scaled = self._stacked[attributes, levels] * radix[:, None]
+        return scaled.ravel().take(rep).sum(axis=0), space
+
+    def classes(self, levels: tuple[int, ...]) -> tuple[_Table, np.ndarray, np.ndarray | None]:
+        """The node's class table, the records of each class on the quasi-identifiers, and
+        each table row's class (None when the rows are the classes: no sensitive attribute)."""
+        at = np.asarray(levels, dtype=np.int64)
+        source = self._source(at)
+        key, space = self._keys(at, source.rep)
+        for codes, info in zip(source.sensitive, self.sensitive_info):
+            key, space = key * info[0] + codes, space * info[0]
+        ids, n = combine([key], [space], source.rows, ordered=False)
+        merged = Classes.from_ids(ids, n, source.weights)
+        first = merged.first_rows
+        table = _Table(levels, source.rep[:, first], source.sensitive[:, first], merged.sizes, source, ids)
+        if self.rollup and table.rows < source.rows:
+            self._keep(table)
+        if not self.sensitive:
+            return table, table.weights, None
+        qkey, qspace = self._keys(at, table.rep)
+        gids, gn = combine([qkey], [qspace], table.rows, ordered=False)
+        return table, Classes.from_ids(gids, gn, table.weights).sizes, gids
+
+    def _keep(self, table: _Table) -> None:
+        """Cache a class table to roll up from; when full, it replaces the largest (never the bottom)."""
+        if len(self._tables) < CACHE_TABLES:
+            slot = len(self._tables)
+            self._tables.append(table)
+        else:
+            slot = 1 + int(np.argmax(self._table_rows[1:]))
+            if self._table_rows[slot] <= table.rows:
+                return
+            self._tables[slot] = table
+        self._table_levels[:, slot] = table.levels
+        self._table_rows[slot] = table.rows
+
+    def status(self, levels: Sequence[int], *, cost: bool = True) -> tuple[bool, int, float | None]:
+        """(acceptable, records suppressed, cost) of the node ``levels`` (cached; the cost
+        is None for a node that fails, or when ``cost`` is False and it was not needed yet)."""
+        levels = tuple(int(v) for v in levels)
+        known = self._status.get(levels)
+        if known is not None and (known[2] is not None or not cost or not known[0]):
+            return known
+        self.checked += 1
+        table, sizes, row_class = self.classes(levels)
+        failed = (sizes > 0) & (sizes < self.k)
+        if self.requirements:
+            groups = Classes(ids=row_class, sizes=sizes, rows_per_class=np.ones(len(sizes), dtype=np.int64))
+            counts = {
+                s: counts_from_codes(groups, table.sensitive[i], n_values, labels, weights=table.weights,
+                                     numeric=numeric)
+                for i, (s, (n_values, labels, numeric)) in enumerate(zip(self.sensitive, self.sensitive_info))
+            }
+            failed |= classes_failing(sizes, self.k, self.requirements, counts, self.hierarchy_levels)[0]
+        suppressed = int(sizes[failed].sum())
+        acceptable = within_limit(suppressed, self.records, self.max_suppressed)
+        if acceptable and suppressed and self._global:
+            acceptable = self._release_meets(table, sizes, row_class, failed)
+        value = self._cost(levels, table, sizes, row_class, failed, suppressed) if acceptable and cost else None
+        self._status[levels] = (acceptable, suppressed, value)
+        return self._status[levels]
+
+    def _release_meets(self, table: _Table, sizes: np.ndarray, row_class: np.ndarray | None,
+                       failed: np.ndarray) -> bool:
+        """Whether the released records (failing classes suppressed) meet the models measured
+        on themselves: t-closeness, δ-disclosure and β-likeness compare each class with the
+        table's distribution, which suppression changes, and a release is measured as written."""
+        kept_sizes = np.where(failed, 0, sizes)
+        rows = ~failed if row_class is None else ~failed[row_class]
+        for i, s in enumerate(self.sensitive):  # as ``acceptance`` reads the file: t needs two values left
+            if any(r.model == "t_closeness" and r.sensitive == s for r in self.requirements) and np.unique(
+                    table.sensitive[i][rows & (table.weights > 0)]).size < 2:
+                return False
+        ids = np.flatnonzero(rows) if row_class is None else row_class[rows]
+        groups = Classes(ids=ids, sizes=kept_sizes, rows_per_class=np.ones(len(sizes), dtype=np.int64))
+        counts = {
+            s: counts_from_codes(groups, table.sensitive[i][rows], n_values, labels, weights=table.weights[rows],
+                                 numeric=numeric)
+            for i, (s, (n_values, labels, numeric)) in enumerate(zip(self.sensitive, self.sensitive_info))
+        }
+        try:
+            again, _ = classes_failing(kept_sizes, self.k, self.requirements, counts, self.hierarchy_levels)
+        except ParameterError:  # e.g. t-closeness on a release left with one sensitive value
+            return False
+        return not again.any()
+
+    def _cost(self, levels, table: _Table, sizes: np.ndarray, row_class: np.ndarray | None, failed: np.ndarray,
+              suppressed: int) -> float:
+        if self.measure in CELL_MEASURES:
+            value = sum(float(t[level]) for t, level in zip(self.level_totals, levels))
+            if suppressed:
+                rows = table.members if row_class is None else row_class[table.members]
+                gone = failed[rows]  # per distinct original row
+                cell = sum(self.row_cost[a][levels[a]][gone] for a in range(len(self.qis)))
+                value += float(self.weights[gone] @ (self.full[gone] - cell))  # they pay in full
+            return value / self.scale
+        kept = sizes[~failed & (sizes > 0)]
+        if self.measure == "discernibility":
+            return float(sum(int(s) * int(s) for s in kept) + suppressed * self.records)
+        classes = len(kept) + (1 if suppressed else 0)
+        return self.records / classes if classes else 0.0
+
+
+def _no_solution(lat: Lattice, suppressed: int) -> NoSolutionError:
+    """The sentence when not even the most general node meets the target."""
+    if not lat.requirements and not lat.max_suppressed:
+        return NoSolutionError(
+            f"No generalization reaches {lat.k}-anonymity on {join_names(lat.qis)}: even the most general one "
+            f"leaves {suppressed:,} of {lat.records:,} records in classes smaller than {lat.k}. Lower k, or give "
+            "the hierarchies a top level that groups everything (such as '*')."
+        )
+    criteria = join_names([f"k = {lat.k}", *(r.describe() for r in lat.requirements)])
+    return NoSolutionError(
+        f"No generalization of {join_names(lat.qis)} meets {criteria} with at most "
+        f"{100 * lat.max_suppressed:g}% suppressed records: even the most general one leaves {suppressed:,} of "
+        f"{lat.records:,} records in classes failing it. Relax a model, allow more suppression, or give the "
+        "hierarchies a top level that groups everything."
+    )
+
+
+def _heuristic(lat: Lattice, start: float, bound: float) -> OptimalLevels:
+    """A good node found cheaply, not proven optimal (ARX's Lightning in spirit): from the
+    top, step down to the acceptable child of lowest cost while there is one (high nodes
+    have small class tables, so each step is cheap)."""
+    current = tuple(h - 1 for h in lat.heights)
+    acceptable, suppressed, cost = lat.status(current)
+    if not acceptable:
+        raise _no_solution(lat, suppressed)
+    while True:
+        steps = []
+        for a in range(len(current)):
+            if current[a] > 0:
+                child = current[:a] + (current[a] - 1,) + current[a + 1:]
+                ok, child_suppressed, child_cost = lat.status(child)
+                if ok:
+                    steps.append((child_cost, sum(child), child, child_suppressed))
+        if not steps:
+            break
+        cost, _, current, suppressed = min(steps)
+    return OptimalLevels(levels=current, measure=lat.measure, value=cost, suppressed=suppressed, optimal=False,
+                         bound=min(bound, cost), checked=lat.checked, lattice_size=lat.size,
+                         seconds=time.perf_counter() - start)
+
+
+def _highest_failing(lat: Lattice, levels: tuple[int, ...], best: float | None) -> tuple[int, ...] | None:
+    """On a path from ``levels`` towards the top, the last node that fails the target
+    (None when ``levels`` itself is acceptable), by binary search: the target is
+    monotone, so a path's failing nodes come first. The path raises the attributes in
+    turn and stops below the nodes whose bound already passes ``best`` (they cannot
+    win, so whether they fail does not matter); the search counts ``levels`` itself
+    only when the node above it is acceptable."""
+    path = [levels]
+    current = list(levels)
+    climbing = True
+    while climbing and any(c < h - 1 for c, h in zip(current, lat.heights)):
+        for a in lat.climb_order:
+            if current[a] < lat.heights[a] - 1:
+                current[a] += 1
+                if best is not None and _worse_bound(lat.bound(current), best):
+                    climbing = False
+                    break
+                path.append(tuple(current))
+    lo, hi = -1, len(path) - 1  # path[lo] fails (-1: nothing known); is path[hi] acceptable?
+    if not lat.status(path[hi], cost=False)[0]:
+        return path[hi]
+    while hi - lo > 1:
+        mid = max((lo + hi) // 2, 0)
+        if lat.status(path[mid], cost=False)[0]:
+            hi = mid
+        else:
+            lo = mid
+    return None if hi == 0 else path[lo]
+
+
+def _at_most(columns: np.ndarray, levels: Sequence[int]) -> np.ndarray:
+    """Which nodes (one column each, one row per attribute) are specializations of ``levels``."""
+    return (columns <= np.asarray(levels, dtype=columns.dtype)[:, None]).all(axis=0)
+
+
+def _at_least(columns: np.ndarray, levels: Sequence[int]) -> np.ndarray:
+    """Which nodes are generalizations of ``levels``."""
+    return (columns >= np.asarray(levels, dtype=columns.dtype)[:, None]).all(axis=0)
+
+
+def _worse_bound(bound: float, best: float) -> bool:
+    """A node whose cost is at least ``bound`` cannot beat or tie ``best``."""
+    return bound > best + RELATIVE_TIE * max(abs(best), 1.0)
+
+
+def _better(value: float, levels: tuple[int, ...], best: tuple[float, tuple[int, ...]] | None) -> bool:
+    """Lower cost wins; costs within ``RELATIVE_TIE`` tie, and ties go to fewer total
+    levels, then the smaller level vector (the same rule as the brute-force reference)."""
+    if best is None:
+        return True
+    b_value, b_levels = best
+    if value < b_value - RELATIVE_TIE * max(abs(b_value), 1.0):
+        return True
+    if value > b_value + RELATIVE_TIE * max(abs(b_value), 1.0):
+        return False
+    return (sum(levels), levels) < (sum(b_levels), b_levels)
+
+
+def optimal_levels(
+    df: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    *,
+    k: int,
+    measure: str = "loss",
+    max_suppressed: float = 0.0,
+    requirements: Sequence[ModelRequirement] = (),
+    count: str | None = None,
+    time_limit: float | None = None,
+    progress: Progress | None = None,
+    lattice: Lattice | None = None,
+    max_checked: int | None = None,
+) -> OptimalLevels:
+    """The node of the lattice with the lowest ``measure`` that meets the target.
+
+    Raises ``NoSolutionError`` when no node meets the target. See the module text
+    for how the walk stays exact. ``time_limit`` (seconds) or ``max_checked`` (nodes
+    counted) cut the walk short: the answer is then the best found, with
+    ``optimal`` False and ``bound`` the lowest cost a node not yet ruled out could have.
+
+    >>> import pandas as pd
+    >>> from anonlib.core.hierarchy import flat_hierarchy
+    >>> df = pd.DataFrame({"a": ["x", "x", "y"], "b": ["u", "v", "v"]})
+    >>> h = {"a": flat_hierarchy(["x", "y"]), "b": flat_hierarchy(["u", "v"])}
+    >>> optimal_levels(df, ["a", "b"], h, k=2).levels, optimal_levels(df, ["a", "b"], h, k=2, max_suppressed=0.34).levels
+    ((1, 1), (0, 1))
+    """
+    start = time.perf_counter()
+    lat = lattice or Lattice(df, quasi_identifiers, hierarchies, k=k, requirements=requirements,
+                             max_suppressed=max_suppressed, count=count, measure=measure)
+    if lat.size > MAX_NODES:  # too many to walk: the heuristic alone, and the weakest bound
+        return _heuristic(lat, start, lat.bound(tuple(0 for _ in lat.heights)))
+    columns = np.stack(np.unravel_index(np.arange(lat.size), lat.heights)).astype(np.int16)  # one row per attribute
+    nodes = columns.T
+    if lat.measure in CELL_MEASURES:
+        bounds = sum(np.asarray(t, dtype=float)[nodes[:, a]] for a, t in enumerate(lat.level_totals)) / lat.scale
+    else:
+        bounds = np.zeros(lat.size)
+    total_levels = nodes.sum(axis=1)
+    order = np.lexsort((np.arange(lat.size), total_levels, bounds))  # index order = level vector order
+    failing = np.zeros(lat.size, dtype=bool)  # known to fail the target
+    clean = np.zeros(lat.size, dtype=bool)  # known to suppress nothing (cost = bound)
+    monotone, zero_monotone = lat.monotone, lat.zero_monotone
+    best: tuple[float, tuple[int, ...]] | None = None
+    best_suppressed = 0
+    proven, lowest_open = True, None
+    for done, idx in enumerate(order):
+        if best is not None and bounds[idx] > best[0] + RELATIVE_TIE * max(abs(best[0]), 1.0):
+            break
+        if failing[idx]:
+            continue
+        if (time_limit is not None and time.perf_counter() - start > time_limit) or (
+                max_checked is not None and lat.checked >= max_checked):
+            proven, lowest_open = False, float(bounds[idx])
+            break
+        levels = tuple(int(v) for v in nodes[idx])
+        if clean[idx]:
+            if _better(float(bounds[idx]), levels, best):
+                best, best_suppressed = (float(bounds[idx]), levels), 0
+            continue
+        if monotone:  # Flash: climb a path to the top, tag what lies below its highest failing node
+            highest = _highest_failing(lat, levels, None if best is None else best[0])
+            if highest is not None:
+                failing |= _at_most(columns, highest)
+                continue
+        acceptable, suppressed, cost = lat.status(levels)
+        if progress is not None:
+            report(progress, done, lat.size, "generalizations")
+        if not acceptable:
+            continue
+        if suppressed == 0 and zero_monotone and lat.measure in CELL_MEASURES:
+            clean |= _at_least(columns, levels)
+        if _better(cost, levels, best):
+            best, best_suppressed = (cost, levels), suppressed
+    if best is None and not proven:  # cut short before anything was found: the heuristic's answer
+        return _heuristic(lat, start, lowest_open)
+    if best is None:
+        raise _no_solution(lat, lat.status(tuple(h - 1 for h in lat.heights))[1])
+    report(progress, lat.size, lat.size, "generalizations")
+    return OptimalLevels(
+        levels=best[1],
+        measure=lat.measure,
+        value=best[0],
+        suppressed=best_suppressed,
+        optimal=proven,
+        bound=best[0] if proven else min(best[0], lowest_open),
+        checked=lat.checked,
+        lattice_size=lat.size,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def brute_force(lattice: Lattice) -> tuple[tuple[int, ...], float, int] | None:
+    """The reference: count every node, keep the best acceptable one (same tie rule).
+
+    >>> import pandas as pd
+    >>> from anonlib.core.hierarchy import flat_hierarchy
+    >>> lat = Lattice(pd.DataFrame({"a": ["x", "y", "y"]}), ["a"], {"a": flat_hierarchy(["x", "y"])}, k=2)
+    >>> brute_force(lat)
+    ((1,), 1.0, 0)
+    """
+    best, best_suppressed = None, 0
+    for flat in range(lattice.size):
+        levels = tuple(int(v) for v in np.unravel_index(flat, lattice.heights))
+        acceptable, suppressed, cost = lattice.status(levels)
+        if acceptable and _better(cost, levels, best):
+            best, best_suppressed = (cost, levels), suppressed
+    return None if best is None else (best[1], best[0], best_suppressed)
