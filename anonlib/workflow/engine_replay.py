@@ -20,10 +20,12 @@ what ``anonlib.workflow.recipe.apply_recipe`` does in memory (PLAN interface 4):
   (class, sensitive value) cells come back, ``anonlib.models.acceptance``
   decides per class as in memory, and the engine drops the failing classes'
   records with a join;
-- the release target is checked on the final table's cells
-  (``ReleaseTarget.check`` on the per-combination summary, weighted), and the
-  released table is written by the engine (CSV or Parquet), formulas
-  neutralised as ``anonlib.core.loading.to_safe_csv`` does.
+- the released table is written by the engine (CSV or Parquet), formulas
+  neutralised as ``anonlib.core.loading.to_safe_csv`` does; the release target
+  is then checked on the file as written, read back as anonlib reads a file
+  (``ReleaseTarget.check`` on its per-combination summary, weighted), so the
+  verdict and the exit code are about what a reader of the file gets. Without
+  an output file it is checked on the released table's query.
 
 Only distinct values, cells and counts leave the engine; the records never do.
 The released rows are the in-memory release's rows; their order is the
@@ -50,7 +52,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -76,31 +78,45 @@ PARQUET = (".parquet", ".parq", ".pq")
 @dataclass(frozen=True)
 class EngineReplay:
     """A recipe re-applied on an engine: the target check (in records, as in memory),
-    the records released and where the engine wrote them (None when not asked)."""
+    the records released and where the engine wrote them (None when not asked).
+
+    With ``out`` both are measured on the file the engine wrote, read back as anonlib
+    reads a file (``written`` is that table, on the engine); without it, on the
+    released table's query (``measured_on`` says which: ``"written file"`` or
+    ``"query"``). ``released`` is the released table's query, on the engine."""
 
     check: TargetCheck
     released_records: int
     out: Path | None
     engine: str
+    written: EngineTable | None = None
+    measured_on: str = "query"
+    released: EngineTable | None = None
 
 
 def apply_recipe(
     recipe: Recipe,
-    source: str | os.PathLike,
+    source: str | os.PathLike | EngineTable,
     *,
     out: str | os.PathLike | None = None,
     engine: Engine | str = "duckdb",
     name: str | None = None,
 ) -> EngineReplay:
-    """Re-apply ``recipe`` to the files at ``source`` on ``engine`` and, with ``out``,
-    write the released table there (``.parquet``: Parquet, else CSV; Spark writes a
-    folder of parts)."""
-    if isinstance(engine, str):
+    """Re-apply ``recipe`` to the files at ``source`` (a path, or a table already scanned
+    with ``anonlib.engine.scan``) on ``engine`` and, with ``out``, write the released
+    table there (``.parquet``: Parquet, else CSV; Spark writes a folder of parts) and
+    measure the target on what was written."""
+    if isinstance(source, EngineTable):
+        engine = source.engine
+    elif isinstance(engine, str):
         engine = shared(engine)
     reading = recipe.source.reading
     if reading.header is False:
         raise DataFileError("The recipe's file had no header row; the engines read files whose first row names the columns.")
-    table = scan(source, engine=engine, delimiter=reading.delimiter, encoding=reading.encoding, name=name)
+    if isinstance(source, EngineTable):
+        table = source
+    else:
+        table = scan(source, engine=engine, delimiter=reading.delimiter, encoding=reading.encoding, name=name)
     wanted = [c.name for c in recipe.source.columns]
     lacking = [c for c in wanted if c not in table.columns]
     if lacking:
@@ -125,12 +141,38 @@ def apply_recipe(
         except AnonlibError as err:
             raise type(err)(f"Step {i} ({s.step.describe()}) does not fit this file: {err}") from None
     final = _table(rows, engine, roles, recipe.source.missing)
-    check = _check(recipe, loaded, final)
     released = _release(final, recipe.columns)
     count = final.count
-    records = int(engine.value(released[count].sum() if count else released.count()) or 0)
-    written = _write(engine, released, Path(out)) if out is not None else None
-    return EngineReplay(check=check, released_records=records, out=written, engine=engine.name)
+    query = from_ibis(released, name="release", roles={c: final.roles.get(c, Role.IGNORE) for c in released.columns})
+    query = query.with_missing(final.missing)
+    if out is None:
+        check = _check(recipe.target, loaded, final)
+        records = int(engine.value(released[count].sum() if count else released.count()) or 0)
+        return EngineReplay(check=check, released_records=records, out=None, engine=engine.name, released=query)
+    path, renamed = _write(engine, released, Path(out))
+    written = _read_back(engine, path, final, renamed)
+    judged = list(final.quasi_identifiers) + [s for s in recipe.target.sensitive if s not in final.quasi_identifiers]
+    if all(c in written.columns for c in judged):  # what a reader of the file sees
+        check = _check(recipe.target, loaded, written)
+        measured_on = "written file"
+    else:  # the release leaves out a column the target judges: the table before the choice of columns
+        check = _check(recipe.target, loaded, final)
+        measured_on = "query"
+    count = written.count
+    records = int(engine.value(written.raw[count].sum() if count else written.raw.count()) or 0)
+    return EngineReplay(check=check, released_records=records, out=path, engine=engine.name, written=written,
+                        measured_on=measured_on, released=query)
+
+
+def _read_back(engine: Engine, path: Path, final: EngineTable, renamed: dict[str, str]) -> EngineTable:
+    """The file the engine wrote, read as anonlib reads a file, with the final table's roles
+    (column names the writer guarded against formulas carry their own names again)."""
+    table = scan(path, engine=engine, name=path.name)
+    if renamed:
+        table = replace(table, raw=table.raw.rename({original: guarded for guarded, original in renamed.items()}),
+                        roles={})
+    roles = {c: final.roles.get(c, Role.IGNORE) for c in table.columns}
+    return table.with_roles(roles).with_missing(final.missing)
 
 
 def _typed(column, kind: str):
@@ -227,9 +269,8 @@ def _complete(table, columns: Sequence[str], missing: str):
     return condition
 
 
-def _check(recipe: Recipe, loaded: EngineTable, final: EngineTable) -> TargetCheck:
+def _check(target, loaded: EngineTable, final: EngineTable) -> TargetCheck:
     """``ReleaseTarget.check`` on the final table's per-combination summary, weighted."""
-    target = recipe.target
     qis = list(final.quasi_identifiers)
     lacking = [s for s in target.sensitive if s not in final.columns]
     if lacking:
@@ -269,12 +310,14 @@ def _safe(column):
     return risky.ifelse("'" + column, column).name(name)
 
 
-def _write(engine: Engine, table, out: Path) -> Path:
-    """The released table written by the engine (Parquet by suffix, else CSV with a header)."""
+def _write(engine: Engine, table, out: Path) -> tuple[Path, dict[str, str]]:
+    """The released table written by the engine (Parquet by suffix, else CSV with a header),
+    and the column names guarded against formulas (written name -> name)."""
     parquet = out.name.lower().endswith(PARQUET)
     risky = [c for c in table.columns if str(c).startswith(CSV_INJECTION_PREFIXES)]
+    renamed = {"'" + c: c for c in risky}
     if risky:
-        table = table.rename({"'" + c: c for c in risky})
+        table = table.rename(renamed)
     if out.exists() and out.is_dir():
         shutil.rmtree(out)
     with errors(engine):
@@ -286,5 +329,5 @@ def _write(engine: Engine, table, out: Path) -> Path:
             engine.backend.to_parquet(table, str(out))
         else:
             engine.backend.to_csv(table, str(out), header=True)
-    return out
+    return out, renamed
 
