@@ -159,7 +159,7 @@ def apply_recipe(
         check = _check(recipe.target, loaded, final)
         measured_on = "query"
     count = written.count
-    records = int(engine.value(written.raw[count].sum() if count else written.raw.count()) or 0)
+    records = int(engine.value(written.value(count).sum() if count else written.raw.count()) or 0)
     return EngineReplay(check=check, released_records=records, out=path, engine=engine.name, written=written,
                         measured_on=measured_on, released=query)
 
@@ -202,16 +202,18 @@ def _map_values(step, rows, engine: Engine):
         for c in step.columns
     }
     n = max(len(values) for values in distinct.values())
-    # one probe table: each column its distinct values, padded with its first one, and a
-    # last row of missing values (a hierarchy may send them to its top, as in memory)
+    # one probe table: each column its distinct values, padded with its first one; and one
+    # row of missing values, mapped on its own (a hierarchy may send them to its top, as in
+    # memory; a step reading a column's type from its values sees the values alone)
     probe = pd.DataFrame({
-        c: pd.concat([values, pd.Series([values.iloc[0] if len(values) else None] * (n - len(values)), dtype=values.dtype),
-                      _missing_cell(values)], ignore_index=True)
+        c: pd.concat([values, pd.Series([values.iloc[0] if len(values) else None] * (n - len(values)), dtype=values.dtype)],
+                     ignore_index=True)
         for c, values in distinct.items()
     })
-    mapped = step.apply(probe)
+    mapped = step.apply(probe) if n else probe
+    missing_row = step.apply(pd.DataFrame({c: _missing_cell(values) for c, values in distinct.items()}))
     for c, values in distinct.items():
-        missing_label = mapped[c].iloc[n]
+        missing_label = missing_row[c].iloc[0]
         if values.empty and pd.isna(missing_label):
             continue
         labels = mapped[c].iloc[: len(values)]
@@ -278,14 +280,25 @@ def _check(target, loaded: EngineTable, final: EngineTable) -> TargetCheck:
             f"The release target has a privacy model on {join_names(lacking)}, which is not a column of the data."
         )
     columns = qis + [s for s in target.sensitive if s not in qis]
-    base, _ = loaded.summary(list(loaded.quasi_identifiers + loaded.sensitive))
-    loaded_records = int(loaded.engine.value(base[WEIGHT].sum()) or 0)
+    loaded_records = _loaded_records(loaded)
     cells, _ = summary_frame(final, columns)
     roles = {c: Role.QUASI_IDENTIFIER for c in qis}
     roles.update({s: Role.SENSITIVE for s in target.sensitive if s not in qis})
     roles[WEIGHT] = Role.COUNT
     summary = Dataset(name="summary", frame=cells, roles=roles, missing=final.missing)
     return target.check(summary, loaded_records=loaded_records)
+
+
+def _loaded_records(loaded: EngineTable) -> int:
+    """The loaded file's assessed records (``recipe.analysed_records``): every record, or with
+    ``missing="drop"`` those complete on the quasi-identifiers and sensitive columns. A count
+    or a filter, not a group-by (on Parquet without a filter, the footers answer)."""
+    columns = list(loaded.quasi_identifiers + loaded.sensitive)
+    rows = loaded.raw
+    if loaded.missing == "drop" and columns:
+        rows = rows.filter(_complete(rows, columns, "drop"))
+    count = loaded.count
+    return int(loaded.engine.value(rows[count].sum() if count else rows.count()) or 0)
 
 
 def _release(final: EngineTable, columns: Sequence[str]):
