@@ -43,7 +43,11 @@ def _run(argv: list[str], capsys) -> tuple[int, dict, str]:
 
 def _table(path: Path) -> pd.DataFrame:
     """A released file (CSV or Parquet) as sorted text rows, to compare as tables."""
-    if path.suffix == ".parquet":
+    if path.is_dir():  # Spark writes a folder of parts
+        parts = [pd.read_csv(p, dtype=str, keep_default_na=False) for p in sorted(path.glob("part-*.csv"))
+                 if p.stat().st_size]
+        frame = pd.concat(parts, ignore_index=True)
+    elif path.suffix == ".parquet":
         frame = pd.read_parquet(path).astype(object).where(lambda f: f.notna(), "").astype(str)
     else:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
