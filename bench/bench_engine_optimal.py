@@ -86,7 +86,8 @@ def anonymize_argv(path: Path, repeat: int, engine: str | None) -> list[str]:
             "--out", str(path.parent / f"out-{engine or 'memory'}.parquet")]
     for q in qis:
         argv += ["--hierarchy", f"{q}={path.parent / f'{q}.csv'}"]
-    return argv + (["--engine", engine] if engine else [])
+    argv += ["--engine", engine] if engine else []
+    return argv + (["--spark-master", "local[2]"] if engine == "spark" else [])
 
 
 # --- one measurement per process ------------------------------------------------------------
@@ -183,6 +184,8 @@ def note(result: dict) -> str:
         same = same and result["smallest_class"] >= 5 * repeat
         return (f"{text}; {result['written_rows']:,} records written, smallest class {result['smallest_class']:,} "
                 f"({'as expected' if same else f'EXPECTED {expected:,} records, classes >= {5 * repeat:,}'})")
+    if result.get("code", 0) != 0 or result.get("utility") is None:
+        return f"{text}; FAILED (exit {result.get('code')})"
     levels, utility = tuple(result["levels"]), result["utility"]
     right = levels == LEVELS and utility is not None and round(utility, 5) == LOSS
     right = right and result["suppressed"] == SUPPRESSED * (1 if result["kind"] == "memory-search" else repeat)
