@@ -141,10 +141,11 @@ def _pair(text: str | None) -> tuple[str, ...] | None:
 def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
     """The recipe re-applied where the file lies; the engine writes --out (CSV, or Parquet by suffix)."""
     from ..engine import connect, estimate_scan, scan_note, scan_size
-    from ..workflow.engine_replay import apply_recipe as on_engine
+    from ..workflow.engine_replay import apply_recipe as on_engine, require_queries
 
     if args.spark_master and args.engine != "spark":
         raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
+    require_queries(recipe, args.engine)  # before starting an engine or announcing a scan
     engine = connect(args.engine, master=args.spark_master)
     size = scan_size(args.file)
     passes = 3 + sum(1 for s in recipe.steps if s.step.kind == "suppression")  # typing, loaded records, write (+ cells)

@@ -121,12 +121,14 @@ def _anonymize(args: argparse.Namespace) -> int:
         return anonymize_on_engine(args, dataset, shield=shield, k=k, given=given, requirements=requirements,
                                    max_suppressed=max_suppressed, measure=measure, columns=columns)
     hierarchies = {}
+    # records per row (a frequency-ordered hierarchy orders by records, as on an engine)
+    counts = dataset.frame[dataset.count].to_numpy() if dataset.count else None
     for attribute in shield:  # built on (and checked against) every value of the file, so a recipe covers it
         values = dataset.frame[attribute]
         if attribute in given:
             hierarchies[attribute] = validate_hierarchy(given[attribute], values, attribute)
         else:
-            hierarchies[attribute] = default_hierarchy(values, attribute)[1]
+            hierarchies[attribute] = default_hierarchy(values, attribute, counts=counts)[1]
     result = search(frame, shield, k, hierarchies, args.method, count=dataset.count, requirements=requirements,
                     max_suppressed=max_suppressed, measure=measure, time_limit=args.time_limit)
     target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)

@@ -110,6 +110,7 @@ def apply_recipe(
         engine = source.engine
     elif isinstance(engine, str):
         engine = shared(engine)
+    require_queries(recipe, engine.name)
     reading = recipe.source.reading
     if reading.header is False:
         raise DataFileError("The recipe's file had no header row; the engines read files whose first row names the columns.")
@@ -129,11 +130,6 @@ def apply_recipe(
     rows = table.raw.select(**{c.name: _typed(table.value(c.name), c.type) for c in recipe.source.columns})
     loaded = _table(rows, engine, roles, recipe.source.missing)
     for i, s in enumerate(recipe.steps, start=1):
-        if getattr(s.step, "whole_table", False):
-            raise ParameterError(
-                f"Step {i} ({s.step.describe()}) is recomputed from all records together, which the {engine.name} "
-                "engine does not do; apply this recipe without --engine."
-            )
         try:
             rows = _suppress(s.step, rows, engine) if isinstance(s.step, SuppressionStep) else _map_values(s.step, rows, engine)
         except RecipeError:
@@ -173,6 +169,25 @@ def _read_back(engine: Engine, path: Path, final: EngineTable, renamed: dict[str
                         roles={})
     roles = {c: final.roles.get(c, Role.IGNORE) for c in table.columns}
     return table.with_roles(roles).with_missing(final.missing)
+
+
+def require_queries(recipe: Recipe, engine: str = "duckdb") -> None:
+    """A sentence naming the first step that needs all records at once (local suppression,
+    microaggregation), which an engine does not run; nothing when every step is a query.
+
+    >>> from anonlib.workflow.local_steps import LocalSuppressionStep
+    >>> from anonlib.workflow.recipe import RecipeStep
+    >>> require_queries(Recipe(None, None, (RecipeStep(LocalSuppressionStep(("age",), 5)),), ()))
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ParameterError: Step 1 (Local suppression to k = 5: quasi-identifier cells blanked as * (age)) is recomputed from all records together, which the duckdb engine does not do; apply this recipe without --engine.
+    """
+    for i, s in enumerate(recipe.steps, start=1):
+        if getattr(s.step, "whole_table", False):
+            raise ParameterError(
+                f"Step {i} ({s.step.describe()}) is recomputed from all records together, which the {engine} "
+                "engine does not do; apply this recipe without --engine."
+            )
 
 
 def _typed(column, kind: str):
