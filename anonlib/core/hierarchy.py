@@ -282,22 +282,31 @@ def taxonomy_hierarchy(groups: Mapping[str, Sequence[str]]) -> pd.DataFrame:
 FAN_OUT = 4  # values per group at each level of a frequency hierarchy (few levels: small lattices)
 
 
-def frequency_hierarchy(values: Iterable, fan_out: int = FAN_OUT) -> pd.DataFrame:
+def frequency_hierarchy(values: Iterable, fan_out: int = FAN_OUT, *, counts: Iterable[int] | None = None) -> pd.DataFrame:
     """Categories grouped by frequency order, where nothing better is known: the
     distinct values sorted by how many records hold them (most first, ties by text),
     then consecutive groups of ``fan_out`` values, of ``fan_out``\u00b2, ... up to ``*``.
     Rare values share a group with the values nearest them in frequency, so a search
     can merge the rare ones and keep the common ones apart. A group is named by its
     members ("{a, b}"), or its first two and its size when it is larger.
+    ``counts`` gives the records each entry of ``values`` stands for (a table of
+    distinct values and their records, as a data engine returns it).
 
     >>> frequency_hierarchy(["a"] * 5 + ["b"] * 3 + ["c"] * 2 + ["d", "e"], fan_out=2).values.tolist()
     [['a', '{a, b}', '{a, b, c, d}', '*'], ['b', '{a, b}', '{a, b, c, d}', '*'], ['c', '{c, d}', '{a, b, c, d}', '*'], ['d', '{c, d}', '{a, b, c, d}', '*'], ['e', '{e}', '{e}', '*']]
+    >>> frequency_hierarchy(["e", "a", "b", "c", "d"], 2, counts=[1, 5, 3, 2, 1]).equals(
+    ...     frequency_hierarchy(["a"] * 5 + ["b"] * 3 + ["c"] * 2 + ["d", "e"], fan_out=2))
+    True
     """
     if fan_out < 2:
         raise HierarchyError("A frequency hierarchy groups at least 2 values at each level.")
-    series = pd.Series([value_key(v) for v in pd.Series(list(values), dtype=object).dropna()], dtype=object)
-    series = series[series != MISSING_LABEL]
-    counts = series.value_counts()
+    given = pd.Series(list(values), dtype=object)
+    weights = pd.Series(1 if counts is None else list(counts), index=given.index, dtype="int64")
+    present = given.notna()
+    series = pd.Series([value_key(v) for v in given[present]], dtype=object)
+    weights = weights[present].reset_index(drop=True)
+    kept = (series != MISSING_LABEL).to_numpy()
+    counts = weights[kept].groupby(series[kept].to_numpy(), sort=False).sum()
     order = sorted(counts.index, key=lambda v: (-int(counts[v]), v))
     if len(order) <= 2:
         return flat_hierarchy(order)
@@ -630,7 +639,7 @@ def nice_width(span: float, parts: int = 16) -> float:
     return float(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw))
 
 
-def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFrame]:
+def default_hierarchy(values: Iterable, name: str = "", *, counts: Iterable[int] | None = None) -> tuple[str, pd.DataFrame]:
     """A sensible first hierarchy for a column, and the kind of builder used.
 
     By the column's type, first match wins: ICD-10 codes get the bundled ICD-10
@@ -642,7 +651,9 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
     knows (US states, countries, race; ``anonlib.core.taxonomy``) that taxonomy;
     other categories with more than two values groups in frequency order
     (``frequency_hierarchy``), so a search can coarsen a column without erasing it;
-    two values or fewer are flat (value -> ``*``).
+    two values or fewer are flat (value -> ``*``). ``counts`` gives the records each
+    entry of ``values`` stands for (only the frequency order uses them), so a table of
+    distinct values and their records builds the hierarchy the records would.
 
     >>> default_hierarchy([52003, 52000], "Zip")[0]
     'masking'
@@ -674,7 +685,7 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
     if known is not None:
         return "bundled taxonomy", known.table
     if len(keys) > 2:
-        return "frequency", frequency_hierarchy(values)
+        return "frequency", frequency_hierarchy(values, counts=counts)
     return "flat", flat_hierarchy(keys)
 
 
