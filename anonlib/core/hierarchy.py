@@ -676,7 +676,7 @@ def default_hierarchy(values: Iterable, name: str = "", *, counts: Iterable[int]
         return "masking", masking_hierarchy(keys)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
     if not numbers.isna().any() and len(keys) > 10:
-        bands, below, above = default_intervals(values)
+        bands, below, above = default_intervals(values, counts=counts)
         return "intervals", interval_hierarchy(keys, bands, top=True, below=below, above=above)
     if not numbers.isna().any():
         return "flat", flat_hierarchy(keys)
@@ -693,29 +693,39 @@ TAIL_SHARE = 0.01  # records in each tail that may be top- or bottom-coded
 LONG_TAIL = 0.5  # a tail is long when it stretches over more than this share of the body's range
 
 
-def tail_cuts(values: Iterable) -> tuple[float | None, float | None]:
+def tail_cuts(values: Iterable, *, counts: Iterable[int] | None = None) -> tuple[float | None, float | None]:
     """Where a numeric column's long tails begin: the 1st and the 99th percentile of its
-    records (each value as often as it occurs), each only when the values beyond it
-    stretch over more than half the range between the two (None otherwise), so a few
-    extreme records are coded as one value instead of stretching every band.
+    records (the records ranked ceil(1% of n - 1) and floor(99% of n - 1) in value order),
+    each only when the values beyond it stretch over more than half the range between
+    the two (None otherwise), so a few extreme records are coded as one value instead of
+    stretching every band. ``counts`` gives the records of each listed value (a table
+    of distinct values, as an engine returns it): the cuts are those of the records.
 
     >>> tail_cuts(list(range(100)))  # no long tail
     (None, None)
     >>> tail_cuts([0] * 50 + [1] * 30 + [2] * 15 + [3, 4, 5, 40, 80])  # 80 is beyond the 99th percentile
     (None, 40.0)
+    >>> tail_cuts([0, 1, 2, 3, 4, 5, 40, 80], counts=[50, 30, 15, 1, 1, 1, 1, 1])
+    (None, 40.0)
     """
     x = pd.to_numeric(pd.Series(list(values) if not isinstance(values, pd.Series) else values), errors="coerce")
-    x = x.dropna().to_numpy(dtype=float)
-    if x.size < 2:
+    weights = np.ones(len(x), dtype=np.int64) if counts is None else np.asarray(list(counts), dtype=np.int64)
+    keep = x.notna().to_numpy()
+    x, weights = x.to_numpy(dtype=float)[keep], weights[keep]
+    n = int(weights.sum())
+    if n < 2:
         return None, None
-    low, high = np.percentile(x, [100 * TAIL_SHARE, 100 * (1 - TAIL_SHARE)], method="closest_observation")
-    body = max(float(high - low), 1e-12)
-    below = float(low) if float(low - x.min()) > LONG_TAIL * body else None
-    above = float(high) if float(x.max() - high) > LONG_TAIL * body else None
+    order = np.argsort(x, kind="stable")
+    x, ends = x[order], np.cumsum(weights[order])  # the record ranked r has the first value whose end > r
+    low = float(x[np.searchsorted(ends, math.ceil(TAIL_SHARE * (n - 1)), side="right")])
+    high = float(x[np.searchsorted(ends, math.floor((1 - TAIL_SHARE) * (n - 1)), side="right")])
+    body = max(high - low, 1e-12)
+    below = low if low - float(x[0]) > LONG_TAIL * body else None
+    above = high if float(x[-1]) - high > LONG_TAIL * body else None
     return below, above
 
 
-def default_intervals(values: Iterable) -> tuple[list[list[Band]], float | None, float | None]:
+def default_intervals(values: Iterable, *, counts: Iterable[int] | None = None) -> tuple[list[list[Band]], float | None, float | None]:
     """The default bands of a numeric column and its tail limits: nested bands over the
     values within the long tails' cuts (``tail_cuts``), bottom coding below the first band
     and top coding above the last one when a tail was cut (None otherwise).
@@ -727,7 +737,7 @@ def default_intervals(values: Iterable) -> tuple[list[list[Band]], float | None,
     values = values if isinstance(values, pd.Series) else list(values)
     keys = _distinct_keys(values)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
-    low, high = tail_cuts(values)
+    low, high = tail_cuts(values, counts=counts)
     body = [k for k, x in zip(keys, numbers) if (low is None or x >= low) and (high is None or x <= high)]
     bands = default_bands(body)
     return bands, (bands[0][0][0] if low is not None else None), (bands[0][-1][1] if high is not None else None)
