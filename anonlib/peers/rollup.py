@@ -25,10 +25,10 @@ records for the whole set) and the m * 2^(m-1) pairs share 2^m tables:
    all its subsets, so a minimum is complete when its superset pulls it. A set
    without the last column is pulled by its first child (P + last); the others
    wait for P + (the largest missing column).
-5. Ties: the minimum is taken on complex numbers, value + 1j * rank, where the
+5. Ties: each running minimum carries the rank of the subset attaining it; the
    rank orders subsets by size and then by the order of the record walk in
-   ``subsets._search`` (``np.minimum`` compares complex numbers lexicographically),
-   so the worst subset is the one the record walk reports.
+   ``subsets._search``, and equal values keep the lower rank, so the worst subset
+   is the one the record walk reports.
 
 Only the full set's table is read per record, once, at the end.
 """
@@ -95,20 +95,21 @@ def lattice_matrix(
     pq = np.array([qs[j] for j in walk], dtype=np.float64)
     alternatives = np.array([max(c - 1, 0) for c in pcards], dtype=np.float64)
     rank = _subset_ranks(m)
+    rank_type = np.int16 if (1 << m) <= np.iinfo(np.int16).max else np.int32
     full, last = (1 << m) - 1, m - 1
     step = max(full // 200, 1)
     done = [0, 0]
-    pending: dict[int, list[tuple[np.ndarray, int]]] = {}
-    result: dict[str, np.ndarray] = {}
+    pending: dict[int, list[tuple[tuple[np.ndarray, np.ndarray], int]]] = {}
+    result: dict[str, object] = {}
 
-    def evaluate(mask: int, positions: list[int], cell_w: np.ndarray, edges: np.ndarray, n_groups: int) -> np.ndarray:
-        """Own values of every (s in P, P - s) pair on T_P's cells, as value + 1j * rank."""
+    def evaluate(mask: int, positions: list[int], cell_w: np.ndarray, edges: np.ndarray,
+                 n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+        """Own values of every (s in P, P - s) pair on T_P's cells, and the subsets' ranks."""
         k, n = edges.shape
         flat = edges.reshape(-1)
         # #{a_i} per (target, cell): the cells' records rolled up to their group and read back
         peers = np.bincount(flat, weights=np.broadcast_to(cell_w, (k, n)).reshape(-1), minlength=n_groups)[edges]
-        out = np.empty((k, n), dtype=np.complex128)
-        values = out.real
+        values = np.empty((k, n))
         np.divide(cell_w, peers, out=values)  # #{s_i, a_i} / #{a_i}, exact counts in float64
         if measure == "ppp":
             np.subtract(1.0, values, out=values)
@@ -118,21 +119,31 @@ def lattice_matrix(
             alt = alternatives[positions][:, None]
             np.divide(considered, np.where(alt > 0, alt, 1.0), out=values)
             values[alt[:, 0] == 0] = 0.0  # a single value: PoAC 0
-        out.imag = np.array([rank[mask & ~(1 << s)] for s in positions], dtype=np.float64)[:, None]
+        ranks = np.empty((k, n), dtype=rank_type)
+        ranks[:] = np.array([rank[mask & ~(1 << s)] for s in positions], dtype=rank_type)[:, None]
         if not include_empty and k == 1:
             values[:] = np.inf
         if mask == full:
             result["npp"] = np.rint(peers - cell_w).astype(np.int64)
-        return out
+        return values, ranks
 
-    def pull(agg: np.ndarray, positions: list[int], child: np.ndarray, y: int, edge: np.ndarray) -> None:
-        """agg (the targets of P) <- min(agg, the minimum of P - y read through ``edge``)."""
-        lifted = np.take(child, edge, axis=1)
+    def pull(agg: tuple[np.ndarray, np.ndarray], positions: list[int], child: tuple[np.ndarray, np.ndarray], y: int,
+             edge: np.ndarray) -> None:
+        """agg (the targets of P) <- min(agg, the minimum of P - y read through ``edge``);
+        equal values keep the lower rank."""
+        values, ranks = np.take(child[0], edge, axis=1), np.take(child[1], edge, axis=1)
+        scratch = np.empty(values.size, dtype=bool)
         i = positions.index(y)
-        if i:
-            np.minimum(agg[:i], lifted[:i], out=agg[:i])
-        if i < len(positions) - 1:
-            np.minimum(agg[i + 1:], lifted[i:], out=agg[i + 1:])
+        for mine, theirs in ((slice(0, i), slice(0, i)), (slice(i + 1, None), slice(i, None))):
+            v, r, lv, lr = agg[0][mine], agg[1][mine], values[theirs], ranks[theirs]
+            if not v.size:
+                continue
+            better = np.less(lv, v)
+            tie = np.equal(lv, v)
+            tie &= np.less(lr, r, out=scratch[: tie.size].reshape(tie.shape))
+            better |= tie
+            np.copyto(v, lv, where=better)
+            np.copyto(r, lr, where=better)
 
     def visit(mask: int, positions: list[int], ids: np.ndarray, n_cells: int, edges: np.ndarray | None,
               n_groups: int, agg: np.ndarray | None) -> None:
@@ -174,7 +185,7 @@ def lattice_matrix(
     visit(0, [], np.zeros(n_distinct, dtype=np.int64), 1, None, 0, None)
     report(progress, full, full, "auxiliary combinations")
 
-    agg, cell_of_row = result["agg"], result["ids"]
+    (agg_values, agg_ranks), cell_of_row = result["agg"], result["ids"]
     universe = np.array([sum(1 << walk[p] for p in range(m) if pm >> p & 1) for pm in range(1 << m)], dtype=np.int64)
     mask_of_rank = np.empty(1 << m, dtype=np.int64)
     mask_of_rank[rank] = universe
@@ -182,10 +193,8 @@ def lattice_matrix(
     worst = np.empty((m, n_distinct), dtype=np.int64)
     npp = np.empty((m, n_distinct), dtype=np.int64)
     for p, j in enumerate(walk):
-        per_row = agg[p, cell_of_row]
-        values[j] = per_row.real
-        finite = np.isfinite(per_row.real)
-        worst[j] = np.where(finite, mask_of_rank[np.where(finite, per_row.imag, 0).astype(np.int64)], 0)
+        values[j] = agg_values[p, cell_of_row]
+        worst[j] = np.where(np.isfinite(values[j]), mask_of_rank[agg_ranks[p, cell_of_row]], 0)
         npp[j] = result["npp"][p, cell_of_row]
     return values[:, row_ids], worst[:, row_ids], npp[:, row_ids]
 
