@@ -84,7 +84,7 @@ def lattice_matrix(
     ([[0.333, 0.5, 0.0], [0.333, 0.0, 0.5]], [[0, 2, 2], [0, 1, 1]], [[1, 1, 0], [1, 0, 1]])
     """
     m = len(codes)
-    row_ids, n_distinct = combine(list(codes), list(cards))
+    row_ids, n_distinct = combine(list(codes), list(cards), ordered=False)
     distinct = Classes.from_ids(row_ids, n_distinct, weights)
     first = distinct.first_rows
     row_weights = distinct.sizes.astype(np.float64)
@@ -132,25 +132,28 @@ def lattice_matrix(
         """agg (the targets of P) <- min(agg, the minimum of P - y read through ``edge``);
         equal values keep the lower rank."""
         values, ranks = np.take(child[0], edge, axis=1), np.take(child[1], edge, axis=1)
-        scratch = np.empty(values.size, dtype=bool)
         i = positions.index(y)
         for mine, theirs in ((slice(0, i), slice(0, i)), (slice(i + 1, None), slice(i, None))):
             v, r, lv, lr = agg[0][mine], agg[1][mine], values[theirs], ranks[theirs]
             if not v.size:
                 continue
-            better = np.less(lv, v)
-            tie = np.equal(lv, v)
-            tie &= np.less(lr, r, out=scratch[: tie.size].reshape(tie.shape))
-            better |= tie
-            np.copyto(v, lv, where=better)
-            np.copyto(r, lr, where=better)
+            smaller, tie = np.less(lv, v), np.equal(lv, v)
+            np.minimum(r, lr, out=r, where=tie)  # equal values: the lower rank
+            np.copyto(r, lr, where=smaller)
+            np.minimum(v, lv, out=v)
 
-    def visit(mask: int, positions: list[int], ids: np.ndarray, n_cells: int, edges: np.ndarray | None,
-              n_groups: int, agg: np.ndarray | None) -> None:
+    def visit(mask: int, positions: list[int], rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_cells: int,
+              edges: np.ndarray | None, n_groups: int, agg: tuple[np.ndarray, np.ndarray] | None) -> None:
+        # rows: the records distinct on Q and on every column after Q's last (all that Q's
+        # subtree can still tell apart): their cell of T_Q, their records, a distinct record each
+        ids, weights, representative = rows
         top = positions[-1] if positions else -1
+        chain = None  # the rows refined by the columns last, last - 1, ..., c: the children's rows
         for c in range(last, top, -1):  # decreasing: every set comes after all its subsets
             child_mask, child_positions = mask | (1 << c), [*positions, c]
-            split = refine(ids, n_cells, pcodes[c], pcards[c], row_weights)
+            column = pcodes[c][representative]
+            split = refine(ids, n_cells, column, pcards[c], weights)
+            chain = split if chain is None else refine(chain.ids, chain.n_classes, column, pcards[c], weights)
             k = len(child_positions)
             child_edges = np.empty((k, split.n_classes), dtype=np.int64)
             n_rest = 0
@@ -174,15 +177,19 @@ def lattice_matrix(
                 done[1] = done[0]
                 report(progress, done[0], full, "auxiliary combinations")
             if child_mask == full:
-                result["agg"], result["ids"] = child_agg, split.ids
+                cell_of_row = np.empty(n_distinct, dtype=np.int64)
+                cell_of_row[representative] = split.ids  # here every row is one distinct record
+                result["agg"], result["ids"] = child_agg, cell_of_row
                 continue
-            if child_mask >> last & 1:  # has the last column: waits for the largest missing one
+            if c == last:  # a leaf of the walk; its minimum waits for the largest missing column
                 y = max(p for p in range(m) if not child_mask >> p & 1)
                 pending.setdefault(child_mask | (1 << y), []).append((child_agg, y))
-                child_agg = None
-            visit(child_mask, child_positions, split.ids, split.n_classes, child_edges, child_groups, child_agg)
+                continue
+            first = _first_rows(chain.ids, chain.n_classes)
+            child_rows = (split.ids[first], chain.sizes, representative[first])
+            visit(child_mask, child_positions, child_rows, split.n_classes, child_edges, child_groups, child_agg)
 
-    visit(0, [], np.zeros(n_distinct, dtype=np.int64), 1, None, 0, None)
+    visit(0, [], (np.zeros(n_distinct, dtype=np.int64), row_weights, np.arange(n_distinct)), 1, None, 0, None)
     report(progress, full, full, "auxiliary combinations")
 
     (agg_values, agg_ranks), cell_of_row = result["agg"], result["ids"]
@@ -197,6 +204,13 @@ def lattice_matrix(
         worst[j] = np.where(np.isfinite(values[j]), mask_of_rank[agg_ranks[p, cell_of_row]], 0)
         npp[j] = result["npp"][p, cell_of_row]
     return values[:, row_ids], worst[:, row_ids], npp[:, row_ids]
+
+
+def _first_rows(ids: np.ndarray, n: int) -> np.ndarray:
+    """One row of each class (the first): ``Classes.first_rows`` without the counts."""
+    first = np.empty(n, dtype=np.int64)
+    first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
+    return first
 
 
 def _first_id(row: np.ndarray) -> int:
