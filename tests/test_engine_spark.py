@@ -31,6 +31,7 @@ if not eng.java_available():  # .ci/run installs Java 17; a developer machine ma
 
 
 from test_engine import engine_recipe, model_requirements, released_rows  # noqa: E402
+from test_engine_anonymize import same_answer  # noqa: E402
 
 KEYS = ("adult", "diabetes", "heart_cleveland")
 
@@ -141,3 +142,20 @@ def test_a_recipe_applied_on_spark_releases_the_in_memory_table(key, tmp_path: P
     frame = pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts if p.stat().st_size])
     frame = frame.sort_values(list(frame.columns)).reset_index(drop=True)
     pd.testing.assert_frame_equal(frame, released_rows(expected.csv))
+
+
+def test_anonymize_on_spark_equals_in_memory(tmp_path: Path, spark, parquet, capsys) -> None:
+    """The optimal search on Spark's class table, the release written by Spark and measured as
+    written: the in-memory command's levels, released rows, loss and exit code."""
+    argv = ["anonymize", str(parquet("adult")), "--shield", "age,sex,race,native-country", "--k", "5",
+            "--max-suppressed", "0.01"]
+    stated, _ = same_answer(argv, tmp_path, capsys, engine="spark")
+    assert stated["levels"] == {"age": 1, "sex": 0, "race": 1, "native-country": 1}
+    assert stated["met"] is True and stated["suppressed"] == 323
+    not_met = tmp_path / "t.parquet"
+    pd.DataFrame({"q0": list("aaaaaaaaabcba"),
+                  "dx": ["flu", "hiv", "flu", "flu", "flu", "none", "none", "none", "none", "flu", "flu", "hiv",
+                         "none"]}).to_parquet(not_met)
+    stated, _ = same_answer(["anonymize", str(not_met), "--shield", "q0", "--k", "1", "--require", "t_closeness:dx=0.4",
+                             "--max-suppressed", "0.1", "--method", "iab"], tmp_path, capsys, engine="spark")
+    assert stated["met"] is False and stated["failing_records"] == 2

@@ -151,3 +151,25 @@ def test_anonymity_vector_of_the_caballero_example() -> None:
         anonymity_vector([1, -2])
     with pytest.raises(ParameterError):
         anonymity_vector([1.5])
+
+
+def test_refine_splits_classes_in_order_and_rolls_back_up():
+    from anonlib.core.equivalence import Classes, refine
+
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, 5, 200)
+    codes = rng.integers(0, 4, 200)
+    weights = rng.integers(1, 4, 200)
+    r = refine(ids, 5, codes, 4, weights)
+    # the same classes as combining the two columns, numbered by (parent class, code)
+    expected, n = combine([ids, codes], [5, 4])
+    assert r.n_classes == n and r.ids.tolist() == expected.tolist()
+    assert (r.parent == ids[Classes.from_ids(r.ids, n).first_rows]).all()
+    assert (r.code == codes[Classes.from_ids(r.ids, n).first_rows]).all()
+    assert np.all(np.diff(r.parent * 4 + r.code) > 0)
+    assert r.sizes.tolist() == np.bincount(r.ids, weights=weights).tolist()
+    # the parent map rolls the new table up to the old one without the rows
+    assert np.bincount(r.parent, weights=r.sizes, minlength=5).tolist() == np.bincount(ids, weights=weights, minlength=5).tolist()
+    # a key space too large for a bincount goes through hashing, same classes
+    wide = refine(ids * 100_000, 500_000, codes, 4)
+    assert wide.ids.tolist() == expected.tolist() and wide.parent.tolist() == (r.parent * 100_000).tolist()

@@ -289,3 +289,18 @@ def test_the_tree_counts_values_and_records_and_each_parent_holds_its_children()
             assert node.values == sum(c.values for c in children)
     assert sum(n.records for n in nodes if n.level == 0) == len(frame)
     assert sorted((n.level, n.label) for n in nodes) == sorted({(j, str(v)) for j in range(h.shape[1]) for v in h[j]})
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 60), min_size=20, max_size=200), st.lists(st.integers(-3000, 3000), max_size=3))
+def test_a_table_of_distinct_values_with_counts_gets_the_records_hierarchy(body, outliers):
+    """What an engine returns (each distinct value once, with its records) builds the same
+    default hierarchy, tails included, as the records themselves."""
+    records = pd.Series(body + outliers)
+    table = records.value_counts(sort=False)
+    assert tail_cuts(table.index, counts=table.to_numpy()) == tail_cuts(records)
+    kind, from_records = default_hierarchy(records, "n")
+    kind_counted, from_counts = default_hierarchy(list(table.index), "n", counts=list(table.to_numpy()))
+    assert kind == kind_counted
+    as_rows = lambda h: sorted(map(tuple, h.astype(str).to_numpy()))  # noqa: E731
+    assert as_rows(from_records) == as_rows(from_counts)

@@ -6,7 +6,9 @@ damaged recipe, a file of another layout, a value no step knows, a recipe
 edited after it was written or without a digest: ``--accept-edited`` applies
 it anyway and the output, the JSON and the package say so). With
 ``--engine duckdb|spark`` the file (or folder, or pattern) is rewritten where it
-lies and the engine writes ``--out`` (``anonlib.workflow.engine_replay``). With
+lies and the engine writes ``--out`` (``anonlib.workflow.engine_replay``), the
+target then measured on the file as written; standard error first says how much
+the engine is about to read and about how long it takes. With
 ``--release-view`` the output (and ``--json``, under ``release_view``) adds what
 the release is still good for (``anonlib.workflow.release_view``): records,
 distributions before and after, a contingency table (``--pair``) and the
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import dataclass
 
 from ..core.errors import ParameterError
@@ -137,12 +140,19 @@ def _pair(text: str | None) -> tuple[str, ...] | None:
 
 def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
     """The recipe re-applied where the file lies; the engine writes --out (CSV, or Parquet by suffix)."""
-    from ..engine import connect
-    from ..workflow.engine_replay import apply_recipe as on_engine
+    from ..engine import connect, estimate_scan, scan_note, scan_size
+    from ..workflow.engine_replay import apply_recipe as on_engine, require_queries
 
     if args.spark_master and args.engine != "spark":
         raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
+    require_queries(recipe, args.engine)  # before starting an engine or announcing a scan
     engine = connect(args.engine, master=args.spark_master)
+    size = scan_size(args.file)
+    passes = 3 + sum(1 for s in recipe.steps if s.step.kind == "suppression")  # typing, loaded records, write (+ cells)
+    estimate = estimate_scan(size, len(recipe.source.columns), engine.name, passes=passes,
+                             what=f"re-applying {len(recipe.steps)} step{'s' if len(recipe.steps) != 1 else ''} "
+                             "and writing the release")
+    print(f"note: {scan_note(size, estimate, engine.name)}", file=sys.stderr, flush=True)
     if not args.out:
         replay = on_engine(recipe, args.file, out=None, engine=engine)
     else:

@@ -30,7 +30,10 @@ from ..workflow.release import release_csv
 from ..measures.models import MODELS, suppression_limit
 from ..workflow.steps import GeneralizationStep, SuppressionStep
 from ..workflow.target import ReleaseTarget
+from .anonymize_engine import refuse_in_memory_options
+from .anonymize_engine import run as anonymize_on_engine
 from .common import (
+    _columns,
     analysed_columns,
     analysis_frame,
     command,
@@ -85,6 +88,9 @@ def _hierarchy_files(specs: Sequence[str]) -> dict[str, pd.DataFrame]:
 
 
 def _anonymize(args: argparse.Namespace) -> int:
+    on_engine = bool(args.engine or args.spark_master)
+    if on_engine:
+        refuse_in_memory_options(args)
     dataset, table = read_dataset(args)
     k = whole_k(args.k)
     shield = once(split(args.shield), "--shield")
@@ -100,7 +106,8 @@ def _anonymize(args: argparse.Namespace) -> int:
         raise ParameterError(f"The time limit is a number of seconds above 0; got {args.time_limit:g}.")
     modelled = [r.sensitive for r in requirements]
     wanted = set(shield) | set(dataset.quasi_identifiers + dataset.sensitive) | set(modelled)
-    columns = [c for c in dataset.frame.columns if c in wanted] + [c for c in shield if c not in dataset.frame.columns]
+    names = _columns(dataset)
+    columns = [c for c in names if c in wanted] + [c for c in shield if c not in names]
     columns += [c for c in dict.fromkeys(modelled) if c not in columns]
     frame, dropped = analysis_frame(dataset, columns, "--shield")
     distances = {r.sensitive for r in requirements if r.model == "t_closeness"}
@@ -110,13 +117,18 @@ def _anonymize(args: argparse.Namespace) -> int:
             f"Hierarchies were given for {join_names(unknown)}, which is not in the shield "
             "(nor the sensitive attribute of a --require t_closeness:...)."
         )
+    if on_engine:  # the search on the file's class table, the release written and measured by the engine
+        return anonymize_on_engine(args, dataset, shield=shield, k=k, given=given, requirements=requirements,
+                                   max_suppressed=max_suppressed, measure=measure, columns=columns)
     hierarchies = {}
+    # records per row (a frequency-ordered hierarchy orders by records, as on an engine)
+    counts = dataset.frame[dataset.count].to_numpy() if dataset.count else None
     for attribute in shield:  # built on (and checked against) every value of the file, so a recipe covers it
         values = dataset.frame[attribute]
         if attribute in given:
             hierarchies[attribute] = validate_hierarchy(given[attribute], values, attribute)
         else:
-            hierarchies[attribute] = default_hierarchy(values, attribute)[1]
+            hierarchies[attribute] = default_hierarchy(values, attribute, counts=counts)[1]
     result = search(frame, shield, k, hierarchies, args.method, count=dataset.count, requirements=requirements,
                     max_suppressed=max_suppressed, measure=measure, time_limit=args.time_limit)
     target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
@@ -275,7 +287,8 @@ def register(commands) -> None:
     anonymize.add_argument("--max-suppressed", default=0.0, type=float,
                            help="share of records whose classes fail k or a model and may be suppressed "
                            "(default 0), e.g. 0.01")
-    anonymize.add_argument("--out", metavar="CSV", help="write the generalized table to this CSV file")
+    anonymize.add_argument("--out", metavar="CSV", help="write the generalized table to this CSV file "
+                           "(with --engine: written by the engine; a .parquet name writes Parquet)")
     anonymize.add_argument(
         "--recipe", metavar="JSON",
         help="write the recipe of this generalization (re-apply it with `python -m anonlib apply`)",
@@ -284,3 +297,4 @@ def register(commands) -> None:
                            "recipe.json, README.txt, SHA256SUMS); check it with `python -m anonlib verify`")
     anonymize.set_defaults(outputs=("out", "recipe", "package"))
     anonymize.add_argument("--json", action="store_true", help="print the result as JSON")
+    engine_arguments(anonymize)

@@ -174,6 +174,61 @@ def combine(
     return _densify(key, ordered) if space > 4 * n_rows + 1024 else _compact(key, space)
 
 
+@dataclass(frozen=True)
+class Refinement:
+    """Classes split by one more column (``refine``): each row's new class id, the
+    records in each new class, and per new class the class it came from
+    (``parent``) and its code in the column.
+
+    New classes are numbered in the order of (parent class, code), so refining
+    lexicographically numbered classes by a later column keeps them lexicographic.
+    ``parent`` is the roll-up map: ``np.bincount(parent, weights=sizes)`` gives the
+    parent classes' sizes back from the new table without touching the rows.
+    """
+
+    ids: np.ndarray
+    n_classes: int
+    sizes: np.ndarray
+    parent: np.ndarray
+    code: np.ndarray
+
+
+def refine(
+    ids: np.ndarray, n_classes: int, codes: np.ndarray, cardinality: int, weights: np.ndarray | None = None
+) -> Refinement:
+    """Split the classes ``ids`` (``0..n_classes-1``) by one more code column; ``weights``
+    = records per row, each at least 1 (None: one each); the new classes' sizes are
+    float64 record counts (exact up to 2**53).
+
+    >>> r = refine(np.array([0, 0, 1, 1]), 2, np.array([1, 0, 1, 1]), 2)
+    >>> r.ids.tolist(), r.n_classes, r.sizes.tolist(), r.parent.tolist(), r.code.tolist()
+    ([1, 0, 2, 2], 3, [1.0, 1.0, 2.0], [0, 0, 1], [0, 1, 1])
+    """
+    card = max(int(cardinality), 1)
+    space = max(int(n_classes), 1) * card
+    if space >= _KEY_LIMIT:
+        raise ParameterError("Too many classes to refine by one more column.")
+    key = np.asarray(ids, dtype=np.int64) * card
+    key += np.asarray(codes, dtype=np.int64)
+    if len(key) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return Refinement(empty, 0, np.zeros(0), empty, empty)
+    ones = np.ones(len(key)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if space <= 8 * len(key) + (1 << 20):  # a bincount over the key space is cheaper than hashing
+        counts = np.bincount(key, weights=ones, minlength=space)
+        present = counts > 0
+        keys = np.flatnonzero(present)
+        remap = np.cumsum(present) - 1
+        new_ids = remap[key]
+        sizes = counts[keys]
+    else:
+        new_ids, keys = pd.factorize(key, sort=True)
+        new_ids = new_ids.astype(np.int64, copy=False)
+        keys = np.asarray(keys, dtype=np.int64)
+        sizes = np.bincount(new_ids, weights=ones, minlength=len(keys))
+    return Refinement(new_ids, int(len(keys)), sizes, keys // card, keys % card)
+
+
 def _densify(key: np.ndarray, ordered: bool = True) -> tuple[np.ndarray, int]:
     """Dense ids for arbitrary int64 keys (hash factorization, O(n); sorted when ``ordered``)."""
     ids, uniques = pd.factorize(key, sort=ordered)

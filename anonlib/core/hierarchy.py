@@ -282,22 +282,31 @@ def taxonomy_hierarchy(groups: Mapping[str, Sequence[str]]) -> pd.DataFrame:
 FAN_OUT = 4  # values per group at each level of a frequency hierarchy (few levels: small lattices)
 
 
-def frequency_hierarchy(values: Iterable, fan_out: int = FAN_OUT) -> pd.DataFrame:
+def frequency_hierarchy(values: Iterable, fan_out: int = FAN_OUT, *, counts: Iterable[int] | None = None) -> pd.DataFrame:
     """Categories grouped by frequency order, where nothing better is known: the
     distinct values sorted by how many records hold them (most first, ties by text),
     then consecutive groups of ``fan_out`` values, of ``fan_out``\u00b2, ... up to ``*``.
     Rare values share a group with the values nearest them in frequency, so a search
     can merge the rare ones and keep the common ones apart. A group is named by its
     members ("{a, b}"), or its first two and its size when it is larger.
+    ``counts`` gives the records each entry of ``values`` stands for (a table of
+    distinct values and their records, as a data engine returns it).
 
     >>> frequency_hierarchy(["a"] * 5 + ["b"] * 3 + ["c"] * 2 + ["d", "e"], fan_out=2).values.tolist()
     [['a', '{a, b}', '{a, b, c, d}', '*'], ['b', '{a, b}', '{a, b, c, d}', '*'], ['c', '{c, d}', '{a, b, c, d}', '*'], ['d', '{c, d}', '{a, b, c, d}', '*'], ['e', '{e}', '{e}', '*']]
+    >>> frequency_hierarchy(["e", "a", "b", "c", "d"], 2, counts=[1, 5, 3, 2, 1]).equals(
+    ...     frequency_hierarchy(["a"] * 5 + ["b"] * 3 + ["c"] * 2 + ["d", "e"], fan_out=2))
+    True
     """
     if fan_out < 2:
         raise HierarchyError("A frequency hierarchy groups at least 2 values at each level.")
-    series = pd.Series([value_key(v) for v in pd.Series(list(values), dtype=object).dropna()], dtype=object)
-    series = series[series != MISSING_LABEL]
-    counts = series.value_counts()
+    given = pd.Series(list(values), dtype=object)
+    weights = pd.Series(1 if counts is None else list(counts), index=given.index, dtype="int64")
+    present = given.notna()
+    series = pd.Series([value_key(v) for v in given[present]], dtype=object)
+    weights = weights[present].reset_index(drop=True)
+    kept = (series != MISSING_LABEL).to_numpy()
+    counts = weights[kept].groupby(series[kept].to_numpy(), sort=False).sum()
     order = sorted(counts.index, key=lambda v: (-int(counts[v]), v))
     if len(order) <= 2:
         return flat_hierarchy(order)
@@ -630,7 +639,7 @@ def nice_width(span: float, parts: int = 16) -> float:
     return float(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw))
 
 
-def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFrame]:
+def default_hierarchy(values: Iterable, name: str = "", *, counts: Iterable[int] | None = None) -> tuple[str, pd.DataFrame]:
     """A sensible first hierarchy for a column, and the kind of builder used.
 
     By the column's type, first match wins: ICD-10 codes get the bundled ICD-10
@@ -642,7 +651,9 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
     knows (US states, countries, race; ``anonlib.core.taxonomy``) that taxonomy;
     other categories with more than two values groups in frequency order
     (``frequency_hierarchy``), so a search can coarsen a column without erasing it;
-    two values or fewer are flat (value -> ``*``).
+    two values or fewer are flat (value -> ``*``). ``counts`` gives the records each
+    entry of ``values`` stands for (only the frequency order uses them), so a table of
+    distinct values and their records builds the hierarchy the records would.
 
     >>> default_hierarchy([52003, 52000], "Zip")[0]
     'masking'
@@ -665,7 +676,7 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
         return "masking", masking_hierarchy(keys)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
     if not numbers.isna().any() and len(keys) > 10:
-        bands, below, above = default_intervals(values)
+        bands, below, above = default_intervals(values, counts=counts)
         return "intervals", interval_hierarchy(keys, bands, top=True, below=below, above=above)
     if not numbers.isna().any():
         return "flat", flat_hierarchy(keys)
@@ -674,7 +685,7 @@ def default_hierarchy(values: Iterable, name: str = "") -> tuple[str, pd.DataFra
     if known is not None:
         return "bundled taxonomy", known.table
     if len(keys) > 2:
-        return "frequency", frequency_hierarchy(values)
+        return "frequency", frequency_hierarchy(values, counts=counts)
     return "flat", flat_hierarchy(keys)
 
 
@@ -682,29 +693,39 @@ TAIL_SHARE = 0.01  # records in each tail that may be top- or bottom-coded
 LONG_TAIL = 0.5  # a tail is long when it stretches over more than this share of the body's range
 
 
-def tail_cuts(values: Iterable) -> tuple[float | None, float | None]:
+def tail_cuts(values: Iterable, *, counts: Iterable[int] | None = None) -> tuple[float | None, float | None]:
     """Where a numeric column's long tails begin: the 1st and the 99th percentile of its
-    records (each value as often as it occurs), each only when the values beyond it
-    stretch over more than half the range between the two (None otherwise), so a few
-    extreme records are coded as one value instead of stretching every band.
+    records (the records ranked ceil(1% of n - 1) and floor(99% of n - 1) in value order),
+    each only when the values beyond it stretch over more than half the range between
+    the two (None otherwise), so a few extreme records are coded as one value instead of
+    stretching every band. ``counts`` gives the records of each listed value (a table
+    of distinct values, as an engine returns it): the cuts are those of the records.
 
     >>> tail_cuts(list(range(100)))  # no long tail
     (None, None)
     >>> tail_cuts([0] * 50 + [1] * 30 + [2] * 15 + [3, 4, 5, 40, 80])  # 80 is beyond the 99th percentile
     (None, 40.0)
+    >>> tail_cuts([0, 1, 2, 3, 4, 5, 40, 80], counts=[50, 30, 15, 1, 1, 1, 1, 1])
+    (None, 40.0)
     """
     x = pd.to_numeric(pd.Series(list(values) if not isinstance(values, pd.Series) else values), errors="coerce")
-    x = x.dropna().to_numpy(dtype=float)
-    if x.size < 2:
+    weights = np.ones(len(x), dtype=np.int64) if counts is None else np.asarray(list(counts), dtype=np.int64)
+    keep = x.notna().to_numpy()
+    x, weights = x.to_numpy(dtype=float)[keep], weights[keep]
+    n = int(weights.sum())
+    if n < 2:
         return None, None
-    low, high = np.percentile(x, [100 * TAIL_SHARE, 100 * (1 - TAIL_SHARE)], method="closest_observation")
-    body = max(float(high - low), 1e-12)
-    below = float(low) if float(low - x.min()) > LONG_TAIL * body else None
-    above = float(high) if float(x.max() - high) > LONG_TAIL * body else None
+    order = np.argsort(x, kind="stable")
+    x, ends = x[order], np.cumsum(weights[order])  # the record ranked r has the first value whose end > r
+    low = float(x[np.searchsorted(ends, math.ceil(TAIL_SHARE * (n - 1)), side="right")])
+    high = float(x[np.searchsorted(ends, math.floor((1 - TAIL_SHARE) * (n - 1)), side="right")])
+    body = max(high - low, 1e-12)
+    below = low if low - float(x[0]) > LONG_TAIL * body else None
+    above = high if float(x[-1]) - high > LONG_TAIL * body else None
     return below, above
 
 
-def default_intervals(values: Iterable) -> tuple[list[list[Band]], float | None, float | None]:
+def default_intervals(values: Iterable, *, counts: Iterable[int] | None = None) -> tuple[list[list[Band]], float | None, float | None]:
     """The default bands of a numeric column and its tail limits: nested bands over the
     values within the long tails' cuts (``tail_cuts``), bottom coding below the first band
     and top coding above the last one when a tail was cut (None otherwise).
@@ -716,7 +737,7 @@ def default_intervals(values: Iterable) -> tuple[list[list[Band]], float | None,
     values = values if isinstance(values, pd.Series) else list(values)
     keys = _distinct_keys(values)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
-    low, high = tail_cuts(values)
+    low, high = tail_cuts(values, counts=counts)
     body = [k for k, x in zip(keys, numbers) if (low is None or x >= low) and (high is None or x <= high)]
     bands = default_bands(body)
     return bands, (bands[0][0][0] if low is not None else None), (bands[0][-1][1] if high is not None else None)

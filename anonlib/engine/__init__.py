@@ -25,7 +25,8 @@ Users call the functions they know with a path, a scanned table or ``engine=``::
 
 Parts: ``backends`` (starting DuckDB and Spark, one-sentence errors),
 ``source`` (files scanned in place, column roles, the loader's reading rules,
-``as_engine_table``), ``counts`` (the group-by summaries). The engine is a
+``as_engine_table``), ``counts`` (the group-by summaries), ``size`` (what a scan
+is about to read and how long it takes, said before it starts). The engine is a
 counting backend under the measures: it imports nothing but ``anonlib.core``;
 the measures (``profile``, ``leakage``, ``models``, ``risk``) ask it for counts
 and conclude with their own in-memory code, and the workflow re-applies a
@@ -41,6 +42,7 @@ Example:
 
 from .backends import DEFAULT_MEMORY_LIMIT, DEFAULT_SPARK_MASTER, ENGINES, Engine, connect, java_available, shared
 from .counts import cell_counts, class_sizes, size_histogram, size_histograms, summary_frame, to_pandas
+from .size import ScanSize, estimate_scan, scan_note, scan_size
 from .source import WEIGHT, EngineTable, as_engine_table, files_of, from_dataset, from_frame, from_ibis, scan
 
 __all__ = [
@@ -50,16 +52,20 @@ __all__ = [
     "WEIGHT",
     "Engine",
     "EngineTable",
+    "ScanSize",
     "as_engine_table",
     "cell_counts",
     "class_sizes",
     "connect",
+    "estimate_scan",
     "files_of",
     "from_dataset",
     "from_frame",
     "from_ibis",
     "java_available",
     "scan",
+    "scan_note",
+    "scan_size",
     "shared",
     "size_histogram",
     "size_histograms",

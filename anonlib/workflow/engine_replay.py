@@ -20,10 +20,12 @@ what ``anonlib.workflow.recipe.apply_recipe`` does in memory (PLAN interface 4):
   (class, sensitive value) cells come back, ``anonlib.measures.models.acceptance``
   decides per class as in memory, and the engine drops the failing classes'
   records with a join;
-- the release target is checked on the final table's cells
-  (``ReleaseTarget.check`` on the per-combination summary, weighted), and the
-  released table is written by the engine (CSV or Parquet), formulas
-  neutralised as ``anonlib.core.loading.to_safe_csv`` does.
+- the released table is written by the engine (CSV or Parquet), formulas
+  neutralised as ``anonlib.core.loading.to_safe_csv`` does; the release target
+  is then checked on the file as written, read back as anonlib reads a file
+  (``ReleaseTarget.check`` on its per-combination summary, weighted), so the
+  verdict and the exit code are about what a reader of the file gets. Without
+  an output file it is checked on the released table's query.
 
 Only distinct values, cells and counts leave the engine; the records never do.
 The released rows are the in-memory release's rows; their order is the
@@ -50,7 +52,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -76,31 +78,46 @@ PARQUET = (".parquet", ".parq", ".pq")
 @dataclass(frozen=True)
 class EngineReplay:
     """A recipe re-applied on an engine: the target check (in records, as in memory),
-    the records released and where the engine wrote them (None when not asked)."""
+    the records released and where the engine wrote them (None when not asked).
+
+    With ``out`` both are measured on the file the engine wrote, read back as anonlib
+    reads a file (``written`` is that table, on the engine); without it, on the
+    released table's query (``measured_on`` says which: ``"written file"`` or
+    ``"query"``). ``released`` is the released table's query, on the engine."""
 
     check: TargetCheck
     released_records: int
     out: Path | None
     engine: str
+    written: EngineTable | None = None
+    measured_on: str = "query"
+    released: EngineTable | None = None
 
 
 def apply_recipe(
     recipe: Recipe,
-    source: str | os.PathLike,
+    source: str | os.PathLike | EngineTable,
     *,
     out: str | os.PathLike | None = None,
     engine: Engine | str = "duckdb",
     name: str | None = None,
 ) -> EngineReplay:
-    """Re-apply ``recipe`` to the files at ``source`` on ``engine`` and, with ``out``,
-    write the released table there (``.parquet``: Parquet, else CSV; Spark writes a
-    folder of parts)."""
-    if isinstance(engine, str):
+    """Re-apply ``recipe`` to the files at ``source`` (a path, or a table already scanned
+    with ``anonlib.engine.scan``) on ``engine`` and, with ``out``, write the released
+    table there (``.parquet``: Parquet, else CSV; Spark writes a folder of parts) and
+    measure the target on what was written."""
+    if isinstance(source, EngineTable):
+        engine = source.engine
+    elif isinstance(engine, str):
         engine = shared(engine)
+    require_queries(recipe, engine.name)
     reading = recipe.source.reading
     if reading.header is False:
         raise DataFileError("The recipe's file had no header row; the engines read files whose first row names the columns.")
-    table = scan(source, engine=engine, delimiter=reading.delimiter, encoding=reading.encoding, name=name)
+    if isinstance(source, EngineTable):
+        table = source
+    else:
+        table = scan(source, engine=engine, delimiter=reading.delimiter, encoding=reading.encoding, name=name)
     wanted = [c.name for c in recipe.source.columns]
     lacking = [c for c in wanted if c not in table.columns]
     if lacking:
@@ -113,11 +130,6 @@ def apply_recipe(
     rows = table.raw.select(**{c.name: _typed(table.value(c.name), c.type) for c in recipe.source.columns})
     loaded = _table(rows, engine, roles, recipe.source.missing)
     for i, s in enumerate(recipe.steps, start=1):
-        if getattr(s.step, "whole_table", False):
-            raise ParameterError(
-                f"Step {i} ({s.step.describe()}) is recomputed from all records together, which the {engine.name} "
-                "engine does not do; apply this recipe without --engine."
-            )
         try:
             rows = _suppress(s.step, rows, engine) if isinstance(s.step, SuppressionStep) else _map_values(s.step, rows, engine)
         except RecipeError:
@@ -125,12 +137,57 @@ def apply_recipe(
         except AnonlibError as err:
             raise type(err)(f"Step {i} ({s.step.describe()}) does not fit this file: {err}") from None
     final = _table(rows, engine, roles, recipe.source.missing)
-    check = _check(recipe, loaded, final)
     released = _release(final, recipe.columns)
     count = final.count
-    records = int(engine.value(released[count].sum() if count else released.count()) or 0)
-    written = _write(engine, released, Path(out)) if out is not None else None
-    return EngineReplay(check=check, released_records=records, out=written, engine=engine.name)
+    query = from_ibis(released, name="release", roles={c: final.roles.get(c, Role.IGNORE) for c in released.columns})
+    query = query.with_missing(final.missing)
+    if out is None:
+        check = _check(recipe.target, loaded, final)
+        records = int(engine.value(released[count].sum() if count else released.count()) or 0)
+        return EngineReplay(check=check, released_records=records, out=None, engine=engine.name, released=query)
+    path, renamed = _write(engine, released, Path(out))
+    written = _read_back(engine, path, final, renamed)
+    judged = list(final.quasi_identifiers) + [s for s in recipe.target.sensitive if s not in final.quasi_identifiers]
+    if all(c in written.columns for c in judged):  # what a reader of the file sees
+        check = _check(recipe.target, loaded, written)
+        measured_on = "written file"
+    else:  # the release leaves out a column the target judges: the table before the choice of columns
+        check = _check(recipe.target, loaded, final)
+        measured_on = "query"
+    count = written.count
+    records = int(engine.value(written.value(count).sum() if count else written.raw.count()) or 0)
+    return EngineReplay(check=check, released_records=records, out=path, engine=engine.name, written=written,
+                        measured_on=measured_on, released=query)
+
+
+def _read_back(engine: Engine, path: Path, final: EngineTable, renamed: dict[str, str]) -> EngineTable:
+    """The file the engine wrote, read as anonlib reads a file, with the final table's roles
+    (column names the writer guarded against formulas carry their own names again)."""
+    table = scan(path, engine=engine, name=path.name)
+    if renamed:
+        table = replace(table, raw=table.raw.rename({original: guarded for guarded, original in renamed.items()}),
+                        roles={})
+    roles = {c: final.roles.get(c, Role.IGNORE) for c in table.columns}
+    return table.with_roles(roles).with_missing(final.missing)
+
+
+def require_queries(recipe: Recipe, engine: str = "duckdb") -> None:
+    """A sentence naming the first step that needs all records at once (local suppression,
+    microaggregation), which an engine does not run; nothing when every step is a query.
+
+    >>> from anonlib.workflow.local_steps import LocalSuppressionStep
+    >>> from anonlib.workflow.recipe import RecipeStep
+    >>> require_queries(Recipe(None, None, (RecipeStep(LocalSuppressionStep(("age",), 5)),), ()))
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ParameterError: Step 1 (Local suppression to k = 5: quasi-identifier cells blanked as * (age)) is recomputed from all records together, which the duckdb engine does not do; apply this recipe without --engine.
+    """
+    for i, s in enumerate(recipe.steps, start=1):
+        if getattr(s.step, "whole_table", False):
+            raise ParameterError(
+                f"Step {i} ({s.step.describe()}) is recomputed from all records together, which the {engine} "
+                "engine does not do; apply this recipe without --engine."
+            )
 
 
 def _typed(column, kind: str):
@@ -160,16 +217,18 @@ def _map_values(step, rows, engine: Engine):
         for c in step.columns
     }
     n = max(len(values) for values in distinct.values())
-    # one probe table: each column its distinct values, padded with its first one, and a
-    # last row of missing values (a hierarchy may send them to its top, as in memory)
+    # one probe table: each column its distinct values, padded with its first one; and one
+    # row of missing values, mapped on its own (a hierarchy may send them to its top, as in
+    # memory; a step reading a column's type from its values sees the values alone)
     probe = pd.DataFrame({
-        c: pd.concat([values, pd.Series([values.iloc[0] if len(values) else None] * (n - len(values)), dtype=values.dtype),
-                      _missing_cell(values)], ignore_index=True)
+        c: pd.concat([values, pd.Series([values.iloc[0] if len(values) else None] * (n - len(values)), dtype=values.dtype)],
+                     ignore_index=True)
         for c, values in distinct.items()
     })
-    mapped = step.apply(probe)
+    mapped = step.apply(probe) if n else probe
+    missing_row = step.apply(pd.DataFrame({c: _missing_cell(values) for c, values in distinct.items()}))
     for c, values in distinct.items():
-        missing_label = mapped[c].iloc[n]
+        missing_label = missing_row[c].iloc[0]
         if values.empty and pd.isna(missing_label):
             continue
         labels = mapped[c].iloc[: len(values)]
@@ -227,9 +286,8 @@ def _complete(table, columns: Sequence[str], missing: str):
     return condition
 
 
-def _check(recipe: Recipe, loaded: EngineTable, final: EngineTable) -> TargetCheck:
+def _check(target, loaded: EngineTable, final: EngineTable) -> TargetCheck:
     """``ReleaseTarget.check`` on the final table's per-combination summary, weighted."""
-    target = recipe.target
     qis = list(final.quasi_identifiers)
     lacking = [s for s in target.sensitive if s not in final.columns]
     if lacking:
@@ -237,14 +295,25 @@ def _check(recipe: Recipe, loaded: EngineTable, final: EngineTable) -> TargetChe
             f"The release target has a privacy model on {join_names(lacking)}, which is not a column of the data."
         )
     columns = qis + [s for s in target.sensitive if s not in qis]
-    base, _ = loaded.summary(list(loaded.quasi_identifiers + loaded.sensitive))
-    loaded_records = int(loaded.engine.value(base[WEIGHT].sum()) or 0)
+    loaded_records = _loaded_records(loaded)
     cells, _ = summary_frame(final, columns)
     roles = {c: Role.QUASI_IDENTIFIER for c in qis}
     roles.update({s: Role.SENSITIVE for s in target.sensitive if s not in qis})
     roles[WEIGHT] = Role.COUNT
     summary = Dataset(name="summary", frame=cells, roles=roles, missing=final.missing)
     return target.check(summary, loaded_records=loaded_records)
+
+
+def _loaded_records(loaded: EngineTable) -> int:
+    """The loaded file's assessed records (``recipe.analysed_records``): every record, or with
+    ``missing="drop"`` those complete on the quasi-identifiers and sensitive columns. A count
+    or a filter, not a group-by (on Parquet without a filter, the footers answer)."""
+    columns = list(loaded.quasi_identifiers + loaded.sensitive)
+    rows = loaded.raw
+    if loaded.missing == "drop" and columns:
+        rows = rows.filter(_complete(rows, columns, "drop"))
+    count = loaded.count
+    return int(loaded.engine.value(rows[count].sum() if count else rows.count()) or 0)
 
 
 def _release(final: EngineTable, columns: Sequence[str]):
@@ -269,12 +338,14 @@ def _safe(column):
     return risky.ifelse("'" + column, column).name(name)
 
 
-def _write(engine: Engine, table, out: Path) -> Path:
-    """The released table written by the engine (Parquet by suffix, else CSV with a header)."""
+def _write(engine: Engine, table, out: Path) -> tuple[Path, dict[str, str]]:
+    """The released table written by the engine (Parquet by suffix, else CSV with a header),
+    and the column names guarded against formulas (written name -> name)."""
     parquet = out.name.lower().endswith(PARQUET)
     risky = [c for c in table.columns if str(c).startswith(CSV_INJECTION_PREFIXES)]
+    renamed = {"'" + c: c for c in risky}
     if risky:
-        table = table.rename({"'" + c: c for c in risky})
+        table = table.rename(renamed)
     if out.exists() and out.is_dir():
         shutil.rmtree(out)
     with errors(engine):
@@ -286,5 +357,5 @@ def _write(engine: Engine, table, out: Path) -> Path:
             engine.backend.to_parquet(table, str(out))
         else:
             engine.backend.to_csv(table, str(out), header=True)
-    return out
+    return out, renamed
 

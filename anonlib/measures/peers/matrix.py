@@ -15,6 +15,7 @@ from ...core.errors import EmptySelectionError
 from ...core.numbers import whole_number
 from ...core.metrics import weighted_median
 from .measures import _check_fraction, _column_list, _encoded, _evaluate, MEASURE_NAMES, NARROW
+from .rollup import lattice_matrix
 from .subsets import _check_known, _check_measure, _distinct_rows, _known_text, _names_of, _search, _Target, _walk_estimate, walk_size
 
 # ------------------------------------------------------- the paper's Fig. 2 matrix
@@ -161,9 +162,10 @@ def privacy_matrix(
 
     ``q`` = None uses q = p / (|dom(s)| - 1) per sensitive variable. All
     m * 2^(m-1) (sensitive, subset) pairs come from one walk over the 2^m
-    subsets: each subset's peer groups are counted once and refined by each
-    sensitive column not in it. ``max_known`` narrows the adversary to subsets
-    of at most that many variables. The work is estimated first
+    tables of distinct value combinations, each pair evaluated on its table's
+    cells and the minimum lifted from table to table (``rollup.py``).
+    ``max_known`` narrows the adversary to subsets of at most that many
+    variables (a walk over the distinct records that stops at that depth). The work is estimated first
     (``estimate_privacy_matrix``) and refused with a sentence saying how to
     narrow it when it passes the limits of ``anonlib.core.budget``;
     ``progress(done, total, what)`` counts the auxiliary combinations walked.
@@ -189,17 +191,12 @@ def privacy_matrix(
     cards = list(table.cardinalities)
     qs = [default_q(p, c) for c in cards] if q is None else [_check_fraction(q, "q")] * len(variables)
     codes = [np.ascontiguousarray(table.codes[:, j]) for j in range(len(variables))]
-    targets = [_Target(codes[j], cards[j], qs[j], 1 << j) for j in range(len(variables))]
-    # the set of all variables is auxiliary information for no one: walk up to m - 1 of them
-    deepest = len(variables) - 1 if max_known is None else min(max_known, len(variables) - 1)
-    values, masks = _search(codes, cards, targets, table.weights, measure, include_empty, progress=progress,
-                            max_known=deepest)
-    npp_max = np.vstack(
-        [
-            _evaluate(table.classes([c for c in variables if c != s]), codes[j], cards[j], table.weights, "npp", 0.0)
-            for j, s in enumerate(variables)
-        ]
-    )
+    if max_known is None or max_known >= len(variables) - 1:
+        # every subset: the walk over the lattice of distinct tables (rollup.py)
+        values, masks, npp_max = lattice_matrix(codes, cards, qs, table.weights, measure, include_empty, progress)
+    else:
+        values, masks, npp_max = _record_walk(table, variables, codes, cards, qs, measure, include_empty, progress,
+                                              max_known)
     weights = np.ones(table.n_rows, dtype=np.int64) if table.weights is None else table.weights
     return PrivacyMatrix(
         variables=tuple(variables),
@@ -209,9 +206,26 @@ def privacy_matrix(
         domain_sizes=tuple(cards),
         values=values,
         worst=masks,
-        npp=npp_max.astype(np.int64),
+        npp=npp_max,
         weights=weights,
     )
+
+
+def _record_walk(table: EncodedTable, variables: Sequence[str], codes: list[np.ndarray], cards: list[int],
+                 qs: list[float], measure: str, include_empty: bool, progress: Progress | None,
+                 max_known: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Subsets of at most ``max_known`` variables: the depth-first walk over the distinct
+    records (subsets.py), which stops at that depth; NPP from the full classes."""
+    targets = [_Target(codes[j], cards[j], qs[j], 1 << j) for j in range(len(variables))]
+    values, masks = _search(codes, cards, targets, table.weights, measure, include_empty, progress=progress,
+                            max_known=min(max_known, len(variables) - 1))
+    npp_max = np.vstack(
+        [
+            _evaluate(table.classes([c for c in variables if c != s]), codes[j], cards[j], table.weights, "npp", 0.0)
+            for j, s in enumerate(variables)
+        ]
+    )
+    return values, masks, npp_max.astype(np.int64)
 
 
 # ----------------------------------------------------------- heatmap columns

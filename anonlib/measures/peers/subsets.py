@@ -52,7 +52,7 @@ def _walk_estimate(what: str, distinct: int, rows: int, n_universe: int, targets
 
 
 def _distinct_rows(table: EncodedTable) -> int:
-    return combine([table.codes[:, j] for j in range(table.codes.shape[1])], list(table.cardinalities))[1]
+    return combine([table.codes[:, j] for j in range(table.codes.shape[1])], list(table.cardinalities), ordered=False)[1]
 
 
 def estimate_minimum(

@@ -1,0 +1,121 @@
+"""``anonymize --engine duckdb|spark``: the search on the file's class table, the release
+written by the engine and every number measured on what it wrote
+(``anonlib.workflow.engine_search``).
+
+What needs every record in memory is refused with a sentence: ``--package`` (the
+report and the release's bytes) and ``--local-suppression`` (cells chosen record by
+record). Before the engine reads, standard error says what it is about to read and
+about how long that takes; each phase is announced there too (standard output keeps
+the summary, or the JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+import pandas as pd
+
+from ..transformations.anonymize import METHOD_NAMES
+from ..core.errors import ParameterError
+from ..core.samples import SAMPLES
+from ..engine import EngineTable, estimate_scan, scan_note, scan_size
+from ..measures.models import ModelRequirement
+from ..measures.utility import MEASURE_NAMES
+from ..workflow.engine_search import EngineAnonymization, anonymize
+from ..workflow.recipe import Reading
+from ..workflow.target import ReleaseTarget
+from .common import replaced_atomically, write
+
+PASSES = 5  # scans of the file: the class table, typing, the loaded records, suppression, the write
+
+
+def refuse_in_memory_options(args: argparse.Namespace) -> None:
+    """The options an engine cannot honour, refused before anything is read."""
+    if args.package:
+        raise ParameterError("--package needs the table in memory; leave out --engine (or use --out and --recipe only).")
+    if args.local_suppression:
+        raise ParameterError(
+            "--local-suppression chooses cells record by record, which needs all records in memory; leave out "
+            "--engine, or let --max-suppressed remove the records of the classes still failing."
+        )
+
+
+def _note(text: str) -> None:
+    print(f"note: {text}", file=sys.stderr, flush=True)
+
+
+def _announce(args: argparse.Namespace, table: EngineTable, columns: Sequence[str]) -> None:
+    """What the engine is about to read and about how long it takes (standard error)."""
+    path = SAMPLES[args.sample].path if args.sample else args.file
+    size = scan_size(path)
+    estimate = estimate_scan(size, len(columns), table.engine.name, passes=PASSES,
+                             what=f"grouping its records on {len(columns)} columns, then writing the release")
+    _note(scan_note(size, estimate, table.engine.name))
+
+
+def run(args: argparse.Namespace, table: EngineTable, *, shield: list[str], k: int, given: dict[str, pd.DataFrame],
+        requirements: Sequence[ModelRequirement], max_suppressed: float, measure: str, columns: list[str]) -> int:
+    """The ``anonymize`` command on an engine; exit 0 when the written release meets the target, else 1."""
+    _announce(args, table, columns)
+    reading = Reading(delimiter=args.delimiter, encoding=args.encoding, header=True)
+    options = dict(hierarchies={a: h for a, h in given.items() if a in shield}, method=args.method, measure=measure,
+                   max_suppressed=max_suppressed, requirements=requirements, time_limit=args.time_limit,
+                   columns=columns, reading=reading, notify=_note)
+    if args.out:
+        with replaced_atomically(args.out) as temporary:
+            done = anonymize(table, shield, k, out=temporary, **options)
+        print(f"written            {args.out}")
+    else:
+        done = anonymize(table, shield, k, **options)
+    if args.recipe:
+        write(args.recipe, done.recipe.dumps().encode("utf-8"))
+    return _report(args, table, done, shield, given, requirements, max_suppressed, measure, k)
+
+
+def _report(args, table: EngineTable, done: EngineAnonymization, shield, given, requirements, max_suppressed,
+            measure: str, k: int) -> int:
+    result, check = done.search, done.replay.check
+    target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
+    if args.json:
+        print(json.dumps({
+            "dataset": table.name, "shield": shield, "rows_dropped": done.dropped, "method": result.method,
+            "rows": done.rows, "violations": check.failing_records, "requirements": [r.describe() for r in requirements],
+            "max_suppressed": max_suppressed, "suppressed_records": check.suppressed_records,
+            "levels": dict(result.levels), "measure": measure, "utility": done.utility,
+            "optimal": result.optimal, "bound": result.bound, "checked": result.checked,
+            "lattice_size": result.lattice_size, "generated": result.generated, "seconds": result.seconds,
+            "k": done.k, "k_target": k, "target": target.describe(), "met": check.met,
+            "records": check.loaded_records, "released_records": check.records,
+            "suppressed": check.suppressed_records, "failing_records": check.failing_records,
+            "cells_suppressed": 0, "records_with_suppressed_cells": 0,
+            "verdict": check.sentence(), "steps": [s.step.describe() for s in done.recipe.steps],
+            "hierarchies": {a: ("file" if a in given else "default") for a in shield},
+            "original_rows": result.root.rows, "original_violations": result.root.violations,
+            "engine": done.replay.engine, "classes": done.classes, "measured_on": done.replay.measured_on,
+            "engine_seconds": done.seconds,
+        }, indent=2))
+        return 0 if check.met else 1
+    print(f"dataset            {table.name}" + (f" ({done.dropped:,} rows dropped)" if done.dropped else ""))
+    proof = ("" if result.optimal is None else
+             ", proven optimal" if result.optimal else f", not proven optimal (lowest possible {result.bound:.5f})")
+    print(f"method             {METHOD_NAMES[result.method]}{proof}")
+    print(f"engine             {done.replay.engine}: {done.classes:,} distinct rows searched in memory, "
+          f"the release measured on the {done.replay.measured_on}")
+    print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
+    print(f"rows               {done.rows:,} (original {result.root.rows:,})")
+    print(f"target             {target.describe()}")
+    print(f"k (as released)    {done.k:,}")
+    print(f"suppressed records {check.suppressed_records:,} of {check.loaded_records:,}")
+    print(f"utility loss       {done.utility:.5f} ({MEASURE_NAMES[measure]}; 0 = nothing lost, 1 = all)")
+    if result.checked is not None:
+        print(f"generalizations    {result.checked:,} counted of {result.lattice_size:,}")
+    else:
+        print(f"tables generated   {result.generated:,}")
+    print(f"seconds            {done.seconds:.2f} (search {result.seconds:.4f})")
+    print(f"result             {check.sentence()}")
+    if not check.met:
+        print(f"not met            {check.failing_records:,} records in classes failing the target")
+    return 0 if check.met else 1

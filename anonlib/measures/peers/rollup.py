@@ -1,0 +1,218 @@
+"""The paper's Fig. 2 on the lattice of distinct tables: every variable in turn sensitive,
+the minimum over every subset of the others, with the work per subset on that subset's
+distinct value combinations instead of on the records.
+
+For a set P of variables, T_P is its table: one cell per distinct combination of
+P's values, with the records it stands for. A (sensitive s, auxiliary B) pair is
+read off T_P for P = B + {s}: cell c's measure needs only its own count and the
+count of its B-group, and the B-groups are T_P's cells rolled up by dropping s.
+So every pair is evaluated on |T_P| cells (a few dozen for small P, the distinct
+records for the whole set) and the m * 2^(m-1) pairs share 2^m tables:
+
+1. The tables are visited depth first, each set P = Q + {c} refined from its
+   prefix Q (c after every column of Q) by one column over the distinct records
+   (``core.equivalence.refine``). Cells are numbered in the lexicographic order of
+   their values, so a roll-up map is the same whichever way it is computed.
+2. Roll-up maps (cell of T_P -> cell of T_{P-s}) for every s in P come from the
+   prefix's maps, on cells: a cell of T_{P-s} = (Q-s) + {c} is the pair (the
+   parent cell's Q-s cell, code of c), densified by one ``bincount`` for all s
+   at once. Dropping c itself is the refinement's parent map.
+3. Each pair's measure is computed per cell from the rolled-up counts.
+4. The minimum over subsets is lifted, not scattered to the records: a table's
+   running minimum covers every subset of P and is pulled into one superset
+   P + {y} through that superset's roll-up map for y. The walk takes the
+   children of a set in decreasing column order, which visits every set after
+   all its subsets, so a minimum is complete when its superset pulls it. A set
+   without the last column is pulled by its first child (P + last); the others
+   wait for P + (the largest missing column).
+5. Ties: each running minimum carries the rank of the subset attaining it; the
+   rank orders subsets by size and then by the order of the record walk in
+   ``subsets._search``, and equal values keep the lower rank, so the worst subset
+   is the one the record walk reports.
+
+Only the full set's table is read per record, once, at the end.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ...core.budget import Progress, report
+from ...core.equivalence import Classes, combine, refine
+
+
+def _subset_ranks(m: int) -> np.ndarray:
+    """Per subset of positions (bitmask over the walk's column positions), its rank by
+    size, then by the order of ``subsets._search``'s walk (lexicographic on positions).
+
+    >>> _subset_ranks(2).tolist()  # {}, {0}, {1}, {0, 1}
+    [0, 1, 2, 3]
+    """
+    order: list[int] = []
+
+    def walk(mask: int, nxt: int) -> None:
+        order.append(mask)
+        for c in range(nxt, m):
+            walk(mask | (1 << c), c + 1)
+
+    walk(0, 0)
+    masks = np.array(order, dtype=np.int64)
+    sizes = np.array([bin(int(x)).count("1") for x in order])
+    rank = np.empty(1 << m, dtype=np.int64)
+    rank[masks[np.argsort(sizes, kind="stable")]] = np.arange(len(masks))
+    return rank
+
+
+def lattice_matrix(
+    codes: Sequence[np.ndarray],
+    cards: Sequence[int],
+    qs: Sequence[float],
+    weights: np.ndarray | None,
+    measure: str,
+    include_empty: bool,
+    progress: Progress | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per variable (sensitive) and row: the minimum of ``measure`` over every subset of the
+    other variables, the subset attaining it (bit j = variable j), and the NPP with all
+    the others known. The results of ``subsets._search`` with every variable a target.
+
+    >>> values, worst, npp = lattice_matrix([np.array([0, 1, 0]), np.array([0, 0, 1])], [2, 2],
+    ...                                     [0.0, 0.0], None, "ppp", True)
+    >>> values.round(3).tolist(), worst.tolist(), npp.tolist()
+    ([[0.333, 0.5, 0.0], [0.333, 0.0, 0.5]], [[0, 2, 2], [0, 1, 1]], [[1, 1, 0], [1, 0, 1]])
+    """
+    m = len(codes)
+    row_ids, n_distinct = combine(list(codes), list(cards), ordered=False)
+    distinct = Classes.from_ids(row_ids, n_distinct, weights)
+    first = distinct.first_rows
+    row_weights = distinct.sizes.astype(np.float64)
+
+    walk = sorted(range(m), key=lambda j: -int(cards[j]))  # position -> variable, as in subsets._search
+    pcodes = [np.asarray(codes[j])[first] for j in walk]
+    pcards = [int(cards[j]) for j in walk]
+    pq = np.array([qs[j] for j in walk], dtype=np.float64)
+    alternatives = np.array([max(c - 1, 0) for c in pcards], dtype=np.float64)
+    rank = _subset_ranks(m)
+    rank_type = np.int16 if (1 << m) <= np.iinfo(np.int16).max else np.int32
+    full, last = (1 << m) - 1, m - 1
+    step = max(full // 200, 1)
+    done = [0, 0]
+    pending: dict[int, list[tuple[tuple[np.ndarray, np.ndarray], int]]] = {}
+    result: dict[str, object] = {}
+
+    def evaluate(mask: int, positions: list[int], cell_w: np.ndarray, edges: np.ndarray,
+                 n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+        """Own values of every (s in P, P - s) pair on T_P's cells, and the subsets' ranks."""
+        k, n = edges.shape
+        flat = edges.reshape(-1)
+        # #{a_i} per (target, cell): the cells' records rolled up to their group and read back
+        peers = np.bincount(flat, weights=np.broadcast_to(cell_w, (k, n)).reshape(-1), minlength=n_groups)[edges]
+        values = np.empty((k, n))
+        np.divide(cell_w, peers, out=values)  # #{s_i, a_i} / #{a_i}, exact counts in float64
+        if measure == "ppp":
+            np.subtract(1.0, values, out=values)
+        else:
+            probable = values > pq[positions][:, None]  # indicator I_{q,i,v}
+            considered = np.bincount(flat, weights=probable.reshape(-1), minlength=n_groups)[edges] - probable
+            alt = alternatives[positions][:, None]
+            np.divide(considered, np.where(alt > 0, alt, 1.0), out=values)
+            values[alt[:, 0] == 0] = 0.0  # a single value: PoAC 0
+        ranks = np.empty((k, n), dtype=rank_type)
+        ranks[:] = np.array([rank[mask & ~(1 << s)] for s in positions], dtype=rank_type)[:, None]
+        if not include_empty and k == 1:
+            values[:] = np.inf
+        if mask == full:
+            result["npp"] = np.rint(peers - cell_w).astype(np.int64)
+        return values, ranks
+
+    def pull(agg: tuple[np.ndarray, np.ndarray], positions: list[int], child: tuple[np.ndarray, np.ndarray], y: int,
+             edge: np.ndarray) -> None:
+        """agg (the targets of P) <- min(agg, the minimum of P - y read through ``edge``);
+        equal values keep the lower rank."""
+        values, ranks = np.take(child[0], edge, axis=1), np.take(child[1], edge, axis=1)
+        i = positions.index(y)
+        for mine, theirs in ((slice(0, i), slice(0, i)), (slice(i + 1, None), slice(i, None))):
+            v, r, lv, lr = agg[0][mine], agg[1][mine], values[theirs], ranks[theirs]
+            if not v.size:
+                continue
+            smaller, tie = np.less(lv, v), np.equal(lv, v)
+            np.minimum(r, lr, out=r, where=tie)  # equal values: the lower rank
+            np.copyto(r, lr, where=smaller)
+            np.minimum(v, lv, out=v)
+
+    def visit(mask: int, positions: list[int], rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_cells: int,
+              edges: np.ndarray | None, n_groups: int, agg: tuple[np.ndarray, np.ndarray] | None) -> None:
+        # rows: the records distinct on Q and on every column after Q's last (all that Q's
+        # subtree can still tell apart): their cell of T_Q, their records, a distinct record each
+        ids, weights, representative = rows
+        top = positions[-1] if positions else -1
+        chain = None  # the rows refined by the columns last, last - 1, ..., c: the children's rows
+        for c in range(last, top, -1):  # decreasing: every set comes after all its subsets
+            child_mask, child_positions = mask | (1 << c), [*positions, c]
+            column = pcodes[c][representative]
+            split = refine(ids, n_cells, column, pcards[c], weights)
+            chain = split if chain is None else refine(chain.ids, chain.n_classes, column, pcards[c], weights)
+            k = len(child_positions)
+            child_edges = np.empty((k, split.n_classes), dtype=np.int64)
+            n_rest = 0
+            if positions:  # the maps for s in Q: (Q-s cell of the parent cell, code of c), densified
+                rest = child_edges[:-1]
+                np.take(edges, split.parent, axis=1, out=rest)
+                rest *= pcards[c]
+                rest += split.code
+                dense, n_rest = combine([rest.reshape(-1)], [n_groups * pcards[c]])
+                rest[:] = dense.reshape(rest.shape)
+            np.add(split.parent, n_rest, out=child_edges[-1])  # dropping c: the parent map
+            child_groups = n_rest + n_cells
+            child_agg = evaluate(child_mask, child_positions, split.sizes, child_edges, child_groups)
+            if c == last and agg is not None:  # the prefix (without the last column) is pulled here
+                pull(child_agg, child_positions, agg, c, split.parent)
+            for waiting, y in pending.pop(child_mask, []):
+                i = child_positions.index(y)
+                pull(child_agg, child_positions, waiting, y, child_edges[i] - _first_id(child_edges[i]))
+            done[0] += 1
+            if done[0] - done[1] >= step:
+                done[1] = done[0]
+                report(progress, done[0], full, "auxiliary combinations")
+            if child_mask == full:
+                cell_of_row = np.empty(n_distinct, dtype=np.int64)
+                cell_of_row[representative] = split.ids  # here every row is one distinct record
+                result["agg"], result["ids"] = child_agg, cell_of_row
+                continue
+            if c == last:  # a leaf of the walk; its minimum waits for the largest missing column
+                y = max(p for p in range(m) if not child_mask >> p & 1)
+                pending.setdefault(child_mask | (1 << y), []).append((child_agg, y))
+                continue
+            first = _first_rows(chain.ids, chain.n_classes)
+            child_rows = (split.ids[first], chain.sizes, representative[first])
+            visit(child_mask, child_positions, child_rows, split.n_classes, child_edges, child_groups, child_agg)
+
+    visit(0, [], (np.zeros(n_distinct, dtype=np.int64), row_weights, np.arange(n_distinct)), 1, None, 0, None)
+    report(progress, full, full, "auxiliary combinations")
+
+    (agg_values, agg_ranks), cell_of_row = result["agg"], result["ids"]
+    universe = np.array([sum(1 << walk[p] for p in range(m) if pm >> p & 1) for pm in range(1 << m)], dtype=np.int64)
+    mask_of_rank = np.empty(1 << m, dtype=np.int64)
+    mask_of_rank[rank] = universe
+    values = np.empty((m, n_distinct))
+    worst = np.empty((m, n_distinct), dtype=np.int64)
+    npp = np.empty((m, n_distinct), dtype=np.int64)
+    for p, j in enumerate(walk):
+        values[j] = agg_values[p, cell_of_row]
+        worst[j] = np.where(np.isfinite(values[j]), mask_of_rank[agg_ranks[p, cell_of_row]], 0)
+        npp[j] = result["npp"][p, cell_of_row]
+    return values[:, row_ids], worst[:, row_ids], npp[:, row_ids]
+
+
+def _first_rows(ids: np.ndarray, n: int) -> np.ndarray:
+    """One row of each class (the first): ``Classes.first_rows`` without the counts."""
+    first = np.empty(n, dtype=np.int64)
+    first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
+    return first
+
+
+def _first_id(row: np.ndarray) -> int:
+    """The first group id of one row of a stacked map (each row holds one range of ids)."""
+    return int(row.min()) if row.size else 0

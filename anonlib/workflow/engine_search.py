@@ -1,0 +1,289 @@
+"""The search for a release (``anonymize``) on a data engine, without the records in pandas.
+
+``anonymize(table, shield, k, ...)`` does on DuckDB or Spark what the command
+line's in-memory ``anonymize`` does, with the same answer:
+
+1. **The class table.** The engine groups the records on the columns the release
+   keeps (the shield, the other quasi-identifiers and the sensitive columns, with
+   the sensitive column of every privacy model) and counts them (``COUNT(*)``, or
+   the sum of the count column). Only that table comes back: one row per distinct
+   combination with its records (Adult: 19,502 rows, however often its records
+   are repeated). More than ``MAX_CLASSES`` rows is refused with a sentence.
+2. **Hierarchies.** Given ones are checked against every value of the file; default
+   ones are built from the distinct values and their records
+   (``default_hierarchy(..., counts=...)``: the frequency order is the records').
+3. **The search** (``anonlib.transformations.anonymize.search``, so ``anonlib.transformations.optimal`` for the
+   default method) runs on the class table with its record counts as ``count=``:
+   the same lattice, the same pruning and the same node as on the records,
+   because every count it makes is a sum of records per class.
+4. **The recipe** is the in-memory command's: the search's generalization, then
+   the suppression of the classes still failing the target, if any.
+5. **The release** is written by the engine, re-applying the recipe with
+   ``anonlib.workflow.engine_replay.apply_recipe``; the target (k, privacy models,
+   records suppressed, met or not) is measured on the file as written and read back.
+6. **k, distinct rows and the utility** are measured on the written file too: its
+   distinct rows come back (never more than the class table), each class of the
+   original is matched with the written row it became (none: suppressed), and
+   ``anonlib.measures.utility`` measures the loss on that pairing, weighted. A written file
+   that is not what the recipe makes of the class table is an ``EngineError``.
+
+The records never leave the engine; what does is the class table, the distinct
+values of the shield's columns, and the written file's distinct rows.
+
+Example:
+    >>> import tempfile, pandas as pd
+    >>> from pathlib import Path
+    >>> from anonlib.engine import connect, scan
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> pd.DataFrame({"age": [31, 35, 38, 44, 41, 47], "sex": list("fffmmm")}).to_parquet(folder / "d.parquet")
+    >>> h = pd.DataFrame([[str(a), f"{a // 10}0-{a // 10}9", "*"] for a in (31, 35, 38, 41, 44, 47)])
+    >>> with connect("duckdb") as duck:
+    ...     done = anonymize(scan(folder / "d.parquet", engine=duck), ["age"], 3, hierarchies={"age": h},
+    ...                      out=folder / "out.parquet")
+    >>> done.levels, done.replay.check.met, done.k, sorted(pd.read_parquet(folder / "out.parquet")["age"])
+    ({'age': 1}, True, 3, ['30-39', '30-39', '30-39', '40-49', '40-49', '40-49'])
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, replace
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..transformations.anonymize import SearchResult, search
+from ..core.dataset import Dataset, Role
+from ..core.errors import EngineError, ParameterError, ProblemTooLargeError, join_names
+from ..core.hierarchy import default_hierarchy, validate_hierarchy, value_key
+from ..core.loading import CSV_INJECTION_PREFIXES
+from ..engine import WEIGHT, EngineTable, summary_frame, to_pandas
+from ..measures.models import ModelRequirement
+from ..measures.utility import measure_value
+from .engine_replay import EngineReplay, apply_recipe
+from .recipe import Reading, Recipe, RecipeStep, Source, SourceColumn
+from .release import release_columns
+from .steps import GeneralizationStep, SuppressionStep
+from .target import ReleaseTarget
+
+MAX_CLASSES = 5_000_000  # rows of the class table brought into memory for the search
+PAGE = "command line (anonymize)"
+_MISSING_KEY = "\x00missing"
+_SEPARATOR = "\x1f"
+
+Notify = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class EngineAnonymization:
+    """What ``anonymize`` on an engine found and released.
+
+    ``search`` is the search on the class table (levels, ``optimal``, ``checked``,
+    ``lattice_size``, ``bound``, ``seconds``); ``replay`` the recipe re-applied by the
+    engine, its ``check`` measured on the written file; ``k``, ``rows`` (distinct
+    rows) and ``utility`` are measured on the written file as well (on the release's
+    query when nothing was written). ``classes`` is the number of rows of the class
+    table that came back, ``dropped`` the rows left out for missing values.
+    """
+
+    search: SearchResult
+    recipe: Recipe
+    replay: EngineReplay
+    hierarchies: dict[str, pd.DataFrame]
+    classes: int
+    rows: int
+    k: int
+    utility: float
+    dropped: int
+    seconds: float
+
+    @property
+    def levels(self) -> dict[str, int]:
+        return dict(self.search.levels)
+
+
+def release_columns_of(table: EngineTable, shield: Sequence[str], requirements: Sequence[ModelRequirement] = ()) -> list[str]:
+    """The columns a release keeps, as the in-memory command chooses them: the table's
+    quasi-identifiers and sensitive columns, the shield and the models' sensitive columns
+    (in the table's order; a shield column the table lacks is kept, for its sentence)."""
+    modelled = [r.sensitive for r in requirements]
+    wanted = set(shield) | set(table.quasi_identifiers + table.sensitive) | set(modelled)
+    columns = [c for c in table.columns if c in wanted] + [c for c in shield if c not in table.columns]
+    return columns + [c for c in dict.fromkeys(modelled) if c not in columns]
+
+
+def anonymize(
+    table: EngineTable,
+    shield: Sequence[str],
+    k: int,
+    *,
+    hierarchies: Mapping[str, pd.DataFrame] | None = None,
+    method: str = "optimal",
+    measure: str = "loss",
+    max_suppressed: float = 0.0,
+    requirements: Sequence[ModelRequirement] = (),
+    time_limit: float | None = None,
+    out: str | os.PathLike | None = None,
+    columns: Sequence[str] | None = None,
+    reading: Reading | None = None,
+    notify: Notify | None = None,
+) -> EngineAnonymization:
+    """Search the generalization of ``shield`` that meets k (and ``requirements``, with at
+    most ``max_suppressed`` of the records suppressed) on the table's class table, and
+    have the engine write the release to ``out`` (``.parquet``: Parquet, else CSV).
+
+    ``hierarchies`` are the given ones (ARX layout; default ones are built for the
+    others); ``columns`` the columns the release keeps (default
+    ``release_columns_of``); ``notify(sentence)`` hears each phase before it starts.
+    """
+    start = time.perf_counter()
+    say = notify or (lambda _text: None)
+    shield = list(shield)
+    requirements = tuple(requirements)
+    columns = list(columns) if columns is not None else release_columns_of(table, shield, requirements)
+    table.require(columns)
+    count = table.count
+    if count in shield:
+        raise ParameterError(f"'{count}' is the record-count column; it cannot be a shield attribute.")
+    frame, dropped = _class_table(table, columns, count)
+    say(f"{len(frame):,} distinct rows of {join_names(columns, 12)} came back "
+        f"({int(frame[WEIGHT].sum()):,} records); searching their generalizations in memory.")
+    built = _hierarchies(table, frame, shield, dict(hierarchies or {}), dropped, count)
+    result = search(frame, shield, k, built, method, count=WEIGHT, requirements=requirements,
+                    max_suppressed=max_suppressed, measure=measure, time_limit=time_limit)
+    target = ReleaseTarget(k=k, requirements=requirements, max_suppressed=max_suppressed)
+    recipe = _recipe(table, frame, shield, columns, target, result, built, reading)
+    say(f"levels {', '.join(f'{a} {v}' for a, v in result.levels.items())} chosen; the engine now writes the release "
+        "and it is measured as written.")
+    replay = apply_recipe(recipe, table, out=out)
+    recipe = replace(recipe, released_records=replay.released_records, loaded_records=replay.check.loaded_records)
+    rows, smallest, value = _measured(replay, frame, shield, built, recipe, measure)
+    return EngineAnonymization(search=result, recipe=recipe, replay=replay, hierarchies=built, classes=len(frame),
+                               rows=rows, k=smallest, utility=value, dropped=dropped,
+                               seconds=time.perf_counter() - start)
+
+
+def _class_table(table: EngineTable, columns: list[str], count: str | None) -> tuple[pd.DataFrame, int]:
+    """The records grouped on ``columns`` with their records in ``WEIGHT`` (at most
+    ``MAX_CLASSES`` rows), sorted, and the rows the missing policy dropped."""
+    summary, dropped = table.summary(columns, count=count)
+    cells = summary.group_by(columns).aggregate(**{WEIGHT: summary[WEIGHT].sum().cast("int64")})
+    frame = to_pandas(table.engine.run(cells.limit(MAX_CLASSES + 1)))[[*columns, WEIGHT]]
+    if len(frame) > MAX_CLASSES:
+        raise ProblemTooLargeError(
+            f"The records have more than {MAX_CLASSES:,} distinct combinations of {join_names(columns, 12)}; "
+            "the search works on those combinations in memory. Release fewer columns (mark the others as "
+            "ignored with --role), or coarsen a column with many values first."
+        )
+    frame = frame.sort_values(columns, kind="stable", na_position="last").reset_index(drop=True)
+    return frame, dropped
+
+
+def _hierarchies(table: EngineTable, frame: pd.DataFrame, shield: list[str], given: dict[str, pd.DataFrame],
+                 dropped: int, count: str | None) -> dict[str, pd.DataFrame]:
+    """Each shield attribute's hierarchy, checked against (or built from) every value of the
+    file with its records: from the class table, or, when rows were dropped for missing
+    values, from the engine (the dropped rows' values are in the file too)."""
+    out = {}
+    for attribute in shield:
+        if dropped:
+            values, _ = summary_frame(table.with_missing("category"), [attribute], count=count)
+        else:
+            values = frame.groupby(attribute, dropna=False, sort=False)[WEIGHT].sum().reset_index()
+        values = values.sort_values(attribute, kind="stable", na_position="last")
+        if attribute in given:
+            out[attribute] = validate_hierarchy(given[attribute], values[attribute], attribute)
+        else:
+            out[attribute] = default_hierarchy(values[attribute], attribute, counts=values[WEIGHT].to_numpy())[1]
+    return out
+
+
+def _kind(table: EngineTable, column: str) -> str:
+    """The recipe's type of a column (integer, number, category), as the loader would type it."""
+    dtype = table.raw[column].type()
+    if dtype.is_string():
+        kind = table._kind(column) if table.from_files else "text"
+        return {"integer": "integer", "number": "number"}.get(kind, "category")
+    if dtype.is_boolean():
+        return "category"
+    if dtype.is_integer():
+        return "integer"
+    if dtype.is_floating() or dtype.is_decimal():
+        return "number"
+    return "category"
+
+
+def _recipe(table: EngineTable, frame: pd.DataFrame, shield: list[str], columns: list[str], target: ReleaseTarget,
+            result: SearchResult, hierarchies: dict[str, pd.DataFrame], reading: Reading | None) -> Recipe:
+    """The in-memory command's recipe: shield as the quasi-identifiers, the models' columns
+    sensitive, the generalization, then the suppression of what still fails (decided on the
+    class table, generalized in memory)."""
+    roles = dict(table.roles)
+    roles.update({c: Role.IGNORE for c in table.quasi_identifiers if c not in shield})
+    roles.update({c: Role.QUASI_IDENTIFIER for c in shield})
+    roles.update({s: Role.SENSITIVE for s in target.sensitive})
+    table.decide_kinds(list(table.columns))  # one scan types every text column
+    count = table.count
+    totals = table.raw.aggregate(rows=table.raw.count(), **({"records": table.value(count).sum()} if count else {}))
+    known = table.engine.run(totals).to_pylist()[0]
+    source = Source(
+        name=str(table.name), fingerprint="", rows=int(known["rows"]),
+        records=int(known.get("records") or 0) if count else int(known["rows"]), missing=table.missing,
+        columns=tuple(SourceColumn(c, _kind(table, c), roles.get(c, Role.IGNORE).value) for c in table.columns),
+        reading=reading or Reading(header=True),
+    )
+    step = GeneralizationStep.from_search(result, hierarchies)
+    steps = [RecipeStep(step, PAGE)]
+    qis = [c for c in table.columns if roles.get(c) is Role.QUASI_IDENTIFIER]
+    judged = Dataset(name="classes", frame=step.apply(frame),
+                     roles={c: (Role.COUNT if c == WEIGHT else Role.QUASI_IDENTIFIER if c in qis
+                                else Role.SENSITIVE if c in target.sensitive else Role.IGNORE) for c in frame.columns},
+                     missing=table.missing)
+    if target.check(judged).failing_records:
+        steps.append(RecipeStep(SuppressionStep(tuple(qis), target.k, target.requirements, count, table.missing), PAGE))
+    chosen = release_columns(columns, list(table.columns), roles, count)
+    return Recipe(source, target, tuple(steps), chosen)
+
+
+def _measured(replay: EngineReplay, frame: pd.DataFrame, shield: list[str], hierarchies: dict[str, pd.DataFrame],
+              recipe: Recipe, measure: str) -> tuple[int, int, float]:
+    """Distinct rows, k and the utility of the release as written: its distinct rows come
+    back, and each class of the original is paired with the written row it became."""
+    release = replay.written if replay.written is not None else replay.released
+    values = [c for c in recipe.columns if c != release.count]
+    written, _ = summary_frame(release, values)
+    if written.empty:
+        return 0, 0, 1.0
+    sizes = written.groupby([written[c] for c in shield], dropna=False)[WEIGHT].sum()
+    generalized = recipe.steps[0].step.apply(frame)
+    original_keys, written_keys = _keys(generalized, values, guard=True), _keys(written, values, guard=False)
+    kept = original_keys.isin(set(written_keys)).to_numpy()
+    expected = frame[WEIGHT][kept].groupby(original_keys[kept].to_numpy()).sum().sort_index()
+    found = written[WEIGHT].groupby(written_keys.to_numpy()).sum().sort_index()
+    if not expected.astype("int64").equals(found.astype("int64")):
+        raise EngineError(
+            "The table the engine wrote is not the release the recipe makes of these records "
+            f"({int(found.sum()):,} records in {len(found):,} rows written, {int(expected.sum()):,} in "
+            f"{len(expected):,} expected); nothing is stated about it. Please report this."
+        )
+    released = generalized.loc[kept, shield]
+    value = measure_value(frame, released, shield, hierarchies, measure, count=WEIGHT)
+    return len(written), int(sizes.min()), value
+
+
+def _keys(frame: pd.DataFrame, columns: Sequence[str], *, guard: bool) -> pd.Series:
+    """One text key per row over ``columns`` (values as hierarchies look them up; missing a
+    key of its own). ``guard``: text gets the apostrophe the writer puts before a leading
+    = + - @ (the table in memory, compared with the file as written). Each column's
+    distinct values are keyed once."""
+    key = None
+    for c in columns:
+        codes, uniques = pd.factorize(frame[c].astype(object), use_na_sentinel=True)
+        texts = [value_key("'" + v) if guard and isinstance(v, str) and v[:1] in CSV_INJECTION_PREFIXES
+                 else value_key(v) for v in uniques]
+        labels = np.asarray(texts + [_MISSING_KEY], dtype=object)
+        part = pd.Series(labels[codes], index=frame.index, dtype=object)  # code -1 (missing): the last label
+        key = part if key is None else key + _SEPARATOR + part
+    return key
