@@ -30,6 +30,7 @@ from ..workflow.release import release_csv
 from ..measures.models import MODELS, suppression_limit
 from ..workflow.steps import GeneralizationStep, SuppressionStep
 from ..workflow.target import ReleaseTarget
+from ..workflow.verify import recount
 from .anonymize_engine import refuse_in_memory_options
 from .anonymize_engine import run as anonymize_on_engine
 from .common import (
@@ -140,9 +141,13 @@ def _anonymize(args: argparse.Namespace) -> int:
         write(args.recipe, release.recipe.dumps().encode("utf-8"))
     if args.package:
         write(args.package, release_package(release.copy, columns=release.recipe.columns))
-    # Every number below is measured on the released table (what --out writes), not taken from the search.
-    check = release.copy.check
-    measured = _measured(frame, release, shield, hierarchies, measure, dataset.count)
+    # Every number below is measured on the released table (what --out writes), not taken from the search:
+    # the target recounted on its bytes as a reader gets them (``verify``'s recount).
+    check = recount(release.recipe, release.csv)
+    original = dataset.frame[list(frame.columns)]  # the analysed records under the file's row labels, as release.rows
+    if dataset.missing == "drop":
+        original = original[original[[c for c in columns if c in original.columns]].notna().all(axis=1)]
+    measured = _measured(original, release, shield, hierarchies, measure, dataset.count)
     summary = {
         "dataset": dataset.name, "shield": shield, "rows_dropped": dropped, "method": result.method,
         "rows": measured["rows"], "violations": check.failing_records, "requirements": [r.describe() for r in requirements],
@@ -224,6 +229,8 @@ def _release(dataset, table, shield, columns, target, result, hierarchies, file=
             rows = rows[suppress.kept(rows)]
             copy = copy.apply(suppress, "command line (anonymize)")
     recipe = copy.recipe(columns)
+    if loaded.missing == "drop":  # records missing a released value are not released (as release_table does)
+        rows = rows[rows[[c for c in recipe.columns if c != dataset.count]].notna().all(axis=1)]
     return _Release(copy, recipe, release_csv(copy.release(recipe.columns)), rows, cells, cell_records)
 
 

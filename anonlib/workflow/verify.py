@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.dataset import Dataset, Role
-from ..core.errors import AnonlibError, DataFileError, PackageError
+from ..core.errors import AnonlibError, ColumnError, DataFileError, PackageError
 from ..core.loading import DEFAULT_MAX_BYTES, load_table
 from .package import MEMBERS, README_FILE, RECIPE_FILE, REPORT_FILE, SUMS_FILE, TABLE_FILE
 from .recipe import EDITED, INTACT, MAX_RECIPE_BYTES, Recipe, apply_recipe, suppression_mark
@@ -189,24 +189,38 @@ def _check_statement(part: str, data: bytes, table: bytes | None, recipe: bytes 
         check(part, True, f"states the SHA-256 of this package's {TABLE_FILE} and {RECIPE_FILE}")
 
 
+def recount(recipe: Recipe, table: bytes):
+    """The recipe's target recounted on a released table's bytes as a reader gets them,
+    with the recipe's roles and missing-value policy (a cell written * by a local
+    suppression step matches any value, as when the release was made): the one measure
+    of a release that ``verify`` and ``anonymize`` state.
+
+    Raises ``DataFileError`` when the bytes are not a table, ``ColumnError`` when its
+    columns are not the recipe's."""
+    frame = load_table(table, name=TABLE_FILE, delimiter=",", encoding="utf-8", header=True,
+                       missing_markers=("",)).frame
+    if frame.shape[1] != len(recipe.columns):
+        raise ColumnError(f"{TABLE_FILE} has {frame.shape[1]} columns; the recipe released {len(recipe.columns)}.")
+    frame.columns = list(recipe.columns)  # a name starting with = + - @ was written with a leading apostrophe
+    roles = {c: Role(recipe.source.roles[c]) for c in recipe.columns}
+    released = Dataset(name=TABLE_FILE, frame=frame, roles=roles, missing=recipe.source.missing).validated()
+    return recipe.target.check(released, loaded_records=recipe.loaded_records or recipe.source.records,
+                               wildcard=suppression_mark(s.step for s in recipe.steps))
+
+
 def _check_target(recipe: Recipe, table: bytes, check) -> None:
-    """The recipe's target recounted on ``released.csv`` with the recipe's roles (a cell
-    written * by a local suppression step matches any value, as when the release was made)."""
+    """The recipe's target recounted on ``released.csv`` (``recount``)."""
     try:
-        frame = load_table(table, name=TABLE_FILE, delimiter=",", encoding="utf-8", header=True,
-                           missing_markers=("",)).frame
+        result = recount(recipe, table)
     except DataFileError as err:
         check(TABLE_FILE, False, f"cannot be read as a table: {err}")
         return
-    if frame.shape[1] != len(recipe.columns):
-        check(TABLE_FILE, False, f"has {frame.shape[1]} columns; the recipe released {len(recipe.columns)}")
+    except ColumnError as err:
+        if str(err).startswith(f"{TABLE_FILE} has "):  # not the recipe's columns
+            check(TABLE_FILE, False, str(err)[len(TABLE_FILE) + 1:].rstrip("."))
+        else:
+            check(TARGET, False, f"could not be recounted on {TABLE_FILE}: {err}")
         return
-    frame.columns = list(recipe.columns)  # a name starting with = + - @ was written with a leading apostrophe
-    roles = {c: Role(recipe.source.roles[c]) for c in recipe.columns}
-    try:
-        released = Dataset(name=TABLE_FILE, frame=frame, roles=roles, missing=recipe.source.missing).validated()
-        result = recipe.target.check(released, loaded_records=recipe.loaded_records or recipe.source.records,
-                                     wildcard=suppression_mark(s.step for s in recipe.steps))  # * of local suppression
     except AnonlibError as err:
         check(TARGET, False, f"could not be recounted on {TABLE_FILE}: {err}")
         return
