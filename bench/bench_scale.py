@@ -203,7 +203,7 @@ def _zip_space():
 
 
 def _rcs(space, dense: bool) -> dict:
-    from anonlib import frontier
+    from anonlib.transformations import frontier
 
     if dense:
         frontier.random_maximal_chain = _dense_random_maximal_chain
@@ -284,7 +284,7 @@ def _adc_setup():
 
 def _adc(reference: bool):
     def run(inputs) -> dict:
-        from anonlib import geo
+        from anonlib.transformations import geo
 
         regions, people, n_sites = inputs
         search = geo.adc_sites_reference if reference else geo.adc_sites

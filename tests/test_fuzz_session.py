@@ -365,7 +365,7 @@ def _trace(*lines: object) -> None:
 
 
 def _short_work_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    from anonlib import schedule, schedule_experiments
+    from anonlib.transformations import schedule, schedule_experiments
 
     defaults = dict(budget.check_work.__kwdefaults__)
     monkeypatch.setattr(budget.check_work, "__kwdefaults__", defaults | {"max_seconds": WORK_SECONDS})
