@@ -1,10 +1,16 @@
 """The bundled taxonomies (anonlib.core.taxonomy) and the defaults that use them: US states,
-countries, race spellings, ICD-10 and ICD-9 chapters; values a taxonomy does not know go under "other"."""
+countries, race spellings, ICD-10 blocks and chapters, ICD-9 chapters; values a taxonomy does
+not know go under "other"."""
 
 from __future__ import annotations
 
+import csv
+from importlib import resources
+
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from anonlib.core.errors import HierarchyError
 from anonlib.core.hierarchy import default_hierarchy, level_lookup, levels_of, validate_hierarchy
@@ -75,18 +81,117 @@ def test_diabetes_race_with_missing_values_is_the_race_taxonomy():
     validate_hierarchy(table, column, "race")
 
 
-def test_icd10_codes_go_to_category_and_chapter():
-    assert icd10_path("E11.9") == ("E11", "E00-E90 Endocrine and metabolic")
-    assert icd10_path("C34.1")[1] == icd10_path("D48")[1] == "C00-D49 Neoplasms"
-    assert icd10_path("A09")[1] == "A00-B99 Infectious and parasitic"
-    assert icd10_path("S72.001A")[1] == icd10_path("T14")[1] == "S00-T98 Injury and poisoning"
+def test_icd10_codes_go_to_category_block_and_chapter():
+    assert icd10_path("E11.9") == ("E11", "E10-E14 Diabetes mellitus", "E00-E90 Endocrine and metabolic")
+    assert icd10_path("C34.1")[2] == icd10_path("D48")[2] == "C00-D49 Neoplasms"
+    assert icd10_path("A09")[2] == "A00-B99 Infectious and parasitic"
+    assert icd10_path("S72.001A")[2] == icd10_path("T14")[2] == "S00-T98 Injury and poisoning"
     assert icd10_path("250.83") is None
     kind, table = default_hierarchy(["E11.9", "I10", "J45.909", "E11.65", "F32.A"], "diagnosis")
     assert kind == "bundled taxonomy"
     found = rows(table)
-    assert found["E11.9"] == ["E11", "E00-E90 Endocrine and metabolic", "*"]
-    assert found["I10"] == ["I10", "I00-I99 Circulatory system", "*"]
+    assert found["E11.9"] == ["E11", "E10-E14 Diabetes mellitus", "E00-E90 Endocrine and metabolic", "*"]
+    assert found["I10"] == ["I10", "I10-I15 Hypertensive diseases", "I00-I99 Circulatory system", "*"]
     validate_hierarchy(table)
+
+
+@pytest.mark.parametrize("code, category, block, chapter", [
+    ("E11.9", "E11", "E10-E14 Diabetes mellitus", "E00-E90 Endocrine and metabolic"),
+    ("I21.0", "I21", "I20-I25 Ischaemic heart diseases", "I00-I99 Circulatory system"),
+    ("C34.1", "C34", "C30-C39 Malignant neoplasms of respiratory and intrathoracic organs", "C00-D49 Neoplasms"),
+    ("S72.001A", "S72", "S70-S79 Injuries to the hip and thigh", "S00-T98 Injury and poisoning"),
+    ("F32", "F32", "F30-F39 Mood (affective) disorders", "F00-F99 Mental and behavioural"),
+    ("J45", "J45", "J40-J47 Chronic lower respiratory diseases", "J00-J99 Respiratory system"),
+    ("A00.1", "A00", "A00-A09 Intestinal infectious diseases", "A00-B99 Infectious and parasitic"),
+    ("A97.0", "A97", "A92-A99 Arthropod-borne viral and haemorrhagic fevers", "A00-B99 Infectious and parasitic"),
+    ("C50.9", "C50", "C50-C50 Malignant neoplasm of breast", "C00-D49 Neoplasms"),
+    ("D48", "D48", "D37-D48 Neoplasms of uncertain or unknown behaviour", "C00-D49 Neoplasms"),
+    ("T14", "T14", "T08-T14 Injuries to unspecified part of trunk, limb or body region",
+     "S00-T98 Injury and poisoning"),
+    ("U07.1", "U07", "U00-U49 Provisional assignment of new diseases or emergency use", "U00-U99 Special purposes"),
+    ("Y09", "Y09", "X85-Y09 Assault", "V00-Y99 External causes"),
+    ("Z99.2", "Z99", "Z80-Z99 Family and personal history and conditions influencing health status",
+     "Z00-Z99 Health status and services"),
+])
+def test_icd10_codes_go_to_their_who_block(code, category, block, chapter):
+    assert icd10_path(code) == (category, block, chapter)
+
+
+@pytest.mark.parametrize("code, chapter", [
+    ("D49.2", "C00-D49 Neoplasms"),  # ICD-10-CM's neoplasms of unspecified behaviour: no WHO block
+    ("C4A.9", "C00-D49 Neoplasms"),  # sorts between C45 and C50, yet is not in C45-C49
+    ("D3A.0", "C00-D49 Neoplasms"),  # sorts inside D37-D48, yet is not there
+    ("E08.9", "E00-E90 Endocrine and metabolic"),  # between E00-E07 and E10-E14
+    ("K95.0", "K00-K95 Digestive system"),
+    ("O9A.1", "O00-O99 Pregnancy and childbirth"),
+    ("M1A.0", "M00-M99 Musculoskeletal system"),
+    ("A90", "A00-B99 Infectious and parasitic"),  # dengue before the WHO's 2016 update (now A97)
+    ("V00.1", "V00-Y99 External causes"),
+])
+def test_icd10_cm_categories_in_no_who_block_repeat_their_chapter(code, chapter):
+    category, block, found_chapter = icd10_path(code)
+    assert (block, found_chapter) == (chapter, chapter)
+
+
+def _icd10_table(file: str) -> list[tuple[str, str, str]]:
+    text = resources.files("anonlib.core").joinpath("taxonomies", file).read_text(encoding="utf-8")
+    return [tuple(row.values()) for row in csv.DictReader(text.splitlines())]
+
+
+BLOCKS = _icd10_table("icd10_blocks.csv")
+CHAPTERS = _icd10_table("icd10_chapters.csv")
+CATEGORIES = [f"{letter}{tens}{third}" for letter in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+              for tens in "0123456789" for third in "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+
+
+def test_the_who_blocks_are_sorted_disjoint_and_each_inside_one_chapter():
+    assert len(BLOCKS) == 263  # the WHO's ICD-10 2019 groups
+    for first, last, label in BLOCKS:
+        assert first <= last and label.startswith(f"{first}-{last} ") and label[len(first) + len(last) + 2:].strip()
+        assert first[2].isdigit() and last[2].isdigit()
+        assert sum(lo <= first and last <= hi for lo, hi, _ in CHAPTERS) == 1, label
+    for (_, last, label), (first, _, following) in zip(BLOCKS, BLOCKS[1:]):
+        assert last < first, (label, following)  # sorted, no overlap
+    assert len({label for _, _, label in BLOCKS}) == len(BLOCKS)
+
+
+def test_each_category_has_at_most_one_block_and_its_block_is_in_its_chapter():
+    for category in CATEGORIES:
+        holding = [label for first, last, label in BLOCKS if first <= category <= last and category[2].isdigit()]
+        assert len(holding) <= 1, category
+        path = icd10_path(category)
+        if path is None:
+            assert not any(lo <= category <= hi for lo, hi, _ in CHAPTERS), category
+            continue
+        assert path[0] == category
+        assert path[1] == (holding[0] if holding else path[2]), category
+        block_first, block_last = path[1].split(" ")[0].split("-")
+        chapter_first, chapter_last = path[2].split(" ")[0].split("-")
+        assert chapter_first <= block_first <= block_last <= chapter_last or path[1] == path[2], category
+
+
+_codes = st.builds(
+    lambda category, rest: category + rest,
+    st.sampled_from(CATEGORIES),
+    st.one_of(st.just(""), st.from_regex(r"\.[0-9A-Z]{1,4}", fullmatch=True),
+              st.from_regex(r"[0-9]{1,2}", fullmatch=True)),  # E11.9, S72.001A; E119 (no dot)
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(codes=st.lists(_codes, min_size=1, max_size=40, unique=True))
+def test_the_icd10_hierarchy_of_any_column_of_codes_nests(codes):
+    known = [code for code in codes if icd10_path(code) is not None]
+    if not known:
+        return
+    match = taxonomy_match(known, name="ICD-10 chapters")
+    table = validate_hierarchy(match.table, known)  # raises when a value has two parents
+    assert table.shape[1] == 5 and set(table[4]) == {"*"}
+    for level in range(1, 4):  # each value at level i has exactly one parent at level i + 1
+        assert table.groupby(level)[level + 1].nunique().max() == 1
+    for code, *path in table.itertuples(index=False):
+        assert tuple(path[:3]) == icd10_path(code)
+        assert path[0] == code.upper()[:3]
 
 
 def test_icd9_codes_go_to_their_zero_padded_category_and_chapter():
@@ -119,7 +224,10 @@ def test_the_diabetes_diagnoses_are_icd9_and_every_code_is_known(column):
 def test_numbers_alone_are_not_taken_for_icd9_and_icd10_columns_stay_icd10():
     assert taxonomy_for(["12", "45.5", "130", "99", "250.83"]) is None  # no V or E code: measurements
     assert taxonomy_match(["12", "45.5", "130"], name="ICD-9 chapters").coverage == 1.0  # asked for by name
-    assert taxonomy_match(["E11.9", "I10", "J45", "E66", "V27.0"]).name == "ICD-10 chapters"
+    match = taxonomy_match(["E11.9", "I10", "J45", "E66", "V27.0"])
+    assert match.name == "ICD-10 chapters"
+    assert rows(match.table)["E66"] == ["E66", "E65-E68 Obesity and other hyperalimentation",
+                                        "E00-E90 Endocrine and metabolic", "*"]
     match = taxonomy_match(["250.83", "428", "V27", "E909", "8"])
     assert match.name == "ICD-9 chapters" and rows(match.table)["E909"][0] == "E909"  # not ICD-10's E90
 

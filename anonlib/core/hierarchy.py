@@ -643,7 +643,7 @@ def default_hierarchy(values: Iterable, name: str = "", *, counts: Iterable[int]
     """A sensible first hierarchy for a column, and the kind of builder used.
 
     By the column's type, first match wins: ICD-10 codes get the bundled ICD-10
-    taxonomy (category, chapter); codes (a ZIP-like column name, or digit strings
+    taxonomy (category, block, chapter); codes (a ZIP-like column name, or digit strings
     of one length of 4 or more) digit masking; dates (YYYY-MM-DD) month, quarter,
     year and decade; numbers with more than 10 distinct values nested bands of
     widths w, 2w, 4w (w a round number) and ``*``, a long tail (``tail_cuts``)

@@ -1,13 +1,28 @@
 """Bundled taxonomies for common fields, chosen for a column when its values match:
 US state -> census division -> region, country -> continent, race (OMB, Adult's and
 the diabetes file's spellings) -> a coarser group, ICD-10 code -> 3-character category
--> chapter, ICD-9-CM code (as in the diabetes file: 250.83, 8 for 008, V27, E909) ->
+-> block -> chapter, ICD-9-CM code (as in the diabetes file: 250.83, 8 for 008, V27, E909) ->
 3-character category -> chapter. The tables are CSV files in ``anonlib/core/taxonomies`` (public facts,
 written for this package); values a taxonomy does not know go under ``other``.
+
+ICD-10 blocks (``icd10_blocks.csv``) are the 263 innermost groups of 3-character
+categories of the WHO's ICD-10, 2019 edition (A00-A09 Intestinal infectious diseases,
+E10-E14 Diabetes mellitus, ...; where the WHO nests groups, as in neoplasms, joints,
+burns and external causes, the innermost ones), with short titles. The chapters
+(``icd10_chapters.csv``) use some ICD-10-CM ranges (C00-D49, K00-K95, O00-O9A), so a
+column of ICD-10-CM codes has categories no WHO block holds: D49, E08, K95, O9A, the
+other categories with a letter in third place (C4A, D3A, M1A, Z3A, ...), which sort
+among WHO categories without belonging to their blocks, and numbered ones between two
+WHO blocks (A90, B10, I16, Y37, ...). Such a category's block is its chapter's label
+repeated (D49 -> C00-D49 Neoplasms -> C00-D49 Neoplasms): the code is known to its
+chapter and no finer, and the levels still nest (a block-level ``other`` shared by
+several chapters would not). We do not borrow the ICD-10-CM blocks, whose ranges differ
+from the WHO's (the CM's chapter 20, say), so one column never mixes two editions' blocks.
 """
 
 from __future__ import annotations
 
+import bisect
 import csv
 import io
 import re
@@ -59,25 +74,40 @@ _ICD10 = re.compile(r"^([A-Z]\d[0-9A-Z])(?:\.?[0-9A-Z]{1,4})?$")
 
 
 @lru_cache(maxsize=None)
-def _icd10_chapters() -> list[tuple[str, str, str]]:
-    """(first category, last category, chapter label) of each ICD-10 chapter."""
-    return [(r["first"], r["last"], r["chapter"]) for r in _bundled_rows("icd10_chapters.csv")]
+def _icd10_ranges(file: str, column: str) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """The first categories (sorted) and (first, last, label) of the ranges in an ICD-10
+    table: the chapters or the blocks."""
+    ranges = [(r["first"], r["last"], r[column]) for r in _bundled_rows(file)]
+    return [first for first, _, _ in ranges], ranges
 
 
-def icd10_path(code: str) -> tuple[str, str] | None:
-    """The 3-character category and chapter of an ICD-10 code, or None.
+def _icd10_range(category: str, file: str, column: str) -> str | None:
+    """The label of the range in an ICD-10 table that holds a 3-character category, or None."""
+    firsts, ranges = _icd10_ranges(file, column)
+    at = bisect.bisect_right(firsts, category) - 1
+    if at >= 0 and ranges[at][0] <= category <= ranges[at][1]:
+        return ranges[at][2]
+    return None
+
+
+def icd10_path(code: str) -> tuple[str, str, str] | None:
+    """The 3-character category, block and chapter of an ICD-10 code, or None. A category
+    in no WHO block (ICD-10-CM's D49, E08, O9A, ...) has its chapter as its block.
 
     >>> icd10_path("E11.9"), icd10_path("i10"), icd10_path("250.83")
-    (('E11', 'E00-E90 Endocrine and metabolic'), ('I10', 'I00-I99 Circulatory system'), None)
+    (('E11', 'E10-E14 Diabetes mellitus', 'E00-E90 Endocrine and metabolic'), ('I10', 'I10-I15 Hypertensive diseases', 'I00-I99 Circulatory system'), None)
+    >>> icd10_path("D49.2")
+    ('D49', 'C00-D49 Neoplasms', 'C00-D49 Neoplasms')
     """
     match = _ICD10.match(str(code).strip().upper())
     if not match:
         return None
     category = match.group(1)
-    for first, last, chapter in _icd10_chapters():
-        if first <= category <= last:
-            return category, chapter
-    return None
+    chapter = _icd10_range(category, "icd10_chapters.csv", "chapter")
+    if chapter is None:
+        return None
+    block = _icd10_range(category, "icd10_blocks.csv", "block") if category[2].isdigit() else None
+    return category, block or chapter, chapter
 
 
 _ICD9 = re.compile(r"^(?:(\d{1,3})(?:\.\d{1,2})?|V(\d{1,2})(?:\.\d{1,2})?|E(\d{3})(?:\.\d)?)$")
