@@ -111,3 +111,21 @@ def test_every_sample_loads_with_its_roles(key: str) -> None:
     for column in SAMPLES[key].roles:
         assert column in ds.frame.columns
     assert risk_profile(ds).records == ds.n_records
+
+
+def test_dates_of_events_are_quasi_identifiers_by_name_or_by_their_values() -> None:
+    roles = guess_roles(pd.DataFrame({
+        "admitted": ["2024-01-02", "2024-02-03"],       # a date word
+        "test_date": ["x", "y"],                          # a date word beats the sensitive 'test'
+        "when": ["2024-01-02 10:30", None],               # ISO dates whatever the name
+        "candidate": ["a", "b"],                          # 'date' inside a word is not a date
+        "readmitted": ["NO", "<30"],                      # still sensitive
+        "diagnosis": ["E11.9", "I10"],
+        "visits": [1, 2],                                 # a number of visits is not a date
+        "pid": ["2024-01-02", "2024-13-45"],             # date-shaped values alone, any name
+    }))
+    assert roles == {
+        "admitted": Role.QUASI_IDENTIFIER, "test_date": Role.QUASI_IDENTIFIER, "when": Role.QUASI_IDENTIFIER,
+        "candidate": Role.IGNORE, "readmitted": Role.SENSITIVE, "diagnosis": Role.SENSITIVE,
+        "visits": Role.IGNORE, "pid": Role.QUASI_IDENTIFIER,
+    }

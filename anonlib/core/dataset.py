@@ -56,6 +56,10 @@ _QUASI_WORDS = re.compile(
     r"(age|sex|gender|zip|postcode|postal|race|ethnic|birth|dob|marital|education|country|"
     r"region|city|state|county|municipality|occupation|workclass|weight|height)"
 )
+_DATE_WORDS = re.compile(
+    r"(^|[^a-z])(date|dates|dob|admitted|admission|discharged?|visit|death|died|deceased)([^a-z]|$)"
+)
+_DATE_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?$")
 _SENSITIVE_WORDS = re.compile(
     r"(diagnos|disease|income|result|test|biopsy|cancer|hiv|std|readmit|outcome|"
     r"genetic|condition|illness|treatment|medication|salary|^num$|target|label|class)"
@@ -63,21 +67,41 @@ _SENSITIVE_WORDS = re.compile(
 
 
 def guess_role(name: str, values: pd.Series) -> Role:
-    """A first guess of one column's role from its name (and uniqueness).
+    """A first guess of one column's role from its name and values.
+
+    Dates of events (admission, discharge, a visit, birth, death) are quasi-identifiers
+    (HIPAA's Safe Harbor lists every date element but the year), by name or because
+    their values are ISO dates, even when the name also says what was measured
+    (``test_date``).
 
     >>> guess_role("Full Name", pd.Series(["a", "b"])), guess_role("#Rec.", pd.Series([1, 2]))
     (<Role.IDENTIFIER: 'identifier'>, <Role.COUNT: 'count'>)
+    >>> guess_role("when", pd.Series(["2024-01-31", None])), guess_role("admission_date", pd.Series([1]))
+    (<Role.QUASI_IDENTIFIER: 'quasi-identifier'>, <Role.QUASI_IDENTIFIER: 'quasi-identifier'>)
     """
     lower = str(name).strip().lower()
     if lower in _COUNT_NAMES:
         return Role.COUNT
     if _ID_WORDS.search(lower) or lower in _ID_NAMES:
         return Role.IDENTIFIER
+    if _DATE_WORDS.search(lower) or _looks_like_dates(values):
+        return Role.QUASI_IDENTIFIER
     if _SENSITIVE_WORDS.search(lower):
         return Role.SENSITIVE
     if _QUASI_WORDS.search(lower):
         return Role.QUASI_IDENTIFIER
     return Role.IGNORE
+
+
+def _looks_like_dates(values: pd.Series, sample: int = 200) -> bool:
+    """Whether a column holds dates: a datetime type, or every one of up to ``sample``
+    present values written as an ISO date (``2024-01-31``, optionally with a time)."""
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return True
+    present = values.dropna()
+    if present.empty or pd.api.types.is_numeric_dtype(present):
+        return False
+    return bool(present.head(sample).astype(str).str.strip().str.match(_DATE_VALUE).all())
 
 
 def guess_roles(frame: pd.DataFrame) -> dict[str, Role]:
