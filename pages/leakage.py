@@ -40,6 +40,7 @@ from anonlib.core.hierarchy import (
     hierarchy_csv,
     hierarchy_tree,
     interval_hierarchy,
+    level_words,
     masking_hierarchy,
     parse_bands,
     parse_taxonomy,
@@ -212,8 +213,12 @@ def _hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: s
 
 
 
-def _levels_text(levels: dict[str, int], max_levels: dict[str, int]) -> str:
-    return ", ".join(f"{a} {v}/{max_levels[a]}" for a, v in levels.items())
+def _levels_text(levels: dict[str, int], max_levels: dict[str, int],
+                 hierarchies: dict[str, pd.DataFrame] | None = None) -> str:
+    """'age 1/4 (67 → [65-69]), zip 5/5 (removed)': each level with how it reads."""
+    def words(a: str, v: int) -> str:
+        return f" ({level_words(hierarchies[a], v)})" if hierarchies and a in hierarchies else ""
+    return ", ".join(f"{a} {v}/{max_levels[a]}{words(a, v)}" for a, v in levels.items())
 
 
 def _leakage_section(dataset: Dataset, frame: pd.DataFrame, columns: list[str], scope: str) -> None:
@@ -296,7 +301,8 @@ def _loss_text(result: SearchResult) -> str:
     return f"{MEASURE_NAMES[result.measure]} {value}"
 
 
-def _methods_view(results: dict[str, SearchResult], records: int) -> None:
+def _methods_view(results: dict[str, SearchResult], records: int,
+                  hierarchies: dict[str, pd.DataFrame] | None = None) -> None:
     """Per method: information loss, records suppressed, distinct combinations kept,
     tables checked, time, levels."""
     root = next(iter(results.values())).root
@@ -319,7 +325,7 @@ def _methods_view(results: dict[str, SearchResult], records: int) -> None:
                            + f"; {result.checked:,} of {result.lattice_size:,} generalizations counted.")
             st.metric("tables checked", f"{result.generated:,}")
             st.metric("time", f"{result.seconds * 1000:.1f} ms")
-            st.caption("Levels: " + plain(_levels_text(result.levels, result.max_levels)))
+            st.caption("Levels: " + plain(_levels_text(result.levels, result.max_levels, hierarchies)))
 
 
 def _comparison(results: dict[str, SearchResult]) -> pd.DataFrame:
@@ -526,7 +532,7 @@ with guarded("reading the working copy"):
                             + (f"; **{check.failing_records:,} records** in classes failing the target"
                                if check is not None else "") + "."
                         )
-                        _methods_view(results, records)
+                        _methods_view(results, records, hierarchies)
                         _apply_section(dataset, frame, results, hierarchies, palette, measure)
 
 glossary_expander(["record", "distinct combination", "quasi-identifier", "k", "hierarchy", "generalization",
@@ -560,7 +566,7 @@ def _table1() -> None:
     root = next(iter(results.values())).root
     st.markdown(f"Original table: **{root.rows:,} distinct combinations, {root.violations:,} in classes smaller "
                 f"than k** ({root.label}, the paper's T(violating rows, rows)).")
-    _methods_view(results, int(frame[count].sum()))
+    _methods_view(results, int(frame[count].sum()), hierarchies)
     comparison = comparison_table(list(results.values()))
     st.dataframe(comparison.rename(columns=COMPARISON_NAMES), hide_index=True, width="stretch",
                  column_config={"seconds": st.column_config.NumberColumn(format="%.4f")})

@@ -304,3 +304,16 @@ def test_a_table_of_distinct_values_with_counts_gets_the_records_hierarchy(body,
     assert kind == kind_counted
     as_rows = lambda h: sorted(map(tuple, h.astype(str).to_numpy()))  # noqa: E731
     assert as_rows(from_records) == as_rows(from_counts)
+
+
+def test_level_words_read_kept_removed_or_an_example_of_a_changed_value() -> None:
+    from anonlib.core.hierarchy import date_hierarchy, level_words, masking_hierarchy
+
+    zips = masking_hierarchy(["52003", "52000", "60614"])
+    assert [level_words(zips, lv) for lv in range(6)] == [
+        "kept", "52003 → 5200*", "52003 → 520**", "52003 → 52***", "52003 → 5****", "removed"]
+    dates = date_hierarchy(["2025-09-28", "2024-01-05"])
+    assert level_words(dates, 1).startswith("2025-09-28 → ") and level_words(dates, 1) != "kept"
+    # the first row unchanged at a level: the example is a row that changes
+    h = pd.DataFrame([["x", "x", "*"], ["y", "G", "*"], ["z", "G", "*"]])
+    assert level_words(h, 1) == "y → G" and level_words(h, 2) == "removed"

@@ -86,6 +86,25 @@ def levels_of(table: pd.DataFrame) -> int:
     return int(table.shape[1]) - 1
 
 
+def level_words(table: pd.DataFrame, level: int) -> str:
+    """How ``level`` of a hierarchy reads, for a caption: kept, removed (one value left),
+    or an example from the hierarchy's first row whose value changes.
+
+    >>> h = interval_hierarchy(["17", "23"], [[(15, 19), (20, 24)], [(0, 49)]], top=True)
+    >>> level_words(h, 0), level_words(h, 1), level_words(h, 3)
+    ('kept', '17 → [15-19]', 'removed')
+    """
+    if level <= 0:
+        return "kept"
+    column = table.iloc[:, min(level, table.shape[1] - 1)].astype(str)
+    if column.nunique() <= 1:
+        return "removed"
+    original = table.iloc[:, 0].astype(str)
+    changed = (original != column).to_numpy()
+    row = int(changed.argmax()) if changed.any() else 0
+    return f"{original.iloc[row]} → {column.iloc[row]}"
+
+
 # --- builders -------------------------------------------------------------------
 
 
