@@ -92,12 +92,13 @@ def test_numbers_before_equal_pandas_statistics(view, copy):
 
 def test_a_number_column_kept_has_the_same_statistics_and_bins_before_and_after():
     dataset, _ = uploaded()
+    _, zips = default_hierarchy(dataset.frame["zip"], "zip")
     copy = WorkingCopy.start(dataset, ReleaseTarget(k=5)).apply(
-        BandsStep("age", 10, 0, 20, 89, True), "Individual privacy")
+        GeneralizationStep({"zip": 1}, {"zip": zips}), "Leakage & anonymization")
     ages = copy.loaded.frame["age"]
-    zip_view = release_view(copy, classify=False).column("zip")
-    assert zip_view.kind == "number" and zip_view.before == zip_view.after
-    assert {c.value: c.after for c in zip_view.counts} == shown_counts(copy.release()["zip"])
+    kept = release_view(copy, classify=False).column("age")
+    assert kept.kind == "number" and kept.before == kept.after and kept.before is not None
+    assert [(c.before, c.after) for c in kept.counts] == [(c.before, c.before) for c in kept.counts]
     # more than MAX_BINS values: whole-number bins that add up to every record
     age_only = Dataset.from_frame("a", pd.DataFrame({"age": ages}), {"age": "quasi-identifier"})
     age_view = release_view(WorkingCopy.start(age_only), classify=False).column("age")
@@ -139,9 +140,9 @@ def test_the_classifier_on_the_original_equals_scikit_learn_run_directly(copy, v
     assert c.column == "diagnosis" and c.features == ("age", "sex", "zip") and not c.subsampled
     folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=SEED)
     loaded = copy.loaded.frame
-    X = loaded[["age", "sex", "zip"]].astype({"age": float, "zip": float})
-    model = make_pipeline(ColumnTransformer([("text", OneHotEncoder(handle_unknown="ignore"), ["sex"]),
-                                             ("numbers", SimpleImputer(strategy="median"), ["age", "zip"])]),
+    X = loaded[["age", "sex", "zip"]].astype({"age": float, "zip": str})  # ZIP codes are codes, not numbers
+    model = make_pipeline(ColumnTransformer([("text", OneHotEncoder(handle_unknown="ignore"), ["sex", "zip"]),
+                                             ("numbers", SimpleImputer(strategy="median"), ["age"])]),
                           DecisionTreeClassifier(max_depth=8, random_state=SEED))
     scores = cross_val_score(model, X, loaded["diagnosis"], cv=folds)
     assert c.original.folds == pytest.approx(tuple(scores))
@@ -339,3 +340,22 @@ def test_apply_release_view_json_equals_the_library(tmp_path, capsys, copy):
     assert shown["classifier"]["original"]["folds"] == pytest.approx(expected["classifier"]["original"]["folds"])
     assert main(["apply", str(recipe), str(data), "--release-view", "--pair", "age,age"]) == 2
     assert "two different columns; both are age" in capsys.readouterr().err
+
+
+def test_zip_codes_are_codes_not_numbers_whatever_their_type():
+    """The file's ZIP codes read as integers (no leading zero): the view counts them as values
+    and reports no mean or quartiles of ZIP codes; the classifier one-hot encodes them."""
+    from anonlib.workflow.release_view import model_inputs
+
+    dataset, _ = uploaded()
+    assert pd.api.types.is_numeric_dtype(dataset.frame["zip"])
+    copy = WorkingCopy.start(dataset, ReleaseTarget(k=5))
+    zip_view = release_view(copy, classify=False).column("zip")
+    assert zip_view.kind == "category" and zip_view.before is None and zip_view.after is None
+    masked = release_view(generalized_copy(), classify=False).column("zip")  # 1000* counts the loaded 1000x
+    assert masked.kind == "number → categories" and masked.before is None
+    by_mask = dataset.frame["zip"].astype(str).str[:4].add("*").value_counts()
+    assert {c.value: c.before for c in masked.counts} == {m: int(n) for m, n in by_mask.items()}
+    assert {c.value: c.after for c in zip_view.counts} == shown_counts(copy.release()["zip"])
+    _, _, numbers, texts = model_inputs(copy.release(), ["age", "zip"], "diagnosis")
+    assert numbers == ["age"] and texts == ["zip"]

@@ -647,6 +647,16 @@ def _missing_row(text: pd.DataFrame, attribute: str) -> list[str] | None:
 _CODE_NAMES = re.compile(r"(zip|postcode|postal|plz|zcta|geoid|fips)", re.IGNORECASE)
 
 
+def is_code_name(name: object) -> bool:
+    """Whether a column's name says it holds codes written with digits (ZIP, postcode,
+    FIPS...): numbers to mask from the right, never to average.
+
+    >>> is_code_name("ZIP code"), is_code_name("zcta5"), is_code_name("age")
+    (True, True, False)
+    """
+    return bool(_CODE_NAMES.search(str(name)))
+
+
 def nice_width(span: float, parts: int = 16) -> float:
     """A round band width (1, 2, 5, 10, 20, 50, ...) cutting ``span`` into about ``parts`` bands.
 
@@ -691,7 +701,7 @@ def default_hierarchy(values: Iterable, name: str = "", *, counts: Iterable[int]
         return "bundled taxonomy", known.table
     lengths = {len(k) for k in keys}
     digits = all(k.isdigit() for k in keys)
-    if digits and (_CODE_NAMES.search(name) or (len(lengths) == 1 and min(lengths) >= 4)):
+    if digits and (is_code_name(name) or (len(lengths) == 1 and min(lengths) >= 4)):
         return "masking", masking_hierarchy(keys)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
     if not numbers.isna().any() and len(keys) > 10:

@@ -64,7 +64,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import AnonlibError, ColumnError, EmptySelectionError, ParameterError, join_names
-from ..core.hierarchy import SUPPRESSED
+from ..core.hierarchy import SUPPRESSED, is_code_name
 from .history import WorkingCopy
 from .release import default_release_columns
 
@@ -525,7 +525,8 @@ def _column_view(column: str, role: str, before: pd.Series, after: pd.Series, w_
     distinct_before = int(before.dropna().nunique())
     distinct_after = int(after.dropna().nunique())
     numeric_before = _is_numeric(before) and pd.api.types.is_numeric_dtype(before)
-    if numeric_before and _is_numeric(after) and before.notna().any():
+    code = is_code_name(column)  # ZIP or FIPS codes read as numbers: values to count, never to average
+    if numeric_before and not code and _is_numeric(after) and before.notna().any():
         v_before, m_before = _numbers(before)
         v_after, m_after = _numbers(after)
         summary_before = weighted_summary(v_before, w_before)
@@ -547,9 +548,10 @@ def _column_view(column: str, role: str, before: pd.Series, after: pd.Series, w_
         return ColumnView(column, role, "number", distinct_before, distinct_after, tuple(rows), summary_before,
                           summary_after, other_before, other_after, tuple(float(e) for e in edges), bins)
     counts_after = _counts(shown_after, w_after)
-    if numeric_before and before.notna().any():  # numbers turned into text: count the loaded records per interval
+    if numeric_before and before.notna().any() and not (code and _is_numeric(after)):
+        # numbers (or codes) turned into text: count the loaded records per interval or mask
         v_before, m_before = _numbers(before)
-        summary_before = weighted_summary(v_before, w_before)
+        summary_before = None if code else weighted_summary(v_before, w_before)
         intervals = {label: _interval(label) for label in counts_after}
         texts = _shown(before).to_numpy(dtype=str)
         rows = []
@@ -642,7 +644,8 @@ def _expanded(frame: pd.DataFrame, weights: np.ndarray) -> pd.DataFrame:
 
 def model_inputs(frame: pd.DataFrame, features: Sequence[str], column: str) -> tuple[pd.DataFrame, np.ndarray, list[str], list[str]]:
     """Features and labels as the classifier reads them: number columns (``_is_numeric``,
-    ``*`` and blank as missing) as numbers, other columns as text (``(blank)`` a value);
+    ``*`` and blank as missing) as numbers, other columns and codes such as ZIP
+    (``is_code_name``) as text (``(blank)`` a value);
     the labels are the shown values of ``column``.
 
     >>> X, y, numbers, texts = model_inputs(pd.DataFrame({"a": [1, "*", 3], "b": ["x", None, "y"],
@@ -654,7 +657,7 @@ def model_inputs(frame: pd.DataFrame, features: Sequence[str], column: str) -> t
     numbers, texts = [], []
     for feature in features:
         series = frame[feature]
-        if _is_numeric(series):
+        if _is_numeric(series) and not is_code_name(feature):
             X[feature] = _numbers(series)[0]
             numbers.append(feature)
         else:
