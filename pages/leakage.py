@@ -54,7 +54,9 @@ from anonlib.core.samples import load_sample
 from anonlib.core.taxonomy import TAXONOMIES, taxonomy_match
 from anonlib.measures.leakage import attribute_label, attribute_sets, compare_leakage, leakage_table
 from anonlib.measures.utility import MEASURE_NAMES, MEASURES, measure_value
-from anonlib.workflow.suggestions import Suggestion, generalization_suggestions, keeping_hierarchies, preselected, trims
+from anonlib.workflow.suggestions import (
+    Suggestion, generalization_suggestions, keeping_hierarchies, keeping_need, preselected, trims,
+)
 from dashboard import charts
 from dashboard.glossary import glossary_expander, term_help
 from dashboard.state import active_dataset, release_target, working_copy
@@ -388,9 +390,13 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
                     found_by[KEEPING] = replace(keeping, utility=measure_value(
                         frame, keeping.table, list(kept), hierarchies, measure, count=dataset.count))
                 except NoSolutionError:
-                    st.caption(f"No generalization meets k = {_root_k(results)} while keeping every quasi-identifier "
-                               "(every one found turns a column into one value): finer or wider hierarchies, fewer "
-                               "quasi-identifiers, or suppressing the records left in small classes (sidebar) may help.")
+                    target = release_target()
+                    need = keeping_need(frame, list(kept), hierarchies, k=_root_k(results), count=dataset.count,
+                                        requirements=target.requirements if target is not None else ())
+                    st.caption(plain(f"No generalization meets k = {_root_k(results)} with at most "
+                                     f"{100 * (target.max_suppressed if target is not None else 0):g}% suppressed records while keeping "
+                                     "every quasi-identifier. "
+                                     + need.sentence()))
     # greedy last: a generalization it shares with an optimal search is recorded as that search's
     found_by = {name: r for name, r in found_by.items() if r.method != "greedy"} | {
         name: r for name, r in found_by.items() if r.method == "greedy"}

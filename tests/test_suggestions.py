@@ -5,6 +5,7 @@ and hierarchies that keep every quasi-identifier."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,3 +76,37 @@ def test_a_flat_hierarchy_cannot_be_kept_so_nothing_is_searched():
     h = {"sex": flat_hierarchy(["F", "M"]), "race": flat_hierarchy(["a", "b", "c"])}
     assert {a: t.shape[1] for a, t in keeping_hierarchies(h).items()} == {"sex": 1, "race": 1}
     assert not trims(h)
+
+
+def test_keeping_need_is_the_least_failing_over_every_generalization_that_keeps_all_columns():
+    """At the coarsest levels below '*', k-anonymity's failing records are the fewest of any
+    node of the keeping lattice (checked by counting every node with pandas), and allowing
+    that share lets the optimal search keep every column."""
+    import itertools
+
+    import numpy as np
+
+    from anonlib.core.hierarchy import default_hierarchy, generalize_column
+    from anonlib.core.errors import NoSolutionError
+    from anonlib.transformations.anonymize import search
+    from anonlib.workflow.suggestions import keeping_hierarchies, keeping_need
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, 400), "zip": rng.choice([f"{z}" for z in range(10000, 99999, 997)], 400),
+                          "sex": rng.choice(["F", "M"], 400)})
+    h = {c: default_hierarchy(frame[c], c)[1] for c in frame.columns}
+    kept = keeping_hierarchies(h)
+    need = keeping_need(frame, list(frame.columns), h, k=5)
+    fewest = None
+    for levels in itertools.product(*(range(kept[c].shape[1]) for c in frame.columns)):
+        generalized = pd.DataFrame({c: generalize_column(frame[c], kept[c], lv) for c, lv in zip(frame.columns, levels)})
+        sizes = generalized.groupby(list(frame.columns), dropna=False)[frame.columns[0]].transform("size")
+        failing = int((sizes < 5).sum())
+        fewest = failing if fewest is None else min(fewest, failing)
+    assert need.failing == fewest > 0 and need.records == 400
+    assert need.levels == {c: kept[c].shape[1] - 1 for c in frame.columns}
+    assert "removed" not in need.words.values()
+    found = search(frame, list(frame.columns), 5, kept, "optimal", max_suppressed=need.failing / 400)
+    assert found.suppressed <= need.failing  # allowing that share is enough ...
+    with pytest.raises(NoSolutionError):  # ... and one record less is not
+        search(frame, list(frame.columns), 5, kept, "optimal", max_suppressed=(need.failing - 1) / 400)

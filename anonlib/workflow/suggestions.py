@@ -23,11 +23,14 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import pandas as pd
 
+from ..core.hierarchy import level_words
+from ..measures.models import ModelRequirement
 from ..transformations.anonymize import SearchResult
+from ..transformations.optimal import Lattice
 from ..core.dataset import Dataset
 from .cost import StepCost, default_choice, step_cost
 from .steps import GeneralizationStep
@@ -113,3 +116,63 @@ def trims(hierarchies: Mapping[str, pd.DataFrame]) -> bool:
     """
     kept = keeping_hierarchies(hierarchies)
     return any(kept[a].shape[1] < hierarchies[a].shape[1] for a in kept) and any(t.shape[1] > 1 for t in kept.values())
+
+
+@dataclass(frozen=True)
+class KeepingNeed:
+    """What keeping every quasi-identifier would take: at the coarsest levels that keep
+    them all (``levels``, read as ``words``), ``failing`` of ``records`` records are in
+    classes failing k and the models. With k and monotone models no generalization that
+    keeps every column leaves fewer, so allowing that share of suppressed records is the
+    least that lets the search keep every column."""
+
+    levels: dict[str, int]
+    words: dict[str, str]
+    failing: int
+    records: int
+    k: int
+
+    @property
+    def share(self) -> float:
+        return self.failing / self.records if self.records else 0.0
+
+    def sentence(self) -> str:
+        """The page's sentence (plain text with data values: render it escaped).
+
+        >>> KeepingNeed({"age": 2}, {"age": "17 → [0-49]"}, 3, 200, 5).sentence()
+        'Even at the coarsest levels that keep every quasi-identifier (age 17 → [0-49]), 3 of 200 records (1.5%) stay in classes failing k = 5: allowing at least 1.5% suppressed records (sidebar) lets the search keep every column; finer or wider hierarchies or fewer quasi-identifiers may help too.'
+        """
+        levels = ", ".join(f"{a} {w}" for a, w in self.words.items())
+        percent = _share_text(self.share)
+        return (f"Even at the coarsest levels that keep every quasi-identifier ({levels}), {self.failing:,} of "
+                f"{self.records:,} records ({percent}) stay in classes failing k = {self.k}: allowing at least "
+                f"{percent} suppressed records (sidebar) lets the search keep every column; finer or wider "
+                "hierarchies or fewer quasi-identifiers may help too.")
+
+
+def _share_text(share: float) -> str:
+    """A share rounded up at one decimal (so allowing it is enough), as a percentage."""
+    import math
+
+    return f"{math.ceil(share * 1000 - 1e-9) / 10:g}%"
+
+
+def keeping_need(frame: pd.DataFrame, quasi_identifiers: Sequence[str], hierarchies: Mapping[str, pd.DataFrame], *,
+                 k: int, requirements: Sequence[ModelRequirement] = (), count: str | None = None) -> KeepingNeed:
+    """The records failing the target at the coarsest generalization that keeps every
+    quasi-identifier (one class count).
+
+    >>> from anonlib.core.hierarchy import flat_hierarchy
+    >>> frame = pd.DataFrame({"a": ["x", "x", "y"], "b": ["u", "u", "v"]})
+    >>> h = {"a": flat_hierarchy(["x", "y"]), "b": flat_hierarchy(["u", "v"])}
+    >>> need = keeping_need(frame, ["a", "b"], h, k=2)
+    >>> need.failing, need.records, need.words
+    (1, 3, {'a': 'kept', 'b': 'kept'})
+    """
+    kept = keeping_hierarchies({a: hierarchies[a] for a in quasi_identifiers})
+    top = tuple(kept[a].shape[1] - 1 for a in quasi_identifiers)
+    lattice = Lattice(frame, quasi_identifiers, kept, k=k, requirements=requirements, count=count)
+    _, failing, _ = lattice.status(top, cost=False)
+    return KeepingNeed(dict(zip(quasi_identifiers, top)),
+                       {a: level_words(kept[a], level) for a, level in zip(quasi_identifiers, top)},
+                       int(failing), lattice.records, lattice.k)
