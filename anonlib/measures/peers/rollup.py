@@ -131,18 +131,21 @@ def lattice_matrix(
              edge: np.ndarray) -> None:
         """agg (the targets of P) <- min(agg, the minimum of P - y read through ``edge``);
         equal values keep the lower rank."""
-        values, ranks = _take_columns(child[0], edge), _take_columns(child[1], edge)
         i = positions.index(y)
-        for mine, theirs in ((slice(0, i), slice(0, i)), (slice(i + 1, None), slice(i, None))):
-            v, r, lv, lr = agg[0][mine], agg[1][mine], values[theirs], ranks[theirs]
-            if not v.size:
-                continue
-            take = np.less(lv, v)
-            take |= np.equal(lv, v) & np.less(lr, r)  # equal values: the lower rank
-            moved = np.subtract(lr, r)
-            moved *= take  # a select by arithmetic: numpy's masked ufuncs (where=) are several times slower
-            r += moved
-            np.minimum(v, lv, out=v)
+        for start in range(0, len(edge), PULL_CELLS):  # in blocks of cells: the temporaries stay small and warm
+            cells = slice(start, start + PULL_CELLS)
+            part = edge[cells]
+            values, ranks = np.take(child[0], part, axis=1), np.take(child[1], part, axis=1)
+            for mine, theirs in ((slice(0, i), slice(0, i)), (slice(i + 1, None), slice(i, None))):
+                v, r, lv, lr = agg[0][mine, cells], agg[1][mine, cells], values[theirs], ranks[theirs]
+                if not v.size:
+                    continue
+                take = np.less(lv, v)
+                take |= np.equal(lv, v) & np.less(lr, r)  # equal values: the lower rank
+                moved = np.subtract(lr, r)
+                moved *= take  # a select by arithmetic: numpy's masked ufuncs (where=) are several times slower
+                r += moved
+                np.minimum(v, lv, out=v)
 
     def visit(mask: int, positions: list[int], rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_cells: int,
               edges: np.ndarray | None, n_groups: int, agg: tuple[np.ndarray, np.ndarray] | None) -> None:
@@ -209,6 +212,7 @@ def lattice_matrix(
 
 
 TAKE_BY_ROWS = 1 << 14  # columns from which a take row by row beats numpy's take along axis 1
+PULL_CELLS = 1 << 14  # cells of a table pulled at once (a few MB of temporaries at most)
 
 
 def _take_columns(table: np.ndarray, index: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
