@@ -110,3 +110,24 @@ def test_keeping_need_is_the_least_failing_over_every_generalization_that_keeps_
     assert found.suppressed <= need.failing  # allowing that share is enough ...
     with pytest.raises(NoSolutionError):  # ... and one record less is not
         search(frame, list(frame.columns), 5, kept, "optimal", max_suppressed=(need.failing - 1) / 400)
+
+
+def test_keeping_need_says_when_suppressing_still_fails_a_model_judged_on_the_records_left():
+    """t-closeness is judged on the release: suppressing the failing records changes the
+    distribution it compares with, so the share alone may not suffice; the library checks it."""
+    import numpy as np
+
+    from anonlib.core.hierarchy import default_hierarchy
+    from anonlib.measures.models import ModelRequirement
+    from anonlib.workflow.suggestions import keeping_need
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, 300), "sex": rng.choice(["F", "M"], 300),
+                          "dx": rng.choice(["a", "b", "c"], 300, p=[0.8, 0.15, 0.05])})
+    h = {c: default_hierarchy(frame[c], c)[1] for c in ("age", "sex")}
+    plain_k = keeping_need(frame, ["age", "sex"], h, k=5)
+    assert plain_k.suffices  # k alone is monotone: suppressing the failing records always suffices
+    strict = keeping_need(frame, ["age", "sex"], h, k=5,
+                          requirements=[ModelRequirement("t_closeness", "dx", 0.01)])
+    assert strict.failing > 0 and not strict.suffices
+    assert "still fail a privacy model" in strict.sentence()

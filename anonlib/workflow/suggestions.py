@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -131,6 +132,7 @@ class KeepingNeed:
     failing: int
     records: int
     k: int
+    suffices: bool = True  # False: suppressing them still fails a model judged on the records left
 
     @property
     def share(self) -> float:
@@ -144,6 +146,11 @@ class KeepingNeed:
         """
         levels = ", ".join(f"{a} {w}" for a, w in self.words.items())
         percent = _share_text(self.share)
+        if not self.suffices:
+            return (f"Even at the coarsest levels that keep every quasi-identifier ({levels}), {self.failing:,} of "
+                    f"{self.records:,} records stay in classes failing the target, and suppressing them leaves "
+                    "records that still fail a privacy model: finer or wider hierarchies or fewer quasi-identifiers "
+                    "are needed to keep every column.")
         return (f"Even at the coarsest levels that keep every quasi-identifier ({levels}), {self.failing:,} of "
                 f"{self.records:,} records ({percent}) stay in classes failing k = {self.k}: allowing at least "
                 f"{percent} suppressed records (sidebar) lets the search keep every column; finer or wider "
@@ -152,8 +159,6 @@ class KeepingNeed:
 
 def _share_text(share: float) -> str:
     """A share rounded up at one decimal (so allowing it is enough), as a percentage."""
-    import math
-
     return f"{math.ceil(share * 1000 - 1e-9) / 10:g}%"
 
 
@@ -173,6 +178,12 @@ def keeping_need(frame: pd.DataFrame, quasi_identifiers: Sequence[str], hierarch
     top = tuple(kept[a].shape[1] - 1 for a in quasi_identifiers)
     lattice = Lattice(frame, quasi_identifiers, kept, k=k, requirements=requirements, count=count)
     _, failing, _ = lattice.status(top, cost=False)
+    suffices = True
+    if requirements and failing:  # t-closeness and the like are judged again on the records left
+        share = math.ceil(failing / lattice.records * 1000 - 1e-9) / 1000
+        again = Lattice(frame, quasi_identifiers, kept, k=k, requirements=requirements, count=count,
+                        max_suppressed=min(share, 1.0))
+        suffices = again.status(top, cost=False)[0]
     return KeepingNeed(dict(zip(quasi_identifiers, top)),
                        {a: level_words(kept[a], level) for a, level in zip(quasi_identifiers, top)},
-                       int(failing), lattice.records, lattice.k)
+                       int(failing), lattice.records, lattice.k, suffices)
