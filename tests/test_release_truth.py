@@ -11,15 +11,22 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import pycanon.anonymity as pycanon  # test-only peer (requirements-nodeps.txt)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonlib.transformations.anonymize import search
 from anonlib.cli import main
+from anonlib.core.dataset import Dataset
+from anonlib.core.errors import ParameterError
 from anonlib.core.hierarchy import SUPPRESSED, hierarchy_csv, interval_hierarchy, taxonomy_hierarchy
 from anonlib.core.samples import load_sample, sample_path
 from anonlib.measures.models import ModelRequirement, acceptance
+from anonlib.workflow import ReleaseTarget, SuppressionStep, WorkingCopy, release_package
+from anonlib.workflow.local_steps import LocalSuppressionStep
+from anonlib.workflow.release import release_csv, release_table
+from anonlib.workflow.verify import recount
 
 EXAMPLES = int(os.environ.get("RELEASE_EXAMPLES", "200"))
 
@@ -53,8 +60,10 @@ def test_the_issue_case_states_what_the_file_holds(tmp_path: Path, capsys) -> No
 
 
 def test_dropping_records_with_missing_values_states_what_the_file_holds(tmp_path: Path, capsys) -> None:
-    """--drop-missing with blanks in a shield column and in a released column outside the
-    shield: the records missing a released value are not written, and k, the records and the
+    """--drop-missing with blanks in a shield column and in released columns outside the
+    shield (native-country, occupation: quasi-identifiers of the file, released unchanged as
+    ignored columns): the records missing a shield value are not written, those with a blank
+    elsewhere are written with the blank (the assessed records), and k, the records and the
     loss stated are those of the written file (it used to stop with an index error)."""
     frame = load_sample("adult").frame.head(3000)[["age", "sex", "race", "native-country", "occupation"]].copy()
     frame.loc[frame.index[:40], "sex"] = None
@@ -67,10 +76,14 @@ def test_dropping_records_with_missing_values_states_what_the_file_holds(tmp_pat
     stated = _json(capsys)
     written = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert code == (0 if stated["met"] else 1)
-    assert written.ne("").all().all()  # no record missing a released value
+    assert written[["age", "sex", "race"]].ne("").all().all()  # no record missing a shield value
+    assessed = frame[["age", "sex", "race"]].notna().all(axis=1)
+    assert stated["suppressed"] == 0 and stated["records"] == int(assessed.sum()) == 3000 - 40
+    for column in ("occupation", "native-country"):  # blanks outside the shield are written, as blanks
+        assert (written[column] == "").sum() == frame.loc[assessed, column].isna().sum() > 30 * (column == "occupation")
     assert stated["records"] == stated["released_records"] + stated["suppressed"] == len(written) + stated["suppressed"]
     assert stated["k"] == _pandas_sizes(written, ["age", "sex", "race"]).min()
-    assert stated["rows_dropped"] == int(frame[list(written.columns)].isna().any(axis=1).sum())
+    assert stated["rows_dropped"] == 3000 - int(assessed.sum())
 
 
 def test_a_release_that_misses_its_target_exits_1_and_says_so(tmp_path: Path, capsys) -> None:
@@ -210,3 +223,181 @@ def test_library_search_states_what_its_table_holds() -> None:
     sizes = _pandas_sizes(r.table, qis)
     assert sizes.min() == r.released_k >= 5 and r.suppressed == len(frame) - len(r.table) <= 0.01 * len(frame)
     assert r.violations == 0 and r.rows == r.table.drop_duplicates().shape[0]
+
+
+# --------------------------------------------------------------------------- missing values dropped: one set of records
+
+# The decision (docs/workflow.md): with missing="drop" the assessed records are those with a value in
+# every quasi-identifier, every sensitive column and every column a privacy model reads; only they are
+# judged and only they are released. Blanks in other released columns are written as blanks.
+
+ISSUE_FRAME = pd.DataFrame({"age": ["30"] * 5 + ["40"] * 5, "sex": ["F"] * 10, "dx": ["a", "b", "c", "d", "e"] * 2,
+                            "note": [None, "x", "x", "x", "x"] * 2})
+ISSUE_ROLES = {"age": "quasi-identifier", "sex": "quasi-identifier", "dx": "sensitive", "note": "sensitive"}
+
+
+def test_the_issue_case_checks_the_records_it_releases() -> None:
+    """A second sensitive column without a model has blanks: the check used to state 10 records in
+    classes of 5 (met) while the file held 8 records in classes of 4."""
+    ds = Dataset.from_frame("d", ISSUE_FRAME, ISSUE_ROLES).with_missing("drop")
+    check = ReleaseTarget(k=5).check(ds)
+    released = release_table(ds)
+    sizes = released.groupby(["age", "sex"], dropna=False).size()
+    assert len(released) == check.records == 8 and sizes.min() == 4
+    assert check.failing_records == 8 and not check.met and check.failing == (("k = 5", 8),)
+    assert ReleaseTarget(k=4).check(ds).met
+    # a model on the column reads it too; with "category" nothing changes (10 records, blanks a value)
+    on_note = ReleaseTarget(k=4, requirements=(ModelRequirement("distinct_l", "note", 1),)).check(ds)
+    assert on_note.records == 8 and on_note.met
+    kept = Dataset.from_frame("d", ISSUE_FRAME, ISSUE_ROLES)
+    assert ReleaseTarget(k=5).check(kept).met and len(release_table(kept)) == 10
+
+
+def test_a_kept_ignored_column_with_blanks_does_not_leave_records_out() -> None:
+    ds = Dataset.from_frame("d", ISSUE_FRAME, {**ISSUE_ROLES, "note": "ignore"}).with_missing("drop")
+    check = ReleaseTarget(k=5).check(ds)
+    released = release_table(ds, ["age", "sex", "dx", "note"])
+    assert check.records == len(released) == 10 and check.met
+    assert released["note"].isna().sum() == 2  # written as blanks
+    assert released.groupby(["age", "sex"], dropna=False).size().min() == 5
+
+
+def test_the_issue_case_through_anonymize_apply_and_verify(tmp_path: Path, capsys) -> None:
+    """The command states what its file holds (pandas recount), the recipe re-applies to the same
+    bytes with the same statement, and the package verifies (target recounted, source reproduces)."""
+    source = tmp_path / "in.csv"
+    ISSUE_FRAME.to_csv(source, index=False)
+    out, recipe, package = tmp_path / "out.csv", tmp_path / "r.json", tmp_path / "p.zip"
+    argv = ["anonymize", str(source), "--shield", "age,sex", "--role", "dx=sensitive", "--role", "note=sensitive",
+            "--drop-missing", "--out", str(out), "--recipe", str(recipe), "--package", str(package), "--json"]
+    for k, level in ((4, 0), (5, 1)):
+        code = main([*argv, "--k", str(k)])
+        stated = _json(capsys)
+        written = pd.read_csv(out, dtype=str, keep_default_na=False)
+        sizes = written.groupby(["age", "sex"], dropna=False).size()
+        assert code == 0 and stated["met"] is True
+        assert stated["records"] == stated["released_records"] == len(written) == 8 and stated["rows_dropped"] == 2
+        assert stated["k"] == sizes.min() == (4 if level == 0 else 8) and stated["levels"]["age"] == level
+        assert written.ne("").all().all()
+        assert main(["apply", str(recipe), str(source), "--out", str(tmp_path / "again.csv"), "--json"]) == 0
+        applied = _json(capsys)
+        assert (tmp_path / "again.csv").read_bytes() == out.read_bytes() and applied["records"] == 8
+        assert main(["verify", str(package), str(source)]) == 0
+        assert "all 10 checks passed" in capsys.readouterr().out
+    # the issue's working copy (k = 5, no step) as a recipe: `apply` writes 8 records in classes of 4
+    # and says "not met" (exit 1); the package's recount says the same (the old check said met)
+    copy = WorkingCopy.start(Dataset.from_frame("in.csv", ISSUE_FRAME, ISSUE_ROLES).with_missing("drop"),
+                             ReleaseTarget(k=5))
+    assert copy.check.records == 8 and not copy.check.met
+    recipe.write_text(copy.recipe().dumps())
+    assert main(["apply", str(recipe), str(source), "--out", str(out), "--json"]) == 1
+    applied = _json(capsys)
+    written = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert applied["met"] is False and applied["records"] == len(written) == 8
+    assert written.groupby(["age", "sex"], dropna=False).size().max() == 4
+    package.write_bytes(release_package(copy, created="2026-01-01T00:00:00Z"))
+    assert main(["verify", str(package), str(source)]) == 1
+    printed = capsys.readouterr().out
+    assert "1 of 10 checks failed: target" in printed
+    target_line = next(line for line in printed.splitlines() if line.startswith("FAILED target"))
+    assert "Not met: 8 of 8 records" in target_line
+
+
+@st.composite
+def tables_with_blanks(draw):
+    """QIs q0..q2 with blanks, a sensitive column with a model (s1) and one without (s2), an ignored
+    column kept in the release (note), all with blanks; maybe a count column."""
+    n = draw(st.integers(2, 40))
+    cells = lambda values, blank: st.lists(st.sampled_from(values + [None] * blank), min_size=n, max_size=n)
+    frame = {f"q{j}": draw(cells(["a", "b", "c"][: draw(st.integers(1, 3))], draw(st.integers(0, 2))))
+             for j in range(draw(st.integers(1, 3)))}
+    frame["s1"] = draw(cells(["flu", "hiv", "none"], draw(st.integers(0, 2))))
+    frame["s2"] = draw(cells(["x", "y"], draw(st.integers(0, 2))))
+    frame["note"] = draw(cells(["p", "q"], draw(st.integers(0, 2))))
+    count = None
+    if draw(st.booleans()):
+        frame["n"] = draw(st.lists(st.integers(1, 3), min_size=n, max_size=n))
+        count = "n"
+    model = draw(st.sampled_from([None, ("distinct_l", 2.0), ("alpha", 0.7)]))
+    return (pd.DataFrame(frame), count, model, draw(st.integers(1, 4)), draw(st.sampled_from([0.0, 0.1, 0.5])),
+            draw(st.sampled_from(["none", "records", "cells"])))
+
+
+def _plain_failing(frame: pd.DataFrame, qis, k, model, weights: pd.Series) -> pd.Series:
+    """Per row of the released table: its class (plain pandas, dropna=False) fails k or the model."""
+    groups = [frame[q] for q in qis]
+    failing = weights.groupby(groups, dropna=False).transform("sum") < k
+    if model is not None:
+        name, value = model
+        if name == "distinct_l":
+            distinct = frame["s1"].groupby(groups, dropna=False).transform("nunique")
+            failing |= distinct < value
+        else:  # alpha: no value of s1 above a share of alpha of its class (records)
+            per_value = weights.groupby([*groups, frame["s1"]], dropna=False).transform("sum")
+            share = per_value / weights.groupby(groups, dropna=False).transform("sum")
+            worst = share.groupby(groups, dropna=False).transform("max")
+            failing |= worst > value + 1e-12
+    return failing
+
+
+def _plain_wildcard_failing(frame: pd.DataFrame, qis, k, weights: pd.Series) -> pd.Series:
+    """Per row: fewer than k records agree with it wherever neither cell is * (sdcMicro's reading)."""
+    values = frame[qis].astype(object).to_numpy()
+    star = values == SUPPRESSED
+    w = weights.to_numpy()
+    return pd.Series([w[((values == values[i]) | star | star[i]).all(axis=1)].sum() < k for i in range(len(values))],
+                     index=frame.index)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=tables_with_blanks())
+def test_with_missing_dropped_the_check_counts_the_released_table(case) -> None:
+    """The check's records, failing records and met are a plain-pandas recount of release_table
+    (assessed rows only), with no step, a record suppression step or a local suppression step, and
+    the package's recount of the written bytes says the same."""
+    frame, count, model, k, limit, step = case
+    qis = [c for c in frame.columns if c.startswith("q")]
+    roles = {**{q: "quasi-identifier" for q in qis}, "s1": "sensitive", "s2": "sensitive", "note": "ignore",
+             **({count: "count"} if count else {})}
+    loaded = Dataset.from_frame("t.csv", frame, roles).with_missing("drop")
+    requirements = (ModelRequirement(model[0], "s1", model[1]),) if model else ()
+    target = ReleaseTarget(k=k, requirements=requirements, max_suppressed=limit)
+    copy = WorkingCopy.start(loaded, target)
+    if step == "records":
+        copy = copy.apply(SuppressionStep.from_target(target, copy.current), "test")
+    elif step == "cells":
+        if loaded.assessed().sum() and (int(frame[count][loaded.assessed()].sum()) if count else
+                                        int(loaded.assessed().sum())) < k:
+            with pytest.raises(ParameterError, match="fewer than k"):  # said, as on any table that small
+                copy.apply(LocalSuppressionStep.from_target(target, copy.current), "test")
+            return
+        copy = copy.apply(LocalSuppressionStep.from_target(target, copy.current), "test")
+    check = copy.check
+    columns = [*qis, "s1", "s2", "note", *([count] if count else [])]
+    released = copy.release(columns)
+
+    weight = lambda table: table[count].astype(int) if count else pd.Series(1, index=table.index)
+    assessed = frame[[*qis, "s1", "s2"]].notna().all(axis=1)
+    loaded_records = int(weight(frame)[assessed].sum())
+    assert released[[*qis, "s1", "s2"]].notna().all().all()
+    if step != "records":  # nothing removed: the released records are the assessed ones, blanks in note kept
+        assert int(weight(released).sum()) == loaded_records
+        assert released["note"].isna().any() == bool(frame.loc[assessed, "note"].isna().any()) or count
+    records = int(weight(released).sum())
+    weights = weight(released)
+    if step == "cells":
+        failing = _plain_wildcard_failing(released, qis, k, weights)
+        if model:
+            failing |= _plain_failing(released, qis, 1, model, weights)
+    else:
+        failing = _plain_failing(released, qis, k, model, weights)
+    failing_records = int(weights[failing].sum())
+    suppressed = loaded_records - records
+    assert (check.records, check.loaded_records, check.failing_records) == (records, loaded_records, failing_records)
+    share = suppressed / loaded_records if loaded_records else 0.0
+    assert check.met == (failing_records == 0 and share <= limit)
+    if step == "records":  # what the step judged is what the check judges: nothing it kept fails k
+        assert int(weights[weights.groupby([released[q] for q in qis], dropna=False).transform("sum") < k].sum()) == 0
+    if records:  # the written bytes recounted as `verify` does agree
+        again = recount(copy.recipe(columns), release_csv(released))
+        assert (again.records, again.failing_records, again.met) == (records, failing_records, check.met)

@@ -43,6 +43,7 @@ from anonlib.workflow import (
     step_cost,
     step_from_json,
 )
+from anonlib.workflow.local_steps import LocalSuppressionStep
 from anonlib.workflow.report import build_report
 from anonlib.workflow.package import package_files
 
@@ -265,6 +266,34 @@ def test_suppression_with_missing_dropped_judges_complete_rows_only():
     frame = pd.DataFrame({"a": ["x", "x", None, "y"]})
     out = SuppressionStep(("a",), 2, missing="drop").apply(frame)
     assert out["a"].fillna("missing").tolist() == ["x", "x", "missing"]
+
+
+def test_suppression_steps_judge_the_assessed_records_and_record_extra_columns_only_when_needed():
+    """With missing="drop" both suppression steps judge the records the target is checked on: a
+    blank in a sensitive column without a model (lab) leaves the record unjudged and unreleased, a
+    blank in an ignored column (note) does not. The extra columns go into the step's JSON only
+    then, so a recipe written before them reads and writes the same JSON."""
+    frame = pd.DataFrame({"age": ["30", "30", "30", "40", "40", "40"], "dx": list("abcdef"),
+                          "lab": ["x", "x", None, "x", "x", "x"], "note": [None, "p", "p", "p", "p", "p"]})
+    roles = {"age": "quasi-identifier", "dx": "sensitive", "lab": "sensitive", "note": "ignore"}
+    dropping = Dataset.from_frame("d", frame, roles).with_missing("drop")
+    target = ReleaseTarget(k=3, max_suppressed=0.5)
+    # judged: 30 has 2 records with a lab value (fails k = 3), 40 has 3; the third 30 is not judged
+    # (the blank note is the first 30's: written when its record is)
+    cases = ((SuppressionStep, ["30", "40", "40", "40"], 3, 0), (LocalSuppressionStep, ["*", "*", "30", "40", "40", "40"], 5, 1))
+    for kind, ages, released, blank_notes in cases:
+        step = kind.from_target(target, dropping)
+        assert step.also_complete == ("dx", "lab") and step.to_json()["also_complete"] == ["dx", "lab"]
+        assert step_from_json(json.loads(json.dumps(step.to_json()))) == step
+        assert step.apply(frame)["age"].tolist() == ages
+        copy = WorkingCopy.start(dropping, target).apply(step, "test")
+        table = copy.release(["age", "dx", "lab", "note"])
+        assert copy.check.records == len(table) == released and copy.check.met
+        assert table["note"].isna().sum() == blank_notes and table["lab"].notna().all()
+        kept = kind.from_target(target, dropping.with_missing("category"))
+        assert kept.also_complete == () and "also_complete" not in kept.to_json()
+        older = {key: value for key, value in step.to_json().items() if key != "also_complete"}
+        assert step_from_json(older) == kind.from_target(target, dropping.with_roles({"dx": "ignore", "lab": "ignore"}))
 
 
 # --------------------------------------------------------------- target check

@@ -111,10 +111,9 @@ def _columns(dataset) -> tuple[str, ...]:
     return tuple(dataset.frame.columns) if isinstance(dataset, Dataset) else tuple(dataset.columns)
 
 
-def analysis_frame(dataset: Dataset, columns: Sequence[str], option: str) -> tuple[pd.DataFrame, int]:
-    """``dataset.analysis_frame(columns)``, saying how to use a column marked as an
-    identifier from the command line (``option`` named it). A table on an engine
-    (``--engine``) is returned as it is, for the measures to count it there."""
+def refuse_identifiers(dataset: Dataset, columns: Sequence[str], option: str) -> None:
+    """A sentence saying how to use a column marked as an identifier from the command
+    line (``option`` named it), when one of ``columns`` is."""
     identifiers = [c for c in columns if c in dataset.identifiers]
     if identifiers:
         first = identifiers[0]
@@ -123,9 +122,17 @@ def analysis_frame(dataset: Dataset, columns: Sequence[str], option: str) -> tup
             f"and identifiers are never analysed; to use it in {option}, "
             f"add --role {first}=quasi-identifier (or sensitive)."
         )
+
+
+def analysis_frame(dataset: Dataset, columns: Sequence[str], option: str, *,
+                   complete: Sequence[str] | None = None) -> tuple[pd.DataFrame, int]:
+    """``dataset.analysis_frame(columns, complete=complete)``, saying how to use a column
+    marked as an identifier from the command line (``option`` named it). A table on an
+    engine (``--engine``) is returned as it is, for the measures to count it there."""
+    refuse_identifiers(dataset, columns, option)
     if not isinstance(dataset, Dataset):
-        return dataset, dataset.summary(list(columns))[1]
-    return dataset.analysis_frame(list(columns))
+        return dataset, dataset.summary(list(columns), complete=complete)[1]
+    return dataset.analysis_frame(list(columns), complete=complete)
 
 
 def _scan(args: argparse.Namespace, engine: str):

@@ -16,7 +16,6 @@ from ..transformations.anonymize import METHOD_NAMES, SEARCH_METHODS, search
 from ..core.equivalence import encode
 from ..core.errors import DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED, default_hierarchy, read_hierarchy_csv, validate_hierarchy
-from ..core.dataset import Role
 from ..core.loading import DEFAULT_MAX_BYTES, to_safe_csv
 from ..core.metrics import whole_k
 from ..measures.leakage import attribute_label, leakage_table
@@ -28,6 +27,7 @@ from ..workflow.local_steps import LocalSuppressionStep
 from ..workflow.recipe import Reading, Recipe
 from ..workflow.release import release_csv
 from ..measures.models import MODELS, suppression_limit
+from ..workflow.engine_search import release_roles
 from ..workflow.steps import GeneralizationStep, SuppressionStep
 from ..workflow.target import ReleaseTarget
 from ..workflow.verify import recount
@@ -35,6 +35,7 @@ from .anonymize_engine import refuse_in_memory_options
 from .anonymize_engine import run as anonymize_on_engine
 from .common import (
     _columns,
+    refuse_identifiers,
     analysed_columns,
     analysis_frame,
     command,
@@ -110,7 +111,12 @@ def _anonymize(args: argparse.Namespace) -> int:
     names = _columns(dataset)
     columns = [c for c in names if c in wanted] + [c for c in shield if c not in names]
     columns += [c for c in dict.fromkeys(modelled) if c not in columns]
-    frame, dropped = analysis_frame(dataset, columns, "--shield")
+    target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
+    refuse_identifiers(dataset, columns, "--shield")
+    # the release's roles (the shield its quasi-identifiers, the other quasi-identifiers kept as
+    # ignored columns): with --drop-missing, its assessed records are searched and released
+    loaded = dataset.with_roles(release_roles(dataset, shield, target))
+    frame, dropped = analysis_frame(loaded, columns, "--shield", complete=loaded.assessed_columns(target.sensitive))
     distances = {r.sensitive for r in requirements if r.model == "t_closeness"}
     unknown = [a for a in given if a not in shield and a not in distances]
     if unknown:
@@ -132,8 +138,7 @@ def _anonymize(args: argparse.Namespace) -> int:
             hierarchies[attribute] = default_hierarchy(values, attribute, counts=counts)[1]
     result = search(frame, shield, k, hierarchies, args.method, count=dataset.count, requirements=requirements,
                     max_suppressed=max_suppressed, measure=measure, time_limit=args.time_limit)
-    target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
-    release = _release(dataset, table, shield, columns, target, result, hierarchies, args.file,
+    release = _release(loaded, table, shield, columns, target, result, hierarchies, args.file,
                        local=args.local_suppression)
     if args.out:
         write(args.out, release.csv)
@@ -144,9 +149,8 @@ def _anonymize(args: argparse.Namespace) -> int:
     # Every number below is measured on the released table (what --out writes), not taken from the search:
     # the target recounted on its bytes as a reader gets them (``verify``'s recount).
     check = recount(release.recipe, release.csv)
-    original = dataset.frame[list(frame.columns)]  # the analysed records under the file's row labels, as release.rows
-    if dataset.missing == "drop":
-        original = original[original[[c for c in columns if c in original.columns]].notna().all(axis=1)]
+    # the assessed records under the file's row labels, as release.rows
+    original = loaded.frame.loc[loaded.assessed(target.sensitive), list(frame.columns)]
     measured = _measured(original, release, shield, hierarchies, measure, dataset.count)
     summary = {
         "dataset": dataset.name, "shield": shield, "rows_dropped": dropped, "method": result.method,
@@ -202,15 +206,12 @@ class _Release:
     cell_records: int
 
 
-def _release(dataset, table, shield, columns, target, result, hierarchies, file=None, *, local=False) -> _Release:
-    """The working copy of a command-line generalization: the shield is the quasi-identifier,
-    the target is k (and the models and the suppression limit), the steps the search's levels
-    with the hierarchies used, then, for the records still failing, local suppression of
-    cells (``--local-suppression``) or the suppression of their records."""
-    roles = {c: Role.IGNORE for c in dataset.quasi_identifiers if c not in shield}
-    roles.update({c: Role.QUASI_IDENTIFIER for c in shield})
-    roles.update({c: Role.SENSITIVE for c in target.sensitive})
-    loaded = dataset.with_roles(roles)
+def _release(loaded, table, shield, columns, target, result, hierarchies, file=None, *, local=False) -> _Release:
+    """The working copy of a command-line generalization of ``loaded`` (with the release's
+    roles, ``release_roles``: the shield is the quasi-identifier), the target is k (and the
+    models and the suppression limit), the steps the search's levels with the hierarchies
+    used, then, for the records still failing, local suppression of cells
+    (``--local-suppression``) or the suppression of their records."""
     step = GeneralizationStep.from_search(result, hierarchies)
     copy = WorkingCopy.start(loaded, target, reading=Reading.of(table, file) if table is not None else None)
     copy = copy.apply(step, "command line (anonymize)")
@@ -229,8 +230,7 @@ def _release(dataset, table, shield, columns, target, result, hierarchies, file=
             rows = rows[suppress.kept(rows)]
             copy = copy.apply(suppress, "command line (anonymize)")
     recipe = copy.recipe(columns)
-    if loaded.missing == "drop":  # records missing a released value are not released (as release_table does)
-        rows = rows[rows[[c for c in recipe.columns if c != dataset.count]].notna().all(axis=1)]
+    rows = rows[copy.current.assessed(target.sensitive)]  # the assessed records are released (release_table)
     return _Release(copy, recipe, release_csv(copy.release(recipe.columns)), rows, cells, cell_records)
 
 

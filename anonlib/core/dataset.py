@@ -10,6 +10,15 @@ confirms them. Missing values stay a category of their own unless the dataset
 says ``missing="drop"``, in which case rows with a missing value in the columns
 being analysed are left out, and how many is always reported.
 
+The release workflow has one rule for which records it assesses
+(``RoleColumns.assessed_columns``, ``Dataset.assessed``): with ``missing="drop"``,
+the records holding a value in every quasi-identifier, every sensitive column
+(by role) and every column a privacy model of the release target reads; only
+they are judged by the target and by any step, and only they are released. A
+blank in another released column (an ignored column kept in the release) is
+written as a blank and does not leave its record out. With ``missing="category"``
+every record is assessed.
+
 Example:
     >>> import pandas as pd
     >>> df = pd.DataFrame({"patient_id": [1, 2], "age": [30, 40], "diagnosis": ["a", "b"]})
@@ -168,6 +177,19 @@ class RoleColumns:
         counts = self.columns_with(Role.COUNT)
         return counts[0] if counts else None
 
+    def assessed_columns(self, extra: Sequence[str] = ()) -> tuple[str, ...]:
+        """The columns a record must hold a value in to be assessed when missing values
+        are dropped (``missing="drop"``): every quasi-identifier and every sensitive
+        column (by role), and ``extra`` (the columns the release target's privacy models
+        read), in the table's order, each once. An ``extra`` column the table lacks is
+        left out (the caller names it in its own sentence).
+
+        The one definition of the assessed records: the release target's check, the
+        suppression steps, the released table and the engine's release all use it.
+        """
+        wanted = set(self.quasi_identifiers) | set(self.sensitive) | set(extra)
+        return tuple(str(c) for c in self._column_order() if c in wanted)
+
 
 @dataclass(frozen=True)
 class Dataset(RoleColumns):
@@ -237,12 +259,35 @@ class Dataset(RoleColumns):
             copy.__dict__["fingerprint"] = self.__dict__["fingerprint"]
         return copy
 
-    def analysis_frame(self, columns: Sequence[str] | None = None) -> tuple[pd.DataFrame, int]:
+    def assessed(self, extra: Sequence[str] = ()) -> np.ndarray:
+        """Per row: whether the record is assessed (judged by the release target and by
+        every step, and released). Every row with ``missing="category"``; with
+        ``missing="drop"`` the rows holding a value in every one of
+        ``assessed_columns(extra)``.
+
+        >>> df = pd.DataFrame({"age": [30, None, 40], "dx": ["a", "b", None], "note": [None, "x", "y"]})
+        >>> ds = Dataset.from_frame("d", df, {"age": "quasi-identifier", "dx": "sensitive", "note": "ignore"})
+        >>> ds.with_missing("drop").assessed().tolist(), ds.assessed().tolist()
+        ([True, False, False], [True, True, True])
+        """
+        if self.missing != "drop":
+            return np.ones(self.n_rows, dtype=bool)
+        return complete_rows(self.frame, self.assessed_columns(extra))
+
+    def assessed_frame(self, columns: Sequence[str] | None = None, extra: Sequence[str] = ()) -> tuple[pd.DataFrame, int]:
+        """``analysis_frame(columns)`` of the assessed rows (``assessed(extra)``): the
+        rows left out are those missing a value in an assessed column, whether or not
+        it is among ``columns``; a blank in another of ``columns`` stays a blank."""
+        return self.analysis_frame(columns, complete=self.assessed_columns(extra))
+
+    def analysis_frame(self, columns: Sequence[str] | None = None, *,
+                       complete: Sequence[str] | None = None) -> tuple[pd.DataFrame, int]:
         """The rows and columns to analyse, and how many rows were dropped.
 
         Identifier columns are never included. ``columns`` defaults to every
-        non-identifier, non-ignored column; the count column is always kept.
-        With ``missing="drop"`` rows missing any of ``columns`` are left out.
+        quasi-identifier and sensitive column; the count column is always kept.
+        With ``missing="drop"`` rows missing any of ``complete`` (default:
+        ``columns``) are left out.
         """
         if columns is None:
             columns = [
@@ -258,13 +303,15 @@ class Dataset(RoleColumns):
                 "change its role first."
             )
         keep = columns + ([self.count] if self.count and self.count not in columns else [])
+        complete = columns if complete is None else list(complete)
+        require_columns(self.frame, complete)
         frame = self.frame[keep]
         dropped = 0
-        if self.missing == "drop" and columns:
-            complete = frame[columns].notna().all(axis=1).to_numpy()
-            dropped = int((~complete).sum())
+        if self.missing == "drop" and complete:
+            rows = complete_rows(self.frame, complete)
+            dropped = int((~rows).sum())
             if dropped:
-                frame = frame[complete].reset_index(drop=True)
+                frame = frame[rows].reset_index(drop=True)
         return frame, dropped
 
     def with_edits(self, edited: pd.DataFrame) -> "Dataset":
@@ -302,6 +349,19 @@ class Dataset(RoleColumns):
                 "role": [self.roles.get(c, Role.IGNORE).value for c in self.frame.columns],
             }
         )
+
+
+def complete_rows(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """Per row: True when it holds a value in every one of ``columns`` (every row when
+    none is named). The test of a missing value wherever records are dropped for one.
+
+    >>> complete_rows(pd.DataFrame({"a": [1, None], "b": ["x", "y"]}), ["a", "b"]).tolist()
+    [True, False]
+    """
+    columns = list(columns)
+    if not columns:
+        return np.ones(len(frame), dtype=bool)
+    return frame[columns].notna().all(axis=1).to_numpy(dtype=bool)
 
 
 def _as_role(role: Role | str) -> Role:

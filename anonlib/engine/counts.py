@@ -90,14 +90,16 @@ def cell_counts(
     return frame.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
 
 
-def summary_frame(table, columns: Sequence[str], *, count: str | None = None) -> tuple[pd.DataFrame, int]:
+def summary_frame(table, columns: Sequence[str], *, count: str | None = None,
+                  complete: Sequence[str] | None = None) -> tuple[pd.DataFrame, int]:
     """The per-combination summary of ``columns`` of an ``EngineTable`` brought back as a
     small DataFrame: one row per distinct combination of values with its records in
     column ``WEIGHT`` (what the models and the risk measures conclude from), and the rows
-    the missing policy dropped. Values keep the types the in-memory loader gives them
+    the missing policy dropped (those missing one of ``complete``, default ``columns``:
+    ``EngineTable.summary``). Values keep the types the in-memory loader gives them
     (whole numbers as ``Int64``, text as ``string``), so the kernel encodes them alike."""
     columns = list(dict.fromkeys(columns))
-    frame, dropped = table.summary(columns, count=count)
+    frame, dropped = table.summary(columns, count=count, complete=complete)
     cells = frame.group_by(columns).aggregate(**{WEIGHT: frame[WEIGHT].sum().cast("int64")})
     return to_pandas(table.engine.run(cells))[[*columns, WEIGHT]], dropped
 

@@ -117,7 +117,8 @@ class EngineTable(RoleColumns):
             table = table.filter(_all([table[c].notnull() for c in columns]))
         return table, dropped
 
-    def summary(self, columns: Sequence[str] | None = None, *, count: str | None = None) -> tuple[Any, int]:
+    def summary(self, columns: Sequence[str] | None = None, *, count: str | None = None,
+                complete: Sequence[str] | None = None) -> tuple[Any, int]:
         """The analysed columns with equal rows grouped, and how many rows the missing policy drops.
 
         The lazy result has the columns asked for (values read as the loader reads
@@ -126,24 +127,62 @@ class EngineTable(RoleColumns):
         partition or cell count of those columns is the same on it as on the whole
         table, weighted: the source is scanned once by a group-by on its raw values
         (cheap on dictionary-encoded files), and the loader's reading rules run on
-        the distinct values only.
+        the distinct values only. With ``missing="drop"`` the rows missing a value in
+        one of ``complete`` (default: ``columns``; ``assessed_columns`` for the
+        assessed records, as ``Dataset.assessed_frame``) are left out; with
+        ``complete`` given, a row may be grouped under a missing value of another column.
         """
         columns, count, keep = self._analysed(columns, count)
+        complete = list(columns) if complete is None else list(dict.fromkeys(complete))
+        self.require(complete)
         raw_columns = [c for c in keep if c != count]
-        size = self.value(count).sum().cast("int64") if count else self.raw.count()
-        grouped = self.raw.group_by(raw_columns).aggregate(**{WEIGHT: size, ROWS: self.raw.count()}) if raw_columns \
-            else self.raw.aggregate(**{WEIGHT: size, ROWS: self.raw.count()})
-        table = grouped.select(**{c: self.value(c, grouped) for c in raw_columns}, **{WEIGHT: grouped[WEIGHT], ROWS: grouped[ROWS]})
-        dropped = 0
-        if self.missing == "drop" and columns:
-            complete = _all([table[c].notnull() for c in columns])
-            key = (self.missing, tuple(columns), count)
+        dropping = self.missing == "drop" and bool(complete)
+        outside = [c for c in complete if c not in raw_columns] if dropping else []
+        raw, dropped = self.raw, 0
+        if outside:  # a filter on the records before they are grouped (values read as the loader reads them)
+            self.decide_kinds(outside)
+            condition = self.complete(outside)
+            key = ("rows", tuple(outside))
             if key not in self._dropped:
-                self._dropped[key] = int(self.engine.value(table.filter(~complete)[ROWS].sum()) or 0)
+                self._dropped[key] = int(self.engine.value(raw.filter(~condition).count()) or 0)
             dropped = self._dropped[key]
-            table = table.filter(complete)
+            raw = raw.filter(condition)
+        size = self.value(count, raw).sum().cast("int64") if count else raw.count()
+        grouped = raw.group_by(raw_columns).aggregate(**{WEIGHT: size, ROWS: raw.count()}) if raw_columns \
+            else raw.aggregate(**{WEIGHT: size, ROWS: raw.count()})
+        table = grouped.select(**{c: self.value(c, grouped) for c in raw_columns}, **{WEIGHT: grouped[WEIGHT], ROWS: grouped[ROWS]})
+        inside = [c for c in complete if c in raw_columns] if dropping else []
+        if inside:
+            condition = _all([table[c].notnull() for c in inside])
+            key = (self.missing, tuple(columns), count, tuple(complete))
+            if key not in self._dropped:
+                self._dropped[key] = int(self.engine.value(table.filter(~condition)[ROWS].sum()) or 0)
+            dropped += self._dropped[key]
+            table = table.filter(condition)
         table = table.filter(table[WEIGHT] > 0)
         return table.select(*raw_columns, WEIGHT), dropped
+
+    def complete(self, columns: Sequence[str], table=None):
+        """The condition holding for the rows of ``table`` (default: the source) with a
+        value in every one of ``columns``, values read as the loader reads them
+        (``anonlib.core.dataset.complete_rows`` on an engine); true when none is named."""
+        import ibis
+
+        columns = list(columns)
+        if not columns:
+            return ibis.literal(True)
+        return _all([self.value(c, table).notnull() for c in columns])
+
+    def assessed(self, extra: Sequence[str] = (), table=None):
+        """The assessed rows (``Dataset.assessed``: with ``missing="drop"`` those holding a
+        value in every one of ``assessed_columns(extra)``) as a condition on ``table``
+        (default: the source): a filter, not a group-by; true everywhere with
+        ``missing="category"``."""
+        import ibis
+
+        if self.missing != "drop":
+            return ibis.literal(True)
+        return self.complete(self.assessed_columns(extra), table)
 
     def _analysed(self, columns: Sequence[str] | None, count: str | None) -> tuple[list[str], str | None, list[str]]:
         """The columns to analyse (checked), the count column, and both together."""

@@ -137,7 +137,7 @@ def apply_recipe(
         except AnonlibError as err:
             raise type(err)(f"Step {i} ({s.step.describe()}) does not fit this file: {err}") from None
     final = _table(rows, engine, roles, recipe.source.missing)
-    released = _release(final, recipe.columns)
+    released = _release(final, recipe.columns, recipe.target.sensitive)
     count = final.count
     query = from_ibis(released, name="release", roles={c: final.roles.get(c, Role.IGNORE) for c in released.columns})
     query = query.with_missing(final.missing)
@@ -251,15 +251,17 @@ def _missing_cell(values: pd.Series) -> pd.Series:
 
 
 def _suppress(step: SuppressionStep, rows, engine: Engine):
-    """The records of classes failing k or a requirement removed (as ``SuppressionStep.kept``)."""
+    """The records of classes failing k or a requirement removed (as ``SuppressionStep.kept``:
+    with ``missing="drop"`` only the records complete on the step's judged columns are judged)."""
     qis = list(step.quasi_identifiers)
     sensitive = [r.sensitive for r in step.requirements if r.sensitive not in qis]
     columns = qis + list(dict.fromkeys(sensitive))
-    missing = [c for c in columns + ([step.count] if step.count else []) if c not in rows.columns]
+    complete = list(step.judged_columns)
+    missing = [c for c in complete + ([step.count] if step.count else []) if c not in rows.columns]
     if missing:
         raise ColumnError(f"These columns do not exist in the data: {join_names(missing)}.")
     judged = _table(rows, engine, {c: Role.IGNORE for c in rows.columns}, step.missing)
-    cells, _ = summary_frame(judged, columns, count=step.count)
+    cells, _ = summary_frame(judged, columns, count=step.count, complete=complete)
     if cells.empty:
         return rows
     decided = acceptance(cells, qis, k=step.k, requirements=step.requirements, count=WEIGHT)
@@ -270,20 +272,10 @@ def _suppress(step: SuppressionStep, rows, engine: Engine):
     classes = from_frame(failing.rename(columns={c: f"{KEY}_{j}" for j, c in enumerate(qis)}), engine).raw
     condition = [rows[c].identical_to(classes[f"{KEY}_{j}"]) for j, c in enumerate(qis)]
     joined = rows.left_join(classes, condition)
-    out = joined.filter(joined[FAILING].isnull() | ~_complete(joined, columns, step.missing))
-    return out.select(*rows.columns)
-
-
-def _complete(table, columns: Sequence[str], missing: str):
-    """Rows judged by a suppression step: all, or (missing="drop") those complete on ``columns``."""
-    import ibis
-
-    if missing != "drop" or not columns:
-        return ibis.literal(True)
-    condition = table[columns[0]].notnull()
-    for c in columns[1:]:
-        condition = condition & table[c].notnull()
-    return condition
+    kept = joined[FAILING].isnull()
+    if step.missing == "drop":  # a record the step does not judge stays
+        kept = kept | ~judged.complete(complete, joined)
+    return joined.filter(kept).select(*rows.columns)
 
 
 def _check(target, loaded: EngineTable, final: EngineTable) -> TargetCheck:
@@ -295,8 +287,8 @@ def _check(target, loaded: EngineTable, final: EngineTable) -> TargetCheck:
             f"The release target has a privacy model on {join_names(lacking)}, which is not a column of the data."
         )
     columns = qis + [s for s in target.sensitive if s not in qis]
-    loaded_records = _loaded_records(loaded)
-    cells, _ = summary_frame(final, columns)
+    loaded_records = _loaded_records(loaded, target.sensitive)
+    cells, _ = summary_frame(final, columns, complete=final.assessed_columns(target.sensitive))
     roles = {c: Role.QUASI_IDENTIFIER for c in qis}
     roles.update({s: Role.SENSITIVE for s in target.sensitive if s not in qis})
     roles[WEIGHT] = Role.COUNT
@@ -304,26 +296,26 @@ def _check(target, loaded: EngineTable, final: EngineTable) -> TargetCheck:
     return target.check(summary, loaded_records=loaded_records)
 
 
-def _loaded_records(loaded: EngineTable) -> int:
-    """The loaded file's assessed records (``recipe.analysed_records``): every record, or with
-    ``missing="drop"`` those complete on the quasi-identifiers and sensitive columns. A count
-    or a filter, not a group-by (on Parquet without a filter, the footers answer)."""
-    columns = list(loaded.quasi_identifiers + loaded.sensitive)
+def _loaded_records(loaded: EngineTable, extra: Sequence[str] = ()) -> int:
+    """The loaded file's assessed records (``recipe.analysed_records``, ``EngineTable.assessed``
+    with the models' columns ``extra``). A count or a filter, not a group-by (on Parquet
+    without a filter, the footers answer)."""
     rows = loaded.raw
-    if loaded.missing == "drop" and columns:
-        rows = rows.filter(_complete(rows, columns, "drop"))
+    if loaded.missing == "drop" and loaded.assessed_columns(extra):
+        rows = rows.filter(loaded.assessed(extra))
     count = loaded.count
     return int(loaded.engine.value(rows[count].sum() if count else rows.count()) or 0)
 
 
-def _release(final: EngineTable, columns: Sequence[str]):
-    """The released table (``anonlib.workflow.release.release_table`` on the engine)."""
+def _release(final: EngineTable, columns: Sequence[str], extra: Sequence[str] = ()):
+    """The released table (``anonlib.workflow.release.release_table`` on the engine): the
+    assessed records (``EngineTable.assessed`` with the models' columns ``extra``)."""
     rows = final.raw
     count = final.count
     chosen = list(release_columns(columns, list(rows.columns), final.roles, count))
     values = [c for c in chosen if c != count]
-    if final.missing == "drop" and values:
-        rows = rows.filter(_complete(rows, values, "drop"))
+    if final.missing == "drop" and final.assessed_columns(extra):
+        rows = rows.filter(final.assessed(extra))
     if count:
         rows = rows.group_by(values).aggregate(**{count: rows[count].sum().cast("int64")})
     return rows.select(*[_safe(rows[c]) for c in chosen])

@@ -6,7 +6,10 @@ line's in-memory ``anonymize`` does, with the same answer:
 1. **The class table.** The engine groups the records on the columns the release
    keeps (the shield, the other quasi-identifiers and the sensitive columns, with
    the sensitive column of every privacy model) and counts them (``COUNT(*)``, or
-   the sum of the count column). Only that table comes back: one row per distinct
+   the sum of the count column); with missing values dropped, only the assessed
+   records (``EngineTable.assessed`` under the release's roles: a value in every
+   shield column, sensitive column and model column; a blank in another released
+   column is a value of its own). Only that table comes back: one row per distinct
    combination with its records (Adult: 19,502 rows, however often its records
    are repeated). More than ``MAX_CLASSES`` rows is refused with a sentence.
 2. **Hierarchies.** Given ones are checked against every value of the file; default
@@ -147,14 +150,16 @@ def anonymize(
     count = table.count
     if count in shield:
         raise ParameterError(f"'{count}' is the record-count column; it cannot be a shield attribute.")
-    frame, dropped = _class_table(table, columns, count)
+    target = ReleaseTarget(k=k, requirements=requirements, max_suppressed=max_suppressed)
+    roles = release_roles(table, shield, target)
+    assessed = table.with_roles(roles).assessed_columns(target.sensitive)
+    frame, dropped = _class_table(table, columns, count, assessed)
     say(f"{len(frame):,} distinct rows of {join_names(columns, 12)} came back "
         f"({int(frame[WEIGHT].sum()):,} records); searching their generalizations in memory.")
     built = _hierarchies(table, frame, shield, dict(hierarchies or {}), dropped, count)
     result = search(frame, shield, k, built, method, count=WEIGHT, requirements=requirements,
                     max_suppressed=max_suppressed, measure=measure, time_limit=time_limit)
-    target = ReleaseTarget(k=k, requirements=requirements, max_suppressed=max_suppressed)
-    recipe = _recipe(table, frame, shield, columns, target, result, built, reading)
+    recipe = _recipe(table, roles, frame, columns, target, result, built, reading)
     say(f"levels {', '.join(f'{a} {v}' for a, v in result.levels.items())} chosen; the engine now writes the release "
         "and it is measured as written.")
     replay = apply_recipe(recipe, table, out=out)
@@ -165,10 +170,12 @@ def anonymize(
                                seconds=time.perf_counter() - start)
 
 
-def _class_table(table: EngineTable, columns: list[str], count: str | None) -> tuple[pd.DataFrame, int]:
-    """The records grouped on ``columns`` with their records in ``WEIGHT`` (at most
-    ``MAX_CLASSES`` rows), sorted, and the rows the missing policy dropped."""
-    summary, dropped = table.summary(columns, count=count)
+def _class_table(table: EngineTable, columns: list[str], count: str | None,
+                 assessed: Sequence[str]) -> tuple[pd.DataFrame, int]:
+    """The assessed records (complete on ``assessed`` when missing values are dropped)
+    grouped on ``columns`` with their records in ``WEIGHT`` (at most ``MAX_CLASSES``
+    rows), sorted, and the rows the missing policy dropped."""
+    summary, dropped = table.summary(columns, count=count, complete=assessed)
     cells = summary.group_by(columns).aggregate(**{WEIGHT: summary[WEIGHT].sum().cast("int64")})
     frame = to_pandas(table.engine.run(cells.limit(MAX_CLASSES + 1)))[[*columns, WEIGHT]]
     if len(frame) > MAX_CLASSES:
@@ -215,15 +222,23 @@ def _kind(table: EngineTable, column: str) -> str:
     return "category"
 
 
-def _recipe(table: EngineTable, frame: pd.DataFrame, shield: list[str], columns: list[str], target: ReleaseTarget,
-            result: SearchResult, hierarchies: dict[str, pd.DataFrame], reading: Reading | None) -> Recipe:
-    """The in-memory command's recipe: shield as the quasi-identifiers, the models' columns
-    sensitive, the generalization, then the suppression of what still fails (decided on the
-    class table, generalized in memory)."""
+def release_roles(table, shield: Sequence[str], target: ReleaseTarget) -> dict[str, Role]:
+    """The roles of ``anonymize``'s release of ``table`` (a ``Dataset`` or an engine's
+    table), in memory and on an engine: the shield the quasi-identifiers (the table's
+    others ignored, released unchanged), the models' columns sensitive."""
     roles = dict(table.roles)
     roles.update({c: Role.IGNORE for c in table.quasi_identifiers if c not in shield})
     roles.update({c: Role.QUASI_IDENTIFIER for c in shield})
     roles.update({s: Role.SENSITIVE for s in target.sensitive})
+    return roles
+
+
+def _recipe(table: EngineTable, roles: dict[str, Role], frame: pd.DataFrame, columns: list[str],
+            target: ReleaseTarget, result: SearchResult, hierarchies: dict[str, pd.DataFrame],
+            reading: Reading | None) -> Recipe:
+    """The in-memory command's recipe: the release's ``roles`` (``release_roles``), the
+    generalization, then the suppression of what still fails (decided on the class table,
+    generalized in memory)."""
     table.decide_kinds(list(table.columns))  # one scan types every text column
     count = table.count
     totals = table.raw.aggregate(rows=table.raw.count(), **({"records": table.value(count).sum()} if count else {}))
@@ -236,13 +251,13 @@ def _recipe(table: EngineTable, frame: pd.DataFrame, shield: list[str], columns:
     )
     step = GeneralizationStep.from_search(result, hierarchies)
     steps = [RecipeStep(step, PAGE)]
-    qis = [c for c in table.columns if roles.get(c) is Role.QUASI_IDENTIFIER]
     judged = Dataset(name="classes", frame=step.apply(frame),
-                     roles={c: (Role.COUNT if c == WEIGHT else Role.QUASI_IDENTIFIER if c in qis
-                                else Role.SENSITIVE if c in target.sensitive else Role.IGNORE) for c in frame.columns},
+                     roles={c: (Role.COUNT if c == WEIGHT else roles.get(c, Role.IGNORE)
+                                if roles.get(c) in (Role.QUASI_IDENTIFIER, Role.SENSITIVE) else Role.IGNORE)
+                            for c in frame.columns},
                      missing=table.missing)
     if target.check(judged).failing_records:
-        steps.append(RecipeStep(SuppressionStep(tuple(qis), target.k, target.requirements, count, table.missing), PAGE))
+        steps.append(RecipeStep(SuppressionStep.from_target(target, table.with_roles(roles)), PAGE))
     chosen = release_columns(columns, list(table.columns), roles, count)
     return Recipe(source, target, tuple(steps), chosen)
 
@@ -253,7 +268,7 @@ def _measured(replay: EngineReplay, frame: pd.DataFrame, shield: list[str], hier
     back, and each class of the original is paired with the written row it became."""
     release = replay.written if replay.written is not None else replay.released
     values = [c for c in recipe.columns if c != release.count]
-    written, _ = summary_frame(release, values)
+    written, _ = summary_frame(release, values, complete=release.assessed_columns(recipe.target.sensitive))
     if written.empty:
         return 0, 0, 1.0
     sizes = written.groupby([written[c] for c in shield], dropna=False)[WEIGHT].sum()

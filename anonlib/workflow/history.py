@@ -97,13 +97,13 @@ class WorkingCopy:
     def start(cls, loaded: Dataset, target: ReleaseTarget | None = None, *, reading: Reading | None = None) -> "WorkingCopy":
         """A working copy of ``loaded`` with no step yet."""
         target = target or ReleaseTarget()
-        check, problem = _checked(target, loaded, analysed_records(loaded))
+        check, problem = _checked(target, loaded, analysed_records(loaded, target.sensitive))
         return cls(loaded, target, (), reading, check, problem)
 
     @cached_property
     def loaded_records(self) -> int:
         """Records of the loaded file that are assessed (the base of the suppressed share)."""
-        return analysed_records(self.loaded)
+        return analysed_records(self.loaded, self.target.sensitive)
 
     @cached_property
     def current(self) -> Dataset:
@@ -149,12 +149,13 @@ class WorkingCopy:
         """The same steps judged against another target (the risk before and after each is recomputed)."""
         if target == self.target:
             return self
-        check, problem = _checked(target, self.loaded, self.loaded_records)
+        loaded_records = analysed_records(self.loaded, target.sensitive)
+        check, problem = _checked(target, self.loaded, loaded_records)
         steps = []
         for applied in self.steps:
             current = Dataset(name=self.loaded.name, frame=applied.frame, roles=self.loaded.roles,
                               missing=self.loaded.missing).validated()
-            after, after_problem = _checked(target, current, self.loaded_records,
+            after, after_problem = _checked(target, current, loaded_records,
                                             [a.step for a in self.steps[: len(steps) + 1]])
             steps.append(replace(applied, before=steps[-1].after if steps else check, after=after,
                                  problem=after_problem))
@@ -182,8 +183,9 @@ class WorkingCopy:
         return tuple(RecipeStep(a.step, a.page) for a in self.steps)
 
     def release(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
-        """The released table of the current state (``anonlib.workflow.release.release_table``)."""
-        return release_table(self.current, columns)
+        """The released table of the current state (``anonlib.workflow.release.release_table``):
+        the records the target is checked on (its models' columns assessed too)."""
+        return release_table(self.current, columns, extra=self.target.sensitive)
 
     def recipe(self, columns: Sequence[str] | None = None) -> Recipe:
         """The recipe re-applying this working copy to the loaded file (or a new delivery)."""

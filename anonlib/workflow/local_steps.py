@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..transformations.coding import thresholds, top_bottom_code
+from ..core.dataset import complete_rows
 from ..core.errors import ParameterError, join_names, require_columns
 from ..core.hierarchy import SUPPRESSED, value_key
 from ..core.metrics import whole_k
@@ -57,12 +58,26 @@ def _with_columns(frame: pd.DataFrame, columns: Mapping[str, Any]) -> pd.DataFra
     return out
 
 
+def assessed_beyond(dataset, target, judged) -> tuple[str, ...]:
+    """The assessed columns of ``dataset`` (``assessed_columns`` with ``target``'s model
+    columns) outside ``judged``, the columns a suppression step judges anyway: what the
+    step must also find a value in to judge a record (only with ``missing="drop"``;
+    nothing otherwise, so the step's recipe is what it always was)."""
+    if dataset.missing != "drop":
+        return ()
+    return tuple(c for c in dataset.assessed_columns(target.sensitive) if c not in set(judged))
+
+
 @dataclass(frozen=True)
 class LocalSuppressionStep:
     """Blank quasi-identifier cells (as ``*``) until every record has at least ``k``
     matching records, a ``*`` matching any value; recomputed on each table.
     ``importance`` lists the columns blanked last first (empty: sdcMicro's default,
-    more distinct values = blanked first)."""
+    more distinct values = blanked first). With ``missing="drop"`` only the assessed
+    records are judged (those holding a value in every quasi-identifier and in
+    ``also_complete``, the dataset's sensitive columns and the target's models'
+    columns; ``Dataset.assessed``); ``also_complete`` is written to the recipe only
+    when it names a column."""
 
     kind: ClassVar[str] = "local_suppression"
     whole_table: ClassVar[bool] = True
@@ -74,10 +89,12 @@ class LocalSuppressionStep:
     importance: tuple[str, ...] = ()
     count: str | None = None
     missing: str = "category"
+    also_complete: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "quasi_identifiers", tuple(self.quasi_identifiers))
         object.__setattr__(self, "importance", tuple(self.importance))
+        object.__setattr__(self, "also_complete", tuple(self.also_complete))
         object.__setattr__(self, "k", whole_k(self.k))
         if not self.quasi_identifiers:
             raise ParameterError("Local suppression needs at least one quasi-identifier.")
@@ -89,22 +106,30 @@ class LocalSuppressionStep:
 
     @classmethod
     def from_target(cls, target, dataset, importance=()) -> "LocalSuppressionStep":
-        """The step reaching ``target``'s k on ``dataset``'s quasi-identifiers."""
-        return cls(dataset.quasi_identifiers, target.k, tuple(importance), dataset.count, dataset.missing)
+        """The step reaching ``target``'s k on ``dataset``'s quasi-identifiers, judging its
+        assessed records."""
+        also = assessed_beyond(dataset, target, dataset.quasi_identifiers)
+        return cls(dataset.quasi_identifiers, target.k, tuple(importance), dataset.count, dataset.missing, also)
 
     @property
     def columns(self) -> tuple[str, ...]:
         return self.quasi_identifiers
 
+    @property
+    def judged_columns(self) -> tuple[str, ...]:
+        """The columns a record must hold a value in to be judged (``missing="drop"``)."""
+        return tuple(dict.fromkeys([*self.quasi_identifiers, *self.also_complete]))
+
     def suppressed(self, frame: pd.DataFrame) -> np.ndarray:
         """Per row and quasi-identifier: True where this step blanks the cell. A ``*``
         already there matches any value; a blank of the file is a value of its own
-        (``missing="category"``) or its record is not judged (``"drop"``)."""
+        (``missing="category"``) or its record is not judged (``"drop"``: nor is a
+        record missing a value in ``also_complete``)."""
         qis = list(self.quasi_identifiers)
-        require_columns(frame, qis + ([self.count] if self.count else []))
-        blank = frame[qis].isna().to_numpy()
+        require_columns(frame, list(self.judged_columns) + ([self.count] if self.count else []))
         codes = marked_codes(frame, qis, SUPPRESSED, count=self.count)
-        judged = ~blank.any(axis=1) if self.missing == "drop" else np.ones(len(frame), dtype=bool)
+        judged = (complete_rows(frame, self.judged_columns) if self.missing == "drop"
+                  else np.ones(len(frame), dtype=bool))
         out = np.zeros((len(frame), len(qis)), dtype=bool)
         if judged.any():
             result = local_suppression(codes[judged].reset_index(drop=True), qis, self.k,
@@ -129,15 +154,18 @@ class LocalSuppressionStep:
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "quasi_identifiers": list(self.quasi_identifiers), "k": self.k,
-                "importance": list(self.importance), "count": self.count, "missing": self.missing}
+                "importance": list(self.importance), "count": self.count, "missing": self.missing,
+                **({"also_complete": list(self.also_complete)} if self.also_complete else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> "LocalSuppressionStep":
-        read_object(data, where, required=("kind", "quasi_identifiers", "k", "importance", "count", "missing"))
+        read_object(data, where, required=("kind", "quasi_identifiers", "k", "importance", "count", "missing"),
+                    optional=("also_complete",))
+        also = read_texts(data, "also_complete", where) if "also_complete" in data else ()
         return built(where, lambda: cls(
             read_texts(data, "quasi_identifiers", where), read_whole(data, "k", where, minimum=1),
             read_texts(data, "importance", where), read_text(data, "count", where, optional=True),
-            read_text(data, "missing", where, allowed=("category", "drop")),
+            read_text(data, "missing", where, allowed=("category", "drop")), also,
         ))
 
 

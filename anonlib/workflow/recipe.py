@@ -373,10 +373,10 @@ class Recipe:
                 raise type(err)(f"Step {i} ({s.step.describe()}) does not fit this file: {err}") from None
         final = Dataset(name=dataset.name, frame=frame, roles=dataset.roles, missing=dataset.missing,
                         notes=dataset.notes).validated()
-        check = self.target.check(final, loaded_records=analysed_records(dataset),
+        check = self.target.check(final, loaded_records=analysed_records(dataset, self.target.sensitive),
                                   wildcard=suppression_mark(s.step for s in self.steps))
         columns = check_release_columns(final, self.columns)
-        table = release_table(final, columns)
+        table = release_table(final, columns, extra=self.target.sensitive)
         data = release_csv(table)
         return Replay(final, check, table, data, dataset.fingerprint == self.source.fingerprint,
                       bool(self.released_sha256) and digest(data) == self.released_sha256)
@@ -392,11 +392,13 @@ def suppression_mark(steps: Iterable[Step]) -> str | None:
     return SUPPRESSED if any(getattr(step, "marks_cells", False) for step in steps) else None
 
 
-def analysed_records(dataset: Dataset) -> int:
-    """Records the target's share is counted against: the loaded table's assessed records."""
-    frame, _ = dataset.analysis_frame(list(dataset.quasi_identifiers + dataset.sensitive))
-    weights = frame[dataset.count] if dataset.count else None
-    return len(frame) if weights is None else int(pd.to_numeric(weights).sum())
+def analysed_records(dataset: Dataset, extra: Sequence[str] = ()) -> int:
+    """Records the target's share is counted against: the loaded table's assessed records
+    (``Dataset.assessed``; ``extra``: the columns the target's privacy models read)."""
+    assessed = dataset.assessed(extra)
+    if not dataset.count:
+        return int(assessed.sum())
+    return int(pd.to_numeric(dataset.frame[dataset.count][assessed]).sum())
 
 
 def read_recipe(path: str | Path) -> Recipe:
@@ -436,8 +438,8 @@ def recipe_of(loaded: Dataset, target: ReleaseTarget, steps: Sequence[RecipeStep
     from .release import default_release_columns
 
     chosen = check_release_columns(final, default_release_columns(final) if columns is None else columns)
-    table = release_table(final, chosen)
+    table = release_table(final, chosen, extra=target.sensitive)
     data = release_csv(table)
     records = int(table[final.count].sum()) if final.count else len(table)
     return Recipe(Source.of(loaded, reading), target, tuple(steps), chosen, digest(data), records,
-                  analysed_records(loaded))
+                  analysed_records(loaded, target.sensitive))

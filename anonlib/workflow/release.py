@@ -4,8 +4,11 @@
 
 - identifier columns are never released; by default ignored columns are not
   either (``default_release_columns``), the user may keep some;
-- with the dataset's ``missing="drop"``, rows missing a value in a released
-  column are left out (they were never assessed);
+- with the dataset's ``missing="drop"``, only the assessed records are released
+  (``Dataset.assessed``: those holding a value in every quasi-identifier, every
+  sensitive column and every column a privacy model of the target reads, the
+  records the target was checked on); a blank in another released column (an
+  ignored column kept in the release) is written as a blank;
 - with a record-count column, rows that became identical are merged and their
   counts added (first occurrence first; the form of Arca & Hewett's Table 5),
   so the release does not show how the original rows were split.
@@ -84,11 +87,20 @@ def release_columns(
     return tuple(sorted(columns, key=position.__getitem__))
 
 
-def release_table(dataset: Dataset, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """The table to release from ``dataset`` (see the module text)."""
+def release_table(dataset: Dataset, columns: Sequence[str] | None = None, *,
+                  extra: Sequence[str] = ()) -> pd.DataFrame:
+    """The table to release from ``dataset`` (see the module text); ``extra`` are the
+    columns the release target's privacy models read (``ReleaseTarget.sensitive``),
+    assessed like the sensitive columns.
+
+    >>> df = pd.DataFrame({"age": ["30", "30", None], "dx": ["a", None, "b"], "note": [None, "x", "y"]})
+    >>> ds = Dataset.from_frame("d", df, {"age": "quasi-identifier", "dx": "sensitive", "note": "ignore"})
+    >>> release_table(ds.with_missing("drop"), ["age", "dx", "note"]).values.tolist()
+    [['30', 'a', nan]]
+    """
     columns = check_release_columns(dataset, default_release_columns(dataset) if columns is None else columns)
     values = [c for c in columns if c != dataset.count]
-    frame, _ = dataset.analysis_frame(values)
+    frame, _ = dataset.assessed_frame(values, extra)
     frame = frame[list(columns)]
     if dataset.count is None or frame.empty:
         return frame.reset_index(drop=True)

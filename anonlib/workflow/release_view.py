@@ -330,13 +330,14 @@ def sensitive_columns(copy: WorkingCopy) -> tuple[str, ...]:
 
 
 def _frames(copy: WorkingCopy) -> tuple[pd.DataFrame, pd.DataFrame, list[str], str | None]:
-    """The loaded and released records (the analysis frames, a row per table row) and the columns shown."""
+    """The loaded and released records (the assessed records, ``Dataset.assessed_frame``, a row
+    per table row) and the columns shown."""
     current = copy.current
     columns = list(shown_columns(copy))
     if not columns:
         raise EmptySelectionError("Mark at least one column as quasi-identifier or sensitive to see the release.")
-    before, _ = copy.loaded.analysis_frame(columns)
-    after, _ = current.analysis_frame(columns)
+    before, _ = copy.loaded.assessed_frame(columns, copy.target.sensitive)
+    after, _ = current.assessed_frame(columns, copy.target.sensitive)
     return before, after, columns, current.count
 
 

@@ -48,13 +48,14 @@ from typing import Any, ClassVar, Mapping, Sequence, Union
 import numpy as np
 import pandas as pd
 
+from ..core.dataset import complete_rows
 from ..core.equivalence import MISSING_LABEL, encode_column
 from ..core.errors import ColumnError, HierarchyError, ParameterError, join_names, require_columns
 from ..core.hierarchy import generalize_column, validate_hierarchy, value_key
 from ..core.metrics import whole_k
 from ..measures.models import ModelRequirement, acceptance
 from ..measures.peers import Partition
-from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep
+from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep, assessed_beyond
 from .fields import (
     built as _built,
     damaged,
@@ -575,7 +576,13 @@ class AggregationStep:
 class SuppressionStep:
     """Remove the records of every class (on ``quasi_identifiers``) that fails k or a
     requirement, evaluated on the table it is applied to. With ``missing="drop"``
-    only complete records are judged (the others are left out of the release anyway)."""
+    only the assessed records are judged (``judged_columns``: the quasi-identifiers,
+    the requirements' columns and ``also_complete``, the dataset's other sensitive
+    columns; ``Dataset.assessed``), the records the target is checked on and the
+    release holds; the others are left as they are (they are not released anyway).
+
+    ``also_complete`` is written to the recipe only when it names a column, so a
+    recipe written before it existed reads (and replays) as it did."""
 
     kind: ClassVar[str] = "suppression"
     quasi_identifiers: tuple[str, ...]
@@ -583,31 +590,39 @@ class SuppressionStep:
     requirements: tuple[ModelRequirement, ...] = ()
     count: str | None = None
     missing: str = "category"
+    also_complete: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "quasi_identifiers", tuple(self.quasi_identifiers))
         object.__setattr__(self, "requirements", tuple(self.requirements))
+        object.__setattr__(self, "also_complete", tuple(self.also_complete))
         object.__setattr__(self, "k", whole_k(self.k))
         if self.missing not in ("category", "drop"):
             raise ParameterError("Missing values are either kept as a category ('category') or dropped ('drop').")
 
     @classmethod
     def from_target(cls, target, dataset) -> "SuppressionStep":
-        """The step suppressing what fails ``target`` (a ``ReleaseTarget``) on ``dataset``'s roles."""
-        return cls(dataset.quasi_identifiers, target.k, target.requirements, dataset.count, dataset.missing)
+        """The step suppressing what fails ``target`` (a ``ReleaseTarget``) on ``dataset``'s
+        roles (a ``Dataset`` or an engine's table), judging its assessed records."""
+        judged = set(dataset.quasi_identifiers) | set(target.sensitive)
+        also = assessed_beyond(dataset, target, judged)
+        return cls(dataset.quasi_identifiers, target.k, target.requirements, dataset.count, dataset.missing, also)
 
     @property
     def columns(self) -> tuple[str, ...]:
         return self.quasi_identifiers
 
+    @property
+    def judged_columns(self) -> tuple[str, ...]:
+        """The columns a record must hold a value in to be judged (``missing="drop"``)."""
+        sensitive = [r.sensitive for r in self.requirements]
+        return tuple(dict.fromkeys([*self.quasi_identifiers, *sensitive, *self.also_complete]))
+
     def kept(self, frame: pd.DataFrame) -> np.ndarray:
         """Per row: True when its class meets k and every requirement (or it is not judged)."""
-        sensitive = [r.sensitive for r in self.requirements if r.sensitive not in self.quasi_identifiers]
-        columns = list(self.quasi_identifiers) + list(dict.fromkeys(sensitive))
+        columns = list(self.judged_columns)
         require_columns(frame, columns + ([self.count] if self.count else []))
-        judged = np.ones(len(frame), dtype=bool)
-        if self.missing == "drop" and columns:
-            judged = frame[columns].notna().all(axis=1).to_numpy()
+        judged = complete_rows(frame, columns) if self.missing == "drop" else np.ones(len(frame), dtype=bool)
         keep = np.ones(len(frame), dtype=bool)
         if judged.any():
             part = frame[judged].reset_index(drop=True)
@@ -629,18 +644,20 @@ class SuppressionStep:
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "quasi_identifiers": list(self.quasi_identifiers), "k": self.k,
                 "requirements": [r.to_json() for r in self.requirements], "count": self.count,
-                "missing": self.missing}
+                "missing": self.missing, **({"also_complete": list(self.also_complete)} if self.also_complete else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> "SuppressionStep":
-        read_object(data, where, required=("kind", "quasi_identifiers", "k", "requirements", "count", "missing"))
+        read_object(data, where, required=("kind", "quasi_identifiers", "k", "requirements", "count", "missing"),
+                    optional=("also_complete",))
         requirements = []
         for i, item in enumerate(read_list(data, "requirements", where), start=1):
             requirements.append(_built(f"privacy model {i} of {where}", lambda: ModelRequirement.from_json(item)))
+        also = read_texts(data, "also_complete", where) if "also_complete" in data else ()
         return _built(where, lambda: cls(
             read_texts(data, "quasi_identifiers", where), read_whole(data, "k", where, minimum=1),
             tuple(requirements), read_text(data, "count", where, optional=True),
-            read_text(data, "missing", where, allowed=("category", "drop")),
+            read_text(data, "missing", where, allowed=("category", "drop")), also,
         ))
 
 

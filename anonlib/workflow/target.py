@@ -85,6 +85,10 @@ class ReleaseTarget:
               wildcard: str | None = None) -> "TargetCheck":
         """Whether ``dataset`` (its quasi-identifiers, its count column) meets the target.
 
+        Judged on the assessed records (``Dataset.assessed`` with the models' columns):
+        with ``missing="drop"``, those holding a value in every quasi-identifier, every
+        sensitive column and every column a model reads, the records the release holds.
+
         ``loaded_records`` is the number of records of the loaded file (the
         base of the suppressed share; records missing from ``dataset`` count
         as suppressed); default: the dataset's own records. With ``wildcard``
@@ -99,7 +103,7 @@ class ReleaseTarget:
             raise ParameterError(
                 f"The release target has a privacy model on {join_names(missing)}, which is not a column of the data."
             )
-        frame, _ = dataset.analysis_frame(qis + [s for s in self.sensitive if s not in qis])
+        frame, _ = dataset.assessed_frame(qis + [s for s in self.sensitive if s not in qis], extra=self.sensitive)
         count = dataset.count
         marked = wildcard is not None and bool(qis)
         result = acceptance(frame, qis, k=1 if marked else self.k, requirements=self.requirements,
