@@ -20,10 +20,10 @@ from anonlib.transformations.anonymize import search
 from anonlib.cli import main
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import ParameterError
-from anonlib.core.hierarchy import SUPPRESSED, hierarchy_csv, interval_hierarchy, taxonomy_hierarchy
+from anonlib.core.hierarchy import SUPPRESSED, flat_hierarchy, hierarchy_csv, interval_hierarchy, taxonomy_hierarchy
 from anonlib.core.samples import load_sample, sample_path
 from anonlib.measures.models import ModelRequirement, acceptance
-from anonlib.workflow import ReleaseTarget, SuppressionStep, WorkingCopy, release_package
+from anonlib.workflow import GeneralizationStep, ReleaseTarget, SuppressionStep, WorkingCopy, release_package
 from anonlib.workflow.local_steps import LocalSuppressionStep
 from anonlib.workflow.release import release_csv, release_table
 from anonlib.workflow.verify import recount
@@ -401,3 +401,49 @@ def test_with_missing_dropped_the_check_counts_the_released_table(case) -> None:
     if records:  # the written bytes recounted as `verify` does agree
         again = recount(copy.recipe(columns), release_csv(released))
         assert (again.records, again.failing_records, again.met) == (records, failing_records, check.met)
+
+
+def test_a_blank_a_generalization_fills_leaves_its_record_out(tmp_path: Path, capsys) -> None:
+    """With missing values dropped, the assessed records are fixed on the loaded file: the
+    hierarchy's top level sends a blank age to '*', yet that record is neither judged nor
+    written (it crashed the command before), in the library, the command and the recipe."""
+    frame = pd.DataFrame({"age": [30, 31, 32, None, 33, 34], "sex": ["F", "M", "F", "M", "F", "M"]})
+    source = tmp_path / "fill.csv"
+    frame.to_csv(source, index=False)
+    out, recipe = tmp_path / "out.csv", tmp_path / "r.json"
+    code = main(["anonymize", str(source), "--shield", "age,sex", "--k", "5", "--drop-missing", "--out", str(out),
+                 "--recipe", str(recipe), "--json"])
+    stated = _json(capsys)
+    written = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert code == 0 and stated["met"] is True and stated["records"] == len(written) == 5
+    assert written.groupby(["age", "sex"]).size().min() >= 5 and stated["checked"] <= stated["lattice_size"]
+    assert main(["apply", str(recipe), str(source), "--out", str(tmp_path / "again.csv"), "--json"]) == 0
+    assert _json(capsys)["records"] == 5 and (tmp_path / "again.csv").read_bytes() == out.read_bytes()
+    ds = Dataset.from_frame("fill.csv", frame, {"age": "quasi-identifier", "sex": "quasi-identifier"})
+    copy = WorkingCopy.start(ds.with_missing("drop"), ReleaseTarget(k=5))
+    step = GeneralizationStep({"age": 1, "sex": 1}, {"age": flat_hierarchy([30, 31, 32, 33, 34]),
+                                                     "sex": flat_hierarchy(["F", "M"])})
+    after = copy.apply(step, "test")
+    assert after.check is not None and after.check.records == after.check.loaded_records == 5 and after.check.met
+    assert len(after.release()) == 5
+
+
+def test_a_release_with_every_record_suppressed_is_measured_as_empty(tmp_path: Path, capsys) -> None:
+    """k larger than the file with 100% allowed: the file holds a header and no record; the
+    command, apply in memory and on DuckDB, and the recount all say 0 released, 4 suppressed."""
+    from anonlib.workflow.verify import header_only
+
+    source = tmp_path / "cnt.csv"
+    source.write_text("age,sex,n\n30,F,1\n31,M,2\n32,F,1\n")
+    out, recipe = tmp_path / "out.csv", tmp_path / "r.json"
+    code = main(["anonymize", str(source), "--shield", "age,sex", "--k", "50", "--max-suppressed", "1",
+                 "--out", str(out), "--recipe", str(recipe), "--json"])
+    stated = _json(capsys)
+    assert code == 0 and stated["met"] is True and stated["released_records"] == 0 and stated["suppressed_records"] == 4
+    assert header_only(out.read_bytes()) == ["age", "sex", "n"]
+    for engine in ([], ["--engine", "duckdb"]):
+        again = tmp_path / f"again{len(engine)}.csv"
+        assert main(["apply", str(recipe), str(source), "--out", str(again), "--json", *engine]) == 0
+        applied = _json(capsys)
+        assert applied["met"] is True and applied["records"] == 0
+        assert header_only(again.read_bytes()) == ["age", "sex", "n"]

@@ -255,7 +255,7 @@ class Dataset(RoleColumns):
     def _same_table(self, **changes) -> "Dataset":
         """A validated copy over the same frame, keeping the computed fingerprint."""
         copy = replace(self, **changes).validated()
-        if "fingerprint" in self.__dict__:
+        if "fingerprint" in self.__dict__ and "frame" not in changes:
             copy.__dict__["fingerprint"] = self.__dict__["fingerprint"]
         return copy
 
@@ -273,6 +273,21 @@ class Dataset(RoleColumns):
         if self.missing != "drop":
             return np.ones(self.n_rows, dtype=bool)
         return complete_rows(self.frame, self.assessed_columns(extra))
+
+    def assessed_only(self, extra: Sequence[str] = ()) -> "Dataset":
+        """The dataset of its assessed records (``assessed(extra)``), every column kept: where
+        a release starts, so that no step turns a record left out into one assessed (a
+        hierarchy sending a blank to ``*``); itself with ``missing="category"``.
+
+        >>> df = pd.DataFrame({"age": [30, None, 40], "dx": ["a", "b", None]})
+        >>> ds = Dataset.from_frame("d", df, {"age": "quasi-identifier", "dx": "sensitive"}, missing="drop")
+        >>> ds.assessed_only().frame["age"].tolist(), ds.assessed_only(["dx"]).n_rows
+        ([30.0], 1)
+        """
+        keep = self.assessed(extra)
+        if keep.all():
+            return self
+        return self._same_table(frame=self.frame[keep])  # the loaded index kept: rows stay matched to the file
 
     def assessed_frame(self, columns: Sequence[str] | None = None, extra: Sequence[str] = ()) -> tuple[pd.DataFrame, int]:
         """``analysis_frame(columns)`` of the assessed rows (``assessed(extra)``): the

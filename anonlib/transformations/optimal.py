@@ -317,7 +317,7 @@ class Lattice:
         known = self._status.get(levels)
         if known is not None and (known[2] is not None or not cost or not known[0]):
             return known
-        self.checked += 1
+        self.checked += known is None  # nodes counted (a node counted again for its cost is one node)
         table, sizes, row_class = self.classes(levels)
         failed = (sizes > 0) & (sizes < self.k)
         if self.requirements:

@@ -129,6 +129,7 @@ def apply_recipe(
     table.decide_kinds(wanted)  # one scan types every text column (not one per column)
     rows = table.raw.select(**{c.name: _typed(table.value(c.name), c.type) for c in recipe.source.columns})
     loaded = _table(rows, engine, roles, recipe.source.missing)
+    rows = rows.filter(loaded.assessed(recipe.target.sensitive, rows))  # as a working copy starts (WorkingCopy.base)
     for i, s in enumerate(recipe.steps, start=1):
         try:
             rows = _suppress(s.step, rows, engine) if isinstance(s.step, SuppressionStep) else _map_values(s.step, rows, engine)
@@ -164,6 +165,10 @@ def _read_back(engine: Engine, path: Path, final: EngineTable, renamed: dict[str
     """The file the engine wrote, read as anonlib reads a file, with the final table's roles
     (column names the writer guarded against formulas carry their own names again)."""
     table = scan(path, engine=engine, name=path.name)
+    count = final.count
+    if count in table.columns and not table.raw[count].type().is_numeric() and not engine.value(table.raw.count()):
+        # a CSV with a header and no record (every record suppressed) types every column as text
+        table = replace(table, raw=table.raw.mutate(**{count: table.raw[count].cast("int64")}))
     if renamed:
         table = replace(table, raw=table.raw.rename({original: guarded for guarded, original in renamed.items()}),
                         roles={})

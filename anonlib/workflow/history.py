@@ -106,10 +106,17 @@ class WorkingCopy:
         return analysed_records(self.loaded, self.target.sensitive)
 
     @cached_property
+    def base(self) -> Dataset:
+        """Where the steps start: the loaded dataset's assessed records (all of them unless
+        missing values are dropped; ``Dataset.assessed_only``), so a record left out for a
+        missing value is never judged or released, whatever a step writes in its blank."""
+        return self.loaded.assessed_only(self.target.sensitive)
+
+    @cached_property
     def current(self) -> Dataset:
         """The dataset every page works on: the loaded roles over the latest table."""
         if not self.steps:
-            return self.loaded
+            return self.base
         return Dataset(name=self.loaded.name, frame=self.steps[-1].frame, roles=self.loaded.roles,
                        missing=self.loaded.missing, notes=self.loaded.notes).validated()
 
@@ -149,6 +156,8 @@ class WorkingCopy:
         """The same steps judged against another target (the risk before and after each is recomputed)."""
         if target == self.target:
             return self
+        if self.steps and self.loaded.missing == "drop" and set(target.sensitive) != set(self.target.sensitive):
+            return self.reset().with_target(target).replayed(self.steps)  # other records are assessed
         loaded_records = analysed_records(self.loaded, target.sensitive)
         check, problem = _checked(target, self.loaded, loaded_records)
         steps = []
@@ -165,7 +174,12 @@ class WorkingCopy:
         """The same steps replayed on another loaded dataset (e.g. the same file with
         other roles or types); raises the step's sentence when one no longer fits."""
         copy = WorkingCopy.start(loaded, self.target, reading=reading if reading is not None else self.reading)
-        for applied in self.steps:
+        return copy.replayed(self.steps)
+
+    def replayed(self, steps: Sequence[AppliedStep]) -> "WorkingCopy":
+        """This working copy with ``steps`` applied again in order (each recomputed)."""
+        copy = self
+        for applied in steps:
             copy = copy.apply(applied.step, applied.page)
         return copy
 

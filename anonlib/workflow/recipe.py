@@ -363,7 +363,7 @@ class Recipe:
     def replay(self, dataset: Dataset) -> Replay:
         """Apply the steps to ``dataset`` (built by ``Source.dataset``), check the target,
         and write the released table."""
-        frame = dataset.frame
+        frame = dataset.assessed_only(self.target.sensitive).frame  # as a working copy starts (WorkingCopy.base)
         for i, s in enumerate(self.steps, start=1):
             try:
                 frame = s.step.apply(frame)
