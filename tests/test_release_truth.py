@@ -447,3 +447,21 @@ def test_a_release_with_every_record_suppressed_is_measured_as_empty(tmp_path: P
         applied = _json(capsys)
         assert applied["met"] is True and applied["records"] == 0
         assert header_only(again.read_bytes()) == ["age", "sex", "n"]
+
+
+def test_a_target_reading_another_column_replays_the_steps_on_its_assessed_records() -> None:
+    """With missing values dropped, a model on a column with blanks changes which records are
+    assessed: the steps are replayed from them, and the check counts what the release holds."""
+    frame = pd.DataFrame({"age": [30, 31, 32, 33, 34, 35, 36, 37], "sex": ["F", "M"] * 4,
+                          "dx": ["a", "b", None, "a", "b", "a", None, "b"], "lab": ["x", None, "y", "x", "y", "x", "y", "x"]})
+    ds = Dataset.from_frame("d", frame, {"age": "quasi-identifier", "sex": "quasi-identifier", "dx": "ignore",
+                                         "lab": "ignore"}).with_missing("drop")
+    step = GeneralizationStep({"age": 1}, {"age": flat_hierarchy(list(range(30, 38)))})
+    copy = WorkingCopy.start(ds, ReleaseTarget(k=2)).apply(step, "test")
+    assert copy.check.records == len(copy.release()) == 8
+    for column, left in (("dx", 6), ("lab", 7)):
+        target = ReleaseTarget(k=2, requirements=(ModelRequirement("distinct_l", column, 1),))
+        moved = copy.with_target(target)
+        released = moved.release(["age", "sex", column])
+        assert moved.check.records == moved.check.loaded_records == len(released) == left
+        assert released[column].notna().all() and moved.steps[0].step == step
