@@ -91,7 +91,12 @@ if view is not None:
     for problem in view.problems:  # a refused pair or column to predict: said, the rest is still shown
         st.error(plain(problem))
     m = row()
-    m.metric("records in the loaded file", f"{view.loaded_records:,}")
+    if copy.loaded.missing == "drop":  # the records left out for a missing value are not part of the release
+        m.metric("records assessed in the loaded file", f"{view.loaded_records:,}",
+                 help=f"{copy.loaded.n_records - view.loaded_records:,} records of the file miss a quasi-identifier or "
+                 "sensitive value and are left out (the Dataset page's choice).")
+    else:
+        m.metric("records in the loaded file", f"{view.loaded_records:,}")
     m.metric("records in the release", f"{view.released_records:,}")
     m.metric("records suppressed", f"{view.suppressed_records:,}",
              help="Suppressed records are not in the release at all.")

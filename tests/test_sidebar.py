@@ -166,3 +166,19 @@ def test_local_suppression_is_not_offered_when_the_target_has_a_privacy_model():
     # local suppression judges k alone, so it could not promise the model
     assert not [b for b in at.sidebar.button if b.key == "sidebar_suppress_cells"]
     assert [b.key for b in at.sidebar.button if b.key == "sidebar_suppress"] == ["sidebar_suppress"]
+
+
+def test_records_left_out_for_a_missing_value_are_counted_in_the_sidebar():
+    """With missing values dropped, the sidebar counts the records the working copy assesses and
+    says how many of the file's records were left out."""
+    dataset = load_sample("caballero_table2b")
+    frame = dataset.frame.copy()
+    frame.loc[[0, 3], dataset.quasi_identifiers[0]] = None
+    at = AppTest.from_string(SCRIPT, default_timeout=TIMEOUT)
+    at.session_state["active_dataset"] = type(dataset)(name=dataset.name, frame=frame, roles=dataset.roles,
+                                                       missing="drop").validated()
+    at.session_state["active_source"] = "sample:caballero_table2b"
+    at.run()
+    assert not at.exception
+    words = sidebar_words(at)
+    assert "13 records, " in words and "Records with missing values: 2 left out" in words
