@@ -145,7 +145,7 @@ def test_failed_population_stops_the_page_with_a_sentence(monkeypatch):
     from anonlib.core.dataset import Dataset
     from anonlib.core.errors import ColumnError
 
-    def impossible(self, columns=None):
+    def impossible(self, columns=None, **kwargs):
         raise ColumnError("'**ZIP**' cannot be analysed as a quasi-identifier.")
 
     monkeypatch.setattr(Dataset, "analysis_frame", impossible)
