@@ -169,8 +169,8 @@ def test_local_suppression_is_not_offered_when_the_target_has_a_privacy_model():
 
 
 def test_records_left_out_for_a_missing_value_are_counted_in_the_sidebar():
-    """With missing values dropped, the sidebar counts the records the working copy assesses and
-    says how many of the file's records were left out."""
+    """With missing values dropped, the sidebar counts the file's records and says how many of
+    them are left out of the release."""
     dataset = load_sample("caballero_table2b")
     frame = dataset.frame.copy()
     frame.loc[[0, 3], dataset.quasi_identifiers[0]] = None
@@ -181,4 +181,4 @@ def test_records_left_out_for_a_missing_value_are_counted_in_the_sidebar():
     at.run()
     assert not at.exception
     words = sidebar_words(at)
-    assert "13 records, " in words and "Records with missing values: 2 left out" in words
+    assert "15 records, " in words and "Records with missing values: 2 left out" in words

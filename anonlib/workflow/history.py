@@ -114,9 +114,11 @@ class WorkingCopy:
 
     @cached_property
     def current(self) -> Dataset:
-        """The dataset every page works on: the loaded roles over the latest table."""
+        """The dataset every page works on: the loaded roles over the latest table (the
+        loaded file itself before any step, each page leaving out the records missing
+        what it analyses; after a step, the assessed records the steps started from)."""
         if not self.steps:
-            return self.base
+            return self.loaded
         return Dataset(name=self.loaded.name, frame=self.steps[-1].frame, roles=self.loaded.roles,
                        missing=self.loaded.missing, notes=self.loaded.notes).validated()
 
@@ -132,7 +134,7 @@ class WorkingCopy:
 
     def apply(self, step: Step, page: str) -> "WorkingCopy":
         """A new working copy with ``step`` applied to the current table, from ``page``."""
-        before = self.current
+        before = self.current if self.steps else self.base
         frame = step.apply(before.frame)
         if frame is before.frame:
             frame = frame.copy(deep=False)  # every step gets its own table object
