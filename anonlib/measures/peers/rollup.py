@@ -90,7 +90,8 @@ def lattice_matrix(
     row_weights = distinct.sizes.astype(np.float64)
 
     walk = sorted(range(m), key=lambda j: -int(cards[j]))  # position -> variable, as in subsets._search
-    pcodes = [np.asarray(codes[j])[first] for j in walk]
+    # the narrowest integer type per column: every branch gathers its column for its rows
+    pcodes = [np.asarray(codes[j])[first].astype(np.min_scalar_type(max(int(cards[j]) - 1, 0))) for j in walk]
     pcards = [int(cards[j]) for j in walk]
     pq = np.array([qs[j] for j in walk], dtype=np.float64)
     alternatives = np.array([max(c - 1, 0) for c in pcards], dtype=np.float64)
@@ -108,7 +109,10 @@ def lattice_matrix(
         k, n = edges.shape
         flat = edges.reshape(-1)
         # #{a_i} per (target, cell): the cells' records rolled up to their group and read back
-        peers = np.take(np.bincount(flat, weights=np.tile(cell_w, k), minlength=n_groups), edges)
+        peers = np.empty((k, n))
+        for row, out in zip(edges, peers):  # one target at a time: no k-fold copy of the cell weights
+            ids = row - _first_id(row)  # each target's groups are one range of ids
+            np.take(np.bincount(ids, weights=cell_w), ids, out=out)
         if mask == full:
             result["npp"] = np.rint(peers - cell_w).astype(np.int64)
         values = np.divide(cell_w, peers, out=peers)  # #{s_i, a_i} / #{a_i}, exact counts in float64;
