@@ -218,8 +218,9 @@ def refine(
         counts = np.bincount(key, weights=ones, minlength=space)
         present = counts > 0
         keys = np.flatnonzero(present)
-        remap = np.cumsum(present) - 1
-        new_ids = remap[key]
+        remap = np.cumsum(present, dtype=np.int64)
+        remap -= 1
+        new_ids = np.take(remap, key)
         sizes = counts[keys]
     else:
         new_ids, keys = pd.factorize(key, sort=True)
