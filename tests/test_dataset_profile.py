@@ -123,9 +123,10 @@ def test_dates_of_events_are_quasi_identifiers_by_name_or_by_their_values() -> N
         "diagnosis": ["E11.9", "I10"],
         "visits": [1, 2],                                 # a number of visits is not a date
         "pid": ["2024-01-02", "2024-13-45"],             # date-shaped values alone, any name
+        "died": ["yes", "no"],                            # an outcome flag, not a date
     }))
     assert roles == {
         "admitted": Role.QUASI_IDENTIFIER, "test_date": Role.QUASI_IDENTIFIER, "when": Role.QUASI_IDENTIFIER,
         "candidate": Role.IGNORE, "readmitted": Role.SENSITIVE, "diagnosis": Role.SENSITIVE,
-        "visits": Role.IGNORE, "pid": Role.QUASI_IDENTIFIER,
+        "visits": Role.IGNORE, "pid": Role.QUASI_IDENTIFIER, "died": Role.IGNORE,
     }

@@ -583,3 +583,13 @@ def test_privacy_matrix_equals_the_record_walk_on_adult():
         np.testing.assert_array_equal(res.worst, masks)
         np.testing.assert_array_equal(res.npp, npp_full)
     assert 0.0 < float((res.values > 0).mean()) < 1.0  # a matrix with both protected and exposed cells
+
+
+def test_the_lattice_matrix_of_no_record_is_empty():
+    """No distinct record: arrays of shape (variables, 0), not a cast error."""
+    import numpy as np
+
+    from anonlib.measures.peers.rollup import lattice_matrix
+
+    values, worst, npp = lattice_matrix([np.zeros(0, dtype=np.int64)] * 2, [3, 3], [0.0, 0.0], None, "ppp", True)
+    assert values.shape == worst.shape == npp.shape == (2, 0)

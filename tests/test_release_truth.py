@@ -465,3 +465,53 @@ def test_a_target_reading_another_column_replays_the_steps_on_its_assessed_recor
         released = moved.release(["age", "sex", column])
         assert moved.check.records == moved.check.loaded_records == len(released) == left
         assert released[column].notna().all() and moved.steps[0].step == step
+
+
+def test_a_target_whose_replay_does_not_fit_keeps_the_steps_and_judges_the_assessed_records() -> None:
+    """Bands built on the records a model column left (30-44): without that model a record of
+    age 90 is assessed again and the bands do not fit it; changing the target must not fail
+    (every page reads the working copy), the steps stay and the check counts the release."""
+    from anonlib.workflow import BandsStep
+
+    df = pd.DataFrame({"age": [30, 35, 41, 44, 90], "sex": ["F", "F", "M", "M", "F"], "inc": ["l", "h", "l", "h", None]})
+    ds = Dataset.from_frame("d", df, {"age": "quasi-identifier", "sex": "quasi-identifier", "inc": "ignore"},
+                            missing="drop")
+    strict = ReleaseTarget(k=2, requirements=(ModelRequirement("distinct_l", "inc", 2),))
+    copy = WorkingCopy.start(ds, strict)
+    copy = copy.apply(SuppressionStep.from_target(strict, copy.current), "p")
+    copy = copy.apply(BandsStep("age", 10, 0, 30, 44, True), "p")
+    moved = copy.with_target(ReleaseTarget(k=2))
+    assert len(moved.steps) == 2 and moved.check is not None
+    assert moved.check.records == len(moved.release())
+
+
+def test_step_costs_are_measured_on_the_records_a_step_starts_from() -> None:
+    """With missing values dropped, a preview counts the assessed records, as the applied step."""
+    from anonlib.workflow import BandsStep
+    from anonlib.workflow.cost import step_cost
+
+    df = pd.DataFrame({"age": [30, 35, 41, 44, 50], "dx": ["a", None, "b", None, "a"]})
+    ds = Dataset.from_frame("d", df, {"age": "quasi-identifier", "dx": "sensitive"}, missing="drop")
+    step = BandsStep("age", 10, 0, 30, 50, True)
+    preview = step_cost(step, ds)
+    applied = WorkingCopy.start(ds, ReleaseTarget(k=1)).apply(step, "p").steps[-1].cost
+    assert preview.records_before == applied.records_before == 3
+
+
+def test_local_suppression_stars_count_as_suppressed_cells_whatever_the_hierarchy_top(tmp_path: Path, capsys) -> None:
+    """ZIP codes masked to '*****' at the top: a '*' written by local suppression is a suppressed
+    cell for the loss (it stopped anonymize with 'not a generalization')."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    rows = [(int(rng.integers(20, 80)), str(rng.choice(["10011", "10012", "20011", "20012"])), str(rng.choice(["F", "M"])))
+            for _ in range(300)]
+    frame = pd.DataFrame(rows, columns=["age", "zip", "sex"])
+    source = tmp_path / "ls.csv"
+    frame.to_csv(source, index=False)
+    code = main(["anonymize", str(source), "--shield", "age,zip,sex", "--k", "5", "--max-suppressed", "0.1",
+                 "--local-suppression", "--out", str(tmp_path / "out.csv"), "--json"])
+    stated = _json(capsys)
+    written = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
+    assert code == 0 and stated["met"] is True and (written == "*").to_numpy().sum() > 0
+    assert 0 < stated["utility"] < 1

@@ -65,9 +65,7 @@ _QUASI_WORDS = re.compile(
     r"(age|sex|gender|zip|postcode|postal|race|ethnic|birth|dob|marital|education|country|"
     r"region|city|state|county|municipality|occupation|workclass|weight|height)"
 )
-_DATE_WORDS = re.compile(
-    r"(^|[^a-z])(date|dates|dob|admitted|admission|discharged?|visit|death|died|deceased)([^a-z]|$)"
-)
+_DATE_WORDS = re.compile(r"(^|[^a-z])(date|dates|dob)([^a-z]|$)")  # died, admitted...: outcomes unless dates
 _DATE_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?$")
 _SENSITIVE_WORDS = re.compile(
     r"(diagnos|disease|income|result|test|biopsy|cancer|hiv|std|readmit|outcome|"
@@ -79,9 +77,9 @@ def guess_role(name: str, values: pd.Series) -> Role:
     """A first guess of one column's role from its name and values.
 
     Dates of events (admission, discharge, a visit, birth, death) are quasi-identifiers
-    (HIPAA's Safe Harbor lists every date element but the year), by name or because
-    their values are ISO dates, even when the name also says what was measured
-    (``test_date``).
+    (HIPAA's Safe Harbor lists every date element but the year), by a name saying
+    date (``admission_date``, ``dob``) or because their values are ISO dates, even when
+    the name also says what was measured (``test_date``); a flag such as ``died`` is not.
 
     >>> guess_role("Full Name", pd.Series(["a", "b"])), guess_role("#Rec.", pd.Series([1, 2]))
     (<Role.IDENTIFIER: 'identifier'>, <Role.COUNT: 'count'>)

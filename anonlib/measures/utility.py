@@ -47,7 +47,7 @@ import pandas as pd
 
 from ..core.equivalence import Classes, combine, encode, encode_column
 from ..core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names
-from ..core.hierarchy import level_lookup, validate_hierarchy, value_key
+from ..core.hierarchy import SUPPRESSED, level_lookup, validate_hierarchy, value_key
 
 MEASURES = ("loss", "precision", "nonuniform_entropy", "discernibility", "aecs")
 MEASURE_NAMES = {
@@ -232,6 +232,9 @@ def _released_levels(costs: CellCosts, original_codes: np.ndarray, original_miss
             if value_key(costs.level_labels[j][costs.lookup[j][code]]) == key:
                 levels[pair] = j
                 break
+        else:
+            if key == SUPPRESSED:  # a cell suppressed by local suppression, whatever the hierarchy's top ('*****')
+                levels[pair] = -1
     bad = np.flatnonzero(levels == -2)
     if bad.size:
         row = first[bad[0]]

@@ -133,6 +133,7 @@ class KeepingNeed:
     records: int
     k: int
     suffices: bool = True  # False: suppressing them still fails a model judged on the records left
+    k_only: bool = True  # no privacy model in the target: the classes fail k alone
 
     @property
     def share(self) -> float:
@@ -151,8 +152,9 @@ class KeepingNeed:
                     f"{self.records:,} records stay in classes failing the target, and suppressing them leaves "
                     "records that still fail a privacy model: finer or wider hierarchies or fewer quasi-identifiers "
                     "are needed to keep every column.")
+        failing = f"k = {self.k}" if self.k_only else "the target"
         return (f"Even at the coarsest levels that keep every quasi-identifier ({levels}), {self.failing:,} of "
-                f"{self.records:,} records ({percent}) stay in classes failing k = {self.k}: allowing at least "
+                f"{self.records:,} records ({percent}) stay in classes failing {failing}: allowing at least "
                 f"{percent} suppressed records (sidebar) lets the search keep every column; finer or wider "
                 "hierarchies or fewer quasi-identifiers may help too.")
 
@@ -186,4 +188,4 @@ def keeping_need(frame: pd.DataFrame, quasi_identifiers: Sequence[str], hierarch
         suffices = again.status(top, cost=False)[0]
     return KeepingNeed(dict(zip(quasi_identifiers, top)),
                        {a: level_words(kept[a], level) for a, level in zip(quasi_identifiers, top)},
-                       int(failing), lattice.records, lattice.k, suffices)
+                       int(failing), lattice.records, lattice.k, suffices, not requirements)

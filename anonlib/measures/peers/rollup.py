@@ -111,7 +111,7 @@ def lattice_matrix(
         # #{a_i} per (target, cell): the cells' records rolled up to their group and read back
         peers = np.empty((k, n))
         ids = np.empty(n, dtype=np.int64)
-        for row, out in zip(edges, peers):  # one target at a time: no k-fold copy of the cell weights
+        for row, out in zip(edges, peers) if n else ():  # one target at a time: no k-fold copy of the weights
             np.subtract(row, _first_id(row), out=ids)  # each target's groups are one range of ids
             np.take(np.bincount(ids, weights=cell_w), ids, out=out)
         if mask == full:
