@@ -128,3 +128,19 @@ def test_apply_help_names_the_exit_codes(capsys):
     with pytest.raises(SystemExit):
         main(["apply", "--help"])
     assert "(exit 0 met, 1 not met, 2 bad input)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_file_line_counts_the_file_s_records_in_memory_and_on_duckdb(tmp_path, capsys):
+    """A recipe that suppresses records: the line about the file names the file's records (the
+    base of the suppressed share), not the records left after the steps, in memory as on DuckDB."""
+    file = adult_file(tmp_path, 2000)
+    recipe = tmp_path / "r.json"
+    assert main(["anonymize", str(file), "--shield", "age,sex,race,education", "--k", "20",
+                 "--max-suppressed", "0.05", "--out", str(tmp_path / "o.csv"), "--recipe", str(recipe)]) in (0, 1)
+    capsys.readouterr()
+    lines = []
+    for engine in ([], ["--engine", "duckdb"]):
+        main(["apply", str(recipe), str(file), "--out", str(tmp_path / f"a{len(engine)}.csv"), *engine])
+        printed = capsys.readouterr().out
+        lines.append(next(line for line in printed.splitlines() if line.startswith("file ")))
+    assert all("2,000 records" in line for line in lines), lines

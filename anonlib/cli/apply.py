@@ -79,7 +79,7 @@ def _apply(args: argparse.Namespace) -> int:
                 else f"a new delivery (the recipe was made from {recipe.source.name})")
         released = int(replay.table[replay.dataset.count].sum()) if replay.dataset.count else len(replay.table)
         outcome = _Outcome(replay.check, released, replay.same_file, replay.reproduces,
-                           f"{records(replay.dataset.n_records)}, {kind}")
+                           f"{records(replay.check.loaded_records)}, {kind}")  # the file's, as on an engine
     check = outcome.check
     if args.json:
         print(json.dumps({
