@@ -27,7 +27,7 @@ from ..measures.utility import MEASURE_NAMES
 from ..workflow.engine_search import EngineAnonymization, anonymize
 from ..workflow.recipe import Reading
 from ..workflow.target import ReleaseTarget
-from .common import replaced_atomically, write
+from .common import print_release_summary, replaced_atomically, write
 
 PASSES = 5  # scans of the file: the class table, typing, the loaded records, suppression, the write
 
@@ -105,17 +105,6 @@ def _report(args, table: EngineTable, done: EngineAnonymization, shield, given, 
     print(f"engine             {done.replay.engine}: {done.classes:,} distinct rows searched in memory, "
           f"the release measured on the {done.replay.measured_on}")
     print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
-    print(f"rows               {done.rows:,} (original {result.root.rows:,})")
-    print(f"target             {target.describe()}")
-    print(f"k (as released)    {done.k:,}")
-    print(f"suppressed records {check.suppressed_records:,} of {check.loaded_records:,}")
-    print(f"utility loss       {done.utility:.5f} ({MEASURE_NAMES[measure]}; 0 = nothing lost, 1 = all)")
-    if result.checked is not None:
-        print(f"generalizations    {result.checked:,} counted of {result.lattice_size:,}")
-    else:
-        print(f"tables generated   {result.generated:,}")
-    print(f"seconds            {done.seconds:.2f} (search {result.seconds:.4f})")
-    print(f"result             {check.sentence()}")
-    if not check.met:
-        print(f"not met            {check.failing_records:,} records in classes failing the target")
-    return 0 if check.met else 1
+    return print_release_summary(result, target, check, rows=done.rows, k=done.k, utility=done.utility,
+                                 measure_name=MEASURE_NAMES[measure],
+                                 seconds=f"{done.seconds:.2f} (search {result.seconds:.4f})")

@@ -360,3 +360,25 @@ def command(commands, name: str, summary: str, example: str, handler) -> argpars
     )
     parser.set_defaults(handler=handler)
     return parser
+
+
+def print_release_summary(result, target, check, *, rows: int, k: int, utility: float, measure_name: str,
+                          seconds: str, cells: tuple[int, int] | None = None) -> int:
+    """The lines ``anonymize`` prints about its release (in memory and on an engine) from
+    ``rows`` on, and its exit code: 0 when the written file meets the target, else 1."""
+    print(f"rows               {rows:,} (original {result.root.rows:,})")
+    print(f"target             {target.describe()}")
+    print(f"k (as released)    {k:,}")
+    print(f"suppressed records {check.suppressed_records:,} of {check.loaded_records:,}")
+    if cells and cells[0]:
+        print(f"suppressed cells   {cells[0]:,} in {cells[1]:,} records (local suppression)")
+    print(f"utility loss       {utility:.5f} ({measure_name}; 0 = nothing lost, 1 = all)")
+    if result.checked is not None:
+        print(f"generalizations    {result.checked:,} counted of {result.lattice_size:,}")
+    else:
+        print(f"tables generated   {result.generated:,}")
+    print(f"seconds            {seconds}")
+    print(f"result             {check.sentence()}")
+    if not check.met:
+        print(f"not met            {check.failing_records:,} records in classes failing the target")
+    return 0 if check.met else 1

@@ -35,6 +35,7 @@ from .anonymize_engine import refuse_in_memory_options
 from .anonymize_engine import run as anonymize_on_engine
 from .common import (
     _columns,
+    print_release_summary,
     refuse_identifiers,
     analysed_columns,
     analysis_frame,
@@ -175,22 +176,9 @@ def _anonymize(args: argparse.Namespace) -> int:
              ", proven optimal" if result.optimal else f", not proven optimal (lowest possible {result.bound:.5f})")
     print(f"method             {METHOD_NAMES[result.method]}{proof}")
     print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
-    print(f"rows               {measured['rows']:,} (original {result.root.rows:,})")
-    print(f"target             {target.describe()}")
-    print(f"k (as released)    {measured['k']:,}")
-    print(f"suppressed records {check.suppressed_records:,} of {check.loaded_records:,}")
-    if release.cells:
-        print(f"suppressed cells   {release.cells:,} in {release.cell_records:,} records (local suppression)")
-    print(f"utility loss       {measured['utility']:.5f} ({MEASURE_NAMES[measure]}; 0 = nothing lost, 1 = all)")
-    if result.checked is not None:
-        print(f"generalizations    {result.checked:,} counted of {result.lattice_size:,}")
-    else:
-        print(f"tables generated   {result.generated:,}")
-    print(f"seconds            {result.seconds:.4f}")
-    print(f"result             {check.sentence()}")
-    if not check.met:
-        print(f"not met            {check.failing_records:,} records in classes failing the target")
-    return 0 if check.met else 1
+    return print_release_summary(result, target, check, rows=measured["rows"], k=measured["k"],
+                                 utility=measured["utility"], measure_name=MEASURE_NAMES[measure],
+                                 seconds=f"{result.seconds:.4f}", cells=(release.cells, release.cell_records))
 
 
 @dataclass(frozen=True, eq=False)
