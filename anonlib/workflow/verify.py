@@ -32,14 +32,12 @@ Example:
 
 from __future__ import annotations
 
-import csv
 import io
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ..core.dataset import Dataset, Role
 from ..core.errors import AnonlibError, ColumnError, DataFileError, PackageError
@@ -199,14 +197,8 @@ def recount(recipe: Recipe, table: bytes):
 
     Raises ``DataFileError`` when the bytes are not a table, ``ColumnError`` when its
     columns are not the recipe's."""
-    try:
-        frame = load_table(table, name=TABLE_FILE, delimiter=",", encoding="utf-8", header=True,
-                           missing_markers=("",)).frame
-    except DataFileError:
-        names = header_only(table)
-        if names is None:
-            raise
-        frame = pd.DataFrame({name: pd.Series([], dtype=object) for name in names})  # every record suppressed
+    frame = load_table(table, name=TABLE_FILE, delimiter=",", encoding="utf-8", header=True,
+                       missing_markers=("",), allow_empty=True).frame  # empty: every record suppressed
     if frame.shape[1] != len(recipe.columns):
         raise ColumnError(f"{TABLE_FILE} has {frame.shape[1]} columns; the recipe released {len(recipe.columns)}.")
     frame.columns = list(recipe.columns)  # a name starting with = + - @ was written with a leading apostrophe
@@ -214,22 +206,6 @@ def recount(recipe: Recipe, table: bytes):
     released = Dataset(name=TABLE_FILE, frame=frame, roles=roles, missing=recipe.source.missing).validated()
     return recipe.target.check(released, loaded_records=recipe.loaded_records or recipe.source.records,
                                wildcard=suppression_mark(s.step for s in recipe.steps))
-
-
-def header_only(table: bytes) -> list[str] | None:
-    """The column names of a CSV that holds a header and no record (a release whose every
-    record was suppressed), or None for any other bytes.
-
-    >>> header_only(b"age,n\\r\\n"), header_only(b"age\\r\\n30\\r\\n")
-    (['age', 'n'], None)
-    """
-    try:
-        lines = [line for line in table.decode("utf-8-sig").splitlines() if line.strip()]
-    except UnicodeDecodeError:
-        return None
-    if len(lines) != 1:
-        return None
-    return next(csv.reader([lines[0]]))
 
 
 def _check_target(recipe: Recipe, table: bytes, check) -> None:

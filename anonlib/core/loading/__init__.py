@@ -99,11 +99,14 @@ def load_table(
     max_columns: int = DEFAULT_MAX_COLUMNS,
     max_cells: int = DEFAULT_MAX_CELLS,
     missing_markers: tuple[str, ...] = MISSING_MARKERS,
+    allow_empty: bool = False,
 ) -> LoadedTable:
     """Read a table from bytes or a path; raises ``DataFileError`` with a clear sentence.
 
     ``header`` None detects whether the first row holds the column names (see
     ``_detect_header``); True or False says so (Parquet always has names).
+    ``allow_empty`` reads column names without rows as an empty table (a release
+    whose every record was suppressed) instead of refusing it.
 
     >>> load_table(b"39, State-gov\\n50, Private\\n").frame.columns.tolist()
     ['column 1', 'column 2']
@@ -114,7 +117,7 @@ def load_table(
     if delimiter is not None and delimiter not in DELIMITERS and len(delimiter) != 1:
         raise DataFileError("The delimiter must be a single character such as , ; | or TAB.")
     fmt = _detect_format(src.head, src.name)
-    limits = (max_columns, max_cells, max_bytes, missing_markers)
+    limits = (max_columns, max_cells, max_bytes, missing_markers, allow_empty)
     if fmt == "excel":
         return _table(src.name, "excel", _read_excel(src, header, max_columns, max_bytes), *limits)
     if fmt == "parquet":
@@ -124,7 +127,7 @@ def load_table(
 
 
 def _table(name: str, fmt: str, cells: _Cells, max_columns: int, max_cells: int, max_bytes: int,
-           missing_markers: Sequence[str]) -> LoadedTable:
+           missing_markers: Sequence[str], allow_empty: bool = False) -> LoadedTable:
     """Check the limits, type every column (two at a time) and say what was noticed."""
     columns = cells.columns
     rows = len(columns[0]) if columns else 0
@@ -133,6 +136,10 @@ def _table(name: str, fmt: str, cells: _Cells, max_columns: int, max_cells: int,
             f"The table has {len(columns):,} columns; the limit is {max_columns:,}. "
             "Keep only the columns you need to assess."
         )
+    if rows == 0 and allow_empty and cells.header:
+        return LoadedTable(frame=pd.DataFrame({n: pd.Series([], dtype=object) for n in cells.names}), name=name,
+                           format=fmt, delimiter=cells.delimiter, encoding=cells.encoding, header=True,
+                           missing_cells=0)
     if rows == 0:
         raise DataFileError(
             "The file has column names but no rows of data." if cells.header else "The file has no rows of data."
