@@ -94,6 +94,14 @@ def _search(
                   time_limit=SEARCH_SECONDS if method == "optimal" else None)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _keeping_need(fingerprint: str, missing: str, columns: tuple, shield: tuple, k: int, files: tuple,
+                  count: str | None, _frame: pd.DataFrame, _hierarchies: dict, target: str = "",
+                  _requirements: tuple = (), max_suppressed: float = 0.0):
+    """``keeping_need``, cached as the searches are (it counts classes once per page run otherwise)."""
+    return keeping_need(_frame, list(shield), _hierarchies, k=k, count=count, requirements=_requirements)
+
+
 def _target_args(target) -> dict:
     """The release target's models and suppression limit as ``_search`` arguments."""
     if target is None:
@@ -391,8 +399,9 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
                         frame, keeping.table, list(kept), hierarchies, measure, count=dataset.count))
                 except NoSolutionError:
                     target = release_target()
-                    need = keeping_need(frame, list(kept), hierarchies, k=_root_k(results), count=dataset.count,
-                                        requirements=target.requirements if target is not None else ())
+                    need = _keeping_need(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(kept),
+                                         _root_k(results), files, dataset.count, frame, hierarchies,
+                                         **_target_args(target))
                     st.caption(plain(f"No generalization meets k = {_root_k(results)} with at most "
                                      f"{100 * (target.max_suppressed if target is not None else 0):g}% suppressed records while keeping "
                                      "every quasi-identifier. "
