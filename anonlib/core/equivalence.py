@@ -218,16 +218,15 @@ def refine(
         counts = np.bincount(key, weights=ones, minlength=space)
         present = counts > 0
         keys = np.flatnonzero(present)
-        remap = np.cumsum(present, dtype=np.int64)
-        remap -= 1
-        new_ids = np.take(remap, key)
+        new_ids = np.take(_ranks_of_present(present), key)
         sizes = counts[keys]
     else:
         new_ids, keys = pd.factorize(key, sort=True)
         new_ids = new_ids.astype(np.int64, copy=False)
         keys = np.asarray(keys, dtype=np.int64)
         sizes = np.bincount(new_ids, weights=ones, minlength=len(keys))
-    return Refinement(new_ids, int(len(keys)), sizes, keys // card, keys % card)
+    parent, code = np.divmod(keys, card)
+    return Refinement(new_ids, int(len(keys)), sizes, parent, code)
 
 
 def _densify(key: np.ndarray, ordered: bool = True) -> tuple[np.ndarray, int]:
@@ -244,11 +243,26 @@ def _compact(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
     >>> ids.tolist(), n
     ([2, 0, 2, 1], 3)
     """
+    if not space:
+        return np.take(np.zeros(0, dtype=np.int64), key), 0
     present = np.zeros(space, dtype=bool)
     present[key] = True
-    remap = np.cumsum(present, dtype=np.int64)
-    remap -= 1
-    return np.take(remap, key), int(remap[-1] + 1) if space else 0
+    remap = _ranks_of_present(present)
+    return np.take(remap, key), int(remap[-1] + present[-1])
+
+
+def _ranks_of_present(present: np.ndarray) -> np.ndarray:
+    """Per key, how many present keys come before it (a present key's dense id): the
+    exclusive running count, in one pass.
+
+    >>> _ranks_of_present(np.array([False, True, True, False, True])).tolist()
+    [0, 0, 1, 2, 2]
+    """
+    ranks = np.empty(len(present), dtype=np.int64)
+    if len(present):
+        ranks[0] = 0
+        np.cumsum(present[:-1], dtype=np.int64, out=ranks[1:])
+    return ranks
 
 
 def encode_column(values: pd.Series | np.ndarray | Iterable) -> tuple[np.ndarray, np.ndarray]:

@@ -104,28 +104,27 @@ def lattice_matrix(
     result: dict[str, object] = {}
 
     def evaluate(mask: int, positions: list[int], cell_w: np.ndarray, edges: np.ndarray,
-                 n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+                 groups: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """Own values of every (s in P, P - s) pair on T_P's cells, and the subsets' ranks."""
         k, n = edges.shape
-        flat = edges.reshape(-1)
         # #{a_i} per (target, cell): the cells' records rolled up to their group and read back
-        peers = np.empty((k, n))
-        ids = np.empty(n, dtype=np.int64)
-        for row, out in zip(edges, peers) if n else ():  # one target at a time: no k-fold copy of the weights
-            np.subtract(row, _first_id(row), out=ids)  # each target's groups are one range of ids
-            np.take(np.bincount(ids, weights=cell_w), ids, out=out)
+        values = np.empty((k, n))
+        npp = []
+        for row, out, size in zip(edges, values, groups) if n else ():  # one target at a time: no k-fold copy
+            np.take(np.bincount(row, weights=cell_w, minlength=size), row, out=out)
+            if mask == full:
+                npp.append(np.rint(out - cell_w).astype(np.int64))
         if mask == full:
-            result["npp"] = np.rint(peers - cell_w).astype(np.int64)
-        values = np.divide(cell_w, peers, out=peers)  # #{s_i, a_i} / #{a_i}, exact counts in float64;
+            result["npp"] = npp if n else [np.zeros(0, dtype=np.int64)] * k
+        np.divide(cell_w, values, out=values)  # #{s_i, a_i} / #{a_i}, exact counts in float64;
         # written over the counts (a fresh array of this size costs its page faults again)
         if measure == "ppp":
             np.subtract(1.0, values, out=values)
         else:
-            probable = values > pq[positions][:, None]  # indicator I_{q,i,v}
-            considered = np.bincount(flat, weights=probable.reshape(-1), minlength=n_groups)[edges] - probable
-            alt = alternatives[positions][:, None]
-            np.divide(considered, np.where(alt > 0, alt, 1.0), out=values)
-            values[alt[:, 0] == 0] = 0.0  # a single value: PoAC 0
+            for row, out, size, q, alt in zip(edges, values, groups, pq[positions], alternatives[positions]):
+                probable = out > q  # indicator I_{q,i,v}
+                considered = np.take(np.bincount(row, weights=probable, minlength=size), row) - probable
+                out[:] = considered / alt if alt > 0 else 0.0  # a single value: PoAC 0
         ranks = np.empty((k, n), dtype=rank_type)
         ranks[:] = np.array([rank[mask & ~(1 << s)] for s in positions], dtype=rank_type)[:, None]
         if not include_empty and k == 1:
@@ -153,35 +152,48 @@ def lattice_matrix(
                 np.minimum(v, lv, out=v)
 
     def visit(mask: int, positions: list[int], rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_cells: int,
-              edges: np.ndarray | None, n_groups: int, agg: tuple[np.ndarray, np.ndarray] | None) -> None:
+              edges: np.ndarray | None, groups: list[int], agg: tuple[np.ndarray, np.ndarray] | None) -> None:
         # rows: the records distinct on Q and on every column after Q's last (all that Q's
-        # subtree can still tell apart): their cell of T_Q, their records, a distinct record each
+        # subtree can still tell apart): their cell of T_Q, their records, a distinct record each.
+        # edges[i]: cell of T_Q -> cell of T_{Q - s_i} (0, 1, ..., groups[i] - 1)
         ids, weights, representative = rows
         top = positions[-1] if positions else -1
         chain = None  # the rows refined by the columns last, last - 1, ..., c: the children's rows
         for c in range(last, top, -1):  # decreasing: every set comes after all its subsets
             child_mask, child_positions = mask | (1 << c), [*positions, c]
+            leaf = c == last  # T_{Q+last}: no children of its own
             column = pcodes[c][representative]
-            split = refine(ids, n_cells, column, pcards[c], weights)
-            chain = split if chain is None else refine(chain.ids, chain.n_classes, column, pcards[c], weights)
+            chain = refine(ids, n_cells, column, pcards[c], weights) if chain is None else \
+                refine(chain.ids, chain.n_classes, column, pcards[c], weights)
+            if leaf:
+                split, first = chain, None
+            else:  # Q + c on the chain's classes (each lies in one cell of Q + c): fewer rows, the same cells
+                first = _first_rows(chain.ids, chain.n_classes)
+                split = refine(ids[first], n_cells, column[first], pcards[c], chain.sizes)
             k = len(child_positions)
             child_edges = np.empty((k, split.n_classes), dtype=np.int64)
-            n_rest = 0
-            if positions:  # the maps for s in Q: (Q-s cell of the parent cell, code of c), densified
+            child_groups = []
+            if positions:  # the maps for s in Q: (Q-s cell of the parent cell, code of c)
                 rest = child_edges[:-1]
                 _take_columns(edges, split.parent, out=rest)
                 rest *= pcards[c]
                 rest += split.code
-                dense, n_rest = combine([rest.reshape(-1)], [n_groups * pcards[c]])
-                rest[:] = dense.reshape(rest.shape)
-            np.add(split.parent, n_rest, out=child_edges[-1])  # dropping c: the parent map
-            child_groups = n_rest + n_cells
+                for row, size in zip(rest, groups):
+                    if leaf:  # a leaf's maps only group its cells: a sparse key (c is the narrowest column)
+                        child_groups.append(size * pcards[c])
+                    else:  # densified: the children refine these maps, and they index T_{P-s}'s cells
+                        dense, n_dense = combine([row], [size * pcards[c]])
+                        row[:] = dense
+                        child_groups.append(n_dense)
+            child_edges[-1] = split.parent  # dropping c: the parent map
+            child_groups.append(n_cells)
             child_agg = evaluate(child_mask, child_positions, split.sizes, child_edges, child_groups)
             if c == last and agg is not None:  # the prefix (without the last column) is pulled here
                 pull(child_agg, child_positions, agg, c, split.parent)
             for waiting, y in pending.pop(child_mask, []):
                 i = child_positions.index(y)
-                pull(child_agg, child_positions, waiting, y, child_edges[i] - _first_id(child_edges[i]))
+                edge = child_edges[i] if not leaf else combine([child_edges[i]], [child_groups[i]])[0]
+                pull(child_agg, child_positions, waiting, y, edge)
             done[0] += 1
             if done[0] - done[1] >= step:
                 done[1] = done[0]
@@ -195,25 +207,27 @@ def lattice_matrix(
                 y = max(p for p in range(m) if not child_mask >> p & 1)
                 pending.setdefault(child_mask | (1 << y), []).append((child_agg, y))
                 continue
-            first = _first_rows(chain.ids, chain.n_classes)
-            child_rows = (split.ids[first], chain.sizes, representative[first])
+            child_rows = (split.ids, chain.sizes, representative[first])
             visit(child_mask, child_positions, child_rows, split.n_classes, child_edges, child_groups, child_agg)
 
-    visit(0, [], (np.zeros(n_distinct, dtype=np.int64), row_weights, np.arange(n_distinct)), 1, None, 0, None)
+    visit(0, [], (np.zeros(n_distinct, dtype=np.int64), row_weights, np.arange(n_distinct)), 1, None, [], None)
     report(progress, full, full, "auxiliary combinations")
 
     (agg_values, agg_ranks), cell_of_row = result["agg"], result["ids"]
     universe = np.array([sum(1 << walk[p] for p in range(m) if pm >> p & 1) for pm in range(1 << m)], dtype=np.int64)
     mask_of_rank = np.empty(1 << m, dtype=np.int64)
     mask_of_rank[rank] = universe
-    values = np.empty((m, n_distinct))
-    worst = np.empty((m, n_distinct), dtype=np.int64)
-    npp = np.empty((m, n_distinct), dtype=np.int64)
+    cell_of_record = np.take(cell_of_row, row_ids)  # one gather to the records, then each row read through it
+    n_records = len(row_ids)
+    values = np.empty((m, n_records))
+    worst = np.empty((m, n_records), dtype=np.int64)
+    npp = np.empty((m, n_records), dtype=np.int64)
     for p, j in enumerate(walk):
-        values[j] = agg_values[p, cell_of_row]
-        worst[j] = np.where(np.isfinite(values[j]), mask_of_rank[agg_ranks[p, cell_of_row]], 0)
-        npp[j] = result["npp"][p, cell_of_row]
-    return values[:, row_ids], worst[:, row_ids], npp[:, row_ids]
+        np.take(agg_values[p], cell_of_record, out=values[j])
+        worst_of_cell = np.where(np.isfinite(agg_values[p]), mask_of_rank[agg_ranks[p]], 0)
+        np.take(worst_of_cell, cell_of_record, out=worst[j])
+        np.take(result["npp"][p], cell_of_record, out=npp[j])
+    return values, worst, npp
 
 
 TAKE_BY_ROWS = 1 << 14  # columns from which a take row by row beats numpy's take along axis 1
@@ -241,8 +255,3 @@ def _first_rows(ids: np.ndarray, n: int) -> np.ndarray:
     first = np.empty(n, dtype=np.int64)
     first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
     return first
-
-
-def _first_id(row: np.ndarray) -> int:
-    """The first group id of one row of a stacked map (each row holds one range of ids)."""
-    return int(row.min()) if row.size else 0
