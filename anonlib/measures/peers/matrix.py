@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.budget import Progress, WorkEstimate, check_work
-from ...core.equivalence import EncodedTable
+from ...core.equivalence import EncodedTable, combine
 from ...core.errors import EmptySelectionError
 from ...core.numbers import whole_number
 from ...core.metrics import weighted_median
@@ -136,8 +136,8 @@ def estimate_privacy_matrix(
     return _matrix_estimate(_encoded(df, [], variables, count), len(variables), _check_known(max_known))
 
 
-def _matrix_estimate(table: EncodedTable, m: int, max_known: int | None) -> WorkEstimate:
-    distinct = _distinct_rows(table)
+def _matrix_estimate(table: EncodedTable, m: int, max_known: int | None, distinct: int | None = None) -> WorkEstimate:
+    distinct = _distinct_rows(table) if distinct is None else distinct
     known = m - 1 if max_known is None else min(max_known, m - 1)
     pairs = m * walk_size(m - 1, known)
     what = (f"{pairs:,} (sensitive variable, auxiliary combination) pairs{_known_text(m - 1, max_known)} "
@@ -187,13 +187,15 @@ def privacy_matrix(
         )
     max_known = _check_known(max_known)
     table = _encoded(df, [], variables, None if count is None else count)
-    check_work(_matrix_estimate(table, len(variables), max_known), narrow=NARROW)
     cards = list(table.cardinalities)
-    qs = [default_q(p, c) for c in cards] if q is None else [_check_fraction(q, "q")] * len(variables)
     codes = [np.ascontiguousarray(table.codes[:, j]) for j in range(len(variables))]
+    distinct = combine(codes, cards, ordered=False)  # the distinct records, for the estimate and the walk
+    check_work(_matrix_estimate(table, len(variables), max_known, distinct[1]), narrow=NARROW)
+    qs = [default_q(p, c) for c in cards] if q is None else [_check_fraction(q, "q")] * len(variables)
     if max_known is None or max_known >= len(variables) - 1:
         # every subset: the walk over the lattice of distinct tables (rollup.py)
-        values, masks, npp_max = lattice_matrix(codes, cards, qs, table.weights, measure, include_empty, progress)
+        values, masks, npp_max = lattice_matrix(codes, cards, qs, table.weights, measure, include_empty, progress,
+                                                distinct=distinct)
     else:
         values, masks, npp_max = _record_walk(table, variables, codes, cards, qs, measure, include_empty, progress,
                                               max_known)

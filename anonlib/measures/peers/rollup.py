@@ -73,6 +73,8 @@ def lattice_matrix(
     measure: str,
     include_empty: bool,
     progress: Progress | None = None,
+    *,
+    distinct: tuple[np.ndarray, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per variable (sensitive) and row: the minimum of ``measure`` over every subset of the
     other variables, the subset attaining it (bit j = variable j), and the NPP with all
@@ -84,7 +86,8 @@ def lattice_matrix(
     ([[0.333, 0.5, 0.0], [0.333, 0.0, 0.5]], [[0, 2, 2], [0, 1, 1]], [[1, 1, 0], [1, 0, 1]])
     """
     m = len(codes)
-    row_ids, n_distinct = combine(list(codes), list(cards), ordered=False)
+    # each row's distinct record (``combine(codes, cards, ordered=False)``, when the caller has it)
+    row_ids, n_distinct = combine(list(codes), list(cards), ordered=False) if distinct is None else distinct
     distinct = Classes.from_ids(row_ids, n_distinct, weights)
     first = distinct.first_rows
     row_weights = distinct.sizes.astype(np.float64)
