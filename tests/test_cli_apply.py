@@ -144,3 +144,22 @@ def test_the_file_line_counts_the_file_s_records_in_memory_and_on_duckdb(tmp_pat
         printed = capsys.readouterr().out
         lines.append(next(line for line in printed.splitlines() if line.startswith("file ")))
     assert all("2,000 records" in line for line in lines), lines
+
+
+def test_anonymize_and_apply_state_the_same_records_in_their_json(tmp_path, capsys):
+    """One word, one meaning: ``records`` is the records assessed, ``released_records`` the
+    records written, ``suppressed`` their difference, in both commands' --json."""
+    file = adult_file(tmp_path, 2000)
+    out, recipe = tmp_path / "a.csv", tmp_path / "r.json"
+    assert main(["anonymize", str(file), "--shield", "age,sex,race,education", "--k", "5", "--max-suppressed", "0.05",
+                 "--out", str(out), "--recipe", str(recipe), "--json"]) == 0
+    printed = capsys.readouterr().out
+    made = json.loads(printed[printed.index("{"):])
+    assert main(["apply", str(recipe), str(file), "--out", str(tmp_path / "b.csv"), "--json"]) == 0
+    printed = capsys.readouterr().out
+    applied = json.loads(printed[printed.index("{"):])
+    written = len(pd.read_csv(out))
+    assert made["suppressed"] > 0  # the case where the words could drift apart
+    for key in ("records", "released_records", "suppressed"):
+        assert made[key] == applied[key], key
+    assert made["released_records"] == written == made["records"] - made["suppressed"] == 2000 - made["suppressed"]

@@ -93,9 +93,10 @@ def _apply(args: argparse.Namespace) -> int:
             "steps": list(recipe.describe),
             "target": recipe.target.describe(),
             "met": check.met,
-            "records": check.records,
+            "records": check.loaded_records,  # the records assessed, as anonymize --json states them
             "loaded_records": check.loaded_records,
             "suppressed_records": check.suppressed_records,
+            "suppressed": check.suppressed_records,
             "failing_records": check.failing_records,
             "failing_classes": check.failing_classes,
             "failing": [{"requirement": what, "records": n} for what, n in check.failing],

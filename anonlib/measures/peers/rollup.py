@@ -15,8 +15,10 @@ records for the whole set) and the m * 2^(m-1) pairs share 2^m tables:
    their values, so a roll-up map is the same whichever way it is computed.
 2. Roll-up maps (cell of T_P -> cell of T_{P-s}) for every s in P come from the
    prefix's maps, on cells: a cell of T_{P-s} = (Q-s) + {c} is the pair (the
-   parent cell's Q-s cell, code of c), densified by one ``bincount`` for all s
-   at once. Dropping c itself is the refinement's parent map.
+   parent cell's Q-s cell, code of c), numbered densely from 0 per s. Dropping c
+   itself is the refinement's parent map. A leaf (a set with the last column, the
+   narrowest) keeps the pair's key: it only groups the leaf's cells, and only the
+   map a waiting minimum is pulled through (step 4) is numbered.
 3. Each pair's measure is computed per cell from the rolled-up counts.
 4. The minimum over subsets is lifted, not scattered to the records: a table's
    running minimum covers every subset of P and is pulled into one superset
