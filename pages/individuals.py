@@ -224,9 +224,11 @@ if ready:
             ),
             width="stretch", key="peers_leave_one_out",
         )
-        st.dataframe(lo.gains().rename(columns={"unknown variable": "unknown quasi-identifier",
-                                                "individuals improved %": "records improved %"}),
-                     hide_index=True, width="stretch")
+        gains = lo.gains().rename(columns={"unknown variable": "unknown quasi-identifier",
+                                           "individuals improved %": "records improved %"})
+        st.dataframe(gains, hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.1f" if c.endswith("%") else "%.4f")
+                                    for c in gains.columns[1:]})
 
         # ------------------------------------------------------------ downloads
         d1, d2 = st.columns(2)

@@ -457,13 +457,13 @@ def test_heatmap_figure_bins_and_hover():
     fig = privacy_heatmap(values, ["s", "t"], binned, threshold=0.0, palette="red to green (as in the papers)",
                           value_label="min PPP", title="x", cell_notes=notes)
     assert fig.data[0].z.shape == (2, 2)
-    assert "2 individuals" in fig.data[0].customdata[0][0] and "knowing a (100%)" in fig.data[0].customdata[0][0]
+    assert "2 records" in fig.data[0].customdata[0][0] and "knowing a (100%)" in fig.data[0].customdata[0][0]
     single = privacy_heatmap(values, ["s", "t"], heatmap_columns(values), threshold=0.0,
                              palette="colour-blind safe", value_label="min PPP", title="x",
                              individual_text=["a=1", "a=2", "a=3", "a=4"], cell_notes=notes)
     first = single.data[0].customdata[1][0]
     i = int(single.data[0].x[0][1:]) - 1
-    assert f"individual {i + 1}: a={i + 1}" in first and "worst: knowing" in first
+    assert f"record {i + 1}: a={i + 1}" in first and "worst: knowing" in first
 
 
 @settings(max_examples=25, deadline=None)

@@ -4,7 +4,7 @@ Commands:
   profile   k, anonymity vector and records at risk of a table for chosen quasi-identifiers
   samples   list the bundled sample datasets
   leakage   average information loss per attribute or combination (Longpre et al., Arca & Hewett)
-  privacy   share of individuals protected by minimum PPP / PoAC (Kroes et al.)
+  privacy   share of records protected by minimum PPP / PoAC (Kroes et al.)
   anonymize least generalization reaching k-anonymity with IAB, exhaustive or greedy search
   schedule  screening schedule keeping people anonymous (Caballero et al.)
   vector    anonymity vector, k and lexicographic index of class sizes

@@ -42,7 +42,8 @@ def _privacy(args: argparse.Namespace) -> int:
         write(args.out, to_safe_csv(per_row))
     result = {
         "dataset": dataset.name, "sensitive": sensitive, "aux": aux, "measure": args.measure, "p": p, "q": q,
-        "include_empty": include_empty, "individuals": int(weights.sum()), "rows_dropped": dropped,
+        "include_empty": include_empty, "records": int(weights.sum()), "individuals": int(weights.sum()),
+        "rows_dropped": dropped,
         "protected_share": share, f"median_min_{args.measure}": median,
     }
     if args.json:
@@ -51,7 +52,7 @@ def _privacy(args: argparse.Namespace) -> int:
     print(f"dataset            {dataset.name}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
     print(f"sensitive          {sensitive}")
     print(f"auxiliary          {', '.join(aux) or '(none)'}  ({2 ** len(aux) - (0 if include_empty else 1):,} combinations)")
-    print(f"individuals        {int(weights.sum()):,}")
+    print(f"records            {int(weights.sum()):,}")
     what = f"min {label} > {p:g}" if args.measure == "ppp" else f"min {label} = 1 at q = {q:g}"
     print(f"protected share    {100 * share:.2f}%  ({what})")
     print(f"median min {label:<7} {median:.4f}")
@@ -60,7 +61,7 @@ def _privacy(args: argparse.Namespace) -> int:
 
 def register(commands) -> None:
     privacy = command(
-        commands, "privacy", "share of individuals protected: minimum PPP or PoAC over every subset of what an adversary knows",
+        commands, "privacy", "share of records protected: minimum PPP or PoAC over every subset of what an adversary knows",
         "python -m anonlib privacy --sample kroes_table1_option2 --sensitive Diagnosis --aux Gender,Age --p 0.2", _privacy,
     )
     data_arguments(privacy)

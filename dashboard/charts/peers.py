@@ -60,7 +60,7 @@ def privacy_heatmap(
         texts = np.empty((n_rows, n_cols), dtype=object)
         for r in range(n_rows):
             for c, i in enumerate(order):
-                who = f"individual {i + 1}" + (f": {_escape(individual_text[i])}" if individual_text is not None else "")
+                who = f"record {i + 1}" + (f": {_escape(individual_text[i])}" if individual_text is not None else "")
                 note = f"<br>worst: {_escape(cell_notes[r, i])}" if cell_notes is not None else ""
                 texts[r, c] = f"{_escape(row_labels[r])}<br>{value_label} {values[r, i]:.3f}<br>{who}{note}"
         x_title = columns.description
@@ -81,7 +81,7 @@ def privacy_heatmap(
                           for c in range(n_cols)]
             for c in range(n_cols):
                 texts[r, c] = (
-                    f"{_escape(row_labels[r])}<br>bin {c + 1}: {sizes[c]:,} individuals<br>"
+                    f"{_escape(row_labels[r])}<br>bin {c + 1}: {sizes[c]:,} records<br>"
                     f"mean {value_label} {z[r, c]:.3f}, lowest {lows[r, c]:.3f}<br>"
                     f"{100 * at_risk[r, c]:.0f}% at or below {threshold:g}{common[c]}"
                 )
@@ -138,8 +138,8 @@ def generalization_figure(table, baseline: float, variable: str, p: float) -> go
     fig.add_hline(y=100 * baseline, line_dash="dash", line_color="#555555",
                   annotation_text=f"not generalized: {100 * baseline:.1f}%")
     fig.update_yaxes(range=[0, 100])
-    return _layout(fig, f"Generalizing {variable}: individuals with p-upward privacy (p = {p:g})",
-                   f"number of categories of {variable}", "% of individuals protected")
+    return _layout(fig, f"Generalizing {variable}: records with p-upward privacy (p = {p:g})",
+                   f"number of categories of {variable}", "% of records protected")
 
 
 NPP_BINS = ((0, 0), (1, 1), (2, 2), (3, 4), (5, 9), (10, 19), (20, 49), (50, 99), (100, None))
@@ -159,6 +159,6 @@ def npp_histogram(npp: np.ndarray, weights: np.ndarray, variable: str) -> go.Fig
         counts.append(float(weights[inside].sum()))
     colours = [AT_RISK if lo == 0 else SAFE for lo, _ in NPP_BINS]
     fig = go.Figure(go.Bar(x=labels, y=counts, marker_color=colours,
-                           hovertemplate="NPP %{x}: %{y:,} individuals<extra></extra>"))
+                           hovertemplate="NPP %{x}: %{y:,} records<extra></extra>"))
     return _layout(fig, f"Protective peers of {variable} with maximum auxiliary information",
-                   "number of protective peers (NPP)", "individuals")
+                   "number of protective peers (NPP)", "records")

@@ -280,18 +280,18 @@ def heatmap_columns(values: np.ndarray, *, max_individuals: int = 1500, n_bins: 
 
     n = values.shape[1]
     if n <= 2:
-        return HeatmapColumns(np.arange(n), None, "each column is one individual")
+        return HeatmapColumns(np.arange(n), None, "each column is one record")
     if n <= max_individuals:
         tree = linkage(values.T, method="complete", optimal_ordering=n <= 400)
         return HeatmapColumns(
             leaves_list(tree).astype(np.int64), None,
-            "each column is one individual, ordered by hierarchical clustering (complete linkage)",
+            "each column is one record, ordered by hierarchical clustering (complete linkage)",
         )
     keys = [values[r] for r in range(values.shape[0] - 1, -1, -1)] + [values.mean(axis=0)]
     order = np.lexsort(keys)
     bins = np.linspace(0, n, min(n_bins, n) + 1).round().astype(np.int64)
     return HeatmapColumns(
         order, bins,
-        f"each column is a bin of about {n / (len(bins) - 1):,.0f} individuals sorted by their mean value; "
+        f"each column is a bin of about {n / (len(bins) - 1):,.0f} records sorted by their mean value; "
         "a cell shows the bin's mean",
     )
