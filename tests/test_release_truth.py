@@ -449,7 +449,8 @@ def test_a_release_with_every_record_suppressed_is_measured_as_empty(tmp_path: P
         again = tmp_path / f"again{len(engine)}.csv"
         assert main(["apply", str(recipe), str(source), "--out", str(again), "--json", *engine]) == 0
         applied = _json(capsys)
-        assert applied["met"] is True and applied["records"] == 0
+        assert applied["met"] is True and applied["released_records"] == 0
+        assert (applied["records"], applied["suppressed"]) == (stated["records"], stated["suppressed"]) == (4, 4)
         assert header_only(again.read_bytes()) == ["age", "sex", "n"]
 
 

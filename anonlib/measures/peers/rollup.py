@@ -90,9 +90,9 @@ def lattice_matrix(
     m = len(codes)
     # each row's distinct record (``combine(codes, cards, ordered=False)``, when the caller has it)
     row_ids, n_distinct = combine(list(codes), list(cards), ordered=False) if distinct is None else distinct
-    distinct = Classes.from_ids(row_ids, n_distinct, weights)
-    first = distinct.first_rows
-    row_weights = distinct.sizes.astype(np.float64)
+    records = Classes.from_ids(row_ids, n_distinct, weights)  # records per distinct record
+    first = records.first_rows
+    row_weights = records.sizes.astype(np.float64)
 
     walk = sorted(range(m), key=lambda j: -int(cards[j]))  # position -> variable, as in subsets._search
     # the narrowest integer type per column: every branch gathers its column for its rows
