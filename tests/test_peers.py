@@ -593,3 +593,31 @@ def test_the_lattice_matrix_of_no_record_is_empty():
 
     values, worst, npp = lattice_matrix([np.zeros(0, dtype=np.int64)] * 2, [3, 3], [0.0, 0.0], None, "ppp", True)
     assert values.shape == worst.shape == npp.shape == (2, 0)
+
+
+def test_privacy_matrix_of_wide_columns_equals_the_record_walk_and_stays_small():
+    """Every column with hundreds of values: a leaf's roll-up maps are numbered densely once
+    their key range would pass a few times the leaf's cells (a sparse key would be counted over
+    a range of cells x the narrowest column's values: 47 MB here). The same answer as the walk
+    over the distinct records, with a peak of a few MB (2.6 MB; 2.9 MB before the sparse keys)."""
+    import tracemalloc
+
+    from anonlib.measures.peers.matrix import _record_walk
+
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({c: rng.integers(0, 3000, 3000) for c in "abcd"})
+    variables = list("abcd")
+    tracemalloc.start()
+    try:
+        res = privacy_matrix(frame, variables, "ppp")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    table = encode(frame, variables)
+    codes = [np.ascontiguousarray(table.codes[:, j]) for j in range(len(variables))]
+    values, masks, npp_full = _record_walk(table, variables, codes, list(table.cardinalities), [0.0] * 4, "ppp",
+                                           True, None, 3)
+    np.testing.assert_array_equal(res.values, values)
+    np.testing.assert_array_equal(res.worst, masks)
+    np.testing.assert_array_equal(res.npp, npp_full)
+    assert peak < 10e6, peak

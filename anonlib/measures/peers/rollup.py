@@ -17,8 +17,9 @@ records for the whole set) and the m * 2^(m-1) pairs share 2^m tables:
    prefix's maps, on cells: a cell of T_{P-s} = (Q-s) + {c} is the pair (the
    parent cell's Q-s cell, code of c), numbered densely from 0 per s. Dropping c
    itself is the refinement's parent map. A leaf (a set with the last column, the
-   narrowest) keeps the pair's key: it only groups the leaf's cells, and only the
-   map a waiting minimum is pulled through (step 4) is numbered.
+   narrowest) keeps the pair's key while its range stays within a few times the
+   leaf's cells: it only groups them, and only the map a waiting minimum is pulled
+   through (step 4) is numbered.
 3. Each pair's measure is computed per cell from the rolled-up counts.
 4. The minimum over subsets is lifted, not scattered to the records: a table's
    running minimum covers every subset of P and is pulled into one superset
@@ -184,7 +185,9 @@ def lattice_matrix(
                 rest *= pcards[c]
                 rest += split.code
                 for row, size in zip(rest, groups):
-                    if leaf:  # a leaf's maps only group its cells: a sparse key (c is the narrowest column)
+                    if leaf and size * pcards[c] <= SPARSE_KEYS * split.n_classes + 1024:
+                        # a leaf's maps only group its cells: a sparse key (c is the narrowest column),
+                        # as long as its range stays near the leaf's size (it is counted over)
                         child_groups.append(size * pcards[c])
                     else:  # densified: the children refine these maps, and they index T_{P-s}'s cells
                         dense, n_dense = combine([row], [size * pcards[c]])
@@ -237,6 +240,7 @@ def lattice_matrix(
 
 TAKE_BY_ROWS = 1 << 14  # columns from which a take row by row beats numpy's take along axis 1
 PULL_CELLS = 1 << 14  # cells of a table pulled at once (a few MB of temporaries at most)
+SPARSE_KEYS = 4  # a leaf's map keeps its sparse key while its range is at most this many times the leaf's cells
 
 
 def _take_columns(table: np.ndarray, index: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
