@@ -243,8 +243,6 @@ def _compact(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
     >>> ids.tolist(), n
     ([2, 0, 2, 1], 3)
     """
-    if not space:
-        return np.take(np.zeros(0, dtype=np.int64), key), 0
     present = np.zeros(space, dtype=bool)
     present[key] = True
     remap = _ranks_of_present(present)

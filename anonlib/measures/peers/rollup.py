@@ -91,6 +91,8 @@ def lattice_matrix(
     m = len(codes)
     # each row's distinct record (``combine(codes, cards, ordered=False)``, when the caller has it)
     row_ids, n_distinct = combine(list(codes), list(cards), ordered=False) if distinct is None else distinct
+    if not n_distinct:  # no record: nothing to walk
+        return np.empty((m, 0)), np.zeros((m, 0), dtype=np.int64), np.zeros((m, 0), dtype=np.int64)
     records = Classes.from_ids(row_ids, n_distinct, weights)  # records per distinct record
     first = records.first_rows
     row_weights = records.sizes.astype(np.float64)
@@ -116,12 +118,12 @@ def lattice_matrix(
         # #{a_i} per (target, cell): the cells' records rolled up to their group and read back
         values = np.empty((k, n))
         npp = []
-        for row, out, size in zip(edges, values, groups) if n else ():  # one target at a time: no k-fold copy
+        for row, out, size in zip(edges, values, groups):  # one target at a time: no k-fold copy
             np.take(np.bincount(row, weights=cell_w, minlength=size), row, out=out)
             if mask == full:
                 npp.append(np.rint(out - cell_w).astype(np.int64))
         if mask == full:
-            result["npp"] = npp if n else [np.zeros(0, dtype=np.int64)] * k
+            result["npp"] = npp
         np.divide(cell_w, values, out=values)  # #{s_i, a_i} / #{a_i}, exact counts in float64;
         # written over the counts (a fresh array of this size costs its page faults again)
         if measure == "ppp":
