@@ -223,8 +223,7 @@ def sidebar(container=None, status=None) -> None:
         st.text("Quasi-identifiers: " + (", ".join(dataset.quasi_identifiers) or "none"))
         st.text("Sensitive: " + (", ".join(dataset.sensitive) or "none"))
         if dataset.missing == "drop":
-            left_out = copy.loaded.n_records - copy.base.n_records
-            st.text(f"Records with missing values: {left_out:,} left out (never judged or released)")
+            st.text(f"Records with missing values: {copy.left_out_records:,} left out (never judged or released)")
     with status if status is not None else (container if container is not None else st.sidebar):
         _check_box(copy)
         if copy.steps:

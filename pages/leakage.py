@@ -96,9 +96,10 @@ def _search(
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _keeping_need(fingerprint: str, missing: str, columns: tuple, shield: tuple, k: int, files: tuple,
-                  count: str | None, _frame: pd.DataFrame, _hierarchies: dict, target: str = "",
-                  _requirements: tuple = (), max_suppressed: float = 0.0):
-    """``keeping_need``, cached as the searches are (it counts classes once per page run otherwise)."""
+                  count: str | None, _frame: pd.DataFrame, _hierarchies: dict, models: str,
+                  _requirements: tuple):
+    """``keeping_need``, cached as the searches are (it counts classes once per page run otherwise);
+    keyed by the target's models only: the suppression limit does not change it."""
     return keeping_need(_frame, list(shield), _hierarchies, k=k, count=count, requirements=_requirements)
 
 
@@ -401,9 +402,10 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, results: dict[str, Sea
                     target = release_target()
                     need = _keeping_need(dataset.fingerprint, dataset.missing, tuple(frame.columns), tuple(kept),
                                          _root_k(results), files, dataset.count, frame, hierarchies,
-                                         **_target_args(target))
+                                         json.dumps(target.to_json()["requirements"], sort_keys=True, default=str),
+                                         tuple(target.requirements))
                     st.caption(plain(f"No generalization meets k = {_root_k(results)} with at most "
-                                     f"{100 * (target.max_suppressed if target is not None else 0):g}% suppressed records while keeping "
+                                     f"{100 * target.max_suppressed:g}% suppressed records while keeping "
                                      "every quasi-identifier. "
                                      + need.sentence()))
     # greedy last: a generalization it shares with an optimal search is recorded as that search's

@@ -93,7 +93,7 @@ if view is not None:
     m = row()
     if copy.loaded.missing == "drop":  # the records left out for a missing value are not part of the release
         m.metric("records assessed in the loaded file", f"{view.loaded_records:,}",
-                 help=f"{copy.loaded.n_records - view.loaded_records:,} records of the file miss a quasi-identifier or "
+                 help=f"{copy.left_out_records:,} records of the file miss a quasi-identifier or "
                  "sensitive value and are left out (the Dataset page's choice).")
     else:
         m.metric("records in the loaded file", f"{view.loaded_records:,}")

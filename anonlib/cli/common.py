@@ -124,15 +124,14 @@ def refuse_identifiers(dataset: Dataset, columns: Sequence[str], option: str) ->
         )
 
 
-def analysis_frame(dataset: Dataset, columns: Sequence[str], option: str, *,
-                   complete: Sequence[str] | None = None) -> tuple[pd.DataFrame, int]:
-    """``dataset.analysis_frame(columns, complete=complete)``, saying how to use a column
-    marked as an identifier from the command line (``option`` named it). A table on an
-    engine (``--engine``) is returned as it is, for the measures to count it there."""
+def analysis_frame(dataset: Dataset, columns: Sequence[str], option: str) -> tuple[pd.DataFrame, int]:
+    """``dataset.analysis_frame(columns)``, saying how to use a column marked as an
+    identifier from the command line (``option`` named it). A table on an engine
+    (``--engine``) is returned as it is, for the measures to count it there."""
     refuse_identifiers(dataset, columns, option)
     if not isinstance(dataset, Dataset):
-        return dataset, dataset.summary(list(columns), complete=complete)[1]
-    return dataset.analysis_frame(list(columns), complete=complete)
+        return dataset, dataset.summary(list(columns))[1]
+    return dataset.analysis_frame(list(columns))
 
 
 def _scan(args: argparse.Namespace, engine: str):

@@ -117,7 +117,6 @@ def _anonymize(args: argparse.Namespace) -> int:
     # the release's roles (the shield its quasi-identifiers, the other quasi-identifiers kept as
     # ignored columns): with --drop-missing, its assessed records are searched and released
     loaded = dataset.with_roles(release_roles(dataset, shield, target))
-    frame, dropped = analysis_frame(loaded, columns, "--shield", complete=loaded.assessed_columns(target.sensitive))
     distances = {r.sensitive for r in requirements if r.model == "t_closeness"}
     unknown = [a for a in given if a not in shield and a not in distances]
     if unknown:
@@ -128,6 +127,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     if on_engine:  # the search on the file's class table, the release written and measured by the engine
         return anonymize_on_engine(args, dataset, shield=shield, k=k, given=given, requirements=requirements,
                                    max_suppressed=max_suppressed, measure=measure, columns=columns)
+    frame, dropped = loaded.assessed_frame(columns, target.sensitive)
     hierarchies = {}
     # records per row (a frequency-ordered hierarchy orders by records, as on an engine)
     counts = dataset.frame[dataset.count].to_numpy() if dataset.count else None

@@ -184,6 +184,14 @@ class EngineTable(RoleColumns):
             return ibis.literal(True)
         return self.complete(self.assessed_columns(extra), table)
 
+    def assessed_rows(self, extra: Sequence[str] = (), table=None):
+        """``table`` (default: the source) filtered to its assessed rows (``assessed``), and
+        left as it is when nothing can be left out (so a count on Parquet stays a footer read)."""
+        table = self.raw if table is None else table
+        if self.missing != "drop" or not self.assessed_columns(extra):
+            return table
+        return table.filter(self.assessed(extra, table))
+
     def _analysed(self, columns: Sequence[str] | None, count: str | None) -> tuple[list[str], str | None, list[str]]:
         """The columns to analyse (checked), the count column, and both together."""
         if columns is None:

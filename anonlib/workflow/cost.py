@@ -155,12 +155,12 @@ def cost_between(before: Dataset, after: pd.DataFrame, step=None) -> StepCost:
     )
 
 
-def step_cost(step, dataset: Dataset, extra: Sequence[str] = ()) -> StepCost:
+def step_cost(step, dataset: Dataset) -> StepCost:
     """What ``step`` would change on ``dataset``'s table (the dataset is not changed), on
     the records a step starts from: with missing values dropped, the assessed ones
-    (``Dataset.assessed_only(extra)``, ``extra`` the target's model columns), as
-    ``WorkingCopy.apply`` measures it."""
-    dataset = dataset.assessed_only(extra)
+    (``Dataset.assessed_only()``; the pages offer models on sensitive columns only, so
+    these are the working copy's), as ``WorkingCopy.apply`` measures it."""
+    dataset = dataset.assessed_only()
     return cost_between(dataset, step.apply(dataset.frame), step)
 
 

@@ -129,7 +129,7 @@ def apply_recipe(
     table.decide_kinds(wanted)  # one scan types every text column (not one per column)
     rows = table.raw.select(**{c.name: _typed(table.value(c.name), c.type) for c in recipe.source.columns})
     loaded = _table(rows, engine, roles, recipe.source.missing)
-    rows = rows.filter(loaded.assessed(recipe.target.sensitive, rows))  # as a working copy starts (WorkingCopy.base)
+    rows = loaded.assessed_rows(recipe.target.sensitive, rows)  # as a working copy starts (WorkingCopy.base)
     for i, s in enumerate(recipe.steps, start=1):
         try:
             rows = _suppress(s.step, rows, engine) if isinstance(s.step, SuppressionStep) else _map_values(s.step, rows, engine)
@@ -305,9 +305,7 @@ def _loaded_records(loaded: EngineTable, extra: Sequence[str] = ()) -> int:
     """The loaded file's assessed records (``recipe.analysed_records``, ``EngineTable.assessed``
     with the models' columns ``extra``). A count or a filter, not a group-by (on Parquet
     without a filter, the footers answer)."""
-    rows = loaded.raw
-    if loaded.missing == "drop" and loaded.assessed_columns(extra):
-        rows = rows.filter(loaded.assessed(extra))
+    rows = loaded.assessed_rows(extra)
     count = loaded.count
     return int(loaded.engine.value(rows[count].sum() if count else rows.count()) or 0)
 
@@ -315,12 +313,10 @@ def _loaded_records(loaded: EngineTable, extra: Sequence[str] = ()) -> int:
 def _release(final: EngineTable, columns: Sequence[str], extra: Sequence[str] = ()):
     """The released table (``anonlib.workflow.release.release_table`` on the engine): the
     assessed records (``EngineTable.assessed`` with the models' columns ``extra``)."""
-    rows = final.raw
+    rows = final.assessed_rows(extra)
     count = final.count
     chosen = list(release_columns(columns, list(rows.columns), final.roles, count))
     values = [c for c in chosen if c != count]
-    if final.missing == "drop" and final.assessed_columns(extra):
-        rows = rows.filter(final.assessed(extra))
     if count:
         rows = rows.group_by(values).aggregate(**{count: rows[count].sum().cast("int64")})
     return rows.select(*[_safe(rows[c]) for c in chosen])

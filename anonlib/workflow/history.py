@@ -105,6 +105,11 @@ class WorkingCopy:
         """Records of the loaded file that are assessed (the base of the suppressed share)."""
         return analysed_records(self.loaded, self.target.sensitive)
 
+    @property
+    def left_out_records(self) -> int:
+        """Records of the loaded file left out for a missing value (never judged or released)."""
+        return self.loaded.n_records - self.loaded_records
+
     @cached_property
     def base(self) -> Dataset:
         """Where the steps start: the loaded dataset's assessed records (all of them unless
@@ -158,7 +163,8 @@ class WorkingCopy:
         """The same steps judged against another target (the risk before and after each is recomputed)."""
         if target == self.target:
             return self
-        if self.steps and self.loaded.missing == "drop" and set(target.sensitive) != set(self.target.sensitive):
+        if self.steps and self.loaded.missing == "drop" and self.loaded.assessed_columns(
+                target.sensitive) != self.loaded.assessed_columns(self.target.sensitive):
             try:  # other records are assessed: the steps start again from them
                 return self.reset().with_target(target).replayed(self.steps)
             except AnonlibError:  # a step made for the former records does not fit the new ones (bands' range):

@@ -159,9 +159,18 @@ class KeepingNeed:
                 "hierarchies or fewer quasi-identifiers may help too.")
 
 
+def _share_up(share: float) -> float:
+    """A share rounded up to a tenth of a percent (so allowing it is enough).
+
+    >>> _share_up(91 / 6000)
+    0.016
+    """
+    return math.ceil(share * 1000 - 1e-9) / 1000
+
+
 def _share_text(share: float) -> str:
-    """A share rounded up at one decimal (so allowing it is enough), as a percentage."""
-    return f"{math.ceil(share * 1000 - 1e-9) / 10:g}%"
+    """``_share_up`` as a percentage."""
+    return f"{_share_up(share) * 100:g}%"
 
 
 def keeping_need(frame: pd.DataFrame, quasi_identifiers: Sequence[str], hierarchies: Mapping[str, pd.DataFrame], *,
@@ -182,7 +191,7 @@ def keeping_need(frame: pd.DataFrame, quasi_identifiers: Sequence[str], hierarch
     _, failing, _ = lattice.status(top, cost=False)
     suffices = True
     if requirements and failing:  # t-closeness and the like are judged again on the records left
-        share = math.ceil(failing / lattice.records * 1000 - 1e-9) / 1000
+        share = _share_up(failing / lattice.records)
         again = Lattice(frame, quasi_identifiers, kept, k=k, requirements=requirements, count=count,
                         max_suppressed=min(share, 1.0))
         suffices = again.status(top, cost=False)[0]
