@@ -99,6 +99,10 @@ def test_a_number_column_kept_has_the_same_statistics_and_bins_before_and_after(
     kept = release_view(copy, classify=False).column("age")
     assert kept.kind == "number" and kept.before == kept.after and kept.before is not None
     assert [(c.before, c.after) for c in kept.counts] == [(c.before, c.before) for c in kept.counts]
+    # and the counts are the released table's, recounted over the bins' edges ([a, b), whole numbers)
+    released_ages = pd.to_numeric(copy.release()["age"], errors="coerce").dropna().to_numpy()
+    assert kept.bins == "whole" and len(kept.counts) > 1
+    assert [c.after for c in kept.counts] == np.histogram(released_ages, bins=np.asarray(kept.edges))[0].tolist()
     # more than MAX_BINS values: whole-number bins that add up to every record
     age_only = Dataset.from_frame("a", pd.DataFrame({"age": ages}), {"age": "quasi-identifier"})
     age_view = release_view(WorkingCopy.start(age_only), classify=False).column("age")
