@@ -13,6 +13,7 @@ ARX's published mark: Flash at 28 ms for this case on a quad-core.
 from __future__ import annotations
 
 import functools
+import statistics
 import time
 
 from anonlib.core.samples import arx_adult_benchmark
@@ -38,9 +39,15 @@ def _brute(limit: float):
     return run
 
 
+_SEARCH: dict[float, list[float]] = {}  # limit -> the search's wall time in each run
+
+
 def _optimal(limit: float):
     def run(b):
-        return limit, optimal_levels(b.frame, b.quasi_identifiers, b.hierarchies, k=K, max_suppressed=limit)
+        start = time.perf_counter()
+        found = optimal_levels(b.frame, b.quasi_identifiers, b.hierarchies, k=K, max_suppressed=limit)
+        _SEARCH.setdefault(limit, []).append(time.perf_counter() - start)
+        return limit, found
     return run
 
 
@@ -50,8 +57,9 @@ def _note(result) -> str:
             f"{r.checked:,} of {r.lattice_size:,} nodes counted")
     if limit in _BRUTE:
         seconds, found = _BRUTE[limit]
-        ratio = seconds / r.seconds if r.seconds else float("inf")
-        note += (f"; brute force {seconds:.1f} s, {ratio:,.0f}x slower (target >= 100x: "
+        search = statistics.median(_SEARCH[limit])  # the row's median, as the table prints it
+        ratio = seconds / search if search else float("inf")
+        note += (f"; brute force {seconds:.2f} s, {ratio:,.0f}x the median search (target >= 100x: "
                  f"{'met' if ratio >= 100 else 'NOT met'}); same node: {found is not None and found[0] == r.levels}")
     return note
 
