@@ -481,15 +481,19 @@ def validate_hierarchy(table: pd.DataFrame, values: Iterable | None = None, attr
                 )
     text = pd.DataFrame(text, columns=range(len(columns)), dtype=object)
     if values is not None:
-        known = seen
-        absent = [k for k in _distinct_keys(values) if k not in known]
-        if absent:
-            raise HierarchyError(
-                f"The hierarchy of {attribute} does not cover the value '{absent[0]}'"
-                + (f" (nor {join_names(absent[1:], 5)})" if len(absent) > 1 else "")
-                + "; add a row for it."
-            )
+        _require_covered(_distinct_keys(values), seen, attribute)
     return text
+
+
+def _require_covered(keys: Iterable[str], known: set[str], attribute: str) -> None:
+    """A sentence naming the lookup ``keys`` (distinct, in order) a hierarchy's values ``known`` lack."""
+    absent = [k for k in keys if k not in known]
+    if absent:
+        raise HierarchyError(
+            f"The hierarchy of {attribute} does not cover the value '{absent[0]}'"
+            + (f" (nor {join_names(absent[1:], 5)})" if len(absent) > 1 else "")
+            + "; add a row for it."
+        )
 
 
 # --- what a hierarchy covers, and its tree --------------------------------------------
@@ -583,8 +587,8 @@ def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the at
     ['*', 'unknown']
     """
     keys = [value_key(v) for v in labels]
-    data_keys = [k for k in keys if k != MISSING_LABEL]
-    text = validate_hierarchy(table, data_keys, attribute)
+    text = validate_hierarchy(table, attribute=attribute)
+    _require_covered(dict.fromkeys(k for k in keys if k != MISSING_LABEL), set(text[0]), attribute)
     if MISSING_LABEL in keys and MISSING_LABEL not in set(text[0]):
         row = _missing_row(text, attribute)
         if row is None:
@@ -592,7 +596,8 @@ def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the at
             if text.shape[1] > 1 and text[text.shape[1] - 1].nunique() == 1:
                 row[-1] = text.iat[0, text.shape[1] - 1]  # a single top value ("*") hides missing too
         text = pd.concat([text, pd.DataFrame([row], columns=text.columns)], ignore_index=True)
-    row_of = pd.Index(text[0]).get_indexer(keys)
+    position = {value: row for row, value in enumerate(text[0])}  # listed once each (validated)
+    row_of = np.array([position[k] for k in keys], dtype=np.int64)
     lookup = np.empty((text.shape[1], len(keys)), dtype=np.int64)
     lookup[0] = np.arange(len(keys))
     level_labels = [np.asarray([str(v) for v in labels], dtype=object)]

@@ -130,8 +130,10 @@ def cell_costs(
         cost = np.zeros((levels, n_codes))
         if leaves > 1:
             for j in range(1, levels):
-                under = pd.Series(table[j].to_numpy()).value_counts()
-                counted = under.reindex(level_labels[j]).fillna(1).to_numpy()  # a value the hierarchy lacks: itself
+                names, under = np.unique(table[j].to_numpy(dtype=str), return_counts=True)
+                wanted = level_labels[j].astype(str)
+                at = np.minimum(np.searchsorted(names, wanted), len(names) - 1)
+                counted = np.where(names[at] == wanted, under[at], 1)  # a value the hierarchy lacks: itself
                 cost[j] = (counted[lookup[j]] - 1) / (leaves - 1)
             cost = cost[shown, np.arange(n_codes)]
         full = np.ones(n_codes)
