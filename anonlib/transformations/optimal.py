@@ -233,6 +233,8 @@ class Lattice:
         self._table_rows = np.full(CACHE_TABLES, _NEVER, dtype=np.int64)
         self._table_rows[0] = len(first)
         self._status: dict[tuple[int, ...], tuple[bool, int, float | None]] = {}
+        self._accepted = np.zeros((64, len(self.qis)), dtype=np.int16)  # levels of the nodes counted acceptable
+        self._n_accepted = 0
 
     @property
     def monotone(self) -> bool:
@@ -334,7 +336,20 @@ class Lattice:
             acceptable = self._release_meets(table, sizes, row_class, failed)
         value = self._cost(levels, table, sizes, row_class, failed, suppressed) if acceptable and cost else None
         self._status[levels] = (acceptable, suppressed, value)
+        if acceptable and known is None:
+            if self._n_accepted == len(self._accepted):
+                self._accepted = np.concatenate([self._accepted, np.zeros_like(self._accepted)])
+            self._accepted[self._n_accepted] = levels
+            self._n_accepted += 1
         return self._status[levels]
+
+    def acceptable(self, levels: tuple[int, ...]) -> bool:
+        """Whether the node meets the target, for a monotone target: without counting when
+        a node already counted acceptable lies below it (its generalization is acceptable too)."""
+        n = self._n_accepted
+        if n and (self._accepted[:n] <= np.asarray(levels, dtype=np.int16)).all(axis=1).any():
+            return True
+        return self.status(levels, cost=False)[0]
 
     def _release_meets(self, table: _Table, sizes: np.ndarray, row_class: np.ndarray | None,
                        failed: np.ndarray) -> bool:
@@ -437,11 +452,11 @@ def _highest_failing(lat: Lattice, levels: tuple[int, ...], best: float | None) 
                     break
                 path.append(tuple(current))
     lo, hi = -1, len(path) - 1  # path[lo] fails (-1: nothing known); is path[hi] acceptable?
-    if not lat.status(path[hi], cost=False)[0]:
+    if not lat.acceptable(path[hi]):
         return path[hi]
     while hi - lo > 1:
         mid = max((lo + hi) // 2, 0)
-        if lat.status(path[mid], cost=False)[0]:
+        if lat.acceptable(path[mid]):
             hi = mid
         else:
             lo = mid
