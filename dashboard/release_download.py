@@ -3,7 +3,8 @@
 The Risk report page and the Release page both offer the release package
 (``anonlib.workflow.release_package``: released table, report, recipe); both
 call ``package_button``, so the zip is built by the same cached functions from
-the same risk report (``copy_report``) of the same working-copy state.
+the risk report (``copy_report``) of the same working-copy state. The Release
+page hands over its own view, so its package's report holds what the page shows.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Callable
 
 import streamlit as st
 
+from anonlib.workflow.release_view import ReleaseView
 from anonlib.workflow.report import RiskReport, copy_report
 from anonlib.workflow import WorkingCopy, release_package
 
@@ -30,9 +32,12 @@ def copy_key(copy: WorkingCopy) -> tuple:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def cached_report(key: tuple, p: float, _copy: WorkingCopy) -> RiskReport:
-    """The risk report of the working copy at threshold ``p`` (cached per state)."""
-    return copy_report(_copy, p=p)
+def cached_report(key: tuple, p: float, _copy: WorkingCopy, _view: ReleaseView | None = None,
+                  view_key: tuple = ()) -> RiskReport:
+    """The risk report of the working copy at threshold ``p`` (cached per state); with
+    ``_view`` (the Release page's, told apart by ``view_key``) its section on what the
+    release is still good for is that view, not one computed again."""
+    return copy_report(_copy, p=p, view=_view)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -41,17 +46,21 @@ def cached_package(key: tuple, p: float, _copy: WorkingCopy, _report: RiskReport
     return release_package(_copy, report=_report)
 
 
-def package_data(copy: WorkingCopy, p: float, report: RiskReport | None = None) -> bytes | Callable[[], bytes]:
+def package_data(copy: WorkingCopy, p: float, report: RiskReport | None = None, view: ReleaseView | None = None,
+                 view_key: tuple = ()) -> bytes | Callable[[], bytes]:
     """The package bytes; without ``report``, a function building report and package when
-    the button is clicked (the Release page does not build the whole report otherwise)."""
+    the button is clicked (the Release page does not build the whole report otherwise).
+    The Release page passes its ``view`` (and what it was computed for, ``view_key``): the
+    package's report then states the numbers the page shows, whose classifier may have
+    been cut to its time limit, rather than a second run's."""
     key = copy_key(copy)
     if report is not None:
         return cached_package(key, p, copy, report)
-    return lambda: cached_package(key, p, copy, cached_report(key, p, copy))
+    return lambda: cached_package((key, view_key), p, copy, cached_report(key, p, copy, view, view_key))
 
 
 def package_button(copy: WorkingCopy, p: float, report: RiskReport | None = None,
-                   key: str = "dl-package") -> None:
+                   key: str = "dl-package", view: ReleaseView | None = None, view_key: tuple = ()) -> None:
     """The "Release package (zip)" download button."""
-    st.download_button("Release package (zip)", package_data(copy, p, report), file_name="release.zip",
+    st.download_button("Release package (zip)", package_data(copy, p, report, view, view_key), file_name="release.zip",
                        mime="application/zip", key=key, help=PACKAGE_HELP, type="primary")

@@ -135,3 +135,23 @@ def test_the_page_s_package_is_built_on_click_by_the_report_page_s_functions():
     section = report.split("<h2>What the release is still good for</h2>", 1)[1].split("<h2>", 1)[0]
     c = release_view(copy).classifier
     assert f"{100 * c.released.mean:.1f}%" in section and f"{100 * c.original.mean:.1f}%" in section
+
+
+def test_the_release_page_s_package_states_the_page_s_own_view():
+    """The page's view goes into its package's report as it is (a classifier cut short by its time limit is not
+    run again, so the report cannot state other numbers than the page)."""
+    import io
+    import zipfile
+    from dataclasses import replace
+
+    from dashboard.release_download import package_data
+
+    copy = generalized()
+    view = release_view(copy)
+    c = view.classifier
+    shown = replace(c, released=replace(c.released, mean=0.123456), original=replace(c.original, mean=0.654321))
+    build = package_data(copy, 0.0, view=replace(view, classifier=shown), view_key=("test",))
+    report = zipfile.ZipFile(io.BytesIO(build())).read("report.html").decode("utf-8")
+    section = report.split("<h2>What the release is still good for</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "12.3%" in section and "65.4%" in section
+    assert f"{100 * c.released.mean:.1f}%" not in section
