@@ -12,22 +12,19 @@ the summary, or the JSON).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Sequence
 
 import pandas as pd
 
-from ..transformations.anonymize import METHOD_NAMES
 from ..core.errors import ParameterError
 from ..core.samples import SAMPLES
 from ..engine import EngineTable, estimate_scan, scan_note, scan_size
 from ..measures.models import ModelRequirement
-from ..measures.utility import MEASURE_NAMES
 from ..workflow.engine_search import EngineAnonymization, anonymize
 from ..workflow.recipe import Reading
 from ..workflow.target import ReleaseTarget
-from .common import print_release_summary, replaced_atomically, write
+from .common import replaced_atomically, report_release, write
 
 PASSES = 5  # scans of the file: the class table, typing, the loaded records, suppression, the write
 
@@ -79,32 +76,11 @@ def _report(args, table: EngineTable, done: EngineAnonymization, shield, given, 
             measure: str, k: int) -> int:
     result, check = done.search, done.replay.check
     target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
-    if args.json:
-        print(json.dumps({
-            "dataset": table.name, "shield": shield, "rows_dropped": done.dropped, "method": result.method,
-            "rows": done.rows, "violations": check.failing_records, "requirements": [r.describe() for r in requirements],
-            "max_suppressed": max_suppressed, "suppressed_records": check.suppressed_records,
-            "levels": dict(result.levels), "measure": measure, "utility": done.utility,
-            "optimal": result.optimal, "bound": result.bound, "checked": result.checked,
-            "lattice_size": result.lattice_size, "generated": result.generated, "seconds": result.seconds,
-            "k": done.k, "k_target": k, "target": target.describe(), "met": check.met,
-            "records": check.loaded_records, "released_records": check.records,
-            "suppressed": check.suppressed_records, "failing_records": check.failing_records,
-            "cells_suppressed": 0, "records_with_suppressed_cells": 0,
-            "verdict": check.sentence(), "steps": [s.step.describe() for s in done.recipe.steps],
-            "hierarchies": {a: ("file" if a in given else "default") for a in shield},
-            "original_rows": result.root.rows, "original_violations": result.root.violations,
-            "engine": done.replay.engine, "classes": done.classes, "measured_on": done.replay.measured_on,
-            "engine_seconds": done.seconds,
-        }, indent=2))
-        return 0 if check.met else 1
-    print(f"dataset            {table.name}" + (f" ({done.dropped:,} rows dropped)" if done.dropped else ""))
-    proof = ("" if result.optimal is None else
-             ", proven optimal" if result.optimal else f", not proven optimal (lowest possible {result.bound:.5f})")
-    print(f"method             {METHOD_NAMES[result.method]}{proof}")
-    print(f"engine             {done.replay.engine}: {done.classes:,} distinct rows searched in memory, "
-          f"the release measured on the {done.replay.measured_on}")
-    print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
-    return print_release_summary(result, target, check, rows=done.rows, k=done.k, utility=done.utility,
-                                 measure_name=MEASURE_NAMES[measure],
-                                 seconds=f"{done.seconds:.2f} (search {result.seconds:.4f})")
+    engine = {"engine": done.replay.engine, "classes": done.classes, "measured_on": done.replay.measured_on,
+              "engine_seconds": done.seconds}
+    return report_release(args, dataset=table.name, dropped=done.dropped, shield=shield, given=given, result=result,
+                          target=target, check=check, measure=measure, rows=done.rows, k=done.k,
+                          utility=done.utility, steps=[s.step.describe() for s in done.recipe.steps],
+                          seconds=f"{done.seconds:.2f} (search {result.seconds:.4f})", engine=engine,
+                          engine_line=f"{done.replay.engine}: {done.classes:,} distinct rows searched in memory, "
+                                      f"the release measured on the {done.replay.measured_on}")

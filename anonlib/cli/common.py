@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import math
 import os
 import secrets
@@ -23,6 +24,8 @@ from ..core.errors import ColumnError, DataFileError, EmptySelectionError, FileT
 from ..core.loading import LoadedTable, load_table
 from ..core.numbers import MAX_COUNT, real_number, whole_number
 from ..core.samples import SAMPLES, load_sample
+from ..measures.utility import MEASURE_NAMES
+from ..transformations.anonymize import METHOD_NAMES
 
 
 class Parser(argparse.ArgumentParser):
@@ -361,17 +364,47 @@ def command(commands, name: str, summary: str, example: str, handler) -> argpars
     return parser
 
 
-def print_release_summary(result, target, check, *, rows: int, k: int, utility: float, measure_name: str,
-                          seconds: str, cells: tuple[int, int] | None = None) -> int:
-    """The lines ``anonymize`` prints about its release (in memory and on an engine) from
-    ``rows`` on, and its exit code: 0 when the written file meets the target, else 1."""
+def report_release(args: argparse.Namespace, *, dataset: str, dropped: int, shield: Sequence[str], given,
+                   result, target, check, measure: str, rows: int, k: int, utility: float, steps: Sequence[str],
+                   seconds: str, cells: tuple[int, int] = (0, 0), engine: dict | None = None,
+                   engine_line: str | None = None) -> int:
+    """What ``anonymize`` states about its release, in memory and on an engine alike: the JSON
+    of ``--json`` or the lines printed, and the exit code (0 when the written file meets the
+    target, else 1). ``check`` is the recount of the file written; ``rows``, ``k`` and
+    ``utility`` are measured on it too; ``engine`` adds the engine's keys to the JSON and
+    ``engine_line`` its line to the text."""
+    if args.json:
+        print(json.dumps({
+            "dataset": dataset, "shield": list(shield), "rows_dropped": dropped, "method": result.method,
+            "rows": rows, "violations": check.failing_records, "requirements": [r.describe() for r in target.requirements],
+            "max_suppressed": target.max_suppressed, "suppressed_records": check.suppressed_records,
+            "levels": dict(result.levels), "measure": measure, "utility": utility,
+            "optimal": result.optimal, "bound": result.bound, "checked": result.checked,
+            "lattice_size": result.lattice_size, "generated": result.generated, "seconds": result.seconds,
+            "k": k, "k_target": target.k, "target": target.describe(), "met": check.met,
+            "records": check.loaded_records, "released_records": check.records,
+            "suppressed": check.suppressed_records, "failing_records": check.failing_records,
+            "cells_suppressed": cells[0], "records_with_suppressed_cells": cells[1],
+            "verdict": check.sentence(), "steps": list(steps),
+            "hierarchies": {a: ("file" if a in given else "default") for a in shield},
+            "original_rows": result.root.rows, "original_violations": result.root.violations,
+            **(engine or {}),
+        }, indent=2))
+        return 0 if check.met else 1
+    print(f"dataset            {dataset}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
+    proof = ("" if result.optimal is None else
+             ", proven optimal" if result.optimal else f", not proven optimal (lowest possible {result.bound:.5f})")
+    print(f"method             {METHOD_NAMES[result.method]}{proof}")
+    if engine_line:
+        print(f"engine             {engine_line}")
+    print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
     print(f"rows               {rows:,} (original {result.root.rows:,})")
     print(f"target             {target.describe()}")
     print(f"k (as released)    {k:,}")
     print(f"suppressed records {check.suppressed_records:,} of {check.loaded_records:,}")
     if cells and cells[0]:
         print(f"suppressed cells   {cells[0]:,} in {cells[1]:,} records (local suppression)")
-    print(f"utility loss       {utility:.5f} ({measure_name}; 0 = nothing lost, 1 = all)")
+    print(f"utility loss       {utility:.5f} ({MEASURE_NAMES[measure]}; 0 = nothing lost, 1 = all)")
     if result.checked is not None:
         print(f"generalizations    {result.checked:,} counted of {result.lattice_size:,}")
     else:

@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..transformations.anonymize import METHOD_NAMES, SEARCH_METHODS, search
+from ..transformations.anonymize import SEARCH_METHODS, search
 from ..core.equivalence import encode
 from ..core.errors import DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED, default_hierarchy, read_hierarchy_csv, validate_hierarchy
@@ -22,7 +22,7 @@ from ..measures.leakage import attribute_label, leakage_table
 from ..workflow.history import WorkingCopy
 from ..workflow.package import release_package
 from ..transformations.suppression import marked_codes, wildcard_matches
-from ..measures.utility import MEASURE_NAMES, MEASURES, check_measure, measure_value
+from ..measures.utility import MEASURES, check_measure, measure_value
 from ..workflow.local_steps import LocalSuppressionStep
 from ..workflow.recipe import Reading, Recipe
 from ..workflow.release import release_csv
@@ -35,7 +35,7 @@ from .anonymize_engine import refuse_in_memory_options
 from .anonymize_engine import run as anonymize_on_engine
 from .common import (
     _columns,
-    print_release_summary,
+    report_release,
     refuse_identifiers,
     analysed_columns,
     analysis_frame,
@@ -153,32 +153,10 @@ def _anonymize(args: argparse.Namespace) -> int:
     # the assessed records under the file's row labels, as release.rows
     original = loaded.frame.loc[loaded.assessed(target.sensitive), list(frame.columns)]
     measured = _measured(original, release, shield, hierarchies, measure, dataset.count)
-    summary = {
-        "dataset": dataset.name, "shield": shield, "rows_dropped": dropped, "method": result.method,
-        "rows": measured["rows"], "violations": check.failing_records, "requirements": [r.describe() for r in requirements],
-        "max_suppressed": max_suppressed, "suppressed_records": check.suppressed_records,
-        "levels": dict(result.levels), "measure": measure, "utility": measured["utility"],
-        "optimal": result.optimal, "bound": result.bound, "checked": result.checked,
-        "lattice_size": result.lattice_size, "generated": result.generated, "seconds": result.seconds,
-        "k": measured["k"], "k_target": k, "target": target.describe(), "met": check.met,
-        "records": check.loaded_records, "released_records": check.records,
-        "suppressed": check.suppressed_records, "failing_records": check.failing_records,
-        "cells_suppressed": release.cells, "records_with_suppressed_cells": release.cell_records,
-        "verdict": check.sentence(), "steps": [s.step.describe() for s in release.copy.steps],
-        "hierarchies": {a: ("file" if a in given else "default") for a in shield},
-        "original_rows": result.root.rows, "original_violations": result.root.violations,
-    }
-    if args.json:
-        print(json.dumps(summary, indent=2))
-        return 0 if check.met else 1
-    print(f"dataset            {dataset.name}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
-    proof = ("" if result.optimal is None else
-             ", proven optimal" if result.optimal else f", not proven optimal (lowest possible {result.bound:.5f})")
-    print(f"method             {METHOD_NAMES[result.method]}{proof}")
-    print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
-    return print_release_summary(result, target, check, rows=measured["rows"], k=measured["k"],
-                                 utility=measured["utility"], measure_name=MEASURE_NAMES[measure],
-                                 seconds=f"{result.seconds:.4f}", cells=(release.cells, release.cell_records))
+    return report_release(args, dataset=dataset.name, dropped=dropped, shield=shield, given=given, result=result,
+                          target=target, check=check, measure=measure, rows=measured["rows"], k=measured["k"],
+                          utility=measured["utility"], steps=[s.step.describe() for s in release.copy.steps],
+                          seconds=f"{result.seconds:.4f}", cells=(release.cells, release.cell_records))
 
 
 @dataclass(frozen=True, eq=False)
