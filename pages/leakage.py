@@ -224,11 +224,10 @@ def _hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: s
 
 
 
-def _levels_text(levels: dict[str, int], max_levels: dict[str, int],
-                 hierarchies: dict[str, pd.DataFrame] | None = None) -> str:
+def _levels_text(levels: dict[str, int], max_levels: dict[str, int], hierarchies: dict[str, pd.DataFrame]) -> str:
     """'age 1/4 (67 → [65-69]), zip 5/5 (removed)': each level with how it reads."""
     def words(a: str, v: int) -> str:
-        return f" ({level_words(hierarchies[a], v)})" if hierarchies and a in hierarchies else ""
+        return f" ({level_words(hierarchies[a], v)})" if a in hierarchies else ""
     return ", ".join(f"{a} {v}/{max_levels[a]}{words(a, v)}" for a, v in levels.items())
 
 
@@ -312,8 +311,7 @@ def _loss_text(result: SearchResult) -> str:
     return f"{MEASURE_NAMES[result.measure]} {value}"
 
 
-def _methods_view(results: dict[str, SearchResult], records: int,
-                  hierarchies: dict[str, pd.DataFrame] | None = None) -> None:
+def _methods_view(results: dict[str, SearchResult], records: int, hierarchies: dict[str, pd.DataFrame]) -> None:
     """Per method: information loss, records suppressed, distinct combinations kept,
     tables checked, time, levels."""
     root = next(iter(results.values())).root
