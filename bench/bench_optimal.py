@@ -9,8 +9,9 @@ shared kernel (timed once beside them; the optimal rows' notes give the ratio,
 nodes counted beside the lattice size, and whether both found the same node).
 ARX's published mark: Flash at 28 ms for this case on a quad-core.
 
-The oracle rows time the least any search of this kind must count: the lattice
-set up, then only the nodes that prove the answer (the acceptable nodes whose
+The oracle rows time about the least a search of this kind must count (the cover
+is greedy, so at most a few nodes more than the smallest): the lattice set up, then
+only the nodes that prove the answer (the acceptable nodes whose
 bound is below the optimum, and a greedy cover of the failing ones by maximal
 failing nodes, which tag them by monotonicity), each rolled up from the smallest
 table counted below it. Which nodes those are is found by counting every node

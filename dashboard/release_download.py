@@ -9,6 +9,8 @@ page hands over its own view, so its package's report holds what the page shows.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Callable
 
 import streamlit as st
@@ -35,7 +37,7 @@ def copy_key(copy: WorkingCopy) -> tuple:
 def cached_report(key: tuple, p: float, _copy: WorkingCopy, _view: ReleaseView | None = None,
                   view_key: tuple = ()) -> RiskReport:
     """The risk report of the working copy at threshold ``p`` (cached per state); with
-    ``_view`` (the Release page's, told apart by ``view_key``) its section on what the
+    ``_view`` (the Release page's, told apart by ``view_key``, its digest) its section on what the
     release is still good for is that view, not one computed again."""
     return copy_report(_copy, p=p, view=_view)
 
@@ -46,21 +48,33 @@ def cached_package(key: tuple, p: float, _copy: WorkingCopy, _report: RiskReport
     return release_package(_copy, report=_report)
 
 
-def package_data(copy: WorkingCopy, p: float, report: RiskReport | None = None, view: ReleaseView | None = None,
-                 view_key: tuple = ()) -> bytes | Callable[[], bytes]:
+def view_digest(view: ReleaseView) -> str:
+    """What tells views apart in the caches: the SHA-256 of the view's JSON (a view computed
+    again may differ, e.g. a classifier cut to another subsample by its time limit)."""
+    return hashlib.sha256(json.dumps(view.to_json(), sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def package_data(copy: WorkingCopy, p: float, report: RiskReport | None = None,
+                 view: ReleaseView | None = None) -> bytes | Callable[[], bytes]:
     """The package bytes; without ``report``, a function building report and package when
     the button is clicked (the Release page does not build the whole report otherwise).
-    The Release page passes its ``view`` (and what it was computed for, ``view_key``): the
-    package's report then states the numbers the page shows, whose classifier may have
-    been cut to its time limit, rather than a second run's."""
+    The Release page passes its ``view``: the package's report then states the numbers
+    the page shows, whose classifier may have been cut to its time limit, rather than a
+    second run's (the caches tell views apart by their content, ``view_digest``)."""
     key = copy_key(copy)
     if report is not None:
         return cached_package(key, p, copy, report)
-    return lambda: cached_package((key, view_key), p, copy, cached_report(key, p, copy, view, view_key))
+    if view is None:
+        return lambda: cached_package(key, p, copy, cached_report(key, p, copy))
+
+    def build() -> bytes:  # on the click: the digest is not computed on every rerun of the page
+        digest = (view_digest(view),)
+        return cached_package((key, digest), p, copy, cached_report(key, p, copy, view, digest))
+    return build
 
 
 def package_button(copy: WorkingCopy, p: float, report: RiskReport | None = None,
-                   key: str = "dl-package", view: ReleaseView | None = None, view_key: tuple = ()) -> None:
+                   key: str = "dl-package", view: ReleaseView | None = None) -> None:
     """The "Release package (zip)" download button."""
-    st.download_button("Release package (zip)", package_data(copy, p, report, view, view_key), file_name="release.zip",
+    st.download_button("Release package (zip)", package_data(copy, p, report, view), file_name="release.zip",
                        mime="application/zip", key=key, help=PACKAGE_HELP, type="primary")

@@ -182,7 +182,7 @@ if view is not None:
     st.subheader("Download")
     with row():
         with guarded("preparing the release package"):
-            package_button(copy, p, view=view, view_key=(pair, predict))
+            package_button(copy, p, view=view)
         download_json("Release view (JSON)", view.to_json(), "release_view.json", key="dl-release-view")
     st.caption("The release package's report.html holds this view's numbers, as shown here, under \"What the "
                "release is still good for\".")
