@@ -35,14 +35,15 @@ def _privacy(args: argparse.Namespace) -> int:
         protected = values > p  # p-upward privacy: min PPP > p
     weights = record_counts(frame, count)
     weights = np.ones(len(frame), dtype=np.int64) if weights is None else weights
-    share = float((protected * weights).sum() / max(weights.sum(), 1))
+    records = int(weights.sum())
+    share = float((protected * weights).sum() / max(records, 1))
     median = weighted_median(values, weights) if len(values) else float("nan")
     if args.out:
         per_row = frame.assign(**{f"min {label}": values, "protected": protected})
         write(args.out, to_safe_csv(per_row))
     result = {
         "dataset": dataset.name, "sensitive": sensitive, "aux": aux, "measure": args.measure, "p": p, "q": q,
-        "include_empty": include_empty, "records": int(weights.sum()), "individuals": int(weights.sum()),
+        "include_empty": include_empty, "records": records, "individuals": records,
         "rows_dropped": dropped,
         "protected_share": share, f"median_min_{args.measure}": median,
     }
@@ -52,7 +53,7 @@ def _privacy(args: argparse.Namespace) -> int:
     print(f"dataset            {dataset.name}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
     print(f"sensitive          {sensitive}")
     print(f"auxiliary          {', '.join(aux) or '(none)'}  ({2 ** len(aux) - (0 if include_empty else 1):,} combinations)")
-    print(f"records            {int(weights.sum()):,}")
+    print(f"records            {records:,}")
     what = f"min {label} > {p:g}" if args.measure == "ppp" else f"min {label} = 1 at q = {q:g}"
     print(f"protected share    {100 * share:.2f}%  ({what})")
     print(f"median min {label:<7} {median:.4f}")

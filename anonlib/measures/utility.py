@@ -130,10 +130,10 @@ def cell_costs(
         cost = np.zeros((levels, n_codes))
         if leaves > 1:
             for j in range(1, levels):
-                names, under = np.unique(table[j].to_numpy(dtype=object), return_counts=True)  # Python strings
-                wanted = np.asarray([str(v) for v in level_labels[j]], dtype=object)
-                at = np.minimum(np.searchsorted(names, wanted), len(names) - 1)
-                counted = np.where(names[at] == wanted, under[at], 1)  # a value the hierarchy lacks: itself
+                # Python strings on both sides (numpy's fixed-width text would drop a trailing NUL)
+                names, under = np.unique(table[j].to_numpy(dtype=object), return_counts=True)
+                at = np.minimum(np.searchsorted(names, level_labels[j]), len(names) - 1)
+                counted = np.where(names[at] == level_labels[j], under[at], 1)  # a value the hierarchy lacks: itself
                 cost[j] = (counted[lookup[j]] - 1) / (leaves - 1)
             cost = cost[shown, np.arange(n_codes)]
         full = np.ones(n_codes)
