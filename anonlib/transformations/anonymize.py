@@ -849,7 +849,7 @@ def search(
         best, tree = _SEARCHES[method](space, progress)
     table = space.table(best.levels)
     seconds = time.perf_counter() - start
-    released, _ = _release(space, best.levels)
+    released = _released(space, best.levels)  # for its utility; the paper's methods judge the table before suppression
     return SearchResult(
         method=method,
         shield=space.shield,
@@ -908,14 +908,20 @@ def _optimal_search(space: GeneralizationSpace, measure: str, time_limit: float 
     )
 
 
-def _release(space: GeneralizationSpace, levels: Sequence[int]):
-    """The records released at ``levels`` and their verdict: the one measurement
+def _released(space: GeneralizationSpace, levels: Sequence[int]) -> pd.DataFrame:
+    """The records released at ``levels``: the one measurement
     (``anonlib.measures.models.acceptance``) on the written cells suppresses the records in
     classes failing k or a model; the rest is the release."""
     generalized = _generalized(space, levels)
     verdict = acceptance(generalized, space.shield, k=space.k, requirements=space.requirements,
                          max_suppressed=space.max_suppressed, count=space.count)
-    released = generalized[np.asarray(verdict.kept, dtype=bool)]
+    return generalized[np.asarray(verdict.kept, dtype=bool)]
+
+
+def _release(space: GeneralizationSpace, levels: Sequence[int]):
+    """The records released at ``levels`` (``_released``) and their verdict, measured again on
+    themselves (t-closeness, δ-disclosure and β-likeness compare with the table released)."""
+    released = _released(space, levels)
     return released, acceptance(released, space.shield, k=space.k, requirements=space.requirements, count=space.count)
 
 
