@@ -229,6 +229,18 @@ def refine(
     return Refinement(new_ids, int(len(keys)), sizes, parent, code)
 
 
+def distinct_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dense ids of int64 keys in order of first appearance, and each id's key (one hash
+    pass): for callers that keep the keys of the classes to roll them up later.
+
+    >>> ids, keys = distinct_keys(np.array([70, 20, 70, 50]))
+    >>> ids.tolist(), keys.tolist()
+    ([0, 1, 0, 2], [70, 20, 50])
+    """
+    ids, keys = pd.factorize(np.asarray(key, dtype=np.int64), sort=False)
+    return ids.astype(np.int64, copy=False), np.asarray(keys, dtype=np.int64)
+
+
 def _densify(key: np.ndarray, ordered: bool = True) -> tuple[np.ndarray, int]:
     """Dense ids for arbitrary int64 keys (hash factorization, O(n); sorted when ``ordered``)."""
     ids, uniques = pd.factorize(key, sort=ordered)

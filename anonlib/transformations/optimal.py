@@ -26,7 +26,9 @@ How it stays exact while checking few nodes (the ideas of OLA, El Emam et al.
    node whose bound could still win is counted.
 3. **Cheap counting.** A node's classes are rolled up from the smallest class
    table already counted below it (classes of a generalization are unions of
-   classes), not recounted from the records.
+   classes), not recounted from the records. Each class is one integer key with a
+   bit field per quasi-identifier, so rolling up moves the fields of the attributes
+   whose level differs and groups the keys in one hash pass.
 
 Discernibility and average class size are not sums of cell costs: for them every
 node the tags do not settle is counted (exact, slower). A time limit stops the
@@ -54,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.budget import Progress, lattice_size, report
-from ..core.equivalence import Classes, combine, encode
+from ..core.equivalence import Classes, combine, distinct_keys, encode
 from ..core.errors import ColumnError, EmptySelectionError, HierarchyError, NoSolutionError, ParameterError, join_names
 from ..core.hierarchy import level_lookup
 from ..core.metrics import whole_k
@@ -108,15 +110,19 @@ class OptimalLevels:
 
 
 class _Table:
-    """Classes of one node, for rolling up: per row a representative original code per
-    quasi-identifier (offset by attribute, ``Lattice._keys``) and the sensitive codes (one
-    array per attribute), the records, and (resolved when needed)
-    each distinct original row's position in it, through the table it was rolled up from."""
+    """Classes of one node, for rolling up. Per row: the class's key at the node's levels (a
+    bit field per quasi-identifier, ``Lattice._moved``), or, when the fields would not fit
+    one int64, a representative original code per quasi-identifier (offset by attribute,
+    ``Lattice._keys``); the sensitive codes (one array per attribute); the records; and
+    (resolved when needed) each distinct original row's position in it, through the table
+    it was rolled up from."""
 
-    __slots__ = ("levels", "rep", "sensitive", "weights", "rows", "_source", "_ids", "_members")
+    __slots__ = ("levels", "at", "key", "rep", "sensitive", "weights", "rows", "_source", "_ids", "_members")
 
-    def __init__(self, levels, rep, sensitive, weights, source=None, ids=None, members=None):
+    def __init__(self, levels, key, rep, sensitive, weights, source=None, ids=None, members=None):
         self.levels = levels
+        self.at = np.asarray(levels, dtype=np.int64)
+        self.key = key
         self.rep = rep
         self.sensitive = sensitive
         self.weights = weights
@@ -188,22 +194,26 @@ class Lattice:
             None if r.hierarchy is None else hierarchy_levels(r.hierarchy, table.labels[table.position(r.sensitive)], r.sensitive)
             for r in self.requirements
         ]
-        # Per quasi-identifier: level lookups, the cards per level, and the per-row cell costs per level.
+        # Per quasi-identifier: level lookups, and the cell costs per level and value (the
+        # records' total per level is a node's bound; a suppressed record pays its ``full_cost``).
         self.lookups: list[np.ndarray] = []
-        self.row_cost: list[np.ndarray] = []  # [a][level] -> cost per distinct row
-        full = np.zeros(len(first))
+        self.cell_cost: list[np.ndarray] = []  # [a][level, code]
+        self.full_cost: list[np.ndarray] = []  # [a][code]
+        self.level_totals: list[np.ndarray] = []  # [a][level]
+        full_total = 0.0
         for j, attribute in enumerate(self.qis):
             if self.measure in CELL_MEASURES:
                 freq = np.bincount(table.codes[:, j], weights=weights, minlength=table.cardinalities[j])
                 costs = cell_costs(hierarchies[attribute], table.labels[j], self.measure, frequencies=freq,
                                    attribute=attribute)
                 lookup = costs.lookup
-                self.row_cost.append(costs.cost[:, self.codes[:, j]])
-                full += costs.full[self.codes[:, j]]
+                self.cell_cost.append(costs.cost)
+                self.full_cost.append(costs.full)
+                self.level_totals.append(costs.cost @ freq)
+                full_total += float(costs.full @ freq)
             else:
                 lookup, _ = level_lookup(hierarchies[attribute], table.labels[j], attribute)
             self.lookups.append(lookup)
-        self.full = full
         self.heights = tuple(int(lk.shape[0]) for lk in self.lookups)
         widest, tallest = max(lk.shape[1] for lk in self.lookups), max(self.heights)
         self._stacked = np.zeros((len(self.qis), tallest, widest), dtype=np.int64)  # [attribute, level, code]
@@ -214,10 +224,8 @@ class Lattice:
         # Paths climb first by the attributes with the most original values (they shrink tables the most).
         self.climb_order = tuple(int(a) for a in np.argsort([-lk.shape[1] for lk in self.lookups], kind="stable"))
         self.size = lattice_size(self.heights)
-        # Per attribute and level, the records' total cell cost: the bound of a node is their sum.
-        self.level_totals = [rc @ self.weights.astype(float) for rc in self.row_cost]
         if self.measure == "nonuniform_entropy":
-            self.scale = float(self.weights @ full) or 1.0  # bits when everything is suppressed
+            self.scale = full_total or 1.0  # bits when everything is suppressed
         elif self.measure in CELL_MEASURES:
             self.scale = float(self.records * len(self.qis)) or 1.0
         else:
@@ -227,14 +235,32 @@ class Lattice:
         # Representative codes are kept offset by attribute (code + attribute * widest), so one
         # flat gather maps every attribute at once (``_keys``).
         self._offsets = np.arange(len(self.qis), dtype=np.int64) * widest
-        self._tables = [_Table(bottom, np.ascontiguousarray(self.codes.T + self._offsets[:, None]), np.ascontiguousarray(self.sensitive_codes.T),
-                               self.weights, members=np.arange(len(first)))]
+        # Classes are keyed in one layout for every node, a bit field per attribute wide enough
+        # for its widest level: a node's keys are its source's keys with, per attribute whose
+        # level differs, that attribute's field moved up (``_moved``; a level's value
+        # determines the value of every level above it, as validated hierarchies nest). When
+        # the fields do not fit one int64, each class keeps representative original codes
+        # instead (``_keys``).
+        self._bits = np.array([max(int(c) - 1, 0).bit_length() for c in self._level_cards.max(axis=1)], dtype=np.int64)
+        self._shift = np.concatenate([np.cumsum(self._bits[::-1])[::-1][1:], [0]]).astype(np.int64)
+        self._sensitive_space = 1
+        for info in self.sensitive_info:
+            self._sensitive_space *= int(info[0])
+        self._steps: dict[tuple[int, int, int], np.ndarray] = {}
+        self.fits_one_key = int(self._bits.sum()) + max(self._sensitive_space - 1, 0).bit_length() < 62
+        key = rep = None
+        if self.fits_one_key:
+            key = sum(self.lookups[a][0][self.codes[:, a]] << self._shift[a] for a in range(len(self.qis)))
+        else:
+            rep = np.ascontiguousarray(self.codes.T + self._offsets[:, None])
+        self._tables = [_Table(bottom, key, rep, np.ascontiguousarray(self.sensitive_codes.T), self.weights,
+                               members=np.arange(len(first)))]
         self._table_levels = np.zeros((len(self.qis), CACHE_TABLES), dtype=np.int16)  # one row per attribute
         self._table_rows = np.full(CACHE_TABLES, _NEVER, dtype=np.int64)
         self._table_rows[0] = len(first)
         self._status: dict[tuple[int, ...], tuple[bool, int, float | None]] = {}
-        self._accepted = np.zeros((64, len(self.qis)), dtype=np.int16)  # levels of the nodes counted acceptable
-        self._n_accepted = 0
+        # Generalizations of the nodes counted acceptable, one axis per attribute (for ``acceptable``).
+        self._above_accepted = np.zeros(self.heights, dtype=bool) if self.size <= MAX_NODES else None
 
     @property
     def monotone(self) -> bool:
@@ -279,23 +305,60 @@ class Lattice:
         scaled = self._stacked[attributes, levels] * radix[:, None]
         return scaled.ravel().take(rep).sum(axis=0), space
 
+    def _step(self, attribute: int, source: int, target: int) -> np.ndarray:
+        """Per value of ``attribute`` at level ``source``, the amount that moves its field in a
+        key to the value at level ``target``."""
+        found = self._steps.get((attribute, source, target))
+        if found is None:
+            lookup = self.lookups[attribute]
+            above = np.zeros(1 << int(self._bits[attribute]), dtype=np.int64)
+            above[lookup[source]] = lookup[target]
+            if not np.array_equal(above[lookup[source]], lookup[target]):  # validated hierarchies nest
+                raise HierarchyError(f"The hierarchy of {self.qis[attribute]} does not nest: a value at level "
+                                     f"{source} generalizes to two different values at level {target}.")
+            found = (above - np.arange(above.size)) << self._shift[attribute]
+            self._steps[(attribute, source, target)] = found
+        return found
+
+    def _moved(self, source: _Table, at: np.ndarray) -> np.ndarray:
+        """The keys of ``source``'s classes at the levels ``at`` (a specialization's classes,
+        keyed at its own levels, with the fields of the attributes that differ moved up)."""
+        key = source.key
+        for a in np.flatnonzero(at != source.at).tolist():
+            field = (key >> self._shift[a]) & ((1 << int(self._bits[a])) - 1)
+            key = key + self._step(a, int(source.at[a]), int(at[a])).take(field)
+        return key
+
     def classes(self, levels: tuple[int, ...]) -> tuple[_Table, np.ndarray, np.ndarray | None]:
         """The node's class table, the records of each class on the quasi-identifiers, and
         each table row's class (None when the rows are the classes: no sensitive attribute)."""
         at = np.asarray(levels, dtype=np.int64)
         source = self._source(at)
-        key, space = self._keys(at, source.rep)
-        for codes, info in zip(source.sensitive, self.sensitive_info):
-            key, space = key * info[0] + codes, space * info[0]
-        ids, n = combine([key], [space], source.rows, ordered=False)
-        merged = Classes.from_ids(ids, n, source.weights)
-        first = merged.first_rows
-        table = _Table(levels, source.rep[:, first], source.sensitive[:, first], merged.sizes, source, ids)
+        if source.key is None:  # keys too wide for one int64: regroup the representatives
+            key, space = self._keys(at, source.rep)
+            for codes, info in zip(source.sensitive, self.sensitive_info):
+                key, space = key * info[0] + codes, space * info[0]
+            ids, n = combine([key], [space], source.rows, ordered=False)
+            merged = Classes.from_ids(ids, n, source.weights)
+            first = merged.first_rows
+            table = _Table(levels, None, source.rep[:, first], source.sensitive[:, first], merged.sizes, source, ids)
+        else:  # the source's keys moved up, grouped by one hash pass
+            key = self._moved(source, at)
+            for codes, info in zip(source.sensitive, self.sensitive_info):
+                key = key * info[0] + codes
+            ids, keys = distinct_keys(key)
+            weights = np.bincount(ids, weights=source.weights, minlength=len(keys)).astype(np.int64)  # exact
+            if self.sensitive:
+                first = Classes.from_ids(ids, len(keys)).first_rows
+                table = _Table(levels, keys // self._sensitive_space, None, source.sensitive[:, first], weights,
+                               source, ids)
+            else:
+                table = _Table(levels, keys, None, source.sensitive[:, : len(keys)], weights, source, ids)
         if self.rollup and table.rows < source.rows:
             self._keep(table)
         if not self.sensitive:
             return table, table.weights, None
-        qkey, qspace = self._keys(at, table.rep)
+        qkey, qspace = self._keys(at, table.rep) if table.key is None else (table.key, 1 << int(self._bits.sum()))
         gids, gn = combine([qkey], [qspace], table.rows, ordered=False)
         return table, Classes.from_ids(gids, gn, table.weights).sizes, gids
 
@@ -336,18 +399,14 @@ class Lattice:
             acceptable = self._release_meets(table, sizes, row_class, failed)
         value = self._cost(levels, table, sizes, row_class, failed, suppressed) if acceptable and cost else None
         self._status[levels] = (acceptable, suppressed, value)
-        if acceptable and known is None:
-            if self._n_accepted == len(self._accepted):
-                self._accepted = np.concatenate([self._accepted, np.zeros_like(self._accepted)])
-            self._accepted[self._n_accepted] = levels
-            self._n_accepted += 1
+        if acceptable and known is None and self._above_accepted is not None:
+            self._above_accepted[_at_least(levels)] = True
         return self._status[levels]
 
     def acceptable(self, levels: tuple[int, ...]) -> bool:
         """Whether the node meets the target, for a monotone target: without counting when
         a node already counted acceptable lies below it (its generalization is acceptable too)."""
-        n = self._n_accepted
-        if n and (self._accepted[:n] <= np.asarray(levels, dtype=np.int16)).all(axis=1).any():
+        if self._above_accepted is not None and self._above_accepted[tuple(levels)]:
             return True
         return self.status(levels, cost=False)[0]
 
@@ -381,9 +440,11 @@ class Lattice:
             value = sum(float(t[level]) for t, level in zip(self.level_totals, levels))
             if suppressed:
                 rows = table.members if row_class is None else row_class[table.members]
-                gone = failed[rows]  # per distinct original row
-                cell = sum(self.row_cost[a][levels[a]][gone] for a in range(len(self.qis)))
-                value += float(self.weights[gone] @ (self.full[gone] - cell))  # they pay in full
+                gone = np.flatnonzero(failed[rows])  # distinct original rows
+                codes = self.codes[gone]
+                paid = sum(self.full_cost[a][codes[:, a]] - self.cell_cost[a][levels[a]][codes[:, a]]
+                           for a in range(len(self.qis)))
+                value += float(self.weights[gone] @ paid)  # they pay in full
             return value / self.scale
         kept = sizes[~failed & (sizes > 0)]
         if self.measure == "discernibility":
@@ -463,14 +524,15 @@ def _highest_failing(lat: Lattice, levels: tuple[int, ...], best: float | None) 
     return None if hi == 0 else path[lo]
 
 
-def _at_most(columns: np.ndarray, levels: Sequence[int]) -> np.ndarray:
-    """Which nodes (one column each, one row per attribute) are specializations of ``levels``."""
-    return (columns <= np.asarray(levels, dtype=columns.dtype)[:, None]).all(axis=0)
+def _at_most(levels: Sequence[int]) -> tuple[slice, ...]:
+    """The specializations of ``levels``, as a box of the lattice (the flags indexed as an
+    array of one axis per attribute, in level-vector order)."""
+    return tuple(slice(0, level + 1) for level in levels)
 
 
-def _at_least(columns: np.ndarray, levels: Sequence[int]) -> np.ndarray:
-    """Which nodes are generalizations of ``levels``."""
-    return (columns >= np.asarray(levels, dtype=columns.dtype)[:, None]).all(axis=0)
+def _at_least(levels: Sequence[int]) -> tuple[slice, ...]:
+    """The generalizations of ``levels``, as a box of the lattice."""
+    return tuple(slice(level, None) for level in levels)
 
 
 def _worse_bound(bound: float, best: float) -> bool:
@@ -525,8 +587,7 @@ def optimal_levels(
                              max_suppressed=max_suppressed, count=count, measure=measure)
     if lat.size > MAX_NODES:  # too many to walk: the heuristic alone, and the weakest bound
         return _heuristic(lat, start, lat.bound(tuple(0 for _ in lat.heights)))
-    columns = np.stack(np.unravel_index(np.arange(lat.size), lat.heights)).astype(np.int16)  # one row per attribute
-    nodes = columns.T
+    nodes = np.stack(np.unravel_index(np.arange(lat.size), lat.heights), axis=1).astype(np.int16)  # one row per node
     if lat.measure in CELL_MEASURES:
         bounds = sum(np.asarray(t, dtype=float)[nodes[:, a]] for a, t in enumerate(lat.level_totals)) / lat.scale
     else:
@@ -535,6 +596,7 @@ def optimal_levels(
     order = np.lexsort((np.arange(lat.size), total_levels, bounds))  # index order = level vector order
     failing = np.zeros(lat.size, dtype=bool)  # known to fail the target
     clean = np.zeros(lat.size, dtype=bool)  # known to suppress nothing (cost = bound)
+    failing_box, clean_box = failing.reshape(lat.heights), clean.reshape(lat.heights)  # views, one axis per attribute
     monotone, zero_monotone = lat.monotone, lat.zero_monotone
     best: tuple[float, tuple[int, ...]] | None = None
     best_suppressed = 0
@@ -556,7 +618,7 @@ def optimal_levels(
         if monotone:  # Flash: climb a path to the top, tag what lies below its highest failing node
             highest = _highest_failing(lat, levels, None if best is None else best[0])
             if highest is not None:
-                failing |= _at_most(columns, highest)
+                failing_box[_at_most(highest)] = True
                 continue
         acceptable, suppressed, cost = lat.status(levels)
         if progress is not None:
@@ -564,7 +626,7 @@ def optimal_levels(
         if not acceptable:
             continue
         if suppressed == 0 and zero_monotone and lat.measure in CELL_MEASURES:
-            clean |= _at_least(columns, levels)
+            clean_box[_at_least(levels)] = True
         if _better(cost, levels, best):
             best, best_suppressed = (cost, levels), suppressed
     if best is None and not proven:  # cut short before anything was found: the heuristic's answer
