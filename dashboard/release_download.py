@@ -75,6 +75,9 @@ def package_data(copy: WorkingCopy, p: float, report: RiskReport | None = None,
 
 def package_button(copy: WorkingCopy, p: float, report: RiskReport | None = None,
                    key: str = "dl-package", view: ReleaseView | None = None) -> None:
-    """The "Release package (zip)" download button."""
+    """The "Release package (zip)" download button. A click does not rerun the page: a rerun
+    registers the deferred package again under a new id, and the download the click
+    started, still holding the old id, could then find nothing to fetch (Streamlit's own
+    documentation warns of this race)."""
     st.download_button("Release package (zip)", package_data(copy, p, report, view), file_name="release.zip",
-                       mime="application/zip", key=key, help=PACKAGE_HELP, type="primary")
+                       mime="application/zip", key=key, help=PACKAGE_HELP, type="primary", on_click="ignore")
