@@ -589,22 +589,29 @@ def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the at
     keys = [value_key(v) for v in labels]
     text = validate_hierarchy(table, attribute=attribute)
     _require_covered(dict.fromkeys(k for k in keys if k != MISSING_LABEL), set(text[0]), attribute)
+    stays = np.zeros(text.shape[1], dtype=bool)  # levels where a missing value stays missing
     if MISSING_LABEL in keys and MISSING_LABEL not in set(text[0]):
         row = _missing_row(text, attribute)
         if row is None:
             row = [MISSING_LABEL] * text.shape[1]
+            stays[:] = True
             if text.shape[1] > 1 and text[text.shape[1] - 1].nunique() == 1:
                 row[-1] = text.iat[0, text.shape[1] - 1]  # a single top value ("*") hides missing too
+                stays[-1] = False
         text = pd.concat([text, pd.DataFrame([row], columns=text.columns)], ignore_index=True)
     position = {value: row for row, value in enumerate(text[0])}  # listed once each (validated)
     row_of = np.array([position[k] for k in keys], dtype=np.int64)
     lookup = np.empty((text.shape[1], len(keys)), dtype=np.int64)
     lookup[0] = np.arange(len(keys))
     level_labels = [np.asarray([str(v) for v in labels], dtype=object)]
+    blank = object()  # a missing value that stays missing is its own value, whatever the hierarchy's labels
     for level in range(1, text.shape[1]):
-        codes, uniques = pd.factorize(text[level].to_numpy()[row_of])
+        values = text[level].to_numpy()[row_of]
+        if stays[level]:
+            values = np.where(row_of == len(text) - 1, blank, values)
+        codes, uniques = pd.factorize(values)
         lookup[level] = codes
-        level_labels.append(np.asarray(uniques, dtype=object))
+        level_labels.append(np.asarray([MISSING_LABEL if u is blank else u for u in uniques], dtype=object))
     return lookup, level_labels
 
 

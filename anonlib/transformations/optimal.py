@@ -311,12 +311,12 @@ class Lattice:
         found = self._steps.get((attribute, source, target))
         if found is None:
             lookup = self.lookups[attribute]
-            above = np.zeros(1 << int(self._bits[attribute]), dtype=np.int64)
+            above = np.zeros(int(self._level_cards[attribute, source]), dtype=np.int64)  # the values at ``source``
             above[lookup[source]] = lookup[target]
             if not np.array_equal(above[lookup[source]], lookup[target]):  # validated hierarchies nest
                 raise HierarchyError(f"The hierarchy of {self.qis[attribute]} does not nest: a value at level "
                                      f"{source} generalizes to two different values at level {target}.")
-            found = (above - np.arange(above.size)) << self._shift[attribute]
+            found = (above - np.arange(above.size)) * (1 << int(self._shift[attribute]))
             self._steps[(attribute, source, target)] = found
         return found
 
