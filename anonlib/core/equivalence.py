@@ -229,22 +229,23 @@ def refine(
     return Refinement(new_ids, int(len(keys)), sizes, parent, code)
 
 
-def distinct_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Dense ids of int64 keys in order of first appearance, and each id's key (one hash
-    pass): for callers that keep the keys of the classes to roll them up later.
+def distinct_keys(key: np.ndarray, *, ordered: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Dense ids of int64 keys (one hash pass), numbered in order of first appearance or,
+    when ``ordered``, of the keys; and each id's key, for callers that keep the keys of the
+    classes to roll them up later.
 
     >>> ids, keys = distinct_keys(np.array([70, 20, 70, 50]))
     >>> ids.tolist(), keys.tolist()
     ([0, 1, 0, 2], [70, 20, 50])
     """
-    ids, keys = pd.factorize(np.asarray(key, dtype=np.int64), sort=False)
+    ids, keys = pd.factorize(np.asarray(key, dtype=np.int64), sort=ordered)
     return ids.astype(np.int64, copy=False), np.asarray(keys, dtype=np.int64)
 
 
 def _densify(key: np.ndarray, ordered: bool = True) -> tuple[np.ndarray, int]:
-    """Dense ids for arbitrary int64 keys (hash factorization, O(n); sorted when ``ordered``)."""
-    ids, uniques = pd.factorize(key, sort=ordered)
-    return ids.astype(np.int64, copy=False), int(len(uniques))
+    """Dense ids for arbitrary int64 keys (``distinct_keys``), and how many there are."""
+    ids, keys = distinct_keys(key, ordered=ordered)
+    return ids, len(keys)
 
 
 def _compact(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:

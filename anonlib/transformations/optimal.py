@@ -117,11 +117,10 @@ class _Table:
     (resolved when needed) each distinct original row's position in it, through the table
     it was rolled up from."""
 
-    __slots__ = ("levels", "at", "key", "rep", "sensitive", "weights", "rows", "_source", "_ids", "_members")
+    __slots__ = ("levels", "key", "rep", "sensitive", "weights", "rows", "_source", "_ids", "_members")
 
     def __init__(self, levels, key, rep, sensitive, weights, source=None, ids=None, members=None):
         self.levels = levels
-        self.at = np.asarray(levels, dtype=np.int64)
         self.key = key
         self.rep = rep
         self.sensitive = sensitive
@@ -324,9 +323,10 @@ class Lattice:
         """The keys of ``source``'s classes at the levels ``at`` (a specialization's classes,
         keyed at its own levels, with the fields of the attributes that differ moved up)."""
         key = source.key
-        for a in np.flatnonzero(at != source.at).tolist():
-            field = (key >> self._shift[a]) & ((1 << int(self._bits[a])) - 1)
-            key = key + self._step(a, int(source.at[a]), int(at[a])).take(field)
+        for a, (was, now) in enumerate(zip(source.levels, at.tolist())):
+            if was != now:
+                field = (key >> self._shift[a]) & ((1 << int(self._bits[a])) - 1)
+                key = key + self._step(a, was, now).take(field)
         return key
 
     def classes(self, levels: tuple[int, ...]) -> tuple[_Table, np.ndarray, np.ndarray | None]:
