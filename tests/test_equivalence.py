@@ -13,6 +13,7 @@ from anonlib.measures.avector import anonymity_vector, k_of
 from anonlib.core.equivalence import (
     MISSING_LABEL,
     combine,
+    distinct_keys,
     encode,
     encode_column,
     equivalence_classes,
@@ -173,3 +174,16 @@ def test_refine_splits_classes_in_order_and_rolls_back_up():
     # a key space too large for a bincount goes through hashing, same classes
     wide = refine(ids * 100_000, 500_000, codes, 4)
     assert wide.ids.tolist() == expected.tolist() and wide.parent.tolist() == (r.parent * 100_000).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1), min_size=1, max_size=40), st.data())
+def test_distinct_keys_give_back_every_key_whatever_its_bits(values, data):
+    """The keys are spread by a multiplier before hashing: the distinct keys returned are the
+    input's own (extremes and negative keys included), each once, in order of first appearance."""
+    key = np.array(data.draw(st.lists(st.sampled_from(values), min_size=1, max_size=200)), dtype=np.int64)
+    ids, keys = distinct_keys(key)
+    assert (keys[ids] == key).all()
+    assert keys.tolist() == list(dict.fromkeys(key.tolist()))
+    ids, keys = distinct_keys(key, ordered=True)
+    assert (keys[ids] == key).all() and keys.tolist() == sorted(set(key.tolist()))
