@@ -568,12 +568,14 @@ def hierarchy_tree(table: pd.DataFrame, values: Iterable | None = None) -> tuple
     return tuple(nodes)
 
 
-def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the attribute") -> tuple[np.ndarray, list[np.ndarray]]:
+def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the attribute", *,
+                 validated: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
     """Per-level lookup arrays for a column encoded with ``labels`` (the kernel's codes).
 
     Returns ``(lookup, level_labels)``: ``lookup[j][c]`` is the level-j code of
     data code ``c`` and ``level_labels[j]`` the text of each level-j code.
-    Level 0 is the data's own coding. A missing value (the kernel's
+    Level 0 is the data's own coding; ``validated`` says ``table`` is already
+    ``validate_hierarchy``'s text. A missing value (the kernel's
     ``"missing"``) takes the generalizations of the hierarchy's row for a missing
     marker (``?``, ``NA``, ... : the loader read those cells as missing, so the row
     is meant for them); without such a row it stays ``"missing"`` at every level
@@ -587,7 +589,7 @@ def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the at
     ['*', 'unknown']
     """
     keys = [value_key(v) for v in labels]
-    text = validate_hierarchy(table, attribute=attribute)
+    text = table if validated else validate_hierarchy(table, attribute=attribute)
     _require_covered(dict.fromkeys(k for k in keys if k != MISSING_LABEL), set(text[0]), attribute)
     stays = np.zeros(text.shape[1], dtype=bool)  # levels where a missing value stays missing
     if MISSING_LABEL in keys and MISSING_LABEL not in set(text[0]):

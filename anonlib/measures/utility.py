@@ -39,6 +39,7 @@ Example (a hierarchy age -> 10-year band -> *):
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -115,7 +116,8 @@ def cell_costs(
     """
     if measure not in CELL_MEASURES:
         raise ParameterError(f"'{measure}' is not a per-cell measure; choose one of {join_names(CELL_MEASURES)}.")
-    lookup, level_labels = level_lookup(hierarchy, labels, attribute)
+    table = validate_hierarchy(hierarchy, attribute=attribute)
+    lookup, level_labels = level_lookup(table, labels, attribute, validated=True)
     levels, n_codes = lookup.shape
     # The lowest level at which each code already shows its level-j text (a hierarchy may
     # repeat a value over levels, e.g. "c" -> "c" -> "*"): released text decides the cost.
@@ -125,15 +127,12 @@ def cell_costs(
         same = texts[j] == texts[j - 1]
         shown[j] = np.where(same, shown[j - 1], j)
     if measure == "loss":
-        table = validate_hierarchy(hierarchy, attribute=attribute)
         leaves = len(table)
         cost = np.zeros((levels, n_codes))
         if leaves > 1:
             for j in range(1, levels):
-                # Python strings on both sides (numpy's fixed-width text would drop a trailing NUL)
-                names, under = np.unique(table[j].to_numpy(dtype=object), return_counts=True)
-                at = np.minimum(np.searchsorted(names, level_labels[j]), len(names) - 1)
-                counted = np.where(names[at] == level_labels[j], under[at], 1)  # a value the hierarchy lacks: itself
+                under = Counter(table[j].tolist())  # the hierarchy's leaves under each level-j value
+                counted = np.array([under.get(label, 1) for label in level_labels[j]])  # a value it lacks: itself
                 cost[j] = (counted[lookup[j]] - 1) / (leaves - 1)
             cost = cost[shown, np.arange(n_codes)]
         full = np.ones(n_codes)
