@@ -183,7 +183,7 @@ def test_the_lattice_walk_equals_the_lattice_brute_force():
 def test_a_walk_cut_short_says_it_is_not_proven(benchmark):
     b = benchmark
     proven = optimal_levels(b.frame, b.quasi_identifiers, b.hierarchies, k=5, max_suppressed=0.04)
-    for cut in (dict(max_checked=150), dict(max_checked=400), dict(time_limit=0.0)):
+    for cut in (dict(max_checked=proven.checked // 3), dict(max_checked=proven.checked - 5), dict(time_limit=0.0)):
         found = optimal_levels(b.frame, b.quasi_identifiers, b.hierarchies, k=5, max_suppressed=0.04, **cut)
         assert not found.optimal
         assert found.bound <= proven.value <= found.value and found.gap == found.value - found.bound

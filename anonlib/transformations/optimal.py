@@ -21,7 +21,10 @@ How it stays exact while checking few nodes (the ideas of OLA, El Emam et al.
 2. **Monotonicity of the target.** With k and the monotone models, a node that
    fails makes every specialization fail (tagged without counting); a node with
    no record in a failing class makes every generalization suppress nothing, so
-   their cost *is* their bound (no counting either). Models that are not monotone
+   their cost *is* their bound (no counting either). As in Flash, each node not yet
+   settled starts a climb towards the top, and the highest node of the climb that fails
+   tags everything under it; the climb follows the cheapest bound, and its probes go
+   where a count is cheap (``_climb``, ``_highest_failing``). Models that are not monotone
    (t-closeness, δ-disclosure, β-likeness with suppression) get no tags: every
    node whose bound could still win is counted.
 3. **Cheap counting.** A node's classes are rolled up from the smallest class
@@ -78,6 +81,7 @@ CACHE_TABLES = 4096  # class tables kept for rolling up
 _KEY_SPACE = 1 << 62  # keys of one int64
 _TABLE_MODELS = ("t_closeness", "delta_disclosure", "beta_likeness", "enhanced_beta_likeness")  # vs the whole table
 _NEVER = np.iinfo(np.int64).max
+_CLIMB_BY_BOUND = ("loss", "nonuniform_entropy")  # measures whose climbs follow the bound (``_climb``)
 RELATIVE_TIE = 1e-12  # costs this close are equal; ties go to fewer levels, then the smaller level vector
 
 
@@ -202,7 +206,7 @@ class Lattice:
         full_total = 0.0
         for j, attribute in enumerate(self.qis):
             if self.measure in CELL_MEASURES:
-                freq = np.bincount(table.codes[:, j], weights=weights, minlength=table.cardinalities[j])
+                freq = np.bincount(self.codes[:, j], weights=self.weights, minlength=table.cardinalities[j])
                 costs = cell_costs(hierarchies[attribute], table.labels[j], self.measure, frequencies=freq,
                                    attribute=attribute)
                 lookup = costs.lookup
@@ -229,6 +233,8 @@ class Lattice:
             self.scale = float(self.records * len(self.qis)) or 1.0
         else:
             self.scale = 1.0
+        # What raising each attribute one level adds to a node's bound, per level (``_climb``).
+        self.raise_cost = [(np.diff(t) / self.scale).tolist() for t in self.level_totals]
         self.checked = 0
         bottom = tuple(0 for _ in self.qis)
         # Representative codes are kept offset by attribute (code + attribute * widest), so one
@@ -258,6 +264,8 @@ class Lattice:
         self._table_rows = np.full(CACHE_TABLES, _NEVER, dtype=np.int64)
         self._table_rows[0] = len(first)
         self._status: dict[tuple[int, ...], tuple[bool, int, float | None]] = {}
+        self._kept = 0  # tables kept so far (``_keep``), so that a remembered source can expire
+        self._hint: tuple[tuple[int, ...], _Table, int] | None = None
         # Generalizations of the nodes counted acceptable, one axis per attribute (for ``acceptable``).
         self._above_accepted = np.zeros(self.heights, dtype=bool) if self.size <= MAX_NODES else None
 
@@ -284,6 +292,23 @@ class Lattice:
         n = len(self._tables)
         below = (self._table_levels[:, :n] <= levels[:, None]).all(axis=0)
         return self._tables[int(np.argmin(np.where(below, self._table_rows[:n], _NEVER)))]
+
+    def source_levels(self, levels: Sequence[int]) -> tuple[int, ...]:
+        """The levels of the table a count of ``levels`` would roll up from (``_source``).
+        Until another table is kept, that table is also the smallest under every node
+        between it and ``levels``, so a count of such a node takes it without a search."""
+        table = self._source(np.asarray(levels, dtype=np.int64))
+        self._hint = (tuple(levels), table, self._kept)
+        return table.levels
+
+    def _hinted(self, levels: tuple[int, ...]) -> _Table | None:
+        """The table ``source_levels`` found, when it is still the smallest under ``levels``."""
+        if self._hint is None or self._hint[2] != self._kept:
+            return None
+        upper, table, _ = self._hint
+        if all(t <= v <= u for t, v, u in zip(table.levels, levels, upper)):
+            return table
+        return None
 
     def _keys(self, levels: np.ndarray, rep: np.ndarray) -> tuple[np.ndarray, int]:
         """One mixed-radix key per row of ``rep`` for the quasi-identifiers at ``levels`` (the
@@ -333,8 +358,10 @@ class Lattice:
         """The node's class table, the records of each class on the quasi-identifiers, and
         each table row's class (None when the rows are the classes: no sensitive attribute)."""
         at = np.asarray(levels, dtype=np.int64)
-        source = self._source(at)
-        if source.key is None:  # keys too wide for one int64: regroup the representatives
+        source = self._hinted(levels) or self._source(at)
+        if source.levels == tuple(levels):  # the node's own table (the bottom, or a node counted before)
+            table = source
+        elif source.key is None:  # keys too wide for one int64: regroup the representatives
             key, space = self._keys(at, source.rep)
             for codes, info in zip(source.sensitive, self.sensitive_info):
                 key, space = key * info[0] + codes, space * info[0]
@@ -374,6 +401,7 @@ class Lattice:
             self._tables[slot] = table
         self._table_levels[:, slot] = table.levels
         self._table_rows[slot] = table.rows
+        self._kept += 1
 
     def status(self, levels: Sequence[int], *, cost: bool = True) -> tuple[bool, int, float | None]:
         """(acceptable, records suppressed, cost) of the node ``levels`` (cached; the cost
@@ -402,6 +430,10 @@ class Lattice:
         if acceptable and known is None and self._above_accepted is not None:
             self._above_accepted[_at_least(levels)] = True
         return self._status[levels]
+
+    def known(self, levels: tuple[int, ...]) -> bool:
+        """Whether ``acceptable`` can answer for ``levels`` without counting."""
+        return levels in self._status or (self._above_accepted is not None and bool(self._above_accepted[levels]))
 
     def acceptable(self, levels: tuple[int, ...]) -> bool:
         """Whether the node meets the target, for a monotone target: without counting when
@@ -494,29 +526,65 @@ def _heuristic(lat: Lattice, start: float, bound: float) -> OptimalLevels:
                          seconds=time.perf_counter() - start)
 
 
-def _highest_failing(lat: Lattice, levels: tuple[int, ...], best: float | None) -> tuple[int, ...] | None:
-    """On a path from ``levels`` towards the top, the last node that fails the target
-    (None when ``levels`` itself is acceptable), by binary search: the target is
-    monotone, so a path's failing nodes come first. The path raises the attributes in
-    turn and stops below the nodes whose bound already passes ``best`` (they cannot
-    win, so whether they fail does not matter); the search counts ``levels`` itself
-    only when the node above it is acceptable."""
+def _climb(lat: Lattice, levels: tuple[int, ...], best: float | None) -> list[tuple[int, ...]]:
+    """A path from ``levels`` towards the top, stopping below the nodes whose bound already
+    passes ``best`` (they cannot win, so whether they fail does not matter).
+
+    For the loss metric and non-uniform entropy each step raises the attribute whose next
+    level adds the least to the bound (ties: the climb order), so the path stays among the
+    cheap nodes the walk is about to visit and the failing box of its highest failing node
+    rules out the most of them. Precision charges every level of an attribute the same, so
+    that rule would raise one attribute to its top before the next (a path that rules out
+    fewer nodes: on ARX's Adult benchmark 753 nodes counted instead of 636 at k = 5 with 4%);
+    it, and the measures without a bound, raise the attributes in turn."""
     path = [levels]
     current = list(levels)
-    climbing = True
-    while climbing and any(c < h - 1 for c, h in zip(current, lat.heights)):
+    tops = [h - 1 for h in lat.heights]
+    if lat.measure in _CLIMB_BY_BOUND:
+        bound = lat.bound(current)
+        while True:
+            a, added = -1, 0.0
+            for b in lat.climb_order:  # the least added; the first in the climb order on a tie
+                if current[b] < tops[b] and (a < 0 or lat.raise_cost[b][current[b]] < added):
+                    a, added = b, lat.raise_cost[b][current[b]]
+            if a < 0:
+                return path
+            current[a] += 1
+            bound += added
+            if best is not None and _worse_bound(bound, best):
+                return path
+            path.append(tuple(current))
+    while any(c < t for c, t in zip(current, tops)):
         for a in lat.climb_order:
-            if current[a] < lat.heights[a] - 1:
+            if current[a] < tops[a]:
                 current[a] += 1
                 if best is not None and _worse_bound(lat.bound(current), best):
-                    climbing = False
-                    break
+                    return path
                 path.append(tuple(current))
+    return path
+
+
+def _highest_failing(lat: Lattice, levels: tuple[int, ...], best: float | None) -> tuple[int, ...] | None:
+    """On a climb from ``levels`` (``_climb``), the last node that fails the target (None
+    when ``levels`` itself is acceptable): the target is monotone, so a path's failing
+    nodes come first, and the search narrows the span between the highest node known to
+    fail and the lowest known acceptable. Each probe is a node whose status is already
+    known when there is one (the one nearest the middle), else the lowest node of the
+    span that rolls up from the same smallest table as the span's highest: a count costs
+    the rows of the table it rolls up from, and among nodes that cost the same the lowest
+    settles the most (acceptable: the span ends there; failing: every node under it fails)."""
+    path = _climb(lat, levels, best)
     lo, hi = -1, len(path) - 1  # path[lo] fails (-1: nothing known); is path[hi] acceptable?
     if not lat.acceptable(path[hi]):
         return path[hi]
     while hi - lo > 1:
-        mid = max((lo + hi) // 2, 0)
+        span = range(lo + 1, hi)
+        known = [(min(m - lo, hi - m), -m) for m in span if lat.known(path[m])]
+        if known:
+            mid = -max(known)[1]
+        else:  # the smallest table under the span's highest node is under every node above it
+            source = lat.source_levels(path[hi - 1])
+            mid = next(m for m in span if all(s <= v for s, v in zip(source, path[m])))
         if lat.acceptable(path[mid]):
             hi = mid
         else:
@@ -601,19 +669,19 @@ def optimal_levels(
     best: tuple[float, tuple[int, ...]] | None = None
     best_suppressed = 0
     proven, lowest_open = True, None
-    for done, idx in enumerate(order):
-        if best is not None and bounds[idx] > best[0] + RELATIVE_TIE * max(abs(best[0]), 1.0):
+    for done, (idx, bound) in enumerate(zip(order.tolist(), bounds[order].tolist())):
+        if best is not None and _worse_bound(bound, best[0]):
             break
         if failing[idx]:
             continue
         if (time_limit is not None and time.perf_counter() - start > time_limit) or (
                 max_checked is not None and lat.checked >= max_checked):
-            proven, lowest_open = False, float(bounds[idx])
+            proven, lowest_open = False, bound
             break
-        levels = tuple(int(v) for v in nodes[idx])
+        levels = tuple(nodes[idx].tolist())
         if clean[idx]:
-            if _better(float(bounds[idx]), levels, best):
-                best, best_suppressed = (float(bounds[idx]), levels), 0
+            if _better(bound, levels, best):
+                best, best_suppressed = (bound, levels), 0
             continue
         if monotone:  # Flash: climb a path to the top, tag what lies below its highest failing node
             highest = _highest_failing(lat, levels, None if best is None else best[0])
