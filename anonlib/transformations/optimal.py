@@ -572,7 +572,8 @@ def _highest_failing(lat: Lattice, levels: tuple[int, ...], best: float | None) 
     known when there is one (the one nearest the middle), else the lowest node of the
     span that rolls up from the same smallest table as the span's highest: a count costs
     the rows of the table it rolls up from, and among nodes that cost the same the lowest
-    settles the most (acceptable: the span ends there; failing: every node under it fails)."""
+    one's table lies under all the others, so when it fails the next probe rolls up from
+    it (and when it is acceptable, no other node of the span needs counting)."""
     path = _climb(lat, levels, best)
     lo, hi = -1, len(path) - 1  # path[lo] fails (-1: nothing known); is path[hi] acceptable?
     if not lat.acceptable(path[hi]):
