@@ -302,10 +302,12 @@ class Lattice:
         return table.levels
 
     def _hinted(self, levels: tuple[int, ...]) -> _Table | None:
-        """The table ``source_levels`` found, when it is still the smallest under ``levels``."""
-        if self._hint is None or self._hint[2] != self._kept:
+        """The table ``source_levels`` found, when it is still the smallest under ``levels``
+        (for the next count only)."""
+        hint, self._hint = self._hint, None
+        if hint is None or hint[2] != self._kept:
             return None
-        upper, table, _ = self._hint
+        upper, table, _ = hint
         if all(t <= v <= u for t, v, u in zip(table.levels, levels, upper)):
             return table
         return None
