@@ -585,7 +585,7 @@ def _highest_failing(lat: Lattice, levels: tuple[int, ...], best: float | None) 
         known = [(min(m - lo, hi - m), -m) for m in span if lat.known(path[m])]
         if known:
             mid = -max(known)[1]
-        else:  # the smallest table under the span's highest node is under every node above it
+        else:  # the smallest table under the span's highest node is the smallest under each span node above it
             source = lat.source_levels(path[hi - 1])
             mid = next(m for m in span if all(s <= v for s, v in zip(source, path[m])))
         if lat.acceptable(path[mid]):
