@@ -264,8 +264,6 @@ class Lattice:
         self._table_rows = np.full(CACHE_TABLES, _NEVER, dtype=np.int64)
         self._table_rows[0] = len(first)
         self._status: dict[tuple[int, ...], tuple[bool, int, float | None]] = {}
-        self._kept = 0  # tables kept so far (``_keep``), so that a remembered source can expire
-        self._hint: tuple[tuple[int, ...], _Table, int] | None = None
         # Generalizations of the nodes counted acceptable, one axis per attribute (for ``acceptable``).
         self._above_accepted = np.zeros(self.heights, dtype=bool) if self.size <= MAX_NODES else None
 
@@ -294,23 +292,8 @@ class Lattice:
         return self._tables[int(np.argmin(np.where(below, self._table_rows[:n], _NEVER)))]
 
     def source_levels(self, levels: Sequence[int]) -> tuple[int, ...]:
-        """The levels of the table a count of ``levels`` would roll up from (``_source``).
-        Until another table is kept, that table is also the smallest under every node
-        between it and ``levels``, so a count of such a node takes it without a search."""
-        table = self._source(np.asarray(levels, dtype=np.int64))
-        self._hint = (tuple(levels), table, self._kept)
-        return table.levels
-
-    def _hinted(self, levels: tuple[int, ...]) -> _Table | None:
-        """The table ``source_levels`` found, when it is still the smallest under ``levels``
-        (for the next count only)."""
-        hint, self._hint = self._hint, None
-        if hint is None or hint[2] != self._kept:
-            return None
-        upper, table, _ = hint
-        if all(t <= v <= u for t, v, u in zip(table.levels, levels, upper)):
-            return table
-        return None
+        """The levels of the table a count of ``levels`` would roll up from (``_source``)."""
+        return self._source(np.asarray(levels, dtype=np.int64)).levels
 
     def _keys(self, levels: np.ndarray, rep: np.ndarray) -> tuple[np.ndarray, int]:
         """One mixed-radix key per row of ``rep`` for the quasi-identifiers at ``levels`` (the
@@ -360,7 +343,7 @@ class Lattice:
         """The node's class table, the records of each class on the quasi-identifiers, and
         each table row's class (None when the rows are the classes: no sensitive attribute)."""
         at = np.asarray(levels, dtype=np.int64)
-        source = self._hinted(levels) or self._source(at)
+        source = self._source(at)
         if source.levels == tuple(levels):  # the node's own table (the bottom, or a node counted before)
             table = source
         elif source.key is None:  # keys too wide for one int64: regroup the representatives
@@ -403,7 +386,6 @@ class Lattice:
             self._tables[slot] = table
         self._table_levels[:, slot] = table.levels
         self._table_rows[slot] = table.rows
-        self._kept += 1
 
     def status(self, levels: Sequence[int], *, cost: bool = True) -> tuple[bool, int, float | None]:
         """(acceptable, records suppressed, cost) of the node ``levels`` (cached; the cost
