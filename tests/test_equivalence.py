@@ -187,3 +187,19 @@ def test_distinct_keys_give_back_every_key_whatever_its_bits(values, data):
     assert keys.tolist() == list(dict.fromkeys(key.tolist()))
     ids, keys = distinct_keys(key, ordered=True)
     assert (keys[ids] == key).all() and keys.tolist() == sorted(set(key.tolist()))
+
+
+@given(st.lists(st.one_of(st.none(), st.sampled_from(["", "a", "b", "B", "é", "10", "9"])), max_size=30),
+       st.sampled_from(["string[pyarrow]", "string[python]", "object"]), st.integers(1, 3))
+def test_unordered_codes_name_the_same_values_as_sorted_ones(values, dtype, chunks) -> None:
+    """``ordered=False`` (Arrow's dictionary encoding for text Arrow holds) only renumbers:
+    every row shows the same label, missing rows show "missing", and the codes are dense."""
+    series = pd.Series(values, dtype=dtype)
+    if dtype == "string[pyarrow]" and chunks > 1 and len(values) > 1:  # a column Arrow holds in pieces
+        parts = np.array_split(np.arange(len(values)), chunks)
+        series = pd.concat([series.iloc[p] for p in parts if len(p)], ignore_index=True)
+    codes, labels = encode_column(series, ordered=True)
+    free_codes, free_labels = encode_column(series, ordered=False)
+    assert labels[codes].tolist() == free_labels[free_codes].tolist()
+    assert sorted(map(str, free_labels)) == sorted(map(str, labels))
+    assert free_codes.dtype == np.int64 and set(free_codes.tolist()) == set(range(len(free_labels)))

@@ -78,12 +78,13 @@ class EncodedTable:
     def column_codes(self, column: str) -> np.ndarray:
         return self.codes[:, self.position(column)]
 
-    def classes(self, columns: Sequence[str] | None = None) -> "Classes":
-        """Equivalence classes on ``columns`` (all encoded columns when None)."""
+    def classes(self, columns: Sequence[str] | None = None, *, ordered: bool = True) -> "Classes":
+        """Equivalence classes on ``columns`` (all encoded columns when None); with
+        ``ordered=False`` numbered in order of first appearance (``combine``)."""
         cols = self.columns if columns is None else tuple(columns)
         pos = [self.position(c) for c in cols]
         ids, n = combine(
-            [self.codes[:, p] for p in pos], [self.cardinalities[p] for p in pos], self.n_rows
+            [self.codes[:, p] for p in pos], [self.cardinalities[p] for p in pos], self.n_rows, ordered=ordered
         )
         return Classes.from_ids(ids, n, self.weights)
 
@@ -293,21 +294,29 @@ def _ranks_of_present(present: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def encode_column(values: pd.Series | np.ndarray | Iterable) -> tuple[np.ndarray, np.ndarray]:
+def encode_column(values: pd.Series | np.ndarray | Iterable, *, ordered: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes and labels of one column; missing values are one extra code.
 
     Labels are sorted (numbers numerically, text alphabetically); the missing
-    code, if any, comes last with the label ``"missing"``.
+    code, if any, comes last with the label ``"missing"``. ``ordered=False`` keeps
+    them in order of first appearance instead (no sort; text held by Arrow is
+    encoded by Arrow's own dictionary encoding), for callers that only map codes.
 
     >>> codes, labels = encode_column(pd.Series(["b", None, "a", "b"]))
     >>> codes.tolist(), labels.tolist()
     ([1, 2, 0, 1], ['a', 'b', 'missing'])
+    >>> encode_column(pd.Series(["b", None, "a", "b"]), ordered=False)[1].tolist()
+    ['b', 'a', 'missing']
     """
     series = values if isinstance(values, pd.Series) else pd.Series(values)
-    try:
-        codes, uniques = pd.factorize(series, sort=True, use_na_sentinel=True)
-    except TypeError:  # mixed types that cannot be ordered: order by text
-        codes, uniques = pd.factorize(series.astype("string"), sort=True, use_na_sentinel=True)
+    found = None if ordered else _arrow_codes(series)
+    if found is not None:
+        codes, uniques = found
+    else:
+        try:
+            codes, uniques = pd.factorize(series, sort=ordered, use_na_sentinel=True)
+        except TypeError:  # mixed types that cannot be ordered: order by text
+            codes, uniques = pd.factorize(series.astype("string"), sort=ordered, use_na_sentinel=True)
     codes = codes.astype(np.int64, copy=False)
     labels = np.asarray(uniques, dtype=object)
     missing = codes < 0
@@ -315,6 +324,23 @@ def encode_column(values: pd.Series | np.ndarray | Iterable) -> tuple[np.ndarray
         codes = np.where(missing, len(labels), codes)
         labels = np.append(labels, MISSING_LABEL).astype(object)
     return codes, labels
+
+
+def _arrow_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """Codes (-1 for missing) and labels in order of first appearance of a text column
+    held by Arrow, from Arrow's dictionary encoding (a third faster than pandas'
+    factorize on such columns); None for any other column."""
+    dtype = series.dtype
+    if not (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"):
+        return None
+    import pyarrow as pa  # present whenever a column is held by Arrow
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(pa.array(series.array))
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    codes = np.asarray(encoded.indices.fill_null(-1), dtype=np.int64)
+    return codes, encoded.dictionary.to_numpy(zero_copy_only=False)
 
 
 def size_histogram(sizes: np.ndarray | Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -351,8 +377,12 @@ def record_counts(df: pd.DataFrame, count: str | None) -> np.ndarray | None:
     return whole_numbers(df[count], f"The counts in the record-count column '{count}'", error=ColumnError)
 
 
-def encode(df: pd.DataFrame, columns: Sequence[str] | None = None, *, count: str | None = None) -> EncodedTable:
+def encode(df: pd.DataFrame, columns: Sequence[str] | None = None, *, count: str | None = None,
+           unordered: Iterable[str] = ()) -> EncodedTable:
     """Encode ``columns`` of ``df`` (all but the count column when None) once.
+
+    The labels of the ``unordered`` columns come in order of first appearance
+    (``encode_column(..., ordered=False)``), for callers that only map their codes.
 
     >>> t = encode(pd.DataFrame({"a": [3, 1, 3], "b": ["x", "y", "x"]}))
     >>> t.codes.tolist(), t.cardinalities
@@ -365,7 +395,8 @@ def encode(df: pd.DataFrame, columns: Sequence[str] | None = None, *, count: str
     if len(set(columns)) != len(columns):
         raise ColumnError("A column was selected twice; choose each column once.")
     weights = record_counts(df, count)
-    pairs = [encode_column(df[c]) for c in columns]
+    unordered = set(unordered)
+    pairs = [encode_column(df[c], ordered=c not in unordered) for c in columns]
     codes = (
         np.column_stack([p[0] for p in pairs])
         if pairs

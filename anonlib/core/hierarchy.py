@@ -453,6 +453,20 @@ def validate_hierarchy(table: pd.DataFrame, values: Iterable | None = None, attr
     ...
     anonlib.core.errors.HierarchyError: In the hierarchy of AC, 'Yes' at level 1 generalizes to both 'Any' and 'Other' at level 2; values that share a generalization must share every level above it.
     """
+    columns = hierarchy_columns(table, attribute)
+    text = pd.DataFrame(list(zip(*columns)), columns=range(len(columns)), dtype=object)
+    if values is not None:
+        _require_covered(_distinct_keys(values), set(columns[0]), attribute)
+    return text
+
+
+def hierarchy_columns(table: pd.DataFrame, attribute: str = "the attribute") -> list[list[str]]:
+    """``validate_hierarchy``'s checks, and the hierarchy's text as one list per level (level 0
+    as lookup keys), for the lookups that read it level by level.
+
+    >>> hierarchy_columns(pd.DataFrame([[63.0, "60-69"], ["7", "0-9"]]))
+    [['63', '7'], ['60-69', '0-9']]
+    """
     if table is None or table.shape[0] == 0 or table.shape[1] < 1:
         raise HierarchyError(f"The hierarchy of {attribute} is empty.")
     cells = table.to_numpy(dtype=object)
@@ -464,7 +478,7 @@ def validate_hierarchy(table: pd.DataFrame, values: Iterable | None = None, attr
                 f"In the hierarchy of {attribute}, the row of '{row[0]}' has an empty cell at level {row.index('')}."
             )
         row[0] = value_key(row[0])
-    columns = list(zip(*text))
+    columns = [list(c) for c in zip(*text)]
     seen: set[str] = set()
     for value in columns[0]:
         if value in seen:
@@ -479,10 +493,7 @@ def validate_hierarchy(table: pd.DataFrame, values: Iterable | None = None, attr
                     f"'{parent_of[value]}' and '{parent}' at level {level + 1}; values that share a "
                     "generalization must share every level above it."
                 )
-    text = pd.DataFrame(text, columns=range(len(columns)), dtype=object)
-    if values is not None:
-        _require_covered(_distinct_keys(values), seen, attribute)
-    return text
+    return columns
 
 
 def _require_covered(keys: Iterable[str], known: set[str], attribute: str) -> None:
@@ -568,14 +579,14 @@ def hierarchy_tree(table: pd.DataFrame, values: Iterable | None = None) -> tuple
     return tuple(nodes)
 
 
-def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the attribute", *,
-                 validated: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+def level_lookup(table: pd.DataFrame | None, labels: Sequence, attribute: str = "the attribute", *,
+                 columns: list[list[str]] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
     """Per-level lookup arrays for a column encoded with ``labels`` (the kernel's codes).
 
     Returns ``(lookup, level_labels)``: ``lookup[j][c]`` is the level-j code of
     data code ``c`` and ``level_labels[j]`` the text of each level-j code.
-    Level 0 is the data's own coding; ``validated`` says ``table`` is already
-    ``validate_hierarchy``'s text. A missing value (the kernel's
+    Level 0 is the data's own coding; ``columns`` is the hierarchy's validated
+    text (``hierarchy_columns``) when the caller has it already. A missing value (the kernel's
     ``"missing"``) takes the generalizations of the hierarchy's row for a missing
     marker (``?``, ``NA``, ... : the loader read those cells as missing, so the row
     is meant for them); without such a row it stays ``"missing"`` at every level
@@ -589,31 +600,34 @@ def level_lookup(table: pd.DataFrame, labels: Sequence, attribute: str = "the at
     ['*', 'unknown']
     """
     keys = [value_key(v) for v in labels]
-    text = table if validated else validate_hierarchy(table, attribute=attribute)
-    _require_covered(dict.fromkeys(k for k in keys if k != MISSING_LABEL), set(text[0]), attribute)
-    stays = np.zeros(text.shape[1], dtype=bool)  # levels where a missing value stays missing
-    if MISSING_LABEL in keys and MISSING_LABEL not in set(text[0]):
-        row = _missing_row(text, attribute)
+    if columns is None:
+        columns = hierarchy_columns(table, attribute)
+    known = set(columns[0])
+    _require_covered(dict.fromkeys(k for k in keys if k != MISSING_LABEL), known, attribute)
+    height = len(columns)
+    stays = [False] * height  # levels where a missing value stays missing
+    if MISSING_LABEL in keys and MISSING_LABEL not in known:
+        row = _missing_row(columns, attribute)
         if row is None:
-            row = [MISSING_LABEL] * text.shape[1]
-            stays[:] = True
-            if text.shape[1] > 1 and text[text.shape[1] - 1].nunique() == 1:
-                row[-1] = text.iat[0, text.shape[1] - 1]  # a single top value ("*") hides missing too
+            row = [MISSING_LABEL] * height
+            stays = [True] * height
+            if height > 1 and len(set(columns[-1])) == 1:
+                row[-1] = columns[-1][0]  # a single top value ("*") hides missing too
                 stays[-1] = False
-        text = pd.concat([text, pd.DataFrame([row], columns=text.columns)], ignore_index=True)
-    position = {value: row for row, value in enumerate(text[0])}  # listed once each (validated)
-    row_of = np.array([position[k] for k in keys], dtype=np.int64)
-    lookup = np.empty((text.shape[1], len(keys)), dtype=np.int64)
+        columns = [column + [value] for column, value in zip(columns, row)]
+    position = {value: row for row, value in enumerate(columns[0])}  # listed once each (validated)
+    row_of = [position[k] for k in keys]
+    appended = len(columns[0]) - 1
+    lookup = np.empty((height, len(keys)), dtype=np.int64)
     lookup[0] = np.arange(len(keys))
     level_labels = [np.asarray([str(v) for v in labels], dtype=object)]
     blank = object()  # a missing value that stays missing is its own value, whatever the hierarchy's labels
-    for level in range(1, text.shape[1]):
-        values = text[level].to_numpy()[row_of]
-        if stays[level]:
-            values = np.where(row_of == len(text) - 1, blank, values)
-        codes, uniques = pd.factorize(values)
-        lookup[level] = codes
-        level_labels.append(np.asarray([MISSING_LABEL if u is blank else u for u in uniques], dtype=object))
+    for level in range(1, height):
+        column = columns[level]
+        codes: dict = {}  # each value's code, in order of first appearance
+        lookup[level] = [codes.setdefault(blank if stays[level] and r == appended else column[r], len(codes))
+                         for r in row_of]
+        level_labels.append(np.asarray([MISSING_LABEL if u is blank else u for u in codes], dtype=object))
     return lookup, level_labels
 
 
@@ -640,16 +654,17 @@ def generalize_column(values: pd.Series, hierarchy: pd.DataFrame, level: int,
     return pd.Series(out, index=values.index, dtype=object)
 
 
-def _missing_row(text: pd.DataFrame, attribute: str) -> list[str] | None:
+def _missing_row(columns: list[list[str]], attribute: str) -> list[str] | None:
     """The row for the data's missing values from the hierarchy's rows for missing
     markers (``?;unknown;*``), or None when it has none. Several marker rows must agree:
     the loader reads them all as one missing value, which cannot follow two paths."""
-    markers = text[text[0].isin([m for m in MISSING_MARKERS if m])]
-    if markers.empty:
+    markers = {m for m in MISSING_MARKERS if m}
+    rows = [r for r, value in enumerate(columns[0]) if value in markers]
+    if not rows:
         return None
-    paths = {tuple(row[1:]) for row in markers.itertuples(index=False)}
+    paths = {tuple(column[r] for column in columns[1:]) for r in rows}
     if len(paths) > 1:
-        names = [f"'{m}'" for m in markers[0]]
+        names = [f"'{columns[0][r]}'" for r in rows]
         raise HierarchyError(
             f"The hierarchy of {attribute} has rows for {join_names(names[:-1])} and {names[-1]}, which generalize "
             "differently, but the data reads all of them as missing values and cannot tell them apart; "

@@ -48,7 +48,7 @@ import pandas as pd
 
 from ..core.equivalence import Classes, combine, encode, encode_column
 from ..core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names
-from ..core.hierarchy import SUPPRESSED, level_lookup, validate_hierarchy, value_key
+from ..core.hierarchy import SUPPRESSED, hierarchy_columns, level_lookup, value_key
 
 MEASURES = ("loss", "precision", "nonuniform_entropy", "discernibility", "aecs")
 MEASURE_NAMES = {
@@ -116,8 +116,8 @@ def cell_costs(
     """
     if measure not in CELL_MEASURES:
         raise ParameterError(f"'{measure}' is not a per-cell measure; choose one of {join_names(CELL_MEASURES)}.")
-    table = validate_hierarchy(hierarchy, attribute=attribute)
-    lookup, level_labels = level_lookup(table, labels, attribute, validated=True)
+    columns = hierarchy_columns(hierarchy, attribute)
+    lookup, level_labels = level_lookup(None, labels, attribute, columns=columns)
     levels, n_codes = lookup.shape
     # The lowest level at which each code already shows its level-j text (a hierarchy may
     # repeat a value over levels, e.g. "c" -> "c" -> "*"): released text decides the cost.
@@ -127,11 +127,11 @@ def cell_costs(
         same = texts[j] == texts[j - 1]
         shown[j] = np.where(same, shown[j - 1], j)
     if measure == "loss":
-        leaves = len(table)
+        leaves = len(columns[0])
         cost = np.zeros((levels, n_codes))
         if leaves > 1:
             for j in range(1, levels):
-                under = Counter(table[j].tolist())  # the hierarchy's leaves under each level-j value
+                under = Counter(columns[j])  # the hierarchy's leaves under each level-j value
                 counted = np.array([under.get(label, 1) for label in level_labels[j]])  # a value it lacks: itself
                 cost[j] = (counted[lookup[j]] - 1) / (leaves - 1)
             cost = cost[shown, np.arange(n_codes)]

@@ -51,6 +51,9 @@ Example (the ARX benchmark's case in miniature):
 
 from __future__ import annotations
 
+import heapq
+import math
+import operator
 import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -179,9 +182,12 @@ class Lattice:
         self.sensitive = tuple(dict.fromkeys(r.sensitive for r in self.requirements))
         self._global = any(r.model in _TABLE_MODELS for r in self.requirements)
         _checked_columns(df, self.qis, self.sensitive, count)
-        table = encode(df, [*self.qis, *(s for s in self.sensitive if s not in self.qis)], count=count)
+        # Quasi-identifiers' codes are only mapped through their hierarchies: their labels need no
+        # sort, nor the distinct rows an order (sensitive labels stay sorted: ordered distances use it).
+        table = encode(df, [*self.qis, *(s for s in self.sensitive if s not in self.qis)], count=count,
+                       unordered=[a for a in self.qis if a not in self.sensitive])
         weights = table.weights if table.weights is not None else np.ones(table.n_rows, dtype=np.int64)
-        rows = table.classes()  # distinct (quasi-identifiers, sensitive) rows, with their records
+        rows = table.classes(ordered=False)  # distinct (quasi-identifiers, sensitive) rows, with their records
         first = rows.first_rows
         self.codes = table.codes[first, : len(self.qis)]
         self.weights = rows.sizes
@@ -227,6 +233,7 @@ class Lattice:
         # Paths climb first by the attributes with the most original values (they shrink tables the most).
         self.climb_order = tuple(int(a) for a in np.argsort([-lk.shape[1] for lk in self.lookups], kind="stable"))
         self.size = lattice_size(self.heights)
+        self.top_levels = sum(self.heights) - len(self.heights)  # the top node's total of levels
         if self.measure == "nonuniform_entropy":
             self.scale = full_total or 1.0  # bits when everything is suppressed
         elif self.measure in CELL_MEASURES:
@@ -255,12 +262,20 @@ class Lattice:
         self.fits_one_key = int(self._bits.sum()) + max(self._sensitive_space - 1, 0).bit_length() < 62
         key = rep = None
         if self.fits_one_key:
-            key = sum(self.lookups[a][0][self.codes[:, a]] << self._shift[a] for a in range(len(self.qis)))
+            key = sum(self.codes[:, a] << self._shift[a] for a in range(len(self.qis)))  # level 0: the codes
         else:
             rep = np.ascontiguousarray(self.codes.T + self._offsets[:, None])
         self._tables = [_Table(bottom, key, rep, np.ascontiguousarray(self.sensitive_codes.T), self.weights,
                                members=np.arange(len(first)))]
+        # To find the cached tables under a node at once, each table's levels are also packed
+        # into one integer, a field per attribute with a guard bit on top: a table lies under
+        # a node iff subtracting its fields from the node's (guards set) clears no guard
+        # (``_source``; None when the fields would not fit one int64).
+        widths = [max(h - 1, 0).bit_length() + 1 for h in self.heights]
+        self._level_shifts = [sum(widths[:a]) for a in range(len(widths))]
+        self._guard = sum(1 << (s + w - 1) for s, w in zip(self._level_shifts, widths)) if sum(widths) < 63 else None
         self._table_levels = np.zeros((len(self.qis), CACHE_TABLES), dtype=np.int16)  # one row per attribute
+        self._table_packed = np.zeros(CACHE_TABLES, dtype=np.int64)
         self._table_rows = np.full(CACHE_TABLES, _NEVER, dtype=np.int64)
         self._table_rows[0] = len(first)
         self._status: dict[tuple[int, ...], tuple[bool, int, float | None]] = {}
@@ -283,17 +298,22 @@ class Lattice:
             return 0.0
         return float(sum(t[level] for t, level in zip(self.level_totals, levels))) / self.scale
 
-    def _source(self, levels: np.ndarray) -> _Table:
+    def _source(self, levels: tuple[int, ...]) -> _Table:
         """The smallest cached class table of a specialization of ``levels``."""
         if not self.rollup:
             return self._tables[0]
         n = len(self._tables)
-        below = (self._table_levels[:, :n] <= levels[:, None]).all(axis=0)
-        return self._tables[int(np.argmin(np.where(below, self._table_rows[:n], _NEVER)))]
+        if self._guard is not None:
+            node = sum(level << shift for level, shift in zip(levels, self._level_shifts)) | self._guard
+            below = ((node - self._table_packed[:n]) & self._guard) == self._guard
+        else:
+            below = (self._table_levels[:, :n] <= np.asarray(levels)[:, None]).all(axis=0)
+        return self._tables[int(np.where(below, self._table_rows[:n], _NEVER).argmin())]
 
-    def source_levels(self, levels: Sequence[int]) -> tuple[int, ...]:
-        """The levels of the table a count of ``levels`` would roll up from (``_source``)."""
-        return self._source(np.asarray(levels, dtype=np.int64)).levels
+    def source_table(self, levels: tuple[int, ...]) -> _Table:
+        """The table a count of ``levels`` would roll up from (``_source``), to pass on to
+        ``status`` for a node above it (its ``levels`` say which)."""
+        return self._source(levels)
 
     def _keys(self, levels: np.ndarray, rep: np.ndarray) -> tuple[np.ndarray, int]:
         """One mixed-radix key per row of ``rep`` for the quasi-identifiers at ``levels`` (the
@@ -329,25 +349,31 @@ class Lattice:
             self._steps[(attribute, source, target)] = found
         return found
 
-    def _moved(self, source: _Table, at: np.ndarray) -> np.ndarray:
-        """The keys of ``source``'s classes at the levels ``at`` (a specialization's classes,
+    def _moved(self, source: _Table, levels: tuple[int, ...]) -> np.ndarray:
+        """The keys of ``source``'s classes at ``levels`` (a specialization's classes,
         keyed at its own levels, with the fields of the attributes that differ moved up)."""
         key = source.key
-        for a, (was, now) in enumerate(zip(source.levels, at.tolist())):
+        for a, (was, now) in enumerate(zip(source.levels, levels)):
             if was != now:
                 field = (key >> self._shift[a]) & ((1 << int(self._bits[a])) - 1)
                 key = key + self._step(a, was, now).take(field)
         return key
 
-    def classes(self, levels: tuple[int, ...]) -> tuple[_Table, np.ndarray, np.ndarray | None]:
+    def classes(self, levels: tuple[int, ...], source: _Table | None = None
+                ) -> tuple[_Table, np.ndarray, np.ndarray | None]:
         """The node's class table, the records of each class on the quasi-identifiers, and
-        each table row's class (None when the rows are the classes: no sensitive attribute)."""
-        at = np.asarray(levels, dtype=np.int64)
-        source = self._source(at)
-        if source.levels == tuple(levels):  # the node's own table (the bottom, or a node counted before)
+        each table row's class (None when the rows are the classes: no sensitive attribute).
+        ``source``: a cached table under the node to roll up from (``source_table``), else
+        the smallest one."""
+        levels = tuple(levels)
+        if source is None:
+            source = self._source(levels)
+        elif not all(map(operator.le, source.levels, levels)):
+            raise ParameterError(f"A node's classes cannot be rolled up from {source.levels}, which is not under {levels}.")
+        if source.levels == levels:  # the node's own table (the bottom, or a node counted before)
             table = source
         elif source.key is None:  # keys too wide for one int64: regroup the representatives
-            key, space = self._keys(at, source.rep)
+            key, space = self._keys(np.asarray(levels), source.rep)
             for codes, info in zip(source.sensitive, self.sensitive_info):
                 key, space = key * info[0] + codes, space * info[0]
             ids, n = combine([key], [space], source.rows, ordered=False)
@@ -355,7 +381,7 @@ class Lattice:
             first = merged.first_rows
             table = _Table(levels, None, source.rep[:, first], source.sensitive[:, first], merged.sizes, source, ids)
         else:  # the source's keys moved up, grouped by one hash pass
-            key = self._moved(source, at)
+            key = self._moved(source, levels)
             for codes, info in zip(source.sensitive, self.sensitive_info):
                 key = key * info[0] + codes
             ids, keys = distinct_keys(key)
@@ -370,7 +396,8 @@ class Lattice:
             self._keep(table)
         if not self.sensitive:
             return table, table.weights, None
-        qkey, qspace = self._keys(at, table.rep) if table.key is None else (table.key, 1 << int(self._bits.sum()))
+        qkey, qspace = (self._keys(np.asarray(levels), table.rep) if table.key is None
+                        else (table.key, 1 << int(self._bits.sum())))
         gids, gn = combine([qkey], [qspace], table.rows, ordered=False)
         return table, Classes.from_ids(gids, gn, table.weights).sizes, gids
 
@@ -385,18 +412,21 @@ class Lattice:
                 return
             self._tables[slot] = table
         self._table_levels[:, slot] = table.levels
+        self._table_packed[slot] = sum(level << shift for level, shift in zip(table.levels, self._level_shifts))
         self._table_rows[slot] = table.rows
 
-    def status(self, levels: Sequence[int], *, cost: bool = True) -> tuple[bool, int, float | None]:
+    def status(self, levels: Sequence[int], *, cost: bool = True,
+               source: _Table | None = None) -> tuple[bool, int, float | None]:
         """(acceptable, records suppressed, cost) of the node ``levels`` (cached; the cost
-        is None for a node that fails, or when ``cost`` is False and it was not needed yet)."""
-        levels = tuple(int(v) for v in levels)
+        is None for a node that fails, or when ``cost`` is False and it was not needed yet);
+        counted from ``source`` when given (``classes``)."""
+        levels = tuple(map(int, levels))
         known = self._status.get(levels)
         if known is not None and (known[2] is not None or not cost or not known[0]):
             return known
         self.checked += known is None  # nodes counted (a node counted again for its cost is one node)
-        table, sizes, row_class = self.classes(levels)
-        failed = (sizes > 0) & (sizes < self.k)
+        table, sizes, row_class = self.classes(levels, source)
+        failed = sizes < self.k  # a class of no records (a count column's zeros) suppresses nothing either way
         if self.requirements:
             groups = Classes(ids=row_class, sizes=sizes, rows_per_class=np.ones(len(sizes), dtype=np.int64))
             counts = {
@@ -405,7 +435,7 @@ class Lattice:
                 for i, (s, (n_values, labels, numeric)) in enumerate(zip(self.sensitive, self.sensitive_info))
             }
             failed |= classes_failing(sizes, self.k, self.requirements, counts, self.hierarchy_levels)[0]
-        suppressed = int(sizes[failed].sum())
+        suppressed = int(np.dot(sizes, failed))  # exact: integer sizes, no float on the way
         acceptable = within_limit(suppressed, self.records, self.max_suppressed)
         if acceptable and suppressed and self._global:
             acceptable = self._release_meets(table, sizes, row_class, failed)
@@ -419,12 +449,13 @@ class Lattice:
         """Whether ``acceptable`` can answer for ``levels`` without counting."""
         return levels in self._status or (self._above_accepted is not None and bool(self._above_accepted[levels]))
 
-    def acceptable(self, levels: tuple[int, ...]) -> bool:
+    def acceptable(self, levels: tuple[int, ...], source: _Table | None = None) -> bool:
         """Whether the node meets the target, for a monotone target: without counting when
-        a node already counted acceptable lies below it (its generalization is acceptable too)."""
+        a node already counted acceptable lies below it (its generalization is acceptable too);
+        counted from ``source`` when given (``classes``)."""
         if self._above_accepted is not None and self._above_accepted[tuple(levels)]:
             return True
-        return self.status(levels, cost=False)[0]
+        return self.status(levels, cost=False, source=source)[0]
 
     def _release_meets(self, table: _Table, sizes: np.ndarray, row_class: np.ndarray | None,
                        failed: np.ndarray) -> bool:
@@ -510,9 +541,9 @@ def _heuristic(lat: Lattice, start: float, bound: float) -> OptimalLevels:
                          seconds=time.perf_counter() - start)
 
 
-def _climb(lat: Lattice, levels: tuple[int, ...], best: float | None) -> list[tuple[int, ...]]:
+def _climb(lat: Lattice, levels: tuple[int, ...], cutoff: float) -> list[tuple[int, ...]]:
     """A path from ``levels`` towards the top, stopping below the nodes whose bound already
-    passes ``best`` (they cannot win, so whether they fail does not matter).
+    passes ``cutoff`` (``_cutoff``: they cannot win, so whether they fail does not matter).
 
     For the loss metric and non-uniform entropy each step raises the attribute whose next
     level adds the least to the bound (ties: the climb order), so the path stays among the
@@ -526,29 +557,34 @@ def _climb(lat: Lattice, levels: tuple[int, ...], best: float | None) -> list[tu
     tops = [h - 1 for h in lat.heights]
     if lat.measure in _CLIMB_BY_BOUND:
         bound = lat.bound(current)
-        while True:
-            a, added = -1, 0.0
-            for b in lat.climb_order:  # the least added; the first in the climb order on a tie
-                if current[b] < tops[b] and (a < 0 or lat.raise_cost[b][current[b]] < added):
-                    a, added = b, lat.raise_cost[b][current[b]]
-            if a < 0:
-                return path
+        costs = lat.raise_cost
+        # The next raise of each attribute not at its top: the least added first, then the
+        # first in the climb order.
+        nexts = [(costs[a][current[a]], rank, a) for rank, a in enumerate(lat.climb_order) if current[a] < tops[a]]
+        heapq.heapify(nexts)
+        while nexts:
+            added, rank, a = nexts[0]
             current[a] += 1
             bound += added
-            if best is not None and _worse_bound(bound, best):
+            if bound > cutoff:
                 return path
             path.append(tuple(current))
+            if current[a] < tops[a]:
+                heapq.heapreplace(nexts, (costs[a][current[a]], rank, a))
+            else:
+                heapq.heappop(nexts)
+        return path
     while any(c < t for c, t in zip(current, tops)):
         for a in lat.climb_order:
             if current[a] < tops[a]:
                 current[a] += 1
-                if best is not None and _worse_bound(lat.bound(current), best):
+                if lat.bound(current) > cutoff:
                     return path
                 path.append(tuple(current))
     return path
 
 
-def _highest_failing(lat: Lattice, levels: tuple[int, ...], best: float | None) -> tuple[int, ...] | None:
+def _highest_failing(lat: Lattice, levels: tuple[int, ...], cutoff: float) -> tuple[int, ...] | None:
     """On a climb from ``levels`` (``_climb``), the last node that fails the target (None
     when ``levels`` itself is acceptable): the target is monotone, so a path's failing
     nodes come first, and the search narrows the span between the highest node known to
@@ -558,23 +594,64 @@ def _highest_failing(lat: Lattice, levels: tuple[int, ...], best: float | None) 
     the rows of the table it rolls up from, and among nodes that cost the same the lowest
     one's table lies under all the others, so when it fails the next probe rolls up from
     it (and when it is acceptable, no other node of the span needs counting)."""
-    path = _climb(lat, levels, best)
-    lo, hi = -1, len(path) - 1  # path[lo] fails (-1: nothing known); is path[hi] acceptable?
-    if not lat.acceptable(path[hi]):
+    path = _climb(lat, levels, cutoff)
+    # path[lo] fails (-1: nothing known); path[hi] is acceptable. The top of the lattice (where
+    # the first climbs end) is taken to be, and only counted when no probe below it is: its
+    # count would roll up from a large table.
+    lo, hi = -1, len(path) - 1
+    end = hi if sum(path[hi]) == lat.top_levels else -1
+    if end < 0 and not lat.acceptable(path[hi]):
         return path[hi]
     while hi - lo > 1:
         span = range(lo + 1, hi)
         known = [(min(m - lo, hi - m), -m) for m in span if lat.known(path[m])]
+        source = None
         if known:
             mid = -max(known)[1]
         else:  # the smallest table under the span's highest node is the smallest under each span node above it
-            source = lat.source_levels(path[hi - 1])
-            mid = next(m for m in span if all(s <= v for s, v in zip(source, path[m])))
-        if lat.acceptable(path[mid]):
+            source = lat.source_table(path[hi - 1])
+            mid = next(m for m in span if all(map(operator.le, source.levels, path[m])))
+        if lat.acceptable(path[mid], source):
             hi = mid
         else:
             lo = mid
+    if hi == end and not lat.acceptable(path[hi]):
+        return path[hi]
     return None if hi == 0 else path[lo]
+
+
+def _outer_sum(per_attribute: Sequence[np.ndarray]) -> np.ndarray:
+    """Per node, in flat (level-vector) order, the sum over attributes of ``per_attribute[a]``
+    at the node's level of ``a`` (added attribute by attribute, as ``Lattice.bound`` does)."""
+    total = per_attribute[0]
+    for values in per_attribute[1:]:
+        total = np.add.outer(total, values)
+    return total.reshape(-1)
+
+
+def _in_bound_order(bounds: np.ndarray, total_levels: np.ndarray, chunk: int = 2048):
+    """The nodes' flat indices with their bounds, by bound, then fewer levels, then index,
+    sorted a chunk of the lowest bounds at a time: the walk stops once a bound passes the
+    best cost, usually after a small share of the lattice."""
+    remaining = np.arange(bounds.size)
+    while remaining.size:
+        if remaining.size > chunk:
+            lowest = bounds[remaining]
+            inside = lowest <= np.partition(lowest, chunk - 1)[chunk - 1]  # every tie of the cut comes along
+            part, remaining = remaining[inside], remaining[~inside]
+        else:
+            part, remaining = remaining, remaining[:0]
+        part = part[np.lexsort((part, total_levels[part], bounds[part]))]
+        yield from zip(part.tolist(), bounds[part].tolist())
+
+
+def _levels_at(index: int, heights: Sequence[int]) -> tuple[int, ...]:
+    """The level vector of a node's flat index (``np.unravel_index`` for one node)."""
+    levels = []
+    for h in reversed(heights):
+        index, level = divmod(index, h)
+        levels.append(level)
+    return tuple(reversed(levels))
 
 
 def _at_most(levels: Sequence[int]) -> tuple[slice, ...]:
@@ -588,9 +665,9 @@ def _at_least(levels: Sequence[int]) -> tuple[slice, ...]:
     return tuple(slice(level, None) for level in levels)
 
 
-def _worse_bound(bound: float, best: float) -> bool:
-    """A node whose cost is at least ``bound`` cannot beat or tie ``best``."""
-    return bound > best + RELATIVE_TIE * max(abs(best), 1.0)
+def _cutoff(best: float) -> float:
+    """A node whose bound passes this cannot beat or tie a cost of ``best``."""
+    return best + RELATIVE_TIE * max(abs(best), 1.0)
 
 
 def _better(value: float, levels: tuple[int, ...], best: tuple[float, tuple[int, ...]] | None) -> bool:
@@ -640,22 +717,21 @@ def optimal_levels(
                              max_suppressed=max_suppressed, count=count, measure=measure)
     if lat.size > MAX_NODES:  # too many to walk: the heuristic alone, and the weakest bound
         return _heuristic(lat, start, lat.bound(tuple(0 for _ in lat.heights)))
-    nodes = np.stack(np.unravel_index(np.arange(lat.size), lat.heights), axis=1).astype(np.int16)  # one row per node
+    # Per node (flat index = level-vector order): its bound, and its total of levels.
     if lat.measure in CELL_MEASURES:
-        bounds = sum(np.asarray(t, dtype=float)[nodes[:, a]] for a, t in enumerate(lat.level_totals)) / lat.scale
+        bounds = _outer_sum([np.asarray(t, dtype=float) for t in lat.level_totals]) / lat.scale
     else:
         bounds = np.zeros(lat.size)
-    total_levels = nodes.sum(axis=1)
-    order = np.lexsort((np.arange(lat.size), total_levels, bounds))  # index order = level vector order
+    total_levels = _outer_sum([np.arange(h, dtype=np.int16) for h in lat.heights])
     failing = np.zeros(lat.size, dtype=bool)  # known to fail the target
     clean = np.zeros(lat.size, dtype=bool)  # known to suppress nothing (cost = bound)
     failing_box, clean_box = failing.reshape(lat.heights), clean.reshape(lat.heights)  # views, one axis per attribute
     monotone, zero_monotone = lat.monotone, lat.zero_monotone
     best: tuple[float, tuple[int, ...]] | None = None
-    best_suppressed = 0
+    best_suppressed, cutoff = 0, math.inf
     proven, lowest_open = True, None
-    for done, (idx, bound) in enumerate(zip(order.tolist(), bounds[order].tolist())):
-        if best is not None and _worse_bound(bound, best[0]):
+    for done, (idx, bound) in enumerate(_in_bound_order(bounds, total_levels)):
+        if bound > cutoff:
             break
         if failing[idx]:
             continue
@@ -663,13 +739,14 @@ def optimal_levels(
                 max_checked is not None and lat.checked >= max_checked):
             proven, lowest_open = False, bound
             break
-        levels = tuple(nodes[idx].tolist())
+        levels = _levels_at(idx, lat.heights)
         if clean[idx]:
             if _better(bound, levels, best):
                 best, best_suppressed = (bound, levels), 0
+                cutoff = _cutoff(bound)
             continue
         if monotone:  # Flash: climb a path to the top, tag what lies below its highest failing node
-            highest = _highest_failing(lat, levels, None if best is None else best[0])
+            highest = _highest_failing(lat, levels, cutoff)
             if highest is not None:
                 failing_box[_at_most(highest)] = True
                 continue
@@ -682,6 +759,7 @@ def optimal_levels(
             clean_box[_at_least(levels)] = True
         if _better(cost, levels, best):
             best, best_suppressed = (cost, levels), suppressed
+            cutoff = _cutoff(cost)
     if best is None and not proven:  # cut short before anything was found: the heuristic's answer
         return _heuristic(lat, start, lowest_open)
     if best is None:
