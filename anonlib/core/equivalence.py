@@ -243,8 +243,34 @@ def distinct_keys(key: np.ndarray, *, ordered: bool = False) -> tuple[np.ndarray
     if ordered:
         ids, keys = pd.factorize(key, sort=True)
         return ids.astype(np.int64, copy=False), np.asarray(keys, dtype=np.int64)
-    ids, keys = pd.factorize(key * _SPREAD)
+    ids, keys = _factorize(key * _SPREAD)
     return ids.astype(np.int64, copy=False), np.asarray(keys, dtype=np.int64) * _UNSPREAD
+
+
+def _hash_table_factorize():
+    """``pd.factorize`` for an int64 array, straight from pandas' int64 hash table: the same
+    ids and keys without the public function's checks and wrapping (about 10 µs a call, a
+    quarter of a small roll-up's count). The table's module is pandas' own, not public: it
+    is used only if it answers a probe exactly as ``pd.factorize`` does, else the public
+    function is."""
+    try:
+        from pandas._libs.hashtable import Int64HashTable
+
+        def factorize(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            keys, ids = Int64HashTable(len(key)).factorize(key)
+            return ids, keys
+
+        probe = np.array([5, -3, 5, 2**62, -3], dtype=np.int64)
+        ids, keys = factorize(probe)
+        expected = pd.factorize(probe)
+        if ids.tolist() == expected[0].tolist() and keys.tolist() == expected[1].tolist():
+            return factorize
+    except Exception:  # any change in pandas' internals: the public function
+        pass
+    return pd.factorize
+
+
+_factorize = _hash_table_factorize()
 
 
 def _signed(value: int) -> np.int64:

@@ -233,7 +233,8 @@ class Lattice:
         # Paths climb first by the attributes with the most original values (they shrink tables the most).
         self.climb_order = tuple(int(a) for a in np.argsort([-lk.shape[1] for lk in self.lookups], kind="stable"))
         self.size = lattice_size(self.heights)
-        self.top_levels = sum(self.heights) - len(self.heights)  # the top node's total of levels
+        self.tops = tuple(h - 1 for h in self.heights)  # the top node
+        self.top_levels = sum(self.tops)  # its total of levels
         if self.measure == "nonuniform_entropy":
             self.scale = full_total or 1.0  # bits when everything is suppressed
         elif self.measure in CELL_MEASURES:
@@ -279,6 +280,7 @@ class Lattice:
         self._table_rows = np.full(CACHE_TABLES, _NEVER, dtype=np.int64)
         self._table_rows[0] = len(first)
         self._status: dict[tuple[int, ...], tuple[bool, int, float | None]] = {}
+        self._kept: dict[tuple[int, ...], _Table] = {}  # the cached tables but the bottom, by levels
         # Generalizations of the nodes counted acceptable, one axis per attribute (for ``acceptable``).
         self._above_accepted = np.zeros(self.heights, dtype=bool) if self.size <= MAX_NODES else None
 
@@ -410,7 +412,9 @@ class Lattice:
             slot = 1 + int(np.argmax(self._table_rows[1:]))
             if self._table_rows[slot] <= table.rows:
                 return
+            del self._kept[self._tables[slot].levels]
             self._tables[slot] = table
+        self._kept[table.levels] = table
         self._table_levels[:, slot] = table.levels
         self._table_packed[slot] = sum(level << shift for level, shift in zip(table.levels, self._level_shifts))
         self._table_rows[slot] = table.rows
@@ -445,9 +449,18 @@ class Lattice:
             self._above_accepted[_at_least(levels)] = True
         return self._status[levels]
 
-    def known(self, levels: tuple[int, ...]) -> bool:
-        """Whether ``acceptable`` can answer for ``levels`` without counting."""
-        return levels in self._status or (self._above_accepted is not None and bool(self._above_accepted[levels]))
+    def known_acceptable(self, levels: tuple[int, ...]) -> bool:
+        """Whether a node counted acceptable lies under ``levels`` (so it is acceptable, for a
+        monotone target), or ``levels`` itself was."""
+        return self._above_accepted is not None and bool(self._above_accepted[levels])
+
+    def counted(self, levels: tuple[int, ...]) -> bool:
+        """Whether ``levels`` was counted."""
+        return levels in self._status
+
+    def kept_table(self, levels: tuple[int, ...]) -> _Table | None:
+        """The cached class table of ``levels``, if it is kept for rolling up (``_keep``)."""
+        return self._kept.get(levels)
 
     def acceptable(self, levels: tuple[int, ...], source: _Table | None = None) -> bool:
         """Whether the node meets the target, for a monotone target: without counting when
@@ -541,9 +554,10 @@ def _heuristic(lat: Lattice, start: float, bound: float) -> OptimalLevels:
                          seconds=time.perf_counter() - start)
 
 
-def _climb(lat: Lattice, levels: tuple[int, ...], cutoff: float) -> list[tuple[int, ...]]:
-    """A path from ``levels`` towards the top, stopping below the nodes whose bound already
-    passes ``cutoff`` (``_cutoff``: they cannot win, so whether they fail does not matter).
+def _climb(lat: Lattice, levels: tuple[int, ...], bound: float, cutoff: float) -> list[tuple[int, ...]]:
+    """A path from ``levels`` (whose bound is ``bound``) towards the top, stopping below the
+    nodes whose bound already passes ``cutoff`` (``_cutoff``: they cannot win, so whether
+    they fail does not matter).
 
     For the loss metric and non-uniform entropy each step raises the attribute whose next
     level adds the least to the bound (ties: the climb order), so the path stays among the
@@ -554,9 +568,8 @@ def _climb(lat: Lattice, levels: tuple[int, ...], cutoff: float) -> list[tuple[i
     it, and the measures without a bound, raise the attributes in turn."""
     path = [levels]
     current = list(levels)
-    tops = [h - 1 for h in lat.heights]
+    tops = lat.tops
     if lat.measure in _CLIMB_BY_BOUND:
-        bound = lat.bound(current)
         costs = lat.raise_cost
         # The next raise of each attribute not at its top: the least added first, then the
         # first in the climb order.
@@ -584,17 +597,22 @@ def _climb(lat: Lattice, levels: tuple[int, ...], cutoff: float) -> list[tuple[i
     return path
 
 
-def _highest_failing(lat: Lattice, levels: tuple[int, ...], cutoff: float) -> tuple[int, ...] | None:
-    """On a climb from ``levels`` (``_climb``), the last node that fails the target (None
-    when ``levels`` itself is acceptable): the target is monotone, so a path's failing
-    nodes come first, and the search narrows the span between the highest node known to
-    fail and the lowest known acceptable. Each probe is a node whose status is already
-    known when there is one (the one nearest the middle), else the lowest node of the
+def _highest_failing(lat: Lattice, levels: tuple[int, ...], bound: float, cutoff: float) -> tuple[int, ...] | None:
+    """On a climb from ``levels`` (``_climb``; ``bound`` is its bound), the last node that
+    fails the target (None when ``levels`` itself is acceptable): the target is monotone,
+    so a path's failing nodes come first, and the search narrows the span between the
+    highest node known to fail and the lowest known acceptable.
+
+    What is known narrows it first, without counting: the lowest node known acceptable (by
+    bisection: knowing a node acceptable is monotone along the path too) and the highest
+    node under it already counted (it failed). Then each probe is the lowest node of the
     span that rolls up from the same smallest table as the span's highest: a count costs
     the rows of the table it rolls up from, and among nodes that cost the same the lowest
-    one's table lies under all the others, so when it fails the next probe rolls up from
-    it (and when it is acceptable, no other node of the span needs counting)."""
-    path = _climb(lat, levels, cutoff)
+    one's table lies under all the others, so when it fails the next probe is the node
+    above it, rolled up from its table (and when it is acceptable, no other node of the
+    span needs counting). A count tells nothing new about the rest of the span, so what
+    is known needs no second look."""
+    path = _climb(lat, levels, bound, cutoff)
     # path[lo] fails (-1: nothing known); path[hi] is acceptable. The top of the lattice (where
     # the first climbs end) is taken to be, and only counted when no probe below it is: its
     # count would roll up from a large table.
@@ -602,19 +620,25 @@ def _highest_failing(lat: Lattice, levels: tuple[int, ...], cutoff: float) -> tu
     end = hi if sum(path[hi]) == lat.top_levels else -1
     if end < 0 and not lat.acceptable(path[hi]):
         return path[hi]
-    while hi - lo > 1:
-        span = range(lo + 1, hi)
-        known = [(min(m - lo, hi - m), -m) for m in span if lat.known(path[m])]
-        source = None
-        if known:
-            mid = -max(known)[1]
-        else:  # the smallest table under the span's highest node is the smallest under each span node above it
-            source = lat.source_table(path[hi - 1])
-            mid = next(m for m in span if all(map(operator.le, source.levels, path[m])))
-        if lat.acceptable(path[mid], source):
-            hi = mid
+    first = lo + 1
+    while first < hi:
+        m = (first + hi) // 2
+        if lat.known_acceptable(path[m]):
+            hi = m
         else:
-            lo = mid
+            first = m + 1
+    lo = next((m for m in range(hi - 1, lo, -1) if lat.counted(path[m])), lo)
+    source = None
+    while hi - lo > 1:
+        if source is None:  # the smallest table under the span's highest node is the smallest under each span node above it
+            source = lat.source_table(path[hi - 1])
+            mid = next(m for m in range(lo + 1, hi) if all(map(operator.le, source.levels, path[m])))
+        else:
+            mid = lo + 1
+        if lat.acceptable(path[mid], source):
+            hi, source = mid, None
+        else:
+            lo, source = mid, lat.kept_table(path[mid]) or source
     if hi == end and not lat.acceptable(path[hi]):
         return path[hi]
     return None if hi == 0 else path[lo]
@@ -746,7 +770,7 @@ def optimal_levels(
                 cutoff = _cutoff(bound)
             continue
         if monotone:  # Flash: climb a path to the top, tag what lies below its highest failing node
-            highest = _highest_failing(lat, levels, cutoff)
+            highest = _highest_failing(lat, levels, bound, cutoff)
             if highest is not None:
                 failing_box[_at_most(highest)] = True
                 continue
