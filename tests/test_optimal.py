@@ -334,3 +334,69 @@ def test_the_search_equals_brute_force_when_keys_do_not_fit_one_integer():
     for q, level in zip(qis, found.levels):
         table[q] = generalize_column(table[q], hierarchies[q], level, q)
     assert found.suppressed == len(table) - int(acceptance(table, qis, k=3, max_suppressed=0.2).kept.sum())
+
+
+# --------------------------------------------------------------------------- the walk's own machinery
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=40), st.data(), st.integers(1, 6))
+def test_the_walk_meets_the_nodes_in_sorted_order_chunk_by_chunk(bounds, data, chunk):
+    """Sorting a chunk of the lowest bounds at a time (ties of a chunk's last bound come
+    along) gives the order of one full sort: by bound, then fewer levels, then index."""
+    from anonlib.transformations.optimal import _in_bound_order
+
+    total = np.array(data.draw(st.lists(st.integers(0, 4), min_size=len(bounds), max_size=len(bounds))), dtype=np.int16)
+    bounds = np.array(bounds, dtype=float) / 3
+    order = np.lexsort((np.arange(len(bounds)), total, bounds))
+    walked = list(itertools.islice(_in_bound_order(bounds, total, chunk=chunk), len(bounds) + 1))
+    assert walked == list(zip(order.tolist(), bounds[order].tolist()))
+
+
+def _lattice_of(heights: list[int]) -> Lattice:
+    """A lattice whose attribute j has ``heights[j]`` levels (values 0..3 in nested bands)."""
+    bands = [[(0, 1), (2, 3)], [(0, 3)]]
+    qis = [f"q{j}" for j in range(len(heights))]
+    frame = pd.DataFrame({q: pd.Series([0, 1, 2, 3], dtype="Int64") for q in qis})
+    hierarchies = {q: interval_hierarchy(range(4), bands[: h - 1], top=h == 4) if h > 1 else
+                   pd.DataFrame({0: ["0", "1", "2", "3"]}) for q, h in zip(qis, heights)}
+    return Lattice(frame, qis, hierarchies, k=1)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from([[4, 3, 2], [2, 4, 4, 3, 1], [4] * 21]), st.data())
+def test_the_cache_finds_the_smallest_table_under_a_node(heights, data):
+    """Packed levels with guard bits (or, past 62 bits, a comparison per attribute) find the
+    smallest cached table lying under a node; among tables of one size the first kept."""
+    from anonlib.transformations.optimal import _Table
+
+    lat = _lattice_of(heights)
+    assert lat.heights == tuple(heights) and (lat._guard is None) == (len(heights) == 21)  # 63 bits
+    level = st.tuples(*(st.integers(0, h - 1) for h in heights))
+    kept = [lat._tables[0]]
+    for levels, rows in data.draw(st.lists(st.tuples(level, st.integers(1, 3)), max_size=12)):
+        if levels in lat._kept:
+            continue
+        table = _Table(levels, np.zeros(rows, dtype=np.int64), None, np.zeros((0, rows), dtype=np.int64),
+                       np.ones(rows, dtype=np.int64))
+        lat._keep(table)
+        kept.append(table)
+    for query in data.draw(st.lists(level, min_size=1, max_size=10)):
+        under = [t for t in kept if all(a <= b for a, b in zip(t.levels, query))]
+        assert lat._source(query) is min(under, key=lambda t: t.rows)  # min keeps the first of a size
+
+
+def test_a_cache_of_three_tables_still_finds_brute_forces_node(monkeypatch):
+    """When the cache is full, the largest table but the bottom makes room: the walk still
+    finds brute force's node, and what it looks up by levels is what the cache holds."""
+    from anonlib.transformations import optimal
+
+    monkeypatch.setattr(optimal, "CACHE_TABLES", 3)
+    b = arx_adult_benchmark()
+    frame = b.frame.sample(3000, random_state=2)
+    qis = ["age", "education", "marital-status", "sex", "race"]
+    lattice = Lattice(frame, qis, b.hierarchies, k=5, max_suppressed=0.02)
+    found = optimal_levels(frame, qis, b.hierarchies, k=5, max_suppressed=0.02, lattice=lattice)
+    levels, value, suppressed = brute_force(Lattice(frame, qis, b.hierarchies, k=5, max_suppressed=0.02, rollup=False))
+    assert (found.levels, found.suppressed) == (levels, suppressed) and found.value == pytest.approx(value, rel=1e-12)
+    assert len(lattice._tables) == 3 and lattice.checked > 3
+    assert lattice._kept == {t.levels: t for t in lattice._tables[1:]}
