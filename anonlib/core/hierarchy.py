@@ -21,6 +21,11 @@ it at every level above j); a failure is a ``HierarchyError`` naming the value.
 Data values are matched to column 0 by their text (``value_key``): 52000,
 ``"52000"`` and 52000.0 are the same value.
 
+One module of 800-odd lines because everything here reads or writes the one
+representation (the ARX-layout table): builders, validation, the tree, the level
+lookups the counting uses and the column generalizer that writes releases, so a
+change to the layout touches one file.
+
 Example:
     >>> h = masking_hierarchy(["52003", "54001"])
     >>> h.iloc[0].tolist()

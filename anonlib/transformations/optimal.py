@@ -34,7 +34,12 @@ How it stays exact while checking few nodes (the ideas of OLA, El Emam et al.
    whose level differs and groups the keys in one hash pass.
 
 Discernibility and average class size are not sums of cell costs: for them every
-node the tags do not settle is counted (exact, slower). A time limit stops the
+node the tags do not settle is counted (exact, slower).
+
+One module of 800-odd lines because the lattice's table cache, its tags and the walk
+keep one invariant together (every probe keeps "the lower end fails, the upper end is
+acceptable" true, and every count rolls up from a table under its node); split, each
+half would have to know the other's internals. A time limit stops the
 walk early; the answer then says it is not proven optimal and how far the
 lowest unchecked bound lies below it.
 
@@ -218,8 +223,11 @@ class Lattice:
                 lookup = costs.lookup
                 self.cell_cost.append(costs.cost)
                 self.full_cost.append(costs.full)
-                self.level_totals.append(costs.cost @ freq)
-                full_total += float(costs.full @ freq)
+                # Sums over values in whatever order they were first seen: summed exactly
+                # (``math.fsum``), so a node's cost has the same bits whatever the records' order
+                # (an engine hands them over in its own).
+                self.level_totals.append(np.array([math.fsum(row) for row in (costs.cost * freq).tolist()]))
+                full_total += math.fsum((costs.full * freq).tolist())
             else:
                 lookup, _ = level_lookup(hierarchies[attribute], table.labels[j], attribute)
             self.lookups.append(lookup)
@@ -504,7 +512,7 @@ class Lattice:
                 codes = self.codes[gone]
                 paid = sum(self.full_cost[a][codes[:, a]] - self.cell_cost[a][levels[a]][codes[:, a]]
                            for a in range(len(self.qis)))
-                value += float(self.weights[gone] @ paid)  # they pay in full
+                value += math.fsum((self.weights[gone] * paid).tolist())  # they pay in full (summed exactly, as above)
             return value / self.scale
         kept = sizes[~failed & (sizes > 0)]
         if self.measure == "discernibility":
