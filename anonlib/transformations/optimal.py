@@ -323,7 +323,7 @@ class Lattice:
     def source_table(self, levels: tuple[int, ...]) -> _Table:
         """The table a count of ``levels`` would roll up from (``_source``), to pass on to
         ``status`` for a node above it (its ``levels`` say which)."""
-        return self._source(levels)
+        return self._source(tuple(map(int, levels)))
 
     def _keys(self, levels: np.ndarray, rep: np.ndarray) -> tuple[np.ndarray, int]:
         """One mixed-radix key per row of ``rep`` for the quasi-identifiers at ``levels`` (the
@@ -375,7 +375,7 @@ class Lattice:
         each table row's class (None when the rows are the classes: no sensitive attribute).
         ``source``: a cached table under the node to roll up from (``source_table``), else
         the smallest one."""
-        levels = tuple(levels)
+        levels = tuple(map(int, levels))
         if source is None:
             source = self._source(levels)
         elif not all(map(operator.le, source.levels, levels)):
@@ -667,9 +667,11 @@ def _in_bound_order(bounds: np.ndarray, total_levels: np.ndarray, chunk: int = 2
     best cost, usually after a small share of the lattice."""
     remaining = np.arange(bounds.size)
     while remaining.size:
+        inside = None
         if remaining.size > chunk:
             lowest = bounds[remaining]
             inside = lowest <= np.partition(lowest, chunk - 1)[chunk - 1]  # every tie of the cut comes along
+        if inside is not None and inside.any():  # (a NaN cut would take none: the rest is sorted at once)
             part, remaining = remaining[inside], remaining[~inside]
         else:
             part, remaining = remaining, remaining[:0]
