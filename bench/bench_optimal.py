@@ -12,7 +12,7 @@ this case on a quad-core.
 
 The searches are timed before the brute force, fifteen runs each: a 45 ms run is at
 the mercy of the machine's noise, and right after a brute force (12,960 counts, ten
-seconds of allocating and freeing arrays) the next searches run 5-25% slower for a
+seconds of allocating and freeing arrays) the next searches run 5-27% slower for a
 while, an effect of the allocator's state, not of the search (it goes away with
 ``MALLOC_TOP_PAD_`` set; docs/release.md has the numbers). The product never runs a
 brute force before a search. The last row times the 4% search again right after the

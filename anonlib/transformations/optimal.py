@@ -34,14 +34,14 @@ How it stays exact while checking few nodes (the ideas of OLA, El Emam et al.
    whose level differs and groups the keys in one hash pass.
 
 Discernibility and average class size are not sums of cell costs: for them every
-node the tags do not settle is counted (exact, slower).
+node the tags do not settle is counted (exact, slower). A time limit stops the
+walk early; the answer then says it is not proven optimal and how far the
+lowest unchecked bound lies below it.
 
 One module of 800-odd lines because the lattice's table cache, its tags and the walk
 keep one invariant together (every probe keeps "the lower end fails, the upper end is
 acceptable" true, and every count rolls up from a table under its node); split, each
-half would have to know the other's internals. A time limit stops the
-walk early; the answer then says it is not proven optimal and how far the
-lowest unchecked bound lies below it.
+half would have to know the other's internals.
 
 Example (the ARX benchmark's case in miniature):
     >>> import pandas as pd
@@ -242,7 +242,6 @@ class Lattice:
         self.climb_order = tuple(int(a) for a in np.argsort([-lk.shape[1] for lk in self.lookups], kind="stable"))
         self.size = lattice_size(self.heights)
         self.tops = tuple(h - 1 for h in self.heights)  # the top node
-        self.top_levels = sum(self.tops)  # its total of levels
         if self.measure == "nonuniform_entropy":
             self.scale = full_total or 1.0  # bits when everything is suppressed
         elif self.measure in CELL_MEASURES:
@@ -314,11 +313,14 @@ class Lattice:
             return self._tables[0]
         n = len(self._tables)
         if self._guard is not None:
-            node = sum(level << shift for level, shift in zip(levels, self._level_shifts)) | self._guard
-            below = ((node - self._table_packed[:n]) & self._guard) == self._guard
+            below = (((self._packed(levels) | self._guard) - self._table_packed[:n]) & self._guard) == self._guard
         else:
             below = (self._table_levels[:, :n] <= np.asarray(levels)[:, None]).all(axis=0)
         return self._tables[int(np.where(below, self._table_rows[:n], _NEVER).argmin())]
+
+    def _packed(self, levels: tuple[int, ...]) -> int:
+        """``levels`` as one integer, a field per attribute below its guard bit (``_source``)."""
+        return sum(level << shift for level, shift in zip(levels, self._level_shifts))
 
     def source_table(self, levels: tuple[int, ...]) -> _Table:
         """The table a count of ``levels`` would roll up from (``_source``), to pass on to
@@ -424,7 +426,7 @@ class Lattice:
             self._tables[slot] = table
         self._kept[table.levels] = table
         self._table_levels[:, slot] = table.levels
-        self._table_packed[slot] = sum(level << shift for level, shift in zip(table.levels, self._level_shifts))
+        self._table_packed[slot] = self._packed(table.levels)
         self._table_rows[slot] = table.rows
 
     def status(self, levels: Sequence[int], *, cost: bool = True,
@@ -474,9 +476,7 @@ class Lattice:
         """Whether the node meets the target, for a monotone target: without counting when
         a node already counted acceptable lies below it (its generalization is acceptable too);
         counted from ``source`` when given (``classes``)."""
-        if self._above_accepted is not None and self._above_accepted[tuple(levels)]:
-            return True
-        return self.status(levels, cost=False, source=source)[0]
+        return self.known_acceptable(tuple(levels)) or self.status(levels, cost=False, source=source)[0]
 
     def _release_meets(self, table: _Table, sizes: np.ndarray, row_class: np.ndarray | None,
                        failed: np.ndarray) -> bool:
@@ -625,7 +625,7 @@ def _highest_failing(lat: Lattice, levels: tuple[int, ...], bound: float, cutoff
     # the first climbs end) is taken to be, and only counted when no probe below it is: its
     # count would roll up from a large table.
     lo, hi = -1, len(path) - 1
-    end = hi if sum(path[hi]) == lat.top_levels else -1
+    end = hi if path[hi] == lat.tops else -1
     if end < 0 and not lat.acceptable(path[hi]):
         return path[hi]
     first = lo + 1
@@ -823,7 +823,7 @@ def brute_force(lattice: Lattice) -> tuple[tuple[int, ...], float, int] | None:
     """
     best, best_suppressed = None, 0
     for flat in range(lattice.size):
-        levels = tuple(int(v) for v in np.unravel_index(flat, lattice.heights))
+        levels = _levels_at(flat, lattice.heights)
         acceptable, suppressed, cost = lattice.status(levels)
         if acceptable and _better(cost, levels, best):
             best, best_suppressed = (cost, levels), suppressed
