@@ -1,7 +1,7 @@
 """The two commands a newcomer needs, on any machine with Python 3.11 and pip.
 
     python3 tasks.py run    # set up .venv, install, start the dashboard (sample loaded)
-    python3 tasks.py test   # set up .venv, install test tools, run every test
+    python3 tasks.py test   # set up .venv, install test tools, lint (ruff), run every test
     python3 tasks.py bench  # run the benchmarks (after either of the above)
     python3 tasks.py screenshot  # regenerate docs/screenshot.png in headless Chromium
 
@@ -37,9 +37,13 @@ def _ensure_venv(requirements: str) -> None:
     if stamp.exists() and stamp.read_text() == digest:
         return
     print(f"Installing {requirements} into .venv (first time only) ...", flush=True)
-    subprocess.check_call([str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", str(ROOT / requirements)])
+    subprocess.check_call(
+        [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", str(ROOT / requirements)]
+    )
     if nodeps:  # test-only peers whose own pins conflict with ours (see the file)
-        subprocess.check_call([str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-deps", "-r", str(nodeps)])
+        subprocess.check_call(
+            [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-deps", "-r", str(nodeps)]
+        )
     stamp.write_text(digest)
 
 
@@ -49,12 +53,31 @@ def run() -> int:
     return subprocess.call([str(PYTHON), "-m", "streamlit", "run", str(ROOT / "app.py")], cwd=ROOT)
 
 
+def lint() -> int:
+    """ruff's lint and format checks ([tool.ruff] in pyproject.toml); 0 when both are clean."""
+    ruff = [str(PYTHON), "-m", "ruff"]
+    checked = subprocess.call([*ruff, "check", "."], cwd=ROOT)
+    formatted = subprocess.call([*ruff, "format", "--check", "."], cwd=ROOT)
+    if checked or formatted:
+        print(
+            "ruff found problems (above): `.venv/bin/ruff check --fix .` and `.venv/bin/ruff format .` "
+            "mend most of them.",
+            flush=True,
+        )
+    return checked or formatted
+
+
 def test(extra: list[str]) -> int:
     _ensure_venv("requirements-dev.txt")
+    if lint():
+        return 1
     # Test files run side by side on up to four cores (pytest-xdist; a file's tests stay on one
     # worker, so its fixtures, such as the Spark session, are built once). "-n 0" runs serially.
-    workers = [] if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in extra) else [
-        "-n", str(min(4, os.cpu_count() or 1)), "--dist", "loadfile"]
+    workers = (
+        []
+        if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in extra)
+        else ["-n", str(min(4, os.cpu_count() or 1)), "--dist", "loadfile"]
+    )
     return subprocess.call([str(PYTHON), "-m", "pytest", *workers, *extra], cwd=ROOT)
 
 
@@ -70,8 +93,12 @@ def screenshot() -> int:
 
 
 def main(argv: list[str]) -> int:
-    commands = {"run": lambda: run(), "test": lambda: test(argv[1:]), "bench": lambda: bench(argv[1:]),
-                "screenshot": lambda: screenshot()}
+    commands = {
+        "run": lambda: run(),
+        "test": lambda: test(argv[1:]),
+        "bench": lambda: bench(argv[1:]),
+        "screenshot": lambda: screenshot(),
+    }
     if not argv or argv[0] not in commands:
         print(__doc__)
         return 2

@@ -42,10 +42,10 @@ from .core.errors import (
     FileTooLargeError,
     GeometryError,
     HierarchyError,
+    PackageError,
     ParameterError,
     PopulationError,
     ProblemTooLargeError,
-    PackageError,
     RecipeError,
 )
 

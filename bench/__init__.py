@@ -7,8 +7,9 @@ after its (untimed) setup, and prints the median next to the target.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass(frozen=True)

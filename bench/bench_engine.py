@@ -121,7 +121,9 @@ def measure(kind: str, folder: str, records: int = 0) -> dict:
         frame = table.to_pandas()
         for column in QUASI_IDENTIFIERS[1:]:
             frame[column] = frame[column].astype(str)
-        result = risk_profile(Dataset.from_frame("generated", frame, {c: "quasi-identifier" for c in QUASI_IDENTIFIERS}))
+        result = risk_profile(
+            Dataset.from_frame("generated", frame, {c: "quasi-identifier" for c in QUASI_IDENTIFIERS})
+        )
     else:
         running = engine.connect(kind, master="local[2]" if kind == "spark" else None)
         start = time.perf_counter()
@@ -130,15 +132,23 @@ def measure(kind: str, folder: str, records: int = 0) -> dict:
             jvm = _jvm_peak()
     seconds = time.perf_counter() - start
     return {
-        "kind": kind, "seconds": seconds, "peak_rss": _peak_rss(), "jvm_peak_rss": jvm,
-        "records": result.records, "classes": result.classes, "k": result.k,
+        "kind": kind,
+        "seconds": seconds,
+        "peak_rss": _peak_rss(),
+        "jvm_peak_rss": jvm,
+        "records": result.records,
+        "classes": result.classes,
+        "k": result.k,
     }
 
 
 def _in_child(kind: str, folder: Path, records: int = 0) -> dict:
     done = subprocess.run(
         [sys.executable, "-m", "bench.bench_engine", "--measure", kind, str(folder), str(records)],
-        cwd=ROOT, capture_output=True, text=True, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
         raise RuntimeError(f"{kind} measurement failed: {done.stderr.strip().splitlines()[-1:]}")
@@ -150,7 +160,9 @@ def _gb(n: int) -> str:
 
 
 def _engine_note(result: dict) -> str:
-    note = f"{result['records']:,} records, {result['classes']:,} classes, k {result['k']}; peak {_gb(result['peak_rss'])}"
+    note = (
+        f"{result['records']:,} records, {result['classes']:,} classes, k {result['k']}; peak {_gb(result['peak_rss'])}"
+    )
     if result.get("jvm_peak_rss"):
         note += f" (Python) + {_gb(result['jvm_peak_rss'])} (JVM)"
     return note
@@ -174,24 +186,38 @@ def largest_in_memory(result: dict) -> str:
 
 def _timed(kind: str, records: int = 0):
     """A Benchmark run whose time is the child's own measurement (process start-up excluded)."""
+
     def run(folder: Path) -> dict:
         return _in_child(kind, folder, records)
+
     return run
 
 
 BENCHMARKS = [
     Benchmark(
-        "engine: profile 10^8 records x 4 QIs, Parquet, DuckDB", 60.0,
-        lambda: generated(), _timed("duckdb"), repeat=1,
-        reference="target < 60 s (a fresh process, imports included) and < 4 GB peak", note=_engine_note,
+        "engine: profile 10^8 records x 4 QIs, Parquet, DuckDB",
+        60.0,
+        lambda: generated(),
+        _timed("duckdb"),
+        repeat=1,
+        reference="target < 60 s (a fresh process, imports included) and < 4 GB peak",
+        note=_engine_note,
     ),
     Benchmark(
-        "engine: profile 10^8 records x 4 QIs, Parquet, Spark local[2]", None,
-        lambda: generated(), _timed("spark"), repeat=1, note=_engine_note,
+        "engine: profile 10^8 records x 4 QIs, Parquet, Spark local[2]",
+        None,
+        lambda: generated(),
+        _timed("spark"),
+        repeat=1,
+        note=_engine_note,
     ),
     Benchmark(
-        "engine: in-memory kernel, 10^7 records read into pandas", None,
-        lambda: generated(), _timed("memory", IN_MEMORY_RECORDS), repeat=1, note=largest_in_memory,
+        "engine: in-memory kernel, 10^7 records read into pandas",
+        None,
+        lambda: generated(),
+        _timed("memory", IN_MEMORY_RECORDS),
+        repeat=1,
+        note=largest_in_memory,
     ),
 ]
 

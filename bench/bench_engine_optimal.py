@@ -81,9 +81,23 @@ def anonymize_argv(path: Path, repeat: int, engine: str | None) -> list[str]:
     from anonlib.core.samples import ARX_ADULT_QUASI_IDENTIFIERS
 
     qis = list(ARX_ADULT_QUASI_IDENTIFIERS)
-    argv = ["anonymize", str(path), "--shield", ",".join(qis), "--k", str(5 * repeat), "--max-suppressed", "0.04",
-            "--method", "optimal", "--json", "--recipe", str(path.parent / f"recipe-{engine or 'memory'}.json"),
-            "--out", str(path.parent / f"out-{engine or 'memory'}.parquet")]
+    argv = [
+        "anonymize",
+        str(path),
+        "--shield",
+        ",".join(qis),
+        "--k",
+        str(5 * repeat),
+        "--max-suppressed",
+        "0.04",
+        "--method",
+        "optimal",
+        "--json",
+        "--recipe",
+        str(path.parent / f"recipe-{engine or 'memory'}.json"),
+        "--out",
+        str(path.parent / f"out-{engine or 'memory'}.parquet"),
+    ]
     for q in qis:
         argv += ["--hierarchy", f"{q}={path.parent / f'{q}.csv'}"]
     argv += ["--engine", engine] if engine else []
@@ -110,7 +124,7 @@ def _cli(argv: list[str]) -> tuple[int, dict]:
     with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(io.StringIO()):
         code = main(argv)
     text = captured.getvalue()
-    return code, json.loads(text[text.index("{"):]) if "{" in text else {}
+    return code, json.loads(text[text.index("{") :]) if "{" in text else {}
 
 
 def measure(kind: str, path: str, repeat: int) -> dict:
@@ -125,7 +139,9 @@ def measure(kind: str, path: str, repeat: int) -> dict:
         bench = arx_adult_benchmark()
         start = time.perf_counter()
         found = optimal_levels(bench.frame, list(bench.quasi_identifiers), bench.hierarchies, k=5, max_suppressed=0.04)
-        out.update(levels=list(found.levels), utility=found.value, suppressed=found.suppressed, records=len(bench.frame))
+        out.update(
+            levels=list(found.levels), utility=found.value, suppressed=found.suppressed, records=len(bench.frame)
+        )
     elif kind.startswith("anonymize") or kind == "memory-anonymize":
         engine = None if kind == "memory-anonymize" else kind.split("-")[1]
         if engine == "spark":
@@ -134,16 +150,34 @@ def measure(kind: str, path: str, repeat: int) -> dict:
             connect("spark", master="local[2]")  # started before the clock, as a cluster would be
         start = time.perf_counter()
         code, stated = _cli(anonymize_argv(file, repeat, engine))
-        out.update(code=code, levels=list(stated.get("levels", {}).values()), utility=stated.get("utility"),
-                   suppressed=stated.get("suppressed"), records=stated.get("records"), k=stated.get("k"),
-                   checked=stated.get("checked"), classes=stated.get("classes"), search_seconds=stated.get("seconds"))
+        out.update(
+            code=code,
+            levels=list(stated.get("levels", {}).values()),
+            utility=stated.get("utility"),
+            suppressed=stated.get("suppressed"),
+            records=stated.get("records"),
+            k=stated.get("k"),
+            checked=stated.get("checked"),
+            classes=stated.get("classes"),
+            search_seconds=stated.get("seconds"),
+        )
     else:  # apply-duckdb: the recipe written by anonymize-duckdb
         import pyarrow.parquet as pq
 
         start = time.perf_counter()
         released = file.parent / "applied.parquet"
-        code, stated = _cli(["apply", str(file.parent / "recipe-duckdb.json"), str(file), "--engine", "duckdb",
-                             "--out", str(released), "--json"])
+        code, stated = _cli(
+            [
+                "apply",
+                str(file.parent / "recipe-duckdb.json"),
+                str(file),
+                "--engine",
+                "duckdb",
+                "--out",
+                str(released),
+                "--json",
+            ]
+        )
         seconds = time.perf_counter() - start
         out.update(code=code, released=stated.get("released_records"), met=stated.get("met"), seconds=seconds)
         out["written_rows"] = pq.read_metadata(released).num_rows
@@ -161,8 +195,13 @@ def measure(kind: str, path: str, repeat: int) -> dict:
 
 
 def _in_child(kind: str, path: Path, repeat: int) -> dict:
-    done = subprocess.run([sys.executable, "-m", "bench.bench_engine_optimal", "--measure", kind, str(path), str(repeat)],
-                          cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_engine_optimal", "--measure", kind, str(path), str(repeat)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{kind} measurement failed: {done.stderr.strip().splitlines()[-3:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -182,8 +221,10 @@ def note(result: dict) -> str:
         expected = 30_162 * repeat - SUPPRESSED * repeat
         same = result["written_rows"] == result["released"] == expected and result["met"] and result["code"] == 0
         same = same and result["smallest_class"] >= 5 * repeat
-        return (f"{text}; {result['written_rows']:,} records written, smallest class {result['smallest_class']:,} "
-                f"({'as expected' if same else f'EXPECTED {expected:,} records, classes >= {5 * repeat:,}'})")
+        return (
+            f"{text}; {result['written_rows']:,} records written, smallest class {result['smallest_class']:,} "
+            f"({'as expected' if same else f'EXPECTED {expected:,} records, classes >= {5 * repeat:,}'})"
+        )
     if result.get("code", 0) != 0 or result.get("utility") is None:
         return f"{text}; FAILED (exit {result.get('code')})"
     levels, utility = tuple(result["levels"]), result["utility"]
@@ -198,22 +239,53 @@ def note(result: dict) -> str:
 def _timed(kind: str, repeat: int):
     def run(path: Path) -> dict:
         return {**_in_child(kind, path, repeat), "repeat": repeat}
+
     return run
 
 
 BENCHMARKS = [
-    Benchmark("engine: optimal, Adult x332 (10,013,784 rec), DuckDB", 300.0, lambda: built(REPEAT),
-              _timed("anonymize-duckdb", REPEAT), repeat=1, note=note,
-              reference="target: the optimum within 300 s and 4 GB (anonymize --engine duckdb, release written)"),
-    Benchmark("engine: optimal, apply its recipe, DuckDB", 120.0, lambda: built(REPEAT),
-              _timed("apply-duckdb", REPEAT), repeat=1, note=note,
-              reference="target: 10,013,784 - 1,032 x 332 records, every class >= 1,660, 120 s, 4 GB"),
-    Benchmark("engine: optimal, reference: in memory, 30,162 records", None, lambda: built(REPEAT),
-              _timed("memory-search", REPEAT), repeat=1, note=note),
-    Benchmark("engine: optimal, reference: in memory, Adult x33 (995,346)", None, lambda: built(IN_MEMORY_REPEAT),
-              _timed("memory-anonymize", IN_MEMORY_REPEAT), repeat=1, note=note),
-    Benchmark("engine: optimal, Adult x10 (301,620 rec), Spark local[2]", None, lambda: built(SPARK_REPEAT),
-              _timed("anonymize-spark", SPARK_REPEAT), repeat=1, note=note),
+    Benchmark(
+        "engine: optimal, Adult x332 (10,013,784 rec), DuckDB",
+        300.0,
+        lambda: built(REPEAT),
+        _timed("anonymize-duckdb", REPEAT),
+        repeat=1,
+        note=note,
+        reference="target: the optimum within 300 s and 4 GB (anonymize --engine duckdb, release written)",
+    ),
+    Benchmark(
+        "engine: optimal, apply its recipe, DuckDB",
+        120.0,
+        lambda: built(REPEAT),
+        _timed("apply-duckdb", REPEAT),
+        repeat=1,
+        note=note,
+        reference="target: 10,013,784 - 1,032 x 332 records, every class >= 1,660, 120 s, 4 GB",
+    ),
+    Benchmark(
+        "engine: optimal, reference: in memory, 30,162 records",
+        None,
+        lambda: built(REPEAT),
+        _timed("memory-search", REPEAT),
+        repeat=1,
+        note=note,
+    ),
+    Benchmark(
+        "engine: optimal, reference: in memory, Adult x33 (995,346)",
+        None,
+        lambda: built(IN_MEMORY_REPEAT),
+        _timed("memory-anonymize", IN_MEMORY_REPEAT),
+        repeat=1,
+        note=note,
+    ),
+    Benchmark(
+        "engine: optimal, Adult x10 (301,620 rec), Spark local[2]",
+        None,
+        lambda: built(SPARK_REPEAT),
+        _timed("anonymize-spark", SPARK_REPEAT),
+        repeat=1,
+        note=note,
+    ),
 ]
 
 

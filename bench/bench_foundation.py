@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from anonlib.measures.avector import anonymity_vector
 from anonlib.core.dataset import Dataset
 from anonlib.core.equivalence import encode
 from anonlib.core.loading import load_table
-from anonlib.measures.profile import column_profile, risk_profile
 from anonlib.core.samples import SAMPLES
+from anonlib.measures.avector import anonymity_vector
+from anonlib.measures.profile import column_profile, risk_profile
 from bench import Benchmark
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from anonlib.core.samples import load_sample
 from anonlib.transformations.frontier import Frontier, explore, prepare
 from anonlib.transformations.lattice import random_maximal_chain, random_sublattice
-from anonlib.core.samples import load_sample
 from anonlib.transformations.synthetic import adult_with_zip
 from bench import Benchmark
 

@@ -32,8 +32,15 @@ def _run(inputs, method: str = "balanced", k: int = 5, progress=None):
     regions, people, qis = inputs
     n_sites = site_count(int(people["count"].sum()), regions.n_regions, cutoff=US_CENSUS_CUTOFF).n_sites
     return aggregate(
-        regions.points, people, region="region_id", quasi_identifiers=qis, k=k, n_sites=n_sites,
-        method=method, count="count", progress=progress,
+        regions.points,
+        people,
+        region="region_id",
+        quasi_identifiers=qis,
+        k=k,
+        n_sites=n_sites,
+        method=method,
+        count="count",
+        progress=progress,
     )
 
 
@@ -78,8 +85,18 @@ def _counties():
 def _adc_counties(inputs):
     regions, people, qis = inputs
     calls = []
-    result = aggregate(regions.points, people, region="region_id", quasi_identifiers=qis, k=5, n_sites=300,
-                       method="adc", count="count", max_passes=5, progress=lambda done, total, what: calls.append(done))
+    result = aggregate(
+        regions.points,
+        people,
+        region="region_id",
+        quasi_identifiers=qis,
+        k=5,
+        n_sites=300,
+        method="adc",
+        count="count",
+        max_passes=5,
+        progress=lambda done, total, what: calls.append(done),
+    )
     return result, len(calls)
 
 

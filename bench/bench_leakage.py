@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from anonlib.core.hierarchy import equal_width_bands, flat_hierarchy, interval_hierarchy, taxonomy_hierarchy
+from anonlib.core.samples import load_sample
+from anonlib.measures.leakage import leakage_table
 from anonlib.transformations.anonymize import search
 from anonlib.transformations.anonymize_experiments import heart_experiment, heart_hierarchies, heart_table
-from anonlib.core.hierarchy import equal_width_bands, flat_hierarchy, interval_hierarchy, taxonomy_hierarchy
-from anonlib.measures.leakage import leakage_table
-from anonlib.core.samples import load_sample
 from bench import Benchmark
 
 ADULT_SHIELD = ["age", "sex", "race", "marital-status", "education"]

@@ -69,7 +69,10 @@ print(json.dumps({"seconds": wall, "cpu": cpu, "mb": (peak - base) / 1024, "outc
 def _measure(reader: str, path: Path, mode: str = "path") -> dict:
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, str(ROOT), reader, str(path), mode],
-        capture_output=True, text=True, check=True, timeout=900,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=900,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -127,8 +130,9 @@ def _parquet_100_million() -> Path:
     import pyarrow.parquet as pq
 
     path = Path(tempfile.mkdtemp(prefix="bench-loading-")) / "records_1e8.parquet"
-    group = pa.table({"zip": pa.array([52001] * 1_000_000, pa.int32()),
-                      "sex": pa.array(["F"] * 1_000_000).dictionary_encode()})
+    group = pa.table(
+        {"zip": pa.array([52001] * 1_000_000, pa.int32()), "sex": pa.array(["F"] * 1_000_000).dictionary_encode()}
+    )
     with pq.ParquetWriter(path, group.schema, compression="zstd", write_statistics=False) as writer:
         for _ in range(100):
             writer.write_table(group, row_group_size=1_000_000)
@@ -149,17 +153,23 @@ def _xlsx(rows: int, columns: int = 8, declared: bool = True) -> Path:
         for name, text in parts.items():
             archive.writestr(name, text)
         with archive.open("xl/worksheets/sheet1.xml", "w") as sheet:
-            sheet.write(b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">')
+            sheet.write(
+                b'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+            )
             if declared:
                 sheet.write(f'<dimension ref="A1:{letters[-1]}{rows}"/>'.encode())
             sheet.write(b"<sheetData>")
             rng = np.random.default_rng(8)
             for start in range(1, rows + 1, 10_000):
                 values = rng.integers(0, 100_000, (min(10_000, rows + 1 - start), columns))
-                sheet.write("".join(
-                    f'<row r="{start + i}">' + "".join(f'<c r="{l}{start + i}"><v>{v}</v></c>' for l, v in zip(letters, row)) + "</row>"
-                    for i, row in enumerate(values.tolist())
-                ).encode())
+                sheet.write(
+                    "".join(
+                        f'<row r="{start + i}">'
+                        + "".join(f'<c r="{l}{start + i}"><v>{v}</v></c>' for l, v in zip(letters, row))
+                        + "</row>"
+                        for i, row in enumerate(values.tolist())
+                    ).encode()
+                )
             sheet.write(b"</sheetData></worksheet>")
     return path
 

@@ -50,6 +50,7 @@ def _suppress(k: int):
     def run(frame: pd.DataFrame) -> dict:
         result = local_suppression(frame, QIS, k)
         return {"result": result, "frame": frame, "k": k}
+
     return run
 
 
@@ -57,8 +58,10 @@ def _suppress_note(r: dict) -> str:
     result, frame, k = r["result"], r["frame"], r["k"]
     record_suppression = int((row_class_sizes(frame, QIS) < k).sum())
     met = int(wildcard_matches(result.table, QIS).min()) >= k
-    return (f"{len(frame):,} records, k = {k}: {result.cells:,} cells in {result.records:,} records "
-            f"(record suppression: {record_suppression:,}); k met on recount: {met}")
+    return (
+        f"{len(frame):,} records, k = {k}: {result.cells:,} cells in {result.records:,} records "
+        f"(record suppression: {record_suppression:,}); k met on recount: {met}"
+    )
 
 
 def _pairwise(frame: pd.DataFrame) -> np.ndarray:
@@ -79,8 +82,10 @@ def _mdav(frame: pd.DataFrame) -> dict:
 
 def _mdav_note(r: dict) -> str:
     result = r["result"]
-    return (f"{r['n']:,} records: {len(result.group_sizes):,} groups of {result.group_sizes.min()}-"
-            f"{result.group_sizes.max()}, SSE/SST {result.loss:.4f}")
+    return (
+        f"{r['n']:,} records: {len(result.group_sizes):,} groups of {result.group_sizes.min()}-"
+        f"{result.group_sizes.max()}, SSE/SST {result.loss:.4f}"
+    )
 
 
 def textbook_mdav(values: np.ndarray, k: int) -> list[frozenset[int]]:
@@ -124,17 +129,48 @@ def _mdav_compare(frame: pd.DataFrame) -> dict:
 
 
 BENCHMARKS = [
-    Benchmark("local suppression: Adult complete records, 6 QIs, k=5", 2.0, adult, _suppress(5),
-              repeat=3, note=_suppress_note),
-    Benchmark("local suppression: Adult resampled to 10^6, k=100", 30.0, million, _suppress(100),
-              repeat=1, note=_suppress_note),
-    Benchmark(f"local suppression reference: pairwise recount, {SUBSAMPLE:,} records", None, _subsample,
-              _recount_compare, repeat=1, note=lambda r: f"equal to the kernel count: {r['same']}"),
-    Benchmark("MDAV: Adult (32,561 records), 3 numeric columns, k=5", 10.0, lambda: load_sample("adult").frame,
-              _mdav, repeat=1, note=_mdav_note),
+    Benchmark(
+        "local suppression: Adult complete records, 6 QIs, k=5", 2.0, adult, _suppress(5), repeat=3, note=_suppress_note
+    ),
+    Benchmark(
+        "local suppression: Adult resampled to 10^6, k=100",
+        30.0,
+        million,
+        _suppress(100),
+        repeat=1,
+        note=_suppress_note,
+    ),
+    Benchmark(
+        f"local suppression reference: pairwise recount, {SUBSAMPLE:,} records",
+        None,
+        _subsample,
+        _recount_compare,
+        repeat=1,
+        note=lambda r: f"equal to the kernel count: {r['same']}",
+    ),
+    Benchmark(
+        "MDAV: Adult (32,561 records), 3 numeric columns, k=5",
+        10.0,
+        lambda: load_sample("adult").frame,
+        _mdav,
+        repeat=1,
+        note=_mdav_note,
+    ),
     Benchmark("MDAV: Adult resampled to 10^6, k=5", 60.0, million, _mdav, repeat=1, note=_mdav_note),
-    Benchmark(f"MDAV: {SUBSAMPLE:,} distinct records (fast)", None, _distinct_subsample,
-              lambda f: _mdav(f), repeat=3, note=_mdav_note),
-    Benchmark(f"MDAV reference: textbook loop, {SUBSAMPLE:,} distinct records", None, _distinct_subsample,
-              _mdav_compare, repeat=1, note=lambda r: f"same groups as the fast MDAV: {r['same']}"),
+    Benchmark(
+        f"MDAV: {SUBSAMPLE:,} distinct records (fast)",
+        None,
+        _distinct_subsample,
+        lambda f: _mdav(f),
+        repeat=3,
+        note=_mdav_note,
+    ),
+    Benchmark(
+        f"MDAV reference: textbook loop, {SUBSAMPLE:,} distinct records",
+        None,
+        _distinct_subsample,
+        _mdav_compare,
+        repeat=1,
+        note=lambda r: f"same groups as the fast MDAV: {r['same']}",
+    ),
 ]

@@ -38,8 +38,8 @@ from anonlib.measures.models import (
     recursive_c,
     t_closeness,
 )
-from anonlib.transformations.anonymize import search
 from anonlib.measures.risk import reidentification, suda
+from anonlib.transformations.anonymize import search
 from bench import Benchmark
 from bench.bench_leakage import ADULT_SHIELD, adult_problem
 
@@ -90,7 +90,10 @@ MODEL_RUNS = [
     ("recursive c (l = 2)", lambda df: recursive_c(df, QIS, SENSITIVE, 2)),
     ("t-closeness, equal distance", lambda df: t_closeness(df, QIS, SENSITIVE)),
     ("t-closeness, ordered distance (94 values)", lambda df: t_closeness(df, QIS, NUMERIC)),
-    ("t-closeness, hierarchical distance", lambda df: t_closeness(df, QIS, SENSITIVE, hierarchy=occupation_hierarchy())),
+    (
+        "t-closeness, hierarchical distance",
+        lambda df: t_closeness(df, QIS, SENSITIVE, hierarchy=occupation_hierarchy()),
+    ),
     ("delta-disclosure", lambda df: delta_disclosure(df, QIS, SENSITIVE)),
     ("beta-likeness (basic)", lambda df: beta_likeness(df, QIS, SENSITIVE)),
     ("beta-likeness (enhanced)", lambda df: beta_likeness(df, QIS, SENSITIVE, enhanced=True)),
@@ -120,8 +123,7 @@ def _pycanon_frame(n: int) -> pd.DataFrame:
 
 
 BENCHMARKS = [
-    Benchmark(f"models: {name}, 10^6 x 4 QIs", 1.0, records, run, repeat=3, note=_value)
-    for name, run in MODEL_RUNS
+    Benchmark(f"models: {name}, 10^6 x 4 QIs", 1.0, records, run, repeat=3, note=_value) for name, run in MODEL_RUNS
 ]
 BENCHMARKS += [
     Benchmark(
@@ -154,7 +156,9 @@ BENCHMARKS += [
         records,
         lambda df: reidentification(df, QIS, sampling_fraction=0.05),
         repeat=3,
-        note=lambda r: f"{r.classes:,} classes, highest {r.prosecutor_highest:.3f}, Dankar: {r.uniqueness.dankar_model}",
+        note=lambda r: (
+            f"{r.classes:,} classes, highest {r.prosecutor_highest:.3f}, Dankar: {r.uniqueness.dankar_model}"
+        ),
     ),
     Benchmark(
         "models: risk panel with a population table (journalist, k-map), 10^6",
@@ -179,16 +183,19 @@ BENCHMARKS += [
 SEARCHES = [
     ("k = 10, 1% suppression (monotone: IAB tags)", ()),
     ("k = 10 + distinct 2-diversity of occupation, 1% (monotone)", (ModelRequirement("distinct_l", "occupation", 2),)),
-    ("k = 10 + distinct 2-diversity + 0.2-closeness of income, 1% (not monotone: no tagging)",
-     (ModelRequirement("distinct_l", "occupation", 2), ModelRequirement("t_closeness", "income", 0.2))),
+    (
+        "k = 10 + distinct 2-diversity + 0.2-closeness of income, 1% (not monotone: no tagging)",
+        (ModelRequirement("distinct_l", "occupation", 2), ModelRequirement("t_closeness", "income", 0.2)),
+    ),
 ]
 BENCHMARKS += [
     Benchmark(
         f"models: IAB search on Adult, {name}",
         10.0,
         adult_problem,
-        functools.partial(lambda reqs, p: search(p[0], ADULT_SHIELD, 10, p[1], "iab", requirements=reqs,
-                                                 max_suppressed=0.01), reqs),
+        functools.partial(
+            lambda reqs, p: search(p[0], ADULT_SHIELD, 10, p[1], "iab", requirements=reqs, max_suppressed=0.01), reqs
+        ),
         repeat=1,
         note=lambda r: f"{r.rows:,} rows, {r.suppressed:,} suppressed records, {r.generated} tables",
     )

@@ -55,6 +55,7 @@ def _brute(limit: float):
         found = brute_force(lattice)
         _BRUTE[limit] = (time.perf_counter() - start, found)
         return limit, found
+
     return run
 
 
@@ -67,6 +68,7 @@ def _optimal(limit: float, times: dict[float, list[float]] = _SEARCH):
         found = optimal_levels(b.frame, b.quasi_identifiers, b.hierarchies, k=K, max_suppressed=limit)
         times.setdefault(limit, []).append(time.perf_counter() - start)
         return limit, found
+
     return run
 
 
@@ -76,12 +78,15 @@ _AFTER: dict[float, list[float]] = {}  # limit -> the search's wall time in each
 def _after_note(result) -> str:
     limit, _ = result
     ratio = _BRUTE[limit][0] / statistics.median(_AFTER[limit])
-    return (f"the same search timed right after the brute force: {ratio:,.0f}x its time "
-            "(the allocator's state, see the module text)")
+    return (
+        f"the same search timed right after the brute force: {ratio:,.0f}x its time "
+        "(the allocator's state, see the module text)"
+    )
 
 
 def _certificate(limit: float):
     """Setup of an oracle row: the benchmark and the nodes that prove its answer, lowest first."""
+
     def setup():
         b = _benchmark()
         lattice = Lattice(b.frame, b.quasi_identifiers, b.hierarchies, k=K, max_suppressed=limit, rollup=False)
@@ -106,6 +111,7 @@ def _certificate(limit: float):
         proof = [*chosen, *np.flatnonzero(inside & acceptable)]
         proof.sort(key=lambda i: (int(nodes[i].sum()), i))
         return b, [tuple(int(v) for v in nodes[i]) for i in proof], len(chosen)
+
     return setup
 
 
@@ -121,6 +127,7 @@ def _oracle(limit: float):
             lattice.status(levels)
         _ORACLE.setdefault(limit, []).append(time.perf_counter() - start)
         return limit, inputs, lattice.checked
+
     return run
 
 
@@ -135,8 +142,10 @@ _FOUND: dict[float, tuple[int, ...]] = {}  # limit -> the node the search found
 def _note(result) -> str:
     limit, r = result
     _FOUND[limit] = r.levels
-    return (f"loss {r.value:.5f} at {r.levels}, {'proven optimal' if r.optimal else 'NOT proven'}; "
-            f"{r.checked:,} of {r.lattice_size:,} nodes counted")
+    return (
+        f"loss {r.value:.5f} at {r.levels}, {'proven optimal' if r.optimal else 'NOT proven'}; "
+        f"{r.checked:,} of {r.lattice_size:,} nodes counted"
+    )
 
 
 def _brute_note(result) -> str:
@@ -147,25 +156,52 @@ def _brute_note(result) -> str:
     seconds = _BRUTE[limit][0]
     if _SEARCH.get(limit):
         ratio = seconds / statistics.median(_SEARCH[limit])  # the search row's median, as the table prints it
-        note += (f"; {ratio:,.0f}x the search's median (target >= 100x: {'met' if ratio >= 100 else 'NOT met'}), "
-                 f"same node: {_FOUND.get(limit) == found[0]}")
+        note += (
+            f"; {ratio:,.0f}x the search's median (target >= 100x: {'met' if ratio >= 100 else 'NOT met'}), "
+            f"same node: {_FOUND.get(limit) == found[0]}"
+        )
     if _ORACLE.get(limit):
         note += f"; {seconds / statistics.median(_ORACLE[limit]):,.0f}x the oracle's"
     return note
 
 
-BENCHMARKS = [
-    Benchmark(f"optimal: search, ARX Adult k=5 <={limit:.0%}", 1.0, _benchmark, _optimal(limit), repeat=15, note=_note)
-    for limit in (0.04, 0.0)
-] + [
-    Benchmark(f"optimal: an oracle's counts, ARX Adult k=5 <={limit:.0%}", None, _certificate(limit), _oracle(limit),
-              repeat=15, note=_oracle_note)
-    for limit in (0.04, 0.0)
-] + [
-    Benchmark(f"optimal: brute force, ARX Adult k=5 <={limit:.0%}", None, _benchmark, _brute(limit), repeat=1,
-              note=_brute_note)
-    for limit in (0.04, 0.0)
-] + [
-    Benchmark("optimal: search after the brute force, ARX Adult k=5 <=4%", None, _benchmark,
-              _optimal(0.04, _AFTER), repeat=15, note=_after_note)
-]
+BENCHMARKS = (
+    [
+        Benchmark(
+            f"optimal: search, ARX Adult k=5 <={limit:.0%}", 1.0, _benchmark, _optimal(limit), repeat=15, note=_note
+        )
+        for limit in (0.04, 0.0)
+    ]
+    + [
+        Benchmark(
+            f"optimal: an oracle's counts, ARX Adult k=5 <={limit:.0%}",
+            None,
+            _certificate(limit),
+            _oracle(limit),
+            repeat=15,
+            note=_oracle_note,
+        )
+        for limit in (0.04, 0.0)
+    ]
+    + [
+        Benchmark(
+            f"optimal: brute force, ARX Adult k=5 <={limit:.0%}",
+            None,
+            _benchmark,
+            _brute(limit),
+            repeat=1,
+            note=_brute_note,
+        )
+        for limit in (0.04, 0.0)
+    ]
+    + [
+        Benchmark(
+            "optimal: search after the brute force, ARX Adult k=5 <=4%",
+            None,
+            _benchmark,
+            _optimal(0.04, _AFTER),
+            repeat=15,
+            note=_after_note,
+        )
+    ]
+)

@@ -62,8 +62,9 @@ def _record_walk_matrix(key: str):
         table = encode(frame, variables)
         codes = [np.ascontiguousarray(table.codes[:, j]) for j in range(len(variables))]
         cards = list(table.cardinalities)
-        result = _record_walk(table, variables, codes, cards, [0.0] * len(variables), "ppp", True, None,
-                              len(variables) - 1)
+        result = _record_walk(
+            table, variables, codes, cards, [0.0] * len(variables), "ppp", True, None, len(variables) - 1
+        )
         _SECONDS[f"{key} before"] = [time.perf_counter() - start]
         _CPU[f"{key} before"] = [time.process_time() - cpu]
         return result
@@ -81,11 +82,15 @@ def _against(key: str, reference_key: str, target_ratio: float | None = None, ta
             return ""
         ratio = ours / reference[-1]
         cpu, cpu_reference = statistics.median(_CPU[key]), _CPU[reference_key][-1]
-        text = (f"privacy_matrix {ours:.2f} s = {ratio:.3f}x of this ({reference[-1]:.1f} s); "
-                f"CPU {cpu:.2f} s = {cpu / cpu_reference:.3f}x of this ({cpu_reference:.1f} s)")
+        text = (
+            f"privacy_matrix {ours:.2f} s = {ratio:.3f}x of this ({reference[-1]:.1f} s); "
+            f"CPU {cpu:.2f} s = {cpu / cpu_reference:.3f}x of this ({cpu_reference:.1f} s)"
+        )
         if target_ratio is not None:
-            text += (f"; target <= {target_ratio}x: wall {'ok' if ratio <= target_ratio else 'MISSED'}, "
-                     f"CPU {'ok' if cpu / cpu_reference <= target_ratio else 'MISSED'}")
+            text += (
+                f"; target <= {target_ratio}x: wall {'ok' if ratio <= target_ratio else 'MISSED'}, "
+                f"CPU {'ok' if cpu / cpu_reference <= target_ratio else 'MISSED'}"
+            )
         if target_s is not None:
             text += f"; target < {target_s} s: {'ok' if ours < target_s else 'MISSED'}"
         return text
@@ -111,8 +116,10 @@ def _groupby_per_subset_records(inputs) -> int:
 def _describe(result) -> str:
     m = len(result.variables)
     shares = result.summary(0.0)["protected share"]
-    return (f"{result.n_individuals:,} x {m}, {m * 2 ** (m - 1):,} subset evaluations, "
-            f"protected share at p=0 {shares.min():.3f}..{shares.max():.3f}")
+    return (
+        f"{result.n_individuals:,} x {m}, {m * 2 ** (m - 1):,} subset evaluations, "
+        f"protected share at p=0 {shares.min():.3f}..{shares.max():.3f}"
+    )
 
 
 def _groupby_reference(inputs) -> np.ndarray:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from anonlib.core.samples import load_sample
 from anonlib.workflow.report import build_report
 from anonlib.workflow.report_html import render_html
-from anonlib.core.samples import load_sample
 from bench import Benchmark
 
 

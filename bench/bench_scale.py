@@ -75,13 +75,14 @@ def _reset_peak() -> bool:
 
 def _child(task: str, variant: str) -> dict:
     """Run ``variant`` of ``task`` after its setup; its result with seconds and memory."""
+    import scipy.sparse  # noqa: F401
+
+    import anonlib.measures.peers  # noqa: F401
     import anonlib.transformations.anonymize  # noqa: F401  (imports are not part of the work timed)
     import anonlib.transformations.frontier  # noqa: F401
     import anonlib.transformations.geo  # noqa: F401
-    import anonlib.measures.peers  # noqa: F401
-    import anonlib.workflow.report  # noqa: F401
     import anonlib.transformations.schedule  # noqa: F401
-    import scipy.sparse  # noqa: F401
+    import anonlib.workflow.report  # noqa: F401
 
     setup, variants, traced = TASKS[task]
     inputs = setup()
@@ -146,9 +147,13 @@ def _assign_sparse(inputs) -> dict:
     matrix = assign(*inputs, "heuristic")
     coo = sparse.coo_array(matrix)
     order = np.lexsort((coo.col, coo.row))
-    return {"shape": matrix.shape, "cells": int(matrix.nnz),
-            "digest": _digest(coo.row[order].astype(np.int64), coo.col[order].astype(np.int64),
-                              coo.data[order].astype(np.int64))}
+    return {
+        "shape": matrix.shape,
+        "cells": int(matrix.nnz),
+        "digest": _digest(
+            coo.row[order].astype(np.int64), coo.col[order].astype(np.int64), coo.data[order].astype(np.int64)
+        ),
+    }
 
 
 def _assign_dense(inputs) -> dict:
@@ -156,8 +161,11 @@ def _assign_dense(inputs) -> dict:
 
     matrix = _solve(*inputs, "heuristic")[0].dense()  # what assign returned before it became sparse
     rows, cols = np.nonzero(matrix)
-    return {"shape": matrix.shape, "cells": int(rows.size),
-            "digest": _digest(rows.astype(np.int64), cols.astype(np.int64), matrix[rows, cols].astype(np.int64))}
+    return {
+        "shape": matrix.shape,
+        "cells": int(rows.size),
+        "digest": _digest(rows.astype(np.int64), cols.astype(np.int64), matrix[rows, cols].astype(np.int64)),
+    }
 
 
 def _assign_compare(_=None) -> dict:
@@ -166,9 +174,11 @@ def _assign_compare(_=None) -> dict:
 
 def _assign_note(r: dict) -> str:
     new, ref = r["new"], r["reference"]
-    return (f"sparse {new['seconds']:.2f} s, {_memory(new)}; dense reference {ref['seconds']:.2f} s, {_memory(ref)}; "
-            f"time {_ratio(new['seconds'], ref['seconds'])}, allocated {_ratio(new['traced_mb'], ref['traced_mb'])}; "
-            f"{new['cells']:,} cells, same schedule: {'yes' if new['digest'] == ref['digest'] else 'NO'}")
+    return (
+        f"sparse {new['seconds']:.2f} s, {_memory(new)}; dense reference {ref['seconds']:.2f} s, {_memory(ref)}; "
+        f"time {_ratio(new['seconds'], ref['seconds'])}, allocated {_ratio(new['traced_mb'], ref['traced_mb'])}; "
+        f"{new['cells']:,} cells, same schedule: {'yes' if new['digest'] == ref['digest'] else 'NO'}"
+    )
 
 
 # --- a random maximal chain (RCS) ----------------------------------------------------------
@@ -208,8 +218,12 @@ def _rcs(space, dense: bool) -> dict:
     if dense:
         frontier.random_maximal_chain = _dense_random_maximal_chain
     result = frontier.explore(space, "rcs", 300, seed=0)
-    return {"bits": space.n_bits, "evaluated": result.n_evaluated, "area": result.area,
-            "digest": _digest(np.packbits(result.evaluated_bits, axis=1))}
+    return {
+        "bits": space.n_bits,
+        "evaluated": result.n_evaluated,
+        "area": result.area,
+        "digest": _digest(np.packbits(result.evaluated_bits, axis=1)),
+    }
 
 
 def _chain_compare(task: str):
@@ -221,10 +235,12 @@ def _chain_compare(task: str):
 
 def _chain_note(r: dict) -> str:
     new, ref = r["new"], r["reference"]
-    return (f"{new['bits']:,} bits; O(b) chain {new['seconds']:.2f} s, {_memory(new)}; (b x b) reference "
-            f"{ref['seconds']:.2f} s, {_memory(ref)}; time {_ratio(new['seconds'], ref['seconds'])}, allocated "
-            f"{_ratio(new['traced_mb'], ref['traced_mb'])}; {new['evaluated']} policies, same policies: "
-            f"{'yes' if new['digest'] == ref['digest'] else 'NO'}")
+    return (
+        f"{new['bits']:,} bits; O(b) chain {new['seconds']:.2f} s, {_memory(new)}; (b x b) reference "
+        f"{ref['seconds']:.2f} s, {_memory(ref)}; time {_ratio(new['seconds'], ref['seconds'])}, allocated "
+        f"{_ratio(new['traced_mb'], ref['traced_mb'])}; {new['evaluated']} policies, same policies: "
+        f"{'yes' if new['digest'] == ref['digest'] else 'NO'}"
+    )
 
 
 # --- IAB on Adult, 8 quasi-identifiers, k = 10 ---------------------------------------------
@@ -246,8 +262,13 @@ def _iab(method: str, pruning: str = "monotone"):
 
         frame, hierarchies = inputs
         r = search(frame, IAB_SHIELD, 10, hierarchies, method, pruning=pruning)
-        return {"generated": r.generated, "levels": tuple(r.levels.values()), "rows": r.rows,
-                "violations": r.violations, "seconds": r.seconds}
+        return {
+            "generated": r.generated,
+            "levels": tuple(r.levels.values()),
+            "rows": r.rows,
+            "violations": r.violations,
+            "seconds": r.seconds,
+        }
 
     return run
 
@@ -260,11 +281,13 @@ def _iab_note(r: dict) -> str:
     new, paper, ex = r["monotone"], r["paper"], r["exhaustive"]
     same = all(new[f] == ex[f] for f in ("levels", "rows", "violations"))
     share = new["generated"] / ex["generated"]
-    return (f"tables: default {new['generated']} ({share:.1%} of exhaustive, target <= 50%: "
-            f"{'ok' if share <= 0.5 else 'MISSED'}), paper's pruning {paper['generated']}, exhaustive "
-            f"{ex['generated']}; search {new['seconds']:.2f} s / {paper['seconds']:.2f} s / {ex['seconds']:.2f} s "
-            f"(time {_ratio(new['seconds'], ex['seconds'])}), {_memory(new)} / {_memory(ex)}; "
-            f"same result as exhaustive: {'yes' if same else 'NO'} (rows {new['rows']:,}, paper's {paper['rows']:,})")
+    return (
+        f"tables: default {new['generated']} ({share:.1%} of exhaustive, target <= 50%: "
+        f"{'ok' if share <= 0.5 else 'MISSED'}), paper's pruning {paper['generated']}, exhaustive "
+        f"{ex['generated']}; search {new['seconds']:.2f} s / {paper['seconds']:.2f} s / {ex['seconds']:.2f} s "
+        f"(time {_ratio(new['seconds'], ex['seconds'])}), {_memory(new)} / {_memory(ex)}; "
+        f"same result as exhaustive: {'yes' if same else 'NO'} (rows {new['rows']:,}, paper's {paper['rows']:,})"
+    )
 
 
 # --- ADC on all US ZIP areas ---------------------------------------------------------------
@@ -299,11 +322,26 @@ def _adc(reference: bool):
 
         geo.adc_sites = timed
         start = time.perf_counter()
-        result = geo.aggregate(regions.points, people, region="region_id", quasi_identifiers=ADC_QIS, k=5,
-                               n_sites=n_sites, method="adc", count="count")
-        return {"seconds": spent[0][0], "cpu": spent[0][1], "aggregate": time.perf_counter() - start, "sites": result.n_sites,
-                "suppressed": result.suppressed, "tried": result.adc.tried, "committed": result.adc.committed,
-                "objective": result.adc.objectives[-1]}
+        result = geo.aggregate(
+            regions.points,
+            people,
+            region="region_id",
+            quasi_identifiers=ADC_QIS,
+            k=5,
+            n_sites=n_sites,
+            method="adc",
+            count="count",
+        )
+        return {
+            "seconds": spent[0][0],
+            "cpu": spent[0][1],
+            "aggregate": time.perf_counter() - start,
+            "sites": result.n_sites,
+            "suppressed": result.suppressed,
+            "tried": result.adc.tried,
+            "committed": result.adc.committed,
+            "objective": result.adc.objectives[-1],
+        }
 
     return run
 
@@ -319,14 +357,16 @@ def _adc_compare(_=None) -> dict:
 
 def _adc_note(r: dict) -> str:
     new, ref = r["new"], r["reference"]
-    return (f"{new['sites']:,} sites; ADC median of {len(r['runs'])} runs {new['seconds']:.1f} s "
-            f"({min(r['runs']):.1f}-{max(r['runs']):.1f} s), CPU {new['cpu']:.1f} s (target < 10 s: "
-            f"{'ok' if new['seconds'] < 10 else 'MISSED'}; aggregate {new['aggregate']:.1f} s), {_memory(new)}; "
-            f"full-rescan reference {ref['seconds']:.1f} s, CPU {ref['cpu']:.1f} s, {_memory(ref)}; time "
-            f"{_ratio(new['seconds'], ref['seconds'])}, CPU {_ratio(new['cpu'], ref['cpu'])}; "
-            f"suppressed {new['suppressed']:,} vs {ref['suppressed']:,} "
-            f"({'same or lower' if new['suppressed'] <= ref['suppressed'] else 'HIGHER'}); moves kept "
-            f"{new['committed']:,} of {new['tried']:,} vs {ref['committed']:,} of {ref['tried']:,}")
+    return (
+        f"{new['sites']:,} sites; ADC median of {len(r['runs'])} runs {new['seconds']:.1f} s "
+        f"({min(r['runs']):.1f}-{max(r['runs']):.1f} s), CPU {new['cpu']:.1f} s (target < 10 s: "
+        f"{'ok' if new['seconds'] < 10 else 'MISSED'}; aggregate {new['aggregate']:.1f} s), {_memory(new)}; "
+        f"full-rescan reference {ref['seconds']:.1f} s, CPU {ref['cpu']:.1f} s, {_memory(ref)}; time "
+        f"{_ratio(new['seconds'], ref['seconds'])}, CPU {_ratio(new['cpu'], ref['cpu'])}; "
+        f"suppressed {new['suppressed']:,} vs {ref['suppressed']:,} "
+        f"({'same or lower' if new['suppressed'] <= ref['suppressed'] else 'HIGHER'}); moves kept "
+        f"{new['committed']:,} of {new['tried']:,} vs {ref['committed']:,} of {ref['tried']:,}"
+    )
 
 
 # --- individual privacy on 300,000 records -------------------------------------------------
@@ -356,8 +396,13 @@ def _watched(call) -> dict:
     call(lambda done, total, what: reports.append((time.perf_counter() - start, done, total)))
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     gaps = np.diff([0.0] + [t for t, _, _ in reports] + [seconds])
-    return {"seconds": seconds, "cpu": cpu, "reports": len(reports), "longest_gap": float(gaps.max()),
-            "finished": bool(reports) and reports[-1][1] == reports[-1][2]}
+    return {
+        "seconds": seconds,
+        "cpu": cpu,
+        "reports": len(reports),
+        "longest_gap": float(gaps.max()),
+        "finished": bool(reports) and reports[-1][1] == reports[-1][2],
+    }
 
 
 def _peers_eight(inputs) -> dict:
@@ -388,10 +433,16 @@ def _peers_wide(inputs) -> dict:
         refusal = "NOT REFUSED"
     except ProblemTooLargeError as error:
         refusal = str(error)
-    out = {"refused_in": time.perf_counter() - start, "refusal": refusal, "variables": len(variables),
-           "all": estimate_privacy_matrix(frame, variables).seconds}
-    known = max([1] + [k for k in range(1, len(variables))
-                       if estimate_privacy_matrix(frame, variables, max_known=k).seconds <= 30])
+    out = {
+        "refused_in": time.perf_counter() - start,
+        "refusal": refusal,
+        "variables": len(variables),
+        "all": estimate_privacy_matrix(frame, variables).seconds,
+    }
+    known = max(
+        [1]
+        + [k for k in range(1, len(variables)) if estimate_privacy_matrix(frame, variables, max_known=k).seconds <= 30]
+    )
     out["max_known"] = known
     out["estimate"] = estimate_privacy_matrix(frame, variables, max_known=known).seconds
     out.update(_watched(lambda progress: privacy_matrix(frame, variables, max_known=known, progress=progress)))
@@ -404,13 +455,15 @@ def _peers_compare(_=None) -> dict:
 
 def _peers_note(r: dict) -> str:
     e, w = r["eight"], r["wide"]
-    return (f"8 variables: estimated {e['estimate']:.1f} s (in {e['estimating']:.2f} s), took {e['seconds']:.1f} s, "
-            f"CPU {e['cpu']:.1f} s (CPU/estimate {_ratio(e['cpu'], e['estimate'])}), {e['reports']} progress reports, "
-            f"longest silence {e['longest_gap']:.1f} s, last report done = total: {'yes' if e['finished'] else 'NO'}, "
-            f"{_memory(e)}; 20 variables refused in {w['refused_in']:.2f} s (\"{w['refusal'][:90]}...\"); "
-            f"{w['variables']} variables estimated {w['all']:.0f} s, narrowed to at most {w['max_known']} known: "
-            f"estimated {w['estimate']:.1f} s, took {w['seconds']:.1f} s, CPU {w['cpu']:.1f} s "
-            f"({_ratio(w['cpu'], w['estimate'])}), longest silence {w['longest_gap']:.1f} s, {_memory(w)}")
+    return (
+        f"8 variables: estimated {e['estimate']:.1f} s (in {e['estimating']:.2f} s), took {e['seconds']:.1f} s, "
+        f"CPU {e['cpu']:.1f} s (CPU/estimate {_ratio(e['cpu'], e['estimate'])}), {e['reports']} progress reports, "
+        f"longest silence {e['longest_gap']:.1f} s, last report done = total: {'yes' if e['finished'] else 'NO'}, "
+        f'{_memory(e)}; 20 variables refused in {w["refused_in"]:.2f} s ("{w["refusal"][:90]}..."); '
+        f"{w['variables']} variables estimated {w['all']:.0f} s, narrowed to at most {w['max_known']} known: "
+        f"estimated {w['estimate']:.1f} s, took {w['seconds']:.1f} s, CPU {w['cpu']:.1f} s "
+        f"({_ratio(w['cpu'], w['estimate'])}), longest silence {w['longest_gap']:.1f} s, {_memory(w)}"
+    )
 
 
 # --- the risk report on 300,000 records ----------------------------------------------------
@@ -429,8 +482,12 @@ def _report(privacy_seconds: float):
 
         r = build_report(dataset, k=5, privacy_seconds=privacy_seconds, created="2026-01-01")
         notes = [n.text for n in r.notes if n.section == "Individual privacy"]
-        return {"privacy": r.privacy is not None, "max_known": None if r.privacy is None else r.privacy.max_known,
-                "note": notes[0] if notes else "", "generalization": r.generalization is not None}
+        return {
+            "privacy": r.privacy is not None,
+            "max_known": None if r.privacy is None else r.privacy.max_known,
+            "note": notes[0] if notes else "",
+            "generalization": r.generalization is not None,
+        }
 
     return run
 
@@ -442,37 +499,84 @@ def _report_compare(_=None) -> dict:
 def _report_note(r: dict) -> str:
     new, ref = r["new"], r["reference"]
     known = "all quasi-identifiers" if new["max_known"] is None else f"at most {new['max_known']} known at once"
-    return (f"with individual privacy ({'computed, ' + known if new['privacy'] else 'NOT computed'}"
-            f"{'; note: ' + new['note'][:80] + '...' if new['note'] else ', no note'}) {new['seconds']:.1f} s, "
-            f"{_memory(new)}; section skipped {ref['seconds']:.1f} s, {_memory(ref)}; time "
-            f"{_ratio(new['seconds'], ref['seconds'])}; skipped report says so: "
-            f"{'yes' if ref['note'].startswith('Not computed') else 'NO'}")
+    return (
+        f"with individual privacy ({'computed, ' + known if new['privacy'] else 'NOT computed'}"
+        f"{'; note: ' + new['note'][:80] + '...' if new['note'] else ', no note'}) {new['seconds']:.1f} s, "
+        f"{_memory(new)}; section skipped {ref['seconds']:.1f} s, {_memory(ref)}; time "
+        f"{_ratio(new['seconds'], ref['seconds'])}; skipped report says so: "
+        f"{'yes' if ref['note'].startswith('Not computed') else 'NO'}"
+    )
 
 
 TASKS = {
     "assign": (_assign_setup, {"sparse": _assign_sparse, "dense": _assign_dense}, True),
     "chain-fnlwgt": (_fnlwgt_space, {"chain": lambda s: _rcs(s, False), "dense": lambda s: _rcs(s, True)}, True),
     "chain-zip": (_zip_space, {"chain": lambda s: _rcs(s, False), "dense": lambda s: _rcs(s, True)}, True),
-    "iab": (_iab_setup, {"monotone": _iab("iab"), "paper": _iab("iab", "paper"), "exhaustive": _iab("exhaustive")},
-            False),
+    "iab": (
+        _iab_setup,
+        {"monotone": _iab("iab"), "paper": _iab("iab", "paper"), "exhaustive": _iab("exhaustive")},
+        False,
+    ),
     "adc": (_adc_setup, {"new": _adc(False), "reference": _adc(True)}, False),
     "peers": (_peers_setup, {"eight": _peers_eight, "wide": _peers_wide}, False),
     "report": (_report_setup, {"full": _report(120.0), "skipped": _report(1e-9)}, False),
 }
 
 BENCHMARKS = [
-    Benchmark("scale: assign 10^4 x 10^4, sparse vs dense matrix", None, lambda: None, _assign_compare,
-              repeat=1, note=_assign_note),
-    Benchmark("scale: RCS chain, Adult fnlwgt (21,648 values), O(b) vs (b x b)", None, lambda: None,
-              _chain_compare("chain-fnlwgt"), repeat=1, note=_chain_note),
-    Benchmark("scale: RCS chain, all US ZIP areas (33,120), O(b) vs (b x b)", None, lambda: None,
-              _chain_compare("chain-zip"), repeat=1, note=_chain_note),
-    Benchmark("scale: IAB tables, Adult 8 QIs k = 10, vs exhaustive", None, lambda: None, _iab_compare,
-              repeat=1, note=_iab_note),
-    Benchmark("scale: ADC all US ZIP areas, vs full-rescan reference", None, lambda: None, _adc_compare,
-              repeat=1, note=_adc_note),
-    Benchmark("scale: individual privacy 300k records, vs its estimate", None, lambda: None, _peers_compare,
-              repeat=1, note=_peers_note),
-    Benchmark("scale: risk report 300k records, vs privacy skipped", None, lambda: None, _report_compare,
-              repeat=1, note=_report_note),
+    Benchmark(
+        "scale: assign 10^4 x 10^4, sparse vs dense matrix",
+        None,
+        lambda: None,
+        _assign_compare,
+        repeat=1,
+        note=_assign_note,
+    ),
+    Benchmark(
+        "scale: RCS chain, Adult fnlwgt (21,648 values), O(b) vs (b x b)",
+        None,
+        lambda: None,
+        _chain_compare("chain-fnlwgt"),
+        repeat=1,
+        note=_chain_note,
+    ),
+    Benchmark(
+        "scale: RCS chain, all US ZIP areas (33,120), O(b) vs (b x b)",
+        None,
+        lambda: None,
+        _chain_compare("chain-zip"),
+        repeat=1,
+        note=_chain_note,
+    ),
+    Benchmark(
+        "scale: IAB tables, Adult 8 QIs k = 10, vs exhaustive",
+        None,
+        lambda: None,
+        _iab_compare,
+        repeat=1,
+        note=_iab_note,
+    ),
+    Benchmark(
+        "scale: ADC all US ZIP areas, vs full-rescan reference",
+        None,
+        lambda: None,
+        _adc_compare,
+        repeat=1,
+        note=_adc_note,
+    ),
+    Benchmark(
+        "scale: individual privacy 300k records, vs its estimate",
+        None,
+        lambda: None,
+        _peers_compare,
+        repeat=1,
+        note=_peers_note,
+    ),
+    Benchmark(
+        "scale: risk report 300k records, vs privacy skipped",
+        None,
+        lambda: None,
+        _report_compare,
+        repeat=1,
+        note=_report_note,
+    ),
 ]

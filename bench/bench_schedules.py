@@ -11,8 +11,8 @@ import json
 import numpy as np
 
 import anonlib.measures.avector as avector
-from anonlib.measures.avector import anonymity_vector, improvement, lex_index, scientific
 from anonlib.core.samples import sample_path
+from anonlib.measures.avector import anonymity_vector, improvement, lex_index, scientific
 from anonlib.transformations.schedule import heuristic_cells, optimal_cells, random_cells
 from anonlib.transformations.schedule_experiments import reproduce_table10, table10_problem
 from bench import Benchmark
@@ -145,8 +145,9 @@ BENCHMARKS = [
         lambda: None,
         lambda _: reproduce_table10(runs=1000, optimal_runs=10, seed=0),
         repeat=1,
-        note=lambda t: "heur/random % " + ", ".join(
-            f"{n}:{x:.0f}" for n, x in zip(t.frame["N"], t.frame["heuristic / random (%)"])
+        note=lambda t: (
+            "heur/random % "
+            + ", ".join(f"{n}:{x:.0f}" for n, x in zip(t.frame["N"], t.frame["heuristic / random (%)"]))
         ),
     ),
 ]

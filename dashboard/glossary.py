@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 GLOSSARY: dict[str, str] = {
     # --- the vocabulary of the workflow

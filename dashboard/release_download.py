@@ -11,31 +11,39 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Callable
+from collections.abc import Callable
 
 import streamlit as st
 
+from anonlib.workflow import WorkingCopy, release_package
 from anonlib.workflow.release_view import ReleaseView
 from anonlib.workflow.report import RiskReport, copy_report
-from anonlib.workflow import WorkingCopy, release_package
 
-PACKAGE_HELP = ("released.csv (the released table), report.html (the risk report, with the package's digests), "
-                "recipe.json (to re-apply with python -m anonlib apply), README.txt (what the package states: "
-                "SHA-256 digests, source, target, steps, version, time) and SHA256SUMS; check it with "
-                "python -m anonlib verify release.zip.")
+PACKAGE_HELP = (
+    "released.csv (the released table), report.html (the risk report, with the package's digests), "
+    "recipe.json (to re-apply with python -m anonlib apply), README.txt (what the package states: "
+    "SHA-256 digests, source, target, steps, version, time) and SHA256SUMS; check it with "
+    "python -m anonlib verify release.zip."
+)
 
 
 def copy_key(copy: WorkingCopy) -> tuple:
     """What the report depends on: the current table, roles, missing policy, target and steps."""
     current = copy.current
     roles = tuple((str(c), current.roles[c].value) for c in current.frame.columns if c in current.roles)
-    return (current.fingerprint, roles, current.missing, copy.target.describe(),
-            tuple(a.step.describe() for a in copy.steps))
+    return (
+        current.fingerprint,
+        roles,
+        current.missing,
+        copy.target.describe(),
+        tuple(a.step.describe() for a in copy.steps),
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def cached_report(key: tuple, p: float, _copy: WorkingCopy, _view: ReleaseView | None = None,
-                  view_key: tuple = ()) -> RiskReport:
+def cached_report(
+    key: tuple, p: float, _copy: WorkingCopy, _view: ReleaseView | None = None, view_key: tuple = ()
+) -> RiskReport:
     """The risk report of the working copy at threshold ``p`` (cached per state); with
     ``_view`` (the Release page's, told apart by ``view_key``, its digest) its section on what the
     release is still good for is that view, not one computed again."""
@@ -54,8 +62,9 @@ def view_digest(view: ReleaseView) -> str:
     return hashlib.sha256(json.dumps(view.to_json(), sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
-def package_data(copy: WorkingCopy, p: float, report: RiskReport | None = None,
-                 view: ReleaseView | None = None) -> bytes | Callable[[], bytes]:
+def package_data(
+    copy: WorkingCopy, p: float, report: RiskReport | None = None, view: ReleaseView | None = None
+) -> bytes | Callable[[], bytes]:
     """The package bytes; without ``report``, a function building report and package when
     the button is clicked (the Release page does not build the whole report otherwise).
     The Release page passes its ``view``: the package's report then states the numbers
@@ -70,14 +79,28 @@ def package_data(copy: WorkingCopy, p: float, report: RiskReport | None = None,
     def build() -> bytes:  # on the click: the digest is not computed on every rerun of the page
         digest = (view_digest(view),)
         return cached_package((key, digest), p, copy, cached_report(key, p, copy, view, digest))
+
     return build
 
 
-def package_button(copy: WorkingCopy, p: float, report: RiskReport | None = None,
-                   key: str = "dl-package", view: ReleaseView | None = None) -> None:
+def package_button(
+    copy: WorkingCopy,
+    p: float,
+    report: RiskReport | None = None,
+    key: str = "dl-package",
+    view: ReleaseView | None = None,
+) -> None:
     """The "Release package (zip)" download button. A click does not rerun the page: a rerun
     registers the deferred package again under a new id, and the download the click
     started, still holding the old id, could then find nothing to fetch (Streamlit's own
     documentation warns of this race)."""
-    st.download_button("Release package (zip)", package_data(copy, p, report, view), file_name="release.zip",
-                       mime="application/zip", key=key, help=PACKAGE_HELP, type="primary", on_click="ignore")
+    st.download_button(
+        "Release package (zip)",
+        package_data(copy, p, report, view),
+        file_name="release.zip",
+        mime="application/zip",
+        key=key,
+        help=PACKAGE_HELP,
+        type="primary",
+        on_click="ignore",
+    )

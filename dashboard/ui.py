@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -110,14 +111,24 @@ def _model_inputs(sensitive: tuple[str, ...]) -> tuple:
             st.caption("Mark a column as sensitive on the Dataset page to require l-diversity, t-closeness and others.")
         for column in sensitive:
             model = st.selectbox(
-                f"Model on {column}", list(MODEL_CHOICES), format_func=lambda m: MODEL_CHOICES[m][0],
-                key=f"target_model:{column}", help=term_help("sensitive attribute"),
+                f"Model on {column}",
+                list(MODEL_CHOICES),
+                format_func=lambda m: MODEL_CHOICES[m][0],
+                key=f"target_model:{column}",
+                help=term_help("sensitive attribute"),
             )
             if model == "none":
                 continue
             label, default, low, high, step = MODEL_VALUES[model]
-            value = st.number_input(label, low, high, default, step, key=f"target_value:{column}:{model}",
-                                    help=term_help(MODEL_CHOICES[model][1]))
+            value = st.number_input(
+                label,
+                low,
+                high,
+                default,
+                step,
+                key=f"target_value:{column}:{model}",
+                help=term_help(MODEL_CHOICES[model][1]),
+            )
             c = None
             if model == "recursive_cl":
                 c = st.number_input("c", 0.1, 1000.0, 3.0, 0.5, key=f"target_c:{column}")
@@ -135,7 +146,12 @@ def target_controls(container=None) -> None:
         left, right = st.columns(2)
         k = left.number_input("k", 1, 100_000, target.k, 1, key="target_k", help=term_help("k"))
         limit = right.number_input(
-            "Suppressed ≤ %", 0.0, 100.0, 100 * target.max_suppressed, 0.5, key="target_suppressed",
+            "Suppressed ≤ %",
+            0.0,
+            100.0,
+            100 * target.max_suppressed,
+            0.5,
+            key="target_suppressed",
             help="The largest share of the loaded file's records that may be suppressed (removed from the release).",
         )
         with guarded("setting the release target"):
@@ -182,12 +198,20 @@ def offer_step(step, cost, page: str, what: str, key: str):
     as it would be after the step (for previews)."""
     st.markdown("What it does to the working copy:\n" + "\n".join(f"- {plain(s)}" for s in cost.sentences()))
     if cost.removes_quasi_identifier:
-        st.warning(f"This {what} removes a quasi-identifier entirely (every value becomes one): the released "
-                   "column says nothing. It is never preselected; apply it only if that column is not needed.")
+        st.warning(
+            f"This {what} removes a quasi-identifier entirely (every value becomes one): the released "
+            "column says nothing. It is never preselected; apply it only if that column is not needed."
+        )
     preview = working_copy().apply(step, page)
     result_verdict(preview.check, f"This {what}")
-    st.button(f"Apply this {what} to the working copy", type="primary", on_click=apply_step_callback,
-              args=(step, page), key=key, help="Adds a step to the working copy (listed in the sidebar, with undo).")
+    st.button(
+        f"Apply this {what} to the working copy",
+        type="primary",
+        on_click=apply_step_callback,
+        args=(step, page),
+        key=key,
+        help="Adds a step to the working copy (listed in the sidebar, with undo).",
+    )
     return preview
 
 
@@ -198,8 +222,12 @@ def paper_example(title: str, paper: str, render: Callable[[], None], key: str) 
     Usage: ``paper_example("Table 1 of Kroes et al.", "Kroes et al. 2021", _render_table1, "peers_paper")``.
     """
     st.divider()
-    shown = st.toggle(f"Paper's worked example: {title}", key=key, value=False,
-                      help=f"Reproduces {paper} on its own example data, independent of your file.")
+    shown = st.toggle(
+        f"Paper's worked example: {title}",
+        key=key,
+        value=False,
+        help=f"Reproduces {paper} on its own example data, independent of your file.",
+    )
     if shown:
         with st.container(border=True):
             st.caption(f"From {paper}. These numbers are the paper's, not your file's.")
@@ -233,8 +261,12 @@ def sidebar(container=None, status=None) -> None:
                 st.caption(f"Loaded file: {before.failing_records:,} records failing the target")
             for i, applied in enumerate(copy.steps, start=1):
                 st.markdown(plain(f"{i}. {applied.page}: {applied.step.describe()}"))
-                st.caption(plain(applied.risk_text()
-                                 + (f"; {applied.suppressed_records:,} records suppressed" if applied.suppressed_records else "")))
+                st.caption(
+                    plain(
+                        applied.risk_text()
+                        + (f"; {applied.suppressed_records:,} records suppressed" if applied.suppressed_records else "")
+                    )
+                )
         else:
             st.caption("No step yet: the working copy is the loaded file.")
         st.caption("Everything is computed on this computer; nothing is sent anywhere.")
@@ -275,8 +307,13 @@ def _local_offer(copy) -> int | None:
     alone (local suppression does not judge the privacy models), the copy is small enough
     to plan it at once, and it touches fewer records than suppressing the failing ones."""
     check, dataset = copy.check, copy.current
-    if check is None or not check.failing_records or copy.target.requirements or not dataset.quasi_identifiers \
-            or dataset.n_rows > LOCAL_ROWS:
+    if (
+        check is None
+        or not check.failing_records
+        or copy.target.requirements
+        or not dataset.quasi_identifiers
+        or dataset.n_rows > LOCAL_ROWS
+    ):
         return None
     with guarded("planning local suppression"):
         touched = _records_touched(dataset.fingerprint, dataset.missing, copy.target.k, dataset)
@@ -292,21 +329,36 @@ def step_actions(container=None) -> None:
     with container if container is not None else st.sidebar:
         touched = _local_offer(copy)
         if touched is not None:
-            st.button(f"Suppress cells: {touched:,} records touched", on_click=_suppress_cells,
-                      key="sidebar_suppress_cells", width="stretch", type="primary",
-                      help=f"Adds a step writing * in the fewest quasi-identifier cells so that every record "
-                           f"matches at least k - 1 others (a * matches any value; sdcMicro's local suppression): "
-                           f"{touched:,} records change a cell instead of {check.failing_records:,} records removed. "
-                           "Re-planned on a new delivery when the recipe is applied.")
+            st.button(
+                f"Suppress cells: {touched:,} records touched",
+                on_click=_suppress_cells,
+                key="sidebar_suppress_cells",
+                width="stretch",
+                type="primary",
+                help=f"Adds a step writing * in the fewest quasi-identifier cells so that every record "
+                f"matches at least k - 1 others (a * matches any value; sdcMicro's local suppression): "
+                f"{touched:,} records change a cell instead of {check.failing_records:,} records removed. "
+                "Re-planned on a new delivery when the recipe is applied.",
+            )
         if check is not None and check.failing_records:
-            st.button(f"Suppress the {check.failing_records:,} failing records", on_click=_suppress,
-                      key="sidebar_suppress", width="stretch",
-                      help="Adds a step removing the records of every class that fails the target; "
-                           "re-evaluated on a new delivery when the recipe is applied.")
+            st.button(
+                f"Suppress the {check.failing_records:,} failing records",
+                on_click=_suppress,
+                key="sidebar_suppress",
+                width="stretch",
+                help="Adds a step removing the records of every class that fails the target; "
+                "re-evaluated on a new delivery when the recipe is applied.",
+            )
         left, right = st.columns(2)
         left.button("Undo last step", on_click=_undo, disabled=not copy.steps, key="sidebar_undo", width="stretch")
-        right.button("Reset to file", on_click=_reset, disabled=not copy.steps, key="sidebar_reset",
-                     width="stretch", help="Drop every step: back to the loaded file (which is never changed).")
+        right.button(
+            "Reset to file",
+            on_click=_reset,
+            disabled=not copy.steps,
+            key="sidebar_reset",
+            width="stretch",
+            help="Drop every step: back to the loaded file (which is never changed).",
+        )
         note = take_note()
         if note:
             st.warning(plain(note))
@@ -382,7 +434,9 @@ def _cell_text(value: object, printf: str | None, data: bool) -> str:
     return f"{int(value):,}" if whole else f"{float(value):,.6g}"
 
 
-def shown_table(frame: pd.DataFrame, column_config: dict | None = None, *, data: bool = False) -> tuple[pd.DataFrame, dict]:
+def shown_table(
+    frame: pd.DataFrame, column_config: dict | None = None, *, data: bool = False
+) -> tuple[pd.DataFrame, dict]:
     """The table and column settings ``table`` shows: whole-number columns of results
     with thousands separators ("312,462,997", never cut to "12462997"), and missing
     cells as ``MISSING_CELL`` in results or empty in data (``data=True``: a preview

@@ -8,16 +8,16 @@ import math
 import pandas as pd
 import streamlit as st
 
-from anonlib.measures.avector import vector_text
 from anonlib.core.dataset import ROLE_VALUES, Dataset
 from anonlib.core.loading import DELIMITERS, load_table
 from anonlib.core.samples import SAMPLES, load_sample
+from anonlib.measures.avector import vector_text
 from anonlib.measures.identifiers import flags_table, hipaa_identifiers
 from anonlib.measures.models import MODEL_NAMES
 from anonlib.measures.profile import column_profile, profile_table, risk_profile
-from anonlib.workflow.report import ModelsSection, models_section
 from anonlib.measures.risk import ReidentificationRisk, reidentification
 from anonlib.workflow import Reading
+from anonlib.workflow.report import ModelsSection, models_section
 from dashboard import charts
 from dashboard.glossary import term_help
 from dashboard.state import (
@@ -47,15 +47,17 @@ def _risk(fingerprint: str, qis: tuple[str, ...], count: str | None, missing: st
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _attacker_risk(fingerprint: str, qis: tuple[str, ...], count: str | None, missing: str,
-                   _dataset: Dataset) -> ReidentificationRisk:
+def _attacker_risk(
+    fingerprint: str, qis: tuple[str, ...], count: str | None, missing: str, _dataset: Dataset
+) -> ReidentificationRisk:
     frame, _ = _dataset.analysis_frame(list(qis))
     return reidentification(frame, list(qis), count=count)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _models(fingerprint: str, roles: tuple, missing: str, requirements: tuple, _dataset: Dataset,
-            _requirements: tuple) -> ModelsSection:
+def _models(
+    fingerprint: str, roles: tuple, missing: str, requirements: tuple, _dataset: Dataset, _requirements: tuple
+) -> ModelsSection:
     return models_section(_dataset, _requirements)
 
 
@@ -129,9 +131,7 @@ if source_kind == SOURCES[0]:
     keys = list(SAMPLES)
     if "sample_key" not in st.session_state:
         st.session_state["sample_key"] = current.split(":", 1)[1] if current.startswith("sample:") else keys[0]
-    st.selectbox(
-        "Sample", keys, format_func=lambda k: SAMPLES[k].title, key="sample_key", on_change=_load_sample
-    )
+    st.selectbox("Sample", keys, format_func=lambda k: SAMPLES[k].title, key="sample_key", on_change=_load_sample)
     sample = SAMPLES[st.session_state["sample_key"]]
     st.caption(f"{sample.description} Source: {sample.source}.")
     if current != f"sample:{sample.key}":
@@ -166,7 +166,8 @@ else:
                     upload.getvalue(), name=upload.name, delimiter=delimiter, encoding=encoding, header=header
                 )
                 set_active_dataset(
-                    Dataset.from_frame(upload.name, table.frame, notes=table.notes), f"upload:{upload.name}",
+                    Dataset.from_frame(upload.name, table.frame, notes=table.notes),
+                    f"upload:{upload.name}",
                     reading=Reading.of(table, upload.getvalue()),
                 )
                 st.session_state["upload_signature"] = signature
@@ -199,12 +200,15 @@ with guarded("checking for HIPAA identifiers"):
         )
         st.dataframe(
             flags_table(flags).assign(**{"role now": [dataset.roles[f.column].value for f in flags]}),
-            hide_index=True, width="stretch",
+            hide_index=True,
+            width="stretch",
         )
         if differs:
             st.button(
                 f"Give the {len(differs)} flagged column{'s' if len(differs) != 1 else ''} their suggested role",
-                on_click=_apply_suggested_roles, args=(flags,), key="apply_suggested_roles",
+                on_click=_apply_suggested_roles,
+                args=(flags,),
+                key="apply_suggested_roles",
             )
 
 # ---------------------------------------------------------------- roles
@@ -279,8 +283,9 @@ with risk_box, guarded("computing the re-identification risk"):
     below = dict(risk.records_below)
     m = st.columns(2)
     m[0].metric("records in classes < 5", f"{below.get(5, 0):,}", help=f"{100 * risk.share_below(5):.2f}% of records")
-    m[1].metric("records in classes < 10", f"{below.get(10, 0):,}",
-                help=f"{100 * risk.share_below(10):.2f}% of records")
+    m[1].metric(
+        "records in classes < 10", f"{below.get(10, 0):,}", help=f"{100 * risk.share_below(10):.2f}% of records"
+    )
     result_verdict(target_check(), "The working copy")
 
     if qis:
@@ -288,21 +293,36 @@ with risk_box, guarded("computing the re-identification risk"):
         st.markdown("**Attacker models** (El Emam & Dankar; as ARX reports them)")
         above = dict(attack.records_above)
         m = st.columns(2)
-        m[0].metric("prosecutor: highest risk", f"{100 * attack.prosecutor_highest:.1f}%",
-                    help="1 / k: the risk of a record in the smallest class, for an attacker who knows the person is in the file.")
-        m[1].metric("prosecutor: average risk", f"{100 * attack.prosecutor_average:.2f}%",
-                    help="classes / records: the mean of 1 / class size over records.")
+        m[0].metric(
+            "prosecutor: highest risk",
+            f"{100 * attack.prosecutor_highest:.1f}%",
+            help="1 / k: the risk of a record in the smallest class, for an attacker who knows the person is in the file.",
+        )
+        m[1].metric(
+            "prosecutor: average risk",
+            f"{100 * attack.prosecutor_average:.2f}%",
+            help="classes / records: the mean of 1 / class size over records.",
+        )
         m = st.columns(2)
-        m[0].metric("records at risk > 20%", f"{above.get(0.2, 0):,}",
-                    help=f"Records whose prosecutor risk is above 0.2 (classes of fewer than 5 records); "
-                         f"{above.get(0.5, 0):,} records are above 0.5.")
-        m[1].metric("marketer risk", f"{100 * attack.marketer:.2f}%",
-                    help="The expected share of records re-identified by an attacker matching every record "
-                         "(the file taken as the whole population).")
-        st.caption("Journalist risk and k-map need a population table: `python -m anonlib risk FILE "
-                   "--population POP` computes them.")
-        st.plotly_chart(charts.risk_distribution_figure(attack.distribution), width="stretch",
-                        key="dataset_risk_distribution")
+        m[0].metric(
+            "records at risk > 20%",
+            f"{above.get(0.2, 0):,}",
+            help=f"Records whose prosecutor risk is above 0.2 (classes of fewer than 5 records); "
+            f"{above.get(0.5, 0):,} records are above 0.5.",
+        )
+        m[1].metric(
+            "marketer risk",
+            f"{100 * attack.marketer:.2f}%",
+            help="The expected share of records re-identified by an attacker matching every record "
+            "(the file taken as the whole population).",
+        )
+        st.caption(
+            "Journalist risk and k-map need a population table: `python -m anonlib risk FILE "
+            "--population POP` computes them."
+        )
+        st.plotly_chart(
+            charts.risk_distribution_figure(attack.distribution), width="stretch", key="dataset_risk_distribution"
+        )
 
     left, right = st.columns([2, 1])
     left.plotly_chart(charts.anonymity_vector_figure(risk.vector), width="stretch")
@@ -317,16 +337,25 @@ with risk_box, guarded("computing the privacy models"):
     elif not qis:
         st.info("Mark at least one column as quasi-identifier to judge the privacy models.")
     else:
-        section = _models(dataset.fingerprint, _roles_key(dataset), dataset.missing,
-                          tuple(r.describe() for r in target.requirements), dataset, target.requirements)
-        table = pd.DataFrame({
-            "sensitive attribute": [r.sensitive for r in section.rows],
-            "model": [MODEL_NAMES[r.model] for r in section.rows],
-            "value": [_number(r.value) for r in section.rows],
-            "records in failing classes": [
-                "–" if r.failing_records is None else f"{r.failing_records:,}" for r in section.rows],
-            "judged at": [r.requirement + (" (release target)" if r.in_target else "") for r in section.rows],
-        })
+        section = _models(
+            dataset.fingerprint,
+            _roles_key(dataset),
+            dataset.missing,
+            tuple(r.describe() for r in target.requirements),
+            dataset,
+            target.requirements,
+        )
+        table = pd.DataFrame(
+            {
+                "sensitive attribute": [r.sensitive for r in section.rows],
+                "model": [MODEL_NAMES[r.model] for r in section.rows],
+                "value": [_number(r.value) for r in section.rows],
+                "records in failing classes": [
+                    "–" if r.failing_records is None else f"{r.failing_records:,}" for r in section.rows
+                ],
+                "judged at": [r.requirement + (" (release target)" if r.in_target else "") for r in section.rows],
+            }
+        )
         st.caption(
             f"{section.records:,} records. Value = the worst class (α, t, δ, β: the largest; l: the smallest; "
             "recursive (c,l): the c a class needs). A model the sidebar's release target switches on is judged "
@@ -338,7 +367,8 @@ with risk_box:
     d1, d2 = st.columns(2)
     with d1:
         download_csv(
-            "Column profile (CSV)", loaded_dataset().role_table().merge(stats, on="column", how="left"),
+            "Column profile (CSV)",
+            loaded_dataset().role_table().merge(stats, on="column", how="left"),
             "column_profile.csv",
         )
     if risk is not None:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from anonlib.measures.avector import anonymity_vector, k_of, vector_text
 from anonlib.core.dataset import Dataset
 from anonlib.core.loading import load_table
+from anonlib.measures.avector import anonymity_vector, k_of, vector_text
 from anonlib.transformations.frontier import (
     DEFAULT_THRESHOLD,
     METHODS,
@@ -58,9 +58,18 @@ def _zip3() -> dict[str, int]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _search(
-    fingerprint: str, qis: tuple, orders: tuple, population_key: str | None, count: str | None,
-    population_count: str | None, method: str, budget: int, threshold: float, seed: int,
-    _frame: pd.DataFrame, _population: pd.DataFrame | None,
+    fingerprint: str,
+    qis: tuple,
+    orders: tuple,
+    population_key: str | None,
+    count: str | None,
+    population_count: str | None,
+    method: str,
+    budget: int,
+    threshold: float,
+    seed: int,
+    _frame: pd.DataFrame,
+    _population: pd.DataFrame | None,
 ) -> FrontierSearch:
     """One search, cached on the data's fingerprint and every parameter. The
     progress bar lives inside so that a cache hit replays it finished."""
@@ -68,13 +77,19 @@ def _search(
     bar = st.progress(0.0, text=f"{label}: starting")
 
     def report(done: int, total: int, area: float) -> None:
-        bar.progress(min(done / max(total, 1), 1.0),
-                     text=f"{label}: {done:,} of {total:,} policies evaluated, area under the frontier {area:.4f}")
+        bar.progress(
+            min(done / max(total, 1), 1.0),
+            text=f"{label}: {done:,} of {total:,} policies evaluated, area under the frontier {area:.4f}",
+        )
 
     try:
         space = prepare(
-            _frame, list(qis), orders={a: list(v) for a, v in orders}, population=_population,
-            count=count, population_count=population_count,
+            _frame,
+            list(qis),
+            orders={a: list(v) for a, v in orders},
+            population=_population,
+            count=count,
+            population_count=population_count,
         )
         return explore(space, method, budget, seed=seed, threshold=threshold, progress=report)
     finally:
@@ -88,7 +103,9 @@ def _frontier_ks(key: tuple, _result: FrontierSearch) -> tuple[int, ...]:
     return tuple(int(space.class_sizes(space.bits_of(e.bits)).min()) for e in _result.frontier)
 
 
-def _default_policy(frontier: list, ks: tuple[int, ...], removed: list[tuple[str, ...]], better: list, k: int) -> int | None:
+def _default_policy(
+    frontier: list, ks: tuple[int, ...], removed: list[tuple[str, ...]], better: list, k: int
+) -> int | None:
     """The policy preselected: among those meeting k and removing no quasi-identifier, the
     first that dominates Safe Harbor, else the one losing least information; None when no
     policy meets k without removing a quasi-identifier (the page then says so and the user
@@ -113,14 +130,26 @@ def _policy_label(i: int, entry, k: int, meets: bool, dominant: bool, removed: t
     return text
 
 
-def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame | None, columns: list[str],
-                      default_qis: list[str], fingerprint: str, count: str | None,
-                      dataset: Dataset | None) -> None:
+def _frontier_section(
+    p: str,
+    frame: pd.DataFrame | None,
+    release: pd.DataFrame | None,
+    columns: list[str],
+    default_qis: list[str],
+    fingerprint: str,
+    count: str | None,
+    dataset: Dataset | None,
+) -> None:
     """The whole frontier workflow on one table. ``p`` prefixes widget keys; ``dataset`` is
     the working copy (a chosen policy can be applied as a step) or None (the paper's example)."""
     target = release_target()
-    qis = st.multiselect("Quasi-identifiers", columns, default=default_qis, key=f"{p}_qis_{fingerprint}",
-                         help=term_help("quasi-identifier"))
+    qis = st.multiselect(
+        "Quasi-identifiers",
+        columns,
+        default=default_qis,
+        key=f"{p}_qis_{fingerprint}",
+        help=term_help("quasi-identifier"),
+    )
     if dataset is not None and qis:
         frame, dropped = dataset.analysis_frame(qis)
         if dropped:
@@ -129,18 +158,21 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
     population = population_key = population_count = upload = None
     if qis and frame is not None:
         editable = [
-            a for a in qis
-            if not pd.api.types.is_numeric_dtype(frame[a]) and frame[a].nunique() <= MAX_ORDER_EDIT
+            a for a in qis if not pd.api.types.is_numeric_dtype(frame[a]) and frame[a].nunique() <= MAX_ORDER_EDIT
         ]
         with st.expander("Category orders (a policy only merges neighbours in this order)"):
             if not editable:
-                st.caption("No text quasi-identifier with a short list of values; numbers and ZIP codes "
-                           "use their natural order.")
+                st.caption(
+                    "No text quasi-identifier with a short list of values; numbers and ZIP codes "
+                    "use their natural order."
+                )
             for attribute in editable:
                 default = [str(v) for v in default_order(frame, attribute)]
                 text = st.text_area(
-                    f"Order of '{plain(attribute)}' (one value per line)", "\n".join(default),
-                    key=f"{p}_order_{fingerprint}_{attribute}", height=120,
+                    f"Order of '{plain(attribute)}' (one value per line)",
+                    "\n".join(default),
+                    key=f"{p}_order_{fingerprint}_{attribute}",
+                    height=120,
                 )
                 order = [line.strip() for line in text.splitlines() if line.strip()]
                 if order != default:
@@ -153,15 +185,19 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
                 "Without a population table the working copy stands in for it. A population table has the "
                 "same quasi-identifier columns and, optionally, a column with the number of people per row."
             )
-            upload = st.file_uploader("Population table", type=["csv", "tsv", "txt", "gz", "xlsx", "parquet"],
-                                      key=f"{p}_population")
+            upload = st.file_uploader(
+                "Population table", type=["csv", "tsv", "txt", "gz", "xlsx", "parquet"], key=f"{p}_population"
+            )
             if upload is not None:
                 population = load_table(upload.getvalue(), name=upload.name).frame
                 options = ["one person per row", *population.columns]
                 guessed = population_count_column(population, qis, count=count)
-                choice = st.selectbox("Number of people per row", options,
-                                      index=options.index(guessed) if guessed in options else 0,
-                                      key=f"{p}_population_count_{upload.file_id}")
+                choice = st.selectbox(
+                    "Number of people per row",
+                    options,
+                    index=options.index(guessed) if guessed in options else 0,
+                    key=f"{p}_population_count_{upload.file_id}",
+                )
                 population_count = None if choice == "one person per row" else choice
                 population_key = f"{upload.file_id}:{population_count}"
 
@@ -169,22 +205,32 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
     method = method_column.selectbox("Method", list(METHODS), format_func=METHOD_NAMES.get, key=f"{p}_method")
     seed = int(seed_column.number_input("Seed", min_value=0, max_value=10**9, value=1, step=1, key=f"{p}_seed"))
     budget_column, threshold_column = st.columns(2)
-    budget = budget_column.slider("Budget (policies evaluated)", 100, 20_000, 1_000, step=100, key=f"{p}_budget",
-                       disabled=method == "exhaustive")
-    threshold = threshold_column.slider("SHS threshold on H", 0.0, 1.0, DEFAULT_THRESHOLD, step=0.05, key=f"{p}_threshold",
-                          disabled=method != "shs")
-    compare = st.checkbox("Also run the other heuristic with the same budget (area-vs-budget chart)",
-                          value=True, key=f"{p}_compare")
+    budget = budget_column.slider(
+        "Budget (policies evaluated)", 100, 20_000, 1_000, step=100, key=f"{p}_budget", disabled=method == "exhaustive"
+    )
+    threshold = threshold_column.slider(
+        "SHS threshold on H", 0.0, 1.0, DEFAULT_THRESHOLD, step=0.05, key=f"{p}_threshold", disabled=method != "shs"
+    )
+    compare = st.checkbox(
+        "Also run the other heuristic with the same budget (area-vs-budget chart)", value=True, key=f"{p}_compare"
+    )
     colours = st.selectbox("Colours", list(charts.PALETTES), key=f"{p}_colours")
 
     if not qis or frame is None:
         st.info("Choose at least one quasi-identifier.")
         return
     common = dict(
-        fingerprint=fingerprint, qis=tuple(qis),
+        fingerprint=fingerprint,
+        qis=tuple(qis),
         orders=tuple((a, tuple(v)) for a, v in sorted(orders.items())),
-        population_key=population_key, count=count, population_count=population_count,
-        budget=int(budget), threshold=float(threshold), seed=seed, _frame=frame, _population=population,
+        population_key=population_key,
+        count=count,
+        population_count=population_count,
+        budget=int(budget),
+        threshold=float(threshold),
+        seed=seed,
+        _frame=frame,
+        _population=population,
     )
     result = _search(method=method, **common)
     others: dict[str, FrontierSearch] = {}
@@ -198,8 +244,11 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
     space = result.space
     frontier = list(result.frontier)
     m = st.columns(3)  # three per row: the labels fit a 1024 px window
-    m[0].metric("policies in the lattice", f"2^{space.n_bits}" if space.n_bits > 16 else lattice_size_text(space.n_bits),
-                help=f"{lattice_size_text(space.n_bits)} policies ({space.n_bits} bits)")
+    m[0].metric(
+        "policies in the lattice",
+        f"2^{space.n_bits}" if space.n_bits > 16 else lattice_size_text(space.n_bits),
+        help=f"{lattice_size_text(space.n_bits)} policies ({space.n_bits} bits)",
+    )
     m[1].metric("policies evaluated", f"{result.n_evaluated:,}")
     m[2].metric("frontier policies", f"{len(frontier):,}", help=term_help("frontier"))
     m = st.columns(3)
@@ -244,13 +293,17 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
         st.warning(
             f"No frontier policy found meets k = {target.k} (the release target) without turning a quasi-identifier "
             "into a single value, so none is preselected. "
-            + (f"{len(meeting)} meet k = {target.k} by removing a quasi-identifier. " if meeting else
-               f"The largest k here is {max(ks):,}. ")
+            + (
+                f"{len(meeting)} meet k = {target.k} by removing a quasi-identifier. "
+                if meeting
+                else f"The largest k here is {max(ks):,}. "
+            )
             + "A larger budget, fewer quasi-identifiers, or suppressing the remaining records after a policy "
             "(sidebar) may get there."
         )
     pick = st.selectbox(
-        "Frontier policy to inspect (or click a point of the frontier line)", list(range(len(frontier))),
+        "Frontier policy to inspect (or click a point of the frontier line)",
+        list(range(len(frontier))),
         index=default_pick,
         format_func=lambda i: _policy_label(i, frontier[i], ks[i], meets[i], frontier[i] in better, removed[i]),
         key=pick_key,
@@ -258,13 +311,19 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
     chosen = frontier[pick] if pick is not None else None
     st.plotly_chart(
         charts.frontier_figure(
-            result.evaluated_risk, result.evaluated_loss,
-            [e.risk for e in frontier], [e.loss_normalized for e in frontier],
+            result.evaluated_risk,
+            result.evaluated_loss,
+            [e.risk for e in frontier],
+            [e.loss_normalized for e in frontier],
             safe_harbor=harbor,
             dominating=([e.risk for e in better], [e.loss_normalized for e in better]) if better else None,
-            selected=(chosen.risk, chosen.loss_normalized) if chosen is not None else None, colours=colours,
+            selected=(chosen.risk, chosen.loss_normalized) if chosen is not None else None,
+            colours=colours,
         ),
-        width="stretch", on_select="rerun", selection_mode="points", key=chart_key,
+        width="stretch",
+        on_select="rerun",
+        selection_mode="points",
+        key=chart_key,
     )
 
     if harbor is not None:
@@ -284,11 +343,20 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
         if lower_both:
             st.dataframe(
                 pd.DataFrame(
-                    [{"policy": frontier.index(e) + 1, "k": ks[frontier.index(e)],
-                      f"meets k = {target.k}": "yes" if meets[frontier.index(e)] else "no", "risk": e.risk,
-                      "loss (normalized)": e.loss_normalized, "loss (KL, nats)": e.loss} for e in lower_both]
+                    [
+                        {
+                            "policy": frontier.index(e) + 1,
+                            "k": ks[frontier.index(e)],
+                            f"meets k = {target.k}": "yes" if meets[frontier.index(e)] else "no",
+                            "risk": e.risk,
+                            "loss (normalized)": e.loss_normalized,
+                            "loss (KL, nats)": e.loss,
+                        }
+                        for e in lower_both
+                    ]
                 ),
-                hide_index=True, width="stretch",
+                hide_index=True,
+                width="stretch",
             )
 
     if len(result.trace) > 0:
@@ -298,8 +366,10 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
             charts.area_trace_figure(traces, result.budget, optimum=optimum, colours=colours), width="stretch"
         )
         if optimum is not None:
-            st.caption(f"The exhaustive optimum of this {space.n_policies:,}-policy lattice is {optimum:.4f}; "
-                       f"{result.method.upper()} reached {result.area / optimum:.3f} times it.")
+            st.caption(
+                f"The exhaustive optimum of this {space.n_policies:,}-policy lattice is {optimum:.4f}; "
+                f"{result.method.upper()} reached {result.area / optimum:.3f} times it."
+            )
         if others:
             name, other = next(iter(others.items()))
             st.caption(
@@ -318,18 +388,25 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
     vector = anonymity_vector(sizes)
     k1, k2, k3, k4 = st.columns(4)
     k1.metric("risk", f"{chosen.risk:.4f}", help=term_help("distinguishability"))
-    k2.metric("loss (normalized)", f"{chosen.loss_normalized:.4f}", help=f"KL {chosen.loss:.4f} nats. " + term_help("KL loss"))
+    k2.metric(
+        "loss (normalized)", f"{chosen.loss_normalized:.4f}", help=f"KL {chosen.loss:.4f} nats. " + term_help("KL loss")
+    )
     k3.metric("k", f"{k_of(vector):,}", help=term_help("k"))
     k4.metric("classes", f"{len(sizes):,}", help=term_help("class"))
     st.dataframe(
         pd.DataFrame(
-            [{"attribute": a, "intervals": len(v), "values": len(d), "intervals in order": ", ".join(v)}
-             for (a, v), d in zip(intervals.items(), space.domains)]
+            [
+                {"attribute": a, "intervals": len(v), "values": len(d), "intervals in order": ", ".join(v)}
+                for (a, v), d in zip(intervals.items(), space.domains)
+            ]
         ),
-        hide_index=True, width="stretch",
+        hide_index=True,
+        width="stretch",
     )
-    st.plotly_chart(charts.anonymity_vector_figure(vector, k_threshold=target.k, title="Anonymity vector of this policy"),
-                    width="stretch")
+    st.plotly_chart(
+        charts.anonymity_vector_figure(vector, k_threshold=target.k, title="Anonymity vector of this policy"),
+        width="stretch",
+    )
     st.text(f"Anonymity vector: {vector_text(vector)}")
 
     step = steps[pick]
@@ -344,10 +421,16 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
     d1, d2, d3 = st.columns(3)
     with d1:
         if generalized is not None:
-            download_csv("Generalized data (CSV)", generalized, f"generalized_policy_{pick + 1}.csv", key=f"{p}_dl_data")
+            download_csv(
+                "Generalized data (CSV)", generalized, f"generalized_policy_{pick + 1}.csv", key=f"{p}_dl_data"
+            )
     with d2:
-        download_csv("Frontier policies (CSV)", result.frontier_table().assign(k=list(ks)), "frontier.csv",
-                     key=f"{p}_dl_frontier")
+        download_csv(
+            "Frontier policies (CSV)",
+            result.frontier_table().assign(k=list(ks)),
+            "frontier.csv",
+            key=f"{p}_dl_frontier",
+        )
     with d3:
         download_json(
             "Parameters and results (JSON)",
@@ -364,11 +447,25 @@ def _frontier_section(p: str, frame: pd.DataFrame | None, release: pd.DataFrame 
                 "policies_evaluated": result.n_evaluated,
                 "area": result.area,
                 "top_kl": space.top_loss,
-                "safe_harbor": {"risk": harbor[0], "loss_normalized": harbor[1], "k": harbor_k,
-                                "dominated_by_policies_meeting_k": [frontier.index(e) + 1 for e in better]}
-                if harbor else None,
-                "frontier": [{"policy": i + 1, "k": ks[i], "risk": e.risk, "loss": e.loss,
-                              "loss_normalized": e.loss_normalized, "bits": e.bits} for i, e in enumerate(frontier)],
+                "safe_harbor": {
+                    "risk": harbor[0],
+                    "loss_normalized": harbor[1],
+                    "k": harbor_k,
+                    "dominated_by_policies_meeting_k": [frontier.index(e) + 1 for e in better],
+                }
+                if harbor
+                else None,
+                "frontier": [
+                    {
+                        "policy": i + 1,
+                        "k": ks[i],
+                        "risk": e.risk,
+                        "loss": e.loss,
+                        "loss_normalized": e.loss_normalized,
+                        "bits": e.bits,
+                    }
+                    for i, e in enumerate(frontier)
+                ],
                 "area_trace": list(result.trace),
             },
             "frontier.json",
@@ -384,8 +481,10 @@ def _apply_policy(dataset: Dataset, step: PolicyStep) -> None:
         return
     preview = offer_step(step, step_cost(step, dataset), PAGE, "policy", "fr_apply")
     st.dataframe(preview.current.frame.head(200), hide_index=True, height=240)
-    st.caption(f"First {min(200, len(preview.current.frame))} of {len(preview.current.frame):,} rows of the working "
-               "copy after this policy.")
+    st.caption(
+        f"First {min(200, len(preview.current.frame))} of {len(preview.current.frame):,} rows of the working "
+        "copy after this policy."
+    )
 
 
 # --- the page ------------------------------------------------------------------------
@@ -423,15 +522,28 @@ dataset: Dataset = active_dataset()
 with guarded("searching the risk-utility frontier"):
     columns = [c for c in dataset.frame.columns if c != dataset.count and c not in dataset.identifiers]
     if not dataset.quasi_identifiers:
-        st.info("Mark the quasi-identifiers (columns an attacker could know) on the Dataset page, or choose "
-                "them here. The paper's example is at the bottom of the page.")
-    st.caption(f"Working copy {plain(dataset.name)}: {dataset.n_records:,} records. Target: "
-               f"{plain(release_target().describe())} (sidebar).")
-    _frontier_section("fr", None, None, columns, [c for c in dataset.quasi_identifiers if c in columns],
-                      f"{dataset.fingerprint}:{dataset.missing}", dataset.count, dataset)
+        st.info(
+            "Mark the quasi-identifiers (columns an attacker could know) on the Dataset page, or choose "
+            "them here. The paper's example is at the bottom of the page."
+        )
+    st.caption(
+        f"Working copy {plain(dataset.name)}: {dataset.n_records:,} records. Target: "
+        f"{plain(release_target().describe())} (sidebar)."
+    )
+    _frontier_section(
+        "fr",
+        None,
+        None,
+        columns,
+        [c for c in dataset.quasi_identifiers if c in columns],
+        f"{dataset.fingerprint}:{dataset.missing}",
+        dataset.count,
+        dataset,
+    )
 
-glossary_expander(["record", "quasi-identifier", "class", "k", "policy", "frontier", "distinguishability",
-                   "KL loss", "Safe Harbor"])
+glossary_expander(
+    ["record", "quasi-identifier", "class", "k", "policy", "frontier", "distinguishability", "KL loss", "Safe Harbor"]
+)
 
 
 def _example() -> None:
@@ -441,8 +553,9 @@ def _example() -> None:
             "Adult (UCI, 32,561 records) with a synthetic 5-digit Tennessee ZIP per record, drawn in "
             f"proportion to the 2010 population of ZIP areas 37010-38589 (seed {TENNESSEE_ZIP_SEED})."
         )
-        _frontier_section("frx", frame, frame, list(frame.columns), EXAMPLE_QIS,
-                          f"adult+tn-zip:{TENNESSEE_ZIP_SEED}", None, None)
+        _frontier_section(
+            "frx", frame, frame, list(frame.columns), EXAMPLE_QIS, f"adult+tn-zip:{TENNESSEE_ZIP_SEED}", None, None
+        )
 
 
 paper_example("Adult with a synthetic Tennessee ZIP", "Xia et al. 2013", _example, "frontier_paper")

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.core.dataset import Dataset
+from anonlib.core.loading import to_safe_csv
 from anonlib.transformations.geo import (
     FIXED_CUTOFFS,
     METHOD_NAMES,
@@ -27,21 +28,31 @@ from anonlib.transformations.geo import (
     sample_regions,
     site_count,
 )
-from anonlib.core.loading import to_safe_csv
 from anonlib.transformations.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
-from dashboard import charts
 from anonlib.workflow import AggregationStep, step_cost
+from dashboard import charts
 from dashboard.state import active_dataset, release_target
-from dashboard.ui import (download_csv, download_json, guarded, offer_step, page_header, paper_example, plain, row,
-                          show_table)
+from dashboard.ui import (
+    download_csv,
+    download_json,
+    guarded,
+    offer_step,
+    page_header,
+    paper_example,
+    plain,
+    row,
+    show_table,
+)
 
 SYNTHETIC = "Bundled example: synthetic people (Adult's sex, age band and race marginals)"
 ACTIVE = "Your working copy (a column holds the area ids)"
 UPLOAD = "upload"
-MODELS = {**{name: ("fixed", g) for name, g in FIXED_CUTOFFS.items()},
-          "Entropy model (ours: G = k x 2^H)": ("entropy", None),
-          "Max-combinations model (ours: G = k x MaxCombs)": ("max_combinations", None),
-          "Your own regression": ("regression", None)}
+MODELS = {
+    **{name: ("fixed", g) for name, g in FIXED_CUTOFFS.items()},
+    "Entropy model (ours: G = k x 2^H)": ("entropy", None),
+    "Max-combinations model (ours: G = k x MaxCombs)": ("max_combinations", None),
+    "Your own regression": ("regression", None),
+}
 DOWNLOAD_ROW_LIMIT = 1_000_000
 ADC_TIME_LIMIT = 20.0  # seconds; ADC stops there and says so
 
@@ -107,21 +118,45 @@ def _uploaded_regions(file_id: str, region_id: str, population: str | None, _raw
 
 
 @st.cache_data(show_spinner="Placing sites, aggregating and suppressing...", max_entries=64)
-def _run(source: tuple, method: str, k: int, n_sites: int, seed: int,
-         region: str, qis: tuple[str, ...], count: str | None, _points: pd.DataFrame, _records: pd.DataFrame):
+def _run(
+    source: tuple,
+    method: str,
+    k: int,
+    n_sites: int,
+    seed: int,
+    region: str,
+    qis: tuple[str, ...],
+    count: str | None,
+    _points: pd.DataFrame,
+    _records: pd.DataFrame,
+):
     bar = st.progress(0.0, text=f"{METHOD_NAMES[method]}: starting") if method == "adc" else None
-    progress = (lambda done, total, what: bar.progress(min(done / max(total, 1), 1.0), text=f"ADC: {what}")) if bar else None
-    result = aggregate(_points, _records, region=region, quasi_identifiers=list(qis), k=k, n_sites=n_sites,
-                       method=method, count=count, seed=seed, unmatched="report", progress=progress,
-                       time_limit=ADC_TIME_LIMIT)
+    progress = (
+        (lambda done, total, what: bar.progress(min(done / max(total, 1), 1.0), text=f"ADC: {what}")) if bar else None
+    )
+    result = aggregate(
+        _points,
+        _records,
+        region=region,
+        quasi_identifiers=list(qis),
+        k=k,
+        n_sites=n_sites,
+        method=method,
+        count=count,
+        seed=seed,
+        unmatched="report",
+        progress=progress,
+        time_limit=ADC_TIME_LIMIT,
+    )
     if bar is not None:
         bar.empty()
     return result
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _shapes(source: tuple, method: str, k: int, n_sites: int, seed: int, qis: tuple[str, ...],
-            _result, _regions: Regions, _land):
+def _shapes(
+    source: tuple, method: str, k: int, n_sites: int, seed: int, qis: tuple[str, ...], _result, _regions: Regions, _land
+):
     return aggregated_polygons(_result, _regions, simplify_m=500.0, land=_land)
 
 
@@ -161,15 +196,25 @@ def _offer_step(result, column: str, dataset: Dataset) -> None:
     meets the release target (in records), and the button that applies it."""
     st.subheader("Apply to the working copy")
     if result.unmatched:
-        st.info(plain(f"{result.unmatched_records:,} records have area ids that are in no area of these Areas, and "
-                      "the aggregation would not know where to put them: choose Areas that hold every id to apply it."))
+        st.info(
+            plain(
+                f"{result.unmatched_records:,} records have area ids that are in no area of these Areas, and "
+                "the aggregation would not know where to put them: choose Areas that hold every id to apply it."
+            )
+        )
         return
     step = AggregationStep.from_result(column, result)
     if column not in dataset.quasi_identifiers:
-        st.caption(plain(f"{column} is not marked as a quasi-identifier on the Dataset page, so the release target "
-                         "does not count it."))
-    st.caption("The records this run suppresses are not removed by the step (a new delivery is aggregated the same "
-               "way); the sidebar's suppress button removes those that still fail the target.")
+        st.caption(
+            plain(
+                f"{column} is not marked as a quasi-identifier on the Dataset page, so the release target "
+                "does not count it."
+            )
+        )
+    st.caption(
+        "The records this run suppresses are not removed by the step (a new delivery is aggregated the same "
+        "way); the sidebar's suppress button removes those that still fail the target."
+    )
     offer_step(step, step_cost(step, dataset), "Geographic aggregation", "aggregation", "geo_apply")
 
 
@@ -192,16 +237,25 @@ if "geo_records" not in st.session_state:
 # every option stays readable in a 1024 px window
 left, right = st.columns([1.3, 1])
 with left:
-    source_kind = st.radio("Records", [ACTIVE, SYNTHETIC], key="geo_records",
-                           help="Your working copy needs a column of area ids (ZIP/ZCTA codes or county FIPS codes). "
-                                "The bundled example draws synthetic people for the chosen areas.")
+    source_kind = st.radio(
+        "Records",
+        [ACTIVE, SYNTHETIC],
+        key="geo_records",
+        help="Your working copy needs a column of area ids (ZIP/ZCTA codes or county FIPS codes). "
+        "The bundled example draws synthetic people for the chosen areas.",
+    )
     region_column = None
     if source_kind == ACTIVE:
         named = ("zip", "zcta", "geoid", "county", "fips", "area", "region")
-        ordered = sorted(candidates, key=lambda c: (c not in found, not any(w in str(c).lower() for w in named),
-                                                    candidates.index(c)))
-        region_column = st.selectbox("Column with the area ids", ordered, key="geo_region_column",
-                                     format_func=lambda c: f"{c} (area ids)" if c in found else c)
+        ordered = sorted(
+            candidates, key=lambda c: (c not in found, not any(w in str(c).lower() for w in named), candidates.index(c))
+        )
+        region_column = st.selectbox(
+            "Column with the area ids",
+            ordered,
+            key="geo_region_column",
+            format_func=lambda c: f"{c} (area ids)" if c in found else c,
+        )
         # the Areas follow the column the first time it is chosen (the user can change them)
         if region_column in found and st.session_state.get("geo_areas_for") != (dataset.fingerprint, region_column):
             st.session_state["geo_areas"] = found[region_column][0]
@@ -213,25 +267,32 @@ with right:
         st.caption("The release target's k, set in the sidebar.")
     else:
         k = st.slider("k (smallest allowed class)", 2, 100, 5, key="geo_k")
-    site_mode = st.radio("Number of sites", ["from a population cut-off", "chosen directly"], horizontal=True,
-                         key="geo_site_mode")
+    site_mode = st.radio(
+        "Number of sites", ["from a population cut-off", "chosen directly"], horizontal=True, key="geo_site_mode"
+    )
     palette_name = st.selectbox("Colours", list(charts.PALETTES), key="geo_palette")
 area_options = list(REGION_SAMPLES) + [UPLOAD]
 area_key = st.selectbox(
-    "Areas", area_options, key="geo_areas",
+    "Areas",
+    area_options,
+    key="geo_areas",
     format_func=lambda key: REGION_SAMPLES.get(key, "Upload boundaries (GeoJSON, GeoPackage, zipped Shapefile)"),
 )
 shown_left, shown_right = st.columns([1.15, 1])
-method = shown_left.selectbox("Site location (shown on the map)", list(METHODS), format_func=METHOD_NAMES.get,
-                              key="geo_method")
-colour_by = shown_right.selectbox("Colour regions by", list(charts.GEO_COLOUR_BY),
-                                  format_func=charts.GEO_COLOUR_BY.get, key="geo_colour")
+method = shown_left.selectbox(
+    "Site location (shown on the map)", list(METHODS), format_func=METHOD_NAMES.get, key="geo_method"
+)
+colour_by = shown_right.selectbox(
+    "Colour regions by", list(charts.GEO_COLOUR_BY), format_func=charts.GEO_COLOUR_BY.get, key="geo_colour"
+)
 
 if source_kind == ACTIVE and not found:
     st.info(
-        plain(f"Geography needs a column of area ids in your file; none of the columns of {dataset.name} holds "
-              "ZIP/ZCTA codes or county FIPS codes of the bundled US areas. Choose the column that holds your "
-              "area ids and upload their boundaries under Areas, or look at the bundled example.")
+        plain(
+            f"Geography needs a column of area ids in your file; none of the columns of {dataset.name} holds "
+            "ZIP/ZCTA codes or county FIPS codes of the bundled US areas. Choose the column that holds your "
+            "area ids and upload their boundaries under Areas, or look at the bundled example."
+        )
     )
     st.button("Use the bundled example (synthetic people)", on_click=_use_example, key="geo_use_example")
 
@@ -247,8 +308,9 @@ with guarded("reading the areas"):
         if upload is None:
             st.info("Upload a GeoJSON, GeoPackage or zipped Shapefile of your areas to continue.")
         else:
-            regions = _uploaded_regions(upload.file_id, id_column, population_column.strip() or None,
-                                        upload.getvalue(), upload.name)
+            regions = _uploaded_regions(
+                upload.file_id, id_column, population_column.strip() or None, upload.getvalue(), upload.name
+            )
             source = ("upload", upload.file_id, id_column, population_column)
     else:
         regions = sample_regions(area_key)
@@ -261,8 +323,12 @@ if regions is not None:
             if "population" not in regions.points.columns:
                 regions = Regions(regions.name, regions.points.assign(population=1000), regions.crs, regions.polygons)
                 st.caption("The uploaded areas have no population column; each gets 1,000 synthetic people.")
-            attributes = st.multiselect("Quasi-identifiers of the synthetic people", list(PEOPLE_ATTRIBUTES),
-                                        default=list(PEOPLE_ATTRIBUTES), key="geo_attributes")
+            attributes = st.multiselect(
+                "Quasi-identifiers of the synthetic people",
+                list(PEOPLE_ATTRIBUTES),
+                default=list(PEOPLE_ATTRIBUTES),
+                key="geo_attributes",
+            )
             seed = int(st.number_input("Random seed", 0, 10**6, 0, key="geo_seed"))
             if not attributes:
                 st.warning("Choose at least one quasi-identifier of the synthetic people.")
@@ -296,8 +362,10 @@ if regions is not None and records is not None and source_kind == ACTIVE:
             st.error(
                 f"None of the {linkage.records:,} records' area ids in {plain(region_column)} (for example "
                 f"{plain(', '.join(linkage.unmatched[:3]))}) is an area of {plain(regions.name)}."
-                + plain(_other_areas(linkage.unmatched, area_key) or " Choose the column that holds the area "
-                        "ids, or upload the boundaries of your areas under Areas.")
+                + plain(
+                    _other_areas(linkage.unmatched, area_key)
+                    or " Choose the column that holds the area ids, or upload the boundaries of your areas under Areas."
+                )
             )
         else:
             records = own_records
@@ -308,7 +376,7 @@ if regions is not None and records is not None:
         # N in S = N / G is the records that will be aggregated: the synthetic people, or the
         # records of the user's file whose area id matches an area (not the census population
         # of every area offered: all US ZIP areas would give 3,125 regions for 2,000 records).
-        total = (int(records[count].sum()) if count else len(records))
+        total = int(records[count].sum()) if count else len(records)
         if source_kind == ACTIVE:
             total = linkage.linked
         counted = "synthetic people" if source_kind == SYNTHETIC else "records linked to an area"
@@ -330,14 +398,24 @@ if regions is not None and records is not None:
                 a = r3.number_input("a (intercept)", value=10.0, key="geo_reg_a")
                 b = r4.number_input("b (slope)", value=0.5, key="geo_reg_b")
                 regression = Regression(form, variable, float(a), float(b))
-            count_choice = site_count(total, regions.n_regions, model=model, cutoff=cutoff, k=k,
-                                      entropy_bits=h, max_combs=combos, regression=regression)
+            count_choice = site_count(
+                total,
+                regions.n_regions,
+                model=model,
+                cutoff=cutoff,
+                k=k,
+                entropy_bits=h,
+                max_combs=combos,
+                regression=regression,
+            )
             n_sites = count_choice.n_sites
-            st.caption(f"N = {total:,} {counted}; " + plain(count_choice.explanation)
-                       + f" (H = {h:.3f} bits, MaxCombs = {combos:,})")
+            st.caption(
+                f"N = {total:,} {counted}; "
+                + plain(count_choice.explanation)
+                + f" (H = {h:.3f} bits, MaxCombs = {combos:,})"
+            )
 
-    compare = st.toggle("Compare the three methods (runs ADC too)", value=regions.n_regions <= 2000,
-                        key="geo_compare")
+    compare = st.toggle("Compare the three methods (runs ADC too)", value=regions.n_regions <= 2000, key="geo_compare")
     results = {}
     with guarded("aggregating the areas"):
         for m in (METHODS if compare else (method,)) if n_sites is not None else ():
@@ -348,13 +426,18 @@ if regions is not None and records is not None:
         history = st.session_state.setdefault("geo_history", {})
         for m, r in results.items():
             run_key = (source, m, k, n_sites, seed)
-            history[run_key] = {"areas": regions.name, "records source": source[2] if len(source) > 2 else "",
-                                **r.summary()}
+            history[run_key] = {
+                "areas": regions.name,
+                "records source": source[2] if len(source) > 2 else "",
+                **r.summary(),
+            }
         if result.unmatched:
             st.warning(
                 f"{result.unmatched_records:,} records ({100 * result.unmatched_records / (result.records + result.unmatched_records):.1f}%) "
                 f"have area ids that are not areas of {plain(regions.name)} and are left out: "
-                f"{plain(', '.join(result.unmatched[:12]))}" + (" ..." if len(result.unmatched) > 12 else "") + "."
+                f"{plain(', '.join(result.unmatched[:12]))}"
+                + (" ..." if len(result.unmatched) > 12 else "")
+                + "."
                 + plain(_other_areas(result.unmatched, area_key))
             )
         too_many = result.suppression_warning()
@@ -363,12 +446,21 @@ if regions is not None and records is not None:
         top = row()
         top.metric("suppressed records", f"{result.suppressed:,}", help=f"of {result.records:,} records")
         top.metric("suppressed (%)", f"{100 * result.suppressed_share:.2f}%")
-        top.metric("aggregated regions", f"{int((result.sites['regions'] > 0).sum()):,}",
-                   help=f"{result.n_sites:,} sites placed")
-        top.metric("mean distance to site", f"{result.mean_distance_km:,.1f} km",
-                   help=f"Compactness (sum over areas): {result.compactness / 1000:,.0f} km")
-        top.metric("discernibility", f"{result.discernibility:,}",
-                   help="Sum of squared class sizes, suppressed records counted as N each (Eq. 21).")
+        top.metric(
+            "aggregated regions",
+            f"{int((result.sites['regions'] > 0).sum()):,}",
+            help=f"{result.n_sites:,} sites placed",
+        )
+        top.metric(
+            "mean distance to site",
+            f"{result.mean_distance_km:,.1f} km",
+            help=f"Compactness (sum over areas): {result.compactness / 1000:,.0f} km",
+        )
+        top.metric(
+            "discernibility",
+            f"{result.discernibility:,}",
+            help="Sum of squared class sizes, suppressed records counted as N each (Eq. 21).",
+        )
         top.metric("non-uniform entropy", f"{result.nonuniform_entropy:,.0f} bits")
         if source_kind == ACTIVE:
             _offer_step(result, region_column, dataset)
@@ -377,18 +469,27 @@ if regions is not None and records is not None:
             st.caption(
                 f"ADC: {trace.passes} passes, {trace.committed} of {trace.tried} moves kept, objective F "
                 f"{trace.objectives[0]:,} -> {trace.objectives[-1]:,}"
-                + ("" if trace.converged else " (stopped at the time or pass limit)") + "."
+                + ("" if trace.converged else " (stopped at the time or pass limit)")
+                + "."
             )
 
         with guarded("drawing the map"):
             outlines = _outlines(area_source, regions)
-            shapes = _shapes(source, method, k, n_sites, seed, qis, result, regions,
-                             outlines.land if outlines is not None else None)
+            shapes = _shapes(
+                source, method, k, n_sites, seed, qis, result, regions, outlines.land if outlines is not None else None
+            )
             shown = [c for c in ("region_id", "x", "y", "lon", "lat") if c in regions.points.columns]
             points = regions.points[shown].assign(aggregated_region=result.mapping.to_numpy())
             st.plotly_chart(
-                charts.geo_map_figure(shapes, points, result.sites, colour_by=colour_by, palette=palette_name,
-                                      crs=crs_description(regions.crs), outlines=outlines),
+                charts.geo_map_figure(
+                    shapes,
+                    points,
+                    result.sites,
+                    colour_by=colour_by,
+                    palette=palette_name,
+                    crs=crs_description(regions.crs),
+                    outlines=outlines,
+                ),
                 width="stretch",
             )
             if outlines is None:
@@ -397,35 +498,52 @@ if regions is not None and records is not None:
         st.subheader("Methods compared" if compare else "This run (switch on the comparison to see all methods)")
         runs = pd.DataFrame([r.summary() for r in results.values()])
         show_table(runs)
-        st.plotly_chart(charts.geo_metrics_figure(runs.assign(run=[METHOD_SHORT[m] for m in results]), label="run",
-                                                  title="The measures of the paper's Figures 3-5 (lower is better)"),
-                        width="stretch")
+        st.plotly_chart(
+            charts.geo_metrics_figure(
+                runs.assign(run=[METHOD_SHORT[m] for m in results]),
+                label="run",
+                title="The measures of the paper's Figures 3-5 (lower is better)",
+            ),
+            width="stretch",
+        )
         with st.expander(f"All runs of this session ({len(history)})"):
             show_table(pd.DataFrame(list(history.values())))
 
         st.subheader("Downloads")
-        mapping = pd.DataFrame({
-            "region_id": result.mapping.index,
-            "aggregated_region": result.mapping.to_numpy(),
-            "distance_km": result.distance / 1000.0,
-        })
+        mapping = pd.DataFrame(
+            {
+                "region_id": result.mapping.index,
+                "aggregated_region": result.mapping.to_numpy(),
+                "distance_km": result.distance / 1000.0,
+            }
+        )
         with row():
             download_csv("Area -> aggregated region (CSV)", mapping, "geo_mapping.csv")
             download_csv("Aggregated regions (CSV)", result.sites.reset_index(), "geo_regions.csv")
             if len(records) <= DOWNLOAD_ROW_LIMIT:
                 st.download_button(
                     "Anonymized records (CSV)",
-                    lambda: to_safe_csv(result.anonymized_records(records, region=region_column, quasi_identifiers=qis)),
-                    file_name="geo_anonymized_records.csv", mime="text/csv",
+                    lambda: to_safe_csv(
+                        result.anonymized_records(records, region=region_column, quasi_identifiers=qis)
+                    ),
+                    file_name="geo_anonymized_records.csv",
+                    mime="text/csv",
                 )
             else:
                 st.caption(f"The anonymized table has {len(records):,} rows; use the library to export it.")
             download_json(
                 "Parameters and results (JSON)",
-                {"areas": regions.name, "crs": regions.crs, "records": source[2] if len(source) > 2 else "",
-                 "quasi_identifiers": list(qis), "k": k, "n_sites": n_sites, "seed": seed,
-                 "methods": runs.to_dict(orient="records"),
-                 "unmatched_region_ids": list(result.unmatched)},
+                {
+                    "areas": regions.name,
+                    "crs": regions.crs,
+                    "records": source[2] if len(source) > 2 else "",
+                    "quasi_identifiers": list(qis),
+                    "k": k,
+                    "n_sites": n_sites,
+                    "seed": seed,
+                    "methods": runs.to_dict(orient="records"),
+                    "unmatched_region_ids": list(result.unmatched),
+                },
                 "geo_run.json",
             )
 
@@ -439,15 +557,27 @@ def _paper_comparison() -> None:
     people = _people(str(source[:2]), attributes, 0, regions.points)
     total = int(people["count"].sum())
     n_sites = site_count(total, regions.n_regions, cutoff=FIXED_CUTOFFS["US Census (100,000)"]).n_sites
-    st.markdown(plain(f"{regions.name}: {total:,} synthetic records ({', '.join(attributes)}), k = 5, "
-                      f"{n_sites:,} sites from the US Census cut-off."))
-    runs = {m: _run(source, m, 5, n_sites, 0, "region_id", attributes, "count", regions.points, people)
-            for m in METHODS}
+    st.markdown(
+        plain(
+            f"{regions.name}: {total:,} synthetic records ({', '.join(attributes)}), k = 5, "
+            f"{n_sites:,} sites from the US Census cut-off."
+        )
+    )
+    runs = {
+        m: _run(source, m, 5, n_sites, 0, "region_id", attributes, "count", regions.points, people) for m in METHODS
+    }
     table = pd.DataFrame([r.summary() for r in runs.values()])
     show_table(table)
-    st.plotly_chart(charts.geo_metrics_figure(table.assign(run=[METHOD_SHORT[m] for m in runs]), label="run"),
-                    width="stretch", key="geo_paper_chart")
+    st.plotly_chart(
+        charts.geo_metrics_figure(table.assign(run=[METHOD_SHORT[m] for m in runs]), label="run"),
+        width="stretch",
+        key="geo_paper_chart",
+    )
 
 
-paper_example("the three site-location methods on Tennessee's ZIP areas (Figures 3-5)",
-              "Croft et al. (VBAS)", _paper_comparison, "geo_paper")
+paper_example(
+    "the three site-location methods on Tennessee's ZIP areas (Figures 3-5)",
+    "Croft et al. (VBAS)",
+    _paper_comparison,
+    "geo_paper",
+)

@@ -20,8 +20,8 @@ from anonlib.measures.peers import (
     leave_one_out,
     privacy_matrix,
 )
-from anonlib.workflow.report import IndividualPrivacy, individual_privacy
 from anonlib.workflow import BandsStep, default_choice, step_cost
+from anonlib.workflow.report import IndividualPrivacy, individual_privacy
 from dashboard import charts
 from dashboard.glossary import term_help
 from dashboard.state import active_dataset, working_copy
@@ -34,7 +34,6 @@ STATUS_SECONDS = 1.0  # work estimated above this gets a status box with progres
 MAX_SPAN = 1500  # whole-number columns spanning more values are not offered for bands (see _whole_span)
 
 
-
 def _roles_key(dataset: Dataset) -> tuple:
     return tuple((str(c), dataset.roles[c].value) for c in dataset.frame.columns if c in dataset.roles)
 
@@ -42,26 +41,67 @@ def _roles_key(dataset: Dataset) -> tuple:
 # Cache keys carry the fingerprint (the table), the roles and the missing-value policy
 # (what is analysed); the dataset and the progress callback are passed unhashed.
 @st.cache_data(show_spinner=False, max_entries=16)
-def _privacy(fingerprint: str, roles: tuple, missing: str, measure: str, p: float, q: float | None,
-             max_known: int | None, include_empty: bool, _dataset: Dataset, _progress=None) -> IndividualPrivacy:
-    return individual_privacy(_dataset, p=p, measure=measure, q=q, max_known=max_known, include_empty=include_empty,
-                              progress=_progress)
+def _privacy(
+    fingerprint: str,
+    roles: tuple,
+    missing: str,
+    measure: str,
+    p: float,
+    q: float | None,
+    max_known: int | None,
+    include_empty: bool,
+    _dataset: Dataset,
+    _progress=None,
+) -> IndividualPrivacy:
+    return individual_privacy(
+        _dataset, p=p, measure=measure, q=q, max_known=max_known, include_empty=include_empty, progress=_progress
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _leave_one_out(fingerprint: str, roles: tuple, missing: str, sensitive: str, measure: str, q: float,
-                   _frame: pd.DataFrame, _aux: tuple, _count: str | None):
+def _leave_one_out(
+    fingerprint: str,
+    roles: tuple,
+    missing: str,
+    sensitive: str,
+    measure: str,
+    q: float,
+    _frame: pd.DataFrame,
+    _aux: tuple,
+    _count: str | None,
+):
     return leave_one_out(_frame, sensitive, list(_aux), measure, q, count=_count)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _potential(fingerprint: str, roles: tuple, missing: str, sensitive: str, variable: str, max_categories: int,
-               max_partitions: int, include_empty: bool, max_known: int | None, _frame: pd.DataFrame, _aux: tuple,
-               _count: str | None, _progress=None):
+def _potential(
+    fingerprint: str,
+    roles: tuple,
+    missing: str,
+    sensitive: str,
+    variable: str,
+    max_categories: int,
+    max_partitions: int,
+    include_empty: bool,
+    max_known: int | None,
+    _frame: pd.DataFrame,
+    _aux: tuple,
+    _count: str | None,
+    _progress=None,
+):
     # keeps every record's minimum per partition, so moving p needs no recomputation
-    return generalization_potential(_frame, sensitive, list(_aux), variable, max_categories=max_categories,
-                                    max_partitions=max_partitions, include_empty=include_empty, count=_count,
-                                    max_known=max_known, progress=_progress)
+    return generalization_potential(
+        _frame,
+        sensitive,
+        list(_aux),
+        variable,
+        max_categories=max_categories,
+        max_partitions=max_partitions,
+        include_empty=include_empty,
+        count=_count,
+        max_known=max_known,
+        progress=_progress,
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -74,8 +114,9 @@ def _paper_matrix(key: str, measure: str, p: float):
 def _estimated_seconds(dataset: Dataset, frame: pd.DataFrame, max_known: int | None) -> float:
     """Seconds the walk over the attacker's combinations is expected to take (all sensitive attributes)."""
     aux = list(dataset.quasi_identifiers)
-    return sum(estimate_minimum(frame, s, aux, count=dataset.count, max_known=max_known).seconds
-               for s in dataset.sensitive)
+    return sum(
+        estimate_minimum(frame, s, aux, count=dataset.count, max_known=max_known).seconds for s in dataset.sensitive
+    )
 
 
 def _whole_span(series: pd.Series) -> float:
@@ -123,32 +164,53 @@ dataset = active_dataset()
 qis, sensitive_columns = dataset.quasi_identifiers, dataset.sensitive
 ready = bool(qis and sensitive_columns)
 if not qis:
-    st.info("Mark at least one column as quasi-identifier on the Dataset page: it is what an attacker may know. "
-            "The paper's worked example is at the bottom of this page.")
+    st.info(
+        "Mark at least one column as quasi-identifier on the Dataset page: it is what an attacker may know. "
+        "The paper's worked example is at the bottom of this page."
+    )
 elif not sensitive_columns:
-    st.info("Mark the columns that must not be learnt (a diagnosis, an income) as sensitive on the Dataset page. "
-            "The paper's worked example is at the bottom of this page.")
+    st.info(
+        "Mark the columns that must not be learnt (a diagnosis, an income) as sensitive on the Dataset page. "
+        "The paper's worked example is at the bottom of this page."
+    )
 
 if ready:
     c1, c2, c3 = st.columns(3)
     measure = c1.radio("Measure", list(MEASURE_LABELS), format_func=MEASURE_LABELS.get, key="peers_measure")
     if "peers_p" not in st.session_state:
         st.session_state["peers_p"] = st.session_state.get(P_KEY, 0.0)
-    p = c2.slider("Threshold p (PPP must be above p)", 0.0, 0.95, step=0.05, key="peers_p", on_change=_keep_p,
-                  help=term_help("p-upward privacy"))
-    joint_q = c3.checkbox("q from p", value=True, key="peers_joint_q",
-                          help="q = p / (values - 1), the paper's joint choice: p spread evenly over the other "
-                               "values of the sensitive attribute.")
+    p = c2.slider(
+        "Threshold p (PPP must be above p)",
+        0.0,
+        0.95,
+        step=0.05,
+        key="peers_p",
+        on_change=_keep_p,
+        help=term_help("p-upward privacy"),
+    )
+    joint_q = c3.checkbox(
+        "q from p",
+        value=True,
+        key="peers_joint_q",
+        help="q = p / (values - 1), the paper's joint choice: p spread evenly over the other "
+        "values of the sensitive attribute.",
+    )
     q = None if joint_q else c3.slider("Threshold q (PoAC)", 0.0, 0.95, 0.0, 0.05, key="peers_q")
     c1, c2 = st.columns(2)
     palette = c1.selectbox("Colours", list(charts.PALETTES), key="peers_palette")
-    include_empty = c2.checkbox("Include knowing nothing", value=True, key="peers_empty",
-                                help="Include the empty combination: an attacker who knows no quasi-identifier.")
+    include_empty = c2.checkbox(
+        "Include knowing nothing",
+        value=True,
+        key="peers_empty",
+        help="Include the empty combination: an attacker who knows no quasi-identifier.",
+    )
     known_choices = ["all", *range(len(qis) - 1, 0, -1)]
     known = st.selectbox(
-        "The attacker knows at most this many quasi-identifiers at once", known_choices, key="peers_known",
+        "The attacker knows at most this many quasi-identifiers at once",
+        known_choices,
+        key="peers_known",
         help="'all' is the full model of the paper and the report; fewer makes the work smaller on many "
-             "quasi-identifiers (the report narrows this way, with a note, when all would take too long).",
+        "quasi-identifiers (the report narrows this way, with a note, when all would take too long).",
     )
     max_known = None if known == "all" else int(known)
     label = MEASURE_NAMES[measure]
@@ -167,13 +229,24 @@ if ready:
                 bar.progress(share, text=f"{what}: {100 * share:.0f}%")
         else:
             progress = None
-        privacy = _privacy(dataset.fingerprint, _roles_key(dataset), dataset.missing, measure, float(p),
-                           None if q is None else float(q), max_known, include_empty, dataset, progress)
+        privacy = _privacy(
+            dataset.fingerprint,
+            _roles_key(dataset),
+            dataset.missing,
+            measure,
+            float(p),
+            None if q is None else float(q),
+            max_known,
+            include_empty,
+            dataset,
+            progress,
+        )
 
         # ------------------------------------------------------------ headline: records protected
         st.info(plain(privacy.sentence))
-        protected_what = (f"p-upward privacy (minimum PPP > {p:g})" if measure == "ppp"
-                          else "q-downward privacy (minimum PoAC = 1)")
+        protected_what = (
+            f"p-upward privacy (minimum PPP > {p:g})" if measure == "ppp" else "q-downward privacy (minimum PoAC = 1)"
+        )
         st.caption(
             f"{int(privacy.weights.sum()):,} records, {len(qis)} quasi-identifiers"
             + (f"; {dropped:,} rows with missing values left out." if dropped else ".")
@@ -182,9 +255,10 @@ if ready:
         metric_cols = st.columns(min(len(privacy.rows), 4))
         for i, row in enumerate(privacy.rows):
             metric_cols[i % len(metric_cols)].metric(
-                f"records protected: {row.sensitive}", f"{100 * row.protected_share:.1f}%",
+                f"records protected: {row.sensitive}",
+                f"{100 * row.protected_share:.1f}%",
                 help=f"{row.protected_share * privacy.weights.sum():,.0f} records; median minimum {label} "
-                     f"{row.median_min_ppp:.3f}",
+                f"{row.median_min_ppp:.3f}",
             )
 
         # ------------------------------------------------------------ Fig. 2 heatmap
@@ -196,15 +270,24 @@ if ready:
             shown = list(qis + sensitive_columns)
             record_text = [", ".join(f"{c}={v}" for c, v in zip(shown, r)) for r in frame[shown].astype(str).to_numpy()]
         notes = np.vstack(["knowing " + _worst_names(m) for m in privacy.minimums])
-        st.caption("Records " + ("at or below p" if measure == "ppp" else "with PoAC 0") + " are in the at-risk "
-                   "colour; hover a cell for the record and the combination of quasi-identifiers that exposes it.")
+        st.caption(
+            "Records " + ("at or below p" if measure == "ppp" else "with PoAC 0") + " are in the at-risk "
+            "colour; hover a cell for the record and the combination of quasi-identifiers that exposes it."
+        )
         st.plotly_chart(
             charts.privacy_heatmap(
-                values, list(sensitive_columns), columns, threshold=threshold, palette=palette,
-                value_label=f"min {label}", individual_text=record_text, cell_notes=notes,
+                values,
+                list(sensitive_columns),
+                columns,
+                threshold=threshold,
+                palette=palette,
+                value_label=f"min {label}",
+                individual_text=record_text,
+                cell_notes=notes,
                 title=f"Minimum {label} over what an attacker may know",
             ),
-            width="stretch", key="peers_heatmap",
+            width="stretch",
+            key="peers_heatmap",
         )
 
         # ------------------------------------------------------------ Fig. 3 for one sensitive attribute
@@ -213,22 +296,44 @@ if ready:
         v = list(sensitive_columns).index(sensitive)
         aux = tuple(qis)
         q_s = privacy.minimums[v].q
-        lo = _leave_one_out(dataset.fingerprint, _roles_key(dataset), dataset.missing, sensitive, measure, q_s,
-                            frame, aux, dataset.count)
+        lo = _leave_one_out(
+            dataset.fingerprint,
+            _roles_key(dataset),
+            dataset.missing,
+            sensitive,
+            measure,
+            q_s,
+            frame,
+            aux,
+            dataset.count,
+        )
         rows = np.vstack([lo.full[None, :], lo.without])
         st.plotly_chart(
             charts.privacy_heatmap(
-                rows, ["everything known"] + [f"all but {c}" for c in aux], heatmap_columns(rows),
-                threshold=threshold, palette=palette, value_label=label, individual_text=record_text,
+                rows,
+                ["everything known"] + [f"all but {c}" for c in aux],
+                heatmap_columns(rows),
+                threshold=threshold,
+                palette=palette,
+                value_label=label,
+                individual_text=record_text,
                 title=f"{label} of {sensitive} when each quasi-identifier in turn is unknown",
             ),
-            width="stretch", key="peers_leave_one_out",
+            width="stretch",
+            key="peers_leave_one_out",
         )
-        gains = lo.gains().rename(columns={"unknown variable": "unknown quasi-identifier",
-                                           "individuals improved %": "records improved %"})
-        st.dataframe(gains, hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.1f" if c.endswith("%") else "%.4f")
-                                    for c in gains.columns[1:]})
+        gains = lo.gains().rename(
+            columns={"unknown variable": "unknown quasi-identifier", "individuals improved %": "records improved %"}
+        )
+        st.dataframe(
+            gains,
+            hide_index=True,
+            width="stretch",
+            column_config={
+                c: st.column_config.NumberColumn(format="%.1f" if c.endswith("%") else "%.4f")
+                for c in gains.columns[1:]
+            },
+        )
 
         # ------------------------------------------------------------ downloads
         d1, d2 = st.columns(2)
@@ -236,19 +341,29 @@ if ready:
             download_csv(
                 "Per-record table (CSV)",
                 lambda: frame[list(qis + sensitive_columns)].assign(
-                    **{f"min {label} of {m.sensitive}": m.values for m in privacy.minimums}),
-                "individual_privacy.csv", key="peers_csv",
+                    **{f"min {label} of {m.sensitive}": m.values for m in privacy.minimums}
+                ),
+                "individual_privacy.csv",
+                key="peers_csv",
             )
         with d2:
             download_json(
                 "Parameters and results (JSON)",
-                {"dataset": dataset.name, "attacker model": privacy.sentence, "quasi-identifiers": list(qis),
-                 "sensitive attributes": list(sensitive_columns), "measure": label, "p": p,
-                 "q": {m.sensitive: m.q for m in privacy.minimums} if measure == "poac" else None,
-                 "include_empty_combination": include_empty, "max_known": max_known,
-                 "rows_left_out_for_missing_values": dropped,
-                 "records_protected": {r.sensitive: r.protected_share for r in privacy.rows}},
-                "individual_privacy.json", key="peers_json",
+                {
+                    "dataset": dataset.name,
+                    "attacker model": privacy.sentence,
+                    "quasi-identifiers": list(qis),
+                    "sensitive attributes": list(sensitive_columns),
+                    "measure": label,
+                    "p": p,
+                    "q": {m.sensitive: m.q for m in privacy.minimums} if measure == "poac" else None,
+                    "include_empty_combination": include_empty,
+                    "max_known": max_known,
+                    "rows_left_out_for_missing_values": dropped,
+                    "records_protected": {r.sensitive: r.protected_share for r in privacy.rows},
+                },
+                "individual_privacy.json",
+                key="peers_json",
             )
 
         # ------------------------------------------------------------ Fig. 4 bands as a step
@@ -258,9 +373,13 @@ if ready:
         # a whole-number column spanning more than MAX_SPAN numbers would take minutes
         wide = [c for c in numeric if _whole_span(frame[c]) > MAX_SPAN]
         if wide:
-            st.caption(plain(f"Not offered for bands: {', '.join(wide)} (whole numbers spanning more than "
-                             f"{MAX_SPAN:,} values, e.g. codes read as numbers; set the type to category on the "
-                             "Dataset page if they are codes)."))
+            st.caption(
+                plain(
+                    f"Not offered for bands: {', '.join(wide)} (whole numbers spanning more than "
+                    f"{MAX_SPAN:,} values, e.g. codes read as numbers; set the type to category on the "
+                    "Dataset page if they are codes)."
+                )
+            )
             numeric = [c for c in numeric if c not in wide]
         if not numeric:
             st.info("No quasi-identifier is numeric with more than two values, so there is nothing to put into bands.")
@@ -271,19 +390,35 @@ if ready:
             budget = int(np.clip(4e7 / (len(frame) * 2 ** max(len(aux) - 1, 0)), 20, 400))
             if status is not None:
                 status.update(label=f"Computing up to {budget} band partitions of {variable}...")
-            potential = _potential(dataset.fingerprint, _roles_key(dataset), dataset.missing, sensitive, variable,
-                                   max_categories, budget, include_empty, max_known, frame, aux, dataset.count,
-                                   progress)
+            potential = _potential(
+                dataset.fingerprint,
+                _roles_key(dataset),
+                dataset.missing,
+                sensitive,
+                variable,
+                max_categories,
+                budget,
+                include_empty,
+                max_known,
+                frame,
+                aux,
+                dataset.count,
+                progress,
+            )
             table = potential.table(p)
             baseline = potential.baseline_at(p)
-            st.plotly_chart(charts.generalization_figure(table, baseline, variable, p), width="stretch",
-                            key="peers_potential")
+            st.plotly_chart(
+                charts.generalization_figure(table, baseline, variable, p), width="stretch", key="peers_potential"
+            )
             if not potential.complete:
-                st.caption(f"Offsets were thinned evenly to {len(table)} partitions to keep this fast on "
-                           f"{len(frame):,} rows.")
+                st.caption(
+                    f"Offsets were thinned evenly to {len(table)} partitions to keep this fast on {len(frame):,} rows."
+                )
             best = table[table["best for its categories"]].sort_values("protected share", ascending=False)
-            steps = [BandsStep.from_partition(variable, potential.partitions[int(i)]).covering(
-                dataset.frame[variable]) for i in best.index]
+            steps = [
+                BandsStep.from_partition(variable, potential.partitions[int(i)]).covering(dataset.frame[variable])
+                for i in best.index
+            ]
             costs = [step_cost(s, dataset) for s in steps]
             default = default_choice(costs)
             choices = list(range(len(steps)))
@@ -291,9 +426,11 @@ if ready:
                 "Bands to apply (best protection first)",
                 choices,
                 index=default,
-                format_func=lambda i: (f"{int(best.iloc[i]['categories'])} bands of width {best.iloc[i]['width']:g}: "
-                                       f"{100 * best.iloc[i]['protected share']:.1f}% of records protected"
-                                       + (" (removes the column)" if costs[i].removes_quasi_identifier else "")),
+                format_func=lambda i: (
+                    f"{int(best.iloc[i]['categories'])} bands of width {best.iloc[i]['width']:g}: "
+                    f"{100 * best.iloc[i]['protected share']:.1f}% of records protected"
+                    + (" (removes the column)" if costs[i].removes_quasi_identifier else "")
+                ),
                 key=f"peers_pick:{variable}:{max_categories}:{p:g}",
                 placeholder="Every choice removes the column; pick one deliberately",
             )
@@ -302,8 +439,11 @@ if ready:
                 offer_step(steps[pick], costs[pick], PAGE, "banding", "peers_apply")
             download_csv("Partitions (CSV)", table, "generalization_potential.csv", key="peers_partitions_csv")
         if status is not None:
-            status.update(label=f"Individual privacy computed in {time.perf_counter() - started:.1f} s",
-                          state="complete", expanded=False)
+            status.update(
+                label=f"Individual privacy computed in {time.perf_counter() - started:.1f} s",
+                state="complete",
+                expanded=False,
+            )
 
     if any(a.page == PAGE for a in working_copy().steps):
         st.caption("The working copy has bands applied on this page (see the steps in the sidebar; undo is there too).")
@@ -312,27 +452,40 @@ if ready:
 # ---------------------------------------------------------------- the paper's worked example
 def _render_paper() -> None:
     key = st.selectbox("Example", list(EXAMPLES), format_func=lambda k: EXAMPLES[k].title, key="peers_paper_key")
-    paper_measure = st.radio("Measure", list(MEASURE_LABELS), format_func=MEASURE_LABELS.get,
-                             key="peers_paper_measure", horizontal=True)
+    paper_measure = st.radio(
+        "Measure", list(MEASURE_LABELS), format_func=MEASURE_LABELS.get, key="peers_paper_measure", horizontal=True
+    )
     paper_p = st.slider("Threshold p", 0.0, 0.95, 0.0, 0.05, key="peers_paper_p")
     example, frame, matrix = _paper_matrix(key, paper_measure, paper_p)
     variables = list(frame.columns)
-    st.caption("Each variable in turn sensitive, all the others known (the paper's Fig. 2); rows with a missing "
-               "value are dropped, as the paper did.")
+    st.caption(
+        "Each variable in turn sensitive, all the others known (the paper's Fig. 2); rows with a missing "
+        "value are dropped, as the paper did."
+    )
     summary = matrix.summary(paper_p)
     cols = st.columns(min(len(variables), 5))
     for i, row in summary.iterrows():
         cols[i % len(cols)].metric(f"paper: {row['variable']}", f"{100 * row['protected share']:.1f}%")
     st.plotly_chart(
-        charts.privacy_heatmap(matrix.values, variables, heatmap_columns(matrix.values),
-                               threshold=paper_p if paper_measure == "ppp" else 0.0, palette=list(charts.PALETTES)[0],
-                               value_label=f"min {MEASURE_NAMES[paper_measure]}",
-                               cell_notes="knowing " + matrix.worst_subset_names(nothing="nothing"),
-                               title=f"{example.name}: minimum {MEASURE_NAMES[paper_measure]}"),
-        width="stretch", key="peers_paper_heatmap",
+        charts.privacy_heatmap(
+            matrix.values,
+            variables,
+            heatmap_columns(matrix.values),
+            threshold=paper_p if paper_measure == "ppp" else 0.0,
+            palette=list(charts.PALETTES)[0],
+            value_label=f"min {MEASURE_NAMES[paper_measure]}",
+            cell_notes="knowing " + matrix.worst_subset_names(nothing="nothing"),
+            title=f"{example.name}: minimum {MEASURE_NAMES[paper_measure]}",
+        ),
+        width="stretch",
+        key="peers_paper_heatmap",
     )
     st.dataframe(summary, hide_index=True, width="stretch")
 
 
-paper_example("Kroes et al., Tables 1-2 and Fig. 2", "Kroes, Janssen, Groenwold & van Leeuwen (2021)", _render_paper,
-              "peers_paper")
+paper_example(
+    "Kroes et al., Tables 1-2 and Fig. 2",
+    "Kroes, Janssen, Groenwold & van Leeuwen (2021)",
+    _render_paper,
+    "peers_paper",
+)

@@ -18,7 +18,12 @@ import streamlit as st
 
 from anonlib.workflow import WorkingCopy
 from anonlib.workflow.release_view import (
-    ReleaseView, default_pair, default_predict, release_view, sensitive_columns, shown_columns,
+    ReleaseView,
+    default_pair,
+    default_predict,
+    release_view,
+    sensitive_columns,
+    shown_columns,
 )
 from dashboard.charts import accuracy_figure, distribution_figure
 from dashboard.release_download import copy_key, package_button
@@ -68,17 +73,22 @@ if not columns:
     st.stop()
 
 choice = st.columns(3)
-inspect = choice[0].selectbox("Column to inspect", columns, key="release_column",
-                              help="Its distribution in the loaded file and in the release.")
+inspect = choice[0].selectbox(
+    "Column to inspect", columns, key="release_column", help="Its distribution in the loaded file and in the release."
+)
 pair = predict = None
 if len(columns) >= 2:
     first, second = default_pair(columns, sensitive)
     a = choice[1].selectbox("Contingency table: rows", columns, index=columns.index(first), key="release_pair_a")
     b = choice[1].selectbox("Contingency table: columns", columns, index=columns.index(second), key="release_pair_b")
     pair = (a, b)
-    predict = choice[2].selectbox("Column to predict", columns,
-                                  index=columns.index(default_predict(columns, sensitive)), key="release_predict",
-                                  help="The classifier predicts it from every other released column.")
+    predict = choice[2].selectbox(
+        "Column to predict",
+        columns,
+        index=columns.index(default_predict(columns, sensitive)),
+        key="release_predict",
+        help="The classifier predicts it from every other released column.",
+    )
 
 view = None
 with guarded("measuring the release"):
@@ -92,32 +102,43 @@ if view is not None:
         st.error(plain(problem))
     m = row()
     if copy.loaded.missing == "drop":  # the records left out for a missing value are not part of the release
-        m.metric("records assessed in the loaded file", f"{view.loaded_records:,}",
-                 help=f"{copy.left_out_records:,} records of the file miss a quasi-identifier or "
-                 "sensitive value and are left out (the Dataset page's choice).")
+        m.metric(
+            "records assessed in the loaded file",
+            f"{view.loaded_records:,}",
+            help=f"{copy.left_out_records:,} records of the file miss a quasi-identifier or "
+            "sensitive value and are left out (the Dataset page's choice).",
+        )
     else:
         m.metric("records in the loaded file", f"{view.loaded_records:,}")
     m.metric("records in the release", f"{view.released_records:,}")
-    m.metric("records suppressed", f"{view.suppressed_records:,}",
-             help="Suppressed records are not in the release at all.")
-    m.metric("target met", "yes" if view.met else ("unknown" if view.met is None else "no"),
-             help=plain(view.target))
+    m.metric(
+        "records suppressed", f"{view.suppressed_records:,}", help="Suppressed records are not in the release at all."
+    )
+    m.metric("target met", "yes" if view.met else ("unknown" if view.met is None else "no"), help=plain(view.target))
     st.caption(f"Release target: {plain(view.target)}.")
 
     st.subheader("Steps and what each cost")
     if view.steps:
-        st.dataframe(pd.DataFrame({
-            "step": [s.number for s in view.steps],
-            "what it does": [s.description for s in view.steps],
-            "records failing before": [s.failing_before for s in view.steps],
-            "records failing after": [s.failing_after for s in view.steps],
-            "records suppressed": [s.suppressed_records for s in view.steps],
-            "what it cost": [" ".join(s.cost) for s in view.steps],
-            "page": [s.page for s in view.steps],
-        }), hide_index=True, width="stretch", key="release_steps")
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "step": [s.number for s in view.steps],
+                    "what it does": [s.description for s in view.steps],
+                    "records failing before": [s.failing_before for s in view.steps],
+                    "records failing after": [s.failing_after for s in view.steps],
+                    "records suppressed": [s.suppressed_records for s in view.steps],
+                    "what it cost": [" ".join(s.cost) for s in view.steps],
+                    "page": [s.page for s in view.steps],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+            key="release_steps",
+        )
     else:
-        st.caption("No step yet: the release is the loaded file as it is. Steps come from the other pages and "
-                   "the sidebar.")
+        st.caption(
+            "No step yet: the release is the loaded file as it is. Steps come from the other pages and the sidebar."
+        )
 
     # ------------------------------------------------------------ distributions
     st.subheader("Distributions before and after")
@@ -130,20 +151,37 @@ if view is not None:
         rows = []
         for c in numbers:
             for table, s in (("loaded file", c.before), ("release", c.after)):
-                rows.append({"column": c.column, "table": table,
-                             "records with a number": None if s is None else s.records,
-                             "mean": _stat(s and s.mean), "sd": _stat(s and s.sd), "minimum": _stat(s and s.minimum),
-                             "q1": _stat(s and s.q1), "median": _stat(s and s.median), "q3": _stat(s and s.q3),
-                             "maximum": _stat(s and s.maximum)})
+                rows.append(
+                    {
+                        "column": c.column,
+                        "table": table,
+                        "records with a number": None if s is None else s.records,
+                        "mean": _stat(s and s.mean),
+                        "sd": _stat(s and s.sd),
+                        "minimum": _stat(s and s.minimum),
+                        "q1": _stat(s and s.q1),
+                        "median": _stat(s and s.median),
+                        "q3": _stat(s and s.q3),
+                        "maximum": _stat(s and s.maximum),
+                    }
+                )
         show_table(pd.DataFrame(rows), key="release_numbers")
         if any(c.after is None for c in numbers):
-            st.caption("A column whose numbers became text (intervals, *) has no numbers in the release: "
-                       "its categories are counted instead.")
+            st.caption(
+                "A column whose numbers became text (intervals, *) has no numbers in the release: "
+                "its categories are counted instead."
+            )
     with st.expander(plain(f"Records per value of {inspect}")):
-        show_table(pd.DataFrame({"value": [c.value for c in column.counts],
-                                 "records in the loaded file": [c.before for c in column.counts],
-                                 "records in the release": [c.after for c in column.counts]}),
-                   key="release_counts")
+        show_table(
+            pd.DataFrame(
+                {
+                    "value": [c.value for c in column.counts],
+                    "records in the loaded file": [c.before for c in column.counts],
+                    "records in the release": [c.after for c in column.counts],
+                }
+            ),
+            key="release_counts",
+        )
 
     # ------------------------------------------------------------ contingency
     if view.pair is not None:
@@ -163,13 +201,22 @@ if view is not None:
     if c is not None:
         st.subheader(plain(f"Predicting {c.column}"))
         m = row()
-        m.metric("trained on the release", f"{100 * c.released.mean:.1f}%",
-                 help=f"± {100 * c.released.sd:.1f}% over {len(c.released.folds)} folds; {c.released.records:,} records")
-        m.metric("trained on the loaded file", f"{100 * c.original.mean:.1f}%",
-                 help=f"± {100 * c.original.sd:.1f}% over {len(c.original.folds)} folds; {c.original.records:,} records")
-        m.metric("most common value", f"{100 * c.released.baseline:.1f}%",
-                 help=f"Always guessing the most common value: {100 * c.released.baseline:.1f}% on the release, "
-                      f"{100 * c.original.baseline:.1f}% on the loaded file.")
+        m.metric(
+            "trained on the release",
+            f"{100 * c.released.mean:.1f}%",
+            help=f"± {100 * c.released.sd:.1f}% over {len(c.released.folds)} folds; {c.released.records:,} records",
+        )
+        m.metric(
+            "trained on the loaded file",
+            f"{100 * c.original.mean:.1f}%",
+            help=f"± {100 * c.original.sd:.1f}% over {len(c.original.folds)} folds; {c.original.records:,} records",
+        )
+        m.metric(
+            "most common value",
+            f"{100 * c.released.baseline:.1f}%",
+            help=f"Always guessing the most common value: {100 * c.released.baseline:.1f}% on the release, "
+            f"{100 * c.original.baseline:.1f}% on the loaded file.",
+        )
         m.metric("seconds", f"{c.seconds:.1f}", help=f"The classifier runs for at most about {c.time_limit:g} s.")
         st.plotly_chart(accuracy_figure(c), width="stretch", key="release_accuracy")
         st.caption(plain(c.sentence()))
@@ -184,5 +231,7 @@ if view is not None:
         with guarded("preparing the release package"):
             package_button(copy, p, view=view)
         download_json("Release view (JSON)", view.to_json(), "release_view.json", key="dl-release-view")
-    st.caption("The release package's report.html holds this view's numbers, as shown here, under \"What the "
-               "release is still good for\".")
+    st.caption(
+        "The release package's report.html holds this view's numbers, as shown here, under \"What the "
+        'release is still good for".'
+    )

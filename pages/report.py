@@ -7,9 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.measures.models import MODEL_NAMES
+from anonlib.measures.utility import MEASURE_NAMES
 from anonlib.workflow.report import RiskReport
 from anonlib.workflow.report_html import render_html
-from anonlib.measures.utility import MEASURE_NAMES
 from dashboard import charts
 from dashboard.glossary import term_help
 from dashboard.release_download import cached_report, copy_key, package_button
@@ -55,16 +55,26 @@ copy = working_copy()
 dataset = copy.current
 if "report_p" not in st.session_state:
     st.session_state["report_p"] = st.session_state.get(P_KEY, 0.0)
-p = float(st.slider("p (share of look-alikes that must have another value)", 0.0, 0.95, step=0.05, key="report_p",
-                    on_change=_keep_p, help=term_help("p-upward privacy")))
+p = float(
+    st.slider(
+        "p (share of look-alikes that must have another value)",
+        0.0,
+        0.95,
+        step=0.05,
+        key="report_p",
+        on_change=_keep_p,
+        help=term_help("p-upward privacy"),
+    )
+)
 st.caption(f"k and the privacy models come from the release target in the sidebar: {plain(copy.target.describe())}.")
 
 report = None
 with guarded("building the risk report"):
     key = copy_key(copy)
     if dataset.n_rows > SLOW_ROWS:
-        with st.status("Building the report: risk, models, individual privacy, leakage, generalization...",
-                       expanded=False) as status:
+        with st.status(
+            "Building the report: risk, models, individual privacy, leakage, generalization...", expanded=False
+        ) as status:
             report = cached_report(key, p, copy)
             status.update(label="Report ready: every section computed or explained", state="complete")
     else:
@@ -82,20 +92,26 @@ if report is not None:
         if steps.loaded_failing is not None:
             st.caption(f"The loaded file: {steps.loaded_failing:,} records failing the target.")
         st.dataframe(
-            pd.DataFrame({
-                "step": [r.number for r in steps.rows],
-                "records failing before": [r.failing_before for r in steps.rows],
-                "records failing after": [r.failing_after for r in steps.rows],
-                "records suppressed": [r.suppressed_records for r in steps.rows],
-                "page": [r.page for r in steps.rows],
-                "what it does": [r.description for r in steps.rows],
-                "what it cost": [" ".join(r.cost) for r in steps.rows],
-            }),
-            hide_index=True, width="stretch", key="report_steps",
+            pd.DataFrame(
+                {
+                    "step": [r.number for r in steps.rows],
+                    "records failing before": [r.failing_before for r in steps.rows],
+                    "records failing after": [r.failing_after for r in steps.rows],
+                    "records suppressed": [r.suppressed_records for r in steps.rows],
+                    "page": [r.page for r in steps.rows],
+                    "what it does": [r.description for r in steps.rows],
+                    "what it cost": [" ".join(r.cost) for r in steps.rows],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+            key="report_steps",
         )
     else:
-        st.caption("No step yet: the working copy is the loaded file. Steps come from the other pages "
-                   "(bands, generalizations, policies, aggregations) and the sidebar (suppression).")
+        st.caption(
+            "No step yet: the working copy is the loaded file. Steps come from the other pages "
+            "(bands, generalizations, policies, aggregations) and the sidebar (suppression)."
+        )
 
     # ------------------------------------------------------------ dataset
     d = report.dataset
@@ -103,10 +119,16 @@ if report is not None:
     st.markdown("**" + plain(d.name) + "**")
     m = st.columns(3)
     m[0].metric("records", f"{d.records:,}", help=term_help("record"))
-    m[1].metric("rows", f"{d.rows:,}", help="Rows of the table; with a record-count column a row stands for several records.")
-    m[2].metric("missing values", "left out" if d.missing == "drop" else "kept",
-                help=f"{d.rows_dropped:,} rows with missing values left out of the analysis." if d.missing == "drop"
-                else "Missing values are kept as a value of their own.")
+    m[1].metric(
+        "rows", f"{d.rows:,}", help="Rows of the table; with a record-count column a row stands for several records."
+    )
+    m[2].metric(
+        "missing values",
+        "left out" if d.missing == "drop" else "kept",
+        help=f"{d.rows_dropped:,} rows with missing values left out of the analysis."
+        if d.missing == "drop"
+        else "Missing values are kept as a value of their own.",
+    )
     with st.expander("Columns and roles"):
         st.dataframe(pd.DataFrame(d.columns, columns=["column", "role"]), hide_index=True, width="stretch")
     _notes(report, "Dataset")
@@ -122,7 +144,9 @@ if report is not None:
         m[1].metric("classes", f"{risk.classes:,}", help=term_help("class"))
         m[2].metric("unique records", f"{risk.unique_records:,}", help=f"{100 * risk.unique_share:.2f}% of records")
         m = st.columns(3)
-        m[0].metric("records in classes < 5", f"{below[5]:,}", help=f"{100 * below[5] / max(risk.records, 1):.2f}% of records")
+        m[0].metric(
+            "records in classes < 5", f"{below[5]:,}", help=f"{100 * below[5] / max(risk.records, 1):.2f}% of records"
+        )
         more = " ..." if risk.vector_length > len(risk.vector) else ""
         st.text(f"Anonymity vector: ({', '.join(str(v) for v in risk.vector)}{more})")
     _notes(report, "Re-identification risk")
@@ -133,26 +157,34 @@ if report is not None:
         m[0].metric("prosecutor: highest risk", f"{100 * attacker.prosecutor_highest:.1f}%", help="1 / k.")
         m[1].metric("prosecutor: average risk", f"{100 * attacker.prosecutor_average:.2f}%")
         m = st.columns(2)
-        m[0].metric("records at risk > 20%", f"{above.get(0.2, 0):,}",
-                    help=f"{above.get(0.5, 0):,} records are above 50%.")
+        m[0].metric(
+            "records at risk > 20%", f"{above.get(0.2, 0):,}", help=f"{above.get(0.5, 0):,} records are above 50%."
+        )
         m[1].metric("marketer risk", f"{100 * attacker.marketer:.2f}%")
         st.caption("Journalist risk needs a population table: `python -m anonlib risk FILE --population POP`.")
-        st.plotly_chart(charts.risk_distribution_figure(attacker.distribution), width="stretch",
-                        key="report_risk_distribution")
+        st.plotly_chart(
+            charts.risk_distribution_figure(attacker.distribution), width="stretch", key="report_risk_distribution"
+        )
     _notes(report, "Attacker models")
 
     # ------------------------------------------------------------ privacy models
     st.subheader("Privacy models")
     if report.models is not None:
         st.dataframe(
-            pd.DataFrame({
-                "sensitive attribute": [r.sensitive for r in report.models.rows],
-                "model": [MODEL_NAMES[r.model] for r in report.models.rows],
-                "value": [None if r.value is None else float(r.value) for r in report.models.rows],
-                "records in failing classes": [r.failing_records for r in report.models.rows],
-                "judged at": [r.requirement + (" (release target)" if r.in_target else "") for r in report.models.rows],
-            }),
-            hide_index=True, width="stretch", key="report_models",
+            pd.DataFrame(
+                {
+                    "sensitive attribute": [r.sensitive for r in report.models.rows],
+                    "model": [MODEL_NAMES[r.model] for r in report.models.rows],
+                    "value": [None if r.value is None else float(r.value) for r in report.models.rows],
+                    "records in failing classes": [r.failing_records for r in report.models.rows],
+                    "judged at": [
+                        r.requirement + (" (release target)" if r.in_target else "") for r in report.models.rows
+                    ],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+            key="report_models",
             column_config={"value": st.column_config.NumberColumn(format="%.4g")},
         )
     _notes(report, "Privacy models")
@@ -163,8 +195,11 @@ if report is not None:
         st.info(plain("Attacker model: " + report.attacker_model))
         m = st.columns(min(len(report.privacy.rows), 4))
         for i, protected in enumerate(report.privacy.rows):
-            m[i % len(m)].metric(f"records protected: {protected.sensitive}", f"{100 * protected.protected_share:.1f}%",
-                                 help=f"median minimum PPP {protected.median_min_ppp:.3f}")
+            m[i % len(m)].metric(
+                f"records protected: {protected.sensitive}",
+                f"{100 * protected.protected_share:.1f}%",
+                help=f"median minimum PPP {protected.median_min_ppp:.3f}",
+            )
     _notes(report, "Individual privacy")
 
     # ------------------------------------------------------------ leakage
@@ -173,11 +208,14 @@ if report is not None:
     if leakage_rows is not None:
         st.plotly_chart(charts.leakage_figure(leakage_rows), width="stretch")
         st.dataframe(
-            leakage_rows, hide_index=True, width="stretch",
+            leakage_rows,
+            hide_index=True,
+            width="stretch",
             column_config={
                 "loss": st.column_config.NumberColumn("loss (bits)", format="%.4f", help=term_help("dS / leakage")),
-                "normalized": st.column_config.ProgressColumn("normalized", format="%.4f", min_value=0.0, max_value=1.0,
-                                                              help=term_help("normalized leakage")),
+                "normalized": st.column_config.ProgressColumn(
+                    "normalized", format="%.4f", min_value=0.0, max_value=1.0, help=term_help("normalized leakage")
+                ),
             },
         )
     _notes(report, "Information leakage")
@@ -187,20 +225,36 @@ if report is not None:
     g = report.generalization
     if g is not None:
         m = [*st.columns(2), *st.columns(2)]  # two rows: the labels stay whole at 1024 px
-        m[0].metric("information loss", f"{g.utility:.4f}", help=f"{MEASURE_NAMES[g.measure]}: 0 = every value kept, "
-                    "1 = every value replaced by *; a suppressed record counts as fully generalized.")
+        m[0].metric(
+            "information loss",
+            f"{g.utility:.4f}",
+            help=f"{MEASURE_NAMES[g.measure]}: 0 = every value kept, "
+            "1 = every value replaced by *; a suppressed record counts as fully generalized.",
+        )
         m[1].metric("records suppressed", f"{g.suppressed:,}")
-        m[2].metric("distinct combinations kept", f"{g.rows:,}", help=term_help("distinct combination")
-                    + f" Of {g.original_rows:,} before.")
-        m[3].metric("distinct combinations in classes < k", f"{g.violations:,}",
-                    help=f"Before: {g.original_violations:,}.")
-        st.caption(("The generalization with the least information loss, proven optimal" if g.optimal else
-                    "The least information loss found in the time allowed (not proven optimal)")
-                   + f"; {g.generated:,} generalizations counted by the search.")
+        m[2].metric(
+            "distinct combinations kept",
+            f"{g.rows:,}",
+            help=term_help("distinct combination") + f" Of {g.original_rows:,} before.",
+        )
+        m[3].metric(
+            "distinct combinations in classes < k", f"{g.violations:,}", help=f"Before: {g.original_violations:,}."
+        )
+        st.caption(
+            (
+                "The generalization with the least information loss, proven optimal"
+                if g.optimal
+                else "The least information loss found in the time allowed (not proven optimal)"
+            )
+            + f"; {g.generated:,} generalizations counted by the search."
+        )
         if g.cost:
             st.markdown("**What it costs:** " + plain(" ".join(g.cost)))
-        st.dataframe(pd.DataFrame(g.levels, columns=["attribute", "level", "highest level", "hierarchy"]),
-                     hide_index=True, width="stretch")
+        st.dataframe(
+            pd.DataFrame(g.levels, columns=["attribute", "level", "highest level", "hierarchy"]),
+            hide_index=True,
+            width="stretch",
+        )
     _notes(report, "Suggested generalization")
 
     st.subheader("Parameters")
@@ -213,8 +267,13 @@ if report is not None:
     with row():  # the buttons wrap onto more lines in a narrow window instead of cutting their labels
         with guarded("preparing the release package"):
             package_button(copy, p, report)
-        st.download_button("Printable report (HTML)", html.encode("utf-8"), file_name="risk_report.html",
-                           mime="text/html", key="dl-report-html")
+        st.download_button(
+            "Printable report (HTML)",
+            html.encode("utf-8"),
+            file_name="risk_report.html",
+            mime="text/html",
+            key="dl-report-html",
+        )
         download_json("Parameters and results (JSON)", report.as_dict(), "risk_report.json", key="dl-report-json")
         if leakage_rows is not None:
             download_csv("Leakage table (CSV)", leakage_rows, "risk_report_leakage.csv", key="dl-report-leakage")

@@ -7,10 +7,10 @@ import math
 import pandas as pd
 import streamlit as st
 
-from anonlib.measures.avector import hardy_ramanujan, k_of, partition_count, population_of, scientific, vector_text
 from anonlib.core.errors import ProblemTooLargeError
 from anonlib.core.loading import load_table
 from anonlib.core.samples import load_sample, sample_path
+from anonlib.measures.avector import hardy_ramanujan, k_of, partition_count, population_of, scientific, vector_text
 from anonlib.transformations.schedule import (
     DEFAULT_RULE,
     METHODS,
@@ -42,12 +42,23 @@ RULE_HELP = {
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _compare(key: str, params: tuple, _population: pd.DataFrame, _resources: pd.DataFrame,
-             _progress=None) -> ScheduleComparison:
+def _compare(
+    key: str, params: tuple, _population: pd.DataFrame, _resources: pd.DataFrame, _progress=None
+) -> ScheduleComparison:
     qis, count, group, methods, rule, seed, time_limit, fair, share = params
     return compare_methods(
-        _population, _resources, list(qis), methods=methods, count=count, group=group, rule=rule,
-        seed=seed, time_limit=time_limit, fair_attribute=fair, max_share=share, skip_too_large=True,
+        _population,
+        _resources,
+        list(qis),
+        methods=methods,
+        count=count,
+        group=group,
+        rule=rule,
+        seed=seed,
+        time_limit=time_limit,
+        fair_attribute=fair,
+        max_share=share,
+        skip_too_large=True,
         progress=_progress,
     )
 
@@ -61,10 +72,16 @@ def _census(key: str, params: tuple, _comparison: ScheduleComparison):
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _table10(sizes: tuple[int, ...], runs: int, seed: int, optimal_runs: int, time_limit: float, protocol: str,
-             _progress=None):
+def _table10(
+    sizes: tuple[int, ...], runs: int, seed: int, optimal_runs: int, time_limit: float, protocol: str, _progress=None
+):
     return reproduce_table10(
-        sizes, runs, seed=seed, optimal_runs=optimal_runs, optimal_time_limit=time_limit, protocol=protocol,
+        sizes,
+        runs,
+        seed=seed,
+        optimal_runs=optimal_runs,
+        optimal_time_limit=time_limit,
+        protocol=protocol,
         progress=_progress,
     )
 
@@ -108,8 +125,13 @@ page_header(
 )
 
 # --- population ----------------------------------------------------------------------
-source = st.radio("Records", [DATASET, PAPER], horizontal=True, key="scr_source",
-                  help="Your working copy, or the paper's worked example as an explicit choice.")
+source = st.radio(
+    "Records",
+    [DATASET, PAPER],
+    horizontal=True,
+    key="scr_source",
+    help="Your working copy, or the paper's worked example as an explicit choice.",
+)
 count = None
 rows_dropped = 0
 ready = False  # set at the end of the block: everything below needs its population, qis and resources
@@ -136,8 +158,10 @@ with guarded("preparing the population"):
         population, rows_dropped = dataset.analysis_frame(qis)
         count = dataset.count
         source_id = f"{dataset.fingerprint}-{dataset.missing}"
-        st.caption(f"Your working copy ({plain(dataset.name)}): {dataset.n_records:,} records."
-                   + (f" {rows_dropped:,} rows with missing values are left out." if rows_dropped else ""))
+        st.caption(
+            f"Your working copy ({plain(dataset.name)}): {dataset.n_records:,} records."
+            + (f" {rows_dropped:,} rows with missing values are left out." if rows_dropped else "")
+        )
         people = int(population[count].sum()) if count else len(population)
         slots = 3 * 5 * 4
         seats_per_slot = max(1, math.ceil(1.1 * people / slots))
@@ -169,9 +193,7 @@ with st.expander("Generate slots: centres x days x hours"):
     if b1.button("Replace the table with these slots", key="scr_generate"):
         with guarded("generating slots"):
             hours = [int(h) for h in hours_text.replace(";", ",").split(",") if h.strip()]
-            _reset_resources(
-                state_key, generate_slots(n_centres, n_days, hours, capacity, noise / 100, gen_seed)
-            )
+            _reset_resources(state_key, generate_slots(n_centres, n_days, hours, capacity, noise / 100, gen_seed))
     if b2.button("Back to the default resources", key="scr_default_resources"):
         _reset_resources(state_key, default_resources)
 resources = st.data_editor(
@@ -188,20 +210,24 @@ st.caption(f"{len(resources):,} slots, {int(seats):,} seats in total.")
 
 # --- method ----------------------------------------------------------------------------
 st.subheader("Methods")
-methods = st.multiselect("Schedules to compare", list(METHODS), default=["random", "heuristic", "optimal"],
-                         key="scr_methods")
+methods = st.multiselect(
+    "Schedules to compare", list(METHODS), default=["random", "heuristic", "optimal"], key="scr_methods"
+)
 c2, c3, c4 = st.columns([1.4, 1.4, 1])  # the methods above on a row of their own: never cut at 1024 px
-rule = c2.selectbox("Heuristic split rule", list(RULES), index=RULES.index(DEFAULT_RULE), key="scr_rule",
-                    help="; ".join(f"{r}: {t}" for r, t in RULE_HELP.items()))
+rule = c2.selectbox(
+    "Heuristic split rule",
+    list(RULES),
+    index=RULES.index(DEFAULT_RULE),
+    key="scr_rule",
+    help="; ".join(f"{r}: {t}" for r, t in RULE_HELP.items()),
+)
 time_limit = c3.slider("Time limit for the optimum (s)", 1, 120, 10, key="scr_time_limit")
 seed = c4.number_input("Random seed", 0, 10**6, 0, key="scr_seed")
 group_options = [NONE] + [c for c in resources.columns if c in population.columns and c != "capacity"]
-group = st.selectbox("Keep records in their own group (region column in both tables)", group_options,
-                     key="scr_group")
+group = st.selectbox("Keep records in their own group (region column in both tables)", group_options, key="scr_group")
 with st.expander("Fairness (ethical point E2, optimal schedule only)"):
     fair = st.selectbox("Attribute", [NONE] + list(qis), key="scr_fair")
-    share = st.slider("No resource may have more than this share of one value (%)", 10, 100, 100,
-                      key="scr_share")
+    share = st.slider("No resource may have more than this share of one value (%)", 10, 100, 100, key="scr_share")
 
 # --- results ---------------------------------------------------------------------------
 comparison = None
@@ -210,14 +236,23 @@ with guarded("computing the schedules"):
         st.info("Choose at least one method to compare.")
     else:
         params = (
-            tuple(qis), count, None if group == NONE else group, tuple(m for m in ("random", "heuristic", "optimal") if m in methods),
-            rule, int(seed), float(time_limit), None if fair == NONE else fair,
+            tuple(qis),
+            count,
+            None if group == NONE else group,
+            tuple(m for m in ("random", "heuristic", "optimal") if m in methods),
+            rule,
+            int(seed),
+            float(time_limit),
+            None if fair == NONE else fair,
             None if fair == NONE else share / 100,
         )
         key = f"{source_id}|{pd.util.hash_pandas_object(resources.astype(str), index=False).sum()}"
         with st.status("Computing the schedules...", expanded=False) as status:
             comparison = _compare(
-                key, params, population, resources,
+                key,
+                params,
+                population,
+                resources,
                 _progress=lambda done, total, what: status.update(
                     label=f"Optimal schedule: {what}; {done:,} of {total:,} records in settled classes"
                 ),
@@ -230,8 +265,11 @@ if comparison is not None:
         st.warning(f"The {method} schedule was not computed: {reason}")
     st.subheader("Results")
     m = row()
-    m.metric("k before appointments", k_of(comparison.base_vector),
-             help=f"anonymity vector {vector_text(comparison.base_vector)}")
+    m.metric(
+        "k before appointments",
+        k_of(comparison.base_vector),
+        help=f"anonymity vector {vector_text(comparison.base_vector)}",
+    )
     for method, result in results.items():
         m.metric(f"k, {method}", result.k, help=f"anonymity vector {vector_text(result.vector)}")
     gains = []
@@ -249,22 +287,30 @@ if comparison is not None:
         reached = results[best].k
         (st.success if reached >= target_k else st.warning)(
             f"The release target asks k = {target_k}: the {best} schedule reaches k = {reached}"
-            + ("." if reached >= target_k else f"; {sum(j * n for j, n in enumerate(results[best].vector, start=1) if j < target_k):,} "
-               f"records are in classes smaller than {target_k} once their appointment is published.")
+            + (
+                "."
+                if reached >= target_k
+                else f"; {sum(j * n for j, n in enumerate(results[best].vector, start=1) if j < target_k):,} "
+                f"records are in classes smaller than {target_k} once their appointment is published."
+            )
         )
     if "optimal" in results:
         proven = results["optimal"].proven_optimal
         st.caption(
-            "Optimal schedule: proven optimal." if proven else
-            f"Optimal schedule: the {time_limit} s time limit stopped the solver; this is the best schedule found."
+            "Optimal schedule: proven optimal."
+            if proven
+            else f"Optimal schedule: the {time_limit} s time limit stopped the solver; this is the best schedule found."
         )
     vectors = {"before": comparison.base_vector, **{m_: r.vector for m_, r in results.items()}}
     st.plotly_chart(charts.schedule_vectors_figure(vectors), width="stretch")
     summary = comparison.summary()
     # the census enumerates every schedule: only small problems (the library refuses the others,
     # but only after up to 20 s of counting)
-    census = (_census(key, params, comparison)
-              if params[2] is None and population_of(comparison.base_vector) <= CENSUS_PEOPLE else None)
+    census = (
+        _census(key, params, comparison)
+        if params[2] is None and population_of(comparison.base_vector) <= CENSUS_PEOPLE
+        else None
+    )
     if census is not None:
         summary["rank among all schedules"] = [
             f"{census.at_most(v):,} of {census.total:,}"
@@ -282,12 +328,13 @@ if comparison is not None:
         f"(Hardy-Ramanujan approximation {hardy_ramanujan(people):.4g}); the index counts those less anonymous."
     )
 
-    inspect = st.selectbox("Schedule to inspect and download", list(results), index=len(results) - 1,
-                           key="scr_inspect")
+    inspect = st.selectbox("Schedule to inspect and download", list(results), index=len(results) - 1, key="scr_inspect")
     chosen = results[inspect]
     loads = chosen.loads
     label_columns = [c for c in loads.columns if c not in ("capacity", "assigned")]
-    labels = loads[label_columns].astype(str).fillna("-").agg(" ".join, axis=1) if label_columns else loads.index.astype(str)
+    labels = (
+        loads[label_columns].astype(str).fillna("-").agg(" ".join, axis=1) if label_columns else loads.index.astype(str)
+    )
     st.plotly_chart(charts.resource_load_figure(labels, loads["capacity"], loads["assigned"]), width="stretch")
     schedule_table = chosen.schedule  # built on request: once
     show_table(schedule_table.head(500), data=True)
@@ -310,8 +357,11 @@ if comparison is not None:
                 "before": {"vector": list(comparison.base_vector), "index": comparison.base_index},
                 "schedules": {
                     method: {
-                        "vector": list(r.vector), "k": r.k, "index": r.index,
-                        "proven_optimal": r.proven_optimal, "seconds": r.seconds,
+                        "vector": list(r.vector),
+                        "k": r.k,
+                        "index": r.index,
+                        "proven_optimal": r.proven_optimal,
+                        "seconds": r.seconds,
                     }
                     for method, r in results.items()
                 },
@@ -320,6 +370,7 @@ if comparison is not None:
             "screening_schedules.json",
             key="scr_dl_json",
         )
+
 
 # --- the paper's experiments --------------------------------------------------------------
 def _experiments() -> None:
@@ -331,8 +382,13 @@ def _experiments() -> None:
         "authors": "as the authors' published code does: Q = N/100 + 5 values with frequencies uniform in "
         "[N/Q - 5, N/Q + 10]; N/10 slots of 5 to 14 seats, raised until they seat everyone.",
     }
-    protocol = st.radio("Protocol", list(PROTOCOL_TEXT), horizontal=True, key="scr_t10_protocol",
-                        format_func=lambda p: {"spec": "paper's text", "authors": "authors' code"}[p])
+    protocol = st.radio(
+        "Protocol",
+        list(PROTOCOL_TEXT),
+        horizontal=True,
+        key="scr_t10_protocol",
+        format_func=lambda p: {"spec": "paper's text", "authors": "authors' code"}[p],
+    )
     st.caption(f"Random populations {PROTOCOL_TEXT[protocol]} The paper averaged 10,000 runs (N <= 250) or 1,000.")
     sizes = st.multiselect("Population sizes N", list(PAPER_TABLE10), default=list(PAPER_TABLE10), key="scr_t10_sizes")
     t = st.columns(4)
@@ -344,7 +400,12 @@ def _experiments() -> None:
         with guarded("reproducing Table 10"):
             bar = st.progress(0.0, text="starting")
             st.session_state["scr_t10"] = _table10(
-                tuple(sorted(sizes)), int(runs), int(t10_seed), int(optimal_runs), float(optimal_limit), protocol,
+                tuple(sorted(sizes)),
+                int(runs),
+                int(t10_seed),
+                int(optimal_runs),
+                float(optimal_limit),
+                protocol,
                 _progress=lambda fraction, text: bar.progress(min(fraction, 1.0), text=text),
             )
             bar.empty()
@@ -353,12 +414,18 @@ def _experiments() -> None:
         show_table(table10.frame)
         left, right = st.columns(2)
         left.plotly_chart(
-            charts.table10_figure(table10.frame, "heuristic / random (%)", "paper heuristic / random (%)",
-                                  "Heuristic over random"), width="stretch")
+            charts.table10_figure(
+                table10.frame, "heuristic / random (%)", "paper heuristic / random (%)", "Heuristic over random"
+            ),
+            width="stretch",
+        )
         small = table10.frame.dropna(subset=["paper optimal / heuristic (%)"])
         right.plotly_chart(
-            charts.table10_figure(small, "optimal / heuristic (%)", "paper optimal / heuristic (%)",
-                                  "Optimal over heuristic"), width="stretch")
+            charts.table10_figure(
+                small, "optimal / heuristic (%)", "paper optimal / heuristic (%)", "Optimal over heuristic"
+            ),
+            width="stretch",
+        )
         download_csv("Table 10 reproduction (CSV)", table10.frame, "table10.csv", key="scr_t10_csv")
 
     st.subheader("A real screening day: Cancer Registry of Norway")
@@ -372,8 +439,11 @@ def _experiments() -> None:
         r.metric("k: birth year only", registry.k["base"])
         r.metric("k: real assignment", registry.k["actual"])
         r.metric(f"k: heuristic ({rule})", registry.k["heuristic"])
-        r.metric("improvement vs real", f"{100 * registry.improvement:.2f}%",
-                 help="anonymity improvement of the heuristic over the real assignment")
+        r.metric(
+            "improvement vs real",
+            f"{100 * registry.improvement:.2f}%",
+            help="anonymity improvement of the heuristic over the real assignment",
+        )
         show_table(
             pd.DataFrame(
                 {

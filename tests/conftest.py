@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from live_app import chromium, dashboard_server
 
 

@@ -61,7 +61,10 @@ def dashboard_server() -> Iterator[str]:
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         url = f"http://localhost:{port}"
         try:
@@ -75,8 +78,10 @@ def dashboard_server() -> Iterator[str]:
                     time.sleep(0.5)
             else:
                 log.seek(0)
-                pytest.fail(f"The dashboard did not answer /_stcore/health within 90 s:\n"
-                            f"{log.read().decode(errors='replace')[-2000:]}")
+                pytest.fail(
+                    f"The dashboard did not answer /_stcore/health within 90 s:\n"
+                    f"{log.read().decode(errors='replace')[-2000:]}"
+                )
             yield url
         finally:
             proc.terminate()

@@ -9,19 +9,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from anonlib.core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, ProblemTooLargeError
+from anonlib.core.hierarchy import flat_hierarchy, interval_hierarchy, masking_hierarchy, taxonomy_hierarchy
+from anonlib.core.samples import load_sample
 from anonlib.transformations.anonymize import (
     METHODS,
     GeneralizationSpace,
     NoSolutionError,
-    comparison_table,
     compare_methods,
+    comparison_table,
     estimate_search,
     search,
 )
-from anonlib.transformations.anonymize_experiments import EXPERIMENT_SHIELDS, arca_hierarchies, heart_experiment, heart_hierarchies, heart_table
-from anonlib.core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, ProblemTooLargeError
-from anonlib.core.hierarchy import flat_hierarchy, interval_hierarchy, masking_hierarchy, taxonomy_hierarchy
-from anonlib.core.samples import load_sample
+from anonlib.transformations.anonymize_experiments import (
+    EXPERIMENT_SHIELDS,
+    arca_hierarchies,
+    heart_experiment,
+    heart_hierarchies,
+    heart_table,
+)
 
 SHIELD = ["Zip", "Age", "AC"]
 
@@ -45,9 +51,7 @@ def reference_counts(df: pd.DataFrame, shield, k, hierarchies, levels, count=Non
     columns = [c for c in df.columns if c != count]
     rows = []
     for _, record in df.iterrows():
-        values = tuple(
-            maps[c][str(record[c])] if c in maps else record[c] for c in columns
-        )
+        values = tuple(maps[c][str(record[c])] if c in maps else record[c] for c in columns)
         rows.append((values, 1 if count is None else int(record[count])))
     group: dict[tuple, int] = {}
     for values, n in rows:
@@ -162,7 +166,9 @@ def test_iab_equals_exhaustive_on_random_tables(problem):
     # the result is what the slow reference says, and no satisfying table has more rows
     assert reference_counts(df, shield, k, hierarchies, tuple(iab.levels.values()), "n") == (0, iab.rows)
     space = GeneralizationSpace(df, shield, k, hierarchies, count="n")
-    best_rows = max(r for v, r in map(space.evaluate, itertools.product(*(range(m + 1) for m in space.max_levels))) if v == 0)
+    best_rows = max(
+        r for v, r in map(space.evaluate, itertools.product(*(range(m + 1) for m in space.max_levels))) if v == 0
+    )
     assert iab.rows == best_rows
     greedy = search(df, shield, k, hierarchies, "greedy", count="n")
     assert greedy.violations == 0 and greedy.rows <= iab.rows
@@ -184,16 +190,29 @@ def random_hierarchy_problem(draw):
     """Random tables with random hierarchies (nested bands of random depth, masking,
     flat, random taxonomies) and a random shield of one to four attributes."""
     n = draw(st.integers(3, 24))
-    df = pd.DataFrame({
-        "age": draw(st.lists(st.integers(0, 39), min_size=n, max_size=n)),
-        "zip": draw(st.lists(st.sampled_from(["1100", "1101", "1110", "2100", "2111", "3000"]), min_size=n, max_size=n)),
-        "sex": draw(st.lists(st.sampled_from(["F", "M"]), min_size=n, max_size=n)),
-        "job": draw(st.lists(st.sampled_from("abcde"), min_size=n, max_size=n)),
-        "n": draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)),
-    })
-    groups = {g: list(members) for g, members in draw(st.sampled_from([
-        {"x": "ab", "y": "cde", "*": "xy"}, {"x": "abcd", "y": "e", "*": "xy"}, {"*": "abcde"},
-    ])).items()}
+    df = pd.DataFrame(
+        {
+            "age": draw(st.lists(st.integers(0, 39), min_size=n, max_size=n)),
+            "zip": draw(
+                st.lists(st.sampled_from(["1100", "1101", "1110", "2100", "2111", "3000"]), min_size=n, max_size=n)
+            ),
+            "sex": draw(st.lists(st.sampled_from(["F", "M"]), min_size=n, max_size=n)),
+            "job": draw(st.lists(st.sampled_from("abcde"), min_size=n, max_size=n)),
+            "n": draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)),
+        }
+    )
+    groups = {
+        g: list(members)
+        for g, members in draw(
+            st.sampled_from(
+                [
+                    {"x": "ab", "y": "cde", "*": "xy"},
+                    {"x": "abcd", "y": "e", "*": "xy"},
+                    {"*": "abcde"},
+                ]
+            )
+        ).items()
+    }
     hierarchies = {
         "age": interval_hierarchy(df["age"], draw(nested_cuts(0, 39)), top=True),
         "zip": masking_hierarchy(df["zip"]),
@@ -222,9 +241,7 @@ def _check_prunings(df, shield, k, hierarchies, monotone):
         return
     exhaustive = search(df, shield, k, hierarchies, "exhaustive", count="n")
     strengthened = search(df, shield, k, hierarchies, "iab", count="n")
-    assert (strengthened.levels, strengthened.rows, strengthened.violations) == (
-        exhaustive.levels, exhaustive.rows, 0
-    )
+    assert (strengthened.levels, strengthened.rows, strengthened.violations) == (exhaustive.levels, exhaustive.rows, 0)
     assert strengthened.generated <= exhaustive.generated
     paper = search(df, shield, k, hierarchies, "iab", count="n", pruning="paper")
     assert (paper.rows, paper.violations) == (exhaustive.rows, 0)
@@ -233,8 +250,11 @@ def _check_prunings(df, shield, k, hierarchies, monotone):
         assert all(n.parent is not None for n in strengthened.tree[1:])
         for n in strengthened.tree[1:]:
             assert sum(n.levels) == sum(strengthened.tree[n.parent].levels) + 1
-    assert all(built[levels].violations == exhaustive.tree[i].violations
-               for i, levels in enumerate(n.levels for n in exhaustive.tree) if levels in built)
+    assert all(
+        built[levels].violations == exhaustive.tree[i].violations
+        for i, levels in enumerate(n.levels for n in exhaustive.tree)
+        if levels in built
+    )
 
 
 @settings(max_examples=30, deadline=None)
@@ -301,7 +321,9 @@ def test_heart_experiment_cleveland_shapes():
     assert (t["violations"] == 0).all()
 
 
-@pytest.mark.parametrize("method, pruning", [("iab", "monotone"), ("iab", "paper"), ("exhaustive", "monotone"), ("greedy", "monotone")])
+@pytest.mark.parametrize(
+    "method, pruning", [("iab", "monotone"), ("iab", "paper"), ("exhaustive", "monotone"), ("greedy", "monotone")]
+)
 def test_search_tree_edges_raise_the_attributes_they_name(table1, hierarchies, method, pruning):
     result = search(table1, SHIELD, 3, hierarchies, method, count="#Rec.", pruning=pruning)
     assert result.tree[0].parent is None and result.tree[0].levels == (0, 0, 0)
@@ -325,7 +347,13 @@ def test_paper_pruning_as_written_follows_algorithm_1(table1, hierarchies):
     assert result.levels == {"Zip": 1, "Age": 1, "AC": 0} and result.rows == 21
     # root's three children, then Age+1 (22 rows) is expanded before Zip+1 (21 rows)
     assert [n.levels for n in result.tree[:7]] == [
-        (0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (0, 2, 0), (0, 1, 1)
+        (0, 0, 0),
+        (1, 0, 0),
+        (0, 1, 0),
+        (0, 0, 1),
+        (1, 1, 0),
+        (0, 2, 0),
+        (0, 1, 1),
     ]
     assert all(n.rows <= 22 for n in result.tree)
     # every table it expanded had more rows than the result when it was expanded: at most
@@ -341,7 +369,11 @@ def test_unknown_pruning(table1, hierarchies):
 
 def test_estimate_counts_the_lattice_and_refuses_what_would_run_for_hours(table1, hierarchies):
     exhaustive = estimate_search(table1, SHIELD, hierarchies, "exhaustive")
-    assert exhaustive.operations == 6 * 4 * 3 - 1 == search(table1, SHIELD, 3, hierarchies, "exhaustive", count="#Rec.").generated
+    assert (
+        exhaustive.operations
+        == 6 * 4 * 3 - 1
+        == search(table1, SHIELD, 3, hierarchies, "exhaustive", count="#Rec.").generated
+    )
     assert estimate_search(table1, SHIELD, hierarchies, "iab").operations == exhaustive.operations
     assert estimate_search(table1, SHIELD, hierarchies, "greedy").operations == (5 + 3 + 2) * 3
     codes = [f"{v:02d}" for v in range(40)]
@@ -350,7 +382,9 @@ def test_estimate_counts_the_lattice_and_refuses_what_would_run_for_hours(table1
     too_big = estimate_search(wide, list(deep), deep, "exhaustive")
     assert too_big.operations == 3**20 - 1 and not too_big.interactive
     for method in ("exhaustive", "iab"):
-        with pytest.raises(ProblemTooLargeError, match="choose fewer shield attributes or hierarchies with fewer levels"):
+        with pytest.raises(
+            ProblemTooLargeError, match="choose fewer shield attributes or hierarchies with fewer levels"
+        ):
             search(wide, list(deep), 2, deep, method)
     assert search(wide, list(deep), 2, deep, "greedy").violations == 0  # a path, not the lattice
 

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.transformations.anonymize import GeneralizationSpace, NoSolutionError, search
-from anonlib.transformations.anonymize_experiments import arca_hierarchies
 from anonlib.core.errors import AnonlibError, ParameterError
 from anonlib.core.samples import load_sample
 from anonlib.measures.models import ModelRequirement, acceptance, requirements_monotone
+from anonlib.transformations.anonymize import GeneralizationSpace, NoSolutionError, search
+from anonlib.transformations.anonymize_experiments import arca_hierarchies
 from anonlib.workflow import ReleaseTarget
 from anonlib.workflow.steps import GeneralizationStep, SuppressionStep
 
@@ -79,12 +79,22 @@ def test_iab_and_exhaustive_find_the_reference_optimum_on_the_papers_table(table
     assert expected is not None
     (rows, total, suppressed, levels), verdict = expected
     for method in ("iab", "exhaustive"):
-        result = search(table1, SHIELD, 3, hierarchies, method, count="#Rec.",
-                        requirements=requirements, max_suppressed=limit)
+        result = search(
+            table1, SHIELD, 3, hierarchies, method, count="#Rec.", requirements=requirements, max_suppressed=limit
+        )
         assert tuple(result.levels.values()) == levels, method
         assert (result.rows, result.suppressed) == (-rows, suppressed)
-    paper = search(table1, SHIELD, 3, hierarchies, "iab", count="#Rec.", pruning="paper",
-                   requirements=requirements, max_suppressed=limit)
+    paper = search(
+        table1,
+        SHIELD,
+        3,
+        hierarchies,
+        "iab",
+        count="#Rec.",
+        pruning="paper",
+        requirements=requirements,
+        max_suppressed=limit,
+    )
     assert paper.rows == -rows  # Algorithm 1 as written keeps the most rows (ties may differ)
 
 
@@ -105,7 +115,9 @@ def test_without_models_or_limit_the_search_is_unchanged(table1, hierarchies):
     plain = search(table1, SHIELD, 3, hierarchies, count="#Rec.")
     same = search(table1, SHIELD, 3, hierarchies, count="#Rec.", requirements=(), max_suppressed=0.0)
     assert (plain.levels, plain.rows, plain.generated) == (same.levels, same.rows, same.generated)
-    assert [(n.levels, n.violations, n.rows) for n in plain.tree] == [(n.levels, n.violations, n.rows) for n in same.tree]
+    assert [(n.levels, n.violations, n.rows) for n in plain.tree] == [
+        (n.levels, n.violations, n.rows) for n in same.tree
+    ]
 
 
 # --------------------------------------------------------------- random tables
@@ -133,12 +145,15 @@ REQUIREMENT = st.one_of(
 def tables(draw):
     n = draw(st.integers(4, 24))
     column = lambda hi: draw(st.lists(st.integers(0, hi), min_size=n, max_size=n))  # noqa: E731
-    df = pd.DataFrame({
-        "a": column(7), "b": column(3),
-        "dx": [f"d{v}" for v in column(3)],
-        "income": column(4),
-        "n": draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)),
-    })
+    df = pd.DataFrame(
+        {
+            "a": column(7),
+            "b": column(3),
+            "dx": [f"d{v}" for v in column(3)],
+            "income": column(4),
+            "n": draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)),
+        }
+    )
     if df["dx"].nunique() < 2:
         df.loc[0, "dx"] = "d9"
     if df["income"].nunique() < 2:
@@ -159,15 +174,20 @@ def test_iab_and_exhaustive_equal_the_brute_force_reference(df, k, requirements,
     for method in ("iab", "exhaustive"):
         if expected is None:
             with pytest.raises(NoSolutionError):
-                search(df, ["a", "b"], k, hierarchies, method, count="n", requirements=requirements, max_suppressed=limit)
+                search(
+                    df, ["a", "b"], k, hierarchies, method, count="n", requirements=requirements, max_suppressed=limit
+                )
             continue
-        result = search(df, ["a", "b"], k, hierarchies, method, count="n", requirements=requirements, max_suppressed=limit)
+        result = search(
+            df, ["a", "b"], k, hierarchies, method, count="n", requirements=requirements, max_suppressed=limit
+        )
         (rows, _, suppressed, levels), verdict = expected
         assert (tuple(result.levels.values()), result.rows, result.suppressed) == (levels, -rows, suppressed), method
     if expected is not None:  # greedy ends on an acceptable table (not always the best) ...
         try:
-            greedy = search(df, ["a", "b"], k, hierarchies, "greedy", count="n", requirements=requirements,
-                            max_suppressed=limit)
+            greedy = search(
+                df, ["a", "b"], k, hierarchies, "greedy", count="n", requirements=requirements, max_suppressed=limit
+            )
         except NoSolutionError as err:  # ... or, off a model that is not monotone, says its path missed one
             assert not requirements_monotone(requirements, limit) and "not monotone" in str(err)
             return
@@ -186,7 +206,9 @@ def test_a_space_called_monotone_is_monotone(df, k, requirements, limit):
     """What licenses IAB's tagging: when ``monotone`` is claimed, every generalization of
     an acceptable table is acceptable (checked on the whole lattice)."""
     hierarchies = {"a": small_hierarchy(df["a"]), "b": small_hierarchy(df["b"])}
-    space = GeneralizationSpace(df, ["a", "b"], k, hierarchies, count="n", requirements=requirements, max_suppressed=limit)
+    space = GeneralizationSpace(
+        df, ["a", "b"], k, hierarchies, count="n", requirements=requirements, max_suppressed=limit
+    )
     if not space.monotone:
         return
     for levels in itertools.product(*(range(m + 1) for m in space.max_levels)):
@@ -228,10 +250,12 @@ def test_delta_disclosure_is_not_monotone_so_tagging_would_be_unsound():
     meet it (p(y) = 0.4; the worst is abs(ln(0.7 / 0.4)) = 0.56 in C, abs(ln(0.2 / 0.4)) =
     0.69 in A); merging A and B leaves y at 2 of 20 records: abs(ln(0.1 / 0.4)) = 1.39.
     The top level (one class, the whole table) meets it again."""
-    df = pd.DataFrame({
-        "a": ["0"] * 10 + ["1"] * 10 + ["2"] * 20,
-        "dx": ["y"] * 2 + ["x"] * 8 + ["x"] * 10 + ["y"] * 14 + ["x"] * 6,
-    })
+    df = pd.DataFrame(
+        {
+            "a": ["0"] * 10 + ["1"] * 10 + ["2"] * 20,
+            "dx": ["y"] * 2 + ["x"] * 8 + ["x"] * 10 + ["y"] * 14 + ["x"] * 6,
+        }
+    )
     h = {"a": pd.DataFrame([["0", "01", "*"], ["1", "01", "*"], ["2", "2", "*"]])}
     space = GeneralizationSpace(df, ["a"], 1, h, requirements=[ModelRequirement("delta_disclosure", "dx", 1.0)])
     assert not space.monotone
@@ -265,7 +289,14 @@ def test_bad_input_is_one_sentence(table1, hierarchies):
     with pytest.raises(ParameterError, match="ModelRequirement"):
         search(table1, SHIELD, 3, hierarchies, requirements=["distinct_l"])
     with pytest.raises(NoSolutionError) as err:
-        search(table1, SHIELD, 3, hierarchies, count="#Rec.", requirements=[ModelRequirement("distinct_l", "Genetic risk", 9)])
+        search(
+            table1,
+            SHIELD,
+            3,
+            hierarchies,
+            count="#Rec.",
+            requirements=[ModelRequirement("distinct_l", "Genetic risk", 9)],
+        )
     message = str(err.value)
     assert "distinct 9-diversity of Genetic risk" in message and "0% suppressed records" in message
     assert message.count(". ") <= 2 and "\n" not in message

@@ -127,17 +127,46 @@ def test_the_circle_finder_finds_a_circle():
 
 
 def test_no_module_over_1000_lines():
-    long = {str(p.relative_to(ROOT)): n for folder in ("anonlib", "dashboard", "pages")
-            for p in (ROOT / folder).rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > 1000}
+    long = {
+        str(p.relative_to(ROOT)): n
+        for folder in ("anonlib", "dashboard", "pages")
+        for p in (ROOT / folder).rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 1000
+    }
     assert long == {}
 
 
 # The layers of docs/architecture.md, bottom up; a room imports only its own layer or those below.
 MEASURES = ("profile", "avector", "risk", "models", "leakage", "peers", "metrics", "utility", "identifiers")
-TRANSFORMATIONS = ("anonymize", "anonymize_experiments", "optimal", "lattice", "frontier", "geo", "schedule",
-                   "schedule_experiments", "suppression", "microaggregation", "coding", "synthetic")
-CONTRACT_PATHS = ("avector", "schedule", "leakage", "peers", "anonymize", "suppression", "microaggregation",
-                  "utility", "metrics", "geo", "frontier", "models", "risk")  # top-level re-exports, imported by nobody inside
+TRANSFORMATIONS = (
+    "anonymize",
+    "anonymize_experiments",
+    "optimal",
+    "lattice",
+    "frontier",
+    "geo",
+    "schedule",
+    "schedule_experiments",
+    "suppression",
+    "microaggregation",
+    "coding",
+    "synthetic",
+)
+CONTRACT_PATHS = (
+    "avector",
+    "schedule",
+    "leakage",
+    "peers",
+    "anonymize",
+    "suppression",
+    "microaggregation",
+    "utility",
+    "metrics",
+    "geo",
+    "frontier",
+    "models",
+    "risk",
+)  # top-level re-exports, imported by nobody inside
 LAYERS = {
     "core": 0,
     "engine": 1,
@@ -172,8 +201,15 @@ CONTRACT = {
     "anonlib.metrics": ("discernibility", "nonuniform_entropy"),
     "anonlib.geo": ("aggregate",),
     "anonlib.frontier": ("evaluate", "search_frontier"),
-    "anonlib.models": ("alpha", "l_diversity", "entropy_l_diversity", "recursive_c", "t_closeness",
-                       "delta_disclosure", "beta_likeness"),
+    "anonlib.models": (
+        "alpha",
+        "l_diversity",
+        "entropy_l_diversity",
+        "recursive_c",
+        "t_closeness",
+        "delta_disclosure",
+        "beta_likeness",
+    ),
     "anonlib.risk": ("reidentification",),
 }
 
@@ -181,8 +217,12 @@ CONTRACT = {
 def test_every_path_of_the_contract_imports():
     import importlib
 
-    missing = [f"{module}.{name}" for module, names in CONTRACT.items()
-               for name in names if not callable(getattr(importlib.import_module(module), name, None))]
+    missing = [
+        f"{module}.{name}"
+        for module, names in CONTRACT.items()
+        for name in names
+        if not callable(getattr(importlib.import_module(module), name, None))
+    ]
     assert missing == []
 
 

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from anonlib.core.errors import ParameterError
 from anonlib.measures.avector import (
     _index_terms,
     _large_terms,
@@ -24,7 +25,6 @@ from anonlib.measures.avector import (
     population_of,
     scientific,
 )
-from anonlib.core.errors import ParameterError
 
 P5000 = 169820168825442121851975101689306431361757683049829233322203824652329144349
 
@@ -93,9 +93,7 @@ def test_running_example_indices_and_improvement():
     assert more_anonymous(heuristic, table6)
     indices = [lex_index(v) for v in (base, optimal, heuristic, table6)]
     assert indices == sorted(indices, reverse=True)  # base is the most anonymous
-    assert improvement(optimal, heuristic, base) == pytest.approx(
-        float(Fraction(indices[1] - indices[2], indices[0]))
-    )
+    assert improvement(optimal, heuristic, base) == pytest.approx(float(Fraction(indices[1] - indices[2], indices[0])))
     assert improvement(table6, table6, base) == 0.0
     assert improvement((15,), (15,), (15,)) == 0.0
 
@@ -127,7 +125,7 @@ def test_index_orders_like_the_vectors(sizes, data):
 @given(st.lists(st.integers(1, 300), min_size=1, max_size=30), st.randoms(use_true_random=False))
 def test_improvement_leading_terms_equal_exact(sizes, rnd):
     base = anonymity_vector(sizes)
-    split = lambda s: [x for x in (rnd.randint(0, s), ) for x in (x, s - x)]  # noqa: E731
+    split = lambda s: [x for x in (rnd.randint(0, s),) for x in (x, s - x)]  # noqa: E731
     v1 = anonymity_vector([x for s in sizes for x in split(s)])
     v2 = anonymity_vector([x for s in sizes for x in split(s)])
     exact = improvement(v1, v2, base, exact=True)

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from live_app import BUSY, ROOT, metric, open_app, open_page, upload, wait_idle
 from uploads import JOURNEY_CSV, clinic_csv, tennessee_csv
 
@@ -45,7 +44,7 @@ def test_upload_profile_and_visit_every_page(server, browser) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1400, "height": 2200})
     errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
     open_app(page, server)
     assert metric(page, "records") == "32,561"  # the default sample is loaded
     page.screenshot(path=str(ARTIFACTS / "01-dataset-default.png"), full_page=True)
@@ -165,7 +164,7 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
         page = context.new_page()
         page.on("request", lambda request: requests.append(request.url))
         errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
         open_app(page, server)
         upload(page, csv, "Read 2,000 rows and 5 columns")
         assert metric(page, "records") == "2,000"
@@ -194,9 +193,14 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
             saved.append(target)
         assert not errors, (width, errors)
         context.close()
-    foreign = sorted({url for url in requests
-                      if url.split(":", 1)[0] in ("http", "https", "ws", "wss")
-                      and re.sub(r"^\w+://", "", url).split("/", 1)[0].rsplit(":", 1)[0].strip("[]") not in LOCAL_HOSTS})
+    foreign = sorted(
+        {
+            url
+            for url in requests
+            if url.split(":", 1)[0] in ("http", "https", "ws", "wss")
+            and re.sub(r"^\w+://", "", url).split("/", 1)[0].rsplit(":", 1)[0].strip("[]") not in LOCAL_HOSTS
+        }
+    )
     assert not foreign, f"requests left the machine: {foreign[:10]}"
     assert requests, "no request was recorded"
     assert not cut, f"cut text: {cut}"
@@ -206,7 +210,9 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
 
 # --- the release journey in the browser ------------------------------------------------------
 
-_STEP = re.compile(r"1\. Leakage: .*?records failing the target ([\d,]+) (?:->|→) ([\d,]+)", re.S)  # Markdown draws -> as →
+_STEP = re.compile(
+    r"1\. Leakage: .*?records failing the target ([\d,]+) (?:->|→) ([\d,]+)", re.S
+)  # Markdown draws -> as →
 
 
 def _click(page, key: str) -> None:
@@ -235,7 +241,7 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
     context = browser.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
     page = context.new_page()
     errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
     open_app(page, server)
     upload(page, csv, "Read 400 rows and 6 columns")
     sidebar = page.locator('[data-testid="stSidebar"]')
@@ -281,9 +287,20 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
     assert [(c[1], c[3], c[4]) for c in cells] == [("Leakage", f"{before:,}", f"{after:,}")]
     (tmp_path / "recipe.json").write_bytes(package.read("recipe.json"))
     run = subprocess.run(
-        [sys.executable, "-m", "anonlib", "apply", str(tmp_path / "recipe.json"), str(csv),
-         "--out", str(tmp_path / "out.csv")],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "anonlib",
+            "apply",
+            str(tmp_path / "recipe.json"),
+            str(csv),
+            "--out",
+            str(tmp_path / "out.csv"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert run.returncode == (0 if after == 0 else 1), run.stderr
     assert (tmp_path / "out.csv").read_bytes() == package.read("released.csv")  # byte for byte
@@ -319,7 +336,7 @@ def test_release_journey_generalize_local_suppression_release_view(server, brows
     context = browser.new_context(viewport={"width": width, "height": 1000}, accept_downloads=True)
     page = context.new_page()
     errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
     open_app(page, server)
     upload(page, csv, "Read 20,000 rows and 5 columns")
     sidebar = page.locator('[data-testid="stSidebar"]')
@@ -367,8 +384,9 @@ def test_release_journey_generalize_local_suppression_release_view(server, brows
     assert checks.failed_parts == (), checks.checks
     report = zipfile.ZipFile(io.BytesIO(package_bytes)).read("report.html").decode("utf-8")
     assert shown in report.replace("\n", " ")  # the same classifier numbers as the page
-    released = pd.read_csv(io.BytesIO(zipfile.ZipFile(io.BytesIO(package_bytes)).read("released.csv")),
-                           dtype=str, keep_default_na=False)
+    released = pd.read_csv(
+        io.BytesIO(zipfile.ZipFile(io.BytesIO(package_bytes)).read("released.csv")), dtype=str, keep_default_na=False
+    )
     assert len(released) == 20_000
     assert int((released[["age", "sex", "state", "marital"]] == "*").any(axis=1).sum()) == touched
     assert not errors, errors

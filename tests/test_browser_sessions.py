@@ -15,9 +15,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
 from live_app import metric, wait_idle
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 SESSIONS = 5
 ROLE_COLUMN_X = 370  # the role column of the Dataset page's column editor, from its left edge
@@ -104,7 +103,10 @@ def test_five_sessions_at_once_never_see_each_other(server, browser, tmp_path: P
         page.get_by_text(f"Quasi-identifiers: zip{i}, sex{i}", exact=True).first.wait_for(timeout=60_000)
     for i, page in pages.items():
         assert (metric(page, "records"), metric(page, "k"), metric(page, "classes")) == (
-            str(2 * (i + 1)), str(i + 1), "2"), i
+            str(2 * (i + 1)),
+            str(i + 1),
+            "2",
+        ), i
         page.get_by_text(f"Anonymity vector: ({', '.join(['0'] * i + ['2'])})").wait_for(timeout=30_000)
         _assert_only_own(page, i, "after changing a role")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from anonlib.transformations.anonymize import SearchNode
 from anonlib.measures.peers import heatmap_columns
+from anonlib.transformations.anonymize import SearchNode
 from dashboard import charts
 
 HOSTILE = '<a href="http://example.invalid">x</a>'
@@ -26,13 +26,23 @@ def _texts(fig) -> str:
 def test_hover_texts_escape_user_values() -> None:
     values = np.array([[0.0, 1.0]])
     figures = [
-        charts.privacy_heatmap(values, [HOSTILE], heatmap_columns(values), threshold=0.0,
-                               palette="red to green (as in the papers)", value_label="min PPP", title="t",
-                               individual_text=[HOSTILE, "b"], cell_notes=np.array([[HOSTILE, "n"]], dtype=object)),
-        charts.leakage_figure(pd.DataFrame({"attribute": [HOSTILE], "partitions": [2], "loss": [0.5],
-                                            "normalized": [0.1]})),
-        charts.leakage_before_after_figure(pd.DataFrame({"attribute": [HOSTILE], "before": [0.6], "after": [0.0],
-                                                         "change": [-0.6]})),
+        charts.privacy_heatmap(
+            values,
+            [HOSTILE],
+            heatmap_columns(values),
+            threshold=0.0,
+            palette="red to green (as in the papers)",
+            value_label="min PPP",
+            title="t",
+            individual_text=[HOSTILE, "b"],
+            cell_notes=np.array([[HOSTILE, "n"]], dtype=object),
+        ),
+        charts.leakage_figure(
+            pd.DataFrame({"attribute": [HOSTILE], "partitions": [2], "loss": [0.5], "normalized": [0.1]})
+        ),
+        charts.leakage_before_after_figure(
+            pd.DataFrame({"attribute": [HOSTILE], "before": [0.6], "after": [0.0], "change": [-0.6]})
+        ),
         charts.search_tree_figure([SearchNode((0,), 2, 5), SearchNode((1,), 0, 3, 0, HOSTILE)], [HOSTILE]),
         charts.resource_load_figure([HOSTILE], [3], [1]),
         charts.schedule_vectors_figure({HOSTILE: (1, 1)}),
@@ -44,8 +54,9 @@ def test_hover_texts_escape_user_values() -> None:
 
 
 def test_leakage_hover_keeps_numbers_numeric() -> None:
-    fig = charts.leakage_figure(pd.DataFrame({"attribute": ["Sex"], "partitions": [2], "loss": [0.99],
-                                              "normalized": [0.17]}))
+    fig = charts.leakage_figure(
+        pd.DataFrame({"attribute": ["Sex"], "partitions": [2], "loss": [0.99], "normalized": [0.17]})
+    )
     assert list(fig.data[0].customdata[0]) == [2, 0.99, "Sex"]
 
 
@@ -64,7 +75,7 @@ def test_hierarchy_figure_draws_every_node_under_its_parent_sized_by_records() -
     assert len(icicle.ids) == len(set(icicle.ids)) == len(nodes)  # 73 ages are few enough to draw
     assert set(icicle.parents) - {""} <= set(icicle.ids)
     size = dict(zip(icicle.ids, icicle.values))
-    for node_id, parent in zip(icicle.ids, icicle.parents):
+    for _node_id, parent in zip(icicle.ids, icicle.parents):
         if parent:  # branchvalues="total": a parent holds the sum of its children
             assert size[parent] == sum(v for i, p, v in zip(icicle.ids, icicle.parents, icicle.values) if p == parent)
     assert size["4:*"] == len(ages)

@@ -3,12 +3,13 @@ data collapsed to the path to the result with every other table tried in hover."
 
 from __future__ import annotations
 
-from anonlib.transformations.anonymize import search
-from anonlib.transformations.anonymize_experiments import arca_hierarchies
+from uploads import uploaded
+
 from anonlib.core.hierarchy import default_hierarchy
 from anonlib.core.samples import load_sample
+from anonlib.transformations.anonymize import search
+from anonlib.transformations.anonymize_experiments import arca_hierarchies
 from dashboard import charts
-from uploads import uploaded
 
 QIS = ["age", "sex", "zip"]
 

@@ -24,8 +24,19 @@ def adult_file(tmp_path: Path, rows: int, name: str = "patients.csv") -> Path:
 
 def anonymize(tmp_path: Path, file: Path, capsys, *extra: str) -> tuple[Path, Path]:
     out, recipe = tmp_path / "anonymized.csv", tmp_path / "recipe.json"
-    argv = ["anonymize", str(file), "--shield", "age,sex,race", "--k", "5",
-            "--out", str(out), "--recipe", str(recipe), *extra]
+    argv = [
+        "anonymize",
+        str(file),
+        "--shield",
+        "age,sex,race",
+        "--k",
+        "5",
+        "--out",
+        str(out),
+        "--recipe",
+        str(recipe),
+        *extra,
+    ]
     assert main(argv) == 0
     capsys.readouterr()
     return out, recipe
@@ -34,7 +45,7 @@ def anonymize(tmp_path: Path, file: Path, capsys, *extra: str) -> tuple[Path, Pa
 def stderr_sentence(capsys) -> str:
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
-    return err[len("error: "):].strip()
+    return err[len("error: ") :].strip()
 
 
 def test_anonymize_recipe_reapplied_reproduces_out_exactly(tmp_path, capsys):
@@ -53,13 +64,31 @@ def test_anonymize_recipe_reapplied_reproduces_out_exactly(tmp_path, capsys):
 @pytest.mark.parametrize("method", ["iab", "greedy"])
 def test_anonymize_recipe_on_a_count_sample_reproduces_out(tmp_path, capsys, method):
     out, recipe = tmp_path / "a.csv", tmp_path / "r.json"
-    assert main(["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age,AC", "--k", "3", "--method", method,
-                 "--out", str(out), "--recipe", str(recipe)]) == 0
+    assert (
+        main(
+            [
+                "anonymize",
+                "--sample",
+                "arca_table1",
+                "--shield",
+                "Zip,Age,AC",
+                "--k",
+                "3",
+                "--method",
+                method,
+                "--out",
+                str(out),
+                "--recipe",
+                str(recipe),
+            ]
+        )
+        == 0
+    )
     again = tmp_path / "b.csv"
     capsys.readouterr()
     assert main(["apply", str(recipe), str(sample_path("arca_table1.csv")), "--out", str(again), "--json"]) == 0
     printed = capsys.readouterr().out
-    result = json.loads(printed[printed.index("{"):])
+    result = json.loads(printed[printed.index("{") :])
     assert again.read_bytes() == out.read_bytes()
     assert result["same_file"] and result["reproduces_release"] and result["met"]
     assert result["released_records"] == result["loaded_records"] == 60
@@ -135,8 +164,22 @@ def test_the_file_line_counts_the_file_s_records_in_memory_and_on_duckdb(tmp_pat
     base of the suppressed share), not the records left after the steps, in memory as on DuckDB."""
     file = adult_file(tmp_path, 2000)
     recipe = tmp_path / "r.json"
-    assert main(["anonymize", str(file), "--shield", "age,sex,race,education", "--k", "20",
-                 "--max-suppressed", "0.05", "--out", str(tmp_path / "o.csv"), "--recipe", str(recipe)]) in (0, 1)
+    assert main(
+        [
+            "anonymize",
+            str(file),
+            "--shield",
+            "age,sex,race,education",
+            "--k",
+            "20",
+            "--max-suppressed",
+            "0.05",
+            "--out",
+            str(tmp_path / "o.csv"),
+            "--recipe",
+            str(recipe),
+        ]
+    ) in (0, 1)
     capsys.readouterr()
     lines = []
     for engine in ([], ["--engine", "duckdb"]):
@@ -152,13 +195,31 @@ def test_anonymize_and_apply_state_the_same_records_in_their_json(tmp_path, caps
     records written, ``suppressed`` their difference, in both commands' --json."""
     file = adult_file(tmp_path, 2000)
     out, recipe = tmp_path / "a.csv", tmp_path / "r.json"
-    assert main(["anonymize", str(file), "--shield", "age,sex,race,education", "--k", "5", "--max-suppressed", "0.05",
-                 "--out", str(out), "--recipe", str(recipe), "--json"]) == 0
+    assert (
+        main(
+            [
+                "anonymize",
+                str(file),
+                "--shield",
+                "age,sex,race,education",
+                "--k",
+                "5",
+                "--max-suppressed",
+                "0.05",
+                "--out",
+                str(out),
+                "--recipe",
+                str(recipe),
+                "--json",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
-    made = json.loads(printed[printed.index("{"):])
+    made = json.loads(printed[printed.index("{") :])
     assert main(["apply", str(recipe), str(file), "--out", str(tmp_path / "b.csv"), "--json"]) == 0
     printed = capsys.readouterr().out
-    applied = json.loads(printed[printed.index("{"):])
+    applied = json.loads(printed[printed.index("{") :])
     written = len(pd.read_csv(out))
     assert made["suppressed"] > 0  # the case where the words could drift apart
     for key in ("records", "released_records", "suppressed"):

@@ -11,14 +11,14 @@ import pandas as pd
 import pytest
 
 from anonlib.__main__ import main
+from anonlib.core.hierarchy import default_hierarchy, hierarchy_csv
+from anonlib.core.loading import load_table, to_safe_csv
+from anonlib.core.samples import load_sample, sample_path
+from anonlib.measures.avector import anonymity_vector, improvement, k_of, lex_index, partition_count
+from anonlib.measures.leakage import attribute_label, leakage_table
+from anonlib.measures.peers import default_q, min_poac, min_ppp
 from anonlib.transformations.anonymize import search
 from anonlib.transformations.anonymize_experiments import arca_hierarchies
-from anonlib.measures.avector import anonymity_vector, improvement, k_of, lex_index, partition_count
-from anonlib.core.hierarchy import default_hierarchy, hierarchy_csv
-from anonlib.measures.leakage import attribute_label, leakage_table
-from anonlib.core.loading import load_table, to_safe_csv
-from anonlib.measures.peers import default_q, min_poac, min_ppp
-from anonlib.core.samples import load_sample, sample_path
 from anonlib.transformations.schedule import assign, make_schedule, matrix_vector
 
 COMMANDS = ("leakage", "privacy", "anonymize", "schedule", "vector", "index")
@@ -39,7 +39,15 @@ def test_schedule_of_the_papers_table7_heuristic(capsys: pytest.CaptureFixture[s
     assert tuple(result["anonymity_vector"]) == matrix_vector(matrix) == (2, 3, 1, 1)
     assert result["matrix"] == matrix.toarray().tolist()
     assert result["shape"] == [4, 5]
-    assert sorted(map(tuple, result["cells"])) == [(0, 2, 3), (0, 3, 1), (1, 1, 2), (1, 3, 2), (2, 0, 4), (2, 2, 1), (3, 4, 2)]
+    assert sorted(map(tuple, result["cells"])) == [
+        (0, 2, 3),
+        (0, 3, 1),
+        (1, 1, 2),
+        (1, 3, 2),
+        (2, 0, 4),
+        (2, 2, 1),
+        (3, 4, 2),
+    ]
     assert result["k"] == 1 and int(result["lexicographic_index"]) == lex_index((2, 3, 1, 1))
     assert main(argv) == 0
     out = capsys.readouterr().out
@@ -49,7 +57,9 @@ def test_schedule_of_the_papers_table7_heuristic(capsys: pytest.CaptureFixture[s
 
 @pytest.mark.parametrize("method, extra", [("random", ["--seed", "7"]), ("optimal", ["--time-limit", "20"])])
 def test_schedule_other_methods_equal_the_library(method, extra, capsys: pytest.CaptureFixture[str]) -> None:
-    result = run_json(["schedule", "--freqs", "4,4,5,2", "--capacities", "4,2,4,3,2", "--method", method, *extra], capsys)
+    result = run_json(
+        ["schedule", "--freqs", "4,4,5,2", "--capacities", "4,2,4,3,2", "--method", method, *extra], capsys
+    )
     matrix = assign([4, 4, 5, 2], [4, 2, 4, 3, 2], method, seed=7, time_limit=20)
     assert tuple(result["anonymity_vector"]) == matrix_vector(matrix)
     if method == "random":  # the optimum may be reached by another matrix of the same vector
@@ -67,14 +77,25 @@ def test_a_large_schedule_is_written_as_cells(capsys: pytest.CaptureFixture[str]
     assert len(cells) == expected.nnz <= 150 + 110
     assert (expected.toarray()[cells[:, 0], cells[:, 1]] == cells[:, 2]).all()
     assert main(argv) == 0
-    assert f"matrix             150 x 110, {expected.nnz:,} non-zero cells (too large to print)" in capsys.readouterr().out
+    assert (
+        f"matrix             150 x 110, {expected.nnz:,} non-zero cells (too large to print)" in capsys.readouterr().out
+    )
 
 
 def test_schedule_of_a_population_file_with_resources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     resources_file = sample_path("caballero_resources.csv")
     out = tmp_path / "schedule.csv"
-    argv = ["schedule", "--population", str(sample_path("caballero_table2b.csv")), "--qi", "ZIP,Gender,Age",
-            "--resources", str(resources_file), "--out", str(out)]
+    argv = [
+        "schedule",
+        "--population",
+        str(sample_path("caballero_table2b.csv")),
+        "--qi",
+        "ZIP,Gender,Age",
+        "--resources",
+        str(resources_file),
+        "--out",
+        str(out),
+    ]
     assert main([*argv, "--json"]) == 0
     result = json.loads(capsys.readouterr().out.split("\n", 1)[1])  # first line: "written ..."
     qis = ["ZIP", "Gender", "Age"]
@@ -119,9 +140,25 @@ def test_index_of_a_large_vector_is_exact(capsys: pytest.CaptureFixture[str]) ->
 
 def test_leakage_of_the_arca_table_with_pairs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "leakage.csv"
-    assert main(["leakage", "--sample", "arca_table1", "--attributes", "Age,Zip", "--sizes", "1,2", "--csv", str(out), "--json"]) == 0
+    assert (
+        main(
+            [
+                "leakage",
+                "--sample",
+                "arca_table1",
+                "--attributes",
+                "Age,Zip",
+                "--sizes",
+                "1,2",
+                "--csv",
+                str(out),
+                "--json",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
-    result = json.loads(printed[printed.index("{"):])
+    result = json.loads(printed[printed.index("{") :])
     frame = load_sample("arca_table1").frame
     expected = leakage_table(frame, ["Age", "Zip"], count="#Rec.", sizes=[1, 2])
     assert [r["attribute"] for r in result["leakage"]] == ["Age", "Zip", "Age + Zip"]
@@ -152,7 +189,7 @@ def test_privacy_ppp_share_and_median_with_per_row_file(tmp_path: Path, capsys: 
     argv = ["privacy", "--sample", "heart_cleveland", "--sensitive", "num", "--aux", "age,sex,chol,fbs", "--p", "0.2"]
     assert main([*argv, "--out", str(out), "--json"]) == 0
     printed = capsys.readouterr().out
-    result = json.loads(printed[printed.index("{"):])
+    result = json.loads(printed[printed.index("{") :])
     frame = load_sample("heart_cleveland").frame
     values = min_ppp(frame, "num", ["age", "sex", "chol", "fbs"])
     assert result["protected_share"] == pytest.approx(float(np.mean(values > 0.2)))
@@ -164,7 +201,9 @@ def test_privacy_ppp_share_and_median_with_per_row_file(tmp_path: Path, capsys: 
 
 def test_privacy_counts_records_as_the_expanded_table(capsys: pytest.CaptureFixture[str]) -> None:
     """A record-count column weighs each row as that many people (reference: the rows repeated)."""
-    result = run_json(["privacy", "--sample", "arca_table1", "--sensitive", "Genetic risk", "--aux", "Sex,AC", "--p", "0.1"], capsys)
+    result = run_json(
+        ["privacy", "--sample", "arca_table1", "--sensitive", "Genetic risk", "--aux", "Sex,AC", "--p", "0.1"], capsys
+    )
     frame = load_sample("arca_table1").frame
     expanded = frame.loc[frame.index.repeat(frame["#Rec."])].reset_index(drop=True)
     values = min_ppp(expanded, "Genetic risk", ["Sex", "AC"])
@@ -173,7 +212,19 @@ def test_privacy_counts_records_as_the_expanded_table(capsys: pytest.CaptureFixt
 
 
 def test_privacy_poac_uses_the_papers_joint_q(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["privacy", "--sample", "kroes_table1_option1", "--sensitive", "Diagnosis", "--aux", "Gender,Age", "--measure", "poac", "--p", "0.5"]
+    argv = [
+        "privacy",
+        "--sample",
+        "kroes_table1_option1",
+        "--sensitive",
+        "Diagnosis",
+        "--aux",
+        "Gender,Age",
+        "--measure",
+        "poac",
+        "--p",
+        "0.5",
+    ]
     result = run_json(argv, capsys)
     frame = load_sample("kroes_table1_option1").frame
     q = default_q(0.5, frame["Diagnosis"].nunique())
@@ -198,7 +249,7 @@ def test_anonymize_arca_with_the_papers_hierarchies(tmp_path: Path, capsys: pyte
     out = tmp_path / "anonymized.csv"
     assert main([*argv, "--out", str(out), "--json"]) == 0
     printed = capsys.readouterr().out
-    result = json.loads(printed[printed.index("{"):])
+    result = json.loads(printed[printed.index("{") :])
     expected = search(frame, ["Zip", "Age", "AC"], 3, hierarchies, "iab", count="#Rec.")
     assert result["levels"] == expected.levels == {"Zip": 1, "Age": 1, "AC": 0}
     assert result["rows"] == expected.rows == 21 and result["violations"] == 0
@@ -211,22 +262,33 @@ def test_anonymize_arca_with_the_papers_hierarchies(tmp_path: Path, capsys: pyte
 
 @pytest.mark.parametrize("method", ["exhaustive", "greedy"])
 def test_anonymize_with_default_hierarchies_equals_the_library(method, capsys: pytest.CaptureFixture[str]) -> None:
-    result = run_json(["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age", "--k", "4", "--method", method], capsys)
+    result = run_json(
+        ["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age", "--k", "4", "--method", method], capsys
+    )
     frame = load_sample("arca_table1").frame
     hierarchies = {a: default_hierarchy(frame[a], a)[1] for a in ("Zip", "Age")}
     expected = search(frame, ["Zip", "Age"], 4, hierarchies, method, count="#Rec.")
-    assert (result["levels"], result["rows"], result["generated"]) == (expected.levels, expected.rows, expected.generated)
+    assert (result["levels"], result["rows"], result["generated"]) == (
+        expected.levels,
+        expected.rows,
+        expected.generated,
+    )
 
 
 # --- files only when asked, help, errors ----------------------------------------------
 
 
-def test_nothing_is_written_without_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nothing_is_written_without_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age", "--k", "3"]) == 0
     assert main(["privacy", "--sample", "kroes_table1_option2", "--sensitive", "Diagnosis"]) == 0
     assert main(["leakage", "--sample", "arca_table1"]) == 0
-    assert main(["schedule", "--sample", "caballero_table2b", "--resources", str(sample_path("caballero_resources.csv"))]) == 0
+    assert (
+        main(["schedule", "--sample", "caballero_table2b", "--resources", str(sample_path("caballero_resources.csv"))])
+        == 0
+    )
     assert list(tmp_path.iterdir()) == []
     assert "written" not in capsys.readouterr().out
 
@@ -252,15 +314,61 @@ def test_every_command_has_help_with_an_example(command, capsys: pytest.CaptureF
         (["index", "--vector", "0,1", "--versus", "2", "--base", "1"], "different numbers of people"),
         (["leakage", "--sample", "arca_table1", "--attributes", "Agee"], "do not exist in the data: Agee"),
         (["privacy", "--sample", "arca_table1", "--sensitive", "Risk"], "do not exist in the data: Risk"),
-        (["privacy", "--sample", "arca_table1", "--sensitive", "Sex", "--p", "0.5", "--q", "1.5", "--measure", "poac"], "threshold q must be at least 0 and below 1; got 1.5"),
-        (["privacy", "--sample", "arca_table1", "--sensitive", "Sex", "--p", "1.5"], "threshold p must be at least 0 and below 1; got 1.5"),
-        (["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "3", "--hierarchy", "Zip"], "ATTRIBUTE=file.csv"),
-        (["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "3", "--hierarchy", "Zip=nowhere.csv"], "'nowhere.csv' does not exist"),
-        (["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "3", "--hierarchy", f"Age={sample_path('arca_table1.csv')}"], "not in the shield"),
-        (["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "0"], "k must be a whole number of at least 1; got 0"),
-        (["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "100"], "No generalization reaches 100-anonymity"),
+        (
+            [
+                "privacy",
+                "--sample",
+                "arca_table1",
+                "--sensitive",
+                "Sex",
+                "--p",
+                "0.5",
+                "--q",
+                "1.5",
+                "--measure",
+                "poac",
+            ],
+            "threshold q must be at least 0 and below 1; got 1.5",
+        ),
+        (
+            ["privacy", "--sample", "arca_table1", "--sensitive", "Sex", "--p", "1.5"],
+            "threshold p must be at least 0 and below 1; got 1.5",
+        ),
+        (
+            ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "3", "--hierarchy", "Zip"],
+            "ATTRIBUTE=file.csv",
+        ),
+        (
+            ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "3", "--hierarchy", "Zip=nowhere.csv"],
+            "'nowhere.csv' does not exist",
+        ),
+        (
+            [
+                "anonymize",
+                "--sample",
+                "arca_table1",
+                "--shield",
+                "Zip",
+                "--k",
+                "3",
+                "--hierarchy",
+                f"Age={sample_path('arca_table1.csv')}",
+            ],
+            "not in the shield",
+        ),
+        (
+            ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "0"],
+            "k must be a whole number of at least 1; got 0",
+        ),
+        (
+            ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "100"],
+            "No generalization reaches 100-anonymity",
+        ),
         (["leakage", "--sample", "arca_table1", "--sizes", "0"], "at least one attribute; got size 0"),
-        (["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "3", "--out", "/nonexistent-dir/x.csv"], "Could not write"),
+        (
+            ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "3", "--out", "/nonexistent-dir/x.csv"],
+            "Could not write",
+        ),
     ],
 )
 def test_bad_input_is_one_sentence_and_exit_2(argv, phrase, capsys: pytest.CaptureFixture[str]) -> None:

@@ -50,7 +50,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 def one_sentence(capsys) -> str:
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
-    return err[len("error: "):].strip()
+    return err[len("error: ") :].strip()
 
 
 @pytest.fixture
@@ -66,9 +66,14 @@ def workdir(tmp_path, monkeypatch):
 CASES = {
     "anonymize --out": (["anonymize", "in.csv", "--shield", "age,sex", "--k", "3", "--out", "OUTPUT"], "in.csv"),
     "anonymize --recipe": (["anonymize", "in.csv", "--shield", "age,sex", "--k", "3", "--recipe", "OUTPUT"], "in.csv"),
-    "anonymize --package": (["anonymize", "in.csv", "--shield", "age,sex", "--k", "3", "--package", "OUTPUT"], "in.csv"),
-    "anonymize --out = --hierarchy": (["anonymize", "in.csv", "--shield", "age,sex", "--k", "3",
-                                       "--hierarchy", "age=age.csv", "--out", "OUTPUT"], "age.csv"),
+    "anonymize --package": (
+        ["anonymize", "in.csv", "--shield", "age,sex", "--k", "3", "--package", "OUTPUT"],
+        "in.csv",
+    ),
+    "anonymize --out = --hierarchy": (
+        ["anonymize", "in.csv", "--shield", "age,sex", "--k", "3", "--hierarchy", "age=age.csv", "--out", "OUTPUT"],
+        "age.csv",
+    ),
     "apply --out = file": (["apply", "recipe.json", "in.csv", "--out", "OUTPUT"], "in.csv"),
     "apply --out = recipe": (["apply", "recipe.json", "in.csv", "--out", "OUTPUT"], "recipe.json"),
     "apply --package = recipe": (["apply", "recipe.json", "in.csv", "--package", "OUTPUT"], "recipe.json"),
@@ -99,14 +104,18 @@ def test_the_two_cases_of_the_issue_end_with_exit_2(workdir, capsys):
 
 def test_two_outputs_naming_one_file_are_refused(workdir, capsys):
     before = snapshot(workdir)
-    assert main(["anonymize", "in.csv", "--shield", "age,sex", "--k", "3", "--out", "x.csv", "--recipe", "./x.csv"]) == 2
+    assert (
+        main(["anonymize", "in.csv", "--shield", "age,sex", "--k", "3", "--out", "x.csv", "--recipe", "./x.csv"]) == 2
+    )
     assert "--out and --recipe name the same file" in one_sentence(capsys)
     assert snapshot(workdir) == before
 
 
 def test_dotdot_follows_the_folders_as_the_operating_system_does(workdir, capsys):
     (workdir / "out").mkdir()
-    assert main(["anonymize", "in.csv", "--shield", "age,sex", "--k", "3", "--out", "sub2/../out/a.csv"]) == 2  # no sub2
+    assert (
+        main(["anonymize", "in.csv", "--shield", "age,sex", "--k", "3", "--out", "sub2/../out/a.csv"]) == 2
+    )  # no sub2
     assert "Could not write" in one_sentence(capsys)
     assert main(["anonymize", "in.csv", "--shield", "age,sex", "--k", "3", "--out", "out/../a.csv"]) == 0
     assert (workdir / "a.csv").read_bytes().startswith(b"age,sex")
@@ -140,10 +149,12 @@ def _interrupted(exception):
     return copy_out
 
 
-@pytest.mark.parametrize("exception, code", [(OSError(errno.ENOSPC, "No space left on device"), 2),
-                                             (KeyboardInterrupt(), 130)])
-def test_an_interrupted_write_leaves_the_old_file_whole_and_no_partial_file(workdir, capsys, monkeypatch,
-                                                                            exception, code):
+@pytest.mark.parametrize(
+    "exception, code", [(OSError(errno.ENOSPC, "No space left on device"), 2), (KeyboardInterrupt(), 130)]
+)
+def test_an_interrupted_write_leaves_the_old_file_whole_and_no_partial_file(
+    workdir, capsys, monkeypatch, exception, code
+):
     old = b"the earlier release\n" * 100
     (workdir / "released.csv").write_bytes(old)
     source = (workdir / "in.csv").read_bytes()

@@ -21,8 +21,21 @@ def run_json(argv: list[str], capsys: pytest.CaptureFixture[str], code: int = 0)
 
 
 def test_risk_equals_the_library(capsys: pytest.CaptureFixture[str]) -> None:
-    out = run_json(["risk", "--sample", "adult", "--qi", "age,sex,race", "--sampling-fraction", "0.01",
-                    "--suda", "--suda-size", "2"], capsys)
+    out = run_json(
+        [
+            "risk",
+            "--sample",
+            "adult",
+            "--qi",
+            "age,sex,race",
+            "--sampling-fraction",
+            "0.01",
+            "--suda",
+            "--suda-size",
+            "2",
+        ],
+        capsys,
+    )
     frame = load_sample("adult").frame
     expected = reidentification(frame, ["age", "sex", "race"], sampling_fraction=0.01)
     assert out["prosecutor_highest"] == expected.prosecutor_highest
@@ -47,14 +60,34 @@ def test_risk_with_a_population_file(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_models_equal_the_library_and_exit_1_when_the_target_is_not_met(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["models", "--sample", "adult", "--qi", "sex,race", "--sensitive", "income", "--k", "5",
-            "--require", "distinct_l:income=2", "--require", "recursive_cl:income=2,c=20", "--max-suppressed", "0.05"]
+    argv = [
+        "models",
+        "--sample",
+        "adult",
+        "--qi",
+        "sex,race",
+        "--sensitive",
+        "income",
+        "--k",
+        "5",
+        "--require",
+        "distinct_l:income=2",
+        "--require",
+        "recursive_cl:income=2,c=20",
+        "--max-suppressed",
+        "0.05",
+    ]
     out = run_json(argv, capsys)
     frame = load_sample("adult").frame
     values = model_values(frame, ["sex", "race"], "income")
     assert out["models"][0] == values.as_dict()
-    target = acceptance(frame, ["sex", "race"], k=5, max_suppressed=0.05, requirements=[
-        ModelRequirement("distinct_l", "income", 2), ModelRequirement("recursive_cl", "income", 2, c=20)])
+    target = acceptance(
+        frame,
+        ["sex", "race"],
+        k=5,
+        max_suppressed=0.05,
+        requirements=[ModelRequirement("distinct_l", "income", 2), ModelRequirement("recursive_cl", "income", 2, c=20)],
+    )
     assert out["target"]["acceptable"] is target.acceptable is True
     assert out["target"]["failing"] == dict(target.failing)
     strict = run_json([*argv[:-1], "0", "--require", "t_closeness:income=0.01"], capsys, code=1)
@@ -74,12 +107,21 @@ def test_help_has_an_example(command, capsys: pytest.CaptureFixture[str]) -> Non
         (["risk", "--sample", "adult", "--qi", "age", "--sampling-fraction", "0"], "above 0 and at most 1; got 0"),
         (["risk", "--sample", "adult", "--qi", "age", "--sampling-fraction", "2"], "got 2"),
         (["risk", "--sample", "adult", "--qi", "age", "--population", "nowhere.csv"], "'nowhere.csv' does not exist"),
-        (["risk", "--sample", "adult", "--qi", "age,sex,race", "--suda", "--suda-size", "4"], "from 1 to the number of quasi-identifiers (3)"),
-        (["models", "--sample", "adult", "--qi", "sex,income", "--sensitive", "income"], "income is both a quasi-identifier and a sensitive attribute"),
+        (
+            ["risk", "--sample", "adult", "--qi", "age,sex,race", "--suda", "--suda-size", "4"],
+            "from 1 to the number of quasi-identifiers (3)",
+        ),
+        (
+            ["models", "--sample", "adult", "--qi", "sex,income", "--sensitive", "income"],
+            "income is both a quasi-identifier and a sensitive attribute",
+        ),
         (["models", "--sample", "adult", "--qi", "sex", "--require", "t_closeness:income"], "MODEL:SENSITIVE=VALUE"),
         (["models", "--sample", "adult", "--qi", "sex", "--require", "ldiv:income=2"], "'ldiv' is not a privacy model"),
         (["models", "--sample", "adult", "--qi", "sex", "--require", "alpha:income=x"], "is not a number"),
-        (["models", "--sample", "adult", "--qi", "sex", "--sensitive", "income", "--max-suppressed", "2"], "between 0 and 1; got 2"),
+        (
+            ["models", "--sample", "adult", "--qi", "sex", "--sensitive", "income", "--max-suppressed", "2"],
+            "between 0 and 1; got 2",
+        ),
     ],
 )
 def test_bad_input_is_one_sentence_and_exit_2(argv, phrase, capsys: pytest.CaptureFixture[str]) -> None:
@@ -92,18 +134,34 @@ def test_anonymize_with_models_and_a_suppression_limit(tmp_path: Path, capsys: p
     """--require and --max-suppressed as `models` takes them: the search's result, the released
     table without the failing classes' records, and a recipe that reproduces it."""
     out, recipe = tmp_path / "out.csv", tmp_path / "recipe.json"
-    argv = ["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age,AC", "--k", "3",
-            "--require", "distinct_l:Genetic risk=2", "--max-suppressed", "0.3"]
+    argv = [
+        "anonymize",
+        "--sample",
+        "arca_table1",
+        "--shield",
+        "Zip,Age,AC",
+        "--k",
+        "3",
+        "--require",
+        "distinct_l:Genetic risk=2",
+        "--max-suppressed",
+        "0.3",
+    ]
     assert main([*argv, "--out", str(out), "--recipe", str(recipe), "--json"]) == 0
     printed = capsys.readouterr().out
-    summary = json.loads(printed[printed.index("{"):])  # after the "written" lines
+    summary = json.loads(printed[printed.index("{") :])  # after the "written" lines
     assert summary["requirements"] == ["distinct 2-diversity of Genetic risk"] and summary["max_suppressed"] == 0.3
     assert summary["suppressed_records"] == 10 and summary["levels"] == {"Zip": 1, "Age": 4, "AC": 0}
     released = pd.read_csv(out)
     total = int(load_sample("arca_table1").frame["#Rec."].sum())
     assert total - int(released["#Rec."].sum()) == 10
-    verdict = acceptance(released, ["Zip", "Age", "AC"], k=3, count="#Rec.",
-                         requirements=[ModelRequirement("distinct_l", "Genetic risk", 2)])
+    verdict = acceptance(
+        released,
+        ["Zip", "Age", "AC"],
+        k=3,
+        count="#Rec.",
+        requirements=[ModelRequirement("distinct_l", "Genetic risk", 2)],
+    )
     assert verdict.suppressed_records == 0
     again = tmp_path / "again.csv"
     sample = Path(__file__).resolve().parent.parent / "data" / "samples" / "arca_table1.csv"

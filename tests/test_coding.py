@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonlib.transformations.coding import thresholds, top_bottom_code
 from anonlib.core.errors import ColumnError, ParameterError
+from anonlib.transformations.coding import thresholds, top_bottom_code
 
 
 @st.composite

@@ -7,13 +7,21 @@ import pytest
 
 from anonlib.core.dataset import Dataset, Role, convert_column, guess_roles
 from anonlib.core.errors import ColumnError, EmptySelectionError, ParameterError
-from anonlib.measures.profile import column_profile, risk_profile
 from anonlib.core.samples import SAMPLES, load_sample
+from anonlib.measures.profile import column_profile, risk_profile
 
 
 def test_role_guesses_from_names() -> None:
     df = pd.DataFrame(
-        {"Full Name": ["a"], "patient_id": [1], "#Rec.": [3], "Age": [30], "ZIP": ["1"], "Diagnosis": ["x"], "notes": ["y"]}
+        {
+            "Full Name": ["a"],
+            "patient_id": [1],
+            "#Rec.": [3],
+            "Age": [30],
+            "ZIP": ["1"],
+            "Diagnosis": ["x"],
+            "notes": ["y"],
+        }
     )
     roles = guess_roles(df)
     assert roles == {
@@ -114,19 +122,29 @@ def test_every_sample_loads_with_its_roles(key: str) -> None:
 
 
 def test_dates_of_events_are_quasi_identifiers_by_name_or_by_their_values() -> None:
-    roles = guess_roles(pd.DataFrame({
-        "admitted": ["2024-01-02", "2024-02-03"],       # a date word
-        "test_date": ["x", "y"],                          # a date word beats the sensitive 'test'
-        "when": ["2024-01-02 10:30", None],               # ISO dates whatever the name
-        "candidate": ["a", "b"],                          # 'date' inside a word is not a date
-        "readmitted": ["NO", "<30"],                      # still sensitive
-        "diagnosis": ["E11.9", "I10"],
-        "visits": [1, 2],                                 # a number of visits is not a date
-        "pid": ["2024-01-02", "2024-13-45"],             # date-shaped values alone, any name
-        "died": ["yes", "no"],                            # an outcome flag, not a date
-    }))
+    roles = guess_roles(
+        pd.DataFrame(
+            {
+                "admitted": ["2024-01-02", "2024-02-03"],  # a date word
+                "test_date": ["x", "y"],  # a date word beats the sensitive 'test'
+                "when": ["2024-01-02 10:30", None],  # ISO dates whatever the name
+                "candidate": ["a", "b"],  # 'date' inside a word is not a date
+                "readmitted": ["NO", "<30"],  # still sensitive
+                "diagnosis": ["E11.9", "I10"],
+                "visits": [1, 2],  # a number of visits is not a date
+                "pid": ["2024-01-02", "2024-13-45"],  # date-shaped values alone, any name
+                "died": ["yes", "no"],  # an outcome flag, not a date
+            }
+        )
+    )
     assert roles == {
-        "admitted": Role.QUASI_IDENTIFIER, "test_date": Role.QUASI_IDENTIFIER, "when": Role.QUASI_IDENTIFIER,
-        "candidate": Role.IGNORE, "readmitted": Role.SENSITIVE, "diagnosis": Role.SENSITIVE,
-        "visits": Role.IGNORE, "pid": Role.QUASI_IDENTIFIER, "died": Role.IGNORE,
+        "admitted": Role.QUASI_IDENTIFIER,
+        "test_date": Role.QUASI_IDENTIFIER,
+        "when": Role.QUASI_IDENTIFIER,
+        "candidate": Role.IGNORE,
+        "readmitted": Role.SENSITIVE,
+        "diagnosis": Role.SENSITIVE,
+        "visits": Role.IGNORE,
+        "pid": Role.QUASI_IDENTIFIER,
+        "died": Role.IGNORE,
     }

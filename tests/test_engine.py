@@ -15,19 +15,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonlib import engine as eng
-from anonlib.workflow import engine_replay
 from anonlib.__main__ import main
 from anonlib.core.dataset import Dataset
 from anonlib.core.equivalence import encode, size_histogram
 from anonlib.core.errors import ColumnError, DataFileError, EngineError, ParameterError
+from anonlib.core.hierarchy import default_hierarchy
 from anonlib.core.loading import load_table
 from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.measures.leakage import leakage_table
-from anonlib.core.hierarchy import default_hierarchy
 from anonlib.measures.models import ModelRequirement, acceptance, model_values
 from anonlib.measures.profile import risk_profile
 from anonlib.measures.risk import reidentification
-from anonlib.workflow import GeneralizationStep, Recipe, ReleaseTarget, SuppressionStep, WorkingCopy, apply_recipe
+from anonlib.workflow import (
+    GeneralizationStep,
+    Recipe,
+    ReleaseTarget,
+    SuppressionStep,
+    WorkingCopy,
+    apply_recipe,
+    engine_replay,
+)
 
 EQUALITY_SAMPLES = ("adult", "diabetes", "heart_cleveland")
 
@@ -97,23 +104,24 @@ def test_a_dataset_put_on_the_engine_keeps_its_roles_and_missing_policy(duck) ->
 
 def test_text_is_read_as_the_loader_reads_it(tmp_path: Path, duck) -> None:
     csv = tmp_path / "visits.csv"
-    csv.write_text(
-        "zip; age ;grp;n\n"
-        " 0101 ;+30;a;2\n"
-        "101;30;?;1\n"
-        "0101;30.0; a ;3\n"
-        "NA;40;;1\n"
-        "101;1e1;b;0\n"
-    )
+    csv.write_text("zip; age ;grp;n\n 0101 ;+30;a;2\n101;30;?;1\n0101;30.0; a ;3\nNA;40;;1\n101;1e1;b;0\n")
     table = eng.scan(csv, engine=duck).with_roles({"zip": "quasi-identifier", "age": "quasi-identifier", "n": "count"})
     frame, _ = table.analysis_frame(["zip", "age", "grp"])
     kinds = {c: str(t) for c, t in frame.schema().items()}
     assert kinds == {"zip": "string", "age": "float64", "grp": "string", "n": "int64"}  # leading zero stays text
-    loaded = Dataset.from_frame("visits.csv", load_table(csv).frame, {"zip": "quasi-identifier", "age": "quasi-identifier", "n": "count"})
+    loaded = Dataset.from_frame(
+        "visits.csv", load_table(csv).frame, {"zip": "quasi-identifier", "age": "quasi-identifier", "n": "count"}
+    )
     assert risk_profile(table) == risk_profile(loaded)
     for qis in (["zip"], ["age"], ["grp"], ["zip", "age", "grp"]):
         assert risk_profile(table, qis) == risk_profile(loaded, qis)
-    assert risk_profile(table, ["grp"]).vector == (0, 1, 0, 0, 1)  # 'a' and ' a ' (5 records), '?' and '' missing (2), 'b' has 0
+    assert risk_profile(table, ["grp"]).vector == (
+        0,
+        1,
+        0,
+        0,
+        1,
+    )  # 'a' and ' a ' (5 records), '?' and '' missing (2), 'b' has 0
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -124,7 +132,8 @@ def test_text_is_read_as_the_loader_reads_it(tmp_path: Path, duck) -> None:
             st.one_of(st.none(), st.integers(0, 4)),
             st.integers(0, 3),
         ),
-        min_size=1, max_size=40,
+        min_size=1,
+        max_size=40,
     )
 )
 def test_random_tables_through_csv_and_parquet_count_like_the_kernel(rows, tmp_path_factory, duck) -> None:
@@ -137,7 +146,9 @@ def test_random_tables_through_csv_and_parquet_count_like_the_kernel(rows, tmp_p
     qis = ["code", "level"]
     kernel_sizes = encode(loaded, qis, count="n").classes().sizes
     for path in (csv, parquet):
-        table = eng.scan(path, engine=duck).with_roles({"n": "count", "code": "quasi-identifier", "level": "quasi-identifier"})
+        table = eng.scan(path, engine=duck).with_roles(
+            {"n": "count", "code": "quasi-identifier", "level": "quasi-identifier"}
+        )
         frame_on_engine, _ = table.analysis_frame(qis)
         sizes, classes = eng.size_histogram(frame_on_engine, qis, count="n", engine=duck)
         expected = size_histogram(kernel_sizes)
@@ -224,8 +235,11 @@ def test_the_spill_folder_is_removed_on_close() -> None:
 
 def model_requirements(dataset) -> list[ModelRequirement]:
     first, last = dataset.sensitive[0], dataset.sensitive[-1]
-    return [ModelRequirement("distinct_l", first, 2), ModelRequirement("t_closeness", last, 0.3),
-            ModelRequirement("recursive_cl", first, 2, c=3.0)]
+    return [
+        ModelRequirement("distinct_l", first, 2),
+        ModelRequirement("t_closeness", last, 0.3),
+        ModelRequirement("recursive_cl", first, 2, c=3.0),
+    ]
 
 
 @pytest.mark.parametrize("key", EQUALITY_SAMPLES)
@@ -244,8 +258,20 @@ def test_models_and_acceptance_of_a_bundled_file_equal_in_memory(key, duck) -> N
 @pytest.mark.parametrize("key", EQUALITY_SAMPLES)
 def test_models_cli_json_equals_in_memory(key, capsys) -> None:
     dataset = load_sample(key)
-    argv = ["models", "--sample", key, "--k", "2", "--max-suppressed", "0.2",
-            "--require", f"distinct_l:{dataset.sensitive[0]}=2", "--require", f"entropy_l:{dataset.sensitive[-1]}=1.5", "--json"]
+    argv = [
+        "models",
+        "--sample",
+        key,
+        "--k",
+        "2",
+        "--max-suppressed",
+        "0.2",
+        "--require",
+        f"distinct_l:{dataset.sensitive[0]}=2",
+        "--require",
+        f"entropy_l:{dataset.sensitive[-1]}=1.5",
+        "--json",
+    ]
     assert main(argv) in (0, 1)
     in_memory = json.loads(capsys.readouterr().out)
     assert main([*argv, "--engine", "duckdb"]) in (0, 1)
@@ -281,7 +307,9 @@ def engine_recipe(key: str) -> Recipe:
     dataset = dataset.with_roles({c: "ignore" for c in dataset.quasi_identifiers if c not in qis})
     hierarchies = {c: default_hierarchy(dataset.frame[c], c)[1] for c in qis[:1]}
     step = GeneralizationStep(tuple((c, 1) for c in hierarchies), tuple(hierarchies.items()))
-    target = ReleaseTarget(k=4, requirements=(ModelRequirement("distinct_l", dataset.sensitive[0], 2),), max_suppressed=0.3)
+    target = ReleaseTarget(
+        k=4, requirements=(ModelRequirement("distinct_l", dataset.sensitive[0], 2),), max_suppressed=0.3
+    )
     copy = WorkingCopy.start(dataset, target).apply(step, "test")
     copy = copy.apply(SuppressionStep.from_target(target, copy.current), "test")
     return copy.recipe()

@@ -21,9 +21,9 @@ from anonlib.__main__ import main
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import ParameterError
 from anonlib.core.hierarchy import hierarchy_csv, interval_hierarchy, taxonomy_hierarchy
+from anonlib.core.loading import load_table
 from anonlib.core.samples import SAMPLES, arx_adult_benchmark, sample_path
 from anonlib.engine import connect, scan
-from anonlib.core.loading import load_table
 from anonlib.engine.size import estimate_scan, scan_size
 from anonlib.measures.models import ModelRequirement
 from anonlib.transformations.optimal import optimal_levels
@@ -40,14 +40,17 @@ VOLATILE = ("seconds", "steps", "engine", "classes", "measured_on", "engine_seco
 def _run(argv: list[str], capsys) -> tuple[int, dict, str]:
     code = main([*argv, "--json"])
     captured = capsys.readouterr()
-    return code, json.loads(captured.out[captured.out.index("{"):]), captured.err
+    return code, json.loads(captured.out[captured.out.index("{") :]), captured.err
 
 
 def _table(path: Path) -> pd.DataFrame:
     """A released file (CSV or Parquet) as sorted text rows, to compare as tables."""
     if path.is_dir():  # Spark writes a folder of parts
-        parts = [pd.read_csv(p, dtype=str, keep_default_na=False) for p in sorted(path.glob("part-*.csv"))
-                 if p.stat().st_size]
+        parts = [
+            pd.read_csv(p, dtype=str, keep_default_na=False)
+            for p in sorted(path.glob("part-*.csv"))
+            if p.stat().st_size
+        ]
         frame = pd.concat(parts, ignore_index=True)
     elif path.suffix == ".parquet":
         frame = pd.read_parquet(path).astype(object).where(lambda f: f.notna(), "").astype(str)
@@ -56,7 +59,9 @@ def _table(path: Path) -> pd.DataFrame:
     return frame.sort_values(list(frame.columns)).reset_index(drop=True)
 
 
-def same_answer(argv: list[str], folder: Path, capsys, *, engine: str = "duckdb", out: str = "out.csv") -> tuple[dict, dict]:
+def same_answer(
+    argv: list[str], folder: Path, capsys, *, engine: str = "duckdb", out: str = "out.csv"
+) -> tuple[dict, dict]:
     """Run ``argv`` in memory and on the engine (writing ``out``); assert the same exit code,
     statement (utility to 12 digits) and released table; return both statements."""
     memory_out, engine_out = folder / "memory.csv", folder / f"engine-{out}"
@@ -80,16 +85,36 @@ def same_answer(argv: list[str], folder: Path, capsys, *, engine: str = "duckdb"
 
 def test_adult_with_missing_native_country_equals_in_memory(tmp_path: Path, capsys) -> None:
     """Adult's '?' cells (native-country, a quasi-identifier) are missing values on both paths."""
-    argv = ["anonymize", str(sample_path("adult.csv.gz")), "--shield", "age,sex,race,native-country", "--k", "5",
-            "--max-suppressed", "0.01", "--recipe", str(tmp_path / "recipe.json")]
+    argv = [
+        "anonymize",
+        str(sample_path("adult.csv.gz")),
+        "--shield",
+        "age,sex,race,native-country",
+        "--k",
+        "5",
+        "--max-suppressed",
+        "0.01",
+        "--recipe",
+        str(tmp_path / "recipe.json"),
+    ]
     stated, _ = same_answer(argv, tmp_path, capsys)
     assert stated["levels"] == {"age": 1, "sex": 0, "race": 1, "native-country": 1}
     assert stated["met"] is True and stated["suppressed"] == 323 and stated["k"] == 5
     written = pd.read_csv(tmp_path / "engine-out.csv", dtype=str, keep_default_na=False)
     assert (written["native-country"] == "").sum() > 0  # missing stays a value of its own
     # the engine's recipe re-applied in memory releases the same table
-    assert main(["apply", str(tmp_path / "recipe.json"), str(sample_path("adult.csv.gz")),
-                 "--out", str(tmp_path / "again.csv")]) == 0
+    assert (
+        main(
+            [
+                "apply",
+                str(tmp_path / "recipe.json"),
+                str(sample_path("adult.csv.gz")),
+                "--out",
+                str(tmp_path / "again.csv"),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     pd.testing.assert_frame_equal(_table(tmp_path / "again.csv"), _table(tmp_path / "engine-out.csv"))
 
@@ -112,8 +137,21 @@ def test_missing_rows_dropped_on_the_engine_release_what_the_complete_rows_relea
     options = ["--shield", "age,sex,zone", "--k", "3", "--hierarchy", f"age={tmp_path / 'age.csv'}", "--json"]
     assert main(["anonymize", str(tmp_path / "complete.csv"), *options, "--out", str(tmp_path / "m.csv")]) == 0
     in_memory = json.loads(capsys.readouterr().out.split("\n", 1)[1])
-    assert main(["anonymize", str(tmp_path / "all.csv"), *options, "--drop-missing", "--engine", "duckdb",
-                 "--out", str(tmp_path / "e.csv")]) == 0
+    assert (
+        main(
+            [
+                "anonymize",
+                str(tmp_path / "all.csv"),
+                *options,
+                "--drop-missing",
+                "--engine",
+                "duckdb",
+                "--out",
+                str(tmp_path / "e.csv"),
+            ]
+        )
+        == 0
+    )
     on_engine = json.loads(capsys.readouterr().out.split("\n", 1)[1])
     assert on_engine["rows_dropped"] == 12 and on_engine["records"] == in_memory["records"] == 24
     for key in (*VOLATILE, "rows_dropped", "dataset"):
@@ -125,12 +163,27 @@ def test_missing_rows_dropped_on_the_engine_release_what_the_complete_rows_relea
 def test_not_met_exits_1_and_says_so_on_the_engine(tmp_path: Path, capsys) -> None:
     """The paper's IAB picks a table whose release fails 0.4-closeness once measured on itself
     (release.md's case): exit 1 on both paths, the same records failing."""
-    frame = pd.DataFrame({"q0": list("aaaaaaaaabcba"),
-                          "dx": ["flu", "hiv", "flu", "flu", "flu", "none", "none", "none", "none", "flu", "flu",
-                                 "hiv", "none"]})
+    frame = pd.DataFrame(
+        {
+            "q0": list("aaaaaaaaabcba"),
+            "dx": ["flu", "hiv", "flu", "flu", "flu", "none", "none", "none", "none", "flu", "flu", "hiv", "none"],
+        }
+    )
     frame.to_parquet(tmp_path / "t.parquet")
-    argv = ["anonymize", str(tmp_path / "t.parquet"), "--shield", "q0", "--k", "1", "--require", "t_closeness:dx=0.4",
-            "--max-suppressed", "0.1", "--method", "iab"]
+    argv = [
+        "anonymize",
+        str(tmp_path / "t.parquet"),
+        "--shield",
+        "q0",
+        "--k",
+        "1",
+        "--require",
+        "t_closeness:dx=0.4",
+        "--max-suppressed",
+        "0.1",
+        "--method",
+        "iab",
+    ]
     stated, _ = same_answer(argv, tmp_path, capsys)
     assert stated["met"] is False and stated["failing_records"] == 2
     assert main([*argv, "--engine", "duckdb", "--out", str(tmp_path / "o.csv")]) == 1
@@ -150,9 +203,23 @@ def test_the_arx_benchmark_repeated_has_the_same_optimum_on_the_engine(tmp_path:
     for q in qis:
         (tmp_path / f"{q}.csv").write_bytes(hierarchy_csv(bench.hierarchies[q]))
         hierarchies += ["--hierarchy", f"{q}={tmp_path / f'{q}.csv'}"]
-    argv = ["anonymize", str(tmp_path / "adult3.parquet"), "--engine", "duckdb", "--shield", ",".join(qis), *hierarchies,
-            "--k", "15", "--max-suppressed", "0.04", "--out", str(tmp_path / "out.parquet"),
-            "--recipe", str(tmp_path / "r.json")]
+    argv = [
+        "anonymize",
+        str(tmp_path / "adult3.parquet"),
+        "--engine",
+        "duckdb",
+        "--shield",
+        ",".join(qis),
+        *hierarchies,
+        "--k",
+        "15",
+        "--max-suppressed",
+        "0.04",
+        "--out",
+        str(tmp_path / "out.parquet"),
+        "--recipe",
+        str(tmp_path / "r.json"),
+    ]
     code, stated, err = _run(argv, capsys)
     assert code == 0 and "duckdb is about to read 1 Parquet file (90,486 records" in err
     expected = optimal_levels(bench.frame, qis, bench.hierarchies, k=5, max_suppressed=0.04)
@@ -164,8 +231,20 @@ def test_the_arx_benchmark_repeated_has_the_same_optimum_on_the_engine(tmp_path:
     assert len(written) == 90_486 - 3 * 1032 and sizes.min() >= 15 and stated["k"] == sizes.min()
     assert stated["rows"] == len(sizes)
     # the recipe re-applied by the engine (apply --engine) writes the same table, exit 0
-    assert main(["apply", str(tmp_path / "r.json"), str(tmp_path / "adult3.parquet"), "--engine", "duckdb",
-                 "--out", str(tmp_path / "again.parquet")]) == 0
+    assert (
+        main(
+            [
+                "apply",
+                str(tmp_path / "r.json"),
+                str(tmp_path / "adult3.parquet"),
+                "--engine",
+                "duckdb",
+                "--out",
+                str(tmp_path / "again.parquet"),
+            ]
+        )
+        == 0
+    )
     assert "duckdb is about to read 1 Parquet file (90,486 records" in capsys.readouterr().err
     pd.testing.assert_frame_equal(_table(tmp_path / "again.parquet"), _table(tmp_path / "out.parquet"))
 
@@ -189,27 +268,56 @@ def tables(draw):
             frame[name] = draw(st.lists(st.sampled_from(["a", "b", "c", "d", "e", None]), min_size=n, max_size=n))
             if draw(st.booleans()):
                 hierarchies[name] = TAXONOMY
-    frame["dx"] = ["flu", "hiv"] + draw(st.lists(st.sampled_from(["flu", "hiv", "none"]), min_size=n - 2, max_size=n - 2))
+    frame["dx"] = ["flu", "hiv"] + draw(
+        st.lists(st.sampled_from(["flu", "hiv", "none"]), min_size=n - 2, max_size=n - 2)
+    )
     count = None
     if draw(st.booleans()):
         frame["n"] = draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
         count = "n"
     model = draw(st.sampled_from([None, "distinct_l:dx=2", "t_closeness:dx=0.5", "beta_likeness:dx=2"]))
-    return (pd.DataFrame(frame).astype({c: "Int64" for c in frame if c.startswith("q") and
-                                        pd.Series(frame[c]).map(lambda v: isinstance(v, int)).any()}),
-            hierarchies, count, model, draw(st.integers(1, 4)), draw(st.sampled_from([0.0, 0.2])),
-            draw(st.sampled_from(["optimal", "optimal", "iab"])))
+    return (
+        pd.DataFrame(frame).astype(
+            {
+                c: "Int64"
+                for c in frame
+                if c.startswith("q") and pd.Series(frame[c]).map(lambda v: isinstance(v, int)).any()
+            }
+        ),
+        hierarchies,
+        count,
+        model,
+        draw(st.integers(1, 4)),
+        draw(st.sampled_from([0.0, 0.2])),
+        draw(st.sampled_from(["optimal", "optimal", "iab"])),
+    )
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(case=tables())
 def test_random_tables_release_the_same_on_duckdb(case, tmp_path: Path, capsys) -> None:
     frame, hierarchies, count, model, k, limit, method = case
     qis = [c for c in frame.columns if c.startswith("q")]
     folder = Path(tempfile.mkdtemp(dir=tmp_path))
     frame.to_csv(folder / "in.csv", index=False)
-    argv = ["anonymize", str(folder / "in.csv"), "--shield", ",".join(qis), "--k", str(k), "--max-suppressed", str(limit),
-            "--method", method, "--role", "dx=sensitive"]
+    argv = [
+        "anonymize",
+        str(folder / "in.csv"),
+        "--shield",
+        ",".join(qis),
+        "--k",
+        str(k),
+        "--max-suppressed",
+        str(limit),
+        "--method",
+        method,
+        "--role",
+        "dx=sensitive",
+    ]
     argv += ["--count", count] if count else []
     argv += ["--require", model] if model else []
     for q, h in hierarchies.items():
@@ -232,18 +340,30 @@ def test_random_tables_release_the_same_on_duckdb(case, tmp_path: Path, capsys) 
 # --- bad input: one sentence, exit 2 --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("extra, phrase", [
-    (["--package", "p.zip"], "--package needs the table in memory"),
-    (["--local-suppression"], "--local-suppression chooses cells record by record"),
-    (["--shield", "age,nope"], "nope"),
-    (["--hierarchy", "race=HIER"], "hierarchy of race"),
-    (["--spark-master", "local[1]"], "--spark-master applies to the Spark engine"),
-])
+@pytest.mark.parametrize(
+    "extra, phrase",
+    [
+        (["--package", "p.zip"], "--package needs the table in memory"),
+        (["--local-suppression"], "--local-suppression chooses cells record by record"),
+        (["--shield", "age,nope"], "nope"),
+        (["--hierarchy", "race=HIER"], "hierarchy of race"),
+        (["--spark-master", "local[1]"], "--spark-master applies to the Spark engine"),
+    ],
+)
 def test_bad_input_on_the_engine_is_one_sentence(extra, phrase, tmp_path: Path, capsys) -> None:
     (tmp_path / "race.csv").write_text("White;*\nBlack;*\n")  # leaves out Adult's other races
     extra = [e.replace("HIER", str(tmp_path / "race.csv")).replace("p.zip", str(tmp_path / "p.zip")) for e in extra]
-    argv = ["anonymize", str(sample_path("adult.csv.gz")), "--shield", "age,race", "--k", "5",
-            "--engine", "duckdb", *extra]
+    argv = [
+        "anonymize",
+        str(sample_path("adult.csv.gz")),
+        "--shield",
+        "age,race",
+        "--k",
+        "5",
+        "--engine",
+        "duckdb",
+        *extra,
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("error: ")]
@@ -269,14 +389,24 @@ def test_the_scan_is_announced_with_its_size_and_an_estimate(tmp_path: Path) -> 
 def _steps_recipe():
     """A recipe with bands, top coding, an aggregation mapping and record suppression (heart)."""
     frame = pd.read_csv(SAMPLES["heart_cleveland"].path, na_values=["?"])
-    dataset = Dataset.from_frame("heart_cleveland.csv", frame, {"age": "quasi-identifier", "sex": "quasi-identifier",
-                                                                "cp": "quasi-identifier", "chol": "sensitive",
-                                                                "num": "sensitive"})
+    dataset = Dataset.from_frame(
+        "heart_cleveland.csv",
+        frame,
+        {
+            "age": "quasi-identifier",
+            "sex": "quasi-identifier",
+            "cp": "quasi-identifier",
+            "chol": "sensitive",
+            "num": "sensitive",
+        },
+    )
     target = ReleaseTarget(k=4, max_suppressed=0.1)
     copy = WorkingCopy.start(dataset, target)
     copy = copy.apply(BandsStep("age", 10, 0, 0, 100, True), "test")
     copy = copy.apply(TopBottomStep("chol", top=300.0, bottom=180.0), "test")
-    copy = copy.apply(AggregationStep("cp", (("1", "typical"), ("2", "atypical"), ("3", "atypical"), ("4", "none"))), "test")
+    copy = copy.apply(
+        AggregationStep("cp", (("1", "typical"), ("2", "atypical"), ("3", "atypical"), ("4", "none"))), "test"
+    )
     copy = copy.apply(SuppressionStep.from_target(target, copy.current), "test")
     return copy.recipe()
 
@@ -291,7 +421,9 @@ def test_apply_on_duckdb_runs_bands_top_coding_aggregation_and_suppression(tmp_p
     path = str(SAMPLES["heart_cleveland"].path)
     expected = apply_recipe(recipe, path)
     assert main(["apply", str(tmp_path / "r.json"), path, "--out", str(tmp_path / "m.csv")]) == 0
-    assert main(["apply", str(tmp_path / "r.json"), path, "--out", str(tmp_path / "e.parquet"), "--engine", "duckdb"]) == 0
+    assert (
+        main(["apply", str(tmp_path / "r.json"), path, "--out", str(tmp_path / "e.parquet"), "--engine", "duckdb"]) == 0
+    )
     capsys.readouterr()
     with connect("duckdb") as duck:
         got = engine_replay.apply_recipe(recipe, path, out=tmp_path / "e.csv", engine=duck)
@@ -303,23 +435,39 @@ def test_apply_on_duckdb_runs_bands_top_coding_aggregation_and_suppression(tmp_p
     assert len(written) == got.released_records == expected.check.records and sizes.min() >= 4
 
 
-@pytest.mark.parametrize("step, phrase", [
-    (LocalSuppressionStep(("age", "sex"), 5), "Local suppression"),
-    (MicroaggregationStep(("age",), 3), "MDAV"),
-])
+@pytest.mark.parametrize(
+    "step, phrase",
+    [
+        (LocalSuppressionStep(("age", "sex"), 5), "Local suppression"),
+        (MicroaggregationStep(("age",), 3), "MDAV"),
+    ],
+)
 def test_apply_on_duckdb_refuses_steps_needing_all_records(step, phrase, tmp_path: Path, capsys) -> None:
     frame = pd.read_csv(SAMPLES["heart_cleveland"].path, na_values=["?"])
     dataset = Dataset.from_frame("h.csv", frame, {"age": "quasi-identifier", "sex": "quasi-identifier"})
     copy = WorkingCopy.start(dataset, ReleaseTarget(k=5)).apply(step, "test")
     (tmp_path / "r.json").write_text(copy.recipe().dumps())
-    assert main(["apply", str(tmp_path / "r.json"), str(SAMPLES["heart_cleveland"].path), "--engine", "duckdb",
-                 "--out", str(tmp_path / "o.csv")]) == 2
+    assert (
+        main(
+            [
+                "apply",
+                str(tmp_path / "r.json"),
+                str(SAMPLES["heart_cleveland"].path),
+                "--engine",
+                "duckdb",
+                "--out",
+                str(tmp_path / "o.csv"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("error: Step 1 (") and phrase in err and "apply this recipe without --engine" in err
     assert err.count("\n") == 1 and not (tmp_path / "o.csv").exists()
     with pytest.raises(ParameterError, match="without --engine"):
-        engine_replay.apply_recipe(copy.recipe(), SAMPLES["heart_cleveland"].path, engine=scan(
-            SAMPLES["heart_cleveland"].path).engine)
+        engine_replay.apply_recipe(
+            copy.recipe(), SAMPLES["heart_cleveland"].path, engine=scan(SAMPLES["heart_cleveland"].path).engine
+        )
 
 
 # --- missing values dropped: the engine releases the assessed records, as in memory -------------
@@ -330,18 +478,31 @@ def tables_with_blanks(draw):
     """Quasi-identifiers, a sensitive column with a model (s1) and one without (s2), and an ignored
     column kept in the release (note), each with blanks; maybe a count column."""
     n = draw(st.integers(3, 30))
-    cells = lambda values: st.lists(st.sampled_from(values + [None]), min_size=n, max_size=n)
+
+    def cells(values):
+        return st.lists(st.sampled_from(values + [None]), min_size=n, max_size=n)
+
     frame = {f"q{j}": draw(cells(["a", "b", "c"])) for j in range(draw(st.integers(1, 2)))}
     frame.update(s1=draw(cells(["flu", "hiv"])), s2=draw(cells(["x", "y"])), note=draw(cells(["p", "q"])))
     count = None
     if draw(st.booleans()):
         frame["n"] = draw(st.lists(st.integers(1, 3), min_size=n, max_size=n))
         count = "n"
-    return (pd.DataFrame(frame), count, draw(st.booleans()), draw(st.integers(1, 3)),
-            draw(st.sampled_from([0.0, 0.5])), draw(st.booleans()))
+    return (
+        pd.DataFrame(frame),
+        count,
+        draw(st.booleans()),
+        draw(st.integers(1, 3)),
+        draw(st.sampled_from([0.0, 0.5])),
+        draw(st.booleans()),
+    )
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(case=tables_with_blanks())
 def test_missing_dropped_the_engine_releases_the_assessed_records_as_in_memory(case, tmp_path: Path) -> None:
     frame, count, model, k, limit, suppress = case
@@ -349,11 +510,17 @@ def test_missing_dropped_the_engine_releases_the_assessed_records_as_in_memory(c
     path = folder / "in.csv"
     frame.to_csv(path, index=False)
     qis = [c for c in frame.columns if c.startswith("q")]
-    roles = {**{q: "quasi-identifier" for q in qis}, "s1": "sensitive", "s2": "sensitive", "note": "ignore",
-             **({count: "count"} if count else {})}
+    roles = {
+        **{q: "quasi-identifier" for q in qis},
+        "s1": "sensitive",
+        "s2": "sensitive",
+        "note": "ignore",
+        **({count: "count"} if count else {}),
+    }
     loaded = Dataset.from_frame("in.csv", load_table(path).frame, roles).with_missing("drop")
-    target = ReleaseTarget(k=k, requirements=(ModelRequirement("distinct_l", "s1", 2),) if model else (),
-                           max_suppressed=limit)
+    target = ReleaseTarget(
+        k=k, requirements=(ModelRequirement("distinct_l", "s1", 2),) if model else (), max_suppressed=limit
+    )
     copy = WorkingCopy.start(loaded, target)
     if suppress:
         copy = copy.apply(SuppressionStep.from_target(target, copy.current), "test")
@@ -383,14 +550,39 @@ def test_anonymize_drop_missing_on_duckdb_keeps_blanks_outside_the_assessed_colu
     column with a model and in one without: the same statement and released table on both paths,
     and the records with a blank outside the assessed columns are released with it."""
     ages = [31, 35, 38, 41, 44, 47, 52, 55, 58, 33, 36, 45]
-    frame = pd.DataFrame({"age": ages * 4, "sex": list("fm" * 24), "zone": ["north", "south", None, "east"] * 12,
-                          "dx": (["flu", "hiv", "none"] * 15 + [None] * 3), "lab": ([None] + ["x", "y"] * 23 + ["x"])})
+    frame = pd.DataFrame(
+        {
+            "age": ages * 4,
+            "sex": list("fm" * 24),
+            "zone": ["north", "south", None, "east"] * 12,
+            "dx": (["flu", "hiv", "none"] * 15 + [None] * 3),
+            "lab": ([None] + ["x", "y"] * 23 + ["x"]),
+        }
+    )
     frame.to_csv(tmp_path / "all.csv", index=False)
     h = pd.DataFrame([[str(a), f"{a // 10}0-{a // 10}9", "*"] for a in sorted(set(ages))])
     (tmp_path / "age.csv").write_bytes(hierarchy_csv(h))
-    argv = ["anonymize", str(tmp_path / "all.csv"), "--shield", "age,sex", "--k", "3", "--role", "zone=quasi-identifier",
-            "--role", "dx=sensitive", "--role", "lab=sensitive", "--require", "distinct_l:dx=2",
-            "--hierarchy", f"age={tmp_path / 'age.csv'}", "--drop-missing", "--max-suppressed", "0.2"]
+    argv = [
+        "anonymize",
+        str(tmp_path / "all.csv"),
+        "--shield",
+        "age,sex",
+        "--k",
+        "3",
+        "--role",
+        "zone=quasi-identifier",
+        "--role",
+        "dx=sensitive",
+        "--role",
+        "lab=sensitive",
+        "--require",
+        "distinct_l:dx=2",
+        "--hierarchy",
+        f"age={tmp_path / 'age.csv'}",
+        "--drop-missing",
+        "--max-suppressed",
+        "0.2",
+    ]
     stated, _ = same_answer(argv, tmp_path, capsys)
     written = pd.read_csv(tmp_path / "engine-out.csv", dtype=str, keep_default_na=False)
     assessed = frame[["age", "sex", "dx", "lab"]].notna().all(axis=1)

@@ -14,14 +14,13 @@ import pandas as pd
 import pytest
 
 from anonlib import engine as eng
-from anonlib.workflow import engine_replay
 from anonlib.__main__ import main
 from anonlib.core.errors import EngineError
 from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.measures.leakage import leakage_table
 from anonlib.measures.models import acceptance, model_values
 from anonlib.measures.profile import risk_profile
-from anonlib.workflow import apply_recipe
+from anonlib.workflow import apply_recipe, engine_replay
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,7 +104,11 @@ def test_without_java_the_cli_says_so_in_one_sentence(tmp_path: Path) -> None:
     env["PATH"] = str(tmp_path)  # no java on it
     done = subprocess.run(
         [sys.executable, "-m", "anonlib", "profile", "--sample", "heart_cleveland", "--engine", "spark"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2
     assert done.stderr.startswith("error: Spark needs Java 17") and done.stderr.count("\n") == 1
@@ -147,15 +150,43 @@ def test_a_recipe_applied_on_spark_releases_the_in_memory_table(key, tmp_path: P
 def test_anonymize_on_spark_equals_in_memory(tmp_path: Path, spark, parquet, capsys) -> None:
     """The optimal search on Spark's class table, the release written by Spark and measured as
     written: the in-memory command's levels, released rows, loss and exit code."""
-    argv = ["anonymize", str(parquet("adult")), "--shield", "age,sex,race,native-country", "--k", "5",
-            "--max-suppressed", "0.01"]
+    argv = [
+        "anonymize",
+        str(parquet("adult")),
+        "--shield",
+        "age,sex,race,native-country",
+        "--k",
+        "5",
+        "--max-suppressed",
+        "0.01",
+    ]
     stated, _ = same_answer(argv, tmp_path, capsys, engine="spark")
     assert stated["levels"] == {"age": 1, "sex": 0, "race": 1, "native-country": 1}
     assert stated["met"] is True and stated["suppressed"] == 323
     not_met = tmp_path / "t.parquet"
-    pd.DataFrame({"q0": list("aaaaaaaaabcba"),
-                  "dx": ["flu", "hiv", "flu", "flu", "flu", "none", "none", "none", "none", "flu", "flu", "hiv",
-                         "none"]}).to_parquet(not_met)
-    stated, _ = same_answer(["anonymize", str(not_met), "--shield", "q0", "--k", "1", "--require", "t_closeness:dx=0.4",
-                             "--max-suppressed", "0.1", "--method", "iab"], tmp_path, capsys, engine="spark")
+    pd.DataFrame(
+        {
+            "q0": list("aaaaaaaaabcba"),
+            "dx": ["flu", "hiv", "flu", "flu", "flu", "none", "none", "none", "none", "flu", "flu", "hiv", "none"],
+        }
+    ).to_parquet(not_met)
+    stated, _ = same_answer(
+        [
+            "anonymize",
+            str(not_met),
+            "--shield",
+            "q0",
+            "--k",
+            "1",
+            "--require",
+            "t_closeness:dx=0.4",
+            "--max-suppressed",
+            "0.1",
+            "--method",
+            "iab",
+        ],
+        tmp_path,
+        capsys,
+        engine="spark",
+    )
     assert stated["met"] is False and stated["failing_records"] == 2

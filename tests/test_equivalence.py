@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.pandas import column, data_frames
 
-from anonlib.measures.avector import anonymity_vector, k_of
 from anonlib.core.equivalence import (
     MISSING_LABEL,
     combine,
@@ -21,7 +20,7 @@ from anonlib.core.equivalence import (
     row_class_sizes,
 )
 from anonlib.core.errors import ColumnError, EmptySelectionError, ParameterError
-
+from anonlib.measures.avector import anonymity_vector, k_of
 
 tables = data_frames(
     [
@@ -170,7 +169,10 @@ def test_refine_splits_classes_in_order_and_rolls_back_up():
     assert np.all(np.diff(r.parent * 4 + r.code) > 0)
     assert r.sizes.tolist() == np.bincount(r.ids, weights=weights).tolist()
     # the parent map rolls the new table up to the old one without the rows
-    assert np.bincount(r.parent, weights=r.sizes, minlength=5).tolist() == np.bincount(ids, weights=weights, minlength=5).tolist()
+    assert (
+        np.bincount(r.parent, weights=r.sizes, minlength=5).tolist()
+        == np.bincount(ids, weights=weights, minlength=5).tolist()
+    )
     # a key space too large for a bincount goes through hashing, same classes
     wide = refine(ids * 100_000, 500_000, codes, 4)
     assert wide.ids.tolist() == expected.tolist() and wide.parent.tolist() == (r.parent * 100_000).tolist()
@@ -198,8 +200,11 @@ def test_keys_are_grouped_by_pandas_own_hash_table_here() -> None:
     assert equivalence._factorize is not pd.factorize
 
 
-@given(st.lists(st.one_of(st.none(), st.sampled_from(["", "a", "b", "B", "é", "10", "9"])), max_size=30),
-       st.sampled_from(["string[pyarrow]", "string[python]", "object"]), st.integers(1, 3))
+@given(
+    st.lists(st.one_of(st.none(), st.sampled_from(["", "a", "b", "B", "é", "10", "9"])), max_size=30),
+    st.sampled_from(["string[pyarrow]", "string[python]", "object"]),
+    st.integers(1, 3),
+)
 def test_unordered_codes_name_the_same_values_as_sorted_ones(values, dtype, chunks) -> None:
     """``ordered=False`` (Arrow's dictionary encoding for text Arrow holds) only renumbers:
     every row shows the same label, missing rows show "missing", and the codes are dense."""

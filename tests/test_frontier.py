@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonlib.core.errors import ParameterError, PopulationError, ProblemTooLargeError
+from anonlib.core.samples import load_sample
 from anonlib.transformations.frontier import (
     DomainOrderError,
     Frontier,
@@ -39,7 +40,6 @@ from anonlib.transformations.lattice import (
     search_non_overlapping,
     show,
 )
-from anonlib.core.samples import load_sample
 from anonlib.transformations.synthetic import adult_with_zip, tennessee_zcta_population, tennessee_zip_codes
 
 # --- the paper's lattice examples ---------------------------------------------------
@@ -258,8 +258,10 @@ def test_risk_and_loss_are_order_homomorphic_along_random_chains(seed, with_popu
 
 def _brute_force_non_dominated(risk, loss):
     return np.array(
-        [not any(strictly_dominates((risk[j], loss[j]), (risk[i], loss[i])) for j in range(len(risk)))
-         for i in range(len(risk))]
+        [
+            not any(strictly_dominates((risk[j], loss[j]), (risk[i], loss[i])) for j in range(len(risk)))
+            for i in range(len(risk))
+        ]
     )
 
 
@@ -277,8 +279,13 @@ def test_frontier_updates_equal_the_non_dominated_set(points):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8)), min_size=1, max_size=12),
-       st.integers(0, 7), st.integers(1, 8), st.integers(0, 7), st.integers(1, 8))
+@given(
+    st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8)), min_size=1, max_size=12),
+    st.integers(0, 7),
+    st.integers(1, 8),
+    st.integers(0, 7),
+    st.integers(1, 8),
+)
 def test_area_and_update_probability_against_a_grid(points, ra, dr, ub, du):
     frontier = Frontier()
     for i, (r, u) in enumerate(points):
@@ -320,7 +327,7 @@ def test_exhaustive_frontier_equals_brute_force(small_lattice):
     risk, loss = result.evaluated_risk, result.evaluated_loss
     expected = set(np.flatnonzero(_brute_force_non_dominated(risk, loss)).tolist())
     assert set(result.frontier_ids.tolist()) == expected
-    for entry, i in zip(result.frontier, result.frontier_ids):
+    for entry, _i in zip(result.frontier, result.frontier_ids):
         assert space.evaluate(space.bits_of(entry.bits)) == pytest.approx((entry.risk, entry.loss))
         assert entry.loss_normalized == pytest.approx(entry.loss / space.top_loss)
 
@@ -409,9 +416,7 @@ def test_safe_harbor_on_adult_with_tennessee_zip():
 
 
 def test_safe_harbor_small_areas_and_ages_over_90():
-    df = pd.DataFrame(
-        {"age": [30, 89, 90, 95, 101], "zip": ["10001", "10002", "20001", "30001", "30002"]}
-    )
+    df = pd.DataFrame({"age": [30, 89, 90, 95, 101], "zip": ["10001", "10002", "20001", "30001", "30002"]})
     space = prepare(df, ["age", "zip"])
     policy = safe_harbor_policy(space, zip3_population={"100": 50_000, "200": 100, "300": 200})
     assert policy.bits == {"age": (1, 1, 0, 0), "zip": (0, 1, 0, 0)}
@@ -482,8 +487,8 @@ def test_bad_policies_and_parameters():
 
 
 def test_generalized_table_has_the_class_sizes_the_policy_reports():
-    from anonlib.measures.avector import anonymity_vector
     from anonlib.core.equivalence import class_sizes
+    from anonlib.measures.avector import anonymity_vector
 
     frame = adult_with_zip()
     space = prepare(frame, ["age", "sex", "race", "zip"])
@@ -498,7 +503,7 @@ def test_generalized_table_has_the_class_sizes_the_policy_reports():
         )
         intervals = space.intervals(bits)
         assert set(generalized["zip"]) <= set(intervals["zip"])
-        assert len(intervals["zip"]) == int(bits[space.offsets[3]:].sum()) + 1
+        assert len(intervals["zip"]) == int(bits[space.offsets[3] :].sum()) + 1
 
 
 # --- generalizing the table: every row labelled from its own values ---------------------
@@ -510,9 +515,7 @@ def test_rows_with_zero_records_keep_their_own_labels():
     bottom = space.generalize(df, space.bottom)
     assert bottom[["age", "sex"]].values.tolist() == [["30", "f"], ["40", "m"], ["50", "f"]]
     policy = space.bits_of({"age": [1, 0], "sex": [1]})
-    assert space.generalize(df, policy)[["age", "sex"]].values.tolist() == [
-        ["30", "f"], ["40-50", "m"], ["40-50", "f"]
-    ]
+    assert space.generalize(df, policy)[["age", "sex"]].values.tolist() == [["30", "f"], ["40-50", "m"], ["40-50", "f"]]
     # the count-0 row is still left out of the scores: same as the table without it
     # over the same domains (its values still widen the intervals that hold them)
     without = prepare(df.iloc[[0, 2]], ["age", "sex"], count="n", orders={"age": [30, 40, 50], "sex": ["f", "m"]})
@@ -597,8 +600,9 @@ def test_a_search_is_estimated_before_it_starts_and_refused_past_the_limit(monke
     assert estimate_explore(wide, "shs", 1000).seconds > estimate_explore(small, "shs", 1000).seconds
     assert estimate_explore(wide, "shs", 1000).peak_bytes >= 2 * 1000 * wide.n_bits
     limit = estimate_explore(wide, "shs", 1000).seconds / 2
-    monkeypatch.setattr(budget.check_work, "__kwdefaults__",
-                        dict(budget.check_work.__kwdefaults__) | {"max_seconds": limit})
+    monkeypatch.setattr(
+        budget.check_work, "__kwdefaults__", dict(budget.check_work.__kwdefaults__) | {"max_seconds": limit}
+    )
     with pytest.raises(ProblemTooLargeError, match="Evaluating 1,000 policies .* lower the budget"):
         explore(wide, "shs", 1000, seed=1)
     assert explore(wide, "shs", 400, seed=1).n_evaluated == 400  # within the limit: runs

@@ -36,10 +36,10 @@ import os
 import random
 import re
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pandas as pd
@@ -65,13 +65,45 @@ SOLVER_SECONDS = 1.0
 
 PAGES = re.findall(r'st\.Page\(\s*"([^"]+)"', APP.read_text(encoding="utf-8"))
 UPLOADS = sorted(
-    p for folder in (ROOT / "tests" / "hostile", ROOT / "data" / "samples") for p in folder.iterdir()
+    p
+    for folder in (ROOT / "tests" / "hostile", ROOT / "data" / "samples")
+    for p in folder.iterdir()
     if p.is_file() and p.suffix != ".py" and p.stat().st_size <= UPLOAD_LIMIT
 )
-TEXTS = ("", " ", "0", "1", "-1", "2.5", "1e400", "nan", "inf", "10000000000000000000000", "abc",
-         "zip,sex", "**bold** [link](http://x)", "<b>html</b>", "é ü 漢字", "x" * 500, "\x00", "-")
-WIDGET_KINDS = ("button", "checkbox", "toggle", "selectbox", "radio", "multiselect", "select_slider",
-                "slider", "number_input", "text_input", "text_area", "download_button")
+TEXTS = (
+    "",
+    " ",
+    "0",
+    "1",
+    "-1",
+    "2.5",
+    "1e400",
+    "nan",
+    "inf",
+    "10000000000000000000000",
+    "abc",
+    "zip,sex",
+    "**bold** [link](http://x)",
+    "<b>html</b>",
+    "é ü 漢字",
+    "x" * 500,
+    "\x00",
+    "-",
+)
+WIDGET_KINDS = (
+    "button",
+    "checkbox",
+    "toggle",
+    "selectbox",
+    "radio",
+    "multiselect",
+    "select_slider",
+    "slider",
+    "number_input",
+    "text_input",
+    "text_area",
+    "download_button",
+)
 GENERIC = "Something unexpected went wrong"
 RAW_PYTHON = re.compile(
     r"Traceback|\b[A-Z][A-Za-z]*(Error|Exception)\b(?!\w)|object has no attribute|"
@@ -106,8 +138,10 @@ class Defect:
     def __str__(self) -> str:
         recent = "\n      ".join(self.actions[-6:])
         tb = f"\n    traceback:\n{self.traceback}" if self.traceback else ""
-        return (f"[{self.kind}] on {self.page} after action {self.step}: {self.message[:500]}\n"
-                f"    last actions:\n      {recent}{tb}")
+        return (
+            f"[{self.kind}] on {self.page} after action {self.step}: {self.message[:500]}\n"
+            f"    last actions:\n      {recent}{tb}"
+        )
 
 
 def _send(widget: Any, **value: Any) -> None:
@@ -137,8 +171,9 @@ def _drop_stale_choices(at: AppTest) -> None:
                 widget._widget_state  # noqa: B018
             except Exception:  # noqa: BLE001
                 state = WidgetState(id=widget.id)
-                widget.__class__ = type(type(widget).__name__, (type(widget),),
-                                        {"_widget_state": property(lambda _, s=state: s)})
+                widget.__class__ = type(
+                    type(widget).__name__, (type(widget),), {"_widget_state": property(lambda _, s=state: s)}
+                )
 
 
 class _Logged(logging.Handler):
@@ -313,8 +348,11 @@ class Session:
         value = self.rng.choice(editable[column])
         state = self.at.session_state[editor.key] if editor.key in self.at.session_state else None
         state = json.loads(json.dumps(state)) if isinstance(state, dict) else {}
-        edits = {"edited_rows": {int(k): v for k, v in (state.get("edited_rows") or {}).items()},
-                 "added_rows": [], "deleted_rows": []}
+        edits = {
+            "edited_rows": {int(k): v for k, v in (state.get("edited_rows") or {}).items()},
+            "added_rows": [],
+            "deleted_rows": [],
+        }
         edits["edited_rows"].setdefault(row, {})[column] = value
         self.at.session_state[editor.key] = edits
         return f"edit {editor.key!r} row {row} {column} -> {value!r}"
@@ -433,24 +471,33 @@ def test_random_actions_end_in_sentences(monkeypatch: pytest.MonkeyPatch) -> Non
     skipped = [entry for entry in session.log if "skipped" in entry]
     timed = [entry for entry in session.log if entry.endswith(" s]")]
     slowest = sorted(timed, key=lambda e: -float(e.rsplit("[", 1)[-1].split(" ")[0]))[:5]
-    print(f"\nfuzzed session: {ACTIONS} actions, seed {SEED}, {elapsed:.0f} s, {len(skipped)} skipped; "
-          "seconds per page: " + ", ".join(f"{p}: {s:.0f}" for p, s in sorted(session.seconds.items()))
-          + "\nslowest actions:\n  " + "\n  ".join(slowest))
+    print(
+        f"\nfuzzed session: {ACTIONS} actions, seed {SEED}, {elapsed:.0f} s, {len(skipped)} skipped; "
+        "seconds per page: "
+        + ", ".join(f"{p}: {s:.0f}" for p, s in sorted(session.seconds.items()))
+        + "\nslowest actions:\n  "
+        + "\n  ".join(slowest)
+    )
     assert not session.defects, f"{len(session.defects)} defect(s):\n" + "\n".join(map(str, session.defects))
-    pages_seen = {PAGES[0]} | {entry.split("open ", 1)[1].split("  [")[0] for entry in session.log if ": open " in entry}
+    pages_seen = {PAGES[0]} | {
+        entry.split("open ", 1)[1].split("  [")[0] for entry in session.log if ": open " in entry
+    }
     assert pages_seen == set(PAGES), f"pages never opened: {set(PAGES) - pages_seen}"
     assert len(skipped) < ACTIONS // 10, "\n".join(skipped)[:3000]
 
 
-@pytest.mark.parametrize("text, typed", [
-    ("k must be a whole number of at least 1; got inf.", True),
-    ("The column \\*zip\\* is not in the file.", True),
-    ("Something unexpected went wrong while computing. Your data and settings are kept.", False),
-    ("KeyError: 'zip'", False),
-    ("'NoneType' object has no attribute 'frame'", False),
-    ("index 3 is out of bounds for axis 0 with size 3", False),
-    ("42", False),
-    ("'zip' is not a band; write bands as low-high, for example 20-34.", True),
-])
+@pytest.mark.parametrize(
+    "text, typed",
+    [
+        ("k must be a whole number of at least 1; got inf.", True),
+        ("The column \\*zip\\* is not in the file.", True),
+        ("Something unexpected went wrong while computing. Your data and settings are kept.", False),
+        ("KeyError: 'zip'", False),
+        ("'NoneType' object has no attribute 'frame'", False),
+        ("index 3 is out of bounds for axis 0 with size 3", False),
+        ("42", False),
+        ("'zip' is not a band; write bands as low-high, for example 20-34.", True),
+    ],
+)
 def test_the_sentence_check_tells_typed_sentences_from_raw_messages(text: str, typed: bool) -> None:
     assert is_typed_sentence(text) is typed

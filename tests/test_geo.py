@@ -14,9 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.core.errors import ColumnError, GeometryError, ParameterError
 import anonlib.transformations.geo as geo
-from anonlib.transformations.geo import adc as geo_adc, aggregation as geo_aggregation
+from anonlib.core.errors import ColumnError, GeometryError, ParameterError
+from anonlib.core.metrics import weighted_median
+from anonlib.core.samples import sample_path
+from anonlib.measures.leakage import partition_entropy
 from anonlib.transformations.geo import (
     Regression,
     adc_objective,
@@ -33,9 +35,8 @@ from anonlib.transformations.geo import (
     sample_regions,
     site_count,
 )
-from anonlib.core.metrics import weighted_median
-from anonlib.measures.leakage import partition_entropy
-from anonlib.core.samples import sample_path
+from anonlib.transformations.geo import adc as geo_adc
+from anonlib.transformations.geo import aggregation as geo_aggregation
 from anonlib.transformations.synthetic import adult_marginals, synthetic_people, tennessee_zcta_population
 
 
@@ -74,7 +75,9 @@ def _reference_metrics(result, points, records, k):
     total = frame.groupby("gen")["n"].sum()
     nue = -sum(c * math.log2(c / total[g]) for (z, g), c in pair.items())
     sites = result.sites.loc[result.mapping.to_numpy()]
-    compactness = float(np.hypot(points["x"].to_numpy() - sites["x"].to_numpy(), points["y"].to_numpy() - sites["y"].to_numpy()).sum())
+    compactness = float(
+        np.hypot(points["x"].to_numpy() - sites["x"].to_numpy(), points["y"].to_numpy() - sites["y"].to_numpy()).sum()
+    )
     return suppressed, dm, compactness, nue
 
 
@@ -106,8 +109,15 @@ def test_balanced_density_rejects_more_sites_than_points():
 def test_every_region_goes_to_its_nearest_site_and_metrics_match_reference(seed, method, n_sites, k):
     points, records = _problem(seed)
     result = aggregate(
-        points, records, region="zip", quasi_identifiers=["sex", "age"], k=k, n_sites=n_sites,
-        method=method, count="n", seed=seed,
+        points,
+        records,
+        region="zip",
+        quasi_identifiers=["sex", "age"],
+        k=k,
+        n_sites=n_sites,
+        method=method,
+        count="n",
+        seed=seed,
     )
     # Nearest site, by brute force over all sites.
     sx, sy = result.sites["x"].to_numpy(), result.sites["y"].to_numpy()
@@ -146,8 +156,9 @@ def _objective_reference(points, records, sites, k):
 def test_adc_never_lowers_the_objective_of_its_seed(seed, n_sites, k):
     points, records = _problem(seed, n_regions=30, n_people=300)
     seed_sites = balanced_density(points["x"], points["y"], points["population"], n_sites)
-    result = aggregate(points, records, region="zip", quasi_identifiers=["sex", "age"], k=k,
-                       n_sites=n_sites, method="adc", count="n")
+    result = aggregate(
+        points, records, region="zip", quasi_identifiers=["sex", "age"], k=k, n_sites=n_sites, method="adc", count="n"
+    )
     before = _objective_reference(points, records, seed_sites, k)
     after = _objective_reference(points, records, result.sites[["x", "y"]].to_numpy(), k)
     assert after >= before
@@ -160,8 +171,17 @@ def test_adc_never_lowers_the_objective_of_its_seed(seed, n_sites, k):
 def test_adc_reports_progress_and_stops_when_nothing_improves():
     points, records = _problem(5, n_regions=30, n_people=300)
     calls = []
-    result = aggregate(points, records, region="zip", quasi_identifiers=["sex", "age"], k=50, n_sites=6,
-                       method="adc", count="n", progress=lambda *call: calls.append(call))
+    result = aggregate(
+        points,
+        records,
+        region="zip",
+        quasi_identifiers=["sex", "age"],
+        k=50,
+        n_sites=6,
+        method="adc",
+        count="n",
+        progress=lambda *call: calls.append(call),
+    )
     assert calls and calls[-1][:2] == (1, 1) and "ADC finished" in calls[-1][2]
     assert all(0 <= done <= total for done, total, _ in calls)
     assert result.adc.converged
@@ -184,8 +204,9 @@ def test_objective_after_a_move_equals_the_full_objective(anonymity, data):
     rows = np.array(sorted(data.draw(st.sets(st.integers(0, len(before) - 1), max_size=len(before)))), dtype=np.int64)
     after = np.array(data.draw(st.lists(st.integers(0, 6), min_size=len(rows), max_size=len(rows))), dtype=np.int64)
     present, lowest, at_lowest = geo_adc._objective_parts(before)
-    state = SimpleNamespace(anonymity=before, objective=adc_objective(before), present=present, lowest=lowest,
-                            at_lowest=at_lowest)
+    state = SimpleNamespace(
+        anonymity=before, objective=adc_objective(before), present=present, lowest=lowest, at_lowest=at_lowest
+    )
     entry = SimpleNamespace(rows=rows, anonymity=after)
     full = before.copy()
     full[rows] = after
@@ -198,8 +219,9 @@ def test_unmatched_region_ids_are_named_not_dropped():
     bad = pd.concat([records, extra], ignore_index=True)
     with pytest.raises(GeometryError, match=r"5 records .*nowhere, z999"):
         aggregate(points, bad, region="zip", quasi_identifiers=["sex"], k=2, n_sites=3, count="n")
-    result = aggregate(points, bad, region="zip", quasi_identifiers=["sex"], k=2, n_sites=3, count="n",
-                       unmatched="report")
+    result = aggregate(
+        points, bad, region="zip", quasi_identifiers=["sex"], k=2, n_sites=3, count="n", unmatched="report"
+    )
     assert set(result.unmatched) == {"nowhere", "z999"} and result.unmatched_records == 5
     assert result.records == int(records["n"].sum())
 
@@ -240,8 +262,9 @@ def test_classes_with_no_records_do_not_lower_region_anonymity():
     points = pd.DataFrame({"region_id": ["a", "b"], "x": [0.0, 100.0], "y": [0.0, 0.0]})
     records = pd.DataFrame({"zip": ["a", "a", "b"], "sex": ["F", "M", "M"], "n": [2, 0, 3]})
     for method in ("balanced", "adc"):
-        result = aggregate(points, records, region="zip", quasi_identifiers=["sex"], k=2, n_sites=2,
-                           count="n", method=method)
+        result = aggregate(
+            points, records, region="zip", quasi_identifiers=["sex"], k=2, n_sites=2, count="n", method=method
+        )
         assert sorted(result.sites["anonymity"].tolist()) == [2, 3]
         assert result.suppressed == 0
 
@@ -264,7 +287,9 @@ def test_bad_geometry_files_are_geometry_errors():
         read_regions(b"\x1f\x8b broken", region_id="id")
     with pytest.raises(GeometryError, match="no column 'county'.*GEO_ID"):
         read_regions(sample_path("us_counties.geojson.gz"), region_id="county")
-    empty = b'{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {"id": "x"}, "geometry": null}]}'
+    empty = (
+        b'{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {"id": "x"}, "geometry": null}]}'
+    )
     with pytest.raises(GeometryError, match="no geometry: x"):
         read_regions(empty, region_id="id")
     lines = b'{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {"id": "x"}, "geometry": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]}}]}'
@@ -298,7 +323,9 @@ def test_geojson_geopackage_and_zipped_shapefile_read_alike(tmp_path_factory):
     poly = read[0].polygons
     import shapely
 
-    inside = shapely.contains_xy(poly.geometry.to_numpy(), read[0].points["x"].to_numpy(), read[0].points["y"].to_numpy())
+    inside = shapely.contains_xy(
+        poly.geometry.to_numpy(), read[0].points["x"].to_numpy(), read[0].points["y"].to_numpy()
+    )
     assert inside.all()
 
 
@@ -309,7 +336,12 @@ def test_counties_dissolve_into_aggregated_polygons():
     tn = regions.points[regions.points["region_id"].str.startswith("47")]
     people = synthetic_people(tn, attributes=["sex"], seed=2)
     result = aggregate(tn, people, region="region_id", quasi_identifiers=["sex"], k=5, n_sites=8, count="count")
-    sub = type(regions)(name="tn", points=tn, crs=regions.crs, polygons=regions.polygons[regions.polygons["region_id"].isin(tn["region_id"])])
+    sub = type(regions)(
+        name="tn",
+        points=tn,
+        crs=regions.crs,
+        polygons=regions.polygons[regions.polygons["region_id"].isin(tn["region_id"])],
+    )
     shapes = aggregated_polygons(result, sub)
     assert len(shapes) == int((result.sites["regions"] > 0).sum())
     total_area = sub.polygons.geometry.area.sum()
@@ -321,7 +353,9 @@ def test_voronoi_cells_hold_their_points_when_only_points_exist():
 
     regions = sample_regions("tennessee_zcta")
     people = synthetic_people(regions.points, attributes=["sex"], seed=4)
-    result = aggregate(regions.points, people, region="region_id", quasi_identifiers=["sex"], k=5, n_sites=20, count="count")
+    result = aggregate(
+        regions.points, people, region="region_id", quasi_identifiers=["sex"], k=5, n_sites=20, count="count"
+    )
     cells = aggregated_polygons(result, regions)
     assert len(cells) == int((result.sites["regions"] > 0).sum())
     geometry = cells.geometry.loc[result.mapping.to_numpy()].to_numpy()
@@ -440,8 +474,9 @@ def test_adc_refuses_tables_too_large_for_memory(monkeypatch):
     points, records = _problem(2)
     monkeypatch.setattr(geo_aggregation, "ADC_CELL_LIMIT", 10)  # where aggregate reads it
     with pytest.raises(ProblemTooLargeError, match="choose fewer sites"):
-        aggregate(points, records, region="zip", quasi_identifiers=["sex", "age"], k=2, n_sites=5,
-                  method="adc", count="n")
+        aggregate(
+            points, records, region="zip", quasi_identifiers=["sex", "age"], k=2, n_sites=5, method="adc", count="n"
+        )
 
 
 def test_balanced_density_with_lumpy_populations_never_makes_more_rows_than_sites():
@@ -480,8 +515,12 @@ def test_trial_state_counts_equal_a_full_recount(seed, n_points, n_sites, n_clas
     rng = np.random.default_rng(seed)
     x, y = rng.uniform(0, 1_000, n_points), rng.uniform(0, 1_000, n_points)
     n_cells = rng.integers(1, 4 * n_points + 1)
-    cells = geo_adc._Cells(region=rng.integers(0, n_points, n_cells), qclass=rng.integers(0, n_classes, n_cells),
-                       size=rng.integers(0, 50, n_cells), n_classes=n_classes)
+    cells = geo_adc._Cells(
+        region=rng.integers(0, n_points, n_cells),
+        qclass=rng.integers(0, n_classes, n_cells),
+        size=rng.integers(0, 50, n_cells),
+        n_classes=n_classes,
+    )
     search = geo_adc._AdcSearch(x, y, cells, rng.uniform(0, 1_000, (n_sites, 2)))
     for _ in range(3):
         moved = search.state.sites.copy()
@@ -499,8 +538,12 @@ def test_moves_scored_together_equal_a_full_reassignment(seed, n_points, n_sites
     rng = np.random.default_rng(seed)
     x, y = np.round(rng.uniform(0, 1_000, n_points), -1), rng.uniform(0, 1_000, n_points)
     n_cells = rng.integers(1, 4 * n_points + 1)
-    cells = geo_adc._Cells(region=rng.integers(0, n_points, n_cells), qclass=rng.integers(0, n_classes, n_cells),
-                       size=rng.integers(0, 50, n_cells), n_classes=n_classes)
+    cells = geo_adc._Cells(
+        region=rng.integers(0, n_points, n_cells),
+        qclass=rng.integers(0, n_classes, n_cells),
+        size=rng.integers(0, 50, n_cells),
+        n_classes=n_classes,
+    )
     search = geo_adc._AdcSearch(x, y, cells, rng.uniform(0, 1_000, (n_sites, 2)))
     regions = rng.integers(0, n_sites, n_moves).tolist()
     targets = rng.uniform(-100, 1_100, (n_moves, 2))
@@ -547,8 +590,9 @@ def test_estimate_aggregate_counts_rows_and_adc_moves():
     adc = geo.estimate_aggregate(points, records, quasi_identifiers=["sex", "age"], n_sites=5, method="adc")
     assert adc.operations == 5 * geo_aggregation._MOVES_PER_SITE and adc.seconds > balanced.seconds
     assert adc.peak_bytes >= 5 * 2 * 4 * 8  # the sites x classes table (2 sexes x 4 age bands)
-    capped = geo.estimate_aggregate(points, records, quasi_identifiers=["sex", "age"], n_sites=5_000,
-                                    method="adc", time_limit=1.0)
+    capped = geo.estimate_aggregate(
+        points, records, quasi_identifiers=["sex", "age"], n_sites=5_000, method="adc", time_limit=1.0
+    )
     assert capped.seconds <= balanced.seconds + 1.0
     with pytest.raises(ParameterError, match="method must be one of"):
         geo.estimate_aggregate(points, records, quasi_identifiers=["sex"], n_sites=5, method="voronoi")
@@ -557,8 +601,8 @@ def test_estimate_aggregate_counts_rows_and_adc_moves():
 def test_damaged_or_oversized_gzip_boundaries_are_one_sentence():
     """A boundary upload that is damaged gzip, or unpacks past the loader's size limit (a
     decompression bomb), is refused with a GeometryError sentence, never a zlib traceback."""
-    from pathlib import Path
     import zlib
+    from pathlib import Path
 
     from anonlib.core.loading import DEFAULT_MAX_BYTES
 

@@ -9,9 +9,9 @@ import pytest
 from anonlib.core.errors import HierarchyError
 from anonlib.core.hierarchy import (
     date_hierarchy,
-    frequency_hierarchy,
     equal_width_bands,
     flat_hierarchy,
+    frequency_hierarchy,
     hierarchy_csv,
     interval_hierarchy,
     level_lookup,
@@ -170,7 +170,6 @@ def test_default_hierarchies_are_valid_and_cover_the_data(values):
 # --- typed defaults: frequency groups, dates, US states ------------------------------------
 
 
-
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.sampled_from([f"v{i}" for i in range(23)]), min_size=1, max_size=120), st.integers(2, 5))
 def test_frequency_hierarchy_groups_consecutive_values_in_frequency_order(values, fan_out):
@@ -182,7 +181,7 @@ def test_frequency_hierarchy_groups_consecutive_values_in_frequency_order(values
         return
     by_value = table.set_index(0)
     for level in range(1, levels_of(table)):  # level j: groups of fan_out**j consecutive values
-        size = fan_out ** level
+        size = fan_out**level
         groups = [by_value.loc[v, level] for v in order]
         assert groups == [groups[(i // size) * size] for i in range(len(order))]
         assert len(set(groups)) == -(-len(order) // size)
@@ -190,7 +189,8 @@ def test_frequency_hierarchy_groups_consecutive_values_in_frequency_order(values
 
 def test_dates_go_to_month_quarter_year_and_decade_and_other_text_is_refused():
     assert date_hierarchy(["1999-12-31 23:59"]).values.tolist() == [
-        ["1999-12-31 23:59", "1999-12", "1999-Q4", "1999", "1990s", "*"]]
+        ["1999-12-31 23:59", "1999-12", "1999-Q4", "1999", "1990s", "*"]
+    ]
     with pytest.raises(HierarchyError, match="not a date"):
         date_hierarchy(["2021-05-17", "May 2021"])
     assert default_hierarchy(["2021-05-17", "2020-01-02", "2019-11-30"], "visit")[0] == "dates"
@@ -208,7 +208,7 @@ def test_adults_categories_get_frequency_groups_and_two_values_stay_flat():
 
 # --- top and bottom coding of long tails -------------------------------------------------
 
-from anonlib.core.hierarchy import interval_hierarchy, tail_cuts  # noqa: E402
+from anonlib.core.hierarchy import tail_cuts  # noqa: E402
 
 
 @settings(max_examples=150, deadline=None)
@@ -230,7 +230,8 @@ def test_long_tails_are_coded_as_one_value_and_only_a_percent_of_records_each(bo
     for key, label in coded.items():
         x = float(key)
         assert (label.startswith("<") and low is not None and x < float(label[1:])) or (
-            label.startswith(">") and high is not None and x > float(label[1:])), (key, label)
+            label.startswith(">") and high is not None and x > float(label[1:])
+        ), (key, label)
         assert set(checked.loc[checked[0] == key].iloc[0, 1:-1]) == {label}  # one value at every level
     for side in ("<", ">"):
         records = numbers[numbers.astype(str).isin([k for k, lab in coded.items() if lab.startswith(side)])]
@@ -259,8 +260,10 @@ from anonlib.core.hierarchy import OTHER, cover_values, hierarchy_tree, uncovere
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), min_size=1, max_size=40),
-       st.sets(st.sampled_from(["a", "b", "c"]), min_size=1))
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), min_size=1, max_size=40),
+    st.sets(st.sampled_from(["a", "b", "c"]), min_size=1),
+)
 def test_covering_adds_exactly_the_uncovered_values_under_other(values, listed):
     h = frequency_hierarchy(sorted(listed)) if len(listed) > 2 else flat_hierarchy(sorted(listed))
     missing = uncovered_values(h, values)
@@ -268,7 +271,7 @@ def test_covering_adds_exactly_the_uncovered_values_under_other(values, listed):
     covered = cover_values(h, values)
     checked = validate_hierarchy(covered, values)  # covers every value; levels nest
     assert uncovered_values(covered, values) == []
-    added = checked.iloc[len(h):]
+    added = checked.iloc[len(h) :]
     assert list(added[0]) == missing and checked.iloc[: len(h)].equals(validate_hierarchy(h))
     for row in added.itertuples(index=False):
         assert list(row[1:-1]) == [OTHER] * (len(row) - 2) and row[-1] == "*"
@@ -311,7 +314,13 @@ def test_level_words_read_kept_removed_or_an_example_of_a_changed_value() -> Non
 
     zips = masking_hierarchy(["52003", "52000", "60614"])
     assert [level_words(zips, lv) for lv in range(6)] == [
-        "kept", "52003 → 5200*", "52003 → 520**", "52003 → 52***", "52003 → 5****", "removed"]
+        "kept",
+        "52003 → 5200*",
+        "52003 → 520**",
+        "52003 → 52***",
+        "52003 → 5****",
+        "removed",
+    ]
     dates = date_hierarchy(["2025-09-28", "2024-01-05"])
     assert level_words(dates, 1).startswith("2025-09-28 → ") and level_words(dates, 1) != "kept"
     # the first row unchanged at a level: the example is a row that changes

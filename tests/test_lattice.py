@@ -36,8 +36,7 @@ def old_random_chain(sub: Sublattice, rng: np.random.Generator) -> np.ndarray:
 @given(st.integers(1, 60), st.integers(0, 10_000), st.booleans())
 def test_chains_equal_the_old_construction_for_fixed_seeds(n_bits, seed, whole):
     rng = np.random.default_rng(seed)
-    sub = (Sublattice(np.zeros(n_bits, bool), np.ones(n_bits, bool)) if whole
-           else random_sublattice(n_bits, {}, rng))
+    sub = Sublattice(np.zeros(n_bits, bool), np.ones(n_bits, bool)) if whole else random_sublattice(n_bits, {}, rng)
     state = rng.bit_generator.state
     chain = sub.random_chain(rng)
     rng.bit_generator.state = state
@@ -53,8 +52,10 @@ def test_chains_equal_the_old_construction_for_fixed_seeds(n_bits, seed, whole):
     assert is_chain(list(chain[::-1]))
     if whole:
         assert is_maximal_chain(list(chain[::-1]))
-        assert (random_maximal_chain(n_bits, np.random.default_rng(seed)).order
-                == np.random.default_rng(seed).permutation(n_bits)).all()
+        assert (
+            random_maximal_chain(n_bits, np.random.default_rng(seed)).order
+            == np.random.default_rng(seed).permutation(n_bits)
+        ).all()
 
 
 def test_a_walk_over_a_wide_lattice_takes_memory_linear_in_bits():
@@ -63,7 +64,7 @@ def test_a_walk_over_a_wide_lattice_takes_memory_linear_in_bits():
     tracemalloc.start()
     chain = random_maximal_chain(bits, np.random.default_rng(0))
     ones = 0
-    for i, policy in enumerate(chain[:: 1000]):
+    for i, policy in enumerate(chain[::1000]):  # noqa: B007 (i is read after the loop)
         ones += int(policy.sum())
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonlib.core.errors import ColumnError, EmptySelectionError, ParameterError
+from anonlib.core.samples import load_sample
 from anonlib.measures.leakage import (
     LEAKAGE_COLUMNS,
     attribute_sets,
@@ -19,7 +20,6 @@ from anonlib.measures.leakage import (
     partition_entropy,
     truncated,
 )
-from anonlib.core.samples import load_sample
 
 # The paper's Table 2: attribute -> (partitions, dS, normalized) as printed (truncated).
 TABLE2 = {
@@ -47,9 +47,7 @@ def test_table2_from_table1(table1):
     normalized = truncated(t["normalized"])
     assert normalized == [0.16, 0.31, 0.60, 0.46, 0.37, 0.42]
     assert round(float(t["normalized"].iloc[4]), 2) == TABLE2["Weight"][2]
-    np.testing.assert_allclose(
-        t["normalized"], [0.16807, 0.31516, 0.60237, 0.46680, 0.37969, 0.42702], atol=5e-6
-    )
+    np.testing.assert_allclose(t["normalized"], [0.16807, 0.31516, 0.60237, 0.46680, 0.37969, 0.42702], atol=5e-6)
 
 
 def test_sex_row_exact(table1):
@@ -96,9 +94,7 @@ def test_identity_matches_longpre_formula(rows):
 
 
 @settings(max_examples=30, deadline=None)
-@given(
-    rows=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=30)
-)
+@given(rows=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=30))
 def test_count_column_equals_expanded_rows(rows):
     df = pd.DataFrame(rows, columns=["a", "b", "n"])
     expanded = df.loc[df.index.repeat(df["n"])].drop(columns="n")

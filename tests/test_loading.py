@@ -29,8 +29,10 @@ from anonlib.__main__ import main
 from anonlib.core.equivalence import MISSING_LABEL
 from anonlib.core.errors import AnonlibError, DataFileError, FileTooLargeError, HierarchyError
 from anonlib.core.hierarchy import level_lookup, read_hierarchy_csv
-from anonlib.core.loading import columns as loading_columns, source as loading_source, text as loading_text
+from anonlib.core.loading import columns as loading_columns
 from anonlib.core.loading import load_table, to_safe_csv
+from anonlib.core.loading import source as loading_source
+from anonlib.core.loading import text as loading_text
 
 HOSTILE = Path(__file__).parent / "hostile"
 
@@ -235,12 +237,14 @@ def test_quoted_csv_round_trips_text(rows: list[list[str]]) -> None:
 @pytest.mark.parametrize("prefix", ["=", "+", "-", "@", "\t", "\r"])
 def test_safe_csv_neutralises_every_owasp_prefix_in_text_categorical_and_names(prefix: str) -> None:
     value = prefix + "SUM(A1)"
-    frame = pd.DataFrame({
-        "text": [value, "plain"],
-        "category": pd.Categorical([value, "plain"]),
-        prefix + "name": ["a", "b"],
-        "number": [-1, 2],
-    })
+    frame = pd.DataFrame(
+        {
+            "text": [value, "plain"],
+            "category": pd.Categorical([value, "plain"]),
+            prefix + "name": ["a", "b"],
+            "number": [-1, 2],
+        }
+    )
     header, *rows = csv.reader(io.StringIO(to_safe_csv(frame).decode(), newline=""))
     assert header == ["text", "category", "'" + prefix + "name", "number"]
     assert [r[0] for r in rows] == ["'" + value, "plain"]
@@ -274,34 +278,49 @@ def _bounded(run, seconds: float, megabytes: float):
         assert peak <= megabytes, f"{peak:.0f} MB (bound {megabytes} MB)"
 
 
-def _refused(name: str, error: type[AnonlibError], sentence: str, seconds: float = 10.0, megabytes: float = 60.0) -> None:
+def _refused(
+    name: str, error: type[AnonlibError], sentence: str, seconds: float = 10.0, megabytes: float = 60.0
+) -> None:
     with pytest.raises(error) as info:
         _bounded(lambda: load_table(HOSTILE / name), seconds, megabytes)
     assert str(info.value) == sentence
 
 
-EXCEL_REFUSAL = "Excel files are read up to 1,000,000 cells. Save the sheet as CSV, which is read up to 60 million cells."
+EXCEL_REFUSAL = (
+    "Excel files are read up to 1,000,000 cells. Save the sheet as CSV, which is read up to 60 million cells."
+)
 
 
 def test_parquet_of_100_million_records_is_refused_from_its_row_groups() -> None:
     """450 KB on disk, 10^8 records in its metadata: refused before one value is read."""
     assert (HOSTILE / "loader_parquet_100_million_records.parquet").stat().st_size < 500_000
     _refused(
-        "loader_parquet_100_million_records.parquet", FileTooLargeError,
+        "loader_parquet_100_million_records.parquet",
+        FileTooLargeError,
         "The table has 100,000,000 records and 2 columns (200,000,000 cells); the limit is 60,000,000 cells. "
-        "Load a sample of the rows or the columns you need.", seconds=5.0, megabytes=30.0,
+        "Load a sample of the rows or the columns you need.",
+        seconds=5.0,
+        megabytes=30.0,
     )
 
 
 def test_xlsx_declaring_a_million_rows_is_refused_from_its_dimension() -> None:
-    _refused("loader_xlsx_declares_8_million_cells.xlsx", FileTooLargeError,
-             f"The workbook holds about 8,000,000 cells; {EXCEL_REFUSAL}", seconds=5.0)
+    _refused(
+        "loader_xlsx_declares_8_million_cells.xlsx",
+        FileTooLargeError,
+        f"The workbook holds about 8,000,000 cells; {EXCEL_REFUSAL}",
+        seconds=5.0,
+    )
 
 
 def test_xlsx_without_a_dimension_is_counted_before_openpyxl_parses_it() -> None:
     """openpyxl parsed the whole of such a sheet (1.2 M cells: a minute here) just to learn its size."""
-    _refused("loader_xlsx_150000_rows_undeclared.xlsx", FileTooLargeError,
-             f"The workbook holds about 1,200,000 cells; {EXCEL_REFUSAL}", seconds=10.0)
+    _refused(
+        "loader_xlsx_150000_rows_undeclared.xlsx",
+        FileTooLargeError,
+        f"The workbook holds about 1,200,000 cells; {EXCEL_REFUSAL}",
+        seconds=10.0,
+    )
 
 
 def test_xlsx_formulas_without_saved_results_are_noted_and_their_row_kept() -> None:
@@ -317,7 +336,11 @@ def test_xlsx_formulas_without_saved_results_are_noted_and_their_row_kept() -> N
 
 def test_numeric_column_name_is_a_header_and_k_comes_out_right(capsys: pytest.CaptureFixture[str]) -> None:
     t = _bounded(lambda: load_table(HOSTILE / "loader_numeric_column_name.csv"), 5.0, 30.0)
-    assert (t.header, t.frame.columns.tolist(), t.frame["2019"].tolist()) == (True, ["zip", "sex", "2019"], [3, 4, 5, 3])
+    assert (t.header, t.frame.columns.tolist(), t.frame["2019"].tolist()) == (
+        True,
+        ["zip", "sex", "2019"],
+        [3, 4, 5, 3],
+    )
     note = "The first row was read as column names although 2019 looks like a number; if it is data, say that the file has no header."
     assert t.notes == (note,)
     path = str(HOSTILE / "loader_numeric_column_name.csv")
@@ -363,20 +386,35 @@ def test_leading_zeros_signs_and_long_integers_stay_text_18_digits_are_numbers()
 def test_quoted_line_breaks_and_doubled_quotes_are_kept() -> None:
     t = _bounded(lambda: load_table(HOSTILE / "loader_quoted_line_breaks.csv"), 5.0, 30.0)
     assert t.frame.to_dict("list") == {
-        "name": ["Smith, J", "Doe"], "comment": ['said "hi"\nthen left', "multi\nline\nvalue"], "age": [30, 40],
+        "name": ["Smith, J", "Doe"],
+        "comment": ['said "hi"\nthen left', "multi\nline\nvalue"],
+        "age": [30, 40],
     }
 
 
 def test_a_hierarchy_row_for_a_marker_applies_to_the_values_read_as_missing(capsys: pytest.CaptureFixture[str]) -> None:
     """'?' is read as missing; the hierarchy's '?' row (? -> Employed -> *) is what it follows.
     Ignoring the row (as before) left it alone at level 1 and forced level 2."""
-    data, rows = str(HOSTILE / "loader_workclass_with_marker.csv"), str(HOSTILE / "loader_workclass_marker_hierarchy.csv")
-    code = _bounded(lambda: main(["anonymize", data, "--shield", "workclass", "--k", "2",
-                                  "--hierarchy", f"workclass={rows}", "--json"]), 10.0, 60.0)
+    data, rows = (
+        str(HOSTILE / "loader_workclass_with_marker.csv"),
+        str(HOSTILE / "loader_workclass_marker_hierarchy.csv"),
+    )
+    code = _bounded(
+        lambda: main(
+            ["anonymize", data, "--shield", "workclass", "--k", "2", "--hierarchy", f"workclass={rows}", "--json"]
+        ),
+        10.0,
+        60.0,
+    )
     out, err = capsys.readouterr()
     result = json.loads(out)
     assert code == 0 and err == "note: Read as missing values: 1 '?' cell (in workclass).\n"
-    assert (result["levels"], result["rows"], result["violations"], result["original_violations"]) == ({"workclass": 1}, 1, 0, 2)
+    assert (result["levels"], result["rows"], result["violations"], result["original_violations"]) == (
+        {"workclass": 1},
+        1,
+        0,
+        2,
+    )
 
 
 def test_marker_rows_that_disagree_are_reported_in_one_sentence(capsys: pytest.CaptureFixture[str]) -> None:
@@ -390,14 +428,20 @@ def test_marker_rows_that_disagree_are_reported_in_one_sentence(capsys: pytest.C
     assert main(["anonymize", data, "--shield", "workclass", "--k", "2", "--hierarchy", f"workclass={rows}"]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == f"error: {sentence}"
     with pytest.raises(HierarchyError) as info:
-        level_lookup(read_hierarchy_csv((HOSTILE / "loader_workclass_conflicting_markers.csv").read_bytes()),
-                     ["Private", "Self-emp", MISSING_LABEL], "workclass")
+        level_lookup(
+            read_hierarchy_csv((HOSTILE / "loader_workclass_conflicting_markers.csv").read_bytes()),
+            ["Private", "Self-emp", MISSING_LABEL],
+            "workclass",
+        )
     assert str(info.value) == sentence
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.sampled_from(["a", "b", "c", None]), min_size=1, max_size=30),
-       st.sampled_from(["?", "NA", "NULL"]), st.integers(2, 4))
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", None]), min_size=1, max_size=30),
+    st.sampled_from(["?", "NA", "NULL"]),
+    st.integers(2, 4),
+)
 def test_level_lookup_sends_missing_values_where_the_marker_row_says(values: list, marker: str, levels: int) -> None:
     """Against a slow reference: each value's level-j label is its hierarchy row's column j,
     a missing value's the marker row's; level 0 stays the data's coding."""
@@ -414,8 +458,31 @@ def test_level_lookup_sends_missing_values_where_the_marker_row_says(values: lis
 
 # --- the two text readers, typing against a cell-by-cell reference, the CSV cell limit ---
 
-_CELL_TEXTS = ["a", "Private", "x y", " ?", "?", "", "NA", "nan", "12", "07", "-3", "+4", "1.5", "1e3",
-               "1e400", "-0", "=1+1", "@x", "é", "\u00a0b", "b\u00a0", " 5 ", "\t7"]
+_CELL_TEXTS = [
+    "a",
+    "Private",
+    "x y",
+    " ?",
+    "?",
+    "",
+    "NA",
+    "nan",
+    "12",
+    "07",
+    "-3",
+    "+4",
+    "1.5",
+    "1e3",
+    "1e400",
+    "-0",
+    "=1+1",
+    "@x",
+    "é",
+    "\u00a0b",
+    "b\u00a0",
+    " 5 ",
+    "\t7",
+]
 _LINE_ENDS = ["\n", "\r\n", "\r"]
 
 
@@ -432,7 +499,7 @@ def test_bytes_read_as_the_same_file_on_disk(width: int, delimiter: str, quotes:
         cell = st.one_of(cell, cell.map(lambda text: '"' + text + '"'), st.just('"a,\r\nb"'))
     rows = data.draw(st.lists(st.lists(cell, min_size=width, max_size=width), min_size=1, max_size=12))
     for row in data.draw(st.lists(st.sampled_from(rows), max_size=1)) if width > 1 else ():
-        del row[data.draw(st.integers(1, width - 1)):]  # a short row
+        del row[data.draw(st.integers(1, width - 1)) :]  # a short row
     lines = [delimiter.join(f"c{j}" for j in range(width))] + [delimiter.join(row) for row in rows]
     for _ in range(data.draw(st.integers(0, 2))):  # blank lines and lines of spaces
         lines.insert(data.draw(st.integers(1, len(lines))), data.draw(st.sampled_from(["", "   "])))
@@ -453,7 +520,10 @@ def test_bytes_read_as_the_same_file_on_disk(width: int, delimiter: str, quotes:
         return
     pd.testing.assert_frame_equal(from_bytes.frame, from_path.frame)
     assert (from_bytes.missing_cells, from_bytes.notes, from_bytes.header) == (
-        from_path.missing_cells, from_path.notes, from_path.header)
+        from_path.missing_cells,
+        from_path.notes,
+        from_path.header,
+    )
 
 
 def test_a_blank_line_ending_in_a_lone_cr_before_a_delimiter_keeps_the_empty_first_value(tmp_path: Path) -> None:
@@ -504,14 +574,22 @@ def _reference_typing(cells: list[str | None], markers: tuple[str, ...]) -> tupl
     return values, sum(missing), tuple(found.items()), formula
 
 
-_WHOLE = st.one_of(st.integers(-10**6, 10**6), st.sampled_from([10**18 - 1, 10**18, -(10**18 - 1), -10**18, 2**63 - 1]))
+_WHOLE = st.one_of(
+    st.integers(-(10**6), 10**6), st.sampled_from([10**18 - 1, 10**18, -(10**18 - 1), -(10**18), 2**63 - 1])
+)
 _COLUMN_CELLS = st.one_of(
     st.lists(_WHOLE.map(str), min_size=1, max_size=20),  # plain whole numbers (19 digits stay text)
-    st.builds(lambda numbers, odd, at: numbers[:at] + [odd] + numbers[at:],  # one written another way
-              st.lists(_WHOLE.map(str), min_size=1, max_size=20), st.sampled_from(["07", "00", "-0", "-05", "+5"]),
-              st.integers(0, 20)),
-    st.lists(st.one_of(st.sampled_from(_CELL_TEXTS + ["N/A", "NULL", "00", "1234567890123456789"]), st.none()),
-             min_size=1, max_size=20),
+    st.builds(
+        lambda numbers, odd, at: numbers[:at] + [odd] + numbers[at:],  # one written another way
+        st.lists(_WHOLE.map(str), min_size=1, max_size=20),
+        st.sampled_from(["07", "00", "-0", "-05", "+5"]),
+        st.integers(0, 20),
+    ),
+    st.lists(
+        st.one_of(st.sampled_from(_CELL_TEXTS + ["N/A", "NULL", "00", "1234567890123456789"]), st.none()),
+        min_size=1,
+        max_size=20,
+    ),
     st.lists(st.sampled_from(["Male", "Female", "?", " Male"]), min_size=1, max_size=20),
 )
 
@@ -524,8 +602,9 @@ def test_typing_equals_a_cell_by_cell_reference(cells: list[str | None], chunks:
     every cell in Python."""
     markers = ("", "?", "NA", "N/A", "NaN", "nan", "NULL", "null")
     cut = np.linspace(0, len(cells), chunks + 1).astype(int)
-    column = pa.chunked_array([pa.array(cells[a:b], pa.large_string()) for a, b in zip(cut, cut[1:])],
-                              pa.large_string())
+    column = pa.chunked_array(
+        [pa.array(cells[a:b], pa.large_string()) for a, b in zip(cut, cut[1:])], pa.large_string()
+    )
     typed = loading_columns._typed_column(column, pa.array(markers, pa.large_string()))
     values, missing, found, formula = _reference_typing(cells, markers)
     got = [None if pd.isna(v) else (v.item() if hasattr(v, "item") else v) for v in pd.array(typed.values)]
@@ -538,7 +617,10 @@ def test_csv_past_the_cell_limit_is_refused_while_read_and_at_the_limit_is_read(
     assert load_table(at_limit, max_cells=100).frame.shape == (50, 2)
     with pytest.raises(FileTooLargeError) as info:
         load_table(at_limit + b"2,y\n", max_cells=100)
-    assert str(info.value) == "The table has more than 100 cells, the limit. Load a sample of the rows or the columns you need."
+    assert (
+        str(info.value)
+        == "The table has more than 100 cells, the limit. Load a sample of the rows or the columns you need."
+    )
 
 
 def test_short_rows_cannot_pass_the_cell_limit_before_it_is_checked() -> None:
@@ -548,7 +630,10 @@ def test_short_rows_cannot_pass_the_cell_limit_before_it_is_checked() -> None:
     bomb = (",".join(f"c{j}" for j in range(200)) + "\n").encode() + b"x\n" * 300_000
     with pytest.raises(FileTooLargeError) as info:
         _bounded(lambda: load_table(bomb, max_cells=1_000_000), 10.0, 400.0)
-    assert str(info.value) == "The table has more than 1,000,000 cells, the limit. Load a sample of the rows or the columns you need."
+    assert (
+        str(info.value)
+        == "The table has more than 1,000,000 cells, the limit. Load a sample of the rows or the columns you need."
+    )
 
 
 def test_a_quote_after_a_space_starts_a_quoted_value_on_disk_and_in_memory(tmp_path: Path) -> None:
@@ -556,7 +641,10 @@ def test_a_quote_after_a_space_starts_a_quoted_value_on_disk_and_in_memory(tmp_p
     (tmp_path / "q.csv").write_bytes(raw)
     for source in (raw, tmp_path / "q.csv"):
         assert load_table(source).frame.to_dict("list") == {
-            "id": [1, 2], "name": ["Smith, J", "Doe"], "note": ['a "b"', "plain"]}
+            "id": [1, 2],
+            "name": ["Smith, J", "Doe"],
+            "note": ['a "b"', "plain"],
+        }
 
 
 def test_a_wide_short_row_file_is_refused_after_one_part_of_the_cell_limit() -> None:
@@ -577,8 +665,11 @@ def test_a_lone_cr_before_a_delimiter_past_the_first_block_of_a_quoted_file(tmp_
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from([b"a", b",", b";", b'"', b"\r", b"\n", b" "]), max_size=40).map(b"".join),
-       st.sampled_from([",", ";"]), st.booleans())
+@given(
+    st.lists(st.sampled_from([b"a", b",", b";", b'"', b"\r", b"\n", b" "]), max_size=40).map(b"".join),
+    st.sampled_from([",", ";"]),
+    st.booleans(),
+)
 @example(b"a\r,b", ",", True)  # the halves meet between the CR and the delimiter
 def test_the_scan_in_two_halves_finds_what_one_pass_finds(raw: bytes, delimiter: str, count_lines: bool) -> None:
     """A large file is scanned as two halves at once. Cut in the middle of every file here
@@ -586,8 +677,10 @@ def test_the_scan_in_two_halves_finds_what_one_pass_finds(raw: bytes, delimiter:
     the line ends and finds the quotes and the CR before a delimiter that one pass finds."""
     path = Path(tempfile.mkdtemp()) / "t.csv"
     path.write_bytes(raw)
-    for src in (loading_source._Source("t.csv", len(raw), raw[:10], data=raw),
-                loading_source._Source("t.csv", len(raw), raw[:10], path=path)):
+    for src in (
+        loading_source._Source("t.csv", len(raw), raw[:10], data=raw),
+        loading_source._Source("t.csv", len(raw), raw[:10], path=path),
+    ):
         whole = loading_text._scan(src, count_lines, delimiter)
         assert (whole.quoted, whole.cr_delimiter) == (b'"' in raw, b"\r" + delimiter.encode() in raw)
         assert whole.lines == (raw.count(b"\n") + raw.count(b"\r") + 1 if count_lines else 0)
@@ -605,7 +698,7 @@ def test_a_lone_cr_ending_the_first_half_of_a_large_file_before_a_delimiter(tmp_
     rows = 600_000
     before = b"a,b\n" + b"x,1\n" * rows
     raw = before + b"\r,2\n" + b"y,3\n" * (rows - 1) + b"yy,33\n"
-    assert raw[len(raw) // 2 - 1:len(raw) // 2 + 1] == b"\r," and len(raw) >= loading_text._SCAN_SPLIT_BYTES
+    assert raw[len(raw) // 2 - 1 : len(raw) // 2 + 1] == b"\r," and len(raw) >= loading_text._SCAN_SPLIT_BYTES
     (tmp_path / "middle.csv").write_bytes(raw)
     for source in (raw, tmp_path / "middle.csv"):
         frame = load_table(source).frame

@@ -34,7 +34,7 @@ def wildcard_recount(table: pd.DataFrame, qis, mark="*") -> np.ndarray:
 
 def printed_json(capsys) -> dict:
     out = capsys.readouterr().out
-    return json.loads(out[out.index("{"):])  # after the "written ..." line
+    return json.loads(out[out.index("{") :])  # after the "written ..." line
 
 
 def adult_file(tmp_path: Path, rows: int, name: str) -> Path:
@@ -132,8 +132,9 @@ def test_blanks_of_the_file_stay_values_and_are_not_suppressed_twice():
 
 def test_microaggregation_and_coding_steps_in_the_working_copy_and_as_json():
     frame = load_sample("adult").frame.head(400)[["age", "hours-per-week", "sex"]]
-    dataset = Dataset.from_frame("d", frame, {"age": "quasi-identifier", "hours-per-week": "quasi-identifier",
-                                              "sex": "quasi-identifier"})
+    dataset = Dataset.from_frame(
+        "d", frame, {"age": "quasi-identifier", "hours-per-week": "quasi-identifier", "sex": "quasi-identifier"}
+    )
     top = TopBottomStep.from_data(frame, "age", top_quantile=0.95, bottom=20)
     mdav = MicroaggregationStep(("age", "hours-per-week"), 3)
     copy = WorkingCopy.start(dataset, ReleaseTarget(k=3)).apply(top, "Release").apply(mdav, "Release")
@@ -150,10 +151,18 @@ def test_microaggregation_and_coding_steps_in_the_working_copy_and_as_json():
 def test_damaged_step_entries_are_one_sentence():
     from anonlib.core.errors import RecipeError
 
-    for data in ({"kind": "local_suppression", "quasi_identifiers": [], "k": 5, "importance": [], "count": None,
-                  "missing": "category"},
-                 {"kind": "microaggregation", "columns": ["a"], "k": 2, "count": None, "statistic": "mode"},
-                 {"kind": "top_bottom", "column": "a", "top": None, "bottom": None}):
+    for data in (
+        {
+            "kind": "local_suppression",
+            "quasi_identifiers": [],
+            "k": 5,
+            "importance": [],
+            "count": None,
+            "missing": "category",
+        },
+        {"kind": "microaggregation", "columns": ["a"], "k": 2, "count": None, "statistic": "mode"},
+        {"kind": "top_bottom", "column": "a", "top": None, "bottom": None},
+    ):
         with pytest.raises(RecipeError, match="The recipe is damaged"):
             step_from_json(data)
 
@@ -161,8 +170,10 @@ def test_damaged_step_entries_are_one_sentence():
 def test_microaggregate_command_writes_the_table_and_reports_the_loss(tmp_path, capsys):
     path = adult_file(tmp_path, 300, "survey.csv")
     out = tmp_path / "micro.csv"
-    assert main(["microaggregate", str(path), "--columns", "age,hours-per-week", "--k", "4",
-                 "--out", str(out), "--json"]) == 0
+    assert (
+        main(["microaggregate", str(path), "--columns", "age,hours-per-week", "--k", "4", "--out", str(out), "--json"])
+        == 0
+    )
     result = printed_json(capsys)
     table = pd.read_csv(out)
     sizes = table.groupby(["age", "hours-per-week"]).size()  # groups of equal records may share values

@@ -54,9 +54,7 @@ def test_discernibility_matches_per_record_reference(sizes, k):
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    st.lists(st.tuples(st.sampled_from("abcdef"), st.sampled_from(["A", "B", "C", "*"])), max_size=60)
-)
+@given(st.lists(st.tuples(st.sampled_from("abcdef"), st.sampled_from(["A", "B", "C", "*"])), max_size=60))
 def test_nonuniform_entropy_matches_reference(pairs):
     original = [p[0] for p in pairs]
     generalized = [p[1] for p in pairs]

@@ -70,6 +70,7 @@ def frames(with_count: bool):
         frame = pd.DataFrame(data)
         frame.index = frame.index * 3 + 7
         return frame
+
     return build()
 
 
@@ -156,14 +157,17 @@ def test_information_loss_is_sse_over_sst_in_standard_units():
     assert microaggregate(original, ["x"], 2).loss == pytest.approx(0.2)
 
 
-@pytest.mark.parametrize("call, error", [
-    (lambda f: mdav(f, ["t"], 2), ColumnError),
-    (lambda f: mdav(f, ["gap"], 2), ColumnError),
-    (lambda f: mdav(f, ["nope"], 2), ColumnError),
-    (lambda f: mdav(f, ["x"], 9), ParameterError),
-    (lambda f: mdav(f, ["x"], 2, statistic="mode"), ParameterError),
-    (lambda f: mdav(f, [], 2), ParameterError),
-])
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda f: mdav(f, ["t"], 2), ColumnError),
+        (lambda f: mdav(f, ["gap"], 2), ColumnError),
+        (lambda f: mdav(f, ["nope"], 2), ColumnError),
+        (lambda f: mdav(f, ["x"], 9), ParameterError),
+        (lambda f: mdav(f, ["x"], 2, statistic="mode"), ParameterError),
+        (lambda f: mdav(f, [], 2), ParameterError),
+    ],
+)
 def test_bad_input_is_one_sentence(call, error):
     frame = pd.DataFrame({"x": [1.0, 2.0, 3.0], "t": ["a", "b", "c"], "gap": [1.0, None, 2.0]})
     with pytest.raises(error) as info:

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pycanon.anonymity as pycanon  # noqa: E402  (test-only peer, requirements-nodeps.txt)
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -47,8 +48,6 @@ from anonlib.measures.models import (
     worst,
 )
 
-import pycanon.anonymity as pycanon  # noqa: E402  (test-only peer, requirements-nodeps.txt)
-
 # --------------------------------------------------------------------------- pycanon on the bundled data
 
 CASES = [
@@ -77,9 +76,13 @@ def test_equal_to_pycanon_on_the_bundled_data(key, qis, sensitive) -> None:
     assert alpha(df, qis, sensitive) == pycanon.alpha_k_anonymity(df, qis, [sensitive])[0]
     assert l_diversity(df, qis, sensitive) == pycanon.l_diversity(df, qis, [sensitive])
     assert int(entropy_l_diversity(df, qis, sensitive)) == pycanon.entropy_l_diversity(df, qis, [sensitive])
-    assert t_closeness(df, qis, sensitive) == pytest.approx(pycanon.t_closeness(df, qis, [sensitive]), rel=1e-12, abs=1e-14)
+    assert t_closeness(df, qis, sensitive) == pytest.approx(
+        pycanon.t_closeness(df, qis, [sensitive]), rel=1e-12, abs=1e-14
+    )
     assert delta_disclosure(df, qis, sensitive) == pycanon.delta_disclosure(df, qis, [sensitive])
-    assert beta_likeness(df, qis, sensitive) == pytest.approx(pycanon.basic_beta_likeness(df, qis, [sensitive]), rel=1e-12)
+    assert beta_likeness(df, qis, sensitive) == pytest.approx(
+        pycanon.basic_beta_likeness(df, qis, [sensitive]), rel=1e-12
+    )
 
 
 def test_pycanon_cases_are_not_trivial() -> None:
@@ -103,11 +106,13 @@ def test_recursive_c_deviates_from_pycanon_which_sorts_increasing() -> None:
 # --------------------------------------------------------------------------- the papers' examples
 
 # Li, Li & Venkatasubramanian (2007), Table 4: the 3-diverse table of salaries (thousands)
-LI_TABLE4 = pd.DataFrame({
-    "zip": ["476**"] * 3 + ["4790*"] * 3 + ["476**"] * 3,
-    "age": ["2*"] * 3 + [">=40"] * 3 + ["3*"] * 3,
-    "salary": [3, 4, 5, 6, 11, 8, 7, 9, 10],
-})
+LI_TABLE4 = pd.DataFrame(
+    {
+        "zip": ["476**"] * 3 + ["4790*"] * 3 + ["476**"] * 3,
+        "age": ["2*"] * 3 + [">=40"] * 3 + ["3*"] * 3,
+        "salary": [3, 4, 5, 6, 11, 8, 7, 9, 10],
+    }
+)
 
 
 def test_li_salary_example_ordered_distance() -> None:
@@ -145,16 +150,31 @@ def _emd_by_linear_program(p: dict[str, float], q: dict[str, float], distance) -
     cost = np.array([[distance[(a, b)] for b in values] for a in values]).ravel()
     rows, rhs = [], []
     for i, v in enumerate(values):
-        out = np.zeros((m, m)); out[i, :] = 1; rows.append(out.ravel()); rhs.append(p.get(v, 0.0))
-        into = np.zeros((m, m)); into[:, i] = 1; rows.append(into.ravel()); rhs.append(q.get(v, 0.0))
+        out = np.zeros((m, m))
+        out[i, :] = 1
+        rows.append(out.ravel())
+        rhs.append(p.get(v, 0.0))
+        into = np.zeros((m, m))
+        into[:, i] = 1
+        rows.append(into.ravel())
+        rhs.append(q.get(v, 0.0))
     return linprog(cost, A_eq=np.array(rows), b_eq=np.array(rhs), bounds=(0, None), method="highs").fun
 
 
 def test_li_disease_hierarchical_distance_equals_the_earth_movers_linear_program() -> None:
     """Table 4's diseases: the class {gastric ulcer, gastritis, stomach cancer} must move 4/9 of
     its mass across the root (distance 1) and nothing else: 4/9."""
-    diseases = ["gastric ulcer", "gastritis", "stomach cancer", "gastritis", "flu", "bronchitis",
-                "bronchitis", "pneumonia", "stomach cancer"]
+    diseases = [
+        "gastric ulcer",
+        "gastritis",
+        "stomach cancer",
+        "gastritis",
+        "flu",
+        "bronchitis",
+        "bronchitis",
+        "pneumonia",
+        "stomach cancer",
+    ]
     df = LI_TABLE4.assign(disease=diseases)
     h = _disease_hierarchy()
     assert t_closeness(df, ["zip", "age"], "disease", hierarchy=h) == pytest.approx(4 / 9, abs=1e-15)
@@ -181,7 +201,9 @@ def test_hierarchical_distance_equals_the_linear_program_on_random_tables(rows) 
     p = df["d"].value_counts(normalize=True).to_dict()
     distance = _ground_distance(h)
     for (_, group), value in zip(df.groupby("g", sort=True), ours):
-        assert value == pytest.approx(_emd_by_linear_program(p, group["d"].value_counts(normalize=True).to_dict(), distance), abs=1e-9)
+        assert value == pytest.approx(
+            _emd_by_linear_program(p, group["d"].value_counts(normalize=True).to_dict(), distance), abs=1e-9
+        )
 
 
 def test_machanavajjhala_three_diverse_table() -> None:
@@ -189,12 +211,26 @@ def test_machanavajjhala_three_diverse_table() -> None:
     records of one condition and one each of two others. Distinct l = 3; entropy l =
     exp(-(½ ln ½ + 2 · ¼ ln ¼)) = 2√2; recursive c: 2 / (1 + 1) = 1 for l = 2, 2 / 1 = 2 for l = 3."""
     conditions = [
-        "Heart Disease", "Viral Infection", "Cancer", "Cancer",
-        "Cancer", "Heart Disease", "Viral Infection", "Viral Infection",
-        "Heart Disease", "Viral Infection", "Cancer", "Cancer",
+        "Heart Disease",
+        "Viral Infection",
+        "Cancer",
+        "Cancer",
+        "Cancer",
+        "Heart Disease",
+        "Viral Infection",
+        "Viral Infection",
+        "Heart Disease",
+        "Viral Infection",
+        "Cancer",
+        "Cancer",
     ]
-    df = pd.DataFrame({"zip": ["1305*"] * 4 + ["1485*"] * 4 + ["1306*"] * 4,
-                       "age": ["<=40"] * 4 + [">40"] * 4 + ["<=40"] * 4, "condition": conditions})
+    df = pd.DataFrame(
+        {
+            "zip": ["1305*"] * 4 + ["1485*"] * 4 + ["1306*"] * 4,
+            "age": ["<=40"] * 4 + [">40"] * 4 + ["<=40"] * 4,
+            "condition": conditions,
+        }
+    )
     qis = ["zip", "age"]
     assert l_diversity(df, qis, "condition") == 3
     assert entropy_l_diversity(df, qis, "condition") == pytest.approx(2 * math.sqrt(2), rel=1e-14)
@@ -225,16 +261,19 @@ def _reference(df: pd.DataFrame, qis, sensitive, count=None):
         counts = g[sensitive].value_counts()
         q = {v: counts.get(v, 0) / len(g) for v in values}
         r = sorted(counts.tolist(), reverse=True)
-        out.append({
-            "alpha": max(q.values()),
-            "distinct": len(counts),
-            "entropy": -sum(x * math.log(x) for x in q.values() if x > 0),
-            "c2": r[0] / sum(r[1:]) if len(r) >= 2 else math.inf,
-            "t_ordered": sum(abs(sum(q[v] - p[v] for v in values[: i + 1])) for i in range(len(values))) / max(len(values) - 1, 1),
-            "t_equal": sum(abs(q[v] - p[v]) for v in values) / 2,
-            "delta": max(abs(math.log(q[v] / p[v])) for v in values if q[v] > 0),
-            "beta": max([(q[v] - p[v]) / p[v] for v in values if q[v] > p[v]], default=0.0),
-        })
+        out.append(
+            {
+                "alpha": max(q.values()),
+                "distinct": len(counts),
+                "entropy": -sum(x * math.log(x) for x in q.values() if x > 0),
+                "c2": r[0] / sum(r[1:]) if len(r) >= 2 else math.inf,
+                "t_ordered": sum(abs(sum(q[v] - p[v] for v in values[: i + 1])) for i in range(len(values)))
+                / max(len(values) - 1, 1),
+                "t_equal": sum(abs(q[v] - p[v]) for v in values) / 2,
+                "delta": max(abs(math.log(q[v] / p[v])) for v in values if q[v] > 0),
+                "beta": max([(q[v] - p[v]) / p[v] for v in values if q[v] > p[v]], default=0.0),
+            }
+        )
     return out
 
 
@@ -329,14 +368,17 @@ def _slow_acceptance(df, qis, k, requirements, limit):
         for req in requirements:
             l = int(req.value) if req.model == "recursive_cl" else 0
             r = {
-                "alpha": max(q.values()), "distinct": len(counts),
+                "alpha": max(q.values()),
+                "distinct": len(counts),
                 "entropy": -sum(x * math.log(x) for x in q.values() if x > 0),
-                "r1": counts[0], "tail": sum(counts[l - 1:]) if l else 0,
+                "r1": counts[0],
+                "tail": sum(counts[l - 1 :]) if l else 0,
                 "t": sum(abs(q[x] - p[x]) for x in values) / 2,
                 "delta": max(abs(math.log(q[x] / p[x])) for x in values if q[x] > 0),
                 "beta": max([(q[x] - p[x]) / p[x] for x in values if q[x] > p[x]], default=0.0),
-                "enhanced_ok": all((q[x] - p[x]) / p[x] <= min(req.value, -math.log(p[x])) + 1e-12
-                                   for x in values if q[x] > p[x]),
+                "enhanced_ok": all(
+                    (q[x] - p[x]) / p[x] <= min(req.value, -math.log(p[x])) + 1e-12 for x in values if q[x] > p[x]
+                ),
             }
             if not _passes(req, r):
                 failing[req.describe()] += len(g)
@@ -348,20 +390,29 @@ def _slow_acceptance(df, qis, k, requirements, limit):
 
 
 requirement_lists = st.lists(
-    st.sampled_from([
-        ModelRequirement("alpha", "s", 0.6), ModelRequirement("distinct_l", "s", 2),
-        ModelRequirement("entropy_l", "s", 1.8), ModelRequirement("recursive_cl", "s", 2, c=1.5),
-        ModelRequirement("t_closeness", "s", 0.3), ModelRequirement("delta_disclosure", "s", 1.0),
-        ModelRequirement("beta_likeness", "s", 1.0), ModelRequirement("enhanced_beta_likeness", "s", 0.8),
-    ]),
-    max_size=3, unique=True,
+    st.sampled_from(
+        [
+            ModelRequirement("alpha", "s", 0.6),
+            ModelRequirement("distinct_l", "s", 2),
+            ModelRequirement("entropy_l", "s", 1.8),
+            ModelRequirement("recursive_cl", "s", 2, c=1.5),
+            ModelRequirement("t_closeness", "s", 0.3),
+            ModelRequirement("delta_disclosure", "s", 1.0),
+            ModelRequirement("beta_likeness", "s", 1.0),
+            ModelRequirement("enhanced_beta_likeness", "s", 0.8),
+        ]
+    ),
+    max_size=3,
+    unique=True,
 )
 
 
 @settings(max_examples=80, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.sampled_from("xyz")), min_size=1, max_size=50),
-    st.integers(1, 4), requirement_lists, st.sampled_from([0.0, 0.1, 0.3, 1.0]),
+    st.integers(1, 4),
+    requirement_lists,
+    st.sampled_from([0.0, 0.1, 0.3, 1.0]),
 )
 def test_acceptance_equals_a_slow_obviously_correct_reference(rows, k, requirements, limit) -> None:
     df = pd.DataFrame(rows, columns=["a", "b", "s"])
@@ -379,7 +430,9 @@ def test_acceptance_equals_a_slow_obviously_correct_reference(rows, k, requireme
 
 def test_acceptance_honours_the_count_column() -> None:
     df = pd.DataFrame({"zip": [1, 1, 2], "dx": ["a", "b", "a"], "n": [3, 2, 4]})
-    a = acceptance(df, ["zip"], k=5, requirements=[ModelRequirement("distinct_l", "dx", 2)], count="n", max_suppressed=0.5)
+    a = acceptance(
+        df, ["zip"], k=5, requirements=[ModelRequirement("distinct_l", "dx", 2)], count="n", max_suppressed=0.5
+    )
     assert (a.records, a.suppressed_records, a.acceptable) == (9, 4, True)
     assert a.failing == (("k = 5", 4), ("distinct 2-diversity of dx", 4))
 
@@ -401,9 +454,21 @@ def test_missing_values_are_a_value_of_their_own() -> None:
 
 
 def test_monotone_per_model() -> None:
-    monotone = {m: ModelRequirement(m, "s", 0.5 if m in ("alpha", "t_closeness") else 2, c=1.0 if m == "recursive_cl" else None).monotone
-                for m in ("alpha", "distinct_l", "entropy_l", "recursive_cl", "t_closeness", "delta_disclosure",
-                          "beta_likeness", "enhanced_beta_likeness")}
+    monotone = {
+        m: ModelRequirement(
+            m, "s", 0.5 if m in ("alpha", "t_closeness") else 2, c=1.0 if m == "recursive_cl" else None
+        ).monotone
+        for m in (
+            "alpha",
+            "distinct_l",
+            "entropy_l",
+            "recursive_cl",
+            "t_closeness",
+            "delta_disclosure",
+            "beta_likeness",
+            "enhanced_beta_likeness",
+        )
+    }
     assert [m for m, ok in monotone.items() if not ok] == ["delta_disclosure"]
     assert requirements_monotone([ModelRequirement("distinct_l", "s", 2)], 0.1)
     assert not requirements_monotone([ModelRequirement("t_closeness", "s", 0.2)], 0.1)
@@ -425,8 +490,9 @@ def test_monotone_requirements_stay_met_when_classes_merge(rows, requirements) -
 def test_delta_disclosure_is_not_monotone() -> None:
     """Every class meets δ = 1, but merging the all-x class with a class holding a few z makes z
     rare in the union: abs(ln((9/140) / (41/204))) = 1.14 > 1."""
-    df = pd.DataFrame({"a": [0] * 120 + [1] * 20 + [2] * 64,
-                       "s": ["x"] * 120 + ["z"] * 9 + ["x"] * 11 + ["z"] * 32 + ["x"] * 32})
+    df = pd.DataFrame(
+        {"a": [0] * 120 + [1] * 20 + [2] * 64, "s": ["x"] * 120 + ["z"] * 9 + ["x"] * 11 + ["z"] * 32 + ["x"] * 32}
+    )
     req = ModelRequirement("delta_disclosure", "s", 1.0)
     assert acceptance(df, ["a"], requirements=[req]).acceptable
     merged = df.assign(a=df["a"].replace({1: 0}))
@@ -470,21 +536,46 @@ DF = pd.DataFrame({"zip": [1, 1, 2, 2], "dx": ["a", "b", "a", "a"], "one": ["x"]
 @pytest.mark.parametrize(
     "call, error, phrase",
     [
-        (lambda: alpha(DF, ["zip", "dx"], "dx"), ParameterError, "dx is both a quasi-identifier and a sensitive attribute"),
-        (lambda: acceptance(DF, ["zip", "dx"], requirements=[ModelRequirement("distinct_l", "dx", 2)]), ParameterError,
-         "both a quasi-identifier and a sensitive attribute"),
-        (lambda: t_closeness(DF, ["zip"], "one"), ParameterError, "at least two different values; this one has only one"),
-        (lambda: t_closeness(DF, ["zip"], "dx", hierarchy=pd.DataFrame([["a", "*"]])), HierarchyError,
-         "does not cover the value 'b'"),
+        (
+            lambda: alpha(DF, ["zip", "dx"], "dx"),
+            ParameterError,
+            "dx is both a quasi-identifier and a sensitive attribute",
+        ),
+        (
+            lambda: acceptance(DF, ["zip", "dx"], requirements=[ModelRequirement("distinct_l", "dx", 2)]),
+            ParameterError,
+            "both a quasi-identifier and a sensitive attribute",
+        ),
+        (
+            lambda: t_closeness(DF, ["zip"], "one"),
+            ParameterError,
+            "at least two different values; this one has only one",
+        ),
+        (
+            lambda: t_closeness(DF, ["zip"], "dx", hierarchy=pd.DataFrame([["a", "*"]])),
+            HierarchyError,
+            "does not cover the value 'b'",
+        ),
         (lambda: l_diversity(DF, ["zip"], "nope"), ColumnError, "do not exist in the data: nope"),
         (lambda: l_diversity(DF, [], "dx"), EmptySelectionError, "at least one quasi-identifier"),
         (lambda: alpha(DF.iloc[:0], ["zip"], "dx"), EmptySelectionError, "no records"),
         (lambda: acceptance(DF, ["zip"], max_suppressed=1.5), ParameterError, "between 0 and 1; got 1.5"),
         (lambda: acceptance(DF, ["zip"], k=0), ParameterError, "k must be a whole number"),
-        (lambda: k_map(DF, ["zip"], pd.DataFrame({"zap": [1]})), PopulationError, "lacks the quasi-identifier columns zip"),
-        (lambda: k_map(DF, ["zip"], pd.DataFrame({"zip": [1]})), PopulationError, "zip=2 have no match in the population"),
-        (lambda: k_map(DF, ["zip"], pd.DataFrame({"zip": [1, 2], "n": [1, 5]})), PopulationError,
-         "has 1 person with zip=1 but the data has 2 such records"),
+        (
+            lambda: k_map(DF, ["zip"], pd.DataFrame({"zap": [1]})),
+            PopulationError,
+            "lacks the quasi-identifier columns zip",
+        ),
+        (
+            lambda: k_map(DF, ["zip"], pd.DataFrame({"zip": [1]})),
+            PopulationError,
+            "zip=2 have no match in the population",
+        ),
+        (
+            lambda: k_map(DF, ["zip"], pd.DataFrame({"zip": [1, 2], "n": [1, 5]})),
+            PopulationError,
+            "has 1 person with zip=1 but the data has 2 such records",
+        ),
     ],
 )
 def test_bad_input_is_one_typed_sentence(call, error, phrase) -> None:

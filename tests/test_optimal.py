@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonlib.transformations.anonymize import search
 from anonlib.core.errors import NoSolutionError, ParameterError
 from anonlib.core.hierarchy import flat_hierarchy, generalize_column, interval_hierarchy, taxonomy_hierarchy
 from anonlib.core.metrics import discernibility, nonuniform_entropy
 from anonlib.core.samples import arx_adult_benchmark
 from anonlib.measures.models import ModelRequirement, acceptance
-from anonlib.transformations.optimal import Lattice, brute_force, optimal_levels
 from anonlib.measures.utility import loss, measure_value, utility
+from anonlib.transformations.anonymize import search
+from anonlib.transformations.optimal import Lattice, brute_force, optimal_levels
 
 LONG = os.environ.get("ANONLIB_LONG_TESTS") == "1"
 EXAMPLES = 2000 if LONG else 120
@@ -39,12 +39,41 @@ def _pandas_classes(table: pd.DataFrame, qis, count=None) -> pd.Series:
     return weights.groupby([text[q] for q in qis], dropna=False).transform("sum")
 
 
-@pytest.mark.parametrize("limit, expected, levels", [
-    (0.04, 0.29944, {"age": 3, "education": 3, "marital-status": 1, "native-country": 1, "occupation": 1,
-                     "race": 0, "income": 0, "sex": 0, "workclass": 1}),
-    (0.0, 0.63554, {"age": 4, "education": 3, "marital-status": 1, "native-country": 2, "occupation": 1,
-                    "race": 1, "income": 0, "sex": 0, "workclass": 2}),
-])
+@pytest.mark.parametrize(
+    "limit, expected, levels",
+    [
+        (
+            0.04,
+            0.29944,
+            {
+                "age": 3,
+                "education": 3,
+                "marital-status": 1,
+                "native-country": 1,
+                "occupation": 1,
+                "race": 0,
+                "income": 0,
+                "sex": 0,
+                "workclass": 1,
+            },
+        ),
+        (
+            0.0,
+            0.63554,
+            {
+                "age": 4,
+                "education": 3,
+                "marital-status": 1,
+                "native-country": 2,
+                "occupation": 1,
+                "race": 1,
+                "income": 0,
+                "sex": 0,
+                "workclass": 2,
+            },
+        ),
+    ],
+)
 def test_arx_adult_benchmark_optimum(benchmark, limit, expected, levels):
     b = benchmark
     r = search(b.frame, b.quasi_identifiers, 5, b.hierarchies, "optimal", max_suppressed=limit)
@@ -89,7 +118,7 @@ def problems(draw):
             values = draw(st.lists(st.integers(0, 7), min_size=n, max_size=n))
             frame[name] = pd.Series(values, dtype="Int64")
             depth = draw(st.integers(1, 3))
-            bands = [[(0, 1), (2, 3), (4, 5), (6, 7)], [(0, 3), (4, 7)], [(0, 7)]][: depth]
+            bands = [[(0, 1), (2, 3), (4, 5), (6, 7)], [(0, 3), (4, 7)], [(0, 7)]][:depth]
             hierarchies[name] = interval_hierarchy(range(8), bands, top=depth < 3)
         else:  # text with a taxonomy (or flat), some values missing
             values = draw(st.lists(st.sampled_from(LABELS + [None]), min_size=n, max_size=n))
@@ -98,7 +127,9 @@ def problems(draw):
                 hierarchies[name] = flat_hierarchy(LABELS)
             else:
                 hierarchies[name] = taxonomy_hierarchy({"ab": ["a", "b"], "cde": ["c", "d", "e"], "*": ["ab", "cde"]})
-    frame["dx"] = ["flu", "hiv"] + draw(st.lists(st.sampled_from(["flu", "hiv", "none"]), min_size=n - 2, max_size=n - 2))
+    frame["dx"] = ["flu", "hiv"] + draw(
+        st.lists(st.sampled_from(["flu", "hiv", "none"]), min_size=n - 2, max_size=n - 2)
+    )
     count = None
     if draw(st.booleans()):
         frame["n"] = draw(st.lists(st.integers(1, 3), min_size=n, max_size=n))
@@ -152,11 +183,29 @@ def test_optimal_equals_brute_force(problem):
     expected = _reference(df, qis, hierarchies, k, limit, requirements, count, measure)
     if expected is None:
         with pytest.raises(NoSolutionError):
-            search(df, qis, k, hierarchies, "optimal", count=count, max_suppressed=limit,
-                   requirements=requirements, measure=measure)
+            search(
+                df,
+                qis,
+                k,
+                hierarchies,
+                "optimal",
+                count=count,
+                max_suppressed=limit,
+                requirements=requirements,
+                measure=measure,
+            )
         return
-    r = search(df, qis, k, hierarchies, "optimal", count=count, max_suppressed=limit, requirements=requirements,
-               measure=measure)
+    r = search(
+        df,
+        qis,
+        k,
+        hierarchies,
+        "optimal",
+        count=count,
+        max_suppressed=limit,
+        requirements=requirements,
+        measure=measure,
+    )
     assert r.optimal and 1 <= r.checked <= r.lattice_size  # a node counted again for its cost is one node
     assert r.utility == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
     assert tuple(r.levels.values()) == expected[2]
@@ -250,7 +299,8 @@ def test_utility_measures_against_their_definitions():
     # With nothing suppressed it is anonlib.measures.metrics' non-uniform entropy of the two columns.
     whole = original.assign(x=generalize_column(original["x"], h, 1, "x"))
     assert utility(original, whole, ["x"], {"x": h}).nonuniform_entropy_bits == pytest.approx(
-        nonuniform_entropy(original["x"].tolist(), whole["x"].tolist()))
+        nonuniform_entropy(original["x"].tolist(), whole["x"].tolist())
+    )
     # Discernibility: classes ab (3) and cde (3) kept, one record suppressed (pays 7).
     assert u.discernibility == 3 * 3 + 3 * 3 + 7 == discernibility([3, 3, 1], 2)
     assert u.average_class_size == pytest.approx(7 / 3)
@@ -338,6 +388,7 @@ def test_the_search_equals_brute_force_when_keys_do_not_fit_one_integer():
 
 # --------------------------------------------------------------------------- the walk's own machinery
 
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=40), st.data(), st.integers(1, 6))
 def test_the_walk_meets_the_nodes_in_sorted_order_chunk_by_chunk(bounds, data, chunk):
@@ -356,8 +407,12 @@ def _lattice_of(heights: list[int]) -> Lattice:
     bands = [[(0, 1), (2, 3)], [(0, 3)]]
     qis = [f"q{j}" for j in range(len(heights))]
     frame = pd.DataFrame({q: pd.Series([0, 1, 2, 3], dtype="Int64") for q in qis})
-    hierarchies = {q: interval_hierarchy(range(4), bands[: h - 1], top=h == 4) if h > 1 else
-                   pd.DataFrame({0: ["0", "1", "2", "3"]}) for q, h in zip(qis, heights)}
+    hierarchies = {
+        q: interval_hierarchy(range(4), bands[: h - 1], top=h == 4)
+        if h > 1
+        else pd.DataFrame({0: ["0", "1", "2", "3"]})
+        for q, h in zip(qis, heights)
+    }
     return Lattice(frame, qis, hierarchies, k=1)
 
 
@@ -375,8 +430,13 @@ def test_the_cache_finds_the_smallest_table_under_a_node(heights, data):
     for levels, rows in data.draw(st.lists(st.tuples(level, st.integers(1, 3)), max_size=12)):
         if levels in lat._kept:
             continue
-        table = _Table(levels, np.zeros(rows, dtype=np.int64), None, np.zeros((0, rows), dtype=np.int64),
-                       np.ones(rows, dtype=np.int64))
+        table = _Table(
+            levels,
+            np.zeros(rows, dtype=np.int64),
+            None,
+            np.zeros((0, rows), dtype=np.int64),
+            np.ones(rows, dtype=np.int64),
+        )
         lat._keep(table)
         kept.append(table)
     for query in data.draw(st.lists(level, min_size=1, max_size=10)):
@@ -402,17 +462,24 @@ def test_a_cache_of_three_tables_still_finds_brute_forces_node(monkeypatch):
 
 
 @pytest.mark.parametrize("measure", ["loss", "nonuniform_entropy"])
-@pytest.mark.parametrize("records, limit, qis", [
-    (6000, 0.03, ["age", "education", "marital-status", "native-country", "sex"]),
-    (20000, 0.1, ["age", "education", "marital-status", "native-country", "sex", "occupation"]),
-])
+@pytest.mark.parametrize(
+    "records, limit, qis",
+    [
+        (6000, 0.03, ["age", "education", "marital-status", "native-country", "sex"]),
+        (20000, 0.1, ["age", "education", "marital-status", "native-country", "sex", "occupation"]),
+    ],
+)
 def test_the_cost_has_the_same_bits_whatever_the_records_order(measure, records, limit, qis):
     """Quasi-identifiers are coded in order of first appearance, so the sums behind a cost
     run in the records' order; they are exact, so an engine handing the records over in
     its own order states the same number (the CLI's ``bound`` compared with ``==``)."""
     b = arx_adult_benchmark()
     frame = b.frame.sample(records, random_state=3)
-    found = [optimal_levels(frame.sample(frac=1, random_state=seed), qis, b.hierarchies, k=5, max_suppressed=limit,
-                            measure=measure) for seed in range(4)]
+    found = [
+        optimal_levels(
+            frame.sample(frac=1, random_state=seed), qis, b.hierarchies, k=5, max_suppressed=limit, measure=measure
+        )
+        for seed in range(4)
+    ]
     assert found[0].suppressed > 0  # suppressed records pay their full cost: that sum is checked too
     assert {(r.levels, r.value, r.bound) for r in found} == {(found[0].levels, found[0].value, found[0].bound)}

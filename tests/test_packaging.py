@@ -35,9 +35,21 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copy2(path, source / name)
     target = tmp_path_factory.mktemp("target")
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "-q",
-         "--target", str(target), str(source)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-q",
+            "--target",
+            str(target),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     if done.returncode != 0:
         offline = "Could not find a version that satisfies the requirement setuptools" in done.stderr
@@ -56,15 +68,20 @@ def _run(argv: list[str], target: Path, cwd: Path) -> subprocess.CompletedProces
 def test_the_anonlib_command_runs_from_any_folder_with_the_samples(installed: Path, tmp_path: Path) -> None:
     script = installed / "bin" / "anonlib"
     assert script.is_file()
-    done = _run([sys.executable, str(script), "profile", "--sample", "caballero_table2b", "--json"], installed, tmp_path)
+    done = _run(
+        [sys.executable, str(script), "profile", "--sample", "caballero_table2b", "--json"], installed, tmp_path
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (result["records"], result["k"], result["anonymity_vector"]) == (15, 2, [0, 1, 0, 2, 1])
 
 
 def test_python_m_anonlib_imports_the_installed_package(installed: Path, tmp_path: Path) -> None:
-    where = _run([sys.executable, "-c", "import anonlib.core.samples as s; print(s.__file__); print(s.SAMPLES_DIR)"],
-                 installed, tmp_path)
+    where = _run(
+        [sys.executable, "-c", "import anonlib.core.samples as s; print(s.__file__); print(s.SAMPLES_DIR)"],
+        installed,
+        tmp_path,
+    )
     module, samples = where.stdout.split()
     assert Path(module).is_relative_to(installed) and Path(samples) == installed / "anonlib" / "bundled_samples"
     done = _run([sys.executable, "-m", "anonlib", "samples"], installed, tmp_path)
@@ -83,13 +100,44 @@ def test_every_package_and_sample_is_installed(installed: Path) -> None:
 def test_the_newer_commands_run_from_the_installed_package(installed: Path, tmp_path: Path) -> None:
     """risk (anonlib.measures.risk), models (anonlib.measures.models) and apply (anonlib.workflow) are installed
     with their subpackages; the samples they read are found from any folder."""
-    done = _run([sys.executable, "-m", "anonlib", "risk", "--sample", "caballero_table2b", "--qi", "ZIP,Gender",
-                 "--sampling-fraction", "0.5", "--json"], installed, tmp_path)
+    done = _run(
+        [
+            sys.executable,
+            "-m",
+            "anonlib",
+            "risk",
+            "--sample",
+            "caballero_table2b",
+            "--qi",
+            "ZIP,Gender",
+            "--sampling-fraction",
+            "0.5",
+            "--json",
+        ],
+        installed,
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (result["records"], result["classes"], result["prosecutor_highest"]) == (15, 4, 0.5)
-    models = _run([sys.executable, "-m", "anonlib", "models", "--sample", "caballero_table2b", "--qi", "ZIP",
-                   "--sensitive", "Gender", "--k", "2"], installed, tmp_path)
+    models = _run(
+        [
+            sys.executable,
+            "-m",
+            "anonlib",
+            "models",
+            "--sample",
+            "caballero_table2b",
+            "--qi",
+            "ZIP",
+            "--sensitive",
+            "Gender",
+            "--k",
+            "2",
+        ],
+        installed,
+        tmp_path,
+    )
     assert models.returncode == 0, models.stderr
     usage = _run([sys.executable, "-m", "anonlib", "apply", "--help"], installed, tmp_path)
     assert usage.returncode == 0 and "recipe" in usage.stdout

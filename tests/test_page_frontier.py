@@ -9,18 +9,23 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from uploads import put_upload, uploaded
 
 from anonlib.transformations.frontier import dominating, explore, prepare, safe_harbor_policy
 from anonlib.transformations.synthetic import adult_with_zip, zip3_populations
 from anonlib.workflow import PolicyStep, ReleaseTarget, step_cost
-from uploads import put_upload, uploaded
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "pages" / "frontier.py")
 TIMEOUT = 240
 QIS = ["sex", "zip", "diagnosis"]  # 1 + 7 + 4 bits: the exhaustive frontier is exact and quick
-ROLES = {"patient_id": "identifier", "age": "ignore", "sex": "quasi-identifier", "zip": "quasi-identifier",
-         "diagnosis": "quasi-identifier"}
+ROLES = {
+    "patient_id": "identifier",
+    "age": "ignore",
+    "sex": "quasi-identifier",
+    "zip": "quasi-identifier",
+    "diagnosis": "quasi-identifier",
+}
 K = 20  # the file's smallest class on these holds 15 records
 PICK = "Frontier policy to inspect (or click a point of the frontier line)"
 
@@ -83,11 +88,16 @@ def test_opens_on_the_working_copy_and_preselects_a_policy_meeting_k(upload):
     assert min(ref["ks"]) < K <= ref["ks"][i] and metrics(at)["k"] == f"{ref['ks'][i]:,}"
     assert f"#{i + 1}: k = {ref['ks'][i]:,}," in picker(at).options[i] and "removes" not in picker(at).options[i]
     line = next(m for m in words(at.markdown) if m.startswith("Safe Harbor:"))
-    assert f"{len(ref['better'])} of {len(ref['frontier'])} frontier policies meet k = {K} and strictly dominate it" in line
+    assert (
+        f"{len(ref['better'])} of {len(ref['frontier'])} frontier policies meet k = {K} and strictly dominate it"
+        in line
+    )
     # the cost is said before the button, and the verdict is in records
     cost = step_cost(PolicyStep.from_space(ref["space"], ref["frontier"][i].bits), dataset)
     assert "What it does to the working copy:\n" + "\n".join(f"- {c}" for c in cost.sentences()) in words(at.markdown)
-    assert any(s.startswith("This policy against the release target. Met: all 2,000 records") for s in words(at.success))
+    assert any(
+        s.startswith("This policy against the release target. Met: all 2,000 records") for s in words(at.success)
+    )
 
 
 def test_safe_harbor_is_not_beaten_by_policies_failing_k(upload):
@@ -101,8 +111,11 @@ def test_safe_harbor_is_not_beaten_by_policies_failing_k(upload):
     assert picker(at).value is None
     assert any("No frontier policy found meets k = 5000" in w for w in words(at.warning))
     if ref["lower"]:
-        assert any(f"{len(ref['lower'])} more frontier policies are lower on both axes but leave classes smaller "
-                   "than k = 5000" in c for c in words(at.caption))
+        assert any(
+            f"{len(ref['lower'])} more frontier policies are lower on both axes but leave classes smaller "
+            "than k = 5000" in c
+            for c in words(at.caption)
+        )
     assert "fr_apply" not in [b.key for b in at.button]
 
 
@@ -124,7 +137,9 @@ def test_applying_the_policy_generalizes_the_working_copy(upload):
 
 
 def test_a_file_without_quasi_identifiers_asks_for_them():
-    dataset, reading = uploaded(roles={c: "ignore" for c in ["age", "sex", "zip", "diagnosis"]} | {"patient_id": "identifier"})
+    dataset, reading = uploaded(
+        roles={c: "ignore" for c in ["age", "sex", "zip", "diagnosis"]} | {"patient_id": "identifier"}
+    )
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     put_upload(at, dataset, reading)
     at.run()
@@ -135,7 +150,9 @@ def test_a_file_without_quasi_identifiers_asks_for_them():
 
 
 def test_paper_example_behind_its_toggle():
-    dataset, reading = uploaded(roles={c: "ignore" for c in ["age", "sex", "zip", "diagnosis"]} | {"patient_id": "identifier"})
+    dataset, reading = uploaded(
+        roles={c: "ignore" for c in ["age", "sex", "zip", "diagnosis"]} | {"patient_id": "identifier"}
+    )
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     put_upload(at, dataset, reading)
     at.run()

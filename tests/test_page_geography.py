@@ -32,8 +32,17 @@ def _expected(k: int, n_sites: int | None = None, method: str = "balanced", attr
     people = synthetic_people(regions.points, attributes=list(attributes), seed=0)
     if n_sites is None:
         n_sites = site_count(int(people["count"].sum()), regions.n_regions, cutoff=100_000).n_sites
-    return aggregate(regions.points, people, region="region_id", quasi_identifiers=list(attributes), k=k,
-                     n_sites=n_sites, method=method, count="count", seed=0)
+    return aggregate(
+        regions.points,
+        people,
+        region="region_id",
+        quasi_identifiers=list(attributes),
+        k=k,
+        n_sites=n_sites,
+        method=method,
+        count="count",
+        seed=0,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +67,11 @@ def test_default_tennessee_run_shows_the_library_numbers(page):
     assert _metric(page, "non-uniform entropy") == f"{expected.nonuniform_entropy:,.0f} bits"
     # Comparison table: one row per method, balanced first.
     table = page.dataframe[0].value
-    assert list(table["method"]) == ["Balanced density", "Anonymity-driven clustering (ADC)", "Population-weighted k-means"]
+    assert list(table["method"]) == [
+        "Balanced density",
+        "Anonymity-driven clustering (ADC)",
+        "Population-weighted k-means",
+    ]
     assert int(table.loc[0, "suppressed records"]) == expected.suppressed
     assert int(table.loc[0, "discernibility"]) == expected.discernibility
     assert table["records"].tolist() == [expected.records] * 3
@@ -99,8 +112,12 @@ def test_active_dataset_with_zip_column_and_unmatched_ids():
     rng = np.random.default_rng(1)
     zips = rng.choice(regions.points["region_id"].to_numpy(), 3000)
     zips[:4] = ["99999", "99999", "00000", "99999"]
-    frame = pd.DataFrame({"zip": zips, "sex": rng.choice(["f", "m"], 3000), "age": rng.integers(20, 80, 3000) // 10 * 10})
-    dataset = Dataset.from_frame("clinic", frame, {"zip": "ignore", "sex": "quasi-identifier", "age": "quasi-identifier"})
+    frame = pd.DataFrame(
+        {"zip": zips, "sex": rng.choice(["f", "m"], 3000), "age": rng.integers(20, 80, 3000) // 10 * 10}
+    )
+    dataset = Dataset.from_frame(
+        "clinic", frame, {"zip": "ignore", "sex": "quasi-identifier", "age": "quasi-identifier"}
+    )
     at = AppTest.from_file(PAGE, default_timeout=180)
     at.session_state["active_dataset"] = dataset
     at.session_state["active_source"] = "upload:clinic.csv"
@@ -128,9 +145,14 @@ def test_all_us_areas_with_a_small_file_scale_the_cutoff_and_warn():
     us = sample_regions("us_zcta").points
     rng = np.random.default_rng(7)
     weights = us["population"].to_numpy(float) / us["population"].sum()
-    frame = pd.DataFrame({"zip": rng.choice(us["region_id"].to_numpy(), 2000, p=weights),
-                          "age": rng.integers(18, 90, 2000), "sex": rng.choice(["f", "m"], 2000),
-                          "race": rng.choice(["a", "b", "c", "d", "e"], 2000)})
+    frame = pd.DataFrame(
+        {
+            "zip": rng.choice(us["region_id"].to_numpy(), 2000, p=weights),
+            "age": rng.integers(18, 90, 2000),
+            "sex": rng.choice(["f", "m"], 2000),
+            "race": rng.choice(["a", "b", "c", "d", "e"], 2000),
+        }
+    )
     dataset = Dataset.from_frame("patients", frame)
     at = AppTest.from_file(PAGE, default_timeout=300)
     at.session_state["active_dataset"] = dataset
@@ -142,21 +164,26 @@ def test_all_us_areas_with_a_small_file_scale_the_cutoff_and_warn():
     h = qi_entropy(frame, ["age", "sex", "race"])
     expected_sites = site_count(2000, len(us), model="entropy", k=5, entropy_bits=h).n_sites
     assert expected_sites < 10  # not 3,125
-    result = aggregate(us, frame, region="zip", quasi_identifiers=["age", "sex", "race"], k=5,
-                       n_sites=expected_sites, count=None)
+    result = aggregate(
+        us, frame, region="zip", quasi_identifiers=["age", "sex", "race"], k=5, n_sites=expected_sites, count=None
+    )
     assert _metric(at, "aggregated regions") == f"{int((result.sites['regions'] > 0).sum()):,}"
     assert _metric(at, "suppressed records") == f"{result.suppressed:,}"
     assert result.suppressed_share > 0.05  # age in years x sex x race on 2,000 records: many small groups
     warnings = [unescaped(w.value) for w in at.warning if "are suppressed, more than the 5%" in unescaped(w.value)]
     assert len(warnings) == 1 and warnings[0].startswith(
-        f"{100 * result.suppressed_share:.1f}% of the records ({result.suppressed:,} of 2,000) are suppressed")
+        f"{100 * result.suppressed_share:.1f}% of the records ({result.suppressed:,} of 2,000) are suppressed"
+    )
     assert "coarser quasi-identifiers (e.g. age in bands)" in warnings[0].lower()
     if expected_sites == 1:  # one region already: fewer sites cannot help, and the sentence does not say it would
         assert "fewer sites" not in warnings[0].lower()
     # The aggregation against the release target (k = 5 on zip x age x sex x race): the records
     # failing it are exactly those VBAS suppresses (classes of aggregated region x quasi-identifiers).
-    verdict = [unescaped(v.value) for v in [*at.warning, *at.info, *at.success]
-               if unescaped(v.value).startswith("This aggregation against the release target.")]
+    verdict = [
+        unescaped(v.value)
+        for v in [*at.warning, *at.info, *at.success]
+        if unescaped(v.value).startswith("This aggregation against the release target.")
+    ]
     assert len(verdict) == 1 and f"{result.suppressed:,} of 2,000 records" in verdict[0], verdict
     if expected_sites == 1:  # zip becomes one value: never applied without saying so
         assert any("removes a quasi-identifier entirely" in w.value for w in at.warning)
@@ -195,9 +222,11 @@ def test_wrong_area_column_is_a_sentence_not_a_traceback():
     at.run()
     at.selectbox(key="geo_region_column").set_value("sex").run()
     assert not at.exception
-    assert any(unescaped(e.value).startswith("None of the 5 records' area ids in sex (for example f, m)")
-               or unescaped(e.value).startswith("None of the 5 records' area ids in sex (for example f)")
-               for e in at.error)
+    assert any(
+        unescaped(e.value).startswith("None of the 5 records' area ids in sex (for example f, m)")
+        or unescaped(e.value).startswith("None of the 5 records' area ids in sex (for example f)")
+        for e in at.error
+    )
 
 
 def test_app_navigates_to_the_page():

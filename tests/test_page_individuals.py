@@ -32,11 +32,13 @@ def _page(dataset: Dataset, source: str = "upload:toy", timeout: int = 120) -> A
 
 
 def _with_missing_values(missing: str = "category") -> Dataset:
-    frame = pd.DataFrame({
-        "age": [30, 30, 40, 40, 50, None, None, 60, 50, 30],
-        "sex": ["m", "f", "m", "f", "m", "f", "m", None, "f", "m"],
-        "dx": ["a", "b", "a", "b", "a", "a", "b", "b", "b", "a"],
-    })
+    frame = pd.DataFrame(
+        {
+            "age": [30, 30, 40, 40, 50, None, None, 60, 50, 30],
+            "sex": ["m", "f", "m", "f", "m", "f", "m", None, "f", "m"],
+            "dx": ["a", "b", "a", "b", "a", "a", "b", "b", "b", "a"],
+        }
+    )
     roles = {"age": "quasi-identifier", "sex": "quasi-identifier", "dx": "sensitive"}
     return Dataset.from_frame("toy with gaps", frame, roles, missing=missing)
 
@@ -67,8 +69,10 @@ def test_missing_values_follow_the_dataset_and_match_the_report():
         assert not at.error
         expected = individual_privacy(dataset).rows[0].protected_share
         assert _metrics(at) == {"records protected: dx": f"{100 * expected:.1f}%"}
-        assert _metrics(at)["records protected: dx"] == \
-            f"{100 * build_report(dataset).privacy.rows[0].protected_share:.1f}%"
+        assert (
+            _metrics(at)["records protected: dx"]
+            == f"{100 * build_report(dataset).privacy.rows[0].protected_share:.1f}%"
+        )
     assert any("7 records" in c.value and "3 rows with missing values left out" in c.value for c in at.caption)
 
 
@@ -78,8 +82,9 @@ def test_default_dataset_page_runs_with_the_report_s_numbers():
     assert not at.exception and not at.error
     adult = load_sample("adult")
     report = build_report(adult, k=5)
-    assert _metrics(at) == {f"records protected: {r.sensitive}": f"{100 * r.protected_share:.1f}%"
-                            for r in report.privacy.rows}
+    assert _metrics(at) == {
+        f"records protected: {r.sensitive}": f"{100 * r.protected_share:.1f}%" for r in report.privacy.rows
+    }
 
 
 def test_app_navigation_to_page():

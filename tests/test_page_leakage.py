@@ -11,15 +11,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
+from uploads import put_upload, uploaded
 
-from anonlib.transformations.anonymize import search
-from anonlib.transformations.anonymize_experiments import arca_hierarchies
 from anonlib.core.dataset import Dataset
 from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy
 from anonlib.core.samples import load_sample
 from anonlib.measures.leakage import leakage_table, truncated
+from anonlib.transformations.anonymize import search
+from anonlib.transformations.anonymize_experiments import arca_hierarchies
 from anonlib.workflow import GeneralizationStep, ReleaseTarget
-from uploads import put_upload, uploaded
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "pages" / "leakage.py")
@@ -65,7 +65,8 @@ def expected(upload):
     hierarchies = {c: default_hierarchy(frame[c], c)[1] for c in QIS}
     keeping = {c: trimmed(h) for c, h in hierarchies.items()}
     return {
-        "frame": frame, "hierarchies": hierarchies,
+        "frame": frame,
+        "hierarchies": hierarchies,
         "optimal": search(frame, QIS, 5, hierarchies, "optimal"),
         "optimum": search(frame, QIS, 5, hierarchies, "iab"),
         "greedy": search(frame, QIS, 5, hierarchies, "greedy"),
@@ -101,13 +102,19 @@ def test_headline_in_records_and_distinct_combinations(page, expected):
     assert shown["information loss"][:2] == [f"{optimal.utility:.4f}", f"{optimum.utility:.4f}"]
     assert optimal.optimal and optimal.utility < optimum.utility
     assert shown["records suppressed"][0] == "0"
-    assert f"from {optimum.root.rows:,}: {optimum.root.rows - optimum.rows:,} merged; no record is lost " \
-           "(all 2,000 records stay)." in words(page.caption)
-    assert any(c.startswith(f"Proven optimal; {optimal.checked:,} of {optimal.lattice_size:,} generalizations")
-               for c in words(page.caption))
+    assert (
+        f"from {optimum.root.rows:,}: {optimum.root.rows - optimum.rows:,} merged; no record is lost "
+        "(all 2,000 records stay)." in words(page.caption)
+    )
+    assert any(
+        c.startswith(f"Proven optimal; {optimal.checked:,} of {optimal.lattice_size:,} generalizations")
+        for c in words(page.caption)
+    )
     check = ReleaseTarget(k=5).check(uploaded()[0])
-    assert f"Now: 2,000 records in {optimum.root.rows:,} distinct combinations; {check.failing_records:,} records " \
-           "in classes failing the target." in [w.replace("**", "") for w in words(page.markdown)]
+    assert (
+        f"Now: 2,000 records in {optimum.root.rows:,} distinct combinations; {check.failing_records:,} records "
+        "in classes failing the target." in [w.replace("**", "") for w in words(page.markdown)]
+    )
     assert "rows kept" not in shown
 
 
@@ -119,14 +126,19 @@ def test_a_choice_removing_a_quasi_identifier_is_labelled_and_never_the_default(
     chosen = labels[radio.value]
     raised = ", ".join(f"{a} to level {v}" for a, v in optimal.levels.items() if v)
     assert radio.value == 0 and chosen.startswith("Optimal (least loss, proven)") and "removes" not in chosen
-    assert f": {raised} (loss metric (Iyengar) {optimal.utility:.4f}, no record suppressed, " \
-           f"{optimal.rows:,} distinct combinations)" in chosen
-    removing = next(label for label in labels if label.startswith("IAB (Arca & Hewett) and Exhaustive (Method 1): zip to level 5"))
+    assert (
+        f": {raised} (loss metric (Iyengar) {optimal.utility:.4f}, no record suppressed, "
+        f"{optimal.rows:,} distinct combinations)" in chosen
+    )
+    removing = next(
+        label for label in labels if label.startswith("IAB (Arca & Hewett) and Exhaustive (Method 1): zip to level 5")
+    )
     assert removing.endswith("removes the quasi-identifier zip") and f"{optimum.utility:.4f}" in removing
     assert labels.index(removing) > 0
     assert "age: 70 values become 7." in "\n".join(words(page.markdown))
-    assert words(page.success) == ["This generalization against the release target. Met: all 2,000 records are "
-                                   "in classes meeting k = 5."]
+    assert words(page.success) == [
+        "This generalization against the release target. Met: all 2,000 records are in classes meeting k = 5."
+    ]
 
 
 def test_choosing_the_optimum_that_removes_zip_warns(upload):
@@ -167,7 +179,9 @@ def test_applying_puts_the_search_result_on_the_working_copy(upload, expected):
 
 
 def test_a_file_without_quasi_identifiers_says_what_is_missing():
-    dataset, reading = uploaded(roles={c: "ignore" for c in ["age", "sex", "zip", "diagnosis"]} | {"patient_id": "identifier"})
+    dataset, reading = uploaded(
+        roles={c: "ignore" for c in ["age", "sex", "zip", "diagnosis"]} | {"patient_id": "identifier"}
+    )
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     put_upload(at, dataset, reading)
     at.run()
@@ -178,9 +192,12 @@ def test_a_file_without_quasi_identifiers_says_what_is_missing():
 
 # --- the paper's worked example, behind its toggle ----------------------------------
 
+
 @pytest.fixture()
 def example() -> AppTest:
-    dataset, reading = uploaded(roles={c: "ignore" for c in ["age", "sex", "zip", "diagnosis"]} | {"patient_id": "identifier"})
+    dataset, reading = uploaded(
+        roles={c: "ignore" for c in ["age", "sex", "zip", "diagnosis"]} | {"patient_id": "identifier"}
+    )
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     put_upload(at, dataset, reading)
     at.run()
@@ -207,9 +224,13 @@ def test_paper_example_controls_and_a_bad_hierarchy(example):
     example.number_input(key="k-example").set_value(4).run()
     df = load_sample("arca_table1").frame
     hierarchies = arca_hierarchies(df)
-    assert metrics(example)["distinct combinations"][0] == str(search(df, ["Zip", "Age", "AC"], 4, hierarchies, count="#Rec.").rows)
+    assert metrics(example)["distinct combinations"][0] == str(
+        search(df, ["Zip", "Age", "AC"], 4, hierarchies, count="#Rec.").rows
+    )
     example.selectbox(key="hb-example-AC").set_value("flat").run()
-    greedy = search(df, ["Zip", "Age", "AC"], 4, dict(hierarchies, AC=flat_hierarchy(df["AC"])), "greedy", count="#Rec.")
+    greedy = search(
+        df, ["Zip", "Age", "AC"], 4, dict(hierarchies, AC=flat_hierarchy(df["AC"])), "greedy", count="#Rec."
+    )
     assert metrics(example)["distinct combinations"][2] == str(greedy.rows)
     example.text_input(key="hi-example-Age").set_value("20-34 | 20-44").run()
     assert not example.exception
@@ -218,20 +239,26 @@ def test_paper_example_controls_and_a_bad_hierarchy(example):
 
 
 def test_missing_value_setting_changes_the_rows_analysed():
-    frame = pd.DataFrame({
-        "age": [30, 30, 40, 40, 50, None, None, 60, 50, 30],
-        "sex": ["m", "f", "m", "f", "m", "f", "m", None, "f", "m"],
-        "dx": ["a", "b", "a", "b", "a", "a", "b", "b", "b", "a"],
-    })
+    frame = pd.DataFrame(
+        {
+            "age": [30, 30, 40, 40, 50, None, None, 60, 50, 30],
+            "sex": ["m", "f", "m", "f", "m", "f", "m", None, "f", "m"],
+            "dx": ["a", "b", "a", "b", "a", "a", "b", "b", "b", "a"],
+        }
+    )
     roles = {"age": "quasi-identifier", "sex": "quasi-identifier", "dx": "sensitive"}
     dataset = Dataset.from_frame("toy with gaps", frame, roles, missing="category")
 
     def shown_and_expected(at: AppTest, ds: Dataset):
-        table = next(d.value for d in at.dataframe if "normalized" in d.value.columns and "attribute" in d.value.columns)
+        table = next(
+            d.value for d in at.dataframe if "normalized" in d.value.columns and "attribute" in d.value.columns
+        )
         rows, _ = ds.analysis_frame(["age", "sex", "dx"])
         reference = leakage_table(rows, ["age", "sex", "dx"])
-        return (table.set_index("attribute")["normalized"].sort_index(),
-                reference.set_index("attribute")["normalized"].sort_index())
+        return (
+            table.set_index("attribute")["normalized"].sort_index(),
+            reference.set_index("attribute")["normalized"].sort_index(),
+        )
 
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.session_state["active_dataset"] = dataset
@@ -254,9 +281,20 @@ def test_missing_value_setting_changes_the_rows_analysed():
 
 # --- the journey, Leakage part: upload -> generalize -> sidebar -> undo ------------------
 
+
 def sidebar_words(at: AppTest) -> str:
-    return "\n".join(words([*at.sidebar.success, *at.sidebar.info, *at.sidebar.warning, *at.sidebar.markdown,
-                            *at.sidebar.caption, *at.sidebar.text]))
+    return "\n".join(
+        words(
+            [
+                *at.sidebar.success,
+                *at.sidebar.info,
+                *at.sidebar.warning,
+                *at.sidebar.markdown,
+                *at.sidebar.caption,
+                *at.sidebar.text,
+            ]
+        )
+    )
 
 
 def test_journey_upload_generalize_then_undo(upload, expected):
@@ -292,7 +330,9 @@ def test_paper_experiment_behind_its_toggle(example):
     assert not example.exception and not example.error
     table = next(d.value for d in example.dataframe if "paper: distinct combinations" in d.value.columns)
     assert len(table) == 3 * 4 * 3  # datasets x quasi-identifier sets x methods at k = 5
-    cleveland = table[(table["dataset"].astype(str).str.contains("Cleveland")) & table["paper: distinct combinations"].notna()]
+    cleveland = table[
+        (table["dataset"].astype(str).str.contains("Cleveland")) & table["paper: distinct combinations"].notna()
+    ]
     assert len(cleveland) and "shield" not in table.columns
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 from streamlit.testing.v1 import AppTest
+from uploads import NAME, uploaded
 
 from anonlib.core.dataset import Dataset, Role
 from anonlib.core.hierarchy import default_hierarchy
 from anonlib.workflow import GeneralizationStep, ReleaseTarget, WorkingCopy
 from anonlib.workflow.release_view import release_view
-from uploads import NAME, uploaded
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "pages" / "release.py")
@@ -104,7 +104,8 @@ def test_choices_move_the_view_and_a_bad_pair_is_a_sentence():
 def test_a_column_with_one_value_to_predict_is_a_sentence_not_a_traceback():
     frame = pd.DataFrame({"<b>age</b>": [30, 31, 32, 33] * 5, "dx": ["flu"] * 20})
     ds = Dataset.from_frame("[x](javascript:y)", frame).with_roles(
-        {"<b>age</b>": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE})
+        {"<b>age</b>": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE}
+    )
     at = page_with(WorkingCopy.start(ds))
     assert any("dx has one value in the release (flu)" in unescaped(e.value) for e in at.error)
     assert not [e for e in at.error if "unexpected" in e.value]
@@ -150,6 +151,7 @@ def test_the_release_page_s_package_states_the_page_s_own_view():
     view = release_view(copy)
     c = view.classifier
     shown = replace(c, released=replace(c.released, mean=0.123456), original=replace(c.original, mean=0.654321))
+
     def section_of(build) -> str:
         report = zipfile.ZipFile(io.BytesIO(build())).read("report.html").decode("utf-8")
         return report.split("<h2>What the release is still good for</h2>", 1)[1].split("<h2>", 1)[0]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from anonlib.workflow.report import build_report
 from anonlib.core.samples import load_sample
+from anonlib.workflow.report import build_report
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "pages" / "report.py")
@@ -38,8 +38,12 @@ def test_caballero_numbers_and_no_sensitive_note():
     assert shown["distinct combinations kept"] == f"{expected.rows:,}"
     assert shown["distinct combinations in classes < k"] == "0"
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == ["Release package (zip)", "Printable report (HTML)", "Parameters and results (JSON)",
-                      "Leakage table (CSV)"]
+    assert labels == [
+        "Release package (zip)",
+        "Printable report (HTML)",
+        "Parameters and results (JSON)",
+        "Leakage table (CSV)",
+    ]
 
 
 def test_hostile_column_names_and_missing_sections_do_not_break_the_page():
@@ -49,7 +53,8 @@ def test_hostile_column_names_and_missing_sections_do_not_break_the_page():
 
     frame = pd.DataFrame({"<script>alert(1)</script>": ["a", "b", "a"], "**x**": [1, 2, 3]})
     ds = Dataset.from_frame("[link](javascript:x)", frame).with_roles(
-        {"<script>alert(1)</script>": Role.QUASI_IDENTIFIER, "**x**": Role.IGNORE})
+        {"<script>alert(1)</script>": Role.QUASI_IDENTIFIER, "**x**": Role.IGNORE}
+    )
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.session_state["active_dataset"] = ds
     at.session_state["active_source"] = "upload:x.csv"

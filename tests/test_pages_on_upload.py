@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from uploads import JOURNEY_CSV, registry_csv
 
 from anonlib.core.dataset import Dataset
 from anonlib.core.loading import load_table
 from anonlib.measures.models import MODEL_NAMES
-from anonlib.workflow.report import build_report, copy_report, individual_privacy, models_section
 from anonlib.measures.risk import reidentification
 from anonlib.workflow import Reading, Recipe, ReleaseTarget, release_package, verify_package
-from uploads import JOURNEY_CSV, registry_csv
+from anonlib.workflow.report import build_report, copy_report, individual_privacy, models_section
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -91,7 +91,8 @@ def test_dataset_page_shows_the_library_s_risk_and_models():
     table = next(d.value for d in at.dataframe if "records in failing classes" in d.value.columns)
     assert table["model"].tolist() == [MODEL_NAMES[r.model] for r in expected.rows]
     assert table["records in failing classes"].tolist() == [
-        "–" if r.failing_records is None else f"{r.failing_records:,}" for r in expected.rows]
+        "–" if r.failing_records is None else f"{r.failing_records:,}" for r in expected.rows
+    ]
     distinct = next(r for r in expected.rows if r.model == "distinct_l")
     assert distinct.failing_records > 0  # ZIP x sex x birth year leaves classes with one diagnosis
     # the HIPAA check flags both identifiers, with their suggested role
@@ -116,8 +117,10 @@ def test_a_model_in_the_release_target_is_judged_at_the_target_value():
     expected = next(r for r in models_section(dataset, (requirement,)).rows if r.model == "distinct_l")
     assert row["judged at"] == "distinct 3-diversity of diagnosis (release target)"
     assert row["records in failing classes"] == f"{expected.failing_records:,}"
-    assert expected.failing_records > next(r for r in models_section(dataset).rows
-                                           if r.model == "distinct_l").failing_records  # l = 3 fails more than 2
+    assert (
+        expected.failing_records
+        > next(r for r in models_section(dataset).rows if r.model == "distinct_l").failing_records
+    )  # l = 3 fails more than 2
 
 
 def test_coming_back_to_the_dataset_page_keeps_the_upload_and_role_edits_apply_one_after_another():
@@ -128,7 +131,8 @@ def test_coming_back_to_the_dataset_page_keeps_the_upload_and_role_edits_apply_o
     assert at.radio(key="source_kind").value == "Upload a file"
     # the upload box may be empty after another page ran (as in a browser); the file stays loaded
     assert at.file_uploader(key="upload").value is not None or any(
-        "Loaded: patients.csv" in c.value.replace("\\", "") for c in at.caption)
+        "Loaded: patients.csv" in c.value.replace("\\", "") for c in at.caption
+    )
     assert metrics(at)["records"] == "400"
     # two role edits in a row, each applied on its own run (the editor keeps its input table)
     key = f"roles-{at.session_state['role_editor']['version']}"
@@ -136,8 +140,11 @@ def test_coming_back_to_the_dataset_page_keeps_the_upload_and_role_edits_apply_o
     at.run()
     assert at.session_state["active_dataset"].quasi_identifiers == ("birth_year", "sex")
     assert f"roles-{at.session_state['role_editor']['version']}" == key  # the same widget: no extra click
-    at.session_state[key] = {"edited_rows": {4: {"role": "ignore"}, 3: {"role": "ignore"}},
-                             "added_rows": [], "deleted_rows": []}
+    at.session_state[key] = {
+        "edited_rows": {4: {"role": "ignore"}, 3: {"role": "ignore"}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
     at.run()
     assert not at.exception
     assert at.session_state["active_dataset"].quasi_identifiers == ("birth_year",)
@@ -195,8 +202,11 @@ def test_bands_show_their_cost_first_and_never_default_to_removing_the_column():
     at = page("individuals", dataset)
     pick = next(s for s in at.selectbox if s.key and s.key.startswith("peers_pick:"))
     assert pick.value is not None and "(removes the column)" not in pick.options[pick.index]
-    assert any(m.value.startswith("What it does to the working copy:")
-               and "birth_year: 75 values become" in m.value.replace("\\", "") for m in at.markdown)
+    assert any(
+        m.value.startswith("What it does to the working copy:")
+        and "birth_year: 75 values become" in m.value.replace("\\", "")
+        for m in at.markdown
+    )
     assert not at.session_state["working_copy"].steps  # nothing applied before the click
     at.button(key="peers_apply").click().run()
     assert not at.exception and not at.error
@@ -217,8 +227,11 @@ def test_no_sensitive_attribute_says_what_is_missing_and_keeps_the_paper_example
     at.toggle(key="peers_paper").set_value(True).run()
     assert not at.exception
     # Kroes et al. Table 1 (option 2): 2 of 5 individuals protected for each variable at p = 0
-    assert {k: v for k, v in metrics(at).items()} == {"paper: Diagnosis": "40.0%", "paper: Gender": "40.0%",
-                                                      "paper: Age": "40.0%"}
+    assert {k: v for k, v in metrics(at).items()} == {
+        "paper: Diagnosis": "40.0%",
+        "paper: Gender": "40.0%",
+        "paper: Age": "40.0%",
+    }
 
 
 # ---------------------------------------------------------------- Risk report page
@@ -303,9 +316,20 @@ def test_journey_upload_generalize_bands_undo_report_package_apply(tmp_path):
     (tmp_path / "recipe.json").write_bytes(files.read("recipe.json"))
     (tmp_path / "patients.csv").write_bytes(JOURNEY_CSV)
     run = subprocess.run(
-        [sys.executable, "-m", "anonlib", "apply", str(tmp_path / "recipe.json"), str(tmp_path / "patients.csv"),
-         "--out", str(tmp_path / "out.csv")],
-        cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT,
+        [
+            sys.executable,
+            "-m",
+            "anonlib",
+            "apply",
+            str(tmp_path / "recipe.json"),
+            str(tmp_path / "patients.csv"),
+            "--out",
+            str(tmp_path / "out.csv"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     )
     # exit 0 when the release target (k = 5 on birth year, sex and zip) is met, 1 naming what fails
     assert run.returncode == (0 if generalized.after.failing_records == 0 else 1), run.stderr

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from anonlib.core.equivalence import encode
 from anonlib.core.errors import ColumnError, EmptySelectionError, ParameterError, ProblemTooLargeError
+from anonlib.core.loading import load_table
+from anonlib.core.samples import load_sample, sample_path
 from anonlib.measures.peers import (
     EXAMPLES,
     Partition,
@@ -34,8 +36,6 @@ from anonlib.measures.peers import (
     ppp,
     privacy_matrix,
 )
-from anonlib.core.loading import load_table
-from anonlib.core.samples import load_sample, sample_path
 
 # ----------------------------------------------------------------- paper Table 1
 
@@ -131,7 +131,7 @@ def _brute_measure(frame: pd.DataFrame, s: str, known: tuple[str, ...], weights,
     rows = frame.to_dict("records")
     domain = sorted(set(frame[s]))
     out = []
-    for i, r in enumerate(rows):
+    for _i, r in enumerate(rows):
         peers = [j for j, o in enumerate(rows) if all(o[c] == r[c] for c in known)]
         n_a = sum(weights[j] for j in peers)
         n_sa = sum(weights[j] for j in peers if rows[j][s] == r[s])
@@ -154,10 +154,7 @@ def _subsets(aux, include_empty):
 def small_tables(draw, max_columns: int = 4):
     n = draw(st.integers(1, 14))
     m = draw(st.integers(2, max_columns))
-    data = {
-        f"v{j}": draw(st.lists(st.integers(0, draw(st.integers(1, 3))), min_size=n, max_size=n))
-        for j in range(m)
-    }
+    data = {f"v{j}": draw(st.lists(st.integers(0, draw(st.integers(1, 3))), min_size=n, max_size=n)) for j in range(m)}
     counts = draw(st.one_of(st.none(), st.lists(st.integers(1, 3), min_size=n, max_size=n)))
     frame = pd.DataFrame(data)
     if counts is not None:
@@ -173,7 +170,7 @@ def test_minimum_equals_brute_force(table, include_empty, q):
     s, aux = variables[0], variables[1:]
     weights = [1] * len(frame) if count is None else frame[count].tolist()
     subsets = _subsets(aux, include_empty)
-    for measure, fn in (("ppp", None), ("poac", q)):
+    for measure, _fn in (("ppp", None), ("poac", q)):
         brute = np.vstack([_brute_measure(frame[variables], s, sub, weights, measure, q) for sub in subsets])
         expected = brute.min(axis=0)
         if measure == "ppp":
@@ -280,13 +277,18 @@ def _partitions_by_trying_every_offset(low: int, high: int, max_categories: int,
 
 
 @settings(max_examples=150, deadline=None)
-@given(low=st.integers(-100, 100), span=st.integers(3, 250), max_categories=st.integers(2, 25),
-       max_partitions=st.integers(1, 500))
+@given(
+    low=st.integers(-100, 100),
+    span=st.integers(3, 250),
+    max_categories=st.integers(2, 25),
+    max_partitions=st.integers(1, 500),
+)
 def test_whole_number_partitions_match_trying_every_offset(low, span, max_categories, max_partitions):
     values = np.array([low, low + span - 1, low + span // 2], dtype=float)
     found, complete = partitions(values, max_categories=max_categories, max_partitions=max_partitions)
-    expected, expected_complete, widths = _partitions_by_trying_every_offset(low, low + span - 1, max_categories,
-                                                                             max_partitions)
+    expected, expected_complete, widths = _partitions_by_trying_every_offset(
+        low, low + span - 1, max_categories, max_partitions
+    )
     if widths <= max_partitions:
         assert complete == expected_complete
         assert [(p.width, p.offset, p.categories) for p in found] == expected
@@ -362,8 +364,10 @@ def test_errors_are_clear(table1):
     with pytest.raises(ParameterError, match="measure"):
         privacy_matrix(table1, ["Diagnosis", "Age"], "kanon")
     wide = pd.DataFrame({f"c{j}": [0, 1] for j in range(27)})
-    with pytest.raises(ProblemTooLargeError, match="67,108,864 combinations.*choose fewer variables, let the "
-                                                   "adversary know at most a few of them at once"):
+    with pytest.raises(
+        ProblemTooLargeError,
+        match="67,108,864 combinations.*choose fewer variables, let the adversary know at most a few of them at once",
+    ):
         min_ppp(wide, "c0", [f"c{j}" for j in range(1, 27)])
     with pytest.raises(ParameterError, match="whole number of 0 or more"):
         min_ppp(table1, "Diagnosis", ["Age"], max_known=-1)
@@ -390,13 +394,17 @@ def test_progress_counts_the_combinations_the_estimate_announced():
     seen: list[tuple[int, int, str]] = []
     estimate = estimate_privacy_matrix(frame, variables)
     privacy_matrix(frame, variables, progress=lambda *call: seen.append(call))
-    assert estimate.operations == 2 ** 9 - 1  # every combination of the 9 variables but all of them
+    assert estimate.operations == 2**9 - 1  # every combination of the 9 variables but all of them
     assert seen[-1] == (estimate.operations, estimate.operations, "auxiliary combinations")
     done = [d for d, _, _ in seen]
     assert done == sorted(done) and len(seen) > 10 and {t for _, t, _ in seen} == {estimate.operations}
     narrowed = []
     privacy_matrix(frame, variables, max_known=2, progress=lambda *call: narrowed.append(call))
-    assert narrowed[-1][:2] == (1 + 9 + 36, 1 + 9 + 36) == (estimate_privacy_matrix(frame, variables, max_known=2).operations,) * 2
+    assert (
+        narrowed[-1][:2]
+        == (1 + 9 + 36, 1 + 9 + 36)
+        == (estimate_privacy_matrix(frame, variables, max_known=2).operations,) * 2
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -421,8 +429,16 @@ def test_generalization_potential_with_max_known_matches_direct_computation():
     frame, _ = example_dataset("cervical_cancer").analysis_frame()
     aux = ["Num of pregnancies", "Smokes", "Age"]
     calls = []
-    res = generalization_potential(frame, "Biopsy", aux, "Age", max_categories=5, max_partitions=12, max_known=1,
-                                   progress=lambda *call: calls.append(call))
+    res = generalization_potential(
+        frame,
+        "Biopsy",
+        aux,
+        "Age",
+        max_categories=5,
+        max_partitions=12,
+        max_known=1,
+        progress=lambda *call: calls.append(call),
+    )
     assert calls[0] == (0, len(res.partitions), "partitions") and calls[-1][:2] == (len(res.partitions),) * 2
     assert res.baseline == pytest.approx((min_ppp(frame, "Biopsy", aux, max_known=1) > 0).mean())
     for k in (0, len(res.partitions) - 1):
@@ -439,7 +455,7 @@ def test_estimates_grow_with_records_and_variables_and_refuse_hours():
     bigger = estimate_privacy_matrix(frame, list(frame.columns[:8]))
     wider = estimate_privacy_matrix(frame, list(frame.columns))
     assert small.seconds < bigger.seconds < wider.seconds and small.interactive and not wider.interactive
-    assert wider.operations == 2 ** 18 - 1 and wider.seconds > 600
+    assert wider.operations == 2**18 - 1 and wider.seconds > 600
     with pytest.raises(ProblemTooLargeError, match="would take about .* minutes.*analyse a sample of the records"):
         privacy_matrix(frame, list(frame.columns))
     narrowed = estimate_privacy_matrix(frame, list(frame.columns), max_known=2)
@@ -454,13 +470,29 @@ def test_heatmap_figure_bins_and_hover():
     values = np.array([[0.0, 0.0, 0.5, 1.0], [1.0, 0.2, 0.0, 0.0]])
     notes = np.array([["knowing a"] * 4, ["knowing nothing", "knowing b", "knowing b", "knowing b"]], dtype=object)
     binned = heatmap_columns(values, max_individuals=2, n_bins=2)
-    fig = privacy_heatmap(values, ["s", "t"], binned, threshold=0.0, palette="red to green (as in the papers)",
-                          value_label="min PPP", title="x", cell_notes=notes)
+    fig = privacy_heatmap(
+        values,
+        ["s", "t"],
+        binned,
+        threshold=0.0,
+        palette="red to green (as in the papers)",
+        value_label="min PPP",
+        title="x",
+        cell_notes=notes,
+    )
     assert fig.data[0].z.shape == (2, 2)
     assert "2 records" in fig.data[0].customdata[0][0] and "knowing a (100%)" in fig.data[0].customdata[0][0]
-    single = privacy_heatmap(values, ["s", "t"], heatmap_columns(values), threshold=0.0,
-                             palette="colour-blind safe", value_label="min PPP", title="x",
-                             individual_text=["a=1", "a=2", "a=3", "a=4"], cell_notes=notes)
+    single = privacy_heatmap(
+        values,
+        ["s", "t"],
+        heatmap_columns(values),
+        threshold=0.0,
+        palette="colour-blind safe",
+        value_label="min PPP",
+        title="x",
+        individual_text=["a=1", "a=2", "a=3", "a=4"],
+        cell_notes=notes,
+    )
     first = single.data[0].customdata[1][0]
     i = int(single.data[0].x[0][1:]) - 1
     assert f"record {i + 1}: a={i + 1}" in first and "worst: knowing" in first
@@ -530,8 +562,11 @@ def _brute_matrix(frame: pd.DataFrame, variables: list[str], weights, measure: s
                 if measure == "ppp":
                     value = 1.0 - n_sa / n_a
                 else:
-                    considered = sum(1 for v in domain if v != r[s]
-                                     and sum(weights[j] for j in peers if rows[j][s] == v) / n_a > qs[s])
+                    considered = sum(
+                        1
+                        for v in domain
+                        if v != r[s] and sum(weights[j] for j in peers if rows[j][s] == v) / n_a > qs[s]
+                    )
                     value = considered / (len(domain) - 1) if len(domain) > 1 else 0.0
                 if best is None or value < best[0]:
                     best = (value, sum(1 << walk[p] for p in sub))
@@ -553,8 +588,13 @@ def tables_with_missing(draw):
 
 
 @settings(max_examples=60, deadline=None)
-@given(tables_with_missing(), st.sampled_from(["ppp", "poac"]), st.sampled_from([None, 0.0, 0.3]),
-       st.sampled_from([0.0, 0.4]), st.booleans())
+@given(
+    tables_with_missing(),
+    st.sampled_from(["ppp", "poac"]),
+    st.sampled_from([None, 0.0, 0.3]),
+    st.sampled_from([0.0, 0.4]),
+    st.booleans(),
+)
 def test_privacy_matrix_equals_brute_force_with_missing_values(table, measure, q, p, include_empty):
     frame, count = table
     variables = [c for c in frame.columns if c != count]
@@ -615,8 +655,9 @@ def test_privacy_matrix_of_wide_columns_equals_the_record_walk_and_stays_small()
         tracemalloc.stop()
     table = encode(frame, variables)
     codes = [np.ascontiguousarray(table.codes[:, j]) for j in range(len(variables))]
-    values, masks, npp_full = _record_walk(table, variables, codes, list(table.cardinalities), [0.0] * 4, "ppp",
-                                           True, None, 3)
+    values, masks, npp_full = _record_walk(
+        table, variables, codes, list(table.cardinalities), [0.0] * 4, "ppp", True, None, 3
+    )
     np.testing.assert_array_equal(res.values, values)
     np.testing.assert_array_equal(res.worst, masks)
     np.testing.assert_array_equal(res.npp, npp_full)

@@ -11,18 +11,18 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
-import pytest
 import pycanon.anonymity as pycanon  # test-only peer (requirements-nodeps.txt)
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonlib.transformations.anonymize import search
 from anonlib.cli import main
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import ParameterError
 from anonlib.core.hierarchy import SUPPRESSED, flat_hierarchy, hierarchy_csv, interval_hierarchy, taxonomy_hierarchy
 from anonlib.core.samples import load_sample, sample_path
 from anonlib.measures.models import ModelRequirement, acceptance
+from anonlib.transformations.anonymize import search
 from anonlib.workflow import GeneralizationStep, ReleaseTarget, SuppressionStep, WorkingCopy, release_package
 from anonlib.workflow.local_steps import LocalSuppressionStep
 from anonlib.workflow.release import release_csv, release_table
@@ -33,7 +33,7 @@ EXAMPLES = int(os.environ.get("RELEASE_EXAMPLES", "200"))
 
 def _json(capsys) -> dict:
     out = capsys.readouterr().out
-    return json.loads(out[out.index("{"):])
+    return json.loads(out[out.index("{") :])
 
 
 def _pandas_sizes(frame: pd.DataFrame, qis, count=None) -> pd.Series:
@@ -71,8 +71,20 @@ def test_dropping_records_with_missing_values_states_what_the_file_holds(tmp_pat
     source = tmp_path / "in.csv"
     frame.to_csv(source, index=False)
     out = tmp_path / "out.csv"
-    code = main(["anonymize", str(source), "--shield", "age,sex,race", "--k", "5", "--drop-missing",
-                 "--out", str(out), "--json"])
+    code = main(
+        [
+            "anonymize",
+            str(source),
+            "--shield",
+            "age,sex,race",
+            "--k",
+            "5",
+            "--drop-missing",
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
     stated = _json(capsys)
     written = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert code == (0 if stated["met"] else 1)
@@ -90,28 +102,60 @@ def test_a_release_that_misses_its_target_exits_1_and_says_so(tmp_path: Path, ca
     """The paper's searches pick a table whose release fails 0.4-closeness once measured on itself
     (suppression changed the table's distribution): `anonymize` says "not met" and exits 1, the
     optimal search picks one that meets it."""
-    frame = pd.DataFrame({"q0": list("aaaaaaaaabcba"),
-                          "dx": ["flu", "hiv", "flu", "flu", "flu", "none", "none", "none", "none", "flu", "flu",
-                                 "hiv", "none"]})
+    frame = pd.DataFrame(
+        {
+            "q0": list("aaaaaaaaabcba"),
+            "dx": ["flu", "hiv", "flu", "flu", "flu", "none", "none", "none", "none", "flu", "flu", "hiv", "none"],
+        }
+    )
     file = tmp_path / "t.csv"
     frame.to_csv(file, index=False)
-    argv = ["anonymize", str(file), "--shield", "q0", "--k", "1", "--require", "t_closeness:dx=0.4",
-            "--max-suppressed", "0.1"]
+    argv = [
+        "anonymize",
+        str(file),
+        "--shield",
+        "q0",
+        "--k",
+        "1",
+        "--require",
+        "t_closeness:dx=0.4",
+        "--max-suppressed",
+        "0.1",
+    ]
     assert main([*argv, "--method", "iab", "--out", str(tmp_path / "iab.csv")]) == 1
     printed = capsys.readouterr().out
     assert "Not met: 2 of 12 records" in printed and "not met            2 records" in printed
     written = pd.read_csv(tmp_path / "iab.csv")
-    assert acceptance(written, ["q0"], requirements=[ModelRequirement("t_closeness", "dx", 0.4)]).suppressed_records == 2
+    assert (
+        acceptance(written, ["q0"], requirements=[ModelRequirement("t_closeness", "dx", 0.4)]).suppressed_records == 2
+    )
     assert main([*argv, "--out", str(tmp_path / "best.csv"), "--json"]) == 0
     stated = _json(capsys)
     assert stated["met"] is True and stated["failing_records"] == 0 and stated["optimal"] is True
     written = pd.read_csv(tmp_path / "best.csv")
-    assert acceptance(written, ["q0"], requirements=[ModelRequirement("t_closeness", "dx", 0.4)]).suppressed_records == 0
+    assert (
+        acceptance(written, ["q0"], requirements=[ModelRequirement("t_closeness", "dx", 0.4)]).suppressed_records == 0
+    )
 
 
 def test_json_states_the_contract_fields(capsys) -> None:
-    assert main(["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age,AC", "--k", "3",
-                 "--max-suppressed", "0.1", "--json"]) == 0
+    assert (
+        main(
+            [
+                "anonymize",
+                "--sample",
+                "arca_table1",
+                "--shield",
+                "Zip,Age,AC",
+                "--k",
+                "3",
+                "--max-suppressed",
+                "0.1",
+                "--json",
+            ]
+        )
+        == 0
+    )
     stated = _json(capsys)
     for key in ("levels", "measure", "utility", "optimal", "suppressed", "k"):
         assert key in stated
@@ -122,8 +166,25 @@ def test_json_states_the_contract_fields(capsys) -> None:
 
 def test_local_suppression_in_anonymize_is_measured_with_the_wildcard_reading(tmp_path: Path, capsys) -> None:
     out = tmp_path / "a.csv"
-    assert main(["anonymize", str(sample_path("adult.csv.gz")), "--shield", "age,sex,race,native-country,education",
-                 "--k", "5", "--max-suppressed", "0.02", "--local-suppression", "--out", str(out), "--json"]) == 0
+    assert (
+        main(
+            [
+                "anonymize",
+                str(sample_path("adult.csv.gz")),
+                "--shield",
+                "age,sex,race,native-country,education",
+                "--k",
+                "5",
+                "--max-suppressed",
+                "0.02",
+                "--local-suppression",
+                "--out",
+                str(out),
+                "--json",
+            ]
+        )
+        == 0
+    )
     stated = _json(capsys)
     written = pd.read_csv(out, dtype=str, keep_default_na=False)
     qis = ["age", "sex", "race", "native-country", "education"]
@@ -133,8 +194,7 @@ def test_local_suppression_in_anonymize_is_measured_with_the_wildcard_reading(tm
     distinct = written.groupby(qis, dropna=False).size().reset_index(name="records")
     values, weights = distinct[qis].to_numpy(), distinct["records"].to_numpy()
     star = values == SUPPRESSED
-    failing = [i for i in range(len(values))
-               if weights[((values == values[i]) | star | star[i]).all(axis=1)].sum() < 5]
+    failing = [i for i in range(len(values)) if weights[((values == values[i]) | star | star[i]).all(axis=1)].sum() < 5]
     assert failing == [] and stated["k"] >= 5
 
 
@@ -157,18 +217,43 @@ def tables(draw):
         else:
             frame[name] = draw(st.lists(st.sampled_from(["a", "b", "c", "d", "e", None]), min_size=n, max_size=n))
             hierarchies[name] = TAXONOMY.iloc[:, : draw(st.integers(2, 3))] if draw(st.booleans()) else TAXONOMY
-    frame["dx"] = ["flu", "hiv"] + draw(st.lists(st.sampled_from(["flu", "hiv", "none"]), min_size=n - 2, max_size=n - 2))
+    frame["dx"] = ["flu", "hiv"] + draw(
+        st.lists(st.sampled_from(["flu", "hiv", "none"]), min_size=n - 2, max_size=n - 2)
+    )
     count = None
     if draw(st.booleans()):
         frame["n"] = draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
         count = "n"
-    model = draw(st.sampled_from([None, "distinct_l:dx=2", "entropy_l:dx=1.5", "t_closeness:dx=0.5", "alpha:dx=0.8",
-                                  "delta_disclosure:dx=2", "beta_likeness:dx=2", "recursive_cl:dx=2,c=2"]))
-    return (pd.DataFrame(frame), hierarchies, count, model, draw(st.integers(1, 4)),
-            draw(st.sampled_from([0.0, 0.05, 0.2])), draw(st.sampled_from(["optimal", "iab", "greedy"])))
+    model = draw(
+        st.sampled_from(
+            [
+                None,
+                "distinct_l:dx=2",
+                "entropy_l:dx=1.5",
+                "t_closeness:dx=0.5",
+                "alpha:dx=0.8",
+                "delta_disclosure:dx=2",
+                "beta_likeness:dx=2",
+                "recursive_cl:dx=2,c=2",
+            ]
+        )
+    )
+    return (
+        pd.DataFrame(frame),
+        hierarchies,
+        count,
+        model,
+        draw(st.integers(1, 4)),
+        draw(st.sampled_from([0.0, 0.05, 0.2])),
+        draw(st.sampled_from(["optimal", "iab", "greedy"])),
+    )
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(case=tables())
 def test_what_anonymize_states_is_what_the_file_holds(case, tmp_path: Path, capsys) -> None:
     frame, hierarchies, count, model, k, limit, method = case
@@ -176,8 +261,23 @@ def test_what_anonymize_states_is_what_the_file_holds(case, tmp_path: Path, caps
     folder = Path(tempfile.mkdtemp(dir=tmp_path))
     file, out = folder / "in.csv", folder / "out.csv"
     frame.to_csv(file, index=False)
-    argv = ["anonymize", str(file), "--shield", ",".join(qis), "--k", str(k), "--max-suppressed", str(limit),
-            "--method", method, "--out", str(out), "--json", "--role", "dx=sensitive"]
+    argv = [
+        "anonymize",
+        str(file),
+        "--shield",
+        ",".join(qis),
+        "--k",
+        str(k),
+        "--max-suppressed",
+        str(limit),
+        "--method",
+        method,
+        "--out",
+        str(out),
+        "--json",
+        "--role",
+        "dx=sensitive",
+    ]
     if count:
         argv += ["--count", count]
     if model:
@@ -191,7 +291,7 @@ def test_what_anonymize_states_is_what_the_file_holds(case, tmp_path: Path, caps
     if code == 2:  # a sentence, no traceback (no generalization meets it, a model cannot be measured, ...)
         assert captured.err.strip().splitlines()[-1].startswith("error: ") and "Traceback" not in captured.err
         return
-    stated = json.loads(captured.out[captured.out.index("{"):])
+    stated = json.loads(captured.out[captured.out.index("{") :])
     written = pd.read_csv(out, dtype=str, keep_default_na=False)
     weights = written[count].astype(int) if count else pd.Series(1, index=written.index)
     records = int(frame[count].sum()) if count else len(frame)
@@ -205,6 +305,7 @@ def test_what_anonymize_states_is_what_the_file_holds(case, tmp_path: Path, caps
         if model and len(written):  # the models as the one measurement reads the written file
             typed = pd.read_csv(out)
             from anonlib.cli.risk import parse_requirement
+
             verdict = acceptance(typed, qis, k=k, requirements=[parse_requirement(model, {})], count=count)
             assert verdict.suppressed_records == 0
     else:
@@ -218,6 +319,7 @@ def test_library_search_states_what_its_table_holds() -> None:
     frame = load_sample("adult").frame
     qis = ["age", "sex", "race", "native-country"]
     from anonlib.core.hierarchy import default_hierarchy
+
     hierarchies = {q: default_hierarchy(frame[q], q)[1] for q in qis}
     r = search(frame, qis, 5, hierarchies, "optimal", max_suppressed=0.01)
     sizes = _pandas_sizes(r.table, qis)
@@ -231,8 +333,14 @@ def test_library_search_states_what_its_table_holds() -> None:
 # every quasi-identifier, every sensitive column and every column a privacy model reads; only they are
 # judged and only they are released. Blanks in other released columns are written as blanks.
 
-ISSUE_FRAME = pd.DataFrame({"age": ["30"] * 5 + ["40"] * 5, "sex": ["F"] * 10, "dx": ["a", "b", "c", "d", "e"] * 2,
-                            "note": [None, "x", "x", "x", "x"] * 2})
+ISSUE_FRAME = pd.DataFrame(
+    {
+        "age": ["30"] * 5 + ["40"] * 5,
+        "sex": ["F"] * 10,
+        "dx": ["a", "b", "c", "d", "e"] * 2,
+        "note": [None, "x", "x", "x", "x"] * 2,
+    }
+)
 ISSUE_ROLES = {"age": "quasi-identifier", "sex": "quasi-identifier", "dx": "sensitive", "note": "sensitive"}
 
 
@@ -268,8 +376,24 @@ def test_the_issue_case_through_anonymize_apply_and_verify(tmp_path: Path, capsy
     source = tmp_path / "in.csv"
     ISSUE_FRAME.to_csv(source, index=False)
     out, recipe, package = tmp_path / "out.csv", tmp_path / "r.json", tmp_path / "p.zip"
-    argv = ["anonymize", str(source), "--shield", "age,sex", "--role", "dx=sensitive", "--role", "note=sensitive",
-            "--drop-missing", "--out", str(out), "--recipe", str(recipe), "--package", str(package), "--json"]
+    argv = [
+        "anonymize",
+        str(source),
+        "--shield",
+        "age,sex",
+        "--role",
+        "dx=sensitive",
+        "--role",
+        "note=sensitive",
+        "--drop-missing",
+        "--out",
+        str(out),
+        "--recipe",
+        str(recipe),
+        "--package",
+        str(package),
+        "--json",
+    ]
     for k, level in ((4, 0), (5, 1)):
         code = main([*argv, "--k", str(k)])
         stated = _json(capsys)
@@ -286,8 +410,9 @@ def test_the_issue_case_through_anonymize_apply_and_verify(tmp_path: Path, capsy
         assert "all 10 checks passed" in capsys.readouterr().out
     # the issue's working copy (k = 5, no step) as a recipe: `apply` writes 8 records in classes of 4
     # and says "not met" (exit 1); the package's recount says the same (the old check said met)
-    copy = WorkingCopy.start(Dataset.from_frame("in.csv", ISSUE_FRAME, ISSUE_ROLES).with_missing("drop"),
-                             ReleaseTarget(k=5))
+    copy = WorkingCopy.start(
+        Dataset.from_frame("in.csv", ISSUE_FRAME, ISSUE_ROLES).with_missing("drop"), ReleaseTarget(k=5)
+    )
     assert copy.check.records == 8 and not copy.check.met
     recipe.write_text(copy.recipe().dumps())
     assert main(["apply", str(recipe), str(source), "--out", str(out), "--json"]) == 1
@@ -308,9 +433,14 @@ def tables_with_blanks(draw):
     """QIs q0..q2 with blanks, a sensitive column with a model (s1) and one without (s2), an ignored
     column kept in the release (note), all with blanks; maybe a count column."""
     n = draw(st.integers(2, 40))
-    cells = lambda values, blank: st.lists(st.sampled_from(values + [None] * blank), min_size=n, max_size=n)
-    frame = {f"q{j}": draw(cells(["a", "b", "c"][: draw(st.integers(1, 3))], draw(st.integers(0, 2))))
-             for j in range(draw(st.integers(1, 3)))}
+
+    def cells(values, blank):
+        return st.lists(st.sampled_from(values + [None] * blank), min_size=n, max_size=n)
+
+    frame = {
+        f"q{j}": draw(cells(["a", "b", "c"][: draw(st.integers(1, 3))], draw(st.integers(0, 2))))
+        for j in range(draw(st.integers(1, 3)))
+    }
     frame["s1"] = draw(cells(["flu", "hiv", "none"], draw(st.integers(0, 2))))
     frame["s2"] = draw(cells(["x", "y"], draw(st.integers(0, 2))))
     frame["note"] = draw(cells(["p", "q"], draw(st.integers(0, 2))))
@@ -319,8 +449,14 @@ def tables_with_blanks(draw):
         frame["n"] = draw(st.lists(st.integers(1, 3), min_size=n, max_size=n))
         count = "n"
     model = draw(st.sampled_from([None, ("distinct_l", 2.0), ("alpha", 0.7)]))
-    return (pd.DataFrame(frame), count, model, draw(st.integers(1, 4)), draw(st.sampled_from([0.0, 0.1, 0.5])),
-            draw(st.sampled_from(["none", "records", "cells"])))
+    return (
+        pd.DataFrame(frame),
+        count,
+        model,
+        draw(st.integers(1, 4)),
+        draw(st.sampled_from([0.0, 0.1, 0.5])),
+        draw(st.sampled_from(["none", "records", "cells"])),
+    )
 
 
 def _plain_failing(frame: pd.DataFrame, qis, k, model, weights: pd.Series) -> pd.Series:
@@ -345,8 +481,10 @@ def _plain_wildcard_failing(frame: pd.DataFrame, qis, k, weights: pd.Series) -> 
     values = frame[qis].astype(object).to_numpy()
     star = values == SUPPRESSED
     w = weights.to_numpy()
-    return pd.Series([w[((values == values[i]) | star | star[i]).all(axis=1)].sum() < k for i in range(len(values))],
-                     index=frame.index)
+    return pd.Series(
+        [w[((values == values[i]) | star | star[i]).all(axis=1)].sum() < k for i in range(len(values))],
+        index=frame.index,
+    )
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -357,8 +495,13 @@ def test_with_missing_dropped_the_check_counts_the_released_table(case) -> None:
     the package's recount of the written bytes says the same."""
     frame, count, model, k, limit, step = case
     qis = [c for c in frame.columns if c.startswith("q")]
-    roles = {**{q: "quasi-identifier" for q in qis}, "s1": "sensitive", "s2": "sensitive", "note": "ignore",
-             **({count: "count"} if count else {})}
+    roles = {
+        **{q: "quasi-identifier" for q in qis},
+        "s1": "sensitive",
+        "s2": "sensitive",
+        "note": "ignore",
+        **({count: "count"} if count else {}),
+    }
     loaded = Dataset.from_frame("t.csv", frame, roles).with_missing("drop")
     requirements = (ModelRequirement(model[0], "s1", model[1]),) if model else ()
     target = ReleaseTarget(k=k, requirements=requirements, max_suppressed=limit)
@@ -366,8 +509,10 @@ def test_with_missing_dropped_the_check_counts_the_released_table(case) -> None:
     if step == "records":
         copy = copy.apply(SuppressionStep.from_target(target, copy.current), "test")
     elif step == "cells":
-        if loaded.assessed().sum() and (int(frame[count][loaded.assessed()].sum()) if count else
-                                        int(loaded.assessed().sum())) < k:
+        if (
+            loaded.assessed().sum()
+            and (int(frame[count][loaded.assessed()].sum()) if count else int(loaded.assessed().sum())) < k
+        ):
             with pytest.raises(ParameterError, match="fewer than k"):  # said, as on any table that small
                 copy.apply(LocalSuppressionStep.from_target(target, copy.current), "test")
             return
@@ -376,7 +521,9 @@ def test_with_missing_dropped_the_check_counts_the_released_table(case) -> None:
     columns = [*qis, "s1", "s2", "note", *([count] if count else [])]
     released = copy.release(columns)
 
-    weight = lambda table: table[count].astype(int) if count else pd.Series(1, index=table.index)
+    def weight(table):
+        return table[count].astype(int) if count else pd.Series(1, index=table.index)
+
     assessed = frame[[*qis, "s1", "s2"]].notna().all(axis=1)
     loaded_records = int(weight(frame)[assessed].sum())
     assert released[[*qis, "s1", "s2"]].notna().all().all()
@@ -411,8 +558,22 @@ def test_a_blank_a_generalization_fills_leaves_its_record_out(tmp_path: Path, ca
     source = tmp_path / "fill.csv"
     frame.to_csv(source, index=False)
     out, recipe = tmp_path / "out.csv", tmp_path / "r.json"
-    code = main(["anonymize", str(source), "--shield", "age,sex", "--k", "5", "--drop-missing", "--out", str(out),
-                 "--recipe", str(recipe), "--json"])
+    code = main(
+        [
+            "anonymize",
+            str(source),
+            "--shield",
+            "age,sex",
+            "--k",
+            "5",
+            "--drop-missing",
+            "--out",
+            str(out),
+            "--recipe",
+            str(recipe),
+            "--json",
+        ]
+    )
     stated = _json(capsys)
     written = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert code == 0 and stated["met"] is True and stated["records"] == len(written) == 5
@@ -421,8 +582,9 @@ def test_a_blank_a_generalization_fills_leaves_its_record_out(tmp_path: Path, ca
     assert _json(capsys)["records"] == 5 and (tmp_path / "again.csv").read_bytes() == out.read_bytes()
     ds = Dataset.from_frame("fill.csv", frame, {"age": "quasi-identifier", "sex": "quasi-identifier"})
     copy = WorkingCopy.start(ds.with_missing("drop"), ReleaseTarget(k=5))
-    step = GeneralizationStep({"age": 1, "sex": 1}, {"age": flat_hierarchy([30, 31, 32, 33, 34]),
-                                                     "sex": flat_hierarchy(["F", "M"])})
+    step = GeneralizationStep(
+        {"age": 1, "sex": 1}, {"age": flat_hierarchy([30, 31, 32, 33, 34]), "sex": flat_hierarchy(["F", "M"])}
+    )
     after = copy.apply(step, "test")
     assert after.check is not None and after.check.records == after.check.loaded_records == 5 and after.check.met
     assert len(after.release()) == 5
@@ -440,8 +602,23 @@ def test_a_release_with_every_record_suppressed_is_measured_as_empty(tmp_path: P
     source = tmp_path / "cnt.csv"
     source.write_text("age,sex,n\n30,F,1\n31,M,2\n32,F,1\n")
     out, recipe = tmp_path / "out.csv", tmp_path / "r.json"
-    code = main(["anonymize", str(source), "--shield", "age,sex", "--k", "50", "--max-suppressed", "1",
-                 "--out", str(out), "--recipe", str(recipe), "--json"])
+    code = main(
+        [
+            "anonymize",
+            str(source),
+            "--shield",
+            "age,sex",
+            "--k",
+            "50",
+            "--max-suppressed",
+            "1",
+            "--out",
+            str(out),
+            "--recipe",
+            str(recipe),
+            "--json",
+        ]
+    )
     stated = _json(capsys)
     assert code == 0 and stated["met"] is True and stated["released_records"] == 0 and stated["suppressed_records"] == 4
     assert header_only(out.read_bytes()) == ["age", "sex", "n"]
@@ -457,10 +634,17 @@ def test_a_release_with_every_record_suppressed_is_measured_as_empty(tmp_path: P
 def test_a_target_reading_another_column_replays_the_steps_on_its_assessed_records() -> None:
     """With missing values dropped, a model on a column with blanks changes which records are
     assessed: the steps are replayed from them, and the check counts what the release holds."""
-    frame = pd.DataFrame({"age": [30, 31, 32, 33, 34, 35, 36, 37], "sex": ["F", "M"] * 4,
-                          "dx": ["a", "b", None, "a", "b", "a", None, "b"], "lab": ["x", None, "y", "x", "y", "x", "y", "x"]})
-    ds = Dataset.from_frame("d", frame, {"age": "quasi-identifier", "sex": "quasi-identifier", "dx": "ignore",
-                                         "lab": "ignore"}).with_missing("drop")
+    frame = pd.DataFrame(
+        {
+            "age": [30, 31, 32, 33, 34, 35, 36, 37],
+            "sex": ["F", "M"] * 4,
+            "dx": ["a", "b", None, "a", "b", "a", None, "b"],
+            "lab": ["x", None, "y", "x", "y", "x", "y", "x"],
+        }
+    )
+    ds = Dataset.from_frame(
+        "d", frame, {"age": "quasi-identifier", "sex": "quasi-identifier", "dx": "ignore", "lab": "ignore"}
+    ).with_missing("drop")
     step = GeneralizationStep({"age": 1}, {"age": flat_hierarchy(list(range(30, 38)))})
     copy = WorkingCopy.start(ds, ReleaseTarget(k=2)).apply(step, "test")
     assert copy.check.records == len(copy.release()) == 8
@@ -478,9 +662,12 @@ def test_a_target_whose_replay_does_not_fit_keeps_the_steps_and_judges_the_asses
     (every page reads the working copy), the steps stay and the check counts the release."""
     from anonlib.workflow import BandsStep
 
-    df = pd.DataFrame({"age": [30, 35, 41, 44, 90], "sex": ["F", "F", "M", "M", "F"], "inc": ["l", "h", "l", "h", None]})
-    ds = Dataset.from_frame("d", df, {"age": "quasi-identifier", "sex": "quasi-identifier", "inc": "ignore"},
-                            missing="drop")
+    df = pd.DataFrame(
+        {"age": [30, 35, 41, 44, 90], "sex": ["F", "F", "M", "M", "F"], "inc": ["l", "h", "l", "h", None]}
+    )
+    ds = Dataset.from_frame(
+        "d", df, {"age": "quasi-identifier", "sex": "quasi-identifier", "inc": "ignore"}, missing="drop"
+    )
     strict = ReleaseTarget(k=2, requirements=(ModelRequirement("distinct_l", "inc", 2),))
     copy = WorkingCopy.start(ds, strict)
     copy = copy.apply(SuppressionStep.from_target(strict, copy.current), "p")
@@ -510,13 +697,29 @@ def test_local_suppression_stars_count_as_suppressed_cells_whatever_the_hierarch
     import numpy as np
 
     rng = np.random.default_rng(1)
-    rows = [(int(rng.integers(20, 80)), str(rng.choice(["10011", "10012", "20011", "20012"])), str(rng.choice(["F", "M"])))
-            for _ in range(300)]
+    rows = [
+        (int(rng.integers(20, 80)), str(rng.choice(["10011", "10012", "20011", "20012"])), str(rng.choice(["F", "M"])))
+        for _ in range(300)
+    ]
     frame = pd.DataFrame(rows, columns=["age", "zip", "sex"])
     source = tmp_path / "ls.csv"
     frame.to_csv(source, index=False)
-    code = main(["anonymize", str(source), "--shield", "age,zip,sex", "--k", "5", "--max-suppressed", "0.1",
-                 "--local-suppression", "--out", str(tmp_path / "out.csv"), "--json"])
+    code = main(
+        [
+            "anonymize",
+            str(source),
+            "--shield",
+            "age,zip,sex",
+            "--k",
+            "5",
+            "--max-suppressed",
+            "0.1",
+            "--local-suppression",
+            "--out",
+            str(tmp_path / "out.csv"),
+            "--json",
+        ]
+    )
     stated = _json(capsys)
     written = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
     assert code == 0 and stated["met"] is True and (written == "*").to_numpy().sum() > 0

@@ -8,26 +8,34 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from uploads import uploaded
 
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AnonlibError, ColumnError, EmptySelectionError, ParameterError
 from anonlib.core.hierarchy import default_hierarchy
-from anonlib.workflow.report import copy_report
-from anonlib.workflow.report_html import render_html
 from anonlib.workflow import (
-    BandsStep, GeneralizationStep, LocalSuppressionStep, ReleaseTarget, SuppressionStep, WorkingCopy,
+    BandsStep,
+    GeneralizationStep,
+    LocalSuppressionStep,
+    ReleaseTarget,
+    SuppressionStep,
+    WorkingCopy,
 )
 from anonlib.workflow.release_view import BLANK, MAX_BINS, release_view
+from anonlib.workflow.report import copy_report
+from anonlib.workflow.report_html import render_html
 from dashboard.charts import accuracy_figure, distribution_figure
-from uploads import uploaded
 
 SEED = 0
 
 
 def shown_counts(series: pd.Series, weights=None) -> dict[str, int]:
     """Records per shown value, as a reader of the table sees them (pandas value_counts)."""
-    text = series.astype(object).where(series.notna(), BLANK).map(
-        lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v))
+    text = (
+        series.astype(object)
+        .where(series.notna(), BLANK)
+        .map(lambda v: str(int(v)) if isinstance(v, float) and v.is_integer() else str(v))
+    )
     if weights is None:
         return {str(k): int(v) for k, v in text.value_counts().items()}
     return {str(k): int(v) for k, v in pd.Series(np.asarray(weights), index=text.index).groupby(text).sum().items()}
@@ -57,7 +65,8 @@ def test_the_target_and_the_steps_come_from_the_working_copy(copy, view):
     assert view.status == copy.check.sentence()
     assert view.loaded_records == view.released_records == 2000 and view.suppressed_records == 0
     assert [(s.failing_before, s.failing_after) for s in view.steps] == [
-        (a.before.failing_records, a.after.failing_records) for a in copy.steps]
+        (a.before.failing_records, a.after.failing_records) for a in copy.steps
+    ]
     assert [s.description for s in view.steps] == [a.step.describe() for a in copy.steps]
 
 
@@ -77,7 +86,8 @@ def test_distributions_equal_pandas_value_counts_on_the_released_and_loaded_fram
     age = {v.value: v.before for v in view.column("age").counts}
     assert age["30-39"] == int(loaded["age"].between(30, 39).sum())
     assert {v.value: v.before for v in view.column("zip").counts}["1000*"] == int(
-        loaded["zip"].between(10000, 10009).sum())
+        loaded["zip"].between(10000, 10009).sum()
+    )
 
 
 def test_numbers_before_equal_pandas_statistics(view, copy):
@@ -94,7 +104,8 @@ def test_a_number_column_kept_has_the_same_statistics_and_bins_before_and_after(
     dataset, _ = uploaded()
     _, zips = default_hierarchy(dataset.frame["zip"], "zip")
     copy = WorkingCopy.start(dataset, ReleaseTarget(k=5)).apply(
-        GeneralizationStep({"zip": 1}, {"zip": zips}), "Leakage & anonymization")
+        GeneralizationStep({"zip": 1}, {"zip": zips}), "Leakage & anonymization"
+    )
     ages = copy.loaded.frame["age"]
     kept = release_view(copy, classify=False).column("age")
     assert kept.kind == "number" and kept.before == kept.after and kept.before is not None
@@ -127,7 +138,9 @@ def test_the_contingency_table_equals_pandas_crosstab(copy, view):
     assert after.loc[expected.index, expected.columns].to_numpy().tolist() == expected.to_numpy().tolist()
     before = view.pair.frame("before")  # the loaded ages counted into the released bands
     loaded = copy.loaded.frame
-    assert int(before.loc["30-39", "flu"]) == int((loaded["age"].between(30, 39) & (loaded["diagnosis"] == "flu")).sum())
+    assert int(before.loc["30-39", "flu"]) == int(
+        (loaded["age"].between(30, 39) & (loaded["diagnosis"] == "flu")).sum()
+    )
     assert before.to_numpy().sum() == after.to_numpy().sum() == 2000
 
 
@@ -145,9 +158,15 @@ def test_the_classifier_on_the_original_equals_scikit_learn_run_directly(copy, v
     folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=SEED)
     loaded = copy.loaded.frame
     X = loaded[["age", "sex", "zip"]].astype({"age": float, "zip": str})  # ZIP codes are codes, not numbers
-    model = make_pipeline(ColumnTransformer([("text", OneHotEncoder(handle_unknown="ignore"), ["sex", "zip"]),
-                                             ("numbers", SimpleImputer(strategy="median"), ["age"])]),
-                          DecisionTreeClassifier(max_depth=8, random_state=SEED))
+    model = make_pipeline(
+        ColumnTransformer(
+            [
+                ("text", OneHotEncoder(handle_unknown="ignore"), ["sex", "zip"]),
+                ("numbers", SimpleImputer(strategy="median"), ["age"]),
+            ]
+        ),
+        DecisionTreeClassifier(max_depth=8, random_state=SEED),
+    )
     scores = cross_val_score(model, X, loaded["diagnosis"], cv=folds)
     assert c.original.folds == pytest.approx(tuple(scores))
     assert c.original.mean == pytest.approx(scores.mean()) and c.original.sd == pytest.approx(scores.std())
@@ -156,8 +175,12 @@ def test_the_classifier_on_the_original_equals_scikit_learn_run_directly(copy, v
     # on the release: the bands and masks are categories (one-hot), the same folds
     released = copy.release()
     text = ColumnTransformer([("text", OneHotEncoder(handle_unknown="ignore"), ["age", "sex", "zip"])])
-    scores = cross_val_score(make_pipeline(text, DecisionTreeClassifier(max_depth=8, random_state=SEED)),
-                             released[["age", "sex", "zip"]], released["diagnosis"], cv=folds)
+    scores = cross_val_score(
+        make_pipeline(text, DecisionTreeClassifier(max_depth=8, random_state=SEED)),
+        released[["age", "sex", "zip"]],
+        released["diagnosis"],
+        cv=folds,
+    )
     assert c.released.folds == pytest.approx(tuple(scores))
     assert c.released.records == c.original.records == 2000 and c.released.classes == 5
     # seeded: the same view twice
@@ -206,8 +229,7 @@ def test_locally_suppressed_cells_show_as_a_star():
     view = release_view(copy, classify=False)
     age = view.column("age")
     assert age.kind == "number" and age.other_after == 1 and age.other_before == 0
-    assert {c.value: (c.before, c.after) for c in age.counts} == {"30": (4, 4), "31": (1, 0), "40": (5, 5),
-                                                                   "*": (0, 1)}
+    assert {c.value: (c.before, c.after) for c in age.counts} == {"30": (4, 4), "31": (1, 0), "40": (5, 5), "*": (0, 1)}
     assert age.after.records == 9 and age.after.mean == pytest.approx((4 * 30 + 5 * 40) / 9)
 
 
@@ -220,12 +242,15 @@ def test_a_record_count_column_weighs_every_count():
     assert view.pair.frame("after").loc["F", "b"] == 7
 
 
-@pytest.mark.parametrize("kwargs, error, words", [
-    ({"pair": ("age", "age")}, ParameterError, "two different columns; both are age"),
-    ({"pair": ("age", "nope")}, ColumnError, "nope is not a quasi-identifier or sensitive attribute"),
-    ({"predict": "patient_id"}, ColumnError, "patient_id is not a quasi-identifier or sensitive attribute"),
-    ({"time_limit": 0}, ParameterError, "must be positive"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        ({"pair": ("age", "age")}, ParameterError, "two different columns; both are age"),
+        ({"pair": ("age", "nope")}, ColumnError, "nope is not a quasi-identifier or sensitive attribute"),
+        ({"predict": "patient_id"}, ColumnError, "patient_id is not a quasi-identifier or sensitive attribute"),
+        ({"time_limit": 0}, ParameterError, "must be positive"),
+    ],
+)
 def test_bad_choices_are_one_sentence(copy, kwargs, error, words):
     with pytest.raises(error) as caught:
         release_view(copy, **kwargs)
@@ -235,8 +260,11 @@ def test_bad_choices_are_one_sentence(copy, kwargs, error, words):
 def test_a_column_with_one_value_cannot_be_predicted():
     frame = pd.DataFrame({"age": [30, 31, 32, 33] * 5, "dx": ["flu"] * 20})
     ds = Dataset.from_frame("d", frame, {"age": "quasi-identifier", "dx": "sensitive"})
-    with pytest.raises(ParameterError, match=r"dx has one value in the release \(flu\): there is nothing for a "
-                                             r"classifier to predict"):
+    with pytest.raises(
+        ParameterError,
+        match=r"dx has one value in the release \(flu\): there is nothing for a "
+        r"classifier to predict",
+    ):
         release_view(WorkingCopy.start(ds))
 
 
@@ -284,10 +312,12 @@ def test_charts_escape_user_text():
     fig = distribution_figure(view.columns[0])
     assert "<a href" not in fig.layout.title.text and "<b>1</b>" not in list(fig.data[1].x)
     acc = accuracy_figure(view.classifier)
-    assert list(acc.data[0].y) == pytest.approx([100 * view.classifier.released.mean,
-                                                 100 * view.classifier.original.mean])
-    assert list(acc.data[1].y) == pytest.approx([100 * view.classifier.released.baseline,
-                                                 100 * view.classifier.original.baseline])
+    assert list(acc.data[0].y) == pytest.approx(
+        [100 * view.classifier.released.mean, 100 * view.classifier.original.mean]
+    )
+    assert list(acc.data[1].y) == pytest.approx(
+        [100 * view.classifier.released.baseline, 100 * view.classifier.original.baseline]
+    )
 
 
 # ---------------------------------------------------------------- the report
@@ -314,8 +344,9 @@ def test_the_report_notes_a_view_that_cannot_be_computed():
     copy = WorkingCopy.start(ds, ReleaseTarget(k=2)).apply(BandsStep("age", 2, 0, 30, 33, True), "Individual privacy")
     report = copy_report(copy)
     assert report.release_view.classifier is None and report.release_view.released_records == 20
-    assert report.release_view.problems == ("dx has one value in the release (flu): there is nothing for a "
-                                            "classifier to predict; choose another column.",)
+    assert report.release_view.problems == (
+        "dx has one value in the release (flu): there is nothing for a classifier to predict; choose another column.",
+    )
     page = render_html(report)
     assert "What the release is still good for" in page and "dx has one value in the release" in page
 
@@ -328,15 +359,18 @@ def test_errors_are_anonlib_errors():
 
 
 def test_apply_release_view_json_equals_the_library(tmp_path, capsys, copy):
-    from anonlib.__main__ import main
     from uploads import patients_csv
+
+    from anonlib.__main__ import main
 
     data = tmp_path / "patients.csv"
     data.write_bytes(patients_csv())
     recipe = tmp_path / "recipe.json"
     recipe.write_text(copy.recipe().dumps(), encoding="utf-8")
-    assert main(["apply", str(recipe), str(data), "--release-view", "--pair", "age,sex", "--predict", "sex",
-                 "--json"]) == 0
+    assert (
+        main(["apply", str(recipe), str(data), "--release-view", "--pair", "age,sex", "--predict", "sex", "--json"])
+        == 0
+    )
     shown = json.loads(capsys.readouterr().out)["release_view"]
     expected = release_view(copy, pair=("age", "sex"), predict="sex").to_json()
     for part in ("columns", "pair", "released_records", "suppressed_records", "met"):

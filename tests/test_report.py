@@ -13,17 +13,17 @@ from hypothesis import strategies as st
 
 import anonlib.workflow.report as report_module
 from anonlib.__main__ import main
-from anonlib.transformations.anonymize import search
 from anonlib.core.dataset import Dataset, Role
 from anonlib.core.errors import ParameterError
 from anonlib.core.hierarchy import default_hierarchy
-from anonlib.measures.leakage import leakage_table
 from anonlib.core.metrics import weighted_median
+from anonlib.core.samples import load_sample
+from anonlib.measures.leakage import leakage_table
 from anonlib.measures.peers import estimate_minimum, min_ppp
 from anonlib.measures.profile import risk_profile
+from anonlib.transformations.anonymize import search
 from anonlib.workflow.report import Note, build_report
 from anonlib.workflow.report_html import render_html
-from anonlib.core.samples import load_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = "<script>alert(1)</script>"
@@ -44,9 +44,17 @@ def test_caballero_table2b_risk_is_the_papers(caballero):
     assert (risk.k, risk.vector) == (2, (0, 1, 0, 2, 1))
     profile = risk_profile(load_sample("caballero_table2b"))
     assert (risk.records, risk.classes, risk.unique_records, risk.records_below) == (
-        profile.records, profile.classes, profile.unique_records, profile.records_below)
-    assert caballero.dataset.columns == (("Code", "identifier"), ("ZIP", "quasi-identifier"),
-                                         ("Gender", "quasi-identifier"), ("Age", "quasi-identifier"))
+        profile.records,
+        profile.classes,
+        profile.unique_records,
+        profile.records_below,
+    )
+    assert caballero.dataset.columns == (
+        ("Code", "identifier"),
+        ("ZIP", "quasi-identifier"),
+        ("Gender", "quasi-identifier"),
+        ("Age", "quasi-identifier"),
+    )
 
 
 def test_no_sensitive_column_is_a_note_not_a_failure(caballero):
@@ -84,7 +92,12 @@ def test_arca_generalization_is_the_optimal_search(arca):
     g = arca.generalization
     assert {a: level for a, level, _, _ in g.levels} == result.levels
     assert (g.rows, g.violations, g.original_rows, g.original_violations, g.generated) == (
-        result.rows, result.violations, result.root.rows, result.root.violations, result.generated)
+        result.rows,
+        result.violations,
+        result.root.rows,
+        result.root.violations,
+        result.generated,
+    )
     assert (g.measure, g.utility, g.optimal, g.suppressed) == ("loss", result.utility, True, 0)
     assert g.original_rows == 22 and g.violations == 0
     # no other generalization of the lattice meeting k = 3 loses less (the paper's IAB among them)
@@ -95,14 +108,22 @@ def test_arca_generalization_is_the_optimal_search(arca):
 
 def test_sentences_name_the_numbers(arca):
     risk = arca.risk
-    assert arca.sentences[0] == f"{100 * risk.unique_share:.1f}% of records are unique on Sex, AC, Age, Zip, Weight, Race."
+    assert (
+        arca.sentences[0] == f"{100 * risk.unique_share:.1f}% of records are unique on Sex, AC, Age, Zip, Weight, Race."
+    )
     assert any(s.startswith("Generalizing ") and "at least 3 records" in s for s in arca.sentences)
 
 
 def test_adult_sentence_as_in_the_brief():
-    ds = load_sample("adult").with_roles({c: Role.IGNORE for c in load_sample("adult").quasi_identifiers}
-                                         | {"age": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER,
-                                            "race": Role.QUASI_IDENTIFIER, "occupation": Role.IGNORE})
+    ds = load_sample("adult").with_roles(
+        {c: Role.IGNORE for c in load_sample("adult").quasi_identifiers}
+        | {
+            "age": Role.QUASI_IDENTIFIER,
+            "sex": Role.QUASI_IDENTIFIER,
+            "race": Role.QUASI_IDENTIFIER,
+            "occupation": Role.IGNORE,
+        }
+    )
     r = build_report(ds, k=5)
     assert r.risk.unique_records == 65  # as the profile command prints for age, sex, race
     assert r.sentences[0] == "0.2% of records are unique on age, race, sex."  # data column order
@@ -124,8 +145,13 @@ def test_no_quasi_identifier_gives_notes_for_the_dependent_sections():
     ds = Dataset.from_frame("d", pd.DataFrame({"x": [1, 2, 3]})).with_roles({"x": Role.SENSITIVE})
     r = build_report(ds)
     assert r.risk is None and r.privacy is None and r.generalization is None
-    assert {n.section for n in r.notes} == {"Re-identification risk", "Individual privacy", "Suggested generalization",
-                                            "Attacker models", "Privacy models"}
+    assert {n.section for n in r.notes} == {
+        "Re-identification risk",
+        "Individual privacy",
+        "Suggested generalization",
+        "Attacker models",
+        "Privacy models",
+    }
     assert r.leakage.rows[0].attribute == "x"
     assert "<h2>Re-identification risk</h2>" in render_html(r)
 
@@ -145,8 +171,10 @@ def test_individual_privacy_too_long_is_narrowed_and_says_how():
     r = build_report(ds, privacy_seconds=full * 0.7)
     assert r.privacy.auxiliary == ds.quasi_identifiers and r.privacy.max_known == 3
     text = {n.section: n.text for n in r.notes}["Individual privacy"]
-    assert text.startswith("An adversary is assumed to know at most 3 of the 6 quasi-identifiers at once: all 64 "
-                           "combinations would take about")
+    assert text.startswith(
+        "An adversary is assumed to know at most 3 of the 6 quasi-identifiers at once: all 64 "
+        "combinations would take about"
+    )
     assert "the minimum is over the 42 combinations of at most 3." in text
     for row, s in zip(r.privacy.rows, ds.sensitive):
         values = min_ppp(frame, s, qis, max_known=3)
@@ -157,7 +185,8 @@ def test_individual_privacy_too_long_is_narrowed_and_says_how():
     assert nothing.privacy is None
     assert {n.section: n.text for n in nothing.notes}["Individual privacy"].startswith(
         "Not computed: even with an adversary knowing one quasi-identifier at a time, the minimum PPP of "
-        "2 sensitive attributes over 32,561 records would take about")
+        "2 sensitive attributes over 32,561 records would take about"
+    )
 
 
 def test_individual_privacy_above_200000_records_is_computed():
@@ -166,8 +195,13 @@ def test_individual_privacy_above_200000_records_is_computed():
     big = adult.frame.iloc[rng.integers(0, len(adult.frame), 250_000)].reset_index(drop=True)
     ds = Dataset.from_frame("adult x 250k", big).with_roles(
         {c: Role.IGNORE for c in big.columns}
-        | {"age": Role.QUASI_IDENTIFIER, "sex": Role.QUASI_IDENTIFIER, "race": Role.QUASI_IDENTIFIER,
-           "income": Role.SENSITIVE})
+        | {
+            "age": Role.QUASI_IDENTIFIER,
+            "sex": Role.QUASI_IDENTIFIER,
+            "race": Role.QUASI_IDENTIFIER,
+            "income": Role.SENSITIVE,
+        }
+    )
     r = build_report(ds, k=5)
     assert r.privacy is not None and r.privacy.max_known is None
     assert not [n for n in r.notes if n.section == "Individual privacy"]
@@ -183,8 +217,14 @@ def test_progress_advances_through_every_section_and_ends_once_complete():
     assert done == sorted(done) and {t for _, t, _ in calls} == {7000}
     assert calls[-1] == (7000, 7000, "report complete") and all(d < 7000 for d in done[:-1])
     sections = [what.split(":")[0] for _, _, what in calls[:-1]]
-    assert list(dict.fromkeys(sections)) == ["Re-identification risk", "Information leakage", "Individual privacy",
-                                             "Suggested generalization", "Attacker models", "Privacy models"]
+    assert list(dict.fromkeys(sections)) == [
+        "Re-identification risk",
+        "Information leakage",
+        "Individual privacy",
+        "Suggested generalization",
+        "Attacker models",
+        "Privacy models",
+    ]
     assert any("auxiliary combinations for income" in what for _, _, what in calls)
     assert len([s for s in sections if s == "Individual privacy"]) > 10  # the walk reports as it goes
 
@@ -196,10 +236,15 @@ def test_no_solution_is_a_note():
     assert any(n.section == "Suggested generalization" for n in r.notes)
 
 
-@pytest.mark.parametrize("kwargs, phrase", [
-    ({"k": 0}, "k must be a whole number"), ({"p": 1.0}, "below 1"), ({"max_known": 0}, "whole number of at least 1"),
-    ({"privacy_seconds": 0}, "must be positive"),
-])
+@pytest.mark.parametrize(
+    "kwargs, phrase",
+    [
+        ({"k": 0}, "k must be a whole number"),
+        ({"p": 1.0}, "below 1"),
+        ({"max_known": 0}, "whole number of at least 1"),
+        ({"privacy_seconds": 0}, "must be positive"),
+    ],
+)
 def test_bad_parameters(kwargs, phrase):
     with pytest.raises(ParameterError, match=phrase):
         build_report(load_sample("caballero_table2b"), **kwargs)
@@ -208,7 +253,8 @@ def test_bad_parameters(kwargs, phrase):
 def test_html_escapes_a_hostile_column_and_name():
     frame = pd.DataFrame({HOSTILE: ["a", "a", "b", "b"], "y": ["<i>", "<i>", "&", "x"], "z": [1, 2, 3, 4]})
     ds = Dataset.from_frame(HOSTILE, frame).with_roles(
-        {HOSTILE: Role.QUASI_IDENTIFIER, "y": Role.QUASI_IDENTIFIER, "z": Role.SENSITIVE})
+        {HOSTILE: Role.QUASI_IDENTIFIER, "y": Role.QUASI_IDENTIFIER, "z": Role.SENSITIVE}
+    )
     r = build_report(ds, k=2)
     page = render_html(r)
     assert "<script" not in page.lower() and "http" not in page.lower()
@@ -229,12 +275,17 @@ def test_html_is_self_contained_and_printable(arca):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from("ab<&"), st.integers(0, 3), st.sampled_from(["x", "y"])), min_size=1, max_size=40),
-       st.integers(1, 4))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("ab<&"), st.integers(0, 3), st.sampled_from(["x", "y"])), min_size=1, max_size=40
+    ),
+    st.integers(1, 4),
+)
 def test_risk_equals_the_profile_on_random_tables(rows, k):
     frame = pd.DataFrame(rows, columns=["q1", "q2", "s"])
     ds = Dataset.from_frame("random", frame).with_roles(
-        {"q1": Role.QUASI_IDENTIFIER, "q2": Role.QUASI_IDENTIFIER, "s": Role.SENSITIVE})
+        {"q1": Role.QUASI_IDENTIFIER, "q2": Role.QUASI_IDENTIFIER, "s": Role.SENSITIVE}
+    )
     r = build_report(ds, k=k)
     profile = risk_profile(ds)
     assert (r.risk.k, r.risk.vector, r.risk.unique_records) == (profile.k, profile.vector[:30], profile.unique_records)
@@ -252,8 +303,9 @@ def test_cli_report_to_a_file(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""  # written only where asked
     page = out.read_text(encoding="utf-8")
-    assert page == render_html(build_report(load_sample("caballero_table2b"), k=2,
-                                            created=re.search(r"Created (\S+) ", page).group(1)))
+    assert page == render_html(
+        build_report(load_sample("caballero_table2b"), k=2, created=re.search(r"Created (\S+) ", page).group(1))
+    )
     assert "(0, 1, 0, 2, 1)" in page
 
 
@@ -285,8 +337,12 @@ def test_no_rows_left_is_a_note_in_every_data_section():
     r = build_report(ds.with_missing("drop"))
     assert r.dataset.rows_dropped == 3 and r.sentences[0] == "100.0% of records are unique on age."
     assert r.risk is not None and r.risk.records == 1  # the QIs alone keep the row with an age
-    assert [n.section for n in r.notes] == ["Information leakage", "Individual privacy", "Suggested generalization",
-                                            "Privacy models"]
+    assert [n.section for n in r.notes] == [
+        "Information leakage",
+        "Individual privacy",
+        "Suggested generalization",
+        "Privacy models",
+    ]
     assert all(n.text.startswith("There are no records to analyse") for n in r.notes)
     empty = build_report(Dataset.from_frame("e", frame.iloc[:0]).with_roles({"age": Role.QUASI_IDENTIFIER}))
     assert empty.risk is None and len(empty.notes) == 6 and empty.sentences == ()  # + attacker and privacy models

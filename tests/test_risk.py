@@ -15,7 +15,14 @@ from scipy import stats
 
 from anonlib.core.errors import AnonlibError, EmptySelectionError, ParameterError, PopulationError, ProblemTooLargeError
 from anonlib.core.samples import load_sample
-from anonlib.measures.risk import estimate_suda, population_uniqueness, reidentification, risk_distribution, risk_from_sizes, suda
+from anonlib.measures.risk import (
+    estimate_suda,
+    population_uniqueness,
+    reidentification,
+    risk_distribution,
+    risk_from_sizes,
+    suda,
+)
 from anonlib.measures.risk.uniqueness import shlosser, snb_probabilities
 
 
@@ -45,7 +52,15 @@ def test_journalist_and_marketer_with_a_population_table() -> None:
 def test_risk_distribution_bins_as_arx_draws_them() -> None:
     bins = risk_distribution([1, 2, 3, 7, 8, 100, 10**9])
     by_label = {b.label: b.records for b in bins if b.records}
-    assert by_label == {"0–1e-06%": 10**9, "0.1–1%": 100, "10–12.5%": 8, "12.5–14.3%": 7, "25–33.3%": 3, "33.3–50%": 2, "50–100%": 1}
+    assert by_label == {
+        "0–1e-06%": 10**9,
+        "0.1–1%": 100,
+        "10–12.5%": 8,
+        "12.5–14.3%": 7,
+        "25–33.3%": 3,
+        "33.3–50%": 2,
+        "50–100%": 1,
+    }
     assert bins[-1].cumulative == 1.0 and sum(b.records for b in bins) == 10**9 + 121
     assert all(a.cumulative <= b.cumulative for a, b in zip(bins, bins[1:]))
 
@@ -160,8 +175,12 @@ def _slow_msus(df: pd.DataFrame, qis: list[str], max_size: int) -> set[tuple[int
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 3), st.integers(0, 1)), min_size=1, max_size=40),
-       st.integers(1, 4))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 3), st.integers(0, 1)), min_size=1, max_size=40
+    ),
+    st.integers(1, 4),
+)
 def test_suda_finds_exactly_the_minimal_sample_uniques(rows, max_size) -> None:
     df = pd.DataFrame(rows, columns=["a", "b", "c", "d"])
     qis = ["a", "b", "c", "d"]
@@ -192,7 +211,9 @@ def test_suda_refuses_work_beyond_the_limit_with_a_sentence() -> None:
     estimate = estimate_suda(10**7, 30, 15)
     assert estimate.operations == sum(math.comb(30, s) for s in range(1, 16)) * 10**7
     df = pd.DataFrame({c: np.arange(2000) % (i + 2) for i, c in enumerate("abcdefghijkl")})
-    with pytest.raises(ProblemTooLargeError, match="choose fewer quasi-identifiers or a smaller largest combination size"):
+    with pytest.raises(
+        ProblemTooLargeError, match="choose fewer quasi-identifiers or a smaller largest combination size"
+    ):
         suda(df, list("abcdefghijkl"), max_size=12, max_seconds=0.01)
     with pytest.raises(ParameterError, match="from 1 to the number of quasi-identifiers \\(2\\); got 3"):
         suda(df, ["a", "b"], max_size=3)
@@ -204,15 +225,24 @@ def test_suda_refuses_work_beyond_the_limit_with_a_sentence() -> None:
 @pytest.mark.parametrize(
     "call, error, phrase",
     [
-        (lambda: reidentification(pd.DataFrame({"a": [1]}), ["a"], sampling_fraction=0), ParameterError,
-         "above 0 and at most 1; got 0"),
+        (
+            lambda: reidentification(pd.DataFrame({"a": [1]}), ["a"], sampling_fraction=0),
+            ParameterError,
+            "above 0 and at most 1; got 0",
+        ),
         (lambda: reidentification(pd.DataFrame({"a": [1]}), ["a"], sampling_fraction=1.5), ParameterError, "got 1.5"),
         (lambda: reidentification(pd.DataFrame({"a": [1]}), ["a"], sampling_fraction="x"), ParameterError, "got 'x'"),
         (lambda: reidentification(pd.DataFrame({"a": [1]}), ["a"], threshold=1.0), ParameterError, "below 1; got 1"),
-        (lambda: reidentification(pd.DataFrame({"a": [1]}), ["a"], population=pd.DataFrame({"b": [1]})),
-         PopulationError, "lacks the quasi-identifier columns a"),
-        (lambda: reidentification(pd.DataFrame({"a": [1, 2]}), ["a"], population=pd.DataFrame({"a": [1]})),
-         PopulationError, "a=2 have no match"),
+        (
+            lambda: reidentification(pd.DataFrame({"a": [1]}), ["a"], population=pd.DataFrame({"b": [1]})),
+            PopulationError,
+            "lacks the quasi-identifier columns a",
+        ),
+        (
+            lambda: reidentification(pd.DataFrame({"a": [1, 2]}), ["a"], population=pd.DataFrame({"a": [1]})),
+            PopulationError,
+            "a=2 have no match",
+        ),
         (lambda: reidentification(pd.DataFrame({"a": []}), ["a"]), EmptySelectionError, "no records"),
         (lambda: risk_from_sizes([1, 2], population_sizes=[5]), ParameterError, "same classes"),
     ],

@@ -17,7 +17,7 @@ def test_the_chart_shows_the_library_numbers_on_adult() -> None:
     fig = charts.risk_distribution_figure(risk.distribution)
     bars, line = fig.data
     shown = [b for b in risk.distribution if b.label in set(bars.x)]
-    assert list(bars.x) == [b.label for b in shown] == list(RISK_BINS[len(RISK_BINS) - len(shown):])
+    assert list(bars.x) == [b.label for b in shown] == list(RISK_BINS[len(RISK_BINS) - len(shown) :])
     assert list(bars.y) == pytest.approx([100 * b.share for b in shown])
     assert [row[0] for row in bars.customdata] == [b.records for b in shown]
     assert sum(row[0] for row in bars.customdata) == risk.records  # no records in the bands left out
@@ -30,8 +30,9 @@ def test_the_chart_shows_the_library_numbers_on_adult() -> None:
 
 def test_a_hand_computed_distribution() -> None:
     """Classes of 1, 2, 2 and 10 records (15): 10 at 10%, 4 at 50%, 1 at 100%."""
-    fig = charts.risk_distribution_figure(risk_distribution([1, 2, 2, 10]), threshold=0.5,
-                                          palette="red to green (as in the papers)")
+    fig = charts.risk_distribution_figure(
+        risk_distribution([1, 2, 2, 10]), threshold=0.5, palette="red to green (as in the papers)"
+    )
     bars, line = fig.data
     records = dict(zip(bars.x, (row[0] for row in bars.customdata)))
     assert (records["9–10%"], records["33.3–50%"], records["50–100%"]) == (10, 4, 1)

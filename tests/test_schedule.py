@@ -8,14 +8,14 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import sparse
 
-from anonlib.measures.avector import anonymity_vector, lex_compare
 from anonlib.core.equivalence import class_sizes
 from anonlib.core.errors import CapacityError, ColumnError, ParameterError, ProblemTooLargeError
 from anonlib.core.samples import load_sample, sample_path
+from anonlib.measures.avector import anonymity_vector, lex_compare
 from anonlib.transformations.schedule import (
     RULES,
     assign,
@@ -110,7 +110,9 @@ def test_the_schedule_table_is_built_on_request_in_pieces():
     pieces = list(result.schedule_chunks(size=4))
     assert [len(p) for p in pieces] == [4, 4, 4, 3]
     pd.testing.assert_frame_equal(pd.concat(pieces, ignore_index=True), whole)
-    assert (whole[["Centre", "Hour"]].to_numpy() == _resources()[["Centre", "Hour"]].to_numpy()[result.assignment]).all()
+    assert (
+        whole[["Centre", "Hour"]].to_numpy() == _resources()[["Centre", "Hour"]].to_numpy()[result.assignment]
+    ).all()
 
 
 def test_make_schedule_with_a_count_column():
@@ -133,7 +135,9 @@ def test_groups_keep_people_in_their_region():
     with pytest.raises(CapacityError, match="group 's'.*3 seats.*4 people.*1 seats short"):
         make_schedule(population, short, ["age"], group="region")
     with pytest.raises(CapacityError, match="No resources for e"):
-        make_schedule(pd.concat([population, pd.DataFrame({"region": ["e"], "age": [1]})]), resources, ["age"], group="region")
+        make_schedule(
+            pd.concat([population, pd.DataFrame({"region": ["e"], "age": [1]})]), resources, ["age"], group="region"
+        )
 
 
 def test_fairness_limits_each_label_share():
@@ -151,10 +155,7 @@ def test_fairness_limits_each_label_share():
 def _brute_force_census(freqs, capacities):
     """All matrices by plain product enumeration (obviously correct, tiny sizes only)."""
     counts: dict[tuple[int, ...], int] = {}
-    rows = [
-        [r for r in itertools.product(*(range(min(q, c) + 1) for c in capacities)) if sum(r) == q]
-        for q in freqs
-    ]
+    rows = [[r for r in itertools.product(*(range(min(q, c) + 1) for c in capacities)) if sum(r) == q] for q in freqs]
     for matrix in itertools.product(*rows):
         if all(sum(col) <= c for col, c in zip(zip(*matrix), capacities)):
             v = matrix_vector(np.array(matrix))
@@ -178,8 +179,9 @@ def test_enumeration_refuses_a_large_problem_before_doing_its_work(monkeypatch):
 
     built = []
     compositions = schedule._compositions
-    monkeypatch.setattr(schedule, "_compositions",
-                        lambda q, free: (len(free) == 200 and built.append(free)) or compositions(q, free))
+    monkeypatch.setattr(
+        schedule, "_compositions", lambda q, free: (len(free) == 200 and built.append(free)) or compositions(q, free)
+    )
     with pytest.raises(ProblemTooLargeError, match="2000 quasi-identifier values, 200 resources, 2000 people"):
         enumerate_schedules([1] * 2000, [10] * 200)
     assert built == [(10,) * 200]  # the rows of the first row only (one partial schedule: every slot free)

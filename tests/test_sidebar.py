@@ -46,8 +46,17 @@ def shown(elements) -> list[str]:
 
 
 def sidebar_words(at: AppTest) -> str:
-    parts = [e.value for e in (*at.sidebar.success, *at.sidebar.info, *at.sidebar.warning, *at.sidebar.markdown,
-                               *at.sidebar.caption, *at.sidebar.text)]
+    parts = [
+        e.value
+        for e in (
+            *at.sidebar.success,
+            *at.sidebar.info,
+            *at.sidebar.warning,
+            *at.sidebar.markdown,
+            *at.sidebar.caption,
+            *at.sidebar.text,
+        )
+    ]
     return "\n".join(str(p).replace("\\", "") for p in parts)
 
 
@@ -85,7 +94,9 @@ def test_apply_undo_and_reset_keep_the_loaded_file():
     at.button(key="apply_gender").click().run()
     at.button(key="apply_gender").click().run()  # generalizing '*' again: the hierarchy does not know it
     assert not at.exception and len(at.session_state["working_copy"].steps) == 1
-    assert any("not applied: The hierarchy of Gender does not cover the value '*'" in w for w in shown(at.sidebar.warning))
+    assert any(
+        "not applied: The hierarchy of Gender does not cover the value '*'" in w for w in shown(at.sidebar.warning)
+    )
     at.sidebar.button(key="sidebar_reset").click().run()
     assert at.session_state["working_copy"].current is loaded
     assert at.session_state["active_dataset"] is loaded
@@ -115,7 +126,9 @@ def test_a_privacy_model_on_a_sensitive_attribute_joins_the_target():
     at.sidebar.selectbox(key="target_model:Age").set_value("distinct_l").run()
     assert not at.exception
     target = at.session_state["release_target"]
-    assert target.k == 2 and [(r.model, r.sensitive, r.value) for r in target.requirements] == [("distinct_l", "Age", 2.0)]
+    assert target.k == 2 and [(r.model, r.sensitive, r.value) for r in target.requirements] == [
+        ("distinct_l", "Age", 2.0)
+    ]
     # on ZIP and gender every class holds a single age band: all 15 records fail 2-diversity (k = 2 holds)
     assert shown(at.sidebar.warning)[0].startswith("Not met: 15 of 15 records (100%) are in classes failing distinct")
 
@@ -148,7 +161,9 @@ def test_local_suppression_is_offered_when_it_touches_fewer_records():
     assert [a.step.kind for a in copy.steps] == ["generalization", "local_suppression"]
     assert copy.current.n_records == 15 and copy.check.met  # no record removed; every record matches 4 others
     written = copy.current.frame[list(copy.current.quasi_identifiers)].astype(str)
-    assert int((written != before).any(axis=1).sum()) == 2 and set(written.to_numpy()[(written != before).to_numpy()]) == {"*"}
+    assert int((written != before).any(axis=1).sum()) == 2 and set(
+        written.to_numpy()[(written != before).to_numpy()]
+    ) == {"*"}
     assert shown(at.sidebar.success)[0].startswith("Met: all 15 records")
     assert not [b for b in at.sidebar.button if b.key in ("sidebar_suppress_cells", "sidebar_suppress")]
     at.sidebar.button(key="sidebar_undo").click().run()
@@ -175,8 +190,9 @@ def test_records_left_out_for_a_missing_value_are_counted_in_the_sidebar():
     frame = dataset.frame.copy()
     frame.loc[[0, 3], dataset.quasi_identifiers[0]] = None
     at = AppTest.from_string(SCRIPT, default_timeout=TIMEOUT)
-    at.session_state["active_dataset"] = type(dataset)(name=dataset.name, frame=frame, roles=dataset.roles,
-                                                       missing="drop").validated()
+    at.session_state["active_dataset"] = type(dataset)(
+        name=dataset.name, frame=frame, roles=dataset.roles, missing="drop"
+    ).validated()
     at.session_state["active_source"] = "sample:caballero_table2b"
     at.run()
     assert not at.exception

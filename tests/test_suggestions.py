@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.transformations.anonymize import search
 from anonlib.core.dataset import Dataset
 from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy
 from anonlib.core.samples import load_sample
+from anonlib.transformations.anonymize import search
 from anonlib.workflow import step_cost
 from anonlib.workflow.suggestions import generalization_suggestions, keeping_hierarchies, preselected, trims
 
@@ -29,8 +29,10 @@ def adult(rows: int = 3000):
 
 def test_each_generalization_is_listed_once_with_every_search_that_found_it_least_loss_first():
     dataset, frame, hierarchies = adult()
-    found = {m: search(frame, QIS, 5, hierarchies, method=m, max_suppressed=0.02)
-             for m in ("optimal", "iab", "exhaustive", "greedy")}
+    found = {
+        m: search(frame, QIS, 5, hierarchies, method=m, max_suppressed=0.02)
+        for m in ("optimal", "iab", "exhaustive", "greedy")
+    }
     suggestions = generalization_suggestions(found, hierarchies, dataset)
     by_levels: dict[tuple, list[str]] = {}
     for name, result in found.items():
@@ -86,20 +88,27 @@ def test_keeping_need_is_the_least_failing_over_every_generalization_that_keeps_
 
     import numpy as np
 
-    from anonlib.core.hierarchy import default_hierarchy, generalize_column
     from anonlib.core.errors import NoSolutionError
+    from anonlib.core.hierarchy import default_hierarchy, generalize_column
     from anonlib.transformations.anonymize import search
     from anonlib.workflow.suggestions import keeping_hierarchies, keeping_need
 
     rng = np.random.default_rng(3)
-    frame = pd.DataFrame({"age": rng.integers(18, 90, 400), "zip": rng.choice([f"{z}" for z in range(10000, 99999, 997)], 400),
-                          "sex": rng.choice(["F", "M"], 400)})
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, 400),
+            "zip": rng.choice([f"{z}" for z in range(10000, 99999, 997)], 400),
+            "sex": rng.choice(["F", "M"], 400),
+        }
+    )
     h = {c: default_hierarchy(frame[c], c)[1] for c in frame.columns}
     kept = keeping_hierarchies(h)
     need = keeping_need(frame, list(frame.columns), h, k=5)
     fewest = None
     for levels in itertools.product(*(range(kept[c].shape[1]) for c in frame.columns)):
-        generalized = pd.DataFrame({c: generalize_column(frame[c], kept[c], lv) for c, lv in zip(frame.columns, levels)})
+        generalized = pd.DataFrame(
+            {c: generalize_column(frame[c], kept[c], lv) for c, lv in zip(frame.columns, levels)}
+        )
         sizes = generalized.groupby(list(frame.columns), dropna=False)[frame.columns[0]].transform("size")
         failing = int((sizes < 5).sum())
         fewest = failing if fewest is None else min(fewest, failing)
@@ -122,12 +131,16 @@ def test_keeping_need_says_when_suppressing_still_fails_a_model_judged_on_the_re
     from anonlib.workflow.suggestions import keeping_need
 
     rng = np.random.default_rng(5)
-    frame = pd.DataFrame({"age": rng.integers(18, 90, 300), "sex": rng.choice(["F", "M"], 300),
-                          "dx": rng.choice(["a", "b", "c"], 300, p=[0.8, 0.15, 0.05])})
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, 300),
+            "sex": rng.choice(["F", "M"], 300),
+            "dx": rng.choice(["a", "b", "c"], 300, p=[0.8, 0.15, 0.05]),
+        }
+    )
     h = {c: default_hierarchy(frame[c], c)[1] for c in ("age", "sex")}
     plain_k = keeping_need(frame, ["age", "sex"], h, k=5)
     assert plain_k.failing == 2 and "failing k = 5: allowing at least 0.7% suppressed" in plain_k.sentence()
-    strict = keeping_need(frame, ["age", "sex"], h, k=5,
-                          requirements=[ModelRequirement("t_closeness", "dx", 0.01)])
+    strict = keeping_need(frame, ["age", "sex"], h, k=5, requirements=[ModelRequirement("t_closeness", "dx", 0.01)])
     assert strict.failing > 0 and not strict.suffices
     assert "still fail a privacy model" in strict.sentence() and "allowing at least" not in strict.sentence()

@@ -116,7 +116,9 @@ def test_importance_decides_which_column_is_blanked():
     # every record is unique; blanking zip alone lifts each to 2 (30 or 40 with any zip)
     assert keep_age.column_cells == {"age": 0, "zip": 5}
     # blanking age lifts zips 1 and 2; zip 3 is alone, so only blanking its zip reaches k
-    assert keep_zip.column_cells == {"age": 4, "zip": 1} and keep_zip.table["zip"].isna().tolist() == [False] * 4 + [True]
+    assert keep_zip.column_cells == {"age": 4, "zip": 1} and keep_zip.table["zip"].isna().tolist() == [False] * 4 + [
+        True
+    ]
     assert keep_age.importance == ("age", "zip") and keep_zip.importance == ("zip", "age")
 
 
@@ -142,14 +144,17 @@ def test_original_blanks_match_any_value():
     assert result.cells == 0 and wildcard_matches(frame, ["a", "b"]).tolist() == [3, 3, 3]
 
 
-@pytest.mark.parametrize("call, error", [
-    (lambda f: local_suppression(f, [], 2), AnonlibError),
-    (lambda f: local_suppression(f, ["a"], 0), ParameterError),
-    (lambda f: local_suppression(f, ["nope"], 2), ColumnError),
-    (lambda f: local_suppression(f, ["a"], 2, importance=["b"]), ColumnError),
-    (lambda f: local_suppression(f, ["a"], 2, importance=["a", "a"]), ParameterError),
-    (lambda f: local_suppression(f, ["a"], 9), ParameterError),
-])
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda f: local_suppression(f, [], 2), AnonlibError),
+        (lambda f: local_suppression(f, ["a"], 0), ParameterError),
+        (lambda f: local_suppression(f, ["nope"], 2), ColumnError),
+        (lambda f: local_suppression(f, ["a"], 2, importance=["b"]), ColumnError),
+        (lambda f: local_suppression(f, ["a"], 2, importance=["a", "a"]), ParameterError),
+        (lambda f: local_suppression(f, ["a"], 9), ParameterError),
+    ],
+)
 def test_bad_input_is_one_sentence(call, error):
     frame = pd.DataFrame({"a": [1, 2, 3], "b": [1, 1, 1]})
     with pytest.raises(error) as info:

@@ -57,16 +57,49 @@ def test_country_spellings_with_spaces_match():
     assert rows(table)["El Salvador"] == ["North America", "*"]
 
 
-@pytest.mark.parametrize("values, groups", [
-    (["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"],
-     ["White", "Black or African American", "Asian or Pacific Islander", "Other or multiple", "Other or multiple"]),
-    (["Caucasian", "AfricanAmerican", "Hispanic", "Asian", "Other"],
-     ["White", "Black or African American", "Other or multiple", "Asian or Pacific Islander", "Other or multiple"]),
-    (["White", "Black or African American", "American Indian or Alaska Native", "Asian",
-      "Native Hawaiian or Other Pacific Islander", "Some other race"],
-     ["White", "Black or African American", "Other or multiple", "Asian or Pacific Islander",
-      "Asian or Pacific Islander", "Other or multiple"]),
-])
+@pytest.mark.parametrize(
+    "values, groups",
+    [
+        (
+            ["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"],
+            [
+                "White",
+                "Black or African American",
+                "Asian or Pacific Islander",
+                "Other or multiple",
+                "Other or multiple",
+            ],
+        ),
+        (
+            ["Caucasian", "AfricanAmerican", "Hispanic", "Asian", "Other"],
+            [
+                "White",
+                "Black or African American",
+                "Other or multiple",
+                "Asian or Pacific Islander",
+                "Other or multiple",
+            ],
+        ),
+        (
+            [
+                "White",
+                "Black or African American",
+                "American Indian or Alaska Native",
+                "Asian",
+                "Native Hawaiian or Other Pacific Islander",
+                "Some other race",
+            ],
+            [
+                "White",
+                "Black or African American",
+                "Other or multiple",
+                "Asian or Pacific Islander",
+                "Asian or Pacific Islander",
+                "Other or multiple",
+            ],
+        ),
+    ],
+)
 def test_race_spellings_of_omb_adult_and_diabetes(values, groups):
     name, table = taxonomy_for(values)
     assert name == "race (OMB)"
@@ -95,39 +128,53 @@ def test_icd10_codes_go_to_category_block_and_chapter():
     validate_hierarchy(table)
 
 
-@pytest.mark.parametrize("code, category, block, chapter", [
-    ("E11.9", "E11", "E10-E14 Diabetes mellitus", "E00-E90 Endocrine and metabolic"),
-    ("I21.0", "I21", "I20-I25 Ischaemic heart diseases", "I00-I99 Circulatory system"),
-    ("C34.1", "C34", "C30-C39 Malignant neoplasms of respiratory and intrathoracic organs", "C00-D49 Neoplasms"),
-    ("S72.001A", "S72", "S70-S79 Injuries to the hip and thigh", "S00-T98 Injury and poisoning"),
-    ("F32", "F32", "F30-F39 Mood (affective) disorders", "F00-F99 Mental and behavioural"),
-    ("J45", "J45", "J40-J47 Chronic lower respiratory diseases", "J00-J99 Respiratory system"),
-    ("A00.1", "A00", "A00-A09 Intestinal infectious diseases", "A00-B99 Infectious and parasitic"),
-    ("A97.0", "A97", "A92-A99 Arthropod-borne viral and haemorrhagic fevers", "A00-B99 Infectious and parasitic"),
-    ("C50.9", "C50", "C50-C50 Malignant neoplasm of breast", "C00-D49 Neoplasms"),
-    ("D48", "D48", "D37-D48 Neoplasms of uncertain or unknown behaviour", "C00-D49 Neoplasms"),
-    ("T14", "T14", "T08-T14 Injuries to unspecified part of trunk, limb or body region",
-     "S00-T98 Injury and poisoning"),
-    ("U07.1", "U07", "U00-U49 Provisional assignment of new diseases or emergency use", "U00-U99 Special purposes"),
-    ("Y09", "Y09", "X85-Y09 Assault", "V00-Y99 External causes"),
-    ("Z99.2", "Z99", "Z80-Z99 Family and personal history and conditions influencing health status",
-     "Z00-Z99 Health status and services"),
-])
+@pytest.mark.parametrize(
+    "code, category, block, chapter",
+    [
+        ("E11.9", "E11", "E10-E14 Diabetes mellitus", "E00-E90 Endocrine and metabolic"),
+        ("I21.0", "I21", "I20-I25 Ischaemic heart diseases", "I00-I99 Circulatory system"),
+        ("C34.1", "C34", "C30-C39 Malignant neoplasms of respiratory and intrathoracic organs", "C00-D49 Neoplasms"),
+        ("S72.001A", "S72", "S70-S79 Injuries to the hip and thigh", "S00-T98 Injury and poisoning"),
+        ("F32", "F32", "F30-F39 Mood (affective) disorders", "F00-F99 Mental and behavioural"),
+        ("J45", "J45", "J40-J47 Chronic lower respiratory diseases", "J00-J99 Respiratory system"),
+        ("A00.1", "A00", "A00-A09 Intestinal infectious diseases", "A00-B99 Infectious and parasitic"),
+        ("A97.0", "A97", "A92-A99 Arthropod-borne viral and haemorrhagic fevers", "A00-B99 Infectious and parasitic"),
+        ("C50.9", "C50", "C50-C50 Malignant neoplasm of breast", "C00-D49 Neoplasms"),
+        ("D48", "D48", "D37-D48 Neoplasms of uncertain or unknown behaviour", "C00-D49 Neoplasms"),
+        (
+            "T14",
+            "T14",
+            "T08-T14 Injuries to unspecified part of trunk, limb or body region",
+            "S00-T98 Injury and poisoning",
+        ),
+        ("U07.1", "U07", "U00-U49 Provisional assignment of new diseases or emergency use", "U00-U99 Special purposes"),
+        ("Y09", "Y09", "X85-Y09 Assault", "V00-Y99 External causes"),
+        (
+            "Z99.2",
+            "Z99",
+            "Z80-Z99 Family and personal history and conditions influencing health status",
+            "Z00-Z99 Health status and services",
+        ),
+    ],
+)
 def test_icd10_codes_go_to_their_who_block(code, category, block, chapter):
     assert icd10_path(code) == (category, block, chapter)
 
 
-@pytest.mark.parametrize("code, chapter", [
-    ("D49.2", "C00-D49 Neoplasms"),  # ICD-10-CM's neoplasms of unspecified behaviour: no WHO block
-    ("C4A.9", "C00-D49 Neoplasms"),  # sorts between C45 and C50, yet is not in C45-C49
-    ("D3A.0", "C00-D49 Neoplasms"),  # sorts inside D37-D48, yet is not there
-    ("E08.9", "E00-E90 Endocrine and metabolic"),  # between E00-E07 and E10-E14
-    ("K95.0", "K00-K95 Digestive system"),
-    ("O9A.1", "O00-O99 Pregnancy and childbirth"),
-    ("M1A.0", "M00-M99 Musculoskeletal system"),
-    ("A90", "A00-B99 Infectious and parasitic"),  # dengue before the WHO's 2016 update (now A97)
-    ("V00.1", "V00-Y99 External causes"),
-])
+@pytest.mark.parametrize(
+    "code, chapter",
+    [
+        ("D49.2", "C00-D49 Neoplasms"),  # ICD-10-CM's neoplasms of unspecified behaviour: no WHO block
+        ("C4A.9", "C00-D49 Neoplasms"),  # sorts between C45 and C50, yet is not in C45-C49
+        ("D3A.0", "C00-D49 Neoplasms"),  # sorts inside D37-D48, yet is not there
+        ("E08.9", "E00-E90 Endocrine and metabolic"),  # between E00-E07 and E10-E14
+        ("K95.0", "K00-K95 Digestive system"),
+        ("O9A.1", "O00-O99 Pregnancy and childbirth"),
+        ("M1A.0", "M00-M99 Musculoskeletal system"),
+        ("A90", "A00-B99 Infectious and parasitic"),  # dengue before the WHO's 2016 update (now A97)
+        ("V00.1", "V00-Y99 External causes"),
+    ],
+)
 def test_icd10_cm_categories_in_no_who_block_repeat_their_chapter(code, chapter):
     category, block, found_chapter = icd10_path(code)
     assert (block, found_chapter) == (chapter, chapter)
@@ -140,14 +187,18 @@ def _icd10_table(file: str) -> list[tuple[str, str, str]]:
 
 BLOCKS = _icd10_table("icd10_blocks.csv")
 CHAPTERS = _icd10_table("icd10_chapters.csv")
-CATEGORIES = [f"{letter}{tens}{third}" for letter in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-              for tens in "0123456789" for third in "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+CATEGORIES = [
+    f"{letter}{tens}{third}"
+    for letter in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    for tens in "0123456789"
+    for third in "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+]
 
 
 def test_the_who_blocks_are_sorted_disjoint_and_each_inside_one_chapter():
     assert len(BLOCKS) == 263  # the WHO's ICD-10 2019 groups
     for first, last, label in BLOCKS:
-        assert first <= last and label.startswith(f"{first}-{last} ") and label[len(first) + len(last) + 2:].strip()
+        assert first <= last and label.startswith(f"{first}-{last} ") and label[len(first) + len(last) + 2 :].strip()
         assert first[2].isdigit() and last[2].isdigit()
         assert sum(lo <= first and last <= hi for lo, hi, _ in CHAPTERS) == 1, label
     for (_, last, label), (first, _, following) in zip(BLOCKS, BLOCKS[1:]):
@@ -173,8 +224,9 @@ def test_each_category_has_at_most_one_block_and_its_block_is_in_its_chapter():
 _codes = st.builds(
     lambda category, rest: category + rest,
     st.sampled_from(CATEGORIES),
-    st.one_of(st.just(""), st.from_regex(r"\.[0-9A-Z]{1,4}", fullmatch=True),
-              st.from_regex(r"[0-9]{1,2}", fullmatch=True)),  # E11.9, S72.001A; E119 (no dot)
+    st.one_of(
+        st.just(""), st.from_regex(r"\.[0-9A-Z]{1,4}", fullmatch=True), st.from_regex(r"[0-9]{1,2}", fullmatch=True)
+    ),  # E11.9, S72.001A; E119 (no dot)
 )
 
 
@@ -196,8 +248,11 @@ def test_the_icd10_hierarchy_of_any_column_of_codes_nests(codes):
 
 def test_icd9_codes_go_to_their_zero_padded_category_and_chapter():
     assert icd9_path("250.83") == ("250", "240-279 Endocrine, metabolic and immunity")
-    assert icd9_path("8") == icd9_path("008.45")[:1] + ("001-139 Infectious and parasitic",) == (
-        "008", "001-139 Infectious and parasitic")
+    assert (
+        icd9_path("8")
+        == icd9_path("008.45")[:1] + ("001-139 Infectious and parasitic",)
+        == ("008", "001-139 Infectious and parasitic")
+    )
     assert icd9_path("428")[1] == icd9_path("459.9")[1] == "390-459 Circulatory system"
     assert icd9_path("139")[1] == "001-139 Infectious and parasitic" and icd9_path("140")[1] == "140-239 Neoplasms"
     assert icd9_path("999")[1] == "800-999 Injury and poisoning"
@@ -226,8 +281,12 @@ def test_numbers_alone_are_not_taken_for_icd9_and_icd10_columns_stay_icd10():
     assert taxonomy_match(["12", "45.5", "130"], name="ICD-9 chapters").coverage == 1.0  # asked for by name
     match = taxonomy_match(["E11.9", "I10", "J45", "E66", "V27.0"])
     assert match.name == "ICD-10 chapters"
-    assert rows(match.table)["E66"] == ["E66", "E65-E68 Obesity and other hyperalimentation",
-                                        "E00-E90 Endocrine and metabolic", "*"]
+    assert rows(match.table)["E66"] == [
+        "E66",
+        "E65-E68 Obesity and other hyperalimentation",
+        "E00-E90 Endocrine and metabolic",
+        "*",
+    ]
     match = taxonomy_match(["250.83", "428", "V27", "E909", "8"])
     assert match.name == "ICD-9 chapters" and rows(match.table)["E909"][0] == "E909"  # not ICD-10's E90
 
@@ -236,8 +295,13 @@ def test_uncovered_values_go_under_other_and_too_few_known_values_mean_no_taxono
     assert taxonomy_for(["Tennessee", "Ohio", "Atlantis", "Narnia"]) is None  # 50% known
     assert taxonomy_for(["apple", "pear", "plum"]) is None
     assert taxonomy_for(list(range(100))) is None
-    states = [s for s in ("Alabama Alaska Arizona Arkansas California Colorado Delaware Florida Georgia Hawaii "
-                          "Idaho Illinois Indiana Iowa Kansas Kentucky Louisiana Maine Maryland").split()]
+    states = [
+        s
+        for s in (
+            "Alabama Alaska Arizona Arkansas California Colorado Delaware Florida Georgia Hawaii "
+            "Idaho Illinois Indiana Iowa Kansas Kentucky Louisiana Maine Maryland"
+        ).split()
+    ]
     match = taxonomy_match(states + ["Atlantis"])
     assert match.name == "US states" and match.other == ["Atlantis"]
     assert rows(match.table)["Atlantis"] == ["other", "other", "*"]
@@ -252,10 +316,18 @@ def test_a_taxonomy_can_be_asked_for_by_name():
     assert set(TAXONOMIES) == {"ICD-10 chapters", "ICD-9 chapters", "US states", "countries", "race (OMB)"}
 
 
-@pytest.mark.parametrize("sample, column", [
-    ("adult", "workclass"), ("adult", "education"), ("adult", "race"), ("adult", "marital-status"),
-    ("diabetes", "medical_specialty"), ("diabetes", "diag_1"), ("diabetes", "age"),
-])
+@pytest.mark.parametrize(
+    "sample, column",
+    [
+        ("adult", "workclass"),
+        ("adult", "education"),
+        ("adult", "race"),
+        ("adult", "marital-status"),
+        ("diabetes", "medical_specialty"),
+        ("diabetes", "diag_1"),
+        ("diabetes", "age"),
+    ],
+)
 def test_every_built_default_is_valid_on_the_samples(sample, column):
     values = load_sample(sample).frame[column]
     kind, table = default_hierarchy(values, column)

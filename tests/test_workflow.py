@@ -16,16 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anonlib.transformations.anonymize import GeneralizationSpace, search
-from anonlib.transformations.anonymize_experiments import arca_hierarchies
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AnonlibError, ColumnError, HierarchyError, RecipeError
 from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy, masking_hierarchy, value_key
 from anonlib.core.loading import load_table, to_safe_csv
 from anonlib.core.samples import load_sample, sample_path
+from anonlib.measures.peers import partitions
+from anonlib.transformations.anonymize import GeneralizationSpace, search
+from anonlib.transformations.anonymize_experiments import arca_hierarchies
 from anonlib.transformations.frontier import prepare
 from anonlib.transformations.geo import aggregate
-from anonlib.measures.peers import partitions
 from anonlib.workflow import (
     AggregationStep,
     BandsStep,
@@ -44,8 +44,8 @@ from anonlib.workflow import (
     step_from_json,
 )
 from anonlib.workflow.local_steps import LocalSuppressionStep
-from anonlib.workflow.report import build_report
 from anonlib.workflow.package import package_files
+from anonlib.workflow.report import build_report
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -273,14 +273,23 @@ def test_suppression_steps_judge_the_assessed_records_and_record_extra_columns_o
     blank in a sensitive column without a model (lab) leaves the record unjudged and unreleased, a
     blank in an ignored column (note) does not. The extra columns go into the step's JSON only
     then, so a recipe written before them reads and writes the same JSON."""
-    frame = pd.DataFrame({"age": ["30", "30", "30", "40", "40", "40"], "dx": list("abcdef"),
-                          "lab": ["x", "x", None, "x", "x", "x"], "note": [None, "p", "p", "p", "p", "p"]})
+    frame = pd.DataFrame(
+        {
+            "age": ["30", "30", "30", "40", "40", "40"],
+            "dx": list("abcdef"),
+            "lab": ["x", "x", None, "x", "x", "x"],
+            "note": [None, "p", "p", "p", "p", "p"],
+        }
+    )
     roles = {"age": "quasi-identifier", "dx": "sensitive", "lab": "sensitive", "note": "ignore"}
     dropping = Dataset.from_frame("d", frame, roles).with_missing("drop")
     target = ReleaseTarget(k=3, max_suppressed=0.5)
     # judged: 30 has 2 records with a lab value (fails k = 3), 40 has 3; the third 30 is not judged
     # (the blank note is the first 30's: written when its record is)
-    cases = ((SuppressionStep, ["30", "40", "40", "40"], 3, 0), (LocalSuppressionStep, ["*", "*", "30", "40", "40", "40"], 5, 1))
+    cases = (
+        (SuppressionStep, ["30", "40", "40", "40"], 3, 0),
+        (LocalSuppressionStep, ["*", "*", "30", "40", "40", "40"], 5, 1),
+    )
     for kind, ages, released, blank_notes in cases:
         step = kind.from_target(target, dropping)
         assert step.also_complete == ("dx", "lab") and step.to_json()["also_complete"] == ["dx", "lab"]
@@ -301,7 +310,9 @@ def test_suppression_steps_judge_the_assessed_records_and_record_extra_columns_o
 
 @FAST
 @given(
-    rows=st.lists(st.tuples(st.sampled_from("abcd"), st.sampled_from("xy"), st.integers(1, 3)), min_size=1, max_size=40),
+    rows=st.lists(
+        st.tuples(st.sampled_from("abcd"), st.sampled_from("xy"), st.integers(1, 3)), min_size=1, max_size=40
+    ),
     k=st.integers(1, 8),
     limit=st.sampled_from([0.0, 0.05, 0.2, 1.0]),
 )
@@ -332,8 +343,12 @@ def test_target_counts_suppressed_records_against_the_loaded_file():
 def test_target_json_round_trip_and_bad_values():
     target = ReleaseTarget(k=4, max_suppressed=0.02)
     assert ReleaseTarget.from_json(json.loads(json.dumps(target.to_json()))) == target
-    for bad in ({"k": 0, "max_suppressed": 0, "requirements": []}, {"k": 5, "max_suppressed": 2, "requirements": []},
-                {"k": 5, "max_suppressed": 0, "requirements": [], "extra": 1}, {"k": True, "max_suppressed": 0, "requirements": []}):
+    for bad in (
+        {"k": 0, "max_suppressed": 0, "requirements": []},
+        {"k": 5, "max_suppressed": 2, "requirements": []},
+        {"k": 5, "max_suppressed": 0, "requirements": [], "extra": 1},
+        {"k": True, "max_suppressed": 0, "requirements": []},
+    ):
         with pytest.raises(RecipeError) as err:
             ReleaseTarget.from_json(bad)
         assert one_sentence(str(err.value))
@@ -348,13 +363,19 @@ def test_cost_says_what_a_suggestion_removes():
     keep = GeneralizationStep((("Zip", 1), ("Age", 1), ("AC", 0)), tuple(h.items()))
     drop = GeneralizationStep((("Zip", 5), ("Age", 1), ("AC", 0)), tuple(h.items()))
     costs = [step_cost(drop, ds), step_cost(keep, ds)]
-    assert costs[0].removes_quasi_identifier and "Zip is replaced by *****: the column is effectively removed." in costs[0].sentences()
+    assert (
+        costs[0].removes_quasi_identifier
+        and "Zip is replaced by *****: the column is effectively removed." in costs[0].sentences()
+    )
     assert not costs[1].removes_quasi_identifier
     assert default_choice(costs) == 1
     zips = ds.frame["Zip"].nunique()
     assert f"Zip: {zips} values become {keep.apply(ds.frame)['Zip'].nunique()}." in costs[1].sentences()
     suppress = step_cost(SuppressionStep(("Zip", "Age", "AC", "Race"), 3, count="#Rec."), ds)
-    assert suppress.suppressed_records > 0 and f"{suppress.suppressed_records} records suppressed" in suppress.sentences()[0]
+    assert (
+        suppress.suppressed_records > 0
+        and f"{suppress.suppressed_records} records suppressed" in suppress.sentences()[0]
+    )
 
 
 # --------------------------------------------------------------- working copy
@@ -410,7 +431,10 @@ def test_history_records_page_changes_and_risk_in_records():
     assert bands.page == "Individual privacy" and bands.changed_columns == ("age",)
     assert bands.before.failing_records == copy.loaded_check.failing_records > bands.after.failing_records
     assert suppression.suppressed_records == bands.after.failing_records
-    assert suppression.after.failing_records == 0 and suppression.after.suppressed_records == suppression.suppressed_records
+    assert (
+        suppression.after.failing_records == 0
+        and suppression.after.suppressed_records == suppression.suppressed_records
+    )
     assert not copy.check.met  # the suppression limit is 0
     assert copy.with_target(ReleaseTarget(k=5, max_suppressed=1.0)).check.met
     assert "records failing the target" in bands.summary()
@@ -426,13 +450,27 @@ def test_undo_without_steps_is_a_sentence():
 
 
 steps_strategy = st.one_of(
-    st.builds(lambda w, o, lo, span, i: BandsStep("age", w, o % w, lo, lo + span, i),
-              st.integers(1, 50), st.integers(0, 100), st.integers(-50, 50), st.integers(0, 200), st.booleans()),
-    st.builds(lambda level: GeneralizationStep((("zip", level),), (("zip", masking_hierarchy(["52000", "52100"])),), "iab", 3),
-              st.integers(0, 5)),
-    st.builds(lambda n: AggregationStep("area", tuple((str(i), f"A{i % 3}") for i in range(n)), "balanced", 5),
-              st.integers(1, 20)),
-    st.builds(lambda k, c: SuppressionStep(("age", "sex"), k, count=c), st.integers(1, 9), st.sampled_from([None, "n"])),
+    st.builds(
+        lambda w, o, lo, span, i: BandsStep("age", w, o % w, lo, lo + span, i),
+        st.integers(1, 50),
+        st.integers(0, 100),
+        st.integers(-50, 50),
+        st.integers(0, 200),
+        st.booleans(),
+    ),
+    st.builds(
+        lambda level: GeneralizationStep(
+            (("zip", level),), (("zip", masking_hierarchy(["52000", "52100"])),), "iab", 3
+        ),
+        st.integers(0, 5),
+    ),
+    st.builds(
+        lambda n: AggregationStep("area", tuple((str(i), f"A{i % 3}") for i in range(n)), "balanced", 5),
+        st.integers(1, 20),
+    ),
+    st.builds(
+        lambda k, c: SuppressionStep(("age", "sex"), k, count=c), st.integers(1, 9), st.sampled_from([None, "n"])
+    ),
     st.just(PolicyStep.from_space(prepare(pd.DataFrame({"age": [20, 25, 30, 40]}), ["age"]), {"age": [0, 0, 1]})),
 )
 
@@ -442,12 +480,19 @@ steps_strategy = st.one_of(
 def test_recipe_json_round_trips(steps, k, limit):
     for step in steps:
         assert step_from_json(json.loads(json.dumps(step.to_json()))) == step
-    ds = Dataset.from_frame("d", pd.DataFrame({"age": [30], "sex": ["f"], "zip": ["52000"], "area": ["1"], "n": [1]}),
-                            {"n": "count"})
+    ds = Dataset.from_frame(
+        "d", pd.DataFrame({"age": [30], "sex": ["f"], "zip": ["52000"], "area": ["1"], "n": [1]}), {"n": "count"}
+    )
     from anonlib.workflow.recipe import RecipeStep, Source
 
-    recipe = Recipe(Source.of(ds, Reading(",", "utf-8", True)), ReleaseTarget(k=k, max_suppressed=limit),
-                    tuple(RecipeStep(s, f"page {i}") for i, s in enumerate(steps)), ("age", "sex", "n"), "abc", 1)
+    recipe = Recipe(
+        Source.of(ds, Reading(",", "utf-8", True)),
+        ReleaseTarget(k=k, max_suppressed=limit),
+        tuple(RecipeStep(s, f"page {i}") for i, s in enumerate(steps)),
+        ("age", "sex", "n"),
+        "abc",
+        1,
+    )
     assert Recipe.loads(recipe.dumps()) == recipe
 
 
@@ -472,16 +517,34 @@ def test_recipe_on_the_original_reproduces_the_released_bytes(tmp_path):
     data = write_csv(tmp_path, "adult.csv", frame)
     loaded, reading = upload(data, "adult.csv")
     roles = {c: "ignore" for c in loaded.frame.columns}
-    roles.update({"fnlwgt": "identifier", "age": "quasi-identifier", "sex": "quasi-identifier",
-                  "race": "quasi-identifier", "native-country": "quasi-identifier", "occupation": "sensitive",
-                  "income": "sensitive"})
+    roles.update(
+        {
+            "fnlwgt": "identifier",
+            "age": "quasi-identifier",
+            "sex": "quasi-identifier",
+            "race": "quasi-identifier",
+            "native-country": "quasi-identifier",
+            "occupation": "sensitive",
+            "income": "sensitive",
+        }
+    )
     loaded = loaded.with_roles(roles)
     copy = WorkingCopy.start(loaded, ReleaseTarget(k=5, max_suppressed=0.1), reading=reading)
     copy = copy.apply(BandsStep("age", 10, 7, 17, 90, True), "Individual privacy")
     h = default_hierarchy(loaded.frame["native-country"], "native-country")[1]
     copy = copy.apply(GeneralizationStep((("native-country", 1),), (("native-country", h),), "iab", 5), "Leakage")
     copy = copy.apply(SuppressionStep.from_target(copy.target, copy.current), "Sidebar")
-    columns = ["age", "education", "sex", "race", "marital-status", "native-country", "occupation", "income", "capital-gain"]
+    columns = [
+        "age",
+        "education",
+        "sex",
+        "race",
+        "marital-status",
+        "native-country",
+        "occupation",
+        "income",
+        "capital-gain",
+    ]
     files = package_files(copy, columns=columns, report=small_report())
     recipe = Recipe.loads(files.recipe)
     replay = apply_recipe(recipe, tmp_path / "adult.csv")
@@ -491,8 +554,14 @@ def test_recipe_on_the_original_reproduces_the_released_bytes(tmp_path):
 
 
 def test_recipe_with_edited_types_count_column_and_missing_values_reproduces(tmp_path):
-    frame = pd.DataFrame({"zip": ["02101", "02101", "02102", "02102", None, "02103"], "age": [31, 35, 38, 44, 41, 50],
-                          "dx": ["a", "b", "a", "b", "a", "c"], "n": [1, 2, 1, 1, 3, 1]})
+    frame = pd.DataFrame(
+        {
+            "zip": ["02101", "02101", "02102", "02102", None, "02103"],
+            "age": [31, 35, 38, 44, 41, 50],
+            "dx": ["a", "b", "a", "b", "a", "c"],
+            "n": [1, 2, 1, 1, 3, 1],
+        }
+    )
     data = write_csv(tmp_path, "t.csv", frame)
     loaded, reading = upload(data, "t.csv")
     edits = loaded.role_table()
@@ -516,7 +585,8 @@ def test_a_recipe_for_another_layout_is_one_sentence(tmp_path):
     h = arca_hierarchies(frame)
     ds = load_sample("arca_table1")
     copy = WorkingCopy.start(ds, ReleaseTarget(k=3)).apply(
-        GeneralizationStep((("Zip", 1), ("Age", 1), ("AC", 0)), tuple(h.items())), "Leakage")
+        GeneralizationStep((("Zip", 1), ("Age", 1), ("AC", 0)), tuple(h.items())), "Leakage"
+    )
     recipe = copy.recipe()
     missing = frame.drop(columns=["Age"])
     with pytest.raises(ColumnError, match="lacks Age, which the recipe needs") as err:
@@ -536,7 +606,8 @@ def hand_edits() -> list:
     ds = load_sample("arca_table1")
     h = arca_hierarchies(ds.frame)
     copy = WorkingCopy.start(ds, ReleaseTarget(k=3)).apply(
-        GeneralizationStep((("Zip", 1), ("Age", 1), ("AC", 0)), tuple(h.items())), "Leakage")
+        GeneralizationStep((("Zip", 1), ("Age", 1), ("AC", 0)), tuple(h.items())), "Leakage"
+    )
     good = copy.recipe().to_json()
 
     def edited(change):
@@ -558,8 +629,22 @@ def hand_edits() -> list:
         edited(lambda d: d["steps"][0]["step"].update(surprise=True)),
         edited(lambda d: d["source"]["columns"][0].update(role="owner")),
         edited(lambda d: d["release"].update(columns=["Nope"])),
-        edited(lambda d: d["steps"].append({"page": "x", "step": {"kind": "bands", "column": "Age", "width": -1,
-                                                                   "offset": 0, "low": 0, "high": 9, "integer": True}})),
+        edited(
+            lambda d: d["steps"].append(
+                {
+                    "page": "x",
+                    "step": {
+                        "kind": "bands",
+                        "column": "Age",
+                        "width": -1,
+                        "offset": 0,
+                        "low": 0,
+                        "high": 9,
+                        "integer": True,
+                    },
+                }
+            )
+        ),
     ]
 
 

@@ -35,7 +35,6 @@ from anonlib.core.hierarchy import default_hierarchy
 from anonlib.core.loading import load_table
 from anonlib.core.samples import load_sample
 from anonlib.core.version import PRODUCT, SOURCE_VERSION
-from anonlib.workflow.report import build_report
 from anonlib.workflow import (
     BandsStep,
     GeneralizationStep,
@@ -48,6 +47,7 @@ from anonlib.workflow import (
     verify_package,
 )
 from anonlib.workflow.recipe import DIGEST_FIELD, EDITED, INTACT, NO_DIGEST
+from anonlib.workflow.report import build_report
 
 ROOT = Path(__file__).resolve().parent.parent
 CREATED = "2026-03-04T05:06:07Z"
@@ -61,7 +61,7 @@ def sha(data: bytes) -> str:
 def one_sentence(capsys) -> str:
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
-    return err[len("error: "):].strip()
+    return err[len("error: ") :].strip()
 
 
 def adult_csv(rows: int = 800) -> bytes:
@@ -73,9 +73,18 @@ def app_copy(data: bytes, name: str = "patients.csv") -> WorkingCopy:
     """A working copy as the app makes it: an upload read by ``load_table``, roles, a
     target, bands, a generalization and a suppression step."""
     table = load_table(data, name=name)
-    loaded = Dataset.from_frame(name, table.frame, {"age": "quasi-identifier", "sex": "quasi-identifier",
-                                                    "native-country": "quasi-identifier", "race": "ignore",
-                                                    "occupation": "sensitive", "income": "ignore"})
+    loaded = Dataset.from_frame(
+        name,
+        table.frame,
+        {
+            "age": "quasi-identifier",
+            "sex": "quasi-identifier",
+            "native-country": "quasi-identifier",
+            "race": "ignore",
+            "occupation": "sensitive",
+            "income": "ignore",
+        },
+    )
     copy = WorkingCopy.start(loaded, ReleaseTarget(k=5, max_suppressed=0.05), reading=Reading.of(table, data))
     copy = copy.apply(BandsStep("age", 10, 7, 17, 90, True), "Individual privacy")
     h = default_hierarchy(loaded.frame["native-country"], "native-country")[1]
@@ -119,12 +128,15 @@ def test_the_recipe_digest_is_the_sha256_of_its_canonical_content(app_package):
     assert Recipe.loads(shuffled).integrity == INTACT
 
 
-@pytest.mark.parametrize("edit", [
-    lambda d: d["target"].update(k=1),
-    lambda d: d["release"].update(records=d["release"]["records"] + 1),
-    lambda d: d["steps"].pop(),
-    lambda d: d["source"].update(name="other.csv"),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d["target"].update(k=1),
+        lambda d: d["release"].update(records=d["release"]["records"] + 1),
+        lambda d: d["steps"].pop(),
+        lambda d: d["source"].update(name="other.csv"),
+    ],
+)
 def test_any_edit_of_the_recipe_shows(app_package, edit):
     data = json.loads(members(app_package[0])["recipe.json"])
     edit(data)
@@ -153,8 +165,25 @@ def cli_release(tmp_path, monkeypatch):
     """``anonymize --out --recipe --package`` on a file, from inside ``tmp_path``."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "in.csv").write_bytes(adult_csv(500))
-    assert main(["anonymize", "in.csv", "--shield", "age,sex,race", "--k", "3", "--out", "out.csv",
-                 "--recipe", "recipe.json", "--package", "release.zip"]) == 0
+    assert (
+        main(
+            [
+                "anonymize",
+                "in.csv",
+                "--shield",
+                "age,sex,race",
+                "--k",
+                "3",
+                "--out",
+                "out.csv",
+                "--recipe",
+                "recipe.json",
+                "--package",
+                "release.zip",
+            ]
+        )
+        == 0
+    )
     return tmp_path
 
 
@@ -173,8 +202,9 @@ def test_accept_edited_applies_and_every_output_says_so(cli_release, capsys):
     text = (cli_release / "recipe.json").read_text()
     (cli_release / "edited.json").write_text(text.replace('"k": 3', '"k": 1'))
     capsys.readouterr()
-    assert main(["apply", "edited.json", "in.csv", "--out", "again.csv", "--package", "again.zip",
-                 "--accept-edited"]) == 0
+    assert (
+        main(["apply", "edited.json", "in.csv", "--out", "again.csv", "--package", "again.zip", "--accept-edited"]) == 0
+    )
     printed = capsys.readouterr().out
     assert "recipe             The recipe was changed after it was written" in printed
     files = members((cli_release / "again.zip").read_bytes())
@@ -209,8 +239,17 @@ def test_the_package_states_digests_source_target_steps_version_and_time(app_pac
     assert list(files) == ["released.csv", "report.html", "recipe.json", "README.txt", "SHA256SUMS"]
     readme, report = files["README.txt"].decode(), files["report.html"].decode()
     recipe = Recipe.loads(files["recipe.json"])
-    stated = [sha(files["released.csv"]), sha(files["recipe.json"]), sha(data), "patients.csv", "800",
-              copy.target.describe(), PRODUCT, CREATED, *recipe.describe]
+    stated = [
+        sha(files["released.csv"]),
+        sha(files["recipe.json"]),
+        sha(data),
+        "patients.csv",
+        "800",
+        copy.target.describe(),
+        PRODUCT,
+        CREATED,
+        *recipe.describe,
+    ]
     for text in (readme, report):
         for value in stated:
             assert value in text, value
@@ -260,9 +299,18 @@ def test_verify_reads_locally_suppressed_cells_as_any_value(tmp_path, capsys):
 
     data = adult_csv(2000)
     table = load_table(data, name="patients.csv")
-    loaded = Dataset.from_frame("patients.csv", table.frame, {
-        "age": "quasi-identifier", "sex": "quasi-identifier", "native-country": "quasi-identifier",
-        "race": "ignore", "occupation": "sensitive", "income": "ignore"})
+    loaded = Dataset.from_frame(
+        "patients.csv",
+        table.frame,
+        {
+            "age": "quasi-identifier",
+            "sex": "quasi-identifier",
+            "native-country": "quasi-identifier",
+            "race": "ignore",
+            "occupation": "sensitive",
+            "income": "ignore",
+        },
+    )
     copy = WorkingCopy.start(loaded, ReleaseTarget(k=5), reading=Reading.of(table, data))
     copy = copy.apply(BandsStep("age", 10, 7, 17, 90, True), "Individual privacy")
     assert copy.check.failing_records > 0
@@ -301,8 +349,10 @@ def _flipped(files: dict[str, bytes], part: str, flips: list[tuple[int, int]]) -
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(part=st.sampled_from(FLIPPABLE),
-       flips=st.lists(st.tuples(st.integers(0, 10**7), st.integers(1, 255)), min_size=1, max_size=4))
+@given(
+    part=st.sampled_from(FLIPPABLE),
+    flips=st.lists(st.tuples(st.integers(0, 10**7), st.integers(1, 255)), min_size=1, max_size=4),
+)
 def test_verify_fails_naming_the_part_after_any_byte_changes(app_package, part, flips):
     files = members(app_package[0])
     changed = _flipped(files, part, flips)
@@ -349,9 +399,11 @@ def test_verify_cli_exit_codes_and_which_part(app_package, tmp_path, capsys):
     assert main(["verify", str(tmp_path / "missing.zip"), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["failed_parts"] == ["report.html"]
     (tmp_path / "not.zip").write_bytes(b"released.csv")
-    for argv, words in ((["verify", str(tmp_path / "not.zip")], "not a zip"),
-                        (["verify", str(tmp_path / "nothing.zip")], "does not exist"),
-                        (["verify", str(tmp_path / "missing.zip"), str(tmp_path / "nothing.csv")], "does not exist")):
+    for argv, words in (
+        (["verify", str(tmp_path / "not.zip")], "not a zip"),
+        (["verify", str(tmp_path / "nothing.zip")], "does not exist"),
+        (["verify", str(tmp_path / "missing.zip"), str(tmp_path / "nothing.csv")], "does not exist"),
+    ):
         assert main(argv) == 2
         assert words in one_sentence(capsys)
     (tmp_path / "empty.zip").write_bytes(rezip({"a.txt": b"x"}))
@@ -366,8 +418,9 @@ def _min_class(released: bytes, quasi_identifiers: list[str]) -> int:
 
 
 @settings(max_examples=25, deadline=None)
-@given(values=st.lists(st.tuples(st.integers(0, 3), st.sampled_from("ab")), min_size=2, max_size=30),
-       k=st.integers(1, 4))
+@given(
+    values=st.lists(st.tuples(st.integers(0, 3), st.sampled_from("ab")), min_size=2, max_size=30), k=st.integers(1, 4)
+)
 def test_the_target_recount_agrees_with_classes_counted_by_hand(values, k):
     frame = pd.DataFrame(values, columns=["age", "sex"])
     ds = Dataset.from_frame("t.csv", frame, {"age": "quasi-identifier", "sex": "quasi-identifier"})

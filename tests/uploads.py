@@ -18,36 +18,47 @@ from anonlib.core.loading import load_table
 from anonlib.workflow import Reading
 
 NAME = "patients.csv"
-ROLES = {"patient_id": "identifier", "age": "quasi-identifier", "sex": "quasi-identifier",
-         "zip": "quasi-identifier", "diagnosis": "sensitive"}
+ROLES = {
+    "patient_id": "identifier",
+    "age": "quasi-identifier",
+    "sex": "quasi-identifier",
+    "zip": "quasi-identifier",
+    "diagnosis": "sensitive",
+}
 ZIPS = (10001, 10002, 30301, 30302, 60601, 60602, 90001, 90002)
 
 
 def patients_csv(n: int = 2000, seed: int = 7) -> bytes:
     """A seeded 2,000-record patient file: id, age 20-89, sex, 5-digit ZIP, diagnosis."""
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({
-        "patient_id": np.arange(1, n + 1),
-        "age": rng.integers(20, 90, n),
-        "sex": rng.choice(["F", "M"], n),
-        "zip": rng.choice([f"{z:05d}" for z in ZIPS], n),
-        "diagnosis": rng.choice(["flu", "asthma", "diabetes", "copd", "hypertension"], n),
-    })
+    frame = pd.DataFrame(
+        {
+            "patient_id": np.arange(1, n + 1),
+            "age": rng.integers(20, 90, n),
+            "sex": rng.choice(["F", "M"], n),
+            "zip": rng.choice([f"{z:05d}" for z in ZIPS], n),
+            "diagnosis": rng.choice(["flu", "asthma", "diabetes", "copd", "hypertension"], n),
+        }
+    )
     return frame.to_csv(index=False).encode()
 
 
-def registry_csv(n: int = 400, seed: int = 7, zips: list[str] | None = None, born: tuple[int, int] = (1930, 2005)) -> bytes:
+def registry_csv(
+    n: int = 400, seed: int = 7, zips: list[str] | None = None, born: tuple[int, int] = (1930, 2005)
+) -> bytes:
     """A patient registry file: record number and e-mail (identifiers), birth year (in ``born``, end
     excluded), sex and ZIP (quasi-identifiers, five ZIP codes unless given), diagnosis (sensitive)."""
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({
-        "patient_id": np.arange(1000, 1000 + n),
-        "email": [f"p{i}@example.org" for i in range(n)],
-        "birth_year": rng.integers(*born, n),
-        "sex": rng.choice(["F", "M"], n),
-        "zip": rng.choice(zips or ["10115", "10117", "10119", "20095", "20097"], n),
-        "diagnosis": rng.choice(["asthma", "diabetes", "flu", "hypertension"], n, p=[0.2, 0.2, 0.5, 0.1]),
-    })
+    frame = pd.DataFrame(
+        {
+            "patient_id": np.arange(1000, 1000 + n),
+            "email": [f"p{i}@example.org" for i in range(n)],
+            "birth_year": rng.integers(*born, n),
+            "sex": rng.choice(["F", "M"], n),
+            "zip": rng.choice(zips or ["10115", "10117", "10119", "20095", "20097"], n),
+            "diagnosis": rng.choice(["asthma", "diabetes", "flu", "hypertension"], n, p=[0.2, 0.2, 0.5, 0.1]),
+        }
+    )
     return frame.to_csv(index=False).encode("utf-8")
 
 
@@ -65,14 +76,36 @@ def tennessee_csv(records: int = 2000) -> bytes:
     zips = sample_regions("tennessee_zcta").points["region_id"].to_numpy()
     lines = ["zip,age,sex,race,diagnosis"]
     for _ in range(records):
-        lines.append(f"{rng.choice(zips[:60])},{rng.integers(18, 90)},{rng.choice(['F', 'M'])},"
-                     f"{rng.choice(['White', 'Black', 'Asian', 'Other'], p=[0.7, 0.2, 0.05, 0.05])},"
-                     f"{rng.choice(['flu', 'asthma', 'diabetes', 'hypertension', 'none'])}")
+        lines.append(
+            f"{rng.choice(zips[:60])},{rng.integers(18, 90)},{rng.choice(['F', 'M'])},"
+            f"{rng.choice(['White', 'Black', 'Asian', 'Other'], p=[0.7, 0.2, 0.05, 0.05])},"
+            f"{rng.choice(['flu', 'asthma', 'diabetes', 'hypertension', 'none'])}"
+        )
     return ("\n".join(lines) + "\n").encode()
 
 
-CLINIC_STATES = ("CA", "TX", "NY", "FL", "IL", "PA", "OH", "GA", "NC", "MI", "WA", "AZ", "MA", "TN", "IN", "MO",
-                 "MD", "WI", "CO", "MN")
+CLINIC_STATES = (
+    "CA",
+    "TX",
+    "NY",
+    "FL",
+    "IL",
+    "PA",
+    "OH",
+    "GA",
+    "NC",
+    "MI",
+    "WA",
+    "AZ",
+    "MA",
+    "TN",
+    "IN",
+    "MO",
+    "MD",
+    "WI",
+    "CO",
+    "MN",
+)
 
 
 def clinic_csv(n: int = 20_000, seed: int = 7) -> bytes:
@@ -81,14 +114,17 @@ def clinic_csv(n: int = 20_000, seed: int = 7) -> bytes:
     as the sensitive attribute. Half of its records fail k = 5 as loaded."""
     rng = np.random.default_rng(seed)
     weights = np.array([12, 9, 6, 7, 4, 4, 3.5, 3.3, 3.2, 3, 2.3, 2.2, 2, 2, 2, 1.8, 1.8, 1.8, 1.7, 1.7])
-    frame = pd.DataFrame({
-        "age": np.clip(rng.normal(52, 14, n).round().astype(int), 18, 90),
-        "sex": rng.choice(["F", "M"], n),
-        "state": rng.choice(CLINIC_STATES, n, p=weights / weights.sum()),
-        "marital": rng.choice(["married", "single", "divorced", "widowed"], n, p=[0.5, 0.3, 0.15, 0.05]),
-        "diagnosis": rng.choice(["diabetes", "asthma", "hypertension", "copd", "none"], n,
-                                p=[0.15, 0.1, 0.25, 0.05, 0.45]),
-    })
+    frame = pd.DataFrame(
+        {
+            "age": np.clip(rng.normal(52, 14, n).round().astype(int), 18, 90),
+            "sex": rng.choice(["F", "M"], n),
+            "state": rng.choice(CLINIC_STATES, n, p=weights / weights.sum()),
+            "marital": rng.choice(["married", "single", "divorced", "widowed"], n, p=[0.5, 0.3, 0.15, 0.05]),
+            "diagnosis": rng.choice(
+                ["diabetes", "asthma", "hypertension", "copd", "none"], n, p=[0.15, 0.1, 0.25, 0.05, 0.45]
+            ),
+        }
+    )
     frame.loc[rng.random(n) < 0.02, "sex"] = None
     frame.loc[rng.random(n) < 0.03, "state"] = None
     return frame.to_csv(index=False).encode()

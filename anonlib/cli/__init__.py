@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..core.errors import AnonlibError
 from . import apply, leakage, microaggregation, privacy, profile, report, risk, schedules, verify
@@ -82,7 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(
             f"error: Something unexpected went wrong ({type(err).__name__}); please report the command "
-            "that led here (ANONLIB_DEBUG=1 shows the details).", file=sys.stderr,
+            "that led here (ANONLIB_DEBUG=1 shows the details).",
+            file=sys.stderr,
         )
         return 2
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -32,7 +32,9 @@ PASSES = 5  # scans of the file: the class table, typing, the loaded records, su
 def refuse_in_memory_options(args: argparse.Namespace) -> None:
     """The options an engine cannot honour, refused before anything is read."""
     if args.package:
-        raise ParameterError("--package needs the table in memory; leave out --engine (or use --out and --recipe only).")
+        raise ParameterError(
+            "--package needs the table in memory; leave out --engine (or use --out and --recipe only)."
+        )
     if args.local_suppression:
         raise ParameterError(
             "--local-suppression chooses cells record by record, which needs all records in memory; leave out "
@@ -48,19 +50,42 @@ def _announce(args: argparse.Namespace, table: EngineTable, columns: Sequence[st
     """What the engine is about to read and about how long it takes (standard error)."""
     path = SAMPLES[args.sample].path if args.sample else args.file
     size = scan_size(path)
-    estimate = estimate_scan(size, len(columns), table.engine.name, passes=PASSES,
-                             what=f"grouping its records on {len(columns)} columns, then writing the release")
+    estimate = estimate_scan(
+        size,
+        len(columns),
+        table.engine.name,
+        passes=PASSES,
+        what=f"grouping its records on {len(columns)} columns, then writing the release",
+    )
     _note(scan_note(size, estimate, table.engine.name))
 
 
-def run(args: argparse.Namespace, table: EngineTable, *, shield: list[str], k: int, given: dict[str, pd.DataFrame],
-        requirements: Sequence[ModelRequirement], max_suppressed: float, measure: str, columns: list[str]) -> int:
+def run(
+    args: argparse.Namespace,
+    table: EngineTable,
+    *,
+    shield: list[str],
+    k: int,
+    given: dict[str, pd.DataFrame],
+    requirements: Sequence[ModelRequirement],
+    max_suppressed: float,
+    measure: str,
+    columns: list[str],
+) -> int:
     """The ``anonymize`` command on an engine; exit 0 when the written release meets the target, else 1."""
     _announce(args, table, columns)
     reading = Reading(delimiter=args.delimiter, encoding=args.encoding, header=True)
-    options = dict(hierarchies={a: h for a, h in given.items() if a in shield}, method=args.method, measure=measure,
-                   max_suppressed=max_suppressed, requirements=requirements, time_limit=args.time_limit,
-                   columns=columns, reading=reading, notify=_note)
+    options = dict(
+        hierarchies={a: h for a, h in given.items() if a in shield},
+        method=args.method,
+        measure=measure,
+        max_suppressed=max_suppressed,
+        requirements=requirements,
+        time_limit=args.time_limit,
+        columns=columns,
+        reading=reading,
+        notify=_note,
+    )
     if args.out:
         with replaced_atomically(args.out) as temporary:
             done = anonymize(table, shield, k, out=temporary, **options)
@@ -72,15 +97,41 @@ def run(args: argparse.Namespace, table: EngineTable, *, shield: list[str], k: i
     return _report(args, table, done, shield, given, requirements, max_suppressed, measure, k)
 
 
-def _report(args, table: EngineTable, done: EngineAnonymization, shield, given, requirements, max_suppressed,
-            measure: str, k: int) -> int:
+def _report(
+    args,
+    table: EngineTable,
+    done: EngineAnonymization,
+    shield,
+    given,
+    requirements,
+    max_suppressed,
+    measure: str,
+    k: int,
+) -> int:
     result, check = done.search, done.replay.check
     target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
-    engine = {"engine": done.replay.engine, "classes": done.classes, "measured_on": done.replay.measured_on,
-              "engine_seconds": done.seconds}
-    return report_release(args, dataset=table.name, dropped=done.dropped, shield=shield, given=given, result=result,
-                          target=target, check=check, measure=measure, rows=done.rows, k=done.k,
-                          utility=done.utility, steps=[s.step.describe() for s in done.recipe.steps],
-                          seconds=f"{done.seconds:.2f} (search {result.seconds:.4f})", engine=engine,
-                          engine_line=f"{done.replay.engine}: {done.classes:,} distinct rows searched in memory, "
-                                      f"the release measured on the {done.replay.measured_on}")
+    engine = {
+        "engine": done.replay.engine,
+        "classes": done.classes,
+        "measured_on": done.replay.measured_on,
+        "engine_seconds": done.seconds,
+    }
+    return report_release(
+        args,
+        dataset=table.name,
+        dropped=done.dropped,
+        shield=shield,
+        given=given,
+        result=result,
+        target=target,
+        check=check,
+        measure=measure,
+        rows=done.rows,
+        k=done.k,
+        utility=done.utility,
+        steps=[s.step.describe() for s in done.recipe.steps],
+        seconds=f"{done.seconds:.2f} (search {result.seconds:.4f})",
+        engine=engine,
+        engine_line=f"{done.replay.engine}: {done.classes:,} distinct rows searched in memory, "
+        f"the release measured on the {done.replay.measured_on}",
+    )

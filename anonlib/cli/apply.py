@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 from ..core.errors import ParameterError
 from ..workflow.history import WorkingCopy
-from ..workflow.report import copy_report
 from ..workflow.package import release_package
-from ..workflow.release_view import release_view
 from ..workflow.recipe import EDITED, INTACT, read_for_recipe, read_recipe
+from ..workflow.release_view import release_view
+from ..workflow.report import copy_report
 from ..workflow.target import TargetCheck, records
 from .common import command, engine_arguments, replaced_atomically, write
 
@@ -48,8 +48,11 @@ def edited_note(recipe) -> str | None:
     """What an output says about a recipe applied with --accept-edited (None when intact)."""
     if recipe.integrity == INTACT:
         return None
-    what = ("was changed after it was written (its content no longer matches its digest)"
-            if recipe.integrity == EDITED else "carries no digest, so a change to it cannot be detected")
+    what = (
+        "was changed after it was written (its content no longer matches its digest)"
+        if recipe.integrity == EDITED
+        else "carries no digest, so a change to it cannot be detected"
+    )
     return f"The recipe {what}; it was applied because of --accept-edited."
 
 
@@ -73,37 +76,57 @@ def _apply(args: argparse.Namespace) -> int:
         if args.release_view:
             view = release_view(copy, pair=_pair(args.pair), predict=args.predict, time_limit=args.time_limit)
         if args.package:
-            write(args.package, release_package(copy, columns=recipe.columns, notes=[note] if note else (),
-                                                report=copy_report(copy, view=view) if view is not None else None))
-        kind = ("the file the recipe was made from" if replay.same_file
-                else f"a new delivery (the recipe was made from {recipe.source.name})")
+            write(
+                args.package,
+                release_package(
+                    copy,
+                    columns=recipe.columns,
+                    notes=[note] if note else (),
+                    report=copy_report(copy, view=view) if view is not None else None,
+                ),
+            )
+        kind = (
+            "the file the recipe was made from"
+            if replay.same_file
+            else f"a new delivery (the recipe was made from {recipe.source.name})"
+        )
         released = int(replay.table[replay.dataset.count].sum()) if replay.dataset.count else len(replay.table)
-        outcome = _Outcome(replay.check, released, replay.same_file, replay.reproduces,
-                           f"{records(replay.check.loaded_records)}, {kind}")  # the file's, as on an engine
+        outcome = _Outcome(
+            replay.check,
+            released,
+            replay.same_file,
+            replay.reproduces,
+            f"{records(replay.check.loaded_records)}, {kind}",
+        )  # the file's, as on an engine
     check = outcome.check
     if args.json:
-        print(json.dumps({
-            "recipe": args.recipe,
-            "recipe_digest": recipe.integrity,
-            "accepted_edited": note is not None,
-            "file": args.file,
-            **({"engine": outcome.engine} if outcome.engine else {}),
-            "same_file": outcome.same_file,
-            "reproduces_release": outcome.reproduces,
-            "steps": list(recipe.describe),
-            "target": recipe.target.describe(),
-            "met": check.met,
-            "records": check.loaded_records,  # the records assessed, as anonymize --json states them
-            "loaded_records": check.loaded_records,
-            "suppressed_records": check.suppressed_records,
-            "suppressed": check.suppressed_records,
-            "failing_records": check.failing_records,
-            "failing_classes": check.failing_classes,
-            "failing": [{"requirement": what, "records": n} for what, n in check.failing],
-            "smallest_failing_classes": [{"class": what, "records": n} for what, n in check.examples],
-            "released_records": outcome.released_records,
-            **({"release_view": view.to_json()} if view is not None else {}),
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "recipe": args.recipe,
+                    "recipe_digest": recipe.integrity,
+                    "accepted_edited": note is not None,
+                    "file": args.file,
+                    **({"engine": outcome.engine} if outcome.engine else {}),
+                    "same_file": outcome.same_file,
+                    "reproduces_release": outcome.reproduces,
+                    "steps": list(recipe.describe),
+                    "target": recipe.target.describe(),
+                    "met": check.met,
+                    "records": check.loaded_records,  # the records assessed, as anonymize --json states them
+                    "loaded_records": check.loaded_records,
+                    "suppressed_records": check.suppressed_records,
+                    "suppressed": check.suppressed_records,
+                    "failing_records": check.failing_records,
+                    "failing_classes": check.failing_classes,
+                    "failing": [{"requirement": what, "records": n} for what, n in check.failing],
+                    "smallest_failing_classes": [{"class": what, "records": n} for what, n in check.examples],
+                    "released_records": outcome.released_records,
+                    **({"release_view": view.to_json()} if view is not None else {}),
+                },
+                indent=2,
+            )
+        )
         return 0 if check.met else 1
     if note:
         print(f"recipe             {note}")
@@ -124,8 +147,14 @@ def _apply(args: argparse.Namespace) -> int:
         for sentence in view.sentences()[1:]:
             print(f"release view       {sentence}")
     if outcome.same_file:
-        print("reproduces release " + ("yes: the same bytes as the recipe's release" if outcome.reproduces
-                                       else "no: the released table differs from the one the recipe recorded"))
+        print(
+            "reproduces release "
+            + (
+                "yes: the same bytes as the recipe's release"
+                if outcome.reproduces
+                else "no: the released table differs from the one the recipe recorded"
+            )
+        )
     return 0 if check.met else 1
 
 
@@ -142,7 +171,8 @@ def _pair(text: str | None) -> tuple[str, ...] | None:
 def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
     """The recipe re-applied where the file lies; the engine writes --out (CSV, or Parquet by suffix)."""
     from ..engine import connect, estimate_scan, scan_note, scan_size
-    from ..workflow.engine_replay import apply_recipe as on_engine, require_queries
+    from ..workflow.engine_replay import apply_recipe as on_engine
+    from ..workflow.engine_replay import require_queries
 
     if args.spark_master and args.engine != "spark":
         raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
@@ -150,9 +180,13 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
     engine = connect(args.engine, master=args.spark_master)
     size = scan_size(args.file)
     passes = 3 + sum(1 for s in recipe.steps if s.step.kind == "suppression")  # typing, loaded records, write (+ cells)
-    estimate = estimate_scan(size, len(recipe.source.columns), engine.name, passes=passes,
-                             what=f"re-applying {len(recipe.steps)} step{'s' if len(recipe.steps) != 1 else ''} "
-                             "and writing the release")
+    estimate = estimate_scan(
+        size,
+        len(recipe.source.columns),
+        engine.name,
+        passes=passes,
+        what=f"re-applying {len(recipe.steps)} step{'s' if len(recipe.steps) != 1 else ''} and writing the release",
+    )
     print(f"note: {scan_note(size, estimate, engine.name)}", file=sys.stderr, flush=True)
     if not args.out:
         replay = on_engine(recipe, args.file, out=None, engine=engine)
@@ -160,33 +194,64 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
         with replaced_atomically(args.out) as temporary:
             replay = on_engine(recipe, args.file, out=temporary, engine=engine)
         print(f"written            {args.out}")
-    return _Outcome(replay.check, replay.released_records, None, None,
-                    f"{records(replay.check.loaded_records)}, read by {replay.engine}", replay.engine)
+    return _Outcome(
+        replay.check,
+        replay.released_records,
+        None,
+        None,
+        f"{records(replay.check.loaded_records)}, read by {replay.engine}",
+        replay.engine,
+    )
 
 
 def register(commands) -> None:
     parser = command(
-        commands, "apply", "re-apply a release recipe to a file and check its release target (exit 0 met, 1 not met, 2 bad input)",
-        "python -m anonlib apply recipe.json new_delivery.csv --out released.csv", _apply,
+        commands,
+        "apply",
+        "re-apply a release recipe to a file and check its release target (exit 0 met, 1 not met, 2 bad input)",
+        "python -m anonlib apply recipe.json new_delivery.csv --out released.csv",
+        _apply,
     )
     parser.add_argument("recipe", help="the recipe JSON (from the dashboard's release package or anonymize --recipe)")
     parser.add_argument("file", help="the file to apply it to (CSV/TSV/Excel/Parquet of the same layout)")
-    parser.add_argument("--out", metavar="CSV", help="write the released table to this CSV file "
-                        "(with --engine: written by the engine; a .parquet name writes Parquet)")
-    parser.add_argument("--package", metavar="ZIP", help="also write the release package (released.csv, report.html, "
-                        "recipe.json, README.txt, SHA256SUMS) of this file; check it with `python -m anonlib verify`")
-    parser.add_argument("--accept-edited", action="store_true",
-                        help="apply a recipe that was changed after it was written (or has no digest); the output, "
-                        "the JSON and the package say so")
+    parser.add_argument(
+        "--out",
+        metavar="CSV",
+        help="write the released table to this CSV file "
+        "(with --engine: written by the engine; a .parquet name writes Parquet)",
+    )
+    parser.add_argument(
+        "--package",
+        metavar="ZIP",
+        help="also write the release package (released.csv, report.html, "
+        "recipe.json, README.txt, SHA256SUMS) of this file; check it with `python -m anonlib verify`",
+    )
+    parser.add_argument(
+        "--accept-edited",
+        action="store_true",
+        help="apply a recipe that was changed after it was written (or has no digest); the output, "
+        "the JSON and the package say so",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument("--release-view", action="store_true",
-                        help="also say what the release is still good for: records, distributions before and after, "
-                        "a contingency table and a classifier trained on the release against the file (in --json "
-                        "under release_view; with --package the report uses the same view)")
+    parser.add_argument(
+        "--release-view",
+        action="store_true",
+        help="also say what the release is still good for: records, distributions before and after, "
+        "a contingency table and a classifier trained on the release against the file (in --json "
+        "under release_view; with --package the report uses the same view)",
+    )
     parser.add_argument("--pair", metavar="A,B", help="with --release-view: the two columns of the contingency table")
-    parser.add_argument("--predict", metavar="COLUMN", help="with --release-view: the column the classifier predicts "
-                        "(default: the first sensitive attribute)")
-    parser.add_argument("--time-limit", type=float, default=20.0, metavar="SECONDS",
-                        help="with --release-view: the classifier's time (rows are subsampled past it; default 20)")
+    parser.add_argument(
+        "--predict",
+        metavar="COLUMN",
+        help="with --release-view: the column the classifier predicts (default: the first sensitive attribute)",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="with --release-view: the classifier's time (rows are subsampled past it; default 20)",
+    )
     parser.set_defaults(inputs=("recipe", "file"), outputs=("out", "package"))
     engine_arguments(parser)

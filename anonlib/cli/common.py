@@ -13,9 +13,10 @@ import secrets
 import shutil
 import stat
 import sys
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, NoReturn, Sequence
+from typing import NoReturn
 
 import pandas as pd
 
@@ -57,7 +58,9 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
     if args.sample and args.file:
         raise ParameterError("Give either a file or --sample NAME, not both.")
     if args.sample and (args.delimiter or args.encoding or getattr(args, "header", None) is not None):
-        raise ParameterError("--delimiter, --encoding and --header describe a file; a bundled sample needs none of them.")
+        raise ParameterError(
+            "--delimiter, --encoding and --header describe a file; a bundled sample needs none of them."
+        )
     engine = getattr(args, "engine", None)
     if getattr(args, "spark_master", None) and engine != "spark":
         raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
@@ -67,7 +70,9 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
         dataset = load_sample(args.sample)
     elif args.file:
         try:
-            table = load_table(args.file, delimiter=args.delimiter, encoding=args.encoding, header=getattr(args, "header", None))
+            table = load_table(
+                args.file, delimiter=args.delimiter, encoding=args.encoding, header=getattr(args, "header", None)
+            )
         except FileTooLargeError as err:
             raise FileTooLargeError(f"{err} Or count it where it is with --engine duckdb.") from None
         for note in table.notes:  # what the reader noticed or guessed, before any result
@@ -142,7 +147,9 @@ def _scan(args: argparse.Namespace, engine: str):
     from ..engine import connect, scan
 
     if getattr(args, "header", None) is False:
-        raise ParameterError("The engines read files whose first row names the columns; leave out --engine for this file.")
+        raise ParameterError(
+            "The engines read files whose first row names the columns; leave out --engine for this file."
+        )
     running = connect(engine, master=getattr(args, "spark_master", None))
     if args.sample:
         sample = SAMPLES[args.sample]
@@ -156,12 +163,14 @@ def _scan(args: argparse.Namespace, engine: str):
 def engine_arguments(parser: argparse.ArgumentParser) -> None:
     """--engine and --spark-master: run the counts on DuckDB or Spark instead of in memory."""
     parser.add_argument(
-        "--engine", choices=["duckdb", "spark"],
+        "--engine",
+        choices=["duckdb", "spark"],
         help="count where the data lives: duckdb (files larger than memory; FILE may be a folder "
         "or a pattern such as 'visits/*.parquet') or spark (default: in memory)",
     )
     parser.add_argument(
-        "--spark-master", metavar="URL",
+        "--spark-master",
+        metavar="URL",
         help="Spark master URL, e.g. spark://host:7077 or yarn (default: local mode on this machine)",
     )
 
@@ -219,15 +228,21 @@ def check_outputs(args: argparse.Namespace) -> None:
     """
     outputs = [(f"--{o}", getattr(args, o, None)) for o in getattr(args, "outputs", OUTPUT_OPTIONS)]
     outputs = [(option, path) for option, path in outputs if path]
-    inputs = [path for option in getattr(args, "inputs", INPUT_OPTIONS) for path in _input_paths(getattr(args, option, None))]
+    inputs = [
+        path for option in getattr(args, "inputs", INPUT_OPTIONS) for path in _input_paths(getattr(args, option, None))
+    ]
     for i, (option, path) in enumerate(outputs):
         for source in inputs:
             if same_file(path, source):
-                raise ParameterError(f"{option} names the input file '{source}'; write the result to another file "
-                                     "(anonlib never replaces a file it reads).")
+                raise ParameterError(
+                    f"{option} names the input file '{source}'; write the result to another file "
+                    "(anonlib never replaces a file it reads)."
+                )
         for other, earlier in outputs[:i]:
             if same_file(path, earlier):
-                raise ParameterError(f"{other} and {option} name the same file '{path}'; give each output its own file.")
+                raise ParameterError(
+                    f"{other} and {option} name the same file '{path}'; give each output its own file."
+                )
 
 
 def _input_paths(value) -> list[str]:
@@ -289,14 +304,16 @@ def write(path: str, data: bytes, *, stream=None) -> None:
         with replaced_atomically(path) as temporary, open(temporary, "xb") as out:
             _copy_out(out, data)
     except OSError as err:
-        raise DataFileError(f"Could not write '{path}': {err.strerror or err}; any earlier file there is unchanged.") from None
+        raise DataFileError(
+            f"Could not write '{path}': {err.strerror or err}; any earlier file there is unchanged."
+        ) from None
     print(f"written            {path}", file=stream or sys.stdout)
 
 
 def _copy_out(out, data: bytes) -> None:
     view = memoryview(data)
     for start in range(0, len(view), _CHUNK):
-        out.write(view[start:start + _CHUNK])
+        out.write(view[start : start + _CHUNK])
 
 
 def _sync(path: Path) -> None:
@@ -336,7 +353,11 @@ def analysed_columns(dataset: Dataset, wanted: Sequence[str]) -> list[str]:
 def data_arguments(parser: argparse.ArgumentParser, *, qi: bool = False, positional: bool = True) -> None:
     """The file/--sample options of a command reading a table (as the profile command has them)."""
     if positional:
-        parser.add_argument("file", nargs="?", help="CSV/TSV/Excel/Parquet file (or use --sample; with --engine also a folder or pattern)")
+        parser.add_argument(
+            "file",
+            nargs="?",
+            help="CSV/TSV/Excel/Parquet file (or use --sample; with --engine also a folder or pattern)",
+        )
     parser.add_argument("--sample", choices=list(SAMPLES), help="a bundled sample instead of a file")
     if qi:
         parser.add_argument("--qi", help="comma-separated quasi-identifier columns (default: guessed from names)")
@@ -347,53 +368,105 @@ def data_arguments(parser: argparse.ArgumentParser, *, qi: bool = False, positio
     parser.add_argument("--delimiter", help="field delimiter (default: detected)")
     parser.add_argument("--encoding", help="text encoding (default: detected)")
     parser.add_argument(
-        "--header", action=argparse.BooleanOptionalAction, default=None,
+        "--header",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="the first row holds the column names (--header) or data (--no-header); default: detected",
     )
     parser.add_argument(
-        "--role", action="append", metavar="COLUMN=ROLE",
+        "--role",
+        action="append",
+        metavar="COLUMN=ROLE",
         help=f"set a column's role (repeatable): {', '.join(ROLE_VALUES)}; e.g. --role Code=quasi-identifier",
     )
 
 
 def command(commands, name: str, summary: str, example: str, handler) -> argparse.ArgumentParser:
     parser = commands.add_parser(
-        name, help=summary, description=f"{summary[0].upper()}{summary[1:]}. Example: {example}",
+        name,
+        help=summary,
+        description=f"{summary[0].upper()}{summary[1:]}. Example: {example}",
     )
     parser.set_defaults(handler=handler)
     return parser
 
 
-def report_release(args: argparse.Namespace, *, dataset: str, dropped: int, shield: Sequence[str], given,
-                   result, target, check, measure: str, rows: int, k: int, utility: float, steps: Sequence[str],
-                   seconds: str, cells: tuple[int, int] = (0, 0), engine: dict | None = None,
-                   engine_line: str | None = None) -> int:
+def report_release(
+    args: argparse.Namespace,
+    *,
+    dataset: str,
+    dropped: int,
+    shield: Sequence[str],
+    given,
+    result,
+    target,
+    check,
+    measure: str,
+    rows: int,
+    k: int,
+    utility: float,
+    steps: Sequence[str],
+    seconds: str,
+    cells: tuple[int, int] = (0, 0),
+    engine: dict | None = None,
+    engine_line: str | None = None,
+) -> int:
     """What ``anonymize`` states about its release, in memory and on an engine alike: the JSON
     of ``--json`` or the lines printed, and the exit code (0 when the written file meets the
     target, else 1). ``check`` is the recount of the file written; ``rows``, ``k`` and
     ``utility`` are measured on it too; ``engine`` adds the engine's keys to the JSON and
     ``engine_line`` its line to the text."""
     if args.json:
-        print(json.dumps({
-            "dataset": dataset, "shield": list(shield), "rows_dropped": dropped, "method": result.method,
-            "rows": rows, "violations": check.failing_records, "requirements": [r.describe() for r in target.requirements],
-            "max_suppressed": target.max_suppressed, "suppressed_records": check.suppressed_records,
-            "levels": dict(result.levels), "measure": measure, "utility": utility,
-            "optimal": result.optimal, "bound": result.bound, "checked": result.checked,
-            "lattice_size": result.lattice_size, "generated": result.generated, "seconds": result.seconds,
-            "k": k, "k_target": target.k, "target": target.describe(), "met": check.met,
-            "records": check.loaded_records, "released_records": check.records,
-            "suppressed": check.suppressed_records, "failing_records": check.failing_records,
-            "cells_suppressed": cells[0], "records_with_suppressed_cells": cells[1],
-            "verdict": check.sentence(), "steps": list(steps),
-            "hierarchies": {a: ("file" if a in given else "default") for a in shield},
-            "original_rows": result.root.rows, "original_violations": result.root.violations,
-            **(engine or {}),
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "dataset": dataset,
+                    "shield": list(shield),
+                    "rows_dropped": dropped,
+                    "method": result.method,
+                    "rows": rows,
+                    "violations": check.failing_records,
+                    "requirements": [r.describe() for r in target.requirements],
+                    "max_suppressed": target.max_suppressed,
+                    "suppressed_records": check.suppressed_records,
+                    "levels": dict(result.levels),
+                    "measure": measure,
+                    "utility": utility,
+                    "optimal": result.optimal,
+                    "bound": result.bound,
+                    "checked": result.checked,
+                    "lattice_size": result.lattice_size,
+                    "generated": result.generated,
+                    "seconds": result.seconds,
+                    "k": k,
+                    "k_target": target.k,
+                    "target": target.describe(),
+                    "met": check.met,
+                    "records": check.loaded_records,
+                    "released_records": check.records,
+                    "suppressed": check.suppressed_records,
+                    "failing_records": check.failing_records,
+                    "cells_suppressed": cells[0],
+                    "records_with_suppressed_cells": cells[1],
+                    "verdict": check.sentence(),
+                    "steps": list(steps),
+                    "hierarchies": {a: ("file" if a in given else "default") for a in shield},
+                    "original_rows": result.root.rows,
+                    "original_violations": result.root.violations,
+                    **(engine or {}),
+                },
+                indent=2,
+            )
+        )
         return 0 if check.met else 1
     print(f"dataset            {dataset}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
-    proof = ("" if result.optimal is None else
-             ", proven optimal" if result.optimal else f", not proven optimal (lowest possible {result.bound:.5f})")
+    proof = (
+        ""
+        if result.optimal is None
+        else ", proven optimal"
+        if result.optimal
+        else f", not proven optimal (lowest possible {result.bound:.5f})"
+    )
     print(f"method             {METHOD_NAMES[result.method]}{proof}")
     if engine_line:
         print(f"engine             {engine_line}")

@@ -5,29 +5,29 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..transformations.anonymize import SEARCH_METHODS, search
 from ..core.equivalence import encode
 from ..core.errors import DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED, default_hierarchy, read_hierarchy_csv, validate_hierarchy
 from ..core.loading import DEFAULT_MAX_BYTES, to_safe_csv
 from ..core.metrics import whole_k
 from ..measures.leakage import attribute_label, leakage_table
-from ..workflow.history import WorkingCopy
-from ..workflow.package import release_package
-from ..transformations.suppression import marked_codes, wildcard_matches
+from ..measures.models import MODELS, suppression_limit
 from ..measures.utility import MEASURES, check_measure, measure_value
+from ..transformations.anonymize import SEARCH_METHODS, search
+from ..transformations.suppression import marked_codes, wildcard_matches
+from ..workflow.engine_search import release_roles
+from ..workflow.history import WorkingCopy
 from ..workflow.local_steps import LocalSuppressionStep
+from ..workflow.package import release_package
 from ..workflow.recipe import Reading, Recipe
 from ..workflow.release import release_csv
-from ..measures.models import MODELS, suppression_limit
-from ..workflow.engine_search import release_roles
 from ..workflow.steps import GeneralizationStep, SuppressionStep
 from ..workflow.target import ReleaseTarget
 from ..workflow.verify import recount
@@ -35,8 +35,6 @@ from .anonymize_engine import refuse_in_memory_options
 from .anonymize_engine import run as anonymize_on_engine
 from .common import (
     _columns,
-    report_release,
-    refuse_identifiers,
     analysed_columns,
     analysis_frame,
     command,
@@ -46,6 +44,8 @@ from .common import (
     load_dataset,
     once,
     read_dataset,
+    refuse_identifiers,
+    report_release,
     split,
     write,
 )
@@ -62,7 +62,11 @@ def _leakage(args: argparse.Namespace) -> int:
     if args.csv:
         write(args.csv, to_safe_csv(shown))
     if args.json:
-        print(json.dumps({"dataset": dataset.name, "rows_dropped": dropped, "leakage": shown.to_dict("records")}, indent=2))
+        print(
+            json.dumps(
+                {"dataset": dataset.name, "rows_dropped": dropped, "leakage": shown.to_dict("records")}, indent=2
+            )
+        )
         return 0
     print(f"dataset            {dataset.name}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
     width = max(9, *(len(a) for a in shown["attribute"]))
@@ -125,8 +129,17 @@ def _anonymize(args: argparse.Namespace) -> int:
             "(nor the sensitive attribute of a --require t_closeness:...)."
         )
     if on_engine:  # the search on the file's class table, the release written and measured by the engine
-        return anonymize_on_engine(args, dataset, shield=shield, k=k, given=given, requirements=requirements,
-                                   max_suppressed=max_suppressed, measure=measure, columns=columns)
+        return anonymize_on_engine(
+            args,
+            dataset,
+            shield=shield,
+            k=k,
+            given=given,
+            requirements=requirements,
+            max_suppressed=max_suppressed,
+            measure=measure,
+            columns=columns,
+        )
     frame, dropped = loaded.assessed_frame(columns, target.sensitive)
     hierarchies = {}
     # records per row (a frequency-ordered hierarchy orders by records, as on an engine)
@@ -137,10 +150,21 @@ def _anonymize(args: argparse.Namespace) -> int:
             hierarchies[attribute] = validate_hierarchy(given[attribute], values, attribute)
         else:
             hierarchies[attribute] = default_hierarchy(values, attribute, counts=counts)[1]
-    result = search(frame, shield, k, hierarchies, args.method, count=dataset.count, requirements=requirements,
-                    max_suppressed=max_suppressed, measure=measure, time_limit=args.time_limit)
-    release = _release(loaded, table, shield, columns, target, result, hierarchies, args.file,
-                       local=args.local_suppression)
+    result = search(
+        frame,
+        shield,
+        k,
+        hierarchies,
+        args.method,
+        count=dataset.count,
+        requirements=requirements,
+        max_suppressed=max_suppressed,
+        measure=measure,
+        time_limit=args.time_limit,
+    )
+    release = _release(
+        loaded, table, shield, columns, target, result, hierarchies, args.file, local=args.local_suppression
+    )
     if args.out:
         write(args.out, release.csv)
     if args.recipe:
@@ -153,10 +177,23 @@ def _anonymize(args: argparse.Namespace) -> int:
     # the assessed records under the file's row labels, as release.rows
     original = loaded.frame.loc[loaded.assessed(target.sensitive), list(frame.columns)]
     measured = _measured(original, release, shield, hierarchies, measure, dataset.count)
-    return report_release(args, dataset=dataset.name, dropped=dropped, shield=shield, given=given, result=result,
-                          target=target, check=check, measure=measure, rows=measured["rows"], k=measured["k"],
-                          utility=measured["utility"], steps=[s.step.describe() for s in release.copy.steps],
-                          seconds=f"{result.seconds:.4f}", cells=(release.cells, release.cell_records))
+    return report_release(
+        args,
+        dataset=dataset.name,
+        dropped=dropped,
+        shield=shield,
+        given=given,
+        result=result,
+        target=target,
+        check=check,
+        measure=measure,
+        rows=measured["rows"],
+        k=measured["k"],
+        utility=measured["utility"],
+        steps=[s.step.describe() for s in release.copy.steps],
+        seconds=f"{result.seconds:.4f}",
+        cells=(release.cells, release.cell_records),
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -189,7 +226,9 @@ def _release(loaded, table, shield, columns, target, result, hierarchies, file=N
             before = copy.current.frame
             copy = copy.apply(suppress, "command line (anonymize)")
             rows = copy.current.frame
-            marked = (rows[list(shield)].astype(object) == SUPPRESSED) & (before[list(shield)].astype(object) != SUPPRESSED)
+            marked = (rows[list(shield)].astype(object) == SUPPRESSED) & (
+                before[list(shield)].astype(object) != SUPPRESSED
+            )
             cells, cell_records = int(marked.to_numpy().sum()), int(marked.any(axis=1).sum())
         else:
             suppress = SuppressionStep.from_target(target, copy.current)
@@ -210,8 +249,9 @@ def _measured(frame: pd.DataFrame, release: _Release, shield, hierarchies, measu
         sizes = wildcard_matches(marked_codes(rows, list(shield), SUPPRESSED, count=count), list(shield), count=count)
     else:
         sizes = encode(rows, list(shield), count=count).classes().row_sizes
-    value = measure_value(frame, rows[[c for c in frame.columns if c in rows.columns]], list(shield), hierarchies,
-                          measure, count=count)
+    value = measure_value(
+        frame, rows[[c for c in frame.columns if c in rows.columns]], list(shield), hierarchies, measure, count=count
+    )
     written = [c for c in release.recipe.columns if c != count]
     distinct = encode(release.copy.release(release.recipe.columns), written).classes().n_classes
     return {"k": int(np.min(sizes)), "utility": value, "rows": int(distinct)}
@@ -219,8 +259,11 @@ def _measured(frame: pd.DataFrame, release: _Release, shield, hierarchies, measu
 
 def register(commands) -> None:
     leakage = command(
-        commands, "leakage", "average information loss (bits and normalized) per attribute or combination",
-        "python -m anonlib leakage --sample arca_table1 --attributes Age,Zip --sizes 1,2", _leakage,
+        commands,
+        "leakage",
+        "average information loss (bits and normalized) per attribute or combination",
+        "python -m anonlib leakage --sample arca_table1 --attributes Age,Zip --sizes 1,2",
+        _leakage,
     )
     data_arguments(leakage)
     engine_arguments(leakage)
@@ -230,44 +273,80 @@ def register(commands) -> None:
     leakage.add_argument("--csv", metavar="OUT", help="also write the table to this CSV file")
 
     anonymize = command(
-        commands, "anonymize", "least generalization putting every shield group in at least k records",
+        commands,
+        "anonymize",
+        "least generalization putting every shield group in at least k records",
         "python -m anonlib anonymize --sample arca_table1 --shield Zip,Age,AC --k 3 --hierarchy Age=age.csv "
-        "--out anonymized.csv --recipe recipe.json", _anonymize,
+        "--out anonymized.csv --recipe recipe.json",
+        _anonymize,
     )
     data_arguments(anonymize)
     anonymize.add_argument("--shield", required=True, help="comma-separated attributes an attacker may know")
     anonymize.add_argument("--k", required=True, help="smallest allowed group (records), a whole number of at least 1")
-    anonymize.add_argument("--method", choices=list(SEARCH_METHODS), default="optimal",
-                           help="search method (default optimal: the generalization losing the least information "
-                           "that meets the target, proven; iab, exhaustive and greedy are the Arca & Hewett paper's)")
-    anonymize.add_argument("--measure", choices=list(MEASURES), default="loss",
-                           help="the information loss the optimal search minimizes (default loss: Iyengar's loss metric)")
-    anonymize.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
-                           help="stop the optimal search after this many seconds with the best found, "
-                           "said to be not proven optimal")
-    anonymize.add_argument("--local-suppression", action="store_true",
-                           help="blank the fewest quasi-identifier cells (written *) of the records still failing k, "
-                           "instead of suppressing those records")
     anonymize.add_argument(
-        "--hierarchy", action="append", metavar="ATTR=FILE",
+        "--method",
+        choices=list(SEARCH_METHODS),
+        default="optimal",
+        help="search method (default optimal: the generalization losing the least information "
+        "that meets the target, proven; iab, exhaustive and greedy are the Arca & Hewett paper's)",
+    )
+    anonymize.add_argument(
+        "--measure",
+        choices=list(MEASURES),
+        default="loss",
+        help="the information loss the optimal search minimizes (default loss: Iyengar's loss metric)",
+    )
+    anonymize.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop the optimal search after this many seconds with the best found, said to be not proven optimal",
+    )
+    anonymize.add_argument(
+        "--local-suppression",
+        action="store_true",
+        help="blank the fewest quasi-identifier cells (written *) of the records still failing k, "
+        "instead of suppressing those records",
+    )
+    anonymize.add_argument(
+        "--hierarchy",
+        action="append",
+        metavar="ATTR=FILE",
         help="ARX hierarchy CSV of a shield attribute (repeatable; default: built from the values)",
     )
-    anonymize.add_argument("--require", action="append", metavar="MODEL:SENSITIVE=VALUE",
-                           help=f"a privacy model every class must also meet ({', '.join(MODELS)}), e.g. "
-                           "distinct_l:diagnosis=3 or recursive_cl:diagnosis=3,c=2, as `models` takes it; repeat "
-                           "for several (a --hierarchy of the sensitive attribute gives t_closeness the "
-                           "hierarchical distance)")
-    anonymize.add_argument("--max-suppressed", default=0.0, type=float,
-                           help="share of records whose classes fail k or a model and may be suppressed "
-                           "(default 0), e.g. 0.01")
-    anonymize.add_argument("--out", metavar="CSV", help="write the generalized table to this CSV file "
-                           "(with --engine: written by the engine; a .parquet name writes Parquet)")
     anonymize.add_argument(
-        "--recipe", metavar="JSON",
+        "--require",
+        action="append",
+        metavar="MODEL:SENSITIVE=VALUE",
+        help=f"a privacy model every class must also meet ({', '.join(MODELS)}), e.g. "
+        "distinct_l:diagnosis=3 or recursive_cl:diagnosis=3,c=2, as `models` takes it; repeat "
+        "for several (a --hierarchy of the sensitive attribute gives t_closeness the "
+        "hierarchical distance)",
+    )
+    anonymize.add_argument(
+        "--max-suppressed",
+        default=0.0,
+        type=float,
+        help="share of records whose classes fail k or a model and may be suppressed (default 0), e.g. 0.01",
+    )
+    anonymize.add_argument(
+        "--out",
+        metavar="CSV",
+        help="write the generalized table to this CSV file "
+        "(with --engine: written by the engine; a .parquet name writes Parquet)",
+    )
+    anonymize.add_argument(
+        "--recipe",
+        metavar="JSON",
         help="write the recipe of this generalization (re-apply it with `python -m anonlib apply`)",
     )
-    anonymize.add_argument("--package", metavar="ZIP", help="also write the release package (released.csv, report.html, "
-                           "recipe.json, README.txt, SHA256SUMS); check it with `python -m anonlib verify`")
+    anonymize.add_argument(
+        "--package",
+        metavar="ZIP",
+        help="also write the release package (released.csv, report.html, "
+        "recipe.json, README.txt, SHA256SUMS); check it with `python -m anonlib verify`",
+    )
     anonymize.set_defaults(outputs=("out", "recipe", "package"))
     anonymize.add_argument("--json", action="store_true", help="print the result as JSON")
     engine_arguments(anonymize)

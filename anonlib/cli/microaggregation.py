@@ -46,16 +46,21 @@ def _microaggregate(args: argparse.Namespace) -> int:
         return 0
     print(f"dataset            {summary['dataset']}")
     print(f"columns            {', '.join(summary['columns'])} (standardized for distances)")
-    print(f"groups             {summary['groups']:,} of {summary['smallest_group']} to {summary['largest_group']} "
-          f"records sharing their {summary['statistic']}")
-    print(f"information loss   {summary['information_loss']:.4f} (SSE/SST: 0 nothing lost, 1 every record "
-          "replaced by the overall mean)")
+    print(
+        f"groups             {summary['groups']:,} of {summary['smallest_group']} to {summary['largest_group']} "
+        f"records sharing their {summary['statistic']}"
+    )
+    print(
+        f"information loss   {summary['information_loss']:.4f} (SSE/SST: 0 nothing lost, 1 every record "
+        "replaced by the overall mean)"
+    )
     return 0
 
 
 def register(commands) -> None:
     parser = command(
-        commands, "microaggregate",
+        commands,
+        "microaggregate",
         "microaggregate numeric columns with MDAV: groups of k to 2k-1 records share their mean",
         "python -m anonlib microaggregate survey.csv --columns age,income --k 5 --out micro.csv",
         _microaggregate,
@@ -63,6 +68,8 @@ def register(commands) -> None:
     data_arguments(parser)
     parser.add_argument("--columns", required=True, help="comma-separated numeric columns to microaggregate")
     parser.add_argument("--k", required=True, help="smallest number of records per group")
-    parser.add_argument("--statistic", choices=STATISTICS, default="mean", help="the value a group shares (default: mean)")
+    parser.add_argument(
+        "--statistic", choices=STATISTICS, default="mean", help="the value a group shares (default: mean)"
+    )
     parser.add_argument("--out", metavar="CSV", help="write the microaggregated table to this CSV file")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -42,17 +42,27 @@ def _privacy(args: argparse.Namespace) -> int:
         per_row = frame.assign(**{f"min {label}": values, "protected": protected})
         write(args.out, to_safe_csv(per_row))
     result = {
-        "dataset": dataset.name, "sensitive": sensitive, "aux": aux, "measure": args.measure, "p": p, "q": q,
-        "include_empty": include_empty, "records": records, "individuals": records,
+        "dataset": dataset.name,
+        "sensitive": sensitive,
+        "aux": aux,
+        "measure": args.measure,
+        "p": p,
+        "q": q,
+        "include_empty": include_empty,
+        "records": records,
+        "individuals": records,
         "rows_dropped": dropped,
-        "protected_share": share, f"median_min_{args.measure}": median,
+        "protected_share": share,
+        f"median_min_{args.measure}": median,
     }
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     print(f"dataset            {dataset.name}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
     print(f"sensitive          {sensitive}")
-    print(f"auxiliary          {', '.join(aux) or '(none)'}  ({2 ** len(aux) - (0 if include_empty else 1):,} combinations)")
+    print(
+        f"auxiliary          {', '.join(aux) or '(none)'}  ({2 ** len(aux) - (0 if include_empty else 1):,} combinations)"
+    )
     print(f"records            {records:,}")
     what = f"min {label} > {p:g}" if args.measure == "ppp" else f"min {label} = 1 at q = {q:g}"
     print(f"protected share    {100 * share:.2f}%  ({what})")
@@ -62,12 +72,17 @@ def _privacy(args: argparse.Namespace) -> int:
 
 def register(commands) -> None:
     privacy = command(
-        commands, "privacy", "share of records protected: minimum PPP or PoAC over every subset of what an adversary knows",
-        "python -m anonlib privacy --sample kroes_table1_option2 --sensitive Diagnosis --aux Gender,Age --p 0.2", _privacy,
+        commands,
+        "privacy",
+        "share of records protected: minimum PPP or PoAC over every subset of what an adversary knows",
+        "python -m anonlib privacy --sample kroes_table1_option2 --sensitive Diagnosis --aux Gender,Age --p 0.2",
+        _privacy,
     )
     data_arguments(privacy)
     privacy.add_argument("--sensitive", required=True, help="the sensitive column")
-    privacy.add_argument("--aux", help="comma-separated auxiliary columns (default: the other quasi-identifiers and sensitive)")
+    privacy.add_argument(
+        "--aux", help="comma-separated auxiliary columns (default: the other quasi-identifiers and sensitive)"
+    )
     privacy.add_argument("--measure", choices=list(MEASURES), default="ppp", help="ppp (default) or poac")
     privacy.add_argument("--p", default="0", help="PPP threshold: protected when min PPP > p (default 0)")
     privacy.add_argument("--q", help="PoAC threshold q (default p / (number of sensitive values - 1))")

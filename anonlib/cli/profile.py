@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..measures.avector import vector_text
 from ..core.samples import SAMPLES
+from ..measures.avector import vector_text
 from ..measures.profile import risk_profile
 from .common import data_arguments, engine_arguments, load_dataset
 
@@ -20,7 +20,9 @@ def _profile(args: argparse.Namespace) -> int:
         return 0
     print(f"dataset            {dataset.name}")
     print(f"quasi-identifiers  {', '.join(risk.quasi_identifiers)}")
-    print(f"records            {risk.records:,}" + (f" ({risk.rows_dropped:,} rows dropped)" if risk.rows_dropped else ""))
+    print(
+        f"records            {risk.records:,}" + (f" ({risk.rows_dropped:,} rows dropped)" if risk.rows_dropped else "")
+    )
     print(f"classes            {risk.classes:,}")
     print(f"k                  {risk.k}")
     print(f"unique records     {risk.unique_records:,} ({100 * risk.unique_share:.2f}%)")

@@ -49,15 +49,24 @@ def _risk(args: argparse.Namespace) -> int:
         raise ParameterError("Special uniques (--suda) are found in memory; leave out --engine for them.")
     frame, dropped = analysis_frame(dataset, qis, "--qi")
     result = reidentification(
-        frame, qis, count=dataset.count, population=_population(args.population),
-        sampling_fraction=args.sampling_fraction, threshold=args.threshold, population_count=args.population_count,
+        frame,
+        qis,
+        count=dataset.count,
+        population=_population(args.population),
+        sampling_fraction=args.sampling_fraction,
+        threshold=args.threshold,
+        population_count=args.population_count,
     )
     # on an engine the records stay there: the HIPAA check reads the column names only
     flags = hipaa_identifiers(dataset.frame if not args.engine else pd.DataFrame(columns=list(dataset.columns)))
     special = suda(frame, qis, max_size=args.suda_size, count=dataset.count) if args.suda else None
     if args.json:
-        out = {"dataset": dataset.name, "rows_dropped": dropped, **result.as_dict(),
-               "hipaa_identifiers": [f.as_dict() for f in flags]}
+        out = {
+            "dataset": dataset.name,
+            "rows_dropped": dropped,
+            **result.as_dict(),
+            "hipaa_identifiers": [f.as_dict() for f in flags],
+        }
         if special is not None:
             out["special_uniques"] = {
                 "max_size": special.max_size,
@@ -88,7 +97,9 @@ def _risk(args: argparse.Namespace) -> int:
     print(f"  records re-identified on average  {_share(result.marketer)}")
     if result.uniqueness is not None:
         u = result.uniqueness
-        print(f"population uniques (sampling fraction {u.sampling_fraction:g}; share of records unique in the population)")
+        print(
+            f"population uniques (sampling fraction {u.sampling_fraction:g}; share of records unique in the population)"
+        )
         for model in ("zayatz", "pitman", "snb"):
             print(f"  {model:<18} {_share(getattr(u, model))}")
         print(f"  {'dankar':<18} {_share(u.dankar)}  ({u.dankar_model})")
@@ -113,7 +124,9 @@ def parse_requirement(text: str, hierarchies: dict[str, pd.DataFrame]) -> ModelR
     rest, _, extra = rest.partition(",")
     sensitive, eq, value = rest.rpartition("=")
     if not sep or not eq or not sensitive.strip():
-        raise ParameterError(f"Give a privacy model as MODEL:SENSITIVE=VALUE (e.g. distinct_l:diagnosis=3); got '{text}'.")
+        raise ParameterError(
+            f"Give a privacy model as MODEL:SENSITIVE=VALUE (e.g. distinct_l:diagnosis=3); got '{text}'."
+        )
     c = None
     if extra:
         key, _, c = extra.partition("=")
@@ -164,18 +177,31 @@ def _models(args: argparse.Namespace) -> int:
         model_values(frame, qis, s, count=dataset.count, recursive_l=args.l, hierarchy=hierarchies.get(s))
         for s in sensitive
     ]
-    target = acceptance(frame, qis, k=args.k, requirements=requirements, max_suppressed=args.max_suppressed,
-                        count=dataset.count)
+    target = acceptance(
+        frame, qis, k=args.k, requirements=requirements, max_suppressed=args.max_suppressed, count=dataset.count
+    )
     if args.json:
-        print(json.dumps({
-            "dataset": dataset.name, "quasi_identifiers": qis, "rows_dropped": dropped,
-            "models": [v.as_dict() for v in values],
-            "target": {"k": args.k, "requirements": [r.describe() for r in requirements],
-                       "max_suppressed": args.max_suppressed, "acceptable": target.acceptable,
-                       "records": target.records, "suppressed_records": target.suppressed_records,
-                       "suppressed_share": target.suppressed_share,
-                       "failing": {name: n for name, n in target.failing}},
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "dataset": dataset.name,
+                    "quasi_identifiers": qis,
+                    "rows_dropped": dropped,
+                    "models": [v.as_dict() for v in values],
+                    "target": {
+                        "k": args.k,
+                        "requirements": [r.describe() for r in requirements],
+                        "max_suppressed": args.max_suppressed,
+                        "acceptable": target.acceptable,
+                        "records": target.records,
+                        "suppressed_records": target.suppressed_records,
+                        "suppressed_share": target.suppressed_share,
+                        "failing": {name: n for name, n in target.failing},
+                    },
+                },
+                indent=2,
+            )
+        )
         return 0 if target.acceptable else 1
     print(f"dataset            {dataset.name}")
     print(f"quasi-identifiers  {', '.join(qis)}")
@@ -192,20 +218,28 @@ def _models(args: argparse.Namespace) -> int:
         print(f"  beta (basic)               {v.beta:.4f}")
         print(f"  beta (enhanced)            {v.enhanced_beta:.4f}")
     if requirements or args.k > 1:
-        print(f"target             k = {args.k}" + "".join(f"; {r.describe()}" for r in requirements)
-              + f"; at most {100 * args.max_suppressed:g}% suppressed records")
+        print(
+            f"target             k = {args.k}"
+            + "".join(f"; {r.describe()}" for r in requirements)
+            + f"; at most {100 * args.max_suppressed:g}% suppressed records"
+        )
         for name, n in target.failing:
             print(f"  records in classes failing {name}: {n:,}")
-        print(f"  suppressed records {target.suppressed_records:,} ({100 * target.suppressed_share:.2f}%): "
-              + ("target met" if target.acceptable else "target NOT met"))
+        print(
+            f"  suppressed records {target.suppressed_records:,} ({100 * target.suppressed_share:.2f}%): "
+            + ("target met" if target.acceptable else "target NOT met")
+        )
     return 0 if target.acceptable else 1
 
 
 def register(commands) -> None:
     risk = command(
-        commands, "risk", "prosecutor, journalist and marketer re-identification risk, population uniques, "
+        commands,
+        "risk",
+        "prosecutor, journalist and marketer re-identification risk, population uniques, "
         "special uniques and HIPAA identifiers",
-        "python -m anonlib risk --sample adult --qi age,sex,race --sampling-fraction 0.01", _risk,
+        "python -m anonlib risk --sample adult --qi age,sex,race --sampling-fraction 0.01",
+        _risk,
     )
     data_arguments(risk, qi=True)
     engine_arguments(risk)
@@ -219,21 +253,33 @@ def register(commands) -> None:
     risk.add_argument("--json", action="store_true", help="print the result as JSON")
 
     models = command(
-        commands, "models", "l-diversity, t-closeness, alpha, delta and beta per sensitive attribute, and "
+        commands,
+        "models",
+        "l-diversity, t-closeness, alpha, delta and beta per sensitive attribute, and "
         "whether k plus the required models are met after suppression (exit 1 when not)",
         "python -m anonlib models --sample adult --qi age,sex --sensitive income "
-        "--k 5 --require distinct_l:income=2 --max-suppressed 0.05", _models,
+        "--k 5 --require distinct_l:income=2 --max-suppressed 0.05",
+        _models,
     )
     data_arguments(models, qi=True)
     engine_arguments(models)
     models.add_argument("--sensitive", help="comma-separated sensitive attributes (default: guessed from names)")
     models.add_argument("--l", type=int, default=2, help="l of the reported recursive (c,l)-diversity (default 2)")
-    models.add_argument("--hierarchy", action="append", metavar="ATTR=FILE",
-                        help="ARX hierarchy of a sensitive attribute for the hierarchical t-closeness distance")
+    models.add_argument(
+        "--hierarchy",
+        action="append",
+        metavar="ATTR=FILE",
+        help="ARX hierarchy of a sensitive attribute for the hierarchical t-closeness distance",
+    )
     models.add_argument("--k", type=int, default=1, help="k of the release target (default 1)")
-    models.add_argument("--require", action="append", metavar="MODEL:SENSITIVE=VALUE",
-                        help=f"a required model ({', '.join(MODELS)}), e.g. t_closeness:income=0.2 or "
-                        "recursive_cl:income=3,c=2; repeat for several")
-    models.add_argument("--max-suppressed", type=float, default=0.0,
-                        help="share of records that may be suppressed (default 0)")
+    models.add_argument(
+        "--require",
+        action="append",
+        metavar="MODEL:SENSITIVE=VALUE",
+        help=f"a required model ({', '.join(MODELS)}), e.g. t_closeness:income=0.2 or "
+        "recursive_cl:income=3,c=2; repeat for several",
+    )
+    models.add_argument(
+        "--max-suppressed", type=float, default=0.0, help="share of records that may be suppressed (default 0)"
+    )
     models.add_argument("--json", action="store_true", help="print the result as JSON")

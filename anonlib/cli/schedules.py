@@ -9,14 +9,21 @@ import json
 import numpy as np
 from scipy import sparse
 
-from ..measures.avector import anonymity_vector, improvement, k_of, lex_index, partition_count, population_of, vector_text
 from ..core.errors import ParameterError, ProblemTooLargeError
 from ..core.loading import load_table, to_safe_csv
 from ..core.numbers import seed_number, time_limit_seconds
+from ..measures.avector import (
+    anonymity_vector,
+    improvement,
+    k_of,
+    lex_index,
+    partition_count,
+    population_of,
+    vector_text,
+)
 from ..transformations.schedule import DEFAULT_RULE, RULES, Cells, assign, make_schedule, matrix_vector
 from ..transformations.schedule import METHODS as SCHEDULE_METHODS
 from .common import analysis_frame, command, data_arguments, integers, load_dataset, write
-
 
 PRINT_LIMIT = 40  # rows or columns of a matrix printed in full
 JSON_DENSE_LIMIT = 10_000  # cells of a matrix written densely in JSON ("matrix"); the cells always are
@@ -24,7 +31,9 @@ JSON_DENSE_LIMIT = 10_000  # cells of a matrix written densely in JSON ("matrix"
 
 def _print_matrix(matrix: sparse.csr_array, limit: int = PRINT_LIMIT) -> None:
     if matrix.shape[0] > limit or matrix.shape[1] > limit:
-        print(f"matrix             {matrix.shape[0]:,} x {matrix.shape[1]:,}, {matrix.nnz:,} non-zero cells (too large to print)")
+        print(
+            f"matrix             {matrix.shape[0]:,} x {matrix.shape[1]:,}, {matrix.nnz:,} non-zero cells (too large to print)"
+        )
         return
     dense = matrix.toarray()
     width = max(2, len(str(int(dense.max(initial=0)))))
@@ -59,15 +68,25 @@ def _schedule(args: argparse.Namespace) -> int:
         raise ParameterError("Give either --freqs and --capacities, or a population with --resources; not both.")
     if population_mode:
         if not args.resources:
-            raise ParameterError("Give the resource table (one row per slot with a capacity column) with --resources FILE.")
+            raise ParameterError(
+                "Give the resource table (one row per slot with a capacity column) with --resources FILE."
+            )
         dataset = load_dataset(args)
         qis = list(dataset.quasi_identifiers)
         group = [args.group] if args.group and args.group not in qis else []
         population, dropped = analysis_frame(dataset, qis + group, "--group")
         resources = load_table(args.resources, delimiter=args.delimiter, encoding=args.encoding).frame
         res = make_schedule(
-            population, resources, qis, count=dataset.count, capacity=args.capacity, group=args.group,
-            method=args.method, rule=args.rule, seed=seed, time_limit=time_limit,
+            population,
+            resources,
+            qis,
+            count=dataset.count,
+            capacity=args.capacity,
+            group=args.group,
+            method=args.method,
+            rule=args.rule,
+            seed=seed,
+            time_limit=time_limit,
         )
         if args.out:
             write(args.out, to_safe_csv(res.schedule))
@@ -79,14 +98,21 @@ def _schedule(args: argparse.Namespace) -> int:
                 "or a population file with --resources FILE."
             )
         matrix = assign(
-            integers(args.freqs, "frequencies"), integers(args.capacities, "capacities"), args.method,
-            rule=args.rule, seed=seed, time_limit=time_limit,
+            integers(args.freqs, "frequencies"),
+            integers(args.capacities, "capacities"),
+            args.method,
+            rule=args.rule,
+            seed=seed,
+            time_limit=time_limit,
         )
         vector = matrix_vector(matrix)
         (index, index_note), base, proven, dropped = _index_or_none(vector), None, None, 0
     result = {
-        "method": args.method, "rule": (args.rule or DEFAULT_RULE) if args.method == "heuristic" else None,
-        **_matrix_json(matrix), "anonymity_vector": list(vector), "k": k_of(vector),
+        "method": args.method,
+        "rule": (args.rule or DEFAULT_RULE) if args.method == "heuristic" else None,
+        **_matrix_json(matrix),
+        "anonymity_vector": list(vector),
+        "k": k_of(vector),
         "lexicographic_index": None if index is None else str(index),
     }
     if index_note:
@@ -117,8 +143,11 @@ def _schedule(args: argparse.Namespace) -> int:
 def _vector_summary(vector: tuple[int, ...]) -> dict:
     people = population_of(vector)
     return {
-        "anonymity_vector": list(vector), "k": k_of(vector), "people": people,
-        "lexicographic_index": str(lex_index(vector)), "possible_vectors": str(partition_count(people)),
+        "anonymity_vector": list(vector),
+        "k": k_of(vector),
+        "people": people,
+        "lexicographic_index": str(lex_index(vector)),
+        "possible_vectors": str(partition_count(people)),
     }
 
 
@@ -143,7 +172,9 @@ def _index(args: argparse.Namespace) -> int:
     result = _vector_summary(vector)
     if args.versus or args.base:
         if not (args.versus and args.base):
-            raise ParameterError("The improvement needs both --versus (the other vector) and --base (the reference vector).")
+            raise ParameterError(
+                "The improvement needs both --versus (the other vector) and --base (the reference vector)."
+            )
         other, base = tuple(integers(args.versus, "--versus entries")), tuple(integers(args.base, "--base entries"))
         result["improvement"] = improvement(vector, other, base)
     if args.json:
@@ -151,39 +182,56 @@ def _index(args: argparse.Namespace) -> int:
         return 0
     _print_vector_summary(result)
     if "improvement" in result:
-        print(f"improvement        {100 * result['improvement']:.4f}% over {vector_text(other)} (base {vector_text(base)})")
+        print(
+            f"improvement        {100 * result['improvement']:.4f}% over {vector_text(other)} (base {vector_text(base)})"
+        )
     return 0
 
 
 def register(commands) -> None:
     schedule = command(
-        commands, "schedule", "screening schedule keeping people anonymous: matrix, anonymity vector, k, index",
-        "python -m anonlib schedule --freqs 4,4,5,2 --capacities 4,2,4,3,2 --method heuristic --rule largest", _schedule,
+        commands,
+        "schedule",
+        "screening schedule keeping people anonymous: matrix, anonymity vector, k, index",
+        "python -m anonlib schedule --freqs 4,4,5,2 --capacities 4,2,4,3,2 --method heuristic --rule largest",
+        _schedule,
     )
     schedule.add_argument("--freqs", help="people per quasi-identifier value, e.g. 4,4,5,2")
     schedule.add_argument("--capacities", help="seats per resource (slot), e.g. 4,2,4,3,2")
-    schedule.add_argument("--population", dest="file", help="population table instead of --freqs (one row per person, or --count)")
+    schedule.add_argument(
+        "--population", dest="file", help="population table instead of --freqs (one row per person, or --count)"
+    )
     data_arguments(schedule, qi=True, positional=False)
     schedule.add_argument("--resources", help="resource table: one row per slot with a capacity column")
     schedule.add_argument("--capacity", default="capacity", help="capacity column of --resources (default: capacity)")
-    schedule.add_argument("--group", help="column of both tables (e.g. region): people only go to their own group's slots")
+    schedule.add_argument(
+        "--group", help="column of both tables (e.g. region): people only go to their own group's slots"
+    )
     schedule.add_argument("--method", choices=list(SCHEDULE_METHODS), default="heuristic", help="default heuristic")
     schedule.add_argument("--rule", choices=list(RULES), help=f"heuristic split rule (default {DEFAULT_RULE})")
     schedule.add_argument("--seed", default="0", help="seed of the random method, 0 to 4294967295 (default 0)")
-    schedule.add_argument("--time-limit", help="seconds per step of the optimal method, above 0 and at most 600 (default 10)")
+    schedule.add_argument(
+        "--time-limit", help="seconds per step of the optimal method, above 0 and at most 600 (default 10)"
+    )
     schedule.add_argument("--out", metavar="CSV", help="with a population: write the schedule to this CSV file")
     schedule.add_argument("--json", action="store_true", help="print the result as JSON")
 
     vector = command(
-        commands, "vector", "anonymity vector, k and exact lexicographic index of equivalence-class sizes",
-        "python -m anonlib vector --sizes 4,4,5,2", _vector,
+        commands,
+        "vector",
+        "anonymity vector, k and exact lexicographic index of equivalence-class sizes",
+        "python -m anonlib vector --sizes 4,4,5,2",
+        _vector,
     )
     vector.add_argument("--sizes", required=True, help="comma-separated class sizes")
     vector.add_argument("--json", action="store_true", help="print the result as JSON")
 
     index = command(
-        commands, "index", "exact lexicographic index of an anonymity vector (and the improvement over another)",
-        "python -m anonlib index --vector 0,2,1,2 --versus 2,3,1,1 --base 0,1,0,2,1", _index,
+        commands,
+        "index",
+        "exact lexicographic index of an anonymity vector (and the improvement over another)",
+        "python -m anonlib index --vector 0,2,1,2 --versus 2,3,1,1 --base 0,1,0,2,1",
+        _index,
     )
     index.add_argument("--vector", required=True, help="comma-separated anonymity vector")
     index.add_argument("--versus", help="another vector of the same people: print the anonymity improvement over it")

@@ -17,11 +17,18 @@ from .common import command
 def _verify(args: argparse.Namespace) -> int:
     result = verify_package(args.package, args.source)
     if args.json:
-        print(json.dumps({
-            "package": args.package, "source": args.source, "passed": result.passed,
-            "failed_parts": list(result.failed_parts),
-            "checks": [{"part": c.part, "passed": c.passed, "sentence": c.sentence} for c in result.checks],
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "package": args.package,
+                    "source": args.source,
+                    "passed": result.passed,
+                    "failed_parts": list(result.failed_parts),
+                    "checks": [{"part": c.part, "passed": c.passed, "sentence": c.sentence} for c in result.checks],
+                },
+                indent=2,
+            )
+        )
         return 0 if result.passed else 1
     width = max(len(c.part) for c in result.checks)
     for c in result.checks:
@@ -30,16 +37,21 @@ def _verify(args: argparse.Namespace) -> int:
         what = "" if args.source else " (give the source file too, to check that the recipe reproduces the table)"
         print(f"result  all {len(result.checks)} checks passed{what}")
         return 0
-    print(f"result  {sum(not c.passed for c in result.checks)} of {len(result.checks)} checks failed: "
-          f"{', '.join(result.failed_parts)}")
+    print(
+        f"result  {sum(not c.passed for c in result.checks)} of {len(result.checks)} checks failed: "
+        f"{', '.join(result.failed_parts)}"
+    )
     return 1
 
 
 def register(commands) -> None:
     parser = command(
-        commands, "verify", "re-check a release package: digests, the target on the released table, and (given "
+        commands,
+        "verify",
+        "re-check a release package: digests, the target on the released table, and (given "
         "the source file) that the recipe reproduces it (exit 0 all good, 1 a check failed, 2 bad input)",
-        "python -m anonlib verify release.zip patients.csv", _verify,
+        "python -m anonlib verify release.zip patients.csv",
+        _verify,
     )
     parser.add_argument("package", help="the release package (zip) from the Risk report page or --package")
     parser.add_argument("source", nargs="?", help="the file the release was made from (optional)")

@@ -28,8 +28,8 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional
 
 from .errors import ProblemTooLargeError
 
@@ -137,7 +137,7 @@ def _count_text(value: float, unit: str) -> str:
     return f"{rounded:,} {unit}" + ("" if rounded == 1 else "s")
 
 
-def report(progress: Optional[Progress], done: int, total: int, what: str) -> None:
+def report(progress: Progress | None, done: int, total: int, what: str) -> None:
     """Call ``progress`` if there is one (so library code needs no ``if``)."""
     if progress is not None:
         progress(done, total, what)

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from enum import Enum
-from typing import Mapping, Sequence
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -202,7 +202,7 @@ class Dataset(RoleColumns):
     @classmethod
     def from_frame(
         cls, name: str, frame: pd.DataFrame, roles: Mapping[str, Role | str] | None = None, **kwargs
-    ) -> "Dataset":
+    ) -> Dataset:
         """A dataset with guessed roles, overridden by ``roles`` where given."""
         merged: dict[str, Role] = guess_roles(frame)
         if roles:
@@ -211,7 +211,7 @@ class Dataset(RoleColumns):
                 merged[column] = _as_role(role)
         return cls(name=name, frame=frame, roles=merged, **kwargs).validated()
 
-    def validated(self) -> "Dataset":
+    def validated(self) -> Dataset:
         if self.missing not in ("category", "drop"):
             raise ParameterError("Missing values are either kept as a category ('category') or dropped ('drop').")
         require_columns(self.frame, list(self.roles))
@@ -239,18 +239,18 @@ class Dataset(RoleColumns):
         """Content hash of the table (computed once per Dataset; datasets are immutable)."""
         return content_hash(self.frame)
 
-    def with_roles(self, roles: Mapping[str, Role | str]) -> "Dataset":
+    def with_roles(self, roles: Mapping[str, Role | str]) -> Dataset:
         """A copy with some roles changed."""
         require_columns(self.frame, list(roles))
         merged = dict(self.roles)
         merged.update({c: _as_role(r) for c, r in roles.items()})
         return self._same_table(roles=merged)
 
-    def with_missing(self, missing: str) -> "Dataset":
+    def with_missing(self, missing: str) -> Dataset:
         """A copy with missing values kept as a category (``category``) or dropped (``drop``)."""
         return self._same_table(missing=missing)
 
-    def _same_table(self, **changes) -> "Dataset":
+    def _same_table(self, **changes) -> Dataset:
         """A validated copy over the same frame, keeping the computed fingerprint."""
         copy = replace(self, **changes).validated()
         if "fingerprint" in self.__dict__ and "frame" not in changes:
@@ -272,7 +272,7 @@ class Dataset(RoleColumns):
             return np.ones(self.n_rows, dtype=bool)
         return complete_rows(self.frame, self.assessed_columns(extra))
 
-    def assessed_only(self, extra: Sequence[str] = ()) -> "Dataset":
+    def assessed_only(self, extra: Sequence[str] = ()) -> Dataset:
         """The dataset of its assessed records (``assessed(extra)``), every column kept: where
         a release starts, so that no step turns a record left out into one assessed (a
         hierarchy sending a blank to ``*``); itself with ``missing="category"``.
@@ -287,14 +287,17 @@ class Dataset(RoleColumns):
             return self
         return self._same_table(frame=self.frame[keep])  # the loaded index kept: rows stay matched to the file
 
-    def assessed_frame(self, columns: Sequence[str] | None = None, extra: Sequence[str] = ()) -> tuple[pd.DataFrame, int]:
+    def assessed_frame(
+        self, columns: Sequence[str] | None = None, extra: Sequence[str] = ()
+    ) -> tuple[pd.DataFrame, int]:
         """``analysis_frame(columns)`` of the assessed rows (``assessed(extra)``): the
         rows left out are those missing a value in an assessed column, whether or not
         it is among ``columns``; a blank in another of ``columns`` stays a blank."""
         return self.analysis_frame(columns, complete=self.assessed_columns(extra))
 
-    def analysis_frame(self, columns: Sequence[str] | None = None, *,
-                       complete: Sequence[str] | None = None) -> tuple[pd.DataFrame, int]:
+    def analysis_frame(
+        self, columns: Sequence[str] | None = None, *, complete: Sequence[str] | None = None
+    ) -> tuple[pd.DataFrame, int]:
         """The rows and columns to analyse, and how many rows were dropped.
 
         Identifier columns are never included. ``columns`` defaults to every
@@ -304,7 +307,8 @@ class Dataset(RoleColumns):
         """
         if columns is None:
             columns = [
-                c for c in self.frame.columns
+                c
+                for c in self.frame.columns
                 if self.roles.get(c, Role.IGNORE) in (Role.QUASI_IDENTIFIER, Role.SENSITIVE)
             ]
         columns = list(columns)
@@ -312,8 +316,7 @@ class Dataset(RoleColumns):
         leaked = [c for c in columns if self.roles.get(c) is Role.IDENTIFIER]
         if leaked:
             raise ColumnError(
-                f"{join_names(leaked)} is marked as an identifier and is never analysed; "
-                "change its role first."
+                f"{join_names(leaked)} is marked as an identifier and is never analysed; change its role first."
             )
         keep = columns + ([self.count] if self.count and self.count not in columns else [])
         complete = columns if complete is None else list(complete)
@@ -327,7 +330,7 @@ class Dataset(RoleColumns):
                 frame = frame[rows].reset_index(drop=True)
         return frame, dropped
 
-    def with_edits(self, edited: pd.DataFrame) -> "Dataset":
+    def with_edits(self, edited: pd.DataFrame) -> Dataset:
         """A copy with the types and roles of an edited ``role_table()`` applied.
 
         ``edited`` has the columns ``column``, ``type`` and ``role`` in the
@@ -411,8 +414,7 @@ def convert_column(frame: pd.DataFrame, column: str, kind: str) -> pd.DataFrame:
         bad = series[numbers.isna() & series.notna()]
         if len(bad):
             raise ColumnError(
-                f"Column '{column}' cannot be made numeric: '{bad.iloc[0]}' is not a number "
-                f"({len(bad):,} such values)."
+                f"Column '{column}' cannot be made numeric: '{bad.iloc[0]}' is not a number ({len(bad):,} such values)."
             )
         if kind == "integer":
             values = numbers.dropna().to_numpy(dtype=float)

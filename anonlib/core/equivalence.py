@@ -29,8 +29,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -71,14 +71,13 @@ class EncodedTable:
             return self.columns.index(column)
         except ValueError:
             raise ColumnError(
-                f"Column '{column}' is not among the encoded columns "
-                f"({join_names(self.columns)})."
+                f"Column '{column}' is not among the encoded columns ({join_names(self.columns)})."
             ) from None
 
     def column_codes(self, column: str) -> np.ndarray:
         return self.codes[:, self.position(column)]
 
-    def classes(self, columns: Sequence[str] | None = None, *, ordered: bool = True) -> "Classes":
+    def classes(self, columns: Sequence[str] | None = None, *, ordered: bool = True) -> Classes:
         """Equivalence classes on ``columns`` (all encoded columns when None); with
         ``ordered=False`` numbered in order of first appearance (``combine``)."""
         cols = self.columns if columns is None else tuple(columns)
@@ -102,7 +101,7 @@ class Classes:
     rows_per_class: np.ndarray
 
     @classmethod
-    def from_ids(cls, ids: np.ndarray, n_classes: int, weights: np.ndarray | None = None) -> "Classes":
+    def from_ids(cls, ids: np.ndarray, n_classes: int, weights: np.ndarray | None = None) -> Classes:
         rows = np.bincount(ids, minlength=n_classes).astype(np.int64)
         if weights is None:
             sizes = rows
@@ -141,8 +140,11 @@ class Classes:
 
 
 def combine(
-    code_columns: Sequence[np.ndarray], cardinalities: Sequence[int], n_rows: int | None = None,
-    *, ordered: bool = True,
+    code_columns: Sequence[np.ndarray],
+    cardinalities: Sequence[int],
+    n_rows: int | None = None,
+    *,
+    ordered: bool = True,
 ) -> tuple[np.ndarray, int]:
     """Fold integer code columns into one dense class id per row.
 
@@ -404,8 +406,9 @@ def record_counts(df: pd.DataFrame, count: str | None) -> np.ndarray | None:
     return whole_numbers(df[count], f"The counts in the record-count column '{count}'", error=ColumnError)
 
 
-def encode(df: pd.DataFrame, columns: Sequence[str] | None = None, *, count: str | None = None,
-           unordered: Iterable[str] = ()) -> EncodedTable:
+def encode(
+    df: pd.DataFrame, columns: Sequence[str] | None = None, *, count: str | None = None, unordered: Iterable[str] = ()
+) -> EncodedTable:
     """Encode ``columns`` of ``df`` (all but the count column when None) once.
 
     The labels of the ``unordered`` columns come in order of first appearance
@@ -424,11 +427,7 @@ def encode(df: pd.DataFrame, columns: Sequence[str] | None = None, *, count: str
     weights = record_counts(df, count)
     unordered = set(unordered)
     pairs = [encode_column(df[c], ordered=c not in unordered) for c in columns]
-    codes = (
-        np.column_stack([p[0] for p in pairs])
-        if pairs
-        else np.zeros((len(df), 0), dtype=np.int64)
-    )
+    codes = np.column_stack([p[0] for p in pairs]) if pairs else np.zeros((len(df), 0), dtype=np.int64)
     return EncodedTable(
         columns=tuple(columns),
         codes=codes,
@@ -438,9 +437,7 @@ def encode(df: pd.DataFrame, columns: Sequence[str] | None = None, *, count: str
     )
 
 
-def equivalence_classes(
-    df: pd.DataFrame, columns: Sequence[str], *, count: str | None = None
-) -> Classes:
+def equivalence_classes(df: pd.DataFrame, columns: Sequence[str], *, count: str | None = None) -> Classes:
     """Equivalence classes of ``df`` on ``columns`` (a one-off convenience).
 
     Modules that count many column subsets of the same data should ``encode``
@@ -451,9 +448,7 @@ def equivalence_classes(
     [2, 1]
     """
     if not list(columns):
-        raise EmptySelectionError(
-            "Choose at least one quasi-identifier column to form equivalence classes."
-        )
+        raise EmptySelectionError("Choose at least one quasi-identifier column to form equivalence classes.")
     return encode(df, columns, count=count).classes()
 
 

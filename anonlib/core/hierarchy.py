@@ -38,8 +38,8 @@ import csv
 import io
 import math
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -140,9 +140,7 @@ def masking_hierarchy(values: Iterable, width: int | None = None) -> pd.DataFram
     for key in keys:
         text = key.zfill(width) if key.isdigit() else key
         if len(text) != width:
-            raise HierarchyError(
-                f"Masking needs codes of {width} characters; the value '{key}' has {len(text)}."
-            )
+            raise HierarchyError(f"Masking needs codes of {width} characters; the value '{key}' has {len(text)}.")
         rows.append([key] + [text[: width - j] + SUPPRESSED * j for j in range(1, width + 1)])
     return _frame(rows)
 
@@ -174,9 +172,7 @@ def parse_bands(text: str) -> list[list[Band]]:
             item = item.strip().strip("[]() ")
             match = re.fullmatch(r"(-?\d+(?:\.\d+)?)\s*(?:-|to|\.\.)\s*(-?\d+(?:\.\d+)?)", item)
             if not match:
-                raise HierarchyError(
-                    f"'{item}' is not a band; write bands as low-high, for example 20-34."
-                )
+                raise HierarchyError(f"'{item}' is not a band; write bands as low-high, for example 20-34.")
             bands.append((float(match.group(1)), float(match.group(2))))
         levels.append(bands)
     if not levels:
@@ -199,8 +195,14 @@ def equal_width_bands(low: float, high: float, widths: Sequence[float]) -> list[
     return levels
 
 
-def interval_hierarchy(values: Iterable, bands: Sequence[Sequence[Band]], *, top: bool = False,
-                       below: float | None = None, above: float | None = None) -> pd.DataFrame:
+def interval_hierarchy(
+    values: Iterable,
+    bands: Sequence[Sequence[Band]],
+    *,
+    top: bool = False,
+    below: float | None = None,
+    above: float | None = None,
+) -> pd.DataFrame:
     """Numbers generalized into nested bands; ``bands[j-1]`` are the level-j bands.
 
     Bands are inclusive ``(low, high)``; a value falls into the band with
@@ -221,8 +223,10 @@ def interval_hierarchy(values: Iterable, bands: Sequence[Sequence[Band]], *, top
         raise HierarchyError(f"Interval bands need numbers; the value '{bad}' is not a number.")
     x = numbers.to_numpy(dtype=float)
     if below is not None and above is not None and below > above:
-        raise HierarchyError(f"The bottom-coding limit {value_key(float(below))} is above the top-coding limit "
-                             f"{value_key(float(above))}.")
+        raise HierarchyError(
+            f"The bottom-coding limit {value_key(float(below))} is above the top-coding limit "
+            f"{value_key(float(above))}."
+        )
     low_tail = x < below if below is not None else np.zeros(len(x), dtype=bool)
     high_tail = x > above if above is not None else np.zeros(len(x), dtype=bool)
     columns = [keys]
@@ -306,7 +310,9 @@ def taxonomy_hierarchy(groups: Mapping[str, Sequence[str]]) -> pd.DataFrame:
 FAN_OUT = 4  # values per group at each level of a frequency hierarchy (few levels: small lattices)
 
 
-def frequency_hierarchy(values: Iterable, fan_out: int = FAN_OUT, *, counts: Iterable[int] | None = None) -> pd.DataFrame:
+def frequency_hierarchy(
+    values: Iterable, fan_out: int = FAN_OUT, *, counts: Iterable[int] | None = None
+) -> pd.DataFrame:
     """Categories grouped by frequency order, where nothing better is known: the
     distinct values sorted by how many records hold them (most first, ties by text),
     then consecutive groups of ``fan_out`` values, of ``fan_out``\u00b2, ... up to ``*``.
@@ -338,10 +344,13 @@ def frequency_hierarchy(values: Iterable, fan_out: int = FAN_OUT, *, counts: Ite
     size = fan_out
     while size < len(order):
         for start in range(0, len(order), size):
-            members = order[start:start + size]
-            label = "{" + ", ".join(members) + "}" if len(members) <= 4 else \
-                "{" + f"{members[0]}, {members[1]}, ... ({len(members)} values)" + "}"
-            for row in rows[start:start + size]:
+            members = order[start : start + size]
+            label = (
+                "{" + ", ".join(members) + "}"
+                if len(members) <= 4
+                else "{" + f"{members[0]}, {members[1]}, ... ({len(members)} values)" + "}"
+            )
+            for row in rows[start : start + size]:
                 row.append(label)
         size *= fan_out
     for row in rows:
@@ -366,8 +375,16 @@ def date_hierarchy(values: Iterable) -> pd.DataFrame:
     rows = []
     for key in keys:
         day = pd.Timestamp(key)
-        rows.append([key, f"{day.year:04d}-{day.month:02d}", f"{day.year:04d}-Q{(day.month - 1) // 3 + 1}",
-                     f"{day.year:04d}", f"{day.year // 10 * 10}s", SUPPRESSED])
+        rows.append(
+            [
+                key,
+                f"{day.year:04d}-{day.month:02d}",
+                f"{day.year:04d}-Q{(day.month - 1) // 3 + 1}",
+                f"{day.year:04d}",
+                f"{day.year // 10 * 10}s",
+                SUPPRESSED,
+            ]
+        )
     return _frame(rows)
 
 
@@ -445,7 +462,9 @@ def hierarchy_csv(table: pd.DataFrame, delimiter: str = ";") -> bytes:
     return out.getvalue().encode("utf-8")
 
 
-def validate_hierarchy(table: pd.DataFrame, values: Iterable | None = None, attribute: str = "the attribute") -> pd.DataFrame:
+def validate_hierarchy(
+    table: pd.DataFrame, values: Iterable | None = None, attribute: str = "the attribute"
+) -> pd.DataFrame:
     """Check a hierarchy (and that it covers ``values``); return it as text.
 
     Raises ``HierarchyError`` naming the offending value when a cell is empty,
@@ -579,13 +598,21 @@ def hierarchy_tree(table: pd.DataFrame, values: Iterable | None = None) -> tuple
         for j in np.argsort(first, kind="stable"):
             parent = None if level == text.shape[1] - 1 else index[(level + 1, text[first[j], level + 1])]
             index[(level, labels[j])] = len(nodes)
-            nodes.append(TreeNode(level, str(labels[j]), parent, int(under[j]),
-                                  None if summed is None else int(round(summed[j]))))
+            nodes.append(
+                TreeNode(
+                    level, str(labels[j]), parent, int(under[j]), None if summed is None else int(round(summed[j]))
+                )
+            )
     return tuple(nodes)
 
 
-def level_lookup(table: pd.DataFrame | None, labels: Sequence, attribute: str = "the attribute", *,
-                 columns: list[list[str]] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+def level_lookup(
+    table: pd.DataFrame | None,
+    labels: Sequence,
+    attribute: str = "the attribute",
+    *,
+    columns: list[list[str]] | None = None,
+) -> tuple[np.ndarray, list[np.ndarray]]:
     """Per-level lookup arrays for a column encoded with ``labels`` (the kernel's codes).
 
     Returns ``(lookup, level_labels)``: ``lookup[j][c]`` is the level-j code of
@@ -630,14 +657,16 @@ def level_lookup(table: pd.DataFrame | None, labels: Sequence, attribute: str = 
     for level in range(1, height):
         column = columns[level]
         codes: dict = {}  # each value's code, in order of first appearance
-        lookup[level] = [codes.setdefault(blank if stays[level] and r == appended else column[r], len(codes))
-                         for r in row_of]
+        lookup[level] = [
+            codes.setdefault(blank if stays[level] and r == appended else column[r], len(codes)) for r in row_of
+        ]
         level_labels.append(np.asarray([MISSING_LABEL if u is blank else u for u in codes], dtype=object))
     return lookup, level_labels
 
 
-def generalize_column(values: pd.Series, hierarchy: pd.DataFrame, level: int,
-                      attribute: str = "the attribute") -> pd.Series:
+def generalize_column(
+    values: pd.Series, hierarchy: pd.DataFrame, level: int, attribute: str = "the attribute"
+) -> pd.Series:
     """``values`` raised to ``level`` of ``hierarchy``: the one way a generalized column is
     written (the searches' tables, the generalization step, the release), so what a
     search counts is what the file holds. A missing value goes where ``level_lookup``
@@ -702,7 +731,9 @@ def nice_width(span: float, parts: int = 16) -> float:
     return float(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw))
 
 
-def default_hierarchy(values: Iterable, name: str = "", *, counts: Iterable[int] | None = None) -> tuple[str, pd.DataFrame]:
+def default_hierarchy(
+    values: Iterable, name: str = "", *, counts: Iterable[int] | None = None
+) -> tuple[str, pd.DataFrame]:
     """A sensible first hierarchy for a column, and the kind of builder used.
 
     By the column's type, first match wins: ICD-10 codes get the bundled ICD-10
@@ -788,7 +819,9 @@ def tail_cuts(values: Iterable, *, counts: Iterable[int] | None = None) -> tuple
     return below, above
 
 
-def default_intervals(values: Iterable, *, counts: Iterable[int] | None = None) -> tuple[list[list[Band]], float | None, float | None]:
+def default_intervals(
+    values: Iterable, *, counts: Iterable[int] | None = None
+) -> tuple[list[list[Band]], float | None, float | None]:
     """The default bands of a numeric column and its tail limits: nested bands over the
     values within the long tails' cuts (``tail_cuts``), bottom coding below the first band
     and top coding above the last one when a tail was cut (None otherwise).

@@ -23,10 +23,9 @@ Example:
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
-
 import pandas as pd
 
 from .equivalence import Classes, combine, encode_column, record_counts
@@ -107,8 +106,7 @@ def nonuniform_entropy(
     if count is not None:
         if isinstance(count, (str, bytes)) or len(count) != len(original):
             raise ColumnError(
-                f"The record counts must have one number per value; got {len(count)} counts for "
-                f"{len(original)} values."
+                f"The record counts must have one number per value; got {len(count)} counts for {len(original)} values."
             )
         # The kernel's validation of a record-count column (whole numbers, 0 or more).
         weights = record_counts(pd.DataFrame({"count": pd.Series(list(count), dtype=object)}), "count")
@@ -142,7 +140,6 @@ def nonuniform_entropy_codes(
     n_gen = gen.sizes[pair_gen].astype(np.float64)
     present = n_pair > 0
     return float(-(n_pair[present] * np.log2(n_pair[present] / n_gen[present])).sum()) + 0.0
-
 
 
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 import numbers as _abc
-from typing import Optional
 
 import numpy as np
 import pandas as pd
@@ -72,7 +71,7 @@ def shown_text(text: str) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _range_text(minimum: Optional[int], maximum: Optional[int]) -> str:
+def _range_text(minimum: int | None, maximum: int | None) -> str:
     if minimum is None:
         return "" if maximum is None else f"of at most {maximum:,}"
     if maximum is None or maximum >= MAX_COUNT:
@@ -84,8 +83,8 @@ def whole_number(
     value: object,
     what: str,
     *,
-    minimum: Optional[int] = 0,
-    maximum: Optional[int] = MAX_COUNT,
+    minimum: int | None = 0,
+    maximum: int | None = MAX_COUNT,
     error: type = ParameterError,
 ) -> int:
     """``value`` as a Python int, or ``error`` with one sentence unless it is a
@@ -99,7 +98,7 @@ def whole_number(
     ...
     anonlib.core.errors.ParameterError: The seed must be a whole number from 0 to 4,294,967,295; got -1.
     """
-    number: Optional[int] = None
+    number: int | None = None
     if isinstance(value, (bool, np.bool_)):
         number = None
     elif isinstance(value, _abc.Integral):
@@ -133,7 +132,7 @@ def whole_numbers(
     *,
     minimum: int = 0,
     maximum: int = MAX_COUNT,
-    total: Optional[int] = MAX_COUNT,
+    total: int | None = MAX_COUNT,
     error: type = ParameterError,
     text: bool = True,
 ) -> np.ndarray:
@@ -238,7 +237,7 @@ def real_number(
     ...
     anonlib.core.errors.ParameterError: The threshold p must be at least 0 and below 1; got nan.
     """
-    number: Optional[float] = None
+    number: float | None = None
     if isinstance(value, _abc.Real) and not isinstance(value, (bool, np.bool_)):
         number = float(value)
     elif isinstance(value, str):
@@ -259,7 +258,7 @@ def real_number(
     return float(number)  # type: ignore[arg-type]
 
 
-def seed_number(seed: object) -> Optional[int]:
+def seed_number(seed: object) -> int | None:
     """A random seed: None (fresh randomness) or a whole number from 0 to ``MAX_SEED``.
 
     >>> seed_number(7), seed_number(None)
@@ -268,7 +267,7 @@ def seed_number(seed: object) -> Optional[int]:
     return None if seed is None else whole_number(seed, "The seed", maximum=MAX_SEED)
 
 
-def time_limit_seconds(value: object, what: str = "The time limit") -> Optional[float]:
+def time_limit_seconds(value: object, what: str = "The time limit") -> float | None:
     """A time limit in seconds: None (the default) or a number above 0 and at
     most ``budget.MAX_SECONDS``.
 

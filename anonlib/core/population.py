@@ -3,7 +3,7 @@ read the one way the models (k-map, delta-presence) and the frontier read them."
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd

@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -22,6 +22,7 @@ from .dataset import Dataset, Role
 from .errors import ParameterError, join_names
 from .hierarchy import read_hierarchy_csv
 from .loading import load_table
+
 
 def _samples_dir() -> Path:
     """``anonlib/bundled_samples`` of an installed package, else the clone's ``data/samples``."""
@@ -61,90 +62,141 @@ SAMPLES: dict[str, Sample] = {
     s.key: s
     for s in [
         Sample(
-            "adult", "Adult (US census 1994, 32,561 people)", "adult.csv.gz",
+            "adult",
+            "Adult (US census 1994, 32,561 people)",
+            "adult.csv.gz",
             "Census income records; the papers' standard benchmark for k-anonymity.",
             "UCI Machine Learning Repository, Kohavi & Becker 1996; CC BY 4.0",
-            {"age": Q, "sex": Q, "race": Q, "marital-status": Q, "education": Q,
-             "native-country": Q, "income": S, "occupation": S},
+            {
+                "age": Q,
+                "sex": Q,
+                "race": Q,
+                "marital-status": Q,
+                "education": Q,
+                "native-country": Q,
+                "income": S,
+                "occupation": S,
+            },
         ),
         Sample(
-            "caballero_table1", "Caballero et al., Table 1 (screening invitations, with names)",
+            "caballero_table1",
+            "Caballero et al., Table 1 (screening invitations, with names)",
             "caballero_table1.csv",
             "The running example of the screening paper, before identifiers are removed.",
             "Caballero, Sen, Nygård: anonymity vectors in screening (fictional example)",
             {"Full Name": I, "Address": I, "ZIP": Q, "Gender": Q, "Age": Q},
         ),
         Sample(
-            "caballero_table2b", "Caballero et al., Table 2(b) (ZIP, gender, age)", "caballero_table2b.csv",
+            "caballero_table2b",
+            "Caballero et al., Table 2(b) (ZIP, gender, age)",
+            "caballero_table2b.csv",
             "The screening population after identifiers were replaced by an internal code.",
             "Caballero, Sen, Nygård (fictional example)",
             {"Code": I, "ZIP": Q, "Gender": Q, "Age": Q},
         ),
         Sample(
-            "caballero_table3", "Caballero et al., Table 3 (with appointments)", "caballero_table3.csv",
+            "caballero_table3",
+            "Caballero et al., Table 3 (with appointments)",
+            "caballero_table3.csv",
             "The same population with centre and hour of the screening appointment.",
             "Caballero, Sen, Nygård (fictional example)",
             {"Code": I, "ZIP": Q, "Gender": Q, "Age": Q, "Centre": Q, "Hour": Q, "Test": S},
         ),
         Sample(
-            "arca_table1", "Arca & Hewett, Table 1 (60 patients as 22 rows with #Rec.)", "arca_table1.csv",
+            "arca_table1",
+            "Arca & Hewett, Table 1 (60 patients as 22 rows with #Rec.)",
+            "arca_table1.csv",
             "Small medical table with a record-count column; row 7 restored as in the spec.",
             "Arca & Hewett 2021 (fictional example)",
             {"Sex": Q, "AC": Q, "Age": Q, "Zip": Q, "Weight": Q, "Race": Q, "Genetic risk": S, "#Rec.": C},
         ),
         Sample(
-            "kroes_table1_option2", "Kroes et al., Table 1 (age in 10-year bands)", "kroes_table1_option2.csv",
+            "kroes_table1_option2",
+            "Kroes et al., Table 1 (age in 10-year bands)",
+            "kroes_table1_option2.csv",
             "Five patients; diagnosis is sensitive. Option 2 of the paper's age generalization.",
             "Kroes, Janssen, Groenwold, van Leeuwen 2021 (fictional example)",
             {"ID": I, "Diagnosis": S, "Gender": Q, "Age": Q},
         ),
         Sample(
-            "kroes_table1_option1", "Kroes et al., Table 1 (age in 5-year bands)", "kroes_table1_option1.csv",
+            "kroes_table1_option1",
+            "Kroes et al., Table 1 (age in 5-year bands)",
+            "kroes_table1_option1.csv",
             "Five patients; diagnosis is sensitive. Option 1 of the paper's age generalization.",
             "Kroes, Janssen, Groenwold, van Leeuwen 2021 (fictional example)",
             {"ID": I, "Diagnosis": S, "Gender": Q, "Age": Q},
         ),
         Sample(
-            "heart_cleveland", "Heart disease, Cleveland (303 patients)", "heart_cleveland.csv",
+            "heart_cleveland",
+            "Heart disease, Cleveland (303 patients)",
+            "heart_cleveland.csv",
             "Cleveland Clinic heart-disease study; num is the diagnosis (0 = none).",
-            "UCI Machine Learning Repository, Janosi et al. 1988; CC BY 4.0", _HEART_ROLES,
+            "UCI Machine Learning Repository, Janosi et al. 1988; CC BY 4.0",
+            _HEART_ROLES,
         ),
         Sample(
-            "heart_hungarian", "Heart disease, Hungarian (294 patients)", "heart_hungarian.csv",
+            "heart_hungarian",
+            "Heart disease, Hungarian (294 patients)",
+            "heart_hungarian.csv",
             "Hungarian Institute of Cardiology, Budapest.",
-            "UCI Machine Learning Repository, Janosi et al. 1988; CC BY 4.0", _HEART_ROLES,
+            "UCI Machine Learning Repository, Janosi et al. 1988; CC BY 4.0",
+            _HEART_ROLES,
         ),
         Sample(
-            "heart_va", "Heart disease, VA Long Beach (200 patients)", "heart_va.csv",
+            "heart_va",
+            "Heart disease, VA Long Beach (200 patients)",
+            "heart_va.csv",
             "V.A. Medical Center, Long Beach.",
-            "UCI Machine Learning Repository, Janosi et al. 1988; CC BY 4.0", _HEART_ROLES,
+            "UCI Machine Learning Repository, Janosi et al. 1988; CC BY 4.0",
+            _HEART_ROLES,
         ),
         Sample(
-            "heart_switzerland", "Heart disease, Switzerland (123 patients)", "heart_switzerland.csv",
+            "heart_switzerland",
+            "Heart disease, Switzerland (123 patients)",
+            "heart_switzerland.csv",
             "University Hospitals of Zurich and Basel.",
-            "UCI Machine Learning Repository, Janosi et al. 1988; CC BY 4.0", _HEART_ROLES,
+            "UCI Machine Learning Repository, Janosi et al. 1988; CC BY 4.0",
+            _HEART_ROLES,
         ),
         Sample(
-            "cervical_cancer", "Cervical cancer risk factors (858 patients)", "cervical_cancer.csv",
+            "cervical_cancer",
+            "Cervical cancer risk factors (858 patients)",
+            "cervical_cancer.csv",
             "Hospital Universitario de Caracas; Biopsy is the outcome.",
             "UCI Machine Learning Repository, Fernandes et al. 2017; CC BY 4.0",
             {"Age": Q, "Num of pregnancies": Q, "Smokes": Q, "Biopsy": S},
         ),
         Sample(
-            "diabetes", "Diabetes, 130 US hospitals (101,766 encounters)", "diabetes.csv.gz",
+            "diabetes",
+            "Diabetes, 130 US hospitals (101,766 encounters)",
+            "diabetes.csv.gz",
             "Hospital encounters of diabetic patients 1999-2008.",
             "UCI Machine Learning Repository, Strack et al. 2014; CC BY 4.0",
-            {"encounter_id": I, "patient_nbr": I, "race": Q, "gender": Q, "age": Q,
-             "num_lab_procedures": Q, "num_medications": Q, "change": S, "diabetesMed": S, "readmitted": S},
+            {
+                "encounter_id": I,
+                "patient_nbr": I,
+                "race": Q,
+                "gender": Q,
+                "age": Q,
+                "num_lab_procedures": Q,
+                "num_medications": Q,
+                "change": S,
+                "diabetesMed": S,
+                "readmitted": S,
+            },
         ),
         Sample(
-            "zcta10", "US ZIP-code areas 2010 (33,120 areas, population counts)", "zcta10.csv.gz",
+            "zcta10",
+            "US ZIP-code areas 2010 (33,120 areas, population counts)",
+            "zcta10.csv.gz",
             "Census 2010 gazetteer: one row per ZIP area with its population (as a record count).",
             "US Census Bureau 2010 gazetteer (public domain), via jjchern/gaze (CC0)",
             {"GEOID": Q, "POP10": C},
         ),
         Sample(
-            "us_counties", "US counties 2010 (3,221 counties, population counts)", "us_counties_gazetteer.csv",
+            "us_counties",
+            "US counties 2010 (3,221 counties, population counts)",
+            "us_counties_gazetteer.csv",
             "Census 2010 county gazetteer: one row per county with its population (as a record count).",
             "US Census Bureau 2010 gazetteer (public domain)",
             {"USPS": Q, "GEOID": Q, "POP10": C},
@@ -161,7 +213,7 @@ def sample_path(file: str) -> Path:
     return path
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_sample(key: str = DEFAULT_SAMPLE) -> Dataset:
     """A bundled dataset with its default roles (cached; do not modify its frame)."""
     if key not in SAMPLES:
@@ -174,7 +226,15 @@ def load_sample(key: str = DEFAULT_SAMPLE) -> Dataset:
 
 
 ARX_ADULT_QUASI_IDENTIFIERS = (
-    "age", "education", "marital-status", "native-country", "occupation", "race", "income", "sex", "workclass",
+    "age",
+    "education",
+    "marital-status",
+    "native-country",
+    "occupation",
+    "race",
+    "income",
+    "sex",
+    "workclass",
 )
 
 
@@ -199,7 +259,9 @@ def arx_adult_benchmark() -> Benchmark:
     qis = ARX_ADULT_QUASI_IDENTIFIERS
     frame = load_sample("adult").frame.dropna(subset=list(qis)).reset_index(drop=True)
     hierarchies = {
-        q: read_hierarchy_csv(sample_path(f"arx_adult_hierarchy_{'salary-class' if q == 'income' else q}.csv").read_bytes())
+        q: read_hierarchy_csv(
+            sample_path(f"arx_adult_hierarchy_{'salary-class' if q == 'income' else q}.csv").read_bytes()
+        )
         for q in qis
     }
     return Benchmark(frame, qis, hierarchies)

@@ -26,10 +26,10 @@ import bisect
 import csv
 import io
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
-from typing import Callable, Iterable
 
 import pandas as pd
 
@@ -57,7 +57,7 @@ def _bundled_rows(file: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _lookup(name: str) -> dict[str, tuple[str, ...]]:
     """A lookup taxonomy: normalized value -> its generalizations below ``*``."""
     if name == "US states":
@@ -73,7 +73,7 @@ def _lookup(name: str) -> dict[str, tuple[str, ...]]:
 _ICD10 = re.compile(r"^([A-Z]\d[0-9A-Z])(?:\.?[0-9A-Z]{1,4})?$")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _icd10_ranges(file: str, column: str) -> tuple[list[str], list[tuple[str, str, str]]]:
     """The first categories (sorted) and (first, last, label) of the ranges in an ICD-10
     table: the chapters or the blocks."""
@@ -113,7 +113,7 @@ def icd10_path(code: str) -> tuple[str, str, str] | None:
 _ICD9 = re.compile(r"^(?:(\d{1,3})(?:\.\d{1,2})?|V(\d{1,2})(?:\.\d{1,2})?|E(\d{3})(?:\.\d)?)$")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _icd9_chapters() -> list[tuple[str, str, str]]:
     """(first category, last category, chapter label) of each ICD-9-CM chapter."""
     return [(r["first"], r["last"], r["chapter"]) for r in _bundled_rows("icd9_chapters.csv")]

@@ -27,9 +27,10 @@ import sys
 import tempfile
 import warnings
 import weakref
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from ..core.errors import AnonlibError, EngineError, EngineUnavailableError, ParameterError
 
@@ -64,7 +65,7 @@ class Engine:
     def __post_init__(self) -> None:
         _ENGINES_BY_BACKEND[id(self.backend)] = self
 
-    def __enter__(self) -> "Engine":
+    def __enter__(self) -> Engine:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -83,7 +84,7 @@ class Engine:
             shutil.rmtree(self._temp_directory, ignore_errors=True)
             self._temp_directory = None
 
-    def run(self, expr) -> "Any":
+    def run(self, expr) -> Any:
         """Execute an Ibis expression and return its (small) result as a pyarrow Table."""
         with errors(self):
             if self.name == "spark":  # Arrow straight from Spark, no detour through pandas
@@ -102,7 +103,7 @@ class Engine:
         return scan(path, engine=self, **options)
 
 
-_ENGINES_BY_BACKEND: "weakref.WeakValueDictionary[int, Engine]" = weakref.WeakValueDictionary()
+_ENGINES_BY_BACKEND: weakref.WeakValueDictionary[int, Engine] = weakref.WeakValueDictionary()
 _SHARED: dict[tuple[str, str | None], Engine] = {}
 
 

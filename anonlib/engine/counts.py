@@ -24,7 +24,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -66,7 +66,11 @@ def size_histograms(
     for j, columns in enumerate(column_sets):
         per_class = class_sizes(table, columns, count=count)
         histogram = per_class.group_by(SIZE).aggregate(**{CLASSES: per_class.count()})
-        parts.append(histogram.select(**{QUERY: ibis.literal(j, "int64")}, **{SIZE: histogram[SIZE], CLASSES: histogram[CLASSES]}))
+        parts.append(
+            histogram.select(
+                **{QUERY: ibis.literal(j, "int64")}, **{SIZE: histogram[SIZE], CLASSES: histogram[CLASSES]}
+            )
+        )
     result = engine.run(ibis.union(*parts, distinct=False) if len(parts) > 1 else parts[0])
     query = np.asarray(result.column(QUERY).to_numpy(zero_copy_only=False), dtype=np.int64)
     sizes = np.asarray(result.column(SIZE).to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -90,8 +94,9 @@ def cell_counts(
     return frame.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
 
 
-def summary_frame(table, columns: Sequence[str], *, count: str | None = None,
-                  complete: Sequence[str] | None = None) -> tuple[pd.DataFrame, int]:
+def summary_frame(
+    table, columns: Sequence[str], *, count: str | None = None, complete: Sequence[str] | None = None
+) -> tuple[pd.DataFrame, int]:
     """The per-combination summary of ``columns`` of an ``EngineTable`` brought back as a
     small DataFrame: one row per distinct combination of values with its records in
     column ``WEIGHT`` (what the models and the risk measures conclude from), and the rows
@@ -109,6 +114,11 @@ def to_pandas(result) -> pd.DataFrame:
     as ``Int64``, text as ``string``, decimals as ``float64``."""
     import pyarrow as pa
 
-    mapping = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype(), pa.string(): pd.StringDtype(),
-               pa.large_string(): pd.StringDtype(), pa.bool_(): pd.BooleanDtype()}
+    mapping = {
+        pa.int64(): pd.Int64Dtype(),
+        pa.int32(): pd.Int64Dtype(),
+        pa.string(): pd.StringDtype(),
+        pa.large_string(): pd.StringDtype(),
+        pa.bool_(): pd.BooleanDtype(),
+    }
     return result.to_pandas(types_mapper=mapping.get)

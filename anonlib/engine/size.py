@@ -77,8 +77,9 @@ def scan_size(path: str | os.PathLike) -> ScanSize:
     return ScanSize(files=len(files), format=fmt, bytes=total, records=records)
 
 
-def estimate_scan(size: ScanSize, columns: int, engine: str = "duckdb", *, passes: int = 1,
-                  what: str = "grouping the records") -> WorkEstimate:
+def estimate_scan(
+    size: ScanSize, columns: int, engine: str = "duckdb", *, passes: int = 1, what: str = "grouping the records"
+) -> WorkEstimate:
     """The time ``passes`` group-bys over ``columns`` columns of ``size`` take on ``engine``
     (``operations``: cells read). Peak memory is the engine's own limit, not estimated here.
 

@@ -28,9 +28,10 @@ from __future__ import annotations
 import glob
 import gzip
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -76,7 +77,7 @@ class EngineTable(RoleColumns):
     def _column_order(self) -> Sequence[str]:
         return self.columns
 
-    def with_roles(self, roles: Mapping[str, Role | str]) -> "EngineTable":
+    def with_roles(self, roles: Mapping[str, Role | str]) -> EngineTable:
         """A copy with some roles changed (``{"n": "count", "zip": "quasi-identifier"}``)."""
         self.require(list(roles))
         merged = dict(self.roles)
@@ -86,7 +87,7 @@ class EngineTable(RoleColumns):
             raise ColumnError(f"Only one column can hold record counts; found {join_names(counts)}.")
         return replace(self, roles=merged, _checked={}, _dropped={})
 
-    def with_missing(self, missing: str) -> "EngineTable":
+    def with_missing(self, missing: str) -> EngineTable:
         """A copy with missing values kept as a category (``category``) or dropped (``drop``)."""
         if missing not in ("category", "drop"):
             raise ParameterError("Missing values are either kept as a category ('category') or dropped ('drop').")
@@ -97,8 +98,7 @@ class EngineTable(RoleColumns):
         absent = [c for c in columns if c not in self.columns]
         if absent:
             raise ColumnError(
-                f"These columns are not in {self.name}: {join_names(absent)}. "
-                f"Its columns: {join_names(self.columns)}."
+                f"These columns are not in {self.name}: {join_names(absent)}. Its columns: {join_names(self.columns)}."
             )
 
     def analysis_frame(self, columns: Sequence[str] | None = None, *, count: str | None = None) -> tuple[Any, int]:
@@ -117,8 +117,9 @@ class EngineTable(RoleColumns):
             table = table.filter(_all([table[c].notnull() for c in columns]))
         return table, dropped
 
-    def summary(self, columns: Sequence[str] | None = None, *, count: str | None = None,
-                complete: Sequence[str] | None = None) -> tuple[Any, int]:
+    def summary(
+        self, columns: Sequence[str] | None = None, *, count: str | None = None, complete: Sequence[str] | None = None
+    ) -> tuple[Any, int]:
         """The analysed columns with equal rows grouped, and how many rows the missing policy drops.
 
         The lazy result has the columns asked for (values read as the loader reads
@@ -148,9 +149,14 @@ class EngineTable(RoleColumns):
             dropped = self._dropped[key]
             raw = raw.filter(condition)
         size = self.value(count, raw).sum().cast("int64") if count else raw.count()
-        grouped = raw.group_by(raw_columns).aggregate(**{WEIGHT: size, ROWS: raw.count()}) if raw_columns \
+        grouped = (
+            raw.group_by(raw_columns).aggregate(**{WEIGHT: size, ROWS: raw.count()})
+            if raw_columns
             else raw.aggregate(**{WEIGHT: size, ROWS: raw.count()})
-        table = grouped.select(**{c: self.value(c, grouped) for c in raw_columns}, **{WEIGHT: grouped[WEIGHT], ROWS: grouped[ROWS]})
+        )
+        table = grouped.select(
+            **{c: self.value(c, grouped) for c in raw_columns}, **{WEIGHT: grouped[WEIGHT], ROWS: grouped[ROWS]}
+        )
         inside = [c for c in complete if c in raw_columns] if dropping else []
         if inside:
             condition = _all([table[c].notnull() for c in inside])
@@ -256,9 +262,7 @@ class EngineTable(RoleColumns):
         if bad.num_rows:
             value = bad.column(0)[0].as_py()
             shown = "a missing value" if value is None else f"{value:g}"
-            raise ColumnError(
-                f"The record-count column '{count}' must hold whole numbers of 0 or more; found {shown}."
-            )
+            raise ColumnError(f"The record-count column '{count}' must hold whole numbers of 0 or more; found {shown}.")
         self._checked[count] = True
 
 
@@ -324,7 +328,11 @@ def files_of(path: str | os.PathLike) -> list[Path]:
     if any(ch in text for ch in "*?["):
         candidates = [Path(p) for p in sorted(glob.glob(text, recursive=True))]
     elif Path(text).is_dir():
-        candidates = sorted(p for p in Path(text).rglob("*") if not any(part.startswith((".", "_")) for part in p.relative_to(text).parts))
+        candidates = sorted(
+            p
+            for p in Path(text).rglob("*")
+            if not any(part.startswith((".", "_")) for part in p.relative_to(text).parts)
+        )
     else:
         candidates = [Path(text)]
     files = [p for p in candidates if p.is_file()]
@@ -406,8 +414,12 @@ def scan(
         if stripped:
             raw = raw.rename(stripped)
     table = EngineTable(
-        name=name or os.fspath(path), engine=engine, raw=raw,
-        roles=_guessed_roles(raw.columns, roles), missing="category", from_files=True,
+        name=name or os.fspath(path),
+        engine=engine,
+        raw=raw,
+        roles=_guessed_roles(raw.columns, roles),
+        missing="category",
+        from_files=True,
     )
     return table.with_missing(missing)
 
@@ -423,8 +435,14 @@ def _read_csv(engine: Engine, files: list[str], delimiter: str, encoding: str | 
     if engine.name == "spark":
         reader = engine.backend._session.read
         frame = reader.csv(
-            files, header=True, inferSchema=False, sep=delimiter, quote='"', escape='"',
-            encoding=encoding or "UTF-8", mode="FAILFAST",
+            files,
+            header=True,
+            inferSchema=False,
+            sep=delimiter,
+            quote='"',
+            escape='"',
+            encoding=encoding or "UTF-8",
+            mode="FAILFAST",
         )
         return _spark_view(engine, frame)
     options = {"all_varchar": True, "header": True, "delim": delimiter, "quote": '"', "escape": '"'}
@@ -442,8 +460,12 @@ def _spark_view(engine: Engine, frame):
 
 
 def from_frame(
-    frame: pd.DataFrame, engine: Engine | str = "duckdb", *, name: str = "table",
-    roles: Mapping[str, Role | str] | None = None, missing: str = "category",
+    frame: pd.DataFrame,
+    engine: Engine | str = "duckdb",
+    *,
+    name: str = "table",
+    roles: Mapping[str, Role | str] | None = None,
+    missing: str = "category",
 ) -> EngineTable:
     """A pandas DataFrame put on an engine (for tests and small tables; values taken as they are)."""
     import ibis
@@ -455,7 +477,9 @@ def from_frame(
             raw = _spark_view(engine, engine.backend._session.createDataFrame(_spark_ready(frame)))
         else:
             raw = engine.backend.create_table(ibis.util.gen_name("anonlib_frame"), ibis.memtable(frame), temp=True)
-    return EngineTable(name=name, engine=engine, raw=raw, roles=_guessed_roles(raw.columns, roles)).with_missing(missing)
+    return EngineTable(name=name, engine=engine, raw=raw, roles=_guessed_roles(raw.columns, roles)).with_missing(
+        missing
+    )
 
 
 def _spark_ready(frame: pd.DataFrame) -> pd.DataFrame:

@@ -21,8 +21,8 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Iterable, Sequence
 
 import flint
 import numpy as np
@@ -49,7 +49,11 @@ def anonymity_vector(class_sizes: Iterable[int], classes: Iterable[int] | None =
     >>> anonymity_vector([])
     ()
     """
-    values = class_sizes if isinstance(class_sizes, (np.ndarray, pd.Series, list, tuple)) or np.ndim(class_sizes) == 0 else list(class_sizes)
+    values = (
+        class_sizes
+        if isinstance(class_sizes, (np.ndarray, pd.Series, list, tuple)) or np.ndim(class_sizes) == 0
+        else list(class_sizes)
+    )
     sizes = whole_numbers(values, "Class sizes", text=False)
     if classes is None:
         multiplicity = np.ones(sizes.shape, dtype=np.int64)
@@ -80,8 +84,10 @@ def estimate_anonymity_vector(largest_class: int) -> WorkEstimate:
     """
     entries = int(largest_class)
     return WorkEstimate(
-        f"an anonymity vector of {entries:,} entries", operations=entries,
-        seconds=entries * 2e-8, peak_bytes=24 * entries,
+        f"an anonymity vector of {entries:,} entries",
+        operations=entries,
+        seconds=entries * 2e-8,
+        peak_bytes=24 * entries,
     )
 
 
@@ -142,7 +148,7 @@ def k_of(vector: Iterable[int]) -> int:
 _P_TABLE: list[int] = [1]
 
 
-def _pentagonal_series(length: int) -> "flint.fmpz_poly":
+def _pentagonal_series(length: int) -> flint.fmpz_poly:
     """prod_{k>=1} (1 - x^k) truncated to ``length`` terms (Euler's pentagonal theorem)."""
     coeffs = [0] * length
     k = 0
@@ -205,8 +211,10 @@ def estimate_partition_count(n: int) -> WorkEstimate:
     """
     n = max(int(n), 1)
     return WorkEstimate(
-        f"counting the anonymity vectors of {n:,} people", operations=n,
-        seconds=18.0 * (n / 1e12) ** 0.8, peak_bytes=int(2 * math.sqrt(n)) + 1_000_000,
+        f"counting the anonymity vectors of {n:,} people",
+        operations=n,
+        seconds=18.0 * (n / 1e12) ** 0.8,
+        peak_bytes=int(2 * math.sqrt(n)) + 1_000_000,
     )
 
 
@@ -302,7 +310,9 @@ def lex_index(vector: Sequence[int]) -> int:
 
 
 # the largest M = N - v_1 - 1 within both limits of estimate_lex_index, rounded down
-_LEX_INDEX_REACH = int(min(4e5 * (MAX_SECONDS / 140.0) ** (1 / 1.9), 4e5 * (MAX_BYTES / 2.3e9) ** (1 / 1.5)) // 50_000 * 50_000)
+_LEX_INDEX_REACH = int(
+    min(4e5 * (MAX_SECONDS / 140.0) ** (1 / 1.9), 4e5 * (MAX_BYTES / 2.3e9) ** (1 / 1.5)) // 50_000 * 50_000
+)
 
 
 def estimate_lex_index(vector: Sequence[int]) -> WorkEstimate:
@@ -326,8 +336,10 @@ def _lex_index_estimate(v: tuple[int, ...]) -> WorkEstimate:
     if largest < 1:
         return WorkEstimate("an exact lexicographic index", operations=0, seconds=0.0, peak_bytes=0)
     return WorkEstimate(
-        f"the exact lexicographic index of a vector of {people:,} people", operations=largest,
-        seconds=140.0 * (largest / 4e5) ** 1.9, peak_bytes=int(2.3e9 * (largest / 4e5) ** 1.5),
+        f"the exact lexicographic index of a vector of {people:,} people",
+        operations=largest,
+        seconds=140.0 * (largest / 4e5) ** 1.9,
+        peak_bytes=int(2.3e9 * (largest / 4e5) ** 1.5),
     )
 
 
@@ -375,8 +387,10 @@ def _as_vector(vector: Sequence[int]) -> tuple[int, ...]:
     entries = vector if isinstance(vector, np.ndarray) or np.ndim(vector) == 0 else list(vector)
     values = whole_numbers(entries, "Anonymity-vector entries", text=False, total=None)
     nonzero = np.flatnonzero(values)
-    people = sum((int(j) + 1) * int(values[j]) for j in nonzero) if nonzero.size < 10_000 else int(
-        np.dot(values[nonzero].astype(object), nonzero.astype(object) + 1)
+    people = (
+        sum((int(j) + 1) * int(values[j]) for j in nonzero)
+        if nonzero.size < 10_000
+        else int(np.dot(values[nonzero].astype(object), nonzero.astype(object) + 1))
     )
     if people > MAX_COUNT:
         raise ParameterError(
@@ -577,6 +591,6 @@ class _LeadingTerms:
             if rest_a == 0 and rest_b == 0:
                 return total
             bound = self.at_least(j + 1, rest_a) + self.at_least(j + 1, rest_b)
-            if (total and bound * 10**15 < abs(total)):
+            if total and bound * 10**15 < abs(total):
                 return total
             j += 1

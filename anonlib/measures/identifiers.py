@@ -108,22 +108,39 @@ _NAME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("O", r"\b(ip|ip ?address|ipv4|ipv6)\b"),
         ("N", r"\b(url|uri|website|web ?site|homepage|web ?address|link)\b"),
         ("H", r"\b(mrn|medical ?record( ?(number|no|nr|id))?|chart ?(number|no|nr|id)|record ?(number|no|nr))\b"),
-        ("I", r"\b(beneficiary|health ?plan|member ?(id|number|no)|insurance ?(id|number|no)|policy ?(number|no|nr)|medicaid|medicare)\b"),
+        (
+            "I",
+            r"\b(beneficiary|health ?plan|member ?(id|number|no)|insurance ?(id|number|no)|policy ?(number|no|nr)|medicaid|medicare)\b",
+        ),
         ("J", r"\b(account( ?(number|no|nr))?|acct|iban|bank ?account)\b"),
         ("K", r"\b(licen[cs]e( ?(number|no|nr))?|certificate( ?(number|no|nr))?|npi|dea ?number)\b"),
         ("L", r"\b(vin|vehicle|licen[cs]e ?plate|plate ?(number|no))\b"),
         ("M", r"\b(device( ?id)?|serial( ?(number|no|nr))?|imei|udi|mac ?address)\b"),
         ("P", r"\b(fingerprint|finger ?print|voice ?print|biometric|retina|iris ?scan)\b"),
         ("Q", r"\b(photo|photograph|picture|face ?image|portrait)\b"),
-        ("A", r"\b(name|full ?name|first ?name|last ?name|surname|forename|given ?name|family ?name|maiden ?name|patient ?name)\b"),
-        ("B", r"\b(address|street|city|town|county|zip|zip ?code|zipcode|postcode|post ?code|postal ?code|precinct|latitude|longitude|lat|lon|lng|geo ?location|coordinates)\b"),
-        ("C", r"\b(date|dob|dod|birth ?date|birthday|date ?of ?birth|timestamp|datetime)\b"
-              r"|^(birth|admission|admitted|discharge|discharged|death|deceased)( ?(time|day|dt))?$"),
-        ("R", r"\b(id|ids|identifier|uuid|guid|pseudonym|patient ?(id|number|nbr|no)|encounter ?(id|number|nbr)|case ?(id|number))\b"),
+        (
+            "A",
+            r"\b(name|full ?name|first ?name|last ?name|surname|forename|given ?name|family ?name|maiden ?name|patient ?name)\b",
+        ),
+        (
+            "B",
+            r"\b(address|street|city|town|county|zip|zip ?code|zipcode|postcode|post ?code|postal ?code|precinct|latitude|longitude|lat|lon|lng|geo ?location|coordinates)\b",
+        ),
+        (
+            "C",
+            r"\b(date|dob|dod|birth ?date|birthday|date ?of ?birth|timestamp|datetime)\b"
+            r"|^(birth|admission|admitted|discharge|discharged|death|deceased)( ?(time|day|dt))?$",
+        ),
+        (
+            "R",
+            r"\b(id|ids|identifier|uuid|guid|pseudonym|patient ?(id|number|nbr|no)|encounter ?(id|number|nbr)|case ?(id|number))\b",
+        ),
     )
 )
 # "name" after these words is not a person's name
-_NOT_A_PERSON = re.compile(r"\b(drug|hospital|product|file|facility|test|company|brand|medication|device|disease|diagnosis|unit|ward|study|site|variable|column|field|user)\s?name\b")
+_NOT_A_PERSON = re.compile(
+    r"\b(drug|hospital|product|file|facility|test|company|brand|medication|device|disease|diagnosis|unit|ward|study|site|variable|column|field|user)\s?name\b"
+)
 
 
 def _words(name: str) -> str:
@@ -156,9 +173,13 @@ _VALUE_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("O", "IP addresses", _IPV4 + r"|(?:[0-9a-f]{1,4}:){2,7}[0-9a-f]{0,4}(?::[0-9a-f]{1,4})*"),
         ("G", "social security numbers", r"\d{3}-\d{2}-\d{4}"),
         ("D", "telephone numbers", r"(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?|\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,4}"),
-        ("C", "full dates", r"\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
-                            r"|\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})"
-                            r"|\d{1,2}\s" + _MONTHS + r"\s\d{2,4}|" + _MONTHS + r"\s\d{1,2},?\s\d{4}"),
+        (
+            "C",
+            "full dates",
+            r"\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+            r"|\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})"
+            r"|\d{1,2}\s" + _MONTHS + r"\s\d{2,4}|" + _MONTHS + r"\s\d{1,2},?\s\d{4}",
+        ),
         ("L", "vehicle identification numbers", r"(?=.*\d)(?=.*[A-HJ-NPR-Z])[A-HJ-NPR-Z0-9]{17}"),
         ("B", "ZIP codes", r"\d{5}(?:-\d{4})?"),
     )
@@ -265,15 +286,17 @@ def hipaa_identifiers(frame: pd.DataFrame, *, sample: int = 1000, threshold: flo
         if letter is None:
             continue
         role = Role.QUASI_IDENTIFIER if letter in _QUASI else Role.IDENTIFIER
-        flags.append(IdentifierFlag(
-            column=str(column),
-            letter=letter,
-            identifier=HIPAA_IDENTIFIERS[letter],
-            reason=reason,
-            suggested_role=role,
-            advice=_ADVICE.get(letter, _DROP),
-            matched_share=float(share),
-        ))
+        flags.append(
+            IdentifierFlag(
+                column=str(column),
+                letter=letter,
+                identifier=HIPAA_IDENTIFIERS[letter],
+                reason=reason,
+                suggested_role=role,
+                advice=_ADVICE.get(letter, _DROP),
+                matched_share=float(share),
+            )
+        )
     return tuple(flags)
 
 

@@ -26,9 +26,9 @@ Example (the paper's Table 2, Sex row):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -133,9 +133,7 @@ def leakage_of(table: EncodedTable, attribute: Attribute) -> Leakage:
     0.75
     """
     positions = [table.position(name) for name in attribute_names(attribute)]
-    ids, n = combine(
-        [table.codes[:, p] for p in positions], [table.cardinalities[p] for p in positions], table.n_rows
-    )
+    ids, n = combine([table.codes[:, p] for p in positions], [table.cardinalities[p] for p in positions], table.n_rows)
     sizes = Classes.from_ids(ids, n, table.weights).sizes
     return leakage_from_histogram(attribute, *size_histogram(sizes))
 
@@ -219,7 +217,9 @@ def leakage_table(
         count = count if count is not None else source.count
         attributes, names = query_attributes(source.columns, attributes, count=count, sizes=sizes)
         frame, _ = source.summary(names, count=count)
-        histograms = size_histograms(frame, [attribute_names(a) for a in attributes], count=WEIGHT, engine=source.engine)
+        histograms = size_histograms(
+            frame, [attribute_names(a) for a in attributes], count=WEIGHT, engine=source.engine
+        )
         return leakage_frame([leakage_from_histogram(a, *h) for a, h in zip(attributes, histograms)])
     attributes, names = query_attributes(list(df.columns), attributes, count=count, sizes=sizes, n_rows=len(df))
     table = encode(df, names, count=count)

@@ -16,16 +16,16 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from .avector import anonymity_vector
 from ..core.dataset import Dataset, Role, column_kind
 from ..core.equivalence import encode, size_histogram
 from ..core.errors import EmptySelectionError
+from .avector import anonymity_vector
 
 RISK_THRESHOLDS = (2, 5, 10)
 
@@ -118,7 +118,8 @@ def risk_profile(dataset: Dataset, quasi_identifiers: Sequence[str] | None = Non
     ``engine="duckdb"``/``"spark"``, the classes are counted by that engine.
     """
     if engine is not None or not isinstance(dataset, Dataset):  # counted by the engine, concluded here
-        from ..engine import WEIGHT, as_engine_table, size_histogram as engine_histogram
+        from ..engine import WEIGHT, as_engine_table
+        from ..engine import size_histogram as engine_histogram
 
         table = as_engine_table(dataset, engine)
         qis = tuple(table.quasi_identifiers if quasi_identifiers is None else quasi_identifiers)
@@ -135,9 +136,7 @@ def risk_profile(dataset: Dataset, quasi_identifiers: Sequence[str] | None = Non
 
 def require_quasi_identifiers(quasi_identifiers: Sequence[str]) -> None:
     if not quasi_identifiers:
-        raise EmptySelectionError(
-            "Mark at least one column as quasi-identifier to see the re-identification risk."
-        )
+        raise EmptySelectionError("Mark at least one column as quasi-identifier to see the re-identification risk.")
 
 
 def risk_from_histogram(

@@ -40,8 +40,8 @@ Example (a hierarchy age -> 10-year band -> *):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -186,14 +186,23 @@ class Utility:
         0.25
         """
         check_measure(measure)
-        return {"loss": self.loss, "precision": self.precision, "nonuniform_entropy": self.nonuniform_entropy,
-                "discernibility": float(self.discernibility), "aecs": self.average_class_size}[measure]
+        return {
+            "loss": self.loss,
+            "precision": self.precision,
+            "nonuniform_entropy": self.nonuniform_entropy,
+            "discernibility": float(self.discernibility),
+            "aecs": self.average_class_size,
+        }[measure]
 
     def to_json(self) -> dict:
         return {
-            "records": self.records, "suppressed": self.suppressed, "loss": self.loss,
-            "precision": self.precision, "nonuniform_entropy": self.nonuniform_entropy,
-            "nonuniform_entropy_bits": self.nonuniform_entropy_bits, "discernibility": self.discernibility,
+            "records": self.records,
+            "suppressed": self.suppressed,
+            "loss": self.loss,
+            "precision": self.precision,
+            "nonuniform_entropy": self.nonuniform_entropy,
+            "nonuniform_entropy_bits": self.nonuniform_entropy_bits,
+            "discernibility": self.discernibility,
             "average_class_size": self.average_class_size,
             "loss_by_attribute": dict(self.loss_by_attribute),
             "precision_by_attribute": dict(self.precision_by_attribute),
@@ -214,8 +223,9 @@ class _Matched:
     n_released_classes: int
 
 
-def _released_levels(costs: CellCosts, original_codes: np.ndarray, original_missing: np.ndarray,
-                     released: pd.Series) -> np.ndarray:
+def _released_levels(
+    costs: CellCosts, original_codes: np.ndarray, original_missing: np.ndarray, released: pd.Series
+) -> np.ndarray:
     """The hierarchy level each released cell shows (-1 when the cell was suppressed)."""
     rel_codes, rel_labels = encode_column(released)
     rel_keys = np.asarray([value_key(v) for v in rel_labels], dtype=object)
@@ -247,8 +257,14 @@ def _released_levels(costs: CellCosts, original_codes: np.ndarray, original_miss
     return levels[pair_ids]
 
 
-def _match(original: pd.DataFrame, released: pd.DataFrame, quasi_identifiers: Sequence[str],
-           hierarchies: Mapping[str, pd.DataFrame], count: str | None, measure: str) -> tuple[_Matched, list[CellCosts]]:
+def _match(
+    original: pd.DataFrame,
+    released: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    count: str | None,
+    measure: str,
+) -> tuple[_Matched, list[CellCosts]]:
     qis = list(quasi_identifiers)
     if not qis:
         raise EmptySelectionError("Choose at least one quasi-identifier to measure utility on.")
@@ -299,8 +315,14 @@ def _cell_totals(matched: _Matched, costs: Sequence[CellCosts]) -> tuple[np.ndar
     return np.asarray(spent), np.asarray(worst)
 
 
-def loss_by_attribute(original: pd.DataFrame, released: pd.DataFrame, quasi_identifiers: Sequence[str],
-                      hierarchies: Mapping[str, pd.DataFrame], *, count: str | None = None) -> dict[str, float]:
+def loss_by_attribute(
+    original: pd.DataFrame,
+    released: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    *,
+    count: str | None = None,
+) -> dict[str, float]:
     """Iyengar's loss metric per quasi-identifier (mean over the original's records).
 
     >>> h = pd.DataFrame([["1", "*"], ["2", "*"]])
@@ -313,8 +335,14 @@ def loss_by_attribute(original: pd.DataFrame, released: pd.DataFrame, quasi_iden
     return {q: (float(s) / records if records else 0.0) for q, s in zip(quasi_identifiers, spent)}
 
 
-def loss(original: pd.DataFrame, released: pd.DataFrame, quasi_identifiers: Sequence[str],
-         hierarchies: Mapping[str, pd.DataFrame], *, count: str | None = None) -> float:
+def loss(
+    original: pd.DataFrame,
+    released: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    *,
+    count: str | None = None,
+) -> float:
     """Iyengar's loss metric of a full-domain generalization, in [0, 1].
 
     Per record and quasi-identifier, (leaves of the hierarchy under the released
@@ -331,8 +359,14 @@ def loss(original: pd.DataFrame, released: pd.DataFrame, quasi_identifiers: Sequ
     return float(np.mean(list(per.values())))
 
 
-def utility(original: pd.DataFrame, released: pd.DataFrame, quasi_identifiers: Sequence[str],
-            hierarchies: Mapping[str, pd.DataFrame], *, count: str | None = None) -> Utility:
+def utility(
+    original: pd.DataFrame,
+    released: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    *,
+    count: str | None = None,
+) -> Utility:
     """Every utility measure of ``released`` against ``original`` (rows matched by index).
 
     >>> h = pd.DataFrame([["1", "1-2", "*"], ["2", "1-2", "*"], ["3", "3", "*"]])
@@ -380,9 +414,15 @@ def utility(original: pd.DataFrame, released: pd.DataFrame, quasi_identifiers: S
     )
 
 
-def measure_value(original: pd.DataFrame, released: pd.DataFrame, quasi_identifiers: Sequence[str],
-                  hierarchies: Mapping[str, pd.DataFrame], measure: str = "loss", *,
-                  count: str | None = None) -> float:
+def measure_value(
+    original: pd.DataFrame,
+    released: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    measure: str = "loss",
+    *,
+    count: str | None = None,
+) -> float:
     """One measure's overall value (``Utility.value``).
 
     >>> h = pd.DataFrame([["1", "*"], ["2", "*"]])

@@ -52,8 +52,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -63,12 +63,10 @@ from ..core.equivalence import Classes, combine, encode
 from ..core.errors import ColumnError, EmptySelectionError, HierarchyError, NoSolutionError, ParameterError, join_names
 from ..core.hierarchy import generalize_column, level_lookup
 from ..core.metrics import whole_k
-from .optimal import optimal_levels
-from ..measures.utility import check_measure, measure_value
 from ..measures.models import (
     HierarchyLevels,
-    acceptance,
     ModelRequirement,
+    acceptance,
     checked_requirements,
     classes_failing,
     counts_from_codes,
@@ -78,12 +76,22 @@ from ..measures.models import (
     within_limit,
 )
 from ..measures.models.summaries import _checked_columns, _is_numeric
+from ..measures.utility import check_measure, measure_value
+from .optimal import optimal_levels
 
-METHODS = ("iab", "exhaustive", "greedy")  # the paper's methods; "optimal" (anonlib.transformations.optimal) is the release default
+METHODS = (
+    "iab",
+    "exhaustive",
+    "greedy",
+)  # the paper's methods; "optimal" (anonlib.transformations.optimal) is the release default
 SEARCH_METHODS = ("optimal", *METHODS)
 PRUNINGS = ("monotone", "paper")  # IAB: with the strengthenings of docs/leakage.md, or as written
-METHOD_NAMES = {"optimal": "Optimal (least loss, proven)", "iab": "IAB (Arca & Hewett)",
-                "exhaustive": "Exhaustive (Method 1)", "greedy": "Greedy (Method 2)"}
+METHOD_NAMES = {
+    "optimal": "Optimal (least loss, proven)",
+    "iab": "IAB (Arca & Hewett)",
+    "exhaustive": "Exhaustive (Method 1)",
+    "greedy": "Greedy (Method 2)",
+}
 
 
 @dataclass(frozen=True)
@@ -194,9 +202,17 @@ class SearchResult:
             "max_suppressed": self.max_suppressed,
             "suppressed_records": self.suppressed,
             **({"measure": self.measure, "utility": self.utility} if self.utility is not None else {}),
-            **({"optimal": self.optimal, "bound": self.bound,
-                "checked": self.checked, "lattice_size": self.lattice_size, "k_released": self.released_k}
-               if self.method == "optimal" else {}),
+            **(
+                {
+                    "optimal": self.optimal,
+                    "bound": self.bound,
+                    "checked": self.checked,
+                    "lattice_size": self.lattice_size,
+                    "k_released": self.released_k,
+                }
+                if self.method == "optimal"
+                else {}
+            ),
         }
 
 
@@ -247,9 +263,7 @@ class GeneralizationSpace:
             raise ColumnError(f"'{count}' is the record-count column; it cannot be a shield attribute.")
         lacking = [a for a in self.shield if a not in hierarchies]
         if lacking:
-            raise HierarchyError(
-                f"Every shield attribute needs a hierarchy; there is none for {join_names(lacking)}."
-            )
+            raise HierarchyError(f"Every shield attribute needs a hierarchy; there is none for {join_names(lacking)}.")
         not_tables = [a for a in self.shield if not isinstance(hierarchies[a], pd.DataFrame)]
         if not_tables:
             raise HierarchyError(f"The hierarchy of {join_names(not_tables)} must be a table (ARX layout).")
@@ -290,13 +304,19 @@ class GeneralizationSpace:
         # Each sensitive attribute on the distinct rows (for the models): value numbers,
         # how many values, their labels, whether they are numbers.
         self.sensitive_codes = {
-            a: (table.codes[first, table.position(a)], table.cardinalities[table.position(a)],
-                table.labels[table.position(a)], _is_numeric(df[a]))
+            a: (
+                table.codes[first, table.position(a)],
+                table.cardinalities[table.position(a)],
+                table.labels[table.position(a)],
+                _is_numeric(df[a]),
+            )
             for a in self.sensitive
         }
         self.records = int(self.weights.sum())
         self.hierarchy_levels: list[HierarchyLevels | None] = [
-            None if r.hierarchy is None else hierarchy_levels(r.hierarchy, table.labels[table.position(r.sensitive)], r.sensitive)
+            None
+            if r.hierarchy is None
+            else hierarchy_levels(r.hierarchy, table.labels[table.position(r.sensitive)], r.sensitive)
             for r in self.requirements
         ]
         self.evaluations = 0
@@ -391,9 +411,7 @@ class GeneralizationSpace:
         (1,)
         """
         levels = tuple(int(v) for v in levels)
-        if len(levels) != len(self.shield) or any(
-            not 0 <= v <= m for v, m in zip(levels, self.max_levels)
-        ):
+        if len(levels) != len(self.shield) or any(not 0 <= v <= m for v, m in zip(levels, self.max_levels)):
             raise ParameterError(
                 f"Levels {levels} do not fit the hierarchies of {join_names(self.shield)} "
                 f"(highest levels {self.max_levels})."
@@ -483,9 +501,7 @@ def _step_label(shield: Sequence[str], lower: tuple[int, ...], upper: tuple[int,
     >>> _step_label(["Zip", "Age"], (0, 0), (2, 1))
     'Zip+2, Age'
     """
-    return ", ".join(
-        a if b - l == 1 else f"{a}+{b - l}" for a, l, b in zip(shield, lower, upper) if b > l
-    )
+    return ", ".join(a if b - l == 1 else f"{a}+{b - l}" for a, l, b in zip(shield, lower, upper) if b > l)
 
 
 class _Search:
@@ -565,7 +581,9 @@ class _Tags:
         self.failing = np.vstack([self.failing[keep], levels])
 
 
-def _iab(space: GeneralizationSpace, progress: Progress | None = None, pruning: str = "monotone") -> tuple[SearchNode, list[SearchNode]]:
+def _iab(
+    space: GeneralizationSpace, progress: Progress | None = None, pruning: str = "monotone"
+) -> tuple[SearchNode, list[SearchNode]]:
     """Algorithm 1 (IAB): the paper's pruning as written, or strengthened (the default)."""
     search = _Search(space, progress)
     root = search.build(tuple(0 for _ in space.shield))
@@ -838,8 +856,9 @@ def search(
         estimate_search(df, shield, hierarchies, method, requirements=requirements),
         narrow="choose fewer shield attributes or hierarchies with fewer levels",
     )
-    space = GeneralizationSpace(df, shield, k, hierarchies, count=count, requirements=requirements,
-                                max_suppressed=max_suppressed)
+    space = GeneralizationSpace(
+        df, shield, k, hierarchies, count=count, requirements=requirements, max_suppressed=max_suppressed
+    )
     if method == "optimal":
         return _optimal_search(space, check_measure(measure), time_limit, progress)
     start = time.perf_counter()  # the search itself; encoding the table and hierarchies is common to all methods
@@ -870,14 +889,24 @@ def search(
     )
 
 
-def _optimal_search(space: GeneralizationSpace, measure: str, time_limit: float | None,
-                    progress: Progress | None) -> SearchResult:
+def _optimal_search(
+    space: GeneralizationSpace, measure: str, time_limit: float | None, progress: Progress | None
+) -> SearchResult:
     """``anonlib.transformations.optimal``'s node, its released table, and every number measured on that table."""
     start = time.perf_counter()
     frame = space.frame
-    found = optimal_levels(frame, space.shield, space.hierarchies, k=space.k, measure=measure,
-                           max_suppressed=space.max_suppressed, requirements=space.requirements, count=space.count,
-                           time_limit=time_limit, progress=progress)
+    found = optimal_levels(
+        frame,
+        space.shield,
+        space.hierarchies,
+        k=space.k,
+        measure=measure,
+        max_suppressed=space.max_suppressed,
+        requirements=space.requirements,
+        count=space.count,
+        time_limit=time_limit,
+        progress=progress,
+    )
     released, after = _release(space, found.levels)
     rows = int(encode(released, space.columns).classes().n_classes) if len(released) else 0
     sizes = encode(released, list(space.shield), count=space.count).classes().sizes if len(released) else np.zeros(0)
@@ -913,8 +942,14 @@ def _released(space: GeneralizationSpace, levels: Sequence[int]) -> pd.DataFrame
     (``anonlib.measures.models.acceptance``) on the written cells suppresses the records in
     classes failing k or a model; the rest is the release."""
     generalized = _generalized(space, levels)
-    verdict = acceptance(generalized, space.shield, k=space.k, requirements=space.requirements,
-                         max_suppressed=space.max_suppressed, count=space.count)
+    verdict = acceptance(
+        generalized,
+        space.shield,
+        k=space.k,
+        requirements=space.requirements,
+        max_suppressed=space.max_suppressed,
+        count=space.count,
+    )
     return generalized[np.asarray(verdict.kept, dtype=bool)]
 
 

@@ -15,15 +15,14 @@ Example:
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from .anonymize import METHODS, search
 from ..core.errors import ColumnError, join_names
 from ..core.hierarchy import flat_hierarchy, interval_hierarchy, masking_hierarchy, parse_bands, taxonomy_hierarchy
-
+from .anonymize import METHODS, search
 
 # --- the paper's example hierarchies (Figure 2) ------------------------------------
 
@@ -31,7 +30,9 @@ ARCA_AGE_BANDS = "20-34, 35-44, 45-64, 65-85 | 20-44, 45-85 | 20-85"
 ARCA_AC_GROUPS = {"Yes": ["High", "Med", "Low"], "No": ["No"], "Any": ["Yes", "No"]}
 
 
-def arca_hierarchies(df: pd.DataFrame, zip_column: str = "Zip", age_column: str = "Age", ac_column: str | None = "AC") -> dict[str, pd.DataFrame]:
+def arca_hierarchies(
+    df: pd.DataFrame, zip_column: str = "Zip", age_column: str = "Age", ac_column: str | None = "AC"
+) -> dict[str, pd.DataFrame]:
     """The paper's Figure 2 hierarchies for a table: Zip digit masking (levels 0-5),
     Age bands 20-34/35-44/45-64/65-85 -> 20-44/45-85 -> 20-85 (0-3), and AC
     High/Med/Low -> Yes, No -> No, -> Any (0-2).
@@ -96,7 +97,9 @@ def heart_table(frame: pd.DataFrame, seed: int = EXPERIMENT_SEED) -> pd.DataFram
     required = ["age", "sex", "exang", "chol", "fbs", "num"]
     missing = [c for c in required if c not in frame.columns]
     if missing:
-        raise ColumnError(f"A heart-disease table needs the columns {join_names(required)}; missing {join_names(missing)}.")
+        raise ColumnError(
+            f"A heart-disease table needs the columns {join_names(required)}; missing {join_names(missing)}."
+        )
     rng = np.random.default_rng(seed)
 
     def whole(column: str) -> pd.Series:

@@ -122,8 +122,9 @@ def top_bottom_code(
     >>> r.table["x"].tolist(), r.top
     ([1.0, 2.0, 3.0, 3.0], 3.0)
     """
-    top, bottom = thresholds(df, column, top=top, bottom=bottom, top_quantile=top_quantile,
-                             bottom_quantile=bottom_quantile, count=count)
+    top, bottom = thresholds(
+        df, column, top=top, bottom=bottom, top_quantile=top_quantile, bottom_quantile=bottom_quantile, count=count
+    )
     series = _numbers(df, column)
     weights = record_counts(df, count)
     weights = np.ones(len(df), dtype=np.int64) if weights is None else np.asarray(weights)

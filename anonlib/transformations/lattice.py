@@ -34,9 +34,9 @@ Example (the paper's Figure 3):
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Sequence
 from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -183,7 +183,7 @@ class Sublattice:
         zeros = [(int(p), 1) for p in self.fixed_zeros.nonzero()[0]]
         return ones + zeros
 
-    def random_chain(self, rng: np.random.Generator) -> "Chain":
+    def random_chain(self, rng: np.random.Generator) -> Chain:
         """A random maximal chain of the sublattice, walked from ``lower`` up to
         ``upper`` (flip one random free 1 to 0 at each step), ``lower`` first.
 
@@ -416,9 +416,7 @@ class _LiteralDraw:
         return int(self.bits[i]), int(self.values[i])
 
 
-def random_sublattice(
-    n_bits: int, literals: dict[int, int], rng: np.random.Generator
-) -> Sublattice:
+def random_sublattice(n_bits: int, literals: dict[int, int], rng: np.random.Generator) -> Sublattice:
     """A random sublattice whose fixed bits include ``literals`` (from SNL).
 
     A random maximal chain is drawn that sets the literals' 1-bits first and

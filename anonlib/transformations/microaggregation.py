@@ -46,8 +46,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -134,7 +134,7 @@ def information_loss(
     weights = _weights(original, count)
     z, mean, spread = _standardized(values, weights)
     z_after = (after - mean) / spread
-    return float(weights @ ((z - z_after) ** 2).sum(axis=1)), float(weights @ (z ** 2).sum(axis=1))
+    return float(weights @ ((z - z_after) ** 2).sum(axis=1)), float(weights @ (z**2).sum(axis=1))
 
 
 def _weights(df: pd.DataFrame, count: str | None) -> np.ndarray:
@@ -177,15 +177,18 @@ def microaggregate(
     return Microaggregation(table, groups, classes.sizes, sse, sst, k, tuple(columns), statistic)
 
 
-def _group_values(values: np.ndarray, weights: np.ndarray, groups: np.ndarray, classes: Classes,
-                  statistic: str) -> np.ndarray:
+def _group_values(
+    values: np.ndarray, weights: np.ndarray, groups: np.ndarray, classes: Classes, statistic: str
+) -> np.ndarray:
     """Each row's group mean or median (of the group's records), per column."""
     if not len(groups):
         return values
     sizes = classes.sizes.astype(np.float64)
     if statistic == "mean":
-        sums = np.stack([np.bincount(groups, weights=weights * values[:, j], minlength=len(sizes))
-                         for j in range(values.shape[1])], axis=1)
+        sums = np.stack(
+            [np.bincount(groups, weights=weights * values[:, j], minlength=len(sizes)) for j in range(values.shape[1])],
+            axis=1,
+        )
         return (sums / np.where(sizes > 0, sizes, 1.0)[:, None])[groups]
     out = np.empty_like(values)
     starts = np.concatenate([[0.0], np.cumsum(sizes)[:-1]])  # records before each group
@@ -204,8 +207,9 @@ class _Grouping:
     """MDAV on distinct points (rows with equal values merged), each holding a queue
     of rows; groups take whole rows, nearest points first."""
 
-    def __init__(self, df: pd.DataFrame, columns: list[str], count: str | None, z: np.ndarray,
-                 weights: np.ndarray, k: int):
+    def __init__(
+        self, df: pd.DataFrame, columns: list[str], count: str | None, z: np.ndarray, weights: np.ndarray, k: int
+    ):
         classes = encode(df, columns).classes()
         self.k = k
         self.points = z[classes.first_rows]
@@ -221,7 +225,7 @@ class _Grouping:
 
     def _take(self, p: int, need: float) -> float:
         """Whole rows of point p into the current group until ``need`` records are taken."""
-        rows = self.queue[self.start[p]:self.end[p]]
+        rows = self.queue[self.start[p] : self.end[p]]
         cumulative = np.cumsum(self.weights[rows])
         n = len(rows) if need >= cumulative[-1] else int(np.searchsorted(cumulative, need, side="left")) + 1
         self.group[rows[:n]] = self.n_groups
@@ -301,7 +305,7 @@ class _Grouping:
         carved group nearest their centroid, which gives up records to them when the two
         together would pass 2k - 1 (its records are equal, so both parts keep k or more)."""
         center = self._centroid()
-        rows = np.concatenate([self.queue[self.start[p]:self.end[p]] for p in np.flatnonzero(self.alive)])
+        rows = np.concatenate([self.queue[self.start[p] : self.end[p]] for p in np.flatnonzero(self.alive)])
         remaining = float(self.weights[rows].sum())
         carved = np.asarray(self.carved_points)
         g = int(np.argmin(((self.points[carved] - center) ** 2).sum(axis=1)))

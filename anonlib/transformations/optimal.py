@@ -60,8 +60,8 @@ import heapq
 import math
 import operator
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -189,23 +189,31 @@ class Lattice:
         _checked_columns(df, self.qis, self.sensitive, count)
         # Quasi-identifiers' codes are only mapped through their hierarchies: their labels need no
         # sort, nor the distinct rows an order (sensitive labels stay sorted: ordered distances use it).
-        table = encode(df, [*self.qis, *(s for s in self.sensitive if s not in self.qis)], count=count,
-                       unordered=[a for a in self.qis if a not in self.sensitive])
+        table = encode(
+            df,
+            [*self.qis, *(s for s in self.sensitive if s not in self.qis)],
+            count=count,
+            unordered=[a for a in self.qis if a not in self.sensitive],
+        )
         weights = table.weights if table.weights is not None else np.ones(table.n_rows, dtype=np.int64)
         rows = table.classes(ordered=False)  # distinct (quasi-identifiers, sensitive) rows, with their records
         first = rows.first_rows
         self.codes = table.codes[first, : len(self.qis)]
         self.weights = rows.sizes
         self.records = int(weights.sum())
-        self.sensitive_codes = np.column_stack(
-            [table.codes[first, table.position(s)] for s in self.sensitive]
-        ) if self.sensitive else np.zeros((len(first), 0), dtype=np.int64)
+        self.sensitive_codes = (
+            np.column_stack([table.codes[first, table.position(s)] for s in self.sensitive])
+            if self.sensitive
+            else np.zeros((len(first), 0), dtype=np.int64)
+        )
         self.sensitive_info = [
             (table.cardinalities[table.position(s)], table.labels[table.position(s)], _is_numeric(df[s]))
             for s in self.sensitive
         ]
         self.hierarchy_levels = [
-            None if r.hierarchy is None else hierarchy_levels(r.hierarchy, table.labels[table.position(r.sensitive)], r.sensitive)
+            None
+            if r.hierarchy is None
+            else hierarchy_levels(r.hierarchy, table.labels[table.position(r.sensitive)], r.sensitive)
             for r in self.requirements
         ]
         # Per quasi-identifier: level lookups, and the cell costs per level and value (the
@@ -218,8 +226,9 @@ class Lattice:
         for j, attribute in enumerate(self.qis):
             if self.measure in CELL_MEASURES:
                 freq = np.bincount(self.codes[:, j], weights=self.weights, minlength=table.cardinalities[j])
-                costs = cell_costs(hierarchies[attribute], table.labels[j], self.measure, frequencies=freq,
-                                   attribute=attribute)
+                costs = cell_costs(
+                    hierarchies[attribute], table.labels[j], self.measure, frequencies=freq, attribute=attribute
+                )
                 lookup = costs.lookup
                 self.cell_cost.append(costs.cost)
                 self.full_cost.append(costs.full)
@@ -273,8 +282,16 @@ class Lattice:
             key = sum(self.codes[:, a] << self._shift[a] for a in range(len(self.qis)))  # level 0: the codes
         else:
             rep = np.ascontiguousarray(self.codes.T + self._offsets[:, None])
-        self._tables = [_Table(bottom, key, rep, np.ascontiguousarray(self.sensitive_codes.T), self.weights,
-                               members=np.arange(len(first)))]
+        self._tables = [
+            _Table(
+                bottom,
+                key,
+                rep,
+                np.ascontiguousarray(self.sensitive_codes.T),
+                self.weights,
+                members=np.arange(len(first)),
+            )
+        ]
         # To find the cached tables under a node at once, each table's levels are also packed
         # into one integer, a field per attribute with a guard bit on top: a table lies under
         # a node iff subtracting its fields from the node's (guards set) clears no guard
@@ -338,8 +355,9 @@ class Lattice:
             space *= card
         if space >= _KEY_SPACE:  # too wide for one int64 key: the kernel folds it in steps
             codes = rep - self._offsets[:, None]
-            ids, n = combine([self.lookups[a][levels[a]][codes[a]] for a in attributes], cards.tolist(), rep.shape[1],
-                             ordered=False)
+            ids, n = combine(
+                [self.lookups[a][levels[a]][codes[a]] for a in attributes], cards.tolist(), rep.shape[1], ordered=False
+            )
             return ids, n
         radix = np.ones(len(cards), dtype=np.int64)
         radix[:-1] = np.cumprod(cards[::-1])[::-1][1:]
@@ -355,8 +373,10 @@ class Lattice:
             above = np.zeros(int(self._level_cards[attribute, source]), dtype=np.int64)  # the values at ``source``
             above[lookup[source]] = lookup[target]
             if not np.array_equal(above[lookup[source]], lookup[target]):  # validated hierarchies nest
-                raise HierarchyError(f"The hierarchy of {self.qis[attribute]} does not nest: a value at level "
-                                     f"{source} generalizes to two different values at level {target}.")
+                raise HierarchyError(
+                    f"The hierarchy of {self.qis[attribute]} does not nest: a value at level "
+                    f"{source} generalizes to two different values at level {target}."
+                )
             found = (above - np.arange(above.size)) * (1 << int(self._shift[attribute]))
             self._steps[(attribute, source, target)] = found
         return found
@@ -371,8 +391,9 @@ class Lattice:
                 key = key + self._step(a, was, now).take(field)
         return key
 
-    def classes(self, levels: tuple[int, ...], source: _Table | None = None
-                ) -> tuple[_Table, np.ndarray, np.ndarray | None]:
+    def classes(
+        self, levels: tuple[int, ...], source: _Table | None = None
+    ) -> tuple[_Table, np.ndarray, np.ndarray | None]:
         """The node's class table, the records of each class on the quasi-identifiers, and
         each table row's class (None when the rows are the classes: no sensitive attribute).
         ``source``: a cached table under the node to roll up from (``source_table``), else
@@ -381,7 +402,9 @@ class Lattice:
         if source is None:
             source = self._source(levels)
         elif not all(map(operator.le, source.levels, levels)):
-            raise ParameterError(f"A node's classes cannot be rolled up from {source.levels}, which is not under {levels}.")
+            raise ParameterError(
+                f"A node's classes cannot be rolled up from {source.levels}, which is not under {levels}."
+            )
         if source.levels == levels:  # the node's own table (the bottom, or a node counted before)
             table = source
         elif source.key is None:  # keys too wide for one int64: regroup the representatives
@@ -400,16 +423,18 @@ class Lattice:
             weights = np.bincount(ids, weights=source.weights, minlength=len(keys)).astype(np.int64)  # exact
             if self.sensitive:
                 first = Classes.from_ids(ids, len(keys)).first_rows
-                table = _Table(levels, keys // self._sensitive_space, None, source.sensitive[:, first], weights,
-                               source, ids)
+                table = _Table(
+                    levels, keys // self._sensitive_space, None, source.sensitive[:, first], weights, source, ids
+                )
             else:
                 table = _Table(levels, keys, None, source.sensitive[:, : len(keys)], weights, source, ids)
         if self.rollup and table.rows < source.rows:
             self._keep(table)
         if not self.sensitive:
             return table, table.weights, None
-        qkey, qspace = (self._keys(np.asarray(levels), table.rep) if table.key is None
-                        else (table.key, 1 << int(self._bits.sum())))
+        qkey, qspace = (
+            self._keys(np.asarray(levels), table.rep) if table.key is None else (table.key, 1 << int(self._bits.sum()))
+        )
         gids, gn = combine([qkey], [qspace], table.rows, ordered=False)
         return table, Classes.from_ids(gids, gn, table.weights).sizes, gids
 
@@ -429,8 +454,9 @@ class Lattice:
         self._table_packed[slot] = self._packed(table.levels)
         self._table_rows[slot] = table.rows
 
-    def status(self, levels: Sequence[int], *, cost: bool = True,
-               source: _Table | None = None) -> tuple[bool, int, float | None]:
+    def status(
+        self, levels: Sequence[int], *, cost: bool = True, source: _Table | None = None
+    ) -> tuple[bool, int, float | None]:
         """(acceptable, records suppressed, cost) of the node ``levels`` (cached; the cost
         is None for a node that fails, or when ``cost`` is False and it was not needed yet);
         counted from ``source`` when given (``classes``)."""
@@ -444,8 +470,9 @@ class Lattice:
         if self.requirements:
             groups = Classes(ids=row_class, sizes=sizes, rows_per_class=np.ones(len(sizes), dtype=np.int64))
             counts = {
-                s: counts_from_codes(groups, table.sensitive[i], n_values, labels, weights=table.weights,
-                                     numeric=numeric)
+                s: counts_from_codes(
+                    groups, table.sensitive[i], n_values, labels, weights=table.weights, numeric=numeric
+                )
                 for i, (s, (n_values, labels, numeric)) in enumerate(zip(self.sensitive, self.sensitive_info))
             }
             failed |= classes_failing(sizes, self.k, self.requirements, counts, self.hierarchy_levels)[0]
@@ -478,22 +505,26 @@ class Lattice:
         counted from ``source`` when given (``classes``)."""
         return self.known_acceptable(tuple(levels)) or self.status(levels, cost=False, source=source)[0]
 
-    def _release_meets(self, table: _Table, sizes: np.ndarray, row_class: np.ndarray | None,
-                       failed: np.ndarray) -> bool:
+    def _release_meets(
+        self, table: _Table, sizes: np.ndarray, row_class: np.ndarray | None, failed: np.ndarray
+    ) -> bool:
         """Whether the released records (failing classes suppressed) meet the models measured
         on themselves: t-closeness, δ-disclosure and β-likeness compare each class with the
         table's distribution, which suppression changes, and a release is measured as written."""
         kept_sizes = np.where(failed, 0, sizes)
         rows = ~failed if row_class is None else ~failed[row_class]
         for i, s in enumerate(self.sensitive):  # as ``acceptance`` reads the file: t needs two values left
-            if any(r.model == "t_closeness" and r.sensitive == s for r in self.requirements) and np.unique(
-                    table.sensitive[i][rows & (table.weights > 0)]).size < 2:
+            if (
+                any(r.model == "t_closeness" and r.sensitive == s for r in self.requirements)
+                and np.unique(table.sensitive[i][rows & (table.weights > 0)]).size < 2
+            ):
                 return False
         ids = np.flatnonzero(rows) if row_class is None else row_class[rows]
         groups = Classes(ids=ids, sizes=kept_sizes, rows_per_class=np.ones(len(sizes), dtype=np.int64))
         counts = {
-            s: counts_from_codes(groups, table.sensitive[i][rows], n_values, labels, weights=table.weights[rows],
-                                 numeric=numeric)
+            s: counts_from_codes(
+                groups, table.sensitive[i][rows], n_values, labels, weights=table.weights[rows], numeric=numeric
+            )
             for i, (s, (n_values, labels, numeric)) in enumerate(zip(self.sensitive, self.sensitive_info))
         }
         try:
@@ -502,16 +533,25 @@ class Lattice:
             return False
         return not again.any()
 
-    def _cost(self, levels, table: _Table, sizes: np.ndarray, row_class: np.ndarray | None, failed: np.ndarray,
-              suppressed: int) -> float:
+    def _cost(
+        self,
+        levels,
+        table: _Table,
+        sizes: np.ndarray,
+        row_class: np.ndarray | None,
+        failed: np.ndarray,
+        suppressed: int,
+    ) -> float:
         if self.measure in CELL_MEASURES:
             value = sum(float(t[level]) for t, level in zip(self.level_totals, levels))
             if suppressed:
                 rows = table.members if row_class is None else row_class[table.members]
                 gone = np.flatnonzero(failed[rows])  # distinct original rows
                 codes = self.codes[gone]
-                paid = sum(self.full_cost[a][codes[:, a]] - self.cell_cost[a][levels[a]][codes[:, a]]
-                           for a in range(len(self.qis)))
+                paid = sum(
+                    self.full_cost[a][codes[:, a]] - self.cell_cost[a][levels[a]][codes[:, a]]
+                    for a in range(len(self.qis))
+                )
                 value += math.fsum((self.weights[gone] * paid).tolist())  # they pay in full (summed exactly, as above)
             return value / self.scale
         kept = sizes[~failed & (sizes > 0)]
@@ -550,16 +590,24 @@ def _heuristic(lat: Lattice, start: float, bound: float) -> OptimalLevels:
         steps = []
         for a in range(len(current)):
             if current[a] > 0:
-                child = current[:a] + (current[a] - 1,) + current[a + 1:]
+                child = current[:a] + (current[a] - 1,) + current[a + 1 :]
                 ok, child_suppressed, child_cost = lat.status(child)
                 if ok:
                     steps.append((child_cost, sum(child), child, child_suppressed))
         if not steps:
             break
         cost, _, current, suppressed = min(steps)
-    return OptimalLevels(levels=current, measure=lat.measure, value=cost, suppressed=suppressed, optimal=False,
-                         bound=min(bound, cost), checked=lat.checked, lattice_size=lat.size,
-                         seconds=time.perf_counter() - start)
+    return OptimalLevels(
+        levels=current,
+        measure=lat.measure,
+        value=cost,
+        suppressed=suppressed,
+        optimal=False,
+        bound=min(bound, cost),
+        checked=lat.checked,
+        lattice_size=lat.size,
+        seconds=time.perf_counter() - start,
+    )
 
 
 def _climb(lat: Lattice, levels: tuple[int, ...], bound: float, cutoff: float) -> list[tuple[int, ...]]:
@@ -638,7 +686,9 @@ def _highest_failing(lat: Lattice, levels: tuple[int, ...], bound: float, cutoff
     lo = next((m for m in range(hi - 1, lo, -1) if lat.counted(path[m])), lo)
     source = None
     while hi - lo > 1:
-        if source is None:  # the smallest table under the span's highest node is the smallest under each span node above it
+        if (
+            source is None
+        ):  # the smallest table under the span's highest node is the smallest under each span node above it
             source = lat.source_table(path[hi - 1])
             mid = next(m for m in range(lo + 1, hi) if all(map(operator.le, source.levels, path[m])))
         else:
@@ -747,8 +797,16 @@ def optimal_levels(
     ((1, 1), (0, 1))
     """
     start = time.perf_counter()
-    lat = lattice or Lattice(df, quasi_identifiers, hierarchies, k=k, requirements=requirements,
-                             max_suppressed=max_suppressed, count=count, measure=measure)
+    lat = lattice or Lattice(
+        df,
+        quasi_identifiers,
+        hierarchies,
+        k=k,
+        requirements=requirements,
+        max_suppressed=max_suppressed,
+        count=count,
+        measure=measure,
+    )
     if lat.size > MAX_NODES:  # too many to walk: the heuristic alone, and the weakest bound
         return _heuristic(lat, start, lat.bound(tuple(0 for _ in lat.heights)))
     # Per node (flat index = level-vector order): its bound, and its total of levels.
@@ -770,7 +828,8 @@ def optimal_levels(
         if failing[idx]:
             continue
         if (time_limit is not None and time.perf_counter() - start > time_limit) or (
-                max_checked is not None and lat.checked >= max_checked):
+            max_checked is not None and lat.checked >= max_checked
+        ):
             proven, lowest_open = False, bound
             break
         levels = _levels_at(idx, lat.heights)

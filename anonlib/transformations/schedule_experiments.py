@@ -23,22 +23,31 @@ Example:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..measures.avector import anonymity_vector, improvement, k_of, lex_index
 from ..core.budget import WorkEstimate, check_work
 from ..core.errors import ParameterError
 from ..core.numbers import whole_number
 from ..core.samples import sample_path
+from ..measures.avector import anonymity_vector, improvement, k_of, lex_index
 from .schedule import DEFAULT_RULE, RULES, heuristic_cells, optimal_cells, random_cells
 
 PAPER_TABLE10 = {  # N: (heuristic / random %, C.P. / heuristic % or None)
-    20: (24, 1), 25: (20, 2), 30: (36, 5), 35: (42, 12), 40: (54, 14), 45: (50, 14), 50: (62, 10),
-    100: (82, None), 250: (93, None), 500: (92, None), 1000: (92, None),
+    20: (24, 1),
+    25: (20, 2),
+    30: (36, 5),
+    35: (42, 12),
+    40: (54, 14),
+    45: (50, 14),
+    50: (62, 10),
+    100: (82, None),
+    250: (93, None),
+    500: (92, None),
+    1000: (92, None),
 }
 PAPER_TABLE11 = pd.DataFrame(
     {
@@ -153,7 +162,9 @@ def estimate_table10(
     return WorkEstimate(
         f"reproducing Table 10 ({runs * len(sizes):,} random populations"
         + (f" and {optima:,} optima of up to {optimal_time_limit:g} s each)" if optima else ")"),
-        operations=runs * len(sizes) + optima, seconds=seconds, peak_bytes=0,
+        operations=runs * len(sizes) + optima,
+        seconds=seconds,
+        peak_bytes=0,
     )
 
 
@@ -175,9 +186,12 @@ def reproduce_table10(
     ``optimal_runs`` of them when N <= ``optimal_up_to`` and only proven optima
     (finished within ``optimal_time_limit`` s) enter its mean.
     """
-    check_work(estimate_table10(sizes, runs, optimal_up_to=optimal_up_to, optimal_runs=optimal_runs,
-                                optimal_time_limit=optimal_time_limit),
-               narrow="choose fewer runs, fewer optima or a shorter time limit per optimum")
+    check_work(
+        estimate_table10(
+            sizes, runs, optimal_up_to=optimal_up_to, optimal_runs=optimal_runs, optimal_time_limit=optimal_time_limit
+        ),
+        narrow="choose fewer runs, fewer optima or a shorter time limit per optimum",
+    )
     rng = np.random.default_rng(seed)
     rows = []
     for position, n in enumerate(sizes):
@@ -216,7 +230,10 @@ def reproduce_table10(
 
 
 def compare_rules(
-    sizes: Sequence[int] = (20, 30, 50, 100, 250, 1000), runs: int = 200, *, seed: int = 0,
+    sizes: Sequence[int] = (20, 30, 50, 100, 250, 1000),
+    runs: int = 200,
+    *,
+    seed: int = 0,
     protocol: str = "spec",
 ) -> pd.DataFrame:
     """Mean improvement (%) over random of each split rule on the same Table 10 problems.
@@ -277,7 +294,11 @@ def registry_experiment(rule: str = DEFAULT_RULE) -> RegistryExperiment:
 
 
 SYNTHETIC_REGIONS = (  # region, centres, people per screening date (Table 11 / 282 dates)
-    (1, 13, 4858), (2, 4, 1236), (3, 3, 1075), (4, 3, 869), (9, 3, 469),
+    (1, 13, 4858),
+    (2, 4, 1236),
+    (3, 3, 1075),
+    (4, 3, 869),
+    (9, 3, 469),
 )
 
 
@@ -318,8 +339,13 @@ def table11_synthetic(
             people += n
         rows.append(
             {
-                "region": region, "appointments": people, "dates": dates, "centres": centres,
-                "min (%)": min(gains), "max (%)": max(gains), "avg (%)": float(np.mean(gains)),
+                "region": region,
+                "appointments": people,
+                "dates": dates,
+                "centres": centres,
+                "min (%)": min(gains),
+                "max (%)": max(gains),
+                "avg (%)": float(np.mean(gains)),
             }
         )
     if progress:

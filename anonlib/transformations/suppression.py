@@ -58,8 +58,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -106,8 +106,9 @@ class _Matches:
         self.codes = table.codes
         self.cardinalities = table.cardinalities
         self.missing = df[list(columns)].isna().to_numpy().copy()
-        self.weights = (np.ones(len(df), dtype=np.int64) if table.weights is None
-                        else np.asarray(table.weights, dtype=np.int64))
+        self.weights = (
+            np.ones(len(df), dtype=np.int64) if table.weights is None else np.asarray(table.weights, dtype=np.int64)
+        )
         self._distinct: tuple | None = None
 
     def blank(self, rows: np.ndarray, columns: np.ndarray) -> None:
@@ -160,14 +161,15 @@ class _Matches:
                     [self.cardinalities[j] for j in shared],
                 )
                 sizes = Classes.from_ids(ids[: len(others)], n, weights).sizes
-                out[queries] += sizes[ids[len(others):]]
+                out[queries] += sizes[ids[len(others) :]]
         return out[query_ids]
 
 
 def _patterns(missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A pattern id per row (its missing cells) and the missing-cell mask of each pattern."""
-    ids, n = combine([missing[:, j].astype(np.int64) for j in range(missing.shape[1])],
-                     [2] * missing.shape[1], missing.shape[0])
+    ids, n = combine(
+        [missing[:, j].astype(np.int64) for j in range(missing.shape[1])], [2] * missing.shape[1], missing.shape[0]
+    )
     return ids, missing[Classes.from_ids(ids, n).first_rows]
 
 
@@ -196,8 +198,9 @@ def wildcard_matches(df: pd.DataFrame, quasi_identifiers: Sequence[str], *, coun
     return matches.count(np.arange(len(df)), matches.missing)
 
 
-def marked_codes(df: pd.DataFrame, quasi_identifiers: Sequence[str], mark: str, *,
-                 count: str | None = None) -> pd.DataFrame:
+def marked_codes(
+    df: pd.DataFrame, quasi_identifiers: Sequence[str], mark: str, *, count: str | None = None
+) -> pd.DataFrame:
     """The quasi-identifiers as integer codes where a blank of the file is a value of
     its own and a cell equal to ``mark`` (a suppressed cell, such as ``*``) is
     missing, so it matches any value; the count column is carried along.
@@ -284,8 +287,16 @@ def _choose(matches: _Matches, rows: np.ndarray, k: int, rank: np.ndarray) -> np
     return score.argmax(axis=1)
 
 
-def _result(df: pd.DataFrame, qis: list[str], order: list[str], k: int, matches: _Matches,
-            original: np.ndarray, failing_before: int, waves: int) -> LocalSuppression:
+def _result(
+    df: pd.DataFrame,
+    qis: list[str],
+    order: list[str],
+    k: int,
+    matches: _Matches,
+    original: np.ndarray,
+    failing_before: int,
+    waves: int,
+) -> LocalSuppression:
     new = matches.missing & ~original
     table = df.copy(deep=False)
     for j, column in enumerate(qis):

@@ -23,8 +23,8 @@ Example:
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Sequence
+from collections.abc import Sequence
+from functools import cache
 
 import numpy as np
 import pandas as pd
@@ -126,7 +126,6 @@ def zip3_populations() -> dict[str, int]:
 # person, so the 312 million people of all US ZIP areas fit in a few million rows.
 
 
-
 # Adult ages run 17-90: bands 17-19, 20-24, ..., 85-89, 90.
 AGE_BAND_EDGES = (17, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 91)
 AGE_BAND_LABELS = tuple(
@@ -135,7 +134,7 @@ AGE_BAND_LABELS = tuple(
 PEOPLE_ATTRIBUTES = ("sex", "age_band", "race")
 
 
-@lru_cache(maxsize=None)
+@cache
 def adult_marginals() -> dict[str, pd.Series]:
     """Share of each category of sex, age band and race among Adult's 32,561 people.
 

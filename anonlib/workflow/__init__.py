@@ -27,9 +27,9 @@ Example:
 
 from .cost import ColumnChange, StepCost, default_choice, step_cost
 from .history import AppliedStep, WorkingCopy
+from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep
 from .package import ReleaseStatement, release_package
 from .recipe import Reading, Recipe, RecipeStep, Replay, Source, apply_recipe, read_recipe
-from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep
 from .release import default_release_columns, release_csv, release_table
 from .steps import (
     AggregationStep,
@@ -45,10 +45,38 @@ from .target import ReleaseTarget, TargetCheck
 from .verify import PartCheck, Verification, verify_package
 
 __all__ = [
-    "AggregationStep", "AppliedStep", "AttributeIntervals", "BandsStep", "ColumnChange", "GeneralizationStep",
-    "LocalSuppressionStep", "MicroaggregationStep", "PartCheck", "PolicyStep", "Reading", "Recipe", "RecipeStep",
-    "ReleaseStatement", "ReleaseTarget", "Replay", "Source", "Step", "StepCost", "TopBottomStep", "Verification",
+    "AggregationStep",
+    "AppliedStep",
+    "AttributeIntervals",
+    "BandsStep",
+    "ColumnChange",
+    "GeneralizationStep",
+    "LocalSuppressionStep",
+    "MicroaggregationStep",
+    "PartCheck",
+    "PolicyStep",
+    "Reading",
+    "Recipe",
+    "RecipeStep",
+    "ReleaseStatement",
+    "ReleaseTarget",
+    "Replay",
+    "Source",
+    "Step",
+    "StepCost",
+    "TopBottomStep",
+    "Verification",
     "verify_package",
-    "SuppressionStep", "TargetCheck", "WorkingCopy", "apply_recipe", "default_choice", "default_release_columns",
-    "read_recipe", "release_csv", "release_package", "release_table", "step_cost", "step_from_json",
+    "SuppressionStep",
+    "TargetCheck",
+    "WorkingCopy",
+    "apply_recipe",
+    "default_choice",
+    "default_release_columns",
+    "read_recipe",
+    "release_csv",
+    "release_package",
+    "release_table",
+    "step_cost",
+    "step_from_json",
 ]

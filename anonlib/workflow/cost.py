@@ -21,8 +21,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -94,12 +94,16 @@ class StepCost:
         out = [c.sentence() for c in self.changes]
         if self.cell_level and self.records_changed:
             share = self.records_changed / self.records_after if self.records_after else 0.0
-            out.append(f"{self.records_changed:,} records changed ({100 * share:.1f}% of {self.records_after:,}), "
-                       f"{self.cells_changed:,} cells.")
+            out.append(
+                f"{self.records_changed:,} records changed ({100 * share:.1f}% of {self.records_after:,}), "
+                f"{self.cells_changed:,} cells."
+            )
         out.extend(f"{name}: {value:.3g}." for name, value in self.measures)
         if self.suppressed_records:
             share = self.suppressed_records / self.records_before if self.records_before else 0.0
-            out.append(f"{self.suppressed_records:,} records suppressed ({100 * share:.1f}% of {self.records_before:,}).")
+            out.append(
+                f"{self.suppressed_records:,} records suppressed ({100 * share:.1f}% of {self.records_before:,})."
+            )
         return tuple(out) or ("Nothing changes on this data.",)
 
 
@@ -150,7 +154,9 @@ def cost_between(before: Dataset, after: pd.DataFrame, step=None) -> StepCost:
         quasi_identifiers=before.quasi_identifiers,
         records_changed=int(weights[changed > 0].sum()) if len(changed) == len(weights) else 0,
         cells_changed=int(weights @ changed) if len(changed) == len(weights) else 0,
-        measures=tuple(measures(before.frame, after)) if measures is not None and len(after) == len(before.frame) else (),
+        measures=tuple(measures(before.frame, after))
+        if measures is not None and len(after) == len(before.frame)
+        else (),
         cell_level=bool(getattr(step, "cell_level", False)),
     )
 

@@ -52,9 +52,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 
@@ -113,7 +113,9 @@ def apply_recipe(
     require_queries(recipe, engine.name)
     reading = recipe.source.reading
     if reading.header is False:
-        raise DataFileError("The recipe's file had no header row; the engines read files whose first row names the columns.")
+        raise DataFileError(
+            "The recipe's file had no header row; the engines read files whose first row names the columns."
+        )
     if isinstance(source, EngineTable):
         table = source
     else:
@@ -132,7 +134,11 @@ def apply_recipe(
     rows = loaded.assessed_rows(recipe.target.sensitive, rows)  # as a working copy starts (WorkingCopy.base)
     for i, s in enumerate(recipe.steps, start=1):
         try:
-            rows = _suppress(s.step, rows, engine) if isinstance(s.step, SuppressionStep) else _map_values(s.step, rows, engine)
+            rows = (
+                _suppress(s.step, rows, engine)
+                if isinstance(s.step, SuppressionStep)
+                else _map_values(s.step, rows, engine)
+            )
         except RecipeError:
             raise
         except AnonlibError as err:
@@ -157,8 +163,15 @@ def apply_recipe(
         measured_on = "query"
     count = written.count
     records = int(engine.value(written.value(count).sum() if count else written.raw.count()) or 0)
-    return EngineReplay(check=check, released_records=records, out=path, engine=engine.name, written=written,
-                        measured_on=measured_on, released=query)
+    return EngineReplay(
+        check=check,
+        released_records=records,
+        out=path,
+        engine=engine.name,
+        written=written,
+        measured_on=measured_on,
+        released=query,
+    )
 
 
 def _read_back(engine: Engine, path: Path, final: EngineTable, renamed: dict[str, str]) -> EngineTable:
@@ -170,8 +183,9 @@ def _read_back(engine: Engine, path: Path, final: EngineTable, renamed: dict[str
         # a CSV with a header and no record (every record suppressed) types every column as text
         table = replace(table, raw=table.raw.mutate(**{count: table.raw[count].cast("int64")}))
     if renamed:
-        table = replace(table, raw=table.raw.rename({original: guarded for guarded, original in renamed.items()}),
-                        roles={})
+        table = replace(
+            table, raw=table.raw.rename({original: guarded for guarded, original in renamed.items()}), roles={}
+        )
     roles = {c: final.roles.get(c, Role.IGNORE) for c in table.columns}
     return table.with_roles(roles).with_missing(final.missing)
 
@@ -225,11 +239,15 @@ def _map_values(step, rows, engine: Engine):
     # one probe table: each column its distinct values, padded with its first one; and one
     # row of missing values, mapped on its own (a hierarchy may send them to its top, as in
     # memory; a step reading a column's type from its values sees the values alone)
-    probe = pd.DataFrame({
-        c: pd.concat([values, pd.Series([values.iloc[0] if len(values) else None] * (n - len(values)), dtype=values.dtype)],
-                     ignore_index=True)
-        for c, values in distinct.items()
-    })
+    probe = pd.DataFrame(
+        {
+            c: pd.concat(
+                [values, pd.Series([values.iloc[0] if len(values) else None] * (n - len(values)), dtype=values.dtype)],
+                ignore_index=True,
+            )
+            for c, values in distinct.items()
+        }
+    )
     mapped = step.apply(probe) if n else probe
     missing_row = step.apply(pd.DataFrame({c: _missing_cell(values) for c, values in distinct.items()}))
     for c, values in distinct.items():
@@ -241,7 +259,9 @@ def _map_values(step, rows, engine: Engine):
         if not pd.isna(missing_label):  # the records' missing values take the step's label for them
             keys = pd.concat([values, _missing_cell(values)], ignore_index=True)
             labels = pd.concat([labels, pd.Series([missing_label])], ignore_index=True)
-        mapping = pd.DataFrame({KEY: keys, LABEL: pd.array(labels.astype(object).where(labels.notna(), None), dtype="string")})
+        mapping = pd.DataFrame(
+            {KEY: keys, LABEL: pd.array(labels.astype(object).where(labels.notna(), None), dtype="string")}
+        )
         lookup = from_frame(mapping, engine).raw
         same = rows[c].identical_to(lookup[KEY]) if len(keys) > len(values) else rows[c] == lookup[KEY]
         joined = rows.left_join(lookup, same)
@@ -351,4 +371,3 @@ def _write(engine: Engine, table, out: Path) -> tuple[Path, dict[str, str]]:
         else:
             engine.backend.to_csv(table, str(out), header=True)
     return out, renamed
-

@@ -51,13 +51,12 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..transformations.anonymize import SearchResult, search
 from ..core.dataset import Dataset, Role
 from ..core.errors import EngineError, ParameterError, ProblemTooLargeError, join_names
 from ..core.hierarchy import default_hierarchy, validate_hierarchy, value_key
@@ -65,6 +64,7 @@ from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, EngineTable, summary_frame, to_pandas
 from ..measures.models import ModelRequirement
 from ..measures.utility import measure_value
+from ..transformations.anonymize import SearchResult, search
 from .engine_replay import EngineReplay, apply_recipe
 from .recipe import Reading, Recipe, RecipeStep, Source, SourceColumn
 from .release import release_columns
@@ -107,7 +107,9 @@ class EngineAnonymization:
         return dict(self.search.levels)
 
 
-def release_columns_of(table: EngineTable, shield: Sequence[str], requirements: Sequence[ModelRequirement] = ()) -> list[str]:
+def release_columns_of(
+    table: EngineTable, shield: Sequence[str], requirements: Sequence[ModelRequirement] = ()
+) -> list[str]:
     """The columns a release keeps, as the in-memory command chooses them: the table's
     quasi-identifiers and sensitive columns, the shield and the models' sensitive columns
     (in the table's order; a shield column the table lacks is kept, for its sentence)."""
@@ -154,24 +156,48 @@ def anonymize(
     roles = release_roles(table, shield, target)
     assessed = table.with_roles(roles).assessed_columns(target.sensitive)
     frame, dropped = _class_table(table, columns, count, assessed)
-    say(f"{len(frame):,} distinct rows of {join_names(columns, 12)} came back "
-        f"({int(frame[WEIGHT].sum()):,} records); searching their generalizations in memory.")
+    say(
+        f"{len(frame):,} distinct rows of {join_names(columns, 12)} came back "
+        f"({int(frame[WEIGHT].sum()):,} records); searching their generalizations in memory."
+    )
     built = _hierarchies(table, frame, shield, dict(hierarchies or {}), dropped, count)
-    result = search(frame, shield, k, built, method, count=WEIGHT, requirements=requirements,
-                    max_suppressed=max_suppressed, measure=measure, time_limit=time_limit)
+    result = search(
+        frame,
+        shield,
+        k,
+        built,
+        method,
+        count=WEIGHT,
+        requirements=requirements,
+        max_suppressed=max_suppressed,
+        measure=measure,
+        time_limit=time_limit,
+    )
     recipe = _recipe(table, roles, frame, columns, target, result, built, reading)
-    say(f"levels {', '.join(f'{a} {v}' for a, v in result.levels.items())} chosen; the engine now writes the release "
-        "and it is measured as written.")
+    say(
+        f"levels {', '.join(f'{a} {v}' for a, v in result.levels.items())} chosen; the engine now writes the release "
+        "and it is measured as written."
+    )
     replay = apply_recipe(recipe, table, out=out)
     recipe = replace(recipe, released_records=replay.released_records, loaded_records=replay.check.loaded_records)
     rows, smallest, value = _measured(replay, frame, shield, built, recipe, measure)
-    return EngineAnonymization(search=result, recipe=recipe, replay=replay, hierarchies=built, classes=len(frame),
-                               rows=rows, k=smallest, utility=value, dropped=dropped,
-                               seconds=time.perf_counter() - start)
+    return EngineAnonymization(
+        search=result,
+        recipe=recipe,
+        replay=replay,
+        hierarchies=built,
+        classes=len(frame),
+        rows=rows,
+        k=smallest,
+        utility=value,
+        dropped=dropped,
+        seconds=time.perf_counter() - start,
+    )
 
 
-def _class_table(table: EngineTable, columns: list[str], count: str | None,
-                 assessed: Sequence[str]) -> tuple[pd.DataFrame, int]:
+def _class_table(
+    table: EngineTable, columns: list[str], count: str | None, assessed: Sequence[str]
+) -> tuple[pd.DataFrame, int]:
     """The assessed records (complete on ``assessed`` when missing values are dropped)
     grouped on ``columns`` with their records in ``WEIGHT`` (at most ``MAX_CLASSES``
     rows), sorted, and the rows the missing policy dropped."""
@@ -188,8 +214,14 @@ def _class_table(table: EngineTable, columns: list[str], count: str | None,
     return frame, dropped
 
 
-def _hierarchies(table: EngineTable, frame: pd.DataFrame, shield: list[str], given: dict[str, pd.DataFrame],
-                 dropped: int, count: str | None) -> dict[str, pd.DataFrame]:
+def _hierarchies(
+    table: EngineTable,
+    frame: pd.DataFrame,
+    shield: list[str],
+    given: dict[str, pd.DataFrame],
+    dropped: int,
+    count: str | None,
+) -> dict[str, pd.DataFrame]:
     """Each shield attribute's hierarchy, checked against (or built from) every value of the
     file with its records: from the class table, or, when rows were dropped for missing
     values, from the engine (the dropped rows' values are in the file too)."""
@@ -233,9 +265,16 @@ def release_roles(table, shield: Sequence[str], target: ReleaseTarget) -> dict[s
     return roles
 
 
-def _recipe(table: EngineTable, roles: dict[str, Role], frame: pd.DataFrame, columns: list[str],
-            target: ReleaseTarget, result: SearchResult, hierarchies: dict[str, pd.DataFrame],
-            reading: Reading | None) -> Recipe:
+def _recipe(
+    table: EngineTable,
+    roles: dict[str, Role],
+    frame: pd.DataFrame,
+    columns: list[str],
+    target: ReleaseTarget,
+    result: SearchResult,
+    hierarchies: dict[str, pd.DataFrame],
+    reading: Reading | None,
+) -> Recipe:
     """The in-memory command's recipe: the release's ``roles`` (``release_roles``), the
     generalization, then the suppression of what still fails (decided on the class table,
     generalized in memory)."""
@@ -244,26 +283,45 @@ def _recipe(table: EngineTable, roles: dict[str, Role], frame: pd.DataFrame, col
     totals = table.raw.aggregate(rows=table.raw.count(), **({"records": table.value(count).sum()} if count else {}))
     known = table.engine.run(totals).to_pylist()[0]
     source = Source(
-        name=str(table.name), fingerprint="", rows=int(known["rows"]),
-        records=int(known.get("records") or 0) if count else int(known["rows"]), missing=table.missing,
+        name=str(table.name),
+        fingerprint="",
+        rows=int(known["rows"]),
+        records=int(known.get("records") or 0) if count else int(known["rows"]),
+        missing=table.missing,
         columns=tuple(SourceColumn(c, _kind(table, c), roles.get(c, Role.IGNORE).value) for c in table.columns),
         reading=reading or Reading(header=True),
     )
     step = GeneralizationStep.from_search(result, hierarchies)
     steps = [RecipeStep(step, PAGE)]
-    judged = Dataset(name="classes", frame=step.apply(frame),
-                     roles={c: (Role.COUNT if c == WEIGHT else roles.get(c, Role.IGNORE)
-                                if roles.get(c) in (Role.QUASI_IDENTIFIER, Role.SENSITIVE) else Role.IGNORE)
-                            for c in frame.columns},
-                     missing=table.missing)
+    judged = Dataset(
+        name="classes",
+        frame=step.apply(frame),
+        roles={
+            c: (
+                Role.COUNT
+                if c == WEIGHT
+                else roles.get(c, Role.IGNORE)
+                if roles.get(c) in (Role.QUASI_IDENTIFIER, Role.SENSITIVE)
+                else Role.IGNORE
+            )
+            for c in frame.columns
+        },
+        missing=table.missing,
+    )
     if target.check(judged).failing_records:
         steps.append(RecipeStep(SuppressionStep.from_target(target, table.with_roles(roles)), PAGE))
     chosen = release_columns(columns, list(table.columns), roles, count)
     return Recipe(source, target, tuple(steps), chosen)
 
 
-def _measured(replay: EngineReplay, frame: pd.DataFrame, shield: list[str], hierarchies: dict[str, pd.DataFrame],
-              recipe: Recipe, measure: str) -> tuple[int, int, float]:
+def _measured(
+    replay: EngineReplay,
+    frame: pd.DataFrame,
+    shield: list[str],
+    hierarchies: dict[str, pd.DataFrame],
+    recipe: Recipe,
+    measure: str,
+) -> tuple[int, int, float]:
     """Distinct rows, k and the utility of the release as written: its distinct rows come
     back, and each class of the original is paired with the written row it became."""
     release = replay.written if replay.written is not None else replay.released
@@ -296,8 +354,10 @@ def _keys(frame: pd.DataFrame, columns: Sequence[str], *, guard: bool) -> pd.Ser
     key = None
     for c in columns:
         codes, uniques = pd.factorize(frame[c].astype(object), use_na_sentinel=True)
-        texts = [value_key("'" + v) if guard and isinstance(v, str) and v[:1] in CSV_INJECTION_PREFIXES
-                 else value_key(v) for v in uniques]
+        texts = [
+            value_key("'" + v) if guard and isinstance(v, str) and v[:1] in CSV_INJECTION_PREFIXES else value_key(v)
+            for v in uniques
+        ]
         labels = np.asarray(texts + [_MISSING_KEY], dtype=object)
         part = pd.Series(labels[codes], index=frame.index, dtype=object)  # code -1 (missing): the last label
         key = part if key is None else key + _SEPARATOR + part

@@ -18,7 +18,8 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..core.errors import ColumnError, HierarchyError, ParameterError, RecipeError
 
@@ -39,7 +40,9 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def read_object(value: Any, where: str, *, required: Iterable[str] = (), optional: Iterable[str] = ()) -> Mapping[str, Any]:
+def read_object(
+    value: Any, where: str, *, required: Iterable[str] = (), optional: Iterable[str] = ()
+) -> Mapping[str, Any]:
     """``value`` as a JSON object with exactly the ``required`` keys and some of ``optional``.
 
     >>> read_object({"a": 1}, "the target", required=["a"])
@@ -73,8 +76,9 @@ def read_list(obj: Mapping[str, Any], key: str, where: str) -> list:
     return value
 
 
-def read_text(obj: Mapping[str, Any], key: str, where: str, *, allowed: Iterable[str] | None = None,
-              optional: bool = False) -> str | None:
+def read_text(
+    obj: Mapping[str, Any], key: str, where: str, *, allowed: Iterable[str] | None = None, optional: bool = False
+) -> str | None:
     """A text field (None allowed when ``optional``), one of ``allowed`` when given.
 
     >>> read_text({"kind": "bands"}, "kind", "step 1", allowed=["bands"])
@@ -92,8 +96,15 @@ def read_text(obj: Mapping[str, Any], key: str, where: str, *, allowed: Iterable
     return value
 
 
-def read_number(obj: Mapping[str, Any], key: str, where: str, *, minimum: float | None = None,
-                maximum: float | None = None, optional: bool = False) -> float | None:
+def read_number(
+    obj: Mapping[str, Any],
+    key: str,
+    where: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    optional: bool = False,
+) -> float | None:
     """A finite number field within [``minimum``, ``maximum``].
 
     >>> read_number({"width": 10}, "width", "step 1", minimum=0)
@@ -105,14 +116,20 @@ def read_number(obj: Mapping[str, Any], key: str, where: str, *, minimum: float 
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise damaged(f"'{key}' of {where} must be a number, not {_shown(value)}.")
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        bounds = (f"at least {minimum:g}" if maximum is None else
-                  f"at most {maximum:g}" if minimum is None else f"between {minimum:g} and {maximum:g}")
+        bounds = (
+            f"at least {minimum:g}"
+            if maximum is None
+            else f"at most {maximum:g}"
+            if minimum is None
+            else f"between {minimum:g} and {maximum:g}"
+        )
         raise damaged(f"'{key}' of {where} is {value:g}; it must be {bounds}.")
     return float(value)
 
 
-def read_whole(obj: Mapping[str, Any], key: str, where: str, *, minimum: int | None = None,
-               optional: bool = False) -> int | None:
+def read_whole(
+    obj: Mapping[str, Any], key: str, where: str, *, minimum: int | None = None, optional: bool = False
+) -> int | None:
     """A whole-number field of at least ``minimum``.
 
     >>> read_whole({"level": 2}, "level", "step 1", minimum=0)

@@ -26,9 +26,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Sequence
 
 import pandas as pd
 
@@ -64,7 +64,7 @@ class AppliedStep:
         return self.cost.suppressed_records
 
     def risk_text(self) -> str:
-        """"records failing the target 3,120 -> 210" (or why it is unknown)."""
+        """ "records failing the target 3,120 -> 210" (or why it is unknown)."""
         if self.before is None or self.after is None:
             return "risk not checked" + (f" ({self.problem})" if self.problem else "")
         return f"records failing the target {self.before.failing_records:,} -> {self.after.failing_records:,}"
@@ -74,8 +74,9 @@ class AppliedStep:
         return f"{self.page}: {self.step.describe()}; {self.risk_text()}"
 
 
-def _checked(target: ReleaseTarget, dataset: Dataset, loaded_records: int,
-             steps: Sequence[Step] = ()) -> tuple[TargetCheck | None, str | None]:
+def _checked(
+    target: ReleaseTarget, dataset: Dataset, loaded_records: int, steps: Sequence[Step] = ()
+) -> tuple[TargetCheck | None, str | None]:
     try:
         return target.check(dataset, loaded_records=loaded_records, wildcard=suppression_mark(steps)), None
     except AnonlibError as err:  # no quasi-identifier, a model on a column that is gone: said, not fatal
@@ -94,7 +95,9 @@ class WorkingCopy:
     loaded_problem: str | None = None
 
     @classmethod
-    def start(cls, loaded: Dataset, target: ReleaseTarget | None = None, *, reading: Reading | None = None) -> "WorkingCopy":
+    def start(
+        cls, loaded: Dataset, target: ReleaseTarget | None = None, *, reading: Reading | None = None
+    ) -> WorkingCopy:
         """A working copy of ``loaded`` with no step yet."""
         target = target or ReleaseTarget()
         check, problem = _checked(target, loaded, analysed_records(loaded, target.sensitive))
@@ -124,8 +127,13 @@ class WorkingCopy:
         what it analyses; after a step, the assessed records the steps started from)."""
         if not self.steps:
             return self.loaded
-        return Dataset(name=self.loaded.name, frame=self.steps[-1].frame, roles=self.loaded.roles,
-                       missing=self.loaded.missing, notes=self.loaded.notes).validated()
+        return Dataset(
+            name=self.loaded.name,
+            frame=self.steps[-1].frame,
+            roles=self.loaded.roles,
+            missing=self.loaded.missing,
+            notes=self.loaded.notes,
+        ).validated()
 
     @property
     def check(self) -> TargetCheck | None:
@@ -137,34 +145,42 @@ class WorkingCopy:
         """Why the target cannot be checked, if it cannot."""
         return self.steps[-1].problem if self.steps else self.loaded_problem
 
-    def apply(self, step: Step, page: str) -> "WorkingCopy":
+    def apply(self, step: Step, page: str) -> WorkingCopy:
         """A new working copy with ``step`` applied to the current table, from ``page``."""
         before = self.current if self.steps else self.base
         frame = step.apply(before.frame)
         if frame is before.frame:
             frame = frame.copy(deep=False)  # every step gets its own table object
-        after = Dataset(name=self.loaded.name, frame=frame, roles=self.loaded.roles, missing=self.loaded.missing,
-                        notes=self.loaded.notes).validated()
+        after = Dataset(
+            name=self.loaded.name,
+            frame=frame,
+            roles=self.loaded.roles,
+            missing=self.loaded.missing,
+            notes=self.loaded.notes,
+        ).validated()
         check, problem = _checked(self.target, after, self.loaded_records, [a.step for a in self.steps] + [step])
         applied = AppliedStep(step, str(page), cost_between(before, frame, step), self.check, check, frame, problem)
         return replace(self, steps=self.steps + (applied,))
 
-    def undo(self) -> "WorkingCopy":
+    def undo(self) -> WorkingCopy:
         """The working copy without its last step; a sentence when there is none."""
         if not self.steps:
             raise ParameterError("There is no step to undo; the working copy is the loaded file.")
         return replace(self, steps=self.steps[:-1])
 
-    def reset(self) -> "WorkingCopy":
+    def reset(self) -> WorkingCopy:
         """Back to the loaded file: every step dropped, the target kept."""
         return replace(self, steps=())
 
-    def with_target(self, target: ReleaseTarget) -> "WorkingCopy":
+    def with_target(self, target: ReleaseTarget) -> WorkingCopy:
         """The same steps judged against another target (the risk before and after each is recomputed)."""
         if target == self.target:
             return self
-        if self.steps and self.loaded.missing == "drop" and self.loaded.assessed_columns(
-                target.sensitive) != self.loaded.assessed_columns(self.target.sensitive):
+        if (
+            self.steps
+            and self.loaded.missing == "drop"
+            and self.loaded.assessed_columns(target.sensitive) != self.loaded.assessed_columns(self.target.sensitive)
+        ):
             try:  # other records are assessed: the steps start again from them
                 return self.reset().with_target(target).replayed(self.steps)
             except AnonlibError:  # a step made for the former records does not fit the new ones (bands' range):
@@ -173,21 +189,24 @@ class WorkingCopy:
         check, problem = _checked(target, self.loaded, loaded_records)
         steps = []
         for applied in self.steps:
-            current = Dataset(name=self.loaded.name, frame=applied.frame, roles=self.loaded.roles,
-                              missing=self.loaded.missing).validated()
-            after, after_problem = _checked(target, current, loaded_records,
-                                            [a.step for a in self.steps[: len(steps) + 1]])
-            steps.append(replace(applied, before=steps[-1].after if steps else check, after=after,
-                                 problem=after_problem))
+            current = Dataset(
+                name=self.loaded.name, frame=applied.frame, roles=self.loaded.roles, missing=self.loaded.missing
+            ).validated()
+            after, after_problem = _checked(
+                target, current, loaded_records, [a.step for a in self.steps[: len(steps) + 1]]
+            )
+            steps.append(
+                replace(applied, before=steps[-1].after if steps else check, after=after, problem=after_problem)
+            )
         return WorkingCopy(self.loaded, target, tuple(steps), self.reading, check, problem)
 
-    def rebase(self, loaded: Dataset, reading: Reading | None = None) -> "WorkingCopy":
+    def rebase(self, loaded: Dataset, reading: Reading | None = None) -> WorkingCopy:
         """The same steps replayed on another loaded dataset (e.g. the same file with
         other roles or types); raises the step's sentence when one no longer fits."""
         copy = WorkingCopy.start(loaded, self.target, reading=reading if reading is not None else self.reading)
         return copy.replayed(self.steps)
 
-    def replayed(self, steps: Sequence[AppliedStep]) -> "WorkingCopy":
+    def replayed(self, steps: Sequence[AppliedStep]) -> WorkingCopy:
         """This working copy with ``steps`` applied again in order (each recomputed)."""
         copy = self
         for applied in steps:
@@ -195,7 +214,7 @@ class WorkingCopy:
         return copy
 
     @classmethod
-    def from_recipe(cls, recipe: Recipe, loaded: Dataset, reading: Reading | None = None) -> "WorkingCopy":
+    def from_recipe(cls, recipe: Recipe, loaded: Dataset, reading: Reading | None = None) -> WorkingCopy:
         """The working copy a recipe describes, on ``loaded`` (read by
         ``anonlib.workflow.recipe.read_for_recipe``): its target and its steps in order."""
         copy = cls.start(loaded, recipe.target, reading=reading)

@@ -35,17 +35,18 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from ..transformations.coding import thresholds, top_bottom_code
 from ..core.dataset import complete_rows
 from ..core.errors import ParameterError, join_names, require_columns
 from ..core.hierarchy import SUPPRESSED, value_key
 from ..core.metrics import whole_k
+from ..transformations.coding import thresholds, top_bottom_code
 from ..transformations.microaggregation import STATISTICS, information_loss, microaggregate
 from ..transformations.suppression import local_suppression, marked_codes
 from .fields import built, read_number, read_object, read_text, read_texts, read_whole
@@ -105,7 +106,7 @@ class LocalSuppressionStep:
             raise ParameterError("Missing values are either kept as a category ('category') or dropped ('drop').")
 
     @classmethod
-    def from_target(cls, target, dataset, importance=()) -> "LocalSuppressionStep":
+    def from_target(cls, target, dataset, importance=()) -> LocalSuppressionStep:
         """The step reaching ``target``'s k on ``dataset``'s quasi-identifiers, judging its
         assessed records."""
         also = assessed_beyond(dataset, target, dataset.quasi_identifiers)
@@ -128,12 +129,14 @@ class LocalSuppressionStep:
         qis = list(self.quasi_identifiers)
         require_columns(frame, list(self.judged_columns) + ([self.count] if self.count else []))
         codes = marked_codes(frame, qis, SUPPRESSED, count=self.count)
-        judged = (complete_rows(frame, self.judged_columns) if self.missing == "drop"
-                  else np.ones(len(frame), dtype=bool))
+        judged = (
+            complete_rows(frame, self.judged_columns) if self.missing == "drop" else np.ones(len(frame), dtype=bool)
+        )
         out = np.zeros((len(frame), len(qis)), dtype=bool)
         if judged.any():
-            result = local_suppression(codes[judged].reset_index(drop=True), qis, self.k,
-                                       importance=self.importance or None, count=self.count)
+            result = local_suppression(
+                codes[judged].reset_index(drop=True), qis, self.k, importance=self.importance or None, count=self.count
+            )
             out[judged] = result.suppressed.to_numpy()
         return out
 
@@ -149,24 +152,42 @@ class LocalSuppressionStep:
 
     def describe(self) -> str:
         order = f", blanked last: {join_names(self.importance)}" if self.importance else ""
-        return (f"Local suppression to k = {self.k}: quasi-identifier cells blanked as {SUPPRESSED} "
-                f"({join_names(self.quasi_identifiers)}{order})")
+        return (
+            f"Local suppression to k = {self.k}: quasi-identifier cells blanked as {SUPPRESSED} "
+            f"({join_names(self.quasi_identifiers)}{order})"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "quasi_identifiers": list(self.quasi_identifiers), "k": self.k,
-                "importance": list(self.importance), "count": self.count, "missing": self.missing,
-                **({"also_complete": list(self.also_complete)} if self.also_complete else {})}
+        return {
+            "kind": self.kind,
+            "quasi_identifiers": list(self.quasi_identifiers),
+            "k": self.k,
+            "importance": list(self.importance),
+            "count": self.count,
+            "missing": self.missing,
+            **({"also_complete": list(self.also_complete)} if self.also_complete else {}),
+        }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> "LocalSuppressionStep":
-        read_object(data, where, required=("kind", "quasi_identifiers", "k", "importance", "count", "missing"),
-                    optional=("also_complete",))
+    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> LocalSuppressionStep:
+        read_object(
+            data,
+            where,
+            required=("kind", "quasi_identifiers", "k", "importance", "count", "missing"),
+            optional=("also_complete",),
+        )
         also = read_texts(data, "also_complete", where) if "also_complete" in data else ()
-        return built(where, lambda: cls(
-            read_texts(data, "quasi_identifiers", where), read_whole(data, "k", where, minimum=1),
-            read_texts(data, "importance", where), read_text(data, "count", where, optional=True),
-            read_text(data, "missing", where, allowed=("category", "drop")), also,
-        ))
+        return built(
+            where,
+            lambda: cls(
+                read_texts(data, "quasi_identifiers", where),
+                read_whole(data, "k", where, minimum=1),
+                read_texts(data, "importance", where),
+                read_text(data, "count", where, optional=True),
+                read_text(data, "missing", where, allowed=("category", "drop")),
+                also,
+            ),
+        )
 
 
 @dataclass(frozen=True)
@@ -201,21 +222,32 @@ class MicroaggregationStep:
         return (("information loss (SSE/SST)", sse / sst if sst > 0 else 0.0),)
 
     def describe(self) -> str:
-        return (f"Microaggregation (MDAV) of {join_names(self.columns)}: groups of at least {self.k} records "
-                f"share their {self.statistic}")
+        return (
+            f"Microaggregation (MDAV) of {join_names(self.columns)}: groups of at least {self.k} records "
+            f"share their {self.statistic}"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "columns": list(self.columns), "k": self.k, "count": self.count,
-                "statistic": self.statistic}
+        return {
+            "kind": self.kind,
+            "columns": list(self.columns),
+            "k": self.k,
+            "count": self.count,
+            "statistic": self.statistic,
+        }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> "MicroaggregationStep":
+    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> MicroaggregationStep:
         read_object(data, where, required=("kind", "columns", "k", "count", "statistic"))
-        return built(where, lambda: cls(
-            read_texts(data, "columns", where), read_whole(data, "k", where, minimum=1),
-            read_text(data, "count", where, optional=True),
-            read_text(data, "statistic", where, allowed=STATISTICS),
-        ))
+        return built(
+            where,
+            lambda: cls(
+                read_texts(data, "columns", where),
+                read_whole(data, "k", where, minimum=1),
+                read_text(data, "count", where, optional=True),
+                read_text(data, "statistic", where, allowed=STATISTICS),
+            ),
+        )
 
 
 @dataclass(frozen=True)
@@ -241,11 +273,27 @@ class TopBottomStep:
             object.__setattr__(self, name, None if value is None else float(value))
 
     @classmethod
-    def from_data(cls, frame: pd.DataFrame, column: str, *, top=None, bottom=None, top_quantile=None,
-                  bottom_quantile=None, count: str | None = None) -> "TopBottomStep":
+    def from_data(
+        cls,
+        frame: pd.DataFrame,
+        column: str,
+        *,
+        top=None,
+        bottom=None,
+        top_quantile=None,
+        bottom_quantile=None,
+        count: str | None = None,
+    ) -> TopBottomStep:
         """The step with quantile thresholds resolved to values on ``frame``."""
-        top, bottom = thresholds(frame, column, top=top, bottom=bottom, top_quantile=top_quantile,
-                                 bottom_quantile=bottom_quantile, count=count)
+        top, bottom = thresholds(
+            frame,
+            column,
+            top=top,
+            bottom=bottom,
+            top_quantile=top_quantile,
+            bottom_quantile=bottom_quantile,
+            count=count,
+        )
         return cls(column, top, bottom)
 
     @property
@@ -256,17 +304,23 @@ class TopBottomStep:
         return top_bottom_code(frame, self.column, top=self.top, bottom=self.bottom).table
 
     def describe(self) -> str:
-        ends = [f"top-coded at {value_key(self.top)}" if self.top is not None else "",
-                f"bottom-coded at {value_key(self.bottom)}" if self.bottom is not None else ""]
+        ends = [
+            f"top-coded at {value_key(self.top)}" if self.top is not None else "",
+            f"bottom-coded at {value_key(self.bottom)}" if self.bottom is not None else "",
+        ]
         return f"{self.column} " + " and ".join(e for e in ends if e)
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "column": self.column, "top": self.top, "bottom": self.bottom}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> "TopBottomStep":
+    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> TopBottomStep:
         read_object(data, where, required=("kind", "column", "top", "bottom"))
-        return built(where, lambda: cls(
-            read_text(data, "column", where), read_number(data, "top", where, optional=True),
-            read_number(data, "bottom", where, optional=True),
-        ))
+        return built(
+            where,
+            lambda: cls(
+                read_text(data, "column", where),
+                read_number(data, "top", where, optional=True),
+                read_number(data, "bottom", where, optional=True),
+            ),
+        )

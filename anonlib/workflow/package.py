@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from ..core.version import PRODUCT
 from .history import WorkingCopy
@@ -79,7 +80,9 @@ class ReleaseStatement:
     def rows(self) -> tuple[tuple[str, str], ...]:
         """(what, value) pairs, in the order the README and the report list them."""
         source_sha = self.source_sha256 or "not recorded (the table was not read from a file, e.g. a bundled sample)"
-        steps = [(f"step {i}", line) for i, line in enumerate(self.steps, start=1)] or [("steps", "none: the loaded file as it is")]
+        steps = [(f"step {i}", line) for i, line in enumerate(self.steps, start=1)] or [
+            ("steps", "none: the loaded file as it is")
+        ]
         return (
             (f"{TABLE_FILE} SHA-256", self.released_sha256),
             (f"{TABLE_FILE} records", f"{self.released_records:,} (columns: {', '.join(self.columns)})"),
@@ -115,18 +118,28 @@ class PackageFiles:
     @property
     def sums(self) -> bytes:
         """``sha256sum`` lines of the other members."""
-        members = ((TABLE_FILE, self.table), (REPORT_FILE, self.report), (RECIPE_FILE, self.recipe),
-                   (README_FILE, self.readme))
+        members = (
+            (TABLE_FILE, self.table),
+            (REPORT_FILE, self.report),
+            (RECIPE_FILE, self.recipe),
+            (README_FILE, self.readme),
+        )
         return "".join(f"{digest(data)}  {name}\n" for name, data in members).encode("ascii")
 
 
 def now() -> str:
     """The current time, UTC, to the second (ISO 8601), as packages state it."""
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def package_files(copy: WorkingCopy, *, columns: Sequence[str] | None = None, report: "RiskReport | None" = None,
-                  created: str | None = None, notes: Sequence[str] = ()) -> PackageFiles:
+def package_files(
+    copy: WorkingCopy,
+    *,
+    columns: Sequence[str] | None = None,
+    report: RiskReport | None = None,
+    created: str | None = None,
+    notes: Sequence[str] = (),
+) -> PackageFiles:
     """The files of the package of ``copy`` (released ``columns``, default all but
     identifiers and ignored ones). ``report`` is the risk report of ``copy`` (built
     when None; a page passes the one it shows); ``created`` the time stated (default
@@ -136,18 +149,27 @@ def package_files(copy: WorkingCopy, *, columns: Sequence[str] | None = None, re
     recipe_bytes = recipe.dumps().encode("utf-8")
     check = copy.check
     statement = ReleaseStatement(
-        source_name=str(copy.loaded.name), source_sha256=recipe.source.sha256, source_records=copy.loaded.n_records,
+        source_name=str(copy.loaded.name),
+        source_sha256=recipe.source.sha256,
+        source_records=copy.loaded.n_records,
         target=copy.target.describe(),
         status=check.sentence() if check is not None else f"The target could not be checked: {copy.problem}",
-        steps=recipe.describe, columns=recipe.columns, released_sha256=digest(table),
-        released_records=recipe.released_records, recipe_sha256=digest(recipe_bytes), recipe_digest=recipe.digest,
-        version=PRODUCT, created=created or now(), notes=tuple(notes),
+        steps=recipe.describe,
+        columns=recipe.columns,
+        released_sha256=digest(table),
+        released_records=recipe.released_records,
+        recipe_sha256=digest(recipe_bytes),
+        recipe_digest=recipe.digest,
+        version=PRODUCT,
+        created=created or now(),
+        notes=tuple(notes),
     )
     from .report import copy_report
     from .report_html import render_html
 
-    report = replace(report if report is not None else copy_report(copy), release=statement.rows(),
-                     created=statement.created)
+    report = replace(
+        report if report is not None else copy_report(copy), release=statement.rows(), created=statement.created
+    )
     readme = (
         f"Release of {copy.loaded.name}\n\n"
         f"{TABLE_FILE}    the released table\n"
@@ -167,14 +189,25 @@ def package_files(copy: WorkingCopy, *, columns: Sequence[str] | None = None, re
     return PackageFiles(table, render_html(report).encode("utf-8"), recipe_bytes, readme.encode("utf-8"), statement)
 
 
-def release_package(copy: WorkingCopy, *, columns: Sequence[str] | None = None, report: "RiskReport | None" = None,
-                    created: str | None = None, notes: Sequence[str] = ()) -> bytes:
+def release_package(
+    copy: WorkingCopy,
+    *,
+    columns: Sequence[str] | None = None,
+    report: RiskReport | None = None,
+    created: str | None = None,
+    notes: Sequence[str] = (),
+) -> bytes:
     """The zip of ``package_files`` (deterministic bytes for a given ``created``)."""
     files = package_files(copy, columns=columns, report=report, created=created, notes=notes)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, data in ((TABLE_FILE, files.table), (REPORT_FILE, files.report), (RECIPE_FILE, files.recipe),
-                           (README_FILE, files.readme), (SUMS_FILE, files.sums)):
+        for name, data in (
+            (TABLE_FILE, files.table),
+            (REPORT_FILE, files.report),
+            (RECIPE_FILE, files.recipe),
+            (README_FILE, files.readme),
+            (SUMS_FILE, files.sums),
+        ):
             info = zipfile.ZipInfo(name, date_time=_TIMESTAMP)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16

@@ -42,9 +42,10 @@ Example:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -80,7 +81,7 @@ class Reading:
     sha256: str | None = None
 
     @classmethod
-    def of(cls, table, data: bytes | str | Path | None = None) -> "Reading":
+    def of(cls, table, data: bytes | str | Path | None = None) -> Reading:
         """What ``load_table`` detected or was told (a ``LoadedTable``), with the
         SHA-256 of ``data`` (the bytes read, or the file's path) when given."""
         return cls(table.delimiter, table.encoding, table.header, None if data is None else file_digest(data))
@@ -89,7 +90,7 @@ class Reading:
         return {"delimiter": self.delimiter, "encoding": self.encoding, "header": self.header, "sha256": self.sha256}
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "the source's reading") -> "Reading":
+    def from_json(cls, data: Any, where: str = "the source's reading") -> Reading:
         read_object(data, where, required=("delimiter", "encoding", "header"), optional=("sha256",))
         header = data["header"]
         if header is not None and not isinstance(header, bool):
@@ -97,8 +98,12 @@ class Reading:
         sha256 = read_text(data, "sha256", where, optional=True)
         if sha256 is not None and not is_sha256(sha256):
             raise damaged(f"'sha256' of {where} must be 64 hexadecimal digits or null.")
-        return cls(read_text(data, "delimiter", where, optional=True),
-                   read_text(data, "encoding", where, optional=True), header, sha256)
+        return cls(
+            read_text(data, "delimiter", where, optional=True),
+            read_text(data, "encoding", where, optional=True),
+            header,
+            sha256,
+        )
 
 
 @dataclass(frozen=True)
@@ -123,7 +128,7 @@ class Source:
     reading: Reading = field(default_factory=Reading)
 
     @classmethod
-    def of(cls, dataset: Dataset, reading: Reading | None = None) -> "Source":
+    def of(cls, dataset: Dataset, reading: Reading | None = None) -> Source:
         """The source of a loaded dataset."""
         table = dataset.role_table()
         return cls(
@@ -132,7 +137,9 @@ class Source:
             rows=dataset.n_rows,
             records=dataset.n_records,
             missing=dataset.missing,
-            columns=tuple(SourceColumn(*map(str, row)) for row in table[["column", "type", "role"]].itertuples(index=False)),
+            columns=tuple(
+                SourceColumn(*map(str, row)) for row in table[["column", "type", "role"]].itertuples(index=False)
+            ),
             reading=reading or Reading(),
         )
 
@@ -161,36 +168,47 @@ class Source:
                 frame = convert_column(frame, column.name, column.type)
         roles = {c.name: c.role for c in self.columns}
         roles.update({str(c): Role.IGNORE.value for c in frame.columns if c not in roles})
-        return Dataset(name=name or self.name, frame=frame, roles={c: Role(r) for c, r in roles.items()},
-                       missing=self.missing).validated()
+        return Dataset(
+            name=name or self.name, frame=frame, roles={c: Role(r) for c, r in roles.items()}, missing=self.missing
+        ).validated()
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "fingerprint": self.fingerprint, "rows": self.rows, "records": self.records,
-            "missing": self.missing, "reading": self.reading.to_json(),
+            "name": self.name,
+            "fingerprint": self.fingerprint,
+            "rows": self.rows,
+            "records": self.records,
+            "missing": self.missing,
+            "reading": self.reading.to_json(),
             "columns": [{"name": c.name, "type": c.type, "role": c.role} for c in self.columns],
         }
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "the source") -> "Source":
+    def from_json(cls, data: Any, where: str = "the source") -> Source:
         read_object(data, where, required=("name", "fingerprint", "rows", "records", "missing", "reading", "columns"))
         columns = []
         for item in read_list(data, "columns", where):
             read_object(item, f"a column of {where}", required=("name", "type", "role"))
-            columns.append(SourceColumn(
-                read_text(item, "name", where), read_text(item, "type", where, allowed=TYPES),
-                read_text(item, "role", where, allowed=ROLE_VALUES),
-            ))
+            columns.append(
+                SourceColumn(
+                    read_text(item, "name", where),
+                    read_text(item, "type", where, allowed=TYPES),
+                    read_text(item, "role", where, allowed=ROLE_VALUES),
+                )
+            )
         names = [c.name for c in columns]
         if not columns or len(set(names)) != len(names):
             raise damaged(f"{where} must list each column once.")
         if sum(c.role == Role.COUNT.value for c in columns) > 1:
             raise damaged(f"{where} marks more than one column as the record count.")
         return cls(
-            name=read_text(data, "name", where), fingerprint=read_text(data, "fingerprint", where),
-            rows=read_whole(data, "rows", where, minimum=0), records=read_whole(data, "records", where, minimum=0),
+            name=read_text(data, "name", where),
+            fingerprint=read_text(data, "fingerprint", where),
+            rows=read_whole(data, "rows", where, minimum=0),
+            records=read_whole(data, "records", where, minimum=0),
             missing=read_text(data, "missing", where, allowed=("category", "drop")),
-            columns=tuple(columns), reading=Reading.from_json(data["reading"]),
+            columns=tuple(columns),
+            reading=Reading.from_json(data["reading"]),
         )
 
 
@@ -254,9 +272,12 @@ class Recipe:
             "source": self.source.to_json(),
             "target": self.target.to_json(),
             "steps": [{"page": s.page, "description": s.step.describe(), "step": s.step.to_json()} for s in self.steps],
-            "release": {"columns": list(self.columns), "sha256": self.released_sha256,
-                        "records": self.released_records,
-                        **({} if self.loaded_records is None else {"loaded_records": self.loaded_records})},
+            "release": {
+                "columns": list(self.columns),
+                "sha256": self.released_sha256,
+                "records": self.released_records,
+                **({} if self.loaded_records is None else {"loaded_records": self.loaded_records}),
+            },
         }
         data[DIGEST_FIELD] = content_digest(data)
         return data
@@ -283,44 +304,59 @@ class Recipe:
         if self.integrity == INTACT or accept_edited:
             return
         if self.integrity == EDITED:
-            raise RecipeError("This recipe was changed after it was written (its content no longer matches its "
-                              "digest); use the recipe of the release as it was made, or apply it anyway with "
-                              "--accept-edited.")
-        raise RecipeError("This recipe carries no digest (it was written before recipes had one, or the digest was "
-                          "removed), so a change to it cannot be detected; write it again, or apply it anyway with "
-                          "--accept-edited.")
+            raise RecipeError(
+                "This recipe was changed after it was written (its content no longer matches its "
+                "digest); use the recipe of the release as it was made, or apply it anyway with "
+                "--accept-edited."
+            )
+        raise RecipeError(
+            "This recipe carries no digest (it was written before recipes had one, or the digest was "
+            "removed), so a change to it cannot be detected; write it again, or apply it anyway with "
+            "--accept-edited."
+        )
 
     def dumps(self) -> str:
         """The recipe as indented JSON text (UTF-8 safe, keys in a fixed order)."""
         return json.dumps(self.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
     @classmethod
-    def from_json(cls, data: Any) -> "Recipe":
+    def from_json(cls, data: Any) -> Recipe:
         """A recipe from parsed JSON; a ``RecipeError`` sentence when anything is off."""
         if not isinstance(data, Mapping) or data.get("format") != RECIPE_FORMAT:
-            raise RecipeError("This is not an anonlib recipe (a JSON file written by the dashboard or by "
-                              "`python -m anonlib anonymize --recipe`).")
+            raise RecipeError(
+                "This is not an anonlib recipe (a JSON file written by the dashboard or by "
+                "`python -m anonlib anonymize --recipe`)."
+            )
         version = data.get("version")
         if version != RECIPE_VERSION:
-            raise RecipeError(f"This recipe has version {version!r}; this anonlib reads version {RECIPE_VERSION}. "
-                              "Use the anonlib version that wrote it.")
-        read_object(data, "the recipe", required=("format", "version", "source", "target", "steps", "release"),
-                    optional=(DIGEST_FIELD,))
+            raise RecipeError(
+                f"This recipe has version {version!r}; this anonlib reads version {RECIPE_VERSION}. "
+                "Use the anonlib version that wrote it."
+            )
+        read_object(
+            data,
+            "the recipe",
+            required=("format", "version", "source", "target", "steps", "release"),
+            optional=(DIGEST_FIELD,),
+        )
         recorded = read_text(data, DIGEST_FIELD, "the recipe", optional=True)
         integrity = NO_DIGEST if recorded is None else INTACT if recorded == content_digest(data) else EDITED
         source = Source.from_json(data["source"])
         target = ReleaseTarget.from_json(data["target"])
         items = read_list(data, "steps", "the recipe")
         if len(items) > MAX_RECIPE_STEPS:
-            raise RecipeError(f"The recipe has {len(items):,} steps, more than the {MAX_RECIPE_STEPS:,} a recipe "
-                              "can hold; it is not a recipe the dashboard or the command line wrote.")
+            raise RecipeError(
+                f"The recipe has {len(items):,} steps, more than the {MAX_RECIPE_STEPS:,} a recipe "
+                "can hold; it is not a recipe the dashboard or the command line wrote."
+            )
         steps = []
         for i, item in enumerate(items, start=1):
             where = f"step {i}"
             read_object(item, where, required=("page", "step"), optional=("description",))
             steps.append(RecipeStep(step_from_json(item["step"], where), read_text(item, "page", where)))
-        release = read_object(data["release"], "the release", required=("columns", "sha256", "records"),
-                              optional=("loaded_records",))
+        release = read_object(
+            data["release"], "the release", required=("columns", "sha256", "records"), optional=("loaded_records",)
+        )
         columns = read_texts(release, "columns", "the release")
         roles = source.roles
         unknown = [c for c in columns if c not in roles]
@@ -332,18 +368,30 @@ class Recipe:
             absent = [c for c in s.step.columns if c not in roles]
             if absent:
                 raise damaged(f"step {i} uses {join_names(absent)}, which the source does not list.")
-        loaded = read_whole(release, "loaded_records", "the release", minimum=0) if "loaded_records" in release else None
-        return cls(source, target, tuple(steps), columns, read_text(release, "sha256", "the release"),
-                   read_whole(release, "records", "the release", minimum=0), loaded, integrity)
+        loaded = (
+            read_whole(release, "loaded_records", "the release", minimum=0) if "loaded_records" in release else None
+        )
+        return cls(
+            source,
+            target,
+            tuple(steps),
+            columns,
+            read_text(release, "sha256", "the release"),
+            read_whole(release, "records", "the release", minimum=0),
+            loaded,
+            integrity,
+        )
 
     @classmethod
-    def loads(cls, text: str | bytes) -> "Recipe":
+    def loads(cls, text: str | bytes) -> Recipe:
         """A recipe from JSON text; one sentence when the text is not valid JSON."""
         if isinstance(text, bytes):
             try:
                 text = text.decode("utf-8-sig")
             except UnicodeDecodeError:
-                raise RecipeError("The recipe is not a UTF-8 text file; give the JSON file the dashboard wrote.") from None
+                raise RecipeError(
+                    "The recipe is not a UTF-8 text file; give the JSON file the dashboard wrote."
+                ) from None
         try:
             data = json.loads(text)
         except RecursionError:  # brackets nested thousands deep
@@ -351,7 +399,9 @@ class Recipe:
         except ValueError as err:
             line = getattr(err, "lineno", None)
             raise RecipeError(
-                "The recipe is not valid JSON" + (f" (line {line})" if line else "") + "; it may be cut short or damaged."
+                "The recipe is not valid JSON"
+                + (f" (line {line})" if line else "")
+                + "; it may be cut short or damaged."
             ) from None
         return cls.from_json(data)
 
@@ -371,15 +421,25 @@ class Recipe:
                 raise
             except AnonlibError as err:
                 raise type(err)(f"Step {i} ({s.step.describe()}) does not fit this file: {err}") from None
-        final = Dataset(name=dataset.name, frame=frame, roles=dataset.roles, missing=dataset.missing,
-                        notes=dataset.notes).validated()
-        check = self.target.check(final, loaded_records=analysed_records(dataset, self.target.sensitive),
-                                  wildcard=suppression_mark(s.step for s in self.steps))
+        final = Dataset(
+            name=dataset.name, frame=frame, roles=dataset.roles, missing=dataset.missing, notes=dataset.notes
+        ).validated()
+        check = self.target.check(
+            final,
+            loaded_records=analysed_records(dataset, self.target.sensitive),
+            wildcard=suppression_mark(s.step for s in self.steps),
+        )
         columns = check_release_columns(final, self.columns)
         table = release_table(final, columns, extra=self.target.sensitive)
         data = release_csv(table)
-        return Replay(final, check, table, data, dataset.fingerprint == self.source.fingerprint,
-                      bool(self.released_sha256) and digest(data) == self.released_sha256)
+        return Replay(
+            final,
+            check,
+            table,
+            data,
+            dataset.fingerprint == self.source.fingerprint,
+            bool(self.released_sha256) and digest(data) == self.released_sha256,
+        )
 
 
 def suppression_mark(steps: Iterable[Step]) -> str | None:
@@ -413,8 +473,10 @@ def read_recipe(path: str | Path) -> Recipe:
     if not file.is_file():
         raise RecipeError(f"The recipe file '{file.name}' does not exist or is not a file.")
     if file.stat().st_size > MAX_RECIPE_BYTES:
-        raise RecipeError(f"The recipe file '{file.name}' is larger than {MAX_RECIPE_BYTES // 2**20} MB; "
-                          "it is not a recipe the dashboard wrote.")
+        raise RecipeError(
+            f"The recipe file '{file.name}' is larger than {MAX_RECIPE_BYTES // 2**20} MB; "
+            "it is not a recipe the dashboard wrote."
+        )
     return Recipe.loads(file.read_bytes())
 
 
@@ -431,8 +493,14 @@ def read_for_recipe(recipe: Recipe, source: str | Path | bytes, *, name: str | N
     return recipe.source.dataset(table.frame, name=name or table.name), Reading.of(table, source)
 
 
-def recipe_of(loaded: Dataset, target: ReleaseTarget, steps: Sequence[RecipeStep], final: Dataset,
-              columns: Sequence[str] | None = None, reading: Reading | None = None) -> Recipe:
+def recipe_of(
+    loaded: Dataset,
+    target: ReleaseTarget,
+    steps: Sequence[RecipeStep],
+    final: Dataset,
+    columns: Sequence[str] | None = None,
+    reading: Reading | None = None,
+) -> Recipe:
     """The recipe of a release: ``loaded`` turned into ``final`` by ``steps``, releasing
     ``columns`` (default: all but identifiers and ignored columns)."""
     from .release import default_release_columns
@@ -441,5 +509,12 @@ def recipe_of(loaded: Dataset, target: ReleaseTarget, steps: Sequence[RecipeStep
     table = release_table(final, chosen, extra=target.sensitive)
     data = release_csv(table)
     records = int(table[final.count].sum()) if final.count else len(table)
-    return Recipe(Source.of(loaded, reading), target, tuple(steps), chosen, digest(data), records,
-                  analysed_records(loaded, target.sensitive))
+    return Recipe(
+        Source.of(loaded, reading),
+        target,
+        tuple(steps),
+        chosen,
+        digest(data),
+        records,
+        analysed_records(loaded, target.sensitive),
+    )

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -87,8 +87,7 @@ def release_columns(
     return tuple(sorted(columns, key=position.__getitem__))
 
 
-def release_table(dataset: Dataset, columns: Sequence[str] | None = None, *,
-                  extra: Sequence[str] = ()) -> pd.DataFrame:
+def release_table(dataset: Dataset, columns: Sequence[str] | None = None, *, extra: Sequence[str] = ()) -> pd.DataFrame:
     """The table to release from ``dataset`` (see the module text); ``extra`` are the
     columns the release target's privacy models read (``ReleaseTarget.sensitive``),
     assessed like the sensitive columns.

@@ -57,8 +57,9 @@ import math
 import re
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -147,10 +148,14 @@ class ColumnView:
         """What happened to the column, in plain words."""
         if self.kind == "number":
             same = self.before == self.after
-            text = (f"{self.column}: numbers kept as they are" if same else
-                    f"{self.column}: numbers changed (mean {_num(self.before.mean)} → {_num(self.after.mean)}, "
-                    f"median {_num(self.before.median)} → {_num(self.after.median)})"
-                    if self.before and self.after else f"{self.column}: numbers")
+            text = (
+                f"{self.column}: numbers kept as they are"
+                if same
+                else f"{self.column}: numbers changed (mean {_num(self.before.mean)} → {_num(self.after.mean)}, "
+                f"median {_num(self.before.median)} → {_num(self.after.median)})"
+                if self.before and self.after
+                else f"{self.column}: numbers"
+            )
             if self.other_after > self.other_before:
                 text += f"; {self.other_after - self.other_before:,} more records without a number (blank or *)"
             return text + "."
@@ -173,8 +178,11 @@ class Contingency:
 
     def frame(self, which: str = "after") -> pd.DataFrame:
         """The table as a DataFrame (``which``: ``before`` or ``after``)."""
-        rows, cols, values = ((self.rows_before, self.columns_before, self.before) if which == "before"
-                              else (self.rows_after, self.columns_after, self.after))
+        rows, cols, values = (
+            (self.rows_before, self.columns_before, self.before)
+            if which == "before"
+            else (self.rows_after, self.columns_after, self.after)
+        )
         return pd.DataFrame(list(values), index=list(rows), columns=list(cols))
 
 
@@ -213,15 +221,22 @@ class ClassifierComparison:
         """The comparison in one sentence (``timed``: with the seconds it took; a release
         package's report leaves them out so that it is the same bytes when built again)."""
         r, o = self.released, self.original
-        text = (f"Predicting {self.column} from {join_names(self.features)}: trained on the release "
-                f"{_pct(r.mean)} ± {_pct(r.sd)} right, on the loaded file {_pct(o.mean)} ± {_pct(o.sd)}; "
-                f"always guessing the most common value {_pct(r.baseline)} (release) and {_pct(o.baseline)} "
-                f"(loaded file).")
+        text = (
+            f"Predicting {self.column} from {join_names(self.features)}: trained on the release "
+            f"{_pct(r.mean)} ± {_pct(r.sd)} right, on the loaded file {_pct(o.mean)} ± {_pct(o.sd)}; "
+            f"always guessing the most common value {_pct(r.baseline)} (release) and {_pct(o.baseline)} "
+            f"(loaded file)."
+        )
         if self.subsampled:
-            text += (f" Rows were subsampled to {r.records:,} of {self.records_released:,} released and "
-                     f"{o.records:,} of {self.records_original:,} loaded records (seed {self.seed}) "
-                     + (f"to stay within {self.time_limit:g} s." if self.timed_out else
-                        f"to at most {self.max_rows:,} rows per table."))
+            text += (
+                f" Rows were subsampled to {r.records:,} of {self.records_released:,} released and "
+                f"{o.records:,} of {self.records_original:,} loaded records (seed {self.seed}) "
+                + (
+                    f"to stay within {self.time_limit:g} s."
+                    if self.timed_out
+                    else f"to at most {self.max_rows:,} rows per table."
+                )
+            )
         return text + (f" Took {self.seconds:.1f} s." if timed else "")
 
 
@@ -255,8 +270,10 @@ class ReleaseView:
         """The view in plain words: the target, the records suppressed, each column, the classifier."""
         out = [self.status]
         if self.suppressed_records:
-            out.append(f"{self.suppressed_records:,} of {self.loaded_records:,} records are suppressed: they are "
-                       "not in the release.")
+            out.append(
+                f"{self.suppressed_records:,} of {self.loaded_records:,} records are suppressed: they are "
+                "not in the release."
+            )
         else:
             out.append(f"No record is suppressed: all {self.loaded_records:,} records are in the release.")
         out.extend(c.sentence() for c in self.columns)
@@ -320,8 +337,11 @@ def shown_columns(copy: WorkingCopy) -> tuple[str, ...]:
     """
     current = copy.current
     released = default_release_columns(current)
-    return tuple(str(c) for c in current.frame.columns
-                 if c in released and (c in current.quasi_identifiers or c in current.sensitive))
+    return tuple(
+        str(c)
+        for c in current.frame.columns
+        if c in released and (c in current.quasi_identifiers or c in current.sensitive)
+    )
 
 
 def sensitive_columns(copy: WorkingCopy) -> tuple[str, ...]:
@@ -357,8 +377,9 @@ def _shown(series: pd.Series) -> pd.Series:
             return str(int(v))
         return str(v)
 
-    return pd.Series([BLANK if m else text(v) for v, m in zip(values.tolist(), missing)], index=series.index,
-                     dtype=object)
+    return pd.Series(
+        [BLANK if m else text(v) for v, m in zip(values.tolist(), missing)], index=series.index, dtype=object
+    )
 
 
 def _numbers(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -368,8 +389,13 @@ def _numbers(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     if pd.api.types.is_numeric_dtype(series):
         values = series.to_numpy(dtype=float, na_value=np.nan)
         return values, ~np.isnan(values)
-    mask = np.array([isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-                     and not pd.isna(v) for v in series.tolist()], dtype=bool)
+    mask = np.array(
+        [
+            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and not pd.isna(v)
+            for v in series.tolist()
+        ],
+        dtype=bool,
+    )
     values = np.full(len(series), np.nan)
     values[mask] = [float(v) for v, m in zip(series.tolist(), mask) if m]
     return values, mask
@@ -418,8 +444,9 @@ def weighted_summary(values: np.ndarray, weights: np.ndarray) -> NumberSummary |
         a, b = at(low), at(min(low + 1, total - 1))
         return a + (h - low) * (b - a)
 
-    return NumberSummary(total, mean, sd, float(values[0]), quantile(0.25), quantile(0.5), quantile(0.75),
-                         float(values[-1]))
+    return NumberSummary(
+        total, mean, sd, float(values[0]), quantile(0.25), quantile(0.5), quantile(0.75), float(values[-1])
+    )
 
 
 def _counts(labels: pd.Series, weights: np.ndarray) -> dict[str, int]:
@@ -455,6 +482,7 @@ def _single(label: str) -> tuple[float, float] | None:
 
 def _order(labels: Sequence[str], totals: dict[str, int]) -> list[str]:
     """Intervals and numbers by their value, then other values by records (most first)."""
+
     def key(label: str):
         bounds = _interval(label)
         if bounds is not None:
@@ -472,7 +500,7 @@ def _limited(rows: list[ValueCount]) -> tuple[ValueCount, ...]:
         return tuple(rows)
     by_size = sorted(range(len(rows)), key=lambda i: -(rows[i].after + (rows[i].before or 0)))
     kept = sorted(by_size[: MAX_VALUES - 1])
-    rest = [rows[i] for i in by_size[MAX_VALUES - 1:]]
+    rest = [rows[i] for i in by_size[MAX_VALUES - 1 :]]
     before = None if any(r.before is None for r in rest) else sum(r.before for r in rest)
     other = ValueCount(f"(other {len(rest):,} values)", before, sum(r.after for r in rest))
     return tuple(rows[i] for i in kept) + (other,)
@@ -520,8 +548,9 @@ def _binned(values: np.ndarray, mask: np.ndarray, edges: np.ndarray, kind: str) 
     return out
 
 
-def _column_view(column: str, role: str, before: pd.Series, after: pd.Series, w_before: np.ndarray,
-                 w_after: np.ndarray) -> ColumnView:
+def _column_view(
+    column: str, role: str, before: pd.Series, after: pd.Series, w_before: np.ndarray, w_after: np.ndarray
+) -> ColumnView:
     shown_before, shown_after = _shown(before), _shown(after)
     distinct_before = int(before.dropna().nunique())
     distinct_after = int(after.dropna().nunique())
@@ -535,10 +564,10 @@ def _column_view(column: str, role: str, before: pd.Series, after: pd.Series, w_
         both = np.concatenate([v_before[m_before], v_after[m_after]])
         edges, bins = _bins(both)
         labels = _bin_labels(edges, bins)
-        n_before = np.bincount(_binned(v_before, m_before, edges, bins) + 1, weights=w_before,
-                               minlength=len(labels) + 1)
-        n_after = np.bincount(_binned(v_after, m_after, edges, bins) + 1, weights=w_after,
-                              minlength=len(labels) + 1)
+        n_before = np.bincount(
+            _binned(v_before, m_before, edges, bins) + 1, weights=w_before, minlength=len(labels) + 1
+        )
+        n_after = np.bincount(_binned(v_after, m_after, edges, bins) + 1, weights=w_after, minlength=len(labels) + 1)
         rows = [ValueCount(label, int(b), int(a)) for label, b, a in zip(labels, n_before[1:], n_after[1:])]
         other_before = int(w_before[~m_before].sum())
         other_after = int(w_after[~m_after].sum())
@@ -546,8 +575,20 @@ def _column_view(column: str, role: str, before: pd.Series, after: pd.Series, w_
         marks_before = _counts(shown_before[~m_before], w_before[~m_before]) if other_before else {}
         for label in _order(set(marks) | set(marks_before), {**marks_before, **marks}):
             rows.append(ValueCount(label, marks_before.get(label, 0), marks.get(label, 0)))
-        return ColumnView(column, role, "number", distinct_before, distinct_after, tuple(rows), summary_before,
-                          summary_after, other_before, other_after, tuple(float(e) for e in edges), bins)
+        return ColumnView(
+            column,
+            role,
+            "number",
+            distinct_before,
+            distinct_after,
+            tuple(rows),
+            summary_before,
+            summary_after,
+            other_before,
+            other_after,
+            tuple(float(e) for e in edges),
+            bins,
+        )
     counts_after = _counts(shown_after, w_after)
     if numeric_before and before.notna().any() and not (code and _is_numeric(after)):
         # numbers (or codes) turned into text: count the loaded records per interval or mask
@@ -572,13 +613,24 @@ def _column_view(column: str, role: str, before: pd.Series, after: pd.Series, w_
             else:
                 n_before = None
             rows.append(ValueCount(label, n_before, counts_after[label]))
-        return ColumnView(column, role, "number → categories", distinct_before, distinct_after, _limited(rows),
-                          summary_before, None, int(w_before[~m_before].sum()), 0)
+        return ColumnView(
+            column,
+            role,
+            "number → categories",
+            distinct_before,
+            distinct_after,
+            _limited(rows),
+            summary_before,
+            None,
+            int(w_before[~m_before].sum()),
+            0,
+        )
     counts_before = _counts(shown_before, w_before)
     labels = list(dict.fromkeys(list(counts_before) + list(counts_after)))
     totals = {label: counts_before.get(label, 0) + counts_after.get(label, 0) for label in labels}
-    rows = [ValueCount(label, counts_before.get(label, 0), counts_after.get(label, 0))
-            for label in _order(labels, totals)]
+    rows = [
+        ValueCount(label, counts_before.get(label, 0), counts_after.get(label, 0)) for label in _order(labels, totals)
+    ]
     return ColumnView(column, role, "category", distinct_before, distinct_after, _limited(rows))
 
 
@@ -625,8 +677,14 @@ def _crosstab(a: pd.Series, b: pd.Series, weights: np.ndarray) -> tuple[tuple[st
     return tuple(rows), tuple(cols), tuple(tuple(int(v) for v in r) for r in table.to_numpy())
 
 
-def _contingency(pair: Sequence[str], before: pd.DataFrame, after: pd.DataFrame, views: dict[str, ColumnView],
-                 w_before: np.ndarray, w_after: np.ndarray) -> Contingency:
+def _contingency(
+    pair: Sequence[str],
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    views: dict[str, ColumnView],
+    w_before: np.ndarray,
+    w_after: np.ndarray,
+) -> Contingency:
     a, b = pair
     rb, cb, tb = _crosstab(_pair_labels(before[a], views[a], True), _pair_labels(before[b], views[b], True), w_before)
     ra, ca, ta = _crosstab(_pair_labels(after[a], views[a], False), _pair_labels(after[b], views[b], False), w_after)
@@ -643,7 +701,9 @@ def _expanded(frame: pd.DataFrame, weights: np.ndarray) -> pd.DataFrame:
     return frame.iloc[np.repeat(np.arange(len(frame)), weights)].reset_index(drop=True)
 
 
-def model_inputs(frame: pd.DataFrame, features: Sequence[str], column: str) -> tuple[pd.DataFrame, np.ndarray, list[str], list[str]]:
+def model_inputs(
+    frame: pd.DataFrame, features: Sequence[str], column: str
+) -> tuple[pd.DataFrame, np.ndarray, list[str], list[str]]:
     """Features and labels as the classifier reads them: number columns (``_is_numeric``,
     ``*`` and blank as missing) as numbers, other columns and codes such as ZIP
     (``is_code_name``) as text (``(blank)`` a value);
@@ -684,8 +744,9 @@ def classifier_pipeline(numbers: Sequence[str], texts: Sequence[str], seed: int)
     return make_pipeline(ColumnTransformer(parts), DecisionTreeClassifier(max_depth=TREE_DEPTH, random_state=seed))
 
 
-def cross_validated(X: pd.DataFrame, y: np.ndarray, numbers: Sequence[str], texts: Sequence[str], seed: int,
-                    trained_on: str) -> Accuracy:
+def cross_validated(
+    X: pd.DataFrame, y: np.ndarray, numbers: Sequence[str], texts: Sequence[str], seed: int, trained_on: str
+) -> Accuracy:
     """Stratified 5-fold accuracy (shuffled, seeded) of the pipeline and of always guessing the most common value."""
     from sklearn.dummy import DummyClassifier
     from sklearn.model_selection import StratifiedKFold, cross_val_score
@@ -695,23 +756,35 @@ def cross_validated(X: pd.DataFrame, y: np.ndarray, numbers: Sequence[str], text
         warnings.simplefilter("ignore")  # a class with fewer records than folds: stratified as far as it goes
         scores = cross_val_score(classifier_pipeline(numbers, texts, seed), X, y, cv=folds)
         baseline = cross_val_score(DummyClassifier(strategy="most_frequent"), X, y, cv=folds)
-    return Accuracy(trained_on, len(y), len(set(y.tolist())), float(scores.mean()), float(scores.std()),
-                    tuple(float(s) for s in scores), float(baseline.mean()))
+    return Accuracy(
+        trained_on,
+        len(y),
+        len(set(y.tolist())),
+        float(scores.mean()),
+        float(scores.std()),
+        tuple(float(s) for s in scores),
+        float(baseline.mean()),
+    )
 
 
 def _usable(y: np.ndarray, column: str, where: str) -> None:
     values, counts = np.unique(y.astype(str), return_counts=True)
     if len(values) < 2:
         one = values[0] if len(values) else "none"
-        raise ParameterError(f"{column} has one value in {where} ({one}): there is nothing for a classifier to "
-                             "predict; choose another column.")
+        raise ParameterError(
+            f"{column} has one value in {where} ({one}): there is nothing for a classifier to "
+            "predict; choose another column."
+        )
     if len(y) < 2 * FOLDS or counts.max() < FOLDS:
-        raise ParameterError(f"{where.capitalize()} has too few records to cross-validate a classifier predicting "
-                             f"{column} ({len(y):,} records; at least {2 * FOLDS} and a value held by {FOLDS}).")
+        raise ParameterError(
+            f"{where.capitalize()} has too few records to cross-validate a classifier predicting "
+            f"{column} ({len(y):,} records; at least {2 * FOLDS} and a value held by {FOLDS})."
+        )
 
 
-def _estimate(X: pd.DataFrame, y: np.ndarray, numbers: Sequence[str], texts: Sequence[str], seed: int,
-              sizes: Sequence[int]) -> float:
+def _estimate(
+    X: pd.DataFrame, y: np.ndarray, numbers: Sequence[str], texts: Sequence[str], seed: int, sizes: Sequence[int]
+) -> float:
     """Seconds the comparison is expected to take on tables of ``sizes`` records: after an
     untimed warm-up fit, two timed fits (a quarter of ``PILOT_ROWS`` and ``PILOT_ROWS`` rows)
     give a fixed and a per-row cost;
@@ -735,9 +808,17 @@ def _estimate(X: pd.DataFrame, y: np.ndarray, numbers: Sequence[str], texts: Seq
     return 1.5 * sum(FOLDS * (fixed + slope * 0.8 * n) for n in sizes)
 
 
-def _classifier(column: str, features: list[str], before: pd.DataFrame, after: pd.DataFrame,
-                w_before: np.ndarray, w_after: np.ndarray, seed: int, time_limit: float,
-                max_rows: int) -> ClassifierComparison:
+def _classifier(
+    column: str,
+    features: list[str],
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    w_before: np.ndarray,
+    w_after: np.ndarray,
+    seed: int,
+    time_limit: float,
+    max_rows: int,
+) -> ClassifierComparison:
     start = time.perf_counter()
     original = _expanded(before[features + [column]], w_before)
     released = _expanded(after[features + [column]], w_after)
@@ -745,6 +826,7 @@ def _classifier(column: str, features: list[str], before: pd.DataFrame, after: p
     Xr, yr, nr, tr = model_inputs(released, features, column)
     _usable(yr, column, "the release")
     _usable(yo, column, "the loaded file")
+
     def cut(X, y, n):  # the same seed for both tables: equal tables keep the same rows
         if n >= len(y):
             return X, y
@@ -766,10 +848,21 @@ def _classifier(column: str, features: list[str], before: pd.DataFrame, after: p
     acc_released = cross_validated(Xr, yr, nr, tr, seed, "release")
     acc_original = cross_validated(Xo, yo, no, to, seed, "loaded file")
     return ClassifierComparison(
-        column, tuple(features), f"decision tree (depth {TREE_DEPTH}) on one-hot encoded categories and numbers, "
-        f"stratified {FOLDS}-fold cross-validation, seed {seed}", acc_released, acc_original,
-        time.perf_counter() - start, float(time_limit), subsampled or timed_out, int(w_after.sum()),
-        int(w_before.sum()), seed, max_rows, timed_out)
+        column,
+        tuple(features),
+        f"decision tree (depth {TREE_DEPTH}) on one-hot encoded categories and numbers, "
+        f"stratified {FOLDS}-fold cross-validation, seed {seed}",
+        acc_released,
+        acc_original,
+        time.perf_counter() - start,
+        float(time_limit),
+        subsampled or timed_out,
+        int(w_after.sum()),
+        int(w_before.sum()),
+        seed,
+        max_rows,
+        timed_out,
+    )
 
 
 # --------------------------------------------------------------------------- the view
@@ -798,9 +891,17 @@ def default_predict(columns: Sequence[str], sensitive: Sequence[str]) -> str | N
     return sensitive[0] if sensitive else columns[-1]
 
 
-def release_view(copy: WorkingCopy, *, pair: Sequence[str] | None = None, predict: str | None = None,
-                 seed: int = 0, time_limit: float = 20.0, classify: bool = True,
-                 max_rows: int = MAX_ROWS, strict: bool = True) -> ReleaseView:
+def release_view(
+    copy: WorkingCopy,
+    *,
+    pair: Sequence[str] | None = None,
+    predict: str | None = None,
+    seed: int = 0,
+    time_limit: float = 20.0,
+    classify: bool = True,
+    max_rows: int = MAX_ROWS,
+    strict: bool = True,
+) -> ReleaseView:
     """The release view of ``copy`` (see the module text). ``pair``: the two columns of the
     contingency table (default ``default_pair``); ``predict``: the column the classifier
     predicts (default ``default_predict``); ``classify=False`` leaves the classifier out.
@@ -821,7 +922,8 @@ def release_view(copy: WorkingCopy, *, pair: Sequence[str] | None = None, predic
     if released_records == 0:
         raise EmptySelectionError(
             f"The release holds no record: all {loaded_records:,} records of the loaded file are suppressed or "
-            "left out. Undo the last step or choose a target the data can meet.")
+            "left out. Undo the last step or choose a target the data can meet."
+        )
     current = copy.current
     sensitive = [c for c in columns if c in current.sensitive]
     problems: list[str] = []
@@ -841,24 +943,41 @@ def release_view(copy: WorkingCopy, *, pair: Sequence[str] | None = None, predic
         chosen = default_pair(columns, sensitive)
     target: str | None = predict
     if predict is not None and predict not in columns:
-        refused(ColumnError(f"{predict} is not a quasi-identifier or sensitive attribute of the release; choose "
-                            f"among {join_names(columns)}."))
+        refused(
+            ColumnError(
+                f"{predict} is not a quasi-identifier or sensitive attribute of the release; choose "
+                f"among {join_names(columns)}."
+            )
+        )
         classify = False
     elif predict is None:
         target = default_predict(columns, sensitive)
     check = copy.check
     status = check.sentence() if check is not None else f"The target could not be checked: {copy.problem}"
     steps = tuple(
-        StepLine(i, a.page, a.step.describe(), None if a.before is None else a.before.failing_records,
-                 None if a.after is None else a.after.failing_records, a.suppressed_records, a.cost.sentences())
-        for i, a in enumerate(copy.steps, start=1))
-    views = {c: _column_view(c, "sensitive attribute" if c in sensitive else "quasi-identifier",
-                             before[c], after[c], w_before, w_after) for c in columns}
+        StepLine(
+            i,
+            a.page,
+            a.step.describe(),
+            None if a.before is None else a.before.failing_records,
+            None if a.after is None else a.after.failing_records,
+            a.suppressed_records,
+            a.cost.sentences(),
+        )
+        for i, a in enumerate(copy.steps, start=1)
+    )
+    views = {
+        c: _column_view(
+            c, "sensitive attribute" if c in sensitive else "quasi-identifier", before[c], after[c], w_before, w_after
+        )
+        for c in columns
+    }
     notes: list[str] = []
     contingency = None
     if chosen is None and pair is None:
-        notes.append("A contingency table needs two columns; the release has one quasi-identifier or sensitive "
-                     "attribute.")
+        notes.append(
+            "A contingency table needs two columns; the release has one quasi-identifier or sensitive attribute."
+        )
     elif chosen is not None:
         contingency = _contingency(chosen, before, after, views, w_before, w_after)
     comparison = None
@@ -868,16 +987,28 @@ def release_view(copy: WorkingCopy, *, pair: Sequence[str] | None = None, predic
         else:
             features = [c for c in columns if c != target]
             try:
-                comparison = _classifier(target, features, before, after, w_before, w_after, int(seed),
-                                         float(time_limit), int(max_rows))
+                comparison = _classifier(
+                    target, features, before, after, w_before, w_after, int(seed), float(time_limit), int(max_rows)
+                )
             except AnonlibError as err:
                 refused(err)
     suppressed = check.suppressed_records if check is not None else max(loaded_records - released_records, 0)
     return ReleaseView(
-        name=copy.loaded.name, target=copy.target.describe(), met=None if check is None else check.met,
-        status=status, loaded_records=loaded_records, released_records=released_records,
-        suppressed_records=suppressed, steps=steps, columns=tuple(views[c] for c in columns), pair=contingency,
-        classifier=comparison, notes=tuple(notes), seconds=time.perf_counter() - start, problems=tuple(problems))
+        name=copy.loaded.name,
+        target=copy.target.describe(),
+        met=None if check is None else check.met,
+        status=status,
+        loaded_records=loaded_records,
+        released_records=released_records,
+        suppressed_records=suppressed,
+        steps=steps,
+        columns=tuple(views[c] for c in columns),
+        pair=contingency,
+        classifier=comparison,
+        notes=tuple(notes),
+        seconds=time.perf_counter() - start,
+        problems=tuple(problems),
+    )
 
 
 def _checked_pair(pair: Sequence[str], columns: Sequence[str]) -> tuple[str, str]:
@@ -888,12 +1019,29 @@ def _checked_pair(pair: Sequence[str], columns: Sequence[str]) -> tuple[str, str
         raise ParameterError(f"A contingency table needs two different columns; both are {pair[0]}.")
     unknown = [c for c in pair if c not in columns]
     if unknown:
-        raise ColumnError(f"{join_names(unknown)} is not a quasi-identifier or sensitive attribute of the "
-                          f"release; choose among {join_names(columns)}.")
+        raise ColumnError(
+            f"{join_names(unknown)} is not a quasi-identifier or sensitive attribute of the "
+            f"release; choose among {join_names(columns)}."
+        )
     return pair[0], pair[1]
 
 
-__all__ = ["Accuracy", "ClassifierComparison", "ColumnView", "Contingency", "NumberSummary", "ReleaseView",
-           "StepLine", "ValueCount", "classifier_pipeline", "cross_validated", "default_pair", "default_predict",
-           "model_inputs", "release_view", "sensitive_columns", "shown_columns", "weighted_summary"]
-
+__all__ = [
+    "Accuracy",
+    "ClassifierComparison",
+    "ColumnView",
+    "Contingency",
+    "NumberSummary",
+    "ReleaseView",
+    "StepLine",
+    "ValueCount",
+    "classifier_pipeline",
+    "cross_validated",
+    "default_pair",
+    "default_predict",
+    "model_inputs",
+    "release_view",
+    "sensitive_columns",
+    "shown_columns",
+    "weighted_summary",
+]

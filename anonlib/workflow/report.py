@@ -37,24 +37,25 @@ Example (Caballero et al., Table 2(b)):
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from ..transformations.anonymize import search
 from ..core.budget import Progress, duration_text, lattice_size, report
 from ..core.dataset import Dataset, Role
 from ..core.errors import AnonlibError, EmptySelectionError, ParameterError, ProblemTooLargeError
 from ..core.hierarchy import default_hierarchy, levels_of
-from ..measures.leakage import attribute_label, leakage_table
 from ..core.metrics import weighted_median, whole_k
 from ..core.version import PRODUCT
+from ..measures.leakage import attribute_label, leakage_table
 from ..measures.peers import default_q, estimate_minimum, minimum_over_subsets, walk_size
 from ..measures.profile import risk_profile
 from ..measures.utility import MEASURE_NAMES
+from ..transformations.anonymize import search
 
 if TYPE_CHECKING:
     from .release_view import ReleaseView
@@ -66,14 +67,24 @@ PRIVACY_SECONDS = 120.0  # individual privacy longer than this is narrowed (fewe
 log = logging.getLogger("anonlib")
 
 T = TypeVar("T")
-SECTIONS = ("Dataset", "Re-identification risk", "Information leakage", "Individual privacy", "Suggested generalization",
-            "Attacker models", "Privacy models", "Release steps")
+SECTIONS = (
+    "Dataset",
+    "Re-identification risk",
+    "Information leakage",
+    "Individual privacy",
+    "Suggested generalization",
+    "Attacker models",
+    "Privacy models",
+    "Release steps",
+)
 RELEASE_VIEW_SECTION = "What the release is still good for"  # a working copy's section (``copy_report``)
 RELEASE_VIEW_SECONDS = 20.0  # the release view's classifier in the report (rows subsampled past it, and said)
 STEP_UNITS = 1000  # progress units per section of build_report
 
-NO_ROWS = ("There are no records to analyse: the table is empty, or every row misses a value in the analysed "
-           "columns and rows with missing values are dropped.")
+NO_ROWS = (
+    "There are no records to analyse: the table is empty, or every row misses a value in the analysed "
+    "columns and rows with missing values are dropped."
+)
 
 
 def _records_of(dataset: Dataset, columns: Sequence[str]) -> tuple[pd.DataFrame, int]:
@@ -246,7 +257,7 @@ class RiskReport:
     models: ModelsSection | None = None
     attacker_model: str = ""
     release: tuple[tuple[str, str], ...] = ()  # what a release package states (``anonlib.workflow.package``)
-    release_view: "ReleaseView | None" = None  # what the release is still good for (a working copy with steps)
+    release_view: ReleaseView | None = None  # what the release is still good for (a working copy with steps)
 
     def as_dict(self) -> dict:
         """Plain values for a JSON download (sections as nested dicts).
@@ -314,8 +325,15 @@ def _leakage_section(frame, attributes: list[str], count: str | None) -> Leakage
 
 
 def _privacy_section(
-    frame, qis: tuple[str, ...], sensitive: tuple[str, ...], count: str | None, p: float,
-    max_known: int | None, seconds: float, notes: list[Note], progress: Progress | None = None,
+    frame,
+    qis: tuple[str, ...],
+    sensitive: tuple[str, ...],
+    count: str | None,
+    p: float,
+    max_known: int | None,
+    seconds: float,
+    notes: list[Note],
+    progress: Progress | None = None,
 ) -> PrivacySection:
     """Every quasi-identifier is auxiliary information, at any number of records. When the
     walk over all their combinations would take longer than ``seconds``, the adversary is
@@ -330,8 +348,11 @@ def _privacy_section(
     known = max_known
     if needed > seconds:
         # the model's cost is per combination walked, so narrowing scales it exactly
-        fits = [k for k in range(min(len(aux), max_known if max_known is not None else len(aux)) - 1, 0, -1)
-                if needed * walk_size(len(aux), k) / all_subsets <= seconds]
+        fits = [
+            k
+            for k in range(min(len(aux), max_known if max_known is not None else len(aux)) - 1, 0, -1)
+            if needed * walk_size(len(aux), k) / all_subsets <= seconds
+        ]
         if not fits:
             one = needed * walk_size(len(aux), 1) / all_subsets
             raise ProblemTooLargeError(
@@ -341,33 +362,55 @@ def _privacy_section(
                 "Individual privacy page on fewer variables or a sample of the records."
             )
         known = fits[0]
-        notes.append(Note(
-            "Individual privacy",
-            f"An adversary is assumed to know at most {known} of the {len(aux)} quasi-identifiers at once: all "
-            f"{all_subsets:,} combinations would take about {duration_text(needed)} for {len(frame):,} records, "
-            f"more than the report's {duration_text(seconds)}; the minimum is over the "
-            f"{walk_size(len(aux), known):,} combinations of at most {known}.",
-        ))
+        notes.append(
+            Note(
+                "Individual privacy",
+                f"An adversary is assumed to know at most {known} of the {len(aux)} quasi-identifiers at once: all "
+                f"{all_subsets:,} combinations would take about {duration_text(needed)} for {len(frame):,} records, "
+                f"more than the report's {duration_text(seconds)}; the minimum is over the "
+                f"{walk_size(len(aux), known):,} combinations of at most {known}.",
+            )
+        )
     _, rows, _ = _protected(frame, tuple(aux), sensitive, count, p, "ppp", None, known, True, progress)
     return PrivacySection(p, tuple(aux), rows, known)
 
 
-def _protected(frame, aux: tuple[str, ...], sensitive: tuple[str, ...], count: str | None, p: float, measure: str,
-               q: float | None, max_known: int | None, include_empty: bool, progress: Progress | None):
+def _protected(
+    frame,
+    aux: tuple[str, ...],
+    sensitive: tuple[str, ...],
+    count: str | None,
+    p: float,
+    measure: str,
+    q: float | None,
+    max_known: int | None,
+    include_empty: bool,
+    progress: Progress | None,
+):
     """The one computation behind the report's and the Individual privacy page's
     "records protected": per sensitive attribute the minimum over the attacker's
     combinations of ``aux`` and the weighted share of records above p (PoAC: at 1)."""
     weights = np.ones(len(frame)) if count is None else frame[count].to_numpy(dtype=np.float64)
     minimums, rows = [], []
     for j, s in enumerate(sensitive):
+
         def walked(done: int, total: int, what: str, j: int = j, s: str = s) -> None:
             report(progress, j * total + done, len(sensitive) * total, f"{what} for {s}")
 
         q_s = 0.0
         if measure == "poac":
             q_s = default_q(p, int(frame[s].nunique(dropna=False))) if q is None else float(q)
-        result = minimum_over_subsets(frame, s, list(aux), measure, q_s, include_empty=include_empty, count=count,
-                                      max_known=max_known, progress=walked)
+        result = minimum_over_subsets(
+            frame,
+            s,
+            list(aux),
+            measure,
+            q_s,
+            include_empty=include_empty,
+            count=count,
+            max_known=max_known,
+            progress=walked,
+        )
         values = result.values
         protected = values >= 1.0 if measure == "poac" else values > p
         minimums.append(result)
@@ -375,8 +418,9 @@ def _protected(frame, aux: tuple[str, ...], sensitive: tuple[str, ...], count: s
     return tuple(minimums), tuple(rows), weights
 
 
-def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: int, max_lattice: int,
-                            progress: Progress | None = None) -> GeneralizationSection:
+def _generalization_section(
+    frame, qis: tuple[str, ...], count: str | None, k: int, max_lattice: int, progress: Progress | None = None
+) -> GeneralizationSection:
     built = {a: default_hierarchy(frame[a], a) for a in qis}
     hierarchies = {a: h for a, (_, h) in built.items()}
     size = lattice_size(levels_of(h) + 1 for h in hierarchies.values())
@@ -385,8 +429,9 @@ def _generalization_section(frame, qis: tuple[str, ...], count: str | None, k: i
             f"The default hierarchies give {size:,} possible generalizations, more than the report's limit of "
             f"{max_lattice:,}; use the Leakage & anonymization page with fewer quasi-identifiers."
         )
-    result = search(frame, list(qis), k, hierarchies, "optimal", count=count, progress=progress,
-                    time_limit=SEARCH_SECONDS)
+    result = search(
+        frame, list(qis), k, hierarchies, "optimal", count=count, progress=progress, time_limit=SEARCH_SECONDS
+    )
     return GeneralizationSection(
         k=result.k,
         levels=tuple((a, result.levels[a], result.max_levels[a], built[a][0]) for a in qis),
@@ -426,8 +471,13 @@ ATTACKER_MODEL = (
 
 # the threshold a privacy model is judged at when the release target does not switch it on
 MODEL_DEFAULTS: dict[str, tuple[float, float | None]] = {
-    "alpha": (0.5, None), "distinct_l": (2.0, None), "entropy_l": (2.0, None), "recursive_cl": (2.0, 3.0),
-    "t_closeness": (0.2, None), "delta_disclosure": (1.0, None), "beta_likeness": (1.0, None),
+    "alpha": (0.5, None),
+    "distinct_l": (2.0, None),
+    "entropy_l": (2.0, None),
+    "recursive_cl": (2.0, 3.0),
+    "t_closeness": (0.2, None),
+    "delta_disclosure": (1.0, None),
+    "beta_likeness": (1.0, None),
     "enhanced_beta_likeness": (1.0, None),
 }
 
@@ -455,7 +505,9 @@ def attacker_sentence(max_known: int | None = None, n_known: int | None = None) 
     if max_known is None or (n_known is not None and max_known >= n_known):
         known = "a record's quasi-identifiers"
     else:
-        known = f"at most {max_known} of a record's " + (f"{n_known} " if n_known is not None else "") + "quasi-identifiers"
+        known = (
+            f"at most {max_known} of a record's " + (f"{n_known} " if n_known is not None else "") + "quasi-identifiers"
+        )
     return ATTACKER_MODEL.format(known=known)
 
 
@@ -513,8 +565,18 @@ def individual_privacy(
     if not sensitive:
         raise ParameterError("No column is marked sensitive, so there is no value whose disclosure could be measured.")
     frame, dropped = _records_of(dataset, aux + sensitive)
-    minimums, rows, weights = _protected(frame, tuple(aux), tuple(sensitive), dataset.count, p, measure, q,
-                                         None if max_known is None else int(max_known), include_empty, progress)
+    minimums, rows, weights = _protected(
+        frame,
+        tuple(aux),
+        tuple(sensitive),
+        dataset.count,
+        p,
+        measure,
+        q,
+        None if max_known is None else int(max_known),
+        include_empty,
+        progress,
+    )
     return IndividualPrivacy(tuple(aux), p, measure, max_known, minimums, rows, weights, dropped)
 
 
@@ -573,8 +635,14 @@ def models_section(dataset: Dataset, requirements=()) -> ModelsSection:
                 judged.append(ModelRequirement(model, s, value, c=c))
     table = model_table(frame, list(qis), list(sensitive), count=dataset.count, requirements=judged)
     rows = tuple(
-        ModelRow(r.sensitive, r.model, None if pd.isna(r.value) else r.value, r.required or "not judged",
-                 (r.model, r.sensitive) in chosen, None if pd.isna(r.failing_records) else int(r.failing_records))
+        ModelRow(
+            r.sensitive,
+            r.model,
+            None if pd.isna(r.value) else r.value,
+            r.required or "not judged",
+            (r.model, r.sensitive) in chosen,
+            None if pd.isna(r.failing_records) else int(r.failing_records),
+        )
         for r in table.itertuples(index=False)
     )
     w = frame[dataset.count].sum() if dataset.count else len(frame)
@@ -596,8 +664,11 @@ def attacker_section(dataset: Dataset) -> AttackerSection:
     frame, _ = _records_of(dataset, qis)
     r = reidentification(frame, qis, count=dataset.count)
     return AttackerSection(
-        records=r.records, prosecutor_highest=r.prosecutor_highest, prosecutor_average=r.prosecutor_average,
-        records_above=r.records_above, marketer=r.marketer,
+        records=r.records,
+        prosecutor_highest=r.prosecutor_highest,
+        prosecutor_average=r.prosecutor_average,
+        records_above=r.records_above,
+        marketer=r.marketer,
         distribution=r.distribution,
     )
 
@@ -617,15 +688,23 @@ def steps_section(copy) -> StepsSection:
     status = check.sentence() if check is not None else f"The target could not be checked: {copy.problem}"
     first = copy.steps[0].before if copy.steps else copy.check
     rows = tuple(
-        StepRow(i, a.page, a.step.describe(), None if a.before is None else a.before.failing_records,
-                None if a.after is None else a.after.failing_records, a.suppressed_records, a.cost.sentences())
+        StepRow(
+            i,
+            a.page,
+            a.step.describe(),
+            None if a.before is None else a.before.failing_records,
+            None if a.after is None else a.after.failing_records,
+            a.suppressed_records,
+            a.cost.sentences(),
+        )
         for i, a in enumerate(copy.steps, start=1)
     )
-    return StepsSection(copy.target.describe(), copy.loaded_records,
-                        None if first is None else first.failing_records, rows, status)
+    return StepsSection(
+        copy.target.describe(), copy.loaded_records, None if first is None else first.failing_records, rows, status
+    )
 
 
-def copy_report(copy, *, p: float = 0.0, view: "ReleaseView | None" = None, **options) -> RiskReport:
+def copy_report(copy, *, p: float = 0.0, view: ReleaseView | None = None, **options) -> RiskReport:
     """The report of a working copy: its current table at the release target's k and
     privacy models, with its steps and, when it has steps, what the release is still
     good for (``view``, else ``release_view(copy)`` with its defaults; a view that
@@ -643,14 +722,16 @@ def copy_report(copy, *, p: float = 0.0, view: "ReleaseView | None" = None, **op
     >>> "What the release is still good for" in render_html(r)
     True
     """
-    report = build_report(copy.current, k=copy.target.k, p=p, requirements=copy.target.requirements,
-                          steps=steps_section(copy), **options)
+    report = build_report(
+        copy.current, k=copy.target.k, p=p, requirements=copy.target.requirements, steps=steps_section(copy), **options
+    )
     if view is None and copy.steps:
         from .release_view import release_view  # noqa: PLC0415 - the workflow imports this module
 
         notes: list[Note] = []
-        view = _guarded(RELEASE_VIEW_SECTION, notes,
-                        lambda: release_view(copy, time_limit=RELEASE_VIEW_SECONDS, strict=False))
+        view = _guarded(
+            RELEASE_VIEW_SECTION, notes, lambda: release_view(copy, time_limit=RELEASE_VIEW_SECONDS, strict=False)
+        )
         if notes:
             report = replace(report, notes=report.notes + tuple(notes))
     return replace(report, release_view=view) if view is not None else report
@@ -670,7 +751,9 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
             f"has {report_risk.k} record{'s' if report_risk.k != 1 else ''}."
         )
         below5 = dict(report_risk.records_below).get(5, 0)
-        out.append(f"{below5:,} records ({_percent(below5 / max(report_risk.records, 1))}) are in classes smaller than 5.")
+        out.append(
+            f"{below5:,} records ({_percent(below5 / max(report_risk.records, 1))}) are in classes smaller than 5."
+        )
     if leakage is not None and leakage.rows:
         top = leakage.rows[0]
         out.append(
@@ -679,8 +762,11 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
         )
     if privacy is not None:
         for row in privacy.rows:
-            rule = ("at least one look-alike has another value" if privacy.p == 0
-                    else f"more than {_percent(privacy.p)} of look-alikes have another value")
+            rule = (
+                "at least one look-alike has another value"
+                if privacy.p == 0
+                else f"more than {_percent(privacy.p)} of look-alikes have another value"
+            )
             out.append(
                 f"{_percent(row.protected_share)} of records keep their {row.sensitive} protected "
                 f"({rule}) whatever combination of {privacy.known_text} is known."
@@ -780,11 +866,28 @@ def build_report(
         step("Information leakage")(0, 1, "counting attributes")
         leakage = _guarded("Information leakage", notes, lambda: _leakage_section(frame, list(qis + sensitive), count))
         if qis:
-            privacy = _guarded("Individual privacy", notes, lambda: _privacy_section(
-                frame, qis, sensitive, count, p, None if max_known is None else int(max_known),
-                float(privacy_seconds), notes, step("Individual privacy")))
-            generalization = _guarded("Suggested generalization", notes, lambda: _generalization_section(
-                frame, qis, count, k, int(max_lattice), step("Suggested generalization")))
+            privacy = _guarded(
+                "Individual privacy",
+                notes,
+                lambda: _privacy_section(
+                    frame,
+                    qis,
+                    sensitive,
+                    count,
+                    p,
+                    None if max_known is None else int(max_known),
+                    float(privacy_seconds),
+                    notes,
+                    step("Individual privacy"),
+                ),
+            )
+            generalization = _guarded(
+                "Suggested generalization",
+                notes,
+                lambda: _generalization_section(
+                    frame, qis, count, k, int(max_lattice), step("Suggested generalization")
+                ),
+            )
         else:
             for section in ("Individual privacy", "Suggested generalization"):
                 notes.append(Note(section, "Mark at least one column as quasi-identifier to see this section."))
@@ -804,8 +907,10 @@ def build_report(
         ("sensitive attributes", ", ".join(sensitive) or "none"),
         ("record-count column", count or "none"),
         ("missing values", "rows dropped" if dataset.missing == "drop" else "kept as their own category"),
-        ("quasi-identifiers an adversary knows at once",
-         "all" if privacy is None or privacy.max_known is None else f"at most {privacy.max_known}"),
+        (
+            "quasi-identifiers an adversary knows at once",
+            "all" if privacy is None or privacy.max_known is None else f"at most {privacy.max_known}",
+        ),
         ("time allowed for individual privacy", duration_text(float(privacy_seconds))),
         ("generalizations searched at most", f"{int(max_lattice):,}"),
         ("search method", "optimal (least loss metric, proven), default hierarchies"),
@@ -821,7 +926,7 @@ def build_report(
         parameters=parameters,
         notes=tuple(notes),
         sentences=_sentences(risk, leakage, privacy, generalization),
-        created=created or datetime.now(timezone.utc).date().isoformat(),
+        created=created or datetime.now(UTC).date().isoformat(),
         steps=steps,
         attacker=attacker,
         models=models,

@@ -12,8 +12,7 @@ from ..measures.utility import MEASURE_NAMES
 
 if TYPE_CHECKING:
     from .release_view import ReleaseView
-from .report import _percent, RELEASE_VIEW_SECTION, RiskReport
-
+from .report import RELEASE_VIEW_SECTION, RiskReport, _percent
 
 # --------------------------------------------------------------------------- HTML
 
@@ -63,7 +62,7 @@ def _stat(value: float | None) -> str:
     return "–" if value is None or not np.isfinite(value) else f"{value:,.4g}"
 
 
-def release_view_html(view: "ReleaseView") -> str:
+def release_view_html(view: ReleaseView) -> str:
     """The Release view as HTML (records, distributions, numbers, contingency tables, the
     classifier); every data string escaped."""
     parts = [f"<p>{_e(view.sentences()[0])} {_e(view.sentences()[1])}</p>"]
@@ -71,33 +70,74 @@ def release_view_html(view: "ReleaseView") -> str:
         parts.append(f"<h3>{_e(column.column)} ({_e(column.role)})</h3><p>{_e(column.sentence())}</p>")
         if column.before is not None:
             summaries = [("loaded file", column.before), ("release", column.after)]
-            parts.append(_table(
-                ("table", "records with a number", "mean", "sd", "minimum", "q1", "median", "q3", "maximum"),
-                [(name, "–" if s is None else f"{s.records:,}", *(
-                    ("–",) * 7 if s is None else tuple(_stat(v) for v in (s.mean, s.sd, s.minimum, s.q1, s.median,
-                                                                            s.q3, s.maximum))))
-                 for name, s in summaries]))
-        parts.append(_table(("value" if column.kind != "number" else "value or bin", "records in the loaded file",
-                             "records in the release"),
-                            [(c.value, "–" if c.before is None else f"{c.before:,}", f"{c.after:,}")
-                             for c in column.counts]))
+            parts.append(
+                _table(
+                    ("table", "records with a number", "mean", "sd", "minimum", "q1", "median", "q3", "maximum"),
+                    [
+                        (
+                            name,
+                            "–" if s is None else f"{s.records:,}",
+                            *(
+                                ("–",) * 7
+                                if s is None
+                                else tuple(_stat(v) for v in (s.mean, s.sd, s.minimum, s.q1, s.median, s.q3, s.maximum))
+                            ),
+                        )
+                        for name, s in summaries
+                    ],
+                )
+            )
+        parts.append(
+            _table(
+                (
+                    "value" if column.kind != "number" else "value or bin",
+                    "records in the loaded file",
+                    "records in the release",
+                ),
+                [(c.value, "–" if c.before is None else f"{c.before:,}", f"{c.after:,}") for c in column.counts],
+            )
+        )
     if view.pair is not None:
         a, b = view.pair.columns
         for which in ("before", "after"):
             table = view.pair.frame(which)
             parts.append(f"<h3>{_e(a)} by {_e(b)}, records, {'loaded file' if which == 'before' else 'release'}</h3>")
-            parts.append(_table((f"{a} \\ {b}", *map(str, table.columns)),
-                                [(str(i), *(f"{int(v):,}" for v in r)) for i, r in zip(table.index, table.to_numpy())]))
+            parts.append(
+                _table(
+                    (f"{a} \\ {b}", *map(str, table.columns)),
+                    [(str(i), *(f"{int(v):,}" for v in r)) for i, r in zip(table.index, table.to_numpy())],
+                )
+            )
     c = view.classifier
     if c is not None:
         parts.append("<h3>Classifier</h3><p>" + _e(c.sentence(timed=False)) + "</p>")
-        parts.append(_table(
-            ("trained on", "records", "values of " + c.column, "accuracy (mean)", "sd over folds",
-             "most common value"),
-            [(s.trained_on, f"{s.records:,}", f"{s.classes:,}", _percent(s.mean), _percent(s.sd),
-              _percent(s.baseline)) for s in (c.released, c.original)]))
-        parts.append(f"<p>{_e(c.model)}; at most {c.max_rows:,} records per table and about "
-                     f"{c.time_limit:g} seconds (the seconds taken are on the Release page and in its JSON).</p>")
+        parts.append(
+            _table(
+                (
+                    "trained on",
+                    "records",
+                    "values of " + c.column,
+                    "accuracy (mean)",
+                    "sd over folds",
+                    "most common value",
+                ),
+                [
+                    (
+                        s.trained_on,
+                        f"{s.records:,}",
+                        f"{s.classes:,}",
+                        _percent(s.mean),
+                        _percent(s.sd),
+                        _percent(s.baseline),
+                    )
+                    for s in (c.released, c.original)
+                ],
+            )
+        )
+        parts.append(
+            f"<p>{_e(c.model)}; at most {c.max_rows:,} records per table and about "
+            f"{c.time_limit:g} seconds (the seconds taken are on the Release page and in its JSON).</p>"
+        )
     parts.extend(f'<p class="note">{_e(n)}</p>' for n in view.notes + view.problems)
     return "".join(parts)
 
@@ -123,10 +163,14 @@ def render_html(report: RiskReport) -> str:
         "Computed on this computer; nothing was sent anywhere.</p>",
     ]
     if report.release:
-        parts.append("<h2>Release</h2><p>What this release package holds; <code>python -m anonlib verify</code> "
-                     "re-checks it.</p>" + _table(("what", "stated"), report.release))
+        parts.append(
+            "<h2>Release</h2><p>What this release package holds; <code>python -m anonlib verify</code> "
+            "re-checks it.</p>" + _table(("what", "stated"), report.release)
+        )
     if report.sentences:
-        parts.append("<h2>Summary</h2><ul class=\"summary\">" + "".join(f"<li>{_e(s)}</li>" for s in report.sentences) + "</ul>")
+        parts.append(
+            '<h2>Summary</h2><ul class="summary">' + "".join(f"<li>{_e(s)}</li>" for s in report.sentences) + "</ul>"
+        )
 
     parts.append("<h2>Release steps</h2>")
     st = report.steps
@@ -135,13 +179,31 @@ def render_html(report: RiskReport) -> str:
         if st.rows:
             loaded = "" if st.loaded_failing is None else f"{st.loaded_failing:,}"
             parts.append(f"<p>The loaded file: {_e(loaded)} records failing the target.</p>")
-            parts.append(_table(
-                ("step", "page", "what it does", "records failing before", "records failing after",
-                 "records suppressed", "what it cost"),
-                [(r.number, r.page, r.description, "–" if r.failing_before is None else f"{r.failing_before:,}",
-                  "–" if r.failing_after is None else f"{r.failing_after:,}", f"{r.suppressed_records:,}",
-                  " ".join(r.cost)) for r in st.rows],
-            ))
+            parts.append(
+                _table(
+                    (
+                        "step",
+                        "page",
+                        "what it does",
+                        "records failing before",
+                        "records failing after",
+                        "records suppressed",
+                        "what it cost",
+                    ),
+                    [
+                        (
+                            r.number,
+                            r.page,
+                            r.description,
+                            "–" if r.failing_before is None else f"{r.failing_before:,}",
+                            "–" if r.failing_after is None else f"{r.failing_after:,}",
+                            f"{r.suppressed_records:,}",
+                            " ".join(r.cost),
+                        )
+                        for r in st.rows
+                    ],
+                )
+            )
         else:
             parts.append("<p>No step: the released table is the loaded file as it is.</p>")
     else:
@@ -154,11 +216,20 @@ def render_html(report: RiskReport) -> str:
         parts.append(_notes_for(report, RELEASE_VIEW_SECTION))
 
     parts.append("<h2>Dataset</h2>")
-    parts.append(_table(
-        ("rows", "records", "record-count column", "missing values", "rows dropped"),
-        [(f"{d.rows:,}", f"{d.records:,}", d.count or "none",
-          "rows dropped" if d.missing == "drop" else "own category", f"{d.rows_dropped:,}")],
-    ))
+    parts.append(
+        _table(
+            ("rows", "records", "record-count column", "missing values", "rows dropped"),
+            [
+                (
+                    f"{d.rows:,}",
+                    f"{d.records:,}",
+                    d.count or "none",
+                    "rows dropped" if d.missing == "drop" else "own category",
+                    f"{d.rows_dropped:,}",
+                )
+            ],
+        )
+    )
     by_role: dict[str, list[str]] = {}
     for column, role in d.columns:
         by_role.setdefault(role, []).append(column)
@@ -169,73 +240,123 @@ def render_html(report: RiskReport) -> str:
     r = report.risk
     if r is not None:
         parts.append(f"<p>Quasi-identifiers: {_e(', '.join(r.quasi_identifiers))}</p>")
-        below = [(f"records in classes < {t}", f"{n:,} ({_percent(n / max(r.records, 1))})") for t, n in r.records_below]
-        parts.append(_table(("measure", "value"), [
-            ("records", f"{r.records:,}"), ("equivalence classes", f"{r.classes:,}"), ("k", f"{r.k:,}"),
-            ("unique records", f"{r.unique_records:,} ({_percent(r.unique_share)})"), *below,
-        ]))
+        below = [
+            (f"records in classes < {t}", f"{n:,} ({_percent(n / max(r.records, 1))})") for t, n in r.records_below
+        ]
+        parts.append(
+            _table(
+                ("measure", "value"),
+                [
+                    ("records", f"{r.records:,}"),
+                    ("equivalence classes", f"{r.classes:,}"),
+                    ("k", f"{r.k:,}"),
+                    ("unique records", f"{r.unique_records:,} ({_percent(r.unique_share)})"),
+                    *below,
+                ],
+            )
+        )
         more = f", ... ({r.vector_length} entries)" if r.vector_length > len(r.vector) else ""
         parts.append(
             '<p>Anonymity vector (entry j = number of classes of size j): <span class="vector">('
-            + _e(", ".join(str(v) for v in r.vector) + more) + ")</span></p>"
+            + _e(", ".join(str(v) for v in r.vector) + more)
+            + ")</span></p>"
         )
     parts.append(_notes_for(report, "Re-identification risk"))
 
     parts.append("<h2>Attacker models</h2>")
     a = report.attacker
     if a is not None:
-        above = [(f"records with prosecutor risk above {t:g}", f"{n:,} ({_percent(n / max(a.records, 1))})")
-                 for t, n in a.records_above]
-        parts.append(_table(("measure", "value"), [
-            ("prosecutor risk, highest (1 / k)", _percent(a.prosecutor_highest)),
-            ("prosecutor risk, average", _percent(a.prosecutor_average)), *above,
-            ("marketer risk", _percent(a.marketer)),
-        ]))
+        above = [
+            (f"records with prosecutor risk above {t:g}", f"{n:,} ({_percent(n / max(a.records, 1))})")
+            for t, n in a.records_above
+        ]
+        parts.append(
+            _table(
+                ("measure", "value"),
+                [
+                    ("prosecutor risk, highest (1 / k)", _percent(a.prosecutor_highest)),
+                    ("prosecutor risk, average", _percent(a.prosecutor_average)),
+                    *above,
+                    ("marketer risk", _percent(a.marketer)),
+                ],
+            )
+        )
         parts.append("<p>Journalist risk needs a population table: python -m anonlib risk FILE --population POP.</p>")
-        parts.append(_table(("risk of re-identification", "records"),
-                            [(b.label, f"{b.records:,}") for b in a.distribution if b.records]))
+        parts.append(
+            _table(
+                ("risk of re-identification", "records"),
+                [(b.label, f"{b.records:,}") for b in a.distribution if b.records],
+            )
+        )
     parts.append(_notes_for(report, "Attacker models"))
 
     parts.append("<h2>Privacy models</h2>")
     if report.models is not None:
         from ..measures.models import MODEL_NAMES  # noqa: PLC0415
-        parts.append("<p>Per sensitive attribute, each model's value (the worst class) and the records in classes "
-                     "failing it, at the release target's value where the target switches the model on.</p>")
-        parts.append(_table(
-            ("sensitive attribute", "model", "value", "judged at", "records in failing classes"),
-            [(r.sensitive, MODEL_NAMES[r.model], _model_text(r.value), r.requirement + (" (release target)" if r.in_target else ""),
-              "–" if r.failing_records is None else f"{r.failing_records:,}") for r in report.models.rows],
-        ))
+
+        parts.append(
+            "<p>Per sensitive attribute, each model's value (the worst class) and the records in classes "
+            "failing it, at the release target's value where the target switches the model on.</p>"
+        )
+        parts.append(
+            _table(
+                ("sensitive attribute", "model", "value", "judged at", "records in failing classes"),
+                [
+                    (
+                        r.sensitive,
+                        MODEL_NAMES[r.model],
+                        _model_text(r.value),
+                        r.requirement + (" (release target)" if r.in_target else ""),
+                        "–" if r.failing_records is None else f"{r.failing_records:,}",
+                    )
+                    for r in report.models.rows
+                ],
+            )
+        )
     parts.append(_notes_for(report, "Privacy models"))
 
     parts.append("<h2>Information leakage</h2>")
     if report.leakage is not None:
         lk = report.leakage
-        parts.append(f"<p>Average information loss when an attacker learns one attribute; the {len(lk.rows)} "
-                     f"most revealing of {lk.measured} (1 = identifies everyone).</p>")
-        parts.append(_table(("attribute", "partitions", "loss (bits)", "normalized"),
-                            [(row.attribute, row.partitions, f"{row.loss:.4f}", f"{row.normalized:.4f}") for row in lk.rows]))
+        parts.append(
+            f"<p>Average information loss when an attacker learns one attribute; the {len(lk.rows)} "
+            f"most revealing of {lk.measured} (1 = identifies everyone).</p>"
+        )
+        parts.append(
+            _table(
+                ("attribute", "partitions", "loss (bits)", "normalized"),
+                [(row.attribute, row.partitions, f"{row.loss:.4f}", f"{row.normalized:.4f}") for row in lk.rows],
+            )
+        )
     parts.append(_notes_for(report, "Information leakage"))
 
     parts.append("<h2>Individual privacy</h2>")
     if report.privacy is not None:
         pv = report.privacy
         parts.append(f"<p><b>Attacker model.</b> {_e(report.attacker_model)}</p>")
-        parts.append(f"<p>Minimum proportion of protective peers (PPP) over every combination of "
-                     f"{_e(pv.known_text)} an adversary might know; protected = minimum PPP above p = {pv.p:g}.</p>")
-        parts.append(_table(("sensitive attribute", "records protected", "median minimum PPP"),
-                            [(row.sensitive, _percent(row.protected_share), f"{row.median_min_ppp:.3f}") for row in pv.rows]))
+        parts.append(
+            f"<p>Minimum proportion of protective peers (PPP) over every combination of "
+            f"{_e(pv.known_text)} an adversary might know; protected = minimum PPP above p = {pv.p:g}.</p>"
+        )
+        parts.append(
+            _table(
+                ("sensitive attribute", "records protected", "median minimum PPP"),
+                [(row.sensitive, _percent(row.protected_share), f"{row.median_min_ppp:.3f}") for row in pv.rows],
+            )
+        )
     parts.append(_notes_for(report, "Individual privacy"))
 
     parts.append("<h2>Suggested generalization</h2>")
     g = report.generalization
     if g is not None:
-        parts.append(f"<p>The generalization with the least information loss for k = {g.k} with default "
-                     f"hierarchies{'' if g.optimal else ' (the least found in the time allowed, not proven)'}: "
-                     f"{_e(MEASURE_NAMES[g.measure])} {g.utility:.4f}; {g.suppressed:,} records suppressed; "
-                     f"{g.rows:,} of {g.original_rows:,} distinct combinations of quasi-identifier values kept, "
-                     f"{g.violations:,} of them in classes smaller than k (before: {g.original_violations:,}); "
-                     f"{g.generated:,} generalizations counted.</p>")
+        parts.append(
+            f"<p>The generalization with the least information loss for k = {g.k} with default "
+            f"hierarchies{'' if g.optimal else ' (the least found in the time allowed, not proven)'}: "
+            f"{_e(MEASURE_NAMES[g.measure])} {g.utility:.4f}; {g.suppressed:,} records suppressed; "
+            f"{g.rows:,} of {g.original_rows:,} distinct combinations of quasi-identifier values kept, "
+            f"{g.violations:,} of them in classes smaller than k (before: {g.original_violations:,}); "
+            f"{g.generated:,} generalizations counted.</p>"
+        )
         parts.append(_table(("attribute", "level", "highest level", "hierarchy"), g.levels))
         if g.cost:
             parts.append("<p>What it costs: " + _e(" ".join(g.cost)) + "</p>")
@@ -243,7 +364,9 @@ def render_html(report: RiskReport) -> str:
 
     parts.append("<h2>Parameters</h2>")
     parts.append(_table(("parameter", "value"), report.parameters))
-    parts.append('<p class="meta">Methods: Caballero, Sen &amp; Nygård (anonymity vectors); Arca &amp; Hewett 2021 '
-                 "(leakage); Iyengar 2002 (loss metric); Kohlmayer et al. 2012 (Flash, the optimal search's pruning); Kroes, Janssen, Groenwold &amp; van Leeuwen 2021 (PPP).</p>")
+    parts.append(
+        '<p class="meta">Methods: Caballero, Sen &amp; Nygård (anonymity vectors); Arca &amp; Hewett 2021 '
+        "(leakage); Iyengar 2002 (loss metric); Kohlmayer et al. 2012 (Flash, the optimal search's pruning); Kroes, Janssen, Groenwold &amp; van Leeuwen 2021 (PPP).</p>"
+    )
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -42,8 +42,10 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Sequence, Union
+from functools import partial
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -55,9 +57,10 @@ from ..core.hierarchy import generalize_column, validate_hierarchy, value_key
 from ..core.metrics import whole_k
 from ..measures.models import ModelRequirement, acceptance
 from ..measures.peers import Partition
-from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep, assessed_beyond
 from .fields import (
     built as _built,
+)
+from .fields import (
     damaged,
     read_flag,
     read_list,
@@ -67,6 +70,7 @@ from .fields import (
     read_texts,
     read_whole,
 )
+from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep, assessed_beyond
 
 SHOWN_VALUES = 5  # unknown values named in an error
 
@@ -106,7 +110,11 @@ class BandsStep:
     def __post_init__(self) -> None:
         for name in ("width", "offset", "low", "high"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not math.isfinite(value):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float, np.integer, np.floating))
+                or not math.isfinite(value)
+            ):
                 raise ParameterError(f"The bands of '{self.column}' need a finite {name}; got {value!r}.")
             object.__setattr__(self, name, float(value))
         if self.width <= 0 or not 0 <= self.offset < self.width or self.low > self.high:
@@ -118,11 +126,11 @@ class BandsStep:
         object.__setattr__(self, "integer", bool(self.integer))
 
     @classmethod
-    def from_partition(cls, column: str, partition: Partition) -> "BandsStep":
+    def from_partition(cls, column: str, partition: Partition) -> BandsStep:
         """The step applying one of ``anonlib.measures.peers.partitions``' partitions to ``column``."""
         return cls(column, partition.width, partition.offset, partition.low, partition.high, partition.integer)
 
-    def covering(self, values) -> "BandsStep":
+    def covering(self, values) -> BandsStep:
         """The same band boundaries, the range widened to cover every number of
         ``values`` (e.g. the whole column when bands were chosen on some rows).
 
@@ -153,12 +161,16 @@ class BandsStep:
         numbers = pd.to_numeric(series, errors="coerce")
         text = series[numbers.isna() & series.notna()]
         if len(text):
-            raise _unknown_values(self.column, list(dict.fromkeys(map(str, text)))[:SHOWN_VALUES + 1],
-                                  "that are not numbers, so they cannot be put into bands")
+            raise _unknown_values(
+                self.column,
+                list(dict.fromkeys(map(str, text)))[: SHOWN_VALUES + 1],
+                "that are not numbers, so they cannot be put into bands",
+            )
         outside = numbers[(numbers < self.low) | (numbers > self.high)]
         if len(outside):
             raise _unknown_values(
-                self.column, [value_key(v) for v in pd.unique(outside)][:SHOWN_VALUES + 1],
+                self.column,
+                [value_key(v) for v in pd.unique(outside)][: SHOWN_VALUES + 1],
                 f"outside the range the bands were made for ({value_key(self.low)}-{value_key(self.high)})",
             )
         return _with_column(frame, self.column, self.partition.apply(series))
@@ -171,16 +183,30 @@ class BandsStep:
         return f"{self.column} in {part.categories} bands of width {self.width:g} ({first} to {last})"
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "column": self.column, "width": self.width, "offset": self.offset,
-                "low": self.low, "high": self.high, "integer": self.integer}
+        return {
+            "kind": self.kind,
+            "column": self.column,
+            "width": self.width,
+            "offset": self.offset,
+            "low": self.low,
+            "high": self.high,
+            "integer": self.integer,
+        }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> "BandsStep":
+    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> BandsStep:
         read_object(data, where, required=("kind", "column", "width", "offset", "low", "high", "integer"))
-        return _built(where, lambda: cls(
-            read_text(data, "column", where), read_number(data, "width", where), read_number(data, "offset", where),
-            read_number(data, "low", where), read_number(data, "high", where), read_flag(data, "integer", where),
-        ))
+        return _built(
+            where,
+            lambda: cls(
+                read_text(data, "column", where),
+                read_number(data, "width", where),
+                read_number(data, "offset", where),
+                read_number(data, "low", where),
+                read_number(data, "high", where),
+                read_flag(data, "integer", where),
+            ),
+        )
 
 
 # ---------------------------------------------------------------- generalization
@@ -212,7 +238,9 @@ class GeneralizationStep:
     k: int | None = None
 
     def __post_init__(self) -> None:
-        levels = tuple((str(a), int(v)) for a, v in (self.levels.items() if isinstance(self.levels, Mapping) else self.levels))
+        levels = tuple(
+            (str(a), int(v)) for a, v in (self.levels.items() if isinstance(self.levels, Mapping) else self.levels)
+        )
         given = self.hierarchies.items() if isinstance(self.hierarchies, Mapping) else self.hierarchies
         hierarchies = []
         for attribute, table in given:
@@ -243,10 +271,14 @@ class GeneralizationStep:
             object.__setattr__(self, "k", whole_k(self.k))
 
     @classmethod
-    def from_search(cls, result, hierarchies: Mapping[str, pd.DataFrame]) -> "GeneralizationStep":
+    def from_search(cls, result, hierarchies: Mapping[str, pd.DataFrame]) -> GeneralizationStep:
         """The step of an ``anonlib.transformations.anonymize.search`` result and the hierarchies it searched."""
-        return cls(tuple(result.levels.items()), tuple((a, hierarchies[a]) for a in result.levels),
-                   method=result.method, k=result.k)
+        return cls(
+            tuple(result.levels.items()),
+            tuple((a, hierarchies[a]) for a in result.levels),
+            method=result.method,
+            k=result.k,
+        )
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -282,8 +314,12 @@ class GeneralizationStep:
         raised = [(a, v) for a, v in self.levels if v > 0]
         if not raised:
             return "Generalization that keeps every value (all levels 0)"
-        how = {"optimal": "optimal search", "iab": "IAB search", "exhaustive": "exhaustive search",
-               "greedy": "greedy search"}.get(self.method)
+        how = {
+            "optimal": "optimal search",
+            "iab": "IAB search",
+            "exhaustive": "exhaustive search",
+            "greedy": "greedy search",
+        }.get(self.method)
         found = f" ({how}, k = {self.k})" if how and self.k else ""
         return f"Generalization{found}: " + "; ".join(self._level_words(a, v) for a, v in raised)
 
@@ -303,7 +339,7 @@ class GeneralizationStep:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> "GeneralizationStep":
+    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> GeneralizationStep:
         read_object(data, where, required=("kind", "method", "k", "levels", "hierarchies"))
         method = read_text(data, "method", where, allowed=("optimal", "iab", "exhaustive", "greedy", "manual"))
         k = read_whole(data, "k", where, minimum=1, optional=True)
@@ -353,7 +389,9 @@ class AttributeIntervals:
         if self.numeric:
             bounds = [self._range(g) for g in self.groups]
             if any(b is None for b in bounds):
-                raise ParameterError(f"The policy of '{self.attribute}' is marked numeric but lists values that are not numbers.")
+                raise ParameterError(
+                    f"The policy of '{self.attribute}' is marked numeric but lists values that are not numbers."
+                )
             for (_, high), (low, _) in zip(bounds, bounds[1:]):
                 if not high < low:
                     raise ParameterError(f"The intervals of '{self.attribute}' overlap or are out of order.")
@@ -388,12 +426,15 @@ class AttributeIntervals:
             else:
                 out.append(self.labels[i])
         if unknown:
-            raise _unknown_values(self.attribute, unknown[:SHOWN_VALUES + 1], "that fall in no interval of the policy")
+            raise _unknown_values(self.attribute, unknown[: SHOWN_VALUES + 1], "that fall in no interval of the policy")
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"attribute": self.attribute, "numeric": self.numeric,
-                "intervals": [{"label": lab, "values": list(g)} for lab, g in zip(self.labels, self.groups)]}
+        return {
+            "attribute": self.attribute,
+            "numeric": self.numeric,
+            "intervals": [{"label": lab, "values": list(g)} for lab, g in zip(self.labels, self.groups)],
+        }
 
 
 @dataclass(frozen=True)
@@ -412,7 +453,7 @@ class PolicyStep:
             raise ParameterError("A policy step names an attribute twice.")
 
     @classmethod
-    def from_space(cls, space, bits) -> "PolicyStep":
+    def from_space(cls, space, bits) -> PolicyStep:
         """The step of one policy of an ``anonlib.transformations.frontier.PolicySpace`` (a flat bit-string
         or a dict attribute -> bits)."""
         bits = space.bits_of(bits)
@@ -424,8 +465,11 @@ class PolicyStep:
             groups = [tuple(value_key(v) for v in domain[a:b]) for a, b in zip([0, *cuts], [*cuts, len(domain)])]
             if all(len(g) == 1 for g in groups):
                 continue
-            numeric = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-                          for v in domain if v != MISSING_LABEL)
+            numeric = all(
+                isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                for v in domain
+                if v != MISSING_LABEL
+            )
             attributes.append(AttributeIntervals(attribute, tuple(labels[attribute]), tuple(groups), numeric))
         return cls(tuple(attributes))
 
@@ -462,7 +506,7 @@ class PolicyStep:
         return {"kind": self.kind, "attributes": [a.to_json() for a in self.attributes]}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> "PolicyStep":
+    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> PolicyStep:
         read_object(data, where, required=("kind", "attributes"))
         attributes = []
         for item in read_list(data, "attributes", where):
@@ -475,7 +519,9 @@ class PolicyStep:
                 labels.append(read_text(interval, "label", inner))
                 groups.append(read_texts(interval, "values", inner))
             numeric = read_flag(item, "numeric", inner)
-            attributes.append(_built(where, lambda: AttributeIntervals(attribute, tuple(labels), tuple(groups), numeric)))
+            attributes.append(
+                _built(where, partial(AttributeIntervals, attribute, tuple(labels), tuple(groups), numeric))
+            )
         return _built(where, lambda: cls(tuple(attributes)))
 
 
@@ -515,7 +561,7 @@ class AggregationStep:
             object.__setattr__(self, "k", whole_k(self.k))
 
     @classmethod
-    def from_result(cls, column: str, result) -> "AggregationStep":
+    def from_result(cls, column: str, result) -> AggregationStep:
         """The step of an ``anonlib.transformations.geo.aggregate`` result for the area column ``column``."""
         mapping = tuple(zip(map(str, result.mapping.index), map(str, result.mapping.to_numpy())))
         return cls(column, mapping, method=result.method, k=result.k)
@@ -536,8 +582,9 @@ class AggregationStep:
         mapped = present.map(lookup)
         unknown = present[mapped.isna() & present.notna()]
         if len(unknown):
-            raise _unknown_values(self.column, list(pd.unique(unknown))[:SHOWN_VALUES + 1],
-                                  "(area ids) that are in no aggregated region")
+            raise _unknown_values(
+                self.column, list(pd.unique(unknown))[: SHOWN_VALUES + 1], "(area ids) that are in no aggregated region"
+            )
         values = mapped.to_numpy(dtype=object)
         values[pd.isna(values)] = None
         return _with_column(frame, self.column, pd.Series(values, index=frame.index, dtype=object))
@@ -553,20 +600,30 @@ class AggregationStep:
         return (self.column,) if self.regions == 1 else ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "column": self.column, "method": self.method, "k": self.k,
-                "mapping": [{"area": a, "region": r} for a, r in self.mapping]}
+        return {
+            "kind": self.kind,
+            "column": self.column,
+            "method": self.method,
+            "k": self.k,
+            "mapping": [{"area": a, "region": r} for a, r in self.mapping],
+        }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> "AggregationStep":
+    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> AggregationStep:
         read_object(data, where, required=("kind", "column", "method", "k", "mapping"))
         pairs = []
         for item in read_list(data, "mapping", where):
             read_object(item, f"an area of {where}", required=("area", "region"))
             pairs.append((read_text(item, "area", where), read_text(item, "region", where)))
-        return _built(where, lambda: cls(
-            read_text(data, "column", where), tuple(pairs), method=read_text(data, "method", where),
-            k=read_whole(data, "k", where, minimum=1, optional=True),
-        ))
+        return _built(
+            where,
+            lambda: cls(
+                read_text(data, "column", where),
+                tuple(pairs),
+                method=read_text(data, "method", where),
+                k=read_whole(data, "k", where, minimum=1, optional=True),
+            ),
+        )
 
 
 # ---------------------------------------------------------------- suppression
@@ -601,7 +658,7 @@ class SuppressionStep:
             raise ParameterError("Missing values are either kept as a category ('category') or dropped ('drop').")
 
     @classmethod
-    def from_target(cls, target, dataset) -> "SuppressionStep":
+    def from_target(cls, target, dataset) -> SuppressionStep:
         """The step suppressing what fails ``target`` (a ``ReleaseTarget``) on ``dataset``'s
         roles (a ``Dataset`` or an engine's table), judging its assessed records."""
         judged = set(dataset.quasi_identifiers) | set(target.sensitive)
@@ -626,8 +683,9 @@ class SuppressionStep:
         keep = np.ones(len(frame), dtype=bool)
         if judged.any():
             part = frame[judged].reset_index(drop=True)
-            result = acceptance(part, list(self.quasi_identifiers), k=self.k, requirements=self.requirements,
-                                count=self.count)
+            result = acceptance(
+                part, list(self.quasi_identifiers), k=self.k, requirements=self.requirements, count=self.count
+            )
             keep[np.flatnonzero(judged)] = np.asarray(result.kept, dtype=bool)
         return keep
 
@@ -642,32 +700,65 @@ class SuppressionStep:
     removed: ClassVar[tuple[str, ...]] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "quasi_identifiers": list(self.quasi_identifiers), "k": self.k,
-                "requirements": [r.to_json() for r in self.requirements], "count": self.count,
-                "missing": self.missing, **({"also_complete": list(self.also_complete)} if self.also_complete else {})}
+        return {
+            "kind": self.kind,
+            "quasi_identifiers": list(self.quasi_identifiers),
+            "k": self.k,
+            "requirements": [r.to_json() for r in self.requirements],
+            "count": self.count,
+            "missing": self.missing,
+            **({"also_complete": list(self.also_complete)} if self.also_complete else {}),
+        }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> "SuppressionStep":
-        read_object(data, where, required=("kind", "quasi_identifiers", "k", "requirements", "count", "missing"),
-                    optional=("also_complete",))
+    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> SuppressionStep:
+        read_object(
+            data,
+            where,
+            required=("kind", "quasi_identifiers", "k", "requirements", "count", "missing"),
+            optional=("also_complete",),
+        )
         requirements = []
         for i, item in enumerate(read_list(data, "requirements", where), start=1):
-            requirements.append(_built(f"privacy model {i} of {where}", lambda: ModelRequirement.from_json(item)))
+            requirements.append(_built(f"privacy model {i} of {where}", partial(ModelRequirement.from_json, item)))
         also = read_texts(data, "also_complete", where) if "also_complete" in data else ()
-        return _built(where, lambda: cls(
-            read_texts(data, "quasi_identifiers", where), read_whole(data, "k", where, minimum=1),
-            tuple(requirements), read_text(data, "count", where, optional=True),
-            read_text(data, "missing", where, allowed=("category", "drop")), also,
-        ))
+        return _built(
+            where,
+            lambda: cls(
+                read_texts(data, "quasi_identifiers", where),
+                read_whole(data, "k", where, minimum=1),
+                tuple(requirements),
+                read_text(data, "count", where, optional=True),
+                read_text(data, "missing", where, allowed=("category", "drop")),
+                also,
+            ),
+        )
 
 
 # ---------------------------------------------------------------- registry
 
-Step = Union[BandsStep, GeneralizationStep, PolicyStep, AggregationStep, SuppressionStep, LocalSuppressionStep,
-             MicroaggregationStep, TopBottomStep]
+Step = (
+    BandsStep
+    | GeneralizationStep
+    | PolicyStep
+    | AggregationStep
+    | SuppressionStep
+    | LocalSuppressionStep
+    | MicroaggregationStep
+    | TopBottomStep
+)
 STEP_KINDS: dict[str, type] = {
-    cls.kind: cls for cls in (BandsStep, GeneralizationStep, PolicyStep, AggregationStep, SuppressionStep,
-                              LocalSuppressionStep, MicroaggregationStep, TopBottomStep)
+    cls.kind: cls
+    for cls in (
+        BandsStep,
+        GeneralizationStep,
+        PolicyStep,
+        AggregationStep,
+        SuppressionStep,
+        LocalSuppressionStep,
+        MicroaggregationStep,
+        TopBottomStep,
+    )
 }
 
 
@@ -696,4 +787,3 @@ def removed_columns(step: Step) -> tuple[str, ...]:
     if isinstance(step, BandsStep):
         return (step.column,) if step.partition.categories == 1 else ()
     return tuple(step.removed)
-

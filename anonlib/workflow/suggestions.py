@@ -23,16 +23,16 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import pandas as pd
 
+from ..core.dataset import Dataset
 from ..core.hierarchy import level_words
 from ..measures.models import ModelRequirement
 from ..transformations.anonymize import SearchResult
 from ..transformations.optimal import Lattice
-from ..core.dataset import Dataset
 from .cost import StepCost, default_choice, step_cost
 from .steps import GeneralizationStep
 
@@ -49,8 +49,9 @@ class Suggestion:
     found_by: tuple[str, ...]
 
 
-def generalization_suggestions(found_by: Mapping[str, SearchResult], hierarchies: Mapping[str, pd.DataFrame],
-                               dataset: Dataset) -> tuple[Suggestion, ...]:
+def generalization_suggestions(
+    found_by: Mapping[str, SearchResult], hierarchies: Mapping[str, pd.DataFrame], dataset: Dataset
+) -> tuple[Suggestion, ...]:
     """The distinct generalizations of ``found_by`` (who found it -> result), least
     information loss first, then the most distinct combinations kept (results without
     a loss last); a generalization found by several searches is listed once, with
@@ -77,8 +78,12 @@ def generalization_suggestions(found_by: Mapping[str, SearchResult], hierarchies
     for result, names in found.values():
         step = GeneralizationStep.from_search(result, dict(hierarchies))
         suggestions.append(Suggestion(result, step, step_cost(step, dataset), tuple(names)))
-    return tuple(sorted(suggestions, key=lambda s: (s.result.utility if s.result.utility is not None else float("inf"),
-                                                    -s.result.rows)))
+    return tuple(
+        sorted(
+            suggestions,
+            key=lambda s: (s.result.utility if s.result.utility is not None else float("inf"), -s.result.rows),
+        )
+    )
 
 
 def preselected(suggestions: tuple[Suggestion, ...]) -> int | None:
@@ -148,15 +153,19 @@ class KeepingNeed:
         levels = ", ".join(f"{a} {w}" for a, w in self.words.items())
         percent = _share_text(self.share)
         if not self.suffices:
-            return (f"Even at the coarsest levels that keep every quasi-identifier ({levels}), {self.failing:,} of "
-                    f"{self.records:,} records stay in classes failing the target, and suppressing them leaves "
-                    "records that still fail a privacy model: finer or wider hierarchies or fewer quasi-identifiers "
-                    "are needed to keep every column.")
+            return (
+                f"Even at the coarsest levels that keep every quasi-identifier ({levels}), {self.failing:,} of "
+                f"{self.records:,} records stay in classes failing the target, and suppressing them leaves "
+                "records that still fail a privacy model: finer or wider hierarchies or fewer quasi-identifiers "
+                "are needed to keep every column."
+            )
         failing = f"k = {self.k}" if self.k_only else "the target"
-        return (f"Even at the coarsest levels that keep every quasi-identifier ({levels}), {self.failing:,} of "
-                f"{self.records:,} records ({percent}) stay in classes failing {failing}: allowing at least "
-                f"{percent} suppressed records (sidebar) lets the search keep every column; finer or wider "
-                "hierarchies or fewer quasi-identifiers may help too.")
+        return (
+            f"Even at the coarsest levels that keep every quasi-identifier ({levels}), {self.failing:,} of "
+            f"{self.records:,} records ({percent}) stay in classes failing {failing}: allowing at least "
+            f"{percent} suppressed records (sidebar) lets the search keep every column; finer or wider "
+            "hierarchies or fewer quasi-identifiers may help too."
+        )
 
 
 def _share_up(share: float) -> float:
@@ -173,8 +182,15 @@ def _share_text(share: float) -> str:
     return f"{_share_up(share) * 100:g}%"
 
 
-def keeping_need(frame: pd.DataFrame, quasi_identifiers: Sequence[str], hierarchies: Mapping[str, pd.DataFrame], *,
-                 k: int, requirements: Sequence[ModelRequirement] = (), count: str | None = None) -> KeepingNeed:
+def keeping_need(
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    *,
+    k: int,
+    requirements: Sequence[ModelRequirement] = (),
+    count: str | None = None,
+) -> KeepingNeed:
     """The records failing the target at the coarsest generalization that keeps every
     quasi-identifier (one class count).
 
@@ -192,9 +208,16 @@ def keeping_need(frame: pd.DataFrame, quasi_identifiers: Sequence[str], hierarch
     suffices = True
     if requirements and failing:  # t-closeness and the like are judged again on the records left
         share = _share_up(failing / lattice.records)
-        again = Lattice(frame, quasi_identifiers, kept, k=k, requirements=requirements, count=count,
-                        max_suppressed=min(share, 1.0))
+        again = Lattice(
+            frame, quasi_identifiers, kept, k=k, requirements=requirements, count=count, max_suppressed=min(share, 1.0)
+        )
         suffices = again.status(top, cost=False)[0]
-    return KeepingNeed(dict(zip(quasi_identifiers, top)),
-                       {a: level_words(kept[a], level) for a, level in zip(quasi_identifiers, top)},
-                       int(failing), lattice.records, lattice.k, suffices, not requirements)
+    return KeepingNeed(
+        dict(zip(quasi_identifiers, top)),
+        {a: level_words(kept[a], level) for a, level in zip(quasi_identifiers, top)},
+        int(failing),
+        lattice.records,
+        lattice.k,
+        suffices,
+        not requirements,
+    )

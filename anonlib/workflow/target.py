@@ -31,8 +31,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -77,12 +78,14 @@ class ReleaseTarget:
     def describe(self) -> str:
         """The target in words."""
         parts = [f"k = {self.k}", *(r.describe() for r in self.requirements)]
-        parts.append(f"at most {_percent(self.max_suppressed)} of records suppressed"
-                     if self.max_suppressed else "no record suppressed")
+        parts.append(
+            f"at most {_percent(self.max_suppressed)} of records suppressed"
+            if self.max_suppressed
+            else "no record suppressed"
+        )
         return ", ".join(parts)
 
-    def check(self, dataset: Dataset, *, loaded_records: int | None = None,
-              wildcard: str | None = None) -> "TargetCheck":
+    def check(self, dataset: Dataset, *, loaded_records: int | None = None, wildcard: str | None = None) -> TargetCheck:
         """Whether ``dataset`` (its quasi-identifiers, its count column) meets the target.
 
         Judged on the assessed records (``Dataset.assessed`` with the models' columns):
@@ -106,8 +109,14 @@ class ReleaseTarget:
         frame, _ = dataset.assessed_frame(qis + [s for s in self.sensitive if s not in qis], extra=self.sensitive)
         count = dataset.count
         marked = wildcard is not None and bool(qis)
-        result = acceptance(frame, qis, k=1 if marked else self.k, requirements=self.requirements,
-                            max_suppressed=self.max_suppressed, count=count)
+        result = acceptance(
+            frame,
+            qis,
+            k=1 if marked else self.k,
+            requirements=self.requirements,
+            max_suppressed=self.max_suppressed,
+            count=count,
+        )
         failing_rows = ~np.asarray(result.kept, dtype=bool)
         failing = tuple((str(what), int(n)) for what, n in result.failing)
         failing_records = int(result.suppressed_records)
@@ -121,9 +130,7 @@ class ReleaseTarget:
         records = int(result.records)
         base = records if loaded_records is None else int(loaded_records)
         if base < records:
-            raise ParameterError(
-                f"The loaded file has {base:,} records, fewer than the {records:,} being checked."
-            )
+            raise ParameterError(f"The loaded file has {base:,} records, fewer than the {records:,} being checked.")
         classes, examples = _failing_classes(frame, qis, count, failing_rows)
         return TargetCheck(
             target=self,
@@ -141,11 +148,14 @@ class ReleaseTarget:
         >>> ReleaseTarget(k=3).to_json()
         {'k': 3, 'max_suppressed': 0.0, 'requirements': []}
         """
-        return {"k": self.k, "max_suppressed": self.max_suppressed,
-                "requirements": [r.to_json() for r in self.requirements]}
+        return {
+            "k": self.k,
+            "max_suppressed": self.max_suppressed,
+            "requirements": [r.to_json() for r in self.requirements],
+        }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str = "the target") -> "ReleaseTarget":
+    def from_json(cls, data: Mapping[str, Any], where: str = "the target") -> ReleaseTarget:
         """The target from ``to_json``'s output; a ``RecipeError`` sentence when it is damaged.
 
         >>> ReleaseTarget.from_json({"k": 3, "max_suppressed": 0.0, "requirements": []})
@@ -220,22 +230,31 @@ class TargetCheck:
         'Met: all 3 records are in classes meeting k = 1.'
         """
         limit = _percent(self.target.max_suppressed)
-        suppressed = (f" {records(self.suppressed_records)} ({_percent(self.suppressed_share)}) suppressed so far."
-                      if self.suppressed_records else "")
+        suppressed = (
+            f" {records(self.suppressed_records)} ({_percent(self.suppressed_share)}) suppressed so far."
+            if self.suppressed_records
+            else ""
+        )
         if self.met:
             return f"Met: all {self.records:,} records are in classes meeting {self._what()}." + suppressed
         failing = self.failing_records
         if failing == 0:
-            return (f"Not met: {records(self.suppressed_records)} ({_percent(self.suppressed_share)}) are "
-                    f"suppressed, more than the limit of {limit}.")
+            return (
+                f"Not met: {records(self.suppressed_records)} ({_percent(self.suppressed_share)}) are "
+                f"suppressed, more than the limit of {limit}."
+            )
         share = failing / self.records if self.records else 0.0
         one = failing == 1
-        head = (f"{failing:,} of {records(self.records)} ({_percent(share)}) {'is' if one else 'are'} in "
-                f"{'a class' if self.failing_classes == 1 else 'classes'} failing {self._failing_what()}")
+        head = (
+            f"{failing:,} of {records(self.records)} ({_percent(share)}) {'is' if one else 'are'} in "
+            f"{'a class' if self.failing_classes == 1 else 'classes'} failing {self._failing_what()}"
+        )
         if self.met_after_suppression:
-            return f"Met once {'it is' if one else 'they are'} suppressed: {head}, within the limit of {limit}." + suppressed
-        return (f"Not met: {head}; suppressing {'it' if one else 'them'} would exceed the limit of {limit}."
-                + suppressed)
+            return (
+                f"Met once {'it is' if one else 'they are'} suppressed: {head}, within the limit of {limit}."
+                + suppressed
+            )
+        return f"Not met: {head}; suppressing {'it' if one else 'them'} would exceed the limit of {limit}." + suppressed
 
     def _what(self) -> str:
         return ", ".join([f"k = {self.target.k}", *(r.describe() for r in self.target.requirements)])
@@ -267,7 +286,9 @@ def _percent(share: float) -> str:
     return (text[:-2] if text.endswith(".0") else text) + "%"
 
 
-def _failing_classes(frame, qis: Sequence[str], count: str | None, failing_rows: np.ndarray) -> tuple[int, tuple[tuple[str, int], ...]]:
+def _failing_classes(
+    frame, qis: Sequence[str], count: str | None, failing_rows: np.ndarray
+) -> tuple[int, tuple[tuple[str, int], ...]]:
     """Number of failing classes and the smallest of them as (values, records)."""
     if not failing_rows.any():
         return 0, ()
@@ -282,8 +303,6 @@ def _failing_classes(frame, qis: Sequence[str], count: str | None, failing_rows:
     examples = []
     for class_id in order:
         row = first[class_id]
-        values = ", ".join(
-            f"{column}={table.labels[j][table.codes[row, j]]}" for j, column in enumerate(table.columns)
-        )
+        values = ", ".join(f"{column}={table.labels[j][table.codes[row, j]]}" for j, column in enumerate(table.columns))
         examples.append((values, int(classes.sizes[class_id])))
     return int(failing_ids.size), tuple(examples)

@@ -75,8 +75,9 @@ class Verification:
         return tuple(dict.fromkeys(c.part for c in self.checks if not c.passed))
 
 
-def verify_package(package: bytes | str | Path, source: bytes | str | Path | None = None, *,
-                   source_name: str | None = None) -> Verification:
+def verify_package(
+    package: bytes | str | Path, source: bytes | str | Path | None = None, *, source_name: str | None = None
+) -> Verification:
     """Check a release package (the zip's bytes or path) and, given the ``source`` file
     (bytes or path), that re-applying its recipe reproduces the released table."""
     checks: list[PartCheck] = []
@@ -90,10 +91,14 @@ def verify_package(package: bytes | str | Path, source: bytes | str | Path | Non
     _check_sums(members, check)
     recipe = _check_recipe(recipe_bytes, check) if recipe_bytes is not None else None
     if recipe is not None and table is not None:
-        check(TABLE_FILE, digest(table) == recipe.released_sha256,
-              "is the table the recipe recorded (same SHA-256)" if digest(table) == recipe.released_sha256 else
-              "differs from the table the recipe recorded (its SHA-256 is not the recipe's); it was changed after "
-              "the release was made")
+        check(
+            TABLE_FILE,
+            digest(table) == recipe.released_sha256,
+            "is the table the recipe recorded (same SHA-256)"
+            if digest(table) == recipe.released_sha256
+            else "differs from the table the recipe recorded (its SHA-256 is not the recipe's); it was changed after "
+            "the release was made",
+        )
     for part in (REPORT_FILE, README_FILE):
         if part in members:
             _check_statement(part, members[part], table, recipe_bytes, check)
@@ -119,8 +124,10 @@ def _members(package: bytes | str | Path, check) -> dict[str, bytes]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(package))
     except (zipfile.BadZipFile, ValueError):
-        raise PackageError("This is not a zip file; give the release package (release.zip) the dashboard's "
-                           "Risk report page or `--package` wrote.") from None
+        raise PackageError(
+            "This is not a zip file; give the release package (release.zip) the dashboard's "
+            "Risk report page or `--package` wrote."
+        ) from None
     names = set(archive.namelist())
     if not names & {TABLE_FILE, RECIPE_FILE}:
         raise PackageError(f"This zip holds neither {TABLE_FILE} nor {RECIPE_FILE}; it is not a release package.")
@@ -156,7 +163,9 @@ def _check_sums(members: dict[str, bytes], check) -> None:
         if name not in recorded:
             check(SUMS_FILE, False, f"does not list {name}; it was changed after the release was made")
         elif digest(members[name]) != recorded[name]:
-            check(name, False, f"was changed after the release was made: its SHA-256 is not the one {SUMS_FILE} records")
+            check(
+                name, False, f"was changed after the release was made: its SHA-256 is not the one {SUMS_FILE} records"
+            )
         else:
             check(name, True, f"matches its SHA-256 in {SUMS_FILE}")
 
@@ -180,11 +189,18 @@ def _check_recipe(data: bytes, check) -> Recipe | None:
 def _check_statement(part: str, data: bytes, table: bytes | None, recipe: bytes | None, check) -> None:
     """The README or report states the SHA-256 of this package's table and recipe."""
     text = data.decode("utf-8", "replace")
-    absent = [name for name, member in ((TABLE_FILE, table), (RECIPE_FILE, recipe))
-              if member is not None and digest(member) not in text]
+    absent = [
+        name
+        for name, member in ((TABLE_FILE, table), (RECIPE_FILE, recipe))
+        if member is not None and digest(member) not in text
+    ]
     if absent:
-        check(part, False, f"does not state the SHA-256 of this package's {' and '.join(absent)}; it belongs to "
-                           "another release or was changed")
+        check(
+            part,
+            False,
+            f"does not state the SHA-256 of this package's {' and '.join(absent)}; it belongs to "
+            "another release or was changed",
+        )
     else:
         check(part, True, f"states the SHA-256 of this package's {TABLE_FILE} and {RECIPE_FILE}")
 
@@ -197,15 +213,19 @@ def recount(recipe: Recipe, table: bytes):
 
     Raises ``DataFileError`` when the bytes are not a table, ``ColumnError`` when its
     columns are not the recipe's."""
-    frame = load_table(table, name=TABLE_FILE, delimiter=",", encoding="utf-8", header=True,
-                       missing_markers=("",), allow_empty=True).frame  # empty: every record suppressed
+    frame = load_table(
+        table, name=TABLE_FILE, delimiter=",", encoding="utf-8", header=True, missing_markers=("",), allow_empty=True
+    ).frame  # empty: every record suppressed
     if frame.shape[1] != len(recipe.columns):
         raise ColumnError(f"{TABLE_FILE} has {frame.shape[1]} columns; the recipe released {len(recipe.columns)}.")
     frame.columns = list(recipe.columns)  # a name starting with = + - @ was written with a leading apostrophe
     roles = {c: Role(recipe.source.roles[c]) for c in recipe.columns}
     released = Dataset(name=TABLE_FILE, frame=frame, roles=roles, missing=recipe.source.missing).validated()
-    return recipe.target.check(released, loaded_records=recipe.loaded_records or recipe.source.records,
-                               wildcard=suppression_mark(s.step for s in recipe.steps))
+    return recipe.target.check(
+        released,
+        loaded_records=recipe.loaded_records or recipe.source.records,
+        wildcard=suppression_mark(s.step for s in recipe.steps),
+    )
 
 
 def _check_target(recipe: Recipe, table: bytes, check) -> None:
@@ -217,7 +237,7 @@ def _check_target(recipe: Recipe, table: bytes, check) -> None:
         return
     except ColumnError as err:
         if str(err).startswith(f"{TABLE_FILE} has "):  # not the recipe's columns
-            check(TABLE_FILE, False, str(err)[len(TABLE_FILE) + 1:].rstrip("."))
+            check(TABLE_FILE, False, str(err)[len(TABLE_FILE) + 1 :].rstrip("."))
         else:
             check(TARGET, False, f"could not be recounted on {TABLE_FILE}: {err}")
         return
@@ -225,8 +245,11 @@ def _check_target(recipe: Recipe, table: bytes, check) -> None:
         check(TARGET, False, f"could not be recounted on {TABLE_FILE}: {err}")
         return
     if result.records != recipe.released_records:
-        check(TARGET, False, f"{TABLE_FILE} holds {result.records:,} records; the recipe recorded "
-                             f"{recipe.released_records:,}")
+        check(
+            TARGET,
+            False,
+            f"{TABLE_FILE} holds {result.records:,} records; the recipe recorded {recipe.released_records:,}",
+        )
     check(TARGET, result.met, f"recounted on {TABLE_FILE} as written: {result.sentence()}")
 
 
@@ -248,8 +271,11 @@ def _check_source(recipe: Recipe, table: bytes | None, source, source_name: str 
         check(SOURCE, True, f"gives {TABLE_FILE} byte for byte when the recipe is re-applied to it")
     else:
         at = first_difference(replay.csv, table)
-        check(SOURCE, False, f"gives a different {TABLE_FILE} when the recipe is re-applied to it (first difference "
-                             f"at byte {at:,})")
+        check(
+            SOURCE,
+            False,
+            f"gives a different {TABLE_FILE} when the recipe is re-applied to it (first difference at byte {at:,})",
+        )
 
 
 def first_difference(a: bytes, b: bytes) -> int:

@@ -12,38 +12,37 @@ from ``dashboard.charts``.
 
 from __future__ import annotations
 
-from __future__ import annotations
-
-from .base import QUALITATIVE, AT_RISK, SAFE, Palette, PALETTES, DEFAULT_PALETTE
+from .base import AT_RISK, DEFAULT_PALETTE, PALETTES, QUALITATIVE, SAFE, Palette
+from .frontier import area_trace_figure, clicked_frontier_policy, frontier_figure
+from .geo import COUNTY_BORDERS_UP_TO_KM, GEO_COLOUR_BY, GEO_METRICS, geo_map_figure, geo_metrics_figure
+from .leakage import (
+    METHOD_COLOURS,
+    TREE_EDGE_LABELS_UP_TO,
+    TREE_IN_FULL,
+    TREE_LEAVES_DRAWN,
+    TREE_LEAVES_IN_FULL,
+    TREE_WORDS,
+    experiment_figure,
+    hierarchy_figure,
+    leakage_before_after_figure,
+    leakage_figure,
+    method_comparison_figure,
+    search_tree_figure,
+    tree_layout,
+)
+from .peers import NPP_BINS, generalization_figure, npp_histogram, privacy_heatmap, threshold_colorscale
+from .release import accuracy_figure, distribution_figure
 from .risk import (
     SizeBins,
-    class_size_bins,
     anonymity_vector_figure,
+    class_size_bins,
     records_at_risk_figure,
     risk_distribution_figure,
 )
-from .leakage import (
-    METHOD_COLOURS,
-    leakage_figure,
-    leakage_before_after_figure,
-    tree_layout,
-    TREE_IN_FULL,
-    TREE_LEAVES_IN_FULL,
-    TREE_EDGE_LABELS_UP_TO,
-    search_tree_figure,
-    TREE_WORDS,
-    method_comparison_figure,
-    experiment_figure,
-    hierarchy_figure,
-    TREE_LEAVES_DRAWN,
-)
-from .geo import GEO_COLOUR_BY, COUNTY_BORDERS_UP_TO_KM, GEO_METRICS, geo_map_figure, geo_metrics_figure
-from .peers import threshold_colorscale, privacy_heatmap, generalization_figure, NPP_BINS, npp_histogram
-from .schedules import schedule_vectors_figure, resource_load_figure, table10_figure
-from .release import accuracy_figure, distribution_figure
-from .frontier import frontier_figure, area_trace_figure, clicked_frontier_policy
+from .schedules import resource_load_figure, schedule_vectors_figure, table10_figure
 
 __all__ = [
+    "hierarchy_figure",
     "accuracy_figure",
     "distribution_figure",
     "AT_RISK",
@@ -60,6 +59,7 @@ __all__ = [
     "SizeBins",
     "TREE_EDGE_LABELS_UP_TO",
     "TREE_IN_FULL",
+    "TREE_LEAVES_DRAWN",
     "TREE_LEAVES_IN_FULL",
     "TREE_WORDS",
     "anonymity_vector_figure",

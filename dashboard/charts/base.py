@@ -4,11 +4,10 @@ red-to-green as an option), escaping of data in hover texts, titles and axes."""
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import plotly.graph_objects as go
-
 
 # Colour-blind-safe defaults (Okabe-Ito qualitative; cividis sequential) and
 # the papers' red-to-green scale as an option. Every chart takes its colours
@@ -41,12 +40,23 @@ class Palette:
 
 PALETTES = {
     "colour-blind safe": Palette(
-        at_risk=AT_RISK, safe=SAFE, neutral="#999999", highlight="#009E73",
-        low="#DEEBF7", high="#08306B", sequential="Cividis", series=tuple(QUALITATIVE),
+        at_risk=AT_RISK,
+        safe=SAFE,
+        neutral="#999999",
+        highlight="#009E73",
+        low="#DEEBF7",
+        high="#08306B",
+        sequential="Cividis",
+        series=tuple(QUALITATIVE),
     ),
     "red to green (as in the papers)": Palette(
-        at_risk="#8B0000", safe="#1A9850", neutral="#9E9E9E", highlight="#1A9850",
-        low="#FFD700", high="#1A9850", sequential=[[0.0, "#8B0000"], [0.5, "#FFD700"], [1.0, "#1A9850"]],
+        at_risk="#8B0000",
+        safe="#1A9850",
+        neutral="#9E9E9E",
+        highlight="#1A9850",
+        low="#FFD700",
+        high="#1A9850",
+        sequential=[[0.0, "#8B0000"], [0.5, "#FFD700"], [1.0, "#1A9850"]],
         series=("#8B0000", "#1A9850", "#E69F00", "#0072B2"),
     ),
 }
@@ -107,8 +117,9 @@ def _all_equal(values: Sequence) -> bool:
     return len(values) > 1 and all(v == values[0] for v in values[1:])
 
 
-def _compared_bars(table, label: str, metrics: Sequence[tuple[str, str, str]], *, columns: int,
-                   title: str) -> go.Figure:
+def _compared_bars(
+    table, label: str, metrics: Sequence[tuple[str, str, str]], *, columns: int, title: str
+) -> go.Figure:
     """Small multiples: one subplot per metric, one coloured bar per row of
     ``table`` named in the legend (long names would collide under the bars).
     A subplot whose bars are all equal says so in its title; with a single row
@@ -126,21 +137,27 @@ def _compared_bars(table, label: str, metrics: Sequence[tuple[str, str, str]], *
     ]
     note = "one run only: nothing to compare" if len(names) == 1 else ""
     rows = -(-len(metrics) // columns)
-    fig = make_subplots(rows=rows, cols=columns, subplot_titles=titles,
-                        vertical_spacing=0.18 if rows > 1 else 0.0)
+    fig = make_subplots(rows=rows, cols=columns, subplot_titles=titles, vertical_spacing=0.18 if rows > 1 else 0.0)
     for i, name in enumerate(names):
         for m, (column, metric_name, fmt) in enumerate(metrics):
             fig.add_trace(
                 go.Bar(
-                    x=[_escape(name)], y=[table[column].iloc[i]], name=_escape(name), legendgroup=str(i),
-                    showlegend=m == 0, marker_color=QUALITATIVE[i % len(QUALITATIVE)],
+                    x=[_escape(name)],
+                    y=[table[column].iloc[i]],
+                    name=_escape(name),
+                    legendgroup=str(i),
+                    showlegend=m == 0,
+                    marker_color=QUALITATIVE[i % len(QUALITATIVE)],
                     hovertemplate=f"%{{x}}<br>{_escape(metric_name)}: %{{y:{fmt}}}<extra></extra>",
                 ),
-                row=m // columns + 1, col=m % columns + 1,
+                row=m // columns + 1,
+                col=m % columns + 1,
             )
     fig.update_xaxes(showticklabels=False)
     fig.update_layout(
-        template="plotly_white", barmode="group", hoverlabel=dict(namelength=-1),
+        template="plotly_white",
+        barmode="group",
+        hoverlabel=dict(namelength=-1),
         # two-line subplot titles in the top row need room under the figure's title
         margin=dict(l=10, r=10, t=90 if any("<br>" in t for t in titles[:columns]) else 60, b=10),
         legend=dict(orientation="h", yanchor="top", y=-0.04, x=0),

@@ -3,13 +3,12 @@ the area traces of SHS and RCS, and which frontier policy a click picked."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import DEFAULT_PALETTE, _layout, Palette, PALETTES, QUALITATIVE
-
+from .base import DEFAULT_PALETTE, PALETTES, QUALITATIVE, Palette, _layout
 
 # --- frontier ---
 
@@ -17,9 +16,13 @@ from .base import DEFAULT_PALETTE, _layout, Palette, PALETTES, QUALITATIVE
 def _frontier_colours(palette: Palette) -> dict[str, str]:
     """What each element of the frontier charts is drawn in."""
     return {
-        "evaluated": palette.neutral, "frontier": palette.series[0], "safe_harbor": palette.at_risk,
-        "dominating": palette.highlight, "selected": "#000000",
-        "shs": palette.series[0], "rcs": palette.series[1],
+        "evaluated": palette.neutral,
+        "frontier": palette.series[0],
+        "safe_harbor": palette.at_risk,
+        "dominating": palette.highlight,
+        "selected": "#000000",
+        "shs": palette.series[0],
+        "rcs": palette.series[1],
     }
 
 
@@ -47,8 +50,12 @@ def frontier_figure(
     fig = go.Figure()
     fig.add_trace(
         go.Scattergl(
-            x=list(evaluated_risk), y=list(evaluated_loss), mode="markers", name="evaluated policies",
-            marker=dict(size=4, color=palette["evaluated"], opacity=0.45), hovertemplate=hover,
+            x=list(evaluated_risk),
+            y=list(evaluated_loss),
+            mode="markers",
+            name="evaluated policies",
+            marker=dict(size=4, color=palette["evaluated"], opacity=0.45),
+            hovertemplate=hover,
         )
     )
     order = np.argsort(np.asarray(frontier_risk, dtype=float), kind="stable")
@@ -56,30 +63,43 @@ def frontier_figure(
         go.Scatter(
             x=np.asarray(frontier_risk, dtype=float)[order].tolist(),
             y=np.asarray(frontier_loss, dtype=float)[order].tolist(),
-            mode="lines+markers", line=dict(shape="hv", color=palette["frontier"], width=2),
-            marker=dict(size=6), name="frontier", customdata=(order + 1).tolist(),
+            mode="lines+markers",
+            line=dict(shape="hv", color=palette["frontier"], width=2),
+            marker=dict(size=6),
+            name="frontier",
+            customdata=(order + 1).tolist(),
             hovertemplate="frontier policy %{customdata}<br>" + hover,
         )
     )
     if safe_harbor is not None:
         fig.add_trace(
             go.Scatter(
-                x=[safe_harbor[0]], y=[safe_harbor[1]], mode="markers", name="HIPAA Safe Harbor",
-                marker=dict(symbol="star", size=16, color=palette["safe_harbor"]), hovertemplate=hover,
+                x=[safe_harbor[0]],
+                y=[safe_harbor[1]],
+                mode="markers",
+                name="HIPAA Safe Harbor",
+                marker=dict(symbol="star", size=16, color=palette["safe_harbor"]),
+                hovertemplate=hover,
             )
         )
     if dominating is not None and len(dominating[0]):
         fig.add_trace(
             go.Scatter(
-                x=list(dominating[0]), y=list(dominating[1]), mode="markers",
+                x=list(dominating[0]),
+                y=list(dominating[1]),
+                mode="markers",
                 name="frontier policies dominating Safe Harbor",
-                marker=dict(symbol="square", size=9, color=palette["dominating"]), hovertemplate=hover,
+                marker=dict(symbol="square", size=9, color=palette["dominating"]),
+                hovertemplate=hover,
             )
         )
     if selected is not None:
         fig.add_trace(
             go.Scatter(
-                x=[selected[0]], y=[selected[1]], mode="markers", name="selected policy",
+                x=[selected[0]],
+                y=[selected[1]],
+                mode="markers",
+                name="selected policy",
                 marker=dict(symbol="circle-open", size=18, line=dict(width=3), color=palette["selected"]),
                 hovertemplate=hover,
             )
@@ -92,7 +112,9 @@ def frontier_figure(
 
 
 def area_trace_figure(
-    traces: dict[str, Sequence[tuple[int, float]]], budget: int, optimum: float | None = None,
+    traces: dict[str, Sequence[tuple[int, float]]],
+    budget: int,
+    optimum: float | None = None,
     colours: str = DEFAULT_PALETTE,
 ) -> go.Figure:
     """Area under the frontier against policies evaluated, one step line per method.
@@ -111,8 +133,12 @@ def area_trace_figure(
             ys.append(ys[-1])
         fig.add_trace(
             go.Scatter(
-                x=xs, y=ys, mode="lines", line=dict(shape="hv", color=palette.get(method, QUALITATIVE[0])),
-                name=method.upper(), hovertemplate="%{x:,} policies: area %{y:.4f}<extra>%{fullData.name}</extra>",
+                x=xs,
+                y=ys,
+                mode="lines",
+                line=dict(shape="hv", color=palette.get(method, QUALITATIVE[0])),
+                name=method.upper(),
+                hovertemplate="%{x:,} policies: area %{y:.4f}<extra>%{fullData.name}</extra>",
             )
         )
     if optimum is not None:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import _compared_bars, DEFAULT_PALETTE, _escape, PALETTES
-
+from .base import DEFAULT_PALETTE, PALETTES, _compared_bars, _escape
 
 # --- geo ---
 
@@ -134,9 +132,16 @@ def geo_map_figure(
             colour = colour.replace("rgb(", "rgba(").replace(")", ", 0.6)")
             fig.add_trace(
                 go.Scatter(
-                    x=xs, y=ys, mode="lines", fill="toself", fillcolor=colour,
-                    line=dict(color="rgba(255,255,255,0.9)", width=0.6), hoverinfo="skip",
-                    showlegend=n == 0, name=f"aggregated regions (fill: {colour_name})", legendgroup="regions",
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    fill="toself",
+                    fillcolor=colour,
+                    line=dict(color="rgba(255,255,255,0.9)", width=0.6),
+                    hoverinfo="skip",
+                    showlegend=n == 0,
+                    name=f"aggregated regions (fill: {colour_name})",
+                    legendgroup="regions",
                 )
             )
     if outlines is not None:
@@ -147,21 +152,33 @@ def geo_map_figure(
         for lines, name, colour, width in borders:
             lx, ly = _lines_km(lines, origin)
             if lx:
-                fig.add_trace(go.Scattergl(x=lx, y=ly, mode="lines", line=dict(color=colour, width=width),
-                                           hoverinfo="skip", name=name))
+                fig.add_trace(
+                    go.Scattergl(
+                        x=lx, y=ly, mode="lines", line=dict(color=colour, width=width), hoverinfo="skip", name=name
+                    )
+                )
     if points is not None and len(points):
         where = ""
         data = [[_escape(v) for v in points["region_id"]], [_escape(v) for v in points["aggregated_region"]]]
         if {"lon", "lat"} <= set(points.columns):
-            data.append([f"{abs(lat):.3f}° {'N' if lat >= 0 else 'S'}, {abs(lon):.3f}° {'E' if lon >= 0 else 'W'}"
-                         for lon, lat in zip(points["lon"], points["lat"])])
+            data.append(
+                [
+                    f"{abs(lat):.3f}° {'N' if lat >= 0 else 'S'}, {abs(lon):.3f}° {'E' if lon >= 0 else 'W'}"
+                    for lon, lat in zip(points["lon"], points["lat"])
+                ]
+            )
             where = "<br>%{customdata[2]}"
         fig.add_trace(
             go.Scattergl(
-                x=((points["x"] - origin[0]) / 1000.0).tolist(), y=((points["y"] - origin[1]) / 1000.0).tolist(),
+                x=((points["x"] - origin[0]) / 1000.0).tolist(),
+                y=((points["y"] - origin[1]) / 1000.0).tolist(),
                 mode="markers",
-                marker=dict(size=4 if len(points) < 2000 else 2, color="#333333",
-                            opacity=0.7 if len(points) < 2000 else 0.3, line=dict(width=0)),
+                marker=dict(
+                    size=4 if len(points) < 2000 else 2,
+                    color="#333333",
+                    opacity=0.7 if len(points) < 2000 else 0.3,
+                    line=dict(width=0),
+                ),
                 customdata=np.column_stack(data),
                 hovertemplate="area %{customdata[0]}<br>aggregated region %{customdata[1]}" + where + "<extra></extra>",
                 name="areas (one dot each)",
@@ -170,21 +187,40 @@ def geo_map_figure(
     value = site_value
     ticks = {}
     if colour_by == "anonymity" and len(shown):
-        marks = [v for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10**4, 10**5, 10**6) if v <= shown.max() * 1.01]
+        marks = [
+            v
+            for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10**4, 10**5, 10**6)
+            if v <= shown.max() * 1.01
+        ]
         ticks = dict(tickvals=np.log10(marks).tolist(), ticktext=[f"{m:,}" for m in marks])
     fig.add_trace(
         go.Scatter(
-            x=((used["x"] - origin[0]) / 1000.0).tolist(), y=((used["y"] - origin[1]) / 1000.0).tolist(),
+            x=((used["x"] - origin[0]) / 1000.0).tolist(),
+            y=((used["y"] - origin[1]) / 1000.0).tolist(),
             mode="markers",
             marker=dict(
-                symbol="diamond", size=9, color=value.tolist(), colorscale=scale, reversescale=reverse,
-                cmin=low, cmax=high,
-                line=dict(color="black", width=1), showscale=True,
-                colorbar=dict(title=dict(text=colour_name.replace(" (", "<br>("), side="top"), thickness=12, len=0.9,
-                              **ticks),
+                symbol="diamond",
+                size=9,
+                color=value.tolist(),
+                colorscale=scale,
+                reversescale=reverse,
+                cmin=low,
+                cmax=high,
+                line=dict(color="black", width=1),
+                showscale=True,
+                colorbar=dict(
+                    title=dict(text=colour_name.replace(" (", "<br>("), side="top"), thickness=12, len=0.9, **ticks
+                ),
             ),
             customdata=np.column_stack(
-                [[_escape(v) for v in used.index], used["regions"], used["records"], used["anonymity"], used["suppressed"], shown]
+                [
+                    [_escape(v) for v in used.index],
+                    used["regions"],
+                    used["records"],
+                    used["anonymity"],
+                    used["suppressed"],
+                    shown,
+                ]
             ),
             hovertemplate=(
                 "site of %{customdata[0]}<br>%{customdata[1]:,} initial regions, %{customdata[2]:,} records"
@@ -203,10 +239,13 @@ def geo_map_figure(
     span_y = float(ys_all.max() - ys_all.min())
     height = int(np.clip(500 * span_y / span_x + 230, 380, 820))
     fig.update_layout(
-        template="plotly_white", margin=dict(l=10, r=10, t=40, b=130), height=height + 60,
+        template="plotly_white",
+        margin=dict(l=10, r=10, t=40, b=130),
+        height=height + 60,
         # the legend at the bottom of the figure, under the x-axis title, in a margin tall enough for
         # its three lines in a 1024 px window (placed as a share of the plot, it covered the title)
-        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0), hoverlabel=dict(namelength=-1),
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0),
+        hoverlabel=dict(namelength=-1),
         title="Aggregated regions (filled), areas (dots), sites (diamonds)",
     )
     return fig

@@ -3,11 +3,9 @@ the search tree as drawn in Arca & Hewett's figures, and the methods compared.""
 
 from __future__ import annotations
 
-
 import plotly.graph_objects as go
 
-from .base import _compared_bars, DEFAULT_PALETTE, _escape, _layout, PALETTES, QUALITATIVE, SAFE, _titled
-
+from .base import DEFAULT_PALETTE, PALETTES, QUALITATIVE, SAFE, _compared_bars, _escape, _layout, _titled
 
 # --- leakage ---
 
@@ -36,7 +34,9 @@ def leakage_figure(table, title: str = "Information leakage per query attribute"
             y=labels,
             orientation="h",
             marker_color=SAFE,
-            customdata=[[int(n), float(b), _escape(a)] for n, b, a in zip(ordered["partitions"], ordered["loss"], labels)],
+            customdata=[
+                [int(n), float(b), _escape(a)] for n, b, a in zip(ordered["partitions"], ordered["loss"], labels)
+            ],
             hovertemplate="%{customdata[2]}<br>normalized %{x:.5f}<br>%{customdata[1]:.5f} bits<br>"
             "%{customdata[0]:,} partitions<extra></extra>",
         )
@@ -147,15 +147,20 @@ def search_tree_figure(
 
 
 def _node_hover(node, shield) -> str:
-    how = (f"<br>reached by raising {_escape(node.attribute)}" if node.attribute is not None
-           else "<br>the table as it is")
+    how = (
+        f"<br>reached by raising {_escape(node.attribute)}" if node.attribute is not None else "<br>the table as it is"
+    )
     levels = ", ".join(f"{_escape(a)} {v}" for a, v in zip(shield, node.levels))
-    verdict = "meets k" if node.violations == 0 else f"{node.violations:,} distinct combinations in classes smaller than k"
+    verdict = (
+        "meets k" if node.violations == 0 else f"{node.violations:,} distinct combinations in classes smaller than k"
+    )
     return f"{node.label}: {verdict}; {node.rows:,} distinct combinations{how}<br>levels: {levels}"
 
 
-TREE_WORDS = ("T(v, r): v distinct combinations in classes smaller than k, r distinct combinations "
-              "(the paper's violating rows and rows).")
+TREE_WORDS = (
+    "T(v, r): v distinct combinations in classes smaller than k, r distinct combinations "
+    "(the paper's violating rows and rows)."
+)
 
 
 def _whole_tree_figure(tree, shield, chosen, palette: str, title: str | None) -> go.Figure:
@@ -185,10 +190,22 @@ def _whole_tree_figure(tree, shield, chosen, palette: str, title: str | None) ->
     outline = [3 if chosen is not None and tuple(n.levels) == tuple(chosen) else 0 for n in tree]
     fig = go.Figure(
         [
-            go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color="#bbbbbb", width=1), hoverinfo="skip", showlegend=False),
             go.Scatter(
-                x=label_x, y=label_y, mode="text", text=label_text, textfont=dict(size=10, color="#555555"),
-                hoverinfo="skip", showlegend=False,
+                x=edge_x,
+                y=edge_y,
+                mode="lines",
+                line=dict(color="#bbbbbb", width=1),
+                hoverinfo="skip",
+                showlegend=False,
+            ),
+            go.Scatter(
+                x=label_x,
+                y=label_y,
+                mode="text",
+                text=label_text,
+                textfont=dict(size=10, color="#555555"),
+                hoverinfo="skip",
+                showlegend=False,
             ),
             go.Scatter(
                 x=x,
@@ -208,8 +225,11 @@ def _whole_tree_figure(tree, shield, chosen, palette: str, title: str | None) ->
     fig.update_yaxes(visible=False)
     fig.update_layout(height=max(320, 90 * (max(depth) + 1) + 60))
     fig = _layout(fig, "", "", "")
-    return _titled(fig, title or "Search tree (black ring: the result; blue: meets k)",
-                   TREE_WORDS + " Hover a node for its levels.")
+    return _titled(
+        fig,
+        title or "Search tree (black ring: the result; blue: meets k)",
+        TREE_WORDS + " Hover a node for its levels.",
+    )
 
 
 def _tree_path_figure(tree, shield, chosen, palette: str) -> go.Figure:
@@ -246,25 +266,43 @@ def _tree_path_figure(tree, shield, chosen, palette: str) -> go.Figure:
     spine = [tree[i] for i in path]
     fig = go.Figure(
         [
-            go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color="#cccccc", width=1), hoverinfo="skip",
-                       showlegend=False),
             go.Scatter(
-                x=side_x, y=side_y, mode="markers+text" if widest <= 6 else "markers",
-                text=[_escape(n.attribute) for n in side_nodes], textposition="bottom center",
+                x=edge_x,
+                y=edge_y,
+                mode="lines",
+                line=dict(color="#cccccc", width=1),
+                hoverinfo="skip",
+                showlegend=False,
+            ),
+            go.Scatter(
+                x=side_x,
+                y=side_y,
+                mode="markers+text" if widest <= 6 else "markers",
+                text=[_escape(n.attribute) for n in side_nodes],
+                textposition="bottom center",
                 textfont=dict(size=10, color="#777777"),
-                marker=dict(size=9, color=[colours.safe if n.violations == 0 else colours.at_risk for n in side_nodes],
-                            opacity=0.55),
-                hovertext=[_node_hover(n, shield) for n in side_nodes], hoverinfo="text",
+                marker=dict(
+                    size=9,
+                    color=[colours.safe if n.violations == 0 else colours.at_risk for n in side_nodes],
+                    opacity=0.55,
+                ),
+                hovertext=[_node_hover(n, shield) for n in side_nodes],
+                hoverinfo="text",
                 name="tables tried beside the path",
             ),
             go.Scatter(
-                x=[0] * len(spine), y=spine_y, mode="markers+text",
+                x=[0] * len(spine),
+                y=spine_y,
+                mode="markers+text",
                 text=[n.label + (f" (+{_escape(n.attribute)})" if n.attribute is not None else "") for n in spine],
                 textposition="middle left",
-                marker=dict(size=13, color=[colours.safe if n.violations == 0 else colours.at_risk for n in spine],
-                            line=dict(width=[3 if i == target and chosen is not None else 0 for i in path],
-                                      color="#000000")),
-                hovertext=[_node_hover(n, shield) for n in spine], hoverinfo="text",
+                marker=dict(
+                    size=13,
+                    color=[colours.safe if n.violations == 0 else colours.at_risk for n in spine],
+                    line=dict(width=[3 if i == target and chosen is not None else 0 for i in path], color="#000000"),
+                ),
+                hovertext=[_node_hover(n, shield) for n in spine],
+                hoverinfo="text",
                 name="path to the result",
             ),
         ]
@@ -275,9 +313,11 @@ def _tree_path_figure(tree, shield, chosen, palette: str) -> go.Figure:
     what = "result (black ring)" if chosen is not None else "best table found"
     fig = _layout(fig, "", "", "")
     return _titled(
-        fig, "Search tree, collapsed",
+        fig,
+        "Search tree, collapsed",
         f"{len(tree):,} tables were checked; shown are the {len(path)} on the path from the table as it is to the "
-        f"{what} and, as dots, the others tried at each step. Blue: meets k. " + TREE_WORDS
+        f"{what} and, as dots, the others tried at each step. Blue: meets k. "
+        + TREE_WORDS
         + " Hover a node for its levels.",
     )
 
@@ -291,7 +331,11 @@ def method_comparison_figure(results) -> go.Figure:
     >>> [a.text for a in method_comparison_figure(t).layout.annotations]
     ['distinct combinations kept<br>(all equal: 21)', 'tables generated', 'seconds<br>(all equal: 0.01)']
     """
-    metrics = [("rows", "distinct combinations kept", ",d"), ("generated", "tables generated", ",d"), ("seconds", "seconds", ".3g")]
+    metrics = [
+        ("rows", "distinct combinations kept", ",d"),
+        ("generated", "tables generated", ",d"),
+        ("seconds", "seconds", ".3g"),
+    ]
     return _compared_bars(results, "method", metrics, columns=3, title="The three search methods")
 
 
@@ -309,8 +353,13 @@ def experiment_figure(experiment, metric: str = "rows", dataset: str | None = No
     data = experiment if dataset is None else experiment[experiment["dataset"] == dataset]
     x_labels = [f"<{s}>, {k}" for s, k in zip(data["shield"], data["k"])]
     data = data.assign(requirement=x_labels)
+
     def x_of(part):
-        return [part["dataset"].tolist(), part["requirement"].tolist()] if dataset is None else part["requirement"].tolist()
+        return (
+            [part["dataset"].tolist(), part["requirement"].tolist()]
+            if dataset is None
+            else part["requirement"].tolist()
+        )
 
     traces = []
     for method in dict.fromkeys(data["method"]):
@@ -344,8 +393,18 @@ def experiment_figure(experiment, metric: str = "rows", dataset: str | None = No
             )
     fig = go.Figure(traces)
     fig.update_layout(barmode="group", scattermode="group")
-    names = {"rows": "distinct combinations kept", "generated": "tables generated", "seconds": "seconds", "generalizations": "levels of the result"}
-    return _layout(fig, f"Heart-disease experiment: {names.get(metric, metric)}", "anonymity requirement <shield>, k", names.get(metric, metric))
+    names = {
+        "rows": "distinct combinations kept",
+        "generated": "tables generated",
+        "seconds": "seconds",
+        "generalizations": "levels of the result",
+    }
+    return _layout(
+        fig,
+        f"Heart-disease experiment: {names.get(metric, metric)}",
+        "anonymity requirement <shield>, k",
+        names.get(metric, metric),
+    )
 
 
 TREE_LEAVES_DRAWN = 300  # a hierarchy with more original values is drawn from level 1 up
@@ -362,22 +421,33 @@ def hierarchy_figure(nodes, attribute: str, palette: str = DEFAULT_PALETTE) -> g
         drawn = list(range(len(nodes)))
     counted = all(n.records is not None for n in nodes)
     ids = [f"{nodes[i].level}:{nodes[i].label}" for i in drawn]
-    parents = ["" if nodes[i].parent is None else f"{nodes[nodes[i].parent].level}:{nodes[nodes[i].parent].label}"
-               for i in drawn]
+    parents = [
+        "" if nodes[i].parent is None else f"{nodes[nodes[i].parent].level}:{nodes[nodes[i].parent].label}"
+        for i in drawn
+    ]
     sizes = [nodes[i].records if counted else nodes[i].values for i in drawn]
     colours = PALETTES[palette]
-    fig = go.Figure(go.Icicle(
-        ids=ids, parents=parents, labels=[_escape(nodes[i].label) for i in drawn], values=sizes,
-        branchvalues="total", tiling=dict(orientation="h"), root=dict(color=colours.neutral),
-        marker=dict(colors=[nodes[i].level for i in drawn], colorscale="Blues", reversescale=True),
-        customdata=[[nodes[i].level, nodes[i].values, "–" if nodes[i].records is None else f"{nodes[i].records:,}"]
-                    for i in drawn],
-        hovertemplate="%{label}<br>level %{customdata[0]}<br>%{customdata[1]:,} original values"
-                      "<br>%{customdata[2]} records<extra></extra>",
-        maxdepth=4,
-    ))
+    fig = go.Figure(
+        go.Icicle(
+            ids=ids,
+            parents=parents,
+            labels=[_escape(nodes[i].label) for i in drawn],
+            values=sizes,
+            branchvalues="total",
+            tiling=dict(orientation="h"),
+            root=dict(color=colours.neutral),
+            marker=dict(colors=[nodes[i].level for i in drawn], colorscale="Blues", reversescale=True),
+            customdata=[
+                [nodes[i].level, nodes[i].values, "–" if nodes[i].records is None else f"{nodes[i].records:,}"]
+                for i in drawn
+            ],
+            hovertemplate="%{label}<br>level %{customdata[0]}<br>%{customdata[1]:,} original values"
+            "<br>%{customdata[2]} records<extra></extra>",
+            maxdepth=4,
+        )
+    )
     fig.update_layout(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10), height=420)
-    note = ("Boxes as tall as their records" if counted else "Boxes as tall as their original values")
+    note = "Boxes as tall as their records" if counted else "Boxes as tall as their original values"
     if leaves > TREE_LEAVES_DRAWN:
         note += f"; the {leaves:,} original values are left out (level 1 upwards shown)"
     return _titled(fig, f"Hierarchy of {attribute}, top level on the left", note + ". Click a box to open it.")

@@ -3,16 +3,16 @@ the generalization potential and the number of protective peers."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import AT_RISK, _escape, _layout, PALETTES, SAFE
-
+from .base import AT_RISK, PALETTES, SAFE, _escape, _layout
 
 # --- peers ---
+
 
 def threshold_colorscale(threshold: float, palette: str) -> list[list]:
     """A 0..1 colour scale: at or below ``threshold`` the at-risk colour (dark red
@@ -77,8 +77,10 @@ def privacy_heatmap(
                 counts = np.bincount(bin_of * len(uniques) + codes, minlength=n_cols * len(uniques))
                 counts = counts.reshape(n_cols, len(uniques))
                 top = counts.argmax(axis=1)
-                common = [f"<br>most often worst: {_escape(uniques[top[c]])} ({100 * counts[c, top[c]] / sizes[c]:.0f}%)"
-                          for c in range(n_cols)]
+                common = [
+                    f"<br>most often worst: {_escape(uniques[top[c]])} ({100 * counts[c, top[c]] / sizes[c]:.0f}%)"
+                    for c in range(n_cols)
+                ]
             for c in range(n_cols):
                 texts[r, c] = (
                     f"{_escape(row_labels[r])}<br>bin {c + 1}: {sizes[c]:,} records<br>"
@@ -120,26 +122,47 @@ def generalization_figure(table, baseline: float, variable: str, p: float) -> go
     """
     hover = [
         f"{c} categories of width {w:g} (offset {o:g}, first {_escape(f)})<br>{100 * s:.1f}% protected"
-        for c, w, o, f, s in zip(table["categories"], table["width"], table["offset"],
-                                 table["first category"], table["protected share"])
+        for c, w, o, f, s in zip(
+            table["categories"], table["width"], table["offset"], table["first category"], table["protected share"]
+        )
     ]
     best = table["best for its categories"].to_numpy()
     fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=table["categories"].tolist(), y=(100 * table["protected share"]).tolist(), mode="markers",
-        marker=dict(color=SAFE, size=7, opacity=0.6), name="partition", customdata=hover,
-        hovertemplate="%{customdata}<extra></extra>",
-    ))
-    fig.add_trace(go.Scatter(
-        x=table["categories"][best].tolist(), y=(100 * table["protected share"][best]).tolist(),
-        mode="markers", marker=dict(color=AT_RISK, size=13, symbol="star"), name="best for its number of categories",
-        customdata=[h for h, b in zip(hover, best) if b], hovertemplate="%{customdata}<extra></extra>",
-    ))
-    fig.add_hline(y=100 * baseline, line_dash="dash", line_color="#555555",
-                  annotation_text=f"not generalized: {100 * baseline:.1f}%")
+    fig.add_trace(
+        go.Scatter(
+            x=table["categories"].tolist(),
+            y=(100 * table["protected share"]).tolist(),
+            mode="markers",
+            marker=dict(color=SAFE, size=7, opacity=0.6),
+            name="partition",
+            customdata=hover,
+            hovertemplate="%{customdata}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=table["categories"][best].tolist(),
+            y=(100 * table["protected share"][best]).tolist(),
+            mode="markers",
+            marker=dict(color=AT_RISK, size=13, symbol="star"),
+            name="best for its number of categories",
+            customdata=[h for h, b in zip(hover, best) if b],
+            hovertemplate="%{customdata}<extra></extra>",
+        )
+    )
+    fig.add_hline(
+        y=100 * baseline,
+        line_dash="dash",
+        line_color="#555555",
+        annotation_text=f"not generalized: {100 * baseline:.1f}%",
+    )
     fig.update_yaxes(range=[0, 100])
-    return _layout(fig, f"Generalizing {variable}: records with p-upward privacy (p = {p:g})",
-                   f"number of categories of {variable}", "% of records protected")
+    return _layout(
+        fig,
+        f"Generalizing {variable}: records with p-upward privacy (p = {p:g})",
+        f"number of categories of {variable}",
+        "% of records protected",
+    )
 
 
 NPP_BINS = ((0, 0), (1, 1), (2, 2), (3, 4), (5, 9), (10, 19), (20, 49), (50, 99), (100, None))
@@ -158,7 +181,12 @@ def npp_histogram(npp: np.ndarray, weights: np.ndarray, variable: str) -> go.Fig
         labels.append(f"{lo}" if lo == hi else (f"{lo}-{hi}" if hi is not None else f"{lo}+"))
         counts.append(float(weights[inside].sum()))
     colours = [AT_RISK if lo == 0 else SAFE for lo, _ in NPP_BINS]
-    fig = go.Figure(go.Bar(x=labels, y=counts, marker_color=colours,
-                           hovertemplate="NPP %{x}: %{y:,} records<extra></extra>"))
-    return _layout(fig, f"Protective peers of {variable} with maximum auxiliary information",
-                   "number of protective peers (NPP)", "records")
+    fig = go.Figure(
+        go.Bar(x=labels, y=counts, marker_color=colours, hovertemplate="NPP %{x}: %{y:,} records<extra></extra>")
+    )
+    return _layout(
+        fig,
+        f"Protective peers of {variable} with maximum auxiliary information",
+        "number of protective peers (NPP)",
+        "records",
+    )

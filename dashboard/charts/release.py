@@ -35,12 +35,22 @@ def distribution_figure(view: ColumnView, palette: str = DEFAULT_PALETTE) -> go.
     before = [r.before for r in rows]
     fig = go.Figure()
     fig.add_bar(
-        x=labels, y=[0 if b is None else b for b in before], name="loaded file", marker_color=colours.neutral,
-        opacity=0.6, width=0.8, customdata=[["–" if b is None else f"{b:,}"] for b in before],
+        x=labels,
+        y=[0 if b is None else b for b in before],
+        name="loaded file",
+        marker_color=colours.neutral,
+        opacity=0.6,
+        width=0.8,
+        customdata=[["–" if b is None else f"{b:,}"] for b in before],
         hovertemplate="%{x}<br>loaded file: %{customdata[0]} records<extra></extra>",
     )
     fig.add_bar(
-        x=labels, y=[r.after for r in rows], name="release", marker_color=colours.safe, opacity=0.85, width=0.45,
+        x=labels,
+        y=[r.after for r in rows],
+        name="release",
+        marker_color=colours.safe,
+        opacity=0.85,
+        width=0.45,
         hovertemplate="%{x}<br>release: %{y:,} records<extra></extra>",
     )
     what = "bins of numbers" if view.kind == "number" else "values shown"
@@ -54,8 +64,9 @@ def distribution_figure(view: ColumnView, palette: str = DEFAULT_PALETTE) -> go.
         notes.append("values the loaded file never shows have no loaded-file bar")
     if len(view.counts) > SHOWN_BARS:
         notes.append(f"the first {SHOWN_BARS} of {len(view.counts)} values")
-    return _titled(fig, f"{view.column}: records per value, loaded file and release",
-                   "; ".join(notes) + ("." if notes else ""))
+    return _titled(
+        fig, f"{view.column}: records per value, loaded file and release", "; ".join(notes) + ("." if notes else "")
+    )
 
 
 def accuracy_figure(comparison: ClassifierComparison, palette: str = DEFAULT_PALETTE) -> go.Figure:
@@ -66,17 +77,26 @@ def accuracy_figure(comparison: ClassifierComparison, palette: str = DEFAULT_PAL
     scores = [comparison.released, comparison.original]
     fig = go.Figure()
     fig.add_bar(
-        x=tables, y=[100 * s.mean for s in scores], name="decision tree", marker_color=colours.safe,
+        x=tables,
+        y=[100 * s.mean for s in scores],
+        name="decision tree",
+        marker_color=colours.safe,
         error_y=dict(type="data", array=[100 * s.sd for s in scores], visible=True),
         customdata=[[f"{100 * s.sd:.1f}", f"{s.records:,}"] for s in scores],
         hovertemplate="trained on the %{x}: %{y:.1f}% ± %{customdata[0]}% right<br>%{customdata[1]} records"
-                      "<extra></extra>",
+        "<extra></extra>",
     )
     fig.add_bar(
-        x=tables, y=[100 * s.baseline for s in scores], name="most common value", marker_color=colours.neutral,
+        x=tables,
+        y=[100 * s.baseline for s in scores],
+        name="most common value",
+        marker_color=colours.neutral,
         hovertemplate="always guessing the most common value: %{y:.1f}%<extra></extra>",
     )
     _layout(fig, "", "trained and cross-validated on", "records predicted right (%)")
     fig.update_layout(barmode="group", yaxis_range=[0, 100])
-    return _titled(fig, f"Predicting {comparison.column}: accuracy trained on the release and on the loaded file",
-                   f"{comparison.model}; took {comparison.seconds:.1f} s.")
+    return _titled(
+        fig,
+        f"Predicting {comparison.column}: accuracy trained on the release and on the loaded file",
+        f"{comparison.model}; took {comparison.seconds:.1f} s.",
+    )

@@ -3,14 +3,13 @@ at risk, and the distribution of the risk over records (Dataset page, report).""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import AT_RISK, DEFAULT_PALETTE, _layout, PALETTES, SAFE
-
+from .base import AT_RISK, DEFAULT_PALETTE, PALETTES, SAFE, _layout
 
 _SIZE_BINS = (1, 2, 3, 4, 5, 10, 20, 50, 100, 500, 1000)
 
@@ -51,8 +50,10 @@ def class_size_bins(vectors: Sequence[Sequence[int]], max_bars: int = 30) -> Siz
     if used.sum() <= max_bars:
         keep = np.flatnonzero(used)
         return SizeBins(
-            labels=[str(s) for s in sizes[keep]], lows=sizes[keep],
-            classes=[row[keep] for row in counts], records=[row[keep] * sizes[keep] for row in counts],
+            labels=[str(s) for s in sizes[keep]],
+            lows=sizes[keep],
+            classes=[row[keep] for row in counts],
+            records=[row[keep] * sizes[keep] for row in counts],
         )
     top = int(sizes[used].max())
     edges = np.array([b for b in _SIZE_BINS if b <= top] + [top + 1])
@@ -63,8 +64,10 @@ def class_size_bins(vectors: Sequence[Sequence[int]], max_bars: int = 30) -> Siz
     keep = np.flatnonzero(np.any([c > 0 for c in classes], axis=0))
     labels = [str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi in zip(edges[:-1], edges[1:])]
     return SizeBins(
-        labels=[labels[i] for i in keep], lows=edges[:-1][keep],
-        classes=[c[keep] for c in classes], records=[r[keep] for r in records],
+        labels=[labels[i] for i in keep],
+        lows=edges[:-1][keep],
+        classes=[c[keep] for c in classes],
+        records=[r[keep] for r in records],
     )
 
 

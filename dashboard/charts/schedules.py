@@ -3,14 +3,13 @@ slot, and the paper's Table 10."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import _escape, _layout, QUALITATIVE, SAFE, _titled
-from .risk import class_size_bins, _count_axis
-
+from .base import QUALITATIVE, SAFE, _escape, _layout, _titled
+from .risk import _count_axis, class_size_bins
 
 # --- schedules ---
 
@@ -83,12 +82,23 @@ def resource_load_figure(labels: Sequence[str], capacity: Sequence[int], assigne
     labels = [str(x) for x in labels]
     fig = go.Figure(
         [
-            go.Bar(name="capacity", x=labels, y=list(capacity), marker_color="rgba(0,0,0,0)",
-                   marker_line=dict(color="#000000", width=1), customdata=[_escape(x) for x in labels],
-                   hovertemplate="%{customdata}: capacity %{y:,}<extra></extra>"),
-            go.Bar(name="assigned", x=labels, y=list(assigned), marker_color=SAFE,
-                   customdata=[_escape(x) for x in labels],
-                   hovertemplate="%{customdata}: %{y:,} records<extra></extra>"),
+            go.Bar(
+                name="capacity",
+                x=labels,
+                y=list(capacity),
+                marker_color="rgba(0,0,0,0)",
+                marker_line=dict(color="#000000", width=1),
+                customdata=[_escape(x) for x in labels],
+                hovertemplate="%{customdata}: capacity %{y:,}<extra></extra>",
+            ),
+            go.Bar(
+                name="assigned",
+                x=labels,
+                y=list(assigned),
+                marker_color=SAFE,
+                customdata=[_escape(x) for x in labels],
+                hovertemplate="%{customdata}: %{y:,} records<extra></extra>",
+            ),
         ]
     )
     fig.update_layout(barmode="overlay")
@@ -107,12 +117,23 @@ def table10_figure(frame, ours: str, paper: str, title: str) -> go.Figure:
     """
     fig = go.Figure(
         [
-            go.Scatter(name="this reproduction", x=[str(n) for n in frame["N"]], y=frame[ours],
-                       mode="lines+markers", marker_color=QUALITATIVE[0],
-                       hovertemplate="N = %{x}: %{y:.2f}%<extra></extra>"),
-            go.Scatter(name="paper", x=[str(n) for n in frame["N"]], y=frame[paper],
-                       mode="lines+markers", marker_color=QUALITATIVE[1], line=dict(dash="dash"),
-                       hovertemplate="N = %{x}: %{y:.0f}% (paper)<extra></extra>"),
+            go.Scatter(
+                name="this reproduction",
+                x=[str(n) for n in frame["N"]],
+                y=frame[ours],
+                mode="lines+markers",
+                marker_color=QUALITATIVE[0],
+                hovertemplate="N = %{x}: %{y:.2f}%<extra></extra>",
+            ),
+            go.Scatter(
+                name="paper",
+                x=[str(n) for n in frame["N"]],
+                y=frame[paper],
+                mode="lines+markers",
+                marker_color=QUALITATIVE[1],
+                line=dict(dash="dash"),
+                hovertemplate="N = %{x}: %{y:.0f}% (paper)<extra></extra>",
+            ),
         ]
     )
     fig.update_xaxes(type="category")

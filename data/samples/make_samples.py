@@ -21,13 +21,37 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 
 ADULT_COLUMNS = [
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
-    "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
-    "hours-per-week", "native-country", "income",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
 ]
 HEART_COLUMNS = [
-    "age", "sex", "cp", "trestbps", "chol", "fbs", "restecg", "thalach", "exang",
-    "oldpeak", "slope", "ca", "thal", "num",
+    "age",
+    "sex",
+    "cp",
+    "trestbps",
+    "chol",
+    "fbs",
+    "restecg",
+    "thalach",
+    "exang",
+    "oldpeak",
+    "slope",
+    "ca",
+    "thal",
+    "num",
 ]
 
 CABALLERO_TABLE1 = """Full Name,Address,ZIP,Gender,Age
@@ -117,9 +141,11 @@ def _write_gz(frame: pd.DataFrame, path: Path) -> None:
 
 
 def _gzip_file(src: Path, dst: Path) -> None:
-    with open(src, "rb") as s, open(dst, "wb") as raw, gzip.GzipFile(
-        fileobj=raw, mode="wb", compresslevel=9, mtime=0, filename=""
-    ) as gz:
+    with (
+        open(src, "rb") as s,
+        open(dst, "wb") as raw,
+        gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0, filename="") as gz,
+    ):
         shutil.copyfileobj(s, gz)
 
 
@@ -139,8 +165,12 @@ def main(shared: Path) -> None:
         out.to_csv(HERE / f"kroes_table1_option{option}.csv", index=False)
 
     adult = pd.read_csv(
-        shared / "uci_adult/adult.data", header=None, names=ADULT_COLUMNS,
-        skipinitialspace=True, dtype=str, keep_default_na=False,
+        shared / "uci_adult/adult.data",
+        header=None,
+        names=ADULT_COLUMNS,
+        skipinitialspace=True,
+        dtype=str,
+        keep_default_na=False,
     )
     _write_gz(adult, HERE / "adult.csv.gz")
     for source, target in [
@@ -156,8 +186,11 @@ def main(shared: Path) -> None:
     shutil.copyfile(shared / "uci_diabetes_130_us_hospitals/diabetic_data.csv.gz", HERE / "diabetes.csv.gz")
     _gzip_file(shared / "us_census_2010_zcta_gazetteer/zcta10.csv", HERE / "zcta10.csv.gz")
     counties = pd.read_csv(
-        shared / "us_counties_2010/Gaz_counties_national.txt", sep="\t",
-        dtype=str, encoding="latin-1", skipinitialspace=True,
+        shared / "us_counties_2010/Gaz_counties_national.txt",
+        sep="\t",
+        dtype=str,
+        encoding="latin-1",
+        skipinitialspace=True,
     )
     counties.columns = counties.columns.str.strip()
     counties = counties.apply(lambda c: c.str.strip())

@@ -56,9 +56,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 import pyarrow as pa
@@ -71,19 +71,18 @@ from .source import (
     DEFAULT_MAX_CELLS,
     DEFAULT_MAX_COLUMNS,
     DELIMITERS,
-    _detect_format,
     EXCEL_ERRORS,
     EXCEL_MAX_CELLS,
     FORMULA_PREFIXES,
-    gunzip,
-    LoadedTable,
     MISSING_MARKERS,
+    LoadedTable,
+    _detect_format,
     _open_source,
     _too_large,
+    gunzip,
 )
 from .spreadsheets import _read_excel, _read_parquet
 from .text import _Cells, _read_text
-
 
 # --- the one entry point ----------------------------------------------------------------
 
@@ -122,12 +121,21 @@ def load_table(
         return _table(src.name, "excel", _read_excel(src, header, max_columns, max_bytes), *limits)
     if fmt == "parquet":
         return _table(src.name, "parquet", _read_parquet(src, max_columns, max_cells), *limits)
-    return _table(src.name, "csv", _read_text(src, delimiter, encoding, header, max_columns, max_cells,
-                                              missing_markers), *limits)
+    return _table(
+        src.name, "csv", _read_text(src, delimiter, encoding, header, max_columns, max_cells, missing_markers), *limits
+    )
 
 
-def _table(name: str, fmt: str, cells: _Cells, max_columns: int, max_cells: int, max_bytes: int,
-           missing_markers: Sequence[str], allow_empty: bool = False) -> LoadedTable:
+def _table(
+    name: str,
+    fmt: str,
+    cells: _Cells,
+    max_columns: int,
+    max_cells: int,
+    max_bytes: int,
+    missing_markers: Sequence[str],
+    allow_empty: bool = False,
+) -> LoadedTable:
     """Check the limits, type every column (two at a time) and say what was noticed."""
     columns = cells.columns
     rows = len(columns[0]) if columns else 0
@@ -137,9 +145,15 @@ def _table(name: str, fmt: str, cells: _Cells, max_columns: int, max_cells: int,
             "Keep only the columns you need to assess."
         )
     if rows == 0 and allow_empty and cells.header:
-        return LoadedTable(frame=pd.DataFrame({n: pd.Series([], dtype=object) for n in cells.names}), name=name,
-                           format=fmt, delimiter=cells.delimiter, encoding=cells.encoding, header=True,
-                           missing_cells=0)
+        return LoadedTable(
+            frame=pd.DataFrame({n: pd.Series([], dtype=object) for n in cells.names}),
+            name=name,
+            format=fmt,
+            delimiter=cells.delimiter,
+            encoding=cells.encoding,
+            header=True,
+            missing_cells=0,
+        )
     if rows == 0:
         raise DataFileError(
             "The file has column names but no rows of data." if cells.header else "The file has no rows of data."
@@ -203,13 +217,14 @@ def to_safe_csv(frame: pd.DataFrame) -> bytes:
     ['c', "'@x", 'y']
     """
     safe = frame.copy()
-    safe.columns = [
-        "'" + str(c) if str(c).startswith(CSV_INJECTION_PREFIXES) else str(c) for c in safe.columns
-    ]
+    safe.columns = ["'" + str(c) if str(c).startswith(CSV_INJECTION_PREFIXES) else str(c) for c in safe.columns]
     for col in safe.columns:
         series = safe[col]
-        if (series.dtype == object or pd.api.types.is_string_dtype(series)
-                or isinstance(series.dtype, pd.CategoricalDtype)):
+        if (
+            series.dtype == object
+            or pd.api.types.is_string_dtype(series)
+            or isinstance(series.dtype, pd.CategoricalDtype)
+        ):
             text = series.astype("string")
             risky = text.str.startswith(CSV_INJECTION_PREFIXES).fillna(False)
             safe[col] = text.where(~risky, "'" + text)

@@ -4,8 +4,8 @@ missing markers found and counted, notes on headers and missing cells."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -13,9 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import join_names
-from .source import FORMULA_PREFIXES, _INTEGER, _NUMBER
+from .source import _INTEGER, _NUMBER, FORMULA_PREFIXES
 from .text import _Cells, _is_number
-
 
 # --- typing --------------------------------------------------------------------------
 
@@ -59,8 +58,12 @@ def _whole_numbers(column: pa.ChunkedArray) -> np.ndarray | None:
     >>> _whole_numbers(pa.chunked_array([["30", "07"]])) is None
     True
     """
-    if (not len(column) or column.null_count or pa.types.is_dictionary(column.type)
-            or not _PLAIN_WHOLE_NUMBER.fullmatch(column[0].as_py())):  # a text column fails here, cheaply
+    if (
+        not len(column)
+        or column.null_count
+        or pa.types.is_dictionary(column.type)
+        or not _PLAIN_WHOLE_NUMBER.fullmatch(column[0].as_py())
+    ):  # a text column fails here, cheaply
         return None
     try:
         numbers = pc.cast(column, pa.int64()).to_numpy()
@@ -72,8 +75,9 @@ def _whole_numbers(column: pa.ChunkedArray) -> np.ndarray | None:
     magnitude = np.abs(numbers) if negative else numbers
     largest = int(magnitude.max())
     # a number's digits: one, and one more for each power of ten it reaches; a minus sign is one more
-    digits = len(numbers) + sum(int(np.count_nonzero(magnitude >= power))
-                                for power in _TEN_TO_THE[_TEN_TO_THE <= largest])
+    digits = len(numbers) + sum(
+        int(np.count_nonzero(magnitude >= power)) for power in _TEN_TO_THE[_TEN_TO_THE <= largest]
+    )
     return numbers if _text_bytes(column) == digits + negative else None
 
 
@@ -129,16 +133,21 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
     untouched = kind == "text" and not given_dictionary and pc.all(pc.equal(values, raw)).as_py()
     if untouched and not any_missing:
         # already final: the text is kept as read, and no cell needs its code
-        return _Typed(pd.arrays.ArrowStringArray(column.cast(pa.large_string())), 0,
-                      _matches_any(texts, _FORMULA_START))
+        return _Typed(
+            pd.arrays.ArrowStringArray(column.cast(pa.large_string())), 0, _matches_any(texts, _FORMULA_START)
+        )
     if untouched and np.count_nonzero(is_missing) <= _FEW_MARKERS:  # only the marker texts are compared
         marker_codes = np.flatnonzero(is_missing)
         masks, marker_counts = _marker_cells(column, [raw[int(code)] for code in marker_codes])
         counts = np.zeros(len(raw), np.int64)
         counts[marker_codes] = marker_counts
         kept = _without(column.cast(pa.large_string()), masks)
-        return _Typed(pd.arrays.ArrowStringArray(kept), kept.null_count, _matches_any(texts, _FORMULA_START),
-                      markers=_markers_found(values, is_missing, counts, short))
+        return _Typed(
+            pd.arrays.ArrowStringArray(kept),
+            kept.null_count,
+            _matches_any(texts, _FORMULA_START),
+            markers=_markers_found(values, is_missing, counts, short),
+        )
     if codes is None:
         codes = _codes(pc.index_in(column, value_set=raw).chunks, len(raw))
         counts = np.bincount(codes, minlength=len(raw) + 1)[:-1]
@@ -161,8 +170,13 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
     kept = pc.if_else(pa.array(is_missing), pa.scalar(None, pa.large_string()), values)
     lengths = pc.fill_null(pc.binary_length(kept), 0).to_numpy(zero_copy_only=False)
     strings = pa.concat_arrays([kept, pa.nulls(1, pa.large_string())]).take(codes)  # code len(raw): no value
-    return _Typed(pd.arrays.ArrowStringArray(pa.chunked_array([strings])), missing, formula_like,
-                  int(np.dot(counts, lengths)), found)
+    return _Typed(
+        pd.arrays.ArrowStringArray(pa.chunked_array([strings])),
+        missing,
+        formula_like,
+        int(np.dot(counts, lengths)),
+        found,
+    )
 
 
 def _marker_cells(column: pa.ChunkedArray, texts: Sequence[pa.Scalar]) -> tuple[list[pa.BooleanArray], list[int]]:
@@ -187,8 +201,9 @@ def _codes(indices: Iterable[pa.Array], none: int) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
 
-def _markers_found(values: pa.Array, is_missing: np.ndarray, counts: np.ndarray,
-                   short: int) -> tuple[tuple[str | None, int], ...]:
+def _markers_found(
+    values: pa.Array, is_missing: np.ndarray, counts: np.ndarray, short: int
+) -> tuple[tuple[str | None, int], ...]:
     """How many cells of each missing marker the column holds (None: cells without any
     value), from the counts of its distinct values."""
     found: dict[str | None, int] = {}
@@ -215,8 +230,10 @@ def _missing_note(typed: Sequence[_Typed], names: Sequence[str], fmt: str) -> st
                 where[what].append(name)
     if not cells:
         return None
-    parts = [f"{count:,} {what.format('cells' if count != 1 else 'cell')} (in {join_names(where[what])})"
-             for what, count in sorted(cells.items(), key=lambda item: -item[1])]
+    parts = [
+        f"{count:,} {what.format('cells' if count != 1 else 'cell')} (in {join_names(where[what])})"
+        for what, count in sorted(cells.items(), key=lambda item: -item[1])
+    ]
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return f"Read as missing values: {listed}."
 
@@ -261,7 +278,7 @@ def _by_chunk(column: pa.ChunkedArray, mask: np.ndarray) -> Iterator[pa.BooleanA
     """A mask over the whole column cut along its chunks."""
     start = 0
     for chunk in column.chunks:
-        yield pa.array(mask[start:start + len(chunk)])
+        yield pa.array(mask[start : start + len(chunk)])
         start += len(chunk)
 
 

@@ -13,7 +13,6 @@ import pyarrow as pa
 
 from ..errors import DataFileError, FileTooLargeError
 
-
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 DEFAULT_MAX_COLUMNS = 2_000
 DEFAULT_MAX_CELLS = 60_000_000

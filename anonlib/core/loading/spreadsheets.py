@@ -13,7 +13,6 @@ from ..errors import DataFileError, FileTooLargeError, join_names
 from .source import EXCEL_ERRORS, EXCEL_MAX_CELLS, _Source, _too_large
 from .text import _Cells
 
-
 # --- Excel and Parquet ------------------------------------------------------------------
 
 
@@ -52,7 +51,7 @@ def _sheet_cells(archive: zipfile.ZipFile, path: str) -> int:
                         return (int(last) - int(first) + 1) * width
             chunk = tail + block
             cells += sum(chunk.count(tag) for tag in tags)
-            tail = chunk[1 - len(tags[0]):] or b" "  # a tag cut by the block end is counted in the next chunk
+            tail = chunk[1 - len(tags[0]) :] or b" "  # a tag cut by the block end is counted in the next chunk
     return cells
 
 
@@ -61,6 +60,7 @@ def _read_excel(src: _Source, header: bool | None, max_columns: int, max_bytes: 
     ``EXCEL_MAX_CELLS``; formulas without a saved result and error cells are noted."""
     try:
         from openpyxl import load_workbook
+
         # One private piece of openpyxl: its sheet parser, so that one streaming pass sees
         # both a cell's saved value and whether it holds a formula (pinned in requirements).
         from openpyxl.worksheet._reader import FORMULA_TAG, WorkSheetParser
@@ -74,8 +74,11 @@ def _read_excel(src: _Source, header: bool | None, max_columns: int, max_bytes: 
                 raise _too_large("The Excel file unpacks to", unpacked, 2 * max_bytes)
             # openpyxl parses a sheet whole to learn its size when the sheet does not declare
             # it: the cells are counted first, at memory speed
-            cells_in_book = sum(_sheet_cells(archive, info.filename) for info in archive.infolist()
-                                if re.fullmatch(r"xl/worksheets/[^/]+\.xml", info.filename))
+            cells_in_book = sum(
+                _sheet_cells(archive, info.filename)
+                for info in archive.infolist()
+                if re.fullmatch(r"xl/worksheets/[^/]+\.xml", info.filename)
+            )
         if cells_in_book > EXCEL_MAX_CELLS:
             raise FileTooLargeError(
                 f"The workbook holds about {cells_in_book:,} cells; Excel files are read up to "
@@ -92,8 +95,8 @@ def _read_excel(src: _Source, header: bool | None, max_columns: int, max_bytes: 
         f"The sheet has {sheet.max_row or 0:,} rows and {sheet.max_column or 0:,} columns "
         f"({declared:,} cells); Excel sheets are read up to {EXCEL_MAX_CELLS:,} cells. "
         "Save the sheet as CSV, which is read up to 60 million cells."
-        if declared > EXCEL_MAX_CELLS else
-        f"The sheet has more than {EXCEL_MAX_CELLS:,} cells; Excel sheets are read up to that many. "
+        if declared > EXCEL_MAX_CELLS
+        else f"The sheet has more than {EXCEL_MAX_CELLS:,} cells; Excel sheets are read up to that many. "
         "Save the sheet as CSV, which is read up to 60 million cells."
     )
     if declared > EXCEL_MAX_CELLS:
@@ -112,8 +115,14 @@ def _read_excel(src: _Source, header: bool | None, max_columns: int, max_bytes: 
     width = 0
     try:
         with book._archive.open(sheet._worksheet_path) as stream:
-            parser = Parser(stream, sheet._shared_strings, data_only=True, epoch=book.epoch,
-                            date_formats=book._date_formats, timedelta_formats=book._timedelta_formats)
+            parser = Parser(
+                stream,
+                sheet._shared_strings,
+                data_only=True,
+                epoch=book.epoch,
+                date_formats=book._date_formats,
+                timedelta_formats=book._timedelta_formats,
+            )
             for _, cells in parser.parse():
                 row: dict[int, str | None] = {}
                 for cell in cells:
@@ -148,8 +157,7 @@ def _read_excel(src: _Source, header: bool | None, max_columns: int, max_bytes: 
     has_header = True if header is None else header
     names = [rows[0].get(j) or "" for j in range(1, width + 1)] if has_header else []
     body = rows[1:] if has_header else rows
-    columns = [pa.chunked_array([pa.array([r.get(j) for r in body], pa.large_string())])
-               for j in range(1, width + 1)]
+    columns = [pa.chunked_array([pa.array([r.get(j) for r in body], pa.large_string())]) for j in range(1, width + 1)]
     notes = []
     if formula_cells:
         header_row = 1 if has_header else 0
@@ -172,8 +180,9 @@ def _parquet_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
     try:
         encoded = pc.dictionary_encode(column)
     except pa.ArrowNotImplementedError:  # nested values: one text per cell
-        return pa.chunked_array([pa.array([None if v is None else str(v) for v in column.to_pylist()],
-                                          pa.large_string())])
+        return pa.chunked_array(
+            [pa.array([None if v is None else str(v) for v in column.to_pylist()], pa.large_string())]
+        )
     dictionary = encoded.chunk(0).dictionary if encoded.num_chunks else pa.array([])
     texts = pa.array([str(v) for v in dictionary.to_pylist()], pa.large_string())
     return pa.chunked_array([texts.take(chunk.indices) for chunk in encoded.chunks], pa.large_string())

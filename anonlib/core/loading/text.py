@@ -9,9 +9,9 @@ import csv
 import io
 import re
 import warnings
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,8 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from ..errors import DataFileError, FileTooLargeError
-from .source import DELIMITERS, _HEAD_BYTES, MISSING_MARKERS, _NUMBER, _SAMPLE_LINES, _Source
-
+from .source import _HEAD_BYTES, _NUMBER, _SAMPLE_LINES, DELIMITERS, MISSING_MARKERS, _Source
 
 # --- text: encoding, delimiter, header ----------------------------------------------
 
@@ -30,9 +29,7 @@ def _check_not_binary(head: bytes) -> None:
     sample = head[:65536]
     controls = sum(sample.count(bytes([b])) for b in range(1, 32) if b not in (9, 10, 13))
     if b"\x00" in sample or (sample and controls / len(sample) > 0.05):
-        raise DataFileError(
-            "This looks like a binary file, not a text table. Upload CSV, TSV, Excel or Parquet."
-        )
+        raise DataFileError("This looks like a binary file, not a text table. Upload CSV, TSV, Excel or Parquet.")
 
 
 def _not_valid_text(src: _Source, encoding: str) -> DataFileError:
@@ -187,10 +184,13 @@ def _scan(src: _Source, count_lines: bool, delimiter: str) -> _Scanned:
         first, second = _scan_part(src, 0, None, count_lines, delimiter_code), _ScannedPart()
     else:
         with ThreadPoolExecutor(max_workers=2) as pool:
-            first, second = pool.map(lambda bounds: _scan_part(src, *bounds, count_lines, delimiter_code),
-                                     [(0, src.size // 2), (src.size // 2, None)])
-    cr_delimiter = (first.cr_delimiter or second.cr_delimiter
-                    or (first.ends_in_cr and second.starts_with == delimiter_code))  # where the halves meet
+            first, second = pool.map(
+                lambda bounds: _scan_part(src, *bounds, count_lines, delimiter_code),
+                [(0, src.size // 2), (src.size // 2, None)],
+            )
+    cr_delimiter = (
+        first.cr_delimiter or second.cr_delimiter or (first.ends_in_cr and second.starts_with == delimiter_code)
+    )  # where the halves meet
     return _Scanned(first.lines + second.lines + count_lines, first.quoted or second.quoted, cr_delimiter)
 
 
@@ -218,8 +218,11 @@ def _scan_part(src: _Source, start: int, stop: int | None, count_lines: bool, de
         quoted = quoted or block.find(b'"', first, last) >= 0
         has_cr = block.find(b"\r", first, last) >= 0
         if has_cr or after_cr:  # a CR here, or at the end of the block before
-            cr_delimiter = cr_delimiter or bool(after_cr and codes[0] == delimiter_code) or bool(
-                np.any(codes[1:][codes[:-1] == 13] == delimiter_code))
+            cr_delimiter = (
+                cr_delimiter
+                or bool(after_cr and codes[0] == delimiter_code)
+                or bool(np.any(codes[1:][codes[:-1] == 13] == delimiter_code))
+            )
         after_cr = bool(codes[-1] == 13)
         if count_lines:
             lines += int(np.count_nonzero(codes == 10)) + (int(np.count_nonzero(codes == 13)) if has_cr else 0)
@@ -244,13 +247,21 @@ def _blocks(src: _Source, start: int, stop: int | None) -> Iterator[tuple[np.nda
     with src.path.open("rb", buffering=0) as handle:
         handle.seek(start)
         while (stop is None or start < stop) and (
-                read := handle.readinto(memoryview(buffer)[:size if stop is None else min(size, stop - start)])):
+            read := handle.readinto(memoryview(buffer)[: size if stop is None else min(size, stop - start)])
+        ):
             start += read
             yield codes[:read], buffer, 0, read
 
 
-def _read_text(src: _Source, delimiter: str | None, encoding: str | None, header: bool | None,
-               max_columns: int, max_cells: int, missing_markers: Sequence[str]) -> _Cells:
+def _read_text(
+    src: _Source,
+    delimiter: str | None,
+    encoding: str | None,
+    header: bool | None,
+    max_columns: int,
+    max_cells: int,
+    missing_markers: Sequence[str],
+) -> _Cells:
     """Every field as text: encoding, delimiter and header detected on the start of the
     file, then the whole file split into columns by pandas' C parser (``_parse_text``),
     or by pyarrow's reader where that is faster or pandas would misread it
@@ -276,8 +287,16 @@ def _read_text(src: _Source, delimiter: str | None, encoding: str | None, header
         if not cut and (scanned.cr_delimiter or (src.data is not None and not scanned.quoted)):
             columns = _split_by_pyarrow(src, used_delimiter, used_encoding, max_columns, scanned.quoted)
         if columns is None:
-            columns = _parse_text(src, used_delimiter, used_encoding, _errors(used_encoding, encoding),
-                                  scanned.quoted, max_cells if cut else None, has_header, width)
+            columns = _parse_text(
+                src,
+                used_delimiter,
+                used_encoding,
+                _errors(used_encoding, encoding),
+                scanned.quoted,
+                max_cells if cut else None,
+                has_header,
+                width,
+            )
     except UnicodeDecodeError:
         if encoding is None and used_encoding == "utf-8":  # UTF-8 at the start only
             return _read_text(src, delimiter, "latin-1", header, max_columns, max_cells, missing_markers)
@@ -291,8 +310,7 @@ def _check_width(text: str, delimiter: str, max_columns: int) -> int:
     width = first_line.count(delimiter) + 1
     if width > max_columns:
         raise DataFileError(
-            f"The table has {width:,} columns; the limit is {max_columns:,}. "
-            "Keep only the columns you need to assess."
+            f"The table has {width:,} columns; the limit is {max_columns:,}. Keep only the columns you need to assess."
         )
     return width
 
@@ -310,8 +328,9 @@ def _read_pool() -> pa.MemoryPool:
 _READ_POOL = _read_pool()
 
 
-def _split_by_pyarrow(src: _Source, delimiter: str, encoding: str, max_columns: int,
-                      quoted: bool) -> list[pa.ChunkedArray] | None:
+def _split_by_pyarrow(
+    src: _Source, delimiter: str, encoding: str, max_columns: int, quoted: bool
+) -> list[pa.ChunkedArray] | None:
     """The columns split by pyarrow's reader, or None when pandas must parse the file.
 
     It reads bytes in memory that hold no quote on both cores (pandas parses bytes on
@@ -328,12 +347,17 @@ def _split_by_pyarrow(src: _Source, delimiter: str, encoding: str, max_columns: 
     """
     if encoding not in ("utf-8", "utf-8-sig", "latin-1") or (quoted and src.read().count(b'"') % 2):
         return None  # an odd number of quotes: one never closed, which pyarrow would read to the end
-    read = pa_csv.ReadOptions(autogenerate_column_names=True, block_size=1 << 22,
-                              encoding="latin1" if encoding == "latin-1" else "utf8")
-    parse = pa_csv.ParseOptions(delimiter=delimiter, quote_char='"' if quoted else False,
-                                newlines_in_values=quoted, ignore_empty_lines=True)
-    convert = pa_csv.ConvertOptions(column_types={f"f{j}": pa.large_string() for j in range(max_columns + 1)},
-                                    strings_can_be_null=False, quoted_strings_can_be_null=False)
+    read = pa_csv.ReadOptions(
+        autogenerate_column_names=True, block_size=1 << 22, encoding="latin1" if encoding == "latin-1" else "utf8"
+    )
+    parse = pa_csv.ParseOptions(
+        delimiter=delimiter, quote_char='"' if quoted else False, newlines_in_values=quoted, ignore_empty_lines=True
+    )
+    convert = pa_csv.ConvertOptions(
+        column_types={f"f{j}": pa.large_string() for j in range(max_columns + 1)},
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    )
     try:
         columns = pa_csv.read_csv(src.arrow_input(), read, parse, convert, memory_pool=_READ_POOL).columns
     except pa.ArrowInvalid:
@@ -347,8 +371,16 @@ def _split_by_pyarrow(src: _Source, delimiter: str, encoding: str, max_columns: 
     return columns
 
 
-def _parse_text(src: _Source, delimiter: str, encoding: str, errors: str, quoted: bool,
-                max_cells: int | None, header: bool, width: int) -> list[pa.ChunkedArray]:
+def _parse_text(
+    src: _Source,
+    delimiter: str,
+    encoding: str,
+    errors: str,
+    quoted: bool,
+    max_cells: int | None,
+    header: bool,
+    width: int,
+) -> list[pa.ChunkedArray]:
     """Every cell as an Arrow string exactly as written, by pandas' C parser: no header
     handling (names are taken by the caller), no missing values (typing decides),
     straight from the file or the bytes. With ``max_cells`` the file is parsed in parts
@@ -360,9 +392,18 @@ def _parse_text(src: _Source, delimiter: str, encoding: str, errors: str, quoted
     strip anyway, and parsing is faster without it.
     """
     options = dict(
-        sep=delimiter, header=None, index_col=False, dtype=pd.ArrowDtype(pa.large_string()),
-        keep_default_na=False, na_filter=False, skipinitialspace=quoted, skip_blank_lines=True,
-        engine="c", encoding=encoding, encoding_errors=errors, compression=None,
+        sep=delimiter,
+        header=None,
+        index_col=False,
+        dtype=pd.ArrowDtype(pa.large_string()),
+        keep_default_na=False,
+        na_filter=False,
+        skipinitialspace=quoted,
+        skip_blank_lines=True,
+        engine="c",
+        encoding=encoding,
+        encoding_errors=errors,
+        compression=None,
     )
     source = io.BytesIO(src.data) if src.data is not None else src.path
     try:
@@ -395,7 +436,7 @@ def _parse_text(src: _Source, delimiter: str, encoding: str, errors: str, quoted
             ) from None
         if "EOF" in message:
             raise DataFileError(
-                "A quoted value is never closed (a \" without its partner). Fix the quoting in the file."
+                'A quoted value is never closed (a " without its partner). Fix the quoting in the file.'
             ) from None
         raise DataFileError(f"The file could not be read as a table: {message.splitlines()[0]}") from None
 

@@ -67,51 +67,51 @@ Example (Li et al. 2007, Table 4: salaries in thousands, three classes):
 
 from __future__ import annotations
 
-from .summaries import (
-    TOLERANCE,
-    MODEL_NAMES,
-    MODELS,
-    DISTANCES,
-    SensitiveCounts,
-    sensitive_counts,
-    counts_from_codes,
-)
 from .per_class import (
+    HierarchyLevels,
     class_alpha,
+    class_beta,
+    class_delta,
     class_distinct,
     class_entropy,
     class_recursive_c,
     class_t,
-    class_delta,
-    class_beta,
-    HierarchyLevels,
     hierarchy_levels,
     worst,
 )
+from .population import DeltaPresence, PopulationCounts, delta_presence, k_map, population_counts
 from .requirements import (
-    ModelRequirement,
-    requirements_monotone,
-    class_passes,
     Acceptance,
+    ModelRequirement,
     acceptance,
+    checked_requirements,
+    class_passes,
+    classes_failing,
+    requirements_monotone,
     suppression_limit,
     within_limit,
-    checked_requirements,
-    classes_failing,
 )
-from .population import PopulationCounts, population_counts, k_map, DeltaPresence, delta_presence
+from .summaries import (
+    DISTANCES,
+    MODEL_NAMES,
+    MODELS,
+    TOLERANCE,
+    SensitiveCounts,
+    counts_from_codes,
+    sensitive_counts,
+)
 from .values import (
+    MODEL_TABLE_COLUMNS,
+    ModelValues,
     alpha,
-    l_diversity,
+    beta_likeness,
+    delta_disclosure,
     entropy_l_diversity,
+    l_diversity,
+    model_table,
+    model_values,
     recursive_c,
     t_closeness,
-    delta_disclosure,
-    beta_likeness,
-    ModelValues,
-    model_values,
-    MODEL_TABLE_COLUMNS,
-    model_table,
 )
 
 __all__ = [

@@ -4,8 +4,9 @@ l-diversity, t-closeness (equal, ordered, hierarchical distance), δ-disclosure,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,8 +14,7 @@ import pandas as pd
 from ...core.equivalence import Classes, combine
 from ...core.errors import EmptySelectionError, ParameterError, join_names
 from ...core.hierarchy import level_lookup
-from .summaries import DISTANCES, SensitiveCounts, TOLERANCE, _whole
-
+from .summaries import DISTANCES, TOLERANCE, SensitiveCounts, _whole
 
 # --------------------------------------------------------------------------- the models, per class
 
@@ -80,9 +80,7 @@ def _recursive_parts(s: SensitiveCounts, l: int) -> tuple[np.ndarray, np.ndarray
     return r1, tail
 
 
-def class_t(
-    s: SensitiveCounts, distance: str | None = None, hierarchy: "HierarchyLevels | None" = None
-) -> np.ndarray:
+def class_t(s: SensitiveCounts, distance: str | None = None, hierarchy: HierarchyLevels | None = None) -> np.ndarray:
     """Per class, the Earth Mover's Distance to the table's distribution (Li et al. 2007).
 
     ``distance`` is "equal", "ordered" (values in their sorted order) or
@@ -115,7 +113,7 @@ def class_t(
     return out
 
 
-def _distance(s: SensitiveCounts, distance: str | None, hierarchy: "HierarchyLevels | None") -> str:
+def _distance(s: SensitiveCounts, distance: str | None, hierarchy: HierarchyLevels | None) -> str:
     if distance is None:
         return "hierarchical" if hierarchy is not None else ("ordered" if s.numeric else "equal")
     if distance not in DISTANCES:
@@ -211,7 +209,9 @@ class HierarchyLevels:
     height: int
 
 
-def hierarchy_levels(hierarchy: pd.DataFrame, labels: Sequence[Any], attribute: str = "the sensitive attribute") -> HierarchyLevels:
+def hierarchy_levels(
+    hierarchy: pd.DataFrame, labels: Sequence[Any], attribute: str = "the sensitive attribute"
+) -> HierarchyLevels:
     """The ``HierarchyLevels`` of an ARX-layout hierarchy for the values ``labels``
     (``SensitiveCounts.labels``); a ``HierarchyError`` names a value it lacks.
 

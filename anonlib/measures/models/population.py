@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ...core.equivalence import combine, encode, record_counts
-from ...core.population import aligned_like, population_count_column
 from ...core.errors import EmptySelectionError, PopulationError, join_names
+from ...core.population import aligned_like, population_count_column
 from .summaries import _checked_columns
-
 
 # --------------------------------------------------------------------------- population table: k-map, δ-presence
 
@@ -73,7 +72,7 @@ def population_counts(
     ids, n = combine([table.codes[:, j] for j in range(len(qis))], table.cardinalities, len(joint))
     data_ids = ids[: len(df)]
     sample = np.rint(np.bincount(data_ids, weights=weights, minlength=n)).astype(np.int64)
-    pop = np.rint(np.bincount(ids[len(df):], weights=people, minlength=n)).astype(np.int64)
+    pop = np.rint(np.bincount(ids[len(df) :], weights=people, minlength=n)).astype(np.int64)
     unmatched = np.flatnonzero((sample > 0) & (pop == 0))
     short = unmatched if unmatched.size else np.flatnonzero(sample > pop)
     if short.size:

@@ -5,8 +5,9 @@ within a limit (ARX's record suppression)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,8 @@ from ...core.equivalence import encode
 from ...core.errors import ParameterError, join_names
 from ...core.metrics import whole_k
 from .per_class import (
+    HierarchyLevels,
+    _recursive_parts,
     class_alpha,
     class_beta,
     class_delta,
@@ -22,22 +25,19 @@ from .per_class import (
     class_entropy,
     class_t,
     hierarchy_levels,
-    HierarchyLevels,
-    _recursive_parts,
 )
 from .summaries import (
+    _MONOTONE,
+    MODEL_NAMES,
+    MODELS,
+    TOLERANCE,
+    SensitiveCounts,
     _checked_columns,
     _counts_from_table,
     _is_numeric,
-    MODEL_NAMES,
-    MODELS,
-    _MONOTONE,
     _number,
-    SensitiveCounts,
-    TOLERANCE,
     _whole,
 )
-
 
 # --------------------------------------------------------------------------- requirements and acceptance
 
@@ -156,7 +156,7 @@ class ModelRequirement:
         }
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "ModelRequirement":
+    def from_json(cls, d: Mapping[str, Any]) -> ModelRequirement:
         """The requirement written by ``to_json``; a sentence when a field is wrong."""
         if not isinstance(d, Mapping) or "model" not in d or "sensitive" not in d or "value" not in d:
             raise ParameterError("A privacy model needs a model name, a sensitive attribute and a value.")
@@ -183,7 +183,9 @@ def requirements_monotone(requirements: Iterable[ModelRequirement], max_suppress
     return all(r.monotone for r in requirements)
 
 
-def class_passes(requirement: ModelRequirement, s: SensitiveCounts, hierarchy: HierarchyLevels | None = None) -> np.ndarray:
+def class_passes(
+    requirement: ModelRequirement, s: SensitiveCounts, hierarchy: HierarchyLevels | None = None
+) -> np.ndarray:
     """Per class, whether it meets the requirement (classes without records pass).
 
     >>> s = SensitiveCounts.from_cells([0, 0, 1], [0, 1, 0], [1, 1, 2], ["a", "b"])
@@ -260,8 +262,9 @@ def acceptance(
         table = as_engine_table(frame, engine)
         sensitives = [r.sensitive for r in requirements if isinstance(r, ModelRequirement)]
         cells, _ = summary_frame(table, [*quasi_identifiers, *sensitives], count=count)
-        return acceptance(cells, list(quasi_identifiers), k=k, requirements=requirements,
-                          max_suppressed=max_suppressed, count=WEIGHT)
+        return acceptance(
+            cells, list(quasi_identifiers), k=k, requirements=requirements, max_suppressed=max_suppressed, count=WEIGHT
+        )
     k = whole_k(k)
     limit = suppression_limit(max_suppressed)
     requirements = checked_requirements(requirements)

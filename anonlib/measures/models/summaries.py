@@ -4,16 +4,16 @@ sensitive value (``SensitiveCounts``), counted once by the kernel; and the model
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ...core.equivalence import Classes, EncodedTable, combine, encode
 from ...core.errors import EmptySelectionError, ParameterError, join_names, require_columns
-
 
 #: tolerance of the threshold comparisons (a uniform class over l values has
 #: entropy ln l in exact arithmetic; its float may be one ulp below)
@@ -78,7 +78,7 @@ class SensitiveCounts:
         labels: Sequence[Any],
         *,
         numeric: bool = False,
-    ) -> "SensitiveCounts":
+    ) -> SensitiveCounts:
         """Summaries from (class, value, records) cells in any order, e.g. a
         database group-by: cells are sorted canonically, duplicates added, empty
         ones dropped; classes are renumbered densely in the order of their ids.
@@ -190,8 +190,12 @@ def sensitive_counts(
 def _counts_from_table(table: EncodedTable, classes: Classes, sensitive: str, numeric: bool) -> SensitiveCounts:
     position = table.position(sensitive)
     return counts_from_codes(
-        classes, table.codes[:, position], table.cardinalities[position], table.labels[position],
-        weights=table.weights, numeric=numeric,
+        classes,
+        table.codes[:, position],
+        table.cardinalities[position],
+        table.labels[position],
+        weights=table.weights,
+        numeric=numeric,
     )
 
 
@@ -249,7 +253,9 @@ def _checked_columns(
             "a column can only have one of the two roles."
         )
     if count is not None and count in qis + sensitive:
-        raise ParameterError(f"'{count}' is the record-count column; it cannot also be a quasi-identifier or sensitive attribute.")
+        raise ParameterError(
+            f"'{count}' is the record-count column; it cannot also be a quasi-identifier or sensitive attribute."
+        )
     return qis
 
 

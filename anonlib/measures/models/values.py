@@ -4,8 +4,8 @@ at once for the pages, the report and the command line (``model_values``, ``mode
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -13,6 +13,8 @@ import pandas as pd
 from ...core.equivalence import encode
 from ...core.errors import EmptySelectionError
 from .per_class import (
+    HierarchyLevels,
+    _distance,
     class_alpha,
     class_beta,
     class_delta,
@@ -20,22 +22,19 @@ from .per_class import (
     class_entropy,
     class_recursive_c,
     class_t,
-    _distance,
     hierarchy_levels,
-    HierarchyLevels,
     worst,
 )
-from .requirements import checked_requirements, class_passes, ModelRequirement
+from .requirements import ModelRequirement, checked_requirements, class_passes
 from .summaries import (
+    MODEL_NAMES,
+    SensitiveCounts,
     _checked_columns,
     _counts_from_table,
     _is_numeric,
-    MODEL_NAMES,
-    sensitive_counts,
-    SensitiveCounts,
     _whole,
+    sensitive_counts,
 )
-
 
 # --------------------------------------------------------------------------- the contract's functions
 
@@ -204,8 +203,9 @@ def model_values(
         from ...engine import WEIGHT, as_engine_table, summary_frame
 
         cells, _ = summary_frame(as_engine_table(df, engine), [*quasi_identifiers, sensitive], count=count)
-        return model_values(cells, list(quasi_identifiers), sensitive, count=WEIGHT, recursive_l=recursive_l,
-                            hierarchy=hierarchy)
+        return model_values(
+            cells, list(quasi_identifiers), sensitive, count=WEIGHT, recursive_l=recursive_l, hierarchy=hierarchy
+        )
     s = sensitive_counts(df, quasi_identifiers, sensitive, count=count)
     levels = None if hierarchy is None else hierarchy_levels(hierarchy, s.labels, sensitive)
     return _values_of(s, sensitive, recursive_l, levels)
@@ -290,7 +290,9 @@ def model_table(
         s = _counts_from_table(table, classes, attribute, _is_numeric(df[attribute]))
         required = {r.model: r for r in requirements if r.sensitive == attribute}
         t_rule = required.get("t_closeness")
-        hierarchy = t_rule.hierarchy if t_rule is not None and t_rule.hierarchy is not None else hierarchies.get(attribute)
+        hierarchy = (
+            t_rule.hierarchy if t_rule is not None and t_rule.hierarchy is not None else hierarchies.get(attribute)
+        )
         levels = None if hierarchy is None else hierarchy_levels(hierarchy, s.labels, attribute)
         l_rule = required.get("recursive_cl")
         values = _values_of(s, attribute, int(l_rule.value) if l_rule is not None else recursive_l, levels)
@@ -300,14 +302,16 @@ def model_table(
             if rule is not None:
                 fails = ~class_passes(rule, s, levels if model == "t_closeness" else None)
                 failing = int(s.class_sizes[fails].sum())
-            rows.append({
-                "sensitive": attribute,
-                "model": model,
-                "name": MODEL_NAMES[model],
-                "value": getattr(values, field_name),
-                "required": "" if rule is None else rule.describe(),
-                "failing_records": failing,
-            })
+            rows.append(
+                {
+                    "sensitive": attribute,
+                    "model": model,
+                    "name": MODEL_NAMES[model],
+                    "value": getattr(values, field_name),
+                    "required": "" if rule is None else rule.describe(),
+                    "failing_records": failing,
+                }
+            )
     out = pd.DataFrame(rows, columns=list(MODEL_TABLE_COLUMNS))
     out["value"] = pd.Series([r["value"] for r in rows], dtype=object)  # l stays a whole number
     out["failing_records"] = out["failing_records"].astype("Int64")

@@ -53,38 +53,38 @@ Example (the paper's Table 1, age in 10-year bands; Alice is row 0):
 
 from __future__ import annotations
 
+from .examples import EXAMPLES, PeersExample, example_dataset
+from .matrix import (
+    HeatmapColumns,
+    PrivacyMatrix,
+    default_q,
+    estimate_privacy_matrix,
+    heatmap_columns,
+    privacy_matrix,
+)
 from .measures import (
-    MEASURES,
-    MEASURE_NAMES,
     MAX_VARIABLES,
+    MEASURE_NAMES,
+    MEASURES,
     NARROW,
     TABLE_LIMIT,
     PeerMeasures,
-    peer_measures,
-    ppp,
     npp,
-    pp,
+    peer_measures,
     poac,
-)
-from .subsets import walk_size, estimate_minimum, SubsetMinimum, minimum_over_subsets, min_ppp, min_poac
-from .matrix import (
-    default_q,
-    PrivacyMatrix,
-    estimate_privacy_matrix,
-    privacy_matrix,
-    HeatmapColumns,
-    heatmap_columns,
+    pp,
+    ppp,
 )
 from .potential import (
-    LeaveOneOut,
-    leave_one_out,
-    Partition,
-    partitions,
     GeneralizationPotential,
+    LeaveOneOut,
+    Partition,
     estimate_generalization_potential,
     generalization_potential,
+    leave_one_out,
+    partitions,
 )
-from .examples import PeersExample, EXAMPLES, example_dataset
+from .subsets import SubsetMinimum, estimate_minimum, min_poac, min_ppp, minimum_over_subsets, walk_size
 
 __all__ = [
     "EXAMPLES",

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ...core.dataset import Dataset, Role
 from ...core.errors import ParameterError, join_names
-
 
 # ------------------------------------------------------------- example datasets
 
@@ -26,16 +25,44 @@ class PeersExample:
 EXAMPLES: dict[str, PeersExample] = {
     e.key: e
     for e in [
-        PeersExample("kroes_table1", "Kroes et al. Table 1 (age in 10-year bands, option 2)",
-                     "kroes_table1_option2", ("Diagnosis", "Gender", "Age"), ("Diagnosis",)),
-        PeersExample("adult", "Adult (paper Table 2: 9 variables)", "adult",
-                     ("sex", "age", "race", "marital-status", "education", "native-country",
-                      "workclass", "income", "occupation"), ("income",)),
-        PeersExample("diabetes", "Diabetes (paper Table 2: 8 variables)", "diabetes",
-                     ("gender", "age", "race", "num_lab_procedures", "num_medications", "change",
-                      "diabetesMed", "readmitted"), ("readmitted",)),
-        PeersExample("cervical_cancer", "Cervical cancer (paper Table 2: 4 variables)", "cervical_cancer",
-                     ("Num of pregnancies", "Smokes", "Age", "Biopsy"), ("Biopsy",)),
+        PeersExample(
+            "kroes_table1",
+            "Kroes et al. Table 1 (age in 10-year bands, option 2)",
+            "kroes_table1_option2",
+            ("Diagnosis", "Gender", "Age"),
+            ("Diagnosis",),
+        ),
+        PeersExample(
+            "adult",
+            "Adult (paper Table 2: 9 variables)",
+            "adult",
+            (
+                "sex",
+                "age",
+                "race",
+                "marital-status",
+                "education",
+                "native-country",
+                "workclass",
+                "income",
+                "occupation",
+            ),
+            ("income",),
+        ),
+        PeersExample(
+            "diabetes",
+            "Diabetes (paper Table 2: 8 variables)",
+            "diabetes",
+            ("gender", "age", "race", "num_lab_procedures", "num_medications", "change", "diabetesMed", "readmitted"),
+            ("readmitted",),
+        ),
+        PeersExample(
+            "cervical_cancer",
+            "Cervical cancer (paper Table 2: 4 variables)",
+            "cervical_cancer",
+            ("Num of pregnancies", "Smokes", "Age", "Biopsy"),
+            ("Biopsy",),
+        ),
     ]
 }
 

@@ -3,8 +3,8 @@ sensitive, and the heatmap columns that draw it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -12,11 +12,21 @@ import pandas as pd
 from ...core.budget import Progress, WorkEstimate, check_work
 from ...core.equivalence import EncodedTable, combine
 from ...core.errors import EmptySelectionError
-from ...core.numbers import whole_number
 from ...core.metrics import weighted_median
-from .measures import _check_fraction, _column_list, _encoded, _evaluate, MEASURE_NAMES, NARROW
+from ...core.numbers import whole_number
+from .measures import MEASURE_NAMES, NARROW, _check_fraction, _column_list, _encoded, _evaluate
 from .rollup import lattice_matrix
-from .subsets import _check_known, _check_measure, _distinct_rows, _known_text, _names_of, _search, _Target, _walk_estimate, walk_size
+from .subsets import (
+    _check_known,
+    _check_measure,
+    _distinct_rows,
+    _known_text,
+    _names_of,
+    _search,
+    _Target,
+    _walk_estimate,
+    walk_size,
+)
 
 # ------------------------------------------------------- the paper's Fig. 2 matrix
 
@@ -120,7 +130,11 @@ class PrivacyMatrix:
 
 
 def estimate_privacy_matrix(
-    df: pd.DataFrame, variables: Sequence[str], *, count: str | None = None, max_known: int | None = None,
+    df: pd.DataFrame,
+    variables: Sequence[str],
+    *,
+    count: str | None = None,
+    max_known: int | None = None,
 ) -> WorkEstimate:
     """What ``privacy_matrix`` will cost, before it starts: one walk over the
     combinations of the variables, each evaluated for every sensitive variable not in it.
@@ -140,8 +154,10 @@ def _matrix_estimate(table: EncodedTable, m: int, max_known: int | None, distinc
     distinct = _distinct_rows(table) if distinct is None else distinct
     known = m - 1 if max_known is None else min(max_known, m - 1)
     pairs = m * walk_size(m - 1, known)
-    what = (f"{pairs:,} (sensitive variable, auxiliary combination) pairs{_known_text(m - 1, max_known)} "
-            f"for {distinct:,} distinct records")
+    what = (
+        f"{pairs:,} (sensitive variable, auxiliary combination) pairs{_known_text(m - 1, max_known)} "
+        f"for {distinct:,} distinct records"
+    )
     return _walk_estimate(what, distinct, table.n_rows, m, m / 2, known)
 
 
@@ -194,11 +210,13 @@ def privacy_matrix(
     qs = [default_q(p, c) for c in cards] if q is None else [_check_fraction(q, "q")] * len(variables)
     if max_known is None or max_known >= len(variables) - 1:
         # every subset: the walk over the lattice of distinct tables (rollup.py)
-        values, masks, npp_max = lattice_matrix(codes, cards, qs, table.weights, measure, include_empty, progress,
-                                                distinct=distinct)
+        values, masks, npp_max = lattice_matrix(
+            codes, cards, qs, table.weights, measure, include_empty, progress, distinct=distinct
+        )
     else:
-        values, masks, npp_max = _record_walk(table, variables, codes, cards, qs, measure, include_empty, progress,
-                                              max_known)
+        values, masks, npp_max = _record_walk(
+            table, variables, codes, cards, qs, measure, include_empty, progress, max_known
+        )
     weights = np.ones(table.n_rows, dtype=np.int64) if table.weights is None else table.weights
     return PrivacyMatrix(
         variables=tuple(variables),
@@ -213,14 +231,30 @@ def privacy_matrix(
     )
 
 
-def _record_walk(table: EncodedTable, variables: Sequence[str], codes: list[np.ndarray], cards: list[int],
-                 qs: list[float], measure: str, include_empty: bool, progress: Progress | None,
-                 max_known: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _record_walk(
+    table: EncodedTable,
+    variables: Sequence[str],
+    codes: list[np.ndarray],
+    cards: list[int],
+    qs: list[float],
+    measure: str,
+    include_empty: bool,
+    progress: Progress | None,
+    max_known: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Subsets of at most ``max_known`` variables: the depth-first walk over the distinct
     records (subsets.py), which stops at that depth; NPP from the full classes."""
     targets = [_Target(codes[j], cards[j], qs[j], 1 << j) for j in range(len(variables))]
-    values, masks = _search(codes, cards, targets, table.weights, measure, include_empty, progress=progress,
-                            max_known=min(max_known, len(variables) - 1))
+    values, masks = _search(
+        codes,
+        cards,
+        targets,
+        table.weights,
+        measure,
+        include_empty,
+        progress=progress,
+        max_known=min(max_known, len(variables) - 1),
+    )
     npp_max = np.vstack(
         [
             _evaluate(table.classes([c for c in variables if c != s]), codes[j], cards[j], table.weights, "npp", 0.0)
@@ -284,14 +318,16 @@ def heatmap_columns(values: np.ndarray, *, max_individuals: int = 1500, n_bins: 
     if n <= max_individuals:
         tree = linkage(values.T, method="complete", optimal_ordering=n <= 400)
         return HeatmapColumns(
-            leaves_list(tree).astype(np.int64), None,
+            leaves_list(tree).astype(np.int64),
+            None,
             "each column is one record, ordered by hierarchical clustering (complete linkage)",
         )
     keys = [values[r] for r in range(values.shape[0] - 1, -1, -1)] + [values.mean(axis=0)]
     order = np.lexsort(keys)
     bins = np.linspace(0, n, min(n_bins, n) + 1).round().astype(np.int64)
     return HeatmapColumns(
-        order, bins,
+        order,
+        bins,
         f"each column is a bin of about {n / (len(bins) - 1):,.0f} records sorted by their mean value; "
         "a cell shows the bin's mean",
     )

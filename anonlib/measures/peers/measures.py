@@ -3,22 +3,30 @@ Definitions 1-2), and the inputs every part of ``anonlib.measures.peers`` checks
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ...core.equivalence import Classes, EncodedTable, combine, encode
-from ...core.errors import ColumnError, EmptySelectionError, ParameterError, ProblemTooLargeError, join_names, require_columns
+from ...core.errors import (
+    ColumnError,
+    EmptySelectionError,
+    ParameterError,
+    ProblemTooLargeError,
+    join_names,
+    require_columns,
+)
 from ...core.numbers import real_number
-
 
 MEASURES = ("ppp", "poac")
 MEASURE_NAMES = {"ppp": "PPP", "poac": "PoAC"}
 MAX_VARIABLES = 62  # subsets are 64-bit masks; the work estimate refuses long walks well before
-NARROW = ("choose fewer variables, let the adversary know at most a few of them at once "
-          "(max_known), or analyse a sample of the records")
+NARROW = (
+    "choose fewer variables, let the adversary know at most a few of them at once "
+    "(max_known), or analyse a sample of the records"
+)
 # a (peer group x value) count table is used directly when it has at most
 # TABLE_LIMIT[0] * rows + TABLE_LIMIT[1] cells; larger key spaces are densified first
 TABLE_LIMIT = (4, 1024)
@@ -45,9 +53,7 @@ def _encoded(df: pd.DataFrame, sensitive: Sequence[str], aux: Sequence[str], cou
     columns = list(dict.fromkeys([*sensitive, *aux]))
     require_columns(df, columns)
     if count is not None and count in columns:
-        raise ColumnError(
-            f"'{count}' is the record-count column; it cannot also be a sensitive or auxiliary variable."
-        )
+        raise ColumnError(f"'{count}' is the record-count column; it cannot also be a sensitive or auxiliary variable.")
     if len(df) == 0:
         raise EmptySelectionError("The table has no rows, so there is nobody whose privacy could be measured.")
     if len(columns) > MAX_VARIABLES:
@@ -203,7 +209,9 @@ def npp(df: pd.DataFrame, sensitive: str, known: Sequence[str], *, count: str | 
     return peer_measures(df, sensitive, known, count=count).npp
 
 
-def pp(df: pd.DataFrame, sensitive: str, known: Sequence[str], value: object, *, count: str | None = None) -> np.ndarray:
+def pp(
+    df: pd.DataFrame, sensitive: str, known: Sequence[str], value: object, *, count: str | None = None
+) -> np.ndarray:
     """Per row, PP_{i,v}(a_i) = #{v, a_i} / #{a_i}: the share of the row's peers with value v.
 
     >>> pp(pd.DataFrame({"s": ["x", "y", "x"], "a": [1, 1, 2]}), "s", ["a"], "y").tolist()

@@ -4,8 +4,8 @@ cutting a numeric variable into equal-width bands (its partitions) raises the re
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -13,7 +13,7 @@ import pandas as pd
 from ...core.budget import Progress, WorkEstimate, check_work, report
 from ...core.equivalence import EncodedTable, combine
 from ...core.errors import ColumnError, EmptySelectionError, ParameterError, require_columns
-from .measures import _check_fraction, _column_list, _evaluate, MEASURE_NAMES, NARROW, _single
+from .measures import MEASURE_NAMES, NARROW, _check_fraction, _column_list, _evaluate, _single
 from .subsets import _check_known, _check_measure, _distinct_rows, _search, _Target, _walk_estimate, walk_size
 
 # ------------------------------------------------- Fig. 3: leave one variable out
@@ -45,11 +45,13 @@ class LeaveOneOut:
         {'unknown variable': ['a', 'b'], 'mean PPP gained': [0.0, 0.3333333333333333], 'individuals improved %': [0.0, 66.66666666666666]}
         """
         gain = self.gain
-        return pd.DataFrame({
-            "unknown variable": list(self.aux),
-            f"mean {MEASURE_NAMES[self.measure]} gained": gain.mean(axis=1),
-            "individuals improved %": 100 * (gain > 0).mean(axis=1),
-        })
+        return pd.DataFrame(
+            {
+                "unknown variable": list(self.aux),
+                f"mean {MEASURE_NAMES[self.measure]} gained": gain.mean(axis=1),
+                "individuals improved %": 100 * (gain > 0).mean(axis=1),
+            }
+        )
 
 
 def leave_one_out(
@@ -289,7 +291,12 @@ def _potential_estimate(table: EncodedTable, n_rest: int, n_partitions: int, max
     return _walk_estimate(
         f"the minimum PPP for {n_partitions:,} partitions, each over {walk_size(n_rest, max_known):,} "
         f"combinations of auxiliary information, for {distinct:,} distinct records",
-        distinct, table.n_rows, n_rest, 1, max_known, walks=n_partitions + 2,
+        distinct,
+        table.n_rows,
+        n_rest,
+        1,
+        max_known,
+        walks=n_partitions + 2,
     )
 
 
@@ -346,8 +353,9 @@ def generalization_potential(
     """
     p = _check_fraction(p, "p")
     max_known = _check_known(max_known)
-    values, found, complete, rest, table = _potential_inputs(df, sensitive, aux, variable, max_categories,
-                                                             max_partitions, count)
+    values, found, complete, rest, table = _potential_inputs(
+        df, sensitive, aux, variable, max_categories, max_partitions, count
+    )
     check_work(_potential_estimate(table, len(rest), len(found), max_known), narrow=NARROW)
     target = _Target(table.column_codes(sensitive), table.cardinalities[0], 0.0)
     codes = [table.column_codes(c) for c in rest]

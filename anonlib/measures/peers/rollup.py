@@ -38,7 +38,7 @@ Only the full set's table is read per record, once, at the end.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -111,8 +111,9 @@ def lattice_matrix(
     pending: dict[int, list[tuple[tuple[np.ndarray, np.ndarray], int]]] = {}
     result: dict[str, object] = {}
 
-    def evaluate(mask: int, positions: list[int], cell_w: np.ndarray, edges: np.ndarray,
-                 groups: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(
+        mask: int, positions: list[int], cell_w: np.ndarray, edges: np.ndarray, groups: list[int]
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Own values of every (s in P, P - s) pair on T_P's cells, and the subsets' ranks."""
         k, n = edges.shape
         # #{a_i} per (target, cell): the cells' records rolled up to their group and read back
@@ -139,8 +140,13 @@ def lattice_matrix(
             values[:] = np.inf
         return values, ranks
 
-    def pull(agg: tuple[np.ndarray, np.ndarray], positions: list[int], child: tuple[np.ndarray, np.ndarray], y: int,
-             edge: np.ndarray) -> None:
+    def pull(
+        agg: tuple[np.ndarray, np.ndarray],
+        positions: list[int],
+        child: tuple[np.ndarray, np.ndarray],
+        y: int,
+        edge: np.ndarray,
+    ) -> None:
         """agg (the targets of P) <- min(agg, the minimum of P - y read through ``edge``);
         equal values keep the lower rank."""
         i = positions.index(y)
@@ -159,8 +165,15 @@ def lattice_matrix(
                 r += moved
                 np.minimum(v, lv, out=v)
 
-    def visit(mask: int, positions: list[int], rows: tuple[np.ndarray, np.ndarray, np.ndarray], n_cells: int,
-              edges: np.ndarray | None, groups: list[int], agg: tuple[np.ndarray, np.ndarray] | None) -> None:
+    def visit(
+        mask: int,
+        positions: list[int],
+        rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+        n_cells: int,
+        edges: np.ndarray | None,
+        groups: list[int],
+        agg: tuple[np.ndarray, np.ndarray] | None,
+    ) -> None:
         # rows: the records distinct on Q and on every column after Q's last (all that Q's
         # subtree can still tell apart): their cell of T_Q, their records, a distinct record each.
         # edges[i]: cell of T_Q -> cell of T_{Q - s_i} (0, 1, ..., groups[i] - 1)
@@ -171,8 +184,11 @@ def lattice_matrix(
             child_mask, child_positions = mask | (1 << c), [*positions, c]
             leaf = c == last  # T_{Q+last}: no children of its own
             column = pcodes[c][representative]
-            chain = refine(ids, n_cells, column, pcards[c], weights) if chain is None else \
-                refine(chain.ids, chain.n_classes, column, pcards[c], weights)
+            chain = (
+                refine(ids, n_cells, column, pcards[c], weights)
+                if chain is None
+                else refine(chain.ids, chain.n_classes, column, pcards[c], weights)
+            )
             if leaf:
                 split, first = chain, None
             else:  # Q + c on the chain's classes (each lies in one cell of Q + c): fewer rows, the same cells

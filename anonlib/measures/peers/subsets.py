@@ -3,8 +3,8 @@ the depth-first walk that refines peer groups one column at a time, and its work
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -12,7 +12,7 @@ import pandas as pd
 from ...core.budget import Progress, WorkEstimate, check_work, report, subset_count
 from ...core.equivalence import Classes, EncodedTable, combine
 from ...core.errors import EmptySelectionError, ParameterError, join_names
-from .measures import _check_fraction, _evaluate, MEASURES, NARROW, _single
+from .measures import MEASURES, NARROW, _check_fraction, _evaluate, _single
 
 # --------------------------------------------------------- minimum over all subsets
 
@@ -40,8 +40,9 @@ _ROW_TARGET_SECONDS = 4e-8
 _RECORD_VARIABLE_SECONDS = 4.4e-7
 
 
-def _walk_estimate(what: str, distinct: int, rows: int, n_universe: int, targets: float,
-                   max_known: int | None, walks: int = 1) -> WorkEstimate:
+def _walk_estimate(
+    what: str, distinct: int, rows: int, n_universe: int, targets: float, max_known: int | None, walks: int = 1
+) -> WorkEstimate:
     """The cost of ``walks`` walks over the subsets of ``n_universe`` variables."""
     subsets = walk_size(n_universe, max_known)
     per_subset = _SUBSET_SECONDS * targets + distinct * (_ROW_SECONDS + _ROW_TARGET_SECONDS * targets)
@@ -52,11 +53,18 @@ def _walk_estimate(what: str, distinct: int, rows: int, n_universe: int, targets
 
 
 def _distinct_rows(table: EncodedTable) -> int:
-    return combine([table.codes[:, j] for j in range(table.codes.shape[1])], list(table.cardinalities), ordered=False)[1]
+    return combine([table.codes[:, j] for j in range(table.codes.shape[1])], list(table.cardinalities), ordered=False)[
+        1
+    ]
 
 
 def estimate_minimum(
-    df: pd.DataFrame, sensitive: str, aux: Sequence[str], *, count: str | None = None, max_known: int | None = None,
+    df: pd.DataFrame,
+    sensitive: str,
+    aux: Sequence[str],
+    *,
+    count: str | None = None,
+    max_known: int | None = None,
 ) -> WorkEstimate:
     """What ``minimum_over_subsets`` (``min_ppp``, ``min_poac``) will cost, before it starts:
     the auxiliary combinations walked, the seconds and the memory.
@@ -69,8 +77,10 @@ def estimate_minimum(
     table, aux = _single(df, sensitive, aux, count)
     distinct = _distinct_rows(table)
     subsets = walk_size(len(aux), max_known)
-    what = (f"the minimum over {subsets:,} combinations of {len(aux)} auxiliary variables"
-            f"{_known_text(len(aux), max_known)} for {distinct:,} distinct records")
+    what = (
+        f"the minimum over {subsets:,} combinations of {len(aux)} auxiliary variables"
+        f"{_known_text(len(aux), max_known)} for {distinct:,} distinct records"
+    )
     return _walk_estimate(what, distinct, table.n_rows, len(aux), 1, max_known)
 
 
@@ -256,8 +266,15 @@ def minimum_over_subsets(
     table, aux = _single(df, sensitive, aux, count)
     distinct = _distinct_rows(table)
     check_work(
-        _walk_estimate(f"the minimum over {walk_size(len(aux), max_known):,} combinations of auxiliary information "
-                       f"for {distinct:,} distinct records", distinct, table.n_rows, len(aux), 1, max_known),
+        _walk_estimate(
+            f"the minimum over {walk_size(len(aux), max_known):,} combinations of auxiliary information "
+            f"for {distinct:,} distinct records",
+            distinct,
+            table.n_rows,
+            len(aux),
+            1,
+            max_known,
+        ),
         narrow=NARROW,
     )
     if not aux and not include_empty:
@@ -268,8 +285,9 @@ def minimum_over_subsets(
     target = _Target(table.column_codes(sensitive), table.cardinalities[0], q)
     codes = [table.column_codes(c) for c in aux]
     cards = [table.cardinalities[table.position(c)] for c in aux]
-    values, masks = _search(codes, cards, [target], table.weights, measure, include_empty, progress=progress,
-                            max_known=max_known)
+    values, masks = _search(
+        codes, cards, [target], table.weights, measure, include_empty, progress=progress, max_known=max_known
+    )
     return SubsetMinimum(sensitive, tuple(aux), measure, q, include_empty, values[0], masks[0])
 
 
@@ -284,8 +302,14 @@ def _check_known(max_known: int | None) -> int | None:
 
 
 def min_ppp(
-    df: pd.DataFrame, sensitive: str, aux: Sequence[str], *, include_empty: bool = True, count: str | None = None,
-    max_known: int | None = None, progress: Progress | None = None,
+    df: pd.DataFrame,
+    sensitive: str,
+    aux: Sequence[str],
+    *,
+    include_empty: bool = True,
+    count: str | None = None,
+    max_known: int | None = None,
+    progress: Progress | None = None,
 ) -> np.ndarray:
     """Per row, the minimum PPP over all subsets of ``aux`` (the empty one too by default;
     with ``max_known``, subsets of at most that many variables).

@@ -35,9 +35,9 @@ Example (Caballero et al., Table 2(b): 15 people in classes of 2, 4, 4 and 5):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -79,9 +79,7 @@ class RiskBin:
     cumulative: float
 
 
-RISK_BINS = tuple(
-    f"{_percent(low)}–{_percent(high)}%" for low, high in zip([Fraction(0)] + _UPPER[:-1], _UPPER)
-)
+RISK_BINS = tuple(f"{_percent(low)}–{_percent(high)}%" for low, high in zip([Fraction(0)] + _UPPER[:-1], _UPPER))
 
 
 def risk_distribution(class_sizes: Iterable[int]) -> tuple[RiskBin, ...]:
@@ -168,7 +166,9 @@ def _threshold(value: object) -> float:
     except (TypeError, ValueError):
         raise ParameterError(f"The risk threshold must be a number between 0 and 1; got '{value}'.") from None
     if not (0.0 <= t < 1.0):
-        raise ParameterError(f"The risk threshold is a probability of re-identification, at least 0 and below 1; got {t:g}.")
+        raise ParameterError(
+            f"The risk threshold is a probability of re-identification, at least 0 and below 1; got {t:g}."
+        )
     return t
 
 
@@ -206,13 +206,19 @@ def risk_from_sizes(
             raise ParameterError("The population sizes must be given for the same classes as the class sizes.")
         people = people[keep]
         if (people < sizes).any():
-            raise ParameterError("The population must hold at least as many people as the file has records in every class.")
+            raise ParameterError(
+                "The population must hold at least as many people as the file has records in every class."
+            )
         kmap = int(people.min())
         journalist_highest = 1.0 / kmap
         journalist_average = math.fsum((sizes / people).tolist()) / records
         journalist_at_risk = int(sizes[1.0 / people > threshold].sum()) / records
         marketer = journalist_average
-    uniqueness = None if sampling_fraction is None else population_uniqueness(sizes, sampling_fraction_checked(sampling_fraction))
+    uniqueness = (
+        None
+        if sampling_fraction is None
+        else population_uniqueness(sizes, sampling_fraction_checked(sampling_fraction))
+    )
     return ReidentificationRisk(
         quasi_identifiers=tuple(quasi_identifiers),
         records=records,
@@ -267,13 +273,20 @@ def reidentification(
             raise EmptySelectionError("Mark at least one column as quasi-identifier to see the re-identification risk.")
         if population is not None:  # the classes come back and are matched with the population in memory
             classes, _ = summary_frame(table, qis, count=count)
-            return reidentification(classes, qis, count=WEIGHT, population=population,
-                                    sampling_fraction=sampling_fraction, threshold=threshold,
-                                    population_count=population_count)
+            return reidentification(
+                classes,
+                qis,
+                count=WEIGHT,
+                population=population,
+                sampling_fraction=sampling_fraction,
+                threshold=threshold,
+                population_count=population_count,
+            )
         frame, _ = table.summary(qis, count=count)
         sizes, classes = size_histogram(frame, qis, count=WEIGHT, engine=table.engine)
-        return risk_from_sizes(np.repeat(sizes, classes), sampling_fraction=sampling_fraction, threshold=threshold,
-                               quasi_identifiers=qis)
+        return risk_from_sizes(
+            np.repeat(sizes, classes), sampling_fraction=sampling_fraction, threshold=threshold, quasi_identifiers=qis
+        )
     qis = _checked_columns(df, quasi_identifiers, [], count)
     if population is not None:
         matched = population_counts(df, qis, population, count=count, population_count=population_count)

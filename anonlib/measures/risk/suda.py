@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -103,8 +103,14 @@ class SpecialUniques:
     def table(self, frame: pd.DataFrame | None = None, limit: int = 1000) -> pd.DataFrame:
         """One line per MSU (row, size, combination and, with ``frame``, the values), smallest first."""
         limit = whole_number(limit, "The number of minimal uniques listed", minimum=0)
-        order = np.lexsort((self.rows, np.array([len(c) for c in self.combinations], dtype=np.int64)[self.subsets]
-                            if self.rows.size else self.rows))[:limit]
+        order = np.lexsort(
+            (
+                self.rows,
+                np.array([len(c) for c in self.combinations], dtype=np.int64)[self.subsets]
+                if self.rows.size
+                else self.rows,
+            )
+        )[:limit]
         lines = []
         for i in order:
             combination = self.combinations[self.subsets[i]]

@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -145,7 +145,9 @@ def population_uniqueness(class_sizes: Iterable[int], sampling_fraction: float) 
         dankar, model = snb, "snb"
     else:
         dankar, model = zayatz, "zayatz"
-    return PopulationUniqueness(f, n, population, c1, zayatz, pitman, snb, dankar, model if dankar is not None else None)
+    return PopulationUniqueness(
+        f, n, population, c1, zayatz, pitman, snb, dankar, model if dankar is not None else None
+    )
 
 
 def _share(uniques: float | None, population: float) -> float | None:
@@ -192,8 +194,12 @@ def _pitman(sizes: np.ndarray, frequencies: np.ndarray, n: int, population: floa
         warnings.simplefilter("ignore")
         for a0, t0 in starts:
             x0 = np.array([special.logit(a0), math.log(t0 + a0)])
-            result = optimize.minimize(negative_log_likelihood, x0, method="Nelder-Mead",
-                                       options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 4000})
+            result = optimize.minimize(
+                negative_log_likelihood,
+                x0,
+                method="Nelder-Mead",
+                options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 4000},
+            )
             if best is None or result.fun < best.fun:
                 best = result
     if best is None or not np.all(np.isfinite(best.x)) or best.fun >= 1e299:
@@ -249,7 +255,9 @@ def _snb(sizes: np.ndarray, frequencies: np.ndarray, f: float) -> float | None:
         warnings.simplefilter("ignore")
         for a0, b0 in ((1.0, 0.5), (0.1, 0.1), (5.0, 0.9), (0.01, 0.01)):
             try:
-                result = optimize.least_squares(residuals, [math.log(a0), special.logit(b0)], xtol=1e-14, ftol=1e-14, gtol=1e-14)
+                result = optimize.least_squares(
+                    residuals, [math.log(a0), special.logit(b0)], xtol=1e-14, ftol=1e-14, gtol=1e-14
+                )
             except (ValueError, FloatingPointError, OverflowError):
                 continue
             if best is None or result.cost < best.cost:

@@ -54,26 +54,26 @@ Example:
 
 from __future__ import annotations
 
+from .dominance import Frontier, frontier_area, non_dominated, strictly_dominates
+from .safe_harbor import SafeHarborPolicy, dominating, lattice_size_text, safe_harbor_policy
+from .search import FrontierEntry, FrontierSearch, estimate_explore, explore, search_frontier
 from .space import (
-    METHODS,
-    DEFAULT_THRESHOLD,
-    EXHAUSTIVE_MAX_BITS,
-    DRAWS_PER_POLICY,
     BLOCK_GRID_LIMIT,
+    DEFAULT_THRESHOLD,
     DIRECT_COUNT_LIMIT,
+    DRAWS_PER_POLICY,
+    EXHAUSTIVE_MAX_BITS,
+    METHODS,
     SAFE_HARBOR_SMALL_AREA,
     SAFE_HARBOR_TOP_AGE,
-    ProgressCallback,
     DomainOrderError,
     PolicySpace,
+    ProgressCallback,
     default_order,
+    evaluate,
     population_count_column,
     prepare,
-    evaluate,
 )
-from .dominance import strictly_dominates, non_dominated, frontier_area, Frontier
-from .search import FrontierEntry, FrontierSearch, estimate_explore, explore, search_frontier
-from .safe_harbor import SafeHarborPolicy, safe_harbor_policy, dominating, lattice_size_text
 
 __all__ = [
     "BLOCK_GRID_LIMIT",

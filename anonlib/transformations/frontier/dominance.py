@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
-
-
 
 # --- the frontier ------------------------------------------------------------------
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -12,8 +12,7 @@ import pandas as pd
 from ...core.errors import ParameterError, join_names
 from .dominance import strictly_dominates
 from .search import FrontierEntry
-from .space import PolicySpace, SAFE_HARBOR_SMALL_AREA, SAFE_HARBOR_TOP_AGE
-
+from .space import SAFE_HARBOR_SMALL_AREA, SAFE_HARBOR_TOP_AGE, PolicySpace
 
 # --- HIPAA Safe Harbor as a policy -------------------------------------------------
 

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,10 +21,9 @@ from .space import (
     EXHAUSTIVE_MAX_BITS,
     METHODS,
     PolicySpace,
-    prepare,
     ProgressCallback,
+    prepare,
 )
-
 
 # --- searching the lattice --------------------------------------------------------
 
@@ -223,8 +222,9 @@ def estimate_explore(space: PolicySpace, method: str = "shs", budget: int = 1000
     rows = space._weights.shape[0] + (0 if space._population_weights is None else space._population_weights.shape[0])
     seconds = policies * (_POLICY_SECONDS + _ROW_SECONDS * rows + _BIT_SECONDS * space.n_bits)
     peak = 2 * policies * space.n_bits + 8 * rows * (len(space.attributes) + 4)
-    return WorkEstimate(f"evaluating {policies:,} policies of {space.n_bits:,} bits on {rows:,} distinct rows",
-                        policies, seconds, peak)
+    return WorkEstimate(
+        f"evaluating {policies:,} policies of {space.n_bits:,} bits on {rows:,} distinct rows", policies, seconds, peak
+    )
 
 
 def explore(
@@ -258,9 +258,11 @@ def explore(
         raise ParameterError(f"The threshold is a probability between 0 and 1 (got {threshold}).")
     budget = int(min(budget, space.n_policies))
     if method != "exhaustive" or space.n_bits <= EXHAUSTIVE_MAX_BITS:  # beyond, _exhaustive says why
-        check_work(estimate_explore(space, method, budget),
-                   narrow="lower the budget, or choose fewer or coarser quasi-identifiers (an attribute with "
-                          "many values, such as a full ZIP code or a weight, adds a bit per value)")
+        check_work(
+            estimate_explore(space, method, budget),
+            narrow="lower the budget, or choose fewer or coarser quasi-identifiers (an attribute with "
+            "many values, such as a full ZIP code or a weight, adds a bit per value)",
+        )
     seed = seed_number(seed)
     run = _Run(space, budget, progress)
     rng = np.random.default_rng(seed)

@@ -4,13 +4,12 @@ information loss of one generalization policy (``prepare``, ``evaluate``)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ...core.population import aligned_like, population_count_column
 from ...core.equivalence import MISSING_LABEL, Classes, combine, encode, record_counts
 from ...core.errors import (
     EmptySelectionError,
@@ -21,8 +20,8 @@ from ...core.errors import (
     require_columns,
 )
 from ...core.numbers import whole_numbers
+from ...core.population import aligned_like, population_count_column
 from ..lattice import parse
-
 
 METHODS = ("shs", "rcs", "exhaustive")
 DEFAULT_THRESHOLD = 0.8  # tuned on Adult + ZIP: 0.8-0.95 give the smallest areas at 1,000-4,000 policies
@@ -215,16 +214,13 @@ class PolicySpace:
         n_rows = len(self.row_positions[0])
         if len(frame) != n_rows:
             raise ParameterError(
-                f"The table has {len(frame):,} rows but the policies were prepared on "
-                f"{n_rows:,}; use the same table."
+                f"The table has {len(frame):,} rows but the policies were prepared on {n_rows:,}; use the same table."
             )
         out = frame.copy()
         labels = self.intervals(bits)
         for a, attribute in enumerate(self.attributes):
             row_intervals = self._interval_ids(bits, a)[self.row_positions[a]]
-            out[attribute] = pd.array(
-                np.asarray(labels[attribute], dtype=object)[row_intervals], dtype="string"
-            )
+            out[attribute] = pd.array(np.asarray(labels[attribute], dtype=object)[row_intervals], dtype="string")
         return out
 
 
@@ -361,9 +357,7 @@ def prepare(
     if population is not None:
         missing = [c for c in quasi_identifiers if c not in population.columns]
         if missing:
-            raise PopulationError(
-                f"The population table lacks the quasi-identifier columns {join_names(missing)}."
-            )
+            raise PopulationError(f"The population table lacks the quasi-identifier columns {join_names(missing)}.")
         if population_count is None:
             population_count = population_count_column(population, quasi_identifiers, count=count)
         population_weights = record_counts(population, population_count)
@@ -409,8 +403,7 @@ def prepare(
         risk_denominator = float((comb_weights / g_data).sum())
 
     marginals = tuple(
-        np.bincount(c[: comb_weights.size], weights=comb_weights, minlength=s) / n_records
-        for c, s in zip(codes, sizes)
+        np.bincount(c[: comb_weights.size], weights=comb_weights, minlength=s) / n_records for c, s in zip(codes, sizes)
     )
     offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum([s - 1 for s in sizes])[:-1]]))
     blocks: list[list[int]] = [[]]

@@ -45,49 +45,49 @@ North America or Equal Earth EPSG:8857 elsewhere).
 
 from __future__ import annotations
 
-from .projection import (
-    CONUS_ALBERS,
-    EQUAL_EARTH,
-    choose_crs,
-    project_lonlat,
-    points_from_lonlat,
-    region_labels,
-    Linkage,
-    link_records,
-)
-from .regions import Regions, read_regions, REGION_SAMPLES, sample_regions, regions_matching
-from .site_count import (
-    FIXED_CUTOFFS,
-    CUTOFF_MODELS,
-    REGRESSION_FORMS,
-    Regression,
-    SiteCount,
-    qi_entropy,
-    max_combinations,
-    site_count,
-)
-from .sites import balanced_density, kmeans_sites, nearest_site
 from .adc import (
-    adc_objective,
-    AdcTrace,
-    BUCKET_POINTS,
     BATCH_CELLS,
     BATCH_MOVES,
+    BUCKET_POINTS,
+    AdcTrace,
+    adc_objective,
     adc_sites,
     adc_sites_reference,
 )
 from .aggregation import (
     ADC_CELL_LIMIT,
-    SUPPRESSION_WARNING,
-    METHODS,
     METHOD_NAMES,
     METHOD_SHORT,
+    METHODS,
+    SUPPRESSION_WARNING,
     AggregationResult,
-    estimate_aggregate,
     aggregate,
     aggregate_example,
+    estimate_aggregate,
 )
-from .display import aggregated_polygons, Outlines, crs_description, us_outlines, outlines_for
+from .display import Outlines, aggregated_polygons, crs_description, outlines_for, us_outlines
+from .projection import (
+    CONUS_ALBERS,
+    EQUAL_EARTH,
+    Linkage,
+    choose_crs,
+    link_records,
+    points_from_lonlat,
+    project_lonlat,
+    region_labels,
+)
+from .regions import REGION_SAMPLES, Regions, read_regions, regions_matching, sample_regions
+from .site_count import (
+    CUTOFF_MODELS,
+    FIXED_CUTOFFS,
+    REGRESSION_FORMS,
+    Regression,
+    SiteCount,
+    max_combinations,
+    qi_entropy,
+    site_count,
+)
+from .sites import balanced_density, kmeans_sites, nearest_site
 
 __all__ = [
     "ADC_CELL_LIMIT",

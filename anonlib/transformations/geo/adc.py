@@ -17,7 +17,6 @@ from ...core.budget import Progress, report
 from ...core.metrics import weighted_median
 
 
-
 @dataclass(frozen=True)
 class _Cells:
     """Records counted per (initial region, quasi-identifier class): the data ADC and the metrics use."""
@@ -129,7 +128,9 @@ class _PointIndex:
         bucket = gx * side + gy
         self.order = np.argsort(bucket, kind="stable")  # points, bucket by bucket
         sorted_bucket = bucket[self.order]
-        self.starts = np.flatnonzero(np.r_[True, sorted_bucket[1:] != sorted_bucket[:-1]]) if n else np.zeros(0, np.int64)
+        self.starts = (
+            np.flatnonzero(np.r_[True, sorted_bucket[1:] != sorted_bucket[:-1]]) if n else np.zeros(0, np.int64)
+        )
         self.stops = np.r_[self.starts[1:], n].astype(np.int64)
         xs, ys = x[self.order], y[self.order]
         self.x0, self.x1 = np.minimum.reduceat(xs, self.starts), np.maximum.reduceat(xs, self.starts)
@@ -168,8 +169,15 @@ class _AdcState:
     (``site_class_sizes``) at the cost of the changes.
     """
 
-    def __init__(self, xy: np.ndarray, cells: _Cells, index: _PointIndex, sites: np.ndarray,
-                 previous: "_AdcState | None" = None, cells_of=None) -> None:
+    def __init__(
+        self,
+        xy: np.ndarray,
+        cells: _Cells,
+        index: _PointIndex,
+        sites: np.ndarray,
+        previous: _AdcState | None = None,
+        cells_of=None,
+    ) -> None:
         self.sites = sites
         self.tree = cKDTree(sites)
         self.dist, self.assignment = self.tree.query(xy)
@@ -405,13 +413,18 @@ class _AdcSearch:
             destination.append(others[leaving])
         move, changed, destination = np.concatenate(move), np.concatenate(changed), np.concatenate(destination)
         # records per (move, changed site, class): out of the origin, into the destination
-        keys, at = np.unique(np.concatenate([move * n_sites + state.assignment[changed], move * n_sites + destination]),
-                             return_inverse=True)  # at: the (move, site) row of each point's origin, then destination
+        keys, at = np.unique(
+            np.concatenate([move * n_sites + state.assignment[changed], move * n_sites + destination]),
+            return_inverse=True,
+        )  # at: the (move, site) row of each point's origin, then destination
         counts = self.point_start[changed + 1] - self.point_start[changed]
         cell_idx = self.cells_of(changed)
         qs, size = np.tile(cells.qclass[cell_idx], 2), cells.size[cell_idx].astype(float)
-        moved = np.bincount(np.repeat(at, np.tile(counts, 2)) * width + qs, weights=np.concatenate([-size, size]),
-                            minlength=keys.size * width)
+        moved = np.bincount(
+            np.repeat(at, np.tile(counts, 2)) * width + qs,
+            weights=np.concatenate([-size, size]),
+            minlength=keys.size * width,
+        )
         rows_all = keys % n_sites
         anonymity_all = _anonymity(state.matrix[rows_all] + np.rint(moved).astype(np.int64).reshape(keys.size, width))
         row_bounds = np.searchsorted(keys // n_sites, np.arange(n_moves + 1))
@@ -419,13 +432,21 @@ class _AdcSearch:
             rows = rows_all[row_bounds[i] : row_bounds[i + 1]]
             read = [rows] if others is None or not sizes[i] else [others[member_bounds[i] : member_bounds[i + 1]], rows]
             self.scored[regions[i], float(tx[i]), float(ty[i])] = (
-                rows, anonymity_all[row_bounds[i] : row_bounds[i + 1]], float(reach[i]), read)
+                rows,
+                anonymity_all[row_bounds[i] : row_bounds[i + 1]],
+                float(reach[i]),
+                read,
+            )
 
     def recalled(self, region: int, q: int, ring: np.ndarray) -> _Try | None:
         """The remembered try of this region and class, if nothing it read has changed."""
         entry = self.tries.get((region, q))
-        if (entry is None or not entry.valid or not np.array_equal(entry.ring, ring)
-                or not np.array_equal(self.version[entry.sites], entry.versions)):
+        if (
+            entry is None
+            or not entry.valid
+            or not np.array_equal(entry.ring, ring)
+            or not np.array_equal(self.version[entry.sites], entry.versions)
+        ):
             return None
         return entry
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -22,13 +23,11 @@ from ...core.errors import (
     join_names,
     require_columns,
 )
-from ...core.numbers import MAX_COUNT, seed_number, time_limit_seconds, whole_number
 from ...core.metrics import discernibility, nonuniform_entropy_codes, whole_k
-
-from .adc import adc_sites, AdcTrace, BATCH_CELLS, BATCH_MOVES, BUCKET_POINTS, _Cells
+from ...core.numbers import MAX_COUNT, seed_number, time_limit_seconds, whole_number
+from .adc import BATCH_CELLS, BATCH_MOVES, BUCKET_POINTS, AdcTrace, _Cells, adc_sites
 from .projection import link_records, region_labels
 from .sites import balanced_density, kmeans_sites, nearest_site
-
 
 ADC_CELL_LIMIT = 40_000_000  # sites x classes matrix ADC keeps in memory (320 MB of int64)
 SUPPRESSION_WARNING = 0.05  # share of suppressed records above which a run's result carries a warning
@@ -129,18 +128,34 @@ class AggregationResult:
         )
         per_class = self.records / max(self.classes, 1)
         changes = (["fewer sites (a larger population cut-off, or fewer chosen directly)"] if used > 1 else []) + [
-            "coarser quasi-identifiers (e.g. age in bands)", "fewer quasi-identifiers", f"a smaller k than {self.k}"]
-        advice = f" {changes[0][0].upper()}{changes[0][1:]}, " + ", ".join(changes[1:-1]) + f" or {changes[-1]} keep more records."
+            "coarser quasi-identifiers (e.g. age in bands)",
+            "fewer quasi-identifiers",
+            f"a smaller k than {self.k}",
+        ]
+        advice = (
+            f" {changes[0][0].upper()}{changes[0][1:]}, "
+            + ", ".join(changes[1:-1])
+            + f" or {changes[-1]} keep more records."
+        )
         if per_class >= self.k:
             return text + advice
-        where = (f" The {used:,} aggregated regions hold {per_region:,.1f} records each on average, spread over"
-                 if used > 1 else f" The one aggregated region holds all {self.records:,} records, spread over")
-        return text + where + (
-            f" {self.classes:,} groups (aggregated region x quasi-identifier values) of {per_class:,.1f} records on "
-            f"average, fewer than k = {self.k}." + advice
+        where = (
+            f" The {used:,} aggregated regions hold {per_region:,.1f} records each on average, spread over"
+            if used > 1
+            else f" The one aggregated region holds all {self.records:,} records, spread over"
+        )
+        return (
+            text
+            + where
+            + (
+                f" {self.classes:,} groups (aggregated region x quasi-identifier values) of {per_class:,.1f} records on "
+                f"average, fewer than k = {self.k}." + advice
+            )
         )
 
-    def anonymized_records(self, records: pd.DataFrame, *, region: str, quasi_identifiers: Sequence[str]) -> pd.DataFrame:
+    def anonymized_records(
+        self, records: pd.DataFrame, *, region: str, quasi_identifiers: Sequence[str]
+    ) -> pd.DataFrame:
         """The records with the region replaced by its aggregated region; suppressed records
         get ``"*"`` in the region and every quasi-identifier (counts are kept).
 

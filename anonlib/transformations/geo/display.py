@@ -12,10 +12,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-
 from .aggregation import AggregationResult
 from .regions import Regions
-
 
 # --------------------------------------------------------------------------
 # Display: polygons of the aggregated regions
@@ -47,7 +45,9 @@ def aggregated_polygons(result: AggregationResult, regions: Regions, *, simplify
     import shapely
 
     if regions.polygons is not None:
-        frame = regions.polygons.assign(aggregated_region=result.mapping.reindex(regions.polygons["region_id"]).to_numpy())
+        frame = regions.polygons.assign(
+            aggregated_region=result.mapping.reindex(regions.polygons["region_id"]).to_numpy()
+        )
         if simplify_m > 0:
             frame = frame.set_geometry(frame.geometry.simplify(simplify_m))
         dissolved = frame[["aggregated_region", "geometry"]].dissolve(by="aggregated_region")
@@ -140,8 +140,13 @@ def us_outlines(crs: str) -> Outlines:
     project = lambda geoms: gpd.GeoSeries(list(geoms), crs="EPSG:4326").to_crs(crs).to_numpy()  # noqa: E731
     counties_m, states_m = project(counties), project(states)
     land_m = project([land])[0]
-    return Outlines(crs, shapely.boundary(counties_m), shapely.boundary(states_m), shapely.make_valid(land_m),
-                    shapely.make_valid(states_m))
+    return Outlines(
+        crs,
+        shapely.boundary(counties_m),
+        shapely.boundary(states_m),
+        shapely.make_valid(land_m),
+        shapely.make_valid(states_m),
+    )
 
 
 def outlines_for(regions: Regions, *, margin: float = 0.05, min_share: float = 0.9) -> Outlines | None:

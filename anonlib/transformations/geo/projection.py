@@ -3,16 +3,14 @@ of the initial regions, and the link between records and regions."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ...core.equivalence import encode_column, record_counts
 from ...core.errors import ColumnError, GeometryError, require_columns
-
-
 
 # --------------------------------------------------------------------------
 # Projection: lon/lat degrees -> metres
@@ -60,7 +58,9 @@ def _check_lonlat(lon: np.ndarray, lat: np.ndarray) -> None:
     if lon.size == 0:
         raise GeometryError("There are no region coordinates to project.")
     if not (np.isfinite(lon).all() and np.isfinite(lat).all()):
-        raise GeometryError("Some region coordinates are missing or not numbers; every region needs a longitude and latitude.")
+        raise GeometryError(
+            "Some region coordinates are missing or not numbers; every region needs a longitude and latitude."
+        )
     if np.abs(lon).max() > 180 or np.abs(lat).max() > 90:
         raise GeometryError(
             "Longitudes must lie between -180 and 180 and latitudes between -90 and 90 degrees; "

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import io
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ...core.errors import DataFileError, FileTooLargeError, GeometryError, ParameterError, join_names
 from ...core.loading import gunzip
-
 from .projection import choose_crs, points_from_lonlat, region_labels
-
 
 # --------------------------------------------------------------------------
 # Initial regions from geometry files and the bundled samples
@@ -98,9 +96,7 @@ def read_regions(
         raise GeometryError(f"These regions in '{name}' have no geometry: {bad}.")
     kinds = set(frame.geometry.geom_type)
     if not kinds <= {"Polygon", "MultiPolygon", "Point"}:
-        raise GeometryError(
-            f"The file '{name}' must hold polygons or points; found {join_names(sorted(kinds))}."
-        )
+        raise GeometryError(f"The file '{name}' must hold polygons or points; found {join_names(sorted(kinds))}.")
     ids = region_labels(frame[region_id])
     duplicated = pd.Series(ids).duplicated()
     if duplicated.any():
@@ -141,7 +137,7 @@ REGION_SAMPLES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def sample_regions(key: str) -> Regions:
     """Bundled initial regions (cached; do not modify): see ``REGION_SAMPLES``.
 

@@ -4,8 +4,9 @@ entropy model, max-combinations model, or a regression)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -13,8 +14,6 @@ import pandas as pd
 from ...core.equivalence import encode
 from ...core.errors import GeometryError, ParameterError, join_names
 from ...measures.leakage import partition_entropy
-
-
 
 # --------------------------------------------------------------------------
 # Step 1: the number of sites
@@ -49,7 +48,9 @@ class Regression:
 
     def cutoff(self, *, entropy_bits: float, max_combinations: int) -> float:
         if self.form not in REGRESSION_FORMS:
-            raise ParameterError(f"The regression form must be one of {join_names(REGRESSION_FORMS)}; got '{self.form}'.")
+            raise ParameterError(
+                f"The regression form must be one of {join_names(REGRESSION_FORMS)}; got '{self.form}'."
+            )
         value = entropy_bits if self.variable == "entropy" else float(max_combinations)
         if self.form == "linear":
             return self.a + self.b * value

@@ -10,8 +10,6 @@ from scipy.spatial import cKDTree
 
 from ...core.errors import ParameterError
 
-
-
 # --------------------------------------------------------------------------
 # Step 2: site location
 # --------------------------------------------------------------------------
@@ -132,7 +130,13 @@ def _row_cells(pop: np.ndarray, n_cells: int) -> list[slice]:
 
 
 def kmeans_sites(
-    x: np.ndarray, y: np.ndarray, population: np.ndarray, n_sites: int, *, seed: int | None = None, iterations: int = 100
+    x: np.ndarray,
+    y: np.ndarray,
+    population: np.ndarray,
+    n_sites: int,
+    *,
+    seed: int | None = None,
+    iterations: int = 100,
 ) -> np.ndarray:
     """Population-weighted k-means (Lloyd's algorithm) as a baseline: ``n_sites`` x 2 array.
 

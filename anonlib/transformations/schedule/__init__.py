@@ -39,21 +39,21 @@ Example (the paper's Table 7):
 from __future__ import annotations
 
 from .cells import (
-    METHODS,
-    RULES,
     DEFAULT_RULE,
+    EXACT_INDEX_LIMIT,
+    METHODS,
+    OPTIMAL_LIMIT,
     RANK_LIMIT,
     RANK_RESOURCES,
-    EXACT_INDEX_LIMIT,
-    OPTIMAL_LIMIT,
+    RULES,
     Cells,
-    matrix_vector,
     estimate_schedule,
+    matrix_vector,
 )
-from .methods import heuristic_cells, random_cells, OptimalOutcome, optimal_cells, estimate_assign, assign
-from .rank import ScheduleCensus, enumerate_schedules, schedule_rank
-from .population import ScheduleResult, make_schedule
 from .compare import ScheduleComparison, compare_methods, generate_slots
+from .methods import OptimalOutcome, assign, estimate_assign, heuristic_cells, optimal_cells, random_cells
+from .population import ScheduleResult, make_schedule
+from .rank import ScheduleCensus, enumerate_schedules, schedule_rank
 
 __all__ = [
     "Cells",

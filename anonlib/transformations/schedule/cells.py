@@ -3,18 +3,17 @@ the methods' names and limits, and the checks every method applies to its inputs
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ...measures.avector import anonymity_vector
 from ...core.budget import WorkEstimate
 from ...core.errors import CapacityError, ParameterError
 from ...core.numbers import whole_numbers
-
+from ...measures.avector import anonymity_vector
 
 METHODS = ("heuristic", "random", "optimal")
 RULES = ("largest", "closest_half", "largest_at_most_half")
@@ -68,13 +67,13 @@ class Cells:
         return np.bincount(self.cols, weights=self.counts, minlength=self.shape[1]).astype(np.int64)
 
     @classmethod
-    def from_dense(cls, matrix: np.ndarray) -> "Cells":
+    def from_dense(cls, matrix: np.ndarray) -> Cells:
         matrix = np.asarray(matrix, dtype=np.int64)
         rows, cols = np.nonzero(matrix)
         return cls(rows, cols, matrix[rows, cols], tuple(matrix.shape))
 
     @classmethod
-    def from_matrix(cls, matrix) -> "Cells":
+    def from_matrix(cls, matrix) -> Cells:
         """The non-zero cells of a sparse or dense matrix.
 
         >>> Cells.from_matrix(sparse.csr_array(np.array([[0, 2], [1, 0]]))).counts.tolist()
@@ -86,8 +85,10 @@ class Cells:
         coo.sum_duplicates()
         keep = coo.data != 0
         return cls(
-            coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64),
-            coo.data[keep].astype(np.int64), tuple(coo.shape),
+            coo.row[keep].astype(np.int64),
+            coo.col[keep].astype(np.int64),
+            coo.data[keep].astype(np.int64),
+            tuple(coo.shape),
         )
 
 
@@ -111,7 +112,9 @@ def _whole_numbers(values: Sequence, what: str) -> np.ndarray:
     return whole_numbers(values, f"The {what}")
 
 
-def estimate_schedule(freqs: Sequence[int], capacities: Sequence[int], method: str, *, table_cells: int = 0) -> WorkEstimate:
+def estimate_schedule(
+    freqs: Sequence[int], capacities: Sequence[int], method: str, *, table_cells: int = 0
+) -> WorkEstimate:
     """What scheduling costs before it starts (measured on 2 cores): the random
     method shuffles every seat (10^7 people: 2 s, 0.5 GB), the heuristic works
     per value and resource, the optimum is bounded by ``OPTIMAL_LIMIT`` and its
@@ -130,7 +133,9 @@ def estimate_schedule(freqs: Sequence[int], capacities: Sequence[int], method: s
     peak += 2 * 24 * int(f.max(initial=0))  # the vectors before and after, one entry per class size
     return WorkEstimate(
         f"scheduling {people:,} people onto {c.size:,} resources with the {method} method",
-        operations=people + seats, seconds=seconds + 1e-6 * table_cells, peak_bytes=peak + 64 * table_cells,
+        operations=people + seats,
+        seconds=seconds + 1e-6 * table_cells,
+        peak_bytes=peak + 64 * table_cells,
     )
 
 

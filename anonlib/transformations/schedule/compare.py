@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from ...measures.avector import improvement, k_of, lex_index, population_of, scientific, vector_text
 from ...core.budget import Progress
 from ...core.errors import ParameterError, ProblemTooLargeError, join_names
 from ...core.numbers import real_number, seed_number, whole_number
+from ...measures.avector import improvement, k_of, lex_index, population_of, scientific, vector_text
 from .cells import EXACT_INDEX_LIMIT, METHODS
-from .population import make_schedule, ScheduleResult
-from .rank import enumerate_schedules, ScheduleCensus
-
+from .population import ScheduleResult, make_schedule
+from .rank import ScheduleCensus, enumerate_schedules
 
 # --- comparing methods, generating slots (what the Screening page shows) -------------
 
@@ -33,7 +32,7 @@ class ScheduleComparison:
         """Anonymity improvement of method ``better`` over method ``worse`` (section 5.3)."""
         return improvement(self.results[better].vector, self.results[worse].vector, self.base_vector)
 
-    def census(self) -> "ScheduleCensus":
+    def census(self) -> ScheduleCensus:
         """Every feasible schedule of this (small, ungrouped) problem, by vector.
 
         Raises ``ProblemTooLargeError`` when enumeration would take too long.
@@ -99,8 +98,16 @@ def compare_methods(
     for method in methods:
         try:
             results[method] = make_schedule(
-                population, resources, quasi_identifiers, count=count, capacity=capacity, group=group,
-                method=method, rule=rule, seed=seed, time_limit=time_limit,
+                population,
+                resources,
+                quasi_identifiers,
+                count=count,
+                capacity=capacity,
+                group=group,
+                method=method,
+                rule=rule,
+                seed=seed,
+                time_limit=time_limit,
                 fair_attribute=fair_attribute if method == "optimal" else None,
                 max_share=max_share if method == "optimal" else None,
                 progress=progress if method == "optimal" else None,
@@ -136,7 +143,11 @@ def generate_slots(
     """
     centres, days, capacity = (
         whole_number(value, f"The number of {name}", minimum=1, maximum=limit)
-        for name, value, limit in (("centres", centres, 100_000), ("days", days, 100_000), ("capacity", capacity, 10**9))
+        for name, value, limit in (
+            ("centres", centres, 100_000),
+            ("days", days, 100_000),
+            ("capacity", capacity, 10**9),
+        )
     )
     if not hours:
         raise ParameterError("Give at least one hour for the slots.")

@@ -7,30 +7,29 @@ from __future__ import annotations
 import bisect
 import heapq
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ...measures.avector import vector_text
 from ...core.budget import Progress, WorkEstimate, check_work, report
 from ...core.equivalence import Classes, combine
 from ...core.errors import ParameterError, ProblemTooLargeError, join_names
 from ...core.numbers import seed_number, time_limit_seconds
+from ...measures.avector import vector_text
 from .cells import (
-    Cells,
-    _check_fit,
     DEFAULT_RULE,
-    estimate_schedule,
-    _groups_of,
     METHODS,
     OPTIMAL_LIMIT,
     RULES,
+    Cells,
+    _check_fit,
+    _groups_of,
     _whole_numbers,
+    estimate_schedule,
 )
-
 
 # --- Algorithm 2: the heuristic ----------------------------------------------------------
 
@@ -115,8 +114,10 @@ def heuristic_cells(freqs: Sequence[int], capacities: Sequence[int], rule: str =
             counts.append(put)
             q -= put
     return Cells(
-        np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64),
-        np.asarray(counts, dtype=np.int64), (f.size, c.size),
+        np.asarray(rows, dtype=np.int64),
+        np.asarray(cols, dtype=np.int64),
+        np.asarray(counts, dtype=np.int64),
+        (f.size, c.size),
     )
 
 
@@ -255,8 +256,7 @@ def optimal_cells(
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             if status == cp_model.INFEASIBLE:
                 raise ParameterError(
-                    "No schedule satisfies the fairness limit: raise the maximum share per "
-                    "resource or add resources."
+                    "No schedule satisfies the fairness limit: raise the maximum share per resource or add resources."
                 )
             proven = False  # time ran out before any schedule of this level
             break
@@ -341,14 +341,18 @@ def estimate_assign(
     if method == "heuristic":
         cells = f.size + c.size
         return WorkEstimate(
-            f"placing {people:,} people in at most {cells:,} cells", cells,
-            cells * _HEURISTIC_CELL_SECONDS, cells * 8 * 8,
+            f"placing {people:,} people in at most {cells:,} cells",
+            cells,
+            cells * _HEURISTIC_CELL_SECONDS,
+            cells * 8 * 8,
         )
     if method == "random":
         seats = int(c.sum())
         return WorkEstimate(
-            f"drawing random seats for {people:,} people", people,
-            seats * _RANDOM_PERSON_SECONDS, seats * 8 * 5,
+            f"drawing random seats for {people:,} people",
+            people,
+            seats * _RANDOM_PERSON_SECONDS,
+            seats * 8 * 5,
         )
     if f.size * c.size > OPTIMAL_LIMIT:
         variables = f.size * c.size
@@ -358,7 +362,9 @@ def estimate_assign(
     limit = 10.0 if time_limit is None else float(time_limit)
     return WorkEstimate(
         f"solving an optimal schedule of {people:,} people with {variables:,} decision variables per level",
-        variables, limit + variables * _VARIABLE_SECONDS, variables * _VARIABLE_BYTES,
+        variables,
+        limit + variables * _VARIABLE_SECONDS,
+        variables * _VARIABLE_BYTES,
     )
 
 
@@ -394,7 +400,14 @@ def assign(
     anonlib.core.errors.CapacityError: The resources have 2 seats in total but 3 people need an appointment: 1 seats short. Add slots or raise capacities.
     """
     cells, _ = _solve(
-        freqs, capacities, method, rule=rule, seed=seed, time_limit=time_limit, groups=groups, progress=progress,
+        freqs,
+        capacities,
+        method,
+        rule=rule,
+        seed=seed,
+        time_limit=time_limit,
+        groups=groups,
+        progress=progress,
     )
     return cells.sparse()
 
@@ -402,8 +415,19 @@ def assign(
 _NARROW_SCHEDULE = "use the heuristic, or schedule one region (--group) at a time"
 
 
-def _solve(freqs, capacities, method, *, rule=None, seed=None, time_limit=None, groups=None,
-           fair_labels=None, max_share=None, progress=None) -> tuple[Cells, bool | None]:
+def _solve(
+    freqs,
+    capacities,
+    method,
+    *,
+    rule=None,
+    seed=None,
+    time_limit=None,
+    groups=None,
+    fair_labels=None,
+    max_share=None,
+    progress=None,
+) -> tuple[Cells, bool | None]:
     """Cells of the schedule and whether it is proven optimal (None for non-optimal methods)."""
     if method not in METHODS:
         raise ParameterError(f"Unknown method '{method}'. Choose one of: {join_names(METHODS)}.")
@@ -420,9 +444,14 @@ def _solve(freqs, capacities, method, *, rule=None, seed=None, time_limit=None, 
         for rows, cols, _ in parts:
             allowed[np.ix_(rows, cols)] = True
         outcome = optimal_cells(
-            f, c, time_limit=10.0 if time_limit is None else time_limit, allowed=allowed,
+            f,
+            c,
+            time_limit=10.0 if time_limit is None else time_limit,
+            allowed=allowed,
             hint=_grouped_heuristic(f, c, allowed, rule or DEFAULT_RULE),
-            fair_labels=fair_labels, max_share=max_share, progress=progress,
+            fair_labels=fair_labels,
+            max_share=max_share,
+            progress=progress,
         )
         return outcome.cells, outcome.proven_optimal
     pieces = []

@@ -4,20 +4,19 @@ from a table of slots, every person's slot (``make_schedule``)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ...measures.avector import anonymity_vector, k_of, lex_index
 from ...core.budget import Progress, check_work
 from ...core.equivalence import Classes, encode
 from ...core.errors import CapacityError, ColumnError, ParameterError, join_names, require_columns
-from .cells import Cells, DEFAULT_RULE, estimate_schedule, EXACT_INDEX_LIMIT, METHODS, _whole_numbers
+from ...measures.avector import anonymity_vector, k_of, lex_index
+from .cells import DEFAULT_RULE, EXACT_INDEX_LIMIT, METHODS, Cells, _whole_numbers, estimate_schedule
 from .methods import _NARROW_SCHEDULE, _solve
-
 
 # --- schedules for a population table ----------------------------------------------------
 
@@ -159,8 +158,16 @@ def make_schedule(
             raise ColumnError(f"The fairness attribute '{fair_attribute}' must be one of the quasi-identifiers.")
         fair_labels = class_table[fair_attribute].astype(str).to_numpy()
     cells, proven = _solve(
-        freqs, capacities, method, rule=rule, seed=seed, time_limit=time_limit, groups=groups,
-        fair_labels=fair_labels, max_share=max_share, progress=progress,
+        freqs,
+        capacities,
+        method,
+        rule=rule,
+        seed=seed,
+        time_limit=time_limit,
+        groups=groups,
+        fair_labels=fair_labels,
+        max_share=max_share,
+        progress=progress,
     )
     vector = cells.vector
     people = int(freqs.sum())

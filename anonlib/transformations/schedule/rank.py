@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 
-from ...measures.avector import anonymity_vector, k_of, lex_compare
 from ...core.errors import ParameterError, ProblemTooLargeError
-from .cells import Cells, _check_fit, RANK_LIMIT, RANK_RESOURCES, _whole_numbers
-
+from ...measures.avector import anonymity_vector, k_of, lex_compare
+from .cells import RANK_LIMIT, RANK_RESOURCES, Cells, _check_fit, _whole_numbers
 
 # --- rank among all schedules (small problems) ------------------------------------------
 
