@@ -10,7 +10,7 @@ import numpy as np
 
 from anonlib.core.samples import load_sample
 from anonlib.transformations.frontier import Frontier, explore, prepare
-from anonlib.transformations.lattice import random_maximal_chain, random_sublattice
+from anonlib.transformations.frontier.policy_lattice import random_maximal_chain, random_sublattice
 from anonlib.transformations.synthetic import adult_with_zip
 from bench import Benchmark
 

@@ -249,7 +249,7 @@ IAB_SHIELD = ["age", "workclass", "education", "marital-status", "relationship",
 
 
 def _iab_setup():
-    from anonlib.core.hierarchy import default_hierarchy
+    from anonlib.core.default_hierarchy import default_hierarchy
     from anonlib.core.samples import load_sample
 
     frame = load_sample("adult").frame

@@ -17,7 +17,7 @@ from anonlib.measures.models import MODEL_NAMES
 from anonlib.measures.profile import column_profile, profile_table, risk_profile
 from anonlib.measures.risk import ReidentificationRisk, reidentification
 from anonlib.workflow import Reading
-from anonlib.workflow.report import ModelsSection, models_section
+from anonlib.workflow.findings import ModelsSection, models_section
 from dashboard import charts
 from dashboard.glossary import term_help
 from dashboard.state import (

@@ -1,5 +1,5 @@
 """Individual privacy page: PPP / PoAC per record on the working copy (Kroes et al. 2021),
-under the one attacker model the risk report uses (``anonlib.workflow.report.individual_privacy``)."""
+under the one attacker model the risk report uses (``anonlib.workflow.findings.individual_privacy``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from anonlib.measures.peers import (
     privacy_matrix,
 )
 from anonlib.workflow import BandsStep, default_choice, step_cost
-from anonlib.workflow.report import IndividualPrivacy, individual_privacy
+from anonlib.workflow.findings import IndividualPrivacy, individual_privacy
 from dashboard import charts
 from dashboard.glossary import term_help
 from dashboard.state import active_dataset, working_copy

@@ -17,13 +17,11 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.core.dataset import Dataset
+from anonlib.core.default_hierarchy import bands_text, default_hierarchy, default_intervals
 from anonlib.core.errors import HierarchyError, join_names
 from anonlib.core.hierarchy import (
-    bands_text,
     cover_values,
     date_hierarchy,
-    default_hierarchy,
-    default_intervals,
     flat_hierarchy,
     frequency_hierarchy,
     hierarchy_csv,

@@ -66,7 +66,8 @@ def test_titles_escape_user_names() -> None:
 
 
 def test_hierarchy_figure_draws_every_node_under_its_parent_sized_by_records() -> None:
-    from anonlib.core.hierarchy import default_hierarchy, hierarchy_tree
+    from anonlib.core.default_hierarchy import default_hierarchy
+    from anonlib.core.hierarchy import hierarchy_tree
     from anonlib.core.samples import load_sample
 
     ages = load_sample("adult").frame["age"]

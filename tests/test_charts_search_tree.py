@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from uploads import uploaded
 
-from anonlib.core.hierarchy import default_hierarchy
+from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.samples import load_sample
 from anonlib.transformations.anonymize import search
 from anonlib.transformations.anonymize_experiments import arca_hierarchies

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from anonlib.__main__ import main
-from anonlib.core.hierarchy import default_hierarchy, hierarchy_csv
+from anonlib.core.default_hierarchy import default_hierarchy
+from anonlib.core.hierarchy import hierarchy_csv
 from anonlib.core.loading import load_table, to_safe_csv
 from anonlib.core.samples import load_sample, sample_path
 from anonlib.measures.avector import anonymity_vector, improvement, k_of, lex_index, partition_count
@@ -354,7 +355,7 @@ def test_every_command_has_help_with_an_example(command, capsys: pytest.CaptureF
                 "--hierarchy",
                 f"Age={sample_path('arca_table1.csv')}",
             ],
-            "not in the shield",
+            "not a quasi-identifier of --shield",
         ),
         (
             ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "0"],

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from anonlib import engine as eng
 from anonlib.__main__ import main
 from anonlib.core.dataset import Dataset
+from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.equivalence import encode, size_histogram
 from anonlib.core.errors import ColumnError, DataFileError, EngineError, ParameterError
-from anonlib.core.hierarchy import default_hierarchy
 from anonlib.core.loading import load_table
 from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.measures.leakage import leakage_table

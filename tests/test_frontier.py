@@ -27,7 +27,7 @@ from anonlib.transformations.frontier import (
     search_frontier,
     strictly_dominates,
 )
-from anonlib.transformations.lattice import (
+from anonlib.transformations.frontier.policy_lattice import (
     PrunedSublattices,
     Sublattice,
     is_chain,

@@ -145,7 +145,8 @@ def test_level_lookup_missing_joins_the_top_only():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from anonlib.core.hierarchy import default_hierarchy, levels_of  # noqa: E402
+from anonlib.core.default_hierarchy import default_hierarchy  # noqa: E402
+from anonlib.core.hierarchy import levels_of  # noqa: E402
 
 
 @settings(max_examples=40, deadline=None)
@@ -208,7 +209,7 @@ def test_adults_categories_get_frequency_groups_and_two_values_stay_flat():
 
 # --- top and bottom coding of long tails -------------------------------------------------
 
-from anonlib.core.hierarchy import tail_cuts  # noqa: E402
+from anonlib.core.default_hierarchy import tail_cuts  # noqa: E402
 
 
 @settings(max_examples=150, deadline=None)

@@ -25,6 +25,7 @@ import pytest
 
 from anonlib.__main__ import main
 from anonlib.core.dataset import Dataset
+from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.equivalence import equivalence_classes
 from anonlib.core.errors import (
     AnonlibError,
@@ -34,7 +35,7 @@ from anonlib.core.errors import (
     ProblemTooLargeError,
     RecipeError,
 )
-from anonlib.core.hierarchy import default_hierarchy, read_hierarchy_csv
+from anonlib.core.hierarchy import read_hierarchy_csv
 from anonlib.core.loading import load_table
 from anonlib.core.samples import load_sample
 from anonlib.measures.avector import lex_index

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anonlib.transformations.lattice import (
+from anonlib.transformations.frontier.policy_lattice import (
     Chain,
     PrunedSublattices,
     Sublattice,
@@ -92,7 +92,12 @@ def test_packed_clauses_equal_a_boolean_reference(n_bits, n_clauses, seed):
 def test_snl_gives_up_after_max_draws():
     """The paper's example needs two literals: one draw is not enough, and SNL says so with None
     instead of searching on (a nearly covered lattice can take millions of draws)."""
-    from anonlib.transformations.lattice import PrunedSublattices, Sublattice, parse, search_non_overlapping
+    from anonlib.transformations.frontier.policy_lattice import (
+        PrunedSublattices,
+        Sublattice,
+        parse,
+        search_non_overlapping,
+    )
 
     pruned = PrunedSublattices(5)
     pruned.add(Sublattice(parse("00000"), parse("11110")))

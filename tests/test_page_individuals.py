@@ -11,7 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from anonlib.core.dataset import Dataset
 from anonlib.core.samples import load_sample
-from anonlib.workflow.report import build_report, individual_privacy
+from anonlib.workflow.findings import individual_privacy
+from anonlib.workflow.report import build_report
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "pages" / "individuals.py")

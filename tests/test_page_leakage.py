@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 from uploads import put_upload, uploaded
 
 from anonlib.core.dataset import Dataset
-from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy
+from anonlib.core.default_hierarchy import default_hierarchy
+from anonlib.core.hierarchy import flat_hierarchy
 from anonlib.core.samples import load_sample
 from anonlib.measures.leakage import leakage_table, truncated
 from anonlib.transformations.anonymize import search

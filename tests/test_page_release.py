@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from uploads import NAME, uploaded
 
 from anonlib.core.dataset import Dataset, Role
-from anonlib.core.hierarchy import default_hierarchy
+from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.workflow import GeneralizationStep, ReleaseTarget, WorkingCopy
 from anonlib.workflow.release_view import release_view
 

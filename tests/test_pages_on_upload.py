@@ -24,7 +24,8 @@ from anonlib.core.loading import load_table
 from anonlib.measures.models import MODEL_NAMES
 from anonlib.measures.risk import reidentification
 from anonlib.workflow import Reading, Recipe, ReleaseTarget, release_package, verify_package
-from anonlib.workflow.report import build_report, copy_report, individual_privacy, models_section
+from anonlib.workflow.findings import individual_privacy, models_section
+from anonlib.workflow.report import build_report, copy_report
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")

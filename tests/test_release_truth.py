@@ -304,7 +304,7 @@ def test_what_anonymize_states_is_what_the_file_holds(case, tmp_path: Path, caps
         assert (len(written) == 0 or stated["k"] >= k) and stated["suppressed"] <= limit * records + 1e-9
         if model and len(written):  # the models as the one measurement reads the written file
             typed = pd.read_csv(out)
-            from anonlib.cli.risk import parse_requirement
+            from anonlib.cli.common import parse_requirement
 
             verdict = acceptance(typed, qis, k=k, requirements=[parse_requirement(model, {})], count=count)
             assert verdict.suppressed_records == 0
@@ -318,7 +318,7 @@ def test_library_search_states_what_its_table_holds() -> None:
     """search(method="optimal").table is the release: its k and suppressed records, recounted."""
     frame = load_sample("adult").frame
     qis = ["age", "sex", "race", "native-country"]
-    from anonlib.core.hierarchy import default_hierarchy
+    from anonlib.core.default_hierarchy import default_hierarchy
 
     hierarchies = {q: default_hierarchy(frame[q], q)[1] for q in qis}
     r = search(frame, qis, 5, hierarchies, "optimal", max_suppressed=0.01)

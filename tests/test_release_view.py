@@ -11,8 +11,8 @@ import pytest
 from uploads import uploaded
 
 from anonlib.core.dataset import Dataset
+from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.errors import AnonlibError, ColumnError, EmptySelectionError, ParameterError
-from anonlib.core.hierarchy import default_hierarchy
 from anonlib.workflow import (
     BandsStep,
     GeneralizationStep,

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 import anonlib.workflow.report as report_module
 from anonlib.__main__ import main
 from anonlib.core.dataset import Dataset, Role
+from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.errors import ParameterError
-from anonlib.core.hierarchy import default_hierarchy
 from anonlib.core.metrics import weighted_median
 from anonlib.core.samples import load_sample
 from anonlib.measures.leakage import leakage_table

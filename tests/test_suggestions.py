@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonlib.core.dataset import Dataset
-from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy
+from anonlib.core.default_hierarchy import default_hierarchy
+from anonlib.core.hierarchy import flat_hierarchy
 from anonlib.core.samples import load_sample
 from anonlib.transformations.anonymize import search
 from anonlib.workflow import step_cost
@@ -88,8 +89,9 @@ def test_keeping_need_is_the_least_failing_over_every_generalization_that_keeps_
 
     import numpy as np
 
+    from anonlib.core.default_hierarchy import default_hierarchy
     from anonlib.core.errors import NoSolutionError
-    from anonlib.core.hierarchy import default_hierarchy, generalize_column
+    from anonlib.core.hierarchy import generalize_column
     from anonlib.transformations.anonymize import search
     from anonlib.workflow.suggestions import keeping_hierarchies, keeping_need
 
@@ -126,7 +128,7 @@ def test_keeping_need_says_when_suppressing_still_fails_a_model_judged_on_the_re
     distribution it compares with, so the share alone may not suffice; the library checks it."""
     import numpy as np
 
-    from anonlib.core.hierarchy import default_hierarchy
+    from anonlib.core.default_hierarchy import default_hierarchy
     from anonlib.measures.models import ModelRequirement
     from anonlib.workflow.suggestions import keeping_need
 

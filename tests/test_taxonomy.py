@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.errors import HierarchyError
-from anonlib.core.hierarchy import default_hierarchy, level_lookup, levels_of, validate_hierarchy
+from anonlib.core.hierarchy import level_lookup, levels_of, validate_hierarchy
 from anonlib.core.samples import load_sample
 from anonlib.core.taxonomy import TAXONOMIES, icd9_path, icd10_path, taxonomy_for, taxonomy_match
 

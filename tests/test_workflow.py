@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonlib.core.dataset import Dataset
+from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.errors import AnonlibError, ColumnError, HierarchyError, RecipeError
-from anonlib.core.hierarchy import default_hierarchy, flat_hierarchy, masking_hierarchy, value_key
+from anonlib.core.hierarchy import flat_hierarchy, masking_hierarchy, value_key
 from anonlib.core.loading import load_table, to_safe_csv
 from anonlib.core.samples import load_sample, sample_path
 from anonlib.measures.peers import partitions

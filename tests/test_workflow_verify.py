@@ -30,8 +30,8 @@ from hypothesis import strategies as st
 
 from anonlib.__main__ import main
 from anonlib.core.dataset import Dataset
+from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.errors import PackageError, RecipeError
-from anonlib.core.hierarchy import default_hierarchy
 from anonlib.core.loading import load_table
 from anonlib.core.samples import load_sample
 from anonlib.core.version import PRODUCT, SOURCE_VERSION

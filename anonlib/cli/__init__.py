@@ -5,7 +5,7 @@ Commands:
   samples   list the bundled sample datasets
   leakage   average information loss per attribute or combination (Longpre et al., Arca & Hewett)
   privacy   share of records protected by minimum PPP / PoAC (Kroes et al.)
-  anonymize least generalization reaching k-anonymity with IAB, exhaustive or greedy search
+  anonymize the generalization losing the least information that meets k, privacy models and a suppression limit
   schedule  screening schedule keeping people anonymous (Caballero et al.)
   vector    anonymity vector, k and lexicographic index of class sizes
   index     exact lexicographic index of an anonymity vector, and improvements
@@ -27,10 +27,22 @@ import sys
 from collections.abc import Sequence
 
 from ..core.errors import AnonlibError
-from . import apply, leakage, microaggregation, privacy, profile, report, risk, schedules, verify
+from . import anonymize, apply, leakage, microaggregation, models, privacy, profile, report, risk, schedules, verify
 from .common import Parser, check_outputs
 
-COMMAND_MODULES = (profile, report, leakage, privacy, schedules, risk, microaggregation, apply, verify)
+COMMAND_MODULES = (
+    profile,
+    report,
+    leakage,
+    privacy,
+    anonymize,
+    schedules,
+    risk,
+    models,
+    microaggregation,
+    apply,
+    verify,
+)
 log = logging.getLogger("anonlib.cli")
 
 

@@ -22,9 +22,11 @@ import pandas as pd
 
 from ..core.dataset import ROLE_VALUES, Dataset, Role
 from ..core.errors import ColumnError, DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
-from ..core.loading import LoadedTable, load_table
+from ..core.hierarchy import read_hierarchy_csv
+from ..core.loading import DEFAULT_MAX_BYTES, LoadedTable, load_table
 from ..core.numbers import MAX_COUNT, real_number, whole_number
 from ..core.samples import SAMPLES, load_sample
+from ..measures.models import ModelRequirement
 from ..measures.utility import MEASURE_NAMES
 from ..transformations.anonymize import METHOD_NAMES
 
@@ -487,3 +489,57 @@ def report_release(
     if not check.met:
         print(f"not met            {check.failing_records:,} records in classes failing the target")
     return 0 if check.met else 1
+
+
+def hierarchy_files(specs: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """ARX hierarchy files given as ``ATTR=path.csv`` (``--hierarchy``, repeatable), read and size-checked."""
+    out: dict[str, pd.DataFrame] = {}
+    for spec in specs:
+        attribute, sep, path = spec.partition("=")
+        if not sep or not attribute.strip() or not path.strip():
+            raise ParameterError(f"Give a hierarchy as ATTRIBUTE=file.csv; got '{spec}'.")
+        file = Path(path.strip())
+        if not file.is_file():
+            raise DataFileError(f"The hierarchy file '{file.name}' does not exist or is not a file.")
+        if file.stat().st_size > DEFAULT_MAX_BYTES:
+            raise FileTooLargeError(
+                f"The hierarchy file '{file.name}' is larger than {DEFAULT_MAX_BYTES // 1024**2} MB, the limit for a table."
+            )
+        out[attribute.strip()] = read_hierarchy_csv(file.read_bytes())
+    return out
+
+
+def quasi_identifiers(dataset) -> list[str]:
+    """The quasi-identifiers of a dataset (``--qi`` or guessed); a sentence when there are none."""
+    qis = list(dataset.quasi_identifiers)
+    if not qis:
+        raise EmptySelectionError("Name the quasi-identifiers with --qi (no column name suggests one).")
+    return qis
+
+
+def parse_requirement(text: str, hierarchies: dict[str, pd.DataFrame]) -> ModelRequirement:
+    """``MODEL:SENSITIVE=VALUE`` (``recursive_cl:dx=3,c=2``) as a requirement.
+
+    >>> parse_requirement("recursive_cl:dx=3,c=2", {}).describe()
+    'recursive (2, 3)-diversity of dx'
+    """
+    model, sep, rest = text.partition(":")
+    rest, _, extra = rest.partition(",")
+    sensitive, eq, value = rest.rpartition("=")
+    if not sep or not eq or not sensitive.strip():
+        raise ParameterError(
+            f"Give a privacy model as MODEL:SENSITIVE=VALUE (e.g. distinct_l:diagnosis=3); got '{text}'."
+        )
+    c = None
+    if extra:
+        key, _, c = extra.partition("=")
+        if key.strip() != "c":
+            raise ParameterError(f"Only recursive (c,l)-diversity takes an extra ',c=C'; got '{text}'.")
+    try:
+        number = float(value)
+        c_number = None if c is None else float(c)
+    except ValueError:
+        raise ParameterError(f"The value in '{text}' is not a number.") from None
+    model = model.strip()
+    hierarchy = hierarchies.get(sensitive.strip()) if model == "t_closeness" else None
+    return ModelRequirement(model, sensitive.strip(), number, c_number, hierarchy)

@@ -1,6 +1,5 @@
-"""``risk`` (prosecutor, journalist and marketer risk, population uniqueness, special
-uniques, HIPAA identifiers) and ``models`` (l-diversity, t-closeness, α, δ, β per
-sensitive attribute, and whether a release target is met)."""
+"""``risk``: prosecutor, journalist and marketer risk, population uniqueness, special
+uniques and the HIPAA identifiers left in a file."""
 
 from __future__ import annotations
 
@@ -10,21 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core.dataset import Role
-from ..core.errors import DataFileError, EmptySelectionError, ParameterError
-from ..core.hierarchy import read_hierarchy_csv
+from ..core.errors import DataFileError, ParameterError
 from ..core.loading import load_table
 from ..measures.identifiers import hipaa_identifiers
-from ..measures.models import MODELS, ModelRequirement, acceptance, model_values
 from ..measures.risk import reidentification, suda
-from .common import analysis_frame, command, data_arguments, engine_arguments, load_dataset, split
-
-
-def _quasi_identifiers(dataset) -> list[str]:
-    qis = list(dataset.quasi_identifiers)
-    if not qis:
-        raise EmptySelectionError("Name the quasi-identifiers with --qi (no column name suggests one).")
-    return qis
+from .common import analysis_frame, command, data_arguments, engine_arguments, load_dataset, quasi_identifiers
 
 
 def _population(path: str | None) -> pd.DataFrame | None:
@@ -44,7 +33,7 @@ def _share(x: float | None) -> str:
 
 def _risk(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
-    qis = _quasi_identifiers(dataset)
+    qis = quasi_identifiers(dataset)
     if args.engine and args.suda:
         raise ParameterError("Special uniques (--suda) are found in memory; leave out --engine for them.")
     frame, dropped = analysis_frame(dataset, qis, "--qi")
@@ -114,124 +103,6 @@ def _risk(args: argparse.Namespace) -> int:
     return 0
 
 
-def parse_requirement(text: str, hierarchies: dict[str, pd.DataFrame]) -> ModelRequirement:
-    """``MODEL:SENSITIVE=VALUE`` (``recursive_cl:dx=3,c=2``) as a requirement.
-
-    >>> parse_requirement("recursive_cl:dx=3,c=2", {}).describe()
-    'recursive (2, 3)-diversity of dx'
-    """
-    model, sep, rest = text.partition(":")
-    rest, _, extra = rest.partition(",")
-    sensitive, eq, value = rest.rpartition("=")
-    if not sep or not eq or not sensitive.strip():
-        raise ParameterError(
-            f"Give a privacy model as MODEL:SENSITIVE=VALUE (e.g. distinct_l:diagnosis=3); got '{text}'."
-        )
-    c = None
-    if extra:
-        key, _, c = extra.partition("=")
-        if key.strip() != "c":
-            raise ParameterError(f"Only recursive (c,l)-diversity takes an extra ',c=C'; got '{text}'.")
-    try:
-        number = float(value)
-        c_number = None if c is None else float(c)
-    except ValueError:
-        raise ParameterError(f"The value in '{text}' is not a number.") from None
-    model = model.strip()
-    hierarchy = hierarchies.get(sensitive.strip()) if model == "t_closeness" else None
-    return ModelRequirement(model, sensitive.strip(), number, c_number, hierarchy)
-
-
-def _hierarchies(specs: list[str]) -> dict[str, pd.DataFrame]:
-    out = {}
-    for spec in specs:
-        attribute, sep, path = spec.partition("=")
-        if not sep or not attribute.strip() or not path.strip():
-            raise ParameterError(f"Give a hierarchy as ATTRIBUTE=file.csv; got '{spec}'.")
-        if not Path(path.strip()).is_file():
-            raise DataFileError(f"The hierarchy file '{Path(path.strip()).name}' does not exist or is not a file.")
-        out[attribute.strip()] = read_hierarchy_csv(Path(path.strip()).read_bytes())
-    return out
-
-
-def _models(args: argparse.Namespace) -> int:
-    dataset = load_dataset(args)
-    both = [c for c in split(args.sensitive) if c in split(args.qi)]
-    if both:
-        raise ParameterError(
-            f"{', '.join(both)} is both a quasi-identifier and a sensitive attribute; "
-            "a column can only have one of the two roles."
-        )
-    if args.sensitive:  # the columns named replace the guessed ones, as --qi does
-        roles = {c: Role.IGNORE for c in dataset.sensitive}
-        roles.update({c: Role.SENSITIVE for c in split(args.sensitive)})
-        dataset = dataset.with_roles(roles)
-    qis = _quasi_identifiers(dataset)
-    hierarchies = _hierarchies(args.hierarchy or [])
-    requirements = [parse_requirement(r, hierarchies) for r in args.require or []]
-    sensitive = list(dict.fromkeys(list(dataset.sensitive) + [r.sensitive for r in requirements]))
-    if not sensitive:
-        raise EmptySelectionError("Name the sensitive attributes with --sensitive (no column is marked sensitive).")
-    frame, dropped = analysis_frame(dataset, qis + [s for s in sensitive if s not in qis], "--qi or --sensitive")
-    values = [
-        model_values(frame, qis, s, count=dataset.count, recursive_l=args.l, hierarchy=hierarchies.get(s))
-        for s in sensitive
-    ]
-    target = acceptance(
-        frame, qis, k=args.k, requirements=requirements, max_suppressed=args.max_suppressed, count=dataset.count
-    )
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "dataset": dataset.name,
-                    "quasi_identifiers": qis,
-                    "rows_dropped": dropped,
-                    "models": [v.as_dict() for v in values],
-                    "target": {
-                        "k": args.k,
-                        "requirements": [r.describe() for r in requirements],
-                        "max_suppressed": args.max_suppressed,
-                        "acceptable": target.acceptable,
-                        "records": target.records,
-                        "suppressed_records": target.suppressed_records,
-                        "suppressed_share": target.suppressed_share,
-                        "failing": {name: n for name, n in target.failing},
-                    },
-                },
-                indent=2,
-            )
-        )
-        return 0 if target.acceptable else 1
-    print(f"dataset            {dataset.name}")
-    print(f"quasi-identifiers  {', '.join(qis)}")
-    print(f"records            {target.records:,}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
-    for v in values:
-        print(f"{v.sensitive} ({v.values} values; {v.classes:,} classes)")
-        print(f"  k                          {v.k:,}")
-        print(f"  alpha (largest share)      {v.alpha:.4f}")
-        print(f"  distinct l                 {v.distinct_l}")
-        print(f"  entropy l                  {v.entropy_l:.4f}")
-        print(f"  recursive c for l = {v.recursive_l}      {v.recursive_c:.4f}")
-        print(f"  t ({v.t_distance} distance)".ljust(29) + ("-" if v.t is None else f"{v.t:.4f}"))
-        print(f"  delta                      {v.delta:.4f}")
-        print(f"  beta (basic)               {v.beta:.4f}")
-        print(f"  beta (enhanced)            {v.enhanced_beta:.4f}")
-    if requirements or args.k > 1:
-        print(
-            f"target             k = {args.k}"
-            + "".join(f"; {r.describe()}" for r in requirements)
-            + f"; at most {100 * args.max_suppressed:g}% suppressed records"
-        )
-        for name, n in target.failing:
-            print(f"  records in classes failing {name}: {n:,}")
-        print(
-            f"  suppressed records {target.suppressed_records:,} ({100 * target.suppressed_share:.2f}%): "
-            + ("target met" if target.acceptable else "target NOT met")
-        )
-    return 0 if target.acceptable else 1
-
-
 def register(commands) -> None:
     risk = command(
         commands,
@@ -251,35 +122,3 @@ def register(commands) -> None:
     risk.add_argument("--suda-size", type=int, help="largest combination size for special uniques (default 3)")
     risk.add_argument("--suda-rows", type=int, default=100, help="minimal uniques listed in --json (default 100)")
     risk.add_argument("--json", action="store_true", help="print the result as JSON")
-
-    models = command(
-        commands,
-        "models",
-        "l-diversity, t-closeness, alpha, delta and beta per sensitive attribute, and "
-        "whether k plus the required models are met after suppression (exit 1 when not)",
-        "python -m anonlib models --sample adult --qi age,sex --sensitive income "
-        "--k 5 --require distinct_l:income=2 --max-suppressed 0.05",
-        _models,
-    )
-    data_arguments(models, qi=True)
-    engine_arguments(models)
-    models.add_argument("--sensitive", help="comma-separated sensitive attributes (default: guessed from names)")
-    models.add_argument("--l", type=int, default=2, help="l of the reported recursive (c,l)-diversity (default 2)")
-    models.add_argument(
-        "--hierarchy",
-        action="append",
-        metavar="ATTR=FILE",
-        help="ARX hierarchy of a sensitive attribute for the hierarchical t-closeness distance",
-    )
-    models.add_argument("--k", type=int, default=1, help="k of the release target (default 1)")
-    models.add_argument(
-        "--require",
-        action="append",
-        metavar="MODEL:SENSITIVE=VALUE",
-        help=f"a required model ({', '.join(MODELS)}), e.g. t_closeness:income=0.2 or "
-        "recursive_cl:income=3,c=2; repeat for several",
-    )
-    models.add_argument(
-        "--max-suppressed", type=float, default=0.0, help="share of records that may be suppressed (default 0)"
-    )
-    models.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -68,13 +68,13 @@ def value_key(value: object) -> str:
     return text[: text.index(".")] if _INTEGRAL_TEXT.match(text) else text
 
 
-def _frame(rows: Sequence[Sequence[str]]) -> pd.DataFrame:
+def text_frame(rows: Sequence[Sequence[str]]) -> pd.DataFrame:
     """An ARX-layout table (columns 0..L, all text) from equal-length rows."""
     width = max((len(r) for r in rows), default=1)
     return pd.DataFrame([list(r) for r in rows], columns=range(width), dtype=object)
 
 
-def _distinct_keys(values: Iterable) -> list[str]:
+def distinct_texts(values: Iterable) -> list[str]:
     """Distinct lookup keys of data values in first-seen order, missing values left out."""
     series = pd.Series(list(values), dtype=object)
     series = series[~pd.isna(series)]
@@ -119,7 +119,7 @@ def flat_hierarchy(values: Iterable) -> pd.DataFrame:
     >>> flat_hierarchy(["F", "M"]).values.tolist()
     [['F', '*'], ['M', '*']]
     """
-    return _frame([[v, SUPPRESSED] for v in _distinct_keys(values)])
+    return text_frame([[v, SUPPRESSED] for v in distinct_texts(values)])
 
 
 def masking_hierarchy(values: Iterable, width: int | None = None) -> pd.DataFrame:
@@ -132,7 +132,7 @@ def masking_hierarchy(values: Iterable, width: int | None = None) -> pd.DataFram
     >>> masking_hierarchy([2101, 52003]).values.tolist()
     [['2101', '0210*', '021**', '02***', '0****', '*****'], ['52003', '5200*', '520**', '52***', '5****', '*****']]
     """
-    keys = _distinct_keys(values)
+    keys = distinct_texts(values)
     if not keys:
         raise HierarchyError("There are no values to build a masking hierarchy from.")
     width = width or max(len(k) for k in keys)
@@ -142,7 +142,7 @@ def masking_hierarchy(values: Iterable, width: int | None = None) -> pd.DataFram
         if len(text) != width:
             raise HierarchyError(f"Masking needs codes of {width} characters; the value '{key}' has {len(text)}.")
         rows.append([key] + [text[: width - j] + SUPPRESSED * j for j in range(1, width + 1)])
-    return _frame(rows)
+    return text_frame(rows)
 
 
 Band = tuple[float, float]
@@ -216,7 +216,7 @@ def interval_hierarchy(
     >>> interval_hierarchy([3, 35, 97], parse_bands("20-39, 40-59"), below=20, above=59).values.tolist()
     [['3', '<20'], ['35', '[20-39]'], ['97', '>59']]
     """
-    keys = _distinct_keys(values)
+    keys = distinct_texts(values)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
     if numbers.isna().any():
         bad = keys[int(np.flatnonzero(numbers.isna().to_numpy())[0])]
@@ -250,7 +250,7 @@ def interval_hierarchy(
         columns.append(list(level_labels))
     if top:
         columns.append([SUPPRESSED] * len(keys))
-    return _frame(list(zip(*columns)))
+    return text_frame(list(zip(*columns)))
 
 
 def parse_taxonomy(text: str) -> dict[str, list[str]]:
@@ -304,7 +304,7 @@ def taxonomy_hierarchy(groups: Mapping[str, Sequence[str]]) -> pd.DataFrame:
 
     walk(roots[0], [])
     depth = max(len(p) for p in paths)
-    return _frame([[p[0]] * (depth - len(p)) + p for p in paths])
+    return text_frame([[p[0]] * (depth - len(p)) + p for p in paths])
 
 
 FAN_OUT = 4  # values per group at each level of a frequency hierarchy (few levels: small lattices)
@@ -355,10 +355,10 @@ def frequency_hierarchy(
         size *= fan_out
     for row in rows:
         row.append(SUPPRESSED)
-    return _frame(rows)
+    return text_frame(rows)
 
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
 
 
 def date_hierarchy(values: Iterable) -> pd.DataFrame:
@@ -368,8 +368,8 @@ def date_hierarchy(values: Iterable) -> pd.DataFrame:
     >>> date_hierarchy(["2021-05-17"]).values.tolist()
     [['2021-05-17', '2021-05', '2021-Q2', '2021', '2020s', '*']]
     """
-    keys = _distinct_keys(values)
-    bad = [k for k in keys if not _DATE.match(k)]
+    keys = distinct_texts(values)
+    bad = [k for k in keys if not ISO_DATE.match(k)]
     if bad:
         raise HierarchyError(f"'{bad[0]}' is not a date written as YYYY-MM-DD; a date hierarchy needs dates.")
     rows = []
@@ -385,7 +385,7 @@ def date_hierarchy(values: Iterable) -> pd.DataFrame:
                 SUPPRESSED,
             ]
         )
-    return _frame(rows)
+    return text_frame(rows)
 
 
 # --- reading, writing, checking ----------------------------------------------------
@@ -413,7 +413,7 @@ def read_hierarchy_csv(data: bytes | str, delimiter: str | None = None) -> pd.Da
             f"Every row of a hierarchy needs the same number of levels; the row of '{short[0]}' "
             f"has {len(short)} columns, others have {max(widths)}."
         )
-    return _frame(rows)
+    return text_frame(rows)
 
 
 _NOT_TEXT = (
@@ -480,7 +480,7 @@ def validate_hierarchy(
     columns = hierarchy_columns(table, attribute)
     text = pd.DataFrame(list(zip(*columns)), columns=range(len(columns)), dtype=object)
     if values is not None:
-        _require_covered(_distinct_keys(values), set(columns[0]), attribute)
+        _require_covered(distinct_texts(values), set(columns[0]), attribute)
     return text
 
 
@@ -541,7 +541,7 @@ def uncovered_values(table: pd.DataFrame, values: Iterable) -> list[str]:
     ['X', 'Y']
     """
     known = {value_key(v) for v in table.iloc[:, 0]}
-    return [k for k in _distinct_keys(values) if k not in known]
+    return [k for k in distinct_texts(values) if k not in known]
 
 
 def cover_values(table: pd.DataFrame, values: Iterable) -> pd.DataFrame:
@@ -705,164 +705,3 @@ def _missing_row(columns: list[list[str]], attribute: str) -> list[str] | None:
             "give those rows the same generalizations, or keep one of them."
         )
     return [MISSING_LABEL, *paths.pop()]
-
-
-_CODE_NAMES = re.compile(r"(zip|postcode|postal|plz|zcta|geoid|fips)", re.IGNORECASE)
-
-
-def is_code_name(name: object) -> bool:
-    """Whether a column's name says it holds codes written with digits (ZIP, postcode,
-    FIPS...): numbers to mask from the right, never to average.
-
-    >>> is_code_name("ZIP code"), is_code_name("zcta5"), is_code_name("age")
-    (True, True, False)
-    """
-    return bool(_CODE_NAMES.search(str(name)))
-
-
-def nice_width(span: float, parts: int = 16) -> float:
-    """A round band width (1, 2, 5, 10, 20, 50, ...) cutting ``span`` into about ``parts`` bands.
-
-    >>> nice_width(73), nice_width(500)
-    (5.0, 50.0)
-    """
-    raw = max(float(span) / parts, 1.0)
-    magnitude = 10.0 ** math.floor(math.log10(raw))
-    return float(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw))
-
-
-def default_hierarchy(
-    values: Iterable, name: str = "", *, counts: Iterable[int] | None = None
-) -> tuple[str, pd.DataFrame]:
-    """A sensible first hierarchy for a column, and the kind of builder used.
-
-    By the column's type, first match wins: ICD-10 codes get the bundled ICD-10
-    taxonomy (category, block, chapter); codes (a ZIP-like column name, or digit strings
-    of one length of 4 or more) digit masking; dates (YYYY-MM-DD) month, quarter,
-    year and decade; numbers with more than 10 distinct values nested bands of
-    widths w, 2w, 4w (w a round number) and ``*``, a long tail (``tail_cuts``)
-    top- or bottom-coded as one value (``>90``, ``<18``); categories a bundled taxonomy
-    knows (US states, countries, race; ``anonlib.core.taxonomy``) that taxonomy;
-    other categories with more than two values groups in frequency order
-    (``frequency_hierarchy``), so a search can coarsen a column without erasing it;
-    two values or fewer are flat (value -> ``*``). ``counts`` gives the records each
-    entry of ``values`` stands for (only the frequency order uses them), so a table of
-    distinct values and their records builds the hierarchy the records would.
-
-    >>> default_hierarchy([52003, 52000], "Zip")[0]
-    'masking'
-    >>> kind, h = default_hierarchy(range(17, 91), "age")
-    >>> kind, h.iloc[0].tolist()
-    ('intervals', ['17', '[15-19]', '[10-19]', '[0-19]', '*'])
-    """
-    from .taxonomy import taxonomy_match  # the bundled taxonomies stand on this module
-
-    values = values if isinstance(values, pd.Series) else list(values)  # read twice: keys, then frequencies
-    keys = _distinct_keys(values)
-    if not keys:
-        raise HierarchyError(f"The column {name or ''} has no values to build a hierarchy from.".replace("  ", " "))
-    known = taxonomy_match(keys)
-    if known is not None and known.name == "ICD-10 chapters":
-        return "bundled taxonomy", known.table
-    lengths = {len(k) for k in keys}
-    digits = all(k.isdigit() for k in keys)
-    if digits and (is_code_name(name) or (len(lengths) == 1 and min(lengths) >= 4)):
-        return "masking", masking_hierarchy(keys)
-    numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
-    if not numbers.isna().any() and len(keys) > 10:
-        bands, below, above = default_intervals(values, counts=counts)
-        return "intervals", interval_hierarchy(keys, bands, top=True, below=below, above=above)
-    if not numbers.isna().any():
-        return "flat", flat_hierarchy(keys)
-    if all(_DATE.match(k) for k in keys):
-        return "dates", date_hierarchy(keys)
-    if known is not None:
-        return "bundled taxonomy", known.table
-    if len(keys) > 2:
-        return "frequency", frequency_hierarchy(values, counts=counts)
-    return "flat", flat_hierarchy(keys)
-
-
-TAIL_SHARE = 0.01  # records in each tail that may be top- or bottom-coded
-LONG_TAIL = 0.5  # a tail is long when it stretches over more than this share of the body's range
-
-
-def tail_cuts(values: Iterable, *, counts: Iterable[int] | None = None) -> tuple[float | None, float | None]:
-    """Where a numeric column's long tails begin: the 1st and the 99th percentile of its
-    records (the records ranked ceil(1% of n - 1) and floor(99% of n - 1) in value order),
-    each only when the values beyond it stretch over more than half the range between
-    the two (None otherwise), so a few extreme records are coded as one value instead of
-    stretching every band. ``counts`` gives the records of each listed value (a table
-    of distinct values, as an engine returns it): the cuts are those of the records.
-
-    >>> tail_cuts(list(range(100)))  # no long tail
-    (None, None)
-    >>> tail_cuts([0] * 50 + [1] * 30 + [2] * 15 + [3, 4, 5, 40, 80])  # 80 is beyond the 99th percentile
-    (None, 40.0)
-    >>> tail_cuts([0, 1, 2, 3, 4, 5, 40, 80], counts=[50, 30, 15, 1, 1, 1, 1, 1])
-    (None, 40.0)
-    """
-    x = pd.to_numeric(pd.Series(list(values) if not isinstance(values, pd.Series) else values), errors="coerce")
-    weights = np.ones(len(x), dtype=np.int64) if counts is None else np.asarray(list(counts), dtype=np.int64)
-    keep = x.notna().to_numpy()
-    x, weights = x.to_numpy(dtype=float)[keep], weights[keep]
-    n = int(weights.sum())
-    if n < 2:
-        return None, None
-    order = np.argsort(x, kind="stable")
-    x, ends = x[order], np.cumsum(weights[order])  # the record ranked r has the first value whose end > r
-    low = float(x[np.searchsorted(ends, math.ceil(TAIL_SHARE * (n - 1)), side="right")])
-    high = float(x[np.searchsorted(ends, math.floor((1 - TAIL_SHARE) * (n - 1)), side="right")])
-    body = max(high - low, 1e-12)
-    below = low if low - float(x[0]) > LONG_TAIL * body else None
-    above = high if float(x[-1]) - high > LONG_TAIL * body else None
-    return below, above
-
-
-def default_intervals(
-    values: Iterable, *, counts: Iterable[int] | None = None
-) -> tuple[list[list[Band]], float | None, float | None]:
-    """The default bands of a numeric column and its tail limits: nested bands over the
-    values within the long tails' cuts (``tail_cuts``), bottom coding below the first band
-    and top coding above the last one when a tail was cut (None otherwise).
-
-    >>> bands, below, above = default_intervals([0] * 50 + [1] * 30 + [2] * 15 + [3, 4, 5, 40, 80])
-    >>> bands_text(bands[:1]), below, above
-    ('0-4, 5-9, 10-14, 15-19, 20-24, 25-29, 30-34, 35-39, 40-44', None, 44.0)
-    """
-    values = values if isinstance(values, pd.Series) else list(values)
-    keys = _distinct_keys(values)
-    numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
-    low, high = tail_cuts(values, counts=counts)
-    body = [k for k, x in zip(keys, numbers) if (low is None or x >= low) and (high is None or x <= high)]
-    bands = default_bands(body)
-    return bands, (bands[0][0][0] if low is not None else None), (bands[0][-1][1] if high is not None else None)
-
-
-def default_bands(values: Iterable) -> list[list[Band]]:
-    """Nested bands of round widths w, 2w, 4w covering numeric ``values``.
-
-    >>> bands_text(default_bands([20, 75]))
-    '20-24, 25-29, 30-34, 35-39, 40-44, 45-49, 50-54, 55-59, 60-64, 65-69, 70-74, 75-79 | 20-29, 30-39, 40-49, 50-59, 60-69, 70-79 | 20-39, 40-59, 60-79'
-    """
-    numbers = pd.to_numeric(pd.Series(_distinct_keys(values), dtype=object), errors="coerce")
-    if numbers.empty or numbers.isna().any():
-        raise HierarchyError("Bands need numbers; this column has values that are not numbers.")
-    x = numbers.to_numpy(dtype=float)
-    low, high = float(x.min()), float(x.max())
-    width = nice_width(high - low)
-    widths = [width, 2 * width, 4 * width]
-    start = math.floor(low / widths[-1]) * widths[-1]
-    closing = 1.0 if np.all(np.floor(x) == x) and width >= 1 else 0.0  # integers: [15-19]; else [15-20]
-    return [[(float(s), float(s + w - closing)) for s in np.arange(start, high + 1e-9, w)] for w in widths]
-
-
-def bands_text(bands: Sequence[Sequence[Band]]) -> str:
-    """Bands as the text ``parse_bands`` reads.
-
-    >>> bands_text([[(20, 34), (35, 44)], [(20, 44)]])
-    '20-34, 35-44 | 20-44'
-    """
-    return " | ".join(
-        ", ".join(f"{value_key(float(lo))}-{value_key(float(hi))}" for lo, hi in level) for level in bands
-    )

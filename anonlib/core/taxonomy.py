@@ -34,7 +34,7 @@ from importlib import resources
 import pandas as pd
 
 from .errors import HierarchyError, join_names
-from .hierarchy import OTHER, SUPPRESSED, _distinct_keys, _frame
+from .hierarchy import OTHER, SUPPRESSED, distinct_texts, text_frame
 
 COVERAGE = 0.9  # share of a column's distinct values a bundled taxonomy must know
 
@@ -208,7 +208,7 @@ def taxonomy_match(values: Iterable, name: str | None = None) -> TaxonomyMatch |
     >>> match.table.values.tolist()[-1], match.other
     (['Atlantis', 'other', 'other', '*'], ['Atlantis'])
     """
-    keys = _distinct_keys(values)
+    keys = distinct_texts(values)
     if not keys:
         return None
     candidates = _taxonomies()
@@ -239,7 +239,7 @@ def taxonomy_match(values: Iterable, name: str | None = None) -> TaxonomyMatch |
     depth = max(len(path) for path in paths if path is not None)
     rows = [[key, *(path if path is not None else (OTHER,) * depth), SUPPRESSED] for key, path in zip(keys, paths)]
     other = [key for key, path in zip(keys, paths) if path is None]
-    return TaxonomyMatch(taxonomy, _frame(rows), other, coverage)
+    return TaxonomyMatch(taxonomy, text_frame(rows), other, coverage)
 
 
 def taxonomy_for(values: Iterable) -> tuple[str, pd.DataFrame] | None:

@@ -96,12 +96,6 @@ class Engine:
         result = self.run(expr)
         return result.column(0)[0].as_py() if result.num_rows else None
 
-    def scan(self, path, **options):
-        """Files read where they are (see ``anonlib.engine.scan``)."""
-        from .source import scan
-
-        return scan(path, engine=self, **options)
-
 
 _ENGINES_BY_BACKEND: weakref.WeakValueDictionary[int, Engine] = weakref.WeakValueDictionary()
 _SHARED: dict[tuple[str, str | None], Engine] = {}

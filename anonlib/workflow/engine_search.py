@@ -58,8 +58,9 @@ import numpy as np
 import pandas as pd
 
 from ..core.dataset import Dataset, Role
+from ..core.default_hierarchy import default_hierarchy
 from ..core.errors import EngineError, ParameterError, ProblemTooLargeError, join_names
-from ..core.hierarchy import default_hierarchy, validate_hierarchy, value_key
+from ..core.hierarchy import validate_hierarchy, value_key
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, EngineTable, summary_frame, to_pandas
 from ..measures.models import ModelRequirement

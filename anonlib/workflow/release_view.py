@@ -64,8 +64,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.default_hierarchy import is_code_name
 from ..core.errors import AnonlibError, ColumnError, EmptySelectionError, ParameterError, join_names
-from ..core.hierarchy import SUPPRESSED, is_code_name
+from ..core.hierarchy import SUPPRESSED
 from .history import WorkingCopy
 from .release import default_release_columns
 

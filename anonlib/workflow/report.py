@@ -21,9 +21,9 @@ a problem too large) becomes a note in the report instead of failing it all.
 one self-contained printable HTML page (inline CSS, no scripts, no external
 resources); every string that comes from the data is escaped. The report lives in
 the workflow: it reads the working copy (its steps, its release view) and the
-release package prints it. One module (past 800 lines) because the report is one
-result: its sections, the functions the pages share with it so they show the same
-numbers, and the building that guards each section.
+release package prints it. What a page shows beside the report (individual privacy, the
+privacy models, the attacker's risk) is computed in ``anonlib.workflow.findings``, so both
+show the same numbers.
 
 Example (Caballero et al., Table 2(b)):
     >>> from anonlib.core.samples import load_sample
@@ -42,20 +42,28 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
-import pandas as pd
-
 from ..core.budget import Progress, duration_text, lattice_size, report
 from ..core.dataset import Dataset, Role
+from ..core.default_hierarchy import default_hierarchy
 from ..core.errors import AnonlibError, EmptySelectionError, ParameterError, ProblemTooLargeError
-from ..core.hierarchy import default_hierarchy, levels_of
-from ..core.metrics import weighted_median, whole_k
+from ..core.hierarchy import levels_of
+from ..core.metrics import whole_k
 from ..core.version import PRODUCT
 from ..measures.leakage import attribute_label, leakage_table
-from ..measures.peers import default_q, estimate_minimum, minimum_over_subsets, walk_size
+from ..measures.peers import estimate_minimum, walk_size
 from ..measures.profile import risk_profile
 from ..measures.utility import MEASURE_NAMES
 from ..transformations.anonymize import search
+from .findings import (
+    NO_ROWS,
+    AttackerSection,
+    ModelsSection,
+    PrivacyRow,
+    attacker_section,
+    attacker_sentence,
+    models_section,
+    protected_shares,
+)
 
 if TYPE_CHECKING:
     from .release_view import ReleaseView
@@ -80,19 +88,6 @@ SECTIONS = (
 RELEASE_VIEW_SECTION = "What the release is still good for"  # a working copy's section (``copy_report``)
 RELEASE_VIEW_SECONDS = 20.0  # the release view's classifier in the report (rows subsampled past it, and said)
 STEP_UNITS = 1000  # progress units per section of build_report
-
-NO_ROWS = (
-    "There are no records to analyse: the table is empty, or every row misses a value in the analysed "
-    "columns and rows with missing values are dropped."
-)
-
-
-def _records_of(dataset: Dataset, columns: Sequence[str]) -> tuple[pd.DataFrame, int]:
-    """``dataset.analysis_frame(columns)``, refused with ``NO_ROWS`` when no record is left."""
-    frame, dropped = dataset.analysis_frame(list(columns))
-    if len(frame) == 0:
-        raise EmptySelectionError(NO_ROWS)
-    return frame, dropped
 
 
 # --------------------------------------------------------------------------- sections
@@ -142,15 +137,6 @@ class LeakageSection:
 
     rows: tuple[LeakageRow, ...]
     measured: int
-
-
-@dataclass(frozen=True)
-class PrivacyRow:
-    """One sensitive attribute: records with p-upward privacy and the median minimum PPP."""
-
-    sensitive: str
-    protected_share: float
-    median_min_ppp: float
 
 
 @dataclass(frozen=True)
@@ -215,19 +201,6 @@ class StepsSection:
     loaded_failing: int | None
     rows: tuple[StepRow, ...]
     status: str
-
-
-@dataclass(frozen=True)
-class AttackerSection:
-    """Prosecutor and marketer risk (``anonlib.measures.risk.reidentification``) and the risk
-    distribution over records (``anonlib.measures.risk.RiskBin``: records per risk band)."""
-
-    records: int
-    prosecutor_highest: float
-    prosecutor_average: float
-    records_above: tuple[tuple[float, int], ...]
-    marketer: float
-    distribution: tuple  # of anonlib.measures.risk.RiskBin
 
 
 @dataclass(frozen=True)
@@ -371,51 +344,8 @@ def _privacy_section(
                 f"{walk_size(len(aux), known):,} combinations of at most {known}.",
             )
         )
-    _, rows, _ = _protected(frame, tuple(aux), sensitive, count, p, "ppp", None, known, True, progress)
+    _, rows, _ = protected_shares(frame, tuple(aux), sensitive, count, p, "ppp", None, known, True, progress)
     return PrivacySection(p, tuple(aux), rows, known)
-
-
-def _protected(
-    frame,
-    aux: tuple[str, ...],
-    sensitive: tuple[str, ...],
-    count: str | None,
-    p: float,
-    measure: str,
-    q: float | None,
-    max_known: int | None,
-    include_empty: bool,
-    progress: Progress | None,
-):
-    """The one computation behind the report's and the Individual privacy page's
-    "records protected": per sensitive attribute the minimum over the attacker's
-    combinations of ``aux`` and the weighted share of records above p (PoAC: at 1)."""
-    weights = np.ones(len(frame)) if count is None else frame[count].to_numpy(dtype=np.float64)
-    minimums, rows = [], []
-    for j, s in enumerate(sensitive):
-
-        def walked(done: int, total: int, what: str, j: int = j, s: str = s) -> None:
-            report(progress, j * total + done, len(sensitive) * total, f"{what} for {s}")
-
-        q_s = 0.0
-        if measure == "poac":
-            q_s = default_q(p, int(frame[s].nunique(dropna=False))) if q is None else float(q)
-        result = minimum_over_subsets(
-            frame,
-            s,
-            list(aux),
-            measure,
-            q_s,
-            include_empty=include_empty,
-            count=count,
-            max_known=max_known,
-            progress=walked,
-        )
-        values = result.values
-        protected = values >= 1.0 if measure == "poac" else values > p
-        minimums.append(result)
-        rows.append(PrivacyRow(s, float((protected * weights).sum() / weights.sum()), weighted_median(values, weights)))
-    return tuple(minimums), tuple(rows), weights
 
 
 def _generalization_section(
@@ -451,7 +381,8 @@ def _generalization_section(
 def _generalization_cost(frame, qis: tuple[str, ...], result, hierarchies) -> dict:
     """What the suggested generalization would change on the analysed table, in words
     ("native-country is replaced by *: the column is effectively removed")."""
-    from . import GeneralizationStep, step_cost  # noqa: PLC0415 - the workflow imports the report lazily
+    from .cost import step_cost
+    from .steps import GeneralizationStep
 
     step = GeneralizationStep.from_search(result, hierarchies)
     cost = step_cost(step, Dataset.from_frame("analysed", frame, {a: Role.QUASI_IDENTIFIER for a in qis}))
@@ -462,215 +393,6 @@ def _generalization_cost(frame, qis: tuple[str, ...], result, hierarchies) -> di
 #
 # The Dataset page, the Individual privacy page and this report show the same
 # numbers for the same setting because they call the same functions below.
-
-ATTACKER_MODEL = (
-    "The attacker knows any combination of {known} and tries to learn one sensitive attribute; "
-    "a record's value is protected when more than a share p of the records matching what the attacker "
-    "knows have another value (minimum PPP above p, Kroes et al.)."
-)
-
-# the threshold a privacy model is judged at when the release target does not switch it on
-MODEL_DEFAULTS: dict[str, tuple[float, float | None]] = {
-    "alpha": (0.5, None),
-    "distinct_l": (2.0, None),
-    "entropy_l": (2.0, None),
-    "recursive_cl": (2.0, 3.0),
-    "t_closeness": (0.2, None),
-    "delta_disclosure": (1.0, None),
-    "beta_likeness": (1.0, None),
-    "enhanced_beta_likeness": (1.0, None),
-}
-
-
-def attacker_knowledge(dataset: Dataset) -> tuple[str, ...]:
-    """What the attacker of the individual-privacy measure may know: the quasi-identifiers
-    (any combination of them). The sensitive attributes are what they try to learn, never
-    what they know. The one choice shared by the report and the Individual privacy page.
-
-    >>> import pandas as pd
-    >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30], "zip": ["1"], "diagnosis": ["flu"]}))
-    >>> attacker_knowledge(ds)
-    ('age', 'zip')
-    """
-    return dataset.quasi_identifiers
-
-
-def attacker_sentence(max_known: int | None = None, n_known: int | None = None) -> str:
-    """The attacker model in one sentence (``max_known``: the attacker knows at most that
-    many of the ``n_known`` quasi-identifiers at once).
-
-    >>> attacker_sentence(2, 5).split(";")[0]
-    "The attacker knows any combination of at most 2 of a record's 5 quasi-identifiers and tries to learn one sensitive attribute"
-    """
-    if max_known is None or (n_known is not None and max_known >= n_known):
-        known = "a record's quasi-identifiers"
-    else:
-        known = (
-            f"at most {max_known} of a record's " + (f"{n_known} " if n_known is not None else "") + "quasi-identifiers"
-        )
-    return ATTACKER_MODEL.format(known=known)
-
-
-@dataclass(frozen=True)
-class IndividualPrivacy:
-    """Per sensitive attribute, the minimum of a measure over every combination of the
-    quasi-identifiers an attacker may know, per analysed row (``minimums``), and the
-    share of records protected (``rows``). ``frame`` is the analysed table (quasi-identifiers,
-    sensitive attributes and the count column, after the dataset's missing-value policy)."""
-
-    auxiliary: tuple[str, ...]
-    p: float
-    measure: str
-    max_known: int | None
-    minimums: tuple  # of peers.SubsetMinimum, one per sensitive attribute
-    rows: tuple[PrivacyRow, ...]
-    weights: np.ndarray = field(compare=False, repr=False)
-    rows_dropped: int = 0
-
-    @property
-    def sentence(self) -> str:
-        """The attacker model in one sentence."""
-        return attacker_sentence(self.max_known, len(self.auxiliary))
-
-
-def individual_privacy(
-    dataset: Dataset,
-    *,
-    p: float = 0.0,
-    measure: str = "ppp",
-    q: float | None = None,
-    max_known: int | None = None,
-    include_empty: bool = True,
-    progress=None,
-) -> IndividualPrivacy:
-    """The shared attacker model on ``dataset``: for each sensitive attribute, the minimum PPP
-    (or PoAC at ``q``; None: the paper's q = p / (values - 1)) over every combination of the
-    quasi-identifiers (at most ``max_known`` at once), and the share of records protected
-    (minimum PPP above p; for PoAC, minimum PoAC = 1).
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"s": ["x", "y", "x", "y"], "a": [1, 1, 2, 2], "b": [1, 2, 1, 1]})
-    >>> ds = Dataset.from_frame("d", df).with_roles({"s": "sensitive", "a": "quasi-identifier", "b": "quasi-identifier"})
-    >>> r = individual_privacy(ds)   # minimum PPP per record: 0, 0, 1/3, 1/2
-    >>> [(row.sensitive, row.protected_share) for row in r.rows], r.minimums[0].values.round(3).tolist()
-    ([('s', 0.5)], [0.0, 0.0, 0.333, 0.5])
-    """
-    p = float(p)
-    if not 0.0 <= p < 1.0:
-        raise ParameterError(f"The threshold p must be at least 0 and below 1; got {p:g}.")
-    aux = attacker_knowledge(dataset)
-    sensitive = dataset.sensitive
-    if not aux:
-        raise ParameterError("Mark at least one column as quasi-identifier: it is what an attacker may know.")
-    if not sensitive:
-        raise ParameterError("No column is marked sensitive, so there is no value whose disclosure could be measured.")
-    frame, dropped = _records_of(dataset, aux + sensitive)
-    minimums, rows, weights = _protected(
-        frame,
-        tuple(aux),
-        tuple(sensitive),
-        dataset.count,
-        p,
-        measure,
-        q,
-        None if max_known is None else int(max_known),
-        include_empty,
-        progress,
-    )
-    return IndividualPrivacy(tuple(aux), p, measure, max_known, minimums, rows, weights, dropped)
-
-
-@dataclass(frozen=True)
-class ModelRow:
-    """One privacy model of one sensitive attribute: the table's value (its worst class;
-    None when the model does not apply) and the records in classes failing it at
-    ``requirement`` (the release target's, or ``MODEL_DEFAULTS`` when the target does not
-    switch the model on)."""
-
-    sensitive: str
-    model: str
-    value: float | None
-    requirement: str
-    in_target: bool
-    failing_records: int | None
-
-
-@dataclass(frozen=True)
-class ModelsSection:
-    """Every privacy model of every sensitive attribute (Dataset page and report)."""
-
-    records: int
-    rows: tuple[ModelRow, ...]
-
-
-def models_section(dataset: Dataset, requirements=()) -> ModelsSection:
-    """For every sensitive attribute and privacy model: its value on ``dataset`` and the
-    records in classes failing it, judged at the release target's requirement for that
-    model when ``requirements`` has one, else at ``MODEL_DEFAULTS`` (``anonlib.measures.models.model_table``
-    with every model switched on).
-
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
-    >>> ds = Dataset.from_frame("d", df).with_roles({"zip": "quasi-identifier", "dx": "sensitive"})
-    >>> s = models_section(ds)   # the class zip = 2 holds one value: it fails α = 0.5 and distinct 2-diversity
-    >>> [(r.model, r.value, r.failing_records) for r in s.rows][:2]
-    [('alpha', 1.0, 2), ('distinct_l', 1, 2)]
-    """
-    from ..measures.models import MODELS, ModelRequirement, model_table  # noqa: PLC0415
-
-    qis, sensitive = dataset.quasi_identifiers, dataset.sensitive
-    if not qis:
-        raise ParameterError("Mark at least one column as quasi-identifier to judge the privacy models.")
-    if not sensitive:
-        raise ParameterError("Mark a column as sensitive to see the privacy models (l-diversity, t-closeness, ...).")
-    frame, _ = _records_of(dataset, qis + sensitive)
-    chosen = {(r.model, r.sensitive): r for r in requirements if r.sensitive in sensitive}
-    judged = []
-    for s in sensitive:
-        for model in MODELS:
-            if (model, s) in chosen:
-                judged.append(chosen[(model, s)])
-            elif model != "t_closeness" or frame[s].nunique(dropna=False) >= 2:  # t needs two values
-                value, c = MODEL_DEFAULTS[model]
-                judged.append(ModelRequirement(model, s, value, c=c))
-    table = model_table(frame, list(qis), list(sensitive), count=dataset.count, requirements=judged)
-    rows = tuple(
-        ModelRow(
-            r.sensitive,
-            r.model,
-            None if pd.isna(r.value) else r.value,
-            r.required or "not judged",
-            (r.model, r.sensitive) in chosen,
-            None if pd.isna(r.failing_records) else int(r.failing_records),
-        )
-        for r in table.itertuples(index=False)
-    )
-    w = frame[dataset.count].sum() if dataset.count else len(frame)
-    return ModelsSection(int(w), rows)
-
-
-def attacker_section(dataset: Dataset) -> AttackerSection:
-    """Prosecutor and marketer risk of ``dataset`` on its quasi-identifiers (the Dataset
-    page's risk panel shows the same numbers).
-
-    >>> from anonlib.core.samples import load_sample
-    >>> a = attacker_section(load_sample("caballero_table2b"))   # classes of 2, 4, 4 and 5 records
-    >>> a.prosecutor_highest, a.marketer, dict(a.records_above)[0.2]
-    (0.5, 0.26666666666666666, 10)
-    """
-    from ..measures.risk import reidentification  # noqa: PLC0415 - risk imports models, which the report imports lazily too
-
-    qis = list(dataset.quasi_identifiers)
-    frame, _ = _records_of(dataset, qis)
-    r = reidentification(frame, qis, count=dataset.count)
-    return AttackerSection(
-        records=r.records,
-        prosecutor_highest=r.prosecutor_highest,
-        prosecutor_average=r.prosecutor_average,
-        records_above=r.records_above,
-        marketer=r.marketer,
-        distribution=r.distribution,
-    )
 
 
 def steps_section(copy) -> StepsSection:

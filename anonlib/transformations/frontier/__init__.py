@@ -1,7 +1,7 @@
 """Risk-utility frontier of de-identification policies (Xia, Heatherly, Ding, Li, Malin 2013).
 
 A policy cuts each quasi-identifier's ordered domain into contiguous
-intervals (a bit-string, see ``anonlib.transformations.lattice``). Every policy gets a point in
+intervals (a bit-string, see ``anonlib.transformations.frontier.policy_lattice``). Every policy gets a point in
 the risk-utility (R-U) plane:
 
 - **risk** (Benitez et al. distinguishability, paper Eq. 2-3):

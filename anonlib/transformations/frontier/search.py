@@ -13,8 +13,8 @@ import pandas as pd
 from ...core.budget import WorkEstimate, check_work
 from ...core.errors import ParameterError, ProblemTooLargeError, join_names
 from ...core.numbers import seed_number
-from ..lattice import PrunedSublattices, random_maximal_chain, random_sublattice, search_non_overlapping
 from .dominance import Frontier, frontier_area
+from .policy_lattice import PrunedSublattices, random_maximal_chain, random_sublattice, search_non_overlapping
 from .space import (
     DEFAULT_THRESHOLD,
     DRAWS_PER_POLICY,

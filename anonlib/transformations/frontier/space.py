@@ -21,7 +21,7 @@ from ...core.errors import (
 )
 from ...core.numbers import whole_numbers
 from ...core.population import aligned_like, population_count_column
-from ..lattice import parse
+from .policy_lattice import parse
 
 METHODS = ("shs", "rcs", "exhaustive")
 DEFAULT_THRESHOLD = 0.8  # tuned on Adult + ZIP: 0.8-0.95 give the smallest areas at 1,000-4,000 policies

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.errors import ParameterError
+from ...core.errors import ParameterError
 
 
 def parse(bits: str | Sequence[int] | np.ndarray) -> np.ndarray:

@@ -1,0 +1,292 @@
+"""``anonymize``: the generalization of a file with the least information loss that meets a
+release target (k, privacy models, a suppression limit), written with its recipe and package;
+every number it prints is measured on the table it writes."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..core.default_hierarchy import default_hierarchy
+from ..core.equivalence import encode
+from ..core.errors import EmptySelectionError, ParameterError, join_names
+from ..core.hierarchy import SUPPRESSED, validate_hierarchy
+from ..core.metrics import whole_k
+from ..measures.models import MODELS, suppression_limit
+from ..measures.utility import MEASURES, check_measure, measure_value
+from ..transformations.anonymize import SEARCH_METHODS, search
+from ..transformations.suppression import marked_codes, wildcard_matches
+from ..workflow.engine_search import release_roles
+from ..workflow.history import WorkingCopy
+from ..workflow.local_steps import LocalSuppressionStep
+from ..workflow.package import release_package
+from ..workflow.recipe import Reading, Recipe
+from ..workflow.release import release_csv
+from ..workflow.steps import GeneralizationStep, SuppressionStep
+from ..workflow.target import ReleaseTarget
+from ..workflow.verify import recount
+from .anonymize_engine import refuse_in_memory_options
+from .anonymize_engine import run as anonymize_on_engine
+from .common import (
+    _columns,
+    command,
+    data_arguments,
+    engine_arguments,
+    hierarchy_files,
+    once,
+    parse_requirement,
+    read_dataset,
+    refuse_identifiers,
+    report_release,
+    split,
+    write,
+)
+
+
+def _anonymize(args: argparse.Namespace) -> int:
+    on_engine = bool(args.engine or args.spark_master)
+    if on_engine:
+        refuse_in_memory_options(args)
+    dataset, table = read_dataset(args)
+    k = whole_k(args.k)
+    qis = once(split(args.shield), "--shield")
+    if not qis:
+        raise EmptySelectionError(
+            "Name the quasi-identifiers (the columns an attacker may know), e.g. --shield Zip,Age."
+        )
+    if dataset.count in qis:
+        raise ParameterError(f"'{dataset.count}' is the record-count column; it cannot be a quasi-identifier.")
+    given = hierarchy_files(args.hierarchy or [])
+    requirements = [parse_requirement(r, given) for r in args.require or []]
+    max_suppressed = suppression_limit(args.max_suppressed)
+    measure = check_measure(args.measure)
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise ParameterError(f"The time limit is a number of seconds above 0; got {args.time_limit:g}.")
+    modelled = [r.sensitive for r in requirements]
+    wanted = set(qis) | set(dataset.quasi_identifiers + dataset.sensitive) | set(modelled)
+    names = _columns(dataset)
+    columns = [c for c in names if c in wanted] + [c for c in qis if c not in names]
+    columns += [c for c in dict.fromkeys(modelled) if c not in columns]
+    target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
+    refuse_identifiers(dataset, columns, "--shield")
+    # the release's roles (--shield names its quasi-identifiers, the other quasi-identifiers kept as
+    # ignored columns): with --drop-missing, its assessed records are searched and released
+    loaded = dataset.with_roles(release_roles(dataset, qis, target))
+    distances = {r.sensitive for r in requirements if r.model == "t_closeness"}
+    unknown = [a for a in given if a not in qis and a not in distances]
+    if unknown:
+        raise ParameterError(
+            f"Hierarchies were given for {join_names(unknown)}, which is not a quasi-identifier of --shield "
+            "(nor the sensitive attribute of a --require t_closeness:...)."
+        )
+    if on_engine:  # the search on the file's class table, the release written and measured by the engine
+        return anonymize_on_engine(
+            args,
+            dataset,
+            shield=qis,
+            k=k,
+            given=given,
+            requirements=requirements,
+            max_suppressed=max_suppressed,
+            measure=measure,
+            columns=columns,
+        )
+    frame, dropped = loaded.assessed_frame(columns, target.sensitive)
+    hierarchies = {}
+    # records per row (a frequency-ordered hierarchy orders by records, as on an engine)
+    counts = dataset.frame[dataset.count].to_numpy() if dataset.count else None
+    for attribute in qis:  # built on (and checked against) every value of the file, so a recipe covers it
+        values = dataset.frame[attribute]
+        if attribute in given:
+            hierarchies[attribute] = validate_hierarchy(given[attribute], values, attribute)
+        else:
+            hierarchies[attribute] = default_hierarchy(values, attribute, counts=counts)[1]
+    result = search(
+        frame,
+        qis,
+        k,
+        hierarchies,
+        args.method,
+        count=dataset.count,
+        requirements=requirements,
+        max_suppressed=max_suppressed,
+        measure=measure,
+        time_limit=args.time_limit,
+    )
+    release = _release(
+        loaded, table, qis, columns, target, result, hierarchies, args.file, local=args.local_suppression
+    )
+    if args.out:
+        write(args.out, release.csv)
+    if args.recipe:
+        write(args.recipe, release.recipe.dumps().encode("utf-8"))
+    if args.package:
+        write(args.package, release_package(release.copy, columns=release.recipe.columns))
+    # Every number below is measured on the released table (what --out writes), not taken from the search:
+    # the target recounted on its bytes as a reader gets them (``verify``'s recount).
+    check = recount(release.recipe, release.csv)
+    # the assessed records under the file's row labels, as release.rows
+    original = loaded.frame.loc[loaded.assessed(target.sensitive), list(frame.columns)]
+    measured = _measured(original, release, qis, hierarchies, measure, dataset.count)
+    return report_release(
+        args,
+        dataset=dataset.name,
+        dropped=dropped,
+        shield=qis,
+        given=given,
+        result=result,
+        target=target,
+        check=check,
+        measure=measure,
+        rows=measured["rows"],
+        k=measured["k"],
+        utility=measured["utility"],
+        steps=[s.step.describe() for s in release.copy.steps],
+        seconds=f"{result.seconds:.4f}",
+        cells=(release.cells, release.cell_records),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class _Release:
+    """What ``anonymize`` releases: the working copy, its recipe, the bytes of --out, and the
+    released rows under the loaded file's row labels (for the utility measured on them)."""
+
+    copy: WorkingCopy
+    recipe: Recipe
+    csv: bytes
+    rows: pd.DataFrame
+    cells: int
+    cell_records: int
+
+
+def _release(loaded, table, qis, columns, target, result, hierarchies, file=None, *, local=False) -> _Release:
+    """The working copy of a command-line generalization of ``loaded`` (with the release's
+    roles, ``release_roles``: --shield names the quasi-identifiers), the target is k (and the
+    models and the suppression limit), the steps the search's levels with the hierarchies
+    used, then, for the records still failing, local suppression of cells
+    (``--local-suppression``) or the suppression of their records."""
+    step = GeneralizationStep.from_search(result, hierarchies)
+    copy = WorkingCopy.start(loaded, target, reading=Reading.of(table, file) if table is not None else None)
+    copy = copy.apply(step, "command line (anonymize)")
+    rows = copy.current.frame
+    cells = cell_records = 0
+    if copy.check.failing_records:
+        if local:
+            suppress = LocalSuppressionStep.from_target(target, copy.current)
+            before = copy.current.frame
+            copy = copy.apply(suppress, "command line (anonymize)")
+            rows = copy.current.frame
+            marked = (rows[list(qis)].astype(object) == SUPPRESSED) & (before[list(qis)].astype(object) != SUPPRESSED)
+            cells, cell_records = int(marked.to_numpy().sum()), int(marked.any(axis=1).sum())
+        else:
+            suppress = SuppressionStep.from_target(target, copy.current)
+            rows = rows[suppress.kept(rows)]
+            copy = copy.apply(suppress, "command line (anonymize)")
+    recipe = copy.recipe(columns)
+    rows = rows[copy.current.assessed(target.sensitive)]  # the assessed records are released (release_table)
+    return _Release(copy, recipe, release_csv(copy.release(recipe.columns)), rows, cells, cell_records)
+
+
+def _measured(frame: pd.DataFrame, release: _Release, qis, hierarchies, measure: str, count) -> dict:
+    """k and the utility of the released rows as written (a suppressed cell, ``*``, matches any value)."""
+    rows = release.rows
+    if rows.empty:
+        return {"k": 0, "utility": 1.0, "rows": 0}
+    marked = [c for c in qis if (rows[c].astype(object) == SUPPRESSED).any()]
+    if marked:
+        sizes = wildcard_matches(marked_codes(rows, list(qis), SUPPRESSED, count=count), list(qis), count=count)
+    else:
+        sizes = encode(rows, list(qis), count=count).classes().row_sizes
+    value = measure_value(
+        frame, rows[[c for c in frame.columns if c in rows.columns]], list(qis), hierarchies, measure, count=count
+    )
+    written = [c for c in release.recipe.columns if c != count]
+    distinct = encode(release.copy.release(release.recipe.columns), written).classes().n_classes
+    return {"k": int(np.min(sizes)), "utility": value, "rows": int(distinct)}
+
+
+def register(commands) -> None:
+    anonymize = command(
+        commands,
+        "anonymize",
+        "the generalization losing the least information that meets k, privacy models and a suppression limit",
+        "python -m anonlib anonymize --sample arca_table1 --shield Zip,Age,AC --k 3 --hierarchy Age=age.csv "
+        "--out anonymized.csv --recipe recipe.json",
+        _anonymize,
+    )
+    data_arguments(anonymize)
+    anonymize.add_argument(
+        "--shield", required=True, help="comma-separated quasi-identifiers (the columns an attacker may know)"
+    )
+    anonymize.add_argument("--k", required=True, help="smallest allowed group (records), a whole number of at least 1")
+    anonymize.add_argument(
+        "--method",
+        choices=list(SEARCH_METHODS),
+        default="optimal",
+        help="search method (default optimal: the generalization losing the least information "
+        "that meets the target, proven; iab, exhaustive and greedy are the Arca & Hewett paper's)",
+    )
+    anonymize.add_argument(
+        "--measure",
+        choices=list(MEASURES),
+        default="loss",
+        help="the information loss the optimal search minimizes (default loss: Iyengar's loss metric)",
+    )
+    anonymize.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop the optimal search after this many seconds with the best found, said to be not proven optimal",
+    )
+    anonymize.add_argument(
+        "--local-suppression",
+        action="store_true",
+        help="blank the fewest quasi-identifier cells (written *) of the records still failing k, "
+        "instead of suppressing those records",
+    )
+    anonymize.add_argument(
+        "--hierarchy",
+        action="append",
+        metavar="ATTR=FILE",
+        help="ARX hierarchy CSV of a quasi-identifier (repeatable; default: built from the values)",
+    )
+    anonymize.add_argument(
+        "--require",
+        action="append",
+        metavar="MODEL:SENSITIVE=VALUE",
+        help=f"a privacy model every class must also meet ({', '.join(MODELS)}), e.g. "
+        "distinct_l:diagnosis=3 or recursive_cl:diagnosis=3,c=2, as `models` takes it; repeat "
+        "for several (a --hierarchy of the sensitive attribute gives t_closeness the "
+        "hierarchical distance)",
+    )
+    anonymize.add_argument(
+        "--max-suppressed",
+        default=0.0,
+        type=float,
+        help="share of records whose classes fail k or a model and may be suppressed (default 0), e.g. 0.01",
+    )
+    anonymize.add_argument(
+        "--out",
+        metavar="CSV",
+        help="write the generalized table to this CSV file "
+        "(with --engine: written by the engine; a .parquet name writes Parquet)",
+    )
+    anonymize.add_argument(
+        "--recipe",
+        metavar="JSON",
+        help="write the recipe of this generalization (re-apply it with `python -m anonlib apply`)",
+    )
+    anonymize.add_argument(
+        "--package",
+        metavar="ZIP",
+        help="also write the release package (released.csv, report.html, "
+        "recipe.json, README.txt, SHA256SUMS); check it with `python -m anonlib verify`",
+    )
+    anonymize.set_defaults(outputs=("out", "recipe", "package"))
+    anonymize.add_argument("--json", action="store_true", help="print the result as JSON")
+    engine_arguments(anonymize)

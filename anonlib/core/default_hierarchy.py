@@ -1,0 +1,196 @@
+"""The first hierarchy offered for a column, chosen by what the column holds.
+
+``default_hierarchy`` picks a builder of ``anonlib.core.hierarchy`` (masking, dates, nested
+bands with a long tail top- or bottom-coded, frequency groups, flat) or a bundled taxonomy
+of ``anonlib.core.taxonomy`` (ICD-10, US states, countries, race), so every quasi-identifier
+has a hierarchy before the user builds one. It stands above both modules: the taxonomies
+are built with the hierarchy module's conventions, and the choice uses both.
+
+Example:
+    >>> default_hierarchy([52003, 52000], "Zip")[0]
+    'masking'
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import HierarchyError
+from .hierarchy import (
+    ISO_DATE,
+    Band,
+    date_hierarchy,
+    distinct_texts,
+    flat_hierarchy,
+    frequency_hierarchy,
+    interval_hierarchy,
+    masking_hierarchy,
+    value_key,
+)
+from .taxonomy import taxonomy_match
+
+_CODE_NAMES = re.compile(r"(zip|postcode|postal|plz|zcta|geoid|fips)", re.IGNORECASE)
+
+
+def is_code_name(name: object) -> bool:
+    """Whether a column's name says it holds codes written with digits (ZIP, postcode,
+    FIPS...): numbers to mask from the right, never to average.
+
+    >>> is_code_name("ZIP code"), is_code_name("zcta5"), is_code_name("age")
+    (True, True, False)
+    """
+    return bool(_CODE_NAMES.search(str(name)))
+
+
+def nice_width(span: float, parts: int = 16) -> float:
+    """A round band width (1, 2, 5, 10, 20, 50, ...) cutting ``span`` into about ``parts`` bands.
+
+    >>> nice_width(73), nice_width(500)
+    (5.0, 50.0)
+    """
+    raw = max(float(span) / parts, 1.0)
+    magnitude = 10.0 ** math.floor(math.log10(raw))
+    return float(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw))
+
+
+def default_hierarchy(
+    values: Iterable, name: str = "", *, counts: Iterable[int] | None = None
+) -> tuple[str, pd.DataFrame]:
+    """A sensible first hierarchy for a column, and the kind of builder used.
+
+    By the column's type, first match wins: ICD-10 codes get the bundled ICD-10
+    taxonomy (category, block, chapter); codes (a ZIP-like column name, or digit strings
+    of one length of 4 or more) digit masking; dates (YYYY-MM-DD) month, quarter,
+    year and decade; numbers with more than 10 distinct values nested bands of
+    widths w, 2w, 4w (w a round number) and ``*``, a long tail (``tail_cuts``)
+    top- or bottom-coded as one value (``>90``, ``<18``); categories a bundled taxonomy
+    knows (US states, countries, race; ``anonlib.core.taxonomy``) that taxonomy;
+    other categories with more than two values groups in frequency order
+    (``frequency_hierarchy``), so a search can coarsen a column without erasing it;
+    two values or fewer are flat (value -> ``*``). ``counts`` gives the records each
+    entry of ``values`` stands for (only the frequency order uses them), so a table of
+    distinct values and their records builds the hierarchy the records would.
+
+    >>> default_hierarchy([52003, 52000], "Zip")[0]
+    'masking'
+    >>> kind, h = default_hierarchy(range(17, 91), "age")
+    >>> kind, h.iloc[0].tolist()
+    ('intervals', ['17', '[15-19]', '[10-19]', '[0-19]', '*'])
+    """
+
+    values = values if isinstance(values, pd.Series) else list(values)  # read twice: keys, then frequencies
+    keys = distinct_texts(values)
+    if not keys:
+        raise HierarchyError(f"The column {name or ''} has no values to build a hierarchy from.".replace("  ", " "))
+    known = taxonomy_match(keys)
+    if known is not None and known.name == "ICD-10 chapters":
+        return "bundled taxonomy", known.table
+    lengths = {len(k) for k in keys}
+    digits = all(k.isdigit() for k in keys)
+    if digits and (is_code_name(name) or (len(lengths) == 1 and min(lengths) >= 4)):
+        return "masking", masking_hierarchy(keys)
+    numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
+    if not numbers.isna().any() and len(keys) > 10:
+        bands, below, above = default_intervals(values, counts=counts)
+        return "intervals", interval_hierarchy(keys, bands, top=True, below=below, above=above)
+    if not numbers.isna().any():
+        return "flat", flat_hierarchy(keys)
+    if all(ISO_DATE.match(k) for k in keys):
+        return "dates", date_hierarchy(keys)
+    if known is not None:
+        return "bundled taxonomy", known.table
+    if len(keys) > 2:
+        return "frequency", frequency_hierarchy(values, counts=counts)
+    return "flat", flat_hierarchy(keys)
+
+
+TAIL_SHARE = 0.01  # records in each tail that may be top- or bottom-coded
+
+
+LONG_TAIL = 0.5  # a tail is long when it stretches over more than this share of the body's range
+
+
+def tail_cuts(values: Iterable, *, counts: Iterable[int] | None = None) -> tuple[float | None, float | None]:
+    """Where a numeric column's long tails begin: the 1st and the 99th percentile of its
+    records (the records ranked ceil(1% of n - 1) and floor(99% of n - 1) in value order),
+    each only when the values beyond it stretch over more than half the range between
+    the two (None otherwise), so a few extreme records are coded as one value instead of
+    stretching every band. ``counts`` gives the records of each listed value (a table
+    of distinct values, as an engine returns it): the cuts are those of the records.
+
+    >>> tail_cuts(list(range(100)))  # no long tail
+    (None, None)
+    >>> tail_cuts([0] * 50 + [1] * 30 + [2] * 15 + [3, 4, 5, 40, 80])  # 80 is beyond the 99th percentile
+    (None, 40.0)
+    >>> tail_cuts([0, 1, 2, 3, 4, 5, 40, 80], counts=[50, 30, 15, 1, 1, 1, 1, 1])
+    (None, 40.0)
+    """
+    x = pd.to_numeric(pd.Series(list(values) if not isinstance(values, pd.Series) else values), errors="coerce")
+    weights = np.ones(len(x), dtype=np.int64) if counts is None else np.asarray(list(counts), dtype=np.int64)
+    keep = x.notna().to_numpy()
+    x, weights = x.to_numpy(dtype=float)[keep], weights[keep]
+    n = int(weights.sum())
+    if n < 2:
+        return None, None
+    order = np.argsort(x, kind="stable")
+    x, ends = x[order], np.cumsum(weights[order])  # the record ranked r has the first value whose end > r
+    low = float(x[np.searchsorted(ends, math.ceil(TAIL_SHARE * (n - 1)), side="right")])
+    high = float(x[np.searchsorted(ends, math.floor((1 - TAIL_SHARE) * (n - 1)), side="right")])
+    body = max(high - low, 1e-12)
+    below = low if low - float(x[0]) > LONG_TAIL * body else None
+    above = high if float(x[-1]) - high > LONG_TAIL * body else None
+    return below, above
+
+
+def default_intervals(
+    values: Iterable, *, counts: Iterable[int] | None = None
+) -> tuple[list[list[Band]], float | None, float | None]:
+    """The default bands of a numeric column and its tail limits: nested bands over the
+    values within the long tails' cuts (``tail_cuts``), bottom coding below the first band
+    and top coding above the last one when a tail was cut (None otherwise).
+
+    >>> bands, below, above = default_intervals([0] * 50 + [1] * 30 + [2] * 15 + [3, 4, 5, 40, 80])
+    >>> bands_text(bands[:1]), below, above
+    ('0-4, 5-9, 10-14, 15-19, 20-24, 25-29, 30-34, 35-39, 40-44', None, 44.0)
+    """
+    values = values if isinstance(values, pd.Series) else list(values)
+    keys = distinct_texts(values)
+    numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
+    low, high = tail_cuts(values, counts=counts)
+    body = [k for k, x in zip(keys, numbers) if (low is None or x >= low) and (high is None or x <= high)]
+    bands = default_bands(body)
+    return bands, (bands[0][0][0] if low is not None else None), (bands[0][-1][1] if high is not None else None)
+
+
+def default_bands(values: Iterable) -> list[list[Band]]:
+    """Nested bands of round widths w, 2w, 4w covering numeric ``values``.
+
+    >>> bands_text(default_bands([20, 75]))
+    '20-24, 25-29, 30-34, 35-39, 40-44, 45-49, 50-54, 55-59, 60-64, 65-69, 70-74, 75-79 | 20-29, 30-39, 40-49, 50-59, 60-69, 70-79 | 20-39, 40-59, 60-79'
+    """
+    numbers = pd.to_numeric(pd.Series(distinct_texts(values), dtype=object), errors="coerce")
+    if numbers.empty or numbers.isna().any():
+        raise HierarchyError("Bands need numbers; this column has values that are not numbers.")
+    x = numbers.to_numpy(dtype=float)
+    low, high = float(x.min()), float(x.max())
+    width = nice_width(high - low)
+    widths = [width, 2 * width, 4 * width]
+    start = math.floor(low / widths[-1]) * widths[-1]
+    closing = 1.0 if np.all(np.floor(x) == x) and width >= 1 else 0.0  # integers: [15-19]; else [15-20]
+    return [[(float(s), float(s + w - closing)) for s in np.arange(start, high + 1e-9, w)] for w in widths]
+
+
+def bands_text(bands: Sequence[Sequence[Band]]) -> str:
+    """Bands as the text ``parse_bands`` reads.
+
+    >>> bands_text([[(20, 34), (35, 44)], [(20, 44)]])
+    '20-34, 35-44 | 20-44'
+    """
+    return " | ".join(
+        ", ".join(f"{value_key(float(lo))}-{value_key(float(hi))}" for lo, hi in level) for level in bands
+    )
