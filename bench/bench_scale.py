@@ -157,9 +157,9 @@ def _assign_sparse(inputs) -> dict:
 
 
 def _assign_dense(inputs) -> dict:
-    from anonlib.transformations.schedule.methods import _solve
+    from anonlib.transformations.schedule.methods import solve
 
-    matrix = _solve(*inputs, "heuristic")[0].dense()  # what assign returned before it became sparse
+    matrix = solve(*inputs, "heuristic")[0].dense()  # what assign returned before it became sparse
     rows, cols = np.nonzero(matrix)
     return {
         "shape": matrix.shape,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from anonlib.core.cells import records_in
 from anonlib.core.dataset import Dataset
 from anonlib.core.loading import to_safe_csv
 from anonlib.transformations.geo import (
@@ -376,7 +377,7 @@ if regions is not None and records is not None:
         # N in S = N / G is the records that will be aggregated: the synthetic people, or the
         # records of the user's file whose area id matches an area (not the census population
         # of every area offered: all US ZIP areas would give 3,125 regions for 2,000 records).
-        total = int(records[count].sum()) if count else len(records)
+        total = records_in(records, count)
         if source_kind == ACTIVE:
             total = linkage.linked
         counted = "synthetic people" if source_kind == SYNTHETIC else "records linked to an area"

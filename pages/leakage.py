@@ -16,6 +16,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from anonlib.core.cells import records_in
 from anonlib.core.dataset import Dataset
 from anonlib.core.default_hierarchy import bands_text, default_hierarchy, default_intervals
 from anonlib.core.errors import HierarchyError, join_names
@@ -674,7 +675,7 @@ with guarded("reading the working copy"):
         frame, dropped = dataset.analysis_frame(columns)
         count = dataset.count
         scope = dataset.fingerprint[:12]
-        records = int(frame[count].sum()) if count else len(frame)
+        records = records_in(frame, count)
         st.caption(
             f"Working copy {plain(dataset.name)}: {records:,} records"
             + (f" in {len(frame):,} rows (record count column {plain(count)})" if count else "")

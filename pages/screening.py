@@ -7,6 +7,7 @@ import math
 import pandas as pd
 import streamlit as st
 
+from anonlib.core.cells import records_in
 from anonlib.core.errors import ProblemTooLargeError
 from anonlib.core.loading import load_table
 from anonlib.core.samples import load_sample, sample_path
@@ -162,7 +163,7 @@ with guarded("preparing the population"):
             f"Your working copy ({plain(dataset.name)}): {dataset.n_records:,} records."
             + (f" {rows_dropped:,} rows with missing values are left out." if rows_dropped else "")
         )
-        people = int(population[count].sum()) if count else len(population)
+        people = records_in(population, count)
         slots = 3 * 5 * 4
         seats_per_slot = max(1, math.ceil(1.1 * people / slots))
         default_resources = generate_slots(capacity=seats_per_slot)

@@ -31,7 +31,7 @@ from ..workflow.verify import recount
 from .anonymize_engine import refuse_in_memory_options
 from .anonymize_engine import run as anonymize_on_engine
 from .common import (
-    _columns,
+    column_names,
     command,
     data_arguments,
     engine_arguments,
@@ -67,7 +67,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         raise ParameterError(f"The time limit is a number of seconds above 0; got {args.time_limit:g}.")
     modelled = [r.sensitive for r in requirements]
     wanted = set(qis) | set(dataset.quasi_identifiers + dataset.sensitive) | set(modelled)
-    names = _columns(dataset)
+    names = column_names(dataset)
     columns = [c for c in names if c in wanted] + [c for c in qis if c not in names]
     columns += [c for c in dict.fromkeys(modelled) if c not in columns]
     target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)

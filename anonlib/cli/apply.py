@@ -22,6 +22,7 @@ import json
 import sys
 from dataclasses import dataclass
 
+from ..core.cells import records_in
 from ..core.errors import ParameterError
 from ..workflow.history import WorkingCopy
 from ..workflow.package import release_package
@@ -90,7 +91,7 @@ def _apply(args: argparse.Namespace) -> int:
             if replay.same_file
             else f"a new delivery (the recipe was made from {recipe.source.name})"
         )
-        released = int(replay.table[replay.dataset.count].sum()) if replay.dataset.count else len(replay.table)
+        released = records_in(replay.table, replay.dataset.count)
         outcome = _Outcome(
             replay.check,
             released,

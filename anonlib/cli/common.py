@@ -102,10 +102,10 @@ def _role_options(specs: Sequence[str], dataset: Dataset) -> dict[str, Role]:
         column, role = column.strip(), role.strip().lower()
         if not sep or not column or not role:
             raise ParameterError(f"Give a role as COLUMN=ROLE, e.g. --role Code=quasi-identifier; got '{spec}'.")
-        if column not in _columns(dataset):
+        if column not in column_names(dataset):
             raise ColumnError(
                 f"--role names the column '{column}', which is not in the data. "
-                f"Available columns: {join_names(_columns(dataset))}."
+                f"Available columns: {join_names(column_names(dataset))}."
             )
         if role not in ROLE_VALUES:
             raise ParameterError(f"'{role}' is not a role; use one of {join_names(ROLE_VALUES)}.")
@@ -116,7 +116,7 @@ def _role_options(specs: Sequence[str], dataset: Dataset) -> dict[str, Role]:
     return out
 
 
-def _columns(dataset) -> tuple[str, ...]:
+def column_names(dataset) -> tuple[str, ...]:
     """The column names of a ``Dataset`` or of an engine's table."""
     return tuple(dataset.frame.columns) if isinstance(dataset, Dataset) else tuple(dataset.columns)
 

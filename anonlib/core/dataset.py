@@ -208,7 +208,7 @@ class Dataset(RoleColumns):
         if roles:
             require_columns(frame, list(roles))
             for column, role in roles.items():
-                merged[column] = _as_role(role)
+                merged[column] = as_role(role)
         return cls(name=name, frame=frame, roles=merged, **kwargs).validated()
 
     def validated(self) -> Dataset:
@@ -243,7 +243,7 @@ class Dataset(RoleColumns):
         """A copy with some roles changed."""
         require_columns(self.frame, list(roles))
         merged = dict(self.roles)
-        merged.update({c: _as_role(r) for c, r in roles.items()})
+        merged.update({c: as_role(r) for c, r in roles.items()})
         return self._same_table(roles=merged)
 
     def with_missing(self, missing: str) -> Dataset:
@@ -380,7 +380,7 @@ def complete_rows(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     return frame[columns].notna().all(axis=1).to_numpy(dtype=bool)
 
 
-def _as_role(role: Role | str) -> Role:
+def as_role(role: Role | str) -> Role:
     if isinstance(role, Role):
         return role
     try:

@@ -284,3 +284,19 @@ def time_limit_seconds(value: object, what: str = "The time limit") -> float | N
         raise ParameterError(
             f"{what} must be above 0 and at most {MAX_SECONDS:g} seconds; got {shown(value)}."
         ) from None
+
+
+def percent(share: float, *, compact: bool = False) -> str:
+    """A share as a percentage: one decimal (``33.3%``, ``25.0%``), or ``compact`` as short
+    as it reads (``0%``, ``0.02%``, ``33.3%``, ``25%``).
+
+    >>> percent(1 / 3), percent(0.25), percent(0.0), percent(0.0002, compact=True), percent(0.25, compact=True)
+    ('33.3%', '25.0%', '0.0%', '0.02%', '25%')
+    """
+    if not compact:
+        return f"{100 * share:.1f}%"
+    if share == 0:
+        return "0%"
+    value = 100 * share
+    text = f"{value:.2g}" if value < 1 else f"{value:.1f}"
+    return (text[:-2] if text.endswith(".0") else text) + "%"

@@ -35,10 +35,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..core.dataset import Dataset, Role, RoleColumns, _as_role, guess_roles
+from ..core.dataset import Dataset, Role, RoleColumns, as_role, guess_roles
 from ..core.errors import ColumnError, DataFileError, ParameterError, join_names
 from ..core.loading import DELIMITERS, MISSING_MARKERS
-from ..core.loading.text import _detect_delimiter
+from ..core.loading.text import detect_delimiter
 from .backends import Engine, errors, shared
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
@@ -81,7 +81,7 @@ class EngineTable(RoleColumns):
         """A copy with some roles changed (``{"n": "count", "zip": "quasi-identifier"}``)."""
         self.require(list(roles))
         merged = dict(self.roles)
-        merged.update({c: _as_role(r) for c, r in roles.items()})
+        merged.update({c: as_role(r) for c, r in roles.items()})
         counts = [c for c in self.columns if merged.get(c) is Role.COUNT]
         if len(counts) > 1:
             raise ColumnError(f"Only one column can hold record counts; found {join_names(counts)}.")
@@ -311,7 +311,7 @@ def _guessed_roles(columns: Sequence[str], roles: Mapping[str, Role | str] | Non
             raise ColumnError(
                 f"These columns do not exist in the data: {join_names(absent)}. Available columns: {join_names(columns)}."
             )
-        merged.update({c: _as_role(r) for c, r in roles.items()})
+        merged.update({c: as_role(r) for c, r in roles.items()})
     return merged
 
 
@@ -372,7 +372,7 @@ def _delimiter(file: Path, encoding: str | None) -> str:
             head = handle.read(262_144)
     except OSError:
         raise DataFileError(f"'{file.name}' could not be read; it may be damaged.") from None
-    return _detect_delimiter(head.decode(encoding or "utf-8", errors="replace").lstrip("\ufeff"))
+    return detect_delimiter(head.decode(encoding or "utf-8", errors="replace").lstrip("\ufeff"))
 
 
 def scan(

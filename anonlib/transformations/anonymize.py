@@ -59,6 +59,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.budget import Progress, WorkEstimate, check_work, lattice_size, report
+from ..core.cells import is_number_column
 from ..core.equivalence import Classes, combine, encode
 from ..core.errors import ColumnError, EmptySelectionError, HierarchyError, NoSolutionError, ParameterError, join_names
 from ..core.hierarchy import generalize_column, level_lookup
@@ -75,7 +76,7 @@ from ..measures.models import (
     suppression_limit,
     within_limit,
 )
-from ..measures.models.summaries import _checked_columns, _is_numeric
+from ..measures.models.summaries import checked_columns
 from ..measures.utility import check_measure, measure_value
 from .optimal import optimal_levels
 
@@ -268,7 +269,7 @@ class GeneralizationSpace:
         if not_tables:
             raise HierarchyError(f"The hierarchy of {join_names(not_tables)} must be a table (ARX layout).")
         self.sensitive = tuple(dict.fromkeys(r.sensitive for r in self.requirements))
-        _checked_columns(df, self.shield, self.sensitive, count)  # a sensitive shield attribute: one sentence
+        checked_columns(df, self.shield, self.sensitive, count)  # a sensitive shield attribute: one sentence
         self.frame = df
         self.hierarchies = {a: hierarchies[a] for a in self.shield}
         self.columns = [c for c in df.columns if c != count]
@@ -308,7 +309,7 @@ class GeneralizationSpace:
                 table.codes[first, table.position(a)],
                 table.cardinalities[table.position(a)],
                 table.labels[table.position(a)],
-                _is_numeric(df[a]),
+                is_number_column(df[a]),
             )
             for a in self.sensitive
         }

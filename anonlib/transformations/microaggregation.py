@@ -52,7 +52,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.equivalence import Classes, encode, record_counts
+from ..core.cells import record_weights
+from ..core.equivalence import Classes, encode
 from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
 from ..core.metrics import whole_k
 
@@ -131,15 +132,10 @@ def information_loss(
     columns = list(columns)
     values = _numbers(original, columns)
     after = _numbers(released, columns)
-    weights = _weights(original, count)
+    weights = record_weights(original, count).astype(np.float64)
     z, mean, spread = _standardized(values, weights)
     z_after = (after - mean) / spread
     return float(weights @ ((z - z_after) ** 2).sum(axis=1)), float(weights @ (z**2).sum(axis=1))
-
-
-def _weights(df: pd.DataFrame, count: str | None) -> np.ndarray:
-    weights = record_counts(df, count)
-    return np.ones(len(df), dtype=np.float64) if weights is None else np.asarray(weights, dtype=np.float64)
 
 
 def microaggregate(
@@ -162,7 +158,7 @@ def microaggregate(
     if statistic not in STATISTICS:
         raise ParameterError(f"The group value is the 'mean' or the 'median'; got {statistic!r}.")
     values = _numbers(df, columns)
-    weights = _weights(df, count)
+    weights = record_weights(df, count).astype(np.float64)
     total = int(weights.sum())
     if len(df) and total < k:
         raise ParameterError(f"The table holds {total:,} records, fewer than k = {k}; no group of k can be formed.")

@@ -67,6 +67,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.budget import Progress, lattice_size, report
+from ..core.cells import is_number_column
 from ..core.equivalence import Classes, combine, distinct_keys, encode
 from ..core.errors import ColumnError, EmptySelectionError, HierarchyError, NoSolutionError, ParameterError, join_names
 from ..core.hierarchy import level_lookup
@@ -81,7 +82,7 @@ from ..measures.models import (
     suppression_limit,
     within_limit,
 )
-from ..measures.models.summaries import _checked_columns, _is_numeric
+from ..measures.models.summaries import checked_columns
 from ..measures.utility import CELL_MEASURES, cell_costs, check_measure
 
 MAX_NODES = 2_000_000  # nodes enumerated at once (bounds and masks: ~100 bytes each)
@@ -186,7 +187,7 @@ class Lattice:
         self.max_suppressed = suppression_limit(max_suppressed)
         self.sensitive = tuple(dict.fromkeys(r.sensitive for r in self.requirements))
         self._global = any(r.model in _TABLE_MODELS for r in self.requirements)
-        _checked_columns(df, self.qis, self.sensitive, count)
+        checked_columns(df, self.qis, self.sensitive, count)
         # Quasi-identifiers' codes are only mapped through their hierarchies: their labels need no
         # sort, nor the distinct rows an order (sensitive labels stay sorted: ordered distances use it).
         table = encode(
@@ -207,7 +208,7 @@ class Lattice:
             else np.zeros((len(first), 0), dtype=np.int64)
         )
         self.sensitive_info = [
-            (table.cardinalities[table.position(s)], table.labels[table.position(s)], _is_numeric(df[s]))
+            (table.cardinalities[table.position(s)], table.labels[table.position(s)], is_number_column(df[s]))
             for s in self.sensitive
         ]
         self.hierarchy_levels = [

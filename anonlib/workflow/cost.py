@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core.cells import records_in
 from ..core.dataset import Dataset
 from ..core.equivalence import record_counts
 from ..core.hierarchy import SUPPRESSED
@@ -107,11 +108,6 @@ class StepCost:
         return tuple(out) or ("Nothing changes on this data.",)
 
 
-def _records(frame: pd.DataFrame, count: str | None) -> int:
-    weights = record_counts(frame, count) if count and count in frame.columns else None
-    return len(frame) if weights is None else int(weights.sum())
-
-
 def _distinct(series: pd.Series) -> tuple[int, str | None]:
     values = pd.unique(series.dropna())
     return len(values), (str(values[0]) if len(values) == 1 else None)
@@ -149,8 +145,8 @@ def cost_between(before: Dataset, after: pd.DataFrame, step=None) -> StepCost:
     measures = getattr(step, "measures", None)
     return StepCost(
         changes=tuple(changes),
-        records_before=_records(before.frame, before.count),
-        records_after=_records(after, before.count),
+        records_before=records_in(before.frame, before.count),
+        records_after=records_in(after, before.count),
         quasi_identifiers=before.quasi_identifiers,
         records_changed=int(weights[changed > 0].sum()) if len(changed) == len(weights) else 0,
         cells_changed=int(weights @ changed) if len(changed) == len(weights) else 0,

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.budget import Progress, report
+from ..core.cells import records_in
 from ..core.dataset import Dataset
 from ..core.errors import EmptySelectionError, ParameterError
 from ..core.metrics import weighted_median
@@ -292,8 +293,7 @@ def models_section(dataset: Dataset, requirements=()) -> ModelsSection:
         )
         for r in table.itertuples(index=False)
     )
-    w = frame[dataset.count].sum() if dataset.count else len(frame)
-    return ModelsSection(int(w), rows)
+    return ModelsSection(records_in(frame, dataset.count), rows)
 
 
 def attacker_section(dataset: Dataset) -> AttackerSection:

@@ -49,6 +49,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..core.cells import records_in
 from ..core.dataset import ROLE_VALUES, Dataset, Role, column_kind, convert_column
 from ..core.errors import AnonlibError, ColumnError, RecipeError, join_names
 from ..core.hierarchy import SUPPRESSED
@@ -508,7 +509,7 @@ def recipe_of(
     chosen = check_release_columns(final, default_release_columns(final) if columns is None else columns)
     table = release_table(final, chosen, extra=target.sensitive)
     data = release_csv(table)
-    records = int(table[final.count].sum()) if final.count else len(table)
+    records = records_in(table, final.count)
     return Recipe(
         Source.of(loaded, reading),
         target,

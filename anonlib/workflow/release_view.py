@@ -64,13 +64,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.cells import BLANK, cell_texts, holds_numbers, numbers_in, record_weights
 from ..core.default_hierarchy import is_code_name
 from ..core.errors import AnonlibError, ColumnError, EmptySelectionError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED
+from ..core.numbers import percent
 from .history import WorkingCopy
 from .release import default_release_columns
 
-BLANK = "(blank)"  # how a missing cell is shown
 MAX_VALUES = 40  # values listed per column; the rest are one "(other ...)" row
 MAX_PAIR_VALUES = 12  # values per side of a contingency table; the rest are "(other)"
 MAX_BINS = 20  # bins of a numeric column's distribution
@@ -224,8 +225,8 @@ class ClassifierComparison:
         r, o = self.released, self.original
         text = (
             f"Predicting {self.column} from {join_names(self.features)}: trained on the release "
-            f"{_pct(r.mean)} ± {_pct(r.sd)} right, on the loaded file {_pct(o.mean)} ± {_pct(o.sd)}; "
-            f"always guessing the most common value {_pct(r.baseline)} (release) and {_pct(o.baseline)} "
+            f"{percent(r.mean)} ± {percent(r.sd)} right, on the loaded file {percent(o.mean)} ± {percent(o.sd)}; "
+            f"always guessing the most common value {percent(r.baseline)} (release) and {percent(o.baseline)} "
             f"(loaded file)."
         )
         if self.subsampled:
@@ -307,10 +308,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _pct(share: float) -> str:
-    return f"{100 * share:.1f}%"
-
-
 def _num(value: float) -> str:
     """A number as a label or in a sentence: whole numbers in full, others to 4 significant digits.
 
@@ -360,57 +357,6 @@ def _frames(copy: WorkingCopy) -> tuple[pd.DataFrame, pd.DataFrame, list[str], s
     before, _ = copy.loaded.assessed_frame(columns, copy.target.sensitive)
     after, _ = current.assessed_frame(columns, copy.target.sensitive)
     return before, after, columns, current.count
-
-
-def _weights(frame: pd.DataFrame, count: str | None) -> np.ndarray:
-    if count is None:
-        return np.ones(len(frame), dtype=np.int64)
-    return pd.to_numeric(frame[count]).fillna(0).to_numpy(dtype=np.int64)
-
-
-def _shown(series: pd.Series) -> pd.Series:
-    """Cells as the reader sees them: text, ``(blank)`` for a missing cell, whole floats without ``.0``."""
-    values = series.astype(object)
-    missing = values.isna().to_numpy()
-
-    def text(v: object) -> str:
-        if isinstance(v, (float, np.floating)) and float(v).is_integer():
-            return str(int(v))
-        return str(v)
-
-    return pd.Series(
-        [BLANK if m else text(v) for v, m in zip(values.tolist(), missing)], index=series.index, dtype=object
-    )
-
-
-def _numbers(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(numbers, mask of rows holding a number): text cells ('*', intervals) and blanks hold none."""
-    if pd.api.types.is_bool_dtype(series):
-        return np.array([], dtype=float), np.zeros(len(series), dtype=bool)
-    if pd.api.types.is_numeric_dtype(series):
-        values = series.to_numpy(dtype=float, na_value=np.nan)
-        return values, ~np.isnan(values)
-    mask = np.array(
-        [
-            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and not pd.isna(v)
-            for v in series.tolist()
-        ],
-        dtype=bool,
-    )
-    values = np.full(len(series), np.nan)
-    values[mask] = [float(v) for v, m in zip(series.tolist(), mask) if m]
-    return values, mask
-
-
-def _is_numeric(series: pd.Series) -> bool:
-    """Numbers, with at most ``*`` or blank cells besides them (a locally suppressed number column)."""
-    if pd.api.types.is_bool_dtype(series):
-        return False
-    if pd.api.types.is_numeric_dtype(series):
-        return True
-    _, mask = _numbers(series)
-    others = series[~mask]
-    return bool(mask.any()) and all(pd.isna(v) or v == SUPPRESSED for v in others.tolist())
 
 
 # --------------------------------------------------------------------------- statistics
@@ -552,14 +498,14 @@ def _binned(values: np.ndarray, mask: np.ndarray, edges: np.ndarray, kind: str) 
 def _column_view(
     column: str, role: str, before: pd.Series, after: pd.Series, w_before: np.ndarray, w_after: np.ndarray
 ) -> ColumnView:
-    shown_before, shown_after = _shown(before), _shown(after)
+    shown_before, shown_after = cell_texts(before), cell_texts(after)
     distinct_before = int(before.dropna().nunique())
     distinct_after = int(after.dropna().nunique())
-    numeric_before = _is_numeric(before) and pd.api.types.is_numeric_dtype(before)
+    numeric_before = holds_numbers(before) and pd.api.types.is_numeric_dtype(before)
     code = is_code_name(column)  # ZIP or FIPS codes read as numbers: values to count, never to average
-    if numeric_before and not code and _is_numeric(after) and before.notna().any():
-        v_before, m_before = _numbers(before)
-        v_after, m_after = _numbers(after)
+    if numeric_before and not code and holds_numbers(after) and before.notna().any():
+        v_before, m_before = numbers_in(before)
+        v_after, m_after = numbers_in(after)
         summary_before = weighted_summary(v_before, w_before)
         summary_after = weighted_summary(v_after, w_after)
         both = np.concatenate([v_before[m_before], v_after[m_after]])
@@ -591,12 +537,12 @@ def _column_view(
             bins,
         )
     counts_after = _counts(shown_after, w_after)
-    if numeric_before and before.notna().any() and not (code and _is_numeric(after)):
+    if numeric_before and before.notna().any() and not (code and holds_numbers(after)):
         # numbers (or codes) turned into text: count the loaded records per interval or mask
-        v_before, m_before = _numbers(before)
+        v_before, m_before = numbers_in(before)
         summary_before = None if code else weighted_summary(v_before, w_before)
         intervals = {label: _interval(label) for label in counts_after}
-        texts = _shown(before).to_numpy(dtype=str)
+        texts = cell_texts(before).to_numpy(dtype=str)
         rows = []
         for label in _order(list(counts_after), counts_after):
             bounds = intervals[label] or _single(label)
@@ -641,9 +587,9 @@ def _column_view(
 def _pair_labels(series: pd.Series, view: ColumnView, before: bool) -> pd.Series:
     """Shown values of a column for a contingency table: a number column by the bins of its view;
     a number column turned into intervals, before, by those intervals."""
-    shown = _shown(series)
+    shown = cell_texts(series)
     if view.kind == "number":
-        values, mask = _numbers(series)
+        values, mask = numbers_in(series)
         edges = np.asarray(view.edges, dtype=float)
         labels = _bin_labels(edges, view.bins)
         index = _binned(values, mask, edges, view.bins)
@@ -651,7 +597,7 @@ def _pair_labels(series: pd.Series, view: ColumnView, before: bool) -> pd.Series
         shown[index >= 0] = [labels[i] for i in index[index >= 0]]
         return shown
     if view.kind == "number → categories" and before:
-        values, mask = _numbers(series)
+        values, mask = numbers_in(series)
         shown = shown.copy()
         for c in view.counts:
             bounds = _interval(c.value)
@@ -705,7 +651,7 @@ def _expanded(frame: pd.DataFrame, weights: np.ndarray) -> pd.DataFrame:
 def model_inputs(
     frame: pd.DataFrame, features: Sequence[str], column: str
 ) -> tuple[pd.DataFrame, np.ndarray, list[str], list[str]]:
-    """Features and labels as the classifier reads them: number columns (``_is_numeric``,
+    """Features and labels as the classifier reads them: number columns (``holds_numbers``,
     ``*`` and blank as missing) as numbers, other columns and codes such as ZIP
     (``is_code_name``) as text (``(blank)`` a value);
     the labels are the shown values of ``column``.
@@ -719,13 +665,13 @@ def model_inputs(
     numbers, texts = [], []
     for feature in features:
         series = frame[feature]
-        if _is_numeric(series) and not is_code_name(feature):
-            X[feature] = _numbers(series)[0]
+        if holds_numbers(series) and not is_code_name(feature):
+            X[feature] = numbers_in(series)[0]
             numbers.append(feature)
         else:
-            X[feature] = _shown(series)
+            X[feature] = cell_texts(series)
             texts.append(feature)
-    return X, _shown(frame[column]).to_numpy(dtype=object), numbers, texts
+    return X, cell_texts(frame[column]).to_numpy(dtype=object), numbers, texts
 
 
 def classifier_pipeline(numbers: Sequence[str], texts: Sequence[str], seed: int):
@@ -917,7 +863,7 @@ def release_view(
     if isinstance(max_rows, bool) or int(max_rows) != max_rows or max_rows < MIN_ROWS:
         raise ParameterError(f"The classifier needs at least {MIN_ROWS} rows per table; got {max_rows}.")
     before, after, columns, count = _frames(copy)
-    w_before, w_after = _weights(before, count), _weights(after, count)
+    w_before, w_after = record_weights(before, count), record_weights(after, count)
     released_records = int(w_after.sum())
     loaded_records = copy.loaded_records
     if released_records == 0:

@@ -48,6 +48,7 @@ from ..core.default_hierarchy import default_hierarchy
 from ..core.errors import AnonlibError, EmptySelectionError, ParameterError, ProblemTooLargeError
 from ..core.hierarchy import levels_of
 from ..core.metrics import whole_k
+from ..core.numbers import percent
 from ..core.version import PRODUCT
 from ..measures.leakage import attribute_label, leakage_table
 from ..measures.peers import estimate_minimum, walk_size
@@ -459,38 +460,34 @@ def copy_report(copy, *, p: float = 0.0, view: ReleaseView | None = None, **opti
     return replace(report, release_view=view) if view is not None else report
 
 
-def _percent(share: float) -> str:
-    return f"{100 * share:.1f}%"
-
-
 def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]:
     out = []
     if report_risk is not None:
         qis = ", ".join(report_risk.quasi_identifiers)
-        out.append(f"{_percent(report_risk.unique_share)} of records are unique on {qis}.")
+        out.append(f"{percent(report_risk.unique_share)} of records are unique on {qis}.")
         out.append(
             f"k = {report_risk.k}: the smallest class of records sharing their values of {qis} "
             f"has {report_risk.k} record{'s' if report_risk.k != 1 else ''}."
         )
         below5 = dict(report_risk.records_below).get(5, 0)
         out.append(
-            f"{below5:,} records ({_percent(below5 / max(report_risk.records, 1))}) are in classes smaller than 5."
+            f"{below5:,} records ({percent(below5 / max(report_risk.records, 1))}) are in classes smaller than 5."
         )
     if leakage is not None and leakage.rows:
         top = leakage.rows[0]
         out.append(
             f"Knowing {top.attribute} reveals the most about who a record is: "
-            f"{_percent(top.normalized)} of the information needed to single out a record."
+            f"{percent(top.normalized)} of the information needed to single out a record."
         )
     if privacy is not None:
         for row in privacy.rows:
             rule = (
                 "at least one look-alike has another value"
                 if privacy.p == 0
-                else f"more than {_percent(privacy.p)} of look-alikes have another value"
+                else f"more than {percent(privacy.p)} of look-alikes have another value"
             )
             out.append(
-                f"{_percent(row.protected_share)} of records keep their {row.sensitive} protected "
+                f"{percent(row.protected_share)} of records keep their {row.sensitive} protected "
                 f"({rule}) whatever combination of {privacy.known_text} is known."
             )
     if generalization is not None:

@@ -12,7 +12,8 @@ from ..measures.utility import MEASURE_NAMES
 
 if TYPE_CHECKING:
     from .release_view import ReleaseView
-from .report import RELEASE_VIEW_SECTION, RiskReport, _percent
+from ..core.numbers import percent
+from .report import RELEASE_VIEW_SECTION, RiskReport
 
 # --------------------------------------------------------------------------- HTML
 
@@ -126,9 +127,9 @@ def release_view_html(view: ReleaseView) -> str:
                         s.trained_on,
                         f"{s.records:,}",
                         f"{s.classes:,}",
-                        _percent(s.mean),
-                        _percent(s.sd),
-                        _percent(s.baseline),
+                        percent(s.mean),
+                        percent(s.sd),
+                        percent(s.baseline),
                     )
                     for s in (c.released, c.original)
                 ],
@@ -240,9 +241,7 @@ def render_html(report: RiskReport) -> str:
     r = report.risk
     if r is not None:
         parts.append(f"<p>Quasi-identifiers: {_e(', '.join(r.quasi_identifiers))}</p>")
-        below = [
-            (f"records in classes < {t}", f"{n:,} ({_percent(n / max(r.records, 1))})") for t, n in r.records_below
-        ]
+        below = [(f"records in classes < {t}", f"{n:,} ({percent(n / max(r.records, 1))})") for t, n in r.records_below]
         parts.append(
             _table(
                 ("measure", "value"),
@@ -250,7 +249,7 @@ def render_html(report: RiskReport) -> str:
                     ("records", f"{r.records:,}"),
                     ("equivalence classes", f"{r.classes:,}"),
                     ("k", f"{r.k:,}"),
-                    ("unique records", f"{r.unique_records:,} ({_percent(r.unique_share)})"),
+                    ("unique records", f"{r.unique_records:,} ({percent(r.unique_share)})"),
                     *below,
                 ],
             )
@@ -267,17 +266,17 @@ def render_html(report: RiskReport) -> str:
     a = report.attacker
     if a is not None:
         above = [
-            (f"records with prosecutor risk above {t:g}", f"{n:,} ({_percent(n / max(a.records, 1))})")
+            (f"records with prosecutor risk above {t:g}", f"{n:,} ({percent(n / max(a.records, 1))})")
             for t, n in a.records_above
         ]
         parts.append(
             _table(
                 ("measure", "value"),
                 [
-                    ("prosecutor risk, highest (1 / k)", _percent(a.prosecutor_highest)),
-                    ("prosecutor risk, average", _percent(a.prosecutor_average)),
+                    ("prosecutor risk, highest (1 / k)", percent(a.prosecutor_highest)),
+                    ("prosecutor risk, average", percent(a.prosecutor_average)),
                     *above,
-                    ("marketer risk", _percent(a.marketer)),
+                    ("marketer risk", percent(a.marketer)),
                 ],
             )
         )
@@ -341,7 +340,7 @@ def render_html(report: RiskReport) -> str:
         parts.append(
             _table(
                 ("sensitive attribute", "records protected", "median minimum PPP"),
-                [(row.sensitive, _percent(row.protected_share), f"{row.median_min_ppp:.3f}") for row in pv.rows],
+                [(row.sensitive, percent(row.protected_share), f"{row.median_min_ppp:.3f}") for row in pv.rows],
             )
         )
     parts.append(_notes_for(report, "Individual privacy"))

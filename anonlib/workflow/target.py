@@ -41,6 +41,7 @@ from ..core.dataset import Dataset
 from ..core.equivalence import encode
 from ..core.errors import ParameterError, RecipeError, join_names
 from ..core.metrics import whole_k
+from ..core.numbers import percent
 from ..measures.models import ModelRequirement, acceptance
 from ..transformations.suppression import marked_codes, wildcard_matches
 from .fields import read_list, read_number, read_object, read_whole
@@ -79,7 +80,7 @@ class ReleaseTarget:
         """The target in words."""
         parts = [f"k = {self.k}", *(r.describe() for r in self.requirements)]
         parts.append(
-            f"at most {_percent(self.max_suppressed)} of records suppressed"
+            f"at most {percent(self.max_suppressed, compact=True)} of records suppressed"
             if self.max_suppressed
             else "no record suppressed"
         )
@@ -229,9 +230,9 @@ class TargetCheck:
         >>> ReleaseTarget(k=1).check(ds).sentence()
         'Met: all 3 records are in classes meeting k = 1.'
         """
-        limit = _percent(self.target.max_suppressed)
+        limit = percent(self.target.max_suppressed, compact=True)
         suppressed = (
-            f" {records(self.suppressed_records)} ({_percent(self.suppressed_share)}) suppressed so far."
+            f" {records(self.suppressed_records)} ({percent(self.suppressed_share, compact=True)}) suppressed so far."
             if self.suppressed_records
             else ""
         )
@@ -240,13 +241,13 @@ class TargetCheck:
         failing = self.failing_records
         if failing == 0:
             return (
-                f"Not met: {records(self.suppressed_records)} ({_percent(self.suppressed_share)}) are "
+                f"Not met: {records(self.suppressed_records)} ({percent(self.suppressed_share, compact=True)}) are "
                 f"suppressed, more than the limit of {limit}."
             )
         share = failing / self.records if self.records else 0.0
         one = failing == 1
         head = (
-            f"{failing:,} of {records(self.records)} ({_percent(share)}) {'is' if one else 'are'} in "
+            f"{failing:,} of {records(self.records)} ({percent(share, compact=True)}) {'is' if one else 'are'} in "
             f"{'a class' if self.failing_classes == 1 else 'classes'} failing {self._failing_what()}"
         )
         if self.met_after_suppression:
@@ -271,19 +272,6 @@ def records(n: int) -> str:
     ('1 record', '2,000 records')
     """
     return f"{n:,} record" + ("" if n == 1 else "s")
-
-
-def _percent(share: float) -> str:
-    """A share as a short percentage: 0%, 0.02%, 1.5%, 33.3%.
-
-    >>> _percent(0.0), _percent(0.0002), _percent(1 / 3), _percent(0.25)
-    ('0%', '0.02%', '33.3%', '25%')
-    """
-    if share == 0:
-        return "0%"
-    value = 100 * share
-    text = f"{value:.2g}" if value < 1 else f"{value:.1f}"
-    return (text[:-2] if text.endswith(".0") else text) + "%"
 
 
 def _failing_classes(

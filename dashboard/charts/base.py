@@ -63,25 +63,25 @@ PALETTES = {
 DEFAULT_PALETTE = "colour-blind safe"
 
 
-def _escape(value: object) -> str:
+def escape_text(value: object) -> str:
     """User text (column names, values) for hover and customdata: plotly renders
     a subset of HTML there (links, bold), so every user string is HTML-escaped.
 
-    >>> _escape('<a href="x">Zip</a>')
+    >>> escape_text('<a href="x">Zip</a>')
     '&lt;a href=&quot;x&quot;&gt;Zip&lt;/a&gt;'
     """
     return html.escape(str(value))
 
 
-def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
+def laid_out(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     # titles name user columns, and plotly renders HTML in them: escape (no title uses markup)
     import textwrap
 
     fig.update_layout(
-        title=_escape(title),
+        title=escape_text(title),
         # long axis titles on two lines: plotly cuts them at the plot's edge in a 1024 px window
-        xaxis_title="<br>".join(textwrap.wrap(_escape(x), 80)) if len(x) > 80 else _escape(x),
-        yaxis_title=_escape(y),
+        xaxis_title="<br>".join(textwrap.wrap(escape_text(x), 80)) if len(x) > 80 else escape_text(x),
+        yaxis_title=escape_text(y),
         template="plotly_white",
         margin=dict(l=10, r=10, t=50, b=10),
         hoverlabel=dict(namelength=-1),
@@ -89,19 +89,19 @@ def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     return fig
 
 
-def _titled(fig: go.Figure, title: str, subtitle: str = "", width: int = 80) -> go.Figure:
+def titled(fig: go.Figure, title: str, subtitle: str = "", width: int = 80) -> go.Figure:
     """A title with a smaller note under it (wrapped so it fits a 1024 px window),
     both escaped (they may name user columns).
 
-    >>> _titled(go.Figure(), "Leakage", "a <b> note").layout.title.text
+    >>> titled(go.Figure(), "Leakage", "a <b> note").layout.title.text
     'Leakage<br><sup>a &lt;b&gt; note</sup>'
     """
     import textwrap
 
-    text = _escape(title)
+    text = escape_text(title)
     if subtitle:
         lines = textwrap.wrap(subtitle, width) or [""]
-        text += "".join(f"<br><sup>{_escape(line)}</sup>" for line in lines)
+        text += "".join(f"<br><sup>{escape_text(line)}</sup>" for line in lines)
         top = max(int(fig.layout.margin.t or 50), 60 + 18 * len(lines))  # the notes clear the top tick label
         fig.update_layout(margin=dict(t=top))
     return fig.update_layout(title=text)
@@ -117,9 +117,7 @@ def _all_equal(values: Sequence) -> bool:
     return len(values) > 1 and all(v == values[0] for v in values[1:])
 
 
-def _compared_bars(
-    table, label: str, metrics: Sequence[tuple[str, str, str]], *, columns: int, title: str
-) -> go.Figure:
+def compared_bars(table, label: str, metrics: Sequence[tuple[str, str, str]], *, columns: int, title: str) -> go.Figure:
     """Small multiples: one subplot per metric, one coloured bar per row of
     ``table`` named in the legend (long names would collide under the bars).
     A subplot whose bars are all equal says so in its title; with a single row
@@ -132,7 +130,7 @@ def _compared_bars(
     names = [str(n) for n in table[label]]
     # "(all equal: ...)" on a line of its own: beside the name it runs into the next subplot's title at 1024 px
     titles = [
-        _escape(name) + (f"<br>(all equal: {table[column].iloc[0]:{fmt}})" if _all_equal(table[column]) else "")
+        escape_text(name) + (f"<br>(all equal: {table[column].iloc[0]:{fmt}})" if _all_equal(table[column]) else "")
         for column, name, fmt in metrics
     ]
     note = "one run only: nothing to compare" if len(names) == 1 else ""
@@ -142,13 +140,13 @@ def _compared_bars(
         for m, (column, metric_name, fmt) in enumerate(metrics):
             fig.add_trace(
                 go.Bar(
-                    x=[_escape(name)],
+                    x=[escape_text(name)],
                     y=[table[column].iloc[i]],
-                    name=_escape(name),
+                    name=escape_text(name),
                     legendgroup=str(i),
                     showlegend=m == 0,
                     marker_color=QUALITATIVE[i % len(QUALITATIVE)],
-                    hovertemplate=f"%{{x}}<br>{_escape(metric_name)}: %{{y:{fmt}}}<extra></extra>",
+                    hovertemplate=f"%{{x}}<br>{escape_text(metric_name)}: %{{y:{fmt}}}<extra></extra>",
                 ),
                 row=m // columns + 1,
                 col=m % columns + 1,
@@ -163,4 +161,4 @@ def _compared_bars(
         legend=dict(orientation="h", yanchor="top", y=-0.04, x=0),
         height=300 * rows + 80,
     )
-    return _titled(fig, title, note)
+    return titled(fig, title, note)

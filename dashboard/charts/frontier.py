@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import DEFAULT_PALETTE, PALETTES, QUALITATIVE, Palette, _layout
+from .base import DEFAULT_PALETTE, PALETTES, QUALITATIVE, Palette, laid_out
 
 # --- frontier ---
 
@@ -106,7 +106,7 @@ def frontier_figure(
         )
     fig.update_xaxes(range=[-0.02, 1.02])
     fig.update_yaxes(range=[-0.02, 1.02])
-    fig = _layout(fig, "Risk-utility frontier", "re-identification risk", "information loss (KL / KL of top)")
+    fig = laid_out(fig, "Risk-utility frontier", "re-identification risk", "information loss (KL / KL of top)")
     # the legend under the plot: on the right it would take a third of a 1024 px window
     return fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, x=0), height=520)
 
@@ -143,7 +143,7 @@ def area_trace_figure(
         )
     if optimum is not None:
         fig.add_hline(y=optimum, line_dash="dot", annotation_text="exhaustive optimum")
-    return _layout(fig, "Area under the frontier (smaller is better)", "policies evaluated", "area")
+    return laid_out(fig, "Area under the frontier (smaller is better)", "policies evaluated", "area")
 
 
 def clicked_frontier_policy(event: object, n_frontier: int) -> int | None:

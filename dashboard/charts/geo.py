@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import DEFAULT_PALETTE, PALETTES, _compared_bars, _escape
+from .base import DEFAULT_PALETTE, PALETTES, compared_bars, escape_text
 
 # --- geo ---
 
@@ -159,7 +159,7 @@ def geo_map_figure(
                 )
     if points is not None and len(points):
         where = ""
-        data = [[_escape(v) for v in points["region_id"]], [_escape(v) for v in points["aggregated_region"]]]
+        data = [[escape_text(v) for v in points["region_id"]], [escape_text(v) for v in points["aggregated_region"]]]
         if {"lon", "lat"} <= set(points.columns):
             data.append(
                 [
@@ -214,7 +214,7 @@ def geo_map_figure(
             ),
             customdata=np.column_stack(
                 [
-                    [_escape(v) for v in used.index],
+                    [escape_text(v) for v in used.index],
                     used["regions"],
                     used["records"],
                     used["anonymity"],
@@ -230,7 +230,7 @@ def geo_map_figure(
             name="sites",
         )
     )
-    projection = f"; projection {_escape(crs)}" if crs else ""
+    projection = f"; projection {escape_text(crs)}" if crs else ""
     fig.update_yaxes(scaleanchor="x", scaleratio=1, showgrid=False, zeroline=False, title="south to north (km)")
     fig.update_xaxes(showgrid=False, zeroline=False, title=f"west to east (km{projection})", automargin=True)
     # Height follows the data's aspect ratio (the axes keep 1 km = 1 km) on a plot about
@@ -265,4 +265,4 @@ def geo_metrics_figure(table, label: str = "method", title: str = "The paper's F
     """
     formats = {"discernibility": ",.0f", "suppressed (%)": ".4g"}  # discernibility in full: 975,686
     metrics = [(column, title, formats.get(column, ",.4g")) for column, title in GEO_METRICS]
-    return _compared_bars(table, label, metrics, columns=2, title=title)
+    return compared_bars(table, label, metrics, columns=2, title=title)

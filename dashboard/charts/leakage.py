@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .base import DEFAULT_PALETTE, PALETTES, QUALITATIVE, SAFE, _compared_bars, _escape, _layout, _titled
+from .base import DEFAULT_PALETTE, PALETTES, QUALITATIVE, SAFE, compared_bars, escape_text, laid_out, titled
 
 # --- leakage ---
 
@@ -35,7 +35,7 @@ def leakage_figure(table, title: str = "Information leakage per query attribute"
             orientation="h",
             marker_color=SAFE,
             customdata=[
-                [int(n), float(b), _escape(a)] for n, b, a in zip(ordered["partitions"], ordered["loss"], labels)
+                [int(n), float(b), escape_text(a)] for n, b, a in zip(ordered["partitions"], ordered["loss"], labels)
             ],
             hovertemplate="%{customdata[2]}<br>normalized %{x:.5f}<br>%{customdata[1]:.5f} bits<br>"
             "%{customdata[0]:,} partitions<extra></extra>",
@@ -43,7 +43,7 @@ def leakage_figure(table, title: str = "Information leakage per query attribute"
     )
     fig.update_xaxes(range=[0, 1])
     fig.update_layout(height=max(260, 28 * len(labels) + 90))
-    return _layout(fig, title, "normalized average information loss (0 = nothing, 1 = identifies everyone)", "")
+    return laid_out(fig, title, "normalized average information loss (0 = nothing, 1 = identifies everyone)", "")
 
 
 def leakage_before_after_figure(comparison, palette: str = DEFAULT_PALETTE) -> go.Figure:
@@ -64,7 +64,7 @@ def leakage_before_after_figure(comparison, palette: str = DEFAULT_PALETTE) -> g
                 x=comparison["attribute"].tolist(),
                 y=comparison[when].tolist(),
                 marker_color=colours.neutral if when == "before" else colours.safe,
-                customdata=[_escape(_attribute_text(a)) for a in comparison["attribute"]],
+                customdata=[escape_text(_attribute_text(a)) for a in comparison["attribute"]],
                 hovertemplate="%{customdata}: %{y:.5f}<extra>" + when + "</extra>",
             )
             for when in ("before", "after")
@@ -72,10 +72,10 @@ def leakage_before_after_figure(comparison, palette: str = DEFAULT_PALETTE) -> g
     )
     fig.update_yaxes(range=[0, 1])
     fig.update_layout(barmode="group")
-    fig = _layout(fig, "", "query attribute", "normalized leakage")
+    fig = laid_out(fig, "", "query attribute", "normalized leakage")
     unchanged = len(comparison) and (comparison["before"] == comparison["after"]).all()
     note = "no attribute's leakage changed: the anonymized table leaks as much as the original" if unchanged else ""
-    return _titled(fig, "Leakage before and after anonymization", note)
+    return titled(fig, "Leakage before and after anonymization", note)
 
 
 def tree_layout(parents) -> tuple[list[float], list[int]]:
@@ -148,9 +148,11 @@ def search_tree_figure(
 
 def _node_hover(node, shield) -> str:
     how = (
-        f"<br>reached by raising {_escape(node.attribute)}" if node.attribute is not None else "<br>the table as it is"
+        f"<br>reached by raising {escape_text(node.attribute)}"
+        if node.attribute is not None
+        else "<br>the table as it is"
     )
-    levels = ", ".join(f"{_escape(a)} {v}" for a, v in zip(shield, node.levels))
+    levels = ", ".join(f"{escape_text(a)} {v}" for a, v in zip(shield, node.levels))
     verdict = (
         "meets k" if node.violations == 0 else f"{node.violations:,} distinct combinations in classes smaller than k"
     )
@@ -176,7 +178,7 @@ def _whole_tree_figure(tree, shield, chosen, palette: str, title: str | None) ->
         edge_y += [y[p], y[i], None]
         label_x.append(x[p] + 0.7 * (x[i] - x[p]))  # near the child: siblings' labels stay apart
         label_y.append(y[p] + 0.7 * (y[i] - y[p]))
-        label_text.append(_escape(node.attribute))
+        label_text.append(escape_text(node.attribute))
     crowded = sum(1 for i in range(len(tree)) if i not in {n.parent for n in tree}) > TREE_EDGE_LABELS_UP_TO
     if crowded:  # the attribute raised is in each node's hover instead
         label_x, label_y, label_text = [], [], []
@@ -224,8 +226,8 @@ def _whole_tree_figure(tree, shield, chosen, palette: str, title: str | None) ->
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     fig.update_layout(height=max(320, 90 * (max(depth) + 1) + 60))
-    fig = _layout(fig, "", "", "")
-    return _titled(
+    fig = laid_out(fig, "", "", "")
+    return titled(
         fig,
         title or "Search tree (black ring: the result; blue: meets k)",
         TREE_WORDS + " Hover a node for its levels.",
@@ -278,7 +280,7 @@ def _tree_path_figure(tree, shield, chosen, palette: str) -> go.Figure:
                 x=side_x,
                 y=side_y,
                 mode="markers+text" if widest <= 6 else "markers",
-                text=[_escape(n.attribute) for n in side_nodes],
+                text=[escape_text(n.attribute) for n in side_nodes],
                 textposition="bottom center",
                 textfont=dict(size=10, color="#777777"),
                 marker=dict(
@@ -294,7 +296,7 @@ def _tree_path_figure(tree, shield, chosen, palette: str) -> go.Figure:
                 x=[0] * len(spine),
                 y=spine_y,
                 mode="markers+text",
-                text=[n.label + (f" (+{_escape(n.attribute)})" if n.attribute is not None else "") for n in spine],
+                text=[n.label + (f" (+{escape_text(n.attribute)})" if n.attribute is not None else "") for n in spine],
                 textposition="middle left",
                 marker=dict(
                     size=13,
@@ -311,8 +313,8 @@ def _tree_path_figure(tree, shield, chosen, palette: str) -> go.Figure:
     fig.update_yaxes(visible=False, range=[-(len(path) - 0.5), 0.6])
     fig.update_layout(height=max(320, 46 * len(path) + 150), showlegend=False)
     what = "result (black ring)" if chosen is not None else "best table found"
-    fig = _layout(fig, "", "", "")
-    return _titled(
+    fig = laid_out(fig, "", "", "")
+    return titled(
         fig,
         "Search tree, collapsed",
         f"{len(tree):,} tables were checked; shown are the {len(path)} on the path from the table as it is to the "
@@ -336,7 +338,7 @@ def method_comparison_figure(results) -> go.Figure:
         ("generated", "tables generated", ",d"),
         ("seconds", "seconds", ".3g"),
     ]
-    return _compared_bars(results, "method", metrics, columns=3, title="The three search methods")
+    return compared_bars(results, "method", metrics, columns=3, title="The three search methods")
 
 
 def experiment_figure(experiment, metric: str = "rows", dataset: str | None = None) -> go.Figure:
@@ -399,7 +401,7 @@ def experiment_figure(experiment, metric: str = "rows", dataset: str | None = No
         "seconds": "seconds",
         "generalizations": "levels of the result",
     }
-    return _layout(
+    return laid_out(
         fig,
         f"Heart-disease experiment: {names.get(metric, metric)}",
         "anonymity requirement <shield>, k",
@@ -431,7 +433,7 @@ def hierarchy_figure(nodes, attribute: str, palette: str = DEFAULT_PALETTE) -> g
         go.Icicle(
             ids=ids,
             parents=parents,
-            labels=[_escape(nodes[i].label) for i in drawn],
+            labels=[escape_text(nodes[i].label) for i in drawn],
             values=sizes,
             branchvalues="total",
             tiling=dict(orientation="h"),
@@ -450,4 +452,4 @@ def hierarchy_figure(nodes, attribute: str, palette: str = DEFAULT_PALETTE) -> g
     note = "Boxes as tall as their records" if counted else "Boxes as tall as their original values"
     if leaves > TREE_LEAVES_DRAWN:
         note += f"; the {leaves:,} original values are left out (level 1 upwards shown)"
-    return _titled(fig, f"Hierarchy of {attribute}, top level on the left", note + ". Click a box to open it.")
+    return titled(fig, f"Hierarchy of {attribute}, top level on the left", note + ". Click a box to open it.")

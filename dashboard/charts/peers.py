@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import AT_RISK, PALETTES, SAFE, _escape, _layout
+from .base import AT_RISK, PALETTES, SAFE, escape_text, laid_out
 
 # --- peers ---
 
@@ -60,9 +60,11 @@ def privacy_heatmap(
         texts = np.empty((n_rows, n_cols), dtype=object)
         for r in range(n_rows):
             for c, i in enumerate(order):
-                who = f"record {i + 1}" + (f": {_escape(individual_text[i])}" if individual_text is not None else "")
-                note = f"<br>worst: {_escape(cell_notes[r, i])}" if cell_notes is not None else ""
-                texts[r, c] = f"{_escape(row_labels[r])}<br>{value_label} {values[r, i]:.3f}<br>{who}{note}"
+                who = f"record {i + 1}" + (
+                    f": {escape_text(individual_text[i])}" if individual_text is not None else ""
+                )
+                note = f"<br>worst: {escape_text(cell_notes[r, i])}" if cell_notes is not None else ""
+                texts[r, c] = f"{escape_text(row_labels[r])}<br>{value_label} {values[r, i]:.3f}<br>{who}{note}"
         x_title = columns.description
     else:
         lows = columns.aggregate(values, "min")
@@ -78,12 +80,12 @@ def privacy_heatmap(
                 counts = counts.reshape(n_cols, len(uniques))
                 top = counts.argmax(axis=1)
                 common = [
-                    f"<br>most often worst: {_escape(uniques[top[c]])} ({100 * counts[c, top[c]] / sizes[c]:.0f}%)"
+                    f"<br>most often worst: {escape_text(uniques[top[c]])} ({100 * counts[c, top[c]] / sizes[c]:.0f}%)"
                     for c in range(n_cols)
                 ]
             for c in range(n_cols):
                 texts[r, c] = (
-                    f"{_escape(row_labels[r])}<br>bin {c + 1}: {sizes[c]:,} records<br>"
+                    f"{escape_text(row_labels[r])}<br>bin {c + 1}: {sizes[c]:,} records<br>"
                     f"mean {value_label} {z[r, c]:.3f}, lowest {lows[r, c]:.3f}<br>"
                     f"{100 * at_risk[r, c]:.0f}% at or below {threshold:g}{common[c]}"
                 )
@@ -103,7 +105,7 @@ def privacy_heatmap(
     )
     fig.update_xaxes(showticklabels=n_cols <= 40)
     fig.update_yaxes(autorange="reversed")
-    fig = _layout(fig, title, x_title, "")
+    fig = laid_out(fig, title, x_title, "")
     fig.update_layout(height=max(260, 60 + 34 * n_rows))
     return fig
 
@@ -121,7 +123,7 @@ def generalization_figure(table, baseline: float, variable: str, p: float) -> go
     [[50.0, 70.0, 60.0], [70.0, 60.0]]
     """
     hover = [
-        f"{c} categories of width {w:g} (offset {o:g}, first {_escape(f)})<br>{100 * s:.1f}% protected"
+        f"{c} categories of width {w:g} (offset {o:g}, first {escape_text(f)})<br>{100 * s:.1f}% protected"
         for c, w, o, f, s in zip(
             table["categories"], table["width"], table["offset"], table["first category"], table["protected share"]
         )
@@ -157,7 +159,7 @@ def generalization_figure(table, baseline: float, variable: str, p: float) -> go
         annotation_text=f"not generalized: {100 * baseline:.1f}%",
     )
     fig.update_yaxes(range=[0, 100])
-    return _layout(
+    return laid_out(
         fig,
         f"Generalizing {variable}: records with p-upward privacy (p = {p:g})",
         f"number of categories of {variable}",
@@ -184,7 +186,7 @@ def npp_histogram(npp: np.ndarray, weights: np.ndarray, variable: str) -> go.Fig
     fig = go.Figure(
         go.Bar(x=labels, y=counts, marker_color=colours, hovertemplate="NPP %{x}: %{y:,} records<extra></extra>")
     )
-    return _layout(
+    return laid_out(
         fig,
         f"Protective peers of {variable} with maximum auxiliary information",
         "number of protective peers (NPP)",

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from anonlib.workflow.release_view import ClassifierComparison, ColumnView
 
-from .base import DEFAULT_PALETTE, PALETTES, _escape, _layout, _titled
+from .base import DEFAULT_PALETTE, PALETTES, escape_text, laid_out, titled
 
 SHOWN_BARS = 40  # a view lists at most this many values (anonlib.workflow.release_view.MAX_VALUES)
 
@@ -31,7 +31,7 @@ def distribution_figure(view: ColumnView, palette: str = DEFAULT_PALETTE) -> go.
     """
     colours = PALETTES[palette]
     rows = view.counts[:SHOWN_BARS]
-    labels = [_escape(r.value) for r in rows]
+    labels = [escape_text(r.value) for r in rows]
     before = [r.before for r in rows]
     fig = go.Figure()
     fig.add_bar(
@@ -54,7 +54,7 @@ def distribution_figure(view: ColumnView, palette: str = DEFAULT_PALETTE) -> go.
         hovertemplate="%{x}<br>release: %{y:,} records<extra></extra>",
     )
     what = "bins of numbers" if view.kind == "number" else "values shown"
-    _layout(fig, "", f"{view.column} ({what})", "records")
+    laid_out(fig, "", f"{view.column} ({what})", "records")
     fig.update_layout(barmode="overlay")  # the release's narrower bar inside the loaded file's: both stay visible
     fig.update_xaxes(type="category")
     notes = []
@@ -64,7 +64,7 @@ def distribution_figure(view: ColumnView, palette: str = DEFAULT_PALETTE) -> go.
         notes.append("values the loaded file never shows have no loaded-file bar")
     if len(view.counts) > SHOWN_BARS:
         notes.append(f"the first {SHOWN_BARS} of {len(view.counts)} values")
-    return _titled(
+    return titled(
         fig, f"{view.column}: records per value, loaded file and release", "; ".join(notes) + ("." if notes else "")
     )
 
@@ -93,9 +93,9 @@ def accuracy_figure(comparison: ClassifierComparison, palette: str = DEFAULT_PAL
         marker_color=colours.neutral,
         hovertemplate="always guessing the most common value: %{y:.1f}%<extra></extra>",
     )
-    _layout(fig, "", "trained and cross-validated on", "records predicted right (%)")
+    laid_out(fig, "", "trained and cross-validated on", "records predicted right (%)")
     fig.update_layout(barmode="group", yaxis_range=[0, 100])
-    return _titled(
+    return titled(
         fig,
         f"Predicting {comparison.column}: accuracy trained on the release and on the loaded file",
         f"{comparison.model}; took {comparison.seconds:.1f} s.",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import AT_RISK, DEFAULT_PALETTE, PALETTES, SAFE, _layout
+from .base import AT_RISK, DEFAULT_PALETTE, PALETTES, SAFE, laid_out
 
 _SIZE_BINS = (1, 2, 3, 4, 5, 10, 20, 50, 100, 500, 1000)
 
@@ -71,7 +71,7 @@ def class_size_bins(vectors: Sequence[Sequence[int]], max_bars: int = 30) -> Siz
     )
 
 
-def _count_axis(fig: go.Figure, values: Sequence[np.ndarray]) -> None:
+def count_axis(fig: go.Figure, values: Sequence[np.ndarray]) -> None:
     """Whole numbers on a count axis; a log scale when the counts span more than
     two orders of magnitude, so a bar of 1 class next to one of 5,000 stays visible."""
     nonzero = np.concatenate([np.asarray(v)[np.asarray(v) > 0] for v in values]) if len(values) else np.array([])
@@ -108,8 +108,8 @@ def anonymity_vector_figure(vector: Sequence[int], k_threshold: int = 5, title: 
         )
     )
     fig.update_xaxes(type="category")
-    _count_axis(fig, [classes])
-    return _layout(
+    count_axis(fig, [classes])
+    return laid_out(
         fig,
         title or f"Anonymity vector (orange: classes smaller than {k_threshold})",
         "equivalence-class size j",
@@ -136,7 +136,7 @@ def records_at_risk_figure(records_below: Sequence[tuple[int, int]], total: int)
         )
     )
     fig.update_yaxes(range=[0, 100])
-    return _layout(fig, "Records at risk", "", "% of records")
+    return laid_out(fig, "Records at risk", "", "% of records")
 
 
 # --- re-identification risk (anonlib.measures.risk) ---
@@ -191,7 +191,7 @@ def risk_distribution_figure(
     fig.update_xaxes(type="category")
     fig.update_yaxes(range=[0, 102])
     fig.update_layout(legend=dict(orientation="h", y=-0.25), bargap=0.15)
-    return _layout(
+    return laid_out(
         fig,
         title or f"Prosecutor risk of the records (bands above {100 * threshold:g}% highlighted)",
         "re-identification risk (1 / class size)",

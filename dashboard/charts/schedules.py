@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import QUALITATIVE, SAFE, _escape, _layout, _titled
-from .risk import _count_axis, class_size_bins
+from .base import QUALITATIVE, SAFE, escape_text, laid_out, titled
+from .risk import class_size_bins, count_axis
 
 # --- schedules ---
 
@@ -40,16 +40,16 @@ def schedule_vectors_figure(vectors: dict[str, Sequence[int]]) -> go.Figure:
                 y=bins.classes[position].tolist(),
                 marker_color=QUALITATIVE[position % len(QUALITATIVE)],
                 customdata=bins.records[position].tolist(),
-                hovertemplate=f"{_escape(name)}<br>class size %{{x}}<br>%{{y:,}} classes<br>%{{customdata:,}} records<extra></extra>",
+                hovertemplate=f"{escape_text(name)}<br>class size %{{x}}<br>%{{y:,}} classes<br>%{{customdata:,}} records<extra></extra>",
             )
         )
     fig.update_layout(barmode="group", legend_title_text="schedule")
     fig.update_xaxes(type="category")
-    _count_axis(fig, bins.classes)
+    count_axis(fig, bins.classes)
     same = _identical_groups({n: _trimmed(vectors[n]) for n in names})
     note = "; ".join(" and ".join(group) + ": identical vectors" for group in same)
-    fig = _layout(fig, "", "equivalence-class size j", "number of classes k(j)")
-    return _titled(fig, "Anonymity vectors: classes of each size (fewer on the left is better)", note)
+    fig = laid_out(fig, "", "equivalence-class size j", "number of classes k(j)")
+    return titled(fig, "Anonymity vectors: classes of each size (fewer on the left is better)", note)
 
 
 def _trimmed(vector: Sequence[int]) -> tuple[int, ...]:
@@ -88,7 +88,7 @@ def resource_load_figure(labels: Sequence[str], capacity: Sequence[int], assigne
                 y=list(capacity),
                 marker_color="rgba(0,0,0,0)",
                 marker_line=dict(color="#000000", width=1),
-                customdata=[_escape(x) for x in labels],
+                customdata=[escape_text(x) for x in labels],
                 hovertemplate="%{customdata}: capacity %{y:,}<extra></extra>",
             ),
             go.Bar(
@@ -96,15 +96,15 @@ def resource_load_figure(labels: Sequence[str], capacity: Sequence[int], assigne
                 x=labels,
                 y=list(assigned),
                 marker_color=SAFE,
-                customdata=[_escape(x) for x in labels],
+                customdata=[escape_text(x) for x in labels],
                 hovertemplate="%{customdata}: %{y:,} records<extra></extra>",
             ),
         ]
     )
     fig.update_layout(barmode="overlay")
     fig.update_xaxes(type="category")
-    _count_axis(fig, [np.asarray(capacity), np.asarray(assigned)])
-    return _layout(fig, "Load per resource", "resource", "records (seats)")
+    count_axis(fig, [np.asarray(capacity), np.asarray(assigned)])
+    return laid_out(fig, "Load per resource", "resource", "records (seats)")
 
 
 def table10_figure(frame, ours: str, paper: str, title: str) -> go.Figure:
@@ -137,4 +137,4 @@ def table10_figure(frame, ours: str, paper: str, title: str) -> go.Figure:
         ]
     )
     fig.update_xaxes(type="category")
-    return _layout(fig, title, "population size N", "mean improvement (%)")
+    return laid_out(fig, title, "population size N", "mean improvement (%)")

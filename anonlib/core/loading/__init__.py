@@ -64,7 +64,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import DataFileError, FileTooLargeError, join_names
-from .columns import _clean_names, _header_note, _missing_note, _Typed, _typed_column
+from .columns import Typed, clean_names, header_note, missing_note, typed_values
 from .source import (
     CSV_INJECTION_PREFIXES,
     DEFAULT_MAX_BYTES,
@@ -76,13 +76,13 @@ from .source import (
     FORMULA_PREFIXES,
     MISSING_MARKERS,
     LoadedTable,
-    _detect_format,
-    _open_source,
-    _too_large,
+    detect_format,
     gunzip,
+    open_source,
+    too_large,
 )
-from .spreadsheets import _read_excel, _read_parquet
-from .text import _Cells, _read_text
+from .spreadsheets import read_excel, read_parquet
+from .text import Cells, read_text
 
 # --- the one entry point ----------------------------------------------------------------
 
@@ -112,24 +112,24 @@ def load_table(
     >>> load_table(b"zip,sex,2019\\n52001,M,3\\n52001,M,4\\n").frame.columns.tolist()
     ['zip', 'sex', '2019']
     """
-    src = _open_source(source, name, max_bytes)
+    src = open_source(source, name, max_bytes)
     if delimiter is not None and delimiter not in DELIMITERS and len(delimiter) != 1:
         raise DataFileError("The delimiter must be a single character such as , ; | or TAB.")
-    fmt = _detect_format(src.head, src.name)
+    fmt = detect_format(src.head, src.name)
     limits = (max_columns, max_cells, max_bytes, missing_markers, allow_empty)
     if fmt == "excel":
-        return _table(src.name, "excel", _read_excel(src, header, max_columns, max_bytes), *limits)
+        return _table(src.name, "excel", read_excel(src, header, max_columns, max_bytes), *limits)
     if fmt == "parquet":
-        return _table(src.name, "parquet", _read_parquet(src, max_columns, max_cells), *limits)
+        return _table(src.name, "parquet", read_parquet(src, max_columns, max_cells), *limits)
     return _table(
-        src.name, "csv", _read_text(src, delimiter, encoding, header, max_columns, max_cells, missing_markers), *limits
+        src.name, "csv", read_text(src, delimiter, encoding, header, max_columns, max_cells, missing_markers), *limits
     )
 
 
 def _table(
     name: str,
     fmt: str,
-    cells: _Cells,
+    cells: Cells,
     max_columns: int,
     max_cells: int,
     max_bytes: int,
@@ -168,19 +168,19 @@ def _table(
     cells.columns.clear()
     del columns
 
-    def typed_column(j: int) -> _Typed:
+    def typed_column(j: int) -> Typed:
         column, raw[j] = raw[j], None
-        return _typed_column(column, markers)
+        return typed_values(column, markers)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         typed = list(pool.map(typed_column, range(len(raw))))
     text_bytes = sum(t.text_bytes for t in typed)
     if text_bytes > 4 * max_bytes:
-        raise _too_large("The text in the table takes", text_bytes, 4 * max_bytes)
+        raise too_large("The text in the table takes", text_bytes, 4 * max_bytes)
     notes = list(cells.notes)
-    names = _clean_names(cells.names, cells.header, notes)
+    names = clean_names(cells.names, cells.header, notes)
     frame = pd.DataFrame({n: t.values for n, t in zip(names, typed)}, copy=False)
-    notes.extend(note for note in (_header_note(cells, names), _missing_note(typed, names, fmt)) if note)
+    notes.extend(note for note in (header_note(cells, names), missing_note(typed, names, fmt)) if note)
     if frame.shape[1] == 1 and fmt == "csv":
         notes.append("Only one column was found; if the file uses another delimiter, choose it.")
     empty = [n for n, t in zip(names, typed) if t.missing == rows]

@@ -13,14 +13,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import join_names
-from .source import _INTEGER, _NUMBER, FORMULA_PREFIXES
-from .text import _Cells, _is_number
+from .source import FORMULA_PREFIXES, INTEGER, NUMBER
+from .text import Cells, is_number
 
 # --- typing --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Typed:
+class Typed:
     """One typed column and what was noticed on its distinct values."""
 
     values: object  # an Int64, float64 or string array of the column's length
@@ -91,7 +91,7 @@ def _text_bytes(column: pa.ChunkedArray) -> int:
     return total
 
 
-def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
+def typed_values(column: pa.ChunkedArray, markers: pa.Array) -> Typed:
     """Strip, mark missing values and convert one column of texts.
 
     A column of plain whole numbers is parsed at once (``_whole_numbers``). Any
@@ -105,7 +105,7 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
     """
     whole = _whole_numbers(column)
     if whole is not None:
-        return _Typed(pd.arrays.IntegerArray(whole, np.zeros(len(whole), bool)), 0)
+        return Typed(pd.arrays.IntegerArray(whole, np.zeros(len(whole), bool)), 0)
     given_dictionary = pa.types.is_dictionary(column.type)
     if given_dictionary:  # Parquet's text: codes come with it; its dictionary may hold unused values
         if any(len(chunk.dictionary) != len(column.chunk(0).dictionary) for chunk in column.chunks):
@@ -123,8 +123,8 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
     present = used & ~is_missing
     texts = values.filter(pa.array(present))
     kind = "text"
-    if _matches_all(texts, _NUMBER.pattern):
-        if _matches_all(texts, _INTEGER):
+    if _matches_all(texts, NUMBER.pattern):
+        if _matches_all(texts, INTEGER):
             if not _matches_any(texts, r"^[+-]?0\d") and not _matches_any(texts, r"^[+-]?0*\d{19,}$"):
                 kind = "integer"
         elif np.isfinite(pc.cast(texts, pa.float64()).to_numpy(zero_copy_only=False)).all():
@@ -133,16 +133,14 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
     untouched = kind == "text" and not given_dictionary and pc.all(pc.equal(values, raw)).as_py()
     if untouched and not any_missing:
         # already final: the text is kept as read, and no cell needs its code
-        return _Typed(
-            pd.arrays.ArrowStringArray(column.cast(pa.large_string())), 0, _matches_any(texts, _FORMULA_START)
-        )
+        return Typed(pd.arrays.ArrowStringArray(column.cast(pa.large_string())), 0, _matches_any(texts, _FORMULA_START))
     if untouched and np.count_nonzero(is_missing) <= _FEW_MARKERS:  # only the marker texts are compared
         marker_codes = np.flatnonzero(is_missing)
         masks, marker_counts = _marker_cells(column, [raw[int(code)] for code in marker_codes])
         counts = np.zeros(len(raw), np.int64)
         counts[marker_codes] = marker_counts
         kept = _without(column.cast(pa.large_string()), masks)
-        return _Typed(
+        return Typed(
             pd.arrays.ArrowStringArray(kept),
             kept.null_count,
             _matches_any(texts, _FORMULA_START),
@@ -158,19 +156,19 @@ def _typed_column(column: pa.ChunkedArray, markers: pa.Array) -> _Typed:
         numbers = np.zeros(len(raw) + 1, dtype=np.int64)
         numbers[:-1][present] = pc.cast(pc.replace_substring_regex(texts, r"^\+", ""), pa.int64()).to_numpy()
         mask = rows_missing if any_missing else np.zeros(len(codes), bool)
-        return _Typed(pd.arrays.IntegerArray(numbers[codes], mask), missing, markers=found)
+        return Typed(pd.arrays.IntegerArray(numbers[codes], mask), missing, markers=found)
     if kind == "float":
         numbers = np.full(len(raw) + 1, np.nan)
         numbers[:-1][present] = pc.cast(texts, pa.float64()).to_numpy(zero_copy_only=False)
-        return _Typed(numbers[codes], missing, markers=found)
+        return Typed(numbers[codes], missing, markers=found)
     formula_like = _matches_any(texts, _FORMULA_START)
     if untouched:  # final but for the missing values
         kept = _without(column.cast(pa.large_string()), _by_chunk(column, rows_missing))
-        return _Typed(pd.arrays.ArrowStringArray(kept), missing, formula_like, markers=found)
+        return Typed(pd.arrays.ArrowStringArray(kept), missing, formula_like, markers=found)
     kept = pc.if_else(pa.array(is_missing), pa.scalar(None, pa.large_string()), values)
     lengths = pc.fill_null(pc.binary_length(kept), 0).to_numpy(zero_copy_only=False)
     strings = pa.concat_arrays([kept, pa.nulls(1, pa.large_string())]).take(codes)  # code len(raw): no value
-    return _Typed(
+    return Typed(
         pd.arrays.ArrowStringArray(pa.chunked_array([strings])),
         missing,
         formula_like,
@@ -218,7 +216,7 @@ def _markers_found(
 _NO_VALUE = {"parquet": "null {}", "excel": "{} without a value"}
 
 
-def _missing_note(typed: Sequence[_Typed], names: Sequence[str], fmt: str) -> str | None:
+def missing_note(typed: Sequence[Typed], names: Sequence[str], fmt: str) -> str | None:
     """One sentence on the cells read as missing: how many of each marker, in which columns."""
     cells: dict[str, int] = {}
     where: dict[str, list[str]] = {}
@@ -238,7 +236,7 @@ def _missing_note(typed: Sequence[_Typed], names: Sequence[str], fmt: str) -> st
     return f"Read as missing values: {listed}."
 
 
-def _header_note(cells: _Cells, names: Sequence[str]) -> str | None:
+def header_note(cells: Cells, names: Sequence[str]) -> str | None:
     """What the header guess decided, when it may surprise: made-up names, or names that look like numbers."""
     if not cells.guessed:
         return None
@@ -247,7 +245,7 @@ def _header_note(cells: _Cells, names: Sequence[str]) -> str | None:
             f"The first row was read as data, not as column names (it looks like the rows below it), so the "
             f"columns are called 'column 1' to 'column {len(names)}'; if it holds the names, say that the file has a header."
         )
-    numeric = [str(n).strip() for n in cells.names if n is not None and _is_number(str(n))]
+    numeric = [str(n).strip() for n in cells.names if n is not None and is_number(str(n))]
     if numeric:
         return (
             f"The first row was read as column names although {join_names(numeric)} "
@@ -282,7 +280,7 @@ def _by_chunk(column: pa.ChunkedArray, mask: np.ndarray) -> Iterator[pa.BooleanA
         start += len(chunk)
 
 
-def _clean_names(names: Sequence[object], header: bool, notes: list[str]) -> list[str]:
+def clean_names(names: Sequence[object], header: bool, notes: list[str]) -> list[str]:
     """Column names: ``column j`` without a header, for blank names, and
     ``name (2)`` for a repeated name; each change is noted."""
     if not header:

@@ -25,10 +25,10 @@ FORMULA_PREFIXES = ("=", "+", "-", "@")
 # OWASP CSV injection: a cell starting with any of these can be read as a formula
 CSV_INJECTION_PREFIXES = (*FORMULA_PREFIXES, "\t", "\r")
 EXCEL_ERRORS = ("#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA")
-_HEAD_BYTES = 262_144
-_SAMPLE_LINES = 200
-_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-_INTEGER = r"^[+-]?\d+$"
+HEAD_BYTES = 262_144
+SAMPLE_LINES = 200
+NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+INTEGER = r"^[+-]?\d+$"
 _UTF8 = ("utf-8", "utf8", "utf_8")
 _LATIN1 = ("latin-1", "latin1", "latin_1", "iso-8859-1", "iso8859-1", "l1")
 
@@ -55,7 +55,7 @@ def _human_bytes(n: float) -> str:
     return f"{n} bytes"  # pragma: no cover
 
 
-def _too_large(what: str, size: int, limit: int) -> FileTooLargeError:
+def too_large(what: str, size: int, limit: int) -> FileTooLargeError:
     return FileTooLargeError(
         f"{what} {_human_bytes(size)}; the limit is {_human_bytes(limit)}. "
         "Load a sample of the rows or the columns you need."
@@ -66,7 +66,7 @@ def _too_large(what: str, size: int, limit: int) -> FileTooLargeError:
 
 
 @dataclass(frozen=True)
-class _Source:
+class Source:
     """The file's bytes: in memory (an upload, an unpacked gzip) or a plain file on disk,
     which the readers then read themselves instead of holding it whole."""
 
@@ -83,26 +83,26 @@ class _Source:
         return pa.BufferReader(pa.py_buffer(self.data)) if self.data is not None else str(self.path)
 
 
-def _open_source(source: bytes | str | Path, name: str | None, max_bytes: int) -> _Source:
+def open_source(source: bytes | str | Path, name: str | None, max_bytes: int) -> Source:
     """The file's bytes within the size limit, gzip unpacked (with a cap against bombs)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         if len(data) > max_bytes:
-            raise _too_large("The file is", len(data), max_bytes)
-        src = _Source(name or "uploaded table", len(data), data[:_HEAD_BYTES], data=data)
+            raise too_large("The file is", len(data), max_bytes)
+        src = Source(name or "uploaded table", len(data), data[:HEAD_BYTES], data=data)
     else:
         path = Path(source)
         if not path.is_file():
             raise DataFileError(f"The file '{path.name}' does not exist or is not a file.")
         size = path.stat().st_size
         if size > max_bytes:
-            raise _too_large("The file is", size, max_bytes)
+            raise too_large("The file is", size, max_bytes)
         with path.open("rb") as handle:
-            head = handle.read(_HEAD_BYTES)
-        src = _Source(name or path.name, size, head, path=path)
+            head = handle.read(HEAD_BYTES)
+        src = Source(name or path.name, size, head, path=path)
     if src.head[:2] == b"\x1f\x8b":
         data = gunzip(src.read(), max_bytes)
-        src = _Source(src.name, len(data), data[:_HEAD_BYTES], data=data)
+        src = Source(src.name, len(data), data[:HEAD_BYTES], data=data)
     if not src.head.strip() and (src.size <= len(src.head) or not src.read().strip()):
         raise DataFileError("The file is empty.")
     return src
@@ -129,7 +129,7 @@ def gunzip(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     return out
 
 
-def _detect_format(head: bytes, name: str) -> str:
+def detect_format(head: bytes, name: str) -> str:
     lower = re.sub(r"\.gz$", "", name.lower())
     if head[:4] == b"PAR1" or lower.endswith(".parquet"):
         return "parquet"

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import DataFileError, FileTooLargeError, join_names
-from .source import EXCEL_ERRORS, EXCEL_MAX_CELLS, _Source, _too_large
-from .text import _Cells
+from .source import EXCEL_ERRORS, EXCEL_MAX_CELLS, Source, too_large
+from .text import Cells
 
 # --- Excel and Parquet ------------------------------------------------------------------
 
@@ -55,7 +55,7 @@ def _sheet_cells(archive: zipfile.ZipFile, path: str) -> int:
     return cells
 
 
-def _read_excel(src: _Source, header: bool | None, max_columns: int, max_bytes: int) -> _Cells:
+def read_excel(src: Source, header: bool | None, max_columns: int, max_bytes: int) -> Cells:
     """The first sheet, streamed: refused from its declared size or as soon as it passes
     ``EXCEL_MAX_CELLS``; formulas without a saved result and error cells are noted."""
     try:
@@ -71,7 +71,7 @@ def _read_excel(src: _Source, header: bool | None, max_columns: int, max_bytes: 
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             unpacked = sum(info.file_size for info in archive.infolist())
             if unpacked > 2 * max_bytes:
-                raise _too_large("The Excel file unpacks to", unpacked, 2 * max_bytes)
+                raise too_large("The Excel file unpacks to", unpacked, 2 * max_bytes)
             # openpyxl parses a sheet whole to learn its size when the sheet does not declare
             # it: the cells are counted first, at memory speed
             cells_in_book = sum(
@@ -170,7 +170,7 @@ def _read_excel(src: _Source, header: bool | None, max_columns: int, max_bytes: 
         )
     if error_cells:
         notes.append(f"{error_cells:,} cells hold spreadsheet errors such as #DIV/0!; they are read as missing.")
-    return _Cells(names, columns, has_header, notes=tuple(notes))
+    return Cells(names, columns, has_header, notes=tuple(notes))
 
 
 def _parquet_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -188,7 +188,7 @@ def _parquet_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return pa.chunked_array([texts.take(chunk.indices) for chunk in encoded.chunks], pa.large_string())
 
 
-def _read_parquet(src: _Source, max_columns: int, max_cells: int) -> _Cells:
+def read_parquet(src: Source, max_columns: int, max_cells: int) -> Cells:
     """Refused from its metadata (records x leaf values per row group) before any data is read."""
     import pyarrow.parquet as pq
 
@@ -220,4 +220,4 @@ def _read_parquet(src: _Source, max_columns: int, max_cells: int) -> _Cells:
         table = pq.ParquetFile(src.arrow_input(), read_dictionary=texts).read()  # text stays dictionary-coded
     except Exception:
         raise DataFileError("The Parquet file could not be read; it may be damaged.") from None
-    return _Cells([str(n) for n in table.column_names], [_parquet_text(c) for c in table.columns], True)
+    return Cells([str(n) for n in table.column_names], [_parquet_text(c) for c in table.columns], True)

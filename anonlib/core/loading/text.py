@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from ..errors import DataFileError, FileTooLargeError
-from .source import _HEAD_BYTES, _NUMBER, _SAMPLE_LINES, DELIMITERS, MISSING_MARKERS, _Source
+from .source import DELIMITERS, HEAD_BYTES, MISSING_MARKERS, NUMBER, SAMPLE_LINES, Source
 
 # --- text: encoding, delimiter, header ----------------------------------------------
 
@@ -32,7 +32,7 @@ def _check_not_binary(head: bytes) -> None:
         raise DataFileError("This looks like a binary file, not a text table. Upload CSV, TSV, Excel or Parquet.")
 
 
-def _not_valid_text(src: _Source, encoding: str) -> DataFileError:
+def _not_valid_text(src: Source, encoding: str) -> DataFileError:
     """The sentence for a file that does not decode as ``encoding``, with the first bad byte."""
     if encoding == "utf-16":
         return DataFileError("The file says it is UTF-16 text but is damaged.")
@@ -44,12 +44,12 @@ def _not_valid_text(src: _Source, encoding: str) -> DataFileError:
     return DataFileError(f"The file is not valid {encoding} text{where}. Choose another encoding, for example latin-1.")
 
 
-def _head_text(src: _Source, encoding: str | None) -> tuple[str, str]:
+def _head_text(src: Source, encoding: str | None) -> tuple[str, str]:
     """The decoded start of the file and the encoding the file is read with.
 
     The one given; else UTF-8 (with or without a BOM, whose bad bytes are replaced),
     UTF-16 with a BOM, or Latin-1 when the start is not UTF-8. A file whose start is
-    UTF-8 but a later byte is not is read again as Latin-1 (see ``_read_text``).
+    UTF-8 but a later byte is not is read again as Latin-1 (see ``read_text``).
     """
     if encoding:
         try:
@@ -79,14 +79,14 @@ def _errors(used: str, given: str | None) -> str:
 
 
 def _sample_rows(text: str, delimiter: str) -> list[list[str]]:
-    lines = [ln for ln in text[:_HEAD_BYTES].splitlines()[:_SAMPLE_LINES] if ln.strip()]
+    lines = [ln for ln in text[:HEAD_BYTES].splitlines()[:SAMPLE_LINES] if ln.strip()]
     try:
         return list(csv.reader(lines, delimiter=delimiter, skipinitialspace=True))
     except csv.Error:
         return []
 
 
-def _detect_delimiter(text: str) -> str:
+def detect_delimiter(text: str) -> str:
     """The delimiter giving the most consistent number of fields (>1) per line."""
     best, best_score = ",", (-1.0, 0)
     for delim in DELIMITERS:
@@ -103,8 +103,8 @@ def _detect_delimiter(text: str) -> str:
     return best
 
 
-def _is_number(text: str) -> bool:
-    return bool(_NUMBER.match(text.strip()))
+def is_number(text: str) -> bool:
+    return bool(NUMBER.match(text.strip()))
 
 
 def _detect_header(rows: list[list[str]], missing_markers: Sequence[str] = MISSING_MARKERS) -> bool:
@@ -123,7 +123,7 @@ def _detect_header(rows: list[list[str]], missing_markers: Sequence[str] = MISSI
     False
     """
     if len(rows) < 2:
-        return bool(rows) and not any(_is_number(c) for c in rows[0] if c.strip())
+        return bool(rows) and not any(is_number(c) for c in rows[0] if c.strip())
     first, rest = rows[0], rows[1:]
     cells = [c.strip() for c in first]
     if all(not c for c in cells):
@@ -133,22 +133,22 @@ def _detect_header(rows: list[list[str]], missing_markers: Sequence[str] = MISSI
         below = [v for v in (r[j].strip() for r in rest if j < len(r)) if v and v not in markers]
         if not cell or not below:
             continue
-        numeric_share = sum(_is_number(v) for v in below) / len(below)
-        if _is_number(cell):
+        numeric_share = sum(is_number(v) for v in below) / len(below)
+        if is_number(cell):
             if numeric_share == 0 and len(below) >= 2:
                 return True
         elif numeric_share >= 0.8:
             return True
         if cell in set(below):
             return False
-    return not any(_is_number(c) for c in cells if c)
+    return not any(is_number(c) for c in cells if c)
 
 
 # --- text: parsing --------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Cells:
+class Cells:
     """A table read from a file as columns of raw cell texts (None = missing), before typing."""
 
     names: list[str]
@@ -176,7 +176,7 @@ class _Scanned:
     cr_delimiter: bool  # a CR right before a delimiter, which pandas' parser can misread (_split_by_pyarrow)
 
 
-def _scan(src: _Source, count_lines: bool, delimiter: str) -> _Scanned:
+def _scan(src: Source, count_lines: bool, delimiter: str) -> _Scanned:
     """One pass over the bytes, a large file's two halves at once (reading and counting
     release the GIL, and the other core is idle until the parse starts)."""
     delimiter_code = ord(delimiter) if len(delimiter.encode()) == 1 else -1
@@ -208,7 +208,7 @@ class _ScannedPart:
     ends_in_cr: bool = False
 
 
-def _scan_part(src: _Source, start: int, stop: int | None, count_lines: bool, delimiter_code: int) -> _ScannedPart:
+def _scan_part(src: Source, start: int, stop: int | None, count_lines: bool, delimiter_code: int) -> _ScannedPart:
     """The bytes from ``start`` to ``stop`` (None: the end), block by block: line ends
     counted (when asked), a quote looked for, and a CR right before a delimiter."""
     lines, quoted, cr_delimiter, after_cr, starts_with = 0, False, False, False, -1
@@ -229,7 +229,7 @@ def _scan_part(src: _Source, start: int, stop: int | None, count_lines: bool, de
     return _ScannedPart(lines, quoted, cr_delimiter, starts_with, after_cr)
 
 
-def _blocks(src: _Source, start: int, stop: int | None) -> Iterator[tuple[np.ndarray, bytes | bytearray, int, int]]:
+def _blocks(src: Source, start: int, stop: int | None) -> Iterator[tuple[np.ndarray, bytes | bytearray, int, int]]:
     """The bytes from ``start`` to ``stop`` (None: the end, however far a file has grown)
     in blocks: each as codes, and as the bytes object holding it with the block's bounds
     in it (bytes in memory are not copied; a file is read into one reused buffer, valid
@@ -253,15 +253,15 @@ def _blocks(src: _Source, start: int, stop: int | None) -> Iterator[tuple[np.nda
             yield codes[:read], buffer, 0, read
 
 
-def _read_text(
-    src: _Source,
+def read_text(
+    src: Source,
     delimiter: str | None,
     encoding: str | None,
     header: bool | None,
     max_columns: int,
     max_cells: int,
     missing_markers: Sequence[str],
-) -> _Cells:
+) -> Cells:
     """Every field as text: encoding, delimiter and header detected on the start of the
     file, then the whole file split into columns by pandas' C parser (``_parse_text``),
     or by pyarrow's reader where that is faster or pandas would misread it
@@ -277,7 +277,7 @@ def _read_text(
         text = src.read().decode(used_encoding, errors="replace")
         if not text.strip():
             raise DataFileError("The file is empty.")
-    used_delimiter = delimiter or _detect_delimiter(text)
+    used_delimiter = delimiter or detect_delimiter(text)
     width = _check_width(text, used_delimiter, max_columns)
     has_header = _detect_header(_sample_rows(text, used_delimiter), missing_markers) if header is None else header
     scanned = _scan(src, (src.size // 2 + 1) * width > max_cells, used_delimiter)
@@ -299,10 +299,10 @@ def _read_text(
             )
     except UnicodeDecodeError:
         if encoding is None and used_encoding == "utf-8":  # UTF-8 at the start only
-            return _read_text(src, delimiter, "latin-1", header, max_columns, max_cells, missing_markers)
+            return read_text(src, delimiter, "latin-1", header, max_columns, max_cells, missing_markers)
         raise _not_valid_text(src, used_encoding) from None
     names, columns = _split_header(columns, has_header)
-    return _Cells(names, columns, has_header, used_delimiter, used_encoding, guessed=header is None)
+    return Cells(names, columns, has_header, used_delimiter, used_encoding, guessed=header is None)
 
 
 def _check_width(text: str, delimiter: str, max_columns: int) -> int:
@@ -329,7 +329,7 @@ _READ_POOL = _read_pool()
 
 
 def _split_by_pyarrow(
-    src: _Source, delimiter: str, encoding: str, max_columns: int, quoted: bool
+    src: Source, delimiter: str, encoding: str, max_columns: int, quoted: bool
 ) -> list[pa.ChunkedArray] | None:
     """The columns split by pyarrow's reader, or None when pandas must parse the file.
 
@@ -372,7 +372,7 @@ def _split_by_pyarrow(
 
 
 def _parse_text(
-    src: _Source,
+    src: Source,
     delimiter: str,
     encoding: str,
     errors: str,

@@ -14,7 +14,8 @@ import pandas as pd
 from ...core.equivalence import Classes, combine
 from ...core.errors import EmptySelectionError, ParameterError, join_names
 from ...core.hierarchy import level_lookup
-from .summaries import DISTANCES, TOLERANCE, SensitiveCounts, _whole
+from ...core.numbers import whole_number
+from .summaries import DISTANCES, TOLERANCE, SensitiveCounts
 
 # --------------------------------------------------------------------------- the models, per class
 
@@ -60,15 +61,15 @@ def class_recursive_c(s: SensitiveCounts, l: int) -> np.ndarray:
     >>> class_recursive_c(SensitiveCounts.from_cells([0, 0, 0], [0, 1, 2], [5, 3, 2], list("abc")), 2).tolist()
     [1.0]
     """
-    l = _whole(l, "l", minimum=1)
-    r1, tail = _recursive_parts(s, l)
+    l = whole_number(l, "l", minimum=1, maximum=None)
+    r1, tail = recursive_parts(s, l)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(tail > 0, r1 / np.where(tail > 0, tail, 1), np.inf)
     out[~s.present] = np.nan
     return out
 
 
-def _recursive_parts(s: SensitiveCounts, l: int) -> tuple[np.ndarray, np.ndarray]:
+def recursive_parts(s: SensitiveCounts, l: int) -> tuple[np.ndarray, np.ndarray]:
     """Per class r1 (the largest count) and r_l + ... + r_m (exact integers as floats)."""
     order = np.lexsort((-s.cell_count, s.cell_class))
     counts = s.cell_count[order].astype(np.float64)
@@ -92,7 +93,7 @@ def class_t(s: SensitiveCounts, distance: str | None = None, hierarchy: Hierarch
     >>> class_t(s).tolist(), class_t(s, "equal").tolist()
     ([0.3333333333333333, 0.3333333333333333], [0.5, 0.5])
     """
-    distance = _distance(s, distance, hierarchy)
+    distance = distance_kind(s, distance, hierarchy)
     if s.n_values < 2:
         raise ParameterError(
             "t-closeness compares each class with the whole table, which needs a sensitive attribute "
@@ -113,7 +114,7 @@ def class_t(s: SensitiveCounts, distance: str | None = None, hierarchy: Hierarch
     return out
 
 
-def _distance(s: SensitiveCounts, distance: str | None, hierarchy: HierarchyLevels | None) -> str:
+def distance_kind(s: SensitiveCounts, distance: str | None, hierarchy: HierarchyLevels | None) -> str:
     if distance is None:
         return "hierarchical" if hierarchy is not None else ("ordered" if s.numeric else "equal")
     if distance not in DISTANCES:

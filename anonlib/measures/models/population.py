@@ -11,7 +11,7 @@ import pandas as pd
 from ...core.equivalence import combine, encode, record_counts
 from ...core.errors import EmptySelectionError, PopulationError, join_names
 from ...core.population import aligned_like, population_count_column
-from .summaries import _checked_columns
+from .summaries import checked_columns
 
 # --------------------------------------------------------------------------- population table: k-map, δ-presence
 
@@ -55,7 +55,7 @@ def population_counts(
     ([2, 1, 0], [10, 4, 7])
     """
 
-    qis = _checked_columns(df, quasi_identifiers, [], count)
+    qis = checked_columns(df, quasi_identifiers, [], count)
     if not isinstance(population, pd.DataFrame):
         raise PopulationError("The population must be a table with the quasi-identifier columns.")
     lacking = [c for c in qis if c not in population.columns]

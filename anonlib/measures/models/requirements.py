@@ -12,12 +12,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core.cells import is_number_column
 from ...core.equivalence import encode
 from ...core.errors import ParameterError, join_names
 from ...core.metrics import whole_k
+from ...core.numbers import whole_number
 from .per_class import (
     HierarchyLevels,
-    _recursive_parts,
     class_alpha,
     class_beta,
     class_delta,
@@ -25,18 +26,17 @@ from .per_class import (
     class_entropy,
     class_t,
     hierarchy_levels,
+    recursive_parts,
 )
 from .summaries import (
-    _MONOTONE,
     MODEL_NAMES,
     MODELS,
+    MONOTONE,
     TOLERANCE,
     SensitiveCounts,
-    _checked_columns,
-    _counts_from_table,
-    _is_numeric,
-    _number,
-    _whole,
+    checked_columns,
+    counts_from_table,
+    model_number,
 )
 
 # --------------------------------------------------------------------------- requirements and acceptance
@@ -69,9 +69,9 @@ class ModelRequirement:
         if not isinstance(self.sensitive, str) or not self.sensitive:
             raise ParameterError("Name the sensitive attribute the privacy model protects.")
         name = MODEL_NAMES[self.model]
-        value = _number(self.value, f"The value of {name}")
+        value = model_number(self.value, f"The value of {name}")
         if self.model in ("distinct_l", "recursive_cl"):
-            value = float(_whole(value, f"l of {name}", 1))
+            value = float(whole_number(value, f"l of {name}", minimum=1, maximum=None))
         checks = {
             "alpha": (0.0 < value <= 1.0, "α must be above 0 and at most 1"),
             "distinct_l": (value >= 1, "l must be at least 1"),
@@ -87,7 +87,7 @@ class ModelRequirement:
             raise ParameterError(f"For {name} of {self.sensitive}, {sentence}; got {value:g}.")
         object.__setattr__(self, "value", value)
         if self.model == "recursive_cl":
-            c = _number(self.c, f"c of {name}") if self.c is not None else None
+            c = model_number(self.c, f"c of {name}") if self.c is not None else None
             if c is None or not (c > 0 and math.isfinite(c)):
                 raise ParameterError(f"Recursive (c,l)-diversity of {self.sensitive} needs a constant c above 0.")
             object.__setattr__(self, "c", c)
@@ -134,7 +134,7 @@ class ModelRequirement:
           class and absent from the other becomes present with a tiny share in the
           union, and abs(ln(q/p)) of it can exceed δ.
         """
-        return _MONOTONE[self.model]
+        return MONOTONE[self.model]
 
     @property
     def monotone_with_suppression(self) -> bool:
@@ -200,7 +200,7 @@ def class_passes(
     elif m == "entropy_l":
         ok = class_entropy(s) >= math.log(v) - TOLERANCE
     elif m == "recursive_cl":
-        r1, tail = _recursive_parts(s, int(v))
+        r1, tail = recursive_parts(s, int(v))
         ok = r1 < requirement.c * tail
     elif m == "t_closeness":
         if hierarchy is None and requirement.hierarchy is not None:
@@ -269,10 +269,10 @@ def acceptance(
     limit = suppression_limit(max_suppressed)
     requirements = checked_requirements(requirements)
     sensitives = list(dict.fromkeys(r.sensitive for r in requirements))
-    qis = _checked_columns(frame, quasi_identifiers, sensitives, count)
+    qis = checked_columns(frame, quasi_identifiers, sensitives, count)
     table = encode(frame, [*qis, *sensitives], count=count)
     classes = table.classes(qis)
-    counts = {s: _counts_from_table(table, classes, s, _is_numeric(frame[s])) for s in sensitives}
+    counts = {s: counts_from_table(table, classes, s, is_number_column(frame[s])) for s in sensitives}
     failed, failing = classes_failing(classes.sizes, k, requirements, counts)
     records = int(classes.sizes.sum())
     suppressed = int(classes.sizes[failed].sum())
@@ -292,7 +292,7 @@ def suppression_limit(value: object) -> float:
     >>> suppression_limit(0.05)
     0.05
     """
-    limit = _number(value, "The suppression limit")
+    limit = model_number(value, "The suppression limit")
     if not 0.0 <= limit <= 1.0:
         raise ParameterError(f"The suppression limit is a share of records between 0 and 1; got {limit:g}.")
     return limit

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core.cells import is_number_column
 from ...core.equivalence import Classes, EncodedTable, combine, encode
 from ...core.errors import EmptySelectionError, ParameterError, join_names, require_columns
 
@@ -34,7 +35,7 @@ DISTANCES = ("equal", "ordered", "hierarchical")
 
 # Whether meeting the model in every class survives merging classes (generalization);
 # the argument per model is in ModelRequirement.monotone's docstring.
-_MONOTONE = {
+MONOTONE = {
     "alpha": True,
     "distinct_l": True,
     "entropy_l": True,
@@ -182,12 +183,12 @@ def sensitive_counts(
     >>> s.class_sizes.tolist(), s.cell_count.tolist(), s.labels.tolist()
     ([3, 4], [3, 4], ['flu', 'hiv'])
     """
-    qis = _checked_columns(df, quasi_identifiers, [sensitive], count)
+    qis = checked_columns(df, quasi_identifiers, [sensitive], count)
     table = encode(df, [*qis, sensitive], count=count)
-    return _counts_from_table(table, table.classes(qis), sensitive, _is_numeric(df[sensitive]))
+    return counts_from_table(table, table.classes(qis), sensitive, is_number_column(df[sensitive]))
 
 
-def _counts_from_table(table: EncodedTable, classes: Classes, sensitive: str, numeric: bool) -> SensitiveCounts:
+def counts_from_table(table: EncodedTable, classes: Classes, sensitive: str, numeric: bool) -> SensitiveCounts:
     position = table.position(sensitive)
     return counts_from_codes(
         classes,
@@ -231,11 +232,7 @@ def counts_from_codes(
     )
 
 
-def _is_numeric(series: pd.Series) -> bool:
-    return bool(pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series))
-
-
-def _checked_columns(
+def checked_columns(
     df: pd.DataFrame, quasi_identifiers: Sequence[str], sensitive: Iterable[str], count: str | None
 ) -> list[str]:
     """The quasi-identifiers as a list, after checking every column named; one sentence per problem."""
@@ -259,17 +256,7 @@ def _checked_columns(
     return qis
 
 
-def _whole(value: object, name: str, minimum: int) -> int:
-    try:
-        whole = not isinstance(value, bool) and float(value).is_integer()  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        whole = False
-    if not whole or int(value) < minimum:  # type: ignore[call-overload]
-        raise ParameterError(f"{name} must be a whole number of at least {minimum}; got {value}.")
-    return int(value)  # type: ignore[call-overload]
-
-
-def _number(value: object, what: str) -> float:
+def model_number(value: object, what: str) -> float:
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...core.cells import is_number_column
 from ...core.equivalence import encode
 from ...core.errors import EmptySelectionError
+from ...core.numbers import whole_number
 from .per_class import (
     HierarchyLevels,
-    _distance,
     class_alpha,
     class_beta,
     class_delta,
@@ -22,6 +23,7 @@ from .per_class import (
     class_entropy,
     class_recursive_c,
     class_t,
+    distance_kind,
     hierarchy_levels,
     worst,
 )
@@ -29,10 +31,8 @@ from .requirements import ModelRequirement, checked_requirements, class_passes
 from .summaries import (
     MODEL_NAMES,
     SensitiveCounts,
-    _checked_columns,
-    _counts_from_table,
-    _is_numeric,
-    _whole,
+    checked_columns,
+    counts_from_table,
     sensitive_counts,
 )
 
@@ -212,8 +212,8 @@ def model_values(
 
 
 def _values_of(s: SensitiveCounts, sensitive: str, recursive_l: int, levels: HierarchyLevels | None) -> ModelValues:
-    distance = _distance(s, None, levels)
-    recursive_l = _whole(recursive_l, "l of recursive (c,l)-diversity", 1)
+    distance = distance_kind(s, None, levels)
+    recursive_l = whole_number(recursive_l, "l of recursive (c,l)-diversity", minimum=1, maximum=None)
     return ModelValues(
         sensitive=sensitive,
         records=s.records,
@@ -281,13 +281,13 @@ def model_table(
     sensitive += list(dict.fromkeys(unknown))
     if not sensitive:
         raise EmptySelectionError("Mark at least one sensitive attribute to see its privacy models.")
-    qis = _checked_columns(df, quasi_identifiers, sensitive, count)
+    qis = checked_columns(df, quasi_identifiers, sensitive, count)
     table = encode(df, [*qis, *sensitive], count=count)
     classes = table.classes(qis)
     hierarchies = dict(hierarchies or {})
     rows: list[dict[str, object]] = []
     for attribute in sensitive:
-        s = _counts_from_table(table, classes, attribute, _is_numeric(df[attribute]))
+        s = counts_from_table(table, classes, attribute, is_number_column(df[attribute]))
         required = {r.model: r for r in requirements if r.sensitive == attribute}
         t_rule = required.get("t_closeness")
         hierarchy = (

@@ -14,17 +14,17 @@ from ...core.equivalence import EncodedTable, combine
 from ...core.errors import EmptySelectionError
 from ...core.metrics import weighted_median
 from ...core.numbers import whole_number
-from .measures import MEASURE_NAMES, NARROW, _check_fraction, _column_list, _encoded, _evaluate
+from .measures import MEASURE_NAMES, NARROW, check_fraction, column_list, encoded, evaluate
 from .rollup import lattice_matrix
 from .subsets import (
-    _check_known,
-    _check_measure,
-    _distinct_rows,
-    _known_text,
-    _names_of,
-    _search,
-    _Target,
-    _walk_estimate,
+    Target,
+    check_known,
+    check_measure,
+    distinct_rows,
+    known_text,
+    names_of,
+    subset_search,
+    walk_estimate,
     walk_size,
 )
 
@@ -37,7 +37,7 @@ def default_q(p: float, domain_size: int) -> float:
     >>> default_q(0.5, 3)
     0.25
     """
-    p = _check_fraction(p, "p")
+    p = check_fraction(p, "p")
     domain_size = whole_number(domain_size, "The number of sensitive values")
     return p / (domain_size - 1) if domain_size > 1 else p
 
@@ -70,7 +70,7 @@ class PrivacyMatrix:
 
     def subset(self, mask: int) -> tuple[str, ...]:
         """Variable names of a subset bitmask."""
-        return _names_of(int(mask), self.variables)
+        return names_of(int(mask), self.variables)
 
     def worst_subset(self, variable: str, row: int) -> tuple[str, ...]:
         """The smallest auxiliary subset giving row ``row`` its minimum when ``variable`` is sensitive."""
@@ -146,19 +146,19 @@ def estimate_privacy_matrix(
     >>> estimate_privacy_matrix(df, ["s", "a", "b"], max_known=1).operations
     4
     """
-    variables = _column_list(variables, "variables")
-    return _matrix_estimate(_encoded(df, [], variables, count), len(variables), _check_known(max_known))
+    variables = column_list(variables, "variables")
+    return _matrix_estimate(encoded(df, [], variables, count), len(variables), check_known(max_known))
 
 
 def _matrix_estimate(table: EncodedTable, m: int, max_known: int | None, distinct: int | None = None) -> WorkEstimate:
-    distinct = _distinct_rows(table) if distinct is None else distinct
+    distinct = distinct_rows(table) if distinct is None else distinct
     known = m - 1 if max_known is None else min(max_known, m - 1)
     pairs = m * walk_size(m - 1, known)
     what = (
-        f"{pairs:,} (sensitive variable, auxiliary combination) pairs{_known_text(m - 1, max_known)} "
+        f"{pairs:,} (sensitive variable, auxiliary combination) pairs{known_text(m - 1, max_known)} "
         f"for {distinct:,} distinct records"
     )
-    return _walk_estimate(what, distinct, table.n_rows, m, m / 2, known)
+    return walk_estimate(what, distinct, table.n_rows, m, m / 2, known)
 
 
 def privacy_matrix(
@@ -194,20 +194,20 @@ def privacy_matrix(
     >>> res.values[:, 2].tolist(), res.worst_subset("diagnosis", 2)
     ([0.0, 1.0, 0.5], ('age',))
     """
-    measure = _check_measure(measure)
-    p = _check_fraction(p, "p")
-    variables = _column_list(variables, "variables")
+    measure = check_measure(measure)
+    p = check_fraction(p, "p")
+    variables = column_list(variables, "variables")
     if len(variables) < 2:
         raise EmptySelectionError(
             "Choose at least two variables: one is sensitive while the others are auxiliary information."
         )
-    max_known = _check_known(max_known)
-    table = _encoded(df, [], variables, None if count is None else count)
+    max_known = check_known(max_known)
+    table = encoded(df, [], variables, None if count is None else count)
     cards = list(table.cardinalities)
     codes = [np.ascontiguousarray(table.codes[:, j]) for j in range(len(variables))]
     distinct = combine(codes, cards, ordered=False)  # the distinct records, for the estimate and the walk
     check_work(_matrix_estimate(table, len(variables), max_known, distinct[1]), narrow=NARROW)
-    qs = [default_q(p, c) for c in cards] if q is None else [_check_fraction(q, "q")] * len(variables)
+    qs = [default_q(p, c) for c in cards] if q is None else [check_fraction(q, "q")] * len(variables)
     if max_known is None or max_known >= len(variables) - 1:
         # every subset: the walk over the lattice of distinct tables (rollup.py)
         values, masks, npp_max = lattice_matrix(
@@ -244,8 +244,8 @@ def _record_walk(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Subsets of at most ``max_known`` variables: the depth-first walk over the distinct
     records (subsets.py), which stops at that depth; NPP from the full classes."""
-    targets = [_Target(codes[j], cards[j], qs[j], 1 << j) for j in range(len(variables))]
-    values, masks = _search(
+    targets = [Target(codes[j], cards[j], qs[j], 1 << j) for j in range(len(variables))]
+    values, masks = subset_search(
         codes,
         cards,
         targets,
@@ -257,7 +257,7 @@ def _record_walk(
     )
     npp_max = np.vstack(
         [
-            _evaluate(table.classes([c for c in variables if c != s]), codes[j], cards[j], table.weights, "npp", 0.0)
+            evaluate(table.classes([c for c in variables if c != s]), codes[j], cards[j], table.weights, "npp", 0.0)
             for j, s in enumerate(variables)
         ]
     )

@@ -35,7 +35,7 @@ TABLE_LIMIT = (4, 1024)
 # --------------------------------------------------------------------------- inputs
 
 
-def _column_list(columns: Sequence[str] | str, what: str) -> list[str]:
+def column_list(columns: Sequence[str] | str, what: str) -> list[str]:
     if isinstance(columns, str):
         return [columns]
     columns = list(columns)
@@ -44,11 +44,11 @@ def _column_list(columns: Sequence[str] | str, what: str) -> list[str]:
     return columns
 
 
-def _check_fraction(value: float, name: str) -> float:
+def check_fraction(value: float, name: str) -> float:
     return real_number(value, f"The threshold {name}", minimum=0.0, maximum=1.0, below=True)
 
 
-def _encoded(df: pd.DataFrame, sensitive: Sequence[str], aux: Sequence[str], count: str | None) -> EncodedTable:
+def encoded(df: pd.DataFrame, sensitive: Sequence[str], aux: Sequence[str], count: str | None) -> EncodedTable:
     """Encode the sensitive and auxiliary columns once, after checking them."""
     columns = list(dict.fromkeys([*sensitive, *aux]))
     require_columns(df, columns)
@@ -69,11 +69,11 @@ def _encoded(df: pd.DataFrame, sensitive: Sequence[str], aux: Sequence[str], cou
     return table
 
 
-def _single(df: pd.DataFrame, sensitive: str, known: Sequence[str] | str, count: str | None):
-    known = _column_list(known, "auxiliary variables")
+def single_frame(df: pd.DataFrame, sensitive: str, known: Sequence[str] | str, count: str | None):
+    known = column_list(known, "auxiliary variables")
     if sensitive in known:
         raise ParameterError(f"The sensitive variable '{sensitive}' cannot also be auxiliary information.")
-    return _encoded(df, [sensitive], known, count), known
+    return encoded(df, [sensitive], known, count), known
 
 
 # ------------------------------------------------------------------ one auxiliary set
@@ -94,7 +94,7 @@ def _peer_counts(
     return peers.sizes[peers.ids], joint.sizes[joint_ids], considered
 
 
-def _evaluate(
+def evaluate(
     peers: Classes, s_codes: np.ndarray, s_card: int, weights: np.ndarray | None, measure: str, q: float
 ) -> np.ndarray:
     """PPP, NPP or PoAC per row, given the rows' peer groups and sensitive codes.
@@ -114,7 +114,7 @@ def _evaluate(
             if shared.any():
                 kept = None if weights is None else weights[shared]
                 ids, n_ids = combine([peers.ids[shared]], [peers.n_classes])
-                out[shared] = _evaluate(Classes.from_ids(ids, n_ids, kept), s_codes[shared], s_card, kept, measure, q)
+                out[shared] = evaluate(Classes.from_ids(ids, n_ids, kept), s_codes[shared], s_card, kept, measure, q)
             return out
         n_peers, n_same, considered = _peer_counts(peers, s_codes, s_card, weights, q)
         if measure == "ppp":
@@ -182,8 +182,8 @@ def peer_measures(
     >>> m.ppp.tolist(), m.npp.tolist(), m.poac.tolist()
     ([0.5, 0.5, 0.0], [1, 1, 0], [1.0, 1.0, 0.0])
     """
-    q = _check_fraction(q, "q")
-    table, known = _single(df, sensitive, known, count)
+    q = check_fraction(q, "q")
+    table, known = single_frame(df, sensitive, known, count)
     s_card = table.cardinalities[0]
     n_peers, n_same, considered = _peer_counts(
         table.classes(known), table.column_codes(sensitive), s_card, table.weights, q
@@ -217,7 +217,7 @@ def pp(
     >>> pp(pd.DataFrame({"s": ["x", "y", "x"], "a": [1, 1, 2]}), "s", ["a"], "y").tolist()
     [0.5, 0.5, 0.0]
     """
-    table, known = _single(df, sensitive, known, count)
+    table, known = single_frame(df, sensitive, known, count)
     labels = list(table.labels[0])
     if value not in labels:
         raise ParameterError(f"'{value}' is not a value of '{sensitive}'; its values are {join_names(labels)}.")

@@ -13,8 +13,8 @@ import pandas as pd
 from ...core.budget import Progress, WorkEstimate, check_work, report
 from ...core.equivalence import EncodedTable, combine
 from ...core.errors import ColumnError, EmptySelectionError, ParameterError, require_columns
-from .measures import MEASURE_NAMES, NARROW, _check_fraction, _column_list, _evaluate, _single
-from .subsets import _check_known, _check_measure, _distinct_rows, _search, _Target, _walk_estimate, walk_size
+from .measures import MEASURE_NAMES, NARROW, check_fraction, column_list, evaluate, single_frame
+from .subsets import Target, check_known, check_measure, distinct_rows, subset_search, walk_estimate, walk_size
 
 # ------------------------------------------------- Fig. 3: leave one variable out
 
@@ -71,15 +71,15 @@ def leave_one_out(
     >>> res.full.tolist(), res.without.tolist()
     ([0.0, 0.0, 0.0], [[0.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
     """
-    measure = _check_measure(measure)
-    q = _check_fraction(q, "q")
-    table, aux = _single(df, sensitive, aux, count)
+    measure = check_measure(measure)
+    q = check_fraction(q, "q")
+    table, aux = single_frame(df, sensitive, aux, count)
     if not aux:
         raise EmptySelectionError("Choose at least one auxiliary variable to leave out.")
     s_codes, s_card = table.column_codes(sensitive), table.cardinalities[0]
 
     def measure_with(known: list[str]) -> np.ndarray:
-        return _evaluate(table.classes(known), s_codes, s_card, table.weights, measure, q)
+        return evaluate(table.classes(known), s_codes, s_card, table.weights, measure, q)
 
     full = measure_with(aux)
     without = np.vstack([measure_with([c for c in aux if c != left]) for left in aux])
@@ -272,7 +272,7 @@ class GeneralizationPotential:
 
 
 def _potential_inputs(df, sensitive, aux, variable, max_categories, max_partitions, count):
-    aux = _column_list(aux, "auxiliary variables")
+    aux = column_list(aux, "auxiliary variables")
     if variable not in aux:
         raise ParameterError(f"'{variable}' must be one of the auxiliary variables to be generalized.")
     require_columns(df, [variable])
@@ -282,13 +282,13 @@ def _potential_inputs(df, sensitive, aux, variable, max_categories, max_partitio
     values = numbers.to_numpy(dtype=np.float64, na_value=np.nan)
     found, complete = partitions(values, max_categories=max_categories, max_partitions=max_partitions)
     rest = [c for c in aux if c != variable]
-    table, _ = _single(df, sensitive, aux, count)
+    table, _ = single_frame(df, sensitive, aux, count)
     return values, found, complete, rest, table
 
 
 def _potential_estimate(table: EncodedTable, n_rest: int, n_partitions: int, max_known: int | None) -> WorkEstimate:
-    distinct = _distinct_rows(table)
-    return _walk_estimate(
+    distinct = distinct_rows(table)
+    return walk_estimate(
         f"the minimum PPP for {n_partitions:,} partitions, each over {walk_size(n_rest, max_known):,} "
         f"combinations of auxiliary information, for {distinct:,} distinct records",
         distinct,
@@ -320,7 +320,7 @@ def estimate_generalization_potential(
     7
     """
     _, found, _, rest, table = _potential_inputs(df, sensitive, aux, variable, max_categories, max_partitions, count)
-    return _potential_estimate(table, len(rest), len(found), _check_known(max_known))
+    return _potential_estimate(table, len(rest), len(found), check_known(max_known))
 
 
 def generalization_potential(
@@ -351,13 +351,13 @@ def generalization_potential(
     >>> res.baseline, res.table()["categories"].tolist(), res.protected.tolist()
     (0.0, [2, 3, 2, 2, 2], [1.0, 0.5, 0.75, 1.0, 0.75])
     """
-    p = _check_fraction(p, "p")
-    max_known = _check_known(max_known)
+    p = check_fraction(p, "p")
+    max_known = check_known(max_known)
     values, found, complete, rest, table = _potential_inputs(
         df, sensitive, aux, variable, max_categories, max_partitions, count
     )
     check_work(_potential_estimate(table, len(rest), len(found), max_known), narrow=NARROW)
-    target = _Target(table.column_codes(sensitive), table.cardinalities[0], 0.0)
+    target = Target(table.column_codes(sensitive), table.cardinalities[0], 0.0)
     codes = [table.column_codes(c) for c in rest]
     cards = [table.cardinalities[table.position(c)] for c in rest]
     weights = np.ones(table.n_rows) if table.weights is None else table.weights.astype(np.float64)
@@ -366,11 +366,13 @@ def generalization_potential(
     def with_variable(start: tuple[np.ndarray, int]) -> np.ndarray:
         if with_known is not None and with_known < 0:
             return np.full(table.n_rows, np.inf)
-        return _search(codes, cards, [target], table.weights, "ppp", True, start=start, max_known=with_known)[0][0]
+        return subset_search(codes, cards, [target], table.weights, "ppp", True, start=start, max_known=with_known)[0][
+            0
+        ]
 
     # subsets without the variable: the same for every partition
     if rest or include_empty:
-        fixed = _search(codes, cards, [target], table.weights, "ppp", include_empty, max_known=max_known)[0][0]
+        fixed = subset_search(codes, cards, [target], table.weights, "ppp", include_empty, max_known=max_known)[0][0]
     else:
         fixed = np.full(table.n_rows, np.inf)
     raw = (table.column_codes(variable), table.cardinalities[table.position(variable)])

@@ -12,7 +12,7 @@ import pandas as pd
 from ...core.budget import Progress, WorkEstimate, check_work, report, subset_count
 from ...core.equivalence import Classes, EncodedTable, combine
 from ...core.errors import EmptySelectionError, ParameterError, join_names
-from .measures import MEASURES, NARROW, _check_fraction, _evaluate, _single
+from .measures import MEASURES, NARROW, check_fraction, evaluate, single_frame
 
 # --------------------------------------------------------- minimum over all subsets
 
@@ -40,7 +40,7 @@ _ROW_TARGET_SECONDS = 4e-8
 _RECORD_VARIABLE_SECONDS = 4.4e-7
 
 
-def _walk_estimate(
+def walk_estimate(
     what: str, distinct: int, rows: int, n_universe: int, targets: float, max_known: int | None, walks: int = 1
 ) -> WorkEstimate:
     """The cost of ``walks`` walks over the subsets of ``n_universe`` variables."""
@@ -52,7 +52,7 @@ def _walk_estimate(
     return WorkEstimate(what, operations=subsets * walks, seconds=once + walks * subsets * per_subset, peak_bytes=peak)
 
 
-def _distinct_rows(table: EncodedTable) -> int:
+def distinct_rows(table: EncodedTable) -> int:
     return combine([table.codes[:, j] for j in range(table.codes.shape[1])], list(table.cardinalities), ordered=False)[
         1
     ]
@@ -74,22 +74,22 @@ def estimate_minimum(
     >>> e.what, e.operations, e.interactive
     ('the minimum over 4 combinations of 2 auxiliary variables for 4 distinct records', 4, True)
     """
-    table, aux = _single(df, sensitive, aux, count)
-    distinct = _distinct_rows(table)
+    table, aux = single_frame(df, sensitive, aux, count)
+    distinct = distinct_rows(table)
     subsets = walk_size(len(aux), max_known)
     what = (
         f"the minimum over {subsets:,} combinations of {len(aux)} auxiliary variables"
-        f"{_known_text(len(aux), max_known)} for {distinct:,} distinct records"
+        f"{known_text(len(aux), max_known)} for {distinct:,} distinct records"
     )
-    return _walk_estimate(what, distinct, table.n_rows, len(aux), 1, max_known)
+    return walk_estimate(what, distinct, table.n_rows, len(aux), 1, max_known)
 
 
-def _known_text(n: int, max_known: int | None) -> str:
+def known_text(n: int, max_known: int | None) -> str:
     return "" if max_known is None or max_known >= n else f" (at most {max_known} known at once)"
 
 
 @dataclass(frozen=True)
-class _Target:
+class Target:
     """One sensitive choice of a search: its codes, |dom(s)|, q, and the
     universe bit it occupies (subsets holding that bit are not its auxiliary sets)."""
 
@@ -99,10 +99,10 @@ class _Target:
     bit: int = 0
 
 
-def _search(
+def subset_search(
     codes: Sequence[np.ndarray],
     cards: Sequence[int],
-    targets: Sequence[_Target],
+    targets: Sequence[Target],
     weights: np.ndarray | None,
     measure: str,
     include_empty: bool,
@@ -131,7 +131,7 @@ def _search(
         distinct = Classes.from_ids(row_ids, n_distinct, weights)
         first, weights = distinct.first_rows, distinct.sizes
         codes = [c[first] for c in codes]
-        targets = [_Target(t.codes[first], t.card, t.q, t.bit) for t in targets]
+        targets = [Target(t.codes[first], t.card, t.q, t.bit) for t in targets]
         start = None if start is None else (start[0][first], start[1])
 
     # The walk takes columns with more distinct values first: the first column's
@@ -162,7 +162,7 @@ def _search(
                 if mask & target.bit:  # s itself is in the subset: not auxiliary information for s
                     continue
                 s_codes = target.codes if rows is None else target.codes[rows]
-                values = _evaluate(peers, s_codes, target.card, row_weights, measure, target.q)
+                values = evaluate(peers, s_codes, target.card, row_weights, measure, target.q)
                 at = slice(None) if rows is None else rows
                 current = best[t, at]
                 candidates = np.flatnonzero(values <= current)
@@ -207,7 +207,7 @@ def _search(
     return best, best_mask
 
 
-def _names_of(mask: int, names: Sequence[str]) -> tuple[str, ...]:
+def names_of(mask: int, names: Sequence[str]) -> tuple[str, ...]:
     return tuple(name for j, name in enumerate(names) if mask >> j & 1)
 
 
@@ -226,10 +226,10 @@ class SubsetMinimum:
 
     def worst_subset(self, row: int) -> tuple[str, ...]:
         """The auxiliary variables of the subset attaining row ``row``'s minimum."""
-        return _names_of(int(self.worst[row]), self.aux)
+        return names_of(int(self.worst[row]), self.aux)
 
 
-def _check_measure(measure: str) -> str:
+def check_measure(measure: str) -> str:
     if measure not in MEASURES:
         raise ParameterError(f"The measure is one of {join_names(MEASURES)}; got '{measure}'.")
     return measure
@@ -260,13 +260,13 @@ def minimum_over_subsets(
     >>> res.values.round(3).tolist(), res.worst_subset(1), res.worst_subset(2)
     ([0.0, 0.0, 0.333, 0.5], ('b',), ('b',))
     """
-    measure = _check_measure(measure)
-    q = _check_fraction(q, "q")
-    max_known = _check_known(max_known)
-    table, aux = _single(df, sensitive, aux, count)
-    distinct = _distinct_rows(table)
+    measure = check_measure(measure)
+    q = check_fraction(q, "q")
+    max_known = check_known(max_known)
+    table, aux = single_frame(df, sensitive, aux, count)
+    distinct = distinct_rows(table)
     check_work(
-        _walk_estimate(
+        walk_estimate(
             f"the minimum over {walk_size(len(aux), max_known):,} combinations of auxiliary information "
             f"for {distinct:,} distinct records",
             distinct,
@@ -282,16 +282,16 @@ def minimum_over_subsets(
             "With no auxiliary variables the only auxiliary information is the empty one; "
             "include it or choose auxiliary variables."
         )
-    target = _Target(table.column_codes(sensitive), table.cardinalities[0], q)
+    target = Target(table.column_codes(sensitive), table.cardinalities[0], q)
     codes = [table.column_codes(c) for c in aux]
     cards = [table.cardinalities[table.position(c)] for c in aux]
-    values, masks = _search(
+    values, masks = subset_search(
         codes, cards, [target], table.weights, measure, include_empty, progress=progress, max_known=max_known
     )
     return SubsetMinimum(sensitive, tuple(aux), measure, q, include_empty, values[0], masks[0])
 
 
-def _check_known(max_known: int | None) -> int | None:
+def check_known(max_known: int | None) -> int | None:
     if max_known is None:
         return None
     if isinstance(max_known, bool) or not float(max_known).is_integer() or int(max_known) < 0:

@@ -45,7 +45,7 @@ import pandas as pd
 from ...core.equivalence import encode
 from ...core.errors import EmptySelectionError, ParameterError
 from ..models import population_counts
-from ..models.summaries import _checked_columns
+from ..models.summaries import checked_columns
 from .uniqueness import PopulationUniqueness, class_sizes_checked, population_uniqueness, sampling_fraction_checked
 
 ARX_THRESHOLDS = (0.2, 0.5)
@@ -287,7 +287,7 @@ def reidentification(
         return risk_from_sizes(
             np.repeat(sizes, classes), sampling_fraction=sampling_fraction, threshold=threshold, quasi_identifiers=qis
         )
-    qis = _checked_columns(df, quasi_identifiers, [], count)
+    qis = checked_columns(df, quasi_identifiers, [], count)
     if population is not None:
         matched = population_counts(df, qis, population, count=count, population_count=population_count)
         sizes, people = matched.sample, matched.population

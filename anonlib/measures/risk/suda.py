@@ -40,7 +40,7 @@ from ...core.budget import MAX_SECONDS, Progress, WorkEstimate, check_work, repo
 from ...core.equivalence import Classes, combine, encode
 from ...core.errors import ParameterError
 from ...core.numbers import whole_number
-from ..models.summaries import _checked_columns
+from ..models.summaries import checked_columns
 
 DEFAULT_MAX_SIZE = 3
 _SECONDS_PER_ROW_COLUMN = 2.5e-8  # combine + bincount, per distinct row and attribute (2-core machine)
@@ -161,7 +161,7 @@ def suda(
     >>> s.special_unique_records, s.for_row(2)
     (3, (('b',),))
     """
-    qis = _checked_columns(df, quasi_identifiers, [], count)
+    qis = checked_columns(df, quasi_identifiers, [], count)
     if max_size is None:
         max_size = min(DEFAULT_MAX_SIZE, len(qis))
     try:

@@ -18,7 +18,7 @@ from ...core.metrics import weighted_median
 
 
 @dataclass(frozen=True)
-class _Cells:
+class RegionCells:
     """Records counted per (initial region, quasi-identifier class): the data ADC and the metrics use."""
 
     region: np.ndarray  # initial-region index of each cell
@@ -172,7 +172,7 @@ class _AdcState:
     def __init__(
         self,
         xy: np.ndarray,
-        cells: _Cells,
+        cells: RegionCells,
         index: _PointIndex,
         sites: np.ndarray,
         previous: _AdcState | None = None,
@@ -274,7 +274,7 @@ class _AdcSearch:
     neighbourhood and targets hold while the sites and points they read stay.
     """
 
-    def __init__(self, x: np.ndarray, y: np.ndarray, cells: _Cells, seed_sites: np.ndarray) -> None:
+    def __init__(self, x: np.ndarray, y: np.ndarray, cells: RegionCells, seed_sites: np.ndarray) -> None:
         self.x, self.y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
         self.xy = np.column_stack([self.x, self.y])
         self.cells = cells
@@ -518,7 +518,7 @@ def _upcoming(search: _AdcSearch, regions: np.ndarray, g: int, neighbours: list[
 def adc_sites(
     x: np.ndarray,
     y: np.ndarray,
-    cells: _Cells,
+    cells: RegionCells,
     seed_sites: np.ndarray,
     k: int,
     *,
@@ -545,7 +545,7 @@ def adc_sites(
     Three points; class 0 has one member at each point, class 1 two members
     at x=10. Seeded with sites at x=0 and x=10, ADC keeps only moves that raise F:
 
-    >>> cells = _Cells(region=np.array([0, 1, 2, 2]), qclass=np.array([0, 0, 0, 1]),
+    >>> cells = RegionCells(region=np.array([0, 1, 2, 2]), qclass=np.array([0, 0, 0, 1]),
     ...                size=np.array([1, 1, 1, 2]), n_classes=2)
     >>> x, y = np.array([0.0, 0.0, 10.0]), np.array([0.0, 1.0, 0.0])
     >>> sites, trace = adc_sites(x, y, cells, np.array([[0.0, 0.0], [10.0, 0.0]]), k=2)
@@ -627,7 +627,7 @@ def adc_sites(
 def adc_sites_reference(
     x: np.ndarray,
     y: np.ndarray,
-    cells: _Cells,
+    cells: RegionCells,
     seed_sites: np.ndarray,
     k: int,
     *,
@@ -657,7 +657,7 @@ def adc_sites_reference(
     Three points; class 0 has one member at each point, class 1 two members
     at x=10. Seeded with sites at x=0 and x=10, ADC keeps only moves that raise F:
 
-    >>> cells = _Cells(region=np.array([0, 1, 2, 2]), qclass=np.array([0, 0, 0, 1]),
+    >>> cells = RegionCells(region=np.array([0, 1, 2, 2]), qclass=np.array([0, 0, 0, 1]),
     ...                size=np.array([1, 1, 1, 2]), n_classes=2)
     >>> x, y = np.array([0.0, 0.0, 10.0]), np.array([0.0, 1.0, 0.0])
     >>> sites, trace = adc_sites_reference(x, y, cells, np.array([[0.0, 0.0], [10.0, 0.0]]), k=2)

@@ -25,7 +25,7 @@ from ...core.errors import (
 )
 from ...core.metrics import discernibility, nonuniform_entropy_codes, whole_k
 from ...core.numbers import MAX_COUNT, seed_number, time_limit_seconds, whole_number
-from .adc import BATCH_CELLS, BATCH_MOVES, BUCKET_POINTS, AdcTrace, _Cells, adc_sites
+from .adc import BATCH_CELLS, BATCH_MOVES, BUCKET_POINTS, AdcTrace, RegionCells, adc_sites
 from .projection import link_records, region_labels
 from .sites import balanced_density, kmeans_sites, nearest_site
 
@@ -306,7 +306,7 @@ def aggregate(
     cell_ids, n_cells = combine([record_region[matched], qclass[matched]], [n_regions, n_q])
     cell_counts = Classes.from_ids(cell_ids, n_cells, weights[matched])
     first = cell_counts.first_rows
-    cells = _Cells(
+    cells = RegionCells(
         region=record_region[matched][first], qclass=qclass[matched][first], size=cell_counts.sizes, n_classes=n_q
     )
     region_records = Classes.from_ids(cells.region, n_regions, cells.size).sizes

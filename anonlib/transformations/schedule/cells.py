@@ -108,10 +108,6 @@ def matrix_vector(matrix) -> tuple[int, ...]:
 # --- validation ----------------------------------------------------------------------
 
 
-def _whole_numbers(values: Sequence, what: str) -> np.ndarray:
-    return whole_numbers(values, f"The {what}")
-
-
 def estimate_schedule(
     freqs: Sequence[int], capacities: Sequence[int], method: str, *, table_cells: int = 0
 ) -> WorkEstimate:
@@ -124,7 +120,7 @@ def estimate_schedule(
     >>> estimate_schedule([2 * 10**8], [3 * 10**8], "random").peak_bytes > 8 * 1024**3
     True
     """
-    f, c = _whole_numbers(freqs, "frequencies"), _whole_numbers(capacities, "capacities")
+    f, c = whole_numbers(freqs, "The frequencies"), whole_numbers(capacities, "The capacities")
     people, seats, values = int(f.sum()), int(c.sum()), f.size + c.size
     if method == "random":
         seconds, peak = 1e-7 * (people + seats), 16 * seats + 48 * people
@@ -139,7 +135,7 @@ def estimate_schedule(
     )
 
 
-def _check_fit(freqs: np.ndarray, capacities: np.ndarray, where: str = "") -> None:
+def check_fit(freqs: np.ndarray, capacities: np.ndarray, where: str = "") -> None:
     people, seats = int(freqs.sum()), int(capacities.sum())
     if people and capacities.size == 0:
         raise CapacityError(f"There are no resources{where} for {people:,} people; add at least one slot.")
@@ -150,10 +146,10 @@ def _check_fit(freqs: np.ndarray, capacities: np.ndarray, where: str = "") -> No
         )
 
 
-def _groups_of(freqs: np.ndarray, capacities: np.ndarray, groups) -> list[tuple[np.ndarray, np.ndarray, str]]:
+def groups_of(freqs: np.ndarray, capacities: np.ndarray, groups) -> list[tuple[np.ndarray, np.ndarray, str]]:
     """(rows, resources, label) per group; one group when ``groups`` is None. Checks capacity."""
     if groups is None:
-        _check_fit(freqs, capacities)
+        check_fit(freqs, capacities)
         return [(np.arange(freqs.size), np.arange(capacities.size), "")]
     row_groups, resource_groups = (np.asarray(g, dtype=object) for g in groups)
     if row_groups.shape != freqs.shape or resource_groups.shape != capacities.shape:
@@ -162,6 +158,6 @@ def _groups_of(freqs: np.ndarray, capacities: np.ndarray, groups) -> list[tuple[
     for label in pd.unique(np.concatenate([row_groups, resource_groups])):
         rows = np.flatnonzero(row_groups == label)
         cols = np.flatnonzero(resource_groups == label)
-        _check_fit(freqs[rows], capacities[cols], f" of group '{label}'")
+        check_fit(freqs[rows], capacities[cols], f" of group '{label}'")
         out.append((rows, cols, str(label)))
     return out

@@ -17,7 +17,7 @@ from scipy import sparse
 from ...core.budget import Progress, WorkEstimate, check_work, report
 from ...core.equivalence import Classes, combine
 from ...core.errors import ParameterError, ProblemTooLargeError, join_names
-from ...core.numbers import seed_number, time_limit_seconds
+from ...core.numbers import seed_number, time_limit_seconds, whole_numbers
 from ...measures.avector import vector_text
 from .cells import (
     DEFAULT_RULE,
@@ -25,10 +25,9 @@ from .cells import (
     OPTIMAL_LIMIT,
     RULES,
     Cells,
-    _check_fit,
-    _groups_of,
-    _whole_numbers,
+    check_fit,
     estimate_schedule,
+    groups_of,
 )
 
 # --- Algorithm 2: the heuristic ----------------------------------------------------------
@@ -90,11 +89,11 @@ def heuristic_cells(freqs: Sequence[int], capacities: Sequence[int], rule: str =
     >>> heuristic_cells([5], [2, 2, 2], "largest").counts.tolist()
     [2, 2, 1]
     """
-    f = _whole_numbers(freqs, "frequencies")
-    c = _whole_numbers(capacities, "capacities")
+    f = whole_numbers(freqs, "The frequencies")
+    c = whole_numbers(capacities, "The capacities")
     if rule not in RULES:
         raise ParameterError(f"Unknown split rule '{rule}'. Choose one of: {join_names(RULES)}.")
-    _check_fit(f, c)
+    check_fit(f, c)
     seats = _FreeSeats(c)
     rows: list[int] = []
     cols: list[int] = []
@@ -130,9 +129,9 @@ def random_cells(freqs: Sequence[int], capacities: Sequence[int], seed: int | No
     >>> random_cells([2, 1], [3], seed=1).counts.tolist()
     [2, 1]
     """
-    f = _whole_numbers(freqs, "frequencies")
-    c = _whole_numbers(capacities, "capacities")
-    _check_fit(f, c)
+    f = whole_numbers(freqs, "The frequencies")
+    c = whole_numbers(capacities, "The capacities")
+    check_fit(f, c)
     rng = np.random.default_rng(seed)
     seats = np.repeat(np.arange(c.size, dtype=np.int64), c)
     chosen = rng.permutation(seats)[: int(f.sum())]
@@ -196,10 +195,10 @@ def optimal_cells(
     """
     from ortools.sat.python import cp_model
 
-    f = _whole_numbers(freqs, "frequencies")
-    c = _whole_numbers(capacities, "capacities")
+    f = whole_numbers(freqs, "The frequencies")
+    c = whole_numbers(capacities, "The capacities")
     time_limit = time_limit_seconds(time_limit)
-    _check_fit(f, c)
+    check_fit(f, c)
     q_count, r_count = f.size, c.size
     if q_count * r_count > OPTIMAL_LIMIT:
         _too_large(q_count * r_count, q_count, r_count)
@@ -335,8 +334,8 @@ def estimate_assign(
     """
     if method not in METHODS:
         raise ParameterError(f"Unknown method '{method}'. Choose one of: {join_names(METHODS)}.")
-    f = _whole_numbers(freqs, "frequencies")
-    c = _whole_numbers(capacities, "capacities")
+    f = whole_numbers(freqs, "The frequencies")
+    c = whole_numbers(capacities, "The capacities")
     people = int(f.sum())
     if method == "heuristic":
         cells = f.size + c.size
@@ -399,7 +398,7 @@ def assign(
     ...
     anonlib.core.errors.CapacityError: The resources have 2 seats in total but 3 people need an appointment: 1 seats short. Add slots or raise capacities.
     """
-    cells, _ = _solve(
+    cells, _ = solve(
         freqs,
         capacities,
         method,
@@ -412,10 +411,10 @@ def assign(
     return cells.sparse()
 
 
-_NARROW_SCHEDULE = "use the heuristic, or schedule one region (--group) at a time"
+NARROW_SCHEDULE = "use the heuristic, or schedule one region (--group) at a time"
 
 
-def _solve(
+def solve(
     freqs,
     capacities,
     method,
@@ -431,11 +430,11 @@ def _solve(
     """Cells of the schedule and whether it is proven optimal (None for non-optimal methods)."""
     if method not in METHODS:
         raise ParameterError(f"Unknown method '{method}'. Choose one of: {join_names(METHODS)}.")
-    f = _whole_numbers(freqs, "frequencies")
-    c = _whole_numbers(capacities, "capacities")
+    f = whole_numbers(freqs, "The frequencies")
+    c = whole_numbers(capacities, "The capacities")
     seed, time_limit = seed_number(seed), time_limit_seconds(time_limit)
-    check_work(estimate_schedule(f, c, method), narrow=_NARROW_SCHEDULE)
-    parts = _groups_of(f, c, groups)
+    check_work(estimate_schedule(f, c, method), narrow=NARROW_SCHEDULE)
+    parts = groups_of(f, c, groups)
     shape = (f.size, c.size)
     if method == "optimal":
         if f.size * c.size > OPTIMAL_LIMIT:

@@ -14,9 +14,10 @@ from scipy import sparse
 from ...core.budget import Progress, check_work
 from ...core.equivalence import Classes, encode
 from ...core.errors import CapacityError, ColumnError, ParameterError, join_names, require_columns
+from ...core.numbers import whole_numbers
 from ...measures.avector import anonymity_vector, k_of, lex_index
-from .cells import DEFAULT_RULE, EXACT_INDEX_LIMIT, METHODS, Cells, _whole_numbers, estimate_schedule
-from .methods import _NARROW_SCHEDULE, _solve
+from .cells import DEFAULT_RULE, EXACT_INDEX_LIMIT, METHODS, Cells, estimate_schedule
+from .methods import NARROW_SCHEDULE, solve
 
 # --- schedules for a population table ----------------------------------------------------
 
@@ -140,7 +141,7 @@ def make_schedule(
     class_table["frequency"] = freqs
     if method in METHODS:  # before the vector before: it alone may be too large
         cells_out = len(population) * (len(key) + len(slot_columns))
-        check_work(estimate_schedule(freqs, capacities, method, table_cells=cells_out), narrow=_NARROW_SCHEDULE)
+        check_work(estimate_schedule(freqs, capacities, method, table_cells=cells_out), narrow=NARROW_SCHEDULE)
     base = anonymity_vector(classes.sizes if key == qis else table.classes(qis).sizes)
     del table
     groups = None
@@ -157,7 +158,7 @@ def make_schedule(
         if fair_attribute not in key:
             raise ColumnError(f"The fairness attribute '{fair_attribute}' must be one of the quasi-identifiers.")
         fair_labels = class_table[fair_attribute].astype(str).to_numpy()
-    cells, proven = _solve(
+    cells, proven = solve(
         freqs,
         capacities,
         method,
@@ -207,7 +208,7 @@ def _capacity_values(resources: pd.DataFrame, capacity: str) -> np.ndarray:
             f"Capacities must be whole numbers of 0 or more; resource row {row + 1} has "
             f"'{resources[capacity].iloc[row]}'."
         )
-    return _whole_numbers(raw, "capacities")  # at most MAX_COUNT each and in total
+    return whole_numbers(raw, "The capacities")  # at most MAX_COUNT each and in total
 
 
 def _first_appearance(classes: Classes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

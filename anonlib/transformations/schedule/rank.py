@@ -10,8 +10,9 @@ from functools import lru_cache
 import numpy as np
 
 from ...core.errors import ParameterError, ProblemTooLargeError
+from ...core.numbers import whole_numbers
 from ...measures.avector import anonymity_vector, k_of, lex_compare
-from .cells import RANK_LIMIT, RANK_RESOURCES, Cells, _check_fit, _whole_numbers
+from .cells import RANK_LIMIT, RANK_RESOURCES, Cells, check_fit
 
 # --- rank among all schedules (small problems) ------------------------------------------
 
@@ -43,9 +44,9 @@ def enumerate_schedules(freqs: Sequence[int], capacities: Sequence[int], limit: 
     >>> census.total, sorted(census.by_vector.items())
     (2, [((1, 1), 1), ((3,), 1)])
     """
-    f = _whole_numbers(freqs, "frequencies").tolist()
-    c = _whole_numbers(capacities, "capacities")
-    _check_fit(np.asarray(f, dtype=np.int64), c)
+    f = whole_numbers(freqs, "The frequencies").tolist()
+    c = whole_numbers(capacities, "The capacities")
+    check_fit(np.asarray(f, dtype=np.int64), c)
     width = max(f, default=0)
     # state: remaining capacities -> Counter(partial vector as a tuple of cell-size counts)
     states: dict[tuple[int, ...], Counter] = {tuple(c.tolist()): Counter({(0,) * width: 1})}
@@ -116,8 +117,8 @@ def schedule_rank(freqs: Sequence[int], capacities: Sequence[int], matrix) -> tu
     (339, 14504)
     """
     cells = Cells.from_matrix(matrix)
-    f = _whole_numbers(freqs, "frequencies")
-    c = _whole_numbers(capacities, "capacities")
+    f = whole_numbers(freqs, "The frequencies")
+    c = whole_numbers(capacities, "The capacities")
     row_sums = np.bincount(cells.rows, weights=cells.counts, minlength=f.size)
     if cells.shape != (f.size, c.size) or (row_sums != f).any() or (cells.loads() > c).any():
         raise ParameterError(
