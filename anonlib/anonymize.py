@@ -1,3 +1,3 @@
-"""``anonlib.anonymize``, a path of the public contract: everything public of ``anonlib.transformations.anonymize``."""
+"""``anonlib.anonymize``, a path of the public contract: everything public of ``anonlib.transformations.generalization``."""
 
-from .transformations.anonymize import *  # noqa: F401,F403
+from .transformations.generalization import *  # noqa: F401,F403

@@ -134,7 +134,7 @@ def measure(kind: str, path: str, repeat: int) -> dict:
     out: dict = {"kind": kind}
     if kind == "memory-search":
         from anonlib.core.samples import arx_adult_benchmark
-        from anonlib.transformations.optimal import optimal_levels
+        from anonlib.transformations.generalization import optimal_levels
 
         bench = arx_adult_benchmark()
         start = time.perf_counter()

@@ -7,8 +7,8 @@ import pandas as pd
 from anonlib.core.hierarchy import equal_width_bands, flat_hierarchy, interval_hierarchy, taxonomy_hierarchy
 from anonlib.core.samples import load_sample
 from anonlib.measures.leakage import leakage_table
-from anonlib.transformations.anonymize import search
 from anonlib.transformations.anonymize_experiments import heart_experiment, heart_hierarchies, heart_table
+from anonlib.transformations.generalization import search
 from bench import Benchmark
 
 ADULT_SHIELD = ["age", "sex", "race", "marital-status", "education"]

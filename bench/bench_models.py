@@ -39,7 +39,7 @@ from anonlib.measures.models import (
     t_closeness,
 )
 from anonlib.measures.risk import reidentification, suda
-from anonlib.transformations.anonymize import search
+from anonlib.transformations.generalization import search
 from bench import Benchmark
 from bench.bench_leakage import ADULT_SHIELD, adult_problem
 

@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 from anonlib.core.samples import arx_adult_benchmark
-from anonlib.transformations.optimal import Lattice, brute_force, optimal_levels
+from anonlib.transformations.generalization import GeneralizationSpace, brute_force, optimal_levels
 from bench import Benchmark
 
 K = 5
@@ -51,7 +51,9 @@ def _benchmark():
 def _brute(limit: float):
     def run(b):
         start = time.perf_counter()
-        lattice = Lattice(b.frame, b.quasi_identifiers, b.hierarchies, k=K, max_suppressed=limit, rollup=False)
+        lattice = GeneralizationSpace(
+            b.frame, b.quasi_identifiers, K, b.hierarchies, max_suppressed=limit, rollup=False
+        )
         found = brute_force(lattice)
         _BRUTE[limit] = (time.perf_counter() - start, found)
         return limit, found
@@ -89,7 +91,9 @@ def _certificate(limit: float):
 
     def setup():
         b = _benchmark()
-        lattice = Lattice(b.frame, b.quasi_identifiers, b.hierarchies, k=K, max_suppressed=limit, rollup=False)
+        lattice = GeneralizationSpace(
+            b.frame, b.quasi_identifiers, K, b.hierarchies, max_suppressed=limit, rollup=False
+        )
         heights = np.asarray(lattice.heights)
         nodes = np.stack(np.unravel_index(np.arange(lattice.size), lattice.heights)).T
         found = [lattice.status(tuple(int(v) for v in levels)) for levels in nodes]
@@ -122,7 +126,7 @@ def _oracle(limit: float):
     def run(inputs):
         start = time.perf_counter()
         b, proof, _ = inputs
-        lattice = Lattice(b.frame, b.quasi_identifiers, b.hierarchies, k=K, max_suppressed=limit)
+        lattice = GeneralizationSpace(b.frame, b.quasi_identifiers, K, b.hierarchies, max_suppressed=limit)
         for levels in proof:
             lattice.status(levels)
         _ORACLE.setdefault(limit, []).append(time.perf_counter() - start)

@@ -78,8 +78,8 @@ def _child(task: str, variant: str) -> dict:
     import scipy.sparse  # noqa: F401
 
     import anonlib.measures.peers  # noqa: F401
-    import anonlib.transformations.anonymize  # noqa: F401  (imports are not part of the work timed)
     import anonlib.transformations.frontier  # noqa: F401
+    import anonlib.transformations.generalization  # noqa: F401  (imports are not part of the work timed)
     import anonlib.transformations.geo  # noqa: F401
     import anonlib.transformations.schedule  # noqa: F401
     import anonlib.workflow.report  # noqa: F401
@@ -258,7 +258,7 @@ def _iab_setup():
 
 def _iab(method: str, pruning: str = "monotone"):
     def run(inputs) -> dict:
-        from anonlib.transformations.anonymize import search
+        from anonlib.transformations.generalization import search
 
         frame, hierarchies = inputs
         r = search(frame, IAB_SHIELD, 10, hierarchies, method, pruning=pruning)

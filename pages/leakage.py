@@ -42,7 +42,14 @@ from anonlib.core.samples import load_sample
 from anonlib.core.taxonomy import TAXONOMIES, taxonomy_match
 from anonlib.measures.leakage import attribute_label, attribute_sets, compare_leakage, leakage_table
 from anonlib.measures.utility import MEASURE_NAMES, MEASURES, measure_value
-from anonlib.transformations.anonymize import (
+from anonlib.transformations.anonymize_experiments import (
+    ARCA_AC_GROUPS,
+    ARCA_AGE_BANDS,
+    EXPERIMENT_SHIELDS,
+    HEART_SAMPLES,
+    heart_experiment,
+)
+from anonlib.transformations.generalization import (
     METHOD_NAMES,
     METHODS,
     SEARCH_METHODS,
@@ -51,13 +58,6 @@ from anonlib.transformations.anonymize import (
     comparison_table,
     estimate_search,
     search,
-)
-from anonlib.transformations.anonymize_experiments import (
-    ARCA_AC_GROUPS,
-    ARCA_AGE_BANDS,
-    EXPERIMENT_SHIELDS,
-    HEART_SAMPLES,
-    heart_experiment,
 )
 from anonlib.workflow.suggestions import (
     Suggestion,
@@ -459,7 +459,7 @@ def _comparison(results: dict[str, SearchResult]) -> pd.DataFrame:
 
 def _tree_view(result: SearchResult, palette: str, scope: str) -> None:
     st.plotly_chart(
-        charts.search_tree_figure(result.tree, result.shield, tuple(result.levels.values()), palette),
+        charts.search_tree_figure(result.tree, result.quasi_identifiers, tuple(result.levels.values()), palette),
         width="stretch",
         key=f"search-tree-{scope}",
     )

@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from anonlib.core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, ProblemTooLargeError
 from anonlib.core.hierarchy import flat_hierarchy, interval_hierarchy, masking_hierarchy, taxonomy_hierarchy
 from anonlib.core.samples import load_sample
-from anonlib.transformations.anonymize import (
+from anonlib.transformations.anonymize_experiments import (
+    EXPERIMENT_SHIELDS,
+    arca_hierarchies,
+    heart_experiment,
+    heart_hierarchies,
+    heart_table,
+)
+from anonlib.transformations.generalization import (
     METHODS,
     GeneralizationSpace,
     NoSolutionError,
@@ -20,13 +27,6 @@ from anonlib.transformations.anonymize import (
     comparison_table,
     estimate_search,
     search,
-)
-from anonlib.transformations.anonymize_experiments import (
-    EXPERIMENT_SHIELDS,
-    arca_hierarchies,
-    heart_experiment,
-    heart_hierarchies,
-    heart_table,
 )
 
 SHIELD = ["Zip", "Age", "AC"]
@@ -383,7 +383,7 @@ def test_estimate_counts_the_lattice_and_refuses_what_would_run_for_hours(table1
     assert too_big.operations == 3**20 - 1 and not too_big.interactive
     for method in ("exhaustive", "iab"):
         with pytest.raises(
-            ProblemTooLargeError, match="choose fewer shield attributes or hierarchies with fewer levels"
+            ProblemTooLargeError, match="choose fewer quasi-identifiers or hierarchies with fewer levels"
         ):
             search(wide, list(deep), 2, deep, method)
     assert search(wide, list(deep), 2, deep, "greedy").violations == 0  # a path, not the lattice

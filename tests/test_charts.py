@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from anonlib.measures.peers import heatmap_columns
-from anonlib.transformations.anonymize import SearchNode
+from anonlib.transformations.generalization import SearchNode
 from dashboard import charts
 
 HOSTILE = '<a href="http://example.invalid">x</a>'

@@ -7,8 +7,8 @@ from uploads import uploaded
 
 from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.samples import load_sample
-from anonlib.transformations.anonymize import search
 from anonlib.transformations.anonymize_experiments import arca_hierarchies
+from anonlib.transformations.generalization import search
 from dashboard import charts
 
 QIS = ["age", "sex", "zip"]
@@ -17,7 +17,7 @@ QIS = ["age", "sex", "zip"]
 def test_the_papers_tree_is_drawn_whole_with_its_labels():
     df = load_sample("arca_table1").frame
     result = search(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), "iab", count="#Rec.")
-    fig = charts.search_tree_figure(result.tree, result.shield, tuple(result.levels.values()))
+    fig = charts.search_tree_figure(result.tree, result.quasi_identifiers, tuple(result.levels.values()))
     nodes = fig.data[-1]
     assert list(nodes.text) == [n.label for n in result.tree]
     ringed = [i for i, w in enumerate(nodes.marker.line.width) if w]
@@ -32,7 +32,7 @@ def test_a_real_tree_is_collapsed_to_the_path_to_the_result():
     hierarchies = {c: default_hierarchy(frame[c], c)[1] for c in QIS}
     result = search(frame, QIS, 5, hierarchies, "exhaustive")
     assert len(result.tree) > charts.TREE_IN_FULL
-    fig = charts.search_tree_figure(result.tree, result.shield, tuple(result.levels.values()))
+    fig = charts.search_tree_figure(result.tree, result.quasi_identifiers, tuple(result.levels.values()))
     # the slow way: walk the parents from the result back to the root
     at = next(i for i, n in enumerate(result.tree) if n.levels == tuple(result.levels.values()))
     path = [at]

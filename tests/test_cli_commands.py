@@ -18,8 +18,8 @@ from anonlib.core.samples import load_sample, sample_path
 from anonlib.measures.avector import anonymity_vector, improvement, k_of, lex_index, partition_count
 from anonlib.measures.leakage import attribute_label, leakage_table
 from anonlib.measures.peers import default_q, min_poac, min_ppp
-from anonlib.transformations.anonymize import search
 from anonlib.transformations.anonymize_experiments import arca_hierarchies
+from anonlib.transformations.generalization import search
 from anonlib.transformations.schedule import assign, make_schedule, matrix_vector
 
 COMMANDS = ("leakage", "privacy", "anonymize", "schedule", "vector", "index")

@@ -43,7 +43,7 @@ from anonlib.measures.leakage import leakage_table
 from anonlib.measures.models import acceptance
 from anonlib.measures.profile import risk_profile
 from anonlib.measures.risk import population_uniqueness, risk_distribution, risk_from_sizes
-from anonlib.transformations.anonymize import search
+from anonlib.transformations.generalization import search
 from anonlib.transformations.schedule import assign, make_schedule
 from anonlib.transformations.schedule_experiments import PAPER_TABLE10, reproduce_table10
 from anonlib.workflow import read_recipe
@@ -198,7 +198,7 @@ CASES = [
         "anonymize_exhaustive_20_attributes",
         ["anonymize", h("attributes_20.csv"), "--shield", ATTRIBUTES_20, "--k", "2", "--method", "exhaustive"],
         "Checking 95,367,431,640,624 generalized tables would take about 946 years on this computer "
-        "(the limit is 10 minutes); choose fewer shield attributes or hierarchies with fewer levels.",
+        "(the limit is 10 minutes); choose fewer quasi-identifiers or hierarchies with fewer levels.",
         ProblemTooLargeError,
         lambda: _exhaustive(frame("attributes_20.csv")),
         files=("attributes_20.csv",),

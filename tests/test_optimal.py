@@ -1,4 +1,4 @@
-"""The optimal search (anonlib.transformations.optimal, search(method="optimal")) and the utility
+"""The optimal search (anonlib.transformations.generalization, search(method="optimal")) and the utility
 measures it minimizes (anonlib.measures.utility): ARX's Adult benchmark, brute force on random
 lattices, and the released table recounted with plain pandas."""
 
@@ -20,8 +20,7 @@ from anonlib.core.metrics import discernibility, nonuniform_entropy
 from anonlib.core.samples import arx_adult_benchmark
 from anonlib.measures.models import ModelRequirement, acceptance
 from anonlib.measures.utility import loss, measure_value, utility
-from anonlib.transformations.anonymize import search
-from anonlib.transformations.optimal import Lattice, brute_force, optimal_levels
+from anonlib.transformations.generalization import GeneralizationSpace, brute_force, optimal_levels, search
 
 LONG = os.environ.get("ANONLIB_LONG_TESTS") == "1"
 EXAMPLES = 2000 if LONG else 120
@@ -221,7 +220,7 @@ def test_the_lattice_walk_equals_the_lattice_brute_force():
     b = arx_adult_benchmark()
     frame = b.frame.sample(3000, random_state=1)
     qis = ["age", "education", "sex", "race"]
-    lattice = Lattice(frame, qis, b.hierarchies, k=5, max_suppressed=0.02, rollup=False)
+    lattice = GeneralizationSpace(frame, qis, 5, b.hierarchies, max_suppressed=0.02, rollup=False)
     levels, value, suppressed = brute_force(lattice)
     found = optimal_levels(frame, qis, b.hierarchies, k=5, max_suppressed=0.02)
     assert (found.levels, found.suppressed) == (levels, suppressed)
@@ -236,7 +235,7 @@ def test_a_walk_cut_short_says_it_is_not_proven(benchmark):
         found = optimal_levels(b.frame, b.quasi_identifiers, b.hierarchies, k=5, max_suppressed=0.04, **cut)
         assert not found.optimal
         assert found.bound <= proven.value <= found.value and found.gap == found.value - found.bound
-        lattice = Lattice(b.frame, b.quasi_identifiers, b.hierarchies, k=5, max_suppressed=0.04)
+        lattice = GeneralizationSpace(b.frame, b.quasi_identifiers, 5, b.hierarchies, max_suppressed=0.04)
         assert lattice.status(found.levels)[0]  # what it offers meets the target
 
 
@@ -326,7 +325,7 @@ def test_rolled_up_classes_equal_pandas_whether_keys_fit_one_integer_or_not(dist
     half, quarter = [(i, i + 1) for i in range(0, distinct, 2)], [(i, i + 3) for i in range(0, distinct, 4)]
     hierarchies = {q: interval_hierarchy(range(distinct), [half, quarter], top=True) for q in qis}
     requirements = (ModelRequirement("distinct_l", "dx", 2),)
-    lattice = Lattice(frame, qis, hierarchies, k=3, requirements=requirements, max_suppressed=0.5)
+    lattice = GeneralizationSpace(frame, qis, 3, hierarchies, requirements=requirements, max_suppressed=0.5)
     assert lattice.fits_one_key == (distinct == 6)
     found = set()
     for _ in range(60):  # random nodes, mostly high (low ones fail whole), rolled up from many sources
@@ -354,7 +353,7 @@ def test_a_missing_value_stays_apart_from_a_hierarchy_label_that_reads_missing()
     found = optimal_levels(df, ["x", "y"], {"x": hx, "y": hy}, k=2, max_suppressed=0.3)
     assert (found.levels, found.optimal) == (expected[2], True)
     assert found.value == pytest.approx(expected[0], rel=1e-9)
-    lattice = Lattice(df, ["x", "y"], {"x": hx, "y": hy}, k=2, max_suppressed=1.0)
+    lattice = GeneralizationSpace(df, ["x", "y"], 2, {"x": hx, "y": hy}, max_suppressed=1.0)
     for levels in [(0, 0), (1, 0), (2, 0), (1, 1), (0, 1), (3, 0)]:  # rolled up from one another
         table = df.copy()
         for q, h, level in (("x", hx, levels[0]), ("y", hy, levels[1])):
@@ -373,10 +372,12 @@ def test_the_search_equals_brute_force_when_keys_do_not_fit_one_integer():
     frame = pd.DataFrame({q: (base + rng.integers(0, 8 << (2 * j), 1500)) % 2048 for j, q in enumerate(qis)})
     sixteens = [(i, i + 15) for i in range(0, 2048, 16)]
     hierarchies = {q: interval_hierarchy(range(2048), [sixteens], top=True) for q in qis}
-    lattice = Lattice(frame, qis, hierarchies, k=3, max_suppressed=0.2)
+    lattice = GeneralizationSpace(frame, qis, 3, hierarchies, max_suppressed=0.2)
     assert not lattice.fits_one_key
     found = optimal_levels(frame, qis, hierarchies, k=3, max_suppressed=0.2, lattice=lattice)
-    levels, cost, suppressed = brute_force(Lattice(frame, qis, hierarchies, k=3, max_suppressed=0.2, rollup=False))
+    levels, cost, suppressed = brute_force(
+        GeneralizationSpace(frame, qis, 3, hierarchies, max_suppressed=0.2, rollup=False)
+    )
     assert found.optimal and found.levels == levels and found.suppressed == suppressed
     assert found.value == pytest.approx(cost, rel=1e-12)
     assert 0 < suppressed and found.checked < found.lattice_size  # a real search, with records suppressed
@@ -394,7 +395,7 @@ def test_the_search_equals_brute_force_when_keys_do_not_fit_one_integer():
 def test_the_walk_meets_the_nodes_in_sorted_order_chunk_by_chunk(bounds, data, chunk):
     """Sorting a chunk of the lowest bounds at a time (ties of a chunk's last bound come
     along) gives the order of one full sort: by bound, then fewer levels, then index."""
-    from anonlib.transformations.optimal import _in_bound_order
+    from anonlib.transformations.generalization.optimal import _in_bound_order
 
     total = np.array(data.draw(st.lists(st.integers(0, 4), min_size=len(bounds), max_size=len(bounds))), dtype=np.int16)
     bounds = np.array(bounds, dtype=float) / 3
@@ -402,7 +403,7 @@ def test_the_walk_meets_the_nodes_in_sorted_order_chunk_by_chunk(bounds, data, c
     assert list(_in_bound_order(bounds, total, chunk=chunk)) == list(zip(order.tolist(), bounds[order].tolist()))
 
 
-def _lattice_of(heights: list[int]) -> Lattice:
+def _lattice_of(heights: list[int]) -> GeneralizationSpace:
     """A lattice whose attribute j has ``heights[j]`` levels (values 0..3 in nested bands)."""
     bands = [[(0, 1), (2, 3)], [(0, 3)]]
     qis = [f"q{j}" for j in range(len(heights))]
@@ -413,7 +414,7 @@ def _lattice_of(heights: list[int]) -> Lattice:
         else pd.DataFrame({0: ["0", "1", "2", "3"]})
         for q, h in zip(qis, heights)
     }
-    return Lattice(frame, qis, hierarchies, k=1)
+    return GeneralizationSpace(frame, qis, 1, hierarchies)
 
 
 @settings(max_examples=80, deadline=None)
@@ -421,7 +422,7 @@ def _lattice_of(heights: list[int]) -> Lattice:
 def test_the_cache_finds_the_smallest_table_under_a_node(heights, data):
     """Packed levels with guard bits (or, past 62 bits, a comparison per attribute) find the
     smallest cached table lying under a node; among tables of one size the first kept."""
-    from anonlib.transformations.optimal import _Table
+    from anonlib.transformations.generalization.space import ClassTable as _Table
 
     lat = _lattice_of(heights)
     assert lat.heights == tuple(heights) and (lat._guard is None) == (len(heights) == 21)  # 63 bits
@@ -447,15 +448,17 @@ def test_the_cache_finds_the_smallest_table_under_a_node(heights, data):
 def test_a_cache_of_three_tables_still_finds_brute_forces_node(monkeypatch):
     """When the cache is full, the largest table but the bottom makes room: the walk still
     finds brute force's node, and what it looks up by levels is what the cache holds."""
-    from anonlib.transformations import optimal
+    from anonlib.transformations.generalization import space
 
-    monkeypatch.setattr(optimal, "CACHE_TABLES", 3)
+    monkeypatch.setattr(space, "CACHE_TABLES", 3)
     b = arx_adult_benchmark()
     frame = b.frame.sample(3000, random_state=2)
     qis = ["age", "education", "marital-status", "sex", "race"]
-    lattice = Lattice(frame, qis, b.hierarchies, k=5, max_suppressed=0.02)
+    lattice = GeneralizationSpace(frame, qis, 5, b.hierarchies, max_suppressed=0.02)
     found = optimal_levels(frame, qis, b.hierarchies, k=5, max_suppressed=0.02, lattice=lattice)
-    levels, value, suppressed = brute_force(Lattice(frame, qis, b.hierarchies, k=5, max_suppressed=0.02, rollup=False))
+    levels, value, suppressed = brute_force(
+        GeneralizationSpace(frame, qis, 5, b.hierarchies, max_suppressed=0.02, rollup=False)
+    )
     assert (found.levels, found.suppressed) == (levels, suppressed) and found.value == pytest.approx(value, rel=1e-12)
     assert len(lattice._tables) == 3 and lattice.checked > 3
     assert lattice._kept == {t.levels: t for t in lattice._tables[1:]}

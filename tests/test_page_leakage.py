@@ -18,8 +18,8 @@ from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.hierarchy import flat_hierarchy
 from anonlib.core.samples import load_sample
 from anonlib.measures.leakage import leakage_table, truncated
-from anonlib.transformations.anonymize import search
 from anonlib.transformations.anonymize_experiments import arca_hierarchies
+from anonlib.transformations.generalization import search
 from anonlib.workflow import GeneralizationStep, ReleaseTarget
 
 ROOT = Path(__file__).resolve().parent.parent

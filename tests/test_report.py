@@ -21,7 +21,7 @@ from anonlib.core.samples import load_sample
 from anonlib.measures.leakage import leakage_table
 from anonlib.measures.peers import estimate_minimum, min_ppp
 from anonlib.measures.profile import risk_profile
-from anonlib.transformations.anonymize import search
+from anonlib.transformations.generalization import search
 from anonlib.workflow.report import Note, build_report
 from anonlib.workflow.report_html import render_html
 

@@ -13,7 +13,7 @@ from anonlib.core.dataset import Dataset
 from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.hierarchy import flat_hierarchy
 from anonlib.core.samples import load_sample
-from anonlib.transformations.anonymize import search
+from anonlib.transformations.generalization import search
 from anonlib.workflow import step_cost
 from anonlib.workflow.suggestions import generalization_suggestions, keeping_hierarchies, preselected, trims
 
@@ -92,7 +92,7 @@ def test_keeping_need_is_the_least_failing_over_every_generalization_that_keeps_
     from anonlib.core.default_hierarchy import default_hierarchy
     from anonlib.core.errors import NoSolutionError
     from anonlib.core.hierarchy import generalize_column
-    from anonlib.transformations.anonymize import search
+    from anonlib.transformations.generalization import search
     from anonlib.workflow.suggestions import keeping_hierarchies, keeping_need
 
     rng = np.random.default_rng(3)

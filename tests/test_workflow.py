@@ -23,9 +23,9 @@ from anonlib.core.hierarchy import flat_hierarchy, masking_hierarchy, value_key
 from anonlib.core.loading import load_table, to_safe_csv
 from anonlib.core.samples import load_sample, sample_path
 from anonlib.measures.peers import partitions
-from anonlib.transformations.anonymize import GeneralizationSpace, search
 from anonlib.transformations.anonymize_experiments import arca_hierarchies
 from anonlib.transformations.frontier import prepare
+from anonlib.transformations.generalization import GeneralizationSpace, search
 from anonlib.transformations.geo import aggregate
 from anonlib.workflow import (
     AggregationStep,

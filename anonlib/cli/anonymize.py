@@ -17,7 +17,7 @@ from ..core.hierarchy import SUPPRESSED, validate_hierarchy
 from ..core.metrics import whole_k
 from ..measures.models import MODELS, suppression_limit
 from ..measures.utility import MEASURES, check_measure, measure_value
-from ..transformations.anonymize import SEARCH_METHODS, search
+from ..transformations.generalization import SEARCH_METHODS, search
 from ..transformations.suppression import marked_codes, wildcard_matches
 from ..workflow.engine_search import release_roles
 from ..workflow.history import WorkingCopy

@@ -28,7 +28,7 @@ from ..core.numbers import MAX_COUNT, real_number, whole_number
 from ..core.samples import SAMPLES, load_sample
 from ..measures.models import ModelRequirement
 from ..measures.utility import MEASURE_NAMES
-from ..transformations.anonymize import METHOD_NAMES
+from ..transformations.generalization import METHOD_NAMES
 
 
 class Parser(argparse.ArgumentParser):

@@ -682,9 +682,21 @@ def generalize_column(
         return values
     codes, labels = encode_column(values)
     lookup, level_labels = level_lookup(hierarchy, labels, attribute)
-    out = level_labels[level][lookup[level][codes]].astype(object)
+    return generalized_values(values, lookup[level][codes], level_labels[level])
+
+
+def generalized_values(values: pd.Series, level_codes: np.ndarray, level_labels: np.ndarray) -> pd.Series:
+    """``values`` written at one level: each value's level code (``level_lookup``) as its label;
+    a missing value whose label is ``"missing"`` stays missing (no marker row, not the top).
+    ``generalize_column`` and the generalization searches write every generalized cell this way.
+
+    >>> lookup, labels = level_lookup(flat_hierarchy(["F", "M"]), ["F", "M", "missing"])
+    >>> generalized_values(pd.Series(["F", "M", None]), lookup[0][[0, 1, 2]], labels[0]).tolist()
+    ['F', 'M', None]
+    """
+    out = np.asarray(level_labels, dtype=object)[level_codes]
     missing = values.isna().to_numpy()
-    out[missing & (out == MISSING_LABEL)] = None  # missing stays missing (no marker row, not the top)
+    out[missing & (out == MISSING_LABEL)] = None
     return pd.Series(out, index=values.index, dtype=object)
 
 

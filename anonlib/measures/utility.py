@@ -24,7 +24,7 @@ for discernibility and average class size the suppressed records form one class.
 A cell suppressed by local suppression (missing in the release, present in the
 original) counts as fully generalized too; a cell missing in both is kept as it is.
 
-The search for the least damaging generalization (``anonlib.transformations.optimal``) uses the
+The search for the least damaging generalization (``anonlib.transformations.generalization``) uses the
 same per-cell costs (``cell_costs``), so what it optimizes is what these
 functions measure on the table it writes.
 

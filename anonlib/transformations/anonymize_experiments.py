@@ -1,13 +1,13 @@
 """Arca & Hewett's worked material: the paper's Figure 2 hierarchies and its
 heart-disease experiment (Section 4.2, Figures 8-10, Table 7).
 
-Kept apart from ``anonlib.transformations.anonymize`` (the searches) as ``schedule_experiments`` is
+Kept apart from ``anonlib.transformations.generalization`` (the searches) as ``schedule_experiments`` is
 from ``schedule``: the searches do not need the paper's example data, and the
 example data call the searches.
 
 Example:
     >>> from anonlib.core.samples import load_sample
-    >>> from anonlib.transformations.anonymize import search
+    >>> from anonlib.transformations.generalization import search
     >>> df = load_sample("arca_table1").frame
     >>> search(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec.").levels
     {'Zip': 1, 'Age': 1, 'AC': 0}
@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..core.errors import ColumnError, join_names
 from ..core.hierarchy import flat_hierarchy, interval_hierarchy, masking_hierarchy, parse_bands, taxonomy_hierarchy
-from .anonymize import METHODS, search
+from .generalization import METHODS, search
 
 # --- the paper's example hierarchies (Figure 2) ------------------------------------
 

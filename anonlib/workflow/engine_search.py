@@ -15,7 +15,7 @@ line's in-memory ``anonymize`` does, with the same answer:
 2. **Hierarchies.** Given ones are checked against every value of the file; default
    ones are built from the distinct values and their records
    (``default_hierarchy(..., counts=...)``: the frequency order is the records').
-3. **The search** (``anonlib.transformations.anonymize.search``, so ``anonlib.transformations.optimal`` for the
+3. **The search** (``anonlib.transformations.generalization.search``, so ``anonlib.transformations.generalization`` for the
    default method) runs on the class table with its record counts as ``count=``:
    the same lattice, the same pruning and the same node as on the records,
    because every count it makes is a sum of records per class.
@@ -65,7 +65,7 @@ from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, EngineTable, summary_frame, to_pandas
 from ..measures.models import ModelRequirement
 from ..measures.utility import measure_value
-from ..transformations.anonymize import SearchResult, search
+from ..transformations.generalization import SearchResult, search
 from .engine_replay import EngineReplay, apply_recipe
 from .recipe import Reading, Recipe, RecipeStep, Source, SourceColumn
 from .release import release_columns

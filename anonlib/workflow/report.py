@@ -54,7 +54,7 @@ from ..measures.leakage import attribute_label, leakage_table
 from ..measures.peers import estimate_minimum, walk_size
 from ..measures.profile import risk_profile
 from ..measures.utility import MEASURE_NAMES
-from ..transformations.anonymize import search
+from ..transformations.generalization import search
 from .findings import (
     NO_ROWS,
     AttackerSection,

@@ -272,7 +272,7 @@ class GeneralizationStep:
 
     @classmethod
     def from_search(cls, result, hierarchies: Mapping[str, pd.DataFrame]) -> GeneralizationStep:
-        """The step of an ``anonlib.transformations.anonymize.search`` result and the hierarchies it searched."""
+        """The step of an ``anonlib.transformations.generalization.search`` result and the hierarchies it searched."""
         return cls(
             tuple(result.levels.items()),
             tuple((a, hierarchies[a]) for a in result.levels),
@@ -290,7 +290,7 @@ class GeneralizationStep:
 
     def apply(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Each attribute's values replaced by their level-j generalization (text);
-        the same labels ``anonlib.transformations.anonymize`` writes in its generalized table."""
+        the same labels ``anonlib.transformations.generalization`` writes in its generalized table."""
         require_columns(frame, list(self.columns))
         out = frame
         for attribute, level in self.levels:

@@ -9,7 +9,7 @@ quasi-identifier (``default_choice``).
 
 Example:
     >>> import pandas as pd
-    >>> from anonlib.transformations.anonymize import search
+    >>> from anonlib.transformations.generalization import search
     >>> from anonlib.core.dataset import Dataset
     >>> from anonlib.core.hierarchy import flat_hierarchy
     >>> frame = pd.DataFrame({"a": ["x", "x", "y", "y"], "b": ["u", "v", "u", "v"]})
@@ -31,8 +31,7 @@ import pandas as pd
 from ..core.dataset import Dataset
 from ..core.hierarchy import level_words
 from ..measures.models import ModelRequirement
-from ..transformations.anonymize import SearchResult
-from ..transformations.optimal import Lattice
+from ..transformations.generalization import GeneralizationSpace, SearchResult
 from .cost import StepCost, default_choice, step_cost
 from .steps import GeneralizationStep
 
@@ -58,7 +57,7 @@ def generalization_suggestions(
     their names in order.
 
     >>> import pandas as pd
-    >>> from anonlib.transformations.anonymize import search
+    >>> from anonlib.transformations.generalization import search
     >>> from anonlib.core.dataset import Dataset
     >>> from anonlib.core.hierarchy import flat_hierarchy
     >>> frame = pd.DataFrame({"a": ["x", "x", "y"]})
@@ -203,13 +202,13 @@ def keeping_need(
     """
     kept = keeping_hierarchies({a: hierarchies[a] for a in quasi_identifiers})
     top = tuple(kept[a].shape[1] - 1 for a in quasi_identifiers)
-    lattice = Lattice(frame, quasi_identifiers, kept, k=k, requirements=requirements, count=count)
+    lattice = GeneralizationSpace(frame, quasi_identifiers, k, kept, requirements=requirements, count=count)
     _, failing, _ = lattice.status(top, cost=False)
     suffices = True
     if requirements and failing:  # t-closeness and the like are judged again on the records left
         share = _share_up(failing / lattice.records)
-        again = Lattice(
-            frame, quasi_identifiers, kept, k=k, requirements=requirements, count=count, max_suppressed=min(share, 1.0)
+        again = GeneralizationSpace(
+            frame, quasi_identifiers, k, kept, requirements=requirements, count=count, max_suppressed=min(share, 1.0)
         )
         suffices = again.status(top, cost=False)[0]
     return KeepingNeed(

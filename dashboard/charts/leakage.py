@@ -121,14 +121,14 @@ def search_tree_figure(
     (total levels), edges labelled with the attribute generalized; the result ringed.
 
     ``tree`` is a sequence of nodes with ``levels``, ``violations``, ``rows``,
-    ``parent`` and ``attribute`` (``anonlib.transformations.anonymize.SearchNode``). Trees of up
+    ``parent`` and ``attribute`` (``anonlib.transformations.generalization.SearchNode``). Trees of up
     to ``in_full`` tables are drawn whole; larger ones (real data: hundreds of
     tables whose labels would overlap) are collapsed to the path from the
     original table to the result, with the tables tried beside each step as
     unlabelled dots; every node's hover gives T(v, r), the attribute raised and
     the levels.
 
-    >>> from anonlib.transformations.anonymize import SearchNode
+    >>> from anonlib.transformations.generalization import SearchNode
     >>> t = [SearchNode((0,), 2, 5), SearchNode((1,), 0, 3, 0, "Zip")]
     >>> fig = search_tree_figure(t, ["Zip"], chosen=(1,))
     >>> list(fig.data[-1].text)
