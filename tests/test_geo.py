@@ -515,7 +515,7 @@ def test_trial_state_counts_equal_a_full_recount(seed, n_points, n_sites, n_clas
     rng = np.random.default_rng(seed)
     x, y = rng.uniform(0, 1_000, n_points), rng.uniform(0, 1_000, n_points)
     n_cells = rng.integers(1, 4 * n_points + 1)
-    cells = geo_adc._Cells(
+    cells = geo_adc.RegionCells(
         region=rng.integers(0, n_points, n_cells),
         qclass=rng.integers(0, n_classes, n_cells),
         size=rng.integers(0, 50, n_cells),
@@ -538,7 +538,7 @@ def test_moves_scored_together_equal_a_full_reassignment(seed, n_points, n_sites
     rng = np.random.default_rng(seed)
     x, y = np.round(rng.uniform(0, 1_000, n_points), -1), rng.uniform(0, 1_000, n_points)
     n_cells = rng.integers(1, 4 * n_points + 1)
-    cells = geo_adc._Cells(
+    cells = geo_adc.RegionCells(
         region=rng.integers(0, n_points, n_cells),
         qclass=rng.integers(0, n_classes, n_cells),
         size=rng.integers(0, 50, n_cells),

@@ -605,7 +605,7 @@ def test_typing_equals_a_cell_by_cell_reference(cells: list[str | None], chunks:
     column = pa.chunked_array(
         [pa.array(cells[a:b], pa.large_string()) for a, b in zip(cut, cut[1:])], pa.large_string()
     )
-    typed = loading_columns._typed_column(column, pa.array(markers, pa.large_string()))
+    typed = loading_columns.typed_values(column, pa.array(markers, pa.large_string()))
     values, missing, found, formula = _reference_typing(cells, markers)
     got = [None if pd.isna(v) else (v.item() if hasattr(v, "item") else v) for v in pd.array(typed.values)]
     assert got == values
@@ -678,8 +678,8 @@ def test_the_scan_in_two_halves_finds_what_one_pass_finds(raw: bytes, delimiter:
     path = Path(tempfile.mkdtemp()) / "t.csv"
     path.write_bytes(raw)
     for src in (
-        loading_source._Source("t.csv", len(raw), raw[:10], data=raw),
-        loading_source._Source("t.csv", len(raw), raw[:10], path=path),
+        loading_source.Source("t.csv", len(raw), raw[:10], data=raw),
+        loading_source.Source("t.csv", len(raw), raw[:10], path=path),
     ):
         whole = loading_text._scan(src, count_lines, delimiter)
         assert (whole.quoted, whole.cr_delimiter) == (b'"' in raw, b"\r" + delimiter.encode() in raw)
