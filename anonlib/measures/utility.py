@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.equivalence import Classes, combine, encode, encode_column
+from ..core.equivalence import Classes, combine, encode
 from ..core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED, hierarchy_columns, level_lookup, value_key
 
@@ -224,10 +224,14 @@ class _Matched:
 
 
 def _released_levels(
-    costs: CellCosts, original_codes: np.ndarray, original_missing: np.ndarray, released: pd.Series
+    costs: CellCosts,
+    original_codes: np.ndarray,
+    original_missing: np.ndarray,
+    rel_codes: np.ndarray,
+    rel_labels: np.ndarray,
 ) -> np.ndarray:
-    """The hierarchy level each released cell shows (-1 when the cell was suppressed)."""
-    rel_codes, rel_labels = encode_column(released)
+    """The hierarchy level each released cell shows (-1 when the cell was suppressed), from the
+    released column's codes and labels (the kernel's encoding of the cells as written)."""
     rel_keys = np.asarray([value_key(v) for v in rel_labels], dtype=object)
     rel_missing = np.asarray(pd.isna(rel_labels), dtype=bool) if len(rel_labels) else np.zeros(0, bool)
     pair_ids, n_pairs = combine([original_codes, rel_codes], [len(costs.full), max(len(rel_labels), 1)])
@@ -263,8 +267,10 @@ def _match(
     quasi_identifiers: Sequence[str],
     hierarchies: Mapping[str, pd.DataFrame],
     count: str | None,
-    measure: str,
-) -> tuple[_Matched, list[CellCosts]]:
+    measures: Sequence[str],
+) -> tuple[_Matched, dict[str, list[CellCosts]]]:
+    """The original and the released table, each encoded once, matched by index; per measure,
+    each quasi-identifier's cell costs."""
     qis = list(quasi_identifiers)
     if not qis:
         raise EmptySelectionError("Choose at least one quasi-identifier to measure utility on.")
@@ -286,16 +292,19 @@ def _match(
     table = encode(original, qis, count=count)
     weights = table.weights if table.weights is not None else np.ones(table.n_rows, dtype=np.int64)
     kept = original.index.isin(released.index)
-    aligned = released.reindex(original.index[kept])
-    costs, levels = [], np.full((table.n_rows, len(qis)), -1, dtype=np.int64)
+    rel = encode(released[qis].reindex(original.index[kept]), qis) if kept.any() else None
+    costs: dict[str, list[CellCosts]] = {m: [] for m in measures}
+    levels = np.full((table.n_rows, len(qis)), -1, dtype=np.int64)
     for j, q in enumerate(qis):
         freq = np.bincount(table.codes[:, j], weights=weights, minlength=table.cardinalities[j])
-        c = cell_costs(hierarchies[q], table.labels[j], measure, frequencies=freq, attribute=q)
-        costs.append(c)
+        for measure in measures:
+            costs[measure].append(cell_costs(hierarchies[q], table.labels[j], measure, frequencies=freq, attribute=q))
         missing = original[q].isna().to_numpy()
-        if kept.any():
-            levels[kept, j] = _released_levels(c, table.codes[kept, j], missing[kept], aligned[q])
-    rel = encode(aligned, qis) if kept.any() else None
+        if rel is not None:  # the level a released cell shows is the same whatever the measure
+            first = costs[measures[0]][j]
+            levels[kept, j] = _released_levels(
+                first, table.codes[kept, j], missing[kept], rel.codes[:, j], rel.labels[j]
+            )
     if rel is not None:
         ids, n = combine([rel.codes[:, j] for j in range(len(qis))], list(rel.cardinalities), rel.n_rows)
     else:
@@ -307,11 +316,14 @@ def _match(
 def _cell_totals(matched: _Matched, costs: Sequence[CellCosts]) -> tuple[np.ndarray, np.ndarray]:
     """Per quasi-identifier: the released cells' total cost and the total when all are suppressed."""
     spent, worst = [], []
+    # Products summed by numpy (pairwise), not a BLAS dot: with integer weights numpy's dot takes a
+    # slow generic loop, and BLAS threads stall on a busy machine, both a thousand times slower.
+    weights = matched.weights.astype(np.float64)  # exact: counts are below 2**53
     for j, c in enumerate(costs):
         codes, level = matched.codes[:, j], matched.level[:, j]
         per_row = np.where(level >= 0, c.cost[np.maximum(level, 0), codes], c.full[codes])
-        spent.append(float(np.dot(matched.weights, per_row)))
-        worst.append(float(np.dot(matched.weights, c.full[codes])))
+        spent.append(float((weights * per_row).sum()))
+        worst.append(float((weights * c.full[codes]).sum()))
     return np.asarray(spent), np.asarray(worst)
 
 
@@ -329,8 +341,8 @@ def loss_by_attribute(
     >>> loss_by_attribute(pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"a": ["*", "2"]}), ["a"], {"a": h})
     {'a': 0.5}
     """
-    matched, costs = _match(original, released, quasi_identifiers, hierarchies, count, "loss")
-    spent, _ = _cell_totals(matched, costs)
+    matched, costs = _match(original, released, quasi_identifiers, hierarchies, count, ("loss",))
+    spent, _ = _cell_totals(matched, costs["loss"])
     records = float(matched.weights.sum())
     return {q: (float(s) / records if records else 0.0) for q, s in zip(quasi_identifiers, spent)}
 
@@ -378,10 +390,9 @@ def utility(
     per: dict[str, dict[str, float]] = {}
     totals: dict[str, float] = {}
     bits = 0.0
-    matched = None
+    matched, costs = _match(original, released, qis, hierarchies, count, CELL_MEASURES)
     for measure in CELL_MEASURES:
-        matched, costs = _match(original, released, qis, hierarchies, count, measure)
-        spent, worst = _cell_totals(matched, costs)
+        spent, worst = _cell_totals(matched, costs[measure])
         records = float(matched.weights.sum())
         if measure == "nonuniform_entropy":
             bits = float(spent.sum())
@@ -390,7 +401,6 @@ def utility(
         else:
             per[measure] = {q: (float(s) / records if records else 0.0) for q, s in zip(qis, spent)}
             totals[measure] = float(np.mean(list(per[measure].values())))
-    assert matched is not None
     records = int(matched.weights.sum())
     kept_weights = matched.weights[matched.kept]
     sizes = np.bincount(matched.released_ids, weights=kept_weights, minlength=matched.n_released_classes)

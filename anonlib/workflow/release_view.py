@@ -378,8 +378,9 @@ def weighted_summary(values: np.ndarray, weights: np.ndarray) -> NumberSummary |
         return None
     order = np.argsort(values, kind="stable")
     values, weights = values[order], weights[order]
-    mean = float(np.dot(values, weights) / total)
-    sd = float(math.sqrt(np.dot(weights, (values - mean) ** 2) / (total - 1))) if total > 1 else float("nan")
+    as_float = weights.astype(np.float64)  # exact: counts are below 2**53 (summed by numpy, not a BLAS dot)
+    mean = float((values * as_float).sum() / total)
+    sd = float(math.sqrt((as_float * (values - mean) ** 2).sum() / (total - 1))) if total > 1 else float("nan")
     ends = np.cumsum(weights)  # the repeated array's positions 0..ends[i]-1 hold values[i]
 
     def at(position: int) -> float:
