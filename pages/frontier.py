@@ -14,7 +14,6 @@ import streamlit as st
 
 from anonlib.core.dataset import Dataset
 from anonlib.core.loading import load_table
-from anonlib.measures.avector import anonymity_vector, k_of, vector_text
 from anonlib.transformations.frontier import (
     DEFAULT_THRESHOLD,
     METHODS,
@@ -29,10 +28,12 @@ from anonlib.transformations.frontier import (
 )
 from anonlib.transformations.synthetic import TENNESSEE_ZIP_SEED, adult_with_zip, zip3_populations
 from anonlib.workflow import PolicyStep, step_cost
+from anonlib.workflow.cost import preselect
 from dashboard import charts
+from dashboard.frontier_views import policy_details, safe_harbor_section
 from dashboard.glossary import glossary_expander, term_help
 from dashboard.state import active_dataset, release_target
-from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
+from dashboard.ui import guarded, offer_step, page_header, paper_example, plain
 
 PAGE = "Frontier"
 EXAMPLE = "Adult + synthetic Tennessee ZIP (the paper's example)"
@@ -101,22 +102,6 @@ def _frontier_ks(key: tuple, _result: FrontierSearch) -> tuple[int, ...]:
     """k (the smallest class, in records) of every frontier policy, cached with the search."""
     space = _result.space
     return tuple(int(space.class_sizes(space.bits_of(e.bits)).min()) for e in _result.frontier)
-
-
-def _default_policy(
-    frontier: list, ks: tuple[int, ...], removed: list[tuple[str, ...]], better: list, k: int
-) -> int | None:
-    """The policy preselected: among those meeting k and removing no quasi-identifier, the
-    first that dominates Safe Harbor, else the one losing least information; None when no
-    policy meets k without removing a quasi-identifier (the page then says so and the user
-    chooses)."""
-    meeting = [i for i in range(len(frontier)) if not removed[i] and ks[i] >= k]
-    dominant = [i for i in meeting if frontier[i] in better]
-    if dominant:
-        return min(dominant, key=lambda i: frontier[i].loss)
-    if meeting:
-        return min(meeting, key=lambda i: frontier[i].loss)
-    return None
 
 
 def _policy_label(i: int, entry, k: int, meets: bool, dominant: bool, removed: tuple[str, ...]) -> str:
@@ -281,7 +266,12 @@ def _frontier_section(
         lower_both = dominating(frontier, h_risk, h_loss)
         better = [e for e in lower_both if meets[frontier.index(e)]]
 
-    default_pick = _default_policy(frontier, ks, removed, better, target.k)
+    default_pick = preselect(
+        [bool(r) for r in removed],
+        meets=meets,
+        preferred=[e in better for e in frontier],
+        losses=[e.loss for e in frontier],
+    )
     pick_key = f"{p}_pick_{len(frontier)}_{result.area:.6f}_{target.k}"
     chart_key = f"{p}_chart_{pick_key}"
     clicked = charts.clicked_frontier_policy(st.session_state.get(chart_key), len(frontier))
@@ -327,37 +317,7 @@ def _frontier_section(
     )
 
     if harbor is not None:
-        st.subheader("HIPAA Safe Harbor")
-        st.write(
-            f"Safe Harbor: risk {harbor[0]:.4f}, loss {harbor[1]:.4f} (normalized), k = {harbor_k:,}. "
-            f"{len(better)} of {len(frontier)} frontier policies meet k = {target.k} and strictly dominate it "
-            "(risk and information loss no higher, one of them lower)."
-        )
-        if len(lower_both) > len(better):
-            st.caption(
-                f"{len(lower_both) - len(better)} more frontier policies are lower on both axes but leave classes "
-                f"smaller than k = {target.k}: they are not claimed as better than Safe Harbor."
-            )
-        for note in harbor_policy.notes:
-            st.caption(plain(note))
-        if lower_both:
-            st.dataframe(
-                pd.DataFrame(
-                    [
-                        {
-                            "policy": frontier.index(e) + 1,
-                            "k": ks[frontier.index(e)],
-                            f"meets k = {target.k}": "yes" if meets[frontier.index(e)] else "no",
-                            "risk": e.risk,
-                            "loss (normalized)": e.loss_normalized,
-                            "loss (KL, nats)": e.loss,
-                        }
-                        for e in lower_both
-                    ]
-                ),
-                hide_index=True,
-                width="stretch",
-            )
+        safe_harbor_section(harbor, harbor_k, harbor_policy, frontier, better, lower_both, ks, meets, target.k)
 
     if len(result.trace) > 0:
         traces = {result.method: list(result.trace)}
@@ -381,96 +341,29 @@ def _frontier_section(
     if chosen is None:
         st.info("Choose a policy above (or click a point of the frontier line) to see what it costs.")
         return
-    st.subheader(f"Frontier policy #{pick + 1}")
-    bits = space.bits_of(chosen.bits)
-    intervals = space.intervals(bits)
-    sizes = space.class_sizes(bits)
-    vector = anonymity_vector(sizes)
-    k1, k2, k3, k4 = st.columns(4)
-    k1.metric("risk", f"{chosen.risk:.4f}", help=term_help("distinguishability"))
-    k2.metric(
-        "loss (normalized)", f"{chosen.loss_normalized:.4f}", help=f"KL {chosen.loss:.4f} nats. " + term_help("KL loss")
+    policy_details(
+        p,
+        pick,
+        chosen,
+        space,
+        steps[pick],
+        release,
+        dataset,
+        target_k=target.k,
+        result=result,
+        ks=ks,
+        qis=qis,
+        orders=orders,
+        upload=upload,
+        population=population,
+        seed=seed,
+        harbor=harbor,
+        harbor_k=harbor_k,
+        better=better,
+        frontier=frontier,
+        name=dataset.name if dataset is not None else EXAMPLE,
+        apply_policy=_apply_policy,
     )
-    k3.metric("k", f"{k_of(vector):,}", help=term_help("k"))
-    k4.metric("classes", f"{len(sizes):,}", help=term_help("class"))
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {"attribute": a, "intervals": len(v), "values": len(d), "intervals in order": ", ".join(v)}
-                for (a, v), d in zip(intervals.items(), space.domains)
-            ]
-        ),
-        hide_index=True,
-        width="stretch",
-    )
-    st.plotly_chart(
-        charts.anonymity_vector_figure(vector, k_threshold=target.k, title="Anonymity vector of this policy"),
-        width="stretch",
-    )
-    st.text(f"Anonymity vector: {vector_text(vector)}")
-
-    step = steps[pick]
-    if dataset is not None:
-        _apply_policy(dataset, step)
-        generalized = None
-    else:
-        generalized = space.generalize(release, bits)
-        st.dataframe(generalized.head(200), hide_index=True, height=240)
-        st.caption(f"First {min(200, len(generalized))} of {len(generalized):,} rows, generalized by this policy.")
-
-    d1, d2, d3 = st.columns(3)
-    with d1:
-        if generalized is not None:
-            download_csv(
-                "Generalized data (CSV)", generalized, f"generalized_policy_{pick + 1}.csv", key=f"{p}_dl_data"
-            )
-    with d2:
-        download_csv(
-            "Frontier policies (CSV)",
-            result.frontier_table().assign(k=list(ks)),
-            "frontier.csv",
-            key=f"{p}_dl_frontier",
-        )
-    with d3:
-        download_json(
-            "Parameters and results (JSON)",
-            {
-                "data": dataset.name if dataset is not None else EXAMPLE,
-                "quasi_identifiers": list(qis),
-                "orders": orders,
-                "population": upload.name if population is not None else None,
-                "method": result.method,
-                "budget": result.budget,
-                "threshold": result.threshold,
-                "seed": seed,
-                "target_k": target.k,
-                "policies_evaluated": result.n_evaluated,
-                "area": result.area,
-                "top_kl": space.top_loss,
-                "safe_harbor": {
-                    "risk": harbor[0],
-                    "loss_normalized": harbor[1],
-                    "k": harbor_k,
-                    "dominated_by_policies_meeting_k": [frontier.index(e) + 1 for e in better],
-                }
-                if harbor
-                else None,
-                "frontier": [
-                    {
-                        "policy": i + 1,
-                        "k": ks[i],
-                        "risk": e.risk,
-                        "loss": e.loss,
-                        "loss_normalized": e.loss_normalized,
-                        "bits": e.bits,
-                    }
-                    for i, e in enumerate(frontier)
-                ],
-                "area_trace": list(result.trace),
-            },
-            "frontier.json",
-            key=f"{p}_dl_json",
-        )
 
 
 def _apply_policy(dataset: Dataset, step: PolicyStep) -> None:

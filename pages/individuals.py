@@ -21,6 +21,7 @@ from anonlib.measures.peers import (
     privacy_matrix,
 )
 from anonlib.workflow import BandsStep, default_choice, step_cost
+from anonlib.workflow.budgets import STATUS_SECONDS, bands_budget
 from anonlib.workflow.findings import IndividualPrivacy, individual_privacy
 from dashboard import charts
 from dashboard.glossary import term_help
@@ -30,7 +31,6 @@ from dashboard.ui import download_csv, download_json, guarded, offer_step, page_
 PAGE = "Individual privacy"
 MEASURE_LABELS = {"ppp": "PPP (upward privacy)", "poac": "PoAC (downward privacy)"}
 P_KEY = "privacy_p"  # the threshold p, shared with the Risk report page (not a widget key: it outlives pages)
-STATUS_SECONDS = 1.0  # work estimated above this gets a status box with progress
 MAX_SPAN = 1500  # whole-number columns spanning more values are not offered for bands (see _whole_span)
 
 
@@ -387,7 +387,7 @@ if ready:
             g1, g2 = st.columns(2)
             variable = g1.selectbox("Numeric quasi-identifier to put into bands", numeric, key="peers_gen_var")
             max_categories = g2.slider("Most bands", 2, 40, 15, key="peers_max_categories")
-            budget = int(np.clip(4e7 / (len(frame) * 2 ** max(len(aux) - 1, 0)), 20, 400))
+            budget = bands_budget(len(frame), len(aux))
             if status is not None:
                 status.update(label=f"Computing up to {budget} band partitions of {variable}...")
             potential = _potential(

@@ -166,13 +166,43 @@ def step_cost(step, dataset: Dataset) -> StepCost:
     return cost_between(dataset, step.apply(dataset.frame), step)
 
 
+def preselect(
+    removes_quasi_identifier: Sequence[bool],
+    *,
+    meets: Sequence[bool] | None = None,
+    preferred: Sequence[bool] | None = None,
+    losses: Sequence[float] | None = None,
+) -> int | None:
+    """The one rule by which a page preselects a suggestion: among those that remove no
+    quasi-identifier and (where ``meets`` says) meet the release target, the ``preferred`` ones
+    first (e.g. policies better than HIPAA Safe Harbor on both risk and loss), then the least
+    loss (``losses``; else the first in the order given). None when none qualifies: then
+    nothing is preselected and the page says why.
+
+    >>> preselect([True, False, False], losses=[0.1, 0.5, 0.3])
+    2
+    >>> preselect([False, False], meets=[True, True], preferred=[False, True], losses=[0.1, 0.5])
+    1
+    >>> preselect([True], meets=[True]) is None
+    True
+    """
+    candidates = [
+        i for i, removes in enumerate(removes_quasi_identifier) if not removes and (meets is None or meets[i])
+    ]
+    if preferred is not None and any(preferred[i] for i in candidates):
+        candidates = [i for i in candidates if preferred[i]]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda i: (losses[i] if losses is not None else 0.0, i))
+
+
 def default_choice(costs: Sequence[StepCost]) -> int | None:
-    """Index of the first suggestion (best first) that removes no quasi-identifier, or
-    None when every one does (then no suggestion is preselected).
+    """``preselect`` for suggestions listed least damaging first, by what each step costs: the
+    first that removes no quasi-identifier, or None when every one does.
 
     >>> keep = StepCost((ColumnChange("age", 9, 3),), 10, 10, ("age",))
     >>> drop = StepCost((ColumnChange("age", 9, 1, "*"),), 10, 10, ("age",))
     >>> default_choice([drop, keep]), default_choice([drop])
     (1, None)
     """
-    return next((i for i, cost in enumerate(costs) if not cost.removes_quasi_identifier), None)
+    return preselect([cost.removes_quasi_identifier for cost in costs])

@@ -55,6 +55,7 @@ from ..measures.peers import estimate_minimum, walk_size
 from ..measures.profile import risk_profile
 from ..measures.utility import MEASURE_NAMES
 from ..transformations.generalization import search
+from .budgets import PRIVACY_SECONDS, RELEASE_VIEW_SECONDS, REPORT_SEARCH_SECONDS
 from .findings import (
     NO_ROWS,
     AttackerSection,
@@ -71,8 +72,6 @@ if TYPE_CHECKING:
 REPORT_VERSION = PRODUCT
 VECTOR_SHOWN = 30  # anonymity-vector entries listed (the vector can be as long as the largest class)
 TOP_LEAKAGE = 10  # attributes listed in the leakage section
-SEARCH_SECONDS = 30.0  # the optimal search's time limit: past it, the least found so far, said to be unproven
-PRIVACY_SECONDS = 120.0  # individual privacy longer than this is narrowed (fewer variables known at once)
 log = logging.getLogger("anonlib")
 
 T = TypeVar("T")
@@ -87,7 +86,6 @@ SECTIONS = (
     "Release steps",
 )
 RELEASE_VIEW_SECTION = "What the release is still good for"  # a working copy's section (``copy_report``)
-RELEASE_VIEW_SECONDS = 20.0  # the release view's classifier in the report (rows subsampled past it, and said)
 STEP_UNITS = 1000  # progress units per section of build_report
 
 
@@ -361,7 +359,7 @@ def _generalization_section(
             f"{max_lattice:,}; use the Leakage & anonymization page with fewer quasi-identifiers."
         )
     result = search(
-        frame, list(qis), k, hierarchies, "optimal", count=count, progress=progress, time_limit=SEARCH_SECONDS
+        frame, list(qis), k, hierarchies, "optimal", count=count, progress=progress, time_limit=REPORT_SEARCH_SECONDS
     )
     return GeneralizationSection(
         k=result.k,

@@ -24,14 +24,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from ..core.dataset import Dataset
+from ..core.errors import AnonlibError
 from ..core.hierarchy import level_words
 from ..measures.models import ModelRequirement
-from ..transformations.generalization import GeneralizationSpace, SearchResult
+from ..measures.utility import measure_value
+from ..transformations.generalization import (
+    METHOD_NAMES,
+    SEARCH_METHODS,
+    GeneralizationSpace,
+    NoSolutionError,
+    SearchResult,
+    estimate_search,
+    search,
+)
+from .budgets import PAGE_SEARCH_SECONDS
 from .cost import StepCost, default_choice, step_cost
 from .steps import GeneralizationStep
 
@@ -220,3 +231,99 @@ def keeping_need(
         suffices,
         not requirements,
     )
+
+
+KEEPING = "Optimal keeping every quasi-identifier"  # who found a generalization on the trimmed hierarchies
+
+
+@dataclass(frozen=True, eq=False)
+class Generalizations:
+    """What a page offers for one release target: each search's result (``results``, by method),
+    the sentence of each search that was skipped or found nothing (``notes``), the distinct
+    generalizations as steps, least loss first (``suggestions``), the one preselected (None
+    when each removes a quasi-identifier), and, when no generalization keeps every
+    quasi-identifier, what keeping them would take (``keeping_need``)."""
+
+    results: Mapping[str, SearchResult]
+    notes: tuple[str, ...]
+    suggestions: tuple[Suggestion, ...]
+    preselected: int | None
+    keeping_need: KeepingNeed | None = None
+
+    @property
+    def needed(self) -> bool:
+        """Whether any search raised a level (else the quasi-identifiers already meet k)."""
+        return any(v for s in self.suggestions for v in s.result.levels.values())
+
+
+def find_generalizations(
+    dataset: Dataset,
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    *,
+    k: int,
+    requirements: Sequence[ModelRequirement] = (),
+    max_suppressed: float = 0.0,
+    measure: str = "loss",
+    methods: Sequence[str] = SEARCH_METHODS,
+    time_limit: float = PAGE_SEARCH_SECONDS,
+) -> Generalizations:
+    """Run the searches a page offers on ``frame`` (the working copy's records) and turn their
+    results into suggestions: every method of ``methods`` (exhaustive only when its estimate is
+    interactive; a search that finds nothing is a note), and, when a hierarchy's top level would
+    remove a quasi-identifier, the optimal search on hierarchies without it (its loss measured with
+    the full hierarchies, as every other's). Greedy's results come last, so a generalization it
+    shares with another search is listed under that search's name.
+
+    >>> from anonlib.core.hierarchy import flat_hierarchy
+    >>> frame = pd.DataFrame({"a": ["x", "x", "y", "y"], "b": ["u", "v", "u", "v"]})
+    >>> ds = Dataset.from_frame("t.csv", frame, {"a": "quasi-identifier", "b": "quasi-identifier"})
+    >>> h = {"a": flat_hierarchy(["x", "y"]), "b": flat_hierarchy(["u", "v"])}
+    >>> found = find_generalizations(ds, frame, ["a", "b"], h, k=2)
+    >>> [(s.found_by[0], s.result.levels) for s in found.suggestions]
+    [('Optimal (least loss, proven)', {'a': 0, 'b': 1}), ('Greedy (Method 2)', {'a': 1, 'b': 0})]
+    >>> found.preselected is None  # each turns a quasi-identifier into one value
+    True
+    """
+    qis = list(quasi_identifiers)
+    settings = {"count": dataset.count, "requirements": tuple(requirements), "max_suppressed": max_suppressed}
+    results: dict[str, SearchResult] = {}
+    notes: list[str] = []
+    for method in methods:
+        if method == "exhaustive":
+            estimate = estimate_search(frame, qis, hierarchies, method)
+            if not estimate.interactive:
+                notes.append(
+                    f"Exhaustive search skipped: {estimate.what} would take too long here; IAB finds the same optimum."
+                )
+                continue
+        try:
+            results[method] = search(
+                frame,
+                qis,
+                k,
+                hierarchies,
+                method,
+                measure=measure,
+                time_limit=time_limit if method == "optimal" else None,
+                **settings,
+            )
+        except AnonlibError as err:
+            notes.append(f"{METHOD_NAMES[method]}: {err}")
+    found_by = {METHOD_NAMES[m]: r for m, r in results.items() if m != "greedy"}
+    need = None
+    if any(v for r in results.values() for v in r.levels.values()) and trims(hierarchies):
+        kept = keeping_hierarchies(hierarchies)
+        try:
+            keeping = search(frame, list(kept), k, kept, "optimal", measure=measure, time_limit=time_limit, **settings)
+            # its loss measured with the full hierarchies, as every other candidate's
+            found_by[KEEPING] = replace(
+                keeping,
+                utility=measure_value(frame, keeping.table, list(kept), hierarchies, measure, count=dataset.count),
+            )
+        except NoSolutionError:
+            need = keeping_need(frame, qis, hierarchies, k=k, count=dataset.count, requirements=requirements)
+    found_by.update({METHOD_NAMES[m]: r for m, r in results.items() if m == "greedy"})
+    suggestions = generalization_suggestions(found_by, hierarchies, dataset) if found_by else ()
+    return Generalizations(results, tuple(notes), suggestions, preselected(suggestions), need)

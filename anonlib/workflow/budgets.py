@@ -1,0 +1,33 @@
+"""How much work a page or the report may start: one place for the time limits and sizes the
+workflow runs under, so the pages and the report agree.
+
+The library's own limits (work refused as taking hours or exhausting memory) are in
+``anonlib.core.budget``; these are the shorter limits of an interactive session, past which
+a result is narrowed and says so (the optimal search's best so far, marked not proven; fewer
+variables known at once; a subsampled classifier).
+
+Example:
+    >>> bands_budget(records=30_162, known=9)
+    20
+    >>> bands_budget(records=303, known=4)
+    400
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+PAGE_SEARCH_SECONDS = 20.0  # the optimal search on a page: past it, the best found, said to be unproven
+REPORT_SEARCH_SECONDS = 30.0  # the same in the risk report (a batch of sections, not a click)
+PRIVACY_SECONDS = 120.0  # individual privacy longer than this is narrowed (fewer variables known at once)
+RELEASE_VIEW_SECONDS = 20.0  # the release view's classifier in the report (rows subsampled past it, and said)
+STATUS_SECONDS = 1.0  # work estimated above this gets a status box with progress on a page
+BAND_CELLS = 4e7  # subset evaluations of one band search on a page (a few seconds)
+
+
+def bands_budget(records: int, known: int) -> int:
+    """How many band partitions of a numeric quasi-identifier the Individual privacy page
+    evaluates (Kroes et al.'s generalization potential): each costs the records times the
+    2^(known - 1) combinations of the other known variables, so about ``BAND_CELLS`` in all,
+    at least 20 and at most 400 partitions."""
+    return int(np.clip(BAND_CELLS / (max(records, 1) * 2 ** max(known - 1, 0)), 20, 400))
