@@ -189,4 +189,5 @@ def test_anonymize_on_spark_equals_in_memory(tmp_path: Path, spark, parquet, cap
         capsys,
         engine="spark",
     )
-    assert stated["met"] is False and stated["failing_records"] == 2
+    # every search measures 0.4-closeness on the records it releases: IAB's release meets it (engine and memory)
+    assert stated["met"] is True and stated["failing_records"] == 0
