@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.equivalence import Classes, combine, encode
+from ..core.equivalence import Classes, EncodedTable, combine, encode
 from ..core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED, hierarchy_columns, level_lookup, value_key
 
@@ -231,25 +231,22 @@ def _released_levels(
     rel_labels: np.ndarray,
 ) -> np.ndarray:
     """The hierarchy level each released cell shows (-1 when the cell was suppressed), from the
-    released column's codes and labels (the kernel's encoding of the cells as written)."""
+    released column's codes and labels (the kernel's encoding of the cells as written): per
+    distinct (original value, released value) pair, the lowest level at which the original
+    value reads as the released text."""
     rel_keys = np.asarray([value_key(v) for v in rel_labels], dtype=object)
     rel_missing = np.asarray(pd.isna(rel_labels), dtype=bool) if len(rel_labels) else np.zeros(0, bool)
     pair_ids, n_pairs = combine([original_codes, rel_codes], [len(costs.full), max(len(rel_labels), 1)])
     first = Classes.from_ids(pair_ids, n_pairs).first_rows
+    code, rel = original_codes[first], rel_codes[first]
+    key = rel_keys[rel]
     levels = np.full(n_pairs, -2, dtype=np.int64)
-    for pair, row in enumerate(first):
-        code, rel = int(original_codes[row]), int(rel_codes[row])
-        if rel_missing[rel]:
-            levels[pair] = 0 if original_missing[row] else -1
-            continue
-        key = rel_keys[rel]
-        for j in range(costs.height + 1):
-            if value_key(costs.level_labels[j][costs.lookup[j][code]]) == key:
-                levels[pair] = j
-                break
-        else:
-            if key == SUPPRESSED:  # a cell suppressed by local suppression, whatever the hierarchy's top ('*****')
-                levels[pair] = -1
+    gone = rel_missing[rel]
+    levels[gone] = np.where(original_missing[first][gone], 0, -1)
+    for j in range(costs.height + 1):  # the lowest level whose text the released cell shows
+        texts = np.asarray([value_key(v) for v in costs.level_labels[j]], dtype=object)[costs.lookup[j][code]]
+        levels[(levels == -2) & (texts == key)] = j
+    levels[(levels == -2) & (key == SUPPRESSED)] = -1  # a cell blanked by local suppression ('*****' too)
     bad = np.flatnonzero(levels == -2)
     if bad.size:
         row = first[bad[0]]
@@ -261,56 +258,117 @@ def _released_levels(
     return levels[pair_ids]
 
 
-def _match(
-    original: pd.DataFrame,
-    released: pd.DataFrame,
-    quasi_identifiers: Sequence[str],
-    hierarchies: Mapping[str, pd.DataFrame],
-    count: str | None,
-    measures: Sequence[str],
-) -> tuple[_Matched, dict[str, list[CellCosts]]]:
-    """The original and the released table, each encoded once, matched by index; per measure,
-    each quasi-identifier's cell costs."""
-    qis = list(quasi_identifiers)
-    if not qis:
-        raise EmptySelectionError("Choose at least one quasi-identifier to measure utility on.")
-    for frame, what in ((original, "original"), (released, "released")):
-        absent = [q for q in qis if q not in frame.columns]
+@dataclass(frozen=True, eq=False)
+class Baseline:
+    """The original table's quasi-identifiers encoded once, with each one's cell costs per
+    measure: what every release of it is measured against (``match``, ``value``). Built by
+    ``Baseline.of`` from the table, or by the generalization search from its own encoding.
+
+    >>> h = pd.DataFrame([["1", "*"], ["2", "*"]])
+    >>> base = Baseline.of(pd.DataFrame({"a": [1, 2]}), ["a"], {"a": h})
+    >>> base.value(pd.DataFrame({"a": ["*", "2"]}), "loss"), base.value(pd.DataFrame({"a": ["*"]}), "precision")
+    (0.5, 1.0)
+    """
+
+    index: pd.Index
+    quasi_identifiers: tuple[str, ...]
+    codes: np.ndarray  # [row, quasi-identifier]: the original's codes
+    labels: tuple[np.ndarray, ...]
+    missing: np.ndarray  # [row, quasi-identifier]: the original cell is missing
+    weights: np.ndarray  # records per row
+    costs: Mapping[str, tuple[CellCosts, ...]]  # per measure, per quasi-identifier
+
+    @classmethod
+    def of(
+        cls,
+        original: pd.DataFrame,
+        quasi_identifiers: Sequence[str],
+        hierarchies: Mapping[str, pd.DataFrame],
+        *,
+        count: str | None = None,
+        measures: Sequence[str] = CELL_MEASURES,
+    ) -> Baseline:
+        """``original`` encoded once (the kernel), and the cell costs of ``measures``."""
+        qis = list(quasi_identifiers)
+        if not qis:
+            raise EmptySelectionError("Choose at least one quasi-identifier to measure utility on.")
+        absent = [q for q in qis if q not in original.columns]
         if absent:
-            raise ColumnError(f"The {what} table has no column {join_names(absent)}.")
-    lacking = [q for q in qis if q not in hierarchies]
-    if lacking:
-        raise HierarchyError(f"Measuring utility needs a hierarchy for {join_names(lacking)}.")
-    if not original.index.is_unique or not released.index.is_unique:
-        raise ParameterError("The original and released tables are matched by index, so each needs a unique index.")
-    extra = released.index.difference(original.index)
-    if len(extra):
-        raise ParameterError(
-            f"The released table has {len(extra):,} rows whose index is not in the original (e.g. {extra[0]!r}); "
-            "rows are matched by index."
+            raise ColumnError(f"The original table has no column {join_names(absent)}.")
+        lacking = [q for q in qis if q not in hierarchies]
+        if lacking:
+            raise HierarchyError(f"Measuring utility needs a hierarchy for {join_names(lacking)}.")
+        if not original.index.is_unique:
+            raise ParameterError("The original and released tables are matched by index, so each needs a unique index.")
+        table = encode(original, qis, count=count)
+        weights = table.weights if table.weights is not None else np.ones(table.n_rows, dtype=np.int64)
+        costs: dict[str, list[CellCosts]] = {m: [] for m in measures}
+        for j, q in enumerate(qis):
+            freq = np.bincount(table.codes[:, j], weights=weights, minlength=table.cardinalities[j])
+            for measure in measures:
+                costs[measure].append(
+                    cell_costs(hierarchies[q], table.labels[j], measure, frequencies=freq, attribute=q)
+                )
+        missing = np.column_stack([original[q].isna().to_numpy() for q in qis])
+        return cls(
+            original.index,
+            tuple(qis),
+            table.codes,
+            tuple(table.labels),
+            missing,
+            weights,
+            {m: tuple(c) for m, c in costs.items()},
         )
-    table = encode(original, qis, count=count)
-    weights = table.weights if table.weights is not None else np.ones(table.n_rows, dtype=np.int64)
-    kept = original.index.isin(released.index)
-    rel = encode(released[qis].reindex(original.index[kept]), qis) if kept.any() else None
-    costs: dict[str, list[CellCosts]] = {m: [] for m in measures}
-    levels = np.full((table.n_rows, len(qis)), -1, dtype=np.int64)
-    for j, q in enumerate(qis):
-        freq = np.bincount(table.codes[:, j], weights=weights, minlength=table.cardinalities[j])
-        for measure in measures:
-            costs[measure].append(cell_costs(hierarchies[q], table.labels[j], measure, frequencies=freq, attribute=q))
-        missing = original[q].isna().to_numpy()
-        if rel is not None:  # the level a released cell shows is the same whatever the measure
-            first = costs[measures[0]][j]
-            levels[kept, j] = _released_levels(
-                first, table.codes[kept, j], missing[kept], rel.codes[:, j], rel.labels[j]
+
+    def match(self, released: pd.DataFrame, encoded: EncodedTable | None = None) -> _Matched:
+        """The released table matched to the original by index: per original row and
+        quasi-identifier, the level its released cell shows (-1: suppressed). ``encoded`` is the
+        kernel's encoding of ``released`` holding its quasi-identifiers (read when given, so a
+        caller that encodes the release for other counts reads its cells once)."""
+        qis = list(self.quasi_identifiers)
+        absent = [q for q in qis if q not in released.columns]
+        if absent:
+            raise ColumnError(f"The released table has no column {join_names(absent)}.")
+        if not released.index.is_unique:
+            raise ParameterError("The original and released tables are matched by index, so each needs a unique index.")
+        extra = released.index.difference(self.index)
+        if len(extra):
+            raise ParameterError(
+                f"The released table has {len(extra):,} rows whose index is not in the original (e.g. {extra[0]!r}); "
+                "rows are matched by index."
             )
-    if rel is not None:
-        ids, n = combine([rel.codes[:, j] for j in range(len(qis))], list(rel.cardinalities), rel.n_rows)
-    else:
-        ids, n = np.zeros(0, dtype=np.int64), 0
-    matched = _Matched(weights, kept, table.codes, table.labels, levels, ids, n)
-    return matched, costs
+        kept = self.index.isin(released.index)
+        n = len(self.index)
+        levels = np.full((n, len(qis)), -1, dtype=np.int64)
+        if not kept.any():
+            return _Matched(self.weights, kept, self.codes, self.labels, levels, np.zeros(0, dtype=np.int64), 0)
+        in_order = released.index.equals(self.index[kept])  # a release keeps the original's order
+        if encoded is None or not in_order:
+            aligned = released[qis] if in_order else released[qis].reindex(self.index[kept])
+            encoded = encode(aligned, qis)
+        positions = [encoded.position(q) for q in qis]
+        first = next(iter(self.costs.values()), None)  # the level a cell shows is the same for every measure
+        rows = np.flatnonzero(kept)
+        for j, p in enumerate(positions if first is not None else ()):
+            levels[rows, j] = _released_levels(
+                first[j], self.codes[rows, j], self.missing[rows, j], encoded.codes[:, p], encoded.labels[p]
+            )
+        ids, n_classes = combine(
+            [encoded.codes[:, p] for p in positions], [encoded.cardinalities[p] for p in positions], encoded.n_rows
+        )
+        return _Matched(self.weights, kept, self.codes, self.labels, levels, ids, n_classes)
+
+    def value(self, released: pd.DataFrame, measure: str, *, encoded: EncodedTable | None = None) -> float:
+        """One measure's overall value for ``released`` (``Utility.value``)."""
+        check_measure(measure)
+        matched = self.match(released, encoded)
+        if measure in CELL_MEASURES:
+            return _overall(matched, measure, self.costs[measure])[0]
+        records, suppressed, sizes = _released_classes(matched)
+        if measure == "discernibility":
+            return float(sum(int(s) * int(s) for s in sizes) + suppressed * records)
+        classes = len(sizes) + (1 if suppressed else 0)
+        return records / classes if classes else 0.0
 
 
 def _cell_totals(matched: _Matched, costs: Sequence[CellCosts]) -> tuple[np.ndarray, np.ndarray]:
@@ -320,11 +378,57 @@ def _cell_totals(matched: _Matched, costs: Sequence[CellCosts]) -> tuple[np.ndar
     # slow generic loop, and BLAS threads stall on a busy machine, both a thousand times slower.
     weights = matched.weights.astype(np.float64)  # exact: counts are below 2**53
     for j, c in enumerate(costs):
-        codes, level = matched.codes[:, j], matched.level[:, j]
-        per_row = np.where(level >= 0, c.cost[np.maximum(level, 0), codes], c.full[codes])
-        spent.append(float((weights * per_row).sum()))
-        worst.append(float((weights * c.full[codes]).sum()))
+        codes, level = np.ascontiguousarray(matched.codes[:, j]), np.ascontiguousarray(matched.level[:, j])
+        full = c.full.take(codes)
+        cell = c.cost.ravel().take(np.maximum(level, 0) * c.cost.shape[1] + codes)  # cost[level, code], flat
+        spent.append(float((weights * np.where(level >= 0, cell, full)).sum()))
+        worst.append(float((weights * full).sum()))
     return np.asarray(spent), np.asarray(worst)
+
+
+def _overall(matched: _Matched, measure: str, costs: Sequence[CellCosts]) -> tuple[float, dict[str, float], float]:
+    """A cell measure's overall value, its value per quasi-identifier, and (non-uniform entropy)
+    the bits lost: the loss metric and precision are means over records and quasi-identifiers,
+    non-uniform entropy a share of the bits lost when everything is suppressed."""
+    qis = [c.attribute for c in costs]
+    spent, worst = _cell_totals(matched, costs)
+    if measure == "nonuniform_entropy":
+        per = {q: (float(s / w) if w > 0 else 0.0) for q, s, w in zip(qis, spent, worst)}
+        total = float(spent.sum() / worst.sum()) if worst.sum() > 0 else 0.0
+        return total, per, float(spent.sum())
+    records = float(matched.weights.sum())
+    per = {q: (float(s) / records if records else 0.0) for q, s in zip(qis, spent)}
+    return float(np.mean(list(per.values()))), per, 0.0
+
+
+def _released_classes(matched: _Matched) -> tuple[int, int, np.ndarray]:
+    """The original's records, the records suppressed, and the released classes' sizes (records)."""
+    records = int(matched.weights.sum())
+    kept_weights = matched.weights[matched.kept]
+    sizes = np.bincount(matched.released_ids, weights=kept_weights, minlength=matched.n_released_classes)
+    sizes = np.rint(sizes).astype(np.int64)
+    return records, records - int(kept_weights.sum()), sizes[sizes > 0]
+
+
+def _utility(matched: _Matched, costs: Mapping[str, Sequence[CellCosts]]) -> Utility:
+    """Every measure of one matched release (``utility``)."""
+    overall = {m: _overall(matched, m, costs[m]) for m in CELL_MEASURES}
+    records, suppressed, sizes = _released_classes(matched)
+    discernibility = sum(int(s) * int(s) for s in sizes) + suppressed * records
+    classes = len(sizes) + (1 if suppressed else 0)
+    return Utility(
+        records=records,
+        suppressed=suppressed,
+        loss=overall["loss"][0],
+        precision=overall["precision"][0],
+        nonuniform_entropy=overall["nonuniform_entropy"][0],
+        nonuniform_entropy_bits=overall["nonuniform_entropy"][2],
+        discernibility=discernibility,
+        average_class_size=records / classes if classes else 0.0,
+        loss_by_attribute=overall["loss"][1],
+        precision_by_attribute=overall["precision"][1],
+        nonuniform_entropy_by_attribute=overall["nonuniform_entropy"][1],
+    )
 
 
 def loss_by_attribute(
@@ -341,10 +445,8 @@ def loss_by_attribute(
     >>> loss_by_attribute(pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"a": ["*", "2"]}), ["a"], {"a": h})
     {'a': 0.5}
     """
-    matched, costs = _match(original, released, quasi_identifiers, hierarchies, count, ("loss",))
-    spent, _ = _cell_totals(matched, costs["loss"])
-    records = float(matched.weights.sum())
-    return {q: (float(s) / records if records else 0.0) for q, s in zip(quasi_identifiers, spent)}
+    base = Baseline.of(original, quasi_identifiers, hierarchies, count=count, measures=("loss",))
+    return _overall(base.match(released), "loss", base.costs["loss"])[1]
 
 
 def loss(
@@ -367,8 +469,9 @@ def loss(
     >>> loss(pd.DataFrame({"a": [1, 2, 3]}), pd.DataFrame({"a": ["1-2", "1-2", "3"]}), ["a"], {"a": h})
     0.3333333333333333
     """
-    per = loss_by_attribute(original, released, quasi_identifiers, hierarchies, count=count)
-    return float(np.mean(list(per.values())))
+    return Baseline.of(original, quasi_identifiers, hierarchies, count=count, measures=("loss",)).value(
+        released, "loss"
+    )
 
 
 def utility(
@@ -386,42 +489,8 @@ def utility(
     >>> round(u.loss, 4), round(u.precision, 4), u.suppressed, u.discernibility, u.average_class_size
     (0.6667, 0.6667, 1, 7, 1.5)
     """
-    qis = list(quasi_identifiers)
-    per: dict[str, dict[str, float]] = {}
-    totals: dict[str, float] = {}
-    bits = 0.0
-    matched, costs = _match(original, released, qis, hierarchies, count, CELL_MEASURES)
-    for measure in CELL_MEASURES:
-        spent, worst = _cell_totals(matched, costs[measure])
-        records = float(matched.weights.sum())
-        if measure == "nonuniform_entropy":
-            bits = float(spent.sum())
-            per[measure] = {q: (float(s / w) if w > 0 else 0.0) for q, s, w in zip(qis, spent, worst)}
-            totals[measure] = float(spent.sum() / worst.sum()) if worst.sum() > 0 else 0.0
-        else:
-            per[measure] = {q: (float(s) / records if records else 0.0) for q, s in zip(qis, spent)}
-            totals[measure] = float(np.mean(list(per[measure].values())))
-    records = int(matched.weights.sum())
-    kept_weights = matched.weights[matched.kept]
-    sizes = np.bincount(matched.released_ids, weights=kept_weights, minlength=matched.n_released_classes)
-    sizes = np.rint(sizes).astype(np.int64)
-    sizes = sizes[sizes > 0]
-    suppressed = records - int(kept_weights.sum())
-    discernibility = sum(int(s) * int(s) for s in sizes) + suppressed * records
-    classes = len(sizes) + (1 if suppressed else 0)
-    return Utility(
-        records=records,
-        suppressed=suppressed,
-        loss=totals["loss"],
-        precision=totals["precision"],
-        nonuniform_entropy=totals["nonuniform_entropy"],
-        nonuniform_entropy_bits=bits,
-        discernibility=discernibility,
-        average_class_size=records / classes if classes else 0.0,
-        loss_by_attribute=per["loss"],
-        precision_by_attribute=per["precision"],
-        nonuniform_entropy_by_attribute=per["nonuniform_entropy"],
-    )
+    base = Baseline.of(original, quasi_identifiers, hierarchies, count=count)
+    return _utility(base.match(released), base.costs)
 
 
 def measure_value(
@@ -440,6 +509,7 @@ def measure_value(
     1.0
     """
     check_measure(measure)
-    if measure == "loss":
-        return loss(original, released, quasi_identifiers, hierarchies, count=count)
-    return utility(original, released, quasi_identifiers, hierarchies, count=count).value(measure)
+    measures = (measure,) if measure in CELL_MEASURES else ()
+    return Baseline.of(original, quasi_identifiers, hierarchies, count=count, measures=measures).value(
+        released, measure
+    )

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.cells import is_number_column
-from ...core.equivalence import encode
+from ...core.equivalence import EncodedTable, encode
 from ...core.errors import ParameterError, join_names
 from ...core.metrics import whole_k
 from ...core.numbers import whole_number
@@ -244,10 +244,13 @@ def acceptance(
     max_suppressed: float = 0.0,
     count: str | None = None,
     engine=None,
+    encoded: EncodedTable | None = None,
 ) -> Acceptance:
     """Suppress the records of every class failing k or a requirement; acceptable when
     the suppressed share is at most ``max_suppressed`` (a share of records, 0..1).
     ``frame`` may also be a path or a table on a data engine (``anonlib.engine``).
+    ``encoded`` is the kernel's encoding of ``frame`` holding the quasi-identifiers and the
+    models' columns with sorted labels (``encode``), read when given instead of encoding again.
 
     >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
     >>> a = acceptance(df, ["zip"], k=2, requirements=[ModelRequirement("distinct_l", "dx", 2)], max_suppressed=0.4)
@@ -270,7 +273,7 @@ def acceptance(
     requirements = checked_requirements(requirements)
     sensitives = list(dict.fromkeys(r.sensitive for r in requirements))
     qis = checked_columns(frame, quasi_identifiers, sensitives, count)
-    table = encode(frame, [*qis, *sensitives], count=count)
+    table = encode(frame, [*qis, *sensitives], count=count) if encoded is None else encoded
     classes = table.classes(qis)
     counts = {s: counts_from_table(table, classes, s, is_number_column(frame[s])) for s in sensitives}
     failed, failing = classes_failing(classes.sizes, k, requirements, counts)

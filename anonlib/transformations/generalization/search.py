@@ -350,10 +350,14 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
         lattice=space,
     )
     released = space.generalized(found.levels)[~space.failing_records(found.levels)]
-    after = acceptance(released, space.qis, k=space.k, requirements=space.requirements, count=space.count)
-    rows = int(encode(released, space.columns).classes().n_classes) if len(released) else 0
-    sizes = encode(released, list(space.qis), count=space.count).classes().sizes if len(released) else np.zeros(0)
-    value = measure_value(space.frame, released, space.qis, space.hierarchies, space.measure, count=space.count)
+    # Every number below is read off the released table's cells, encoded once by the kernel.
+    cells = encode(released, [*space.qis, *(c for c in space.columns if c not in space.qis)], count=space.count)
+    after = acceptance(
+        released, space.qis, k=space.k, requirements=space.requirements, count=space.count, encoded=cells
+    )
+    rows = int(cells.classes().n_classes) if len(released) else 0
+    sizes = cells.classes(space.qis).sizes if len(released) else np.zeros(0)
+    value = space.baseline().value(released, space.measure, encoded=cells)
     return SearchResult(
         method="optimal",
         quasi_identifiers=space.qis,

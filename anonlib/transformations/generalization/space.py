@@ -76,7 +76,7 @@ from ...measures.models import (
     within_limit,
 )
 from ...measures.models.summaries import checked_columns
-from ...measures.utility import CELL_MEASURES, cell_costs, check_measure
+from ...measures.utility import CELL_MEASURES, Baseline, CellCosts, cell_costs, check_measure
 
 MAX_NODES = 2_000_000  # nodes flagged at once (bounds and masks: ~100 bytes each)
 CACHE_TABLES = 4096  # class tables kept for rolling up
@@ -242,6 +242,7 @@ class GeneralizationSpace:
         # ``full_cost``).
         self.lookups: list[np.ndarray] = []
         self.level_labels: list[list[np.ndarray]] = []
+        self.costs: list[CellCosts] = []  # per quasi-identifier, for a cell measure
         self.cell_cost: list[np.ndarray] = []  # [a][level, code]
         self.full_cost: list[np.ndarray] = []  # [a][code]
         self.level_totals: list[np.ndarray] = []  # [a][level]
@@ -253,6 +254,7 @@ class GeneralizationSpace:
                     hierarchies[attribute], table.labels[j], self.measure, frequencies=freq, attribute=attribute
                 )
                 lookup, labels = costs.lookup, list(costs.level_labels)
+                self.costs.append(costs)
                 self.cell_cost.append(costs.cost)
                 self.full_cost.append(costs.full)
                 # Sums over values in whatever order they were first seen: summed exactly
@@ -728,6 +730,27 @@ class GeneralizationSpace:
                     self.frame[attribute], self.lookups[j][level][codes], self.level_labels[j][level]
                 )
         return out
+
+    def baseline(self) -> Baseline:
+        """The input table as ``anonlib.measures.utility`` measures a release against it, from this
+        space's own encoding and cell costs (the input's cells are read once, here).
+
+        >>> from anonlib.core.hierarchy import flat_hierarchy
+        >>> space = GeneralizationSpace(pd.DataFrame({"a": ["x", "y"]}), ["a"], 1, {"a": flat_hierarchy(["x", "y"])})
+        >>> space.baseline().value(space.generalized((1,)), "loss")
+        1.0
+        """
+        nq = len(self.qis)
+        weights = self.encoded.weights if self.encoded.weights is not None else np.ones(len(self.frame), dtype=np.int64)
+        return Baseline(
+            index=self.frame.index,
+            quasi_identifiers=self.qis,
+            codes=self.encoded.codes[:, :nq],
+            labels=tuple(self.encoded.labels[:nq]),
+            missing=np.column_stack([self.frame[q].isna().to_numpy() for q in self.qis]),
+            weights=weights,
+            costs={self.measure: tuple(self.costs)} if self.costs else {},
+        )
 
     def failing_records(self, levels: Sequence[int]) -> np.ndarray:
         """Per input row, whether its records are in a class failing k or a privacy model at
