@@ -216,9 +216,9 @@ class _Matched:
 
     weights: np.ndarray  # records per original row
     kept: np.ndarray  # the row is in the release
-    codes: np.ndarray  # original codes, one column per quasi-identifier
+    codes: np.ndarray  # original codes, one row per quasi-identifier
     labels: tuple[np.ndarray, ...]
-    level: np.ndarray  # released level per row and quasi-identifier; -1 = suppressed cell or record
+    level: np.ndarray  # released level per quasi-identifier (one row each) and record; -1 = suppressed
     released_ids: np.ndarray  # class id of each kept row in the release (quasi-identifiers as written)
     n_released_classes: int
 
@@ -236,26 +236,35 @@ def _released_levels(
     value reads as the released text."""
     rel_keys = np.asarray([value_key(v) for v in rel_labels], dtype=object)
     rel_missing = np.asarray(pd.isna(rel_labels), dtype=bool) if len(rel_labels) else np.zeros(0, bool)
-    pair_ids, n_pairs = combine([original_codes, rel_codes], [len(costs.full), max(len(rel_labels), 1)])
-    first = Classes.from_ids(pair_ids, n_pairs).first_rows
-    code, rel = original_codes[first], rel_codes[first]
-    key = rel_keys[rel]
-    levels = np.full(n_pairs, -2, dtype=np.int64)
-    gone = rel_missing[rel]
-    levels[gone] = np.where(original_missing[first][gone], 0, -1)
+    n_codes, n_rel = len(costs.full), max(len(rel_labels), 1)
+    if n_codes * n_rel <= 4 * len(original_codes) + 1024:  # every (original, released) pair in one small table
+        code, rel = np.repeat(np.arange(n_codes), n_rel), np.tile(np.arange(n_rel), n_codes)
+        first = None
+    else:  # the pairs present, each once
+        pair_ids, n_pairs = combine([original_codes, rel_codes], [n_codes, n_rel])
+        first = Classes.from_ids(pair_ids, n_pairs).first_rows
+        code, rel = original_codes[first], rel_codes[first]
+    rel = np.minimum(rel, len(rel_labels) - 1) if len(rel_labels) else rel
+    key = rel_keys[rel] if len(rel_keys) else np.zeros(len(rel), dtype=object)
+    levels = np.full(len(code), -2, dtype=np.int64)
+    gone = rel_missing[rel] if len(rel_missing) else np.zeros(len(rel), dtype=bool)
+    code_missing = np.zeros(n_codes, dtype=bool)
+    code_missing[original_codes[original_missing]] = True
+    levels[gone] = np.where(code_missing[code[gone]], 0, -1)
     for j in range(costs.height + 1):  # the lowest level whose text the released cell shows
         texts = np.asarray([value_key(v) for v in costs.level_labels[j]], dtype=object)[costs.lookup[j][code]]
         levels[(levels == -2) & (texts == key)] = j
     levels[(levels == -2) & (key == SUPPRESSED)] = -1  # a cell blanked by local suppression ('*****' too)
-    bad = np.flatnonzero(levels == -2)
+    per_row = levels[original_codes * n_rel + rel_codes] if first is None else levels[pair_ids]
+    bad = np.flatnonzero(per_row == -2)
     if bad.size:
-        row = first[bad[0]]
+        row = bad[0]
         raise HierarchyError(
             f"The released value '{rel_keys[rel_codes[row]]}' of {costs.attribute} is not a generalization of the "
             f"original value '{costs.level_labels[0][original_codes[row]]}' in its hierarchy, so its loss cannot "
             "be measured; measure with the hierarchy the release was made with."
         )
-    return levels[pair_ids]
+    return per_row
 
 
 @dataclass(frozen=True, eq=False)
@@ -272,9 +281,9 @@ class Baseline:
 
     index: pd.Index
     quasi_identifiers: tuple[str, ...]
-    codes: np.ndarray  # [row, quasi-identifier]: the original's codes
+    codes: np.ndarray  # [quasi-identifier, row]: the original's codes
     labels: tuple[np.ndarray, ...]
-    missing: np.ndarray  # [row, quasi-identifier]: the original cell is missing
+    missing: np.ndarray  # [quasi-identifier, row]: the original cell is missing
     weights: np.ndarray  # records per row
     costs: Mapping[str, tuple[CellCosts, ...]]  # per measure, per quasi-identifier
 
@@ -309,11 +318,11 @@ class Baseline:
                 costs[measure].append(
                     cell_costs(hierarchies[q], table.labels[j], measure, frequencies=freq, attribute=q)
                 )
-        missing = np.column_stack([original[q].isna().to_numpy() for q in qis])
+        missing = np.vstack([original[q].isna().to_numpy() for q in qis])
         return cls(
             original.index,
             tuple(qis),
-            table.codes,
+            np.ascontiguousarray(table.codes.T),
             tuple(table.labels),
             missing,
             weights,
@@ -339,7 +348,7 @@ class Baseline:
             )
         kept = self.index.isin(released.index)
         n = len(self.index)
-        levels = np.full((n, len(qis)), -1, dtype=np.int64)
+        levels = np.full((len(qis), n), -1, dtype=np.int64)
         if not kept.any():
             return _Matched(self.weights, kept, self.codes, self.labels, levels, np.zeros(0, dtype=np.int64), 0)
         in_order = released.index.equals(self.index[kept])  # a release keeps the original's order
@@ -350,8 +359,8 @@ class Baseline:
         first = next(iter(self.costs.values()), None)  # the level a cell shows is the same for every measure
         rows = np.flatnonzero(kept)
         for j, p in enumerate(positions if first is not None else ()):
-            levels[rows, j] = _released_levels(
-                first[j], self.codes[rows, j], self.missing[rows, j], encoded.codes[:, p], encoded.labels[p]
+            levels[j, rows] = _released_levels(
+                first[j], self.codes[j, rows], self.missing[j, rows], encoded.codes[:, p], encoded.labels[p]
             )
         ids, n_classes = combine(
             [encoded.codes[:, p] for p in positions], [encoded.cardinalities[p] for p in positions], encoded.n_rows
@@ -378,7 +387,7 @@ def _cell_totals(matched: _Matched, costs: Sequence[CellCosts]) -> tuple[np.ndar
     # slow generic loop, and BLAS threads stall on a busy machine, both a thousand times slower.
     weights = matched.weights.astype(np.float64)  # exact: counts are below 2**53
     for j, c in enumerate(costs):
-        codes, level = np.ascontiguousarray(matched.codes[:, j]), np.ascontiguousarray(matched.level[:, j])
+        codes, level = matched.codes[j], matched.level[j]
         full = c.full.take(codes)
         cell = c.cost.ravel().take(np.maximum(level, 0) * c.cost.shape[1] + codes)  # cost[level, code], flat
         spent.append(float((weights * np.where(level >= 0, cell, full)).sum()))

@@ -745,9 +745,9 @@ class GeneralizationSpace:
         return Baseline(
             index=self.frame.index,
             quasi_identifiers=self.qis,
-            codes=self.encoded.codes[:, :nq],
+            codes=np.ascontiguousarray(self.encoded.codes[:, :nq].T),
             labels=tuple(self.encoded.labels[:nq]),
-            missing=np.column_stack([self.frame[q].isna().to_numpy() for q in self.qis]),
+            missing=np.vstack([self.frame[q].isna().to_numpy() for q in self.qis]),
             weights=weights,
             costs={self.measure: tuple(self.costs)} if self.costs else {},
         )
