@@ -170,6 +170,8 @@ TRANSFORMATIONS = (
     "microaggregation",
     "coding",
     "synthetic",
+    "pseudonyms",
+    "hipaa",
 )
 CONTRACT_PATHS = (
     "avector",

@@ -43,18 +43,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from ..core.dataset import ROLE_VALUES, Dataset, Role, column_kind, convert_column
-from ..core.errors import AnonlibError, ColumnError, RecipeError, join_names
+from ..core.errors import AnonlibError, ColumnError, KeyFileError, RecipeError, join_names
 from ..core.hierarchy import SUPPRESSED
 from ..core.loading import load_table
 from .fields import damaged, read_list, read_object, read_text, read_texts, read_whole
-from .release import check_release_columns, digest, file_digest, is_sha256, release_csv, release_table
+from .health_steps import needs_key
+from .release import (
+    check_release_columns,
+    digest,
+    file_digest,
+    is_sha256,
+    pseudonymized_columns,
+    release_csv,
+    release_table,
+)
 from .steps import Step, step_from_json
 from .target import ReleaseTarget, TargetCheck
 
@@ -362,8 +371,9 @@ class Recipe:
         unknown = [c for c in columns if c not in roles]
         if unknown or not columns:
             raise damaged(f"the release names {join_names(unknown) or 'no column'}, which the source does not list.")
-        if any(roles[c] == Role.IDENTIFIER.value for c in columns):
-            raise damaged("the release includes an identifier column.")
+        named = set(pseudonymized_columns(s.step for s in steps))
+        if any(roles[c] in (Role.IDENTIFIER.value, Role.PERSON.value) and c not in named for c in columns):
+            raise damaged("the release includes an identifier column (or the person column) not pseudonymised.")
         for i, s in enumerate(steps, start=1):
             absent = [c for c in s.step.columns if c not in roles]
             if absent:
@@ -406,6 +416,29 @@ class Recipe:
         return cls.from_json(data)
 
     @property
+    def key_ids(self) -> tuple[str, ...]:
+        """Ids of the project keys the recipe's keyed steps were made with (pseudonyms, date shifts)."""
+        return tuple(dict.fromkeys(s.step.key_id for s in self.steps if needs_key(s.step)))
+
+    def with_key(self, key: bytes | None) -> Recipe:
+        """The recipe with its keyed steps holding ``key`` (the recipe itself when it has none);
+        a sentence when the recipe needs a key and none or another one is given."""
+        if not self.key_ids:
+            return self
+        steps = []
+        for i, s in enumerate(self.steps, start=1):
+            step = s.step
+            if needs_key(step):
+                if key is None:
+                    raise KeyFileError(
+                        f"Step {i} ({step.describe()}) needs the project key it was made with (key id "
+                        f"{step.key_id}); give its key file with --key-file."
+                    )
+                step = step.with_key(key)
+            steps.append(RecipeStep(step, s.page))
+        return replace(self, steps=tuple(steps))
+
+    @property
     def describe(self) -> tuple[str, ...]:
         """One line per step: its page and what it does."""
         return tuple(f"{s.page or 'command line'}: {s.step.describe()}" for s in self.steps)
@@ -417,7 +450,7 @@ class Recipe:
         for i, s in enumerate(self.steps, start=1):
             try:
                 frame = s.step.apply(frame)
-            except RecipeError:
+            except (RecipeError, KeyFileError):
                 raise
             except AnonlibError as err:
                 raise type(err)(f"Step {i} ({s.step.describe()}) does not fit this file: {err}") from None
@@ -428,9 +461,11 @@ class Recipe:
             final,
             loaded_records=analysed_records(dataset, self.target.sensitive),
             wildcard=suppression_mark(s.step for s in self.steps),
+            loaded_persons=analysed_persons(dataset, self.target.sensitive),
         )
-        columns = check_release_columns(final, self.columns)
-        table = release_table(final, columns, extra=self.target.sensitive)
+        steps = [s.step for s in self.steps]
+        columns = check_release_columns(final, self.columns, steps)
+        table = release_table(final, columns, extra=self.target.sensitive, steps=steps)
         data = release_csv(table)
         return Replay(
             final,
@@ -450,6 +485,14 @@ def suppression_mark(steps: Iterable[Step]) -> str | None:
     (None, '*')
     """
     return SUPPRESSED if any(getattr(step, "marks_cells", False) for step in steps) else None
+
+
+def analysed_persons(dataset: Dataset, extra: Sequence[str] = ()) -> int | None:
+    """People the target's share is counted against (with a person column, else None):
+    the distinct persons of the loaded table's assessed records."""
+    if dataset.person is None:
+        return None
+    return int(dataset.frame[dataset.person][dataset.assessed(extra)].nunique(dropna=True))
 
 
 def analysed_records(dataset: Dataset, extra: Sequence[str] = ()) -> int:
@@ -505,8 +548,9 @@ def recipe_of(
     ``columns`` (default: all but identifiers and ignored columns)."""
     from .release import default_release_columns
 
-    chosen = check_release_columns(final, default_release_columns(final) if columns is None else columns)
-    table = release_table(final, chosen, extra=target.sensitive)
+    made = [s.step for s in steps]
+    chosen = check_release_columns(final, default_release_columns(final, made) if columns is None else columns, made)
+    table = release_table(final, chosen, extra=target.sensitive, steps=made)
     data = release_csv(table)
     records = int(table[final.count].sum()) if final.count else len(table)
     return Recipe(

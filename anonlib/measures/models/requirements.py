@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.equivalence import encode
-from ...core.errors import ParameterError, join_names
+from ...core.equivalence import encode, person_codes, persons_failing, persons_per_class, record_counts
+from ...core.errors import ParameterError, join_names, require_columns
 from ...core.metrics import whole_k
 from .per_class import (
     HierarchyLevels,
@@ -225,6 +225,10 @@ class Acceptance:
     ``failing`` lists, per criterion (``"k = 5"`` or a requirement's description), the
     records in classes failing it (a class may fail several); ``kept`` says per row
     whether its class meets everything.
+
+    With a person column, k counts distinct persons per class and a person fails as a
+    whole (all their records are suppressed when one of them fails); ``persons`` and
+    ``suppressed_persons`` count them, and the share and the limit are in persons.
     """
 
     acceptable: bool
@@ -233,6 +237,8 @@ class Acceptance:
     suppressed_share: float
     failing: tuple[tuple[str, int], ...]
     kept: np.ndarray = field(compare=False, repr=False)
+    persons: int | None = None
+    suppressed_persons: int | None = None
 
 
 def acceptance(
@@ -244,16 +250,25 @@ def acceptance(
     max_suppressed: float = 0.0,
     count: str | None = None,
     engine=None,
+    person: str | None = None,
 ) -> Acceptance:
     """Suppress the records of every class failing k or a requirement; acceptable when
     the suppressed share is at most ``max_suppressed`` (a share of records, 0..1).
     ``frame`` may also be a path or a table on a data engine (``anonlib.engine``).
+    With ``person`` (a column of ``frame``), k counts distinct persons, a person fails
+    when any of their records does, and the share is of persons (see ``Acceptance``).
 
     >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
     >>> a = acceptance(df, ["zip"], k=2, requirements=[ModelRequirement("distinct_l", "dx", 2)], max_suppressed=0.4)
     >>> a.acceptable, a.suppressed_records, a.failing, a.kept.tolist()
     (True, 2, (('k = 2', 0), ('distinct 2-diversity of dx', 2)), [True, True, True, False, False])
+    >>> visits = pd.DataFrame({"zip": [1, 1, 1, 2], "pid": ["a", "a", "b", "b"]})
+    >>> p = acceptance(visits, ["zip"], k=2, person="pid")
+    >>> p.kept.tolist(), p.suppressed_records, p.persons, p.suppressed_persons
+    ([True, True, False, False], 2, 2, 1)
     """
+    if person is not None and (engine is not None or not isinstance(frame, pd.DataFrame)):
+        raise ParameterError("Counting people needs the table in memory; leave out the engine for a person column.")
     if engine is not None or not isinstance(frame, pd.DataFrame):
         # The engine sends back the (class, sensitive value) cells; ``kept`` is then per cell, not
         # per record (the records stay where they are; workflow.engine_replay suppresses them there).
@@ -273,6 +288,12 @@ def acceptance(
     table = encode(frame, [*qis, *sensitives], count=count)
     classes = table.classes(qis)
     counts = {s: _counts_from_table(table, classes, s, _is_numeric(frame[s])) for s in sensitives}
+    if person is not None:
+        if person in qis or person in sensitives or person == count:
+            raise ParameterError(
+                f"'{person}' is the person column; it cannot also be a quasi-identifier, sensitive or the count."
+            )
+        return _person_acceptance(frame, classes, person, k, requirements, counts, limit, count)
     failed, failing = classes_failing(classes.sizes, k, requirements, counts)
     records = int(classes.sizes.sum())
     suppressed = int(classes.sizes[failed].sum())
@@ -283,6 +304,35 @@ def acceptance(
         suppressed_share=suppressed / records if records else 0.0,
         failing=failing,
         kept=~failed[classes.ids],
+    )
+
+
+def _person_acceptance(frame, classes, person, k, requirements, counts, limit, count) -> Acceptance:
+    """``acceptance`` counted in persons: a class fails k when it holds fewer than k
+    distinct persons (the models judge its records as usual), and every record of a
+    person with a record in a failing class is suppressed."""
+    require_columns(frame, [person])
+    codes, n_persons = person_codes(frame[person], person)
+    people = persons_per_class(classes.ids, classes.n_classes, codes, n_persons)
+    failed, failing = classes_failing(classes.sizes, 1, requirements, counts)
+    short = (people > 0) & (people < k)
+    if k > 1:
+        failing = ((f"k = {k}", int(classes.sizes[short].sum())),) + failing
+    failed = failed | short
+    out = persons_failing(failed[classes.ids], codes, n_persons)
+    weights = np.ones(len(frame), dtype=np.int64) if count is None else record_counts(frame, count)
+    records = int(weights.sum())
+    suppressed = int(weights[out].sum())
+    gone = int(np.unique(codes[out]).size)
+    return Acceptance(
+        acceptable=within_limit(gone, n_persons, limit),
+        records=records,
+        suppressed_records=suppressed,
+        suppressed_share=gone / n_persons if n_persons else 0.0,
+        failing=failing,
+        kept=~out,
+        persons=n_persons,
+        suppressed_persons=gone,
     )
 
 
