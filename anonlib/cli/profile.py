@@ -8,7 +8,7 @@ import json
 from ..core.samples import SAMPLES
 from ..measures.avector import vector_text
 from ..measures.profile import risk_profile
-from .common import data_arguments, engine_arguments, load_dataset
+from .common import data_arguments, engine_arguments, load_dataset, print_json
 
 
 def _profile(args: argparse.Namespace) -> int:
@@ -16,7 +16,7 @@ def _profile(args: argparse.Namespace) -> int:
     risk = risk_profile(dataset)
     result = {"dataset": dataset.name, **risk.as_dict()}
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(args, json.dumps(result, indent=2))
         return 0
     print(f"dataset            {dataset.name}")
     print(f"quasi-identifiers  {', '.join(risk.quasi_identifiers)}")

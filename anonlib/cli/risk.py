@@ -13,7 +13,15 @@ from ..core.errors import DataFileError, ParameterError
 from ..core.loading import load_table
 from ..measures.identifiers import hipaa_identifiers
 from ..measures.risk import reidentification, suda
-from .common import analysis_frame, command, data_arguments, engine_arguments, load_dataset, quasi_identifiers
+from .common import (
+    analysis_frame,
+    command,
+    data_arguments,
+    engine_arguments,
+    load_dataset,
+    print_json,
+    quasi_identifiers,
+)
 
 
 def _population(path: str | None) -> pd.DataFrame | None:
@@ -64,7 +72,7 @@ def _risk(args: argparse.Namespace) -> int:
                 "attribute_counts": dict(special.attribute_counts()),
                 "minimal_uniques": special.table(frame, limit=args.suda_rows).to_dict("records"),
             }
-        print(json.dumps(out, indent=2))
+        print_json(args, json.dumps(out, indent=2))
         return 0
     print(f"dataset              {dataset.name}")
     print(f"quasi-identifiers    {', '.join(qis)}")

@@ -236,7 +236,9 @@ def role_guesses(frame: pd.DataFrame) -> dict[str, RoleGuess]:
         try:
             record_counts(frame, counts[0])
         except ColumnError:
-            guesses[counts[0]] = RoleGuess(Role.IGNORE, f"name '{counts[0]}' reads like a count, but its values are not")
+            guesses[counts[0]] = RoleGuess(
+                Role.IGNORE, f"name '{counts[0]}' reads like a count, but its values are not"
+            )
     if not any(g.role is Role.QUASI_IDENTIFIER for g in guesses.values()):
         for c, g in guesses.items():
             if g.role in (Role.IGNORE, Role.SENSITIVE):

@@ -503,7 +503,9 @@ def persons_per_class(ids: np.ndarray, n_classes: int, persons: np.ndarray, n_pe
     ids = np.asarray(ids, dtype=np.int64)
     if ids.size == 0:
         return np.zeros(int(n_classes), dtype=np.int64)
-    pairs, n_pairs = combine([ids, np.asarray(persons, dtype=np.int64)], [max(int(n_classes), 1), max(int(n_persons), 1)])
+    pairs, n_pairs = combine(
+        [ids, np.asarray(persons, dtype=np.int64)], [max(int(n_classes), 1), max(int(n_persons), 1)]
+    )
     pair_class = np.empty(n_pairs, dtype=np.int64)
     pair_class[pairs] = ids  # every row of a pair is in the same class
     return np.bincount(pair_class, minlength=int(n_classes)).astype(np.int64)
@@ -558,9 +560,7 @@ class PersonClasses:
         return persons_failing(self.row_sizes < k, self.persons, self.n_persons)
 
 
-def person_classes(
-    df: pd.DataFrame, columns: Sequence[str], person: str, *, count: str | None = None
-) -> PersonClasses:
+def person_classes(df: pd.DataFrame, columns: Sequence[str], person: str, *, count: str | None = None) -> PersonClasses:
     """Equivalence classes of ``df`` on ``columns`` counted in distinct values of ``person``
     (records still honour ``count``); the person column must have no blank."""
     require_columns(df, [person])

@@ -165,7 +165,12 @@ def risk_profile(dataset: Dataset, quasi_identifiers: Sequence[str] | None = Non
 
 
 def person_risk_profile(
-    frame: pd.DataFrame, quasi_identifiers: Sequence[str], person: str, *, count: str | None = None, rows_dropped: int = 0
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    person: str,
+    *,
+    count: str | None = None,
+    rows_dropped: int = 0,
 ) -> RiskProfile:
     """The risk profile counted in distinct people of ``person`` (see the module text).
 

@@ -216,9 +216,7 @@ def _zip3(series: pd.Series, column: str) -> pd.Series:
     return out
 
 
-def apply_safe_harbor(
-    frame: pd.DataFrame, changes: Sequence[SafeHarborChange], *, reference_year: int
-) -> pd.DataFrame:
+def apply_safe_harbor(frame: pd.DataFrame, changes: Sequence[SafeHarborChange], *, reference_year: int) -> pd.DataFrame:
     """``frame`` with every change made (a new table; removed columns blanked, to be left
     out of the release). ``reference_year`` is the year ages are counted to for birth
     dates and years."""

@@ -122,7 +122,9 @@ def pseudonyms(
     Two different values with one pseudonym are refused in one sentence."""
     length = check_length(length)
     texts = value_texts(values)
-    made = _per_distinct(values, lambda text: prefix + hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()[:length])
+    made = _per_distinct(
+        values, lambda text: prefix + hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()[:length]
+    )
     pairs = pd.DataFrame({"value": texts, "pseudonym": made}).dropna().drop_duplicates()
     clashing = pairs[pairs.duplicated("pseudonym", keep=False)]
     if len(clashing):

@@ -101,7 +101,7 @@ class PseudonymizeStep:
         if not isinstance(self.prefix, str) or len(self.prefix) > 32:
             raise ParameterError("A pseudonym prefix is text of at most 32 characters.")
         if self.key is not None:
-            require_key(self.key, self.key_id, f"The pseudonyms of {self.column}")
+            require_key(self.key, self.key_id, f"The pseudonym step of {self.column}")
 
     @classmethod
     def made(cls, column: str, key: bytes, *, length: int = DEFAULT_LENGTH, prefix: str = "") -> PseudonymizeStep:
@@ -110,7 +110,7 @@ class PseudonymizeStep:
 
     def with_key(self, key: bytes | None) -> PseudonymizeStep:
         """The same step holding ``key``; a sentence when it is another key."""
-        return replace(self, key=require_key(key, self.key_id, f"The pseudonyms of {self.column}"))
+        return replace(self, key=require_key(key, self.key_id, f"The pseudonym step of {self.column}"))
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -123,7 +123,7 @@ class PseudonymizeStep:
 
     def apply(self, frame: pd.DataFrame) -> pd.DataFrame:
         require_columns(frame, [self.column])
-        key = require_key(self.key, self.key_id, f"The pseudonyms of {self.column}")
+        key = require_key(self.key, self.key_id, f"The pseudonym step of {self.column}")
         values = pseudonyms(frame[self.column], key, length=self.length, prefix=self.prefix, column=f"'{self.column}'")
         return _with_columns(frame, {self.column: values})
 
@@ -189,7 +189,7 @@ class ShiftDatesStep:
         if self.person in self.dates:
             raise ParameterError(f"'{self.person}' is the person column; it cannot also be a date column to shift.")
         if self.key is not None:
-            require_key(self.key, self.key_id, "The date shift")
+            require_key(self.key, self.key_id, "The date-shift step")
 
     @classmethod
     def made(
@@ -204,7 +204,7 @@ class ShiftDatesStep:
         return cls(tuple(dates), person, key_id(key), days, bytes(key))
 
     def with_key(self, key: bytes | None) -> ShiftDatesStep:
-        return replace(self, key=require_key(key, self.key_id, "The date shift"))
+        return replace(self, key=require_key(key, self.key_id, "The date-shift step"))
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -213,7 +213,7 @@ class ShiftDatesStep:
     def offsets(self, frame: pd.DataFrame):
         """Each row's offset in days (its person's)."""
         require_columns(frame, [self.person])
-        key = require_key(self.key, self.key_id, "The date shift")
+        key = require_key(self.key, self.key_id, "The date-shift step")
         return date_offsets(frame[self.person], key, self.days, column=f"'{self.person}'")
 
     def apply(self, frame: pd.DataFrame) -> pd.DataFrame:

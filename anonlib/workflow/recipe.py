@@ -273,6 +273,7 @@ class Recipe:
     released_records: int = 0
     loaded_records: int | None = None
     integrity: str = field(default=INTACT, compare=False)
+    loaded_persons: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -286,6 +287,7 @@ class Recipe:
                 "sha256": self.released_sha256,
                 "records": self.released_records,
                 **({} if self.loaded_records is None else {"loaded_records": self.loaded_records}),
+                **({} if self.loaded_persons is None else {"loaded_persons": self.loaded_persons}),
             },
         }
         data[DIGEST_FIELD] = content_digest(data)
@@ -364,7 +366,10 @@ class Recipe:
             read_object(item, where, required=("page", "step"), optional=("description",))
             steps.append(RecipeStep(step_from_json(item["step"], where), read_text(item, "page", where)))
         release = read_object(
-            data["release"], "the release", required=("columns", "sha256", "records"), optional=("loaded_records",)
+            data["release"],
+            "the release",
+            required=("columns", "sha256", "records"),
+            optional=("loaded_records", "loaded_persons"),
         )
         columns = read_texts(release, "columns", "the release")
         roles = source.roles
@@ -381,6 +386,9 @@ class Recipe:
         loaded = (
             read_whole(release, "loaded_records", "the release", minimum=0) if "loaded_records" in release else None
         )
+        persons = (
+            read_whole(release, "loaded_persons", "the release", minimum=0) if "loaded_persons" in release else None
+        )
         return cls(
             source,
             target,
@@ -390,6 +398,7 @@ class Recipe:
             read_whole(release, "records", "the release", minimum=0),
             loaded,
             integrity,
+            persons,
         )
 
     @classmethod
@@ -414,6 +423,43 @@ class Recipe:
                 + "; it may be cut short or damaged."
             ) from None
         return cls.from_json(data)
+
+    def extended(self, first: Sequence[Step], roles: Mapping[str, Role], page: str = "command line (apply)") -> Recipe:
+        """The recipe with ``first`` applied before its own steps and ``roles`` set on its
+        source (``apply --pseudonymize/--shift-dates/--keep/--person``); the release adds
+        the kept and pseudonymised columns. It records no released digest (the release it
+        makes is new) and no content digest of the recipe it came from.
+
+        >>> recipe = Recipe(Source("d", "f", 1, 1, "category", (SourceColumn("a", "integer", "quasi-identifier"),
+        ...                 SourceColumn("n", "category", "ignore"))), ReleaseTarget(), (), ("a",))
+        >>> recipe.extended([], {"n": Role.KEEP}).columns
+        ('a', 'n')
+        """
+        unknown = [c for c in roles if c not in self.source.roles]
+        if unknown:
+            raise ColumnError(f"The recipe's file has no column {join_names(unknown)}.")
+        columns = tuple(
+            SourceColumn(c.name, c.type, Role(roles[c.name]).value if c.name in roles else c.role)
+            for c in self.source.columns
+        )
+        source = replace(self.source, columns=columns)
+        steps = tuple(RecipeStep(step, page) for step in first) + self.steps
+        named = set(pseudonymized_columns(s.step for s in steps))
+        wanted = set(self.columns) | {c.name for c in columns if c.role == Role.KEEP.value} | named
+        hidden = {c.name for c in columns if c.role in (Role.IDENTIFIER.value, Role.PERSON.value)} - named
+        released = tuple(c.name for c in columns if c.name in wanted - hidden)
+        return replace(
+            self, source=source, steps=steps, columns=released, released_sha256="", released_records=0, loaded_persons=None
+        )
+
+    def column_account(self):
+        """The columns the recipe releases and those it leaves out, with roles and reasons
+        (``anonlib.workflow.release.ColumnAccount``)."""
+        from .release import account_of
+
+        return account_of(
+            [c.name for c in self.source.columns], self.source.roles, self.columns, [s.step for s in self.steps]
+        )
 
     @property
     def key_ids(self) -> tuple[str, ...]:
@@ -561,4 +607,5 @@ def recipe_of(
         digest(data),
         records,
         analysed_records(loaded, target.sensitive),
+        loaded_persons=analysed_persons(loaded, target.sensitive),
     )

@@ -190,12 +190,20 @@ class ColumnAccount:
 def column_account(dataset: Dataset, released: Sequence[str], steps: Iterable = ()) -> ColumnAccount:
     """Which columns of ``dataset`` the release holds (``released``, as written) and which
     it leaves out, with each one's role and the reason."""
+    return account_of(dataset.frame.columns, dataset.roles, released, steps)
+
+
+def account_of(
+    order: Sequence[str], roles: Mapping[str, Role | str], released: Sequence[str], steps: Iterable = ()
+) -> ColumnAccount:
+    """``column_account`` from a table's columns (``order``) and ``roles`` (a recipe's
+    source, an engine's table)."""
     steps = tuple(steps)
     named, withheld = set(pseudonymized_columns(steps)), set(withheld_columns(steps))
     chosen = set(released)
     kept, left = [], []
-    for column in dataset.frame.columns:
-        role = dataset.roles.get(column, Role.IGNORE)
+    for column in order:
+        role = Role(roles.get(column, Role.IGNORE))
         if column in chosen:
             shown = f"{role.value}, as a pseudonym" if column in named else role.value
             kept.append((str(column), shown))

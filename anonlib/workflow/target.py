@@ -353,7 +353,10 @@ class TargetCheck:
                 f"Met once {'this person is' if one else 'they are'} suppressed: {head}, within the limit of "
                 f"{limit}." + suppressed
             )
-        return f"Not met: {head}; suppressing {'them' if not one else 'this person'} would exceed the limit of {limit}." + suppressed
+        return (
+            f"Not met: {head}; suppressing {'them' if not one else 'this person'} would exceed the limit of {limit}."
+            + suppressed
+        )
 
     def _what(self) -> str:
         return ", ".join([f"k = {self.target.k}", *(r.describe() for r in self.target.requirements)])
