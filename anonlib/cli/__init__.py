@@ -15,6 +15,7 @@ Commands:
   microaggregate  MDAV on numeric columns: groups of k to 2k-1 records share their mean
   apply     re-apply a release recipe to a file and check its release target
   verify    re-check a release package: digests, the target, and that the recipe reproduces it
+  safe-harbor  apply HIPAA Safe Harbor, every change listed first, and compare its risk with the optimal release
 
 Errors are printed as one sentence on standard error with exit code 2. With
 ``--json`` a command writes one JSON document to standard output and nothing else;
@@ -30,7 +31,20 @@ import sys
 from collections.abc import Sequence
 
 from ..core.errors import AnonlibError
-from . import anonymize, apply, leakage, microaggregation, models, privacy, profile, report, risk, schedules, verify
+from . import (
+    anonymize,
+    apply,
+    health,
+    leakage,
+    microaggregation,
+    models,
+    privacy,
+    profile,
+    report,
+    risk,
+    schedules,
+    verify,
+)
 from .common import Parser, check_outputs
 
 COMMAND_MODULES = (
@@ -45,6 +59,7 @@ COMMAND_MODULES = (
     microaggregation,
     apply,
     verify,
+    health,
 )
 log = logging.getLogger("anonlib.cli")
 

@@ -15,14 +15,22 @@ and keep roles (shared by ``anonymize``, ``apply``, ``profile`` and ``risk``), a
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from ..core.dataset import Dataset, Role
-from ..core.errors import ColumnError, ParameterError, join_names
+from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
+from ..core.metrics import whole_k
+from ..measures.models import suppression_limit
 from ..transformations.pseudonyms import DEFAULT_LENGTH, DEFAULT_SHIFT_DAYS
-from ..workflow.health_steps import PseudonymizeStep, ShiftDatesStep
+from ..workflow.health_steps import PseudonymizeStep, SafeHarborStep, ShiftDatesStep
+from ..workflow.history import WorkingCopy
 from ..workflow.keys import key_file, key_id
-from .common import split
+from ..workflow.recipe import Reading
+from ..workflow.release import release_csv
+from ..workflow.safe_harbor import compare_routes
+from ..workflow.target import ReleaseTarget
+from .common import command, data_arguments, print_json, read_dataset, split, write
 
 
 def person_argument(parser: argparse.ArgumentParser) -> None:
@@ -163,3 +171,118 @@ def keyed_steps(args: argparse.Namespace, dataset: Dataset) -> list:
     if dates:
         steps.append(ShiftDatesStep.made(dates, dataset.person, key, days=DEFAULT_SHIFT_DAYS if days is None else days))
     return steps
+
+
+# --------------------------------------------------------------------------- safe-harbor
+
+SAFE_HARBOR_PAGE = "command line (safe-harbor)"
+
+
+def _safe_harbor(args: argparse.Namespace) -> int:
+    """HIPAA Safe Harbor applied to a file: every change listed first, the release written,
+    then its remaining risk beside the optimal generalization's."""
+    dataset, table = read_dataset(args)
+    k = whole_k(args.k)
+    limit = suppression_limit(args.max_suppressed)
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise ParameterError(f"The time limit is a number of seconds above 0; got {args.time_limit:g}.")
+    leave = [c for c in (dataset.count, dataset.person) if c]
+    step = SafeHarborStep.planned(dataset.frame, reference_year=args.reference_year, leave=leave)
+    if not args.json:  # every change is said before anything is applied or written
+        print(f"dataset            {dataset.name}")
+        print(f"Safe Harbor        45 CFR 164.514(b)(2); ages counted to {step.reference_year}; {step.census}")
+        for sentence in step.sentences():
+            print(f"change             {sentence}")
+    # the release: every column but what Safe Harbor removes and the identifiers; what it
+    # generalizes is judged as a quasi-identifier
+    roles = {c: Role.KEEP for c in dataset.columns_with(Role.IGNORE)}
+    generalized = {c.column for c in step.changes if c.action in ("zip3", "year", "birth_date", "birth_year", "age")}
+    roles.update({c: Role.QUASI_IDENTIFIER for c in generalized})
+    loaded = dataset.with_roles(roles)
+    reading = Reading.of(table, args.file) if table is not None else None
+    copy = WorkingCopy.start(loaded, ReleaseTarget(k=k), reading=reading).apply(step, SAFE_HARBOR_PAGE)
+    released = release_csv(copy.release())
+    account = copy.column_account()
+    try:
+        comparison = compare_routes(loaded, step, k=k, max_suppressed=limit, time_limit=args.time_limit)
+        problem = None
+    except EmptySelectionError as err:
+        comparison, problem = None, str(err)
+    if args.out:
+        write(args.out, released)
+    if args.json:
+        print_json(
+            args,
+            json.dumps(
+                {
+                    "dataset": dataset.name,
+                    "reference_year": step.reference_year,
+                    "census": step.census,
+                    "restricted_zip3": list(step.restricted_zip3),
+                    "changes": [c.to_json() for c in step.changes],
+                    "records": copy.loaded_records,
+                    "released_records": copy.check.records if copy.check else None,
+                    **account.to_json(),
+                    "quasi_identifiers": list(comparison.quasi_identifiers) if comparison else [],
+                    "k": comparison.safe_harbor.k if comparison else None,
+                    "comparison": comparison.to_json() if comparison else None,
+                    "comparison_problem": problem,
+                },
+                indent=2,
+            ),
+        )
+        return 0
+    released_names, left_out = account.sentences()
+    print(f"columns            {released_names}")
+    print(f"                   {left_out}")
+    if comparison is None:
+        print(f"remaining risk     not measured: {problem}")
+        return 0
+    print(f"quasi-identifiers  {', '.join(comparison.quasi_identifiers)}")
+    for label, route in (("Safe Harbor", comparison.safe_harbor), ("optimal (expert)", comparison.optimal)):
+        if route is None:
+            continue
+        print(
+            f"{label:<18} k {route.k:,}; highest prosecutor risk {100 * route.prosecutor_highest:.1f}%; "
+            f"{route.records_below_k:,} records in classes < {k}; {route.suppressed:,} suppressed; "
+            f"{100 * route.loss:.1f}% of the information lost"
+        )
+    for sentence in comparison.sentences():
+        print(f"in words           {sentence}")
+    return 0
+
+
+def register(commands) -> None:
+    parser = command(
+        commands,
+        "safe-harbor",
+        "apply HIPAA Safe Harbor (45 CFR 164.514(b)(2)) to the columns it recognises, every change listed first, "
+        "and compare the risk left with the optimal generalization's",
+        "python -m anonlib safe-harbor visits.csv --out safe_harbor.csv --k 5",
+        _safe_harbor,
+    )
+    data_arguments(parser, qi=True)
+    parser.add_argument("--out", metavar="CSV", help="write the released table to this CSV file")
+    parser.add_argument(
+        "--k", default=5, help="the k both releases are judged at (records in smaller classes counted; default 5)"
+    )
+    parser.add_argument(
+        "--max-suppressed",
+        default=0.0,
+        type=float,
+        help="share of records the optimal generalization may suppress (default 0)",
+    )
+    parser.add_argument(
+        "--reference-year",
+        type=int,
+        default=None,
+        help="the year ages are counted to for birth dates and years of birth (default: this year)",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="stop the optimal search after this many seconds with the best found (default 30)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the changes and the risks as JSON")

@@ -449,7 +449,13 @@ class Recipe:
         hidden = {c.name for c in columns if c.role in (Role.IDENTIFIER.value, Role.PERSON.value)} - named
         released = tuple(c.name for c in columns if c.name in wanted - hidden)
         return replace(
-            self, source=source, steps=steps, columns=released, released_sha256="", released_records=0, loaded_persons=None
+            self,
+            source=source,
+            steps=steps,
+            columns=released,
+            released_sha256="",
+            released_records=0,
+            loaded_persons=None,
         )
 
     def column_account(self):
