@@ -168,7 +168,9 @@ def guess_role_reason(name: str, values: pd.Series) -> RoleGuess:
     if _QUASI_WORDS.search(lower):
         return RoleGuess(Role.QUASI_IDENTIFIER, f"{said} (reads like something an attacker may know)")
     if looks_like_free_text(values):
-        return RoleGuess(Role.IGNORE, "free text (long, mostly different values): may name people; check it")
+        return RoleGuess(
+            Role.IDENTIFIER, "free text (long, mostly different values): it may name people, a possible identifier"
+        )
     return RoleGuess(Role.IGNORE, "nothing in the name says what it is")
 
 

@@ -262,10 +262,10 @@ def acceptance(
     >>> a = acceptance(df, ["zip"], k=2, requirements=[ModelRequirement("distinct_l", "dx", 2)], max_suppressed=0.4)
     >>> a.acceptable, a.suppressed_records, a.failing, a.kept.tolist()
     (True, 2, (('k = 2', 0), ('distinct 2-diversity of dx', 2)), [True, True, True, False, False])
-    >>> visits = pd.DataFrame({"zip": [1, 1, 1, 2], "pid": ["a", "a", "b", "b"]})
+    >>> visits = pd.DataFrame({"zip": [1, 1, 1, 2, 1], "pid": ["a", "a", "b", "b", "c"]})
     >>> p = acceptance(visits, ["zip"], k=2, person="pid")
     >>> p.kept.tolist(), p.suppressed_records, p.persons, p.suppressed_persons
-    ([True, True, False, False], 2, 2, 1)
+    ([True, True, False, False, True], 2, 3, 1)
     """
     if person is not None and (engine is not None or not isinstance(frame, pd.DataFrame)):
         raise ParameterError("Counting people needs the table in memory; leave out the engine for a person column.")
@@ -293,7 +293,7 @@ def acceptance(
             raise ParameterError(
                 f"'{person}' is the person column; it cannot also be a quasi-identifier, sensitive or the count."
             )
-        return _person_acceptance(frame, classes, person, k, requirements, counts, limit, count)
+        return _person_acceptance(frame, qis, classes, person, k, requirements, counts, limit, count)
     failed, failing = classes_failing(classes.sizes, k, requirements, counts)
     records = int(classes.sizes.sum())
     suppressed = int(classes.sizes[failed].sum())
@@ -307,33 +307,51 @@ def acceptance(
     )
 
 
-def _person_acceptance(frame, classes, person, k, requirements, counts, limit, count) -> Acceptance:
+def _person_acceptance(frame, qis, classes, person, k, requirements, counts, limit, count) -> Acceptance:
     """``acceptance`` counted in persons: a class fails k when it holds fewer than k
     distinct persons (the models judge its records as usual), and every record of a
-    person with a record in a failing class is suppressed."""
+    person with a record in a failing class is suppressed. Removing a person's other
+    records can leave another class short, so the rule is applied again on what is left
+    until nothing fails (each pass removes at least one person, so it ends)."""
     require_columns(frame, [person])
     codes, n_persons = person_codes(frame[person], person)
-    people = persons_per_class(classes.ids, classes.n_classes, codes, n_persons)
-    failed, failing = classes_failing(classes.sizes, 1, requirements, counts)
-    short = (people > 0) & (people < k)
-    if k > 1:
-        failing = ((f"k = {k}", int(classes.sizes[short].sum())),) + failing
-    failed = failed | short
-    out = persons_failing(failed[classes.ids], codes, n_persons)
+    failed, failing = _person_pass(classes, codes, n_persons, k, requirements, counts)
+    out = persons_failing(failed, codes, n_persons)
+    sensitives = list(dict.fromkeys(r.sensitive for r in requirements))
+    while out.any() and not out.all():
+        rest = np.flatnonzero(~out)
+        part = frame.iloc[rest]
+        table = encode(part, [*qis, *sensitives], count=count)
+        part_classes = table.classes(qis)
+        part_counts = {s: _counts_from_table(table, part_classes, s, _is_numeric(part[s])) for s in sensitives}
+        again, _ = _person_pass(part_classes, codes[rest], n_persons, k, requirements, part_counts)
+        if not again.any():
+            break
+        out[rest] = persons_failing(again, codes[rest], n_persons)
+        out = persons_failing(out, codes, n_persons)
     weights = np.ones(len(frame), dtype=np.int64) if count is None else record_counts(frame, count)
-    records = int(weights.sum())
-    suppressed = int(weights[out].sum())
     gone = int(np.unique(codes[out]).size)
     return Acceptance(
         acceptable=within_limit(gone, n_persons, limit),
-        records=records,
-        suppressed_records=suppressed,
+        records=int(weights.sum()),
+        suppressed_records=int(weights[out].sum()),
         suppressed_share=gone / n_persons if n_persons else 0.0,
         failing=failing,
         kept=~out,
         persons=n_persons,
         suppressed_persons=gone,
     )
+
+
+def _person_pass(classes, codes, n_persons, k, requirements, counts) -> tuple[np.ndarray, tuple]:
+    """Per row, whether its class fails k (in persons) or a requirement (on its records);
+    and the records failing each criterion."""
+    people = persons_per_class(classes.ids, classes.n_classes, codes, n_persons)
+    failed, failing = classes_failing(classes.sizes, 1, requirements, counts)
+    short = (people > 0) & (people < k)
+    if k > 1:
+        failing = ((f"k = {k}", int(classes.sizes[short].sum())),) + failing
+    return (failed | short)[classes.ids], failing
 
 
 def suppression_limit(value: object) -> float:
