@@ -23,7 +23,7 @@ from anonlib.core.errors import ColumnError, KeyFileError, ParameterError
 from anonlib.measures.identifiers import hipaa_identifiers
 from anonlib.measures.models import acceptance
 from anonlib.measures.profile import risk_profile
-from anonlib.transformations.geo import area_columns, area_id_share
+from anonlib.transformations.geo import area_columns, area_id_share, sample_regions
 from anonlib.transformations.hipaa import TOP_LABEL, apply_safe_harbor, safe_harbor_plan, zip3_areas
 from anonlib.transformations.pseudonyms import date_offsets, pseudonyms, shift_dates, within_person_intervals
 from anonlib.transformations.synthetic import zip3_populations
@@ -377,7 +377,8 @@ def test_free_text_is_flagged_as_a_possible_identifier():
 def test_a_column_is_area_ids_only_when_most_of_its_values_are():
     assert area_id_share(["37010", "37010", "x", None], ["37010"]) == pytest.approx(2 / 3)
     rng = np.random.default_rng(0)
-    spend = pd.Series(rng.choice([1001.0, 6037.0, 12.5, 310.75, 88.25], 500))  # 40% equal county FIPS codes
+    spend = pd.Series(rng.choice([37010.0, 10001.0, 12.5, 310.75, 88.25], 500))  # 40% equal ZIP areas' ids
+    assert 0.3 < area_id_share(spend, sample_regions("us_zcta").points["region_id"]) < 0.5
     frame = pd.DataFrame({"hhexp": spend, "fips": rng.choice(["01001", "06037", "48201"], 500)})
     found = area_columns(frame)
     assert list(found) == ["fips"] and found["fips"].areas == "us_counties"

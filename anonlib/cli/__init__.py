@@ -97,9 +97,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if created and getattr(args, "failed", True):  # a key made for a run that wrote nothing is not kept
             try:
                 os.remove(created)
-                print(f"note: the key file {created} made for this run was removed again.", file=sys.stderr)
             except OSError:
                 pass
+        elif created:
+            print(args.created_key_note, file=sys.stderr)
 
 
 def _run(args) -> int:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from ..core.dataset import Dataset, Role
 from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
@@ -133,12 +132,11 @@ def project_key(args: argparse.Namespace, *, needed: bool, why: str) -> bytes | 
             raise ParameterError(f"{why} needs the project key: add --key-file FILE (created when it does not exist).")
         return None
     key, created = key_file(path)
-    if created:
-        args.created_key_file = path  # removed again if the command then fails (nothing written on bad input)
-        print(
+    if created:  # said once the command has succeeded; removed again if it fails (nothing written on bad input)
+        args.created_key_file = path
+        args.created_key_note = (
             f"note: created the key file {path} (key id {key_id(key)}, readable by you only). Keep it secret, out "
-            "of every release, and use it for every delivery: another key gives other pseudonyms and dates.",
-            file=sys.stderr,
+            "of every release, and use it for every delivery: another key gives other pseudonyms and dates."
         )
     return key
 

@@ -214,12 +214,19 @@ def area_id_share(values: pd.Series | Sequence[object], area_ids: Sequence[objec
 
     >>> area_id_share(pd.Series(["37010", "37011", 1234.5, None]), ["37010", "37011"])
     0.6666666666666666
+    >>> area_id_share(pd.Series([37010.0, 12.5]), ["37010"])  # an amount that happens to be an id counts
+    0.5
     """
     series = pd.Series(values)
     present = series.dropna()
     if present.empty:
         return 0.0
-    labels = pd.Series(region_labels(present), dtype=object)
+    if pd.api.types.is_numeric_dtype(present) and not pd.api.types.is_bool_dtype(present):
+        numbers = present.to_numpy(dtype=float)  # each whole number as an id, whatever its neighbours
+        whole = np.isfinite(numbers) & (numbers == np.round(numbers))
+        labels = pd.Series([str(int(v)) if w else str(v) for v, w in zip(numbers, whole)], dtype=object)
+    else:
+        labels = pd.Series(region_labels(present), dtype=object)
     known = pd.Index(pd.unique(region_labels(pd.Series(list(area_ids), dtype=object))))
     return float(labels.isin(known).mean())
 
