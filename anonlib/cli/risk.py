@@ -13,7 +13,7 @@ from ..core.equivalence import person_classes
 from ..core.errors import DataFileError, ParameterError
 from ..core.loading import load_table
 from ..measures.identifiers import hipaa_identifiers
-from ..measures.risk import reidentification, risk_from_sizes, suda
+from ..measures.risk import reidentification, suda
 from .common import (
     analysis_frame,
     command,
@@ -54,7 +54,7 @@ def _risk(args: argparse.Namespace) -> int:
             )
         frame, dropped = dataset.analysis_frame(list(qis), person=True)
         counted = person_classes(frame, qis, person, count=dataset.count)
-        result = risk_from_sizes(counted.sizes, threshold=args.threshold, quasi_identifiers=qis)
+        result = reidentification(frame, qis, count=dataset.count, threshold=args.threshold, person=person)
     else:
         frame, dropped = analysis_frame(dataset, qis, "--qi")
         result = reidentification(

@@ -155,7 +155,7 @@ def guess_role_reason(name: str, values: pd.Series) -> RoleGuess:
         return RoleGuess(Role.IDENTIFIER, f"{said} (reads like an identifier)")
     if _DATE_WORDS.search(lower):
         return RoleGuess(Role.QUASI_IDENTIFIER, f"{said} (a date)")
-    if _looks_like_dates(values):
+    if looks_like_dates(values):
         return RoleGuess(Role.QUASI_IDENTIFIER, "values written as dates")
     abbreviation = _ID_ABBREVIATIONS.get(lower) or _ID_ABBREVIATIONS.get(lower.replace("_", ""))
     if abbreviation:  # after the dates: a short name says less than date-shaped values
@@ -194,7 +194,7 @@ def guess_role(name: str, values: pd.Series) -> Role:
     return guess_role_reason(name, values).role
 
 
-def _looks_like_dates(values: pd.Series, sample: int = 200) -> bool:
+def looks_like_dates(values: pd.Series, sample: int = 200) -> bool:
     """Whether a column holds dates: a datetime type, or every one of up to ``sample``
     present values written as an ISO date (``2024-01-31``, optionally with a time)."""
     if pd.api.types.is_datetime64_any_dtype(values):

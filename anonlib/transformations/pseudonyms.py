@@ -38,6 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..core.dataset import looks_like_dates
 from ..core.errors import ColumnError, ParameterError
 
 DEFAULT_LENGTH = 16
@@ -197,3 +198,13 @@ def within_person_intervals(frame: pd.DataFrame, person: str, columns: Sequence[
     parsed = pd.DataFrame({c: parse_dates(frame[c], c)[0] for c in columns})
     first = parsed.min(axis=1).groupby(frame[person].to_numpy()).transform("min")
     return pd.DataFrame({c: (parsed[c] - first.to_numpy()).dt.total_seconds() / 86400.0 for c in columns})
+
+
+def date_columns(frame: pd.DataFrame, *, leave: Sequence[str] = ()) -> tuple[str, ...]:
+    """The columns of ``frame`` holding dates (a date type, or every value an ISO date),
+    except ``leave``: what a date shift is offered for.
+
+    >>> date_columns(pd.DataFrame({"seen": ["2020-01-02", None], "age": [3, 4], "dob": ["1950-02-03", "x"]}))
+    ('seen',)
+    """
+    return tuple(str(c) for c in frame.columns if c not in set(leave) and looks_like_dates(frame[c]))
