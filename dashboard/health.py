@@ -99,8 +99,11 @@ def pseudonym_offer(copy: WorkingCopy) -> None:
 def date_shift_offer(copy: WorkingCopy) -> None:
     """Dates moved by one keyed offset per person (needs the person column)."""
     dataset = copy.current
-    dates = date_columns(dataset.frame, leave=[c for c in (dataset.person, dataset.count) if c])
+    shifted = {c for step in _steps(copy) if isinstance(step, ShiftDatesStep) for c in step.dates}
+    dates = date_columns(dataset.frame, leave=[c for c in (dataset.person, dataset.count, *shifted) if c])
     if not dates:
+        if shifted:
+            st.caption(plain(f"Dates shifted per person: {', '.join(sorted(shifted))} (a step of the working copy)."))
         return
     st.markdown("**Shift dates per person**")
     if dataset.person is None:

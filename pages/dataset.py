@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from anonlib.core.dataset import ROLE_VALUES, Dataset, role_guesses
+from anonlib.core.dataset import ROLE_VALUES, Dataset, Role, role_guesses
 from anonlib.core.loading import DELIMITERS, load_table
 from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.measures.avector import vector_text
@@ -198,7 +198,8 @@ risk_box = st.container()  # filled below, once the column roles are applied
 with guarded("checking for HIPAA identifiers"):
     flags = _identifier_flags(dataset.fingerprint, dataset)
     if flags:
-        differs = [f for f in flags if dataset.roles.get(f.column) is not f.suggested_role]
+        # the person column is an identifier already (never analysed, released only as a pseudonym)
+        differs = [f for f in flags if dataset.roles.get(f.column) not in (f.suggested_role, Role.PERSON)]
         st.subheader("Columns that look like HIPAA identifiers")
         st.caption(
             f"{len(flags)} column{'s' if len(flags) != 1 else ''} look like one of the 18 identifiers of HIPAA's "
@@ -305,15 +306,15 @@ with risk_box, guarded("computing the re-identification risk"):
                 "patient is a class of 1 person. A person whose records fall in several classes is counted in each."
             )
         )
-    m = st.columns(5 if risk.person is not None else 4)
+    m = st.columns(4)
     m[0].metric("records", f"{risk.records:,}", help=term_help("record"))
-    if risk.person is not None:
-        m[-1].metric("people", f"{risk.persons:,}", help="Distinct values of the person column.")
     m[1].metric("classes", f"{risk.classes:,}", help=term_help("class"))
     m[2].metric("k" + (" (people)" if risk.person is not None else ""), f"{risk.k:,}", help=term_help("k"))
     m[3].metric(f"unique {unit}", f"{risk.unique_records:,}", help=f"{100 * risk.unique_share:.2f}% of {unit}")
     below = dict(risk.records_below)
-    m = st.columns(2)
+    m = st.columns(3 if risk.person is not None else 2)
+    if risk.person is not None:
+        m[-1].metric("people", f"{risk.persons:,}", help=plain(f"Distinct values of the person column {risk.person}."))
     m[0].metric(f"{unit} in classes < 5", f"{below.get(5, 0):,}", help=f"{100 * risk.share_below(5):.2f}% of {unit}")
     m[1].metric(f"{unit} in classes < 10", f"{below.get(10, 0):,}", help=f"{100 * risk.share_below(10):.2f}% of {unit}")
     result_verdict(target_check(), "The working copy")

@@ -131,7 +131,7 @@ class PseudonymizeStep:
         prefix = f", prefix '{self.prefix}'" if self.prefix else ""
         return (
             f"{self.column} released as a keyed pseudonym (HMAC-SHA-256, {self.length} hex characters{prefix}, "
-            f"key id {self.key_id}; the same value gives the same pseudonym only under the same key)"
+            f"key id {self.key_id})"
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -67,6 +67,11 @@ class AppliedStep:
         """ "records failing the target 3,120 -> 210" (or why it is unknown)."""
         if self.before is None or self.after is None:
             return "risk not checked" + (f" ({self.problem})" if self.problem else "")
+        if self.before.by_person and self.after.by_person:
+            return (
+                f"people failing the target {self.before.failing_persons:,} -> {self.after.failing_persons:,} "
+                f"(records {self.before.failing_records:,} -> {self.after.failing_records:,})"
+            )
         return f"records failing the target {self.before.failing_records:,} -> {self.after.failing_records:,}"
 
     def summary(self) -> str:
