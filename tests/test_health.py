@@ -21,7 +21,7 @@ from anonlib.core.dataset import Dataset, Role, guess_roles, role_guesses
 from anonlib.core.equivalence import person_classes, persons_failing, persons_per_class
 from anonlib.core.errors import ColumnError, KeyFileError, ParameterError
 from anonlib.measures.identifiers import hipaa_identifiers
-from anonlib.measures.models import acceptance
+from anonlib.measures.models import ModelRequirement, acceptance
 from anonlib.measures.profile import risk_profile
 from anonlib.transformations.geo import area_columns, area_id_share, sample_regions
 from anonlib.transformations.hipaa import TOP_LABEL, apply_safe_harbor, safe_harbor_plan, zip3_areas
@@ -88,10 +88,11 @@ def test_a_recipe_refuses_another_key_and_never_holds_the_key(tmp_path):
 
 
 def test_colliding_pseudonyms_are_refused():
-    constant = hmac.new(KEY, b"x", hashlib.sha256)
-    with mock.patch("anonlib.transformations.pseudonyms.hmac.new", return_value=constant):
+    constant = hmac.new(KEY, b"x", hashlib.sha256).digest()
+    with mock.patch("anonlib.transformations.pseudonyms._keyed", return_value=lambda text: constant):
         with pytest.raises(ColumnError, match="would get the same pseudonym"):
             pseudonyms(pd.Series(["a", "b"]), KEY)
+    assert pseudonyms(pd.Series(["a", " a", "a "]), KEY).nunique() == 1  # one value, written three ways
 
 
 def test_key_files_are_64_hex_characters_created_readable_by_the_owner_only(tmp_path):
@@ -184,6 +185,13 @@ def test_a_person_fails_as_a_whole_and_suppression_removes_whole_people():
         assert result.suppressed_persons == len(gone) and result.persons == frame["pid"].nunique()
         if len(kept):
             assert kept.groupby(qis)["pid"].nunique().min() >= k
+        frame = frame.assign(dx=rng.choice(["a", "b", "c"], len(frame)))
+        diverse = acceptance(frame, qis, k=k, person="pid", requirements=[ModelRequirement("distinct_l", "dx", 2)])
+        left = frame[diverse.kept]
+        assert not set(left["pid"]) & set(frame.loc[~diverse.kept, "pid"])
+        if len(left):
+            assert left.groupby(qis)["pid"].nunique().min() >= k and left.groupby(qis)["dx"].nunique().min() >= 2
+        frame = frame.drop(columns="dx")
         ds = Dataset.from_frame("t", frame, {"pid": "person", **dict.fromkeys(qis, "quasi-identifier")})
         step = SuppressionStep.from_target(ReleaseTarget(k=k), ds)
         assert step.person == "pid" and step_from_json(step.to_json()) == step

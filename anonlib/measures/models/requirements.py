@@ -312,24 +312,31 @@ def _person_acceptance(frame, qis, classes, person, k, requirements, counts, lim
     distinct persons (the models judge its records as usual), and every record of a
     person with a record in a failing class is suppressed. Removing a person's other
     records can leave another class short, so the rule is applied again on what is left
-    until nothing fails (each pass removes at least one person, so it ends)."""
+    until nothing fails (each pass removes at least one person, so it ends). The classes
+    of the records left are the same classes (fewer people in them): only the models'
+    summaries are counted again, when there are models."""
     require_columns(frame, [person])
     codes, n_persons = person_codes(frame[person], person)
-    failed, failing = _person_pass(classes, codes, n_persons, k, requirements, counts)
+    weights = np.ones(len(frame), dtype=np.int64) if count is None else record_counts(frame, count)
+    failed, failing = _person_pass(classes.ids, classes.n_classes, weights, codes, n_persons, k, requirements, counts)
     out = persons_failing(failed, codes, n_persons)
     sensitives = list(dict.fromkeys(r.sensitive for r in requirements))
     while out.any() and not out.all():
         rest = np.flatnonzero(~out)
-        part = frame.iloc[rest]
-        table = encode(part, [*qis, *sensitives], count=count)
-        part_classes = table.classes(qis)
-        part_counts = {s: _counts_from_table(table, part_classes, s, _is_numeric(part[s])) for s in sensitives}
-        again, _ = _person_pass(part_classes, codes[rest], n_persons, k, requirements, part_counts)
+        part_counts = counts
+        if requirements:  # the models' summaries of the records left
+            part = frame.iloc[rest]
+            table = encode(part, [*qis, *sensitives], count=count)
+            part_classes = table.classes(qis)
+            part_counts = {s: _counts_from_table(table, part_classes, s, _is_numeric(part[s])) for s in sensitives}
+            ids, n_classes = part_classes.ids, part_classes.n_classes
+        else:
+            ids, n_classes = classes.ids[rest], classes.n_classes
+        again, _ = _person_pass(ids, n_classes, weights[rest], codes[rest], n_persons, k, requirements, part_counts)
         if not again.any():
             break
         out[rest] = persons_failing(again, codes[rest], n_persons)
         out = persons_failing(out, codes, n_persons)
-    weights = np.ones(len(frame), dtype=np.int64) if count is None else record_counts(frame, count)
     gone = int(np.unique(codes[out]).size)
     return Acceptance(
         acceptable=within_limit(gone, n_persons, limit),
@@ -343,15 +350,16 @@ def _person_acceptance(frame, qis, classes, person, k, requirements, counts, lim
     )
 
 
-def _person_pass(classes, codes, n_persons, k, requirements, counts) -> tuple[np.ndarray, tuple]:
+def _person_pass(ids, n_classes, weights, codes, n_persons, k, requirements, counts) -> tuple[np.ndarray, tuple]:
     """Per row, whether its class fails k (in persons) or a requirement (on its records);
     and the records failing each criterion."""
-    people = persons_per_class(classes.ids, classes.n_classes, codes, n_persons)
-    failed, failing = classes_failing(classes.sizes, 1, requirements, counts)
+    sizes = np.bincount(ids, weights=weights, minlength=n_classes).astype(np.int64)
+    people = persons_per_class(ids, n_classes, codes, n_persons)
+    failed, failing = classes_failing(sizes, 1, requirements, counts)
     short = (people > 0) & (people < k)
     if k > 1:
-        failing = ((f"k = {k}", int(classes.sizes[short].sum())),) + failing
-    return (failed | short)[classes.ids], failing
+        failing = ((f"k = {k}", int(sizes[short].sum())),) + failing
+    return (failed | short)[ids], failing
 
 
 def suppression_limit(value: object) -> float:
