@@ -1,5 +1,8 @@
 """Transformation steps: each change a page can apply to the working copy, as data.
 
+(One piece of about 820 lines: the five kinds of the papers' transformations with their
+recipe forms, and the registry of every kind; the local and health steps live beside it.)
+
 A step is a small frozen dataclass holding everything needed to apply it again
 without the app: ``apply(frame) -> frame`` (never changes its input),
 ``describe()`` in plain words, ``to_json()`` / ``from_json()`` for the recipe.
