@@ -30,8 +30,8 @@ from ..workflow.recipe import EDITED, INTACT, read_for_recipe, read_recipe
 from ..workflow.release_view import release_view
 from ..workflow.report import copy_report
 from ..workflow.target import TargetCheck, records
-from .common import command, engine_arguments, print_json, replaced_atomically, write
-from .health import health_roles, keep_argument, key_arguments, keyed_steps, person_argument, project_key
+from .common import command, engine_arguments, health_roles, print_json, replaced_atomically, write
+from .health import keep_argument, key_arguments, keyed_steps, person_argument, project_key
 
 
 @dataclass(frozen=True)

@@ -98,8 +98,6 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
         roles.update({c: Role.IGNORE for c in dataset.columns_with(Role.COUNT) if c != args.count})
         roles[args.count] = Role.COUNT
     roles.update(_role_options(getattr(args, "role", None) or [], dataset))
-    from .health import health_roles  # --person, --keep, --pseudonymize (health.py reads this module's helpers)
-
     health = health_roles(args, _columns(dataset))
     if health:
         if Role.PERSON in health.values():  # the one person column is the one named last
@@ -112,6 +110,32 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
         raise ParameterError("Counting people needs the table in memory; leave out --engine to use a person column.")
     dataset = dataset.with_roles(roles) if roles else dataset
     return (dataset.with_missing("drop") if args.drop_missing else dataset), table
+
+
+def health_roles(args: argparse.Namespace, columns) -> dict[str, Role]:
+    """The roles (of ``anonlib.cli.health``'s options) ``--person``, ``--keep`` and ``--pseudonymize`` set (checked against ``columns``)."""
+    columns = list(columns)
+    roles: dict[str, Role] = {}
+
+    def known(column: str, option: str) -> str:
+        if column not in columns:
+            raise ColumnError(
+                f"{option} names the column '{column}', which is not in the data. "
+                f"Available columns: {join_names(columns)}."
+            )
+        return column
+
+    for column in split(getattr(args, "keep", None)):
+        roles[known(column, "--keep")] = Role.KEEP
+    person = getattr(args, "person", None)
+    if person:
+        roles[known(person.strip(), "--person")] = Role.PERSON
+    for column in getattr(args, "pseudonymize", None) or []:
+        column = known(column.strip(), "--pseudonymize")
+        if roles.get(column) is Role.KEEP:
+            raise ParameterError(f"'{column}' is named in --keep and in --pseudonymize; choose one.")
+        roles.setdefault(column, Role.IDENTIFIER)  # released only as its pseudonym
+    return roles
 
 
 def _role_options(specs: Sequence[str], dataset: Dataset) -> dict[str, Role]:

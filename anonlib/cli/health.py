@@ -86,32 +86,6 @@ def key_arguments(parser: argparse.ArgumentParser, *, steps: bool = True) -> Non
     )
 
 
-def health_roles(args: argparse.Namespace, columns) -> dict[str, Role]:
-    """The roles ``--person``, ``--keep`` and ``--pseudonymize`` set (checked against ``columns``)."""
-    columns = list(columns)
-    roles: dict[str, Role] = {}
-
-    def known(column: str, option: str) -> str:
-        if column not in columns:
-            raise ColumnError(
-                f"{option} names the column '{column}', which is not in the data. "
-                f"Available columns: {join_names(columns)}."
-            )
-        return column
-
-    for column in split(getattr(args, "keep", None)):
-        roles[known(column, "--keep")] = Role.KEEP
-    person = getattr(args, "person", None)
-    if person:
-        roles[known(person.strip(), "--person")] = Role.PERSON
-    for column in getattr(args, "pseudonymize", None) or []:
-        column = known(column.strip(), "--pseudonymize")
-        if roles.get(column) is Role.KEEP:
-            raise ParameterError(f"'{column}' is named in --keep and in --pseudonymize; choose one.")
-        roles.setdefault(column, Role.IDENTIFIER)  # released only as its pseudonym
-    return roles
-
-
 def refuse_pseudonymizing(dataset: Dataset, args: argparse.Namespace) -> None:
     """A sentence when ``--pseudonymize`` names a quasi-identifier or sensitive column."""
     for column in getattr(args, "pseudonymize", None) or []:
