@@ -276,3 +276,34 @@ def test_bad_input_is_one_sentence_exit_2_and_nothing_written(files, capsys, arg
 
 def test_sample_path_is_bundled():
     assert sample_path("zcta10.csv.gz").exists()
+
+
+def test_apply_takes_the_health_options_on_a_recipe_without_them(files, capsys):
+    assert (
+        _run(["anonymize", "visits.csv", "--shield", "age,sex", "--k", "1", "--recipe", "plain.json"], capsys)[0] == 0
+    )
+    argv = [
+        "apply",
+        "plain.json",
+        "visits.csv",
+        "--person",
+        "mrn",
+        "--pseudonymize",
+        "mrn",
+        "--key-file",
+        "project.key",
+    ]
+    code, out, _ = _run([*argv, "--keep", "zip", "--shift-dates", "visit_date", "--out", "o.csv", "--json"], capsys)
+    result = json.loads(out)
+    assert code == 0 and result["persons"] == pd.read_csv("visits.csv", dtype=str)["mrn"].nunique()
+    assert result["reproduces_release"] is None  # a new release: the options added steps
+    released = {c["column"]: c["role"] for c in result["released_columns"]}
+    assert released["mrn"] == "person, as a pseudonym" and released["zip"] == "keep"
+    written = pd.read_csv("o.csv", dtype=str)
+    key = bytes.fromhex(KEY)
+    source = pd.read_csv("visits.csv", dtype=str)
+    assert written["mrn"].tolist() == [
+        hmac.new(key, m.encode(), hashlib.sha256).hexdigest()[:16] for m in source["mrn"]
+    ]
+    moved = (pd.to_datetime(written["visit_date"]) - pd.to_datetime(source["visit_date"])).dt.days
+    assert (moved.groupby(source["mrn"]).nunique() == 1).all() and moved.abs().max() <= 182

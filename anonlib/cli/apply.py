@@ -115,7 +115,7 @@ def _apply(args: argparse.Namespace) -> int:
             replay.check,
             released,
             replay.same_file,
-            replay.reproduces,
+            None if added else replay.reproduces,  # the options' steps make a new release: nothing to reproduce
             f"{records(replay.check.loaded_records)}, {kind}",
         )  # the file's, as on an engine
     check = outcome.check
@@ -180,7 +180,9 @@ def _apply(args: argparse.Namespace) -> int:
     if view is not None:
         for sentence in view.sentences()[1:]:
             print(f"release view       {sentence}")
-    if outcome.same_file:
+    if outcome.same_file and added:
+        print("reproduces release not checked: the options added steps to the recipe, so this release is a new one")
+    elif outcome.same_file:
         print(
             "reproduces release "
             + (
