@@ -11,9 +11,13 @@ step of the session's ``anonlib.workflow.WorkingCopy``. Pages use:
 - ``release_target()`` / ``set_release_target(target)``: the one release target;
 - ``working_copy()``: the history, the checks, the recipe and the release;
 - ``set_active_dataset(dataset, source, reading=None)``: load a file or sample
-  (or the same one with other roles or types: the steps are then replayed).
+  (or the same one with other roles or types: the steps are then replayed);
+- ``project_key()`` / ``set_project_key(key)``: the key of pseudonyms and date shifts.
 
-Uploaded data lives only in this session's memory.
+Uploaded data lives only in this session's memory, and so does the project key: until
+projects keep one key each, a key is made for the session (or the user uploads the key
+file of earlier deliveries); a pseudonym is the same across deliveries only under the
+same key, which the page says, and the key file is the user's to download and keep.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AnonlibError
 from anonlib.core.samples import DEFAULT_SAMPLE, load_sample
 from anonlib.workflow import Reading, ReleaseTarget, Step, TargetCheck, WorkingCopy
+from anonlib.workflow.keys import new_key
 
 _KEY = "active_dataset"  # the loaded dataset (tests and the Dataset page set it)
 _SOURCE_KEY = "active_source"
@@ -32,6 +37,8 @@ _TARGET_KEY = "release_target"
 _READING_KEY = "active_reading"
 _NOTE_KEY = "working_copy_note"
 _FRESH_KEY = "working_copy_fresh"  # the next loaded dataset is a new file (not the same one re-roled)
+_PROJECT_KEY = "project_key"  # the 256-bit key of pseudonyms and date shifts (memory only)
+_KEY_MADE = "project_key_made"  # True: made for this session; False: uploaded by the user
 
 
 def loaded_dataset() -> Dataset:
@@ -152,3 +159,27 @@ def target_check() -> TargetCheck | None:
 def take_note() -> str | None:
     """A one-off message about the working copy (a step refused, steps dropped after a data change)."""
     return st.session_state.pop(_NOTE_KEY, None)
+
+
+def project_key() -> bytes:
+    """The key of this session's pseudonyms and date shifts: the one the user uploaded, or
+    one made for the session (random, 256 bits, in memory only). The one function every
+    page gets the key from (a project store will keep one key per project)."""
+    key = st.session_state.get(_PROJECT_KEY)
+    if key is None:
+        key = st.session_state[_PROJECT_KEY] = new_key()
+        st.session_state[_KEY_MADE] = True
+    return key
+
+
+def project_key_made_here() -> bool:
+    """Whether the key was made for this session (not uploaded): it is then new, and a
+    pseudonym made with it matches no earlier delivery's."""
+    project_key()
+    return bool(st.session_state.get(_KEY_MADE, True))
+
+
+def set_project_key(key: bytes) -> None:
+    """Use ``key`` (from an uploaded key file) for the pseudonyms and date shifts from now on."""
+    st.session_state[_PROJECT_KEY] = bytes(key)
+    st.session_state[_KEY_MADE] = False

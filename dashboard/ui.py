@@ -248,6 +248,8 @@ def sidebar(container=None, status=None) -> None:
         st.text(f"{dataset.n_records:,} records, {dataset.frame.shape[1]} columns")
         if dataset.count:
             st.text(f"{dataset.n_rows:,} rows (count column: {dataset.count})")
+        if dataset.person:
+            st.text(f"{dataset.n_persons:,} people (person column: {dataset.person})")
         st.text("Quasi-identifiers: " + (", ".join(dataset.quasi_identifiers) or "none"))
         st.text("Sensitive: " + (", ".join(dataset.sensitive) or "none"))
         if dataset.missing == "drop":
@@ -258,7 +260,11 @@ def sidebar(container=None, status=None) -> None:
             st.markdown(f"**Steps** ({len(copy.steps)})", help=term_help("step"))
             before = copy.steps[0].before
             if before is not None:
-                st.caption(f"Loaded file: {before.failing_records:,} records failing the target")
+                st.caption(
+                    f"Loaded file: {before.failing_persons:,} people failing the target"
+                    if before.by_person
+                    else f"Loaded file: {before.failing_records:,} records failing the target"
+                )
             for i, applied in enumerate(copy.steps, start=1):
                 st.markdown(plain(f"{i}. {applied.page}: {applied.step.describe()}"))
                 st.caption(

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from anonlib.core.dataset import ROLE_VALUES, Dataset
+from anonlib.core.dataset import ROLE_VALUES, Dataset, Role, role_guesses
 from anonlib.core.loading import DELIMITERS, load_table
 from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.measures.avector import vector_text
@@ -20,6 +20,7 @@ from anonlib.workflow import Reading
 from anonlib.workflow.findings import ModelsSection, models_section
 from dashboard import charts
 from dashboard.glossary import term_help
+from dashboard.health import health_offers, pseudonym_offer, role_reasons
 from dashboard.state import (
     active_dataset,
     active_source,
@@ -27,8 +28,9 @@ from dashboard.state import (
     release_target,
     set_active_dataset,
     target_check,
+    working_copy,
 )
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain, result_verdict
+from dashboard.ui import download_csv, download_json, guarded, page_header, plain, result_verdict, show_table
 
 TYPES = ("integer", "number", "category")
 SOURCES = ("Bundled sample", "Upload a file")
@@ -42,16 +44,21 @@ assert set(DELIMITER_NAMES.values()) - {None} == set(DELIMITERS)
 # Cache keys carry the fingerprint (the table), the roles and the missing-value policy
 # (which rows and columns are analysed); the dataset itself is passed unhashed.
 @st.cache_data(show_spinner=False, max_entries=64)
-def _risk(fingerprint: str, qis: tuple[str, ...], count: str | None, missing: str, _dataset: Dataset):
+def _risk(fingerprint: str, qis: tuple[str, ...], count: str | None, missing: str, person, _dataset: Dataset):
     return risk_profile(_dataset, qis)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _attacker_risk(
-    fingerprint: str, qis: tuple[str, ...], count: str | None, missing: str, _dataset: Dataset
+    fingerprint: str, qis: tuple[str, ...], count: str | None, missing: str, person: str | None, _dataset: Dataset
 ) -> ReidentificationRisk:
-    frame, _ = _dataset.analysis_frame(list(qis))
-    return reidentification(frame, list(qis), count=count)
+    frame, _ = _dataset.analysis_frame(list(qis), person=person is not None)
+    return reidentification(frame, list(qis), count=count, person=person)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _role_guesses(fingerprint: str, _dataset: Dataset):
+    return role_guesses(_dataset.frame)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -191,7 +198,8 @@ risk_box = st.container()  # filled below, once the column roles are applied
 with guarded("checking for HIPAA identifiers"):
     flags = _identifier_flags(dataset.fingerprint, dataset)
     if flags:
-        differs = [f for f in flags if dataset.roles.get(f.column) is not f.suggested_role]
+        # the person column is an identifier already (never analysed, released only as a pseudonym)
+        differs = [f for f in flags if dataset.roles.get(f.column) not in (f.suggested_role, Role.PERSON)]
         st.subheader("Columns that look like HIPAA identifiers")
         st.caption(
             f"{len(flags)} column{'s' if len(flags) != 1 else ''} look like one of the 18 identifiers of HIPAA's "
@@ -210,13 +218,24 @@ with guarded("checking for HIPAA identifiers"):
                 args=(flags,),
                 key="apply_suggested_roles",
             )
+with guarded("offering pseudonyms"):  # where identifiers are listed: release one as a keyed pseudonym
+    if dataset.identifiers or dataset.person:
+        pseudonym_offer(working_copy())
 
 # ---------------------------------------------------------------- roles
 st.subheader("Columns: type, role and profile")
 st.caption(
-    "Identifier: dropped before any analysis. Quasi-identifier: could be known to an attacker. "
-    "Sensitive: must not be learnt. Count: how many identical records a row stands for. Ignore: not used."
+    "Identifier: dropped before any analysis (released only as a pseudonym). Quasi-identifier: could be known "
+    "to an attacker. Sensitive: must not be learnt. Count: how many identical records a row stands for. "
+    "Ignore: not used and not released. Person: says whose record it is (several records per person): k and "
+    "suppression are then counted in people. Keep: released unchanged, never counted in classes."
 )
+with st.expander("How the roles were guessed (every role is yours to correct)"):
+    st.caption(
+        "Guessed from each column's name (including the abbreviations of public health surveys: educ, marstat, "
+        "married, dob, hhid, pid, mrn, commune, district, province...) or its values (dates, free text)."
+    )
+    show_table(role_reasons(_role_guesses(dataset.fingerprint, dataset)))
 # The editor always gets the table it started from, and its own record of the edits:
 # fed the edited roles back, it would be rebuilt after every edit and ignore the next
 # double-click until clicked once. It starts afresh when the loaded dataset is replaced
@@ -265,31 +284,43 @@ if wanted != dataset.missing:
 with st.expander(f"Preview (first {min(200, dataset.n_rows)} of {dataset.n_rows:,} rows)"):
     st.dataframe(dataset.frame.head(200), hide_index=True, height=240)
 
+# ---------------------------------------------------------------- dates and Safe Harbor on the working copy
+with guarded("offering the health-data steps"):
+    health_offers(working_copy())
+
 # ---------------------------------------------------------------- risk of the working copy
 dataset = active_dataset()  # the working copy: the loaded file with the steps applied so far
 qis = dataset.quasi_identifiers
 risk = None
 with risk_box, guarded("computing the re-identification risk"):
     st.subheader("Re-identification risk of the working copy")
-    risk = _risk(dataset.fingerprint, qis, dataset.count, dataset.missing, dataset)
+    risk = _risk(dataset.fingerprint, qis, dataset.count, dataset.missing, dataset.person, dataset)
     st.markdown("**Quasi-identifiers:** " + plain(", ".join(qis) or "none"))
     if risk.rows_dropped:
         st.caption(f"{risk.rows_dropped:,} rows with missing values are left out.")
+    unit = risk.unit  # "people" with a person column: k and the counts below are distinct people
+    if risk.person is not None:
+        st.caption(
+            plain(
+                f"Counted in people: {risk.person} says whose record it is, so a class of five visits of one "
+                "patient is a class of 1 person. A person whose records fall in several classes is counted in each."
+            )
+        )
     m = st.columns(4)
     m[0].metric("records", f"{risk.records:,}", help=term_help("record"))
     m[1].metric("classes", f"{risk.classes:,}", help=term_help("class"))
-    m[2].metric("k", f"{risk.k:,}", help=term_help("k"))
-    m[3].metric("unique records", f"{risk.unique_records:,}", help=f"{100 * risk.unique_share:.2f}% of records")
+    m[2].metric("k" + (" (people)" if risk.person is not None else ""), f"{risk.k:,}", help=term_help("k"))
+    m[3].metric(f"unique {unit}", f"{risk.unique_records:,}", help=f"{100 * risk.unique_share:.2f}% of {unit}")
     below = dict(risk.records_below)
-    m = st.columns(2)
-    m[0].metric("records in classes < 5", f"{below.get(5, 0):,}", help=f"{100 * risk.share_below(5):.2f}% of records")
-    m[1].metric(
-        "records in classes < 10", f"{below.get(10, 0):,}", help=f"{100 * risk.share_below(10):.2f}% of records"
-    )
+    m = st.columns(3 if risk.person is not None else 2)
+    if risk.person is not None:
+        m[-1].metric("people", f"{risk.persons:,}", help=plain(f"Distinct values of the person column {risk.person}."))
+    m[0].metric(f"{unit} in classes < 5", f"{below.get(5, 0):,}", help=f"{100 * risk.share_below(5):.2f}% of {unit}")
+    m[1].metric(f"{unit} in classes < 10", f"{below.get(10, 0):,}", help=f"{100 * risk.share_below(10):.2f}% of {unit}")
     result_verdict(target_check(), "The working copy")
 
     if qis:
-        attack = _attacker_risk(dataset.fingerprint, qis, dataset.count, dataset.missing, dataset)
+        attack = _attacker_risk(dataset.fingerprint, qis, dataset.count, dataset.missing, dataset.person, dataset)
         st.markdown("**Attacker models** (El Emam & Dankar; as ARX reports them)")
         above = dict(attack.records_above)
         m = st.columns(2)
@@ -305,10 +336,10 @@ with risk_box, guarded("computing the re-identification risk"):
         )
         m = st.columns(2)
         m[0].metric(
-            "records at risk > 20%",
+            f"{unit} at risk > 20%",
             f"{above.get(0.2, 0):,}",
-            help=f"Records whose prosecutor risk is above 0.2 (classes of fewer than 5 records); "
-            f"{above.get(0.5, 0):,} records are above 0.5.",
+            help=f"{unit.capitalize()} whose prosecutor risk is above 0.2 (classes of fewer than 5 {unit}); "
+            f"{above.get(0.5, 0):,} are above 0.5.",
         )
         m[1].metric(
             "marketer risk",

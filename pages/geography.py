@@ -15,10 +15,12 @@ from anonlib.transformations.geo import (
     METHODS,
     REGION_SAMPLES,
     REGRESSION_FORMS,
+    AreaColumn,
     Regions,
     Regression,
     aggregate,
     aggregated_polygons,
+    area_columns,
     crs_description,
     link_records,
     max_combinations,
@@ -59,7 +61,8 @@ ADC_TIME_LIMIT = 20.0  # seconds; ADC stops there and says so
 
 HOW_TO_READ = """
 **Your file.** The page opens on the working copy: a column of area ids (ZIP/ZCTA codes or county
-FIPS codes) is looked for and the Areas that hold them are chosen; k is the release target's.
+FIPS codes, or the ids of uploaded areas) is looked for, and only a column most of whose values are
+ids of the areas is offered, with the Areas that hold them; k is the release target's.
 "Apply this aggregation" adds an aggregation step to the working copy (the area ids replaced by
 their aggregated region), after saying what it costs and whether the result meets the release
 target. Without area ids the page says so; the bundled example (synthetic people) is a choice
@@ -180,16 +183,22 @@ def _use_example() -> None:
 
 
 @st.cache_data(show_spinner="Looking for a column of area ids...", max_entries=8)
-def _area_columns(fingerprint: str, columns: tuple[str, ...], _frame: pd.DataFrame) -> dict[str, tuple[str, int]]:
-    """Columns of the working copy whose values are ids of a bundled Areas choice:
-    column -> (the Areas key holding most of them, how many of 200 distinct values)."""
-    found = {}
-    for column in columns:
-        values = pd.unique(_frame[column].dropna())[:200]
-        matches = regions_matching(values) if len(values) else []
-        if matches and matches[0][1] >= max(1, len(values) // 10):
-            found[column] = matches[0]
-    return found
+def _area_columns(
+    fingerprint: str, columns: tuple[str, ...], areas_key: str | None, _frame: pd.DataFrame, _ids=None
+) -> dict[str, AreaColumn]:
+    """Columns of the working copy most of whose values are ids of the bundled areas (or,
+    with ``_ids``, of the uploaded areas ``areas_key``): ``anonlib``'s verdict, rendered here."""
+    return area_columns(_frame, list(columns), areas=None if _ids is None else {areas_key: _ids})
+
+
+NO_AREA_COLUMN = (
+    "Geography needs a column of area ids, and this file has none: no column has most of its values among "
+    "the ZIP/ZCTA codes or county FIPS codes of the bundled areas{uploaded}, so nothing is mapped. To add one, give each record the 5-digit "
+    "ZIP code or the 5-digit county FIPS code of where the person lives (e.g. from the address, before the "
+    "address is removed) in a column of its own, load the file again, and mark that column as a "
+    "quasi-identifier; for areas of your own (communes, districts, provinces), upload their boundaries under "
+    "Areas with the same ids as the column. The bundled example (synthetic people) shows the method meanwhile."
+)
 
 
 def _offer_step(result, column: str, dataset: Dataset) -> None:
@@ -231,7 +240,7 @@ page_header(
 dataset: Dataset = active_dataset()
 target = release_target()
 candidates = tuple(c for c in dataset.frame.columns if c != dataset.count and c not in dataset.identifiers)
-found = _area_columns(dataset.fingerprint, candidates, dataset.frame)
+found = _area_columns(dataset.fingerprint, candidates, None, dataset.frame)
 if "geo_records" not in st.session_state:
     st.session_state["geo_records"] = ACTIVE
 # what to aggregate, the areas on their own row (their names are long), then how the map shows it:
@@ -246,20 +255,16 @@ with left:
         "The bundled example draws synthetic people for the chosen areas.",
     )
     region_column = None
-    if source_kind == ACTIVE:
-        named = ("zip", "zcta", "geoid", "county", "fips", "area", "region")
-        ordered = sorted(
-            candidates, key=lambda c: (c not in found, not any(w in str(c).lower() for w in named), candidates.index(c))
-        )
+    if source_kind == ACTIVE and found:  # only columns most of whose values are area ids are offered
         region_column = st.selectbox(
             "Column with the area ids",
-            ordered,
+            list(found),
             key="geo_region_column",
-            format_func=lambda c: f"{c} (area ids)" if c in found else c,
+            format_func=lambda c: f"{c} ({100 * found[c].share:.0f}% area ids)",
         )
         # the Areas follow the column the first time it is chosen (the user can change them)
         if region_column in found and st.session_state.get("geo_areas_for") != (dataset.fingerprint, region_column):
-            st.session_state["geo_areas"] = found[region_column][0]
+            st.session_state["geo_areas"] = found[region_column].areas
             st.session_state["geo_areas_for"] = (dataset.fingerprint, region_column)
 with right:
     if source_kind == ACTIVE:
@@ -287,14 +292,8 @@ colour_by = shown_right.selectbox(
     "Colour regions by", list(charts.GEO_COLOUR_BY), format_func=charts.GEO_COLOUR_BY.get, key="geo_colour"
 )
 
-if source_kind == ACTIVE and not found:
-    st.info(
-        plain(
-            f"Geography needs a column of area ids in your file; none of the columns of {dataset.name} holds "
-            "ZIP/ZCTA codes or county FIPS codes of the bundled US areas. Choose the column that holds your "
-            "area ids and upload their boundaries under Areas, or look at the bundled example."
-        )
-    )
+if source_kind == ACTIVE and not found and area_key != UPLOAD:
+    st.info(plain(NO_AREA_COLUMN.format(uploaded="")))
     st.button("Use the bundled example (synthetic people)", on_click=_use_example, key="geo_use_example")
 
 regions: Regions | None = None
@@ -316,6 +315,19 @@ with guarded("reading the areas"):
     else:
         regions = sample_regions(area_key)
         source = ("sample", area_key)
+    if source_kind == ACTIVE and area_key == UPLOAD and regions is not None:  # the columns of the uploaded areas' ids
+        uploaded_ids = tuple(regions.points["region_id"])
+        found = _area_columns(dataset.fingerprint, candidates, str(source), dataset.frame, uploaded_ids)
+        if found:
+            region_column = st.selectbox(
+                "Column with the area ids",
+                list(found),
+                key="geo_region_column_upload",
+                format_func=lambda c: f"{c} ({100 * found[c].share:.0f}% ids of the uploaded areas)",
+            )
+        else:
+            region_column = None
+            st.info(plain(NO_AREA_COLUMN.format(uploaded=" or of the uploaded areas")))
 
 area_source = source  # what the areas (and so their borders) depend on
 if regions is not None:
@@ -342,7 +354,7 @@ if regions is not None:
                     f"{regions.n_regions:,} areas, as {len(records):,} counts (area x {' x '.join(attributes)}), "
                     "drawn from Adult's marginals."
                 )
-        elif region_column is not None and (found or area_key == UPLOAD):
+        elif region_column is not None and region_column in found:
             seed = 0
             qis = tuple(q for q in dataset.quasi_identifiers if q != region_column)
             count = dataset.count

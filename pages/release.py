@@ -116,6 +116,23 @@ if view is not None:
     )
     m.metric("target met", "yes" if view.met else ("unknown" if view.met is None else "no"), help=plain(view.target))
     st.caption(f"Release target: {plain(view.target)}.")
+    if copy.check is not None and copy.check.by_person:
+        st.caption(
+            f"Counted in people: {copy.check.persons:,} of {copy.check.loaded_persons:,} people released "
+            f"({copy.check.records:,} records)."
+        )
+
+    # ------------------------------------------------------------ every column accounted for
+    with guarded("listing the released columns"):
+        account = copy.column_account()
+        st.subheader("Columns released and left out")
+        show_table(
+            pd.DataFrame(
+                [(c, r, "released") for c, r in account.released]
+                + [(c, r, f"left out: {why}") for c, r, why in account.left_out],
+                columns=["column", "role", "in the release"],
+            )
+        )
 
     st.subheader("Steps and what each cost")
     if view.steps:

@@ -169,6 +169,8 @@ TRANSFORMATIONS = (
     "microaggregation",
     "coding",
     "synthetic",
+    "pseudonyms",
+    "hipaa",
 )
 CONTRACT_PATHS = (
     "avector",

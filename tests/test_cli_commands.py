@@ -98,7 +98,9 @@ def test_schedule_of_a_population_file_with_resources(tmp_path: Path, capsys: py
         str(out),
     ]
     assert main([*argv, "--json"]) == 0
-    result = json.loads(capsys.readouterr().out.split("\n", 1)[1])  # first line: "written ..."
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)  # the JSON and nothing else; "written ..." on standard error
+    assert captured.err.startswith("written ")
     qis = ["ZIP", "Gender", "Age"]
     population = load_table(sample_path("caballero_table2b.csv")).frame[qis]
     expected = make_schedule(population, load_table(resources_file).frame, qis)

@@ -15,19 +15,36 @@ Commands:
   microaggregate  MDAV on numeric columns: groups of k to 2k-1 records share their mean
   apply     re-apply a release recipe to a file and check its release target
   verify    re-check a release package: digests, the target, and that the recipe reproduces it
+  safe-harbor  apply HIPAA Safe Harbor, every change listed first, and compare its risk with the optimal release
 
-Errors are printed as one sentence on standard error with exit code 2.
+Errors are printed as one sentence on standard error with exit code 2. With
+``--json`` a command writes one JSON document to standard output and nothing else;
+notes, progress and "written" lines go to standard error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 from collections.abc import Sequence
 
 from ..core.errors import AnonlibError
-from . import anonymize, apply, leakage, microaggregation, models, privacy, profile, report, risk, schedules, verify
+from . import (
+    anonymize,
+    apply,
+    health,
+    leakage,
+    microaggregation,
+    models,
+    privacy,
+    profile,
+    report,
+    risk,
+    schedules,
+    verify,
+)
 from .common import Parser, check_outputs
 
 COMMAND_MODULES = (
@@ -42,6 +59,7 @@ COMMAND_MODULES = (
     microaggregation,
     apply,
     verify,
+    health,
 )
 log = logging.getLogger("anonlib.cli")
 
@@ -73,9 +91,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _parse(argv)
     try:
+        return _run(args)
+    finally:
+        created = getattr(args, "created_key_file", None)
+        if created and getattr(args, "failed", True):  # a key made for a run that wrote nothing is not kept
+            try:
+                os.remove(created)
+            except OSError:
+                pass
+        elif created:
+            print(args.created_key_note, file=sys.stderr)
+
+
+def _run(args) -> int:
+    """Run the parsed command (see ``main``); marks ``args.failed`` when it ends on an error."""
+    args.failed = True
+    try:
         check_outputs(args)  # before any work: no output may name an input or another output
-        code = args.handler(args)
+        if getattr(args, "json", False):  # one JSON document on standard output, every other line on standard error
+            args.json_stream = sys.stdout
+            with contextlib.redirect_stdout(sys.stderr):
+                code = args.handler(args)
+        else:
+            code = args.handler(args)
         sys.stdout.flush()
+        args.failed = False
         return code
     except AnonlibError as err:
         print(f"error: {err}", file=sys.stderr)

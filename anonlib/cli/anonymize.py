@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.default_hierarchy import default_hierarchy
-from ..core.equivalence import encode
+from ..core.equivalence import encode, person_classes
 from ..core.errors import EmptySelectionError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED, validate_hierarchy
 from ..core.metrics import whole_k
@@ -24,7 +24,7 @@ from ..workflow.history import WorkingCopy
 from ..workflow.local_steps import LocalSuppressionStep
 from ..workflow.package import release_package
 from ..workflow.recipe import Reading, Recipe
-from ..workflow.release import release_csv
+from ..workflow.release import pseudonymized_columns, release_csv
 from ..workflow.steps import GeneralizationStep, SuppressionStep
 from ..workflow.target import ReleaseTarget
 from ..workflow.verify import recount
@@ -44,12 +44,18 @@ from .common import (
     split,
     write,
 )
+from .health import keep_argument, key_arguments, keyed_steps
 
 
 def _anonymize(args: argparse.Namespace) -> int:
     on_engine = bool(args.engine or args.spark_master)
     if on_engine:
         refuse_in_memory_options(args)
+        if args.pseudonymize or args.shift_dates or args.key_file:
+            raise ParameterError(
+                "Pseudonyms and date shifts need the table in memory; leave out --engine for --pseudonymize, "
+                "--shift-dates and --key-file."
+            )
     dataset, table = read_dataset(args)
     k = whole_k(args.k)
     qis = once(split(args.shield), "--shield")
@@ -94,12 +100,25 @@ def _anonymize(args: argparse.Namespace) -> int:
             measure=measure,
             columns=columns,
         )
+    # pseudonyms and date shifts come first: the search sees the dates as they are released
+    reading = Reading.of(table, args.file) if table is not None else None
+    start = WorkingCopy.start(loaded, target, reading=reading)
+    for step in keyed_steps(args, loaded):
+        start = start.apply(step, PAGE)
+    prepared = start.current
     frame, dropped = loaded.assessed_frame(columns, target.sensitive)
+    if start.steps:  # the same assessed records, with their pseudonyms and shifted dates
+        frame = prepared.assessed_frame(columns, target.sensitive)[0].reset_index(drop=True)
+    released_columns = [
+        c
+        for c in names
+        if c in set(columns) | set(loaded.kept) | set(pseudonymized_columns(s.step for s in start.steps))
+    ]
     hierarchies = {}
     # records per row (a frequency-ordered hierarchy orders by records, as on an engine)
-    counts = dataset.frame[dataset.count].to_numpy() if dataset.count else None
+    counts = prepared.frame[dataset.count].to_numpy() if dataset.count else None
     for attribute in qis:  # built on (and checked against) every value of the file, so a recipe covers it
-        values = dataset.frame[attribute]
+        values = prepared.frame[attribute]
         if attribute in given:
             hierarchies[attribute] = validate_hierarchy(given[attribute], values, attribute)
         else:
@@ -116,9 +135,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         measure=measure,
         time_limit=args.time_limit,
     )
-    release = _release(
-        loaded, table, qis, columns, target, result, hierarchies, args.file, local=args.local_suppression
-    )
+    release = _release(start, qis, released_columns, target, result, hierarchies, local=args.local_suppression)
     if args.out:
         write(args.out, release.csv)
     if args.recipe:
@@ -129,8 +146,9 @@ def _anonymize(args: argparse.Namespace) -> int:
     # the target recounted on its bytes as a reader gets them (``verify``'s recount).
     check = recount(release.recipe, release.csv)
     # the assessed records under the file's row labels, as release.rows
-    original = loaded.frame.loc[loaded.assessed(target.sensitive), list(frame.columns)]
+    original = prepared.frame.loc[prepared.assessed(target.sensitive), list(frame.columns)]
     measured = _measured(original, release, qis, hierarchies, measure, dataset.count)
+    account = release.copy.column_account(release.recipe.columns)
     return report_release(
         args,
         dataset=dataset.name,
@@ -147,6 +165,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         steps=[s.step.describe() for s in release.copy.steps],
         seconds=f"{result.seconds:.4f}",
         cells=(release.cells, release.cell_records),
+        account=account,
     )
 
 
@@ -163,29 +182,33 @@ class _Release:
     cell_records: int
 
 
-def _release(loaded, table, qis, columns, target, result, hierarchies, file=None, *, local=False) -> _Release:
-    """The working copy of a command-line generalization of ``loaded`` (with the release's
-    roles, ``release_roles``: --shield names the quasi-identifiers), the target is k (and the
-    models and the suppression limit), the steps the search's levels with the hierarchies
-    used, then, for the records still failing, local suppression of cells
-    (``--local-suppression``) or the suppression of their records."""
+PAGE = "command line (anonymize)"
+
+
+def _release(start: WorkingCopy, qis, columns, target, result, hierarchies, *, local=False) -> _Release:
+    """The working copy of a command-line generalization: ``start`` is the loaded dataset
+    (with the release's roles, ``release_roles``: --shield names the quasi-identifiers) and
+    its pseudonyms and date shifts; the target is k (and the models and the suppression
+    limit), the next step the search's levels with the hierarchies used, then, for the
+    records still failing, local suppression of cells (``--local-suppression``) or the
+    suppression of their records (whole people, with a person column); ``columns`` are
+    released."""
     step = GeneralizationStep.from_search(result, hierarchies)
-    copy = WorkingCopy.start(loaded, target, reading=Reading.of(table, file) if table is not None else None)
-    copy = copy.apply(step, "command line (anonymize)")
+    copy = start.apply(step, PAGE)
     rows = copy.current.frame
     cells = cell_records = 0
     if copy.check.failing_records:
         if local:
             suppress = LocalSuppressionStep.from_target(target, copy.current)
             before = copy.current.frame
-            copy = copy.apply(suppress, "command line (anonymize)")
+            copy = copy.apply(suppress, PAGE)
             rows = copy.current.frame
             marked = (rows[list(qis)].astype(object) == SUPPRESSED) & (before[list(qis)].astype(object) != SUPPRESSED)
             cells, cell_records = int(marked.to_numpy().sum()), int(marked.any(axis=1).sum())
         else:
             suppress = SuppressionStep.from_target(target, copy.current)
             rows = rows[suppress.kept(rows)]
-            copy = copy.apply(suppress, "command line (anonymize)")
+            copy = copy.apply(suppress, PAGE)
     recipe = copy.recipe(columns)
     rows = rows[copy.current.assessed(target.sensitive)]  # the assessed records are released (release_table)
     return _Release(copy, recipe, release_csv(copy.release(recipe.columns)), rows, cells, cell_records)
@@ -197,7 +220,10 @@ def _measured(frame: pd.DataFrame, release: _Release, qis, hierarchies, measure:
     if rows.empty:
         return {"k": 0, "utility": 1.0, "rows": 0}
     marked = [c for c in qis if (rows[c].astype(object) == SUPPRESSED).any()]
-    if marked:
+    person = release.copy.current.person
+    if person is not None and not marked:  # k counted in people, as the target is
+        sizes = person_classes(rows, list(qis), person, count=count).row_sizes
+    elif marked:
         sizes = wildcard_matches(marked_codes(rows, list(qis), SUPPRESSED, count=count), list(qis), count=count)
     else:
         sizes = encode(rows, list(qis), count=count).classes().row_sizes
@@ -219,6 +245,8 @@ def register(commands) -> None:
         _anonymize,
     )
     data_arguments(anonymize)
+    keep_argument(anonymize)
+    key_arguments(anonymize)
     anonymize.add_argument(
         "--shield", required=True, help="comma-separated quasi-identifiers (the columns an attacker may know)"
     )

@@ -132,6 +132,7 @@ def _report(
         steps=[s.step.describe() for s in done.recipe.steps],
         seconds=f"{done.seconds:.2f} (search {result.seconds:.4f})",
         engine=engine,
+        account=done.recipe.column_account(),
         engine_line=f"{done.replay.engine}: {done.classes:,} distinct rows searched in memory, "
         f"the release measured on the {done.replay.measured_on}",
     )

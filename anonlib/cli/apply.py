@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 
 from ..core.cells import records_in
+from ..core.dataset import Role
 from ..core.errors import ParameterError
 from ..workflow.history import WorkingCopy
 from ..workflow.package import release_package
@@ -30,7 +31,8 @@ from ..workflow.recipe import EDITED, INTACT, read_for_recipe, read_recipe
 from ..workflow.release_view import release_view
 from ..workflow.report import copy_report
 from ..workflow.target import TargetCheck, records
-from .common import command, engine_arguments, replaced_atomically, write
+from .common import command, engine_arguments, health_roles, print_json, replaced_atomically, write
+from .health import keep_argument, key_arguments, keyed_steps, person_argument, project_key
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,15 @@ def _apply(args: argparse.Namespace) -> int:
     recipe.require_intact(accept_edited=args.accept_edited)
     note = edited_note(recipe)
     view = None
+    added = bool(args.pseudonymize or args.shift_dates or args.keep or args.person)
+    if (args.engine or args.spark_master) and (added or args.key_file or recipe.key_ids):
+        raise ParameterError(
+            "Pseudonyms, date shifts and people need the table in memory; leave out --engine for this recipe "
+            "and for --pseudonymize, --shift-dates, --keep, --person and --key-file."
+        )
+    if recipe.key_ids or args.key_file:  # before reading the file: a recipe of another key is refused first
+        key = project_key(args, needed=bool(recipe.key_ids), why="This recipe (its pseudonyms or date shifts)")
+        recipe = recipe.with_key(key)
     if args.engine or args.spark_master:
         if args.package:
             raise ParameterError("--package needs the table in memory; leave out --engine (or use --out only).")
@@ -70,6 +81,15 @@ def _apply(args: argparse.Namespace) -> int:
         outcome = _apply_on_engine(args, recipe)
     else:
         dataset, reading = read_for_recipe(recipe, args.file)
+        if added:  # the options' roles and steps come before the recipe's own
+            roles = health_roles(args, dataset.frame.columns)
+            if args.person:
+                roles.update({c: Role.IGNORE for c in dataset.columns_with(Role.PERSON) if c not in roles})
+            for column, role in list(roles.items()):  # a pseudonymised person column stays the person column
+                if role is Role.IDENTIFIER and dataset.roles.get(column) is Role.PERSON:
+                    del roles[column]
+            dataset = dataset.with_roles(roles)
+            recipe = recipe.extended(keyed_steps(args, dataset), roles)
         replay = recipe.replay(dataset)
         if args.out:
             write(args.out, replay.csv)
@@ -96,12 +116,13 @@ def _apply(args: argparse.Namespace) -> int:
             replay.check,
             released,
             replay.same_file,
-            replay.reproduces,
+            None if added else replay.reproduces,  # the options' steps make a new release: nothing to reproduce
             f"{records(replay.check.loaded_records)}, {kind}",
         )  # the file's, as on an engine
     check = outcome.check
     if args.json:
-        print(
+        print_json(
+            args,
             json.dumps(
                 {
                     "recipe": args.recipe,
@@ -123,10 +144,20 @@ def _apply(args: argparse.Namespace) -> int:
                     "failing": [{"requirement": what, "records": n} for what, n in check.failing],
                     "smallest_failing_classes": [{"class": what, "records": n} for what, n in check.examples],
                     "released_records": outcome.released_records,
+                    **recipe.column_account().to_json(),
+                    **(
+                        {
+                            "persons": check.loaded_persons,
+                            "released_persons": check.persons,
+                            "failing_persons": check.failing_persons,
+                        }
+                        if check.by_person
+                        else {}
+                    ),
                     **({"release_view": view.to_json()} if view is not None else {}),
                 },
                 indent=2,
-            )
+            ),
         )
         return 0 if check.met else 1
     if note:
@@ -135,6 +166,9 @@ def _apply(args: argparse.Namespace) -> int:
     for i, line in enumerate(recipe.describe, start=1):
         print(f"step {i:<14}{line}")
     print(f"target             {recipe.target.describe()}")
+    released, left_out = recipe.column_account().sentences()
+    print(f"columns            {released}")
+    print(f"                   {left_out}")
     print(f"result             {check.sentence()}")
     if not check.met:
         for what, n in check.failing:
@@ -147,7 +181,9 @@ def _apply(args: argparse.Namespace) -> int:
     if view is not None:
         for sentence in view.sentences()[1:]:
             print(f"release view       {sentence}")
-    if outcome.same_file:
+    if outcome.same_file and added:
+        print("reproduces release not checked: the options added steps to the recipe, so this release is a new one")
+    elif outcome.same_file:
         print(
             "reproduces release "
             + (
@@ -254,5 +290,8 @@ def register(commands) -> None:
         metavar="SECONDS",
         help="with --release-view: the classifier's time (rows are subsampled past it; default 20)",
     )
-    parser.set_defaults(inputs=("recipe", "file"), outputs=("out", "package"))
+    parser.set_defaults(inputs=("recipe", "file", "key_file"), outputs=("out", "package"))
+    person_argument(parser)
+    keep_argument(parser)
+    key_arguments(parser)
     engine_arguments(parser)

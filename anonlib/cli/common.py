@@ -40,6 +40,14 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def print_json(args: argparse.Namespace, text: str) -> None:
+    """Write a command's one JSON document (``--json``) to standard output. While a
+    ``--json`` command runs, ``main`` sends everything else printed to standard output
+    (written files, notes) to standard error, so the output parses with ``json.loads``."""
+    stream = getattr(args, "json_stream", None) or sys.stdout
+    stream.write(text + "\n")
+
+
 def split(text: str | None) -> list[str]:
     return [c.strip() for c in text.split(",") if c.strip()] if text else []
 
@@ -90,8 +98,44 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
         roles.update({c: Role.IGNORE for c in dataset.columns_with(Role.COUNT) if c != args.count})
         roles[args.count] = Role.COUNT
     roles.update(_role_options(getattr(args, "role", None) or [], dataset))
+    health = health_roles(args, column_names(dataset))
+    if health:
+        if Role.PERSON in health.values():  # the one person column is the one named last
+            roles.update({c: Role.IGNORE for c in dataset.columns_with(Role.PERSON) if c not in health})
+        current = {**dict(dataset.roles), **roles}
+        for column, role in health.items():  # a pseudonymised person column stays the person column
+            if not (role is Role.IDENTIFIER and current.get(column) is Role.PERSON):
+                roles[column] = role
+    if engine and (Role.PERSON in roles.values() or dataset.columns_with(Role.PERSON)):
+        raise ParameterError("Counting people needs the table in memory; leave out --engine to use a person column.")
     dataset = dataset.with_roles(roles) if roles else dataset
     return (dataset.with_missing("drop") if args.drop_missing else dataset), table
+
+
+def health_roles(args: argparse.Namespace, columns) -> dict[str, Role]:
+    """The roles (of ``anonlib.cli.health``'s options) ``--person``, ``--keep`` and ``--pseudonymize`` set (checked against ``columns``)."""
+    columns = list(columns)
+    roles: dict[str, Role] = {}
+
+    def known(column: str, option: str) -> str:
+        if column not in columns:
+            raise ColumnError(
+                f"{option} names the column '{column}', which is not in the data. "
+                f"Available columns: {join_names(columns)}."
+            )
+        return column
+
+    for column in split(getattr(args, "keep", None)):
+        roles[known(column, "--keep")] = Role.KEEP
+    person = getattr(args, "person", None)
+    if person:
+        roles[known(person.strip(), "--person")] = Role.PERSON
+    for column in getattr(args, "pseudonymize", None) or []:
+        column = known(column.strip(), "--pseudonymize")
+        if roles.get(column) is Role.KEEP:
+            raise ParameterError(f"'{column}' is named in --keep and in --pseudonymize; choose one.")
+        roles.setdefault(column, Role.IDENTIFIER)  # released only as its pseudonym
+    return roles
 
 
 def _role_options(specs: Sequence[str], dataset: Dataset) -> dict[str, Role]:
@@ -210,7 +254,7 @@ def fraction_option(text: str | None, what: str) -> float | None:
 
 
 OUTPUT_OPTIONS = ("out", "csv")  # a command's options naming files it writes (``outputs`` default)
-INPUT_OPTIONS = ("file", "population", "resources", "hierarchy")  # ... and files it reads (``inputs``)
+INPUT_OPTIONS = ("file", "population", "resources", "hierarchy", "key_file")  # ... and files it reads (``inputs``)
 _CHUNK = 1 << 20
 
 
@@ -412,6 +456,7 @@ def report_release(
     cells: tuple[int, int] = (0, 0),
     engine: dict | None = None,
     engine_line: str | None = None,
+    account=None,
 ) -> int:
     """What ``anonymize`` states about its release, in memory and on an engine alike: the JSON
     of ``--json`` or the lines printed, and the exit code (0 when the written file meets the
@@ -419,7 +464,8 @@ def report_release(
     ``utility`` are measured on it too; ``engine`` adds the engine's keys to the JSON and
     ``engine_line`` its line to the text."""
     if args.json:
-        print(
+        print_json(
+            args,
             json.dumps(
                 {
                     "dataset": dataset,
@@ -455,10 +501,12 @@ def report_release(
                     "hierarchies": {a: ("file" if a in given else "default") for a in shield},
                     "original_rows": result.root.rows,
                     "original_violations": result.root.violations,
+                    **(account.to_json() if account is not None else {}),
+                    **({"persons": check.loaded_persons, "released_persons": check.persons} if check.by_person else {}),
                     **(engine or {}),
                 },
                 indent=2,
-            )
+            ),
         )
         return 0 if check.met else 1
     print(f"dataset            {dataset}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
@@ -485,6 +533,10 @@ def report_release(
     else:
         print(f"tables generated   {result.generated:,}")
     print(f"seconds            {seconds}")
+    if account is not None:
+        released, left_out = account.sentences()
+        print(f"columns            {released}")
+        print(f"                   {left_out}")
     print(f"result             {check.sentence()}")
     if not check.met:
         print(f"not met            {check.failing_records:,} records in classes failing the target")

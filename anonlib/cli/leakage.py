@@ -17,6 +17,7 @@ from .common import (
     integers,
     load_dataset,
     once,
+    print_json,
     split,
     write,
 )
@@ -32,10 +33,11 @@ def _leakage(args: argparse.Namespace) -> int:
     if args.csv:
         write(args.csv, to_safe_csv(shown))
     if args.json:
-        print(
+        print_json(
+            args,
             json.dumps(
                 {"dataset": dataset.name, "rows_dropped": dropped, "leakage": shown.to_dict("records")}, indent=2
-            )
+            ),
         )
         return 0
     print(f"dataset            {dataset.name}" + (f" ({dropped:,} rows dropped)" if dropped else ""))

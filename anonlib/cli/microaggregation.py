@@ -14,7 +14,7 @@ import json
 from ..core.dataset import Role
 from ..transformations.microaggregation import STATISTICS, microaggregate
 from ..workflow.release import release_csv
-from .common import command, data_arguments, once, read_dataset, split, whole_option, write
+from .common import command, data_arguments, once, print_json, read_dataset, split, whole_option, write
 
 
 def _microaggregate(args: argparse.Namespace) -> int:
@@ -42,7 +42,7 @@ def _microaggregate(args: argparse.Namespace) -> int:
         kept = [c for c in result.table.columns if dataset.roles.get(c) is not Role.IDENTIFIER]
         write(args.out, release_csv(result.table[kept]))
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print_json(args, json.dumps(summary, indent=2))
         return 0
     print(f"dataset            {summary['dataset']}")
     print(f"columns            {', '.join(summary['columns'])} (standardized for distances)")

@@ -17,6 +17,7 @@ from .common import (
     hierarchy_files,
     load_dataset,
     parse_requirement,
+    print_json,
     quasi_identifiers,
     split,
 )
@@ -49,7 +50,8 @@ def _models(args: argparse.Namespace) -> int:
         frame, qis, k=args.k, requirements=requirements, max_suppressed=args.max_suppressed, count=dataset.count
     )
     if args.json:
-        print(
+        print_json(
+            args,
             json.dumps(
                 {
                     "dataset": dataset.name,
@@ -68,7 +70,7 @@ def _models(args: argparse.Namespace) -> int:
                     },
                 },
                 indent=2,
-            )
+            ),
         )
         return 0 if target.acceptable else 1
     print(f"dataset            {dataset.name}")

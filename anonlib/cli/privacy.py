@@ -12,7 +12,17 @@ from ..core.equivalence import encode, record_counts
 from ..core.loading import to_safe_csv
 from ..core.metrics import weighted_median
 from ..measures.peers import MEASURE_NAMES, MEASURES, default_q, min_poac, min_ppp
-from .common import analysis_frame, command, data_arguments, fraction_option, load_dataset, once, split, write
+from .common import (
+    analysis_frame,
+    command,
+    data_arguments,
+    fraction_option,
+    load_dataset,
+    once,
+    print_json,
+    split,
+    write,
+)
 
 
 def _privacy(args: argparse.Namespace) -> int:
@@ -56,7 +66,7 @@ def _privacy(args: argparse.Namespace) -> int:
         f"median_min_{args.measure}": median,
     }
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(args, json.dumps(result, indent=2))
         return 0
     print(f"dataset            {dataset.name}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
     print(f"sensitive          {sensitive}")

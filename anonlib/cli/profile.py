@@ -8,7 +8,8 @@ import json
 from ..core.samples import SAMPLES
 from ..measures.avector import vector_text
 from ..measures.profile import risk_profile
-from .common import data_arguments, engine_arguments, load_dataset
+from .common import data_arguments, engine_arguments, load_dataset, print_json
+from .health import person_argument
 
 
 def _profile(args: argparse.Namespace) -> int:
@@ -16,18 +17,21 @@ def _profile(args: argparse.Namespace) -> int:
     risk = risk_profile(dataset)
     result = {"dataset": dataset.name, **risk.as_dict()}
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(args, json.dumps(result, indent=2))
         return 0
     print(f"dataset            {dataset.name}")
     print(f"quasi-identifiers  {', '.join(risk.quasi_identifiers)}")
     print(
         f"records            {risk.records:,}" + (f" ({risk.rows_dropped:,} rows dropped)" if risk.rows_dropped else "")
     )
+    if risk.person is not None:  # counted in people: k, the vector and the small classes
+        print(f"people             {risk.persons:,} (person column {risk.person}; counted in people below)")
     print(f"classes            {risk.classes:,}")
-    print(f"k                  {risk.k}")
-    print(f"unique records     {risk.unique_records:,} ({100 * risk.unique_share:.2f}%)")
+    print(f"k                  {risk.k}" + (" (in people)" if risk.person is not None else ""))
+    unit = risk.unit
+    print(f"unique {unit:<11} {risk.unique_records:,} ({100 * risk.unique_share:.2f}%)")
     for threshold, n in risk.records_below:
-        print(f"in classes < {threshold:<5} {n:,} ({100 * n / max(risk.records, 1):.2f}%)")
+        print(f"in classes < {threshold:<5} {n:,} {unit} ({100 * risk.share_below(threshold):.2f}%)")
     print(f"anonymity vector   {vector_text(risk.vector)}  (--json prints it whole)")
     return 0
 
@@ -47,6 +51,7 @@ _profile_help = (
 def register(commands) -> None:
     profile = commands.add_parser("profile", help="re-identification risk of a table", description=_profile_help)
     data_arguments(profile, qi=True)
+    person_argument(profile)
     engine_arguments(profile)
     profile.add_argument("--json", action="store_true", help="print the result as JSON")
     profile.set_defaults(handler=_profile)

@@ -9,11 +9,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..core.equivalence import person_classes
 from ..core.errors import DataFileError, ParameterError
 from ..core.loading import load_table
 from ..measures.identifiers import hipaa_identifiers
 from ..measures.risk import reidentification, suda
-from .common import analysis_frame, command, data_arguments, engine_arguments, load_dataset, quasi_identifiers
+from .common import (
+    analysis_frame,
+    command,
+    data_arguments,
+    engine_arguments,
+    load_dataset,
+    print_json,
+    quasi_identifiers,
+)
+from .health import person_argument
 
 
 def _population(path: str | None) -> pd.DataFrame | None:
@@ -36,16 +46,26 @@ def _risk(args: argparse.Namespace) -> int:
     qis = quasi_identifiers(dataset)
     if args.engine and args.suda:
         raise ParameterError("Special uniques (--suda) are found in memory; leave out --engine for them.")
-    frame, dropped = analysis_frame(dataset, qis, "--qi")
-    result = reidentification(
-        frame,
-        qis,
-        count=dataset.count,
-        population=_population(args.population),
-        sampling_fraction=args.sampling_fraction,
-        threshold=args.threshold,
-        population_count=args.population_count,
-    )
+    person = getattr(dataset, "person", None)
+    if person is not None:
+        if args.population or args.sampling_fraction is not None or args.suda:
+            raise ParameterError(
+                "Population tables, sampling fractions and special uniques count records; leave out --person for them."
+            )
+        frame, dropped = dataset.analysis_frame(list(qis), person=True)
+        counted = person_classes(frame, qis, person, count=dataset.count)
+        result = reidentification(frame, qis, count=dataset.count, threshold=args.threshold, person=person)
+    else:
+        frame, dropped = analysis_frame(dataset, qis, "--qi")
+        result = reidentification(
+            frame,
+            qis,
+            count=dataset.count,
+            population=_population(args.population),
+            sampling_fraction=args.sampling_fraction,
+            threshold=args.threshold,
+            population_count=args.population_count,
+        )
     # on an engine the records stay there: the HIPAA check reads the column names only
     flags = hipaa_identifiers(dataset.frame if not args.engine else pd.DataFrame(columns=list(dataset.columns)))
     special = suda(frame, qis, max_size=args.suda_size, count=dataset.count) if args.suda else None
@@ -56,6 +76,15 @@ def _risk(args: argparse.Namespace) -> int:
             **result.as_dict(),
             "hipaa_identifiers": [f.as_dict() for f in flags],
         }
+        if person is not None:  # the risks are of people: a class of f people, 1 / f
+            out.update(
+                unit="people",
+                person=person,
+                persons=counted.n_persons,
+                records=int(counted.classes.sizes.sum()),
+                people_in_classes=result.records,
+                k=counted.k,
+            )
         if special is not None:
             out["special_uniques"] = {
                 "max_size": special.max_size,
@@ -64,17 +93,23 @@ def _risk(args: argparse.Namespace) -> int:
                 "attribute_counts": dict(special.attribute_counts()),
                 "minimal_uniques": special.table(frame, limit=args.suda_rows).to_dict("records"),
             }
-        print(json.dumps(out, indent=2))
+        print_json(args, json.dumps(out, indent=2))
         return 0
     print(f"dataset              {dataset.name}")
     print(f"quasi-identifiers    {', '.join(qis)}")
-    print(f"records              {result.records:,}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
+    if person is not None:
+        records = int(counted.classes.sizes.sum())
+        print(f"records              {records:,}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
+        print(f"people               {counted.n_persons:,} (person column {person}; the risks below are of people)")
+    else:
+        print(f"records              {result.records:,}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
     print(f"classes              {result.classes:,}")
     print("prosecutor (the attacker knows the person is in the file)")
     print(f"  highest risk       {_share(result.prosecutor_highest)}")
     print(f"  average risk       {_share(result.prosecutor_average)}")
+    unit = "people" if person is not None else "records"
     for t, n in result.records_above:
-        print(f"  records above {100 * t:g}%".ljust(21) + f"{n:,} ({_share(n / result.records)})")
+        print(f"  {unit} above {100 * t:g}%".ljust(21) + f"{n:,} ({_share(n / result.records)})")
     print("journalist (the attacker matches against the population)")
     if result.k_map is None:
         print("  needs a population table (--population FILE)")
@@ -113,6 +148,7 @@ def register(commands) -> None:
         _risk,
     )
     data_arguments(risk, qi=True)
+    person_argument(risk)
     engine_arguments(risk)
     risk.add_argument("--population", help="population table: the quasi-identifier columns (+ a count column)")
     risk.add_argument("--population-count", help="count column of the population table (default: found)")

@@ -23,7 +23,7 @@ from ..measures.avector import (
 )
 from ..transformations.schedule import DEFAULT_RULE, RULES, Cells, assign, make_schedule, matrix_vector
 from ..transformations.schedule import METHODS as SCHEDULE_METHODS
-from .common import analysis_frame, command, data_arguments, integers, load_dataset, write
+from .common import analysis_frame, command, data_arguments, integers, load_dataset, print_json, write
 
 PRINT_LIMIT = 40  # rows or columns of a matrix printed in full
 JSON_DENSE_LIMIT = 10_000  # cells of a matrix written densely in JSON ("matrix"); the cells always are
@@ -122,7 +122,7 @@ def _schedule(args: argparse.Namespace) -> int:
     if args.method == "optimal" and proven is not None:
         result["proven_optimal"] = proven
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(args, json.dumps(result, indent=2))
         return 0
     print(f"method             {args.method}" + (f" (rule {result['rule']})" if result["rule"] else ""))
     if dropped:
@@ -161,7 +161,7 @@ def _print_vector_summary(result: dict) -> None:
 def _vector(args: argparse.Namespace) -> int:
     result = _vector_summary(anonymity_vector(integers(args.sizes, "class sizes")))
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(args, json.dumps(result, indent=2))
     else:
         _print_vector_summary(result)
     return 0
@@ -178,7 +178,7 @@ def _index(args: argparse.Namespace) -> int:
         other, base = tuple(integers(args.versus, "--versus entries")), tuple(integers(args.base, "--base entries"))
         result["improvement"] = improvement(vector, other, base)
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(args, json.dumps(result, indent=2))
         return 0
     _print_vector_summary(result)
     if "improvement" in result:

@@ -11,13 +11,14 @@ import argparse
 import json
 
 from ..workflow.verify import verify_package
-from .common import command
+from .common import command, print_json
 
 
 def _verify(args: argparse.Namespace) -> int:
     result = verify_package(args.package, args.source)
     if args.json:
-        print(
+        print_json(
+            args,
             json.dumps(
                 {
                     "package": args.package,
@@ -27,7 +28,7 @@ def _verify(args: argparse.Namespace) -> int:
                     "checks": [{"part": c.part, "passed": c.passed, "sentence": c.sentence} for c in result.checks],
                 },
                 indent=2,
-            )
+            ),
         )
         return 0 if result.passed else 1
     width = max(len(c.part) for c in result.checks)

@@ -3,10 +3,14 @@
 Roles: ``identifier`` (names, record numbers: dropped before any analysis),
 ``quasi-identifier`` (what an attacker may know: age, ZIP, sex...),
 ``sensitive`` (what must not be learnt: diagnosis, income...), ``count`` (how
-many identical records a row stands for) and ``ignore``.
+many identical records a row stands for), ``ignore`` (left out of the release),
+``person`` (the one column saying whose record it is: classes, k and suppression
+are then counted in distinct persons; like an identifier it is never analysed and
+is released only as a pseudonym) and ``keep`` (ARX's "insensitive": released
+unchanged, never counted in classes).
 
-``guess_roles`` proposes roles from column names and contents; the user
-confirms them. Missing values stay a category of their own unless the dataset
+``guess_roles`` proposes roles from column names and contents (``role_guesses``
+also says which name or value each guess came from); the user confirms them. Missing values stay a category of their own unless the dataset
 says ``missing="drop"``, in which case rows with a missing value in the columns
 being analysed are left out, and how many is always reported.
 
@@ -51,6 +55,8 @@ class Role(str, Enum):
     SENSITIVE = "sensitive"
     COUNT = "count"
     IGNORE = "ignore"
+    PERSON = "person"
+    KEEP = "keep"
 
 
 ROLE_VALUES = tuple(r.value for r in Role)
@@ -60,17 +66,112 @@ _ID_WORDS = re.compile(
     r"email|e-mail|phone|telephone|address|mrn|record ?number|patient_nbr|encounter_id)([^a-z]|$)"
 )
 _ID_NAMES = {"code", "internal code", "pseudonym", "key", "record"}
+# identifiers of public health surveys and extracts, written as one abbreviation
+_ID_ABBREVIATIONS = {
+    "pid": "person id",
+    "hhid": "household id",
+    "hh_id": "household id",
+    "mrn": "medical record number",
+    "ssn": "social security number",
+    "nhs": "NHS number",
+    "patid": "patient id",
+    "patientid": "patient id",
+    "subjid": "subject id",
+    "caseid": "case id",
+    "respid": "respondent id",
+}
 _COUNT_NAMES = {"count", "counts", "#rec", "#rec.", "n", "freq", "frequency", "records", "#records", "multiplicity"}
 _QUASI_WORDS = re.compile(
     r"(age|sex|gender|zip|postcode|postal|race|ethnic|birth|dob|marital|education|country|"
     r"region|city|state|county|municipality|occupation|workclass|weight|height)"
 )
-_DATE_WORDS = re.compile(r"(^|[^a-z])(date|dates|dob)([^a-z]|$)")  # died, admitted...: outcomes unless dates
+# quasi-identifiers of public health surveys, written as abbreviations (a whole name or
+# a word of it: ``educ``, ``hh_educ``, ``marstat``) and area codes
+_QUASI_ABBREVIATIONS = {
+    "educ": "education",
+    "edu": "education",
+    "edlevel": "education",
+    "schooling": "education",
+    "marstat": "marital status",
+    "mstat": "marital status",
+    "married": "marital status",
+    "marital": "marital status",
+    "bdate": "date of birth",
+    "byear": "birth year",
+    "yob": "year of birth",
+    "zip3": "ZIP code",
+    "zip5": "ZIP code",
+    "commune": "area code",
+    "district": "area code",
+    "province": "area code",
+    "prefecture": "area code",
+    "municipality": "area code",
+    "county_code": "area code",
+    "countycode": "area code",
+    "fips": "area code",
+    "geoid": "area code",
+    "zcta": "area code",
+    "lga": "area code",
+    "ward": "area code",
+    "village": "area code",
+    "urban": "area type",
+    "rural": "area type",
+    "ethnicity": "ethnicity",
+}
+_DATE_WORDS = re.compile(r"(^|[^a-z])(date|dates|dob|bdate)([^a-z]|$)")  # died, admitted...: outcomes unless dates
 _DATE_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?$")
 _SENSITIVE_WORDS = re.compile(
     r"(diagnos|disease|income|result|test|biopsy|cancer|hiv|std|readmit|outcome|"
     r"genetic|condition|illness|treatment|medication|salary|^num$|target|label|class)"
 )
+_FREE_TEXT_LENGTH = 40  # median characters of a free-text column's values
+_FREE_TEXT_DISTINCT = 0.5  # share of its values that are distinct
+
+
+@dataclass(frozen=True)
+class RoleGuess:
+    """A guessed role and why: the name (or value pattern) it was guessed from.
+
+    >>> guess_role_reason("educ", pd.Series(["primary"]))
+    RoleGuess(role=<Role.QUASI_IDENTIFIER: 'quasi-identifier'>, reason="name 'educ' (education)")
+    """
+
+    role: Role
+    reason: str
+
+
+def _name_words(lower: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9]+", lower) if w]
+
+
+def guess_role_reason(name: str, values: pd.Series) -> RoleGuess:
+    """``guess_role`` with the reason, in words a privacy officer reads on the Dataset page."""
+    lower = str(name).strip().lower()
+    words = _name_words(lower)
+    said = f"name '{name}'"
+    if lower in _COUNT_NAMES:
+        return RoleGuess(Role.COUNT, f"{said} (a record count)")
+    if _ID_WORDS.search(lower) or lower in _ID_NAMES:
+        return RoleGuess(Role.IDENTIFIER, f"{said} (reads like an identifier)")
+    if _DATE_WORDS.search(lower):
+        return RoleGuess(Role.QUASI_IDENTIFIER, f"{said} (a date)")
+    if looks_like_dates(values):
+        return RoleGuess(Role.QUASI_IDENTIFIER, "values written as dates")
+    abbreviation = _ID_ABBREVIATIONS.get(lower) or _ID_ABBREVIATIONS.get(lower.replace("_", ""))
+    if abbreviation:  # after the dates: a short name says less than date-shaped values
+        return RoleGuess(Role.IDENTIFIER, f"{said} ({abbreviation})")
+    if _SENSITIVE_WORDS.search(lower):
+        return RoleGuess(Role.SENSITIVE, f"{said} (reads like an outcome or a health attribute)")
+    for key in (lower, *words):
+        if key in _QUASI_ABBREVIATIONS:
+            return RoleGuess(Role.QUASI_IDENTIFIER, f"{said} ({_QUASI_ABBREVIATIONS[key]})")
+    if _QUASI_WORDS.search(lower):
+        return RoleGuess(Role.QUASI_IDENTIFIER, f"{said} (reads like something an attacker may know)")
+    if looks_like_free_text(values):
+        return RoleGuess(
+            Role.IDENTIFIER, "free text (long, mostly different values): it may name people, a possible identifier"
+        )
+    return RoleGuess(Role.IGNORE, "nothing in the name says what it is")
 
 
 def guess_role(name: str, values: pd.Series) -> Role:
@@ -80,27 +181,20 @@ def guess_role(name: str, values: pd.Series) -> Role:
     (HIPAA's Safe Harbor lists every date element but the year), by a name saying
     date (``admission_date``, ``dob``) or because their values are ISO dates, even when
     the name also says what was measured (``test_date``); a flag such as ``died`` is not.
+    The abbreviations of public health surveys are known (``educ``, ``marstat``,
+    ``married``, ``hhid``, ``pid``, area codes such as ``commune`` or ``district``).
 
     >>> guess_role("Full Name", pd.Series(["a", "b"])), guess_role("#Rec.", pd.Series([1, 2]))
     (<Role.IDENTIFIER: 'identifier'>, <Role.COUNT: 'count'>)
     >>> guess_role("when", pd.Series(["2024-01-31", None])), guess_role("admission_date", pd.Series([1]))
     (<Role.QUASI_IDENTIFIER: 'quasi-identifier'>, <Role.QUASI_IDENTIFIER: 'quasi-identifier'>)
+    >>> [guess_role(n, pd.Series([1])).value for n in ("educ", "married", "hhid", "commune")]
+    ['quasi-identifier', 'quasi-identifier', 'identifier', 'quasi-identifier']
     """
-    lower = str(name).strip().lower()
-    if lower in _COUNT_NAMES:
-        return Role.COUNT
-    if _ID_WORDS.search(lower) or lower in _ID_NAMES:
-        return Role.IDENTIFIER
-    if _DATE_WORDS.search(lower) or _looks_like_dates(values):
-        return Role.QUASI_IDENTIFIER
-    if _SENSITIVE_WORDS.search(lower):
-        return Role.SENSITIVE
-    if _QUASI_WORDS.search(lower):
-        return Role.QUASI_IDENTIFIER
-    return Role.IGNORE
+    return guess_role_reason(name, values).role
 
 
-def _looks_like_dates(values: pd.Series, sample: int = 200) -> bool:
+def looks_like_dates(values: pd.Series, sample: int = 200) -> bool:
     """Whether a column holds dates: a datetime type, or every one of up to ``sample``
     present values written as an ISO date (``2024-01-31``, optionally with a time)."""
     if pd.api.types.is_datetime64_any_dtype(values):
@@ -111,6 +205,51 @@ def _looks_like_dates(values: pd.Series, sample: int = 200) -> bool:
     return bool(present.head(sample).astype(str).str.strip().str.match(_DATE_VALUE).all())
 
 
+def looks_like_free_text(values: pd.Series, sample: int = 500) -> bool:
+    """Whether a text column holds free text: long values (median over 40 characters,
+    several words) and mostly different ones.
+
+    >>> notes = pd.Series([f"seen on day {i} with a cough and a mild fever, sent home" for i in range(9)])
+    >>> looks_like_free_text(notes), looks_like_free_text(pd.Series(["flu"] * 9))
+    (True, False)
+    """
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_datetime64_any_dtype(values):
+        return False
+    present = values.dropna().head(sample).astype(str).str.strip()
+    if len(present) < 5:
+        return False
+    long = present.str.len().median() >= _FREE_TEXT_LENGTH and present.str.count(r"\s+").median() >= 3
+    return bool(long and present.nunique() / len(present) >= _FREE_TEXT_DISTINCT)
+
+
+def role_guesses(frame: pd.DataFrame) -> dict[str, RoleGuess]:
+    """Every column's guessed role and the reason (what ``guess_roles`` decides, said).
+
+    >>> g = role_guesses(pd.DataFrame({"pid": [1], "educ": ["a"], "hhexp": [3.5]}))
+    >>> [(c, x.role.value, x.reason) for c, x in g.items()]  # doctest: +NORMALIZE_WHITESPACE
+    [('pid', 'identifier', "name 'pid' (person id)"), ('educ', 'quasi-identifier', "name 'educ' (education)"),
+     ('hhexp', 'ignore', 'nothing in the name says what it is')]
+    """
+    guesses = {str(c): guess_role_reason(c, frame[c]) for c in frame.columns}
+    counts = [c for c, g in guesses.items() if g.role is Role.COUNT]
+    for extra in counts[1:]:
+        guesses[extra] = RoleGuess(Role.IGNORE, "a second count column (only one can count records)")
+    if counts:
+        try:
+            record_counts(frame, counts[0])
+        except ColumnError:
+            guesses[counts[0]] = RoleGuess(
+                Role.IGNORE, f"name '{counts[0]}' reads like a count, but its values are not"
+            )
+    if not any(g.role is Role.QUASI_IDENTIFIER for g in guesses.values()):
+        for c, g in guesses.items():
+            if g.role in (Role.IGNORE, Role.SENSITIVE):
+                guesses[c] = RoleGuess(
+                    Role.QUASI_IDENTIFIER, "no name suggests a quasi-identifier, so every column counts (as ARX does)"
+                )
+    return guesses
+
+
 def guess_roles(frame: pd.DataFrame) -> dict[str, Role]:
     """Roles for every column. When no name suggests a quasi-identifier, every
     column that is not an identifier or count becomes one (as ARX does).
@@ -118,20 +257,7 @@ def guess_roles(frame: pd.DataFrame) -> dict[str, Role]:
     >>> guess_roles(pd.DataFrame({"a": [1], "b": [2]}))
     {'a': <Role.QUASI_IDENTIFIER: 'quasi-identifier'>, 'b': <Role.QUASI_IDENTIFIER: 'quasi-identifier'>}
     """
-    roles = {str(c): guess_role(c, frame[c]) for c in frame.columns}
-    counts = [c for c, r in roles.items() if r is Role.COUNT]
-    for extra in counts[1:]:
-        roles[extra] = Role.IGNORE
-    if counts:
-        try:
-            record_counts(frame, counts[0])
-        except ColumnError:
-            roles[counts[0]] = Role.IGNORE
-    if not any(r is Role.QUASI_IDENTIFIER for r in roles.values()):
-        for c, r in roles.items():
-            if r in (Role.IGNORE, Role.SENSITIVE):
-                roles[c] = Role.QUASI_IDENTIFIER
-    return roles
+    return {c: g.role for c, g in role_guesses(frame).items()}
 
 
 def content_hash(frame: pd.DataFrame) -> str:
@@ -174,6 +300,17 @@ class RoleColumns:
     def count(self) -> str | None:
         counts = self.columns_with(Role.COUNT)
         return counts[0] if counts else None
+
+    @property
+    def person(self) -> str | None:
+        """The person column (None: one record per person, counted in records)."""
+        persons = self.columns_with(Role.PERSON)
+        return persons[0] if persons else None
+
+    @property
+    def kept(self) -> tuple[str, ...]:
+        """Columns released unchanged and never counted in classes (role ``keep``)."""
+        return self.columns_with(Role.KEEP)
 
     def assessed_columns(self, extra: Sequence[str] = ()) -> tuple[str, ...]:
         """The columns a record must hold a value in to be assessed when missing values
@@ -220,6 +357,16 @@ class Dataset(RoleColumns):
             raise ColumnError(f"Only one column can hold record counts; found {join_names(counts)}.")
         if counts:
             record_counts(self.frame, counts[0])
+        persons = self.columns_with(Role.PERSON)
+        if len(persons) > 1:
+            raise ColumnError(f"Only one column can say whose record it is (the person); found {join_names(persons)}.")
+        if persons:
+            blanks = int(self.frame[persons[0]].isna().sum())
+            if blanks:
+                raise ColumnError(
+                    f"The person column '{persons[0]}' is blank in {blanks:,} record{'s' if blanks != 1 else ''}; "
+                    "every record needs the person it belongs to (fill them in, or choose another person column)."
+                )
         return self
 
     def _column_order(self) -> Sequence[str]:
@@ -233,6 +380,11 @@ class Dataset(RoleColumns):
     def n_records(self) -> int:
         weights = record_counts(self.frame, self.count)
         return self.n_rows if weights is None else int(weights.sum())
+
+    @property
+    def n_persons(self) -> int | None:
+        """Distinct persons (None without a person column)."""
+        return None if self.person is None else int(self.frame[self.person].nunique(dropna=True))
 
     @cached_property
     def fingerprint(self) -> str:
@@ -288,20 +440,21 @@ class Dataset(RoleColumns):
         return self._same_table(frame=self.frame[keep])  # the loaded index kept: rows stay matched to the file
 
     def assessed_frame(
-        self, columns: Sequence[str] | None = None, extra: Sequence[str] = ()
+        self, columns: Sequence[str] | None = None, extra: Sequence[str] = (), *, person: bool = False
     ) -> tuple[pd.DataFrame, int]:
         """``analysis_frame(columns)`` of the assessed rows (``assessed(extra)``): the
         rows left out are those missing a value in an assessed column, whether or not
         it is among ``columns``; a blank in another of ``columns`` stays a blank."""
-        return self.analysis_frame(columns, complete=self.assessed_columns(extra))
+        return self.analysis_frame(columns, complete=self.assessed_columns(extra), person=person)
 
     def analysis_frame(
-        self, columns: Sequence[str] | None = None, *, complete: Sequence[str] | None = None
+        self, columns: Sequence[str] | None = None, *, complete: Sequence[str] | None = None, person: bool = False
     ) -> tuple[pd.DataFrame, int]:
         """The rows and columns to analyse, and how many rows were dropped.
 
         Identifier columns are never included. ``columns`` defaults to every
-        quasi-identifier and sensitive column; the count column is always kept.
+        quasi-identifier and sensitive column; the count column is always kept,
+        and so is the person column with ``person=True`` (to count people).
         With ``missing="drop"`` rows missing any of ``complete`` (default:
         ``columns``) are left out.
         """
@@ -318,7 +471,14 @@ class Dataset(RoleColumns):
             raise ColumnError(
                 f"{join_names(leaked)} is marked as an identifier and is never analysed; change its role first."
             )
+        if self.person in columns:
+            raise ColumnError(
+                f"'{self.person}' is the person column: it says whose record it is and is never analysed as a value; "
+                "change its role first."
+            )
         keep = columns + ([self.count] if self.count and self.count not in columns else [])
+        if person and self.person is not None:
+            keep.append(self.person)
         complete = columns if complete is None else list(complete)
         require_columns(self.frame, complete)
         frame = self.frame[keep]

@@ -468,3 +468,102 @@ def row_class_sizes(df: pd.DataFrame, columns: Sequence[str], *, count: str | No
     [2, 2, 1]
     """
     return equivalence_classes(df, columns, count=count).row_sizes
+
+
+# --------------------------------------------------------------------------- people, not rows
+
+
+def person_codes(values: pd.Series | np.ndarray | Iterable, column: str = "person") -> tuple[np.ndarray, int]:
+    """Integer codes of a person column (one code per distinct person) and how many people
+    there are. Every record needs its person: a blank is a one-sentence ``ColumnError``.
+
+    >>> codes, n = person_codes(pd.Series(["p2", "p1", "p2"]))
+    >>> codes.tolist(), n
+    ([0, 1, 0], 2)
+    """
+    series = values if isinstance(values, pd.Series) else pd.Series(values)
+    blanks = int(series.isna().sum())
+    if blanks:
+        raise ColumnError(
+            f"The person column '{column}' is blank in {blanks:,} record{'s' if blanks != 1 else ''}; "
+            "every record needs the person it belongs to (fill them in, or choose another person column)."
+        )
+    codes, labels = encode_column(series, ordered=False)
+    return codes, len(labels)
+
+
+def persons_per_class(ids: np.ndarray, n_classes: int, persons: np.ndarray, n_persons: int) -> np.ndarray:
+    """Distinct persons in each class: the (class, person) pairs ``combine``d into one key,
+    each distinct pair counted once for its class (one ``bincount``). A person whose
+    records fall in several classes is counted in each.
+
+    >>> persons_per_class(np.array([0, 0, 0, 1]), 2, np.array([5, 5, 6, 5]), 7).tolist()
+    [2, 1]
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    if ids.size == 0:
+        return np.zeros(int(n_classes), dtype=np.int64)
+    pairs, n_pairs = combine(
+        [ids, np.asarray(persons, dtype=np.int64)], [max(int(n_classes), 1), max(int(n_persons), 1)]
+    )
+    pair_class = np.empty(n_pairs, dtype=np.int64)
+    pair_class[pairs] = ids  # every row of a pair is in the same class
+    return np.bincount(pair_class, minlength=int(n_classes)).astype(np.int64)
+
+
+def persons_failing(row_fails: np.ndarray, persons: np.ndarray, n_persons: int) -> np.ndarray:
+    """Per row: True when any record of its person fails (a person fails as a whole, so a
+    suppression removes all of their records).
+
+    >>> persons_failing(np.array([False, True, False]), np.array([0, 1, 1]), 2).tolist()
+    [False, True, True]
+    """
+    fails = np.asarray(row_fails, dtype=bool)
+    persons = np.asarray(persons, dtype=np.int64)
+    if not fails.any():
+        return fails
+    failed = np.zeros(max(int(n_persons), 1), dtype=bool)
+    failed[persons[fails]] = True
+    return failed[persons]
+
+
+@dataclass(frozen=True)
+class PersonClasses:
+    """Equivalence classes counted in distinct persons: ``classes`` (records, as
+    ``Classes``), ``persons`` (each row's person code), ``sizes`` (distinct persons per
+    class) and ``n_persons`` (distinct persons in the table).
+
+    >>> df = pd.DataFrame({"age": [30, 30, 30, 40], "pid": ["a", "a", "b", "c"]})
+    >>> pc = person_classes(df, ["age"], "pid")
+    >>> pc.sizes.tolist(), pc.k, pc.classes.sizes.tolist(), pc.n_persons
+    ([2, 1], 1, [3, 1], 3)
+    """
+
+    classes: Classes
+    persons: np.ndarray
+    sizes: np.ndarray
+    n_persons: int
+
+    @property
+    def k(self) -> int:
+        """Smallest number of distinct persons in a class; 0 for an empty table."""
+        nonzero = self.sizes[self.sizes > 0]
+        return int(nonzero.min()) if nonzero.size else 0
+
+    @property
+    def row_sizes(self) -> np.ndarray:
+        """Persons in each row's class."""
+        return self.sizes[self.classes.ids]
+
+    def failing_rows(self, k: int) -> np.ndarray:
+        """Per row: True when its person has a record in a class of fewer than ``k`` persons."""
+        return persons_failing(self.row_sizes < k, self.persons, self.n_persons)
+
+
+def person_classes(df: pd.DataFrame, columns: Sequence[str], person: str, *, count: str | None = None) -> PersonClasses:
+    """Equivalence classes of ``df`` on ``columns`` counted in distinct values of ``person``
+    (records still honour ``count``); the person column must have no blank."""
+    require_columns(df, [person])
+    classes = encode(df, list(columns), count=count).classes()
+    codes, n = person_codes(df[person], person)
+    return PersonClasses(classes, codes, persons_per_class(classes.ids, classes.n_classes, codes, n), n)

@@ -110,3 +110,7 @@ def require_columns(frame, columns) -> None:
             f"These columns do not exist in the data: {join_names(missing)}. "
             f"Available columns: {join_names(frame.columns)}."
         )
+
+
+class KeyFileError(AnonlibError):
+    """A key file is missing, unreadable or not a project key, or a recipe was made with another key."""

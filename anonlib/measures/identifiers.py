@@ -18,7 +18,7 @@ values (patterns of e-mail addresses, phone numbers, SSNs, dates, IP
 addresses, URLs, ZIP codes, VINs, person names, and codes that are different
 for every record) and flags the column with the identifier it looks like, the
 reason, and the role to give it: ``identifier`` (drop it) for direct
-identifiers, ``quasi-identifier`` (generalize it) for places, dates and ages.
+identifiers and for free text (long values, mostly different: it may name anyone), ``quasi-identifier`` (generalize it) for places, dates and ages.
 It is a screening aid: a flag is a reason to look, not a verdict.
 
 Example:
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.dataset import Role
+from ..core.dataset import Role, looks_like_free_text
 from ..core.errors import ParameterError
 
 #: Safe Harbor letter -> what it covers
@@ -283,6 +283,12 @@ def hipaa_identifiers(frame: pd.DataFrame, *, sample: int = 1000, threshold: flo
             if unique is not None:
                 letter, share = "R", unique
                 reason = f"{unique:.0%} of its values are different: a code that singles out each record"
+        if letter is None and looks_like_free_text(series, sample):
+            letter, share = "R", _distinct_share(series)
+            reason = (
+                f"free text (long values, {share:.0%} of them different): it may name people, places, dates "
+                "or numbers; a possible identifier"
+            )
         if letter is None:
             continue
         role = Role.QUASI_IDENTIFIER if letter in _QUASI else Role.IDENTIFIER

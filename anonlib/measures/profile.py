@@ -5,6 +5,11 @@ share. ``risk_profile`` gives, for the chosen quasi-identifiers, the
 equivalence classes' k, anonymity vector, share of unique records and the
 records in classes smaller than 2, 5 and 10 (the usual thresholds).
 
+With a person column (``Role.PERSON``) the classes are counted in distinct people
+(``anonlib.core.equivalence.person_classes``): k, the vector, the unique and
+small-class counts are then people (a person whose records fall in several
+classes is counted in each), and ``records`` and ``persons`` give both totals.
+
 Example:
     >>> import pandas as pd
     >>> from anonlib.core.dataset import Dataset
@@ -17,13 +22,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from ..core.dataset import Dataset, Role, column_kind
-from ..core.equivalence import encode, size_histogram
+from ..core.equivalence import encode, person_classes, size_histogram
 from ..core.errors import EmptySelectionError
 from .avector import anonymity_vector
 
@@ -54,10 +59,22 @@ class RiskProfile:
     vector: tuple[int, ...]
     unique_records: int
     records_below: tuple[tuple[int, int], ...]
+    person: str | None = None  # counted in distinct persons of this column
+    persons: int | None = None  # distinct persons (with ``person``)
+    memberships: int | None = None  # people counted once per class they are in (the base of the shares)
+
+    @property
+    def unit(self) -> str:
+        """What the counts count: "records", or "people" with a person column."""
+        return "records" if self.person is None else "people"
+
+    @property
+    def _base(self) -> int:
+        return self.records if self.memberships is None else self.memberships
 
     @property
     def unique_share(self) -> float:
-        return self.unique_records / self.records if self.records else 0.0
+        return self.unique_records / self._base if self._base else 0.0
 
     def as_dict(self) -> dict[str, object]:
         """Plain values for JSON reports (CLI and downloads).
@@ -65,7 +82,7 @@ class RiskProfile:
         >>> RiskProfile(("a",), 3, 0, 2, 1, (1, 1), 1, ((2, 1),)).as_dict()["records_below"]
         {'<2': 1}
         """
-        return {
+        out: dict[str, object] = {
             "quasi_identifiers": list(self.quasi_identifiers),
             "records": self.records,
             "rows_dropped": self.rows_dropped,
@@ -75,12 +92,22 @@ class RiskProfile:
             "records_below": {f"<{t}": n for t, n in self.records_below},
             "anonymity_vector": list(self.vector),
         }
+        if self.person is not None:  # k, the vector and the counts above are people
+            out.update(
+                unit="people",
+                person=self.person,
+                persons=self.persons,
+                unique_people=self.unique_records,
+                people_below={f"<{t}": n for t, n in self.records_below},
+                people_in_classes=self.memberships,
+            )
+        return out
 
     def share_below(self, threshold: int) -> float:
         """Share of records in classes smaller than ``threshold``."""
         for t, n in self.records_below:
             if t == threshold:
-                return n / self.records if self.records else 0.0
+                return n / self._base if self._base else 0.0
         raise KeyError(threshold)
 
 
@@ -129,9 +156,39 @@ def risk_profile(dataset: Dataset, quasi_identifiers: Sequence[str] | None = Non
         return risk_from_histogram(qis, sizes, classes, rows_dropped=dropped)
     qis = tuple(dataset.quasi_identifiers if quasi_identifiers is None else quasi_identifiers)
     require_quasi_identifiers(qis)
-    frame, dropped = dataset.analysis_frame(list(qis))
+    person = dataset.person
+    frame, dropped = dataset.analysis_frame(list(qis), person=person is not None)
+    if person is not None:
+        return person_risk_profile(frame, qis, person, count=dataset.count, rows_dropped=dropped)
     classes = encode(frame, list(qis), count=dataset.count).classes()
     return risk_from_histogram(qis, *size_histogram(classes.sizes), rows_dropped=dropped)
+
+
+def person_risk_profile(
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    person: str,
+    *,
+    count: str | None = None,
+    rows_dropped: int = 0,
+) -> RiskProfile:
+    """The risk profile counted in distinct people of ``person`` (see the module text).
+
+    >>> df = pd.DataFrame({"sex": ["f", "f", "f", "m"], "pid": ["a", "a", "b", "c"]})
+    >>> r = person_risk_profile(df, ["sex"], "pid")
+    >>> r.k, r.vector, r.records, r.persons, r.unique_records
+    (1, (1, 1), 4, 3, 1)
+    """
+    require_quasi_identifiers(quasi_identifiers)
+    counted = person_classes(frame, list(quasi_identifiers), person, count=count)
+    profile = risk_from_histogram(quasi_identifiers, *size_histogram(counted.sizes), rows_dropped=rows_dropped)
+    return replace(
+        profile,
+        records=int(counted.classes.sizes.sum()),
+        person=person,
+        persons=counted.n_persons,
+        memberships=profile.records,
+    )
 
 
 def require_quasi_identifiers(quasi_identifiers: Sequence[str]) -> None:

@@ -258,9 +258,9 @@ def _kind(table: EngineTable, column: str) -> str:
 def release_roles(table, shield: Sequence[str], target: ReleaseTarget) -> dict[str, Role]:
     """The roles of ``anonymize``'s release of ``table`` (a ``Dataset`` or an engine's
     table), in memory and on an engine: the shield the quasi-identifiers (the table's
-    others ignored, released unchanged), the models' columns sensitive."""
+    others kept: released unchanged, not counted), the models' columns sensitive."""
     roles = dict(table.roles)
-    roles.update({c: Role.IGNORE for c in table.quasi_identifiers if c not in shield})
+    roles.update({c: Role.KEEP for c in table.quasi_identifiers if c not in shield})
     roles.update({c: Role.QUASI_IDENTIFIER for c in shield})
     roles.update({s: Role.SENSITIVE for s in target.sensitive})
     return roles

@@ -35,8 +35,8 @@ import pandas as pd
 from ..core.dataset import Dataset
 from ..core.errors import AnonlibError, ParameterError
 from .cost import StepCost, cost_between
-from .recipe import Reading, Recipe, RecipeStep, analysed_records, recipe_of, suppression_mark
-from .release import release_table
+from .recipe import Reading, Recipe, RecipeStep, analysed_persons, analysed_records, recipe_of, suppression_mark
+from .release import check_release_columns, release_table
 from .steps import Step
 from .target import ReleaseTarget, TargetCheck
 
@@ -67,6 +67,11 @@ class AppliedStep:
         """ "records failing the target 3,120 -> 210" (or why it is unknown)."""
         if self.before is None or self.after is None:
             return "risk not checked" + (f" ({self.problem})" if self.problem else "")
+        if self.before.by_person and self.after.by_person:
+            return (
+                f"people failing the target {self.before.failing_persons:,} -> {self.after.failing_persons:,} "
+                f"(records {self.before.failing_records:,} -> {self.after.failing_records:,})"
+            )
         return f"records failing the target {self.before.failing_records:,} -> {self.after.failing_records:,}"
 
     def summary(self) -> str:
@@ -75,10 +80,17 @@ class AppliedStep:
 
 
 def _checked(
-    target: ReleaseTarget, dataset: Dataset, loaded_records: int, steps: Sequence[Step] = ()
+    target: ReleaseTarget,
+    dataset: Dataset,
+    loaded_records: int,
+    steps: Sequence[Step] = (),
+    loaded_persons: int | None = None,
 ) -> tuple[TargetCheck | None, str | None]:
     try:
-        return target.check(dataset, loaded_records=loaded_records, wildcard=suppression_mark(steps)), None
+        check = target.check(
+            dataset, loaded_records=loaded_records, wildcard=suppression_mark(steps), loaded_persons=loaded_persons
+        )
+        return check, None
     except AnonlibError as err:  # no quasi-identifier, a model on a column that is gone: said, not fatal
         return None, str(err)
 
@@ -100,13 +112,23 @@ class WorkingCopy:
     ) -> WorkingCopy:
         """A working copy of ``loaded`` with no step yet."""
         target = target or ReleaseTarget()
-        check, problem = _checked(target, loaded, analysed_records(loaded, target.sensitive))
+        check, problem = _checked(
+            target,
+            loaded,
+            analysed_records(loaded, target.sensitive),
+            loaded_persons=analysed_persons(loaded, target.sensitive),
+        )
         return cls(loaded, target, (), reading, check, problem)
 
     @cached_property
     def loaded_records(self) -> int:
         """Records of the loaded file that are assessed (the base of the suppressed share)."""
         return analysed_records(self.loaded, self.target.sensitive)
+
+    @cached_property
+    def loaded_persons(self) -> int | None:
+        """People of the loaded file that are assessed (with a person column; else None)."""
+        return analysed_persons(self.loaded, self.target.sensitive)
 
     @property
     def left_out_records(self) -> int:
@@ -158,7 +180,9 @@ class WorkingCopy:
             missing=self.loaded.missing,
             notes=self.loaded.notes,
         ).validated()
-        check, problem = _checked(self.target, after, self.loaded_records, [a.step for a in self.steps] + [step])
+        check, problem = _checked(
+            self.target, after, self.loaded_records, [a.step for a in self.steps] + [step], self.loaded_persons
+        )
         applied = AppliedStep(step, str(page), cost_between(before, frame, step), self.check, check, frame, problem)
         return replace(self, steps=self.steps + (applied,))
 
@@ -186,14 +210,15 @@ class WorkingCopy:
             except AnonlibError:  # a step made for the former records does not fit the new ones (bands' range):
                 pass  # its tables stay; the check and the release still judge only the assessed records
         loaded_records = analysed_records(self.loaded, target.sensitive)
-        check, problem = _checked(target, self.loaded, loaded_records)
+        loaded_persons = analysed_persons(self.loaded, target.sensitive)
+        check, problem = _checked(target, self.loaded, loaded_records, loaded_persons=loaded_persons)
         steps = []
         for applied in self.steps:
             current = Dataset(
                 name=self.loaded.name, frame=applied.frame, roles=self.loaded.roles, missing=self.loaded.missing
             ).validated()
             after, after_problem = _checked(
-                target, current, loaded_records, [a.step for a in self.steps[: len(steps) + 1]]
+                target, current, loaded_records, [a.step for a in self.steps[: len(steps) + 1]], loaded_persons
             )
             steps.append(
                 replace(applied, before=steps[-1].after if steps else check, after=after, problem=after_problem)
@@ -229,7 +254,17 @@ class WorkingCopy:
     def release(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """The released table of the current state (``anonlib.workflow.release.release_table``):
         the records the target is checked on (its models' columns assessed too)."""
-        return release_table(self.current, columns, extra=self.target.sensitive)
+        return release_table(self.current, columns, extra=self.target.sensitive, steps=[a.step for a in self.steps])
+
+    def column_account(self, columns: Sequence[str] | None = None):
+        """Which columns the release holds and which it leaves out, with their roles and why
+        (``anonlib.workflow.release.column_account``)."""
+        from .release import column_account, default_release_columns
+
+        steps = [a.step for a in self.steps]
+        chosen = default_release_columns(self.current, steps) if columns is None else columns
+        released = check_release_columns(self.current, chosen, steps)
+        return column_account(self.current, released, steps)
 
     def recipe(self, columns: Sequence[str] | None = None) -> Recipe:
         """The recipe re-applying this working copy to the loaded file (or a new delivery)."""

@@ -9,7 +9,8 @@ stating what it is.
   (``anonlib.workflow.report``), with a "Release" section;
 - ``recipe.json``: the recipe (``anonlib.workflow.recipe``), carrying the
   digest of its own content;
-- ``README.txt``: what the files are, and the ``ReleaseStatement``;
+- ``README.txt``: what the files are, and the ``ReleaseStatement`` (with the columns
+  released and those left out, each with its role and why);
 - ``SHA256SUMS``: the SHA-256 of every other member (``sha256sum -c SHA256SUMS``
   checks it without anonlib; ``python -m anonlib verify`` checks it and more).
 
@@ -76,6 +77,7 @@ class ReleaseStatement:
     version: str
     created: str
     notes: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()  # the loaded file's columns not released, each with its role and why
 
     def rows(self) -> tuple[tuple[str, str], ...]:
         """(what, value) pairs, in the order the README and the report list them."""
@@ -86,6 +88,7 @@ class ReleaseStatement:
         return (
             (f"{TABLE_FILE} SHA-256", self.released_sha256),
             (f"{TABLE_FILE} records", f"{self.released_records:,} (columns: {', '.join(self.columns)})"),
+            ("columns left out", "; ".join(self.left_out) or "none: every column of the source is released"),
             (f"{RECIPE_FILE} SHA-256", self.recipe_sha256),
             ("recipe content digest", self.recipe_digest),
             ("source file", self.source_name),
@@ -163,6 +166,7 @@ def package_files(
         version=PRODUCT,
         created=created or now(),
         notes=tuple(notes),
+        left_out=tuple(f"{c} ({role}: {why})" for c, role, why in recipe.column_account().left_out),
     )
     from .report import copy_report
     from .report_html import render_html

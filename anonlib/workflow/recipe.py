@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +51,20 @@ import pandas as pd
 
 from ..core.cells import records_in
 from ..core.dataset import ROLE_VALUES, Dataset, Role, column_kind, convert_column
-from ..core.errors import AnonlibError, ColumnError, RecipeError, join_names
+from ..core.errors import AnonlibError, ColumnError, KeyFileError, RecipeError, join_names
 from ..core.hierarchy import SUPPRESSED
 from ..core.loading import load_table
 from .fields import damaged, read_list, read_object, read_text, read_texts, read_whole
-from .release import check_release_columns, digest, file_digest, is_sha256, release_csv, release_table
+from .health_steps import needs_key
+from .release import (
+    check_release_columns,
+    digest,
+    file_digest,
+    is_sha256,
+    pseudonymized_columns,
+    release_csv,
+    release_table,
+)
 from .steps import Step, step_from_json
 from .target import ReleaseTarget, TargetCheck
 
@@ -265,6 +274,7 @@ class Recipe:
     released_records: int = 0
     loaded_records: int | None = None
     integrity: str = field(default=INTACT, compare=False)
+    loaded_persons: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -278,6 +288,7 @@ class Recipe:
                 "sha256": self.released_sha256,
                 "records": self.released_records,
                 **({} if self.loaded_records is None else {"loaded_records": self.loaded_records}),
+                **({} if self.loaded_persons is None else {"loaded_persons": self.loaded_persons}),
             },
         }
         data[DIGEST_FIELD] = content_digest(data)
@@ -356,21 +367,28 @@ class Recipe:
             read_object(item, where, required=("page", "step"), optional=("description",))
             steps.append(RecipeStep(step_from_json(item["step"], where), read_text(item, "page", where)))
         release = read_object(
-            data["release"], "the release", required=("columns", "sha256", "records"), optional=("loaded_records",)
+            data["release"],
+            "the release",
+            required=("columns", "sha256", "records"),
+            optional=("loaded_records", "loaded_persons"),
         )
         columns = read_texts(release, "columns", "the release")
         roles = source.roles
         unknown = [c for c in columns if c not in roles]
         if unknown or not columns:
             raise damaged(f"the release names {join_names(unknown) or 'no column'}, which the source does not list.")
-        if any(roles[c] == Role.IDENTIFIER.value for c in columns):
-            raise damaged("the release includes an identifier column.")
+        named = set(pseudonymized_columns(s.step for s in steps))
+        if any(roles[c] in (Role.IDENTIFIER.value, Role.PERSON.value) and c not in named for c in columns):
+            raise damaged("the release includes an identifier column (or the person column) not pseudonymised.")
         for i, s in enumerate(steps, start=1):
             absent = [c for c in s.step.columns if c not in roles]
             if absent:
                 raise damaged(f"step {i} uses {join_names(absent)}, which the source does not list.")
         loaded = (
             read_whole(release, "loaded_records", "the release", minimum=0) if "loaded_records" in release else None
+        )
+        persons = (
+            read_whole(release, "loaded_persons", "the release", minimum=0) if "loaded_persons" in release else None
         )
         return cls(
             source,
@@ -381,6 +399,7 @@ class Recipe:
             read_whole(release, "records", "the release", minimum=0),
             loaded,
             integrity,
+            persons,
         )
 
     @classmethod
@@ -406,6 +425,72 @@ class Recipe:
             ) from None
         return cls.from_json(data)
 
+    def extended(self, first: Sequence[Step], roles: Mapping[str, Role], page: str = "command line (apply)") -> Recipe:
+        """The recipe with ``first`` applied before its own steps and ``roles`` set on its
+        source (``apply --pseudonymize/--shift-dates/--keep/--person``); the release adds
+        the kept and pseudonymised columns. It records no released digest (the release it
+        makes is new) and no content digest of the recipe it came from.
+
+        >>> recipe = Recipe(Source("d", "f", 1, 1, "category", (SourceColumn("a", "integer", "quasi-identifier"),
+        ...                 SourceColumn("n", "category", "ignore"))), ReleaseTarget(), (), ("a",))
+        >>> recipe.extended([], {"n": Role.KEEP}).columns
+        ('a', 'n')
+        """
+        unknown = [c for c in roles if c not in self.source.roles]
+        if unknown:
+            raise ColumnError(f"The recipe's file has no column {join_names(unknown)}.")
+        columns = tuple(
+            SourceColumn(c.name, c.type, Role(roles[c.name]).value if c.name in roles else c.role)
+            for c in self.source.columns
+        )
+        source = replace(self.source, columns=columns)
+        steps = tuple(RecipeStep(step, page) for step in first) + self.steps
+        named = set(pseudonymized_columns(s.step for s in steps))
+        wanted = set(self.columns) | {c.name for c in columns if c.role == Role.KEEP.value} | named
+        hidden = {c.name for c in columns if c.role in (Role.IDENTIFIER.value, Role.PERSON.value)} - named
+        released = tuple(c.name for c in columns if c.name in wanted - hidden)
+        return replace(
+            self,
+            source=source,
+            steps=steps,
+            columns=released,
+            released_sha256="",
+            released_records=0,
+            loaded_persons=None,
+        )
+
+    def column_account(self):
+        """The columns the recipe releases and those it leaves out, with roles and reasons
+        (``anonlib.workflow.release.ColumnAccount``)."""
+        from .release import account_of
+
+        return account_of(
+            [c.name for c in self.source.columns], self.source.roles, self.columns, [s.step for s in self.steps]
+        )
+
+    @property
+    def key_ids(self) -> tuple[str, ...]:
+        """Ids of the project keys the recipe's keyed steps were made with (pseudonyms, date shifts)."""
+        return tuple(dict.fromkeys(s.step.key_id for s in self.steps if needs_key(s.step)))
+
+    def with_key(self, key: bytes | None) -> Recipe:
+        """The recipe with its keyed steps holding ``key`` (the recipe itself when it has none);
+        a sentence when the recipe needs a key and none or another one is given."""
+        if not self.key_ids:
+            return self
+        steps = []
+        for i, s in enumerate(self.steps, start=1):
+            step = s.step
+            if needs_key(step):
+                if key is None:
+                    raise KeyFileError(
+                        f"Step {i} ({step.describe()}) needs the project key it was made with (key id "
+                        f"{step.key_id}); give its key file with --key-file."
+                    )
+                step = step.with_key(key)
+            steps.append(RecipeStep(step, s.page))
+        return replace(self, steps=tuple(steps))
+
     @property
     def describe(self) -> tuple[str, ...]:
         """One line per step: its page and what it does."""
@@ -418,7 +503,7 @@ class Recipe:
         for i, s in enumerate(self.steps, start=1):
             try:
                 frame = s.step.apply(frame)
-            except RecipeError:
+            except (RecipeError, KeyFileError):
                 raise
             except AnonlibError as err:
                 raise type(err)(f"Step {i} ({s.step.describe()}) does not fit this file: {err}") from None
@@ -429,9 +514,11 @@ class Recipe:
             final,
             loaded_records=analysed_records(dataset, self.target.sensitive),
             wildcard=suppression_mark(s.step for s in self.steps),
+            loaded_persons=analysed_persons(dataset, self.target.sensitive),
         )
-        columns = check_release_columns(final, self.columns)
-        table = release_table(final, columns, extra=self.target.sensitive)
+        steps = [s.step for s in self.steps]
+        columns = check_release_columns(final, self.columns, steps)
+        table = release_table(final, columns, extra=self.target.sensitive, steps=steps)
         data = release_csv(table)
         return Replay(
             final,
@@ -451,6 +538,14 @@ def suppression_mark(steps: Iterable[Step]) -> str | None:
     (None, '*')
     """
     return SUPPRESSED if any(getattr(step, "marks_cells", False) for step in steps) else None
+
+
+def analysed_persons(dataset: Dataset, extra: Sequence[str] = ()) -> int | None:
+    """People the target's share is counted against (with a person column, else None):
+    the distinct persons of the loaded table's assessed records."""
+    if dataset.person is None:
+        return None
+    return int(dataset.frame[dataset.person][dataset.assessed(extra)].nunique(dropna=True))
 
 
 def analysed_records(dataset: Dataset, extra: Sequence[str] = ()) -> int:
@@ -506,8 +601,9 @@ def recipe_of(
     ``columns`` (default: all but identifiers and ignored columns)."""
     from .release import default_release_columns
 
-    chosen = check_release_columns(final, default_release_columns(final) if columns is None else columns)
-    table = release_table(final, chosen, extra=target.sensitive)
+    made = [s.step for s in steps]
+    chosen = check_release_columns(final, default_release_columns(final, made) if columns is None else columns, made)
+    table = release_table(final, chosen, extra=target.sensitive, steps=made)
     data = release_csv(table)
     records = records_in(table, final.count)
     return Recipe(
@@ -518,4 +614,5 @@ def recipe_of(
         digest(data),
         records,
         analysed_records(loaded, target.sensitive),
+        loaded_persons=analysed_persons(loaded, target.sensitive),
     )

@@ -118,6 +118,13 @@ class RiskSection:
     unique_records: int
     unique_share: float
     records_below: tuple[tuple[int, int], ...]  # (threshold, records in classes smaller than it)
+    person: str | None = None  # with a person column, k and the counts above are people
+    persons: int | None = None
+    base: int | None = None  # what the shares of ``records_below`` are of (people counted per class)
+
+    @property
+    def unit(self) -> str:
+        return "records" if self.person is None else "people"
 
 
 @dataclass(frozen=True)
@@ -283,6 +290,9 @@ def _risk_section(dataset: Dataset) -> RiskSection:
         unique_records=risk.unique_records,
         unique_share=risk.unique_share,
         records_below=risk.records_below,
+        person=risk.person,
+        persons=risk.persons,
+        base=risk.memberships,
     )
 
 
@@ -462,15 +472,17 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
     out = []
     if report_risk is not None:
         qis = ", ".join(report_risk.quasi_identifiers)
-        out.append(f"{percent(report_risk.unique_share)} of records are unique on {qis}.")
+        unit = report_risk.unit
+        one = "record" if unit == "records" else "person"
+        out.append(f"{percent(report_risk.unique_share)} of {unit} are unique on {qis}.")
         out.append(
             f"k = {report_risk.k}: the smallest class of records sharing their values of {qis} "
-            f"has {report_risk.k} record{'s' if report_risk.k != 1 else ''}."
+            f"has {report_risk.k} {one if report_risk.k == 1 else unit}"
+            + (f" (counted in people: {report_risk.person} says whose record it is)." if report_risk.person else ".")
         )
         below5 = dict(report_risk.records_below).get(5, 0)
-        out.append(
-            f"{below5:,} records ({percent(below5 / max(report_risk.records, 1))}) are in classes smaller than 5."
-        )
+        base = report_risk.base if report_risk.base is not None else report_risk.records
+        out.append(f"{below5:,} {unit} ({percent(below5 / max(base, 1))}) are in classes smaller than 5.")
     if leakage is not None and leakage.rows:
         top = leakage.rows[0]
         out.append(

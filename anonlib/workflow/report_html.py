@@ -241,15 +241,18 @@ def render_html(report: RiskReport) -> str:
     r = report.risk
     if r is not None:
         parts.append(f"<p>Quasi-identifiers: {_e(', '.join(r.quasi_identifiers))}</p>")
-        below = [(f"records in classes < {t}", f"{n:,} ({percent(n / max(r.records, 1))})") for t, n in r.records_below]
+        base = r.base if r.base is not None else r.records
+        below = [(f"{r.unit} in classes < {t}", f"{n:,} ({percent(n / max(base, 1))})") for t, n in r.records_below]
+        people = [("people", f"{r.persons:,} (person column {r.person}; k counted in people)")] if r.person else []
         parts.append(
             _table(
                 ("measure", "value"),
                 [
                     ("records", f"{r.records:,}"),
+                    *people,
                     ("equivalence classes", f"{r.classes:,}"),
                     ("k", f"{r.k:,}"),
-                    ("unique records", f"{r.unique_records:,} ({percent(r.unique_share)})"),
+                    (f"unique {r.unit}", f"{r.unique_records:,} ({percent(r.unique_share)})"),
                     *below,
                 ],
             )

@@ -1,5 +1,8 @@
 """Transformation steps: each change a page can apply to the working copy, as data.
 
+(One piece of about 820 lines: the five kinds of the papers' transformations with their
+recipe forms, and the registry of every kind; the local and health steps live beside it.)
+
 A step is a small frozen dataclass holding everything needed to apply it again
 without the app: ``apply(frame) -> frame`` (never changes its input),
 ``describe()`` in plain words, ``to_json()`` / ``from_json()`` for the recipe.
@@ -18,7 +21,9 @@ The kinds, one per transformation of the data:
   are removed; a rule evaluated when applied, so on a new delivery it removes
   that delivery's failing records;
 - local suppression, microaggregation and top/bottom coding
-  (``anonlib.workflow.local_steps``, registered here).
+  (``anonlib.workflow.local_steps``, registered here);
+- keyed pseudonyms, per-person date shifts and HIPAA Safe Harbor
+  (``anonlib.workflow.health_steps``, registered here).
 
 A value the step does not know (a new area id, a value no hierarchy covers, a
 number outside the bands' range) is a one-sentence error, never a silent
@@ -70,6 +75,7 @@ from .fields import (
     read_texts,
     read_whole,
 )
+from .health_steps import PseudonymizeStep, SafeHarborStep, ShiftDatesStep
 from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep, assessed_beyond
 
 SHOWN_VALUES = 5  # unknown values named in an error
@@ -639,7 +645,10 @@ class SuppressionStep:
     release holds; the others are left as they are (they are not released anyway).
 
     ``also_complete`` is written to the recipe only when it names a column, so a
-    recipe written before it existed reads (and replays) as it did."""
+    recipe written before it existed reads (and replays) as it did. With ``person``
+    (the dataset's person column) k counts distinct persons and every record of a
+    person with a record in a failing class is removed: whole people are suppressed;
+    it too is written only when set."""
 
     kind: ClassVar[str] = "suppression"
     quasi_identifiers: tuple[str, ...]
@@ -648,6 +657,7 @@ class SuppressionStep:
     count: str | None = None
     missing: str = "category"
     also_complete: tuple[str, ...] = ()
+    person: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "quasi_identifiers", tuple(self.quasi_identifiers))
@@ -663,11 +673,19 @@ class SuppressionStep:
         roles (a ``Dataset`` or an engine's table), judging its assessed records."""
         judged = set(dataset.quasi_identifiers) | set(target.sensitive)
         also = assessed_beyond(dataset, target, judged)
-        return cls(dataset.quasi_identifiers, target.k, target.requirements, dataset.count, dataset.missing, also)
+        return cls(
+            dataset.quasi_identifiers,
+            target.k,
+            target.requirements,
+            dataset.count,
+            dataset.missing,
+            also,
+            getattr(dataset, "person", None),
+        )
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return self.quasi_identifiers
+        return self.quasi_identifiers + ((self.person,) if self.person else ())
 
     @property
     def judged_columns(self) -> tuple[str, ...]:
@@ -678,13 +696,18 @@ class SuppressionStep:
     def kept(self, frame: pd.DataFrame) -> np.ndarray:
         """Per row: True when its class meets k and every requirement (or it is not judged)."""
         columns = list(self.judged_columns)
-        require_columns(frame, columns + ([self.count] if self.count else []))
+        require_columns(frame, columns + ([self.count] if self.count else []) + ([self.person] if self.person else []))
         judged = complete_rows(frame, columns) if self.missing == "drop" else np.ones(len(frame), dtype=bool)
         keep = np.ones(len(frame), dtype=bool)
         if judged.any():
             part = frame[judged].reset_index(drop=True)
             result = acceptance(
-                part, list(self.quasi_identifiers), k=self.k, requirements=self.requirements, count=self.count
+                part,
+                list(self.quasi_identifiers),
+                k=self.k,
+                requirements=self.requirements,
+                count=self.count,
+                person=self.person,
             )
             keep[np.flatnonzero(judged)] = np.asarray(result.kept, dtype=bool)
         return keep
@@ -695,6 +718,11 @@ class SuppressionStep:
 
     def describe(self) -> str:
         rules = [f"k = {self.k}", *(r.describe() for r in self.requirements)]
+        if self.person:
+            return (
+                f"Suppress every record of the people ({self.person}) with a record in a class failing "
+                f"{join_names(rules)} (k counted in people)"
+            )
         return f"Suppress the records in classes failing {join_names(rules)}"
 
     removed: ClassVar[tuple[str, ...]] = ()
@@ -708,6 +736,7 @@ class SuppressionStep:
             "count": self.count,
             "missing": self.missing,
             **({"also_complete": list(self.also_complete)} if self.also_complete else {}),
+            **({"person": self.person} if self.person else {}),
         }
 
     @classmethod
@@ -716,7 +745,7 @@ class SuppressionStep:
             data,
             where,
             required=("kind", "quasi_identifiers", "k", "requirements", "count", "missing"),
-            optional=("also_complete",),
+            optional=("also_complete", "person"),
         )
         requirements = []
         for i, item in enumerate(read_list(data, "requirements", where), start=1):
@@ -731,6 +760,7 @@ class SuppressionStep:
                 read_text(data, "count", where, optional=True),
                 read_text(data, "missing", where, allowed=("category", "drop")),
                 also,
+                read_text(data, "person", where) if "person" in data else None,
             ),
         )
 
@@ -746,6 +776,9 @@ Step = (
     | LocalSuppressionStep
     | MicroaggregationStep
     | TopBottomStep
+    | PseudonymizeStep
+    | ShiftDatesStep
+    | SafeHarborStep
 )
 STEP_KINDS: dict[str, type] = {
     cls.kind: cls
@@ -758,6 +791,9 @@ STEP_KINDS: dict[str, type] = {
         LocalSuppressionStep,
         MicroaggregationStep,
         TopBottomStep,
+        PseudonymizeStep,
+        ShiftDatesStep,
+        SafeHarborStep,
     )
 }
 
@@ -768,7 +804,7 @@ def step_from_json(data: Any, where: str = "a step") -> Step:
     >>> step_from_json({"kind": "shuffle"})
     Traceback (most recent call last):
     ...
-    anonlib.core.errors.RecipeError: The recipe is damaged or was edited by hand: 'kind' of a step is 'shuffle'; it must be one of bands, generalization, policy, aggregation, suppression, local_suppression, microaggregation, top_bottom.
+    anonlib.core.errors.RecipeError: The recipe is damaged or was edited by hand: 'kind' of a step is 'shuffle'; it must be one of bands, generalization, policy, aggregation, suppression, local_suppression, microaggregation, top_bottom, pseudonymize, shift_dates, safe_harbor.
     """
     if not isinstance(data, Mapping):
         raise damaged(f"{where} must be a JSON object.")

@@ -18,6 +18,12 @@ computation of ``anonlib.measures.models.acceptance`` (there is no separate k-on
   total suppressed share within the limit (ARX's acceptance: the target is
   reached by a suppression step).
 
+With a person column (``Dataset.person``) the target is counted in people: a class
+meets k when it holds k distinct persons, a person fails as a whole when any of
+their records is in a failing class, and the suppression limit is a share of
+people; the check gives both counts (``persons``, ``failing_persons`` beside the
+records).
+
 Example:
     >>> import pandas as pd
     >>> from anonlib.core.dataset import Dataset
@@ -38,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..core.dataset import Dataset
-from ..core.equivalence import encode
+from ..core.equivalence import encode, person_codes, persons_per_class
 from ..core.errors import ParameterError, RecipeError, join_names
 from ..core.metrics import whole_k
 from ..core.numbers import percent
@@ -86,7 +92,14 @@ class ReleaseTarget:
         )
         return ", ".join(parts)
 
-    def check(self, dataset: Dataset, *, loaded_records: int | None = None, wildcard: str | None = None) -> TargetCheck:
+    def check(
+        self,
+        dataset: Dataset,
+        *,
+        loaded_records: int | None = None,
+        wildcard: str | None = None,
+        loaded_persons: int | None = None,
+    ) -> TargetCheck:
         """Whether ``dataset`` (its quasi-identifiers, its count column) meets the target.
 
         Judged on the assessed records (``Dataset.assessed`` with the models' columns):
@@ -99,7 +112,8 @@ class ReleaseTarget:
         (the mark of a locally suppressed cell, ``*``), k counts for each record
         the records agreeing with it on every quasi-identifier where neither
         holds the mark (``anonlib.transformations.suppression``'s reading); the privacy models
-        are judged on the classes as they are.
+        are judged on the classes as they are. ``loaded_persons`` is the loaded file's
+        people (with a person column; default: the dataset's own).
         """
         qis = list(dataset.quasi_identifiers)
         missing = [s for s in self.sensitive if s not in dataset.frame.columns]
@@ -107,9 +121,17 @@ class ReleaseTarget:
             raise ParameterError(
                 f"The release target has a privacy model on {join_names(missing)}, which is not a column of the data."
             )
-        frame, _ = dataset.assessed_frame(qis + [s for s in self.sensitive if s not in qis], extra=self.sensitive)
+        person = dataset.person
+        frame, _ = dataset.assessed_frame(
+            qis + [s for s in self.sensitive if s not in qis], extra=self.sensitive, person=person is not None
+        )
         count = dataset.count
         marked = wildcard is not None and bool(qis)
+        if marked and person is not None:
+            raise ParameterError(
+                "Cells blanked by local suppression are matched record by record, not person by person; with a "
+                "person column, suppress whole people instead (undo the local suppression)."
+            )
         result = acceptance(
             frame,
             qis,
@@ -117,6 +139,7 @@ class ReleaseTarget:
             requirements=self.requirements,
             max_suppressed=self.max_suppressed,
             count=count,
+            person=person,
         )
         failing_rows = ~np.asarray(result.kept, dtype=bool)
         failing = tuple((str(what), int(n)) for what, n in result.failing)
@@ -132,7 +155,15 @@ class ReleaseTarget:
         base = records if loaded_records is None else int(loaded_records)
         if base < records:
             raise ParameterError(f"The loaded file has {base:,} records, fewer than the {records:,} being checked.")
-        classes, examples = _failing_classes(frame, qis, count, failing_rows)
+        classes, examples = _failing_classes(frame, qis, count, failing_rows, person)
+        persons = failing_persons = base_persons = None
+        if person is not None:
+            persons, failing_persons = int(result.persons), int(result.suppressed_persons)
+            base_persons = persons if loaded_persons is None else int(loaded_persons)
+            if base_persons < persons:
+                raise ParameterError(
+                    f"The loaded file has {base_persons:,} people, fewer than the {persons:,} being checked."
+                )
         return TargetCheck(
             target=self,
             records=records,
@@ -141,6 +172,9 @@ class ReleaseTarget:
             failing_classes=classes,
             failing=failing,
             examples=examples,
+            persons=persons,
+            loaded_persons=base_persons,
+            failing_persons=failing_persons,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -184,7 +218,10 @@ class TargetCheck:
 
     ``failing`` lists (requirement, records in classes failing it), e.g.
     ``("k = 5", 312)``; ``examples`` the smallest failing classes as
-    (``"age=30-39, sex=F"``, records).
+    (``"age=30-39, sex=F"``, records; people with a person column).
+
+    With a person column, ``persons``, ``loaded_persons`` and ``failing_persons``
+    count people (None otherwise), and the suppressed share is a share of people.
     """
 
     target: ReleaseTarget
@@ -194,6 +231,14 @@ class TargetCheck:
     failing_classes: int
     failing: tuple[tuple[str, int], ...] = ()
     examples: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+    persons: int | None = None
+    loaded_persons: int | None = None
+    failing_persons: int | None = None
+
+    @property
+    def by_person(self) -> bool:
+        """Whether the check counts people (a person column is set)."""
+        return self.persons is not None
 
     @property
     def suppressed_records(self) -> int:
@@ -201,12 +246,23 @@ class TargetCheck:
         return self.loaded_records - self.records
 
     @property
+    def suppressed_persons(self) -> int | None:
+        """People of the loaded file no longer in the table (with a person column)."""
+        return None if self.persons is None else self.loaded_persons - self.persons
+
+    @property
     def suppressed_share(self) -> float:
+        if self.by_person:
+            return self.suppressed_persons / self.loaded_persons if self.loaded_persons else 0.0
         return self.suppressed_records / self.loaded_records if self.loaded_records else 0.0
 
     @property
     def share_after_suppression(self) -> float:
-        """Share of the loaded file suppressed once the failing records are suppressed too."""
+        """Share of the loaded file suppressed once the failing records are suppressed too
+        (of people, with a person column)."""
+        if self.by_person:
+            total = self.suppressed_persons + self.failing_persons
+            return total / self.loaded_persons if self.loaded_persons else 0.0
         total = self.suppressed_records + self.failing_records
         return total / self.loaded_records if self.loaded_records else 0.0
 
@@ -230,6 +286,8 @@ class TargetCheck:
         >>> ReleaseTarget(k=1).check(ds).sentence()
         'Met: all 3 records are in classes meeting k = 1.'
         """
+        if self.by_person:
+            return self._people_sentence()
         limit = percent(self.target.max_suppressed, compact=True)
         suppressed = (
             f" {records(self.suppressed_records)} ({percent(self.suppressed_share, compact=True)}) suppressed so far."
@@ -257,6 +315,50 @@ class TargetCheck:
             )
         return f"Not met: {head}; suppressing {'it' if one else 'them'} would exceed the limit of {limit}." + suppressed
 
+    def _people_sentence(self) -> str:
+        """``sentence`` counted in people, the records beside them.
+
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"age": [30, 30, 30, 40], "pid": ["a", "a", "b", "c"]})
+        >>> ds = Dataset.from_frame("d", df, {"age": "quasi-identifier", "pid": "person"})
+        >>> ReleaseTarget(k=2).check(ds).sentence()
+        'Not met: 1 of 3 people (33.3%; 1 record) has records in a class failing k = 2 (counted in people); suppressing this person would exceed the limit of 0%.'
+        """
+        limit = percent(self.target.max_suppressed, compact=True)
+        suppressed = (
+            f" {people(self.suppressed_persons)} ({percent(self.suppressed_share, compact=True)}; "
+            f"{records(self.suppressed_records)}) suppressed so far."
+            if self.suppressed_persons
+            else ""
+        )
+        if self.met:
+            return (
+                f"Met: all {people(self.persons)} ({records(self.records)}) are in classes meeting "
+                f"{self._what()} (counted in people)." + suppressed
+            )
+        failing = self.failing_persons or 0
+        if failing == 0:
+            return (
+                f"Not met: {people(self.suppressed_persons)} ({percent(self.suppressed_share, compact=True)}) are "
+                f"suppressed, more than the limit of {limit}."
+            )
+        share = failing / self.persons if self.persons else 0.0
+        one = failing == 1
+        head = (
+            f"{failing:,} of {people(self.persons)} ({percent(share, compact=True)}; {records(self.failing_records)}) "
+            f"{'has' if one else 'have'} records in {'a class' if self.failing_classes == 1 else 'classes'} failing "
+            f"{self._failing_what()} (counted in people)"
+        )
+        if self.met_after_suppression:
+            return (
+                f"Met once {'this person is' if one else 'they are'} suppressed: {head}, within the limit of "
+                f"{limit}." + suppressed
+            )
+        return (
+            f"Not met: {head}; suppressing {'them' if not one else 'this person'} would exceed the limit of {limit}."
+            + suppressed
+        )
+
     def _what(self) -> str:
         return ", ".join([f"k = {self.target.k}", *(r.describe() for r in self.target.requirements)])
 
@@ -274,10 +376,21 @@ def records(n: int) -> str:
     return f"{n:,} record" + ("" if n == 1 else "s")
 
 
+def people(n: int | None) -> str:
+    """``"1 person"``, ``"2,000 people"``.
+
+    >>> people(1), people(2000)
+    ('1 person', '2,000 people')
+    """
+    n = int(n or 0)
+    return f"{n:,} person" if n == 1 else f"{n:,} people"
+
+
 def _failing_classes(
-    frame, qis: Sequence[str], count: str | None, failing_rows: np.ndarray
+    frame, qis: Sequence[str], count: str | None, failing_rows: np.ndarray, person: str | None = None
 ) -> tuple[int, tuple[tuple[str, int], ...]]:
-    """Number of failing classes and the smallest of them as (values, records)."""
+    """Number of failing classes and the smallest of them as (values, records; people
+    with a ``person`` column)."""
     if not failing_rows.any():
         return 0, ()
     if not qis:
@@ -285,12 +398,16 @@ def _failing_classes(
         return 1, (("every record (no quasi-identifier)", int(weights[failing_rows].sum())),)
     table = encode(frame, qis, count=count)
     classes = table.classes()
+    sizes = classes.sizes
+    if person is not None:
+        codes, n_persons = person_codes(frame[person], person)
+        sizes = persons_per_class(classes.ids, classes.n_classes, codes, n_persons)
     failing_ids = np.unique(classes.ids[failing_rows])
-    order = failing_ids[np.lexsort((failing_ids, classes.sizes[failing_ids]))][:EXAMPLES_SHOWN]
+    order = failing_ids[np.lexsort((failing_ids, sizes[failing_ids]))][:EXAMPLES_SHOWN]
     first = classes.first_rows
     examples = []
     for class_id in order:
         row = first[class_id]
         values = ", ".join(f"{column}={table.labels[j][table.codes[row, j]]}" for j, column in enumerate(table.columns))
-        examples.append((values, int(classes.sizes[class_id])))
+        examples.append((values, int(sizes[class_id])))
     return int(failing_ids.size), tuple(examples)

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from ...core.cells import is_number_column
-from ...core.equivalence import EncodedTable, encode
-from ...core.errors import ParameterError, join_names
+from ...core.equivalence import EncodedTable, encode, person_codes, persons_failing, persons_per_class, record_counts
+from ...core.errors import ParameterError, join_names, require_columns
 from ...core.metrics import whole_k
 from ...core.numbers import whole_number
 from .per_class import (
@@ -225,6 +225,10 @@ class Acceptance:
     ``failing`` lists, per criterion (``"k = 5"`` or a requirement's description), the
     records in classes failing it (a class may fail several); ``kept`` says per row
     whether its class meets everything.
+
+    With a person column, k counts distinct persons per class and a person fails as a
+    whole (all their records are suppressed when one of them fails); ``persons`` and
+    ``suppressed_persons`` count them, and the share and the limit are in persons.
     """
 
     acceptable: bool
@@ -233,6 +237,8 @@ class Acceptance:
     suppressed_share: float
     failing: tuple[tuple[str, int], ...]
     kept: np.ndarray = field(compare=False, repr=False)
+    persons: int | None = None
+    suppressed_persons: int | None = None
 
 
 def acceptance(
@@ -245,18 +251,27 @@ def acceptance(
     count: str | None = None,
     engine=None,
     encoded: EncodedTable | None = None,
+    person: str | None = None,
 ) -> Acceptance:
     """Suppress the records of every class failing k or a requirement; acceptable when
     the suppressed share is at most ``max_suppressed`` (a share of records, 0..1).
     ``frame`` may also be a path or a table on a data engine (``anonlib.engine``).
     ``encoded`` is the kernel's encoding of ``frame`` holding the quasi-identifiers and the
     models' columns with sorted labels (``encode``), read when given instead of encoding again.
+    With ``person`` (a column of ``frame``), k counts distinct persons, a person fails
+    when any of their records does, and the share is of persons (see ``Acceptance``).
 
     >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
     >>> a = acceptance(df, ["zip"], k=2, requirements=[ModelRequirement("distinct_l", "dx", 2)], max_suppressed=0.4)
     >>> a.acceptable, a.suppressed_records, a.failing, a.kept.tolist()
     (True, 2, (('k = 2', 0), ('distinct 2-diversity of dx', 2)), [True, True, True, False, False])
+    >>> visits = pd.DataFrame({"zip": [1, 1, 1, 2, 1], "pid": ["a", "a", "b", "b", "c"]})
+    >>> p = acceptance(visits, ["zip"], k=2, person="pid")
+    >>> p.kept.tolist(), p.suppressed_records, p.persons, p.suppressed_persons
+    ([True, True, False, False, True], 2, 3, 1)
     """
+    if person is not None and (engine is not None or not isinstance(frame, pd.DataFrame)):
+        raise ParameterError("Counting people needs the table in memory; leave out the engine for a person column.")
     if engine is not None or not isinstance(frame, pd.DataFrame):
         # The engine sends back the (class, sensitive value) cells; ``kept`` is then per cell, not
         # per record (the records stay where they are; workflow.engine_replay suppresses them there).
@@ -276,6 +291,12 @@ def acceptance(
     table = encode(frame, [*qis, *sensitives], count=count) if encoded is None else encoded
     classes = table.classes(qis)
     counts = {s: counts_from_table(table, classes, s, is_number_column(frame[s])) for s in sensitives}
+    if person is not None:
+        if person in qis or person in sensitives or person == count:
+            raise ParameterError(
+                f"'{person}' is the person column; it cannot also be a quasi-identifier, sensitive or the count."
+            )
+        return _person_acceptance(frame, qis, classes, person, k, requirements, counts, limit, count)
     failed, failing = classes_failing(classes.sizes, k, requirements, counts)
     records = int(classes.sizes.sum())
     suppressed = int(classes.sizes[failed].sum())
@@ -287,6 +308,61 @@ def acceptance(
         failing=failing,
         kept=~failed[classes.ids],
     )
+
+
+def _person_acceptance(frame, qis, classes, person, k, requirements, counts, limit, count) -> Acceptance:
+    """``acceptance`` counted in persons: a class fails k when it holds fewer than k
+    distinct persons (the models judge its records as usual), and every record of a
+    person with a record in a failing class is suppressed. Removing a person's other
+    records can leave another class short, so the rule is applied again on what is left
+    until nothing fails (each pass removes at least one person, so it ends). The classes
+    of the records left are the same classes (fewer people in them): only the models'
+    summaries are counted again, when there are models."""
+    require_columns(frame, [person])
+    codes, n_persons = person_codes(frame[person], person)
+    weights = np.ones(len(frame), dtype=np.int64) if count is None else record_counts(frame, count)
+    failed, failing = _person_pass(classes.ids, classes.n_classes, weights, codes, n_persons, k, requirements, counts)
+    out = persons_failing(failed, codes, n_persons)
+    sensitives = list(dict.fromkeys(r.sensitive for r in requirements))
+    while out.any() and not out.all():
+        rest = np.flatnonzero(~out)
+        part_counts = counts
+        if requirements:  # the models' summaries of the records left
+            part = frame.iloc[rest]
+            table = encode(part, [*qis, *sensitives], count=count)
+            part_classes = table.classes(qis)
+            part_counts = {s: counts_from_table(table, part_classes, s, is_number_column(part[s])) for s in sensitives}
+            ids, n_classes = part_classes.ids, part_classes.n_classes
+        else:
+            ids, n_classes = classes.ids[rest], classes.n_classes
+        again, _ = _person_pass(ids, n_classes, weights[rest], codes[rest], n_persons, k, requirements, part_counts)
+        if not again.any():
+            break
+        out[rest] = persons_failing(again, codes[rest], n_persons)
+        out = persons_failing(out, codes, n_persons)
+    gone = int(np.unique(codes[out]).size)
+    return Acceptance(
+        acceptable=within_limit(gone, n_persons, limit),
+        records=int(weights.sum()),
+        suppressed_records=int(weights[out].sum()),
+        suppressed_share=gone / n_persons if n_persons else 0.0,
+        failing=failing,
+        kept=~out,
+        persons=n_persons,
+        suppressed_persons=gone,
+    )
+
+
+def _person_pass(ids, n_classes, weights, codes, n_persons, k, requirements, counts) -> tuple[np.ndarray, tuple]:
+    """Per row, whether its class fails k (in persons) or a requirement (on its records);
+    and the records failing each criterion."""
+    sizes = np.bincount(ids, weights=weights, minlength=n_classes).astype(np.int64)
+    people = persons_per_class(ids, n_classes, codes, n_persons)
+    failed, failing = classes_failing(sizes, 1, requirements, counts)
+    short = (people > 0) & (people < k)
+    if k > 1:
+        failing = ((f"k = {k}", int(sizes[short].sum())),) + failing
+    return (failed | short)[ids], failing
 
 
 def suppression_limit(value: object) -> float:

@@ -42,7 +42,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from ...core.equivalence import encode
+from ...core.equivalence import encode, person_classes
 from ...core.errors import EmptySelectionError, ParameterError
 from ..models import population_counts
 from ..models.summaries import checked_columns
@@ -249,6 +249,7 @@ def reidentification(
     threshold: float = 0.2,
     population_count: str | None = None,
     engine=None,
+    person: str | None = None,
 ) -> ReidentificationRisk:
     """Prosecutor, journalist and marketer risk of ``df`` for ``quasi_identifiers``.
     ``df`` may also be a path or a table on a data engine (``anonlib.engine``), or
@@ -258,6 +259,9 @@ def reidentification(
     or a count column (the form ``anonlib.transformations.frontier`` takes); ``sampling_fraction``
     (optional, in (0, 1]) is the share of the population that is in the file.
     ``records_at_risk`` is the share of records whose prosecutor risk exceeds ``threshold``.
+    With ``person`` (a column saying whose record it is) the classes are counted in
+    distinct people (a class of f people: risk 1 / f), and the shares are of people
+    counted once per class they are in; no population table or sampling fraction then.
 
     >>> df = pd.DataFrame({"zip": ["1", "1", "2"]})
     >>> r = reidentification(df, ["zip"], population=pd.DataFrame({"zip": ["1", "2"], "n": [10, 4]}), sampling_fraction=0.1)
@@ -288,6 +292,13 @@ def reidentification(
             np.repeat(sizes, classes), sampling_fraction=sampling_fraction, threshold=threshold, quasi_identifiers=qis
         )
     qis = checked_columns(df, quasi_identifiers, [], count)
+    if person is not None:
+        if population is not None or sampling_fraction is not None:
+            raise ParameterError(
+                "Population tables and sampling fractions count records; leave out the person column for them."
+            )
+        counted = person_classes(df, qis, person, count=count)
+        return risk_from_sizes(counted.sizes, threshold=threshold, quasi_identifiers=qis)
     if population is not None:
         matched = population_counts(df, qis, population, count=count, population_count=population_count)
         sizes, people = matched.sample, matched.population

@@ -76,7 +76,17 @@ from .projection import (
     project_lonlat,
     region_labels,
 )
-from .regions import REGION_SAMPLES, Regions, read_regions, regions_matching, sample_regions
+from .regions import (
+    AREA_SHARE,
+    REGION_SAMPLES,
+    AreaColumn,
+    Regions,
+    area_columns,
+    area_id_share,
+    read_regions,
+    regions_matching,
+    sample_regions,
+)
 from .site_count import (
     CUTOFF_MODELS,
     FIXED_CUTOFFS,
@@ -131,6 +141,10 @@ __all__ = [
     "qi_entropy",
     "read_regions",
     "region_labels",
+    "AREA_SHARE",
+    "AreaColumn",
+    "area_columns",
+    "area_id_share",
     "regions_matching",
     "sample_regions",
     "site_count",

@@ -191,3 +191,77 @@ def regions_matching(ids: Sequence[object], *, exclude: Sequence[str] = ()) -> l
         if hits:
             found.append((key, hits))
     return sorted(found, key=lambda pair: -pair[1])
+
+
+AREA_SHARE = 0.5  # a column is a column of area ids when more than half of its values are ids of the areas
+
+
+@dataclass(frozen=True)
+class AreaColumn:
+    """A column of area ids: the areas (``REGION_SAMPLES`` key, or the name given for
+    uploaded ones) holding most of its values, and the share of its records that are ids
+    of those areas."""
+
+    column: str
+    areas: str
+    share: float
+
+
+def area_id_share(values: pd.Series | Sequence[object], area_ids: Sequence[object] | pd.Index) -> float:
+    """The share of a column's records (missing values left out) whose value is the id of
+    one of ``area_ids`` (ids compared as ``region_labels`` writes them: whole numbers
+    without ``.0``, spaces stripped); 0 for a column with no value.
+
+    >>> area_id_share(pd.Series(["37010", "37011", 1234.5, None]), ["37010", "37011"])
+    0.6666666666666666
+    >>> area_id_share(pd.Series([37010.0, 12.5]), ["37010"])  # an amount that happens to be an id counts
+    0.5
+    """
+    series = pd.Series(values)
+    present = series.dropna()
+    if present.empty:
+        return 0.0
+    if pd.api.types.is_numeric_dtype(present) and not pd.api.types.is_bool_dtype(present):
+        numbers = present.to_numpy(dtype=float)  # each whole number as an id, whatever its neighbours
+        whole = np.isfinite(numbers) & (numbers == np.round(numbers))
+        labels = pd.Series([str(int(v)) if w else str(v) for v, w in zip(numbers, whole)], dtype=object)
+    else:
+        labels = pd.Series(region_labels(present), dtype=object)
+    known = pd.Index(pd.unique(region_labels(pd.Series(list(area_ids), dtype=object))))
+    return float(labels.isin(known).mean())
+
+
+def area_columns(
+    frame: pd.DataFrame,
+    columns: Sequence[str] | None = None,
+    *,
+    areas: dict[str, Sequence[object]] | None = None,
+    threshold: float = AREA_SHARE,
+    sample: int = 5_000,
+) -> dict[str, AreaColumn]:
+    """The columns of ``frame`` holding area ids: for each of ``columns`` (default all),
+    the areas (each of ``areas``, name -> ids; default the bundled ``REGION_SAMPLES``)
+    holding the largest share of its records (on a tie, the fewer areas), kept when that share is above
+    ``threshold`` (most of its values). A column of amounts or codes that only
+    sometimes equal an area id (household expenditure against county FIPS codes) is
+    not one. Up to ``sample`` records per column, spread over the table, are compared.
+
+    >>> df = pd.DataFrame({"zip": ["37010", "37203", "38104"], "spend": [37010.0, 12.5, 880.25]})
+    >>> found = area_columns(df)
+    >>> list(found), found["zip"].areas, found["zip"].share
+    (['zip'], 'tennessee_zcta', 1.0)
+    """
+    if not 0.0 <= float(threshold) < 1.0:
+        raise ParameterError(f"The share of area ids is at least 0 and below 1; got {threshold}.")
+    columns = list(frame.columns if columns is None else columns)
+    if areas is None:
+        areas = {key: sample_regions(key).points["region_id"] for key in REGION_SAMPLES}
+    found = {}
+    step = max(len(frame) // max(int(sample), 1), 1)
+    for column in columns:
+        values = frame[column].iloc[::step]
+        # the largest share; on a tie the smaller set of areas (Tennessee before the whole US)
+        best = max(((area_id_share(values, ids), -len(ids), key) for key, ids in areas.items()), default=(0.0, 0, ""))
+        if best[0] > threshold:
+            found[str(column)] = AreaColumn(str(column), best[2], best[0])
+    return found

@@ -1,0 +1,260 @@
+"""Health data on the command line: the options of pseudonyms, date shifts, the person
+and keep roles (shared by ``anonymize``, ``apply``, ``profile`` and ``risk``), and the
+``safe-harbor`` command.
+
+- ``--person COL``: the column saying whose record it is; classes, k and suppression
+  are counted in distinct persons;
+- ``--keep COL,...``: columns released unchanged (never counted in classes);
+- ``--pseudonymize COL`` (repeatable) with ``--key-file F``: the column released as
+  keyed pseudonyms; the key file is created (random, mode 0600) when absent, and
+  standard error says so;
+- ``--shift-dates COL,... --shift-days N``: dates moved by one offset per person
+  (needs the person column).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..core.dataset import Dataset, Role
+from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
+from ..core.metrics import whole_k
+from ..measures.models import suppression_limit
+from ..transformations.pseudonyms import DEFAULT_LENGTH, DEFAULT_SHIFT_DAYS
+from ..workflow.health_steps import PseudonymizeStep, SafeHarborStep, ShiftDatesStep
+from ..workflow.history import WorkingCopy
+from ..workflow.keys import key_file, key_id
+from ..workflow.recipe import Reading
+from ..workflow.release import release_csv
+from ..workflow.safe_harbor import compare_routes
+from ..workflow.target import ReleaseTarget
+from .common import command, data_arguments, print_json, read_dataset, split, write
+
+
+def person_argument(parser: argparse.ArgumentParser) -> None:
+    """``--person COL``."""
+    parser.add_argument(
+        "--person",
+        metavar="COL",
+        help="the column saying whose record it is (several records per person): classes, k and "
+        "suppression are then counted in distinct persons",
+    )
+
+
+def keep_argument(parser: argparse.ArgumentParser) -> None:
+    """``--keep COL,...``."""
+    parser.add_argument(
+        "--keep", metavar="COL,...", help="columns released unchanged, never counted in classes (role keep)"
+    )
+
+
+def key_arguments(parser: argparse.ArgumentParser, *, steps: bool = True) -> None:
+    """``--key-file`` and, with ``steps``, the keyed steps' options."""
+    parser.add_argument(
+        "--key-file",
+        metavar="FILE",
+        help="the project key (64 hex characters on one line) for pseudonyms and date shifts; created, "
+        "readable by you only, when absent. Keep it secret and never put it in a release",
+    )
+    if not steps:
+        return
+    parser.add_argument(
+        "--pseudonymize",
+        action="append",
+        metavar="COL",
+        help="release this identifier column as keyed pseudonyms (HMAC-SHA-256 under --key-file; repeatable)",
+    )
+    parser.add_argument(
+        "--pseudonym-length",
+        type=int,
+        default=DEFAULT_LENGTH,
+        metavar="N",
+        help=f"hex characters per pseudonym (default {DEFAULT_LENGTH}, at least 12)",
+    )
+    parser.add_argument(
+        "--shift-dates",
+        metavar="COL,...",
+        help="date columns moved by one offset per person (needs the person column), intervals kept",
+    )
+    parser.add_argument(
+        "--shift-days",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"largest date shift in days, either way (default {DEFAULT_SHIFT_DAYS})",
+    )
+
+
+def refuse_pseudonymizing(dataset: Dataset, args: argparse.Namespace) -> None:
+    """A sentence when ``--pseudonymize`` names a quasi-identifier or sensitive column."""
+    for column in getattr(args, "pseudonymize", None) or []:
+        role = dataset.roles.get(column.strip())
+        if role in (Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.COUNT):
+            raise ParameterError(
+                f"'{column}' is a {role.value} column; --pseudonymize is for identifiers and the person column "
+                "(a pseudonym says nothing an attacker could match or a study could analyse)."
+            )
+
+
+def project_key(args: argparse.Namespace, *, needed: bool, why: str) -> bytes | None:
+    """The key of ``--key-file`` (created when absent, said on standard error); a sentence
+    when ``needed`` and no key file is given (``why`` names the option needing it)."""
+    path = getattr(args, "key_file", None)
+    if not path:
+        if needed:
+            raise ParameterError(f"{why} needs the project key: add --key-file FILE (created when it does not exist).")
+        return None
+    key, created = key_file(path)
+    if created:  # said once the command has succeeded; removed again if it fails (nothing written on bad input)
+        args.created_key_file = path
+        args.created_key_note = (
+            f"note: created the key file {path} (key id {key_id(key)}, readable by you only). Keep it secret, out "
+            "of every release, and use it for every delivery: another key gives other pseudonyms and dates."
+        )
+    return key
+
+
+def keyed_steps(args: argparse.Namespace, dataset: Dataset) -> list:
+    """The steps of ``--pseudonymize`` and ``--shift-dates`` on ``dataset``, in that order
+    (dates are shifted by the person's value as read: a pseudonymised person column is
+    shifted after it is pseudonymised, which the same key makes the same in every delivery)."""
+    columns = [c.strip() for c in getattr(args, "pseudonymize", None) or []]
+    dates = split(getattr(args, "shift_dates", None))
+    days = getattr(args, "shift_days", None)
+    if days is not None and not dates:
+        raise ParameterError("--shift-days says how far dates move; name the date columns with --shift-dates.")
+    if len(set(columns)) != len(columns):
+        raise ParameterError("A column is named twice in --pseudonymize; name each once.")
+    if dates:
+        missing = [c for c in dates if c not in dataset.frame.columns]
+        if missing:
+            raise ColumnError(f"--shift-dates names {join_names(missing)}, which is not in the data.")
+        if dataset.person is None:
+            raise ParameterError(
+                "Shifting dates needs a person column (every date of a person moves by the same offset): "
+                "name it with --person COL (or --role COL=person)."
+            )
+    if not columns and not dates:
+        return []
+    refuse_pseudonymizing(dataset, args)
+    key = project_key(args, needed=True, why="--pseudonymize" if columns else "--shift-dates")
+    steps: list = [PseudonymizeStep.made(c, key, length=args.pseudonym_length) for c in columns]
+    if dates:
+        steps.append(ShiftDatesStep.made(dates, dataset.person, key, days=DEFAULT_SHIFT_DAYS if days is None else days))
+    return steps
+
+
+# --------------------------------------------------------------------------- safe-harbor
+
+SAFE_HARBOR_PAGE = "command line (safe-harbor)"
+
+
+def _safe_harbor(args: argparse.Namespace) -> int:
+    """HIPAA Safe Harbor applied to a file: every change listed first, the release written,
+    then its remaining risk beside the optimal generalization's."""
+    dataset, table = read_dataset(args)
+    k = whole_k(args.k)
+    limit = suppression_limit(args.max_suppressed)
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise ParameterError(f"The time limit is a number of seconds above 0; got {args.time_limit:g}.")
+    leave = [c for c in (dataset.count, dataset.person) if c]
+    step = SafeHarborStep.planned(dataset.frame, reference_year=args.reference_year, leave=leave)
+    if not args.json:  # every change is said before anything is applied or written
+        print(f"dataset            {dataset.name}")
+        print(f"Safe Harbor        45 CFR 164.514(b)(2); ages counted to {step.reference_year}; {step.census}")
+        for sentence in step.sentences():
+            print(f"change             {sentence}")
+    # the release: every column but what Safe Harbor removes and the identifiers; what it
+    # generalizes is judged as a quasi-identifier
+    roles = {c: Role.KEEP for c in dataset.columns_with(Role.IGNORE)}
+    generalized = {c.column for c in step.changes if c.action in ("zip3", "year", "birth_date", "birth_year", "age")}
+    roles.update({c: Role.QUASI_IDENTIFIER for c in generalized})
+    loaded = dataset.with_roles(roles)
+    reading = Reading.of(table, args.file) if table is not None else None
+    copy = WorkingCopy.start(loaded, ReleaseTarget(k=k), reading=reading).apply(step, SAFE_HARBOR_PAGE)
+    released = release_csv(copy.release())
+    account = copy.column_account()
+    try:
+        comparison = compare_routes(loaded, step, k=k, max_suppressed=limit, time_limit=args.time_limit)
+        problem = None
+    except EmptySelectionError as err:
+        comparison, problem = None, str(err)
+    if args.out:
+        write(args.out, released)
+    if args.json:
+        print_json(
+            args,
+            json.dumps(
+                {
+                    "dataset": dataset.name,
+                    "reference_year": step.reference_year,
+                    "census": step.census,
+                    "restricted_zip3": list(step.restricted_zip3),
+                    "changes": [c.to_json() for c in step.changes],
+                    "records": copy.loaded_records,
+                    "released_records": copy.check.records if copy.check else None,
+                    **account.to_json(),
+                    "quasi_identifiers": list(comparison.quasi_identifiers) if comparison else [],
+                    "k": comparison.safe_harbor.k if comparison else None,
+                    "comparison": comparison.to_json() if comparison else None,
+                    "comparison_problem": problem,
+                },
+                indent=2,
+            ),
+        )
+        return 0
+    released_names, left_out = account.sentences()
+    print(f"columns            {released_names}")
+    print(f"                   {left_out}")
+    if comparison is None:
+        print(f"remaining risk     not measured: {problem}")
+        return 0
+    print(f"quasi-identifiers  {', '.join(comparison.quasi_identifiers)}")
+    for label, route in (("Safe Harbor", comparison.safe_harbor), ("optimal (expert)", comparison.optimal)):
+        if route is None:
+            continue
+        print(
+            f"{label:<18} k {route.k:,}; highest prosecutor risk {100 * route.prosecutor_highest:.1f}%; "
+            f"{route.records_below_k:,} records in classes < {k}; {route.suppressed:,} suppressed; "
+            f"{100 * route.loss:.1f}% of the information lost"
+        )
+    for sentence in comparison.sentences():
+        print(f"in words           {sentence}")
+    return 0
+
+
+def register(commands) -> None:
+    parser = command(
+        commands,
+        "safe-harbor",
+        "apply HIPAA Safe Harbor (45 CFR 164.514(b)(2)) to the columns it recognises, every change listed first, "
+        "and compare the risk left with the optimal generalization's",
+        "python -m anonlib safe-harbor visits.csv --out safe_harbor.csv --k 5",
+        _safe_harbor,
+    )
+    data_arguments(parser, qi=True)
+    parser.add_argument("--out", metavar="CSV", help="write the released table to this CSV file")
+    parser.add_argument(
+        "--k", default=5, help="the k both releases are judged at (records in smaller classes counted; default 5)"
+    )
+    parser.add_argument(
+        "--max-suppressed",
+        default=0.0,
+        type=float,
+        help="share of records the optimal generalization may suppress (default 0)",
+    )
+    parser.add_argument(
+        "--reference-year",
+        type=int,
+        default=None,
+        help="the year ages are counted to for birth dates and years of birth (default: this year)",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="stop the optimal search after this many seconds with the best found (default 30)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the changes and the risks as JSON")

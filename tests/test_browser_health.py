@@ -1,0 +1,134 @@
+"""A real browser on a longitudinal upload (several visits per person): mark the medical
+record number as the person column and the visit date as kept, release the record number as
+a pseudonym, shift the dates per person, suppress the people still failing, and see the
+target met in people; screenshots of the Dataset and Release pages at 1440 and 1024 px.
+
+Server, Chromium and helpers are those of ``live_app.py`` (skipped without Chromium, as the
+other browser tests). Screenshots go to $SCREENSHOT_DIR or a new temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from live_app import metric, open_app, open_page, upload, wait_idle
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+WIDTHS = (1440, 1024)
+ROW_HEIGHT = 35  # header and rows of the column editor
+
+
+def _visits_csv(seed: int = 36) -> bytes:
+    """80 patients, 1-5 visits each: mrn (leading zeros), visit date, age band, sex, diagnosis."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(80):
+        mrn = f"{rng.integers(10**5, 10**6):07d}"
+        band, sex = rng.choice(["20-39", "40-59", "60-79"]), rng.choice(["F", "M"])
+        start = pd.Timestamp("2021-01-01") + pd.Timedelta(days=int(rng.integers(0, 600)))
+        for v in range(int(rng.integers(1, 6))):
+            day = start + pd.Timedelta(days=int(35 * v + rng.integers(0, 20)))
+            rows.append((mrn, day.strftime("%Y-%m-%d"), band, sex, rng.choice(["I10", "E11", "J45"])))
+    frame = pd.DataFrame(rows, columns=["mrn", "visit_date", "age_band", "sex", "diagnosis"])
+    return frame.to_csv(index=False).encode()
+
+
+def _set_role(page, row: int, role: str) -> None:
+    """Choose ``role`` for the ``row``-th column (1-based) in the Dataset page's column editor:
+    click that row's first cell, move two cells right (type, then role) with the keyboard,
+    open the role's dropdown with Enter and choose the role (whatever the columns' widths)."""
+    editor = page.locator('[class*="st-key-roles-"] [data-testid="stDataFrame"]').first
+    dropdown = page.locator('[id^="gdg-overlay"] input[role="combobox"]')
+    for _ in range(5):
+        editor.scroll_into_view_if_needed()
+        box = editor.bounding_box()
+        page.mouse.click(box["x"] + 20, box["y"] + ROW_HEIGHT * row + ROW_HEIGHT // 2)
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Enter")
+        try:
+            dropdown.wait_for(timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    page.keyboard.type(role)
+    page.locator('[id^="react-select-"][role="option"]', has_text=role).first.wait_for(timeout=10_000)
+    page.keyboard.press("Enter")
+    dropdown.wait_for(state="hidden", timeout=10_000)
+    wait_idle(page, 300_000)
+
+
+def _click(page, key: str) -> None:
+    page.locator(f".st-key-{key} button").first.click()
+    wait_idle(page, 300_000)
+
+
+def _shot(page, path: Path) -> None:
+    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    width = page.viewport_size["width"]
+    page.set_viewport_size({"width": width, "height": max(1000, min(int(height) + 40, 12_000))})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": width, "height": 1000})
+
+
+def test_longitudinal_upload_pseudonym_date_shift_and_target_met_in_people(server, browser, tmp_path) -> None:
+    csv = tmp_path / "visits.csv"
+    csv.write_bytes(_visits_csv())
+    frame = pd.read_csv(csv, dtype=str)
+    shots = Path(os.environ.get("SCREENSHOT_DIR") or tempfile.mkdtemp(prefix="anonlib-health-"))
+    shots.mkdir(parents=True, exist_ok=True)
+    for width in WIDTHS:
+        context = browser.new_context(viewport={"width": width, "height": 1000})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
+        open_app(page, server)
+        upload(page, csv, f"Read {len(frame):,} rows and 5 columns")
+        sidebar = page.locator('[data-testid="stSidebar"]')
+
+        _set_role(page, 1, "person")  # mrn: whose record it is
+        _set_role(page, 2, "keep")  # visit_date: released (shifted), not counted in classes
+        assert metric(page, "people") == "80" and metric(page, "records") == f"{len(frame):,}"
+        k_people = frame.groupby(["age_band", "sex"])["mrn"].nunique().min()
+        assert metric(page, "k (people)") == str(k_people)
+
+        _click(page, "health_pseudonym_apply")
+        assert "mrn released as a keyed pseudonym" in sidebar.inner_text()
+        _click(page, "health_shift_apply")
+        assert "visit_date shifted by one offset per person (mrn)" in sidebar.inner_text()
+
+        limit = page.locator(".st-key-target_suppressed input")
+        limit.fill("30")
+        limit.press("Enter")
+        wait_idle(page, 300_000)
+        k_box = page.locator(".st-key-target_k input")
+        k_box.fill("10")  # some classes hold fewer than 10 people: whole people are suppressed
+        k_box.press("Enter")
+        wait_idle(page, 300_000)
+        assert "Met once" in sidebar.inner_text() or "Met:" in sidebar.inner_text()
+        if page.locator(".st-key-sidebar_suppress button").count():
+            _click(page, "sidebar_suppress")
+        text = sidebar.inner_text()
+        assert re.search(r"Met: all [\d,]+ people \([\d,]+ records\) are in classes meeting k = 10", text), text
+        assert re.search(r"[\d,]+ people \([\d.]+%; [\d,]+ records\) suppressed so far", text), text
+        assert "(counted in people)" in text
+        body = page.locator("body").inner_text()
+        assert "Traceback" not in body and "Something unexpected went wrong" not in body
+        _shot(page, shots / f"{width}-health-dataset.png")
+
+        open_page(page, "Release")
+        page.get_by_text("Columns released and left out").wait_for(timeout=120_000)
+        body = page.locator("body").inner_text()
+        assert "Counted in people:" in body and "Traceback" not in body
+        _shot(page, shots / f"{width}-health-release.png")
+        assert not errors, (width, errors)
+        context.close()
+    saved = sorted(shots.glob("*-health-*.png"))
+    assert len(saved) == 4 and all(p.stat().st_size > 10_000 for p in saved)
+    print(f"\nscreenshots: {shots}")
