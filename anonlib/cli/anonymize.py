@@ -44,7 +44,7 @@ from .common import (
     split,
     write,
 )
-from .health import keep_argument, key_arguments, keyed_steps
+from .health import keep_argument, key_arguments, keyed_steps, person_argument
 
 
 def _anonymize(args: argparse.Namespace) -> int:
@@ -106,9 +106,10 @@ def _anonymize(args: argparse.Namespace) -> int:
     for step in keyed_steps(args, loaded):
         start = start.apply(step, PAGE)
     prepared = start.current
-    frame, dropped = loaded.assessed_frame(columns, target.sensitive)
+    person = loaded.person  # classes counted in people: the search sees each record's person
+    frame, dropped = loaded.assessed_frame(columns, target.sensitive, person=person is not None)
     if start.steps:  # the same assessed records, with their pseudonyms and shifted dates
-        frame = prepared.assessed_frame(columns, target.sensitive)[0].reset_index(drop=True)
+        frame = prepared.assessed_frame(columns, target.sensitive, person=person is not None)[0].reset_index(drop=True)
     released_columns = [
         c
         for c in names
@@ -134,6 +135,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         max_suppressed=max_suppressed,
         measure=measure,
         time_limit=args.time_limit,
+        person=person,
     )
     release = _release(start, qis, released_columns, target, result, hierarchies, local=args.local_suppression)
     if args.out:
@@ -166,6 +168,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         seconds=f"{result.seconds:.4f}",
         cells=(release.cells, release.cell_records),
         account=account,
+        people=(int(frame[person].nunique()), measured.get("released_persons", 0)) if person is not None else None,
     )
 
 
@@ -221,7 +224,7 @@ def _measured(frame: pd.DataFrame, release: _Release, qis, hierarchies, measure:
         return {"k": 0, "utility": 1.0, "rows": 0}
     marked = [c for c in qis if (rows[c].astype(object) == SUPPRESSED).any()]
     person = release.copy.current.person
-    if person is not None and not marked:  # k counted in people, as the target is
+    if person is not None:  # k counted in people, as the target is (local suppression is refused with people)
         sizes = person_classes(rows, list(qis), person, count=count).row_sizes
     elif marked:
         sizes = wildcard_matches(marked_codes(rows, list(qis), SUPPRESSED, count=count), list(qis), count=count)
@@ -232,7 +235,10 @@ def _measured(frame: pd.DataFrame, release: _Release, qis, hierarchies, measure:
     )
     written = [c for c in release.recipe.columns if c != count]
     distinct = encode(release.copy.release(release.recipe.columns), written).classes().n_classes
-    return {"k": int(np.min(sizes)), "utility": value, "rows": int(distinct)}
+    measured = {"k": int(np.min(sizes)), "utility": value, "rows": int(distinct)}
+    if person is not None:  # the people released, read off the released records (the person column included)
+        measured["released_persons"] = int(rows[person].nunique())
+    return measured
 
 
 def register(commands) -> None:
@@ -246,6 +252,7 @@ def register(commands) -> None:
     )
     data_arguments(anonymize)
     keep_argument(anonymize)
+    person_argument(anonymize)
     key_arguments(anonymize)
     anonymize.add_argument(
         "--shield", required=True, help="comma-separated quasi-identifiers (the columns an attacker may know)"

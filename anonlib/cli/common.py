@@ -457,12 +457,14 @@ def report_release(
     engine: dict | None = None,
     engine_line: str | None = None,
     account=None,
+    people: tuple[int, int] | None = None,
 ) -> int:
     """What ``anonymize`` states about its release, in memory and on an engine alike: the JSON
     of ``--json`` or the lines printed, and the exit code (0 when the written file meets the
     target, else 1). ``check`` is the recount of the file written; ``rows``, ``k`` and
     ``utility`` are measured on it too; ``engine`` adds the engine's keys to the JSON and
-    ``engine_line`` its line to the text."""
+    ``engine_line`` its line to the text. ``people`` (with a person column: the people searched
+    and the people released) makes ``k`` and ``suppressed`` count people, the records beside them."""
     if args.json:
         print_json(
             args,
@@ -503,6 +505,16 @@ def report_release(
                     "original_violations": result.root.violations,
                     **(account.to_json() if account is not None else {}),
                     **({"persons": check.loaded_persons, "released_persons": check.persons} if check.by_person else {}),
+                    **(
+                        {
+                            "persons": people[0],
+                            "released_persons": people[1],
+                            "suppressed": people[0] - people[1],
+                            "suppressed_persons": people[0] - people[1],
+                        }
+                        if people is not None
+                        else {}
+                    ),
                     **(engine or {}),
                 },
                 indent=2,
@@ -523,7 +535,9 @@ def report_release(
     print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
     print(f"rows               {rows:,} (original {result.root.rows:,})")
     print(f"target             {target.describe()}")
-    print(f"k (as released)    {k:,}")
+    print(f"k (as released)    {k:,}" + (" people" if people is not None else ""))
+    if people is not None:
+        print(f"suppressed people  {people[0] - people[1]:,} of {people[0]:,}")
     print(f"suppressed records {check.suppressed_records:,} of {check.loaded_records:,}")
     if cells and cells[0]:
         print(f"suppressed cells   {cells[0]:,} in {cells[1]:,} records (local suppression)")

@@ -9,7 +9,7 @@ ZIP codes, dates, ages, birth years; none it removes):
 - **Safe Harbor**: the step applied, nothing suppressed;
 - **optimal generalization** (the expert-determination route): the
   generalization with the least loss meeting k on the original values
-  (``anonlib.transformations.anonymize.search(..., method="optimal")`` with default
+  (``anonlib.transformations.generalization.search(..., method="optimal")`` with default
   hierarchies, ``anonlib.core.default_hierarchy``), the records still failing k
   suppressed up to ``max_suppressed``.
 
@@ -47,7 +47,7 @@ from ..core.errors import AnonlibError, EmptySelectionError
 from ..core.hierarchy import SUPPRESSED
 from ..core.metrics import nonuniform_entropy, whole_k
 from ..measures.models import suppression_limit
-from ..transformations.anonymize import search
+from ..transformations.generalization import search
 from .health_steps import SafeHarborStep
 from .steps import GeneralizationStep, SuppressionStep
 from .target import ReleaseTarget

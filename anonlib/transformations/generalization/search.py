@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.budget import Progress, WorkEstimate, check_work, lattice_size
-from ...core.equivalence import encode
+from ...core.equivalence import encode, person_classes
 from ...core.errors import ParameterError, join_names
 from ...measures.models import ModelRequirement, acceptance
 from ...measures.utility import check_measure, measure_value
@@ -92,6 +92,9 @@ class SearchResult:
     lattice_size: int | None = None
     bound: float | None = None
     released_k: int | None = None
+    person: str | None = None
+    persons: int | None = None  # people in the input, with a person column
+    suppressed_persons: int | None = None  # people suppressed, measured on the released table
 
     @cached_property
     def tree(self) -> tuple[SearchNode, ...]:
@@ -137,6 +140,11 @@ class SearchResult:
                     "checked": self.checked,
                     "lattice_size": self.lattice_size,
                     "k_released": self.released_k,
+                    **(
+                        {"person": self.person, "persons": self.persons, "suppressed_persons": self.suppressed_persons}
+                        if self.person
+                        else {}
+                    ),
                 }
                 if self.method == "optimal"
                 else {}
@@ -212,6 +220,7 @@ def search(
     max_suppressed: float = 0.0,
     measure: str = "loss",
     time_limit: float | None = None,
+    person: str | None = None,
 ) -> SearchResult:
     """Generalize the quasi-identifiers ``shield`` of ``df`` until every class has at least
     ``k`` records and meets every privacy model in ``requirements``, after suppressing at
@@ -230,7 +239,11 @@ def search(
     paper's pruning; ``"paper"`` is Algorithm 1 as written, which keeps the most rows but may
     settle a tie differently from exhaustive. ``progress(done, total, what)`` is called as
     tables are counted. Work whose estimate (``estimate_search``) passes the limits of
-    ``anonlib.core.budget`` is refused with a ``ProblemTooLargeError``.
+    ``anonlib.core.budget`` is refused with a ``ProblemTooLargeError``. With ``person`` (a column
+    of ``df`` naming the person of each record) classes are counted in distinct people, a person
+    failing in any class is suppressed with all their records, and ``max_suppressed`` is a share
+    of the people (``GeneralizationSpace``); the result's ``released_k`` then counts people and
+    ``suppressed_persons`` says how many were suppressed.
 
     >>> from anonlib.core.samples import load_sample
     >>> from anonlib.transformations.anonymize_experiments import arca_hierarchies
@@ -267,6 +280,7 @@ def search(
             requirements=requirements,
             max_suppressed=max_suppressed,
             measure=measure,
+            person=person,
         )
         return _optimal_search(space, time_limit, progress)
     space = GeneralizationSpace(
@@ -279,6 +293,7 @@ def search(
         max_suppressed=max_suppressed,
         measure=None,
         rows=True,
+        person=person,
     )
     start = time.perf_counter()  # the search itself; encoding the table and hierarchies is common to all methods
     best, tree = SEARCHES[method](space, progress, pruning) if method == "iab" else SEARCHES[method](space, progress)
@@ -319,6 +334,7 @@ class _RootAndAnswer:
     requirements: tuple[ModelRequirement, ...]
     max_suppressed: float
     levels: tuple[int, ...]
+    person: str | None = None
 
     def __call__(self) -> tuple[SearchNode, ...]:
         space = GeneralizationSpace(
@@ -331,6 +347,7 @@ class _RootAndAnswer:
             max_suppressed=self.max_suppressed,
             measure=None,
             rows=True,
+            person=self.person,
         )
         return space.node(tuple(0 for _ in self.qis)), space.node(self.levels)
 
@@ -353,10 +370,19 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
     # Every number below is read off the released table's cells, encoded once by the kernel.
     cells = encode(released, [*space.qis, *(c for c in space.columns if c not in space.qis)], count=space.count)
     after = acceptance(
-        released, space.qis, k=space.k, requirements=space.requirements, count=space.count, encoded=cells
+        released,
+        space.qis,
+        k=space.k,
+        requirements=space.requirements,
+        count=space.count,
+        encoded=cells,
+        person=space.person,
     )
     rows = int(cells.classes().n_classes) if len(released) else 0
-    sizes = cells.classes(space.qis).sizes if len(released) else np.zeros(0)
+    if space.person is not None:  # k in people, read off the released records
+        sizes = person_classes(released, space.qis, space.person, count=space.count).sizes
+    else:
+        sizes = cells.classes(space.qis).sizes if len(released) else np.zeros(0)
     value = space.baseline().value(released, space.measure, encoded=cells)
     return SearchResult(
         method="optimal",
@@ -377,6 +403,7 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
             space.requirements,
             space.max_suppressed,
             found.levels,
+            space.person,
         ),
         max_levels=dict(zip(space.qis, space.max_levels)),
         requirements=space.requirements,
@@ -389,6 +416,9 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
         lattice_size=found.lattice_size,
         bound=found.bound,
         released_k=int(sizes[sizes > 0].min()) if np.any(sizes > 0) else 0,
+        person=space.person,
+        persons=space.n_persons if space.person is not None else None,
+        suppressed_persons=space.n_persons - int(after.persons) if space.person is not None else None,
     )
 
 

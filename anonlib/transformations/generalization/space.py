@@ -54,15 +54,15 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from ...core.budget import lattice_size
 from ...core.cells import is_number_column
-from ...core.equivalence import Classes, combine, distinct_keys, encode
-from ...core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names
+from ...core.equivalence import Classes, combine, distinct_keys, encode, person_codes, persons_per_class
+from ...core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names, require_columns
 from ...core.hierarchy import generalized_values, level_lookup
 from ...core.metrics import whole_k
 from ...measures.models import (
@@ -160,6 +160,10 @@ class GeneralizationSpace:
     ``rows=True`` counts the distinct rows of each generalized table over all columns with
     every status (the paper's searches; ``row_status`` counts them on demand otherwise);
     ``rollup=False`` counts every node from the distinct rows (the brute-force reference).
+    ``person`` names a column of people: classes are then counted in distinct people, a person
+    whose record is in a failing class is suppressed with all their records (again until nothing
+    fails, as ``anonlib.measures.models.acceptance(..., person=)`` does), and the suppression
+    limit is a share of the people.
 
     >>> from anonlib.core.samples import load_sample
     >>> from anonlib.transformations.anonymize_experiments import arca_hierarchies
@@ -182,6 +186,7 @@ class GeneralizationSpace:
         measure: str | None = "loss",
         rows: bool = False,
         rollup: bool = True,
+        person: str | None = None,
     ) -> None:
         self.qis = (quasi_identifiers,) if isinstance(quasi_identifiers, str) else tuple(quasi_identifiers)
         if not self.qis:
@@ -205,6 +210,13 @@ class GeneralizationSpace:
         self.rollup = rollup
         self._global = any(r.model in _TABLE_MODELS for r in self.requirements)
         checked_columns(df, self.qis, self.sensitive, count)  # a sensitive quasi-identifier: one sentence
+        self.person = person
+        if person is not None:
+            require_columns(df, [person])
+            if person in self.qis or person in self.sensitive or person == count:
+                raise ColumnError(
+                    f"'{person}' is the person column; it cannot also be a quasi-identifier, sensitive or the count."
+                )
         self.frame = df
         self.hierarchies = {a: hierarchies[a] for a in self.qis}
         nq = len(self.qis)
@@ -214,6 +226,15 @@ class GeneralizationSpace:
         table = encode(
             df, [*self.qis, *self.sensitive], count=count, unordered=[a for a in self.qis if a not in self.sensitive]
         )
+        if person is not None:  # the person rides along the class tables as one more carried column
+            persons, self.n_persons = person_codes(df[person], person)
+            table = replace(
+                table,
+                columns=(*table.columns, person),
+                codes=np.column_stack([table.codes, persons]),
+                cardinalities=(*table.cardinalities, self.n_persons),
+                labels=(*table.labels, np.arange(self.n_persons)),
+            )
         self.encoded = table
         weights = table.weights if table.weights is not None else np.ones(table.n_rows, dtype=np.int64)
         distinct = table.classes(ordered=False)  # distinct rows, with their records
@@ -222,8 +243,9 @@ class GeneralizationSpace:
         self.codes = table.codes[first, :nq]
         self.weights = distinct.sizes
         self.records = int(weights.sum())
-        carried = [table.codes[first, table.position(s)] for s in self.sensitive]
-        self.carried_cards = tuple(int(table.cardinalities[table.position(s)]) for s in self.sensitive)
+        carried_columns = [*self.sensitive, *([person] if person is not None else [])]
+        carried = [table.codes[first, table.position(s)] for s in carried_columns]
+        self.carried_cards = tuple(int(table.cardinalities[table.position(s)]) for s in carried_columns)
         self._others: tuple[np.ndarray, int] | None = None  # the other columns, one code per input row
         if rows:
             self._other_codes()
@@ -344,11 +366,15 @@ class GeneralizationSpace:
         >>> GeneralizationSpace(pd.DataFrame({"a": [1, 2]}), ["a"], 2, {"a": flat_hierarchy([1, 2])}).monotone
         True
         """
+        if self.person is not None:  # people suppressed again and again: shown monotone for k alone
+            return not self.requirements
         return requirements_monotone(self.requirements, self.max_suppressed)
 
     @property
     def zero_monotone(self) -> bool:
         """A generalization of a node where nothing fails has nothing failing either."""
+        if self.person is not None:
+            return not self.requirements
         return requirements_monotone(self.requirements, 0.0)
 
     @property
@@ -403,12 +429,20 @@ class GeneralizationSpace:
             return known
         self.checked += known is None  # nodes counted (a node counted again for its cost is one node)
         table, sizes, row_class = self.classes(levels, source)
-        failed = self._failed(table, sizes, row_class)
-        suppressed = int(np.dot(sizes, failed))  # exact: integer sizes, no float on the way
-        acceptable = within_limit(suppressed, self.records, self.max_suppressed)
-        if acceptable and suppressed and self._global:
-            acceptable = self._release_meets(table, sizes, row_class, failed)
-        value = self._cost(levels, table, sizes, row_class, failed, suppressed) if acceptable and cost else None
+        if self.person is None:
+            failed = self._failed(table, sizes, row_class)
+            suppressed = int(np.dot(sizes, failed))  # exact: integer sizes, no float on the way
+            acceptable = within_limit(suppressed, self.records, self.max_suppressed)
+            if acceptable and suppressed and self._global:
+                acceptable = self._release_meets(table, sizes, row_class, failed)
+            out = (failed if row_class is None else failed[row_class]) if acceptable and cost else None
+        else:
+            out, people = self._people_out(table, sizes, row_class)
+            failed = np.zeros(len(sizes), dtype=bool)
+            failed[row_class[out]] = True  # the classes that lost records (the paper's violations)
+            suppressed = int(table.weights[out].sum())
+            acceptable = people is not None and within_limit(people, self.n_persons, self.max_suppressed)
+        value = self._cost(levels, table, sizes, row_class, out, suppressed) if acceptable and cost else None
         self._status[levels] = (acceptable, suppressed, value)
         if self._others is not None and levels not in self._rows:
             self._rows[levels] = self._paper_counts(table, row_class, failed)
@@ -428,6 +462,45 @@ class GeneralizationSpace:
             }
             failed |= classes_failing(sizes, self.k, self.requirements, counts, self.hierarchy_levels)[0]
         return failed
+
+    def _people_out(self, table: ClassTable, sizes: np.ndarray, row_class: np.ndarray) -> tuple[np.ndarray, int | None]:
+        """Per table row, whether its person is suppressed, and how many people are (None when a
+        privacy model cannot be judged on what is left): a class fails when it holds fewer than k
+        people or fails a model on its records; every person with a record in a failing class is
+        suppressed with all their records; the rule is applied again to what is left until nothing
+        fails (removing a person's other records can leave another class short)."""
+        person = table.carried[-1]
+        n_classes = len(sizes)
+        out = np.zeros(table.rows, dtype=bool)
+        alive = np.arange(table.rows)  # a row of no records still names its person, as acceptance reads it
+        while alive.size:
+            cls, who, weights = row_class[alive], person[alive], table.weights[alive]
+            failed = persons_per_class(cls, n_classes, who, self.n_persons)
+            failed = (failed > 0) & (failed < self.k)
+            if self.requirements:
+                records = np.bincount(cls, weights=weights, minlength=n_classes).astype(np.int64)
+                groups = Classes(ids=cls, sizes=records, rows_per_class=np.ones(n_classes, dtype=np.int64))
+                counts = {
+                    s: counts_from_codes(
+                        groups, table.carried[i][alive], n_values, labels, weights=weights, numeric=numeric
+                    )
+                    for i, (s, (n_values, labels, numeric)) in enumerate(zip(self.sensitive, self.sensitive_info))
+                }
+                try:
+                    failed |= classes_failing(records, 1, self.requirements, counts, self.hierarchy_levels)[0]
+                except ParameterError:  # e.g. t-closeness on what is left with one sensitive value
+                    return out, None
+            fails = failed[cls]
+            if not fails.any():
+                break
+            gone = np.zeros(self.n_persons, dtype=bool)
+            gone[who[fails]] = True
+            leaving = alive[gone[who]]
+            out[leaving] = True
+            alive = alive[~gone[who]]
+        people = np.zeros(self.n_persons, dtype=bool)
+        people[person[out]] = True
+        return out, int(people.sum())
 
     def known_acceptable(self, levels: tuple[int, ...]) -> bool:
         """Whether a node counted acceptable lies under ``levels`` (so it is acceptable, for a
@@ -551,16 +624,16 @@ class GeneralizationSpace:
         table: ClassTable,
         sizes: np.ndarray,
         row_class: np.ndarray | None,
-        failed: np.ndarray,
+        out: np.ndarray,
         suppressed: int,
     ) -> float:
+        """The node's cost in the space's measure, ``out`` marking the table rows suppressed."""
         if self.measure is None:
             return 0.0
         if self.measure in CELL_MEASURES:
             value = sum(float(t[level]) for t, level in zip(self.level_totals, levels))
             if suppressed:
-                rows = table.members if row_class is None else row_class[table.members]
-                gone = np.flatnonzero(failed[rows])  # distinct original rows
+                gone = np.flatnonzero(out[table.members])  # distinct original rows
                 codes = self.codes[gone]
                 paid = sum(
                     self.full_cost[a][codes[:, a]] - self.cell_cost[a][levels[a]][codes[:, a]]
@@ -568,7 +641,9 @@ class GeneralizationSpace:
                 )
                 value += math.fsum((self.weights[gone] * paid).tolist())  # they pay in full (summed exactly, as above)
             return value / self.scale
-        kept = sizes[~failed & (sizes > 0)]
+        cls = np.arange(table.rows) if row_class is None else row_class
+        kept = np.bincount(cls[~out], weights=table.weights[~out], minlength=len(sizes)).astype(np.int64)
+        kept = kept[kept > 0]
         if self.measure == "discernibility":
             return float(sum(int(s) * int(s) for s in kept) + suppressed * self.records)
         classes = len(kept) + (1 if suppressed else 0)
@@ -763,6 +838,8 @@ class GeneralizationSpace:
         """
         levels = self.check_levels(levels)
         table, sizes, row_class = self.classes(levels)
+        if self.person is not None:
+            return self._people_out(table, sizes, row_class)[0][table.members][self.record_rows]
         failed = self._failed(table, sizes, row_class) & (sizes > 0)  # a class of no records loses nothing
         per_row = failed if row_class is None else failed[row_class]
         return per_row[table.members][self.record_rows]
