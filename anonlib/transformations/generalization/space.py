@@ -606,14 +606,26 @@ class GeneralizationSpace:
                 return False
         ids = np.flatnonzero(rows) if row_class is None else row_class[rows]
         groups = Classes(ids=ids, sizes=kept_sizes, rows_per_class=np.ones(len(sizes), dtype=np.int64))
-        counts = {
-            s: counts_from_codes(
-                groups, table.carried[i][rows], n_values, labels, weights=table.weights[rows], numeric=numeric
+        counts, labels_left = {}, {}
+        for i, (s, (_, labels, numeric)) in enumerate(zip(self.sensitive, self.sensitive_info)):
+            # the released table's own values: an ordered distance spans the values it still holds
+            codes = table.carried[i][rows]
+            present = np.unique(codes)
+            labels_left[s] = labels[present]
+            counts[s] = counts_from_codes(
+                groups,
+                np.searchsorted(present, codes),
+                len(present),
+                labels_left[s],
+                weights=table.weights[rows],
+                numeric=numeric,
             )
-            for i, (s, (n_values, labels, numeric)) in enumerate(zip(self.sensitive, self.sensitive_info))
-        }
+        levels = [
+            None if r.hierarchy is None else hierarchy_levels(r.hierarchy, labels_left[r.sensitive], r.sensitive)
+            for r in self.requirements
+        ]
         try:
-            again, _ = classes_failing(kept_sizes, self.k, self.requirements, counts, self.hierarchy_levels)
+            again, _ = classes_failing(kept_sizes, self.k, self.requirements, counts, levels)
         except ParameterError:  # e.g. t-closeness on a release left with one sensitive value
             return False
         return not again.any()
