@@ -1,4 +1,4 @@
-"""Scale benchmarks: one per row of the spec's scale table (reading uploads is in
+"""Scale benchmarks: one per row of docs/scale.md's table (reading uploads is in
 ``bench_loading``), each printing the new code against its reference measured in
 the same run.
 
@@ -30,7 +30,7 @@ Rows and references:
   time against the estimate given before it started, and how often progress
   came; 20 variables are refused in one sentence; 15 run narrowed (``max_known``).
 - the risk report on 300,000 records: with the individual-privacy section
-  against the same report with it skipped (what the report did above 200,000).
+  against the same report with it skipped.
 """
 
 from __future__ import annotations
