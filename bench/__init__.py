@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m bench [name-filter ...]`` prints timings against the spec's targets.
+"""Benchmarks: ``python -m bench [name-filter ...]`` prints timings against their targets.
 
 Each ``bench/bench_*.py`` module defines ``BENCHMARKS``, a list of
 ``Benchmark`` objects; the runner discovers them, runs each one a few times
@@ -18,7 +18,7 @@ class Benchmark:
 
     ``setup()`` builds the inputs (not timed) and returns them; ``run(inputs)``
     is timed ``repeat`` times and its median reported. ``target_s`` is the
-    spec's target in seconds (None = report only). ``note(result)`` may return
+    target in seconds (None = report only). ``note(result)`` may return
     a short text about the last run's result (sizes, scores) for the table.
     """
 

@@ -1,4 +1,4 @@
-"""The optimal search and its release on an engine (issue 25): every record of ARX's Adult
+"""The optimal search and its release on an engine: every record of ARX's Adult
 benchmark (30,162 records, 9 quasi-identifiers, ARX's hierarchies) repeated 332 times in
 one Parquet file, 10,013,784 records.
 

@@ -1,4 +1,4 @@
-"""Leakage and anonymization benchmarks (spec: leakage.md, performance targets)."""
+"""Leakage and anonymization benchmarks: the leakage table and the paper's searches against their targets."""
 
 from __future__ import annotations
 

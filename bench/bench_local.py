@@ -2,7 +2,7 @@
 
 Data: the bundled Adult file. Local suppression uses the records complete on
 age, sex, race, marital-status, education, native-country (31,978), k = 5 (the
-issue's done-when case); the 10^6 resample (with replacement, seed 0) holds
+case the local-suppression target names); the 10^6 resample (with replacement, seed 0) holds
 each record about 31 times, so k = 5 fails nobody there and the row uses
 k = 100 (253,274 records failing). MDAV uses age, education-num and
 hours-per-week, k = 5.

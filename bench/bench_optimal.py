@@ -3,7 +3,7 @@
 Data: ``anonlib.core.samples.arx_adult_benchmark()`` (30,162 complete records,
 nine quasi-identifiers with ARX's hierarchies, 12,960 full-domain
 generalizations), k = 5, loss metric, with at most 4% and with 0% of records
-suppressed. The spec's targets: at most 1 s each, and at most 1/100 of the time
+suppressed. The targets: at most 1 s each, and at most 1/100 of the time
 of a brute-force search that counts every node of the same lattice with the
 shared kernel (timed once, after them; the brute-force rows' notes give the ratio
 to the search's median and whether both found the same node; the search rows give

@@ -186,7 +186,7 @@ BENCHMARKS = [
         lambda: _frame("adult"),
         _matrix("ppp", "adult"),
         repeat=5,
-        reference="authors' R code: ~4,000 CPU-minutes for Fig. 2; spec target 3 s, issue 25 target 0.3 s",
+        reference="authors' R code: ~4,000 CPU-minutes for Fig. 2; target 0.3 s",
         note=_describe,
     ),
     Benchmark(

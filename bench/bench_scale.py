@@ -1,4 +1,4 @@
-"""Scale benchmarks: one per row of the spec's scale table (reading uploads is in
+"""Scale benchmarks: one per row of docs/scale.md's table (reading uploads is in
 ``bench_loading``), each printing the new code against its reference measured in
 the same run.
 
@@ -30,7 +30,7 @@ Rows and references:
   time against the estimate given before it started, and how often progress
   came; 20 variables are refused in one sentence; 15 run narrowed (``max_known``).
 - the risk report on 300,000 records: with the individual-privacy section
-  against the same report with it skipped (what the report did above 200,000).
+  against the same report with it skipped.
 """
 
 from __future__ import annotations
@@ -214,9 +214,10 @@ def _zip_space():
 
 def _rcs(space, dense: bool) -> dict:
     from anonlib.transformations import frontier
+    from anonlib.transformations.frontier import search
 
-    if dense:
-        frontier.random_maximal_chain = _dense_random_maximal_chain
+    if dense:  # in the module that draws the chains (this process is fresh: nothing to restore)
+        search.random_maximal_chain = _dense_random_maximal_chain
     result = frontier.explore(space, "rcs", 300, seed=0)
     return {
         "bits": space.n_bits,
@@ -308,6 +309,7 @@ def _adc_setup():
 def _adc(reference: bool):
     def run(inputs) -> dict:
         from anonlib.transformations import geo
+        from anonlib.transformations.geo import aggregation
 
         regions, people, n_sites = inputs
         search = geo.adc_sites_reference if reference else geo.adc_sites
@@ -320,7 +322,7 @@ def _adc(reference: bool):
             finally:
                 spent.append((time.perf_counter() - start, time.process_time() - cpu))
 
-        geo.adc_sites = timed
+        aggregation.adc_sites = timed  # where ``aggregate`` calls it (a fresh process: nothing to restore)
         start = time.perf_counter()
         result = geo.aggregate(
             regions.points,

@@ -43,7 +43,7 @@ def hierarchies(table1):
 
 
 def reference_counts(df: pd.DataFrame, shield, k, hierarchies, levels, count=None) -> tuple[int, int]:
-    """Slow, literal reading of the spec: generalize cell by cell with dicts, count with Python."""
+    """Slow, literal reading of the paper's definitions: generalize cell by cell with dicts, count with Python."""
     maps = {}
     for attribute, level in zip(shield, levels):
         h = hierarchies[attribute].astype(str)

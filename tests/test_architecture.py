@@ -208,7 +208,7 @@ def test_every_room_has_a_layer_and_imports_run_downwards():
     assert upwards == []
 
 
-# Every public path of ../shared/spec/contract.md, imported as an outside check would.
+# Every public path of the API contract outside checks rely on, imported as an outside check would.
 CONTRACT = {
     "anonlib.avector": ("anonymity_vector", "partition_count", "lex_index", "improvement"),
     "anonlib.schedule": ("assign", "schedule_rank"),

@@ -146,7 +146,7 @@ def test_bad_inputs_are_explained():
 
 
 def _reference_index(vector: tuple[int, ...]) -> int:
-    """The spec's closed form with P_{>=j}(n) from the plain O(N^2) recurrence table."""
+    """The closed form sum_j P_{>=j}(R_j - j (v_j + 1)) with P_{>=j}(n) from the plain O(N^2) recurrence table."""
     n_total = population_of(vector)
     at_least = [[0] * (n_total + 1) for _ in range(n_total + 2)]  # at_least[j][n]
     for j in range(n_total + 1, 0, -1):

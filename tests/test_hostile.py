@@ -7,7 +7,7 @@ Every case has its own time and memory bound (tracemalloc's peak, which counts n
 arrays), so a guard that lets work start before refusing it fails here.
 
 The loader's malformed files are asserted in tests/test_loading.py; the numeric,
-combinatorial and command-line classes (issue 12) are asserted here.
+combinatorial and command-line classes of the corpus are asserted here.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Discernibility and non-uniform entropy: the spec's worked examples and slow references."""
+"""Discernibility and non-uniform entropy: hand-computed worked examples and slow references."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from anonlib.core.errors import ColumnError, ParameterError
 from anonlib.core.metrics import discernibility, nonuniform_entropy, nonuniform_entropy_codes, weighted_median, whole_k
 
 
-def test_discernibility_spec_example():
-    # Spec: class sizes [5, 3, 1, 7], k = 3, N = 16 -> 25 + 9 + 16 * 1 + 49 = 99.
+def test_discernibility_worked_example():
+    # Class sizes [5, 3, 1, 7], k = 3, N = 16 -> 25 + 9 + 16 * 1 + 49 = 99.
     assert discernibility([5, 3, 1, 7], k=3) == 99
 
 
-def test_nonuniform_entropy_spec_example():
-    # Spec: r1:3, r2:1, r3:2, r4:2; A = {r1, r2}, B = {r3, r4} -> 7.24511 bits.
+def test_nonuniform_entropy_worked_example():
+    # Records r1:3, r2:1, r3:2, r4:2; A = {r1, r2}, B = {r3, r4} -> 7.24511 bits.
     original = ["r1"] * 3 + ["r2"] + ["r3"] * 2 + ["r4"] * 2
     generalized = ["A"] * 4 + ["B"] * 4
     assert round(nonuniform_entropy(original, generalized), 5) == 7.24511

@@ -342,8 +342,8 @@ def test_rolled_up_classes_equal_pandas_whether_keys_fit_one_integer_or_not(dist
 def test_a_missing_value_stays_apart_from_a_hierarchy_label_that_reads_missing():
     """Without a row for missing markers, a missing value stays missing (a blank cell) below
     the top; a hierarchy may itself use the word "missing" as a group. The two are different
-    cells in the file, so different classes in the search (the search once merged them, and
-    since stop 31 it refused the hierarchy as not nesting)."""
+    cells in the file, so different classes in the search (merging them would also make the
+    hierarchy look as if it did not nest)."""
     hx = pd.DataFrame([["a", "missing", "G", "*"], ["b", "B", "H", "*"], ["c", "B", "H", "*"], ["d", "D", "H", "*"]])
     hy = pd.DataFrame([["u", "*"], ["v", "*"]])
     df = pd.DataFrame({"x": ["a", "b", "c", None, "a", "b", "d", "c"], "y": ["u", "v", "u", "v", "u", "v", "u", "v"]})

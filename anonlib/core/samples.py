@@ -106,7 +106,8 @@ SAMPLES: dict[str, Sample] = {
             "arca_table1",
             "Arca & Hewett, Table 1 (60 patients as 22 rows with #Rec.)",
             "arca_table1.csv",
-            "Small medical table with a record-count column; row 7 restored as in the spec.",
+            "Small medical table with a record-count column; row 7, lost in the extracted text, "
+            "restored from the paper's Table 4 and totals.",
             "Arca & Hewett 2021 (fictional example)",
             {"Sex": Q, "AC": Q, "Age": Q, "Zip": Q, "Weight": Q, "Race": Q, "Genetic risk": S, "#Rec.": C},
         ),

@@ -3,7 +3,7 @@
 The workflow's side of the engine (the engine counts and rewrites; what a step means
 and what the target asks stay here, so the engine imports nothing above it).
 ``apply_recipe(recipe, path, out=..., engine="duckdb")`` does on DuckDB or Spark
-what ``anonlib.workflow.recipe.apply_recipe`` does in memory (PLAN interface 4):
+what ``anonlib.workflow.recipe.apply_recipe`` does in memory (the same released rows, in the engine's order):
 
 - the file is scanned in place, checked against the recipe's columns, and each
   column given its recorded type and role;

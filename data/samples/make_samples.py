@@ -1,8 +1,9 @@
-"""Rebuild the bundled samples from the project's shared data folder.
+"""Rebuild the bundled samples from the folder of source datasets.
 
-Run from the repository root with the shared data checked out beside it:
+Run from the repository root with that folder (``uci_adult/``, ``uci_heart_disease/``, ...)
+as the argument:
 
-    python data/samples/make_samples.py ../shared/data
+    python data/samples/make_samples.py DATA_FOLDER
 
 The papers' small tables are typed in here from the papers (see README.md);
 the real datasets are converted as described there (header added, values

@@ -25,7 +25,7 @@ its paper; the value of a table is its worst equivalence class:
 - k-map (Sweeney; cloud DLP services) and δ-presence (Nergiz, Atzori & Clifton
   2007) against a population table in the form ``anonlib.transformations.frontier`` takes.
 
-Computation (the PLAN's interface 3). The counting kernel turns the table into
+How they are computed. The counting kernel turns the table into
 small per-class summaries, ``SensitiveCounts``: class sizes and the non-empty
 (class, sensitive value) cells with their record counts, sorted by (class,
 value), values numbered by their rank among the table's sorted values (missing
@@ -36,7 +36,7 @@ database engine that produces the same cells with a group-by
 (``SensitiveCounts.from_cells``) gets bit-identical answers: float sums run in
 the canonical (class, value) order, reductions over classes are max/min.
 
-Acceptance (the PLAN's interface 1). A ``ModelRequirement`` is one switched-on
+Acceptance, which makes them a release target. A ``ModelRequirement`` is one switched-on
 model for one sensitive attribute. ``acceptance`` suppresses the records of
 every class that fails k or any requirement and says whether the suppressed
 share is within the limit; a generalization meeting that is acceptable.
