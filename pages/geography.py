@@ -7,7 +7,6 @@ import streamlit as st
 
 from anonlib.core.cells import records_in
 from anonlib.core.dataset import Dataset
-from anonlib.core.loading import to_safe_csv
 from anonlib.transformations.geo import (
     FIXED_CUTOFFS,
     METHOD_NAMES,
@@ -19,12 +18,9 @@ from anonlib.transformations.geo import (
     Regions,
     Regression,
     aggregate,
-    aggregated_polygons,
     area_columns,
-    crs_description,
     link_records,
     max_combinations,
-    outlines_for,
     qi_entropy,
     read_regions,
     regions_matching,
@@ -34,16 +30,14 @@ from anonlib.transformations.geo import (
 from anonlib.transformations.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
 from anonlib.workflow import AggregationStep, step_cost
 from dashboard import charts
+from dashboard.geo_views import result_view
 from dashboard.state import active_dataset, release_target
 from dashboard.ui import (
-    download_csv,
-    download_json,
     guarded,
     offer_step,
     page_header,
     paper_example,
     plain,
-    row,
     show_table,
 )
 
@@ -56,7 +50,6 @@ MODELS = {
     "Max-combinations model (ours: G = k x MaxCombs)": ("max_combinations", None),
     "Your own regression": ("regression", None),
 }
-DOWNLOAD_ROW_LIMIT = 1_000_000
 ADC_TIME_LIMIT = 20.0  # seconds; ADC stops there and says so
 
 HOW_TO_READ = """
@@ -155,18 +148,6 @@ def _run(
     if bar is not None:
         bar.empty()
     return result
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _shapes(
-    source: tuple, method: str, k: int, n_sites: int, seed: int, qis: tuple[str, ...], _result, _regions: Regions, _land
-):
-    return aggregated_polygons(_result, _regions, simplify_m=500.0, land=_land)
-
-
-@st.cache_resource(show_spinner="Drawing the state and county borders...", max_entries=8)
-def _outlines(area_source: tuple, _regions: Regions):
-    return outlines_for(_regions)
 
 
 def _other_areas(ids, current: str) -> str:
@@ -456,109 +437,26 @@ if regions is not None and records is not None:
         too_many = result.suppression_warning()
         if too_many:
             st.warning(plain(too_many))
-        top = row()
-        top.metric("suppressed records", f"{result.suppressed:,}", help=f"of {result.records:,} records")
-        top.metric("suppressed (%)", f"{100 * result.suppressed_share:.2f}%")
-        top.metric(
-            "aggregated regions",
-            f"{int((result.sites['regions'] > 0).sum()):,}",
-            help=f"{result.n_sites:,} sites placed",
+        result_view(
+            result,
+            results,
+            history,
+            dataset=dataset if source_kind == ACTIVE else None,
+            offer_step=_offer_step,
+            regions=regions,
+            records=records,
+            source=source,
+            area_source=area_source,
+            method=method,
+            k=k,
+            n_sites=n_sites,
+            seed=seed,
+            qis=qis,
+            region_column=region_column,
+            compare=compare,
+            colour_by=colour_by,
+            palette_name=palette_name,
         )
-        top.metric(
-            "mean distance to site",
-            f"{result.mean_distance_km:,.1f} km",
-            help=f"Compactness (sum over areas): {result.compactness / 1000:,.0f} km",
-        )
-        top.metric(
-            "discernibility",
-            f"{result.discernibility:,}",
-            help="Sum of squared class sizes, suppressed records counted as N each (Eq. 21).",
-        )
-        top.metric("non-uniform entropy", f"{result.nonuniform_entropy:,.0f} bits")
-        if source_kind == ACTIVE:
-            _offer_step(result, region_column, dataset)
-        if result.adc is not None:
-            trace = result.adc
-            st.caption(
-                f"ADC: {trace.passes} passes, {trace.committed} of {trace.tried} moves kept, objective F "
-                f"{trace.objectives[0]:,} -> {trace.objectives[-1]:,}"
-                + ("" if trace.converged else " (stopped at the time or pass limit)")
-                + "."
-            )
-
-        with guarded("drawing the map"):
-            outlines = _outlines(area_source, regions)
-            shapes = _shapes(
-                source, method, k, n_sites, seed, qis, result, regions, outlines.land if outlines is not None else None
-            )
-            shown = [c for c in ("region_id", "x", "y", "lon", "lat") if c in regions.points.columns]
-            points = regions.points[shown].assign(aggregated_region=result.mapping.to_numpy())
-            st.plotly_chart(
-                charts.geo_map_figure(
-                    shapes,
-                    points,
-                    result.sites,
-                    colour_by=colour_by,
-                    palette=palette_name,
-                    crs=crs_description(regions.crs),
-                    outlines=outlines,
-                ),
-                width="stretch",
-            )
-            if outlines is None:
-                st.caption("These areas are not in the US: no state or county borders are bundled for them.")
-
-        st.subheader("Methods compared" if compare else "This run (switch on the comparison to see all methods)")
-        runs = pd.DataFrame([r.summary() for r in results.values()])
-        show_table(runs)
-        st.plotly_chart(
-            charts.geo_metrics_figure(
-                runs.assign(run=[METHOD_SHORT[m] for m in results]),
-                label="run",
-                title="The measures of the paper's Figures 3-5 (lower is better)",
-            ),
-            width="stretch",
-        )
-        with st.expander(f"All runs of this session ({len(history)})"):
-            show_table(pd.DataFrame(list(history.values())))
-
-        st.subheader("Downloads")
-        mapping = pd.DataFrame(
-            {
-                "region_id": result.mapping.index,
-                "aggregated_region": result.mapping.to_numpy(),
-                "distance_km": result.distance / 1000.0,
-            }
-        )
-        with row():
-            download_csv("Area -> aggregated region (CSV)", mapping, "geo_mapping.csv")
-            download_csv("Aggregated regions (CSV)", result.sites.reset_index(), "geo_regions.csv")
-            if len(records) <= DOWNLOAD_ROW_LIMIT:
-                st.download_button(
-                    "Anonymized records (CSV)",
-                    lambda: to_safe_csv(
-                        result.anonymized_records(records, region=region_column, quasi_identifiers=qis)
-                    ),
-                    file_name="geo_anonymized_records.csv",
-                    mime="text/csv",
-                )
-            else:
-                st.caption(f"The anonymized table has {len(records):,} rows; use the library to export it.")
-            download_json(
-                "Parameters and results (JSON)",
-                {
-                    "areas": regions.name,
-                    "crs": regions.crs,
-                    "records": source[2] if len(source) > 2 else "",
-                    "quasi_identifiers": list(qis),
-                    "k": k,
-                    "n_sites": n_sites,
-                    "seed": seed,
-                    "methods": runs.to_dict(orient="records"),
-                    "unmatched_region_ids": list(result.unmatched),
-                },
-                "geo_run.json",
-            )
 
 
 def _paper_comparison() -> None:

@@ -37,7 +37,7 @@ top (every quasi-identifier at its highest level). Every search in this package 
   generalized column is written, and the records of the failing classes are the ones a
   release suppresses.
 
-A module of ~750 lines because the class-table cache and the rule that reads the tables keep
+A module of ~880 lines because the class-table cache and the rule that reads the tables keep
 one invariant together: every count rolls up from a table under its node, and every status
 is cached under its node's levels; split, each half would need the other's internals.
 
