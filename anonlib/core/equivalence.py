@@ -337,7 +337,11 @@ def encode_column(values: pd.Series | np.ndarray | Iterable, *, ordered: bool = 
     ['b', 'a', 'missing']
     """
     series = values if isinstance(values, pd.Series) else pd.Series(values)
-    found = None if ordered else _arrow_codes(series)
+    found = _category_codes(series, ordered) if isinstance(series.dtype, pd.CategoricalDtype) else None
+    if found is None:
+        found = _arrow_codes(series)
+        if found is not None and ordered:  # Arrow's codes are in order of appearance: sort the labels
+            found = _sorted_codes(*found)
     if found is not None:
         codes, uniques = found
     else:
@@ -352,6 +356,41 @@ def encode_column(values: pd.Series | np.ndarray | Iterable, *, ordered: bool = 
         codes = np.where(missing, len(labels), codes)
         labels = np.append(labels, MISSING_LABEL).astype(object)
     return codes, labels
+
+
+def _category_codes(series: pd.Series, ordered: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """Codes (-1 for missing) and labels of a categorical column from its own codes: the values
+    present, sorted when ``ordered`` (as ``pd.factorize(..., sort=True)`` sorts values), else in
+    the categories' order; None when its categories cannot be ordered (the general path then
+    orders them as text)."""
+    raw = np.asarray(series.array.codes, dtype=np.int64)
+    categories = np.asarray(series.array.categories, dtype=object)
+    used = np.zeros(len(categories) + 1, dtype=bool)
+    used[raw] = True  # -1 marks the last slot
+    present = np.flatnonzero(used[:-1])
+    labels = categories[present]
+    if ordered and len(labels) > 1:
+        try:
+            order = np.argsort(pd.Index(labels).to_numpy(), kind="stable")
+        except TypeError:
+            return None
+        present, labels = present[order], labels[order]
+    position = np.full(len(categories) + 1, -1, dtype=np.int64)
+    position[present] = np.arange(len(present))
+    return position[raw], labels
+
+
+def _sorted_codes(codes: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``codes`` (-1 for missing) renumbered so that ``labels`` come sorted; None when the labels
+    cannot be ordered."""
+    try:
+        order = np.argsort(labels, kind="stable")
+    except TypeError:
+        return None
+    position = np.empty(len(labels) + 1, dtype=np.int64)
+    position[order] = np.arange(len(labels))
+    position[-1] = -1
+    return position[codes], labels[order]
 
 
 def _arrow_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:

@@ -685,18 +685,30 @@ def generalize_column(
     return generalized_values(values, lookup[level][codes], level_labels[level])
 
 
-def generalized_values(values: pd.Series, level_codes: np.ndarray, level_labels: np.ndarray) -> pd.Series:
+def generalized_values(
+    values: pd.Series, level_codes: np.ndarray, level_labels: np.ndarray, *, categorical: bool = False
+) -> pd.Series:
     """``values`` written at one level: each value's level code (``level_lookup``) as its label;
     a missing value whose label is ``"missing"`` stays missing (no marker row, not the top).
     ``generalize_column`` and the generalization searches write every generalized cell this way.
+    ``categorical`` writes the same cells as a pandas categorical column (the level's labels its
+    categories: a search's released table, read by the counting kernel from its codes).
 
     >>> lookup, labels = level_lookup(flat_hierarchy(["F", "M"]), ["F", "M", "missing"])
     >>> generalized_values(pd.Series(["F", "M", None]), lookup[0][[0, 1, 2]], labels[0]).tolist()
     ['F', 'M', None]
+    >>> generalized_values(pd.Series(["F", None]), lookup[1][[0, 2]], labels[1], categorical=True).tolist()
+    ['*', '*']
     """
-    out = np.asarray(level_labels, dtype=object)[level_codes]
-    missing = values.isna().to_numpy()
-    out[missing & (out == MISSING_LABEL)] = None
+    labels = np.asarray(level_labels, dtype=object)
+    stays = values.isna().to_numpy() & (labels == MISSING_LABEL)[level_codes]
+    if categorical:
+        codes, categories = pd.factorize(labels)  # a label shared by two codes (a group named "missing") once
+        codes = codes[level_codes]
+        codes[stays] = -1
+        return pd.Series(pd.Categorical.from_codes(codes, categories=categories), index=values.index)
+    out = labels[level_codes]
+    out[stays] = None
     return pd.Series(out, index=values.index, dtype=object)
 
 

@@ -366,7 +366,8 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
         progress=progress,
         lattice=space,
     )
-    released = space.generalized(found.levels)[~space.failing_records(found.levels)]
+    # the generalized columns as categoricals: the same cells, read by the kernel from their codes
+    released = space.generalized(found.levels, categorical=True)[~space.failing_records(found.levels)]
     # Every number below is read off the released table's cells, encoded once by the kernel.
     cells = encode(released, [*space.qis, *(c for c in space.columns if c not in space.qis)], count=space.count)
     after = acceptance(

@@ -799,9 +799,10 @@ class GeneralizationSpace:
 
     # ------------------------------------------------------------------ the released table
 
-    def generalized(self, levels: Sequence[int]) -> pd.DataFrame:
+    def generalized(self, levels: Sequence[int], *, categorical: bool = False) -> pd.DataFrame:
         """The input table with every quasi-identifier raised to its level (one row per input
-        row, its index kept), each column written by ``anonlib.core.hierarchy.generalized_values``.
+        row, its index kept), each column written by ``anonlib.core.hierarchy.generalized_values``
+        (``categorical``: as categorical columns, the level's labels their categories).
 
         >>> from anonlib.core.hierarchy import flat_hierarchy
         >>> space = GeneralizationSpace(pd.DataFrame({"a": ["x", None]}), ["a"], 2, {"a": flat_hierarchy(["x"])})
@@ -814,7 +815,10 @@ class GeneralizationSpace:
             if level > 0:
                 codes = self.encoded.codes[:, j]
                 out[attribute] = generalized_values(
-                    self.frame[attribute], self.lookups[j][level][codes], self.level_labels[j][level]
+                    self.frame[attribute],
+                    self.lookups[j][level][codes],
+                    self.level_labels[j][level],
+                    categorical=categorical,
                 )
         return out
 
