@@ -10,19 +10,29 @@ step of the session's ``anonlib.workflow.WorkingCopy``. Pages use:
 - ``undo()``, ``reset()``: drop the last step, or every step;
 - ``release_target()`` / ``set_release_target(target)``: the one release target;
 - ``working_copy()``: the history, the checks, the recipe and the release;
-- ``set_active_dataset(dataset, source, reading=None)``: load a file or sample
-  (or the same one with other roles or types: the steps are then replayed).
+- ``set_active_dataset(dataset, source, reading=None, data=None, keep_file=True)``: load
+  a file or sample (or the same one with other roles or types: the steps are then replayed).
 
-Uploaded data lives only in this session's memory.
+Projects (``anonlib.projects``): every setter above saves the working copy to the
+project store before the run ends (a new file or sample starts a new project; the
+file's bytes are kept unless the user chose not to). ``begin_run`` (first thing of
+every run, ``dashboard.ui.run_with_sidebar``) opens the project of the URL's
+``?project=`` or the last one opened when a session starts (a reload, a second tab, a
+restarted server), and reloads it when another tab or process saved a newer version,
+saying so. A store that cannot be used leaves the session on an unsaved working copy,
+said in the sidebar (``store_problem``).
 """
 
 from __future__ import annotations
 
+import threading
+
 import streamlit as st
 
 from anonlib.core.dataset import Dataset
-from anonlib.core.errors import AnonlibError
-from anonlib.core.samples import DEFAULT_SAMPLE, load_sample
+from anonlib.core.errors import AnonlibError, ProjectError, StaleProjectError, StoreError
+from anonlib.core.samples import DEFAULT_SAMPLE, SAMPLES, load_sample
+from anonlib.projects import ProjectRef, ProjectState, ProjectStore, store_url
 from anonlib.workflow import Reading, ReleaseTarget, Step, TargetCheck, WorkingCopy
 
 _KEY = "active_dataset"  # the loaded dataset (tests and the Dataset page set it)
@@ -32,6 +42,11 @@ _TARGET_KEY = "release_target"
 _READING_KEY = "active_reading"
 _NOTE_KEY = "working_copy_note"
 _FRESH_KEY = "working_copy_fresh"  # the next loaded dataset is a new file (not the same one re-roled)
+_PROJECT_KEY = "project"  # the session's ProjectRef (None: not saved as a project yet)
+_PROBLEM_KEY = "project_store_problem"  # why the working copy is not saved (the store cannot be used)
+_OPENED_KEY = "project_opened"  # the session has looked for its project (once, on its first run)
+_RELOAD_KEY = "project_reload"  # a save found the project stale: reload it at the start of the next run
+SAVED_ORIGINS = ("upload:", "sample:")  # tables a project can read again
 
 
 def loaded_dataset() -> Dataset:
@@ -87,16 +102,29 @@ def active_dataset() -> Dataset:
     return working_copy().current
 
 
-def set_active_dataset(dataset: Dataset, source: str, reading: Reading | None = None) -> None:
+def set_active_dataset(
+    dataset: Dataset,
+    source: str,
+    reading: Reading | None = None,
+    data: bytes | None = None,
+    keep_file: bool = True,
+) -> None:
     """Load ``dataset`` (from ``source``: ``sample:<key>`` or ``upload:<file name>``);
-    ``reading`` says how the file was read (for the recipe). Loading the same source
-    again (other roles or types) keeps the steps when they still apply."""
+    ``reading`` says how the file was read (for the recipe), ``data`` is the file's bytes
+    (kept in the new project when ``keep_file``). Loading the same source again (other
+    roles or types) keeps the steps when they still apply and saves the change to the
+    session's project; a new file or sample starts a new project."""
     fresh = reading is not None or source != st.session_state.get(_SOURCE_KEY)
     if fresh:
         st.session_state[_READING_KEY] = reading
     st.session_state[_FRESH_KEY] = fresh
     st.session_state[_KEY] = dataset
     st.session_state[_SOURCE_KEY] = source
+    if fresh:
+        st.session_state[_PROJECT_KEY] = None
+        _save("file loaded", data=data, keep_file=keep_file)
+    else:
+        _save("columns' types or roles changed")
 
 
 def active_source() -> str:
@@ -110,6 +138,7 @@ def apply_step(step: Step, page: str) -> WorkingCopy:
     (``AnonlibError``) and leaves the working copy unchanged when it does not apply."""
     copy = working_copy().apply(step, page)
     st.session_state[_COPY_KEY] = copy
+    _save(f"step applied from {page}: {step.describe()}")
     return copy
 
 
@@ -128,6 +157,7 @@ def undo() -> WorkingCopy:
     if copy.steps:
         copy = copy.undo()
         st.session_state[_COPY_KEY] = copy
+        _save("last step undone")
     return copy
 
 
@@ -135,12 +165,14 @@ def reset() -> WorkingCopy:
     """Back to the loaded file (the release target is kept)."""
     copy = working_copy().reset()
     st.session_state[_COPY_KEY] = copy
+    _save("reset to the loaded file")
     return copy
 
 
 def set_release_target(target: ReleaseTarget) -> None:
-    """Set the one release target every page checks against."""
+    """Set the one release target every page checks against (saved to the project)."""
     st.session_state[_TARGET_KEY] = target
+    _save(f"release target set: {target.describe()}")
 
 
 def target_check() -> TargetCheck | None:
@@ -152,3 +184,208 @@ def target_check() -> TargetCheck | None:
 def take_note() -> str | None:
     """A one-off message about the working copy (a step refused, steps dropped after a data change)."""
     return st.session_state.pop(_NOTE_KEY, None)
+
+
+# ---------------------------------------------------------------------------- projects
+
+_STORES: dict[str, ProjectStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def project_store() -> ProjectStore | None:
+    """The project store (one per store URL in this server process); None when it cannot be
+    used, ``store_problem()`` then saying why in one sentence."""
+    try:
+        url = store_url()
+        with _STORES_LOCK:
+            store = _STORES.get(url)
+            if store is None:
+                store = _STORES[url] = ProjectStore(url)
+        return store
+    except StoreError as err:
+        st.session_state[_PROBLEM_KEY] = str(err)
+        return None
+
+
+def store_problem() -> str | None:
+    """Why the working copy is not saved (None when it is, or nothing needs saving yet)."""
+    return st.session_state.get(_PROBLEM_KEY)
+
+
+def current_project() -> ProjectRef | None:
+    """The session's project (None until the working copy is saved as one)."""
+    return st.session_state.get(_PROJECT_KEY)
+
+
+def _project_name(copy: WorkingCopy, origin: str) -> str:
+    if origin.startswith("sample:") and origin[7:] in SAMPLES:
+        return SAMPLES[origin[7:]].title
+    return str(copy.loaded.name) or "project"
+
+
+def _save(change: str, *, data: bytes | None = None, keep_file: bool = True) -> None:
+    """Save the working copy to the session's project (a new project when it has none), in
+    one transaction, before the run ends. A stale project (saved elsewhere meanwhile) is not
+    overwritten: it is reloaded at the start of the next run and the user is told."""
+    origin = st.session_state.get(_SOURCE_KEY) or ""
+    if not origin.startswith(SAVED_ORIGINS):
+        return  # a table made by a test or a page without a file behind it: nothing a project could read again
+    store = project_store()
+    if store is None:
+        return
+    ref = st.session_state.get(_PROJECT_KEY)
+    try:
+        state = ProjectState.of(working_copy(), origin)
+        if ref is None:
+            ref = store.create(_project_name(working_copy(), origin), state, data, keep_file=keep_file, change=change)
+        else:
+            ref = store.save(ref, state, change)
+        st.session_state[_PROJECT_KEY] = ref
+        st.session_state.pop(_PROBLEM_KEY, None)
+    except StaleProjectError as err:
+        st.session_state[_RELOAD_KEY] = ref.id
+        st.session_state[_NOTE_KEY] = f"{err} This tab now shows the latest version."
+    except StoreError as err:
+        st.session_state[_PROBLEM_KEY] = str(err)
+    except ProjectError as err:  # deleted elsewhere: the next change starts a new project
+        st.session_state[_PROJECT_KEY] = None
+        st.session_state[_NOTE_KEY] = str(err)
+
+
+def _seed_target_widgets(target: ReleaseTarget, sensitive: tuple[str, ...]) -> None:
+    """The sidebar's target widgets show ``target`` (they would otherwise set their own values back)."""
+    st.session_state["target_k"] = int(target.k)
+    st.session_state["target_suppressed"] = 100 * float(target.max_suppressed)
+    chosen = {r.sensitive: r for r in target.requirements}
+    for column in sensitive:
+        requirement = chosen.get(column)
+        st.session_state[f"target_model:{column}"] = requirement.model if requirement else "none"
+        if requirement is not None:
+            st.session_state[f"target_value:{column}:{requirement.model}"] = float(requirement.value)
+            if requirement.c is not None:
+                st.session_state[f"target_c:{column}"] = float(requirement.c)
+
+
+def _install(ref: ProjectRef, origin: str, copy: WorkingCopy) -> None:
+    """Make ``copy`` (the working copy of project ``ref``) this session's working copy."""
+    st.session_state[_KEY] = copy.loaded
+    st.session_state[_SOURCE_KEY] = origin
+    st.session_state[_READING_KEY] = copy.reading
+    st.session_state[_TARGET_KEY] = copy.target
+    st.session_state[_COPY_KEY] = copy
+    st.session_state[_FRESH_KEY] = False
+    st.session_state[_PROJECT_KEY] = ref
+    _seed_target_widgets(copy.target, copy.loaded.sensitive)
+    for key in ("source_kind", "sample_key", "upload_signature", "upload_message"):  # the Dataset page follows
+        st.session_state.pop(key, None)
+
+
+def open_project(project: int | str | ProjectRef, data: bytes | None = None) -> ProjectRef:
+    """Open a project of the store in this session (``data``: its file, when the project keeps
+    only its fingerprint); raises the sentence (``AnonlibError``) and changes nothing when it
+    cannot be opened."""
+    store = project_store()
+    if store is None:
+        raise StoreError(store_problem() or "The project store cannot be used.")
+    loaded = store.load(project)
+    if data is None and not loaded.state.is_sample:
+        data = store.file(loaded.ref)
+    copy = loaded.state.restore(data)
+    _install(loaded.ref, loaded.state.origin, copy)
+    store.opened(loaded.ref)
+    return loaded.ref
+
+
+def open_copy(copy: WorkingCopy, origin: str, data: bytes | None, name: str, keep_file: bool = True) -> ProjectRef:
+    """Start a new project from a working copy made elsewhere (a recipe or a release package
+    re-applied to its file) and open it in this session."""
+    store = project_store()
+    if store is None:
+        raise StoreError(store_problem() or "The project store cannot be used.")
+    ref = store.create(name, ProjectState.of(copy, origin), data, keep_file=keep_file, change="opened from a recipe")
+    _install(ref, origin, copy)
+    return ref
+
+
+def ensure_project() -> ProjectRef | None:
+    """The session's project, saving the working copy as one first when it is not yet (e.g. the
+    default sample, unchanged, when its release package is offered)."""
+    if st.session_state.get(_PROJECT_KEY) is None:
+        _save("saved for a release")
+    return st.session_state.get(_PROJECT_KEY)
+
+
+def forget_project() -> None:
+    """The session's project was deleted: keep the working copy, unsaved until the next change."""
+    st.session_state[_PROJECT_KEY] = None
+
+
+def rename_current(ref: ProjectRef) -> None:
+    """The session's project under its new name (and version) after a rename."""
+    current = st.session_state.get(_PROJECT_KEY)
+    if current is not None and current.id == ref.id:
+        st.session_state[_PROJECT_KEY] = ref
+
+
+def begin_run() -> None:
+    """First thing of every run: on a session's first run open its project (``?project=`` or the
+    last one opened); later, reload the project when another tab or process saved a newer
+    version; keep ``?project=`` in the address, so a reload opens the same project."""
+    note = None
+    if not st.session_state.get(_OPENED_KEY):
+        st.session_state[_OPENED_KEY] = True
+        if _KEY not in st.session_state:
+            note = _open_at_start()
+    else:
+        note = _follow_store()
+    if note:
+        st.session_state[_NOTE_KEY] = note
+    ref = st.session_state.get(_PROJECT_KEY)
+    wanted = str(ref.id) if ref is not None else None
+    if st.query_params.get("project") != wanted:
+        if wanted is None:
+            st.query_params.pop("project", None)
+        else:
+            st.query_params["project"] = wanted
+
+
+def _open_at_start() -> str | None:
+    asked = st.query_params.get("project")
+    store = project_store()
+    if store is None:
+        return None
+    try:
+        wanted = int(asked) if asked and asked.isdigit() else store.last_opened()
+        if wanted is None:
+            return None
+        open_project(wanted)
+    except AnonlibError as err:
+        return f"The last project could not be opened: {err}"
+    return None
+
+
+def _follow_store() -> str | None:
+    """Reload the session's project when its stored version moved on (another tab or process)."""
+    ref = st.session_state.get(_PROJECT_KEY)
+    if ref is None:
+        return None
+    store = project_store()
+    if store is None:
+        return None
+    try:
+        version = store.version(ref.id)
+        if version is None:
+            st.session_state[_PROJECT_KEY] = None
+            return f"The project '{ref.name}' was deleted in another tab or window; this working copy is not saved."
+        reload = st.session_state.pop(_RELOAD_KEY, None) == ref.id
+        if version == ref.version and not reload:
+            return None
+        open_project(ref.id)
+    except StoreError as err:
+        st.session_state[_PROBLEM_KEY] = str(err)
+        return None
+    except AnonlibError as err:
+        return f"The project '{ref.name}' was changed elsewhere and could not be reloaded: {err}"
+    return st.session_state.pop(_NOTE_KEY, None) or (
+        f"The project '{ref.name}' was changed in another tab or window; this tab now shows the latest version."
+    )

@@ -27,7 +27,7 @@ Example:
 """
 
 from .audit import record_package, record_table, verify_entry
-from .deliveries import Delivery, deliver, layout_differences
+from .deliveries import Delivery, continue_from_release, deliver, layout_differences
 from .location import store_url
 from .records import AuditEntry, Project, ProjectRef, ProjectSummary, StoreUsage
 from .state import ProjectState
@@ -43,6 +43,7 @@ __all__ = [
     "ProjectStore",
     "ProjectSummary",
     "StoreUsage",
+    "continue_from_release",
     "deliver",
     "export_project",
     "import_project",

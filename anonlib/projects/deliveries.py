@@ -9,7 +9,8 @@ project's file was read, re-applies the project's steps with ``apply``'s semanti
 (a suppression step is planned again on the delivery's own records), and checks the
 target: the ``Delivery`` holds the working copy of the delivery, from which the
 Release view and the release package are made (``package``), recorded in the audit
-log when it is written (``anonlib.projects.audit``).
+log when it is written (``anonlib.projects.audit``). ``continue_from_release`` opens
+a recipe or a release package on its file, to continue from it as a new project.
 
 Example:
     >>> import pandas as pd
@@ -25,16 +26,19 @@ Example:
 
 from __future__ import annotations
 
+import io
+import zipfile
 from dataclasses import dataclass
 
 import pandas as pd
 
 from ..core.dataset import column_kind, convert_column
-from ..core.errors import AnonlibError, ColumnError
+from ..core.errors import AnonlibError, ColumnError, RecipeError
 from ..core.loading import load_table
 from ..workflow.history import WorkingCopy
-from ..workflow.package import release_package
-from ..workflow.recipe import Reading, Source
+from ..workflow.package import RECIPE_FILE, release_package
+from ..workflow.recipe import Reading, Recipe, Source, read_for_recipe
+from ..workflow.release import digest
 from ..workflow.target import TargetCheck
 from .audit import DASHBOARD, record_package
 from .records import AuditEntry, ProjectRef
@@ -138,3 +142,36 @@ def deliver(store: ProjectStore, project: int | str | ProjectRef, data: bytes, n
     except AnonlibError as err:
         return Delivery(ref, name, bytes(data), differences, None, str(err))
     return Delivery(ref, name, bytes(data), differences, copy)
+
+
+def recipe_of_release(data: bytes) -> Recipe:
+    """The recipe of a release package (a zip) or of a recipe file (JSON); a sentence when it is neither."""
+    if bytes(data[:4]) == b"PK\x03\x04":
+        try:
+            with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+                if RECIPE_FILE not in archive.namelist():
+                    raise RecipeError(f"This zip is not a release package: it has no {RECIPE_FILE}.")
+                return Recipe.loads(archive.read(RECIPE_FILE))
+        except (zipfile.BadZipFile, OSError, ValueError):
+            raise RecipeError("This release package is not a readable zip file.") from None
+    return Recipe.loads(bytes(data))
+
+
+def continue_from_release(release: bytes, source: bytes, name: str) -> WorkingCopy:
+    """The working copy a recipe or a release package describes, re-applied to its file
+    (``source``, named ``name``): refused in one sentence when the file is not the one the
+    recipe was made from (another SHA-256 or another table), or the recipe was edited."""
+    recipe = recipe_of_release(release)
+    recipe.require_intact()
+    recorded = recipe.source.sha256
+    if recorded is not None and digest(bytes(source)) != recorded:
+        raise RecipeError(
+            f"This file is not {recipe.source.name}, the file the release was made from (its SHA-256 differs); "
+            "give that file, or release this one as a new delivery of a project."
+        )
+    dataset, reading = read_for_recipe(recipe, bytes(source), name=name)
+    if dataset.fingerprint != recipe.source.fingerprint:
+        raise RecipeError(
+            f"This file's table is not the one the release was made from ({recipe.source.name}); give that file."
+        )
+    return WorkingCopy.from_recipe(recipe, dataset, reading)
