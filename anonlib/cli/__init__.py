@@ -15,6 +15,8 @@ Commands:
   microaggregate  MDAV on numeric columns: groups of k to 2k-1 records share their mean
   apply     re-apply a release recipe to a file and check its release target
   verify    re-check a release package: digests, the target, and that the recipe reproduces it
+  projects  list, show, export, import or delete the projects of the project store
+  audit     the audit log of every release made from a project
 
 Errors are printed as one sentence on standard error with exit code 2.
 """
@@ -27,7 +29,20 @@ import sys
 from collections.abc import Sequence
 
 from ..core.errors import AnonlibError
-from . import anonymize, apply, leakage, microaggregation, models, privacy, profile, report, risk, schedules, verify
+from . import (
+    anonymize,
+    apply,
+    leakage,
+    microaggregation,
+    models,
+    privacy,
+    profile,
+    projects,
+    report,
+    risk,
+    schedules,
+    verify,
+)
 from .common import Parser, check_outputs
 
 COMMAND_MODULES = (
@@ -42,6 +57,7 @@ COMMAND_MODULES = (
     microaggregation,
     apply,
     verify,
+    projects,
 )
 log = logging.getLogger("anonlib.cli")
 

@@ -21,6 +21,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..core.errors import ParameterError
 from ..workflow.history import WorkingCopy
@@ -30,6 +31,7 @@ from ..workflow.release_view import release_view
 from ..workflow.report import copy_report
 from ..workflow.target import TargetCheck, records
 from .common import command, engine_arguments, replaced_atomically, write
+from .projects import project_argument, record_release
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ def _apply(args: argparse.Namespace) -> int:
     note = edited_note(recipe)
     view = None
     if args.engine or args.spark_master:
+        if args.project:
+            raise ParameterError("--project needs the table in memory; leave out --engine.")
         if args.package:
             raise ParameterError("--package needs the table in memory; leave out --engine (or use --out only).")
         if args.release_view:
@@ -72,18 +76,28 @@ def _apply(args: argparse.Namespace) -> int:
         replay = recipe.replay(dataset)
         if args.out:
             write(args.out, replay.csv)
-        copy = WorkingCopy.from_recipe(recipe, dataset, reading) if args.package or args.release_view else None
+        needed = args.package or args.release_view or args.project
+        copy = WorkingCopy.from_recipe(recipe, dataset, reading) if needed else None
         if args.release_view:
             view = release_view(copy, pair=_pair(args.pair), predict=args.predict, time_limit=args.time_limit)
+        package = None
         if args.package:
-            write(
-                args.package,
-                release_package(
-                    copy,
-                    columns=recipe.columns,
-                    notes=[note] if note else (),
-                    report=copy_report(copy, view=view) if view is not None else None,
-                ),
+            package = release_package(
+                copy,
+                columns=recipe.columns,
+                notes=[note] if note else (),
+                report=copy_report(copy, view=view) if view is not None else None,
+            )
+            write(args.package, package)
+        if args.project:
+            record_release(
+                args.project,
+                copy,
+                copy.recipe(recipe.columns),
+                table=replay.csv if args.out else None,
+                package=package,
+                source=Path(args.file).read_bytes(),
+                stream=sys.stderr if args.json else None,
             )
         kind = (
             "the file the recipe was made from"
@@ -254,4 +268,5 @@ def register(commands) -> None:
         help="with --release-view: the classifier's time (rows are subsampled past it; default 20)",
     )
     parser.set_defaults(inputs=("recipe", "file"), outputs=("out", "package"))
+    project_argument(parser)
     engine_arguments(parser)

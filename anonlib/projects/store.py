@@ -46,7 +46,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import Connection, create_engine, delete, event, func, insert, select, text, update
+from sqlalchemy import Connection, create_engine, delete, event, func, insert, select, text, union, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from ..core.errors import ProjectError, StaleProjectError, StoreError
@@ -191,11 +191,10 @@ class ProjectStore:
 
     @staticmethod
     def _drop_unused_blobs(c: Connection) -> None:
-        used = (
-            select(schema.projects.c.file_sha256)
-            .where(schema.projects.c.file_sha256.is_not(None))
-            .union(select(schema.releases.c.source_blob).where(schema.releases.c.source_blob.is_not(None)))
-            .union(select(schema.releases.c.package_blob).where(schema.releases.c.package_blob.is_not(None)))
+        used = union(
+            select(schema.projects.c.file_sha256).where(schema.projects.c.file_sha256.is_not(None)),
+            select(schema.releases.c.source_blob).where(schema.releases.c.source_blob.is_not(None)),
+            select(schema.releases.c.package_blob).where(schema.releases.c.package_blob.is_not(None)),
         )
         c.execute(delete(schema.blobs).where(schema.blobs.c.sha256.not_in(used)))
 
