@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.core.errors import AnonlibError
-from anonlib.projects import continue_from_release, deliver, verify_entry
+from anonlib.projects import audit_entries, continue_from_release, deliver, verify_chain, verify_entry
 from anonlib.workflow.release_view import release_view
 from dashboard.state import (
     current_project,
@@ -249,8 +249,8 @@ else:
 # ---------------------------------------------------------------- the audit log
 st.subheader("Audit log")
 with guarded("reading the audit log"):
-    entries = store.audit()
-    broken = store.verify_chain()
+    entries = audit_entries(store)
+    broken = verify_chain(store)
     if not entries:
         st.caption("No release has been made from a project yet.")
     else:

@@ -19,7 +19,16 @@ import sys
 from pathlib import Path
 
 from ..core.errors import DataFileError, ParameterError, ProjectError
-from ..projects import ProjectState, ProjectStore, export_project, import_project, record_package, record_table
+from ..projects import (
+    ProjectState,
+    ProjectStore,
+    audit_entries,
+    export_project,
+    import_project,
+    record_package,
+    record_table,
+    verify_chain,
+)
 from ..projects.audit import COMMAND_LINE
 from ..workflow.history import WorkingCopy
 from ..workflow.recipe import Recipe
@@ -53,7 +62,7 @@ def _show(args: argparse.Namespace) -> int:
     store = _store()
     project = store.load(args.name)
     s, state = project.summary, project.state
-    entries = [e for e in store.audit() if e.project_id == s.id]
+    entries = [e for e in audit_entries(store) if e.project_id == s.id]
     if args.json:
         print(
             json.dumps(
@@ -119,10 +128,10 @@ def _delete(args: argparse.Namespace) -> int:
 
 def _audit(args: argparse.Namespace) -> int:
     store = _store()
-    entries = store.audit(args.project)
+    entries = audit_entries(store, args.project)
     if args.project is not None and not entries:
         store.summary(args.project)  # an unknown name is a sentence
-    problems = store.verify_chain()
+    problems = verify_chain(store)
     if args.json:
         print(json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
         return 1 if problems else 0
@@ -138,7 +147,7 @@ def _audit(args: argparse.Namespace) -> int:
             f"table {e.released_sha256[:16]}  package {(e.package_sha256 or '-')[:16]}  {e.user} ({e.made_by})"
         )
     if not problems:
-        print(f"chain              intact ({len(store.audit()):,} entries, each covering the one before)")
+        print(f"chain              intact ({len(audit_entries(store)):,} entries, each covering the one before)")
     return 1 if problems else 0
 
 

@@ -26,7 +26,7 @@ Example:
     True
 """
 
-from .audit import record_package, record_table, verify_entry
+from .audit import audit_entries, record_package, record_table, verify_chain, verify_entry
 from .deliveries import Delivery, continue_from_release, deliver, layout_differences
 from .location import store_url
 from .records import AuditEntry, Project, ProjectRef, ProjectSummary, StoreUsage
@@ -43,6 +43,7 @@ __all__ = [
     "ProjectStore",
     "ProjectSummary",
     "StoreUsage",
+    "audit_entries",
     "continue_from_release",
     "deliver",
     "export_project",
@@ -51,5 +52,6 @@ __all__ = [
     "record_package",
     "record_table",
     "store_url",
+    "verify_chain",
     "verify_entry",
 ]

@@ -34,7 +34,7 @@ Example:
     >>> entry = record_package(store, ref, release_package(copy), made_by="dashboard", user="anna")
     >>> entry.met, entry.records, entry.suppressed, sorted(entry.parts)[:2]
     (True, 4, 0, ['README.txt', 'SHA256SUMS'])
-    >>> [e.project for e in store.audit()], store.verify_chain()
+    >>> [e.project for e in audit_entries(store)], verify_chain(store)
     (['survey'], [])
 """
 
@@ -44,7 +44,6 @@ import getpass
 import io
 import json
 import zipfile
-from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, insert, select, text
 
@@ -53,11 +52,9 @@ from ..workflow.package import RECIPE_FILE, TABLE_FILE
 from ..workflow.recipe import Recipe, apply_recipe
 from ..workflow.release import digest
 from ..workflow.verify import SOURCE, TARGET, PartCheck, Verification, recount, verify_package
-from . import schema
 from .records import AuditEntry, ProjectRef, dumps, now
-
-if TYPE_CHECKING:
-    from .store import ProjectStore
+from .schema import AUDIT, PROJECTS, RELEASES
+from .store import ProjectStore
 
 GENESIS = "0" * 64  # the "previous" digest of the first entry
 DASHBOARD, COMMAND_LINE = "dashboard", "command line"
@@ -144,11 +141,11 @@ def _record(store, project, recipe: Recipe, table: bytes, package, parts, source
         sealed = digest(dumps(entry.content()).encode("utf-8"))
         values = entry.content() | {"parts": dumps(entry.content()["parts"]), "entry_sha256": sealed}
         values["username"] = values.pop("user")
-        audit_id = int(c.execute(insert(schema.audit).values(**values)).inserted_primary_key[0])
+        audit_id = int(c.execute(insert(AUDIT).values(**values)).inserted_primary_key[0])
         store._set_meta(c, "audit_head", sealed)
         keep = bool(row["keep_file"]) and source is not None
         c.execute(
-            insert(schema.releases).values(
+            insert(RELEASES).values(
                 project_id=int(row["id"]),
                 time=stamp,
                 source_name=recipe.source.name,
@@ -196,7 +193,7 @@ def _entry_of(row, deleted: bool) -> AuditEntry:
 
 def audit_entries(store: ProjectStore, project: str | None = None) -> list[AuditEntry]:
     """The audit log, oldest first; ``project``: only the entries made under that name."""
-    a, p = schema.audit, schema.projects
+    a, p = AUDIT, PROJECTS
     query = select(a, p.c.id.label("alive")).select_from(a.outerjoin(p, a.c.project_id == p.c.id)).order_by(a.c.id)
     if project is not None:
         query = query.where(a.c.project == project)
@@ -221,7 +218,7 @@ def verify_chain(store: ProjectStore) -> list[str]:
 def release_files(store: ProjectStore, audit_id: int) -> tuple[Recipe, bytes | None, bytes | None, str]:
     """The recipe, package and source file kept with the release of an audit entry, and the
     source's name; a sentence when its project (and so its files) was deleted."""
-    r = schema.releases
+    r = RELEASES
     with store._transaction() as c:
         row = c.execute(select(r).where(r.c.audit_id == int(audit_id))).mappings().first()
     if row is None:

@@ -143,3 +143,6 @@ def create_version_1(connection: Connection) -> None:
 # version -> the function that brings a store of the version before it to this one
 # (version 1 creates the schema on an empty database)
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: create_version_1}
+
+# the tables under the names the store's modules use
+META, BLOBS, PROJECTS, RELEASES, AUDIT = meta, blobs, projects, releases, audit

@@ -51,9 +51,9 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from ..core.errors import ProjectError, StaleProjectError, StoreError
 from ..workflow.release import digest
-from . import schema
 from .location import prepare_folder, shown_url, sqlite_path, store_url
-from .records import AuditEntry, Project, ProjectRef, ProjectSummary, StoreUsage, now
+from .records import Project, ProjectRef, ProjectSummary, StoreUsage, now
+from .schema import AUDIT, BLOBS, META, MIGRATIONS, PROJECTS, RELEASES, SCHEMA_VERSION
 from .state import ProjectState
 
 KEY_BYTES = 32  # a 256-bit pseudonym key per project
@@ -155,29 +155,29 @@ class ProjectStore:
             if not c.dialect.has_table(c, "meta"):
                 version = 0
             else:
-                row = c.execute(select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")).first()
+                row = c.execute(select(META.c.value).where(META.c.key == "schema_version")).first()
                 version = int(row[0]) if row else 0
-            if version > schema.SCHEMA_VERSION:
+            if version > SCHEMA_VERSION:
                 raise StoreError(
                     f"The project store {self.where} was written by a newer anonlib (schema version {version}; "
-                    f"this one reads up to {schema.SCHEMA_VERSION}); update anonlib or set ANONLIB_HOME to another "
+                    f"this one reads up to {SCHEMA_VERSION}); update anonlib or set ANONLIB_HOME to another "
                     "folder. Changes are not saved."
                 )
-            for step in range(version + 1, schema.SCHEMA_VERSION + 1):
-                schema.MIGRATIONS[step](c)
-            if version < schema.SCHEMA_VERSION:
-                self._set_meta(c, "schema_version", str(schema.SCHEMA_VERSION))
-        self.schema_version = schema.SCHEMA_VERSION
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[step](c)
+            if version < SCHEMA_VERSION:
+                self._set_meta(c, "schema_version", str(SCHEMA_VERSION))
+        self.schema_version = SCHEMA_VERSION
 
     @staticmethod
     def _set_meta(c: Connection, key: str, value: str) -> None:
-        done = c.execute(update(schema.meta).where(schema.meta.c.key == key).values(value=value)).rowcount
+        done = c.execute(update(META).where(META.c.key == key).values(value=value)).rowcount
         if not done:
-            c.execute(insert(schema.meta).values(key=key, value=value))
+            c.execute(insert(META).values(key=key, value=value))
 
     @staticmethod
     def _get_meta(c: Connection, key: str) -> str | None:
-        row = c.execute(select(schema.meta.c.value).where(schema.meta.c.key == key)).first()
+        row = c.execute(select(META.c.value).where(META.c.key == key)).first()
         return None if row is None else row[0]
 
     # ------------------------------------------------------------------ blobs
@@ -185,24 +185,24 @@ class ProjectStore:
     @staticmethod
     def _put_blob(c: Connection, data: bytes) -> str:
         sha = digest(bytes(data))
-        if c.execute(select(schema.blobs.c.sha256).where(schema.blobs.c.sha256 == sha)).first() is None:
-            c.execute(insert(schema.blobs).values(sha256=sha, size=len(data), data=bytes(data)))
+        if c.execute(select(BLOBS.c.sha256).where(BLOBS.c.sha256 == sha)).first() is None:
+            c.execute(insert(BLOBS).values(sha256=sha, size=len(data), data=bytes(data)))
         return sha
 
     @staticmethod
     def _drop_unused_blobs(c: Connection) -> None:
         used = union(
-            select(schema.projects.c.file_sha256).where(schema.projects.c.file_sha256.is_not(None)),
-            select(schema.releases.c.source_blob).where(schema.releases.c.source_blob.is_not(None)),
-            select(schema.releases.c.package_blob).where(schema.releases.c.package_blob.is_not(None)),
+            select(PROJECTS.c.file_sha256).where(PROJECTS.c.file_sha256.is_not(None)),
+            select(RELEASES.c.source_blob).where(RELEASES.c.source_blob.is_not(None)),
+            select(RELEASES.c.package_blob).where(RELEASES.c.package_blob.is_not(None)),
         )
-        c.execute(delete(schema.blobs).where(schema.blobs.c.sha256.not_in(used)))
+        c.execute(delete(BLOBS).where(BLOBS.c.sha256.not_in(used)))
 
     def blob(self, sha256: str | None) -> bytes | None:
         if sha256 is None:
             return None
         with self._transaction() as c:
-            row = c.execute(select(schema.blobs.c.data).where(schema.blobs.c.sha256 == sha256)).first()
+            row = c.execute(select(BLOBS.c.data).where(BLOBS.c.sha256 == sha256)).first()
         return None if row is None else bytes(row[0])
 
     def _compact(self) -> None:
@@ -218,7 +218,7 @@ class ProjectStore:
 
     def _unique_name(self, c: Connection, wanted: str) -> str:
         base = _valid_name(wanted)
-        taken = {r[0] for r in c.execute(select(schema.projects.c.name))}
+        taken = {r[0] for r in c.execute(select(PROJECTS.c.name))}
         name, n = base, 2
         while name in taken:
             name = f"{base[: MAX_NAME - 8]} ({n})"
@@ -250,7 +250,7 @@ class ProjectStore:
                 chosen = self._unique_name(c, name)
             blob = self._put_blob(c, data) if keep_file and data is not None and not state.is_sample else None
             result = c.execute(
-                insert(schema.projects).values(
+                insert(PROJECTS).values(
                     name=chosen,
                     created=stamp,
                     updated=stamp,
@@ -277,10 +277,10 @@ class ProjectStore:
         stamp = now()
         with self._transaction() as c:
             done = c.execute(
-                update(schema.projects)
-                .where(schema.projects.c.id == ref.id, schema.projects.c.version == ref.version)
+                update(PROJECTS)
+                .where(PROJECTS.c.id == ref.id, PROJECTS.c.version == ref.version)
                 .values(
-                    version=schema.projects.c.version + 1,
+                    version=PROJECTS.c.version + 1,
                     updated=stamp,
                     state=state.dumps(),
                     change=change[:500],
@@ -289,7 +289,7 @@ class ProjectStore:
                 )
             ).rowcount
             if not done:
-                exists = c.execute(select(schema.projects.c.id).where(schema.projects.c.id == ref.id)).first()
+                exists = c.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == ref.id)).first()
                 if exists is None:
                     raise ProjectError(f"The project '{ref.name}' was deleted (in another tab or window); not saved.")
                 raise StaleProjectError(
@@ -299,25 +299,25 @@ class ProjectStore:
         return ProjectRef(ref.id, ref.name, ref.version + 1)
 
     def _row(self, c: Connection, project: int | str | ProjectRef, *, missing_ok: bool = False):
-        p = schema.projects.c
+        p = PROJECTS.c
         if isinstance(project, ProjectRef):
             project = project.id
         where = p.id == project if isinstance(project, int) else p.name == str(project)
-        row = c.execute(select(schema.projects).where(where)).mappings().first()
+        row = c.execute(select(PROJECTS).where(where)).mappings().first()
         if row is None and not missing_ok:
             raise ProjectError(f"There is no project {_named(project)}{self._known(c)}.")
         return row
 
     def _known(self, c: Connection) -> str:
-        names = [r[0] for r in c.execute(select(schema.projects.c.name).order_by(schema.projects.c.name).limit(8))]
+        names = [r[0] for r in c.execute(select(PROJECTS.c.name).order_by(PROJECTS.c.name).limit(8))]
         return f"; projects: {', '.join(names)}" if names else "; the store has no project yet"
 
     def _summary(self, c: Connection, row) -> ProjectSummary:
         size = 0
         if row["file_sha256"]:
-            size = c.execute(select(schema.blobs.c.size).where(schema.blobs.c.sha256 == row["file_sha256"])).scalar()
+            size = c.execute(select(BLOBS.c.size).where(BLOBS.c.sha256 == row["file_sha256"])).scalar()
         releases = c.execute(
-            select(func.count()).select_from(schema.releases).where(schema.releases.c.project_id == row["id"])
+            select(func.count()).select_from(RELEASES).where(RELEASES.c.project_id == row["id"])
         ).scalar()
         return ProjectSummary(
             id=int(row["id"]),
@@ -342,13 +342,13 @@ class ProjectStore:
     def summaries(self) -> list[ProjectSummary]:
         """Every project, the most recently changed first."""
         with self._transaction() as c:
-            rows = c.execute(select(schema.projects).order_by(schema.projects.c.updated.desc())).mappings().all()
+            rows = c.execute(select(PROJECTS).order_by(PROJECTS.c.updated.desc())).mappings().all()
             return [self._summary(c, r) for r in rows]
 
     def version(self, project_id: int) -> int | None:
         """The project's current version (None when it was deleted): a cheap staleness check."""
         with self._transaction() as c:
-            row = c.execute(select(schema.projects.c.version).where(schema.projects.c.id == project_id)).first()
+            row = c.execute(select(PROJECTS.c.version).where(PROJECTS.c.id == project_id)).first()
         return None if row is None else int(row[0])
 
     def load(self, project: int | str | ProjectRef) -> Project:
@@ -381,7 +381,7 @@ class ProjectStore:
             value = self._get_meta(c, "last_opened")
             if value is None:
                 return None
-            row = c.execute(select(schema.projects.c.id).where(schema.projects.c.id == int(value))).first()
+            row = c.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == int(value))).first()
         return None if row is None else int(row[0])
 
     def rename(self, project: int | str | ProjectRef, new_name: str) -> ProjectRef:
@@ -392,9 +392,9 @@ class ProjectStore:
             if name != row["name"] and self._row(c, name, missing_ok=True) is not None:
                 raise ProjectError(f"There is already a project named '{name}'; choose another name.")
             c.execute(
-                update(schema.projects)
-                .where(schema.projects.c.id == row["id"])
-                .values(name=name, version=schema.projects.c.version + 1, updated=now(), change=f"renamed to {name}")
+                update(PROJECTS)
+                .where(PROJECTS.c.id == row["id"])
+                .values(name=name, version=PROJECTS.c.version + 1, updated=now(), change=f"renamed to {name}")
             )
         return ProjectRef(int(row["id"]), name, int(row["version"]) + 1)
 
@@ -426,11 +426,7 @@ class ProjectStore:
                     if state.source.sha256 is not None and digest(bytes(data)) != state.source.sha256:
                         raise ProjectError(f"This file is not {state.source.name} as the project read it.")
                     blob = self._put_blob(c, data)
-            c.execute(
-                update(schema.projects)
-                .where(schema.projects.c.id == row["id"])
-                .values(keep_file=bool(keep), file_sha256=blob)
-            )
+            c.execute(update(PROJECTS).where(PROJECTS.c.id == row["id"]).values(keep_file=bool(keep), file_sha256=blob))
             self._drop_unused_blobs(c)
         if not keep:
             self._compact()
@@ -440,8 +436,8 @@ class ProjectStore:
         audit entries stay (the log is append-only), shown as of a deleted project."""
         with self._transaction() as c:
             row = self._row(c, project)
-            c.execute(delete(schema.releases).where(schema.releases.c.project_id == row["id"]))
-            c.execute(delete(schema.projects).where(schema.projects.c.id == row["id"]))
+            c.execute(delete(RELEASES).where(RELEASES.c.project_id == row["id"]))
+            c.execute(delete(PROJECTS).where(PROJECTS.c.id == row["id"]))
             self._drop_unused_blobs(c)
         self._compact()
 
@@ -450,20 +446,18 @@ class ProjectStore:
     def usage(self) -> StoreUsage:
         """Where the store is, how big, and what it holds."""
         with self._transaction() as c:
-            projects = c.execute(select(func.count()).select_from(schema.projects)).scalar() or 0
+            projects = c.execute(select(func.count()).select_from(PROJECTS)).scalar() or 0
             files = c.execute(
-                select(func.count(), func.coalesce(func.sum(schema.blobs.c.size), 0)).where(
-                    schema.blobs.c.sha256.in_(
-                        select(schema.projects.c.file_sha256).union(select(schema.releases.c.source_blob))
-                    )
+                select(func.count(), func.coalesce(func.sum(BLOBS.c.size), 0)).where(
+                    BLOBS.c.sha256.in_(select(PROJECTS.c.file_sha256).union(select(RELEASES.c.source_blob)))
                 )
             ).first()
             packages = c.execute(
-                select(func.count(), func.coalesce(func.sum(schema.blobs.c.size), 0)).where(
-                    schema.blobs.c.sha256.in_(select(schema.releases.c.package_blob))
+                select(func.count(), func.coalesce(func.sum(BLOBS.c.size), 0)).where(
+                    BLOBS.c.sha256.in_(select(RELEASES.c.package_blob))
                 )
             ).first()
-            entries = c.execute(select(func.count()).select_from(schema.audit)).scalar() or 0
+            entries = c.execute(select(func.count()).select_from(AUDIT)).scalar() or 0
         path = sqlite_path(self.url)
         total = None
         if path is not None:
@@ -486,26 +480,6 @@ class ProjectStore:
             return True
         with self.engine.connect() as c:
             return c.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
-
-    # ------------------------------------------------------------------ releases and the audit log
-
-    def record_release(self, project: int | str | ProjectRef, **kwargs) -> AuditEntry:
-        """Record a package or released table made from ``project`` (``anonlib.projects.audit.record_release``)."""
-        from .audit import record_release
-
-        return record_release(self, project, **kwargs)
-
-    def audit(self, project: str | None = None) -> list[AuditEntry]:
-        """The audit log, oldest first (of one project's name when given)."""
-        from .audit import audit_entries
-
-        return audit_entries(self, project)
-
-    def verify_chain(self) -> list[str]:
-        """Sentences naming every audit entry whose digest or link does not hold (empty: the chain holds)."""
-        from .audit import verify_chain
-
-        return verify_chain(self)
 
 
 def _sqlite_files(path: Path) -> list[Path]:
