@@ -28,3 +28,22 @@ def browser():
     """Headless Chromium, one per test module."""
     with chromium() as instance:
         yield instance
+
+
+@pytest.fixture(scope="session")
+def postgresql():
+    """A real PostgreSQL server (``postgres_server.py``), one per test process; its admin URL."""
+    from postgres_server import postgresql_server
+
+    with postgresql_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path):
+    """The URL of an empty project store: a SQLite file, then a database on a real PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store' / 'projects.sqlite'}"
+    from postgres_server import new_database
+
+    return new_database(request.getfixturevalue("postgresql"))

@@ -209,10 +209,21 @@ class ProjectStore:
         """After erasing: fold the write-ahead log back into the file, so no erased page lingers in it."""
         if self.engine.dialect.name == "sqlite":
             try:
-                with self.engine.connect() as c:
-                    c.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-            except SQLAlchemyError:  # another reader holds the log: it is folded back at its next checkpoint
+                self._pragma("wal_checkpoint(TRUNCATE)")
+            except Exception:  # noqa: BLE001 - another reader holds the log: folded back at its next checkpoint
                 pass
+
+    def _pragma(self, pragma: str):
+        """One SQLite PRAGMA outside any transaction (a checkpoint cannot run inside one)."""
+        raw = self.engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            cursor.execute(f"PRAGMA {pragma}")
+            row = cursor.fetchone()
+            cursor.close()
+            return None if row is None else row[0]
+        finally:
+            raw.close()
 
     # ------------------------------------------------------------------ projects
 
@@ -478,8 +489,7 @@ class ProjectStore:
         """SQLite's ``PRAGMA integrity_check`` (True on PostgreSQL, which checks itself)."""
         if self.engine.dialect.name != "sqlite":
             return True
-        with self.engine.connect() as c:
-            return c.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+        return self._pragma("integrity_check") == "ok"
 
 
 def _sqlite_files(path: Path) -> list[Path]:
