@@ -34,6 +34,30 @@ def _open(project_id: int) -> None:
         st.session_state["projects_message"] = "Opened. Every page now works on this project's working copy."
 
 
+def _rename(store, project_id: int, name: str) -> None:
+    with guarded("renaming the project"):
+        rename_current(store.rename(project_id, name))
+
+
+def _duplicate(store, project_id: int) -> None:
+    with guarded("duplicating the project"):
+        st.session_state["projects_message"] = f"Duplicated as {store.duplicate(project_id).name}."
+
+
+def _delete(store, project_id: int, name: str) -> None:
+    with guarded("deleting the project"):
+        store.delete(project_id)
+        current = current_project()
+        if current is not None and current.id == project_id:
+            forget_project()
+        st.session_state["projects_message"] = f"Deleted {name}, its file and its packages."
+
+
+def _verify(store, entry_id: int) -> None:
+    with guarded("verifying the release again"):
+        st.session_state["audit_result"] = (entry_id, verify_entry(store, entry_id))
+
+
 def _delivery_package(delivery, store):
     """The delivery's package, built and recorded in the audit log when the button is clicked."""
 
@@ -117,11 +141,15 @@ else:
                 )
             )
         )
-        left, right = st.columns([3, 1])
+        left, right = st.columns([3, 1], vertical_alignment="bottom")
         new_name = left.text_input("Rename the project", value=summary.name, key=f"rename-{summary.id}")
-        if right.button("Rename", key="rename_project", disabled=new_name.strip() == summary.name):
-            rename_current(store.rename(summary.id, new_name))
-            st.rerun()
+        right.button(
+            "Rename",
+            key="rename_project",
+            disabled=new_name.strip() == summary.name,
+            on_click=_rename,
+            args=(store, summary.id, new_name),
+        )
 
 # ---------------------------------------------------------------- every project
 st.subheader("Projects")
@@ -169,20 +197,18 @@ with guarded("listing the projects"):
                     st.rerun()
         else:
             buttons[0].button("Open", key="projects_open", on_click=_open, args=(picked.id,), type="primary")
-        if buttons[1].button("Duplicate", key="projects_duplicate"):
-            copy = store.duplicate(picked.id)
-            st.session_state["projects_message"] = f"Duplicated as {copy.name}."
-            st.rerun()
+        buttons[1].button("Duplicate", key="projects_duplicate", on_click=_duplicate, args=(store, picked.id))
         confirm = st.checkbox(
             f"Yes, delete {picked.name} with its file and release packages (its audit entries stay)",
             key=f"projects_confirm-{picked.id}",
         )
-        if buttons[2].button("Delete", key="projects_delete", disabled=not confirm):
-            store.delete(picked.id)
-            if current is not None and current.id == picked.id:
-                forget_project()
-            st.session_state["projects_message"] = f"Deleted {picked.name}, its file and its packages."
-            st.rerun()
+        buttons[2].button(
+            "Delete",
+            key="projects_delete",
+            disabled=not confirm,
+            on_click=_delete,
+            args=(store, picked.id, picked.name),
+        )
 
 # ---------------------------------------------------------------- continue from a release
 st.subheader("Continue from a recipe or a release package")
@@ -290,8 +316,10 @@ with guarded("reading the audit log"):
                 format_func=lambda i: next(f"{e.id}: {e.project}, {_date(e.time)}" for e in live if e.id == i),
                 key="audit_choice",
             )
-            if right.button("Verify again", key="audit_verify"):
-                result = verify_entry(store, entry_id)
+            right.button("Verify again", key="audit_verify", on_click=_verify, args=(store, entry_id))
+            held = st.session_state.get("audit_result")
+            if held is not None and held[0] == entry_id:
+                result = held[1]
                 (st.success if result.passed else st.error)(
                     "Every check passed." if result.passed else f"Failed: {', '.join(result.failed_parts)}."
                 )
