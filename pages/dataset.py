@@ -237,9 +237,11 @@ st.caption(
 # The editor always gets the table it started from, and its own record of the edits:
 # fed the edited roles back, it would be rebuilt after every edit and ignore the next
 # double-click until clicked once. It starts afresh when the loaded dataset is replaced
-# (another sample or file, or roles set by a button).
+# (another sample or file, or roles set by a button) and when the page is opened again.
+# Coming back from another page, Streamlit has forgotten the editor's edits (its widget state):
+# it then starts afresh from the dataset as it is, or the forgotten edits would be undone.
 editor = st.session_state.get(EDITOR)
-if editor is None or editor["result"] is not dataset:
+if editor is None or editor["result"] is not dataset or f"roles-{editor['version']}" not in st.session_state:
     version = editor["version"] + 1 if editor else 0
     editor = {"base": dataset, "result": dataset, "version": version}
     st.session_state[EDITOR] = editor
