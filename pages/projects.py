@@ -34,6 +34,24 @@ def _open(project_id: int) -> None:
         st.session_state["projects_message"] = "Opened. Every page now works on this project's working copy."
 
 
+def _open_with_file(project_id: int) -> None:
+    """Open a project keeping only its file's SHA-256, with the file given (a callback: it runs
+    before the page, so the sidebar's target widgets can follow the project)."""
+    file = st.session_state.get("projects_file")
+    with guarded("opening the project"):
+        open_project(project_id, data=file.getvalue())
+        st.session_state["projects_message"] = "Opened with the file you gave."
+
+
+def _continue() -> None:
+    """Open a recipe or a release package on its file as a new project (a callback)."""
+    release, source = st.session_state.get("projects_release"), st.session_state.get("projects_release_source")
+    with guarded("opening the release"):
+        copy = continue_from_release(release.getvalue(), source.getvalue(), source.name)
+        ref = open_copy(copy, f"upload:{source.name}", source.getvalue(), source.name)
+        st.session_state["projects_message"] = f"Opened {ref.name}: {len(copy.steps)} step(s) re-applied."
+
+
 def _rename(store, project_id: int, name: str) -> None:
     with guarded("renaming the project"):
         rename_current(store.rename(project_id, name))
@@ -190,11 +208,9 @@ with guarded("listing the projects"):
             file = st.file_uploader(
                 f"{picked.name} keeps only its file's SHA-256: give the file to open it", key="projects_file"
             )
-            if buttons[0].button("Open", key="projects_open", disabled=file is None):
-                with guarded("opening the project"):
-                    open_project(picked.id, data=file.getvalue())
-                    st.session_state["projects_message"] = "Opened with the file you gave."
-                    st.rerun()
+            buttons[0].button(
+                "Open", key="projects_open", disabled=file is None, on_click=_open_with_file, args=(picked.id,)
+            )
         else:
             buttons[0].button("Open", key="projects_open", on_click=_open, args=(picked.id,), type="primary")
         buttons[1].button("Duplicate", key="projects_duplicate", on_click=_duplicate, args=(store, picked.id))
@@ -219,12 +235,13 @@ st.caption(
 left, right = st.columns(2)
 release = left.file_uploader("Recipe or release package", type=["json", "zip"], key="projects_release")
 source = right.file_uploader("The file it was made from", key="projects_release_source")
-if st.button("Open as a new project", key="projects_continue", disabled=release is None or source is None):
-    with guarded("opening the release"):
-        copy = continue_from_release(release.getvalue(), source.getvalue(), source.name)
-        ref = open_copy(copy, f"upload:{source.name}", source.getvalue(), source.name)
-        st.session_state["projects_message"] = f"Opened {ref.name}: {len(copy.steps)} step(s) re-applied."
-        st.rerun()
+st.button(
+    "Open as a new project",
+    key="projects_continue",
+    disabled=release is None or source is None,
+    on_click=_continue,
+    type="primary",
+)
 
 # ---------------------------------------------------------------- a new delivery
 st.subheader("Release a new delivery")
