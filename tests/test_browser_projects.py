@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from live_app import ROOT, chromium, dashboard_server, metric, open_app, open_page, upload, wait_idle
-from test_browser_sessions import _set_role
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from test_browser_sessions import ROW_HEIGHT
 from uploads import JOURNEY_CSV
 
 from anonlib.projects import ProjectStore, audit_entries
@@ -23,6 +24,34 @@ from anonlib.workflow import release_csv
 
 ARTIFACTS = ROOT / "test-artifacts"
 TIMEOUT = 300_000
+
+
+def _set_role(page, row: int, role: str) -> None:
+    """Choose ``role`` for column ``row`` (1-based) in the Dataset page's column editor, at any
+    window width: the editor is a canvas whose columns narrow with the window, so the role cell
+    is found by double-clicking along the row until the dropdown that opens lists the roles."""
+    editor = page.locator('[class*="st-key-roles-"] [data-testid="stDataFrame"]').first
+    dropdown = page.locator('[id^="gdg-overlay"] input[role="combobox"]')
+    options = page.locator('[id^="react-select-"][role="option"]')
+    editor.scroll_into_view_if_needed()
+    box = editor.bounding_box()
+    for x in range(200, int(box["width"]), 30):
+        page.mouse.dblclick(box["x"] + x, box["y"] + ROW_HEIGHT * row + ROW_HEIGHT // 2)
+        try:
+            dropdown.wait_for(timeout=3_000)
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            continue
+        if options.filter(has_text="quasi-identifier").count():
+            page.keyboard.type(role)
+            options.filter(has_text=role).first.wait_for(timeout=10_000)
+            page.keyboard.press("Enter")
+            dropdown.wait_for(state="hidden", timeout=10_000)
+            wait_idle(page, TIMEOUT)
+            return
+        page.keyboard.press("Escape")
+        dropdown.wait_for(state="hidden", timeout=10_000)
+    raise AssertionError("the role cell of the column editor was not found")
 
 
 def _click(page, key: str) -> None:

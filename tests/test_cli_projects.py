@@ -122,7 +122,9 @@ def test_bad_input_is_one_sentence(files, capsys, monkeypatch, tmp_path):
     (broken / "projects.sqlite").write_bytes(b"garbage" * 2000)
     monkeypatch.setenv("ANONLIB_HOME", str(broken))
     code, _, err = run(capsys, "audit")
-    assert code == 2 and "is damaged (it is not a readable database)" in err and "\n" == err[-1] and err.count("\n") == 1
+    assert (
+        code == 2 and "is damaged (it is not a readable database)" in err and "\n" == err[-1] and err.count("\n") == 1
+    )
 
 
 def test_the_store_on_postgresql_from_the_command_line(files, capsys, monkeypatch, postgresql):
