@@ -8,6 +8,8 @@ changes the session's working copy), rendering.
 
 from __future__ import annotations
 
+import logging
+
 import pandas as pd
 import streamlit as st
 
@@ -25,6 +27,7 @@ from dashboard.state import (
 )
 from dashboard.ui import guarded, page_header, plain, result_verdict, show_table
 
+log = logging.getLogger("dashboard")
 DELIVERY = "project_delivery"  # the delivery being released: (project id, file id, Delivery)
 
 
@@ -84,7 +87,7 @@ def _delivery_package(delivery, store):
         try:
             delivery.record(store, data)
         except AnonlibError:  # the download still happens; the sidebar says when the store cannot be used
-            pass
+            log.exception("the delivery's release package could not be recorded in the audit log")
         return data
 
     return build
