@@ -55,6 +55,12 @@ def _continue() -> None:
         st.session_state["projects_message"] = f"Opened {ref.name}: {len(copy.steps)} step(s) re-applied."
 
 
+def _forget_file(store, project_id: int) -> None:
+    with guarded("erasing the kept file"):
+        store.set_keep_file(project_id, False)
+        st.session_state["projects_message"] = "The file was erased from the project; its SHA-256 stays."
+
+
 def _rename(store, project_id: int, name: str) -> None:
     with guarded("renaming the project"):
         rename_current(store.rename(project_id, name))
@@ -162,6 +168,14 @@ else:
                 )
             )
         )
+        if summary.file_bytes:
+            st.button(
+                "Erase the kept file (keep only its SHA-256)",
+                key="projects_forget_file",
+                on_click=_forget_file,
+                args=(store, summary.id),
+                help="The project then asks for the file when it is opened again, and refuses another one.",
+            )
         left, right = st.columns([3, 1], vertical_alignment="bottom")
         new_name = left.text_input("Rename the project", value=summary.name, key=f"rename-{summary.id}")
         right.button(

@@ -132,6 +132,7 @@ def test_the_projects_page_lists_renames_duplicates_and_deletes():
     checks = table_with(at, "check")
     assert set(checks["result"]) == {"ok"} and {"released.csv", "recipe.json", "target"} <= set(checks["part"])
 
+    assert "projects_forget_file" not in [b.key for b in at.main.button]  # a sample: no file is kept
     at.text_input(key=f"rename-{ref.id}").set_value("clinic").run()
     at.button(key="rename_project").click().run()
     assert store.summary(ref.id).name == "clinic" and at.session_state["project"].name == "clinic"

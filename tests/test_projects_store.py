@@ -74,16 +74,19 @@ def test_a_stale_view_is_refused_and_the_newer_change_kept(store_url):
 
 
 WRITER = """
-import sys
+import sys, time
 from anonlib.core.errors import StaleProjectError
 from anonlib.projects import ProjectState, ProjectStore
 store = ProjectStore(sys.argv[1])
+print("ready", flush=True)
+sys.stdin.readline()  # both writers start together, once both are ready
 stale = 0
 for _ in range(int(sys.argv[2])):
     while True:  # read, change, compare-and-set; a stale read is read again
         project = store.load("counter")
         state = project.state
         raised = ProjectState(state.origin, state.source, type(state.target)(k=state.target.k + 1), state.steps)
+        time.sleep(0.003)  # a page's work between reading the project and saving the change
         try:
             store.save(project.ref, raised, "k + 1")
             break
@@ -98,15 +101,24 @@ def test_two_processes_writing_one_project_lose_no_update(store_url):
     store = ProjectStore(store_url)
     copy = worked_copy(data).with_target(ReleaseTarget(k=1))
     store.create("counter", ProjectState.of(copy, "upload:survey.csv"), data)
-    each = 30
+    each = 50
     writers = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, store_url, str(each)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", WRITER, store_url, str(each)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         for _ in range(2)
     ]
+    assert [w.stdout.readline() for w in writers] == ["ready\n", "ready\n"]
+    for w in writers:
+        w.stdin.write("go\n")
+        w.stdin.flush()
     outputs = [w.communicate(timeout=300)[0] for w in writers]
     assert [w.returncode for w in writers] == [0, 0], outputs
+    assert sum(int(o) for o in outputs) > 0  # they did collide: some reads were stale and read again
     project = store.load("counter")
     assert project.state.target.k == 1 + 2 * each  # every increment of both writers is there
     assert project.ref.version == 1 + 2 * each
@@ -159,12 +171,18 @@ def test_the_audit_log_is_append_only_and_its_chain_shows_a_change(store_url):
     with engine.begin() as c:
         if engine.dialect.name == "sqlite":
             c.execute(text("DROP TRIGGER audit_no_update"))
+            c.execute(text("DROP TRIGGER audit_no_delete"))
         else:
             c.execute(text("ALTER TABLE audit DISABLE TRIGGER USER"))
         c.execute(text("UPDATE audit SET released = released + 1 WHERE id = :i"), {"i": first.id})
-    engine.dispose()
     assert verify_chain(store) == [
         f"Audit entry {first.id} was changed after it was written (its digest does not match)."
+    ]
+    with engine.begin() as c:  # ... and so does an entry removed
+        c.execute(text("DELETE FROM audit WHERE id = :i"), {"i": first.id})
+    engine.dispose()
+    assert verify_chain(store) == [
+        f"Audit entry {second.id} does not follow the entry before it (one was removed or changed)."
     ]
 
 
@@ -274,6 +292,12 @@ def test_a_project_keeping_only_the_fingerprint_asks_for_its_file(store_url):
     with pytest.raises(ProjectError, match="not survey.csv as the project read it"):
         project.state.restore(delivery(1))
     assert _released(project.state.restore(data)) == _released(worked_copy(data))
+    store.set_keep_file(ref, True, data)  # kept after all: the same bytes only
+    assert store.file(ref) == data and store.summary(ref).keep_file
+    with pytest.raises(ProjectError, match="not survey.csv as the project read it"):
+        store.set_keep_file(ref, True, delivery(1))
+    store.set_keep_file(ref, False)  # and erased again
+    assert store.file(ref) is None and store.usage().files == 0
 
 
 def test_writer_script_is_what_the_concurrency_test_runs():
