@@ -33,24 +33,27 @@ def _set_role(page, row: int, role: str) -> None:
     editor = page.locator('[class*="st-key-roles-"] [data-testid="stDataFrame"]').first
     dropdown = page.locator('[id^="gdg-overlay"] input[role="combobox"]')
     options = page.locator('[id^="react-select-"][role="option"]')
-    editor.scroll_into_view_if_needed()
-    box = editor.bounding_box()
-    for x in range(200, int(box["width"]), 30):
-        page.mouse.dblclick(box["x"] + x, box["y"] + ROW_HEIGHT * row + ROW_HEIGHT // 2)
-        try:
-            dropdown.wait_for(timeout=3_000)
-        except PlaywrightTimeout:
+    for _ in range(3):  # a busy machine may still be laying the page out: look again
+        wait_idle(page, TIMEOUT)
+        editor.scroll_into_view_if_needed()
+        box = editor.bounding_box()
+        for x in range(150, int(box["width"]), 25):
+            page.mouse.dblclick(box["x"] + x, box["y"] + ROW_HEIGHT * row + ROW_HEIGHT // 2)
+            try:
+                dropdown.wait_for(timeout=5_000)
+            except PlaywrightTimeout:
+                page.keyboard.press("Escape")
+                continue
+            page.wait_for_timeout(300)  # the options are listed just after the box opens
+            if options.filter(has_text="quasi-identifier").count():
+                page.keyboard.type(role)
+                options.filter(has_text=role).first.wait_for(timeout=10_000)
+                page.keyboard.press("Enter")
+                dropdown.wait_for(state="hidden", timeout=10_000)
+                wait_idle(page, TIMEOUT)
+                return
             page.keyboard.press("Escape")
-            continue
-        if options.filter(has_text="quasi-identifier").count():
-            page.keyboard.type(role)
-            options.filter(has_text=role).first.wait_for(timeout=10_000)
-            page.keyboard.press("Enter")
             dropdown.wait_for(state="hidden", timeout=10_000)
-            wait_idle(page, TIMEOUT)
-            return
-        page.keyboard.press("Escape")
-        dropdown.wait_for(state="hidden", timeout=10_000)
     raise AssertionError("the role cell of the column editor was not found")
 
 
