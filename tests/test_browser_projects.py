@@ -29,7 +29,7 @@ TIMEOUT = 300_000
 def _set_role(page, row: int, role: str) -> None:
     """Choose ``role`` for column ``row`` (1-based) in the Dataset page's column editor, at any
     window width: the editor is a canvas whose columns narrow with the window, so the role cell
-    is found by double-clicking along the row until the dropdown that opens lists the roles."""
+    is found by double-clicking along the row until a dropdown that opens offers ``role``."""
     editor = page.locator('[class*="st-key-roles-"] [data-testid="stDataFrame"]').first
     dropdown = page.locator('[id^="gdg-overlay"] input[role="combobox"]')
     options = page.locator('[id^="react-select-"][role="option"]')
@@ -37,23 +37,24 @@ def _set_role(page, row: int, role: str) -> None:
         wait_idle(page, TIMEOUT)
         editor.scroll_into_view_if_needed()
         box = editor.bounding_box()
-        for x in range(150, int(box["width"]), 25):
+        for x in range(200, int(box["width"]), 30):
             page.mouse.dblclick(box["x"] + x, box["y"] + ROW_HEIGHT * row + ROW_HEIGHT // 2)
             try:
-                dropdown.wait_for(timeout=5_000)
+                dropdown.wait_for(timeout=3_000)
             except PlaywrightTimeout:
                 page.keyboard.press("Escape")
                 continue
-            page.wait_for_timeout(300)  # the options are listed just after the box opens
-            if options.filter(has_text="quasi-identifier").count():
-                page.keyboard.type(role)
-                options.filter(has_text=role).first.wait_for(timeout=10_000)
-                page.keyboard.press("Enter")
+            page.keyboard.type(role)  # only the role column's dropdown lists it (the type column's does not)
+            try:
+                options.filter(has_text=role).first.wait_for(timeout=5_000)
+            except PlaywrightTimeout:
+                page.keyboard.press("Escape")
                 dropdown.wait_for(state="hidden", timeout=10_000)
-                wait_idle(page, TIMEOUT)
-                return
-            page.keyboard.press("Escape")
+                continue
+            page.keyboard.press("Enter")
             dropdown.wait_for(state="hidden", timeout=10_000)
+            wait_idle(page, TIMEOUT)
+            return
     raise AssertionError("the role cell of the column editor was not found")
 
 
