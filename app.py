@@ -21,6 +21,7 @@ PAGES = [
     st.Page("pages/screening.py", title="Screening schedules", icon=":material/event_available:"),
     st.Page("pages/report.py", title="Risk report", icon=":material/summarize:"),
     st.Page("pages/release.py", title="Release", icon=":material/inventory_2:"),
+    st.Page("pages/projects.py", title="Projects", icon=":material/folder_open:"),
 ]
 
 # A local file, sent inline as a data URL: a ":material/...:" page icon would make every page

@@ -21,7 +21,7 @@ from anonlib.workflow.keys import key_id, key_text, parse_key
 from anonlib.workflow.release import pseudonymized_columns
 from anonlib.workflow.safe_harbor import SafeHarborComparison, compare_routes
 
-from .state import apply_step_callback, project_key, project_key_made_here, set_project_key
+from .state import apply_step_callback, project_key, project_key_origin, set_project_key
 from .ui import guarded, offer_step, plain, show_table
 
 PAGE = "Dataset"
@@ -36,12 +36,15 @@ def key_panel() -> None:
     """The project key: its id, that a pseudonym is stable only under the same key, the key
     file to download (the user's secret), and the key file of earlier deliveries to upload."""
     key = project_key()
-    made = project_key_made_here()
+    origin = {
+        "project": " (this project's, kept in the project store with it)",
+        "uploaded": " (from the key file you uploaded; this working copy is not saved as a project)",
+        "session": " (made for this session; this working copy is not saved as a project)",
+    }[project_key_origin()]
     st.caption(
-        f"Project key id {key_id(key)}"
-        + (" (made for this session)" if made else " (from the key file you uploaded)")
-        + ". A pseudonym and a date shift are the same in every delivery only under the same key: keep the key "
-        "file, never put it in a release, and upload it when you pseudonymize the next delivery."
+        f"Project key id {key_id(key)}{origin}. A pseudonym and a date shift are the same in every delivery only "
+        "under the same key: the project's next deliveries use it; keep the key file for releases made outside "
+        "this project, and never put it in a release."
     )
     left, right = st.columns(2)
     with left:

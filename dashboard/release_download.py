@@ -5,19 +5,31 @@ The Risk report page and the Release page both offer the release package
 call ``package_button``, so the zip is built by the same cached functions from
 the risk report (``copy_report``) of the same working-copy state. The Release
 page hands over its own view, so its package's report holds what the page shows.
+
+Every package the button hands out is recorded in the project's audit log when it is
+built for the download (``anonlib.projects.record_package``: the target recounted on
+its released table, the SHA-256 of the package and of each part, the OS user), with
+the project's kept file beside it so the Projects page can verify it again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable
 
 import streamlit as st
 
+from anonlib.core.errors import AnonlibError
+from anonlib.projects import ProjectRef, ProjectStore, record_package
 from anonlib.workflow import WorkingCopy, release_package
 from anonlib.workflow.release_view import ReleaseView
 from anonlib.workflow.report import RiskReport, copy_report
+
+from .state import current_project, ensure_project, project_store
+
+log = logging.getLogger("dashboard")
 
 PACKAGE_HELP = (
     "released.csv (the released table), report.html (the risk report, with the package's digests), "
@@ -83,6 +95,23 @@ def package_data(
     return build
 
 
+def recorded(build: Callable[[], bytes], store: ProjectStore | None, project: ProjectRef | None) -> Callable[[], bytes]:
+    """``build`` that also records the package in ``project``'s audit log when it runs (at the
+    click; it runs outside the page's run, so what it needs is passed in, not read from the
+    session). A store that fails then is logged; the download still happens."""
+
+    def run() -> bytes:
+        data = build()
+        if store is not None and project is not None:
+            try:
+                record_package(store, project.id, data, source=store.file(project.id))
+            except AnonlibError:
+                log.exception("the release package could not be recorded in the audit log")
+        return data
+
+    return run
+
+
 def package_button(
     copy: WorkingCopy,
     p: float,
@@ -94,9 +123,12 @@ def package_button(
     registers the deferred package again under a new id, and the download the click
     started, still holding the old id, could then find nothing to fetch (Streamlit's own
     documentation warns of this race)."""
+    ensure_project()
+    data = package_data(copy, p, report, view)
+    build = data if callable(data) else (lambda: data)
     st.download_button(
         "Release package (zip)",
-        package_data(copy, p, report, view),
+        recorded(build, project_store(), current_project()),
         file_name="release.zip",
         mime="application/zip",
         key=key,

@@ -27,10 +27,13 @@ from anonlib.workflow import LocalSuppressionStep, ReleaseTarget, SuppressionSte
 from .glossary import term_help
 from .state import (
     apply_step_callback,
+    begin_run,
+    current_project,
     loaded_dataset,
     release_target,
     reset,
     set_release_target,
+    store_problem,
     take_note,
     undo,
     working_copy,
@@ -254,6 +257,7 @@ def sidebar(container=None, status=None) -> None:
         st.text("Sensitive: " + (", ".join(dataset.sensitive) or "none"))
         if dataset.missing == "drop":
             st.text(f"Records with missing values: {copy.left_out_records:,} left out (never judged or released)")
+        _project_line()
     with status if status is not None else (container if container is not None else st.sidebar):
         _check_box(copy)
         if copy.steps:
@@ -276,6 +280,18 @@ def sidebar(container=None, status=None) -> None:
         else:
             st.caption("No step yet: the working copy is the loaded file.")
         st.caption("Everything is computed on this computer; nothing is sent anywhere.")
+
+
+def _project_line() -> None:
+    """Which project the working copy is saved in, or, in one sentence, why it is not saved."""
+    problem = store_problem()
+    project = current_project()
+    if problem:
+        st.warning(plain(f"Not saved: {problem} You are working on an unsaved copy in this tab."))
+    elif project is not None:
+        st.caption(plain(f"Project: {project.name} (every change is saved; see the Projects page)"))
+    else:
+        st.caption("Not saved as a project yet: your first change (role, target, step) saves it.")
 
 
 def _undo() -> None:
@@ -378,6 +394,7 @@ def run_with_sidebar(pages: list) -> None:
     page (so they are there even when the page stops early with ``st.stop()``) and
     redrawn in the same places afterwards, because the page may have applied a step.
     """
+    begin_run()  # open the session's project (a reload, a second tab) or follow another tab's change
     navigation = st.navigation(pages)
     summary = st.sidebar.empty()
     controls = st.sidebar.container()

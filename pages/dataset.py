@@ -24,6 +24,7 @@ from dashboard.health import health_offers, pseudonym_offer, role_reasons
 from dashboard.state import (
     active_dataset,
     active_source,
+    current_project,
     loaded_dataset,
     release_target,
     set_active_dataset,
@@ -153,6 +154,14 @@ else:
         type=["csv", "tsv", "txt", "data", "gz", "xlsx", "parquet"],
         key="upload",
     )
+    keep = st.checkbox(
+        "Keep a copy of the file in this project",
+        value=True,
+        key="keep_file",
+        help="On: the project store keeps the file's bytes, so a reload, a restarted server or the Projects page "
+        "opens the work as it was. Off: it keeps only the file's fingerprint (SHA-256) and asks for the file when "
+        "the project is opened again. The Projects page says where the store is and deletes a project with its file.",
+    )
     with st.expander("Reading options (detected automatically)"):
         col1, col2, col3 = st.columns(3)
         delimiter = DELIMITER_NAMES[col1.selectbox("Delimiter", list(DELIMITER_NAMES), key="read_delimiter")]
@@ -161,9 +170,15 @@ else:
     if upload is None and active_source().startswith("upload:"):
         # coming back from another page: the upload box is empty but the file is still loaded
         loaded = loaded_dataset()
+        project = current_project()
+        where = (
+            f"saved in the project {plain(project.name)} (see the Projects page)"
+            if project is not None
+            else "kept in this session's memory only (not saved as a project)"
+        )
         st.caption(
             f"Loaded: {plain(active_source().split(':', 1)[1])} ({loaded.n_records:,} records, "
-            f"{loaded.frame.shape[1]} columns), kept in this session's memory only. Upload another file to replace it."
+            f"{loaded.frame.shape[1]} columns), {where}. Upload another file to start a new project."
         )
     if upload is not None:
         signature = (upload.file_id, delimiter, encoding, header)
@@ -176,6 +191,8 @@ else:
                     Dataset.from_frame(upload.name, table.frame, notes=table.notes),
                     f"upload:{upload.name}",
                     reading=Reading.of(table, upload.getvalue()),
+                    data=upload.getvalue(),
+                    keep_file=keep,
                 )
                 st.session_state["upload_signature"] = signature
                 st.session_state["upload_message"] = (
@@ -239,9 +256,11 @@ with st.expander("How the roles were guessed (every role is yours to correct)"):
 # The editor always gets the table it started from, and its own record of the edits:
 # fed the edited roles back, it would be rebuilt after every edit and ignore the next
 # double-click until clicked once. It starts afresh when the loaded dataset is replaced
-# (another sample or file, or roles set by a button).
+# (another sample or file, or roles set by a button) and when the page is opened again.
+# Coming back from another page, Streamlit has forgotten the editor's edits (its widget state):
+# it then starts afresh from the dataset as it is, or the forgotten edits would be undone.
 editor = st.session_state.get(EDITOR)
-if editor is None or editor["result"] is not dataset:
+if editor is None or editor["result"] is not dataset or f"roles-{editor['version']}" not in st.session_state:
     version = editor["version"] + 1 if editor else 0
     editor = {"base": dataset, "result": dataset, "version": version}
     st.session_state[EDITOR] = editor

@@ -51,14 +51,21 @@ def _free_port() -> int:
 
 
 @contextmanager
-def dashboard_server() -> Iterator[str]:
-    """Start ``streamlit run app.py`` on a free port and yield its URL once /_stcore/health
-    answers. The server's output goes to a temporary log file, never to a pipe nobody reads
-    (a full pipe blocks the server mid-test)."""
+def dashboard_server(home: Path | None = None, port: int | None = None) -> Iterator[str]:
+    """Start ``streamlit run app.py`` on a free port (or ``port``) and yield its URL once
+    /_stcore/health answers. Its project store is in ``home`` (default: a new temporary
+    folder, so every server starts with no project). The server's output goes to a
+    temporary log file, never to a pipe nobody reads (a full pipe blocks the server mid-test)."""
     require_chromium()
-    port = _free_port()
-    env = {**os.environ, "STREAMLIT_SERVER_PORT": str(port), "STREAMLIT_SERVER_HEADLESS": "true"}
-    with tempfile.TemporaryFile() as log:
+    port = port or _free_port()
+    with tempfile.TemporaryDirectory() as fresh, tempfile.TemporaryFile() as log:
+        env = {
+            **os.environ,
+            "STREAMLIT_SERVER_PORT": str(port),
+            "STREAMLIT_SERVER_HEADLESS": "true",
+            "ANONLIB_HOME": str(home or fresh),
+        }
+        env.pop("ANONLIB_STORE", None)
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)],
             cwd=ROOT,

@@ -195,9 +195,14 @@ LAYERS = {
     "transformations": 3,
     **{f"transformations.{t}": 3 for t in TRANSFORMATIONS},
     "workflow": 4,
+    "projects": 4,  # beside the workflow, storing its objects; the workflow never imports it
     **dict.fromkeys(("cli", "__main__"), 5),
     **dict.fromkeys(CONTRACT_PATHS, 6),
 }
+
+
+def test_the_workflow_does_not_import_the_project_store():
+    assert {f: r for f, r in rooms_imported("workflow").items() if "projects" in r} == {}
 
 
 def test_every_room_has_a_layer_and_imports_run_downwards():

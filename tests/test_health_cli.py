@@ -85,8 +85,21 @@ JSON_COMMANDS = {
     "risk": ["risk", "visits.csv", "--qi", "age,sex", "--person", "mrn"],
     "models": ["models", "visits.csv", "--qi", "age,sex", "--sensitive", "diagnosis"],
     "microaggregate": ["microaggregate", "visits.csv", "--columns", "age", "--k", "3", "--out", "m.csv"],
-    "apply": ["apply", "r.json", "next.csv", "--key-file", "project.key", "--out", "y.csv", "--package", "p.zip"],
+    "apply": [
+        "apply",
+        "r.json",
+        "next.csv",
+        "--key-file",
+        "project.key",
+        "--out",
+        "y.csv",
+        "--package",
+        "p.zip",
+        "--project",
+        "study",
+    ],
     "verify": ["verify", "p.zip"],
+    "audit": ["audit", "--project", "study"],  # a list of entries (the contract's form): apply's package
     "safe-harbor": ["safe-harbor", "visits.csv", "--out", "sh.csv", "--reference-year", "2021"],
 }
 
@@ -105,7 +118,10 @@ def test_every_command_with_json_writes_one_json_document_and_nothing_else(files
     for name, argv in JSON_COMMANDS.items():  # in order: apply reads anonymize's recipe, verify apply's package
         code, out, err = _run([*argv, "--json"], capsys)
         assert code in (0, 1), (name, err)
-        assert isinstance(json.loads(out), dict), name  # fails on any line before or after the document
+        document = json.loads(out)  # fails on any line before or after the document
+        assert isinstance(document, list) if name == "audit" else isinstance(document, dict), name
+        if name == "audit":
+            assert [e["project"] for e in document] == ["study"]
         if "--out" in argv or "--csv" in argv:
             assert "written" in err and "written" not in out, name
 
@@ -168,6 +184,28 @@ def test_pseudonyms_link_two_deliveries_and_another_key_is_refused(files, capsys
     assert err.startswith("error: ") and err.count("\n") == 1 and "was made with the key" in err
     code, _, err = _run(["apply", "recipe.json", "next.csv", "--out", "z.csv"], capsys)
     assert code == 2 and not Path("z.csv").exists() and "needs the project key" in err
+
+
+def test_a_project_keeps_the_key_so_its_deliveries_link_without_a_key_file(files, capsys):
+    from anonlib.projects import ProjectStore
+
+    common = ["--role", "mrn=person", "--pseudonymize", "mrn", "--project", "study"]
+    code, _, err = _run(["anonymize", "visits.csv", "--shield", "age,sex", "--k", "2", *common,
+                         "--max-suppressed", "0.6", "--out", "first.csv", "--recipe", "r.json"], capsys)  # fmt: skip
+    assert code in (0, 1), err
+    store = ProjectStore()
+    key = store.key(store.summary("study").ref)  # made with the project, kept in the store, never in a file here
+    assert not Path("project.key").read_text().strip() == key.hex() and key.hex() not in Path("r.json").read_text()
+    first = pd.read_csv("first.csv", dtype=str)
+    source = pd.read_csv("visits.csv", dtype=str)
+    assert set(first["mrn"]) <= {hmac.new(key, m.encode(), hashlib.sha256).hexdigest()[:16] for m in source["mrn"]}
+    code, _, err = _run(["apply", "r.json", "next.csv", "--project", "study", "--out", "second.csv"], capsys)
+    assert code in (0, 1), err
+    second = pd.read_csv("second.csv", dtype=str)
+    assert set(second["mrn"]) & set(first["mrn"])  # the project's key again: the deliveries link
+    # the recipe made under the project's key is refused under another project's key
+    code, _, err = _run(["apply", "r.json", "next.csv", "--project", "other", "--out", "z.csv"], capsys)
+    assert code == 2 and not Path("z.csv").exists() and "was made with the key" in err
 
 
 def test_apply_reproduces_anonymize_byte_for_byte_with_the_same_key(files, capsys):

@@ -76,6 +76,33 @@ def test_pseudonym_date_shift_and_people_on_the_dataset_page():
     assert table and set(table[0].value["column"]) == set(frame.columns)
 
 
+def test_a_reload_replays_the_pseudonyms_under_the_key_the_project_keeps():
+    from anonlib.core.loading import load_table
+    from anonlib.projects import ProjectState, ProjectStore
+    from anonlib.workflow import WorkingCopy
+    from anonlib.workflow.recipe import Reading
+
+    data = visits(22, 40)[["mrn", "age", "sex", "diagnosis"]].to_csv(index=False).encode("utf-8")
+    table = load_table(data, name="visits.csv")
+    roles = {"mrn": "person", "age": "quasi-identifier", "sex": "quasi-identifier"}
+    start = WorkingCopy.start(Dataset.from_frame("visits.csv", table.frame, roles), ReleaseTarget(k=2),
+                              reading=Reading.of(table, data))  # fmt: skip
+    store = ProjectStore()  # the test's own store (conftest)
+    ref = store.create("visits", ProjectState.of(start, "upload:visits.csv"), data)
+    store.opened(ref)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()  # opens the last project
+    assert not at.exception and at.session_state["project"].id == ref.id
+    assert any("this project's, kept in the project store" in c.value for c in at.caption)
+    at.button(key="health_pseudonym_apply").click().run()
+    assert not at.exception
+    released = at.session_state["working_copy"].current.frame["mrn"].tolist()
+    mrn = table.frame["mrn"].iloc[0]
+    assert released[0] == hmac.new(store.key(ref), mrn.encode(), hashlib.sha256).hexdigest()[:16]
+    reload = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()  # a reload: a new session
+    assert not reload.exception
+    assert reload.session_state["working_copy"].current.frame["mrn"].tolist() == released
+
+
 def test_safe_harbor_lists_its_changes_and_compares_on_request():
     frame = visits(22, 50)
     at = _app(frame, {"mrn": "identifier"})

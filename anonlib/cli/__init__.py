@@ -16,6 +16,8 @@ Commands:
   apply     re-apply a release recipe to a file and check its release target
   verify    re-check a release package: digests, the target, and that the recipe reproduces it
   safe-harbor  apply HIPAA Safe Harbor, every change listed first, and compare its risk with the optimal release
+  projects  list, show, export, import or delete the projects of the project store
+  audit     the audit log of every release made from a project
 
 Errors are printed as one sentence on standard error with exit code 2. With
 ``--json`` a command writes one JSON document to standard output and nothing else;
@@ -40,6 +42,7 @@ from . import (
     models,
     privacy,
     profile,
+    projects,
     report,
     risk,
     schedules,
@@ -60,6 +63,7 @@ COMMAND_MODULES = (
     apply,
     verify,
     health,
+    projects,
 )
 log = logging.getLogger("anonlib.cli")
 

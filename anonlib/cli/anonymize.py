@@ -5,7 +5,9 @@ every number it prints is measured on the table it writes."""
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -45,6 +47,7 @@ from .common import (
     write,
 )
 from .health import keep_argument, key_arguments, keyed_steps, person_argument
+from .projects import project_argument, record_release
 
 
 def _anonymize(args: argparse.Namespace) -> int:
@@ -56,6 +59,8 @@ def _anonymize(args: argparse.Namespace) -> int:
                 "Pseudonyms and date shifts need the table in memory; leave out --engine for --pseudonymize, "
                 "--shift-dates and --key-file."
             )
+        if args.project:
+            raise ParameterError("--project needs the table in memory; leave out --engine.")
     dataset, table = read_dataset(args)
     k = whole_k(args.k)
     qis = once(split(args.shield), "--shield")
@@ -142,8 +147,20 @@ def _anonymize(args: argparse.Namespace) -> int:
         write(args.out, release.csv)
     if args.recipe:
         write(args.recipe, release.recipe.dumps().encode("utf-8"))
+    package = release_package(release.copy, columns=release.recipe.columns) if args.package else None
     if args.package:
-        write(args.package, release_package(release.copy, columns=release.recipe.columns))
+        write(args.package, package)
+    if args.project:
+        record_release(
+            args.project,
+            release.copy,
+            release.recipe,
+            table=release.csv if args.out else None,
+            package=package,
+            source=Path(args.file).read_bytes() if args.file else None,
+            stream=sys.stderr if args.json else None,
+            key=getattr(args, "new_project_key", None),
+        )
     # Every number below is measured on the released table (what --out writes), not taken from the search:
     # the target recounted on its bytes as a reader gets them (``verify``'s recount).
     check = recount(release.recipe, release.csv)
@@ -324,4 +341,5 @@ def register(commands) -> None:
     )
     anonymize.set_defaults(outputs=("out", "recipe", "package"))
     anonymize.add_argument("--json", action="store_true", help="print the result as JSON")
+    project_argument(anonymize)
     engine_arguments(anonymize)

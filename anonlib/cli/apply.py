@@ -21,6 +21,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..core.cells import records_in
 from ..core.dataset import Role
@@ -33,6 +34,7 @@ from ..workflow.report import copy_report
 from ..workflow.target import TargetCheck, records
 from .common import command, engine_arguments, health_roles, print_json, replaced_atomically, write
 from .health import keep_argument, key_arguments, keyed_steps, person_argument, project_key
+from .projects import project_argument, record_release
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ def _apply(args: argparse.Namespace) -> int:
         key = project_key(args, needed=bool(recipe.key_ids), why="This recipe (its pseudonyms or date shifts)")
         recipe = recipe.with_key(key)
     if args.engine or args.spark_master:
+        if args.project:
+            raise ParameterError("--project needs the table in memory; leave out --engine.")
         if args.package:
             raise ParameterError("--package needs the table in memory; leave out --engine (or use --out only).")
         if args.release_view:
@@ -93,18 +97,29 @@ def _apply(args: argparse.Namespace) -> int:
         replay = recipe.replay(dataset)
         if args.out:
             write(args.out, replay.csv)
-        copy = WorkingCopy.from_recipe(recipe, dataset, reading) if args.package or args.release_view else None
+        needed = args.package or args.release_view or args.project
+        copy = WorkingCopy.from_recipe(recipe, dataset, reading) if needed else None
         if args.release_view:
             view = release_view(copy, pair=_pair(args.pair), predict=args.predict, time_limit=args.time_limit)
+        package = None
         if args.package:
-            write(
-                args.package,
-                release_package(
-                    copy,
-                    columns=recipe.columns,
-                    notes=[note] if note else (),
-                    report=copy_report(copy, view=view) if view is not None else None,
-                ),
+            package = release_package(
+                copy,
+                columns=recipe.columns,
+                notes=[note] if note else (),
+                report=copy_report(copy, view=view) if view is not None else None,
+            )
+            write(args.package, package)
+        if args.project:
+            record_release(
+                args.project,
+                copy,
+                copy.recipe(recipe.columns),
+                table=replay.csv if args.out else None,
+                package=package,
+                source=Path(args.file).read_bytes(),
+                stream=sys.stderr if args.json else None,
+                key=getattr(args, "new_project_key", None),
             )
         kind = (
             "the file the recipe was made from"
@@ -294,4 +309,5 @@ def register(commands) -> None:
     person_argument(parser)
     keep_argument(parser)
     key_arguments(parser)
+    project_argument(parser)
     engine_arguments(parser)

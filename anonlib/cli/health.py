@@ -30,6 +30,7 @@ from ..workflow.release import release_csv
 from ..workflow.safe_harbor import compare_routes
 from ..workflow.target import ReleaseTarget
 from .common import command, data_arguments, print_json, read_dataset, split, write
+from .projects import project_store_key
 
 
 def person_argument(parser: argparse.ArgumentParser) -> None:
@@ -98,12 +99,18 @@ def refuse_pseudonymizing(dataset: Dataset, args: argparse.Namespace) -> None:
 
 
 def project_key(args: argparse.Namespace, *, needed: bool, why: str) -> bytes | None:
-    """The key of ``--key-file`` (created when absent, said on standard error); a sentence
-    when ``needed`` and no key file is given (``why`` names the option needing it)."""
+    """The key of ``--key-file`` (created when absent, said on standard error), else the key of
+    the ``--project`` (kept in the project store); a sentence when ``needed`` and neither is
+    given (``why`` names the option needing it)."""
     path = getattr(args, "key_file", None)
     if not path:
+        if needed and getattr(args, "project", None):
+            return project_store_key(args)
         if needed:
-            raise ParameterError(f"{why} needs the project key: add --key-file FILE (created when it does not exist).")
+            raise ParameterError(
+                f"{why} needs the project key: add --key-file FILE (created when it does not exist) or "
+                "--project NAME (the project keeps its key)."
+            )
         return None
     key, created = key_file(path)
     if created:  # said once the command has succeeded; removed again if it fails (nothing written on bad input)

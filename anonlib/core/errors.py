@@ -79,6 +79,18 @@ class PackageError(AnonlibError):
     """A file given as a release package is not one (missing, not a zip, no recipe or table)."""
 
 
+class ProjectError(AnonlibError):
+    """A project cannot be found, named, opened or changed as asked."""
+
+
+class StaleProjectError(ProjectError):
+    """A project was changed elsewhere (another tab or process) since this view of it was read."""
+
+
+class StoreError(ProjectError):
+    """The project store cannot be used (locked, read-only, full, damaged, of a newer schema, unreachable)."""
+
+
 def join_names(names, limit: int = 8) -> str:
     """Human list of names: ``'a, b, c'`` and ``'... (12 more)'`` past ``limit``.
 

@@ -1,0 +1,185 @@
+"""Next month's file, released the way the project released this one.
+
+``layout_differences(source, frame)`` compares a delivery with the project's layout
+(its columns and their types) and says each difference in one sentence: a column
+the delivery lacks or a type its values do not convert to stops the release; a
+column the project does not know is ignored (never released) and a column in
+another place is read by name, both said. ``deliver`` reads the delivery the way the
+project's file was read, re-applies the project's steps with ``apply``'s semantics
+(a suppression step is planned again on the delivery's own records), and checks the
+target: the ``Delivery`` holds the working copy of the delivery, from which the
+Release view and the release package are made (``package``), recorded in the audit
+log when it is written (``anonlib.projects.audit``). ``continue_from_release`` opens
+a recipe or a release package on its file, to continue from it as a new project.
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> from anonlib.workflow.recipe import Source
+    >>> source = Source.of(Dataset.from_frame("m1.csv", pd.DataFrame({"age": [30, 41], "sex": ["F", "M"]})))
+    >>> for d in layout_differences(source, pd.DataFrame({"age": ["30", "n/a"], "zip": [1, 2]})):
+    ...     print(d.blocking, d.sentence)
+    True The delivery lacks the column 'sex' (a quasi-identifier in the project).
+    True The column 'age' is integer in the project, but the delivery's values are not: Column 'age' cannot be made numeric: 'n/a' is not a number (1 such values).
+    False The delivery has a column 'zip' the project does not know; it is ignored and never released.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..core.dataset import column_kind, convert_column
+from ..core.errors import AnonlibError, ColumnError, RecipeError
+from ..core.loading import load_table
+from ..workflow.history import WorkingCopy
+from ..workflow.package import RECIPE_FILE, release_package
+from ..workflow.recipe import Reading, Recipe, Source, read_for_recipe
+from ..workflow.release import digest
+from ..workflow.target import TargetCheck
+from .audit import DASHBOARD, record_package
+from .records import AuditEntry, ProjectRef
+from .store import ProjectStore
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One difference between a delivery and the project's layout; ``blocking`` when it stops the release."""
+
+    sentence: str
+    blocking: bool
+
+
+def layout_differences(source: Source, frame: pd.DataFrame) -> list[Difference]:
+    """Each difference between ``frame`` (a delivery as read) and the project's columns and types."""
+    out: list[Difference] = []
+    known = [c.name for c in source.columns]
+    present = [str(c) for c in frame.columns]
+    for column in source.columns:
+        if column.name not in present:
+            out.append(
+                Difference(f"The delivery lacks the column '{column.name}' (a {column.role} in the project).", True)
+            )
+    for column in source.columns:
+        if column.name in present and column_kind(frame[column.name]) != column.type:
+            try:
+                convert_column(frame, column.name, column.type)
+            except AnonlibError as err:
+                out.append(
+                    Difference(
+                        f"The column '{column.name}' is {column.type} in the project, but the delivery's values are "
+                        f"not: {err}",
+                        True,
+                    )
+                )
+    for name in present:
+        if name not in known:
+            out.append(
+                Difference(
+                    f"The delivery has a column '{name}' the project does not know; it is ignored and never released.",
+                    False,
+                )
+            )
+    shared = [c for c in present if c in known]
+    if shared != [c for c in known if c in present]:
+        out.append(Difference("The delivery's columns are in another order; they are matched by name.", False))
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Delivery:
+    """A delivery read and released the project's way: the differences from the project's
+    layout, and (when none stops it) the delivery's working copy with the project's steps;
+    ``problem`` says why there is none."""
+
+    project: ProjectRef
+    name: str
+    data: bytes
+    differences: tuple[Difference, ...]
+    copy: WorkingCopy | None
+    problem: str | None = None
+
+    @property
+    def check(self) -> TargetCheck | None:
+        return None if self.copy is None else self.copy.check
+
+    def package(self, *, created: str | None = None) -> bytes:
+        """The release package of the delivery (``anonlib.workflow.release_package``)."""
+        if self.copy is None:
+            raise ColumnError(self.problem or "This delivery cannot be released.")
+        return release_package(self.copy, created=created)
+
+    def record(self, store: ProjectStore, package: bytes, *, made_by: str = DASHBOARD) -> AuditEntry:
+        """Record the package in the project's audit log (the delivery's file kept with it when the project keeps files)."""
+        return record_package(store, self.project, package, source=self.data, made_by=made_by)
+
+
+def deliver(store: ProjectStore, project: int | str | ProjectRef, data: bytes, name: str) -> Delivery:
+    """Read ``data`` (the delivery's bytes, file name ``name``) as the project's file was read,
+    check its layout, re-apply the project's steps and check the target."""
+    loaded = store.load(project)
+    state = loaded.state
+    reading = state.source.reading
+    table = load_table(
+        bytes(data), name=name, delimiter=reading.delimiter, encoding=reading.encoding, header=reading.header
+    )
+    differences = tuple(layout_differences(state.source, table.frame))
+    ref = loaded.ref
+    blocking = [d.sentence for d in differences if d.blocking]
+    if blocking:
+        return Delivery(ref, name, bytes(data), differences, None, " ".join(blocking))
+    try:
+        dataset = state.source.dataset(table.frame, name=name)
+        copy = WorkingCopy.start(dataset, state.target, reading=Reading.of(table, bytes(data)))
+        for i, s in enumerate(state.keyed_steps(store.key(ref)), start=1):
+            try:
+                copy = copy.apply(s.step, s.page)
+            except AnonlibError as err:
+                raise ColumnError(f"Step {i} ({s.step.describe()}) does not fit this delivery: {err}") from None
+    except AnonlibError as err:
+        return Delivery(ref, name, bytes(data), differences, None, str(err))
+    return Delivery(ref, name, bytes(data), differences, copy)
+
+
+def recipe_of_release(data: bytes) -> Recipe:
+    """The recipe of a release package (a zip) or of a recipe file (JSON); a sentence when it is neither."""
+    if bytes(data[:4]) == b"PK\x03\x04":
+        try:
+            with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+                if RECIPE_FILE not in archive.namelist():
+                    raise RecipeError(f"This zip is not a release package: it has no {RECIPE_FILE}.")
+                return Recipe.loads(archive.read(RECIPE_FILE))
+        except (zipfile.BadZipFile, OSError, ValueError):
+            raise RecipeError("This release package is not a readable zip file.") from None
+    return Recipe.loads(bytes(data))
+
+
+def continue_from_release(release: bytes, source: bytes, name: str, *, key: bytes | None = None) -> WorkingCopy:
+    """The working copy a recipe or a release package describes, re-applied to its file
+    (``source``, named ``name``; ``key``: the key its pseudonyms and date shifts were made
+    with): refused in one sentence when the file is not the one the recipe was made from
+    (another SHA-256 or another table), the recipe was edited, or its key is missing or another."""
+    recipe = recipe_of_release(release)
+    recipe.require_intact()
+    if recipe.key_ids:
+        if key is None:
+            raise RecipeError(
+                f"This release's pseudonyms or date shifts were made with the project key {recipe.key_ids[0]}; "
+                "give its key file too."
+            )
+        recipe = recipe.with_key(key)
+    recorded = recipe.source.sha256
+    if recorded is not None and digest(bytes(source)) != recorded:
+        raise RecipeError(
+            f"This file is not {recipe.source.name}, the file the release was made from (its SHA-256 differs); "
+            "give that file, or release this one as a new delivery of a project."
+        )
+    dataset, reading = read_for_recipe(recipe, bytes(source), name=name)
+    if dataset.fingerprint != recipe.source.fingerprint:
+        raise RecipeError(
+            f"This file's table is not the one the release was made from ({recipe.source.name}); give that file."
+        )
+    return WorkingCopy.from_recipe(recipe, dataset, reading)

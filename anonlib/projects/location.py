@@ -1,0 +1,101 @@
+"""Where the project store is, and how to reach it.
+
+``ANONLIB_STORE`` (a SQLAlchemy URL: ``postgresql://user@host/db``, ``sqlite:///path``)
+takes precedence; otherwise the store is the SQLite file ``projects.sqlite`` in
+``ANONLIB_HOME`` (a folder) or in the per-user data folder
+(``platformdirs.user_data_dir("anonlib")``, e.g. ``~/.local/share/anonlib`` on Linux).
+The folder is created readable by its owner only (0700) and the database file likewise
+(0600): it holds the users' files.
+
+Example:
+    >>> store_url({"ANONLIB_HOME": "/tmp/a"})
+    'sqlite:////tmp/a/projects.sqlite'
+    >>> store_url({"ANONLIB_STORE": "postgresql://anna@db.example/projects", "ANONLIB_HOME": "/tmp/a"})
+    'postgresql+psycopg://anna@db.example/projects'
+    >>> shown_url("postgresql+psycopg://anna:secret@db.example/projects")
+    'postgresql://anna@db.example/projects'
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from ..core.errors import StoreError
+
+STORE_FILE = "projects.sqlite"
+
+
+def default_home() -> Path:
+    """The per-user data folder of anonlib (platformdirs)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("anonlib", appauthor=False))
+
+
+def store_url(environ: Mapping[str, str] | None = None) -> str:
+    """The store's SQLAlchemy URL from ``ANONLIB_STORE`` or ``ANONLIB_HOME`` (default: the per-user folder)."""
+    env = os.environ if environ is None else environ
+    given = (env.get("ANONLIB_STORE") or "").strip()
+    if given:
+        return _normalized(given)
+    home = Path(env.get("ANONLIB_HOME") or default_home()).expanduser()
+    return f"sqlite:///{home / STORE_FILE}"
+
+
+def _normalized(url: str) -> str:
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreError(
+            f"ANONLIB_STORE is not a database URL ({url!r}); give e.g. postgresql://user@host/database "
+            "or leave it unset to use the SQLite file in ANONLIB_HOME."
+        ) from None
+    backend = parsed.get_backend_name()
+    if backend == "postgresql":
+        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    if backend == "sqlite":
+        return parsed.render_as_string(hide_password=False)
+    raise StoreError(f"The project store runs on SQLite or PostgreSQL; ANONLIB_STORE names {backend}.")
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The database file of a SQLite URL (None for another backend or an in-memory database)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    database = parsed.database
+    if database.startswith("file:"):  # a URI filename (sqlite:///file:/path?mode=ro&uri=true)
+        database = database[len("file:") :]
+    return Path(database)
+
+
+def shown_url(url: str) -> str:
+    """The URL as the page shows it: no password, no driver name."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        path = sqlite_path(url)
+        return str(path) if path else "an in-memory database"
+    return parsed.set(drivername=parsed.get_backend_name()).render_as_string(hide_password=True).replace(":***", "")
+
+
+def prepare_folder(url: str) -> None:
+    """Create the SQLite store's folder (owner-only) and, once created, keep the file owner-only."""
+    path = sqlite_path(url)
+    if path is None:
+        return
+    try:
+        if not path.parent.exists():
+            path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+        if not path.exists():
+            fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+            os.close(fd)
+    except OSError as err:
+        raise StoreError(
+            f"The project store cannot be created at {path}: {err.strerror or err}. Set ANONLIB_HOME to a folder "
+            "you can write to."
+        ) from None

@@ -1,0 +1,148 @@
+"""The project store's schema (SQLAlchemy Core: one schema for SQLite and PostgreSQL),
+its version and its migrations.
+
+Tables:
+
+- ``meta``: ``schema_version``, the head of the audit chain, the last project opened;
+- ``projects``: one row per project: name (unique), times, ``version`` (raised by every
+  saved change: compare-and-set against it is what tells a stale tab), where its table
+  came from, the working copy as JSON (``ProjectState``), whether its file is kept, its
+  file's SHA-256, and its 32-byte pseudonym key;
+- ``blobs``: file and package bytes, by SHA-256 (a file kept by two projects is stored
+  once; a blob no row refers to is erased with the row that last referred to it);
+- ``releases``: the packages and released tables a project made: their recipe, the
+  SHA-256 of the source read, of the released table and of the package;
+- ``audit``: the append-only log of every release (see ``anonlib.projects.audit``):
+  triggers refuse any UPDATE or DELETE on both backends, and each entry carries the
+  SHA-256 of the one before it.
+
+``SCHEMA_VERSION`` is written in ``meta``; a store of an older version is migrated
+(``MIGRATIONS``, each in the opening transaction), one of a newer version is refused
+with a sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    text,
+)
+
+SCHEMA_VERSION = 1
+
+metadata = MetaData()
+
+meta = Table(
+    "meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+blobs = Table(
+    "blobs",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("size", Integer, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+)
+
+projects = Table(
+    "projects",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(200), nullable=False, unique=True),
+    Column("created", String(32), nullable=False),
+    Column("updated", String(32), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("origin", Text, nullable=False),
+    Column("source_name", Text, nullable=False),
+    Column("records", Integer, nullable=False),
+    Column("columns", Integer, nullable=False),
+    Column("keep_file", Boolean, nullable=False),
+    Column("file_sha256", String(64), ForeignKey("blobs.sha256"), nullable=True),
+    Column("source_sha256", String(64), nullable=True),
+    Column("state", Text, nullable=False),
+    Column("change", Text, nullable=False),
+    Column("key", LargeBinary, nullable=False),
+)
+
+releases = Table(
+    "releases",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("project_id", Integer, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("time", String(32), nullable=False),
+    Column("source_name", Text, nullable=False),
+    Column("source_sha256", String(64), nullable=True),
+    Column("source_blob", String(64), ForeignKey("blobs.sha256"), nullable=True),
+    Column("recipe", Text, nullable=False),
+    Column("released_sha256", String(64), nullable=False),
+    Column("package_blob", String(64), ForeignKey("blobs.sha256"), nullable=True),
+    Column("audit_id", Integer, nullable=False),
+)
+
+audit = Table(
+    "audit",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("time", String(32), nullable=False),
+    Column("project_id", Integer, nullable=False),  # no foreign key: entries outlive their project
+    Column("project", Text, nullable=False),
+    Column("source_name", Text, nullable=False),
+    Column("source_sha256", String(64), nullable=True),
+    Column("target", Text, nullable=False),
+    Column("met", Boolean, nullable=False),
+    Column("records", Integer, nullable=False),
+    Column("released", Integer, nullable=False),
+    Column("suppressed", Integer, nullable=False),
+    Column("released_sha256", String(64), nullable=False),
+    Column("package_sha256", String(64), nullable=True),
+    Column("parts", Text, nullable=False),
+    Column("username", Text, nullable=False),
+    Column("made_by", Text, nullable=False),
+    Column("previous", String(64), nullable=False),
+    Column("entry_sha256", String(64), nullable=False),
+)
+
+_SQLITE_APPEND_ONLY = (
+    "CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit "
+    "BEGIN SELECT RAISE(ABORT, 'The audit log is append-only: an entry cannot be changed.'); END",
+    "CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit "
+    "BEGIN SELECT RAISE(ABORT, 'The audit log is append-only: an entry cannot be deleted.'); END",
+)
+_POSTGRESQL_APPEND_ONLY = (
+    "CREATE OR REPLACE FUNCTION anonlib_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+    "$$ BEGIN RAISE EXCEPTION 'The audit log is append-only: an entry cannot be changed or deleted.'; END $$",
+    "CREATE TRIGGER audit_no_change BEFORE UPDATE OR DELETE ON audit "
+    "FOR EACH ROW EXECUTE FUNCTION anonlib_audit_append_only()",
+    "CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit "
+    "FOR EACH STATEMENT EXECUTE FUNCTION anonlib_audit_append_only()",
+)
+
+
+def create_version_1(connection: Connection) -> None:
+    """The first schema: every table above and the audit log's append-only triggers."""
+    metadata.create_all(connection)
+    statements = _POSTGRESQL_APPEND_ONLY if connection.dialect.name == "postgresql" else _SQLITE_APPEND_ONLY
+    for statement in statements:
+        connection.execute(text(statement))
+
+
+# version -> the function that brings a store of the version before it to this one
+# (version 1 creates the schema on an empty database)
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: create_version_1}
+
+# the tables under the names the store's modules use
+META, BLOBS, PROJECTS, RELEASES, AUDIT = meta, blobs, projects, releases, audit

@@ -1,0 +1,540 @@
+"""The project store: projects, their files and releases, and the audit log, in a real database.
+
+``ProjectStore(url)`` opens (and creates or migrates) the store at a SQLAlchemy URL
+(``anonlib.projects.location.store_url``: SQLite by default, PostgreSQL for a team).
+Every change is one transaction. On SQLite the file is in WAL mode with
+``synchronous=FULL`` (a committed change survives a killed process or a power cut),
+``secure_delete`` (erased rows are overwritten, not left in free pages), foreign keys
+on, and a write transaction starts with ``BEGIN IMMEDIATE`` (two writers queue for
+the lock instead of failing half-way).
+
+A session holds a ``ProjectRef`` (id, name and the ``version`` it last read or
+wrote). ``save`` is a compare-and-set on that version in the same transaction as the
+write: a change made from a stale view (another tab or process saved in between)
+is refused with ``StaleProjectError``, never written over the newer one, so no
+update is lost; the caller reloads the project and says so.
+
+Anything the database refuses (locked, read-only, full, damaged, unreachable, a
+newer schema) is one ``StoreError`` sentence; the dashboard then keeps working on
+an unsaved copy.
+
+Example:
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> from anonlib.workflow import ReleaseTarget, WorkingCopy
+    >>> from anonlib.projects.state import ProjectState
+    >>> store = ProjectStore(f"sqlite:///{tempfile.mkdtemp()}/projects.sqlite")
+    >>> ds = Dataset.from_frame("d.csv", pd.DataFrame({"age": [30, 30, 40, 40]}), {"age": "quasi-identifier"})
+    >>> ref = store.create("survey", ProjectState.of(WorkingCopy.start(ds, ReleaseTarget(k=2)), "sample:x"))
+    >>> later = store.save(ref, ProjectState.of(WorkingCopy.start(ds, ReleaseTarget(k=3)), "sample:x"), "target")
+    >>> store.load("survey").state.target.k, later.version
+    (3, 2)
+    >>> store.save(ref, ProjectState.of(WorkingCopy.start(ds, ReleaseTarget(k=4)), "sample:x"), "target")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.StaleProjectError: The project 'survey' was changed in another tab or window since this view of it was read (target); this change was not saved.
+    >>> len(store.key(ref)), [p.name for p in store.summaries()]
+    (32, ['survey'])
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import Connection, create_engine, delete, event, func, insert, select, text, union, update
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+
+from ..core.errors import ProjectError, StaleProjectError, StoreError
+from ..workflow.health_steps import needs_key
+from ..workflow.release import digest
+from .location import prepare_folder, shown_url, sqlite_path, store_url
+from .records import Project, ProjectRef, ProjectSummary, StoreUsage, now
+from .schema import AUDIT, BLOBS, META, MIGRATIONS, PROJECTS, RELEASES, SCHEMA_VERSION
+from .state import ProjectState
+
+KEY_BYTES = 32  # a 256-bit pseudonym key per project
+MAX_NAME = 200
+BUSY_SECONDS = 3.0  # how long a write waits for another writer before the store is said to be locked
+
+
+_ENGINES: dict[str, object] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def _engine(url: str):
+    """One SQLAlchemy engine (connection pool) per store URL in this process."""
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(url)
+        if engine is None:
+            if url.startswith("sqlite"):
+                prepare_folder(url)
+                engine = create_engine(url, connect_args={"timeout": BUSY_SECONDS, "check_same_thread": False})
+                _sqlite_events(engine)
+            else:
+                engine = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 5})
+            _ENGINES[url] = engine
+        return engine
+
+
+def _sqlite_events(engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection, _record) -> None:  # pragma: no cover - run by SQLAlchemy
+        dbapi_connection.isolation_level = None  # transactions are begun below, not by the driver
+        cursor = dbapi_connection.cursor()
+        for pragma in ("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "secure_delete=ON"):
+            cursor.execute(f"PRAGMA {pragma}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection) -> None:  # pragma: no cover - run by SQLAlchemy
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def store_error(err: Exception, where: str) -> StoreError:
+    """The sentence of a database failure (the driver's message is kept to its first line)."""
+    message = str(getattr(err, "orig", None) or err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    low = message.lower()
+    if "locked" in low or "busy" in low:
+        return StoreError(
+            f"The project store {where} is locked by another program; this change is not saved yet (try again in a moment)."
+        )
+    if "readonly" in low or "read-only" in low or "read only" in low:
+        return StoreError(f"The project store {where} is read-only; changes are not saved.")
+    if "full" in low and ("disk" in low or "database" in low) or "no space" in low:
+        return StoreError(f"The disk holding the project store {where} is full; changes are not saved.")
+    if "not a database" in low or "malformed" in low or "corrupt" in low:
+        return StoreError(
+            f"The project store {where} is damaged (it is not a readable database); move the file aside or set "
+            "ANONLIB_HOME to another folder. Changes are not saved."
+        )
+    if "unable to open" in low:
+        return StoreError(f"The project store {where} cannot be opened; changes are not saved.")
+    if "connect" in low or "connection" in low or "server" in low:
+        return StoreError(f"The PostgreSQL project store {where} cannot be reached ({message}); changes are not saved.")
+    return StoreError(f"The project store {where} failed ({message}); changes are not saved.")
+
+
+class ProjectStore:
+    """The store at ``url`` (default ``store_url()``: ``ANONLIB_STORE`` or ``ANONLIB_HOME``)."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or store_url()
+        self.where = shown_url(self.url)
+        try:
+            self.engine = _engine(self.url)
+        except StoreError:
+            raise
+        except Exception as err:  # noqa: BLE001 - a missing driver, a bad URL: one sentence
+            raise StoreError(f"The project store {self.where} cannot be opened ({err}).") from None
+        self._open()
+
+    # ------------------------------------------------------------------ transactions
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection]:
+        """One transaction; any database failure becomes a ``StoreError`` sentence."""
+        try:
+            with self.engine.begin() as connection:
+                yield connection
+        except (ProjectError, KeyboardInterrupt):
+            raise
+        except IntegrityError as err:
+            raise store_error(err, self.where) from None
+        except (DBAPIError, SQLAlchemyError, OSError) as err:
+            raise store_error(err, self.where) from None
+
+    def _open(self) -> None:
+        """Create the schema on an empty database, migrate an older one, refuse a newer one."""
+        with self._transaction() as c:
+            if c.dialect.name == "postgresql":  # two first openings at once: one creates, the other waits
+                c.execute(text("SELECT pg_advisory_xact_lock(7306541)"))
+            if not c.dialect.has_table(c, "meta"):
+                version = 0
+            else:
+                row = c.execute(select(META.c.value).where(META.c.key == "schema_version")).first()
+                version = int(row[0]) if row else 0
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"The project store {self.where} was written by a newer anonlib (schema version {version}; "
+                    f"this one reads up to {SCHEMA_VERSION}); update anonlib or set ANONLIB_HOME to another "
+                    "folder. Changes are not saved."
+                )
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[step](c)
+            if version < SCHEMA_VERSION:
+                self._set_meta(c, "schema_version", str(SCHEMA_VERSION))
+        self.schema_version = SCHEMA_VERSION
+
+    @staticmethod
+    def _set_meta(c: Connection, key: str, value: str) -> None:
+        done = c.execute(update(META).where(META.c.key == key).values(value=value)).rowcount
+        if not done:
+            c.execute(insert(META).values(key=key, value=value))
+
+    @staticmethod
+    def _get_meta(c: Connection, key: str) -> str | None:
+        row = c.execute(select(META.c.value).where(META.c.key == key)).first()
+        return None if row is None else row[0]
+
+    # ------------------------------------------------------------------ blobs
+
+    @staticmethod
+    def _put_blob(c: Connection, data: bytes) -> str:
+        sha = digest(bytes(data))
+        if c.execute(select(BLOBS.c.sha256).where(BLOBS.c.sha256 == sha)).first() is None:
+            c.execute(insert(BLOBS).values(sha256=sha, size=len(data), data=bytes(data)))
+        return sha
+
+    @staticmethod
+    def _drop_unused_blobs(c: Connection) -> None:
+        used = union(
+            select(PROJECTS.c.file_sha256).where(PROJECTS.c.file_sha256.is_not(None)),
+            select(RELEASES.c.source_blob).where(RELEASES.c.source_blob.is_not(None)),
+            select(RELEASES.c.package_blob).where(RELEASES.c.package_blob.is_not(None)),
+        )
+        c.execute(delete(BLOBS).where(BLOBS.c.sha256.not_in(used)))
+
+    def blob(self, sha256: str | None) -> bytes | None:
+        if sha256 is None:
+            return None
+        with self._transaction() as c:
+            row = c.execute(select(BLOBS.c.data).where(BLOBS.c.sha256 == sha256)).first()
+        return None if row is None else bytes(row[0])
+
+    def _compact(self) -> None:
+        """After erasing: fold the write-ahead log back into the file, so no erased page lingers in it."""
+        if self.engine.dialect.name == "sqlite":
+            try:
+                self._pragma("wal_checkpoint(TRUNCATE)")
+            except Exception:  # noqa: BLE001 - another reader holds the log: folded back at its next checkpoint
+                pass
+
+    def _pragma(self, pragma: str):
+        """One SQLite PRAGMA outside any transaction (a checkpoint cannot run inside one)."""
+        raw = self.engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            cursor.execute(f"PRAGMA {pragma}")
+            row = cursor.fetchone()
+            cursor.close()
+            return None if row is None else row[0]
+        finally:
+            raw.close()
+
+    # ------------------------------------------------------------------ projects
+
+    def _unique_name(self, c: Connection, wanted: str) -> str:
+        base = _valid_name(wanted)
+        taken = {r[0] for r in c.execute(select(PROJECTS.c.name))}
+        name, n = base, 2
+        while name in taken:
+            name = f"{base[: MAX_NAME - 8]} ({n})"
+            n += 1
+        return name
+
+    def create(
+        self,
+        name: str,
+        state: ProjectState,
+        data: bytes | None = None,
+        *,
+        keep_file: bool = True,
+        change: str = "created",
+        exact_name: bool = False,
+        key: bytes | None = None,
+    ) -> ProjectRef:
+        """A new project (its name made unique with " (2)", ... unless ``exact_name``, then a
+        sentence when taken) holding ``state`` and, when ``keep_file``, the file's bytes."""
+        stamp = now()
+        if key is not None and len(key) != KEY_BYTES:
+            raise ProjectError(f"A project key is {KEY_BYTES} bytes; this one has {len(key)}.")
+        with self._transaction() as c:
+            if exact_name:
+                chosen = _valid_name(name)
+                if self._row(c, chosen, missing_ok=True) is not None:
+                    raise ProjectError(f"There is already a project named '{chosen}'; choose another name.")
+            else:
+                chosen = self._unique_name(c, name)
+            blob = self._put_blob(c, data) if keep_file and data is not None and not state.is_sample else None
+            result = c.execute(
+                insert(PROJECTS).values(
+                    name=chosen,
+                    created=stamp,
+                    updated=stamp,
+                    version=1,
+                    origin=state.origin,
+                    source_name=state.source.name,
+                    records=state.source.records,
+                    columns=len(state.source.columns),
+                    keep_file=bool(keep_file),
+                    file_sha256=blob,
+                    source_sha256=state.source.sha256,
+                    state=state.dumps(),
+                    change=change,
+                    key=key or secrets.token_bytes(KEY_BYTES),
+                )
+            )
+            project_id = int(result.inserted_primary_key[0])
+            self._set_meta(c, "last_opened", str(project_id))
+        return ProjectRef(project_id, chosen, 1)
+
+    def save(self, ref: ProjectRef, state: ProjectState, change: str) -> ProjectRef:
+        """Write ``state`` over the project if it is still at ``ref.version`` (compare-and-set);
+        ``StaleProjectError`` when another tab or process saved in between (nothing written)."""
+        stamp = now()
+        with self._transaction() as c:
+            done = c.execute(
+                update(PROJECTS)
+                .where(PROJECTS.c.id == ref.id, PROJECTS.c.version == ref.version)
+                .values(
+                    version=PROJECTS.c.version + 1,
+                    updated=stamp,
+                    state=state.dumps(),
+                    change=change[:500],
+                    records=state.source.records,
+                    columns=len(state.source.columns),
+                )
+            ).rowcount
+            if not done:
+                exists = c.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == ref.id)).first()
+                if exists is None:
+                    raise ProjectError(f"The project '{ref.name}' was deleted (in another tab or window); not saved.")
+                raise StaleProjectError(
+                    f"The project '{ref.name}' was changed in another tab or window since this view of it was "
+                    f"read ({change}); this change was not saved."
+                )
+        return ProjectRef(ref.id, ref.name, ref.version + 1)
+
+    def _row(self, c: Connection, project: int | str | ProjectRef, *, missing_ok: bool = False):
+        p = PROJECTS.c
+        if isinstance(project, ProjectRef):
+            project = project.id
+        where = p.id == project if isinstance(project, int) else p.name == str(project)
+        row = c.execute(select(PROJECTS).where(where)).mappings().first()
+        if row is None and not missing_ok:
+            raise ProjectError(f"There is no project {_named(project)}{self._known(c)}.")
+        return row
+
+    def _known(self, c: Connection) -> str:
+        names = [r[0] for r in c.execute(select(PROJECTS.c.name).order_by(PROJECTS.c.name).limit(8))]
+        return f"; projects: {', '.join(names)}" if names else "; the store has no project yet"
+
+    def _summary(self, c: Connection, row) -> ProjectSummary:
+        size = 0
+        if row["file_sha256"]:
+            size = c.execute(select(BLOBS.c.size).where(BLOBS.c.sha256 == row["file_sha256"])).scalar()
+        releases = c.execute(
+            select(func.count()).select_from(RELEASES).where(RELEASES.c.project_id == row["id"])
+        ).scalar()
+        return ProjectSummary(
+            id=int(row["id"]),
+            name=row["name"],
+            source_name=row["source_name"],
+            origin=row["origin"],
+            records=int(row["records"]),
+            columns=int(row["columns"]),
+            created=row["created"],
+            updated=row["updated"],
+            change=row["change"],
+            version=int(row["version"]),
+            keep_file=bool(row["keep_file"]),
+            file_bytes=int(size or 0),
+            releases=int(releases or 0),
+        )
+
+    def summary(self, project: int | str | ProjectRef) -> ProjectSummary:
+        with self._transaction() as c:
+            return self._summary(c, self._row(c, project))
+
+    def summaries(self) -> list[ProjectSummary]:
+        """Every project, the most recently changed first."""
+        with self._transaction() as c:
+            rows = c.execute(select(PROJECTS).order_by(PROJECTS.c.updated.desc())).mappings().all()
+            return [self._summary(c, r) for r in rows]
+
+    def version(self, project_id: int) -> int | None:
+        """The project's current version (None when it was deleted): a cheap staleness check."""
+        with self._transaction() as c:
+            row = c.execute(select(PROJECTS.c.version).where(PROJECTS.c.id == project_id)).first()
+        return None if row is None else int(row[0])
+
+    def load(self, project: int | str | ProjectRef) -> Project:
+        """The project's summary and state."""
+        with self._transaction() as c:
+            row = self._row(c, project)
+            summary = self._summary(c, row)
+        return Project(summary, ProjectState.loads(row["state"]))
+
+    def file(self, project: int | str | ProjectRef) -> bytes | None:
+        """The project's kept file (None when only its fingerprint is kept, or it is a sample)."""
+        with self._transaction() as c:
+            row = self._row(c, project)
+        return self.blob(row["file_sha256"])
+
+    def key(self, project: int | str | ProjectRef) -> bytes:
+        """The project's 32-byte pseudonym key (created with it; never in a package or recipe)."""
+        with self._transaction() as c:
+            return bytes(self._row(c, project)["key"])
+
+    def opened(self, project: int | ProjectRef) -> None:
+        """Remember ``project`` as the last one opened (a new tab opens it)."""
+        project_id = project.id if isinstance(project, ProjectRef) else int(project)
+        with self._transaction() as c:
+            self._set_meta(c, "last_opened", str(project_id))
+
+    def last_opened(self) -> int | None:
+        """The project opened last, when it still exists."""
+        with self._transaction() as c:
+            value = self._get_meta(c, "last_opened")
+            if value is None:
+                return None
+            row = c.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == int(value))).first()
+        return None if row is None else int(row[0])
+
+    def rename(self, project: int | str | ProjectRef, new_name: str) -> ProjectRef:
+        """Give a project another name (a sentence when it is taken)."""
+        name = _valid_name(new_name)
+        with self._transaction() as c:
+            row = self._row(c, project)
+            if name != row["name"] and self._row(c, name, missing_ok=True) is not None:
+                raise ProjectError(f"There is already a project named '{name}'; choose another name.")
+            c.execute(
+                update(PROJECTS)
+                .where(PROJECTS.c.id == row["id"])
+                .values(name=name, version=PROJECTS.c.version + 1, updated=now(), change=f"renamed to {name}")
+            )
+        return ProjectRef(int(row["id"]), name, int(row["version"]) + 1)
+
+    def set_key(self, project: int | str | ProjectRef, key: bytes) -> None:
+        """Give the project another pseudonym key (e.g. the key file of earlier deliveries made
+        elsewhere); refused in a sentence while its steps hold pseudonyms or date shifts made
+        with its present key (they would no longer replay).
+
+        >>> store = ProjectStore("sqlite://")
+        >>> from anonlib.core.samples import load_sample
+        >>> from anonlib.workflow import ReleaseTarget, WorkingCopy
+        >>> copy = WorkingCopy.start(load_sample("caballero_table2b"), ReleaseTarget(k=2))
+        >>> ref = store.create("p", ProjectState.of(copy, "sample:caballero_table2b"))
+        >>> store.set_key(ref, bytes(32))
+        >>> store.key(ref) == bytes(32)
+        True
+        """
+        if len(key) != KEY_BYTES:
+            raise ProjectError(f"A project key is {KEY_BYTES} bytes; this one has {len(key)}.")
+        with self._transaction() as c:
+            row = self._row(c, project)
+            state = ProjectState.loads(row["state"])
+            if bytes(row["key"]) != bytes(key) and any(needs_key(s.step) for s in state.steps):
+                raise ProjectError(
+                    "This project's steps hold pseudonyms or date shifts made with its present key; undo them "
+                    "before using another key."
+                )
+            c.execute(update(PROJECTS).where(PROJECTS.c.id == row["id"]).values(key=bytes(key)))
+
+    def duplicate(self, project: int | str | ProjectRef, new_name: str | None = None) -> ProjectRef:
+        """A copy of a project (state and kept file, no release): e.g. to try another target. It
+        gets a new key unless its steps hold pseudonyms or date shifts (they keep theirs)."""
+        with self._transaction() as c:
+            row = self._row(c, project)
+        data = self.blob(row["file_sha256"])
+        state = ProjectState.loads(row["state"])
+        keyed = any(needs_key(s.step) for s in state.steps)
+        return self.create(
+            new_name or f"{row['name']} (copy)",
+            state,
+            data,
+            keep_file=bool(row["keep_file"]),
+            change=f"duplicated from {row['name']}",
+            key=bytes(row["key"]) if keyed else None,
+        )
+
+    def set_keep_file(self, project: int | str | ProjectRef, keep: bool, data: bytes | None = None) -> None:
+        """Keep the file in the project (``data``, its bytes) or erase it (the fingerprint stays)."""
+        with self._transaction() as c:
+            row = self._row(c, project)
+            blob = None
+            if keep:
+                state = ProjectState.loads(row["state"])
+                if data is None:
+                    blob = row["file_sha256"]
+                    if blob is None and not state.is_sample:
+                        raise ProjectError("Give the file to keep it in the project.")
+                else:
+                    if state.source.sha256 is not None and digest(bytes(data)) != state.source.sha256:
+                        raise ProjectError(f"This file is not {state.source.name} as the project read it.")
+                    blob = self._put_blob(c, data)
+            c.execute(update(PROJECTS).where(PROJECTS.c.id == row["id"]).values(keep_file=bool(keep), file_sha256=blob))
+            self._drop_unused_blobs(c)
+        if not keep:
+            self._compact()
+
+    def delete(self, project: int | str | ProjectRef) -> None:
+        """Erase a project: its row, its releases, and every file and package only it kept. Its
+        audit entries stay (the log is append-only), shown as of a deleted project."""
+        with self._transaction() as c:
+            row = self._row(c, project)
+            c.execute(delete(RELEASES).where(RELEASES.c.project_id == row["id"]))
+            c.execute(delete(PROJECTS).where(PROJECTS.c.id == row["id"]))
+            self._drop_unused_blobs(c)
+        self._compact()
+
+    # ------------------------------------------------------------------ usage
+
+    def usage(self) -> StoreUsage:
+        """Where the store is, how big, and what it holds."""
+        with self._transaction() as c:
+            projects = c.execute(select(func.count()).select_from(PROJECTS)).scalar() or 0
+            files = c.execute(
+                select(func.count(), func.coalesce(func.sum(BLOBS.c.size), 0)).where(
+                    BLOBS.c.sha256.in_(select(PROJECTS.c.file_sha256).union(select(RELEASES.c.source_blob)))
+                )
+            ).first()
+            packages = c.execute(
+                select(func.count(), func.coalesce(func.sum(BLOBS.c.size), 0)).where(
+                    BLOBS.c.sha256.in_(select(RELEASES.c.package_blob))
+                )
+            ).first()
+            entries = c.execute(select(func.count()).select_from(AUDIT)).scalar() or 0
+        path = sqlite_path(self.url)
+        total = None
+        if path is not None:
+            total = sum(p.stat().st_size for p in _sqlite_files(path) if p.exists())
+        return StoreUsage(
+            where=self.where,
+            backend=self.engine.dialect.name,
+            total_bytes=total,
+            projects=int(projects),
+            files=int(files[0]),
+            file_bytes=int(files[1]),
+            packages=int(packages[0]),
+            package_bytes=int(packages[1]),
+            audit_entries=int(entries),
+        )
+
+    def integrity_ok(self) -> bool:
+        """SQLite's ``PRAGMA integrity_check`` (True on PostgreSQL, which checks itself)."""
+        if self.engine.dialect.name != "sqlite":
+            return True
+        return self._pragma("integrity_check") == "ok"
+
+
+def _sqlite_files(path: Path) -> list[Path]:
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
+def _valid_name(name: str) -> str:
+    cleaned = " ".join(str(name).split())
+    if not cleaned:
+        raise ProjectError("A project needs a name.")
+    if len(cleaned) > MAX_NAME:
+        raise ProjectError(f"A project name is at most {MAX_NAME} characters; this one has {len(cleaned)}.")
+    return cleaned
+
+
+def _named(project) -> str:
+    return f"number {project}" if isinstance(project, int) else f"named '{project}'"

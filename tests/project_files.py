@@ -1,0 +1,55 @@
+"""Seeded files and working copies the project tests share: a monthly survey delivery of
+the same layout (age, sex, zip, diagnosis), and the steps a privacy officer applies to it."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+from anonlib.core.dataset import Dataset
+from anonlib.core.loading import load_table
+from anonlib.workflow import BandsStep, ReleaseTarget, SuppressionStep, WorkingCopy
+from anonlib.workflow.recipe import Reading
+
+ROLES = {"age": "quasi-identifier", "sex": "quasi-identifier", "zip": "quasi-identifier", "dx": "sensitive"}
+
+
+def delivery(month: int, rows: int = 300, marker: str = "") -> bytes:
+    """Month ``month``'s file: seeded, the same columns every month (``marker`` in one diagnosis)."""
+    rng = np.random.default_rng(1000 + month)
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, rows),
+            "sex": rng.choice(["F", "M"], rows),
+            "zip": rng.choice(["37201", "37202", "37203", "37204", "37205"], rows),
+            "dx": rng.choice(["flu", "asthma", "diabetes", "copd"], rows),
+        }
+    )
+    if marker:
+        frame.loc[0, "dx"] = marker
+    return frame.to_csv(index=False).encode("utf-8")
+
+
+def loaded(data: bytes, name: str = "survey.csv") -> tuple[Dataset, Reading]:
+    table = load_table(data, name=name)
+    return Dataset.from_frame(name, table.frame, ROLES, notes=table.notes), Reading.of(table, data)
+
+
+def worked_copy(data: bytes, name: str = "survey.csv", k: int = 5, max_suppressed: float = 0.2) -> WorkingCopy:
+    """The file with its roles, a target, age in 20-year bands, and the failing records suppressed."""
+    dataset, reading = loaded(data, name)
+    copy = WorkingCopy.start(dataset, ReleaseTarget(k=k, max_suppressed=max_suppressed), reading=reading)
+    ages = dataset.frame["age"]
+    copy = copy.apply(BandsStep("age", 20, 0, int(ages.min()), int(ages.max()), True), "Individual privacy")
+    return copy.apply(SuppressionStep.from_target(copy.target, copy.current), "Sidebar")
+
+
+def patient_delivery(month: int, rows: int = 300) -> bytes:
+    """Month ``month``'s file with a patient number (``pid``, from one pool of 150 patients, so
+    deliveries share patients): what a project pseudonymizes under its key."""
+    frame = pd.read_csv(io.BytesIO(delivery(month, rows)), dtype=str)
+    rng = np.random.default_rng(2000 + month)
+    frame.insert(0, "pid", [f"P{n:04d}" for n in rng.integers(0, 150, rows)])
+    return frame.to_csv(index=False).encode("utf-8")

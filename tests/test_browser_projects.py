@@ -1,0 +1,180 @@
+"""Projects in a real browser, at 1440 and 1024 px: upload a file, change a role, set the
+release target, apply two steps; reload the page: the same working copy; restart the server:
+the same; download the release package; then, on a fresh store, open that package with its
+source file on the Projects page: the same released table.
+
+Needs Debian's Chromium (``live_app.py``); screenshots go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+from live_app import ROOT, chromium, dashboard_server, metric, open_app, open_page, upload, wait_idle
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from test_browser_sessions import ROW_HEIGHT
+from uploads import JOURNEY_CSV
+
+from anonlib.projects import ProjectStore, audit_entries
+from anonlib.workflow import release_csv
+
+ARTIFACTS = ROOT / "test-artifacts"
+TIMEOUT = 300_000
+
+
+def _set_role(page, row: int, role: str) -> None:
+    """Choose ``role`` for column ``row`` (1-based) in the Dataset page's column editor, at any
+    window width: the editor is a canvas whose columns narrow with the window, so the role cell
+    is found by double-clicking along the row until a dropdown that opens offers ``role``."""
+    editor = page.locator('[class*="st-key-roles-"] [data-testid="stDataFrame"]').first
+    dropdown = page.locator('[id^="gdg-overlay"] input[role="combobox"]')
+    options = page.locator('[id^="react-select-"][role="option"]')
+    for _ in range(3):  # a busy machine may still be laying the page out: look again
+        wait_idle(page, TIMEOUT)
+        editor.scroll_into_view_if_needed()
+        box = editor.bounding_box()
+        for x in range(200, int(box["width"]), 30):
+            page.mouse.dblclick(box["x"] + x, box["y"] + ROW_HEIGHT * row + ROW_HEIGHT // 2)
+            try:
+                dropdown.wait_for(timeout=3_000)
+            except PlaywrightTimeout:
+                page.keyboard.press("Escape")
+                continue
+            page.keyboard.type(role)  # only the role column's dropdown lists it (the type column's does not)
+            try:
+                options.filter(has_text=role).first.wait_for(timeout=5_000)
+            except PlaywrightTimeout:
+                page.keyboard.press("Escape")
+                dropdown.wait_for(state="hidden", timeout=10_000)
+                continue
+            page.keyboard.press("Enter")
+            dropdown.wait_for(state="hidden", timeout=10_000)
+            wait_idle(page, TIMEOUT)
+            return
+    raise AssertionError("the role cell of the column editor was not found")
+
+
+def _click(page, key: str) -> None:
+    page.locator(f".st-key-{key} button").first.click()
+    wait_idle(page, TIMEOUT)
+
+
+def _set_number(page, key: str, value: str) -> None:
+    field = page.locator(f".st-key-{key} input").first
+    field.fill(value)
+    field.press("Enter")
+    wait_idle(page, TIMEOUT)
+
+
+def _working_copy(page) -> dict:
+    """What the sidebar says about the working copy: its lines (file, records, roles, check,
+    steps with the records failing before and after each) and the target's widgets."""
+    text = page.locator('[data-testid="stSidebar"]').inner_text()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    start = lines.index("Working copy")
+    end = next(i for i, line in enumerate(lines) if line.startswith("Everything is computed on this computer"))
+    return {
+        "sidebar": [line for line in lines[start:end] if not line.startswith("Project: ")],
+        "k": page.locator(".st-key-target_k input").first.input_value(),
+        "suppressed": page.locator(".st-key-target_suppressed input").first.input_value(),
+    }
+
+
+def _download_package(page) -> bytes:
+    open_page(page, "Risk report")
+    with page.expect_download(timeout=TIMEOUT) as download:
+        page.get_by_role("button", name="Release package (zip)").first.click()
+    return Path(download.value.path()).read_bytes()
+
+
+def _shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+@pytest.mark.parametrize("width", [1440, 1024])
+def test_reload_restart_and_a_package_on_a_fresh_store_give_the_same_work(tmp_path, width) -> None:
+    csv = tmp_path / "registry.csv"
+    csv.write_bytes(JOURNEY_CSV)
+    home, fresh_home = tmp_path / "home", tmp_path / "fresh"
+    errors: list[str] = []
+    with chromium() as browser:
+        context = browser.new_context(viewport={"width": width, "height": 1100}, accept_downloads=True)
+        page = context.new_page()
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        with dashboard_server(home) as url:
+            port = int(url.rsplit(":", 1)[1])
+            open_app(page, url)
+            upload(page, csv, "Read 400 rows and 6 columns")
+            _set_role(page, 6, "ignore")  # diagnosis is not analysed in this release
+            page.get_by_text("Sensitive: none", exact=True).first.wait_for(timeout=60_000)
+            _set_number(page, "target_k", "3")
+            _set_number(page, "target_suppressed", "10")
+            # step 1: the least-loss generalization of sex and zip (birth year left as it is)
+            open_page(page, "Leakage & anonymization")
+            page.locator('[class*="st-key-shield-"]').get_by_role("button", name="Remove birth_year").click()
+            wait_idle(page, TIMEOUT)
+            page.locator(".st-key-leakage_apply button").first.wait_for(timeout=TIMEOUT)
+            _click(page, "leakage_apply")
+            # step 2: suppress the records that still fail
+            page.locator(".st-key-sidebar_suppress button").first.wait_for(timeout=TIMEOUT)
+            _click(page, "sidebar_suppress")
+            open_page(page, "Dataset")
+            before = _working_copy(page)
+            steps = [line for line in before["sidebar"] if re.match(r"\d\. ", line)]
+            assert [s.split(":")[0] for s in steps] == ["1. Leakage", "2. Sidebar"], before
+            assert (before["k"], before["suppressed"]) == ("3", "10.00")
+            assert "Sensitive: none" in before["sidebar"] and "registry.csv" in before["sidebar"]
+            assert re.search(r"[?&]project=\d+", page.url), page.url
+            records = metric(page, "records")
+            _shot(page, f"projects-{width}-before-reload.png")
+
+            page.reload(wait_until="commit")  # the browser's reload button
+            page.get_by_role("heading", name="Dataset", exact=True).wait_for(timeout=TIMEOUT)
+            wait_idle(page, TIMEOUT)
+            assert _working_copy(page) == before
+            assert metric(page, "records") == records
+            _shot(page, f"projects-{width}-after-reload.png")
+
+        with dashboard_server(home, port=port) as url:  # the server restarted on the same address
+            page.reload(wait_until="commit")
+            page.get_by_role("heading", name="Dataset", exact=True).wait_for(timeout=TIMEOUT)
+            wait_idle(page, TIMEOUT)
+            assert _working_copy(page) == before
+            package = _download_package(page)
+            _shot(page, f"projects-{width}-after-restart.png")
+        released = zipfile.ZipFile(io.BytesIO(package)).read("released.csv")
+        store = ProjectStore(f"sqlite:///{home / 'projects.sqlite'}")
+        (entry,) = audit_entries(store)
+        assert entry.package_sha256 is not None and entry.project == "registry.csv"
+        assert entry.released + entry.suppressed == 400
+
+        with dashboard_server(fresh_home) as url:  # another computer: an empty store
+            page = context.new_page()
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            open_app(page, url)
+            assert metric(page, "records") == "32,561"  # nothing opened: the default sample
+            open_page(page, "Projects")
+            (tmp_path / "release.zip").write_bytes(package)
+            page.locator('.st-key-projects_release input[type="file"]').set_input_files(str(tmp_path / "release.zip"))
+            page.locator('.st-key-projects_release_source input[type="file"]').set_input_files(str(csv))
+            wait_idle(page, TIMEOUT)
+            _click(page, "projects_continue")
+            page.get_by_text("2 step(s) re-applied").wait_for(timeout=TIMEOUT)
+            _shot(page, f"projects-{width}-opened-package.png")
+            opened = _working_copy(page)
+            assert [x for x in opened["sidebar"] if re.match(r"\d\. ", x)] == steps
+            assert (opened["k"], opened["suppressed"]) == ("3", "10.00")
+            again = _download_package(page)
+        assert zipfile.ZipFile(io.BytesIO(again)).read("released.csv") == released
+        project = ProjectStore(f"sqlite:///{fresh_home / 'projects.sqlite'}").summaries()[0]
+        restored = ProjectStore(f"sqlite:///{fresh_home / 'projects.sqlite'}").load(project.id).state
+        assert restored.source.sha256 == entry.source_sha256
+        copy = restored.restore(csv.read_bytes())
+        assert release_csv(copy.release()) == released
+        context.close()
+    assert not errors, errors
