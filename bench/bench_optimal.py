@@ -7,8 +7,11 @@ suppressed. The targets: at most 1 s each, and at most 1/100 of the time
 of a brute-force search that counts every node of the same lattice with the
 shared kernel (timed once, after them; the brute-force rows' notes give the ratio
 to the search's median and whether both found the same node; the search rows give
-nodes counted beside the lattice size). ARX's published mark: Flash at 28 ms for
-this case on a quad-core.
+nodes counted beside the lattice size). The walk is timed alone (``optimal_levels``) and
+as the whole public call (``anonlib.anonymize.search(..., "optimal")``: the space set
+up, the walk, and every number measured again on the released table); the target of
+1/100 holds for the whole call. ARX's published mark: Flash at 28 ms for this case on
+a quad-core.
 
 The searches are timed before the brute force, fifteen runs each: a 45 ms run is at
 the mercy of the machine's noise, and right after a brute force (12,960 counts, ten
@@ -35,6 +38,7 @@ import time
 
 import numpy as np
 
+from anonlib.anonymize import search
 from anonlib.core.samples import arx_adult_benchmark
 from anonlib.transformations.generalization import GeneralizationSpace, brute_force, optimal_levels
 from bench import Benchmark
@@ -72,6 +76,27 @@ def _optimal(limit: float, times: dict[float, list[float]] = _SEARCH):
         return limit, found
 
     return run
+
+
+_CALL: dict[float, list[float]] = {}  # limit -> the whole public call's wall time in each run
+
+
+def _call(limit: float):
+    """The whole public call a user makes (``anonlib.anonymize.search(..., "optimal")``): the
+    space set up, the walk, and every number measured again on the released table."""
+
+    def run(b):
+        start = time.perf_counter()
+        found = search(b.frame, b.quasi_identifiers, K, b.hierarchies, "optimal", max_suppressed=limit)
+        _CALL.setdefault(limit, []).append(time.perf_counter() - start)
+        return limit, found
+
+    return run
+
+
+def _call_note(result) -> str:
+    limit, r = result
+    return f"loss {r.utility:.5f} at {tuple(r.levels.values())}, measured on the {len(r.table):,} released records"
 
 
 _AFTER: dict[float, list[float]] = {}  # limit -> the search's wall time in each run after the brute force
@@ -164,6 +189,9 @@ def _brute_note(result) -> str:
             f"; {ratio:,.0f}x the search's median (target >= 100x: {'met' if ratio >= 100 else 'NOT met'}), "
             f"same node: {_FOUND.get(limit) == found[0]}"
         )
+    if _CALL.get(limit):
+        ratio = seconds / statistics.median(_CALL[limit])
+        note += f"; {ratio:,.0f}x the whole search() call's (target >= 100x: {'met' if ratio >= 100 else 'NOT met'})"
     if _ORACLE.get(limit):
         note += f"; {seconds / statistics.median(_ORACLE[limit]):,.0f}x the oracle's"
     return note
@@ -173,6 +201,17 @@ BENCHMARKS = (
     [
         Benchmark(
             f"optimal: search, ARX Adult k=5 <={limit:.0%}", 1.0, _benchmark, _optimal(limit), repeat=15, note=_note
+        )
+        for limit in (0.04, 0.0)
+    ]
+    + [
+        Benchmark(
+            f"optimal: search() whole call, ARX Adult k=5 <={limit:.0%}",
+            1.0,
+            _benchmark,
+            _call(limit),
+            repeat=15,
+            note=_call_note,
         )
         for limit in (0.04, 0.0)
     ]
