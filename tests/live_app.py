@@ -126,13 +126,16 @@ def open_page(page, title: str, timeout_ms: int = 300_000) -> None:
     wait_idle(page, timeout_ms)
 
 
+UPLOAD = '.st-key-upload input[type="file"]'  # the Dataset page's file (other uploaders: a key file, hierarchies)
+
+
 def upload(page, path: Path, read: str, timeout_ms: int = 300_000) -> None:
     """On the Dataset page: choose "Upload a file", upload ``path`` through the file input and
     wait until the page says what it read (``read``, e.g. "Read 15 rows and 4 columns")."""
     page.get_by_text("Upload a file").click()
     wait_idle(page, timeout_ms)
-    page.locator('input[type="file"]').wait_for(state="attached", timeout=timeout_ms)  # a busy server is slow
-    page.locator('input[type="file"]').set_input_files(str(path))
+    page.locator(UPLOAD).wait_for(state="attached", timeout=timeout_ms)  # a busy server is slow
+    page.locator(UPLOAD).set_input_files(str(path))
     page.get_by_text(read).wait_for(timeout=timeout_ms)
     wait_idle(page, timeout_ms)
 

@@ -160,9 +160,11 @@ def test_reload_restart_and_a_package_on_a_fresh_store_give_the_same_work(tmp_pa
             assert metric(page, "records") == "32,561"  # nothing opened: the default sample
             open_page(page, "Projects")
             (tmp_path / "release.zip").write_bytes(package)
-            page.locator('.st-key-projects_release input[type="file"]').set_input_files(str(tmp_path / "release.zip"))
-            page.locator('.st-key-projects_release_source input[type="file"]').set_input_files(str(csv))
-            wait_idle(page, TIMEOUT)
+            for key, path in (("projects_release", tmp_path / "release.zip"), ("projects_release_source", csv)):
+                # one at a time, each seen in its uploader before the next (a busy server may drop a rerun)
+                page.locator(f'.st-key-{key} input[type="file"]').set_input_files(str(path))
+                page.locator(f".st-key-{key}").get_by_text(path.name).first.wait_for(timeout=TIMEOUT)
+                wait_idle(page, TIMEOUT)
             _click(page, "projects_continue")
             page.get_by_text("2 step(s) re-applied").wait_for(timeout=TIMEOUT)
             _shot(page, f"projects-{width}-opened-package.png")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from live_app import metric, wait_idle
+from live_app import UPLOAD, metric, wait_idle
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 SESSIONS = 5
@@ -85,7 +85,7 @@ def test_five_sessions_at_once_never_see_each_other(server, browser, tmp_path: P
 
     # every session uploads its own file at the same time
     for i, page in pages.items():
-        page.locator('input[type="file"]').set_input_files(str(files[i]))
+        page.locator(UPLOAD).set_input_files(str(files[i]))
     for i, page in pages.items():
         page.get_by_text(re.compile(rf"Read {2 * (i + 1)} rows and 3 columns")).wait_for(timeout=90_000)
         wait_idle(page)
