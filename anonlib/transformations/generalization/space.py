@@ -28,6 +28,10 @@ top (every quasi-identifier at its highest level). Every search in this package 
   a sum over records and quasi-identifiers of a per-cell cost of the value at its level, a
   suppressed record paying in full; without suppression that sum is the node's ``bound``,
   computed for every node at once from per-level totals.
+- **People, not rows** (``person``): with a column naming the person of each record, a
+  class's size is its distinct people, a person failing in any class is suppressed with all
+  their records, and the suppression limit is a share of the people (the kernel's
+  ``person_codes`` and ``persons_per_class``, ``_people_out``); the same rule, counted in people.
 - **The paper's counts** (``row_status``): Arca & Hewett's searches judge a node by the
   distinct rows of the generalized table over all its columns and the rows in failing
   classes ("violations"): each input row's class at the node, with the other columns folded
