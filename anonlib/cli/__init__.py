@@ -16,6 +16,7 @@ Commands:
   apply     re-apply a release recipe to a file and check its release target
   verify    re-check a release package: digests, the target, and that the recipe reproduces it
   safe-harbor  apply HIPAA Safe Harbor, every change listed first, and compare its risk with the optimal release
+  synthesize  a differentially private synthetic table (OpenDP, the dp extra), compared with the file's records
 
 Errors are printed as one sentence on standard error with exit code 2. With
 ``--json`` a command writes one JSON document to standard output and nothing else;
@@ -43,6 +44,7 @@ from . import (
     report,
     risk,
     schedules,
+    synthesize,
     verify,
 )
 from .common import Parser, check_outputs
@@ -60,6 +62,7 @@ COMMAND_MODULES = (
     apply,
     verify,
     health,
+    synthesize,
 )
 log = logging.getLogger("anonlib.cli")
 

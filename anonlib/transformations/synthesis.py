@@ -364,9 +364,9 @@ def parse_cuts(column: str, text: str, lower: float | None = None, upper: float 
 
 def default_number_cuts(values: pd.Series, column: str) -> NumberCuts:
     """Cuts and bounds from the column's typed hierarchy: the first level of its default
-    bands (``anonlib.core.default_hierarchy.default_intervals``). They are derived from
-    the data (its range, rounded to round widths), so the user confirms them as public
-    knowledge before a release.
+    bands (``anonlib.core.default_hierarchy.default_intervals``), less the bands no value
+    falls in. They are derived from the data (its range, rounded to round widths), so
+    the user confirms them as public knowledge before a release.
 
     >>> default_number_cuts(pd.Series(range(17, 91)), "age").text()
     'age: bounds 15 to 94, cuts 19, 24, 29, 34, 39, 44, 49, 54, 59, 64, 69, 74, 79, 84, 89'
@@ -374,7 +374,8 @@ def default_number_cuts(values: pd.Series, column: str) -> NumberCuts:
     numbers = pd.to_numeric(values, errors="coerce").dropna()
     if numbers.nunique() < 2:
         raise SynthesisError(f"{column} needs at least two different numbers to be cut into bins.")
-    bands = default_intervals(numbers)[0][0]
+    low, high = float(numbers.min()), float(numbers.max())
+    bands = [(a, b) for a, b in default_intervals(numbers)[0][0] if b >= low and a <= high]  # none left empty
     if len(bands) < 2:
         raise SynthesisError(f"{column}'s first hierarchy level has one band; give its cuts.")
     return NumberCuts(column, tuple(float(high) for _, high in bands[:-1]), float(bands[0][0]), float(bands[-1][1]))

@@ -308,11 +308,11 @@ def train_and_test(
             f"{column} has one value in the {trained_on} ({y[0] if len(y) else 'none'}): there is nothing for a "
             "classifier to learn; choose another column to predict."
         )
-    Xt, yt, _, _ = model_inputs(test.reset_index(drop=True), features, column)
-    for feature in numbers:  # the test table's numbers read as the training table's
-        Xt[feature] = numbers_in(test.reset_index(drop=True)[feature])[0]
-    for feature in texts:
-        Xt[feature] = Xt[feature].astype(str)
+    test = test.reset_index(drop=True)
+    Xt = pd.DataFrame(index=test.index)  # the test records read as the training table's columns are
+    for feature in features:
+        Xt[feature] = numbers_in(test[feature])[0] if feature in numbers else cell_texts(test[feature])
+    yt = cell_texts(test[column]).to_numpy(dtype=object)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = classifier_pipeline(numbers, texts, seed).fit(X, y)
