@@ -1,4 +1,4 @@
-"""The private release on the bundled Adult (issue 37), against its targets.
+"""The private release on the bundled Adult, against its targets.
 
 Adult's 8 categorical columns (workclass, education, marital-status, occupation,
 relationship, race, sex, income) with age and hours-per-week in public cuts, ε = 3,

@@ -25,6 +25,7 @@ from ..transformations.synthesis import (
     METHODS,
     NumberCuts,
     default_number_cuts,
+    needs_cuts,
     parse_cuts,
     require_opendp,
 )
@@ -32,8 +33,6 @@ from ..workflow.private_package import private_package
 from ..workflow.private_release import private_release
 from ..workflow.release import file_digest, release_csv
 from .common import command, data_arguments, print_json, read_dataset, split, write
-
-NUMBER_CATEGORIES = 20  # a number column with more distinct values needs cuts
 
 
 def _cuts(args: argparse.Namespace, dataset, columns: list[str]) -> list[NumberCuts]:
@@ -70,7 +69,7 @@ def _cuts(args: argparse.Namespace, dataset, columns: list[str]) -> list[NumberC
         out[column] = NumberCuts(column, tuple(points), low, high)
     for column in columns:
         values = dataset.frame[column]
-        if column in out or not _numbers(values) or values.dropna().nunique() <= NUMBER_CATEGORIES:
+        if column in out or not needs_cuts(values):
             continue
         suggested = default_number_cuts(values, column)
         if args.default_cuts:
@@ -83,12 +82,6 @@ def _cuts(args: argparse.Namespace, dataset, columns: list[str]) -> list[NumberC
                 "hierarchy's first level), or --default-cuts to take those."
             )
     return [out[c] for c in columns if c in out]
-
-
-def _numbers(values) -> bool:
-    import pandas as pd
-
-    return bool(pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values))
 
 
 def _pairs(text: str | None) -> list[tuple[str, str]]:

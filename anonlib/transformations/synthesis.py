@@ -77,6 +77,7 @@ METHODS = {
 DEFAULT_METHOD = "pairs"
 ROWS_FACTOR = 3  # synthetic records per estimated record when rows are not given (less sampling noise)
 MAX_ROWS = 2_000_000  # synthetic records at most
+NUMBER_CATEGORIES = 20  # a number column with more different values is released in cuts
 MAX_CATEGORIES = 100  # values of one column at most (a larger one is generalized first, or left out)
 MAX_COLUMNS = 24
 MAX_PAIR_CELLS = 250_000  # cells of one two-way table at most
@@ -362,6 +363,17 @@ def parse_cuts(column: str, text: str, lower: float | None = None, upper: float 
     return NumberCuts(column, tuple(_number(c, f"A cut of {column}") for c in cuts), lower, upper)
 
 
+def needs_cuts(values: pd.Series) -> bool:
+    """Whether a column holds numbers with more than ``NUMBER_CATEGORIES`` different values:
+    it is released in public cuts (bins) rather than value by value.
+
+    >>> needs_cuts(pd.Series(range(60))), needs_cuts(pd.Series([1, 2, 3])), needs_cuts(pd.Series(list("ab")))
+    (True, False, False)
+    """
+    numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+    return bool(numeric and values.dropna().nunique() > NUMBER_CATEGORIES)
+
+
 def default_number_cuts(values: pd.Series, column: str) -> NumberCuts:
     """Cuts and bounds from the column's typed hierarchy: the first level of its default
     bands (``anonlib.core.default_hierarchy.default_intervals``), less the bands no value
@@ -505,8 +517,11 @@ def plan_synthesis(
             sizes.append(len(by_column[column].cuts) + 1)
             continue
         values = frame[column]
-        if pd.api.types.is_float_dtype(values) and values.dropna().nunique() > MAX_CATEGORIES:
-            raise SynthesisError(f"{column} holds numbers: give it cuts (and public bounds) to release it.")
+        if needs_cuts(values):  # its list of values, read from the data, would be released as it is
+            raise SynthesisError(
+                f"{column} holds numbers with {values.dropna().nunique():,} different values: give it public cuts "
+                "and bounds to release it (a list of its values read from the data would be released as it is)."
+            )
         distinct = int(values.dropna().nunique()) + 1  # OpenDP adds a missing value to every list
         if distinct - 1 > MAX_CATEGORIES:
             raise SynthesisError(
@@ -826,6 +841,7 @@ __all__ = [
     "jax_cache_folder",
     "library_versions",
     "mst_budget",
+    "needs_cuts",
     "opendp_version",
     "parse_cuts",
     "plan_synthesis",

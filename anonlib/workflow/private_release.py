@@ -49,7 +49,15 @@ from ..core.cells import cell_texts
 from ..core.dataset import Dataset
 from ..core.equivalence import combine, encode
 from ..core.errors import AnonlibError, SynthesisError, join_names
-from ..transformations.synthesis import DEFAULT_METHOD, DEFAULT_TIME_LIMIT, NumberCuts, Synthesis, synthesize
+from ..transformations.synthesis import (
+    DEFAULT_METHOD,
+    DEFAULT_TIME_LIMIT,
+    NumberCuts,
+    Synthesis,
+    SynthesisPlan,
+    plan_synthesis,
+    synthesize,
+)
 from .classifier import MAX_ROWS, TrainTest, train_and_test
 from .release_view import ColumnView, Contingency, column_view, contingency, default_pair
 
@@ -427,6 +435,61 @@ def default_private_predict(columns: Sequence[str], sensitive: Sequence[str]) ->
     return chosen[0] if chosen else (columns[-1] if columns else None)
 
 
+def released_frame(dataset: Dataset, columns: Sequence[str]) -> pd.DataFrame:
+    """The records a private release of ``columns`` is made from: the loaded file (never a
+    generalized copy: the noise protects it), less the records missing one of the columns
+    when the dataset's missing-value policy is "drop". A person column is refused (the unit
+    protected is one record), and so are identifiers.
+
+    >>> d = Dataset.from_frame("f.csv", pd.DataFrame({"a": ["x", None, "y"], "b": [1, 2, 3]}), missing="drop")
+    >>> len(released_frame(d, ["a", "b"]))
+    2
+    """
+    if dataset.person is not None:
+        raise SynthesisError(
+            f"The private release protects one record, and {dataset.person} marks several records per person: "
+            "a person would be protected at several times ε. Release one record per person, or remove the person role."
+        )
+    identifiers = [c for c in columns if c in dataset.identifiers]
+    if identifiers:
+        raise SynthesisError(
+            f"{join_names(identifiers)} is an identifier, never released; choose other columns for the private release."
+        )
+    frame = dataset.frame
+    if dataset.missing == "drop":
+        present = [c for c in columns if c in frame.columns]
+        frame = frame[frame[present].notna().all(axis=1).to_numpy()]
+    return frame
+
+
+def plan_private(
+    dataset: Dataset,
+    columns: Sequence[str],
+    *,
+    method: str = DEFAULT_METHOD,
+    cuts: Sequence[NumberCuts] = (),
+    predict: str | None = None,
+    pairs: Sequence[Sequence[str]] = (),
+    time_limit: float = DEFAULT_TIME_LIMIT,
+) -> SynthesisPlan:
+    """The plan of ``private_release`` with the same arguments, checked before any noise:
+    its estimated time, or the sentence that refuses it (see ``plan_synthesis``).
+
+    >>> d = Dataset.from_frame("f.csv", pd.DataFrame({"sex": list("FM") * 5, "dx": list("aab") * 3 + ["c"]}))
+    >>> plan_private(d, ["sex", "dx"]).pairs
+    (('sex', 'dx'),)
+    """
+    columns = [str(c) for c in columns]
+    frame = released_frame(dataset, columns)
+    if dataset.count is not None:
+        from ..core.cells import record_weights
+
+        frame = frame.iloc[np.repeat(np.arange(len(frame)), record_weights(frame, dataset.count))]
+    if predict is None:
+        predict = default_private_predict(columns, dataset.sensitive)
+    return plan_synthesis(frame, columns, cuts=cuts, method=method, predict=predict, pairs=pairs, time_limit=time_limit)
+
+
 def private_release(
     dataset: Dataset,
     columns: Sequence[str],
@@ -443,25 +506,11 @@ def private_release(
     time_limit: float = DEFAULT_TIME_LIMIT,
     progress: Callable[[str, float], None] | None = None,
 ) -> PrivateRelease:
-    """A differentially private synthetic table of ``dataset``'s ``columns`` (the loaded
-    file, never a generalized copy: the noise protects it), compared with its records.
-    A person column is refused (the unit protected is one record), and so are identifiers;
-    with the missing-value policy "drop", records missing one of the columns are left out
-    first. See ``anonlib.transformations.synthesis.synthesize`` for the other parameters."""
+    """A differentially private synthetic table of ``dataset``'s ``columns``, made from
+    ``released_frame`` (the loaded file), compared with its records. See
+    ``anonlib.transformations.synthesis.synthesize`` for the other parameters."""
     columns = [str(c) for c in columns]
-    if dataset.person is not None:
-        raise SynthesisError(
-            f"The private release protects one record, and {dataset.person} marks several records per person: "
-            "a person would be protected at several times ε. Release one record per person, or remove the person role."
-        )
-    identifiers = [c for c in columns if c in dataset.identifiers]
-    if identifiers:
-        raise SynthesisError(
-            f"{join_names(identifiers)} is an identifier, never released; choose other columns for the private release."
-        )
-    frame = dataset.frame
-    if dataset.missing == "drop":
-        frame = frame[frame[columns].notna().all(axis=1).to_numpy()]
+    frame = released_frame(dataset, columns)
     if predict is None:
         predict = default_private_predict(columns, dataset.sensitive)
     tell = progress or (lambda stage, share: None)
@@ -499,6 +548,8 @@ __all__ = [
     "default_private_predict",
     "private_release",
     "independent_columns",
+    "plan_private",
+    "released_frame",
     "shown_cells",
     "total_variations",
 ]
