@@ -50,6 +50,7 @@ from .charts import distribution_figure, marginals_figure, private_tree_figure
 from .ui import guarded, plain, row, show_table
 
 DEFAULT_EPSILON = 3.0
+METHOD_NAMES = {"pairs": "pairs", "mst": "MST", "aim": "AIM"}  # short, to fit the box; the plan says the rest
 STATE = "private_release_made"
 PACKAGE_HELP = (
     "synthetic.csv (only when it passed its checks), dp_tables.csv (the DP one- and two-way tables), report.html "
@@ -174,10 +175,10 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
         "Method",
         list(METHODS),
         index=list(METHODS).index(DEFAULT_METHOD),
-        format_func=lambda m: METHODS[m],
+        format_func=lambda m: METHOD_NAMES.get(m, m),
         key="private_method",
-        help="pairs (the default): the two-way tables of a published list of pairs, measured with noise; MST and "
-        "AIM choose their tables privately (AIM is slower and capped).",
+        help="; ".join(f"{METHOD_NAMES[m]}: {text}" for m, text in METHODS.items())
+        + ". pairs is the default (docs/dp.md says why); AIM's rounds and model size are capped.",
     )
     given = middle.radio("Budget given as", ["ε", "ρ"], horizontal=True, key="private_budget_as")
     if given == "ε":
@@ -391,7 +392,7 @@ def _show(made: dict, view: ReleaseView | None, inspect: str | None) -> None:
     st.caption(plain("The checks a synthetic table must pass: " + "; ".join(CHECKS) + "."))
 
     st.subheader("The two releases side by side")
-    show_table(releases_side_by_side(view, release), key="private_side_by_side")
+    st.table(releases_side_by_side(view, release).set_index(""))  # whole sentences, wrapped
     names = list(s.columns)
     column = st.selectbox(
         "Column to compare",
@@ -403,13 +404,19 @@ def _show(made: dict, view: ReleaseView | None, inspect: str | None) -> None:
     with left:
         st.markdown("**k-anonymous release**")
         if view is not None and column in [v.column for v in view.columns]:
-            st.plotly_chart(distribution_figure(view.column(column)), width="stretch", key="private_k_distribution")
+            st.plotly_chart(
+                distribution_figure(view.column(column), title=f"{column}: records per value"),
+                width="stretch",
+                key="private_k_distribution",
+            )
         else:
             st.caption(plain(f"{column} is not a quasi-identifier or sensitive attribute of the k-anonymous release."))
     with right:
         st.markdown("**Private release**")
         st.plotly_chart(
-            distribution_figure(c.column(column), shares=True, release="private release"),
+            distribution_figure(
+                c.column(column), shares=True, release="private release", title=f"{column}: % of records per value"
+            ),
             width="stretch",
             key="private_distribution",
         )

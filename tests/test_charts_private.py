@@ -38,14 +38,14 @@ def test_the_marginals_figure_holds_every_one_way_and_the_furthest_pairs(compari
     assert len(fig.data) == 6  # release, halves, independent in each panel
     one = [m for m in comparison.marginals if len(m.columns) == 1]
     release, halves, independent = fig.data[:3]
-    assert list(release.x) == ["&lt;b&gt;a&lt;/b&gt;", "b", "c", "d", "y"]  # escaped
-    assert list(release.y) == [m.release for m in one]
-    assert list(halves.y) == [m.halves for m in one] and list(independent.y) == [m.independent for m in one]
+    assert list(release.y) == ["&lt;b&gt;a&lt;/b&gt;", "b", "c", "d", "y"]  # escaped
+    assert list(release.x) == [m.release for m in one]
+    assert list(halves.x) == [m.halves for m in one] and list(independent.x) == [m.independent for m in one]
     two = sorted((m for m in comparison.marginals if len(m.columns) == 2), key=lambda m: -m.release)
-    assert list(fig.data[3].y) == [m.release for m in two[:SHOWN_PAIRS]]
-    assert list(fig.data[3].y) == sorted(fig.data[3].y, reverse=True)
-    assert fig.data[3].x[0] == " × ".join(two[0].columns).replace("<", "&lt;").replace(">", "&gt;")
-    assert sorted(shape.y0 for shape in fig.layout.shapes) == [ONEWAY_TARGET, TWOWAY_TARGET]
+    assert list(fig.data[3].x) == [m.release for m in two[:SHOWN_PAIRS]]
+    assert list(fig.data[3].x) == sorted(fig.data[3].x, reverse=True)
+    assert fig.data[3].y[0] == " × ".join(two[0].columns).replace("<", "&lt;").replace(">", "&gt;")
+    assert sorted(shape.x0 for shape in fig.layout.shapes) == [ONEWAY_TARGET, TWOWAY_TARGET]
     assert f"mean two-way {comparison.twoway_mean:.4f}" in fig.layout.title.text
 
 
@@ -53,7 +53,7 @@ def test_at_most_the_furthest_pairs_are_drawn():
     frame = pd.DataFrame({f"c{i}": np.arange(40) % (i + 2) for i in range(8)}).astype(str)  # 28 pairs
     c = compare_private(frame, frame.sample(frac=1.0, random_state=0), list(frame.columns))
     fig = marginals_figure(c)
-    assert len(fig.data[3].x) == SHOWN_PAIRS < 28
+    assert len(fig.data[3].y) == SHOWN_PAIRS < 28
     assert f"{SHOWN_PAIRS} of 28" in fig.layout.annotations[1].text
 
 

@@ -5,7 +5,8 @@ synthetic table (``anonlib.transformations.synthesis``) against the records it w
 made from, with the Release view's own parts (``anonlib.workflow.release_view``):
 
 - per column the distribution before and after (``column_view``) and a contingency
-  table of a chosen pair (``contingency``);
+  table of a chosen pair (``contingency``), a number column with cuts counted in the
+  release's bins;
 - the total variation distance (half the sum of absolute differences of the shares)
   of every one-way and two-way marginal, numbers counted in the release's bins, each
   table counted by the equivalence kernel (``anonlib.core.equivalence``);
@@ -340,9 +341,15 @@ def compare_private(
     independent = total_variations(shown["real"], shown_cells(drawn, columns, cuts), marginals)
     table = tuple(Marginal(m, release[m], halves[m], independent[m]) for m in marginals)
 
+    # distributions and the contingency table read a number column in the release's bins, as the marginals do
+    binned = [c.column for c in cuts if c.column in columns]
+    real_cells = real.assign(**{c: shown["real"][c] for c in binned})
+    synthetic_cells = synthetic.assign(**{c: shown["synthetic"][c] for c in binned})
     w_real, w_synth = np.ones(len(real), dtype=np.int64), np.ones(len(synthetic), dtype=np.int64)
     views = {
-        c: column_view(c, "sensitive attribute" if c == predict else "column", real[c], synthetic[c], w_real, w_synth)
+        c: column_view(
+            c, "sensitive attribute" if c == predict else "column", real_cells[c], synthetic_cells[c], w_real, w_synth
+        )
         for c in columns
     }
     problems: list[str] = []
@@ -352,7 +359,7 @@ def compare_private(
         if len(chosen) != 2 or chosen[0] == chosen[1] or any(c not in columns for c in chosen):
             problems.append(f"The contingency table needs two different columns of the release; got {chosen}.")
         else:
-            shown_pair = contingency(chosen, real, synthetic, views, w_real, w_synth)
+            shown_pair = contingency(chosen, real_cells, synthetic_cells, views, w_real, w_synth)
 
     tree = None
     if predict is not None:

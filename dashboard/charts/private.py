@@ -33,18 +33,20 @@ def _label(columns: tuple[str, ...]) -> str:
 
 
 def marginals_figure(comparison: PrivateComparison, palette: str = DEFAULT_PALETTE) -> go.Figure:
-    """Total variation distance per marginal: one-way on the left, the ``SHOWN_PAIRS``
-    two-way marginals furthest from the records on the right (sorted), the release as bars,
-    each baseline as a marker, each panel's target as a dashed line."""
+    """Total variation distance per marginal, as horizontal bars (names stay readable in a
+    narrow window): every one-way marginal on top, the ``SHOWN_PAIRS`` two-way marginals
+    furthest from the records below (furthest first), the release as bars, each baseline as
+    a marker, each panel's target as a dashed line."""
     colours = PALETTES[palette]
     one = [m for m in comparison.marginals if len(m.columns) == 1]
     two = sorted((m for m in comparison.marginals if len(m.columns) == 2), key=lambda m: -m.release)
     shown_two = two[:SHOWN_PAIRS]
+    rows = max(len(one), 1), max(len(shown_two), 1)
     fig = make_subplots(
-        rows=1,
-        cols=2,
-        column_widths=[0.35, 0.65],
-        horizontal_spacing=0.08,
+        rows=2,
+        cols=1,
+        row_heights=[r / sum(rows) for r in rows],
+        vertical_spacing=0.12 if shown_two else 0.2,
         subplot_titles=(
             "one-way marginals",
             f"two-way marginals ({len(shown_two)} of {len(two)}, furthest first)" if two else "two-way marginals",
@@ -60,39 +62,43 @@ def marginals_figure(comparison: PrivateComparison, palette: str = DEFAULT_PALET
         for name, attribute, colour, kind in series:
             values = [getattr(m, attribute) for m in marginals]
             common = dict(
-                x=labels,
-                y=values,
+                x=values,
+                y=labels,
                 name=name,
                 legendgroup=attribute,
                 showlegend=panel == 1,
-                hovertemplate=f"%{{x}}<br>{name}: %{{y:.4f}}<extra></extra>",
+                hovertemplate=f"%{{y}}<br>{name}: %{{x:.4f}}<extra></extra>",
             )
             if kind == "bar":
-                fig.add_trace(go.Bar(marker_color=colour, **common), row=1, col=panel)
+                fig.add_trace(go.Bar(orientation="h", marker_color=colour, **common), row=panel, col=1)
             else:
                 fig.add_trace(
                     go.Scatter(mode="markers", marker=dict(symbol=kind, size=10, color=colour), **common),
-                    row=1,
-                    col=panel,
+                    row=panel,
+                    col=1,
                 )
     for panel, target in ((1, ONEWAY_TARGET), (2, TWOWAY_TARGET)):
-        fig.add_hline(
-            y=target,
+        fig.add_vline(
+            x=target,
             line_dash="dash",
             line_color=colours.at_risk,
             annotation_text=f"target {target:g}",
-            annotation_position="top left",
-            row=1,
-            col=panel,
+            annotation_position="top right",
+            row=panel,
+            col=1,
         )
-    laid_out(fig, "", "", "total variation distance")
-    fig.update_xaxes(type="category", tickangle=-35)
-    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=-0.45, x=0))
+    laid_out(fig, "", "", "")
+    fig.update_yaxes(type="category", autorange="reversed", automargin=True)
+    fig.update_xaxes(title_text="total variation distance", row=2, col=1)
+    fig.update_layout(
+        height=220 + 24 * sum(rows), legend=dict(orientation="h", yanchor="top", y=-0.12 * 600 / (220 + 24 * sum(rows)))
+    )
     return titled(
         fig,
-        "Total variation of every one- and two-way marginal: private release and the two baselines",
+        "Total variation of each marginal, beside the baselines",
         f"0 is the records' own distribution; largest one-way {comparison.oneway_max:.4f}, mean two-way "
         f"{comparison.twoway_mean:.4f}.",
+        width=60,
     )
 
 
@@ -124,7 +130,7 @@ def private_tree_figure(tree: TreeScores, palette: str = DEFAULT_PALETTE) -> go.
     fig.update_layout(yaxis_range=[0, 100], showlegend=True)
     return titled(
         fig,
-        f"Predicting {tree.column}: trained on each table, tested on the same real records",
+        f"Predicting {tree.column}: each tree tested on the same real records",
         f"the release is {100 * tree.gap:+.1f} points below the tree trained on real records"
         if tree.gap >= 0
         else f"the release is {-100 * tree.gap:.1f} points above the tree trained on real records",

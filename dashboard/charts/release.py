@@ -24,13 +24,19 @@ SHOWN_BARS = 40  # a view lists at most this many values (anonlib.workflow.relea
 
 
 def distribution_figure(
-    view: ColumnView, palette: str = DEFAULT_PALETTE, *, shares: bool = False, release: str = "release"
+    view: ColumnView,
+    palette: str = DEFAULT_PALETTE,
+    *,
+    shares: bool = False,
+    release: str = "release",
+    title: str | None = None,
 ) -> go.Figure:
     """Records per shown value (per bin for numbers) in the loaded file and in the release, overlaid.
 
     A value the loaded file cannot be counted under (text that is not an interval) has no
     "loaded file" bar; the subtitle says so. ``shares``: each table's share of its own
-    records (%), for a release of another size (a synthetic table); ``release`` names it.
+    records (%), for a release of another size (a synthetic table); ``release`` names it;
+    ``title``: a shorter title (a chart in half a window).
 
     >>> from anonlib.workflow.release_view import ColumnView, ValueCount
     >>> v = ColumnView("sex", "column", "category", 2, 2, (ValueCount("F", 3, 30), ValueCount("M", 1, 10)))
@@ -81,7 +87,10 @@ def distribution_figure(
         notes.append(f"the first {SHOWN_BARS} of {len(view.counts)} values")
     what = "share of records" if shares else "records"
     return titled(
-        fig, f"{view.column}: {what} per value, loaded file and {release}", "; ".join(notes) + ("." if notes else "")
+        fig,
+        title or f"{view.column}: {what} per value, loaded file and {release}",
+        "; ".join(notes) + ("." if notes else ""),
+        width=80 if title is None else 50,
     )
 
 
