@@ -39,6 +39,10 @@ in the last place when it would fail (``mst_budget``).
 There is no seed: OpenDP draws fresh noise on every run, by design, and numpy's global
 random state (which OpenDP uses to draw the records) is never seeded here.
 
+Somewhat over 800 lines on purpose: this is the one module that talks to OpenDP (budget
+conversions, cuts, the plan, the release, MST's budget replay), so each workaround of
+OpenDP 0.16 stays next to the call it guards.
+
 Example (needs OpenDP; skipped without it):
     >>> import pandas as pd
     >>> b = privacy_budget(epsilon=1.0)

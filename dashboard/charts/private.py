@@ -42,11 +42,12 @@ def marginals_figure(comparison: PrivateComparison, palette: str = DEFAULT_PALET
     two = sorted((m for m in comparison.marginals if len(m.columns) == 2), key=lambda m: -m.release)
     shown_two = two[:SHOWN_PAIRS]
     rows = max(len(one), 1), max(len(shown_two), 1)
+    height = 240 + 24 * sum(rows)
     fig = make_subplots(
         rows=2,
         cols=1,
         row_heights=[r / sum(rows) for r in rows],
-        vertical_spacing=0.12 if shown_two else 0.2,
+        vertical_spacing=min(0.3, 95 / height),  # the lower title clears the upper panel's tick labels
         subplot_titles=(
             "one-way marginals",
             f"two-way marginals ({len(shown_two)} of {len(two)}, furthest first)" if two else "two-way marginals",
@@ -90,9 +91,7 @@ def marginals_figure(comparison: PrivateComparison, palette: str = DEFAULT_PALET
     laid_out(fig, "", "", "")
     fig.update_yaxes(type="category", autorange="reversed", automargin=True)
     fig.update_xaxes(title_text="total variation distance", row=2, col=1)
-    fig.update_layout(
-        height=220 + 24 * sum(rows), legend=dict(orientation="h", yanchor="top", y=-0.12 * 600 / (220 + 24 * sum(rows)))
-    )
+    fig.update_layout(height=height, legend=dict(orientation="h", yanchor="top", y=-70 / height))
     return titled(
         fig,
         "Total variation of each marginal, beside the baselines",
