@@ -242,16 +242,19 @@ def test_mst_budget_split_is_replayed_and_lowered_by_a_few_ulps():
 
 
 @needs_opendp
-@pytest.mark.parametrize("method", ["pairs", "mst"])
-def test_every_budget_from_0_1_to_10_releases_or_refuses_in_one_sentence(small, method):
-    columns = ["sex", "race", "income", "relationship", "marital-status"]
-    for eps in (0.1, 0.5, 2.0, 10.0):
-        try:
-            s = synthesize(small, columns, epsilon=eps, method=method, predict="income", rows=200, time_limit=120)
-        except SynthesisError as err:
-            assert one_sentence(str(err)), str(err)
-        else:
-            assert len(s.table) == 200 and s.budget.epsilon == eps
+@pytest.mark.parametrize(("method", "eps"), [("pairs", 0.1), ("pairs", 10.0), ("mst", 0.3), ("mst", 10.0)])
+def test_budgets_from_0_1_to_10_release_and_mst_spends_what_its_split_allows(small, method, eps):
+    """The ends of the range release (a budget outside it is refused in a sentence: the budget
+    tests above). MST on 6 columns at ε = 0.3 fails inside OpenDP without the replayed split
+    ("insufficient budget for query"); with it, it releases, having given OpenDP a few units in
+    the last place less."""
+    columns = ["sex", "race", "income", "relationship", "marital-status", "workclass"]
+    s = synthesize(small, columns, epsilon=eps, method=method, predict="income", rows=200, time_limit=120)
+    assert len(s.table) == 200 and s.budget.epsilon == eps and s.method == method
+    if (method, eps) == ("mst", 0.3):
+        assert eps - 1e-12 < s.budget_spent < eps
+    else:
+        assert s.budget_spent == eps
 
 
 @needs_opendp
