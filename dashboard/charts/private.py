@@ -91,7 +91,7 @@ def marginals_figure(comparison: PrivateComparison, palette: str = DEFAULT_PALET
     laid_out(fig, "", "", "")
     fig.update_yaxes(type="category", autorange="reversed", automargin=True)
     fig.update_xaxes(title_text="total variation distance", row=2, col=1)
-    fig.update_layout(height=height, legend=dict(orientation="h", yanchor="top", y=-70 / height))
+    fig.update_layout(height=height, legend=dict(orientation="h", yanchor="top", y=-95 / height), margin=dict(b=80))
     return titled(
         fig,
         "Total variation of each marginal, beside the baselines",
