@@ -8,7 +8,9 @@ bounded classifier run, so it stays quick to re-run while the choices change.
 It is the last stop of the journey (upload, steps, risk, utility), and both
 pages end with the same release package download (``dashboard.release_download``).
 
-Thin: widgets, one call to ``anonlib.workflow.release_view.release_view``, rendering.
+Thin: widgets, one call to ``anonlib.workflow.release_view.release_view``, rendering; the
+private release beside it (a differentially private synthetic table of the loaded file,
+compared the same way) is drawn by ``dashboard.private_views.private_section``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from anonlib.workflow.release_view import (
     shown_columns,
 )
 from dashboard.charts import accuracy_figure, distribution_figure
+from dashboard.private_views import private_section
 from dashboard.release_download import copy_key, package_button
 from dashboard.state import working_copy
 from dashboard.ui import download_json, guarded, page_header, plain, result_verdict, row, show_table
@@ -252,3 +255,7 @@ if view is not None:
         "The release package's report.html holds this view's numbers, as shown here, under \"What the "
         'release is still good for".'
     )
+
+# ------------------------------------------------------------ the private release beside it
+st.divider()
+private_section(copy, view, inspect)

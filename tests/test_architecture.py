@@ -171,6 +171,7 @@ TRANSFORMATIONS = (
     "synthetic",
     "pseudonyms",
     "hipaa",
+    "synthesis",
 )
 CONTRACT_PATHS = (
     "avector",

@@ -18,6 +18,7 @@ Commands:
   safe-harbor  apply HIPAA Safe Harbor, every change listed first, and compare its risk with the optimal release
   projects  list, show, export, import or delete the projects of the project store
   audit     the audit log of every release made from a project
+  synthesize  a differentially private synthetic table (OpenDP, the dp extra), compared with the file's records
 
 Errors are printed as one sentence on standard error with exit code 2. With
 ``--json`` a command writes one JSON document to standard output and nothing else;
@@ -46,6 +47,7 @@ from . import (
     report,
     risk,
     schedules,
+    synthesize,
     verify,
 )
 from .common import Parser, check_outputs
@@ -64,6 +66,7 @@ COMMAND_MODULES = (
     verify,
     health,
     projects,
+    synthesize,
 )
 log = logging.getLogger("anonlib.cli")
 

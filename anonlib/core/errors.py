@@ -126,3 +126,11 @@ def require_columns(frame, columns) -> None:
 
 class KeyFileError(AnonlibError):
     """A key file is missing, unreadable or not a project key, or a recipe was made with another key."""
+
+
+class SynthesisError(AnonlibError):
+    """A differentially private release could not be made (budget, columns, cuts, or OpenDP refused)."""
+
+
+class PrivacyExtraMissingError(SynthesisError):
+    """The private release needs OpenDP (the optional ``dp`` extra), which is not installed."""

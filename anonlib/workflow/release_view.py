@@ -28,9 +28,10 @@ count, statistic and the classifier's rows. Inputs that cannot be answered (a
 column to predict with one value, a pair of the same column, an empty release)
 are one ``AnonlibError`` sentence.
 
-One module (past 800 lines) because it is one view: the distributions, the
-contingency tables and the classifier all read the same pair of tables (loaded and
-released, weighted by the same record counts) and are assembled into one result.
+The classifier lives in ``anonlib.workflow.classifier`` (shared with the private
+release's train-on-release, test-on-real comparison); its results are re-exported here.
+The private release (``anonlib.workflow.private_release``) reuses this module's column
+views and contingency tables through ``column_view`` and ``contingency``.
 
 Example:
     >>> import pandas as pd
@@ -56,7 +57,6 @@ from __future__ import annotations
 import math
 import re
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -68,18 +68,22 @@ from ..core.cells import BLANK, cell_texts, holds_numbers, numbers_in, record_we
 from ..core.default_hierarchy import is_code_name
 from ..core.errors import AnonlibError, ColumnError, EmptySelectionError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED
-from ..core.numbers import percent
+from .classifier import (
+    MAX_ROWS,
+    MIN_ROWS,
+    Accuracy,
+    ClassifierComparison,
+    _classifier,
+    classifier_pipeline,
+    cross_validated,
+    model_inputs,
+)
 from .history import WorkingCopy
 from .release import default_release_columns
 
 MAX_VALUES = 40  # values listed per column; the rest are one "(other ...)" row
 MAX_PAIR_VALUES = 12  # values per side of a contingency table; the rest are "(other)"
 MAX_BINS = 20  # bins of a numeric column's distribution
-FOLDS = 5
-TREE_DEPTH = 8
-PILOT_ROWS = 2_000  # rows timed to estimate the classifier's run
-MIN_ROWS = 200  # a subsample never goes below this
-MAX_ROWS = 50_000  # records a table is cross-validated on at most (a seeded subsample past it, said)
 _INTERVAL = re.compile(r"^\s*[\[(]?\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*[\])]?\s*$")
 _MASK = re.compile(r"^(\d*)(\*+)$")  # a masked code: 1000* covers 10000..10009
 
@@ -186,60 +190,6 @@ class Contingency:
             else (self.rows_after, self.columns_after, self.after)
         )
         return pd.DataFrame(list(values), index=list(rows), columns=list(cols))
-
-
-@dataclass(frozen=True)
-class Accuracy:
-    """Cross-validated accuracy of one model on one table (``folds``: each fold's share right)."""
-
-    trained_on: str
-    records: int  # records the model was cross-validated on (after any subsample)
-    classes: int
-    mean: float
-    sd: float
-    folds: tuple[float, ...]
-    baseline: float  # always guessing the most common value, cross-validated the same way
-
-
-@dataclass(frozen=True)
-class ClassifierComparison:
-    """The classifier trained on the released table against trained on the loaded file."""
-
-    column: str
-    features: tuple[str, ...]
-    model: str
-    released: Accuracy
-    original: Accuracy
-    seconds: float
-    time_limit: float
-    subsampled: bool
-    records_released: int  # records available before any subsample
-    records_original: int
-    seed: int
-    max_rows: int = 0  # the most records a table is cross-validated on (subsampled past it)
-    timed_out: bool = False  # the subsample was cut further to stay within ``time_limit``
-
-    def sentence(self, timed: bool = True) -> str:
-        """The comparison in one sentence (``timed``: with the seconds it took; a release
-        package's report leaves them out so that it is the same bytes when built again)."""
-        r, o = self.released, self.original
-        text = (
-            f"Predicting {self.column} from {join_names(self.features)}: trained on the release "
-            f"{percent(r.mean)} ± {percent(r.sd)} right, on the loaded file {percent(o.mean)} ± {percent(o.sd)}; "
-            f"always guessing the most common value {percent(r.baseline)} (release) and {percent(o.baseline)} "
-            f"(loaded file)."
-        )
-        if self.subsampled:
-            text += (
-                f" Rows were subsampled to {r.records:,} of {self.records_released:,} released and "
-                f"{o.records:,} of {self.records_original:,} loaded records (seed {self.seed}) "
-                + (
-                    f"to stay within {self.time_limit:g} s."
-                    if self.timed_out
-                    else f"to at most {self.max_rows:,} rows per table."
-                )
-            )
-        return text + (f" Took {self.seconds:.1f} s." if timed else "")
 
 
 @dataclass(frozen=True)
@@ -496,9 +446,17 @@ def _binned(values: np.ndarray, mask: np.ndarray, edges: np.ndarray, kind: str) 
     return out
 
 
-def _column_view(
+def column_view(
     column: str, role: str, before: pd.Series, after: pd.Series, w_before: np.ndarray, w_after: np.ndarray
 ) -> ColumnView:
+    """One column before (``before``, each row ``w_before`` records) and after: the
+    Release view's ``ColumnView`` (also of a private release against the loaded file).
+
+    >>> v = column_view("sex", "quasi-identifier", pd.Series(list("FFM")), pd.Series(list("FMM")),
+    ...                 np.ones(3, dtype=int), np.ones(3, dtype=int))
+    >>> [(c.value, c.before, c.after) for c in v.counts]
+    [('F', 2, 1), ('M', 1, 2)]
+    """
     shown_before, shown_after = cell_texts(before), cell_texts(after)
     distinct_before = int(before.dropna().nunique())
     distinct_after = int(after.dropna().nunique())
@@ -625,7 +583,7 @@ def _crosstab(a: pd.Series, b: pd.Series, weights: np.ndarray) -> tuple[tuple[st
     return tuple(rows), tuple(cols), tuple(tuple(int(v) for v in r) for r in table.to_numpy())
 
 
-def _contingency(
+def contingency(
     pair: Sequence[str],
     before: pd.DataFrame,
     after: pd.DataFrame,
@@ -633,184 +591,19 @@ def _contingency(
     w_before: np.ndarray,
     w_after: np.ndarray,
 ) -> Contingency:
+    """Records per pair of shown values of ``pair`` before and after, numbers by the bins
+    of their ``views`` (``column_view``).
+
+    >>> before = pd.DataFrame({"a": list("xxy"), "b": list("ppq")})
+    >>> w = np.ones(3, dtype=int)
+    >>> views = {c: column_view(c, "quasi-identifier", before[c], before[c], w, w) for c in "ab"}
+    >>> contingency(("a", "b"), before, before, views, w, w).after
+    ((2, 0), (0, 1))
+    """
     a, b = pair
     rb, cb, tb = _crosstab(_pair_labels(before[a], views[a], True), _pair_labels(before[b], views[b], True), w_before)
     ra, ca, ta = _crosstab(_pair_labels(after[a], views[a], False), _pair_labels(after[b], views[b], False), w_after)
     return Contingency((a, b), rb, cb, tb, ra, ca, ta)
-
-
-# --------------------------------------------------------------------------- classifier
-
-
-def _expanded(frame: pd.DataFrame, weights: np.ndarray) -> pd.DataFrame:
-    """One row per record (a row with count 3 three times)."""
-    if (weights == 1).all():
-        return frame.reset_index(drop=True)
-    return frame.iloc[np.repeat(np.arange(len(frame)), weights)].reset_index(drop=True)
-
-
-def model_inputs(
-    frame: pd.DataFrame, features: Sequence[str], column: str
-) -> tuple[pd.DataFrame, np.ndarray, list[str], list[str]]:
-    """Features and labels as the classifier reads them: number columns (``holds_numbers``,
-    ``*`` and blank as missing) as numbers, other columns and codes such as ZIP
-    (``is_code_name``) as text (``(blank)`` a value);
-    the labels are the shown values of ``column``.
-
-    >>> X, y, numbers, texts = model_inputs(pd.DataFrame({"a": [1, "*", 3], "b": ["x", None, "y"],
-    ...                                                    "c": ["p", "q", "p"]}), ["a", "b"], "c")
-    >>> X["a"].tolist(), X["b"].tolist(), list(y), numbers, texts
-    ([1.0, nan, 3.0], ['x', '(blank)', 'y'], ['p', 'q', 'p'], ['a'], ['b'])
-    """
-    X = pd.DataFrame(index=frame.index)
-    numbers, texts = [], []
-    for feature in features:
-        series = frame[feature]
-        if holds_numbers(series) and not is_code_name(feature):
-            X[feature] = numbers_in(series)[0]
-            numbers.append(feature)
-        else:
-            X[feature] = cell_texts(series)
-            texts.append(feature)
-    return X, cell_texts(frame[column]).to_numpy(dtype=object), numbers, texts
-
-
-def classifier_pipeline(numbers: Sequence[str], texts: Sequence[str], seed: int):
-    """One-hot encoded text columns and numbers (a missing number as the median) into a
-    decision tree of depth ``TREE_DEPTH``, seeded."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.impute import SimpleImputer
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder
-    from sklearn.tree import DecisionTreeClassifier
-
-    parts = []
-    if texts:
-        parts.append(("text", OneHotEncoder(handle_unknown="ignore"), list(texts)))
-    if numbers:
-        parts.append(("numbers", SimpleImputer(strategy="median", keep_empty_features=True), list(numbers)))
-    return make_pipeline(ColumnTransformer(parts), DecisionTreeClassifier(max_depth=TREE_DEPTH, random_state=seed))
-
-
-def cross_validated(
-    X: pd.DataFrame, y: np.ndarray, numbers: Sequence[str], texts: Sequence[str], seed: int, trained_on: str
-) -> Accuracy:
-    """Stratified 5-fold accuracy (shuffled, seeded) of the pipeline and of always guessing the most common value."""
-    from sklearn.dummy import DummyClassifier
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
-
-    folds = StratifiedKFold(n_splits=FOLDS, shuffle=True, random_state=seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a class with fewer records than folds: stratified as far as it goes
-        scores = cross_val_score(classifier_pipeline(numbers, texts, seed), X, y, cv=folds)
-        baseline = cross_val_score(DummyClassifier(strategy="most_frequent"), X, y, cv=folds)
-    return Accuracy(
-        trained_on,
-        len(y),
-        len(set(y.tolist())),
-        float(scores.mean()),
-        float(scores.std()),
-        tuple(float(s) for s in scores),
-        float(baseline.mean()),
-    )
-
-
-def _usable(y: np.ndarray, column: str, where: str) -> None:
-    values, counts = np.unique(y.astype(str), return_counts=True)
-    if len(values) < 2:
-        one = values[0] if len(values) else "none"
-        raise ParameterError(
-            f"{column} has one value in {where} ({one}): there is nothing for a classifier to "
-            "predict; choose another column."
-        )
-    if len(y) < 2 * FOLDS or counts.max() < FOLDS:
-        raise ParameterError(
-            f"{where.capitalize()} has too few records to cross-validate a classifier predicting "
-            f"{column} ({len(y):,} records; at least {2 * FOLDS} and a value held by {FOLDS})."
-        )
-
-
-def _estimate(
-    X: pd.DataFrame, y: np.ndarray, numbers: Sequence[str], texts: Sequence[str], seed: int, sizes: Sequence[int]
-) -> float:
-    """Seconds the comparison is expected to take on tables of ``sizes`` records: after an
-    untimed warm-up fit, two timed fits (a quarter of ``PILOT_ROWS`` and ``PILOT_ROWS`` rows)
-    give a fixed and a per-row cost;
-    each table costs ``FOLDS`` fits on 4/5 of its rows, with half as much again for the
-    predictions and the baseline."""
-    rng = np.random.default_rng(seed)
-    times, counts = [], []
-    small = min(len(y), PILOT_ROWS // 4)
-    # an untimed warm-up first: the first fit of a process pays scikit-learn's imports and caches
-    for n, timed in ((small, False), (small, True), (min(len(y), PILOT_ROWS), True)):
-        rows = np.sort(rng.choice(len(y), n, replace=False))
-        tick = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            classifier_pipeline(numbers, texts, seed).fit(X.iloc[rows], y[rows])
-        if timed and n not in counts:
-            times.append(time.perf_counter() - tick)
-            counts.append(n)
-    slope = max((times[-1] - times[0]) / (counts[-1] - counts[0]), 0.0) if len(times) > 1 else times[0] / counts[0]
-    fixed = max(times[0] - slope * counts[0], 0.0)
-    return 1.5 * sum(FOLDS * (fixed + slope * 0.8 * n) for n in sizes)
-
-
-def _classifier(
-    column: str,
-    features: list[str],
-    before: pd.DataFrame,
-    after: pd.DataFrame,
-    w_before: np.ndarray,
-    w_after: np.ndarray,
-    seed: int,
-    time_limit: float,
-    max_rows: int,
-) -> ClassifierComparison:
-    start = time.perf_counter()
-    original = _expanded(before[features + [column]], w_before)
-    released = _expanded(after[features + [column]], w_after)
-    Xo, yo, no, to = model_inputs(original, features, column)
-    Xr, yr, nr, tr = model_inputs(released, features, column)
-    _usable(yr, column, "the release")
-    _usable(yo, column, "the loaded file")
-
-    def cut(X, y, n):  # the same seed for both tables: equal tables keep the same rows
-        if n >= len(y):
-            return X, y
-        keep = np.sort(np.random.default_rng(seed).choice(len(y), n, replace=False))
-        return X.iloc[keep].reset_index(drop=True), y[keep]
-
-    subsampled = max(len(yo), len(yr)) > max_rows
-    Xo, yo = cut(Xo, yo, max_rows)
-    Xr, yr = cut(Xr, yr, max_rows)
-    estimate = _estimate(Xo, yo, no, to, seed, [len(yr), len(yo)])
-    timed_out = estimate > time_limit
-    if timed_out:
-        share = max(time_limit - (time.perf_counter() - start), 0.0) / estimate
-        Xo, yo = cut(Xo, yo, max(MIN_ROWS, int(len(yo) * share)))
-        Xr, yr = cut(Xr, yr, max(MIN_ROWS, int(len(yr) * share)))
-    if subsampled or timed_out:
-        _usable(yr, column, "the subsample of the release")
-        _usable(yo, column, "the subsample of the loaded file")
-    acc_released = cross_validated(Xr, yr, nr, tr, seed, "release")
-    acc_original = cross_validated(Xo, yo, no, to, seed, "loaded file")
-    return ClassifierComparison(
-        column,
-        tuple(features),
-        f"decision tree (depth {TREE_DEPTH}) on one-hot encoded categories and numbers, "
-        f"stratified {FOLDS}-fold cross-validation, seed {seed}",
-        acc_released,
-        acc_original,
-        time.perf_counter() - start,
-        float(time_limit),
-        subsampled or timed_out,
-        int(w_after.sum()),
-        int(w_before.sum()),
-        seed,
-        max_rows,
-        timed_out,
-    )
 
 
 # --------------------------------------------------------------------------- the view
@@ -915,19 +708,19 @@ def release_view(
         for i, a in enumerate(copy.steps, start=1)
     )
     views = {
-        c: _column_view(
+        c: column_view(
             c, "sensitive attribute" if c in sensitive else "quasi-identifier", before[c], after[c], w_before, w_after
         )
         for c in columns
     }
     notes: list[str] = []
-    contingency = None
+    table = None
     if chosen is None and pair is None:
         notes.append(
             "A contingency table needs two columns; the release has one quasi-identifier or sensitive attribute."
         )
     elif chosen is not None:
-        contingency = _contingency(chosen, before, after, views, w_before, w_after)
+        table = contingency(chosen, before, after, views, w_before, w_after)
     comparison = None
     if classify:
         if target is None:
@@ -951,7 +744,7 @@ def release_view(
         suppressed_records=suppressed,
         steps=steps,
         columns=tuple(views[c] for c in columns),
-        pair=contingency,
+        pair=table,
         classifier=comparison,
         notes=tuple(notes),
         seconds=time.perf_counter() - start,
@@ -984,6 +777,8 @@ __all__ = [
     "StepLine",
     "ValueCount",
     "classifier_pipeline",
+    "column_view",
+    "contingency",
     "cross_validated",
     "default_pair",
     "default_predict",

@@ -14,6 +14,10 @@
 - ``source`` (when the source file is given): its SHA-256 is the one recorded,
   and re-applying the recipe reproduces ``released.csv`` byte for byte.
 
+A private release's package (``anonlib.workflow.private_package``, its recipe of kind
+"differentially private release") has no target and cannot be re-applied: its digests are
+checked, and the source's SHA-256 (``verify_private``).
+
 A failed check is a ``PartCheck`` naming its part; bad input (no such file,
 not a zip, not a release package) is a ``PackageError`` sentence. The digests
 show that nothing changed since the package was made; they are not a signature
@@ -43,6 +47,7 @@ from ..core.dataset import Dataset, Role
 from ..core.errors import AnonlibError, ColumnError, DataFileError, PackageError
 from ..core.loading import DEFAULT_MAX_BYTES, load_table
 from .package import MEMBERS, README_FILE, RECIPE_FILE, REPORT_FILE, SUMS_FILE, TABLE_FILE
+from .private_package import PRIVATE_MEMBERS, SYNTHETIC_FILE, TABLES_FILE, private_recipe_of, verify_private
 from .recipe import EDITED, INTACT, MAX_RECIPE_BYTES, Recipe, apply_recipe, suppression_mark
 from .release import digest, file_digest, is_sha256
 
@@ -86,7 +91,14 @@ def verify_package(
         checks.append(PartCheck(part, passed, sentence))
         return passed
 
-    members = _members(package, check)
+    archive = _open(package)
+    private = _private(archive)
+    if private is not None:  # a differentially private release: digests only, nothing to re-apply
+        if source is not None and not isinstance(source, (bytes, bytearray)) and not Path(source).is_file():
+            raise PackageError(f"The source file '{Path(source).name}' does not exist or is not a file.")
+        verify_private(_members(archive, check, PRIVATE_MEMBERS), private, source, check)
+        return Verification(tuple(checks))
+    members = _members(archive, check)
     table, recipe_bytes = members.get(TABLE_FILE), members.get(RECIPE_FILE)
     _check_sums(members, check)
     recipe = _check_recipe(recipe_bytes, check) if recipe_bytes is not None else None
@@ -112,8 +124,8 @@ def verify_package(
     return Verification(tuple(checks))
 
 
-def _members(package: bytes | str | Path, check) -> dict[str, bytes]:
-    """The package's members that could be read (a missing or damaged one is a failed check)."""
+def _open(package: bytes | str | Path) -> zipfile.ZipFile:
+    """The package as a zip; a sentence when it is not one."""
     if not isinstance(package, (bytes, bytearray)):
         path = Path(package)
         if not path.is_file():
@@ -128,16 +140,35 @@ def _members(package: bytes | str | Path, check) -> dict[str, bytes]:
             "This is not a zip file; give the release package (release.zip) the dashboard's "
             "Risk report page or `--package` wrote."
         ) from None
-    names = set(archive.namelist())
-    if not names & {TABLE_FILE, RECIPE_FILE}:
+    if not set(archive.namelist()) & {TABLE_FILE, RECIPE_FILE}:
         raise PackageError(f"This zip holds neither {TABLE_FILE} nor {RECIPE_FILE}; it is not a release package.")
+    return archive
+
+
+def _private(archive: zipfile.ZipFile) -> dict | None:
+    """The recipe of a private release's package (``anonlib.workflow.private_package``), else None."""
+    if RECIPE_FILE not in archive.namelist() or archive.getinfo(RECIPE_FILE).file_size > MAX_RECIPE_BYTES:
+        return None
+    try:
+        return private_recipe_of(archive.read(RECIPE_FILE))
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        return None
+
+
+def _members(archive: zipfile.ZipFile, check, expected: tuple[str, ...] = MEMBERS) -> dict[str, bytes]:
+    """The package's members that could be read (a missing or damaged one is a failed check;
+    a private package's members are checked by ``verify_private``, which names a missing one)."""
+    names = set(archive.namelist())
     members = {}
-    for name in MEMBERS:
+    for name in expected:
         if name not in names:
-            check(name, False, "is missing from the package")
+            if expected is MEMBERS:
+                check(name, False, "is missing from the package")
             continue
         info = archive.getinfo(name)
-        limit = MAX_PACKAGE_BYTES if name in (TABLE_FILE, REPORT_FILE) else MAX_RECIPE_BYTES
+        limit = (
+            MAX_PACKAGE_BYTES if name in (TABLE_FILE, REPORT_FILE, SYNTHETIC_FILE, TABLES_FILE) else MAX_RECIPE_BYTES
+        )
         if info.file_size > limit:
             check(name, False, "is larger than any file a release package holds")
             continue

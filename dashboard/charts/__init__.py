@@ -5,7 +5,8 @@ exact numbers. Colour scales default to colour-blind-safe ones; the papers'
 red-to-green scale is offered as an option, never the only one.
 
 One module per page's figures (``risk``: Dataset page and report; ``leakage``,
-``geo``, ``peers``: Individual privacy, ``schedules``, ``frontier``, ``release``)
+``geo``, ``peers``: Individual privacy, ``schedules``, ``frontier``, ``release``,
+``private``: the Release page's private section)
 over ``base`` (palettes, escaping, layout, compared bars); everything is importable
 from ``dashboard.charts``.
 """
@@ -31,6 +32,7 @@ from .leakage import (
     tree_layout,
 )
 from .peers import NPP_BINS, generalization_figure, npp_histogram, privacy_heatmap, threshold_colorscale
+from .private import marginals_figure, private_tree_figure
 from .release import accuracy_figure, distribution_figure
 from .risk import (
     SizeBins,
@@ -44,6 +46,8 @@ from .schedules import resource_load_figure, schedule_vectors_figure, table10_fi
 __all__ = [
     "hierarchy_figure",
     "accuracy_figure",
+    "marginals_figure",
+    "private_tree_figure",
     "distribution_figure",
     "AT_RISK",
     "COUNTY_BORDERS_UP_TO_KM",

@@ -23,38 +23,59 @@ from .base import DEFAULT_PALETTE, PALETTES, escape_text, laid_out, titled
 SHOWN_BARS = 40  # a view lists at most this many values (anonlib.workflow.release_view.MAX_VALUES)
 
 
-def distribution_figure(view: ColumnView, palette: str = DEFAULT_PALETTE) -> go.Figure:
+def distribution_figure(
+    view: ColumnView,
+    palette: str = DEFAULT_PALETTE,
+    *,
+    shares: bool = False,
+    release: str = "release",
+    title: str | None = None,
+) -> go.Figure:
     """Records per shown value (per bin for numbers) in the loaded file and in the release, overlaid.
 
     A value the loaded file cannot be counted under (text that is not an interval) has no
-    "loaded file" bar; the subtitle says so.
+    "loaded file" bar; the subtitle says so. ``shares``: each table's share of its own
+    records (%), for a release of another size (a synthetic table); ``release`` names it;
+    ``title``: a shorter title (a chart in half a window).
+
+    >>> from anonlib.workflow.release_view import ColumnView, ValueCount
+    >>> v = ColumnView("sex", "column", "category", 2, 2, (ValueCount("F", 3, 30), ValueCount("M", 1, 10)))
+    >>> list(distribution_figure(v, shares=True, release="private release").data[1].y)
+    [75.0, 25.0]
     """
     colours = PALETTES[palette]
     rows = view.counts[:SHOWN_BARS]
     labels = [escape_text(r.value) for r in rows]
     before = [r.before for r in rows]
+    total_before = sum(r.before or 0 for r in view.counts) or 1
+    total_after = sum(r.after for r in view.counts) or 1
+    scale_before, scale_after = (100 / total_before, 100 / total_after) if shares else (1, 1)
+    unit = "% of its records" if shares else "records"
+    share = "%{y:.2f}% (%{customdata[0]} records)"
+    name = escape_text(release)
     fig = go.Figure()
     fig.add_bar(
         x=labels,
-        y=[0 if b is None else b for b in before],
+        y=[0 if b is None else b * scale_before for b in before],
         name="loaded file",
         marker_color=colours.neutral,
         opacity=0.6,
         width=0.8,
         customdata=[["–" if b is None else f"{b:,}"] for b in before],
-        hovertemplate="%{x}<br>loaded file: %{customdata[0]} records<extra></extra>",
+        hovertemplate=f"%{{x}}<br>loaded file: {share if shares else '%{customdata[0]} records'}<extra></extra>",
     )
     fig.add_bar(
         x=labels,
-        y=[r.after for r in rows],
-        name="release",
+        y=[r.after * scale_after for r in rows],
+        name=release,
         marker_color=colours.safe,
         opacity=0.85,
         width=0.45,
-        hovertemplate="%{x}<br>release: %{y:,} records<extra></extra>",
+        customdata=[[f"{r.after:,}"] for r in rows],
+        hovertemplate=f"%{{x}}<br>{name}: {share if shares else '%{y:,} records'}<extra></extra>",
     )
     what = "bins of numbers" if view.kind == "number" else "values shown"
-    laid_out(fig, "", f"{view.column} ({what})", "records")
+    laid_out(fig, "", f"{view.column} ({what})", unit)
     fig.update_layout(barmode="overlay")  # the release's narrower bar inside the loaded file's: both stay visible
     fig.update_xaxes(type="category")
     notes = []
@@ -64,8 +85,12 @@ def distribution_figure(view: ColumnView, palette: str = DEFAULT_PALETTE) -> go.
         notes.append("values the loaded file never shows have no loaded-file bar")
     if len(view.counts) > SHOWN_BARS:
         notes.append(f"the first {SHOWN_BARS} of {len(view.counts)} values")
+    what = "share of records" if shares else "records"
     return titled(
-        fig, f"{view.column}: records per value, loaded file and release", "; ".join(notes) + ("." if notes else "")
+        fig,
+        title or f"{view.column}: {what} per value, loaded file and {release}",
+        "; ".join(notes) + ("." if notes else ""),
+        width=80 if title is None else 50,
     )
 
 

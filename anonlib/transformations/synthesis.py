@@ -1,0 +1,856 @@
+"""A differentially private synthetic table, made by OpenDP (the optional ``dp`` extra).
+
+OpenDP 0.16 does the mechanism: the noise, the privacy accounting, fitting the model
+(its ``mbi`` backend) and drawing the synthetic records. This module only chooses what
+OpenDP is given (the columns, each column's public category list, the public cuts and
+bounds of numbers, the workload of the chosen method and the budget), estimates the
+time before running, and turns every refusal into one ``SynthesisError`` sentence.
+Nothing here adds noise, counts privacy loss or fits a model.
+
+Methods (``METHODS``):
+
+- ``pairs`` (the default): two-way tables of a published list of column pairs, OpenDP's
+  ``dp.mbi.Fixed`` workload: the column to predict crossed with every other column, plus
+  the pairs the user lists (``pairs=``), and every one-way table. The list is chosen
+  before the data are read, so it costs no budget; it is stated in the release.
+- ``mst``: OpenDP's MST (the pairs are chosen privately, as a tree).
+- ``aim``: OpenDP's AIM, its rounds and model size capped; refused with a sentence when
+  its estimated time passes the limit.
+
+Budget (``privacy_budget``): ε with δ = 0 is pure ε-DP (Laplace noise; ρ = ε²/2, the
+zCDP it implies, is shown); ε with δ > 0 is converted by OpenDP to the largest ρ whose
+zCDP guarantee implies (ε, δ)-DP (Gaussian noise); ρ may be given instead, and OpenDP
+gives its ε at δ.
+
+Numbers (``NumberCuts``): a number column is cut at public cut points inside public
+bounds. Its values are clamped into the bounds before OpenDP sees them (a change of each
+record on its own, so the guarantee holds); OpenDP draws a synthetic value uniformly inside
+its bin, and the two end bins, which OpenDP leaves open, are drawn inside the bounds here
+(post-processing of the released bins). Default cuts come from the column's typed hierarchy
+(its first level of bands); they are read from the data, so the user confirms them as
+public knowledge, as the category lists.
+
+Two known problems of OpenDP 0.16 are worked around (docs/dp.md): records are drawn
+with ``method="sample"``, never the default ``"round"`` (mbi 1.1.0 couples columns that
+share a parent in the model); and MST's budget, whose split can exceed the budget by one
+unit in the last place, is replayed before the data are touched and lowered by a few units
+in the last place when it would fail (``mst_budget``).
+
+There is no seed: OpenDP draws fresh noise on every run, by design, and numpy's global
+random state (which OpenDP uses to draw the records) is never seeded here.
+
+Somewhat over 800 lines on purpose: this is the one module that talks to OpenDP (budget
+conversions, cuts, the plan, the release, MST's budget replay), so each workaround of
+OpenDP 0.16 stays next to the call it guards.
+
+Example (needs OpenDP; skipped without it):
+    >>> import pandas as pd
+    >>> b = privacy_budget(epsilon=1.0)
+    >>> (b.epsilon, b.delta, b.rho, b.noise)
+    (1.0, 0.0, 0.5, 'Laplace')
+    >>> NumberCuts("age", (30, 50), 17, 90).labels
+    ('17-30', '31-50', '51-90')
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+
+import numpy as np
+import pandas as pd
+
+from ..core.default_hierarchy import default_intervals
+from ..core.errors import ColumnError, PrivacyExtraMissingError, SynthesisError, join_names
+
+INSTALL_SENTENCE = (
+    "The private release needs OpenDP, an optional part of this tool: install it with "
+    "pip install '.[dp]' (python3 tasks.py run and python3 tasks.py test install it)."
+)
+METHODS = {
+    "pairs": "two-way tables of a published list of column pairs",
+    "mst": "MST: a tree of two-way tables chosen privately",
+    "aim": "AIM: two-way tables chosen privately, round by round",
+}
+DEFAULT_METHOD = "pairs"
+ROWS_FACTOR = 3  # synthetic records per estimated record when rows are not given (less sampling noise)
+MAX_ROWS = 2_000_000  # synthetic records at most
+NUMBER_CATEGORIES = 20  # a number column with more different values is released in cuts
+MAX_CATEGORIES = 100  # values of one column at most (a larger one is generalized first, or left out)
+MAX_COLUMNS = 24
+MAX_PAIR_CELLS = 250_000  # cells of one two-way table at most
+DEFAULT_TIME_LIMIT = 300.0  # seconds a run may be estimated at before it is refused
+AIM_ROUNDS_PER_COLUMN = 2  # AIM's rounds: capped (OpenDP's default is 16 per column)
+AIM_MAX_SIZE = 20.0  # AIM's model size in MB: capped (OpenDP's default is 80)
+MIN_EPSILON, MAX_EPSILON = 1e-3, 100.0
+MAX_DELTA = 1e-3
+
+
+# --------------------------------------------------------------------------- OpenDP, lazily
+
+
+def opendp_version() -> str | None:
+    """OpenDP's version when it is installed, else None.
+
+    >>> opendp_version() is None or opendp_version().count(".") >= 1
+    True
+    """
+    try:
+        return metadata.version("opendp")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def require_opendp():
+    """OpenDP's ``prelude`` with its contributed features on; ``PrivacyExtraMissingError``
+    (``INSTALL_SENTENCE``) when OpenDP, Polars or mbi is not installed."""
+    try:
+        import mbi  # noqa: F401 - the synthesis backend
+        import opendp.prelude as dp
+        import polars  # noqa: F401 - OpenDP's data frames
+    except ImportError:
+        raise PrivacyExtraMissingError(INSTALL_SENTENCE) from None
+    dp.enable_features("contrib")
+    return dp
+
+
+def library_versions() -> dict[str, str]:
+    """The versions of the libraries that made a private release (stated in its package)."""
+    out = {}
+    for name in ("opendp", "mbi", "polars", "jax"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def jax_cache_folder() -> str:
+    """Where JAX keeps the programs it compiles for mbi, reused by later runs (a fifth
+    faster): ``ANONLIB_JAX_CACHE`` when set, else a folder of this user's in the
+    temporary folder. It holds compiled programs over the released (noisy) tables, never
+    a record of the data."""
+    chosen = os.environ.get("ANONLIB_JAX_CACHE")
+    if chosen:
+        return chosen
+    user = re.sub(r"[^A-Za-z0-9_.-]", "_", os.environ.get("USER") or str(os.getuid() if hasattr(os, "getuid") else ""))
+    return os.path.join(tempfile.gettempdir(), f"anonlib-jax-cache-{user or 'user'}")
+
+
+def _use_jax_cache() -> None:
+    try:
+        import jax
+
+        if not jax.config.jax_compilation_cache_dir:
+            folder = jax_cache_folder()
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            jax.config.update("jax_compilation_cache_dir", folder)
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+            jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    except (ImportError, OSError, AttributeError):  # no cache: slower, nothing else
+        pass
+
+
+# --------------------------------------------------------------------------- the budget
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A privacy budget: ε and δ, and ρ (zCDP). ``noise``: Laplace (pure ε-DP, δ = 0) or
+    Gaussian (ρ-zCDP, which implies (ε, δ)-DP)."""
+
+    epsilon: float
+    delta: float
+    rho: float
+    noise: str
+
+    @property
+    def pure(self) -> bool:
+        return self.noise == "Laplace"
+
+    def sentence(self) -> str:
+        """The budget in words.
+
+        >>> Budget(1.0, 0.0, 0.5, "Laplace").sentence()
+        'ε = 1 (pure differential privacy, δ = 0; Laplace noise; ρ = 0.5 in zero-concentrated terms)'
+        """
+        if self.pure:
+            return (
+                f"ε = {self.epsilon:g} (pure differential privacy, δ = 0; Laplace noise; "
+                f"ρ = {self.rho:.4g} in zero-concentrated terms)"
+            )
+        return f"ε = {self.epsilon:.4g} with δ = {self.delta:g} (ρ = {self.rho:.4g} zero-concentrated; Gaussian noise)"
+
+
+def _number(value, what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise SynthesisError(f"{what} must be a number; got {value!r}.") from None
+    if not math.isfinite(number):
+        raise SynthesisError(f"{what} must be a finite number; got {value!r}.")
+    return number
+
+
+def privacy_budget(epsilon: float | None = None, delta: float = 0.0, *, rho: float | None = None) -> Budget:
+    """The budget of a release from ε (with δ) or from ρ (with the δ at which ε is stated).
+
+    δ = 0 with ε: pure ε-DP, ρ = ε²/2. δ > 0 with ε: ρ is the largest whose zCDP guarantee
+    implies (ε, δ)-DP, found by OpenDP's conversion. ρ (with δ > 0): OpenDP gives ε at δ.
+    A budget outside 0.001 ≤ ε ≤ 100 or δ ≥ 0.001 is refused in a sentence.
+
+    >>> privacy_budget(epsilon=3).rho
+    4.5
+    >>> privacy_budget(epsilon=-1)
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.SynthesisError: ε must be between 0.001 and 100; got -1.
+    """
+    delta = _number(delta, "δ")
+    if not 0 <= delta <= MAX_DELTA:
+        raise SynthesisError(
+            f"δ must be 0 (pure differential privacy) or a small probability below {MAX_DELTA:g}, such as 1e-6; "
+            f"got {delta:g}."
+        )
+    if (epsilon is None) == (rho is None):
+        raise SynthesisError("Give the budget as ε (with δ) or as ρ, one of them.")
+    if rho is not None:
+        rho = _number(rho, "ρ")
+        if not 1e-7 <= rho <= MAX_EPSILON:
+            raise SynthesisError(f"ρ must be between 1e-07 and {MAX_EPSILON:g}; got {rho:g}.")
+        if delta == 0:
+            raise SynthesisError("A budget given as ρ needs δ > 0 (such as 1e-6) to be stated as ε.")
+        return Budget(_epsilon_at(rho, delta), delta, rho, "Gaussian")
+    epsilon = _number(epsilon, "ε")
+    if not MIN_EPSILON <= epsilon <= MAX_EPSILON:
+        raise SynthesisError(f"ε must be between {MIN_EPSILON:g} and {MAX_EPSILON:g}; got {epsilon:g}.")
+    if delta == 0:
+        return Budget(epsilon, 0.0, epsilon * epsilon / 2, "Laplace")
+    return Budget(epsilon, delta, _rho_for(epsilon, delta), "Gaussian")
+
+
+def _gaussian(dp, scale: float):
+    space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
+    return dp.m.make_gaussian(*space, scale)
+
+
+def _rho_for(epsilon: float, delta: float) -> float:
+    """The largest ρ whose zCDP guarantee implies (ε, δ)-DP: OpenDP's conversion, found
+    through a Gaussian mechanism of sensitivity 1 (ρ = 1 / (2 scale²))."""
+    dp = require_opendp()
+
+    def approx(scale: float):
+        return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(_gaussian(dp, scale)), delta)
+
+    try:
+        scale = dp.binary_search_param(approx, d_in=1.0, d_out=(epsilon, delta), T=float)
+    except dp.OpenDPException as err:
+        raise SynthesisError(f"OpenDP could not convert ε = {epsilon:g}, δ = {delta:g} ({_innermost(err)}).") from None
+    return float(_gaussian(dp, scale).map(1.0))
+
+
+def _epsilon_at(rho: float, delta: float) -> float:
+    """ε at δ of ρ-zCDP, by OpenDP's conversion."""
+    dp = require_opendp()
+    scale = math.sqrt(1.0 / (2.0 * rho))
+    return float(dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(_gaussian(dp, scale)), delta).map(1.0)[0])
+
+
+def _innermost(err) -> str:
+    """OpenDP wraps an error raised inside its callbacks as FFI("...Traceback...Variant(\"...\")"):
+    the innermost ``Variant: message``."""
+    message = getattr(err, "message", None) or str(err)
+    found = [(v, m) for v, m in re.findall(r'([A-Za-z]+)\("([^"\n]*)"\)', message) if v != "FFI"]
+    if found:
+        variant, text = found[-1]
+    else:
+        variant = getattr(err, "variant", type(err).__name__)
+        lines = [line for line in message.strip().splitlines() if line.strip()]
+        text = lines[-1].strip() if lines else ""
+    return f"{variant}: {text}"[:200]
+
+
+# --------------------------------------------------------------------------- numbers: cuts and bounds
+
+
+@dataclass(frozen=True)
+class NumberCuts:
+    """Public cut points and bounds of a number column: bins [lower, c1], (c1, c2], ...,
+    (ck, upper] (left-open, as OpenDP cuts). Values are clamped into the bounds first."""
+
+    column: str
+    cuts: tuple[float, ...]
+    lower: float
+    upper: float
+
+    def __post_init__(self):
+        cuts = tuple(_number(c, f"A cut of {self.column}") for c in self.cuts)
+        lower = _number(self.lower, f"The lower bound of {self.column}")
+        upper = _number(self.upper, f"The upper bound of {self.column}")
+        if not cuts:
+            raise SynthesisError(f"{self.column} needs at least one cut point inside its bounds.")
+        if any(b <= a for a, b in zip(cuts, cuts[1:])):
+            raise SynthesisError(f"The cuts of {self.column} must increase: {_values(cuts)}.")
+        if not lower < cuts[0] or not cuts[-1] < upper:
+            raise SynthesisError(
+                f"The cuts of {self.column} ({_values(cuts)}) must lie strictly between its bounds "
+                f"{_value(lower)} and {_value(upper)}."
+            )
+        object.__setattr__(self, "cuts", cuts)
+        object.__setattr__(self, "lower", lower)
+        object.__setattr__(self, "upper", upper)
+
+    @property
+    def whole(self) -> bool:
+        """Whole-number cuts and bounds (the column is synthesized as whole numbers)."""
+        return all(float(v).is_integer() for v in (*self.cuts, self.lower, self.upper))
+
+    @property
+    def edges(self) -> tuple[float, ...]:
+        return (self.lower, *self.cuts, self.upper)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The bins as a reader sees them (``17-30``, ``31-50`` for whole numbers)."""
+        out = []
+        for i, (a, b) in enumerate(zip(self.edges, self.edges[1:])):
+            start = a if i == 0 or not self.whole else a + 1
+            out.append(f"{_value(start)}-{_value(b)}" if self.whole else f"{'[' if i == 0 else '('}{a:g}, {b:g}]")
+        return tuple(out)
+
+    def bins(self, values: pd.Series) -> np.ndarray:
+        """Each value's bin (values clamped into the bounds first); -1 for a missing value.
+
+        >>> NumberCuts("a", (30,), 0, 90).bins(pd.Series([-5, 30, 31, None])).tolist()
+        [0, 0, 1, -1]
+        """
+        x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        out = np.searchsorted(np.asarray(self.cuts, dtype=float), np.clip(x, self.lower, self.upper), side="left")
+        return np.where(np.isnan(x), -1, out).astype(np.int64)
+
+    def text(self) -> str:
+        return f"{self.column}: bounds {_value(self.lower)} to {_value(self.upper)}, cuts {_values(self.cuts)}"
+
+
+def _value(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def _values(values: Sequence[float]) -> str:
+    return ", ".join(_value(v) for v in values)
+
+
+def parse_cuts(column: str, text: str, lower: float | None = None, upper: float | None = None) -> NumberCuts:
+    """Cuts written ``20,30,40`` (bounds given, or written as the first and last of
+    ``[17]20,30,40[90]``: ``17:20,30,40:90``).
+
+    >>> parse_cuts("age", "17:20,30,40:90").text()
+    'age: bounds 17 to 90, cuts 20, 30, 40'
+    """
+    body = text.strip()
+    if ":" in body:
+        parts = body.split(":")
+        if len(parts) != 3:
+            raise SynthesisError(f"Write the cuts of {column} as LOWER:c1,c2,...:UPPER or c1,c2,...; got '{text}'.")
+        lower, body, upper = parts[0], parts[1], parts[2]
+    cuts = [c.strip() for c in body.split(",") if c.strip()]
+    if lower is None or upper is None:
+        raise SynthesisError(
+            f"{column} needs public bounds: write its cuts as LOWER:c1,c2,...:UPPER (e.g. 17:20,30,40:90)."
+        )
+    return NumberCuts(column, tuple(_number(c, f"A cut of {column}") for c in cuts), lower, upper)
+
+
+def needs_cuts(values: pd.Series) -> bool:
+    """Whether a column holds numbers with more than ``NUMBER_CATEGORIES`` different values:
+    it is released in public cuts (bins) rather than value by value.
+
+    >>> needs_cuts(pd.Series(range(60))), needs_cuts(pd.Series([1, 2, 3])), needs_cuts(pd.Series(list("ab")))
+    (True, False, False)
+    """
+    numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+    return bool(numeric and values.dropna().nunique() > NUMBER_CATEGORIES)
+
+
+def default_number_cuts(values: pd.Series, column: str) -> NumberCuts:
+    """Cuts and bounds from the column's typed hierarchy: the first level of its default
+    bands (``anonlib.core.default_hierarchy.default_intervals``), less the bands no value
+    falls in. They are derived from the data (its range, rounded to round widths), so
+    the user confirms them as public knowledge before a release.
+
+    >>> default_number_cuts(pd.Series(range(17, 91)), "age").text()
+    'age: bounds 15 to 94, cuts 19, 24, 29, 34, 39, 44, 49, 54, 59, 64, 69, 74, 79, 84, 89'
+    """
+    numbers = pd.to_numeric(values, errors="coerce").dropna()
+    if numbers.nunique() < 2:
+        raise SynthesisError(f"{column} needs at least two different numbers to be cut into bins.")
+    low, high = float(numbers.min()), float(numbers.max())
+    bands = [(a, b) for a, b in default_intervals(numbers)[0][0] if b >= low and a <= high]  # none left empty
+    if len(bands) < 2:
+        raise SynthesisError(f"{column}'s first hierarchy level has one band; give its cuts.")
+    return NumberCuts(column, tuple(float(high) for _, high in bands[:-1]), float(bands[0][0]), float(bands[-1][1]))
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True)
+class SynthesisPlan:
+    """What a run will measure, checked before the data reach OpenDP: the columns, their
+    sizes (categories, missing included; bins), the two-way tables of the workload, the
+    domain size and the estimated seconds."""
+
+    columns: tuple[str, ...]
+    method: str
+    sizes: tuple[int, ...]
+    pairs: tuple[tuple[str, str], ...]
+    predict: str | None
+    cuts: tuple[NumberCuts, ...]
+    domain: float
+    estimate: float
+    time_limit: float
+
+    def sentence(self) -> str:
+        """The plan in words, with the estimate."""
+        tables = (
+            f"{len(self.pairs)} two-way tables"
+            if self.method == "pairs"
+            else f"two-way tables chosen among {len(self.columns) * (len(self.columns) - 1) // 2} pairs"
+        )
+        return (
+            f"{METHODS[self.method]}: {len(self.columns)} columns (a domain of {self.domain:.3g} combinations), "
+            f"{tables}; estimated at about {self.estimate:.0f} s (limit {self.time_limit:g} s)."
+        )
+
+
+def _clean_pairs(pairs: Sequence[Sequence[str]], columns: Sequence[str]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for pair in pairs:
+        pair = tuple(str(c) for c in pair)
+        if len(pair) != 2 or pair[0] == pair[1]:
+            raise SynthesisError(f"A pair names two different columns; got {' × '.join(pair) or 'nothing'}.")
+        unknown = [c for c in pair if c not in columns]
+        if unknown:
+            raise SynthesisError(
+                f"The pair {' × '.join(pair)} names {join_names(unknown)}, not among the columns released "
+                f"({join_names(columns)})."
+            )
+        if pair not in out and pair[::-1] not in out:
+            out.append(pair)
+    return out
+
+
+def workload(columns: Sequence[str], predict: str | None, pairs: Sequence[Sequence[str]] = ()) -> list[tuple[str, str]]:
+    """The ``pairs`` method's two-way tables: ``predict`` crossed with every other column,
+    then the listed ``pairs`` (each once).
+
+    >>> workload(["a", "b", "y"], "y", [("a", "b"), ("b", "a"), ("a", "y")])
+    [('a', 'y'), ('b', 'y'), ('a', 'b')]
+    """
+    star = [(c, predict) for c in columns if predict is not None and c != predict]
+    return _clean_pairs(star + [tuple(p) for p in pairs], columns)
+
+
+def estimate_seconds(sizes: Sequence[int], method: str, tables: int) -> float:
+    """Seconds a run is expected to take on 2 cores, from the domain: a fixed cost
+    (JAX compiling mbi's programs, most of the time), a cost per table measured, and a
+    cost per cell of the tables fitted. Calibrated on Adult (docs/dp.md); AIM's rounds
+    each refit the model.
+
+    >>> round(estimate_seconds([3, 3, 2], "pairs", 2)) < round(estimate_seconds([17, 15, 9, 8] * 2, "pairs", 12))
+    True
+    """
+    sizes = [int(s) for s in sizes]
+    columns = len(sizes)
+    pair_cells = sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1 :])
+    if method == "pairs":
+        return 20.0 + 3.0 * (tables + columns) + pair_cells / 2_000.0
+    if method == "mst":
+        return 25.0 + 4.0 * columns + pair_cells / 1_000.0
+    rounds = AIM_ROUNDS_PER_COLUMN * columns
+    return 30.0 + 14.0 * rounds + pair_cells / 500.0
+
+
+def plan_synthesis(
+    frame: pd.DataFrame,
+    columns: Sequence[str],
+    *,
+    cuts: Sequence[NumberCuts] = (),
+    method: str = DEFAULT_METHOD,
+    predict: str | None = None,
+    pairs: Sequence[Sequence[str]] = (),
+    time_limit: float = DEFAULT_TIME_LIMIT,
+) -> SynthesisPlan:
+    """Check a run before it starts, and estimate its time; a sentence when it is refused
+    (unknown or repeated columns, a column with too many values, work past ``time_limit``).
+
+    >>> p = plan_synthesis(pd.DataFrame({"a": list("xyxy"), "y": list("ppqq")}), ["a", "y"], predict="y")
+    >>> p.pairs, p.sizes, p.domain
+    ((('a', 'y'),), (3, 3), 9.0)
+    """
+    if method not in METHODS:
+        raise SynthesisError(f"The method must be one of {', '.join(METHODS)}; got '{method}'.")
+    columns = [str(c) for c in columns]
+    if len(columns) < 2:
+        raise SynthesisError("A private release needs at least two columns.")
+    if len(set(columns)) != len(columns):
+        raise SynthesisError("A column is named twice; name each column once.")
+    if len(columns) > MAX_COLUMNS:
+        raise SynthesisError(
+            f"{len(columns)} columns is more than a private release synthesizes here ({MAX_COLUMNS}); "
+            "choose the columns the recipient needs."
+        )
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ColumnError(f"These columns do not exist in the data: {join_names(missing)}.")
+    by_column = {c.column: c for c in cuts}
+    stray = [c for c in by_column if c not in columns]
+    if stray:
+        raise SynthesisError(f"Cuts are given for {join_names(stray)}, which is not among the columns released.")
+    if predict is not None and predict not in columns:
+        raise SynthesisError(f"The column to predict, {predict}, is not among the columns released.")
+    sizes = []
+    for column in columns:
+        if column in by_column:
+            sizes.append(len(by_column[column].cuts) + 1)
+            continue
+        values = frame[column]
+        if needs_cuts(values):  # its list of values, read from the data, would be released as it is
+            raise SynthesisError(
+                f"{column} holds numbers with {values.dropna().nunique():,} different values: give it public cuts "
+                "and bounds to release it (a list of its values read from the data would be released as it is)."
+            )
+        distinct = int(values.dropna().nunique()) + 1  # OpenDP adds a missing value to every list
+        if distinct - 1 > MAX_CATEGORIES:
+            raise SynthesisError(
+                f"{column} has {distinct - 1:,} different values, more than {MAX_CATEGORIES} a private release "
+                "can measure well; give it cuts if it holds numbers, generalize it first, or leave it out."
+            )
+        sizes.append(distinct)
+    size_of = dict(zip(columns, sizes))
+    chosen = workload(columns, predict, pairs) if method == "pairs" else _clean_pairs(pairs, columns)
+    if method == "pairs" and not chosen:
+        raise SynthesisError("The pairs method needs a column to predict or at least one pair of columns.")
+    big = [(a, b) for a, b in chosen if size_of[a] * size_of[b] > MAX_PAIR_CELLS]
+    if big:
+        a, b = big[0]
+        raise SynthesisError(
+            f"The table {a} × {b} has {size_of[a] * size_of[b]:,} cells, more than {MAX_PAIR_CELLS:,}; "
+            "generalize one of them first or leave the pair out."
+        )
+    domain = float(math.prod(float(s) for s in sizes))
+    estimate = estimate_seconds(sizes, method, len(chosen))
+    if not time_limit > 0:
+        raise SynthesisError(f"The time limit must be positive; got {time_limit:g} s.")
+    plan = SynthesisPlan(
+        tuple(columns),
+        method,
+        tuple(sizes),
+        tuple(chosen),
+        predict,
+        tuple(by_column[c] for c in columns if c in by_column),
+        domain,
+        estimate,
+        float(time_limit),
+    )
+    if estimate > time_limit:
+        advice = "use the pairs method, " if method != "pairs" else ""
+        raise SynthesisError(
+            f"{METHODS[method]} on these {len(columns)} columns is estimated at about {estimate:.0f} s, past the "
+            f"limit of {time_limit:g} s: {advice}choose fewer columns or fewer bins, or allow more time."
+        )
+    return plan
+
+
+# --------------------------------------------------------------------------- the release
+
+
+@dataclass(frozen=True)
+class Synthesis:
+    """A differentially private synthetic table and everything its release states.
+
+    ``table``: the synthetic records (categories as text, None for missing; numbers
+    drawn inside their bins). ``marginals``: the DP two-way tables of the workload (and
+    the one-way tables), as the fitted model gives them: (columns, frame with a
+    ``records`` column), post-processing of the same release. ``records_estimate``: the
+    DP estimate of the number of records (the model's total)."""
+
+    table: pd.DataFrame
+    method: str
+    budget: Budget
+    columns: tuple[str, ...]
+    cuts: tuple[NumberCuts, ...]
+    pairs: tuple[tuple[str, str], ...]
+    predict: str | None
+    rows: int
+    records_estimate: float
+    library: Mapping[str, str]
+    seconds: float
+    estimate: float
+    budget_spent: float  # the budget OpenDP was given (MST: a few units in the last place lower, see mst_budget)
+    marginals: tuple[tuple[tuple[str, ...], pd.DataFrame], ...] = field(default=(), repr=False)
+    categories: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+
+    @property
+    def method_label(self) -> str:
+        return METHODS[self.method]
+
+    def sentence(self) -> str:
+        return (
+            f"{self.rows:,} synthetic records of {join_names(self.columns, limit=24)} by {self.method_label} "
+            f"(OpenDP {self.library.get('opendp', '?')}), {self.budget.sentence()}; {self.seconds:.0f} s."
+        )
+
+
+def _prior(x: float) -> float:
+    return float(np.nextafter(x, -np.inf))
+
+
+def mst_budget(measure, budget: float, columns: int, *, oneway_split: float = 0.5, measure_split: float = 0.9) -> float:
+    """The largest budget at most ``budget`` (a few units in the last place lower at most)
+    that OpenDP 0.16's MST can spend. MST splits its selection budget into ``columns - 1``
+    equal parts, and OpenDP's sum of them, rounded up, can exceed the part it was cut
+    from by one unit in the last place ("insufficient budget for query"), after the
+    one-way tables were measured. The split depends only on the budget and the number of
+    columns: it is replayed here with OpenDP's own composition before the data are read."""
+    dp = require_opendp()
+    domain, metric = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+
+    def fits(total: float) -> bool:
+        multiway = _prior(_prior(total - total * oneway_split))
+        measured = multiway * measure_split
+        select = _prior(_prior(multiway - measured))
+        parts = columns - 1
+        outer = dp.c.make_adaptive_composition(domain, metric, measure, d_in=1, d_mids=[select, measured])([0])
+        try:
+            outer(
+                dp.c.make_adaptive_composition(domain, metric, measure, d_in=1, d_mids=[_prior(select / parts)] * parts)
+            )
+            return True
+        except dp.OpenDPException:
+            return False
+
+    spent = float(budget)
+    for _ in range(256):
+        if fits(spent):
+            return spent
+        spent = _prior(spent)
+    raise SynthesisError("MST cannot spend this budget; use the pairs method or change ε slightly.")
+
+
+def _prepared(frame: pd.DataFrame, columns: Sequence[str], cuts: Mapping[str, NumberCuts]) -> pd.DataFrame:
+    """The columns as OpenDP reads them: categories as text (None when missing), numbers
+    clamped into their bounds (whole numbers as Int64, others as floats)."""
+    out = {}
+    for column in columns:
+        values = frame[column]
+        if column in cuts:
+            spec = cuts[column]
+            numbers = pd.to_numeric(values, errors="coerce")
+            if numbers.isna().any():
+                bad = int(numbers.isna().sum())
+                raise SynthesisError(
+                    f"{column} has {bad:,} records without a number; release it without cuts (as categories), "
+                    "or drop the records with missing values (Dataset page) first."
+                )
+            clamped = numbers.clip(spec.lower, spec.upper)
+            whole = spec.whole and bool((clamped == np.floor(clamped)).all())
+            out[column] = clamped.round().astype("int64") if whole else clamped.astype("float64")
+        else:
+            texts = values.astype(object)
+            mask = texts.isna().to_numpy()
+            out[column] = pd.Series(
+                [
+                    None if m else (str(int(v)) if isinstance(v, float) and v.is_integer() else str(v))
+                    for v, m in zip(texts.tolist(), mask)
+                ],
+                index=frame.index,
+                dtype=object,
+            )
+    return pd.DataFrame(out)
+
+
+def _redraw_ends(values: np.ndarray, spec: NumberCuts, rng: np.random.Generator) -> np.ndarray:
+    """OpenDP draws the open end bins at their cut (the lowest bin at c1, the highest at
+    ck + 1); draw them inside the bounds instead (post-processing)."""
+    low, high = spec.cuts[0], spec.cuts[-1]
+    values = values.astype(float)
+    first, last = values <= low, values > high
+    if spec.whole:
+        values[first] = rng.integers(int(spec.lower), int(low) + 1, int(first.sum()))
+        values[last] = rng.integers(int(high) + 1, int(spec.upper) + 1, int(last.sum()))
+        return values.astype(np.int64)
+    values[first] = rng.uniform(spec.lower, low, int(first.sum()))
+    values[last] = rng.uniform(high, spec.upper, int(last.sum()))
+    return values
+
+
+def _algorithm(dp, plan: SynthesisPlan):
+    if plan.method == "pairs":
+        return dp.mbi.Fixed(queries=[dp.mbi.Count(p) for p in plan.pairs], oneway="all")
+    if plan.method == "mst":
+        return dp.mbi.MST()
+    queries = [dp.mbi.Count(p) for p in plan.pairs] if plan.pairs else 2
+    return dp.mbi.AIM(queries=queries, rounds=AIM_ROUNDS_PER_COLUMN * len(plan.columns), max_size=AIM_MAX_SIZE)
+
+
+def synthesize(
+    frame: pd.DataFrame,
+    columns: Sequence[str],
+    *,
+    epsilon: float | None = None,
+    delta: float = 0.0,
+    rho: float | None = None,
+    method: str = DEFAULT_METHOD,
+    cuts: Sequence[NumberCuts] = (),
+    predict: str | None = None,
+    pairs: Sequence[Sequence[str]] = (),
+    rows: int | None = None,
+    count: str | None = None,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    progress: Callable[[str, float], None] | None = None,
+) -> Synthesis:
+    """A differentially private synthetic table of ``columns`` of ``frame`` (see the module text).
+
+    ``cuts``: a ``NumberCuts`` for each number column (others are categories, their
+    lists read from the data and confirmed public by the caller). ``predict``: the column
+    the ``pairs`` workload crosses with every other; ``pairs``: more two-way tables
+    (for AIM: its candidate tables). ``rows``: synthetic records (default ``ROWS_FACTOR``
+    times the DP estimate of the records). ``count``: a record-count column (each row
+    stands for that many records). ``progress(stage, share)`` is told each stage.
+    Refusals (budget, columns, cuts, work past ``time_limit``, OpenDP's own) are one
+    ``SynthesisError`` sentence; without OpenDP, ``PrivacyExtraMissingError``.
+
+    Example (needs OpenDP and about 20 s):
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"sex": list("FM") * 200, "y": list("aabb") * 100})
+        >>> s = synthesize(frame, ["sex", "y"], epsilon=5.0, predict="y", rows=100)  # doctest: +SKIP
+        >>> len(s.table), s.method, s.budget.rho  # doctest: +SKIP
+        (100, 'pairs', 12.5)
+    """
+    start = time.perf_counter()
+    tell = progress or (lambda stage, share: None)
+    budget = privacy_budget(epsilon, delta, rho=rho)
+    if rows is not None and (isinstance(rows, bool) or int(rows) != rows or not 1 <= int(rows) <= MAX_ROWS):
+        raise SynthesisError(f"The records to synthesize must be a whole number from 1 to {MAX_ROWS:,}; got {rows}.")
+    if count is not None:
+        from ..core.cells import record_weights
+
+        weights = record_weights(frame, count)
+        frame = frame.iloc[np.repeat(np.arange(len(frame)), weights)].reset_index(drop=True)
+    if len(frame) == 0:
+        raise SynthesisError("The table holds no record to release.")
+    plan = plan_synthesis(frame, columns, cuts=cuts, method=method, predict=predict, pairs=pairs, time_limit=time_limit)
+    tell("checking the columns, cuts and budget", 0.02)
+    dp = require_opendp()
+    import polars as pl
+
+    _use_jax_cache()
+    specs = {c.column: c for c in plan.cuts}
+    data = _prepared(frame, plan.columns, specs)
+    categories = {
+        c: tuple(sorted(data[c].dropna().unique().tolist())) for c in plan.columns if c not in specs
+    }  # public lists, confirmed by the caller
+    measure = dp.max_divergence() if budget.pure else dp.zero_concentrated_divergence()
+    spend = budget.epsilon if budget.pure else budget.rho
+    if plan.method == "mst":
+        spend = mst_budget(measure, spend, len(plan.columns))
+    algorithm = _algorithm(dp, plan)
+    tell(f"measuring and fitting with OpenDP (about {plan.estimate:.0f} s)", 0.05)
+    try:
+        context = dp.Context.compositor(
+            data=pl.from_pandas(data).lazy(),
+            privacy_unit=dp.unit_of(contributions=1),
+            privacy_loss=(measure, spend),
+            split_evenly_over=1,
+        )
+        released = (
+            context.query()
+            .select(list(plan.columns))
+            .contingency_table(
+                keys={c: list(categories[c]) for c in categories},
+                cuts={c: [int(v) if s.whole else float(v) for v in s.cuts] for c, s in specs.items()},
+                algorithm=algorithm,
+            )
+            .release()
+        )
+        estimate = float(released.model.total)
+        wanted = int(rows) if rows is not None else int(min(max(round(ROWS_FACTOR * estimate), 1), MAX_ROWS))
+        tell("drawing the synthetic records", 0.9)
+        # "sample": records drawn one by one from the model. Never mbi 1.1.0's default "round" (docs/dp.md).
+        drawn = released.synthesize(rows=wanted, method="sample").to_pandas()
+        marginals = tuple(
+            (tuple(clique), _marginal_frame(released, clique))
+            for clique in [(c,) for c in plan.columns] + list(plan.pairs)
+        )
+    except dp.OpenDPException as err:
+        raise SynthesisError(
+            f"OpenDP refused the release ({_innermost(err)}); try a larger budget, fewer columns or the pairs method."
+        ) from None
+    except (ValueError, TypeError) as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+        raise SynthesisError(f"OpenDP could not make the release: {first}.") from None
+    rng = np.random.default_rng()  # fresh entropy: no seed, as OpenDP's own draws
+    table = pd.DataFrame(index=range(len(drawn)))
+    for column in plan.columns:
+        if column in specs:
+            table[column] = _redraw_ends(drawn[column].to_numpy(), specs[column], rng)
+        elif pd.api.types.is_numeric_dtype(frame[column]):  # a number column released as categories
+            table[column] = pd.to_numeric(drawn[column], errors="coerce")
+        else:
+            table[column] = drawn[column].astype(object).where(drawn[column].notna(), None)
+    tell("done", 1.0)
+    return Synthesis(
+        table=table,
+        method=plan.method,
+        budget=budget,
+        columns=plan.columns,
+        cuts=plan.cuts,
+        pairs=plan.pairs,
+        predict=plan.predict,
+        rows=len(table),
+        records_estimate=estimate,
+        library=library_versions(),
+        seconds=time.perf_counter() - start,
+        estimate=plan.estimate,
+        budget_spent=float(spend),
+        marginals=marginals,
+        categories=categories,
+    )
+
+
+def _marginal_frame(released, clique: Sequence[str]) -> pd.DataFrame:
+    """A DP table of the fitted model (counts rounded to whole records, none below 0)."""
+    melted = released.project_melted(list(clique)).to_pandas()
+    melted["records"] = np.clip(np.rint(melted.pop("len").to_numpy(dtype=float)), 0, None).astype(np.int64)
+    return melted
+
+
+__all__ = [
+    "DEFAULT_METHOD",
+    "INSTALL_SENTENCE",
+    "METHODS",
+    "Budget",
+    "NumberCuts",
+    "Synthesis",
+    "SynthesisPlan",
+    "default_number_cuts",
+    "estimate_seconds",
+    "jax_cache_folder",
+    "library_versions",
+    "mst_budget",
+    "needs_cuts",
+    "opendp_version",
+    "parse_cuts",
+    "plan_synthesis",
+    "privacy_budget",
+    "require_opendp",
+    "synthesize",
+    "workload",
+]

@@ -1,0 +1,479 @@
+"""The Release page's private section: a differentially private synthetic table of the
+loaded file (OpenDP, the optional ``dp`` extra), compared with the records as the
+k-anonymous release is, and the two releases side by side.
+
+``private_section(copy, view, inspect)`` draws it: the choices (columns, method, the budget
+as ε with δ or as ρ, the public cuts and bounds of number columns, confirmed by the user,
+the column to predict, more pairs, the records to synthesize), the plan with its time
+estimated before running (or the sentence refusing it), the run with its progress, and the
+result: its checks, the two releases side by side, the distributions, every marginal's
+total variation beside the two baselines, a contingency table, the tree trained on the
+release and tested on real records, and the private package. Without OpenDP it says in one
+sentence how to install it. A release is random (fresh noise, no seed): it is kept in the
+session, never recomputed on a rerun, and its package is built once.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from anonlib.core.errors import AnonlibError, PrivacyExtraMissingError
+from anonlib.transformations.synthesis import (
+    DEFAULT_METHOD,
+    DEFAULT_TIME_LIMIT,
+    MAX_ROWS,
+    METHODS,
+    ROWS_FACTOR,
+    NumberCuts,
+    default_number_cuts,
+    needs_cuts,
+    parse_cuts,
+    privacy_budget,
+    require_opendp,
+)
+from anonlib.workflow import WorkingCopy
+from anonlib.workflow.private_package import private_package
+from anonlib.workflow.private_release import (
+    CHECKS,
+    PrivateRelease,
+    default_private_predict,
+    plan_private,
+    private_release,
+)
+from anonlib.workflow.release_view import ReleaseView, shown_columns
+
+from .charts import distribution_figure, marginals_figure, private_tree_figure
+from .ui import guarded, plain, row, show_table
+
+DEFAULT_EPSILON = 3.0
+METHOD_NAMES = {"pairs": "pairs", "mst": "MST", "aim": "AIM"}  # short, to fit the box; the plan says the rest
+STATE = "private_release_made"
+PACKAGE_HELP = (
+    "synthetic.csv (only when it passed its checks), dp_tables.csv (the DP one- and two-way tables), report.html "
+    "(the comparison, for you, not the recipient), recipe.json (what the release states; it cannot be re-applied: "
+    "fresh noise), README.txt (what differential privacy promises and what it does not) and SHA256SUMS; check it "
+    "with python -m anonlib verify private.zip."
+)
+
+
+@dataclass(frozen=True)
+class PrivateChoices:
+    """What the user chose for a private release (the arguments of ``private_release``)."""
+
+    columns: tuple[str, ...]
+    method: str
+    epsilon: float | None
+    delta: float
+    rho: float | None
+    cuts: tuple[NumberCuts, ...]
+    predict: str | None
+    pairs: tuple[tuple[str, str], ...]
+    rows: int | None
+    confirmed: bool
+    problems: tuple[str, ...] = ()  # sentences refusing a choice (cuts that do not read)
+
+    def arguments(self) -> dict:
+        return dict(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            rho=self.rho,
+            method=self.method,
+            cuts=self.cuts,
+            predict=self.predict,
+            pairs=self.pairs,
+            rows=self.rows,
+        )
+
+
+def releasable_columns(copy: WorkingCopy) -> list[str]:
+    """The loaded file's columns a private release may hold: every column but identifiers,
+    the person and the record-count columns."""
+    loaded = copy.loaded
+    skipped = {*loaded.identifiers, loaded.person, loaded.count}
+    return [str(c) for c in loaded.frame.columns if c not in skipped]
+
+
+def releases_side_by_side(view: ReleaseView | None, made: PrivateRelease) -> pd.DataFrame:
+    """The k-anonymous release (the working copy's, ``view``) and the private release, measure by
+    measure: a table of three columns (the measure, each release's value in words)."""
+    s, c = made.synthesis, made.comparison
+    tree = c.tree
+    rows: list[tuple[str, str, str]] = [
+        (
+            "what the recipient gets",
+            "the records of real people, generalized and suppressed where needed",
+            "synthetic records drawn from a DP model: no record is a real person's",
+        ),
+        (
+            "privacy",
+            "" if view is None else f"{view.target}; met: {'yes' if view.met else 'no' if view.met is False else '?'}",
+            s.budget.sentence(),
+        ),
+        (
+            "holds against",
+            "an attacker who knows the quasi-identifiers (and the models of the target)",
+            "any attacker, whatever they know, up to the factor e^ε per record",
+        ),
+        (
+            "records",
+            ""
+            if view is None
+            else f"{view.released_records:,} of {view.loaded_records:,} (suppressed {view.suppressed_records:,})",
+            f"{s.rows:,} synthetic (from about {s.records_estimate:,.0f} records, a DP count)",
+        ),
+        (
+            "columns",
+            "" if view is None else ", ".join(v.column for v in view.columns),
+            ", ".join(s.columns),
+        ),
+    ]
+    if tree is not None:
+        same = view is not None and view.classifier is not None and view.classifier.column == tree.column
+        k_tree = (
+            f"{100 * view.classifier.released.mean:.1f}% right, cross-validated on the release"
+            if same
+            else f"choose {tree.column} as the column to predict above"
+        )
+        rows.append(
+            (
+                f"a tree predicting {tree.column}",
+                k_tree,
+                f"{100 * tree.released.accuracy:.1f}% of real records right, trained on the release "
+                f"(trained on real records: {100 * tree.real.accuracy:.1f}%)",
+            )
+        )
+    rows.append(
+        (
+            "checks",
+            "" if view is None else ("the target is met" if view.met else "the target is not met"),
+            "passed: offered as a table" if c.passed else "failed: the package holds the DP tables instead",
+        )
+    )
+    return pd.DataFrame(rows, columns=["", "k-anonymous release", "private release"])
+
+
+# --------------------------------------------------------------------------- the choices
+
+
+def _choices(copy: WorkingCopy) -> PrivateChoices:
+    loaded = copy.loaded
+    options = releasable_columns(copy)
+    defaults = [c for c in shown_columns(copy) if c in options] or options[:4]
+    columns = st.multiselect(
+        "Columns to release",
+        options,
+        default=defaults,
+        key="private_columns",
+        help="The private release is made from the loaded file (not the working copy): the noise protects it.",
+    )
+    left, middle, right = st.columns(3)
+    method = left.selectbox(
+        "Method",
+        list(METHODS),
+        index=list(METHODS).index(DEFAULT_METHOD),
+        format_func=lambda m: METHOD_NAMES.get(m, m),
+        key="private_method",
+        help="; ".join(f"{METHOD_NAMES[m]}: {text}" for m, text in METHODS.items())
+        + ". pairs is the default (docs/dp.md says why); AIM's rounds and model size are capped.",
+    )
+    given = middle.radio("Budget given as", ["ε", "ρ"], horizontal=True, key="private_budget_as")
+    if given == "ε":
+        epsilon = middle.number_input(
+            "ε", min_value=0.001, max_value=100.0, value=DEFAULT_EPSILON, step=0.5, format="%g", key="private_epsilon"
+        )
+        rho = None
+    else:
+        epsilon = None
+        rho = middle.number_input(
+            "ρ (zero-concentrated)",
+            min_value=1e-7,
+            max_value=100.0,
+            value=1.0,
+            step=0.1,
+            format="%g",
+            key="private_rho",
+        )
+    delta = right.number_input(
+        "δ",
+        min_value=0.0,
+        max_value=1e-3,
+        value=0.0 if given == "ε" else 1e-6,
+        step=1e-7,
+        format="%g",
+        key=f"private_delta_{given}",
+        help="0: pure differential privacy (Laplace noise). A small probability such as 1e-6: zero-concentrated "
+        "DP (Gaussian noise), stated as (ε, δ).",
+    )
+    predictable = list(columns) or [None]
+    default = default_private_predict(columns, loaded.sensitive)
+    predict = right.selectbox(
+        "Column to predict",
+        predictable,
+        index=predictable.index(default) if default in predictable else 0,
+        key="private_predict",
+        help="Crossed with every other column in the pairs method, and predicted by the tree.",
+    )
+    pairs: list[tuple[str, str]] = []
+    if method != "mst" and len(columns) >= 3:
+        star = {frozenset((c, predict)) for c in columns}
+        candidates = [p for p in itertools.combinations(columns, 2) if frozenset(p) not in star]
+        chosen = left.multiselect(
+            "More pairs to measure",
+            [" × ".join(p) for p in candidates],
+            key="private_pairs",
+            help="Two-way tables measured besides the column to predict crossed with every other (AIM: the tables "
+            "it may choose from). The list is published with the release.",
+        )
+        pairs = [tuple(p.split(" × ", 1)) for p in chosen]
+    rows = left.number_input(
+        "Records to synthesize",
+        min_value=1,
+        max_value=MAX_ROWS,
+        value=None,
+        step=1000,
+        placeholder=f"{ROWS_FACTOR} × the records",
+        key="private_rows",
+        help=f"Default: {ROWS_FACTOR} times the DP count of the records (less sampling noise in the table).",
+    )
+    cuts = []
+    numbers = [c for c in columns if needs_cuts(loaded.frame[c])]
+    problems = []
+    if numbers:
+        st.markdown("**Public cuts and bounds of number columns** (written LOWER:c1,c2,...:UPPER)")
+        boxes = st.columns(min(len(numbers), 3))
+        for i, column in enumerate(numbers):
+            try:
+                suggested = default_number_cuts(loaded.frame[column], column)
+                text = boxes[i % len(boxes)].text_input(
+                    plain(column),
+                    value=f"{suggested.lower:g}:{','.join(f'{c:g}' for c in suggested.cuts)}:{suggested.upper:g}",
+                    key=f"private_cuts_{column}",
+                    help="Suggested from the column's typed hierarchy (its first level of bands), read from this "
+                    "file: bounds taken from the data leak, so write what is publicly known.",
+                )
+                cuts.append(parse_cuts(column, text))
+            except AnonlibError as err:  # said under the box; the release waits for cuts that read
+                st.error(plain(str(err)))
+                problems.append(str(err))
+    confirmed = st.checkbox(
+        "The value lists of these columns and the cuts and bounds above are public knowledge",
+        key="private_confirmed",
+        help="OpenDP takes them as given: they are read from this file and released as they are, not protected "
+        "by the noise. Confirm them (edit the cuts first if needed) before making the release.",
+    )
+    return PrivateChoices(
+        tuple(columns),
+        method,
+        None if epsilon is None else float(epsilon),
+        float(delta),
+        None if rho is None else float(rho),
+        tuple(cuts),
+        predict,
+        tuple(pairs),
+        None if rows is None else int(rows),
+        bool(confirmed),
+        tuple(problems),
+    )
+
+
+# --------------------------------------------------------------------------- the section
+
+
+def private_section(copy: WorkingCopy, view: ReleaseView | None, inspect: str | None) -> None:
+    """The private section of the Release page (see the module text)."""
+    st.header("Private release")
+    st.write(
+        "Some recipients should get no record of a real person at all: a synthetic table drawn from noisy counts "
+        "of the loaded file, whose privacy is a number (ε, with δ) that holds whatever the attacker knows. It is "
+        "compared with the records exactly as the k-anonymous release above, beside two baselines."
+    )
+    try:
+        require_opendp()
+    except PrivacyExtraMissingError as err:  # the dp extra is not installed: how to install it, in one sentence
+        st.info(plain(str(err)))
+        return
+    choices = None
+    with guarded("reading the private release's choices"):
+        choices = _choices(copy)
+    if choices is None:
+        return
+    plan = None
+    if not choices.problems:  # cuts that do not read are said under their boxes
+        with guarded("planning the private release"):
+            budget = privacy_budget(choices.epsilon, choices.delta, rho=choices.rho)
+            st.caption(plain(f"Budget: {budget.sentence()}."))
+            plan = plan_private(
+                copy.loaded,
+                choices.columns,
+                method=choices.method,
+                cuts=choices.cuts,
+                predict=choices.predict,
+                pairs=choices.pairs,
+                time_limit=DEFAULT_TIME_LIMIT,
+            )
+            st.caption(plain(f"Plan: {plan.sentence()}"))
+    if plan is not None and not choices.confirmed:
+        st.caption("Confirm that the value lists, cuts and bounds are public knowledge to make the release.")
+    if st.button(
+        "Make the private release",
+        type="primary",
+        disabled=plan is None or not choices.confirmed,
+        key="private_run",
+        help="OpenDP measures the tables with noise, fits a model and draws the records; each run spends the "
+        "budget again and gives another table.",
+    ):
+        _run(copy, choices)
+    made = st.session_state.get(STATE)
+    if made is not None and made["fingerprint"] == copy.loaded.fingerprint:
+        if made["choices"] != choices:
+            st.caption("The release below was made with earlier choices; it states them in its package.")
+        _show(made, view, inspect)
+
+
+def _run(copy: WorkingCopy, choices: PrivateChoices) -> None:
+    bar = st.progress(0.0, text="starting")
+
+    def progress(stage: str, share: float) -> None:
+        bar.progress(min(max(share, 0.0), 1.0), text=stage)
+
+    with guarded("making the private release"):
+        made = private_release(copy.loaded, choices.columns, **choices.arguments(), progress=progress)
+        sha = copy.reading.sha256 if copy.reading is not None else None
+        st.session_state[STATE] = {
+            "fingerprint": copy.loaded.fingerprint,
+            "choices": choices,
+            "release": made,
+            "sha256": sha,
+            "packages": {},
+        }
+    bar.empty()
+
+
+def _package(made: dict, include_failed: bool) -> bytes:
+    """The private package, built once per release (it states the time it was made)."""
+    packages = made["packages"]
+    if include_failed not in packages:
+        release: PrivateRelease = made["release"]
+        packages[include_failed] = private_package(
+            release.synthesis,
+            release.comparison,
+            source_name=release.source_name,
+            source_sha256=made["sha256"],
+            include_failed=include_failed,
+        )
+    return packages[include_failed]
+
+
+def _show(made: dict, view: ReleaseView | None, inspect: str | None) -> None:
+    release: PrivateRelease = made["release"]
+    s, c = release.synthesis, release.comparison
+    st.subheader("The private release")
+    st.write(plain(s.sentence()))
+    if c.passed:
+        st.success("The synthetic table passes its checks: it may be released as a table.")
+    else:
+        st.warning(
+            "The synthetic table fails a check: the package holds the DP tables instead (raise ε, choose fewer "
+            "columns or other pairs for a table that passes)."
+        )
+    m = row()
+    m.metric("synthetic records", f"{s.rows:,}")
+    m.metric("ε", f"{s.budget.epsilon:.4g}", help=plain(s.budget.sentence()))
+    m.metric("δ", f"{s.budget.delta:g}")
+    m.metric("ρ", f"{s.budget.rho:.4g}", help="The same budget in zero-concentrated terms.")
+    m.metric("largest one-way total variation", f"{c.oneway_max:.4f}")
+    m.metric("mean two-way total variation", f"{c.twoway_mean:.4f}")
+    m.metric("seconds", f"{s.seconds:.0f}", help=f"Estimated before running: about {s.estimate:.0f} s.")
+    st.markdown("\n".join(f"- {plain(sentence)}" for sentence in c.sentences()))
+    st.caption(plain("The checks a synthetic table must pass: " + "; ".join(CHECKS) + "."))
+
+    st.subheader("The two releases side by side")
+    st.table(releases_side_by_side(view, release).set_index(""))  # whole sentences, wrapped
+    names = list(s.columns)
+    column = st.selectbox(
+        "Column to compare",
+        names,
+        index=names.index(inspect) if inspect in names else 0,
+        key="private_compare_column",
+    )
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**k-anonymous release**")
+        if view is not None and column in [v.column for v in view.columns]:
+            st.plotly_chart(
+                distribution_figure(view.column(column), title=f"{column}: records per value"),
+                width="stretch",
+                key="private_k_distribution",
+            )
+        else:
+            st.caption(plain(f"{column} is not a quasi-identifier or sensitive attribute of the k-anonymous release."))
+    with right:
+        st.markdown("**Private release**")
+        st.plotly_chart(
+            distribution_figure(
+                c.column(column), shares=True, release="private release", title=f"{column}: % of records per value"
+            ),
+            width="stretch",
+            key="private_distribution",
+        )
+
+    st.subheader("Every one- and two-way marginal")
+    st.plotly_chart(marginals_figure(c), width="stretch", key="private_marginals")
+    with st.expander("Total variation of every marginal (table)"):
+        show_table(
+            pd.DataFrame(
+                {
+                    "columns": [" × ".join(m.columns) for m in c.marginals],
+                    "private release": [m.release for m in c.marginals],
+                    "two halves of the real records": [m.halves for m in c.marginals],
+                    "columns drawn independently": [m.independent for m in c.marginals],
+                }
+            ),
+            key="private_marginals_table",
+        )
+    if c.pair is not None:
+        a, b = c.pair.columns
+        st.subheader(plain(f"{a} by {b}: share of records (%)"))
+        left, right = st.columns(2)
+        for side, which, title in ((left, "before", "Loaded file"), (right, "after", "Private release")):
+            frame = c.pair.frame(which)
+            total = frame.to_numpy().sum() or 1
+            with side:
+                st.markdown(f"**{title}**")
+                st.dataframe((100 * frame / total).round(2), width="stretch", key=f"private_pair_{which}")
+    if c.tree is not None:
+        st.subheader(plain(f"Predicting {c.tree.column}: trained on the release, tested on real records"))
+        st.plotly_chart(private_tree_figure(c.tree), width="stretch", key="private_tree")
+
+    st.subheader("Private package")
+    include_failed = False
+    if not c.passed:
+        include_failed = st.checkbox(
+            "Put the synthetic table in the package even though it failed a check", key="private_keep_failed"
+        )
+    try:
+        data = _package(made, include_failed)
+    except AnonlibError as err:
+        st.error(plain(str(err)))
+        return
+    st.download_button(
+        "Private package (zip)",
+        data,
+        file_name="private.zip",
+        mime="application/zip",
+        key="dl-private-package",
+        help=PACKAGE_HELP,
+        type="primary",
+        on_click="ignore",
+    )
+    st.caption(
+        "A private release cannot be reproduced from its recipe: OpenDP draws fresh noise on every run and takes "
+        "no seed, by design. Each release from the same file spends its own budget."
+    )
+
+
+__all__ = ["PrivateChoices", "private_section", "releasable_columns", "releases_side_by_side"]

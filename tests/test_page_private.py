@@ -1,0 +1,130 @@
+"""AppTest of the Release page's private section on an uploaded-like file with a generalization
+applied: the choices with their defaults (the typed hierarchy's first level as the cuts of a
+number column), the plan's time estimate before running, the run refused until the lists and
+cuts are confirmed public, a refusal in one sentence; a real release (OpenDP) shown with the
+numbers it holds, both releases side by side, and its package verifying; without the dp extra
+one sentence saying how to install it."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import re
+
+import pytest
+from test_page_release import generalized, page_with, unescaped
+
+from anonlib.transformations.synthesis import INSTALL_SENTENCE, default_number_cuts, opendp_version, parse_cuts
+from anonlib.workflow import verify_package
+from anonlib.workflow.private_release import plan_private
+from dashboard.private_views import STATE
+
+needs_opendp = pytest.mark.skipif(opendp_version() is None, reason="OpenDP (the dp extra) is not installed")
+
+
+def by_key(elements, key: str):
+    return next(e for e in elements if e.key == key)
+
+
+def captions(at) -> str:
+    return "\n".join(unescaped(c.value) for c in at.caption)
+
+
+@needs_opendp
+def test_the_choices_default_to_the_roles_and_the_typed_hierarchy_and_the_plan_is_estimated_first():
+    copy = generalized()
+    at = page_with(copy)
+    assert any(h.value == "Private release" for h in at.header)
+    assert by_key(at.multiselect, "private_columns").value == ["age", "sex", "zip", "diagnosis"]
+    assert by_key(at.selectbox, "private_method").value == "pairs"
+    assert by_key(at.selectbox, "private_predict").value == "diagnosis"
+    suggested = default_number_cuts(copy.loaded.frame["age"], "age")
+    cuts = by_key(at.text_input, "private_cuts_age").value
+    assert cuts == f"{suggested.lower:g}:{','.join(f'{c:g}' for c in suggested.cuts)}:{suggested.upper:g}"
+    plan = plan_private(copy.loaded, ["age", "sex", "zip", "diagnosis"], cuts=[suggested], predict="diagnosis")
+    shown = captions(at)
+    assert f"estimated at about {plan.estimate:.0f} s" in shown and "ρ = 4.5" in shown
+    assert by_key(at.button, "private_run").disabled  # the lists and cuts are not confirmed yet
+    by_key(at.checkbox, "private_confirmed").check().run()
+    assert not by_key(at.button, "private_run").disabled
+
+
+@needs_opendp
+def test_a_refused_plan_is_one_sentence_and_the_run_stays_disabled():
+    at = page_with(generalized())
+    by_key(at.checkbox, "private_confirmed").check().run()
+    by_key(at.text_input, "private_cuts_age").set_value("90:40:17").run()
+    errors = [unescaped(e.value) for e in at.error]
+    assert any("must lie strictly between its bounds" in e for e in errors), errors
+    assert by_key(at.button, "private_run").disabled
+    by_key(at.text_input, "private_cuts_age").set_value("17:40,60:95").run()
+    by_key(at.selectbox, "private_method").set_value("aim").run()
+    assert not at.error and not by_key(at.button, "private_run").disabled
+    copy = generalized()
+    plan = plan_private(
+        copy.loaded,
+        ["age", "sex", "zip", "diagnosis"],
+        method="aim",
+        cuts=[parse_cuts("age", "17:40,60:95")],
+        predict="diagnosis",
+    )
+    assert "AIM: two-way tables chosen privately, round by round: 4 columns" in captions(at)
+    assert f"estimated at about {plan.estimate:.0f} s" in captions(at)
+
+
+@needs_opendp
+def test_a_private_release_is_shown_with_its_numbers_beside_the_k_anonymous_one():
+    copy = generalized()
+    at = page_with(copy)
+    by_key(at.checkbox, "private_confirmed").check().run()
+    by_key(at.number_input, "private_rows").set_value(3000).run()
+    by_key(at.button, "private_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    made = at.session_state[STATE]
+    release = made["release"]
+    s, c = release.synthesis, release.comparison
+    assert s.rows == 3000 and s.columns == ("age", "sex", "zip", "diagnosis") and s.method == "pairs"
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["synthetic records"] == "3,000" and shown["ρ"] == "4.5" and shown["ε"] == "3"
+    assert shown["largest one-way total variation"] == f"{c.oneway_max:.4f}"
+    assert shown["mean two-way total variation"] == f"{c.twoway_mean:.4f}"
+    side = next(t.value for t in at.table if "k-anonymous release" in t.value.columns)
+    assert list(side.columns) == ["k-anonymous release", "private release"]
+    privacy = side.loc["privacy"]
+    assert "k = 5" in privacy["k-anonymous release"] and "ε = 3" in privacy["private release"]
+    assert side.loc["records"]["private release"].startswith("3,000 synthetic")
+    tree = side.loc["a tree predicting diagnosis"]
+    assert f"{100 * c.tree.released.accuracy:.1f}% of real records right" in tree["private release"]
+    # the charts hold the comparison's numbers
+    charts = {
+        json.loads(chart.proto.spec)["layout"]["title"]["text"].split("<br>")[0]: chart
+        for chart in at.get("plotly_chart")
+    }
+    marginals = json.loads(next(v for k, v in charts.items() if k.startswith("Total variation")).proto.spec)
+    one_way = dict(zip(marginals["data"][0]["y"], marginals["data"][0]["x"]))
+    assert one_way == {m.columns[0]: m.release for m in c.marginals if len(m.columns) == 1}
+    assert "age: % of records per value" in charts  # the private distribution, in shares
+    assert "age: records per value" in charts  # the k-anonymous one beside it
+    # the package verifies against the upload's digest
+    package = made["packages"][False]
+    assert verify_package(package).failed_parts == ()
+    assert made["sha256"] == copy.reading.sha256
+    # a rerun keeps the same release (fresh noise only on the button)
+    at.run()
+    assert at.session_state[STATE]["release"] is release
+
+
+def test_without_the_dp_extra_one_sentence_says_how_to_install_it(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_opendp(name, *args, **kwargs):
+        if name.split(".")[0] in ("opendp", "mbi", "polars"):
+            raise ImportError(f"No module named '{name}'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_opendp)
+    at = page_with(generalized())
+    infos = [re.sub(r"\\(.)", r"\1", i.value) for i in at.info]
+    assert INSTALL_SENTENCE in infos
+    assert not [b for b in at.button if b.key == "private_run"]
+    assert any(m.label == "records in the release" for m in at.metric)  # the k-anonymous release is still shown

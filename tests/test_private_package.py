@@ -1,0 +1,191 @@
+"""The private release's package (anonlib.workflow.private_package) and its verification
+(anonlib.workflow.verify.verify_package): the members, their SHA-256 digests recomputed
+here, what the recipe and README state, the DP tables, and a changed, missing or foreign
+member failing its check. The package only writes what a release holds, so the release is
+built here from a table (no OpenDP needed); the command-line test makes a real one."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+
+import pandas as pd
+import pytest
+
+from anonlib.core.errors import PackageError
+from anonlib.transformations.synthesis import Budget, NumberCuts, Synthesis
+from anonlib.workflow import verify_package
+from anonlib.workflow.private_package import (
+    NOT_REPRODUCIBLE,
+    PRIVATE_KIND,
+    dp_tables_csv,
+    private_package,
+)
+from anonlib.workflow.private_release import compare_private, independent_columns
+from anonlib.workflow.recipe import content_digest
+
+SOURCE = b"age,sex,dx\n" + b"".join(
+    f"{20 + 7 * i % 60},{'FM'[i % 2]},{'abc'[(7 * i % 60) // 20]}\n".encode() for i in range(300)
+)  # the diagnosis follows the age band: a tree learns it
+CUTS = (NumberCuts("age", (30, 50), 17, 90),)
+
+
+def real() -> pd.DataFrame:
+    return pd.read_csv(io.BytesIO(SOURCE))
+
+
+def a_release(table: pd.DataFrame) -> Synthesis:
+    """A release as ``synthesize`` returns it, its DP tables counted from ``table``."""
+    bins = pd.Series(CUTS[0].bins(table["age"])).map(dict(enumerate(CUTS[0].labels)))
+    shown = table.assign(age=bins.to_numpy())
+    marginals = tuple(
+        (clique, shown.groupby(list(clique)).size().rename("records").reset_index())
+        for clique in [("age",), ("sex",), ("dx",), ("age", "dx"), ("sex", "dx")]
+    )
+    return Synthesis(
+        table=table,
+        method="pairs",
+        budget=Budget(3.0, 0.0, 4.5, "Laplace"),
+        columns=("age", "sex", "dx"),
+        cuts=CUTS,
+        pairs=(("age", "dx"), ("sex", "dx")),
+        predict="dx",
+        rows=len(table),
+        records_estimate=301.7,
+        library={"opendp": "0.16.0", "mbi": "1.1.0"},
+        seconds=12.0,
+        estimate=30.0,
+        budget_spent=3.0,
+        marginals=marginals,
+        categories={"sex": ("F", "M"), "dx": ("a", "b", "c")},
+    )
+
+
+def package_of(table: pd.DataFrame, **kwargs) -> tuple[bytes, object]:
+    s = a_release(table)
+    c = compare_private(real(), table, s.columns, cuts=s.cuts, predict="dx")
+    sha = hashlib.sha256(SOURCE).hexdigest()
+    return private_package(s, c, source_name="clinic.csv", source_sha256=sha, **kwargs), c
+
+
+@pytest.fixture(scope="module")
+def passed() -> bytes:
+    data, comparison = package_of(real())  # the records themselves: every check passes
+    assert comparison.passed
+    return data
+
+
+def members(data: bytes) -> dict[str, bytes]:
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    return {name: archive.read(name) for name in archive.namelist()}
+
+
+def rezip(contents: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in contents.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_the_package_holds_the_table_the_dp_tables_and_their_digests(passed):
+    files = members(passed)
+    assert list(files) == ["synthetic.csv", "dp_tables.csv", "report.html", "recipe.json", "README.txt", "SHA256SUMS"]
+    sums = dict(reversed(line.split("  ")) for line in files["SHA256SUMS"].decode().splitlines())
+    assert sums == {name: hashlib.sha256(data).hexdigest() for name, data in files.items() if name != "SHA256SUMS"}
+    recipe = json.loads(files["recipe.json"])
+    assert recipe["kind"] == PRIVATE_KIND and recipe["reproducible"] is False
+    assert recipe["why_not_reproducible"] == NOT_REPRODUCIBLE
+    assert recipe["content_sha256"] == content_digest({k: v for k, v in recipe.items() if k != "content_sha256"})
+    assert recipe["privacy"] == {
+        "epsilon": 3.0,
+        "delta": 0.0,
+        "rho": 4.5,
+        "noise": "Laplace",
+        "unit": "one record",
+        "budget_given_to_opendp": 3.0,
+    }
+    assert recipe["columns"] == ["age", "sex", "dx"] and recipe["library"]["opendp"] == "0.16.0"
+    assert recipe["cuts"] == [{"column": "age", "lower": 17.0, "upper": 90.0, "cuts": [30.0, 50.0]}]
+    assert recipe["release"]["table_sha256"] == hashlib.sha256(files["synthetic.csv"]).hexdigest()
+    assert recipe["release"]["tables_sha256"] == hashlib.sha256(files["dp_tables.csv"]).hexdigest()
+    assert recipe["source"] == {"name": "clinic.csv", "sha256": hashlib.sha256(SOURCE).hexdigest()}
+    readme = files["README.txt"].decode()
+    for words in ("What differential privacy promises", "What it does not promise", NOT_REPRODUCIBLE, "ε = 3"):
+        assert words in readme
+    assert recipe["content_sha256"] in readme and recipe["content_sha256"] in files["report.html"].decode()
+    synthetic = pd.read_csv(io.BytesIO(files["synthetic.csv"]))
+    assert synthetic.equals(real())
+
+
+def test_the_dp_tables_hold_every_table_of_the_release_cell_by_cell(passed):
+    tables = pd.read_csv(io.BytesIO(members(passed)["dp_tables.csv"]), keep_default_na=False)
+    assert list(tables.columns) == ["table", "column_1", "value_1", "column_2", "value_2", "records"]
+    assert set(tables["table"]) == {"age", "sex", "dx", "age × dx", "sex × dx"}
+    assert (tables.groupby("table")["records"].sum() == 300).all()
+    frame = real()
+    for (sex, dx), records in frame.groupby(["sex", "dx"]).size().items():
+        cell = tables[(tables["table"] == "sex × dx") & (tables["value_1"] == sex) & (tables["value_2"] == dx)]
+        assert cell["records"].tolist() == [records]
+    young = tables[(tables["table"] == "age") & (tables["value_1"] == "17-30")]["records"].item()
+    assert young == int((frame["age"] <= 30).sum())
+
+
+def test_a_table_that_fails_its_checks_is_left_out_unless_asked():
+    apart = independent_columns(real(), 300, seed=1)
+    data, comparison = package_of(apart)
+    assert not comparison.passed
+    files = members(data)
+    assert "synthetic.csv" not in files and "dp_tables.csv" in files
+    recipe = json.loads(files["recipe.json"])
+    assert recipe["release"]["table"] is None and recipe["release"]["checks_passed"] is False
+    assert "no synthetic.csv: the synthetic table failed its checks" in files["README.txt"].decode()
+    assert verify_package(data).failed_parts == ()
+    kept, _ = package_of(apart, include_failed=True)
+    assert "synthetic.csv" in members(kept) and verify_package(kept).failed_parts == ()
+
+
+def test_the_package_verifies_with_and_without_its_source(passed):
+    assert verify_package(passed).failed_parts == ()
+    checked = verify_package(passed, SOURCE)
+    assert checked.failed_parts == () and any(c.part == "source" for c in checked.checks)
+    assert verify_package(passed, SOURCE + b"20,F,a\n").failed_parts == ("source",)
+
+
+@pytest.mark.parametrize("name", ["synthetic.csv", "dp_tables.csv", "report.html", "README.txt"])
+def test_a_changed_member_fails_its_check(passed, name):
+    files = members(passed)
+    files[name] = files[name].replace(b"F", b"G", 1)
+    failed = verify_package(rezip(files)).failed_parts
+    assert name in failed
+
+
+def test_a_changed_recipe_fails_even_with_its_sums_rewritten(passed):
+    files = members(passed)
+    recipe = json.loads(files["recipe.json"])
+    recipe["privacy"]["epsilon"] = 0.1  # a smaller ε claimed than was spent
+    files["recipe.json"] = json.dumps(recipe).encode()
+    files["SHA256SUMS"] = "".join(
+        f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in files.items() if n != "SHA256SUMS"
+    ).encode()
+    checks = verify_package(rezip(files))
+    assert "recipe.json" in checks.failed_parts
+    assert any("no longer matches its digest" in c.sentence for c in checks.checks if not c.passed)
+
+
+def test_a_missing_member_fails_and_a_stranger_zip_is_refused(passed):
+    files = members(passed)
+    del files["synthetic.csv"]
+    assert "synthetic.csv" in verify_package(rezip(files)).failed_parts
+    with pytest.raises(PackageError):
+        verify_package(rezip({"notes.txt": b"hello"}))
+
+
+def test_dp_tables_write_a_missing_value_as_blank():
+    s = a_release(real())
+    frame = pd.DataFrame({"sex": ["F", None], "records": [5, 2]})
+    odd = Synthesis(**{**s.__dict__, "marginals": ((("sex",), frame),)})
+    text = dp_tables_csv(odd).decode()
+    assert "sex,sex,F,,,5" in text and "sex,sex,(blank),,,2" in text

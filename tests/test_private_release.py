@@ -1,0 +1,241 @@
+"""The private release's comparison with the records (anonlib.workflow.private_release):
+the total variation of every one- and two-way marginal against a slow reference, the cells
+numbers are counted in, the two baselines of the same run (two halves of the real records,
+columns drawn independently) recomputed by hand, the tree trained on the release and tested
+on real records, and the checks. None of it needs OpenDP: the comparison takes any table."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anonlib.core.dataset import Dataset, Role
+from anonlib.core.errors import SynthesisError
+from anonlib.transformations.synthesis import NumberCuts
+from anonlib.workflow.classifier import train_and_test
+from anonlib.workflow.private_release import (
+    ONEWAY_TARGET,
+    TWOWAY_TARGET,
+    compare_private,
+    independent_columns,
+    private_release,
+    shown_cells,
+    total_variations,
+)
+
+
+def slow_tvd(a: pd.DataFrame, b: pd.DataFrame, columns) -> float:
+    """Half the sum over every combination of values of |share in a - share in b|, with Counters."""
+    count_a = Counter(tuple(str(v) for v in row) for row in a[list(columns)].itertuples(index=False))
+    count_b = Counter(tuple(str(v) for v in row) for row in b[list(columns)].itertuples(index=False))
+    keys = set(count_a) | set(count_b)
+    return 0.5 * sum(abs(count_a[k] / len(a) - count_b[k] / len(b)) for k in keys)
+
+
+def marginals_of(columns):
+    return [(c,) for c in columns] + list(itertools.combinations(columns, 2))
+
+
+# ---------------------------------------------------------------- the distances
+
+
+cell = st.sampled_from(["x", "y", "z", None])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    a=st.lists(st.tuples(cell, cell, cell), min_size=1, max_size=30),
+    b=st.lists(st.tuples(cell, cell, cell), min_size=1, max_size=30),
+)
+def test_total_variation_of_every_marginal_matches_a_slow_reference(a, b):
+    columns = ["p", "q", "r"]
+    fa, fb = pd.DataFrame(a, columns=columns), pd.DataFrame(b, columns=columns)
+    sa, sb = shown_cells(fa, columns), shown_cells(fb, columns)
+    got = total_variations(sa, sb, marginals_of(columns))
+    assert set(got) == set(marginals_of(columns))
+    for marginal, value in got.items():
+        assert value == pytest.approx(slow_tvd(sa, sb, marginal), abs=1e-12)
+        assert 0.0 <= value <= 1.0 + 1e-12  # shares summed in floating point
+
+
+def test_a_worked_example_of_two_way_total_variation():
+    a = pd.DataFrame({"s": ["F", "F", "M", "M"], "y": ["a", "b", "a", "b"]})
+    b = pd.DataFrame({"s": ["F", "F", "M", "M"], "y": ["a", "a", "b", "b"]})
+    got = total_variations(a, b, [("s",), ("y",), ("s", "y")])
+    # same one-way shares; two-way: F-a .25 vs .5, F-b .25 vs 0, M-a .25 vs 0, M-b .25 vs .5 -> half of 1.0
+    assert got == {("s",): 0.0, ("y",): 0.0, ("s", "y"): 0.5}
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.one_of(st.integers(-20, 120), st.none()), min_size=1, max_size=40))
+def test_numbers_are_counted_in_the_release_bins(values):
+    spec = NumberCuts("age", (30, 50), 17, 90)
+    shown = shown_cells(pd.DataFrame({"age": pd.Series(values, dtype="Int64")}), ["age"], [spec])["age"].tolist()
+    for value, label in zip(values, shown):
+        if value is None:
+            assert label == "(blank)"
+        else:
+            clamped = min(max(value, 17), 90)
+            assert label == ("17-30" if clamped <= 30 else "31-50" if clamped <= 50 else "51-90")
+
+
+# ---------------------------------------------------------------- the baselines
+
+
+def correlated(n: int = 400, seed: int = 1) -> pd.DataFrame:
+    """Two columns that always agree, a third that follows them four times in five."""
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["u", "v", "w"], n)
+    c = np.where(rng.random(n) < 0.8, a, rng.choice(["u", "v", "w"], n))
+    return pd.DataFrame({"a": a, "b": a.copy(), "c": c})
+
+
+def test_independent_columns_keep_each_column_and_lose_the_joint_information():
+    real = correlated(4000)
+    drawn = independent_columns(real, 4000, seed=5)
+    assert drawn.equals(independent_columns(real, 4000, seed=5))  # seeded
+    for column in real.columns:
+        assert set(drawn[column]) <= set(real[column])
+        assert slow_tvd(real, drawn, [column]) < 0.03
+    shares = real["a"].value_counts(normalize=True)
+    # a and b agree always in the real records, and about sum of p^2 of the time when drawn apart
+    assert (drawn["a"] == drawn["b"]).mean() == pytest.approx(float((shares**2).sum()), abs=0.03)
+
+
+def test_the_baselines_are_the_halves_and_the_independent_draw_of_the_same_run():
+    real = correlated(401)
+    columns = ["a", "b", "c"]
+    synthetic = independent_columns(real, 900, seed=11)
+    c = compare_private(real, synthetic, columns, predict="c", seed=7)
+    order = np.random.default_rng(7).permutation(len(real))  # the halves, as the module text says
+    half_a, half_b = real.iloc[np.sort(order[:200])], real.iloc[np.sort(order[200:])]
+    drawn = independent_columns(real, len(real), 8)
+    for m in c.marginals:
+        assert m.release == pytest.approx(slow_tvd(real, synthetic, m.columns), abs=1e-12)
+        assert m.halves == pytest.approx(slow_tvd(half_a, half_b, m.columns), abs=1e-12)
+        assert m.independent == pytest.approx(slow_tvd(real, drawn, m.columns), abs=1e-12)
+    assert [m.columns for m in c.marginals] == marginals_of(columns)
+    assert c.baseline("halves") == (
+        max(m.halves for m in c.marginals[:3]),
+        pytest.approx(np.mean([m.halves for m in c.marginals[3:]])),
+    )
+    assert c.real_records == 401 and c.released_records == 900
+    # the joint information is gone from the independent draw: a × b far off, each column close
+    assert c.worst_pair().columns == ("a", "b") and c.worst_pair().release > 0.4
+    assert c.oneway_max < 0.08
+
+
+def test_a_copy_of_the_records_passes_and_a_table_without_joint_information_fails():
+    real = correlated(600)
+    same = compare_private(real, real.copy(), ["a", "b", "c"], predict="c")
+    assert same.oneway_max == 0.0 and same.twoway_mean == 0.0 and same.passed
+    assert same.tree.gap == 0.0
+    apart = compare_private(real, independent_columns(real, 600, seed=3), ["a", "b", "c"], predict="c")
+    assert not apart.passed
+    failed = {check.what for check in apart.checks if not check.passed}
+    assert "mean two-way total variation" in failed
+    assert any("tree" in w for w in failed)  # trained without the joint information it guesses c badly
+    assert apart.tree.gap > 0.15 and apart.tree.released.accuracy == pytest.approx(
+        apart.tree.independent.accuracy, abs=0.15
+    )
+    assert "fails a check" in apart.sentences()[-1]
+
+
+def test_the_tree_is_trained_on_the_release_and_tested_on_the_real_half_it_never_saw():
+    real = correlated(500)
+    synthetic = correlated(700, seed=9)
+    c = compare_private(real, synthetic, ["a", "b", "c"], predict="c", seed=2)
+    order = np.random.default_rng(2).permutation(len(real))
+    held_out = real.iloc[np.sort(order[250:])]
+    trained = real.iloc[np.sort(order[:250])]
+    expect = train_and_test(synthetic, held_out, ["a", "b"], "c", trained_on="release", seed=2)
+    assert c.tree.released == expect
+    assert c.tree.real == train_and_test(trained, held_out, ["a", "b"], "c", trained_on="real records", seed=2)
+    assert c.tree.released.records_tested == 250 and c.tree.released.records_trained == 700
+    # given held-out records, every tree is tested on them and the real tree trained on every real record
+    test = correlated(100, seed=4)
+    d = compare_private(real, synthetic, ["a", "b", "c"], predict="c", test=test)
+    assert d.tree.real.records_trained == 500 and d.tree.released.records_tested == 100
+
+
+def test_the_limits_are_the_targets_or_the_halves_own_distance_when_larger():
+    tiny = pd.DataFrame({"a": list("xyzw") * 2, "b": list("pqqp") * 2})  # halves of 4 records differ a lot
+    c = compare_private(tiny, tiny.copy(), ["a", "b"], seed=0)
+    halves_one, halves_two = c.baseline("halves")
+    assert halves_two > TWOWAY_TARGET
+    one, two = c.checks
+    assert one.limit == max(ONEWAY_TARGET, halves_one) and two.limit == halves_two
+    big = correlated(20_000)  # halves of 10,000 records: sampling alone stays under the targets
+    d = compare_private(big, big.copy(), ["a", "b", "c"])
+    assert (d.checks[0].limit, d.checks[1].limit) == (ONEWAY_TARGET, TWOWAY_TARGET)
+
+
+def test_refusals_are_one_sentence():
+    real = correlated(50)
+    with pytest.raises(SynthesisError, match="not in both tables"):
+        compare_private(real, real[["a", "b"]], ["a", "b", "c"])
+    with pytest.raises(SynthesisError, match="at least four real records"):
+        compare_private(real.head(3), real, ["a", "b"])
+    bad_pair = compare_private(real, real, ["a", "b"], pair=("a", "a"))
+    assert bad_pair.pair is None and "two different columns" in bad_pair.problems[0]
+
+
+def test_to_json_holds_the_summary_and_plain_values():
+    real = correlated(200)
+    data = compare_private(real, independent_columns(real, 200, 1), ["a", "b", "c"], predict="c").to_json()
+    assert data["passed"] is False and data["tree_gap"] == pytest.approx(
+        data["tree"]["real"]["accuracy"] - data["tree"]["released"]["accuracy"]
+    )
+    assert {"halves", "independent", "oneway_max", "twoway_mean", "marginals", "checks"} <= set(data)
+    import json
+
+    json.dumps(data)  # plain JSON
+
+
+def test_a_count_column_stands_for_its_records():
+    rows = pd.DataFrame({"a": ["x", "y"], "b": ["p", "q"], "n": [3, 1]})
+    expanded = pd.DataFrame({"a": list("xxxy"), "b": list("pppq")})
+    c = compare_private(rows, expanded, ["a", "b"], count="n")
+    assert c.real_records == 4 and c.oneway_max == 0.0 and c.twoway_mean == 0.0
+
+
+# ---------------------------------------------------------------- a release of a dataset: refusals first
+
+
+def test_a_person_column_or_an_identifier_is_refused_before_any_noise():
+    frame = pd.DataFrame({"pid": [1, 1, 2, 3], "sex": list("FFMM"), "dx": list("abab")})
+    person = Dataset.from_frame(
+        "f.csv", frame, {"pid": Role.PERSON, "sex": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE}
+    )
+    with pytest.raises(SynthesisError, match="several records per person"):
+        private_release(person, ["sex", "dx"], epsilon=1.0)
+    ident = Dataset.from_frame(
+        "f.csv", frame, {"pid": Role.IDENTIFIER, "sex": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE}
+    )
+    with pytest.raises(SynthesisError, match="is an identifier"):
+        private_release(ident, ["pid", "dx"], epsilon=1.0)
+
+
+def test_a_number_column_with_cuts_is_shown_in_the_release_bins():
+    rng = np.random.default_rng(3)
+    real = pd.DataFrame({"age": rng.integers(17, 91, 300), "y": rng.choice(["a", "b"], 300)})
+    synthetic = pd.DataFrame({"age": rng.integers(17, 91, 500), "y": rng.choice(["a", "b"], 500)})
+    spec = NumberCuts("age", (30, 50), 17, 90)
+    c = compare_private(real, synthetic, ["age", "y"], cuts=[spec], pair=("age", "y"))
+    counts = {v.value: (v.before, v.after) for v in c.column("age").counts}
+    expect = {
+        label: (
+            int(((real["age"] > lo) & (real["age"] <= hi)).sum()),
+            int(((synthetic["age"] > lo) & (synthetic["age"] <= hi)).sum()),
+        )
+        for label, lo, hi in (("17-30", 0, 30), ("31-50", 30, 50), ("51-90", 50, 90))
+    }
+    assert counts == expect and [v.value for v in c.column("age").counts] == ["17-30", "31-50", "51-90"]
+    assert list(c.pair.frame("before").index) == ["17-30", "31-50", "51-90"]
+    assert int(c.pair.frame("after").to_numpy().sum()) == 500
