@@ -14,7 +14,13 @@ import re
 import pytest
 from test_page_release import generalized, page_with, unescaped
 
-from anonlib.transformations.synthesis import INSTALL_SENTENCE, default_number_cuts, opendp_version, parse_cuts
+from anonlib.transformations.synthesis import (
+    INSTALL_SENTENCE,
+    default_number_cuts,
+    opendp_version,
+    parse_cuts,
+    privacy_budget,
+)
 from anonlib.workflow import verify_package
 from anonlib.workflow.private_release import plan_private
 from dashboard.private_views import STATE
@@ -47,6 +53,18 @@ def test_the_choices_default_to_the_roles_and_the_typed_hierarchy_and_the_plan_i
     assert by_key(at.button, "private_run").disabled  # the lists and cuts are not confirmed yet
     by_key(at.checkbox, "private_confirmed").check().run()
     assert not by_key(at.button, "private_run").disabled
+
+
+@needs_opendp
+def test_a_budget_given_as_rho_is_stated_as_epsilon_at_delta():
+    at = page_with(generalized())
+    by_key(at.radio, "private_budget_as").set_value("ρ").run()
+    by_key(at.number_input, "private_rho").set_value(0.5).run()
+    expected = privacy_budget(rho=0.5, delta=1e-6)
+    assert expected.sentence() in captions(at)
+    by_key(at.number_input, "private_delta_ρ").set_value(0.0).run()  # ρ needs δ > 0 to be stated as ε
+    assert any("needs δ > 0" in unescaped(e.value) for e in at.error)
+    assert by_key(at.button, "private_run").disabled
 
 
 @needs_opendp
