@@ -156,6 +156,46 @@ def wait_idle(page, timeout_ms: int = 180_000) -> None:
         page.wait_for_function(BUSY, timeout=timeout_ms)
 
 
+ROW_HEIGHT = 35  # header and rows of the Dataset page's column editor
+
+
+def set_role(page, row: int, role: str, timeout_ms: int = 300_000) -> None:
+    """Choose ``role`` for the ``row``-th column (1-based) in the Dataset page's column editor,
+    at any window width: click that row's first cell, move two cells right (type, then role)
+    with the keyboard, open the dropdown with Enter and choose the role once it is listed.
+
+    The editor is a canvas. On a busy machine a click can land while it is redrawn, or a key
+    can be lost, and the wrong cell's dropdown (or none) opens: it is closed and tried again.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    # the role editor (its key starts with "roles-"), not a table above it such as the HIPAA flags
+    editor = page.locator('[class*="st-key-roles-"] [data-testid="stDataFrame"]').first
+    dropdown = page.locator('[id^="gdg-overlay"] input[role="combobox"]')
+    option = page.locator('[id^="react-select-"][role="option"]', has_text=role).first
+    for attempt in range(6):
+        wait_idle(page, timeout_ms)
+        editor.scroll_into_view_if_needed()  # the page is taller than the window: click where it is
+        box = editor.bounding_box()
+        page.mouse.click(box["x"] + 20, box["y"] + ROW_HEIGHT * row + ROW_HEIGHT // 2)
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Enter")
+        try:
+            dropdown.wait_for(timeout=10_000)
+            page.keyboard.type(role)  # only the role column's dropdown lists it (the type column's does not)
+            option.wait_for(timeout=5_000)
+            break
+        except PlaywrightTimeout as err:
+            if attempt == 5:
+                raise AssertionError(f"the role cell of row {row} in the column editor did not offer {role!r}") from err
+            page.keyboard.press("Escape")
+            page.keyboard.press("Escape")
+    page.keyboard.press("Enter")
+    dropdown.wait_for(state="hidden", timeout=10_000)
+    wait_idle(page, timeout_ms)
+
+
 def metric(page, label: str) -> str:
     """The value of the metric with this label."""
     label_node = page.locator('[data-testid="stMetricLabel"]').get_by_text(label, exact=True)

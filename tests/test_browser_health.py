@@ -16,11 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from live_app import metric, open_app, open_page, upload, wait_idle
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from live_app import metric, open_app, open_page, set_role, upload, wait_idle
 
 WIDTHS = (1440, 1024)
-ROW_HEIGHT = 35  # header and rows of the column editor
 
 
 def _visits_csv(seed: int = 36) -> bytes:
@@ -36,31 +34,6 @@ def _visits_csv(seed: int = 36) -> bytes:
             rows.append((mrn, day.strftime("%Y-%m-%d"), band, sex, rng.choice(["I10", "E11", "J45"])))
     frame = pd.DataFrame(rows, columns=["mrn", "visit_date", "age_band", "sex", "diagnosis"])
     return frame.to_csv(index=False).encode()
-
-
-def _set_role(page, row: int, role: str) -> None:
-    """Choose ``role`` for the ``row``-th column (1-based) in the Dataset page's column editor:
-    click that row's first cell, move two cells right (type, then role) with the keyboard,
-    open the role's dropdown with Enter and choose the role (whatever the columns' widths)."""
-    editor = page.locator('[class*="st-key-roles-"] [data-testid="stDataFrame"]').first
-    dropdown = page.locator('[id^="gdg-overlay"] input[role="combobox"]')
-    for _ in range(5):
-        editor.scroll_into_view_if_needed()
-        box = editor.bounding_box()
-        page.mouse.click(box["x"] + 20, box["y"] + ROW_HEIGHT * row + ROW_HEIGHT // 2)
-        page.keyboard.press("ArrowRight")
-        page.keyboard.press("ArrowRight")
-        page.keyboard.press("Enter")
-        try:
-            dropdown.wait_for(timeout=10_000)
-            break
-        except PlaywrightTimeout:
-            page.keyboard.press("Escape")
-    page.keyboard.type(role)
-    page.locator('[id^="react-select-"][role="option"]', has_text=role).first.wait_for(timeout=10_000)
-    page.keyboard.press("Enter")
-    dropdown.wait_for(state="hidden", timeout=10_000)
-    wait_idle(page, 300_000)
 
 
 def _click(page, key: str) -> None:
@@ -92,8 +65,8 @@ def test_longitudinal_upload_pseudonym_date_shift_and_target_met_in_people(serve
         upload(page, csv, f"Read {len(frame):,} rows and 5 columns")
         sidebar = page.locator('[data-testid="stSidebar"]')
 
-        _set_role(page, 1, "person")  # mrn: whose record it is
-        _set_role(page, 2, "keep")  # visit_date: released (shifted), not counted in classes
+        set_role(page, 1, "person")  # mrn: whose record it is
+        set_role(page, 2, "keep")  # visit_date: released (shifted), not counted in classes
         assert metric(page, "people") == "80" and metric(page, "records") == f"{len(frame):,}"
         k_people = frame.groupby(["age_band", "sex"])["mrn"].nunique().min()
         assert metric(page, "k (people)") == str(k_people)

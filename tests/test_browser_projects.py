@@ -14,9 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from live_app import ROOT, chromium, dashboard_server, metric, open_app, open_page, upload, wait_idle
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from test_browser_sessions import ROW_HEIGHT
+from live_app import ROOT, chromium, dashboard_server, metric, open_app, open_page, set_role, upload, wait_idle
 from uploads import JOURNEY_CSV
 
 from anonlib.projects import ProjectStore, audit_entries
@@ -24,38 +22,6 @@ from anonlib.workflow import release_csv
 
 ARTIFACTS = ROOT / "test-artifacts"
 TIMEOUT = 300_000
-
-
-def _set_role(page, row: int, role: str) -> None:
-    """Choose ``role`` for column ``row`` (1-based) in the Dataset page's column editor, at any
-    window width: the editor is a canvas whose columns narrow with the window, so the role cell
-    is found by double-clicking along the row until a dropdown that opens offers ``role``."""
-    editor = page.locator('[class*="st-key-roles-"] [data-testid="stDataFrame"]').first
-    dropdown = page.locator('[id^="gdg-overlay"] input[role="combobox"]')
-    options = page.locator('[id^="react-select-"][role="option"]')
-    for _ in range(3):  # a busy machine may still be laying the page out: look again
-        wait_idle(page, TIMEOUT)
-        editor.scroll_into_view_if_needed()
-        box = editor.bounding_box()
-        for x in range(200, int(box["width"]), 30):
-            page.mouse.dblclick(box["x"] + x, box["y"] + ROW_HEIGHT * row + ROW_HEIGHT // 2)
-            try:
-                dropdown.wait_for(timeout=3_000)
-            except PlaywrightTimeout:
-                page.keyboard.press("Escape")
-                continue
-            page.keyboard.type(role)  # only the role column's dropdown lists it (the type column's does not)
-            try:
-                options.filter(has_text=role).first.wait_for(timeout=5_000)
-            except PlaywrightTimeout:
-                page.keyboard.press("Escape")
-                dropdown.wait_for(state="hidden", timeout=10_000)
-                continue
-            page.keyboard.press("Enter")
-            dropdown.wait_for(state="hidden", timeout=10_000)
-            wait_idle(page, TIMEOUT)
-            return
-    raise AssertionError("the role cell of the column editor was not found")
 
 
 def _click(page, key: str) -> None:
@@ -110,7 +76,7 @@ def test_reload_restart_and_a_package_on_a_fresh_store_give_the_same_work(tmp_pa
             port = int(url.rsplit(":", 1)[1])
             open_app(page, url)
             upload(page, csv, "Read 400 rows and 6 columns")
-            _set_role(page, 6, "ignore")  # diagnosis is not analysed in this release
+            set_role(page, 6, "ignore")  # diagnosis is not analysed in this release
             page.get_by_text("Sensitive: none", exact=True).first.wait_for(timeout=60_000)
             _set_number(page, "target_k", "3")
             _set_number(page, "target_suppressed", "10")

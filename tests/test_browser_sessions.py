@@ -15,12 +15,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from live_app import UPLOAD, metric, wait_idle
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from live_app import UPLOAD, metric, set_role, wait_idle
 
 SESSIONS = 5
-ROLE_COLUMN_X = 370  # the role column of the Dataset page's column editor, from its left edge
-ROW_HEIGHT = 35  # header and rows of the column editor
 
 
 def _table(i: int) -> str:
@@ -38,31 +35,6 @@ def _assert_only_own(page, i: int, when: str) -> None:
     leaked = [name for name in _foreign(i) if re.search(rf"\b{re.escape(name)}\b", text)]
     assert not leaked, f"session {i} {when} shows {leaked}"
     assert "Traceback" not in text and "Something unexpected went wrong" not in text, f"session {i} {when}"
-
-
-def _set_role(page, row: int, role: str) -> None:
-    """Choose ``role`` for column ``row`` (1-based) in the Dataset page's column editor.
-
-    The editor is a canvas: a double-click on the role cell opens a dropdown. On a loaded
-    machine the page can still be laying out when the click lands, so the click is
-    repeated until the dropdown is open, and the role is chosen only once it is listed.
-    """
-    # the role editor (its key starts with "roles-"), not a table above it such as the HIPAA flags
-    editor = page.locator('[class*="st-key-roles-"] [data-testid="stDataFrame"]').first
-    dropdown = page.locator('[id^="gdg-overlay"] input[role="combobox"]')
-    for _ in range(5):
-        editor.scroll_into_view_if_needed()  # the page is taller than the window: click where it is
-        box = editor.bounding_box()
-        page.mouse.dblclick(box["x"] + ROLE_COLUMN_X, box["y"] + ROW_HEIGHT * row + ROW_HEIGHT // 2)
-        try:
-            dropdown.wait_for(timeout=10_000)
-            break
-        except PlaywrightTimeout:
-            page.keyboard.press("Escape")
-    page.keyboard.type(role)
-    page.locator('[id^="react-select-"][role="option"]', has_text=role).first.wait_for(timeout=10_000)
-    page.keyboard.press("Enter")
-    dropdown.wait_for(state="hidden", timeout=10_000)
 
 
 def test_five_sessions_at_once_never_see_each_other(server, browser, tmp_path: Path) -> None:
@@ -97,7 +69,7 @@ def test_five_sessions_at_once_never_see_each_other(server, browser, tmp_path: P
 
     # every session stops treating its age column as a quasi-identifier, at the same time
     for page in pages.values():
-        _set_role(page, 3, "ignore")
+        set_role(page, 3, "ignore")
     for i, page in pages.items():
         wait_idle(page)
         page.get_by_text(f"Quasi-identifiers: zip{i}, sex{i}", exact=True).first.wait_for(timeout=60_000)
