@@ -706,7 +706,9 @@ def generalized_values(
         codes, categories = pd.factorize(labels)  # a label shared by two codes (a group named "missing") once
         codes = codes[level_codes]
         codes[stays] = -1
-        return pd.Series(pd.Categorical.from_codes(codes, categories=categories), index=values.index)
+        # the categories as they are (distinct, from ``factorize``) and the codes within them: no re-checks
+        dtype = pd.CategoricalDtype(pd.Index(categories, dtype=object))
+        return pd.Series(pd.Categorical.from_codes(codes, dtype=dtype, validate=False), index=values.index)
     out = labels[level_codes]
     out[stays] = None
     return pd.Series(out, index=values.index, dtype=object)

@@ -362,10 +362,8 @@ class Baseline:
             levels[j, rows] = _released_levels(
                 first[j], self.codes[j, rows], self.missing[j, rows], encoded.codes[:, p], encoded.labels[p]
             )
-        ids, n_classes = combine(
-            [encoded.codes[:, p] for p in positions], [encoded.cardinalities[p] for p in positions], encoded.n_rows
-        )
-        return _Matched(self.weights, kept, self.codes, self.labels, levels, ids, n_classes)
+        released = encoded.classes(qis)  # the released classes on the quasi-identifiers as written
+        return _Matched(self.weights, kept, self.codes, self.labels, levels, released.ids, released.n_classes)
 
     def value(self, released: pd.DataFrame, measure: str, *, encoded: EncodedTable | None = None) -> float:
         """One measure's overall value for ``released`` (``Utility.value``)."""

@@ -192,13 +192,6 @@ def estimate_search(
     return WorkEstimate(what, operations=tables, seconds=tables * per_table, peak_bytes=peak)
 
 
-# Measured on Adult (32,561 records x 15 columns, 8 shield attributes: 3.3 ms per table)
-# and on Cleveland (303 records, 4 shield attributes: 0.3 ms), 2 shared cores.
-_TABLE_SECONDS = 3e-4
-_CELL_SECONDS = 1e-8
-_NODE_BYTES = 400  # a SearchNode, its index entry and its place in W
-
-
 # Measured on Adult (32,561 records x 15 columns, 8 quasi-identifiers: 3.3 ms per table)
 # and on Cleveland (303 records, 4 quasi-identifiers: 0.3 ms), 2 shared cores.
 _TABLE_SECONDS = 3e-4
@@ -368,8 +361,10 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
     )
     # the generalized columns as categoricals: the same cells, read by the kernel from their codes
     released = space.generalized(found.levels, categorical=True)[~space.failing_records(found.levels)]
-    # Every number below is read off the released table's cells, encoded once by the kernel.
-    cells = encode(released, [*space.qis, *(c for c in space.columns if c not in space.qis)], count=space.count)
+    # Every number below is read off the released table's cells, encoded once by the kernel (labels
+    # in order of appearance but the sensitive attributes': only they are compared by order).
+    columns = [*space.qis, *(c for c in space.columns if c not in space.qis)]
+    cells = encode(released, columns, count=space.count, unordered=[c for c in columns if c not in space.sensitive])
     after = acceptance(
         released,
         space.qis,

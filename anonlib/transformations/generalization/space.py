@@ -65,7 +65,7 @@ import pandas as pd
 
 from ...core.budget import lattice_size
 from ...core.cells import is_number_column
-from ...core.equivalence import Classes, combine, distinct_keys, encode, person_codes, persons_per_class
+from ...core.equivalence import Classes, combine, distinct_keys, encode, person_codes, persons_per_class, stack_columns
 from ...core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names, require_columns
 from ...core.hierarchy import generalized_values, level_lookup
 from ...core.metrics import whole_k
@@ -235,7 +235,7 @@ class GeneralizationSpace:
             table = replace(
                 table,
                 columns=(*table.columns, person),
-                codes=np.column_stack([table.codes, persons]),
+                codes=stack_columns([*table.codes.T, persons], table.n_rows),
                 cardinalities=(*table.cardinalities, self.n_persons),
                 labels=(*table.labels, np.arange(self.n_persons)),
             )
