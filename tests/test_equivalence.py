@@ -75,6 +75,20 @@ def test_class_sizes_equal_groupby(df: pd.DataFrame, columns: list[str], with_co
 
 
 @settings(max_examples=40, deadline=None)
+@given(tables, st.lists(st.sampled_from([("x",), ("y",), ("x", "y"), ("z", "x"), ("x", "y", "z")]), max_size=8))
+def test_kept_classes_are_the_classes_counted_afresh_and_at_most_two(df: pd.DataFrame, asked: list) -> None:
+    """Classes read again from an encoded table are those a fresh count gives, in any order of
+    asking, and the table keeps at most two sets of them (a walk over subsets holds no more)."""
+    table = encode(df, ["x", "y", "z"], count="n")
+    for columns in asked:
+        kept = table.classes(columns)
+        fresh = encode(df, list(columns), count="n").classes()
+        assert kept.ids.tolist() == fresh.ids.tolist() and kept.sizes.tolist() == fresh.sizes.tolist()
+        assert table.classes(columns) is kept
+        assert len(table._counted) <= 2
+
+
+@settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(1, 50), min_size=1, max_size=12), st.integers(1, 200), st.integers(0, 2**32 - 1))
 def test_combine_survives_huge_key_spaces(cards: list[int], n: int, seed: int) -> None:
     """Mixed-radix keys past 2**62 are re-densified without collisions."""

@@ -40,6 +40,7 @@ from .numbers import whole_numbers
 
 MISSING_LABEL = "missing"
 _KEY_LIMIT = 1 << 62
+_KEPT_CLASSES = 2  # class tables an EncodedTable keeps (``EncodedTable.classes``)
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,9 @@ class EncodedTable:
     ``codes[:, j]`` holds codes ``0..cardinalities[j]-1`` of ``columns[j]``;
     ``labels[j][c]`` is the original value of code ``c`` (``"missing"`` for NA).
     ``weights`` is the record count of each row (None = one record per row). The codes are
-    never changed in place, so the classes of a set of columns are counted once (``classes``).
+    never changed in place, so the classes of the last two sets of columns counted are kept
+    (``classes``): the measures of one release read the same classes, and a caller walking
+    many subsets holds no more than two.
     """
 
     columns: tuple[str, ...]
@@ -81,8 +84,8 @@ class EncodedTable:
 
     def classes(self, columns: Sequence[str] | None = None, *, ordered: bool = True) -> Classes:
         """Equivalence classes on ``columns`` (all encoded columns when None); with
-        ``ordered=False`` numbered in order of first appearance (``combine``). Counted once per
-        set of columns: the measures of one release read the same classes.
+        ``ordered=False`` numbered in order of first appearance (``combine``). The last two sets
+        of columns counted are kept: the measures of one release read the same classes.
 
         >>> t = encode(pd.DataFrame({"a": [1, 2, 1]}))
         >>> t.classes(["a"]).sizes.tolist(), t.classes(["a"]) is t.classes(["a"])
@@ -95,7 +98,10 @@ class EncodedTable:
             ids, n = combine(
                 [self.codes[:, p] for p in pos], [self.cardinalities[p] for p in pos], self.n_rows, ordered=ordered
             )
-            found = self._counted[(cols, ordered)] = Classes.from_ids(ids, n, self.weights)
+            found = Classes.from_ids(ids, n, self.weights)
+            if len(self._counted) >= _KEPT_CLASSES:
+                del self._counted[next(iter(self._counted))]  # the oldest
+            self._counted[(cols, ordered)] = found
         return found
 
 
