@@ -100,7 +100,7 @@ class EncodedTable:
             )
             found = Classes.from_ids(ids, n, self.weights)
             if len(self._counted) >= _KEPT_CLASSES:
-                del self._counted[next(iter(self._counted))]  # the oldest
+                self._counted.pop(next(iter(self._counted)), None)  # the oldest
             self._counted[(cols, ordered)] = found
         return found
 
