@@ -23,23 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from live_app import chromium, dashboard_server, open_app, open_page, wait_idle  # noqa: E402
+from live_app import chromium, click, dashboard_server, enter_number, open_app, open_page  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshot.png"
 VIEWPORT = {"width": 1440, "height": 1320}
 TIMEOUT_MS = 300_000
-
-
-def _click(page, key: str) -> None:
-    page.locator(f".st-key-{key} button").first.click()
-    wait_idle(page, TIMEOUT_MS)
-
-
-def _number(page, key: str, value: str) -> None:
-    box = page.locator(f".st-key-{key} input").first
-    box.fill(value)
-    box.press("Enter")
-    wait_idle(page, TIMEOUT_MS)
 
 
 def main() -> int:
@@ -47,12 +35,12 @@ def main() -> int:
         context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
         page = context.new_page()
         open_app(page, url, TIMEOUT_MS)
-        _number(page, "target_k", "5")
-        _number(page, "target_suppressed", "10")
+        enter_number(page, "target_k", "5")
+        enter_number(page, "target_suppressed", "10")
         open_page(page, "Individual privacy", TIMEOUT_MS)
         page.locator(".st-key-peers_apply button").first.wait_for(timeout=TIMEOUT_MS)
-        _click(page, "peers_apply")
-        _click(page, "sidebar_suppress")
+        click(page, "peers_apply")
+        click(page, "sidebar_suppress")
         open_page(page, "Dataset", TIMEOUT_MS)
         sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
         if "1. Individual privacy" not in sidebar or "2. Sidebar" not in sidebar:

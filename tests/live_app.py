@@ -156,6 +156,20 @@ def wait_idle(page, timeout_ms: int = 180_000) -> None:
         page.wait_for_function(BUSY, timeout=timeout_ms)
 
 
+def click(page, key: str, timeout_ms: int = 300_000) -> None:
+    """Click the button with this Streamlit key and wait for the rerun."""
+    page.locator(f".st-key-{key} button").first.click()
+    wait_idle(page, timeout_ms)
+
+
+def enter_number(page, key: str, value: str, timeout_ms: int = 300_000) -> None:
+    """Type ``value`` into the number input with this Streamlit key, press Enter and wait for the rerun."""
+    box = page.locator(f".st-key-{key} input").first
+    box.fill(value)
+    box.press("Enter")
+    wait_idle(page, timeout_ms)
+
+
 ROW_HEIGHT = 35  # header and rows of the Dataset page's column editor
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from live_app import BUSY, ROOT, metric, open_app, open_page, upload, wait_idle
+from live_app import BUSY, ROOT, click, metric, open_app, open_page, upload, wait_idle
 from uploads import JOURNEY_CSV, clinic_csv, tennessee_csv
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -217,12 +217,6 @@ _STEP = re.compile(
 )  # Markdown draws -> as →
 
 
-def _click(page, key: str) -> None:
-    """Click the button with this Streamlit key and wait for the rerun."""
-    page.locator(f".st-key-{key} button").first.click()
-    wait_idle(page, 300_000)
-
-
 def test_release_journey_generalize_bands_undo_report_package_apply(server, browser, tmp_path) -> None:
     """Upload -> a generalization on Leakage (sex and zip) -> bands on Individual privacy ->
     undo -> the report lists the generalization with its records -> download the package ->
@@ -254,7 +248,7 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
     page.locator('[class*="st-key-shield-"]').get_by_role("button", name="Remove birth_year").click()
     wait_idle(page, 300_000)
     page.locator(".st-key-leakage_apply button").first.wait_for(timeout=300_000)
-    _click(page, "leakage_apply")
+    click(page, "leakage_apply")
     step = _STEP.search(sidebar.inner_text())
     assert step, sidebar.inner_text()
     before, after = (int(n.replace(",", "")) for n in step.groups())
@@ -262,9 +256,9 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
 
     # Individual privacy: bands on the birth year, then undo them
     open_page(page, "Individual privacy")
-    _click(page, "peers_apply")
+    click(page, "peers_apply")
     assert "2. Individual privacy: " in sidebar.inner_text()
-    _click(page, "sidebar_undo")
+    click(page, "sidebar_undo")
     text = sidebar.inner_text()
     assert "2. Individual privacy" not in text and _STEP.search(text).groups() == step.groups()
 
@@ -350,7 +344,7 @@ def test_release_journey_generalize_local_suppression_release_view(server, brows
 
     open_page(page, "Leakage & anonymization")
     page.locator(".st-key-leakage_apply button").first.wait_for(timeout=300_000)
-    _click(page, "leakage_apply")
+    click(page, "leakage_apply")
     text = sidebar.inner_text()
     before, after = (_number(n) for n in _FAILING.search(text).groups())
     assert 0 < after < before, text
@@ -358,7 +352,7 @@ def test_release_journey_generalize_local_suppression_release_view(server, brows
     assert 0 < touched < after  # the offer is made only when it touches fewer records
     page.screenshot(path=str(ARTIFACTS / f"local-{width}-generalized.png"))
 
-    _click(page, "sidebar_suppress_cells")
+    click(page, "sidebar_suppress_cells")
     text = sidebar.inner_text()
     assert "2. Sidebar: Local suppression to k = 5" in text, text
     assert "Met: all 20,000 records are in classes meeting k = 5." in text, text

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from live_app import BUSY, ROOT, metric, open_app, open_page, upload, wait_idle
+from live_app import BUSY, ROOT, click, metric, open_app, open_page, upload, wait_idle
 from test_browser import _CUT
 from uploads import patients_csv
 
@@ -23,11 +23,6 @@ from anonlib.workflow import verify_package
 
 ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = pytest.mark.skipif(opendp_version() is None, reason="OpenDP (the dp extra) is not installed")
-
-
-def _click(page, key: str) -> None:
-    page.locator(f".st-key-{key} button").first.click()
-    wait_idle(page, 300_000)
 
 
 def _full_screenshot(page, width: int, path: Path) -> None:
@@ -59,7 +54,7 @@ def test_k_anonymous_and_private_release_compared_on_one_page_and_the_package_ve
     # the k-anonymous release: the optimal generalization on Leakage
     open_page(page, "Leakage & anonymization")
     page.locator(".st-key-leakage_apply button").first.wait_for(timeout=300_000)
-    _click(page, "leakage_apply")
+    click(page, "leakage_apply")
     assert "1. Leakage:" in sidebar.inner_text()
 
     # the Release page: the k-anonymous release measured, then the private one made beside it
@@ -75,7 +70,7 @@ def test_k_anonymous_and_private_release_compared_on_one_page_and_the_package_ve
     assert run.is_enabled()
     body = page.locator('[data-testid="stMain"]').inner_text()
     assert "estimated at about" in body and "ρ = 4.5" in body
-    _click(page, "private_run")
+    click(page, "private_run")
     page.get_by_role("heading", name="The two releases side by side").wait_for(timeout=600_000)
     wait_idle(page, 300_000)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from live_app import metric, open_app, open_page, set_role, upload, wait_idle
+from live_app import click, metric, open_app, open_page, set_role, upload, wait_idle
 
 WIDTHS = (1440, 1024)
 
@@ -34,11 +34,6 @@ def _visits_csv(seed: int = 36) -> bytes:
             rows.append((mrn, day.strftime("%Y-%m-%d"), band, sex, rng.choice(["I10", "E11", "J45"])))
     frame = pd.DataFrame(rows, columns=["mrn", "visit_date", "age_band", "sex", "diagnosis"])
     return frame.to_csv(index=False).encode()
-
-
-def _click(page, key: str) -> None:
-    page.locator(f".st-key-{key} button").first.click()
-    wait_idle(page, 300_000)
 
 
 def _shot(page, path: Path) -> None:
@@ -71,9 +66,9 @@ def test_longitudinal_upload_pseudonym_date_shift_and_target_met_in_people(serve
         k_people = frame.groupby(["age_band", "sex"])["mrn"].nunique().min()
         assert metric(page, "k (people)") == str(k_people)
 
-        _click(page, "health_pseudonym_apply")
+        click(page, "health_pseudonym_apply")
         assert "mrn released as a keyed pseudonym" in sidebar.inner_text()
-        _click(page, "health_shift_apply")
+        click(page, "health_shift_apply")
         assert "visit_date shifted by one offset per person (mrn)" in sidebar.inner_text()
 
         limit = page.locator(".st-key-target_suppressed input")
@@ -86,7 +81,7 @@ def test_longitudinal_upload_pseudonym_date_shift_and_target_met_in_people(serve
         wait_idle(page, 300_000)
         assert "Met once" in sidebar.inner_text() or "Met:" in sidebar.inner_text()
         if page.locator(".st-key-sidebar_suppress button").count():
-            _click(page, "sidebar_suppress")
+            click(page, "sidebar_suppress")
         text = sidebar.inner_text()
         assert re.search(r"Met: all [\d,]+ people \([\d,]+ records\) are in classes meeting k = 10", text), text
         assert re.search(r"[\d,]+ people \([\d.]+%; [\d,]+ records\) suppressed so far", text), text

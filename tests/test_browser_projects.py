@@ -14,7 +14,19 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from live_app import ROOT, chromium, dashboard_server, metric, open_app, open_page, set_role, upload, wait_idle
+from live_app import (
+    ROOT,
+    chromium,
+    click,
+    dashboard_server,
+    enter_number,
+    metric,
+    open_app,
+    open_page,
+    set_role,
+    upload,
+    wait_idle,
+)
 from uploads import JOURNEY_CSV
 
 from anonlib.projects import ProjectStore, audit_entries
@@ -22,18 +34,6 @@ from anonlib.workflow import release_csv
 
 ARTIFACTS = ROOT / "test-artifacts"
 TIMEOUT = 300_000
-
-
-def _click(page, key: str) -> None:
-    page.locator(f".st-key-{key} button").first.click()
-    wait_idle(page, TIMEOUT)
-
-
-def _set_number(page, key: str, value: str) -> None:
-    field = page.locator(f".st-key-{key} input").first
-    field.fill(value)
-    field.press("Enter")
-    wait_idle(page, TIMEOUT)
 
 
 def _working_copy(page) -> dict:
@@ -78,17 +78,17 @@ def test_reload_restart_and_a_package_on_a_fresh_store_give_the_same_work(tmp_pa
             upload(page, csv, "Read 400 rows and 6 columns")
             set_role(page, 6, "ignore")  # diagnosis is not analysed in this release
             page.get_by_text("Sensitive: none", exact=True).first.wait_for(timeout=60_000)
-            _set_number(page, "target_k", "3")
-            _set_number(page, "target_suppressed", "10")
+            enter_number(page, "target_k", "3")
+            enter_number(page, "target_suppressed", "10")
             # step 1: the least-loss generalization of sex and zip (birth year left as it is)
             open_page(page, "Leakage & anonymization")
             page.locator('[class*="st-key-shield-"]').get_by_role("button", name="Remove birth_year").click()
             wait_idle(page, TIMEOUT)
             page.locator(".st-key-leakage_apply button").first.wait_for(timeout=TIMEOUT)
-            _click(page, "leakage_apply")
+            click(page, "leakage_apply")
             # step 2: suppress the records that still fail
             page.locator(".st-key-sidebar_suppress button").first.wait_for(timeout=TIMEOUT)
-            _click(page, "sidebar_suppress")
+            click(page, "sidebar_suppress")
             open_page(page, "Dataset")
             before = _working_copy(page)
             steps = [line for line in before["sidebar"] if re.match(r"\d\. ", line)]
@@ -131,7 +131,7 @@ def test_reload_restart_and_a_package_on_a_fresh_store_give_the_same_work(tmp_pa
                 page.locator(f'.st-key-{key} input[type="file"]').set_input_files(str(path))
                 page.locator(f".st-key-{key}").get_by_text(path.name).first.wait_for(timeout=TIMEOUT)
                 wait_idle(page, TIMEOUT)
-            _click(page, "projects_continue")
+            click(page, "projects_continue")
             page.get_by_text("2 step(s) re-applied").wait_for(timeout=TIMEOUT)
             _shot(page, f"projects-{width}-opened-package.png")
             opened = _working_copy(page)
