@@ -170,6 +170,18 @@ def enter_number(page, key: str, value: str, timeout_ms: int = 300_000) -> None:
     wait_idle(page, timeout_ms)
 
 
+def full_screenshot(page, path: Path, timeout_ms: int = 300_000) -> None:
+    """A screenshot of the whole main section: the window grown to its height (the section
+    scrolls inside, not the document), charts given time to follow, then the window put back."""
+    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    width = page.viewport_size["width"]
+    page.set_viewport_size({"width": width, "height": max(1000, min(int(height) + 40, 16_000))})
+    page.wait_for_timeout(1500)  # plotly charts follow the new size
+    page.wait_for_function(BUSY, timeout=timeout_ms)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": width, "height": 1000})
+
+
 ROW_HEIGHT = 35  # header and rows of the Dataset page's column editor
 
 

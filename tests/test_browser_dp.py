@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from live_app import BUSY, ROOT, click, metric, open_app, open_page, upload, wait_idle
+from live_app import ROOT, click, full_screenshot, metric, open_app, open_page, upload, wait_idle
 from test_browser import _CUT
 from uploads import patients_csv
 
@@ -23,16 +23,6 @@ from anonlib.workflow import verify_package
 
 ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = pytest.mark.skipif(opendp_version() is None, reason="OpenDP (the dp extra) is not installed")
-
-
-def _full_screenshot(page, width: int, path: Path) -> None:
-    """The whole main section: the window grown to its height (it scrolls inside, not the document)."""
-    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-    page.set_viewport_size({"width": width, "height": max(1000, min(int(height) + 40, 16_000))})
-    page.wait_for_timeout(1500)  # plotly charts follow the new size
-    page.wait_for_function(BUSY, timeout=300_000)
-    page.screenshot(path=str(path), full_page=True)
-    page.set_viewport_size({"width": width, "height": 1000})
 
 
 @pytest.mark.parametrize("width", [1440, 1024])
@@ -86,7 +76,7 @@ def test_k_anonymous_and_private_release_compared_on_one_page_and_the_package_ve
     cut = page.evaluate(_CUT)
     assert not cut, cut
     ARTIFACTS.mkdir(exist_ok=True)
-    _full_screenshot(page, width, ARTIFACTS / f"dp-{width}-release.png")
+    full_screenshot(page, ARTIFACTS / f"dp-{width}-release.png")
 
     # the private package, downloaded as a person would, verifies against the upload
     with page.expect_download(timeout=300_000) as download:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from live_app import click, metric, open_app, open_page, set_role, upload, wait_idle
+from live_app import click, full_screenshot, metric, open_app, open_page, set_role, upload, wait_idle
 
 WIDTHS = (1440, 1024)
 
@@ -34,15 +34,6 @@ def _visits_csv(seed: int = 36) -> bytes:
             rows.append((mrn, day.strftime("%Y-%m-%d"), band, sex, rng.choice(["I10", "E11", "J45"])))
     frame = pd.DataFrame(rows, columns=["mrn", "visit_date", "age_band", "sex", "diagnosis"])
     return frame.to_csv(index=False).encode()
-
-
-def _shot(page, path: Path) -> None:
-    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-    width = page.viewport_size["width"]
-    page.set_viewport_size({"width": width, "height": max(1000, min(int(height) + 40, 12_000))})
-    page.wait_for_timeout(800)
-    page.screenshot(path=str(path), full_page=True)
-    page.set_viewport_size({"width": width, "height": 1000})
 
 
 def test_longitudinal_upload_pseudonym_date_shift_and_target_met_in_people(server, browser, tmp_path) -> None:
@@ -88,13 +79,13 @@ def test_longitudinal_upload_pseudonym_date_shift_and_target_met_in_people(serve
         assert "(counted in people)" in text
         body = page.locator("body").inner_text()
         assert "Traceback" not in body and "Something unexpected went wrong" not in body
-        _shot(page, shots / f"{width}-health-dataset.png")
+        full_screenshot(page, shots / f"{width}-health-dataset.png")
 
         open_page(page, "Release")
         page.get_by_text("Columns released and left out").wait_for(timeout=120_000)
         body = page.locator("body").inner_text()
         assert "Counted in people:" in body and "Traceback" not in body
-        _shot(page, shots / f"{width}-health-release.png")
+        full_screenshot(page, shots / f"{width}-health-release.png")
         assert not errors, (width, errors)
         context.close()
     saved = sorted(shots.glob("*-health-*.png"))
