@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+from test_sidebar import SCRIPT  # a page that applies a step through the state API
 
 from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.projects import ProjectStore, audit_entries, record_package
@@ -16,22 +17,6 @@ from anonlib.workflow import release_package
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 120
 TITLE = SAMPLES["caballero_table2b"].title  # a sample's project is named after it
-
-SCRIPT = """
-import streamlit as st
-from anonlib.core.hierarchy import flat_hierarchy
-from anonlib.workflow import GeneralizationStep
-from dashboard.state import active_dataset, apply_step_callback
-from dashboard.ui import run_with_sidebar
-
-def page():
-    st.title("Test page")
-    st.text(f"current: {sorted(active_dataset().frame['Gender'].astype(str).unique())}")
-    step = GeneralizationStep((("Gender", 1),), (("Gender", flat_hierarchy(["female", "male"])),))
-    st.button("Generalize gender", key="apply_gender", on_click=apply_step_callback, args=(step, "Test page"))
-
-run_with_sidebar([st.Page(page, title="Test page")])
-"""
 
 
 def tab(with_sample: bool = False) -> AppTest:
