@@ -625,6 +625,33 @@ def test_privacy_matrix_equals_the_record_walk_on_adult():
     assert 0.0 < float((res.values > 0).mean()) < 1.0  # a matrix with both protected and exposed cells
 
 
+@pytest.mark.parametrize("measure", ["ppp", "poac"])
+def test_privacy_matrix_split_over_threads_equals_the_record_walk(monkeypatch, measure):
+    """Every piece of the walk that may run on the shared pool (the targets of a table, the
+    blocks of a pull, the rows of the maps) made small enough to run there: the same bits
+    as the walk over the distinct records."""
+    from anonlib.core import parallel
+    from anonlib.measures.peers import rollup
+    from anonlib.measures.peers.matrix import _record_walk
+
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_ELEMENTS", 1)
+    monkeypatch.setattr(rollup, "PULL_CELLS", 16)
+    monkeypatch.setattr(rollup, "TAKE_BY_ROWS", 2)
+    frame, _ = example_dataset("adult").analysis_frame()
+    variables = list(EXAMPLES["adult"].variables)[:6]
+    sample = frame.iloc[::7]
+    table = encode(sample, variables)
+    codes = [np.ascontiguousarray(table.codes[:, j]) for j in range(len(variables))]
+    qs = [0.0 if measure == "ppp" else 0.1] * 6
+    res = privacy_matrix(sample, variables, measure, q=qs[0])
+    values, masks, npp_full = _record_walk(
+        table, variables, codes, list(table.cardinalities), qs, measure, True, None, 5
+    )
+    np.testing.assert_array_equal(res.values, values)
+    np.testing.assert_array_equal(res.worst, masks)
+    np.testing.assert_array_equal(res.npp, npp_full)
+
+
 def test_the_lattice_matrix_of_no_record_is_empty():
     """No distinct record: arrays of shape (variables, 0), not a cast error."""
     import numpy as np

@@ -57,13 +57,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 
 from ..errors import DataFileError, FileTooLargeError, join_names
+from ..parallel import each
 from .columns import Typed, clean_names, header_note, missing_note, typed_values
 from .source import (
     CSV_INJECTION_PREFIXES,
@@ -136,7 +136,7 @@ def _table(
     missing_markers: Sequence[str],
     allow_empty: bool = False,
 ) -> LoadedTable:
-    """Check the limits, type every column (two at a time) and say what was noticed."""
+    """Check the limits, type every column (on every core) and say what was noticed."""
     columns = cells.columns
     rows = len(columns[0]) if columns else 0
     if len(columns) > max_columns:
@@ -172,8 +172,7 @@ def _table(
         column, raw[j] = raw[j], None
         return typed_values(column, markers)
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        typed = list(pool.map(typed_column, range(len(raw))))
+    typed = each(typed_column, range(len(raw)), elements=rows)
     text_bytes = sum(t.text_bytes for t in typed)
     if text_bytes > 4 * max_bytes:
         raise too_large("The text in the table takes", text_bytes, 4 * max_bytes)

@@ -10,7 +10,6 @@ import io
 import re
 import warnings
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from ..errors import DataFileError, FileTooLargeError
+from ..parallel import each
 from .source import DELIMITERS, HEAD_BYTES, MISSING_MARKERS, NUMBER, SAMPLE_LINES, Source
 
 # --- text: encoding, delimiter, header ----------------------------------------------
@@ -183,11 +183,11 @@ def _scan(src: Source, count_lines: bool, delimiter: str) -> _Scanned:
     if src.size < _SCAN_SPLIT_BYTES:
         first, second = _scan_part(src, 0, None, count_lines, delimiter_code), _ScannedPart()
     else:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            first, second = pool.map(
-                lambda bounds: _scan_part(src, *bounds, count_lines, delimiter_code),
-                [(0, src.size // 2), (src.size // 2, None)],
-            )
+        first, second = each(
+            lambda bounds: _scan_part(src, *bounds, count_lines, delimiter_code),
+            [(0, src.size // 2), (src.size // 2, None)],
+            elements=src.size // 2,
+        )
     cr_delimiter = (
         first.cr_delimiter or second.cr_delimiter or (first.ends_in_cr and second.starts_with == delimiter_code)
     )  # where the halves meet

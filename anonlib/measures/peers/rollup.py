@@ -44,6 +44,7 @@ import numpy as np
 
 from ...core.budget import Progress, report
 from ...core.equivalence import Classes, combine, refine
+from ...core.parallel import each
 
 
 def _subset_ranks(m: int) -> np.ndarray:
@@ -118,22 +119,26 @@ def lattice_matrix(
         k, n = edges.shape
         # #{a_i} per (target, cell): the cells' records rolled up to their group and read back
         values = np.empty((k, n))
-        npp = []
-        for row, out, size in zip(edges, values, groups):  # one target at a time: no k-fold copy
-            np.take(np.bincount(row, weights=cell_w, minlength=size), row, out=out)
-            if mask == full:
-                npp.append(np.rint(out - cell_w).astype(np.int64))
+
+        def group_sizes(i: int) -> None:  # one target at a time (no k-fold copy), the targets on every core
+            np.take(np.bincount(edges[i], weights=cell_w, minlength=groups[i]), edges[i], out=values[i])
+
+        each(group_sizes, range(k), elements=n)
         if mask == full:
-            result["npp"] = npp
+            result["npp"] = [np.rint(out - cell_w).astype(np.int64) for out in values]
         np.divide(cell_w, values, out=values)  # #{s_i, a_i} / #{a_i}, exact counts in float64;
         # written over the counts (a fresh array of this size costs its page faults again)
         if measure == "ppp":
             np.subtract(1.0, values, out=values)
         else:
-            for row, out, size, q, alt in zip(edges, values, groups, pq[positions], alternatives[positions]):
+
+            def considered(i: int) -> None:
+                out, q, alt = values[i], pq[positions[i]], alternatives[positions[i]]
                 probable = out > q  # indicator I_{q,i,v}
-                considered = np.take(np.bincount(row, weights=probable, minlength=size), row) - probable
-                out[:] = considered / alt if alt > 0 else 0.0  # a single value: PoAC 0
+                counted = np.take(np.bincount(edges[i], weights=probable, minlength=groups[i]), edges[i]) - probable
+                out[:] = counted / alt if alt > 0 else 0.0  # a single value: PoAC 0
+
+            each(considered, range(k), elements=n)
         ranks = np.empty((k, n), dtype=rank_type)
         ranks[:] = np.array([rank[mask & ~(1 << s)] for s in positions], dtype=rank_type)[:, None]
         if not include_empty and k == 1:
@@ -150,7 +155,8 @@ def lattice_matrix(
         """agg (the targets of P) <- min(agg, the minimum of P - y read through ``edge``);
         equal values keep the lower rank."""
         i = positions.index(y)
-        for start in range(0, len(edge), PULL_CELLS):  # in blocks of cells: the temporaries stay small and warm
+
+        def block(start: int) -> None:  # in blocks of cells: the temporaries stay small and warm
             cells = slice(start, start + PULL_CELLS)
             part = edge[cells]
             values, ranks = np.take(child[0], part, axis=1), np.take(child[1], part, axis=1)
@@ -164,6 +170,9 @@ def lattice_matrix(
                 moved *= take  # a select by arithmetic: numpy's masked ufuncs (where=) are several times slower
                 r += moved
                 np.minimum(v, lv, out=v)
+
+        # the blocks write to different cells: on every core
+        each(block, range(0, len(edge), PULL_CELLS), elements=PULL_CELLS * len(positions))
 
     def visit(
         mask: int,
@@ -272,8 +281,7 @@ def _take_columns(table: np.ndarray, index: np.ndarray, out: np.ndarray | None =
         return np.take(table, index, axis=1, out=out)
     if out is None:
         out = np.empty((table.shape[0], len(index)), dtype=table.dtype)
-    for row, target in zip(table, out):
-        np.take(row, index, out=target)
+    each(lambda j: np.take(table[j], index, out=out[j]), range(table.shape[0]), elements=len(index))
     return out
 
 

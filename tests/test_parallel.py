@@ -1,0 +1,51 @@
+"""The shared thread pool: the same results as a loop, in order, and no deadlock when a
+piece asks for parallel work itself."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anonlib.core import parallel
+from anonlib.core.parallel import MIN_PARALLEL_ELEMENTS, each
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 50), max_size=12), st.sampled_from([1, MIN_PARALLEL_ELEMENTS]))
+def test_each_equals_the_loop_in_order(sizes, elements):
+    rng = np.random.default_rng(len(sizes))
+    arrays = [rng.integers(0, 100, size) for size in sizes]
+    out = [np.zeros(0)] * len(arrays)
+
+    def square_sum(i: int) -> int:
+        out[i] = arrays[i] ** 2
+        return int(out[i].sum())
+
+    assert each(square_sum, range(len(arrays)), elements=elements) == [int((a**2).sum()) for a in arrays]
+    assert all(np.array_equal(o, a**2) for o, a in zip(out, arrays))
+
+
+def test_large_pieces_run_on_the_pool_and_nested_work_runs_in_its_own_thread():
+    if parallel._pool() is None:  # one core: everything runs in the caller's thread
+        assert (
+            each(lambda _: threading.current_thread().name, range(3), elements=MIN_PARALLEL_ELEMENTS)
+            == [threading.current_thread().name] * 3
+        )
+        return
+
+    def outer(i: int) -> tuple[str, list[str]]:
+        inner = each(lambda _: threading.current_thread().name, range(4), elements=MIN_PARALLEL_ELEMENTS)
+        return threading.current_thread().name, inner
+
+    results = each(outer, range(6), elements=MIN_PARALLEL_ELEMENTS)
+    for name, inner in results:
+        assert name.startswith("anonlib-parallel")
+        assert inner == [name] * 4  # the pool never waits on itself
+
+
+def test_small_pieces_stay_in_the_callers_thread():
+    me = threading.current_thread().name
+    assert each(lambda _: threading.current_thread().name, range(5), elements=MIN_PARALLEL_ELEMENTS - 1) == [me] * 5
