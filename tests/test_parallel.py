@@ -49,3 +49,18 @@ def test_large_pieces_run_on_the_pool_and_nested_work_runs_in_its_own_thread():
 def test_small_pieces_stay_in_the_callers_thread():
     me = threading.current_thread().name
     assert each(lambda _: threading.current_thread().name, range(5), elements=MIN_PARALLEL_ELEMENTS - 1) == [me] * 5
+
+
+def test_a_forked_child_gets_a_pool_of_its_own():
+    """A forked child has none of the parent's pool threads: work it asks for still completes."""
+    import multiprocessing
+
+    each(lambda _: None, range(2), elements=MIN_PARALLEL_ELEMENTS)  # the parent's pool started
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        result = pool.apply_async(_sum_of_squares_on_the_pool).get(timeout=60)
+    assert result == sum(i * i for i in range(8))
+
+
+def _sum_of_squares_on_the_pool() -> int:
+    return sum(each(lambda i: i * i, range(8), elements=MIN_PARALLEL_ELEMENTS))

@@ -43,6 +43,10 @@ def _pool() -> ThreadPoolExecutor | None:
     return ThreadPoolExecutor(workers, thread_name_prefix=_PREFIX) if workers > 1 else None
 
 
+if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads: it starts its own pool
+    os.register_at_fork(after_in_child=_pool.cache_clear)
+
+
 def each(function: Callable[[T], R], pieces: Iterable[T], *, elements: int) -> list[R]:
     """``[function(p) for p in pieces]``, on every core when each piece handles at least
     ``MIN_PARALLEL_ELEMENTS`` array elements (``elements``, a typical piece's size) and
