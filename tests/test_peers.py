@@ -636,7 +636,6 @@ def test_privacy_matrix_split_over_threads_equals_the_record_walk(monkeypatch, m
 
     monkeypatch.setattr(parallel, "MIN_PARALLEL_ELEMENTS", 1)
     monkeypatch.setattr(rollup, "PULL_CELLS", 16)
-    monkeypatch.setattr(rollup, "TAKE_BY_ROWS", 2)
     frame, _ = example_dataset("adult").analysis_frame()
     variables = list(EXAMPLES["adult"].variables)[:6]
     sample = frame.iloc[::7]

@@ -38,12 +38,13 @@ Only the full set's table is read per record, once, at the end.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
 
 from ...core.budget import Progress, report
-from ...core.equivalence import Classes, combine, refine
+from ...core.equivalence import Classes, Refinement, combine, refine
 from ...core.parallel import each
 
 
@@ -206,20 +207,12 @@ def lattice_matrix(
             k = len(child_positions)
             child_edges = np.empty((k, split.n_classes), dtype=np.int64)
             child_groups = []
-            if positions:  # the maps for s in Q: (Q-s cell of the parent cell, code of c)
-                rest = child_edges[:-1]
-                _take_columns(edges, split.parent, out=rest)
-                rest *= pcards[c]
-                rest += split.code
-                for row, size in zip(rest, groups):
-                    if leaf and size * pcards[c] <= SPARSE_KEYS * split.n_classes + 1024:
-                        # a leaf's maps only group its cells: a sparse key (c is the narrowest column),
-                        # as long as its range stays near the leaf's size (it is counted over)
-                        child_groups.append(size * pcards[c])
-                    else:  # densified: the children refine these maps, and they index T_{P-s}'s cells
-                        dense, n_dense = combine([row], [size * pcards[c]])
-                        row[:] = dense
-                        child_groups.append(n_dense)
+            if positions:  # the maps for s in Q: (Q-s cell of the parent cell, code of c), on every core
+                child_groups = each(
+                    functools.partial(_child_map, edges, groups, split, pcards[c], child_edges, leaf),
+                    range(len(groups)),
+                    elements=split.n_classes,
+                )
             child_edges[-1] = split.parent  # dropping c: the parent map
             child_groups.append(n_cells)
             child_agg = evaluate(child_mask, child_positions, split.sizes, child_edges, child_groups)
@@ -265,24 +258,35 @@ def lattice_matrix(
     return values, worst, npp
 
 
-TAKE_BY_ROWS = 1 << 14  # columns from which a take row by row beats numpy's take along axis 1
 PULL_CELLS = 1 << 14  # cells of a table pulled at once (a few MB of temporaries at most)
 SPARSE_KEYS = 4  # a leaf's map keeps its sparse key while its range is at most this many times the leaf's cells
 
 
-def _take_columns(table: np.ndarray, index: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``np.take(table, index, axis=1)`` row by row (a 1-d take per row is markedly faster
-    than numpy's take along the second axis of a 2-d array).
+def _child_map(
+    edges: np.ndarray, groups: list[int], split: Refinement, card: int, out: np.ndarray, leaf: bool, i: int
+) -> int:
+    """The map of the new table P = Q + c to T_{P - s_i} for target ``i`` of Q, written to
+    ``out[i]``, and how many groups it numbers: the pair (the parent cell's cell of
+    T_{Q - s_i}, the code of c). A leaf's maps only group its cells, so they keep that
+    pair as a sparse key (c is the narrowest column) while its range stays near the
+    leaf's size (it is counted over); other maps are numbered densely, since the children
+    refine them and they index T_{P - s_i}'s cells.
 
-    >>> _take_columns(np.array([[1, 2, 3], [4, 5, 6]]), np.array([2, 0])).tolist()
-    [[3, 1], [6, 4]]
+    >>> out = np.empty((2, 3), dtype=np.int64)
+    >>> split = refine(np.array([0, 0, 1]), 2, np.array([0, 1, 1]), 2)
+    >>> _child_map(np.array([[0, 1]]), [2], split, 2, out, False, 0), out[0].tolist()
+    (3, [0, 1, 2])
     """
-    if len(index) < TAKE_BY_ROWS:  # small: one call beats a loop of calls
-        return np.take(table, index, axis=1, out=out)
-    if out is None:
-        out = np.empty((table.shape[0], len(index)), dtype=table.dtype)
-    each(lambda j: np.take(table[j], index, out=out[j]), range(table.shape[0]), elements=len(index))
-    return out
+    row = out[i]
+    np.take(edges[i], split.parent, out=row)
+    row *= card
+    row += split.code
+    space = groups[i] * card
+    if leaf and space <= SPARSE_KEYS * split.n_classes + 1024:
+        return space
+    dense, n_dense = combine([row], [space])
+    row[:] = dense
+    return n_dense
 
 
 def _first_rows(ids: np.ndarray, n: int) -> np.ndarray:
