@@ -37,6 +37,7 @@ import pandas as pd
 
 from .errors import ColumnError, EmptySelectionError, ParameterError, join_names, require_columns
 from .numbers import whole_numbers
+from .parallel import each
 
 MISSING_LABEL = "missing"
 _KEY_LIMIT = 1 << 62
@@ -483,7 +484,10 @@ def encode(
         raise ColumnError("A column was selected twice; choose each column once.")
     weights = record_counts(df, count)
     unordered = set(unordered)
-    pairs = [encode_column(df[c], ordered=c not in unordered) for c in columns]
+    series = [df[c] for c in columns]  # read in this thread; the columns are encoded on every core
+    pairs = each(
+        lambda j: encode_column(series[j], ordered=columns[j] not in unordered), range(len(columns)), elements=len(df)
+    )
     codes = stack_columns([p[0] for p in pairs], len(df))
     return EncodedTable(
         columns=tuple(columns),

@@ -250,11 +250,15 @@ def lattice_matrix(
     values = np.empty((m, n_records))
     worst = np.empty((m, n_records), dtype=np.int64)
     npp = np.empty((m, n_records), dtype=np.int64)
-    for p, j in enumerate(walk):
+
+    def to_records(p: int) -> None:  # one variable's rows, the variables on every core
+        j = walk[p]
         np.take(agg_values[p], cell_of_record, out=values[j])
         worst_of_cell = np.where(np.isfinite(agg_values[p]), mask_of_rank[agg_ranks[p]], 0)
         np.take(worst_of_cell, cell_of_record, out=worst[j])
         np.take(result["npp"][p], cell_of_record, out=npp[j])
+
+    each(to_records, range(m), elements=n_records)
     return values, worst, npp
 
 
