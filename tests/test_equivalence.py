@@ -231,3 +231,32 @@ def test_unordered_codes_name_the_same_values_as_sorted_ones(values, dtype, chun
     assert labels[codes].tolist() == free_labels[free_codes].tolist()
     assert sorted(map(str, free_labels)) == sorted(map(str, labels))
     assert free_codes.dtype == np.int64 and set(free_codes.tolist()) == set(range(len(free_labels)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(1, 400),
+    st.sampled_from([1, 3, 50, 2_000, 3_000_000]),  # key spaces below the rows, wide, and past the count
+    st.integers(1, 7),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_refine_equals_a_sorted_reference(n_rows, n_classes, card, weighted, seed) -> None:
+    """Every way refine numbers its classes (a count over the key space, a mark over a
+    wider one, a hash past that) gives the classes of sorted (class, code) pairs."""
+    from anonlib.core.equivalence import refine
+
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, n_classes, n_rows)
+    codes = rng.integers(0, card, n_rows).astype(np.uint8)
+    weights = rng.integers(1, 5, n_rows).astype(float) if weighted else None
+    r = refine(ids, n_classes, codes, card, weights)
+    pairs = sorted(set(zip(ids.tolist(), codes.tolist())))
+    number = {pair: i for i, pair in enumerate(pairs)}
+    expected_ids = [number[pair] for pair in zip(ids.tolist(), codes.tolist())]
+    expected_sizes = np.zeros(len(pairs))
+    np.add.at(expected_sizes, expected_ids, 1.0 if weights is None else weights)
+    assert r.n_classes == len(pairs)
+    assert r.ids.tolist() == expected_ids
+    assert r.sizes.tolist() == expected_sizes.tolist()
+    assert r.parent.tolist() == [p for p, _ in pairs] and r.code.tolist() == [c for _, c in pairs]
