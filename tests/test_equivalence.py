@@ -260,3 +260,13 @@ def test_refine_equals_a_sorted_reference(n_rows, n_classes, card, weighted, see
     assert r.ids.tolist() == expected_ids
     assert r.sizes.tolist() == expected_sizes.tolist()
     assert r.parent.tolist() == [p for p, _ in pairs] and r.code.tolist() == [c for _, c in pairs]
+
+
+def test_refine_keys_stay_exact_past_two_to_the_53_and_rows_stand_for_records() -> None:
+    from anonlib.core.equivalence import refine
+    from anonlib.core.errors import ParameterError
+
+    r = refine(np.array([2**25 - 1]), 2**25, np.array([2**33 - 1], dtype=np.uint64), 2**33)
+    assert (int(r.parent[0]), int(r.code[0])) == (2**25 - 1, 2**33 - 1)  # an int64 add, not a float64 one
+    with pytest.raises(ParameterError, match="at least one record"):
+        refine(np.array([0, 1]), 2, np.array([0, 0]), 1, np.array([1.0, 0.0]))

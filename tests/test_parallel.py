@@ -64,3 +64,50 @@ def test_a_forked_child_gets_a_pool_of_its_own():
 
 def _sum_of_squares_on_the_pool() -> int:
     return sum(each(lambda i: i * i, range(8), elements=MIN_PARALLEL_ELEMENTS))
+
+
+def test_every_piece_has_ended_when_a_piece_raises_and_the_first_error_is_raised():
+    import time
+
+    import pytest
+
+    ended = []
+
+    def piece(i: int) -> int:
+        if i == 1:
+            raise ValueError("piece 1")
+        time.sleep(0.2)
+        ended.append(i)
+        return i
+
+    with pytest.raises(ValueError, match="piece 1"):
+        each(piece, range(3), elements=MIN_PARALLEL_ELEMENTS)
+    assert sorted(ended) == [0, 2]
+
+
+def test_at_most_bounds_the_pieces_running_at_once(monkeypatch):
+    import os
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    wide = ThreadPoolExecutor(4, thread_name_prefix="anonlib-parallel-test")
+    monkeypatch.setitem(parallel._POOLS, os.getpid(), wide)
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def piece(_: int) -> None:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+
+    try:
+        each(piece, range(8), elements=MIN_PARALLEL_ELEMENTS, at_most=2)
+        assert most[0] == 2
+        most[0] = 0
+        each(piece, range(8), elements=MIN_PARALLEL_ELEMENTS)
+        assert most[0] == 4
+    finally:
+        wide.shutdown()

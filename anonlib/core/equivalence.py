@@ -231,11 +231,13 @@ def refine(
         raise ParameterError("Too many classes to refine by one more column.")
     key = np.asarray(ids, dtype=np.int64) * card
     # codes of a narrow type are widened in the add's own buffer, not copied whole first
-    np.add(key, np.asarray(codes), out=key, casting="unsafe")
+    np.add(key, np.asarray(codes), out=key, dtype=np.int64, casting="unsafe")  # an int64 loop, never float64
     if len(key) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return Refinement(empty, 0, np.zeros(0), empty, empty)
     ones = np.ones(len(key)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if weights is not None and not ones.min() >= 1:  # a class is known by its records: none may stand for none
+        raise ParameterError("Every row must stand for at least one record.")
     if space <= len(key):  # a bincount over the key space is cheaper than hashing
         counts = np.bincount(key, weights=ones, minlength=space)
         keys = np.flatnonzero(counts > 0)

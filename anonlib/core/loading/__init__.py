@@ -136,7 +136,7 @@ def _table(
     missing_markers: Sequence[str],
     allow_empty: bool = False,
 ) -> LoadedTable:
-    """Check the limits, type every column (on every core) and say what was noticed."""
+    """Check the limits, type every column (two at a time) and say what was noticed."""
     columns = cells.columns
     rows = len(columns[0]) if columns else 0
     if len(columns) > max_columns:
@@ -172,7 +172,7 @@ def _table(
         column, raw[j] = raw[j], None
         return typed_values(column, markers)
 
-    typed = each(typed_column, range(len(raw)), elements=rows)
+    typed = each(typed_column, range(len(raw)), elements=rows, at_most=2)  # two columns' temporaries at a time
     text_bytes = sum(t.text_bytes for t in typed)
     if text_bytes > 4 * max_bytes:
         raise too_large("The text in the table takes", text_bytes, 4 * max_bytes)

@@ -45,7 +45,7 @@ import numpy as np
 
 from ...core.budget import Progress, report
 from ...core.equivalence import Classes, Refinement, combine, refine
-from ...core.parallel import each
+from ...core.parallel import each, start
 
 
 def _subset_ranks(m: int) -> np.ndarray:
@@ -189,16 +189,23 @@ def lattice_matrix(
         # edges[i]: cell of T_Q -> cell of T_{Q - s_i} (0, 1, ..., groups[i] - 1)
         ids, weights, representative = rows
         top = positions[-1] if positions else -1
-        chain = None  # the rows refined by the columns last, last - 1, ..., c: the children's rows
+
+        def refined(c: int, chain: Refinement | None) -> tuple[Refinement, np.ndarray]:
+            """The rows refined by the columns last, last - 1, ..., c (the children's rows), and column c."""
+            column = pcodes[c][representative]
+            if chain is None:
+                return refine(ids, n_cells, column, pcards[c], weights), column
+            return refine(chain.ids, chain.n_classes, column, pcards[c], weights), column
+
+        # each step of the chain depends only on the one before: the next is started on the
+        # pool while this child's tables are evaluated and its subtree walked
+        chain_started = start(refined, last, None, elements=len(ids)) if last > top else None
         for c in range(last, top, -1):  # decreasing: every set comes after all its subsets
             child_mask, child_positions = mask | (1 << c), [*positions, c]
             leaf = c == last  # T_{Q+last}: no children of its own
-            column = pcodes[c][representative]
-            chain = (
-                refine(ids, n_cells, column, pcards[c], weights)
-                if chain is None
-                else refine(chain.ids, chain.n_classes, column, pcards[c], weights)
-            )
+            chain, column = chain_started.result()
+            if c - 1 > top:
+                chain_started = start(refined, c - 1, chain, elements=len(ids))
             if leaf:
                 split, first = chain, None
             else:  # Q + c on the chain's classes (each lies in one cell of Q + c): fewer rows, the same cells
