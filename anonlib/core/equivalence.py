@@ -230,8 +230,8 @@ def refine(
     if space >= _KEY_LIMIT:
         raise ParameterError("Too many classes to refine by one more column.")
     key = np.asarray(ids, dtype=np.int64) * card
-    # codes of a narrow type are widened in the add's own buffer, not copied whole first
-    np.add(key, np.asarray(codes), out=key, dtype=np.int64, casting="unsafe")  # an int64 loop, never float64
+    # an int64 loop (never float64), which widens narrow codes in its own buffer instead of copying them first
+    np.add(key, np.asarray(codes), out=key, dtype=np.int64, casting="unsafe")
     if len(key) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return Refinement(empty, 0, np.zeros(0), empty, empty)

@@ -4,10 +4,10 @@ numpy's gathers, counts and element-wise arithmetic release Python's lock while
 they run, so independent pieces of one computation (the rows of a table of
 maps, the blocks of a long array) run at once on threads (``each``), and a step
 whose result is needed only later runs beside the caller's other work
-(``start``); no process is started and nothing is copied. Small pieces run one after the other, where a
-thread's hand-over would cost more than it saves. One pool of threads serves the
-whole process; a piece that itself asks for parallel work runs that work in its
-own thread, so the pool never waits on itself.
+(``start``); no process is started and nothing is copied. Small pieces run one
+after the other, where a thread's hand-over would cost more than it saves. One
+pool of threads serves the whole process; a piece that itself asks for parallel
+work runs that work in its own thread, so the pool never waits on itself.
 """
 
 from __future__ import annotations

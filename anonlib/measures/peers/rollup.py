@@ -157,8 +157,8 @@ def lattice_matrix(
         equal values keep the lower rank."""
         i = positions.index(y)
 
-        def block(start: int) -> None:  # in blocks of cells: the temporaries stay small and warm
-            cells = slice(start, start + PULL_CELLS)
+        def block(first_cell: int) -> None:  # in blocks of cells: the temporaries stay small and warm
+            cells = slice(first_cell, first_cell + PULL_CELLS)
             part = edge[cells]
             values, ranks = np.take(child[0], part, axis=1), np.take(child[1], part, axis=1)
             for mine, theirs in ((slice(0, i), slice(0, i)), (slice(i + 1, None), slice(i, None))):
