@@ -281,6 +281,35 @@ def test_loss_equals_a_slow_reference(values, level, data):
     assert loss(original, released, ["x"], {"x": h}) == pytest.approx(_slow_loss(original, released, ["x"], {"x": h}))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(LABELS), min_size=2, max_size=12), st.integers(0, 2), st.data())
+def test_a_release_in_order_is_matched_as_one_matched_by_labels(values, level, data):
+    """A release that keeps rows of a 0, 1, 2, ... table in order is matched from its positions;
+    any other by index labels. Both give the same numbers: the same tables relabelled, or
+    shuffled, take the general path."""
+    h = taxonomy_hierarchy({"ab": ["a", "b"], "cde": ["c", "d", "e"], "*": ["ab", "cde"]})
+    original = pd.DataFrame({"x": values})
+    released = original.assign(x=generalize_column(original["x"], h, level, "x"))
+    drop = data.draw(st.lists(st.sampled_from(list(original.index)), unique=True, max_size=len(values) - 1))
+    released = released.drop(index=drop)
+    expected = utility(original, released, ["x"], {"x": h})
+    labels = {i: f"r{i}" for i in original.index}
+    assert utility(original.rename(index=labels), released.rename(index=labels), ["x"], {"x": h}) == expected
+    shuffled = released.sample(frac=1.0, random_state=data.draw(st.integers(0, 2**16)))
+    assert utility(original, shuffled, ["x"], {"x": h}) == expected
+
+
+def test_a_release_matched_by_index_still_names_what_is_wrong():
+    original = pd.DataFrame({"x": ["a", "b", "c"]})
+    h = {"x": flat_hierarchy(["a", "b", "c"])}
+    with pytest.raises(ParameterError, match="unique index"):
+        loss(original, original.iloc[[0, 0, 1]], ["x"], h)
+    with pytest.raises(ParameterError, match="1 rows whose index is not in the original"):
+        loss(original, original.set_axis([0, 1, 3]), ["x"], h)
+    with pytest.raises(ParameterError, match="not in the original"):
+        loss(original, original.set_axis([-1, 0, 1]), ["x"], h)
+
+
 def test_utility_measures_against_their_definitions():
     h = taxonomy_hierarchy({"ab": ["a", "b"], "cde": ["c", "d", "e"], "*": ["ab", "cde"]})
     original = pd.DataFrame({"x": ["a", "a", "b", "c", "d", "e", "e"]})

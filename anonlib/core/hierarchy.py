@@ -701,16 +701,19 @@ def generalized_values(
     ['*', '*']
     """
     labels = np.asarray(level_labels, dtype=object)
-    stays = values.isna().to_numpy() & (labels == MISSING_LABEL)[level_codes]
+    marked = labels == MISSING_LABEL
+    stays = values.isna().to_numpy() & marked[level_codes] if marked.any() else None  # None: no label reads missing
     if categorical:
         codes, categories = pd.factorize(labels)  # a label shared by two codes (a group named "missing") once
         codes = codes[level_codes]
-        codes[stays] = -1
+        if stays is not None:
+            codes[stays] = -1
         # the categories as they are (distinct, from ``factorize``) and the codes within them: no re-checks
         dtype = pd.CategoricalDtype(pd.Index(categories, dtype=object))
         return pd.Series(pd.Categorical.from_codes(codes, dtype=dtype, validate=False), index=values.index)
     out = labels[level_codes]
-    out[stays] = None
+    if stays is not None:
+        out[stays] = None
     return pd.Series(out, index=values.index, dtype=object)
 
 

@@ -223,6 +223,30 @@ class _Matched:
     n_released_classes: int
 
 
+def _kept_in_order(original: pd.Index, released: pd.Index) -> np.ndarray | None:
+    """Per original row, whether ``released`` keeps it, read off the positions when the
+    original is numbered 0, 1, 2, ... and the release keeps some of its rows in order (what a
+    search releases); None otherwise, for the general match by index.
+
+    >>> _kept_in_order(pd.RangeIndex(4), pd.Index([0, 2, 3])).tolist()
+    [True, False, True, True]
+    >>> _kept_in_order(pd.RangeIndex(4), pd.Index([2, 0])) is None
+    True
+    """
+    if not (isinstance(original, pd.RangeIndex) and original.start == 0 and original.step == 1):
+        return None
+    if not (isinstance(released.dtype, np.dtype) and released.dtype.kind == "i"):
+        return None
+    positions = np.asarray(released, dtype=np.int64)
+    if len(positions) and (
+        positions[0] < 0 or positions[-1] >= len(original) or not (positions[1:] > positions[:-1]).all()
+    ):
+        return None  # out of range or not strictly increasing: the general match says what is wrong
+    kept = np.zeros(len(original), dtype=bool)
+    kept[positions] = True
+    return kept
+
+
 def _released_levels(
     costs: CellCosts,
     original_codes: np.ndarray,
@@ -338,20 +362,25 @@ class Baseline:
         absent = [q for q in qis if q not in released.columns]
         if absent:
             raise ColumnError(f"The released table has no column {join_names(absent)}.")
-        if not released.index.is_unique:
-            raise ParameterError("The original and released tables are matched by index, so each needs a unique index.")
-        extra = released.index.difference(self.index)
-        if len(extra):
-            raise ParameterError(
-                f"The released table has {len(extra):,} rows whose index is not in the original (e.g. {extra[0]!r}); "
-                "rows are matched by index."
-            )
-        kept = self.index.isin(released.index)
         n = len(self.index)
+        kept = _kept_in_order(self.index, released.index)
+        in_order = kept is not None
+        if kept is None:
+            if not released.index.is_unique:
+                raise ParameterError(
+                    "The original and released tables are matched by index, so each needs a unique index."
+                )
+            extra = released.index.difference(self.index)
+            if len(extra):
+                raise ParameterError(
+                    f"The released table has {len(extra):,} rows whose index is not in the original "
+                    f"(e.g. {extra[0]!r}); rows are matched by index."
+                )
+            kept = self.index.isin(released.index)
+            in_order = released.index.equals(self.index[kept])  # a release keeps the original's order
         levels = np.full((len(qis), n), -1, dtype=np.int64)
         if not kept.any():
             return _Matched(self.weights, kept, self.codes, self.labels, levels, np.zeros(0, dtype=np.int64), 0)
-        in_order = released.index.equals(self.index[kept])  # a release keeps the original's order
         if encoded is None or not in_order:
             aligned = released[qis] if in_order else released[qis].reindex(self.index[kept])
             encoded = encode(aligned, qis)
