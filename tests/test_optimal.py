@@ -19,7 +19,7 @@ from anonlib.core.hierarchy import flat_hierarchy, generalize_column, interval_h
 from anonlib.core.metrics import discernibility, nonuniform_entropy
 from anonlib.core.samples import arx_adult_benchmark
 from anonlib.measures.models import ModelRequirement, acceptance
-from anonlib.measures.utility import loss, measure_value, utility
+from anonlib.measures.utility import CellCosts, _cell_totals, _Matched, loss, measure_value, utility
 from anonlib.transformations.generalization import GeneralizationSpace, brute_force, optimal_levels, search
 
 LONG = os.environ.get("ANONLIB_LONG_TESTS") == "1"
@@ -515,3 +515,22 @@ def test_the_cost_has_the_same_bits_whatever_the_records_order(measure, records,
     ]
     assert found[0].suppressed > 0  # suppressed records pay their full cost: that sum is checked too
     assert {(r.levels, r.value, r.bound) for r in found} == {(found[0].levels, found[0].value, found[0].bound)}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 6), st.integers(1, 300), st.booleans(), st.data())
+def test_released_cells_are_priced_as_each_cell_says(height, values, rows, weighted, data):
+    """Every cell's cost read the obvious way (its level's cost of its value, or the full cost
+    when it is suppressed, times its records) and summed by numpy gives the same bits as the
+    measure's own arithmetic."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    cost, full = rng.random((height, values)), rng.random(values) + 1.0
+    costs = CellCosts("x", "loss", np.zeros((height, values), dtype=np.int64), [], cost, full)
+    codes = rng.integers(0, values, (1, rows))
+    level = rng.integers(-1, height, (1, rows))
+    weights = rng.integers(1, 50, rows) if weighted else np.ones(rows, dtype=np.int64)
+    matched = _Matched(weights, np.ones(rows, bool), codes, (), level, np.zeros(0, np.int64), 0)
+    cells = np.array([cost[lv, c] if lv >= 0 else full[c] for lv, c in zip(level[0], codes[0])])
+    spent, worst = _cell_totals(matched, [costs])
+    assert spent[0] == float((weights.astype(float) * cells).sum())
+    assert worst[0] == float((weights.astype(float) * full[codes[0]]).sum())

@@ -387,10 +387,19 @@ class Baseline:
         positions = [encoded.position(q) for q in qis]
         first = next(iter(self.costs.values()), None)  # the level a cell shows is the same for every measure
         rows = np.flatnonzero(kept)
+        every = len(rows) == n  # nothing suppressed: the original's rows as they are
         for j, p in enumerate(positions if first is not None else ()):
-            levels[j, rows] = _released_levels(
-                first[j], self.codes[j, rows], self.missing[j, rows], encoded.codes[:, p], encoded.labels[p]
+            shown = _released_levels(
+                first[j],
+                self.codes[j] if every else self.codes[j].take(rows),
+                self.missing[j] if every else self.missing[j].take(rows),
+                encoded.codes[:, p],
+                encoded.labels[p],
             )
+            if every:
+                levels[j] = shown
+            else:
+                levels[j][kept] = shown
         released = encoded.classes(qis)  # the released classes on the quasi-identifiers as written
         return _Matched(self.weights, kept, self.codes, self.labels, levels, released.ids, released.n_classes)
 
@@ -412,13 +421,20 @@ def _cell_totals(matched: _Matched, costs: Sequence[CellCosts]) -> tuple[np.ndar
     spent, worst = [], []
     # Products summed by numpy (pairwise), not a BLAS dot: with integer weights numpy's dot takes a
     # slow generic loop, and BLAS threads stall on a busy machine, both a thousand times slower.
-    weights = matched.weights.astype(np.float64)  # exact: counts are below 2**53
+    # Without a count column every weight is 1, and a product by 1.0 is the number itself: the
+    # same array is summed without the products.
+    weights = None if (matched.weights == 1).all() else matched.weights.astype(np.float64)  # exact below 2**53
     for j, c in enumerate(costs):
         codes, level = matched.codes[j], matched.level[j]
+        height, width = c.cost.shape
+        # cost[level, code], flat, with one more row for a suppressed cell (level -1): its full cost
+        index = np.where(level >= 0, level, height)
+        index *= width
+        index += codes
+        cell = np.concatenate([c.cost.ravel(), c.full]).take(index)
         full = c.full.take(codes)
-        cell = c.cost.ravel().take(np.maximum(level, 0) * c.cost.shape[1] + codes)  # cost[level, code], flat
-        spent.append(float((weights * np.where(level >= 0, cell, full)).sum()))
-        worst.append(float((weights * full).sum()))
+        spent.append(float((cell if weights is None else weights * cell).sum()))
+        worst.append(float((full if weights is None else weights * full).sum()))
     return np.asarray(spent), np.asarray(worst)
 
 
