@@ -426,9 +426,10 @@ def _cell_totals(matched: _Matched, costs: Sequence[CellCosts]) -> tuple[np.ndar
     weights = None if (matched.weights == 1).all() else matched.weights.astype(np.float64)  # exact below 2**53
     for j, c in enumerate(costs):
         codes, level = matched.codes[j], matched.level[j]
-        height, width = c.cost.shape
-        # cost[level, code], flat, with one more row for a suppressed cell (level -1): its full cost
-        index = np.where(level >= 0, level, height)
+        # cost[level, code], flat, with one more row after the levels' for a suppressed cell (level
+        # -1): its full cost
+        suppressed_row, width = c.cost.shape
+        index = np.where(level >= 0, level, suppressed_row)
         index *= width
         index += codes
         cell = np.concatenate([c.cost.ravel(), c.full]).take(index)
