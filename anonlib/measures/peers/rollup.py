@@ -193,9 +193,8 @@ def lattice_matrix(
         def refined(c: int, chain: Refinement | None) -> tuple[Refinement, np.ndarray]:
             """The rows refined by the columns last, last - 1, ..., c (the children's rows), and column c."""
             column = pcodes[c][representative]
-            if chain is None:
-                return refine(ids, n_cells, column, pcards[c], weights), column
-            return refine(chain.ids, chain.n_classes, column, pcards[c], weights), column
+            classes, n = (ids, n_cells) if chain is None else (chain.ids, chain.n_classes)
+            return refine(classes, n, column, pcards[c], weights), column
 
         # each step of the chain depends only on the one before: the next is started on the
         # pool while this child's tables are evaluated and its subtree walked
