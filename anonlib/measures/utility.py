@@ -378,9 +378,11 @@ class Baseline:
                 )
             kept = self.index.isin(released.index)
             in_order = released.index.equals(self.index[kept])  # a release keeps the original's order
-        levels = np.full((len(qis), n), -1, dtype=np.int64)
         if not kept.any():
-            return _Matched(self.weights, kept, self.codes, self.labels, levels, np.zeros(0, dtype=np.int64), 0)
+            everything_suppressed = np.full((len(qis), n), -1, dtype=np.int64)
+            return _Matched(
+                self.weights, kept, self.codes, self.labels, everything_suppressed, np.zeros(0, dtype=np.int64), 0
+            )
         if encoded is None or not in_order:
             aligned = released[qis] if in_order else released[qis].reindex(self.index[kept])
             encoded = encode(aligned, qis)
@@ -388,6 +390,11 @@ class Baseline:
         first = next(iter(self.costs.values()), None)  # the level a cell shows is the same for every measure
         rows = np.flatnonzero(kept)
         every = len(rows) == n  # nothing suppressed: the original's rows as they are
+        # -1 marks a suppressed row's cells; when nothing is suppressed the loop writes every entry
+        if every and first is not None:
+            levels = np.empty((len(qis), n), dtype=np.int64)
+        else:
+            levels = np.full((len(qis), n), -1, dtype=np.int64)
         for j, p in enumerate(positions if first is not None else ()):
             shown = _released_levels(
                 first[j],
