@@ -713,3 +713,87 @@ def test_a_quote_never_closed_is_refused_also_where_pyarrow_reads_the_file(tmp_p
     for source in (raw, tmp_path / "open.csv"):
         with pytest.raises(DataFileError, match="A quoted value is never closed"):
             load_table(source)
+
+
+# --- whole numbers read by the parser, kept only when the file's size proves them plain ---
+
+_NUMBER_CELLS = ["12", "0", "-3", "100000", "007", "00", "-0", "+5", " 5", "5 ", "-05", "1.5", "1e3"]
+_NUMBER_CELLS += ["1234567890123456789", "999999999999999999", "True", "?", "", "x"]
+
+
+def _all_text(monkeypatch: pytest.MonkeyPatch, source: Path) -> object:
+    """The file loaded with every column parsed as text: the reference for the numeric parse."""
+    with monkeypatch.context() as patched:
+        patched.setattr(loading_text, "_parse_numbers", lambda *args: None)
+        try:
+            return load_table(source)
+        except AnonlibError as err:
+            return err
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(1, 4),
+    st.booleans(),
+    st.integers(0, 400),
+    st.lists(st.tuples(st.integers(0, 400), st.integers(0, 3), st.sampled_from(_NUMBER_CELLS)), max_size=3),
+    st.lists(st.tuples(st.sampled_from(["blank", "spaces", "short", "no final LF"]), st.integers(0, 400)), max_size=2),
+)
+@example(2, True, 300, [(250, 0, "007")], [])  # past the sampled lines: only the size tells
+@example(3, True, 300, [(250, 0, "007")], [("short", 260), ("short", 270)])  # two missing delimiters hide the zeros
+def test_numbers_read_by_the_parser_equal_every_column_read_as_text(
+    width: int, header: bool, rows: int, odd: list[tuple[int, int, str]], extras: list[tuple[str, int]]
+) -> None:
+    """A file of plain whole numbers with a few cells written another way (leading zeros,
+    signs, spaces, decimals, 19 digits, words), blank lines, lines of spaces, short rows and
+    no final line end, most past the lines the parse samples: loaded from a path, where
+    pandas reads numeric-looking columns as numbers, it gives the same table, notes and
+    errors as every column parsed as text and typed."""
+    rng = np.random.default_rng(rows * 31 + width)
+    table = [[str(v) for v in rng.integers(-50, 10**6, width)] for _ in range(max(rows, 1))]
+    for row, column, cell in odd:
+        table[row % len(table)][column % width] = cell
+    lines = [",".join(f"c{j}" for j in range(width))] if header else []
+    lines += [",".join(row) for row in table]
+    for extra, where in extras:
+        at = 1 + where % len(lines)
+        if extra == "blank":
+            lines.insert(at, "")
+        elif extra == "spaces":
+            lines.insert(at, "  ")
+        elif extra == "short" and width > 1:
+            lines[min(at, len(lines) - 1)] = lines[min(at, len(lines) - 1)].rsplit(",", 1)[0]
+    raw = ("\n".join(lines) + ("" if any(e == "no final LF" for e, _ in extras) else "\n")).encode()
+    path = Path(tempfile.mkdtemp()) / "numbers.csv"
+    path.write_bytes(raw)
+    try:
+        got = load_table(path)
+    except AnonlibError as err:
+        got = err
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        want = _all_text(monkeypatch, path)
+    if isinstance(want, AnonlibError):
+        assert (type(got), str(got)) == (type(want), str(want))
+        return
+    pd.testing.assert_frame_equal(got.frame, want.frame)
+    assert (got.missing_cells, got.notes, got.header) == (want.missing_cells, want.notes, want.header)
+
+
+def test_a_file_of_plain_numbers_is_read_as_numbers_by_the_parser(tmp_path: Path) -> None:
+    """The numeric parse is taken (its columns come back as int64 arrays, not texts), and a
+    leading zero past the sampled lines sends the numeric columns back to be read as text (the
+    size tells that some number is not plain, not which)."""
+    plain = "age,sex,zip\n" + "".join(f"{20 + i % 50},{'FM'[i % 2]},{52000 + i}\n" for i in range(400))
+    path = tmp_path / "plain.csv"
+    path.write_text(plain)
+    src = loading_source.open_source(path, None, loading_source.DEFAULT_MAX_BYTES)
+    names, columns = loading_text._parse_numbers(src, ",", plain[:5000], True, 3)
+    assert names == ["age", "sex", "zip"]
+    assert [type(c).__name__ for c in columns] == ["ndarray", "ChunkedArray", "ndarray"]
+    assert columns[2][:2].tolist() == [52000, 52001]
+    path.write_text(plain + "30,F,02134\n")
+    src = loading_source.open_source(path, None, loading_source.DEFAULT_MAX_BYTES)
+    _, columns = loading_text._parse_numbers(src, ",", plain[:5000], True, 3)
+    assert [type(c).__name__ for c in columns] == ["ChunkedArray"] * 3
+    frame = load_table(path).frame
+    assert (str(frame["age"].dtype), str(frame["zip"].dtype), frame["zip"].iloc[-1]) == ("Int64", "string", "02134")

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import join_names
-from .source import FORMULA_PREFIXES, INTEGER, NUMBER
+from .source import FORMULA_PREFIXES, INTEGER, NUMBER, PLAIN_WHOLE_NUMBER, text_bytes, written_length
 from .text import Cells, is_number
 
 # --- typing --------------------------------------------------------------------------
@@ -39,9 +39,7 @@ def _matches_all(texts: pa.Array, pattern: str) -> bool:
 
 
 _FORMULA_START = "^[" + re.escape("".join(FORMULA_PREFIXES)) + "]"
-_PLAIN_WHOLE_NUMBER = re.compile(r"-?[1-9]\d{0,17}|0")
 _FEW_MARKERS = 3  # up to this many distinct missing texts, a text column's marker cells are found by comparing
-_TEN_TO_THE = 10 ** np.arange(1, 19, dtype=np.int64)
 
 
 def _whole_numbers(column: pa.ChunkedArray) -> np.ndarray | None:
@@ -62,36 +60,18 @@ def _whole_numbers(column: pa.ChunkedArray) -> np.ndarray | None:
         not len(column)
         or column.null_count
         or pa.types.is_dictionary(column.type)
-        or not _PLAIN_WHOLE_NUMBER.fullmatch(column[0].as_py())
+        or not PLAIN_WHOLE_NUMBER.fullmatch(column[0].as_py())
     ):  # a text column fails here, cheaply
         return None
     try:
         numbers = pc.cast(column, pa.int64()).to_numpy()
     except pa.ArrowInvalid:
         return None
-    if numbers.min() <= -_TEN_TO_THE[-1] or numbers.max() >= _TEN_TO_THE[-1]:
-        return None  # 19 digits: kept as text
-    negative = int(np.count_nonzero(numbers < 0))
-    magnitude = np.abs(numbers) if negative else numbers
-    largest = int(magnitude.max())
-    # a number's digits: one, and one more for each power of ten it reaches; a minus sign is one more
-    digits = len(numbers) + sum(
-        int(np.count_nonzero(magnitude >= power)) for power in _TEN_TO_THE[_TEN_TO_THE <= largest]
-    )
-    return numbers if _text_bytes(column) == digits + negative else None
+    length = written_length(numbers)
+    return numbers if length is not None and text_bytes(column) == length else None
 
 
-def _text_bytes(column: pa.ChunkedArray) -> int:
-    """The bytes of text in a (large_)string column, read off each chunk's offsets (no pass over the cells)."""
-    total = 0
-    for chunk in column.chunks:
-        if len(chunk):
-            offsets = np.frombuffer(chunk.buffers()[1], np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
-            total += int(offsets[chunk.offset + len(chunk)]) - int(offsets[chunk.offset])
-    return total
-
-
-def typed_values(column: pa.ChunkedArray, markers: pa.Array) -> Typed:
+def typed_values(column: pa.ChunkedArray | np.ndarray, markers: pa.Array) -> Typed:
     """Strip, mark missing values and convert one column of texts.
 
     A column of plain whole numbers is parsed at once (``_whole_numbers``). Any
@@ -103,6 +83,8 @@ def typed_values(column: pa.ChunkedArray, markers: pa.Array) -> Typed:
     was read, without a copy: its missing values are nulled through a new validity
     bitmap.
     """
+    if isinstance(column, np.ndarray):  # whole numbers the parser read, proven written plainly (text._parse_numbers)
+        return Typed(pd.arrays.IntegerArray(column, np.zeros(len(column), bool)), 0)
     whole = _whole_numbers(column)
     if whole is not None:
         return Typed(pd.arrays.IntegerArray(whole, np.zeros(len(whole), bool)), 0)

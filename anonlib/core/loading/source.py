@@ -8,6 +8,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -29,6 +30,8 @@ HEAD_BYTES = 262_144
 SAMPLE_LINES = 200
 NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 INTEGER = r"^[+-]?\d+$"
+PLAIN_WHOLE_NUMBER = re.compile(r"-?[1-9]\d{0,17}|0")  # a whole number written the plain way, at most 18 digits
+_TEN_TO_THE = 10 ** np.arange(1, 19, dtype=np.int64)
 _UTF8 = ("utf-8", "utf8", "utf_8")
 _LATIN1 = ("latin-1", "latin1", "latin_1", "iso-8859-1", "iso8859-1", "l1")
 
@@ -60,6 +63,44 @@ def too_large(what: str, size: int, limit: int) -> FileTooLargeError:
         f"{what} {_human_bytes(size)}; the limit is {_human_bytes(limit)}. "
         "Load a sample of the rows or the columns you need."
     )
+
+
+def written_length(numbers: np.ndarray) -> int | None:
+    """The characters ``numbers`` take written the plain way (``PLAIN_WHOLE_NUMBER``: digits,
+    a minus sign, no leading zero), or None when one has more than 18 digits (the loader
+    keeps those as text). No other writing of a number is shorter, so texts whose total
+    length equals this are each written the plain way.
+
+    >>> written_length(np.array([30, -7, 0, 100]))
+    8
+    """
+    if not len(numbers):
+        return 0
+    least, largest = int(numbers.min()), int(numbers.max())
+    if least <= -_TEN_TO_THE[-1] or largest >= _TEN_TO_THE[-1]:
+        return None
+    negative = int(np.count_nonzero(numbers < 0)) if least < 0 else 0
+    magnitude = np.abs(numbers) if negative else numbers
+    largest = max(largest, -least)
+    # a number's digits: one, and one more for each power of ten it reaches
+    digits = len(numbers) + sum(
+        int(np.count_nonzero(magnitude >= power)) for power in _TEN_TO_THE[_TEN_TO_THE <= largest]
+    )
+    return digits + negative
+
+
+def text_bytes(column: pa.ChunkedArray) -> int:
+    """The bytes of text in a (large_)string column, read off each chunk's offsets (no pass over the cells).
+
+    >>> text_bytes(pa.chunked_array([["ab", "c"], ["é"]]))
+    5
+    """
+    total = 0
+    for chunk in column.chunks:
+        if len(chunk):
+            offsets = np.frombuffer(chunk.buffers()[1], np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
+            total += int(offsets[chunk.offset + len(chunk)]) - int(offsets[chunk.offset])
+    return total
 
 
 # --- the bytes ----------------------------------------------------------------------
