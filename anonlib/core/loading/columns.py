@@ -74,7 +74,8 @@ def _whole_numbers(column: pa.ChunkedArray) -> np.ndarray | None:
 def typed_values(column: pa.ChunkedArray | np.ndarray, markers: pa.Array) -> Typed:
     """Strip, mark missing values and convert one column of texts.
 
-    A column of plain whole numbers is parsed at once (``_whole_numbers``). Any
+    A column of plain whole numbers is parsed at once (``_whole_numbers``), or
+    comes as numbers from the parser (an int64 array, ``text._parse_numbers``). Any
     other is judged on its distinct values: stripped, checked against the missing
     markers and converted, then expanded with each cell's code (a column of 10^6
     records with 10 values costs 10 conversions). Numbers when every non-missing

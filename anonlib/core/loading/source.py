@@ -98,9 +98,19 @@ def text_bytes(column: pa.ChunkedArray) -> int:
     total = 0
     for chunk in column.chunks:
         if len(chunk):
-            offsets = np.frombuffer(chunk.buffers()[1], np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
-            total += int(offsets[chunk.offset + len(chunk)]) - int(offsets[chunk.offset])
+            offsets = text_offsets(chunk)
+            total += int(offsets[-1]) - int(offsets[0])
     return total
+
+
+def text_offsets(chunk: pa.Array) -> np.ndarray:
+    """Where each text of a (large_)string array starts in its data buffer, and where the last ends.
+
+    >>> text_offsets(pa.array(["ab", "", "c"]).slice(1)).tolist()
+    [2, 2, 3]
+    """
+    offsets = np.frombuffer(chunk.buffers()[1], np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
+    return offsets[chunk.offset : chunk.offset + len(chunk) + 1]
 
 
 # --- the bytes ----------------------------------------------------------------------

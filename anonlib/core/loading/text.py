@@ -32,6 +32,7 @@ from .source import (
     SAMPLE_LINES,
     Source,
     text_bytes,
+    text_offsets,
     written_length,
 )
 
@@ -579,11 +580,9 @@ def _written_plainly(
 def _has_empty(column: pa.ChunkedArray) -> bool:
     """Whether a (large_)string column holds an empty text, read off its offsets."""
     for chunk in column.chunks:
-        if len(chunk):
-            offsets = np.frombuffer(chunk.buffers()[1], np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
-            offsets = offsets[chunk.offset : chunk.offset + len(chunk) + 1]
-            if (offsets[1:] == offsets[:-1]).any():
-                return True
+        offsets = text_offsets(chunk) if len(chunk) else np.zeros(1)
+        if (offsets[1:] == offsets[:-1]).any():
+            return True
     return False
 
 
