@@ -476,21 +476,25 @@ def _parse_numbers(
     src: Source, delimiter: str, text: str, header: bool, width: int
 ) -> tuple[list[str], list[pa.ChunkedArray | np.ndarray]] | None:
     """The column names and the columns of a UTF-8 file without quotes or CRs, parsed by
-    pandas' C parser with the columns whose sampled cells are all plain whole numbers read
-    as numbers (an int64 array each: typed as they are, ``columns.typed_values``) and the
-    rest as text; None when no column looks numeric or the first line is blank.
+    pandas' C parser with every column's type left to it: whole-number columns come back as
+    int64 arrays (typed as they are, ``columns.typed_values``), text columns as Arrow
+    strings. None when the sampled lines show no whole-number column, or a column whose
+    text pandas would not keep (decimals, leading zeros, true/false), or the first line is
+    blank: then every column is parsed as text.
 
     Reading numbers at once saves the parser writing them as text and the typing reading
-    them back (Adult resampled to 10^6 records: 0.34 s instead of 0.40). But pandas reads ``007``, ``+7``
-    and `` 7`` as 7, which the loader keeps as text (or strips), so the numbers are kept
-    only when the file's size proves that every cell of them is written the plain way
-    (``source.written_length``). Without quotes and CRs a file's bytes are its header
-    line, each cell's text, a delimiter between cells and an LF after each record, and
-    nothing is counted that is not there: a cell is never shorter than its number's plain
-    writing, blank lines and spaces only add bytes, and a short row, which lacks
-    delimiters, leaves an empty text in the last column (then the count is not trusted).
-    So the sizes agree exactly when every number is written plainly; otherwise, and for a
-    column pandas did not read as int64, those columns are read again as text.
+    them back (Adult resampled to 10^6 records: 0.34 s instead of 0.40; naming the text
+    columns' type instead of letting pandas infer it makes its parse slower than that). But
+    pandas reads ``007``, ``+7`` and `` 7`` as 7, which the loader keeps as text (or
+    strips), so the numbers are kept only when the file's size proves that every cell of
+    them is written the plain way (``source.written_length``). Without quotes and CRs a
+    file's bytes are its header line, each cell's text, a delimiter between cells and an LF
+    after each record, and nothing is counted that is not there: a cell is never shorter
+    than its number's plain writing, blank lines and spaces only add bytes, and a short
+    row, which lacks delimiters, leaves an empty text in the last column (then the count
+    is not trusted). So the sizes agree exactly when every number is written plainly;
+    otherwise, and for a column pandas did not read as int64 or as text, those columns are
+    read again as text.
     """
     first_line = text.split("\n", 1)[0]
     if not first_line.strip() or "\n" not in text:
