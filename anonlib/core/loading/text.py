@@ -415,20 +415,7 @@ def _parse_text(
     ``1, "a, b"`` is two values. Without quotes skipping changes nothing typing would not
     strip anyway, and parsing is faster without it.
     """
-    options = dict(
-        sep=delimiter,
-        header=None,
-        index_col=False,
-        dtype=pd.ArrowDtype(pa.large_string()),
-        keep_default_na=False,
-        na_filter=False,
-        skipinitialspace=quoted,
-        skip_blank_lines=True,
-        engine="c",
-        encoding=encoding,
-        encoding_errors=errors,
-        compression=None,
-    )
+    options = {**_cells_as_written(delimiter, encoding, errors, quoted), "dtype": pd.ArrowDtype(pa.large_string())}
     source = io.BytesIO(src.data) if src.data is not None else src.path
     with _pandas_errors():
         if max_cells is None:
@@ -445,6 +432,25 @@ def _parse_text(
                     )
                 parts.append(part)
         return _columns(pd.concat(parts, ignore_index=True))
+
+
+def _cells_as_written(delimiter: str, encoding: str, errors: str, quoted: bool) -> dict[str, object]:
+    """pandas' C parser's options for both parses: no header row (names are taken by the
+    caller), no missing values (typing decides), blank lines skipped, spaces after a
+    delimiter skipped only in a file with quotes (``_parse_text``)."""
+    return dict(
+        sep=delimiter,
+        header=None,
+        index_col=False,
+        keep_default_na=False,
+        na_filter=False,
+        skipinitialspace=quoted,
+        skip_blank_lines=True,
+        engine="c",
+        encoding=encoding,
+        encoding_errors=errors,
+        compression=None,
+    )
 
 
 @contextmanager
@@ -505,19 +511,8 @@ def _parse_numbers(
     read_as = [_read_as([row[j] if j < len(row) else "" for row in sample]) for j in range(width)]
     if "number" not in read_as or "other" in read_as:
         return None  # nothing to gain, or columns whose text pandas would not keep
-    options = dict(
-        sep=delimiter,
-        header=None,  # no names: a row wider than the first is an error, not cut (the width is checked below)
-        skiprows=int(header),
-        index_col=False,
-        keep_default_na=False,
-        na_filter=False,
-        skip_blank_lines=True,
-        engine="c",
-        encoding="utf-8",
-        encoding_errors="strict",
-        compression=None,
-    )
+    # No names are given: a row wider than the first is then an error, not cut (the width is checked below).
+    options = {**_cells_as_written(delimiter, "utf-8", "strict", False), "skiprows": int(header)}
 
     def source() -> io.BytesIO | Path:
         return io.BytesIO(src.data) if src.data is not None else src.path
