@@ -674,7 +674,7 @@ def test_a_lone_cr_before_a_delimiter_past_the_first_block_of_a_quoted_file(tmp_
 def test_the_scan_in_two_halves_finds_what_one_pass_finds(raw: bytes, delimiter: str, count_lines: bool) -> None:
     """A large file is scanned as two halves at once. Cut in the middle of every file here
     (which may part a CR from the delimiter after it), in memory and on disk, it counts
-    the line ends and finds the quotes and the CR before a delimiter that one pass finds."""
+    the line ends and finds the quotes, the CRs and the CR before a delimiter that one pass finds."""
     path = Path(tempfile.mkdtemp()) / "t.csv"
     path.write_bytes(raw)
     for src in (
@@ -682,7 +682,11 @@ def test_the_scan_in_two_halves_finds_what_one_pass_finds(raw: bytes, delimiter:
         loading_source.Source("t.csv", len(raw), raw[:10], path=path),
     ):
         whole = loading_text._scan(src, count_lines, delimiter)
-        assert (whole.quoted, whole.cr_delimiter) == (b'"' in raw, b"\r" + delimiter.encode() in raw)
+        assert (whole.quoted, whole.cr_delimiter, whole.cr) == (
+            b'"' in raw,
+            b"\r" + delimiter.encode() in raw,
+            b"\r" in raw,
+        )
         assert whole.lines == (raw.count(b"\n") + raw.count(b"\r") + 1 if count_lines else 0)
         split = loading_text._SCAN_SPLIT_BYTES
         loading_text._SCAN_SPLIT_BYTES = 0
