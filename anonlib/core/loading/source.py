@@ -3,6 +3,7 @@ opened within the size limit, gzip undone, the format told from the first bytes.
 
 from __future__ import annotations
 
+import io
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -132,6 +133,10 @@ class Source:
 
     def arrow_input(self) -> str | pa.BufferReader:
         return pa.BufferReader(pa.py_buffer(self.data)) if self.data is not None else str(self.path)
+
+    def pandas_input(self) -> io.BytesIO | Path:
+        """What pandas' parser reads: the path, or a fresh reader over the bytes (each parse its own)."""
+        return io.BytesIO(self.data) if self.data is not None else self.path
 
 
 def open_source(source: bytes | str | Path, name: str | None, max_bytes: int) -> Source:

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import codecs
 import csv
-import io
 import re
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -416,7 +414,7 @@ def _parse_text(
     strip anyway, and parsing is faster without it.
     """
     options = {**_cells_as_written(delimiter, encoding, errors, quoted), "dtype": pd.ArrowDtype(pa.large_string())}
-    source = io.BytesIO(src.data) if src.data is not None else src.path
+    source = src.pandas_input()
     with _pandas_errors():
         if max_cells is None:
             return _columns(pd.read_csv(source, **options))
@@ -514,11 +512,8 @@ def _parse_numbers(
     # No names are given: a row wider than the first is then an error, not cut (the width is checked below).
     options = {**_cells_as_written(delimiter, "utf-8", "strict", False), "skiprows": int(header)}
 
-    def source() -> io.BytesIO | Path:
-        return io.BytesIO(src.data) if src.data is not None else src.path
-
     with _pandas_errors():  # every column's type inferred: pandas' fastest path (naming types is slower)
-        frame = pd.read_csv(source(), **options)
+        frame = pd.read_csv(src.pandas_input(), **options)
     if not len(frame) or frame.shape[1] != width:
         return None  # the parse of every column as text says what is wrong
     columns: list[pa.ChunkedArray | np.ndarray | None] = []
@@ -537,7 +532,7 @@ def _parse_numbers(
         again.extend(numbers)
     if again:
         with _pandas_errors():
-            frame = pd.read_csv(source(), usecols=again, dtype=pd.ArrowDtype(pa.large_string()), **options)
+            frame = pd.read_csv(src.pandas_input(), usecols=again, dtype=pd.ArrowDtype(pa.large_string()), **options)
         for j in again:
             columns[j] = _arrow_text(frame[j])
     return (first_line.split(delimiter) if header else [""] * width), columns
@@ -586,6 +581,7 @@ def _has_empty(column: pa.ChunkedArray) -> bool:
 
 
 def _ends_in_lf(src: Source) -> bool:
+    """Whether the file's last byte is an LF (its last record has a line end to count)."""
     if src.data is not None:
         return src.data.endswith(b"\n")
     with src.path.open("rb") as handle:
