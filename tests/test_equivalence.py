@@ -88,6 +88,25 @@ def test_kept_classes_are_the_classes_counted_afresh_and_at_most_two(df: pd.Data
         assert len(table._counted) <= 2
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    tables,
+    st.lists(st.sampled_from([("x",), ("y",), ("x", "y"), ("z", "x"), ("x", "y", "z")]), max_size=4),
+    st.sampled_from([None, ("x",), ("x", "y"), ("z", "x"), ("x", "y", "z")]),
+    st.booleans(),
+)
+def test_distinct_rows_are_pandas_distinct_rows_whatever_was_counted_before(
+    df: pd.DataFrame, asked: list, columns: tuple | None, ordered: bool
+) -> None:
+    """``n_distinct`` splits classes counted before by the remaining columns: the count is
+    pandas' distinct rows (missing values alike), whichever classes the table kept."""
+    table = encode(df, ["x", "y", "z"], count="n")
+    for asked_columns in asked:
+        table.classes(asked_columns, ordered=ordered)
+    wanted = ["x", "y", "z"] if columns is None else list(columns)
+    assert table.n_distinct(columns) == len(df[wanted].drop_duplicates()) == encode(df, wanted).classes().n_classes
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(1, 50), min_size=1, max_size=12), st.integers(1, 200), st.integers(0, 2**32 - 1))
 def test_combine_survives_huge_key_spaces(cards: list[int], n: int, seed: int) -> None:

@@ -105,6 +105,31 @@ class EncodedTable:
             self._counted[(cols, ordered)] = found
         return found
 
+    def n_distinct(self, columns: Sequence[str] | None = None) -> int:
+        """How many distinct rows ``columns`` hold (all encoded columns when None). Only a
+        count, so the classes of the longest leading columns already counted (``classes``)
+        are split by the rest: no class is numbered or sized.
+
+        >>> t = encode(pd.DataFrame({"a": [1, 1, 2], "b": ["x", "y", "x"]}))
+        >>> t.classes(["a"]).n_classes, t.n_distinct()
+        (2, 3)
+        """
+        cols = self.columns if columns is None else tuple(columns)
+        if self.n_rows == 0:
+            return 0
+        lead = max((c for c, _ in self._counted if cols[: len(c)] == c), key=len, default=())
+        start = [] if not lead else [self.classes(lead, ordered=(lead, True) in self._counted)]
+        rest = [self.position(c) for c in cols[len(lead) :]]
+        if start and not rest:
+            return start[0].n_classes
+        _, n = combine(
+            [*(c.ids for c in start), *(self.codes[:, p] for p in rest)],
+            [*(c.n_classes for c in start), *(self.cardinalities[p] for p in rest)],
+            self.n_rows,
+            ordered=False,
+        )
+        return n
+
 
 @dataclass(frozen=True)
 class Classes:
@@ -501,15 +526,19 @@ def encode(
     weights = record_counts(df, count)
     unordered = set(unordered)
     series = [df[c] for c in columns]  # read in this thread; the columns are encoded on every core
-    pairs = each(
-        lambda j: encode_column(series[j], ordered=columns[j] not in unordered), range(len(columns)), elements=len(df)
-    )
-    codes = stack_columns([p[0] for p in pairs], len(df))
+    codes = np.empty((len(df), len(columns)), dtype=np.int64, order="F")  # as ``stack_columns`` lays them
+
+    def encoded_column(j: int) -> np.ndarray:
+        """Column ``j``'s labels; its codes written into their own column of ``codes``."""
+        codes[:, j], labels = encode_column(series[j], ordered=columns[j] not in unordered)
+        return labels
+
+    labels = each(encoded_column, range(len(columns)), elements=len(df))
     return EncodedTable(
         columns=tuple(columns),
         codes=codes,
-        cardinalities=tuple(len(p[1]) for p in pairs),
-        labels=tuple(p[1] for p in pairs),
+        cardinalities=tuple(map(len, labels)),
+        labels=tuple(labels),
         weights=weights,
     )
 

@@ -280,9 +280,8 @@ def _released_levels(
         levels[(levels == -2) & (texts == key)] = j
     levels[(levels == -2) & (key == SUPPRESSED)] = -1  # a cell blanked by local suppression ('*****' too)
     per_row = levels[original_codes * n_rel + rel_codes] if first is None else levels[pair_ids]
-    bad = np.flatnonzero(per_row == -2)
-    if bad.size:
-        row = bad[0]
+    if len(per_row) and per_row.min() == -2:  # one pass; the rows are found only to say which
+        row = int(np.flatnonzero(per_row == -2)[0])
         raise HierarchyError(
             f"The released value '{rel_keys[rel_codes[row]]}' of {costs.attribute} is not a generalization of the "
             f"original value '{costs.level_labels[0][original_codes[row]]}' in its hierarchy, so its loss cannot "
@@ -433,11 +432,10 @@ def _cell_totals(matched: _Matched, costs: Sequence[CellCosts]) -> tuple[np.ndar
     weights = None if (matched.weights == 1).all() else matched.weights.astype(np.float64)  # exact below 2**53
     for j, c in enumerate(costs):
         codes, level = matched.codes[j], matched.level[j]
-        # cost[level, code], flat, with one more row after the levels' for a suppressed cell (level
-        # -1): its full cost
-        suppressed_row, width = c.cost.shape
-        index = np.where(level >= 0, level, suppressed_row)
-        index *= width
+        # cost[level, code], flat, with one more row after the levels' for a suppressed cell: its
+        # full cost. A suppressed cell's level is -1, so its flat index counts back from the end,
+        # into that last row (``take`` reads a negative index from the end, as Python does).
+        index = level * c.cost.shape[1]
         index += codes
         cell = np.concatenate([c.cost.ravel(), c.full]).take(index)
         full = c.full.take(codes)

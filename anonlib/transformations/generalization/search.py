@@ -374,7 +374,7 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
         encoded=cells,
         person=space.person,
     )
-    rows = int(cells.classes().n_classes) if len(released) else 0
+    rows = cells.n_distinct()  # the classes on the quasi-identifiers (counted above) split by the other columns
     if space.person is not None:  # k in people, read off the released records
         sizes = person_classes(released, space.qis, space.person, count=space.count).sizes
     else:
