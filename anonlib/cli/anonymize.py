@@ -251,8 +251,8 @@ def _measured(frame: pd.DataFrame, release: _Release, qis, hierarchies, measure:
         frame, rows[[c for c in frame.columns if c in rows.columns]], list(qis), hierarchies, measure, count=count
     )
     written = [c for c in release.recipe.columns if c != count]
-    distinct = encode(release.copy.release(release.recipe.columns), written).classes().n_classes
-    measured = {"k": int(np.min(sizes)), "utility": value, "rows": int(distinct)}
+    distinct = encode(release.copy.release(release.recipe.columns), written).n_distinct()
+    measured = {"k": int(np.min(sizes)), "utility": value, "rows": distinct}
     if person is not None:  # the people released, read off the released records (the person column included)
         measured["released_persons"] = int(rows[person].nunique())
     return measured

@@ -118,17 +118,16 @@ class EncodedTable:
         if self.n_rows == 0:
             return 0
         lead = max((c for c, _ in self._counted if cols[: len(c)] == c), key=len, default=())
-        start = [] if not lead else [self.classes(lead, ordered=(lead, True) in self._counted)]
-        rest = [self.position(c) for c in cols[len(lead) :]]
-        if start and not rest:
-            return start[0].n_classes
-        _, n = combine(
-            [*(c.ids for c in start), *(self.codes[:, p] for p in rest)],
-            [*(c.n_classes for c in start), *(self.cardinalities[p] for p in rest)],
-            self.n_rows,
-            ordered=False,
-        )
-        return n
+        code_columns, cardinalities = [], []
+        if lead:
+            kept = self.classes(lead, ordered=(lead, True) in self._counted)
+            if len(lead) == len(cols):
+                return kept.n_classes
+            code_columns, cardinalities = [kept.ids], [kept.n_classes]
+        for p in map(self.position, cols[len(lead) :]):
+            code_columns.append(self.codes[:, p])
+            cardinalities.append(self.cardinalities[p])
+        return combine(code_columns, cardinalities, self.n_rows, ordered=False)[1]
 
 
 @dataclass(frozen=True)

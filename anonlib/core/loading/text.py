@@ -574,9 +574,10 @@ def _written_plainly(
 def _has_empty(column: pa.ChunkedArray) -> bool:
     """Whether a (large_)string column holds an empty text, read off its offsets."""
     for chunk in column.chunks:
-        offsets = text_offsets(chunk) if len(chunk) else np.zeros(1)
-        if (offsets[1:] == offsets[:-1]).any():
-            return True
+        if len(chunk):
+            offsets = text_offsets(chunk)
+            if (offsets[1:] == offsets[:-1]).any():
+                return True
     return False
 
 
