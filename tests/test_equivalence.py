@@ -289,3 +289,10 @@ def test_refine_keys_stay_exact_past_two_to_the_53_and_rows_stand_for_records() 
     assert (int(r.parent[0]), int(r.code[0])) == (2**25 - 1, 2**33 - 1)  # an int64 add, not a float64 one
     with pytest.raises(ParameterError, match="at least one record"):
         refine(np.array([0, 1]), 2, np.array([0, 0]), 1, np.array([1.0, 0.0]))
+
+
+def test_distinct_rows_name_an_unknown_column_even_in_an_empty_table() -> None:
+    table = encode(pd.DataFrame({"a": pd.Series([], dtype="int64")}))
+    with pytest.raises(ColumnError, match="'zz' is not among the encoded columns"):
+        table.n_distinct(["zz"])
+    assert table.n_distinct() == 0

@@ -115,6 +115,7 @@ class EncodedTable:
         (2, 3)
         """
         cols = self.columns if columns is None else tuple(columns)
+        positions = [self.position(c) for c in cols]  # an unknown column is named, even in an empty table
         if self.n_rows == 0:
             return 0
         lead = max((c for c, _ in self._counted if cols[: len(c)] == c), key=len, default=())
@@ -124,7 +125,7 @@ class EncodedTable:
             if len(lead) == len(cols):
                 return kept.n_classes
             code_columns, cardinalities = [kept.ids], [kept.n_classes]
-        for p in map(self.position, cols[len(lead) :]):
+        for p in positions[len(lead) :]:
             code_columns.append(self.codes[:, p])
             cardinalities.append(self.cardinalities[p])
         return combine(code_columns, cardinalities, self.n_rows, ordered=False)[1]
