@@ -35,6 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from anonlib.measures.target import ReleaseTarget
 from bench import Benchmark
 
 REPEAT = 332
@@ -138,7 +139,9 @@ def measure(kind: str, path: str, repeat: int) -> dict:
 
         bench = arx_adult_benchmark()
         start = time.perf_counter()
-        found = optimal_levels(bench.frame, list(bench.quasi_identifiers), bench.hierarchies, k=5, max_suppressed=0.04)
+        found = optimal_levels(
+            bench.frame, list(bench.quasi_identifiers), bench.hierarchies, target=ReleaseTarget(5, max_suppressed=0.04)
+        )
         out.update(
             levels=list(found.levels), utility=found.value, suppressed=found.suppressed, records=len(bench.frame)
         )

@@ -40,6 +40,7 @@ import numpy as np
 
 from anonlib.anonymize import search
 from anonlib.core.samples import arx_adult_benchmark
+from anonlib.measures.target import ReleaseTarget
 from anonlib.transformations.generalization import GeneralizationSpace, brute_force, optimal_levels
 from bench import Benchmark
 
@@ -56,7 +57,7 @@ def _brute(limit: float):
     def run(b):
         start = time.perf_counter()
         lattice = GeneralizationSpace(
-            b.frame, b.quasi_identifiers, K, b.hierarchies, max_suppressed=limit, rollup=False
+            b.frame, b.quasi_identifiers, b.hierarchies, target=ReleaseTarget(K, max_suppressed=limit), rollup=False
         )
         found = brute_force(lattice)
         _BRUTE[limit] = (time.perf_counter() - start, found)
@@ -71,7 +72,9 @@ _SEARCH: dict[float, list[float]] = {}  # limit -> the search's wall time in eac
 def _optimal(limit: float, times: dict[float, list[float]] = _SEARCH):
     def run(b):
         start = time.perf_counter()
-        found = optimal_levels(b.frame, b.quasi_identifiers, b.hierarchies, k=K, max_suppressed=limit)
+        found = optimal_levels(
+            b.frame, b.quasi_identifiers, b.hierarchies, target=ReleaseTarget(K, max_suppressed=limit)
+        )
         times.setdefault(limit, []).append(time.perf_counter() - start)
         return limit, found
 
@@ -117,7 +120,7 @@ def _certificate(limit: float):
     def setup():
         b = _benchmark()
         lattice = GeneralizationSpace(
-            b.frame, b.quasi_identifiers, K, b.hierarchies, max_suppressed=limit, rollup=False
+            b.frame, b.quasi_identifiers, b.hierarchies, target=ReleaseTarget(K, max_suppressed=limit), rollup=False
         )
         heights = np.asarray(lattice.heights)
         nodes = np.stack(np.unravel_index(np.arange(lattice.size), lattice.heights)).T
@@ -151,7 +154,9 @@ def _oracle(limit: float):
     def run(inputs):
         start = time.perf_counter()
         b, proof, _ = inputs
-        lattice = GeneralizationSpace(b.frame, b.quasi_identifiers, K, b.hierarchies, max_suppressed=limit)
+        lattice = GeneralizationSpace(
+            b.frame, b.quasi_identifiers, b.hierarchies, target=ReleaseTarget(K, max_suppressed=limit)
+        )
         for levels in proof:
             lattice.status(levels)
         _ORACLE.setdefault(limit, []).append(time.perf_counter() - start)

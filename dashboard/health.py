@@ -14,6 +14,7 @@ import streamlit as st
 
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AnonlibError, ParameterError
+from anonlib.measures.target import ReleaseTarget
 from anonlib.transformations.pseudonyms import DEFAULT_SHIFT_DAYS, MAX_SHIFT_DAYS, date_columns
 from anonlib.workflow import WorkingCopy, step_cost
 from anonlib.workflow.health_steps import PseudonymizeStep, SafeHarborStep, ShiftDatesStep
@@ -142,7 +143,9 @@ def date_shift_offer(copy: WorkingCopy) -> None:
 def _comparison(
     fingerprint: str, roles: tuple, plan: str, k: int, limit: float, _dataset: Dataset, _step: SafeHarborStep
 ) -> SafeHarborComparison:
-    return compare_routes(_dataset, _step, k=k, max_suppressed=limit, time_limit=COMPARISON_SECONDS)
+    return compare_routes(
+        _dataset, _step, target=ReleaseTarget(k=k, max_suppressed=limit), time_limit=COMPARISON_SECONDS
+    )
 
 
 def safe_harbor_offer(copy: WorkingCopy) -> None:

@@ -16,6 +16,7 @@ from anonlib.core.hierarchy import (
 )
 from anonlib.core.samples import load_sample
 from anonlib.measures.leakage import attribute_label, attribute_sets, compare_leakage, leakage_table
+from anonlib.measures.target import ReleaseTarget
 from anonlib.measures.utility import MEASURE_NAMES
 from anonlib.transformations.anonymize_experiments import (
     EXPERIMENT_SHIELDS,
@@ -203,7 +204,9 @@ def before_after(
 def _example_searches(k: int, qis: tuple, _hierarchies: dict, files: tuple = ()):
     """The paper's three searches on its Table 1 (``files``: the hierarchies' digests, the cache key)."""
     example = load_sample(EXAMPLE)
-    return find_generalizations(example, example.frame, list(qis), _hierarchies, k=k, methods=METHODS)
+    return find_generalizations(
+        example, example.frame, list(qis), _hierarchies, target=ReleaseTarget(k=k), methods=METHODS
+    )
 
 
 def _table1(palette: str) -> None:

@@ -41,14 +41,15 @@ from dashboard.ui import download_csv, download_json, guarded, offer_step, page_
 PAGE = "Leakage"
 
 
-# The cache keys carry the missing-value policy next to the fingerprint: the fingerprint names
-# the table, the policy decides which of its rows are analysed; the hierarchies are keyed by the
-# digests of their files, the target by its JSON (the models themselves are passed unhashed).
+# The cache keys carry everything the searches depend on: the fingerprint names the working copy's
+# table (after its steps), the missing-value policy which of its rows are analysed, the roles the
+# unit (a person column counts people), the hierarchies the digests of their files, the target its
+# JSON (the models themselves are passed unhashed).
 @st.cache_data(show_spinner=False, max_entries=32)
 def _generalizations(
     fingerprint: str,
     missing: str,
-    columns: tuple,
+    roles: str,
     qis: tuple,
     files: tuple,
     target: str,
@@ -63,9 +64,7 @@ def _generalizations(
         _frame,
         list(qis),
         _hierarchies,
-        k=_target.k,
-        requirements=_target.requirements,
-        max_suppressed=_target.max_suppressed,
+        target=_target,
         measure=measure,
     )
 
@@ -201,7 +200,8 @@ with guarded("reading the working copy"):
             "measures and generalizes them. The paper's worked example is at the bottom of the page."
         )
     else:
-        frame, dropped = dataset.analysis_frame(columns)
+        # the person column rides along (never a quasi-identifier) so the search counts in the target's unit
+        frame, dropped = dataset.analysis_frame(columns, person=dataset.person is not None)
         count = dataset.count
         scope = dataset.fingerprint[:12]
         records = records_in(frame, count)
@@ -256,7 +256,7 @@ with guarded("reading the working copy"):
                     found = _generalizations(
                         dataset.fingerprint,
                         dataset.missing,
-                        tuple(frame.columns),
+                        json.dumps({c: str(r) for c, r in dataset.roles.items()}, sort_keys=True),
                         tuple(qis),
                         tuple(digest(hierarchy_csv(hierarchies[a])) for a in qis),
                         json.dumps(target.to_json(), sort_keys=True, default=str),

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from anonlib.core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, ProblemTooLargeError
 from anonlib.core.hierarchy import flat_hierarchy, interval_hierarchy, masking_hierarchy, taxonomy_hierarchy
 from anonlib.core.samples import load_sample
+from anonlib.measures.target import ReleaseTarget
 from anonlib.transformations.anonymize_experiments import (
     EXPERIMENT_SHIELDS,
     arca_hierarchies,
@@ -75,7 +76,7 @@ PAPER_NODES = {
 
 @pytest.mark.parametrize("levels", list(PAPER_NODES))
 def test_paper_search_tree_nodes(table1, hierarchies, levels):
-    space = GeneralizationSpace(table1, SHIELD, 3, hierarchies, count="#Rec.")
+    space = GeneralizationSpace(table1, SHIELD, hierarchies, target=ReleaseTarget(3), count="#Rec.")
     assert space.evaluate(levels) == PAPER_NODES[levels]
     assert reference_counts(table1, SHIELD, 3, hierarchies, levels, "#Rec.") == PAPER_NODES[levels]
 
@@ -165,7 +166,7 @@ def test_iab_equals_exhaustive_on_random_tables(problem):
     assert iab.generated <= exhaustive.generated
     # the result is what the slow reference says, and no satisfying table has more rows
     assert reference_counts(df, shield, k, hierarchies, tuple(iab.levels.values()), "n") == (0, iab.rows)
-    space = GeneralizationSpace(df, shield, k, hierarchies, count="n")
+    space = GeneralizationSpace(df, shield, hierarchies, target=ReleaseTarget(k), count="n")
     best_rows = max(
         r for v, r in map(space.evaluate, itertools.product(*(range(m + 1) for m in space.max_levels))) if v == 0
     )
@@ -261,7 +262,7 @@ def _check_prunings(df, shield, k, hierarchies, monotone):
 @given(problem=random_problem(), data=st.data())
 def test_generalizing_never_grows_rows_or_violations(problem, data):
     df, k, hierarchies = problem
-    space = GeneralizationSpace(df, ["age", "zip", "sex"], k, hierarchies, count="n")
+    space = GeneralizationSpace(df, ["age", "zip", "sex"], hierarchies, target=ReleaseTarget(k), count="n")
     levels = tuple(data.draw(st.integers(0, m)) for m in space.max_levels)
     violations, rows = space.evaluate(levels)
     assert (violations, rows) == reference_counts(df, ["age", "zip", "sex"], k, hierarchies, levels, "n")
@@ -294,7 +295,7 @@ def test_errors(table1, hierarchies):
         search(table1, SHIELD, 3, partial, count="#Rec.")
     with pytest.raises(NoSolutionError, match="61"):
         search(table1, SHIELD, 61, hierarchies, count="#Rec.")
-    space = GeneralizationSpace(table1, SHIELD, 3, hierarchies, count="#Rec.")
+    space = GeneralizationSpace(table1, SHIELD, hierarchies, target=ReleaseTarget(3), count="#Rec.")
     with pytest.raises(ParameterError, match="do not fit"):
         space.evaluate((6, 0, 0))
 

@@ -219,7 +219,7 @@ def test_a_space_called_monotone_is_monotone(df, k, requirements, limit):
     an acceptable table is acceptable (checked on the whole lattice)."""
     hierarchies = {"a": small_hierarchy(df["a"]), "b": small_hierarchy(df["b"])}
     space = GeneralizationSpace(
-        df, ["a", "b"], k, hierarchies, count="n", requirements=requirements, max_suppressed=limit
+        df, ["a", "b"], hierarchies, target=ReleaseTarget(k, requirements=requirements, max_suppressed=limit), count="n"
     )
     if not space.monotone:
         return
@@ -230,7 +230,9 @@ def test_a_space_called_monotone_is_monotone(df, k, requirements, limit):
 
 def test_status_agrees_with_acceptance_on_every_table(table1, hierarchies):
     r = [ModelRequirement("t_closeness", "Genetic risk", 0.25), ModelRequirement("distinct_l", "Race", 2)]
-    space = GeneralizationSpace(table1, SHIELD, 3, hierarchies, count="#Rec.", requirements=r, max_suppressed=0.2)
+    space = GeneralizationSpace(
+        table1, SHIELD, hierarchies, target=ReleaseTarget(3, requirements=r, max_suppressed=0.2), count="#Rec."
+    )
     for levels in itertools.product(*(range(m + 1) for m in space.max_levels)):
         verdict = acceptance(space.table(levels), SHIELD, k=3, requirements=r, max_suppressed=0.2, count="#Rec.")
         node = space.node(levels)
@@ -254,7 +256,12 @@ def test_status_agrees_with_acceptance_on_every_table(table1, hierarchies):
 def test_monotone_is_claimed_only_where_it_holds(requirements, limit, monotone):
     df = pd.DataFrame({"a": [1, 2, 3, 4], "dx": ["x", "y", "x", "y"]})
     h = {"a": small_hierarchy([1, 2, 3, 4])}
-    assert GeneralizationSpace(df, ["a"], 2, h, requirements=requirements, max_suppressed=limit).monotone is monotone
+    assert (
+        GeneralizationSpace(
+            df, ["a"], h, target=ReleaseTarget(2, requirements=requirements, max_suppressed=limit)
+        ).monotone
+        is monotone
+    )
 
 
 def test_delta_disclosure_is_not_monotone_so_tagging_would_be_unsound():
@@ -269,7 +276,9 @@ def test_delta_disclosure_is_not_monotone_so_tagging_would_be_unsound():
         }
     )
     h = {"a": pd.DataFrame([["0", "01", "*"], ["1", "01", "*"], ["2", "2", "*"]])}
-    space = GeneralizationSpace(df, ["a"], 1, h, requirements=[ModelRequirement("delta_disclosure", "dx", 1.0)])
+    space = GeneralizationSpace(
+        df, ["a"], h, target=ReleaseTarget(1, requirements=[ModelRequirement("delta_disclosure", "dx", 1.0)])
+    )
     assert not space.monotone
     assert [space.node((level,)).satisfies for level in range(3)] == [True, False, True]
     assert space.row_status((1,)) == (2, 4, 20)  # of 4 distinct rows, (01, x) and (01, y) fail: A and B's 20 records

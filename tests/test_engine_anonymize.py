@@ -222,7 +222,7 @@ def test_the_arx_benchmark_repeated_has_the_same_optimum_on_the_engine(tmp_path:
     ]
     code, stated, err = _run(argv, capsys)
     assert code == 0 and "duckdb is about to read 1 Parquet file (90,486 records" in err
-    expected = optimal_levels(bench.frame, qis, bench.hierarchies, k=5, max_suppressed=0.04)
+    expected = optimal_levels(bench.frame, qis, bench.hierarchies, target=ReleaseTarget(5, max_suppressed=0.04))
     assert tuple(stated["levels"][q] for q in qis) == expected.levels == (3, 3, 1, 1, 1, 0, 0, 0, 1)
     assert round(stated["utility"], 5) == 0.29944 and stated["optimal"] is True
     assert stated["suppressed"] == 3 * 1032 and stated["released_records"] == 90_486 - 3 * 1032

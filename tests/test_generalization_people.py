@@ -17,6 +17,7 @@ from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.errors import ColumnError, NoSolutionError
 from anonlib.core.hierarchy import flat_hierarchy, interval_hierarchy
 from anonlib.measures.models import ModelRequirement, acceptance
+from anonlib.measures.target import ReleaseTarget
 from anonlib.measures.utility import loss
 from anonlib.transformations.generalization import GeneralizationSpace, search
 from tests.health_data import visits
@@ -106,8 +107,10 @@ def test_every_node_counts_people_as_acceptance_does(frame, k, limit):
     """The space's one rule, node by node, against acceptance(person=) on the literal table."""
     qis = ["age", "sex", "zip"]
     hierarchies = hierarchies_of(frame, qis)
-    space = GeneralizationSpace(frame, qis, k, hierarchies, max_suppressed=limit, person="pid")
-    reference = GeneralizationSpace(frame, qis, k, hierarchies, max_suppressed=limit, person="pid", rollup=False)
+    space = GeneralizationSpace(frame, qis, hierarchies, target=ReleaseTarget(k, max_suppressed=limit, person="pid"))
+    reference = GeneralizationSpace(
+        frame, qis, hierarchies, target=ReleaseTarget(k, max_suppressed=limit, person="pid"), rollup=False
+    )
     for levels in itertools.product(*(range(m + 1) for m in space.max_levels)):
         verdict = acceptance(
             literal(frame, hierarchies, dict(zip(qis, levels))), qis, k=k, max_suppressed=limit, person="pid"

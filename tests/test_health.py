@@ -299,7 +299,7 @@ def test_safe_harbor_beside_the_optimal_release():
     frame = _safe_harbor_file(6)
     ds = Dataset.from_frame("sh.csv", frame)
     step = SafeHarborStep.planned(frame, reference_year=2019)
-    comparison = compare_routes(ds, step, k=3)
+    comparison = compare_routes(ds, step, target=ReleaseTarget(k=3))
     assert "zip" in comparison.quasi_identifiers and "mrn" not in comparison.quasi_identifiers
     assert comparison.optimal is not None and comparison.optimal.k >= 3
     assert comparison.safe_harbor.records == len(frame) and comparison.safe_harbor.suppressed == 0

@@ -19,6 +19,7 @@ from anonlib.core.hierarchy import flat_hierarchy, generalize_column, interval_h
 from anonlib.core.metrics import discernibility, nonuniform_entropy
 from anonlib.core.samples import arx_adult_benchmark
 from anonlib.measures.models import ModelRequirement, acceptance
+from anonlib.measures.target import ReleaseTarget
 from anonlib.measures.utility import CellCosts, _cell_totals, _Matched, loss, measure_value, utility
 from anonlib.transformations.generalization import GeneralizationSpace, brute_force, optimal_levels, search
 
@@ -220,9 +221,9 @@ def test_the_lattice_walk_equals_the_lattice_brute_force():
     b = arx_adult_benchmark()
     frame = b.frame.sample(3000, random_state=1)
     qis = ["age", "education", "sex", "race"]
-    lattice = GeneralizationSpace(frame, qis, 5, b.hierarchies, max_suppressed=0.02, rollup=False)
+    lattice = GeneralizationSpace(frame, qis, b.hierarchies, target=ReleaseTarget(5, max_suppressed=0.02), rollup=False)
     levels, value, suppressed = brute_force(lattice)
-    found = optimal_levels(frame, qis, b.hierarchies, k=5, max_suppressed=0.02)
+    found = optimal_levels(frame, qis, b.hierarchies, target=ReleaseTarget(5, max_suppressed=0.02))
     assert (found.levels, found.suppressed) == (levels, suppressed)
     assert found.value == pytest.approx(value, rel=1e-12)
     assert found.checked < lattice.size
@@ -230,12 +231,16 @@ def test_the_lattice_walk_equals_the_lattice_brute_force():
 
 def test_a_walk_cut_short_says_it_is_not_proven(benchmark):
     b = benchmark
-    proven = optimal_levels(b.frame, b.quasi_identifiers, b.hierarchies, k=5, max_suppressed=0.04)
+    proven = optimal_levels(b.frame, b.quasi_identifiers, b.hierarchies, target=ReleaseTarget(5, max_suppressed=0.04))
     for cut in (dict(max_checked=proven.checked // 3), dict(max_checked=proven.checked - 5), dict(time_limit=0.0)):
-        found = optimal_levels(b.frame, b.quasi_identifiers, b.hierarchies, k=5, max_suppressed=0.04, **cut)
+        found = optimal_levels(
+            b.frame, b.quasi_identifiers, b.hierarchies, target=ReleaseTarget(5, max_suppressed=0.04), **cut
+        )
         assert not found.optimal
         assert found.bound <= proven.value <= found.value and found.gap == found.value - found.bound
-        lattice = GeneralizationSpace(b.frame, b.quasi_identifiers, 5, b.hierarchies, max_suppressed=0.04)
+        lattice = GeneralizationSpace(
+            b.frame, b.quasi_identifiers, b.hierarchies, target=ReleaseTarget(5, max_suppressed=0.04)
+        )
         assert lattice.status(found.levels)[0]  # what it offers meets the target
 
 
@@ -354,7 +359,9 @@ def test_rolled_up_classes_equal_pandas_whether_keys_fit_one_integer_or_not(dist
     half, quarter = [(i, i + 1) for i in range(0, distinct, 2)], [(i, i + 3) for i in range(0, distinct, 4)]
     hierarchies = {q: interval_hierarchy(range(distinct), [half, quarter], top=True) for q in qis}
     requirements = (ModelRequirement("distinct_l", "dx", 2),)
-    lattice = GeneralizationSpace(frame, qis, 3, hierarchies, requirements=requirements, max_suppressed=0.5)
+    lattice = GeneralizationSpace(
+        frame, qis, hierarchies, target=ReleaseTarget(3, requirements=requirements, max_suppressed=0.5)
+    )
     assert lattice.fits_one_key == (distinct == 6)
     found = set()
     for _ in range(60):  # random nodes, mostly high (low ones fail whole), rolled up from many sources
@@ -379,10 +386,10 @@ def test_a_missing_value_stays_apart_from_a_hierarchy_label_that_reads_missing()
     written = generalize_column(df["x"], hx, 1, "x")
     assert written.tolist() == ["missing", "B", "B", None, "missing", "B", "D", "B"]
     expected = _reference(df, ["x", "y"], {"x": hx, "y": hy}, 2, 0.3, (), None, "loss")
-    found = optimal_levels(df, ["x", "y"], {"x": hx, "y": hy}, k=2, max_suppressed=0.3)
+    found = optimal_levels(df, ["x", "y"], {"x": hx, "y": hy}, target=ReleaseTarget(2, max_suppressed=0.3))
     assert (found.levels, found.optimal) == (expected[2], True)
     assert found.value == pytest.approx(expected[0], rel=1e-9)
-    lattice = GeneralizationSpace(df, ["x", "y"], 2, {"x": hx, "y": hy}, max_suppressed=1.0)
+    lattice = GeneralizationSpace(df, ["x", "y"], {"x": hx, "y": hy}, target=ReleaseTarget(2, max_suppressed=1.0))
     for levels in [(0, 0), (1, 0), (2, 0), (1, 1), (0, 1), (3, 0)]:  # rolled up from one another
         table = df.copy()
         for q, h, level in (("x", hx, levels[0]), ("y", hy, levels[1])):
@@ -401,11 +408,11 @@ def test_the_search_equals_brute_force_when_keys_do_not_fit_one_integer():
     frame = pd.DataFrame({q: (base + rng.integers(0, 8 << (2 * j), 1500)) % 2048 for j, q in enumerate(qis)})
     sixteens = [(i, i + 15) for i in range(0, 2048, 16)]
     hierarchies = {q: interval_hierarchy(range(2048), [sixteens], top=True) for q in qis}
-    lattice = GeneralizationSpace(frame, qis, 3, hierarchies, max_suppressed=0.2)
+    lattice = GeneralizationSpace(frame, qis, hierarchies, target=ReleaseTarget(3, max_suppressed=0.2))
     assert not lattice.fits_one_key
-    found = optimal_levels(frame, qis, hierarchies, k=3, max_suppressed=0.2, lattice=lattice)
+    found = optimal_levels(frame, qis, hierarchies, target=ReleaseTarget(3, max_suppressed=0.2), lattice=lattice)
     levels, cost, suppressed = brute_force(
-        GeneralizationSpace(frame, qis, 3, hierarchies, max_suppressed=0.2, rollup=False)
+        GeneralizationSpace(frame, qis, hierarchies, target=ReleaseTarget(3, max_suppressed=0.2), rollup=False)
     )
     assert found.optimal and found.levels == levels and found.suppressed == suppressed
     assert found.value == pytest.approx(cost, rel=1e-12)
@@ -443,7 +450,7 @@ def _lattice_of(heights: list[int]) -> GeneralizationSpace:
         else pd.DataFrame({0: ["0", "1", "2", "3"]})
         for q, h in zip(qis, heights)
     }
-    return GeneralizationSpace(frame, qis, 1, hierarchies)
+    return GeneralizationSpace(frame, qis, hierarchies, target=ReleaseTarget(1))
 
 
 @settings(max_examples=80, deadline=None)
@@ -483,10 +490,10 @@ def test_a_cache_of_three_tables_still_finds_brute_forces_node(monkeypatch):
     b = arx_adult_benchmark()
     frame = b.frame.sample(3000, random_state=2)
     qis = ["age", "education", "marital-status", "sex", "race"]
-    lattice = GeneralizationSpace(frame, qis, 5, b.hierarchies, max_suppressed=0.02)
-    found = optimal_levels(frame, qis, b.hierarchies, k=5, max_suppressed=0.02, lattice=lattice)
+    lattice = GeneralizationSpace(frame, qis, b.hierarchies, target=ReleaseTarget(5, max_suppressed=0.02))
+    found = optimal_levels(frame, qis, b.hierarchies, target=ReleaseTarget(5, max_suppressed=0.02), lattice=lattice)
     levels, value, suppressed = brute_force(
-        GeneralizationSpace(frame, qis, 5, b.hierarchies, max_suppressed=0.02, rollup=False)
+        GeneralizationSpace(frame, qis, b.hierarchies, target=ReleaseTarget(5, max_suppressed=0.02), rollup=False)
     )
     assert (found.levels, found.suppressed) == (levels, suppressed) and found.value == pytest.approx(value, rel=1e-12)
     assert len(lattice._tables) == 3 and lattice.checked > 3
@@ -509,7 +516,11 @@ def test_the_cost_has_the_same_bits_whatever_the_records_order(measure, records,
     frame = b.frame.sample(records, random_state=3)
     found = [
         optimal_levels(
-            frame.sample(frac=1, random_state=seed), qis, b.hierarchies, k=5, max_suppressed=limit, measure=measure
+            frame.sample(frac=1, random_state=seed),
+            qis,
+            b.hierarchies,
+            target=ReleaseTarget(5, max_suppressed=limit),
+            measure=measure,
         )
         for seed in range(4)
     ]

@@ -13,6 +13,7 @@ from anonlib.core.dataset import Dataset
 from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.hierarchy import flat_hierarchy
 from anonlib.core.samples import load_sample
+from anonlib.measures.target import ReleaseTarget
 from anonlib.transformations.generalization import search
 from anonlib.workflow import step_cost
 from anonlib.workflow.suggestions import generalization_suggestions, keeping_hierarchies, preselected, trims
@@ -105,7 +106,7 @@ def test_keeping_need_is_the_least_failing_over_every_generalization_that_keeps_
     )
     h = {c: default_hierarchy(frame[c], c)[1] for c in frame.columns}
     kept = keeping_hierarchies(h)
-    need = keeping_need(frame, list(frame.columns), h, k=5)
+    need = keeping_need(frame, list(frame.columns), h, target=ReleaseTarget(5))
     fewest = None
     for levels in itertools.product(*(range(kept[c].shape[1]) for c in frame.columns)):
         generalized = pd.DataFrame(
@@ -141,8 +142,10 @@ def test_keeping_need_says_when_suppressing_still_fails_a_model_judged_on_the_re
         }
     )
     h = {c: default_hierarchy(frame[c], c)[1] for c in ("age", "sex")}
-    plain_k = keeping_need(frame, ["age", "sex"], h, k=5)
+    plain_k = keeping_need(frame, ["age", "sex"], h, target=ReleaseTarget(5))
     assert plain_k.failing == 2 and "failing k = 5: allowing at least 0.7% suppressed" in plain_k.sentence()
-    strict = keeping_need(frame, ["age", "sex"], h, k=5, requirements=[ModelRequirement("t_closeness", "dx", 0.01)])
+    strict = keeping_need(
+        frame, ["age", "sex"], h, target=ReleaseTarget(5, requirements=[ModelRequirement("t_closeness", "dx", 0.01)])
+    )
     assert strict.failing > 0 and not strict.suffices
     assert "still fail a privacy model" in strict.sentence() and "allowing at least" not in strict.sentence()

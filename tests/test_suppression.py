@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from anonlib.core.equivalence import row_class_sizes
 from anonlib.core.errors import AnonlibError, ColumnError, ParameterError
 from anonlib.core.samples import load_sample
-from anonlib.transformations.suppression import local_suppression, wildcard_matches
+from anonlib.measures.wildcard import wildcard_matches
+from anonlib.transformations.suppression import local_suppression
 
 ADULT_QIS = ["age", "sex", "race", "marital-status", "education", "native-country"]
 

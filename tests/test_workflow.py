@@ -151,7 +151,7 @@ def test_covering_keeps_the_band_boundaries():
 def test_generalization_equals_the_search_table_on_the_papers_example():
     frame = load_sample("arca_table1").frame
     hierarchies = arca_hierarchies(frame)
-    space = GeneralizationSpace(frame, ["Zip", "Age", "AC"], 3, hierarchies, count=None)
+    space = GeneralizationSpace(frame, ["Zip", "Age", "AC"], hierarchies, target=ReleaseTarget(3), count=None)
     for levels in [(1, 1, 0), (5, 3, 2), (2, 0, 1)]:
         step = GeneralizationStep(tuple(zip(["Zip", "Age", "AC"], levels)), tuple(hierarchies.items()))
         pd.testing.assert_frame_equal(step.apply(frame), space.table(levels))

@@ -294,7 +294,7 @@ def test_verify_reads_locally_suppressed_cells_as_any_value(tmp_path, capsys):
     """A release finished by local suppression meets k only when a * matches any value; the
     package's target recount reads released.csv that way (as the working copy did), and a
     release whose * cells do not make k is still refused."""
-    from anonlib.transformations.suppression import marked_codes, wildcard_matches
+    from anonlib.measures.wildcard import marked_codes, wildcard_matches
     from anonlib.workflow.local_steps import LocalSuppressionStep
 
     data = adult_csv(2000)

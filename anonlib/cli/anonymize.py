@@ -18,9 +18,10 @@ from ..core.errors import EmptySelectionError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED, validate_hierarchy
 from ..core.metrics import whole_k
 from ..measures.models import MODELS, suppression_limit
+from ..measures.target import ReleaseTarget
 from ..measures.utility import MEASURES, check_measure, measure_value
-from ..transformations.generalization import SEARCH_METHODS, search
-from ..transformations.suppression import marked_codes, wildcard_matches
+from ..measures.wildcard import marked_codes, wildcard_matches
+from ..transformations.generalization import SEARCH_METHODS, release_search
 from ..workflow.engine_search import release_roles
 from ..workflow.history import WorkingCopy
 from ..workflow.local_steps import LocalSuppressionStep
@@ -28,7 +29,6 @@ from ..workflow.package import release_package
 from ..workflow.recipe import Reading, Recipe
 from ..workflow.release import pseudonymized_columns, release_csv
 from ..workflow.steps import GeneralizationStep, SuppressionStep
-from ..workflow.target import ReleaseTarget
 from ..workflow.verify import recount
 from .anonymize_engine import refuse_in_memory_options
 from .anonymize_engine import run as anonymize_on_engine
@@ -98,10 +98,8 @@ def _anonymize(args: argparse.Namespace) -> int:
             args,
             dataset,
             shield=qis,
-            k=k,
+            target=target,
             given=given,
-            requirements=requirements,
-            max_suppressed=max_suppressed,
             measure=measure,
             columns=columns,
         )
@@ -129,18 +127,15 @@ def _anonymize(args: argparse.Namespace) -> int:
             hierarchies[attribute] = validate_hierarchy(given[attribute], values, attribute)
         else:
             hierarchies[attribute] = default_hierarchy(values, attribute, counts=counts)[1]
-    result = search(
+    result = release_search(
         frame,
         qis,
-        k,
         hierarchies,
         args.method,
+        target=target.in_unit_of(loaded),
         count=dataset.count,
-        requirements=requirements,
-        max_suppressed=max_suppressed,
         measure=measure,
         time_limit=args.time_limit,
-        person=person,
     )
     release = _release(start, qis, released_columns, target, result, hierarchies, local=args.local_suppression)
     if args.out:

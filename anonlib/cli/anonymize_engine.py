@@ -20,10 +20,9 @@ import pandas as pd
 from ..core.errors import ParameterError
 from ..core.samples import SAMPLES
 from ..engine import EngineTable, estimate_scan, scan_note, scan_size
-from ..measures.models import ModelRequirement
+from ..measures.target import ReleaseTarget
 from ..workflow.engine_search import EngineAnonymization, anonymize
 from ..workflow.recipe import Reading
-from ..workflow.target import ReleaseTarget
 from .common import replaced_atomically, report_release, write
 
 PASSES = 5  # scans of the file: the class table, typing, the loaded records, suppression, the write
@@ -65,10 +64,8 @@ def run(
     table: EngineTable,
     *,
     shield: list[str],
-    k: int,
+    target: ReleaseTarget,
     given: dict[str, pd.DataFrame],
-    requirements: Sequence[ModelRequirement],
-    max_suppressed: float,
     measure: str,
     columns: list[str],
 ) -> int:
@@ -79,8 +76,7 @@ def run(
         hierarchies={a: h for a, h in given.items() if a in shield},
         method=args.method,
         measure=measure,
-        max_suppressed=max_suppressed,
-        requirements=requirements,
+        target=target,
         time_limit=args.time_limit,
         columns=columns,
         reading=reading,
@@ -88,13 +84,13 @@ def run(
     )
     if args.out:
         with replaced_atomically(args.out) as temporary:
-            done = anonymize(table, shield, k, out=temporary, **options)
+            done = anonymize(table, shield, out=temporary, **options)
         print(f"written            {args.out}")
     else:
-        done = anonymize(table, shield, k, **options)
+        done = anonymize(table, shield, **options)
     if args.recipe:
         write(args.recipe, done.recipe.dumps().encode("utf-8"))
-    return _report(args, table, done, shield, given, requirements, max_suppressed, measure, k)
+    return _report(args, table, done, shield, given, target, measure)
 
 
 def _report(
@@ -103,13 +99,10 @@ def _report(
     done: EngineAnonymization,
     shield,
     given,
-    requirements,
-    max_suppressed,
+    target: ReleaseTarget,
     measure: str,
-    k: int,
 ) -> int:
     result, check = done.search, done.replay.check
-    target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
     engine = {
         "engine": done.replay.engine,
         "classes": done.classes,

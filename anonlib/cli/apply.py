@@ -26,12 +26,12 @@ from pathlib import Path
 from ..core.cells import records_in
 from ..core.dataset import Role
 from ..core.errors import ParameterError
+from ..measures.target import TargetCheck, records
 from ..workflow.history import WorkingCopy
 from ..workflow.package import release_package
 from ..workflow.recipe import EDITED, INTACT, read_for_recipe, read_recipe
 from ..workflow.release_view import release_view
 from ..workflow.report import copy_report
-from ..workflow.target import TargetCheck, records
 from .common import command, engine_arguments, health_roles, print_json, replaced_atomically, write
 from .health import keep_argument, key_arguments, keyed_steps, person_argument, project_key
 from .projects import project_argument, record_release

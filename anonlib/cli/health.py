@@ -21,6 +21,7 @@ from ..core.dataset import Dataset, Role
 from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
 from ..core.metrics import whole_k
 from ..measures.models import suppression_limit
+from ..measures.target import ReleaseTarget
 from ..transformations.pseudonyms import DEFAULT_LENGTH, DEFAULT_SHIFT_DAYS
 from ..workflow.health_steps import PseudonymizeStep, SafeHarborStep, ShiftDatesStep
 from ..workflow.history import WorkingCopy
@@ -28,7 +29,6 @@ from ..workflow.keys import key_file, key_id
 from ..workflow.recipe import Reading
 from ..workflow.release import release_csv
 from ..workflow.safe_harbor import compare_routes
-from ..workflow.target import ReleaseTarget
 from .common import command, data_arguments, print_json, read_dataset, split, write
 from .projects import project_store_key
 
@@ -183,7 +183,9 @@ def _safe_harbor(args: argparse.Namespace) -> int:
     released = release_csv(copy.release())
     account = copy.column_account()
     try:
-        comparison = compare_routes(loaded, step, k=k, max_suppressed=limit, time_limit=args.time_limit)
+        comparison = compare_routes(
+            loaded, step, target=ReleaseTarget(k=k, max_suppressed=limit), time_limit=args.time_limit
+        )
         problem = None
     except EmptySelectionError as err:
         comparison, problem = None, str(err)

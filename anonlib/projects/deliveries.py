@@ -35,11 +35,11 @@ import pandas as pd
 from ..core.dataset import column_kind, convert_column
 from ..core.errors import AnonlibError, ColumnError, RecipeError
 from ..core.loading import load_table
+from ..measures.target import TargetCheck
 from ..workflow.history import WorkingCopy
 from ..workflow.package import RECIPE_FILE, release_package
 from ..workflow.recipe import Reading, Recipe, Source, read_for_recipe
 from ..workflow.release import digest
-from ..workflow.target import TargetCheck
 from .audit import DASHBOARD, record_package
 from .records import AuditEntry, ProjectRef
 from .store import ProjectStore

@@ -37,15 +37,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.errors import AnonlibError, ProjectError, RecipeError
+from ..core.fields import read_list, read_object, read_text
 from ..core.loading import load_table
 from ..core.samples import SAMPLES, load_sample
-from ..workflow.fields import read_list, read_object, read_text
+from ..measures.target import ReleaseTarget
 from ..workflow.health_steps import needs_key
 from ..workflow.history import WorkingCopy
 from ..workflow.recipe import Recipe, RecipeStep, Source
 from ..workflow.release import digest
 from ..workflow.steps import step_from_json
-from ..workflow.target import ReleaseTarget
 
 STATE_FORMAT = "anonlib-project-state"
 STATE_VERSION = 1

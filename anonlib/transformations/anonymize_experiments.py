@@ -22,7 +22,8 @@ import pandas as pd
 
 from ..core.errors import ColumnError, join_names
 from ..core.hierarchy import flat_hierarchy, interval_hierarchy, masking_hierarchy, parse_bands, taxonomy_hierarchy
-from .generalization import METHODS, search
+from ..measures.target import ReleaseTarget
+from .generalization import METHODS, release_search
 
 # --- the paper's example hierarchies (Figure 2) ------------------------------------
 
@@ -161,7 +162,7 @@ def heart_experiment(
         for shield in shields:
             for k in ks:
                 for method in methods:
-                    result = search(table, list(shield), k, hierarchies, method)
+                    result = release_search(table, list(shield), hierarchies, method, target=ReleaseTarget(k))
                     paper = PAPER_TABLE7.get((tuple(shield), method)) if key == "heart_cleveland" and k == 5 else None
                     rows.append(
                         {

@@ -52,6 +52,7 @@ Example:
     >>> result = local_suppression(df, ["age", "sex"], k=2)
     >>> result.table.isna().to_numpy().tolist()
     [[False, False], [False, False], [False, True], [True, False]]
+    >>> from anonlib.measures.wildcard import wildcard_matches
     >>> result.cells, result.records, wildcard_matches(result.table, ["age", "sex"]).tolist()
     (2, 2, [4, 4, 4, 4])
 """
@@ -64,9 +65,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.equivalence import Classes, combine, encode, encode_column
 from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
 from ..core.metrics import whole_k
+from ..measures.wildcard import WildcardMatches
 
 
 @dataclass(frozen=True)
@@ -97,82 +98,6 @@ class LocalSuppression:
         return dict(self.per_column)
 
 
-class _Matches:
-    """Codes, missing cells and weights of the quasi-identifiers, and the wildcard
-    match counter (see the module text)."""
-
-    def __init__(self, df: pd.DataFrame, columns: Sequence[str], count: str | None):
-        table = encode(df, columns, count=count)
-        self.codes = table.codes
-        self.cardinalities = table.cardinalities
-        self.missing = df[list(columns)].isna().to_numpy().copy()
-        self.weights = (
-            np.ones(len(df), dtype=np.int64) if table.weights is None else np.asarray(table.weights, dtype=np.int64)
-        )
-        self._distinct: tuple | None = None
-
-    def blank(self, rows: np.ndarray, columns: np.ndarray) -> None:
-        """Suppress one cell per row (``columns[i]`` of ``rows[i]``)."""
-        self.missing[rows, columns] = True
-        self._distinct = None
-
-    def _rows(self, codes: np.ndarray, missing: np.ndarray) -> tuple[np.ndarray, Classes]:
-        """Rows equal on codes and missing cells as one class each (kernel ids), so
-        counting runs on distinct rows."""
-        q = codes.shape[1]
-        visible = np.where(missing, -1, codes) + 1
-        ids, n = combine([visible[:, j] for j in range(q)], [c + 1 for c in self.cardinalities], len(codes))
-        return ids, Classes.from_ids(ids, n)
-
-    def _table(self) -> tuple:
-        """The table as distinct rows: codes, missing cells, records, and the rows of each missing pattern."""
-        if self._distinct is None:
-            ids, rows = self._rows(self.codes, self.missing)
-            first = rows.first_rows
-            weights = Classes.from_ids(ids, rows.n_classes, self.weights).sizes
-            codes, missing = self.codes[first], self.missing[first]
-            pattern, masks = _patterns(missing)
-            members = [np.flatnonzero(pattern == m) for m in range(len(masks))]
-            self._distinct = (codes, weights, masks, members)
-        return self._distinct
-
-    def count(self, rows: np.ndarray, missing: np.ndarray) -> np.ndarray:
-        """Records matching each of ``rows`` if its missing cells were ``missing``."""
-        if not len(rows):
-            return np.zeros(0, dtype=np.int64)
-        table_codes, table_weights, table_masks, members = self._table()
-        query_ids, queries_distinct = self._rows(self.codes[rows], missing)
-        first = queries_distinct.first_rows
-        query_codes, query_missing = self.codes[rows[first]], missing[first]
-        out = np.zeros(len(first), dtype=np.int64)
-        pattern, query_masks = _patterns(query_missing)
-        for p, query_mask in enumerate(query_masks):
-            queries = np.flatnonzero(pattern == p)
-            codes = query_codes[queries]
-            for m, table_mask in enumerate(table_masks):
-                others = members[m]
-                shared = np.flatnonzero(~query_mask & ~table_mask)
-                weights = table_weights[others]
-                if not shared.size:
-                    out[queries] += int(weights.sum())
-                    continue
-                ids, n = combine(
-                    [np.concatenate([table_codes[others, j], codes[:, j]]) for j in shared],
-                    [self.cardinalities[j] for j in shared],
-                )
-                sizes = Classes.from_ids(ids[: len(others)], n, weights).sizes
-                out[queries] += sizes[ids[len(others) :]]
-        return out[query_ids]
-
-
-def _patterns(missing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A pattern id per row (its missing cells) and the missing-cell mask of each pattern."""
-    ids, n = combine(
-        [missing[:, j].astype(np.int64) for j in range(missing.shape[1])], [2] * missing.shape[1], missing.shape[0]
-    )
-    return ids, missing[Classes.from_ids(ids, n).first_rows]
-
-
 def _importance(df: pd.DataFrame, qis: list[str], importance: Sequence[str] | None) -> list[str]:
     listed = list(importance or [])
     unknown = [c for c in listed if c not in qis]
@@ -182,42 +107,6 @@ def _importance(df: pd.DataFrame, qis: list[str], importance: Sequence[str] | No
         raise ParameterError("The importance order names a column twice; name each quasi-identifier once.")
     rest = sorted((c for c in qis if c not in listed), key=lambda c: df[c].nunique(dropna=True))
     return listed + rest
-
-
-def wildcard_matches(df: pd.DataFrame, quasi_identifiers: Sequence[str], *, count: str | None = None) -> np.ndarray:
-    """Per row, the records that agree with it on every quasi-identifier where
-    neither is missing (itself included; rows weighted by ``count``).
-
-    >>> wildcard_matches(pd.DataFrame({"a": [1, 1, 2, None]}), ["a"]).tolist()
-    [3, 3, 2, 4]
-    """
-    qis = list(quasi_identifiers)
-    if not qis:
-        raise EmptySelectionError("Choose at least one quasi-identifier.")
-    matches = _Matches(df, qis, count)
-    return matches.count(np.arange(len(df)), matches.missing)
-
-
-def marked_codes(
-    df: pd.DataFrame, quasi_identifiers: Sequence[str], mark: str, *, count: str | None = None
-) -> pd.DataFrame:
-    """The quasi-identifiers as integer codes where a blank of the file is a value of
-    its own and a cell equal to ``mark`` (a suppressed cell, such as ``*``) is
-    missing, so it matches any value; the count column is carried along.
-
-    >>> codes = marked_codes(pd.DataFrame({"a": ["x", None, "*"]}), ["a"], "*")
-    >>> codes["a"].tolist(), wildcard_matches(codes, ["a"]).tolist()
-    ([1, 2, <NA>], [2, 2, 3])
-    """
-    out = pd.DataFrame(index=pd.RangeIndex(len(df)))
-    for column in quasi_identifiers:
-        codes, _ = encode_column(df[column])
-        marked = df[column].astype(object).eq(mark).fillna(False).to_numpy(dtype=bool)
-        out[column] = pd.array(codes, dtype="Int64")
-        out.loc[marked, column] = pd.NA
-    if count is not None:
-        out[count] = df[count].to_numpy()
-    return out
 
 
 def local_suppression(
@@ -243,7 +132,7 @@ def local_suppression(
         raise EmptySelectionError("Choose at least one quasi-identifier for local suppression.")
     if count in qis:
         raise ColumnError(f"The record-count column '{count}' cannot be a quasi-identifier.")
-    matches = _Matches(df, qis, count)
+    matches = WildcardMatches(df, qis, count)
     order = _importance(df, qis, importance)
     total = int(matches.weights.sum())
     if total < k and len(df):
@@ -270,7 +159,7 @@ def local_suppression(
     return _result(df, qis, order, k, matches, original, failing_before, waves)
 
 
-def _choose(matches: _Matches, rows: np.ndarray, k: int, rank: np.ndarray) -> np.ndarray:
+def _choose(matches: WildcardMatches, rows: np.ndarray, k: int, rank: np.ndarray) -> np.ndarray:
     """Per row, the column to blank (see step 2 of the module text)."""
     q = len(rank)
     after = np.full((len(rows), q), -1, dtype=np.int64)
@@ -292,7 +181,7 @@ def _result(
     qis: list[str],
     order: list[str],
     k: int,
-    matches: _Matches,
+    matches: WildcardMatches,
     original: np.ndarray,
     failing_before: int,
     waves: int,

@@ -25,6 +25,7 @@ Example:
     'Met: all 3 records are in classes meeting k = 2. 1 record (25%) suppressed so far.'
 """
 
+from ..measures.target import ReleaseTarget, TargetCheck
 from .cost import ColumnChange, StepCost, default_choice, step_cost
 from .history import AppliedStep, WorkingCopy
 from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep
@@ -41,7 +42,6 @@ from .steps import (
     SuppressionStep,
     step_from_json,
 )
-from .target import ReleaseTarget, TargetCheck
 from .verify import PartCheck, Verification, verify_package
 
 __all__ = [

@@ -64,10 +64,10 @@ from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, Engine, EngineTable, from_frame, from_ibis, scan, shared, summary_frame, to_pandas
 from ..engine.backends import errors
 from ..measures.models import acceptance
+from ..measures.target import TargetCheck
 from .recipe import Recipe
 from .release import release_columns
 from .steps import SuppressionStep
-from .target import TargetCheck
 
 KEY = "anonlib_key"
 LABEL = "anonlib_label"

@@ -41,7 +41,7 @@ Example:
     >>> pd.DataFrame({"age": [31, 35, 38, 44, 41, 47], "sex": list("fffmmm")}).to_parquet(folder / "d.parquet")
     >>> h = pd.DataFrame([[str(a), f"{a // 10}0-{a // 10}9", "*"] for a in (31, 35, 38, 41, 44, 47)])
     >>> with connect("duckdb") as duck:
-    ...     done = anonymize(scan(folder / "d.parquet", engine=duck), ["age"], 3, hierarchies={"age": h},
+    ...     done = anonymize(scan(folder / "d.parquet", engine=duck), ["age"], target=ReleaseTarget(3), hierarchies={"age": h},
     ...                      out=folder / "out.parquet")
     >>> done.levels, done.replay.check.met, done.k, sorted(pd.read_parquet(folder / "out.parquet")["age"])
     ({'age': 1}, True, 3, ['30-39', '30-39', '30-39', '40-49', '40-49', '40-49'])
@@ -64,13 +64,13 @@ from ..core.hierarchy import validate_hierarchy, value_key
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, EngineTable, summary_frame, to_pandas
 from ..measures.models import ModelRequirement
+from ..measures.target import ReleaseTarget
 from ..measures.utility import measure_value
-from ..transformations.generalization import SearchResult, search
+from ..transformations.generalization import SearchResult, release_search
 from .engine_replay import EngineReplay, apply_recipe
 from .recipe import Reading, Recipe, RecipeStep, Source, SourceColumn
 from .release import release_columns
 from .steps import GeneralizationStep, SuppressionStep
-from .target import ReleaseTarget
 
 MAX_CLASSES = 5_000_000  # rows of the class table brought into memory for the search
 PAGE = "command line (anonymize)"
@@ -123,21 +123,19 @@ def release_columns_of(
 def anonymize(
     table: EngineTable,
     shield: Sequence[str],
-    k: int,
     *,
+    target: ReleaseTarget,
     hierarchies: Mapping[str, pd.DataFrame] | None = None,
     method: str = "optimal",
     measure: str = "loss",
-    max_suppressed: float = 0.0,
-    requirements: Sequence[ModelRequirement] = (),
     time_limit: float | None = None,
     out: str | os.PathLike | None = None,
     columns: Sequence[str] | None = None,
     reading: Reading | None = None,
     notify: Notify | None = None,
 ) -> EngineAnonymization:
-    """Search the generalization of ``shield`` that meets k (and ``requirements``, with at
-    most ``max_suppressed`` of the records suppressed) on the table's class table, and
+    """Search the generalization of ``shield`` that meets the release ``target`` (in records:
+    an engine sends back class counts, not people) on the table's class table, and
     have the engine write the release to ``out`` (``.parquet``: Parquet, else CSV).
 
     ``hierarchies`` are the given ones (ARX layout; default ones are built for the
@@ -147,13 +145,14 @@ def anonymize(
     start = time.perf_counter()
     say = notify or (lambda _text: None)
     shield = list(shield)
-    requirements = tuple(requirements)
+    if target.person is not None:
+        raise ParameterError("Counting people needs the table in memory; leave out the engine for a person column.")
+    requirements = target.requirements
     columns = list(columns) if columns is not None else release_columns_of(table, shield, requirements)
     table.require(columns)
     count = table.count
     if count in shield:
         raise ParameterError(f"'{count}' is the record-count column; it cannot be a shield attribute.")
-    target = ReleaseTarget(k=k, requirements=requirements, max_suppressed=max_suppressed)
     roles = release_roles(table, shield, target)
     assessed = table.with_roles(roles).assessed_columns(target.sensitive)
     frame, dropped = _class_table(table, columns, count, assessed)
@@ -162,17 +161,8 @@ def anonymize(
         f"({int(frame[WEIGHT].sum()):,} records); searching their generalizations in memory."
     )
     built = _hierarchies(table, frame, shield, dict(hierarchies or {}), dropped, count)
-    result = search(
-        frame,
-        shield,
-        k,
-        built,
-        method,
-        count=WEIGHT,
-        requirements=requirements,
-        max_suppressed=max_suppressed,
-        measure=measure,
-        time_limit=time_limit,
+    result = release_search(
+        frame, shield, built, method, target=target, count=WEIGHT, measure=measure, time_limit=time_limit
     )
     recipe = _recipe(table, roles, frame, columns, target, result, built, reading)
     say(

@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from ..core.errors import ColumnError, ParameterError, join_names, require_columns
+from ..core.fields import built, damaged, read_list, read_object, read_text, read_texts, read_whole
 from ..transformations.hipaa import (
     ACTIONS,
     CENSUS,
@@ -60,7 +61,6 @@ from ..transformations.pseudonyms import (
     pseudonyms,
     shift_dates,
 )
-from .fields import built, damaged, read_list, read_object, read_text, read_texts, read_whole
 from .keys import key_id, require_key
 
 

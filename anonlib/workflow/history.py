@@ -34,11 +34,11 @@ import pandas as pd
 
 from ..core.dataset import Dataset
 from ..core.errors import AnonlibError, ParameterError
+from ..measures.target import ReleaseTarget, TargetCheck
 from .cost import StepCost, cost_between
 from .recipe import Reading, Recipe, RecipeStep, analysed_persons, analysed_records, recipe_of, suppression_mark
 from .release import check_release_columns, release_table
 from .steps import Step
-from .target import ReleaseTarget, TargetCheck
 
 
 @dataclass(frozen=True, eq=False)

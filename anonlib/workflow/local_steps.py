@@ -44,12 +44,13 @@ import pandas as pd
 
 from ..core.dataset import complete_rows
 from ..core.errors import ParameterError, join_names, require_columns
+from ..core.fields import built, read_number, read_object, read_text, read_texts, read_whole
 from ..core.hierarchy import SUPPRESSED, value_key
 from ..core.metrics import whole_k
+from ..measures.wildcard import marked_codes
 from ..transformations.coding import thresholds, top_bottom_code
 from ..transformations.microaggregation import STATISTICS, information_loss, microaggregate
-from ..transformations.suppression import local_suppression, marked_codes
-from .fields import built, read_number, read_object, read_text, read_texts, read_whole
+from ..transformations.suppression import local_suppression
 
 
 def _with_columns(frame: pd.DataFrame, columns: Mapping[str, Any]) -> pd.DataFrame:

@@ -43,9 +43,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..core.version import PRODUCT
+from ..measures.target import ReleaseTarget  # noqa: F401 - used by the example
 from .history import WorkingCopy
 from .release import digest, release_csv
-from .target import ReleaseTarget  # noqa: F401 - used by the example
 
 if TYPE_CHECKING:
     from .report import RiskReport

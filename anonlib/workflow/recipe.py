@@ -52,9 +52,10 @@ import pandas as pd
 from ..core.cells import records_in
 from ..core.dataset import ROLE_VALUES, Dataset, Role, column_kind, convert_column
 from ..core.errors import AnonlibError, ColumnError, KeyFileError, RecipeError, join_names
+from ..core.fields import damaged, read_list, read_object, read_text, read_texts, read_whole
 from ..core.hierarchy import SUPPRESSED
 from ..core.loading import load_table
-from .fields import damaged, read_list, read_object, read_text, read_texts, read_whole
+from ..measures.target import ReleaseTarget, TargetCheck
 from .health_steps import needs_key
 from .release import (
     check_release_columns,
@@ -66,7 +67,6 @@ from .release import (
     release_table,
 )
 from .steps import Step, step_from_json
-from .target import ReleaseTarget, TargetCheck
 
 RECIPE_FORMAT = "anonlib-recipe"
 RECIPE_VERSION = 1

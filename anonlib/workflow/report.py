@@ -53,8 +53,9 @@ from ..core.version import PRODUCT
 from ..measures.leakage import attribute_label, leakage_table
 from ..measures.peers import estimate_minimum, walk_size
 from ..measures.profile import risk_profile
+from ..measures.target import ReleaseTarget
 from ..measures.utility import MEASURE_NAMES
-from ..transformations.generalization import search
+from ..transformations.generalization import release_search
 from .budgets import PRIVACY_SECONDS, RELEASE_VIEW_SECONDS, REPORT_SEARCH_SECONDS
 from .findings import (
     NO_ROWS,
@@ -368,8 +369,15 @@ def _generalization_section(
             f"The default hierarchies give {size:,} possible generalizations, more than the report's limit of "
             f"{max_lattice:,}; use the Leakage & anonymization page with fewer quasi-identifiers."
         )
-    result = search(
-        frame, list(qis), k, hierarchies, "optimal", count=count, progress=progress, time_limit=REPORT_SEARCH_SECONDS
+    result = release_search(
+        frame,
+        list(qis),
+        hierarchies,
+        "optimal",
+        target=ReleaseTarget(k),
+        count=count,
+        progress=progress,
+        time_limit=REPORT_SEARCH_SECONDS,
     )
     return GeneralizationSection(
         k=result.k,

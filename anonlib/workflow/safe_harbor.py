@@ -1,7 +1,7 @@
 """Safe Harbor beside expert determination: the risk left after HIPAA Safe Harbor and
 after the least-loss generalization meeting k, measured the same way on each release.
 
-``compare_routes(dataset, step, k=...)`` takes the loaded dataset and a
+``compare_routes(dataset, step, target=...)`` takes the loaded dataset and a
 ``SafeHarborStep`` and measures two releases of the same records on the same
 quasi-identifiers (the dataset's own, and every column Safe Harbor generalizes:
 ZIP codes, dates, ages, birth years; none it removes):
@@ -27,7 +27,7 @@ Example:
     >>> df = pd.DataFrame({"age": [30, 30, 95, 96, 31, 45], "sex": list("ffmmff")})
     >>> ds = Dataset.from_frame("d", df, {"age": "quasi-identifier", "sex": "quasi-identifier"})
     >>> step = SafeHarborStep.planned(df, reference_year=2024)
-    >>> c = compare_routes(ds, step, k=2)
+    >>> c = compare_routes(ds, step, target=ReleaseTarget(k=2))
     >>> c.safe_harbor.k, c.safe_harbor.records_below_k, c.optimal.k >= 2
     (1, 2, True)
 """
@@ -45,12 +45,11 @@ from ..core.default_hierarchy import default_hierarchy
 from ..core.equivalence import encode
 from ..core.errors import AnonlibError, EmptySelectionError
 from ..core.hierarchy import SUPPRESSED
-from ..core.metrics import nonuniform_entropy, whole_k
-from ..measures.models import suppression_limit
-from ..transformations.generalization import search
+from ..core.metrics import nonuniform_entropy
+from ..measures.target import ReleaseTarget
+from ..transformations.generalization import release_search
 from .health_steps import SafeHarborStep
 from .steps import GeneralizationStep, SuppressionStep
-from .target import ReleaseTarget
 
 DEFAULT_TIME_LIMIT = 30.0  # seconds for the optimal search; past it, the best found (said)
 _GENERALIZED = ("zip3", "year", "birth_date", "birth_year", "age")
@@ -179,13 +178,12 @@ def compare_routes(
     dataset: Dataset,
     step: SafeHarborStep,
     *,
-    k: int = 5,
-    max_suppressed: float = 0.0,
+    target: ReleaseTarget,
     time_limit: float | None = DEFAULT_TIME_LIMIT,
 ) -> SafeHarborComparison:
-    """Safe Harbor's release of ``dataset`` beside the optimal generalization's (module text)."""
-    k = whole_k(k)
-    limit = suppression_limit(max_suppressed)
+    """Safe Harbor's release of ``dataset`` beside the optimal generalization's for ``target``
+    (module text; both judged in records)."""
+    k = target.k
     qis = comparison_quasi_identifiers(dataset, step)
     if not qis:
         raise EmptySelectionError(
@@ -198,27 +196,27 @@ def compare_routes(
     harbor = _route("Safe Harbor", original, applied, qis, k, count, f"Safe Harbor generalized {changed}")
     optimal, problem = None, None
     try:
-        optimal = _optimal(original, qis, k, limit, count, time_limit)
+        optimal = _optimal(original, qis, target, count, time_limit)
     except AnonlibError as err:
         problem = str(err)
     return SafeHarborComparison(tuple(qis), k, harbor, optimal, problem)
 
 
-def _optimal(original: pd.DataFrame, qis, k: int, limit: float, count, time_limit) -> RouteRisk:
+def _optimal(original: pd.DataFrame, qis, target: ReleaseTarget, count, time_limit) -> RouteRisk:
     counts = original[count].to_numpy() if count else None
     hierarchies = {a: default_hierarchy(original[a], a, counts=counts)[1] for a in qis}
     frame = original.reset_index(drop=True)
-    result = search(
-        frame, list(qis), k, hierarchies, "optimal", count=count, max_suppressed=limit, time_limit=time_limit
-    )
+    result = release_search(frame, list(qis), hierarchies, "optimal", target=target, count=count, time_limit=time_limit)
     generalize = GeneralizationStep.from_search(result, hierarchies)
     released = generalize.apply(original)
     roles = {c: Role.QUASI_IDENTIFIER for c in qis} | ({count: Role.COUNT} if count else {})
     ds = Dataset(name="optimal", frame=released, roles=roles).validated()
-    suppress = SuppressionStep.from_target(ReleaseTarget(k=k, max_suppressed=limit), ds)
+    suppress = SuppressionStep.from_target(target, ds)
     kept = suppress.kept(released)
     proof = (
         "" if result.optimal is None else (", proven optimal" if result.optimal else ", best found in the time limit")
     )
     detail = generalize.describe() + proof
-    return _route("optimal generalization (expert determination)", original, released[kept], qis, k, count, detail)
+    return _route(
+        "optimal generalization (expert determination)", original, released[kept], qis, target.k, count, detail
+    )

@@ -58,14 +58,10 @@ import pandas as pd
 from ..core.dataset import complete_rows
 from ..core.equivalence import MISSING_LABEL, encode_column
 from ..core.errors import ColumnError, HierarchyError, ParameterError, join_names, require_columns
-from ..core.hierarchy import generalize_column, validate_hierarchy, value_key
-from ..core.metrics import whole_k
-from ..measures.models import ModelRequirement, acceptance
-from ..measures.peers import Partition
-from .fields import (
+from ..core.fields import (
     built as _built,
 )
-from .fields import (
+from ..core.fields import (
     damaged,
     read_flag,
     read_list,
@@ -75,6 +71,10 @@ from .fields import (
     read_texts,
     read_whole,
 )
+from ..core.hierarchy import generalize_column, validate_hierarchy, value_key
+from ..core.metrics import whole_k
+from ..measures.models import ModelRequirement, acceptance
+from ..measures.peers import Partition
 from .health_steps import PseudonymizeStep, SafeHarborStep, ShiftDatesStep
 from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep, assessed_beyond
 

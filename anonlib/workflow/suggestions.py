@@ -9,13 +9,13 @@ quasi-identifier (``default_choice``).
 
 Example:
     >>> import pandas as pd
-    >>> from anonlib.transformations.generalization import search
+    >>> from anonlib.transformations.generalization import release_search
     >>> from anonlib.core.dataset import Dataset
     >>> from anonlib.core.hierarchy import flat_hierarchy
     >>> frame = pd.DataFrame({"a": ["x", "x", "y", "y"], "b": ["u", "v", "u", "v"]})
     >>> ds = Dataset.from_frame("t.csv", frame, {"a": "quasi-identifier", "b": "quasi-identifier"})
     >>> h = {"a": flat_hierarchy(["x", "y"]), "b": flat_hierarchy(["u", "v"])}
-    >>> found = {m: search(frame, ["a", "b"], 2, h, method=m) for m in ("optimal", "iab")}
+    >>> found = {m: release_search(frame, ["a", "b"], h, m, target=ReleaseTarget(2)) for m in ("optimal", "iab")}
     >>> [(s.found_by, s.result.levels) for s in generalization_suggestions(found, h, ds)]
     [(('optimal', 'iab'), {'a': 0, 'b': 1})]
 """
@@ -31,7 +31,7 @@ import pandas as pd
 from ..core.dataset import Dataset
 from ..core.errors import AnonlibError
 from ..core.hierarchy import level_words
-from ..measures.models import ModelRequirement
+from ..measures.target import ReleaseTarget
 from ..measures.utility import measure_value
 from ..transformations.generalization import (
     METHOD_NAMES,
@@ -40,7 +40,7 @@ from ..transformations.generalization import (
     NoSolutionError,
     SearchResult,
     estimate_search,
-    search,
+    release_search,
 )
 from .budgets import PAGE_SEARCH_SECONDS
 from .cost import StepCost, default_choice, step_cost
@@ -68,13 +68,14 @@ def generalization_suggestions(
     their names in order.
 
     >>> import pandas as pd
-    >>> from anonlib.transformations.generalization import search
+    >>> from anonlib.transformations.generalization import release_search
     >>> from anonlib.core.dataset import Dataset
     >>> from anonlib.core.hierarchy import flat_hierarchy
     >>> frame = pd.DataFrame({"a": ["x", "x", "y"]})
     >>> ds = Dataset.from_frame("t.csv", frame, {"a": "quasi-identifier"})
     >>> h = {"a": flat_hierarchy(["x", "y"])}
-    >>> [s.result.levels for s in generalization_suggestions({"greedy": search(frame, ["a"], 3, h, method="greedy")}, h, ds)]
+    >>> greedy = release_search(frame, ["a"], h, "greedy", target=ReleaseTarget(3))
+    >>> [s.result.levels for s in generalization_suggestions({"greedy": greedy}, h, ds)]
     [{'a': 1}]
     """
     found: dict[tuple, tuple[SearchResult, list[str]]] = {}
@@ -149,6 +150,7 @@ class KeepingNeed:
     k: int
     suffices: bool = True  # False: suppressing them still fails a model judged on the records left
     k_only: bool = True  # no privacy model in the target: the classes fail k alone
+    unit: str = "records"  # what ``failing`` and ``records`` count: "records" or "people"
 
     @property
     def share(self) -> float:
@@ -162,18 +164,20 @@ class KeepingNeed:
         """
         levels = ", ".join(f"{a} {w}" for a, w in self.words.items())
         percent = _share_text(self.share)
+        unit = self.unit
         if not self.suffices:
             return (
                 f"Even at the coarsest levels that keep every quasi-identifier ({levels}), {self.failing:,} of "
-                f"{self.records:,} records stay in classes failing the target, and suppressing them leaves "
+                f"{self.records:,} {unit} stay in classes failing the target, and suppressing them leaves "
                 "records that still fail a privacy model: finer or wider hierarchies or fewer quasi-identifiers "
                 "are needed to keep every column."
             )
         failing = f"k = {self.k}" if self.k_only else "the target"
+        stay = "stay in classes" if unit == "records" else "would be suppressed (whole people) for classes"
         return (
             f"Even at the coarsest levels that keep every quasi-identifier ({levels}), {self.failing:,} of "
-            f"{self.records:,} records ({percent}) stay in classes failing {failing}: allowing at least "
-            f"{percent} suppressed records (sidebar) lets the search keep every column; finer or wider "
+            f"{self.records:,} {unit} ({percent}) {stay} failing {failing}: allowing at least "
+            f"{percent} suppressed {unit} (sidebar) lets the search keep every column; finer or wider "
             "hierarchies or fewer quasi-identifiers may help too."
         )
 
@@ -197,8 +201,7 @@ def keeping_need(
     quasi_identifiers: Sequence[str],
     hierarchies: Mapping[str, pd.DataFrame],
     *,
-    k: int,
-    requirements: Sequence[ModelRequirement] = (),
+    target: ReleaseTarget,
     count: str | None = None,
 ) -> KeepingNeed:
     """The records failing the target at the coarsest generalization that keeps every
@@ -207,29 +210,32 @@ def keeping_need(
     >>> from anonlib.core.hierarchy import flat_hierarchy
     >>> frame = pd.DataFrame({"a": ["x", "x", "y"], "b": ["u", "u", "v"]})
     >>> h = {"a": flat_hierarchy(["x", "y"]), "b": flat_hierarchy(["u", "v"])}
-    >>> need = keeping_need(frame, ["a", "b"], h, k=2)
+    >>> need = keeping_need(frame, ["a", "b"], h, target=ReleaseTarget(2))
     >>> need.failing, need.records, need.words
     (1, 3, {'a': 'kept', 'b': 'kept'})
     """
     kept = keeping_hierarchies({a: hierarchies[a] for a in quasi_identifiers})
     top = tuple(kept[a].shape[1] - 1 for a in quasi_identifiers)
-    lattice = GeneralizationSpace(frame, quasi_identifiers, k, kept, requirements=requirements, count=count)
-    _, failing, _ = lattice.status(top, cost=False)
+    strict = replace(target, max_suppressed=0.0)  # what fails before anything is suppressed
+    lattice = GeneralizationSpace(frame, quasi_identifiers, kept, target=strict, count=count)
+    failing = lattice.suppressed_in_unit(top)  # in the target's unit: people with a person column
+    base = lattice.n_persons if target.person is not None else lattice.records
     suffices = True
-    if requirements and failing:  # t-closeness and the like are judged again on the records left
-        share = _share_up(failing / lattice.records)
+    if target.requirements and failing:  # t-closeness and the like are judged again on the records left
+        share = _share_up(failing / base)
         again = GeneralizationSpace(
-            frame, quasi_identifiers, k, kept, requirements=requirements, count=count, max_suppressed=min(share, 1.0)
+            frame, quasi_identifiers, kept, target=replace(target, max_suppressed=min(share, 1.0)), count=count
         )
         suffices = again.status(top, cost=False)[0]
     return KeepingNeed(
         dict(zip(quasi_identifiers, top)),
         {a: level_words(kept[a], level) for a, level in zip(quasi_identifiers, top)},
         int(failing),
-        lattice.records,
-        lattice.k,
+        base,
+        target.k,
         suffices,
-        not requirements,
+        not target.requirements,
+        target.unit,
     )
 
 
@@ -262,15 +268,14 @@ def find_generalizations(
     quasi_identifiers: Sequence[str],
     hierarchies: Mapping[str, pd.DataFrame],
     *,
-    k: int,
-    requirements: Sequence[ModelRequirement] = (),
-    max_suppressed: float = 0.0,
+    target: ReleaseTarget,
     measure: str = "loss",
     methods: Sequence[str] = SEARCH_METHODS,
     time_limit: float = PAGE_SEARCH_SECONDS,
 ) -> Generalizations:
-    """Run the searches a page offers on ``frame`` (the working copy's records) and turn their
-    results into suggestions: every method of ``methods`` (exhaustive only when its estimate is
+    """Run the searches a page offers on ``frame`` (the working copy's records) for ``target``
+    counted in the dataset's unit (people through its person role: ``ReleaseTarget.in_unit_of``)
+    and turn their results into suggestions: every method of ``methods`` (exhaustive only when its estimate is
     interactive; a search that finds nothing is a note), and, when a hierarchy's top level would
     remove a quasi-identifier, the optimal search on hierarchies without it (its loss measured with
     the full hierarchies, as every other's). Greedy's results come last, so a generalization it
@@ -280,14 +285,15 @@ def find_generalizations(
     >>> frame = pd.DataFrame({"a": ["x", "x", "y", "y"], "b": ["u", "v", "u", "v"]})
     >>> ds = Dataset.from_frame("t.csv", frame, {"a": "quasi-identifier", "b": "quasi-identifier"})
     >>> h = {"a": flat_hierarchy(["x", "y"]), "b": flat_hierarchy(["u", "v"])}
-    >>> found = find_generalizations(ds, frame, ["a", "b"], h, k=2)
+    >>> found = find_generalizations(ds, frame, ["a", "b"], h, target=ReleaseTarget(k=2))
     >>> [(s.found_by[0], s.result.levels) for s in found.suggestions]
     [('Optimal (least loss, proven)', {'a': 0, 'b': 1}), ('Greedy (Method 2)', {'a': 1, 'b': 0})]
     >>> found.preselected is None  # each turns a quasi-identifier into one value
     True
     """
     qis = list(quasi_identifiers)
-    settings = {"count": dataset.count, "requirements": tuple(requirements), "max_suppressed": max_suppressed}
+    target = target.in_unit_of(dataset)
+    settings = {"count": dataset.count, "target": target}
     results: dict[str, SearchResult] = {}
     notes: list[str] = []
     for method in methods:
@@ -299,10 +305,9 @@ def find_generalizations(
                 )
                 continue
         try:
-            results[method] = search(
+            results[method] = release_search(
                 frame,
                 qis,
-                k,
                 hierarchies,
                 method,
                 measure=measure,
@@ -316,14 +321,16 @@ def find_generalizations(
     if any(v for r in results.values() for v in r.levels.values()) and trims(hierarchies):
         kept = keeping_hierarchies(hierarchies)
         try:
-            keeping = search(frame, list(kept), k, kept, "optimal", measure=measure, time_limit=time_limit, **settings)
+            keeping = release_search(
+                frame, list(kept), kept, "optimal", measure=measure, time_limit=time_limit, **settings
+            )
             # its loss measured with the full hierarchies, as every other candidate's
             found_by[KEEPING] = replace(
                 keeping,
                 utility=measure_value(frame, keeping.table, list(kept), hierarchies, measure, count=dataset.count),
             )
         except NoSolutionError:
-            need = keeping_need(frame, qis, hierarchies, k=k, count=dataset.count, requirements=requirements)
+            need = keeping_need(frame, qis, hierarchies, target=target, count=dataset.count)
     found_by.update({METHOD_NAMES[m]: r for m, r in results.items() if m == "greedy"})
     suggestions = generalization_suggestions(found_by, hierarchies, dataset) if found_by else ()
     return Generalizations(results, tuple(notes), suggestions, preselected(suggestions), need)

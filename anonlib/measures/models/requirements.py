@@ -229,6 +229,10 @@ class Acceptance:
     With a person column, k counts distinct persons per class and a person fails as a
     whole (all their records are suppressed when one of them fails); ``persons`` and
     ``suppressed_persons`` count them, and the share and the limit are in persons.
+    Removing a person's other records can leave another class short, so what
+    suppression removes can be more than what fails at first: ``persons_in_failing`` and
+    ``records_in_failing`` count the people with a record in a failing class, and the
+    records in failing classes, of the table as it is.
     """
 
     acceptable: bool
@@ -239,6 +243,8 @@ class Acceptance:
     kept: np.ndarray = field(compare=False, repr=False)
     persons: int | None = None
     suppressed_persons: int | None = None
+    persons_in_failing: int | None = None
+    records_in_failing: int | None = None
 
 
 def acceptance(
@@ -322,6 +328,7 @@ def _person_acceptance(frame, qis, classes, person, k, requirements, counts, lim
     codes, n_persons = person_codes(frame[person], person)
     weights = np.ones(len(frame), dtype=np.int64) if count is None else record_counts(frame, count)
     failed, failing = _person_pass(classes.ids, classes.n_classes, weights, codes, n_persons, k, requirements, counts)
+    in_failing_persons, in_failing_records = int(np.unique(codes[failed]).size), int(weights[failed].sum())
     out = persons_failing(failed, codes, n_persons)
     sensitives = list(dict.fromkeys(r.sensitive for r in requirements))
     while out.any() and not out.all():
@@ -350,6 +357,8 @@ def _person_acceptance(frame, qis, classes, person, k, requirements, counts, lim
         kept=~out,
         persons=n_persons,
         suppressed_persons=gone,
+        persons_in_failing=in_failing_persons,
+        records_in_failing=in_failing_records,
     )
 
 

@@ -34,6 +34,7 @@ from .search import (
     compare_methods,
     comparison_table,
     estimate_search,
+    release_search,
     search,
 )
 from .space import MAX_NODES, ClassTable, GeneralizationSpace, SearchNode
@@ -56,5 +57,6 @@ __all__ = [
     "comparison_table",
     "estimate_search",
     "optimal_levels",
+    "release_search",
     "search",
 ]

@@ -46,7 +46,7 @@ Example (the ARX benchmark's case in miniature):
     >>> df = pd.DataFrame({"age": ["31", "35", "47", "48"], "sex": ["F", "F", "M", "M"]})
     >>> h = {"age": pd.DataFrame([["31", "30-39", "*"], ["35", "30-39", "*"], ["47", "40-49", "*"], ["48", "40-49", "*"]]),
     ...      "sex": flat_hierarchy(["F", "M"])}
-    >>> r = optimal_levels(df, ["age", "sex"], h, k=2)
+    >>> r = optimal_levels(df, ["age", "sex"], h, target=ReleaseTarget(k=2))
     >>> r.levels, round(r.value, 4), r.optimal
     ((1, 0), 0.1667, True)
 """
@@ -65,7 +65,7 @@ import pandas as pd
 
 from ...core.budget import Progress, report
 from ...core.errors import NoSolutionError, join_names
-from ...measures.models import ModelRequirement
+from ...measures.target import ReleaseTarget
 from ...measures.utility import CELL_MEASURES
 from .space import MAX_NODES, GeneralizationSpace
 
@@ -314,10 +314,8 @@ def optimal_levels(
     quasi_identifiers: Sequence[str],
     hierarchies: Mapping[str, pd.DataFrame],
     *,
-    k: int,
+    target: ReleaseTarget,
     measure: str = "loss",
-    max_suppressed: float = 0.0,
-    requirements: Sequence[ModelRequirement] = (),
     count: str | None = None,
     time_limit: float | None = None,
     progress: Progress | None = None,
@@ -335,19 +333,13 @@ def optimal_levels(
     >>> from anonlib.core.hierarchy import flat_hierarchy
     >>> df = pd.DataFrame({"a": ["x", "x", "y"], "b": ["u", "v", "v"]})
     >>> h = {"a": flat_hierarchy(["x", "y"]), "b": flat_hierarchy(["u", "v"])}
-    >>> optimal_levels(df, ["a", "b"], h, k=2).levels, optimal_levels(df, ["a", "b"], h, k=2, max_suppressed=0.34).levels
+    >>> strict, lenient = ReleaseTarget(k=2), ReleaseTarget(k=2, max_suppressed=0.34)
+    >>> optimal_levels(df, ["a", "b"], h, target=strict).levels, optimal_levels(df, ["a", "b"], h, target=lenient).levels
     ((1, 1), (0, 1))
     """
     start = time.perf_counter()
     lat = lattice or GeneralizationSpace(
-        df,
-        quasi_identifiers,
-        k,
-        hierarchies,
-        requirements=requirements,
-        max_suppressed=max_suppressed,
-        count=count,
-        measure=measure,
+        df, quasi_identifiers, hierarchies, target=target, count=count, measure=measure
     )
     if lat.size > MAX_NODES:  # too many to walk: the heuristic alone, and the weakest bound
         return _heuristic(lat, start, lat.bound(tuple(0 for _ in lat.heights)))
@@ -418,7 +410,8 @@ def brute_force(lattice: GeneralizationSpace) -> tuple[tuple[int, ...], float, i
 
     >>> import pandas as pd
     >>> from anonlib.core.hierarchy import flat_hierarchy
-    >>> space = GeneralizationSpace(pd.DataFrame({"a": ["x", "y", "y"]}), ["a"], 2, {"a": flat_hierarchy(["x", "y"])})
+    >>> space = GeneralizationSpace(pd.DataFrame({"a": ["x", "y", "y"]}), ["a"], {"a": flat_hierarchy(["x", "y"])},
+    ...                             target=ReleaseTarget(2))
     >>> brute_force(space)
     ((1,), 1.0, 0)
     """

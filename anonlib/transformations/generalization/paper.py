@@ -31,7 +31,9 @@ Example (the paper's illustration, R = <{Zip, Age, AC}, 3> on its Table 1):
     >>> from anonlib.core.samples import load_sample
     >>> from anonlib.transformations.anonymize_experiments import arca_hierarchies
     >>> df = load_sample("arca_table1").frame
-    >>> space = GeneralizationSpace(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec.", rows=True)
+    >>> from anonlib.measures.target import ReleaseTarget
+    >>> space = GeneralizationSpace(df, ["Zip", "Age", "AC"], arca_hierarchies(df), target=ReleaseTarget(3),
+    ...                             count="#Rec.", rows=True)
     >>> best, tree = SEARCHES["iab"](space)
     >>> best.levels, best.rows, len(tree) - 1
     ((1, 1, 0), 21, 13)

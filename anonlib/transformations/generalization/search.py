@@ -36,6 +36,7 @@ from ...core.budget import Progress, WorkEstimate, check_work, lattice_size
 from ...core.equivalence import encode, person_classes
 from ...core.errors import ParameterError, join_names
 from ...measures.models import ModelRequirement, acceptance
+from ...measures.target import ReleaseTarget
 from ...measures.utility import check_measure, measure_value
 from .optimal import optimal_levels
 from .paper import SEARCHES
@@ -95,6 +96,7 @@ class SearchResult:
     person: str | None = None
     persons: int | None = None  # people in the input, with a person column
     suppressed_persons: int | None = None  # people suppressed, measured on the released table
+    target: ReleaseTarget | None = None  # the release target searched for (its unit included)
 
     @cached_property
     def tree(self) -> tuple[SearchNode, ...]:
@@ -254,40 +256,61 @@ def search(
     >>> r = search(df, ["Zip", "Age", "AC"], 3, h, "optimal", count="#Rec.")
     >>> r.levels, round(r.utility, 4), r.optimal, r.checked <= r.lattice_size
     ({'Zip': 1, 'Age': 1, 'AC': 0}, 0.1907, True, True)
+
+    The contract's signature; inside the library every search takes the one release target
+    (``release_search(..., target=)``), which this builds from ``k``, ``requirements``,
+    ``max_suppressed`` and ``person``.
+    """
+    target = ReleaseTarget(k, tuple(requirements), max_suppressed, person)
+    return release_search(
+        df,
+        shield,
+        hierarchies,
+        method,
+        target=target,
+        count=count,
+        pruning=pruning,
+        progress=progress,
+        measure=measure,
+        time_limit=time_limit,
+    )
+
+
+def release_search(
+    df: pd.DataFrame,
+    shield: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    method: str = "optimal",
+    *,
+    target: ReleaseTarget,
+    count: str | None = None,
+    pruning: str = "monotone",
+    progress: Progress | None = None,
+    measure: str = "loss",
+    time_limit: float | None = None,
+) -> SearchResult:
+    """The generalization of ``df`` on ``shield`` meeting ``target`` (k, privacy models,
+    suppression limit, unit), by ``method``: ``search`` with the release target as one object.
+    Every page, command and suggestion searches through here.
+
+    >>> from anonlib.core.samples import load_sample
+    >>> from anonlib.transformations.anonymize_experiments import arca_hierarchies
+    >>> df = load_sample("arca_table1").frame
+    >>> r = release_search(df, ["Zip", "Age", "AC"], arca_hierarchies(df), target=ReleaseTarget(3), count="#Rec.")
+    >>> r.levels, r.target.unit
+    ({'Zip': 1, 'Age': 1, 'AC': 0}, 'records')
     """
     if pruning not in PRUNINGS:
         raise ParameterError(f"Unknown IAB pruning '{pruning}'; choose one of {join_names(PRUNINGS)}.")
-    requirements = tuple(requirements)
     measure = check_measure(measure)
     check_work(
-        estimate_search(df, shield, hierarchies, method, requirements=requirements),
+        estimate_search(df, shield, hierarchies, method, requirements=target.requirements),
         narrow="choose fewer quasi-identifiers or hierarchies with fewer levels",
     )
     if method == "optimal":
-        space = GeneralizationSpace(
-            df,
-            shield,
-            k,
-            hierarchies,
-            count=count,
-            requirements=requirements,
-            max_suppressed=max_suppressed,
-            measure=measure,
-            person=person,
-        )
+        space = GeneralizationSpace(df, shield, hierarchies, target=target, count=count, measure=measure)
         return _optimal_search(space, time_limit, progress)
-    space = GeneralizationSpace(
-        df,
-        shield,
-        k,
-        hierarchies,
-        count=count,
-        requirements=requirements,
-        max_suppressed=max_suppressed,
-        measure=None,
-        rows=True,
-        person=person,
-    )
+    space = GeneralizationSpace(df, shield, hierarchies, target=target, count=count, measure=None, rows=True)
     start = time.perf_counter()  # the search itself; encoding the table and hierarchies is common to all methods
     best, tree = SEARCHES[method](space, progress, pruning) if method == "iab" else SEARCHES[method](space, progress)
     table = space.table(best.levels)
@@ -311,6 +334,8 @@ def search(
         suppressed=best.suppressed,
         measure=measure,
         utility=measure_value(space.frame, released, space.qis, space.hierarchies, measure, count=space.count),
+        person=space.person,
+        target=space.target,
     )
 
 
@@ -321,26 +346,14 @@ class _RootAndAnswer:
 
     frame: pd.DataFrame
     qis: tuple[str, ...]
-    k: int
     hierarchies: Mapping[str, pd.DataFrame]
     count: str | None
-    requirements: tuple[ModelRequirement, ...]
-    max_suppressed: float
+    target: ReleaseTarget
     levels: tuple[int, ...]
-    person: str | None = None
 
     def __call__(self) -> tuple[SearchNode, ...]:
         space = GeneralizationSpace(
-            self.frame,
-            self.qis,
-            self.k,
-            self.hierarchies,
-            count=self.count,
-            requirements=self.requirements,
-            max_suppressed=self.max_suppressed,
-            measure=None,
-            rows=True,
-            person=self.person,
+            self.frame, self.qis, self.hierarchies, target=self.target, count=self.count, measure=None, rows=True
         )
         return space.node(tuple(0 for _ in self.qis)), space.node(self.levels)
 
@@ -353,7 +366,7 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
         space.frame,
         space.qis,
         space.hierarchies,
-        k=space.k,
+        target=space.target,
         measure=space.measure,
         time_limit=time_limit,
         progress=progress,
@@ -390,17 +403,7 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
         table=released,
         generated=found.checked,
         seconds=time.perf_counter() - start,
-        nodes=_RootAndAnswer(
-            space.frame,
-            space.qis,
-            space.k,
-            space.hierarchies,
-            space.count,
-            space.requirements,
-            space.max_suppressed,
-            found.levels,
-            space.person,
-        ),
+        nodes=_RootAndAnswer(space.frame, space.qis, space.hierarchies, space.count, space.target, found.levels),
         max_levels=dict(zip(space.qis, space.max_levels)),
         requirements=space.requirements,
         max_suppressed=space.max_suppressed,
@@ -415,6 +418,7 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
         person=space.person,
         persons=space.n_persons if space.person is not None else None,
         suppressed_persons=space.n_persons - int(after.persons) if space.person is not None else None,
+        target=space.target,
     )
 
 
@@ -435,7 +439,8 @@ def compare_methods(
     >>> [r.generated for r in compare_methods(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec.")]
     [13, 71, 3]
     """
-    return [search(df, quasi_identifiers, k, hierarchies, m, count=count) for m in methods]
+    target = ReleaseTarget(k)
+    return [release_search(df, quasi_identifiers, hierarchies, m, target=target, count=count) for m in methods]
 
 
 def comparison_table(results: Sequence[SearchResult]) -> pd.DataFrame:

@@ -48,7 +48,7 @@ is cached under its node's levels; split, each half would need the other's inter
 Example (a node fails k = 2 until the ages merge):
     >>> import pandas as pd
     >>> from anonlib.core.hierarchy import flat_hierarchy
-    >>> space = GeneralizationSpace(pd.DataFrame({"a": ["x", "y", "y"]}), ["a"], 2, {"a": flat_hierarchy(["x", "y"])})
+    >>> space = GeneralizationSpace(pd.DataFrame({"a": ["x", "y", "y"]}), ["a"], {"a": flat_hierarchy(["x", "y"])}, target=ReleaseTarget(2))
     >>> space.size, space.status((0,))[:2], space.status((1,))[:2]
     (2, (False, 1), (True, 0))
 """
@@ -68,18 +68,16 @@ from ...core.cells import is_number_column
 from ...core.equivalence import Classes, combine, distinct_keys, encode, person_codes, persons_per_class, stack_columns
 from ...core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names, require_columns
 from ...core.hierarchy import generalized_values, level_lookup
-from ...core.metrics import whole_k
 from ...measures.models import (
-    ModelRequirement,
     checked_requirements,
     classes_failing,
     counts_from_codes,
     hierarchy_levels,
     requirements_monotone,
-    suppression_limit,
     within_limit,
 )
 from ...measures.models.summaries import checked_columns
+from ...measures.target import ReleaseTarget
 from ...measures.utility import CELL_MEASURES, Baseline, CellCosts, cell_costs, check_measure
 
 MAX_NODES = 2_000_000  # nodes flagged at once (bounds and masks: ~100 bytes each)
@@ -156,23 +154,25 @@ class ClassTable:
 
 
 class GeneralizationSpace:
-    """The full-domain generalizations of ``df`` on ``quasi_identifiers``, judged against a
-    release target: k, privacy models (``requirements``) and a suppression limit
-    (``max_suppressed``, a share of the records). See the module text.
+    """The full-domain generalizations of ``df`` on ``quasi_identifiers``, judged against the
+    release ``target`` (``anonlib.measures.target.ReleaseTarget``: k, privacy models, a
+    suppression limit and the unit). ``status`` is the node checker every search walks
+    with: the target's acceptance rule counted on class tables. See the module text.
 
     ``measure`` (one of ``anonlib.measures.utility.MEASURES``, or None) prices the nodes;
     ``rows=True`` counts the distinct rows of each generalized table over all columns with
     every status (the paper's searches; ``row_status`` counts them on demand otherwise);
     ``rollup=False`` counts every node from the distinct rows (the brute-force reference).
-    ``person`` names a column of people: classes are then counted in distinct people, a person
-    whose record is in a failing class is suppressed with all their records (again until nothing
-    fails, as ``anonlib.measures.models.acceptance(..., person=)`` does), and the suppression
-    limit is a share of the people.
+    A target counted in people (``target.person``, a column of people): classes are then counted
+    in distinct people, a person whose record is in a failing class is suppressed with all their
+    records (again until nothing fails, as ``anonlib.measures.models.acceptance(..., person=)``
+    does), and the suppression limit is a share of the people.
 
     >>> from anonlib.core.samples import load_sample
     >>> from anonlib.transformations.anonymize_experiments import arca_hierarchies
     >>> df = load_sample("arca_table1").frame
-    >>> space = GeneralizationSpace(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec.", rows=True)
+    >>> space = GeneralizationSpace(df, ["Zip", "Age", "AC"], arca_hierarchies(df), target=ReleaseTarget(3),
+    ...                             count="#Rec.", rows=True)
     >>> space.evaluate((0, 0, 0)), space.evaluate((1, 1, 0)), space.max_levels
     ((5, 22), (0, 21), (5, 3, 2))
     """
@@ -181,16 +181,13 @@ class GeneralizationSpace:
         self,
         df: pd.DataFrame,
         quasi_identifiers: Sequence[str],
-        k: int,
         hierarchies: Mapping[str, pd.DataFrame],
         *,
+        target: ReleaseTarget,
         count: str | None = None,
-        requirements: Sequence[ModelRequirement] = (),
-        max_suppressed: float = 0.0,
         measure: str | None = "loss",
         rows: bool = False,
         rollup: bool = True,
-        person: str | None = None,
     ) -> None:
         self.qis = (quasi_identifiers,) if isinstance(quasi_identifiers, str) else tuple(quasi_identifiers)
         if not self.qis:
@@ -205,10 +202,14 @@ class GeneralizationSpace:
         not_tables = [a for a in self.qis if not isinstance(hierarchies[a], pd.DataFrame)]
         if not_tables:
             raise HierarchyError(f"The hierarchy of {join_names(not_tables)} must be a table (ARX layout).")
-        self.k = whole_k(k)
+        if not isinstance(target, ReleaseTarget):
+            raise ParameterError("The search needs a release target (ReleaseTarget).")
+        self.target = target
+        self.k = target.k
         self.measure = None if measure is None else check_measure(measure)
-        self.requirements = checked_requirements(requirements)
-        self.max_suppressed = suppression_limit(max_suppressed)
+        self.requirements = checked_requirements(target.requirements)
+        self.max_suppressed = target.max_suppressed
+        person = target.person
         self.sensitive = tuple(dict.fromkeys(r.sensitive for r in self.requirements))
         self.count = count
         self.rollup = rollup
@@ -224,7 +225,7 @@ class GeneralizationSpace:
         self.frame = df
         self.hierarchies = {a: hierarchies[a] for a in self.qis}
         nq = len(self.qis)
-        self.columns = [c for c in df.columns if c != count]  # the paper's rows are over these
+        self.columns = [c for c in df.columns if c not in (count, person)]  # the paper's rows are over these
         # Quasi-identifiers' codes are only mapped through their hierarchies: their labels need no
         # sort, nor the distinct rows an order (sensitive labels stay sorted: ordered distances use it).
         table = encode(
@@ -367,7 +368,7 @@ class GeneralizationSpace:
         suppression limit, distinct l only).
 
         >>> from anonlib.core.hierarchy import flat_hierarchy
-        >>> GeneralizationSpace(pd.DataFrame({"a": [1, 2]}), ["a"], 2, {"a": flat_hierarchy([1, 2])}).monotone
+        >>> GeneralizationSpace(pd.DataFrame({"a": [1, 2]}), ["a"], {"a": flat_hierarchy([1, 2])}, target=ReleaseTarget(2)).monotone
         True
         """
         if self.person is not None:  # people suppressed again and again: shown monotone for k alone
@@ -390,7 +391,7 @@ class GeneralizationSpace:
         """``levels`` as a tuple of ints, or a ``ParameterError`` if they do not fit the hierarchies.
 
         >>> from anonlib.core.hierarchy import flat_hierarchy
-        >>> GeneralizationSpace(pd.DataFrame({"a": [1, 2]}), ["a"], 2, {"a": flat_hierarchy([1, 2])}).check_levels([1.0])
+        >>> GeneralizationSpace(pd.DataFrame({"a": [1, 2]}), ["a"], {"a": flat_hierarchy([1, 2])}, target=ReleaseTarget(2)).check_levels([1.0])
         (1,)
         """
         levels = tuple(int(v) for v in levels)
@@ -405,7 +406,7 @@ class GeneralizationSpace:
         """(attribute index, levels) of the nodes one generalization step above.
 
         >>> from anonlib.core.hierarchy import flat_hierarchy
-        >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2]}), ["a"], 2, {"a": flat_hierarchy([1, 2])})
+        >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2]}), ["a"], {"a": flat_hierarchy([1, 2])}, target=ReleaseTarget(2))
         >>> space.children((0,)), space.children((1,))
         ([(0, (1,))], [])
         """
@@ -506,6 +507,25 @@ class GeneralizationSpace:
         people[person[out]] = True
         return out, int(people.sum())
 
+    def suppressed_in_unit(self, levels: Sequence[int]) -> int:
+        """What meeting the target at ``levels`` suppresses, in the target's unit: people with a
+        person column (all of them when a privacy model cannot be judged on what is left), else
+        records.
+
+        >>> from anonlib.core.hierarchy import flat_hierarchy
+        >>> df = pd.DataFrame({"a": [1, 1, 2, 2, 3], "pid": ["p", "q", "p", "q", "r"]})
+        >>> h = {"a": flat_hierarchy([1, 2, 3])}
+        >>> space = GeneralizationSpace(df, ["a"], h, target=ReleaseTarget(2, person="pid"))
+        >>> space.suppressed_in_unit((0,)), space.status((0,), cost=False)[1]
+        (1, 1)
+        """
+        levels = self.check_levels(levels)
+        if self.person is None:
+            return int(self.status(levels, cost=False)[1])
+        table, sizes, row_class = self.classes(levels)
+        _, people = self._people_out(table, sizes, row_class)
+        return self.n_persons if people is None else int(people)
+
     def known_acceptable(self, levels: tuple[int, ...]) -> bool:
         """Whether a node counted acceptable lies under ``levels`` (so it is acceptable, for a
         monotone target), or ``levels`` itself was."""
@@ -529,8 +549,8 @@ class GeneralizationSpace:
         >>> from anonlib.measures.models import ModelRequirement
         >>> from anonlib.core.hierarchy import flat_hierarchy
         >>> df = pd.DataFrame({"a": [1, 1, 2, 2], "dx": ["x", "y", "x", "x"]})
-        >>> space = GeneralizationSpace(df, ["a"], 2, {"a": flat_hierarchy([1, 2])}, rows=True,
-        ...                             requirements=[ModelRequirement("distinct_l", "dx", 2)])
+        >>> target = ReleaseTarget(2, requirements=[ModelRequirement("distinct_l", "dx", 2)])
+        >>> space = GeneralizationSpace(df, ["a"], {"a": flat_hierarchy([1, 2])}, target=target, rows=True)
         >>> space.row_status((0,)), space.row_status((1,))
         ((1, 3, 2), (0, 2, 0))
         """
@@ -576,7 +596,7 @@ class GeneralizationSpace:
         """The paper's search-tree node of a level vector (``rows=True``).
 
         >>> from anonlib.core.hierarchy import flat_hierarchy
-        >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2, 2]}), ["a"], 2, {"a": flat_hierarchy([1, 2])}, rows=True)
+        >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2, 2]}), ["a"], {"a": flat_hierarchy([1, 2])}, target=ReleaseTarget(2), rows=True)
         >>> space.node((0,)).label
         'T(1, 2)'
         """
@@ -588,7 +608,7 @@ class GeneralizationSpace:
         """(violations, rows) of the table generalized to ``levels`` (``row_status``).
 
         >>> from anonlib.core.hierarchy import flat_hierarchy
-        >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2, 2]}), ["a"], 2, {"a": flat_hierarchy([1, 2])}, rows=True)
+        >>> space = GeneralizationSpace(pd.DataFrame({"a": [1, 2, 2]}), ["a"], {"a": flat_hierarchy([1, 2])}, target=ReleaseTarget(2), rows=True)
         >>> space.evaluate((0,)), space.evaluate((1,))
         ((1, 2), (0, 1))
         """
@@ -809,7 +829,7 @@ class GeneralizationSpace:
         (``categorical``: as categorical columns, the level's labels their categories).
 
         >>> from anonlib.core.hierarchy import flat_hierarchy
-        >>> space = GeneralizationSpace(pd.DataFrame({"a": ["x", None]}), ["a"], 2, {"a": flat_hierarchy(["x"])})
+        >>> space = GeneralizationSpace(pd.DataFrame({"a": ["x", None]}), ["a"], {"a": flat_hierarchy(["x"])}, target=ReleaseTarget(2))
         >>> space.generalized((1,))["a"].tolist()
         ['*', '*']
         """
@@ -831,7 +851,7 @@ class GeneralizationSpace:
         space's own encoding and cell costs (the input's cells are read once, here).
 
         >>> from anonlib.core.hierarchy import flat_hierarchy
-        >>> space = GeneralizationSpace(pd.DataFrame({"a": ["x", "y"]}), ["a"], 1, {"a": flat_hierarchy(["x", "y"])})
+        >>> space = GeneralizationSpace(pd.DataFrame({"a": ["x", "y"]}), ["a"], {"a": flat_hierarchy(["x", "y"])}, target=ReleaseTarget(1))
         >>> space.baseline().value(space.generalized((1,)), "loss")
         1.0
         """
@@ -852,7 +872,7 @@ class GeneralizationSpace:
         ``levels``: the records a release at this node suppresses.
 
         >>> from anonlib.core.hierarchy import flat_hierarchy
-        >>> space = GeneralizationSpace(pd.DataFrame({"a": ["x", "y", "y"]}), ["a"], 2, {"a": flat_hierarchy(["x", "y"])})
+        >>> space = GeneralizationSpace(pd.DataFrame({"a": ["x", "y", "y"]}), ["a"], {"a": flat_hierarchy(["x", "y"])}, target=ReleaseTarget(2))
         >>> space.failing_records((0,)).tolist(), space.failing_records((1,)).tolist()
         ([True, False, False], [False, False, False])
         """
@@ -870,7 +890,7 @@ class GeneralizationSpace:
 
         >>> from anonlib.core.hierarchy import flat_hierarchy
         >>> df = pd.DataFrame({"a": [1, 2], "n": [2, 3]})
-        >>> GeneralizationSpace(df, ["a"], 5, {"a": flat_hierarchy([1, 2])}, count="n").table((1,)).values.tolist()
+        >>> GeneralizationSpace(df, ["a"], {"a": flat_hierarchy([1, 2])}, target=ReleaseTarget(5), count="n").table((1,)).values.tolist()
         [['*', 5]]
         """
         levels = self.check_levels(levels)

@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..core.errors import ColumnError, HierarchyError, ParameterError, RecipeError
+from .errors import ColumnError, HierarchyError, ParameterError, RecipeError
 
 DAMAGED = "The recipe is damaged or was edited by hand: "
 

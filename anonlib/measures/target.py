@@ -1,11 +1,17 @@
-"""The release target: what a table must meet before it is released, checked in records.
+"""The release target and its one checker: what a table must meet before it is released,
+and whether it does, in the target's unit (records, or people).
 
 A privacy officer sets it once: k (every record in a class of at least k
 records on the quasi-identifiers), optionally privacy models on sensitive
 attributes (``anonlib.measures.models.ModelRequirement``: l-diversity, t-closeness, ...),
-and the largest share of the loaded file's records that may be suppressed.
+the largest share of the loaded file that may be suppressed, and the unit: records,
+or people through the person column (``person``; taken from the dataset's person role
+by ``in_unit_of``). This one object is what every search, step suggestion, page, report,
+package and command takes (``target=``); the searches walk their solution space with
+``anonlib.transformations.generalization.GeneralizationSpace``, whose node check is this
+same rule on class tables (a test compares the two on random tables).
 
-``ReleaseTarget.check(dataset)`` answers in records, with the one acceptance
+``ReleaseTarget.check(dataset)`` answers in the target's unit, with the one acceptance
 computation of ``anonlib.measures.models.acceptance`` (there is no separate k-only path):
 
 - ``failing_records``: records in classes that fail k or a model (what
@@ -38,44 +44,74 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from ..core.dataset import Dataset
 from ..core.equivalence import encode, person_codes, persons_per_class
-from ..core.errors import ParameterError, RecipeError, join_names
+from ..core.errors import ColumnError, ParameterError, RecipeError, join_names
+from ..core.fields import read_list, read_number, read_object, read_text, read_whole
 from ..core.metrics import whole_k
 from ..core.numbers import percent
-from ..measures.models import ModelRequirement, acceptance
-from ..transformations.suppression import marked_codes, wildcard_matches
-from .fields import read_list, read_number, read_object, read_whole
+from .models import ModelRequirement, acceptance, suppression_limit
+from .wildcard import marked_codes, wildcard_matches
 
 EXAMPLES_SHOWN = 10  # failing classes named in a check (smallest first)
 
 
 @dataclass(frozen=True)
 class ReleaseTarget:
-    """k, the switched-on privacy models, and the largest share of suppressed records.
+    """k, the switched-on privacy models, the largest suppressed share, and the unit.
+
+    ``person`` names the column of people when the target is counted in people (a class
+    meets k with k distinct people, the suppression limit is a share of people); None
+    counts records.
 
     >>> ReleaseTarget(k=5, max_suppressed=0.01).describe()
     'k = 5, at most 1% of records suppressed'
+    >>> ReleaseTarget(k=5, max_suppressed=0.05, person="pid").describe()
+    'k = 5 people, at most 5% of people suppressed'
     """
 
     k: int = 5
     requirements: tuple[ModelRequirement, ...] = ()
     max_suppressed: float = 0.0
+    person: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "k", whole_k(self.k))
         object.__setattr__(self, "requirements", tuple(self.requirements))
-        share = float(self.max_suppressed)
-        if not 0.0 <= share <= 1.0:
-            raise ParameterError(
-                f"The largest share of suppressed records must be between 0% and 100%; got {100 * share:g}%."
+        object.__setattr__(self, "max_suppressed", suppression_limit(self.max_suppressed))
+        if self.person is not None and (not isinstance(self.person, str) or not self.person):
+            raise ParameterError("The person column of a release target must be a column name.")
+        if self.person is not None and self.person in self.sensitive:
+            raise ColumnError(
+                f"'{self.person}' is the person column; it cannot also be the sensitive attribute of a privacy model."
             )
-        object.__setattr__(self, "max_suppressed", share)
+
+    @property
+    def unit(self) -> str:
+        """What the target counts: ``"people"`` (with a person column) or ``"records"``.
+
+        >>> ReleaseTarget().unit, ReleaseTarget(person="pid").unit
+        ('records', 'people')
+        """
+        return "people" if self.person is not None else "records"
+
+    def in_unit_of(self, dataset: Dataset) -> ReleaseTarget:
+        """This target counted in the unit of ``dataset``: in people through its person role,
+        else in records (the unit always comes from the dataset's roles).
+
+        >>> import pandas as pd
+        >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30], "pid": ["a"]}),
+        ...                         {"age": "quasi-identifier", "pid": "person"})
+        >>> ReleaseTarget(k=2).in_unit_of(ds).person
+        'pid'
+        """
+        person = dataset.person
+        return self if person == self.person else replace(self, person=person)
 
     @property
     def sensitive(self) -> tuple[str, ...]:
@@ -84,13 +120,16 @@ class ReleaseTarget:
 
     def describe(self) -> str:
         """The target in words."""
-        parts = [f"k = {self.k}", *(r.describe() for r in self.requirements)]
+        parts = [f"k = {self.k}" + (" people" if self.person is not None else ""), *self._models()]
         parts.append(
-            f"at most {percent(self.max_suppressed, compact=True)} of records suppressed"
+            f"at most {percent(self.max_suppressed, compact=True)} of {self.unit} suppressed"
             if self.max_suppressed
-            else "no record suppressed"
+            else ("no person suppressed" if self.person is not None else "no record suppressed")
         )
         return ", ".join(parts)
+
+    def _models(self) -> list[str]:
+        return [r.describe() for r in self.requirements]
 
     def check(
         self,
@@ -121,7 +160,12 @@ class ReleaseTarget:
             raise ParameterError(
                 f"The release target has a privacy model on {join_names(missing)}, which is not a column of the data."
             )
-        person = dataset.person
+        person = self.person if self.person is not None else dataset.person
+        if person is not None and person not in dataset.frame.columns:
+            raise ColumnError(f"The release target counts people by '{person}', which is not a column of the data.")
+        if person is not None and person in qis:
+            raise ColumnError(f"'{person}' is the person column; it cannot also be a quasi-identifier.")
+        target = self if person == self.person else replace(self, person=person)
         frame, _ = dataset.assessed_frame(
             qis + [s for s in self.sensitive if s not in qis], extra=self.sensitive, person=person is not None
         )
@@ -165,7 +209,7 @@ class ReleaseTarget:
                     f"The loaded file has {base_persons:,} people, fewer than the {persons:,} being checked."
                 )
         return TargetCheck(
-            target=self,
+            target=target,
             records=records,
             loaded_records=base,
             failing_records=failing_records,
@@ -175,28 +219,36 @@ class ReleaseTarget:
             persons=persons,
             loaded_persons=base_persons,
             failing_persons=failing_persons,
+            persons_in_failing=None if person is None else int(result.persons_in_failing),
+            records_in_failing=None if person is None else int(result.records_in_failing),
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The target as plain JSON values.
+        """The target as plain JSON values (``person`` only when counted in people, so a
+        target in records reads as it always did).
 
         >>> ReleaseTarget(k=3).to_json()
         {'k': 3, 'max_suppressed': 0.0, 'requirements': []}
+        >>> ReleaseTarget(k=3, person="pid").to_json()["person"]
+        'pid'
         """
-        return {
+        data: dict[str, Any] = {
             "k": self.k,
             "max_suppressed": self.max_suppressed,
             "requirements": [r.to_json() for r in self.requirements],
         }
+        if self.person is not None:
+            data["person"] = self.person
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str = "the target") -> ReleaseTarget:
         """The target from ``to_json``'s output; a ``RecipeError`` sentence when it is damaged.
 
         >>> ReleaseTarget.from_json({"k": 3, "max_suppressed": 0.0, "requirements": []})
-        ReleaseTarget(k=3, requirements=(), max_suppressed=0.0)
+        ReleaseTarget(k=3, requirements=(), max_suppressed=0.0, person=None)
         """
-        read_object(data, where, required=("k", "max_suppressed", "requirements"))
+        read_object(data, where, required=("k", "max_suppressed", "requirements"), optional=("person",))
         k = read_whole(data, "k", where, minimum=1)
         share = read_number(data, "max_suppressed", where, minimum=0.0, maximum=1.0)
         requirements = []
@@ -209,7 +261,8 @@ class ReleaseTarget:
                 raise RecipeError(
                     f"The recipe is damaged or was edited by hand: privacy model {i} of {where} cannot be read."
                 ) from None
-        return cls(k=k, requirements=tuple(requirements), max_suppressed=share)
+        person = read_text(data, "person", where, optional=True)
+        return cls(k=k, requirements=tuple(requirements), max_suppressed=share, person=person)
 
 
 @dataclass(frozen=True)
@@ -222,6 +275,11 @@ class TargetCheck:
 
     With a person column, ``persons``, ``loaded_persons`` and ``failing_persons``
     count people (None otherwise), and the suppressed share is a share of people.
+    ``failing_persons`` and ``failing_records`` are what suppression would remove
+    (whole people, again until nothing fails); ``persons_in_failing`` and
+    ``records_in_failing`` the people with a record in a failing class and the records
+    in failing classes of the table as it is (fewer, when removing people leaves other
+    classes short).
     """
 
     target: ReleaseTarget
@@ -234,6 +292,8 @@ class TargetCheck:
     persons: int | None = None
     loaded_persons: int | None = None
     failing_persons: int | None = None
+    persons_in_failing: int | None = None
+    records_in_failing: int | None = None
 
     @property
     def by_person(self) -> bool:
@@ -336,24 +396,37 @@ class TargetCheck:
                 f"Met: all {people(self.persons)} ({records(self.records)}) are in classes meeting "
                 f"{self._what()} (counted in people)." + suppressed
             )
-        failing = self.failing_persons or 0
-        if failing == 0:
+        removed = self.failing_persons or 0
+        if removed == 0:
             return (
                 f"Not met: {people(self.suppressed_persons)} ({percent(self.suppressed_share, compact=True)}) are "
                 f"suppressed, more than the limit of {limit}."
             )
+        failing = self.persons_in_failing if self.persons_in_failing is not None else removed
+        in_records = self.records_in_failing if self.records_in_failing is not None else self.failing_records
         share = failing / self.persons if self.persons else 0.0
         one = failing == 1
         head = (
-            f"{failing:,} of {people(self.persons)} ({percent(share, compact=True)}; {records(self.failing_records)}) "
+            f"{failing:,} of {people(self.persons)} ({percent(share, compact=True)}; {records(in_records)}) "
             f"{'has' if one else 'have'} records in {'a class' if self.failing_classes == 1 else 'classes'} failing "
             f"{self._failing_what()} (counted in people)"
         )
+        # Suppressing a person removes their other records too, which can leave other classes
+        # short: what suppression takes out is said apart when it is more than what fails.
+        more = removed != failing
+        taken = (
+            f"suppression takes out {people(removed)} ({records(self.failing_records)}), as removing people "
+            "leaves other classes short"
+        )
         if self.met_after_suppression:
+            if more:
+                return f"Met once suppressed: {head}; {taken}, within the limit of {limit}." + suppressed
             return (
                 f"Met once {'this person is' if one else 'they are'} suppressed: {head}, within the limit of "
                 f"{limit}." + suppressed
             )
+        if more:
+            return f"Not met: {head}; {taken}, more than the limit of {limit}." + suppressed
         return (
             f"Not met: {head}; suppressing {'them' if not one else 'this person'} would exceed the limit of {limit}."
             + suppressed
