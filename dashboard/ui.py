@@ -176,7 +176,7 @@ def _check_box(copy) -> None:
 
 
 def result_verdict(check, what: str) -> None:
-    """Whether a page's current result meets the release target, in records:
+    """Whether a page's current result meets the release target, in its unit (records, or people):
     ``what`` names the result ("This generalization"), ``check`` is
     ``release_target().check(result_dataset)`` (a ``TargetCheck``) or None when
     the result cannot be checked (e.g. no quasi-identifier)."""
@@ -316,31 +316,58 @@ LOCAL_ROWS = 300_000  # local suppression is offered (and its records counted) u
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _records_touched(fingerprint: str, missing: str, k: int, _dataset) -> int:
-    """Records local suppression would change to reach k on the working copy (cached on
-    its content, the missing-value policy and k)."""
-    step = LocalSuppressionStep.from_target(ReleaseTarget(k=k), _dataset)
+def _records_touched(fingerprint: str, missing: str, roles: str, target: str, _dataset, _target) -> int:
+    """Records local suppression would change to reach the target's k on the working copy
+    (cached on everything it depends on: its content after the steps, the missing-value
+    policy, the roles (which columns are quasi-identifiers) and the target)."""
+    step = LocalSuppressionStep.from_target(_target, _dataset)
     touched = step.suppressed(_dataset.frame).any(axis=1)
     return int(_dataset.frame[_dataset.count][touched].sum()) if _dataset.count else int(touched.sum())
 
 
+LOCAL_IN_PEOPLE = (
+    "Suppressing cells is not offered: the target counts people (person column), and a blanked cell "
+    "is matched record by record, so it cannot make a class hold k people; suppress whole people instead."
+)
+
+
 def _local_offer(copy) -> int | None:
     """Records local suppression would touch, when it is worth offering: the target is k
-    alone (local suppression does not judge the privacy models), the copy is small enough
-    to plan it at once, and it touches fewer records than suppressing the failing ones."""
+    alone in records (local suppression does not judge the privacy models, nor count people),
+    the copy is small enough to plan it at once, and it touches fewer records than
+    suppressing the failing ones."""
     check, dataset = copy.check, copy.current
     if (
         check is None
         or not check.failing_records
+        or check.by_person
         or copy.target.requirements
         or not dataset.quasi_identifiers
         or dataset.n_rows > LOCAL_ROWS
     ):
         return None
     with guarded("planning local suppression"):
-        touched = _records_touched(dataset.fingerprint, dataset.missing, copy.target.k, dataset)
+        roles = json.dumps({c: str(r) for c, r in dataset.roles.items()}, sort_keys=True)
+        target = json.dumps(copy.target.to_json(), sort_keys=True, default=str)
+        touched = _records_touched(dataset.fingerprint, dataset.missing, roles, target, dataset, copy.target)
         return touched if touched < check.failing_records else None
     return None
+
+
+def suppress_label(check) -> str:
+    """The sidebar's suppression button, in the target's unit.
+
+    >>> from types import SimpleNamespace as N
+    >>> suppress_label(N(by_person=False, failing_records=12, failing_persons=None))
+    'Suppress the 12 failing records'
+    >>> suppress_label(N(by_person=True, failing_records=12, failing_persons=3))
+    'Suppress the 3 failing people (12 records)'
+    """
+    if check.by_person:
+        who = "person" if check.failing_persons == 1 else "people"
+        records = "record" if check.failing_records == 1 else "records"
+        return f"Suppress the {check.failing_persons:,} failing {who} ({check.failing_records:,} {records})"
+    return f"Suppress the {check.failing_records:,} failing records"
 
 
 def step_actions(container=None) -> None:
@@ -363,13 +390,16 @@ def step_actions(container=None) -> None:
                 "Re-planned on a new delivery when the recipe is applied.",
             )
         if check is not None and check.failing_records:
+            if check.by_person:
+                st.caption(LOCAL_IN_PEOPLE)
             st.button(
-                f"Suppress the {check.failing_records:,} failing records",
+                suppress_label(check),
                 on_click=_suppress,
                 key="sidebar_suppress",
                 width="stretch",
-                help="Adds a step removing the records of every class that fails the target; "
-                "re-evaluated on a new delivery when the recipe is applied.",
+                help="Adds a step removing the records of every class that fails the target"
+                + (" (every record of each person with a record in one)" if check.by_person else "")
+                + "; re-evaluated on a new delivery when the recipe is applied.",
             )
         left, right = st.columns(2)
         left.button("Undo last step", on_click=_undo, disabled=not copy.steps, key="sidebar_undo", width="stretch")

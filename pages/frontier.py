@@ -9,10 +9,12 @@ until switched on."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import streamlit as st
 
-from anonlib.core.dataset import Dataset
+from anonlib.core.dataset import Dataset, Role
 from anonlib.core.loading import load_table
 from anonlib.transformations.frontier import (
     DEFAULT_THRESHOLD,
@@ -27,12 +29,12 @@ from anonlib.transformations.frontier import (
     safe_harbor_policy,
 )
 from anonlib.transformations.synthetic import TENNESSEE_ZIP_SEED, adult_with_zip, zip3_populations
-from anonlib.workflow import PolicyStep, step_cost
+from anonlib.workflow import PolicyStep, WorkingCopy, step_cost
 from anonlib.workflow.cost import preselect
 from dashboard import charts
 from dashboard.frontier_views import policy_details, safe_harbor_section
 from dashboard.glossary import glossary_expander, term_help
-from dashboard.state import active_dataset, release_target
+from dashboard.state import active_dataset, release_target, working_copy
 from dashboard.ui import guarded, offer_step, page_header, paper_example, plain
 
 PAGE = "Frontier"
@@ -104,12 +106,19 @@ def _frontier_ks(key: tuple, _result: FrontierSearch) -> tuple[int, ...]:
     return tuple(int(space.class_sizes(space.bits_of(e.bits)).min()) for e in _result.frontier)
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def _frontier_checks(key: tuple, target: str, roles: str, _copy: WorkingCopy, _steps: tuple) -> tuple:
+    """The one checker's verdict (``WorkingCopy.apply(...).check``, in the target's unit) on the
+    working copy after each frontier policy, cached on the search, the target and the roles."""
+    return tuple(_copy.apply(step, PAGE).check for step in _steps)
+
+
 def _policy_label(i: int, entry, k: int, meets: bool, dominant: bool, removed: tuple[str, ...]) -> str:
     text = f"#{i + 1}: k = {k:,}, risk {entry.risk:.4f}, loss {entry.loss_normalized:.4f}"
     if dominant:
-        text += " - meets the target k and dominates Safe Harbor"
+        text += " - meets the target and dominates Safe Harbor"
     elif not meets:
-        text += " - fails the target k"
+        text += " - fails the target"
     if removed:
         text += " - removes the quasi-identifier " + ", ".join(removed)
     return text
@@ -249,7 +258,21 @@ def _frontier_section(
     ks = _frontier_ks(key, result)
     steps = [PolicyStep.from_space(space, e.bits) for e in frontier]
     removed = [tuple(a for a in s.removed) for s in steps]
-    meets = [k >= target.k for k in ks]
+    # "meets the target" is the release target's one check of the policy applied (in its unit, with
+    # its models and suppression limit), never k read off the class sizes alone
+    if dataset is not None:
+        copy = working_copy()
+    else:  # the paper's example: a working copy of its quasi-identifiers
+        roles = {a: Role.QUASI_IDENTIFIER for a in qis} | ({count: Role.COUNT} if count else {})
+        copy = WorkingCopy.start(Dataset.from_frame("example", frame, roles), target)
+    checks = _frontier_checks(
+        key,
+        json.dumps(target.to_json(), sort_keys=True, default=str),
+        json.dumps({c: str(r) for c, r in copy.current.roles.items()}, sort_keys=True) + copy.current.fingerprint,
+        copy,
+        tuple(steps),
+    )
+    meets = [c is not None and c.met_after_suppression for c in checks]
 
     # HIPAA Safe Harbor: dominance is claimed only for policies that meet the target k
     harbor = None
@@ -281,10 +304,10 @@ def _frontier_section(
     if default_pick is None:
         meeting = [i for i in range(len(frontier)) if meets[i]]
         st.warning(
-            f"No frontier policy found meets k = {target.k} (the release target) without turning a quasi-identifier "
+            f"No frontier policy found meets the release target ({target.describe()}) without turning a quasi-identifier "
             "into a single value, so none is preselected. "
             + (
-                f"{len(meeting)} meet k = {target.k} by removing a quasi-identifier. "
+                f"{len(meeting)} meet it by removing a quasi-identifier. "
                 if meeting
                 else f"The largest k here is {max(ks):,}. "
             )
