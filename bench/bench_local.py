@@ -21,6 +21,7 @@ import pandas as pd
 
 from anonlib.core.equivalence import row_class_sizes
 from anonlib.core.samples import load_sample
+from anonlib.measures.target import ReleaseTarget
 from anonlib.transformations.microaggregation import microaggregate
 from anonlib.transformations.suppression import local_suppression, wildcard_matches
 from bench import Benchmark
@@ -76,7 +77,7 @@ def _recount_compare(frame: pd.DataFrame) -> dict:
 
 
 def _mdav(frame: pd.DataFrame) -> dict:
-    result = microaggregate(frame, NUMBERS, 5)
+    result = microaggregate(frame, NUMBERS, target=ReleaseTarget(5))
     return {"result": result, "n": len(frame)}
 
 
@@ -123,7 +124,7 @@ def _distinct_subsample() -> pd.DataFrame:
 
 
 def _mdav_compare(frame: pd.DataFrame) -> dict:
-    fast = microaggregate(frame, NUMBERS, 5).groups
+    fast = microaggregate(frame, NUMBERS, target=ReleaseTarget(5)).groups
     mine = {frozenset(np.flatnonzero(fast == g).tolist()) for g in np.unique(fast)}
     return {"same": mine == set(textbook_mdav(frame.to_numpy(), 5)), "n": len(frame)}
 

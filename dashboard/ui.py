@@ -22,6 +22,7 @@ import streamlit as st
 
 from anonlib.core.errors import AnonlibError
 from anonlib.core.loading import to_safe_csv
+from anonlib.measures.wildcard import NOT_IN_PEOPLE
 from anonlib.workflow import LocalSuppressionStep, ReleaseTarget, SuppressionStep
 
 from .glossary import term_help
@@ -325,10 +326,7 @@ def _records_touched(fingerprint: str, missing: str, roles: str, target: str, _d
     return int(_dataset.frame[_dataset.count][touched].sum()) if _dataset.count else int(touched.sum())
 
 
-LOCAL_IN_PEOPLE = (
-    "Suppressing cells is not offered: the target counts people (person column), and a blanked cell "
-    "is matched record by record, so it cannot make a class hold k people; suppress whole people instead."
-)
+LOCAL_IN_PEOPLE = "Suppressing cells is not offered. " + NOT_IN_PEOPLE
 
 
 def _local_offer(copy) -> int | None:

@@ -7,6 +7,7 @@ import streamlit as st
 
 from anonlib.core.cells import records_in
 from anonlib.core.dataset import Dataset
+from anonlib.measures.target import ReleaseTarget
 from anonlib.transformations.geo import (
     FIXED_CUTOFFS,
     METHOD_NAMES,
@@ -17,7 +18,7 @@ from anonlib.transformations.geo import (
     AreaColumn,
     Regions,
     Regression,
-    aggregate,
+    aggregate_regions,
     area_columns,
     link_records,
     max_combinations,
@@ -131,12 +132,12 @@ def _run(
     progress = (
         (lambda done, total, what: bar.progress(min(done / max(total, 1), 1.0), text=f"ADC: {what}")) if bar else None
     )
-    result = aggregate(
+    result = aggregate_regions(
         _points,
         _records,
         region=region,
         quasi_identifiers=list(qis),
-        k=k,
+        target=ReleaseTarget(k),
         n_sites=n_sites,
         method=method,
         count=count,

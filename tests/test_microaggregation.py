@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonlib.core.errors import ColumnError, ParameterError
+from anonlib.measures.target import ReleaseTarget
 from anonlib.transformations.microaggregation import information_loss, mdav, microaggregate
 
 
@@ -50,9 +51,9 @@ def test_groups_equal_textbook_mdav_on_distinct_records(n, d, k, seed):
     frame = pd.DataFrame(values, columns=[f"x{j}" for j in range(d)])
     if n < k:
         with pytest.raises(ParameterError):
-            microaggregate(frame, list(frame.columns), k)
+            microaggregate(frame, list(frame.columns), target=ReleaseTarget(k))
         return
-    result = microaggregate(frame, list(frame.columns), k)
+    result = microaggregate(frame, list(frame.columns), target=ReleaseTarget(k))
     assert partition(result.groups) == set(reference_mdav(values, k))
 
 
@@ -99,7 +100,7 @@ def check_groups(frame, result, k, count):
 def test_groups_hold_k_to_2k_minus_1_records_and_keep_each_mean(frame, k):
     if len(frame) < k:
         return
-    result = microaggregate(frame, ["a", "b"], k)
+    result = microaggregate(frame, ["a", "b"], target=ReleaseTarget(k))
     check_groups(frame, result, k, None)
     for column in ("a", "b"):
         assert np.isclose(result.table[column].mean(), frame[column].mean(), atol=1e-9)
@@ -111,9 +112,9 @@ def test_groups_hold_k_to_2k_minus_1_records_and_keep_each_mean(frame, k):
 def test_with_counts_groups_hold_at_least_k_records_and_keep_the_weighted_mean(frame, k, statistic):
     if frame["n"].sum() < k:
         with pytest.raises(ParameterError):
-            microaggregate(frame, ["a", "b"], k, count="n")
+            microaggregate(frame, ["a", "b"], target=ReleaseTarget(k), count="n")
         return
-    result = microaggregate(frame, ["a", "b"], k, count="n", statistic=statistic)
+    result = microaggregate(frame, ["a", "b"], target=ReleaseTarget(k), count="n", statistic=statistic)
     check_groups(frame, result, k, "n")
     assert result.table["n"].equals(frame["n"])
     if statistic == "mean":
@@ -124,25 +125,30 @@ def test_with_counts_groups_hold_at_least_k_records_and_keep_the_weighted_mean(f
 
 def test_median_of_a_group_is_the_middle_record():
     frame = pd.DataFrame({"x": [1.0, 2.0, 10.0, 50.0, 51.0, 90.0]})
-    result = microaggregate(frame, ["x"], 3, statistic="median")
+    result = microaggregate(frame, ["x"], target=ReleaseTarget(3), statistic="median")
     assert result.table["x"].tolist() == [2.0, 2.0, 2.0, 51.0, 51.0, 51.0]
     counted = pd.DataFrame({"x": [1.0, 3.0], "n": [1, 3]})
-    assert microaggregate(counted, ["x"], 4, count="n", statistic="median").table["x"].tolist() == [3.0, 3.0]
+    assert microaggregate(counted, ["x"], target=ReleaseTarget(4), count="n", statistic="median").table[
+        "x"
+    ].tolist() == [3.0, 3.0]
     even = pd.DataFrame({"x": [1.0, 3.0], "n": [2, 2]})
-    assert microaggregate(even, ["x"], 4, count="n", statistic="median").table["x"].tolist() == [2.0, 2.0]
+    assert microaggregate(even, ["x"], target=ReleaseTarget(4), count="n", statistic="median").table["x"].tolist() == [
+        2.0,
+        2.0,
+    ]
 
 
 def test_repeated_values_form_their_own_groups_and_lose_nothing():
     frame = pd.DataFrame({"x": [5] * 7 + [9] * 3})
-    result = microaggregate(frame, ["x"], 3)
+    result = microaggregate(frame, ["x"], target=ReleaseTarget(3))
     assert result.table["x"].tolist() == frame["x"].astype(float).tolist()
     assert result.sse == 0.0 and sorted(result.group_sizes.tolist()) == [3, 3, 4]
 
 
 def test_a_small_remainder_joins_or_borrows_from_the_nearest_repeated_value():
-    joined = microaggregate(pd.DataFrame({"x": [5] * 5 + [9] * 3 + [100]}), ["x"], 3)
+    joined = microaggregate(pd.DataFrame({"x": [5] * 5 + [9] * 3 + [100]}), ["x"], target=ReleaseTarget(3))
     assert joined.table["x"].tolist()[5:] == [31.75] * 4  # 9, 9, 9, 100: four records fit in 2k - 1
-    borrowed = microaggregate(pd.DataFrame({"x": [5] * 3 + [9] * 5 + [100]}), ["x"], 3)
+    borrowed = microaggregate(pd.DataFrame({"x": [5] * 3 + [9] * 5 + [100]}), ["x"], target=ReleaseTarget(3))
     sizes = np.bincount(borrowed.groups)
     assert sorted(sizes.tolist()) == [3, 3, 3]
     assert borrowed.table["x"].tolist() == [5.0] * 3 + [118 / 3] * 2 + [9.0] * 3 + [118 / 3]
@@ -154,7 +160,7 @@ def test_information_loss_is_sse_over_sst_in_standard_units():
     sse, sst = information_loss(original, released, ["x"])
     variance = original["x"].var(ddof=0)
     assert sse == pytest.approx(4 / variance) and sst == pytest.approx(4.0)
-    assert microaggregate(original, ["x"], 2).loss == pytest.approx(0.2)
+    assert microaggregate(original, ["x"], target=ReleaseTarget(2)).loss == pytest.approx(0.2)
 
 
 @pytest.mark.parametrize(

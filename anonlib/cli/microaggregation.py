@@ -12,6 +12,7 @@ import argparse
 import json
 
 from ..core.dataset import Role
+from ..measures.target import ReleaseTarget
 from ..transformations.microaggregation import STATISTICS, microaggregate
 from ..workflow.release import release_csv
 from .common import command, data_arguments, once, print_json, read_dataset, split, whole_option, write
@@ -24,7 +25,7 @@ def _microaggregate(args: argparse.Namespace) -> int:
     frame = dataset.frame
     if args.drop_missing:
         frame = frame.dropna(subset=[c for c in columns if c in frame.columns]).reset_index(drop=True)
-    result = microaggregate(frame, columns, k, count=dataset.count, statistic=args.statistic)
+    result = microaggregate(frame, columns, target=ReleaseTarget(k), count=dataset.count, statistic=args.statistic)
     summary = {
         "dataset": str(dataset.name),
         "columns": list(result.columns),

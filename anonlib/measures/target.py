@@ -56,7 +56,7 @@ from ..core.fields import read_list, read_number, read_object, read_text, read_w
 from ..core.metrics import whole_k
 from ..core.numbers import percent
 from .models import ModelRequirement, acceptance, suppression_limit
-from .wildcard import marked_codes, wildcard_matches
+from .wildcard import NOT_IN_PEOPLE, marked_codes, wildcard_matches
 
 EXAMPLES_SHOWN = 10  # failing classes named in a check (smallest first)
 
@@ -172,10 +172,7 @@ class ReleaseTarget:
         count = dataset.count
         marked = wildcard is not None and bool(qis)
         if marked and person is not None:
-            raise ParameterError(
-                "Cells blanked by local suppression are matched record by record, not person by person; with a "
-                "person column, suppress whole people instead (undo the local suppression)."
-            )
+            raise ParameterError(NOT_IN_PEOPLE + " Undo the local suppression.")
         result = acceptance(
             frame,
             qis,

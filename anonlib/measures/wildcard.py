@@ -21,6 +21,12 @@ import pandas as pd
 from ..core.equivalence import Classes, combine, encode, encode_column
 from ..core.errors import EmptySelectionError
 
+# A blanked cell matches any value record by record, so it cannot make a class hold k people.
+NOT_IN_PEOPLE = (
+    "Cells blanked by local suppression are matched record by record, not person by person; with a "
+    "person column the target counts people, so suppress whole people instead."
+)
+
 
 class WildcardMatches:
     """Codes, missing cells and weights of the quasi-identifiers, and the wildcard

@@ -37,7 +37,7 @@ Decisions (see ``docs/local.md``):
 
 Example:
     >>> df = pd.DataFrame({"age": [20, 21, 22, 60, 61, 62, 40], "dx": list("abcdefg")})
-    >>> result = microaggregate(df, ["age"], 3)
+    >>> result = microaggregate(df, ["age"], target=ReleaseTarget(3))
     >>> result.table["age"].tolist(), result.group_sizes.tolist()
     ([25.75, 25.75, 25.75, 61.0, 61.0, 61.0, 25.75], [3, 4])
     >>> round(result.loss, 3), result.table["dx"].equals(df["dx"])
@@ -55,7 +55,7 @@ import pandas as pd
 from ..core.cells import record_weights
 from ..core.equivalence import Classes, encode
 from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
-from ..core.metrics import whole_k
+from ..measures.target import ReleaseTarget
 
 STATISTICS = ("mean", "median")
 
@@ -90,7 +90,7 @@ def mdav(
     >>> mdav(pd.DataFrame({"x": [1.0, 2.0, 9.0, 10.0]}), ["x"], 2)["x"].tolist()
     [1.5, 1.5, 9.5, 9.5]
     """
-    return microaggregate(df, columns, k, count=count, statistic=statistic).table
+    return microaggregate(df, columns, target=ReleaseTarget(k), count=count, statistic=statistic).table
 
 
 def _numbers(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
@@ -139,15 +139,27 @@ def information_loss(
 
 
 def microaggregate(
-    df: pd.DataFrame, columns: Sequence[str], k: int, *, count: str | None = None, statistic: str = "mean"
+    df: pd.DataFrame,
+    columns: Sequence[str],
+    *,
+    target: ReleaseTarget,
+    count: str | None = None,
+    statistic: str = "mean",
 ) -> Microaggregation:
-    """MDAV microaggregation of ``columns`` with its information loss (see the module text).
+    """MDAV microaggregation of ``columns`` into groups of at least the target's k records,
+    with its information loss (see the module text). Groups are formed of records: a target
+    counted in people is refused in one sentence (``mdav`` is the contract's form, taking k).
 
-    >>> r = microaggregate(pd.DataFrame({"x": [1, 1, 1, 5]}), ["x"], 2, statistic="median")
+    >>> r = microaggregate(pd.DataFrame({"x": [1, 1, 1, 5]}), ["x"], target=ReleaseTarget(2), statistic="median")
     >>> r.table["x"].tolist(), r.groups.tolist()
     ([3.0, 1.0, 1.0, 3.0], [1, 0, 0, 1])
     """
-    k = whole_k(k)
+    if target.person is not None:
+        raise ParameterError(
+            "Microaggregation forms groups of records, not of people; with a person column the target counts "
+            "people, so generalize or suppress whole people instead."
+        )
+    k = target.k
     columns = list(columns)
     if not columns:
         raise EmptySelectionError("Choose at least one numeric column to microaggregate.")

@@ -66,8 +66,8 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
-from ..core.metrics import whole_k
-from ..measures.wildcard import WildcardMatches
+from ..measures.target import ReleaseTarget
+from ..measures.wildcard import NOT_IN_PEOPLE, WildcardMatches
 
 
 @dataclass(frozen=True)
@@ -119,14 +119,34 @@ def local_suppression(
 ) -> LocalSuppression:
     """Suppress quasi-identifier cells (set them missing) until every record has at
     least ``k`` matching records, a missing cell matching any value (see the
-    module text for the algorithm and what it guarantees).
+    module text for the algorithm and what it guarantees). The contract's form of
+    ``suppress_cells``, which takes the release target.
 
     >>> df = pd.DataFrame({"zip": ["1", "1", "2"], "sex": ["f", "f", "f"]})
     >>> result = local_suppression(df, ["zip", "sex"], 3)
     >>> result.table["zip"].isna().tolist(), result.column_cells
     ([False, False, True], {'zip': 1, 'sex': 0})
     """
-    k = whole_k(k)
+    return suppress_cells(df, quasi_identifiers, target=ReleaseTarget(k), importance=importance, count=count)
+
+
+def suppress_cells(
+    df: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    *,
+    target: ReleaseTarget,
+    importance: Sequence[str] | None = None,
+    count: str | None = None,
+) -> LocalSuppression:
+    """Local suppression reaching ``target``'s k in records (``local_suppression``); a target
+    counted in people is refused in one sentence (a blanked cell matches record by record).
+
+    >>> suppress_cells(pd.DataFrame({"a": ["x", "x", "y"]}), ["a"], target=ReleaseTarget(2)).cells
+    1
+    """
+    if target.person is not None:
+        raise ParameterError(NOT_IN_PEOPLE)
+    k = target.k
     qis = list(quasi_identifiers)
     if not qis:
         raise EmptySelectionError("Choose at least one quasi-identifier for local suppression.")

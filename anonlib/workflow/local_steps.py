@@ -47,10 +47,11 @@ from ..core.errors import ParameterError, join_names, require_columns
 from ..core.fields import built, read_number, read_object, read_text, read_texts, read_whole
 from ..core.hierarchy import SUPPRESSED, value_key
 from ..core.metrics import whole_k
-from ..measures.wildcard import marked_codes
+from ..measures.target import ReleaseTarget
+from ..measures.wildcard import NOT_IN_PEOPLE, marked_codes
 from ..transformations.coding import thresholds, top_bottom_code
 from ..transformations.microaggregation import STATISTICS, information_loss, microaggregate
-from ..transformations.suppression import local_suppression
+from ..transformations.suppression import suppress_cells
 
 
 def _with_columns(frame: pd.DataFrame, columns: Mapping[str, Any]) -> pd.DataFrame:
@@ -109,7 +110,9 @@ class LocalSuppressionStep:
     @classmethod
     def from_target(cls, target, dataset, importance=()) -> LocalSuppressionStep:
         """The step reaching ``target``'s k on ``dataset``'s quasi-identifiers, judging its
-        assessed records."""
+        assessed records; refused in one sentence when the target counts people."""
+        if target.in_unit_of(dataset).person is not None:
+            raise ParameterError(NOT_IN_PEOPLE)
         also = assessed_beyond(dataset, target, dataset.quasi_identifiers)
         return cls(dataset.quasi_identifiers, target.k, tuple(importance), dataset.count, dataset.missing, also)
 
@@ -135,8 +138,12 @@ class LocalSuppressionStep:
         )
         out = np.zeros((len(frame), len(qis)), dtype=bool)
         if judged.any():
-            result = local_suppression(
-                codes[judged].reset_index(drop=True), qis, self.k, importance=self.importance or None, count=self.count
+            result = suppress_cells(
+                codes[judged].reset_index(drop=True),
+                qis,
+                target=ReleaseTarget(self.k),
+                importance=self.importance or None,
+                count=self.count,
             )
             out[judged] = result.suppressed.to_numpy()
         return out
@@ -215,7 +222,10 @@ class MicroaggregationStep:
             raise ParameterError(f"The group value is the 'mean' or the 'median'; got {self.statistic!r}.")
 
     def apply(self, frame: pd.DataFrame) -> pd.DataFrame:
-        return microaggregate(frame, list(self.columns), self.k, count=self.count, statistic=self.statistic).table
+        target = ReleaseTarget(self.k)
+        return microaggregate(
+            frame, list(self.columns), target=target, count=self.count, statistic=self.statistic
+        ).table
 
     def measures(self, before: pd.DataFrame, after: pd.DataFrame) -> tuple[tuple[str, float], ...]:
         """Information loss SSE/SST of the columns (standardized), as MDAV's paper reports it."""

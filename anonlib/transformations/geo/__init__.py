@@ -63,6 +63,7 @@ from .aggregation import (
     AggregationResult,
     aggregate,
     aggregate_example,
+    aggregate_regions,
     estimate_aggregate,
 )
 from .display import Outlines, aggregated_polygons, crs_description, outlines_for, us_outlines
@@ -125,6 +126,7 @@ __all__ = [
     "adc_sites",
     "adc_sites_reference",
     "aggregate",
+    "aggregate_regions",
     "aggregate_example",
     "aggregated_polygons",
     "balanced_density",

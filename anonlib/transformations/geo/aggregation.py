@@ -23,8 +23,9 @@ from ...core.errors import (
     join_names,
     require_columns,
 )
-from ...core.metrics import discernibility, nonuniform_entropy_codes, whole_k
+from ...core.metrics import discernibility, nonuniform_entropy_codes
 from ...core.numbers import MAX_COUNT, seed_number, time_limit_seconds, whole_number
+from ...measures.target import ReleaseTarget
 from .adc import BATCH_CELLS, BATCH_MOVES, BUCKET_POINTS, AdcTrace, RegionCells, adc_sites
 from .projection import link_records, region_labels
 from .sites import balanced_density, kmeans_sites, nearest_site
@@ -261,11 +262,60 @@ def aggregate(
     >>> r = aggregate_example()
     >>> r.records, r.suppressed, round(r.nonuniform_entropy, 3)
     (5, 0, 2.755)
+
+    The contract's form of ``aggregate_regions``, which takes the release target.
     """
+    return aggregate_regions(
+        points,
+        records,
+        region=region,
+        quasi_identifiers=quasi_identifiers,
+        target=ReleaseTarget(k),
+        n_sites=n_sites,
+        method=method,
+        count=count,
+        seed=seed,
+        unmatched=unmatched,
+        progress=progress,
+        max_passes=max_passes,
+        time_limit=time_limit,
+    )
+
+
+def aggregate_regions(
+    points: pd.DataFrame,
+    records: pd.DataFrame,
+    *,
+    region: str,
+    quasi_identifiers: Sequence[str],
+    target: ReleaseTarget,
+    n_sites: int,
+    method: str = "balanced",
+    count: str | None = None,
+    seed: int | None = None,
+    unmatched: Literal["error", "report"] = "error",
+    progress: Progress | None = None,
+    max_passes: int = 50,
+    time_limit: float | None = None,
+) -> AggregationResult:
+    """``aggregate`` for the release ``target``: classes under its k are suppressed (VBAS
+    counts records, so a target counted in people is refused in one sentence).
+
+    >>> points = pd.DataFrame({"region_id": ["a", "b"], "x": [0.0, 1.0], "y": [0.0, 0.0]})
+    >>> records = pd.DataFrame({"zip": ["a", "a", "b"], "sex": ["f", "f", "f"]})
+    >>> aggregate_regions(points, records, region="zip", quasi_identifiers=["sex"], target=ReleaseTarget(3),
+    ...                   n_sites=1).suppressed
+    0
+    """
+    if target.person is not None:
+        raise ParameterError(
+            "Regional aggregation counts records per region; with a person column the target counts people, "
+            "so generalize or suppress whole people instead."
+        )
+    k = target.k
     started = time.perf_counter()
     if method not in METHODS:
         raise ParameterError(f"The method must be one of {join_names(METHODS)}; got '{method}'.")
-    k = whole_k(k)
     x, y, region_ids, population = _validate_points(points)
     n_regions = len(region_ids)
     n_sites = whole_number(n_sites, "The number of sites", minimum=None, maximum=None)
