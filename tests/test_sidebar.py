@@ -198,3 +198,60 @@ def test_records_left_out_for_a_missing_value_are_counted_in_the_sidebar():
     assert not at.exception
     words = sidebar_words(at)
     assert "15 records, " in words and "Records with missing values: 2 left out" in words
+
+
+def _with_people():
+    """caballero_table2b with a person column: rows 1-2, 3-4, ... belong to one person each."""
+    dataset = load_sample("caballero_table2b")
+    frame = dataset.frame.assign(pid=[f"p{i // 2}" for i in range(len(dataset.frame))])
+    from anonlib.core.dataset import Dataset
+
+    return Dataset.from_frame("people.csv", frame, {**dataset.roles, "Gender": "ignore", "pid": "person"})
+
+
+def test_with_a_person_column_suppressing_cells_is_not_offered_and_the_button_counts_people():
+    """Suppress cells was the primary button with a person column, and clicking it ended in
+    'The target cannot be checked'; now a sentence says why it is not offered, and the
+    suppression button counts the people it removes."""
+    from anonlib.measures.target import ReleaseTarget
+    from anonlib.workflow import LocalSuppressionStep
+
+    dataset = _with_people()
+    # the offer's own rule in records would offer it here: it touches fewer records than fail
+    in_records = dataset.with_roles({"pid": "ignore"})
+    step = LocalSuppressionStep.from_target(ReleaseTarget(), in_records)
+    assert int(step.suppressed(in_records.frame).any(axis=1).sum()) < ReleaseTarget().check(in_records).failing_records
+    at = AppTest.from_string(SCRIPT, default_timeout=TIMEOUT)
+    at.session_state["active_dataset"] = dataset
+    at.session_state["active_source"] = "upload:people.csv"
+    at.run()
+    assert not at.exception
+    check = at.session_state["working_copy"].check
+    assert check.by_person and check.failing_persons
+    assert not [b for b in at.sidebar.button if b.key == "sidebar_suppress_cells"]
+    assert "Suppressing cells is not offered" in sidebar_words(at)
+    button = at.sidebar.button(key="sidebar_suppress")
+    assert button.label == f"Suppress the {check.failing_persons:,} failing people ({check.failing_records:,} records)"
+    button.click().run()
+    assert not at.exception
+    after = at.session_state["working_copy"].check  # whole people removed, as the button said
+    assert after.suppressed_persons == check.failing_persons and after.suppressed_records == check.failing_records
+
+
+def test_the_cells_offer_follows_the_quasi_identifiers_not_the_file_alone():
+    """The planned 'records touched' was cached on the file's content and k: changing which
+    columns are quasi-identifiers kept the old number."""
+    from anonlib.measures.target import ReleaseTarget
+    from anonlib.workflow import LocalSuppressionStep, WorkingCopy
+    from dashboard.ui import _local_offer
+
+    loaded = load_sample("caballero_table2b")
+    target = ReleaseTarget(k=5)
+    counts = []
+    for roles in ({"Age": "ignore"}, {"Gender": "ignore"}):
+        dataset = loaded.with_roles(roles)
+        copy = WorkingCopy.start(dataset, target)
+        planned = LocalSuppressionStep.from_target(target, dataset).suppressed(dataset.frame).any(axis=1).sum()
+        assert _local_offer(copy) == planned  # offered: it touches fewer records than fail
+        counts.append(int(planned))
+    assert counts == [6, 2]  # the two roles plan different cells; each offer states its own
