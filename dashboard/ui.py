@@ -156,7 +156,8 @@ def target_controls(container=None) -> None:
             100 * target.max_suppressed,
             0.5,
             key="target_suppressed",
-            help="The largest share of the loaded file's records that may be suppressed (removed from the release).",
+            help="The largest share of the loaded file's records (of its people, when a column is marked as the "
+            "person) that may be suppressed (removed from the release).",
         )
         with guarded("setting the release target"):
             wanted = ReleaseTarget(k=int(k), requirements=_model_inputs(sensitive), max_suppressed=float(limit) / 100)

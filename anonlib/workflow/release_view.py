@@ -736,7 +736,7 @@ def release_view(
     suppressed = check.suppressed_records if check is not None else max(loaded_records - released_records, 0)
     return ReleaseView(
         name=copy.loaded.name,
-        target=copy.target.describe(),
+        target=(copy.target if check is None else check.target).describe(),  # in the unit it was checked in
         met=None if check is None else check.met,
         status=status,
         loaded_records=loaded_records,
