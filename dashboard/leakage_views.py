@@ -131,6 +131,29 @@ def loss_text(result: SearchResult) -> str:
     return f"{MEASURE_NAMES[result.measure]} {value}"
 
 
+def now_sentence(check, records: int, rows: int) -> str:
+    """The working copy before a generalization, in the target's unit (Markdown; numbers only).
+
+    >>> from types import SimpleNamespace as N
+    >>> now_sentence(N(by_person=False, failing_records=3), 10, 4)
+    'Now: **10 records** in 4 distinct combinations; **3 records** in classes failing the target.'
+    >>> now_sentence(N(by_person=True, persons=6, records=10, persons_in_failing=2, records_in_failing=3), 10, 4)
+    'Now: **6 people** (10 records) in 4 distinct combinations; **2 people** (3 records) have records in classes failing the target.'
+    """
+    if check is None:
+        return f"Now: **{records:,} records** in {rows:,} distinct combinations."
+    if check.by_person:
+        return (
+            f"Now: **{check.persons:,} people** ({check.records:,} records) in {rows:,} distinct combinations; "
+            f"**{check.persons_in_failing:,} people** ({check.records_in_failing:,} records) have records in classes "
+            "failing the target."
+        )
+    return (
+        f"Now: **{records:,} records** in {rows:,} distinct combinations; **{check.failing_records:,} records** in "
+        "classes failing the target."
+    )
+
+
 def methods_view(results: dict[str, SearchResult], records: int, hierarchies: dict[str, pd.DataFrame]) -> None:
     """Per method: information loss, records suppressed, distinct combinations kept,
     tables checked, time, levels."""
@@ -143,12 +166,24 @@ def methods_view(results: dict[str, SearchResult], records: int, hierarchies: di
             st.markdown(f"**{METHOD_NAMES[method]}**")
             if result.utility is not None:
                 st.metric("information loss", loss_text(result).rsplit(" ", 1)[1], help=MEASURE_NAMES[result.measure])
-            st.metric("records suppressed", f"{result.suppressed:,}")
+            if result.suppressed_persons is not None:  # the target counts people: so does what it removes
+                st.metric(
+                    "people suppressed",
+                    f"{result.suppressed_persons:,}",
+                    help=f"Every record of each suppressed person: {result.suppressed:,} records.",
+                )
+            else:
+                st.metric("records suppressed", f"{result.suppressed:,}")
             st.metric("distinct combinations", f"{result.rows:,}", help=term_help("distinct combination"))
             st.caption(
                 f"from {root.rows:,}: {root.rows - result.rows:,} merged"
                 + (
-                    f"; of {records:,} records, {result.suppressed:,} suppressed."
+                    f"; of {records:,} records, {result.suppressed:,} suppressed"
+                    + (
+                        f" ({result.suppressed_persons:,} of {result.persons:,} people)."
+                        if result.suppressed_persons is not None
+                        else "."
+                    )
                     if result.suppressed
                     else f"; no record is lost (all {records:,} records stay)."
                 )

@@ -32,6 +32,7 @@ from dashboard.leakage_views import (
     leakage_section,
     loss_text,
     methods_view,
+    now_sentence,
     table1_example,
     tree_view,
 )
@@ -75,7 +76,10 @@ def _candidate_label(suggestion: Suggestion) -> str:
     text = f"{' and '.join(suggestion.found_by)}: {raised} ("
     if result.utility is not None:
         text += f"{loss_text(result)}, "
-    text += f"{result.suppressed:,} records suppressed, " if result.suppressed else "no record suppressed, "
+    if result.suppressed_persons:  # the target counts people
+        text += f"{result.suppressed_persons:,} people ({result.suppressed:,} records) suppressed, "
+    else:
+        text += f"{result.suppressed:,} records suppressed, " if result.suppressed else "no record suppressed, "
     text += f"{result.rows:,} distinct combinations)"
     if cost.removes_quasi_identifier:
         text += " - removes the quasi-identifier " + ", ".join(c for c in cost.removed if c in cost.quasi_identifiers)
@@ -270,16 +274,7 @@ with guarded("reading the working copy"):
                         st.caption(plain(note))
                     if found.results:
                         root = next(iter(found.results.values())).root
-                        check = working_copy().check
-                        st.markdown(
-                            f"Now: **{records:,} records** in {root.rows:,} distinct combinations"
-                            + (
-                                f"; **{check.failing_records:,} records** in classes failing the target"
-                                if check is not None
-                                else ""
-                            )
-                            + "."
-                        )
+                        st.markdown(now_sentence(working_copy().check, records, root.rows))
                         methods_view(found.results, records, hierarchies)
                         _apply_section(dataset, frame, found, palette, measure)
 

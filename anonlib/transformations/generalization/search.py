@@ -335,6 +335,8 @@ def release_search(
         measure=measure,
         utility=measure_value(space.frame, released, space.qis, space.hierarchies, measure, count=space.count),
         person=space.person,
+        persons=space.n_persons if space.person is not None else None,
+        suppressed_persons=space.suppressed_in_unit(best.levels) if space.person is not None else None,
         target=space.target,
     )
 
