@@ -34,6 +34,7 @@ import sys
 from collections.abc import Sequence
 
 from ..core.errors import AnonlibError
+from ..core.masking import mask_secrets
 from . import (
     anonymize,
     apply,
@@ -125,7 +126,7 @@ def _run(args) -> int:
         args.failed = False
         return code
     except AnonlibError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {mask_secrets(str(err))}", file=sys.stderr)  # no password of a URL or DSN, whatever said it
         return 2
     except BrokenPipeError:
         _quiet_stdout()

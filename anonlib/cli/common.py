@@ -21,14 +21,24 @@ from typing import NoReturn
 import pandas as pd
 
 from ..core.dataset import ROLE_VALUES, Dataset, Role
-from ..core.errors import ColumnError, DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
+from ..core.errors import (
+    AnonlibError,
+    ColumnError,
+    DataFileError,
+    EmptySelectionError,
+    FileTooLargeError,
+    ParameterError,
+    join_names,
+)
 from ..core.hierarchy import read_hierarchy_csv
 from ..core.loading import DEFAULT_MAX_BYTES, LoadedTable, load_table
 from ..core.numbers import MAX_COUNT, real_number, whole_number
 from ..core.samples import SAMPLES, load_sample
 from ..measures.models import ModelRequirement
 from ..measures.utility import MEASURE_NAMES
+from ..projects.location import store_files
 from ..transformations.generalization import METHOD_NAMES
+from ..workflow.keys import parse_key
 
 
 class Parser(argparse.ArgumentParser):
@@ -259,7 +269,8 @@ _CHUNK = 1 << 20
 
 
 def check_outputs(args: argparse.Namespace) -> None:
-    """Refuse, before any work, an output that names an input file or another output.
+    """Refuse, before any work, an output that names an input file, another output, the
+    project store (its database, journal, WAL or shared-memory file) or a key file.
 
     A command declares the options naming the files it writes and reads
     (``parser.set_defaults(outputs=..., inputs=...)``; default ``OUTPUT_OPTIONS``
@@ -275,13 +286,16 @@ def check_outputs(args: argparse.Namespace) -> None:
     outputs = [(f"--{o}", getattr(args, o, None)) for o in getattr(args, "outputs", OUTPUT_OPTIONS)]
     outputs = [(option, path) for option, path in outputs if path]
     inputs = [
-        path for option in getattr(args, "inputs", INPUT_OPTIONS) for path in _input_paths(getattr(args, option, None))
+        (option, path)
+        for option in getattr(args, "inputs", INPUT_OPTIONS)
+        for path in _input_paths(getattr(args, option, None))
     ]
     for i, (option, path) in enumerate(outputs):
-        for source in inputs:
+        for source_option, source in inputs:
             if same_file(path, source):
+                what = "the key file" if source_option == "key_file" else "the input file"
                 raise ParameterError(
-                    f"{option} names the input file '{source}'; write the result to another file "
+                    f"{option} names {what} '{source}'; write the result to another file "
                     "(anonlib never replaces a file it reads)."
                 )
         for other, earlier in outputs[:i]:
@@ -289,6 +303,46 @@ def check_outputs(args: argparse.Namespace) -> None:
                 raise ParameterError(
                     f"{other} and {option} name the same file '{path}'; give each output its own file."
                 )
+        refuse_protected(path, option)
+
+
+def refuse_protected(path: str | os.PathLike, option: str, *, keys: bool = True) -> None:
+    """A sentence when ``path`` (given with ``option``) names a file of the project store
+    (``ANONLIB_HOME``/``ANONLIB_STORE``: the database, its journal, WAL or shared-memory file)
+    or (with ``keys``) an existing key file (64 hex characters on one line), compared as files (links and
+    spellings resolved); nothing is written over them.
+
+    >>> import tempfile
+    >>> key = Path(tempfile.mkdtemp()) / "project.key"
+    >>> _ = key.write_text("ab" * 32 + "\\n")
+    >>> refuse_protected(key, "--out")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ParameterError: --out names a key file ('project.key'); write the result to another file (anonlib never replaces a key, which no other copy may hold).
+    """
+    for protected in store_files():
+        if same_file(path, protected):
+            raise ParameterError(
+                f"{option} names the project store's file '{protected}'; write the result to another file "
+                "(anonlib never replaces the store, which holds every project, key and audit entry)."
+            )
+    if keys and _is_key_file(path):
+        raise ParameterError(
+            f"{option} names a key file ('{Path(path).name}'); write the result to another file (anonlib never "
+            "replaces a key, which no other copy may hold)."
+        )
+
+
+def _is_key_file(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is an existing file holding a project key (64 hex characters on one line)."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > 80:
+            return False
+        with open(path, "rb") as file:
+            parse_key(file.read().decode("ascii").strip())
+        return True
+    except (OSError, UnicodeDecodeError, AnonlibError):
+        return False
 
 
 def _input_paths(value) -> list[str]:
@@ -346,6 +400,7 @@ def write(path: str, data: bytes, *, stream=None) -> None:
     place the command line writes files, always atomically (``replaced_atomically``);
     a sentence if it cannot be written. "written PATH" goes to ``stream`` (default
     standard output; ``report`` keeps standard output for the page)."""
+    refuse_protected(path, "The output")  # the one writer never replaces the store or a key
     try:
         with replaced_atomically(path) as temporary, open(temporary, "xb") as out:
             _copy_out(out, data)

@@ -18,7 +18,8 @@ import json
 import sys
 from pathlib import Path
 
-from ..core.errors import DataFileError, ParameterError, ProjectError
+from ..core.errors import DataFileError, KeyFileError, ParameterError, ProjectError
+from ..core.masking import printable
 from ..projects import (
     ProjectState,
     ProjectStore,
@@ -31,7 +32,7 @@ from ..projects import (
 )
 from ..projects.audit import COMMAND_LINE
 from ..workflow.history import WorkingCopy
-from ..workflow.keys import new_key
+from ..workflow.keys import key_id, new_key
 from ..workflow.recipe import Recipe
 from .common import command, print_json, write
 
@@ -153,15 +154,24 @@ def _audit(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def project_store_key(args: argparse.Namespace) -> bytes:
-    """The pseudonym key of ``--project NAME`` (when no ``--key-file`` is given): the project's,
-    kept in the store; for a project this command creates, a new key it is created with."""
+def project_store_key(args: argparse.Namespace, *, given: bytes | None = None, path: str | None = None) -> bytes:
+    """The pseudonym key of ``--project NAME``: the project's, kept in the store; for a project
+    this command creates, the key of ``--key-file`` (``given``, read from ``path``) or else a new
+    key, which ``record_release`` creates it with. A key file whose key is not the existing
+    project's is refused in a sentence (another key would break the linkage of its deliveries)."""
     store = _store()
     try:
-        return store.key(store.summary(args.project).ref)
+        kept = store.key(store.summary(args.project).ref)
     except ProjectError:  # no project of that name yet: record_release creates it with this key
-        args.new_project_key = new_key()
+        args.new_project_key = given if given is not None else new_key()
         return args.new_project_key
+    if given is not None and bytes(given) != kept:
+        raise KeyFileError(
+            f"The key file '{Path(path or '').name}' (key id {key_id(given)}) is not the key of the project "
+            f"'{printable(args.project)}' (key id {key_id(kept)}): another key gives other pseudonyms and dates, so "
+            "nothing was written; give the project's key file or leave out --key-file to use the key it keeps."
+        )
+    return kept
 
 
 def record_release(
