@@ -374,18 +374,21 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
 
 
 @contextmanager
-def replaced_atomically(path: str | os.PathLike) -> Iterator[Path]:
+def replaced_atomically(path: str | os.PathLike, mode: int | None = None) -> Iterator[Path]:
     """A fresh name beside ``path`` to write to; on success it is synced and renamed
     over ``path`` (``os.replace``), so ``path`` holds either the old or the whole new
     content; on any failure (or Ctrl-C) the partial file is removed and ``path`` is
-    untouched. A symlink is followed: the file it points to is the one replaced."""
+    untouched. A symlink is followed: the file it points to is the one replaced. The
+    file gets ``mode`` when given (0600 for a file holding a key or raw records), else
+    the mode of the file it replaces or the usual one (umask)."""
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     temporary = target.parent / f".{target.name}.{secrets.token_hex(6)}.part{target.suffix}"
     try:
         yield temporary
         if temporary.is_file():
             _sync(temporary)
-            mode = stat.S_IMODE(target.stat().st_mode) if target.is_file() else 0o666 & ~_umask()
+            if mode is None:
+                mode = stat.S_IMODE(target.stat().st_mode) if target.is_file() else 0o666 & ~_umask()
             os.chmod(temporary, mode)
         elif temporary.is_dir() and target.is_dir():  # an engine wrote a folder (Spark) over an earlier one
             shutil.rmtree(target)
@@ -395,14 +398,20 @@ def replaced_atomically(path: str | os.PathLike) -> Iterator[Path]:
         raise
 
 
-def write(path: str, data: bytes, *, stream=None) -> None:
+def write(path: str, data: bytes, *, stream=None, private: bool = False) -> None:
     """Write a result file the user asked for (--out/--csv/--recipe/--package): the one
     place the command line writes files, always atomically (``replaced_atomically``);
     a sentence if it cannot be written. "written PATH" goes to ``stream`` (default
-    standard output; ``report`` keeps standard output for the page)."""
+    standard output; ``report`` keeps standard output for the page). A ``private`` file
+    (holding a key or raw records, e.g. a project export) is readable by its owner only (0600)."""
     refuse_protected(path, "The output")  # the one writer never replaces the store or a key
     try:
-        with replaced_atomically(path) as temporary, open(temporary, "xb") as out:
+        with (
+            replaced_atomically(path, 0o600 if private else None) as temporary,
+            os.fdopen(
+                os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if private else 0o666), "wb"
+            ) as out,
+        ):
             _copy_out(out, data)
     except OSError as err:
         raise DataFileError(

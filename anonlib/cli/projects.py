@@ -2,7 +2,7 @@
 and ``--project NAME`` for ``anonymize`` and ``apply`` (``record_release``).
 
 - ``projects list [--json]``, ``projects show NAME [--json]``, ``projects export NAME --out FILE
-  [--with-key]``, ``projects import FILE [--name NAME]``, ``projects delete NAME --yes``;
+  [--with-key] [--without-file]`` (written mode 0600), ``projects import FILE [--name NAME]``, ``projects delete NAME --yes``;
 - ``audit [--project NAME] [--json]``: the audit log, oldest first, and whether its chain of
   digests holds (exit 1 when it does not).
 
@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..core.errors import DataFileError, KeyFileError, ParameterError, ProjectError
 from ..core.masking import printable
+from ..core.samples import SAMPLES
 from ..projects import (
     ProjectState,
     ProjectStore,
@@ -71,6 +72,7 @@ def _show(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     **s.to_json(),
+                    "file_kept": bool(s.keep_file and s.file_bytes),  # a sample's or a forgotten file is not kept
                     "target": state.target.describe(),
                     "columns": [{"name": c.name, "type": c.type, "role": c.role} for c in state.source.columns],
                     "steps": [f"{x.page}: {x.step.describe()}" for x in state.steps],
@@ -85,9 +87,7 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     print(f"project            {s.name}")
     print(f"file               {s.source_name} ({s.records:,} records, {s.columns} columns)")
-    kept = (
-        "a bundled sample" if state.is_sample else (f"kept ({s.file_bytes:,} bytes)" if s.keep_file else "SHA-256 only")
-    )
+    kept = _file_kept(s, state)
     print(f"file kept          {kept}")
     print(f"source SHA-256     {state.source.sha256 or '-'}")
     print(f"target             {state.target.describe()}")
@@ -100,8 +100,20 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _file_kept(s, state: ProjectState) -> str:
+    """What the project keeps of its file, as it is: a bundled sample is not kept (anonlib ships it),
+    a kept file says its size, otherwise only its SHA-256 is kept."""
+    sample = state.sample_key or next((key for key, x in SAMPLES.items() if x.title == s.source_name), None)
+    if state.is_sample or (sample and not s.file_bytes):
+        return f"no: the bundled sample '{sample or s.source_name}', which ships with anonlib"
+    if s.keep_file and s.file_bytes:
+        return f"yes ({s.file_bytes:,} bytes)"
+    return "no: its SHA-256 only" if state.source.sha256 else "no"
+
+
 def _export(args: argparse.Namespace) -> int:
-    write(args.out, export_project(_store(), args.name, with_key=args.with_key))
+    exported = export_project(_store(), args.name, with_key=args.with_key, with_file=not args.without_file)
+    write(args.out, exported, private=True)  # it may hold the key and the raw records: readable by its owner only
     if args.with_key:
         print("note               the export holds the project's pseudonym key: keep it as safe as the key itself")
     return 0
@@ -193,11 +205,13 @@ def record_release(
     try:
         ref = store.summary(name).ref
     except ProjectError:  # no project of that name: this release starts it
-        origin = "upload:" + str(copy.loaded.name)
+        sample = next((key for key, x in SAMPLES.items() if x.title == copy.loaded.name), None)
+        origin = f"sample:{sample}" if source is None and sample else "upload:" + str(copy.loaded.name)
         ref = store.create(
             name,
             ProjectState.of(copy, origin),
             source,
+            keep_file=source is not None,
             change="created by the command line",
             exact_name=True,
             key=key,
@@ -241,6 +255,11 @@ def register(commands) -> None:
     export.add_argument("--out", required=True, metavar="ZIP", help="the file to write")
     export.add_argument(
         "--with-key", action="store_true", help="include the project's pseudonym key (default: left out)"
+    )
+    export.add_argument(
+        "--without-file",
+        action="store_true",
+        help="leave the project's kept file (the raw records) out; the imported project keeps its SHA-256 only",
     )
     export.set_defaults(handler=_export, outputs=("out",), inputs=())
     imported = sub.add_parser("import", help="add a project from a file written by projects export")
