@@ -34,7 +34,7 @@ import sys
 from collections.abc import Sequence
 
 from ..core.errors import AnonlibError
-from ..core.masking import mask_secrets
+from ..core.masking import mask_secrets, printable
 from . import (
     anonymize,
     apply,
@@ -126,7 +126,9 @@ def _run(args) -> int:
         args.failed = False
         return code
     except AnonlibError as err:
-        print(f"error: {mask_secrets(str(err))}", file=sys.stderr)  # no password of a URL or DSN, whatever said it
+        # no password of a URL or DSN, whatever said it; no control character of a name or value
+        message = "\n".join(printable(line) for line in mask_secrets(str(err)).split("\n"))
+        print(f"error: {message}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         _quiet_stdout()

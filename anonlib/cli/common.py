@@ -32,6 +32,7 @@ from ..core.errors import (
 )
 from ..core.hierarchy import read_hierarchy_csv
 from ..core.loading import DEFAULT_MAX_BYTES, LoadedTable, load_table
+from ..core.masking import CONTROL_BUT_LINES
 from ..core.numbers import MAX_COUNT, real_number, whole_number
 from ..core.samples import SAMPLES, load_sample
 from ..measures.models import ModelRequirement
@@ -55,7 +56,18 @@ def print_json(args: argparse.Namespace, text: str) -> None:
     ``--json`` command runs, ``main`` sends everything else printed to standard output
     (written files, notes) to standard error, so the output parses with ``json.loads``."""
     stream = getattr(args, "json_stream", None) or sys.stdout
-    stream.write(text + "\n")
+    stream.write(escaped_controls(text) + "\n")
+
+
+def escaped_controls(text: str) -> str:
+    """JSON text with every control or bidirectional character written as a ``\\uXXXX`` escape
+    (``json.dumps`` with ``ensure_ascii=False`` leaves C1 controls and right-to-left overrides raw):
+    the same document, which no terminal shows differently.
+
+    >>> escaped_controls(json.dumps({"name": "a\u202eb\x85"}, ensure_ascii=False, indent=1))
+    '{\\n "name": "a\\\\u202eb\\\\u0085"\\n}'
+    """
+    return CONTROL_BUT_LINES.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def split(text: str | None) -> list[str]:

@@ -40,6 +40,12 @@ from .common import command, print_json, write
 MAX_IMPORT_BYTES = 2 * 1024**3
 
 
+def say(line: str, file=None) -> None:
+    """Print a line naming projects, files or columns with their control characters escaped
+    (``printable``): a name cannot move the cursor, ring the bell or turn the line right to left."""
+    print(printable(line), file=file or sys.stdout)
+
+
 def _store() -> ProjectStore:
     return ProjectStore()
 
@@ -50,12 +56,12 @@ def _list(args: argparse.Namespace) -> int:
         print_json(args, json.dumps([s.to_json() for s in summaries], indent=2, ensure_ascii=False))
         return 0
     if not summaries:
-        print("no project yet (the dashboard saves one with every file; anonymize --project NAME makes one)")
+        say("no project yet (the dashboard saves one with every file; anonymize --project NAME makes one)")
         return 0
     width = max(len(s.name) for s in summaries)
-    print(f"{'project':<{width}}  {'records':>10}  {'releases':>8}  last change (UTC)    file")
+    say(f"{'project':<{width}}  {'records':>10}  {'releases':>8}  last change (UTC)    file")
     for s in summaries:
-        print(
+        say(
             f"{s.name:<{width}}  {s.records:>10,}  {s.releases:>8,}  {s.updated[:19].replace('T', ' ')}  {s.source_name}"
         )
     return 0
@@ -85,18 +91,18 @@ def _show(args: argparse.Namespace) -> int:
             ),
         )
         return 0
-    print(f"project            {s.name}")
-    print(f"file               {s.source_name} ({s.records:,} records, {s.columns} columns)")
+    say(f"project            {s.name}")
+    say(f"file               {s.source_name} ({s.records:,} records, {s.columns} columns)")
     kept = _file_kept(s, state)
-    print(f"file kept          {kept}")
-    print(f"source SHA-256     {state.source.sha256 or '-'}")
-    print(f"target             {state.target.describe()}")
+    say(f"file kept          {kept}")
+    say(f"source SHA-256     {state.source.sha256 or '-'}")
+    say(f"target             {state.target.describe()}")
     for c in state.source.columns:
-        print(f"column             {c.name}: {c.type}, {c.role}")
+        say(f"column             {c.name}: {c.type}, {c.role}")
     for i, x in enumerate(state.steps, start=1):
-        print(f"step {i:<14}{x.page}: {x.step.describe()}")
-    print(f"last change        {s.updated[:19].replace('T', ' ')} UTC: {s.change}")
-    print(f"releases           {s.releases:,}")
+        say(f"step {i:<14}{x.page}: {x.step.describe()}")
+    say(f"last change        {s.updated[:19].replace('T', ' ')} UTC: {s.change}")
+    say(f"releases           {s.releases:,}")
     return 0
 
 
@@ -115,7 +121,7 @@ def _export(args: argparse.Namespace) -> int:
     exported = export_project(_store(), args.name, with_key=args.with_key, with_file=not args.without_file)
     write(args.out, exported, private=True)  # it may hold the key and the raw records: readable by its owner only
     if args.with_key:
-        print("note               the export holds the project's pseudonym key: keep it as safe as the key itself")
+        say("note               the export holds the project's pseudonym key: keep it as safe as the key itself")
     return 0
 
 
@@ -126,7 +132,7 @@ def _import(args: argparse.Namespace) -> int:
     if path.stat().st_size > MAX_IMPORT_BYTES:
         raise ProjectError(f"The file '{path.name}' is larger than 2 GB; it is not a project export anonlib wrote.")
     ref = import_project(_store(), path.read_bytes(), name=args.name)
-    print(f"imported           {ref.name}")
+    say(f"imported           {ref.name}")
     return 0
 
 
@@ -137,7 +143,7 @@ def _delete(args: argparse.Namespace) -> int:
         )
     store = _store()
     store.delete(args.name)
-    print(f"deleted            {args.name} (its audit entries stay)")
+    say(f"deleted            {args.name} (its audit entries stay)")
     return 0
 
 
@@ -151,18 +157,18 @@ def _audit(args: argparse.Namespace) -> int:
         print_json(args, json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
         return 1 if problems else 0
     for problem in problems:
-        print(f"BROKEN             {problem}")
+        say(f"BROKEN             {problem}")
     if not entries:
-        print("no release recorded yet")
+        say("no release recorded yet")
     for e in entries:
         deleted = " (project deleted)" if e.project_deleted else ""
-        print(
+        say(
             f"{e.id:>5}  {e.time[:19].replace('T', ' ')}  {e.project}{deleted}  {e.target}  "
             f"{'met' if e.met else 'NOT met'}  released {e.released:,}  suppressed {e.suppressed:,}  "
             f"table {e.released_sha256[:16]}  package {(e.package_sha256 or '-')[:16]}  {e.user} ({e.made_by})"
         )
     if not problems:
-        print(f"chain              intact ({len(audit_entries(store)):,} entries, each covering the one before)")
+        say(f"chain              intact ({len(audit_entries(store)):,} entries, each covering the one before)")
     return 1 if problems else 0
 
 
@@ -222,7 +228,7 @@ def record_release(
         entry = record_table(store, ref, recipe, table, source=source, made_by=COMMAND_LINE)
     else:
         return
-    print(f"audit log          entry {entry.id} of project {ref.name} ({store.where})", file=stream or sys.stdout)
+    say(f"audit log          entry {entry.id} of project {ref.name} ({store.where})", file=stream or sys.stdout)
 
 
 def project_argument(parser: argparse.ArgumentParser) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import re
-import unicodedata
 
 MASK = "***"
 # scheme://user:password@  (the password runs to the last "@" before the host)
@@ -36,8 +35,11 @@ _KEY_PASSWORD = re.compile(
     r"(?P<secret>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&;,)'\"]+)",
     re.IGNORECASE,
 )
-# the bidirectional embeddings, overrides and isolates (U+202A-202E, U+2066-2069) and marks
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+# C0 and C1 controls, DEL, and the bidirectional embeddings, overrides, isolates (U+202A-202E,
+# U+2066-2069) and marks
+_OTHERS = "\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
+CONTROL = re.compile(f"[\x00-\x1f{_OTHERS}]")
+CONTROL_BUT_LINES = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f{_OTHERS}]")  # the same without tab, line feed, return
 
 
 def mask_secrets(text: str) -> str:
@@ -59,8 +61,7 @@ def control_characters(text: str) -> list[str]:
     >>> control_characters("a\\x07b\\u202ec\\tb")
     ['\\x07', '\\u202e', '\\t']
     """
-    found = [c for c in str(text) if _is_control(c)]
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(CONTROL.findall(str(text))))
 
 
 def printable(text: str) -> str:
@@ -70,11 +71,7 @@ def printable(text: str) -> str:
     >>> printable("Zürich \\x07"), printable("plain")
     ('Zürich \\\\x07', 'plain')
     """
-    return "".join(repr(c)[1:-1] if _is_control(c) else c for c in str(text))
-
-
-def _is_control(c: str) -> bool:
-    return c in _BIDI or unicodedata.category(c) == "Cc"
+    return CONTROL.sub(lambda m: repr(m[0])[1:-1], str(text))
 
 
 class SecretFilter(logging.Filter):

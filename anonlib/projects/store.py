@@ -50,7 +50,7 @@ from sqlalchemy import Connection, create_engine, delete, event, func, insert, s
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from ..core.errors import ProjectError, StaleProjectError, StoreError
-from ..core.masking import mask_secrets
+from ..core.masking import control_characters, mask_secrets, printable
 from ..workflow.health_steps import needs_key
 from ..workflow.release import digest
 from .location import prepare_folder, shown_url, sqlite_path, store_url
@@ -530,6 +530,12 @@ def _sqlite_files(path: Path) -> list[Path]:
 
 
 def _valid_name(name: str) -> str:
+    controls = [c for c in control_characters(str(name)) if c not in " \t\n\r"]
+    if controls:  # ESC, BEL, other C0/C1 controls and right-to-left overrides would rewrite a terminal's line
+        raise ProjectError(
+            f"A project name cannot hold control characters ({', '.join(printable(c) for c in controls)} in "
+            f"'{printable(name)[:MAX_NAME]}'); choose a name of letters, digits, spaces and punctuation."
+        )
     cleaned = " ".join(str(name).split())
     if not cleaned:
         raise ProjectError("A project needs a name.")
