@@ -112,6 +112,7 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
         dataset = Dataset.from_frame(args.file, table.frame)
     else:
         raise ParameterError("Give a file to read, or --sample NAME (see `python -m anonlib samples`).")
+    refuse_two_roles(args)
     roles: dict[str, Role] = {}
     if args.qi:
         roles.update({c: Role.IGNORE for c in dataset.quasi_identifiers})
@@ -132,6 +133,42 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
         raise ParameterError("Counting people needs the table in memory; leave out --engine to use a person column.")
     dataset = dataset.with_roles(roles) if roles else dataset
     return (dataset.with_missing("drop") if args.drop_missing else dataset), table
+
+
+def refuse_two_roles(args: argparse.Namespace) -> None:
+    """A sentence when the options give one column two roles (``--person mrn --shield age,mrn``,
+    ``--qi`` and ``--keep``, ``--pseudonymize`` and ``--shield``, ...): one column, one role. A
+    pseudonymised person column stays the person column (``--person`` with ``--pseudonymize``).
+
+    >>> refuse_two_roles(argparse.Namespace(person="mrn", shield="age,mrn"))
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ParameterError: 'mrn' is given two roles: person (--person) and quasi-identifier (--shield); one column has one role, so name it in one of these options only.
+    """
+    named: dict[str, tuple[str, Role]] = {}
+    given = [
+        *((c.strip(), "--count", Role.COUNT) for c in [getattr(args, "count", None)] if c),
+        *((c.strip(), "--person", Role.PERSON) for c in [getattr(args, "person", None)] if c),
+        *((c, "--keep", Role.KEEP) for c in split(getattr(args, "keep", None))),
+        *((c.strip(), "--pseudonymize", Role.IDENTIFIER) for c in getattr(args, "pseudonymize", None) or []),
+        *((c, "--shield", Role.QUASI_IDENTIFIER) for c in split(getattr(args, "shield", None))),
+        *((c, "--qi", Role.QUASI_IDENTIFIER) for c in split(getattr(args, "qi", None))),
+    ]
+    for spec in getattr(args, "role", None) or []:
+        column, sep, role = spec.rpartition("=")
+        if sep and role.strip().lower() in ROLE_VALUES:
+            given.append((column.strip(), "--role", Role(role.strip().lower())))
+    allowed = {frozenset((Role.PERSON, Role.IDENTIFIER))}  # the person column released as its pseudonym
+    for column, option, role in given:
+        if column not in named:
+            named[column] = (option, role)
+            continue
+        first_option, first = named[column]
+        if first is not role and frozenset((first, role)) not in allowed:
+            raise ParameterError(
+                f"'{column}' is given two roles: {first.value} ({first_option}) and {role.value} ({option}); one "
+                "column has one role, so name it in one of these options only."
+            )
 
 
 def health_roles(args: argparse.Namespace, columns) -> dict[str, Role]:
