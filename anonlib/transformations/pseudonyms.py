@@ -202,16 +202,6 @@ def parse_dates(series: pd.Series, column: str, *, whole: bool = False) -> tuple
     else:
         text = series.astype("string").str.strip()
         given = text.notna() & (text != "")
-        if whole:
-            partial = text[given & ~text.str.fullmatch(_WHOLE_DATE).fillna(False)]
-            if len(partial):
-                shown = ", ".join(repr(str(v)) for v in pd.unique(partial)[:_SHOWN])
-                raise ColumnError(
-                    f"The date column '{column}' has {len(partial):,} value{'s' if len(partial) != 1 else ''} that "
-                    f"{'is not a whole date' if len(partial) == 1 else 'are not whole dates'} written as YYYY-MM-DD "
-                    f"(e.g. {shown}); a date shift moves days, so a partial or compact date would be released as a "
-                    "day it never was: write whole dates or leave this column out."
-                )
         offsets = text[given].str.extract(f"[T ]\\d{{2}}:\\d{{2}}(?::\\d{{2}}(?:[.,]\\d+)?)?({_OFFSET})", expand=False)
         found = pd.unique(offsets.dropna().str.replace("Z", "+00:00"))
         if len(found) > 1 or (len(found) == 1 and offsets.isna().any()):
@@ -232,6 +222,16 @@ def parse_dates(series: pd.Series, column: str, *, whole: bool = False) -> tuple
                 f"{'is not a date' if len(bad) == 1 else 'are not dates'} written as YYYY-MM-DD (e.g. {shown}); "
                 "correct them or leave this column out."
             )
+        if whole:
+            partial = text[given & ~text.str.fullmatch(_WHOLE_DATE).fillna(False)]
+            if len(partial):
+                shown = ", ".join(repr(str(v)) for v in pd.unique(partial)[:_SHOWN])
+                raise ColumnError(
+                    f"The date column '{column}' has {len(partial):,} value{'s' if len(partial) != 1 else ''} that "
+                    f"{'is not a whole date' if len(partial) == 1 else 'are not whole dates'} written as YYYY-MM-DD "
+                    f"(e.g. {shown}); a date shift moves days, so a partial or compact date would be released as a "
+                    "day it never was: write whole dates or leave this column out."
+                )
     if getattr(parsed.dt, "tz", None) is not None:
         parsed = parsed.dt.tz_localize(None)
     if parsed.dtype == "datetime64[ns]":  # microseconds reach far beyond year 9999, so a shift cannot overflow
