@@ -529,6 +529,16 @@ def _sqlite_files(path: Path) -> list[Path]:
     return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
 
 
+def valid_name(name: str) -> str:
+    """A project name as the store keeps it (spaces collapsed), or a sentence: blank, too long,
+    or holding control characters.
+
+    >>> valid_name("  clinic   survey ")
+    'clinic survey'
+    """
+    return _valid_name(name)
+
+
 def _valid_name(name: str) -> str:
     controls = [c for c in control_characters(str(name)) if c not in " \t\n\r"]
     if controls:  # ESC, BEL, other C0/C1 controls and right-to-left overrides would rewrite a terminal's line
