@@ -304,7 +304,12 @@ def test_mixed_utc_offsets_in_a_shifted_date_column_are_one_sentence(work, capsy
     frame = pd.DataFrame(
         {
             "mrn": ["1", "1", "2", "2"],
-            "seen": ["2020-01-01T10:00:00+01:00", "2020-02-01T10:00:00+05:00", "2020-01-03T08:00:00+01:00", "2020-01-05T08:00:00+01:00"],
+            "seen": [
+                "2020-01-01T10:00:00+01:00",
+                "2020-02-01T10:00:00+05:00",
+                "2020-01-03T08:00:00+01:00",
+                "2020-01-05T08:00:00+01:00",
+            ],
             "age": [30, 30, 40, 40],
         }
     )
@@ -504,3 +509,13 @@ def test_show_says_a_bundled_sample_is_not_kept(work, capsys, store_env):
     code, out, _ = release(capsys, t, "--out", t / "r.csv", "--project", "kept")
     size = (t / "survey.csv").stat().st_size
     assert f"file kept          yes ({size:,} bytes)" in run(capsys, "projects", "show", "kept")[1]
+
+
+def test_an_export_file_larger_than_any_export_is_refused_unread(work, capsys):
+    from anonlib.cli.projects import MAX_IMPORT_BYTES
+
+    with open(work / "huge.zip", "wb") as file:  # sparse: no disk spent
+        file.truncate(MAX_IMPORT_BYTES + 1)
+    assert MAX_IMPORT_BYTES < 300 * 1024**2
+    code, _, err = run(capsys, "projects", "import", work / "huge.zip")
+    assert code == 2 and one_sentence(err) and "more than any project export holds" in err

@@ -32,12 +32,13 @@ from ..projects import (
     verify_chain,
 )
 from ..projects.audit import COMMAND_LINE
+from ..projects.transfer import MAX_EXPORT_BYTES
 from ..workflow.history import WorkingCopy
 from ..workflow.keys import key_id, new_key
 from ..workflow.recipe import Recipe
 from .common import command, print_json, write
 
-MAX_IMPORT_BYTES = 2 * 1024**3
+MAX_IMPORT_BYTES = MAX_EXPORT_BYTES + 1024**2  # an export is never larger than its members unpacked (and a header)
 
 
 def say(line: str, file=None) -> None:
@@ -130,7 +131,10 @@ def _import(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise DataFileError(f"The project export '{path.name}' does not exist or is not a file.")
     if path.stat().st_size > MAX_IMPORT_BYTES:
-        raise ProjectError(f"The file '{path.name}' is larger than 2 GB; it is not a project export anonlib wrote.")
+        raise ProjectError(
+            f"The file '{printable(path.name)}' is larger than {MAX_IMPORT_BYTES // 1024**2:,} MB, more than any project "
+            "export holds; it is not one anonlib wrote."
+        )
     ref = import_project(_store(), path.read_bytes(), name=args.name)
     say(f"imported           {ref.name}")
     return 0
