@@ -34,6 +34,8 @@ import sys
 from collections.abc import Sequence
 
 from ..core.errors import AnonlibError
+from ..core.masking import mask_secrets, printable
+from ..projects.store import valid_name
 from . import (
     anonymize,
     apply,
@@ -69,6 +71,7 @@ COMMAND_MODULES = (
     synthesize,
 )
 log = logging.getLogger("anonlib.cli")
+PROJECT_RELEASES = ("anonymize", "apply", "synthesize")  # the commands whose --project may create a project
 
 
 def build_parser() -> Parser:
@@ -115,6 +118,8 @@ def _run(args) -> int:
     args.failed = True
     try:
         check_outputs(args)  # before any work: no output may name an input or another output
+        if getattr(args, "project", None) and args.command in PROJECT_RELEASES:
+            valid_name(args.project)  # a name the store refuses is said before anything is written
         if getattr(args, "json", False):  # one JSON document on standard output, every other line on standard error
             args.json_stream = sys.stdout
             with contextlib.redirect_stdout(sys.stderr):
@@ -125,7 +130,9 @@ def _run(args) -> int:
         args.failed = False
         return code
     except AnonlibError as err:
-        print(f"error: {err}", file=sys.stderr)
+        # no password of a URL or DSN, whatever said it; no control character of a name or value
+        message = "\n".join(printable(line) for line in mask_secrets(str(err)).split("\n"))
+        print(f"error: {message}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         _quiet_stdout()

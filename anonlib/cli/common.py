@@ -21,14 +21,25 @@ from typing import NoReturn
 import pandas as pd
 
 from ..core.dataset import ROLE_VALUES, Dataset, Role
-from ..core.errors import ColumnError, DataFileError, EmptySelectionError, FileTooLargeError, ParameterError, join_names
+from ..core.errors import (
+    AnonlibError,
+    ColumnError,
+    DataFileError,
+    EmptySelectionError,
+    FileTooLargeError,
+    ParameterError,
+    join_names,
+)
 from ..core.hierarchy import read_hierarchy_csv
 from ..core.loading import DEFAULT_MAX_BYTES, LoadedTable, load_table
+from ..core.masking import CONTROL_BUT_LINES
 from ..core.numbers import MAX_COUNT, real_number, whole_number
 from ..core.samples import SAMPLES, load_sample
 from ..measures.models import ModelRequirement
 from ..measures.utility import MEASURE_NAMES
+from ..projects.location import store_files
 from ..transformations.generalization import METHOD_NAMES
+from ..workflow.keys import parse_key
 
 
 class Parser(argparse.ArgumentParser):
@@ -45,7 +56,18 @@ def print_json(args: argparse.Namespace, text: str) -> None:
     ``--json`` command runs, ``main`` sends everything else printed to standard output
     (written files, notes) to standard error, so the output parses with ``json.loads``."""
     stream = getattr(args, "json_stream", None) or sys.stdout
-    stream.write(text + "\n")
+    stream.write(escaped_controls(text) + "\n")
+
+
+def escaped_controls(text: str) -> str:
+    """JSON text with every control or bidirectional character written as a ``\\uXXXX`` escape
+    (``json.dumps`` with ``ensure_ascii=False`` leaves C1 controls and right-to-left overrides raw):
+    the same document, which no terminal shows differently.
+
+    >>> escaped_controls(json.dumps({"name": "a\u202eb\x85"}, ensure_ascii=False, indent=1))
+    '{\\n "name": "a\\\\u202eb\\\\u0085"\\n}'
+    """
+    return CONTROL_BUT_LINES.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def split(text: str | None) -> list[str]:
@@ -90,6 +112,7 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
         dataset = Dataset.from_frame(args.file, table.frame)
     else:
         raise ParameterError("Give a file to read, or --sample NAME (see `python -m anonlib samples`).")
+    refuse_two_roles(args)
     roles: dict[str, Role] = {}
     if args.qi:
         roles.update({c: Role.IGNORE for c in dataset.quasi_identifiers})
@@ -110,6 +133,42 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
         raise ParameterError("Counting people needs the table in memory; leave out --engine to use a person column.")
     dataset = dataset.with_roles(roles) if roles else dataset
     return (dataset.with_missing("drop") if args.drop_missing else dataset), table
+
+
+def refuse_two_roles(args: argparse.Namespace) -> None:
+    """A sentence when the options give one column two roles (``--person mrn --shield age,mrn``,
+    ``--qi`` and ``--keep``, ``--pseudonymize`` and ``--shield``, ...): one column, one role. A
+    pseudonymised person column stays the person column (``--person`` with ``--pseudonymize``).
+
+    >>> refuse_two_roles(argparse.Namespace(person="mrn", shield="age,mrn"))
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ParameterError: 'mrn' is given two roles: person (--person) and quasi-identifier (--shield); one column has one role, so name it in one of these options only.
+    """
+    named: dict[str, tuple[str, Role]] = {}
+    given = [
+        *((c.strip(), "--count", Role.COUNT) for c in [getattr(args, "count", None)] if c),
+        *((c.strip(), "--person", Role.PERSON) for c in [getattr(args, "person", None)] if c),
+        *((c, "--keep", Role.KEEP) for c in split(getattr(args, "keep", None))),
+        *((c.strip(), "--pseudonymize", Role.IDENTIFIER) for c in getattr(args, "pseudonymize", None) or []),
+        *((c, "--shield", Role.QUASI_IDENTIFIER) for c in split(getattr(args, "shield", None))),
+        *((c, "--qi", Role.QUASI_IDENTIFIER) for c in split(getattr(args, "qi", None))),
+    ]
+    for spec in getattr(args, "role", None) or []:
+        column, sep, role = spec.rpartition("=")
+        if sep and role.strip().lower() in ROLE_VALUES:
+            given.append((column.strip(), "--role", Role(role.strip().lower())))
+    allowed = {frozenset((Role.PERSON, Role.IDENTIFIER))}  # the person column released as its pseudonym
+    for column, option, role in given:
+        if column not in named:
+            named[column] = (option, role)
+            continue
+        first_option, first = named[column]
+        if first is not role and frozenset((first, role)) not in allowed:
+            raise ParameterError(
+                f"'{column}' is given two roles: {first.value} ({first_option}) and {role.value} ({option}); one "
+                "column has one role, so name it in one of these options only."
+            )
 
 
 def health_roles(args: argparse.Namespace, columns) -> dict[str, Role]:
@@ -259,7 +318,8 @@ _CHUNK = 1 << 20
 
 
 def check_outputs(args: argparse.Namespace) -> None:
-    """Refuse, before any work, an output that names an input file or another output.
+    """Refuse, before any work, an output that names an input file, another output, the
+    project store (its database, journal, WAL or shared-memory file) or a key file.
 
     A command declares the options naming the files it writes and reads
     (``parser.set_defaults(outputs=..., inputs=...)``; default ``OUTPUT_OPTIONS``
@@ -275,13 +335,16 @@ def check_outputs(args: argparse.Namespace) -> None:
     outputs = [(f"--{o}", getattr(args, o, None)) for o in getattr(args, "outputs", OUTPUT_OPTIONS)]
     outputs = [(option, path) for option, path in outputs if path]
     inputs = [
-        path for option in getattr(args, "inputs", INPUT_OPTIONS) for path in _input_paths(getattr(args, option, None))
+        (option, path)
+        for option in getattr(args, "inputs", INPUT_OPTIONS)
+        for path in _input_paths(getattr(args, option, None))
     ]
     for i, (option, path) in enumerate(outputs):
-        for source in inputs:
+        for source_option, source in inputs:
             if same_file(path, source):
+                what = "the key file" if source_option == "key_file" else "the input file"
                 raise ParameterError(
-                    f"{option} names the input file '{source}'; write the result to another file "
+                    f"{option} names {what} '{source}'; write the result to another file "
                     "(anonlib never replaces a file it reads)."
                 )
         for other, earlier in outputs[:i]:
@@ -289,6 +352,46 @@ def check_outputs(args: argparse.Namespace) -> None:
                 raise ParameterError(
                     f"{other} and {option} name the same file '{path}'; give each output its own file."
                 )
+        refuse_protected(path, option)
+
+
+def refuse_protected(path: str | os.PathLike, option: str, *, keys: bool = True) -> None:
+    """A sentence when ``path`` (given with ``option``) names a file of the project store
+    (``ANONLIB_HOME``/``ANONLIB_STORE``: the database, its journal, WAL or shared-memory file)
+    or (with ``keys``) an existing key file (64 hex characters on one line), compared as files (links and
+    spellings resolved); nothing is written over them.
+
+    >>> import tempfile
+    >>> key = Path(tempfile.mkdtemp()) / "project.key"
+    >>> _ = key.write_text("ab" * 32 + "\\n")
+    >>> refuse_protected(key, "--out")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ParameterError: --out names a key file ('project.key'); write the result to another file (anonlib never replaces a key, which no other copy may hold).
+    """
+    for protected in store_files():
+        if same_file(path, protected):
+            raise ParameterError(
+                f"{option} names the project store's file '{protected}'; write the result to another file "
+                "(anonlib never replaces the store, which holds every project, key and audit entry)."
+            )
+    if keys and _is_key_file(path):
+        raise ParameterError(
+            f"{option} names a key file ('{Path(path).name}'); write the result to another file (anonlib never "
+            "replaces a key, which no other copy may hold)."
+        )
+
+
+def _is_key_file(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is an existing file holding a project key (64 hex characters on one line)."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > 80:
+            return False
+        with open(path, "rb") as file:
+            parse_key(file.read().decode("ascii").strip())
+        return True
+    except (OSError, UnicodeDecodeError, AnonlibError):
+        return False
 
 
 def _input_paths(value) -> list[str]:
@@ -320,18 +423,21 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
 
 
 @contextmanager
-def replaced_atomically(path: str | os.PathLike) -> Iterator[Path]:
+def replaced_atomically(path: str | os.PathLike, mode: int | None = None) -> Iterator[Path]:
     """A fresh name beside ``path`` to write to; on success it is synced and renamed
     over ``path`` (``os.replace``), so ``path`` holds either the old or the whole new
     content; on any failure (or Ctrl-C) the partial file is removed and ``path`` is
-    untouched. A symlink is followed: the file it points to is the one replaced."""
+    untouched. A symlink is followed: the file it points to is the one replaced. The
+    file gets ``mode`` when given (0600 for a file holding a key or raw records), else
+    the mode of the file it replaces or the usual one (umask)."""
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     temporary = target.parent / f".{target.name}.{secrets.token_hex(6)}.part{target.suffix}"
     try:
         yield temporary
         if temporary.is_file():
             _sync(temporary)
-            mode = stat.S_IMODE(target.stat().st_mode) if target.is_file() else 0o666 & ~_umask()
+            if mode is None:
+                mode = stat.S_IMODE(target.stat().st_mode) if target.is_file() else 0o666 & ~_umask()
             os.chmod(temporary, mode)
         elif temporary.is_dir() and target.is_dir():  # an engine wrote a folder (Spark) over an earlier one
             shutil.rmtree(target)
@@ -341,13 +447,20 @@ def replaced_atomically(path: str | os.PathLike) -> Iterator[Path]:
         raise
 
 
-def write(path: str, data: bytes, *, stream=None) -> None:
+def write(path: str, data: bytes, *, stream=None, private: bool = False) -> None:
     """Write a result file the user asked for (--out/--csv/--recipe/--package): the one
     place the command line writes files, always atomically (``replaced_atomically``);
     a sentence if it cannot be written. "written PATH" goes to ``stream`` (default
-    standard output; ``report`` keeps standard output for the page)."""
+    standard output; ``report`` keeps standard output for the page). A ``private`` file
+    (holding a key or raw records, e.g. a project export) is readable by its owner only (0600)."""
+    refuse_protected(path, "The output")  # the one writer never replaces the store or a key
     try:
-        with replaced_atomically(path) as temporary, open(temporary, "xb") as out:
+        with (
+            replaced_atomically(path, 0o600 if private else None) as temporary,
+            os.fdopen(
+                os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if private else 0o666), "wb"
+            ) as out,
+        ):
             _copy_out(out, data)
     except OSError as err:
         raise DataFileError(

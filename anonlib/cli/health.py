@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from ..core.dataset import Dataset, Role
 from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
@@ -29,7 +30,7 @@ from ..workflow.keys import key_file, key_id
 from ..workflow.recipe import Reading
 from ..workflow.release import release_csv
 from ..workflow.safe_harbor import compare_routes
-from .common import command, data_arguments, print_json, read_dataset, split, write
+from .common import command, data_arguments, print_json, read_dataset, refuse_protected, split, write
 from .projects import project_store_key
 
 
@@ -101,7 +102,8 @@ def refuse_pseudonymizing(dataset: Dataset, args: argparse.Namespace) -> None:
 def project_key(args: argparse.Namespace, *, needed: bool, why: str) -> bytes | None:
     """The key of ``--key-file`` (created when absent, said on standard error), else the key of
     the ``--project`` (kept in the project store); a sentence when ``needed`` and neither is
-    given (``why`` names the option needing it)."""
+    given (``why`` names the option needing it). With both, the key file's key must be the
+    project's (a sentence otherwise), and a project this command creates is created with it."""
     path = getattr(args, "key_file", None)
     if not path:
         if needed and getattr(args, "project", None):
@@ -112,6 +114,8 @@ def project_key(args: argparse.Namespace, *, needed: bool, why: str) -> bytes | 
                 "--project NAME (the project keeps its key)."
             )
         return None
+    if not os.path.lexists(path):
+        refuse_protected(path, "--key-file", keys=False)  # a new key file is never made over the store
     key, created = key_file(path)
     if created:  # said once the command has succeeded; removed again if it fails (nothing written on bad input)
         args.created_key_file = path
@@ -119,6 +123,8 @@ def project_key(args: argparse.Namespace, *, needed: bool, why: str) -> bytes | 
             f"note: created the key file {path} (key id {key_id(key)}, readable by you only). Keep it secret, out "
             "of every release, and use it for every delivery: another key gives other pseudonyms and dates."
         )
+    if getattr(args, "project", None):
+        project_store_key(args, given=key, path=path)
     return key
 
 
@@ -143,6 +149,8 @@ def keyed_steps(args: argparse.Namespace, dataset: Dataset) -> list:
                 "name it with --person COL (or --role COL=person)."
             )
     if not columns and not dates:
+        if getattr(args, "key_file", None) and getattr(args, "project", None):
+            project_key(args, needed=False, why="--key-file")  # the project's key, or the one it is created with
         return []
     refuse_pseudonymizing(dataset, args)
     key = project_key(args, needed=True, why="--pseudonymize" if columns else "--shift-dates")

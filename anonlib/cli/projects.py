@@ -2,7 +2,7 @@
 and ``--project NAME`` for ``anonymize`` and ``apply`` (``record_release``).
 
 - ``projects list [--json]``, ``projects show NAME [--json]``, ``projects export NAME --out FILE
-  [--with-key]``, ``projects import FILE [--name NAME]``, ``projects delete NAME --yes``;
+  [--with-key] [--without-file]`` (written mode 0600), ``projects import FILE [--name NAME]``, ``projects delete NAME --yes``;
 - ``audit [--project NAME] [--json]``: the audit log, oldest first, and whether its chain of
   digests holds (exit 1 when it does not).
 
@@ -18,7 +18,9 @@ import json
 import sys
 from pathlib import Path
 
-from ..core.errors import DataFileError, ParameterError, ProjectError
+from ..core.errors import DataFileError, KeyFileError, ParameterError, ProjectError
+from ..core.masking import printable
+from ..core.samples import SAMPLES
 from ..projects import (
     ProjectState,
     ProjectStore,
@@ -30,12 +32,19 @@ from ..projects import (
     verify_chain,
 )
 from ..projects.audit import COMMAND_LINE
+from ..projects.transfer import MAX_EXPORT_BYTES
 from ..workflow.history import WorkingCopy
-from ..workflow.keys import new_key
+from ..workflow.keys import key_id, new_key
 from ..workflow.recipe import Recipe
 from .common import command, print_json, write
 
-MAX_IMPORT_BYTES = 2 * 1024**3
+MAX_IMPORT_BYTES = MAX_EXPORT_BYTES + 1024**2  # an export is never larger than its members unpacked (and a header)
+
+
+def say(line: str, file=None) -> None:
+    """Print a line naming projects, files or columns with their control characters escaped
+    (``printable``): a name cannot move the cursor, ring the bell or turn the line right to left."""
+    print(printable(line), file=file or sys.stdout)
 
 
 def _store() -> ProjectStore:
@@ -48,12 +57,12 @@ def _list(args: argparse.Namespace) -> int:
         print_json(args, json.dumps([s.to_json() for s in summaries], indent=2, ensure_ascii=False))
         return 0
     if not summaries:
-        print("no project yet (the dashboard saves one with every file; anonymize --project NAME makes one)")
+        say("no project yet (the dashboard saves one with every file; anonymize --project NAME makes one)")
         return 0
     width = max(len(s.name) for s in summaries)
-    print(f"{'project':<{width}}  {'records':>10}  {'releases':>8}  last change (UTC)    file")
+    say(f"{'project':<{width}}  {'records':>10}  {'releases':>8}  last change (UTC)    file")
     for s in summaries:
-        print(
+        say(
             f"{s.name:<{width}}  {s.records:>10,}  {s.releases:>8,}  {s.updated[:19].replace('T', ' ')}  {s.source_name}"
         )
     return 0
@@ -70,6 +79,7 @@ def _show(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     **s.to_json(),
+                    "file_kept": bool(s.keep_file and s.file_bytes),  # a sample's or a forgotten file is not kept
                     "target": state.target.describe(),
                     "columns": [{"name": c.name, "type": c.type, "role": c.role} for c in state.source.columns],
                     "steps": [f"{x.page}: {x.step.describe()}" for x in state.steps],
@@ -82,27 +92,37 @@ def _show(args: argparse.Namespace) -> int:
             ),
         )
         return 0
-    print(f"project            {s.name}")
-    print(f"file               {s.source_name} ({s.records:,} records, {s.columns} columns)")
-    kept = (
-        "a bundled sample" if state.is_sample else (f"kept ({s.file_bytes:,} bytes)" if s.keep_file else "SHA-256 only")
-    )
-    print(f"file kept          {kept}")
-    print(f"source SHA-256     {state.source.sha256 or '-'}")
-    print(f"target             {state.target.describe()}")
+    say(f"project            {s.name}")
+    say(f"file               {s.source_name} ({s.records:,} records, {s.columns} columns)")
+    kept = _file_kept(s, state)
+    say(f"file kept          {kept}")
+    say(f"source SHA-256     {state.source.sha256 or '-'}")
+    say(f"target             {state.target.describe()}")
     for c in state.source.columns:
-        print(f"column             {c.name}: {c.type}, {c.role}")
+        say(f"column             {c.name}: {c.type}, {c.role}")
     for i, x in enumerate(state.steps, start=1):
-        print(f"step {i:<14}{x.page}: {x.step.describe()}")
-    print(f"last change        {s.updated[:19].replace('T', ' ')} UTC: {s.change}")
-    print(f"releases           {s.releases:,}")
+        say(f"step {i:<14}{x.page}: {x.step.describe()}")
+    say(f"last change        {s.updated[:19].replace('T', ' ')} UTC: {s.change}")
+    say(f"releases           {s.releases:,}")
     return 0
 
 
+def _file_kept(s, state: ProjectState) -> str:
+    """What the project keeps of its file, as it is: a bundled sample is not kept (anonlib ships it),
+    a kept file says its size, otherwise only its SHA-256 is kept."""
+    sample = state.sample_key or next((key for key, x in SAMPLES.items() if x.title == s.source_name), None)
+    if state.is_sample or (sample and not s.file_bytes):
+        return f"no: the bundled sample '{sample or s.source_name}', which ships with anonlib"
+    if s.keep_file and s.file_bytes:
+        return f"yes ({s.file_bytes:,} bytes)"
+    return "no: its SHA-256 only" if state.source.sha256 else "no"
+
+
 def _export(args: argparse.Namespace) -> int:
-    write(args.out, export_project(_store(), args.name, with_key=args.with_key))
+    exported = export_project(_store(), args.name, with_key=args.with_key, with_file=not args.without_file)
+    write(args.out, exported, private=True)  # it may hold the key and the raw records: readable by its owner only
     if args.with_key:
-        print("note               the export holds the project's pseudonym key: keep it as safe as the key itself")
+        say("note               the export holds the project's pseudonym key: keep it as safe as the key itself")
     return 0
 
 
@@ -111,9 +131,12 @@ def _import(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise DataFileError(f"The project export '{path.name}' does not exist or is not a file.")
     if path.stat().st_size > MAX_IMPORT_BYTES:
-        raise ProjectError(f"The file '{path.name}' is larger than 2 GB; it is not a project export anonlib wrote.")
+        raise ProjectError(
+            f"The file '{printable(path.name)}' is larger than {MAX_IMPORT_BYTES // 1024**2:,} MB, more than any project "
+            "export holds; it is not one anonlib wrote."
+        )
     ref = import_project(_store(), path.read_bytes(), name=args.name)
-    print(f"imported           {ref.name}")
+    say(f"imported           {ref.name}")
     return 0
 
 
@@ -124,7 +147,7 @@ def _delete(args: argparse.Namespace) -> int:
         )
     store = _store()
     store.delete(args.name)
-    print(f"deleted            {args.name} (its audit entries stay)")
+    say(f"deleted            {args.name} (its audit entries stay)")
     return 0
 
 
@@ -138,30 +161,39 @@ def _audit(args: argparse.Namespace) -> int:
         print_json(args, json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
         return 1 if problems else 0
     for problem in problems:
-        print(f"BROKEN             {problem}")
+        say(f"BROKEN             {problem}")
     if not entries:
-        print("no release recorded yet")
+        say("no release recorded yet")
     for e in entries:
         deleted = " (project deleted)" if e.project_deleted else ""
-        print(
+        say(
             f"{e.id:>5}  {e.time[:19].replace('T', ' ')}  {e.project}{deleted}  {e.target}  "
             f"{'met' if e.met else 'NOT met'}  released {e.released:,}  suppressed {e.suppressed:,}  "
             f"table {e.released_sha256[:16]}  package {(e.package_sha256 or '-')[:16]}  {e.user} ({e.made_by})"
         )
     if not problems:
-        print(f"chain              intact ({len(audit_entries(store)):,} entries, each covering the one before)")
+        say(f"chain              intact ({len(audit_entries(store)):,} entries, each covering the one before)")
     return 1 if problems else 0
 
 
-def project_store_key(args: argparse.Namespace) -> bytes:
-    """The pseudonym key of ``--project NAME`` (when no ``--key-file`` is given): the project's,
-    kept in the store; for a project this command creates, a new key it is created with."""
+def project_store_key(args: argparse.Namespace, *, given: bytes | None = None, path: str | None = None) -> bytes:
+    """The pseudonym key of ``--project NAME``: the project's, kept in the store; for a project
+    this command creates, the key of ``--key-file`` (``given``, read from ``path``) or else a new
+    key, which ``record_release`` creates it with. A key file whose key is not the existing
+    project's is refused in a sentence (another key would break the linkage of its deliveries)."""
     store = _store()
     try:
-        return store.key(store.summary(args.project).ref)
+        kept = store.key(store.summary(args.project).ref)
     except ProjectError:  # no project of that name yet: record_release creates it with this key
-        args.new_project_key = new_key()
+        args.new_project_key = given if given is not None else new_key()
         return args.new_project_key
+    if given is not None and bytes(given) != kept:
+        raise KeyFileError(
+            f"The key file '{Path(path or '').name}' (key id {key_id(given)}) is not the key of the project "
+            f"'{printable(args.project)}' (key id {key_id(kept)}): another key gives other pseudonyms and dates, so "
+            "nothing was written; give the project's key file or leave out --key-file to use the key it keeps."
+        )
+    return kept
 
 
 def record_release(
@@ -183,11 +215,13 @@ def record_release(
     try:
         ref = store.summary(name).ref
     except ProjectError:  # no project of that name: this release starts it
-        origin = "upload:" + str(copy.loaded.name)
+        sample = next((key for key, x in SAMPLES.items() if x.title == copy.loaded.name), None)
+        origin = f"sample:{sample}" if source is None and sample else "upload:" + str(copy.loaded.name)
         ref = store.create(
             name,
             ProjectState.of(copy, origin),
             source,
+            keep_file=source is not None,
             change="created by the command line",
             exact_name=True,
             key=key,
@@ -198,7 +232,7 @@ def record_release(
         entry = record_table(store, ref, recipe, table, source=source, made_by=COMMAND_LINE)
     else:
         return
-    print(f"audit log          entry {entry.id} of project {ref.name} ({store.where})", file=stream or sys.stdout)
+    say(f"audit log          entry {entry.id} of project {ref.name} ({store.where})", file=stream or sys.stdout)
 
 
 def project_argument(parser: argparse.ArgumentParser) -> None:
@@ -231,6 +265,11 @@ def register(commands) -> None:
     export.add_argument("--out", required=True, metavar="ZIP", help="the file to write")
     export.add_argument(
         "--with-key", action="store_true", help="include the project's pseudonym key (default: left out)"
+    )
+    export.add_argument(
+        "--without-file",
+        action="store_true",
+        help="leave the project's kept file (the raw records) out; the imported project keeps its SHA-256 only",
     )
     export.set_defaults(handler=_export, outputs=("out",), inputs=())
     imported = sub.add_parser("import", help="add a project from a file written by projects export")

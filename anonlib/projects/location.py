@@ -12,8 +12,8 @@ Example:
     'sqlite:////tmp/a/projects.sqlite'
     >>> store_url({"ANONLIB_STORE": "postgresql://anna@db.example/projects", "ANONLIB_HOME": "/tmp/a"})
     'postgresql+psycopg://anna@db.example/projects'
-    >>> shown_url("postgresql+psycopg://anna:secret@db.example/projects")
-    'postgresql://anna@db.example/projects'
+    >>> shown_url("postgresql+psycopg://anna:secret@db.example/projects?password=secret")
+    'postgresql://anna:***@db.example/projects?password=***'
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from ..core.errors import StoreError
+from ..core.masking import mask_secrets
 
 STORE_FILE = "projects.sqlite"
 
@@ -52,8 +53,13 @@ def _normalized(url: str) -> str:
         parsed = make_url(url)
     except ArgumentError:
         raise StoreError(
-            f"ANONLIB_STORE is not a database URL ({url!r}); give e.g. postgresql://user@host/database "
-            "or leave it unset to use the SQLite file in ANONLIB_HOME."
+            f"ANONLIB_STORE is not a database URL ({mask_secrets(url)!r}); give e.g. "
+            "postgresql://user@host/database or leave it unset to use the SQLite file in ANONLIB_HOME."
+        ) from None
+    except ValueError:  # the only number of a URL is its port
+        raise StoreError(
+            f"ANONLIB_STORE has a port that is not a number ({mask_secrets(url)!r}); give it as "
+            "postgresql://user@host:5432/database, or leave the port out."
         ) from None
     backend = parsed.get_backend_name()
     if backend == "postgresql":
@@ -74,13 +80,30 @@ def sqlite_path(url: str) -> Path | None:
     return Path(database)
 
 
+def store_files(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The files of the SQLite store ``store_url`` finds: the database, its write-ahead log,
+    shared memory and rollback journal (none for PostgreSQL or an ``ANONLIB_STORE`` that is
+    not a URL); no command writes over any of them.
+
+    >>> [p.name for p in store_files({"ANONLIB_HOME": "/tmp/a"})]
+    ['projects.sqlite', 'projects.sqlite-wal', 'projects.sqlite-shm', 'projects.sqlite-journal']
+    """
+    try:
+        path = sqlite_path(store_url(environ))
+    except (StoreError, ValueError, ArgumentError):
+        return []
+    if path is None:
+        return []
+    return [path, *(path.with_name(path.name + end) for end in ("-wal", "-shm", "-journal"))]
+
+
 def shown_url(url: str) -> str:
-    """The URL as the page shows it: no password, no driver name."""
+    """The URL as messages and pages show it: its password masked (``mask_secrets``), no driver name."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         path = sqlite_path(url)
         return str(path) if path else "an in-memory database"
-    return parsed.set(drivername=parsed.get_backend_name()).render_as_string(hide_password=True).replace(":***", "")
+    return mask_secrets(parsed.set(drivername=parsed.get_backend_name()).render_as_string(hide_password=False))
 
 
 def prepare_folder(url: str) -> None:

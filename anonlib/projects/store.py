@@ -50,6 +50,7 @@ from sqlalchemy import Connection, create_engine, delete, event, func, insert, s
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from ..core.errors import ProjectError, StaleProjectError, StoreError
+from ..core.masking import control_characters, mask_secrets, printable
 from ..workflow.health_steps import needs_key
 from ..workflow.release import digest
 from .location import prepare_folder, shown_url, sqlite_path, store_url
@@ -98,6 +99,7 @@ def _sqlite_events(engine) -> None:
 def store_error(err: Exception, where: str) -> StoreError:
     """The sentence of a database failure (the driver's message is kept to its first line)."""
     message = str(getattr(err, "orig", None) or err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    message = mask_secrets(message)  # a driver may quote the URL or DSN it was given
     low = message.lower()
     if "locked" in low or "busy" in low:
         return StoreError(
@@ -130,7 +132,7 @@ class ProjectStore:
         except StoreError:
             raise
         except Exception as err:  # noqa: BLE001 - a missing driver, a bad URL: one sentence
-            raise StoreError(f"The project store {self.where} cannot be opened ({err}).") from None
+            raise StoreError(f"The project store {self.where} cannot be opened ({mask_secrets(str(err))}).") from None
         self._open()
 
     # ------------------------------------------------------------------ transactions
@@ -527,7 +529,23 @@ def _sqlite_files(path: Path) -> list[Path]:
     return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
 
 
+def valid_name(name: str) -> str:
+    """A project name as the store keeps it (spaces collapsed), or a sentence: blank, too long,
+    or holding control characters.
+
+    >>> valid_name("  clinic   survey ")
+    'clinic survey'
+    """
+    return _valid_name(name)
+
+
 def _valid_name(name: str) -> str:
+    controls = [c for c in control_characters(str(name)) if c not in " \t\n\r"]
+    if controls:  # ESC, BEL, other C0/C1 controls and right-to-left overrides would rewrite a terminal's line
+        raise ProjectError(
+            f"A project name cannot hold control characters ({', '.join(printable(c) for c in controls)} in "
+            f"'{printable(name)[:MAX_NAME]}'); choose a name of letters, digits, spaces and punctuation."
+        )
     cleaned = " ".join(str(name).split())
     if not cleaned:
         raise ProjectError("A project needs a name.")

@@ -28,8 +28,10 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 
 from ..core.errors import ProjectError
+from ..core.loading import DEFAULT_MAX_BYTES
 from ..workflow.release import digest
 from .records import ProjectRef
 from .state import ProjectState
@@ -38,14 +40,21 @@ from .store import KEY_BYTES, ProjectStore
 EXPORT_FORMAT = "anonlib-project"
 EXPORT_VERSION = 1
 PROJECT_FILE, DATA_FILE, SUMS_FILE = "project.json", "file", "SHA256SUMS"
-MAX_EXPORT_BYTES = 2 * 1024**3
+# the most each member may unpack to, checked from the zip's directory before anything is read and
+# again while reading: a kept file is at most what the loader reads, the project's JSON its steps
+MEMBER_LIMITS = {PROJECT_FILE: 64 * 1024**2, DATA_FILE: DEFAULT_MAX_BYTES, SUMS_FILE: 4096}
+MAX_EXPORT_BYTES = sum(MEMBER_LIMITS.values())
+_READ_CHUNK = 1 << 20
 _TIMESTAMP = (2000, 1, 1, 0, 0, 0)
 
 
-def export_project(store: ProjectStore, project: int | str | ProjectRef, *, with_key: bool = False) -> bytes:
-    """The project as one zip (its file's bytes only when the project keeps them)."""
+def export_project(
+    store: ProjectStore, project: int | str | ProjectRef, *, with_key: bool = False, with_file: bool = True
+) -> bytes:
+    """The project as one zip (its file's bytes only when the project keeps them and ``with_file``;
+    its key only ``with_key``). Imported without its file, the project keeps the file's SHA-256 only."""
     loaded = store.load(project)
-    data = store.file(project) if loaded.summary.keep_file else None
+    data = store.file(project) if loaded.summary.keep_file and with_file else None
     body = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
@@ -71,13 +80,7 @@ def export_project(store: ProjectStore, project: int | str | ProjectRef, *, with
 
 def import_project(store: ProjectStore, exported: bytes, *, name: str | None = None) -> ProjectRef:
     """A project from ``export_project``'s zip, under its own name or ``name`` (a sentence when taken)."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(exported)) as archive:
-            if sum(i.file_size for i in archive.infolist()) > MAX_EXPORT_BYTES:
-                raise ProjectError("This project export is larger than 2 GB unpacked; it is not one anonlib wrote.")
-            members = {n: archive.read(n) for n in archive.namelist()}
-    except (zipfile.BadZipFile, OSError, ValueError):
-        raise ProjectError("This is not a project export (not a readable zip file).") from None
+    members = _members(exported)
     if PROJECT_FILE not in members:
         raise ProjectError(f"This is not a project export: it has no {PROJECT_FILE}.")
     listed = {}
@@ -118,3 +121,50 @@ def import_project(store: ProjectStore, exported: bytes, *, name: str | None = N
         exact_name=True,
         key=key,
     )
+
+
+def _members(exported: bytes) -> dict[str, bytes]:
+    """The members of an export, each checked against ``MEMBER_LIMITS`` from the zip's directory
+    before it is read and while it is read (a member unpacking past its declared size stops the
+    reading), so a zip bomb costs no memory; a damaged zip (a CRC or deflate error) is a sentence."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(exported))
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        raise ProjectError("This is not a project export (not a readable zip file).") from None
+    with archive:
+        infos = archive.infolist()
+        for info in infos:
+            limit = MEMBER_LIMITS.get(info.filename)
+            if limit is None:
+                raise ProjectError(
+                    f"This is not a project export: it holds a member {info.filename[:80]!r} that anonlib never writes."
+                )
+            if info.file_size > limit:
+                raise ProjectError(
+                    f"This project export's member {info.filename} declares {info.file_size:,} bytes unpacked, "
+                    f"more than the {limit:,} a project export holds; it was not unpacked."
+                )
+        if len({i.filename for i in infos}) != len(infos):
+            raise ProjectError("This is not a project export: a member appears twice in it.")
+        try:
+            return {info.filename: _read_member(archive, info) for info in infos}
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError, RuntimeError):
+            raise ProjectError(
+                "The project export is damaged (its contents fail their checksum or cannot be unpacked); "
+                "export the project again."
+            ) from None
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """One member's bytes, read in chunks and stopped as soon as they pass its declared size."""
+    parts, total = [], 0
+    with archive.open(info) as member:
+        while chunk := member.read(_READ_CHUNK):
+            total += len(chunk)
+            if total > info.file_size:
+                raise ProjectError(
+                    f"This project export's member {info.filename} unpacks past its declared size "
+                    f"({info.file_size:,} bytes); it is damaged or forged and was not imported."
+                )
+            parts.append(chunk)
+    return b"".join(parts)

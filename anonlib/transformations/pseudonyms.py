@@ -178,16 +178,43 @@ def date_offsets(persons: pd.Series, key: bytes, days: int, *, column: str = "th
     return made.to_numpy(dtype=np.int64)
 
 
-def parse_dates(series: pd.Series, column: str) -> tuple[pd.Series, bool]:
+# a whole date: YYYY-MM-DD, optionally a time of day and a UTC offset
+_WHOLE_DATE = r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?"
+_OFFSET = r"(?:Z|[+-]\d{2}(?::?\d{2})?)$"
+FIRST_DATE, LAST_DATE = pd.Timestamp("0001-01-01"), pd.Timestamp("9999-12-31 23:59:59.999999")
+
+
+def parse_dates(series: pd.Series, column: str, *, whole: bool = False) -> tuple[pd.Series, bool]:
     """The values of a date column as timestamps, and whether any holds a time of day.
     Dates are ISO 8601 (``2020-01-31``, optionally ``2020-01-31 14:05:00``) or of a
-    date type; anything else is named in one sentence. Missing stays missing (NaT)."""
+    date type; anything else is named in one sentence, and so are times with different
+    UTC offsets in one column. With ``whole`` (a date shift), a partial or compact date
+    (``2020``, ``2020-06``, ``20200131``) is refused too: a shift would invent its day.
+    Missing stays missing (NaT).
+
+    >>> parse_dates(pd.Series(["2020", "2020-06-01"]), "seen", whole=True)
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ColumnError: The date column 'seen' has 1 value that is not a whole date written as YYYY-MM-DD (e.g. '2020'); a date shift moves days, so a partial or compact date would be released as a day it never was: write whole dates or leave this column out.
+    """
     if pd.api.types.is_datetime64_any_dtype(series):
         parsed = pd.to_datetime(series)
     else:
         text = series.astype("string").str.strip()
-        parsed = pd.to_datetime(text, format="ISO8601", errors="coerce")
-        bad = text[parsed.isna() & text.notna() & (text != "")]
+        given = text.notna() & (text != "")
+        offsets = text[given].str.extract(f"[T ]\\d{{2}}:\\d{{2}}(?::\\d{{2}}(?:[.,]\\d+)?)?({_OFFSET})", expand=False)
+        found = pd.unique(offsets.dropna().str.replace("Z", "+00:00"))
+        if len(found) > 1 or (len(found) == 1 and offsets.isna().any()):
+            shown = ", ".join(repr(str(v)) for v in list(found)[:_SHOWN] + (["none"] if offsets.isna().any() else []))
+            raise ColumnError(
+                f"The date column '{column}' mixes times of different UTC offsets ({shown}); write every time in one "
+                "offset (or in UTC) so that no date moves by the hours between them."
+            )
+        try:
+            parsed = pd.to_datetime(text, format="ISO8601", errors="coerce")
+        except (ValueError, OverflowError):
+            parsed = pd.Series(pd.NaT, index=text.index)
+        bad = text[parsed.isna() & given]
         if len(bad):
             shown = ", ".join(repr(str(v)) for v in pd.unique(bad)[:_SHOWN])
             raise ColumnError(
@@ -195,8 +222,20 @@ def parse_dates(series: pd.Series, column: str) -> tuple[pd.Series, bool]:
                 f"{'is not a date' if len(bad) == 1 else 'are not dates'} written as YYYY-MM-DD (e.g. {shown}); "
                 "correct them or leave this column out."
             )
+        if whole:
+            partial = text[given & ~text.str.fullmatch(_WHOLE_DATE).fillna(False)]
+            if len(partial):
+                shown = ", ".join(repr(str(v)) for v in pd.unique(partial)[:_SHOWN])
+                raise ColumnError(
+                    f"The date column '{column}' has {len(partial):,} value{'s' if len(partial) != 1 else ''} that "
+                    f"{'is not a whole date' if len(partial) == 1 else 'are not whole dates'} written as YYYY-MM-DD "
+                    f"(e.g. {shown}); a date shift moves days, so a partial or compact date would be released as a "
+                    "day it never was: write whole dates or leave this column out."
+                )
     if getattr(parsed.dt, "tz", None) is not None:
         parsed = parsed.dt.tz_localize(None)
+    if parsed.dtype == "datetime64[ns]":  # microseconds reach far beyond year 9999, so a shift cannot overflow
+        parsed = parsed.astype("datetime64[us]")
     present = parsed.dropna()
     timed = bool(len(present)) and bool((present != present.dt.normalize()).any())
     return parsed, timed
@@ -204,9 +243,26 @@ def parse_dates(series: pd.Series, column: str) -> tuple[pd.Series, bool]:
 
 def shift_dates(series: pd.Series, offsets: np.ndarray, column: str) -> pd.Series:
     """``series`` (dates, see ``parse_dates``) moved by ``offsets`` days, written as
-    ``YYYY-MM-DD`` (with ``HH:MM:SS`` when the column holds times); missing stays missing."""
-    parsed, timed = parse_dates(series, column)
-    moved = parsed + pd.to_timedelta(np.asarray(offsets, dtype=np.int64), unit="D")
+    ``YYYY-MM-DD`` (with ``HH:MM:SS`` when the column holds times); missing stays missing.
+    A date the shift would move before 0001-01-01 or after 9999-12-31 is refused in a
+    sentence (no such date can be written), and so is a partial date (``parse_dates``).
+
+    >>> shift_dates(pd.Series(["9999-12-20"]), np.array([30]), "seen")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ColumnError: Shifting the date column 'seen' would move 1 date out of the dates that can be written (0001-01-01 to 9999-12-31), e.g. '9999-12-20' by +30 days; correct these dates or leave this column out.
+    """
+    parsed, timed = parse_dates(series, column, whole=True)
+    shift = np.asarray(offsets, dtype=np.int64)
+    moved = parsed + pd.to_timedelta(shift, unit="D")
+    outside = (moved < FIRST_DATE) | (moved > LAST_DATE)
+    if outside.any():
+        first = int(np.flatnonzero(outside.to_numpy())[0])
+        raise ColumnError(
+            f"Shifting the date column '{column}' would move {int(outside.sum()):,} date"
+            f"{'s' if outside.sum() != 1 else ''} out of the dates that can be written (0001-01-01 to 9999-12-31), "
+            f"e.g. '{series.iloc[first]}' by {int(shift[first]):+,} days; correct these dates or leave this column out."
+        )
     text = moved.dt.strftime("%Y-%m-%d %H:%M:%S" if timed else "%Y-%m-%d")
     values = text.astype(object).where(moved.notna(), None)
     return pd.Series(values.to_numpy(dtype=object), index=series.index, dtype=object)

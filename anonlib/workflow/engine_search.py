@@ -248,7 +248,38 @@ def _kind(table: EngineTable, column: str) -> str:
 def release_roles(table, shield: Sequence[str], target: ReleaseTarget) -> dict[str, Role]:
     """The roles of ``anonymize``'s release of ``table`` (a ``Dataset`` or an engine's
     table), in memory and on an engine: the shield the quasi-identifiers (the table's
-    others kept: released unchanged, not counted), the models' columns sensitive."""
+    others kept: released unchanged, not counted), the models' columns sensitive. A column
+    given two roles (the person column or a kept column in the shield, a shield or person
+    column as a model's sensitive attribute) is refused in a sentence: one column, one role.
+
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> ds = Dataset.from_frame("v", pd.DataFrame({"mrn": ["1"], "age": [30]}), {"mrn": "person", "age": "quasi-identifier"})
+    >>> release_roles(ds, ["age", "mrn"], ReleaseTarget(k=2))
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ParameterError: 'mrn' is the person column and cannot also be a quasi-identifier of the shield: one column has one role; shield other columns or name another person column.
+    """
+    person = getattr(table, "person", None)
+    kept = set(getattr(table, "kept", ()))
+    for column in shield:
+        if column == person:
+            raise ParameterError(
+                f"'{column}' is the person column and cannot also be a quasi-identifier of the shield: one column "
+                "has one role; shield other columns or name another person column."
+            )
+        if column in kept:
+            raise ParameterError(
+                f"'{column}' is kept (released unchanged) and cannot also be a quasi-identifier of the shield: "
+                "one column has one role."
+            )
+    for column in target.sensitive:
+        if column in shield or column == person:
+            what = "a quasi-identifier of the shield" if column in shield else "the person column"
+            raise ParameterError(
+                f"'{column}' is {what} and cannot also be the sensitive attribute of a privacy model: one column "
+                "has one role."
+            )
     roles = dict(table.roles)
     roles.update({c: Role.KEEP for c in table.quasi_identifiers if c not in shield})
     roles.update({c: Role.QUASI_IDENTIFIER for c in shield})

@@ -72,15 +72,35 @@ def parse_key(text: str, where: str = "The key") -> bytes:
 
 
 def read_key_file(path: str | os.PathLike) -> bytes:
-    """The key in an existing key file; a sentence when it is missing or not a key."""
+    """The key in an existing key file; a sentence when it is missing, cannot be read (a
+    folder, no permission) or is not a key.
+
+    >>> import tempfile
+    >>> read_key_file(tempfile.mkdtemp())
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.KeyFileError: The key file 'tmp...' cannot be read: it is a folder, not a file; give the key file itself.
+    """
     file = Path(path)
-    if not file.is_file():
+    if file.is_dir():
+        raise KeyFileError(
+            f"The key file '{file.name}' cannot be read: it is a folder, not a file; give the key file itself."
+        )
+    if not file.exists():
         raise KeyFileError(f"The key file '{file.name}' does not exist or is not a file.")
-    if file.stat().st_size > 256:
-        raise KeyFileError(f"The key file '{file.name}' is not a project key: it is far longer than 64 characters.")
     try:
-        text = file.read_bytes().decode("ascii")
-    except (OSError, UnicodeDecodeError):
+        if not file.is_file():
+            raise KeyFileError(f"The key file '{file.name}' cannot be read: it is not a regular file.")
+        if file.stat().st_size > 256:
+            raise KeyFileError(f"The key file '{file.name}' is not a project key: it is far longer than 64 characters.")
+        data = file.read_bytes()
+    except OSError as err:
+        raise KeyFileError(
+            f"The key file '{file.name}' cannot be read ({err.strerror or err}); check that you may read it."
+        ) from None
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
         raise KeyFileError(
             f"The key file '{file.name}' is not a project key: a key file holds exactly 64 hexadecimal "
             "characters (0-9, a-f) on one line."
@@ -93,7 +113,7 @@ def key_file(path: str | os.PathLike) -> tuple[bytes, bool]:
     (``read_key_file``); a missing one is created with a new key, readable and writable
     by its owner only (mode 0600), never replacing a file that appears meanwhile."""
     file = Path(path)
-    if file.exists():
+    if file.exists() or file.is_symlink():
         return read_key_file(file), False
     key = new_key()
     try:
