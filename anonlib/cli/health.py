@@ -113,6 +113,8 @@ def project_key(args: argparse.Namespace, *, needed: bool, why: str) -> bytes | 
             )
         return None
     key, created = key_file(path)
+    if getattr(args, "project", None):  # the project keeps this key: a new one is created with it
+        project_store_key(args, given=key)
     if created:  # said once the command has succeeded; removed again if it fails (nothing written on bad input)
         args.created_key_file = path
         args.created_key_note = (

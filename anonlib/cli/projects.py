@@ -31,7 +31,7 @@ from ..projects import (
 )
 from ..projects.audit import COMMAND_LINE
 from ..workflow.history import WorkingCopy
-from ..workflow.keys import new_key
+from ..workflow.keys import key_id, new_key
 from ..workflow.recipe import Recipe
 from .common import command, print_json, write
 
@@ -153,15 +153,23 @@ def _audit(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def project_store_key(args: argparse.Namespace) -> bytes:
-    """The pseudonym key of ``--project NAME`` (when no ``--key-file`` is given): the project's,
-    kept in the store; for a project this command creates, a new key it is created with."""
+def project_store_key(args: argparse.Namespace, given: bytes | None = None) -> bytes:
+    """The pseudonym key of ``--project NAME``: the project's, kept in the store; for a project
+    this command creates, the key it is created with (``given``, the ``--key-file``'s, else a new
+    one). A ``given`` key other than the project's is refused in a sentence: the project could
+    not verify the release again."""
     store = _store()
     try:
-        return store.key(store.summary(args.project).ref)
+        kept = store.key(store.summary(args.project).ref)
     except ProjectError:  # no project of that name yet: record_release creates it with this key
-        args.new_project_key = new_key()
+        args.new_project_key = new_key() if given is None else given
         return args.new_project_key
+    if given is not None and given != kept:
+        raise ParameterError(
+            f"The project {args.project} keeps another key (key id {key_id(kept)}) than --key-file (key id "
+            f"{key_id(given)}); give the project's key file, or leave out --key-file to use the project's key."
+        )
+    return kept
 
 
 def record_release(
