@@ -111,9 +111,11 @@ def _role_offers(dataset: Dataset) -> None:
     if person is not None and guesses.get(person) is not None and guesses[person].role is Role.PERSON:
         st.caption(plain(f"Person column guessed from its values: {guesses[person].reason}."))
     offered = {c: g for c, g in guesses.items() if g.offer is not None and dataset.roles.get(c) is not g.offer}
-    persons = [c for c, g in offered.items() if g.offer is Role.PERSON] if person is None else []
+    # the person the values suggest, weakly (offered) or strongly (guessed, but the roles came from elsewhere:
+    # a sample's, a project's, the user's)
+    persons = [c for c, g in guesses.items() if Role.PERSON in (g.role, g.offer)] if person is None else []
     for column in persons[:1]:
-        st.info(plain(f"{column} may be the person column: {offered[column].reason}."))
+        st.info(plain(f"{column} may be the person column: {guesses[column].reason}."))
         st.button(
             f"Use {column} as the person column",
             key="offer_person",

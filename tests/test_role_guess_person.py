@@ -129,3 +129,18 @@ def test_the_dataset_page_shows_the_guessed_person_and_offers_a_weaker_one():
     assert any("respondent may be the person column" in i.value.replace("\\", "") for i in at.info)
     at.button(key="offer_person").click().run()
     assert not at.exception and at.session_state["active_dataset"].person == "respondent"
+
+
+def test_the_diabetes_sample_offers_patient_nbr_as_the_person_on_the_dataset_page():
+    """The sample's own roles make patient_nbr an identifier; its values say person: offered."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+    at.session_state["active_dataset"] = load_sample("diabetes")
+    at.session_state["active_source"] = "sample:diabetes"
+    at.run()
+    assert not at.exception and at.session_state["active_dataset"].person is None
+    offer = [i.value.replace("\\", "") for i in at.info if "may be the person column" in i.value.replace("\\", "")]
+    assert offer and offer[0].startswith("patient_nbr may be the person column: patient_nbr: 71,518 values")
+    at.button(key="offer_person").click().run()
+    assert not at.exception
+    dataset = at.session_state["active_dataset"]
+    assert dataset.person == "patient_nbr" and dataset.n_persons == 71_518
