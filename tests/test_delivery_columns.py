@@ -1,4 +1,4 @@
-"""Deliveries need only the columns the recipe releases or uses (issue 47): a delivery lacking
+"""Deliveries need only the columns the recipe releases or uses: a delivery lacking
 a column whose role is ignore (never released) is released with a note, not refused, and its
 package verifies against it; a missing quasi-identifier still stops it. ``apply`` of a
 recipe on such a file says the same. ``anonymize`` states one count of rows in its text and

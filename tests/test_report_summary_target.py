@@ -1,5 +1,5 @@
-"""The Risk report's summary derives from the release target's check, as its box does (issue
-47): it said "Every class already has at least 5 records; no generalization is needed" above
+"""The Risk report's summary derives from the release target's check, as its box does: it
+said "Every class already has at least 5 records; no generalization is needed" above
 its own "Not met" box when k held in records but the target counted people, or when k held
 but a privacy model failed. The summary now opens with the box's sentence and never says
 nothing is needed while the target is not met."""

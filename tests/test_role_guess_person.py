@@ -1,4 +1,4 @@
-"""Role guessing from the values (issue 47), as the Dataset page guesses an upload's roles:
+"""Role guessing from the values, as the Dataset page guesses an upload's roles:
 a column whose values repeat across records that otherwise differ is the person column
 (preselected only when the evidence is strong: a name reading like an identifier and a
 quarter of the records repeating; else offered), with the reason shown; small-domain

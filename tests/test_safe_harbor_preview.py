@@ -1,4 +1,4 @@
-"""The Dataset page's Safe Harbor preview counts what the step changes (issue 47): with every
+"""The Dataset page's Safe Harbor preview counts what the step changes: with every
 age at most 89 no age is changed, so the preview says no age is relabelled and counts only
 the records whose dates or ZIP codes change (it said "age: values relabelled (40 values),
 19,609 records changed (100%)" because 64 written as "64" counted as a change); the page and

@@ -1,4 +1,4 @@
-"""``verify`` of pseudonymized releases (issue 47): with ``--key-file`` or ``--project``
+"""``verify`` of pseudonymized releases: with ``--key-file`` or ``--project``
 the pseudonym and date-shift steps are replayed under the key, so re-applying the
 recipe to the source gives ``released.csv`` byte for byte; a wrong key or no key fails
 the source check (exit 1, the part named); the key is never printed; and the Projects
