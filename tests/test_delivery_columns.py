@@ -99,6 +99,14 @@ def test_apply_on_a_file_lacking_an_ignored_column_notes_it(tmp_path, monkeypatc
         "This file lacks hhninc, which the release never uses nor releases (ignored or an identifier); it is "
         "released without it."
     ]
+    code = main(
+        ["apply", "r.json", "next.csv", "--engine", "duckdb", "--out", "next_engine.csv"]
+    )  # where the file lies
+    out = capsys.readouterr().out
+    assert code in (0, 1) and "note               This file lacks hhninc" in out
+    engine = pd.read_csv("next_engine.csv", dtype=str, keep_default_na=False)
+    memory = pd.read_csv("next_out.csv", dtype=str, keep_default_na=False)
+    assert list(engine.columns) == list(memory.columns) and len(engine) == len(memory)
     assert main(["apply", "r.json", "broken.csv", "--out", "z.csv"]) == 2
     assert "lacks age, which the recipe needs" in capsys.readouterr().err and not Path("z.csv").exists()
 

@@ -258,6 +258,7 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
         None,
         f"{records(replay.check.loaded_records)}, read by {replay.engine}",
         replay.engine,
+        replay.notes,
     )
 
 
