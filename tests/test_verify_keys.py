@@ -120,3 +120,34 @@ def test_the_projects_page_verify_again_passes_on_a_pseudonymized_release(releas
     source = checks[checks["part"] == "source"]["check"].tolist()
     assert source and "byte for byte" in source[0]
     assert "Every check passed." in [s.value for s in at.success]
+
+
+def test_verify_again_on_a_dashboard_release_with_pseudonyms_and_date_shifts(tmp_path):
+    """The dashboard's path: a project made from an upload, its steps made under the project's key,
+    its package recorded with the file kept; "Verify again" (verify_entry) replays them under it."""
+    from anonlib.core.dataset import Dataset
+    from anonlib.core.loading import load_table
+    from anonlib.projects import ProjectState, record_package
+    from anonlib.workflow import ReleaseTarget, WorkingCopy, release_package
+    from anonlib.workflow.health_steps import PseudonymizeStep, ShiftDatesStep
+    from anonlib.workflow.recipe import Reading
+
+    data = visits(5, 40).to_csv(index=False).encode()
+    table = load_table(data, name="visits.csv")
+    roles = {"mrn": "person", "visit_date": "keep", "discharge_date": "keep", "age": "quasi-identifier"}
+    loaded = Dataset.from_frame("visits.csv", table.frame, roles)
+    store = ProjectStore()
+    ref = store.create("clinic", ProjectState.of(WorkingCopy.start(loaded, ReleaseTarget(k=1)), "upload:visits.csv"),
+                       data)  # fmt: skip
+    key = store.key(ref)  # the project's own key, as the dashboard uses it
+    copy = WorkingCopy.start(loaded, ReleaseTarget(k=1), reading=Reading.of(table, data))
+    copy = copy.apply(PseudonymizeStep.made("mrn", key), "Dataset")
+    copy = copy.apply(ShiftDatesStep.made(("visit_date", "discharge_date"), "mrn", key), "Dataset")
+    entry = record_package(store, ref, release_package(copy), source=data)
+    result = verify_entry(store, entry.id)
+    assert result.passed, [c for c in result.checks if not c.passed]
+    source = [c for c in result.checks if c.part == "source"]
+    assert source and source[-1].passed and "byte for byte" in source[-1].sentence
+    (tmp_path / "visits.csv").write_bytes(data)
+    (tmp_path / "release.zip").write_bytes(release_package(copy))
+    assert main(["verify", str(tmp_path / "release.zip"), str(tmp_path / "visits.csv"), "--project", "clinic"]) == 0
