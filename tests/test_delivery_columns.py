@@ -113,8 +113,8 @@ def test_apply_on_a_file_lacking_an_ignored_column_notes_it(tmp_path, monkeypatc
 
 @pytest.mark.parametrize("extra", [["--keep", "hhninc"], ["--role", "mrn=person"], []])
 def test_anonymize_states_one_count_of_rows_in_text_and_json(tmp_path, monkeypatch, capsys, extra):
-    """The text's "rows X (original Y)" and the JSON's rows and original_rows are one pair,
-    both over the columns written: released rows never outnumber the original ones (the
+    """The text's "rows X (original Y) distinct; Z records released" and the JSON's rows,
+    original_rows and released_records are the same counts, the rows both over the columns written: released rows never outnumber the original ones (the
     "original" ones were counted over the searched columns only, without a kept column)."""
     monkeypatch.chdir(tmp_path)
     Path("in.csv").write_bytes(with_income(delivery(0), 0))
@@ -123,10 +123,11 @@ def test_anonymize_states_one_count_of_rows_in_text_and_json(tmp_path, monkeypat
     text = capsys.readouterr().out
     assert main([*argv, "--json"]) == 0
     stated = json.loads(capsys.readouterr().out)
-    line = re.search(r"^rows +([\d,]+) \(original ([\d,]+)\)$", text, re.M)
-    assert (int(line[1].replace(",", "")), int(line[2].replace(",", ""))) == (stated["rows"], stated["original_rows"])
+    line = re.search(r"^rows +([\d,]+) \(original ([\d,]+)\) distinct; ([\d,]+) records released$", text, re.M)
+    said = tuple(int(line[i].replace(",", "")) for i in (1, 2, 3))
+    assert said == (stated["rows"], stated["original_rows"], stated["released_records"])
     written = pd.read_csv("out.csv", dtype=str, keep_default_na=False)
     source = pd.read_csv("in.csv", dtype=str, keep_default_na=False)
-    assert stated["rows"] == len(written.drop_duplicates())
+    assert stated["rows"] == len(written.drop_duplicates()) and stated["released_records"] == len(written)
     assert stated["original_rows"] == len(source[list(written.columns)].drop_duplicates())
     assert stated["rows"] <= stated["original_rows"]

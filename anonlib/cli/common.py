@@ -534,7 +534,7 @@ def report_release(
     if engine_line:
         print(f"engine             {engine_line}")
     print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
-    print(f"rows               {rows[0]:,} (original {rows[1]:,})")
+    print(f"rows               {rows[0]:,} (original {rows[1]:,}) distinct; {check.records:,} records released")
     print(f"target             {target.describe()}")
     print(f"k (as released)    {k:,}" + (" people" if people is not None else ""))
     if people is not None:
