@@ -272,17 +272,6 @@ def _id_like_name(name: str) -> bool:
     )
 
 
-def _column_hashes(frame: pd.DataFrame) -> np.ndarray:
-    """One 64-bit hash per row and column (rows x columns), missing values hashed alike."""
-    return (
-        np.column_stack(
-            [pd.util.hash_pandas_object(frame.iloc[:, j], index=False).to_numpy() for j in range(frame.shape[1])]
-        )
-        if frame.shape[1]
-        else np.zeros((len(frame), 0), dtype=np.uint64)
-    )
-
-
 def person_evidence(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> list[PersonEvidence]:
     """The columns whose values look like persons: no blank, integers or codes (not decimals
     nor dates), at least 10 distinct values of at most 20 records each on average, a tenth
@@ -318,14 +307,21 @@ def person_evidence(frame: pd.DataFrame, columns: Sequence[str] | None = None) -
             candidates.append((j, str(column), codes, sizes, distinct, repeated))
     if not candidates:
         return []
-    hashes = _column_hashes(frame)
-    mix = (np.arange(frame.shape[1], dtype=np.uint64) * np.uint64(2) + np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
+    # each row's hash over all columns, a column's place counted (an odd multiplier per column), summed one
+    # column at a time; the candidates' own terms kept to take them out again (memory: rows x candidates)
+    total = np.zeros(n, dtype=np.uint64)
+    own: dict[int, np.ndarray] = {}
+    wanted = {j for j, *_ in candidates}
     with np.errstate(over="ignore"):
-        mixed = hashes * mix  # a column's place in the row counts
-        total = mixed.sum(axis=1, dtype=np.uint64)
+        for j in range(frame.shape[1]):
+            multiplier = np.uint64((0x9E3779B97F4A7C15 + 2 * j) | 1)
+            term = pd.util.hash_pandas_object(frame.iloc[:, j], index=False).to_numpy() * multiplier
+            total += term
+            if j in wanted:
+                own[j] = term
         out = []
         for j, column, codes, sizes, distinct, repeated in candidates:
-            others = total - mixed[:, j]  # the row's other values
+            others = total - own[j]  # the row's other values
             order = np.lexsort((others, codes))
             c, o = codes[order], others[order]
             varied = np.zeros(distinct, dtype=bool)  # a value whose records differ somewhere else
