@@ -161,9 +161,10 @@ def safe_harbor_offer(copy: WorkingCopy) -> None:
     except ParameterError as err:
         st.caption(plain(str(err)))
         return
+    cost = step_cost(step, dataset)  # what it changes here, counted once for the list and the offer
     st.markdown(
         "What Safe Harbor (45 CFR 164.514(b)(2)) would change, before anything is applied:\n"
-        + "\n".join(f"- {plain(s)}" for s in step.sentences())
+        + "\n".join(f"- {plain(s)}" for s in step.sentences(cost))
     )
     st.caption(
         f"ZIP3 areas under 20,000 people ({step.census}): {', '.join(step.restricted_zip3) or 'no ZIP code column'}; "
@@ -207,7 +208,7 @@ def safe_harbor_offer(copy: WorkingCopy) -> None:
             for sentence in comparison.sentences():
                 st.markdown(plain(sentence))
     with guarded("planning Safe Harbor"):
-        offer_step(step, step_cost(step, dataset), PAGE, "Safe Harbor step", "health_safe_harbor_apply")
+        offer_step(step, cost, PAGE, "Safe Harbor step", "health_safe_harbor_apply")
 
 
 def health_offers(copy: WorkingCopy) -> None:

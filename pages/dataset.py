@@ -59,7 +59,7 @@ def _attacker_risk(
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _role_guesses(fingerprint: str, _dataset: Dataset):
-    return role_guesses(_dataset.frame)
+    return role_guesses(_dataset.frame, contents=True)  # as an upload's roles are guessed
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -93,6 +93,49 @@ def _apply_suggested_roles(flags) -> None:
         roles = {c: r for c, r in dataset.roles.items()}
         roles.update({f.column: f.suggested_role for f in flags})
         set_active_dataset(dataset.with_roles(roles), active_source())
+
+
+def _apply_offered_roles(offered: dict[str, Role]) -> None:
+    """Button callback: give the columns the roles their values suggest (the person, quasi-identifiers)."""
+    dataset = loaded_dataset()
+    with guarded("applying the offered roles"):
+        set_active_dataset(dataset.with_roles({**dataset.roles, **offered}), active_source())
+
+
+def _role_offers(dataset: Dataset) -> None:
+    """The roles the values suggest (``role_guesses(contents=True)``): the person column guessed
+    (its reason shown), or offered when the evidence is weaker, and the quasi-identifier
+    candidates not preselected, each with a button."""
+    guesses = _role_guesses(dataset.fingerprint, dataset)
+    person = dataset.person
+    if person is not None and guesses.get(person) is not None and guesses[person].role is Role.PERSON:
+        st.caption(plain(f"Person column guessed from its values: {guesses[person].reason}."))
+    offered = {c: g for c, g in guesses.items() if g.offer is not None and dataset.roles.get(c) is not g.offer}
+    # the person the values suggest, weakly (offered) or strongly (guessed, but the roles came from elsewhere:
+    # a sample's, a project's, the user's)
+    persons = [c for c, g in guesses.items() if Role.PERSON in (g.role, g.offer)] if person is None else []
+    for column in persons[:1]:
+        st.info(plain(f"{column} may be the person column: {guesses[column].reason}."))
+        st.button(
+            f"Use {column} as the person column",
+            key="offer_person",
+            on_click=_apply_offered_roles,
+            args=({column: Role.PERSON},),
+        )
+    candidates = [c for c, g in offered.items() if g.offer is Role.QUASI_IDENTIFIER]
+    if candidates:
+        st.info(
+            plain(
+                f"{len(candidates)} more column{'s' if len(candidates) != 1 else ''} may be known to an attacker "
+                f"(few distinct values): {', '.join(candidates)}. They are not preselected as quasi-identifiers."
+            )
+        )
+        st.button(
+            f"Make {'them' if len(candidates) != 1 else 'it'} quasi-identifiers",
+            key="offer_quasi_identifiers",
+            on_click=_apply_offered_roles,
+            args=(dict.fromkeys(candidates, Role.QUASI_IDENTIFIER),),
+        )
 
 
 def _roles_key(dataset: Dataset) -> tuple:
@@ -188,7 +231,7 @@ else:
                     upload.getvalue(), name=upload.name, delimiter=delimiter, encoding=encoding, header=header
                 )
                 set_active_dataset(
-                    Dataset.from_frame(upload.name, table.frame, notes=table.notes),
+                    Dataset.from_frame(upload.name, table.frame, notes=table.notes, guess_contents=True),
                     f"upload:{upload.name}",
                     reading=Reading.of(table, upload.getvalue()),
                     data=upload.getvalue(),
@@ -250,9 +293,13 @@ st.caption(
 with st.expander("How the roles were guessed (every role is yours to correct)"):
     st.caption(
         "Guessed from each column's name (including the abbreviations of public health surveys: educ, marstat, "
-        "married, dob, hhid, pid, mrn, commune, district, province...) or its values (dates, free text)."
+        "married, dob, hhid, pid, mrn, commune, district, province...) or its values (dates, free text; a column "
+        "whose values repeat across records that otherwise differ is the person; a year, a 0/1 flag or a few "
+        "categories a quasi-identifier candidate)."
     )
     show_table(role_reasons(_role_guesses(dataset.fingerprint, dataset)))
+with guarded("reading roles off the values"):
+    _role_offers(dataset)
 # The editor always gets the table it started from, and its own record of the edits:
 # fed the edited roles back, it would be rebuilt after every edit and ignore the next
 # double-click until clicked once. It starts afresh when the loaded dataset is replaced

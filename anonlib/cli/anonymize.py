@@ -162,6 +162,8 @@ def _anonymize(args: argparse.Namespace) -> int:
     # the assessed records under the file's row labels, as release.rows
     original = prepared.frame.loc[prepared.assessed(target.sensitive), list(frame.columns)]
     measured = _measured(original, release, qis, hierarchies, measure, dataset.count)
+    # the distinct rows before, counted over the same written columns as "rows" (one count, _distinct_rows)
+    before = _distinct_rows(start.release(release.recipe.columns), release.recipe.columns, dataset.count)
     account = release.copy.column_account(release.recipe.columns)
     return report_release(
         args,
@@ -173,7 +175,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         target=target,
         check=check,
         measure=measure,
-        rows=measured["rows"],
+        rows=(measured["rows"], before),
         k=measured["k"],
         utility=measured["utility"],
         steps=[s.step.describe() for s in release.copy.steps],
@@ -245,12 +247,18 @@ def _measured(frame: pd.DataFrame, release: _Release, qis, hierarchies, measure:
     value = measure_value(
         frame, rows[[c for c in frame.columns if c in rows.columns]], list(qis), hierarchies, measure, count=count
     )
-    written = [c for c in release.recipe.columns if c != count]
-    distinct = encode(release.copy.release(release.recipe.columns), written).n_distinct()
+    distinct = _distinct_rows(release.copy.release(release.recipe.columns), release.recipe.columns, count)
     measured = {"k": int(np.min(sizes)), "utility": value, "rows": distinct}
     if person is not None:  # the people released, read off the released records (the person column included)
         measured["released_persons"] = int(rows[person].nunique())
     return measured
+
+
+def _distinct_rows(table: pd.DataFrame, columns, count: str | None) -> int:
+    """The distinct rows of a released table over its written columns (the record count left out):
+    the one count ``anonymize`` states as rows, for the table written and for the file before."""
+    written = [c for c in columns if c != count]
+    return encode(table, written).n_distinct() if len(table) else 0
 
 
 def register(commands) -> None:

@@ -119,7 +119,7 @@ def _report(
         target=target,
         check=check,
         measure=measure,
-        rows=done.rows,
+        rows=(done.rows, result.root.rows),  # the engine writes the searched columns: the search's original rows
         k=done.k,
         utility=done.utility,
         steps=[s.step.describe() for s in done.recipe.steps],

@@ -47,6 +47,7 @@ class _Outcome:
     reproduces: bool | None
     file: str
     engine: str | None = None
+    notes: tuple[str, ...] = ()  # about the file read (a recorded column it lacks that the release never uses)
 
 
 def edited_note(recipe) -> str | None:
@@ -133,6 +134,7 @@ def _apply(args: argparse.Namespace) -> int:
             replay.same_file,
             None if added else replay.reproduces,  # the options' steps make a new release: nothing to reproduce
             f"{records(replay.check.loaded_records)}, {kind}",
+            notes=tuple(dataset.notes),
         )  # the file's, as on an engine
     check = outcome.check
     if args.json:
@@ -144,6 +146,7 @@ def _apply(args: argparse.Namespace) -> int:
                     "recipe_digest": recipe.integrity,
                     "accepted_edited": note is not None,
                     "file": args.file,
+                    "notes": list(outcome.notes),
                     **({"engine": outcome.engine} if outcome.engine else {}),
                     "same_file": outcome.same_file,
                     "reproduces_release": outcome.reproduces,
@@ -178,6 +181,8 @@ def _apply(args: argparse.Namespace) -> int:
     if note:
         print(f"recipe             {note}")
     print(f"file               {args.file}: {outcome.file}")
+    for line in outcome.notes:
+        print(f"note               {line}")
     for i, line in enumerate(recipe.describe, start=1):
         print(f"step {i:<14}{line}")
     print(f"target             {recipe.target.describe()}")
@@ -253,6 +258,7 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
         None,
         f"{records(replay.check.loaded_records)}, read by {replay.engine}",
         replay.engine,
+        replay.notes,
     )
 
 

@@ -561,7 +561,7 @@ def report_release(
     target,
     check,
     measure: str,
-    rows: int,
+    rows: tuple[int, int],
     k: int,
     utility: float,
     steps: Sequence[str],
@@ -574,8 +574,9 @@ def report_release(
 ) -> int:
     """What ``anonymize`` states about its release, in memory and on an engine alike: the JSON
     of ``--json`` or the lines printed, and the exit code (0 when the written file meets the
-    target, else 1). ``check`` is the recount of the file written; ``rows``, ``k`` and
-    ``utility`` are measured on it too; ``engine`` adds the engine's keys to the JSON and
+    target, else 1). ``check`` is the recount of the file written; ``k`` and ``utility`` are
+    measured on it too, and ``rows`` (the distinct rows written and those of the file before,
+    over the same columns: the text and ``--json`` state this one pair); ``engine`` adds the engine's keys to the JSON and
     ``engine_line`` its line to the text. ``people`` (with a person column: the people searched
     and the people released) makes ``k`` and ``suppressed`` count people, the records beside them."""
     if args.json:
@@ -587,7 +588,7 @@ def report_release(
                     "shield": list(shield),
                     "rows_dropped": dropped,
                     "method": result.method,
-                    "rows": rows,
+                    "rows": rows[0],
                     "violations": check.failing_records,
                     "requirements": [r.describe() for r in target.requirements],
                     "max_suppressed": target.max_suppressed,
@@ -614,7 +615,7 @@ def report_release(
                     "verdict": check.sentence(),
                     "steps": list(steps),
                     "hierarchies": {a: ("file" if a in given else "default") for a in shield},
-                    "original_rows": result.root.rows,
+                    "original_rows": rows[1],
                     "original_violations": result.root.violations,
                     **(account.to_json() if account is not None else {}),
                     **({"persons": check.loaded_persons, "released_persons": check.persons} if check.by_person else {}),
@@ -646,7 +647,7 @@ def report_release(
     if engine_line:
         print(f"engine             {engine_line}")
     print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
-    print(f"rows               {rows:,} (original {result.root.rows:,})")
+    print(f"rows               {rows[0]:,} (original {rows[1]:,}) distinct; {check.records:,} records released")
     print(f"target             {target.describe()}")
     print(f"k (as released)    {k:,}" + (" people" if people is not None else ""))
     if people is not None:

@@ -24,6 +24,7 @@ from ..core.metrics import whole_k
 from ..measures.models import suppression_limit
 from ..measures.target import ReleaseTarget
 from ..transformations.pseudonyms import DEFAULT_LENGTH, DEFAULT_SHIFT_DAYS
+from ..workflow.cost import step_cost
 from ..workflow.health_steps import PseudonymizeStep, SafeHarborStep, ShiftDatesStep
 from ..workflow.history import WorkingCopy
 from ..workflow.keys import key_file, key_id
@@ -175,10 +176,11 @@ def _safe_harbor(args: argparse.Namespace) -> int:
         raise ParameterError(f"The time limit is a number of seconds above 0; got {args.time_limit:g}.")
     leave = [c for c in (dataset.count, dataset.person) if c]
     step = SafeHarborStep.planned(dataset.frame, reference_year=args.reference_year, leave=leave)
+    cost = step_cost(step, dataset)  # the records each change changes, as the Dataset page counts them
     if not args.json:  # every change is said before anything is applied or written
         print(f"dataset            {dataset.name}")
         print(f"Safe Harbor        45 CFR 164.514(b)(2); ages counted to {step.reference_year}; {step.census}")
-        for sentence in step.sentences():
+        for sentence in step.sentences(cost):
             print(f"change             {sentence}")
     # the release: every column but what Safe Harbor removes and the identifiers; what it
     # generalizes is judged as a quasi-identifier
@@ -208,7 +210,9 @@ def _safe_harbor(args: argparse.Namespace) -> int:
                     "reference_year": step.reference_year,
                     "census": step.census,
                     "restricted_zip3": list(step.restricted_zip3),
-                    "changes": [c.to_json() for c in step.changes],
+                    "changes": [
+                        {**c.to_json(), "records_changed": step.changed_records(cost)[c.column]} for c in step.changes
+                    ],
                     "records": copy.loaded_records,
                     "released_records": copy.check.records if copy.check else None,
                     **account.to_json(),

@@ -124,20 +124,23 @@ _SENSITIVE_WORDS = re.compile(
     r"(diagnos|disease|income|result|test|biopsy|cancer|hiv|std|readmit|outcome|"
     r"genetic|condition|illness|treatment|medication|salary|^num$|target|label|class)"
 )
+_NOTHING = "nothing in the name says what it is"
 _FREE_TEXT_LENGTH = 40  # median characters of a free-text column's values
 _FREE_TEXT_DISTINCT = 0.5  # share of its values that are distinct
 
 
 @dataclass(frozen=True)
 class RoleGuess:
-    """A guessed role and why: the name (or value pattern) it was guessed from.
+    """A guessed role and why: the name (or value pattern) it was guessed from; ``offer``: a
+    role the values suggest but too weakly to preselect (the reason says why).
 
     >>> guess_role_reason("educ", pd.Series(["primary"]))
-    RoleGuess(role=<Role.QUASI_IDENTIFIER: 'quasi-identifier'>, reason="name 'educ' (education)")
+    RoleGuess(role=<Role.QUASI_IDENTIFIER: 'quasi-identifier'>, reason="name 'educ' (education)", offer=None)
     """
 
     role: Role
     reason: str
+    offer: Role | None = None
 
 
 def _name_words(lower: str) -> list[str]:
@@ -171,7 +174,7 @@ def guess_role_reason(name: str, values: pd.Series) -> RoleGuess:
         return RoleGuess(
             Role.IDENTIFIER, "free text (long, mostly different values): it may name people, a possible identifier"
         )
-    return RoleGuess(Role.IGNORE, "nothing in the name says what it is")
+    return RoleGuess(Role.IGNORE, _NOTHING)
 
 
 def guess_role(name: str, values: pd.Series) -> Role:
@@ -222,15 +225,170 @@ def looks_like_free_text(values: pd.Series, sample: int = 500) -> bool:
     return bool(long and present.nunique() / len(present) >= _FREE_TEXT_DISTINCT)
 
 
-def role_guesses(frame: pd.DataFrame) -> dict[str, RoleGuess]:
+# A person column (``person_evidence``): id-like values, several records for many of them.
+PERSON_MIN_VALUES = 10  # fewer distinct values say a category, not people
+PERSON_MAX_RECORDS_PER_VALUE = 20  # more records per value on average: a measurement or a category
+PERSON_MIN_REPEATED = 0.1  # share of records sharing their value with another record, to offer it
+PERSON_STRONG_REPEATED = 0.25  # ... to preselect it (with a name reading like an identifier)
+PERSON_MIN_DIFFERING = 0.9  # share of repeated values whose records differ in another column
+SMALL_DOMAIN = 10  # at most this many distinct values: a quasi-identifier candidate (a year, a flag)
+SMALL_DOMAIN_PRESELECT = 8  # at most this many of them preselected (years first, then flags)
+YEARS_AT_MOST = 60  # distinct years of a year column
+
+
+@dataclass(frozen=True)
+class PersonEvidence:
+    """Why a column looks like the person column: its distinct ``values``, the share of
+    records whose value is on another record too (``repeated``), the share of those repeated
+    values whose records differ in another column (``differing``: several records of one
+    person, not duplicated rows), and whether the evidence is ``strong`` enough to preselect
+    the role (a name reading like an identifier, and a quarter of the records repeating)."""
+
+    column: str
+    values: int
+    repeated: float
+    differing: float
+    strong: bool
+
+    def sentence(self) -> str:
+        """The evidence in words.
+
+        >>> PersonEvidence("patient_nbr", 30248, 0.71, 1.0, True).sentence()
+        'patient_nbr: 30,248 values, 71% of the records repeat a value across rows whose other values differ — looks like one person per value'
+        """
+        return (
+            f"{self.column}: {self.values:,} values, {self.repeated:.0%} of the records repeat a value across rows "
+            "whose other values differ — looks like one person per value"
+        )
+
+
+def _id_like_name(name: str) -> bool:
+    lower = str(name).strip().lower()
+    return bool(
+        _ID_WORDS.search(lower)
+        or lower in _ID_NAMES
+        or _ID_ABBREVIATIONS.get(lower)
+        or _ID_ABBREVIATIONS.get(lower.replace("_", ""))
+    )
+
+
+def person_evidence(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> list[PersonEvidence]:
+    """The columns whose values look like persons: no blank, integers or codes (not decimals
+    nor dates), at least 10 distinct values of at most 20 records each on average, a tenth
+    of the records or more sharing their value with other records, and those records
+    differing in another column (the same person seen again, not a duplicated row). The
+    most distinct values first (a person is finer than a household). ``columns``: the ones
+    to consider (default all).
+
+    >>> frame = pd.DataFrame({"id": [i // 2 for i in range(40)], "year": [2000 + i % 2 for i in range(40)]})
+    >>> [(e.column, e.values, e.repeated, e.differing, e.strong) for e in person_evidence(frame)]
+    [('id', 20, 1.0, 1.0, True)]
+    """
+    n = len(frame)
+    if n < 2 * PERSON_MIN_VALUES or frame.shape[1] < 2:
+        return []
+    candidates = []
+    considered = None if columns is None else {str(c) for c in columns}
+    for j, column in enumerate(frame.columns):
+        if considered is not None and str(column) not in considered:
+            continue
+        values = frame[column]
+        if values.isna().any() or looks_like_dates(values) or pd.api.types.is_bool_dtype(values):
+            continue
+        if pd.api.types.is_float_dtype(values) and not np.array_equal(values, np.round(values)):
+            continue
+        codes, uniques = pd.factorize(values, sort=False)
+        distinct = len(uniques)
+        if distinct < PERSON_MIN_VALUES or n > PERSON_MAX_RECORDS_PER_VALUE * distinct or distinct == n:
+            continue
+        sizes = np.bincount(codes, minlength=distinct)
+        repeated = float((sizes[codes] >= 2).mean())
+        if repeated >= PERSON_MIN_REPEATED:
+            candidates.append((j, str(column), codes, sizes, distinct, repeated))
+    if not candidates:
+        return []
+    # each row's hash over all columns, a column's place counted (an odd multiplier per column), summed one
+    # column at a time; the candidates' own terms kept to take them out again (memory: rows x candidates)
+    total = np.zeros(n, dtype=np.uint64)
+    own: dict[int, np.ndarray] = {}
+    wanted = {j for j, *_ in candidates}
+    with np.errstate(over="ignore"):
+        for j in range(frame.shape[1]):
+            multiplier = np.uint64((0x9E3779B97F4A7C15 + 2 * j) | 1)
+            term = pd.util.hash_pandas_object(frame.iloc[:, j], index=False).to_numpy() * multiplier
+            total += term
+            if j in wanted:
+                own[j] = term
+        out = []
+        for j, column, codes, sizes, distinct, repeated in candidates:
+            others = total - own[j]  # the row's other values
+            order = np.lexsort((others, codes))
+            c, o = codes[order], others[order]
+            varied = np.zeros(distinct, dtype=bool)  # a value whose records differ somewhere else
+            varied[c[1:][(c[1:] == c[:-1]) & (o[1:] != o[:-1])]] = True
+            several = sizes >= 2
+            differing = float(varied[several].mean()) if several.any() else 0.0
+            if differing < PERSON_MIN_DIFFERING:
+                continue
+            strong = _id_like_name(column) and repeated >= PERSON_STRONG_REPEATED
+            out.append(PersonEvidence(column, distinct, round(repeated, 4), round(differing, 4), strong))
+    return sorted(out, key=lambda e: -e.values)
+
+
+def small_domain_reason(values: pd.Series) -> str | None:
+    """Why a column no name explains may be a quasi-identifier by its values (a year, a
+    yes/no flag, a few categories an attacker may know), else None.
+
+    >>> small_domain_reason(pd.Series([1984, 1985, 1986] * 3)), small_domain_reason(pd.Series([0, 1, 1]))
+    ('values are years (1984-1986): an attacker may know when a record was made', 'a yes/no flag (values 0, 1): an attacker may know it')
+    >>> small_domain_reason(pd.Series(["a", "b", "c", "d"])), small_domain_reason(pd.Series([1.5, 2.5]))
+    ('few distinct values (4): an attacker may know which one applies', None)
+    """
+    present = values.dropna()
+    if present.empty:
+        return None
+    uniques = pd.unique(present)  # the few distinct values are checked, not every record
+    distinct = len(uniques)
+    if distinct > YEARS_AT_MOST or distinct < 2:
+        return None
+    if pd.api.types.is_bool_dtype(present):
+        return "a yes/no flag: an attacker may know it"
+    numeric = pd.api.types.is_numeric_dtype(present)
+    if numeric and not np.array_equal(uniques, np.round(uniques)):
+        return None  # a measurement with decimals
+    if numeric and ((uniques >= 1900) & (uniques <= 2100)).all():
+        return (
+            f"values are years ({int(uniques.min())}-{int(uniques.max())}): an attacker may know when a record was made"
+        )
+    if distinct == 2:
+        shown = ", ".join(str(v) for v in sorted(uniques, key=str))
+        return f"a yes/no flag (values {shown}): an attacker may know it"
+    if distinct <= SMALL_DOMAIN and (numeric or max(len(str(v)) for v in uniques) <= 40):
+        return f"few distinct values ({distinct}): an attacker may know which one applies"
+    return None
+
+
+def role_guesses(frame: pd.DataFrame, *, contents: bool = False) -> dict[str, RoleGuess]:
     """Every column's guessed role and the reason (what ``guess_roles`` decides, said).
+
+    With ``contents`` (the Dataset page, on an uploaded file), the values speak too: a
+    column whose values repeat across records that otherwise differ (``person_evidence``)
+    is the person column when the evidence is strong, else it is offered as the person
+    (``RoleGuess.offer``); a column no name explains with a small domain (a year, a 0/1
+    flag, a few categories) is a quasi-identifier candidate, saying why.
 
     >>> g = role_guesses(pd.DataFrame({"pid": [1], "educ": ["a"], "hhexp": [3.5]}))
     >>> [(c, x.role.value, x.reason) for c, x in g.items()]  # doctest: +NORMALIZE_WHITESPACE
     [('pid', 'identifier', "name 'pid' (person id)"), ('educ', 'quasi-identifier', "name 'educ' (education)"),
      ('hhexp', 'ignore', 'nothing in the name says what it is')]
+    >>> panel = pd.DataFrame({"id": [i // 4 for i in range(80)], "year": [1984 + i % 4 for i in range(80)],
+    ...                       "kids": [i % 3 == 0 for i in range(80)], "age": [30 + i % 7 for i in range(80)]})
+    >>> [(c, x.role.value) for c, x in role_guesses(panel, contents=True).items()]  # doctest: +NORMALIZE_WHITESPACE
+    [('id', 'person'), ('year', 'quasi-identifier'), ('kids', 'quasi-identifier'), ('age', 'quasi-identifier')]
     """
     guesses = {str(c): guess_role_reason(c, frame[c]) for c in frame.columns}
+    if contents:
+        _guess_from_contents(frame, guesses)
     counts = [c for c, g in guesses.items() if g.role is Role.COUNT]
     for extra in counts[1:]:
         guesses[extra] = RoleGuess(Role.IGNORE, "a second count column (only one can count records)")
@@ -250,14 +408,49 @@ def role_guesses(frame: pd.DataFrame) -> dict[str, RoleGuess]:
     return guesses
 
 
-def guess_roles(frame: pd.DataFrame) -> dict[str, Role]:
+def _guess_from_contents(frame: pd.DataFrame, guesses: dict[str, RoleGuess]) -> None:
+    """``role_guesses(contents=True)``: the person column and small-domain quasi-identifier
+    candidates read off the values (in place)."""
+    open_roles = [c for c, g in guesses.items() if g.role in (Role.IDENTIFIER, Role.IGNORE)]
+    evidence = person_evidence(frame, open_roles)
+    if evidence:
+        best = evidence[0]  # the most distinct values: a person, not the household
+        if best.strong:
+            guesses[best.column] = RoleGuess(Role.PERSON, best.sentence())
+        else:
+            was = guesses[best.column]
+            guesses[best.column] = RoleGuess(
+                was.role,
+                f"{was.reason}; {best.sentence()}, but not surely: choose the role person if each value is one person",
+                Role.PERSON,
+            )
+    found = []
+    for column, guess in guesses.items():
+        if guess.role is Role.IGNORE and guess.offer is None and guess.reason == _NOTHING:
+            why = small_domain_reason(frame[column])
+            if why is not None:
+                found.append((not why.startswith("values are years"), not why.startswith("a yes/no"), column, why))
+    for rank, (_, _, column, why) in enumerate(sorted(found)):  # years, then flags, then a few categories
+        if rank < SMALL_DOMAIN_PRESELECT:
+            guesses[column] = RoleGuess(Role.QUASI_IDENTIFIER, f"{why} (a quasi-identifier candidate)")
+        else:  # a wide file: the rest offered, not preselected (each one splits every class)
+            guesses[column] = RoleGuess(
+                Role.IGNORE,
+                f"{why}: a quasi-identifier candidate, not preselected ({SMALL_DOMAIN_PRESELECT} such columns "
+                "already are); choose the role quasi-identifier if an attacker may know it",
+                Role.QUASI_IDENTIFIER,
+            )
+
+
+def guess_roles(frame: pd.DataFrame, *, contents: bool = False) -> dict[str, Role]:
     """Roles for every column. When no name suggests a quasi-identifier, every
-    column that is not an identifier or count becomes one (as ARX does).
+    column that is not an identifier or count becomes one (as ARX does); ``contents``:
+    the values speak too (``role_guesses``).
 
     >>> guess_roles(pd.DataFrame({"a": [1], "b": [2]}))
     {'a': <Role.QUASI_IDENTIFIER: 'quasi-identifier'>, 'b': <Role.QUASI_IDENTIFIER: 'quasi-identifier'>}
     """
-    return {c: g.role for c, g in role_guesses(frame).items()}
+    return {c: g.role for c, g in role_guesses(frame, contents=contents).items()}
 
 
 def content_hash(frame: pd.DataFrame) -> str:
@@ -338,10 +531,17 @@ class Dataset(RoleColumns):
 
     @classmethod
     def from_frame(
-        cls, name: str, frame: pd.DataFrame, roles: Mapping[str, Role | str] | None = None, **kwargs
+        cls,
+        name: str,
+        frame: pd.DataFrame,
+        roles: Mapping[str, Role | str] | None = None,
+        *,
+        guess_contents: bool = False,
+        **kwargs,
     ) -> Dataset:
-        """A dataset with guessed roles, overridden by ``roles`` where given."""
-        merged: dict[str, Role] = guess_roles(frame)
+        """A dataset with guessed roles (``guess_contents``: from the values too, as the
+        Dataset page guesses an upload's), overridden by ``roles`` where given."""
+        merged: dict[str, Role] = guess_roles(frame, contents=guess_contents)
         if roles:
             require_columns(frame, list(roles))
             for column, role in roles.items():

@@ -17,8 +17,9 @@ rewrite the whole chain).
 
 ``verify_entry`` re-checks a recorded release against what the project kept: the
 package with ``anonlib.workflow.verify`` and the kept source file (the recipe
-re-applied, byte for byte), or, for a table written without a package, the recipe
-re-applied to the kept file and its digest compared.
+re-applied, byte for byte, its pseudonyms and date shifts under the project's key), or,
+for a table written without a package, the recipe re-applied to the kept file and its
+digest compared.
 
 Example:
     >>> import tempfile
@@ -239,13 +240,15 @@ def verify_entry(store: ProjectStore, audit_id: int) -> Verification:
     recipe, package, source, name = release_files(store, audit_id)
     entry = next((e for e in audit_entries(store) if e.id == int(audit_id)), None)
     checks: list[PartCheck] = []
+    # pseudonyms and date shifts replay under the key the project keeps (its releases were made with it)
+    key = store.key(entry.project_id) if entry is not None and recipe.key_ids else None
     if package is not None:
         if entry is not None and digest(package) != entry.package_sha256:
             checks.append(PartCheck("package", False, "kept in the project is not the one the audit log recorded"))
-        checks.extend(verify_package(package, source, source_name=name).checks)
+        checks.extend(verify_package(package, source, source_name=name, key=key).checks)
     else:
         try:
-            replay = apply_recipe(recipe, source, name=name) if source is not None else None
+            replay = apply_recipe(recipe.with_key(key), source, name=name) if source is not None else None
         except AnonlibError as err:
             replay = None
             checks.append(PartCheck(SOURCE, False, f"could not be re-applied: {err}"))

@@ -2,9 +2,11 @@
 
 ``layout_differences(source, frame)`` compares a delivery with the project's layout
 (its columns and their types) and says each difference in one sentence: a column
-the delivery lacks or a type its values do not convert to stops the release; a
-column the project does not know is ignored (never released) and a column in
-another place is read by name, both said. ``deliver`` reads the delivery the way the
+the delivery lacks that the release needs (``Source.needed``: one it analyses, releases or
+a step uses) or a type its values do not convert to stops the release; a missing column
+the release never uses (ignored, or an identifier no step pseudonymises), a column the
+project does not know (ignored, never released) and a column in another place (read by
+name) are said and do not stop it. ``deliver`` reads the delivery the way the
 project's file was read, re-applies the project's steps with ``apply``'s semantics
 (a suppression step is planned again on the delivery's own records), and checks the
 target: the ``Delivery`` holds the working copy of the delivery, from which the
@@ -16,10 +18,12 @@ Example:
     >>> import pandas as pd
     >>> from anonlib.core.dataset import Dataset
     >>> from anonlib.workflow.recipe import Source
-    >>> source = Source.of(Dataset.from_frame("m1.csv", pd.DataFrame({"age": [30, 41], "sex": ["F", "M"]})))
+    >>> frame = pd.DataFrame({"age": [30, 41], "sex": ["F", "M"], "income": [1.5, 2.0]})
+    >>> source = Source.of(Dataset.from_frame("m1.csv", frame, {"income": "ignore"}))
     >>> for d in layout_differences(source, pd.DataFrame({"age": ["30", "n/a"], "zip": [1, 2]})):
     ...     print(d.blocking, d.sentence)
     True The delivery lacks the column 'sex' (a quasi-identifier in the project).
+    False The delivery lacks income, which the release never uses nor releases (ignored or an identifier); it is released without it.
     True The column 'age' is integer in the project, but the delivery's values are not: Column 'age' cannot be made numeric: 'n/a' is not a number (1 such values).
     False The delivery has a column 'zip' the project does not know; it is ignored and never released.
 """
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -38,8 +43,9 @@ from ..core.loading import load_table
 from ..measures.target import TargetCheck
 from ..workflow.history import WorkingCopy
 from ..workflow.package import RECIPE_FILE, release_package
-from ..workflow.recipe import Reading, Recipe, Source, read_for_recipe
+from ..workflow.recipe import Reading, Recipe, Source, absent_note, read_for_recipe
 from ..workflow.release import digest
+from ..workflow.steps import Step
 from .audit import DASHBOARD, record_package
 from .records import AuditEntry, ProjectRef
 from .store import ProjectStore
@@ -53,16 +59,21 @@ class Difference:
     blocking: bool
 
 
-def layout_differences(source: Source, frame: pd.DataFrame) -> list[Difference]:
-    """Each difference between ``frame`` (a delivery as read) and the project's columns and types."""
+def layout_differences(source: Source, frame: pd.DataFrame, steps: Iterable[Step] = ()) -> list[Difference]:
+    """Each difference between ``frame`` (a delivery as read) and the project's columns and types
+    (``steps``: the project's, whose columns the delivery needs too)."""
     out: list[Difference] = []
     known = [c.name for c in source.columns]
     present = [str(c) for c in frame.columns]
+    needed = set(source.needed(steps))
     for column in source.columns:
-        if column.name not in present:
+        if column.name not in present and column.name in needed:
             out.append(
                 Difference(f"The delivery lacks the column '{column.name}' (a {column.role} in the project).", True)
             )
+    unused = [c.name for c in source.columns if c.name not in present and c.name not in needed]
+    if unused:
+        out.append(Difference(absent_note(unused), False))
     for column in source.columns:
         if column.name in present and column_kind(frame[column.name]) != column.type:
             try:
@@ -126,13 +137,14 @@ def deliver(store: ProjectStore, project: int | str | ProjectRef, data: bytes, n
     table = load_table(
         bytes(data), name=name, delimiter=reading.delimiter, encoding=reading.encoding, header=reading.header
     )
-    differences = tuple(layout_differences(state.source, table.frame))
+    steps = [s.step for s in state.steps]
+    differences = tuple(layout_differences(state.source, table.frame, steps))
     ref = loaded.ref
     blocking = [d.sentence for d in differences if d.blocking]
     if blocking:
         return Delivery(ref, name, bytes(data), differences, None, " ".join(blocking))
     try:
-        dataset = state.source.dataset(table.frame, name=name)
+        dataset = state.source.dataset(table.frame, name=name, needed=state.source.needed(steps))
         copy = WorkingCopy.start(dataset, state.target, reading=Reading.of(table, bytes(data)))
         for i, s in enumerate(state.keyed_steps(store.key(ref)), start=1):
             try:

@@ -36,12 +36,14 @@ from ..core.hierarchy import SUPPRESSED
 @dataclass(frozen=True)
 class ColumnChange:
     """One column a step changes: distinct values (missing not counted) before and
-    after, and the one value left when only one is (``single``)."""
+    after, the one value left when only one is (``single``), and the records whose value
+    in it changed (``records``; a number and its text, 64 and "64", are one value)."""
 
     column: str
     before: int
     after: int
     single: str | None = None
+    records: int = 0
 
     @property
     def removed(self) -> bool:
@@ -55,7 +57,7 @@ class ColumnChange:
             shown = f" ({self.single})" if self.single is not None else ""
             return f"{self.column} becomes one value{shown}: the column is effectively removed."
         if self.before == self.after:
-            return f"{self.column}: values relabelled ({self.after:,} values)."
+            return f"{self.column}: values relabelled ({self.after:,} values, {self.records:,} records)."
         return f"{self.column}: {self.before:,} values become {self.after:,}."
 
 
@@ -114,13 +116,29 @@ def _distinct(series: pd.Series) -> tuple[int, str | None]:
 
 
 def _changed_cells(old: pd.Series, new: pd.Series) -> np.ndarray:
-    """Per row: the cell differs (missing equals missing; 30 and 30.0 are equal)."""
+    """Per row: the cell differs (missing equals missing; 30 and 30.0 are equal, and so are a
+    number and the text it is written as: 64 and "64", 30.0 and "30"; "064" is another value).
+
+    >>> _changed_cells(pd.Series([64, 91, 30]), pd.Series(["64", "90 or older", "030"])).tolist()
+    [False, True, True]
+    """
     a, b = old.astype(object).to_numpy(), new.astype(object).to_numpy()
     blank_a, blank_b = pd.isna(a), pd.isna(b)
     same = blank_a & blank_b
     both = ~blank_a & ~blank_b
     same[both] = np.asarray(a[both] == b[both], dtype=bool)
+    numbers = pd.api.types.is_numeric_dtype(old) and not pd.api.types.is_bool_dtype(old)
+    if numbers and not pd.api.types.is_numeric_dtype(new):  # numbers written as text (Safe Harbor's columns)
+        rest = np.flatnonzero(both & ~same)
+        if rest.size:
+            same[rest] = [_number_text(x) == str(y).strip() for x, y in zip(a[rest], b[rest])]
     return ~same
+
+
+def _number_text(value) -> str:
+    """A number as text, a whole number without ``.0`` (as Safe Harbor writes it)."""
+    number = float(value)
+    return str(int(number)) if np.isfinite(number) and number.is_integer() else str(value)
 
 
 def cost_between(before: Dataset, after: pd.DataFrame, step=None) -> StepCost:
@@ -129,6 +147,8 @@ def cost_between(before: Dataset, after: pd.DataFrame, step=None) -> StepCost:
     changes single cells, when given)."""
     changes = []
     changed = np.zeros(len(before.frame), dtype=np.int64)
+    weights = record_counts(before.frame, before.count) if before.count else None
+    weights = np.ones(len(before.frame), dtype=np.int64) if weights is None else np.asarray(weights)
     if len(after) == len(before.frame):
         for column in before.frame.columns:
             if column not in after.columns or column == before.count:
@@ -136,12 +156,13 @@ def cost_between(before: Dataset, after: pd.DataFrame, step=None) -> StepCost:
             old, new = before.frame[column], after[column]
             if old is new or old.equals(new):
                 continue
+            cells = _changed_cells(old, new)
+            if not cells.any():  # the same values, only written otherwise (64 as "64"): nothing changes
+                continue
             n_before, _ = _distinct(old)
             n_after, single = _distinct(new)
-            changes.append(ColumnChange(str(column), n_before, n_after, single))
-            changed += _changed_cells(old, new)
-    weights = record_counts(before.frame, before.count) if before.count else None
-    weights = np.ones(len(before.frame), dtype=np.int64) if weights is None else np.asarray(weights)
+            changes.append(ColumnChange(str(column), n_before, n_after, single, int(weights[cells].sum())))
+            changed += cells
     measures = getattr(step, "measures", None)
     return StepCost(
         changes=tuple(changes),

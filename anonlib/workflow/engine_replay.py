@@ -65,7 +65,7 @@ from ..engine import WEIGHT, Engine, EngineTable, from_frame, from_ibis, scan, s
 from ..engine.backends import errors
 from ..measures.models import acceptance
 from ..measures.target import TargetCheck
-from .recipe import Recipe
+from .recipe import Recipe, absent_note
 from .release import release_columns
 from .steps import SuppressionStep
 
@@ -92,6 +92,7 @@ class EngineReplay:
     written: EngineTable | None = None
     measured_on: str = "query"
     released: EngineTable | None = None
+    notes: tuple[str, ...] = ()  # about the file read (a recorded column it lacks that the release never uses)
 
 
 def apply_recipe(
@@ -121,15 +122,19 @@ def apply_recipe(
     else:
         table = scan(source, engine=engine, delimiter=reading.delimiter, encoding=reading.encoding, name=name)
     wanted = [c.name for c in recipe.source.columns]
-    lacking = [c for c in wanted if c not in table.columns]
+    needed = set(recipe.needed_columns)  # an ignored column no step uses may be absent (Source.needed)
+    lacking = [c for c in wanted if c in needed and c not in table.columns]
     if lacking:
         raise ColumnError(
             f"This file lacks {join_names(lacking)}, which the recipe needs: it was made for a file with the "
             f"columns {join_names(wanted, 12)}."
         )
-    roles = {c.name: Role(c.role) for c in recipe.source.columns}
-    table.decide_kinds(wanted)  # one scan types every text column (not one per column)
-    rows = table.raw.select(**{c.name: _typed(table.value(c.name), c.type) for c in recipe.source.columns})
+    present = [c for c in recipe.source.columns if c.name in table.columns]
+    absent = [c for c in wanted if c not in table.columns]
+    notes = (absent_note(absent, "This file"),) if absent else ()
+    roles = {c.name: Role(c.role) for c in present}
+    table.decide_kinds([c.name for c in present])  # one scan types every text column (not one per column)
+    rows = table.raw.select(**{c.name: _typed(table.value(c.name), c.type) for c in present})
     loaded = _table(rows, engine, roles, recipe.source.missing)
     rows = loaded.assessed_rows(recipe.target.sensitive, rows)  # as a working copy starts (WorkingCopy.base)
     for i, s in enumerate(recipe.steps, start=1):
@@ -151,7 +156,9 @@ def apply_recipe(
     if out is None:
         check = _check(recipe.target, loaded, final)
         records = int(engine.value(released[count].sum() if count else released.count()) or 0)
-        return EngineReplay(check=check, released_records=records, out=None, engine=engine.name, released=query)
+        return EngineReplay(
+            check=check, released_records=records, out=None, engine=engine.name, released=query, notes=notes
+        )
     path, renamed = _write(engine, released, Path(out))
     written = _read_back(engine, path, final, renamed)
     judged = list(final.quasi_identifiers) + [s for s in recipe.target.sensitive if s not in final.quasi_identifiers]
@@ -171,6 +178,7 @@ def apply_recipe(
         written=written,
         measured_on=measured_on,
         released=query,
+        notes=notes,
     )
 
 

@@ -61,6 +61,7 @@ from ..transformations.pseudonyms import (
     pseudonyms,
     shift_dates,
 )
+from .cost import StepCost
 from .keys import key_id, require_key
 
 
@@ -315,9 +316,23 @@ class SafeHarborStep:
             )
         return apply_safe_harbor(frame, self.changes, reference_year=self.reference_year)
 
-    def sentences(self) -> tuple[str, ...]:
-        """Every change, one sentence each (listed before the step is applied)."""
-        return tuple(c.sentence() for c in self.changes)
+    def sentences(self, cost: StepCost | None = None) -> tuple[str, ...]:
+        """Every change, one sentence each (listed before the step is applied); with the step's
+        ``cost`` on a table (``anonlib.workflow.step_cost``), each says how many records it
+        changes there (``changed_records``: the Dataset page and ``safe-harbor`` say the same)."""
+        if cost is None:
+            return tuple(c.sentence() for c in self.changes)
+        counts = self.changed_records(cost)
+        return tuple(
+            c.sentence() + ("" if c.action == "pseudonym" else f"; {_records(counts[c.column])} changed")
+            for c in self.changes
+        )
+
+    def changed_records(self, cost: StepCost) -> dict[str, int]:
+        """Per column of the plan, the records whose value the step changes (its ``cost`` on a
+        table: ages all under 90 are not changed by "ages over 89 written '90 or older'")."""
+        changed = {c.column: c.records for c in cost.changes}
+        return {c.column: changed.get(c.column, 0) for c in self.changes}
 
     def describe(self) -> str:
         by_action: dict[str, list[str]] = {}
@@ -380,3 +395,7 @@ KEYED_STEPS = (PseudonymizeStep, ShiftDatesStep)
 def needs_key(step) -> bool:
     """Whether ``step`` is made with the project key (a pseudonym or a date shift)."""
     return isinstance(step, KEYED_STEPS)
+
+
+def _records(n: int) -> str:
+    return f"{n:,} record{'s' if n != 1 else ''}"

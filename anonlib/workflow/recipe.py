@@ -125,6 +125,18 @@ class SourceColumn:
     role: str
 
 
+def absent_note(columns: Sequence[str], what: str = "The delivery") -> str:
+    """The note for recorded columns a file lacks that the release never uses nor releases.
+
+    >>> absent_note(["hhninc"])
+    'The delivery lacks hhninc, which the release never uses nor releases (ignored or an identifier); it is released without it.'
+    """
+    return (
+        f"{what} lacks {join_names(columns)}, which the release never uses nor releases (ignored or an identifier); "
+        f"it is released without {'them' if len(columns) > 1 else 'it'}."
+    )
+
+
 @dataclass(frozen=True)
 class Source:
     """The loaded file as the recipe remembers it."""
@@ -162,24 +174,48 @@ class Source:
         """SHA-256 of the loaded file's bytes (None when it did not come from a file)."""
         return self.reading.sha256
 
-    def dataset(self, frame: pd.DataFrame, name: str | None = None) -> Dataset:
+    def needed(self, steps: Iterable[Step] = (), released: Iterable[str] = ()) -> tuple[str, ...]:
+        """The columns a file must have to be released this way: every column the release
+        analyses or may release (a role other than ignore or identifier), those ``steps`` use
+        and those ``released``. An ignored or identifier column no step uses is never
+        released: a delivery may lack it.
+
+        >>> source = Source("d", "f", 1, 1, "category", (SourceColumn("age", "integer", "quasi-identifier"),
+        ...                 SourceColumn("income", "number", "ignore"), SourceColumn("mrn", "category", "identifier")))
+        >>> source.needed(), source.needed(released=["mrn"])
+        (('age',), ('age', 'mrn'))
+        """
+        used = {c for step in steps for c in step.columns} | set(released)
+        never = (Role.IGNORE.value, Role.IDENTIFIER.value)
+        return tuple(c.name for c in self.columns if c.role not in never or c.name in used)
+
+    def dataset(self, frame: pd.DataFrame, name: str | None = None, *, needed: Iterable[str] | None = None) -> Dataset:
         """``frame`` (a new delivery or the same file) as the recipe's dataset: every
-        recorded column must exist; their recorded types are set (a value that does
-        not convert is a sentence); extra columns are ignored and never released."""
+        ``needed`` column (default: every recorded one; ``Source.needed``) must exist; a
+        recorded column not needed may be absent (the dataset's notes say so); the recorded
+        types are set (a value that does not convert is a sentence); extra columns are
+        ignored and never released."""
         wanted = [c.name for c in self.columns]
-        missing = [c for c in wanted if c not in frame.columns]
+        required = set(wanted if needed is None else needed)
+        missing = [c for c in wanted if c in required and c not in frame.columns]
         if missing:
             raise ColumnError(
                 f"This file lacks {join_names(missing)}, which the recipe needs: it was made for a file with the "
                 f"columns {join_names(wanted, 12)}."
             )
-        for column in self.columns:
+        absent = [c.name for c in self.columns if c.name not in frame.columns]
+        present = [c for c in self.columns if c.name in frame.columns]
+        for column in present:
             if column_kind(frame[column.name]) != column.type:
                 frame = convert_column(frame, column.name, column.type)
-        roles = {c.name: c.role for c in self.columns}
+        roles = {c.name: c.role for c in present}
         roles.update({str(c): Role.IGNORE.value for c in frame.columns if c not in roles})
         return Dataset(
-            name=name or self.name, frame=frame, roles={c: Role(r) for c, r in roles.items()}, missing=self.missing
+            name=name or self.name,
+            frame=frame,
+            roles={c: Role(r) for c, r in roles.items()},
+            missing=self.missing,
+            notes=(absent_note(absent, "This file"),) if absent else (),
         ).validated()
 
     def to_json(self) -> dict[str, Any]:
@@ -469,6 +505,12 @@ class Recipe:
         )
 
     @property
+    def needed_columns(self) -> tuple[str, ...]:
+        """The source's columns a file must have for this recipe (``Source.needed``): those it
+        releases, those its steps use, and every column it analyses."""
+        return self.source.needed((s.step for s in self.steps), self.columns)
+
+    @property
     def key_ids(self) -> tuple[str, ...]:
         """Ids of the project keys the recipe's keyed steps were made with (pseudonyms, date shifts)."""
         return tuple(dict.fromkeys(s.step.key_id for s in self.steps if needs_key(s.step)))
@@ -586,7 +628,8 @@ def read_for_recipe(recipe: Recipe, source: str | Path | bytes, *, name: str | N
     dataset, and how it was read (with the SHA-256 of its bytes)."""
     reading = recipe.source.reading
     table = load_table(source, name=name, delimiter=reading.delimiter, encoding=reading.encoding, header=reading.header)
-    return recipe.source.dataset(table.frame, name=name or table.name), Reading.of(table, source)
+    dataset = recipe.source.dataset(table.frame, name=name or table.name, needed=recipe.needed_columns)
+    return dataset, Reading.of(table, source)
 
 
 def recipe_of(

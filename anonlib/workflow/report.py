@@ -208,6 +208,7 @@ class StepsSection:
     loaded_failing: int | None
     rows: tuple[StepRow, ...]
     status: str
+    met: bool | None = None  # the working copy meets the target (its check, as the pages' box); None: unchecked
 
 
 @dataclass(frozen=True)
@@ -439,7 +440,12 @@ def steps_section(copy) -> StepsSection:
         for i, a in enumerate(copy.steps, start=1)
     )
     return StepsSection(
-        copy.target.describe(), copy.loaded_records, None if first is None else first.failing_records, rows, status
+        copy.target.describe(),
+        copy.loaded_records,
+        None if first is None else first.failing_records,
+        rows,
+        status,
+        None if check is None else bool(check.met),
     )
 
 
@@ -476,8 +482,12 @@ def copy_report(copy, *, p: float = 0.0, view: ReleaseView | None = None, **opti
     return replace(report, release_view=view) if view is not None else report
 
 
-def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]:
+def _sentences(report_risk, leakage, privacy, generalization, steps: StepsSection | None = None) -> tuple[str, ...]:
+    """The summary. With a working copy's ``steps``, it opens with the release target's check (the
+    sentence of the page's box) and no sentence says the target needs nothing when it is not met."""
     out = []
+    if steps is not None:
+        out.append(f"The working copy against the release target ({steps.target}): {steps.status}")
     if report_risk is not None:
         qis = ", ".join(report_risk.quasi_identifiers)
         unit = report_risk.unit
@@ -518,6 +528,12 @@ def _sentences(report_risk, leakage, privacy, generalization) -> tuple[str, ...]
                 f"0 = every value kept, 1 = every value replaced by *"
                 f"{'' if generalization.optimal else '; the least found in the time allowed, not proven least'}). "
                 + " ".join(generalization.cost)
+            )
+        elif steps is not None and steps.met is False:  # k holds in records, the whole target does not
+            out.append(
+                f"Every class already has at least {generalization.k} records, so generalizing for k alone changes "
+                f"nothing, yet the release target ({steps.target}) is not met; the Leakage & anonymization page "
+                "searches under the whole target."
             )
         else:
             out.append(f"Every class already has at least {generalization.k} records; no generalization is needed.")
@@ -662,7 +678,7 @@ def build_report(
         generalization=generalization,
         parameters=parameters,
         notes=tuple(notes),
-        sentences=_sentences(risk, leakage, privacy, generalization),
+        sentences=_sentences(risk, leakage, privacy, generalization, steps),
         created=created or datetime.now(UTC).date().isoformat(),
         steps=steps,
         attacker=attacker,

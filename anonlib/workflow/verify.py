@@ -12,7 +12,10 @@
 - ``target``: the recipe's release target recounted on ``released.csv`` as
   written (``ReleaseTarget.check`` with the recipe's roles), and its records;
 - ``source`` (when the source file is given): its SHA-256 is the one recorded,
-  and re-applying the recipe reproduces ``released.csv`` byte for byte.
+  and re-applying the recipe reproduces ``released.csv`` byte for byte. A recipe with
+  pseudonym or date-shift steps is re-applied under the project ``key`` it was made
+  with (``verify_package(..., key=)``; the key is checked by its id, never shown);
+  without it, or with another key, the source check fails saying so.
 
 A private release's package (``anonlib.workflow.private_package``, its recipe of kind
 "differentially private release") has no target and cannot be re-applied: its digests are
@@ -44,8 +47,9 @@ from pathlib import Path
 import numpy as np
 
 from ..core.dataset import Dataset, Role
-from ..core.errors import AnonlibError, ColumnError, DataFileError, PackageError
+from ..core.errors import AnonlibError, ColumnError, DataFileError, KeyFileError, PackageError
 from ..core.loading import DEFAULT_MAX_BYTES, load_table
+from .keys import key_id
 from .package import MEMBERS, README_FILE, RECIPE_FILE, REPORT_FILE, SUMS_FILE, TABLE_FILE
 from .private_package import PRIVATE_MEMBERS, SYNTHETIC_FILE, TABLES_FILE, private_recipe_of, verify_private
 from .recipe import EDITED, INTACT, MAX_RECIPE_BYTES, Recipe, apply_recipe, suppression_mark
@@ -81,10 +85,15 @@ class Verification:
 
 
 def verify_package(
-    package: bytes | str | Path, source: bytes | str | Path | None = None, *, source_name: str | None = None
+    package: bytes | str | Path,
+    source: bytes | str | Path | None = None,
+    *,
+    source_name: str | None = None,
+    key: bytes | None = None,
 ) -> Verification:
     """Check a release package (the zip's bytes or path) and, given the ``source`` file
-    (bytes or path), that re-applying its recipe reproduces the released table."""
+    (bytes or path), that re-applying its recipe reproduces the released table (its
+    pseudonym and date-shift steps replayed under ``key``, the project key)."""
     checks: list[PartCheck] = []
 
     def check(part: str, passed: bool, sentence: str) -> bool:
@@ -120,7 +129,7 @@ def verify_package(
         if recipe is None:
             check(SOURCE, False, f"was not checked: {RECIPE_FILE} could not be read, so there is no recipe to re-apply")
         else:
-            _check_source(recipe, table, source, source_name, check)
+            _check_source(recipe, table, source, source_name, check, key)
     return Verification(tuple(checks))
 
 
@@ -285,15 +294,40 @@ def _check_target(recipe: Recipe, table: bytes, check) -> None:
     check(TARGET, result.met, f"recounted on {TABLE_FILE} as written: {result.sentence()}")
 
 
-def _check_source(recipe: Recipe, table: bytes | None, source, source_name: str | None, check) -> None:
-    """The source is the file recorded, and re-applying the recipe to it reproduces the table."""
+def _check_source(
+    recipe: Recipe, table: bytes | None, source, source_name: str | None, check, key: bytes | None = None
+) -> None:
+    """The source is the file recorded, and re-applying the recipe (its keyed steps under
+    ``key``) to it reproduces the table."""
     if not isinstance(source, (bytes, bytearray)) and not Path(source).is_file():
         raise PackageError(f"The source file '{Path(source).name}' does not exist or is not a file.")
     recorded = recipe.source.sha256
     if recorded and file_digest(source) != recorded:
         check(SOURCE, False, "is not the file the release was made from: its SHA-256 differs from the one recorded")
+    if recipe.key_ids and key is None:
+        check(
+            SOURCE,
+            False,
+            f"was not re-applied: the recipe's pseudonym or date-shift steps need the project key they were made "
+            f"with (key id {', '.join(recipe.key_ids)}); give it with --key-file FILE or --project NAME",
+        )
+        return
+    if key is not None and recipe.key_ids and key_id(key) not in recipe.key_ids:
+        check(
+            SOURCE,
+            False,
+            f"was not re-applied: the recipe's pseudonym or date-shift steps were made with the key "
+            f"{', '.join(recipe.key_ids)}, but the key given is {key_id(key)} (another key gives other pseudonyms "
+            "and dates); give the key the release was made with",
+        )
+        return
     try:
-        replay = apply_recipe(recipe, source, name=source_name)
+        keyed = recipe.with_key(key)
+    except KeyFileError as err:  # steps made with two keys: one of them is not this one
+        check(SOURCE, False, f"was not re-applied: {err}")
+        return
+    try:
+        replay = apply_recipe(keyed, source, name=source_name)
     except AnonlibError as err:
         check(SOURCE, False, f"does not fit the recipe: {err}")
         return
