@@ -124,7 +124,7 @@ def test_without_count_column_one_row_per_record(table1, hierarchies):
 
 
 def test_comparison_table(table1, hierarchies):
-    results = compare_methods(table1, SHIELD, 3, hierarchies, count="#Rec.")
+    results = compare_methods(table1, SHIELD, hierarchies, target=ReleaseTarget(3), count="#Rec.")
     table = comparison_table(results)
     assert table["rows"].tolist() == [21, 21, 18]
     assert table["generalizations"].tolist() == [2, 2, 1]

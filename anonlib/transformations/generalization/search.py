@@ -427,21 +427,21 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
 def compare_methods(
     df: pd.DataFrame,
     quasi_identifiers: Sequence[str],
-    k: int,
     hierarchies: Mapping[str, pd.DataFrame],
     methods: Sequence[str] = METHODS,
     *,
+    target: ReleaseTarget,
     count: str | None = None,
 ) -> list[SearchResult]:
-    """Run several methods on the same requirement (the paper's Section 4 comparison).
+    """Run several methods for the same release target (the paper's Section 4 comparison).
 
     >>> from anonlib.core.samples import load_sample
     >>> df = load_sample("arca_table1").frame
     >>> from anonlib.transformations.anonymize_experiments import arca_hierarchies
-    >>> [r.generated for r in compare_methods(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec.")]
+    >>> found = compare_methods(df, ["Zip", "Age", "AC"], arca_hierarchies(df), target=ReleaseTarget(3), count="#Rec.")
+    >>> [r.generated for r in found]
     [13, 71, 3]
     """
-    target = ReleaseTarget(k)
     return [release_search(df, quasi_identifiers, hierarchies, m, target=target, count=count) for m in methods]
 
 
@@ -452,7 +452,8 @@ def comparison_table(results: Sequence[SearchResult]) -> pd.DataFrame:
     >>> from anonlib.core.samples import load_sample
     >>> df = load_sample("arca_table1").frame
     >>> from anonlib.transformations.anonymize_experiments import arca_hierarchies
-    >>> comparison_table(compare_methods(df, ["Zip", "Age", "AC"], 3, arca_hierarchies(df), count="#Rec."))["levels"].tolist()
+    >>> found = compare_methods(df, ["Zip", "Age", "AC"], arca_hierarchies(df), target=ReleaseTarget(3), count="#Rec.")
+    >>> comparison_table(found)["levels"].tolist()
     ['Zip 1, Age 1, AC 0', 'Zip 1, Age 1, AC 0', 'Zip 0, Age 0, AC 1']
     """
     return pd.DataFrame(
