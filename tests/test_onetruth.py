@@ -219,3 +219,19 @@ def test_every_search_claims_what_a_recount_of_its_release_finds(case, tmp_path_
         assert code == (0 if check.met else 1)
         assert out.read_bytes() == zipfile.ZipFile(package).read("released.csv")
         assert main(["verify", str(package), str(source), *keyed]) == (0 if check.met else 1)
+
+
+def test_the_reports_suggested_generalization_is_searched_under_the_whole_target_in_people():
+    """The report searched k alone in records; it now searches the working copy's target in the
+    dataset's unit, so its suggestion is the page's optimum on the same hierarchies."""
+    from anonlib.workflow.report import build_report
+
+    dataset = panel_dataset()
+    target = ReleaseTarget(k=5, max_suppressed=0.05)
+    report = build_report(dataset, target=target, max_known=1)
+    frame, _ = dataset.analysis_frame(QIS, person=True)
+    hierarchies = {a: default_hierarchy(frame[a], a)[1] for a in QIS}
+    in_people = release_search(frame, QIS, hierarchies, "optimal", target=target.in_unit_of(dataset))
+    in_records = release_search(frame.drop(columns="mrn"), QIS, hierarchies, "optimal", target=ReleaseTarget(5))
+    levels = {a: level for a, level, _, _ in report.generalization.levels}
+    assert levels == in_people.levels != in_records.levels

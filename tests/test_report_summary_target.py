@@ -57,8 +57,9 @@ def test_the_summary_says_what_the_box_says(case):
     summary = " ".join(report.sentences)
     assert check.sentence() in summary and check.sentence().startswith("Not met")
     assert NOTHING_NEEDED not in summary
-    assert report.generalization is not None and not any(level for _, level, _, _ in report.generalization.levels)
-    assert "yet the release target" in summary and "is not met" in summary
+    # the suggested generalization is searched under the whole target in its unit (people, the
+    # models), so it raises levels where k alone in records needed nothing
+    assert report.generalization is not None and any(level for _, level, _, _ in report.generalization.levels)
 
 
 def test_a_met_target_still_says_no_generalization_is_needed():

@@ -360,8 +360,16 @@ def _privacy_section(
 
 
 def _generalization_section(
-    frame, qis: tuple[str, ...], count: str | None, k: int, max_lattice: int, progress: Progress | None = None
+    dataset: Dataset,
+    frame,
+    qis: tuple[str, ...],
+    count: str | None,
+    target: ReleaseTarget,
+    max_lattice: int,
+    progress: Progress | None = None,
 ) -> GeneralizationSection:
+    if target.person is not None:  # searched in people: the person column rides along
+        frame = dataset.analysis_frame(list(frame.columns.drop(count) if count else frame.columns), person=True)[0]
     built = {a: default_hierarchy(frame[a], a) for a in qis}
     hierarchies = {a: h for a, (_, h) in built.items()}
     size = lattice_size(levels_of(h) + 1 for h in hierarchies.values())
@@ -375,7 +383,7 @@ def _generalization_section(
         list(qis),
         hierarchies,
         "optimal",
-        target=ReleaseTarget(k),
+        target=target,
         count=count,
         progress=progress,
         time_limit=REPORT_SEARCH_SECONDS,
@@ -467,9 +475,7 @@ def copy_report(copy, *, p: float = 0.0, view: ReleaseView | None = None, **opti
     >>> "What the release is still good for" in render_html(r)
     True
     """
-    report = build_report(
-        copy.current, k=copy.target.k, p=p, requirements=copy.target.requirements, steps=steps_section(copy), **options
-    )
+    report = build_report(copy.current, target=copy.target, p=p, steps=steps_section(copy), **options)
     if view is None and copy.steps:
         from .release_view import release_view  # noqa: PLC0415 - the workflow imports this module
 
@@ -529,11 +535,10 @@ def _sentences(report_risk, leakage, privacy, generalization, steps: StepsSectio
                 f"{'' if generalization.optimal else '; the least found in the time allowed, not proven least'}). "
                 + " ".join(generalization.cost)
             )
-        elif steps is not None and steps.met is False:  # k holds in records, the whole target does not
+        elif steps is not None and steps.met is False:  # no level raised, yet the target is not met as it is
             out.append(
-                f"Every class already has at least {generalization.k} records, so generalizing for k alone changes "
-                f"nothing, yet the release target ({steps.target}) is not met; the Leakage & anonymization page "
-                "searches under the whole target."
+                f"The search under the release target ({steps.target}) raises no level: what still fails it is "
+                "suppressed, within its limit, by the sidebar's suppression step."
             )
         else:
             out.append(f"Every class already has at least {generalization.k} records; no generalization is needed.")
@@ -569,6 +574,7 @@ def build_report(
     requirements: Sequence = (),
     steps: StepsSection | None = None,
     progress: Progress | None = None,
+    target: ReleaseTarget | None = None,
 ) -> RiskReport:
     """Collect the dataset's findings (risk, leakage, individual privacy, a generalization) at k and p.
 
@@ -581,7 +587,10 @@ def build_report(
     ``created`` is the report's date (default: today, UTC). ``requirements``
     (the release target's privacy models) set the values the privacy models are
     judged at; ``steps`` is the working copy's history (``steps_section``; see
-    ``copy_report`` for a working copy).
+    ``copy_report`` for a working copy). ``target`` (the working copy's release target)
+    replaces ``k`` and ``requirements``: the suggested generalization is then searched under
+    the whole target in the dataset's unit (people with a person column), as the Leakage
+    page searches.
 
     ``progress(done, total, what)``: ``total`` is 1000 per section after the
     dataset's (7,000); within a section ``done`` advances with the section's own
@@ -594,7 +603,10 @@ def build_report(
     >>> r.dataset.records, r.leakage.rows[0].attribute, [row.sensitive for row in r.privacy.rows]
     (60, 'Age', ['Genetic risk'])
     """
+    if target is not None:
+        k, requirements = target.k, target.requirements
     k = whole_k(k)
+    searched = (target or ReleaseTarget(k)).in_unit_of(dataset)
     p = float(p)
     if not 0.0 <= p < 1.0:
         raise ParameterError(f"The threshold p must be at least 0 and below 1; got {p:g}.")
@@ -638,7 +650,7 @@ def build_report(
                 "Suggested generalization",
                 notes,
                 lambda: _generalization_section(
-                    frame, qis, count, k, int(max_lattice), step("Suggested generalization")
+                    dataset, frame, qis, count, searched, int(max_lattice), step("Suggested generalization")
                 ),
             )
         else:
