@@ -43,11 +43,18 @@ DP_MODULES = {
     "test_private_release",
     "test_synthesis",
 }
-# AppTest runs of whole pages and sessions (seconds each), and the other modules found slow with
-# --durations (bench/NOTES.md keeps the timings)
+# AppTest runs of whole pages and sessions (seconds each), and the modules found slow with
+# --durations: DuckDB against in memory, OpenDP's synthesis, the installed package (bench/NOTES.md
+# keeps the timings)
 SLOW_MODULES = {
     *BROWSER_MODULES,
     *SPARK_MODULES,
+    "test_engine",
+    "test_engine_anonymize",
+    "test_synthesis",
+    "test_cli_synthesize",
+    "test_health_cli",
+    "test_packaging",
     "test_app",
     "test_fuzz_session",
     "test_page_frontier",
@@ -63,6 +70,15 @@ SLOW_MODULES = {
     "test_pages_on_upload",
     "test_projects_reliability",
     "test_sidebar",
+}
+
+# single tests of a fast module that take several seconds (module::name, with or without its parameters)
+SLOW_TESTS = {
+    "test_projects_store::test_twelve_monthly_deliveries_through_one_project_are_on_record_and_verify",
+    "test_optimal::test_arx_adult_benchmark_beats_the_papers_search",
+    "test_avector::test_improvement_leading_terms_equal_exact",
+    "test_suppression::test_adult_reaches_k5_recounted_by_plain_pandas_with_fewer_records_than_record_suppression",
+    "test_hostile::test_hostile_case[vector_of_a_million]",
 }
 
 FAST_EXAMPLES = 10
@@ -97,7 +113,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             v for v in params.values() if isinstance(v, str)
         ]:
             item.add_marker(pytest.mark.postgres)
-        if module in SLOW_MODULES or item.get_closest_marker("postgres"):
+        names = {f"{module}::{item.name}", f"{module}::{getattr(item, 'originalname', item.name)}"}
+        if module in SLOW_MODULES or names & SLOW_TESTS or item.get_closest_marker("postgres"):
             item.add_marker(pytest.mark.slow)
         if fast:
             _cap_examples(item)
