@@ -2,6 +2,7 @@
 
     python3 tasks.py run    # set up .venv, install, start the dashboard (sample loaded)
     python3 tasks.py test   # set up .venv, install test tools, lint (ruff), run every test
+    python3 tasks.py test --fast  # the same without the slow tests (pytest -m "not slow"): a few minutes
     python3 tasks.py bench  # run the benchmarks (after either of the above)
     python3 tasks.py screenshot  # regenerate docs/screenshot.png in headless Chromium
 
@@ -68,17 +69,23 @@ def lint() -> int:
 
 
 def test(extra: list[str]) -> int:
+    """Lint, then every test; with ``--fast`` the fast tier only (``-m "not slow"``: no browser,
+    Spark, PostgreSQL or whole-page AppTest runs, and hypothesis's fast profile; tests/conftest.py)."""
     _ensure_venv("requirements-dev.txt")
     if lint():
         return 1
-    # Test files run side by side on up to four cores (pytest-xdist; a file's tests stay on one
-    # worker, so its fixtures, such as the Spark session, are built once). "-n 0" runs serially.
+    fast = "--fast" in extra
+    extra = [a for a in extra if a != "--fast"]
+    # Tests run side by side on up to four cores (pytest-xdist), each worker taking the next test
+    # when it is free (work stealing: a heavy file no longer holds one worker while the others
+    # wait). "-n 0" runs serially.
     workers = (
         []
         if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in extra)
-        else ["-n", str(min(4, os.cpu_count() or 1)), "--dist", "loadfile"]
+        else ["-n", str(min(4, os.cpu_count() or 1)), "--dist", "worksteal"]
     )
-    return subprocess.call([str(PYTHON), "-m", "pytest", *workers, *extra], cwd=ROOT)
+    tier = ["-m", "not slow"] if fast else []
+    return subprocess.call([str(PYTHON), "-m", "pytest", *workers, *tier, "--durations=20", *extra], cwd=ROOT)
 
 
 def bench(extra: list[str]) -> int:

@@ -34,6 +34,7 @@ from anonlib.workflow.cost import preselect
 from dashboard import charts
 from dashboard.frontier_views import policy_details, safe_harbor_section
 from dashboard.glossary import glossary_expander, term_help
+from dashboard.memo import memo
 from dashboard.state import active_dataset, release_target, working_copy
 from dashboard.ui import guarded, offer_step, page_header, paper_example, plain
 
@@ -59,7 +60,6 @@ def _zip3() -> dict[str, int]:
     return zip3_populations()
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
 def _search(
     fingerprint: str,
     qis: tuple,
@@ -74,8 +74,13 @@ def _search(
     _frame: pd.DataFrame,
     _population: pd.DataFrame | None,
 ) -> FrontierSearch:
-    """One search, cached on the data's fingerprint and every parameter. The
-    progress bar lives inside so that a cache hit replays it finished."""
+    """One search, computed once per data fingerprint and parameters (kept in a memo, not
+    st.cache_data: a cached function never calls a Streamlit element, dashboard.memo says why),
+    with a progress bar while it runs."""
+    key = (fingerprint, qis, orders, population_key, count, population_count, method, budget, threshold, seed)
+    found = memo("frontier.search", 16).get(key)
+    if found is not None:
+        return found
     label = method.upper()
     bar = st.progress(0.0, text=f"{label}: starting")
 
@@ -94,7 +99,9 @@ def _search(
             count=count,
             population_count=population_count,
         )
-        return explore(space, method, budget, seed=seed, threshold=threshold, progress=report)
+        return memo("frontier.search", 16).put(
+            key, explore(space, method, budget, seed=seed, threshold=threshold, progress=report)
+        )
     finally:
         bar.empty()
 

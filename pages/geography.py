@@ -32,6 +32,7 @@ from anonlib.transformations.synthetic import PEOPLE_ATTRIBUTES, synthetic_peopl
 from anonlib.workflow import AggregationStep, step_cost
 from dashboard import charts
 from dashboard.geo_views import result_view
+from dashboard.memo import memo
 from dashboard.state import active_dataset, release_target
 from dashboard.ui import (
     guarded,
@@ -115,7 +116,6 @@ def _uploaded_regions(file_id: str, region_id: str, population: str | None, _raw
     return read_regions(_raw, region_id=region_id, population=population, name=name)
 
 
-@st.cache_data(show_spinner="Placing sites, aggregating and suppressing...", max_entries=64)
 def _run(
     source: tuple,
     method: str,
@@ -128,27 +128,35 @@ def _run(
     _points: pd.DataFrame,
     _records: pd.DataFrame,
 ):
+    """One aggregation, computed once per input (kept in a memo, not st.cache_data: a cached
+    function never calls a Streamlit element, dashboard.memo says why), with a progress bar (ADC)
+    or a spinner while it runs."""
+    key = (source, method, k, n_sites, seed, region, qis, count)
+    found = memo("geography.run", 64).get(key)
+    if found is not None:
+        return found
     bar = st.progress(0.0, text=f"{METHOD_NAMES[method]}: starting") if method == "adc" else None
     progress = (
         (lambda done, total, what: bar.progress(min(done / max(total, 1), 1.0), text=f"ADC: {what}")) if bar else None
     )
-    result = aggregate_regions(
-        _points,
-        _records,
-        region=region,
-        quasi_identifiers=list(qis),
-        target=ReleaseTarget(k),
-        n_sites=n_sites,
-        method=method,
-        count=count,
-        seed=seed,
-        unmatched="report",
-        progress=progress,
-        time_limit=ADC_TIME_LIMIT,
-    )
+    with st.spinner("Placing sites, aggregating and suppressing..."):
+        result = aggregate_regions(
+            _points,
+            _records,
+            region=region,
+            quasi_identifiers=list(qis),
+            target=ReleaseTarget(k),
+            n_sites=n_sites,
+            method=method,
+            count=count,
+            seed=seed,
+            unmatched="report",
+            progress=progress,
+            time_limit=ADC_TIME_LIMIT,
+        )
     if bar is not None:
         bar.empty()
-    return result
+    return memo("geography.run", 64).put(key, result)
 
 
 def _other_areas(ids, current: str) -> str:

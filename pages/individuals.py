@@ -25,6 +25,7 @@ from anonlib.workflow.budgets import STATUS_SECONDS, bands_budget
 from anonlib.workflow.findings import IndividualPrivacy, individual_privacy
 from dashboard import charts
 from dashboard.glossary import term_help
+from dashboard.memo import memo
 from dashboard.state import active_dataset, working_copy
 from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
 
@@ -38,24 +39,11 @@ def _roles_key(dataset: Dataset) -> tuple:
     return tuple((str(c), dataset.roles[c].value) for c in dataset.frame.columns if c in dataset.roles)
 
 
-# Cache keys carry the fingerprint (the table), the roles and the missing-value policy
-# (what is analysed); the dataset and the progress callback are passed unhashed.
-@st.cache_data(show_spinner=False, max_entries=16)
-def _privacy(
-    fingerprint: str,
-    roles: tuple,
-    missing: str,
-    measure: str,
-    p: float,
-    q: float | None,
-    max_known: int | None,
-    include_empty: bool,
-    _dataset: Dataset,
-    _progress=None,
-) -> IndividualPrivacy:
-    return individual_privacy(
-        _dataset, p=p, measure=measure, q=q, max_known=max_known, include_empty=include_empty, progress=_progress
-    )
+# The two computations that report progress are kept in memos, not st.cache_data: a cached
+# function never calls a Streamlit element (dashboard.memo says why). Their keys carry the
+# fingerprint (the table), the roles and the missing-value policy (what is analysed).
+PRIVACY = "individuals.privacy"
+POTENTIAL = "individuals.potential"
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -71,37 +59,6 @@ def _leave_one_out(
     _count: str | None,
 ):
     return leave_one_out(_frame, sensitive, list(_aux), measure, q, count=_count)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _potential(
-    fingerprint: str,
-    roles: tuple,
-    missing: str,
-    sensitive: str,
-    variable: str,
-    max_categories: int,
-    max_partitions: int,
-    include_empty: bool,
-    max_known: int | None,
-    _frame: pd.DataFrame,
-    _aux: tuple,
-    _count: str | None,
-    _progress=None,
-):
-    # keeps every record's minimum per partition, so moving p needs no recomputation
-    return generalization_potential(
-        _frame,
-        sensitive,
-        list(_aux),
-        variable,
-        max_categories=max_categories,
-        max_partitions=max_partitions,
-        include_empty=include_empty,
-        count=_count,
-        max_known=max_known,
-        progress=_progress,
-    )
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -217,19 +174,9 @@ if ready:
 
     with guarded("computing the privacy of individuals"):
         frame, dropped = dataset.analysis_frame(list(qis + sensitive_columns))
-        seconds = _estimated_seconds(dataset, frame, max_known)
         started = time.perf_counter()
-        status = None
-        if seconds > STATUS_SECONDS:
-            status = st.status(f"Computing individual privacy (about {seconds:,.0f} s estimated)...", expanded=True)
-            bar = status.progress(0.0, text="Combinations of quasi-identifiers")
-
-            def progress(done: int, total: int, what: str) -> None:  # anonlib.core.budget.Progress
-                share = min(done / max(total, 1), 1.0)
-                bar.progress(share, text=f"{what}: {100 * share:.0f}%")
-        else:
-            progress = None
-        privacy = _privacy(
+        status = progress = None
+        privacy_key = (
             dataset.fingerprint,
             _roles_key(dataset),
             dataset.missing,
@@ -238,9 +185,30 @@ if ready:
             None if q is None else float(q),
             max_known,
             include_empty,
-            dataset,
-            progress,
         )
+        privacy: IndividualPrivacy | None = memo(PRIVACY).get(privacy_key)
+        if privacy is None:  # computed here, outside any cached function, with its progress shown
+            seconds = _estimated_seconds(dataset, frame, max_known)
+            if seconds > STATUS_SECONDS:
+                status = st.status(f"Computing individual privacy (about {seconds:,.0f} s estimated)...", expanded=True)
+                bar = status.progress(0.0, text="Combinations of quasi-identifiers")
+
+                def progress(done: int, total: int, what: str) -> None:  # anonlib.core.budget.Progress
+                    share = min(done / max(total, 1), 1.0)
+                    bar.progress(share, text=f"{what}: {100 * share:.0f}%")
+
+            privacy = memo(PRIVACY).put(
+                privacy_key,
+                individual_privacy(
+                    dataset,
+                    p=p,
+                    measure=measure,
+                    q=q,
+                    max_known=max_known,
+                    include_empty=include_empty,
+                    progress=progress,
+                ),
+            )
 
         # ------------------------------------------------------------ headline: records protected
         st.info(plain(privacy.sentence))
@@ -388,9 +356,7 @@ if ready:
             variable = g1.selectbox("Numeric quasi-identifier to put into bands", numeric, key="peers_gen_var")
             max_categories = g2.slider("Most bands", 2, 40, 15, key="peers_max_categories")
             budget = bands_budget(len(frame), len(aux))
-            if status is not None:
-                status.update(label=f"Computing up to {budget} band partitions of {variable}...")
-            potential = _potential(
+            potential_key = (
                 dataset.fingerprint,
                 _roles_key(dataset),
                 dataset.missing,
@@ -400,11 +366,26 @@ if ready:
                 budget,
                 include_empty,
                 max_known,
-                frame,
-                aux,
-                dataset.count,
-                progress,
             )
+            potential = memo(POTENTIAL).get(potential_key)
+            if potential is None:  # keeps every record's minimum per partition: moving p needs no recomputation
+                if status is not None:
+                    status.update(label=f"Computing up to {budget} band partitions of {variable}...")
+                potential = memo(POTENTIAL).put(
+                    potential_key,
+                    generalization_potential(
+                        frame,
+                        sensitive,
+                        list(aux),
+                        variable,
+                        max_categories=max_categories,
+                        max_partitions=budget,
+                        include_empty=include_empty,
+                        count=dataset.count,
+                        max_known=max_known,
+                        progress=progress,
+                    ),
+                )
             table = potential.table(p)
             baseline = potential.baseline_at(p)
             st.plotly_chart(

@@ -28,6 +28,7 @@ from anonlib.transformations.schedule_experiments import (
     table11_synthetic,
 )
 from dashboard import charts
+from dashboard.memo import memo
 from dashboard.state import active_dataset, release_target
 from dashboard.ui import download_csv, download_json, guarded, page_header, paper_example, plain, row, show_table
 
@@ -42,26 +43,34 @@ RULE_HELP = {
 }
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _compare(
-    key: str, params: tuple, _population: pd.DataFrame, _resources: pd.DataFrame, _progress=None
-) -> ScheduleComparison:
+# The computations that report progress are kept in memos, not st.cache_data: a cached function
+# never calls a Streamlit element (dashboard.memo says why).
+def _compare(key: str, params: tuple, population: pd.DataFrame, resources: pd.DataFrame) -> ScheduleComparison:
+    """The schedules compared, computed once per (population, resources, parameters), with a status box."""
+    found = memo("screening.compare", 32).get((key, params))
+    if found is not None:
+        return found
     qis, count, group, methods, rule, seed, time_limit, fair, share = params
-    return compare_methods(
-        _population,
-        _resources,
-        list(qis),
-        methods=methods,
-        count=count,
-        group=group,
-        rule=rule,
-        seed=seed,
-        time_limit=time_limit,
-        fair_attribute=fair,
-        max_share=share,
-        skip_too_large=True,
-        progress=_progress,
-    )
+    with st.status("Computing the schedules...", expanded=False) as status:
+        comparison = compare_methods(
+            population,
+            resources,
+            list(qis),
+            methods=methods,
+            count=count,
+            group=group,
+            rule=rule,
+            seed=seed,
+            time_limit=time_limit,
+            fair_attribute=fair,
+            max_share=share,
+            skip_too_large=True,
+            progress=lambda done, total, what: status.update(
+                label=f"Optimal schedule: {what}; {done:,} of {total:,} records in settled classes"
+            ),
+        )
+        status.update(label="Schedules ready", state="complete")
+    return memo("screening.compare", 32).put((key, params), comparison)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -72,24 +81,15 @@ def _census(key: str, params: tuple, _comparison: ScheduleComparison):
         return None
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _table10(
-    sizes: tuple[int, ...], runs: int, seed: int, optimal_runs: int, time_limit: float, protocol: str, _progress=None
-):
-    return reproduce_table10(
-        sizes,
-        runs,
-        seed=seed,
-        optimal_runs=optimal_runs,
-        optimal_time_limit=time_limit,
-        protocol=protocol,
-        progress=_progress,
-    )
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _table11(dates: int, seed: int, _progress=None) -> pd.DataFrame:
-    return table11_synthetic(dates, seed=seed, progress=_progress)
+def _with_bar(name: str, key: tuple, make):
+    """``make(progress)`` computed once per ``key`` (kept in the memo ``name``), with a progress bar."""
+    found = memo(name, 8).get(key)
+    if found is not None:
+        return found
+    bar = st.progress(0.0, text="starting")
+    made = make(lambda fraction, text: bar.progress(min(fraction, 1.0), text=text))
+    bar.empty()
+    return memo(name, 8).put(key, made)
 
 
 @st.cache_data(show_spinner=False)
@@ -248,17 +248,7 @@ with guarded("computing the schedules"):
             None if fair == NONE else share / 100,
         )
         key = f"{source_id}|{pd.util.hash_pandas_object(resources.astype(str), index=False).sum()}"
-        with st.status("Computing the schedules...", expanded=False) as status:
-            comparison = _compare(
-                key,
-                params,
-                population,
-                resources,
-                _progress=lambda done, total, what: status.update(
-                    label=f"Optimal schedule: {what}; {done:,} of {total:,} records in settled classes"
-                ),
-            )
-            status.update(label="Schedules ready", state="complete")
+        comparison = _compare(key, params, population, resources)
 
 if comparison is not None:
     results = comparison.results
@@ -399,17 +389,20 @@ def _experiments() -> None:
     optimal_limit = t[3].number_input("time limit per optimum (s)", 1, 600, 5, key="scr_t10_limit")
     if st.button("Run Table 10", key="scr_t10_run"):
         with guarded("reproducing Table 10"):
-            bar = st.progress(0.0, text="starting")
-            st.session_state["scr_t10"] = _table10(
-                tuple(sorted(sizes)),
-                int(runs),
-                int(t10_seed),
-                int(optimal_runs),
-                float(optimal_limit),
-                protocol,
-                _progress=lambda fraction, text: bar.progress(min(fraction, 1.0), text=text),
+            table10_key = (tuple(sorted(sizes)), int(runs), int(t10_seed), int(optimal_runs), float(optimal_limit))
+            st.session_state["scr_t10"] = _with_bar(
+                "screening.table10",
+                (*table10_key, protocol),
+                lambda progress: reproduce_table10(
+                    table10_key[0],
+                    table10_key[1],
+                    seed=table10_key[2],
+                    optimal_runs=table10_key[3],
+                    optimal_time_limit=table10_key[4],
+                    protocol=protocol,
+                    progress=progress,
+                ),
             )
-            bar.empty()
     table10 = st.session_state.get("scr_t10")
     if table10 is not None:
         show_table(table10.frame)
@@ -467,11 +460,11 @@ def _experiments() -> None:
     t11_seed = u[1].number_input("seed", 0, 10**6, 0, key="scr_t11_seed")
     if st.button("Run Table 11 (synthetic)", key="scr_t11_run"):
         with guarded("simulating Table 11"):
-            bar = st.progress(0.0, text="starting")
-            st.session_state["scr_t11"] = _table11(
-                int(dates), int(t11_seed), _progress=lambda fraction, text: bar.progress(min(fraction, 1.0), text=text)
+            st.session_state["scr_t11"] = _with_bar(
+                "screening.table11",
+                (int(dates), int(t11_seed)),
+                lambda progress: table11_synthetic(int(dates), seed=int(t11_seed), progress=progress),
             )
-            bar.empty()
     table11 = st.session_state.get("scr_t11")
     if table11 is not None:
         left, right = st.columns(2)

@@ -1,10 +1,132 @@
 """Fixtures shared by the tests: a project store of their own for every test, and the
-real-browser tests' server and Chromium (see ``live_app.py``)."""
+real-browser tests' server and Chromium (see ``live_app.py``); the test tiers (markers and
+hypothesis profiles).
+
+Tiers. Every test of a module named below is marked here (``pytest_collection_modifyitems``), so
+a new test in such a module is in its tier without a decorator:
+
+- ``slow``: not in the developer's fast tier, ``pytest -m "not slow"`` (``python3 tasks.py test
+  --fast``); the full suite (``python3 tasks.py test``) runs everything.
+- ``browser``: a real server and headless Chromium; ``spark``: a local Spark session;
+  ``postgres``: a real PostgreSQL server (tests using the ``postgresql`` fixture); ``dp``:
+  OpenDP's differentially private synthesis.
+
+Hypothesis profiles: ``full`` keeps every test's own example count (``@settings(max_examples=N)``);
+``fast`` caps them at ``FAST_EXAMPLES``. The profile is ``HYPOTHESIS_PROFILE`` when set, else
+``fast`` when the run deselects the slow tests (``-m "not slow"``), else ``full``.
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
+from hypothesis import settings
 from live_app import chromium, dashboard_server
+
+BROWSER_MODULES = {
+    "test_browser",
+    "test_browser_dp",
+    "test_browser_health",
+    "test_browser_projects",
+    "test_browser_sessions",
+    "test_browser_tuning",
+}
+SPARK_MODULES = {"test_engine_spark"}
+DP_MODULES = {
+    "test_browser_dp",
+    "test_charts_private",
+    "test_cli_synthesize",
+    "test_page_private",
+    "test_private_package",
+    "test_private_release",
+    "test_synthesis",
+}
+# AppTest runs of whole pages and sessions (seconds each), and the modules found slow with
+# --durations: DuckDB against in memory, OpenDP's synthesis, the installed package (bench/NOTES.md
+# keeps the timings)
+SLOW_MODULES = {
+    *BROWSER_MODULES,
+    *SPARK_MODULES,
+    "test_engine",
+    "test_engine_anonymize",
+    "test_synthesis",
+    "test_cli_synthesize",
+    "test_health_cli",
+    "test_packaging",
+    "test_app",
+    "test_fuzz_session",
+    "test_page_frontier",
+    "test_page_geography",
+    "test_page_health",
+    "test_page_individuals",
+    "test_page_leakage",
+    "test_page_private",
+    "test_page_projects",
+    "test_page_release",
+    "test_page_report",
+    "test_page_screening",
+    "test_pages_on_upload",
+    "test_projects_reliability",
+    "test_sidebar",
+}
+
+# single tests of a fast module that take several seconds (module::name, with or without its parameters)
+SLOW_TESTS = {
+    "test_projects_store::test_twelve_monthly_deliveries_through_one_project_are_on_record_and_verify",
+    "test_optimal::test_arx_adult_benchmark_beats_the_papers_search",
+    "test_avector::test_improvement_leading_terms_equal_exact",
+    "test_suppression::test_adult_reaches_k5_recounted_by_plain_pandas_with_fewer_records_than_record_suppression",
+    "test_hostile::test_hostile_case[vector_of_a_million]",
+}
+
+FAST_EXAMPLES = 10
+settings.register_profile("full")  # each test's own max_examples (hypothesis's default elsewhere)
+settings.register_profile("fast", max_examples=FAST_EXAMPLES)
+
+
+def _profile(config: pytest.Config) -> str:
+    chosen = config.getoption("hypothesis_profile", default=None) or os.environ.get("HYPOTHESIS_PROFILE")
+    if chosen:
+        return chosen
+    expression = (config.getoption("markexpr", default="") or "").replace(" ", "")
+    return "fast" if "notslow" in expression else "full"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    settings.load_profile(_profile(config))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    fast = settings.get_current_profile_name() == "fast"
+    for item in items:
+        module = Path(str(item.fspath)).stem
+        if module in BROWSER_MODULES:
+            item.add_marker(pytest.mark.browser)
+        if module in SPARK_MODULES:
+            item.add_marker(pytest.mark.spark)
+        if module in DP_MODULES:
+            item.add_marker(pytest.mark.dp)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "postgresql" in getattr(item, "fixturenames", ()) or "postgresql" in [
+            v for v in params.values() if isinstance(v, str)
+        ]:
+            item.add_marker(pytest.mark.postgres)
+        names = {f"{module}::{item.name}", f"{module}::{getattr(item, 'originalname', item.name)}"}
+        if module in SLOW_MODULES or names & SLOW_TESTS or item.get_closest_marker("postgres"):
+            item.add_marker(pytest.mark.slow)
+        if fast:
+            _cap_examples(item)
+
+
+def _cap_examples(item: pytest.Item) -> None:
+    """Under the fast profile, a hypothesis test's own ``max_examples`` is capped at FAST_EXAMPLES
+    (an explicit ``@settings(max_examples=N)`` would otherwise outrank the profile)."""
+    test = getattr(item, "obj", None)
+    own = getattr(test, "_hypothesis_internal_use_settings", None)
+    if getattr(test, "is_hypothesis_test", False) and own is not None and own.max_examples > FAST_EXAMPLES:
+        test._hypothesis_internal_use_settings = settings(own, max_examples=FAST_EXAMPLES)
 
 
 @pytest.fixture(autouse=True)
@@ -25,7 +147,8 @@ def server():
 
 @pytest.fixture(scope="module")
 def browser():
-    """Headless Chromium, one per test module."""
+    """Headless Chromium, one per test module (not per session: test_browser_projects starts
+    its own with ``chromium()``, and Playwright's sync API runs one at a time in a process)."""
     with chromium() as instance:
         yield instance
 

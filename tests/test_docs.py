@@ -8,6 +8,10 @@ to a planning document ("the PLAN's interface 3") or a path to files outside the
 repository (``../shared/spec/release.md``). A SHA-256 digest (64 hex digits), a colour
 (``#1f77b4``) and a hexadecimal constant (``0x9E37...``) are not commit hashes.
 
+Nor is a doc line a dated log: the docs are reference, and the bench's dated runs, what was
+tried and not kept and what was measured "today" or "this round" go to ``bench/NOTES.md``.
+A date in a code span (an example of a format, ``2020-01-31``) is not a log.
+
 The docs also name files of the repository by path (``anonlib/workflow/cost.py``); every
 such path must exist, so a doc cannot describe a module that has moved or gone.
 """
@@ -100,6 +104,58 @@ def module_docstring(path: Path) -> str:
 def test_no_doc_line_narrates_development():
     found = [f"{name}:{number}: {hit}" for name, number, line in doc_lines() for hit in history_in(line)]
     assert found == []
+
+
+DATED_LOG = [
+    ("a date", re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")),
+    (
+        "a diary's words",
+        re.compile(
+            r"\b(?:this round|today|tonight|yesterday|the same day|tried and not kept|in this run|"
+            r"in the runs? before)\b",
+            re.IGNORECASE,
+        ),
+    ),
+]
+
+
+def dated_log_in(line: str) -> list[str]:
+    """What in a doc line reads as a dated log or a diary, outside code spans."""
+    prose = re.sub(r"`[^`]*`", "", line)
+    return [f"{what}: {m.group(0)}" for what, pattern in DATED_LOG for m in pattern.finditer(prose)]
+
+
+def test_no_doc_line_is_a_dated_log():
+    found = [f"{name}:{number}: {hit}" for name, number, line in doc_lines() for hit in dated_log_in(line)]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "`python -m bench scale:`, run on 2026-11-26, 2-core machine, shared (load average 6–21",
+        "state of that page (which this round did not change) and are not saved.",
+        "Tried and not kept: pyarrow's reader from the path (0.24-0.28 s, 0.52 CPU-seconds: no",
+        "wall time (0.079x here; 0.084-0.095x in other runs the same day); its CPU time (0.114x)",
+        "target is met in this run (1.41x on the medians; single rounds ranged 1.13-1.77x, in one",
+        "measured today on the 2-core machine",
+    ],
+)
+def test_a_dated_log_line_is_found(line):
+    assert dated_log_in(line) != []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- Dates are ISO 8601 (`2020-01-31`, optionally with a time) or of a date type; anything else is",
+        "| dates (YYYY-MM-DD, optional time) | month, quarter, year | `2021-05-17` → `2021-05` → `2021` |",
+        "The latest measured run of `python -m bench peers:` is kept in `bench/NOTES.md`",
+        "a round of the walk; the year 2026; 10,013,784 records; the runs of the bench",
+    ],
+)
+def test_a_reference_line_is_not_a_dated_log(line):
+    assert dated_log_in(line) == []
 
 
 def test_no_docstring_or_comment_narrates_development():

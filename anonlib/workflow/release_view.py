@@ -73,8 +73,8 @@ from .classifier import (
     MIN_ROWS,
     Accuracy,
     ClassifierComparison,
-    _classifier,
     classifier_pipeline,
+    compare_classifiers,
     cross_validated,
     model_inputs,
 )
@@ -728,7 +728,7 @@ def release_view(
         else:
             features = [c for c in columns if c != target]
             try:
-                comparison = _classifier(
+                comparison = compare_classifiers(
                     target, features, before, after, w_before, w_after, int(seed), float(time_limit), int(max_rows)
                 )
             except AnonlibError as err:

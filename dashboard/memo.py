@@ -1,0 +1,82 @@
+"""Results computed once per input and kept across reruns and sessions, for work that shows progress.
+
+``st.cache_data`` records every element a cached function calls and replays it on a hit: a progress
+bar made outside the function cannot be replayed (Streamlit's ``CacheReplayClosureError``, the
+"Something unexpected went wrong" a user saw after changing k and back), and one made inside is
+replayed stale. So a cached function never calls a Streamlit element; work that reports progress
+runs outside any cached function instead, through a ``Memo``: look the input up, and on a miss
+compute it with the page's progress callback and keep it.
+
+The memos live in ``st.cache_resource`` (one per name, shared by the sessions of the server), so
+``st.cache_resource.clear()`` empties them as it empties Streamlit's own caches.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+import streamlit as st
+
+T = TypeVar("T")
+
+
+class Memo:
+    """A bounded cache: the most recently used ``max_entries`` results by key.
+
+    >>> memo = Memo(max_entries=2)
+    >>> memo.get("a") is None
+    True
+    >>> memo.compute("a", lambda: 1), memo.compute("a", lambda: 2)
+    (1, 1)
+    >>> memo.compute("b", lambda: 3), memo.compute("c", lambda: 4), memo.get("a")
+    (3, 4, None)
+    """
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self._values: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any | None:
+        """The result kept for ``key``, or None (a result is never None)."""
+        with self._lock:
+            if key not in self._values:
+                return None
+            self._values.move_to_end(key)
+            return self._values[key]
+
+    def put(self, key: Hashable, value: T) -> T:
+        """Keep ``value`` for ``key`` (dropping the least recently used beyond ``max_entries``); return it."""
+        with self._lock:
+            self._values[key] = value
+            self._values.move_to_end(key)
+            while len(self._values) > self.max_entries:
+                self._values.popitem(last=False)
+        return value
+
+    def compute(self, key: Hashable, make: Callable[[], T]) -> T:
+        """The result kept for ``key``, made by ``make()`` (outside the lock) when missing."""
+        found = self.get(key)
+        return found if found is not None else self.put(key, make())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+
+@st.cache_resource(show_spinner=False)
+def _memos() -> dict[str, Memo]:
+    return {}
+
+
+def memo(name: str, max_entries: int = 16) -> Memo:
+    """The server's memo called ``name`` (created on first use with ``max_entries``).
+
+    >>> memo("doctest-memo", 4) is memo("doctest-memo")
+    True
+    """
+    memos = _memos()
+    return memos.setdefault(name, Memo(max_entries))
