@@ -32,6 +32,7 @@ BROWSER_MODULES = {
     "test_browser_projects",
     "test_browser_sessions",
     "test_browser_tuning",
+    "test_browser_onetruth",
 }
 SPARK_MODULES = {"test_engine_spark"}
 DP_MODULES = {
