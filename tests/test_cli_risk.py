@@ -174,7 +174,7 @@ def test_anonymize_with_models_and_a_suppression_limit(tmp_path: Path, capsys: p
     [
         (["--require", "distinct_l:Genetic risk=9"], "Relax a model, allow more suppression"),
         (["--max-suppressed", "2"], "share of records between 0 and 1"),
-        (["--require", "distinct_l:Age=2"], "both a quasi-identifier and a sensitive attribute"),
+        (["--require", "distinct_l:Age=2"], "cannot also be the sensitive attribute"),
         (["--hierarchy", "Race=x.csv"], "does not exist"),
     ],
 )
