@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..core.errors import DataFileError, ParameterError, ProjectError
@@ -25,11 +26,10 @@ from ..projects import (
     audit_entries,
     export_project,
     import_project,
-    record_package,
-    record_table,
     verify_chain,
 )
-from ..projects.audit import COMMAND_LINE
+from ..projects.location import sqlite_path, store_url
+from ..projects.releasing import release_into_project
 from ..workflow.history import WorkingCopy
 from ..workflow.keys import new_key
 from ..workflow.recipe import Recipe
@@ -38,8 +38,17 @@ from .common import command, print_json, write
 MAX_IMPORT_BYTES = 2 * 1024**3
 
 
-def _store() -> ProjectStore:
-    return ProjectStore()
+CLI_WAIT_SECONDS = 30.0  # a command waits this long for another one writing the store (SQLite)
+
+
+def _store(*, read_only: bool = False) -> ProjectStore:
+    """The store of ``ANONLIB_STORE``/``ANONLIB_HOME``; ``read_only`` (``audit``): opened only to
+    read when it exists (a read-only file or folder is read; nothing is migrated or written)."""
+    url = store_url()
+    path = sqlite_path(url)
+    if read_only and (path is None or path.exists()):
+        return ProjectStore(url, read_only=True, wait=CLI_WAIT_SECONDS)
+    return ProjectStore(url, wait=CLI_WAIT_SECONDS)
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -129,14 +138,19 @@ def _delete(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    store = _store()
+    store = _store(read_only=True)
     entries = audit_entries(store, args.project)
     if args.project is not None and not entries:
         store.summary(args.project)  # an unknown name is a sentence
     problems = verify_chain(store)
     if args.json:
-        print_json(args, json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
-        return 1 if problems else 0
+        listed = [e.to_json() for e in entries]
+        if problems:  # the sentences saying why travel with the entries (an intact log stays a list of them)
+            document = {"chain": "broken", "error": problems[0], "problems": problems, "entries": listed}
+            print_json(args, json.dumps(document, indent=2, ensure_ascii=False))
+            return 1
+        print_json(args, json.dumps(listed, indent=2, ensure_ascii=False))
+        return 0
     for problem in problems:
         print(f"BROKEN             {problem}")
     if not entries:
@@ -174,31 +188,41 @@ def record_release(
     source: bytes | None,
     stream=None,
     key: bytes | None = None,
+    outputs: Sequence[tuple[str, bytes]] = (),
+    package_path: str | None = None,
 ) -> None:
-    """``--project NAME``: create the project from ``copy`` when there is none of that name (keeping
-    ``source``, the file read, and ``key``, the key its pseudonyms were made with), and record what
-    was written (the package, else the table) in its audit log. The line saying so goes to
-    ``stream`` (standard error under ``--json``)."""
+    """``--project NAME``: write ``outputs`` (path, bytes) and the package (to ``package_path``)
+    and record what was written (the package, else the table) in the project's audit log, as
+    one unit (``anonlib.projects.releasing``): the files and the entry appear together or not
+    at all. The project is created from ``copy`` when there is none of that name (keeping
+    ``source``, the file read, and ``key``, the key its pseudonyms were made with). The lines
+    saying so go to ``stream`` (standard error under ``--json``)."""
     store = _store()
-    try:
-        ref = store.summary(name).ref
-    except ProjectError:  # no project of that name: this release starts it
-        origin = "upload:" + str(copy.loaded.name)
-        ref = store.create(
-            name,
-            ProjectState.of(copy, origin),
-            source,
-            change="created by the command line",
-            exact_name=True,
-            key=key,
-        )
-    if package is not None:
-        entry = record_package(store, ref, package, source=source, made_by=COMMAND_LINE)
-    elif table is not None:
-        entry = record_table(store, ref, recipe, table, source=source, made_by=COMMAND_LINE)
-    else:
+    out = stream or sys.stdout
+    state = ProjectState.of(copy, "upload:" + str(copy.loaded.name))
+    if package is None and table is None:  # nothing released to record: the project is made, the files written
+        try:
+            store.summary(name)
+        except ProjectError:
+            store.create(name, state, source, change="created by the command line", exact_name=True, key=key)
+        for path, data in outputs:
+            write(path, data, stream=stream)
         return
-    print(f"audit log          entry {entry.id} of project {ref.name} ({store.where})", file=stream or sys.stdout)
+    done = release_into_project(
+        store,
+        name,
+        state,
+        recipe,
+        table if table is not None else b"",
+        outputs=outputs,
+        package=package,
+        package_path=package_path,
+        source=source,
+        key=key,
+    )
+    for path in done.files:
+        print(f"written            {path}", file=out)
+    print(f"audit log          entry {done.entry.id} of project {done.entry.project} ({store.where})", file=out)
 
 
 def project_argument(parser: argparse.ArgumentParser) -> None:
