@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..core.errors import DataFileError, ParameterError, ProjectError
+from ..core.errors import DataFileError, ParameterError, ProjectError, StoreError
 from ..projects import (
     ProjectState,
     ProjectStore,
@@ -43,11 +43,18 @@ CLI_WAIT_SECONDS = 30.0  # a command waits this long for another one writing the
 
 def _store(*, read_only: bool = False) -> ProjectStore:
     """The store of ``ANONLIB_STORE``/``ANONLIB_HOME``; ``read_only`` (``audit``): opened only to
-    read when it exists (a read-only file or folder is read; nothing is migrated or written)."""
+    read when it exists (a read-only file or folder is read; nothing is migrated or written),
+    unless a release whose process died waits to be finished and the store can be written."""
     url = store_url()
     path = sqlite_path(url)
     if read_only and (path is None or path.exists()):
-        return ProjectStore(url, read_only=True, wait=CLI_WAIT_SECONDS)
+        store = ProjectStore(url, read_only=True, wait=CLI_WAIT_SECONDS)
+        if not store.interrupted:
+            return store
+        try:  # a release whose process died is finished (or undone) first, when the store can be written
+            return ProjectStore(url, wait=CLI_WAIT_SECONDS)
+        except StoreError:
+            return store
     return ProjectStore(url, wait=CLI_WAIT_SECONDS)
 
 

@@ -53,7 +53,8 @@ import getpass
 import io
 import json
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, func, insert, select, text
@@ -207,9 +208,9 @@ def head_problem(head: LogHead, count: int, last: int | None, last_sha256: str) 
     same = head.sha256 == last_sha256 and (head.entries is None or head.entries == count)
     if same and (head.last_entry is None or head.last_entry == last):
         return None
-    ends = "the log is empty" if last is None else f"the log ends at entry {last} ({_entries(count)})"
+    ends = "the log is empty" if last is None else f"the log ends at entry {last} ({_counted(count)})"
     says = (
-        f"entry {head.last_entry} ({_entries(head.entries)})"
+        f"entry {head.last_entry} ({_counted(head.entries)})"
         if head.last_entry is not None and head.entries is not None
         else ("no entry" if head.sha256 == GENESIS else f"an entry of SHA-256 {head.sha256[:16]}")
     )
@@ -223,7 +224,7 @@ def head_problem(head: LogHead, count: int, last: int | None, last_sha256: str) 
     return f"The audit log's chain is broken: {ends} but its head says {says}; {why}."
 
 
-def _entries(n: int) -> str:
+def _counted(n: int) -> str:
     return f"{n:,} {'entry' if n == 1 else 'entries'}"
 
 
@@ -338,13 +339,27 @@ def _entry_of(row, deleted: bool) -> AuditEntry:
 
 def audit_entries(store: ProjectStore, project: str | None = None) -> list[AuditEntry]:
     """The audit log, oldest first; ``project``: only the entries made under that name."""
+    with _snapshot(store) as c:
+        return _entries(c, project)
+
+
+def _entries(c: Connection, project: str | None = None) -> list[AuditEntry]:
     a, p = AUDIT, PROJECTS
     query = select(a, p.c.id.label("alive")).select_from(a.outerjoin(p, a.c.project_id == p.c.id)).order_by(a.c.id)
     if project is not None:
         query = query.where(a.c.project == project)
-    with store._transaction() as c:
-        rows = c.execute(query).mappings().all()
+    rows = c.execute(query).mappings().all()
     return [_entry_of({**r, "user": r["username"]}, deleted=r["alive"] is None) for r in rows]
+
+
+@contextmanager
+def _snapshot(store: ProjectStore) -> Iterator[Connection]:
+    """A transaction whose reads all see the store at one moment (on PostgreSQL a repeatable
+    read: a release committed meanwhile is not half seen; SQLite's transaction already is)."""
+    with store._transaction() as c:
+        if c.dialect.name == "postgresql":
+            c.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
+        yield c
 
 
 def verify_chain(store: ProjectStore) -> list[str]:
@@ -353,7 +368,7 @@ def verify_chain(store: ProjectStore) -> list[str]:
     kept in a project whose entry the log lacks."""
     problems = []
     previous = GENESIS
-    with store._transaction() as c:
+    with _snapshot(store) as c:
         head = _head(store, c)
         count, last, last_sha256 = _tail(c)
         orphans = c.execute(
@@ -362,7 +377,8 @@ def verify_chain(store: ProjectStore) -> list[str]:
             .where(RELEASES.c.audit_id.not_in(select(AUDIT.c.id)))
             .order_by(RELEASES.c.audit_id)
         ).all()
-    for entry in audit_entries(store):
+        entries = _entries(c)
+    for entry in entries:
         if entry.previous != previous:
             problems.append(f"Audit entry {entry.id} does not follow the entry before it (one was removed or changed).")
         if digest(dumps(entry.content()).encode("utf-8")) != entry.entry_sha256:

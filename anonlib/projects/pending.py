@@ -97,12 +97,27 @@ def clear(c: Connection, token: str) -> None:
     c.execute(delete(META).where(META.c.key == token))
 
 
+def _markers(c: Connection) -> list[tuple[str, str]]:
+    return [tuple(r) for r in c.execute(select(META.c.key, META.c.value).where(META.c.key.like(PREFIX + "%"))).all()]
+
+
+def interrupted(c: Connection) -> int:
+    """How many releases of processes that died wait to be finished or undone (``recover``)."""
+    count = 0
+    for _, value in _markers(c):
+        try:
+            process = json.loads(value).get("process") or {}
+        except (ValueError, AttributeError):
+            process = {}
+        count += not _alive(process)
+    return count
+
+
 def recover(c: Connection) -> list[str]:
     """Finish (rename into place) or undo (remove) the files of releases whose process died;
     one sentence per release handled."""
     done = []
-    rows = c.execute(select(META.c.key, META.c.value).where(META.c.key.like(PREFIX + "%"))).all()
-    for key, value in rows:
+    for key, value in _markers(c):
         try:
             marker = json.loads(value)
             files = [(str(t), str(target)) for t, target in marker["files"]]

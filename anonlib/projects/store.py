@@ -158,6 +158,7 @@ class ProjectStore:
         self.read_only = read_only
         self.wait = wait  # seconds a transaction waits for another writer on SQLite (default BUSY_SECONDS)
         self.recovered: list[str] = []  # what the opening finished or undid (pending.recover)
+        self.interrupted = 0  # read-only: the releases of dead processes left to finish or undo
         try:
             self.engine = _engine(self.url, read_only)
         except StoreError:
@@ -245,6 +246,7 @@ class ProjectStore:
             if c.dialect.has_table(c, "meta"):
                 row = c.execute(select(META.c.value).where(META.c.key == "schema_version")).first()
             version = int(row[0]) if row else 0
+            self.interrupted = pending.interrupted(c) if version else 0
         if version == 0:
             raise StoreError(f"The project store {self.where} holds no project store yet; nothing to read.")
         if version > SCHEMA_VERSION:
