@@ -135,14 +135,14 @@ def test_a_read_only_store_refuses_the_release_before_any_file_is_written(folder
 
 
 def test_a_full_disk_while_writing_the_package_records_nothing(folder, capsys, cli_store, monkeypatch):
-    real = releasing.pending.write_temporary
+    real = releasing.write_temporary
 
     def full(temporary, target, data):
         if target.suffix == ".zip":
             raise OSError(28, "No space left on device")
         real(temporary, target, data)
 
-    monkeypatch.setattr(releasing.pending, "write_temporary", full)
+    monkeypatch.setattr(releasing, "write_temporary", full)
     code, _, err = run(capsys, *anonymize_argv(folder))
     assert code == 2 and err == (
         f"error: Could not write '{folder / 'p.zip'}': No space left on device; nothing was released and any "

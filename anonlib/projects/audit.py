@@ -64,7 +64,7 @@ from ..workflow.package import RECIPE_FILE, TABLE_FILE, package_stamp, stamp_pac
 from ..workflow.recipe import Recipe, apply_recipe
 from ..workflow.release import digest
 from ..workflow.verify import SOURCE, TARGET, PartCheck, Verification, recount, verify_package
-from . import pending
+from .pending import committed
 from .records import AuditEntry, ProjectRef, dumps, now
 from .schema import AUDIT, PROJECTS, RELEASES
 from .store import ProjectStore
@@ -299,7 +299,7 @@ def _record(
             )
         )
         if how.marker is not None:
-            pending.committed(c, how.marker, audit_id)
+            committed(c, how.marker, audit_id)
         if how.before_commit is not None:
             how.before_commit(package)
         store.require_present()

@@ -46,8 +46,8 @@ from sqlalchemy import Connection
 from ..core.errors import DataFileError, ProjectError, StoreError
 from ..workflow.recipe import Recipe
 from ..workflow.release import digest
-from . import pending
 from .audit import COMMAND_LINE, Recording, _record, package_parts, verify_chain
+from .pending import clear, mark, new_token, put_in_place, remove, target_of, temporary_name, write_temporary
 from .records import AuditEntry
 from .state import ProjectState
 from .store import ProjectStore, _valid_name
@@ -101,13 +101,13 @@ def release_into_project(
     problems = verify_chain(store)
     if problems:
         raise ProjectError(f"{problems[0][:-1]}; no release is recorded while the log fails its check.")
-    files = [(str(path), pending.target_of(path), data) for path, data in outputs]
+    files = [(str(path), target_of(path), data) for path, data in outputs]
     if package is not None and package_path is not None:
-        files.append((str(package_path), pending.target_of(package_path), None))
-    plan = [(shown, pending.temporary_name(target), target, data) for shown, target, data in files]
-    token = pending.new_token()
+        files.append((str(package_path), target_of(package_path), None))
+    plan = [(shown, temporary_name(target), target, data) for shown, target, data in files]
+    token = new_token()
     with store._transaction(WAIT_SECONDS) as c:
-        pending.mark(c, token, [(str(temporary), str(target)) for _, temporary, target, _ in plan])
+        mark(c, token, [(str(temporary), str(target)) for _, temporary, target, _ in plan])
     created: list[bool] = []
 
     def create(c: Connection) -> None:
@@ -148,7 +148,7 @@ def release_into_project(
     try:
         reached("before the rename")
         for i, (_, temporary, target, _) in enumerate(plan):
-            pending.put_in_place(temporary, target)
+            put_in_place(temporary, target)
             if i == 0:
                 reached("after the first rename")
     except OSError as err:
@@ -165,7 +165,7 @@ def release_into_project(
 
 def _write(shown: str, temporary: Path, target: Path, data: bytes) -> None:
     try:
-        pending.write_temporary(temporary, target, data)
+        write_temporary(temporary, target, data)
     except OSError as err:
         raise DataFileError(
             f"Could not write '{shown}': {err.strerror or err}; nothing was released and any earlier file there "
@@ -178,7 +178,7 @@ def _forget(store: ProjectStore, token: str) -> None:
     release is whole either way)."""
     try:
         with store._transaction(WAIT_SECONDS) as c:
-            pending.clear(c, token)
+            clear(c, token)
     except StoreError:
         pass
 
@@ -186,7 +186,7 @@ def _forget(store: ProjectStore, token: str) -> None:
 def _undo(store: ProjectStore, token: str, plan) -> None:
     """Before the commit (or with the store gone): remove the temporary files and the marker."""
     for _, temporary, _, _ in plan:
-        pending.remove(temporary)
+        remove(temporary)
     _forget(store, token)
 
 
@@ -196,7 +196,7 @@ def _finish(store: ProjectStore, token: str, plan) -> None:
     try:
         for _, temporary, target, _ in plan:
             if os.path.exists(temporary):
-                pending.put_in_place(temporary, target)
+                put_in_place(temporary, target)
     except OSError:
         return
     _forget(store, token)

@@ -54,8 +54,8 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from ..core.errors import ProjectError, StaleProjectError, StoreError
 from ..workflow.health_steps import needs_key
 from ..workflow.release import digest
-from . import pending
 from .location import prepare_folder, shown_url, sqlite_path, store_url
+from .pending import interrupted, recover
 from .records import Project, ProjectRef, ProjectSummary, StoreUsage, now
 from .schema import AUDIT, BLOBS, META, MIGRATIONS, PROJECTS, RELEASES, SCHEMA_VERSION
 from .state import ProjectState
@@ -237,7 +237,7 @@ class ProjectStore:
                 MIGRATIONS[step](c)
             if version < SCHEMA_VERSION:
                 self._set_meta(c, "schema_version", str(SCHEMA_VERSION))
-            self.recovered = pending.recover(c)
+            self.recovered = recover(c)
         self.schema_version = SCHEMA_VERSION
 
     def _open_to_read(self) -> None:
@@ -246,7 +246,7 @@ class ProjectStore:
             if c.dialect.has_table(c, "meta"):
                 row = c.execute(select(META.c.value).where(META.c.key == "schema_version")).first()
             version = int(row[0]) if row else 0
-            self.interrupted = pending.interrupted(c) if version else 0
+            self.interrupted = interrupted(c) if version else 0
         if version == 0:
             raise StoreError(f"The project store {self.where} holds no project store yet; nothing to read.")
         if version > SCHEMA_VERSION:
