@@ -144,6 +144,24 @@ def record_table(
     )
 
 
+def record_stamped_package(
+    store: ProjectStore,
+    project: int | str | ProjectRef,
+    package: bytes,
+    *,
+    source: bytes | None = None,
+    made_by: str = DASHBOARD,
+    user: str | None = None,
+) -> tuple[AuditEntry, bytes]:
+    """``record_package`` with the package stamped with its entry (``audit.json``): the entry and
+    the package as recorded, the one to hand out."""
+    recorded: list[bytes] = []
+    entry = record_package(
+        store, project, package, source=source, made_by=made_by, user=user, stamp=True, before_commit=recorded.append
+    )
+    return entry, recorded[-1]
+
+
 @dataclass(frozen=True)
 class Recording:
     """How an entry is recorded beyond its content: ``stamp`` the package with its entry (the

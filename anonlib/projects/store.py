@@ -49,6 +49,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from sqlalchemy import Connection, create_engine, delete, event, func, insert, select, text, union, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from ..core.errors import ProjectError, StaleProjectError, StoreError
@@ -278,7 +279,11 @@ class ProjectStore:
     def _put_blob(c: Connection, data: bytes) -> str:
         sha = digest(bytes(data))
         if c.execute(select(BLOBS.c.sha256).where(BLOBS.c.sha256 == sha)).first() is None:
-            c.execute(insert(BLOBS).values(sha256=sha, size=len(data), data=bytes(data)))
+            values = {"sha256": sha, "size": len(data), "data": bytes(data)}
+            if c.dialect.name == "postgresql":  # the same file stored by another transaction meanwhile is the same blob
+                c.execute(postgresql_insert(BLOBS).values(**values).on_conflict_do_nothing(index_elements=["sha256"]))
+            else:
+                c.execute(insert(BLOBS).values(**values))
         return sha
 
     @staticmethod
