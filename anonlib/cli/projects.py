@@ -4,7 +4,12 @@ and ``--project NAME`` for ``anonymize`` and ``apply`` (``record_release``).
 - ``projects list [--json]``, ``projects show NAME [--json]``, ``projects export NAME --out FILE
   [--with-key]``, ``projects import FILE [--name NAME]``, ``projects delete NAME --yes``;
 - ``audit [--project NAME] [--json]``: the audit log, oldest first, and whether its chain of
-  digests holds (exit 1 when it does not).
+  digests and its head hold (exit 1 when they do not: the text says why, and the JSON is then
+  ``{"chain": "broken", "error", "problems", "entries"}`` instead of the list of entries).
+  The store is opened read-only (a read-only store is read).
+
+``--project NAME`` on ``anonymize`` and ``apply`` releases as one unit
+(``anonlib.projects.releasing``): the files and the audit entry appear together or not at all.
 
 The store is found at ``ANONLIB_STORE`` (a database URL) or ``ANONLIB_HOME`` (a folder;
 default the per-user data folder). A store that cannot be used, an unknown project or a
