@@ -168,6 +168,49 @@ def test_apply_into_a_project_is_one_unit_too(folder, capsys, cli_store, monkeyp
     assert audit_entries(ProjectStore(cli_store))[-1].released_sha256 == sha(folder / "a.csv")
 
 
+def test_postgresql_gone_before_the_commit_records_nothing_and_writes_nothing(folder, capsys, monkeypatch, postgresql):
+    from postgres_server import new_database
+
+    url = new_database(postgresql)
+    monkeypatch.setenv("ANONLIB_STORE", url)
+    admin = create_engine(postgresql, isolation_level="AUTOCOMMIT")
+
+    def server_drops_the_connection(step: str) -> None:
+        if step == "before the commit":
+            with admin.connect() as c:
+                c.execute(
+                    text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :d"),
+                    {"d": url.rsplit("/", 1)[1]},
+                )
+
+    monkeypatch.setattr(releasing, "reached", server_drops_the_connection)
+    code, out, err = run(capsys, *anonymize_argv(folder))
+    admin.dispose()
+    assert code == 2 and err.count("\n") == 1 and err.startswith("error: The PostgreSQL project store postgresql://")
+    assert "audit log" not in out
+    monkeypatch.setattr(releasing, "reached", lambda step: None)
+    assert whole_or_nothing(folder, url) == "nothing"
+
+
+def test_the_next_opening_leaves_the_release_of_a_running_process_alone(tmp_path):
+    url = f"sqlite:///{tmp_path / 'store' / 'projects.sqlite'}"
+    store = ProjectStore(url)
+    temporary, target = tmp_path / ".r.csv.abc.part.csv", tmp_path / "r.csv"
+    temporary.write_bytes(b"a\n")
+    with store._transaction() as c:  # a release this (running) process is writing
+        releasing.mark(c, "pending_release:running", [(str(temporary), str(target))])
+    assert ProjectStore(url).recovered == [] and temporary.exists() and not target.exists()
+    with store._transaction() as c:  # ... and one of a process that died (no process has that id)
+        c.execute(
+            text("UPDATE meta SET value = replace(value, '\"pid\": ' || :pid, '\"pid\": 999999999')"),
+            {"pid": os.getpid()},
+        )
+    assert ProjectStore(url).recovered == [
+        "A release interrupted before it was recorded was undone: its temporary files were removed."
+    ]
+    assert not temporary.exists() and not target.exists()
+
+
 # ---------------------------------------------------------------------- fault injection
 
 
