@@ -439,6 +439,17 @@ def test_a_store_deleted_while_a_release_holds_it_is_no_success(folder, capsys, 
     assert "audit log" not in out and sorted(p.name for p in folder.iterdir()) == ["month0.csv", "month1.csv"]
 
 
+def test_a_store_deleted_between_two_openings_in_one_process_is_opened_afresh(folder, capsys, tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'store' / 'projects.sqlite'}"
+    monkeypatch.setenv("ANONLIB_STORE", url)
+    ProjectStore(url).summaries()  # the process holds the store's connections ...
+    for part in store_module._sqlite_files(store_module.sqlite_path(url)):
+        part.unlink(missing_ok=True)  # ... when the store is deleted
+    code, out, _ = run(capsys, *anonymize_argv(folder))
+    assert code == 0 and "entry 1 of project survey" in out
+    assert store_module.sqlite_path(url).exists() and whole_or_nothing(folder, url) == "whole"
+
+
 # ---------------------------------------------------------------------- class 14: a read-only auditor
 
 

@@ -67,14 +67,20 @@ BUSY_SECONDS = 3.0  # how long a write waits for another writer before the store
 
 
 _ENGINES: dict[str, object] = {}  # by URL (a read-only opening of a SQLite file: 'read-only ' + URL)
+_IDENTITIES: dict[str, tuple[int, int] | None] = {}  # the file each SQLite engine was made on
 _ENGINES_LOCK = threading.Lock()
 
 
 def _engine(url: str, read_only: bool = False):
     """One SQLAlchemy engine (connection pool) per store URL in this process (and one more
-    for reading a SQLite store without write access)."""
+    for reading a SQLite store without write access). The engine of a SQLite file deleted or
+    replaced since it was made is made again (its connections hold the file that was)."""
+    key = f"read-only {url}" if read_only else url
     with _ENGINES_LOCK:
-        engine = _ENGINES.get(f"read-only {url}" if read_only else url)
+        engine = _ENGINES.get(key)
+        if engine is not None and url.startswith("sqlite") and _IDENTITIES.get(key) != _identity(url):
+            engine.dispose()
+            engine = None
         if engine is None:
             if url.startswith("sqlite") and read_only:
                 engine = create_engine(_read_only_url(url), connect_args={"timeout": BUSY_SECONDS})
@@ -85,8 +91,19 @@ def _engine(url: str, read_only: bool = False):
                 _sqlite_events(engine)
             else:
                 engine = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 5})
-            _ENGINES[f"read-only {url}" if read_only else url] = engine
+            _ENGINES[key] = engine
+            _IDENTITIES[key] = _identity(url)
         return engine
+
+
+def _identity(url: str) -> tuple[int, int] | None:
+    """The device and inode of a SQLite store's file (None on PostgreSQL, in memory, or missing)."""
+    path = sqlite_path(url)
+    try:
+        found = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return None if found is None else (found.st_dev, found.st_ino)
 
 
 def _read_only_url(url: str) -> str:
@@ -166,22 +183,13 @@ class ProjectStore:
             raise
         except Exception as err:  # noqa: BLE001 - a missing driver, a bad URL: one sentence
             raise StoreError(f"The project store {self.where} cannot be opened ({err}).") from None
-        self._identity = self._file_identity()
+        self._identity = _identity(self.url)  # the file this store opened (SQLite)
         self._open()
-
-    def _file_identity(self) -> tuple[int, int] | None:
-        """The SQLite file's device and inode (None on PostgreSQL or in memory)."""
-        path = sqlite_path(self.url)
-        try:
-            found = path.stat() if path is not None else None
-        except OSError:
-            return None
-        return None if found is None else (found.st_dev, found.st_ino)
 
     def require_present(self) -> None:
         """A sentence when the SQLite file this store opened was deleted or replaced since (what
         is written through the open connection would then be lost with the deleted file)."""
-        if self._identity is not None and self._file_identity() != self._identity:
+        if self._identity is not None and _identity(self.url) != self._identity:
             raise StoreError(
                 f"The project store {self.where} was deleted or replaced while this command was using it; "
                 "nothing is recorded in it."
