@@ -127,11 +127,14 @@ def recover(c: Connection) -> list[str]:
         if _alive(marker.get("process") or {}):
             continue
         entry = marker.get("entry")
-        for temporary, target in files:
-            if entry is None:
-                remove(Path(temporary))
-            elif Path(temporary).exists():
-                put_in_place(Path(temporary), Path(target))
+        try:
+            for temporary, target in files:
+                if entry is None:
+                    remove(Path(temporary))
+                elif Path(temporary).exists():
+                    put_in_place(Path(temporary), Path(target))
+        except OSError:  # e.g. the folder is not writable now: left for a later opening, which tries again
+            continue
         c.execute(delete(META).where(META.c.key == key))
         done.append(
             f"The release of audit entry {entry}, interrupted after it was recorded, was completed: its files "
