@@ -271,8 +271,14 @@ def test_a_release_killed_at_any_step_is_whole_or_nothing_after_the_next_command
     if expected == "nothing" and step != "before the table":
         assert _temporary_files(folder)  # the kill left files under temporary names ...
     monkeypatch.setenv("ANONLIB_STORE", url)
-    code, out, _ = run(capsys, "audit", "--json")  # ... which the next command finishes or removes
+    code, out, err = run(capsys, "audit", "--json")  # ... which the next command finishes or removes, and says so
     assert code == 0 and len(json.loads(out)) == (0 if expected == "nothing" else 1)
+    assert err == (
+        "note: A release interrupted before it was recorded was undone: its temporary files were removed.\n"
+        if expected == "nothing"
+        else "note: The release of audit entry 1, interrupted after it was recorded, was completed: its files were "
+        "renamed into place.\n"
+    )
     assert whole_or_nothing(folder, url) == expected
 
 
@@ -480,7 +486,9 @@ def test_audit_reads_a_store_its_user_cannot_write(folder, capsys, monkeypatch, 
                 env=env,
                 capture_output=True,
             )
-            assert wrote.returncode == 2 and b"read-only" in wrote.stderr or b"cannot be opened" in wrote.stderr
+            said = wrote.stderr.decode()
+            assert wrote.returncode == 2 and ("is read-only" in said or "cannot be opened" in said), said
+            assert [s.name for s in ProjectStore(url, read_only=True).summaries()] == ["survey"]
     finally:
         home.chmod(0o755)
         shutil.rmtree(home, ignore_errors=True)

@@ -57,10 +57,17 @@ def _store(*, read_only: bool = False) -> ProjectStore:
         if not store.interrupted:
             return store
         try:  # a release whose process died is finished (or undone) first, when the store can be written
-            return ProjectStore(url, wait=CLI_WAIT_SECONDS)
+            return _said(ProjectStore(url, wait=CLI_WAIT_SECONDS))
         except StoreError:
             return store
-    return ProjectStore(url, wait=CLI_WAIT_SECONDS)
+    return _said(ProjectStore(url, wait=CLI_WAIT_SECONDS))
+
+
+def _said(store: ProjectStore) -> ProjectStore:
+    """The store, once what its opening finished or undid is said on standard error."""
+    for sentence in store.recovered:
+        print(f"note: {sentence}", file=sys.stderr)
+    return store
 
 
 def _list(args: argparse.Namespace) -> int:
