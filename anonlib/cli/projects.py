@@ -223,7 +223,10 @@ def record_release(
         try:
             store.summary(name)
         except ProjectError:
-            store.create(name, state, source, change="created by the command line", exact_name=True, key=key)
+            try:
+                store.create(name, state, source, change="created by the command line", exact_name=True, key=key)
+            except ProjectError:
+                store.summary(name)  # another process created it meanwhile: joined (else the sentence stands)
         for path, data in outputs:
             write(path, data, stream=stream)
         return
