@@ -225,8 +225,11 @@ def record_release(
         except ProjectError:
             try:
                 store.create(name, state, source, change="created by the command line", exact_name=True, key=key)
-            except ProjectError:
-                store.summary(name)  # another process created it meanwhile: joined (else the sentence stands)
+            except ProjectError as refused:
+                try:
+                    store.summary(name)  # another process created it meanwhile: joined
+                except ProjectError:
+                    raise refused from None
         for path, data in outputs:
             write(path, data, stream=stream)
         return
