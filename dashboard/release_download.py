@@ -7,7 +7,7 @@ the risk report (``copy_report``) of the same working-copy state. The Release
 page hands over its own view, so its package's report holds what the page shows.
 
 Every package the button hands out is recorded in the project's audit log when it is
-built for the download (``anonlib.projects.record_package``: the target recounted on
+built for the download (``anonlib.projects.audit.record_stamped_package``: the target recounted on
 its released table, the SHA-256 of the package and of each part, the OS user), with
 the project's kept file beside it so the Projects page can verify it again.
 """
@@ -22,7 +22,8 @@ from collections.abc import Callable
 import streamlit as st
 
 from anonlib.core.errors import AnonlibError
-from anonlib.projects import ProjectRef, ProjectStore, record_package
+from anonlib.projects import ProjectRef, ProjectStore
+from anonlib.projects.audit import record_stamped_package
 from anonlib.workflow import WorkingCopy, release_package
 from anonlib.workflow.release_view import ReleaseView
 from anonlib.workflow.report import RiskReport, copy_report
@@ -103,8 +104,8 @@ def recorded(build: Callable[[], bytes], store: ProjectStore | None, project: Pr
     def run() -> bytes:
         data = build()
         if store is not None and project is not None:
-            try:
-                record_package(store, project.id, data, source=store.file(project.id))
+            try:  # the package handed out states its entry in the audit log (audit.json)
+                data = record_stamped_package(store, project.id, data, source=store.file(project.id))[1]
             except AnonlibError:
                 log.exception("the release package could not be recorded in the audit log")
         return data

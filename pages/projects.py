@@ -94,7 +94,7 @@ def _delivery_package(delivery, store):
     def build() -> bytes:
         data = delivery.package()
         try:
-            delivery.record(store, data)
+            data = delivery.record_stamped(store, data)  # the package handed out states its audit entry
         except AnonlibError:  # the download still happens; the sidebar says when the store cannot be used
             log.exception("the delivery's release package could not be recorded in the audit log")
         return data

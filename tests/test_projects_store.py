@@ -219,7 +219,10 @@ def test_the_audit_log_is_append_only_and_its_chain_shows_a_change(store_url):
         c.execute(text("DELETE FROM audit WHERE id = :i"), {"i": first.id})
     engine.dispose()
     assert verify_chain(store) == [
-        f"Audit entry {second.id} does not follow the entry before it (one was removed or changed)."
+        f"Audit entry {second.id} does not follow the entry before it (one was removed or changed).",
+        f"The audit log's chain is broken: the log ends at entry {second.id} (1 entry) but its head says entry "
+        f"{second.id} (2 entries); entries were removed from it.",
+        f"The project 'survey' keeps the release of audit entry {first.id}, which the audit log lacks.",
     ]
 
 

@@ -48,11 +48,15 @@ def released(tmp_path, monkeypatch, capsys) -> Path:
 def test_verify_with_the_key_file_or_the_project_passes_byte_for_byte(released, capsys):
     code, out, err = _run(["verify", "release.zip", "visits.csv", "--key-file", "project.key"], capsys)
     assert code == 0, out + err
-    assert "source gives released.csv byte for byte" in out and "all 10 checks passed" in out
+    # ten checks and the package's own statement of its audit entry (audit.json)
+    assert "source gives released.csv byte for byte" in out and "all 11 checks passed" in out
     assert KEY not in out + err
     code, out, err = _run(["verify", "release.zip", "visits.csv", "--project", "study", "--json"], capsys)
     result = json.loads(out)
     assert code == 0 and result["passed"] and result["failed_parts"] == [], out + err
+    assert {"part": "audit log", "passed": True, "sentence": "the project's audit log records this package"} in (
+        result["checks"]
+    )
     assert result["key_id"] == "9b68d49b" and KEY not in out + err  # the key's id only
     source = next(c for c in result["checks"] if c["part"] == "source")
     assert source["passed"] and "byte for byte" in source["sentence"]
@@ -151,3 +155,16 @@ def test_verify_again_on_a_dashboard_release_with_pseudonyms_and_date_shifts(tmp
     (tmp_path / "visits.csv").write_bytes(data)
     (tmp_path / "release.zip").write_bytes(release_package(copy))
     assert main(["verify", str(tmp_path / "release.zip"), str(tmp_path / "visits.csv"), "--project", "clinic"]) == 0
+
+
+def test_verify_project_names_a_package_its_audit_log_does_not_record(released, capsys):
+    """``verify --project`` checks the package against the project's audit log: a package of
+    another project (or one newer than the log's head) fails the 'audit log' part."""
+    code, _, err = _run(
+        ["anonymize", "visits.csv", *KEYED, "--key-file", "other.key", "--project", "other",
+         "--out", "o2.csv", "--package", "other.zip"], capsys)  # fmt: skip
+    assert code == 0, err
+    code, out, _ = _run(["verify", "release.zip", "--project", "other", "--json"], capsys)
+    result = json.loads(out)
+    assert code == 1 and result["failed_parts"] == ["audit log"], out
+    assert _run(["verify", "other.zip", "--project", "other"], capsys)[0] == 0

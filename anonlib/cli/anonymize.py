@@ -138,14 +138,10 @@ def _anonymize(args: argparse.Namespace) -> int:
         time_limit=args.time_limit,
     )
     release = _release(start, qis, released_columns, target, result, hierarchies, local=args.local_suppression)
-    if args.out:
-        write(args.out, release.csv)
-    if args.recipe:
-        write(args.recipe, release.recipe.dumps().encode("utf-8"))
     package = release_package(release.copy, columns=release.recipe.columns) if args.package else None
-    if args.package:
-        write(args.package, package)
-    if args.project:
+    outputs = [(args.out, release.csv), (args.recipe, release.recipe.dumps().encode("utf-8"))]
+    outputs = [(path, data) for path, data in outputs if path]
+    if args.project:  # the files and the audit entry as one unit (written under temporary names, then renamed)
         record_release(
             args.project,
             release.copy,
@@ -155,7 +151,14 @@ def _anonymize(args: argparse.Namespace) -> int:
             source=Path(args.file).read_bytes() if args.file else None,
             stream=sys.stderr if args.json else None,
             key=getattr(args, "new_project_key", None),
+            outputs=outputs,
+            package_path=args.package,
         )
+    else:
+        for path, data in outputs:
+            write(path, data)
+        if args.package:
+            write(args.package, package)
     # Every number below is measured on the released table (what --out writes), not taken from the search:
     # the target recounted on its bytes as a reader gets them (``verify``'s recount).
     check = recount(release.recipe, release.csv)

@@ -96,7 +96,7 @@ def _apply(args: argparse.Namespace) -> int:
             dataset = dataset.with_roles(roles)
             recipe = recipe.extended(keyed_steps(args, dataset), roles)
         replay = recipe.replay(dataset)
-        if args.out:
+        if args.out and not args.project:
             write(args.out, replay.csv)
         needed = args.package or args.release_view or args.project
         copy = WorkingCopy.from_recipe(recipe, dataset, reading) if needed else None
@@ -110,8 +110,9 @@ def _apply(args: argparse.Namespace) -> int:
                 notes=[note] if note else (),
                 report=copy_report(copy, view=view) if view is not None else None,
             )
-            write(args.package, package)
-        if args.project:
+            if not args.project:
+                write(args.package, package)
+        if args.project:  # the files and the audit entry as one unit (written under temporary names, then renamed)
             record_release(
                 args.project,
                 copy,
@@ -121,6 +122,8 @@ def _apply(args: argparse.Namespace) -> int:
                 source=Path(args.file).read_bytes(),
                 stream=sys.stderr if args.json else None,
                 key=getattr(args, "new_project_key", None),
+                outputs=[(args.out, replay.csv)] if args.out else [],
+                package_path=args.package,
             )
         kind = (
             "the file the recipe was made from"

@@ -4,7 +4,12 @@ and ``--project NAME`` for ``anonymize`` and ``apply`` (``record_release``).
 - ``projects list [--json]``, ``projects show NAME [--json]``, ``projects export NAME --out FILE
   [--with-key] [--without-file]`` (written mode 0600), ``projects import FILE [--name NAME]``, ``projects delete NAME --yes``;
 - ``audit [--project NAME] [--json]``: the audit log, oldest first, and whether its chain of
-  digests holds (exit 1 when it does not).
+  digests and its head hold (exit 1 when they do not: the text says why, and the JSON is then
+  ``{"chain": "broken", "error", "problems", "entries"}`` instead of the list of entries).
+  The store is opened read-only (a read-only store is read).
+
+``--project NAME`` on ``anonymize`` and ``apply`` releases as one unit
+(``anonlib.projects.releasing``): the files and the audit entry appear together or not at all.
 
 The store is found at ``ANONLIB_STORE`` (a database URL) or ``ANONLIB_HOME`` (a folder;
 default the per-user data folder). A store that cannot be used, an unknown project or a
@@ -16,9 +21,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from ..core.errors import DataFileError, KeyFileError, ParameterError, ProjectError
+from ..core.errors import DataFileError, KeyFileError, ParameterError, ProjectError, StoreError
 from ..core.masking import printable
 from ..core.samples import SAMPLES
 from ..projects import (
@@ -27,11 +33,10 @@ from ..projects import (
     audit_entries,
     export_project,
     import_project,
-    record_package,
-    record_table,
     verify_chain,
 )
-from ..projects.audit import COMMAND_LINE
+from ..projects.location import sqlite_path, store_url
+from ..projects.releasing import release_into_project
 from ..projects.transfer import MAX_EXPORT_BYTES
 from ..workflow.history import WorkingCopy
 from ..workflow.keys import key_id, new_key
@@ -47,8 +52,31 @@ def say(line: str, file=None) -> None:
     print(printable(line), file=file or sys.stdout)
 
 
-def _store() -> ProjectStore:
-    return ProjectStore()
+CLI_WAIT_SECONDS = 30.0  # a command waits this long for another one writing the store (SQLite)
+
+
+def _store(*, read_only: bool = False) -> ProjectStore:
+    """The store of ``ANONLIB_STORE``/``ANONLIB_HOME``; ``read_only`` (``audit``): opened only to
+    read when it exists (a read-only file or folder is read; nothing is migrated or written),
+    unless a release whose process died waits to be finished and the store can be written."""
+    url = store_url()
+    path = sqlite_path(url)
+    if read_only and (path is None or path.exists()):
+        store = ProjectStore(url, read_only=True, wait=CLI_WAIT_SECONDS)
+        if not store.interrupted:
+            return store
+        try:  # a release whose process died is finished (or undone) first, when the store can be written
+            return _said(ProjectStore(url, wait=CLI_WAIT_SECONDS))
+        except StoreError:
+            return store
+    return _said(ProjectStore(url, wait=CLI_WAIT_SECONDS))
+
+
+def _said(store: ProjectStore) -> ProjectStore:
+    """The store, once what its opening finished or undid is said on standard error."""
+    for sentence in store.recovered:
+        print(f"note: {sentence}", file=sys.stderr)
+    return store
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -152,14 +180,19 @@ def _delete(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    store = _store()
+    store = _store(read_only=True)
     entries = audit_entries(store, args.project)
     if args.project is not None and not entries:
         store.summary(args.project)  # an unknown name is a sentence
     problems = verify_chain(store)
     if args.json:
-        print_json(args, json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
-        return 1 if problems else 0
+        listed = [e.to_json() for e in entries]
+        if problems:  # the sentences saying why travel with the entries (an intact log stays a list of them)
+            document = {"chain": "broken", "error": problems[0], "problems": problems, "entries": listed}
+            print_json(args, json.dumps(document, indent=2, ensure_ascii=False))
+            return 1
+        print_json(args, json.dumps(listed, indent=2, ensure_ascii=False))
+        return 0
     for problem in problems:
         say(f"BROKEN             {problem}")
     if not entries:
@@ -206,33 +239,57 @@ def record_release(
     source: bytes | None,
     stream=None,
     key: bytes | None = None,
+    outputs: Sequence[tuple[str, bytes]] = (),
+    package_path: str | None = None,
 ) -> None:
-    """``--project NAME``: create the project from ``copy`` when there is none of that name (keeping
-    ``source``, the file read, and ``key``, the key its pseudonyms were made with), and record what
-    was written (the package, else the table) in its audit log. The line saying so goes to
-    ``stream`` (standard error under ``--json``)."""
+    """``--project NAME``: write ``outputs`` (path, bytes) and the package (to ``package_path``)
+    and record what was written (the package, else the table) in the project's audit log, as
+    one unit (``anonlib.projects.releasing``): the files and the entry appear together or not
+    at all. The project is created from ``copy`` when there is none of that name (keeping
+    ``source``, the file read, and ``key``, the key its pseudonyms were made with). The lines
+    saying so go to ``stream`` (standard error under ``--json``)."""
     store = _store()
-    try:
-        ref = store.summary(name).ref
-    except ProjectError:  # no project of that name: this release starts it
-        sample = next((key for key, x in SAMPLES.items() if x.title == copy.loaded.name), None)
-        origin = f"sample:{sample}" if source is None and sample else "upload:" + str(copy.loaded.name)
-        ref = store.create(
-            name,
-            ProjectState.of(copy, origin),
-            source,
-            keep_file=source is not None,
-            change="created by the command line",
-            exact_name=True,
-            key=key,
-        )
-    if package is not None:
-        entry = record_package(store, ref, package, source=source, made_by=COMMAND_LINE)
-    elif table is not None:
-        entry = record_table(store, ref, recipe, table, source=source, made_by=COMMAND_LINE)
-    else:
+    out = stream or sys.stdout
+    sample = next((key for key, x in SAMPLES.items() if x.title == copy.loaded.name), None)
+    origin = f"sample:{sample}" if source is None and sample else "upload:" + str(copy.loaded.name)
+    state = ProjectState.of(copy, origin)
+    if package is None and table is None:  # nothing released to record: the project is made, the files written
+        try:
+            store.summary(name)
+        except ProjectError:
+            try:
+                store.create(
+                    name,
+                    state,
+                    source,
+                    keep_file=source is not None,
+                    change="created by the command line",
+                    exact_name=True,
+                    key=key,
+                )
+            except ProjectError as refused:
+                try:
+                    store.summary(name)  # another process created it meanwhile: joined
+                except ProjectError:
+                    raise refused from None
+        for path, data in outputs:
+            write(path, data, stream=stream)
         return
-    say(f"audit log          entry {entry.id} of project {ref.name} ({store.where})", file=stream or sys.stdout)
+    done = release_into_project(
+        store,
+        name,
+        state,
+        recipe,
+        table if table is not None else b"",
+        outputs=outputs,
+        package=package,
+        package_path=package_path,
+        source=source,
+        key=key,
+    )
+    for path in done.files:
+        say(f"written            {path}", file=out)
+    say(f"audit log          entry {done.entry.id} of project {done.entry.project} ({store.where})", file=out)
 
 
 def project_argument(parser: argparse.ArgumentParser) -> None:

@@ -14,33 +14,42 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from ..workflow.keys import key_id, read_key_file
-from ..workflow.verify import Verification, verify_package
+from ..workflow.verify import PartCheck, Verification, verify_package
 from .common import command, print_json
 
 
-def _key(args: argparse.Namespace) -> bytes | None:
+def _key(args: argparse.Namespace, store) -> bytes | None:
     """The key of ``--key-file`` (an existing key file; never created here) or of the
     project ``--project`` names (a sentence when there is no such project), else None."""
     if args.key_file:
         return read_key_file(args.key_file)
     if args.project:
-        from ..projects import ProjectStore
-
-        store = ProjectStore()
         return store.key(store.summary(args.project).ref)  # ProjectError: a sentence naming the projects there are
     return None
 
 
 def _verify(args: argparse.Namespace) -> int:
-    key = _key(args)
+    store = None
+    if args.project:
+        from ..projects import ProjectStore
+
+        store = ProjectStore(read_only=True)  # verifying reads the store; it never writes it
+    key = _key(args, store)
     result = verify_package(args.package, args.source, key=key)
     if args.project:
-        checks = list(result.checks)
-        # HERE: the package against the project's audit log head. Call the public check that
-        # anonlib.projects.audit gains (integrity work) with ProjectStore(), args.project and the
-        # package, and append its PartCheck to ``checks`` (a failed one names its part, exit 1).
+        # the package against the project's audit log: the log's own check (its head included), and
+        # whether the log records this package at the entry it states, after the head it states
+        from ..projects import package_log_problems
+        from ..projects.audit import AUDIT_LOG
+
+        package = Path(args.package).read_bytes()
+        problems = package_log_problems(store, package, args.project)
+        checks = [*result.checks, *(PartCheck(AUDIT_LOG, False, problem) for problem in problems)]
+        if not problems:
+            checks.append(PartCheck(AUDIT_LOG, True, "the project's audit log records this package"))
         result = Verification(tuple(checks))
     if args.json:
         print_json(

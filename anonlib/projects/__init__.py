@@ -6,7 +6,9 @@ next month's delivery is released the same way, and every release is on record.
 
 - ``state``: a project's working copy as data (``ProjectState``) and rebuilt from it;
 - ``store``: the store (SQLite by default, PostgreSQL for a team), projects, files, keys;
-- ``audit``: the append-only log of releases, recorded and verified again;
+- ``audit``: the append-only log of releases and its head, recorded and verified again;
+- ``releasing``, ``pending``: a release into a project as one unit (its files and its entry
+  together or not at all), and the releases a dead process left, finished or undone;
 - ``deliveries``: a new delivery checked against the project's layout and released;
 - ``transfer``: a project exported as one file and imported on another machine;
 - ``schema``, ``location``, ``records``: tables and migrations, where the store is, the values it hands out.
@@ -26,7 +28,17 @@ Example:
     True
 """
 
-from .audit import audit_entries, record_package, record_table, verify_chain, verify_entry
+from .audit import (
+    LogHead,
+    audit_entries,
+    log_head,
+    package_log_problems,
+    record_package,
+    record_stamped_package,
+    record_table,
+    verify_chain,
+    verify_entry,
+)
 from .deliveries import Delivery, continue_from_release, deliver, layout_differences
 from .location import store_url
 from .records import AuditEntry, Project, ProjectRef, ProjectSummary, StoreUsage
@@ -37,6 +49,7 @@ from .transfer import export_project, import_project
 __all__ = [
     "AuditEntry",
     "Delivery",
+    "LogHead",
     "Project",
     "ProjectRef",
     "ProjectState",
@@ -49,7 +62,10 @@ __all__ = [
     "export_project",
     "import_project",
     "layout_differences",
+    "log_head",
+    "package_log_problems",
     "record_package",
+    "record_stamped_package",
     "record_table",
     "store_url",
     "verify_chain",

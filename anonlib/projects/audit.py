@@ -15,6 +15,15 @@ an entry changed or removed by other means breaks the chain (``verify_chain``). 
 digests show a change; they are not a signature (whoever can write the database can
 rewrite the whole chain).
 
+The log keeps a head in the store's ``meta`` table, written in the transaction of each
+entry: the number of entries, the last entry's number and its SHA-256 (``log_head``).
+Every read checks the log against it (``verify_chain``), so entries removed from the
+end of the log (which leaves the chain before them intact) are caught; a release is
+refused while the log fails its check. A package released into a project through
+``record_package(..., stamp=True)`` carries ``audit.json`` (``anonlib.workflow.package.stamp_package``):
+its entry number and the head before it, so a package newer than the log's head is
+caught too (``package_log_problems``, for ``verify --project``).
+
 ``verify_entry`` re-checks a recorded release against what the project kept: the
 package with ``anonlib.workflow.verify`` and the kept source file (the recipe
 re-applied, byte for byte, its pseudonyms and date shifts under the project's key), or,
@@ -45,19 +54,24 @@ import getpass
 import io
 import json
 import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
-from sqlalchemy import Connection, insert, select, text
+from sqlalchemy import Connection, func, insert, select, text
 
 from ..core.errors import AnonlibError, PackageError, ProjectError
-from ..workflow.package import RECIPE_FILE, TABLE_FILE
+from ..workflow.package import RECIPE_FILE, TABLE_FILE, package_stamp, stamp_package
 from ..workflow.recipe import Recipe, apply_recipe
 from ..workflow.release import digest
 from ..workflow.verify import SOURCE, TARGET, PartCheck, Verification, recount, verify_package
+from .pending import committed
 from .records import AuditEntry, ProjectRef, dumps, now
 from .schema import AUDIT, PROJECTS, RELEASES
 from .store import ProjectStore
 
 GENESIS = "0" * 64  # the "previous" digest of the first entry
+AUDIT_LOG = "audit log"  # the part a verification names when the log fails its check
 DASHBOARD, COMMAND_LINE = "dashboard", "command line"
 
 
@@ -90,11 +104,26 @@ def record_package(
     source: bytes | None = None,
     made_by: str = DASHBOARD,
     user: str | None = None,
+    stamp: bool = False,
+    before_commit: Callable[[bytes | None], None] | None = None,
 ) -> AuditEntry:
     """Record a release package made from ``project`` (``source``: the file it was made from,
-    kept with the release when the project keeps files)."""
+    kept with the release when the project keeps files). ``stamp``: the package recorded
+    (and handed to ``before_commit``, and kept) is ``package`` with ``audit.json`` stating
+    its entry number and the log's head before it (see ``Recording``)."""
     parts, table, recipe = package_parts(package)
-    return _record(store, project, recipe, table, package, parts, source, made_by, user)
+    return _record(
+        store,
+        project,
+        recipe,
+        table,
+        package,
+        parts,
+        source,
+        made_by,
+        user,
+        Recording(stamp=stamp, before_commit=before_commit),
+    )
 
 
 def record_table(
@@ -106,21 +135,147 @@ def record_table(
     source: bytes | None = None,
     made_by: str = COMMAND_LINE,
     user: str | None = None,
+    before_commit: Callable[[bytes | None], None] | None = None,
 ) -> AuditEntry:
     """Record a released table (``table``, its bytes as written) made with ``recipe``, the
     release's own recipe (the one ``WorkingCopy.recipe`` writes for it)."""
-    return _record(store, project, recipe, table, None, {TABLE_FILE: digest(table)}, source, made_by, user)
+    parts = {TABLE_FILE: digest(table)}
+    return _record(
+        store, project, recipe, table, None, parts, source, made_by, user, Recording(before_commit=before_commit)
+    )
 
 
-def _record(store, project, recipe: Recipe, table: bytes, package, parts, source, made_by, user) -> AuditEntry:
+def record_stamped_package(
+    store: ProjectStore,
+    project: int | str | ProjectRef,
+    package: bytes,
+    *,
+    source: bytes | None = None,
+    made_by: str = DASHBOARD,
+    user: str | None = None,
+) -> tuple[AuditEntry, bytes]:
+    """``record_package`` with the package stamped with its entry (``audit.json``): the entry and
+    the package as recorded, the one to hand out."""
+    recorded: list[bytes] = []
+    entry = record_package(
+        store, project, package, source=source, made_by=made_by, user=user, stamp=True, before_commit=recorded.append
+    )
+    return entry, recorded[-1]
+
+
+@dataclass(frozen=True)
+class Recording:
+    """How an entry is recorded beyond its content: ``stamp`` the package with its entry (the
+    entry then records the stamped package); ``create``: a function making the project, in the
+    entry's transaction, when there is none of that name (so a release that fails leaves no
+    project behind, and a project another process just created is joined); ``before_commit``
+    runs last in the transaction with the package as recorded (e.g. writing the files of the
+    release under temporary names: if it fails nothing is recorded); ``marker``: the pending
+    release (``anonlib.projects.pending``) the commit turns into a committed one."""
+
+    stamp: bool = False
+    create: Callable[[Connection], None] | None = None
+    before_commit: Callable[[bytes | None], None] | None = None
+    marker: str | None = None
+    wait: float | None = None
+
+
+@dataclass(frozen=True)
+class LogHead:
+    """The head of the audit log as the store's ``meta`` table keeps it: how many entries the
+    log has, the number of its last entry and that entry's SHA-256 (``GENESIS`` when empty).
+    ``entries`` and ``last_entry`` are None in a store written before the head held them."""
+
+    entries: int | None
+    last_entry: int | None
+    sha256: str
+
+    def to_json(self) -> dict:
+        return {"entries": self.entries, "last_entry": self.last_entry, "sha256": self.sha256}
+
+
+HEAD, HEAD_ENTRIES, HEAD_ENTRY = "audit_head", "audit_head_entries", "audit_head_entry"
+
+
+def _head(store: ProjectStore, c: Connection) -> LogHead:
+    digest_ = store._get_meta(c, HEAD) or GENESIS
+    entries, last = store._get_meta(c, HEAD_ENTRIES), store._get_meta(c, HEAD_ENTRY)
+    return LogHead(None if entries is None else int(entries), None if last is None else int(last), digest_)
+
+
+def log_head(store: ProjectStore) -> LogHead:
+    """The head of the audit log (see ``LogHead``)."""
+    with store._transaction() as c:
+        return _head(store, c)
+
+
+def _tail(c: Connection) -> tuple[int, int | None, str]:
+    """What the log itself holds: its number of entries, its last entry's number and SHA-256."""
+    count = int(c.execute(select(func.count()).select_from(AUDIT)).scalar() or 0)
+    last = c.execute(select(AUDIT.c.id, AUDIT.c.entry_sha256).order_by(AUDIT.c.id.desc()).limit(1)).first()
+    return count, None if last is None else int(last[0]), GENESIS if last is None else last[1]
+
+
+def head_problem(head: LogHead, count: int, last: int | None, last_sha256: str) -> str | None:
+    """The sentence saying the log and its head disagree (None when they agree).
+
+    >>> print(head_problem(LogHead(3, 3, "b" * 64), 2, 2, "a" * 64))
+    The audit log's chain is broken: the log ends at entry 2 (2 entries) but its head says entry 3 (3 entries); entries were removed from its end.
+    >>> head_problem(LogHead(2, 2, "a" * 64), 2, 2, "a" * 64) is None
+    True
+    """
+    same = head.sha256 == last_sha256 and (head.entries is None or head.entries == count)
+    if same and (head.last_entry is None or head.last_entry == last):
+        return None
+    ends = "the log is empty" if last is None else f"the log ends at entry {last} ({_counted(count)})"
+    says = (
+        f"entry {head.last_entry} ({_counted(head.entries)})"
+        if head.last_entry is not None and head.entries is not None
+        else ("no entry" if head.sha256 == GENESIS else f"an entry of SHA-256 {head.sha256[:16]}")
+    )
+    fewer = head.entries is not None and head.entries > count or last is None and head.sha256 != GENESIS
+    if fewer and last != head.last_entry:
+        why = "entries were removed from its end"
+    elif fewer:
+        why = "entries were removed from it"
+    else:
+        why = "entries were added or changed by other means"
+    return f"The audit log's chain is broken: {ends} but its head says {says}; {why}."
+
+
+def _counted(n: int) -> str:
+    return f"{n:,} {'entry' if n == 1 else 'entries'}"
+
+
+def _record(
+    store, project, recipe: Recipe, table: bytes, package, parts, source, made_by, user, how: Recording
+) -> AuditEntry:
     check = recount(recipe, table)  # measured on the table as written
     stamp = now()
-    with store._transaction() as c:
-        row = store._row(c, project)
+    with store._transaction(how.wait) as c:
         _lock_chain(c)
-        previous = store._get_meta(c, "audit_head") or GENESIS
+        head = _head(store, c)
+        count, last, last_sha256 = _tail(c)
+        problem = head_problem(head, count, last, last_sha256)
+        if problem is not None:
+            raise ProjectError(f"{problem[:-1]}; no release is recorded while the log fails its check.")
+        row = store._row(c, project, missing_ok=how.create is not None)
+        if row is None:
+            how.create(c)
+            row = store._row(c, project)
+        audit_id = (last or 0) + 1
+        if how.stamp and package is not None:
+            package = stamp_package(
+                package,
+                {
+                    "project": row["name"],
+                    "entry": audit_id,
+                    "head_before": {"entries": count, "last_entry": last, "sha256": last_sha256},
+                },
+            )
+            parts = package_parts(package)[0]
         entry = AuditEntry(
-            id=0,
+            id=audit_id,
             time=stamp,
             project_id=int(row["id"]),
             project=row["name"],
@@ -136,14 +291,18 @@ def _record(store, project, recipe: Recipe, table: bytes, package, parts, source
             parts=dict(parts),
             user=user or current_user(),
             made_by=made_by,
-            previous=previous,
+            previous=last_sha256,
             entry_sha256="",
         )
         sealed = digest(dumps(entry.content()).encode("utf-8"))
         values = entry.content() | {"parts": dumps(entry.content()["parts"]), "entry_sha256": sealed}
         values["username"] = values.pop("user")
-        audit_id = int(c.execute(insert(AUDIT).values(**values)).inserted_primary_key[0])
-        store._set_meta(c, "audit_head", sealed)
+        c.execute(insert(AUDIT).values(id=audit_id, **values))
+        if c.dialect.name == "postgresql":  # the numbers are given here: the sequence follows them
+            c.execute(text("SELECT setval(pg_get_serial_sequence('audit', 'id'), :n)"), {"n": audit_id})
+        store._set_meta(c, HEAD, sealed)
+        store._set_meta(c, HEAD_ENTRIES, str(count + 1))
+        store._set_meta(c, HEAD_ENTRY, str(audit_id))
         keep = bool(row["keep_file"]) and source is not None
         c.execute(
             insert(RELEASES).values(
@@ -158,6 +317,11 @@ def _record(store, project, recipe: Recipe, table: bytes, package, parts, source
                 audit_id=audit_id,
             )
         )
+        if how.marker is not None:
+            committed(c, how.marker, audit_id)
+        if how.before_commit is not None:
+            how.before_commit(package)
+        store.require_present()
     return _entry_of({**values, "id": audit_id, "user": values["username"]}, deleted=False)
 
 
@@ -194,25 +358,116 @@ def _entry_of(row, deleted: bool) -> AuditEntry:
 
 def audit_entries(store: ProjectStore, project: str | None = None) -> list[AuditEntry]:
     """The audit log, oldest first; ``project``: only the entries made under that name."""
+    with _snapshot(store) as c:
+        return _entries(c, project)
+
+
+def _entries(c: Connection, project: str | None = None) -> list[AuditEntry]:
     a, p = AUDIT, PROJECTS
     query = select(a, p.c.id.label("alive")).select_from(a.outerjoin(p, a.c.project_id == p.c.id)).order_by(a.c.id)
     if project is not None:
         query = query.where(a.c.project == project)
-    with store._transaction() as c:
-        rows = c.execute(query).mappings().all()
+    rows = c.execute(query).mappings().all()
     return [_entry_of({**r, "user": r["username"]}, deleted=r["alive"] is None) for r in rows]
 
 
+@contextmanager
+def _snapshot(store: ProjectStore) -> Iterator[Connection]:
+    """A transaction whose reads all see the store at one moment (on PostgreSQL a repeatable
+    read: a release committed meanwhile is not half seen; SQLite's transaction already is)."""
+    with store._transaction() as c:
+        if c.dialect.name == "postgresql":
+            c.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
+        yield c
+
+
 def verify_chain(store: ProjectStore) -> list[str]:
-    """One sentence per entry whose digest or link to the entry before does not hold."""
+    """One sentence per entry whose digest or link to the entry before does not hold, one
+    when the log and its head disagree (entries removed from its end), and one per release
+    kept in a project whose entry the log lacks."""
     problems = []
     previous = GENESIS
-    for entry in audit_entries(store):
+    with _snapshot(store) as c:
+        head = _head(store, c)
+        count, last, last_sha256 = _tail(c)
+        orphans = c.execute(
+            select(RELEASES.c.audit_id, PROJECTS.c.name)
+            .select_from(RELEASES.join(PROJECTS, RELEASES.c.project_id == PROJECTS.c.id))
+            .where(RELEASES.c.audit_id.not_in(select(AUDIT.c.id)))
+            .order_by(RELEASES.c.audit_id)
+        ).all()
+        entries = _entries(c)
+    for entry in entries:
         if entry.previous != previous:
             problems.append(f"Audit entry {entry.id} does not follow the entry before it (one was removed or changed).")
         if digest(dumps(entry.content()).encode("utf-8")) != entry.entry_sha256:
             problems.append(f"Audit entry {entry.id} was changed after it was written (its digest does not match).")
         previous = entry.entry_sha256
+    problem = head_problem(head, count, last, last_sha256)
+    if problem is not None:
+        problems.append(problem)
+    for audit_id, name in orphans:
+        problems.append(f"The project '{name}' keeps the release of audit entry {audit_id}, which the audit log lacks.")
+    return problems
+
+
+def package_log_problems(store: ProjectStore, package: bytes, project: str | None = None) -> list[str]:
+    """What is wrong between a release package and the audit log (empty when nothing is):
+    the log's own problems (``verify_chain``), then, for a package stating its entry
+    (``audit.json``), whether the log has that entry, records this package in it and
+    followed the head the package states; for an older package without ``audit.json``,
+    whether the log records it at all. ``project``: the project it should belong to.
+    For ``verify --project``.
+
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> from anonlib.workflow import ReleaseTarget, WorkingCopy, release_package
+    >>> from anonlib.projects.state import ProjectState
+    >>> store = ProjectStore(f"sqlite:///{tempfile.mkdtemp()}/projects.sqlite")
+    >>> ds = Dataset.from_frame("d.csv", pd.DataFrame({"age": [30, 30]}), {"age": "quasi-identifier"})
+    >>> copy = WorkingCopy.start(ds, ReleaseTarget(k=2))
+    >>> ref = store.create("survey", ProjectState.of(copy, "sample:x"))
+    >>> kept = []
+    >>> entry = record_package(store, ref, release_package(copy), stamp=True, before_commit=kept.append)
+    >>> package_log_problems(store, kept[0], "survey")
+    []
+    >>> package_log_problems(store, release_package(copy), "survey")
+    ["This package is not recorded in the audit log of project 'survey'."]
+    """
+    problems = verify_chain(store)
+    stamp = package_stamp(package)
+    where = f" of project '{project}'" if project is not None else ""
+    if stamp is None:
+        found = [e for e in audit_entries(store, project) if e.package_sha256 == digest(package)]
+        if not found:
+            problems.append(f"This package is not recorded in the audit log{where}.")
+        return problems
+    try:
+        number = int(stamp.get("entry"))
+        before = stamp.get("head_before") or {}
+    except (TypeError, ValueError):
+        return [*problems, "This package's audit.json does not state an entry number."]
+    if project is not None and stamp.get("project") != project:
+        problems.append(f"This package was released into the project '{stamp.get('project')}', not '{project}'.")
+    head = log_head(store)
+    entries = {e.id: e for e in audit_entries(store)}
+    if number not in entries:
+        newest = max(entries, default=0)
+        problems.append(
+            f"This package is audit entry {number} of project '{stamp.get('project')}', but the audit log "
+            f"{'is empty' if not entries else f'ends at entry {newest}'} (its head says "
+            f"{'no entry' if head.last_entry is None else f'entry {head.last_entry}'}): the log lost the entry "
+            "of this package."
+        )
+        return problems
+    entry = entries[number]
+    if entry.package_sha256 != digest(package):
+        problems.append(f"Audit entry {number} records another package than this one (another SHA-256).")
+    if before.get("sha256") != entry.previous:
+        problems.append(
+            f"This package states another head of the audit log before it than the entry before audit entry {number}."
+        )
     return problems
 
 
@@ -239,7 +494,7 @@ def verify_entry(store: ProjectStore, audit_id: int) -> Verification:
     """Verify a recorded release again with what its project kept (see the module text)."""
     recipe, package, source, name = release_files(store, audit_id)
     entry = next((e for e in audit_entries(store) if e.id == int(audit_id)), None)
-    checks: list[PartCheck] = []
+    checks: list[PartCheck] = [PartCheck(AUDIT_LOG, False, problem) for problem in verify_chain(store)]
     # pseudonyms and date shifts replay under the key the project keeps (its releases were made with it)
     key = store.key(entry.project_id) if entry is not None and recipe.key_ids else None
     if package is not None:

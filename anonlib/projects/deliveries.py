@@ -46,7 +46,7 @@ from ..workflow.package import RECIPE_FILE, release_package
 from ..workflow.recipe import Reading, Recipe, Source, absent_note, read_for_recipe
 from ..workflow.release import digest
 from ..workflow.steps import Step
-from .audit import DASHBOARD, record_package
+from .audit import DASHBOARD, record_package, record_stamped_package
 from .records import AuditEntry, ProjectRef
 from .store import ProjectStore
 
@@ -126,6 +126,10 @@ class Delivery:
     def record(self, store: ProjectStore, package: bytes, *, made_by: str = DASHBOARD) -> AuditEntry:
         """Record the package in the project's audit log (the delivery's file kept with it when the project keeps files)."""
         return record_package(store, self.project, package, source=self.data, made_by=made_by)
+
+    def record_stamped(self, store: ProjectStore, package: bytes, *, made_by: str = DASHBOARD) -> bytes:
+        """``record``, the package stamped with its entry (``audit.json``): the package to hand out."""
+        return record_stamped_package(store, self.project, package, source=self.data, made_by=made_by)[1]
 
 
 def deliver(store: ProjectStore, project: int | str | ProjectRef, data: bytes, name: str) -> Delivery:

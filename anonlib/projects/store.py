@@ -40,13 +40,16 @@ Example:
 
 from __future__ import annotations
 
+import os
 import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from sqlalchemy import Connection, create_engine, delete, event, func, insert, select, text, union, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from ..core.errors import ProjectError, StaleProjectError, StoreError
@@ -54,6 +57,7 @@ from ..core.masking import control_characters, mask_secrets, printable
 from ..workflow.health_steps import needs_key
 from ..workflow.release import digest
 from .location import prepare_folder, shown_url, sqlite_path, store_url
+from .pending import interrupted, recover
 from .records import Project, ProjectRef, ProjectSummary, StoreUsage, now
 from .schema import AUDIT, BLOBS, META, MIGRATIONS, PROJECTS, RELEASES, SCHEMA_VERSION
 from .state import ProjectState
@@ -63,37 +67,75 @@ MAX_NAME = 200
 BUSY_SECONDS = 3.0  # how long a write waits for another writer before the store is said to be locked
 
 
-_ENGINES: dict[str, object] = {}
+_ENGINES: dict[str, object] = {}  # by URL (a read-only opening of a SQLite file: 'read-only ' + URL)
+_IDENTITIES: dict[str, tuple[int, int] | None] = {}  # the file each SQLite engine was made on
 _ENGINES_LOCK = threading.Lock()
 
 
-def _engine(url: str):
-    """One SQLAlchemy engine (connection pool) per store URL in this process."""
+def _engine(url: str, read_only: bool = False):
+    """One SQLAlchemy engine (connection pool) per store URL in this process (and one more
+    for reading a SQLite store without write access). The engine of a SQLite file deleted or
+    replaced since it was made is made again (its connections hold the file that was)."""
+    key = f"read-only {url}" if read_only else url
     with _ENGINES_LOCK:
-        engine = _ENGINES.get(url)
+        engine = _ENGINES.get(key)
+        if engine is not None and url.startswith("sqlite") and _IDENTITIES.get(key) != _identity(url):
+            engine.dispose()
+            engine = None
         if engine is None:
-            if url.startswith("sqlite"):
+            if url.startswith("sqlite") and read_only:
+                engine = create_engine(_read_only_url(url), connect_args={"timeout": BUSY_SECONDS})
+                _sqlite_events(engine, read_only=True)
+            elif url.startswith("sqlite"):
                 prepare_folder(url)
                 engine = create_engine(url, connect_args={"timeout": BUSY_SECONDS, "check_same_thread": False})
                 _sqlite_events(engine)
             else:
                 engine = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 5})
-            _ENGINES[url] = engine
+            _ENGINES[key] = engine
+            _IDENTITIES[key] = _identity(url)
         return engine
 
 
-def _sqlite_events(engine) -> None:
+def _identity(url: str) -> tuple[int, int] | None:
+    """The device and inode of a SQLite store's file (None on PostgreSQL, in memory, or missing)."""
+    path = sqlite_path(url)
+    try:
+        found = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return None if found is None else (found.st_dev, found.st_ino)
+
+
+def _read_only_url(url: str) -> str:
+    """The SQLite URL opening the file read-only; ``immutable`` when its folder cannot be written
+    either (SQLite then cannot make the write-ahead log's index to coordinate with writers, and
+    none can write there)."""
+    path = sqlite_path(url)
+    folder_writable = path is not None and os.access(path.parent, os.W_OK)
+    mode = (
+        "mode=ro" if folder_writable or path is None or path.with_name(path.name + "-shm").exists() else "immutable=1"
+    )
+    return f"sqlite:///file:{quote(str(path))}?{mode}&uri=true"
+
+
+def _sqlite_events(engine, read_only: bool = False) -> None:
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection, _record) -> None:  # pragma: no cover - run by SQLAlchemy
         dbapi_connection.isolation_level = None  # transactions are begun below, not by the driver
         cursor = dbapi_connection.cursor()
-        for pragma in ("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "secure_delete=ON"):
+        pragmas = (
+            ("foreign_keys=ON",)
+            if read_only
+            else ("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "secure_delete=ON")
+        )
+        for pragma in pragmas:
             cursor.execute(f"PRAGMA {pragma}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
     def _begin(connection) -> None:  # pragma: no cover - run by SQLAlchemy
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
 def store_error(err: Exception, where: str) -> StoreError:
@@ -122,27 +164,58 @@ def store_error(err: Exception, where: str) -> StoreError:
 
 
 class ProjectStore:
-    """The store at ``url`` (default ``store_url()``: ``ANONLIB_STORE`` or ``ANONLIB_HOME``)."""
+    """The store at ``url`` (default ``store_url()``: ``ANONLIB_STORE`` or ``ANONLIB_HOME``).
 
-    def __init__(self, url: str | None = None) -> None:
+    ``wait``: how long each transaction waits for another writer on SQLite (default
+    ``BUSY_SECONDS``; a command-line run can wait longer than a page). ``read_only``: open it only to read (``audit``): a SQLite file is opened read-only, so a
+    store on a read-only file or folder is read; nothing is migrated, created or written.
+    Otherwise the opening also finishes or undoes the releases of processes that died
+    midway (``anonlib.projects.pending``)."""
+
+    def __init__(self, url: str | None = None, *, read_only: bool = False, wait: float | None = None) -> None:
         self.url = url or store_url()
         self.where = shown_url(self.url)
+        self.read_only = read_only
+        self.wait = wait  # seconds a transaction waits for another writer on SQLite (default BUSY_SECONDS)
+        self.recovered: list[str] = []  # what the opening finished or undid (pending.recover)
+        self.interrupted = 0  # read-only: the releases of dead processes left to finish or undo
         try:
-            self.engine = _engine(self.url)
+            self.engine = _engine(self.url, read_only)
         except StoreError:
             raise
         except Exception as err:  # noqa: BLE001 - a missing driver, a bad URL: one sentence
             raise StoreError(f"The project store {self.where} cannot be opened ({mask_secrets(str(err))}).") from None
+        self._identity = _identity(self.url)  # the file this store opened (SQLite)
         self._open()
+
+    def require_present(self) -> None:
+        """A sentence when the SQLite file this store opened was deleted or replaced since (what
+        is written through the open connection would then be lost with the deleted file)."""
+        if self._identity is not None and _identity(self.url) != self._identity:
+            raise StoreError(
+                f"The project store {self.where} was deleted or replaced while this command was using it; "
+                "nothing is recorded in it."
+            )
 
     # ------------------------------------------------------------------ transactions
 
     @contextmanager
-    def _transaction(self) -> Iterator[Connection]:
-        """One transaction; any database failure becomes a ``StoreError`` sentence."""
+    def _transaction(self, wait: float | None = None) -> Iterator[Connection]:
+        """One transaction; any database failure becomes a ``StoreError`` sentence. ``wait``:
+        how long (seconds) to wait for another writer on SQLite (default ``BUSY_SECONDS``)."""
+        wait = wait if wait is not None else self.wait
         try:
-            with self.engine.begin() as connection:
-                yield connection
+            with self.engine.connect() as connection:
+                if wait is not None and self.engine.dialect.name == "sqlite":
+                    connection.connection.dbapi_connection.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+                try:
+                    with connection.begin():
+                        yield connection
+                finally:
+                    if wait is not None and self.engine.dialect.name == "sqlite":
+                        connection.connection.dbapi_connection.execute(
+                            f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}"
+                        )
         except (ProjectError, KeyboardInterrupt):
             raise
         except IntegrityError as err:
@@ -151,7 +224,12 @@ class ProjectStore:
             raise store_error(err, self.where) from None
 
     def _open(self) -> None:
-        """Create the schema on an empty database, migrate an older one, refuse a newer one."""
+        """Create the schema on an empty database, migrate an older one, refuse a newer one;
+        finish or undo the releases of processes that died midway. Read-only: only check the
+        version."""
+        if self.read_only:
+            self._open_to_read()
+            return
         with self._transaction() as c:
             if c.dialect.name == "postgresql":  # two first openings at once: one creates, the other waits
                 c.execute(text("SELECT pg_advisory_xact_lock(7306541)"))
@@ -170,7 +248,29 @@ class ProjectStore:
                 MIGRATIONS[step](c)
             if version < SCHEMA_VERSION:
                 self._set_meta(c, "schema_version", str(SCHEMA_VERSION))
+            self.recovered = recover(c)
         self.schema_version = SCHEMA_VERSION
+
+    def _open_to_read(self) -> None:
+        with self._transaction() as c:
+            row = None
+            if c.dialect.has_table(c, "meta"):
+                row = c.execute(select(META.c.value).where(META.c.key == "schema_version")).first()
+            version = int(row[0]) if row else 0
+            self.interrupted = interrupted(c) if version else 0
+        if version == 0:
+            raise StoreError(f"The project store {self.where} holds no project store yet; nothing to read.")
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"The project store {self.where} was written by a newer anonlib (schema version {version}; "
+                f"this one reads up to {SCHEMA_VERSION}); update anonlib to read it."
+            )
+        if version < SCHEMA_VERSION:
+            raise StoreError(
+                f"The project store {self.where} was written by an older anonlib (schema version {version}); "
+                "open it once with write access (e.g. `projects list`) to bring it up to date, then read it."
+            )
+        self.schema_version = version
 
     @staticmethod
     def _set_meta(c: Connection, key: str, value: str) -> None:
@@ -189,7 +289,11 @@ class ProjectStore:
     def _put_blob(c: Connection, data: bytes) -> str:
         sha = digest(bytes(data))
         if c.execute(select(BLOBS.c.sha256).where(BLOBS.c.sha256 == sha)).first() is None:
-            c.execute(insert(BLOBS).values(sha256=sha, size=len(data), data=bytes(data)))
+            values = {"sha256": sha, "size": len(data), "data": bytes(data)}
+            if c.dialect.name == "postgresql":  # the same file stored by another transaction meanwhile is the same blob
+                c.execute(postgresql_insert(BLOBS).values(**values).on_conflict_do_nothing(index_elements=["sha256"]))
+            else:
+                c.execute(insert(BLOBS).values(**values))
         return sha
 
     @staticmethod
@@ -252,37 +356,54 @@ class ProjectStore:
     ) -> ProjectRef:
         """A new project (its name made unique with " (2)", ... unless ``exact_name``, then a
         sentence when taken) holding ``state`` and, when ``keep_file``, the file's bytes."""
+        with self._transaction() as c:
+            return self._insert_project(
+                c, name, state, data, keep_file=keep_file, change=change, exact_name=exact_name, key=key
+            )
+
+    def _insert_project(
+        self,
+        c: Connection,
+        name: str,
+        state: ProjectState,
+        data: bytes | None = None,
+        *,
+        keep_file: bool = True,
+        change: str = "created",
+        exact_name: bool = False,
+        key: bytes | None = None,
+    ) -> ProjectRef:
+        """``create`` inside the transaction ``c`` (e.g. the one recording a project's first release)."""
         stamp = now()
         if key is not None and len(key) != KEY_BYTES:
             raise ProjectError(f"A project key is {KEY_BYTES} bytes; this one has {len(key)}.")
-        with self._transaction() as c:
-            if exact_name:
-                chosen = _valid_name(name)
-                if self._row(c, chosen, missing_ok=True) is not None:
-                    raise ProjectError(f"There is already a project named '{chosen}'; choose another name.")
-            else:
-                chosen = self._unique_name(c, name)
-            blob = self._put_blob(c, data) if keep_file and data is not None and not state.is_sample else None
-            result = c.execute(
-                insert(PROJECTS).values(
-                    name=chosen,
-                    created=stamp,
-                    updated=stamp,
-                    version=1,
-                    origin=state.origin,
-                    source_name=state.source.name,
-                    records=state.source.records,
-                    columns=len(state.source.columns),
-                    keep_file=bool(keep_file),
-                    file_sha256=blob,
-                    source_sha256=state.source.sha256,
-                    state=state.dumps(),
-                    change=change,
-                    key=key or secrets.token_bytes(KEY_BYTES),
-                )
+        if exact_name:
+            chosen = _valid_name(name)
+            if self._row(c, chosen, missing_ok=True) is not None:
+                raise ProjectError(f"There is already a project named '{chosen}'; choose another name.")
+        else:
+            chosen = self._unique_name(c, name)
+        blob = self._put_blob(c, data) if keep_file and data is not None and not state.is_sample else None
+        result = c.execute(
+            insert(PROJECTS).values(
+                name=chosen,
+                created=stamp,
+                updated=stamp,
+                version=1,
+                origin=state.origin,
+                source_name=state.source.name,
+                records=state.source.records,
+                columns=len(state.source.columns),
+                keep_file=bool(keep_file),
+                file_sha256=blob,
+                source_sha256=state.source.sha256,
+                state=state.dumps(),
+                change=change,
+                key=key or secrets.token_bytes(KEY_BYTES),
             )
-            project_id = int(result.inserted_primary_key[0])
-            self._set_meta(c, "last_opened", str(project_id))
+        )
+        project_id = int(result.inserted_primary_key[0])
+        self._set_meta(c, "last_opened", str(project_id))
         return ProjectRef(project_id, chosen, 1)
 
     def save(self, ref: ProjectRef, state: ProjectState, change: str) -> ProjectRef:

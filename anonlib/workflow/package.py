@@ -14,6 +14,12 @@ stating what it is.
 - ``SHA256SUMS``: the SHA-256 of every other member (``sha256sum -c SHA256SUMS``
   checks it without anonlib; ``python -m anonlib verify`` checks it and more).
 
+A package released into a project (``--project``) also holds ``audit.json``
+(``stamp_package``): the project, the package's entry number in the project store's
+audit log, and the log's head just before it (its entries and last digest), so a
+package newer than the log's head shows that the log lost its end. Packages without
+it (made outside a project, or before it existed) verify as before.
+
 The statement (README and the report's "Release" section) lists the SHA-256 of
 ``released.csv`` and ``recipe.json``, the source file's name, SHA-256 and
 records, the target and whether it is met, the steps, the product version and
@@ -36,12 +42,14 @@ Example:
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from ..core.errors import PackageError
 from ..core.version import PRODUCT
 from ..measures.target import ReleaseTarget  # noqa: F401 - used by the example
 from .history import WorkingCopy
@@ -55,6 +63,7 @@ REPORT_FILE = "report.html"
 RECIPE_FILE = "recipe.json"
 README_FILE = "README.txt"
 SUMS_FILE = "SHA256SUMS"
+AUDIT_FILE = "audit.json"  # the audit log's entry of a package released into a project (``stamp_package``)
 MEMBERS = (TABLE_FILE, REPORT_FILE, RECIPE_FILE, README_FILE, SUMS_FILE)
 _TIMESTAMP = (2000, 1, 1, 0, 0, 0)  # fixed, so the same release gives the same zip
 
@@ -203,17 +212,64 @@ def release_package(
 ) -> bytes:
     """The zip of ``package_files`` (deterministic bytes for a given ``created``)."""
     files = package_files(copy, columns=columns, report=report, created=created, notes=notes)
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, data in (
+    return _zip(
+        (
             (TABLE_FILE, files.table),
             (REPORT_FILE, files.report),
             (RECIPE_FILE, files.recipe),
             (README_FILE, files.readme),
             (SUMS_FILE, files.sums),
-        ):
+        )
+    )
+
+
+def _zip(members: Sequence[tuple[str, bytes]]) -> bytes:
+    """A deterministic zip of ``members`` (fixed order and timestamps)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members:
             info = zipfile.ZipInfo(name, date_time=_TIMESTAMP)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             archive.writestr(info, data)
     return buffer.getvalue()
+
+
+def stamp_package(package: bytes, stamp: dict) -> bytes:
+    """The package with ``audit.json`` holding ``stamp`` (what the audit log records of it:
+    the project, the entry number, the log's head before it), listed in ``SHA256SUMS``;
+    every other member unchanged (an earlier stamp is replaced).
+
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> ds = Dataset.from_frame("d.csv", pd.DataFrame({"age": [30, 30]}), {"age": "quasi-identifier"})
+    >>> plain = release_package(WorkingCopy.start(ds, ReleaseTarget(k=2)), created="2026-01-01T00:00:00Z")
+    >>> stamped = stamp_package(plain, {"project": "p", "entry": 3})
+    >>> package_stamp(stamped), package_stamp(plain)
+    ({'entry': 3, 'project': 'p'}, None)
+    >>> zipfile.ZipFile(io.BytesIO(stamped)).namelist()[-2:]
+    ['audit.json', 'SHA256SUMS']
+    """
+    try:
+        with zipfile.ZipFile(io.BytesIO(package)) as archive:
+            members = [(name, archive.read(name)) for name in archive.namelist() if name != AUDIT_FILE]
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        raise PackageError("The release package is not a readable zip file.") from None
+    sums = dict(members).get(SUMS_FILE, b"")
+    kept = [line for line in sums.decode("utf-8", "replace").splitlines() if not line.endswith(f"  {AUDIT_FILE}")]
+    record = (json.dumps(stamp, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    sums = "".join(f"{line}\n" for line in [*kept, f"{digest(record)}  {AUDIT_FILE}"]).encode("utf-8")
+    others = [(name, data) for name, data in members if name != SUMS_FILE]
+    return _zip([*others, (AUDIT_FILE, record), (SUMS_FILE, sums)])
+
+
+def package_stamp(package: bytes) -> dict | None:
+    """The ``audit.json`` of a package (None when it has none, or it cannot be read)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(package)) as archive:
+            if AUDIT_FILE not in archive.namelist() or archive.getinfo(AUDIT_FILE).file_size > 1 << 16:
+                return None
+            stamp = json.loads(archive.read(AUDIT_FILE).decode("utf-8"))
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        return None
+    return stamp if isinstance(stamp, dict) else None

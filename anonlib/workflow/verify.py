@@ -50,7 +50,7 @@ from ..core.dataset import Dataset, Role
 from ..core.errors import AnonlibError, ColumnError, DataFileError, KeyFileError, PackageError
 from ..core.loading import DEFAULT_MAX_BYTES, load_table
 from .keys import key_id
-from .package import MEMBERS, README_FILE, RECIPE_FILE, REPORT_FILE, SUMS_FILE, TABLE_FILE
+from .package import AUDIT_FILE, MEMBERS, README_FILE, RECIPE_FILE, REPORT_FILE, SUMS_FILE, TABLE_FILE
 from .private_package import PRIVATE_MEMBERS, SYNTHETIC_FILE, TABLES_FILE, private_recipe_of, verify_private
 from .recipe import EDITED, INTACT, MAX_RECIPE_BYTES, Recipe, apply_recipe, suppression_mark
 from .release import digest, file_digest, is_sha256
@@ -108,6 +108,8 @@ def verify_package(
         verify_private(_members(archive, check, PRIVATE_MEMBERS), private, source, check)
         return Verification(tuple(checks))
     members = _members(archive, check)
+    if AUDIT_FILE in archive.namelist():  # a package released into a project: its audit entry, checked like the rest
+        members.update(_members(archive, check, (AUDIT_FILE,)))
     table, recipe_bytes = members.get(TABLE_FILE), members.get(RECIPE_FILE)
     _check_sums(members, check)
     recipe = _check_recipe(recipe_bytes, check) if recipe_bytes is not None else None
@@ -197,7 +199,7 @@ def _check_sums(members: dict[str, bytes], check) -> None:
         value, _, name = line.partition("  ")
         if is_sha256(value) and name:
             recorded[name] = value
-    for name in (TABLE_FILE, REPORT_FILE, RECIPE_FILE, README_FILE):
+    for name in (TABLE_FILE, REPORT_FILE, RECIPE_FILE, README_FILE, AUDIT_FILE):
         if name not in members:
             continue
         if name not in recorded:
