@@ -112,7 +112,7 @@ def record_package(
     (and handed to ``before_commit``, and kept) is ``package`` with ``audit.json`` stating
     its entry number and the log's head before it (see ``Recording``)."""
     parts, table, recipe = package_parts(package)
-    return _record(
+    return record_entry(
         store,
         project,
         recipe,
@@ -140,7 +140,7 @@ def record_table(
     """Record a released table (``table``, its bytes as written) made with ``recipe``, the
     release's own recipe (the one ``WorkingCopy.recipe`` writes for it)."""
     parts = {TABLE_FILE: digest(table)}
-    return _record(
+    return record_entry(
         store, project, recipe, table, None, parts, source, made_by, user, Recording(before_commit=before_commit)
     )
 
@@ -247,9 +247,14 @@ def _counted(n: int) -> str:
     return f"{n:,} {'entry' if n == 1 else 'entries'}"
 
 
-def _record(
+def record_entry(
     store, project, recipe: Recipe, table: bytes, package, parts, source, made_by, user, how: Recording
 ) -> AuditEntry:
+    """Append one release to the audit log in one transaction (``how``: create the project, stamp
+    the package, write files before the commit), its numbers recounted on ``table`` as written;
+    refused in a sentence while the log fails its check (its head included). ``record_package``
+    and ``record_table`` call it, and so does a release into a project as one unit
+    (``anonlib.projects.releasing``)."""
     check = recount(recipe, table)  # measured on the table as written
     stamp = now()
     with store._transaction(how.wait) as c:

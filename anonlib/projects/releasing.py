@@ -46,11 +46,11 @@ from sqlalchemy import Connection
 from ..core.errors import DataFileError, ProjectError, StoreError
 from ..workflow.recipe import Recipe
 from ..workflow.release import digest
-from .audit import COMMAND_LINE, Recording, _record, package_parts, verify_chain
+from .audit import COMMAND_LINE, Recording, package_parts, record_entry, verify_chain
 from .pending import clear, mark, new_token, put_in_place, remove, target_of, temporary_name, write_temporary
 from .records import AuditEntry
 from .state import ProjectState
-from .store import ProjectStore, _valid_name
+from .store import ProjectStore, valid_name
 
 STEPS = (
     "before the table",
@@ -97,7 +97,7 @@ def release_into_project(
     as one unit (see the module text). ``state``, ``source`` and ``key`` make the project
     when there is none of that name: its working copy, the file kept and its pseudonym key.
     The audit entry records the package when there is one, else the table."""
-    chosen = _valid_name(name)
+    chosen = valid_name(name)
     problems = verify_chain(store)
     if problems:
         raise ProjectError(f"{problems[0][:-1]}; no release is recorded while the log fails its check.")
@@ -138,10 +138,12 @@ def release_into_project(
         how = Recording(stamp=True, create=create, before_commit=before_commit, marker=token, wait=WAIT_SECONDS)
         if package is not None:
             parts, packaged_table, packaged_recipe = package_parts(package)
-            entry = _record(store, chosen, packaged_recipe, packaged_table, package, parts, source, made_by, user, how)
+            entry = record_entry(
+                store, chosen, packaged_recipe, packaged_table, package, parts, source, made_by, user, how
+            )
         else:
             parts = {"released.csv": digest(table)}
-            entry = _record(store, chosen, recipe, table, None, parts, source, made_by, user, how)
+            entry = record_entry(store, chosen, recipe, table, None, parts, source, made_by, user, how)
     except BaseException:
         _undo(store, token, plan)
         raise
