@@ -40,17 +40,28 @@ PACKAGE_HELP = (
 )
 
 
+def _roles(current) -> tuple:
+    return tuple((str(c), current.roles[c].value) for c in current.frame.columns if c in current.roles)
+
+
 def copy_key(copy: WorkingCopy) -> tuple:
     """What the report depends on: the current table, roles, missing policy, target and steps."""
     current = copy.current
-    roles = tuple((str(c), current.roles[c].value) for c in current.frame.columns if c in current.roles)
     return (
         current.fingerprint,
-        roles,
+        _roles(current),
         current.missing,
         copy.target.describe(),
         tuple(a.step.describe() for a in copy.steps),
     )
+
+
+def release_key(copy: WorkingCopy) -> tuple:
+    """What the released table depends on: the current table, roles, missing policy and steps,
+    and the columns the target reads as sensitive; not k nor a model's threshold."""
+    current = copy.current
+    steps = tuple(a.step.describe() for a in copy.steps)
+    return current.fingerprint, _roles(current), current.missing, steps, tuple(copy.target.sensitive)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

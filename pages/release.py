@@ -24,12 +24,13 @@ from anonlib.workflow.release_view import (
     default_pair,
     default_predict,
     release_view,
+    restated,
     sensitive_columns,
     shown_columns,
 )
 from dashboard.charts import accuracy_figure, distribution_figure
 from dashboard.private_views import private_section
-from dashboard.release_download import copy_key, package_button
+from dashboard.release_download import package_button, release_key
 from dashboard.state import working_copy
 from dashboard.ui import download_json, guarded, page_header, plain, result_verdict, row, show_table
 
@@ -39,6 +40,8 @@ SEED = 0
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _view(key: tuple, pair: tuple[str, str] | None, predict: str | None, _copy: WorkingCopy) -> ReleaseView:
+    """The distributions, the contingency table and the classifier, cached on the released table
+    (``release_key``): changing k or a threshold restates the target's lines only (``restated``)."""
     return release_view(_copy, pair=pair, predict=predict, seed=SEED, time_limit=TIME_LIMIT, strict=False)
 
 
@@ -96,7 +99,7 @@ if len(columns) >= 2:
 view = None
 with guarded("measuring the release"):
     with st.spinner(f"Measuring the release (the classifier runs for at most about {TIME_LIMIT:g} s)..."):
-        view = _view(copy_key(copy), pair, predict, copy)
+        view = restated(_view(release_key(copy), pair, predict, copy), copy)
 
 if view is not None:
     # ------------------------------------------------------------ records and target

@@ -39,12 +39,11 @@ DP_MODULES = {
     "test_browser_dp",
     "test_charts_private",
     "test_cli_synthesize",
-    "test_page_private",
     "test_private_package",
     "test_private_release",
     "test_synthesis",
 }
-# AppTest runs of whole pages and sessions (seconds each), and the modules found slow with
+# AppTest runs of whole pages (every test_page* module) and sessions (seconds each), and the modules found slow with
 # --durations: DuckDB against in memory, OpenDP's synthesis, the installed package (bench/NOTES.md
 # keeps the timings)
 SLOW_MODULES = {
@@ -58,16 +57,6 @@ SLOW_MODULES = {
     "test_packaging",
     "test_app",
     "test_fuzz_session",
-    "test_page_frontier",
-    "test_page_geography",
-    "test_page_health",
-    "test_page_individuals",
-    "test_page_leakage",
-    "test_page_private",
-    "test_page_projects",
-    "test_page_release",
-    "test_page_report",
-    "test_page_screening",
     "test_pages_on_upload",
     "test_projects_reliability",
     "test_sidebar",
@@ -115,7 +104,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         ]:
             item.add_marker(pytest.mark.postgres)
         names = {f"{module}::{item.name}", f"{module}::{getattr(item, 'originalname', item.name)}"}
-        if module in SLOW_MODULES or names & SLOW_TESTS or item.get_closest_marker("postgres"):
+        page = module.startswith("test_page")  # an AppTest of a whole page
+        if page or module in SLOW_MODULES or names & SLOW_TESTS or item.get_closest_marker("postgres"):
             item.add_marker(pytest.mark.slow)
         if fast:
             _cap_examples(item)

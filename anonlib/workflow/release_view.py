@@ -58,7 +58,7 @@ import math
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -693,20 +693,6 @@ def release_view(
         classify = False
     elif predict is None:
         target = default_predict(columns, sensitive)
-    check = copy.check
-    status = check.sentence() if check is not None else f"The target could not be checked: {copy.problem}"
-    steps = tuple(
-        StepLine(
-            i,
-            a.page,
-            a.step.describe(),
-            None if a.before is None else a.before.failing_records,
-            None if a.after is None else a.after.failing_records,
-            a.suppressed_records,
-            a.cost.sentences(),
-        )
-        for i, a in enumerate(copy.steps, start=1)
-    )
     views = {
         c: column_view(
             c, "sensitive attribute" if c in sensitive else "quasi-identifier", before[c], after[c], w_before, w_after
@@ -733,16 +719,11 @@ def release_view(
                 )
             except AnonlibError as err:
                 refused(err)
-    suppressed = check.suppressed_records if check is not None else max(loaded_records - released_records, 0)
     return ReleaseView(
         name=copy.loaded.name,
-        target=(copy.target if check is None else check.target).describe(),  # in the unit it was checked in
-        met=None if check is None else check.met,
-        status=status,
         loaded_records=loaded_records,
         released_records=released_records,
-        suppressed_records=suppressed,
-        steps=steps,
+        **_target_fields(copy, loaded_records, released_records),
         columns=tuple(views[c] for c in columns),
         pair=table,
         classifier=comparison,
@@ -750,6 +731,53 @@ def release_view(
         seconds=time.perf_counter() - start,
         problems=tuple(problems),
     )
+
+
+def _target_fields(copy: WorkingCopy, loaded_records: int, released_records: int) -> dict[str, Any]:
+    """The fields of a view that the release target decides (the released table does not)."""
+    check = copy.check
+    return {
+        "target": (copy.target if check is None else check.target).describe(),  # in the unit it was checked in
+        "met": None if check is None else check.met,
+        "status": check.sentence() if check is not None else f"The target could not be checked: {copy.problem}",
+        "suppressed_records": (
+            check.suppressed_records if check is not None else max(loaded_records - released_records, 0)
+        ),
+        "steps": tuple(
+            StepLine(
+                i,
+                a.page,
+                a.step.describe(),
+                None if a.before is None else a.before.failing_records,
+                None if a.after is None else a.after.failing_records,
+                a.suppressed_records,
+                a.cost.sentences(),
+            )
+            for i, a in enumerate(copy.steps, start=1)
+        ),
+    }
+
+
+def restated(view: ReleaseView, copy: WorkingCopy) -> ReleaseView:
+    """``view`` with what the release target decides stated again for ``copy``'s target: the
+    target, whether it is met, the records suppressed and each step's failing records. The
+    distributions, the contingency table and the classifier depend on the released table only
+    (the loaded file, roles, steps and the columns the target reads as sensitive), so a page can
+    keep them while k or a threshold changes.
+
+    >>> from anonlib.core.dataset import Dataset
+    >>> from anonlib.measures.target import ReleaseTarget
+    >>> frame = pd.DataFrame({"age": [31, 35, 38, 44, 41, 47], "sex": list("FMFMFM")})
+    >>> ds = Dataset.from_frame("d", frame, {"age": "quasi-identifier", "sex": "sensitive"})
+    >>> copy = WorkingCopy.start(ds, ReleaseTarget(k=1))
+    >>> view, stricter = release_view(copy, classify=False), copy.with_target(ReleaseTarget(k=2))
+    >>> again = restated(view, stricter)
+    >>> (view.target, view.met), (again.target, again.met)
+    (('k = 1, no record suppressed', True), ('k = 2, no record suppressed', False))
+    >>> replace(again, seconds=0.0) == replace(release_view(stricter, classify=False), seconds=0.0)
+    True
+    """
+    return replace(view, **_target_fields(copy, view.loaded_records, view.released_records))
 
 
 def _checked_pair(pair: Sequence[str], columns: Sequence[str]) -> tuple[str, str]:
@@ -784,6 +812,7 @@ __all__ = [
     "default_predict",
     "model_inputs",
     "release_view",
+    "restated",
     "sensitive_columns",
     "shown_columns",
     "weighted_summary",
