@@ -36,17 +36,19 @@ from dashboard.leakage_views import (
     table1_example,
     tree_view,
 )
+from dashboard.memo import memo
 from dashboard.state import active_dataset, release_target, working_copy
 from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
 
 PAGE = "Leakage"
 
 
-# The cache keys carry everything the searches depend on: the fingerprint names the working copy's
+# The searches are kept per input in a memo (not st.cache_data, which copies its result on every
+# hit: at 10^5 records that copy took seconds each time k went back to a value already searched).
+# The key carries everything the searches depend on: the fingerprint names the working copy's
 # table (after its steps), the missing-value policy which of its rows are analysed, the roles the
 # unit (a person column counts people), the hierarchies the digests of their files, the target its
 # JSON (the models themselves are passed unhashed).
-@st.cache_data(show_spinner=False, max_entries=32)
 def _generalizations(
     fingerprint: str,
     missing: str,
@@ -60,13 +62,9 @@ def _generalizations(
     _hierarchies: dict,
     _target,
 ) -> Generalizations:
-    return find_generalizations(
-        _dataset,
-        _frame,
-        list(qis),
-        _hierarchies,
-        target=_target,
-        measure=measure,
+    key = (fingerprint, missing, roles, qis, files, target, measure)
+    return memo("leakage.generalizations", 32).compute(
+        key, lambda: find_generalizations(_dataset, _frame, list(qis), _hierarchies, target=_target, measure=measure)
     )
 
 
