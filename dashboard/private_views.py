@@ -25,6 +25,7 @@ from anonlib.core.errors import AnonlibError, PrivacyExtraMissingError
 from anonlib.transformations.synthesis import (
     DEFAULT_METHOD,
     DEFAULT_TIME_LIMIT,
+    MAX_DELTA,
     MAX_ROWS,
     METHODS,
     ROWS_FACTOR,
@@ -39,6 +40,7 @@ from anonlib.workflow import WorkingCopy
 from anonlib.workflow.private_package import private_package
 from anonlib.workflow.private_release import (
     CHECKS,
+    FAILED_SENTENCE,
     PrivateRelease,
     default_private_predict,
     plan_private,
@@ -53,11 +55,12 @@ DEFAULT_EPSILON = 3.0
 METHOD_NAMES = {"pairs": "pairs", "mst": "MST", "aim": "AIM"}  # short, to fit the box; the plan says the rest
 STATE = "private_release_made"
 PACKAGE_HELP = (
-    "synthetic.csv (only when it passed its checks), dp_tables.csv (the DP one- and two-way tables), report.html "
-    "(the comparison, for you, not the recipient), recipe.json (what the release states; it cannot be re-applied: "
-    "fresh noise), README.txt (what differential privacy promises and what it does not) and SHA256SUMS; check it "
-    "with python -m anonlib verify private.zip."
+    "synthetic.csv (when the synthetic table was chosen), dp_tables.csv (the DP one- and two-way tables), "
+    "recipe.json (what the release states; it cannot be re-applied: fresh noise), README.txt (what differential "
+    "privacy promises and what it does not) and SHA256SUMS: OpenDP's output and your declared settings only. "
+    "Check it with python -m anonlib verify private.zip. The comparison above stays with you."
 )
+SHIP_NAMES = {"synthetic": "the synthetic table (and the DP tables)", "tables": "the DP tables only"}
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,8 @@ class PrivateChoices:
     rows: int | None
     confirmed: bool
     problems: tuple[str, ...] = ()  # sentences refusing a choice (cuts that do not read)
+    ship: str = "synthetic"  # what the package holds, chosen before the run
+    suggested: bool = False  # cuts suggested from the data are among the choices (they need the declaration)
 
     def arguments(self) -> dict:
         return dict(
@@ -86,7 +91,14 @@ class PrivateChoices:
             predict=self.predict,
             pairs=self.pairs,
             rows=self.rows,
+            values_from_data=self.confirmed,
         )
+
+    @property
+    def runnable(self) -> bool:
+        """Every value list and cut is declared public, or OpenDP finds the lists (δ > 0) and no cut was
+        suggested from the data."""
+        return self.confirmed or (self.delta > 0 and not self.suggested)
 
 
 def releasable_columns(copy: WorkingCopy) -> list[str]:
@@ -150,7 +162,7 @@ def releases_side_by_side(view: ReleaseView | None, made: PrivateRelease) -> pd.
         (
             "checks",
             "" if view is None else ("the target is met" if view.met else "the target is not met"),
-            "passed: offered as a table" if c.passed else "failed: the package holds the DP tables instead",
+            "passed" if c.passed else "failed (reported here; the package is what was chosen)",
         )
     )
     return pd.DataFrame(rows, columns=["", "k-anonymous release", "private release"])
@@ -178,7 +190,7 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
         format_func=lambda m: METHOD_NAMES.get(m, m),
         key="private_method",
         help="; ".join(f"{METHOD_NAMES[m]}: {text}" for m, text in METHODS.items())
-        + ". pairs is the default (docs/dp.md says why); AIM's rounds and model size are capped.",
+        + ". MST is the default (docs/dp.md says why); AIM's rounds and model size are capped.",
     )
     given = middle.radio("Budget given as", ["ε", "ρ"], horizontal=True, key="private_budget_as")
     if given == "ε":
@@ -200,7 +212,7 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
     delta = right.number_input(
         "δ",
         min_value=0.0,
-        max_value=1e-3,
+        max_value=MAX_DELTA,
         value=0.0 if given == "ε" else 1e-6,
         step=1e-7,
         format="%g",
@@ -208,14 +220,16 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
         help="0: pure differential privacy (Laplace noise). A small probability such as 1e-6: zero-concentrated "
         "DP (Gaussian noise), stated as (ε, δ).",
     )
-    predictable = list(columns) or [None]
+    predictable = [None, *columns]
     default = default_private_predict(columns, loaded.sensitive)
     predict = right.selectbox(
         "Column to predict",
         predictable,
         index=predictable.index(default) if default in predictable else 0,
+        format_func=lambda c: "(none)" if c is None else c,
         key="private_predict",
-        help="Crossed with every other column in the pairs method, and predicted by the tree.",
+        help="Its pairs with every other column are measured (MST adds them to its tree; the pairs method measures "
+        "only them), and the tree predicts it (a number column's bin).",
     )
     pairs: list[tuple[str, str]] = []
     if method != "mst" and len(columns) >= 3:
@@ -262,8 +276,17 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
     confirmed = st.checkbox(
         "The value lists of these columns and the cuts and bounds above are public knowledge",
         key="private_confirmed",
-        help="OpenDP takes them as given: they are read from this file and released as they are, not protected "
-        "by the noise. Confirm them (edit the cuts first if needed) before making the release.",
+        help="Declared public, they are read from this file and released as they are, not protected by the noise. "
+        "Without this, OpenDP finds the value lists privately (δ > 0 needed; rare values are left out), and cuts "
+        "must not be the ones suggested from the data.",
+    )
+    ship = st.radio(
+        "The package holds",
+        list(SHIP_NAMES),
+        format_func=SHIP_NAMES.get,
+        horizontal=True,
+        key="private_ship",
+        help="Chosen before the run: the comparison with the records never decides what ships.",
     )
     return PrivateChoices(
         tuple(columns),
@@ -277,6 +300,8 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
         None if rows is None else int(rows),
         bool(confirmed),
         tuple(problems),
+        str(ship),
+        bool(numbers),
     )
 
 
@@ -316,12 +341,15 @@ def private_section(copy: WorkingCopy, view: ReleaseView | None, inspect: str | 
                 time_limit=DEFAULT_TIME_LIMIT,
             )
             st.caption(plain(f"Plan: {plan.sentence()}"))
-    if plan is not None and not choices.confirmed:
-        st.caption("Confirm that the value lists, cuts and bounds are public knowledge to make the release.")
+    if plan is not None and not choices.runnable:
+        st.caption(
+            "Confirm that the value lists, cuts and bounds are public knowledge to make the release (or, without "
+            "number columns, give δ > 0 for OpenDP to find the value lists privately)."
+        )
     if st.button(
         "Make the private release",
         type="primary",
-        disabled=plan is None or not choices.confirmed,
+        disabled=plan is None or not choices.runnable,
         key="private_run",
         help="OpenDP measures the tables with noise, fits a model and draws the records; each run spends the "
         "budget again and gives another table.",
@@ -353,19 +381,15 @@ def _run(copy: WorkingCopy, choices: PrivateChoices) -> None:
     bar.empty()
 
 
-def _package(made: dict, include_failed: bool) -> bytes:
-    """The private package, built once per release (it states the time it was made)."""
+def _package(made: dict) -> bytes:
+    """The private package, built once per release (it states the time it was made), holding what was chosen
+    before the run."""
+    ship = made["choices"].ship
     packages = made["packages"]
-    if include_failed not in packages:
+    if ship not in packages:
         release: PrivateRelease = made["release"]
-        packages[include_failed] = private_package(
-            release.synthesis,
-            release.comparison,
-            source_name=release.source_name,
-            source_sha256=made["sha256"],
-            include_failed=include_failed,
-        )
-    return packages[include_failed]
+        packages[ship] = private_package(release.synthesis, ship=ship)
+    return packages[ship]
 
 
 def _show(made: dict, view: ReleaseView | None, inspect: str | None) -> None:
@@ -374,12 +398,9 @@ def _show(made: dict, view: ReleaseView | None, inspect: str | None) -> None:
     st.subheader("The private release")
     st.write(plain(s.sentence()))
     if c.passed:
-        st.success("The synthetic table passes its checks: it may be released as a table.")
+        st.success("The synthetic table passes its checks.")
     else:
-        st.warning(
-            "The synthetic table fails a check: the package holds the DP tables instead (raise ε, choose fewer "
-            "columns or other pairs for a table that passes)."
-        )
+        st.warning(plain(FAILED_SENTENCE))
     m = row()
     m.metric("synthetic records", f"{s.rows:,}")
     m.metric("ε", f"{s.budget.epsilon:.4g}", help=plain(s.budget.sentence()))
@@ -450,13 +471,9 @@ def _show(made: dict, view: ReleaseView | None, inspect: str | None) -> None:
         st.plotly_chart(private_tree_figure(c.tree), width="stretch", key="private_tree")
 
     st.subheader("Private package")
-    include_failed = False
-    if not c.passed:
-        include_failed = st.checkbox(
-            "Put the synthetic table in the package even though it failed a check", key="private_keep_failed"
-        )
+    st.caption(plain(f"It holds {SHIP_NAMES[made['choices'].ship]}, as chosen before the run."))
     try:
-        data = _package(made, include_failed)
+        data = _package(made)
     except AnonlibError as err:
         st.error(plain(str(err)))
         return

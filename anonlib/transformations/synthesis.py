@@ -9,11 +9,13 @@ Nothing here adds noise, counts privacy loss or fits a model.
 
 Methods (``METHODS``):
 
-- ``pairs`` (the default): two-way tables of a published list of column pairs, OpenDP's
-  ``dp.mbi.Fixed`` workload: the column to predict crossed with every other column, plus
-  the pairs the user lists (``pairs=``), and every one-way table. The list is chosen
-  before the data are read, so it costs no budget; it is stated in the release.
-- ``mst``: OpenDP's MST (the pairs are chosen privately, as a tree).
+- ``mst`` (the default): OpenDP's MST (the pairs are chosen privately, as a tree); when a
+  column is to be predicted, its pairs with every other column (and the pairs the user
+  lists) are measured too, first, with a share of the budget (OpenDP's ``Sequential`` of
+  ``Fixed`` and ``MST``). docs/dp.md gives the measurements that made it the default.
+- ``pairs``: two-way tables of a published list of column pairs only, OpenDP's
+  ``dp.mbi.Fixed`` workload: the column to predict crossed with every other column (the
+  star), plus the pairs the user lists, and every one-way table.
 - ``aim``: OpenDP's AIM, its rounds and model size capped; refused with a sentence when
   its estimated time passes the limit.
 
@@ -22,17 +24,26 @@ zCDP it implies, is shown); ε with δ > 0 is converted by OpenDP to the largest
 zCDP guarantee implies (ε, δ)-DP (Gaussian noise); ρ may be given instead, and OpenDP
 gives its ε at δ.
 
-Numbers (``NumberCuts``): a number column is cut at public cut points inside public
-bounds. Its values are clamped into the bounds before OpenDP sees them (a change of each
-record on its own, so the guarantee holds); OpenDP draws a synthetic value uniformly inside
-its bin, and the two end bins, which OpenDP leaves open, are drawn inside the bounds here
-(post-processing of the released bins). Default cuts come from the column's typed hierarchy
-(its first level of bands); they are read from the data, so the user confirms them as
-public knowledge, as the category lists.
+Public inputs (nothing else read from the records reaches the release): each category
+column's value list is given (``values=``), declared public by the user
+(``values_from_data=True``: read from the file), or found privately by OpenDP (δ > 0: values
+held by fewer records than its threshold fall into the missing value); otherwise the run
+is refused in a sentence. Numbers (``NumberCuts``): a number column is cut at public cut
+points inside public bounds, and its type (whole numbers or not) comes from them, never
+from the values. Each value is put in its bin (clamped into the bounds, a change of each
+record on its own) before OpenDP sees it, so OpenDP measures bins, whose labels are
+public; a synthetic value is drawn uniformly inside its bin (post-processing). Default cuts
+come from the column's typed hierarchy (its first level of bands): they are read from
+the data, so they need the same declaration as the value lists.
+
+People (``person=``): with a person column, OpenDP's unit is the person
+(``dp.unit_of(contributions=1, identifier=...)``) and it keeps at most
+``records_per_person`` records of each (drawn at random, ``truncate_per_group``) before
+measuring, so ε is per person.
 
 Two known problems of OpenDP 0.16 are worked around (docs/dp.md): records are drawn
 with ``method="sample"``, never the default ``"round"`` (mbi 1.1.0 couples columns that
-share a parent in the model); and MST's budget, whose split can exceed the budget by one
+share a parent in the model); and MST's budget (used alone), whose split can exceed the budget by one
 unit in the last place, is replayed before the data are touched and lowered by a few units
 in the last place when it would fail (``mst_budget``).
 
@@ -74,11 +85,11 @@ INSTALL_SENTENCE = (
     "pip install '.[dp]' (python3 tasks.py run and python3 tasks.py test install it)."
 )
 METHODS = {
-    "pairs": "two-way tables of a published list of column pairs",
-    "mst": "MST: a tree of two-way tables chosen privately",
+    "mst": "MST: a tree of two-way tables chosen privately (and the column to predict with every other)",
+    "pairs": "two-way tables of a published list of column pairs (the star around the column to predict)",
     "aim": "AIM: two-way tables chosen privately, round by round",
 }
-DEFAULT_METHOD = "pairs"
+DEFAULT_METHOD = "mst"
 ROWS_FACTOR = 3  # synthetic records per estimated record when rows are not given (less sampling noise)
 MAX_ROWS = 2_000_000  # synthetic records at most
 NUMBER_CATEGORIES = 20  # a number column with more different values is released in cuts
@@ -88,8 +99,10 @@ MAX_PAIR_CELLS = 250_000  # cells of one two-way table at most
 DEFAULT_TIME_LIMIT = 300.0  # seconds a run may be estimated at before it is refused
 AIM_ROUNDS_PER_COLUMN = 2  # AIM's rounds: capped (OpenDP's default is 16 per column)
 AIM_MAX_SIZE = 20.0  # AIM's model size in MB: capped (OpenDP's default is 80)
+MST_FIXED_SHARE = 0.25  # of the default MST's budget, the share measuring the column to predict with every other
 MIN_EPSILON, MAX_EPSILON = 1e-3, 100.0
-MAX_DELTA = 1e-3
+MAX_DELTA = 1e-6  # above it, a δ is refused (1/n for files of a million records)
+MAX_RECORDS_PER_PERSON = 1000
 
 
 # --------------------------------------------------------------------------- OpenDP, lazily
@@ -203,7 +216,7 @@ def privacy_budget(epsilon: float | None = None, delta: float = 0.0, *, rho: flo
 
     δ = 0 with ε: pure ε-DP, ρ = ε²/2. δ > 0 with ε: ρ is the largest whose zCDP guarantee
     implies (ε, δ)-DP, found by OpenDP's conversion. ρ (with δ > 0): OpenDP gives ε at δ.
-    A budget outside 0.001 ≤ ε ≤ 100 or δ ≥ 0.001 is refused in a sentence.
+    A budget outside 0.001 ≤ ε ≤ 100 or δ above 1e-6 is refused in a sentence.
 
     >>> privacy_budget(epsilon=3).rho
     4.5
@@ -215,8 +228,8 @@ def privacy_budget(epsilon: float | None = None, delta: float = 0.0, *, rho: flo
     delta = _number(delta, "δ")
     if not 0 <= delta <= MAX_DELTA:
         raise SynthesisError(
-            f"δ must be 0 (pure differential privacy) or a small probability below {MAX_DELTA:g}, such as 1e-6; "
-            f"got {delta:g}."
+            f"δ must be 0 (pure differential privacy) or a small probability at most {MAX_DELTA:g} (the chance the "
+            f"guarantee fails must stay far below one in the number of people); got {delta:g}."
         )
     if (epsilon is None) == (rho is None):
         raise SynthesisError("Give the budget as ε (with δ) or as ρ, one of them.")
@@ -297,10 +310,10 @@ class NumberCuts:
             raise SynthesisError(f"{self.column} needs at least one cut point inside its bounds.")
         if any(b <= a for a, b in zip(cuts, cuts[1:])):
             raise SynthesisError(f"The cuts of {self.column} must increase: {_values(cuts)}.")
-        if not lower < cuts[0] or not cuts[-1] < upper:
+        if not lower <= cuts[0] or not cuts[-1] < upper:
             raise SynthesisError(
-                f"The cuts of {self.column} ({_values(cuts)}) must lie strictly between its bounds "
-                f"{_value(lower)} and {_value(upper)}."
+                f"The cuts of {self.column} ({_values(cuts)}) must lie between its bounds {_value(lower)} and "
+                f"{_value(upper)} (the first may equal the lower bound: a bin of that one value)."
             )
         object.__setattr__(self, "cuts", cuts)
         object.__setattr__(self, "lower", lower)
@@ -308,7 +321,8 @@ class NumberCuts:
 
     @property
     def whole(self) -> bool:
-        """Whole-number cuts and bounds (the column is synthesized as whole numbers)."""
+        """Whole-number cuts and bounds: the column is synthesized as whole numbers (its type
+        comes from these declared numbers, never from the values)."""
         return all(float(v).is_integer() for v in (*self.cuts, self.lower, self.upper))
 
     @property
@@ -321,8 +335,34 @@ class NumberCuts:
         out = []
         for i, (a, b) in enumerate(zip(self.edges, self.edges[1:])):
             start = a if i == 0 or not self.whole else a + 1
-            out.append(f"{_value(start)}-{_value(b)}" if self.whole else f"{'[' if i == 0 else '('}{a:g}, {b:g}]")
+            if self.whole:
+                out.append(_value(b) if start == b else f"{_value(start)}-{_value(b)}")
+            else:
+                out.append(f"{'[' if i == 0 else '('}{a:g}, {b:g}]")
         return tuple(out)
+
+    def draw(self, bins: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """A value drawn uniformly inside each bin (-1: missing, NaN): whole numbers
+        ``a+1..b`` (the first bin ``lower..c1``), else uniform in ``(a, b]`` (the first
+        ``[lower, c1]``), never outside the bin.
+
+        >>> c = NumberCuts("a", (30,), 0, 90)
+        >>> v = c.draw(np.array([0] * 500 + [1] * 500 + [-1]), np.random.default_rng(0))
+        >>> bool((c.bins(pd.Series(v[:-1])) == [0] * 500 + [1] * 500).all()), bool(np.isnan(v[-1]))
+        (True, True)
+        """
+        bins = np.asarray(bins, dtype=np.int64)
+        edges = np.asarray(self.edges, dtype=float)
+        known = bins >= 0
+        b = np.where(known, bins, 0)
+        low, high = edges[b], edges[b + 1]
+        if self.whole:
+            start = np.where(b == 0, low, low + 1)
+            values = start + np.floor(rng.random(len(b)) * (high - start + 1))
+            values = np.minimum(values, high)
+        else:
+            values = np.where(b == 0, low + rng.random(len(b)) * (high - low), high - rng.random(len(b)) * (high - low))
+        return np.where(known, values, np.nan)
 
     def bins(self, values: pd.Series) -> np.ndarray:
         """Each value's bin (values clamped into the bounds first); -1 for a missing value.
@@ -392,9 +432,15 @@ def default_number_cuts(values: pd.Series, column: str) -> NumberCuts:
         raise SynthesisError(f"{column} needs at least two different numbers to be cut into bins.")
     low, high = float(numbers.min()), float(numbers.max())
     bands = [(a, b) for a, b in default_intervals(numbers)[0][0] if b >= low and a <= high]  # none left empty
-    if len(bands) < 2:
+    cuts = [float(b) for _, b in bands[:-1]]
+    upper = float(bands[-1][1]) if bands else high
+    # a top-coded tail: its own bin up to the largest value, never clamped into the last band
+    if bands and high > upper:
+        cuts.append(upper)
+        upper = high
+    if not cuts:
         raise SynthesisError(f"{column}'s first hierarchy level has one band; give its cuts.")
-    return NumberCuts(column, tuple(float(high) for _, high in bands[:-1]), float(bands[0][0]), float(bands[-1][1]))
+    return NumberCuts(column, tuple(cuts), min(float(bands[0][0]), low), upper)
 
 
 # --------------------------------------------------------------------------- the plan
@@ -418,11 +464,13 @@ class SynthesisPlan:
 
     def sentence(self) -> str:
         """The plan in words, with the estimate."""
-        tables = (
-            f"{len(self.pairs)} two-way tables"
-            if self.method == "pairs"
-            else f"two-way tables chosen among {len(self.columns) * (len(self.columns) - 1) // 2} pairs"
-        )
+        chosen = f"two-way tables chosen among {len(self.columns) * (len(self.columns) - 1) // 2} pairs"
+        if self.method == "pairs":
+            tables = f"{len(self.pairs)} two-way tables"
+        elif self.method == "mst" and self.pairs:
+            tables = f"{len(self.pairs)} two-way tables given, then a tree of {chosen}"
+        else:
+            tables = chosen
         return (
             f"{METHODS[self.method]}: {len(self.columns)} columns (a domain of {self.domain:.3g} combinations), "
             f"{tables}; estimated at about {self.estimate:.0f} s (limit {self.time_limit:g} s)."
@@ -472,7 +520,7 @@ def estimate_seconds(sizes: Sequence[int], method: str, tables: int) -> float:
     if method == "pairs":
         return 20.0 + 3.0 * (tables + columns) + pair_cells / 2_000.0
     if method == "mst":
-        return 25.0 + 4.0 * columns + pair_cells / 1_000.0
+        return 25.0 + 4.0 * columns + 3.0 * tables + pair_cells / 1_000.0
     rounds = AIM_ROUNDS_PER_COLUMN * columns
     return 30.0 + 14.0 * rounds + pair_cells / 500.0
 
@@ -486,9 +534,12 @@ def plan_synthesis(
     predict: str | None = None,
     pairs: Sequence[Sequence[str]] = (),
     time_limit: float = DEFAULT_TIME_LIMIT,
+    values: Mapping[str, Sequence[str]] | None = None,
 ) -> SynthesisPlan:
     """Check a run before it starts, and estimate its time; a sentence when it is refused
     (unknown or repeated columns, a column with too many values, work past ``time_limit``).
+    ``values``: the value lists given for category columns (their sizes; the others' sizes
+    are counted in the data, for the estimate only, never released).
 
     >>> p = plan_synthesis(pd.DataFrame({"a": list("xyxy"), "y": list("ppqq")}), ["a", "y"], predict="y")
     >>> p.pairs, p.sizes, p.domain
@@ -520,13 +571,22 @@ def plan_synthesis(
         if column in by_column:
             sizes.append(len(by_column[column].cuts) + 1)
             continue
-        values = frame[column]
-        if needs_cuts(values):  # its list of values, read from the data, would be released as it is
+        if values and column in values:
+            distinct = len(values[column]) + 1  # OpenDP adds a missing value to every list
+            if distinct - 1 > MAX_CATEGORIES:
+                raise SynthesisError(
+                    f"{column} is given {distinct - 1:,} values, more than {MAX_CATEGORIES} a private release can "
+                    "measure well; generalize it first, or leave it out."
+                )
+            sizes.append(distinct)
+            continue
+        column_values = frame[column]
+        if needs_cuts(column_values):  # value by value, a number column would be measured too thinly
             raise SynthesisError(
-                f"{column} holds numbers with {values.dropna().nunique():,} different values: give it public cuts "
-                "and bounds to release it (a list of its values read from the data would be released as it is)."
+                f"{column} holds numbers with {column_values.dropna().nunique():,} different values: give it public "
+                "cuts and bounds to release it, or its list of values."
             )
-        distinct = int(values.dropna().nunique()) + 1  # OpenDP adds a missing value to every list
+        distinct = int(column_values.dropna().nunique()) + 1  # OpenDP adds a missing value to every list
         if distinct - 1 > MAX_CATEGORIES:
             raise SynthesisError(
                 f"{column} has {distinct - 1:,} different values, more than {MAX_CATEGORIES} a private release "
@@ -534,7 +594,7 @@ def plan_synthesis(
             )
         sizes.append(distinct)
     size_of = dict(zip(columns, sizes))
-    chosen = workload(columns, predict, pairs) if method == "pairs" else _clean_pairs(pairs, columns)
+    chosen = workload(columns, predict, pairs) if method in ("pairs", "mst") else _clean_pairs(pairs, columns)
     if method == "pairs" and not chosen:
         raise SynthesisError("The pairs method needs a column to predict or at least one pair of columns.")
     big = [(a, b) for a, b in chosen if size_of[a] * size_of[b] > MAX_PAIR_CELLS]
@@ -596,10 +656,18 @@ class Synthesis:
     budget_spent: float  # the budget OpenDP was given (MST: a few units in the last place lower, see mst_budget)
     marginals: tuple[tuple[tuple[str, ...], pd.DataFrame], ...] = field(default=(), repr=False)
     categories: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    value_sources: Mapping[str, str] = field(default_factory=dict, repr=False)  # column -> VALUE_SOURCES key
+    person: str | None = None  # the person column: the unit protected is the person
+    records_per_person: int = 1
 
     @property
     def method_label(self) -> str:
         return METHODS[self.method]
+
+    @property
+    def unit(self) -> str:
+        """The unit ε protects: "person" (with a person column) or "record"."""
+        return "person" if self.person is not None else "record"
 
     def sentence(self) -> str:
         return (
@@ -644,60 +712,168 @@ def mst_budget(measure, budget: float, columns: int, *, oneway_split: float = 0.
     raise SynthesisError("MST cannot spend this budget; use the pairs method or change ε slightly.")
 
 
+VALUE_SOURCES = {
+    "given": "given by the user",
+    "declared": "read from the file and declared public by the user",
+    "found": "found by OpenDP (values held by fewer records than its threshold are left out)",
+    "cuts": "the bins of the declared cuts and bounds",
+}
+
+
+def value_lists(
+    frame: pd.DataFrame,
+    columns: Sequence[str],
+    cuts: Mapping[str, NumberCuts],
+    *,
+    values: Mapping[str, Sequence[str]] | None = None,
+    values_from_data: bool = False,
+    delta: float = 0.0,
+) -> tuple[dict[str, tuple[str, ...] | None], dict[str, str]]:
+    """Each column's public value list (None: OpenDP finds it privately) and where it comes
+    from (``VALUE_SOURCES``); a sentence when a list would be read from the records without
+    being declared and δ = 0 leaves OpenDP no way to find it.
+
+    >>> f = pd.DataFrame({"a": ["x", "y"], "b": ["p", "q"]})
+    >>> value_lists(f, ["a", "b"], {}, values={"a": ["x", "y", "z"]}, values_from_data=True)
+    ({'a': ('x', 'y', 'z'), 'b': ('p', 'q')}, {'a': 'given', 'b': 'declared'})
+    >>> value_lists(f, ["a", "b"], {}, delta=1e-6)[1]
+    {'a': 'found', 'b': 'found'}
+    """
+    given = {str(k): tuple(dict.fromkeys(str(v) for v in vs)) for k, vs in (values or {}).items()}
+    stray = [c for c in given if c not in columns or c in cuts]
+    if stray:
+        raise SynthesisError(f"Values are given for {join_names(stray)}, which is not a category column released.")
+    lists: dict[str, tuple[str, ...] | None] = {}
+    sources: dict[str, str] = {}
+    undeclared = []
+    for column in columns:
+        if column in cuts:
+            lists[column], sources[column] = cuts[column].labels, "cuts"  # measured through OpenDP's cuts
+        elif column in given:
+            if not given[column]:
+                raise SynthesisError(f"The value list given for {column} is empty.")
+            lists[column], sources[column] = given[column], "given"
+        elif values_from_data:
+            texts = _texts(frame[column])
+            lists[column], sources[column] = tuple(sorted(set(texts.dropna().tolist()))), "declared"
+        elif delta > 0:
+            lists[column], sources[column] = None, "found"
+        else:
+            undeclared.append(column)
+    if undeclared:
+        raise SynthesisError(
+            f"The value lists of {join_names(undeclared)} would be read from the records and released as they are: "
+            "give them (--values COLUMN=a,b,...), declare the file's lists public (--values-from-data), or give "
+            "δ > 0 (such as 1e-6) for OpenDP to find them privately."
+        )
+    return lists, sources
+
+
+def _texts(values: pd.Series) -> pd.Series:
+    """A category column as OpenDP reads it: text, None when missing (a whole float as its integer)."""
+    texts = values.astype(object)
+    mask = texts.isna().to_numpy()
+    return pd.Series(
+        [
+            None if m else (str(int(v)) if isinstance(v, float) and v.is_integer() else str(v))
+            for v, m in zip(texts.tolist(), mask)
+        ],
+        index=values.index,
+        dtype=object,
+    )
+
+
 def _prepared(frame: pd.DataFrame, columns: Sequence[str], cuts: Mapping[str, NumberCuts]) -> pd.DataFrame:
-    """The columns as OpenDP reads them: categories as text (None when missing), numbers
-    clamped into their bounds (whole numbers as Int64, others as floats)."""
+    """The columns as OpenDP reads them: categories as text (None when missing), numbers as
+    the position of their declared bin (clamped into the bounds), a float that OpenDP cuts
+    at ``bin_cuts``: OpenDP measures the bins, and no type or value is taken from the
+    numbers. A number column with a record without a number is refused (a sentence)."""
     out = {}
     for column in columns:
-        values = frame[column]
         if column in cuts:
-            spec = cuts[column]
-            numbers = pd.to_numeric(values, errors="coerce")
-            if numbers.isna().any():
-                bad = int(numbers.isna().sum())
+            bins = cuts[column].bins(frame[column])
+            if (bins < 0).any():
                 raise SynthesisError(
-                    f"{column} has {bad:,} records without a number; release it without cuts (as categories), "
-                    "or drop the records with missing values (Dataset page) first."
+                    f"{column} has {int((bins < 0).sum()):,} records without a number; release it without cuts (as "
+                    "categories), or drop the records with missing values (Dataset page) first."
                 )
-            clamped = numbers.clip(spec.lower, spec.upper)
-            whole = spec.whole and bool((clamped == np.floor(clamped)).all())
-            out[column] = clamped.round().astype("int64") if whole else clamped.astype("float64")
+            out[column] = pd.Series(bins.astype(np.float64), index=frame.index)
         else:
-            texts = values.astype(object)
-            mask = texts.isna().to_numpy()
-            out[column] = pd.Series(
-                [
-                    None if m else (str(int(v)) if isinstance(v, float) and v.is_integer() else str(v))
-                    for v, m in zip(texts.tolist(), mask)
-                ],
-                index=frame.index,
-                dtype=object,
-            )
+            out[column] = _texts(frame[column])
     return pd.DataFrame(out)
 
 
-def _redraw_ends(values: np.ndarray, spec: NumberCuts, rng: np.random.Generator) -> np.ndarray:
-    """OpenDP draws the open end bins at their cut (the lowest bin at c1, the highest at
-    ck + 1); draw them inside the bounds instead (post-processing)."""
-    low, high = spec.cuts[0], spec.cuts[-1]
-    values = values.astype(float)
-    first, last = values <= low, values > high
-    if spec.whole:
-        values[first] = rng.integers(int(spec.lower), int(low) + 1, int(first.sum()))
-        values[last] = rng.integers(int(high) + 1, int(spec.upper) + 1, int(last.sum()))
-        return values.astype(np.int64)
-    values[first] = rng.uniform(spec.lower, low, int(first.sum()))
-    values[last] = rng.uniform(high, spec.upper, int(last.sum()))
-    return values
+def bin_cuts(spec: NumberCuts) -> list[float]:
+    """The cuts OpenDP is given for a number column prepared as its bin positions: halfway
+    between positions (bin ``i`` is OpenDP's ``i``-th key).
+
+    >>> bin_cuts(NumberCuts("age", (30, 50), 17, 90))
+    [0.5, 1.5]
+    """
+    return [i + 0.5 for i in range(len(spec.cuts))]
 
 
 def _algorithm(dp, plan: SynthesisPlan):
     if plan.method == "pairs":
         return dp.mbi.Fixed(queries=[dp.mbi.Count(p) for p in plan.pairs], oneway="all")
     if plan.method == "mst":
-        return dp.mbi.MST()
+        if not plan.pairs:
+            return dp.mbi.MST()
+        # the column to predict with every other first (and the listed pairs), then MST's tree, on a shared budget
+        return dp.mbi.Sequential(
+            algorithms=[dp.mbi.Fixed(queries=[dp.mbi.Count(p) for p in plan.pairs], oneway="all"), dp.mbi.MST()],
+            weights=[MST_FIXED_SHARE, 1.0 - MST_FIXED_SHARE],
+        )
     queries = [dp.mbi.Count(p) for p in plan.pairs] if plan.pairs else 2
     return dp.mbi.AIM(queries=queries, rounds=AIM_ROUNDS_PER_COLUMN * len(plan.columns), max_size=AIM_MAX_SIZE)
+
+
+def _fresh_rng() -> np.random.Generator:
+    """Fresh entropy, no seed (as OpenDP's own draws): the draws of numbers inside their bins."""
+    return np.random.default_rng()
+
+
+def opendp_release(
+    data: pd.DataFrame,
+    plan: SynthesisPlan,
+    keys: Mapping[str, Sequence[str] | None],
+    budget: Budget,
+    spend: float,
+    *,
+    person: str | None = None,
+    records_per_person: int = 1,
+):
+    """OpenDP's release: the contingency table it measures and fits on ``data`` (the
+    prepared columns, with the person column when there is one). The one call that reads
+    the records; everything the package holds comes from what it returns and the declared
+    inputs."""
+    dp = require_opendp()
+    import polars as pl
+
+    plan_cuts = {c.column: c for c in plan.cuts}
+    measure = dp.max_divergence() if budget.pure else dp.zero_concentrated_divergence()
+    loss = (measure, spend) if budget.pure or not any(k is None for k in keys.values()) else None
+    if loss is None:  # keys found privately: OpenDP's threshold needs δ beside ρ
+        loss = dp.loss_of(rho=spend, delta=budget.delta)
+    if person is None:
+        unit = dp.unit_of(contributions=1)
+    else:
+        unit = dp.unit_of(contributions=1, identifier=pl.col(person))
+    context = dp.Context.compositor(
+        data=pl.from_pandas(data).lazy(), privacy_unit=unit, privacy_loss=loss, split_evenly_over=1
+    )
+    query = context.query()
+    if person is not None:
+        query = query.truncate_per_group(int(records_per_person))  # records beyond it dropped at random
+    return (
+        query.select(list(plan.columns))
+        .contingency_table(
+            keys={c: list(k) for c, k in keys.items() if k is not None and c not in plan_cuts},
+            cuts={c: bin_cuts(spec) for c, spec in plan_cuts.items()},
+            algorithm=_algorithm(dp, plan),
+        )
+        .release()
+    )
 
 
 def synthesize(
@@ -713,32 +889,51 @@ def synthesize(
     pairs: Sequence[Sequence[str]] = (),
     rows: int | None = None,
     count: str | None = None,
+    values: Mapping[str, Sequence[str]] | None = None,
+    values_from_data: bool = False,
+    person: str | None = None,
+    records_per_person: int = 1,
     time_limit: float = DEFAULT_TIME_LIMIT,
     progress: Callable[[str, float], None] | None = None,
+    before_measuring: Callable[[Budget], None] | None = None,
 ) -> Synthesis:
     """A differentially private synthetic table of ``columns`` of ``frame`` (see the module text).
 
-    ``cuts``: a ``NumberCuts`` for each number column (others are categories, their
-    lists read from the data and confirmed public by the caller). ``predict``: the column
-    the ``pairs`` workload crosses with every other; ``pairs``: more two-way tables
-    (for AIM: its candidate tables). ``rows``: synthetic records (default ``ROWS_FACTOR``
-    times the DP estimate of the records). ``count``: a record-count column (each row
-    stands for that many records). ``progress(stage, share)`` is told each stage.
-    Refusals (budget, columns, cuts, work past ``time_limit``, OpenDP's own) are one
-    ``SynthesisError`` sentence; without OpenDP, ``PrivacyExtraMissingError``.
+    ``cuts``: a ``NumberCuts`` for each number column. ``values`` / ``values_from_data``:
+    the public value lists of category columns (``value_lists``). ``predict``: the column
+    crossed with every other (the default MST adds those pairs; the ``pairs`` method
+    measures only them); ``pairs``: more two-way tables (for AIM: its candidate tables).
+    ``rows``: synthetic records (default ``ROWS_FACTOR`` times the DP estimate of the
+    records). ``count``: a record-count column (each row stands for that many records).
+    ``person``: the person column (the unit protected), each person's records cut to
+    ``records_per_person`` at random by OpenDP. ``progress(stage, share)`` is told each
+    stage; ``before_measuring(budget)`` is called once every input is checked, before
+    OpenDP reads the records (a project's budget is spent there). Refusals are one ``SynthesisError`` sentence; without OpenDP,
+    ``PrivacyExtraMissingError``.
 
     Example (needs OpenDP and about 20 s):
         >>> import pandas as pd
         >>> frame = pd.DataFrame({"sex": list("FM") * 200, "y": list("aabb") * 100})
-        >>> s = synthesize(frame, ["sex", "y"], epsilon=5.0, predict="y", rows=100)  # doctest: +SKIP
+        >>> s = synthesize(frame, ["sex", "y"], epsilon=5.0, values_from_data=True, rows=100)  # doctest: +SKIP
         >>> len(s.table), s.method, s.budget.rho  # doctest: +SKIP
-        (100, 'pairs', 12.5)
+        (100, 'mst', 12.5)
     """
     start = time.perf_counter()
     tell = progress or (lambda stage, share: None)
     budget = privacy_budget(epsilon, delta, rho=rho)
+    dp = require_opendp()
     if rows is not None and (isinstance(rows, bool) or int(rows) != rows or not 1 <= int(rows) <= MAX_ROWS):
         raise SynthesisError(f"The records to synthesize must be a whole number from 1 to {MAX_ROWS:,}; got {rows}.")
+    if person is not None:
+        if person not in frame.columns:
+            raise ColumnError(f"The person column {person} is not in the data.")
+        if person in columns:
+            raise SynthesisError(f"The person column {person} marks people; it is never released.")
+        if isinstance(records_per_person, bool) or not 1 <= int(records_per_person) <= MAX_RECORDS_PER_PERSON:
+            raise SynthesisError(
+                f"The records kept per person must be a whole number from 1 to {MAX_RECORDS_PER_PERSON:,}; "
+                f"got {records_per_person}."
+            )
     if count is not None:
         from ..core.cells import record_weights
 
@@ -746,49 +941,41 @@ def synthesize(
         frame = frame.iloc[np.repeat(np.arange(len(frame)), weights)].reset_index(drop=True)
     if len(frame) == 0:
         raise SynthesisError("The table holds no record to release.")
-    plan = plan_synthesis(frame, columns, cuts=cuts, method=method, predict=predict, pairs=pairs, time_limit=time_limit)
+    specs = {c.column: c for c in cuts}
+    lists, sources = value_lists(
+        frame, [str(c) for c in columns], specs, values=values, values_from_data=values_from_data, delta=budget.delta
+    )
+    given = {c: v for c, v in lists.items() if v is not None and c not in specs}
+    plan = plan_synthesis(
+        frame, columns, cuts=cuts, method=method, predict=predict, pairs=pairs, time_limit=time_limit, values=given
+    )
     tell("checking the columns, cuts and budget", 0.02)
-    dp = require_opendp()
-    import polars as pl
-
-    _use_jax_cache()
-    specs = {c.column: c for c in plan.cuts}
-    data = _prepared(frame, plan.columns, specs)
-    categories = {
-        c: tuple(sorted(data[c].dropna().unique().tolist())) for c in plan.columns if c not in specs
-    }  # public lists, confirmed by the caller
-    measure = dp.max_divergence() if budget.pure else dp.zero_concentrated_divergence()
     spend = budget.epsilon if budget.pure else budget.rho
-    if plan.method == "mst":
+    if plan.method == "mst" and not plan.pairs:
+        measure = dp.max_divergence() if budget.pure else dp.zero_concentrated_divergence()
         spend = mst_budget(measure, spend, len(plan.columns))
-    algorithm = _algorithm(dp, plan)
+    if before_measuring is not None:  # every input checked: the budget is spent from here on
+        before_measuring(budget)
+    _use_jax_cache()
+    data = _prepared(frame, plan.columns, specs)
+    if person is not None:
+        data[person] = _texts(frame[person])
     tell(f"measuring and fitting with OpenDP (about {plan.estimate:.0f} s)", 0.05)
     try:
-        context = dp.Context.compositor(
-            data=pl.from_pandas(data).lazy(),
-            privacy_unit=dp.unit_of(contributions=1),
-            privacy_loss=(measure, spend),
-            split_evenly_over=1,
-        )
-        released = (
-            context.query()
-            .select(list(plan.columns))
-            .contingency_table(
-                keys={c: list(categories[c]) for c in categories},
-                cuts={c: [int(v) if s.whole else float(v) for v in s.cuts] for c, s in specs.items()},
-                algorithm=algorithm,
-            )
-            .release()
+        released = opendp_release(
+            data, plan, lists, budget, spend, person=person, records_per_person=int(records_per_person)
         )
         estimate = float(released.model.total)
         wanted = int(rows) if rows is not None else int(min(max(round(ROWS_FACTOR * estimate), 1), MAX_ROWS))
         tell("drawing the synthetic records", 0.9)
         # "sample": records drawn one by one from the model. Never mbi 1.1.0's default "round" (docs/dp.md).
         drawn = released.synthesize(rows=wanted, method="sample").to_pandas()
+        relabel = {c: dict(zip(released.keys[c].to_list(), spec.labels)) for c, spec in specs.items()}
         marginals = tuple(
-            (tuple(clique), _marginal_frame(released, clique))
+            (tuple(clique), _marginal_frame(released, clique, relabel))
             for clique in [(c,) for c in plan.columns] + list(plan.pairs)
         )
+        keys = {c: tuple(str(v) for v in released.keys[c].to_list() if v is not None) for c in plan.columns}
     except dp.OpenDPException as err:
         raise SynthesisError(
             f"OpenDP refused the release ({_innermost(err)}); try a larger budget, fewer columns or the pairs method."
@@ -796,13 +983,15 @@ def synthesize(
     except (ValueError, TypeError) as err:
         first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
         raise SynthesisError(f"OpenDP could not make the release: {first}.") from None
-    rng = np.random.default_rng()  # fresh entropy: no seed, as OpenDP's own draws
+    rng = _fresh_rng()
     table = pd.DataFrame(index=range(len(drawn)))
     for column in plan.columns:
-        if column in specs:
-            table[column] = _redraw_ends(drawn[column].to_numpy(), specs[column], rng)
-        elif pd.api.types.is_numeric_dtype(frame[column]):  # a number column released as categories
-            table[column] = pd.to_numeric(drawn[column], errors="coerce")
+        if column in specs:  # OpenDP's draw names the bin; the value is drawn inside the declared bin
+            spec = specs[column]
+            position = pd.to_numeric(drawn[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+            bins = np.searchsorted(np.asarray(bin_cuts(spec)), position, side="left")
+            numbers = spec.draw(np.where(np.isnan(position), -1, bins), rng)
+            table[column] = pd.array(numbers, dtype="Int64") if spec.whole else numbers
         else:
             table[column] = drawn[column].astype(object).where(drawn[column].notna(), None)
     tell("done", 1.0)
@@ -821,13 +1010,20 @@ def synthesize(
         estimate=plan.estimate,
         budget_spent=float(spend),
         marginals=marginals,
-        categories=categories,
+        categories={c: keys[c] for c in plan.columns if c not in specs},
+        value_sources=sources,
+        person=person,
+        records_per_person=int(records_per_person) if person is not None else 1,
     )
 
 
-def _marginal_frame(released, clique: Sequence[str]) -> pd.DataFrame:
-    """A DP table of the fitted model (counts rounded to whole records, none below 0)."""
+def _marginal_frame(released, clique: Sequence[str], relabel: Mapping[str, Mapping] | None = None) -> pd.DataFrame:
+    """A DP table of the fitted model (counts rounded to whole records, none below 0), a
+    number column's bins named by their declared labels (``relabel``)."""
     melted = released.project_melted(list(clique)).to_pandas()
+    for column, names in (relabel or {}).items():
+        if column in melted.columns:
+            melted[column] = melted[column].map(lambda v, names=names: names.get(v, v))
     melted["records"] = np.clip(np.rint(melted.pop("len").to_numpy(dtype=float)), 0, None).astype(np.int64)
     return melted
 
@@ -843,6 +1039,8 @@ __all__ = [
     "default_number_cuts",
     "estimate_seconds",
     "jax_cache_folder",
+    "opendp_release",
+    "value_lists",
     "library_versions",
     "mst_budget",
     "needs_cuts",
