@@ -3,8 +3,10 @@ and ``--project NAME`` for ``anonymize`` and ``apply`` (``record_release``).
 
 - ``projects list [--json]``, ``projects show NAME [--json]``, ``projects export NAME --out FILE
   [--with-key]``, ``projects import FILE [--name NAME]``, ``projects delete NAME --yes``;
+- ``projects budget NAME --epsilon E [--delta D] [--json]``: set a project's total privacy
+  budget (``anonlib.projects.budget``); without ``--epsilon``, show what is spent and left;
 - ``audit [--project NAME] [--json]``: the audit log, oldest first, and whether its chain of
-  digests holds (exit 1 when it does not).
+  digests holds (exit 1 when it does not); a private release's entry carries its ε and δ.
 
 The store is found at ``ANONLIB_STORE`` (a database URL) or ``ANONLIB_HOME`` (a folder;
 default the per-user data folder). A store that cannot be used, an unknown project or a
@@ -23,13 +25,16 @@ from ..projects import (
     ProjectState,
     ProjectStore,
     audit_entries,
+    budget_of,
     export_project,
     import_project,
     record_package,
     record_table,
+    set_budget,
     verify_chain,
 )
 from ..projects.audit import COMMAND_LINE
+from ..projects.records import ProjectRef
 from ..workflow.history import WorkingCopy
 from ..workflow.keys import new_key
 from ..workflow.recipe import Recipe
@@ -128,6 +133,22 @@ def _delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def _budget(args: argparse.Namespace) -> int:
+    store = _store()
+    if args.delta is not None and args.epsilon is None:
+        raise ParameterError("Give the total ε with --epsilon E when setting δ with --delta D.")
+    budget = (
+        budget_of(store, args.name)
+        if args.epsilon is None
+        else set_budget(store, args.name, epsilon=args.epsilon, delta=args.delta)
+    )
+    if args.json:
+        print_json(args, json.dumps(budget.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(f"privacy budget     {budget.sentence()}")
+    return 0
+
+
 def _audit(args: argparse.Namespace) -> int:
     store = _store()
     entries = audit_entries(store, args.project)
@@ -143,6 +164,12 @@ def _audit(args: argparse.Namespace) -> int:
         print("no release recorded yet")
     for e in entries:
         deleted = " (project deleted)" if e.project_deleted else ""
+        if e.epsilon is not None:  # a private release: the budget it spent, before it measured
+            print(
+                f"{e.id:>5}  {e.time[:19].replace('T', ' ')}  {e.project}{deleted}  private release  "
+                f"ε = {e.epsilon:g}  δ = {e.delta:g}  {e.source_name}  {e.user} ({e.made_by})"
+            )
+            continue
         print(
             f"{e.id:>5}  {e.time[:19].replace('T', ' ')}  {e.project}{deleted}  {e.target}  "
             f"{'met' if e.met else 'NOT met'}  released {e.released:,}  suppressed {e.suppressed:,}  "
@@ -201,6 +228,19 @@ def record_release(
     print(f"audit log          entry {entry.id} of project {ref.name} ({store.where})", file=stream or sys.stdout)
 
 
+def project_for(name: str, dataset, source: bytes | None, origin: str) -> ProjectRef:
+    """``--project NAME`` of a command that does not change the working copy (``synthesize``):
+    the project of that name, created from ``dataset`` (keeping ``source``) when there is none."""
+    store = _store()
+    try:
+        return store.summary(name).ref
+    except ProjectError:  # no project of that name: this release starts it
+        copy = WorkingCopy.start(dataset)
+        return store.create(
+            name, ProjectState.of(copy, origin), source, change="created by the command line", exact_name=True
+        )
+
+
 def project_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--project",
@@ -237,6 +277,14 @@ def register(commands) -> None:
     imported.add_argument("file")
     imported.add_argument("--name", help="the name to give it (default: its own)")
     imported.set_defaults(handler=_import, outputs=(), inputs=("file",))
+    budget = sub.add_parser(
+        "budget", help="set (or show) a project's total privacy budget for its private releases (synthesize)"
+    )
+    budget.add_argument("name")
+    budget.add_argument("--epsilon", type=float, metavar="E", help="the total ε its private releases may spend")
+    budget.add_argument("--delta", type=float, metavar="D", help="the total δ (default: not capped)")
+    budget.add_argument("--json", action="store_true", help="print the budget as JSON")
+    budget.set_defaults(handler=_budget, outputs=(), inputs=())
     deleted = sub.add_parser("delete", help="erase a project, its kept file and packages (its audit entries stay)")
     deleted.add_argument("name")
     deleted.add_argument("--yes", action="store_true", help="confirm the deletion")

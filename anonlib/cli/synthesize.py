@@ -21,8 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from ..core.errors import ParameterError
+from ..projects import ProjectStore, budget_of, spend_privacy
+from ..projects.audit import COMMAND_LINE
 from ..transformations.synthesis import (
     DEFAULT_METHOD,
     DEFAULT_TIME_LIMIT,
@@ -35,8 +38,9 @@ from ..transformations.synthesis import (
 )
 from ..workflow.private_package import SHIP, private_package, private_report
 from ..workflow.private_release import FAILED_SENTENCE, private_release, several_records_per_person
-from ..workflow.release import release_csv
+from ..workflow.release import digest, release_csv
 from .common import command, data_arguments, print_json, read_dataset, split, write
+from .projects import project_for
 
 KEEP_FAILED_GONE = (
     "--keep-failed is gone: what the package holds is chosen before the run with --ship synthetic|tables, "
@@ -163,6 +167,30 @@ def _synthesize(args: argparse.Namespace) -> int:
     def progress(stage: str, share: float) -> None:
         print(f"[{100 * share:3.0f}%] {stage}", file=sys.stderr, flush=True)
 
+    spend = None
+    if args.project:
+        source = Path(args.file).read_bytes() if args.file else None
+        origin = f"sample:{args.sample}" if args.sample else "upload:" + str(dataset.name)
+        ref = project_for(args.project, dataset, source, origin)
+        store = ProjectStore()
+
+        def spend(budget) -> None:  # every input checked, before OpenDP reads the records: spent from here on
+            entry = spend_privacy(
+                store,
+                ref,
+                epsilon=budget.epsilon,
+                delta=budget.delta,
+                source_name=Path(str(dataset.name)).name,
+                source_sha256=None if source is None else digest(source),
+                records=len(dataset.frame),
+                made_by=COMMAND_LINE,
+            )
+            print(
+                f"audit log          entry {entry.id} of project {ref.name}: ε = {budget.epsilon:g}, "
+                f"δ = {budget.delta:g} spent ({budget_of(store, ref).sentence()})",
+                file=sys.stderr,
+            )
+
     made = private_release(
         dataset,
         columns,
@@ -180,6 +208,7 @@ def _synthesize(args: argparse.Namespace) -> int:
         records_per_person=args.records_per_person or 1,
         time_limit=args.time_limit,
         progress=progress,
+        before_measuring=spend,
     )
     s, c = made.synthesis, made.comparison
     write(args.out, release_csv(s.table))
@@ -205,6 +234,7 @@ def _synthesize(args: argparse.Namespace) -> int:
                     "values_from": dict(s.value_sources),
                     "ship": args.ship,
                     "report": args.report,
+                    "project": args.project,
                     "records_estimate": s.records_estimate,
                     "seconds": s.seconds,
                     "estimated_seconds": s.estimate,
@@ -312,6 +342,12 @@ def register(commands) -> None:
         help="write the comparison with the records (for the privacy officer; never in the package)",
     )
     parser.add_argument("--keep-failed", action="store_true", help=argparse.SUPPRESS)  # gone: KEEP_FAILED_GONE
+    parser.add_argument(
+        "--project",
+        metavar="NAME",
+        help="create or use this project and record the release's ε and δ in its audit log before measuring "
+        "(refused, nothing written, past the project's budget: projects budget NAME --epsilon E)",
+    )
     parser.add_argument(
         "--time-limit",
         type=float,

@@ -27,6 +27,7 @@ Example:
 """
 
 from .audit import audit_entries, record_package, record_table, verify_chain, verify_entry
+from .budget import PrivacyBudget, budget_of, set_budget, spend_privacy
 from .deliveries import Delivery, continue_from_release, deliver, layout_differences
 from .location import store_url
 from .records import AuditEntry, Project, ProjectRef, ProjectSummary, StoreUsage
@@ -35,6 +36,10 @@ from .store import ProjectStore
 from .transfer import export_project, import_project
 
 __all__ = [
+    "PrivacyBudget",
+    "budget_of",
+    "set_budget",
+    "spend_privacy",
     "AuditEntry",
     "Delivery",
     "Project",

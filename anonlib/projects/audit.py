@@ -188,6 +188,8 @@ def _entry_of(row, deleted: bool) -> AuditEntry:
         previous=row["previous"],
         entry_sha256=row["entry_sha256"],
         project_deleted=deleted,
+        epsilon=row.get("epsilon"),
+        delta=row.get("delta"),
     )
 
 

@@ -50,9 +50,10 @@ in the last place when it would fail (``mst_budget``).
 There is no seed: OpenDP draws fresh noise on every run, by design, and numpy's global
 random state (which OpenDP uses to draw the records) is never seeded here.
 
-Somewhat over 800 lines on purpose: this is the one module that talks to OpenDP (budget
-conversions, cuts, the plan, the release, MST's budget replay), so each workaround of
-OpenDP 0.16 stays next to the call it guards.
+This package is the one place that talks to OpenDP: ``budget`` (loading OpenDP, the budget
+and its conversions), ``cuts`` (public cuts and bounds), and here the plan, the release
+(``opendp_release``, the one call that reads the records) and MST's budget replay, so each
+workaround of OpenDP 0.16 stays next to the call it guards.
 
 Example (needs OpenDP; skipped without it):
     >>> import pandas as pd
@@ -66,24 +67,30 @@ Example (needs OpenDP; skipped without it):
 from __future__ import annotations
 
 import math
-import os
-import re
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 
 import numpy as np
 import pandas as pd
 
-from ..core.default_hierarchy import default_intervals
-from ..core.errors import ColumnError, PrivacyExtraMissingError, SynthesisError, join_names
-
-INSTALL_SENTENCE = (
-    "The private release needs OpenDP, an optional part of this tool: install it with "
-    "pip install '.[dp]' (python3 tasks.py run and python3 tasks.py test install it)."
+from ...core.errors import ColumnError, SynthesisError, join_names
+from .budget import (
+    INSTALL_SENTENCE,
+    MAX_DELTA,
+    MAX_EPSILON,
+    MIN_EPSILON,
+    Budget,
+    _innermost,
+    _use_jax_cache,
+    jax_cache_folder,
+    library_versions,
+    opendp_version,
+    privacy_budget,
+    require_opendp,
 )
+from .cuts import NUMBER_CATEGORIES, NumberCuts, default_number_cuts, needs_cuts, parse_cuts
+
 METHODS = {
     "mst": "MST: a tree of two-way tables chosen privately (and the column to predict with every other)",
     "pairs": "two-way tables of a published list of column pairs (the star around the column to predict)",
@@ -92,7 +99,6 @@ METHODS = {
 DEFAULT_METHOD = "mst"
 ROWS_FACTOR = 3  # synthetic records per estimated record when rows are not given (less sampling noise)
 MAX_ROWS = 2_000_000  # synthetic records at most
-NUMBER_CATEGORIES = 20  # a number column with more different values is released in cuts
 MAX_CATEGORIES = 100  # values of one column at most (a larger one is generalized first, or left out)
 MAX_COLUMNS = 24
 MAX_PAIR_CELLS = 250_000  # cells of one two-way table at most
@@ -100,347 +106,7 @@ DEFAULT_TIME_LIMIT = 300.0  # seconds a run may be estimated at before it is ref
 AIM_ROUNDS_PER_COLUMN = 2  # AIM's rounds: capped (OpenDP's default is 16 per column)
 AIM_MAX_SIZE = 20.0  # AIM's model size in MB: capped (OpenDP's default is 80)
 MST_FIXED_SHARE = 0.25  # of the default MST's budget, the share measuring the column to predict with every other
-MIN_EPSILON, MAX_EPSILON = 1e-3, 100.0
-MAX_DELTA = 1e-6  # above it, a δ is refused (1/n for files of a million records)
 MAX_RECORDS_PER_PERSON = 1000
-
-
-# --------------------------------------------------------------------------- OpenDP, lazily
-
-
-def opendp_version() -> str | None:
-    """OpenDP's version when it is installed, else None.
-
-    >>> opendp_version() is None or opendp_version().count(".") >= 1
-    True
-    """
-    try:
-        return metadata.version("opendp")
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def require_opendp():
-    """OpenDP's ``prelude`` with its contributed features on; ``PrivacyExtraMissingError``
-    (``INSTALL_SENTENCE``) when OpenDP, Polars or mbi is not installed."""
-    try:
-        import mbi  # noqa: F401 - the synthesis backend
-        import opendp.prelude as dp
-        import polars  # noqa: F401 - OpenDP's data frames
-    except ImportError:
-        raise PrivacyExtraMissingError(INSTALL_SENTENCE) from None
-    dp.enable_features("contrib")
-    return dp
-
-
-def library_versions() -> dict[str, str]:
-    """The versions of the libraries that made a private release (stated in its package)."""
-    out = {}
-    for name in ("opendp", "mbi", "polars", "jax"):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
-
-
-def jax_cache_folder() -> str:
-    """Where JAX keeps the programs it compiles for mbi, reused by later runs (a fifth
-    faster): ``ANONLIB_JAX_CACHE`` when set, else a folder of this user's in the
-    temporary folder. It holds compiled programs over the released (noisy) tables, never
-    a record of the data."""
-    chosen = os.environ.get("ANONLIB_JAX_CACHE")
-    if chosen:
-        return chosen
-    user = re.sub(r"[^A-Za-z0-9_.-]", "_", os.environ.get("USER") or str(os.getuid() if hasattr(os, "getuid") else ""))
-    return os.path.join(tempfile.gettempdir(), f"anonlib-jax-cache-{user or 'user'}")
-
-
-def _use_jax_cache() -> None:
-    try:
-        import jax
-
-        if not jax.config.jax_compilation_cache_dir:
-            folder = jax_cache_folder()
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            jax.config.update("jax_compilation_cache_dir", folder)
-            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-            jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    except (ImportError, OSError, AttributeError):  # no cache: slower, nothing else
-        pass
-
-
-# --------------------------------------------------------------------------- the budget
-
-
-@dataclass(frozen=True)
-class Budget:
-    """A privacy budget: ε and δ, and ρ (zCDP). ``noise``: Laplace (pure ε-DP, δ = 0) or
-    Gaussian (ρ-zCDP, which implies (ε, δ)-DP)."""
-
-    epsilon: float
-    delta: float
-    rho: float
-    noise: str
-
-    @property
-    def pure(self) -> bool:
-        return self.noise == "Laplace"
-
-    def sentence(self) -> str:
-        """The budget in words.
-
-        >>> Budget(1.0, 0.0, 0.5, "Laplace").sentence()
-        'ε = 1 (pure differential privacy, δ = 0; Laplace noise; ρ = 0.5 in zero-concentrated terms)'
-        """
-        if self.pure:
-            return (
-                f"ε = {self.epsilon:g} (pure differential privacy, δ = 0; Laplace noise; "
-                f"ρ = {self.rho:.4g} in zero-concentrated terms)"
-            )
-        return f"ε = {self.epsilon:.4g} with δ = {self.delta:g} (ρ = {self.rho:.4g} zero-concentrated; Gaussian noise)"
-
-
-def _number(value, what: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise SynthesisError(f"{what} must be a number; got {value!r}.") from None
-    if not math.isfinite(number):
-        raise SynthesisError(f"{what} must be a finite number; got {value!r}.")
-    return number
-
-
-def privacy_budget(epsilon: float | None = None, delta: float = 0.0, *, rho: float | None = None) -> Budget:
-    """The budget of a release from ε (with δ) or from ρ (with the δ at which ε is stated).
-
-    δ = 0 with ε: pure ε-DP, ρ = ε²/2. δ > 0 with ε: ρ is the largest whose zCDP guarantee
-    implies (ε, δ)-DP, found by OpenDP's conversion. ρ (with δ > 0): OpenDP gives ε at δ.
-    A budget outside 0.001 ≤ ε ≤ 100 or δ above 1e-6 is refused in a sentence.
-
-    >>> privacy_budget(epsilon=3).rho
-    4.5
-    >>> privacy_budget(epsilon=-1)
-    Traceback (most recent call last):
-    ...
-    anonlib.core.errors.SynthesisError: ε must be between 0.001 and 100; got -1.
-    """
-    delta = _number(delta, "δ")
-    if not 0 <= delta <= MAX_DELTA:
-        raise SynthesisError(
-            f"δ must be 0 (pure differential privacy) or a small probability at most {MAX_DELTA:g} (the chance the "
-            f"guarantee fails must stay far below one in the number of people); got {delta:g}."
-        )
-    if (epsilon is None) == (rho is None):
-        raise SynthesisError("Give the budget as ε (with δ) or as ρ, one of them.")
-    if rho is not None:
-        rho = _number(rho, "ρ")
-        if not 1e-7 <= rho <= MAX_EPSILON:
-            raise SynthesisError(f"ρ must be between 1e-07 and {MAX_EPSILON:g}; got {rho:g}.")
-        if delta == 0:
-            raise SynthesisError("A budget given as ρ needs δ > 0 (such as 1e-6) to be stated as ε.")
-        return Budget(_epsilon_at(rho, delta), delta, rho, "Gaussian")
-    epsilon = _number(epsilon, "ε")
-    if not MIN_EPSILON <= epsilon <= MAX_EPSILON:
-        raise SynthesisError(f"ε must be between {MIN_EPSILON:g} and {MAX_EPSILON:g}; got {epsilon:g}.")
-    if delta == 0:
-        return Budget(epsilon, 0.0, epsilon * epsilon / 2, "Laplace")
-    return Budget(epsilon, delta, _rho_for(epsilon, delta), "Gaussian")
-
-
-def _gaussian(dp, scale: float):
-    space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
-    return dp.m.make_gaussian(*space, scale)
-
-
-def _rho_for(epsilon: float, delta: float) -> float:
-    """The largest ρ whose zCDP guarantee implies (ε, δ)-DP: OpenDP's conversion, found
-    through a Gaussian mechanism of sensitivity 1 (ρ = 1 / (2 scale²))."""
-    dp = require_opendp()
-
-    def approx(scale: float):
-        return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(_gaussian(dp, scale)), delta)
-
-    try:
-        scale = dp.binary_search_param(approx, d_in=1.0, d_out=(epsilon, delta), T=float)
-    except dp.OpenDPException as err:
-        raise SynthesisError(f"OpenDP could not convert ε = {epsilon:g}, δ = {delta:g} ({_innermost(err)}).") from None
-    return float(_gaussian(dp, scale).map(1.0))
-
-
-def _epsilon_at(rho: float, delta: float) -> float:
-    """ε at δ of ρ-zCDP, by OpenDP's conversion."""
-    dp = require_opendp()
-    scale = math.sqrt(1.0 / (2.0 * rho))
-    return float(dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(_gaussian(dp, scale)), delta).map(1.0)[0])
-
-
-def _innermost(err) -> str:
-    """OpenDP wraps an error raised inside its callbacks as FFI("...Traceback...Variant(\"...\")"):
-    the innermost ``Variant: message``."""
-    message = getattr(err, "message", None) or str(err)
-    found = [(v, m) for v, m in re.findall(r'([A-Za-z]+)\("([^"\n]*)"\)', message) if v != "FFI"]
-    if found:
-        variant, text = found[-1]
-    else:
-        variant = getattr(err, "variant", type(err).__name__)
-        lines = [line for line in message.strip().splitlines() if line.strip()]
-        text = lines[-1].strip() if lines else ""
-    return f"{variant}: {text}"[:200]
-
-
-# --------------------------------------------------------------------------- numbers: cuts and bounds
-
-
-@dataclass(frozen=True)
-class NumberCuts:
-    """Public cut points and bounds of a number column: bins [lower, c1], (c1, c2], ...,
-    (ck, upper] (left-open, as OpenDP cuts). Values are clamped into the bounds first."""
-
-    column: str
-    cuts: tuple[float, ...]
-    lower: float
-    upper: float
-
-    def __post_init__(self):
-        cuts = tuple(_number(c, f"A cut of {self.column}") for c in self.cuts)
-        lower = _number(self.lower, f"The lower bound of {self.column}")
-        upper = _number(self.upper, f"The upper bound of {self.column}")
-        if not cuts:
-            raise SynthesisError(f"{self.column} needs at least one cut point inside its bounds.")
-        if any(b <= a for a, b in zip(cuts, cuts[1:])):
-            raise SynthesisError(f"The cuts of {self.column} must increase: {_values(cuts)}.")
-        if not lower <= cuts[0] or not cuts[-1] < upper:
-            raise SynthesisError(
-                f"The cuts of {self.column} ({_values(cuts)}) must lie between its bounds {_value(lower)} and "
-                f"{_value(upper)} (the first may equal the lower bound: a bin of that one value)."
-            )
-        object.__setattr__(self, "cuts", cuts)
-        object.__setattr__(self, "lower", lower)
-        object.__setattr__(self, "upper", upper)
-
-    @property
-    def whole(self) -> bool:
-        """Whole-number cuts and bounds: the column is synthesized as whole numbers (its type
-        comes from these declared numbers, never from the values)."""
-        return all(float(v).is_integer() for v in (*self.cuts, self.lower, self.upper))
-
-    @property
-    def edges(self) -> tuple[float, ...]:
-        return (self.lower, *self.cuts, self.upper)
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """The bins as a reader sees them (``17-30``, ``31-50`` for whole numbers)."""
-        out = []
-        for i, (a, b) in enumerate(zip(self.edges, self.edges[1:])):
-            start = a if i == 0 or not self.whole else a + 1
-            if self.whole:
-                out.append(_value(b) if start == b else f"{_value(start)}-{_value(b)}")
-            else:
-                out.append(f"{'[' if i == 0 else '('}{a:g}, {b:g}]")
-        return tuple(out)
-
-    def draw(self, bins: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """A value drawn uniformly inside each bin (-1: missing, NaN): whole numbers
-        ``a+1..b`` (the first bin ``lower..c1``), else uniform in ``(a, b]`` (the first
-        ``[lower, c1]``), never outside the bin.
-
-        >>> c = NumberCuts("a", (30,), 0, 90)
-        >>> v = c.draw(np.array([0] * 500 + [1] * 500 + [-1]), np.random.default_rng(0))
-        >>> bool((c.bins(pd.Series(v[:-1])) == [0] * 500 + [1] * 500).all()), bool(np.isnan(v[-1]))
-        (True, True)
-        """
-        bins = np.asarray(bins, dtype=np.int64)
-        edges = np.asarray(self.edges, dtype=float)
-        known = bins >= 0
-        b = np.where(known, bins, 0)
-        low, high = edges[b], edges[b + 1]
-        if self.whole:
-            start = np.where(b == 0, low, low + 1)
-            values = start + np.floor(rng.random(len(b)) * (high - start + 1))
-            values = np.minimum(values, high)
-        else:
-            values = np.where(b == 0, low + rng.random(len(b)) * (high - low), high - rng.random(len(b)) * (high - low))
-        return np.where(known, values, np.nan)
-
-    def bins(self, values: pd.Series) -> np.ndarray:
-        """Each value's bin (values clamped into the bounds first); -1 for a missing value.
-
-        >>> NumberCuts("a", (30,), 0, 90).bins(pd.Series([-5, 30, 31, None])).tolist()
-        [0, 0, 1, -1]
-        """
-        x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-        out = np.searchsorted(np.asarray(self.cuts, dtype=float), np.clip(x, self.lower, self.upper), side="left")
-        return np.where(np.isnan(x), -1, out).astype(np.int64)
-
-    def text(self) -> str:
-        return f"{self.column}: bounds {_value(self.lower)} to {_value(self.upper)}, cuts {_values(self.cuts)}"
-
-
-def _value(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else f"{v:g}"
-
-
-def _values(values: Sequence[float]) -> str:
-    return ", ".join(_value(v) for v in values)
-
-
-def parse_cuts(column: str, text: str, lower: float | None = None, upper: float | None = None) -> NumberCuts:
-    """Cuts written ``20,30,40`` (bounds given, or written as the first and last of
-    ``[17]20,30,40[90]``: ``17:20,30,40:90``).
-
-    >>> parse_cuts("age", "17:20,30,40:90").text()
-    'age: bounds 17 to 90, cuts 20, 30, 40'
-    """
-    body = text.strip()
-    if ":" in body:
-        parts = body.split(":")
-        if len(parts) != 3:
-            raise SynthesisError(f"Write the cuts of {column} as LOWER:c1,c2,...:UPPER or c1,c2,...; got '{text}'.")
-        lower, body, upper = parts[0], parts[1], parts[2]
-    cuts = [c.strip() for c in body.split(",") if c.strip()]
-    if lower is None or upper is None:
-        raise SynthesisError(
-            f"{column} needs public bounds: write its cuts as LOWER:c1,c2,...:UPPER (e.g. 17:20,30,40:90)."
-        )
-    return NumberCuts(column, tuple(_number(c, f"A cut of {column}") for c in cuts), lower, upper)
-
-
-def needs_cuts(values: pd.Series) -> bool:
-    """Whether a column holds numbers with more than ``NUMBER_CATEGORIES`` different values:
-    it is released in public cuts (bins) rather than value by value.
-
-    >>> needs_cuts(pd.Series(range(60))), needs_cuts(pd.Series([1, 2, 3])), needs_cuts(pd.Series(list("ab")))
-    (True, False, False)
-    """
-    numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
-    return bool(numeric and values.dropna().nunique() > NUMBER_CATEGORIES)
-
-
-def default_number_cuts(values: pd.Series, column: str) -> NumberCuts:
-    """Cuts and bounds from the column's typed hierarchy: the first level of its default
-    bands (``anonlib.core.default_hierarchy.default_intervals``), less the bands no value
-    falls in. They are derived from the data (its range, rounded to round widths), so
-    the user confirms them as public knowledge before a release.
-
-    >>> default_number_cuts(pd.Series(range(17, 91)), "age").text()
-    'age: bounds 15 to 94, cuts 19, 24, 29, 34, 39, 44, 49, 54, 59, 64, 69, 74, 79, 84, 89'
-    """
-    numbers = pd.to_numeric(values, errors="coerce").dropna()
-    if numbers.nunique() < 2:
-        raise SynthesisError(f"{column} needs at least two different numbers to be cut into bins.")
-    low, high = float(numbers.min()), float(numbers.max())
-    bands = [(a, b) for a, b in default_intervals(numbers)[0][0] if b >= low and a <= high]  # none left empty
-    cuts = [float(b) for _, b in bands[:-1]]
-    upper = float(bands[-1][1]) if bands else high
-    # a top-coded tail: its own bin up to the largest value, never clamped into the last band
-    if bands and high > upper:
-        cuts.append(upper)
-        upper = high
-    if not cuts:
-        raise SynthesisError(f"{column}'s first hierarchy level has one band; give its cuts.")
-    return NumberCuts(column, tuple(cuts), min(float(bands[0][0]), low), upper)
 
 
 # --------------------------------------------------------------------------- the plan
@@ -935,7 +601,7 @@ def synthesize(
                 f"got {records_per_person}."
             )
     if count is not None:
-        from ..core.cells import record_weights
+        from ...core.cells import record_weights
 
         weights = record_weights(frame, count)
         frame = frame.iloc[np.repeat(np.arange(len(frame)), weights)].reset_index(drop=True)
@@ -1030,6 +696,10 @@ def _marginal_frame(released, clique: Sequence[str], relabel: Mapping[str, Mappi
 
 __all__ = [
     "DEFAULT_METHOD",
+    "MAX_DELTA",
+    "MAX_EPSILON",
+    "MIN_EPSILON",
+    "NUMBER_CATEGORIES",
     "INSTALL_SENTENCE",
     "METHODS",
     "Budget",
