@@ -8,7 +8,12 @@ the column to predict, more pairs, the records to synthesize), the plan with its
 estimated before running (or the sentence refusing it), the run with its progress, and the
 result: its checks, the two releases side by side, the distributions, every marginal's
 total variation beside the two baselines, a contingency table, the tree trained on the
-release and tested on real records, and the private package. Without OpenDP it says in one
+release and tested on real records (the comparison is the privacy officer's, never in the
+package), and the private package, holding what was chosen before the run. The value lists
+and suggested cuts are used only once declared public (the checkbox), else OpenDP finds the
+lists (δ > 0); with the person role, ε protects the person; the open project's privacy
+budget is shown, a release past it is refused, and each run spends its ε in the project's
+audit log before OpenDP reads the records. Without OpenDP it says in one
 sentence how to install it. A release is random (fresh noise, no seed): it is kept in the
 session, never recomputed on a rerun, and its package is built once.
 """
@@ -22,10 +27,13 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.core.errors import AnonlibError, PrivacyExtraMissingError
+from anonlib.projects import budget_of, spend_privacy
+from anonlib.projects.audit import DASHBOARD
 from anonlib.transformations.synthesis import (
     DEFAULT_METHOD,
     DEFAULT_TIME_LIMIT,
     MAX_DELTA,
+    MAX_RECORDS_PER_PERSON,
     MAX_ROWS,
     METHODS,
     ROWS_FACTOR,
@@ -45,10 +53,12 @@ from anonlib.workflow.private_release import (
     default_private_predict,
     plan_private,
     private_release,
+    several_records_per_person,
 )
 from anonlib.workflow.release_view import ReleaseView, shown_columns
 
 from .charts import distribution_figure, marginals_figure, private_tree_figure
+from .state import current_project, ensure_project, project_store
 from .ui import guarded, plain, row, show_table
 
 DEFAULT_EPSILON = 3.0
@@ -80,6 +90,7 @@ class PrivateChoices:
     problems: tuple[str, ...] = ()  # sentences refusing a choice (cuts that do not read)
     ship: str = "synthetic"  # what the package holds, chosen before the run
     suggested: bool = False  # cuts suggested from the data are among the choices (they need the declaration)
+    records_per_person: int = 1  # with the person role: the records kept per person, at most
 
     def arguments(self) -> dict:
         return dict(
@@ -92,6 +103,7 @@ class PrivateChoices:
             pairs=self.pairs,
             rows=self.rows,
             values_from_data=self.confirmed,
+            records_per_person=self.records_per_person,
         )
 
     @property
@@ -128,7 +140,7 @@ def releases_side_by_side(view: ReleaseView | None, made: PrivateRelease) -> pd.
         (
             "holds against",
             "an attacker who knows the quasi-identifiers (and the models of the target)",
-            "any attacker, whatever they know, up to the factor e^ε per record",
+            f"any attacker, whatever they know, up to the factor e^ε per {s.unit}",
         ),
         (
             "records",
@@ -280,6 +292,28 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
         "Without this, OpenDP finds the value lists privately (δ > 0 needed; rare values are left out), and cuts "
         "must not be the ones suggested from the data.",
     )
+    per_person = 1
+    if loaded.person is not None:  # the person role: ε protects the person, OpenDP bounds each one's records
+        per_person = st.number_input(
+            f"Records kept per person ({loaded.person} marks each person)",
+            min_value=1,
+            max_value=MAX_RECORDS_PER_PERSON,
+            value=1,
+            step=1,
+            key="private_records_per_person",
+            help="Declared, not read from the file: OpenDP keeps at most this many records of each person, drawn at "
+            "random, before measuring; ε is then per person.",
+        )
+        st.caption(
+            plain(
+                f"The unit protected is the person ({loaded.person}): at most {int(per_person)} record"
+                f"{'s' if per_person != 1 else ''} each, any more left out at random before measuring."
+            )
+        )
+    else:
+        warning = several_records_per_person(loaded.frame, skip=columns)
+        if warning:
+            st.warning(plain(warning.replace("give --person", "give the person role to")))
     ship = st.radio(
         "The package holds",
         list(SHIP_NAMES),
@@ -302,6 +336,7 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
         tuple(problems),
         str(ship),
         bool(numbers),
+        int(per_person),
     )
 
 
@@ -327,10 +362,12 @@ def private_section(copy: WorkingCopy, view: ReleaseView | None, inspect: str | 
     if choices is None:
         return
     plan = None
+    past_budget = None
     if not choices.problems:  # cuts that do not read are said under their boxes
         with guarded("planning the private release"):
             budget = privacy_budget(choices.epsilon, choices.delta, rho=choices.rho)
             st.caption(plain(f"Budget: {budget.sentence()}."))
+            past_budget = _project_budget(budget)
             plan = plan_private(
                 copy.loaded,
                 choices.columns,
@@ -349,7 +386,7 @@ def private_section(copy: WorkingCopy, view: ReleaseView | None, inspect: str | 
     if st.button(
         "Make the private release",
         type="primary",
-        disabled=plan is None or not choices.runnable,
+        disabled=plan is None or not choices.runnable or past_budget is not None,
         key="private_run",
         help="OpenDP measures the tables with noise, fits a model and draws the records; each run spends the "
         "budget again and gives another table.",
@@ -368,8 +405,25 @@ def _run(copy: WorkingCopy, choices: PrivateChoices) -> None:
     def progress(stage: str, share: float) -> None:
         bar.progress(min(max(share, 0.0), 1.0), text=stage)
 
+    store, project = project_store(), ensure_project()
+
+    def spend(budget) -> None:  # every input checked, before OpenDP reads the records: spent from here on
+        if store is not None and project is not None:
+            spend_privacy(
+                store,
+                project.id,
+                epsilon=budget.epsilon,
+                delta=budget.delta,
+                source_name=str(copy.loaded.name),
+                source_sha256=copy.reading.sha256 if copy.reading is not None else None,
+                records=len(copy.loaded.frame),
+                made_by=DASHBOARD,
+            )
+
     with guarded("making the private release"):
-        made = private_release(copy.loaded, choices.columns, **choices.arguments(), progress=progress)
+        made = private_release(
+            copy.loaded, choices.columns, **choices.arguments(), progress=progress, before_measuring=spend
+        )
         sha = copy.reading.sha256 if copy.reading is not None else None
         st.session_state[STATE] = {
             "fingerprint": copy.loaded.fingerprint,
@@ -379,6 +433,33 @@ def _run(copy: WorkingCopy, choices: PrivateChoices) -> None:
             "packages": {},
         }
     bar.empty()
+
+
+def _project_budget(budget) -> str | None:
+    """The open project's privacy budget, shown; the sentence refusing this release when it would pass the
+    total (None when it fits, or no project or total is set)."""
+    store, project = project_store(), current_project()
+    if store is None or project is None:
+        st.caption("Each private release is recorded with its ε and δ in the project's audit log once it is saved.")
+        return None
+    held = budget_of(store, project.id)
+    st.caption(plain(f"Privacy budget of the project {held.sentence()} Each run spends its ε again."))
+    problems = []
+    if held.epsilon_left is not None and budget.epsilon > held.epsilon_left * (1 + 1e-9) + 1e-12:
+        problems.append(
+            f"This release would spend ε = {budget.epsilon:g}, past the project's budget: ε = "
+            f"{held.epsilon_spent:g} of {held.epsilon_total:g} is spent and {held.epsilon_left:g} is left; choose ε at "
+            "most what is left (or raise the total: python -m anonlib projects budget NAME --epsilon E)."
+        )
+    if held.delta_left is not None and budget.delta > held.delta_left * (1 + 1e-9):
+        problems.append(
+            f"This release would spend δ = {budget.delta:g}, past the project's budget: δ = {held.delta_spent:g} of "
+            f"{held.delta_total:g} is spent and {held.delta_left:g} is left."
+        )
+    if problems:
+        st.error(plain(problems[0]))
+        return problems[0]
+    return None
 
 
 def _package(made: dict) -> bytes:

@@ -52,6 +52,7 @@ def cli(*argv: str) -> subprocess.CompletedProcess:
 
 
 @needs_opendp
+@pytest.mark.slow
 def test_json_is_alone_on_stdout_and_the_package_verifies(adult_csv, tmp_path):
     out, package = tmp_path / "synthetic.csv", tmp_path / "private.zip"
     run = cli(
@@ -102,6 +103,7 @@ def test_json_is_alone_on_stdout_and_the_package_verifies(adult_csv, tmp_path):
 
 
 @needs_opendp
+@pytest.mark.slow
 def test_mst_with_delta_bounds_and_default_rows(adult_csv, tmp_path, capsys):
     out = tmp_path / "mst.csv"
     argv = ["synthesize", str(adult_csv), "--columns", COLUMNS, "--method", "mst", "--epsilon", "2"]

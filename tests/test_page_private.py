@@ -13,9 +13,14 @@ import json
 import re
 import zipfile
 
+import pandas as pd
 import pytest
-from test_page_release import generalized, page_with, unescaped
+from streamlit.testing.v1 import AppTest
+from test_page_release import PAGE, TIMEOUT, generalized, page_with, unescaped
+from uploads import NAME, ROLES, patients_csv, uploaded
 
+from anonlib.core.dataset import Role
+from anonlib.projects import ProjectState, ProjectStore, set_budget, spend_privacy
 from anonlib.transformations.synthesis import (
     INSTALL_SENTENCE,
     default_number_cuts,
@@ -23,7 +28,7 @@ from anonlib.transformations.synthesis import (
     parse_cuts,
     privacy_budget,
 )
-from anonlib.workflow import verify_package
+from anonlib.workflow import ReleaseTarget, WorkingCopy, verify_package
 from anonlib.workflow.private_release import plan_private
 from dashboard.private_views import STATE
 
@@ -93,6 +98,7 @@ def test_a_refused_plan_is_one_sentence_and_the_run_stays_disabled():
 
 
 @needs_opendp
+@pytest.mark.slow
 def test_a_private_release_is_shown_with_its_numbers_beside_the_k_anonymous_one():
     copy = generalized()
     at = page_with(copy)
@@ -151,3 +157,57 @@ def test_without_the_dp_extra_one_sentence_says_how_to_install_it(monkeypatch):
     assert INSTALL_SENTENCE in infos
     assert not [b for b in at.button if b.key == "private_run"]
     assert any(m.label == "records in the release" for m in at.metric)  # the k-anonymous release is still shown
+
+
+def visits() -> WorkingCopy:
+    """The patients file with a second visit for half of the patients: patient_id is the person."""
+    frame = pd.read_csv(io.BytesIO(patients_csv()))
+    both = pd.concat([frame, frame.iloc[::2]], ignore_index=True)
+    data = both.to_csv(index=False).encode()
+    dataset, reading = uploaded(data, {**ROLES, "patient_id": Role.PERSON})
+    return WorkingCopy.start(dataset, ReleaseTarget(), reading=reading)
+
+
+@needs_opendp
+@pytest.mark.slow
+def test_with_the_person_role_the_release_protects_the_person():
+    copy = visits()
+    at = page_with(copy)
+    assert "patient_id" not in by_key(at.multiselect, "private_columns").options
+    by_key(at.multiselect, "private_columns").set_value(["sex", "diagnosis"]).run()
+    assert "The unit protected is the person (patient_id): at most 1 record each" in captions(at)
+    by_key(at.number_input, "private_records_per_person").set_value(2).run()
+    assert "at most 2 records each" in captions(at)
+    by_key(at.checkbox, "private_confirmed").check().run()
+    by_key(at.number_input, "private_rows").set_value(500).run()
+    by_key(at.button, "private_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    s = at.session_state[STATE]["release"].synthesis
+    assert (s.unit, s.person, s.records_per_person) == ("person", "patient_id", 2)
+    assert abs(s.records_estimate - 3000) < 300  # 2,000 patients, 1,000 of them with 2 visits: 3,000 kept
+    side = next(t.value for t in at.table if "k-anonymous release" in t.value.columns)
+    assert side.loc["holds against"]["private release"].endswith("per person")
+
+
+def test_the_projects_budget_is_shown_and_a_release_past_it_is_refused():
+    copy = generalized()
+    store = ProjectStore()
+    ref = store.create("clinic", ProjectState.of(copy, f"upload:{NAME}"), exact_name=True)
+    set_budget(store, ref.id, epsilon=1.5)
+    spend_privacy(store, ref.id, epsilon=1.0, delta=0.0, source_name=NAME, records=2000)
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.session_state["active_dataset"] = copy.loaded
+    at.session_state["active_source"] = f"upload:{NAME}"
+    at.session_state["working_copy"] = copy
+    at.session_state["project"] = ref
+    at.run()
+    by_key(at.checkbox, "private_confirmed").check().run()
+    assert "Privacy budget of the project clinic: ε = 1 of 1.5 spent (0.5 left)" in captions(at)
+    errors = [unescaped(e.value) for e in at.error]
+    assert errors == [
+        "This release would spend ε = 3, past the project's budget: ε = 1 of 1.5 is spent and 0.5 is left; choose ε "
+        "at most what is left (or raise the total: python -m anonlib projects budget NAME --epsilon E)."
+    ]
+    assert by_key(at.button, "private_run").disabled
+    by_key(at.number_input, "private_epsilon").set_value(0.5).run()
+    assert not at.error and not by_key(at.button, "private_run").disabled

@@ -268,6 +268,7 @@ def test_without_opendp_one_sentence_says_how_to_install_it(monkeypatch, small):
 
 
 @needs_opendp
+@pytest.mark.slow
 def test_a_small_release_keeps_its_columns_bounds_and_categories(small):
     cuts = [NumberCuts("age", (30, 50), 17, 90)]
     s = synthesize(
@@ -293,12 +294,14 @@ def test_a_small_release_keeps_its_columns_bounds_and_categories(small):
 
 
 @needs_opendp
+@pytest.mark.slow
 def test_two_runs_give_different_tables(small):
     runs = [synthesize(small, ["sex", "income"], epsilon=1.0, rows=300, values_from_data=True).table for _ in range(2)]
     assert not runs[0].equals(runs[1])
 
 
 @needs_opendp
+@pytest.mark.slow
 def test_with_delta_opendp_finds_the_value_lists_and_leaves_out_a_value_of_one_record(small):
     frame = small.assign(race=small["race"].mask(small.index == 0, "Only-one"))
     s = synthesize(frame, ["sex", "race"], epsilon=1.0, delta=1e-6, rows=300, method="pairs", pairs=[("sex", "race")])
@@ -308,14 +311,15 @@ def test_with_delta_opendp_finds_the_value_lists_and_leaves_out_a_value_of_one_r
 
 
 @needs_opendp
+@pytest.mark.slow
 def test_a_person_column_bounds_each_persons_records(small):
-    """Three records per person, at most one kept: OpenDP counts about a third of the records."""
+    """Three records per person, at most two kept at random: OpenDP counts two thirds of the records."""
     frame = pd.concat([small] * 3, ignore_index=True).assign(pid=np.tile(np.arange(len(small)), 3))
-    s = synthesize(frame, ["sex", "income"], epsilon=3.0, values_from_data=True, person="pid", rows=100)
-    assert (s.unit, s.records_per_person, s.person) == ("person", 1, "pid")
-    assert abs(s.records_estimate - len(small)) < 0.2 * len(small)
-    two = synthesize(frame, ["sex", "income"], epsilon=3.0, values_from_data=True, person="pid", records_per_person=2)
-    assert abs(two.records_estimate - 2 * len(small)) < 0.2 * len(small) and two.records_per_person == 2
+    s = synthesize(
+        frame, ["sex", "income"], epsilon=3.0, values_from_data=True, person="pid", records_per_person=2, rows=100
+    )
+    assert (s.unit, s.records_per_person, s.person) == ("person", 2, "pid")
+    assert abs(s.records_estimate - 2 * len(small)) < 0.15 * len(small)
 
 
 def test_mst_budget_split_is_replayed_and_lowered_by_a_few_ulps():
@@ -328,10 +332,13 @@ def test_mst_budget_split_is_replayed_and_lowered_by_a_few_ulps():
         assert eps - 1e-12 < spent <= eps
         lowered.append(spent < eps)
     assert any(lowered)  # 10 columns at ε = 0.1 overspends by one unit in the last place without the replay
+    # after the fixed pairs (the default with a column to predict): 6 columns at ε = 10 failed inside OpenDP
+    assert 10.0 - 1e-12 < synthesis.mst_budget(measure, 10.0, 6, share=synthesis.MST_FIXED_SHARE) < 10.0
 
 
 @needs_opendp
 @pytest.mark.parametrize(("method", "eps"), [("pairs", 0.1), ("pairs", 10.0), ("mst", 0.3), ("mst", 10.0)])
+@pytest.mark.slow
 def test_budgets_from_0_1_to_10_release_and_mst_spends_what_its_split_allows(small, method, eps):
     """The ends of the range release (a budget outside it is refused in a sentence: the budget
     tests above). MST on 6 columns at ε = 0.3 fails inside OpenDP without the replayed split
@@ -345,11 +352,14 @@ def test_budgets_from_0_1_to_10_release_and_mst_spends_what_its_split_allows(sma
     assert len(s.table) == 200 and s.budget.epsilon == eps and s.method == method
     if (method, eps) == ("mst", 0.3):
         assert eps - 1e-12 < s.budget_spent < eps
+    elif method == "mst":  # MST after the column's pairs (Sequential): its part replayed through the search
+        assert eps - 1e-12 < s.budget_spent <= eps
     else:
         assert s.budget_spent == eps
 
 
 @needs_opendp
+@pytest.mark.slow
 def test_records_are_drawn_so_columns_sharing_a_parent_stay_independent():
     """mbi 1.1.0's default draw ("round") couples columns that share a parent in the model:
     B and C below, each measured only with A, came out equal 98% of the time (docs/dp.md).

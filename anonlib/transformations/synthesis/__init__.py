@@ -346,18 +346,43 @@ def _prior(x: float) -> float:
     return float(np.nextafter(x, -np.inf))
 
 
-def mst_budget(measure, budget: float, columns: int, *, oneway_split: float = 0.5, measure_split: float = 0.9) -> float:
+def mst_budget(
+    measure,
+    budget: float,
+    columns: int,
+    *,
+    oneway_split: float = 0.5,
+    measure_split: float = 0.9,
+    share: float | None = None,
+) -> float:
     """The largest budget at most ``budget`` (a few units in the last place lower at most)
     that OpenDP 0.16's MST can spend. MST splits its selection budget into ``columns - 1``
     equal parts, and OpenDP's sum of them, rounded up, can exceed the part it was cut
     from by one unit in the last place ("insufficient budget for query"), after the
     one-way tables were measured. The split depends only on the budget and the number of
-    columns: it is replayed here with OpenDP's own composition before the data are read."""
+    columns: it is replayed here with OpenDP's own composition before the data are read.
+    ``share``: MST runs after the fixed pairs in OpenDP's ``Sequential`` with weights
+    ``share, 1 - share`` (the default method with a column to predict); its part of the
+    budget is replayed through ``Sequential``'s own search too."""
     dp = require_opendp()
     domain, metric = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
 
+    def mst_part(multiway: float) -> float:
+        if share is None:
+            return multiway
+        weights = (share, 1.0 - share)
+
+        def composition(scale: float):
+            return dp.c.make_adaptive_composition(domain, metric, measure, d_in=1, d_mids=[w * scale for w in weights])
+
+        scale = dp.binary_search_param(composition, d_in=1, d_out=multiway, T=float)
+        return weights[1] * scale
+
     def fits(total: float) -> bool:
-        multiway = _prior(_prior(total - total * oneway_split))
+        try:
+            multiway = mst_part(_prior(_prior(total - total * oneway_split)))
+        except dp.OpenDPException:
+            return False
         measured = multiway * measure_split
         select = _prior(_prior(multiway - measured))
         parts = columns - 1
@@ -617,9 +642,9 @@ def synthesize(
     )
     tell("checking the columns, cuts and budget", 0.02)
     spend = budget.epsilon if budget.pure else budget.rho
-    if plan.method == "mst" and not plan.pairs:
+    if plan.method == "mst":
         measure = dp.max_divergence() if budget.pure else dp.zero_concentrated_divergence()
-        spend = mst_budget(measure, spend, len(plan.columns))
+        spend = mst_budget(measure, spend, len(plan.columns), share=MST_FIXED_SHARE if plan.pairs else None)
     if before_measuring is not None:  # every input checked: the budget is spent from here on
         before_measuring(budget)
     _use_jax_cache()
