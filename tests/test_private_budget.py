@@ -2,7 +2,7 @@
 --project``, ``audit --json`` ``epsilon``/``delta``): each private release's ε and δ recorded
 in the audit log before it measures, a release past the total refused in one sentence with
 nothing written, a failed check still spending, a ρ release counted at its ε, and the
-schema migrated from version 1 to 2.
+schema migrated from version 1 to 2, and the Projects page showing spent / total.
 
 The releases here hold OpenDP's output fixed (``HeldRelease``, the stub of the neighbouring
 files test): what is tested is the bookkeeping around OpenDP, not OpenDP, and a real release
@@ -16,14 +16,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_cli_synthesize import HeldRelease
+from streamlit.testing.v1 import AppTest
+from test_cli_synthesize import ROOT, HeldRelease
 
 from anonlib.cli import main
 from anonlib.core.errors import PrivacyBudgetError
-from anonlib.projects import ProjectStore, budget_of, set_budget, spend_privacy, verify_chain
+from anonlib.core.samples import load_sample
+from anonlib.projects import ProjectState, ProjectStore, budget_of, set_budget, spend_privacy, verify_chain
 from anonlib.projects.schema import SCHEMA_VERSION, VERSION_2_COLUMNS
 from anonlib.transformations import synthesis
 from anonlib.transformations.synthesis import privacy_budget
+from anonlib.workflow import WorkingCopy
 
 ROWS = "".join(f"{'FM'[i % 2]},{'abc'[i % 3]},{20 + i % 50}\n" for i in range(60))
 
@@ -63,6 +66,7 @@ def release(capsys, clinic: Path, name: str, *budget: str) -> tuple[int, str, st
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_budget_of_one_and_a_half_refuses_a_second_one_and_accepts_a_half(clinic, capsys, held):
     code, _, err = release(capsys, clinic, "first", "--epsilon", "1")
     assert code in (0, 1) and "ε = 1, δ = 0 spent" in err and len(held) == 1
@@ -140,3 +144,21 @@ def test_a_version_1_store_is_migrated_to_version_2(tmp_path):
         for table, column in VERSION_2_COLUMNS:
             assert column in [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+
+
+def test_the_projects_page_shows_spent_over_total():
+    store = ProjectStore()
+    sample = load_sample("caballero_table2b")
+    ref = store.create("clinic", ProjectState.of(WorkingCopy.start(sample), "sample:caballero_table2b"))
+    store.create("survey", ProjectState.of(WorkingCopy.start(sample), "sample:caballero_table2b"))
+    set_budget(store, ref.id, epsilon=1.5)
+    spend_privacy(store, ref.id, epsilon=1.0, delta=0.0, source_name="x.csv")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+    at.session_state["active_dataset"] = sample
+    at.session_state["active_source"] = "sample:caballero_table2b"
+    at.run()
+    at.switch_page("pages/projects.py").run()
+    assert not at.exception
+    table = next(d.value for d in at.main.dataframe if "privacy budget (ε spent / total)" in d.value.columns)
+    shown = dict(zip(table["project"], table["privacy budget (ε spent / total)"]))
+    assert shown["clinic"] == "1 / 1.5" and shown["survey"] == ""
