@@ -218,3 +218,18 @@ def test_dp_tables_write_a_missing_value_as_blank():
     odd = Synthesis(**{**s.__dict__, "marginals": ((("sex",), frame),)})
     text = dp_tables_csv(odd).decode()
     assert "sex,sex,F,,,5" in text and "sex,sex,(blank),,,2" in text
+
+
+def test_a_package_of_version_1_with_its_report_still_verifies(passed):
+    files = members(passed)
+    recipe = json.loads(files["recipe.json"])
+    old = recipe.pop("content_sha256")
+    recipe["version"] = 1
+    recipe["content_sha256"] = content_digest(recipe)
+    files["recipe.json"] = json.dumps(recipe).encode()
+    files["README.txt"] = files["README.txt"].replace(old.encode(), recipe["content_sha256"].encode())
+    files["report.html"] = b"<p>the comparison</p>"
+    files["SHA256SUMS"] = "".join(
+        f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in files.items() if n != "SHA256SUMS"
+    ).encode()
+    assert verify_package(rezip(files)).failed_parts == ()

@@ -44,7 +44,7 @@ import pandas as pd
 from ..core.errors import SynthesisError
 from ..core.version import PRODUCT
 from ..transformations.synthesis import VALUE_SOURCES, Synthesis
-from .package import README_FILE, RECIPE_FILE, SUMS_FILE, now
+from .package import README_FILE, RECIPE_FILE, REPORT_FILE, SUMS_FILE, now
 from .private_release import CHECKS, PrivateComparison
 from .recipe import DIGEST_FIELD, content_digest
 from .release import digest, is_sha256, release_csv
@@ -53,7 +53,7 @@ PRIVATE_KIND = "differentially private release"
 SYNTHETIC_FILE = "synthetic.csv"
 TABLES_FILE = "dp_tables.csv"
 SHIP = ("synthetic", "tables")  # what the package holds, chosen before the run
-PRIVATE_MEMBERS = (SYNTHETIC_FILE, TABLES_FILE, RECIPE_FILE, README_FILE, SUMS_FILE)
+PRIVATE_MEMBERS = (SYNTHETIC_FILE, TABLES_FILE, RECIPE_FILE, README_FILE, SUMS_FILE, REPORT_FILE)  # report: version 1
 NOT_REPRODUCIBLE = (
     "This recipe cannot be re-applied to reproduce the table: OpenDP draws fresh noise on every run and takes "
     "no seed, by design. Running the same settings on the same file makes another table with the same "
@@ -350,6 +350,8 @@ def verify_private(members: dict[str, bytes], recipe: dict, source, check: Calla
         check(SUMS_FILE, False, "is missing from the package")
     release = recipe.get("release") if isinstance(recipe.get("release"), dict) else {}
     expected = [TABLES_FILE, RECIPE_FILE, README_FILE] + ([SYNTHETIC_FILE] if release.get("table") else [])
+    if recipe.get("version") == 1:  # a package written before private end to end held the report too
+        expected.append(REPORT_FILE)
     for name in expected:
         if name not in members:
             check(name, False, "is missing from the package")
