@@ -464,10 +464,12 @@ def several_records_per_person(frame: pd.DataFrame, skip: Sequence[str] = ()) ->
     what ε then means for a person; None otherwise. For the privacy officer (it reads the
     records), never in a package.
 
-    >>> f = pd.DataFrame({"patient_id": [1, 1, 1, 2, 2, 2], "dx": list("abcabc")})
+    >>> f = pd.DataFrame({"patient_id": np.repeat(np.arange(10), 3), "dx": list("abc") * 10})
     >>> several_records_per_person(f).split(":")[0]
     'patient_id repeats its values as an identifier would (a median of 3 records per value)'
     >>> several_records_per_person(f.drop(columns="patient_id")) is None
+    True
+    >>> several_records_per_person(pd.DataFrame({"member": ["yes", "no"] * 50})) is None  # a category, not people
     True
     """
     for column in frame.columns:
@@ -475,7 +477,8 @@ def several_records_per_person(frame: pd.DataFrame, skip: Sequence[str] = ()) ->
         if column in skip or not ID_WORDS.search(name.replace("-", "_").replace(" ", "_")):
             continue
         counts = frame[column].dropna().value_counts()
-        if len(counts) and len(counts) < len(frame) and float(counts.median()) >= 2:
+        many = len(counts) >= max(10, len(frame) // 100)  # values of people, not a handful of categories
+        if many and len(counts) < len(frame) and float(counts.median()) >= 2:
             typical, most = int(counts.median()), int(counts.max())
             return (
                 f"{column} repeats its values as an identifier would (a median of {typical} records per value): "
