@@ -77,6 +77,7 @@ def one_run(train, test, method: str = "pairs", epsilon: float = 3.0, time_limit
         cuts=CUTS,
         predict=PREDICT,
         pairs=PAIRS if method != "mst" else (),
+        values_from_data=True,  # Adult's value lists are public (its documentation lists them)
         time_limit=time_limit,
     )
     seconds = time.perf_counter() - start

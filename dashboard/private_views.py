@@ -8,7 +8,12 @@ the column to predict, more pairs, the records to synthesize), the plan with its
 estimated before running (or the sentence refusing it), the run with its progress, and the
 result: its checks, the two releases side by side, the distributions, every marginal's
 total variation beside the two baselines, a contingency table, the tree trained on the
-release and tested on real records, and the private package. Without OpenDP it says in one
+release and tested on real records (the comparison is the privacy officer's, never in the
+package), and the private package, holding what was chosen before the run. The value lists
+and suggested cuts are used only once declared public (the checkbox), else OpenDP finds the
+lists (δ > 0); with the person role, ε protects the person; the open project's privacy
+budget is shown, a release past it is refused, and each run spends its ε in the project's
+audit log before OpenDP reads the records. Without OpenDP it says in one
 sentence how to install it. A release is random (fresh noise, no seed): it is kept in the
 session, never recomputed on a rerun, and its package is built once.
 """
@@ -22,9 +27,13 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.core.errors import AnonlibError, PrivacyExtraMissingError
+from anonlib.projects import budget_of, spend_privacy
+from anonlib.projects.audit import DASHBOARD
 from anonlib.transformations.synthesis import (
     DEFAULT_METHOD,
     DEFAULT_TIME_LIMIT,
+    MAX_DELTA,
+    MAX_RECORDS_PER_PERSON,
     MAX_ROWS,
     METHODS,
     ROWS_FACTOR,
@@ -39,25 +48,29 @@ from anonlib.workflow import WorkingCopy
 from anonlib.workflow.private_package import private_package
 from anonlib.workflow.private_release import (
     CHECKS,
+    FAILED_SENTENCE,
     PrivateRelease,
     default_private_predict,
     plan_private,
     private_release,
+    several_records_per_person,
 )
 from anonlib.workflow.release_view import ReleaseView, shown_columns
 
 from .charts import distribution_figure, marginals_figure, private_tree_figure
+from .state import current_project, ensure_project, project_store
 from .ui import guarded, plain, row, show_table
 
 DEFAULT_EPSILON = 3.0
 METHOD_NAMES = {"pairs": "pairs", "mst": "MST", "aim": "AIM"}  # short, to fit the box; the plan says the rest
 STATE = "private_release_made"
 PACKAGE_HELP = (
-    "synthetic.csv (only when it passed its checks), dp_tables.csv (the DP one- and two-way tables), report.html "
-    "(the comparison, for you, not the recipient), recipe.json (what the release states; it cannot be re-applied: "
-    "fresh noise), README.txt (what differential privacy promises and what it does not) and SHA256SUMS; check it "
-    "with python -m anonlib verify private.zip."
+    "synthetic.csv (when the synthetic table was chosen), dp_tables.csv (the DP one- and two-way tables), "
+    "recipe.json (what the release states; it cannot be re-applied: fresh noise), README.txt (what differential "
+    "privacy promises and what it does not) and SHA256SUMS: OpenDP's output and your declared settings only. "
+    "Check it with python -m anonlib verify private.zip. The comparison above stays with you."
 )
+SHIP_NAMES = {"synthetic": "the synthetic table (and the DP tables)", "tables": "the DP tables only"}
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,9 @@ class PrivateChoices:
     rows: int | None
     confirmed: bool
     problems: tuple[str, ...] = ()  # sentences refusing a choice (cuts that do not read)
+    ship: str = "synthetic"  # what the package holds, chosen before the run
+    suggested: bool = False  # cuts suggested from the data are among the choices (they need the declaration)
+    records_per_person: int = 1  # with the person role: the records kept per person, at most
 
     def arguments(self) -> dict:
         return dict(
@@ -86,7 +102,15 @@ class PrivateChoices:
             predict=self.predict,
             pairs=self.pairs,
             rows=self.rows,
+            values_from_data=self.confirmed,
+            records_per_person=self.records_per_person,
         )
+
+    @property
+    def runnable(self) -> bool:
+        """Every value list and cut is declared public, or OpenDP finds the lists (δ > 0) and no cut was
+        suggested from the data."""
+        return self.confirmed or (self.delta > 0 and not self.suggested)
 
 
 def releasable_columns(copy: WorkingCopy) -> list[str]:
@@ -116,7 +140,7 @@ def releases_side_by_side(view: ReleaseView | None, made: PrivateRelease) -> pd.
         (
             "holds against",
             "an attacker who knows the quasi-identifiers (and the models of the target)",
-            "any attacker, whatever they know, up to the factor e^ε per record",
+            f"any attacker, whatever they know, up to the factor e^ε per {s.unit}",
         ),
         (
             "records",
@@ -150,7 +174,7 @@ def releases_side_by_side(view: ReleaseView | None, made: PrivateRelease) -> pd.
         (
             "checks",
             "" if view is None else ("the target is met" if view.met else "the target is not met"),
-            "passed: offered as a table" if c.passed else "failed: the package holds the DP tables instead",
+            "passed" if c.passed else "failed (reported here; the package is what was chosen)",
         )
     )
     return pd.DataFrame(rows, columns=["", "k-anonymous release", "private release"])
@@ -178,7 +202,7 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
         format_func=lambda m: METHOD_NAMES.get(m, m),
         key="private_method",
         help="; ".join(f"{METHOD_NAMES[m]}: {text}" for m, text in METHODS.items())
-        + ". pairs is the default (docs/dp.md says why); AIM's rounds and model size are capped.",
+        + ". MST is the default (docs/dp.md says why); AIM's rounds and model size are capped.",
     )
     given = middle.radio("Budget given as", ["ε", "ρ"], horizontal=True, key="private_budget_as")
     if given == "ε":
@@ -200,7 +224,7 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
     delta = right.number_input(
         "δ",
         min_value=0.0,
-        max_value=1e-3,
+        max_value=MAX_DELTA,
         value=0.0 if given == "ε" else 1e-6,
         step=1e-7,
         format="%g",
@@ -208,14 +232,16 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
         help="0: pure differential privacy (Laplace noise). A small probability such as 1e-6: zero-concentrated "
         "DP (Gaussian noise), stated as (ε, δ).",
     )
-    predictable = list(columns) or [None]
+    predictable = [None, *columns]
     default = default_private_predict(columns, loaded.sensitive)
     predict = right.selectbox(
         "Column to predict",
         predictable,
         index=predictable.index(default) if default in predictable else 0,
+        format_func=lambda c: "(none)" if c is None else c,
         key="private_predict",
-        help="Crossed with every other column in the pairs method, and predicted by the tree.",
+        help="Its pairs with every other column are measured (MST adds them to its tree; the pairs method measures "
+        "only them), and the tree predicts it (a number column's bin).",
     )
     pairs: list[tuple[str, str]] = []
     if method != "mst" and len(columns) >= 3:
@@ -262,8 +288,39 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
     confirmed = st.checkbox(
         "The value lists of these columns and the cuts and bounds above are public knowledge",
         key="private_confirmed",
-        help="OpenDP takes them as given: they are read from this file and released as they are, not protected "
-        "by the noise. Confirm them (edit the cuts first if needed) before making the release.",
+        help="Declared public, they are read from this file and released as they are, not protected by the noise. "
+        "Without this, OpenDP finds the value lists privately (δ > 0 needed; rare values are left out), and cuts "
+        "must not be the ones suggested from the data.",
+    )
+    per_person = 1
+    if loaded.person is not None:  # the person role: ε protects the person, OpenDP bounds each one's records
+        per_person = st.number_input(
+            f"Records kept per person ({loaded.person} marks each person)",
+            min_value=1,
+            max_value=MAX_RECORDS_PER_PERSON,
+            value=1,
+            step=1,
+            key="private_records_per_person",
+            help="Declared, not read from the file: OpenDP keeps at most this many records of each person, drawn at "
+            "random, before measuring; ε is then per person.",
+        )
+        st.caption(
+            plain(
+                f"The unit protected is the person ({loaded.person}): at most {int(per_person)} record"
+                f"{'s' if per_person != 1 else ''} each, any more left out at random before measuring."
+            )
+        )
+    else:
+        warning = several_records_per_person(loaded.frame, skip=columns)
+        if warning:
+            st.warning(plain(warning.replace("give --person", "give the person role to")))
+    ship = st.radio(
+        "The package holds",
+        list(SHIP_NAMES),
+        format_func=SHIP_NAMES.get,
+        horizontal=True,
+        key="private_ship",
+        help="Chosen before the run: the comparison with the records never decides what ships.",
     )
     return PrivateChoices(
         tuple(columns),
@@ -277,6 +334,9 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
         None if rows is None else int(rows),
         bool(confirmed),
         tuple(problems),
+        str(ship),
+        bool(numbers),
+        int(per_person),
     )
 
 
@@ -302,10 +362,12 @@ def private_section(copy: WorkingCopy, view: ReleaseView | None, inspect: str | 
     if choices is None:
         return
     plan = None
+    past_budget = None
     if not choices.problems:  # cuts that do not read are said under their boxes
         with guarded("planning the private release"):
             budget = privacy_budget(choices.epsilon, choices.delta, rho=choices.rho)
             st.caption(plain(f"Budget: {budget.sentence()}."))
+            past_budget = _project_budget(budget)
             plan = plan_private(
                 copy.loaded,
                 choices.columns,
@@ -316,12 +378,15 @@ def private_section(copy: WorkingCopy, view: ReleaseView | None, inspect: str | 
                 time_limit=DEFAULT_TIME_LIMIT,
             )
             st.caption(plain(f"Plan: {plan.sentence()}"))
-    if plan is not None and not choices.confirmed:
-        st.caption("Confirm that the value lists, cuts and bounds are public knowledge to make the release.")
+    if plan is not None and not choices.runnable:
+        st.caption(
+            "Confirm that the value lists, cuts and bounds are public knowledge to make the release (or, without "
+            "number columns, give δ > 0 for OpenDP to find the value lists privately)."
+        )
     if st.button(
         "Make the private release",
         type="primary",
-        disabled=plan is None or not choices.confirmed,
+        disabled=plan is None or not choices.runnable or past_budget is not None,
         key="private_run",
         help="OpenDP measures the tables with noise, fits a model and draws the records; each run spends the "
         "budget again and gives another table.",
@@ -340,8 +405,25 @@ def _run(copy: WorkingCopy, choices: PrivateChoices) -> None:
     def progress(stage: str, share: float) -> None:
         bar.progress(min(max(share, 0.0), 1.0), text=stage)
 
+    store, project = project_store(), ensure_project()
+
+    def spend(budget) -> None:  # every input checked, before OpenDP reads the records: spent from here on
+        if store is not None and project is not None:
+            spend_privacy(
+                store,
+                project.id,
+                epsilon=budget.epsilon,
+                delta=budget.delta,
+                source_name=str(copy.loaded.name),
+                source_sha256=copy.reading.sha256 if copy.reading is not None else None,
+                records=len(copy.loaded.frame),
+                made_by=DASHBOARD,
+            )
+
     with guarded("making the private release"):
-        made = private_release(copy.loaded, choices.columns, **choices.arguments(), progress=progress)
+        made = private_release(
+            copy.loaded, choices.columns, **choices.arguments(), progress=progress, before_measuring=spend
+        )
         sha = copy.reading.sha256 if copy.reading is not None else None
         st.session_state[STATE] = {
             "fingerprint": copy.loaded.fingerprint,
@@ -353,19 +435,42 @@ def _run(copy: WorkingCopy, choices: PrivateChoices) -> None:
     bar.empty()
 
 
-def _package(made: dict, include_failed: bool) -> bytes:
-    """The private package, built once per release (it states the time it was made)."""
-    packages = made["packages"]
-    if include_failed not in packages:
-        release: PrivateRelease = made["release"]
-        packages[include_failed] = private_package(
-            release.synthesis,
-            release.comparison,
-            source_name=release.source_name,
-            source_sha256=made["sha256"],
-            include_failed=include_failed,
+def _project_budget(budget) -> str | None:
+    """The open project's privacy budget, shown; the sentence refusing this release when it would pass the
+    total (None when it fits, or no project or total is set)."""
+    store, project = project_store(), current_project()
+    if store is None or project is None:
+        st.caption("Each private release is recorded with its ε and δ in the project's audit log once it is saved.")
+        return None
+    held = budget_of(store, project.id)
+    st.caption(plain(f"Privacy budget of the project {held.sentence()} Each run spends its ε again."))
+    problems = []
+    if held.epsilon_left is not None and budget.epsilon > held.epsilon_left * (1 + 1e-9) + 1e-12:
+        problems.append(
+            f"This release would spend ε = {budget.epsilon:g}, past the project's budget: ε = "
+            f"{held.epsilon_spent:g} of {held.epsilon_total:g} is spent and {held.epsilon_left:g} is left; choose ε at "
+            "most what is left (or raise the total: python -m anonlib projects budget NAME --epsilon E)."
         )
-    return packages[include_failed]
+    if held.delta_left is not None and budget.delta > held.delta_left * (1 + 1e-9):
+        problems.append(
+            f"This release would spend δ = {budget.delta:g}, past the project's budget: δ = {held.delta_spent:g} of "
+            f"{held.delta_total:g} is spent and {held.delta_left:g} is left."
+        )
+    if problems:
+        st.error(plain(problems[0]))
+        return problems[0]
+    return None
+
+
+def _package(made: dict) -> bytes:
+    """The private package, built once per release (it states the time it was made), holding what was chosen
+    before the run."""
+    ship = made["choices"].ship
+    packages = made["packages"]
+    if ship not in packages:
+        release: PrivateRelease = made["release"]
+        packages[ship] = private_package(release.synthesis, ship=ship)
+    return packages[ship]
 
 
 def _show(made: dict, view: ReleaseView | None, inspect: str | None) -> None:
@@ -374,12 +479,9 @@ def _show(made: dict, view: ReleaseView | None, inspect: str | None) -> None:
     st.subheader("The private release")
     st.write(plain(s.sentence()))
     if c.passed:
-        st.success("The synthetic table passes its checks: it may be released as a table.")
+        st.success("The synthetic table passes its checks.")
     else:
-        st.warning(
-            "The synthetic table fails a check: the package holds the DP tables instead (raise ε, choose fewer "
-            "columns or other pairs for a table that passes)."
-        )
+        st.warning(plain(FAILED_SENTENCE))
     m = row()
     m.metric("synthetic records", f"{s.rows:,}")
     m.metric("ε", f"{s.budget.epsilon:.4g}", help=plain(s.budget.sentence()))
@@ -450,13 +552,9 @@ def _show(made: dict, view: ReleaseView | None, inspect: str | None) -> None:
         st.plotly_chart(private_tree_figure(c.tree), width="stretch", key="private_tree")
 
     st.subheader("Private package")
-    include_failed = False
-    if not c.passed:
-        include_failed = st.checkbox(
-            "Put the synthetic table in the package even though it failed a check", key="private_keep_failed"
-        )
+    st.caption(plain(f"It holds {SHIP_NAMES[made['choices'].ship]}, as chosen before the run."))
     try:
-        data = _package(made, include_failed)
+        data = _package(made)
     except AnonlibError as err:
         st.error(plain(str(err)))
         return

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.core.errors import AnonlibError
-from anonlib.projects import audit_entries, continue_from_release, deliver, verify_chain, verify_entry
+from anonlib.projects import audit_entries, budget_of, continue_from_release, deliver, verify_chain, verify_entry
 from anonlib.workflow.keys import parse_key
 from anonlib.workflow.release_view import release_view
 from dashboard.state import (
@@ -100,6 +100,13 @@ def _delivery_package(delivery, store):
         return data
 
     return build
+
+
+def _privacy_budget(store, project_id: int) -> str:
+    """ε spent by the project's private releases / its total ("no total" when none is set)."""
+    held = budget_of(store, project_id)
+    total = "no total" if held.epsilon_total is None else f"{held.epsilon_total:g}"
+    return f"{held.epsilon_spent:g} / {total}" if held.releases or held.epsilon_total is not None else ""
 
 
 def _date(stamp: str) -> str:
@@ -204,6 +211,7 @@ with guarded("listing the projects"):
                     "records": [p.records for p in projects],
                     "last change": [f"{_date(p.updated)} UTC: {p.change}" for p in projects],
                     "releases": [p.releases for p in projects],
+                    "privacy budget (ε spent / total)": [_privacy_budget(store, p.id) for p in projects],
                     "file kept": [
                         "sample" if p.origin.startswith("sample:") else ("yes" if p.keep_file else "SHA-256 only")
                         for p in projects

@@ -9,14 +9,19 @@ import builtins
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import polars as pl
 import pytest
 
 from anonlib.__main__ import main
 from anonlib.core.samples import load_sample
+from anonlib.transformations import synthesis
 from anonlib.transformations.synthesis import INSTALL_SENTENCE, opendp_version
+from anonlib.workflow import private_package
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = "sex,race,relationship,income,age"
@@ -47,6 +52,7 @@ def cli(*argv: str) -> subprocess.CompletedProcess:
 
 
 @needs_opendp
+@pytest.mark.slow
 def test_json_is_alone_on_stdout_and_the_package_verifies(adult_csv, tmp_path):
     out, package = tmp_path / "synthetic.csv", tmp_path / "private.zip"
     run = cli(
@@ -62,16 +68,24 @@ def test_json_is_alone_on_stdout_and_the_package_verifies(adult_csv, tmp_path):
         "income",
         "--rows",
         "1200",
+        "--values-from-data",
         "--out",
         str(out),
         "--package",
         str(package),
+        "--report",
+        str(tmp_path / "comparison.html"),
         "--json",
     )
     assert run.returncode in (0, 1), run.stderr
     data = json.loads(run.stdout)  # the whole of standard output is one JSON document
     assert {"method", "epsilon", "delta", "rho", "rows", "seconds", "library"} <= set(data)
-    assert (data["method"], data["epsilon"], data["delta"], data["rho"], data["rows"]) == ("pairs", 3.0, 0.0, 4.5, 1200)
+    assert (data["method"], data["epsilon"], data["delta"], data["rho"], data["rows"]) == ("mst", 3.0, 0.0, 4.5, 1200)
+    assert (data["unit"], data["ship"]) == ("record", "synthetic") and "records_per_person" not in data
+    assert data["values_from"] == {"sex": "declared", "race": "declared", "relationship": "declared"} | {
+        "income": "declared",
+        "age": "cuts",
+    }
     assert data["library"]["opendp"] == opendp_version() and data["seconds"] > 0
     assert data["cuts"] == [{"column": "age", "lower": 17.0, "upper": 90.0, "cuts": [30.0, 50.0]}]
     assert run.returncode == (0 if data["passed"] else 1)
@@ -79,18 +93,22 @@ def test_json_is_alone_on_stdout_and_the_package_verifies(adult_csv, tmp_path):
     table = pd.read_csv(out)
     assert list(table.columns) == COLUMNS.split(",") and len(table) == 1200
     assert table["age"].between(17, 90).all()
+    report = (tmp_path / "comparison.html").read_text()
+    assert (
+        "outside the release's privacy guarantee" in report and "report.html" not in zipfile.ZipFile(package).namelist()
+    )
     verified = cli("verify", str(package), str(adult_csv))
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    other = adult_csv.with_name("other.csv")
-    other.write_bytes(adult_csv.read_bytes() + b"Male,White,Husband,>50K,40\n")
-    assert cli("verify", str(package), str(other)).returncode == 1  # not the file the release was made from
+    assert "not re-derived from its source" in verified.stdout
 
 
 @needs_opendp
+@pytest.mark.slow
 def test_mst_with_delta_bounds_and_default_rows(adult_csv, tmp_path, capsys):
     out = tmp_path / "mst.csv"
     argv = ["synthesize", str(adult_csv), "--columns", COLUMNS, "--method", "mst", "--epsilon", "2"]
     argv += ["--delta", "1e-6", "--cuts", "age=30,50", "--bounds", "age=17,90", "--out", str(out), "--json"]
+    argv += ["--values", "sex=Female,Male", "--values-from-data"]
     code = main(argv)
     data = json.loads(capsys.readouterr().out)
     assert code == (0 if data["passed"] else 1)
@@ -98,6 +116,7 @@ def test_mst_with_delta_bounds_and_default_rows(adult_csv, tmp_path, capsys):
     assert data["noise"] == "Gaussian"
     assert data["cuts"] == [{"column": "age", "lower": 17.0, "upper": 90.0, "cuts": [30.0, 50.0]}]
     assert data["rows"] == pytest.approx(3 * 800, rel=0.1)  # three times the DP estimate of the records
+    assert data["values_from"]["sex"] == "given" and data["values_from"]["race"] == "declared"
     table = pd.read_csv(out)
     assert len(table) == data["rows"] and table["age"].between(17, 90).all()
 
@@ -106,15 +125,26 @@ BAD = [
     (["--columns", "sex,nope"], "nope"),
     (["--columns", "sex,income", "--epsilon", "0"], "ε must be between"),
     (["--columns", "sex,income", "--epsilon", "1", "--delta", "0.5"], "δ must be 0"),
+    (["--columns", "sex,income", "--epsilon", "1", "--delta", "1e-5", "--values-from-data"], "at most 1e-06"),
+    (["--columns", "sex,income", "--epsilon", "1"], "would be read from the records"),
+    (["--columns", "sex,age", "--epsilon", "1", "--default-cuts"], "add --values-from-data"),
+    (["--columns", "sex,income", "--epsilon", "1", "--keep-failed"], "--keep-failed is gone"),
+    (["--columns", "sex,income", "--epsilon", "1", "--values", "sex"], "Write --values as"),
+    (["--columns", "sex,income", "--epsilon", "1", "--values", "age=1,2"], "not in --columns"),
+    (["--columns", "sex,income", "--epsilon", "1", "--records-per-person", "2"], "needs --person"),
+    (["--columns", "sex,income", "--epsilon", "1", "--person", "sex"], "never released"),
     (["--columns", "sex,income"], "Give the budget"),
     (["--columns", "sex,income", "--epsilon", "1", "--rows", "0"], "--rows must be at least 1"),
     (["--columns", "sex,age", "--epsilon", "1"], "age holds numbers: give its public cuts"),
     (["--columns", "sex,age", "--epsilon", "1", "--cuts", "age=a,b"], "must be numbers"),
     (["--columns", "sex,age", "--epsilon", "1", "--cuts", "age=40"], "give its public bounds"),
-    (["--columns", "sex,age", "--epsilon", "1", "--cuts", "age=90:40:17"], "strictly between"),
+    (["--columns", "sex,age", "--epsilon", "1", "--cuts", "age=90:40:17"], "must lie between"),
     (["--columns", "sex,income", "--epsilon", "1", "--method", "magic"], "invalid choice"),
     (["--columns", "sex,income", "--epsilon", "1", "--pairs", "sex"], "Write --pairs as A:B"),
-    (["--columns", "sex,income", "--epsilon", "1", "--method", "aim", "--time-limit", "5"], "past the limit"),
+    (
+        ["--columns", "sex,income", "--epsilon", "1", "--method", "aim", "--time-limit", "5", "--values-from-data"],
+        "past the limit",
+    ),
 ]
 
 
@@ -153,3 +183,54 @@ def test_without_the_dp_extra_one_sentence_says_how_to_install_it(adult_csv, tmp
     assert code == 2 and captured.out == ""
     assert captured.err.strip() == f"error: {INSTALL_SENTENCE}"
     assert "pip install '.[dp]'" in captured.err and not out.exists()
+
+
+class HeldRelease:
+    """OpenDP's output held fixed (whatever the records): a contingency table of a model
+    with a fixed total, fixed keys, fixed marginals and a fixed draw."""
+
+    def __init__(self, plan, keys):
+        self.columns = list(plan.columns)
+        self.cut = {c.column: len(c.cuts) + 1 for c in plan.cuts}  # OpenDP names a number column's bins itself
+        self.keys = {
+            c: pl.Series(c, [f"bin {i}" for i in range(self.cut[c])] if c in self.cut else [*keys[c], None])
+            for c in self.columns
+        }
+        self.model = type("Model", (), {"total": 500.0})()
+
+    def synthesize(self, rows, method):
+        assert method == "sample"
+        return pl.DataFrame(
+            {c: [float(i % 3) if c in self.cut else self.keys[c][i % 2] for i in range(rows)] for c in self.columns}
+        )
+
+    def project_melted(self, clique):
+        values = [self.keys[c].to_list()[:2] for c in clique]
+        rows = [dict(zip(clique, cell)) for cell in zip(*values)]
+        return pl.DataFrame([{**row, "len": 100.0 + i} for i, row in enumerate(rows)])
+
+
+@needs_opendp
+def test_neighbouring_files_give_the_same_package_when_opendps_output_is_held(adult_csv, tmp_path, monkeypatch):
+    """Two files differing by one record (added at the end) give byte-identical packages when
+    OpenDP's release is stubbed and the clock fixed: nothing else of the records reaches the
+    package. The comparison differs (it reads the records), and it stays out of the package."""
+    monkeypatch.setattr(synthesis, "opendp_release", lambda data, plan, keys, *a, **k: HeldRelease(plan, keys))
+    monkeypatch.setattr(synthesis, "_fresh_rng", lambda: np.random.default_rng(7))
+    monkeypatch.setattr(private_package, "now", lambda: "2026-01-01T00:00:00Z")
+    neighbour = tmp_path / "neighbour.csv"
+    neighbour.write_bytes(adult_csv.read_bytes() + b"Female,Other,Wife,>50K,40.5\n")
+    packages, reports = [], []
+    for source in (adult_csv, neighbour):
+        package, report = tmp_path / f"{source.stem}.zip", tmp_path / f"{source.stem}.html"
+        argv = ["synthesize", str(source), "--columns", COLUMNS, "--epsilon", "1", "--cuts", "age=17:30,50:90"]
+        argv += ["--values", "sex=Female,Male", "--values", "race=Black,Other,White", "--values", "income=<=50K,>50K"]
+        argv += ["--values", "relationship=Husband,Wife,Own-child", "--predict", "income"]
+        argv += ["--out", str(tmp_path / f"{source.stem}-out.csv"), "--package", str(package), "--report", str(report)]
+        assert exit_code(argv) in (0, 1)
+        packages.append(package.read_bytes())
+        reports.append(report.read_bytes())
+    assert packages[0] == packages[1]
+    assert reports[0] != reports[1]  # the officer's comparison reads the records: not in the package
+    recipe = json.loads(zipfile.ZipFile(tmp_path / "neighbour.zip").read("recipe.json"))
+    assert recipe["categories"]["race"] == ["Black", "Other", "White"] and recipe["rows"] == 1500

@@ -102,7 +102,17 @@ JSON_COMMANDS = {
     "verify": ["verify", "p.zip"],
     "audit": ["audit", "--project", "study"],  # a list of entries (the contract's form): apply's package
     "safe-harbor": ["safe-harbor", "visits.csv", "--out", "sh.csv", "--reference-year", "2021"],
-    "synthesize": ["synthesize", "visits.csv", "--columns", "sex,diagnosis", "--epsilon", "3", "--out", "dp.csv"],
+    "synthesize": [
+        "synthesize",
+        "visits.csv",
+        "--columns",
+        "sex,diagnosis",
+        "--epsilon",
+        "3",
+        "--values-from-data",
+        "--out",
+        "dp.csv",
+    ],
 }
 if opendp_version() is None:  # the private release needs the dp extra (its absence: tests/test_cli_synthesize.py)
     JSON_COMMANDS.pop("synthesize")

@@ -1,7 +1,8 @@
 """The private release's package (anonlib.workflow.private_package) and its verification
 (anonlib.workflow.verify.verify_package): the members, their SHA-256 digests recomputed
-here, what the recipe and README state, the DP tables, and a changed, missing or foreign
-member failing its check. The package only writes what a release holds, so the release is
+here, what the recipe and README state (nothing read from the records beyond the release),
+what ships chosen rather than judged, the report outside the package, the DP tables, and a
+changed, missing or foreign member failing its check. The package only writes what a release holds, so the release is
 built here from a table (no OpenDP needed); the command-line test makes a real one."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import zipfile
 import pandas as pd
 import pytest
 
-from anonlib.core.errors import PackageError
+from anonlib.core.errors import PackageError, SynthesisError
 from anonlib.transformations.synthesis import Budget, NumberCuts, Synthesis
 from anonlib.workflow import verify_package
 from anonlib.workflow.private_package import (
@@ -22,8 +23,9 @@ from anonlib.workflow.private_package import (
     PRIVATE_KIND,
     dp_tables_csv,
     private_package,
+    private_report,
 )
-from anonlib.workflow.private_release import compare_private, independent_columns
+from anonlib.workflow.private_release import FAILED_SENTENCE, compare_private, independent_columns
 from anonlib.workflow.recipe import content_digest
 
 SOURCE = b"age,sex,dx\n" + b"".join(
@@ -63,18 +65,13 @@ def a_release(table: pd.DataFrame) -> Synthesis:
     )
 
 
-def package_of(table: pd.DataFrame, **kwargs) -> tuple[bytes, object]:
-    s = a_release(table)
-    c = compare_private(real(), table, s.columns, cuts=s.cuts, predict="dx")
-    sha = hashlib.sha256(SOURCE).hexdigest()
-    return private_package(s, c, source_name="clinic.csv", source_sha256=sha, **kwargs), c
+def package_of(table: pd.DataFrame, **kwargs) -> bytes:
+    return private_package(a_release(table), **kwargs)
 
 
 @pytest.fixture(scope="module")
 def passed() -> bytes:
-    data, comparison = package_of(real())  # the records themselves: every check passes
-    assert comparison.passed
-    return data
+    return package_of(real())
 
 
 def members(data: bytes) -> dict[str, bytes]:
@@ -92,7 +89,7 @@ def rezip(contents: dict[str, bytes]) -> bytes:
 
 def test_the_package_holds_the_table_the_dp_tables_and_their_digests(passed):
     files = members(passed)
-    assert list(files) == ["synthetic.csv", "dp_tables.csv", "report.html", "recipe.json", "README.txt", "SHA256SUMS"]
+    assert list(files) == ["synthetic.csv", "dp_tables.csv", "recipe.json", "README.txt", "SHA256SUMS"]
     sums = dict(reversed(line.split("  ")) for line in files["SHA256SUMS"].decode().splitlines())
     assert sums == {name: hashlib.sha256(data).hexdigest() for name, data in files.items() if name != "SHA256SUMS"}
     recipe = json.loads(files["recipe.json"])
@@ -104,20 +101,58 @@ def test_the_package_holds_the_table_the_dp_tables_and_their_digests(passed):
         "delta": 0.0,
         "rho": 4.5,
         "noise": "Laplace",
-        "unit": "one record",
+        "unit": "record",
+        "unit_described": "one record",
+        "records_per_person": None,
         "budget_given_to_opendp": 3.0,
     }
     assert recipe["columns"] == ["age", "sex", "dx"] and recipe["library"]["opendp"] == "0.16.0"
-    assert recipe["cuts"] == [{"column": "age", "lower": 17.0, "upper": 90.0, "cuts": [30.0, 50.0]}]
+    assert recipe["cuts"] == [
+        {"column": "age", "lower": 17.0, "upper": 90.0, "cuts": [30.0, 50.0], "labels": ["17-30", "31-50", "51-90"]}
+    ]
     assert recipe["release"]["table_sha256"] == hashlib.sha256(files["synthetic.csv"]).hexdigest()
     assert recipe["release"]["tables_sha256"] == hashlib.sha256(files["dp_tables.csv"]).hexdigest()
-    assert recipe["source"] == {"name": "clinic.csv", "sha256": hashlib.sha256(SOURCE).hexdigest()}
     readme = files["README.txt"].decode()
     for words in ("What differential privacy promises", "What it does not promise", NOT_REPRODUCIBLE, "ε = 3"):
         assert words in readme
-    assert recipe["content_sha256"] in readme and recipe["content_sha256"] in files["report.html"].decode()
+    assert recipe["content_sha256"] in readme
     synthetic = pd.read_csv(io.BytesIO(files["synthetic.csv"]))
     assert synthetic.equals(real())
+
+
+def test_the_package_holds_nothing_read_from_the_records_beyond_the_release():
+    """No source digest or name, no record count (exact or DP estimate), no comparison, no report."""
+    files = members(package_of(real()))
+    recipe = json.loads(files["recipe.json"])
+    assert "source" not in recipe and "records_estimate" not in recipe and "checks" not in recipe["release"]
+    text = b"".join(files.values()).decode()
+    assert "report.html" not in files and hashlib.sha256(SOURCE).hexdigest() not in text
+    assert "clinic.csv" not in text and "301.7" not in text and "real records" not in text
+
+
+def test_what_ships_is_chosen_not_judged():
+    apart = independent_columns(real(), 300, seed=1)
+    comparison = compare_private(real(), apart, ("age", "sex", "dx"), cuts=CUTS, predict="dx")
+    assert not comparison.passed  # the checks fail, and the package is still the one chosen
+    synthetic, tables = package_of(apart), package_of(apart, ship="tables")
+    assert "synthetic.csv" in members(synthetic) and verify_package(synthetic).failed_parts == ()
+    files = members(tables)
+    assert "synthetic.csv" not in files and "dp_tables.csv" in files
+    assert json.loads(files["recipe.json"])["release"]["table"] is None
+    assert "the DP tables were chosen as the release before it was made" in files["README.txt"].decode()
+    assert verify_package(tables).failed_parts == ()
+    with pytest.raises(SynthesisError, match="synthetic table or the DP tables"):
+        package_of(apart, ship="best")
+
+
+def test_the_report_is_the_comparison_outside_the_package():
+    table = independent_columns(real(), 300, seed=1)
+    s = a_release(table)
+    comparison = compare_private(real(), table, s.columns, cuts=s.cuts, predict="dx")
+    report = private_report(s, comparison, source_name="clinic.csv").decode()
+    assert "clinic.csv" in report and "outside the release's privacy guarantee" in report
+    assert f"{comparison.twoway_mean:.4f}" in report and FAILED_SENTENCE in report
+    assert "higher ε" not in FAILED_SENTENCE and "raise ε" not in FAILED_SENTENCE
 
 
 def test_the_dp_tables_hold_every_table_of_the_release_cell_by_cell(passed):
@@ -133,31 +168,25 @@ def test_the_dp_tables_hold_every_table_of_the_release_cell_by_cell(passed):
     assert young == int((frame["age"] <= 30).sum())
 
 
-def test_a_table_that_fails_its_checks_is_left_out_unless_asked():
-    apart = independent_columns(real(), 300, seed=1)
-    data, comparison = package_of(apart)
-    assert not comparison.passed
-    files = members(data)
-    assert "synthetic.csv" not in files and "dp_tables.csv" in files
-    recipe = json.loads(files["recipe.json"])
-    assert recipe["release"]["table"] is None and recipe["release"]["checks_passed"] is False
-    assert "no synthetic.csv: the synthetic table failed its checks" in files["README.txt"].decode()
-    assert verify_package(data).failed_parts == ()
-    kept, _ = package_of(apart, include_failed=True)
-    assert "synthetic.csv" in members(kept) and verify_package(kept).failed_parts == ()
-
-
-def test_the_package_verifies_with_and_without_its_source(passed):
+def test_the_package_verifies_and_a_source_is_not_re_derived(passed):
     assert verify_package(passed).failed_parts == ()
-    checked = verify_package(passed, SOURCE)
-    assert checked.failed_parts == () and any(c.part == "source" for c in checked.checks)
-    assert verify_package(passed, SOURCE + b"20,F,a\n").failed_parts == ("source",)
+    for source in (SOURCE, SOURCE + b"20,F,a\n"):
+        checked = verify_package(passed, source)
+        said = [c.sentence for c in checked.checks if c.part == "source"]
+        assert checked.failed_parts == () and len(said) == 1 and "not re-derived from its source" in said[0]
 
 
-@pytest.mark.parametrize("name", ["synthetic.csv", "dp_tables.csv", "report.html", "README.txt"])
+def test_a_member_the_sums_list_beyond_the_release_fails(passed):
+    files = members(passed)
+    files["report.html"] = b"<p>5 real records</p>"
+    files["SHA256SUMS"] += f"{hashlib.sha256(files['report.html']).hexdigest()}  report.html\n".encode()
+    assert "SHA256SUMS" in verify_package(rezip(files)).failed_parts
+
+
+@pytest.mark.parametrize("name", ["synthetic.csv", "dp_tables.csv", "README.txt"])
 def test_a_changed_member_fails_its_check(passed, name):
     files = members(passed)
-    files[name] = files[name].replace(b"F", b"G", 1)
+    files[name] = files[name].replace(b"e", b"E", 1)
     failed = verify_package(rezip(files)).failed_parts
     assert name in failed
 
@@ -189,3 +218,18 @@ def test_dp_tables_write_a_missing_value_as_blank():
     odd = Synthesis(**{**s.__dict__, "marginals": ((("sex",), frame),)})
     text = dp_tables_csv(odd).decode()
     assert "sex,sex,F,,,5" in text and "sex,sex,(blank),,,2" in text
+
+
+def test_a_package_of_version_1_with_its_report_still_verifies(passed):
+    files = members(passed)
+    recipe = json.loads(files["recipe.json"])
+    old = recipe.pop("content_sha256")
+    recipe["version"] = 1
+    recipe["content_sha256"] = content_digest(recipe)
+    files["recipe.json"] = json.dumps(recipe).encode()
+    files["README.txt"] = files["README.txt"].replace(old.encode(), recipe["content_sha256"].encode())
+    files["report.html"] = b"<p>the comparison</p>"
+    files["SHA256SUMS"] = "".join(
+        f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in files.items() if n != "SHA256SUMS"
+    ).encode()
+    assert verify_package(rezip(files)).failed_parts == ()

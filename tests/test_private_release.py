@@ -25,6 +25,8 @@ from anonlib.workflow.private_release import (
     compare_private,
     independent_columns,
     private_release,
+    released_frame,
+    several_records_per_person,
     shown_cells,
     total_variations,
 )
@@ -208,13 +210,14 @@ def test_a_count_column_stands_for_its_records():
 # ---------------------------------------------------------------- a release of a dataset: refusals first
 
 
-def test_a_person_column_or_an_identifier_is_refused_before_any_noise():
+def test_a_person_column_released_or_an_identifier_is_refused_before_any_noise():
     frame = pd.DataFrame({"pid": [1, 1, 2, 3], "sex": list("FFMM"), "dx": list("abab")})
     person = Dataset.from_frame(
         "f.csv", frame, {"pid": Role.PERSON, "sex": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE}
     )
-    with pytest.raises(SynthesisError, match="several records per person"):
-        private_release(person, ["sex", "dx"], epsilon=1.0)
+    with pytest.raises(SynthesisError, match="marks people; it is never released"):
+        private_release(person, ["pid", "dx"], epsilon=1.0)
+    assert list(released_frame(person, ["sex", "dx"]).columns) == ["pid", "sex", "dx"]  # the person bounds records
     ident = Dataset.from_frame(
         "f.csv", frame, {"pid": Role.IDENTIFIER, "sex": Role.QUASI_IDENTIFIER, "dx": Role.SENSITIVE}
     )
@@ -239,3 +242,28 @@ def test_a_number_column_with_cuts_is_shown_in_the_release_bins():
     assert counts == expect and [v.value for v in c.column("age").counts] == ["17-30", "31-50", "51-90"]
     assert list(c.pair.frame("before").index) == ["17-30", "31-50", "51-90"]
     assert int(c.pair.frame("after").to_numpy().sum()) == 500
+
+
+def test_a_cut_column_is_predicted_as_its_bin():
+    """The tree could not pass when the predicted column was cut: it predicted raw ages
+    (dp.md part 2). A release that keeps every record's bin, with ages drawn anew inside
+    it, now predicts the bin as well as the real records do."""
+    rng = np.random.default_rng(5)
+    sex = rng.choice(["F", "M"], 600)
+    age = np.where(sex == "F", rng.integers(17, 31, 600), rng.integers(51, 91, 600))
+    real = pd.DataFrame({"sex": sex, "age": age})
+    spec = NumberCuts("age", (30, 50), 17, 90)
+    redrawn = real.assign(age=spec.draw(spec.bins(real["age"]), np.random.default_rng(1)).astype(int))
+    c = compare_private(real, redrawn, ["sex", "age"], cuts=[spec], predict="age")
+    assert c.tree is not None and c.tree.released.accuracy == pytest.approx(c.tree.real.accuracy) == 1.0
+    assert c.passed
+
+
+def test_a_file_with_several_records_per_person_is_told_what_epsilon_means():
+    frame = pd.DataFrame({"Patient ID": np.repeat(np.arange(50), 5), "dx": ["a", "b", "c", "d", "e"] * 50})
+    warning = several_records_per_person(frame)
+    assert warning.startswith("Patient ID repeats its values") and "about 5ε" in warning
+    assert "--person Patient ID" in warning
+    assert several_records_per_person(frame, skip=["Patient ID"]) is None
+    unique = pd.DataFrame({"id": np.arange(50), "dx": ["a"] * 50})
+    assert several_records_per_person(unique) is None  # one record per value: nothing to warn of

@@ -3,10 +3,13 @@ and ``--project NAME`` for ``anonymize`` and ``apply`` (``record_release``).
 
 - ``projects list [--json]``, ``projects show NAME [--json]``, ``projects export NAME --out FILE
   [--with-key] [--without-file]`` (written mode 0600), ``projects import FILE [--name NAME]``, ``projects delete NAME --yes``;
+- ``projects budget NAME --epsilon E [--delta D] [--json]``: set a project's total privacy
+  budget (``anonlib.projects.budget``); without ``--epsilon``, show what is spent and left;
 - ``audit [--project NAME] [--json]``: the audit log, oldest first, and whether its chain of
   digests and its head hold (exit 1 when they do not: the text says why, and the JSON is then
-  ``{"chain": "broken", "error", "problems", "entries"}`` instead of the list of entries).
-  The store is opened read-only (a read-only store is read).
+  ``{"chain": "broken", "error", "problems", "entries"}`` instead of the list of entries); a
+  private release's entry carries its ε and δ. The store is opened read-only (a read-only store
+  is read).
 
 ``--project NAME`` on ``anonymize`` and ``apply`` releases as one unit
 (``anonlib.projects.releasing``): the files and the audit entry appear together or not at all.
@@ -31,11 +34,14 @@ from ..projects import (
     ProjectState,
     ProjectStore,
     audit_entries,
+    budget_of,
     export_project,
     import_project,
+    set_budget,
     verify_chain,
 )
 from ..projects.location import sqlite_path, store_url
+from ..projects.records import ProjectRef
 from ..projects.releasing import release_into_project
 from ..projects.transfer import MAX_EXPORT_BYTES
 from ..workflow.history import WorkingCopy
@@ -179,6 +185,22 @@ def _delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def _budget(args: argparse.Namespace) -> int:
+    store = _store()
+    if args.delta is not None and args.epsilon is None:
+        raise ParameterError("Give the total ε with --epsilon E when setting δ with --delta D.")
+    budget = (
+        budget_of(store, args.name)
+        if args.epsilon is None
+        else set_budget(store, args.name, epsilon=args.epsilon, delta=args.delta)
+    )
+    if args.json:
+        print_json(args, json.dumps(budget.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(f"privacy budget     {budget.sentence()}")
+    return 0
+
+
 def _audit(args: argparse.Namespace) -> int:
     store = _store(read_only=True)
     entries = audit_entries(store, args.project)
@@ -199,6 +221,12 @@ def _audit(args: argparse.Namespace) -> int:
         say("no release recorded yet")
     for e in entries:
         deleted = " (project deleted)" if e.project_deleted else ""
+        if e.epsilon is not None:  # a private release: the budget it spent, before it measured
+            say(
+                f"{e.id:>5}  {e.time[:19].replace('T', ' ')}  {e.project}{deleted}  private release  "
+                f"ε = {e.epsilon:g}  δ = {e.delta:g}  {e.source_name}  {e.user} ({e.made_by})"
+            )
+            continue
         say(
             f"{e.id:>5}  {e.time[:19].replace('T', ' ')}  {e.project}{deleted}  {e.target}  "
             f"{'met' if e.met else 'NOT met'}  released {e.released:,}  suppressed {e.suppressed:,}  "
@@ -292,6 +320,19 @@ def record_release(
     say(f"audit log          entry {done.entry.id} of project {done.entry.project} ({store.where})", file=out)
 
 
+def project_for(name: str, dataset, source: bytes | None, origin: str) -> ProjectRef:
+    """``--project NAME`` of a command that does not change the working copy (``synthesize``):
+    the project of that name, created from ``dataset`` (keeping ``source``) when there is none."""
+    store = _store()
+    try:
+        return store.summary(name).ref
+    except ProjectError:  # no project of that name: this release starts it
+        copy = WorkingCopy.start(dataset)
+        return store.create(
+            name, ProjectState.of(copy, origin), source, change="created by the command line", exact_name=True
+        )
+
+
 def project_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--project",
@@ -333,6 +374,14 @@ def register(commands) -> None:
     imported.add_argument("file")
     imported.add_argument("--name", help="the name to give it (default: its own)")
     imported.set_defaults(handler=_import, outputs=(), inputs=("file",))
+    budget = sub.add_parser(
+        "budget", help="set (or show) a project's total privacy budget for its private releases (synthesize)"
+    )
+    budget.add_argument("name")
+    budget.add_argument("--epsilon", type=float, metavar="E", help="the total ε its private releases may spend")
+    budget.add_argument("--delta", type=float, metavar="D", help="the total δ (default: not capped)")
+    budget.add_argument("--json", action="store_true", help="print the budget as JSON")
+    budget.set_defaults(handler=_budget, outputs=(), inputs=())
     deleted = sub.add_parser("delete", help="erase a project, its kept file and packages (its audit entries stay)")
     deleted.add_argument("name")
     deleted.add_argument("--yes", action="store_true", help="confirm the deletion")

@@ -1,14 +1,18 @@
 """``synthesize``: a differentially private synthetic table (the optional ``dp`` extra).
 
     python -m anonlib synthesize FILE --columns A,B,... --epsilon E [--delta D]
-        [--method pairs|mst|aim] [--cuts COL=v1,v2,...] [--rows N] --out OUT
-        [--package ZIP] [--json]
+        [--method mst|pairs|aim] [--cuts COL=v1,v2,...] [--values COL=a,b,...]
+        [--values-from-data] [--person COL [--records-per-person N]] [--rows N]
+        --out OUT [--package ZIP] [--ship synthetic|tables] [--report FILE]
+        [--project NAME] [--json]
 
-OpenDP makes the release (``anonlib.transformations.synthesis``); it is compared with
-the file's records as the k-anonymous release is (``anonlib.workflow.private_release``).
-Exit codes: 0 the table passed its checks, 1 it failed one (OUT is still written, for
-inspection; the package then holds the DP tables, not the table), 2 bad input or a
-refusal (one sentence; nothing written). Without OpenDP: one sentence saying how to
+OpenDP makes the release (``anonlib.transformations.synthesis``); the package holds only
+OpenDP's output and the declared inputs (``anonlib.workflow.private_package``), what it
+holds chosen before the run (``--ship``). The comparison with the file's records
+(``anonlib.workflow.private_release``) is the privacy officer's: printed, in ``--json``
+and in ``--report FILE``, never in the package. Exit codes: 0 the table passed its
+checks, 1 it failed one (everything asked for is still written, as chosen), 2 bad input
+or a refusal (one sentence; nothing written). Without OpenDP: one sentence saying how to
 install it, exit 2.
 """
 
@@ -17,8 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from ..core.errors import ParameterError
+from ..projects import ProjectStore, budget_of, spend_privacy
+from ..projects.audit import COMMAND_LINE
 from ..transformations.synthesis import (
     DEFAULT_METHOD,
     DEFAULT_TIME_LIMIT,
@@ -29,10 +36,16 @@ from ..transformations.synthesis import (
     parse_cuts,
     require_opendp,
 )
-from ..workflow.private_package import private_package
-from ..workflow.private_release import private_release
-from ..workflow.release import file_digest, release_csv
+from ..workflow.private_package import SHIP, private_package, private_report
+from ..workflow.private_release import FAILED_SENTENCE, private_release, several_records_per_person
+from ..workflow.release import digest, release_csv
 from .common import command, data_arguments, print_json, read_dataset, split, write
+from .projects import project_for
+
+KEEP_FAILED_GONE = (
+    "--keep-failed is gone: what the package holds is chosen before the run with --ship synthetic|tables, "
+    "never by the checks on the records."
+)
 
 
 def _cuts(args: argparse.Namespace, dataset, columns: list[str]) -> list[NumberCuts]:
@@ -74,7 +87,11 @@ def _cuts(args: argparse.Namespace, dataset, columns: list[str]) -> list[NumberC
         suggested = default_number_cuts(values, column)
         if args.default_cuts:
             out[column] = suggested
-            print(f"note: {suggested.text()} (its typed hierarchy's first level, read from the data)", file=sys.stderr)
+            print(
+                f"note: {suggested.text()} (its typed hierarchy's first level, read from the data and declared "
+                "public with --values-from-data)",
+                file=sys.stderr,
+            )
         else:
             raise ParameterError(
                 f"{column} holds numbers: give its public cuts, e.g. --cuts {column}="
@@ -94,8 +111,34 @@ def _pairs(text: str | None) -> list[tuple[str, str]]:
     return out
 
 
+def _values(specs: list[str] | None, columns: list[str]) -> dict[str, list[str]]:
+    """--values COL=a,b,... (repeatable): the public value list of a category column."""
+    out: dict[str, list[str]] = {}
+    for spec in specs or []:
+        column, sep, text = spec.partition("=")
+        column = column.strip()
+        values = split(text)
+        if not sep or not column or not values:
+            raise ParameterError(f"Write --values as COLUMN=a,b,... (e.g. sex=F,M); got '{spec}'.")
+        if column not in columns:
+            raise ParameterError(f"--values names {column}, which is not in --columns.")
+        if column in out:
+            raise ParameterError(f"--values gives {column} twice; give its list once.")
+        out[column] = values
+    return out
+
+
 def _synthesize(args: argparse.Namespace) -> int:
+    if args.keep_failed:
+        raise ParameterError(KEEP_FAILED_GONE)
     require_opendp()  # before reading anything: without the extra, one sentence saying how to install it
+    if args.default_cuts and not args.values_from_data:
+        raise ParameterError(
+            "--default-cuts takes cuts and bounds read from the data, so they need the same declaration as the "
+            "value lists: add --values-from-data (they are then public knowledge), or give --cuts."
+        )
+    if args.records_per_person is not None and not args.person:
+        raise ParameterError("--records-per-person needs --person COLUMN (the column that marks each person).")
     dataset, _ = read_dataset(args)
     columns = split(args.columns)
     if not columns:
@@ -107,10 +150,46 @@ def _synthesize(args: argparse.Namespace) -> int:
         raise ParameterError("Give the budget with --epsilon E (and --delta D), or --rho R with --delta D.")
     if args.rows is not None and args.rows < 1:
         raise ParameterError(f"--rows must be at least 1; got {args.rows}.")
+    if args.person and args.person not in dataset.frame.columns:
+        raise ParameterError(f"--person names {args.person}, not in the file.")
+    if args.person and args.person in columns:
+        raise ParameterError(
+            f"--person {args.person} marks people; it is never released, so leave it out of --columns."
+        )
+    values = _values(args.values, columns)
     cuts = _cuts(args, dataset, columns)
+    person = args.person or dataset.person
+    if person is None:
+        warning = several_records_per_person(dataset.frame, skip=columns)
+        if warning:
+            print(f"warning: {warning}", file=sys.stderr)
 
     def progress(stage: str, share: float) -> None:
         print(f"[{100 * share:3.0f}%] {stage}", file=sys.stderr, flush=True)
+
+    spend = None
+    if args.project:
+        source = Path(args.file).read_bytes() if args.file else None
+        origin = f"sample:{args.sample}" if args.sample else "upload:" + str(dataset.name)
+        ref = project_for(args.project, dataset, source, origin)
+        store = ProjectStore()
+
+        def spend(budget) -> None:  # every input checked, before OpenDP reads the records: spent from here on
+            entry = spend_privacy(
+                store,
+                ref,
+                epsilon=budget.epsilon,
+                delta=budget.delta,
+                source_name=Path(str(dataset.name)).name,
+                source_sha256=None if source is None else digest(source),
+                records=len(dataset.frame),
+                made_by=COMMAND_LINE,
+            )
+            print(
+                f"audit log          entry {entry.id} of project {ref.name}: ε = {budget.epsilon:g}, "
+                f"δ = {budget.delta:g} spent ({budget_of(store, ref).sentence()})",
+                file=sys.stderr,
+            )
 
     made = private_release(
         dataset,
@@ -123,17 +202,20 @@ def _synthesize(args: argparse.Namespace) -> int:
         predict=args.predict,
         pairs=_pairs(args.pairs),
         rows=args.rows,
+        values=values,
+        values_from_data=args.values_from_data,
+        person=person,
+        records_per_person=args.records_per_person or 1,
         time_limit=args.time_limit,
         progress=progress,
+        before_measuring=spend,
     )
     s, c = made.synthesis, made.comparison
     write(args.out, release_csv(s.table))
     if args.package:
-        source = file_digest(args.file) if args.file else None
-        write(
-            args.package,
-            private_package(s, c, source_name=made.source_name, source_sha256=source, include_failed=args.keep_failed),
-        )
+        write(args.package, private_package(s, ship=args.ship))
+    if args.report:
+        write(args.report, private_report(s, c, source_name=made.source_name))
     if args.json:
         b = s.budget
         print_json(
@@ -147,6 +229,12 @@ def _synthesize(args: argparse.Namespace) -> int:
                     "rho": b.rho,
                     "noise": b.noise,
                     "rows": s.rows,
+                    "unit": s.unit,
+                    **({"records_per_person": s.records_per_person} if s.unit == "person" else {}),
+                    "values_from": dict(s.value_sources),
+                    "ship": args.ship,
+                    "report": args.report,
+                    "project": args.project,
                     "records_estimate": s.records_estimate,
                     "seconds": s.seconds,
                     "estimated_seconds": s.estimate,
@@ -171,15 +259,7 @@ def _synthesize(args: argparse.Namespace) -> int:
         for sentence in c.sentences():
             print(f"  {sentence}")
     if not c.passed:
-        print(
-            "note: the synthetic table fails a check: it is written to --out for inspection only; "
-            + (
-                "the package holds it as asked (--keep-failed)."
-                if args.keep_failed
-                else "the package holds the DP tables."
-            ),
-            file=sys.stderr,
-        )
+        print(f"note: {FAILED_SENTENCE}", file=sys.stderr)
         return 1
     return 0
 
@@ -189,9 +269,9 @@ def register(commands) -> None:
         commands,
         "synthesize",
         "a differentially private synthetic table of chosen columns (OpenDP; needs pip install '.[dp]'), compared "
-        "with the file's records (exit 0 its checks passed, 1 one failed, 2 bad input)",
+        "with the file's records for the privacy officer (exit 0 its checks passed, 1 one failed, 2 bad input)",
         "python -m anonlib synthesize adult.csv --columns sex,race,income,age --cuts age=17:30,50:90 --epsilon 3 "
-        "--out synthetic.csv --package private.zip",
+        "--values-from-data --out synthetic.csv --package private.zip --report comparison.html",
         _synthesize,
     )
     data_arguments(parser)
@@ -219,7 +299,30 @@ def register(commands) -> None:
         "--default-cuts",
         action="store_true",
         help="cut number columns without --cuts at their typed hierarchy's first level (read from the data's "
-        "range: use only when that range is public)",
+        "range: needs --values-from-data, as the value lists)",
+    )
+    parser.add_argument(
+        "--values",
+        action="append",
+        metavar="COL=a,b,...",
+        help="the public value list of a category column (repeatable); other values count as missing",
+    )
+    parser.add_argument(
+        "--values-from-data",
+        action="store_true",
+        help="declare the value lists read from the file (and --default-cuts) public knowledge; without it and "
+        "without --values, δ > 0 lets OpenDP find the lists privately",
+    )
+    parser.add_argument(
+        "--person",
+        metavar="COL",
+        help="the column marking each person: ε then protects the person (default: the file's person role)",
+    )
+    parser.add_argument(
+        "--records-per-person",
+        type=int,
+        metavar="N",
+        help="records kept per person, at most (default 1; any more are dropped at random before measuring)",
     )
     parser.add_argument("--predict", metavar="COL", help="the column crossed with every other, and the tree predicts")
     parser.add_argument("--pairs", metavar="A:B,C:D", help="more two-way tables to measure (the pairs method, AIM)")
@@ -227,7 +330,23 @@ def register(commands) -> None:
     parser.add_argument("--out", required=True, metavar="CSV", help="write the synthetic table to this CSV file")
     parser.add_argument("--package", metavar="ZIP", help="write the private release package (zip)")
     parser.add_argument(
-        "--keep-failed", action="store_true", help="put the synthetic table in the package even when it fails a check"
+        "--ship",
+        choices=list(SHIP),
+        default="synthetic",
+        help="what the package holds, chosen before the run: the synthetic table with the DP tables (synthetic, "
+        "the default) or the DP tables only (tables)",
+    )
+    parser.add_argument(
+        "--report",
+        metavar="HTML",
+        help="write the comparison with the records (for the privacy officer; never in the package)",
+    )
+    parser.add_argument("--keep-failed", action="store_true", help=argparse.SUPPRESS)  # gone: KEEP_FAILED_GONE
+    parser.add_argument(
+        "--project",
+        metavar="NAME",
+        help="create or use this project and record the release's ε and δ in its audit log before measuring "
+        "(refused, nothing written, past the project's budget: projects budget NAME --epsilon E)",
     )
     parser.add_argument(
         "--time-limit",
@@ -237,4 +356,4 @@ def register(commands) -> None:
         help=f"refuse a run estimated past this many seconds (default {DEFAULT_TIME_LIMIT:g})",
     )
     parser.add_argument("--json", action="store_true", help="print the release and its comparison as JSON")
-    parser.set_defaults(outputs=("out", "package"), inputs=("file",))
+    parser.set_defaults(outputs=("out", "package", "report"), inputs=("file",))

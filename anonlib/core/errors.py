@@ -91,6 +91,10 @@ class StoreError(ProjectError):
     """The project store cannot be used (locked, read-only, full, damaged, of a newer schema, unreachable)."""
 
 
+class PrivacyBudgetError(ProjectError):
+    """A private release would spend more than its project's privacy budget has left."""
+
+
 def join_names(names, limit: int = 8) -> str:
     """Human list of names: ``'a, b, c'`` and ``'... (12 more)'`` past ``limit``.
 

@@ -39,6 +39,7 @@ from .audit import (
     verify_chain,
     verify_entry,
 )
+from .budget import PrivacyBudget, budget_of, set_budget, spend_privacy
 from .deliveries import Delivery, continue_from_release, deliver, layout_differences
 from .location import store_url
 from .records import AuditEntry, Project, ProjectRef, ProjectSummary, StoreUsage
@@ -47,6 +48,10 @@ from .store import ProjectStore
 from .transfer import export_project, import_project
 
 __all__ = [
+    "PrivacyBudget",
+    "budget_of",
+    "set_budget",
+    "spend_privacy",
     "AuditEntry",
     "Delivery",
     "LogHead",

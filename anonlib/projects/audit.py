@@ -258,12 +258,7 @@ def record_entry(
     check = recount(recipe, table)  # measured on the table as written
     stamp = now()
     with store._transaction(how.wait) as c:
-        _lock_chain(c)
-        head = _head(store, c)
-        count, last, last_sha256 = _tail(c)
-        problem = head_problem(head, count, last, last_sha256)
-        if problem is not None:
-            raise ProjectError(f"{problem[:-1]}; no release is recorded while the log fails its check.")
+        count, last, last_sha256 = checked_tail(store, c)
         row = store._row(c, project, missing_ok=how.create is not None)
         if row is None:
             how.create(c)
@@ -299,15 +294,7 @@ def record_entry(
             previous=last_sha256,
             entry_sha256="",
         )
-        sealed = digest(dumps(entry.content()).encode("utf-8"))
-        values = entry.content() | {"parts": dumps(entry.content()["parts"]), "entry_sha256": sealed}
-        values["username"] = values.pop("user")
-        c.execute(insert(AUDIT).values(id=audit_id, **values))
-        if c.dialect.name == "postgresql":  # the numbers are given here: the sequence follows them
-            c.execute(text("SELECT setval(pg_get_serial_sequence('audit', 'id'), :n)"), {"n": audit_id})
-        store._set_meta(c, HEAD, sealed)
-        store._set_meta(c, HEAD_ENTRIES, str(count + 1))
-        store._set_meta(c, HEAD_ENTRY, str(audit_id))
+        values = append_entry(store, c, entry, count)
         keep = bool(row["keep_file"]) and source is not None
         c.execute(
             insert(RELEASES).values(
@@ -327,7 +314,35 @@ def record_entry(
         if how.before_commit is not None:
             how.before_commit(package)
         store.require_present()
-    return _entry_of({**values, "id": audit_id, "user": values["username"]}, deleted=False)
+    return entry_of({**values, "id": audit_id, "user": values["username"]}, deleted=False)
+
+
+def checked_tail(store: ProjectStore, c: Connection) -> tuple[int, int | None, str]:
+    """In the transaction ``c`` that appends an entry: the chain locked, the log's head checked
+    against its tail (a sentence, nothing recorded, when it fails), and the tail as (entries,
+    last entry number, last digest)."""
+    _lock_chain(c)
+    head = _head(store, c)
+    count, last, last_sha256 = _tail(c)
+    problem = head_problem(head, count, last, last_sha256)
+    if problem is not None:
+        raise ProjectError(f"{problem[:-1]}; no release is recorded while the log fails its check.")
+    return count, last, last_sha256
+
+
+def append_entry(store: ProjectStore, c: Connection, entry: AuditEntry, count: int) -> dict:
+    """Seal ``entry`` (numbered and chained after the tail ``checked_tail`` read: ``count``
+    entries), insert it and move the log's head, in the transaction ``c``; the row's values."""
+    sealed = digest(dumps(entry.content()).encode("utf-8"))
+    values = entry.content() | {"parts": dumps(entry.content()["parts"]), "entry_sha256": sealed}
+    values["username"] = values.pop("user")
+    c.execute(insert(AUDIT).values(id=entry.id, **values))
+    if c.dialect.name == "postgresql":  # the numbers are given here: the sequence follows them
+        c.execute(text("SELECT setval(pg_get_serial_sequence('audit', 'id'), :n)"), {"n": entry.id})
+    store._set_meta(c, HEAD, sealed)
+    store._set_meta(c, HEAD_ENTRIES, str(count + 1))
+    store._set_meta(c, HEAD_ENTRY, str(entry.id))
+    return values
 
 
 def _lock_chain(c: Connection) -> None:
@@ -336,7 +351,8 @@ def _lock_chain(c: Connection) -> None:
         c.execute(text("SELECT pg_advisory_xact_lock(7306542)"))
 
 
-def _entry_of(row, deleted: bool) -> AuditEntry:
+def entry_of(row, deleted: bool) -> AuditEntry:
+    """An audit entry from its row (``deleted``: its project has been deleted since)."""
     parts = row["parts"]
     return AuditEntry(
         id=int(row["id"]),
@@ -358,6 +374,8 @@ def _entry_of(row, deleted: bool) -> AuditEntry:
         previous=row["previous"],
         entry_sha256=row["entry_sha256"],
         project_deleted=deleted,
+        epsilon=row.get("epsilon"),
+        delta=row.get("delta"),
     )
 
 
@@ -373,7 +391,7 @@ def _entries(c: Connection, project: str | None = None) -> list[AuditEntry]:
     if project is not None:
         query = query.where(a.c.project == project)
     rows = c.execute(query).mappings().all()
-    return [_entry_of({**r, "user": r["username"]}, deleted=r["alive"] is None) for r in rows]
+    return [entry_of({**r, "user": r["username"]}, deleted=r["alive"] is None) for r in rows]
 
 
 @contextmanager

@@ -157,10 +157,14 @@ class AuditEntry:
     previous: str
     entry_sha256: str
     project_deleted: bool = False
+    epsilon: float | None = None  # a private release: the ε it spent (recorded before it measured)
+    delta: float | None = None
 
     def content(self) -> dict[str, Any]:
-        """What the entry's digest is taken of (everything it states, and the previous digest)."""
-        return {
+        """What the entry's digest is taken of (everything it states, and the previous digest;
+        ε and δ only for a private release, so older entries keep their digests)."""
+        private = {} if self.epsilon is None else {"epsilon": self.epsilon, "delta": self.delta}
+        return private | {
             "time": self.time,
             "project_id": self.project_id,
             "project": self.project,
@@ -184,6 +188,8 @@ class AuditEntry:
         return {
             "id": self.id,
             **{k: v for k, v in self.content().items() if k != "previous"},
+            "epsilon": self.epsilon,
+            "delta": self.delta,
             "project_deleted": self.project_deleted,
             "previous_sha256": self.previous,
             "entry_sha256": self.entry_sha256,

@@ -14,7 +14,10 @@ Tables:
   SHA-256 of the source read, of the released table and of the package;
 - ``audit``: the append-only log of every release (see ``anonlib.projects.audit``):
   triggers refuse any UPDATE or DELETE on both backends, and each entry carries the
-  SHA-256 of the one before it.
+  SHA-256 of the one before it; a private release's entry carries the ε and δ it spent
+  (version 2);
+- ``projects.budget_epsilon`` / ``budget_delta``: a project's total privacy budget
+  (version 2; ``anonlib.projects.budget``).
 
 ``SCHEMA_VERSION`` is written in ``meta``; a store of an older version is migrated
 (``MIGRATIONS``, each in the opening transaction), one of a newer version is refused
@@ -29,6 +32,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     Connection,
+    Float,
     ForeignKey,
     Integer,
     LargeBinary,
@@ -36,10 +40,11 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    inspect,
     text,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -76,6 +81,8 @@ projects = Table(
     Column("state", Text, nullable=False),
     Column("change", Text, nullable=False),
     Column("key", LargeBinary, nullable=False),
+    Column("budget_epsilon", Float, nullable=True),  # version 2: the project's total ε (None: no budget set)
+    Column("budget_delta", Float, nullable=True),  # version 2: its total δ (None: δ not capped)
 )
 
 releases = Table(
@@ -114,6 +121,8 @@ audit = Table(
     Column("made_by", Text, nullable=False),
     Column("previous", String(64), nullable=False),
     Column("entry_sha256", String(64), nullable=False),
+    Column("epsilon", Float, nullable=True),  # version 2: the ε a private release spent (None: not private)
+    Column("delta", Float, nullable=True),  # version 2: its δ
 )
 
 _SQLITE_APPEND_ONLY = (
@@ -140,9 +149,27 @@ def create_version_1(connection: Connection) -> None:
         connection.execute(text(statement))
 
 
+VERSION_2_COLUMNS = (
+    ("projects", "budget_epsilon"),
+    ("projects", "budget_delta"),
+    ("audit", "epsilon"),
+    ("audit", "delta"),
+)
+
+
+def add_version_2(connection: Connection) -> None:
+    """Privacy budgets: a project's total ε and δ, and the ε and δ each private release spent
+    (nullable columns added; a store just created by version 1 already has them)."""
+    present = {table: {c["name"] for c in inspect(connection).get_columns(table)} for table in ("projects", "audit")}
+    kind = Float().compile(dialect=connection.dialect)
+    for table, column in VERSION_2_COLUMNS:
+        if column not in present[table]:
+            connection.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {kind}"))
+
+
 # version -> the function that brings a store of the version before it to this one
 # (version 1 creates the schema on an empty database)
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: create_version_1}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: create_version_1, 2: add_version_2}
 
 # the tables under the names the store's modules use
 META, BLOBS, PROJECTS, RELEASES, AUDIT = meta, blobs, projects, releases, audit

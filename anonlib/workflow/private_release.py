@@ -18,9 +18,10 @@ made from, with the Release view's own parts (``anonlib.workflow.release_view``)
   (the distances of a table without any joint information), the tree trained on each;
 - the checks (``CHECKS``), judged on those numbers: one-way marginals within 0.01
   (or the halves' own distance when sampling alone gives more), the mean two-way within
-  0.05 (likewise), the tree within 5 points of the one trained on real records. A table
-  that fails them is not offered as a table: its package holds the DP tables instead
-  (``anonlib.workflow.private_package``).
+  0.05 (likewise), the tree within 5 points of the one trained on real records (a cut
+  column predicted as its bin). The checks are the privacy officer's: what ships was
+  chosen before the run (``anonlib.workflow.private_package``) and never depends on them,
+  and the comparison is never in the package (``--report FILE``, the Release view).
 
 The real records are split in two halves (seeded): the tree trained on real records
 learns on one half, and every tree is tested on the other; the halves baseline compares
@@ -39,7 +40,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -53,6 +55,7 @@ from ..core.errors import AnonlibError, SynthesisError, join_names
 from ..transformations.synthesis import (
     DEFAULT_METHOD,
     DEFAULT_TIME_LIMIT,
+    Budget,
     NumberCuts,
     Synthesis,
     SynthesisPlan,
@@ -65,6 +68,10 @@ from .release_view import ColumnView, Contingency, column_view, contingency, def
 ONEWAY_TARGET = 0.01  # the largest one-way total variation of a table offered as a table
 TWOWAY_TARGET = 0.05  # the largest mean two-way total variation
 TREE_POINTS = 0.05  # the tree trained on the release at most this far below the one trained on real records
+FAILED_SENTENCE = (
+    "The synthetic table fails a check: the package is still what was chosen before the run, and another run "
+    "would spend its whole budget again, so report the failure rather than choosing among runs by these numbers."
+)
 CHECKS = (
     f"one-way marginals within {ONEWAY_TARGET:g} total variation (or the two halves' own distance, when larger)",
     f"mean two-way total variation within {TWOWAY_TARGET:g} (or the two halves' own, when larger)",
@@ -194,9 +201,7 @@ class PrivateComparison:
             )
         out.extend(c.sentence() for c in self.checks)
         out.append(
-            "The synthetic table passes its checks and may be released as a table."
-            if self.passed
-            else "The synthetic table fails a check: release the DP tables instead, or raise ε, or choose other pairs."
+            "The synthetic table passes its checks." if self.passed else FAILED_SENTENCE,
         )
         return tuple(out) + self.problems
 
@@ -366,6 +371,12 @@ def compare_private(
         features = [c for c in columns if c != predict]
         tested = test[columns].reset_index(drop=True) if test is not None else half_b
         trained_real = real if test is not None else half_a
+        if predict in binned:  # a cut column is predicted as its bin, as the release measures it
+            spec = [c for c in cuts if c.column == predict]
+            synthetic, tested, trained_real = (
+                t.assign(**{predict: shown_cells(t, [predict], spec)[predict].to_numpy()})
+                for t in (synthetic, tested, trained_real)
+            )
         try:
             tree = TreeScores(
                 predict,
@@ -432,31 +443,64 @@ class PrivateRelease:
 
 
 def default_private_predict(columns: Sequence[str], sensitive: Sequence[str]) -> str | None:
-    """The column the pairs are crossed with and the tree predicts: the first sensitive
-    attribute among ``columns``, else the last column.
+    """The column crossed with every other and the tree predicts: the first sensitive
+    attribute among ``columns``, else none (no column is singled out).
 
     >>> default_private_predict(["age", "dx", "sex"], ["dx"]), default_private_predict(["a", "b"], [])
-    ('dx', 'b')
+    ('dx', None)
     """
     chosen = [c for c in columns if c in sensitive]
-    return chosen[0] if chosen else (columns[-1] if columns else None)
+    return chosen[0] if chosen else None
+
+
+ID_WORDS = re.compile(
+    r"(^|[^a-z])(id|pid|ids|person|patient|subject|participant|respondent|member|mrn|nhs|ssn)([^a-z]|$)"
+)
+
+
+def several_records_per_person(frame: pd.DataFrame, skip: Sequence[str] = ()) -> str | None:
+    """A warning when the file looks like several records per person: a column named like
+    an identifier whose values repeat (two or more records each, typically), said with
+    what ε then means for a person; None otherwise. For the privacy officer (it reads the
+    records), never in a package.
+
+    >>> f = pd.DataFrame({"patient_id": np.repeat(np.arange(10), 3), "dx": list("abc") * 10})
+    >>> several_records_per_person(f).split(":")[0]
+    'patient_id repeats its values as an identifier would (a median of 3 records per value)'
+    >>> several_records_per_person(f.drop(columns="patient_id")) is None
+    True
+    >>> several_records_per_person(pd.DataFrame({"member": ["yes", "no"] * 50})) is None  # a category, not people
+    True
+    """
+    for column in frame.columns:
+        name = str(column).lower()
+        if column in skip or not ID_WORDS.search(name.replace("-", "_").replace(" ", "_")):
+            continue
+        counts = frame[column].dropna().value_counts()
+        many = len(counts) >= max(10, len(frame) // 100)  # values of people, not a handful of categories
+        if many and len(counts) < len(frame) and float(counts.median()) >= 2:
+            typical, most = int(counts.median()), int(counts.max())
+            return (
+                f"{column} repeats its values as an identifier would (a median of {typical} records per value): "
+                f"ε protects one record, so a person with {typical} records is protected at about {typical}ε "
+                f"(up to {most}ε, and δ grows too); give --person {column} (the person role) to protect the person."
+            )
+    return None
 
 
 def released_frame(dataset: Dataset, columns: Sequence[str]) -> pd.DataFrame:
     """The records a private release of ``columns`` is made from: the loaded file (never a
     generalized copy: the noise protects it), less the records missing one of the columns
-    when the dataset's missing-value policy is "drop". A person column is refused (the unit
-    protected is one record), and so are identifiers.
+    when the dataset's missing-value policy is "drop". Identifiers are refused; the person
+    column (the dataset's person role) is never released, only used to bound each person's
+    records.
 
     >>> d = Dataset.from_frame("f.csv", pd.DataFrame({"a": ["x", None, "y"], "b": [1, 2, 3]}), missing="drop")
     >>> len(released_frame(d, ["a", "b"]))
     2
     """
-    if dataset.person is not None:
-        raise SynthesisError(
-            f"The private release protects one record, and {dataset.person} marks several records per person: "
-            "a person would be protected at several times ε. Release one record per person, or remove the person role."
-        )
+    if dataset.person is not None and dataset.person in columns:
+        raise SynthesisError(f"The person column {dataset.person} marks people; it is never released.")
     identifiers = [c for c in columns if c in dataset.identifiers]
     if identifiers:
         raise SynthesisError(
@@ -478,13 +522,14 @@ def plan_private(
     predict: str | None = None,
     pairs: Sequence[Sequence[str]] = (),
     time_limit: float = DEFAULT_TIME_LIMIT,
+    values: Mapping[str, Sequence[str]] | None = None,
 ) -> SynthesisPlan:
     """The plan of ``private_release`` with the same arguments, checked before any noise:
     its estimated time, or the sentence that refuses it (see ``plan_synthesis``).
 
     >>> d = Dataset.from_frame("f.csv", pd.DataFrame({"sex": list("FM") * 5, "dx": list("aab") * 3 + ["c"]}))
-    >>> plan_private(d, ["sex", "dx"]).pairs
-    (('sex', 'dx'),)
+    >>> plan_private(d, ["sex", "dx"]).pairs, plan_private(d, ["sex", "dx"], predict="dx").pairs
+    ((), (('sex', 'dx'),))
     """
     columns = [str(c) for c in columns]
     frame = released_frame(dataset, columns)
@@ -494,7 +539,9 @@ def plan_private(
         frame = frame.iloc[np.repeat(np.arange(len(frame)), record_weights(frame, dataset.count))]
     if predict is None:
         predict = default_private_predict(columns, dataset.sensitive)
-    return plan_synthesis(frame, columns, cuts=cuts, method=method, predict=predict, pairs=pairs, time_limit=time_limit)
+    return plan_synthesis(
+        frame, columns, cuts=cuts, method=method, predict=predict, pairs=pairs, time_limit=time_limit, values=values
+    )
 
 
 def private_release(
@@ -510,17 +557,26 @@ def private_release(
     pairs: Sequence[Sequence[str]] = (),
     rows: int | None = None,
     pair: Sequence[str] | None = None,
+    values: Mapping[str, Sequence[str]] | None = None,
+    values_from_data: bool = False,
+    person: str | None = None,
+    records_per_person: int = 1,
     time_limit: float = DEFAULT_TIME_LIMIT,
     progress: Callable[[str, float], None] | None = None,
+    before_measuring: Callable[[Budget], None] | None = None,
 ) -> PrivateRelease:
     """A differentially private synthetic table of ``dataset``'s ``columns``, made from
-    ``released_frame`` (the loaded file), compared with its records. See
-    ``anonlib.transformations.synthesis.synthesize`` for the other parameters."""
+    ``released_frame`` (the loaded file), compared with its records. ``person``: the person
+    column (default the dataset's person role). ``before_measuring(budget)`` is called once
+    every input is checked and before OpenDP reads the records (the project's budget is
+    spent there). See ``anonlib.transformations.synthesis.synthesize`` for the others."""
     columns = [str(c) for c in columns]
     frame = released_frame(dataset, columns)
     if predict is None:
         predict = default_private_predict(columns, dataset.sensitive)
     tell = progress or (lambda stage, share: None)
+    person = person if person is not None else dataset.person
+
     synthesis = synthesize(
         frame,
         columns,
@@ -533,8 +589,13 @@ def private_release(
         pairs=pairs,
         rows=rows,
         count=dataset.count,
+        values=values,
+        values_from_data=values_from_data,
+        person=person,
+        records_per_person=records_per_person,
         time_limit=time_limit,
         progress=lambda stage, share: tell(stage, 0.9 * share) if share < 1 else None,
+        before_measuring=before_measuring,
     )
     tell("comparing the release with the records", 0.92)
     comparison = compare_private(
@@ -546,6 +607,7 @@ def private_release(
 
 __all__ = [
     "CHECKS",
+    "FAILED_SENTENCE",
     "Check",
     "Marginal",
     "PrivateComparison",
@@ -557,6 +619,7 @@ __all__ = [
     "independent_columns",
     "plan_private",
     "released_frame",
+    "several_records_per_person",
     "shown_cells",
     "total_variations",
 ]

@@ -18,8 +18,9 @@
   without it, or with another key, the source check fails saying so.
 
 A private release's package (``anonlib.workflow.private_package``, its recipe of kind
-"differentially private release") has no target and cannot be re-applied: its digests are
-checked, and the source's SHA-256 (``verify_private``).
+"differentially private release") has no target and cannot be re-applied: its members'
+digests are checked, and given a source it says that a private release is not re-derived
+from its source (``verify_private``).
 
 A failed check is a ``PartCheck`` naming its part; bad input (no such file,
 not a zip, not a release package) is a ``PackageError`` sentence. The digests
