@@ -270,7 +270,15 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
         page.get_by_role("button", name="Release package (zip)").first.click()
     downloaded = Path(download.value.path()).read_bytes()
     package = zipfile.ZipFile(io.BytesIO(downloaded))
-    assert package.namelist() == ["released.csv", "report.html", "recipe.json", "README.txt", "SHA256SUMS"]
+    # the download is recorded in the project's audit log and states its entry (audit.json)
+    assert package.namelist() == [
+        "released.csv",
+        "report.html",
+        "recipe.json",
+        "README.txt",
+        "audit.json",
+        "SHA256SUMS",
+    ]
     # the downloaded package verifies against the uploaded file (the target check fails only when not met)
     from anonlib.workflow import verify_package
 
