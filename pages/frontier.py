@@ -115,9 +115,10 @@ def _frontier_ks(key: tuple, _result: FrontierSearch) -> tuple[int, ...]:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _frontier_checks(key: tuple, target: str, roles: str, _copy: WorkingCopy, _steps: tuple) -> tuple:
-    """The one checker's verdict (``WorkingCopy.apply(...).check``, in the target's unit) on the
-    working copy after each frontier policy, cached on the search, the target and the roles."""
-    return tuple(_copy.apply(step, PAGE).check for step in _steps)
+    """The one checker's verdict (``WorkingCopy.checks_after``: the check ``apply(...).check`` gives,
+    in the target's unit, counted on the distinct rows) on the working copy after each frontier
+    policy, cached on the search, the target and the roles."""
+    return _copy.checks_after(_steps)
 
 
 def _policy_label(i: int, entry, k: int, meets: bool, dominant: bool, removed: tuple[str, ...]) -> str:

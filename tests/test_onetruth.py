@@ -188,7 +188,9 @@ def test_every_search_claims_what_a_recount_of_its_release_finds(case, tmp_path_
             result = release_search(frame, ["a", "b"], hierarchies, method, target=unit_target)
         except Exception:  # noqa: BLE001 - no generalization meets the target: nothing to release
             continue
-        copy = start.apply(GeneralizationStep.from_search(result, hierarchies), "Leakage")
+        step = GeneralizationStep.from_search(result, hierarchies)
+        copy = start.apply(step, "Leakage")
+        assert start.checks_after([step]) == (copy.check,)  # the frontier page's way: on distinct rows
         if copy.check.failing_records:
             copy = copy.apply(SuppressionStep.from_target(copy.target, copy.current), "Sidebar")
         check = copy.check

@@ -32,7 +32,7 @@ from functools import cached_property
 
 import pandas as pd
 
-from ..core.dataset import Dataset
+from ..core.dataset import Dataset, Role
 from ..core.errors import AnonlibError, ParameterError
 from ..measures.target import ReleaseTarget, TargetCheck
 from .cost import StepCost, cost_between
@@ -185,6 +185,48 @@ class WorkingCopy:
         )
         applied = AppliedStep(step, str(page), cost_between(before, frame, step), self.check, check, frame, problem)
         return replace(self, steps=self.steps + (applied,))
+
+    def checks_after(self, steps: Sequence[Step]) -> tuple[TargetCheck | None, ...]:
+        """The target's check after each of ``steps`` alone (each applied to the current table):
+        the check ``apply(step, ...).check`` gives, counted on the table's distinct rows of the
+        columns it reads (quasi-identifiers, the models' sensitive attributes, the person),
+        weighted by their records, so a page can judge dozens of candidates at the cost of the
+        distinct rows. A step reading another column is applied to the whole table instead.
+
+        >>> import pandas as pd
+        >>> from anonlib.core.hierarchy import flat_hierarchy
+        >>> from .steps import GeneralizationStep
+        >>> ds = Dataset.from_frame("d", pd.DataFrame({"a": ["x", "x", "y"], "b": [1, 2, 3]}),
+        ...                         {"a": "quasi-identifier"})
+        >>> step = GeneralizationStep((("a", 1),), (("a", flat_hierarchy(["x", "y"])),))
+        >>> copy = WorkingCopy.start(ds, ReleaseTarget(k=3))
+        >>> copy.checks_after([step])[0] == copy.apply(step, "Test").check
+        True
+        """
+        before = self.current if self.steps else self.base
+        person, count = before.person, before.count
+        read = list(dict.fromkeys([*before.quasi_identifiers, *self.target.sensitive, *([person] if person else [])]))
+        earlier = [a.step for a in self.steps]
+        if not read or any(not set(step.columns) <= set(read) for step in steps):
+            return tuple(self.apply(step, "check").check for step in steps)
+        weight = "records" if "records" not in read else "_records"
+        weights = before.frame[count] if count else 1
+        compact = (
+            before.frame[read]
+            .assign(**{weight: weights})
+            .groupby(read, dropna=False, sort=False, observed=True)[weight]
+            .sum()
+            .reset_index()
+        )
+        roles = {**{c: before.roles[c] for c in read}, weight: Role.COUNT}
+        checks = []
+        for step in steps:
+            after = Dataset(name=self.loaded.name, frame=step.apply(compact), roles=roles, missing=self.loaded.missing)
+            check, _ = _checked(
+                self.target, after.validated(), self.loaded_records, [*earlier, step], self.loaded_persons
+            )
+            checks.append(check)
+        return tuple(checks)
 
     def undo(self) -> WorkingCopy:
         """The working copy without its last step; a sentence when there is none."""
