@@ -95,6 +95,21 @@ def _checked(
         return None, str(err)
 
 
+@dataclass(frozen=True)
+class StepRow:
+    """One step of the working copy as the Release view and the report list it: what it did,
+    the records failing the release target before and after it (None when the target could not
+    be checked), the records it suppressed and its cost in words."""
+
+    number: int
+    page: str
+    description: str
+    failing_before: int | None
+    failing_after: int | None
+    suppressed_records: int
+    cost: tuple[str, ...]
+
+
 @dataclass(frozen=True, eq=False)
 class WorkingCopy:
     """The loaded dataset (never changed), the release target and the applied steps."""
@@ -185,6 +200,21 @@ class WorkingCopy:
         )
         applied = AppliedStep(step, str(page), cost_between(before, frame, step), self.check, check, frame, problem)
         return replace(self, steps=self.steps + (applied,))
+
+    def step_rows(self) -> tuple[StepRow, ...]:
+        """The steps as the Release view and the report list them (``StepRow``), numbered from 1."""
+        return tuple(
+            StepRow(
+                i,
+                a.page,
+                a.step.describe(),
+                None if a.before is None else a.before.failing_records,
+                None if a.after is None else a.after.failing_records,
+                a.suppressed_records,
+                a.cost.sentences(),
+            )
+            for i, a in enumerate(self.steps, start=1)
+        )
 
     def checks_after(self, steps: Sequence[Step]) -> tuple[TargetCheck | None, ...]:
         """The target's check after each of ``steps`` alone (each applied to the current table):

@@ -78,7 +78,7 @@ from .classifier import (
     cross_validated,
     model_inputs,
 )
-from .history import WorkingCopy
+from .history import StepRow, WorkingCopy
 from .release import default_release_columns
 
 MAX_VALUES = 40  # values listed per column; the rest are one "(other ...)" row
@@ -89,19 +89,6 @@ _MASK = re.compile(r"^(\d*)(\*+)$")  # a masked code: 1000* covers 10000..10009
 
 
 # --------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class StepLine:
-    """One step of the working copy: the records failing the target before and after it, and its cost."""
-
-    number: int
-    page: str
-    description: str
-    failing_before: int | None
-    failing_after: int | None
-    suppressed_records: int
-    cost: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -203,7 +190,7 @@ class ReleaseView:
     loaded_records: int
     released_records: int
     suppressed_records: int
-    steps: tuple[StepLine, ...]
+    steps: tuple[StepRow, ...]
     columns: tuple[ColumnView, ...]
     pair: Contingency | None
     classifier: ClassifierComparison | None
@@ -743,18 +730,7 @@ def _target_fields(copy: WorkingCopy, loaded_records: int, released_records: int
         "suppressed_records": (
             check.suppressed_records if check is not None else max(loaded_records - released_records, 0)
         ),
-        "steps": tuple(
-            StepLine(
-                i,
-                a.page,
-                a.step.describe(),
-                None if a.before is None else a.before.failing_records,
-                None if a.after is None else a.after.failing_records,
-                a.suppressed_records,
-                a.cost.sentences(),
-            )
-            for i, a in enumerate(copy.steps, start=1)
-        ),
+        "steps": copy.step_rows(),
     }
 
 
@@ -802,7 +778,6 @@ __all__ = [
     "Contingency",
     "NumberSummary",
     "ReleaseView",
-    "StepLine",
     "ValueCount",
     "classifier_pipeline",
     "column_view",

@@ -67,6 +67,7 @@ from .findings import (
     models_section,
     protected_shares,
 )
+from .history import StepRow
 
 if TYPE_CHECKING:
     from .release_view import ReleaseView
@@ -183,20 +184,6 @@ class GeneralizationSection:
     utility: float = 0.0
     optimal: bool = True
     suppressed: int = 0
-
-
-@dataclass(frozen=True)
-class StepRow:
-    """One step of the working copy: what it did and the records failing the release
-    target before and after it (None when the target could not be checked)."""
-
-    number: int
-    page: str
-    description: str
-    failing_before: int | None
-    failing_after: int | None
-    suppressed_records: int
-    cost: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -435,18 +422,7 @@ def steps_section(copy) -> StepsSection:
     check = copy.check
     status = check.sentence() if check is not None else f"The target could not be checked: {copy.problem}"
     first = copy.steps[0].before if copy.steps else copy.check
-    rows = tuple(
-        StepRow(
-            i,
-            a.page,
-            a.step.describe(),
-            None if a.before is None else a.before.failing_records,
-            None if a.after is None else a.after.failing_records,
-            a.suppressed_records,
-            a.cost.sentences(),
-        )
-        for i, a in enumerate(copy.steps, start=1)
-    )
+    rows = copy.step_rows()
     return StepsSection(
         copy.target.describe(),
         copy.loaded_records,
