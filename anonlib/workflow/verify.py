@@ -126,8 +126,8 @@ def verify_package(
     for part in (REPORT_FILE, README_FILE):
         if part in members:
             _check_statement(part, members[part], table, recipe_bytes, check)
-    if recipe is not None and table is not None:
-        _check_target(recipe, table, check)
+    if recipe is not None and table is not None and not (source is not None and _person_withheld(recipe)):
+        _check_target(recipe, table, check)  # else judged on the source's replay (_check_source)
     if source is not None:
         if recipe is None:
             check(SOURCE, False, f"was not checked: {RECIPE_FILE} could not be read, so there is no recipe to re-apply")
@@ -338,6 +338,15 @@ def _check_source(
         check(SOURCE, False, f"could not be compared: {TABLE_FILE} is missing or damaged")
     elif replay.csv == table:
         check(SOURCE, True, f"gives {TABLE_FILE} byte for byte when the recipe is re-applied to it")
+        if _person_withheld(recipe):  # counted in people: on the replay, which is released.csv with its people
+            check(
+                TARGET,
+                replay.check.met,
+                f"recounted in people on the source's replay ({TABLE_FILE} byte for byte, without the person "
+                f"column it does not release): {replay.check.sentence()}",
+            )
+    elif _person_withheld(recipe):
+        check(TARGET, False, f"was not recounted in people: the source's replay differs from {TABLE_FILE}")
     else:
         at = first_difference(replay.csv, table)
         check(
@@ -345,6 +354,13 @@ def _check_source(
             False,
             f"gives a different {TABLE_FILE} when the recipe is re-applied to it (first difference at byte {at:,})",
         )
+
+
+def _person_withheld(recipe: Recipe) -> bool:
+    """Whether the recipe's target counts people by a column its released table does not hold
+    (``released.csv`` alone can then not be recounted in people)."""
+    person = next((c for c, role in recipe.source.roles.items() if role == "person"), None)
+    return person is not None and person not in recipe.columns
 
 
 def first_difference(a: bytes, b: bytes) -> int:
