@@ -21,6 +21,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from project_files import delivery, worked_copy
 from sqlalchemy import create_engine, text
@@ -492,3 +493,24 @@ def test_audit_reads_a_store_its_user_cannot_write(folder, capsys, monkeypatch, 
     finally:
         home.chmod(0o755)
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.parametrize("command", ["anonymize", "apply"])
+def test_a_blank_project_name_is_refused_before_anything_is_written(tmp_path, monkeypatch, capsys, command):
+    """``--project ''`` was read as no project: the table and package were written and no audit
+    entry was made (a release the log does not know)."""
+    from anonlib.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame({"age": [30, 31, 40, 41] * 5, "sex": ["F", "M"] * 10}).to_csv("in.csv", index=False)
+    base = ["in.csv", "--shield", "age,sex", "--k", "5"]
+    assert main(["anonymize", *base, "--out", "first.csv", "--recipe", "r.json"]) == 0
+    capsys.readouterr()
+    if command == "anonymize":
+        argv = ["anonymize", *base, "--out", "o.csv", "--package", "p.zip", "--project", ""]
+    else:
+        argv = ["apply", "r.json", "in.csv", "--out", "o.csv", "--package", "p.zip", "--project", ""]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs a name" in err
+    assert not (tmp_path / "o.csv").exists() and not (tmp_path / "p.zip").exists()

@@ -118,7 +118,7 @@ def _run(args) -> int:
     args.failed = True
     try:
         check_outputs(args)  # before any work: no output may name an input or another output
-        if getattr(args, "project", None) and args.command in PROJECT_RELEASES:
+        if getattr(args, "project", None) is not None and args.command in PROJECT_RELEASES:  # '' is a blank name
             valid_name(args.project)  # a name the store refuses is said before anything is written
         if getattr(args, "json", False):  # one JSON document on standard output, every other line on standard error
             args.json_stream = sys.stdout
