@@ -28,6 +28,7 @@ said in the sidebar (``store_problem``).
 
 from __future__ import annotations
 
+import json
 import threading
 
 import streamlit as st
@@ -449,3 +450,13 @@ def set_project_key(key: bytes) -> None:
         store.set_key(ref, bytes(key))
     st.session_state[_PSEUDONYM_KEY] = bytes(key)
     st.session_state[_KEY_MADE] = False
+
+
+def roles_key(dataset: Dataset) -> str:
+    """A cache key of ``dataset``'s roles (which columns are quasi-identifiers, the person: the unit)."""
+    return json.dumps({c: str(r) for c, r in dataset.roles.items()}, sort_keys=True)
+
+
+def target_key(target: ReleaseTarget) -> str:
+    """A cache key of the release target (its JSON)."""
+    return json.dumps(target.to_json(), sort_keys=True, default=str)

@@ -33,9 +33,11 @@ from .state import (
     loaded_dataset,
     release_target,
     reset,
+    roles_key,
     set_release_target,
     store_problem,
     take_note,
+    target_key,
     undo,
     working_copy,
 )
@@ -346,8 +348,8 @@ def _local_offer(copy) -> int | None:
     ):
         return None
     with guarded("planning local suppression"):
-        roles = json.dumps({c: str(r) for c, r in dataset.roles.items()}, sort_keys=True)
-        target = json.dumps(copy.target.to_json(), sort_keys=True, default=str)
+        roles = roles_key(dataset)
+        target = target_key(copy.target)
         touched = _records_touched(dataset.fingerprint, dataset.missing, roles, target, dataset, copy.target)
         return touched if touched < check.failing_records else None
     return None

@@ -9,8 +9,6 @@ until switched on."""
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import streamlit as st
 
@@ -35,7 +33,7 @@ from dashboard import charts
 from dashboard.frontier_views import policy_details, safe_harbor_section
 from dashboard.glossary import glossary_expander, term_help
 from dashboard.memo import memo
-from dashboard.state import active_dataset, release_target, working_copy
+from dashboard.state import active_dataset, release_target, roles_key, target_key, working_copy
 from dashboard.ui import guarded, offer_step, page_header, paper_example, plain
 
 PAGE = "Frontier"
@@ -111,14 +109,6 @@ def _frontier_ks(key: tuple, _result: FrontierSearch) -> tuple[int, ...]:
     """k (the smallest class, in records) of every frontier policy, cached with the search."""
     space = _result.space
     return tuple(int(space.class_sizes(space.bits_of(e.bits)).min()) for e in _result.frontier)
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _frontier_checks(key: tuple, target: str, roles: str, _copy: WorkingCopy, _steps: tuple) -> tuple:
-    """The one checker's verdict (``WorkingCopy.checks_after``: the check ``apply(...).check`` gives,
-    in the target's unit, counted on the distinct rows) on the working copy after each frontier
-    policy, cached on the search, the target and the roles."""
-    return _copy.checks_after(_steps)
 
 
 def _policy_label(i: int, entry, k: int, meets: bool, dominant: bool, removed: tuple[str, ...]) -> str:
@@ -268,17 +258,16 @@ def _frontier_section(
     removed = [tuple(a for a in s.removed) for s in steps]
     # "meets the target" is the release target's one check of the policy applied (in its unit, with
     # its models and suppression limit), never k read off the class sizes alone
+    # (WorkingCopy.checks_after: the check apply(...).check gives, counted on the distinct rows), kept
+    # per search, target and working copy in a memo (st.cache_data would copy them on every hit)
     if dataset is not None:
         copy = working_copy()
-    else:  # the paper's example: a working copy of its quasi-identifiers
+        which, make = (roles_key(copy.current), copy.current.fingerprint), lambda: copy
+    else:  # the paper's example: a working copy of its quasi-identifiers, built only on a miss
         roles = {a: Role.QUASI_IDENTIFIER for a in qis} | ({count: Role.COUNT} if count else {})
-        copy = WorkingCopy.start(Dataset.from_frame("example", frame, roles), target)
-    checks = _frontier_checks(
-        key,
-        json.dumps(target.to_json(), sort_keys=True, default=str),
-        json.dumps({c: str(r) for c, r in copy.current.roles.items()}, sort_keys=True) + copy.current.fingerprint,
-        copy,
-        tuple(steps),
+        which, make = ("example",), lambda: WorkingCopy.start(Dataset.from_frame("example", frame, roles), target)
+    checks = memo("frontier.checks", 8).compute(
+        (key, target_key(target), which), lambda: make().checks_after(tuple(steps))
     )
     meets = [c is not None and c.met_after_suppression for c in checks]
 

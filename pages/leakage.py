@@ -10,7 +10,6 @@ bottom, closed until switched on (``dashboard.leakage_views``)."""
 
 from __future__ import annotations
 
-import json
 from functools import partial
 
 import pandas as pd
@@ -37,7 +36,7 @@ from dashboard.leakage_views import (
     tree_view,
 )
 from dashboard.memo import memo
-from dashboard.state import active_dataset, release_target, working_copy
+from dashboard.state import active_dataset, release_target, roles_key, target_key, working_copy
 from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
 
 PAGE = "Leakage"
@@ -258,10 +257,10 @@ with guarded("reading the working copy"):
                     found = _generalizations(
                         dataset.fingerprint,
                         dataset.missing,
-                        json.dumps({c: str(r) for c, r in dataset.roles.items()}, sort_keys=True),
+                        roles_key(dataset),
                         tuple(qis),
                         tuple(digest(hierarchy_csv(hierarchies[a])) for a in qis),
-                        json.dumps(target.to_json(), sort_keys=True, default=str),
+                        target_key(target),
                         measure,
                         dataset,
                         frame,

@@ -118,7 +118,9 @@ def test_the_person_column_path_meets_the_target_in_people_end_to_end(server, br
 
     hierarchies = {a: default_hierarchy(frame[a], a)[1] for a in QIS}
     found = find_generalizations(dataset, frame, QIS, hierarchies, target=ReleaseTarget(5, max_suppressed=0.05))
-    assert found.results["optimal"].target.unit == "people"
+    optimal = found.results["optimal"]
+    assert optimal.target.unit == "people"
+    assert levels_seen[0][0] == optimal.levels  # the page released the optimum in people
     saved = sorted(shots.glob("*-onetruth-*.png"))
     assert len(saved) == 4 and all(p.stat().st_size > 10_000 for p in saved)
     print(f"\nscreenshots: {shots}")

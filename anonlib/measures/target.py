@@ -110,7 +110,14 @@ class ReleaseTarget:
         >>> ReleaseTarget(k=2).in_unit_of(ds).person
         'pid'
         """
-        person = dataset.person
+        return self.counted_by(dataset.person)
+
+    def counted_by(self, person: str | None) -> ReleaseTarget:
+        """This target counted in people by the column ``person`` (None: in records).
+
+        >>> ReleaseTarget(k=2).counted_by("pid").unit
+        'people'
+        """
         return self if person == self.person else replace(self, person=person)
 
     @property
@@ -120,16 +127,16 @@ class ReleaseTarget:
 
     def describe(self) -> str:
         """The target in words."""
-        parts = [f"k = {self.k}" + (" people" if self.person is not None else ""), *self._models()]
+        parts = [
+            f"k = {self.k}" + (" people" if self.person is not None else ""),
+            *(r.describe() for r in self.requirements),
+        ]
         parts.append(
             f"at most {percent(self.max_suppressed, compact=True)} of {self.unit} suppressed"
             if self.max_suppressed
             else ("no person suppressed" if self.person is not None else "no record suppressed")
         )
         return ", ".join(parts)
-
-    def _models(self) -> list[str]:
-        return [r.describe() for r in self.requirements]
 
     def check(
         self,
@@ -165,7 +172,7 @@ class ReleaseTarget:
             raise ColumnError(f"The release target counts people by '{person}', which is not a column of the data.")
         if person is not None and person in qis:
             raise ColumnError(f"'{person}' is the person column; it cannot also be a quasi-identifier.")
-        target = self if person == self.person else replace(self, person=person)
+        target = self.counted_by(person)
         frame, _ = dataset.assessed_frame(
             qis + [s for s in self.sensitive if s not in qis], extra=self.sensitive, person=person is not None
         )

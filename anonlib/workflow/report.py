@@ -12,8 +12,9 @@ collects the results in small frozen sections:
   attribute, the minimum PPP over every subset of the quasi-identifiers as the
   adversary's auxiliary information; Kroes et al. Definition 3);
 - a suggested full-domain generalization: the one with the least information
-  loss (``search(..., method="optimal")``, loss metric) with ``default_hierarchy``
-  hierarchies, its loss and records suppressed stated beside it.
+  loss (``release_search(..., target=)``, loss metric) meeting the working copy's release
+  target in its unit, with ``default_hierarchy`` hierarchies, its loss and records suppressed
+  stated beside it.
 
 Each section is computed on its own: one that fails (nothing marked sensitive,
 a problem too large) becomes a note in the report instead of failing it all.

@@ -93,7 +93,7 @@ class SearchNode:
 
     ``parent`` is the index of the table it was generalized from (None for the
     root) and ``attribute`` the quasi-identifier(s) raised to get it. With privacy
-    models and a suppression limit (``search(requirements=, max_suppressed=)``),
+    models and a suppression limit (the release target's),
     ``violations`` counts the distinct rows in classes failing k or a model,
     ``suppressed`` the records in them, and ``acceptable`` says whether those
     records are within the limit (``GeneralizationSpace.status``); without a limit (``acceptable`` None) a table
