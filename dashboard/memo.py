@@ -7,6 +7,10 @@ replayed stale. So a cached function never calls a Streamlit element; work that 
 runs outside any cached function instead, through a ``Memo``: look the input up, and on a miss
 compute it with the page's progress callback and keep it.
 
+Work a slider should not wait for (estimated over ``INSTANT_SECONDS``, e.g. the Release view's
+classifiers at 10^5 records) goes through ``on_request``: kept results are shown at once, the rest
+waits behind a button that says how long it takes, so every control answers within seconds.
+
 The memos live in ``st.cache_resource`` (one per name, shared by the sessions of the server), so
 ``st.cache_resource.clear()`` empties them as it empties Streamlit's own caches.
 """
@@ -20,7 +24,11 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from anonlib.core.budget import duration_text
+
 T = TypeVar("T")
+
+INSTANT_SECONDS = 0.5  # work estimated above this is computed on a button press, not on every change
 
 
 class Memo:
@@ -80,3 +88,40 @@ def memo(name: str, max_entries: int = 16) -> Memo:
     """
     memos = _memos()
     return memos.setdefault(name, Memo(max_entries))
+
+
+def on_request(
+    name: str,
+    key: Hashable,
+    make: Callable[[], T],
+    *,
+    seconds: float,
+    what: str,
+    button_key: str,
+    max_entries: int = 16,
+) -> T | None:
+    """The result kept in memo ``name`` for ``key``; else computed now when its estimate
+    ``seconds`` is within ``INSTANT_SECONDS``; else a button "Compute {what} (about N s)" and
+    None until it is pressed (then computed under a spinner and kept).
+
+    So a page answers a change of any control at once, and work that takes longer is done
+    once per input, when asked for.
+    """
+    kept = memo(name, max_entries).get(key)
+    if kept is not None:
+        return kept
+    if seconds > INSTANT_SECONDS:
+        slot = st.empty()
+        if not slot.button(f"Compute {what} (about {_about(seconds)})", key=button_key):
+            return None
+        slot.empty()
+    with st.spinner(f"Computing {what}..."):
+        return memo(name, max_entries).put(key, make())
+
+
+def _about(seconds: float) -> str:
+    """
+    >>> _about(0.7), _about(12)
+    ('1 second', '12 seconds')
+    """
+    return "1 second" if seconds < 1.5 else duration_text(seconds)
