@@ -71,6 +71,23 @@ SLOW_TESTS = {
     "test_hostile::test_hostile_case[vector_of_a_million]",
 }
 
+# Seconds a whole module takes on the 2-core machine (--durations; bench/NOTES.md), for the order
+# in which workers start: the longest first, so none of them is left to run alone at the end.
+LONG_MODULES = {
+    "test_fuzz_session": 300,
+    "test_browser": 290,
+    "test_browser_tuning": 250,
+    "test_browser_dp": 170,
+    "test_browser_projects": 160,
+    "test_browser_sessions": 120,
+    "test_browser_onetruth": 120,
+    "test_browser_health": 85,
+    "test_synthesis": 80,
+    "test_cli_synthesize": 70,
+    "test_engine_spark": 70,
+    "test_page_frontier": 60,
+}
+
 FAST_EXAMPLES = 10
 settings.register_profile("full")  # each test's own max_examples (hypothesis's default elsewhere)
 settings.register_profile("fast", max_examples=FAST_EXAMPLES)
@@ -109,6 +126,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
         if fast:
             _cap_examples(item)
+    items[:] = _longest_first(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+
+
+def _longest_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """The tests in the order xdist hands them out: each worker gets an equal run of the list
+    (work stealing later takes from the ends of the runs), so the long modules (``LONG_MODULES``,
+    each kept whole for its module-scoped server) are dealt to the workers longest first, each
+    run starting with them, and the other tests fill the runs in their own order."""
+    if workers <= 1:
+        return items
+    long_ones = sorted({_module(i) for i in items} & LONG_MODULES.keys(), key=lambda m: -LONG_MODULES[m])
+    load = [0.0] * workers
+    dealt: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for module in long_ones:
+        w = load.index(min(load))
+        load[w] += LONG_MODULES[module]
+        dealt[w] += [i for i in items if _module(i) == module]
+    rest = [i for i in items if _module(i) not in LONG_MODULES]
+    size = len(items) // workers
+    for w in range(workers - 1):  # the first runs hold ``size`` tests each, as xdist deals them
+        take = max(0, size - len(dealt[w]))
+        while 0 < take < len(rest) and _module(rest[take]) == _module(rest[take - 1]):
+            take += 1  # a module stays on one worker (its module-scoped fixtures are made once)
+        dealt[w] += rest[:take]
+        rest = rest[take:]
+    dealt[-1] += rest
+    return [i for run in dealt for i in run]
+
+
+def _module(item: pytest.Item) -> str:
+    return Path(str(item.fspath)).stem
 
 
 def _cap_examples(item: pytest.Item) -> None:

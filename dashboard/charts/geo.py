@@ -239,7 +239,6 @@ def geo_map_figure(
     span_y = float(ys_all.max() - ys_all.min())
     height = int(np.clip(500 * span_y / span_x + 230, 380, 820))
     fig.update_layout(
-        template="plotly_white",
         margin=dict(l=10, r=10, t=40, b=130),
         height=height + 60,
         # the legend at the bottom of the figure, under the x-axis title, in a margin tall enough for

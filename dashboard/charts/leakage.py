@@ -448,7 +448,7 @@ def hierarchy_figure(nodes, attribute: str, palette: str = DEFAULT_PALETTE) -> g
             maxdepth=4,
         )
     )
-    fig.update_layout(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10), height=420)
+    fig.update_layout(margin=dict(l=10, r=10, t=50, b=10), height=420)
     note = "Boxes as tall as their records" if counted else "Boxes as tall as their original values"
     if leaves > TREE_LEAVES_DRAWN:
         note += f"; the {leaves:,} original values are left out (level 1 upwards shown)"
