@@ -110,11 +110,16 @@ def on_request(
     kept = memo(name, max_entries).get(key)
     if kept is not None:
         return kept
-    if seconds > INSTANT_SECONDS:
-        slot = st.empty()
-        if not slot.button(f"Compute {what} (about {_about(seconds)})", key=button_key):
-            return None
-        slot.empty()
+    pressed = f"{button_key}:pressed"  # set by the button's callback, kept until the work is done
+    if seconds > INSTANT_SECONDS and not st.session_state.get(pressed):
+        st.button(
+            f"Compute {what} (about {_about(seconds)})",
+            key=button_key,
+            on_click=st.session_state.__setitem__,
+            args=(pressed, True),
+        )
+        return None
+    st.session_state.pop(pressed, None)
     with st.spinner(f"Computing {what}..."):
         return memo(name, max_entries).put(key, make())
 

@@ -227,3 +227,46 @@ def metric(page, label: str) -> str:
     label_node = page.locator('[data-testid="stMetricLabel"]').get_by_text(label, exact=True)
     box = page.locator('[data-testid="stMetric"]').filter(has=label_node).first
     return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def settled(page, timeout_ms: int = 300_000) -> float:
+    """Seconds from now (just after a change) until the page is first idle, then wait until it
+    stays idle: how long the user waited for the answer."""
+    started = time.perf_counter()
+    page.wait_for_timeout(300)  # the rerun starts
+    page.wait_for_function(BUSY, timeout=timeout_ms, polling=100)
+    seconds = time.perf_counter() - started
+    wait_idle(page, timeout_ms)
+    return seconds
+
+
+def set_k(page, value: int, timeout_ms: int = 300_000) -> float:
+    """Type k into the sidebar's release target; the seconds until the page answered."""
+    box = page.locator(".st-key-target_k input").first
+    box.fill(str(value))
+    box.press("Enter")
+    return settled(page, timeout_ms)
+
+
+SLIDERS = '[data-testid="stMain"] [data-testid="stSlider"]'
+
+
+def move_sliders(page, timeout_ms: int = 300_000) -> list[tuple[str, float]]:
+    """Move every slider of the main area one step right and back with the keyboard (a range
+    slider by its first handle); per move, its label and the seconds until the page answered.
+    A slider already at its right end moves left and back."""
+    moves: list[tuple[str, float]] = []
+    wait_idle(page, timeout_ms)
+    for i in range(page.locator(SLIDERS).count()):
+        slider = page.locator(SLIDERS).nth(i)
+        thumb = slider.locator('[role="slider"]').first
+        if not slider.is_visible() or not thumb.count():  # in a closed expander or tab
+            continue
+        label = slider.locator('[data-testid="stWidgetLabel"]').first.inner_text().strip() or f"slider {i + 1}"
+        at_end = thumb.get_attribute("aria-valuenow") == thumb.get_attribute("aria-valuemax")
+        for key in ("ArrowLeft", "ArrowRight") if at_end else ("ArrowRight", "ArrowLeft"):
+            thumb = page.locator(SLIDERS).nth(i).locator('[role="slider"]').first
+            thumb.focus()
+            thumb.press(key)
+            moves.append((f"{label} {'→' if key == 'ArrowRight' else '←'}", settled(page, timeout_ms)))
+    return moves

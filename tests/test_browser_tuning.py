@@ -1,5 +1,6 @@
 """Tuning in a real browser: upload 10^5 records, then on every page change the target's k
-to 10 and back to 5, as a user tuning the release does, and never see an error.
+to 10 and back to 5, and move every slider a step and back, as a user tuning the release does,
+and never see an error.
 
 The Individual privacy page used to end such a change in "Something unexpected went wrong while
 computing the privacy of individuals": its computation was cached by ``st.cache_data`` and moved a
@@ -14,7 +15,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from live_app import BUSY, ROOT, open_app, open_page, upload, wait_idle
+from live_app import ROOT, move_sliders, open_app, open_page, set_k, upload
 
 from anonlib.core.samples import load_sample
 
@@ -63,28 +64,18 @@ def _assert_no_error(page, title: str, when: str) -> None:
     assert shown.count() == 0, f"{title}, {when}: {shown.first.inner_text()[:2000]}"
 
 
-def _set_k(page, value: int) -> float:
-    """Type k into the sidebar's target and return the seconds until the page was first idle."""
-    box = page.locator(".st-key-target_k input").first
-    box.fill(str(value))
-    started = time.perf_counter()
-    box.press("Enter")
-    page.wait_for_timeout(300)  # the rerun starts
-    page.wait_for_function(BUSY, timeout=300_000, polling=100)
-    seconds = time.perf_counter() - started
-    wait_idle(page, 300_000)  # and stays idle
-    return seconds
-
-
 @pytest.mark.parametrize("title", PAGES)
-def test_changing_k_and_back_never_shows_an_error(tuned, title: str) -> None:
+def test_changing_k_and_sliders_and_back_never_shows_an_error(tuned, title: str) -> None:
     page, errors = tuned
     started = time.perf_counter()
     open_page(page, title)
     latencies.append((title, "open", time.perf_counter() - started))
     _assert_no_error(page, title, "opened")
     for value, when in ((10, "k 5 → 10"), (5, "k 10 → 5"), (10, "k 5 → 10 again"), (5, "k 10 → 5 again")):
-        latencies.append((title, when, _set_k(page, value)))
+        latencies.append((title, when, set_k(page, value)))
         _assert_no_error(page, title, when)
+    for move, seconds in move_sliders(page):
+        latencies.append((title, move, seconds))
+        _assert_no_error(page, title, move)
     assert page.locator(".st-key-target_k input").first.input_value() == "5"
     assert errors == []
