@@ -75,6 +75,7 @@ from .classifier import (
     ClassifierComparison,
     classifier_pipeline,
     compare_classifiers,
+    comparison_seconds,
     cross_validated,
     model_inputs,
 )
@@ -669,17 +670,12 @@ def release_view(
             refused(err)
     else:
         chosen = default_pair(columns, sensitive)
-    target: str | None = predict
-    if predict is not None and predict not in columns:
-        refused(
-            ColumnError(
-                f"{predict} is not a quasi-identifier or sensitive attribute of the release; choose "
-                f"among {join_names(columns)}."
-            )
-        )
+    target: str | None = None
+    try:
+        target = _predicted(copy, predict, columns)
+    except AnonlibError as err:
+        refused(err)
         classify = False
-    elif predict is None:
-        target = default_predict(columns, sensitive)
     views = {
         c: column_view(
             c, "sensitive attribute" if c in sensitive else "quasi-identifier", before[c], after[c], w_before, w_after
@@ -699,11 +695,8 @@ def release_view(
         if target is None:
             notes.append("A classifier needs a column to predict and at least one other column; the release has one.")
         else:
-            features = [c for c in columns if c != target]
             try:
-                comparison = compare_classifiers(
-                    target, features, before, after, w_before, w_after, int(seed), float(time_limit), int(max_rows)
-                )
+                comparison = _compared(target, columns, before, after, w_before, w_after, seed, time_limit, max_rows)
             except AnonlibError as err:
                 refused(err)
     return ReleaseView(
@@ -718,6 +711,77 @@ def release_view(
         seconds=time.perf_counter() - start,
         problems=tuple(problems),
     )
+
+
+def _compared(
+    target: str,
+    columns: Sequence[str],
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    w_before: np.ndarray,
+    w_after: np.ndarray,
+    seed: int,
+    time_limit: float,
+    max_rows: int,
+) -> ClassifierComparison:
+    features = [c for c in columns if c != target]
+    return compare_classifiers(
+        target, features, before, after, w_before, w_after, int(seed), float(time_limit), int(max_rows)
+    )
+
+
+def _predicted(copy: WorkingCopy, predict: str | None, columns: Sequence[str]) -> str | None:
+    """The column the classifier predicts: ``predict`` (a sentence when it is not shown), else the default."""
+    if predict is None:
+        return default_predict(columns, [c for c in columns if c in copy.current.sensitive])
+    if predict not in columns:
+        raise ColumnError(
+            f"{predict} is not a quasi-identifier or sensitive attribute of the release; choose "
+            f"among {join_names(columns)}."
+        )
+    return predict
+
+
+def release_classifier(
+    copy: WorkingCopy,
+    predict: str | None = None,
+    *,
+    seed: int = 0,
+    time_limit: float = 20.0,
+    max_rows: int = MAX_ROWS,
+) -> ClassifierComparison | None:
+    """The view's classifier comparison alone (``release_view`` without the rest), so a page can
+    ask for it apart from the distributions; None when the release has a single column (nothing to
+    predict it from). A column to predict that is not shown or that holds one value is a sentence.
+
+    >>> from anonlib.core.dataset import Dataset
+    >>> frame = pd.DataFrame({"age": [30, 40, 50, 60] * 5, "ill": ["no", "no", "yes", "yes"] * 5})
+    >>> copy = WorkingCopy.start(Dataset.from_frame("d", frame, {"age": "quasi-identifier", "ill": "sensitive"}))
+    >>> c = release_classifier(copy)
+    >>> c.column, c.released.mean, c == replace(release_view(copy).classifier, seconds=c.seconds)
+    ('ill', 1.0, True)
+    """
+    before, after, columns, count = _frames(copy)
+    target = _predicted(copy, predict, columns)
+    if target is None:
+        return None
+    w_before, w_after = record_weights(before, count), record_weights(after, count)
+    return _compared(target, columns, before, after, w_before, w_after, seed, time_limit, max_rows)
+
+
+def classifier_seconds(
+    copy: WorkingCopy, released_records: int, *, time_limit: float = 20.0, max_rows: int = MAX_ROWS
+) -> float:
+    """About how long ``release_classifier`` takes for ``copy`` whose release holds
+    ``released_records`` (``comparison_seconds``: from the records and the columns, before any work).
+
+    >>> from anonlib.core.dataset import Dataset
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"a": [1, 2] * 50, "b": list("xy") * 50}), {"a": "quasi-identifier", "b": "sensitive"})
+    >>> classifier_seconds(WorkingCopy.start(ds), 100) < 0.5
+    True
+    """
+    features = max(len(shown_columns(copy)) - 1, 1)
+    return comparison_seconds(copy.loaded_records, released_records, features, time_limit, max_rows)
 
 
 def _target_fields(copy: WorkingCopy, loaded_records: int, released_records: int) -> dict[str, Any]:
@@ -780,12 +844,14 @@ __all__ = [
     "ReleaseView",
     "ValueCount",
     "classifier_pipeline",
+    "classifier_seconds",
     "column_view",
     "contingency",
     "cross_validated",
     "default_pair",
     "default_predict",
     "model_inputs",
+    "release_classifier",
     "release_view",
     "restated",
     "sensitive_columns",
