@@ -43,6 +43,8 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
+import numpy as np
+
 from ..core.budget import Progress, duration_text, lattice_size, report
 from ..core.dataset import Dataset, Role
 from ..core.default_hierarchy import default_hierarchy
@@ -388,19 +390,44 @@ def _generalization_section(
         utility=float(result.utility),
         optimal=bool(result.optimal),
         suppressed=result.suppressed,
-        **_generalization_cost(frame, qis, result, hierarchies),
+        **_generalization_cost(frame, qis, result, hierarchies, count),
     )
 
 
-def _generalization_cost(frame, qis: tuple[str, ...], result, hierarchies) -> dict:
+def _generalization_cost(frame, qis: tuple[str, ...], result, hierarchies, count: str | None = None) -> dict:
     """What the suggested generalization would change on the analysed table, in words
     ("native-country is replaced by *: the column is effectively removed")."""
     from .cost import step_cost
     from .steps import GeneralizationStep
 
     step = GeneralizationStep.from_search(result, hierarchies)
-    cost = step_cost(step, Dataset.from_frame("analysed", frame, {a: Role.QUASI_IDENTIFIER for a in qis}))
+    cost = step_cost(step, _combinations(frame, qis, count))
     return {"cost": cost.sentences(), "removes_quasi_identifier": cost.removes_quasi_identifier}
+
+
+_RECORDS = "records of the combination"
+
+
+def _combinations(frame, qis: tuple[str, ...], count: str | None) -> Dataset:
+    """The analysed table as its distinct combinations of the quasi-identifiers with their records
+    (a record-count column): what a generalization changes, counted in records, on a few thousand
+    rows instead of every record.
+
+    >>> import pandas as pd
+    >>> t = _combinations(pd.DataFrame({"age": [30, 30, None, 41], "dx": list("abcd")}), ("age",), None)
+    >>> t.frame.to_dict("list"), t.count
+    ({'age': [30.0, nan, 41.0], 'records of the combination': [2, 1, 1]}, 'records of the combination')
+    """
+    columns = list(qis)
+    weights = frame[count].to_numpy() if count in frame.columns else np.ones(len(frame), dtype=np.int64)
+    table = (
+        frame[columns]
+        .assign(**{_RECORDS: weights})
+        .groupby(columns, dropna=False, sort=False, observed=True)[_RECORDS]
+        .sum()
+        .reset_index()
+    )
+    return Dataset.from_frame("analysed", table, {**{a: Role.QUASI_IDENTIFIER for a in qis}, _RECORDS: Role.COUNT})
 
 
 # --------------------------------------------------------------------------- shared with the pages
