@@ -336,8 +336,10 @@ def weighted_summary(values: np.ndarray, weights: np.ndarray) -> NumberSummary |
 
 
 def _counts(labels: pd.Series, weights: np.ndarray) -> dict[str, int]:
-    totals = pd.Series(weights, index=labels.index).groupby(labels.to_numpy(), sort=False).sum()
-    return {str(k): int(v) for k, v in totals.items()}
+    """Records per label, in the order the labels first appear."""
+    codes, uniques = pd.factorize(labels.to_numpy())
+    totals = np.bincount(codes, weights=weights, minlength=len(uniques))
+    return {str(k): int(round(v)) for k, v in zip(uniques.tolist(), totals.tolist())}
 
 
 def _interval(label: str) -> tuple[float, float] | None:
@@ -531,17 +533,17 @@ def column_view(
 # --------------------------------------------------------------------------- contingency
 
 
-def _pair_labels(series: pd.Series, view: ColumnView, before: bool) -> pd.Series:
+def _pair_labels(series: pd.Series, view: ColumnView, before: bool) -> np.ndarray:
     """Shown values of a column for a contingency table: a number column by the bins of its view;
     a number column turned into intervals, before, by those intervals."""
-    shown = cell_texts(series)
+    shown = cell_texts(series).to_numpy()
     if view.kind == "number":
         values, mask = numbers_in(series)
         edges = np.asarray(view.edges, dtype=float)
-        labels = _bin_labels(edges, view.bins)
+        labels = np.array(_bin_labels(edges, view.bins), dtype=object)
         index = _binned(values, mask, edges, view.bins)
         shown = shown.copy()
-        shown[index >= 0] = [labels[i] for i in index[index >= 0]]
+        shown[index >= 0] = labels[index[index >= 0]]
         return shown
     if view.kind == "number → categories" and before:
         values, mask = numbers_in(series)
@@ -553,22 +555,29 @@ def _pair_labels(series: pd.Series, view: ColumnView, before: bool) -> pd.Series
     return shown
 
 
-def _top(labels: pd.Series, weights: np.ndarray) -> pd.Series:
-    totals = pd.Series(weights, index=labels.index).groupby(labels.to_numpy()).sum().sort_values(ascending=False)
-    if len(totals) <= MAX_PAIR_VALUES:
-        return labels
-    keep = set(totals.index[: MAX_PAIR_VALUES - 1])
-    return labels.where(labels.isin(keep), "(other)")
+def _top(labels: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row the code of its shown value, and the values: past ``MAX_PAIR_VALUES`` values, the
+    ``MAX_PAIR_VALUES - 1`` with the most records and "(other)" for the rest."""
+    codes, uniques = pd.factorize(labels)
+    totals = np.rint(np.bincount(codes, weights=weights, minlength=len(uniques))).astype(np.int64)
+    if len(uniques) <= MAX_PAIR_VALUES:
+        return codes, np.asarray(uniques, dtype=object)
+    ranked = pd.Series(totals, index=uniques).sort_index().sort_values(ascending=False)  # as a groupby, then by records
+    keep = set(ranked.index[: MAX_PAIR_VALUES - 1])
+    merged, values = pd.factorize(np.array([u if u in keep else "(other)" for u in uniques], dtype=object))
+    return merged[codes], np.asarray(values, dtype=object)
 
 
-def _crosstab(a: pd.Series, b: pd.Series, weights: np.ndarray) -> tuple[tuple[str, ...], tuple[str, ...], tuple]:
-    a, b = _top(a, weights), _top(b, weights)
-    table = pd.crosstab(a.to_numpy(), b.to_numpy(), values=weights, aggfunc="sum").fillna(0).astype(np.int64)
-    rows = _order([str(r) for r in table.index], {str(k): int(v) for k, v in table.sum(axis=1).items()})
-    cols = _order([str(c) for c in table.columns], {str(k): int(v) for k, v in table.sum(axis=0).items()})
-    table.index, table.columns = [str(r) for r in table.index], [str(c) for c in table.columns]
-    table = table.loc[rows, cols]
-    return tuple(rows), tuple(cols), tuple(tuple(int(v) for v in r) for r in table.to_numpy())
+def _crosstab(a: np.ndarray, b: np.ndarray, weights: np.ndarray) -> tuple[tuple[str, ...], tuple[str, ...], tuple]:
+    (ca, va), (cb, vb) = _top(a, weights), _top(b, weights)
+    flat = np.bincount(ca * len(vb) + cb, weights=weights, minlength=len(va) * len(vb))
+    table = np.rint(flat).astype(np.int64).reshape(len(va), len(vb))
+    names_a, names_b = [str(v) for v in va], [str(v) for v in vb]
+    rows = _order(sorted(names_a), dict(zip(names_a, table.sum(axis=1).tolist())))
+    cols = _order(sorted(names_b), dict(zip(names_b, table.sum(axis=0).tolist())))
+    at_a, at_b = {n: i for i, n in enumerate(names_a)}, {n: i for i, n in enumerate(names_b)}
+    table = table[np.ix_([at_a[r] for r in rows], [at_b[c] for c in cols])]
+    return tuple(rows), tuple(cols), tuple(tuple(int(v) for v in r) for r in table)
 
 
 def contingency(
