@@ -39,10 +39,11 @@ TREE_DEPTH = 8
 PILOT_ROWS = 2_000  # rows timed to estimate the classifier's run
 MIN_ROWS = 200  # a subsample never goes below this
 MAX_ROWS = 50_000  # records a table is cross-validated on at most (a seeded subsample past it, said)
-# ``comparison_seconds``: calibrated on this machine class (Adult, 9 features; 2,000 to 10^5 records per
-# table: 0.23 s, 0.7 s at 10^4, 1.5 s at 3 x 10^4, 3.2 s at 10^5 with each table cut to MAX_ROWS)
+# ``comparison_seconds``: calibrated on this machine class (Adult resampled; 2,000, 2 x 10^4 and 10^5
+# records per table, each cut to MAX_ROWS; 9 features: 0.23 s, 1.3 s, 3.2 s; 4 features take 65-80% of that)
 SECONDS_FIXED = 0.1  # the pilot fits and scikit-learn's set-up
-SECONDS_PER_CELL = 3.4e-6  # per row and feature cross-validated, both tables
+SECONDS_PER_ROW = 1.45e-5  # per row cross-validated, both tables, whatever the features
+SECONDS_PER_CELL = 1.9e-6  # and per row and feature
 
 
 @dataclass(frozen=True)
@@ -221,12 +222,13 @@ def comparison_seconds(
     ``time_limit``, which the comparison keeps to by subsampling), so a page can say it before.
 
     >>> round(comparison_seconds(2_000, 2_000, 4), 2), round(comparison_seconds(10**5, 10**5, 9), 1)
-    (0.15, 3.2)
+    (0.19, 3.3)
     >>> comparison_seconds(10**7, 10**7, 200, time_limit=20.0)
     20.0
     """
     rows = min(int(records_original), max_rows) + min(int(records_released), max_rows)
-    return min(SECONDS_FIXED + SECONDS_PER_CELL * rows * max(int(features), 1), float(time_limit))
+    per_row = SECONDS_PER_ROW + SECONDS_PER_CELL * max(int(features), 1)
+    return min(SECONDS_FIXED + per_row * rows, float(time_limit))
 
 
 def compare_classifiers(
