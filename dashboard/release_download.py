@@ -2,9 +2,15 @@
 
 The Risk report page and the Release page both offer the release package
 (``anonlib.workflow.release_package``: released table, report, recipe); both
-call ``package_button``, so the zip is built by the same cached functions from
-the risk report (``copy_report``) of the same working-copy state. The Release
+call ``package_button``, so the zip is built by the same functions from the risk
+report of the same working-copy state (``page_report``, with its release view added
+for the download, ``full_report``). The zip is built when the button is clicked, not
+on every rerun (writing the released table takes a while at 10^5 records). The Release
 page hands over its own view, so its package's report holds what the page shows.
+
+``page_report`` is the Risk report page's report, kept per working-copy state and p in
+a memo; a change of k reuses its sections on the table (``build_report(reuse=)``) from
+the last report of the same table and p, so only what k decides is computed again.
 
 Every package the button hands out is recorded in the project's audit log when it is
 built for the download (``anonlib.projects.audit.record_stamped_package``: the target recounted on
@@ -26,8 +32,9 @@ from anonlib.projects import ProjectRef, ProjectStore
 from anonlib.projects.audit import record_stamped_package
 from anonlib.workflow import WorkingCopy, release_package
 from anonlib.workflow.release_view import ReleaseView
-from anonlib.workflow.report import RiskReport, copy_report
+from anonlib.workflow.report import RiskReport, build_report, steps_section, with_release_view
 
+from .memo import memo
 from .state import current_project, ensure_project, project_store
 
 log = logging.getLogger("dashboard")
@@ -64,14 +71,44 @@ def release_key(copy: WorkingCopy) -> tuple:
     return current.fingerprint, _roles(current), current.missing, steps, tuple(copy.target.sensitive)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def cached_report(
-    key: tuple, p: float, _copy: WorkingCopy, _view: ReleaseView | None = None, view_key: tuple = ()
+def table_key(copy: WorkingCopy, p: float) -> tuple:
+    """What the report's sections on the table depend on: the current table, roles, missing policy and p."""
+    current = copy.current
+    return current.fingerprint, _roles(current), current.missing, float(p)
+
+
+def page_report(copy: WorkingCopy, p: float) -> RiskReport:
+    """The risk report of the working copy at threshold ``p`` without its release view (the page
+    does not show it; ``full_report`` adds it for a download), kept per state (``copy_key``) and p.
+    A new state reuses the sections on the table of the last report of the same table and p."""
+    tables = memo("report.tables", 8)
+    table = table_key(copy, p)
+
+    def make() -> RiskReport:
+        return build_report(
+            copy.current, target=copy.target, p=float(p), steps=steps_section(copy), reuse=tables.get(table)
+        )
+
+    report = memo("report.page", 16).compute((copy_key(copy), float(p)), make)
+    tables.put(table, report)
+    return report
+
+
+def full_report(
+    copy: WorkingCopy,
+    p: float,
+    view: ReleaseView | None = None,
+    view_key: tuple = (),
+    report: RiskReport | None = None,
 ) -> RiskReport:
-    """The risk report of the working copy at threshold ``p`` (cached per state); with
-    ``_view`` (the Release page's, told apart by ``view_key``, its digest) its section on what the
-    release is still good for is that view, not one computed again."""
-    return copy_report(_copy, p=p, view=_view)
+    """``report`` (default ``page_report``) with its section on what the release is still good for
+    (``with_release_view``): ``view`` (the Release page's, told apart by ``view_key``, its digest)
+    or, when the working copy has steps, a view computed with the report's defaults; kept per
+    state, p and view, so the downloads of one state compute the view once."""
+    return memo("report.full", 8).compute(
+        (copy_key(copy), float(p), view_key),
+        lambda: with_release_view(report if report is not None else page_report(copy, p), copy, view),
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -88,21 +125,20 @@ def view_digest(view: ReleaseView) -> str:
 
 def package_data(
     copy: WorkingCopy, p: float, report: RiskReport | None = None, view: ReleaseView | None = None
-) -> bytes | Callable[[], bytes]:
-    """The package bytes; without ``report``, a function building report and package when
-    the button is clicked (the Release page does not build the whole report otherwise).
-    The Release page passes its ``view``: the package's report then states the numbers
-    the page shows, whose classifier may have been cut to its time limit, rather than a
-    second run's (the caches tell views apart by their content, ``view_digest``)."""
+) -> Callable[[], bytes]:
+    """A function building the package when the button is clicked (the released table is written
+    then, not on every rerun): its report is ``report`` (the Risk report page's, shown) with its
+    release view added, else the same report made then (``full_report``). The Release page passes
+    its ``view``: the package's report then states the numbers the page shows, whose classifier
+    may have been cut to its time limit, rather than a second run's (the caches tell views apart
+    by their content, ``view_digest``)."""
     key = copy_key(copy)
-    if report is not None:
-        return cached_package(key, p, copy, report)
     if view is None:
-        return lambda: cached_package(key, p, copy, cached_report(key, p, copy))
+        return lambda: cached_package(key, p, copy, full_report(copy, p, report=report))
 
     def build() -> bytes:  # on the click: the digest is not computed on every rerun of the page
         digest = (view_digest(view),)
-        return cached_package((key, digest), p, copy, cached_report(key, p, copy, view, digest))
+        return cached_package((key, digest), p, copy, full_report(copy, p, view, digest))
 
     return build
 
@@ -136,11 +172,9 @@ def package_button(
     started, still holding the old id, could then find nothing to fetch (Streamlit's own
     documentation warns of this race)."""
     ensure_project()
-    data = package_data(copy, p, report, view)
-    build = data if callable(data) else (lambda: data)
     st.download_button(
         "Release package (zip)",
-        recorded(build, project_store(), current_project()),
+        recorded(package_data(copy, p, report, view), project_store(), current_project()),
         file_name="release.zip",
         mime="application/zip",
         key=key,

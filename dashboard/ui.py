@@ -547,14 +547,22 @@ def download_csv(
     st.download_button(label, data, file_name=file_name, mime="text/csv", key=key)
 
 
-def download_json(label: str, payload: dict[str, Any], file_name: str, key: str | None = None) -> None:
-    """A JSON download of parameters and results, so a run can be reproduced."""
+def download_json(
+    label: str, payload: dict[str, Any] | Callable[[], dict[str, Any]], file_name: str, key: str | None = None
+) -> None:
+    """A JSON download of parameters and results, so a run can be reproduced; a callable ``payload``
+    is made when the button is clicked (work a rerun should not wait for)."""
+
+    def data(made: dict[str, Any]) -> bytes:
+        return json.dumps(made, indent=2, default=_json_default).encode("utf-8")
+
     st.download_button(
         label,
-        json.dumps(payload, indent=2, default=_json_default).encode("utf-8"),
+        (lambda: data(payload())) if callable(payload) else data(payload),
         file_name=file_name,
         mime="application/json",
         key=key,
+        on_click="ignore" if callable(payload) else "rerun",
     )
 
 

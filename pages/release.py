@@ -15,20 +15,27 @@ compared the same way) is drawn by ``dashboard.private_views.private_section``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
+from anonlib.core.errors import AnonlibError
 from anonlib.workflow import WorkingCopy
 from anonlib.workflow.release_view import (
+    ClassifierComparison,
     ReleaseView,
+    classifier_seconds,
     default_pair,
     default_predict,
+    release_classifier,
     release_view,
     restated,
     sensitive_columns,
     shown_columns,
 )
 from dashboard.charts import accuracy_figure, distribution_figure
+from dashboard.memo import on_request
 from dashboard.private_views import private_section
 from dashboard.release_download import package_button, release_key
 from dashboard.state import working_copy
@@ -40,9 +47,21 @@ SEED = 0
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _view(key: tuple, pair: tuple[str, str] | None, predict: str | None, _copy: WorkingCopy) -> ReleaseView:
-    """The distributions, the contingency table and the classifier, cached on the released table
-    (``release_key``): changing k or a threshold restates the target's lines only (``restated``)."""
-    return release_view(_copy, pair=pair, predict=predict, seed=SEED, time_limit=TIME_LIMIT, strict=False)
+    """The distributions and the contingency table, cached on the released table (``release_key``):
+    changing k or a threshold restates the target's lines only (``restated``). The classifier is
+    asked for apart (``_classifier``); with a single column there is none, and the view says why."""
+    return release_view(
+        _copy, pair=pair, predict=predict, seed=SEED, time_limit=TIME_LIMIT, classify=predict is None, strict=False
+    )
+
+
+def _classifier(copy: WorkingCopy, predict: str) -> ClassifierComparison | str:
+    """The classifier comparison, or the sentence refusing it (a column to predict with one value):
+    kept per released table and column to predict (``on_request``), never computed twice."""
+    try:
+        return release_classifier(copy, predict, seed=SEED, time_limit=TIME_LIMIT)
+    except AnonlibError as err:
+        return str(err)
 
 
 def _stat(value) -> float | None:
@@ -65,7 +84,8 @@ page_header(
     "- **Classifier**: a decision tree predicting the chosen column from the other released columns, "
     "trained and cross-validated (stratified 5-fold, seeded) on the release and on the loaded file, beside "
     "always guessing the most common value. It runs for at most about "
-    f"{TIME_LIMIT:g} seconds: larger tables are subsampled, and the page says so.",
+    f"{TIME_LIMIT:g} seconds: larger tables are subsampled, and the page says so. On a large table it "
+    "waits for a button that says about how long it takes, and is kept for the released table once computed.",
     "ARX's utility perspective (Prasser et al.); scikit-learn (decision tree, stratified k-fold)",
 )
 
@@ -98,7 +118,7 @@ if len(columns) >= 2:
 
 view = None
 with guarded("measuring the release"):
-    with st.spinner(f"Measuring the release (the classifier runs for at most about {TIME_LIMIT:g} s)..."):
+    with st.spinner("Measuring the release..."):
         view = restated(_view(release_key(copy), pair, predict, copy), copy)
 
 if view is not None:
@@ -220,9 +240,28 @@ if view is not None:
             st.dataframe(view.pair.frame("after"), width="stretch", key="release_pair_after")
 
     # ------------------------------------------------------------ classifier
+    # kept per released table and column; at 10^5 records it waits for a button saying how long it takes
+    complete = predict is None  # the view holds all it can (a single column: no classifier, a note)
+    if predict is not None:
+        st.subheader(plain(f"Predicting {predict}"))
+        found = None
+        with guarded("comparing the classifiers"):
+            found = on_request(
+                "release.classifier",
+                (release_key(copy), predict),
+                lambda: _classifier(copy, predict),
+                seconds=classifier_seconds(copy, view.released_records, time_limit=TIME_LIMIT),
+                what="the classifier comparison",
+                button_key="release_classify",
+            )
+        if isinstance(found, str):
+            st.error(plain(found))
+            view = replace(view, problems=view.problems + (found,))
+        elif found is not None:
+            view = replace(view, classifier=found)
+        complete = found is not None
     c = view.classifier
     if c is not None:
-        st.subheader(plain(f"Predicting {c.column}"))
         m = row()
         m.metric(
             "trained on the release",
@@ -252,7 +291,8 @@ if view is not None:
     st.subheader("Download")
     with row():
         with guarded("preparing the release package"):
-            package_button(copy, p, view=view)
+            # a view still waiting for its classifier is not the package's: its report measures its own
+            package_button(copy, p, view=view if complete else None)
         download_json("Release view (JSON)", view.to_json(), "release_view.json", key="dl-release-view")
     st.caption(
         "The release package's report.html holds this view's numbers, as shown here, under \"What the "

@@ -1,5 +1,10 @@
 """Risk report page: the working copy's steps and findings on one printable page, and the
-release package (released table, report, recipe) in one download."""
+release package (released table, report, recipe) in one download.
+
+The report is kept per working-copy state and p (``dashboard.release_download.page_report``;
+a change of k recomputes only what k decides). What the release is still good for (the release
+view, with its classifier) is not shown here: it is added to the printable report, the JSON and
+the package when one is downloaded (``full_report``), so the page answers k at once."""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from anonlib.workflow.report import RiskReport
 from anonlib.workflow.report_html import render_html
 from dashboard import charts
 from dashboard.glossary import term_help
-from dashboard.release_download import cached_report, copy_key, package_button
+from dashboard.release_download import full_report, package_button, page_report
 from dashboard.state import working_copy
 from dashboard.ui import download_csv, download_json, guarded, page_header, plain, result_verdict, row
 
@@ -70,15 +75,14 @@ st.caption(f"k and the privacy models come from the release target in the sideba
 
 report = None
 with guarded("building the risk report"):
-    key = copy_key(copy)
     if dataset.n_rows > SLOW_ROWS:
         with st.status(
             "Building the report: risk, models, individual privacy, leakage, generalization...", expanded=False
         ) as status:
-            report = cached_report(key, p, copy)
+            report = page_report(copy, p)
             status.update(label="Report ready: every section computed or explained", state="complete")
     else:
-        report = cached_report(key, p, copy)
+        report = page_report(copy, p)
 
 if report is not None:
     st.subheader("Summary")
@@ -262,18 +266,24 @@ if report is not None:
     st.caption(f"Created {report.created} with {report.version}.")
 
     # ------------------------------------------------------------ downloads
-    html = render_html(report)
+    # built on the click, with the release view (kept per state: computed once for the three)
+    def full() -> RiskReport:
+        return full_report(copy, p, report=report)
+
     st.subheader("Download")
     with row():  # the buttons wrap onto more lines in a narrow window instead of cutting their labels
         with guarded("preparing the release package"):
             package_button(copy, p, report)
         st.download_button(
             "Printable report (HTML)",
-            html.encode("utf-8"),
+            lambda: render_html(full()).encode("utf-8"),
             file_name="risk_report.html",
             mime="text/html",
             key="dl-report-html",
+            on_click="ignore",
         )
-        download_json("Parameters and results (JSON)", report.as_dict(), "risk_report.json", key="dl-report-json")
+        download_json(
+            "Parameters and results (JSON)", lambda: full().as_dict(), "risk_report.json", key="dl-report-json"
+        )
         if leakage_rows is not None:
             download_csv("Leakage table (CSV)", leakage_rows, "risk_report_leakage.csv", key="dl-report-leakage")

@@ -45,23 +45,61 @@ def records_in(frame: pd.DataFrame, count: str | None) -> int:
     return len(frame) if weights is None else int(weights.sum())
 
 
+def _distinct(series: pd.Series) -> tuple[np.ndarray, list[object], np.ndarray]:
+    """(each cell's group, one cell of each group, whether that cell is missing): a group holds
+    equal cells of one type, so whatever is read from a cell can be read once per group (in a
+    column of mixed objects ``True == 1``, yet they are two groups)."""
+    if series.dtype != object:  # one type: the typed values factorized, missing cells in a last group
+        codes, uniques = pd.factorize(series)
+        values = pd.Series(uniques).astype(object).tolist() + [None]  # as the cells read as objects
+        groups = np.where(codes < 0, len(values) - 1, codes)
+        return groups, values, np.array([bool(pd.isna(v)) for v in values], dtype=bool)
+    cells = series.to_numpy()
+    missing = series.isna().to_numpy()
+    try:
+        codes, _ = pd.factorize(cells)
+    except TypeError:  # an unhashable cell (a list): each cell on its own
+        return np.arange(len(cells)), cells.tolist(), missing
+    kinds, types = pd.factorize(np.fromiter(map(type, cells), dtype=object, count=len(cells)))
+    codes = np.where(missing, -1, codes).astype(np.int64)
+    groups, _ = pd.factorize(codes * len(types) + kinds)  # one group per (value, type)
+    first = np.empty(int(groups.max()) + 1 if len(groups) else 0, dtype=np.int64)
+    first[groups[::-1]] = np.arange(len(groups) - 1, -1, -1)  # each group's first cell
+    return groups, [cells[i] for i in first.tolist()], missing[first]
+
+
 def cell_texts(series: pd.Series) -> pd.Series:
     """Cells as the reader sees them: text, ``(blank)`` for a missing cell, whole floats without ``.0``.
 
+    Each distinct value is written once and mapped back to its cells (a column of 10^5 records
+    with a few hundred values costs a few hundred conversions).
+
     >>> cell_texts(pd.Series([1.0, 2.5, None, "x"])).tolist()
     ['1', '2.5', '(blank)', 'x']
+    >>> cell_texts(pd.Series([True, 1, 1.0, "1", float("nan")], dtype=object)).tolist()
+    ['True', '1', '1', '1', '(blank)']
     """
-    values = series.astype(object)
-    missing = values.isna().to_numpy()
+    groups, values, missing = _distinct(series)
+    texts = np.array([BLANK if m else _text(v) for v, m in zip(values, missing)] + [BLANK], dtype=object)
+    return pd.Series(texts[groups], index=series.index, dtype=object)
 
-    def text(v: object) -> str:
-        if isinstance(v, (float, np.floating)) and float(v).is_integer():
-            return str(int(v))
-        return str(v)
 
-    return pd.Series(
-        [BLANK if m else text(v) for v, m in zip(values.tolist(), missing)], index=series.index, dtype=object
-    )
+def _text(value: object) -> str:
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _is_number(value: object, missing: bool) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) and not missing
+
+
+def _numbers(series: pd.Series) -> tuple[np.ndarray, np.ndarray, list[object], np.ndarray, np.ndarray]:
+    """Per distinct group of a column that is neither numeric nor boolean: whether it is a number, its value."""
+    groups, values, missing = _distinct(series)
+    number = np.array([_is_number(v, m) for v, m in zip(values, missing)], dtype=bool)
+    value = np.array([float(v) if n else np.nan for v, n in zip(values, number)], dtype=float)
+    return groups, number, values, missing, value
 
 
 def numbers_in(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -76,16 +114,8 @@ def numbers_in(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     if pd.api.types.is_numeric_dtype(series):
         values = series.to_numpy(dtype=float, na_value=np.nan)
         return values, ~np.isnan(values)
-    mask = np.array(
-        [
-            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and not pd.isna(v)
-            for v in series.tolist()
-        ],
-        dtype=bool,
-    )
-    values = np.full(len(series), np.nan)
-    values[mask] = [float(v) for v, m in zip(series.tolist(), mask) if m]
-    return values, mask
+    groups, number, _, _, value = _numbers(series)
+    return value[groups], number[groups]
 
 
 def holds_numbers(series: pd.Series) -> bool:
@@ -98,9 +128,12 @@ def holds_numbers(series: pd.Series) -> bool:
         return False
     if pd.api.types.is_numeric_dtype(series):
         return True
-    _, mask = numbers_in(series)
-    others = series[~mask]
-    return bool(mask.any()) and all(pd.isna(v) or v == SUPPRESSED for v in others.tolist())
+    groups, number, values, missing, _ = _numbers(series)
+    present = np.zeros(len(values), dtype=bool)
+    present[groups] = True  # the groups some cell is in (a typed column's blank group may hold none)
+    return bool(number[present].any()) and all(
+        n or m or v == SUPPRESSED for v, n, m, p in zip(values, number, missing, present) if p
+    )
 
 
 def is_number_column(series: pd.Series) -> bool:

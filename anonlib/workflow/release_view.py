@@ -75,6 +75,7 @@ from .classifier import (
     ClassifierComparison,
     classifier_pipeline,
     compare_classifiers,
+    comparison_seconds,
     cross_validated,
     model_inputs,
 )
@@ -335,8 +336,10 @@ def weighted_summary(values: np.ndarray, weights: np.ndarray) -> NumberSummary |
 
 
 def _counts(labels: pd.Series, weights: np.ndarray) -> dict[str, int]:
-    totals = pd.Series(weights, index=labels.index).groupby(labels.to_numpy(), sort=False).sum()
-    return {str(k): int(v) for k, v in totals.items()}
+    """Records per label, in the order the labels first appear."""
+    codes, uniques = pd.factorize(labels.to_numpy())
+    totals = np.bincount(codes, weights=weights, minlength=len(uniques))
+    return {str(k): int(round(v)) for k, v in zip(uniques.tolist(), totals.tolist())}
 
 
 def _interval(label: str) -> tuple[float, float] | None:
@@ -530,17 +533,17 @@ def column_view(
 # --------------------------------------------------------------------------- contingency
 
 
-def _pair_labels(series: pd.Series, view: ColumnView, before: bool) -> pd.Series:
+def _pair_labels(series: pd.Series, view: ColumnView, before: bool) -> np.ndarray:
     """Shown values of a column for a contingency table: a number column by the bins of its view;
     a number column turned into intervals, before, by those intervals."""
-    shown = cell_texts(series)
+    shown = cell_texts(series).to_numpy()
     if view.kind == "number":
         values, mask = numbers_in(series)
         edges = np.asarray(view.edges, dtype=float)
-        labels = _bin_labels(edges, view.bins)
+        labels = np.array(_bin_labels(edges, view.bins), dtype=object)
         index = _binned(values, mask, edges, view.bins)
         shown = shown.copy()
-        shown[index >= 0] = [labels[i] for i in index[index >= 0]]
+        shown[index >= 0] = labels[index[index >= 0]]
         return shown
     if view.kind == "number → categories" and before:
         values, mask = numbers_in(series)
@@ -552,22 +555,29 @@ def _pair_labels(series: pd.Series, view: ColumnView, before: bool) -> pd.Series
     return shown
 
 
-def _top(labels: pd.Series, weights: np.ndarray) -> pd.Series:
-    totals = pd.Series(weights, index=labels.index).groupby(labels.to_numpy()).sum().sort_values(ascending=False)
-    if len(totals) <= MAX_PAIR_VALUES:
-        return labels
-    keep = set(totals.index[: MAX_PAIR_VALUES - 1])
-    return labels.where(labels.isin(keep), "(other)")
+def _top(labels: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row the code of its shown value, and the values: past ``MAX_PAIR_VALUES`` values, the
+    ``MAX_PAIR_VALUES - 1`` with the most records and "(other)" for the rest."""
+    codes, uniques = pd.factorize(labels)
+    totals = np.rint(np.bincount(codes, weights=weights, minlength=len(uniques))).astype(np.int64)
+    if len(uniques) <= MAX_PAIR_VALUES:
+        return codes, np.asarray(uniques, dtype=object)
+    ranked = pd.Series(totals, index=uniques).sort_index().sort_values(ascending=False)  # as a groupby, then by records
+    keep = set(ranked.index[: MAX_PAIR_VALUES - 1])
+    merged, values = pd.factorize(np.array([u if u in keep else "(other)" for u in uniques], dtype=object))
+    return merged[codes], np.asarray(values, dtype=object)
 
 
-def _crosstab(a: pd.Series, b: pd.Series, weights: np.ndarray) -> tuple[tuple[str, ...], tuple[str, ...], tuple]:
-    a, b = _top(a, weights), _top(b, weights)
-    table = pd.crosstab(a.to_numpy(), b.to_numpy(), values=weights, aggfunc="sum").fillna(0).astype(np.int64)
-    rows = _order([str(r) for r in table.index], {str(k): int(v) for k, v in table.sum(axis=1).items()})
-    cols = _order([str(c) for c in table.columns], {str(k): int(v) for k, v in table.sum(axis=0).items()})
-    table.index, table.columns = [str(r) for r in table.index], [str(c) for c in table.columns]
-    table = table.loc[rows, cols]
-    return tuple(rows), tuple(cols), tuple(tuple(int(v) for v in r) for r in table.to_numpy())
+def _crosstab(a: np.ndarray, b: np.ndarray, weights: np.ndarray) -> tuple[tuple[str, ...], tuple[str, ...], tuple]:
+    (ca, va), (cb, vb) = _top(a, weights), _top(b, weights)
+    flat = np.bincount(ca * len(vb) + cb, weights=weights, minlength=len(va) * len(vb))
+    table = np.rint(flat).astype(np.int64).reshape(len(va), len(vb))
+    names_a, names_b = [str(v) for v in va], [str(v) for v in vb]
+    rows = _order(sorted(names_a), dict(zip(names_a, table.sum(axis=1).tolist())))
+    cols = _order(sorted(names_b), dict(zip(names_b, table.sum(axis=0).tolist())))
+    at_a, at_b = {n: i for i, n in enumerate(names_a)}, {n: i for i, n in enumerate(names_b)}
+    table = table[np.ix_([at_a[r] for r in rows], [at_b[c] for c in cols])]
+    return tuple(rows), tuple(cols), tuple(tuple(int(v) for v in r) for r in table)
 
 
 def contingency(
@@ -669,17 +679,12 @@ def release_view(
             refused(err)
     else:
         chosen = default_pair(columns, sensitive)
-    target: str | None = predict
-    if predict is not None and predict not in columns:
-        refused(
-            ColumnError(
-                f"{predict} is not a quasi-identifier or sensitive attribute of the release; choose "
-                f"among {join_names(columns)}."
-            )
-        )
+    target: str | None = None
+    try:
+        target = _predicted(copy, predict, columns)
+    except AnonlibError as err:
+        refused(err)
         classify = False
-    elif predict is None:
-        target = default_predict(columns, sensitive)
     views = {
         c: column_view(
             c, "sensitive attribute" if c in sensitive else "quasi-identifier", before[c], after[c], w_before, w_after
@@ -699,11 +704,8 @@ def release_view(
         if target is None:
             notes.append("A classifier needs a column to predict and at least one other column; the release has one.")
         else:
-            features = [c for c in columns if c != target]
             try:
-                comparison = compare_classifiers(
-                    target, features, before, after, w_before, w_after, int(seed), float(time_limit), int(max_rows)
-                )
+                comparison = _compared(target, columns, before, after, w_before, w_after, seed, time_limit, max_rows)
             except AnonlibError as err:
                 refused(err)
     return ReleaseView(
@@ -718,6 +720,77 @@ def release_view(
         seconds=time.perf_counter() - start,
         problems=tuple(problems),
     )
+
+
+def _compared(
+    target: str,
+    columns: Sequence[str],
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    w_before: np.ndarray,
+    w_after: np.ndarray,
+    seed: int,
+    time_limit: float,
+    max_rows: int,
+) -> ClassifierComparison:
+    features = [c for c in columns if c != target]
+    return compare_classifiers(
+        target, features, before, after, w_before, w_after, int(seed), float(time_limit), int(max_rows)
+    )
+
+
+def _predicted(copy: WorkingCopy, predict: str | None, columns: Sequence[str]) -> str | None:
+    """The column the classifier predicts: ``predict`` (a sentence when it is not shown), else the default."""
+    if predict is None:
+        return default_predict(columns, [c for c in columns if c in copy.current.sensitive])
+    if predict not in columns:
+        raise ColumnError(
+            f"{predict} is not a quasi-identifier or sensitive attribute of the release; choose "
+            f"among {join_names(columns)}."
+        )
+    return predict
+
+
+def release_classifier(
+    copy: WorkingCopy,
+    predict: str | None = None,
+    *,
+    seed: int = 0,
+    time_limit: float = 20.0,
+    max_rows: int = MAX_ROWS,
+) -> ClassifierComparison | None:
+    """The view's classifier comparison alone (``release_view`` without the rest), so a page can
+    ask for it apart from the distributions; None when the release has a single column (nothing to
+    predict it from). A column to predict that is not shown or that holds one value is a sentence.
+
+    >>> from anonlib.core.dataset import Dataset
+    >>> frame = pd.DataFrame({"age": [30, 40, 50, 60] * 5, "ill": ["no", "no", "yes", "yes"] * 5})
+    >>> copy = WorkingCopy.start(Dataset.from_frame("d", frame, {"age": "quasi-identifier", "ill": "sensitive"}))
+    >>> c = release_classifier(copy)
+    >>> c.column, c.released.mean, c == replace(release_view(copy).classifier, seconds=c.seconds)
+    ('ill', 1.0, True)
+    """
+    before, after, columns, count = _frames(copy)
+    target = _predicted(copy, predict, columns)
+    if target is None:
+        return None
+    w_before, w_after = record_weights(before, count), record_weights(after, count)
+    return _compared(target, columns, before, after, w_before, w_after, seed, time_limit, max_rows)
+
+
+def classifier_seconds(
+    copy: WorkingCopy, released_records: int, *, time_limit: float = 20.0, max_rows: int = MAX_ROWS
+) -> float:
+    """About how long ``release_classifier`` takes for ``copy`` whose release holds
+    ``released_records`` (``comparison_seconds``: from the records and the columns, before any work).
+
+    >>> from anonlib.core.dataset import Dataset
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"a": [1, 2] * 50, "b": list("xy") * 50}), {"a": "quasi-identifier", "b": "sensitive"})
+    >>> classifier_seconds(WorkingCopy.start(ds), 100) < 0.5
+    True
+    """
+    features = max(len(shown_columns(copy)) - 1, 1)
+    return comparison_seconds(copy.loaded_records, released_records, features, time_limit, max_rows)
 
 
 def _target_fields(copy: WorkingCopy, loaded_records: int, released_records: int) -> dict[str, Any]:
@@ -780,12 +853,14 @@ __all__ = [
     "ReleaseView",
     "ValueCount",
     "classifier_pipeline",
+    "classifier_seconds",
     "column_view",
     "contingency",
     "cross_validated",
     "default_pair",
     "default_predict",
     "model_inputs",
+    "release_classifier",
     "release_view",
     "restated",
     "sensitive_columns",

@@ -43,6 +43,8 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
+import numpy as np
+
 from ..core.budget import Progress, duration_text, lattice_size, report
 from ..core.dataset import Dataset, Role
 from ..core.default_hierarchy import default_hierarchy
@@ -337,7 +339,7 @@ def _privacy_section(
         notes.append(
             Note(
                 "Individual privacy",
-                f"An adversary is assumed to know at most {known} of the {len(aux)} quasi-identifiers at once: all "
+                f"{_NARROWED} {known} of the {len(aux)} quasi-identifiers at once: all "
                 f"{all_subsets:,} combinations would take about {duration_text(needed)} for {len(frame):,} records, "
                 f"more than the report's {duration_text(seconds)}; the minimum is over the "
                 f"{walk_size(len(aux), known):,} combinations of at most {known}.",
@@ -388,19 +390,44 @@ def _generalization_section(
         utility=float(result.utility),
         optimal=bool(result.optimal),
         suppressed=result.suppressed,
-        **_generalization_cost(frame, qis, result, hierarchies),
+        **_generalization_cost(frame, qis, result, hierarchies, count),
     )
 
 
-def _generalization_cost(frame, qis: tuple[str, ...], result, hierarchies) -> dict:
+def _generalization_cost(frame, qis: tuple[str, ...], result, hierarchies, count: str | None = None) -> dict:
     """What the suggested generalization would change on the analysed table, in words
     ("native-country is replaced by *: the column is effectively removed")."""
     from .cost import step_cost
     from .steps import GeneralizationStep
 
     step = GeneralizationStep.from_search(result, hierarchies)
-    cost = step_cost(step, Dataset.from_frame("analysed", frame, {a: Role.QUASI_IDENTIFIER for a in qis}))
+    cost = step_cost(step, _combinations(frame, qis, count))
     return {"cost": cost.sentences(), "removes_quasi_identifier": cost.removes_quasi_identifier}
+
+
+_RECORDS = "records of the combination"
+
+
+def _combinations(frame, qis: tuple[str, ...], count: str | None) -> Dataset:
+    """The analysed table as its distinct combinations of the quasi-identifiers with their records
+    (a record-count column): what a generalization changes, counted in records, on a few thousand
+    rows instead of every record.
+
+    >>> import pandas as pd
+    >>> t = _combinations(pd.DataFrame({"age": [30, 30, None, 41], "dx": list("abcd")}), ("age",), None)
+    >>> t.frame.to_dict("list"), t.count
+    ({'age': [30.0, nan, 41.0], 'records of the combination': [2, 1, 1]}, 'records of the combination')
+    """
+    columns = list(qis)
+    weights = frame[count].to_numpy() if count in frame.columns else np.ones(len(frame), dtype=np.int64)
+    table = (
+        frame[columns]
+        .assign(**{_RECORDS: weights})
+        .groupby(columns, dropna=False, sort=False, observed=True)[_RECORDS]
+        .sum()
+        .reset_index()
+    )
+    return Dataset.from_frame("analysed", table, {**{a: Role.QUASI_IDENTIFIER for a in qis}, _RECORDS: Role.COUNT})
 
 
 # --------------------------------------------------------------------------- shared with the pages
@@ -453,6 +480,22 @@ def copy_report(copy, *, p: float = 0.0, view: ReleaseView | None = None, **opti
     True
     """
     report = build_report(copy.current, target=copy.target, p=p, steps=steps_section(copy), **options)
+    return with_release_view(report, copy, view)
+
+
+def with_release_view(report: RiskReport, copy, view: ReleaseView | None = None) -> RiskReport:
+    """``report`` (of ``copy``, built without its release view) with its section on what the release
+    is still good for: ``view``, else, when ``copy`` has steps, ``release_view(copy)`` with its
+    defaults (a view that cannot be computed becomes a note). A page shows the report at once
+    and adds the view, whose classifier takes seconds at 10^5 records, only for a download.
+
+    >>> import pandas as pd
+    >>> from anonlib.workflow import ReleaseTarget, WorkingCopy
+    >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30, 30, 40, 40]}), {"age": "quasi-identifier"})
+    >>> copy = WorkingCopy.start(ds, ReleaseTarget(k=2))
+    >>> with_release_view(build_report(ds, k=2), copy).release_view is None  # no step: nothing to set against
+    True
+    """
     if view is None and copy.steps:
         from .release_view import release_view  # noqa: PLC0415 - the workflow imports this module
 
@@ -522,6 +565,28 @@ def _sentences(report_risk, leakage, privacy, generalization, steps: StepsSectio
     return tuple(out)
 
 
+_NARROWED = "An adversary is assumed to know at most"
+_TABLE_SECTIONS = ("Re-identification risk", "Information leakage", "Individual privacy", "Attacker models")
+
+
+def _reusable(
+    reuse: RiskReport | None, dataset: DatasetSection, p: float, max_known: int | None, privacy_seconds: float
+) -> RiskReport | None:
+    """``reuse`` when its sections on the table (``_TABLE_SECTIONS``) hold for this table and these options."""
+    if reuse is None or reuse.dataset != dataset:
+        return None
+    stated = dict(reuse.parameters)
+    known = stated.get("quasi-identifiers an adversary knows at once")
+    # narrowed for time from every quasi-identifier: the same request narrows the same way
+    narrowed = max_known is None and any(n.text.startswith(_NARROWED) for n in reuse.notes)
+    same = (
+        stated.get("p (PPP threshold)") == f"{p:g}"
+        and stated.get("time allowed for individual privacy") == duration_text(float(privacy_seconds))
+        and (narrowed or known == ("all" if max_known is None else f"at most {int(max_known)}"))
+    )
+    return reuse if same else None
+
+
 def _steps(progress: Progress | None) -> Callable[[str], Progress]:
     """``step(section)``: a progress callback for one section's own work, mapped into
     ``STEP_UNITS`` of the report's whole (never reaching the end: that is the report's)."""
@@ -552,6 +617,7 @@ def build_report(
     steps: StepsSection | None = None,
     progress: Progress | None = None,
     target: ReleaseTarget | None = None,
+    reuse: RiskReport | None = None,
 ) -> RiskReport:
     """Collect the dataset's findings (risk, leakage, individual privacy, a generalization) at k and p.
 
@@ -569,6 +635,13 @@ def build_report(
     the whole target in the dataset's unit (people with a person column), as the Leakage
     page searches.
 
+    ``reuse``: a report built before on the same table (same content, roles and missing-value
+    policy; the caller keys it so) with the same ``p``, ``max_known`` and ``privacy_seconds``: the
+    sections that do not depend on k or the privacy models (re-identification risk, leakage,
+    individual privacy, attacker models) are taken from it with their notes, so a change of the
+    release target recomputes only the suggested generalization and the privacy models. A report
+    of another size, columns or p is not reused.
+
     ``progress(done, total, what)``: ``total`` is 1000 per section after the
     dataset's (7,000); within a section ``done`` advances with the section's own
     work (the auxiliary combinations walked, the tables built) and ``what`` names
@@ -579,6 +652,9 @@ def build_report(
     >>> r = build_report(load_sample("arca_table1"), k=3)
     >>> r.dataset.records, r.leakage.rows[0].attribute, [row.sensitive for row in r.privacy.rows]
     (60, 'Age', ['Genetic risk'])
+    >>> again = build_report(load_sample("arca_table1"), k=4, reuse=r)
+    >>> again.privacy is r.privacy, again.generalization.k, again == build_report(load_sample("arca_table1"), k=4)
+    (True, 4, True)
     """
     if target is not None:
         k, requirements = target.k, target.requirements
@@ -601,27 +677,42 @@ def build_report(
         notes.extend(Note(section, NO_ROWS) for section in SECTIONS[2:5])  # the sections on this frame
         frame = None
     step = _steps(progress)
+    kept = (
+        _reusable(reuse, _dataset_section(dataset, dropped), p, max_known, privacy_seconds)
+        if frame is not None and qis
+        else None
+    )
+    if kept is not None:
+        notes.extend(n for n in kept.notes if n.section in _TABLE_SECTIONS)
     step("Re-identification risk")(0, 1, "counting classes")
-    risk = _guarded("Re-identification risk", notes, lambda: _risk_section(dataset))
+    risk = kept.risk if kept else _guarded("Re-identification risk", notes, lambda: _risk_section(dataset))
     leakage = privacy = generalization = None
     if frame is not None:
         step("Information leakage")(0, 1, "counting attributes")
-        leakage = _guarded("Information leakage", notes, lambda: _leakage_section(frame, list(qis + sensitive), count))
+        leakage = (
+            kept.leakage
+            if kept
+            else _guarded("Information leakage", notes, lambda: _leakage_section(frame, list(qis + sensitive), count))
+        )
         if qis:
-            privacy = _guarded(
-                "Individual privacy",
-                notes,
-                lambda: _privacy_section(
-                    frame,
-                    qis,
-                    sensitive,
-                    count,
-                    p,
-                    None if max_known is None else int(max_known),
-                    float(privacy_seconds),
+            privacy = (
+                kept.privacy
+                if kept
+                else _guarded(
+                    "Individual privacy",
                     notes,
-                    step("Individual privacy"),
-                ),
+                    lambda: _privacy_section(
+                        frame,
+                        qis,
+                        sensitive,
+                        count,
+                        p,
+                        None if max_known is None else int(max_known),
+                        float(privacy_seconds),
+                        notes,
+                        step("Individual privacy"),
+                    ),
+                )
             )
             generalization = _guarded(
                 "Suggested generalization",
@@ -636,7 +727,7 @@ def build_report(
     attacker = models = None
     if qis:
         step("Attacker models")(0, 1, "counting classes")
-        attacker = _guarded("Attacker models", notes, lambda: attacker_section(dataset))
+        attacker = kept.attacker if kept else _guarded("Attacker models", notes, lambda: attacker_section(dataset))
         step("Privacy models")(0, 1, "judging the models per sensitive attribute")
         models = _guarded("Privacy models", notes, lambda: models_section(dataset, requirements))
     else:
@@ -666,7 +757,7 @@ def build_report(
         privacy=privacy,
         generalization=generalization,
         parameters=parameters,
-        notes=tuple(notes),
+        notes=tuple(sorted(notes, key=lambda n: SECTIONS.index(n.section)) if kept else notes),  # in section order
         sentences=_sentences(risk, leakage, privacy, generalization, steps),
         created=created or datetime.now(UTC).date().isoformat(),
         steps=steps,
