@@ -10,6 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from dashboard.preload import preload
 from dashboard.ui import run_with_sidebar
 
 PAGES = [
@@ -28,4 +29,5 @@ PAGES = [
 # load its favicon from a Google font host, and nothing may leave this machine.
 ICON = Path(__file__).resolve().parent / "dashboard" / "static" / "shield.svg"
 st.set_page_config(page_title="Privacy-risk dashboard", page_icon=str(ICON), layout="wide")
+preload()  # the Release page's libraries, imported while the user looks at the first page
 run_with_sidebar(PAGES)
