@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from anonlib.core.equivalence import row_class_sizes
 from anonlib.core.errors import AnonlibError, ColumnError, ParameterError
 from anonlib.core.samples import load_sample
-from anonlib.measures.wildcard import wildcard_matches
+from anonlib.measures.wildcard import marked_codes, wildcard_matches
 from anonlib.transformations.suppression import local_suppression
 
 ADULT_QIS = ["age", "sex", "race", "marital-status", "education", "native-country"]
@@ -263,3 +263,26 @@ def test_wildcard_matches_beyond_a_64_bit_key_equal_the_pairwise_reference(case)
     with pytest.MonkeyPatch.context() as patch:  # and the sorted search one query at a time
         patch.setattr("anonlib.measures.wildcard._LOOKUPS", 1)
         assert wildcard_matches(frame, qis, count="n").tolist() == reference_matches(frame, qis, "n")
+
+
+@pytest.mark.parametrize("mark", ["*", "missing", "a"])
+def test_marked_cells_are_the_cells_equal_to_the_mark_in_every_kind_of_column(mark):
+    # the mark is looked for among the distinct values: the same cells as comparing every cell
+    rng = np.random.default_rng(7)
+    text = rng.choice(np.array(["*", "a", None, "missing", "b"], dtype=object), 200)
+    frame = pd.DataFrame(
+        {
+            "object": pd.Series(text, dtype=object),
+            "arrow": pd.Series(text, dtype="string[pyarrow]"),
+            "category": pd.Series(text, dtype="category"),
+            "mixed": pd.Series(rng.choice(np.array([1, "*", 2.5, None, "1"], dtype=object), 200), dtype=object),
+            "int": rng.integers(0, 3, 200),
+            "float": np.where(rng.random(200) < 0.2, np.nan, rng.integers(0, 3, 200)),
+        }
+    )
+    codes = marked_codes(frame, list(frame.columns), mark)
+    for column in frame.columns:
+        by_cell = frame[column].astype(object).eq(mark).fillna(False).to_numpy(dtype=bool)
+        assert (codes[column].isna().to_numpy() == by_cell).all(), column
+        if column in ("object", "arrow", "category"):
+            assert by_cell.any()  # every mark is in the text columns, blanks of the file as well

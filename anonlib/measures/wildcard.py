@@ -196,8 +196,11 @@ def marked_codes(
     """
     out = pd.DataFrame(index=pd.RangeIndex(len(df)))
     for column in quasi_identifiers:
-        codes, _ = encode_column(df[column])
-        marked = df[column].astype(object).eq(mark).fillna(False).to_numpy(dtype=bool)
+        codes, labels = encode_column(df[column])
+        # the mark is found among the distinct values (the last label of a column with blanks
+        # names the blank, which is never the mark)
+        is_mark = pd.Series(labels, dtype=object).eq(mark).to_numpy(dtype=bool)
+        marked = is_mark[codes] & df[column].notna().to_numpy(dtype=bool)
         out[column] = pd.array(codes, dtype="Int64")
         out.loc[marked, column] = pd.NA
     if count is not None:
