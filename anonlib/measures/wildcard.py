@@ -96,10 +96,33 @@ class WildcardMatches:
 
     def count(self, rows: np.ndarray, missing: np.ndarray) -> np.ndarray:
         """Records matching each of ``rows`` if its missing cells were ``missing``."""
-        out = np.zeros(len(rows), dtype=np.int64)
-        if not len(rows):
+        return self._matching(self.codes[rows], missing)
+
+    def gained(self, rows: np.ndarray, changed: np.ndarray, before: np.ndarray) -> np.ndarray:
+        """The matches each of ``rows`` (as it is now) gained when the rows ``changed`` went
+        from the missing cells ``before`` to theirs now: the rows are counted against those rows
+        alone, as they are (their records) and as they were (minus their records), so a
+        re-count reads a few rows instead of the table.
+
+        >>> m = WildcardMatches(pd.DataFrame({"a": [1, 2, 2], "b": ["x", "y", "z"]}), ["a", "b"], None)
+        >>> m.blank(np.array([2]), np.array([1]))
+        >>> m.gained(np.arange(3), np.array([2]), np.array([[False, False]])).tolist()
+        [0, 1, 0]
+        """
+        weights = self.weights[changed]
+        delta = WildcardMatches._of(
+            np.concatenate([self.codes[changed], self.codes[changed]]),
+            self.cardinalities,
+            np.concatenate([self.missing[changed], before]),
+            np.concatenate([weights, -weights]),
+        )
+        return delta._matching(self.codes[rows], self.missing[rows])
+
+    def _matching(self, codes: np.ndarray, missing: np.ndarray) -> np.ndarray:
+        """Records matching rows of ``codes`` with the missing cells ``missing``."""
+        out = np.zeros(len(codes), dtype=np.int64)
+        if not len(codes) or not len(self.codes):
             return out
-        codes = self.codes[rows]
         pattern, masks = patterns(missing)
         for p, mask in enumerate(masks):
             queries = np.flatnonzero(pattern == p)

@@ -174,17 +174,25 @@ def suppress_cells(
     while failing.size:
         waves += 1
         lowest = int(failing_counts.min())
-        wave = failing[failing_counts <= max(lowest, lowest * 3 // 2)]
-        distinct.blank(wave, _choose(distinct, wave, k, rank))
-        failing_counts = distinct.count(failing, distinct.missing[failing])
+        in_wave = failing_counts <= max(lowest, lowest * 3 // 2)
+        wave = failing[in_wave]
+        columns, reached = _choose(distinct, wave, k, rank)
+        before = distinct.missing[wave].copy()
+        distinct.blank(wave, columns)
+        # the matches each failing row had on the table before the wave (a wave row: with its
+        # new blank), plus what the wave's blanks changed
+        failing_counts = np.where(in_wave, 0, failing_counts)
+        failing_counts[in_wave] = reached
+        failing_counts += distinct.gained(failing, wave, before)
         keep = failing_counts < k
         failing, failing_counts = failing[keep], failing_counts[keep]
     return _result(df, qis, order, k, matches.weights, original, distinct.missing[ids], failing_before, waves)
 
 
-def _choose(matches: WildcardMatches, rows: np.ndarray, k: int, rank: np.ndarray) -> np.ndarray:
-    """Per row, the column to blank (see step 2 of the module text): the matches of every
-    row with each of its open cells blanked, counted in one call."""
+def _choose(matches: WildcardMatches, rows: np.ndarray, k: int, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the column to blank (see step 2 of the module text) and the matches the row
+    has with it blanked: the matches of every row with each of its open cells blanked, counted
+    in one call."""
     q = len(rank)
     after = np.full((len(rows), q), -1, dtype=np.int64)
     row, column = np.nonzero(~matches.missing[rows])
@@ -195,7 +203,8 @@ def _choose(matches: WildcardMatches, rows: np.ndarray, k: int, rank: np.ndarray
     any_reach = reaches.any(axis=1, keepdims=True)
     score = np.where(any_reach, np.where(reaches, rank, -1), after * (q + 1) + rank)
     score = np.where(after < 0, -1, score)  # already missing: never chosen
-    return score.argmax(axis=1)
+    chosen = score.argmax(axis=1)
+    return chosen, after[np.arange(len(rows)), chosen]
 
 
 def _result(
