@@ -65,6 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core.budget import WorkEstimate
 from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
 from ..measures.target import ReleaseTarget
 from ..measures.wildcard import NOT_IN_PEOPLE, WildcardMatches
@@ -187,6 +188,32 @@ def suppress_cells(
         keep = failing_counts < k
         failing, failing_counts = failing[keep], failing_counts[keep]
     return _result(df, qis, order, k, matches.weights, original, distinct.missing[ids], failing_before, waves)
+
+
+# Measured on this machine class (2 shared cores, under load): Adult resampled to 25,000, 100,000
+# and 300,000 records, 8 quasi-identifiers, k from 2 to 20 took 0.12-0.96 s, about 50 ms, plus
+# 0.1 us per cell of the table (encoding, distinct rows), plus 1 us per quasi-identifier of each
+# record failing k (the waves: the more records fail, the more are counted with each cell blanked).
+_SECONDS_FIXED = 0.05
+_SECONDS_PER_CELL = 1e-7
+_SECONDS_PER_FAILING_CELL = 1e-6
+
+
+def estimate_suppress_cells(n_rows: int, failing: int, n_quasi_identifiers: int) -> WorkEstimate:
+    """What ``suppress_cells`` costs on a table of ``n_rows`` rows and ``n_quasi_identifiers``
+    quasi-identifiers of which ``failing`` records fail k (known before planning, from the
+    release target's check).
+
+    >>> round(estimate_suppress_cells(100_000, 25_000, 8).seconds, 2)
+    0.33
+    """
+    cells = int(n_rows) * int(n_quasi_identifiers)
+    return WorkEstimate(
+        "planning local suppression",
+        operations=cells,
+        seconds=_SECONDS_FIXED + _SECONDS_PER_CELL * cells + _SECONDS_PER_FAILING_CELL * failing * n_quasi_identifiers,
+        peak_bytes=40 * cells,
+    )
 
 
 def _choose(matches: WildcardMatches, rows: np.ndarray, k: int, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
