@@ -130,8 +130,12 @@ def _changed_cells(old: pd.Series, new: pd.Series) -> np.ndarray:
     numbers = pd.api.types.is_numeric_dtype(old) and not pd.api.types.is_bool_dtype(old)
     if numbers and not pd.api.types.is_numeric_dtype(new):  # numbers written as text (Safe Harbor's columns)
         rest = np.flatnonzero(both & ~same)
-        if rest.size:
-            same[rest] = [_number_text(x) == str(y).strip() for x, y in zip(a[rest], b[rest])]
+        if rest.size:  # each distinct number and each distinct text written once
+            numbers, distinct_numbers = pd.factorize(a[rest])  # numbers of one type: equal ones are one
+            written = np.array([_number_text(x) for x in distinct_numbers], dtype=object)
+            texts, distinct_texts = pd.factorize(pd.Series(b[rest], dtype=object).astype(str).to_numpy(dtype=object))
+            stripped = np.array([t.strip() for t in distinct_texts], dtype=object)
+            same[rest] = written[numbers] == stripped[texts]
     return ~same
 
 
