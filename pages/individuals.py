@@ -44,6 +44,7 @@ def _roles_key(dataset: Dataset) -> tuple:
 # fingerprint (the table), the roles and the missing-value policy (what is analysed).
 PRIVACY = "individuals.privacy"
 POTENTIAL = "individuals.potential"
+BANDS = "individuals.bands"  # the band steps offered and what each costs (applied to the whole table)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -396,11 +397,16 @@ if ready:
                     f"Offsets were thinned evenly to {len(table)} partitions to keep this fast on {len(frame):,} rows."
                 )
             best = table[table["best for its categories"]].sort_values("protected share", ascending=False)
-            steps = [
-                BandsStep.from_partition(variable, potential.partitions[int(i)]).covering(dataset.frame[variable])
-                for i in best.index
-            ]
-            costs = [step_cost(s, dataset) for s in steps]
+
+            def band_steps() -> tuple[list, list]:
+                steps = [
+                    BandsStep.from_partition(variable, potential.partitions[int(i)]).covering(dataset.frame[variable])
+                    for i in best.index
+                ]
+                return steps, [step_cost(s, dataset) for s in steps]
+
+            # each step applied to the table to say its cost: kept, as it depends on none of the release target
+            steps, costs = memo(BANDS).compute((*potential_key, float(p)), band_steps)
             default = default_choice(costs)
             choices = list(range(len(steps)))
             pick = st.selectbox(
