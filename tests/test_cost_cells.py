@@ -44,7 +44,7 @@ def old_column(rng: np.random.Generator, kind: str, n: int) -> pd.Series:
 
 def new_column(rng: np.random.Generator, old: pd.Series) -> pd.Series:
     n = len(old)
-    choice = rng.integers(0, 6, n)
+    choice = rng.integers(0, 8, n)
     values = old.astype(object).to_numpy(copy=True)
     texts = TEXTS[rng.integers(0, len(TEXTS), n)]
     as_text = np.array([str(v) for v in values], dtype=object)
@@ -52,7 +52,9 @@ def new_column(rng: np.random.Generator, old: pd.Series) -> pd.Series:
     values = np.where(choice == 0, texts, values)  # other text
     values = np.where(choice == 1, as_text, values)  # the number written as text (64 and "64.0")
     values = np.where(choice == 2, numbers, values)  # numbers of other types, in a text column
-    values = np.where(choice == 3, None, values)
+    values = np.where(choice == 3, None, values)  # blanks of every kind
+    values = np.where(choice == 4, np.nan, values)
+    values = np.where(choice == 5, pd.NA, values)
     return pd.Series(values, dtype=object)
 
 
@@ -71,3 +73,9 @@ def test_numbers_written_as_text_are_the_same_value():
     old = pd.Series([64, 30.0, 30.5, 7, np.nan, 12])
     new = pd.Series(["64", "30", "30.5", "007", None, "12.0"], dtype=object)
     assert _changed_cells(old, new).tolist() == [False, False, False, True, False, True]
+
+
+def test_empty_and_blank_columns():
+    assert _changed_cells(pd.Series([], dtype=float), pd.Series([], dtype=object)).tolist() == []
+    old, new = pd.Series([np.nan, 1.0, np.nan]), pd.Series([None, None, pd.NA], dtype=object)
+    assert _changed_cells(old, new).tolist() == per_cell(old, new).tolist() == [False, True, False]
