@@ -129,11 +129,12 @@ def test_changing_k_recomputes_nothing_the_page_shows_apart_from_the_verdict(mon
     import anonlib.measures.peers as peers
     import anonlib.workflow as workflow
     import anonlib.workflow.findings as findings
+    from dashboard import charts
     from dashboard.memo import memo
 
-    for name in ("individuals.privacy", "individuals.potential", "individuals.bands"):
+    for name in ("individuals.privacy", "individuals.potential", "individuals.bands", "individuals.figures"):
         memo(name).clear()  # computed here, not kept from another test
-    calls = {"privacy": 0, "potential": 0, "cost": 0}
+    calls = {"privacy": 0, "potential": 0, "cost": 0, "figure": 0}
 
     def counted(name, function):
         def call(*args, **kwargs):
@@ -145,6 +146,7 @@ def test_changing_k_recomputes_nothing_the_page_shows_apart_from_the_verdict(mon
     monkeypatch.setattr(findings, "individual_privacy", counted("privacy", findings.individual_privacy))
     monkeypatch.setattr(peers, "generalization_potential", counted("potential", peers.generalization_potential))
     monkeypatch.setattr(workflow, "step_cost", counted("cost", workflow.step_cost))
+    monkeypatch.setattr(charts, "privacy_heatmap", counted("figure", charts.privacy_heatmap))
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["active_dataset"] = _with_missing_values().with_roles({"dx": "sensitive"})
     at.session_state["active_source"] = "upload:toy"
@@ -152,7 +154,7 @@ def test_changing_k_recomputes_nothing_the_page_shows_apart_from_the_verdict(mon
     at.switch_page("pages/individuals.py").run()
     assert not at.exception and at.button(key="peers_apply")
     opened = dict(calls)
-    assert opened["privacy"] == opened["potential"] == 1 and opened["cost"] >= 1
+    assert opened["privacy"] == opened["potential"] == 1 and opened["cost"] >= 1 and opened["figure"] == 2
     for k in (3, 2, 3):
         at.number_input(key="target_k").set_value(k).run()
         assert not at.exception and at.button(key="peers_apply")
