@@ -23,8 +23,10 @@ import streamlit as st
 from anonlib.core.errors import AnonlibError
 from anonlib.core.loading import to_safe_csv
 from anonlib.measures.wildcard import NOT_IN_PEOPLE
+from anonlib.transformations.suppression import estimate_suppress_cells
 from anonlib.workflow import LocalSuppressionStep, ReleaseTarget, SuppressionStep
 
+from . import memo as memos
 from .glossary import term_help
 from .state import (
     apply_step_callback,
@@ -319,14 +321,11 @@ def _suppress_cells() -> None:
 LOCAL_ROWS = 300_000  # local suppression is offered (and its records counted) up to this many rows
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _records_touched(fingerprint: str, missing: str, roles: str, target: str, _dataset, _target) -> int:
-    """Records local suppression would change to reach the target's k on the working copy
-    (cached on everything it depends on: its content after the steps, the missing-value
-    policy, the roles (which columns are quasi-identifiers) and the target)."""
-    step = LocalSuppressionStep.from_target(_target, _dataset)
-    touched = step.suppressed(_dataset.frame).any(axis=1)
-    return int(_dataset.frame[_dataset.count][touched].sum()) if _dataset.count else int(touched.sum())
+def _records_touched(dataset, target) -> int:
+    """Records local suppression would change to reach ``target``'s k on ``dataset``."""
+    step = LocalSuppressionStep.from_target(target, dataset)
+    touched = step.suppressed(dataset.frame).any(axis=1)
+    return int(dataset.frame[dataset.count][touched].sum()) if dataset.count else int(touched.sum())
 
 
 LOCAL_IN_PEOPLE = "Suppressing cells is not offered. " + NOT_IN_PEOPLE
@@ -335,8 +334,10 @@ LOCAL_IN_PEOPLE = "Suppressing cells is not offered. " + NOT_IN_PEOPLE
 def _local_offer(copy) -> int | None:
     """Records local suppression would touch, when it is worth offering: the target is k
     alone in records (local suppression does not judge the privacy models, nor count people),
-    the copy is small enough to plan it at once, and it touches fewer records than
-    suppressing the failing ones."""
+    the copy is small enough to plan it, and it touches fewer records than suppressing the
+    failing ones. The plan is kept per content after the steps, missing-value policy, roles
+    and target; one estimated over ``INSTANT_SECONDS`` waits behind a button saying how long
+    it takes (``on_request``), so a change of k never waits for it."""
     check, dataset = copy.check, copy.current
     if (
         check is None
@@ -348,10 +349,23 @@ def _local_offer(copy) -> int | None:
     ):
         return None
     with guarded("planning local suppression"):
-        roles = roles_key(dataset)
-        target = target_key(copy.target)
-        touched = _records_touched(dataset.fingerprint, dataset.missing, roles, target, dataset, copy.target)
-        return touched if touched < check.failing_records else None
+        key = (dataset.fingerprint, dataset.missing, roles_key(dataset), target_key(copy.target))
+        seconds = estimate_suppress_cells(dataset.n_rows, check.failing_records, len(dataset.quasi_identifiers)).seconds
+        touched = memos.on_request(
+            "sidebar_cells",
+            key,
+            lambda: _records_touched(dataset, copy.target),
+            seconds=seconds,
+            what="which cells to suppress",
+            button_key="sidebar_plan_cells",
+        )
+        if touched is None or touched < check.failing_records:
+            return touched
+        if seconds > memos.INSTANT_SECONDS:  # planned on request: say why nothing is offered
+            st.caption(
+                f"Suppressing cells would touch {touched:,} records, no fewer than the "
+                f"{check.failing_records:,} failing: not offered."
+            )
     return None
 
 

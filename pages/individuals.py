@@ -44,6 +44,8 @@ def _roles_key(dataset: Dataset) -> tuple:
 # fingerprint (the table), the roles and the missing-value policy (what is analysed).
 PRIVACY = "individuals.privacy"
 POTENTIAL = "individuals.potential"
+BANDS = "individuals.bands"  # the band steps offered and what each costs (applied to the whole table)
+FIGURES = "individuals.figures"  # the two heatmaps, drawn from the kept results
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -230,20 +232,20 @@ if ready:
             )
 
         # ------------------------------------------------------------ Fig. 2 heatmap
-        values = np.vstack([m.values for m in privacy.minimums])
         threshold = p if measure == "ppp" else 0.0
-        columns = heatmap_columns(values)
-        record_text = None
-        if columns.bins is None:
-            shown = list(qis + sensitive_columns)
-            record_text = [", ".join(f"{c}={v}" for c, v in zip(shown, r)) for r in frame[shown].astype(str).to_numpy()]
-        notes = np.vstack(["knowing " + _worst_names(m) for m in privacy.minimums])
-        st.caption(
-            "Records " + ("at or below p" if measure == "ppp" else "with PoAC 0") + " are in the at-risk "
-            "colour; hover a cell for the record and the combination of quasi-identifiers that exposes it."
-        )
-        st.plotly_chart(
-            charts.privacy_heatmap(
+
+        def fig2() -> tuple:
+            """The heatmap and each record's values as text (None for binned records)."""
+            values = np.vstack([m.values for m in privacy.minimums])
+            columns = heatmap_columns(values)
+            record_text = None
+            if columns.bins is None:
+                shown = list(qis + sensitive_columns)
+                record_text = [
+                    ", ".join(f"{c}={v}" for c, v in zip(shown, r)) for r in frame[shown].astype(str).to_numpy()
+                ]
+            notes = np.vstack(["knowing " + _worst_names(m) for m in privacy.minimums])
+            figure = charts.privacy_heatmap(
                 values,
                 list(sensitive_columns),
                 columns,
@@ -253,10 +255,16 @@ if ready:
                 individual_text=record_text,
                 cell_notes=notes,
                 title=f"Minimum {label} over what an attacker may know",
-            ),
-            width="stretch",
-            key="peers_heatmap",
+            )
+            return figure, record_text
+
+        # the figures read only the results kept above: kept with them, not drawn again on a change of k
+        heatmap, record_text = memo(FIGURES).compute((*privacy_key, palette), fig2)
+        st.caption(
+            "Records " + ("at or below p" if measure == "ppp" else "with PoAC 0") + " are in the at-risk "
+            "colour; hover a cell for the record and the combination of quasi-identifiers that exposes it."
         )
+        st.plotly_chart(heatmap, width="stretch", key="peers_heatmap")
 
         # ------------------------------------------------------------ Fig. 3 for one sensitive attribute
         st.subheader("Where vulnerability comes from")
@@ -275,9 +283,10 @@ if ready:
             aux,
             dataset.count,
         )
-        rows = np.vstack([lo.full[None, :], lo.without])
-        st.plotly_chart(
-            charts.privacy_heatmap(
+
+        def fig3():
+            rows = np.vstack([lo.full[None, :], lo.without])
+            return charts.privacy_heatmap(
                 rows,
                 ["everything known"] + [f"all but {c}" for c in aux],
                 heatmap_columns(rows),
@@ -286,9 +295,10 @@ if ready:
                 value_label=label,
                 individual_text=record_text,
                 title=f"{label} of {sensitive} when each quasi-identifier in turn is unknown",
-            ),
-            width="stretch",
-            key="peers_leave_one_out",
+            )
+
+        st.plotly_chart(
+            memo(FIGURES).compute((*privacy_key, palette, sensitive), fig3), width="stretch", key="peers_leave_one_out"
         )
         gains = lo.gains().rename(
             columns={"unknown variable": "unknown quasi-identifier", "individuals improved %": "records improved %"}
@@ -396,11 +406,16 @@ if ready:
                     f"Offsets were thinned evenly to {len(table)} partitions to keep this fast on {len(frame):,} rows."
                 )
             best = table[table["best for its categories"]].sort_values("protected share", ascending=False)
-            steps = [
-                BandsStep.from_partition(variable, potential.partitions[int(i)]).covering(dataset.frame[variable])
-                for i in best.index
-            ]
-            costs = [step_cost(s, dataset) for s in steps]
+
+            def band_steps() -> tuple[list, list]:
+                steps = [
+                    BandsStep.from_partition(variable, potential.partitions[int(i)]).covering(dataset.frame[variable])
+                    for i in best.index
+                ]
+                return steps, [step_cost(s, dataset) for s in steps]
+
+            # each step applied to the table to say its cost: kept, as it depends on none of the release target
+            steps, costs = memo(BANDS).compute((*potential_key, float(p)), band_steps)
             default = default_choice(costs)
             choices = list(range(len(steps)))
             pick = st.selectbox(

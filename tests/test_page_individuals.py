@@ -120,3 +120,42 @@ def test_failed_bands_are_a_sentence_in_the_sidebar_note(monkeypatch):
     assert not at.exception
     assert "These categories cannot be applied to 'age'." in at.session_state["working_copy_note"]
     assert not at.session_state["working_copy"].steps  # unchanged
+
+
+def test_changing_k_recomputes_nothing_the_page_shows_apart_from_the_verdict(monkeypatch):
+    """The page's results depend on the data, roles and the page's controls, not on the release
+    target's k: changing k back and forth (the user's main action) computes none of them again;
+    the bands' costs were computed on every rerun (a second at 10^5 records)."""
+    import anonlib.measures.peers as peers
+    import anonlib.workflow as workflow
+    import anonlib.workflow.findings as findings
+    from dashboard import charts
+    from dashboard.memo import memo
+
+    for name in ("individuals.privacy", "individuals.potential", "individuals.bands", "individuals.figures"):
+        memo(name).clear()  # computed here, not kept from another test
+    calls = {"privacy": 0, "potential": 0, "cost": 0, "figure": 0}
+
+    def counted(name, function):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(findings, "individual_privacy", counted("privacy", findings.individual_privacy))
+    monkeypatch.setattr(peers, "generalization_potential", counted("potential", peers.generalization_potential))
+    monkeypatch.setattr(workflow, "step_cost", counted("cost", workflow.step_cost))
+    monkeypatch.setattr(charts, "privacy_heatmap", counted("figure", charts.privacy_heatmap))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["active_dataset"] = _with_missing_values().with_roles({"dx": "sensitive"})
+    at.session_state["active_source"] = "upload:toy"
+    at.run()
+    at.switch_page("pages/individuals.py").run()
+    assert not at.exception and at.button(key="peers_apply")
+    opened = dict(calls)
+    assert opened["privacy"] == opened["potential"] == 1 and opened["cost"] >= 1 and opened["figure"] == 2
+    for k in (3, 2, 3):
+        at.number_input(key="target_k").set_value(k).run()
+        assert not at.exception and at.button(key="peers_apply")
+    assert calls == opened

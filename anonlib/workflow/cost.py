@@ -118,21 +118,27 @@ def _distinct(series: pd.Series) -> tuple[int, str | None]:
 def _changed_cells(old: pd.Series, new: pd.Series) -> np.ndarray:
     """Per row: the cell differs (missing equals missing; 30 and 30.0 are equal, and so are a
     number and the text it is written as: 64 and "64", 30.0 and "30"; "064" is another value).
+    Each distinct (before, after) pair is compared once, and the answer read back per row.
 
     >>> _changed_cells(pd.Series([64, 91, 30]), pd.Series(["64", "90 or older", "030"])).tolist()
     [False, True, True]
     """
-    a, b = old.astype(object).to_numpy(), new.astype(object).to_numpy()
-    blank_a, blank_b = pd.isna(a), pd.isna(b)
-    same = blank_a & blank_b
-    both = ~blank_a & ~blank_b
-    same[both] = np.asarray(a[both] == b[both], dtype=bool)
+    before, distinct_before = pd.factorize(old.astype(object).to_numpy())  # a missing value: -1
+    after, distinct_after = pd.factorize(new.astype(object).to_numpy())
+    width = len(distinct_after) + 1
+    pairs, inverse = np.unique((before.astype(np.int64) + 1) * width + after + 1, return_inverse=True)
+    x, y = pairs // width - 1, pairs % width - 1
+    values = (x >= 0) & (y >= 0)
+    same = (x < 0) & (y < 0)
+    same[values] = np.asarray(distinct_before[x[values]] == distinct_after[y[values]], dtype=bool)
     numbers = pd.api.types.is_numeric_dtype(old) and not pd.api.types.is_bool_dtype(old)
     if numbers and not pd.api.types.is_numeric_dtype(new):  # numbers written as text (Safe Harbor's columns)
-        rest = np.flatnonzero(both & ~same)
+        rest = np.flatnonzero(values & ~same)
         if rest.size:
-            same[rest] = [_number_text(x) == str(y).strip() for x, y in zip(a[rest], b[rest])]
-    return ~same
+            written = np.array([_number_text(v) for v in distinct_before], dtype=object)
+            texts = np.array([str(v).strip() for v in distinct_after], dtype=object)
+            same[rest] = written[x[rest]] == texts[y[rest]]
+    return ~same[inverse.reshape(-1)]
 
 
 def _number_text(value) -> str:
