@@ -1,0 +1,176 @@
+"""AppTest of the risk-utility frontier page on an uploaded-like file: the working copy by
+default, a policy applied as a step (cost first), Safe Harbor dominance claimed only for
+policies meeting the target k, and the paper's example behind its toggle."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from uploads import put_upload, uploaded
+
+from anonlib.transformations.frontier import dominating, explore, prepare, safe_harbor_policy
+from anonlib.transformations.synthetic import adult_with_zip, zip3_populations
+from anonlib.workflow import PolicyStep, ReleaseTarget, step_cost
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "frontier.py")
+TIMEOUT = 240
+QIS = ["sex", "zip", "diagnosis"]  # 1 + 7 + 4 bits: the exhaustive frontier is exact and quick
+ROLES = {
+    "patient_id": "identifier",
+    "age": "ignore",
+    "sex": "quasi-identifier",
+    "zip": "quasi-identifier",
+    "diagnosis": "quasi-identifier",
+}
+K = 20  # the file's smallest class on these holds 15 records
+PICK = "Frontier policy to inspect (or click a point of the frontier line)"
+
+
+def words(elements) -> list[str]:
+    return [re.sub(r"\\(.)", r"\1", str(e.value)) for e in elements]
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def picker(at: AppTest):
+    return next(s for s in at.selectbox if s.label == PICK)
+
+
+@pytest.fixture(scope="module")
+def upload():
+    return uploaded(roles=ROLES)
+
+
+def reference(dataset, k: int) -> dict:
+    """The library's frontier on the same file, each policy's k, and the Safe Harbor claim
+    restricted to policies meeting ``k`` (slow, written out here)."""
+    frame, _ = dataset.analysis_frame(QIS)
+    space = prepare(frame, QIS)
+    result = explore(space, "exhaustive")
+    frontier = list(result.frontier)
+    ks = [int(space.class_sizes(space.bits_of(e.bits)).min()) for e in frontier]
+    removed = [any(not any(b) and len(b) > 0 for b in e.bits.values()) for e in frontier]
+    harbor = safe_harbor_policy(space, zip3_population=zip3_populations())
+    risk, loss = space.evaluate(space.bits_of(harbor.bits))
+    lower = dominating(frontier, risk, loss)
+    better = [e for e in lower if ks[frontier.index(e)] >= k]
+    keeps = [i for i in range(len(frontier)) if ks[i] >= k and not removed[i]]
+    dominant = [i for i in keeps if frontier[i] in better]
+    default = min(dominant or keeps, key=lambda i: frontier[i].loss) if keeps else None
+    return dict(space=space, frame=frame, frontier=frontier, ks=ks, better=better, lower=lower, default=default)
+
+
+def open_page(upload, k: int) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, *upload)
+    at.session_state["release_target"] = ReleaseTarget(k=k)
+    at.run()
+    at.selectbox(key="fr_method").set_value("exhaustive").run()
+    assert not at.exception and not at.error
+    return at
+
+
+def test_opens_on_the_working_copy_and_preselects_a_policy_meeting_k(upload):
+    dataset, _ = upload
+    at = open_page(upload, K)
+    ref = reference(dataset, K)
+    assert any(c.startswith("Working copy patients.csv: 2,000 records.") for c in words(at.caption))
+    assert at.multiselect(key=f"fr_qis_{dataset.fingerprint}:{dataset.missing}").value == QIS
+    assert metrics(at)["frontier policies"] == f"{len(ref['frontier']):,}"
+    i = ref["default"]
+    assert i is not None and picker(at).value == i
+    assert min(ref["ks"]) < K <= ref["ks"][i] and metrics(at)["k"] == f"{ref['ks'][i]:,}"
+    assert f"#{i + 1}: k = {ref['ks'][i]:,}," in picker(at).options[i] and "removes" not in picker(at).options[i]
+    line = next(m for m in words(at.markdown) if m.startswith("Safe Harbor:"))
+    assert (
+        f"{len(ref['better'])} of {len(ref['frontier'])} frontier policies meet k = {K} and strictly dominate it"
+        in line
+    )
+    # the cost is said before the button, and the verdict is in records
+    cost = step_cost(PolicyStep.from_space(ref["space"], ref["frontier"][i].bits), dataset)
+    assert "What it does to the working copy:\n" + "\n".join(f"- {c}" for c in cost.sentences()) in words(at.markdown)
+    assert any(
+        s.startswith("This policy against the release target. Met: all 2,000 records") for s in words(at.success)
+    )
+
+
+def test_safe_harbor_is_not_beaten_by_policies_failing_k(upload):
+    dataset, _ = upload
+    at = open_page(upload, 5000)  # more than the file's records: no policy can meet it
+    ref = reference(dataset, 5000)
+    assert ref["better"] == [] and ref["default"] is None
+    line = next(m for m in words(at.markdown) if m.startswith("Safe Harbor:"))
+    assert f"0 of {len(ref['frontier'])} frontier policies meet k = 5000" in line
+    assert not any("dominates" in o for o in picker(at).options)
+    assert picker(at).value is None
+    assert any("No frontier policy found meets the release target (k = 5000" in w for w in words(at.warning))
+    if ref["lower"]:
+        assert any(
+            f"{len(ref['lower'])} more frontier policies are lower on both axes but leave classes smaller "
+            "than k = 5000" in c
+            for c in words(at.caption)
+        )
+    assert "fr_apply" not in [b.key for b in at.button]
+
+
+def test_applying_the_policy_generalizes_the_working_copy(upload):
+    dataset, _ = upload
+    at = open_page(upload, K)
+    ref = reference(dataset, K)
+    chosen = ref["frontier"][ref["default"]]
+    at.button(key="fr_apply").click().run()
+    assert not at.exception
+    copy = at.session_state["working_copy"]
+    assert len(copy.steps) == 1 and copy.steps[0].page == "Frontier"
+    assert copy.steps[0].step == PolicyStep.from_space(ref["space"], chosen.bits)
+    expected = ref["space"].generalize(ref["frame"], ref["space"].bits_of(chosen.bits))
+    for column in QIS:
+        assert copy.current.frame[column].astype(str).tolist() == expected[column].astype(str).tolist()
+    assert copy.current.frame["age"].tolist() == dataset.frame["age"].tolist()  # not a quasi-identifier here
+    assert copy.check.met and copy.check.records == 2000
+
+
+def test_a_file_without_quasi_identifiers_asks_for_them():
+    dataset, reading = uploaded(
+        roles={c: "ignore" for c in ["age", "sex", "zip", "diagnosis"]} | {"patient_id": "identifier"}
+    )
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, dataset, reading)
+    at.run()
+    assert not at.exception
+    assert any("Mark the quasi-identifiers" in i for i in words(at.info))
+    assert not at.metric
+    assert not at.toggle(key="frontier_paper").value
+
+
+def test_paper_example_behind_its_toggle():
+    dataset, reading = uploaded(
+        roles={c: "ignore" for c in ["age", "sex", "zip", "diagnosis"]} | {"patient_id": "identifier"}
+    )
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, dataset, reading)
+    at.run()
+    at.toggle(key="frontier_paper").set_value(True).run()
+    assert not at.exception and not at.error
+    space = prepare(adult_with_zip(), ["age", "sex", "race", "zip"])
+    expected = explore(space, "shs", 1000, seed=1)
+    shown = metrics(at)
+    assert shown["policies evaluated"] == "1,000"
+    assert shown["frontier policies"] == f"{len(expected.frontier):,}"
+    assert shown["area"] == f"{expected.area:.4f}"
+    rcs = explore(space, "rcs", 1000, seed=1)
+    assert any(f"RCS {rcs.area_after(100):.4f}" in c for c in words(at.caption))
+    assert not at.session_state["working_copy"].steps  # the example never touches the working copy
+
+
+def test_app_navigation_reaches_the_page():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    at.switch_page("pages/frontier.py").run()
+    assert not at.exception
+    assert any(t.value == "Risk-utility frontier" for t in at.title)

@@ -1,0 +1,193 @@
+"""Spark (local mode, one session for this module, small data) counts what the in-memory
+kernel counts: profile JSON, leakage, models, acceptance and a recipe's release on Adult,
+diabetes and heart; without Java, and on engine errors, the user reads one sentence."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from anonlib import engine as eng
+from anonlib.__main__ import main
+from anonlib.core.errors import EngineError
+from anonlib.core.samples import SAMPLES, load_sample
+from anonlib.measures.leakage import leakage_table
+from anonlib.measures.models import acceptance, model_values
+from anonlib.measures.profile import risk_profile
+from anonlib.workflow import apply_recipe, engine_replay
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytest.importorskip("pyspark", reason="the Spark engine is the optional [spark] extra")
+if not eng.java_available():  # .ci/run installs Java 17; a developer machine may lack it
+    pytest.skip("Spark needs Java 17", allow_module_level=True)
+
+
+from test_engine import engine_recipe, model_requirements, released_rows  # noqa: E402
+from test_engine_anonymize import same_answer  # noqa: E402
+
+KEYS = ("adult", "diabetes", "heart_cleveland")
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """The process's Spark session in local mode (the CLI's default master, so CLI calls share it)."""
+    return eng.connect("spark", master=eng.DEFAULT_SPARK_MASTER)
+
+
+@pytest.fixture(scope="module")
+def parquet(tmp_path_factory):
+    """A bundled sample's analysed columns as Parquet (Spark splits Parquet; a gzip CSV it reads in one task)."""
+    folder = tmp_path_factory.mktemp("samples")
+
+    def write(key: str) -> Path:
+        dataset = load_sample(key)
+        path = folder / f"{key}.parquet"
+        dataset.frame[list(dataset.quasi_identifiers + dataset.sensitive)].to_parquet(path)
+        return path
+
+    return write
+
+
+def equal_to_in_memory(dataset, source, spark) -> None:
+    """Profile and leakage (single quasi-identifiers and the pair of the first two) equal the kernel's."""
+    qis = list(dataset.quasi_identifiers)
+    assert risk_profile(source, qis, engine=spark) == risk_profile(dataset)
+    columns = [*qis, *dataset.sensitive, tuple(qis[:2])]
+    got = leakage_table(source, columns, engine=spark)
+    pd.testing.assert_frame_equal(got, leakage_table(dataset.frame, columns), check_exact=True)
+
+
+@pytest.mark.parametrize("key", ["adult", "diabetes"])
+def test_profile_and_leakage_of_bundled_data_as_parquet_equal_in_memory(key, spark, parquet) -> None:
+    equal_to_in_memory(load_sample(key), parquet(key), spark)
+
+
+def test_profile_and_leakage_of_a_bundled_csv_read_in_place_equal_in_memory(spark) -> None:
+    equal_to_in_memory(load_sample("heart_cleveland"), SAMPLES["heart_cleveland"].path, spark)
+
+
+def test_missing_rows_dropped_and_a_count_column_on_spark(spark) -> None:
+    arca = load_sample("arca_table1").with_missing("drop")
+    assert risk_profile(arca, engine=spark) == risk_profile(arca)  # the #Rec. column is summed
+    heart = load_sample("heart_cleveland").with_missing("drop")
+    scanned = eng.scan(SAMPLES["heart_cleveland"].path, engine=spark, missing="drop")
+    on_spark = risk_profile(scanned, ["age", "ca"])
+    assert on_spark == risk_profile(heart, ["age", "ca"]) and on_spark.rows_dropped == 4  # '?' in ca
+
+
+def test_an_engine_error_is_one_sentence_without_java_frames(tmp_path: Path, spark, capfd) -> None:
+    bad = tmp_path / "broken.parquet"
+    bad.write_bytes(b"PAR1 this is not a parquet file PAR1")
+    with pytest.raises(EngineError) as caught:
+        risk_profile(eng.scan(bad, engine=spark), ["age"])
+    message = str(caught.value)
+    assert message.startswith("The spark engine could not run the query:") and "\n" not in message
+    assert "at org.apache" not in message and len(message) < 400
+    printed = capfd.readouterr()
+    assert "at org.apache" not in printed.out + printed.err and "WARN" not in printed.err
+
+
+def test_a_second_master_in_one_process_is_refused(spark) -> None:
+    with pytest.raises(EngineError, match="already runs Spark on 'local\\[\\*\\]'"):
+        eng.connect("spark", master="local[1]")
+
+
+def test_without_java_the_cli_says_so_in_one_sentence(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "PYSPARK_GATEWAY_PORT")}
+    env["PATH"] = str(tmp_path)  # no java on it
+    done = subprocess.run(
+        [sys.executable, "-m", "anonlib", "profile", "--sample", "heart_cleveland", "--engine", "spark"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: Spark needs Java 17") and done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_profile_json_from_the_cli_on_spark_equals_in_memory(key, spark, capsys) -> None:
+    assert main(["profile", "--sample", key, "--json"]) == 0
+    in_memory = json.loads(capsys.readouterr().out)
+    assert main(["profile", "--sample", key, "--json", "--engine", "spark"]) == 0
+    assert json.loads(capsys.readouterr().out) == in_memory
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_models_and_acceptance_on_spark_equal_in_memory(key, spark, parquet) -> None:
+    dataset = load_sample(key)
+    qis = list(dataset.quasi_identifiers[:3])
+    frame, _ = dataset.analysis_frame(qis + list(dataset.sensitive))
+    source = eng.scan(parquet(key), engine=spark)
+    for sensitive in dataset.sensitive:
+        assert model_values(source, qis, sensitive) == model_values(frame, qis, sensitive)
+    requirements = model_requirements(dataset)
+    expected = acceptance(frame, qis, k=3, requirements=requirements, max_suppressed=0.1)
+    assert acceptance(source, qis, k=3, requirements=requirements, max_suppressed=0.1) == expected
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_a_recipe_applied_on_spark_releases_the_in_memory_table(key, tmp_path: Path, spark) -> None:
+    recipe = engine_recipe(key)
+    expected = apply_recipe(recipe, SAMPLES[key].path)
+    got = engine_replay.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released", engine=spark)
+    assert got.check == expected.check and got.released_records == len(expected.table)
+    parts = sorted((tmp_path / "released").glob("part-*.csv"))
+    frame = pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts if p.stat().st_size])
+    frame = frame.sort_values(list(frame.columns)).reset_index(drop=True)
+    pd.testing.assert_frame_equal(frame, released_rows(expected.csv))
+
+
+def test_anonymize_on_spark_equals_in_memory(tmp_path: Path, spark, parquet, capsys) -> None:
+    """The optimal search on Spark's class table, the release written by Spark and measured as
+    written: the in-memory command's levels, released rows, loss and exit code."""
+    argv = [
+        "anonymize",
+        str(parquet("adult")),
+        "--shield",
+        "age,sex,race,native-country",
+        "--k",
+        "5",
+        "--max-suppressed",
+        "0.01",
+    ]
+    stated, _ = same_answer(argv, tmp_path, capsys, engine="spark")
+    assert stated["levels"] == {"age": 1, "sex": 0, "race": 1, "native-country": 1}
+    assert stated["met"] is True and stated["suppressed"] == 323
+    not_met = tmp_path / "t.parquet"
+    pd.DataFrame(
+        {
+            "q0": list("aaaaaaaaabcba"),
+            "dx": ["flu", "hiv", "flu", "flu", "flu", "none", "none", "none", "none", "flu", "flu", "hiv", "none"],
+        }
+    ).to_parquet(not_met)
+    stated, _ = same_answer(
+        [
+            "anonymize",
+            str(not_met),
+            "--shield",
+            "q0",
+            "--k",
+            "1",
+            "--require",
+            "t_closeness:dx=0.4",
+            "--max-suppressed",
+            "0.1",
+            "--method",
+            "iab",
+        ],
+        tmp_path,
+        capsys,
+        engine="spark",
+    )
+    # every search measures 0.4-closeness on the records it releases: IAB's release meets it (engine and memory)
+    assert stated["met"] is True and stated["failing_records"] == 0

@@ -1,0 +1,345 @@
+"""The project store on SQLite and on a real PostgreSQL server (``store_url`` runs every test
+on both): projects saved and reopened as they were, a stale view refused, two processes
+writing one project, deletion that erases, the append-only audit log, migrations,
+export and import, and twelve monthly deliveries released through one project."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+from project_files import ROLES, delivery, patient_delivery, worked_copy
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import DBAPIError
+
+from anonlib.cli import main as cli
+from anonlib.core.dataset import Dataset
+from anonlib.core.errors import ProjectError, StaleProjectError, StoreError
+from anonlib.core.loading import load_table
+from anonlib.projects import (
+    ProjectState,
+    ProjectStore,
+    audit_entries,
+    deliver,
+    export_project,
+    import_project,
+    record_package,
+    verify_chain,
+    verify_entry,
+)
+from anonlib.projects import store as store_module
+from anonlib.projects.schema import META
+from anonlib.workflow import ReleaseTarget, WorkingCopy, release_csv, release_package
+from anonlib.workflow.health_steps import PseudonymizeStep
+from anonlib.workflow.recipe import Reading
+from anonlib.workflow.release import digest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _released(copy) -> bytes:
+    return release_csv(copy.release())
+
+
+def test_a_reopened_project_is_the_working_copy_it_saved(store_url):
+    data = delivery(0)
+    copy = worked_copy(data)
+    ref = ProjectStore(store_url).create("survey", ProjectState.of(copy, "upload:survey.csv"), data)
+    again = ProjectStore(store_url)  # another opening of the same store
+    project = again.load("survey")
+    restored = project.state.restore(again.file(ref))
+    assert project.summary.records == 300 and project.summary.file_bytes == len(data)
+    assert restored.target == copy.target
+    assert [a.summary() for a in restored.steps] == [a.summary() for a in copy.steps]
+    assert restored.loaded.roles == copy.loaded.roles and restored.loaded.fingerprint == copy.loaded.fingerprint
+    assert _released(restored) == _released(copy)
+    assert restored.check.sentence() == copy.check.sentence()
+
+
+def test_pseudonyms_replay_under_the_key_the_project_keeps(store_url):
+    data = patient_delivery(0)
+    table = load_table(data, name="study.csv")
+    dataset = Dataset.from_frame("study.csv", table.frame, {**ROLES, "pid": "person"})
+    start = WorkingCopy.start(dataset, ReleaseTarget(k=2), reading=Reading.of(table, data))
+    store = ProjectStore(store_url)
+    ref = store.create("study", ProjectState.of(start, "upload:study.csv"), data)
+    key = store.key(ref)
+    copy = start.apply(PseudonymizeStep.made("pid", key), "Dataset")
+    ref = store.save(ref, ProjectState.of(copy, "upload:study.csv"), "pid as pseudonyms")
+    saved = ProjectStore(store_url).load("study")  # as a reload or a restarted server opens it
+    assert key.hex() not in saved.state.dumps()  # the state names the key by its id only
+    with pytest.raises(ProjectError, match="need its key"):
+        saved.state.restore(data)
+    restored = saved.state.restore(store.file(ref), key=store.key(ref))
+    assert _released(restored) == _released(copy)
+    # the next delivery is pseudonymized under the same key: the same patients, the same pseudonyms
+    first = dict(zip(dataset.frame["pid"], copy.current.frame["pid"], strict=True))
+    nxt = deliver(store, ref, patient_delivery(1), "month1.csv")
+    assert nxt.copy is not None, nxt.problem
+    second = dict(zip(nxt.copy.loaded.frame["pid"], nxt.copy.current.frame["pid"], strict=True))
+    shared = set(first) & set(second)
+    assert len(shared) > 50 and all(first[p] == second[p] for p in shared)
+    # another key would orphan the pseudonyms: refused while the steps hold them; a duplicate keeps the key
+    with pytest.raises(ProjectError, match="undo them"):
+        store.set_key(ref, bytes(32))
+    assert store.key(store.duplicate(ref)) == key
+    other = store.create("fresh", ProjectState.of(start, "upload:study.csv"), data)
+    assert store.key(other) != key
+    store.set_key(other, key)  # no pseudonyms yet: the key of earlier deliveries made elsewhere is taken
+    assert store.key(other) == key
+
+
+def test_a_stale_view_is_refused_and_the_newer_change_kept(store_url):
+    data = delivery(0)
+    store = ProjectStore(store_url)
+    copy = worked_copy(data)
+    tab_a = tab_b = store.create("survey", ProjectState.of(copy, "upload:survey.csv"), data)
+    tab_a = store.save(tab_a, ProjectState.of(copy.with_target(ReleaseTarget(k=3)), "upload:survey.csv"), "k = 3")
+    with pytest.raises(StaleProjectError, match="changed in another tab or window"):
+        store.save(tab_b, ProjectState.of(copy.with_target(ReleaseTarget(k=7)), "upload:survey.csv"), "k = 7")
+    latest = store.load(tab_b.id)
+    assert latest.state.target.k == 3 and latest.ref.version == tab_a.version == 2
+    # the stale tab reloads and its next change is saved on top of the newer one
+    store.save(latest.ref, ProjectState.of(copy.with_target(ReleaseTarget(k=7)), "upload:survey.csv"), "k = 7")
+    assert store.load("survey").state.target.k == 7
+
+
+WRITER = """
+import sys, time
+from anonlib.core.errors import StaleProjectError
+from anonlib.projects import ProjectState, ProjectStore
+store = ProjectStore(sys.argv[1])
+print("ready", flush=True)
+sys.stdin.readline()  # both writers start together, once both are ready
+stale = 0
+for _ in range(int(sys.argv[2])):
+    while True:  # read, change, compare-and-set; a stale read is read again
+        project = store.load("counter")
+        state = project.state
+        raised = ProjectState(state.origin, state.source, type(state.target)(k=state.target.k + 1), state.steps)
+        time.sleep(0.003)  # a page's work between reading the project and saving the change
+        try:
+            store.save(project.ref, raised, "k + 1")
+            break
+        except StaleProjectError:
+            stale += 1
+print(stale)
+"""
+
+
+def test_two_processes_writing_one_project_lose_no_update(store_url):
+    data = delivery(0, rows=40)
+    store = ProjectStore(store_url)
+    copy = worked_copy(data).with_target(ReleaseTarget(k=1))
+    store.create("counter", ProjectState.of(copy, "upload:survey.csv"), data)
+    each = 50
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, store_url, str(each)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    assert [w.stdout.readline() for w in writers] == ["ready\n", "ready\n"]
+    for w in writers:
+        w.stdin.write("go\n")
+        w.stdin.flush()
+    outputs = [w.communicate(timeout=300)[0] for w in writers]
+    assert [w.returncode for w in writers] == [0, 0], outputs
+    assert sum(int(o) for o in outputs) > 0  # they did collide: some reads were stale and read again
+    project = store.load("counter")
+    assert project.state.target.k == 1 + 2 * each  # every increment of both writers is there
+    assert project.ref.version == 1 + 2 * each
+    assert store.integrity_ok()
+
+
+def test_deleting_a_project_erases_its_rows_and_its_file(store_url):
+    marker = "MARKER-7f3a9c-diagnosis"
+    data = delivery(0, marker=marker)
+    store = ProjectStore(store_url)
+    copy = worked_copy(data)
+    ref = store.create("to delete", ProjectState.of(copy, "upload:survey.csv"), data)
+    other = store.create("kept", ProjectState.of(worked_copy(delivery(1)), "upload:m1.csv"), delivery(1))
+    entry = record_package(store, ref, release_package(copy), source=data, user="anna")
+    store.delete(ref)
+    engine = create_engine(store_url)
+    with engine.connect() as c:
+        assert c.execute(text("SELECT count(*) FROM projects WHERE id = :i"), {"i": ref.id}).scalar() == 0
+        assert c.execute(text("SELECT count(*) FROM releases WHERE project_id = :i"), {"i": ref.id}).scalar() == 0
+        assert c.execute(text("SELECT count(*) FROM blobs WHERE sha256 = :s"), {"s": digest(data)}).scalar() == 0
+        assert c.execute(text("SELECT count(*) FROM blobs")).scalar() == 1  # the other project's file only
+    engine.dispose()
+    path = store_module.sqlite_path(store_url)
+    if path is not None:  # the bytes are gone from the database file and its log, not just unlinked
+        for part in store_module._sqlite_files(path):
+            if part.exists():
+                assert marker.encode() not in part.read_bytes(), part.name
+    entries = audit_entries(store)
+    assert [(e.id, e.project, e.project_deleted) for e in entries] == [(entry.id, "to delete", True)]
+    assert verify_chain(store) == []
+    with pytest.raises(ProjectError, match="deleted with its files"):
+        verify_entry(store, entry.id)
+    assert [p.name for p in store.summaries()] == [other.name]
+
+
+def test_the_audit_log_is_append_only_and_its_chain_shows_a_change(store_url):
+    data = delivery(0)
+    store = ProjectStore(store_url)
+    copy = worked_copy(data)
+    ref = store.create("survey", ProjectState.of(copy, "upload:survey.csv"), data)
+    first = record_package(store, ref, release_package(copy), source=data, user="anna")
+    second = record_package(store, ref, release_package(copy.undo()), source=data, user="ben")
+    assert second.previous == first.entry_sha256 and verify_chain(store) == []
+    engine = create_engine(store_url)
+    for statement in ("UPDATE audit SET met = NOT met", "DELETE FROM audit"):
+        with pytest.raises(DBAPIError, match="append-only"), engine.begin() as c:
+            c.execute(text(statement))
+    assert [e.met for e in audit_entries(store)] == [first.met, second.met]
+    # changed by other means (the triggers dropped by whoever can write the database): the chain says so
+    with engine.begin() as c:
+        if engine.dialect.name == "sqlite":
+            c.execute(text("DROP TRIGGER audit_no_update"))
+            c.execute(text("DROP TRIGGER audit_no_delete"))
+        else:
+            c.execute(text("ALTER TABLE audit DISABLE TRIGGER USER"))
+        c.execute(text("UPDATE audit SET released = released + 1 WHERE id = :i"), {"i": first.id})
+    assert verify_chain(store) == [
+        f"Audit entry {first.id} was changed after it was written (its digest does not match)."
+    ]
+    with engine.begin() as c:  # ... and so does an entry removed
+        c.execute(text("DELETE FROM audit WHERE id = :i"), {"i": first.id})
+    engine.dispose()
+    assert verify_chain(store) == [
+        f"Audit entry {second.id} does not follow the entry before it (one was removed or changed).",
+        f"The audit log's chain is broken: the log ends at entry {second.id} (1 entry) but its head says entry "
+        f"{second.id} (2 entries); entries were removed from it.",
+        f"The project 'survey' keeps the release of audit entry {first.id}, which the audit log lacks.",
+    ]
+
+
+def test_an_older_store_is_migrated_and_a_newer_one_refused(store_url, monkeypatch):
+    store = ProjectStore(store_url)
+    store.create("survey", ProjectState.of(worked_copy(delivery(0)), "upload:survey.csv"), delivery(0))
+    added = []
+
+    def next_version(connection):
+        connection.execute(text("ALTER TABLE projects ADD COLUMN note TEXT"))
+        added.append(connection.dialect.name)
+
+    monkeypatch.setitem(store_module.MIGRATIONS, 3, next_version)
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 3)
+    migrated = ProjectStore(store_url)
+    assert added and migrated.schema_version == 3 and migrated.load("survey").state.target.k == 5
+    engine = create_engine(store_url)
+    with engine.connect() as c:
+        assert c.execute(text("SELECT value FROM meta WHERE key = 'schema_version'")).scalar() == "3"
+        assert c.execute(text("SELECT count(note) FROM projects")).scalar() == 0
+    with engine.begin() as c:
+        c.execute(META.update().where(META.c.key == "schema_version").values(value="99"))
+    engine.dispose()
+    with pytest.raises(StoreError, match=r"newer anonlib \(schema version 99; this one reads up to 3\)"):
+        ProjectStore(store_url)
+
+
+def test_export_and_import_carry_the_project_and_the_key_only_when_asked(store_url, tmp_path):
+    data = delivery(0)
+    store = ProjectStore(store_url)
+    ref = store.create("survey", ProjectState.of(worked_copy(data), "upload:survey.csv"), data)
+    elsewhere = ProjectStore(f"sqlite:///{tmp_path / 'elsewhere' / 'projects.sqlite'}")
+    plain = import_project(elsewhere, export_project(store, ref))
+    keyed = import_project(elsewhere, export_project(store, ref, with_key=True), name="survey with key")
+    assert elsewhere.load(plain).state == store.load(ref).state
+    assert elsewhere.file(plain) == data
+    assert elsewhere.key(plain) != store.key(ref) and elsewhere.key(keyed) == store.key(ref)
+    assert b"key" not in zipfile.ZipFile(io.BytesIO(export_project(store, ref))).read("project.json")
+    with pytest.raises(ProjectError, match="already a project named 'survey'"):
+        import_project(elsewhere, export_project(store, ref))
+    damaged = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(export_project(store, ref))) as source, zipfile.ZipFile(damaged, "w") as out:
+        for name in source.namelist():
+            payload = source.read(name)
+            out.writestr(name, payload.replace(b"flu", b"FLU") if name == "file" else payload)
+    with pytest.raises(ProjectError, match="file does not match its SHA-256"):
+        import_project(elsewhere, damaged.getvalue(), name="damaged")
+
+
+def test_twelve_monthly_deliveries_through_one_project_are_on_record_and_verify(store_url, tmp_path, capsys):
+    first = delivery(0)
+    store = ProjectStore(store_url)
+    ref = store.create("monthly survey", ProjectState.of(worked_copy(first), "upload:month00.csv"), first)
+    written = []
+    for month in range(1, 13):
+        data = delivery(month)
+        source = tmp_path / f"month{month:02d}.csv"
+        source.write_bytes(data)
+        released = deliver(store, ref, data, source.name)
+        assert released.differences == () and released.copy is not None, released.problem
+        assert [s.step.kind for s in released.copy.steps] == ["bands", "suppression"]
+        package = released.package()
+        released.record(store, package)
+        path = tmp_path / f"release{month:02d}.zip"
+        path.write_bytes(package)
+        written.append((path, source))
+    entries = audit_entries(store, "monthly survey")
+    assert len(entries) == 12 and verify_chain(store) == []
+    for entry, (path, source) in zip(entries, written):
+        package = path.read_bytes()
+        members = zipfile.ZipFile(io.BytesIO(package))
+        assert entry.package_sha256 == digest(package)
+        assert entry.released_sha256 == digest(members.read("released.csv"))
+        assert entry.source_sha256 == digest(source.read_bytes()) and entry.source_name == source.name
+        recipe = json.loads(members.read("recipe.json"))
+        assert entry.released == recipe["release"]["records"] and entry.records == 300
+        assert entry.suppressed == 300 - entry.released
+        assert verify_entry(store, entry.id).passed
+        assert cli(["verify", str(path), str(source)]) == 0
+    capsys.readouterr()
+    assert store.summary(ref).releases == 12
+
+
+def test_a_delivery_of_another_layout_is_refused_in_sentences(store_url):
+    store = ProjectStore(store_url)
+    ref = store.create("survey", ProjectState.of(worked_copy(delivery(0)), "upload:survey.csv"), delivery(0))
+    data = delivery(1).replace(b"age,sex,zip,dx", b"age,gender,zip,dx,extra").replace(b"\n", b",x\n")
+    data = data.replace(b"age,gender,zip,dx,extra,x\n", b"age,gender,zip,dx,extra\n")
+    result = deliver(store, ref, data, "month01.csv")
+    assert result.copy is None
+    assert [d.sentence for d in result.differences] == [
+        "The delivery lacks the column 'sex' (a quasi-identifier in the project).",
+        "The delivery has a column 'gender' the project does not know; it is ignored and never released.",
+        "The delivery has a column 'extra' the project does not know; it is ignored and never released.",
+    ]
+    assert audit_entries(store) == []
+
+
+def test_a_project_keeping_only_the_fingerprint_asks_for_its_file(store_url):
+    data = delivery(0)
+    store = ProjectStore(store_url)
+    ref = store.create("survey", ProjectState.of(worked_copy(data), "upload:survey.csv"), data, keep_file=False)
+    project = store.load(ref)
+    assert store.file(ref) is None and project.summary.file_bytes == 0
+    with pytest.raises(ProjectError, match="keeps only the fingerprint of survey.csv"):
+        project.state.restore(None)
+    with pytest.raises(ProjectError, match="not survey.csv as the project read it"):
+        project.state.restore(delivery(1))
+    assert _released(project.state.restore(data)) == _released(worked_copy(data))
+    store.set_keep_file(ref, True, data)  # kept after all: the same bytes only
+    assert store.file(ref) == data and store.summary(ref).keep_file
+    with pytest.raises(ProjectError, match="not survey.csv as the project read it"):
+        store.set_keep_file(ref, True, delivery(1))
+    store.set_keep_file(ref, False)  # and erased again
+    assert store.file(ref) is None and store.usage().files == 0
+
+
+def test_writer_script_is_what_the_concurrency_test_runs():
+    # the script compiles (a syntax error would make the two-process test fail for the wrong reason)
+    compile(textwrap.dedent(WRITER), "writer", "exec")
