@@ -52,8 +52,9 @@ PAGE = "Leakage"
 # The key carries everything the searches depend on: the fingerprint names the working copy's
 # table (after its steps), the missing-value policy which of its rows are analysed, the roles the
 # unit (a person column counts people), the hierarchies the digests of their files, the target its
-# JSON (the models themselves are passed unhashed). Searches estimated over a moment (counted in
-# people at 10^5 records) wait for a button saying how long they take, so k answers at once.
+# JSON (the models themselves are passed unhashed). Searches estimated over a moment (10^5
+# records: about 1 s, 3 s counted in people) wait for a button saying how long they take,
+# so k answers at once.
 def _generalizations(
     fingerprint: str,
     missing: str,
