@@ -53,7 +53,7 @@ PAGE = "Leakage"
 # table (after its steps), the missing-value policy which of its rows are analysed, the roles the
 # unit (a person column counts people), the hierarchies the digests of their files, the target its
 # JSON (the models themselves are passed unhashed). Searches estimated over a moment (10^5
-# records: about 1 s, 3 s counted in people) wait for a button saying how long they take,
+# records: about 1.4 s, 4 s counted in people) wait for a button saying how long they take,
 # so k answers at once.
 def _generalizations(
     fingerprint: str,

@@ -264,13 +264,13 @@ class Generalizations:
 
 
 # Measured at 10^5 records of Adult (8 quasi-identifiers, a lattice of 12,150 generalizations of
-# which the page's searches count about 300 tables), 2 shared cores: 1.9 s for all of them on a
-# loaded machine, about 1 s idle, a row's share being the same whatever the lattice beyond a few
-# hundred tables; counted in people (3 records per person) 5.9 s loaded, three times as much
-# (every class's people counted, the suppressed people's other records followed).
-_SEARCH_SECONDS_PER_ROW = 1e-5
+# which the page's searches count about 300 tables), 2 shared cores lightly loaded: 1.3-2.0 s for
+# all of them, a row's share being the same whatever the lattice beyond a few hundred tables;
+# counted in people (3 records per person) 3.5-4.5 s, about 2.7 times as much (every class's
+# people counted, the suppressed people's other records followed).
+_SEARCH_SECONDS_PER_ROW = 1.4e-5
 _TABLES_MEASURED = 300
-_PERSON_FACTOR = 3.0
+_PERSON_FACTOR = 2.7
 
 
 def estimate_generalizations(
@@ -289,7 +289,7 @@ def estimate_generalizations(
     >>> frame = pd.DataFrame({"a": ["x", "y"] * 50_000})
     >>> e = estimate_generalizations(frame, ["a"], {"a": flat_hierarchy(["x", "y"])})
     >>> e.operations, round(e.seconds, 4)
-    (2, 0.0067)
+    (2, 0.0093)
     """
     qis = list(quasi_identifiers)
     lattice = lattice_size(int(hierarchies[a].shape[1]) if a in hierarchies else 1 for a in qis)
