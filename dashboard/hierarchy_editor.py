@@ -18,6 +18,7 @@ from anonlib.core.errors import HierarchyError, join_names
 from anonlib.core.hierarchy import (
     cover_values,
     date_hierarchy,
+    distinct_values,
     flat_hierarchy,
     frequency_hierarchy,
     hierarchy_csv,
@@ -48,10 +49,10 @@ def digest(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()[:12]
 
 
-def initial_builder(attribute: str, values: pd.Series, example: bool) -> str:
+def initial_builder(attribute: str, values: list, example: bool, counts=None) -> str:
     if example and attribute in ("Zip", "Age", "AC"):
         return {"Zip": "masking", "Age": "intervals", "AC": "taxonomy"}[attribute]
-    return default_hierarchy(values, attribute)[0]
+    return default_hierarchy(values, attribute, counts=counts)[0]
 
 
 def tail_limit(text: str, what: str) -> float | None:
@@ -69,10 +70,13 @@ def tail_limit(text: str, what: str) -> float | None:
 def hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: str) -> pd.DataFrame | None:
     """Builder, parameters, upload, editable table and download for one quasi-identifier."""
     key = f"{scope}-{attribute}"
+    # every builder and check reads the column's distinct values and their records (a few
+    # dozen at 10^5 records), never the records one by one, so a rerun costs milliseconds
+    values, counts = distinct_values(values)
     builder = st.selectbox(
         "Build from",
         BUILDERS,
-        index=BUILDERS.index(initial_builder(attribute, values, example)),
+        index=BUILDERS.index(initial_builder(attribute, values, example, counts)),
         key=f"hb-{key}",
         help="intervals: nested numeric bands; masking: hide digits from the right; frequency: categories grouped "
         "in order of how many records hold them (4, 16, 64... per group); dates: month, quarter, year, decade; "
@@ -85,7 +89,7 @@ def hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: st
             if example and attribute == "Age":
                 suggested = ARCA_AGE_BANDS
             else:
-                bands, below, above = default_intervals(values)
+                bands, below, above = default_intervals(values, counts=counts)
                 suggested = bands_text(bands)
         except HierarchyError:
             suggested = ""
@@ -118,7 +122,7 @@ def hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: st
     elif builder == "masking":
         base = masking_hierarchy(values)
     elif builder == "frequency":
-        base = frequency_hierarchy(values)
+        base = frequency_hierarchy(values, counts=counts)
     elif builder == "dates":
         base = date_hierarchy(values)
     elif builder == "bundled taxonomy":
@@ -167,7 +171,9 @@ def hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: st
     table = validate_hierarchy(table, values, attribute)
     with st.expander(f"Tree of {attribute}"):
         st.plotly_chart(
-            charts.hierarchy_figure(hierarchy_tree(table, values), attribute), width="stretch", key=f"htree-{key}"
+            charts.hierarchy_figure(hierarchy_tree(table, values, counts=counts), attribute),
+            width="stretch",
+            key=f"htree-{key}",
         )
     st.download_button(
         f"Hierarchy of {attribute} (ARX CSV)",

@@ -26,6 +26,7 @@ from .hierarchy import (
     Band,
     date_hierarchy,
     distinct_texts,
+    distinct_values,
     flat_hierarchy,
     frequency_hierarchy,
     interval_hierarchy,
@@ -83,7 +84,7 @@ def default_hierarchy(
     ('intervals', ['17', '[15-19]', '[10-19]', '[0-19]', '*'])
     """
 
-    values = values if isinstance(values, pd.Series) else list(values)  # read twice: keys, then frequencies
+    values, counts = distinct_values(values, counts)  # one pass over the records; the rest reads distinct values
     keys = distinct_texts(values)
     if not keys:
         raise HierarchyError(f"The column {name or ''} has no values to build a hierarchy from.".replace("  ", " "))
@@ -130,8 +131,8 @@ def tail_cuts(values: Iterable, *, counts: Iterable[int] | None = None) -> tuple
     >>> tail_cuts([0, 1, 2, 3, 4, 5, 40, 80], counts=[50, 30, 15, 1, 1, 1, 1, 1])
     (None, 40.0)
     """
-    x = pd.to_numeric(pd.Series(list(values) if not isinstance(values, pd.Series) else values), errors="coerce")
-    weights = np.ones(len(x), dtype=np.int64) if counts is None else np.asarray(list(counts), dtype=np.int64)
+    present, weights = distinct_values(values, counts)
+    x = pd.to_numeric(pd.Series(present, dtype=object), errors="coerce")
     keep = x.notna().to_numpy()
     x, weights = x.to_numpy(dtype=float)[keep], weights[keep]
     n = int(weights.sum())
@@ -158,7 +159,7 @@ def default_intervals(
     >>> bands_text(bands[:1]), below, above
     ('0-4, 5-9, 10-14, 15-19, 20-24, 25-29, 30-34, 35-39, 40-44', None, 44.0)
     """
-    values = values if isinstance(values, pd.Series) else list(values)
+    values, counts = distinct_values(values, counts)
     keys = distinct_texts(values)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
     low, high = tail_cuts(values, counts=counts)

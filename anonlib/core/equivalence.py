@@ -623,12 +623,41 @@ def persons_per_class(ids: np.ndarray, n_classes: int, persons: np.ndarray, n_pe
     ids = np.asarray(ids, dtype=np.int64)
     if ids.size == 0:
         return np.zeros(int(n_classes), dtype=np.int64)
-    pairs, n_pairs = combine(
-        [ids, np.asarray(persons, dtype=np.int64)], [max(int(n_classes), 1), max(int(n_persons), 1)]
+    persons = np.asarray(persons, dtype=np.int64)
+    first = _first_of_person_in_class(ids, persons)
+    if first is not None:
+        return np.bincount(ids[first], minlength=int(n_classes)).astype(np.int64)
+    pairs, n_pairs = combine(  # only counted: pairs numbered as they come, no sort
+        [ids, np.asarray(persons, dtype=np.int64)], [max(int(n_classes), 1), max(int(n_persons), 1)], ordered=False
     )
     pair_class = np.empty(n_pairs, dtype=np.int64)
     pair_class[pairs] = ids  # every row of a pair is in the same class
     return np.bincount(pair_class, minlength=int(n_classes)).astype(np.int64)
+
+
+_NEAR_ROWS = 8  # a person's rows compared with each other directly up to this many
+
+
+def _first_of_person_in_class(ids: np.ndarray, persons: np.ndarray) -> np.ndarray | None:
+    """Per row, whether no earlier row has its person and its class, when the rows list each
+    person's rows together (person codes never decrease, as the codes of a table whose records
+    are grouped by person) and no person has more than ``_NEAR_ROWS`` rows: each row is compared
+    with the few rows before it, instead of hashing every (class, person) pair. None otherwise.
+
+    >>> _first_of_person_in_class(np.array([0, 1, 0, 0, 1]), np.array([0, 0, 0, 1, 1])).tolist()
+    [True, True, False, True, True]
+    """
+    if len(persons) > 1 and not np.all(persons[1:] >= persons[:-1]):
+        return None
+    if len(persons) > _NEAR_ROWS and np.any(persons[_NEAR_ROWS:] == persons[:-_NEAR_ROWS]):
+        return None  # a person with more rows: hashing the pairs is cheaper
+    first = np.ones(len(ids), dtype=bool)
+    for back in range(1, min(_NEAR_ROWS, len(persons))):
+        same = persons[back:] == persons[:-back]
+        if not same.any():  # no person has more than ``back`` rows
+            break
+        first[back:] &= ~(same & (ids[back:] == ids[:-back]))
+    return first
 
 
 def persons_failing(row_fails: np.ndarray, persons: np.ndarray, n_persons: int) -> np.ndarray:

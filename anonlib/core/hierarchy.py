@@ -75,11 +75,59 @@ def text_frame(rows: Sequence[Sequence[str]]) -> pd.DataFrame:
 
 
 def distinct_texts(values: Iterable) -> list[str]:
-    """Distinct lookup keys of data values in first-seen order, missing values left out."""
-    series = pd.Series(list(values), dtype=object)
-    series = series[~pd.isna(series)]
-    keys = [value_key(v) for v in pd.unique(series)]
+    """Distinct lookup keys of data values in first-seen order, missing values left out.
+
+    >>> distinct_texts(pd.Series([63.0, None, 7, 63], dtype="Float64")), distinct_texts(["b", "a", None, "b"])
+    (['63', '7'], ['b', 'a'])
+    """
+    if isinstance(values, pd.Series) and values.dtype != object:  # a typed column: its distinct values first
+        present = distinct_values(values)[0]
+    else:
+        series = pd.Series(list(values), dtype=object)
+        present = pd.unique(series[~pd.isna(series)])
+    keys = [value_key(v) for v in present]
     return list(dict.fromkeys(k for k in keys if k != MISSING_LABEL))
+
+
+_PLAIN_TYPES = (str, int, float)  # Python values that are equal only when their lookup keys are
+
+
+def distinct_values(values: Iterable, counts: Iterable[int] | None = None) -> tuple[list, np.ndarray]:
+    """The distinct values present in a column, in first-seen order (missing values left out),
+    and the records each stands for: ``counts`` gives the records of each entry of ``values``
+    (a table of distinct values and their records), else each entry is one record.
+
+    Every builder and count of this module reads a column through its distinct values, so a
+    column of 10^5 records costs one pass of pandas' hashing instead of a Python loop over
+    every record. A typed column's values are the scalars iterating it gives; Python objects
+    of mixed kinds (``True`` equals ``1`` to pandas, their keys differ) come back as their
+    lookup keys (``value_key``), so equal entries always share a key.
+
+    >>> values, records = distinct_values(pd.Series(["b", "a", None, "b"], dtype="string"))
+    >>> values, records.tolist()
+    (['b', 'a'], [2, 1])
+    >>> values, records = distinct_values([True, 1, 1.0, "x"], counts=[1, 2, 3, 4])
+    >>> values, records.tolist()
+    (['True', '1', 'x'], [1, 5, 4])
+    """
+    series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    if counts is None:
+        weights = np.ones(len(series), dtype=np.int64)
+    else:
+        given = counts if isinstance(counts, (np.ndarray, pd.Series)) else list(counts)
+        weights = np.asarray(given, dtype=np.int64)
+        if len(weights) != len(series):
+            raise HierarchyError(f"Got {len(weights):,} record counts for {len(series):,} values.")
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    if series.dtype == object and not all(type(u) in _PLAIN_TYPES for u in uniques):
+        present = ~pd.isna(series.to_numpy(dtype=object))
+        keys = pd.Series([value_key(v) for v in series.to_numpy(dtype=object)[present]], dtype=object)
+        return distinct_values(keys, weights[present])
+    kept = codes >= 0
+    records = np.bincount(codes[kept], weights=weights[kept], minlength=len(uniques))
+    return list(pd.Series(uniques, dtype=series.dtype if series.dtype != object else object)), np.rint(records).astype(
+        np.int64
+    )
 
 
 def levels_of(table: pd.DataFrame) -> int:
@@ -330,11 +378,9 @@ def frequency_hierarchy(
     """
     if fan_out < 2:
         raise HierarchyError("A frequency hierarchy groups at least 2 values at each level.")
-    given = pd.Series(list(values), dtype=object)
-    weights = pd.Series(1 if counts is None else list(counts), index=given.index, dtype="int64")
-    present = given.notna()
-    series = pd.Series([value_key(v) for v in given[present]], dtype=object)
-    weights = weights[present].reset_index(drop=True)
+    present, records = distinct_values(values, counts)
+    series = pd.Series([value_key(v) for v in present], dtype=object)
+    weights = pd.Series(records, dtype="int64")
     kept = (series != MISSING_LABEL).to_numpy()
     counts = weights[kept].groupby(series[kept].to_numpy(), sort=False).sum()
     order = sorted(counts.index, key=lambda v: (-int(counts[v]), v))
@@ -576,19 +622,25 @@ class TreeNode:
     records: int | None
 
 
-def hierarchy_tree(table: pd.DataFrame, values: Iterable | None = None) -> tuple[TreeNode, ...]:
+def hierarchy_tree(
+    table: pd.DataFrame, values: Iterable | None = None, *, counts: Iterable[int] | None = None
+) -> tuple[TreeNode, ...]:
     """The hierarchy as a tree, top level first: each node once per level, with the
-    number of original values under it and, given the column's ``values``, its records.
+    number of original values under it and, given the column's ``values``, its records
+    (``counts``: the records of each entry of ``values``, as ``distinct_values`` gives them).
 
     >>> h = pd.DataFrame([["31", "30-39", "*"], ["35", "30-39", "*"], ["47", "40-49", "*"]])
     >>> [(n.level, n.label, n.parent, n.values, n.records) for n in hierarchy_tree(h, ["31", "31", "47"])]
     [(2, '*', None, 3, 3), (1, '30-39', 0, 2, 2), (1, '40-49', 0, 1, 1), (0, '31', 1, 1, 2), (0, '35', 1, 1, 0), (0, '47', 2, 1, 1)]
+    >>> hierarchy_tree(h, ["31", "47"], counts=[2, 1]) == hierarchy_tree(h, ["31", "31", "47"])
+    True
     """
     text = table.astype(str).to_numpy()
     text[:, 0] = [value_key(v) for v in table.iloc[:, 0]]
     if values is not None:
-        counts = pd.Series([value_key(v) for v in values if not pd.isna(v)], dtype=object).value_counts()
-        records = counts.reindex(text[:, 0]).fillna(0).to_numpy(dtype=np.int64)
+        present, weights = distinct_values(values, counts)
+        keyed = pd.Series(weights, index=[value_key(v) for v in present], dtype=np.int64)
+        records = keyed.groupby(level=0, sort=False).sum().reindex(text[:, 0]).fillna(0).to_numpy(dtype=np.int64)
     nodes: list[TreeNode] = []
     index: dict[tuple[int, str], int] = {}
     for level in range(text.shape[1] - 1, -1, -1):

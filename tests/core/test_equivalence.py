@@ -296,3 +296,29 @@ def test_distinct_rows_name_an_unknown_column_even_in_an_empty_table() -> None:
     with pytest.raises(ColumnError, match="'zz' is not among the encoded columns"):
         table.n_distinct(["zz"])
     assert table.n_distinct() == 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_persons_per_class_counts_each_person_once_per_class_however_the_rows_are_laid_out(seed):
+    """Rows grouped by person (the usual file, and the searches' tables) are compared with their
+    neighbours instead of hashing every (class, person) pair: the same counts as counting the
+    distinct pairs one by one, with the rows grouped or scattered, and with a person of many rows."""
+    from anonlib.core.equivalence import _first_of_person_in_class, persons_per_class
+
+    rng = np.random.default_rng(seed)
+    n_persons, n_classes = 300, 12
+    rows_per_person = rng.integers(1, 5 if seed % 2 else 12, n_persons)
+    persons = np.repeat(np.arange(n_persons), rows_per_person)
+    layouts = {"grouped": np.arange(len(persons)), "scattered": rng.permutation(len(persons))}
+    for name, order in layouts.items():
+        who = persons[order]
+        ids = rng.integers(0, n_classes, len(who))
+        expected = np.zeros(n_classes, dtype=np.int64)
+        for c, _ in {(int(c), int(p)) for c, p in zip(ids, who)}:
+            expected[c] += 1
+        assert persons_per_class(ids, n_classes, who, n_persons).tolist() == expected.tolist(), name
+        fast = _first_of_person_in_class(ids, who)
+        if name == "grouped" and rows_per_person.max() <= 8:
+            assert fast is not None  # the neighbours' comparison was used
+        if name == "scattered":
+            assert fast is None

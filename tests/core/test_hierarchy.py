@@ -327,3 +327,115 @@ def test_level_words_read_kept_removed_or_an_example_of_a_changed_value() -> Non
     # the first row unchanged at a level: the example is a row that changes
     h = pd.DataFrame([["x", "x", "*"], ["y", "G", "*"], ["z", "G", "*"]])
     assert level_words(h, 1) == "y → G" and level_words(h, 2) == "removed"
+
+
+# --- the builders read a column through its distinct values: the same as record by record ---
+
+
+def _old_distinct_texts(values):
+    """distinct_texts as it was: every record as a Python object, then pandas' unique."""
+    series = pd.Series(list(values), dtype=object)
+    series = series[~pd.isna(series)]
+    keys = [value_key(v) for v in pd.unique(series)]
+    return list(dict.fromkeys(k for k in keys if k != "missing"))
+
+
+def _record_keys(values, counts=None):
+    """Each record's lookup key and weight, one by one (missing values left out)."""
+    items = list(values)
+    weights = [1] * len(items) if counts is None else list(counts)
+    return [(value_key(v), w) for v, w in zip(items, weights) if not pd.isna(v)]
+
+
+def _old_tail_cuts(values, counts=None):
+    """tail_cuts as it was: every record's number, sorted."""
+    import math
+
+    x = pd.to_numeric(pd.Series(list(values) if not isinstance(values, pd.Series) else values), errors="coerce")
+    weights = np.ones(len(x), dtype=np.int64) if counts is None else np.asarray(list(counts), dtype=np.int64)
+    keep = x.notna().to_numpy()
+    x, weights = x.to_numpy(dtype=float)[keep], weights[keep]
+    n = int(weights.sum())
+    if n < 2:
+        return None, None
+    order = np.argsort(x, kind="stable")
+    x, ends = x[order], np.cumsum(weights[order])
+    low = float(x[np.searchsorted(ends, math.ceil(0.01 * (n - 1)), side="right")])
+    high = float(x[np.searchsorted(ends, math.floor(0.99 * (n - 1)), side="right")])
+    body = max(high - low, 1e-12)
+    return (low if low - float(x[0]) > 0.5 * body else None), (high if float(x[-1]) - high > 0.5 * body else None)
+
+
+def _random_columns(seed: int, n: int = 3000):
+    rng = np.random.default_rng(seed)
+    ages = rng.integers(17, 90, n).astype(object)
+    ages[rng.random(n) < 0.02] = rng.integers(200, 400)  # a long tail
+    ages[rng.random(n) < 0.05] = None
+    words = np.array(["a", "b", " b", "c", "dd", "e", "f", "g", "h", "missing"], dtype=object)
+    text = words[rng.zipf(1.6, n) % len(words)]
+    text[rng.random(n) < 0.05] = None
+    floats = rng.integers(0, 30, n).astype(float) / rng.choice([1.0, 2.0], n)
+    floats[rng.random(n) < 0.05] = np.nan
+    mixed = np.array([7, 7.0, "7", "7.0", "x", 3.5, None, 12], dtype=object)[rng.integers(0, 8, n)]
+    return {
+        "age": pd.Series(ages, dtype="Int64"),
+        "word": pd.Series(text, dtype="string"),
+        "score": pd.Series(floats),
+        "mixed": pd.Series(mixed, dtype=object),
+        "code": pd.Series(rng.integers(10000, 10100, n).astype(str), dtype="string"),
+    }
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_distinct_values_read_a_column_as_its_records_do(seed):
+    from collections import Counter
+
+    from anonlib.core.default_hierarchy import default_hierarchy, tail_cuts
+    from anonlib.core.hierarchy import distinct_texts, distinct_values, hierarchy_tree
+
+    rng = np.random.default_rng(seed + 100)
+    for name, column in _random_columns(seed).items():
+        counts = rng.integers(1, 5, len(column))
+        for weights in (None, counts):
+            values, records = distinct_values(column, weights)
+            expected = Counter()
+            for key, weight in _record_keys(column, weights):
+                expected[key] += weight
+            got = Counter()
+            for value, weight in zip(values, records):
+                got[value_key(value)] += int(weight)
+            assert got == expected, name
+            assert distinct_texts(column) == _old_distinct_texts(column) == distinct_texts(values), name
+            if name in ("age", "score"):
+                assert tail_cuts(column, counts=weights) == _old_tail_cuts(column, weights), name
+            # the hierarchy built from the records and from the distinct values with their records
+            kind, table = default_hierarchy(column, name, counts=weights)
+            again = default_hierarchy(values, name, counts=records)
+            assert kind == again[0] and table.equals(again[1]), name
+            frequency = frequency_hierarchy(column, counts=weights)
+            order = sorted(expected, key=lambda k: (-expected[k], k))
+            assert frequency.iloc[:, 0].tolist() == [k for k in order if k != "missing"], name
+            leaves = [n for n in hierarchy_tree(table, column, counts=weights) if n.level == 0]
+            assert {n.label: n.records for n in leaves} == {
+                value_key(v): expected.get(value_key(v), 0) for v in table.iloc[:, 0]
+            }, name
+            assert hierarchy_tree(table, values, counts=records) == hierarchy_tree(table, column, counts=weights)
+
+
+def test_builders_look_up_each_distinct_value_not_each_record(monkeypatch):
+    """At 10^5 records the page's editors rebuilt hierarchies record by record on every rerun
+    (seconds); a column is read through its distinct values, each looked up a few times."""
+    import anonlib.core.hierarchy as hierarchy
+    from anonlib.core.default_hierarchy import default_hierarchy
+
+    rng = np.random.default_rng(5)
+    words = pd.Series(np.array([f"w{i}" for i in range(30)], dtype=object)[rng.integers(0, 30, 20_000)])
+    column = words.astype("string")
+    calls = []
+    original = hierarchy.value_key
+    monkeypatch.setattr(hierarchy, "value_key", lambda v: calls.append(v) or original(v))
+    kind, table = default_hierarchy(column, "word")
+    tree = hierarchy.hierarchy_tree(table, column)
+    assert kind == "frequency" and sum(n.records for n in tree if n.level == 0) == 20_000
+    assert hierarchy.uncovered_values(table, column) == []
+    assert len(calls) < 1_000  # record by record it was over 40,000

@@ -379,3 +379,44 @@ def test_the_builder_codes_tails_covers_unlisted_values_and_shows_the_tree(uploa
     assert any("does not cover the value 'M'" in w for w in words(at.error))
     trees = [str(e.label) for e in at.expander if str(e.label).startswith("Tree of ")]
     assert trees == ["Tree of age", "Tree of zip"]  # every valid hierarchy; sex's is not valid now
+
+
+def test_searches_estimated_over_a_moment_wait_for_a_button_and_a_k_searched_before_shows_at_once(upload, monkeypatch):
+    """With the searches estimated over INSTANT_SECONDS (as counted in people at 10^5 records),
+    changing k shows a button saying how long they take instead of searching; pressing it shows
+    the generalizations; going back to a k already searched shows them at once, never searching
+    again; the hierarchies are not rebuilt from the records on any rerun."""
+    import anonlib.core.hierarchy as hierarchy
+    import anonlib.workflow.suggestions as suggestions
+    import dashboard.memo as memo_module
+
+    searched = []
+    real = suggestions.find_generalizations
+    monkeypatch.setattr(
+        suggestions, "find_generalizations", lambda *a, **kw: searched.append(kw["target"].k) or real(*a, **kw)
+    )
+    monkeypatch.setattr(memo_module, "INSTANT_SECONDS", 0.0)
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, *upload)
+    at.run()
+    at.session_state["release_target"] = ReleaseTarget(k=7)  # a k no other test searched
+    at.run()
+    assert not at.exception and 7 not in searched
+    button = at.button(key="leakage_search")
+    assert re.fullmatch(r"Compute the generalizations meeting the target \(about .+\)", str(button.label))
+    assert not any(str(r.key).startswith("leakage_pick-") for r in at.radio)
+    button.click().run()
+    assert not at.exception and searched.count(7) == 1
+    assert pick(at).options and "distinct combinations" in metrics(at)
+    labels = list(pick(at).options)
+    at.session_state["release_target"] = ReleaseTarget(k=8)
+    at.run()
+    assert at.button(key="leakage_search") and searched.count(8) == 0
+    keys = []
+    looked_up = hierarchy.value_key
+    monkeypatch.setattr(hierarchy, "value_key", lambda v: keys.append(v) or looked_up(v))
+    at.session_state["release_target"] = ReleaseTarget(k=7)
+    at.run()
+    assert not at.exception and searched.count(7) == 1  # kept: shown without searching again
+    assert list(pick(at).options) == labels
+    assert len(keys) < 2_000  # each distinct value looked up, not each of the 2,000 records per column
