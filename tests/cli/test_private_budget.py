@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from private_cases import HeldRelease
 from streamlit.testing.v1 import AppTest
-from test_cli_synthesize import ROOT, HeldRelease
 
 from anonlib.cli import main
 from anonlib.core.errors import PrivacyBudgetError
@@ -29,6 +29,8 @@ from anonlib.transformations.synthesis import privacy_budget
 from anonlib.workflow import WorkingCopy
 
 ROWS = "".join(f"{'FM'[i % 2]},{'abc'[i % 3]},{20 + i % 50}\n" for i in range(60))
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ import zipfile
 
 import pandas as pd
 import pytest
+from page_cases import PAGE, TIMEOUT, generalized, page_with, unescaped
 from streamlit.testing.v1 import AppTest
-from test_page_release import PAGE, TIMEOUT, generalized, page_with, unescaped
 from uploads import NAME, ROLES, patients_csv, uploaded
 
 from anonlib.core.dataset import Role

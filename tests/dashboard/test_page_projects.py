@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from page_cases import SCRIPT  # a page that applies a step through the state API
 from streamlit.testing.v1 import AppTest
-from test_sidebar import SCRIPT  # a page that applies a step through the state API
 
 from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.projects import ProjectStore, audit_entries, record_package

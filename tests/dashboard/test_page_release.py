@@ -5,48 +5,21 @@ choice is a sentence; the package download is the Risk report page's."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pandas as pd
+from page_cases import generalized, page_with, unescaped
 from streamlit.testing.v1 import AppTest
-from uploads import NAME, uploaded
 
 from anonlib.core.dataset import Dataset, Role
-from anonlib.core.default_hierarchy import default_hierarchy
-from anonlib.workflow import GeneralizationStep, ReleaseTarget, WorkingCopy
+from anonlib.workflow import WorkingCopy
 from anonlib.workflow.release_view import release_view
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "release.py")
-TIMEOUT = 240
 
 
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
-
-
-def unescaped(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
-
-
-def generalized() -> WorkingCopy:
-    """The upload with age generalized by its default hierarchy (10-year bands) and ZIP masked one digit."""
-    dataset, reading = uploaded()
-    _, ages = default_hierarchy(dataset.frame["age"], "age")
-    _, zips = default_hierarchy(dataset.frame["zip"], "zip")
-    step = GeneralizationStep({"age": 2, "zip": 1}, {"age": ages, "zip": zips}, method="manual")
-    return WorkingCopy.start(dataset, ReleaseTarget(), reading=reading).apply(step, "Leakage & anonymization")
-
-
-def page_with(copy: WorkingCopy, path: str = PAGE) -> AppTest:
-    at = AppTest.from_file(path, default_timeout=TIMEOUT)
-    at.session_state["active_dataset"] = copy.loaded  # as the Dataset page's upload sets it
-    at.session_state["active_source"] = f"upload:{NAME}"
-    at.session_state["working_copy"] = copy
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def test_the_page_shows_the_met_target_distributions_and_classifier_of_the_library():

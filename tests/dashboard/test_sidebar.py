@@ -6,29 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from page_cases import SCRIPT
 from streamlit.testing.v1 import AppTest
 
 from anonlib.core.samples import load_sample
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 120
-
-# A page that applies a step through the state API (as the reworked pages will).
-SCRIPT = """
-import streamlit as st
-from anonlib.core.hierarchy import flat_hierarchy
-from anonlib.workflow import GeneralizationStep
-from dashboard.state import active_dataset, apply_step_callback
-from dashboard.ui import run_with_sidebar
-
-def page():
-    st.title("Test page")
-    st.text(f"current: {sorted(active_dataset().frame['Gender'].astype(str).unique())}")
-    step = GeneralizationStep((("Gender", 1),), (("Gender", flat_hierarchy(["female", "male"])),))
-    st.button("Generalize gender", key="apply_gender", on_click=apply_step_callback, args=(step, "Test page"))
-
-run_with_sidebar([st.Page(page, title="Test page")])
-"""
 
 
 def app() -> AppTest:

@@ -4,34 +4,28 @@ patterns, and on random tables; bad input gets one sentence."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from engine_cases import engine_recipe, model_requirements, released_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonlib import engine as eng
 from anonlib.__main__ import main
 from anonlib.core.dataset import Dataset
-from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.equivalence import encode, size_histogram
 from anonlib.core.errors import ColumnError, DataFileError, EngineError, ParameterError
 from anonlib.core.loading import load_table
 from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.measures.leakage import leakage_table
-from anonlib.measures.models import ModelRequirement, acceptance, model_values
+from anonlib.measures.models import acceptance, model_values
 from anonlib.measures.profile import risk_profile
 from anonlib.measures.risk import reidentification
 from anonlib.workflow import (
-    GeneralizationStep,
-    Recipe,
-    ReleaseTarget,
-    SuppressionStep,
-    WorkingCopy,
     apply_recipe,
     engine_replay,
 )
@@ -233,15 +227,6 @@ def test_the_spill_folder_is_removed_on_close() -> None:
 # --- privacy models and re-identification risk --------------------------------------------
 
 
-def model_requirements(dataset) -> list[ModelRequirement]:
-    first, last = dataset.sensitive[0], dataset.sensitive[-1]
-    return [
-        ModelRequirement("distinct_l", first, 2),
-        ModelRequirement("t_closeness", last, 0.3),
-        ModelRequirement("recursive_cl", first, 2, c=3.0),
-    ]
-
-
 @pytest.mark.parametrize("key", EQUALITY_SAMPLES)
 def test_models_and_acceptance_of_a_bundled_file_equal_in_memory(key, duck) -> None:
     dataset = load_sample(key)
@@ -297,28 +282,6 @@ def test_reidentification_with_and_without_a_population_equals_in_memory(duck, c
 
 
 # --- recipes applied on the engine ---------------------------------------------------------
-
-
-def engine_recipe(key: str) -> Recipe:
-    """A recipe with a generalization (default hierarchies) and a suppression step under a
-    target with k and privacy models, made in memory from a bundled sample."""
-    dataset = load_sample(key)
-    qis = list(dataset.quasi_identifiers[:3])
-    dataset = dataset.with_roles({c: "ignore" for c in dataset.quasi_identifiers if c not in qis})
-    hierarchies = {c: default_hierarchy(dataset.frame[c], c)[1] for c in qis[:1]}
-    step = GeneralizationStep(tuple((c, 1) for c in hierarchies), tuple(hierarchies.items()))
-    target = ReleaseTarget(
-        k=4, requirements=(ModelRequirement("distinct_l", dataset.sensitive[0], 2),), max_suppressed=0.3
-    )
-    copy = WorkingCopy.start(dataset, target).apply(step, "test")
-    copy = copy.apply(SuppressionStep.from_target(target, copy.current), "test")
-    return copy.recipe()
-
-
-def released_rows(data) -> pd.DataFrame:
-    """A released CSV (bytes or a path) as sorted text rows, to compare as tables."""
-    frame = pd.read_csv(io.BytesIO(data) if isinstance(data, bytes) else data, dtype=str, keep_default_na=False)
-    return frame.sort_values(list(frame.columns)).reset_index(drop=True)
 
 
 @pytest.mark.parametrize("key", EQUALITY_SAMPLES)

@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from engine_cases import VOLATILE, released_table, run_json, same_answer
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -32,52 +33,6 @@ from anonlib.workflow.local_steps import LocalSuppressionStep, MicroaggregationS
 from anonlib.workflow.steps import AggregationStep, BandsStep, SuppressionStep
 
 EXAMPLES = int(os.environ.get("ENGINE_EXAMPLES", "25"))
-# differ by design: timings, the engine's own fields, the hierarchies' example values (their
-# rows are in value order on an engine, in order of appearance in memory)
-VOLATILE = ("seconds", "steps", "engine", "classes", "measured_on", "engine_seconds")
-
-
-def _run(argv: list[str], capsys) -> tuple[int, dict, str]:
-    code = main([*argv, "--json"])
-    captured = capsys.readouterr()
-    return code, json.loads(captured.out[captured.out.index("{") :]), captured.err
-
-
-def _table(path: Path) -> pd.DataFrame:
-    """A released file (CSV or Parquet) as sorted text rows, to compare as tables."""
-    if path.is_dir():  # Spark writes a folder of parts
-        parts = [
-            pd.read_csv(p, dtype=str, keep_default_na=False)
-            for p in sorted(path.glob("part-*.csv"))
-            if p.stat().st_size
-        ]
-        frame = pd.concat(parts, ignore_index=True)
-    elif path.suffix == ".parquet":
-        frame = pd.read_parquet(path).astype(object).where(lambda f: f.notna(), "").astype(str)
-    else:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    return frame.sort_values(list(frame.columns)).reset_index(drop=True)
-
-
-def same_answer(
-    argv: list[str], folder: Path, capsys, *, engine: str = "duckdb", out: str = "out.csv"
-) -> tuple[dict, dict]:
-    """Run ``argv`` in memory and on the engine (writing ``out``); assert the same exit code,
-    statement (utility to 12 digits) and released table; return both statements."""
-    memory_out, engine_out = folder / "memory.csv", folder / f"engine-{out}"
-    code, in_memory, _ = _run([*argv, "--out", str(memory_out)], capsys)
-    engine_code, on_engine, err = _run([*argv, "--out", str(engine_out), "--engine", engine], capsys)
-    assert "Traceback" not in err
-    assert engine_code == code
-    assert on_engine["engine"] == engine and on_engine["measured_on"] == "written file"
-    assert len(on_engine["steps"]) == len(in_memory["steps"])
-    utility = on_engine.pop("utility"), in_memory.pop("utility")
-    assert utility[0] == pytest.approx(utility[1], rel=1e-12, abs=1e-15)
-    for key in VOLATILE:
-        in_memory.pop(key, None), on_engine.pop(key, None)
-    assert on_engine == in_memory
-    pd.testing.assert_frame_equal(_table(engine_out), _table(memory_out))
-    return in_memory, on_engine
 
 
 # --- the bundled data ---------------------------------------------------------------------------
@@ -116,7 +71,7 @@ def test_adult_with_missing_native_country_equals_in_memory(tmp_path: Path, caps
         == 0
     )
     capsys.readouterr()
-    pd.testing.assert_frame_equal(_table(tmp_path / "again.csv"), _table(tmp_path / "engine-out.csv"))
+    pd.testing.assert_frame_equal(released_table(tmp_path / "again.csv"), released_table(tmp_path / "engine-out.csv"))
 
 
 def test_a_count_column_equals_in_memory(tmp_path: Path, capsys) -> None:
@@ -157,7 +112,7 @@ def test_missing_rows_dropped_on_the_engine_release_what_the_complete_rows_relea
     for key in (*VOLATILE, "rows_dropped", "dataset"):
         in_memory.pop(key, None), on_engine.pop(key, None)
     assert on_engine == in_memory and on_engine["met"] is True and on_engine["k"] >= 3
-    pd.testing.assert_frame_equal(_table(tmp_path / "e.csv"), _table(tmp_path / "m.csv"))
+    pd.testing.assert_frame_equal(released_table(tmp_path / "e.csv"), released_table(tmp_path / "m.csv"))
 
 
 def test_iab_judges_the_release_as_written_on_the_engine_too(tmp_path: Path, capsys) -> None:
@@ -220,7 +175,7 @@ def test_the_arx_benchmark_repeated_has_the_same_optimum_on_the_engine(tmp_path:
         "--recipe",
         str(tmp_path / "r.json"),
     ]
-    code, stated, err = _run(argv, capsys)
+    code, stated, err = run_json(argv, capsys)
     assert code == 0 and "duckdb is about to read 1 Parquet file (90,486 records" in err
     expected = optimal_levels(bench.frame, qis, bench.hierarchies, target=ReleaseTarget(5, max_suppressed=0.04))
     assert tuple(stated["levels"][q] for q in qis) == expected.levels == (3, 3, 1, 1, 1, 0, 0, 0, 1)
@@ -246,7 +201,7 @@ def test_the_arx_benchmark_repeated_has_the_same_optimum_on_the_engine(tmp_path:
         == 0
     )
     assert "duckdb is about to read 1 Parquet file (90,486 records" in capsys.readouterr().err
-    pd.testing.assert_frame_equal(_table(tmp_path / "again.parquet"), _table(tmp_path / "out.parquet"))
+    pd.testing.assert_frame_equal(released_table(tmp_path / "again.parquet"), released_table(tmp_path / "out.parquet"))
 
 
 # --- random tables: missing values in quasi-identifiers, counts, models, methods ----------------
@@ -429,7 +384,7 @@ def test_apply_on_duckdb_runs_bands_top_coding_aggregation_and_suppression(tmp_p
         got = engine_replay.apply_recipe(recipe, path, out=tmp_path / "e.csv", engine=duck)
     assert got.measured_on == "written file" and got.check == expected.check
     assert got.check.met and got.check.suppressed_records > 0 and set(written_chol(tmp_path)) <= set(range(180, 301))
-    pd.testing.assert_frame_equal(_table(tmp_path / "e.csv"), _table(tmp_path / "m.csv"))
+    pd.testing.assert_frame_equal(released_table(tmp_path / "e.csv"), released_table(tmp_path / "m.csv"))
     written = pd.read_parquet(tmp_path / "e.parquet")
     sizes = written.groupby(["age", "sex", "cp"], dropna=False).size()
     assert len(written) == got.released_records == expected.check.records and sizes.min() >= 4
@@ -534,8 +489,8 @@ def test_missing_dropped_the_engine_releases_the_assessed_records_as_in_memory(c
     query = engine_replay.apply_recipe(recipe, path)
     assert got.measured_on == "written file" and got.check == query.check == expected.check == copy.check
     assert got.released_records == expected.check.records
-    released = _table(folder / "e.csv")
-    pd.testing.assert_frame_equal(released, _table(folder / "m.csv"))
+    released = released_table(folder / "e.csv")
+    pd.testing.assert_frame_equal(released, released_table(folder / "m.csv"))
     assert released[[*qis, "s1", "s2"]].ne("").all().all()  # the assessed records, blanks in note kept
     complete = frame[[*qis, "s1", "s2"]].notna().all(axis=1)
     if not suppress:  # every assessed record is released, those with a blank note with the blank

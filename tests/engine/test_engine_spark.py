@@ -29,8 +29,7 @@ if not eng.java_available():  # .ci/run installs Java 17; a developer machine ma
     pytest.skip("Spark needs Java 17", allow_module_level=True)
 
 
-from test_engine import engine_recipe, model_requirements, released_rows  # noqa: E402
-from test_engine_anonymize import same_answer  # noqa: E402
+from engine_cases import engine_recipe, model_requirements, released_rows, same_answer  # noqa: E402
 
 KEYS = ("adult", "diabetes", "heart_cleveland")
 

@@ -1,0 +1,98 @@
+"""What the engine tests share: a recipe made in memory from a bundled sample, the privacy models
+they require, released files as sorted text rows, and one command run in memory and on an engine
+with the same answer asserted (DuckDB in ``engine/test_engine*.py``, Spark in
+``engine/test_engine_spark.py``)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from anonlib.__main__ import main
+from anonlib.core.default_hierarchy import default_hierarchy
+from anonlib.core.samples import load_sample
+from anonlib.measures.models import ModelRequirement
+from anonlib.workflow import GeneralizationStep, Recipe, ReleaseTarget, WorkingCopy
+from anonlib.workflow.steps import SuppressionStep
+
+# differ by design: timings, the engine's own fields, the hierarchies' example values (their
+# rows are in value order on an engine, in order of appearance in memory)
+VOLATILE = ("seconds", "steps", "engine", "classes", "measured_on", "engine_seconds")
+
+
+def model_requirements(dataset) -> list[ModelRequirement]:
+    first, last = dataset.sensitive[0], dataset.sensitive[-1]
+    return [
+        ModelRequirement("distinct_l", first, 2),
+        ModelRequirement("t_closeness", last, 0.3),
+        ModelRequirement("recursive_cl", first, 2, c=3.0),
+    ]
+
+
+def engine_recipe(key: str) -> Recipe:
+    """A recipe with a generalization (default hierarchies) and a suppression step under a
+    target with k and privacy models, made in memory from a bundled sample."""
+    dataset = load_sample(key)
+    qis = list(dataset.quasi_identifiers[:3])
+    dataset = dataset.with_roles({c: "ignore" for c in dataset.quasi_identifiers if c not in qis})
+    hierarchies = {c: default_hierarchy(dataset.frame[c], c)[1] for c in qis[:1]}
+    step = GeneralizationStep(tuple((c, 1) for c in hierarchies), tuple(hierarchies.items()))
+    target = ReleaseTarget(
+        k=4, requirements=(ModelRequirement("distinct_l", dataset.sensitive[0], 2),), max_suppressed=0.3
+    )
+    copy = WorkingCopy.start(dataset, target).apply(step, "test")
+    copy = copy.apply(SuppressionStep.from_target(target, copy.current), "test")
+    return copy.recipe()
+
+
+def released_rows(data) -> pd.DataFrame:
+    """A released CSV (bytes or a path) as sorted text rows, to compare as tables."""
+    frame = pd.read_csv(io.BytesIO(data) if isinstance(data, bytes) else data, dtype=str, keep_default_na=False)
+    return frame.sort_values(list(frame.columns)).reset_index(drop=True)
+
+
+def run_json(argv: list[str], capsys) -> tuple[int, dict, str]:
+    code = main([*argv, "--json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out[captured.out.index("{") :]), captured.err
+
+
+def released_table(path: Path) -> pd.DataFrame:
+    """A released file (CSV or Parquet) as sorted text rows, to compare as tables."""
+    if path.is_dir():  # Spark writes a folder of parts
+        parts = [
+            pd.read_csv(p, dtype=str, keep_default_na=False)
+            for p in sorted(path.glob("part-*.csv"))
+            if p.stat().st_size
+        ]
+        frame = pd.concat(parts, ignore_index=True)
+    elif path.suffix == ".parquet":
+        frame = pd.read_parquet(path).astype(object).where(lambda f: f.notna(), "").astype(str)
+    else:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    return frame.sort_values(list(frame.columns)).reset_index(drop=True)
+
+
+def same_answer(
+    argv: list[str], folder: Path, capsys, *, engine: str = "duckdb", out: str = "out.csv"
+) -> tuple[dict, dict]:
+    """Run ``argv`` in memory and on the engine (writing ``out``); assert the same exit code,
+    statement (utility to 12 digits) and released table; return both statements."""
+    memory_out, engine_out = folder / "memory.csv", folder / f"engine-{out}"
+    code, in_memory, _ = run_json([*argv, "--out", str(memory_out)], capsys)
+    engine_code, on_engine, err = run_json([*argv, "--out", str(engine_out), "--engine", engine], capsys)
+    assert "Traceback" not in err
+    assert engine_code == code
+    assert on_engine["engine"] == engine and on_engine["measured_on"] == "written file"
+    assert len(on_engine["steps"]) == len(in_memory["steps"])
+    utility = on_engine.pop("utility"), in_memory.pop("utility")
+    assert utility[0] == pytest.approx(utility[1], rel=1e-12, abs=1e-15)
+    for key in VOLATILE:
+        in_memory.pop(key, None), on_engine.pop(key, None)
+    assert on_engine == in_memory
+    pd.testing.assert_frame_equal(released_table(engine_out), released_table(memory_out))
+    return in_memory, on_engine
