@@ -33,6 +33,7 @@ from functools import cached_property
 import pandas as pd
 
 from ..core.dataset import Dataset, Role
+from ..core.equivalence import person_codes
 from ..core.errors import AnonlibError, ParameterError
 from ..measures.target import ReleaseTarget, TargetCheck
 from .cost import StepCost, cost_between
@@ -241,9 +242,14 @@ class WorkingCopy:
             return tuple(self.apply(step, "check").check for step in steps)
         weight = "records" if "records" not in read else "_records"
         weights = before.frame[count] if count else 1
+        columns = before.frame[read]
+        if person:  # a code per person (the check counts people, never reads who they are): cheaper to group
+            try:
+                columns = columns.assign(**{person: person_codes(columns[person], person)[0]})
+            except AnonlibError:  # a blank person: the check says so
+                pass
         compact = (
-            before.frame[read]
-            .assign(**{weight: weights})
+            columns.assign(**{weight: weights})
             .groupby(read, dropna=False, sort=False, observed=True)[weight]
             .sum()
             .reset_index()

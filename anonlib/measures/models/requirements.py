@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -245,6 +245,7 @@ class Acceptance:
     suppressed_persons: int | None = None
     persons_in_failing: int | None = None
     records_in_failing: int | None = None
+    encoded: EncodedTable | None = field(default=None, compare=False, repr=False)  # the table judged, encoded
 
 
 def acceptance(
@@ -302,7 +303,9 @@ def acceptance(
             raise ParameterError(
                 f"'{person}' is the person column; it cannot also be a quasi-identifier, sensitive or the count."
             )
-        return _person_acceptance(frame, qis, classes, person, k, requirements, counts, limit, count)
+        return replace(
+            _person_acceptance(frame, qis, classes, person, k, requirements, counts, limit, count), encoded=table
+        )
     failed, failing = classes_failing(classes.sizes, k, requirements, counts)
     records = int(classes.sizes.sum())
     suppressed = int(classes.sizes[failed].sum())
@@ -313,6 +316,7 @@ def acceptance(
         suppressed_share=suppressed / records if records else 0.0,
         failing=failing,
         kept=~failed[classes.ids],
+        encoded=table,
     )
 
 
