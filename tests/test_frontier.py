@@ -701,6 +701,8 @@ def test_frontier_checks_on_distinct_rows_equal_each_policy_applied_and_checked(
         ReleaseTarget(k=5, requirements=(ModelRequirement("distinct_l", "dx", 2),), max_suppressed=0.3),
     ):
         copy = WorkingCopy.start(ds, target)
-        checks = copy.checks_after(steps)
+        reported = []
+        checks = copy.checks_after(steps, progress=lambda done, total, seen=reported: seen.append((done, total)))
         assert checks == tuple(copy.apply(step, "check").check for step in steps)
+        assert reported == [(i, len(steps)) for i in range(1, len(steps) + 1)]
         assert any(c.failing_classes for c in checks) and any(c.examples for c in checks)

@@ -26,7 +26,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -217,12 +217,15 @@ class WorkingCopy:
             for i, a in enumerate(self.steps, start=1)
         )
 
-    def checks_after(self, steps: Sequence[Step]) -> tuple[TargetCheck | None, ...]:
+    def checks_after(
+        self, steps: Sequence[Step], progress: Callable[[int, int], None] | None = None
+    ) -> tuple[TargetCheck | None, ...]:
         """The target's check after each of ``steps`` alone (each applied to the current table):
         the check ``apply(step, ...).check`` gives, counted on the table's distinct rows of the
         columns it reads (quasi-identifiers, the models' sensitive attributes, the person),
         weighted by their records, so a page can judge dozens of candidates at the cost of the
         distinct rows. A step reading another column is applied to the whole table instead.
+        ``progress(done, total)`` is called after each step judged.
 
         >>> import pandas as pd
         >>> from anonlib.core.hierarchy import flat_hierarchy
@@ -238,8 +241,13 @@ class WorkingCopy:
         person, count = before.person, before.count
         read = list(dict.fromkeys([*before.quasi_identifiers, *self.target.sensitive, *([person] if person else [])]))
         earlier = [a.step for a in self.steps]
+        report = progress or (lambda done, total: None)
         if not read or any(not set(step.columns) <= set(read) for step in steps):
-            return tuple(self.apply(step, "check").check for step in steps)
+            whole = []
+            for step in steps:
+                whole.append(self.apply(step, "check").check)
+                report(len(whole), len(steps))
+            return tuple(whole)
         weight = "records" if "records" not in read else "_records"
         weights = before.frame[count] if count else 1
         columns = before.frame[read]
@@ -262,6 +270,7 @@ class WorkingCopy:
                 self.target, after.validated(), self.loaded_records, [*earlier, step], self.loaded_persons
             )
             checks.append(check)
+            report(len(checks), len(steps))
         return tuple(checks)
 
     def undo(self) -> WorkingCopy:
