@@ -262,6 +262,9 @@ class WorkingCopy:
             .sum()
             .reset_index()
         )
+        for column in before.quasi_identifiers:  # text held as categories: each step and check reads their
+            if isinstance(compact[column].dtype, pd.StringDtype):  # codes instead of hashing the text again
+                compact[column] = pd.Categorical(compact[column])  # (the same labels in the same order)
         roles = {**{c: before.roles[c] for c in read}, weight: Role.COUNT}
         checks = []
         for step in steps:
