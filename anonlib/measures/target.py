@@ -485,7 +485,9 @@ def _failing_classes(
     if person is not None:
         codes, n_persons = person_codes(frame[person], person)
         sizes = persons_per_class(classes.ids, classes.n_classes, codes, n_persons)
-    failing_ids = np.unique(classes.ids[failing_rows])
+    marked = np.zeros(classes.n_classes, dtype=bool)
+    marked[classes.ids[failing_rows]] = True
+    failing_ids = np.flatnonzero(marked)  # np.unique's ids, in order, without sorting the rows
     order = failing_ids[np.lexsort((failing_ids, sizes[failing_ids]))][:EXAMPLES_SHOWN]
     first = classes.first_rows
     examples = []
