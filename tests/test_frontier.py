@@ -693,9 +693,16 @@ def test_frontier_checks_on_distinct_rows_equal_each_policy_applied_and_checked(
     result = explore(space, "rcs", 60, seed=seed)
     steps = tuple(PolicyStep.from_space(space, e.bits) for e in result.frontier)
     assert len(steps) > 3
+    as_categories = ds.frame.assign(sex=pd.Categorical(ds.frame["sex"]), zip=pd.Categorical(ds.frame["zip"]))
     for step in steps:
         new, old = step.apply(ds.frame), _old_policy_apply(step, ds.frame)
         pd.testing.assert_frame_equal(new, old)
+        counted = step.apply_counted(as_categories)  # categories relabelled: the same values, still categories
+        for column in ("age", "sex", "zip"):
+            assert counted[column].astype(object).where(counted[column].notna(), None).tolist() == (
+                new[column].astype(object).where(new[column].notna(), None).tolist()
+            )
+        assert all(isinstance(counted[c].dtype, pd.CategoricalDtype) for c in ("sex", "zip"))
     for target in (
         ReleaseTarget(k=3, max_suppressed=0.1),
         ReleaseTarget(k=5, requirements=(ModelRequirement("distinct_l", "dx", 2),), max_suppressed=0.3),

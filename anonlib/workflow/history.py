@@ -39,7 +39,7 @@ from ..measures.target import ReleaseTarget, TargetCheck
 from .cost import StepCost, cost_between
 from .recipe import Reading, Recipe, RecipeStep, analysed_persons, analysed_records, recipe_of, suppression_mark
 from .release import check_release_columns, release_table
-from .steps import Step
+from .steps import PolicyStep, Step
 
 
 @dataclass(frozen=True, eq=False)
@@ -268,7 +268,8 @@ class WorkingCopy:
         roles = {**{c: before.roles[c] for c in read}, weight: Role.COUNT}
         checks = []
         for step in steps:
-            after = Dataset(name=self.loaded.name, frame=step.apply(compact), roles=roles, missing=self.loaded.missing)
+            applied = step.apply_counted(compact) if isinstance(step, PolicyStep) else step.apply(compact)
+            after = Dataset(name=self.loaded.name, frame=applied, roles=roles, missing=self.loaded.missing)
             check, _ = _checked(
                 self.target, after.validated(), self.loaded_records, [*earlier, step], self.loaded_persons
             )
