@@ -262,9 +262,12 @@ class WorkingCopy:
             .sum()
             .reset_index()
         )
-        for column in before.quasi_identifiers:  # text held as categories: each step and check reads their
-            if isinstance(compact[column].dtype, pd.StringDtype):  # codes instead of hashing the text again
-                compact[column] = pd.Categorical(compact[column])  # (the same labels in the same order)
+        for column in before.quasi_identifiers:  # text and numbers held as categories: each step and check
+            dtype = compact[column].dtype  # reads their codes instead of hashing the values again (the same
+            if isinstance(dtype, pd.StringDtype) or (  # labels in the same order)
+                pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+            ):
+                compact[column] = pd.Categorical(compact[column])
         roles = {**{c: before.roles[c] for c in read}, weight: Role.COUNT}
         checks = []
         for step in steps:
