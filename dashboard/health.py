@@ -9,6 +9,8 @@ user downloads (never in a package, a recipe or a report).
 
 from __future__ import annotations
 
+from datetime import date
+
 import pandas as pd
 import streamlit as st
 
@@ -16,12 +18,13 @@ from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AnonlibError, ParameterError
 from anonlib.measures.target import ReleaseTarget
 from anonlib.transformations.pseudonyms import DEFAULT_SHIFT_DAYS, MAX_SHIFT_DAYS, date_columns
-from anonlib.workflow import WorkingCopy, step_cost
+from anonlib.workflow import StepCost, WorkingCopy, step_cost
 from anonlib.workflow.health_steps import PseudonymizeStep, SafeHarborStep, ShiftDatesStep
 from anonlib.workflow.keys import key_id, key_text, parse_key
 from anonlib.workflow.release import pseudonymized_columns
 from anonlib.workflow.safe_harbor import SafeHarborComparison, compare_routes
 
+from .memo import memo
 from .state import apply_step_callback, project_key, project_key_origin, set_project_key
 from .ui import guarded, offer_step, plain, show_table
 
@@ -148,6 +151,21 @@ def _comparison(
     )
 
 
+def _planned(dataset: Dataset, named: tuple[str, ...]) -> tuple[SafeHarborStep, StepCost]:
+    """Safe Harbor's step on the working copy and what it changes there (counted once for the list
+    and the offer), kept per table, roles, missing values, pseudonymized columns and year in a memo: neither depends
+    on the release target, so a change of k reads them back (they scan every record)."""
+    leave = tuple(c for c in (dataset.count, dataset.person) if c)
+    roles = tuple((str(c), r.value) for c, r in dataset.roles.items())
+    key = (dataset.fingerprint, roles, dataset.missing, tuple(named), leave, date.today().year)
+
+    def make() -> tuple[SafeHarborStep, StepCost]:
+        step = SafeHarborStep.planned(dataset.frame, pseudonymized=named, leave=list(leave))
+        return step, step_cost(step, dataset)
+
+    return memo("health.safe_harbor", 8).compute(key, make)
+
+
 def safe_harbor_offer(copy: WorkingCopy) -> None:
     """HIPAA Safe Harbor as a step: every change listed first, the HMAC caveat, the remaining
     risk beside the optimal release's (on request: it runs the optimal search), and the button."""
@@ -155,13 +173,10 @@ def safe_harbor_offer(copy: WorkingCopy) -> None:
     named = pseudonymized_columns(_steps(copy))
     st.subheader("HIPAA Safe Harbor")
     try:
-        step = SafeHarborStep.planned(
-            dataset.frame, pseudonymized=named, leave=[c for c in (dataset.count, dataset.person) if c]
-        )
+        step, cost = _planned(dataset, named)
     except ParameterError as err:
         st.caption(plain(str(err)))
         return
-    cost = step_cost(step, dataset)  # what it changes here, counted once for the list and the offer
     st.markdown(
         "What Safe Harbor (45 CFR 164.514(b)(2)) would change, before anything is applied:\n"
         + "\n".join(f"- {plain(s)}" for s in step.sentences(cost))

@@ -104,6 +104,25 @@ def _search(
         bar.empty()
 
 
+def _checks(key: tuple, make, steps: list[PolicyStep]) -> tuple:
+    """The target's check after each frontier policy (``WorkingCopy.checks_after`` on the working
+    copy ``make()`` gives), kept per search, target and working copy in a memo (st.cache_data would
+    copy them on every hit), with a progress bar while they are judged (seconds at 10^5 records
+    with a person column, whose distinct rows are nearly all the records)."""
+    found = memo("frontier.checks", 8).get(key)
+    if found is not None:
+        return found
+    bar = st.progress(0.0, text="Judging the frontier policies against the release target")
+
+    def report(done: int, total: int) -> None:
+        bar.progress(done / max(total, 1), text=f"Judged {done:,} of {total:,} frontier policies against the target")
+
+    try:
+        return memo("frontier.checks", 8).put(key, make().checks_after(tuple(steps), progress=report))
+    finally:
+        bar.empty()
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def _frontier_ks(key: tuple, _result: FrontierSearch) -> tuple[int, ...]:
     """k (the smallest class, in records) of every frontier policy, cached with the search."""
@@ -258,17 +277,14 @@ def _frontier_section(
     removed = [tuple(a for a in s.removed) for s in steps]
     # "meets the target" is the release target's one check of the policy applied (in its unit, with
     # its models and suppression limit), never k read off the class sizes alone
-    # (WorkingCopy.checks_after: the check apply(...).check gives, counted on the distinct rows), kept
-    # per search, target and working copy in a memo (st.cache_data would copy them on every hit)
+    # (WorkingCopy.checks_after: the check apply(...).check gives, counted on the distinct rows; _checks)
     if dataset is not None:
         copy = working_copy()
         which, make = (roles_key(copy.current), copy.current.fingerprint), lambda: copy
     else:  # the paper's example: a working copy of its quasi-identifiers, built only on a miss
         roles = {a: Role.QUASI_IDENTIFIER for a in qis} | ({count: Role.COUNT} if count else {})
         which, make = ("example",), lambda: WorkingCopy.start(Dataset.from_frame("example", frame, roles), target)
-    checks = memo("frontier.checks", 8).compute(
-        (key, target_key(target), which), lambda: make().checks_after(tuple(steps))
-    )
+    checks = _checks((key, target_key(target), which), make, steps)
     meets = [c is not None and c.met_after_suppression for c in checks]
 
     # HIPAA Safe Harbor: dominance is claimed only for policies that meet the target k

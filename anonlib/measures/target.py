@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ..core.dataset import Dataset
-from ..core.equivalence import encode, person_codes, persons_per_class
+from ..core.equivalence import EncodedTable, encode, person_codes, persons_per_class
 from ..core.errors import ColumnError, ParameterError, RecipeError, join_names
 from ..core.fields import read_list, read_number, read_object, read_text, read_whole
 from ..core.metrics import whole_k
@@ -203,7 +203,7 @@ class ReleaseTarget:
         base = records if loaded_records is None else int(loaded_records)
         if base < records:
             raise ParameterError(f"The loaded file has {base:,} records, fewer than the {records:,} being checked.")
-        classes, examples = _failing_classes(frame, qis, count, failing_rows, person)
+        classes, examples = _failing_classes(frame, qis, count, failing_rows, person, result.encoded)
         persons = failing_persons = base_persons = None
         if person is not None:
             persons, failing_persons = int(result.persons), int(result.suppressed_persons)
@@ -464,27 +464,37 @@ def people(n: int | None) -> str:
 
 
 def _failing_classes(
-    frame, qis: Sequence[str], count: str | None, failing_rows: np.ndarray, person: str | None = None
+    frame,
+    qis: Sequence[str],
+    count: str | None,
+    failing_rows: np.ndarray,
+    person: str | None = None,
+    encoded: EncodedTable | None = None,
 ) -> tuple[int, tuple[tuple[str, int], ...]]:
     """Number of failing classes and the smallest of them as (values, records; people
-    with a ``person`` column)."""
+    with a ``person`` column); ``encoded``, when given, holds the quasi-identifiers encoded
+    (``encode``, sorted labels), read instead of encoding them again."""
     if not failing_rows.any():
         return 0, ()
     if not qis:
         weights = np.ones(len(frame), dtype=np.int64) if count is None else frame[count].to_numpy(dtype=np.int64)
         return 1, (("every record (no quasi-identifier)", int(weights[failing_rows].sum())),)
-    table = encode(frame, qis, count=count)
-    classes = table.classes()
+    table = encode(frame, qis, count=count) if encoded is None else encoded
+    classes = table.classes(qis)
     sizes = classes.sizes
     if person is not None:
         codes, n_persons = person_codes(frame[person], person)
         sizes = persons_per_class(classes.ids, classes.n_classes, codes, n_persons)
-    failing_ids = np.unique(classes.ids[failing_rows])
+    marked = np.zeros(classes.n_classes, dtype=bool)
+    marked[classes.ids[failing_rows]] = True
+    failing_ids = np.flatnonzero(marked)  # np.unique's ids, in order, without sorting the rows
     order = failing_ids[np.lexsort((failing_ids, sizes[failing_ids]))][:EXAMPLES_SHOWN]
     first = classes.first_rows
     examples = []
     for class_id in order:
         row = first[class_id]
-        values = ", ".join(f"{column}={table.labels[j][table.codes[row, j]]}" for j, column in enumerate(table.columns))
+        values = ", ".join(
+            f"{column}={table.labels[j][table.codes[row, j]]}" for column, j in zip(qis, map(table.position, qis))
+        )
         examples.append((values, int(sizes[class_id])))
     return int(failing_ids.size), tuple(examples)

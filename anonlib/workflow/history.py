@@ -26,19 +26,20 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import pandas as pd
 
 from ..core.dataset import Dataset, Role
+from ..core.equivalence import person_codes
 from ..core.errors import AnonlibError, ParameterError
 from ..measures.target import ReleaseTarget, TargetCheck
 from .cost import StepCost, cost_between
 from .recipe import Reading, Recipe, RecipeStep, analysed_persons, analysed_records, recipe_of, suppression_mark
 from .release import check_release_columns, release_table
-from .steps import Step
+from .steps import PolicyStep, Step
 
 
 @dataclass(frozen=True, eq=False)
@@ -216,12 +217,15 @@ class WorkingCopy:
             for i, a in enumerate(self.steps, start=1)
         )
 
-    def checks_after(self, steps: Sequence[Step]) -> tuple[TargetCheck | None, ...]:
+    def checks_after(
+        self, steps: Sequence[Step], progress: Callable[[int, int], None] | None = None
+    ) -> tuple[TargetCheck | None, ...]:
         """The target's check after each of ``steps`` alone (each applied to the current table):
         the check ``apply(step, ...).check`` gives, counted on the table's distinct rows of the
         columns it reads (quasi-identifiers, the models' sensitive attributes, the person),
         weighted by their records, so a page can judge dozens of candidates at the cost of the
         distinct rows. A step reading another column is applied to the whole table instead.
+        ``progress(done, total)`` is called after each step judged.
 
         >>> import pandas as pd
         >>> from anonlib.core.hierarchy import flat_hierarchy
@@ -237,25 +241,43 @@ class WorkingCopy:
         person, count = before.person, before.count
         read = list(dict.fromkeys([*before.quasi_identifiers, *self.target.sensitive, *([person] if person else [])]))
         earlier = [a.step for a in self.steps]
+        report = progress or (lambda done, total: None)
         if not read or any(not set(step.columns) <= set(read) for step in steps):
-            return tuple(self.apply(step, "check").check for step in steps)
+            whole = []
+            for step in steps:
+                whole.append(self.apply(step, "check").check)
+                report(len(whole), len(steps))
+            return tuple(whole)
         weight = "records" if "records" not in read else "_records"
         weights = before.frame[count] if count else 1
+        columns = before.frame[read]
+        if person:  # a code per person (the check counts people, never reads who they are): cheaper to group
+            try:
+                columns = columns.assign(**{person: person_codes(columns[person], person)[0]})
+            except AnonlibError:  # a blank person: the check says so
+                pass
         compact = (
-            before.frame[read]
-            .assign(**{weight: weights})
+            columns.assign(**{weight: weights})
             .groupby(read, dropna=False, sort=False, observed=True)[weight]
             .sum()
             .reset_index()
         )
+        for column in before.quasi_identifiers:  # text and numbers held as categories: each step and check
+            dtype = compact[column].dtype  # reads their codes instead of hashing the values again (the same
+            if isinstance(dtype, pd.StringDtype) or (  # labels in the same order)
+                pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+            ):
+                compact[column] = pd.Categorical(compact[column])
         roles = {**{c: before.roles[c] for c in read}, weight: Role.COUNT}
         checks = []
         for step in steps:
-            after = Dataset(name=self.loaded.name, frame=step.apply(compact), roles=roles, missing=self.loaded.missing)
+            applied = step.apply_counted(compact) if isinstance(step, PolicyStep) else step.apply(compact)
+            after = Dataset(name=self.loaded.name, frame=applied, roles=roles, missing=self.loaded.missing)
             check, _ = _checked(
                 self.target, after.validated(), self.loaded_records, [*earlier, step], self.loaded_persons
             )
             checks.append(check)
+            report(len(checks), len(steps))
         return tuple(checks)
 
     def undo(self) -> WorkingCopy:

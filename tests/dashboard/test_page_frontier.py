@@ -174,3 +174,29 @@ def test_app_navigation_reaches_the_page():
     at.switch_page("pages/frontier.py").run()
     assert not at.exception
     assert any(t.value == "Risk-utility frontier" for t in at.title)
+
+
+def test_frontier_checks_are_judged_once_per_target_and_kept_when_k_comes_back(upload, monkeypatch):
+    """Changing k judges the frontier policies again (with a progress bar); k back to a value already
+    seen reads the kept checks: no policy is judged again."""
+    from anonlib.workflow.history import WorkingCopy
+    from dashboard.memo import memo
+
+    memo("frontier.checks").clear()
+    calls = []
+    original = WorkingCopy.checks_after
+
+    def counted(self, steps, progress=None):
+        calls.append(self.target.k)
+        return original(self, steps, progress=progress)
+
+    monkeypatch.setattr(WorkingCopy, "checks_after", counted)
+    at = open_page(upload, K)
+    assert calls == [K, K]  # the default search's frontier, then the exhaustive one
+    del calls[:]
+    for k in (K + 5, K, K + 5, K):
+        at.session_state["release_target"] = ReleaseTarget(k=k)
+        at.run()
+        assert not at.exception and not at.error
+    assert calls == [K + 5]
+    assert picker(at).value == reference(upload[0], K)["default"]

@@ -127,3 +127,31 @@ def test_role_guesses_say_what_they_were_guessed_from():
     at = _app(frame, {})
     reasons = [t.value for t in at.dataframe if "guessed from" in t.value.columns][0]
     assert dict(zip(reasons["column"], reasons["guessed from"]))["educ"] == "name 'educ' (education)"
+
+
+def test_safe_harbor_is_planned_once_per_table_and_a_change_of_k_reads_it_back(monkeypatch):
+    """The Safe Harbor plan and its cost scan every record and do not depend on the release target:
+    changing k back and forth plans nothing again; a step applied (another table) plans again."""
+    from anonlib.workflow.health_steps import SafeHarborStep
+    from dashboard.memo import memo
+
+    memo("health.safe_harbor").clear()
+    planned = SafeHarborStep.planned.__func__
+    calls = []
+
+    def counted(cls, frame, **kwargs):
+        calls.append(len(frame))
+        return planned(cls, frame, **kwargs)
+
+    monkeypatch.setattr(SafeHarborStep, "planned", classmethod(counted))
+    frame = visits(23, 40)
+    at = _app(frame, {"mrn": "identifier", "age": "quasi-identifier", "sex": "quasi-identifier"})
+    assert not at.exception and calls == [len(frame)]
+    for k in (5, 2, 5):
+        at.number_input(key="target_k").set_value(k).run()
+        assert not at.exception
+    assert calls == [len(frame)]
+    text = " ".join(unescaped(m.value) for m in at.markdown)
+    assert "What Safe Harbor (45 CFR 164.514(b)(2)) would change" in text and "mrn: removed" in text
+    at.button(key="health_safe_harbor_apply").click().run()
+    assert not at.exception and len(calls) == 2

@@ -578,12 +578,30 @@ def test_cell_keys_partition_rows_like_the_kernel(cardinalities, n_rows, seed):
 
     rng = np.random.default_rng(seed)
     columns = [rng.integers(0, card, n_rows) for card in cardinalities]
-    keys, space = _cell_keys(columns, cardinalities)
     ids, n_ids = combine(columns, cardinalities)
-    assert keys.min() >= 0 and keys.max() < space
-    assert pd.factorize(keys)[0].tolist() == pd.factorize(ids)[0].tolist()
-    sizes = np.bincount(keys, minlength=space)
-    assert sorted(sizes[sizes > 0].tolist()) == sorted(np.bincount(ids, minlength=n_ids).tolist())
+    for ordered in (True, False):  # unordered: any numbering of the cells (evaluate only counts per row)
+        keys, space = _cell_keys(columns, cardinalities, ordered)
+        assert keys.min() >= 0 and keys.max() < space
+        assert pd.factorize(keys)[0].tolist() == pd.factorize(ids)[0].tolist()
+        sizes = np.bincount(keys, minlength=space)
+        assert sorted(sizes[sizes > 0].tolist()) == sorted(np.bincount(ids, minlength=n_ids).tolist())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_policies_score_the_same_whichever_way_their_cells_are_numbered(seed):
+    """evaluate numbers a large key space's cells in order of appearance (no sort): the risk and
+    loss of each policy are the same floats as with the cells in key order."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({f"q{j}": rng.integers(0, 40, 3000) for j in range(5)})
+    space = prepare(frame, list(frame.columns))
+    for _ in range(20):
+        bits = rng.random(space.n_bits) < rng.random()
+        cells, n_cells, width_term = space._cells(bits, ordered=True)
+        n_data = space._weights.shape[0]
+        row_sizes = np.bincount(cells[:n_data], weights=space._weights, minlength=n_cells)[cells[:n_data]]
+        loss = space._entropy_term - float((space._weights * np.log(row_sizes)).sum()) / space.n_records + width_term
+        risk = round(float((space._weights / row_sizes).sum())) / space._risk_denominator
+        assert space.evaluate(bits) == (min(risk, 1.0), max(loss, 0.0))
 
 
 def test_a_search_is_estimated_before_it_starts_and_refused_past_the_limit(monkeypatch):
@@ -618,3 +636,80 @@ def test_a_budget_covering_the_lattice_evaluates_it_whole(method):
     exact = explore(space, "exhaustive")
     assert found.n_evaluated == space.n_policies
     assert [(e.risk, e.loss) for e in found.frontier] == [(e.risk, e.loss) for e in exact.frontier]
+
+
+def _old_policy_apply(step, frame: pd.DataFrame) -> pd.DataFrame:
+    """PolicyStep.apply as it was: every interval's range read per call, the strings built by pandas."""
+    from anonlib.core.equivalence import encode_column
+    from anonlib.core.hierarchy import value_key
+    from anonlib.workflow.steps import AttributeIntervals
+
+    out = frame.copy(deep=False)
+    for intervals in step.attributes:
+        codes, labels = encode_column(frame[intervals.attribute])
+        where = {v: i for i, g in enumerate(intervals.groups) for v in g}
+        ranges = [AttributeIntervals._ranges([g])[0] for g in intervals.groups] if intervals.numeric else []
+        names = []
+        for key in (value_key(v) for v in labels):
+            if key == "missing":
+                names.append(None)
+                continue
+            i = where.get(key)
+            if i is None and intervals.numeric:
+                number = pd.to_numeric(key, errors="coerce")
+                i = next((j for j, (lo, hi) in enumerate(ranges) if lo <= number <= hi), None)
+            names.append(None if i is None else intervals.labels[i])
+        out[intervals.attribute] = pd.array(np.asarray(names, dtype=object)[codes], dtype="string")
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("person", [False, True])
+def test_frontier_checks_on_distinct_rows_equal_each_policy_applied_and_checked(seed, person):
+    """WorkingCopy.checks_after (the page's "meets the target", on distinct rows with the person as a code,
+    the check encoding the table once) gives the check of each policy applied to the whole table, and
+    PolicyStep.apply gives the table the step gave before (strings gathered by Arrow, ranges read once)."""
+    from anonlib.core.dataset import Dataset
+    from anonlib.measures.models import ModelRequirement
+    from anonlib.measures.target import ReleaseTarget
+    from anonlib.workflow import PolicyStep, WorkingCopy
+
+    rng = np.random.default_rng(seed)
+    n = 600
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 40, n),
+            "sex": pd.array(rng.choice(["f", "m"], n), dtype="string"),
+            "zip": pd.array(rng.choice(["37010", "37011", "37012", "37013", None], n), dtype="string"),
+            "dx": pd.array(rng.choice(["a", "b", "c"], n), dtype="string"),
+        }
+    )
+    roles = {"age": "quasi-identifier", "sex": "quasi-identifier", "zip": "quasi-identifier", "dx": "sensitive"}
+    if person:
+        frame["pid"] = pd.array([f"p{i}" for i in rng.integers(0, n // 3, n)], dtype="string")
+        roles["pid"] = "person"
+    ds = Dataset.from_frame("d", frame, roles)
+    space = prepare(ds.analysis_frame(["age", "sex", "zip"])[0], ["age", "sex", "zip"])
+    result = explore(space, "rcs", 60, seed=seed)
+    steps = tuple(PolicyStep.from_space(space, e.bits) for e in result.frontier)
+    assert len(steps) > 3
+    as_categories = ds.frame.assign(sex=pd.Categorical(ds.frame["sex"]), zip=pd.Categorical(ds.frame["zip"]))
+    for step in steps:
+        new, old = step.apply(ds.frame), _old_policy_apply(step, ds.frame)
+        pd.testing.assert_frame_equal(new, old)
+        counted = step.apply_counted(as_categories)  # categories relabelled: the same values, still categories
+        for column in ("age", "sex", "zip"):
+            assert counted[column].astype(object).where(counted[column].notna(), None).tolist() == (
+                new[column].astype(object).where(new[column].notna(), None).tolist()
+            )
+        assert all(isinstance(counted[c].dtype, pd.CategoricalDtype) for c in ("sex", "zip"))
+    for target in (
+        ReleaseTarget(k=3, max_suppressed=0.1),
+        ReleaseTarget(k=5, requirements=(ModelRequirement("distinct_l", "dx", 2),), max_suppressed=0.3),
+    ):
+        copy = WorkingCopy.start(ds, target)
+        reported = []
+        checks = copy.checks_after(steps, progress=lambda done, total, seen=reported: seen.append((done, total)))
+        assert checks == tuple(copy.apply(step, "check").check for step in steps)
+        assert reported == [(i, len(steps)) for i in range(1, len(steps) + 1)]
+        assert any(c.failing_classes for c in checks) and any(c.examples for c in checks)

@@ -615,3 +615,31 @@ def test_damaged_or_oversized_gzip_boundaries_are_one_sentence():
     assert len(bomb) < DEFAULT_MAX_BYTES // 100
     with pytest.raises(GeometryError, match="areas.geojson.gz' is too large: The file unpacks to more than"):
         read_regions(bomb, region_id="GEOID", name="areas.geojson.gz")
+
+
+def test_area_columns_read_each_set_of_ids_once_and_find_what_the_share_per_column_finds():
+    """area_columns writes each set of area ids as labels once (not once per column): the columns it
+    finds, their areas and shares are those area_id_share gives column by column."""
+    import numpy as np
+    import pandas as pd
+
+    from anonlib.transformations.geo.regions import AREA_SHARE, area_columns, area_id_share
+
+    rng = np.random.default_rng(0)
+    areas = {"a": ["37010", "37011", "37012", 1001], "b": [str(i) for i in range(1000, 1100)]}
+    frame = pd.DataFrame(
+        {
+            "zip": rng.choice(["37010", "37011", "37012", "99999"], 400, p=[0.3, 0.3, 0.3, 0.1]),
+            "county": rng.choice([1001.0, 1002.0, 1050.0, np.nan], 400),
+            "spend": rng.random(400) * 5000,
+            "mixed": rng.choice(["1001", "37010", "x"], 400),
+        }
+    )
+    found = area_columns(frame, areas=areas)
+    expected = {}
+    for column in frame.columns:
+        best = max((area_id_share(frame[column], ids), -len(ids), key) for key, ids in areas.items())
+        if best[0] > AREA_SHARE:
+            expected[column] = (best[2], best[0])
+    assert {c: (f.areas, f.share) for c, f in found.items()} == expected
+    assert set(expected) == {"zip", "county", "mixed"}  # two of three values are ids of "a"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -245,6 +245,7 @@ class Acceptance:
     suppressed_persons: int | None = None
     persons_in_failing: int | None = None
     records_in_failing: int | None = None
+    encoded: EncodedTable | None = field(default=None, compare=False, repr=False)  # the table judged, encoded
 
 
 def acceptance(
@@ -302,7 +303,9 @@ def acceptance(
             raise ParameterError(
                 f"'{person}' is the person column; it cannot also be a quasi-identifier, sensitive or the count."
             )
-        return _person_acceptance(frame, qis, classes, person, k, requirements, counts, limit, count)
+        return replace(
+            _person_acceptance(frame, qis, classes, person, k, requirements, counts, limit, count), encoded=table
+        )
     failed, failing = classes_failing(classes.sizes, k, requirements, counts)
     records = int(classes.sizes.sum())
     suppressed = int(classes.sizes[failed].sum())
@@ -313,6 +316,7 @@ def acceptance(
         suppressed_share=suppressed / records if records else 0.0,
         failing=failing,
         kept=~failed[classes.ids],
+        encoded=table,
     )
 
 
@@ -328,7 +332,7 @@ def _person_acceptance(frame, qis, classes, person, k, requirements, counts, lim
     codes, n_persons = person_codes(frame[person], person)
     weights = np.ones(len(frame), dtype=np.int64) if count is None else record_counts(frame, count)
     failed, failing = _person_pass(classes.ids, classes.n_classes, weights, codes, n_persons, k, requirements, counts)
-    in_failing_persons, in_failing_records = int(np.unique(codes[failed]).size), int(weights[failed].sum())
+    in_failing_persons, in_failing_records = _persons_in(failed, codes, n_persons), int(weights[failed].sum())
     out = persons_failing(failed, codes, n_persons)
     sensitives = list(dict.fromkeys(r.sensitive for r in requirements))
     while out.any() and not out.all():
@@ -347,7 +351,7 @@ def _person_acceptance(frame, qis, classes, person, k, requirements, counts, lim
             break
         out[rest] = persons_failing(again, codes[rest], n_persons)
         out = persons_failing(out, codes, n_persons)
-    gone = int(np.unique(codes[out]).size)
+    gone = _persons_in(out, codes, n_persons)
     return Acceptance(
         acceptable=within_limit(gone, n_persons, limit),
         records=int(weights.sum()),
@@ -360,6 +364,17 @@ def _person_acceptance(frame, qis, classes, person, k, requirements, counts, lim
         persons_in_failing=in_failing_persons,
         records_in_failing=in_failing_records,
     )
+
+
+def _persons_in(rows: np.ndarray, codes: np.ndarray, n_persons: int) -> int:
+    """Distinct persons among the rows marked (each person marked once: no sort of the codes).
+
+    >>> _persons_in(np.array([True, True, False, True]), np.array([2, 2, 0, 1]), 3)
+    2
+    """
+    marked = np.zeros(max(int(n_persons), 1), dtype=bool)
+    marked[codes[rows]] = True
+    return int(np.count_nonzero(marked))
 
 
 def _person_pass(ids, n_classes, weights, codes, n_persons, k, requirements, counts) -> tuple[np.ndarray, tuple]:

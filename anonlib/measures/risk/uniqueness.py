@@ -54,7 +54,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special, stats
 
 from ...core.errors import EmptySelectionError, ParameterError
 from ...core.numbers import MAX_COUNT, whole_numbers
@@ -158,6 +157,8 @@ def _share(uniques: float | None, population: float) -> float | None:
 
 def _zayatz(sizes: np.ndarray, frequencies: np.ndarray, n: int, f: float) -> float:
     """Zayatz's number of population uniques (hypergeometric terms in log space)."""
+    from scipy import special, stats  # imported when estimated: opening a page needs no scipy
+
     population = max(int(round(n / f)), n)
     log_h = stats.hypergeom.logpmf(1, population, sizes, n)  # P(exactly 1 of j people drawn)
     log_terms = np.log(frequencies) + log_h
@@ -168,6 +169,8 @@ def _zayatz(sizes: np.ndarray, frequencies: np.ndarray, n: int, f: float) -> flo
 def _pitman(sizes: np.ndarray, frequencies: np.ndarray, n: int, population: float) -> float | None:
     """Hoshino's estimate U = Γ(θ+1)/Γ(θ+α) N^α with (θ, α) the maximum-likelihood
     parameters of Pitman's sampling formula for the observed class sizes."""
+    from scipy import optimize, special  # imported when estimated: opening a page needs no scipy
+
     u = int(frequencies.sum())
     c1 = float(frequencies[0]) if sizes[0] == 1 else 0.0
     c2 = float(frequencies[sizes == 2].sum()) or 1.0
@@ -239,6 +242,8 @@ def shlosser(sizes: np.ndarray, frequencies: np.ndarray, f: float) -> float:
 
 def _snb(sizes: np.ndarray, frequencies: np.ndarray, f: float) -> float | None:
     """U = K b^a with (a, b) solving K P(1) = c_1, K P(2) = c_2."""
+    from scipy import optimize, special  # imported when estimated: opening a page needs no scipy
+
     k = shlosser(sizes, frequencies, f)
     c1 = float(frequencies[0]) if sizes[0] == 1 else 0.0
     c2 = float(frequencies[sizes == 2].sum())

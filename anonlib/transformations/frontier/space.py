@@ -126,9 +126,11 @@ class PolicySpace:
         np.cumsum(bits[start : start + size - 1], out=ids[1:])
         return ids
 
-    def _cells(self, bits: np.ndarray) -> tuple[np.ndarray, int, float]:
+    def _cells(self, bits: np.ndarray, ordered: bool = True) -> tuple[np.ndarray, int, float]:
         """Generalized cell key of every distinct row (data, then population), the
-        size of the key space, and ``sum_a sum_v P_a(v) ln w_a(v)``.
+        size of the key space, and ``sum_a sum_v P_a(v) ln w_a(v)``. ``ordered=False``
+        (for callers that only count per row) lets large key spaces be numbered in
+        order of first appearance, skipping a sort.
 
         Attributes with small joint domains form blocks: their interval ids are
         combined over the block's grid of value combinations (a few thousand
@@ -158,12 +160,12 @@ class PolicySpace:
                 card *= counts[a]
             columns.append(key[codes])
             cards.append(card)
-        cells, n_cells = _cell_keys(columns, cards)
+        cells, n_cells = _cell_keys(columns, cards, ordered)
         return cells, n_cells, width_term
 
     def evaluate(self, bits: np.ndarray) -> tuple[float, float]:
         """``(risk, raw KL loss)`` of a concatenated bit-string (no validation)."""
-        cells, n_cells, width_term = self._cells(bits)
+        cells, n_cells, width_term = self._cells(bits, ordered=False)  # read per row only: any numbering
         n_data = self._weights.shape[0]
         data_cells = cells[:n_data]
         sizes = np.bincount(data_cells, weights=self._weights, minlength=n_cells)
@@ -224,7 +226,9 @@ class PolicySpace:
         return out
 
 
-def _cell_keys(code_columns: Sequence[np.ndarray], cardinalities: Sequence[int]) -> tuple[np.ndarray, int]:
+def _cell_keys(
+    code_columns: Sequence[np.ndarray], cardinalities: Sequence[int], ordered: bool = True
+) -> tuple[np.ndarray, int]:
     """Bincount keys for one policy's cells: a thin specialisation of the kernel's
     ``anonlib.core.equivalence.combine`` for the per-policy hot loop.
 
@@ -235,7 +239,8 @@ def _cell_keys(code_columns: Sequence[np.ndarray], cardinalities: Sequence[int])
     ``DIRECT_COUNT_LIMIT`` or 16x the rows) the raw mixed-radix key is returned
     as is; that pass was most of a policy's cost on Adult + ZIP (see
     docs/frontier.md). Otherwise the equivalence ids come from the kernel
-    (``combine``). Either way rows share a key exactly when they share a cell.
+    (``combine``; numbered in order of first appearance with ``ordered=False``). Either
+    way rows share a key exactly when they share a cell.
 
     >>> keys, space = _cell_keys([np.array([0, 1, 1]), np.array([2, 0, 2])], [2, 3])
     >>> keys.tolist(), space
@@ -244,7 +249,7 @@ def _cell_keys(code_columns: Sequence[np.ndarray], cardinalities: Sequence[int])
     n_rows = len(code_columns[0]) if code_columns else 0
     space = math.prod(max(int(card), 1) for card in cardinalities)
     if not code_columns or space > max(DIRECT_COUNT_LIMIT, 16 * n_rows):
-        return combine(list(code_columns), list(cardinalities), n_rows)
+        return combine(list(code_columns), list(cardinalities), n_rows, ordered=ordered)
     key = np.asarray(code_columns[0], dtype=np.int64)
     for codes, card in zip(code_columns[1:], cardinalities[1:]):
         key = key * max(int(card), 1) + codes  # the same mixed-radix fold as combine

@@ -217,6 +217,16 @@ def area_id_share(values: pd.Series | Sequence[object], area_ids: Sequence[objec
     >>> area_id_share(pd.Series([37010.0, 12.5]), ["37010"])  # an amount that happens to be an id counts
     0.5
     """
+    return _known_share(values, _known_labels(area_ids))
+
+
+def _known_labels(area_ids: Sequence[object] | pd.Index) -> pd.Index:
+    """The distinct ids of ``area_ids`` as ``region_labels`` writes them."""
+    return pd.Index(pd.unique(region_labels(pd.Series(list(area_ids), dtype=object))))
+
+
+def _known_share(values: pd.Series | Sequence[object], known: pd.Index) -> float:
+    """``area_id_share`` against ids already written as labels (``_known_labels``)."""
     series = pd.Series(values)
     present = series.dropna()
     if present.empty:
@@ -227,7 +237,6 @@ def area_id_share(values: pd.Series | Sequence[object], area_ids: Sequence[objec
         labels = pd.Series([str(int(v)) if w else str(v) for v, w in zip(numbers, whole)], dtype=object)
     else:
         labels = pd.Series(region_labels(present), dtype=object)
-    known = pd.Index(pd.unique(region_labels(pd.Series(list(area_ids), dtype=object))))
     return float(labels.isin(known).mean())
 
 
@@ -258,10 +267,13 @@ def area_columns(
         areas = {key: sample_regions(key).points["region_id"] for key in REGION_SAMPLES}
     found = {}
     step = max(len(frame) // max(int(sample), 1), 1)
+    known = {key: _known_labels(ids) for key, ids in areas.items()}  # once, not per column
     for column in columns:
         values = frame[column].iloc[::step]
         # the largest share; on a tie the smaller set of areas (Tennessee before the whole US)
-        best = max(((area_id_share(values, ids), -len(ids), key) for key, ids in areas.items()), default=(0.0, 0, ""))
+        best = max(
+            ((_known_share(values, known[key]), -len(ids), key) for key, ids in areas.items()), default=(0.0, 0, "")
+        )
         if best[0] > threshold:
             found[str(column)] = AreaColumn(str(column), best[2], best[0])
     return found
