@@ -27,7 +27,7 @@ from live_app import (  # noqa: E402
     dashboard_server,
     move_sliders,
     open_app,
-    open_page,
+    open_timed,
     set_k,
     set_role,
     upload,
@@ -72,9 +72,7 @@ def probe(records: int, person: bool) -> list[tuple[str, str, float, str]]:
         if person:
             set_role(page, 1, "person")
         for title in PAGES:
-            started = time.perf_counter()
-            open_page(page, title)
-            changes = [("open", time.perf_counter() - started)]
+            changes = [("open", open_timed(page, title))]
             for value in (10, 5, 10, 5):
                 changes.append((f"k → {value}", set_k(page, value)))
             changes += move_sliders(page)

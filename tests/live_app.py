@@ -240,6 +240,18 @@ def settled(page, timeout_ms: int = 300_000) -> float:
     return seconds
 
 
+def open_timed(page, title: str, timeout_ms: int = 300_000) -> float:
+    """Open a page from the sidebar's navigation; the seconds until it answered (first idle with
+    its heading shown), then wait until it stays idle."""
+    started = time.perf_counter()
+    page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
+    page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=timeout_ms)
+    page.wait_for_function(BUSY, timeout=timeout_ms, polling=100)
+    seconds = time.perf_counter() - started
+    wait_idle(page, timeout_ms)
+    return seconds
+
+
 def set_k(page, value: int, timeout_ms: int = 300_000) -> float:
     """Type k into the sidebar's release target; the seconds until the page answered."""
     box = page.locator(".st-key-target_k input").first
@@ -252,21 +264,21 @@ SLIDERS = '[data-testid="stMain"] [data-testid="stSlider"]'
 
 
 def move_sliders(page, timeout_ms: int = 300_000) -> list[tuple[str, float]]:
-    """Move every slider of the main area one step right and back with the keyboard (a range
-    slider by its first handle); per move, its label and the seconds until the page answered.
-    A slider already at its right end moves left and back."""
+    """Move every visible slider of the main area one step right and back with the keyboard (a
+    range slider by its first handle, the hidden range input a keyboard user focuses); per move,
+    its label and the seconds until the page answered. A slider at its right end moves left and back."""
     moves: list[tuple[str, float]] = []
     wait_idle(page, timeout_ms)
     for i in range(page.locator(SLIDERS).count()):
         slider = page.locator(SLIDERS).nth(i)
-        thumb = slider.locator('[role="slider"]').first
-        if not slider.is_visible() or not thumb.count():  # in a closed expander or tab
+        handle = slider.locator('input[type="range"]')
+        if not slider.is_visible() or not handle.count():  # in a closed expander or another tab
             continue
         label = slider.locator('[data-testid="stWidgetLabel"]').first.inner_text().strip() or f"slider {i + 1}"
-        at_end = thumb.get_attribute("aria-valuenow") == thumb.get_attribute("aria-valuemax")
-        for key in ("ArrowLeft", "ArrowRight") if at_end else ("ArrowRight", "ArrowLeft"):
-            thumb = page.locator(SLIDERS).nth(i).locator('[role="slider"]').first
-            thumb.focus()
-            thumb.press(key)
+        value, top = handle.first.evaluate("e => [e.value, e.max]")
+        for key in ("ArrowLeft", "ArrowRight") if value == top else ("ArrowRight", "ArrowLeft"):
+            handle = page.locator(SLIDERS).nth(i).locator('input[type="range"]').first
+            handle.focus()
+            handle.press(key)
             moves.append((f"{label} {'→' if key == 'ArrowRight' else '←'}", settled(page, timeout_ms)))
     return moves
