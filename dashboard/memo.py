@@ -99,9 +99,10 @@ def on_request(
     what: str,
     button_key: str,
     max_entries: int = 16,
+    instant: float = INSTANT_SECONDS,
 ) -> T | None:
     """The result kept in memo ``name`` for ``key``; else computed now when its estimate
-    ``seconds`` is within ``INSTANT_SECONDS``; else a button "Compute {what} (about N s)" and
+    ``seconds`` is within ``instant`` (``INSTANT_SECONDS`` unless the page allows more); else a button "Compute {what} (about N s)" and
     None until it is pressed (then computed under a spinner and kept).
 
     So a page answers a change of any control at once, and work that takes longer is done
@@ -111,7 +112,7 @@ def on_request(
     if kept is not None:
         return kept
     pressed = f"{button_key}:pressed"  # set by the button's callback, kept until the work is done
-    if seconds > INSTANT_SECONDS and not st.session_state.get(pressed):
+    if seconds > instant and not st.session_state.get(pressed):
         st.button(
             f"Compute {what} (about {_about(seconds)})",
             key=button_key,

@@ -20,6 +20,7 @@ from anonlib.transformations.frontier import (
     FrontierSearch,
     default_order,
     dominating,
+    estimate_explore,
     explore,
     lattice_size_text,
     population_count_column,
@@ -32,7 +33,7 @@ from anonlib.workflow.cost import preselect
 from dashboard import charts
 from dashboard.frontier_views import policy_details, safe_harbor_section
 from dashboard.glossary import glossary_expander, term_help
-from dashboard.memo import memo
+from dashboard.memo import memo, on_request
 from dashboard.state import active_dataset, release_target, roles_key, target_key, working_copy
 from dashboard.ui import guarded, offer_step, page_header, paper_example, plain
 
@@ -44,6 +45,10 @@ METHOD_NAMES = {
     "rcs": "RCS: random chain search",
     "exhaustive": "Exhaustive (up to 2^20 policies)",
 }
+# The searches cost about half a millisecond per policy whatever the file's size, so the default
+# budget (1,000 policies, the other heuristic beside) takes about a second even on a small file:
+# they are computed at once up to this estimate, and wait for a button beyond (about 10^5 records).
+SEARCH_INSTANT_SECONDS = 1.5
 SMALL_LATTICE_BITS = 14  # up to 2^14 policies the exact optimum is computed alongside a heuristic
 MAX_ORDER_EDIT = 60  # category orders are editable for attributes with at most this many values
 
@@ -56,6 +61,59 @@ def _example_frame(seed: int) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=2)
 def _zip3() -> dict[str, int]:
     return zip3_populations()
+
+
+def _space(fingerprint, qis, orders, population_key, count, population_count, frame, population):
+    """The policy lattice of these inputs (distinct rows counted once), kept per input: the searches
+    and their time estimate share it."""
+    key = (fingerprint, qis, orders, population_key, count, population_count)
+    return memo("frontier.space", 8).compute(
+        key,
+        lambda: prepare(
+            frame,
+            list(qis),
+            orders={a: list(v) for a, v in orders},
+            population=population,
+            count=count,
+            population_count=population_count,
+        ),
+    )
+
+
+def _searches(method: str, compare: bool, common: dict, instant: float) -> tuple | None:
+    """The chosen search, the other heuristic (``compare``) and the exact optimum on a small
+    lattice, at once when they are kept or estimated within a moment, else behind a button that
+    says how long they take (None until it is pressed)."""
+    methods = [method] + (["rcs" if method == "shs" else "shs"] if compare and method in ("shs", "rcs") else [])
+    space = _space(
+        common["fingerprint"],
+        common["qis"],
+        common["orders"],
+        common["population_key"],
+        common["count"],
+        common["population_count"],
+        common["_frame"],
+        common["_population"],
+    )
+    if method != "exhaustive" and space.n_bits <= SMALL_LATTICE_BITS:
+        methods.append("exhaustive")  # cheap here: show how close the search got
+
+    def run() -> tuple:
+        results = {m: _search(method=m, **common) for m in methods}
+        optimum = results.pop("exhaustive").area if method != "exhaustive" and "exhaustive" in results else None
+        return results.pop(method), results, optimum
+
+    key = (*(v for k, v in common.items() if not k.startswith("_")), tuple(methods))
+    seconds = sum(estimate_explore(space, m, common["budget"]).seconds for m in methods)
+    return on_request(
+        "frontier.searches",
+        key,
+        run,
+        seconds=seconds,
+        what="the frontier",
+        button_key=f"{PAGE}_run_searches",
+        instant=instant,
+    )
 
 
 def _search(
@@ -89,14 +147,7 @@ def _search(
         )
 
     try:
-        space = prepare(
-            _frame,
-            list(qis),
-            orders={a: list(v) for a, v in orders},
-            population=_population,
-            count=count,
-            population_count=population_count,
-        )
+        space = _space(fingerprint, qis, orders, population_key, count, population_count, _frame, _population)
         return memo("frontier.search", 16).put(
             key, explore(space, method, budget, seed=seed, threshold=threshold, progress=report)
         )
@@ -243,14 +294,15 @@ def _frontier_section(
         _frame=frame,
         _population=population,
     )
-    result = _search(method=method, **common)
-    others: dict[str, FrontierSearch] = {}
-    if compare and method in ("shs", "rcs"):
-        other = "rcs" if method == "shs" else "shs"
-        others[other] = _search(method=other, **common)
-    optimum = None
-    if method != "exhaustive" and result.space.n_bits <= SMALL_LATTICE_BITS:
-        optimum = _search(method="exhaustive", **common).area  # cheap here: show how close the search got
+    # the paper's example is one fixed input, searched once per server and kept: always at once
+    searched = _searches(method, compare, common, SEARCH_INSTANT_SECONDS if dataset is not None else float("inf"))
+    if searched is None:
+        st.info(
+            "The frontier of these settings is computed when you press the button above: at this size it takes "
+            "longer than a slider should wait. Settings already searched show at once."
+        )
+        return
+    result, others, optimum = searched
 
     space = result.space
     frontier = list(result.frontier)

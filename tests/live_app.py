@@ -229,27 +229,32 @@ def metric(page, label: str) -> str:
     return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
+QUIET_SECONDS = 0.7  # Streamlit shows its running indicator about half a second into a run
+
+
 def settled(page, timeout_ms: int = 300_000) -> float:
-    """Seconds from now (just after a change) until the page is first idle, then wait until it
-    stays idle: how long the user waited for the answer."""
-    started = time.perf_counter()
-    page.wait_for_timeout(300)  # the rerun starts
-    page.wait_for_function(BUSY, timeout=timeout_ms, polling=100)
-    seconds = time.perf_counter() - started
+    """Seconds from now (just after a change) until the page answered: the end of the last moment
+    it looked busy (running indicator, stale elements, spinner, skeleton), once it has looked idle
+    for ``QUIET_SECONDS`` in a row (a short run ends before its indicator would show; a long one
+    shows it throughout). Then wait until it stays idle."""
+    started = last_busy = time.perf_counter()
+    while True:
+        now = time.perf_counter()
+        if not page.evaluate(BUSY):
+            last_busy = now
+        elif now - last_busy >= QUIET_SECONDS:
+            break
+        if now - started > timeout_ms / 1000:
+            raise TimeoutError(f"the page was still busy after {timeout_ms / 1000:.0f} s")
+        page.wait_for_timeout(50)
     wait_idle(page, timeout_ms)
-    return seconds
+    return last_busy - started
 
 
 def open_timed(page, title: str, timeout_ms: int = 300_000) -> float:
-    """Open a page from the sidebar's navigation; the seconds until it answered (first idle with
-    its heading shown), then wait until it stays idle."""
-    started = time.perf_counter()
+    """Open a page from the sidebar's navigation; the seconds until it answered (``settled``)."""
     page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
-    page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=timeout_ms)
-    page.wait_for_function(BUSY, timeout=timeout_ms, polling=100)
-    seconds = time.perf_counter() - started
-    wait_idle(page, timeout_ms)
-    return seconds
+    return settled(page, timeout_ms)
 
 
 def set_k(page, value: int, timeout_ms: int = 300_000) -> float:

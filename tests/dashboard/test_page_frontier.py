@@ -200,3 +200,34 @@ def test_frontier_checks_are_judged_once_per_target_and_kept_when_k_comes_back(u
         assert not at.exception and not at.error
     assert calls == [K + 5]
     assert picker(at).value == reference(upload[0], K)["default"]
+
+
+def test_searches_estimated_too_long_for_a_slider_wait_for_their_button_and_are_kept(upload, monkeypatch):
+    """At about 10^5 records the default searches are estimated over SEARCH_INSTANT_SECONDS: the page
+    says how long they take behind a button instead of making every slider wait; pressed, they run,
+    and the same settings show at once afterwards (kept), while a new budget asks again."""
+    import anonlib.transformations.frontier as frontier
+    from anonlib.core.budget import WorkEstimate
+
+    real = frontier.estimate_explore
+
+    def slow(space, method="shs", budget=1000):
+        found = real(space, method, budget)
+        return WorkEstimate(found.what, found.operations, 100.0, found.peak_bytes)
+
+    monkeypatch.setattr(frontier, "estimate_explore", slow)
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, *upload)
+    at.run()
+    assert not at.exception and not at.error
+    button = at.button(key="Frontier_run_searches")
+    assert button.label == "Compute the frontier (about 5 minutes)"  # 100 s for each of SHS, RCS and the optimum
+    assert "frontier policies" not in metrics(at)
+    button.click().run()
+    assert not at.exception and not at.error
+    shown = metrics(at)["frontier policies"]
+    at.run()  # a rerun with the same settings: kept, no button
+    assert metrics(at)["frontier policies"] == shown
+    assert not [b for b in at.button if b.key == "Frontier_run_searches"]
+    at.slider(key="fr_budget").set_value(1100).run()  # a new budget: a new search, asked for again
+    assert at.button(key="Frontier_run_searches").label.startswith("Compute the frontier")

@@ -207,6 +207,9 @@ def _exhaustive(run: _Run, space: PolicySpace) -> None:
 # 3.5 ms per policy measured, 4.8 ms estimated; age, sex, race, education, marital-status
 # (6,493 rows, 98 bits): 0.57 ms measured, 0.67 ms estimated.
 _POLICY_SECONDS, _ROW_SECONDS, _BIT_SECONDS = 4e-4, 4e-8, 1.5e-7
+# The exhaustive walk evaluates the lattice level by level without a heuristic's bookkeeping: sex,
+# zip and diagnosis of a 2,000-record file (4,096 policies) took 0.1 s, 2.4e-5 s per policy.
+_EXHAUSTIVE_POLICY_SECONDS = 3e-5
 
 
 def estimate_explore(space: PolicySpace, method: str = "shs", budget: int = 1000) -> WorkEstimate:
@@ -220,7 +223,8 @@ def estimate_explore(space: PolicySpace, method: str = "shs", budget: int = 1000
     """
     policies = space.n_policies if method == "exhaustive" else min(int(budget), space.n_policies)
     rows = space._weights.shape[0] + (0 if space._population_weights is None else space._population_weights.shape[0])
-    seconds = policies * (_POLICY_SECONDS + _ROW_SECONDS * rows + _BIT_SECONDS * space.n_bits)
+    per_policy = _EXHAUSTIVE_POLICY_SECONDS if method == "exhaustive" else _POLICY_SECONDS
+    seconds = policies * (per_policy + _ROW_SECONDS * rows + _BIT_SECONDS * space.n_bits)
     peak = 2 * policies * space.n_bits + 8 * rows * (len(space.attributes) + 4)
     return WorkEstimate(
         f"evaluating {policies:,} policies of {space.n_bits:,} bits on {rows:,} distinct rows", policies, seconds, peak
