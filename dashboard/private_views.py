@@ -58,6 +58,7 @@ from anonlib.workflow.private_release import (
 from anonlib.workflow.release_view import ReleaseView, shown_columns
 
 from .charts import distribution_figure, marginals_figure, private_tree_figure
+from .progress import throttled
 from .state import current_project, ensure_project, project_store
 from .ui import guarded, plain, row, show_table
 
@@ -402,6 +403,7 @@ def private_section(copy: WorkingCopy, view: ReleaseView | None, inspect: str | 
 def _run(copy: WorkingCopy, choices: PrivateChoices) -> None:
     bar = st.progress(0.0, text="starting")
 
+    @throttled
     def progress(stage: str, share: float) -> None:
         bar.progress(min(max(share, 0.0), 1.0), text=stage)
 

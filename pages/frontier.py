@@ -34,6 +34,7 @@ from dashboard import charts
 from dashboard.frontier_views import policy_details, safe_harbor_section
 from dashboard.glossary import glossary_expander, term_help
 from dashboard.memo import memo, on_request
+from dashboard.progress import throttled
 from dashboard.state import active_dataset, release_target, roles_key, target_key, working_copy
 from dashboard.ui import guarded, offer_step, page_header, paper_example, plain
 
@@ -140,6 +141,7 @@ def _search(
     label = method.upper()
     bar = st.progress(0.0, text=f"{label}: starting")
 
+    @throttled
     def report(done: int, total: int, area: float) -> None:
         bar.progress(
             min(done / max(total, 1), 1.0),
@@ -165,6 +167,7 @@ def _checks(key: tuple, make, steps: list[PolicyStep]) -> tuple:
         return found
     bar = st.progress(0.0, text="Judging the frontier policies against the release target")
 
+    @throttled
     def report(done: int, total: int) -> None:
         bar.progress(done / max(total, 1), text=f"Judged {done:,} of {total:,} frontier policies against the target")
 

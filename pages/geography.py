@@ -33,6 +33,7 @@ from anonlib.workflow import AggregationStep, step_cost
 from dashboard import charts
 from dashboard.geo_views import result_view
 from dashboard.memo import memo
+from dashboard.progress import throttled
 from dashboard.state import active_dataset, release_target
 from dashboard.ui import (
     guarded,
@@ -137,7 +138,9 @@ def _run(
         return found
     bar = st.progress(0.0, text=f"{METHOD_NAMES[method]}: starting") if method == "adc" else None
     progress = (
-        (lambda done, total, what: bar.progress(min(done / max(total, 1), 1.0), text=f"ADC: {what}")) if bar else None
+        throttled(lambda done, total, what: bar.progress(min(done / max(total, 1), 1.0), text=f"ADC: {what}"))
+        if bar
+        else None
     )
     with st.spinner("Placing sites, aggregating and suppressing..."):
         result = aggregate_regions(

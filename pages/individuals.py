@@ -26,6 +26,7 @@ from anonlib.workflow.findings import IndividualPrivacy, individual_privacy
 from dashboard import charts
 from dashboard.glossary import term_help
 from dashboard.memo import memo
+from dashboard.progress import throttled
 from dashboard.state import active_dataset, working_copy
 from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
 
@@ -195,6 +196,7 @@ if ready:
                 status = st.status(f"Computing individual privacy (about {seconds:,.0f} s estimated)...", expanded=True)
                 bar = status.progress(0.0, text="Combinations of quasi-identifiers")
 
+                @throttled
                 def progress(done: int, total: int, what: str) -> None:  # anonlib.core.budget.Progress
                     share = min(done / max(total, 1), 1.0)
                     bar.progress(share, text=f"{what}: {100 * share:.0f}%")

@@ -29,6 +29,7 @@ from anonlib.transformations.schedule_experiments import (
 )
 from dashboard import charts
 from dashboard.memo import memo
+from dashboard.progress import throttled
 from dashboard.state import active_dataset, release_target
 from dashboard.ui import download_csv, download_json, guarded, page_header, paper_example, plain, row, show_table
 
@@ -87,7 +88,7 @@ def _with_bar(name: str, key: tuple, make):
     if found is not None:
         return found
     bar = st.progress(0.0, text="starting")
-    made = make(lambda fraction, text: bar.progress(min(fraction, 1.0), text=text))
+    made = make(throttled(lambda fraction, text: bar.progress(min(fraction, 1.0), text=text)))
     bar.empty()
     return memo(name, 8).put(key, made)
 
