@@ -21,11 +21,11 @@ from anonlib.measures.peers import (
     privacy_matrix,
 )
 from anonlib.workflow import BandsStep, default_choice, step_cost
-from anonlib.workflow.budgets import STATUS_SECONDS, bands_budget
+from anonlib.workflow.budgets import STATUS_SECONDS, bands_budget, bands_seconds
 from anonlib.workflow.findings import IndividualPrivacy, individual_privacy
 from dashboard import charts
 from dashboard.glossary import term_help
-from dashboard.memo import memo
+from dashboard.memo import memo, on_request
 from dashboard.progress import throttled
 from dashboard.state import active_dataset, working_copy
 from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
@@ -379,63 +379,77 @@ if ready:
                 include_empty,
                 max_known,
             )
-            potential = memo(POTENTIAL).get(potential_key)
-            if potential is None:  # keeps every record's minimum per partition: moving p needs no recomputation
+
+            def partitions() -> object:  # every record's minimum per partition: moving p needs no recomputation
                 if status is not None:
                     status.update(label=f"Computing up to {budget} band partitions of {variable}...")
-                potential = memo(POTENTIAL).put(
-                    potential_key,
-                    generalization_potential(
-                        frame,
-                        sensitive,
-                        list(aux),
-                        variable,
-                        max_categories=max_categories,
-                        max_partitions=budget,
-                        include_empty=include_empty,
-                        count=dataset.count,
-                        max_known=max_known,
-                        progress=progress,
-                    ),
+                return generalization_potential(
+                    frame,
+                    sensitive,
+                    list(aux),
+                    variable,
+                    max_categories=max_categories,
+                    max_partitions=budget,
+                    include_empty=include_empty,
+                    count=dataset.count,
+                    max_known=max_known,
+                    progress=progress,
                 )
-            table = potential.table(p)
-            baseline = potential.baseline_at(p)
-            st.plotly_chart(
-                charts.generalization_figure(table, baseline, variable, p), width="stretch", key="peers_potential"
+
+            potential = on_request(
+                POTENTIAL,
+                potential_key,
+                partitions,
+                seconds=bands_seconds(budget, len(aux) if max_known is None else max_known),
+                what=f"up to {budget} band partitions of {variable}",
+                button_key="peers_bands_run",
             )
-            if not potential.complete:
+            if potential is None:
                 st.caption(
-                    f"Offsets were thinned evenly to {len(table)} partitions to keep this fast on {len(frame):,} rows."
+                    "At this size the band partitions take longer than a slider should wait: they are computed "
+                    "when you press the button, and kept for these settings."
                 )
-            best = table[table["best for its categories"]].sort_values("protected share", ascending=False)
+            else:
+                table = potential.table(p)
+                baseline = potential.baseline_at(p)
+                st.plotly_chart(
+                    charts.generalization_figure(table, baseline, variable, p), width="stretch", key="peers_potential"
+                )
+                if not potential.complete:
+                    st.caption(
+                        f"Offsets were thinned evenly to {len(table)} partitions to keep this fast on {len(frame):,} rows."
+                    )
+                best = table[table["best for its categories"]].sort_values("protected share", ascending=False)
 
-            def band_steps() -> tuple[list, list]:
-                steps = [
-                    BandsStep.from_partition(variable, potential.partitions[int(i)]).covering(dataset.frame[variable])
-                    for i in best.index
-                ]
-                return steps, [step_cost(s, dataset) for s in steps]
+                def band_steps() -> tuple[list, list]:
+                    steps = [
+                        BandsStep.from_partition(variable, potential.partitions[int(i)]).covering(
+                            dataset.frame[variable]
+                        )
+                        for i in best.index
+                    ]
+                    return steps, [step_cost(s, dataset) for s in steps]
 
-            # each step applied to the table to say its cost: kept, as it depends on none of the release target
-            steps, costs = memo(BANDS).compute((*potential_key, float(p)), band_steps)
-            default = default_choice(costs)
-            choices = list(range(len(steps)))
-            pick = st.selectbox(
-                "Bands to apply (best protection first)",
-                choices,
-                index=default,
-                format_func=lambda i: (
-                    f"{int(best.iloc[i]['categories'])} bands of width {best.iloc[i]['width']:g}: "
-                    f"{100 * best.iloc[i]['protected share']:.1f}% of records protected"
-                    + (" (removes the column)" if costs[i].removes_quasi_identifier else "")
-                ),
-                key=f"peers_pick:{variable}:{max_categories}:{p:g}",
-                placeholder="Every choice removes the column; pick one deliberately",
-            )
-            st.caption(f"Without bands: {100 * baseline:.1f}% of records protected for {plain(sensitive)}.")
-            if pick is not None:
-                offer_step(steps[pick], costs[pick], PAGE, "banding", "peers_apply")
-            download_csv("Partitions (CSV)", table, "generalization_potential.csv", key="peers_partitions_csv")
+                # each step applied to the table to say its cost: kept, as it depends on none of the release target
+                steps, costs = memo(BANDS).compute((*potential_key, float(p)), band_steps)
+                default = default_choice(costs)
+                choices = list(range(len(steps)))
+                pick = st.selectbox(
+                    "Bands to apply (best protection first)",
+                    choices,
+                    index=default,
+                    format_func=lambda i: (
+                        f"{int(best.iloc[i]['categories'])} bands of width {best.iloc[i]['width']:g}: "
+                        f"{100 * best.iloc[i]['protected share']:.1f}% of records protected"
+                        + (" (removes the column)" if costs[i].removes_quasi_identifier else "")
+                    ),
+                    key=f"peers_pick:{variable}:{max_categories}:{p:g}",
+                    placeholder="Every choice removes the column; pick one deliberately",
+                )
+                st.caption(f"Without bands: {100 * baseline:.1f}% of records protected for {plain(sensitive)}.")
+                if pick is not None:
+                    offer_step(steps[pick], costs[pick], PAGE, "banding", "peers_apply")
+                download_csv("Partitions (CSV)", table, "generalization_potential.csv", key="peers_partitions_csv")
         if status is not None:
             status.update(
                 label=f"Individual privacy computed in {time.perf_counter() - started:.1f} s",

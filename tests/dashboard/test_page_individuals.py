@@ -159,3 +159,28 @@ def test_changing_k_recomputes_nothing_the_page_shows_apart_from_the_verdict(mon
         at.number_input(key="target_k").set_value(k).run()
         assert not at.exception and at.button(key="peers_apply")
     assert calls == opened
+
+
+def test_band_partitions_estimated_too_long_for_a_slider_wait_for_their_button(monkeypatch):
+    """At about 10^5 records the band partitions (a few seconds) wait behind a button that says how
+    long they take, so moving p or "Most bands" answers at once; pressed, they are computed and kept
+    for these settings (a rerun computes nothing), and a new "Most bands" asks again."""
+    import anonlib.measures.peers as peers
+    import anonlib.workflow.budgets as budgets
+    from dashboard.memo import memo
+
+    memo("individuals.potential").clear()
+    calls = []
+    real = peers.generalization_potential
+    monkeypatch.setattr(peers, "generalization_potential", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(budgets, "BAND_WALK_SECONDS", 1.0)  # every walk estimated at a second
+    at = _page(_with_missing_values().with_roles({"dx": "sensitive"}))
+    button = at.button(key="peers_bands_run")
+    assert button.label.startswith("Compute up to ") and "band partitions of" in button.label
+    assert not calls and not [b for b in at.button if b.key == "peers_apply"]
+    button.click().run()
+    assert not at.exception and calls == [1] and at.button(key="peers_apply")
+    at.run()
+    assert calls == [1] and at.button(key="peers_apply")  # kept
+    at.slider(key="peers_max_categories").set_value(14).run()
+    assert calls == [1] and at.button(key="peers_bands_run")
