@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from live_app import (  # noqa: E402
+    PAGE_TITLES,
     chromium,
     dashboard_server,
     move_sliders,
@@ -35,17 +36,6 @@ from live_app import (  # noqa: E402
 
 from anonlib.core.samples import load_sample  # noqa: E402
 
-PAGES = [
-    "Dataset",
-    "Individual privacy",
-    "Leakage & anonymization",
-    "Risk-utility frontier",
-    "Geographic aggregation",
-    "Screening schedules",
-    "Risk report",
-    "Release",
-    "Projects",
-]
 ERRORS = ("Something unexpected went wrong", "Traceback")
 
 
@@ -73,7 +63,7 @@ def probe(records: int, person: bool) -> list[tuple[str, str, float, str]]:
             set_role(page, 1, "person")
             counted = "people" in page.locator('[data-testid="stSidebar"]').inner_text()
             rows.append(("Dataset", "person role", 0.0, "" if counted else "the target is not counted in people"))
-        for title in PAGES:
+        for title in PAGE_TITLES:
             changes = [("open", open_timed(page, title))]
             for value in (10, 5, 10, 5):
                 changes.append((f"k → {value}", set_k(page, value)))

@@ -9,6 +9,7 @@ fixtures ``server`` and ``browser`` are registered in ``conftest.py``.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The pages' titles in the sidebar's order, as app.py declares them (st.Page(..., title=...)).
+PAGE_TITLES = re.findall(r'st\.Page\([^)]*title="([^"]+)"', (ROOT / "app.py").read_text(encoding="utf-8"))
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--headless=new",

@@ -21,21 +21,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from live_app import click, enter_number, full_screenshot, open_app, open_page, set_role, upload, wait_idle
+from live_app import PAGE_TITLES, click, enter_number, full_screenshot, open_app, open_page, set_role, upload, wait_idle
 
 WIDTHS = (1440, 1024)
 QIS = ["age", "sex", "region"]
-PAGES = [
-    "Dataset",
-    "Individual privacy",
-    "Leakage & anonymization",
-    "Risk-utility frontier",
-    "Geographic aggregation",
-    "Screening schedules",
-    "Risk report",
-    "Release",
-    "Projects",
-]
 
 
 def panel_csv(seed: int = 47) -> bytes:
@@ -103,7 +92,7 @@ def test_the_person_column_path_meets_the_target_in_people_end_to_end(server, br
             after = sidebar.inner_text()
             assert met in after and "1. Leakage:" in after, after
             # k back and forth on every page with the person column: no error, the same verdict back
-            for title in PAGES:
+            for title in PAGE_TITLES:
                 open_page(page, title)
                 enter_number(page, "target_k", "10")
                 enter_number(page, "target_k", "5")

@@ -13,24 +13,13 @@ The seconds each change took until the page was idle are written to
 from __future__ import annotations
 
 import pytest
-from live_app import ROOT, move_sliders, open_app, open_timed, set_k, upload
+from live_app import PAGE_TITLES, ROOT, move_sliders, open_app, open_timed, set_k, upload
 
 from anonlib.core.samples import load_sample
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 RECORDS = 100_000  # Adult resampled: the Individual privacy page's estimate is above STATUS_SECONDS
-PAGES = [
-    "Dataset",
-    "Individual privacy",
-    "Leakage & anonymization",
-    "Risk-utility frontier",
-    "Geographic aggregation",
-    "Screening schedules",
-    "Risk report",
-    "Release",
-    "Projects",
-]
 ERRORS = ("Something unexpected went wrong", "Traceback", "CacheReplayClosureError")
 ARTIFACTS = ROOT / "test-artifacts"
 latencies: list[tuple[str, str, float]] = []
@@ -62,7 +51,7 @@ def _assert_no_error(page, title: str, when: str) -> None:
     assert shown.count() == 0, f"{title}, {when}: {shown.first.inner_text()[:2000]}"
 
 
-@pytest.mark.parametrize("title", PAGES)
+@pytest.mark.parametrize("title", PAGE_TITLES)
 def test_changing_k_and_sliders_and_back_never_shows_an_error(tuned, title: str) -> None:
     page, errors = tuned
     latencies.append((title, "open", open_timed(page, title)))
