@@ -136,7 +136,8 @@ def _longest_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
     run starting with them, and the other tests fill the runs in their own order."""
     if workers <= 1:
         return items
-    long_ones = sorted({_module(i) for i in items} & LONG_MODULES.keys(), key=lambda m: -LONG_MODULES[m])
+    present = {_module(i) for i in items} & LONG_MODULES.keys()
+    long_ones = sorted(present, key=lambda m: (-LONG_MODULES[m], m))  # the same order in every worker
     load = [0.0] * workers
     dealt: list[list[pytest.Item]] = [[] for _ in range(workers)]
     for module in long_ones:
