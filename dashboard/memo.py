@@ -102,8 +102,9 @@ def on_request(
     instant: float = INSTANT_SECONDS,
 ) -> T | None:
     """The result kept in memo ``name`` for ``key``; else computed now when its estimate
-    ``seconds`` is within ``instant`` (``INSTANT_SECONDS`` unless the page allows more); else a button "Compute {what} (about N s)" and
-    None until it is pressed (then computed under a spinner and kept).
+    ``seconds`` is within ``instant`` (``INSTANT_SECONDS`` unless the page allows more); else a
+    button "Compute {what} (about N s)" and None until it is pressed (then computed under a
+    spinner and kept). ``tests/dashboard/test_page_frontier.py`` shows a page using it.
 
     So a page answers a change of any control at once, and work that takes longer is done
     once per input, when asked for.
@@ -126,7 +127,8 @@ def on_request(
 
 
 def _about(seconds: float) -> str:
-    """
+    """How long, in the button's words.
+
     >>> _about(0.7), _about(12)
     ('1 second', '12 seconds')
     """
