@@ -99,7 +99,7 @@ def on_request(
     what: str,
     button_key: str,
     max_entries: int = 16,
-    instant: float = INSTANT_SECONDS,
+    instant: float | None = None,
 ) -> T | None:
     """The result kept in memo ``name`` for ``key``; else computed now when its estimate
     ``seconds`` is within ``instant`` (``INSTANT_SECONDS`` unless the page allows more); else a
@@ -112,6 +112,7 @@ def on_request(
     kept = memo(name, max_entries).get(key)
     if kept is not None:
         return kept
+    instant = INSTANT_SECONDS if instant is None else instant  # read now: a test may change it
     pressed = f"{button_key}:pressed"  # set by the button's callback, kept until the work is done
     if seconds > instant and not st.session_state.get(pressed):
         st.button(

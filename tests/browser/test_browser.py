@@ -366,8 +366,10 @@ def test_release_journey_generalize_local_suppression_release_view(server, brows
     assert "Met: all 20,000 records are in classes meeting k = 5." in text, text
 
     open_page(page, "Release")
-    # 20,000 records: the classifiers are estimated over a second, so they wait for their button
-    click(page, "release_classify")
+    # 20,000 records: the classifiers are estimated over a second, so they wait for their button,
+    # unless this server kept them from the other width's run of the same journey
+    if page.locator(".st-key-release_classify button").count():
+        click(page, "release_classify")
     page.get_by_text("Predicting diagnosis from").first.wait_for(timeout=300_000)
     wait_idle(page, 300_000)
     assert metric(page, "records in the release") == "20,000"

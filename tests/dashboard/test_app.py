@@ -173,8 +173,10 @@ def test_a_dataset_changed_on_another_page_is_not_replaced_by_the_sample() -> No
     assert not at.exception
     assert metrics(at)["records"] == "15"  # still the derived dataset, not the default sample
     assert any("stays loaded until you choose a sample" in i.value for i in at.info)
-    at.button[0].click().run()
-    assert metrics(at)["records"] == "32,561"
+    (use_sample,) = [b for b in at.button if b.label == "Use this sample instead"]
+    use_sample.click().run()
+    assert not at.exception
+    assert metrics(at)["records"] == "32,561", [b.label for b in at.button]
     assert at.session_state["active_source"] == "sample:adult"
 
 

@@ -208,6 +208,7 @@ def test_searches_estimated_too_long_for_a_slider_wait_for_their_button_and_are_
     and the same settings show at once afterwards (kept), while a new budget asks again."""
     import anonlib.transformations.frontier as frontier
     from anonlib.core.budget import WorkEstimate
+    from dashboard.memo import memo
 
     real = frontier.estimate_explore
 
@@ -216,6 +217,8 @@ def test_searches_estimated_too_long_for_a_slider_wait_for_their_button_and_are_
         return WorkEstimate(found.what, found.operations, 100.0, found.peak_bytes)
 
     monkeypatch.setattr(frontier, "estimate_explore", slow)
+    for name in ("frontier.searches", "frontier.search"):
+        memo(name).clear()  # searched here, not kept from another test of the same file
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     put_upload(at, *upload)
     at.run()

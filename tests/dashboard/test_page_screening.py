@@ -14,7 +14,7 @@ PAPER = "Bundled example: the paper's Table 7 (15 records)"
 
 
 def _page() -> AppTest:
-    return AppTest.from_file(f"../{PAGE}", default_timeout=180)
+    return AppTest.from_file(f"../../{PAGE}", default_timeout=180)
 
 
 def _summary(at: AppTest) -> pd.DataFrame:
@@ -133,7 +133,7 @@ def test_experiments_section():
 
 
 def test_page_runs_inside_the_app():
-    at = AppTest.from_file("../app.py", default_timeout=180)
+    at = AppTest.from_file("../../app.py", default_timeout=180)
     at.run()
     at.switch_page(PAGE).run()
     assert not at.exception
