@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -77,6 +77,7 @@ sizes_lists = st.lists(st.integers(1, 30), min_size=1, max_size=80)
 
 
 @settings(max_examples=80, deadline=None)
+@example([1, 1, 12, 22], 0.5)  # Pitman's search stepped where expit rounds to 0: log(0) raised
 @given(sizes_lists, st.floats(0.001, 1.0))
 def test_population_uniqueness_within_0_1(sizes, f) -> None:
     u = population_uniqueness(sizes, f)

@@ -177,6 +177,8 @@ def _pitman(sizes: np.ndarray, frequencies: np.ndarray, n: int, population: floa
 
     def negative_log_likelihood(x: np.ndarray) -> float:
         a = special.expit(x[0])
+        if not 0.0 < a < 1.0:  # expit rounded to 0 or 1 far out: the likelihood is not defined there
+            return 1e300
         t = -a + math.exp(x[1])
         # Π_{i=1}^{u-1} (θ + iα) / Π_{i=1}^{n-1} (θ + i) · Π_j [Π_{i=1}^{j-1} (i - α)]^{c_j}
         value = (u - 1) * math.log(a) + special.gammaln(t / a + u) - special.gammaln(t / a + 1)
