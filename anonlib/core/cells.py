@@ -45,10 +45,15 @@ def records_in(frame: pd.DataFrame, count: str | None) -> int:
     return len(frame) if weights is None else int(weights.sum())
 
 
-def _distinct(series: pd.Series) -> tuple[np.ndarray, list[object], np.ndarray]:
+def cell_groups(series: pd.Series) -> tuple[np.ndarray, list[object], np.ndarray]:
     """(each cell's group, one cell of each group, whether that cell is missing): a group holds
     equal cells of one type, so whatever is read from a cell can be read once per group (in a
-    column of mixed objects ``True == 1``, yet they are two groups)."""
+    column of mixed objects ``True == 1``, yet they are two groups).
+
+    >>> groups, values, missing = cell_groups(pd.Series([True, 1, None, 1], dtype=object))
+    >>> groups.tolist(), values, missing.tolist()
+    ([0, 1, 2, 1], [True, 1, None], [False, False, True])
+    """
     if series.dtype != object:  # one type: the typed values factorized, missing cells in a last group
         codes, uniques = pd.factorize(series)
         values = pd.Series(uniques).astype(object).tolist() + [None]  # as the cells read as objects
@@ -79,7 +84,7 @@ def cell_texts(series: pd.Series) -> pd.Series:
     >>> cell_texts(pd.Series([True, 1, 1.0, "1", float("nan")], dtype=object)).tolist()
     ['True', '1', '1', '1', '(blank)']
     """
-    groups, values, missing = _distinct(series)
+    groups, values, missing = cell_groups(series)
     texts = np.array([BLANK if m else _text(v) for v, m in zip(values, missing)] + [BLANK], dtype=object)
     return pd.Series(texts[groups], index=series.index, dtype=object)
 
@@ -96,7 +101,7 @@ def _is_number(value: object, missing: bool) -> bool:
 
 def _numbers(series: pd.Series) -> tuple[np.ndarray, np.ndarray, list[object], np.ndarray, np.ndarray]:
     """Per distinct group of a column that is neither numeric nor boolean: whether it is a number, its value."""
-    groups, values, missing = _distinct(series)
+    groups, values, missing = cell_groups(series)
     number = np.array([_is_number(v, m) for v, m in zip(values, missing)], dtype=bool)
     value = np.array([float(v) if n else np.nan for v, n in zip(values, number)], dtype=float)
     return groups, number, values, missing, value

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.cells import records_in
+from ..core.cells import cell_groups, records_in
 from ..core.dataset import Dataset
 from ..core.equivalence import record_counts
 from ..core.hierarchy import SUPPRESSED
@@ -110,43 +110,26 @@ class StepCost:
         return tuple(out) or ("Nothing changes on this data.",)
 
 
-def _coded(series: pd.Series) -> tuple[np.ndarray, pd.Index] | None:
-    """Each cell's code among the column's distinct values (-1 missing) and those values in
-    first-seen order; None for Python objects of mixed kinds, whose cells are compared one by
-    one (``True`` and ``1`` are one value to pandas but not the same value written).
-
-    >>> codes, values = _coded(pd.Series(["b", None, "a", "b"]))
-    >>> codes.tolist(), values.tolist()
-    ([0, -1, 1, 0], ['b', 'a'])
-    """
-    codes, values = pd.factorize(series, use_na_sentinel=True)
-    if series.dtype == object and not all(type(v) in (str, int, float) for v in values):
-        return None
-    return codes, values
+def _distinct(grouped: tuple[np.ndarray, list, np.ndarray]) -> tuple[int, str | None]:
+    """Distinct values present (``cell_groups`` of a column) and the only one when there is one."""
+    _, values, missing = grouped
+    present = [v for v, m in zip(values, missing) if not m]
+    return len(present), (str(present[0]) if len(present) == 1 else None)
 
 
-def _distinct(series: pd.Series, coded: tuple[np.ndarray, pd.Index] | None = None) -> tuple[int, str | None]:
-    values = coded[1] if coded is not None else pd.unique(series.dropna())
-    return len(values), (str(values[0]) if len(values) == 1 else None)
-
-
-def _changed_cells(
-    old: pd.Series,
-    new: pd.Series,
-    coded: tuple[tuple[np.ndarray, pd.Index] | None, tuple[np.ndarray, pd.Index] | None] | None = None,
-) -> np.ndarray:
+def _changed_cells(old: pd.Series, new: pd.Series, grouped: tuple | None = None) -> np.ndarray:
     """Per row: the cell differs (missing equals missing; 30 and 30.0 are equal, and so are a
     number and the text it is written as: 64 and "64", 30.0 and "30"; "064" is another value).
-    Judged once per distinct pair of values (``coded``: both columns' ``_coded``), so a
+    Judged once per distinct pair of cells (``grouped``: both columns' ``cell_groups``), so a
     column of 10^5 records costs a few thousand comparisons.
 
     >>> _changed_cells(pd.Series([64, 91, 30, 64]), pd.Series(["64", "90 or older", "030", "64"])).tolist()
     [False, True, True, False]
     """
-    before, after = coded if coded is not None else (_coded(old), _coded(new))
-    if before is None or after is None:
-        return _changed_rows(old, new)
-    pairs = (before[0].astype(np.int64) + 1) * (len(after[1]) + 1) + (after[0] + 1)
+    (before, _, _), (after, _, _) = grouped if grouped is not None else (cell_groups(old), cell_groups(new))
+    if not len(before):
+        return np.zeros(0, dtype=bool)
+    pairs = before.astype(np.int64) * (int(after.max()) + 1) + after
     _, first, inverse = np.unique(pairs, return_index=True, return_inverse=True)
     return _changed_rows(old.iloc[first], new.iloc[first])[inverse.reshape(-1)]
 
@@ -187,12 +170,12 @@ def cost_between(before: Dataset, after: pd.DataFrame, step=None) -> StepCost:
             old, new = before.frame[column], after[column]
             if old is new or old.equals(new):
                 continue
-            coded = (_coded(old), _coded(new))  # each column's distinct values, read once
-            cells = _changed_cells(old, new, coded)
+            grouped = (cell_groups(old), cell_groups(new))  # each column's distinct cells, read once
+            cells = _changed_cells(old, new, grouped)
             if not cells.any():  # the same values, only written otherwise (64 as "64"): nothing changes
                 continue
-            n_before, _ = _distinct(old, coded[0])
-            n_after, single = _distinct(new, coded[1])
+            n_before, _ = _distinct(grouped[0])
+            n_after, single = _distinct(grouped[1])
             changes.append(ColumnChange(str(column), n_before, n_after, single, int(weights[cells].sum())))
             changed += cells
     measures = getattr(step, "measures", None)
