@@ -25,7 +25,7 @@ from anonlib.workflow.release import pseudonymized_columns
 from anonlib.workflow.safe_harbor import SafeHarborComparison, compare_routes
 
 from .memo import memo
-from .state import apply_step_callback, project_key, project_key_origin, set_project_key
+from .state import apply_step_callback, project_key, project_key_origin, roles_key, set_project_key
 from .ui import guarded, offer_step, plain, show_table
 
 PAGE = "Dataset"
@@ -144,7 +144,7 @@ def date_shift_offer(copy: WorkingCopy) -> None:
 
 @st.cache_data(show_spinner="Comparing Safe Harbor with the optimal generalization...", max_entries=8)
 def _comparison(
-    fingerprint: str, roles: tuple, plan: str, k: int, limit: float, _dataset: Dataset, _step: SafeHarborStep
+    fingerprint: str, roles: str, plan: str, k: int, limit: float, _dataset: Dataset, _step: SafeHarborStep
 ) -> SafeHarborComparison:
     return compare_routes(
         _dataset, _step, target=ReleaseTarget(k=k, max_suppressed=limit), time_limit=COMPARISON_SECONDS
@@ -156,8 +156,7 @@ def _planned(dataset: Dataset, named: tuple[str, ...]) -> tuple[SafeHarborStep, 
     and the offer), kept per table, roles, missing values, pseudonymized columns and year in a memo: neither depends
     on the release target, so a change of k reads them back (they scan every record)."""
     leave = tuple(c for c in (dataset.count, dataset.person) if c)
-    roles = tuple((str(c), r.value) for c, r in dataset.roles.items())
-    key = (dataset.fingerprint, roles, dataset.missing, tuple(named), leave, date.today().year)
+    key = (dataset.fingerprint, roles_key(dataset), dataset.missing, tuple(named), leave, date.today().year)
 
     def make() -> tuple[SafeHarborStep, StepCost]:
         step = SafeHarborStep.planned(dataset.frame, pseudonymized=named, leave=list(leave))
@@ -200,10 +199,9 @@ def safe_harbor_offer(copy: WorkingCopy) -> None:
         key="health_safe_harbor_compare",
     ):
         with guarded("comparing Safe Harbor with the optimal release"):
-            roles = tuple((str(c), r.value) for c, r in dataset.roles.items())
             comparison = _comparison(
                 dataset.fingerprint,
-                roles,
+                roles_key(dataset),
                 step.describe(),
                 target.k,
                 target.max_suppressed,

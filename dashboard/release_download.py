@@ -35,7 +35,7 @@ from anonlib.workflow.release_view import ReleaseView
 from anonlib.workflow.report import RiskReport, build_report, steps_section, with_release_view
 
 from .memo import memo
-from .state import current_project, ensure_project, project_store
+from .state import current_project, ensure_project, project_store, roles_key
 
 log = logging.getLogger("dashboard")
 
@@ -47,16 +47,12 @@ PACKAGE_HELP = (
 )
 
 
-def _roles(current) -> tuple:
-    return tuple((str(c), current.roles[c].value) for c in current.frame.columns if c in current.roles)
-
-
 def copy_key(copy: WorkingCopy) -> tuple:
     """What the report depends on: the current table, roles, missing policy, target and steps."""
     current = copy.current
     return (
         current.fingerprint,
-        _roles(current),
+        roles_key(current),
         current.missing,
         copy.target.describe(),
         tuple(a.step.describe() for a in copy.steps),
@@ -68,13 +64,13 @@ def release_key(copy: WorkingCopy) -> tuple:
     and the columns the target reads as sensitive; not k nor a model's threshold."""
     current = copy.current
     steps = tuple(a.step.describe() for a in copy.steps)
-    return current.fingerprint, _roles(current), current.missing, steps, tuple(copy.target.sensitive)
+    return current.fingerprint, roles_key(current), current.missing, steps, tuple(copy.target.sensitive)
 
 
 def table_key(copy: WorkingCopy, p: float) -> tuple:
     """What the report's sections on the table depend on: the current table, roles, missing policy and p."""
     current = copy.current
-    return current.fingerprint, _roles(current), current.missing, float(p)
+    return current.fingerprint, roles_key(current), current.missing, float(p)
 
 
 def page_report(copy: WorkingCopy, p: float) -> RiskReport:

@@ -27,17 +27,13 @@ from dashboard import charts
 from dashboard.glossary import term_help
 from dashboard.memo import memo, on_request
 from dashboard.progress import throttled
-from dashboard.state import active_dataset, working_copy
+from dashboard.state import active_dataset, roles_key, working_copy
 from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
 
 PAGE = "Individual privacy"
 MEASURE_LABELS = {"ppp": "PPP (upward privacy)", "poac": "PoAC (downward privacy)"}
 P_KEY = "privacy_p"  # the threshold p, shared with the Risk report page (not a widget key: it outlives pages)
 MAX_SPAN = 1500  # whole-number columns spanning more values are not offered for bands (see _whole_span)
-
-
-def _roles_key(dataset: Dataset) -> tuple:
-    return tuple((str(c), dataset.roles[c].value) for c in dataset.frame.columns if c in dataset.roles)
 
 
 # The two computations that report progress are kept in memos, not st.cache_data: a cached
@@ -181,7 +177,7 @@ if ready:
         status = progress = None
         privacy_key = (
             dataset.fingerprint,
-            _roles_key(dataset),
+            roles_key(dataset),
             dataset.missing,
             measure,
             float(p),
@@ -276,7 +272,7 @@ if ready:
         q_s = privacy.minimums[v].q
         lo = _leave_one_out(
             dataset.fingerprint,
-            _roles_key(dataset),
+            roles_key(dataset),
             dataset.missing,
             sensitive,
             measure,
@@ -370,7 +366,7 @@ if ready:
             budget = bands_budget(len(frame), len(aux))
             potential_key = (
                 dataset.fingerprint,
-                _roles_key(dataset),
+                roles_key(dataset),
                 dataset.missing,
                 sensitive,
                 variable,
