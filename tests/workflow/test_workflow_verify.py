@@ -431,3 +431,25 @@ def test_the_target_recount_agrees_with_classes_counted_by_hand(values, k):
     assert target.passed == (_min_class(members(package)["released.csv"], ["age", "sex"]) >= k)
     assert result.passed == target.passed
     assert re.search(r"recounted on released.csv as written", target.sentence)
+
+
+def test_a_release_counted_in_people_without_its_person_column_is_never_left_without_a_target_line():
+    """``released.csv`` holds no person column, so the target is recounted in people on the source's
+    replay. When the replay differs from the table (another source), the source fails in its own
+    line and the target says it was not recounted; the differing source was once reported only as
+    a failed target."""
+    frame = pd.DataFrame({"pid": ["p1", "p1", "p2", "p2", "p3", "p4"], "a": [1, 1, 1, 2, 2, 2], "b": ["x"] * 6})
+    roles = {"pid": "person", "a": "quasi-identifier", "b": "quasi-identifier"}
+    copy = WorkingCopy.start(Dataset.from_frame("t.csv", frame, roles), ReleaseTarget(k=2))
+    package = release_package(copy, created="2026-01-01T00:00:00Z")
+    assert copy.recipe().columns == ("a", "b")  # the person column is not released
+    same = verify_package(package, source=frame.to_csv(index=False).encode())
+    assert [(c.part, c.passed) for c in same.checks if c.part in ("source", "target")] == [
+        ("source", True),
+        ("target", True),
+    ]
+    other = frame.assign(b=["x"] * 5 + ["y"]).to_csv(index=False).encode()
+    checks = verify_package(package, source=other).checks
+    lines = {c.part: c for c in checks if c.part in ("source", "target")}
+    assert not lines["source"].passed and "different released.csv" in lines["source"].sentence
+    assert not lines["target"].passed and "was not recounted in people" in lines["target"].sentence
