@@ -109,10 +109,49 @@ def chromium() -> Iterator[object]:
 
     with sync_playwright() as p:
         instance = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        make_page, make_context = instance.new_page, instance.new_context
+
+        def new_page(*args, **kwargs):
+            return watch(make_page(*args, **kwargs))
+
+        def new_context(*args, **kwargs):
+            context = make_context(*args, **kwargs)
+            context.on("page", watch)
+            return context
+
+        instance.new_page, instance.new_context = new_page, new_context  # every page is watched
         try:
             yield instance
         finally:
             instance.close()
+
+
+class Frames:
+    """What the server last sent a page over its websocket: how many messages, and when the last came."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last = time.perf_counter()
+
+    def seen(self, _payload: object) -> None:
+        self.count += 1
+        self.last = time.perf_counter()
+
+
+def watch(page):
+    """Count the messages the server sends ``page`` (every websocket it opens, reloads included),
+    so that ``wait_idle`` knows when a run has begun and when the server has gone quiet. Pages of
+    ``chromium()``'s browser are watched from their creation."""
+    if getattr(page, "anonlib_frames", None) is None:
+        page.anonlib_frames = frames = Frames()
+        page.on("websocket", lambda socket: socket.on("framereceived", frames.seen))
+    return page
+
+
+def frames_sent(page) -> int | None:
+    """How many messages the server has sent ``page`` so far (None for a page not watched)."""
+    frames = getattr(page, "anonlib_frames", None)
+    return None if frames is None else frames.count
 
 
 def open_app(page, url: str, timeout_ms: int = 300_000) -> None:
@@ -135,8 +174,7 @@ UPLOAD = '.st-key-upload input[type="file"]'  # the Dataset page's file (other u
 def upload(page, path: Path, read: str, timeout_ms: int = 300_000) -> None:
     """On the Dataset page: choose "Upload a file", upload ``path`` through the file input and
     wait until the page says what it read (``read``, e.g. "Read 15 rows and 4 columns")."""
-    page.get_by_text("Upload a file").click()
-    wait_idle(page, timeout_ms)
+    press(page, page.get_by_text("Upload a file"), timeout_ms)
     page.locator(UPLOAD).wait_for(state="attached", timeout=timeout_ms)  # a busy server is slow
     page.locator(UPLOAD).set_input_files(str(path))
     page.get_by_text(read).wait_for(timeout=timeout_ms)
@@ -151,26 +189,59 @@ BUSY = (
 )
 
 
-def wait_idle(page, timeout_ms: int = 180_000) -> None:
-    """Wait until Streamlit has finished running the script: no running indicator, stale
-    element or spinner (a cached computation's message), three times in a row."""
-    for _ in range(3):
-        page.wait_for_timeout(700)
-        page.wait_for_function(BUSY, timeout=timeout_ms)
+IDLE = BUSY[:-1] + " && document.querySelector('[data-testid=\"stApp\"]')?.dataset.testScriptState === 'notRunning')"
+QUIET_IDLE = 0.3  # seconds since the server's last message or the last busy look, before a page counts as idle
+ANSWER_SECONDS = 1.5  # how long an action's rerun may take to begin (a change to the same value starts none)
+
+
+def wait_idle(page, timeout_ms: int = 180_000, since: int | None = None) -> None:
+    """Wait until Streamlit has finished running the script.
+
+    On a watched page (``watch``): after an action (``since``: ``frames_sent`` just before it),
+    first until the server answers it (up to ``ANSWER_SECONDS``), then until the app says its
+    script is not running, nothing is stale or spinning, and neither that nor a message from the
+    server changed for ``QUIET_IDLE`` seconds. A page not watched: no running indicator, stale
+    element or spinner, three times 0.7 s apart (the indicator shows about half a second into a run)."""
+    frames = getattr(page, "anonlib_frames", None)
+    if frames is None:
+        for _ in range(3):
+            page.wait_for_timeout(700)
+            page.wait_for_function(BUSY, timeout=timeout_ms)
+        return
+    started = last_busy = time.perf_counter()
+    if since is not None:
+        while frames.count == since and time.perf_counter() - started < ANSWER_SECONDS:
+            page.wait_for_timeout(25)
+    while True:
+        now = time.perf_counter()
+        if not page.evaluate(IDLE):
+            last_busy = now
+        elif now - max(last_busy, frames.last) >= QUIET_IDLE:
+            return
+        if now - started > timeout_ms / 1000:
+            raise TimeoutError(f"the page was still busy after {timeout_ms / 1000:.0f} s")
+        page.wait_for_timeout(50)
 
 
 def click(page, key: str, timeout_ms: int = 300_000) -> None:
     """Click the button with this Streamlit key and wait for the rerun."""
-    page.locator(f".st-key-{key} button").first.click()
-    wait_idle(page, timeout_ms)
+    press(page, page.locator(f".st-key-{key} button").first, timeout_ms)
+
+
+def press(page, target, timeout_ms: int = 300_000) -> None:
+    """Click ``target`` (a Playwright locator: a button, a checkbox's label) and wait for the rerun it starts."""
+    since = frames_sent(page)
+    target.click()
+    wait_idle(page, timeout_ms, since)
 
 
 def enter_number(page, key: str, value: str, timeout_ms: int = 300_000) -> None:
     """Type ``value`` into the number input with this Streamlit key, press Enter and wait for the rerun."""
     box = page.locator(f".st-key-{key} input").first
+    since = frames_sent(page) if box.input_value() != value else None  # the same value: no rerun
     box.fill(value)
     box.press("Enter")
-    wait_idle(page, timeout_ms)
+    wait_idle(page, timeout_ms, since)
 
 
 def full_screenshot(page, path: Path, timeout_ms: int = 300_000) -> None:
@@ -220,9 +291,10 @@ def set_role(page, row: int, role: str, timeout_ms: int = 300_000) -> None:
                 raise AssertionError(f"the role cell of row {row} in the column editor did not offer {role!r}") from err
             page.keyboard.press("Escape")
             page.keyboard.press("Escape")
+    since = frames_sent(page)
     page.keyboard.press("Enter")
     dropdown.wait_for(state="hidden", timeout=10_000)
-    wait_idle(page, timeout_ms)
+    wait_idle(page, timeout_ms, since)
 
 
 def metric(page, label: str) -> str:
@@ -240,10 +312,11 @@ def settled(page, timeout_ms: int = 300_000) -> float:
     it looked busy (running indicator, stale elements, spinner, skeleton), once it has looked idle
     for ``QUIET_SECONDS`` in a row (a short run ends before its indicator would show; a long one
     shows it throughout). Then wait until it stays idle."""
+    idle = IDLE if getattr(page, "anonlib_frames", None) is not None else BUSY  # the script's state when watched
     started = last_busy = time.perf_counter()
     while True:
         now = time.perf_counter()
-        if not page.evaluate(BUSY):
+        if not page.evaluate(idle):
             last_busy = now
         elif now - last_busy >= QUIET_SECONDS:
             break

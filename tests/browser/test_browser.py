@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from live_app import BUSY, ROOT, click, metric, open_app, open_page, upload, wait_idle
+from live_app import BUSY, ROOT, click, enter_number, metric, open_app, open_page, press, upload, wait_idle
 from uploads import JOURNEY_CSV, clinic_csv, tennessee_csv
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -245,8 +245,7 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
 
     # Leakage: take birth_year out of the quasi-identifiers to generalize, apply the default
     open_page(page, "Leakage & anonymization")
-    page.locator('[class*="st-key-shield-"]').get_by_role("button", name="Remove birth_year").click()
-    wait_idle(page, 300_000)
+    press(page, page.locator('[class*="st-key-shield-"]').get_by_role("button", name="Remove birth_year"))
     page.locator(".st-key-leakage_apply button").first.wait_for(timeout=300_000)
     click(page, "leakage_apply")
     step = _STEP.search(sidebar.inner_text())
@@ -345,10 +344,7 @@ def test_release_journey_generalize_local_suppression_release_view(server, brows
     upload(page, csv, "Read 20,000 rows and 5 columns")
     sidebar = page.locator('[data-testid="stSidebar"]')
     assert "Quasi-identifiers: age, sex, state, marital" in sidebar.inner_text()
-    limit = page.locator(".st-key-target_suppressed input").first
-    limit.fill("5")
-    limit.press("Enter")
-    wait_idle(page, 300_000)
+    enter_number(page, "target_suppressed", "5")
 
     open_page(page, "Leakage & anonymization")
     page.locator(".st-key-leakage_apply button").first.wait_for(timeout=300_000)

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from live_app import ROOT, dashboard_server, full_screenshot, open_app, open_page, set_role, upload, wait_idle
+from live_app import ROOT, dashboard_server, full_screenshot, open_app, open_page, press, set_role, upload, wait_idle
 
 from anonlib.transformations.synthesis import opendp_version
 from anonlib.workflow import verify_package
@@ -76,8 +76,7 @@ def test_private_release_per_person_within_the_projects_budget(browser, tmp_path
         assert "Privacy budget of the project" in body and f"{BUDGET:g}" in body
         run = page.locator(".st-key-private_run button").first
         assert run.is_disabled()  # the value lists are not declared public yet (and δ = 0)
-        page.locator(".st-key-private_confirmed label").first.click()
-        wait_idle(page, 300_000)
+        press(page, page.locator(".st-key-private_confirmed label").first)
         assert run.is_enabled()
         run.click()
         page.get_by_role("heading", name="The two releases side by side").wait_for(timeout=600_000)

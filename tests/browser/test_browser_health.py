@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from live_app import click, full_screenshot, metric, open_app, open_page, set_role, upload, wait_idle
+from live_app import click, enter_number, full_screenshot, metric, open_app, open_page, set_role, upload
 
 WIDTHS = (1440, 1024)
 
@@ -62,14 +62,8 @@ def test_longitudinal_upload_pseudonym_date_shift_and_target_met_in_people(serve
         click(page, "health_shift_apply")
         assert "visit_date shifted by one offset per person (mrn)" in sidebar.inner_text()
 
-        limit = page.locator(".st-key-target_suppressed input")
-        limit.fill("30")
-        limit.press("Enter")
-        wait_idle(page, 300_000)
-        k_box = page.locator(".st-key-target_k input")
-        k_box.fill("10")  # some classes hold fewer than 10 people: whole people are suppressed
-        k_box.press("Enter")
-        wait_idle(page, 300_000)
+        enter_number(page, "target_suppressed", "30")
+        enter_number(page, "target_k", "10")  # some classes hold fewer than 10 people: whole people are suppressed
         assert "Met once" in sidebar.inner_text() or "Met:" in sidebar.inner_text()
         if page.locator(".st-key-sidebar_suppress button").count():
             click(page, "sidebar_suppress")

@@ -23,6 +23,7 @@ from live_app import (
     metric,
     open_app,
     open_page,
+    press,
     set_role,
     upload,
     wait_idle,
@@ -82,8 +83,9 @@ def test_reload_restart_and_a_package_on_a_fresh_store_give_the_same_work(tmp_pa
             enter_number(page, "target_suppressed", "10")
             # step 1: the least-loss generalization of sex and zip (birth year left as it is)
             open_page(page, "Leakage & anonymization")
-            page.locator('[class*="st-key-shield-"]').get_by_role("button", name="Remove birth_year").click()
-            wait_idle(page, TIMEOUT)
+            press(
+                page, page.locator('[class*="st-key-shield-"]').get_by_role("button", name="Remove birth_year"), TIMEOUT
+            )
             page.locator(".st-key-leakage_apply button").first.wait_for(timeout=TIMEOUT)
             click(page, "leakage_apply")
             # step 2: suppress the records that still fail
