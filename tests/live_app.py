@@ -191,7 +191,7 @@ BUSY = (
 
 IDLE = BUSY[:-1] + " && document.querySelector('[data-testid=\"stApp\"]')?.dataset.testScriptState === 'notRunning')"
 QUIET_IDLE = 0.3  # seconds since the server's last message or the last busy look, before a page counts as idle
-ANSWER_SECONDS = 1.5  # how long an action's rerun may take to begin (a change to the same value starts none)
+ANSWER_SECONDS = 3.0  # how long an action's rerun may take to begin (a change to the same value starts none)
 
 
 def wait_idle(page, timeout_ms: int = 180_000, since: int | None = None) -> None:

@@ -38,6 +38,13 @@ _SUBSET_SECONDS = 1.5e-4
 _ROW_SECONDS = 2.5e-8
 _ROW_TARGET_SECONDS = 4e-8
 _RECORD_VARIABLE_SECONDS = 4.4e-7
+# A walk for one sensitive attribute (the minimum over subsets, each partition of the
+# potential) measured alone on an idle machine (bench/NOTES.md): at most 16 ns per distinct
+# row and subset (random tables, 10 columns of 10 values), 6 ns on Adult, and 0.1 us per
+# record and variable once; the model above overstated it 4 to 12 times, and a page showed
+# a progress box for a walk of a third of a second.
+_SINGLE_ROW_SECONDS = 2e-8
+_SINGLE_RECORD_VARIABLE_SECONDS = 1.5e-7
 
 
 def walk_estimate(
@@ -45,10 +52,12 @@ def walk_estimate(
 ) -> WorkEstimate:
     """The cost of ``walks`` walks over the subsets of ``n_universe`` variables."""
     subsets = walk_size(n_universe, max_known)
-    per_subset = _SUBSET_SECONDS * targets + distinct * (_ROW_SECONDS + _ROW_TARGET_SECONDS * targets)
+    single = targets == 1
+    row = _SINGLE_ROW_SECONDS if single else _ROW_SECONDS + _ROW_TARGET_SECONDS * targets
+    per_subset = _SUBSET_SECONDS * targets + distinct * row
     depth = n_universe if max_known is None else min(int(max_known), n_universe)
     peak = rows * 8 * (n_universe + 4) + distinct * (8 * (depth + 2) + 18 * max(int(targets * 2), 1))
-    once = rows * (n_universe + 1) * _RECORD_VARIABLE_SECONDS
+    once = rows * (n_universe + 1) * (_SINGLE_RECORD_VARIABLE_SECONDS if single else _RECORD_VARIABLE_SECONDS)
     return WorkEstimate(what, operations=subsets * walks, seconds=once + walks * subsets * per_subset, peak_bytes=peak)
 
 
