@@ -194,8 +194,9 @@ QUIET_IDLE = 0.3  # seconds since the server's last message or the last busy loo
 ANSWER_SECONDS = 3.0  # how long an action's rerun may take to begin (a change to the same value starts none)
 
 
-def wait_idle(page, timeout_ms: int = 180_000, since: int | None = None) -> None:
-    """Wait until Streamlit has finished running the script.
+def wait_idle(page, timeout_ms: int = 180_000, since: int | None = None) -> float:
+    """Wait until Streamlit has finished running the script; the moment (``time.perf_counter``)
+    the page last looked busy or heard from the server.
 
     On a watched page (``watch``): after an action (``since``: ``frames_sent`` just before it),
     first until the server answers it (up to ``ANSWER_SECONDS``), then until the app says its
@@ -207,7 +208,7 @@ def wait_idle(page, timeout_ms: int = 180_000, since: int | None = None) -> None
         for _ in range(3):
             page.wait_for_timeout(700)
             page.wait_for_function(BUSY, timeout=timeout_ms)
-        return
+        return time.perf_counter()
     started = last_busy = time.perf_counter()
     if since is not None:
         while frames.count == since and time.perf_counter() - started < ANSWER_SECONDS:
@@ -217,7 +218,7 @@ def wait_idle(page, timeout_ms: int = 180_000, since: int | None = None) -> None
         if not page.evaluate(IDLE):
             last_busy = now
         elif now - max(last_busy, frames.last) >= QUIET_IDLE:
-            return
+            return max(last_busy, frames.last)
         if now - started > timeout_ms / 1000:
             raise TimeoutError(f"the page was still busy after {timeout_ms / 1000:.0f} s")
         page.wait_for_timeout(50)
@@ -250,7 +251,7 @@ def full_screenshot(page, path: Path, timeout_ms: int = 300_000) -> None:
     height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     width = page.viewport_size["width"]
     page.set_viewport_size({"width": width, "height": max(1000, min(int(height) + 40, 16_000))})
-    page.wait_for_timeout(1500)  # plotly charts follow the new size
+    page.wait_for_timeout(500)  # plotly charts follow the new size
     page.wait_for_function(BUSY, timeout=timeout_ms)
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size({"width": width, "height": 1000})
@@ -307,16 +308,18 @@ def metric(page, label: str) -> str:
 QUIET_SECONDS = 0.7  # Streamlit shows its running indicator about half a second into a run
 
 
-def settled(page, timeout_ms: int = 300_000) -> float:
-    """Seconds from now (just after a change) until the page answered: the end of the last moment
-    it looked busy (running indicator, stale elements, spinner, skeleton), once it has looked idle
-    for ``QUIET_SECONDS`` in a row (a short run ends before its indicator would show; a long one
-    shows it throughout). Then wait until it stays idle."""
-    idle = IDLE if getattr(page, "anonlib_frames", None) is not None else BUSY  # the script's state when watched
+def settled(page, timeout_ms: int = 300_000, since: int | None = None) -> float:
+    """Seconds from now (just after a change; ``since``: ``frames_sent`` before it) until the page
+    answered: the end of the last moment it looked busy. On a watched page that is ``wait_idle``'s
+    (the app's script state and the server's last message). Otherwise the running indicator,
+    stale elements, spinner or skeleton, once the page has looked idle for ``QUIET_SECONDS`` in a
+    row (a short run ends before its indicator would show; a long one shows it throughout)."""
     started = last_busy = time.perf_counter()
+    if getattr(page, "anonlib_frames", None) is not None:
+        return max(wait_idle(page, timeout_ms, since) - started, 0.0)
     while True:
         now = time.perf_counter()
-        if not page.evaluate(idle):
+        if not page.evaluate(BUSY):
             last_busy = now
         elif now - last_busy >= QUIET_SECONDS:
             break
@@ -329,16 +332,18 @@ def settled(page, timeout_ms: int = 300_000) -> float:
 
 def open_timed(page, title: str, timeout_ms: int = 300_000) -> float:
     """Open a page from the sidebar's navigation; the seconds until it answered (``settled``)."""
+    since = frames_sent(page)
     page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
-    return settled(page, timeout_ms)
+    return settled(page, timeout_ms, since)
 
 
 def set_k(page, value: int, timeout_ms: int = 300_000) -> float:
     """Type k into the sidebar's release target; the seconds until the page answered."""
     box = page.locator(".st-key-target_k input").first
+    since = frames_sent(page) if box.input_value() != str(value) else None
     box.fill(str(value))
     box.press("Enter")
-    return settled(page, timeout_ms)
+    return settled(page, timeout_ms, since)
 
 
 SLIDERS = '[data-testid="stMain"] [data-testid="stSlider"]'
@@ -360,6 +365,7 @@ def move_sliders(page, timeout_ms: int = 300_000) -> list[tuple[str, float]]:
         for key in ("ArrowLeft", "ArrowRight") if value == top else ("ArrowRight", "ArrowLeft"):
             handle = page.locator(SLIDERS).nth(i).locator('input[type="range"]').first
             handle.focus()
+            since = frames_sent(page)
             handle.press(key)
-            moves.append((f"{label} {'→' if key == 'ArrowRight' else '←'}", settled(page, timeout_ms)))
+            moves.append((f"{label} {'→' if key == 'ArrowRight' else '←'}", settled(page, timeout_ms, since)))
     return moves

@@ -130,10 +130,10 @@ _HEIGHT = "document.querySelector('[data-testid=\"stMain\"]').scrollHeight"
 
 
 def _settled_height(page, tries: int = 20) -> int:
-    """The main section's height once two readings 1.5 s apart agree (and Streamlit is idle)."""
+    """The main section's height once two readings 0.4 s apart agree (and Streamlit is idle)."""
     height = page.evaluate(_HEIGHT)
     for _ in range(tries):
-        page.wait_for_timeout(1500)
+        page.wait_for_timeout(400)
         page.wait_for_function(BUSY, timeout=300_000)
         now = page.evaluate(_HEIGHT)
         if now == height:
@@ -189,7 +189,7 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
             # once its height has stopped changing (the last elements of a long page come late)
             height = _settled_height(page)
             page.set_viewport_size({"width": width, "height": max(1000, min(int(height) + 40, 12_000))})
-            page.wait_for_timeout(800)  # plotly charts follow the new size
+            page.wait_for_timeout(500)  # plotly charts follow the new size
             page.screenshot(path=str(target), full_page=True)
             page.set_viewport_size({"width": width, "height": 1000})
             saved.append(target)
@@ -377,7 +377,7 @@ def test_release_journey_generalize_local_suppression_release_view(server, brows
     assert page.locator('[data-testid="stPlotlyChart"]').count() >= 2  # distribution and accuracy
     shown = _CLASSIFIER.search(body.replace("\n", " ")).group(0)
     page.set_viewport_size({"width": width, "height": 4200})
-    page.wait_for_timeout(1500)
+    page.wait_for_timeout(500)  # plotly charts follow the new size
     page.screenshot(path=str(ARTIFACTS / f"local-{width}-release.png"))
     page.set_viewport_size({"width": width, "height": 1000})
 
