@@ -76,13 +76,14 @@ def test(extra: list[str]) -> int:
         return 1
     fast = "--fast" in extra
     extra = [a for a in extra if a != "--fast"]
-    # Tests run side by side on up to four cores (pytest-xdist), each worker taking the next test
-    # when it is free (work stealing: a heavy file no longer holds one worker while the others
-    # wait). "-n 0" runs serially.
+    # Tests run side by side (pytest-xdist) in one worker more than there are cores, up to five: a
+    # browser test mostly waits for its own server and Chromium, and the extra worker uses that
+    # time. Each worker takes the next test when it is free (work stealing: a heavy file no longer
+    # holds one worker while the others wait). "-n 0" runs serially.
     workers = (
         []
         if any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in extra)
-        else ["-n", str(min(4, os.cpu_count() or 1)), "--dist", "worksteal"]
+        else ["-n", str(min(5, (os.cpu_count() or 1) + 1)), "--dist", "worksteal"]
     )
     tier = ["-m", "not slow"] if fast else []
     return subprocess.call([str(PYTHON), "-m", "pytest", *workers, *tier, "--durations=20", *extra], cwd=ROOT)

@@ -74,18 +74,20 @@ SLOW_TESTS = {
 # Seconds a whole module takes on the 2-core machine (--durations; bench/NOTES.md), for the order
 # in which workers start: the longest first, so none of them is left to run alone at the end.
 LONG_MODULES = {
-    "test_fuzz_session": 300,
-    "test_browser": 290,
-    "test_browser_tuning": 250,
-    "test_browser_dp": 170,
-    "test_browser_projects": 160,
-    "test_browser_sessions": 120,
-    "test_browser_onetruth": 120,
-    "test_browser_health": 85,
-    "test_synthesis": 80,
-    "test_cli_synthesize": 70,
-    "test_engine_spark": 70,
-    "test_page_frontier": 60,
+    "test_fuzz_session": 115,
+    "test_synthesis": 115,
+    "test_browser": 115,
+    "test_browser_onetruth": 85,
+    "test_engine_spark": 80,
+    "test_browser_projects": 75,
+    "test_browser_dp": 70,
+    "test_browser_tuning": 55,
+    "test_cli_synthesize": 45,
+    "test_projects_integrity": 45,
+    "test_engine_anonymize": 45,
+    "test_browser_sessions": 40,
+    "test_browser_health": 35,
+    "test_engine": 35,
 }
 
 FAST_EXAMPLES = 10

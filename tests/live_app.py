@@ -189,7 +189,7 @@ BUSY = (
 )
 
 
-IDLE = BUSY[:-1] + " && document.querySelector('[data-testid=\"stApp\"]')?.dataset.testScriptState === 'notRunning')"
+IDLE = BUSY + " && document.querySelector('[data-testid=\"stApp\"]')?.dataset.testScriptState === 'notRunning'"
 QUIET_IDLE = 0.3  # seconds since the server's last message or the last busy look, before a page counts as idle
 ANSWER_SECONDS = 3.0  # how long an action's rerun may take to begin (a change to the same value starts none)
 
@@ -284,6 +284,8 @@ def set_role(page, row: int, role: str, timeout_ms: int = 300_000) -> None:
         page.keyboard.press("Enter")
         try:
             dropdown.wait_for(timeout=10_000)
+            shown = page.locator('[id^="gdg-overlay"] [class*="singleValue"]')
+            current = shown.first.inner_text().strip() if shown.count() else None
             page.keyboard.type(role)  # only the role column's dropdown lists it (the type column's does not)
             option.wait_for(timeout=5_000)
             break
@@ -292,7 +294,7 @@ def set_role(page, row: int, role: str, timeout_ms: int = 300_000) -> None:
                 raise AssertionError(f"the role cell of row {row} in the column editor did not offer {role!r}") from err
             page.keyboard.press("Escape")
             page.keyboard.press("Escape")
-    since = frames_sent(page)
+    since = frames_sent(page) if current != role else None  # the same role again starts no run
     page.keyboard.press("Enter")
     dropdown.wait_for(state="hidden", timeout=10_000)
     wait_idle(page, timeout_ms, since)
@@ -332,9 +334,12 @@ def settled(page, timeout_ms: int = 300_000, since: int | None = None) -> float:
 
 def open_timed(page, title: str, timeout_ms: int = 300_000) -> float:
     """Open a page from the sidebar's navigation; the seconds until it answered (``settled``)."""
-    since = frames_sent(page)
+    started = time.perf_counter()
     page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
-    return settled(page, timeout_ms, since)
+    if getattr(page, "anonlib_frames", None) is None:
+        return settled(page, timeout_ms)
+    page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=timeout_ms)  # the new page's run began
+    return wait_idle(page, timeout_ms) - started
 
 
 def set_k(page, value: int, timeout_ms: int = 300_000) -> float:
