@@ -148,10 +148,16 @@ def watch(page):
     return page
 
 
-def frames_sent(page) -> int | None:
-    """How many messages the server has sent ``page`` so far (None for a page not watched)."""
+def frames_sent(page) -> int:
+    """How many messages the server has sent ``page`` so far."""
+    return _frames(page).count
+
+
+def _frames(page) -> Frames:
     frames = getattr(page, "anonlib_frames", None)
-    return None if frames is None else frames.count
+    if frames is None:  # its websocket may already be open: too late to count its messages
+        raise AssertionError("The page is not watched: make it with the browser of live_app.chromium().")
+    return frames
 
 
 def open_app(page, url: str, timeout_ms: int = 300_000) -> None:
@@ -198,17 +204,11 @@ def wait_idle(page, timeout_ms: int = 180_000, since: int | None = None) -> floa
     """Wait until Streamlit has finished running the script; the moment (``time.perf_counter``)
     the page last looked busy or heard from the server.
 
-    On a watched page (``watch``): after an action (``since``: ``frames_sent`` just before it),
-    first until the server answers it (up to ``ANSWER_SECONDS``), then until the app says its
-    script is not running, nothing is stale or spinning, and neither that nor a message from the
-    server changed for ``QUIET_IDLE`` seconds. A page not watched: no running indicator, stale
-    element or spinner, three times 0.7 s apart (the indicator shows about half a second into a run)."""
-    frames = getattr(page, "anonlib_frames", None)
-    if frames is None:
-        for _ in range(3):
-            page.wait_for_timeout(700)
-            page.wait_for_function(BUSY, timeout=timeout_ms)
-        return time.perf_counter()
+    After an action (``since``: ``frames_sent`` just before it), first until the server answers
+    it (up to ``ANSWER_SECONDS``); then until the app says its script is not running, nothing is
+    stale or spinning, and neither that nor a message from the server changed for ``QUIET_IDLE``
+    seconds."""
+    frames = _frames(page)
     started = last_busy = time.perf_counter()
     if since is not None:
         while frames.count == since and time.perf_counter() - started < ANSWER_SECONDS:
@@ -307,38 +307,20 @@ def metric(page, label: str) -> str:
     return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
-QUIET_SECONDS = 0.7  # Streamlit shows its running indicator about half a second into a run
-
-
 def settled(page, timeout_ms: int = 300_000, since: int | None = None) -> float:
     """Seconds from now (just after a change; ``since``: ``frames_sent`` before it) until the page
-    answered: the end of the last moment it looked busy. On a watched page that is ``wait_idle``'s
-    (the app's script state and the server's last message). Otherwise the running indicator,
-    stale elements, spinner or skeleton, once the page has looked idle for ``QUIET_SECONDS`` in a
-    row (a short run ends before its indicator would show; a long one shows it throughout)."""
-    started = last_busy = time.perf_counter()
-    if getattr(page, "anonlib_frames", None) is not None:
-        return max(wait_idle(page, timeout_ms, since) - started, 0.0)
-    while True:
-        now = time.perf_counter()
-        if not page.evaluate(BUSY):
-            last_busy = now
-        elif now - last_busy >= QUIET_SECONDS:
-            break
-        if now - started > timeout_ms / 1000:
-            raise TimeoutError(f"the page was still busy after {timeout_ms / 1000:.0f} s")
-        page.wait_for_timeout(50)
-    wait_idle(page, timeout_ms)
-    return last_busy - started
+    answered: the last moment it looked busy or heard from the server (``wait_idle``)."""
+    started = time.perf_counter()
+    return max(wait_idle(page, timeout_ms, since) - started, 0.0)
 
 
 def open_timed(page, title: str, timeout_ms: int = 300_000) -> float:
-    """Open a page from the sidebar's navigation; the seconds until it answered (``settled``)."""
+    """Open a page from the sidebar's navigation; the seconds until it answered (``settled``). The
+    new page's heading is waited for first: between the old page clearing and the new page's run
+    starting, the app reads as not running for a moment."""
     started = time.perf_counter()
     page.locator('[data-testid="stSidebarNavLink"]', has_text=title).first.click()
-    if getattr(page, "anonlib_frames", None) is None:
-        return settled(page, timeout_ms)
-    page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=timeout_ms)  # the new page's run began
+    page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=timeout_ms)
     return wait_idle(page, timeout_ms) - started
 
 
