@@ -90,6 +90,10 @@ LONG_MODULES = {
     "test_engine": 35,
 }
 
+# Spark's local sessions (the Spark module and the CLI it starts) read tests/spark-conf: JVM options
+# for small, short runs (the file says why).
+os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).resolve().parent / "spark-conf"))
+
 FAST_EXAMPLES = 10
 settings.register_profile("full")  # each test's own max_examples (hypothesis's default elsewhere)
 settings.register_profile("fast", max_examples=FAST_EXAMPLES)
@@ -105,6 +109,37 @@ def _profile(config: pytest.Config) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile(_profile(config))
+    _wait_for_apptest_runs_on_their_event()
+
+
+def _wait_for_apptest_runs_on_their_event() -> None:
+    """AppTest waits for each script run by waking every millisecond and scanning the run's whole
+    list of events, which grows with every element the page draws: a tenth of the fuzzed session's
+    CPU went there. This waits on the run's SHUTDOWN event instead, with the same timeout and the
+    same error when it passes."""
+    import threading
+
+    from streamlit.runtime.scriptrunner import ScriptRunnerEvent
+    from streamlit.testing.v1 import local_script_runner
+
+    def require_widgets_deltas(runner, timeout: float = 3) -> None:
+        done = threading.Event()
+
+        def on_event(_sender, event, **_kwargs) -> None:
+            if event == ScriptRunnerEvent.SHUTDOWN:
+                done.set()
+
+        runner.on_event.connect(on_event, weak=False)
+        try:
+            if runner.script_stopped() or done.wait(timeout):  # stopped before we listened, or now
+                return
+        finally:
+            runner.on_event.disconnect(on_event)
+        runner.request_stop()
+        runner.join()
+        raise RuntimeError(f"AppTest script run timed out after {timeout}(s)")
+
+    local_script_runner.require_widgets_deltas = require_widgets_deltas
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -22,40 +22,40 @@ GEO_METRICS = (
 )
 
 
-def _polygon_rings_km(geometry, origin: tuple[float, float] = (0.0, 0.0)) -> tuple[list, list]:
-    """Exterior rings of a (multi)polygon in km from ``origin`` (metres), separated by None (one filled shape each)."""
-    import shapely
-
-    xs: list = []
-    ys: list = []
-    for part in shapely.get_parts(geometry):
-        if part.geom_type != "Polygon" or part.is_empty:
-            continue
-        coords = (shapely.get_coordinates(part.exterior) - origin) / 1000.0
-        xs.extend(coords[:, 0].tolist() + [None])
-        ys.extend(coords[:, 1].tolist() + [None])
-    return xs, ys
-
-
-def _lines_km(lines, origin: tuple[float, float]) -> tuple[list, list]:
-    """All line strings of ``lines`` (an array of (multi)line strings, metres) as one
-    x/y list in km from ``origin``, the lines separated by None (drawn as one trace).
+def _paths_km(lines, origin: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """All line strings and rings of ``lines`` (an array of shapely geometries, metres) as one
+    x/y array in km from ``origin``, each path followed by NaN (a gap: one trace draws them all,
+    and plotly takes the arrays whole instead of checking a list item by item).
 
     >>> import shapely
-    >>> _lines_km([shapely.LineString([(0, 0), (1000, 0)]), shapely.LineString([(0, 2000), (0, 3000)])], (0.0, 0.0))
-    ([0.0, 1.0, None, 0.0, 0.0, None], [0.0, 0.0, None, 2.0, 3.0, None])
+    >>> xs, ys = _paths_km([shapely.LineString([(0, 0), (1000, 0)]), shapely.LineString([(0, 2000), (0, 3000)])], (0.0, 0.0))
+    >>> xs.tolist(), ys.tolist()
+    ([0.0, 1.0, nan, 0.0, 0.0, nan], [0.0, 0.0, nan, 2.0, 3.0, nan])
     """
     import shapely
 
     parts = shapely.get_parts(np.asarray(lines, dtype=object))
     if len(parts) == 0:
-        return [], []
+        return np.empty(0), np.empty(0)
     coords, index = shapely.get_coordinates(parts, return_index=True)
     coords = (coords - origin) / 1000.0
-    ends = np.flatnonzero(np.diff(index)) + 1  # where the next line starts
-    xs = np.insert(coords[:, 0], np.append(ends, len(coords)), np.nan)
-    ys = np.insert(coords[:, 1], np.append(ends, len(coords)), np.nan)
-    return [None if np.isnan(v) else float(v) for v in xs], [None if np.isnan(v) else float(v) for v in ys]
+    ends = np.append(np.flatnonzero(np.diff(index)) + 1, len(coords))  # where the next path starts
+    return np.insert(coords[:, 0], ends, np.nan), np.insert(coords[:, 1], ends, np.nan)
+
+
+def _exterior_rings(geometries) -> np.ndarray:
+    """The exterior rings of the polygons of ``geometries`` ((multi)polygons; empty and
+    missing ones skipped): one filled shape each.
+
+    >>> import shapely
+    >>> [r.wkt for r in _exterior_rings([shapely.box(0, 0, 1, 1), None])]
+    ['LINEARRING (1 0, 1 1, 0 1, 0 0, 1 0)']
+    """
+    import shapely
+
+    parts = shapely.get_parts(np.asarray([g for g in geometries if g is not None], dtype=object))
+    polygons = parts[(shapely.get_type_id(parts) == 3) & ~shapely.is_empty(parts)]
+    return shapely.get_exterior_ring(polygons)
 
 
 def _geo_colour_values(frame, colour_by: str) -> tuple[np.ndarray, np.ndarray]:
@@ -98,8 +98,8 @@ def geo_map_figure(
     >>> shapes = gpd.GeoDataFrame(sites, geometry=[shapely.box(0, 0, 1000, 1000)])
     >>> pts = pd.DataFrame({"x": [400.0], "y": [600.0], "region_id": ["z"], "aggregated_region": ["A1"]})
     >>> fig = geo_map_figure(shapes, pts, sites, colour_by="suppressed_share")
-    >>> [t.name for t in fig.data], fig.data[-1].marker.color, list(fig.data[1].x)
-    (['aggregated regions (fill: suppressed records (%))', 'areas (one dot each)', 'sites'], (20.0,), [0.0])
+    >>> [t.name for t in fig.data], fig.data[-1].marker.color.tolist(), fig.data[1].x.tolist()
+    (['aggregated regions (fill: suppressed records (%))', 'areas (one dot each)', 'sites'], [20.0], [0.0])
     """
     from plotly.colors import sample_colorscale
 
@@ -121,12 +121,7 @@ def geo_map_figure(
         span = high - low
         level = np.clip(((value - low) / span * bins).astype(int), 0, bins - 1)
         for n, b in enumerate(np.unique(level)):
-            xs: list = []
-            ys: list = []
-            for geometry in shapes.geometry.to_numpy()[level == b]:
-                rx, ry = _polygon_rings_km(geometry, origin)
-                xs.extend(rx)
-                ys.extend(ry)
+            xs, ys = _paths_km(_exterior_rings(shapes.geometry.to_numpy()[level == b]), origin)
             position = (b + 0.5) / bins
             colour = sample_colorscale(scale, [1.0 - position if reverse else position])[0]
             colour = colour.replace("rgb(", "rgba(").replace(")", ", 0.6)")
@@ -150,8 +145,8 @@ def geo_map_figure(
         if span_km <= COUNTY_BORDERS_UP_TO_KM:  # a whole country's 3,000 counties would only blacken the map
             borders.insert(0, (outlines.counties, "county borders", "rgba(90,90,90,0.35)", 0.5))
         for lines, name, colour, width in borders:
-            lx, ly = _lines_km(lines, origin)
-            if lx:
+            lx, ly = _paths_km(lines, origin)
+            if len(lx):
                 fig.add_trace(
                     go.Scattergl(
                         x=lx, y=ly, mode="lines", line=dict(color=colour, width=width), hoverinfo="skip", name=name
@@ -170,8 +165,8 @@ def geo_map_figure(
             where = "<br>%{customdata[2]}"
         fig.add_trace(
             go.Scattergl(
-                x=((points["x"] - origin[0]) / 1000.0).tolist(),
-                y=((points["y"] - origin[1]) / 1000.0).tolist(),
+                x=(points["x"].to_numpy(dtype=float) - origin[0]) / 1000.0,
+                y=(points["y"].to_numpy(dtype=float) - origin[1]) / 1000.0,
                 mode="markers",
                 marker=dict(
                     size=4 if len(points) < 2000 else 2,
@@ -195,13 +190,13 @@ def geo_map_figure(
         ticks = dict(tickvals=np.log10(marks).tolist(), ticktext=[f"{m:,}" for m in marks])
     fig.add_trace(
         go.Scatter(
-            x=((used["x"] - origin[0]) / 1000.0).tolist(),
-            y=((used["y"] - origin[1]) / 1000.0).tolist(),
+            x=(used["x"].to_numpy(dtype=float) - origin[0]) / 1000.0,
+            y=(used["y"].to_numpy(dtype=float) - origin[1]) / 1000.0,
             mode="markers",
             marker=dict(
                 symbol="diamond",
                 size=9,
-                color=value.tolist(),
+                color=value,
                 colorscale=scale,
                 reversescale=reverse,
                 cmin=low,

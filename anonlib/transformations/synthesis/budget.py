@@ -14,6 +14,7 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import metadata
 
 from ...core.errors import PrivacyExtraMissingError, SynthesisError
@@ -180,9 +181,12 @@ def _gaussian(dp, scale: float):
     return dp.m.make_gaussian(*space, scale)
 
 
+@lru_cache(maxsize=256)
 def _rho_for(epsilon: float, delta: float) -> float:
     """The largest ρ whose zCDP guarantee implies (ε, δ)-DP: OpenDP's conversion, found
-    through a Gaussian mechanism of sensitivity 1 (ρ = 1 / (2 scale²))."""
+    through a Gaussian mechanism of sensitivity 1 (ρ = 1 / (2 scale²)). OpenDP's search takes
+    about a tenth of a second and depends only on ε and δ: remembered per process (a page
+    asks at every rerun)."""
     dp = require_opendp()
 
     def approx(scale: float):
@@ -197,6 +201,7 @@ def _rho_for(epsilon: float, delta: float) -> float:
     return float(_gaussian(dp, scale).map(1.0))
 
 
+@lru_cache(maxsize=256)
 def _epsilon_at(rho: float, delta: float) -> float:
     """ε at δ of ρ-zCDP, by OpenDP's conversion."""
     dp = require_opendp()
