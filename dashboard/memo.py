@@ -26,6 +26,8 @@ import streamlit as st
 
 from anonlib.core.budget import duration_text
 
+from .progress import throttled
+
 T = TypeVar("T")
 
 INSTANT_SECONDS = 0.5  # work estimated above this is computed on a button press, not on every change
@@ -88,6 +90,31 @@ def memo(name: str, max_entries: int = 16) -> Memo:
     """
     memos = _memos()
     return memos.setdefault(name, Memo(max_entries))
+
+
+def with_bar(
+    name: str,
+    key: Hashable,
+    make: Callable[[Callable[[float, str], None]], T],
+    *,
+    text: str = "starting",
+    max_entries: int = 16,
+) -> T:
+    """The result kept in memo ``name`` for ``key``; else ``make(report)`` computed now under a
+    progress bar that ``report(share, text)`` moves (throttled), and kept. The bar is gone
+    afterwards, also when ``make`` fails. Usage (pages/screening.py)::
+
+        with_bar("screening.table11", (dates, seed), lambda report: table11_synthetic(dates, progress=report))
+    """
+    found = memo(name, max_entries).get(key)
+    if found is not None:
+        return found
+    bar = st.progress(0.0, text=text)
+    try:
+        report = throttled(lambda share, words: bar.progress(min(max(float(share), 0.0), 1.0), text=words))
+        return memo(name, max_entries).put(key, make(report))
+    finally:
+        bar.empty()
 
 
 def on_request(

@@ -33,8 +33,7 @@ from anonlib.workflow.cost import preselect
 from dashboard import charts
 from dashboard.frontier_views import policy_details, safe_harbor_section
 from dashboard.glossary import glossary_expander, term_help
-from dashboard.memo import memo, on_request
-from dashboard.progress import throttled
+from dashboard.memo import memo, on_request, with_bar
 from dashboard.state import active_dataset, release_target, roles_key, target_key, working_copy
 from dashboard.ui import guarded, offer_step, page_header, paper_example, plain
 
@@ -135,26 +134,23 @@ def _search(
     st.cache_data: a cached function never calls a Streamlit element, dashboard.memo says why),
     with a progress bar while it runs."""
     key = (fingerprint, qis, orders, population_key, count, population_count, method, budget, threshold, seed)
-    found = memo("frontier.search", 16).get(key)
-    if found is not None:
-        return found
     label = method.upper()
-    bar = st.progress(0.0, text=f"{label}: starting")
 
-    @throttled
-    def report(done: int, total: int, area: float) -> None:
-        bar.progress(
-            min(done / max(total, 1), 1.0),
-            text=f"{label}: {done:,} of {total:,} policies evaluated, area under the frontier {area:.4f}",
-        )
-
-    try:
+    def search(report) -> FrontierSearch:
         space = _space(fingerprint, qis, orders, population_key, count, population_count, _frame, _population)
-        return memo("frontier.search", 16).put(
-            key, explore(space, method, budget, seed=seed, threshold=threshold, progress=report)
+        return explore(
+            space,
+            method,
+            budget,
+            seed=seed,
+            threshold=threshold,
+            progress=lambda done, total, area: report(
+                done / max(total, 1),
+                f"{label}: {done:,} of {total:,} policies evaluated, area under the frontier {area:.4f}",
+            ),
         )
-    finally:
-        bar.empty()
+
+    return with_bar("frontier.search", key, search, text=f"{label}: starting")
 
 
 def _checks(key: tuple, make, steps: list[PolicyStep]) -> tuple:
@@ -162,19 +158,18 @@ def _checks(key: tuple, make, steps: list[PolicyStep]) -> tuple:
     copy ``make()`` gives), kept per search, target and working copy in a memo (st.cache_data would
     copy them on every hit), with a progress bar while they are judged (seconds at 10^5 records
     with a person column, whose distinct rows are nearly all the records)."""
-    found = memo("frontier.checks", 8).get(key)
-    if found is not None:
-        return found
-    bar = st.progress(0.0, text="Judging the frontier policies against the release target")
 
-    @throttled
-    def report(done: int, total: int) -> None:
-        bar.progress(done / max(total, 1), text=f"Judged {done:,} of {total:,} frontier policies against the target")
+    def judge(report) -> tuple:
+        return make().checks_after(
+            tuple(steps),
+            progress=lambda done, total: report(
+                done / max(total, 1), f"Judged {done:,} of {total:,} frontier policies against the target"
+            ),
+        )
 
-    try:
-        return memo("frontier.checks", 8).put(key, make().checks_after(tuple(steps), progress=report))
-    finally:
-        bar.empty()
+    return with_bar(
+        "frontier.checks", key, judge, text="Judging the frontier policies against the release target", max_entries=8
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -28,8 +28,7 @@ from anonlib.transformations.schedule_experiments import (
     table11_synthetic,
 )
 from dashboard import charts
-from dashboard.memo import memo
-from dashboard.progress import throttled
+from dashboard.memo import memo, with_bar
 from dashboard.state import active_dataset, release_target
 from dashboard.ui import download_csv, download_json, guarded, page_header, paper_example, plain, row, show_table
 
@@ -80,17 +79,6 @@ def _census(key: str, params: tuple, _comparison: ScheduleComparison):
         return _comparison.census()
     except ProblemTooLargeError:
         return None
-
-
-def _with_bar(name: str, key: tuple, make):
-    """``make(progress)`` computed once per ``key`` (kept in the memo ``name``), with a progress bar."""
-    found = memo(name, 8).get(key)
-    if found is not None:
-        return found
-    bar = st.progress(0.0, text="starting")
-    made = make(throttled(lambda fraction, text: bar.progress(min(fraction, 1.0), text=text)))
-    bar.empty()
-    return memo(name, 8).put(key, made)
 
 
 @st.cache_data(show_spinner=False)
@@ -391,7 +379,7 @@ def _experiments() -> None:
     if st.button("Run Table 10", key="scr_t10_run"):
         with guarded("reproducing Table 10"):
             table10_key = (tuple(sorted(sizes)), int(runs), int(t10_seed), int(optimal_runs), float(optimal_limit))
-            st.session_state["scr_t10"] = _with_bar(
+            st.session_state["scr_t10"] = with_bar(
                 "screening.table10",
                 (*table10_key, protocol),
                 lambda progress: reproduce_table10(
@@ -461,7 +449,7 @@ def _experiments() -> None:
     t11_seed = u[1].number_input("seed", 0, 10**6, 0, key="scr_t11_seed")
     if st.button("Run Table 11 (synthetic)", key="scr_t11_run"):
         with guarded("simulating Table 11"):
-            st.session_state["scr_t11"] = _with_bar(
+            st.session_state["scr_t11"] = with_bar(
                 "screening.table11",
                 (int(dates), int(t11_seed)),
                 lambda progress: table11_synthetic(int(dates), seed=int(t11_seed), progress=progress),

@@ -2,7 +2,7 @@
 
 One place for what several measures and views need from a column: the records each row
 stands for (``record_weights``, ``records_in``; a record-count column, or one record per
-row), the numbers it holds (``numbers_in``, ``holds_numbers``: a generalized or locally
+row; ``distinct_rows``: the distinct rows with their records), the numbers it holds (``numbers_in``, ``holds_numbers``: a generalized or locally
 suppressed column holds ``*`` and intervals beside its numbers), whether its type is a
 number (``is_number_column``), and each cell as text with a missing cell shown as
 ``(blank)`` (``cell_texts``).
@@ -43,6 +43,23 @@ def records_in(frame: pd.DataFrame, count: str | None) -> int:
     """
     weights = record_counts(frame, count)
     return len(frame) if weights is None else int(weights.sum())
+
+
+def distinct_rows(frame: pd.DataFrame, columns: list[str], weights, name: str) -> pd.DataFrame:
+    """The distinct rows of ``columns`` (a missing value is a value; in the order they first
+    appear) with the records each stands for, ``weights`` summed, in a column ``name``: a table
+    of a few thousand rows that counts like the records it comes from.
+
+    >>> distinct_rows(pd.DataFrame({"a": [1, 1, None]}), ["a"], [2, 3, 1], "n").to_dict("list")
+    {'a': [1.0, nan], 'n': [5, 1]}
+    """
+    return (
+        frame[columns]
+        .assign(**{name: weights})
+        .groupby(columns, dropna=False, sort=False, observed=True)[name]
+        .sum()
+        .reset_index()
+    )
 
 
 def cell_groups(series: pd.Series) -> tuple[np.ndarray, list[object], np.ndarray]:

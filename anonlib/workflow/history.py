@@ -32,6 +32,7 @@ from functools import cached_property
 
 import pandas as pd
 
+from ..core.cells import distinct_rows
 from ..core.dataset import Dataset, Role
 from ..core.equivalence import person_codes
 from ..core.errors import AnonlibError, ParameterError
@@ -256,12 +257,7 @@ class WorkingCopy:
                 columns = columns.assign(**{person: person_codes(columns[person], person)[0]})
             except AnonlibError:  # a blank person: the check says so
                 pass
-        compact = (
-            columns.assign(**{weight: weights})
-            .groupby(read, dropna=False, sort=False, observed=True)[weight]
-            .sum()
-            .reset_index()
-        )
+        compact = distinct_rows(columns, read, weights, weight)
         for column in before.quasi_identifiers:  # text and numbers held as categories: each step and check
             dtype = compact[column].dtype  # reads their codes instead of hashing the values again (the same
             if isinstance(dtype, pd.StringDtype) or (  # labels in the same order)

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from ..core.budget import Progress, duration_text, lattice_size, report
+from ..core.cells import distinct_rows
 from ..core.dataset import Dataset, Role
 from ..core.default_hierarchy import default_hierarchy
 from ..core.errors import AnonlibError, EmptySelectionError, ParameterError, ProblemTooLargeError
@@ -420,13 +421,7 @@ def _combinations(frame, qis: tuple[str, ...], count: str | None) -> Dataset:
     """
     columns = list(qis)
     weights = frame[count].to_numpy() if count in frame.columns else np.ones(len(frame), dtype=np.int64)
-    table = (
-        frame[columns]
-        .assign(**{_RECORDS: weights})
-        .groupby(columns, dropna=False, sort=False, observed=True)[_RECORDS]
-        .sum()
-        .reset_index()
-    )
+    table = distinct_rows(frame, columns, weights, _RECORDS)
     return Dataset.from_frame("analysed", table, {**{a: Role.QUASI_IDENTIFIER for a in qis}, _RECORDS: Role.COUNT})
 
 

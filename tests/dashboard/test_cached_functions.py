@@ -91,3 +91,40 @@ def test_a_named_memo_is_shared_and_emptied_with_streamlits_resource_cache() -> 
     assert memo("test-shared").get("key") == 7
     st.cache_resource.clear()
     assert memo("test-shared").get("key") is None
+
+
+def _bar_page() -> None:
+    """A page computing ``with_bar`` for the session's key; ``fail`` makes the work raise."""
+    import streamlit as st
+
+    from dashboard.memo import with_bar
+
+    def work(report):
+        st.session_state.setdefault("made", []).append(st.session_state["key"])
+        for done in range(1, 4):
+            report(done / 3, f"part {done} of 3")
+        if st.session_state.get("fail"):
+            raise ValueError("the work failed")
+        return st.session_state["key"] * 10
+
+    try:
+        st.session_state["result"] = with_bar("test-bar", st.session_state["key"], work, text="starting")
+    except ValueError as err:
+        st.session_state["result"] = str(err)
+
+
+def test_with_bar_computes_once_per_key_and_leaves_no_bar_even_when_the_work_fails() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    memo("test-bar").clear()
+    at = AppTest.from_function(_bar_page)
+    for key in (1, 2, 1, 2):
+        at.session_state["key"] = key
+        at.run()
+        assert not at.exception and at.session_state["result"] == key * 10
+        assert not at.get("progress")  # the bar is emptied once the work is done
+    assert at.session_state["made"] == [1, 2]  # keys already seen are read from the memo
+    at.session_state["key"], at.session_state["fail"] = 3, True
+    at.run()
+    assert at.session_state["result"] == "the work failed" and not at.get("progress")
+    assert memo("test-bar").get(3) is None and at.session_state["made"] == [1, 2, 3]
