@@ -554,10 +554,13 @@ def show_table(frame: pd.DataFrame, column_config: dict | None = None, *, data: 
 def download_csv(
     label: str, frame: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str, key: str | None = None
 ) -> None:
-    """A CSV download with spreadsheet formulas neutralised. ``frame`` may be a
-    function returning the table: it is then built only when the button is clicked
-    (for large tables, so the page does not convert them on every rerun)."""
-    data = (lambda: to_safe_csv(frame())) if callable(frame) else to_safe_csv(frame)
+    """A CSV download with spreadsheet formulas neutralised, written when the button is clicked
+    (a rerun of the page never converts a table nobody asked for). ``frame`` may be a function
+    returning the table: it is then also built only at the click."""
+
+    def data() -> str:
+        return to_safe_csv(frame() if callable(frame) else frame)
+
     st.download_button(label, data, file_name=file_name, mime="text/csv", key=key)
 
 
