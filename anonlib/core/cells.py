@@ -2,10 +2,11 @@
 
 One place for what several measures and views need from a column: the records each row
 stands for (``record_weights``, ``records_in``; a record-count column, or one record per
-row; ``distinct_rows``: the distinct rows with their records), the numbers it holds (``numbers_in``, ``holds_numbers``: a generalized or locally
-suppressed column holds ``*`` and intervals beside its numbers), whether its type is a
-number (``is_number_column``), and each cell as text with a missing cell shown as
-``(blank)`` (``cell_texts``).
+row), a table's distinct rows with their records (``distinct_rows``), the numbers a column
+holds (``numbers_in``, ``holds_numbers``: a generalized or locally suppressed column holds
+``*`` and intervals beside its numbers), whether its type is a number
+(``is_number_column``), and each cell as text with a missing cell shown as ``(blank)``
+(``cell_texts``).
 
 Example:
     >>> import pandas as pd
