@@ -16,13 +16,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import textwrap
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_processes import run_in_processes
 from project_files import delivery, worked_copy
 from sqlalchemy import create_engine, text
 
@@ -242,32 +241,13 @@ def test_a_release_failing_at_any_step_is_whole_or_nothing(folder, capsys, cli_s
     assert verify_chain(ProjectStore(cli_store)) == []
 
 
-KILLER = textwrap.dedent(
-    """
-    import os, signal, sys
-    from anonlib.cli import main
-    from anonlib.projects import releasing
-
-    def reached(step):
-        if step == sys.argv[1]:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    releasing.reached = reached
-    sys.exit(main(sys.argv[2:]))
-    """
-)
-
-
 @pytest.mark.parametrize("step", releasing.STEPS)
 def test_a_release_killed_at_any_step_is_whole_or_nothing_after_the_next_command(
     folder, capsys, tmp_path, monkeypatch, step
 ):
     url = f"sqlite:///{tmp_path / 'store' / 'projects.sqlite'}"
-    env = {**os.environ, "ANONLIB_STORE": url, "PYTHONPATH": str(ROOT)}
-    killed = subprocess.run(
-        [sys.executable, "-c", KILLER, step, *anonymize_argv(folder)], cwd=ROOT, env=env, capture_output=True
-    )
-    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+    (killed,) = run_in_processes([anonymize_argv(folder)], {"ANONLIB_STORE": url}, kill_at=step)
+    assert (killed.exitcode, killed.code) == (-signal.SIGKILL, None), killed.err[-2000:]
     expected = "nothing" if releasing.STEPS.index(step) < releasing.STEPS.index("after the commit") else "whole"
     if expected == "nothing" and step != "before the table":
         assert _temporary_files(folder)  # the kill left files under temporary names ...
@@ -290,18 +270,18 @@ CONCURRENT = 10
 
 
 def test_ten_concurrent_first_releases_into_a_new_project_all_record(folder, tmp_path, cli_store):
-    env = {**os.environ, "ANONLIB_STORE": cli_store, "PYTHONPATH": str(ROOT)}
+    """Ten processes release into a project none of them finds, all at once: each is recorded,
+    numbered 1 to 10."""
 
-    def release(i: int) -> subprocess.CompletedProcess:
-        argv = [
-            "anonymize", str(folder / "month0.csv"), "--shield", "age,sex,zip", "--k", "5", "--max-suppressed",
-            "0.1", "--out", str(folder / f"r{i}.csv"), "--project", "fresh",
+    def argv(i: int) -> list:
+        return [
+            "anonymize", folder / "month0.csv", "--shield", "age,sex,zip", "--k", "5", "--max-suppressed",
+            "0.1", "--out", folder / f"r{i}.csv", "--project", "fresh",
         ]  # fmt: skip
-        return subprocess.run([sys.executable, "-m", "anonlib", *argv], cwd=ROOT, env=env, capture_output=True)
 
-    with ThreadPoolExecutor(CONCURRENT) as pool:
-        done = list(pool.map(release, range(CONCURRENT)))
-    assert [(d.returncode, d.stderr.decode()) for d in done] == [(0, "")] * CONCURRENT
+    argvs = [argv(i) for i in range(CONCURRENT)]
+    done = run_in_processes(argvs, {"ANONLIB_STORE": cli_store}, together=True)
+    assert [(d.exitcode, d.code, d.err) for d in done] == [(0, 0, "")] * CONCURRENT
     store = ProjectStore(cli_store)
     entries = audit_entries(store, "fresh")
     assert len(entries) == CONCURRENT and [e.id for e in entries] == list(range(1, CONCURRENT + 1))

@@ -1,0 +1,100 @@
+"""Command-line runs in processes of their own, for the tests that need one (a run killed at a
+step, ten runs racing): each process is forked from a server process that imported the command
+line once (``multiprocessing``'s forkserver). A fresh interpreter spent about a CPU-second importing
+pandas, SQLAlchemy and anonlib before the command's first line (measured: ten racing runs took
+14 CPU-seconds as ``python -m anonlib``), and testing that import was not the point of these tests.
+
+Each run is a separate process with its own store connection, as ``python -m anonlib`` is; it
+starts with this process's environment plus ``env``, its standard output and error are captured.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import multiprocessing
+import os
+import queue
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+PRELOAD = ["anonlib.cli", "anonlib.projects.releasing"]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished run: the process's exit code (``-9`` when killed), the command's return code
+    (None when it never returned) and what it wrote."""
+
+    exitcode: int | None
+    code: int | None
+    out: str
+    err: str
+
+
+def _main(index: int, argv: list[str], env: dict[str, str], kill_at: str | None, start, results) -> None:
+    os.environ.update(env)
+    from anonlib.cli import main
+    from anonlib.projects import releasing
+
+    if kill_at is not None:
+
+        def reached(step: str) -> None:
+            if step == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        releasing.reached = reached
+    if start is not None:
+        start.wait(timeout=120)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    results.put((index, code, out.getvalue(), err.getvalue()))
+
+
+def run_in_processes(
+    argvs: Sequence[Sequence[str]],
+    env: Mapping[str, str] | None = None,
+    *,
+    together: bool = False,
+    kill_at: str | None = None,
+    timeout: float = 300,
+) -> list[Run]:
+    """Run each ``argvs[i]`` as a command line in a process of its own; the runs in ``argvs``'s
+    order. ``together``: the processes wait for each other and start their commands at once.
+    ``kill_at``: each process kills itself (SIGKILL) when its release reaches that step of
+    ``releasing.STEPS``."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)  # no effect once the server runs: it has them already
+    start = context.Barrier(len(argvs)) if together and len(argvs) > 1 else None
+    results = context.Queue()
+    processes = [
+        context.Process(target=_main, args=(i, [str(a) for a in argv], dict(env or {}), kill_at, start, results))
+        for i, argv in enumerate(argvs)
+    ]
+    said: dict[int, tuple] = {}
+    deadline = time.monotonic() + timeout
+    try:
+        for process in processes:
+            process.start()
+        while time.monotonic() < deadline and len(said) < len(processes):
+            try:
+                index, *rest = results.get(timeout=0.2)
+                said[index] = tuple(rest)
+            except queue.Empty:
+                if not any(p.is_alive() for p in processes):  # the rest were killed; one last look
+                    with contextlib.suppress(queue.Empty):
+                        while True:
+                            index, *rest = results.get(timeout=0.5)
+                            said[index] = tuple(rest)
+                    break
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+                process.join()
+    return [Run(p.exitcode, *said.get(i, (None, "", ""))) for i, p in enumerate(processes)]
