@@ -437,7 +437,9 @@ def run_with_sidebar(pages: list) -> None:
     The release target controls and the step buttons are drawn once, before the
     page; the working copy's summary, its check and its steps are drawn before the
     page (so they are there even when the page stops early with ``st.stop()``) and
-    redrawn in the same places afterwards, because the page may have applied a step.
+    redrawn in the same places afterwards when the page changed what they show (it
+    applied a step, or saved the project): an unchanged redraw only made the browser
+    build the sidebar twice on every change.
     """
     begin_run()  # open the session's project (a reload, a second tab) or follow another tab's change
     navigation = st.navigation(pages)
@@ -446,10 +448,19 @@ def run_with_sidebar(pages: list) -> None:
     status = st.sidebar.empty()
     actions = st.sidebar.container()
     target_controls(controls)
+    shown = _sidebar_inputs()
     sidebar(summary.container(), status.container())
     step_actions(actions)
     navigation.run()
-    sidebar(summary.container(), status.container())
+    now = _sidebar_inputs()
+    if now[0] is not shown[0] or now[1:] != shown[1:]:
+        sidebar(summary.container(), status.container())
+
+
+def _sidebar_inputs() -> tuple:
+    """What ``sidebar`` shows depends on: the working copy (compared by identity: every change
+    makes a new one), the session's project and why it is not saved."""
+    return working_copy(), current_project(), store_problem()
 
 
 @contextmanager

@@ -14,7 +14,6 @@ import contextlib
 import io
 import multiprocessing
 import os
-import queue
 import signal
 import time
 from collections.abc import Mapping, Sequence
@@ -79,19 +78,12 @@ def run_in_processes(
     try:
         for process in processes:
             process.start()
-        while time.monotonic() < deadline and len(said) < len(processes):
-            try:
-                index, *rest = results.get(timeout=0.2)
-                said[index] = tuple(rest)
-            except queue.Empty:
-                if not any(p.is_alive() for p in processes):  # the rest were killed; one last look
-                    with contextlib.suppress(queue.Empty):
-                        while True:
-                            index, *rest = results.get(timeout=0.5)
-                            said[index] = tuple(rest)
-                    break
         for process in processes:
             process.join(max(0.0, deadline - time.monotonic()))
+        # a process that ended by itself flushed its result into the queue before it ended
+        while len(said) < sum(p.exitcode == 0 for p in processes):
+            index, *rest = results.get(timeout=10)
+            said[index] = tuple(rest)
     finally:
         for process in processes:
             if process.is_alive():

@@ -110,6 +110,7 @@ def _profile(config: pytest.Config) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile(_profile(config))
     _wait_for_apptest_runs_on_their_event()
+    _compile_apptest_scripts_once()
 
 
 def _wait_for_apptest_runs_on_their_event() -> None:
@@ -140,6 +141,35 @@ def _wait_for_apptest_runs_on_their_event() -> None:
         raise RuntimeError(f"AppTest script run timed out after {timeout}(s)")
 
     local_script_runner.require_widgets_deltas = require_widgets_deltas
+
+
+def _compile_apptest_scripts_once() -> None:
+    """AppTest makes a new script cache for every run, so every run compiled app.py and its page
+    again. One cache per process, keyed by each file's path, size and modification time, compiles
+    each script once; a changed file is compiled again."""
+    import threading
+
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.testing.v1 import app_test, local_script_runner
+
+    compiled: dict[tuple, object] = {}
+    lock = threading.Lock()
+
+    class CompiledOnce(ScriptCache):
+        def get_bytecode(self, script_path: str):
+            path = os.path.abspath(script_path)
+            stat = os.stat(path)
+            key = (path, stat.st_size, stat.st_mtime_ns)
+            with lock:
+                code = compiled.get(key)
+            if code is None:
+                code = super().get_bytecode(script_path)
+                with lock:
+                    compiled[key] = code
+            return code
+
+    app_test.ScriptCache = CompiledOnce
+    local_script_runner.ScriptCache = CompiledOnce
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
