@@ -79,6 +79,22 @@ def escape_text(value: object) -> str:
     return html.escape(str(value))
 
 
+# plotly express's own rule (``render_mode="auto"``): WebGL only past 1,000 points.
+WEBGL_FROM = 1000
+
+
+def scatter_trace(points: int, **kwargs) -> go.Scatter | go.Scattergl:
+    """A scatter trace of ``points`` points: SVG up to ``WEBGL_FROM`` of them, WebGL beyond, as
+    plotly express decides. SVG needs no WebGL context: a computer without a graphics card (a
+    remote desktop) still draws it, and the browser redraws it after a change at less cost (a
+    WebGL context made in software took 78 ms a change on the frontier page).
+
+    >>> type(scatter_trace(10, x=[1], y=[2])).__name__, type(scatter_trace(5000, x=[1], y=[2])).__name__
+    ('Scatter', 'Scattergl')
+    """
+    return (go.Scattergl if points > WEBGL_FROM else go.Scatter)(**kwargs)
+
+
 def laid_out(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
     # titles name user columns, and plotly renders HTML in them: escape (no title uses markup)
     import textwrap

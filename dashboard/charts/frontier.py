@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import DEFAULT_PALETTE, PALETTES, QUALITATIVE, Palette, laid_out
+from .base import DEFAULT_PALETTE, PALETTES, QUALITATIVE, Palette, laid_out, scatter_trace
 
 # --- frontier ---
 
@@ -49,7 +49,8 @@ def frontier_figure(
     hover = "risk %{x:.4f}<br>loss (normalized) %{y:.4f}<extra>%{fullData.name}</extra>"
     fig = go.Figure()
     fig.add_trace(
-        go.Scattergl(
+        scatter_trace(
+            len(evaluated_risk),
             x=list(evaluated_risk),
             y=list(evaluated_loss),
             mode="markers",

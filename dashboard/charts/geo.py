@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import DEFAULT_PALETTE, PALETTES, compared_bars, escape_text
+from .base import DEFAULT_PALETTE, PALETTES, compared_bars, escape_text, scatter_trace
 
 # --- geo ---
 
@@ -148,8 +148,14 @@ def geo_map_figure(
             lx, ly = _paths_km(lines, origin)
             if len(lx):
                 fig.add_trace(
-                    go.Scattergl(
-                        x=lx, y=ly, mode="lines", line=dict(color=colour, width=width), hoverinfo="skip", name=name
+                    scatter_trace(
+                        len(lx),
+                        x=lx,
+                        y=ly,
+                        mode="lines",
+                        line=dict(color=colour, width=width),
+                        hoverinfo="skip",
+                        name=name,
                     )
                 )
     if points is not None and len(points):
@@ -164,7 +170,8 @@ def geo_map_figure(
             )
             where = "<br>%{customdata[2]}"
         fig.add_trace(
-            go.Scattergl(
+            scatter_trace(
+                len(points),
                 x=(points["x"].to_numpy(dtype=float) - origin[0]) / 1000.0,
                 y=(points["y"].to_numpy(dtype=float) - origin[1]) / 1000.0,
                 mode="markers",
