@@ -40,7 +40,7 @@ from anonlib.transformations.anonymize_experiments import (
 )
 from dashboard import charts
 from dashboard.glossary import term_help
-from dashboard.ui import guarded, plain
+from dashboard.ui import guarded, opened, plain
 
 BUILDERS = ["intervals", "masking", "frequency", "dates", "bundled taxonomy", "taxonomy", "flat", "ARX file"]
 
@@ -169,12 +169,13 @@ def hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: st
         ):
             table = cover_values(table, values)
     table = validate_hierarchy(table, values, attribute)
-    with st.expander(f"Tree of {attribute}"):
-        st.plotly_chart(
-            charts.hierarchy_figure(hierarchy_tree(table, values, counts=counts), attribute),
-            width="stretch",
-            key=f"htree-{key}",
-        )
+    with opened(f"Tree of {attribute}", key=f"htree-open-{key}") as shown:
+        if shown:
+            st.plotly_chart(
+                charts.hierarchy_figure(hierarchy_tree(table, values, counts=counts), attribute),
+                width="stretch",
+                key=f"htree-{key}",
+            )
     st.download_button(
         f"Hierarchy of {attribute} (ARX CSV)",
         hierarchy_csv(table),

@@ -464,6 +464,22 @@ def _sidebar_inputs() -> tuple:
 
 
 @contextmanager
+def opened(label: str, key: str) -> Iterator[bool]:
+    """An expander whose content is built only while it is open (Streamlit's ``.open``, with
+    ``on_change="rerun"``): collapsed, the page neither computes nor sends its tables and charts,
+    and the browser does not draw them again after every change. For content without widgets
+    (a widget left undrawn forgets its value). Usage::
+
+        with opened("Tree of age", key="tree-age") as shown:
+            if shown:
+                st.plotly_chart(figure)
+    """
+    box = st.expander(label, key=key, on_change="rerun")
+    with box:
+        yield bool(box.open)
+
+
+@contextmanager
 def guarded(what: str) -> Iterator[None]:
     """Show any failure inside as a sentence (``st.error``), never a traceback.
 

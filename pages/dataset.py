@@ -31,7 +31,7 @@ from dashboard.state import (
     target_check,
     working_copy,
 )
-from dashboard.ui import download_csv, download_json, guarded, page_header, plain, result_verdict, show_table
+from dashboard.ui import download_csv, download_json, guarded, opened, page_header, plain, result_verdict, show_table
 
 TYPES = ("integer", "number", "category")
 SOURCES = ("Bundled sample", "Upload a file")
@@ -290,14 +290,15 @@ st.caption(
     "Ignore: not used and not released. Person: says whose record it is (several records per person): k and "
     "suppression are then counted in people. Keep: released unchanged, never counted in classes."
 )
-with st.expander("How the roles were guessed (every role is yours to correct)"):
+with opened("How the roles were guessed (every role is yours to correct)", key="dataset_role_reasons") as shown:
     st.caption(
         "Guessed from each column's name (including the abbreviations of public health surveys: educ, marstat, "
         "married, dob, hhid, pid, mrn, commune, district, province...) or its values (dates, free text; a column "
         "whose values repeat across records that otherwise differ is the person; a year, a 0/1 flag or a few "
         "categories a quasi-identifier candidate)."
     )
-    show_table(role_reasons(_role_guesses(dataset.fingerprint, dataset)))
+    if shown:
+        show_table(role_reasons(_role_guesses(dataset.fingerprint, dataset)))
 with guarded("reading roles off the values"):
     _role_offers(dataset)
 # The editor always gets the table it started from, and its own record of the edits:
@@ -347,8 +348,9 @@ if wanted != dataset.missing:
     set_active_dataset(dataset, active_source())
     editor["result"] = dataset
 
-with st.expander(f"Preview (first {min(200, dataset.n_rows)} of {dataset.n_rows:,} rows)"):
-    st.dataframe(dataset.frame.head(200), hide_index=True, height=240)
+with opened(f"Preview (first {min(200, dataset.n_rows)} of {dataset.n_rows:,} rows)", key="dataset_preview") as shown:
+    if shown:
+        st.dataframe(dataset.frame.head(200), hide_index=True, height=240)
 
 # ---------------------------------------------------------------- dates and Safe Harbor on the working copy
 with guarded("offering the health-data steps"):

@@ -42,7 +42,7 @@ from dashboard.leakage_views import (
 )
 from dashboard.memo import on_request
 from dashboard.state import active_dataset, release_target, roles_key, target_key, working_copy
-from dashboard.ui import download_csv, download_json, guarded, offer_step, page_header, paper_example, plain
+from dashboard.ui import download_csv, download_json, guarded, offer_step, opened, page_header, paper_example, plain
 
 PAGE = "Leakage"
 
@@ -141,17 +141,18 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, found: Generalizations
     preview = offer_step(step, cost, PAGE, "generalization", "leakage_apply")
 
     results = found.results
-    with st.expander("How the searches got there: the methods compared and the search tree"):
-        st.dataframe(
-            comparison(results),
-            hide_index=True,
-            width="stretch",
-            column_config={"seconds": st.column_config.NumberColumn(format="%.4f")},
-        )
-        tree_of = st.radio(
-            "Search tree of", list(results), format_func=METHOD_NAMES.get, horizontal=True, key="leakage_method"
-        )
-        tree_view(results[tree_of], palette, "working")
+    with opened("How the searches got there: the methods compared and the search tree", key="leakage_how") as shown:
+        if shown:
+            st.dataframe(
+                comparison(results),
+                hide_index=True,
+                width="stretch",
+                column_config={"seconds": st.column_config.NumberColumn(format="%.4f")},
+            )
+            tree_of = st.radio(
+                "Search tree of", list(results), format_func=METHOD_NAMES.get, horizontal=True, key="leakage_method"
+            )
+            tree_view(results[tree_of], palette, "working")
 
     st.markdown("**Working copy after this generalization** (first 200 rows)")
     st.dataframe(preview.current.frame.head(200), hide_index=True, width="stretch", height=260)

@@ -39,7 +39,7 @@ from dashboard.memo import on_request
 from dashboard.private_views import private_section
 from dashboard.release_download import package_button, release_key
 from dashboard.state import working_copy
-from dashboard.ui import download_json, guarded, page_header, plain, result_verdict, row, show_table
+from dashboard.ui import download_json, guarded, opened, page_header, plain, result_verdict, row, show_table
 
 TIME_LIMIT = 20.0  # seconds for the classifier comparison (rows subsampled past it, and said)
 SEED = 0
@@ -214,17 +214,18 @@ if view is not None:
                 "A column whose numbers became text (intervals, *) has no numbers in the release: "
                 "its categories are counted instead."
             )
-    with st.expander(plain(f"Records per value of {inspect}")):
-        show_table(
-            pd.DataFrame(
-                {
-                    "value": [c.value for c in column.counts],
-                    "records in the loaded file": [c.before for c in column.counts],
-                    "records in the release": [c.after for c in column.counts],
-                }
-            ),
-            key="release_counts",
-        )
+    with opened(plain(f"Records per value of {inspect}"), key="release_counts_open") as shown:
+        if shown:
+            show_table(
+                pd.DataFrame(
+                    {
+                        "value": [c.value for c in column.counts],
+                        "records in the loaded file": [c.before for c in column.counts],
+                        "records in the release": [c.after for c in column.counts],
+                    }
+                ),
+                key="release_counts",
+            )
 
     # ------------------------------------------------------------ contingency
     if view.pair is not None:

@@ -125,6 +125,9 @@ def test_role_guesses_say_what_they_were_guessed_from():
         {"educ": ["a", "b"] * 5, "married": [0, 1] * 5, "hhexp": [1.5, 2.5] * 5, "pid": list("abcdefghij")}
     )
     at = _app(frame, {})
+    assert not [t for t in at.dataframe if "guessed from" in t.value.columns]  # drawn only once opened
+    at.session_state["dataset_role_reasons"] = True  # the expander opened
+    at.run()
     reasons = [t.value for t in at.dataframe if "guessed from" in t.value.columns][0]
     assert dict(zip(reasons["column"], reasons["guessed from"]))["educ"] == "name 'educ' (education)"
 

@@ -120,6 +120,8 @@ def test_the_dataset_page_shows_the_guessed_person_and_offers_a_weaker_one():
     strong = _dataset_page(Dataset.from_frame("panel.csv", panel(), guess_contents=True))
     captions = " ".join(c.value for c in strong.caption).replace("\\", "")  # plain() escapes markdown
     assert "Person column guessed from its values: id: 300 values" in captions
+    strong.session_state["dataset_role_reasons"] = True  # "How the roles were guessed" opened
+    strong.run()
     reasons = next(t.value for t in strong.dataframe if "guessed from" in t.value.columns)
     assert dict(zip(reasons["column"], reasons["guessed role"]))["id"] == "person"
 
