@@ -87,9 +87,9 @@ def test(extra: list[str]) -> int:
     )
     tier = ["-m", "not slow"] if fast else []
     # Compiled bytecode is kept (__pycache__, ignored by git) even where PYTHONDONTWRITEBYTECODE is
-    # set: a run starts about fifty Python processes (workers, dashboard servers, command lines),
-    # and each would compile the checkout again (0.35 CPU-s each) and re-rewrite the test modules'
-    # asserts (a collection: 9.9 -> 4.1 CPU-s once cached).
+    # set: every Python process of a run (workers, dashboard servers, command lines) would compile
+    # the checkout again (importing the command line and the dashboard: 1.58 -> 1.22 CPU-s once
+    # cached) and re-rewrite the test modules' asserts (a collection: 9.9 -> 4.1 CPU-s).
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return subprocess.call([str(PYTHON), "-m", "pytest", *workers, *tier, "--durations=20", *extra], cwd=ROOT, env=env)
 

@@ -452,14 +452,14 @@ def run_with_sidebar(pages: list) -> None:
     sidebar(summary.container(), status.container())
     step_actions(actions)
     navigation.run()
-    now = _sidebar_inputs()
-    if now[0] is not shown[0] or now[1:] != shown[1:]:
+    if any(now is not before for now, before in zip(_sidebar_inputs(), shown)):
         sidebar(summary.container(), status.container())
 
 
 def _sidebar_inputs() -> tuple:
-    """What ``sidebar`` shows depends on: the working copy (compared by identity: every change
-    makes a new one), the session's project and why it is not saved."""
+    """What ``sidebar`` shows depends on: the working copy, the session's project and why it is
+    not saved. Each is replaced, never changed in place, so comparing them by identity says
+    whether the page changed any."""
     return working_copy(), current_project(), store_problem()
 
 
@@ -467,8 +467,9 @@ def _sidebar_inputs() -> tuple:
 def opened(label: str, key: str) -> Iterator[bool]:
     """An expander whose content is built only while it is open (Streamlit's ``.open``, with
     ``on_change="rerun"``): collapsed, the page neither computes nor sends its tables and charts,
-    and the browser does not draw them again after every change. For content without widgets
-    (a widget left undrawn forgets its value). Usage::
+    and the browser does not draw them again after every change. Meant for tables and charts: a
+    widget inside goes back to its default once the expander is closed (Streamlit forgets the
+    value of a widget it did not draw). Usage::
 
         with opened("Tree of age", key="tree-age") as shown:
             if shown:
