@@ -157,21 +157,19 @@ def chromium() -> Iterator[object]:
 
 
 class Frames:
-    """What the server last sent a page over its websocket: how many messages, and when the last came."""
+    """How many messages the server has sent a page over its websocket."""
 
     def __init__(self) -> None:
         self.count = 0
-        self.last = time.perf_counter()
 
     def seen(self, _payload: object) -> None:
         self.count += 1
-        self.last = time.perf_counter()
 
 
 def watch(page):
     """Count the messages the server sends ``page`` (every websocket it opens, reloads included),
-    so that ``wait_idle`` knows when a run has begun and when the server has gone quiet. Pages of
-    ``chromium()``'s browser are watched from their creation."""
+    so that ``wait_idle`` knows when a run has begun (when the server has gone quiet, the page
+    itself notes: ``HEARD``). Pages of ``chromium()``'s browser are watched from their creation."""
     if getattr(page, "anonlib_frames", None) is None:
         page.anonlib_frames = frames = Frames()
         page.on("websocket", lambda socket: socket.on("framereceived", frames.seen))
