@@ -1,8 +1,9 @@
 """Command-line runs in processes of their own, for the tests that need one (a run killed at a
 step, ten runs racing): each process is forked from a server process that imported the command
-line once (``multiprocessing``'s forkserver). A fresh interpreter spent about a CPU-second importing
-pandas, SQLAlchemy and anonlib before the command's first line (measured: ten racing runs took
-14 CPU-seconds as ``python -m anonlib``), and testing that import was not the point of these tests.
+line once (``multiprocessing``'s forkserver). A fresh interpreter spent 1.2-1.6 CPU-seconds importing
+pandas, SQLAlchemy and anonlib before the command's first line (tasks.py), and testing that import
+was not the point of these tests: the 6 killed and 2 racing-release tests took 40 CPU-seconds as
+``python -m anonlib`` processes, 15 forked (bench/NOTES.md).
 
 Each run is a separate process with its own store connection, as ``python -m anonlib`` is; it
 starts with this process's environment plus ``env``, its standard output and error are captured.
