@@ -310,7 +310,7 @@ def _reset() -> None:
 
 def _suppress() -> None:
     copy = working_copy()
-    apply_step_callback(SuppressionStep.from_target(copy.target, copy.current), "Sidebar")
+    apply_step_callback(SuppressionStep.from_target(copy.release_target, copy.current), "Sidebar")
 
 
 def _suppress_cells() -> None:

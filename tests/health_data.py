@@ -50,3 +50,11 @@ def random_longitudinal(rng: np.random.Generator) -> tuple[pd.DataFrame, list[st
     frame = pd.DataFrame({f"q{j}": rng.integers(0, int(rng.integers(1, 4)), n) for j in range(n_qis)})
     frame["pid"] = [f"p{i}" for i in rng.integers(0, persons, n)]
     return frame, [f"q{j}" for j in range(n_qis)]
+
+
+def history_sharing(released: pd.DataFrame, qis: list[str], owner: str) -> pd.Series:
+    """Per owner (a person, a household), the owners with exactly its history: the multiset of
+    its released rows on ``qis``, counted by pandas (each owner's rows sorted, as one tuple)."""
+    rows = released[qis].astype(str).agg("\x1f".join, axis=1)
+    history = rows.groupby(released[owner]).agg(lambda r: tuple(sorted(r)))
+    return history.map(history.value_counts())

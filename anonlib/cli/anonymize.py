@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 
 from ..core.default_hierarchy import default_hierarchy
-from ..core.equivalence import encode, person_classes
+from ..core.equivalence import encode
 from ..core.errors import EmptySelectionError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED, validate_hierarchy
 from ..core.metrics import whole_k
 from ..measures.models import MODELS, suppression_limit
-from ..measures.target import ReleaseTarget
+from ..measures.target import ReleaseTarget, unit_k
 from ..measures.utility import MEASURES, check_measure, measure_value
 from ..measures.wildcard import marked_codes, wildcard_matches
 from ..transformations.generalization import SEARCH_METHODS, release_search
@@ -46,7 +46,7 @@ from .common import (
     split,
     write,
 )
-from .health import keep_argument, key_arguments, keyed_steps, person_argument
+from .health import household_argument, keep_argument, key_arguments, keyed_steps, person_argument, power_argument
 from .projects import project_argument, record_release
 
 
@@ -81,7 +81,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     names = column_names(dataset)
     columns = [c for c in names if c in wanted] + [c for c in qis if c not in names]
     columns += [c for c in dict.fromkeys(modelled) if c not in columns]
-    target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed)
+    target = ReleaseTarget(k=k, requirements=tuple(requirements), max_suppressed=max_suppressed, power=args.power)
     refuse_identifiers(dataset, columns, "--shield")
     # the release's roles (--shield names its quasi-identifiers, the other quasi-identifiers kept as
     # ignored columns): with --drop-missing, its assessed records are searched and released
@@ -109,15 +109,24 @@ def _anonymize(args: argparse.Namespace) -> int:
     for step in keyed_steps(args, loaded):
         start = start.apply(step, PAGE)
     prepared = start.current
-    person = loaded.person  # classes counted in people: the search sees each record's person
-    frame, dropped = loaded.assessed_frame(columns, target.sensitive, person=person is not None)
+    owners = bool(loaded.owners)  # classes counted in people (households): the search sees whose records they are
+    frame, dropped = loaded.assessed_frame(columns, target.sensitive, person=owners)
     if start.steps:  # the same assessed records, with their pseudonyms and shifted dates
-        frame = prepared.assessed_frame(columns, target.sensitive, person=person is not None)[0].reset_index(drop=True)
+        frame = prepared.assessed_frame(columns, target.sensitive, person=owners)[0].reset_index(drop=True)
     released_columns = [
         c
         for c in names
         if c in set(columns) | set(loaded.kept) | set(pseudonymized_columns(s.step for s in start.steps))
     ]
+    # a person or household column released (as its pseudonym) links its records: the target counts histories
+    target = target.in_unit_of(loaded, released=released_columns)
+    if args.power is not None and not target.linkable:
+        print(
+            "note: --power counts only when records link (the person or household column released as a "
+            "pseudonym); this release does not link them, so it is not used.",
+            file=sys.stderr,
+        )
+    whole = {"people": loaded.person, "histories": loaded.person, "households": loaded.household}.get(target.unit)
     hierarchies = {}
     # records per row (a frequency-ordered hierarchy orders by records, as on an engine)
     counts = prepared.frame[dataset.count].to_numpy() if dataset.count else None
@@ -132,7 +141,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         qis,
         hierarchies,
         args.method,
-        target=target.in_unit_of(loaded),
+        target=target,
         count=dataset.count,
         measure=measure,
         time_limit=args.time_limit,
@@ -164,7 +173,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     check = recount(release.recipe, release.csv)
     # the assessed records under the file's row labels, as release.rows
     original = prepared.frame.loc[prepared.assessed(target.sensitive), list(frame.columns)]
-    measured = _measured(original, release, qis, hierarchies, measure, dataset.count)
+    measured = _measured(original, release, qis, hierarchies, measure, dataset.count, target, whole)
     # the distinct rows before, counted over the same written columns as "rows" (one count, _distinct_rows)
     before = _distinct_rows(start.release(release.recipe.columns), release.recipe.columns, dataset.count)
     account = release.copy.column_account(release.recipe.columns)
@@ -185,7 +194,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         seconds=f"{result.seconds:.4f}",
         cells=(release.cells, release.cell_records),
         account=account,
-        people=(int(frame[person].nunique()), measured.get("released_persons", 0)) if person is not None else None,
+        people=(int(frame[whole].nunique()), measured.get("released_persons", 0)) if whole is not None else None,
     )
 
 
@@ -234,15 +243,15 @@ def _release(start: WorkingCopy, qis, columns, target, result, hierarchies, *, l
     return _Release(copy, recipe, release_csv(copy.release(recipe.columns)), rows, cells, cell_records)
 
 
-def _measured(frame: pd.DataFrame, release: _Release, qis, hierarchies, measure: str, count) -> dict:
-    """k and the utility of the released rows as written (a suppressed cell, ``*``, matches any value)."""
+def _measured(frame: pd.DataFrame, release: _Release, qis, hierarchies, measure: str, count, target, whole) -> dict:
+    """k and the utility of the released rows as written (a suppressed cell, ``*``, matches any value);
+    k in the ``target``'s unit, the ``whole`` column's owners (people, households) released beside it."""
     rows = release.rows
     if rows.empty:
         return {"k": 0, "utility": 1.0, "rows": 0}
     marked = [c for c in qis if (rows[c].astype(object) == SUPPRESSED).any()]
-    person = release.copy.current.person
-    if person is not None:  # k counted in people, as the target is (local suppression is refused with people)
-        sizes = person_classes(rows, list(qis), person, count=count).row_sizes
+    if whole is not None:  # k in people or histories, as the target is (local suppression is refused then)
+        sizes = np.array([unit_k(rows, list(qis), target, count)])
     elif marked:
         sizes = wildcard_matches(marked_codes(rows, list(qis), SUPPRESSED, count=count), list(qis), count=count)
     else:
@@ -252,8 +261,8 @@ def _measured(frame: pd.DataFrame, release: _Release, qis, hierarchies, measure:
     )
     distinct = _distinct_rows(release.copy.release(release.recipe.columns), release.recipe.columns, count)
     measured = {"k": int(np.min(sizes)), "utility": value, "rows": distinct}
-    if person is not None:  # the people released, read off the released records (the person column included)
-        measured["released_persons"] = int(rows[person].nunique())
+    if whole is not None:  # the people (households) released, read off the released records
+        measured["released_persons"] = int(rows[whole].nunique())
     return measured
 
 
@@ -276,11 +285,18 @@ def register(commands) -> None:
     data_arguments(anonymize)
     keep_argument(anonymize)
     person_argument(anonymize)
+    household_argument(anonymize)
+    power_argument(anonymize)
     key_arguments(anonymize)
     anonymize.add_argument(
         "--shield", required=True, help="comma-separated quasi-identifiers (the columns an attacker may know)"
     )
-    anonymize.add_argument("--k", required=True, help="smallest allowed group (records), a whole number of at least 1")
+    anonymize.add_argument(
+        "--k",
+        required=True,
+        help="smallest allowed group, a whole number of at least 1: records, or people with --person (their whole "
+        "histories when the person column is released as a pseudonym), or households with --household",
+    )
     anonymize.add_argument(
         "--method",
         choices=list(SEARCH_METHODS),
@@ -326,7 +342,8 @@ def register(commands) -> None:
         "--max-suppressed",
         default=0.0,
         type=float,
-        help="share of records whose classes fail k or a model and may be suppressed (default 0), e.g. 0.01",
+        help="share of records (people with --person, households with a released --household) that fail k or a "
+        "model and may be suppressed (default 0), e.g. 0.01",
     )
     anonymize.add_argument(
         "--out",

@@ -123,14 +123,19 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
     roles.update(_role_options(getattr(args, "role", None) or [], dataset))
     health = health_roles(args, column_names(dataset))
     if health:
-        if Role.PERSON in health.values():  # the one person column is the one named last
-            roles.update({c: Role.IGNORE for c in dataset.columns_with(Role.PERSON) if c not in health})
+        for owner in (Role.PERSON, Role.HOUSEHOLD):  # the one person (household) column is the one named last
+            if owner in health.values():
+                roles.update({c: Role.IGNORE for c in dataset.columns_with(owner) if c not in health})
         current = {**dict(dataset.roles), **roles}
-        for column, role in health.items():  # a pseudonymised person column stays the person column
-            if not (role is Role.IDENTIFIER and current.get(column) is Role.PERSON):
+        for column, role in health.items():  # a pseudonymised person (household) column keeps its role
+            if not (role is Role.IDENTIFIER and current.get(column) in (Role.PERSON, Role.HOUSEHOLD)):
                 roles[column] = role
-    if engine and (Role.PERSON in roles.values() or dataset.columns_with(Role.PERSON)):
-        raise ParameterError("Counting people needs the table in memory; leave out --engine to use a person column.")
+    owners = (Role.PERSON, Role.HOUSEHOLD)
+    if engine and (any(r in owners for r in roles.values()) or any(dataset.columns_with(r) for r in owners)):
+        raise ParameterError(
+            "Counting people or households needs the table in memory; leave out --engine to use a person or "
+            "household column."
+        )
     dataset = dataset.with_roles(roles) if roles else dataset
     return (dataset.with_missing("drop") if args.drop_missing else dataset), table
 
@@ -149,6 +154,7 @@ def refuse_two_roles(args: argparse.Namespace) -> None:
     given = [
         *((c.strip(), "--count", Role.COUNT) for c in [getattr(args, "count", None)] if c),
         *((c.strip(), "--person", Role.PERSON) for c in [getattr(args, "person", None)] if c),
+        *((c.strip(), "--household", Role.HOUSEHOLD) for c in [getattr(args, "household", None)] if c),
         *((c, "--keep", Role.KEEP) for c in split(getattr(args, "keep", None))),
         *((c.strip(), "--pseudonymize", Role.IDENTIFIER) for c in getattr(args, "pseudonymize", None) or []),
         *((c, "--shield", Role.QUASI_IDENTIFIER) for c in split(getattr(args, "shield", None))),
@@ -158,7 +164,8 @@ def refuse_two_roles(args: argparse.Namespace) -> None:
         column, sep, role = spec.rpartition("=")
         if sep and role.strip().lower() in ROLE_VALUES:
             given.append((column.strip(), "--role", Role(role.strip().lower())))
-    allowed = {frozenset((Role.PERSON, Role.IDENTIFIER))}  # the person column released as its pseudonym
+    # the person (household) column released as its pseudonym
+    allowed = {frozenset((Role.PERSON, Role.IDENTIFIER)), frozenset((Role.HOUSEHOLD, Role.IDENTIFIER))}
     for column, option, role in given:
         if column not in named:
             named[column] = (option, role)
@@ -172,7 +179,8 @@ def refuse_two_roles(args: argparse.Namespace) -> None:
 
 
 def health_roles(args: argparse.Namespace, columns) -> dict[str, Role]:
-    """The roles (of ``anonlib.cli.health``'s options) ``--person``, ``--keep`` and ``--pseudonymize`` set (checked against ``columns``)."""
+    """The roles (of ``anonlib.cli.health``'s options) ``--person``, ``--household``, ``--keep`` and
+    ``--pseudonymize`` set (checked against ``columns``)."""
     columns = list(columns)
     roles: dict[str, Role] = {}
 
@@ -189,6 +197,9 @@ def health_roles(args: argparse.Namespace, columns) -> dict[str, Role]:
     person = getattr(args, "person", None)
     if person:
         roles[known(person.strip(), "--person")] = Role.PERSON
+    household = getattr(args, "household", None)
+    if household:
+        roles[known(household.strip(), "--household")] = Role.HOUSEHOLD
     for column in getattr(args, "pseudonymize", None) or []:
         column = known(column.strip(), "--pseudonymize")
         if roles.get(column) is Role.KEEP:
@@ -604,7 +615,9 @@ def report_release(
                     "seconds": result.seconds,
                     "k": k,
                     "k_target": target.k,
-                    "target": target.describe(),
+                    "target": check.target.describe(),
+                    "unit": check.target.unit,
+                    "power": "all" if check.target.power is None else check.target.power,
                     "met": check.met,
                     "records": check.loaded_records,
                     "released_records": check.records,
@@ -648,10 +661,11 @@ def report_release(
         print(f"engine             {engine_line}")
     print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
     print(f"rows               {rows[0]:,} (original {rows[1]:,}) distinct; {check.records:,} records released")
-    print(f"target             {target.describe()}")
-    print(f"k (as released)    {k:,}" + (" people" if people is not None else ""))
+    print(f"target             {check.target.describe()}")
+    whole = check.target.whole
+    print(f"k (as released)    {k:,}" + (f" {whole}" if people is not None else ""))
     if people is not None:
-        print(f"suppressed people  {people[0] - people[1]:,} of {people[0]:,}")
+        print(f"{'suppressed ' + whole:<18} {people[0] - people[1]:,} of {people[0]:,}")
     print(f"suppressed records {check.suppressed_records:,} of {check.loaded_records:,}")
     if cells and cells[0]:
         print(f"suppressed cells   {cells[0]:,} in {cells[1]:,} records (local suppression)")

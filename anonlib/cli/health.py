@@ -45,6 +45,28 @@ def person_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def household_argument(parser: argparse.ArgumentParser) -> None:
+    """``--household COL``."""
+    parser.add_argument(
+        "--household",
+        metavar="COL",
+        help="the column saying whose household a record belongs to (several people per household); released "
+        "as a pseudonym, each household's members' records are protected together (k counted in households)",
+    )
+
+
+def power_argument(parser: argparse.ArgumentParser) -> None:
+    """``--power M``."""
+    parser.add_argument(
+        "--power",
+        metavar="M",
+        default=None,
+        help="when records link (the person or household column released as a pseudonym): how many of a "
+        "person's records an attacker may know, a whole number of at least 1, or all (default: all, the whole "
+        "history)",
+    )
+
+
 def keep_argument(parser: argparse.ArgumentParser) -> None:
     """``--keep COL,...``."""
     parser.add_argument(

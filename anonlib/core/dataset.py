@@ -6,8 +6,10 @@ Roles: ``identifier`` (names, record numbers: dropped before any analysis),
 many identical records a row stands for), ``ignore`` (left out of the release),
 ``person`` (the one column saying whose record it is: classes, k and suppression
 are then counted in distinct persons; like an identifier it is never analysed and
-is released only as a pseudonym) and ``keep`` (ARX's "insensitive": released
-unchanged, never counted in classes).
+is released only as a pseudonym), ``household`` (the one column saying whose household a
+record belongs to: released as a pseudonym, it makes the household's members' records
+linkable, ``anonlib.core.histories``; never analysed either) and ``keep`` (ARX's
+"insensitive": released unchanged, never counted in classes).
 
 ``guess_roles`` proposes roles from column names and contents (``role_guesses``
 also says which name or value each guess came from); the user confirms them. Missing values stay a category of their own unless the dataset
@@ -57,6 +59,7 @@ class Role(str, Enum):
     IGNORE = "ignore"
     PERSON = "person"
     KEEP = "keep"
+    HOUSEHOLD = "household"
 
 
 ROLE_VALUES = tuple(r.value for r in Role)
@@ -501,6 +504,17 @@ class RoleColumns:
         return persons[0] if persons else None
 
     @property
+    def household(self) -> str | None:
+        """The household column (None: no household role)."""
+        households = self.columns_with(Role.HOUSEHOLD)
+        return households[0] if households else None
+
+    @property
+    def owners(self) -> tuple[str, ...]:
+        """The person and household columns there are (whose records they are)."""
+        return tuple(c for c in (self.person, self.household) if c is not None)
+
+    @property
     def kept(self) -> tuple[str, ...]:
         """Columns released unchanged and never counted in classes (role ``keep``)."""
         return self.columns_with(Role.KEEP)
@@ -557,16 +571,20 @@ class Dataset(RoleColumns):
             raise ColumnError(f"Only one column can hold record counts; found {join_names(counts)}.")
         if counts:
             record_counts(self.frame, counts[0])
-        persons = self.columns_with(Role.PERSON)
-        if len(persons) > 1:
-            raise ColumnError(f"Only one column can say whose record it is (the person); found {join_names(persons)}.")
-        if persons:
-            blanks = int(self.frame[persons[0]].isna().sum())
-            if blanks:
+        for role, whose in ((Role.PERSON, "person"), (Role.HOUSEHOLD, "household")):
+            columns = self.columns_with(role)
+            if len(columns) > 1:
                 raise ColumnError(
-                    f"The person column '{persons[0]}' is blank in {blanks:,} record{'s' if blanks != 1 else ''}; "
-                    "every record needs the person it belongs to (fill them in, or choose another person column)."
+                    f"Only one column can say whose {whose} a record is (the {whose}); found {join_names(columns)}."
                 )
+            if columns:
+                blanks = int(self.frame[columns[0]].isna().sum())
+                if blanks:
+                    raise ColumnError(
+                        f"The {whose} column '{columns[0]}' is blank in {blanks:,} record"
+                        f"{'s' if blanks != 1 else ''}; every record needs the {whose} it belongs to (fill them in, "
+                        f"or choose another {whose} column)."
+                    )
         return self
 
     def _column_order(self) -> Sequence[str]:
@@ -654,7 +672,8 @@ class Dataset(RoleColumns):
 
         Identifier columns are never included. ``columns`` defaults to every
         quasi-identifier and sensitive column; the count column is always kept,
-        and so is the person column with ``person=True`` (to count people).
+        and so are the person and household columns with ``person=True`` (to count people,
+        households and their histories).
         With ``missing="drop"`` rows missing any of ``complete`` (default:
         ``columns``) are left out.
         """
@@ -671,14 +690,15 @@ class Dataset(RoleColumns):
             raise ColumnError(
                 f"{join_names(leaked)} is marked as an identifier and is never analysed; change its role first."
             )
-        if self.person in columns:
-            raise ColumnError(
-                f"'{self.person}' is the person column: it says whose record it is and is never analysed as a value; "
-                "change its role first."
-            )
+        for owner, what in ((self.person, "person"), (self.household, "household")):
+            if owner is not None and owner in columns:
+                raise ColumnError(
+                    f"'{owner}' is the {what} column: it says whose record it is and is never analysed as a value; "
+                    "change its role first."
+                )
         keep = columns + ([self.count] if self.count and self.count not in columns else [])
-        if person and self.person is not None:
-            keep.append(self.person)
+        if person:
+            keep.extend(self.owners)
         complete = columns if complete is None else list(complete)
         require_columns(self.frame, complete)
         frame = self.frame[keep]

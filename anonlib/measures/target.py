@@ -52,7 +52,8 @@ import numpy as np
 from ..core.dataset import Dataset
 from ..core.equivalence import EncodedTable, encode, person_codes, persons_per_class
 from ..core.errors import ColumnError, ParameterError, RecipeError, join_names
-from ..core.fields import read_list, read_number, read_object, read_text, read_whole
+from ..core.fields import read_list, read_number, read_object, read_text, read_texts, read_whole
+from ..core.histories import adversary_power, check_history_work, history_ids, owner_pairs, owners_sharing
 from ..core.metrics import whole_k
 from ..core.numbers import percent
 from .models import ModelRequirement, acceptance, suppression_limit
@@ -79,38 +80,93 @@ class ReleaseTarget:
     requirements: tuple[ModelRequirement, ...] = ()
     max_suppressed: float = 0.0
     person: str | None = None
+    household: str | None = None
+    linked: tuple[str, ...] = ()
+    power: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "k", whole_k(self.k))
         object.__setattr__(self, "requirements", tuple(self.requirements))
         object.__setattr__(self, "max_suppressed", suppression_limit(self.max_suppressed))
-        if self.person is not None and (not isinstance(self.person, str) or not self.person):
-            raise ParameterError("The person column of a release target must be a column name.")
-        if self.person is not None and self.person in self.sensitive:
-            raise ColumnError(
-                f"'{self.person}' is the person column; it cannot also be the sensitive attribute of a privacy model."
-            )
+        for column, what in ((self.person, "person"), (self.household, "household")):
+            if column is not None and (not isinstance(column, str) or not column):
+                raise ParameterError(f"The {what} column of a release target must be a column name.")
+            if column is not None and column in self.sensitive:
+                raise ColumnError(
+                    f"'{column}' is the {what} column; it cannot also be the sensitive attribute of a privacy model."
+                )
+        if self.person is not None and self.person == self.household:
+            raise ColumnError(f"'{self.person}' cannot be both the person and the household column.")
+        linked = (self.linked,) if isinstance(self.linked, str) else tuple(dict.fromkeys(self.linked))
+        if any(not isinstance(c, str) or not c for c in linked):
+            raise ParameterError("The linked columns of a release target must be column names.")
+        object.__setattr__(self, "linked", linked)
+        object.__setattr__(self, "power", adversary_power(self.power))
 
     @property
     def unit(self) -> str:
-        """What the target counts: ``"people"`` (with a person column) or ``"records"``.
+        """What the target counts: ``"households"`` (a household column whose records link: its
+        members' records together), ``"histories"`` (a person column whose records link: each
+        person's whole history), ``"people"`` (a person column) or ``"records"``.
 
         >>> ReleaseTarget().unit, ReleaseTarget(person="pid").unit
         ('records', 'people')
+        >>> ReleaseTarget(person="pid", linked=("pid",)).unit, ReleaseTarget(household="hh", linked=("hh",)).unit
+        ('histories', 'households')
         """
-        return "people" if self.person is not None else "records"
+        if self.household is not None and self.household in self.linked:
+            return "households"
+        if self.person is not None:
+            return "histories" if self.person in self.linked else "people"
+        return "records"
 
-    def in_unit_of(self, dataset: Dataset) -> ReleaseTarget:
+    @property
+    def linkable(self) -> bool:
+        """Whether records link (a person's history, a household's members: ``unit``)."""
+        return self.unit in ("histories", "households")
+
+    @property
+    def whole(self) -> str:
+        """What suppression removes whole, in the plural: "records", "people" or "households"."""
+        return {"histories": "people"}.get(self.unit, self.unit)
+
+    def in_unit_of(self, dataset: Dataset, released: Sequence[str] = ()) -> ReleaseTarget:
         """This target counted in the unit of ``dataset``: in people through its person role,
-        else in records (the unit always comes from the dataset's roles).
+        in households through its household role, else in records (the unit always comes from
+        the dataset's roles); a person or household column among ``released`` (the release
+        holds it in any form: its pseudonym) links its records (``linked``), as does one the
+        officer chose to treat as linkable (already in ``linked``).
 
         >>> import pandas as pd
         >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30], "pid": ["a"]}),
         ...                         {"age": "quasi-identifier", "pid": "person"})
-        >>> ReleaseTarget(k=2).in_unit_of(ds).person
-        'pid'
+        >>> ReleaseTarget(k=2).in_unit_of(ds).person, ReleaseTarget(k=2).in_unit_of(ds, released=["pid"]).unit
+        ('pid', 'histories')
         """
-        return self.counted_by(dataset.person)
+        person, household = dataset.person, dataset.household
+        chosen = set(self.linked) | set(released)
+        linked = tuple(c for c in (person, household) if c is not None and c in chosen)
+        if (person, household, linked) == (self.person, self.household, self.linked):
+            return self
+        return replace(self, person=person, household=household, linked=linked)
+
+    def released_as(self, dataset: Dataset, columns: Sequence[str]) -> ReleaseTarget:
+        """This target as a release of ``columns`` of ``dataset`` states it: the person and household
+        columns released (in any form) named and linked, so that the released table alone is
+        recounted in the same unit (a column not released cannot be counted on it).
+
+        >>> import pandas as pd
+        >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30], "pid": ["a"]}),
+        ...                         {"age": "quasi-identifier", "pid": "person"})
+        >>> ReleaseTarget(k=2).released_as(ds, ["age", "pid"]).unit, ReleaseTarget(k=2).released_as(ds, ["age"]).unit
+        ('histories', 'records')
+        """
+        released = [c for c in (dataset.person, dataset.household) if c is not None and c in columns]
+        if not released:
+            return self
+        person = dataset.person if dataset.person in released else self.person
+        household = dataset.household if dataset.household in released else self.household
+        return replace(self, person=person, household=household).linking(*released)
 
     def counted_by(self, person: str | None) -> ReleaseTarget:
         """This target counted in people by the column ``person`` (None: in records).
@@ -120,21 +176,67 @@ class ReleaseTarget:
         """
         return self if person == self.person else replace(self, person=person)
 
+    def linking(self, *columns: str) -> ReleaseTarget:
+        """This target with the records of ``columns`` (the person, the household) linked.
+
+        >>> ReleaseTarget(k=2, person="pid").linking("pid").unit
+        'histories'
+        """
+        linked = tuple(dict.fromkeys([*self.linked, *columns]))
+        return self if linked == self.linked else replace(self, linked=linked)
+
+    def owner_arguments(self) -> dict[str, Any]:
+        """The owners ``anonlib.measures.models.acceptance`` counts this target's unit by.
+
+        >>> ReleaseTarget(person="pid", linked=("pid",), power=2).owner_arguments()
+        {'person': 'pid', 'household': None, 'linked': ('pid',), 'power': 2}
+        """
+        return {
+            "person": self.person if self.unit != "records" else None,
+            "household": self.household if self.unit == "households" else None,
+            "linked": self.linked if self.linkable else (),
+            "power": self.power,
+        }
+
+    def power_text(self) -> str:
+        """What the adversary knows of a linked history, in words ("" when records do not link).
+
+        >>> ReleaseTarget(person="p", linked=("p",)).power_text(), ReleaseTarget(person="p", linked=("p",), power=2).power_text()
+        ("over each person's whole history", "on any 2 of a person's records")
+        """
+        if not self.linkable:
+            return ""
+        whose = "a household's members'" if self.unit == "households" else "a person's"
+        if self.power is None:
+            return (
+                "over each household's members together"
+                if self.unit == "households"
+                else ("over each person's whole history")
+            )
+        return f"on any {self.power} of {whose} records"
+
     @property
     def sensitive(self) -> tuple[str, ...]:
         """Sensitive attributes the switched-on models need, in order, once each."""
         return tuple(dict.fromkeys(r.sensitive for r in self.requirements))
 
     def describe(self) -> str:
-        """The target in words."""
-        parts = [
-            f"k = {self.k}" + (" people" if self.person is not None else ""),
-            *(r.describe() for r in self.requirements),
-        ]
+        """The target in words, counted in its unit.
+
+        >>> ReleaseTarget(k=5, max_suppressed=0.05, person="pid", linked=("pid",)).describe()
+        "k = 5 people over each person's whole history, at most 5% of people suppressed"
+        >>> ReleaseTarget(k=3, household="hh", linked=("hh",), power=2).describe()
+        "k = 3 households on any 2 of a household's members' records, no household suppressed"
+        """
+        head = f"k = {self.k}" + ("" if self.whole == "records" else f" {self.whole}")
+        if self.linkable:
+            head += f" {self.power_text()}"
+        parts = [head, *(r.describe() for r in self.requirements)]
+        single = {"records": "record", "people": "person", "households": "household"}[self.whole]
         parts.append(
-            f"at most {percent(self.max_suppressed, compact=True)} of {self.unit} suppressed"
+            f"at most {percent(self.max_suppressed, compact=True)} of {self.whole} suppressed"
             if self.max_suppressed
-            else ("no person suppressed" if self.person is not None else "no record suppressed")
+            else f"no {single} suppressed"
         )
         return ", ".join(parts)
 
@@ -168,18 +270,27 @@ class ReleaseTarget:
                 f"The release target has a privacy model on {join_names(missing)}, which is not a column of the data."
             )
         person = self.person if self.person is not None else dataset.person
-        if person is not None and person not in dataset.frame.columns:
-            raise ColumnError(f"The release target counts people by '{person}', which is not a column of the data.")
-        if person is not None and person in qis:
-            raise ColumnError(f"'{person}' is the person column; it cannot also be a quasi-identifier.")
-        target = self.counted_by(person)
+        household = self.household if self.household is not None else dataset.household
+        for column, what in ((person, "people"), (household, "households")):
+            if column is not None and column not in dataset.frame.columns:
+                raise ColumnError(f"The release target counts {what} by '{column}', which is not a column of the data.")
+            if column is not None and column in qis:
+                raise ColumnError(f"'{column}' says whose record it is; it cannot also be a quasi-identifier.")
+        target = (
+            self
+            if (person, household) == (self.person, self.household)
+            else replace(self, person=person, household=household)
+        )
         frame, _ = dataset.assessed_frame(
-            qis + [s for s in self.sensitive if s not in qis], extra=self.sensitive, person=person is not None
+            qis + [s for s in self.sensitive if s not in qis], extra=self.sensitive, person=True
         )
         count = dataset.count
         marked = wildcard is not None and bool(qis)
-        if marked and person is not None:
+        whole = target.whole != "records"
+        if marked and whole:
             raise ParameterError(NOT_IN_PEOPLE + " Undo the local suppression.")
+        if target.linkable and target.power is not None and target.power > 1 and qis:
+            _check_history_work(frame, qis, count, target)
         result = acceptance(
             frame,
             qis,
@@ -187,7 +298,7 @@ class ReleaseTarget:
             requirements=self.requirements,
             max_suppressed=self.max_suppressed,
             count=count,
-            person=person,
+            **target.owner_arguments(),
         )
         failing_rows = ~np.asarray(result.kept, dtype=bool)
         failing = tuple((str(what), int(n)) for what, n in result.failing)
@@ -203,14 +314,18 @@ class ReleaseTarget:
         base = records if loaded_records is None else int(loaded_records)
         if base < records:
             raise ParameterError(f"The loaded file has {base:,} records, fewer than the {records:,} being checked.")
-        classes, examples = _failing_classes(frame, qis, count, failing_rows, person, result.encoded)
+        unit_column = {"people": person, "histories": person, "households": household}.get(target.unit)
+        if target.linkable:
+            classes, examples = _failing_histories(frame, qis, count, failing_rows, unit_column)
+        else:
+            classes, examples = _failing_classes(frame, qis, count, failing_rows, unit_column, result.encoded)
         persons = failing_persons = base_persons = None
-        if person is not None:
+        if result.persons is not None:
             persons, failing_persons = int(result.persons), int(result.suppressed_persons)
             base_persons = persons if loaded_persons is None else int(loaded_persons)
             if base_persons < persons:
                 raise ParameterError(
-                    f"The loaded file has {base_persons:,} people, fewer than the {persons:,} being checked."
+                    f"The loaded file has {base_persons:,} {target.whole}, fewer than the {persons:,} being checked."
                 )
         return TargetCheck(
             target=target,
@@ -223,8 +338,8 @@ class ReleaseTarget:
             persons=persons,
             loaded_persons=base_persons,
             failing_persons=failing_persons,
-            persons_in_failing=None if person is None else int(result.persons_in_failing),
-            records_in_failing=None if person is None else int(result.records_in_failing),
+            persons_in_failing=None if persons is None else int(result.persons_in_failing),
+            records_in_failing=None if persons is None else int(result.records_in_failing),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -243,6 +358,12 @@ class ReleaseTarget:
         }
         if self.person is not None:
             data["person"] = self.person
+        if self.household is not None:
+            data["household"] = self.household
+        if self.linkable:  # records that link: whose, what the adversary knows, and the unit
+            data["linked"] = list(self.linked)
+            data["power"] = "all" if self.power is None else self.power
+            data["unit"] = self.unit
         return data
 
     @classmethod
@@ -250,9 +371,14 @@ class ReleaseTarget:
         """The target from ``to_json``'s output; a ``RecipeError`` sentence when it is damaged.
 
         >>> ReleaseTarget.from_json({"k": 3, "max_suppressed": 0.0, "requirements": []})
-        ReleaseTarget(k=3, requirements=(), max_suppressed=0.0, person=None)
+        ReleaseTarget(k=3, requirements=(), max_suppressed=0.0, person=None, household=None, linked=(), power=None)
         """
-        read_object(data, where, required=("k", "max_suppressed", "requirements"), optional=("person",))
+        read_object(
+            data,
+            where,
+            required=("k", "max_suppressed", "requirements"),
+            optional=("person", "household", "linked", "power", "unit"),
+        )
         k = read_whole(data, "k", where, minimum=1)
         share = read_number(data, "max_suppressed", where, minimum=0.0, maximum=1.0)
         requirements = []
@@ -266,7 +392,33 @@ class ReleaseTarget:
                     f"The recipe is damaged or was edited by hand: privacy model {i} of {where} cannot be read."
                 ) from None
         person = read_text(data, "person", where, optional=True)
-        return cls(k=k, requirements=tuple(requirements), max_suppressed=share, person=person)
+        household = read_text(data, "household", where, optional=True)
+        linked = tuple(read_texts(data, "linked", where)) if "linked" in data else ()
+        power = data.get("power", "all")
+        try:
+            power = adversary_power(power)
+        except ParameterError:
+            raise RecipeError(
+                f"The recipe is damaged or was edited by hand: the power of {where} is not 'all' or a whole number."
+            ) from None
+        try:
+            target = cls(
+                k=k,
+                requirements=tuple(requirements),
+                max_suppressed=share,
+                person=person,
+                household=household,
+                linked=linked,
+                power=power,
+            )
+        except (ParameterError, ColumnError) as err:
+            raise RecipeError(f"The recipe is damaged or was edited by hand: {err}") from None
+        if "unit" in data and data["unit"] != target.unit:
+            raise RecipeError(
+                f"The recipe is damaged or was edited by hand: {where} says it counts {data['unit']!s:.40}, but its "
+                f"columns count {target.unit}."
+            )
+        return target
 
 
 @dataclass(frozen=True)
@@ -284,6 +436,12 @@ class TargetCheck:
     ``records_in_failing`` the people with a record in a failing class and the records
     in failing classes of the table as it is (fewer, when removing people leaves other
     classes short).
+
+    In the units whose records link (``ReleaseTarget.unit``: histories, households), a
+    person (household) fails when its history (its members' records together) is shared by
+    fewer than k, ``failing_classes`` counts the distinct histories failing and ``examples``
+    shows the smallest of them; in the households unit the ``persons`` fields count
+    households (what suppression removes whole: ``unit_noun``).
     """
 
     target: ReleaseTarget
@@ -301,8 +459,13 @@ class TargetCheck:
 
     @property
     def by_person(self) -> bool:
-        """Whether the check counts people (a person column is set)."""
+        """Whether the check counts people or households (a person column is set, or a
+        household whose records link)."""
         return self.persons is not None
+
+    def unit_noun(self, n: int | None) -> str:
+        """``n`` of what the target suppresses whole, in words: "1 person", "3 households"."""
+        return households(n) if self.target.unit == "households" else people(n)
 
     @property
     def suppressed_records(self) -> int:
@@ -380,30 +543,30 @@ class TargetCheck:
         return f"Not met: {head}; suppressing {'it' if one else 'them'} would exceed the limit of {limit}." + suppressed
 
     def _people_sentence(self) -> str:
-        """``sentence`` counted in people, the records beside them.
+        """``sentence`` counted in people (or households), the records beside them.
 
         >>> import pandas as pd
         >>> df = pd.DataFrame({"age": [30, 30, 30, 40], "pid": ["a", "a", "b", "c"]})
         >>> ds = Dataset.from_frame("d", df, {"age": "quasi-identifier", "pid": "person"})
         >>> ReleaseTarget(k=2).check(ds).sentence()
         'Not met: 1 of 3 people (33.3%; 1 record) has records in a class failing k = 2 (counted in people); suppressing this person would exceed the limit of 0%.'
+        >>> ReleaseTarget(k=2, linked=("pid",)).check(ds).sentence()
+        "Not met: 3 of 3 people (100%; 4 records) have a history shared by fewer than 2 people (k = 2 over each person's whole history); suppressing them would exceed the limit of 0%."
         """
         limit = percent(self.target.max_suppressed, compact=True)
+        noun = self.unit_noun
         suppressed = (
-            f" {people(self.suppressed_persons)} ({percent(self.suppressed_share, compact=True)}; "
+            f" {noun(self.suppressed_persons)} ({percent(self.suppressed_share, compact=True)}; "
             f"{records(self.suppressed_records)}) suppressed so far."
             if self.suppressed_persons
             else ""
         )
         if self.met:
-            return (
-                f"Met: all {people(self.persons)} ({records(self.records)}) are in classes meeting "
-                f"{self._what()} (counted in people)." + suppressed
-            )
+            return f"Met: all {noun(self.persons)} ({records(self.records)}) {self._meeting()}." + suppressed
         removed = self.failing_persons or 0
         if removed == 0:
             return (
-                f"Not met: {people(self.suppressed_persons)} ({percent(self.suppressed_share, compact=True)}) are "
+                f"Not met: {noun(self.suppressed_persons)} ({percent(self.suppressed_share, compact=True)}) are "
                 f"suppressed, more than the limit of {limit}."
             )
         failing = self.persons_in_failing if self.persons_in_failing is not None else removed
@@ -411,29 +574,62 @@ class TargetCheck:
         share = failing / self.persons if self.persons else 0.0
         one = failing == 1
         head = (
-            f"{failing:,} of {people(self.persons)} ({percent(share, compact=True)}; {records(in_records)}) "
-            f"{'has' if one else 'have'} records in {'a class' if self.failing_classes == 1 else 'classes'} failing "
-            f"{self._failing_what()} (counted in people)"
+            f"{failing:,} of {noun(self.persons)} ({percent(share, compact=True)}; {records(in_records)}) "
+            f"{self._failing_phrase(one)}"
         )
         # Suppressing a person removes their other records too, which can leave other classes
         # short: what suppression takes out is said apart when it is more than what fails.
         more = removed != failing
         taken = (
-            f"suppression takes out {people(removed)} ({records(self.failing_records)}), as removing people "
-            "leaves other classes short"
+            f"suppression takes out {noun(removed)} ({records(self.failing_records)}), as removing "
+            f"{self.target.whole} leaves others short"
         )
+        this = "this household" if self.target.unit == "households" else "this person"
         if self.met_after_suppression:
             if more:
                 return f"Met once suppressed: {head}; {taken}, within the limit of {limit}." + suppressed
             return (
-                f"Met once {'this person is' if one else 'they are'} suppressed: {head}, within the limit of "
+                f"Met once {this + ' is' if one else 'they are'} suppressed: {head}, within the limit of "
                 f"{limit}." + suppressed
             )
         if more:
             return f"Not met: {head}; {taken}, more than the limit of {limit}." + suppressed
         return (
-            f"Not met: {head}; suppressing {'them' if not one else 'this person'} would exceed the limit of {limit}."
+            f"Not met: {head}; suppressing {'them' if not one else this} would exceed the limit of {limit}."
             + suppressed
+        )
+
+    def _meeting(self) -> str:
+        """What every person (household) of a table meeting the target meets, in words."""
+        target = self.target
+        if not target.linkable:
+            return f"are in classes meeting {self._what()} (counted in people)"
+        whole = target.whole
+        if target.power is None:
+            shared = "a history" if target.unit == "histories" else "members' records together"
+            return f"have {shared} shared by at least {target.k} {whole} ({self._what()} {target.power_text()})"
+        return f"share any {target.power} of their records with at least {target.k} {whole} ({self._what()})"
+
+    def _failing_phrase(self, one: bool) -> str:
+        """What the failing people (households) have, in words (``one``: a single one)."""
+        target = self.target
+        has = "has" if one else "have"
+        models = [what for what, n in self.failing if n > 0 and not what.startswith("k = ")]
+        extra = f", or records in classes failing {join_names(models)}" if models else ""
+        if not target.linkable:
+            return (
+                f"{has} records in {'a class' if self.failing_classes == 1 else 'classes'} failing "
+                f"{self._failing_what()} (counted in people)"
+            )
+        whole = target.whole
+        if target.power is None:
+            shared = "a history" if target.unit == "histories" else "their members' records together"
+            return (
+                f"{has} {shared} shared by fewer than {target.k} {whole} ({self._what()} {target.power_text()})" + extra
+            )
+        return (
+            f"{has} {target.power} records that fewer than {target.k} {whole} share "
+            f"({self._what()} {target.power_text()})" + extra
         )
 
     def _what(self) -> str:
@@ -461,6 +657,16 @@ def people(n: int | None) -> str:
     """
     n = int(n or 0)
     return f"{n:,} person" if n == 1 else f"{n:,} people"
+
+
+def households(n: int | None) -> str:
+    """``"1 household"``, ``"2,000 households"``.
+
+    >>> households(1), households(2000)
+    ('1 household', '2,000 households')
+    """
+    n = int(n or 0)
+    return f"{n:,} household" + ("" if n == 1 else "s")
 
 
 def _failing_classes(
@@ -498,3 +704,91 @@ def _failing_classes(
         )
         examples.append((values, int(sizes[class_id])))
     return int(failing_ids.size), tuple(examples)
+
+
+HISTORY_ROWS_SHOWN = 3  # classes named per failing history in an example
+
+
+def _history_pairs(frame, qis: Sequence[str], count: str | None, column: str):
+    """The (owner, class) pairs of ``frame`` for the owners of ``column`` (``owner_pairs``), the
+    classes' encoding and the owners' codes."""
+    table = encode(frame, qis, count=count)
+    classes = table.classes(qis)
+    codes, n = person_codes(frame[column], column)
+    pairs = owner_pairs(classes.ids, classes.n_classes, codes, n, table.weights)
+    return pairs, table, classes, codes
+
+
+def _check_history_work(frame, qis: Sequence[str], count: str | None, target: ReleaseTarget) -> None:
+    """A check at a power of 2 or more enumerates sub-multisets: estimated first, refused in a sentence."""
+    for column in target.linked:
+        if column in frame.columns:
+            pairs = _history_pairs(frame, qis, count, column)[0]
+            check_history_work(pairs.sizes, pairs.lengths, power=target.power)
+
+
+def _failing_histories(
+    frame, qis: Sequence[str], count: str | None, failing_rows: np.ndarray, column: str | None
+) -> tuple[int, tuple[tuple[str, int], ...]]:
+    """Distinct histories of the failing people (households) and the least shared of them as
+    (its classes and their records, the people sharing exactly that history)."""
+    if not failing_rows.any() or column is None or not qis:
+        return (1 if failing_rows.any() else 0), ()
+    pairs, table, classes, codes = _history_pairs(frame, qis, count, column)
+    hist, n_hist = history_ids(classes.ids, classes.n_classes, codes, len(pairs.sizes), table.weights)
+    failing_owner = np.zeros(len(pairs.sizes), dtype=bool)
+    failing_owner[codes[failing_rows]] = True
+    present = hist >= 0
+    sharing = np.bincount(hist[present], minlength=n_hist)
+    failing_hist = np.unique(hist[failing_owner & present])
+    order = failing_hist[np.lexsort((failing_hist, sharing[failing_hist]))][:EXAMPLES_SHOWN]
+    owner_of = np.full(n_hist, -1, dtype=np.int64)
+    owner_of[hist[present]] = np.flatnonzero(present)
+    first = classes.first_rows
+    examples = []
+    for h in order.tolist():
+        owner = owner_of[h]
+        at = slice(pairs.start[owner], pairs.start[owner + 1])
+        parts = []
+        for cls, n in list(zip(pairs.cls[at].tolist(), pairs.records[at].tolist()))[:HISTORY_ROWS_SHOWN]:
+            row = first[cls]
+            values = ", ".join(
+                f"{c}={table.labels[j][table.codes[row, j]]}" for c, j in zip(qis, map(table.position, qis))
+            )
+            parts.append(values + (f" (x{n})" if n > 1 else ""))
+        more = int(pairs.start[owner + 1] - pairs.start[owner]) - HISTORY_ROWS_SHOWN
+        text = "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+        examples.append((f"{records(int(pairs.sizes[owner]))}: {text}", int(sharing[h])))
+    return int(failing_hist.size), tuple(examples)
+
+
+def unit_k(frame, quasi_identifiers: Sequence[str], target: ReleaseTarget, count: str | None = None) -> int:
+    """The smallest group of ``frame`` in ``target``'s unit: records per class, people per class,
+    or, when records link, the fewest people (households) sharing a history as the target's power
+    sees it (0 for an empty table).
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"a": [1, 1, 1, 2], "pid": ["x", "y", "y", "z"]})
+    >>> unit_k(df, ["a"], ReleaseTarget()), unit_k(df, ["a"], ReleaseTarget(person="pid"))
+    (1, 1)
+    >>> unit_k(df.iloc[:3], ["a"], ReleaseTarget(person="pid")), unit_k(df.iloc[:3], ["a"], ReleaseTarget(person="pid", linked=("pid",)))
+    (2, 1)
+    """
+    if len(frame) == 0:
+        return 0
+    classes = encode(frame, list(quasi_identifiers), count=count).classes()
+    if target.unit == "records":
+        sizes = classes.sizes
+    elif not target.linkable:
+        codes, n = person_codes(frame[target.person], target.person)
+        sizes = persons_per_class(classes.ids, classes.n_classes, codes, n)
+    else:
+        weights = None if count is None else frame[count].to_numpy(dtype=np.int64)
+        shared = []
+        for column in target.linked:
+            codes, n = person_codes(frame[column], column)
+            sharing = owners_sharing(classes.ids, classes.n_classes, codes, n, weights, power=target.power)
+            shared.append(sharing[sharing > 0])
+        sizes = np.concatenate(shared) if shared else np.zeros(0, dtype=np.int64)
+    sizes = sizes[sizes > 0]
+    return int(sizes.min()) if sizes.size else 0

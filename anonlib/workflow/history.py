@@ -39,7 +39,7 @@ from ..core.errors import AnonlibError, ParameterError
 from ..measures.target import ReleaseTarget, TargetCheck
 from .cost import StepCost, cost_between
 from .recipe import Reading, Recipe, RecipeStep, analysed_persons, analysed_records, recipe_of, suppression_mark
-from .release import check_release_columns, release_table
+from .release import check_release_columns, pseudonymized_columns, release_table
 from .steps import PolicyStep, Step
 
 
@@ -86,11 +86,18 @@ def _checked(
     dataset: Dataset,
     loaded_records: int,
     steps: Sequence[Step] = (),
-    loaded_persons: int | None = None,
+    loaded_persons: Callable[[ReleaseTarget], int | None] | None = None,
 ) -> tuple[TargetCheck | None, str | None]:
+    """``target`` in the unit of ``dataset`` after ``steps`` (a person or household column a step
+    pseudonymised is released, so its records link: ``ReleaseTarget.in_unit_of``) checked on it;
+    ``loaded_persons(unit)`` gives the loaded file's people (households) in that unit."""
     try:
-        check = target.check(
-            dataset, loaded_records=loaded_records, wildcard=suppression_mark(steps), loaded_persons=loaded_persons
+        unit = target.in_unit_of(dataset, released=pseudonymized_columns(steps))
+        check = unit.check(
+            dataset,
+            loaded_records=loaded_records,
+            wildcard=suppression_mark(steps),
+            loaded_persons=None if loaded_persons is None else loaded_persons(unit),
         )
         return check, None
     except AnonlibError as err:  # no quasi-identifier, a model on a column that is gone: said, not fatal
@@ -133,7 +140,7 @@ class WorkingCopy:
             target,
             loaded,
             analysed_records(loaded, target.sensitive),
-            loaded_persons=analysed_persons(loaded, target.sensitive),
+            loaded_persons=lambda unit: analysed_persons(loaded, target.sensitive, unit),
         )
         return cls(loaded, target, (), reading, check, problem)
 
@@ -143,9 +150,23 @@ class WorkingCopy:
         return analysed_records(self.loaded, self.target.sensitive)
 
     @cached_property
-    def loaded_persons(self) -> int | None:
-        """People of the loaded file that are assessed (with a person column; else None)."""
-        return analysed_persons(self.loaded, self.target.sensitive)
+    def _loaded_owners(self) -> dict[str, int | None]:
+        return {}
+
+    def loaded_persons(self, unit: ReleaseTarget | None = None) -> int | None:
+        """People of the loaded file that are assessed (with a person column; else None), or
+        households when ``unit`` (default: the release target) counts them; kept once counted."""
+        unit = unit or self.release_target
+        key = unit.unit
+        if key not in self._loaded_owners:
+            self._loaded_owners[key] = analysed_persons(self.loaded, self.target.sensitive, unit)
+        return self._loaded_owners[key]
+
+    @property
+    def release_target(self) -> ReleaseTarget:
+        """The target in the unit of the release: a person or household column a step
+        pseudonymised is released, so its records link (histories, households)."""
+        return self.target.in_unit_of(self.current, released=pseudonymized_columns(a.step for a in self.steps))
 
     @property
     def left_out_records(self) -> int:
@@ -239,8 +260,8 @@ class WorkingCopy:
         True
         """
         before = self.current if self.steps else self.base
-        person, count = before.person, before.count
-        read = list(dict.fromkeys([*before.quasi_identifiers, *self.target.sensitive, *([person] if person else [])]))
+        owners, count = before.owners, before.count
+        read = list(dict.fromkeys([*before.quasi_identifiers, *self.target.sensitive, *owners]))
         earlier = [a.step for a in self.steps]
         report = progress or (lambda done, total: None)
         if not read or any(not set(step.columns) <= set(read) for step in steps):
@@ -252,9 +273,9 @@ class WorkingCopy:
         weight = "records" if "records" not in read else "_records"
         weights = before.frame[count] if count else 1
         columns = before.frame[read]
-        if person:  # a code per person (the check counts people, never reads who they are): cheaper to group
+        for owner in owners:  # a code per person (the check counts people, never reads who they are): cheaper
             try:
-                columns = columns.assign(**{person: person_codes(columns[person], person)[0]})
+                columns = columns.assign(**{owner: person_codes(columns[owner], owner)[0]})
             except AnonlibError:  # a blank person: the check says so
                 pass
         compact = distinct_rows(columns, read, weights, weight)
@@ -300,7 +321,10 @@ class WorkingCopy:
             except AnonlibError:  # a step made for the former records does not fit the new ones (bands' range):
                 pass  # its tables stay; the check and the release still judge only the assessed records
         loaded_records = analysed_records(self.loaded, target.sensitive)
-        loaded_persons = analysed_persons(self.loaded, target.sensitive)
+
+        def loaded_persons(unit: ReleaseTarget) -> int | None:
+            return analysed_persons(self.loaded, target.sensitive, unit)
+
         check, problem = _checked(target, self.loaded, loaded_records, loaded_persons=loaded_persons)
         steps = []
         for applied in self.steps:

@@ -582,12 +582,14 @@ def suppression_mark(steps: Iterable[Step]) -> str | None:
     return SUPPRESSED if any(getattr(step, "marks_cells", False) for step in steps) else None
 
 
-def analysed_persons(dataset: Dataset, extra: Sequence[str] = ()) -> int | None:
+def analysed_persons(dataset: Dataset, extra: Sequence[str] = (), target: ReleaseTarget | None = None) -> int | None:
     """People the target's share is counted against (with a person column, else None):
-    the distinct persons of the loaded table's assessed records."""
-    if dataset.person is None:
+    the distinct persons of the loaded table's assessed records; households when ``target``
+    counts households (its household column's records link)."""
+    column = dataset.household if target is not None and target.unit == "households" else dataset.person
+    if column is None or column not in dataset.frame.columns:
         return None
-    return int(dataset.frame[dataset.person][dataset.assessed(extra)].nunique(dropna=True))
+    return int(dataset.frame[column][dataset.assessed(extra)].nunique(dropna=True))
 
 
 def analysed_records(dataset: Dataset, extra: Sequence[str] = ()) -> int:
@@ -646,6 +648,7 @@ def recipe_of(
 
     made = [s.step for s in steps]
     chosen = check_release_columns(final, default_release_columns(final, made) if columns is None else columns, made)
+    target = target.released_as(final, chosen)  # a person or household column released links its records
     table = release_table(final, chosen, extra=target.sensitive, steps=made)
     data = release_csv(table)
     records = records_in(table, final.count)
@@ -657,5 +660,5 @@ def recipe_of(
         digest(data),
         records,
         analysed_records(loaded, target.sensitive),
-        loaded_persons=analysed_persons(loaded, target.sensitive),
+        loaded_persons=analysed_persons(loaded, target.sensitive, target),
     )

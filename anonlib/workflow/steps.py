@@ -72,6 +72,7 @@ from ..core.fields import (
     read_whole,
 )
 from ..core.hierarchy import generalize_column, validate_hierarchy, value_key
+from ..core.histories import adversary_power
 from ..core.metrics import whole_k
 from ..measures.models import ModelRequirement, acceptance
 from ..measures.peers import Partition
@@ -704,7 +705,11 @@ class SuppressionStep:
     recipe written before it existed reads (and replays) as it did. With ``person``
     (the dataset's person column) k counts distinct persons and every record of a
     person with a record in a failing class is removed: whole people are suppressed;
-    it too is written only when set."""
+    it too is written only when set. With ``linked`` (the person and household columns whose
+    records link: the release target's), a person fails when their history is shared by fewer
+    than k people (any ``power`` of their records, or all), and with ``household`` among them
+    whole households are suppressed (``anonlib.measures.models.acceptance``); these too are
+    written only when set."""
 
     kind: ClassVar[str] = "suppression"
     quasi_identifiers: tuple[str, ...]
@@ -714,11 +719,16 @@ class SuppressionStep:
     missing: str = "category"
     also_complete: tuple[str, ...] = ()
     person: str | None = None
+    household: str | None = None
+    linked: tuple[str, ...] = ()
+    power: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "quasi_identifiers", tuple(self.quasi_identifiers))
         object.__setattr__(self, "requirements", tuple(self.requirements))
         object.__setattr__(self, "also_complete", tuple(self.also_complete))
+        object.__setattr__(self, "linked", tuple(self.linked))
+        object.__setattr__(self, "power", adversary_power(self.power))
         object.__setattr__(self, "k", whole_k(self.k))
         if self.missing not in ("category", "drop"):
             raise ParameterError("Missing values are either kept as a category ('category') or dropped ('drop').")
@@ -729,6 +739,9 @@ class SuppressionStep:
         roles (a ``Dataset`` or an engine's table), judging its assessed records."""
         judged = set(dataset.quasi_identifiers) | set(target.sensitive)
         also = assessed_beyond(dataset, target, judged)
+        person = getattr(dataset, "person", None)
+        household = getattr(dataset, "household", None)
+        linked = tuple(c for c in target.linked if c in (person, household))
         return cls(
             dataset.quasi_identifiers,
             target.k,
@@ -736,12 +749,16 @@ class SuppressionStep:
             dataset.count,
             dataset.missing,
             also,
-            getattr(dataset, "person", None),
+            person,
+            household if household in linked else None,
+            linked,
+            target.power if linked else None,
         )
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return self.quasi_identifiers + ((self.person,) if self.person else ())
+        owners = tuple(c for c in (self.person, self.household) if c)
+        return self.quasi_identifiers + owners
 
     @property
     def judged_columns(self) -> tuple[str, ...]:
@@ -752,7 +769,8 @@ class SuppressionStep:
     def kept(self, frame: pd.DataFrame) -> np.ndarray:
         """Per row: True when its class meets k and every requirement (or it is not judged)."""
         columns = list(self.judged_columns)
-        require_columns(frame, columns + ([self.count] if self.count else []) + ([self.person] if self.person else []))
+        owners = [c for c in (self.person, self.household) if c]
+        require_columns(frame, columns + ([self.count] if self.count else []) + owners)
         judged = complete_rows(frame, columns) if self.missing == "drop" else np.ones(len(frame), dtype=bool)
         keep = np.ones(len(frame), dtype=bool)
         if judged.any():
@@ -764,6 +782,9 @@ class SuppressionStep:
                 requirements=self.requirements,
                 count=self.count,
                 person=self.person,
+                household=self.household,
+                linked=self.linked,
+                power=self.power,
             )
             keep[np.flatnonzero(judged)] = np.asarray(result.kept, dtype=bool)
         return keep
@@ -774,6 +795,16 @@ class SuppressionStep:
 
     def describe(self) -> str:
         rules = [f"k = {self.k}", *(r.describe() for r in self.requirements)]
+        if self.household and self.household in self.linked:
+            return (
+                f"Suppress every record of the households ({self.household}) whose members' records together "
+                f"fail {join_names(rules)} ({_power_words(self.power)}, k counted in households)"
+            )
+        if self.person and self.person in self.linked:
+            return (
+                f"Suppress every record of the people ({self.person}) whose history fails {join_names(rules)} "
+                f"({_power_words(self.power)}, k counted in people)"
+            )
         if self.person:
             return (
                 f"Suppress every record of the people ({self.person}) with a record in a class failing "
@@ -793,6 +824,8 @@ class SuppressionStep:
             "missing": self.missing,
             **({"also_complete": list(self.also_complete)} if self.also_complete else {}),
             **({"person": self.person} if self.person else {}),
+            **({"household": self.household} if self.household else {}),
+            **({"linked": list(self.linked), "power": self.power or "all"} if self.linked else {}),
         }
 
     @classmethod
@@ -801,7 +834,7 @@ class SuppressionStep:
             data,
             where,
             required=("kind", "quasi_identifiers", "k", "requirements", "count", "missing"),
-            optional=("also_complete", "person"),
+            optional=("also_complete", "person", "household", "linked", "power"),
         )
         requirements = []
         for i, item in enumerate(read_list(data, "requirements", where), start=1):
@@ -817,8 +850,16 @@ class SuppressionStep:
                 read_text(data, "missing", where, allowed=("category", "drop")),
                 also,
                 read_text(data, "person", where) if "person" in data else None,
+                read_text(data, "household", where) if "household" in data else None,
+                read_texts(data, "linked", where) if "linked" in data else (),
+                data.get("power", "all"),
             ),
         )
+
+
+def _power_words(power: int | None) -> str:
+    """What the adversary knows of a linked history, in words."""
+    return "the whole history" if power is None else f"any {power} of its records"
 
 
 # ---------------------------------------------------------------- registry

@@ -273,7 +273,7 @@ def recount(recipe: Recipe, table: bytes):
         released,
         loaded_records=recipe.loaded_records or recipe.source.records,
         wildcard=suppression_mark(s.step for s in recipe.steps),
-        loaded_persons=recipe.loaded_persons if released.person is not None else None,
+        loaded_persons=recipe.loaded_persons if released.owners else None,
     )
 
 

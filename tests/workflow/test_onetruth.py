@@ -32,7 +32,7 @@ from anonlib.measures.target import ReleaseTarget
 from anonlib.transformations.generalization import SEARCH_METHODS, release_search
 from anonlib.workflow import GeneralizationStep, SuppressionStep, WorkingCopy
 from anonlib.workflow.suggestions import find_generalizations
-from tests.health_data import visits
+from tests.health_data import history_sharing, visits
 
 QIS = ["age", "sex", "zip"]
 
@@ -110,10 +110,13 @@ def test_the_command_line_anonymize_person_writes_the_pages_optimum(tmp_path, ca
     argv += [a for name in QIS for a in ("--hierarchy", f"{name}={tmp_path / f'{name}.csv'}")]
     assert main(argv) == 0
     stated = json.loads(capsys.readouterr().out)
-    page = find_generalizations(dataset, frame, QIS, hierarchies, target=ReleaseTarget(5, max_suppressed=0.05))
+    # the person column released as a pseudonym links each person's records: the page's search in histories
+    linked = ReleaseTarget(5, max_suppressed=0.05, linked=("mrn",))
+    page = find_generalizations(dataset, frame, QIS, hierarchies, target=linked)
     assert stated["levels"] == page.results["optimal"].levels
+    assert (stated["unit"], stated["power"]) == ("histories", "all")
     written = pd.read_csv(out, dtype=str)
-    assert stated["k"] == recount_people(written, QIS, "mrn") >= 5
+    assert stated["k"] == history_sharing(written, QIS, "mrn").min() >= 5
 
 
 def test_people_in_failing_classes_counts_exactly_those_and_says_apart_what_suppression_takes():
@@ -180,10 +183,11 @@ def test_every_search_claims_what_a_recount_of_its_release_finds(case, tmp_path_
     dataset = Dataset.from_frame("t.csv", frame, roles)
     hierarchies = {c: pd.DataFrame([[v, "*"] for v in sorted(set(frame[c]))]) for c in ("a", "b")}
     target = ReleaseTarget(k=k, max_suppressed=limit)
-    unit_target = target.in_unit_of(dataset)
     start = WorkingCopy.start(dataset, target)
-    if pseudonyms:
+    if pseudonyms:  # the person column released as a pseudonym: each person's whole history is the unit
         start = start.apply(PseudonymizeStep.made("pid", KEY), "Dataset")
+    unit_target = start.release_target
+    assert unit_target.unit == ("histories" if pseudonyms else "people" if with_person else "records")
     for method in SEARCH_METHODS:
         try:
             result = release_search(frame, ["a", "b"], hierarchies, method, target=unit_target)
@@ -193,7 +197,7 @@ def test_every_search_claims_what_a_recount_of_its_release_finds(case, tmp_path_
         copy = start.apply(step, "Leakage")
         assert start.checks_after([step]) == (copy.check,)  # the frontier page's way: on distinct rows
         if copy.check.failing_records:
-            copy = copy.apply(SuppressionStep.from_target(copy.target, copy.current), "Sidebar")
+            copy = copy.apply(SuppressionStep.from_target(copy.release_target, copy.current), "Sidebar")
         check = copy.check
         released = copy.current.frame
         if with_person:
@@ -201,7 +205,12 @@ def test_every_search_claims_what_a_recount_of_its_release_finds(case, tmp_path_
             people = frame["pid"].nunique()
             kept = released["pid"].nunique()
             assert check.suppressed_persons == people - kept
-            smallest = released.groupby(["a", "b"])["pid"].nunique().min() if len(released) else k
+            if not len(released):
+                smallest = k
+            elif pseudonyms:  # the people sharing each person's released history exactly
+                smallest = history_sharing(released, ["a", "b"], "pid").min()
+            else:
+                smallest = released.groupby(["a", "b"])["pid"].nunique().min()
             share = (people - kept) / people
         else:
             assert not check.by_person

@@ -83,6 +83,7 @@ from .population import DeltaPresence, PopulationCounts, delta_presence, k_map, 
 from .requirements import (
     Acceptance,
     ModelRequirement,
+    Owners,
     acceptance,
     checked_requirements,
     class_passes,
@@ -116,6 +117,7 @@ from .values import (
 
 __all__ = [
     "Acceptance",
+    "Owners",
     "DISTANCES",
     "DeltaPresence",
     "HierarchyLevels",

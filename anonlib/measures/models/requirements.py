@@ -15,6 +15,7 @@ import pandas as pd
 from ...core.cells import is_number_column
 from ...core.equivalence import EncodedTable, encode, person_codes, persons_failing, persons_per_class, record_counts
 from ...core.errors import ParameterError, join_names, require_columns
+from ...core.histories import rows_short
 from ...core.metrics import whole_k
 from ...core.numbers import whole_number
 from .per_class import (
@@ -259,6 +260,9 @@ def acceptance(
     engine=None,
     encoded: EncodedTable | None = None,
     person: str | None = None,
+    household: str | None = None,
+    linked: Sequence[str] = (),
+    power: int | None = None,
 ) -> Acceptance:
     """Suppress the records of every class failing k or a requirement; acceptable when
     the suppressed share is at most ``max_suppressed`` (a share of records, 0..1).
@@ -267,6 +271,12 @@ def acceptance(
     models' columns with sorted labels (``encode``), read when given instead of encoding again.
     With ``person`` (a column of ``frame``), k counts distinct persons, a person fails
     when any of their records does, and the share is of persons (see ``Acceptance``).
+
+    ``linked`` names the person and household columns whose records an attacker can put
+    together (released in any form): k then counts each person's whole history (or, with
+    ``power`` = m, any m of their records; ``anonlib.core.histories``), and a household column
+    among them counts households by their members' records together; whole households are
+    then suppressed, and ``persons`` and its kin count households.
 
     >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
     >>> a = acceptance(df, ["zip"], k=2, requirements=[ModelRequirement("distinct_l", "dx", 2)], max_suppressed=0.4)
@@ -298,14 +308,17 @@ def acceptance(
     table = encode(frame, [*qis, *sensitives], count=count) if encoded is None else encoded
     classes = table.classes(qis)
     counts = {s: counts_from_table(table, classes, s, is_number_column(frame[s])) for s in sensitives}
-    if person is not None:
-        if person in qis or person in sensitives or person == count:
-            raise ParameterError(
-                f"'{person}' is the person column; it cannot also be a quasi-identifier, sensitive or the count."
+    if person is not None or household is not None:
+        for column, what in ((person, "the person column"), (household, "the household column")):
+            if column is not None and (column in qis or column in sensitives or column == count):
+                raise ParameterError(
+                    f"'{column}' is {what}; it cannot also be a quasi-identifier, sensitive or the count."
+                )
+        owners = Owners.of(frame, person, household, linked, power)
+        if owners is not None:
+            return replace(
+                _person_acceptance(frame, qis, classes, owners, k, requirements, counts, limit, count), encoded=table
             )
-        return replace(
-            _person_acceptance(frame, qis, classes, person, k, requirements, counts, limit, count), encoded=table
-        )
     failed, failing = classes_failing(classes.sizes, k, requirements, counts)
     records = int(classes.sizes.sum())
     suppressed = int(classes.sizes[failed].sum())
@@ -320,18 +333,56 @@ def acceptance(
     )
 
 
-def _person_acceptance(frame, qis, classes, person, k, requirements, counts, limit, count) -> Acceptance:
-    """``acceptance`` counted in persons: a class fails k when it holds fewer than k
-    distinct persons (the models judge its records as usual), and every record of a
-    person with a record in a failing class is suppressed. Removing a person's other
-    records can leave another class short, so the rule is applied again on what is left
-    until nothing fails (each pass removes at least one person, so it ends). The classes
-    of the records left are the same classes (fewer people in them): only the models'
-    summaries are counted again, when there are models."""
-    require_columns(frame, [person])
-    codes, n_persons = person_codes(frame[person], person)
+@dataclass(frozen=True)
+class Owners:
+    """Whom a release target counts when records belong to people: ``unit`` (the person or the
+    household column, suppressed whole) with its code per record; ``linked``, the kinds of owner
+    whose records link (code per record, how many), each judged on its history at ``power``
+    (``anonlib.core.histories.rows_short``); none linked: k counts distinct people per class."""
+
+    codes: np.ndarray
+    n: int
+    linked: tuple[tuple[np.ndarray, int], ...] = ()
+    power: int | None = None
+
+    @classmethod
+    def of(
+        cls, frame: pd.DataFrame, person: str | None, household: str | None, linked: Sequence[str], power: int | None
+    ) -> Owners | None:
+        """The owners of ``frame``'s records (None: counted in records: no person column and no
+        household linked)."""
+        linked = tuple(linked)
+        kinds = [c for c in (household, person) if c is not None and c in linked]
+        unit = household if household is not None and household in linked else person
+        if unit is None:
+            return None
+        require_columns(frame, [unit, *kinds])
+        codes = {c: person_codes(frame[c], c) for c in dict.fromkeys([unit, *kinds])}
+        return cls(*codes[unit], tuple(codes[c] for c in kinds), power)
+
+    def short_rows(self, ids: np.ndarray, n_classes: int, weights: np.ndarray, k: int, rows: np.ndarray) -> np.ndarray:
+        """Per row of ``rows`` (the records left), whether it fails k: its owner's history is
+        shared by fewer than k (linked), or its class holds fewer than k people."""
+        if self.linked:
+            kinds = [(codes[rows], n) for codes, n in self.linked]
+            return rows_short(ids, n_classes, kinds, k, weights, power=self.power)
+        people = persons_per_class(ids, n_classes, self.codes[rows], self.n)
+        return ((people > 0) & (people < k))[ids]
+
+
+def _person_acceptance(frame, qis, classes, owners: Owners, k, requirements, counts, limit, count) -> Acceptance:
+    """``acceptance`` counted in people (or households, ``owners``): a class fails k when it
+    holds fewer than k distinct persons, or, with linked records, an owner fails when its history
+    is shared by fewer than k (the models judge the classes' records as usual), and every record
+    of a failing person (household) is suppressed. Removing a person's other records can leave
+    another class (or containing history) short, so the rule is applied again on what is left
+    until nothing fails (each pass removes at least one person, so it ends). The classes of the
+    records left are the same classes (fewer people in them): only the models' summaries are
+    counted again, when there are models."""
+    codes, n_persons = owners.codes, owners.n
     weights = np.ones(len(frame), dtype=np.int64) if count is None else record_counts(frame, count)
-    failed, failing = _person_pass(classes.ids, classes.n_classes, weights, codes, n_persons, k, requirements, counts)
+    everyone = np.arange(len(frame))
+    failed, failing = _person_pass(classes.ids, classes.n_classes, weights, owners, everyone, k, requirements, counts)
     in_failing_persons, in_failing_records = _persons_in(failed, codes, n_persons), int(weights[failed].sum())
     out = persons_failing(failed, codes, n_persons)
     sensitives = list(dict.fromkeys(r.sensitive for r in requirements))
@@ -346,7 +397,7 @@ def _person_acceptance(frame, qis, classes, person, k, requirements, counts, lim
             ids, n_classes = part_classes.ids, part_classes.n_classes
         else:
             ids, n_classes = classes.ids[rest], classes.n_classes
-        again, _ = _person_pass(ids, n_classes, weights[rest], codes[rest], n_persons, k, requirements, part_counts)
+        again, _ = _person_pass(ids, n_classes, weights[rest], owners, rest, k, requirements, part_counts)
         if not again.any():
             break
         out[rest] = persons_failing(again, codes[rest], n_persons)
@@ -377,16 +428,16 @@ def _persons_in(rows: np.ndarray, codes: np.ndarray, n_persons: int) -> int:
     return int(np.count_nonzero(marked))
 
 
-def _person_pass(ids, n_classes, weights, codes, n_persons, k, requirements, counts) -> tuple[np.ndarray, tuple]:
-    """Per row, whether its class fails k (in persons) or a requirement (on its records);
-    and the records failing each criterion."""
+def _person_pass(ids, n_classes, weights, owners: Owners, rows, k, requirements, counts) -> tuple[np.ndarray, tuple]:
+    """Per row (of ``rows``, the records left), whether it fails k (in people, or on its owner's
+    history) or its class fails a requirement (on its records); and the records failing each
+    criterion."""
     sizes = np.bincount(ids, weights=weights, minlength=n_classes).astype(np.int64)
-    people = persons_per_class(ids, n_classes, codes, n_persons)
     failed, failing = classes_failing(sizes, 1, requirements, counts)
-    short = (people > 0) & (people < k)
+    short = owners.short_rows(ids, n_classes, weights, k, rows)
     if k > 1:
-        failing = ((f"k = {k}", int(sizes[short].sum())),) + failing
-    return (failed | short)[ids], failing
+        failing = ((f"k = {k}", int(weights[short].sum())),) + failing
+    return failed[ids] | short, failing
 
 
 def suppression_limit(value: object) -> float:

@@ -33,10 +33,10 @@ import numpy as np
 import pandas as pd
 
 from ...core.budget import Progress, WorkEstimate, check_work, lattice_size
-from ...core.equivalence import encode, person_classes
+from ...core.equivalence import encode
 from ...core.errors import ParameterError, join_names
 from ...measures.models import ModelRequirement, acceptance
-from ...measures.target import ReleaseTarget
+from ...measures.target import ReleaseTarget, unit_k
 from ...measures.utility import check_measure, measure_value
 from .optimal import optimal_levels
 from .paper import SEARCHES
@@ -387,13 +387,14 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
         requirements=space.requirements,
         count=space.count,
         encoded=cells,
-        person=space.person,
+        **space.target.owner_arguments(),
     )
     rows = cells.n_distinct()  # the classes on the quasi-identifiers (counted above) split by the other columns
-    if space.person is not None:  # k in people, read off the released records
-        sizes = person_classes(released, space.qis, space.person, count=space.count).sizes
+    if space.person is not None:  # k in people (or on histories), read off the released records
+        released_k = unit_k(released, space.qis, space.target, space.count)
     else:
         sizes = cells.classes(space.qis).sizes if len(released) else np.zeros(0)
+        released_k = int(sizes[sizes > 0].min()) if np.any(sizes > 0) else 0
     value = space.baseline().value(released, space.measure, encoded=cells)
     return SearchResult(
         method="optimal",
@@ -416,7 +417,7 @@ def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progre
         checked=found.checked,
         lattice_size=found.lattice_size,
         bound=found.bound,
-        released_k=int(sizes[sizes > 0].min()) if np.any(sizes > 0) else 0,
+        released_k=released_k,
         person=space.person,
         persons=space.n_persons if space.person is not None else None,
         suppressed_persons=space.n_persons - int(after.persons) if space.person is not None else None,

@@ -32,6 +32,11 @@ top (every quasi-identifier at its highest level). Every search in this package 
   class's size is its distinct people, a person failing in any class is suppressed with all
   their records, and the suppression limit is a share of the people (the kernel's
   ``person_codes`` and ``persons_per_class``, ``_people_out``); the same rule, counted in people.
+  When records link (the target's unit is histories or households), a person (household) fails
+  when its whole history (or any ``power`` of its records) is shared by fewer than k
+  (``anonlib.measures.models.Owners``, the rule ``acceptance`` applies too); the owners ride
+  along the class tables as carried columns, and ``person`` then names the column whose owners
+  are suppressed whole (the household column in the households unit).
 - **The paper's counts** (``row_status``): Arca & Hewett's searches judge a node by the
   distinct rows of the generalized table over all its columns and the rows in failing
   classes ("violations"): each input row's class at the node, with the other columns folded
@@ -65,10 +70,12 @@ import pandas as pd
 
 from ...core.budget import lattice_size
 from ...core.cells import is_number_column
-from ...core.equivalence import Classes, combine, distinct_keys, encode, person_codes, persons_per_class, stack_columns
+from ...core.equivalence import Classes, combine, distinct_keys, encode, person_codes, stack_columns
 from ...core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names, require_columns
 from ...core.hierarchy import generalized_values, level_lookup
+from ...core.histories import check_history_work, owner_pairs
 from ...measures.models import (
+    Owners,
     checked_requirements,
     classes_failing,
     counts_from_codes,
@@ -209,37 +216,46 @@ class GeneralizationSpace:
         self.measure = None if measure is None else check_measure(measure)
         self.requirements = checked_requirements(target.requirements)
         self.max_suppressed = target.max_suppressed
-        person = target.person
+        # whose records are suppressed whole (people, or households whose records link), and the
+        # owners whose histories are judged (linked); None and () count records
+        person = {"people": target.person, "histories": target.person, "households": target.household}.get(target.unit)
+        self.linked = tuple(target.linked) if target.linkable else ()
+        owners = list(dict.fromkeys([*([person] if person is not None else []), *self.linked]))
         self.sensitive = tuple(dict.fromkeys(r.sensitive for r in self.requirements))
         self.count = count
         self.rollup = rollup
         self._global = any(r.model in _TABLE_MODELS for r in self.requirements)
         checked_columns(df, self.qis, self.sensitive, count)  # a sensitive quasi-identifier: one sentence
         self.person = person
-        if person is not None:
-            require_columns(df, [person])
-            if person in self.qis or person in self.sensitive or person == count:
+        for owner in owners:
+            require_columns(df, [owner])
+            if owner in self.qis or owner in self.sensitive or owner == count:
+                what = "household" if owner == target.household else "person"
                 raise ColumnError(
-                    f"'{person}' is the person column; it cannot also be a quasi-identifier, sensitive or the count."
+                    f"'{owner}' is the {what} column; it cannot also be a quasi-identifier, sensitive or the count."
                 )
         self.frame = df
         self.hierarchies = {a: hierarchies[a] for a in self.qis}
         nq = len(self.qis)
-        self.columns = [c for c in df.columns if c not in (count, person)]  # the paper's rows are over these
+        self.columns = [c for c in df.columns if c not in (count, *owners)]  # the paper's rows are over these
         # Quasi-identifiers' codes are only mapped through their hierarchies: their labels need no
         # sort, nor the distinct rows an order (sensitive labels stay sorted: ordered distances use it).
         table = encode(
             df, [*self.qis, *self.sensitive], count=count, unordered=[a for a in self.qis if a not in self.sensitive]
         )
-        if person is not None:  # the person rides along the class tables as one more carried column
-            persons, self.n_persons = person_codes(df[person], person)
+        self.owner_counts: dict[str, int] = {}  # distinct owners per owner column
+        for owner in owners:  # the owners ride along the class tables as carried columns
+            codes, self.owner_counts[owner] = person_codes(df[owner], owner)
             table = replace(
                 table,
-                columns=(*table.columns, person),
-                codes=stack_columns([*table.codes.T, persons], table.n_rows),
-                cardinalities=(*table.cardinalities, self.n_persons),
-                labels=(*table.labels, np.arange(self.n_persons)),
+                columns=(*table.columns, owner),
+                codes=stack_columns([*table.codes.T, codes], table.n_rows),
+                cardinalities=(*table.cardinalities, self.owner_counts[owner]),
+                labels=(*table.labels, np.arange(self.owner_counts[owner])),
             )
+        self.owner_columns = tuple(owners)
+        self.n_persons = self.owner_counts.get(person, 0) if person is not None else 0
+        self.power = target.power
         self.encoded = table
         weights = table.weights if table.weights is not None else np.ones(table.n_rows, dtype=np.int64)
         distinct = table.classes(ordered=False)  # distinct rows, with their records
@@ -248,7 +264,7 @@ class GeneralizationSpace:
         self.codes = table.codes[first, :nq]
         self.weights = distinct.sizes
         self.records = int(weights.sum())
-        carried_columns = [*self.sensitive, *([person] if person is not None else [])]
+        carried_columns = [*self.sensitive, *owners]
         carried = [table.codes[first, table.position(s)] for s in carried_columns]
         self.carried_cards = tuple(int(table.cardinalities[table.position(s)]) for s in carried_columns)
         self._others: tuple[np.ndarray, int] | None = None  # the other columns, one code per input row
@@ -356,6 +372,12 @@ class GeneralizationSpace:
         self._kept: dict[tuple[int, ...], ClassTable] = {}  # the cached tables but the bottom, by levels
         # Generalizations of the nodes counted acceptable, one axis per attribute (for ``acceptable``).
         self._above_accepted = np.zeros(self.heights, dtype=bool) if self.size <= MAX_NODES else None
+        if self.linked and self.power is not None and self.power > 1:  # the bottom enumerates the most
+            ids, n = combine(list(self.codes.T), [int(c) for c in self.encoded.cardinalities[:nq]], ordered=False)
+            for owner in self.linked:
+                codes = stacked[len(self.sensitive) + owners.index(owner)]
+                pairs = owner_pairs(ids, n, codes, self.owner_counts[owner], self.weights)
+                check_history_work(pairs.sizes, pairs.lengths, power=self.power)
 
     # ------------------------------------------------------------------ the target
 
@@ -468,20 +490,27 @@ class GeneralizationSpace:
             failed |= classes_failing(sizes, self.k, self.requirements, counts, self.hierarchy_levels)[0]
         return failed
 
+    def _owners(self, table: ClassTable) -> Owners:
+        """The owners of ``table``'s rows (its carried owner columns) and the rule they are judged by."""
+        carried = dict(zip(self.owner_columns, table.carried[len(self.sensitive) :]))
+        linked = tuple((carried[c], self.owner_counts[c]) for c in self.linked)
+        return Owners(carried[self.person], self.n_persons, linked, self.power)
+
     def _people_out(self, table: ClassTable, sizes: np.ndarray, row_class: np.ndarray) -> tuple[np.ndarray, int | None]:
-        """Per table row, whether its person is suppressed, and how many people are (None when a
+        """Per table row, whether its person (household) is suppressed, and how many are (None when a
         privacy model cannot be judged on what is left): a class fails when it holds fewer than k
-        people or fails a model on its records; every person with a record in a failing class is
-        suppressed with all their records; the rule is applied again to what is left until nothing
-        fails (removing a person's other records can leave another class short)."""
-        person = table.carried[-1]
+        people, or an owner when its history is shared by fewer than k (``Owners.short_rows``), or a
+        class fails a model on its records; every person with a failing record is suppressed with all
+        their records; the rule is applied again to what is left until nothing fails (removing a
+        person's other records can leave another class, or a containing history, short)."""
+        owners = self._owners(table)
+        person = owners.codes
         n_classes = len(sizes)
         out = np.zeros(table.rows, dtype=bool)
         alive = np.arange(table.rows)  # a row of no records still names its person, as acceptance reads it
         while alive.size:
             cls, who, weights = row_class[alive], person[alive], table.weights[alive]
-            failed = persons_per_class(cls, n_classes, who, self.n_persons)
-            failed = (failed > 0) & (failed < self.k)
+            fails = owners.short_rows(cls, n_classes, weights, self.k, alive)
             if self.requirements:
                 records = np.bincount(cls, weights=weights, minlength=n_classes).astype(np.int64)
                 groups = Classes(ids=cls, sizes=records, rows_per_class=np.ones(n_classes, dtype=np.int64))
@@ -492,10 +521,9 @@ class GeneralizationSpace:
                     for i, (s, (n_values, labels, numeric)) in enumerate(zip(self.sensitive, self.sensitive_info))
                 }
                 try:
-                    failed |= classes_failing(records, 1, self.requirements, counts, self.hierarchy_levels)[0]
+                    fails |= classes_failing(records, 1, self.requirements, counts, self.hierarchy_levels)[0][cls]
                 except ParameterError:  # e.g. t-closeness on what is left with one sensitive value
                     return out, None
-            fails = failed[cls]
             if not fails.any():
                 break
             gone = np.zeros(self.n_persons, dtype=bool)
