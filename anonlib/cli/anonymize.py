@@ -47,7 +47,7 @@ from .common import (
     write,
 )
 from .health import household_argument, keep_argument, key_arguments, keyed_steps, person_argument, power_argument
-from .projects import project_argument, record_release
+from .projects import linked_to, project_argument, record_release
 
 
 def _anonymize(args: argparse.Namespace) -> int:
@@ -127,6 +127,11 @@ def _anonymize(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     whole = {"people": loaded.person, "histories": loaded.person, "households": loaded.household}.get(target.unit)
+    links = None
+    if args.project:  # later deliveries: searched on each person's history across the project's linked releases
+        links = linked_to(args.project, target, [s.step for s in start.steps])
+        target = target.after(links.earlier)
+        start = start.with_target(target)
     hierarchies = {}
     # records per row (a frequency-ordered hierarchy orders by records, as on an engine)
     counts = prepared.frame[dataset.count].to_numpy() if dataset.count else None
@@ -147,7 +152,12 @@ def _anonymize(args: argparse.Namespace) -> int:
         time_limit=args.time_limit,
     )
     release = _release(start, qis, released_columns, target, result, hierarchies, local=args.local_suppression)
-    package = release_package(release.copy, columns=release.recipe.columns) if args.package else None
+    linked_note = links.note(target) if links is not None else None
+    package = (
+        release_package(release.copy, columns=release.recipe.columns, notes=[linked_note] if linked_note else ())
+        if args.package
+        else None
+    )
     outputs = [(args.out, release.csv), (args.recipe, release.recipe.dumps().encode("utf-8"))]
     outputs = [(path, data) for path, data in outputs if path]
     if args.project:  # the files and the audit entry as one unit (written under temporary names, then renamed)
@@ -195,6 +205,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         cells=(release.cells, release.cell_records),
         account=account,
         people=(int(frame[whole].nunique()), measured.get("released_persons", 0)) if whole is not None else None,
+        earlier=links.linked if links is not None else 0,
     )
 
 

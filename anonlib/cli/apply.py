@@ -25,16 +25,17 @@ from pathlib import Path
 
 from ..core.cells import records_in
 from ..core.dataset import Role
-from ..core.errors import ParameterError
+from ..core.errors import ParameterError, ProjectError
 from ..measures.target import TargetCheck, records
+from ..projects.linked import cumulative_refusal
 from ..workflow.history import WorkingCopy
 from ..workflow.package import release_package
 from ..workflow.recipe import EDITED, INTACT, read_for_recipe, read_recipe
 from ..workflow.release_view import release_view
 from ..workflow.report import copy_report
 from .common import command, engine_arguments, health_roles, print_json, replaced_atomically, write
-from .health import keep_argument, key_arguments, keyed_steps, person_argument, project_key
-from .projects import project_argument, record_release
+from .health import household_argument, keep_argument, key_arguments, keyed_steps, person_argument, project_key
+from .projects import linked_to, project_argument, record_release
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,8 @@ def _apply(args: argparse.Namespace) -> int:
     recipe.require_intact(accept_edited=args.accept_edited)
     note = edited_note(recipe)
     view = None
-    added = bool(args.pseudonymize or args.shift_dates or args.keep or args.person)
+    links = None  # the project's earlier deliveries this one links to (apply --project)
+    added = bool(args.pseudonymize or args.shift_dates or args.keep or args.person or args.household)
     if (args.engine or args.spark_master) and (added or args.key_file or recipe.key_ids):
         raise ParameterError(
             "Pseudonyms, date shifts and people need the table in memory; leave out --engine for this recipe "
@@ -90,12 +92,19 @@ def _apply(args: argparse.Namespace) -> int:
             roles = health_roles(args, dataset.frame.columns)
             if args.person:
                 roles.update({c: Role.IGNORE for c in dataset.columns_with(Role.PERSON) if c not in roles})
-            for column, role in list(roles.items()):  # a pseudonymised person column stays the person column
-                if role is Role.IDENTIFIER and dataset.roles.get(column) is Role.PERSON:
+            if args.household:
+                roles.update({c: Role.IGNORE for c in dataset.columns_with(Role.HOUSEHOLD) if c not in roles})
+            for column, role in list(roles.items()):  # a pseudonymised person (household) column keeps its role
+                if role is Role.IDENTIFIER and dataset.roles.get(column) in (Role.PERSON, Role.HOUSEHOLD):
                     del roles[column]
             dataset = dataset.with_roles(roles)
             recipe = recipe.extended(keyed_steps(args, dataset), roles)
+        if args.project:  # a delivery whose records link is judged with the project's earlier ones
+            links = linked_to(args.project, recipe.target, [s.step for s in recipe.steps])
+            recipe = recipe.with_earlier(links.earlier)
         replay = recipe.replay(dataset)
+        if links is not None and links.earlier is not None and not replay.check.met:
+            raise ProjectError(cumulative_refusal(replay.check, args.project))
         if args.out and not args.project:
             write(args.out, replay.csv)
         needed = args.package or args.release_view or args.project
@@ -104,10 +113,11 @@ def _apply(args: argparse.Namespace) -> int:
             view = release_view(copy, pair=_pair(args.pair), predict=args.predict, time_limit=args.time_limit)
         package = None
         if args.package:
+            linked_note = links.note(recipe.target) if links is not None else None
             package = release_package(
                 copy,
                 columns=recipe.columns,
-                notes=[note] if note else (),
+                notes=[n for n in (note, linked_note) if n],
                 report=copy_report(copy, view=view) if view is not None else None,
             )
             if not args.project:
@@ -155,6 +165,9 @@ def _apply(args: argparse.Namespace) -> int:
                     "reproduces_release": outcome.reproduces,
                     "steps": list(recipe.describe),
                     "target": recipe.target.describe(),
+                    "unit": recipe.target.unit,
+                    "power": "all" if recipe.target.power is None else recipe.target.power,
+                    **({"earlier_deliveries": links.linked} if links is not None and links.linked else {}),
                     "met": check.met,
                     "records": check.loaded_records,  # the records assessed, as anonymize --json states them
                     "loaded_records": check.loaded_records,
@@ -316,6 +329,7 @@ def register(commands) -> None:
     )
     parser.set_defaults(inputs=("recipe", "file", "key_file"), outputs=("out", "package"))
     person_argument(parser)
+    household_argument(parser)
     keep_argument(parser)
     key_arguments(parser)
     project_argument(parser)

@@ -582,6 +582,7 @@ def report_release(
     engine_line: str | None = None,
     account=None,
     people: tuple[int, int] | None = None,
+    earlier: int = 0,
 ) -> int:
     """What ``anonymize`` states about its release, in memory and on an engine alike: the JSON
     of ``--json`` or the lines printed, and the exit code (0 when the written file meets the
@@ -618,6 +619,7 @@ def report_release(
                     "target": check.target.describe(),
                     "unit": check.target.unit,
                     "power": "all" if check.target.power is None else check.target.power,
+                    **({"earlier_deliveries": earlier} if earlier else {}),
                     "met": check.met,
                     "records": check.loaded_records,
                     "released_records": check.records,

@@ -7,15 +7,27 @@ import json
 
 from ..core.samples import SAMPLES
 from ..measures.avector import vector_text
+from ..measures.linkage import history_risk, household_risk
 from ..measures.profile import risk_profile
 from .common import data_arguments, engine_arguments, load_dataset, print_json
-from .health import person_argument
+from .health import household_argument, person_argument
 
 
 def _profile(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
     risk = risk_profile(dataset)
     result = {"dataset": dataset.name, **risk.as_dict()}
+    history = households = None
+    if dataset.owners:  # when records link: people by the sequence of their rows, households by their members
+        frame, _ = dataset.analysis_frame(list(risk.quasi_identifiers), person=True)
+        if dataset.person is not None:
+            history = history_risk(frame, risk.quasi_identifiers, dataset.person, count=dataset.count)
+            result["people_unique_on_history"] = history.unique
+            result["people_in_histories_below"] = {f"<{t}": n for t, n in history.below}
+        if dataset.household is not None:
+            households = household_risk(frame, risk.quasi_identifiers, dataset.household, count=dataset.count)
+            result["household"] = dataset.household
+            result.update(households.as_dict())
     if args.json:
         print_json(args, json.dumps(result, indent=2))
         return 0
@@ -33,6 +45,23 @@ def _profile(args: argparse.Namespace) -> int:
     for threshold, n in risk.records_below:
         print(f"in classes < {threshold:<5} {n:,} {unit} ({100 * risk.share_below(threshold):.2f}%)")
     print(f"anonymity vector   {vector_text(risk.vector)}  (--json prints it whole)")
+    if history is not None:  # if the person column is released, a person is found by all of their rows
+        print(
+            f"unique on history  {history.unique:,} of {history.people:,} people ({100 * history.unique_share:.2f}%) "
+            "are the only person with their sequence of rows"
+        )
+        for threshold, n in history.below:
+            print(f"history shared < {threshold:<2} {n:,} people ({100 * history.share_below(threshold):.2f}%)")
+    if households is not None:
+        h = households
+        print(
+            f"households         {h.households:,} ({h.records:,} records); {h.unique:,} "
+            f"({100 * h.unique_share:.2f}%) unique on their members' rows together"
+        )
+        print(
+            f"household risk     max {h.max:.4f}, mean {h.mean:.4f}; {h.above:,} households above {h.threshold:g} "
+            "(1 - product of 1 - 1/f over the members' records)"
+        )
     return 0
 
 
@@ -52,6 +81,7 @@ def register(commands) -> None:
     profile = commands.add_parser("profile", help="re-identification risk of a table", description=_profile_help)
     data_arguments(profile, qi=True)
     person_argument(profile)
+    household_argument(profile)
     engine_arguments(profile)
     profile.add_argument("--json", action="store_true", help="print the result as JSON")
     profile.set_defaults(handler=_profile)

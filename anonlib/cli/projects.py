@@ -30,6 +30,7 @@ from pathlib import Path
 from ..core.errors import DataFileError, KeyFileError, ParameterError, ProjectError, StoreError
 from ..core.masking import printable
 from ..core.samples import SAMPLES
+from ..measures.target import ReleaseTarget
 from ..projects import (
     ProjectState,
     ProjectStore,
@@ -40,10 +41,12 @@ from ..projects import (
     set_budget,
     verify_chain,
 )
+from ..projects.linked import LinkedDeliveries, linked_deliveries
 from ..projects.location import sqlite_path, store_url
 from ..projects.records import ProjectRef
 from ..projects.releasing import release_into_project
 from ..projects.transfer import MAX_EXPORT_BYTES
+from ..workflow.health_steps import PseudonymizeStep
 from ..workflow.history import WorkingCopy
 from ..workflow.keys import key_id, new_key
 from ..workflow.recipe import Recipe
@@ -318,6 +321,15 @@ def record_release(
     for path in done.files:
         say(f"written            {path}", file=out)
     say(f"audit log          entry {done.entry.id} of project {done.entry.project} ({store.where})", file=out)
+
+
+def linked_to(name: str, target: ReleaseTarget, steps) -> LinkedDeliveries:
+    """``--project NAME``: the project's earlier deliveries a new release of ``target`` links to
+    (its owner columns pseudonymised by ``steps`` under the same key; ``anonlib.projects.linked``)."""
+    if not target.linkable:
+        return LinkedDeliveries(None, 0, 0)
+    keys = {s.column: s.key_id for s in steps if isinstance(s, PseudonymizeStep) and s.column in target.linked}
+    return linked_deliveries(_store(), name, target, keys)
 
 
 def project_for(name: str, dataset, source: bytes | None, origin: str) -> ProjectRef:

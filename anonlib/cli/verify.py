@@ -38,7 +38,12 @@ def _verify(args: argparse.Namespace) -> int:
 
         store = ProjectStore(read_only=True)  # verifying reads the store; it never writes it
     key = _key(args, store)
-    result = verify_package(args.package, args.source, key=key)
+    earlier = None
+    if args.project and Path(args.package).is_file():  # a delivery judged with the project's earlier ones
+        from ..projects.linked import package_earlier
+
+        earlier = package_earlier(store, args.project, Path(args.package).read_bytes())
+    result = verify_package(args.package, args.source, key=key, earlier=earlier)
     if args.project:
         # the package against the project's audit log: the log's own check (its head included), and
         # whether the log records this package at the entry it states, after the head it states

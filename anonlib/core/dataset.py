@@ -83,6 +83,11 @@ _ID_ABBREVIATIONS = {
     "caseid": "case id",
     "respid": "respondent id",
 }
+# household ids of surveys and panels (hhid, hh_id, household, hhnr, intnum, famid, ...)
+_HOUSEHOLD_NAMES = re.compile(
+    r"^(hh|hhid|hh_id|hh id|hhnr|hh_nr|hhnum|hh_num|hhno|hid|household|households|household_id|householdid|"
+    r"household id|household_nr|intnum|int_num|famid|fam_id|family_id|familyid|family id|famnum|dwelling_id)$"
+)
 _COUNT_NAMES = {"count", "counts", "#rec", "#rec.", "n", "freq", "frequency", "records", "#records", "multiplicity"}
 _QUASI_WORDS = re.compile(
     r"(age|sex|gender|zip|postcode|postal|race|ethnic|birth|dob|marital|education|country|"
@@ -157,6 +162,13 @@ def guess_role_reason(name: str, values: pd.Series) -> RoleGuess:
     said = f"name '{name}'"
     if lower in _COUNT_NAMES:
         return RoleGuess(Role.COUNT, f"{said} (a record count)")
+    if _HOUSEHOLD_NAMES.match(lower):  # dropped like an identifier until the officer chooses the role household
+        return RoleGuess(
+            Role.IDENTIFIER,
+            f"{said} (reads like a household id): choose the role household to protect each household's members "
+            "together",
+            Role.HOUSEHOLD,
+        )
     if _ID_WORDS.search(lower) or lower in _ID_NAMES:
         return RoleGuess(Role.IDENTIFIER, f"{said} (reads like an identifier)")
     if _DATE_WORDS.search(lower):
@@ -196,6 +208,8 @@ def guess_role(name: str, values: pd.Series) -> Role:
     (<Role.QUASI_IDENTIFIER: 'quasi-identifier'>, <Role.QUASI_IDENTIFIER: 'quasi-identifier'>)
     >>> [guess_role(n, pd.Series([1])).value for n in ("educ", "married", "hhid", "commune")]
     ['quasi-identifier', 'quasi-identifier', 'identifier', 'quasi-identifier']
+    >>> guess_role_reason("hhid", pd.Series([1])).offer  # a household id is offered the role household
+    <Role.HOUSEHOLD: 'household'>
     """
     return guess_role_reason(name, values).role
 

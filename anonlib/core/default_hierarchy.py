@@ -65,7 +65,9 @@ def default_hierarchy(
     """A sensible first hierarchy for a column, and the kind of builder used.
 
     By the column's type, first match wins: ICD-10 codes get the bundled ICD-10
-    taxonomy (category, block, chapter); codes (a ZIP-like column name, or digit strings
+    taxonomy (category, block, chapter); years (whole numbers from 1800 to 2100) and
+    columns of at most 10 whole numbers (more than two) bands doubling from the first
+    value (``doubling_bands``: 1980-1981, 1980-1983, ...); codes (a ZIP-like column name, or digit strings
     of one length of 4 or more) digit masking; dates (YYYY-MM-DD) month, quarter,
     year and decade; numbers with more than 10 distinct values nested bands of
     widths w, 2w, 4w (w a round number) and ``*``, a long tail (``tail_cuts``)
@@ -93,9 +95,14 @@ def default_hierarchy(
         return "bundled taxonomy", known.table
     lengths = {len(k) for k in keys}
     digits = all(k.isdigit() for k in keys)
+    numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
+    whole = not numbers.isna().any() and bool(np.all(numbers == np.floor(numbers)))
+    years = whole and digits and bool(((numbers >= YEARS[0]) & (numbers <= YEARS[1])).all())
+    if len(keys) > 2 and whole and not is_code_name(name) and (years or len(keys) <= SMALL_WHOLE):
+        # a year (or a few whole numbers): doubling bands from the first value, never a jump to nothing
+        return "intervals", interval_hierarchy(keys, doubling_bands(numbers), top=True)
     if digits and (is_code_name(name) or (len(lengths) == 1 and min(lengths) >= 4)):
         return "masking", masking_hierarchy(keys)
-    numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
     if not numbers.isna().any() and len(keys) > 10:
         bands, below, above = default_intervals(values, counts=counts)
         return "intervals", interval_hierarchy(keys, bands, top=True, below=below, above=above)
@@ -108,6 +115,27 @@ def default_hierarchy(
     if len(keys) > 2:
         return "frequency", frequency_hierarchy(values, counts=counts)
     return "flat", flat_hierarchy(keys)
+
+
+YEARS = (1800, 2100)  # whole numbers within these read as years
+SMALL_WHOLE = 10  # at most this many distinct whole numbers get doubling bands
+
+
+def doubling_bands(values: Iterable) -> list[list[Band]]:
+    """Bands of widths 2, 4, 8, ... from the smallest of whole-number ``values`` (years, a few
+    codes) while no band holds them all (the top level, ``*``, does): 1980-1981, 1980-1983, ...
+
+    >>> bands_text(doubling_bands([1980, 1983, 1987]))
+    '1980-1981, 1982-1983, 1984-1985, 1986-1987 | 1980-1983, 1984-1987'
+    """
+    x = pd.to_numeric(pd.Series(list(values), dtype=object)).to_numpy(dtype=float)
+    low, high = float(x.min()), float(x.max())
+    out: list[list[Band]] = []
+    width = 2.0
+    while low + width - 1 < high:
+        out.append([(float(s), float(s + width - 1)) for s in np.arange(low, high + 1e-9, width)])
+        width *= 2
+    return out
 
 
 TAIL_SHARE = 0.01  # records in each tail that may be top- or bottom-coded

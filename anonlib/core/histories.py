@@ -37,9 +37,11 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from .budget import WorkEstimate, check_work
 from .equivalence import combine, persons_per_class
@@ -318,3 +320,78 @@ def adversary_power(value: object) -> int | None:
             f"The adversary's power is 'all' or a whole number of a person's records, at least 1; got {shown[:40]}."
         )
     return number
+
+
+@dataclass(frozen=True, eq=False)
+class Earlier:
+    """Records a project already released under linked pseudonyms (its earlier deliveries), kept as
+    released: per record its owners (``owners``: column -> the values as released, the pseudonyms),
+    its class (``classes``: its delivery and its released quasi-identifier values as one label, so
+    rows of different deliveries never share a class: an attacker knows which file a row came from)
+    and its records (``weights``). A new delivery's histories are judged on its records together
+    with these (the cumulative history). Compared by identity.
+
+    >>> e = Earlier.of([(pd.DataFrame({"pid": ["a", "b"], "age": ["30-39", "30-39"]}), ["age"], None)], ["pid"])
+    >>> e.deliveries, e.classes.tolist(), e.people("pid")
+    (1, ['0\\x1f30-39', '0\\x1f30-39'], 2)
+    """
+
+    owners: dict[str, np.ndarray]
+    classes: np.ndarray
+    weights: np.ndarray
+    deliveries: int
+
+    @classmethod
+    def of(cls, tables: Sequence[tuple[pd.DataFrame, Sequence[str], str | None]], owners: Sequence[str]) -> Earlier:
+        """From the released ``tables`` (each: the table as released, its quasi-identifiers, its count
+        column or None), the ``owners`` columns each must hold."""
+        values: dict[str, list[np.ndarray]] = {c: [] for c in owners}
+        labels, weights = [], []
+        for number, (frame, qis, count) in enumerate(tables):
+            missing = [c for c in owners if c not in frame.columns]
+            if missing:
+                raise ParameterError(
+                    f"Earlier delivery {number + 1} does not hold {', '.join(missing)}, so its records do not link."
+                )
+            text = frame[list(qis)].astype(str).agg("\x1f".join, axis=1) if qis else pd.Series("", index=frame.index)
+            labels.append((f"{number}\x1f" + text).to_numpy(dtype=object))
+            for c in owners:
+                values[c].append(frame[c].astype(str).to_numpy(dtype=object))
+            w = np.ones(len(frame), dtype=np.int64) if count is None else frame[count].to_numpy(dtype=np.int64)
+            weights.append(w)
+        return cls(
+            {c: _joined(v) for c, v in values.items()},
+            _joined(labels),
+            np.concatenate(weights) if weights else np.zeros(0, dtype=np.int64),
+            len(tables),
+        )
+
+    def people(self, column: str) -> int:
+        """Distinct owners of ``column`` in the earlier records."""
+        return int(len(pd.unique(self.owners[column])))
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
+
+
+def joint_codes(values: pd.Series, earlier: Earlier | None, column: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """One code per owner across a new table's ``values`` and the ``earlier`` records' owners of
+    ``column`` (the same pseudonym, the same person): the new rows' codes, the earlier rows' codes
+    and how many owners there are in all.
+
+    >>> e = Earlier.of([(pd.DataFrame({"pid": ["b", "c"], "age": [1, 2]}), ["age"], None)], ["pid"])
+    >>> new, old, n = joint_codes(pd.Series(["a", "b"]), e, "pid")
+    >>> new.tolist(), old.tolist(), n
+    ([0, 1], [1, 2], 3)
+    """
+    from .equivalence import person_codes
+
+    if earlier is None:
+        codes, n = person_codes(values, column)
+        return codes, np.zeros(0, dtype=np.int64), n
+    joined = pd.concat(
+        [values.astype(str).reset_index(drop=True), pd.Series(earlier.owners[column], dtype=object)], ignore_index=True
+    )
+    codes, n = person_codes(joined, column)
+    return codes[: len(values)], codes[len(values) :], n

@@ -6,9 +6,10 @@ equivalence classes' k, anonymity vector, share of unique records and the
 records in classes smaller than 2, 5 and 10 (the usual thresholds).
 
 With a person column (``Role.PERSON``) the classes are counted in distinct people
-(``anonlib.core.equivalence.person_classes``): k, the vector, the unique and
-small-class counts are then people (a person whose records fall in several
-classes is counted in each), and ``records`` and ``persons`` give both totals.
+(``anonlib.core.equivalence.person_classes``): k and the vector are then classes of people,
+and the unique and small-class counts are distinct people (a person is unique when one of
+their records is in a class of one person, in a class smaller than t when one of their
+records is), each person once; ``records`` and ``persons`` give both totals.
 
 Example:
     >>> import pandas as pd
@@ -60,8 +61,7 @@ class RiskProfile:
     unique_records: int
     records_below: tuple[tuple[int, int], ...]
     person: str | None = None  # counted in distinct persons of this column
-    persons: int | None = None  # distinct persons (with ``person``)
-    memberships: int | None = None  # people counted once per class they are in (the base of the shares)
+    persons: int | None = None  # distinct persons (with ``person``): the base of the shares
 
     @property
     def unit(self) -> str:
@@ -70,7 +70,7 @@ class RiskProfile:
 
     @property
     def _base(self) -> int:
-        return self.records if self.memberships is None else self.memberships
+        return self.records if self.persons is None else self.persons
 
     @property
     def unique_share(self) -> float:
@@ -99,7 +99,6 @@ class RiskProfile:
                 persons=self.persons,
                 unique_people=self.unique_records,
                 people_below={f"<{t}": n for t, n in self.records_below},
-                people_in_classes=self.memberships,
             )
         return out
 
@@ -174,20 +173,24 @@ def person_risk_profile(
 ) -> RiskProfile:
     """The risk profile counted in distinct people of ``person`` (see the module text).
 
-    >>> df = pd.DataFrame({"sex": ["f", "f", "f", "m"], "pid": ["a", "a", "b", "c"]})
+    >>> df = pd.DataFrame({"sex": ["f", "f", "f", "m", "m"], "pid": ["a", "a", "b", "c", "a"]})
     >>> r = person_risk_profile(df, ["sex"], "pid")
-    >>> r.k, r.vector, r.records, r.persons, r.unique_records
-    (1, (1, 1), 4, 3, 1)
+    >>> r.k, r.vector, r.records, r.persons, r.unique_records, r.records_below
+    (2, (0, 2), 5, 3, 0, ((2, 0), (5, 3), (10, 3)))
     """
     require_quasi_identifiers(quasi_identifiers)
     counted = person_classes(frame, list(quasi_identifiers), person, count=count)
     profile = risk_from_histogram(quasi_identifiers, *size_histogram(counted.sizes), rows_dropped=rows_dropped)
+    # each person once: the people of the smallest class any of their records is in
+    smallest = np.full(counted.n_persons, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(smallest, counted.persons, counted.row_sizes)
     return replace(
         profile,
         records=int(counted.classes.sizes.sum()),
         person=person,
         persons=counted.n_persons,
-        memberships=profile.records,
+        unique_records=int((smallest == 1).sum()),
+        records_below=tuple((t, int((smallest < t).sum())) for t in RISK_THRESHOLDS),
     )
 
 

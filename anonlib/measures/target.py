@@ -53,7 +53,7 @@ from ..core.dataset import Dataset
 from ..core.equivalence import EncodedTable, encode, person_codes, persons_per_class
 from ..core.errors import ColumnError, ParameterError, RecipeError, join_names
 from ..core.fields import read_list, read_number, read_object, read_text, read_texts, read_whole
-from ..core.histories import adversary_power, check_history_work, history_ids, owner_pairs, owners_sharing
+from ..core.histories import Earlier, adversary_power, check_history_work, history_ids, owner_pairs, owners_sharing
 from ..core.metrics import whole_k
 from ..core.numbers import percent
 from .models import ModelRequirement, acceptance, suppression_limit
@@ -83,6 +83,8 @@ class ReleaseTarget:
     household: str | None = None
     linked: tuple[str, ...] = ()
     power: int | None = None
+    # a project's earlier deliveries judged with this one (``after``); compared by identity, never written
+    earlier: Earlier | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "k", whole_k(self.k))
@@ -189,14 +191,32 @@ class ReleaseTarget:
         """The owners ``anonlib.measures.models.acceptance`` counts this target's unit by.
 
         >>> ReleaseTarget(person="pid", linked=("pid",), power=2).owner_arguments()
-        {'person': 'pid', 'household': None, 'linked': ('pid',), 'power': 2}
+        {'person': 'pid', 'household': None, 'linked': ('pid',), 'power': 2, 'earlier': None}
         """
         return {
             "person": self.person if self.unit != "records" else None,
             "household": self.household if self.unit == "households" else None,
             "linked": self.linked if self.linkable else (),
             "power": self.power,
+            "earlier": self.earlier if self.linkable else None,
         }
+
+    def after(self, earlier: Earlier | None) -> ReleaseTarget:
+        """This target on the cumulative history: ``earlier`` records (a project's earlier
+        deliveries under linked pseudonyms) kept as released and judged with the new ones.
+
+        >>> ReleaseTarget(person="p", linked=("p",)).after(None).earlier is None
+        True
+        """
+        return replace(self, earlier=earlier)
+
+    @property
+    def cumulative(self) -> str:
+        """The earlier deliveries the target is judged with, in words ("" when none)."""
+        if self.earlier is None or not self.linkable:
+            return ""
+        n = self.earlier.deliveries
+        return f" across this delivery and {n} earlier deliver{'y' if n == 1 else 'ies'} linked by pseudonym"
 
     def power_text(self) -> str:
         """What the adversary knows of a linked history, in words ("" when records do not link).
@@ -230,7 +250,7 @@ class ReleaseTarget:
         """
         head = f"k = {self.k}" + ("" if self.whole == "records" else f" {self.whole}")
         if self.linkable:
-            head += f" {self.power_text()}"
+            head += f" {self.power_text()}{self.cumulative}"
         parts = [head, *(r.describe() for r in self.requirements)]
         single = {"records": "record", "people": "person", "households": "household"}[self.whole]
         parts.append(
@@ -340,6 +360,7 @@ class ReleaseTarget:
             failing_persons=failing_persons,
             persons_in_failing=None if persons is None else int(result.persons_in_failing),
             records_in_failing=None if persons is None else int(result.records_in_failing),
+            stuck=int(result.stuck),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -456,6 +477,7 @@ class TargetCheck:
     failing_persons: int | None = None
     persons_in_failing: int | None = None
     records_in_failing: int | None = None
+    stuck: int = 0  # owners failing over their cumulative history with no record in this table
 
     @property
     def by_person(self) -> bool:
@@ -496,12 +518,12 @@ class TargetCheck:
     @property
     def met(self) -> bool:
         """The table can be released as it is: nothing fails and suppression is within the limit."""
-        return self.failing_records == 0 and self.suppressed_share <= self.target.max_suppressed
+        return self.failing_records == 0 and self.suppressed_share <= self.target.max_suppressed and not self.stuck
 
     @property
     def met_after_suppression(self) -> bool:
         """Suppressing the failing records would meet the target (within the suppression limit)."""
-        return self.share_after_suppression <= self.target.max_suppressed
+        return self.share_after_suppression <= self.target.max_suppressed and not self.stuck
 
     def sentence(self) -> str:
         """One sentence a privacy officer reads first.
@@ -555,6 +577,12 @@ class TargetCheck:
         """
         limit = percent(self.target.max_suppressed, compact=True)
         noun = self.unit_noun
+        if self.stuck:
+            return (
+                f"Not met: {noun(self.stuck)} released earlier would be left with no record in this delivery and a "
+                f"history fewer than {self.target.k} share ({self._what()} {self.target.power_text()}"
+                f"{self.target.cumulative}): suppressing people in a later delivery sets their history apart."
+            )
         suppressed = (
             f" {noun(self.suppressed_persons)} ({percent(self.suppressed_share, compact=True)}; "
             f"{records(self.suppressed_records)}) suppressed so far."
@@ -607,7 +635,10 @@ class TargetCheck:
         whole = target.whole
         if target.power is None:
             shared = "a history" if target.unit == "histories" else "members' records together"
-            return f"have {shared} shared by at least {target.k} {whole} ({self._what()} {target.power_text()})"
+            return (
+                f"have {shared} shared by at least {target.k} {whole} ({self._what()} {target.power_text()}"
+                f"{target.cumulative})"
+            )
         return f"share any {target.power} of their records with at least {target.k} {whole} ({self._what()})"
 
     def _failing_phrase(self, one: bool) -> str:
@@ -625,7 +656,8 @@ class TargetCheck:
         if target.power is None:
             shared = "a history" if target.unit == "histories" else "their members' records together"
             return (
-                f"{has} {shared} shared by fewer than {target.k} {whole} ({self._what()} {target.power_text()})" + extra
+                f"{has} {shared} shared by fewer than {target.k} {whole} ({self._what()} {target.power_text()}"
+                f"{target.cumulative})" + extra
             )
         return (
             f"{has} {target.power} records that fewer than {target.k} {whole} share "

@@ -306,6 +306,8 @@ def record_entry(
                 recipe=recipe.dumps(),
                 released_sha256=entry.released_sha256,
                 package_blob=None if package is None else store._put_blob(c, package),
+                # a table released without a package is kept too: later deliveries are judged with it
+                table_blob=store._put_blob(c, table) if package is None and table else None,
                 audit_id=audit_id,
             )
         )

@@ -17,7 +17,10 @@ Tables:
   SHA-256 of the one before it; a private release's entry carries the ε and δ it spent
   (version 2);
 - ``projects.budget_epsilon`` / ``budget_delta``: a project's total privacy budget
-  (version 2; ``anonlib.projects.budget``).
+  (version 2; ``anonlib.projects.budget``);
+- ``releases.table_blob``: the released table of a release recorded without a package (version
+  3): a later delivery whose records link by pseudonym is judged on the cumulative history of
+  everything the project released (``anonlib.projects.linked``), so every released table is kept.
 
 ``SCHEMA_VERSION`` is written in ``meta``; a store of an older version is migrated
 (``MIGRATIONS``, each in the opening transaction), one of a newer version is refused
@@ -44,7 +47,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 
@@ -98,6 +101,7 @@ releases = Table(
     Column("released_sha256", String(64), nullable=False),
     Column("package_blob", String(64), ForeignKey("blobs.sha256"), nullable=True),
     Column("audit_id", Integer, nullable=False),
+    Column("table_blob", String(64), ForeignKey("blobs.sha256"), nullable=True),  # version 3: without a package
 )
 
 audit = Table(
@@ -167,9 +171,18 @@ def add_version_2(connection: Connection) -> None:
             connection.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {kind}"))
 
 
+def add_version_3(connection: Connection) -> None:
+    """Released tables kept: a release recorded without a package keeps its table (a nullable
+    column added; a store just created by version 1 already has it)."""
+    present = {c["name"] for c in inspect(connection).get_columns("releases")}
+    if "table_blob" not in present:
+        kind = String(64).compile(dialect=connection.dialect)
+        connection.execute(text(f"ALTER TABLE releases ADD COLUMN table_blob {kind} REFERENCES blobs(sha256)"))
+
+
 # version -> the function that brings a store of the version before it to this one
 # (version 1 creates the schema on an empty database)
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: create_version_1, 2: add_version_2}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: create_version_1, 2: add_version_2, 3: add_version_3}
 
 # the tables under the names the store's modules use
 META, BLOBS, PROJECTS, RELEASES, AUDIT = meta, blobs, projects, releases, audit

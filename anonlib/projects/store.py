@@ -302,6 +302,7 @@ class ProjectStore:
             select(PROJECTS.c.file_sha256).where(PROJECTS.c.file_sha256.is_not(None)),
             select(RELEASES.c.source_blob).where(RELEASES.c.source_blob.is_not(None)),
             select(RELEASES.c.package_blob).where(RELEASES.c.package_blob.is_not(None)),
+            select(RELEASES.c.table_blob).where(RELEASES.c.table_blob.is_not(None)),
         )
         c.execute(delete(BLOBS).where(BLOBS.c.sha256.not_in(used)))
 
@@ -619,7 +620,7 @@ class ProjectStore:
             ).first()
             packages = c.execute(
                 select(func.count(), func.coalesce(func.sum(BLOBS.c.size), 0)).where(
-                    BLOBS.c.sha256.in_(select(RELEASES.c.package_blob))
+                    BLOBS.c.sha256.in_(select(RELEASES.c.package_blob).union(select(RELEASES.c.table_blob)))
                 )
             ).first()
             entries = c.execute(select(func.count()).select_from(AUDIT)).scalar() or 0

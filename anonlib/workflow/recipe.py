@@ -54,6 +54,7 @@ from ..core.dataset import ROLE_VALUES, Dataset, Role, column_kind, convert_colu
 from ..core.errors import AnonlibError, ColumnError, KeyFileError, RecipeError, join_names
 from ..core.fields import damaged, read_list, read_object, read_text, read_texts, read_whole
 from ..core.hierarchy import SUPPRESSED
+from ..core.histories import Earlier
 from ..core.loading import load_table
 from ..measures.target import ReleaseTarget, TargetCheck
 from .health_steps import needs_key
@@ -534,6 +535,20 @@ class Recipe:
         return replace(self, steps=tuple(steps))
 
     @property
+    def earlier_deliveries(self) -> int:
+        """Earlier deliveries of its project the recipe's suppression judged histories with (0: none)."""
+        return max((getattr(s.step, "earlier_deliveries", 0) for s in self.steps), default=0)
+
+    def with_earlier(self, earlier: Earlier | None) -> Recipe:
+        """The recipe with its cumulative suppression holding the ``earlier`` deliveries' records
+        (``SuppressionStep.with_earlier``) and its target judged on the cumulative history."""
+        steps = tuple(
+            RecipeStep(s.step.with_earlier(earlier), s.page) if hasattr(s.step, "with_earlier") else s
+            for s in self.steps
+        )
+        return replace(self, steps=steps, target=self.target.after(earlier if self.target.linkable else None))
+
+    @property
     def describe(self) -> tuple[str, ...]:
         """One line per step: its page and what it does."""
         return tuple(f"{s.page or 'command line'}: {s.step.describe()}" for s in self.steps)
@@ -556,7 +571,7 @@ class Recipe:
             final,
             loaded_records=analysed_records(dataset, self.target.sensitive),
             wildcard=suppression_mark(s.step for s in self.steps),
-            loaded_persons=analysed_persons(dataset, self.target.sensitive),
+            loaded_persons=analysed_persons(dataset, self.target.sensitive, self.target),
         )
         steps = [s.step for s in self.steps]
         columns = check_release_columns(final, self.columns, steps)

@@ -126,7 +126,7 @@ class RiskSection:
     records_below: tuple[tuple[int, int], ...]  # (threshold, records in classes smaller than it)
     person: str | None = None  # with a person column, k and the counts above are people
     persons: int | None = None
-    base: int | None = None  # what the shares of ``records_below`` are of (people counted per class)
+    base: int | None = None  # what the shares of ``records_below`` are of (the people, with a person column)
 
     @property
     def unit(self) -> str:
@@ -285,7 +285,7 @@ def _risk_section(dataset: Dataset) -> RiskSection:
         records_below=risk.records_below,
         person=risk.person,
         persons=risk.persons,
-        base=risk.memberships,
+        base=risk.persons,
     )
 
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, ClassVar
 
@@ -72,7 +72,7 @@ from ..core.fields import (
     read_whole,
 )
 from ..core.hierarchy import generalize_column, validate_hierarchy, value_key
-from ..core.histories import adversary_power
+from ..core.histories import Earlier, adversary_power
 from ..core.metrics import whole_k
 from ..measures.models import ModelRequirement, acceptance
 from ..measures.peers import Partition
@@ -709,7 +709,10 @@ class SuppressionStep:
     records link: the release target's), a person fails when their history is shared by fewer
     than k people (any ``power`` of their records, or all), and with ``household`` among them
     whole households are suppressed (``anonlib.measures.models.acceptance``); these too are
-    written only when set."""
+    written only when set. ``earlier_deliveries``: the step judged histories across that many
+    earlier deliveries of its project (their records, ``earlier``, held in memory only, as a key
+    is: ``with_earlier``), so it is re-applied only with the project's linked deliveries before the
+    one it releases (``apply --project``: all of them, for the next delivery)."""
 
     kind: ClassVar[str] = "suppression"
     quasi_identifiers: tuple[str, ...]
@@ -722,6 +725,8 @@ class SuppressionStep:
     household: str | None = None
     linked: tuple[str, ...] = ()
     power: int | None = None
+    earlier_deliveries: int = 0
+    earlier: Earlier | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "quasi_identifiers", tuple(self.quasi_identifiers))
@@ -753,7 +758,13 @@ class SuppressionStep:
             household if household in linked else None,
             linked,
             target.power if linked else None,
+            target.earlier.deliveries if linked and target.earlier is not None else 0,
+            target.earlier if linked else None,
         )
+
+    def with_earlier(self, earlier: Earlier | None) -> SuppressionStep:
+        """The step holding the earlier deliveries' records it was judged with (when it was)."""
+        return replace(self, earlier=earlier) if self.earlier_deliveries else self
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -771,6 +782,12 @@ class SuppressionStep:
         columns = list(self.judged_columns)
         owners = [c for c in (self.person, self.household) if c]
         require_columns(frame, columns + ([self.count] if self.count else []) + owners)
+        if self.earlier_deliveries and self.earlier is None:
+            raise ParameterError(
+                f"This suppression was judged on each person's history across {self.earlier_deliveries} earlier "
+                f"deliver{'y' if self.earlier_deliveries == 1 else 'ies'} of its project (their records link by "
+                "pseudonym); re-apply it into that project (--project NAME), which holds them."
+            )
         judged = complete_rows(frame, columns) if self.missing == "drop" else np.ones(len(frame), dtype=bool)
         keep = np.ones(len(frame), dtype=bool)
         if judged.any():
@@ -785,6 +802,7 @@ class SuppressionStep:
                 household=self.household,
                 linked=self.linked,
                 power=self.power,
+                earlier=self.earlier,
             )
             keep[np.flatnonzero(judged)] = np.asarray(result.kept, dtype=bool)
         return keep
@@ -801,9 +819,11 @@ class SuppressionStep:
                 f"fail {join_names(rules)} ({_power_words(self.power)}, k counted in households)"
             )
         if self.person and self.person in self.linked:
+            n = self.earlier_deliveries
+            across = f" across {n} earlier deliver{'y' if n == 1 else 'ies'} and this one" if n else ""
             return (
-                f"Suppress every record of the people ({self.person}) whose history fails {join_names(rules)} "
-                f"({_power_words(self.power)}, k counted in people)"
+                f"Suppress every record of the people ({self.person}) whose history{across} fails "
+                f"{join_names(rules)} ({_power_words(self.power)}, k counted in people)"
             )
         if self.person:
             return (
@@ -826,6 +846,7 @@ class SuppressionStep:
             **({"person": self.person} if self.person else {}),
             **({"household": self.household} if self.household else {}),
             **({"linked": list(self.linked), "power": self.power or "all"} if self.linked else {}),
+            **({"earlier_deliveries": self.earlier_deliveries} if self.earlier_deliveries else {}),
         }
 
     @classmethod
@@ -834,7 +855,7 @@ class SuppressionStep:
             data,
             where,
             required=("kind", "quasi_identifiers", "k", "requirements", "count", "missing"),
-            optional=("also_complete", "person", "household", "linked", "power"),
+            optional=("also_complete", "person", "household", "linked", "power", "earlier_deliveries"),
         )
         requirements = []
         for i, item in enumerate(read_list(data, "requirements", where), start=1):
@@ -853,6 +874,7 @@ class SuppressionStep:
                 read_text(data, "household", where) if "household" in data else None,
                 read_texts(data, "linked", where) if "linked" in data else (),
                 data.get("power", "all"),
+                read_whole(data, "earlier_deliveries", where, minimum=0) if "earlier_deliveries" in data else 0,
             ),
         )
 

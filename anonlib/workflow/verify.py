@@ -49,6 +49,7 @@ import numpy as np
 
 from ..core.dataset import Dataset, Role
 from ..core.errors import AnonlibError, ColumnError, DataFileError, KeyFileError, PackageError
+from ..core.histories import Earlier
 from ..core.loading import DEFAULT_MAX_BYTES, load_table
 from .keys import key_id
 from .package import AUDIT_FILE, MEMBERS, README_FILE, RECIPE_FILE, REPORT_FILE, SUMS_FILE, TABLE_FILE
@@ -91,10 +92,12 @@ def verify_package(
     *,
     source_name: str | None = None,
     key: bytes | None = None,
+    earlier: Earlier | None = None,
 ) -> Verification:
     """Check a release package (the zip's bytes or path) and, given the ``source`` file
     (bytes or path), that re-applying its recipe reproduces the released table (its
-    pseudonym and date-shift steps replayed under ``key``, the project key)."""
+    pseudonym and date-shift steps replayed under ``key``, the project key; a suppression judged
+    on histories across a project's earlier deliveries replayed with their records, ``earlier``)."""
     checks: list[PartCheck] = []
 
     def check(part: str, passed: bool, sentence: str) -> bool:
@@ -131,7 +134,7 @@ def verify_package(
     if source is not None:
         if recipe is None:
             check(SOURCE, False, f"was not checked: {RECIPE_FILE} could not be read, so there is no recipe to re-apply")
-        elif not _check_source(recipe, table, source, source_name, check, key) and _person_withheld(recipe):
+        elif not _check_source(recipe, table, source, source_name, check, key, earlier) and _person_withheld(recipe):
             check(
                 TARGET,
                 False,
@@ -303,7 +306,13 @@ def _check_target(recipe: Recipe, table: bytes, check) -> None:
 
 
 def _check_source(
-    recipe: Recipe, table: bytes | None, source, source_name: str | None, check, key: bytes | None = None
+    recipe: Recipe,
+    table: bytes | None,
+    source,
+    source_name: str | None,
+    check,
+    key: bytes | None = None,
+    earlier: Earlier | None = None,
 ) -> bool:
     """The source is the file recorded, and re-applying the recipe (its keyed steps under
     ``key``) to it reproduces the table; True when the replay reproduced it and the target was
@@ -331,7 +340,7 @@ def _check_source(
         )
         return False
     try:
-        keyed = recipe.with_key(key)
+        keyed = recipe.with_key(key).with_earlier(earlier)
     except KeyFileError as err:  # steps made with two keys: one of them is not this one
         check(SOURCE, False, f"was not re-applied: {err}")
         return False

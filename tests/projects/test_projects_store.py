@@ -235,18 +235,19 @@ def test_an_older_store_is_migrated_and_a_newer_one_refused(store_url, monkeypat
         connection.execute(text("ALTER TABLE projects ADD COLUMN note TEXT"))
         added.append(connection.dialect.name)
 
-    monkeypatch.setitem(store_module.MIGRATIONS, 3, next_version)
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 3)
+    newer = store_module.SCHEMA_VERSION + 1
+    monkeypatch.setitem(store_module.MIGRATIONS, newer, next_version)
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", newer)
     migrated = ProjectStore(store_url)
-    assert added and migrated.schema_version == 3 and migrated.load("survey").state.target.k == 5
+    assert added and migrated.schema_version == newer and migrated.load("survey").state.target.k == 5
     engine = create_engine(store_url)
     with engine.connect() as c:
-        assert c.execute(text("SELECT value FROM meta WHERE key = 'schema_version'")).scalar() == "3"
+        assert c.execute(text("SELECT value FROM meta WHERE key = 'schema_version'")).scalar() == str(newer)
         assert c.execute(text("SELECT count(note) FROM projects")).scalar() == 0
     with engine.begin() as c:
         c.execute(META.update().where(META.c.key == "schema_version").values(value="99"))
     engine.dispose()
-    with pytest.raises(StoreError, match=r"newer anonlib \(schema version 99; this one reads up to 3\)"):
+    with pytest.raises(StoreError, match=rf"newer anonlib \(schema version 99; this one reads up to {newer}\)"):
         ProjectStore(store_url)
 
 

@@ -13,9 +13,16 @@ import numpy as np
 import pandas as pd
 
 from ...core.cells import is_number_column
-from ...core.equivalence import EncodedTable, encode, person_codes, persons_failing, persons_per_class, record_counts
+from ...core.equivalence import (
+    EncodedTable,
+    encode,
+    encode_column,
+    persons_failing,
+    persons_per_class,
+    record_counts,
+)
 from ...core.errors import ParameterError, join_names, require_columns
-from ...core.histories import rows_short
+from ...core.histories import Earlier, joint_codes, rows_short
 from ...core.metrics import whole_k
 from ...core.numbers import whole_number
 from .per_class import (
@@ -247,6 +254,7 @@ class Acceptance:
     persons_in_failing: int | None = None
     records_in_failing: int | None = None
     encoded: EncodedTable | None = field(default=None, compare=False, repr=False)  # the table judged, encoded
+    stuck: int = 0  # owners failing over their cumulative history with no record here (earlier deliveries)
 
 
 def acceptance(
@@ -263,6 +271,7 @@ def acceptance(
     household: str | None = None,
     linked: Sequence[str] = (),
     power: int | None = None,
+    earlier: Earlier | None = None,
 ) -> Acceptance:
     """Suppress the records of every class failing k or a requirement; acceptable when
     the suppressed share is at most ``max_suppressed`` (a share of records, 0..1).
@@ -276,7 +285,8 @@ def acceptance(
     together (released in any form): k then counts each person's whole history (or, with
     ``power`` = m, any m of their records; ``anonlib.core.histories``), and a household column
     among them counts households by their members' records together; whole households are
-    then suppressed, and ``persons`` and its kin count households.
+    then suppressed, and ``persons`` and its kin count households. ``earlier`` records (a
+    project's earlier deliveries, kept as released) make the histories cumulative (``Owners``).
 
     >>> df = pd.DataFrame({"zip": [1, 1, 1, 2, 2], "dx": ["a", "b", "c", "a", "a"]})
     >>> a = acceptance(df, ["zip"], k=2, requirements=[ModelRequirement("distinct_l", "dx", 2)], max_suppressed=0.4)
@@ -314,7 +324,7 @@ def acceptance(
                 raise ParameterError(
                     f"'{column}' is {what}; it cannot also be a quasi-identifier, sensitive or the count."
                 )
-        owners = Owners.of(frame, person, household, linked, power)
+        owners = Owners.of(frame, person, household, linked, power, earlier)
         if owners is not None:
             return replace(
                 _person_acceptance(frame, qis, classes, owners, k, requirements, counts, limit, count), encoded=table
@@ -338,36 +348,100 @@ class Owners:
     """Whom a release target counts when records belong to people: ``unit`` (the person or the
     household column, suppressed whole) with its code per record; ``linked``, the kinds of owner
     whose records link (code per record, how many), each judged on its history at ``power``
-    (``anonlib.core.histories.rows_short``); none linked: k counts distinct people per class."""
+    (``anonlib.core.histories.rows_short``); none linked: k counts distinct people per class.
+
+    With ``earlier`` records (a project's earlier deliveries under linked pseudonyms,
+    ``anonlib.core.histories.Earlier``) the histories are cumulative: the earlier records join
+    them in classes of their own (``earlier_ids``), their owners coded with this table's
+    (``earlier_unit``, ``earlier_kinds``); they are kept as released, so an owner failing is
+    suppressed from this table only, and one failing with no record here cannot be helped
+    (``stuck``). ``here`` is the owners of this table (the base of the suppressed share)."""
 
     codes: np.ndarray
     n: int
     linked: tuple[tuple[np.ndarray, int], ...] = ()
     power: int | None = None
+    here: int = 0
+    earlier_ids: np.ndarray | None = None
+    n_earlier: int = 0
+    earlier_weights: np.ndarray | None = None
+    earlier_unit: np.ndarray | None = None
+    earlier_kinds: tuple[np.ndarray, ...] = ()
 
     @classmethod
     def of(
-        cls, frame: pd.DataFrame, person: str | None, household: str | None, linked: Sequence[str], power: int | None
+        cls,
+        frame: pd.DataFrame,
+        person: str | None,
+        household: str | None,
+        linked: Sequence[str],
+        power: int | None,
+        earlier: Earlier | None = None,
     ) -> Owners | None:
         """The owners of ``frame``'s records (None: counted in records: no person column and no
-        household linked)."""
+        household linked), with the ``earlier`` records when they link."""
         linked = tuple(linked)
         kinds = [c for c in (household, person) if c is not None and c in linked]
         unit = household if household is not None and household in linked else person
         if unit is None:
             return None
         require_columns(frame, [unit, *kinds])
-        codes = {c: person_codes(frame[c], c) for c in dict.fromkeys([unit, *kinds])}
-        return cls(*codes[unit], tuple(codes[c] for c in kinds), power)
+        if not kinds:
+            earlier = None
+        codes = {c: joint_codes(frame[c], earlier, c) for c in dict.fromkeys([unit, *kinds])}
+        here = _persons_in(np.ones(len(frame), dtype=bool), codes[unit][0], codes[unit][2])
+        if earlier is None:
+            return cls(codes[unit][0], codes[unit][2], tuple((codes[c][0], codes[c][2]) for c in kinds), power, here)
+        ids, labels = encode_column(earlier.classes, ordered=False)
+        n_earlier = len(labels)
+        return cls(
+            codes[unit][0],
+            codes[unit][2],
+            tuple((codes[c][0], codes[c][2]) for c in kinds),
+            power,
+            here,
+            ids,
+            n_earlier,
+            earlier.weights,
+            codes[unit][1],
+            tuple(codes[c][1] for c in kinds),
+        )
+
+    def _cumulative(self, ids, n_classes, weights, k, rows) -> tuple[np.ndarray, np.ndarray]:
+        """Per row of ``rows``, and per earlier record, whether its owner's cumulative history fails."""
+        all_ids = np.concatenate([ids, n_classes + self.earlier_ids])
+        all_weights = np.concatenate([np.asarray(weights, dtype=np.int64), self.earlier_weights])
+        kinds = [(np.concatenate([codes[rows], old]), n) for (codes, n), old in zip(self.linked, self.earlier_kinds)]
+        short = rows_short(all_ids, n_classes + self.n_earlier, kinds, k, all_weights, power=self.power)
+        return short[: len(ids)], short[len(ids) :]
 
     def short_rows(self, ids: np.ndarray, n_classes: int, weights: np.ndarray, k: int, rows: np.ndarray) -> np.ndarray:
         """Per row of ``rows`` (the records left), whether it fails k: its owner's history is
-        shared by fewer than k (linked), or its class holds fewer than k people."""
+        shared by fewer than k (linked; cumulative with earlier records, an owner failing through
+        them fails here too), or its class holds fewer than k people."""
+        if self.linked and self.earlier_ids is not None:
+            new, old = self._cumulative(ids, n_classes, weights, k, rows)
+            if old.any():
+                failing = np.zeros(self.n, dtype=bool)
+                failing[self.earlier_unit[old]] = True
+                new = new | failing[self.codes[rows]]
+            return new
         if self.linked:
             kinds = [(codes[rows], n) for codes, n in self.linked]
             return rows_short(ids, n_classes, kinds, k, weights, power=self.power)
         people = persons_per_class(ids, n_classes, self.codes[rows], self.n)
         return ((people > 0) & (people < k))[ids]
+
+    def stuck(self, ids: np.ndarray, n_classes: int, weights: np.ndarray, k: int, rows: np.ndarray) -> int:
+        """Owners whose cumulative history fails with none of their records left in this table
+        (``rows``): kept as released earlier, nothing here can help them (0 without earlier records)."""
+        if self.earlier_ids is None or not self.linked:
+            return 0
+        _, old = self._cumulative(ids, n_classes, weights, k, rows)
+        failing = np.zeros(self.n, dtype=bool)
+        failing[self.earlier_unit[old]] = True
+        failing[self.codes[rows]] = False
+        return int(failing.sum())
 
 
 def _person_acceptance(frame, qis, classes, owners: Owners, k, requirements, counts, limit, count) -> Acceptance:
@@ -403,17 +477,21 @@ def _person_acceptance(frame, qis, classes, owners: Owners, k, requirements, cou
         out[rest] = persons_failing(again, codes[rest], n_persons)
         out = persons_failing(out, codes, n_persons)
     gone = _persons_in(out, codes, n_persons)
+    here = owners.here
+    rest = np.flatnonzero(~out)
+    stuck = owners.stuck(classes.ids[rest], classes.n_classes, weights[rest], k, rest)
     return Acceptance(
-        acceptable=within_limit(gone, n_persons, limit),
+        acceptable=within_limit(gone, here, limit) and stuck == 0,
         records=int(weights.sum()),
         suppressed_records=int(weights[out].sum()),
-        suppressed_share=gone / n_persons if n_persons else 0.0,
+        suppressed_share=gone / here if here else 0.0,
         failing=failing,
         kept=~out,
-        persons=n_persons,
+        persons=here,
         suppressed_persons=gone,
         persons_in_failing=in_failing_persons,
         records_in_failing=in_failing_records,
+        stuck=stuck,
     )
 
 

@@ -70,10 +70,10 @@ import pandas as pd
 
 from ...core.budget import lattice_size
 from ...core.cells import is_number_column
-from ...core.equivalence import Classes, combine, distinct_keys, encode, person_codes, stack_columns
+from ...core.equivalence import Classes, combine, distinct_keys, encode, encode_column, stack_columns
 from ...core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names, require_columns
 from ...core.hierarchy import generalized_values, level_lookup
-from ...core.histories import check_history_work, owner_pairs
+from ...core.histories import check_history_work, joint_codes, owner_pairs
 from ...measures.models import (
     Owners,
     checked_requirements,
@@ -243,9 +243,11 @@ class GeneralizationSpace:
         table = encode(
             df, [*self.qis, *self.sensitive], count=count, unordered=[a for a in self.qis if a not in self.sensitive]
         )
-        self.owner_counts: dict[str, int] = {}  # distinct owners per owner column
+        self.owner_counts: dict[str, int] = {}  # distinct owners per owner column (earlier deliveries' too)
+        earlier = target.earlier if self.linked else None
+        earlier_codes: dict[str, np.ndarray] = {}
         for owner in owners:  # the owners ride along the class tables as carried columns
-            codes, self.owner_counts[owner] = person_codes(df[owner], owner)
+            codes, earlier_codes[owner], self.owner_counts[owner] = joint_codes(df[owner], earlier, owner)
             table = replace(
                 table,
                 columns=(*table.columns, owner),
@@ -254,7 +256,12 @@ class GeneralizationSpace:
                 labels=(*table.labels, np.arange(self.owner_counts[owner])),
             )
         self.owner_columns = tuple(owners)
-        self.n_persons = self.owner_counts.get(person, 0) if person is not None else 0
+        # the people (households) of this table: the base of the suppressed share
+        self.n_persons = int(df[person].nunique()) if person is not None else 0
+        self._earlier = None  # the earlier deliveries' records, judged with this table's (cumulative histories)
+        if earlier is not None:
+            ids, labels = encode_column(earlier.classes, ordered=False)
+            self._earlier = (ids, len(labels), earlier.weights, earlier_codes)
         self.power = target.power
         self.encoded = table
         weights = table.weights if table.weights is not None else np.ones(table.n_rows, dtype=np.int64)
@@ -494,7 +501,23 @@ class GeneralizationSpace:
         """The owners of ``table``'s rows (its carried owner columns) and the rule they are judged by."""
         carried = dict(zip(self.owner_columns, table.carried[len(self.sensitive) :]))
         linked = tuple((carried[c], self.owner_counts[c]) for c in self.linked)
-        return Owners(carried[self.person], self.n_persons, linked, self.power)
+        n = self.owner_counts[self.person]
+        if self._earlier is None:
+            return Owners(carried[self.person], n, linked, self.power, self.n_persons)
+        ids, n_earlier, weights, codes = self._earlier
+        kinds = tuple(codes[c] for c in self.linked)
+        return Owners(
+            carried[self.person],
+            n,
+            linked,
+            self.power,
+            self.n_persons,
+            ids,
+            n_earlier,
+            weights,
+            codes[self.person],
+            kinds,
+        )
 
     def _people_out(self, table: ClassTable, sizes: np.ndarray, row_class: np.ndarray) -> tuple[np.ndarray, int | None]:
         """Per table row, whether its person (household) is suppressed, and how many are (None when a
@@ -526,12 +549,14 @@ class GeneralizationSpace:
                     return out, None
             if not fails.any():
                 break
-            gone = np.zeros(self.n_persons, dtype=bool)
+            gone = np.zeros(owners.n, dtype=bool)
             gone[who[fails]] = True
             leaving = alive[gone[who]]
             out[leaving] = True
             alive = alive[~gone[who]]
-        people = np.zeros(self.n_persons, dtype=bool)
+        if owners.stuck(row_class[alive], n_classes, table.weights[alive], self.k, alive):
+            return out, None  # an earlier delivery's person fails whatever this one releases
+        people = np.zeros(owners.n, dtype=bool)
         people[person[out]] = True
         return out, int(people.sum())
 

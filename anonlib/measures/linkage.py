@@ -1,0 +1,160 @@
+"""Who can be singled out when records link: people by the sequence of their rows, households by
+their members together, and sdcMicro's household risk.
+
+When the person column is released in any form (itself, a keyed pseudonym), an attacker who
+knows a person's quasi-identifiers over several records looks for the *history* (the multiset of
+the person's rows) rather than one row; when the household column is released, for the
+household's *signature* (its members' rows together). ``history_risk`` counts the people unique
+on their history and those whose history is shared by fewer than 2, 5 and 10 people;
+``household_risk`` the same for households, and the household risk of sdcMicro's
+``measure_risk(hid=)`` without sampling weights: with r_i = 1/f_i the individual risk of each
+member record i (f_i the records of its class on the quasi-identifiers, over the whole file), a
+household's risk is 1 - prod(1 - r_i); its maximum, mean and the households above a threshold.
+The counting is the kernel's (``anonlib.core.histories``).
+
+Example (three people seen twice: a and b alike, c apart; two households):
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"year": [1, 2, 1, 2, 1, 2], "job": ["x", "y", "x", "y", "x", "z"],
+    ...                    "pid": ["a", "a", "b", "b", "c", "c"], "hh": ["h1", "h1", "h1", "h1", "h2", "h2"]})
+    >>> r = history_risk(df, ["year", "job"], "pid")
+    >>> r.people, r.unique, r.below
+    (3, 1, ((2, 1), (5, 3), (10, 3)))
+    >>> h = household_risk(df, ["year", "job"], "hh")
+    >>> h.households, h.unique, round(h.max, 4), round(h.mean, 4)
+    (2, 2, 1.0, 0.9444)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..core.equivalence import encode, person_codes
+from ..core.errors import ParameterError
+from ..core.histories import owners_sharing
+from .profile import RISK_THRESHOLDS, require_quasi_identifiers
+
+HOUSEHOLD_THRESHOLD = 0.2  # a household risk above this is counted (the report's prosecutor threshold)
+
+
+@dataclass(frozen=True)
+class HistoryRisk:
+    """People (or households) by how many share their whole history: ``people`` in all,
+    ``unique`` alone with theirs, ``below`` per threshold t the people whose history fewer than t
+    people share (unique ones included)."""
+
+    people: int
+    unique: int
+    below: tuple[tuple[int, int], ...]
+
+    @property
+    def unique_share(self) -> float:
+        return self.unique / self.people if self.people else 0.0
+
+    def share_below(self, threshold: int) -> float:
+        """Share of people whose history fewer than ``threshold`` people share."""
+        return dict(self.below)[threshold] / self.people if self.people else 0.0
+
+
+@dataclass(frozen=True)
+class HouseholdRisk:
+    """Households by their members' records together (``unique``, ``below``: as ``HistoryRisk``,
+    in households), and sdcMicro's household risk: per household (``risks``, in the order of
+    ``labels``), its maximum, mean and the households above ``threshold``."""
+
+    households: int
+    unique: int
+    below: tuple[tuple[int, int], ...]
+    max: float
+    mean: float
+    above: int
+    threshold: float
+    members_in_unique: int  # records of households unique on their members together
+    records: int
+    labels: np.ndarray = field(repr=False, compare=False)
+    risks: np.ndarray = field(repr=False, compare=False)
+
+    @property
+    def unique_share(self) -> float:
+        return self.unique / self.households if self.households else 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        """``profile --json``'s household keys."""
+        return {
+            "households": self.households,
+            "households_unique": self.unique,
+            "households_below": {f"<{t}": n for t, n in self.below},
+            "household_risk": {
+                "max": self.max,
+                "mean": self.mean,
+                "above_threshold": self.above,
+                "threshold": self.threshold,
+            },
+            "records_in_unique_households": self.members_in_unique,
+        }
+
+
+def _owner_sharing(frame: pd.DataFrame, qis: Sequence[str], owner: str, count: str | None):
+    require_quasi_identifiers(qis)
+    if owner not in frame.columns:
+        raise ParameterError(f"'{owner}' is not a column of the data.")
+    table = encode(frame, list(qis), count=count)
+    classes = table.classes()
+    codes, n = person_codes(frame[owner], owner)
+    sharing = owners_sharing(classes.ids, classes.n_classes, codes, n, table.weights)
+    return table, classes, codes, n, sharing
+
+
+def history_risk(
+    frame: pd.DataFrame, quasi_identifiers: Sequence[str], person: str, *, count: str | None = None
+) -> HistoryRisk:
+    """People by how many share their whole history on ``quasi_identifiers`` (see the module text)."""
+    *_, sharing = _owner_sharing(frame, quasi_identifiers, person, count)
+    present = sharing[sharing > 0]
+    return HistoryRisk(
+        people=int(present.size),
+        unique=int((present == 1).sum()),
+        below=tuple((t, int((present < t).sum())) for t in RISK_THRESHOLDS),
+    )
+
+
+def household_risk(
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    household: str,
+    *,
+    count: str | None = None,
+    threshold: float = HOUSEHOLD_THRESHOLD,
+) -> HouseholdRisk:
+    """Households by their members' records together, and their household risk (module text)."""
+    if not 0.0 <= float(threshold) <= 1.0:
+        raise ParameterError(f"The household risk threshold is a share between 0 and 1; got {threshold:g}.")
+    table, classes, codes, n, sharing = _owner_sharing(frame, quasi_identifiers, household, count)
+    weights = np.ones(len(frame), dtype=np.int64) if table.weights is None else table.weights
+    f = classes.sizes[classes.ids].astype(np.float64)  # each record's class size, in records
+    factor = np.power(1.0 - 1.0 / f, weights)  # a row standing for w records is w members
+    keep = np.ones(n, dtype=np.float64)
+    order = np.argsort(codes, kind="stable")
+    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]]) if len(order) else order
+    if len(order):
+        keep[codes[order][starts]] = np.multiply.reduceat(factor[order], starts)
+    risks = 1.0 - keep
+    present = sharing > 0
+    members = np.bincount(codes, weights=weights, minlength=n)
+    labels = pd.unique(frame[household].to_numpy())  # person_codes numbers owners in order of appearance
+    return HouseholdRisk(
+        households=int(present.sum()),
+        unique=int((sharing[present] == 1).sum()),
+        below=tuple((t, int((sharing[present] < t).sum())) for t in RISK_THRESHOLDS),
+        max=float(risks[present].max()) if present.any() else 0.0,
+        mean=float(risks[present].mean()) if present.any() else 0.0,
+        above=int((risks[present] > threshold).sum()),
+        threshold=float(threshold),
+        members_in_unique=int(members[present & (sharing == 1)].sum()),
+        records=int(weights.sum()),
+        labels=labels,
+        risks=risks,
+    )
