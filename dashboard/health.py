@@ -16,6 +16,7 @@ import streamlit as st
 
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AnonlibError, ParameterError
+from anonlib.measures.linkage import LinkageRisk, linkage_risk
 from anonlib.measures.target import ReleaseTarget
 from anonlib.transformations.pseudonyms import DEFAULT_SHIFT_DAYS, MAX_SHIFT_DAYS, date_columns
 from anonlib.workflow import StepCost, WorkingCopy, step_cost
@@ -242,3 +243,64 @@ def role_reasons(guesses: dict) -> pd.DataFrame:
             "guessed from": [g.reason for g in guesses.values()],
         }
     )
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _linkage(
+    fingerprint: str, qis: tuple[str, ...], roles: tuple, missing: str, k: int, _dataset: Dataset
+) -> LinkageRisk:
+    return linkage_risk(_dataset, qis, k=k)
+
+
+def linkage_section(dataset: Dataset, target: ReleaseTarget) -> None:
+    """When records belong to people or households: who can be singled out by all of their rows
+    at once (people unique on their history, households on their members together, the household
+    risk), beside the per-row figures above, and whether the release links them (``target``: the
+    release target in the unit of the working copy's release)."""
+    qis = dataset.quasi_identifiers
+    if not dataset.owners or not qis:
+        return
+    risk = _linkage(dataset.fingerprint, qis, roles_key(dataset), dataset.missing, target.k, dataset)
+    st.markdown("**Linked records** (a person's rows together, a household's members together)")
+    h, g = risk.history, risk.households
+    if h is not None:
+        below = dict(h.below)
+        m = st.columns(3)
+        m[0].metric(
+            "people unique on their history",
+            f"{h.unique:,}",
+            help=f"{100 * h.unique_share:.2f}% of {h.people:,} people are the only person with their sequence of "
+            "rows (the multiset of their rows on the quasi-identifiers).",
+        )
+        m[1].metric(
+            f"people in histories shared by < {target.k}",
+            f"{below[target.k]:,}",
+            help=f"People whose whole history fewer than {target.k} people (the target's k) share.",
+        )
+        m[2].metric("people", f"{h.people:,}", help=plain(f"Distinct values of the person column {dataset.person}."))
+    if g is not None:
+        m = st.columns(4)
+        m[0].metric(
+            "households unique",
+            f"{g.unique:,}",
+            help=f"{100 * g.unique_share:.2f}% of {g.households:,} households are unique on their members' rows "
+            f"together; {g.members_in_unique:,} of {g.records:,} records live in one.",
+        )
+        m[1].metric("household risk: highest", f"{g.max:.3f}", help=HOUSEHOLD_RISK_HELP)
+        m[2].metric("household risk: mean", f"{g.mean:.3f}", help=HOUSEHOLD_RISK_HELP)
+        m[3].metric(f"households above {g.threshold:g}", f"{g.above:,}", help=HOUSEHOLD_RISK_HELP)
+    for sentence in risk.sentences(target.k):
+        st.caption(plain(sentence))
+    if target.linkable:
+        st.caption(plain(f"The release links them, so the target counts {target.unit}: {target.describe()}."))
+    else:
+        st.caption(
+            "The person column is not released, so records are not linked by it; stable quasi-identifiers may still "
+            "link them: tick 'Treat each person's records as linkable' in the sidebar to protect whole histories."
+        )
+
+
+HOUSEHOLD_RISK_HELP = (
+    "sdcMicro's household risk without weights: 1 - product over the household's member records of "
+    "(1 - 1/f), f the records in the member's class on the quasi-identifiers."
+)

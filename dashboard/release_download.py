@@ -54,7 +54,7 @@ def copy_key(copy: WorkingCopy) -> tuple:
         current.fingerprint,
         roles_key(current),
         current.missing,
-        copy.target.describe(),
+        copy.release_target.describe(),
         tuple(a.step.describe() for a in copy.steps),
     )
 
@@ -82,7 +82,7 @@ def page_report(copy: WorkingCopy, p: float) -> RiskReport:
 
     def make() -> RiskReport:
         return build_report(
-            copy.current, target=copy.target, p=float(p), steps=steps_section(copy), reuse=tables.get(table)
+            copy.current, target=copy.release_target, p=float(p), steps=steps_section(copy), reuse=tables.get(table)
         )
 
     report = memo("report.page", 16).compute((copy_key(copy), float(p)), make)

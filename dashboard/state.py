@@ -8,7 +8,8 @@ step of the session's ``anonlib.workflow.WorkingCopy``. Pages use:
 - ``apply_step(step, page)``: apply a step from a page (recorded in the history);
   ``apply_step_callback`` for a button's ``on_click`` (a refusal is shown in the sidebar);
 - ``undo()``, ``reset()``: drop the last step, or every step;
-- ``release_target()`` / ``set_release_target(target)``: the one release target;
+- ``release_target()`` / ``set_release_target(target)``: the one release target (``unit_target()``:
+  in the unit of the working copy's release, what pages search and check in);
 - ``working_copy()``: the history, the checks, the recipe and the release;
 - ``set_active_dataset(dataset, source, reading=None, data=None, keep_file=True)``: load
   a file or sample (or the same one with other roles or types: the steps are then replayed);
@@ -176,6 +177,13 @@ def reset() -> WorkingCopy:
     return copy
 
 
+def unit_target() -> ReleaseTarget:
+    """The release target in the unit of the working copy's release (``WorkingCopy.release_target``:
+    a person or household column released as a pseudonym links its records): what every search
+    and check of a page counts in."""
+    return working_copy().release_target
+
+
 def set_release_target(target: ReleaseTarget) -> None:
     """Set the one release target every page checks against (saved to the project)."""
     st.session_state[_TARGET_KEY] = target
@@ -270,6 +278,8 @@ def _seed_target_widgets(target: ReleaseTarget, sensitive: tuple[str, ...]) -> N
     """The sidebar's target widgets show ``target`` (they would otherwise set their own values back)."""
     st.session_state["target_k"] = int(target.k)
     st.session_state["target_suppressed"] = 100 * float(target.max_suppressed)
+    st.session_state["target_power"] = "all" if target.power is None else int(target.power)
+    st.session_state["target_linked"] = bool(target.linked)
     chosen = {r.sensitive: r for r in target.requirements}
     for column in sensitive:
         requirement = chosen.get(column)

@@ -163,10 +163,56 @@ def target_controls(container=None) -> None:
             help="The largest share of the loaded file's records (of its people, when a column is marked as the "
             "person) that may be suppressed (removed from the release).",
         )
+        linked, power = _linkage_inputs(target)
         with guarded("setting the release target"):
-            wanted = ReleaseTarget(k=int(k), requirements=_model_inputs(sensitive), max_suppressed=float(limit) / 100)
+            wanted = ReleaseTarget(
+                k=int(k),
+                requirements=_model_inputs(sensitive),
+                max_suppressed=float(limit) / 100,
+                linked=linked,
+                power=power,
+            )
             if wanted != target:
                 set_release_target(wanted)
+
+
+POWERS = ("all", 1, 2, 3, 4, 5)
+
+
+def _linkage_inputs(target: ReleaseTarget) -> tuple[tuple[str, ...], int | None]:
+    """With a person (or household) column: whether its records link (released as a pseudonym, or
+    treated as linkable: stable quasi-identifiers may link them too) and how many of a person's
+    records an attacker knows. Returns the columns chosen as linkable and the power."""
+    loaded = loaded_dataset()
+    owners = loaded.owners
+    if not owners:
+        return target.linked, target.power
+    unit = working_copy().release_target
+    released = [c for c in owners if c in unit.linked and c not in target.linked]
+    linked = tuple(target.linked)
+    if not released:
+        treat = st.checkbox(
+            "Treat each person's records as linkable",
+            value=bool(target.linked),
+            key="target_linked",
+            help="The person column is not released, so records are not linked by it; stable quasi-identifiers "
+            "(sex, year of birth, education) may still link them. Ticked, the target counts each person's whole "
+            "history (the sequence of their rows), as when the pseudonym is released.",
+        )
+        linked = tuple(owners) if treat else ()
+    if unit.linkable or linked:
+        chosen = st.selectbox(
+            "An attacker knows",
+            POWERS,
+            index=POWERS.index("all" if target.power is None else min(int(target.power), 5)),
+            format_func=lambda p: "all of a person's records" if p == "all" else f"any {p} of a person's records",
+            key="target_power",
+            help="The adversary's power (El Emam et al.): how many of a person's records an attacker may know. "
+            "All: every person's whole history must be shared by k people; m: every m of a person's records must "
+            "be found in the histories of k people (k^m-anonymity).",
+        )
+        return linked, None if chosen == "all" else int(chosen)
+    return linked, target.power
 
 
 def _check_box(copy) -> None:
@@ -271,7 +317,7 @@ def sidebar(container=None, status=None) -> None:
             before = copy.steps[0].before
             if before is not None:
                 st.caption(
-                    f"Loaded file: {before.failing_persons:,} people failing the target"
+                    f"Loaded file: {before.unit_noun(before.persons_in_failing)} failing the target"
                     if before.by_person
                     else f"Loaded file: {before.failing_records:,} records failing the target"
                 )
@@ -375,13 +421,15 @@ def suppress_label(check) -> str:
     >>> from types import SimpleNamespace as N
     >>> suppress_label(N(by_person=False, failing_records=12, failing_persons=None))
     'Suppress the 12 failing records'
-    >>> suppress_label(N(by_person=True, failing_records=12, failing_persons=3))
-    'Suppress the 3 failing people (12 records)'
+    >>> suppress_label(N(by_person=True, failing_records=12, failing_persons=3, unit_noun=lambda n: f"{n} people"))
+    'Suppress 3 people (12 records): what meeting the target removes'
     """
-    if check.by_person:
-        who = "person" if check.failing_persons == 1 else "people"
+    if check.by_person:  # what repeated suppression removes, said apart from the people failing
         records = "record" if check.failing_records == 1 else "records"
-        return f"Suppress the {check.failing_persons:,} failing {who} ({check.failing_records:,} {records})"
+        return (
+            f"Suppress {check.unit_noun(check.failing_persons)} ({check.failing_records:,} {records}): what meeting "
+            "the target removes"
+        )
     return f"Suppress the {check.failing_records:,} failing records"
 
 

@@ -20,15 +20,15 @@ from anonlib.workflow import Reading
 from anonlib.workflow.findings import ModelsSection, models_section
 from dashboard import charts
 from dashboard.glossary import term_help
-from dashboard.health import health_offers, pseudonym_offer, role_reasons
+from dashboard.health import health_offers, linkage_section, pseudonym_offer, role_reasons
 from dashboard.state import (
     active_dataset,
     active_source,
     current_project,
     loaded_dataset,
-    release_target,
     set_active_dataset,
     target_check,
+    unit_target,
     working_copy,
 )
 from dashboard.ui import download_csv, download_json, guarded, opened, page_header, plain, result_verdict, show_table
@@ -121,6 +121,14 @@ def _role_offers(dataset: Dataset) -> None:
             key="offer_person",
             on_click=_apply_offered_roles,
             args=({column: Role.PERSON},),
+        )
+    for column in [c for c, g in offered.items() if g.offer is Role.HOUSEHOLD and dataset.household is None][:1]:
+        st.info(plain(f"{column} may say whose household a record is in: {guesses[column].reason}."))
+        st.button(
+            f"Use {column} as the household column",
+            key="offer_household",
+            on_click=_apply_offered_roles,
+            args=({column: Role.HOUSEHOLD},),
         )
     candidates = [c for c, g in offered.items() if g.offer is Role.QUASI_IDENTIFIER]
     if candidates:
@@ -371,7 +379,7 @@ with risk_box, guarded("computing the re-identification risk"):
         st.caption(
             plain(
                 f"Counted in people: {risk.person} says whose record it is, so a class of five visits of one "
-                "patient is a class of 1 person. A person whose records fall in several classes is counted in each."
+                "patient is a class of 1 person; each person is counted once, by the smallest class of their rows."
             )
         )
     m = st.columns(4)
@@ -386,6 +394,7 @@ with risk_box, guarded("computing the re-identification risk"):
     m[0].metric(f"{unit} in classes < 5", f"{below.get(5, 0):,}", help=f"{100 * risk.share_below(5):.2f}% of {unit}")
     m[1].metric(f"{unit} in classes < 10", f"{below.get(10, 0):,}", help=f"{100 * risk.share_below(10):.2f}% of {unit}")
     result_verdict(target_check(), "The working copy")
+    linkage_section(dataset, unit_target())  # a person's rows together, a household's members together
 
     if qis:
         attack = _attacker_risk(dataset.fingerprint, qis, dataset.count, dataset.missing, dataset.person, dataset)
@@ -430,7 +439,7 @@ with risk_box, guarded("computing the re-identification risk"):
 
 with risk_box, guarded("computing the privacy models"):
     st.subheader("Privacy models per sensitive attribute")
-    target = release_target()
+    target = unit_target()
     if not dataset.sensitive:
         st.info("Mark a column as sensitive (below) to see l-diversity, t-closeness, δ-disclosure and β-likeness.")
     elif not qis:

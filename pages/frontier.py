@@ -34,7 +34,7 @@ from dashboard import charts
 from dashboard.frontier_views import policy_details, safe_harbor_section
 from dashboard.glossary import glossary_expander, term_help
 from dashboard.memo import memo, on_request, with_bar
-from dashboard.state import active_dataset, release_target, roles_key, target_key, working_copy
+from dashboard.state import active_dataset, roles_key, target_key, unit_target, working_copy
 from dashboard.ui import guarded, offer_step, page_header, paper_example, plain
 
 PAGE = "Frontier"
@@ -202,7 +202,7 @@ def _frontier_section(
 ) -> None:
     """The whole frontier workflow on one table. ``p`` prefixes widget keys; ``dataset`` is
     the working copy (a chosen policy can be applied as a step) or None (the paper's example)."""
-    target = release_target()
+    target = unit_target()
     qis = st.multiselect(
         "Quasi-identifiers",
         columns,
@@ -507,7 +507,7 @@ with guarded("searching the risk-utility frontier"):
         )
     st.caption(
         f"Working copy {plain(dataset.name)}: {dataset.n_records:,} records. Target: "
-        f"{plain(release_target().describe())} (sidebar)."
+        f"{plain(unit_target().describe())} (sidebar)."
     )
     _frontier_section(
         "fr",

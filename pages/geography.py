@@ -34,7 +34,7 @@ from dashboard import charts
 from dashboard.geo_views import result_view
 from dashboard.memo import memo
 from dashboard.progress import throttled
-from dashboard.state import active_dataset, release_target
+from dashboard.state import active_dataset, unit_target
 from dashboard.ui import (
     guarded,
     offer_step,
@@ -231,7 +231,7 @@ page_header(
 )
 
 dataset: Dataset = active_dataset()
-target = release_target()
+target = unit_target()
 candidates = tuple(c for c in dataset.frame.columns if c != dataset.count and c not in dataset.identifiers)
 found = _area_columns(dataset.fingerprint, candidates, None, dataset.frame)
 if "geo_records" not in st.session_state:

@@ -41,7 +41,7 @@ from dashboard.leakage_views import (
     tree_view,
 )
 from dashboard.memo import on_request
-from dashboard.state import active_dataset, release_target, roles_key, target_key, working_copy
+from dashboard.state import active_dataset, release_target, roles_key, target_key, unit_target, working_copy
 from dashboard.ui import download_csv, download_json, guarded, offer_step, opened, page_header, paper_example, plain
 
 PAGE = "Leakage"
@@ -206,7 +206,7 @@ page_header(
 
 palette = st.radio("Colours", list(charts.PALETTES), horizontal=True, key="leakage_palette")
 dataset: Dataset = active_dataset()
-target = release_target()
+target = unit_target()
 columns = list(dataset.quasi_identifiers + dataset.sensitive)
 
 with guarded("reading the working copy"):

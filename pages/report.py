@@ -71,7 +71,9 @@ p = float(
         help=term_help("p-upward privacy"),
     )
 )
-st.caption(f"k and the privacy models come from the release target in the sidebar: {plain(copy.target.describe())}.")
+st.caption(
+    f"k and the privacy models come from the release target in the sidebar: {plain(copy.release_target.describe())}."
+)
 
 report = None
 with guarded("building the risk report"):
@@ -146,11 +148,20 @@ if report is not None:
         m = st.columns(3)
         m[0].metric("k", f"{risk.k:,}", help=term_help("k"))
         m[1].metric("classes", f"{risk.classes:,}", help=term_help("class"))
-        m[2].metric("unique records", f"{risk.unique_records:,}", help=f"{100 * risk.unique_share:.2f}% of records")
+        unit, base = risk.unit, risk.base if risk.base is not None else risk.records
+        m[2].metric(f"unique {unit}", f"{risk.unique_records:,}", help=f"{100 * risk.unique_share:.2f}% of {unit}")
         m = st.columns(3)
-        m[0].metric(
-            "records in classes < 5", f"{below[5]:,}", help=f"{100 * below[5] / max(risk.records, 1):.2f}% of records"
-        )
+        m[0].metric(f"{unit} in classes < 5", f"{below[5]:,}", help=f"{100 * below[5] / max(base, 1):.2f}% of {unit}")
+        if risk.linkage is not None and risk.linkage.history is not None:
+            h = risk.linkage.history
+            m[1].metric(
+                "people unique on their history", f"{h.unique:,}", help=f"{100 * h.unique_share:.2f}% of people"
+            )
+        if risk.linkage is not None and risk.linkage.households is not None:
+            g = risk.linkage.households
+            m[2].metric(
+                "households unique", f"{g.unique:,}", help=f"household risk: highest {g.max:.3f}, mean {g.mean:.3f}"
+            )
         more = " ..." if risk.vector_length > len(risk.vector) else ""
         st.text(f"Anonymity vector: ({', '.join(str(v) for v in risk.vector)}{more})")
     _notes(report, "Re-identification risk")

@@ -7,7 +7,7 @@ import json
 
 from ..core.samples import SAMPLES
 from ..measures.avector import vector_text
-from ..measures.linkage import history_risk, household_risk
+from ..measures.linkage import linkage_risk
 from ..measures.profile import risk_profile
 from .common import data_arguments, engine_arguments, load_dataset, print_json
 from .health import household_argument, person_argument
@@ -17,17 +17,15 @@ def _profile(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
     risk = risk_profile(dataset)
     result = {"dataset": dataset.name, **risk.as_dict()}
-    history = households = None
-    if dataset.owners:  # when records link: people by the sequence of their rows, households by their members
-        frame, _ = dataset.analysis_frame(list(risk.quasi_identifiers), person=True)
-        if dataset.person is not None:
-            history = history_risk(frame, risk.quasi_identifiers, dataset.person, count=dataset.count)
-            result["people_unique_on_history"] = history.unique
-            result["people_in_histories_below"] = {f"<{t}": n for t, n in history.below}
-        if dataset.household is not None:
-            households = household_risk(frame, risk.quasi_identifiers, dataset.household, count=dataset.count)
-            result["household"] = dataset.household
-            result.update(households.as_dict())
+    # when records link: people by the sequence of their rows, households by their members together
+    linkage = linkage_risk(dataset, risk.quasi_identifiers)
+    history, households = linkage.history, linkage.households
+    if history is not None:
+        result["people_unique_on_history"] = history.unique
+        result["people_in_histories_below"] = {f"<{t}": n for t, n in history.below}
+    if households is not None:
+        result["household"] = dataset.household
+        result.update(households.as_dict())
     if args.json:
         print_json(args, json.dumps(result, indent=2))
         return 0

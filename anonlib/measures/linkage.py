@@ -32,9 +32,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..core.dataset import Dataset
 from ..core.equivalence import encode, person_codes
 from ..core.errors import ParameterError
 from ..core.histories import owners_sharing
+from ..core.numbers import percent
 from .profile import RISK_THRESHOLDS, require_quasi_identifiers
 
 HOUSEHOLD_THRESHOLD = 0.2  # a household risk above this is counted (the report's prosecutor threshold)
@@ -109,15 +111,21 @@ def _owner_sharing(frame: pd.DataFrame, qis: Sequence[str], owner: str, count: s
 
 
 def history_risk(
-    frame: pd.DataFrame, quasi_identifiers: Sequence[str], person: str, *, count: str | None = None
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    person: str,
+    *,
+    count: str | None = None,
+    thresholds: Sequence[int] = RISK_THRESHOLDS,
 ) -> HistoryRisk:
-    """People by how many share their whole history on ``quasi_identifiers`` (see the module text)."""
+    """People by how many share their whole history on ``quasi_identifiers`` (see the module text);
+    ``below`` for each of ``thresholds``."""
     *_, sharing = _owner_sharing(frame, quasi_identifiers, person, count)
     present = sharing[sharing > 0]
     return HistoryRisk(
         people=int(present.size),
         unique=int((present == 1).sum()),
-        below=tuple((t, int((present < t).sum())) for t in RISK_THRESHOLDS),
+        below=tuple((t, int((present < t).sum())) for t in sorted(set(thresholds))),
     )
 
 
@@ -158,3 +166,61 @@ def household_risk(
         labels=labels,
         risks=risks,
     )
+
+
+@dataclass(frozen=True)
+class LinkageRisk:
+    """What linked records expose in a dataset: people by their history (with a person column) and
+    households by their members together (with a household column); None where there is no such
+    column. The one call behind ``profile``, the Dataset page and the risk report."""
+
+    history: HistoryRisk | None
+    households: HouseholdRisk | None
+
+    def sentences(self, k: int = 5) -> tuple[str, ...]:
+        """The figures in plain words (``k``: the release target's k, for the histories shared by fewer).
+
+        >>> r = LinkageRisk(HistoryRisk(545, 267, ((2, 267), (5, 400), (10, 500))), None)
+        >>> r.sentences()[0][:92]
+        '267 of 545 people (49.0%) are the only person with their sequence of rows, and 400 (73.4%) s'
+        """
+        out = []
+        h = self.history
+        if h is not None and h.people:
+            below = dict(h.below)
+            shown = k if k in below else 5
+            out.append(
+                f"{h.unique:,} of {h.people:,} people ({percent(h.unique_share)}) are the only person with their "
+                f"sequence of rows, and {below[shown]:,} ({percent(h.share_below(shown))}) share it with fewer than "
+                f"{shown} people: where the person column is released (even as a pseudonym), all of a person's rows "
+                "are one record to single out."
+            )
+        g = self.households
+        if g is not None and g.households:
+            out.append(
+                f"{g.unique:,} of {g.households:,} households ({percent(g.unique_share)}) are unique on their "
+                f"members' rows together ({g.members_in_unique:,} of {g.records:,} records live in one); household "
+                f"risk (1 - product of 1 - 1/f over the members): highest {g.max:.3f}, mean {g.mean:.3f}, "
+                f"{g.above:,} households above {g.threshold:g}."
+            )
+        return tuple(out)
+
+
+def linkage_risk(dataset: Dataset, quasi_identifiers: Sequence[str] | None = None, *, k: int = 5) -> LinkageRisk:
+    """``history_risk`` and ``household_risk`` of a dataset's quasi-identifiers (its own when None),
+    through its person and household roles (missing values as the dataset says); the people whose
+    history fewer than 2, 5, 10 and ``k`` (the release target's) share."""
+    qis = list(dataset.quasi_identifiers if quasi_identifiers is None else quasi_identifiers)
+    if not dataset.owners:
+        return LinkageRisk(None, None)
+    require_quasi_identifiers(qis)
+    frame, _ = dataset.analysis_frame(qis, person=True)
+    history = (
+        None
+        if dataset.person is None
+        else history_risk(frame, qis, dataset.person, count=dataset.count, thresholds=(*RISK_THRESHOLDS, int(k)))
+    )
+    households = (
+        None if dataset.household is None else household_risk(frame, qis, dataset.household, count=dataset.count)
+    )
+    return LinkageRisk(history, households)

@@ -153,21 +153,20 @@ class ReleaseTarget:
         return replace(self, person=person, household=household, linked=linked)
 
     def released_as(self, dataset: Dataset, columns: Sequence[str]) -> ReleaseTarget:
-        """This target as a release of ``columns`` of ``dataset`` states it: the person and household
-        columns released (in any form) named and linked, so that the released table alone is
-        recounted in the same unit (a column not released cannot be counted on it).
+        """This target as a release of ``columns`` of ``dataset`` states it: counted by the dataset's
+        person and household columns, those released (in any form) linked.
 
         >>> import pandas as pd
         >>> ds = Dataset.from_frame("d", pd.DataFrame({"age": [30], "pid": ["a"]}),
         ...                         {"age": "quasi-identifier", "pid": "person"})
         >>> ReleaseTarget(k=2).released_as(ds, ["age", "pid"]).unit, ReleaseTarget(k=2).released_as(ds, ["age"]).unit
-        ('histories', 'records')
+        ('histories', 'people')
         """
         released = [c for c in (dataset.person, dataset.household) if c is not None and c in columns]
-        if not released:
+        person = dataset.person if dataset.person is not None else self.person
+        household = dataset.household if dataset.household is not None else self.household
+        if (person, household) == (self.person, self.household) and not released:
             return self
-        person = dataset.person if dataset.person in released else self.person
-        household = dataset.household if dataset.household in released else self.household
         return replace(self, person=person, household=household).linking(*released)
 
     def counted_by(self, person: str | None) -> ReleaseTarget:
@@ -381,9 +380,11 @@ class ReleaseTarget:
             data["person"] = self.person
         if self.household is not None:
             data["household"] = self.household
-        if self.linkable:  # records that link: whose, what the adversary knows, and the unit
+        if self.linked:  # records that link (or the officer treats as linkable): whose
             data["linked"] = list(self.linked)
+        if self.linked or self.power is not None:  # what the adversary knows of a history
             data["power"] = "all" if self.power is None else self.power
+        if self.linkable:
             data["unit"] = self.unit
         return data
 
@@ -634,7 +635,7 @@ class TargetCheck:
             return f"are in classes meeting {self._what()} (counted in people)"
         whole = target.whole
         if target.power is None:
-            shared = "a history" if target.unit == "histories" else "members' records together"
+            shared = "a history" if target.unit == "histories" else "their members' records together"
             return (
                 f"have {shared} shared by at least {target.k} {whole} ({self._what()} {target.power_text()}"
                 f"{target.cumulative})"

@@ -70,9 +70,10 @@ class AppliedStep:
         if self.before is None or self.after is None:
             return "risk not checked" + (f" ({self.problem})" if self.problem else "")
         if self.before.by_person and self.after.by_person:
+            whole = self.after.target.whole
             return (
-                f"people failing the target {self.before.failing_persons:,} -> {self.after.failing_persons:,} "
-                f"(records {self.before.failing_records:,} -> {self.after.failing_records:,})"
+                f"{whole} failing the target {self.before.persons_in_failing:,} -> {self.after.persons_in_failing:,} "
+                f"(their records {self.before.records_in_failing:,} -> {self.after.records_in_failing:,})"
             )
         return f"records failing the target {self.before.failing_records:,} -> {self.after.failing_records:,}"
 

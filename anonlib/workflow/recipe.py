@@ -415,8 +415,11 @@ class Recipe:
         if unknown or not columns:
             raise damaged(f"the release names {join_names(unknown) or 'no column'}, which the source does not list.")
         named = set(pseudonymized_columns(s.step for s in steps))
-        if any(roles[c] in (Role.IDENTIFIER.value, Role.PERSON.value) and c not in named for c in columns):
-            raise damaged("the release includes an identifier column (or the person column) not pseudonymised.")
+        hidden = (Role.IDENTIFIER.value, Role.PERSON.value, Role.HOUSEHOLD.value)
+        if any(roles[c] in hidden and c not in named for c in columns):
+            raise damaged(
+                "the release includes an identifier column (or the person or household column) not pseudonymised."
+            )
         for i, s in enumerate(steps, start=1):
             absent = [c for c in s.step.columns if c not in roles]
             if absent:
@@ -484,7 +487,8 @@ class Recipe:
         steps = tuple(RecipeStep(step, page) for step in first) + self.steps
         named = set(pseudonymized_columns(s.step for s in steps))
         wanted = set(self.columns) | {c.name for c in columns if c.role == Role.KEEP.value} | named
-        hidden = {c.name for c in columns if c.role in (Role.IDENTIFIER.value, Role.PERSON.value)} - named
+        never = (Role.IDENTIFIER.value, Role.PERSON.value, Role.HOUSEHOLD.value)
+        hidden = {c.name for c in columns if c.role in never} - named
         released = tuple(c.name for c in columns if c.name in wanted - hidden)
         return replace(
             self,

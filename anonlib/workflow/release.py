@@ -80,7 +80,7 @@ def default_release_columns(dataset: Dataset, steps: Iterable = ()) -> tuple[str
         if c not in withheld
         and (
             dataset.roles.get(c, Role.IGNORE) in kept
-            or (c in named and dataset.roles.get(c) in (Role.IDENTIFIER, Role.PERSON))
+            or (c in named and dataset.roles.get(c) in (Role.IDENTIFIER, Role.PERSON, Role.HOUSEHOLD))
         )
     )
 
@@ -125,12 +125,13 @@ def release_columns(
             f"{join_names(identifiers)} is marked as an identifier and is never released (only as a pseudonym); "
             "change its role first."
         )
-    persons = [c for c in columns if roles.get(c) is Role.PERSON and c not in pseudonymized]
-    if persons:
-        raise ColumnError(
-            f"'{persons[0]}' is the person column and is released only as a pseudonym; pseudonymise it first "
-            "(or leave it out of the release)."
-        )
+    for role, what in ((Role.PERSON, "person"), (Role.HOUSEHOLD, "household")):
+        owners = [c for c in columns if roles.get(c) is role and c not in pseudonymized]
+        if owners:
+            raise ColumnError(
+                f"'{owners[0]}' is the {what} column and is released only as a pseudonym; pseudonymise it first "
+                "(or leave it out of the release)."
+            )
     removed = [c for c in columns if c in withheld]
     if removed:
         raise ColumnError(f"{join_names(removed)} was removed by Safe Harbor and is never released.")
@@ -145,6 +146,7 @@ def release_columns(
 _LEFT_OUT_REASONS = {
     Role.IDENTIFIER: "an identifier: never released (release it as a pseudonym to keep it)",
     Role.PERSON: "the person column: released only as a pseudonym",
+    Role.HOUSEHOLD: "the household column: released only as a pseudonym",
     Role.IGNORE: "ignored: not released (give it the role keep to release it unchanged)",
 }
 
@@ -245,8 +247,8 @@ def release_table(
 
 
 def _never_analysed(dataset: Dataset) -> set[str]:
-    """Columns ``analysis_frame`` refuses (identifiers and the person column)."""
-    return set(dataset.identifiers) | ({dataset.person} if dataset.person else set())
+    """Columns ``analysis_frame`` refuses (identifiers, the person and the household column)."""
+    return set(dataset.identifiers) | set(dataset.owners)
 
 
 def merge_identical_rows(frame: pd.DataFrame, count: str) -> pd.DataFrame:

@@ -55,6 +55,7 @@ from ..core.metrics import whole_k
 from ..core.numbers import percent
 from ..core.version import PRODUCT
 from ..measures.leakage import attribute_label, leakage_table
+from ..measures.linkage import LinkageRisk, linkage_risk
 from ..measures.peers import estimate_minimum, walk_size
 from ..measures.profile import risk_profile
 from ..measures.target import ReleaseTarget
@@ -127,6 +128,7 @@ class RiskSection:
     person: str | None = None  # with a person column, k and the counts above are people
     persons: int | None = None
     base: int | None = None  # what the shares of ``records_below`` are of (the people, with a person column)
+    linkage: LinkageRisk | None = None  # people by their whole history, households by their members together
 
     @property
     def unit(self) -> str:
@@ -286,6 +288,7 @@ def _risk_section(dataset: Dataset) -> RiskSection:
         person=risk.person,
         persons=risk.persons,
         base=risk.persons,
+        linkage=linkage_risk(dataset, risk.quasi_identifiers) if dataset.owners else None,
     )
 
 
@@ -521,7 +524,10 @@ def _sentences(report_risk, leakage, privacy, generalization, steps: StepsSectio
         )
         below5 = dict(report_risk.records_below).get(5, 0)
         base = report_risk.base if report_risk.base is not None else report_risk.records
-        out.append(f"{below5:,} {unit} ({percent(below5 / max(base, 1))}) are in classes smaller than 5.")
+        where = " (each person once, by the smallest class of their rows)" if report_risk.person else ""
+        out.append(f"{below5:,} {unit} ({percent(below5 / max(base, 1))}) are in classes smaller than 5{where}.")
+        if report_risk.linkage is not None:
+            out.extend(report_risk.linkage.sentences())
     if leakage is not None and leakage.rows:
         top = leakage.rows[0]
         out.append(

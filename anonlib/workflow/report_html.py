@@ -254,6 +254,7 @@ def render_html(report: RiskReport) -> str:
                     ("k", f"{r.k:,}"),
                     (f"unique {r.unit}", f"{r.unique_records:,} ({percent(r.unique_share)})"),
                     *below,
+                    *_linkage_rows(r.linkage),
                 ],
             )
         )
@@ -372,3 +373,20 @@ def render_html(report: RiskReport) -> str:
     )
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _linkage_rows(linkage) -> list[tuple[str, str]]:
+    """The report's rows on linked records: people by their whole history, households by their members."""
+    if linkage is None:
+        return []
+    rows = []
+    h, g = linkage.history, linkage.households
+    if h is not None:
+        rows.append(("people unique on their history", f"{h.unique:,} of {h.people:,} ({percent(h.unique_share)})"))
+        rows += [(f"people whose history < {t} share", f"{n:,} ({percent(n / max(h.people, 1))})") for t, n in h.below]
+    if g is not None:
+        rows.append(
+            ("households unique on their members", f"{g.unique:,} of {g.households:,} ({percent(g.unique_share)})")
+        )
+        rows.append(("household risk", f"highest {g.max:.3f}, mean {g.mean:.3f}, {g.above:,} above {g.threshold:g}"))
+    return rows
