@@ -137,16 +137,18 @@ def now_sentence(check, records: int, rows: int) -> str:
     >>> from types import SimpleNamespace as N
     >>> now_sentence(N(by_person=False, failing_records=3), 10, 4)
     'Now: **10 records** in 4 distinct combinations; **3 records** in classes failing the target.'
-    >>> now_sentence(N(by_person=True, persons=6, records=10, persons_in_failing=2, records_in_failing=3), 10, 4)
+    >>> people = N(whole="people", linkable=False)
+    >>> now_sentence(N(by_person=True, persons=6, records=10, persons_in_failing=2, records_in_failing=3, target=people), 10, 4)
     'Now: **6 people** (10 records) in 4 distinct combinations; **2 people** (3 records) have records in classes failing the target.'
     """
     if check is None:
         return f"Now: **{records:,} records** in {rows:,} distinct combinations."
     if check.by_person:
+        whole = check.target.whole
+        what = "a history failing the target" if check.target.linkable else "records in classes failing the target"
         return (
-            f"Now: **{check.persons:,} people** ({check.records:,} records) in {rows:,} distinct combinations; "
-            f"**{check.persons_in_failing:,} people** ({check.records_in_failing:,} records) have records in classes "
-            "failing the target."
+            f"Now: **{check.persons:,} {whole}** ({check.records:,} records) in {rows:,} distinct combinations; "
+            f"**{check.persons_in_failing:,} {whole}** ({check.records_in_failing:,} records) have {what}."
         )
     return (
         f"Now: **{records:,} records** in {rows:,} distinct combinations; **{check.failing_records:,} records** in "

@@ -36,6 +36,7 @@ from anonlib.workflow.report import RiskReport, build_report, steps_section, wit
 
 from .memo import memo
 from .state import current_project, ensure_project, project_store, roles_key
+from .ui import plain
 
 log = logging.getLogger("dashboard")
 
@@ -168,6 +169,17 @@ def package_button(
     started, still holding the old id, could then find nothing to fetch (Streamlit's own
     documentation warns of this race)."""
     ensure_project()
+    check = copy.check
+    confirmed = True
+    if check is None or not check.met:  # a package that misses the target: said beside the button first
+        st.warning(
+            plain(
+                "This package does not meet the release target: "
+                + (check.sentence() if check is not None else f"the target cannot be checked ({copy.problem}).")
+                + " Its README, report and audit entry say so."
+            )
+        )
+        confirmed = st.checkbox("Download it anyway, knowing it misses the target", key=f"{key}-anyway")
     st.download_button(
         "Release package (zip)",
         recorded(package_data(copy, p, report, view), project_store(), current_project()),
@@ -177,4 +189,5 @@ def package_button(
         help=PACKAGE_HELP,
         type="primary",
         on_click="ignore",
+        disabled=not confirmed,
     )

@@ -104,7 +104,7 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, found: Generalizations
         st.caption(
             plain(
                 f"No generalization meets k = {found.keeping_need.k} with at most "
-                f"{100 * release_target().max_suppressed:g}% suppressed records while keeping every "
+                f"{100 * release_target().max_suppressed:g}% suppressed {unit_target().whole} while keeping every "
                 "quasi-identifier. " + found.keeping_need.sentence()
             )
         )
@@ -238,13 +238,7 @@ with guarded("reading the working copy"):
             key=f"shield-{scope}",
             help=term_help("quasi-identifier"),
         )
-        st.caption(
-            f"The release target in the sidebar ({plain(target.describe())}): every class of records "
-            "sharing these quasi-identifiers must hold at least k records"
-            + (" and meet the privacy models" if target.requirements else "")
-            + (", after suppressing at most the allowed share of records" if target.max_suppressed else "")
-            + "."
-        )
+        st.caption(plain(f"The release target in the sidebar ({target.describe()}): {target.rule()}"))
         if not qis:
             st.info("Choose at least one quasi-identifier.")
         else:

@@ -167,8 +167,8 @@ if view is not None:
                 {
                     "step": [s.number for s in view.steps],
                     "what it does": [s.description for s in view.steps],
-                    "records failing before": [s.failing_before for s in view.steps],
-                    "records failing after": [s.failing_after for s in view.steps],
+                    f"{view.steps[0].unit} failing before": [s.failing_before for s in view.steps],
+                    f"{view.steps[0].unit} failing after": [s.failing_after for s in view.steps],
                     "records suppressed": [s.suppressed_records for s in view.steps],
                     "what it cost": [" ".join(s.cost) for s in view.steps],
                     "page": [s.page for s in view.steps],

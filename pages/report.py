@@ -96,13 +96,13 @@ if report is not None:
     result_verdict(copy.check, "The working copy")
     if steps is not None and steps.rows:
         if steps.loaded_failing is not None:
-            st.caption(f"The loaded file: {steps.loaded_failing:,} records failing the target.")
+            st.caption(f"The loaded file: {steps.loaded_failing:,} {steps.unit} failing the target.")
         st.dataframe(
             pd.DataFrame(
                 {
                     "step": [r.number for r in steps.rows],
-                    "records failing before": [r.failing_before for r in steps.rows],
-                    "records failing after": [r.failing_after for r in steps.rows],
+                    f"{steps.unit} failing before": [r.failing_before for r in steps.rows],
+                    f"{steps.unit} failing after": [r.failing_after for r in steps.rows],
                     "records suppressed": [r.suppressed_records for r in steps.rows],
                     "page": [r.page for r in steps.rows],
                     "what it does": [r.description for r in steps.rows],

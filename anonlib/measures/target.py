@@ -186,6 +186,34 @@ class ReleaseTarget:
         linked = tuple(dict.fromkeys([*self.linked, *columns]))
         return self if linked == self.linked else replace(self, linked=linked)
 
+    def rule(self) -> str:
+        """What the target asks of a table, in words, in its unit.
+
+        >>> ReleaseTarget(k=5, max_suppressed=0.05).rule()
+        'every class of records sharing the quasi-identifiers holds at least 5 records, after suppressing at most 5% of records.'
+        >>> ReleaseTarget(k=5, person="pid", linked=("pid",), power=2).rule()
+        "any 2 of a person's records are found in the histories of at least 5 people."
+        """
+        k = self.k
+        if self.unit == "records":
+            head = f"every class of records sharing the quasi-identifiers holds at least {k} records"
+        elif self.unit == "people":
+            head = f"every class of records sharing the quasi-identifiers holds the records of at least {k} people"
+        elif self.power is not None:
+            whose = "a household's members'" if self.unit == "households" else "a person's"
+            head = f"any {self.power} of {whose} records are found in the histories of at least {k} {self.whole}"
+        elif self.unit == "histories":
+            head = f"every person's whole history (the sequence of their rows) is shared by at least {k} people"
+        else:
+            head = f"every household's members' rows together are shared by at least {k} households"
+        models = " and every class meets the privacy models" if self.requirements else ""
+        limit = (
+            f", after suppressing at most {percent(self.max_suppressed, compact=True)} of {self.whole}"
+            if self.max_suppressed
+            else ""
+        )
+        return f"{head}{self.cumulative}{models}{limit}."
+
     def owner_arguments(self) -> dict[str, Any]:
         """The owners ``anonlib.measures.models.acceptance`` counts this target's unit by.
 

@@ -108,7 +108,8 @@ def _checked(
 @dataclass(frozen=True)
 class StepRow:
     """One step of the working copy as the Release view and the report list it: what it did,
-    the records failing the release target before and after it (None when the target could not
+    what fails the release target before and after it, in ``unit`` (records; people, or
+    households, with a record failing it: ``failing_in_unit``; None when the target could not
     be checked), the records it suppressed and its cost in words."""
 
     number: int
@@ -118,6 +119,15 @@ class StepRow:
     failing_after: int | None
     suppressed_records: int
     cost: tuple[str, ...]
+    unit: str = "records"
+
+
+def failing_in_unit(check: TargetCheck | None) -> int | None:
+    """What fails ``check``'s target in its unit: the people (households) with a failing record, else
+    the records in failing classes (None: not checked)."""
+    if check is None:
+        return None
+    return check.persons_in_failing if check.by_person else check.failing_records
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,15 +237,17 @@ class WorkingCopy:
 
     def step_rows(self) -> tuple[StepRow, ...]:
         """The steps as the Release view and the report list them (``StepRow``), numbered from 1."""
+        unit = self.release_target.whole
         return tuple(
             StepRow(
                 i,
                 a.page,
                 a.step.describe(),
-                None if a.before is None else a.before.failing_records,
-                None if a.after is None else a.after.failing_records,
+                failing_in_unit(a.before),
+                failing_in_unit(a.after),
                 a.suppressed_records,
                 a.cost.sentences(),
+                unit,
             )
             for i, a in enumerate(self.steps, start=1)
         )

@@ -72,7 +72,7 @@ from .findings import (
     models_section,
     protected_shares,
 )
-from .history import StepRow
+from .history import StepRow, failing_in_unit
 
 if TYPE_CHECKING:
     from .release_view import ReleaseView
@@ -202,6 +202,7 @@ class StepsSection:
     rows: tuple[StepRow, ...]
     status: str
     met: bool | None = None  # the working copy meets the target (its check, as the pages' box); None: unchecked
+    unit: str = "records"  # what ``loaded_failing`` and the rows' failing counts count
 
 
 @dataclass(frozen=True)
@@ -435,8 +436,8 @@ def _combinations(frame, qis: tuple[str, ...], count: str | None) -> Dataset:
 
 
 def steps_section(copy) -> StepsSection:
-    """The history of a ``anonlib.workflow.WorkingCopy``: per step, the records failing
-    the release target before and after it.
+    """The history of a ``anonlib.workflow.WorkingCopy``: per step, what fails the release
+    target before and after it, in its unit (records, people or households).
 
     >>> import pandas as pd
     >>> from anonlib.workflow import BandsStep, ReleaseTarget, WorkingCopy
@@ -450,12 +451,13 @@ def steps_section(copy) -> StepsSection:
     first = copy.steps[0].before if copy.steps else copy.check
     rows = copy.step_rows()
     return StepsSection(
-        copy.target.describe(),
+        copy.release_target.describe(),
         copy.loaded_records,
-        None if first is None else first.failing_records,
+        failing_in_unit(first),
         rows,
         status,
         None if check is None else bool(check.met),
+        copy.release_target.whole,
     )
 
 

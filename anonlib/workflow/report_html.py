@@ -179,15 +179,15 @@ def render_html(report: RiskReport) -> str:
         parts.append(f"<p>Release target: {_e(st.target)}. {_e(st.status)}</p>")
         if st.rows:
             loaded = "" if st.loaded_failing is None else f"{st.loaded_failing:,}"
-            parts.append(f"<p>The loaded file: {_e(loaded)} records failing the target.</p>")
+            parts.append(f"<p>The loaded file: {_e(loaded)} {_e(st.unit)} failing the target.</p>")
             parts.append(
                 _table(
                     (
                         "step",
                         "page",
                         "what it does",
-                        "records failing before",
-                        "records failing after",
+                        f"{st.unit} failing before",
+                        f"{st.unit} failing after",
                         "records suppressed",
                         "what it cost",
                     ),

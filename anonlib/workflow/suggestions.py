@@ -236,7 +236,7 @@ def keeping_need(
         target.k,
         suffices,
         not target.requirements,
-        target.unit,
+        target.whole,
     )
 
 

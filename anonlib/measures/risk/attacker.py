@@ -82,17 +82,21 @@ class RiskBin:
 RISK_BINS = tuple(f"{_percent(low)}–{_percent(high)}%" for low, high in zip([Fraction(0)] + _UPPER[:-1], _UPPER))
 
 
-def risk_distribution(class_sizes: Iterable[int]) -> tuple[RiskBin, ...]:
-    """Records per risk bin (risk 1 / class size), with the cumulative share, as ARX draws it.
+def risk_distribution(class_sizes: Iterable[int], *, each: bool = False) -> tuple[RiskBin, ...]:
+    """Records per risk bin (risk 1 / class size), with the cumulative share, as ARX draws it;
+    ``each``: every entry is one unit (a person, by the smallest class of their records), not a
+    class of that many records.
 
     >>> bins = risk_distribution([1, 2, 2, 10])
     >>> [(b.label, b.records) for b in bins if b.records]
     [('9–10%', 10), ('33.3–50%', 4), ('50–100%', 1)]
+    >>> [(b.label, b.records) for b in risk_distribution([1, 2, 2, 10], each=True) if b.records]
+    [('9–10%', 1), ('33.3–50%', 2), ('50–100%', 1)]
     """
     sizes = class_sizes_checked(class_sizes)
     sizes = sizes[sizes > 0]
     index = np.searchsorted(-_MIN_SIZE, -sizes, side="left")  # first bin with size >= its minimum
-    records = np.bincount(index, weights=sizes, minlength=len(_UPPER)).astype(np.int64)
+    records = np.bincount(index, weights=None if each else sizes, minlength=len(_UPPER)).astype(np.int64)
     total = max(int(records.sum()), 1)
     cumulative = np.minimum(np.cumsum(records) / total, 1.0)
     lows = [0.0] + [float(u) for u in _UPPER[:-1]]
@@ -170,6 +174,41 @@ def _threshold(value: object) -> float:
             f"The risk threshold is a probability of re-identification, at least 0 and below 1; got {t:g}."
         )
     return t
+
+
+def _risk_of_people(counted, threshold: float, quasi_identifiers: Sequence[str]) -> ReidentificationRisk:
+    """The prosecutor and marketer risks counted in people, each person once: a person's risk is 1 / the
+    people of the smallest class among their records (the class that singles them out most)."""
+    threshold = _threshold(threshold)
+    sizes = counted.sizes[counted.sizes > 0]
+    if not sizes.size:
+        raise EmptySelectionError("The table has no records, so there is no re-identification risk to measure.")
+    smallest = np.full(counted.n_persons, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(smallest, counted.persons, counted.row_sizes)
+    smallest = smallest[smallest < np.iinfo(np.int64).max]
+    risks = 1.0 / smallest
+    people = int(smallest.size)
+    levels = sorted({threshold, *ARX_THRESHOLDS})
+    above = tuple((t, int((risks > t).sum())) for t in levels)
+    average = math.fsum(risks.tolist()) / people
+    return ReidentificationRisk(
+        quasi_identifiers=tuple(quasi_identifiers),
+        records=people,
+        classes=int(sizes.size),
+        threshold=threshold,
+        prosecutor_highest=1.0 / int(sizes.min()),
+        prosecutor_average=average,
+        records_at_risk=dict(above)[threshold] / people,
+        records_above=above,
+        marketer=average,
+        journalist_highest=None,
+        journalist_average=None,
+        journalist_records_at_risk=None,
+        k_map=None,
+        population_uniques=None,
+        uniqueness=None,
+        distribution=risk_distribution(smallest, each=True),
+    )
 
 
 def risk_from_sizes(
@@ -260,8 +299,9 @@ def reidentification(
     (optional, in (0, 1]) is the share of the population that is in the file.
     ``records_at_risk`` is the share of records whose prosecutor risk exceeds ``threshold``.
     With ``person`` (a column saying whose record it is) the classes are counted in
-    distinct people (a class of f people: risk 1 / f), and the shares are of people
-    counted once per class they are in; no population table or sampling fraction then.
+    distinct people (a class of f people: risk 1 / f), and the counts and shares are of people,
+    each once, at the risk of the smallest class of their records (``records`` then counts
+    people); no population table or sampling fraction then.
 
     >>> df = pd.DataFrame({"zip": ["1", "1", "2"]})
     >>> r = reidentification(df, ["zip"], population=pd.DataFrame({"zip": ["1", "2"], "n": [10, 4]}), sampling_fraction=0.1)
@@ -297,8 +337,7 @@ def reidentification(
             raise ParameterError(
                 "Population tables and sampling fractions count records; leave out the person column for them."
             )
-        counted = person_classes(df, qis, person, count=count)
-        return risk_from_sizes(counted.sizes, threshold=threshold, quasi_identifiers=qis)
+        return _risk_of_people(person_classes(df, qis, person, count=count), threshold, qis)
     if population is not None:
         matched = population_counts(df, qis, population, count=count, population_count=population_count)
         sizes, people = matched.sample, matched.population
