@@ -314,7 +314,8 @@ def require(store: ProjectStore, project: int | str | ProjectRef, member: Member
             f"There is no project {_named(project)} of which {member.label} is a member.",
         )
     if role not in ACTIONS[action]:
-        allowed = " or ".join(r for r in ROLES if r in ACTIONS[action])
+        roles = [r for r in ROLES if r in ACTIONS[action]]
+        allowed = roles[0] if len(roles) == 1 else f"{', '.join(roles[:-1])} or {roles[-1]}"
         refuse(
             store,
             member,
