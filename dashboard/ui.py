@@ -456,7 +456,7 @@ def run_with_sidebar(pages: list) -> None:
         pages = [p for p in pages if p.title in team_pages(held, [q.title for q in pages])]
     navigation = st.navigation(pages)
     if team_mode():
-        signed_in_line(held)
+        signed_in_line(held if current_project() is not None else None)
     summary = st.sidebar.empty()
     controls = st.sidebar.container()
     status = st.sidebar.empty()

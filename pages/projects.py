@@ -416,6 +416,10 @@ with guarded("reading the audit log"):
             ),
             key="audit_table",
         )
+        if team_mode():  # who drafted and who approved the latest releases, with their digests
+            for e in entries[-5:][::-1]:
+                who = f"drafted by {e.drafted_by}, approved by {e.approved_by}" if e.four_eyes else f"by {e.user}"
+                st.caption(plain(f"Entry {e.id} ({e.project}): {who}; package SHA-256 {e.package_sha256 or '–'}"))
         live = [e for e in entries if not e.project_deleted]
         if live:
             left, right = st.columns([3, 1])
