@@ -397,13 +397,19 @@ def project_for(name: str, dataset, source: bytes | None, origin: str) -> Projec
     """``--project NAME`` of a command that does not change the working copy (``synthesize``):
     the project of that name, created from ``dataset`` (keeping ``source``) when there is none."""
     store = _store()
+    member = team_member(store)
     try:
-        return store.summary(name).ref
+        ref = store.summary(name).ref
     except ProjectError:  # no project of that name: this release starts it
         copy = WorkingCopy.start(dataset)
-        return store.create(
+        ref = store.create(
             name, ProjectState.of(copy, origin), source, change="created by the command line", exact_name=True
         )
+        if member is not None:
+            add_owner(store, ref, member)
+    if member is not None:
+        require(store, ref, member, "draft")
+    return ref
 
 
 def project_argument(parser: argparse.ArgumentParser) -> None:

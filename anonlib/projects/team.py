@@ -61,13 +61,16 @@ Example:
 from __future__ import annotations
 
 import getpass
+import io
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, delete, insert, select, text, update
 
 from ..core.errors import AccessError, ProjectError, StoreError
-from ..workflow.package import package_stamp
+from ..workflow.package import RECIPE_FILE, package_stamp
+from ..workflow.private_package import SYNTHETIC_FILE, TABLES_FILE, private_recipe_of
 from ..workflow.release import digest
 from ..workflow.verify import PartCheck, recount
 from .audit import COMMAND_LINE, Recording, audit_entries, package_parts, record_entry, release_files
@@ -471,6 +474,42 @@ def draft_release(
     return _draft(row, ref.name)
 
 
+def draft_private(
+    store: ProjectStore,
+    project: int | str | ProjectRef,
+    package: bytes,
+    *,
+    member: Member,
+    source_name: str,
+    source_sha256: str | None,
+    target: str,
+    rows: int,
+) -> Draft:
+    """Keep a private release's package (``synthesize --project`` on a team's store) as a draft: its
+    budget was spent when it measured (``spend_privacy``), nothing is handed out until approved."""
+    ref = require(store, project, member, "draft")
+    with store._transaction() as c:
+        result = c.execute(
+            insert(DRAFTS).values(
+                project_id=ref.id,
+                time=now(),
+                drafted_by=member.label,
+                made_by=COMMAND_LINE,
+                source_name=source_name,
+                source_sha256=source_sha256,
+                target=target,
+                met=True,
+                released=int(rows),
+                suppressed=0,
+                package_sha256=digest(package),
+                package=bytes(package),
+                state="draft",
+            )
+        )
+        row = c.execute(select(*_DRAFT_COLUMNS).where(DRAFTS.c.id == int(result.inserted_primary_key[0]))).mappings()
+        return _draft(row.one(), ref.name)
+
+
 def drafts(store: ProjectStore, member: Member, *, project: int | str | ProjectRef | None = None) -> list[Draft]:
     """The drafts of the projects ``member`` is a member of (``project``: of that one), newest first."""
     refs = [require(store, project, member, "read")] if project is not None else [s.ref for s in visible(store, member)]
@@ -600,8 +639,10 @@ def hand_out(
     with store._transaction() as c:
         draft = _load_draft(store, c, ref, draft_id, member)
     if draft.state == "released" and draft.audit_id is not None:
-        return release_files(store, draft.audit_id)[1]
-    if draft.state != "approved":
+        kept = release_files(store, draft.audit_id)[1] if _kept_release(store, draft.audit_id) else None
+        if kept is not None:
+            return kept
+    if draft.state not in ("approved", "released"):
         why = (
             f"it was rejected: {draft.reason}" if draft.state == "rejected" else "no second person has approved it yet"
         )
@@ -625,6 +666,8 @@ def hand_out(
         source = _bytes(c, draft.id, "source")
     if package is None or digest(package) != draft.approved_sha256:
         refuse(store, member, "release", ref.name, _changed(draft))
+    if private_recipe_of(_member(package, RECIPE_FILE)) is not None:
+        return package if draft.state == "released" else _hand_out_private(store, ref, draft, package, member, made_by)
     parts, table, recipe = package_parts(package)
     handed: list[bytes] = []
 
@@ -652,6 +695,49 @@ def hand_out(
     with store._transaction() as c:
         c.execute(update(DRAFTS).where(DRAFTS.c.id == draft.id).values(state="released", audit_id=entry.id))
     return handed[-1]
+
+
+def _member(package: bytes, name: str) -> bytes | None:
+    try:
+        with zipfile.ZipFile(io.BytesIO(package)) as archive:
+            return archive.read(name) if name in archive.namelist() else None
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return None
+
+
+def _hand_out_private(store: ProjectStore, ref: ProjectRef, draft: Draft, package: bytes, member: Member, made_by: str):
+    """An approved private release handed out: an audit entry naming drafter and approver and the
+    package's digest (its ε and δ are on the entry that spent them, before it measured)."""
+    from .audit import append_entry, checked_tail
+
+    stamp = now()
+    with store._transaction() as c:
+        count, last, previous = checked_tail(store, c)
+        entry = AuditEntry(
+            id=(last or 0) + 1,
+            time=stamp,
+            project_id=ref.id,
+            project=ref.name,
+            source_name=draft.source_name,
+            source_sha256=draft.source_sha256,
+            target=f"{draft.target}: handed out",
+            met=True,
+            records=0,
+            released=draft.released,
+            suppressed=0,
+            released_sha256=digest(_member(package, SYNTHETIC_FILE) or _member(package, TABLES_FILE) or b""),
+            package_sha256=digest(package),
+            parts={},
+            user=member.label,
+            made_by=made_by,
+            previous=previous,
+            entry_sha256="",
+            drafted_by=draft.drafted_by,
+            approved_by=draft.decided_by,
+        )
+        append_entry(store, c, entry, count)
+        c.execute(update(DRAFTS).where(DRAFTS.c.id == draft.id).values(state="released", audit_id=entry.id))
+    return package
 
 
 def draft_of_entry(store: ProjectStore, audit_id: int) -> Draft | None:
@@ -696,6 +782,13 @@ def approval_check(package: bytes, store: ProjectStore | None = None) -> PartChe
         if draft is None or draft.approved_sha256 is None or draft.approved_sha256 != stamp.get("approved_sha256"):
             said, passed = f"drafted by {drafter}: its digest was not approved by a second person in this store", False
     return PartCheck(APPROVAL, passed, said)
+
+
+def _kept_release(store: ProjectStore, audit_id: int) -> bool:
+    from .schema import RELEASES
+
+    with store._transaction() as c:
+        return c.execute(select(RELEASES.c.id).where(RELEASES.c.audit_id == int(audit_id))).first() is not None
 
 
 def team_entries(store: ProjectStore, member: Member, project: str | None = None) -> list[AuditEntry]:
@@ -866,6 +959,7 @@ __all__ = [
     "create_project",
     "delete_project",
     "draft_of_entry",
+    "draft_private",
     "draft_release",
     "drafts",
     "hand_out",

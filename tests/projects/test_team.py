@@ -137,3 +137,29 @@ def test_a_single_user_release_stays_one_step_and_says_so(tmp_path):
     assert (entry.drafted_by, entry.approved_by, entry.four_eyes) == ("anna", "anna", False)
     assert entry.to_json()["release"].startswith("one step: single-user mode")
     assert verify_chain(store) == []
+
+
+def test_a_private_release_is_drafted_approved_and_handed_out_once_on_record(store):
+    import io
+    import json
+    import zipfile
+
+    from anonlib.projects.team import draft_private
+
+    _team(store)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("synthetic.csv", "age\n30\n40\n")
+        archive.writestr("recipe.json", json.dumps({"kind": "differentially private release"}))
+    package = buffer.getvalue()
+    draft = draft_private(
+        store, "survey", package, member=ANNA, source_name="d.csv", source_sha256=None, target="ε = 1", rows=2
+    )
+    with pytest.raises(AccessError, match="no second person has approved it yet"):
+        hand_out(store, "survey", draft.id, ANNA)
+    approve(store, "survey", draft.id, BEN)
+    assert hand_out(store, "survey", draft.id, ANNA) == package == hand_out(store, "survey", draft.id, BEN)
+    (entry,) = audit_entries(store)
+    assert (entry.drafted_by, entry.approved_by, entry.epsilon) == (draft.drafted_by, "ben", None)
+    assert entry.package_sha256 == hashlib.sha256(package).hexdigest()
+    assert entry.released_sha256 == hashlib.sha256(b"age\n30\n40\n").hexdigest() and verify_chain(store) == []
