@@ -199,6 +199,7 @@ def take_note() -> str | None:
 # ---------------------------------------------------------------------------- projects
 
 _STORES: dict[str, ProjectStore] = {}
+_TEAM_STORES: dict[str, bool] = {}  # whether each store is a team's (anonlib.projects.team.is_team)
 _STORES_LOCK = threading.Lock()
 
 
@@ -213,7 +214,8 @@ def project_store() -> ProjectStore | None:
                 store = _STORES[url] = ProjectStore(url)
                 if team_mode() and not is_team(store):  # the app signs users in: the store is a team's
                     mark_team(store)
-        if not team_mode() and is_team(store):
+                _TEAM_STORES[url] = is_team(store)  # read once per process, not on every call
+        if not team_mode() and _TEAM_STORES.get(url):
             raise StoreError(
                 f"The project store {store.where} belongs to a team; this dashboard signs nobody in ([auth] in "
                 ".streamlit/secrets.toml), so it does not open it."

@@ -67,8 +67,9 @@ def _secrets(folder: Path, provider: str) -> Path:
     return path
 
 
-def _sign_in(browser, url: str, user: str, width: int = 1440):
-    """A browser context of its own, signed in as ``user`` through the provider's form."""
+def _sign_in(browser, url: str, user: str, width: int = 1440, signed_out=None):
+    """A browser context of its own, signed in as ``user`` through the provider's form
+    (``signed_out``: called with the page while it shows the sign-in page)."""
     context = browser.new_context(viewport={"width": width, "height": 1000}, accept_downloads=True)
     # nothing but this machine: the provider's form names a stylesheet on the internet
     context.route(re.compile(r"^https?://(?!localhost[:/]|127\.0\.0\.1[:/])"), lambda route: route.abort())
@@ -76,6 +77,8 @@ def _sign_in(browser, url: str, user: str, width: int = 1440):
     page.goto(url, wait_until="commit", timeout=TIMEOUT)
     page.get_by_role("button", name="Sign in").wait_for(timeout=TIMEOUT)
     wait_idle(page, TIMEOUT)
+    if signed_out is not None:
+        signed_out(page)
     page.get_by_role("button", name="Sign in").click()
     page.locator('input[name="sub"]').first.fill(f"{user}-sub")
     page.get_by_role("button", name="Authorize").click()
@@ -103,20 +106,14 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
     home = tmp_path / "home"
     errors: list[str] = []
     with chromium() as browser, dashboard_server(home, secrets=_secrets(tmp_path, provider)) as url:
-        # signed out: the sign-in page and nothing else
-        context = browser.new_context(viewport={"width": 1440, "height": 1000})
-        page = context.new_page()
-        page.goto(url, wait_until="commit", timeout=TIMEOUT)
-        page.get_by_role("button", name="Sign in").wait_for(timeout=TIMEOUT)
-        wait_idle(page, TIMEOUT)
-        said = _text(page)
-        assert "Sign in first: this dashboard belongs to a team, and shows nothing signed out." in said
-        assert not page.locator('[data-testid="stSidebarNavLink"]').count() and "Dataset" not in said
-        _shot(page, "signed-out")
-        context.close()
-
         # Ann uploads, sets the target, drafts the release
-        ann_context, ann = _sign_in(browser, url, "ann")
+        def nothing_signed_out(page) -> None:  # the sign-in page and nothing else
+            said = _text(page)
+            assert "Sign in first: this dashboard belongs to a team, and shows nothing signed out." in said
+            assert not page.locator('[data-testid="stSidebarNavLink"]').count() and "Dataset" not in said
+            _shot(page, "signed-out")
+
+        ann_context, ann = _sign_in(browser, url, "ann", signed_out=nothing_signed_out)
         ann.on("pageerror", lambda exc: errors.append(str(exc)))
         upload(ann, csv, "Read 400 rows and 6 columns")
         enter_number(ann, "target_k", "2")
@@ -155,7 +152,7 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
         ben.locator('[class*="st-key-team_note_"] input').first.fill("k = 2 checked against the registry's policy")
         press(ben, ben.locator('[class*="st-key-team_approve_"] button').first)
         ben.get_by_text("approved by ben@clinic.example (subject ben-sub)").first.wait_for(timeout=TIMEOUT)
-        _shot(ben, "approver-approved")
+        _shot(ben, "approver-approved", widths=(1440,))
 
         # only now the package downloads, stating both; the audit log shows drafter, approver and digest
         open_page(ann, "Risk report")
@@ -165,7 +162,7 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
         stamp = json.loads(zipfile.ZipFile(io.BytesIO(package)).read("audit.json"))
         assert stamp["drafted_by"] == "ann@clinic.example (subject ann-sub)"
         assert stamp["approved_by"] == "ben@clinic.example (subject ben-sub)"
-        _shot(ann, "analyst-download")
+        _shot(ann, "analyst-download", widths=(1024,))
         open_page(ann, "Projects")
         (entry,) = audit_entries(ProjectStore(f"sqlite:///{home / 'projects.sqlite'}"))
         assert (entry.drafted_by, entry.approved_by) == (stamp["drafted_by"], stamp["approved_by"])
@@ -199,7 +196,6 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
     logged = [(r.who, r.action, r.project) for r in refusals(ProjectStore(f"sqlite:///{home / 'projects.sqlite'}"))]
     signed_out = ("signed-out visitor", "open the dashboard", None)  # each user's first look, before signing in
     assert logged == [
-        signed_out,
         signed_out,
         ("ann@clinic.example (subject ann-sub)", "approve", "registry.csv"),
         signed_out,
