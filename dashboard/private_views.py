@@ -59,7 +59,7 @@ from anonlib.workflow.release_view import ReleaseView, shown_columns
 
 from .charts import distribution_figure, marginals_figure, private_tree_figure
 from .progress import throttled
-from .state import current_project, ensure_project, project_store
+from .state import current_project, ensure_project, project_store, role
 from .team import team_mode, user_label
 from .ui import guarded, opened, plain, row, show_table
 
@@ -353,6 +353,9 @@ def private_section(copy: WorkingCopy, view: ReleaseView | None, inspect: str | 
         "of the loaded file, whose privacy is a number (ε, with δ) that holds whatever the attacker knows. It is "
         "compared with the records exactly as the k-anonymous release above, beside two baselines."
     )
+    if team_mode() and role() not in ("owner", "analyst"):  # a viewer or approver spends no budget
+        st.caption(f"Your role in this project is {role()}: an analyst or the owner makes its private releases.")
+        return
     try:
         require_opendp()
     except PrivacyExtraMissingError as err:  # the dp extra is not installed: how to install it, in one sentence
