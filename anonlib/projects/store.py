@@ -510,8 +510,12 @@ class ProjectStore:
     def _key(c: Connection, project_id: int) -> bytes:
         """The key of a project read in ``c``. On a team's PostgreSQL store a member's login has no
         right to the key column: the key comes through ``anonlib_project_key``, which gives it to
-        the project's owner and analysts only (``anonlib.projects.team``)."""
-        if c.dialect.name == "postgresql" and c.execute(text("SELECT to_regproc('anonlib_project_key')")).scalar():
+        the project's owner and analysts only (``anonlib.projects.team``); the login that owns the
+        tables (the dashboard's service login) reads the column."""
+        if (
+            c.dialect.name == "postgresql"
+            and not c.execute(text("SELECT has_column_privilege('projects', 'key', 'SELECT')")).scalar()
+        ):
             found = c.execute(text("SELECT anonlib_project_key(:id)"), {"id": project_id}).scalar()
             if found is None:
                 raise ProjectError("Your role in this project does not give you its pseudonym key.")

@@ -15,6 +15,9 @@ import pytest
 from project_files import delivery
 
 from anonlib.cli import main
+from anonlib.core.errors import AccessError
+from anonlib.projects import ProjectStore
+from anonlib.projects.team import Member, is_team, require
 
 pytestmark = pytest.mark.postgres
 
@@ -133,6 +136,12 @@ def test_four_logins_draft_approve_release_and_the_database_keeps_the_rule(team,
     code, out, _ = cli("dan", "audit", "--json")
     assert code == 0 and json.loads(out) == []  # the chain holds for dan too, and shows him nothing
 
+    # the dashboard's service login (the tables' owner) reads every row, key included, and the app checks the role
+    service = ProjectStore(admin.replace("postgresql://", "postgresql+psycopg://"))
+    assert len(service.key("survey")) == 32 and is_team(service)
+    with pytest.raises(AccessError, match="Your role in project survey is viewer: only an owner, analyst or approver"):
+        require(service, "survey", Member("cara"), "file")
+
     # dan's own project: anna sees no trace of it, in the command line or psql
     (t / "m1.csv").write_bytes(delivery(1))
     code, out, _ = cli(
@@ -188,4 +197,5 @@ def test_four_logins_draft_approve_release_and_the_database_keeps_the_rule(team,
         "anna|release|survey",
         "dan|read|-",  # the non-member is not told the project exists, nor is the log: it names none
         "cara|members|survey",
+        "cara|file|survey",  # refused by the app, through the service login
     ]
