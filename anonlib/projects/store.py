@@ -260,6 +260,12 @@ class ProjectStore:
                 row = c.execute(select(META.c.value).where(META.c.key == "schema_version")).first()
             version = int(row[0]) if row else 0
             self.interrupted = interrupted(c) if version else 0
+            team = version and c.execute(select(META.c.value).where(META.c.key == "team_schema")).first()
+        if version == SCHEMA_VERSION and not team:  # the team's tables and columns came after (team_schema)
+            raise StoreError(
+                f"The project store {self.where} was written by an older anonlib (before the team's tables); open "
+                "it once with write access (e.g. `projects list`) to bring it up to date, then read it."
+            )
         if version == 0:
             raise StoreError(f"The project store {self.where} holds no project store yet; nothing to read.")
         if version > SCHEMA_VERSION:

@@ -163,3 +163,27 @@ def test_a_private_release_is_drafted_approved_and_handed_out_once_on_record(sto
     assert (entry.drafted_by, entry.approved_by, entry.epsilon) == (draft.drafted_by, "ben", None)
     assert entry.package_sha256 == hashlib.sha256(package).hexdigest()
     assert entry.released_sha256 == hashlib.sha256(b"age\n30\n40\n").hexdigest() and verify_chain(store) == []
+
+
+def test_a_store_from_before_the_team_tables_is_brought_up_to_date_when_opened_to_write(tmp_path):
+    from sqlalchemy import create_engine, inspect, text
+
+    from anonlib.core.errors import StoreError
+
+    url = f"sqlite:///{tmp_path / 'projects.sqlite'}"
+    ProjectStore(url).create("old", ProjectState.of(_copy(), "sample:x"))
+    engine = create_engine(url)  # as the store was before the team's migration
+    with engine.begin() as c:
+        for table in ("members", "drafts", "refusals"):
+            c.execute(text(f"DROP TABLE {table}"))
+        c.execute(text("DELETE FROM meta WHERE key = 'team_schema'"))
+        c.execute(text("ALTER TABLE audit DROP COLUMN drafted_by"))
+        c.execute(text("ALTER TABLE audit DROP COLUMN approved_by"))
+    engine.dispose()
+    with pytest.raises(StoreError, match="before the team's tables"):
+        ProjectStore(url, read_only=True)
+    store = ProjectStore(url)  # opened to write: the team's tables and columns are added
+    assert {"members", "drafts", "refusals"} <= set(inspect(store.engine).get_table_names())
+    assert [p.name for p in store.summaries()] == ["old"] and ProjectStore(url, read_only=True).schema_version
+    entry = record_package(store, "old", release_package(_copy()), user="anna")
+    assert (entry.drafted_by, entry.approved_by) == ("anna", "anna") and verify_chain(store) == []
