@@ -6,7 +6,7 @@ Ann (the analyst, who uploads and so owns the project) sets a target and drafts 
 own approval is refused (four eyes) and the package does not download; Ben (approver) signs in
 and approves; only then the package downloads, naming both, and the audit log shows drafter,
 approver and digest; Cay (viewer) sees the report, not the file; Dee (no member) sees no trace
-of the project. Screenshots at 1440 and 1024 px go to ``test-artifacts/``.
+of the project, and signs out. Screenshots at 1440 and 1024 px go to ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -190,12 +190,18 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
         assert "registry.csv" not in _text(dee)
         assert "There is no project number 1 of which dee@clinic.example (subject dee-sub) is a member." in _text(dee)
         _shot(dee, "non-member")
+        # sign-out is in the sidebar: the provider ends its session, and the dashboard asks for sign-in again
+        dee.get_by_role("button", name="Sign out").click()
+        dee.get_by_role("button", name="End session").click()
+        dee.get_by_role("button", name="Sign in").wait_for(timeout=TIMEOUT)
+        wait_idle(dee, TIMEOUT)
+        assert "Sign in first" in _text(dee) and "dee@clinic.example" not in _text(dee)
         for each in (ann_context, ben_context, cay_context, dee_context):
             each.close()
 
     logged = [(r.who, r.action, r.project) for r in refusals(ProjectStore(f"sqlite:///{home / 'projects.sqlite'}"))]
     signed_out = ("signed-out visitor", "open the dashboard", None)  # each user's first look, before signing in
-    assert logged == [
+    assert logged[:6] == [
         signed_out,
         ("ann@clinic.example (subject ann-sub)", "approve", "registry.csv"),
         signed_out,
@@ -203,4 +209,6 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
         signed_out,
         ("dee@clinic.example (subject dee-sub)", "read", "registry.csv"),
     ]
+    # Dee signed out: her session's run after the click, and the page she comes back to (one or both)
+    assert logged[6:] and set(logged[6:]) == {signed_out}
     assert errors == []
