@@ -38,6 +38,7 @@ from anonlib.workflow.report import RiskReport, build_report, steps_section, wit
 from .memo import memo
 from .state import current_project, ensure_project, project_store, role, roles_key
 from .team import member, team_mode, user_label
+from .ui import plain
 
 log = logging.getLogger("dashboard")
 
@@ -209,12 +210,12 @@ def team_release(build: Callable[[], bytes], key: str) -> None:
         return
     problem = st.session_state.pop("team_release_problem", None)
     if problem:
-        st.error(problem)
+        st.error(plain(problem))
     version = store.version(project.id)
     current = [d for d in drafts(store, who, project=project.id) if d.project_version == version]
     latest = current[0] if current else None
     if latest is not None and latest.state in ("approved", "released"):
-        st.success(latest.sentence())
+        st.success(plain(latest.sentence()))
         if held in ACTIONS["release"]:
             st.download_button(
                 "Release package (zip)",
@@ -231,11 +232,14 @@ def team_release(build: Callable[[], bytes], key: str) -> None:
         return
     if latest is not None and latest.state == "draft":
         st.info(
-            latest.sentence() + " The package downloads here once another member approves it on their Projects page."
+            plain(
+                latest.sentence()
+                + " The package downloads here once another member approves it on their Projects page."
+            )
         )
         return
     if latest is not None:  # rejected
-        st.warning(latest.sentence())
+        st.warning(plain(latest.sentence()))
     if held in ACTIONS["draft"]:
         st.button(
             "Draft this release for approval",

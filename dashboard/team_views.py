@@ -115,7 +115,7 @@ def approvals_section(store) -> None:
                 )
             )
             if roles[d.project_id] not in ACTIONS["approve"]:
-                st.caption(f"Your role in project {d.project} is {roles[d.project_id]}: an approver decides.")
+                st.caption(plain(f"Your role in project {d.project} is {roles[d.project_id]}: an approver decides."))
                 continue
             st.text_input("Comment (approving) or reason (rejecting)", key=f"team_note_{d.id}")
             left, right = st.columns(2)
