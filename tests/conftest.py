@@ -88,7 +88,7 @@ LONG_MODULES = {
     "test_engine_anonymize": 45,
     "test_browser_sessions": 40,
     "test_browser_health": 35,
-    "test_browser_team": 35,
+    "test_browser_team": 65,
     "test_engine": 35,
 }
 
