@@ -30,7 +30,8 @@ import streamlit as st
 from anonlib.core.errors import AnonlibError
 from anonlib.projects import ProjectRef, ProjectStore
 from anonlib.projects.audit import DASHBOARD, record_stamped_package
-from anonlib.projects.team import ACTIONS, draft_release, drafts, hand_out
+from anonlib.projects.drafts import draft_release, drafts, hand_out
+from anonlib.projects.team import ACTIONS
 from anonlib.workflow import WorkingCopy, release_package
 from anonlib.workflow.release_view import ReleaseView
 from anonlib.workflow.report import RiskReport, build_report, steps_section, with_release_view

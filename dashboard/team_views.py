@@ -10,19 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.projects.audit import DASHBOARD
-from anonlib.projects.team import (
-    ACTIONS,
-    ROLES,
-    approve,
-    drafts,
-    hand_out,
-    members_of,
-    reject,
-    remove_member,
-    role_of,
-    set_member,
-    waiting_for,
-)
+from anonlib.projects.drafts import approve, drafts, hand_out, reject, waiting_for
+from anonlib.projects.team import ACTIONS, ROLES, members_of, remove_member, role_of, set_member
 
 from .team import member
 from .ui import plain

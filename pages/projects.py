@@ -16,7 +16,8 @@ import streamlit as st
 from anonlib.core.errors import AnonlibError
 from anonlib.projects import audit_entries, budget_of, continue_from_release, deliver, verify_chain, verify_entry
 from anonlib.projects.audit import DASHBOARD
-from anonlib.projects.team import add_owner, delete_project, draft_release, require, team_entries, visible
+from anonlib.projects.drafts import draft_release
+from anonlib.projects.team import add_owner, delete_project, require, team_entries, visible
 from anonlib.workflow.keys import parse_key
 from anonlib.workflow.release_view import release_view
 from dashboard.state import (

@@ -40,10 +40,11 @@ from ..projects import (
     set_budget,
     verify_chain,
 )
+from ..projects.drafts import draft_release
 from ..projects.location import sqlite_path, store_url
 from ..projects.records import ProjectRef
 from ..projects.releasing import release_into_project
-from ..projects.team import add_owner, delete_project, draft_release, require, team_entries, visible
+from ..projects.team import add_owner, delete_project, require, team_entries, visible
 from ..projects.transfer import MAX_EXPORT_BYTES
 from ..workflow.history import WorkingCopy
 from ..workflow.keys import key_id, new_key

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..core.errors import ParameterError
 from ..projects import ProjectStore, budget_of, spend_privacy
 from ..projects.audit import COMMAND_LINE
-from ..projects.team import draft_private
+from ..projects.drafts import draft_private
 from ..transformations.synthesis import (
     DEFAULT_METHOD,
     DEFAULT_TIME_LIMIT,

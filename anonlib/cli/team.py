@@ -20,22 +20,9 @@ import argparse
 import json
 
 from ..core.errors import ParameterError
-from ..projects.team import (
-    ROLES,
-    Member,
-    acting_member,
-    approve,
-    drafts,
-    hand_out,
-    is_team,
-    members_of,
-    reject,
-    remove_member,
-    require,
-    set_member,
-    team_setup,
-    waiting_for,
-)
+from ..projects.drafts import approve, drafts, hand_out, reject, waiting_for
+from ..projects.team import ROLES, Member, acting_member, is_team, members_of, remove_member, require, set_member
+from ..projects.team_postgres import team_setup
 from .common import print_json, write
 
 

@@ -51,7 +51,7 @@ def _verify(args: argparse.Namespace) -> int:
         if not problems:
             checks.append(PartCheck(AUDIT_LOG, True, "the project's audit log records this package"))
         result = Verification(tuple(checks))
-    from ..projects.team import approval_check
+    from ..projects.drafts import approval_check
 
     approval = approval_check(Path(args.package).read_bytes(), store)  # who drafted and who approved it
     if approval is not None:

@@ -12,20 +12,8 @@ from sqlalchemy import update
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AccessError
 from anonlib.projects import ProjectState, ProjectStore, audit_entries, record_package, verify_chain
-from anonlib.projects.team import (
-    Member,
-    approve,
-    create_project,
-    drafts,
-    hand_out,
-    mark_team,
-    refusals,
-    reject,
-    require,
-    set_member,
-    visible,
-    waiting_for,
-)
+from anonlib.projects.drafts import approve, drafts, hand_out, reject, waiting_for
+from anonlib.projects.team import Member, create_project, mark_team, refusals, require, set_member, visible
 from anonlib.projects.team_schema import DRAFTS
 from anonlib.workflow import ReleaseTarget, WorkingCopy, release_package
 
@@ -54,7 +42,7 @@ def _team(store) -> None:
 def test_a_draft_is_handed_out_only_after_a_second_person_approves_its_digest(store):
     _team(store)
     package = release_package(_copy(), created="2026-01-01T00:00:00Z")
-    from anonlib.projects.team import draft_release
+    from anonlib.projects.drafts import draft_release
 
     draft = draft_release(store, "survey", package, member=ANNA)
     assert (draft.state, draft.drafted_by, draft.package_sha256) == (
@@ -83,7 +71,7 @@ def test_a_draft_is_handed_out_only_after_a_second_person_approves_its_digest(st
 
 def test_a_changed_package_rejections_and_a_changed_working_copy_hand_nothing_out(store):
     _team(store)
-    from anonlib.projects.team import draft_release
+    from anonlib.projects.drafts import draft_release
 
     first = draft_release(store, "survey", release_package(_copy()), member=ANNA, project_version=1)
     approve(store, "survey", first.id, BEN)
@@ -144,7 +132,7 @@ def test_a_private_release_is_drafted_approved_and_handed_out_once_on_record(sto
     import json
     import zipfile
 
-    from anonlib.projects.team import draft_private
+    from anonlib.projects.drafts import draft_private
 
     _team(store)
     buffer = io.BytesIO()
