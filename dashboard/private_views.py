@@ -59,7 +59,8 @@ from anonlib.workflow.release_view import ReleaseView, shown_columns
 
 from .charts import distribution_figure, marginals_figure, private_tree_figure
 from .progress import throttled
-from .state import current_project, ensure_project, project_store
+from .state import current_project, ensure_project, project_store, role
+from .team import team_mode, user_label
 from .ui import guarded, opened, plain, row, show_table
 
 DEFAULT_EPSILON = 3.0
@@ -352,6 +353,9 @@ def private_section(copy: WorkingCopy, view: ReleaseView | None, inspect: str | 
         "of the loaded file, whose privacy is a number (ε, with δ) that holds whatever the attacker knows. It is "
         "compared with the records exactly as the k-anonymous release above, beside two baselines."
     )
+    if team_mode() and role() not in ("owner", "analyst"):  # a viewer or approver spends no budget
+        st.caption(f"Your role in this project is {role()}: an analyst or the owner makes its private releases.")
+        return
     try:
         require_opendp()
     except PrivacyExtraMissingError as err:  # the dp extra is not installed: how to install it, in one sentence
@@ -420,6 +424,7 @@ def _run(copy: WorkingCopy, choices: PrivateChoices) -> None:
                 source_sha256=copy.reading.sha256 if copy.reading is not None else None,
                 records=len(copy.loaded.frame),
                 made_by=DASHBOARD,
+                user=user_label(),  # the signed-in user spends it (None: the operating-system user)
             )
 
     with guarded("making the private release"):
@@ -560,6 +565,12 @@ def _show(made: dict, view: ReleaseView | None, inspect: str | None) -> None:
         data = _package(made)
     except AnonlibError as err:
         st.error(plain(str(err)))
+        return
+    if team_mode():  # four eyes: a team's private release is drafted and approved (synthesize --project)
+        st.info(
+            "In a team, a private package is handed out only after a second person approves it: make it with "
+            "python -m anonlib synthesize --project, which keeps it as a draft for approval."
+        )
         return
     st.download_button(
         "Private package (zip)",

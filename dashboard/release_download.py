@@ -29,13 +29,16 @@ import streamlit as st
 
 from anonlib.core.errors import AnonlibError
 from anonlib.projects import ProjectRef, ProjectStore
-from anonlib.projects.audit import record_stamped_package
+from anonlib.projects.audit import DASHBOARD, record_stamped_package
+from anonlib.projects.drafts import draft_release, drafts, hand_out
+from anonlib.projects.team import ACTIONS
 from anonlib.workflow import WorkingCopy, release_package
 from anonlib.workflow.release_view import ReleaseView
 from anonlib.workflow.report import RiskReport, build_report, steps_section, with_release_view
 
 from .memo import memo
-from .state import current_project, ensure_project, project_store, roles_key
+from .state import current_project, ensure_project, project_store, role, roles_key
+from .team import member, team_mode, user_label
 from .ui import plain
 
 log = logging.getLogger("dashboard")
@@ -140,16 +143,19 @@ def package_data(
     return build
 
 
-def recorded(build: Callable[[], bytes], store: ProjectStore | None, project: ProjectRef | None) -> Callable[[], bytes]:
+def recorded(
+    build: Callable[[], bytes], store: ProjectStore | None, project: ProjectRef | None, user: str | None = None
+) -> Callable[[], bytes]:
     """``build`` that also records the package in ``project``'s audit log when it runs (at the
     click; it runs outside the page's run, so what it needs is passed in, not read from the
-    session). A store that fails then is logged; the download still happens."""
+    session: ``user``, the signed-in user it names). A store that fails then is logged; the
+    download still happens."""
 
     def run() -> bytes:
         data = build()
         if store is not None and project is not None:
             try:  # the package handed out states its entry in the audit log (audit.json)
-                data = record_stamped_package(store, project.id, data, source=store.file(project.id))[1]
+                data = record_stamped_package(store, project.id, data, source=store.file(project.id), user=user)[1]
             except AnonlibError:
                 log.exception("the release package could not be recorded in the audit log")
         return data
@@ -169,6 +175,9 @@ def package_button(
     started, still holding the old id, could then find nothing to fetch (Streamlit's own
     documentation warns of this race)."""
     ensure_project()
+    if team_mode():  # a team's release is drafted, approved by a second person, and only then handed out
+        team_release(package_data(copy, p, report, view), key)
+        return
     check = copy.check
     confirmed = True
     if check is None or not check.met:  # a package that misses the target: said beside the button first
@@ -182,7 +191,7 @@ def package_button(
         confirmed = st.checkbox("Download it anyway, knowing it misses the target", key=f"{key}-anyway")
     st.download_button(
         "Release package (zip)",
-        recorded(package_data(copy, p, report, view), project_store(), current_project()),
+        recorded(package_data(copy, p, report, view), project_store(), current_project(), user_label()),
         file_name="release.zip",
         mime="application/zip",
         key=key,
@@ -191,3 +200,68 @@ def package_button(
         on_click="ignore",
         disabled=not confirmed,
     )
+
+
+def _draft(build: Callable[[], bytes], store: ProjectStore, project: ProjectRef, version: int | None) -> None:
+    """Keep the working copy's package as a draft of the project (a callback: the page then shows its state)."""
+    try:
+        draft_release(
+            store, project.id, build(), member=member(), source=store.file(project.id), made_by=DASHBOARD,
+            project_version=version,
+        )  # fmt: skip
+    except AnonlibError as err:
+        st.session_state["team_release_problem"] = str(err)
+
+
+def team_release(build: Callable[[], bytes], key: str) -> None:
+    """A team's release of the working copy (``team.md``): drafted here by an analyst or the owner;
+    its state beside the button; the package downloads only once a second person approved this
+    very draft (of this version of the working copy: any change makes a new draft)."""
+    store, project, who, held = project_store(), current_project(), member(), role()
+    if store is None or project is None:
+        st.caption("The release is drafted once the working copy is saved as a project.")
+        return
+    problem = st.session_state.pop("team_release_problem", None)
+    if problem:
+        st.error(plain(problem))
+    version = store.version(project.id)
+    current = [d for d in drafts(store, who, project=project.id) if d.project_version == version]
+    latest = current[0] if current else None
+    if latest is not None and latest.state in ("approved", "released"):
+        st.success(plain(latest.sentence()))
+        if held in ACTIONS["release"]:
+            st.download_button(
+                "Release package (zip)",
+                lambda: hand_out(store, project.id, latest.id, who, made_by=DASHBOARD, current_version=version),
+                file_name="release.zip",
+                mime="application/zip",
+                key=key,
+                help=PACKAGE_HELP,
+                type="primary",
+                on_click="ignore",
+            )
+        else:
+            st.caption(f"Your role in this project is {held}: an analyst, approver or the owner hands the package out.")
+        return
+    if latest is not None and latest.state == "draft":
+        st.info(
+            plain(
+                latest.sentence()
+                + " The package downloads here once another member approves it on their Projects page."
+            )
+        )
+        return
+    if latest is not None:  # rejected
+        st.warning(plain(latest.sentence()))
+    if held in ACTIONS["draft"]:
+        st.button(
+            "Draft this release for approval",
+            key=f"{key}-draft",
+            type="primary",
+            on_click=_draft,
+            args=(build, store, project, version),
+            help="The package is built and its SHA-256 recorded with you as its drafter; nothing is handed out "
+            "until another member with the approver role approves it.",
+        )
+    else:
+        st.caption(f"Your role in this project is {held}: an analyst or the owner drafts its releases.")

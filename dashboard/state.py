@@ -35,11 +35,14 @@ import threading
 import streamlit as st
 
 from anonlib.core.dataset import Dataset
-from anonlib.core.errors import AnonlibError, ProjectError, StaleProjectError, StoreError
+from anonlib.core.errors import AccessError, AnonlibError, ProjectError, StaleProjectError, StoreError
 from anonlib.core.samples import DEFAULT_SAMPLE, SAMPLES, load_sample
 from anonlib.projects import ProjectRef, ProjectState, ProjectStore, store_url
+from anonlib.projects.team import add_owner, is_team, mark_team, require, role_of, visible
 from anonlib.workflow import Reading, ReleaseTarget, Step, TargetCheck, WorkingCopy
 from anonlib.workflow.keys import new_key
+
+from .team import member, team_mode
 
 _KEY = "active_dataset"  # the loaded dataset (tests and the Dataset page set it)
 _SOURCE_KEY = "active_source"
@@ -204,6 +207,7 @@ def take_note() -> str | None:
 # ---------------------------------------------------------------------------- projects
 
 _STORES: dict[str, ProjectStore] = {}
+_TEAM_STORES: dict[str, bool] = {}  # whether each store is a team's (anonlib.projects.team.is_team)
 _STORES_LOCK = threading.Lock()
 
 
@@ -216,10 +220,29 @@ def project_store() -> ProjectStore | None:
             store = _STORES.get(url)
             if store is None:
                 store = _STORES[url] = ProjectStore(url)
+                if team_mode() and not is_team(store):  # the app signs users in: the store is a team's
+                    mark_team(store)
+                _TEAM_STORES[url] = is_team(store)  # read once per process, not on every call
+        if not team_mode() and _TEAM_STORES.get(url):
+            raise StoreError(
+                f"The project store {store.where} belongs to a team; this dashboard signs nobody in ([auth] in "
+                ".streamlit/secrets.toml), so it does not open it."
+            )
         return store
     except StoreError as err:
         st.session_state[_PROBLEM_KEY] = str(err)
         return None
+
+
+def role() -> str | None:
+    """The signed-in user's role in the session's project (None without a team; "owner" for a
+    working copy not saved yet: saving it makes them its owner)."""
+    if not team_mode():
+        return None
+    ref, store = st.session_state.get(_PROJECT_KEY), project_store()
+    if ref is None or store is None:
+        return "owner"
+    return role_of(store, ref, member())
 
 
 def store_problem() -> str | None:
@@ -260,7 +283,11 @@ def _save(change: str, *, data: bytes | None = None, keep_file: bool = True) -> 
                 change=change,
                 key=st.session_state.get(_PSEUDONYM_KEY),
             )
+            if team_mode():  # the signed-in user who made it is its owner
+                add_owner(store, ref, member())
         else:
+            if team_mode():
+                require(store, ref, member(), "change")
             ref = store.save(ref, state, change)
         st.session_state[_PROJECT_KEY] = ref
         st.session_state.pop(_PROBLEM_KEY, None)
@@ -269,6 +296,8 @@ def _save(change: str, *, data: bytes | None = None, keep_file: bool = True) -> 
         st.session_state[_NOTE_KEY] = f"{err} This tab now shows the latest version."
     except StoreError as err:
         st.session_state[_PROBLEM_KEY] = str(err)
+    except AccessError as err:  # a role that may not change the project: nothing saved, said (and logged)
+        st.session_state[_NOTE_KEY] = str(err)
     except ProjectError as err:  # deleted elsewhere: the next change starts a new project
         st.session_state[_PROJECT_KEY] = None
         st.session_state[_NOTE_KEY] = str(err)
@@ -311,6 +340,8 @@ def open_project(project: int | str | ProjectRef, data: bytes | None = None) -> 
     store = project_store()
     if store is None:
         raise StoreError(store_problem() or "The project store cannot be used.")
+    if team_mode():  # only a member opens it (the refusal is logged)
+        project = require(store, project, member(), "read").id
     loaded = store.load(project)
     if data is None and not loaded.state.is_sample:
         data = store.file(loaded.ref)
@@ -384,7 +415,12 @@ def _open_at_start() -> str | None:
     if store is None:
         return None
     try:
-        wanted = int(asked) if asked and asked.isdigit() else store.last_opened()
+        if team_mode():  # the last project this user may open (another member's last is none of theirs)
+            mine = visible(store, member())
+            last = mine[0].id if mine else None
+        else:
+            last = store.last_opened()
+        wanted = int(asked) if asked and asked.isdigit() else last
         if wanted is None:
             return None
         open_project(wanted)

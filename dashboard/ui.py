@@ -23,6 +23,7 @@ import streamlit as st
 from anonlib.core.errors import AnonlibError
 from anonlib.core.loading import to_safe_csv
 from anonlib.measures.wildcard import NOT_IN_PEOPLE
+from anonlib.projects.team import log_refusal
 from anonlib.transformations.suppression import estimate_suppress_cells
 from anonlib.workflow import LocalSuppressionStep, ReleaseTarget, SuppressionStep
 
@@ -33,8 +34,10 @@ from .state import (
     begin_run,
     current_project,
     loaded_dataset,
+    project_store,
     release_target,
     reset,
+    role,
     roles_key,
     set_release_target,
     store_problem,
@@ -43,6 +46,7 @@ from .state import (
     undo,
     working_copy,
 )
+from .team import member, team_mode, team_pages
 
 log = logging.getLogger("dashboard")
 
@@ -489,19 +493,59 @@ def run_with_sidebar(pages: list) -> None:
     applied a step, or saved the project): an unchanged redraw only made the browser
     build the sidebar twice on every change.
     """
+    if team_mode() and member() is None:  # a team's dashboard shows nothing signed out
+        st.navigation(
+            [st.Page(sign_in_page, title="Sign in", url_path="sign-in", default=True)], position="hidden"
+        ).run()
+        return
     begin_run()  # open the session's project (a reload, a second tab) or follow another tab's change
+    held = role()  # the signed-in user's role in the project (None without a team)
+    if held == "viewer":  # a viewer opens no page that shows the raw file's rows
+        pages = [p for p in pages if p.title in team_pages(held, [q.title for q in pages])]
     navigation = st.navigation(pages)
+    if team_mode():
+        signed_in_line(held if current_project() is not None else None)
     summary = st.sidebar.empty()
     controls = st.sidebar.container()
     status = st.sidebar.empty()
     actions = st.sidebar.container()
-    target_controls(controls)
+    changes = held not in ("viewer", "approver")  # a viewer or approver changes no target and no step
+    if changes:
+        target_controls(controls)
     shown = _sidebar_inputs()
     sidebar(summary.container(), status.container())
-    step_actions(actions)
+    if changes:
+        step_actions(actions)
     navigation.run()
     if any(now is not before for now, before in zip(_sidebar_inputs(), shown)):
         sidebar(summary.container(), status.container())
+
+
+SIGNED_OUT = "Sign in first: this dashboard belongs to a team, and shows nothing signed out."
+
+
+def sign_in_page() -> None:
+    """The only page a signed-out visitor of a team's dashboard gets (``dashboard.team``); the
+    visit is logged as a refused request, once per browser session."""
+    st.title("Privacy-risk dashboard")
+    st.info(SIGNED_OUT)
+    st.write(
+        "Your team's projects are kept on a shared server: sign in with your organisation's account to see the "
+        "projects you are a member of, in the role you have in each."
+    )
+    st.button("Sign in", key="team_sign_in", type="primary", on_click=st.login)
+    if not st.session_state.get("team_signed_out_logged"):
+        st.session_state["team_signed_out_logged"] = True
+        store = project_store()
+        if store is not None:
+            log_refusal(store, "signed-out visitor", "open the dashboard", None, SIGNED_OUT)
+
+
+def signed_in_line(held: str | None) -> None:
+    """Who is signed in and their role in the open project, with the sign-out button (sidebar)."""
+    with st.sidebar:
+        st.caption(plain(f"Signed in as {member().label}" + (f"; your role in this project: {held}" if held else "")))
+        st.button("Sign out", key="team_sign_out", on_click=st.logout, width="stretch")
 
 
 def _sidebar_inputs() -> tuple:

@@ -15,6 +15,9 @@ import streamlit as st
 
 from anonlib.core.errors import AnonlibError
 from anonlib.projects import audit_entries, budget_of, continue_from_release, deliver, verify_chain, verify_entry
+from anonlib.projects.audit import DASHBOARD
+from anonlib.projects.drafts import draft_release
+from anonlib.projects.team import add_owner, delete_project, require, team_entries, visible
 from anonlib.workflow.keys import parse_key
 from anonlib.workflow.release_view import release_view
 from dashboard.state import (
@@ -24,8 +27,11 @@ from dashboard.state import (
     open_project,
     project_store,
     rename_current,
+    role,
     store_problem,
 )
+from dashboard.team import member, team_mode
+from dashboard.team_views import approvals_section, members_section
 from dashboard.ui import guarded, page_header, plain, result_verdict, show_table
 
 log = logging.getLogger("dashboard")
@@ -55,28 +61,45 @@ def _continue() -> None:
         key = parse_key(key_file.getvalue().decode("ascii", errors="replace"), "The key file") if key_file else None
         copy = continue_from_release(release.getvalue(), source.getvalue(), source.name, key=key)
         ref = open_copy(copy, f"upload:{source.name}", source.getvalue(), source.name, key=key)
+        if team_mode():
+            add_owner(project_store(), ref, member())
         st.session_state["projects_message"] = f"Opened {ref.name}: {len(copy.steps)} step(s) re-applied."
+
+
+def _allowed(store, project_id: int, action: str) -> None:
+    """In a team: the signed-in user's role allows ``action`` (a sentence, logged, when it does not)."""
+    if team_mode():
+        require(store, project_id, member(), action)
 
 
 def _forget_file(store, project_id: int) -> None:
     with guarded("erasing the kept file"):
+        _allowed(store, project_id, "change")
         store.set_keep_file(project_id, False)
         st.session_state["projects_message"] = "The file was erased from the project; its SHA-256 stays."
 
 
 def _rename(store, project_id: int, name: str) -> None:
     with guarded("renaming the project"):
+        _allowed(store, project_id, "change")
         rename_current(store.rename(project_id, name))
 
 
 def _duplicate(store, project_id: int) -> None:
     with guarded("duplicating the project"):
-        st.session_state["projects_message"] = f"Duplicated as {store.duplicate(project_id).name}."
+        _allowed(store, project_id, "file")
+        copy = store.duplicate(project_id)
+        if team_mode():
+            add_owner(store, copy, member())
+        st.session_state["projects_message"] = f"Duplicated as {copy.name}."
 
 
 def _delete(store, project_id: int, name: str) -> None:
     with guarded("deleting the project"):
-        store.delete(project_id)
+        if team_mode():
+            delete_project(store, project_id, member())
+        else:
+            store.delete(project_id)
         current = current_project()
         if current is not None and current.id == project_id:
             forget_project()
@@ -100,6 +123,15 @@ def _delivery_package(delivery, store):
         return data
 
     return build
+
+
+def _draft_delivery(delivery, store) -> None:
+    """A team's delivery: its package kept as a draft for a second person's approval (a callback)."""
+    with guarded("drafting the delivery's release"):
+        draft = draft_release(
+            store, delivery.project.id, delivery.package(), member=member(), source=delivery.data, made_by=DASHBOARD
+        )
+        st.session_state["projects_message"] = draft.sentence()
 
 
 def _privacy_budget(store, project_id: int) -> str:
@@ -142,7 +174,13 @@ if store is None:
 # ---------------------------------------------------------------- what is kept
 with guarded("reading the project store"):
     usage = store.usage()
-    st.subheader("What is kept on this computer")
+    st.subheader("What is kept on this computer" if not team_mode() else "Your team's project store")
+if team_mode():  # the store's totals are every project's: a member is told only of their own
+    st.info(
+        "The project store is shared by your team. You see the projects you are a member of, in the role you have "
+        "in each; a release is handed out only after a second person approves it."
+    )
+else:
     st.info(plain(usage.sentence()))
     st.caption(
         "Nothing leaves this computer. To erase a project with its file and packages, delete it below (its audit "
@@ -186,6 +224,8 @@ else:
                 args=(store, summary.id),
                 help="The project then asks for the file when it is opened again, and refuses another one.",
             )
+        if team_mode():
+            members_section(store, summary.id, role())
         left, right = st.columns([3, 1], vertical_alignment="bottom")
         new_name = left.text_input("Rename the project", value=summary.name, key=f"rename-{summary.id}")
         right.button(
@@ -196,10 +236,14 @@ else:
             args=(store, summary.id, new_name),
         )
 
+if team_mode():
+    with guarded("reading the drafts"):
+        approvals_section(store)
+
 # ---------------------------------------------------------------- every project
 st.subheader("Projects")
 with guarded("listing the projects"):
-    projects = store.summaries()
+    projects = store.summaries() if not team_mode() else visible(store, member())
     if not projects:
         st.caption("No project yet.")
     else:
@@ -314,20 +358,29 @@ else:
                 with guarded("measuring the delivery's release"):
                     view = release_view(delivery.copy, classify=False, strict=False)
                     st.markdown("\n".join(f"- {plain(s)}" for s in view.sentences()))
-                st.download_button(
-                    "Release package of the delivery (zip)",
-                    _delivery_package(delivery, store),
-                    file_name=f"release-{delivery.name}.zip",
-                    mime="application/zip",
-                    key="projects_delivery_package",
-                    type="primary",
-                    on_click="ignore",
-                )
+                if team_mode():  # four eyes: drafted here, handed out once a second person approved it
+                    st.button(
+                        "Draft the delivery's release for approval",
+                        key="projects_delivery_draft",
+                        type="primary",
+                        on_click=_draft_delivery,
+                        args=(delivery, store),
+                    )
+                else:
+                    st.download_button(
+                        "Release package of the delivery (zip)",
+                        _delivery_package(delivery, store),
+                        file_name=f"release-{delivery.name}.zip",
+                        mime="application/zip",
+                        key="projects_delivery_package",
+                        type="primary",
+                        on_click="ignore",
+                    )
 
 # ---------------------------------------------------------------- the audit log
 st.subheader("Audit log")
 with guarded("reading the audit log"):
-    entries = audit_entries(store)
+    entries = audit_entries(store) if not team_mode() else team_entries(store, member())
     broken = verify_chain(store)
     if not entries:
         st.caption("No release has been made from a project yet.")
@@ -354,11 +407,20 @@ with guarded("reading the audit log"):
                     "released table SHA-256": [e.released_sha256[:16] for e in entries],
                     "package SHA-256": [(e.package_sha256 or "–")[:16] for e in entries],
                     "user": [e.user for e in entries],
+                    "drafted by": [e.drafted_by or e.user for e in entries],
+                    "approved by": [
+                        e.approved_by if e.four_eyes else ("one step: single user" if e.drafted_by else "–")
+                        for e in entries
+                    ],
                     "made from": [e.made_by for e in entries],
                 }
             ),
             key="audit_table",
         )
+        if team_mode():  # who drafted and who approved the latest releases, with their digests
+            for e in entries[-5:][::-1]:
+                who = f"drafted by {e.drafted_by}, approved by {e.approved_by}" if e.four_eyes else f"by {e.user}"
+                st.caption(plain(f"Entry {e.id} ({e.project}): {who}; package SHA-256 {e.package_sha256 or '–'}"))
         live = [e for e in entries if not e.project_deleted]
         if live:
             left, right = st.columns([3, 1])

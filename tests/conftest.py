@@ -33,6 +33,7 @@ BROWSER_MODULES = {
     "test_browser_sessions",
     "test_browser_tuning",
     "test_browser_onetruth",
+    "test_browser_team",
 }
 SPARK_MODULES = {"test_engine_spark"}
 DP_MODULES = {
@@ -87,6 +88,7 @@ LONG_MODULES = {
     "test_engine_anonymize": 45,
     "test_browser_sessions": 40,
     "test_browser_health": 35,
+    "test_browser_team": 65,
     "test_engine": 35,
 }
 

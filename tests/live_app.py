@@ -55,10 +55,11 @@ def _free_port() -> int:
 
 
 @contextmanager
-def dashboard_server(home: Path | None = None, port: int | None = None) -> Iterator[str]:
+def dashboard_server(home: Path | None = None, port: int | None = None, secrets: Path | None = None) -> Iterator[str]:
     """Start ``streamlit run app.py`` on a free port (or ``port``) and yield its URL once
     /_stcore/health answers. Its project store is in ``home`` (default: a new temporary
-    folder, so every server starts with no project). The server's output goes to a
+    folder, so every server starts with no project); ``secrets``: the secrets.toml it reads
+    (e.g. an ``[auth]`` section: sign-in, ``test_browser_team``). The server's output goes to a
     temporary log file, never to a pipe nobody reads (a full pipe blocks the server mid-test)."""
     require_chromium()
     port = port or _free_port()
@@ -71,7 +72,16 @@ def dashboard_server(home: Path | None = None, port: int | None = None) -> Itera
         }
         env.pop("ANONLIB_STORE", None)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)],
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.port",
+                str(port),
+                *(["--secrets.files", str(secrets)] if secrets is not None else []),
+            ],  # fmt: skip
             cwd=ROOT,
             env=env,
             stdout=log,

@@ -161,7 +161,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     outputs = [(args.out, release.csv), (args.recipe, release.recipe.dumps().encode("utf-8"))]
     outputs = [(path, data) for path, data in outputs if path]
     if args.project:  # the files and the audit entry as one unit (written under temporary names, then renamed)
-        record_release(
+        args.team_draft = record_release(
             args.project,
             release.copy,
             release.recipe,

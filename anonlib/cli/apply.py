@@ -33,7 +33,7 @@ from ..workflow.package import release_package
 from ..workflow.recipe import EDITED, INTACT, read_for_recipe, read_recipe
 from ..workflow.release_view import release_view
 from ..workflow.report import copy_report
-from .common import command, engine_arguments, health_roles, print_json, replaced_atomically, write
+from .common import command, drafted, engine_arguments, health_roles, print_json, replaced_atomically, write
 from .health import household_argument, keep_argument, key_arguments, keyed_steps, person_argument, project_key
 from .projects import linked_to, project_argument, record_release
 
@@ -123,7 +123,7 @@ def _apply(args: argparse.Namespace) -> int:
             if not args.project:
                 write(args.package, package)
         if args.project:  # the files and the audit entry as one unit (written under temporary names, then renamed)
-            record_release(
+            args.team_draft = record_release(
                 args.project,
                 copy,
                 copy.recipe(recipe.columns),
@@ -189,6 +189,7 @@ def _apply(args: argparse.Namespace) -> int:
                         else {}
                     ),
                     **({"release_view": view.to_json()} if view is not None else {}),
+                    **drafted(args),
                 },
                 indent=2,
             ),

@@ -561,6 +561,13 @@ def command(commands, name: str, summary: str, example: str, handler) -> argpars
     return parser
 
 
+def drafted(args: argparse.Namespace) -> dict:
+    """What ``--json`` adds for a release kept as a draft in a team's store (``team.md``): its
+    ``state`` and its ``release`` number; nothing otherwise."""
+    draft = getattr(args, "team_draft", None)
+    return {} if draft is None else {"state": "draft", "release": draft.id, "project": draft.project}
+
+
 def report_release(
     args: argparse.Namespace,
     *,
@@ -645,6 +652,7 @@ def report_release(
                         else {}
                     ),
                     **(engine or {}),
+                    **drafted(args),
                 },
                 indent=2,
             ),

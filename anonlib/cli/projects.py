@@ -27,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..core.errors import DataFileError, KeyFileError, ParameterError, ProjectError, StoreError
+from ..core.errors import AccessError, DataFileError, KeyFileError, ParameterError, ProjectError, StoreError
 from ..core.masking import printable
 from ..core.samples import SAMPLES
 from ..measures.target import ReleaseTarget
@@ -41,16 +41,19 @@ from ..projects import (
     set_budget,
     verify_chain,
 )
+from ..projects.drafts import draft_release
 from ..projects.linked import LinkedDeliveries, linked_deliveries
 from ..projects.location import sqlite_path, store_url
 from ..projects.records import ProjectRef
 from ..projects.releasing import release_into_project
+from ..projects.team import add_owner, delete_project, require, team_entries, visible
 from ..projects.transfer import MAX_EXPORT_BYTES
 from ..workflow.health_steps import PseudonymizeStep
 from ..workflow.history import WorkingCopy
 from ..workflow.keys import key_id, new_key
 from ..workflow.recipe import Recipe
 from .common import command, print_json, write
+from .team import register_actions, team_member
 
 MAX_IMPORT_BYTES = MAX_EXPORT_BYTES + 1024**2  # an export is never larger than its members unpacked (and a header)
 
@@ -89,7 +92,9 @@ def _said(store: ProjectStore) -> ProjectStore:
 
 
 def _list(args: argparse.Namespace) -> int:
-    summaries = _store().summaries()
+    store = _store()
+    member = team_member(store)
+    summaries = store.summaries() if member is None else visible(store, member)
     if args.json:
         print_json(args, json.dumps([s.to_json() for s in summaries], indent=2, ensure_ascii=False))
         return 0
@@ -107,6 +112,9 @@ def _list(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     store = _store()
+    member = team_member(store)
+    if member is not None:
+        require(store, args.name, member, "read")
     project = store.load(args.name)
     s, state = project.summary, project.state
     entries = [e for e in audit_entries(store) if e.project_id == s.id]
@@ -156,7 +164,11 @@ def _file_kept(s, state: ProjectState) -> str:
 
 
 def _export(args: argparse.Namespace) -> int:
-    exported = export_project(_store(), args.name, with_key=args.with_key, with_file=not args.without_file)
+    store = _store()
+    member = team_member(store)
+    if member is not None:
+        require(store, args.name, member, "export")
+    exported = export_project(store, args.name, with_key=args.with_key, with_file=not args.without_file)
     write(args.out, exported, private=True)  # it may hold the key and the raw records: readable by its owner only
     if args.with_key:
         say("note               the export holds the project's pseudonym key: keep it as safe as the key itself")
@@ -172,7 +184,11 @@ def _import(args: argparse.Namespace) -> int:
             f"The file '{printable(path.name)}' is larger than {MAX_IMPORT_BYTES // 1024**2:,} MB, more than any project "
             "export holds; it is not one anonlib wrote."
         )
-    ref = import_project(_store(), path.read_bytes(), name=args.name)
+    store = _store()
+    ref = import_project(store, path.read_bytes(), name=args.name)
+    member = team_member(store)
+    if member is not None:
+        add_owner(store, ref, member)
     say(f"imported           {ref.name}")
     return 0
 
@@ -183,13 +199,20 @@ def _delete(args: argparse.Namespace) -> int:
             f"Deleting erases the project '{args.name}', its kept file and its release packages; add --yes to confirm."
         )
     store = _store()
-    store.delete(args.name)
+    member = team_member(store)
+    if member is not None:
+        delete_project(store, args.name, member)
+    else:
+        store.delete(args.name)
     say(f"deleted            {args.name} (its audit entries stay)")
     return 0
 
 
 def _budget(args: argparse.Namespace) -> int:
     store = _store()
+    member = team_member(store)
+    if member is not None:
+        require(store, args.name, member, "read" if args.epsilon is None else "budget")
     if args.delta is not None and args.epsilon is None:
         raise ParameterError("Give the total ε with --epsilon E when setting δ with --delta D.")
     budget = (
@@ -206,7 +229,10 @@ def _budget(args: argparse.Namespace) -> int:
 
 def _audit(args: argparse.Namespace) -> int:
     store = _store(read_only=True)
-    entries = audit_entries(store, args.project)
+    member = team_member(store)
+    if member is not None and args.project is not None:
+        require(store, args.project, member, "read")
+    entries = audit_entries(store, args.project) if member is None else team_entries(store, member, args.project)
     if args.project is not None and not entries:
         store.summary(args.project)  # an unknown name is a sentence
     problems = verify_chain(store)
@@ -230,10 +256,15 @@ def _audit(args: argparse.Namespace) -> int:
                 f"ε = {e.epsilon:g}  δ = {e.delta:g}  {e.source_name}  {e.user} ({e.made_by})"
             )
             continue
+        who = (
+            f"drafted by {e.drafted_by}, approved by {e.approved_by}"
+            if e.four_eyes
+            else (f"{e.user}, one step (single user)" if e.drafted_by else e.user)
+        )
         say(
             f"{e.id:>5}  {e.time[:19].replace('T', ' ')}  {e.project}{deleted}  {e.target}  "
             f"{'met' if e.met else 'NOT met'}  released {e.released:,}  suppressed {e.suppressed:,}  "
-            f"table {e.released_sha256[:16]}  package {(e.package_sha256 or '-')[:16]}  {e.user} ({e.made_by})"
+            f"table {e.released_sha256[:16]}  package {(e.package_sha256 or '-')[:16]}  {who} ({e.made_by})"
         )
     if not problems:
         say(f"chain              intact ({len(audit_entries(store)):,} entries, each covering the one before)")
@@ -246,8 +277,13 @@ def project_store_key(args: argparse.Namespace, *, given: bytes | None = None, p
     key, which ``record_release`` creates it with. A key file whose key is not the existing
     project's is refused in a sentence (another key would break the linkage of its deliveries)."""
     store = _store()
+    member = team_member(store)
     try:
+        if member is not None:
+            require(store, args.project, member, "key")
         kept = store.key(store.summary(args.project).ref)
+    except AccessError:
+        raise
     except ProjectError:  # no project of that name yet: record_release creates it with this key
         args.new_project_key = given if given is not None else new_key()
         return args.new_project_key
@@ -272,18 +308,22 @@ def record_release(
     key: bytes | None = None,
     outputs: Sequence[tuple[str, bytes]] = (),
     package_path: str | None = None,
-) -> None:
+):
     """``--project NAME``: write ``outputs`` (path, bytes) and the package (to ``package_path``)
     and record what was written (the package, else the table) in the project's audit log, as
     one unit (``anonlib.projects.releasing``): the files and the entry appear together or not
     at all. The project is created from ``copy`` when there is none of that name (keeping
     ``source``, the file read, and ``key``, the key its pseudonyms were made with). The lines
-    saying so go to ``stream`` (standard error under ``--json``)."""
+    saying so go to ``stream`` (standard error under ``--json``). On a team's store nothing is
+    written: the release is kept as a draft, returned (``anonlib.projects.team``)."""
     store = _store()
     out = stream or sys.stdout
     sample = next((key for key, x in SAMPLES.items() if x.title == copy.loaded.name), None)
     origin = f"sample:{sample}" if source is None and sample else "upload:" + str(copy.loaded.name)
     state = ProjectState.of(copy, origin)
+    member = team_member(store)
+    if member is not None:  # a team's store: a draft, nothing written until a second person approves it
+        return _draft(store, member, name, state, copy, recipe, package, source, key, out, table is None)
     if package is None and table is None:  # nothing released to record: the project is made, the files written
         try:
             store.summary(name)
@@ -332,17 +372,57 @@ def linked_to(name: str, target: ReleaseTarget, steps) -> LinkedDeliveries:
     return linked_deliveries(_store(), name, target, keys)
 
 
+def _draft(
+    store, member, name: str, state: ProjectState, copy: WorkingCopy, recipe, package, source, key, out, no_table
+):
+    """``--project NAME`` on a team's store: the release kept as a draft of the project (created,
+    with ``member`` as its owner, when there is none of that name), nothing written; the draft
+    (None when nothing was asked to be released: the project is made, no draft)."""
+    try:
+        store.summary(name)
+    except ProjectError:
+        ref = store.create(
+            name,
+            state,
+            source,
+            keep_file=source is not None,
+            change="created by the command line",
+            exact_name=True,
+            key=key,
+        )
+        add_owner(store, ref, member)
+    if package is None and no_table:
+        return None
+    if package is None:
+        from ..workflow.package import release_package
+
+        package = release_package(copy, columns=recipe.columns)
+    draft = draft_release(store, name, package, member=member, source=source)
+    say(
+        f"draft              release {draft.id} of project {draft.project}: nothing written until another member approves it",
+        file=out,
+    )
+    say(f"                   (projects approve {draft.project} --release {draft.id}; then projects release)", file=out)
+    return draft
+
+
 def project_for(name: str, dataset, source: bytes | None, origin: str) -> ProjectRef:
     """``--project NAME`` of a command that does not change the working copy (``synthesize``):
     the project of that name, created from ``dataset`` (keeping ``source``) when there is none."""
     store = _store()
+    member = team_member(store)
     try:
-        return store.summary(name).ref
+        ref = store.summary(name).ref
     except ProjectError:  # no project of that name: this release starts it
         copy = WorkingCopy.start(dataset)
-        return store.create(
+        ref = store.create(
             name, ProjectState.of(copy, origin), source, change="created by the command line", exact_name=True
         )
+        if member is not None:
+            add_owner(store, ref, member)
+    if member is not None:
+        require(store, ref, member, "draft")
+    return ref
 
 
 def project_argument(parser: argparse.ArgumentParser) -> None:
@@ -363,6 +443,7 @@ def register(commands) -> None:
         None,
     )
     sub = projects.add_subparsers(dest="action", required=True, parser_class=type(projects))
+    register_actions(sub, _store, say)
     listing = sub.add_parser("list", help="every project: name, file, records, releases")
     listing.add_argument("--json", action="store_true", help="print the projects as JSON")
     listing.set_defaults(handler=_list, outputs=(), inputs=())

@@ -26,6 +26,7 @@ from pathlib import Path
 from ..core.errors import ParameterError
 from ..projects import ProjectStore, budget_of, spend_privacy
 from ..projects.audit import COMMAND_LINE
+from ..projects.drafts import draft_private
 from ..transformations.synthesis import (
     DEFAULT_METHOD,
     DEFAULT_TIME_LIMIT,
@@ -39,8 +40,9 @@ from ..transformations.synthesis import (
 from ..workflow.private_package import SHIP, private_package, private_report
 from ..workflow.private_release import FAILED_SENTENCE, private_release, several_records_per_person
 from ..workflow.release import digest, release_csv
-from .common import command, data_arguments, print_json, read_dataset, split, write
+from .common import command, data_arguments, drafted, print_json, read_dataset, split, write
 from .projects import project_for
+from .team import team_member
 
 KEEP_FAILED_GONE = (
     "--keep-failed is gone: what the package holds is chosen before the run with --ship synthetic|tables, "
@@ -168,11 +170,13 @@ def _synthesize(args: argparse.Namespace) -> int:
         print(f"[{100 * share:3.0f}%] {stage}", file=sys.stderr, flush=True)
 
     spend = None
+    member = None
     if args.project:
         source = Path(args.file).read_bytes() if args.file else None
         origin = f"sample:{args.sample}" if args.sample else "upload:" + str(dataset.name)
         ref = project_for(args.project, dataset, source, origin)
         store = ProjectStore()
+        member = team_member(store)  # a team's store: the release is a draft, nothing written until approved
 
         def spend(budget) -> None:  # every input checked, before OpenDP reads the records: spent from here on
             entry = spend_privacy(
@@ -184,6 +188,7 @@ def _synthesize(args: argparse.Namespace) -> int:
                 source_sha256=None if source is None else digest(source),
                 records=len(dataset.frame),
                 made_by=COMMAND_LINE,
+                user=None if member is None else member.label,
             )
             print(
                 f"audit log          entry {entry.id} of project {ref.name}: ε = {budget.epsilon:g}, "
@@ -211,11 +216,28 @@ def _synthesize(args: argparse.Namespace) -> int:
         before_measuring=spend,
     )
     s, c = made.synthesis, made.comparison
-    write(args.out, release_csv(s.table))
-    if args.package:
-        write(args.package, private_package(s, ship=args.ship))
-    if args.report:
-        write(args.report, private_report(s, c, source_name=made.source_name))
+    if member is not None:
+        args.team_draft = draft_private(
+            store,
+            ref,
+            private_package(s, ship=args.ship),
+            member=member,
+            source_name=Path(str(dataset.name)).name,
+            source_sha256=None if source is None else digest(source),
+            target=f"differentially private release: ε = {s.budget.epsilon:g}, δ = {s.budget.delta:g}",
+            rows=s.rows,
+        )
+        print(
+            f"draft              release {args.team_draft.id} of project {ref.name}: nothing written until another "
+            "member approves it",
+            file=sys.stderr,
+        )
+    else:
+        write(args.out, release_csv(s.table))
+        if args.package:
+            write(args.package, private_package(s, ship=args.ship))
+        if args.report:
+            write(args.report, private_report(s, c, source_name=made.source_name))
     if args.json:
         b = s.budget
         print_json(
@@ -250,6 +272,7 @@ def _synthesize(args: argparse.Namespace) -> int:
                     "out": args.out,
                     "package": args.package,
                     "reproducible": False,
+                    **drafted(args),
                 },
                 indent=2,
             ),

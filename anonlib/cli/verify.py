@@ -56,6 +56,11 @@ def _verify(args: argparse.Namespace) -> int:
         if not problems:
             checks.append(PartCheck(AUDIT_LOG, True, "the project's audit log records this package"))
         result = Verification(tuple(checks))
+    from ..projects.drafts import approval_check
+
+    approval = approval_check(Path(args.package).read_bytes(), store)  # who drafted and who approved it
+    if approval is not None:
+        result = Verification((*result.checks, approval))
     if args.json:
         print_json(
             args,

@@ -95,6 +95,11 @@ class PrivacyBudgetError(ProjectError):
     """A private release would spend more than its project's privacy budget has left."""
 
 
+class AccessError(ProjectError):
+    """A team's rule refuses this: signed out, not a member, a role that does not allow it, the
+    drafter approving their own release, a release handed out before approval (``team.md``)."""
+
+
 def join_names(names, limit: int = 8) -> str:
     """Human list of names: ``'a, b, c'`` and ``'... (12 more)'`` past ``limit``.
 

@@ -11,6 +11,9 @@ next month's delivery is released the same way, and every release is on record.
   together or not at all), and the releases a dead process left, finished or undone;
 - ``deliveries``: a new delivery checked against the project's layout and released;
 - ``transfer``: a project exported as one file and imported on another machine;
+- ``team``, ``drafts``, ``team_postgres``, ``team_schema``: a team on one store: members and roles,
+  refusals on record; releases drafted and approved by a second person; row-level security on
+  PostgreSQL; their tables (``team.md``);
 - ``schema``, ``location``, ``records``: tables and migrations, where the store is, the values it hands out.
 
 The workflow does not import this room: it sits beside the command line and the

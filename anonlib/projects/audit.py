@@ -178,6 +178,11 @@ class Recording:
     before_commit: Callable[[bytes | None], None] | None = None
     marker: str | None = None
     wait: float | None = None
+    # ``team.md``: who drafted and who approved the release (None: a single user's one-step release,
+    # recorded with the user as both); ``approved_sha256``: the draft's digest that was approved
+    drafted_by: str | None = None
+    approved_by: str | None = None
+    approved_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -209,8 +214,27 @@ def log_head(store: ProjectStore) -> LogHead:
         return _head(store, c)
 
 
+def _team_chain(c: Connection) -> bool:
+    """Whether the log's chain is read through the team's functions: on a team's PostgreSQL store
+    a member sees only the entries of their own projects (row-level security), while the chain
+    links every entry; ``anonlib_audit_links`` gives the links (numbers and digests, nothing else)."""
+    return c.dialect.name == "postgresql" and bool(c.execute(text("SELECT to_regproc('anonlib_audit_links')")).scalar())
+
+
+def _links(c: Connection) -> list[tuple[int, str, str]]:
+    """Every entry's number, previous digest and own digest, oldest first."""
+    if _team_chain(c):
+        rows = c.execute(text("SELECT id, previous, entry_sha256 FROM anonlib_audit_links() ORDER BY id"))
+    else:
+        rows = c.execute(select(AUDIT.c.id, AUDIT.c.previous, AUDIT.c.entry_sha256).order_by(AUDIT.c.id))
+    return [(int(r[0]), r[1], r[2]) for r in rows]
+
+
 def _tail(c: Connection) -> tuple[int, int | None, str]:
     """What the log itself holds: its number of entries, its last entry's number and SHA-256."""
+    if _team_chain(c):
+        links = _links(c)
+        return len(links), (links[-1][0] if links else None), (links[-1][2] if links else GENESIS)
     count = int(c.execute(select(func.count()).select_from(AUDIT)).scalar() or 0)
     last = c.execute(select(AUDIT.c.id, AUDIT.c.entry_sha256).order_by(AUDIT.c.id.desc()).limit(1)).first()
     return count, None if last is None else int(last[0]), GENESIS if last is None else last[1]
@@ -264,13 +288,22 @@ def record_entry(
             how.create(c)
             row = store._row(c, project)
         audit_id = (last or 0) + 1
+        username = user or current_user()
+        drafted_by = how.drafted_by or username
+        approved_by = how.approved_by if how.drafted_by else username  # single user: one step, both the same
         if how.stamp and package is not None:
+            team = (  # a team's package states who drafted and who approved it (a single user's, as before)
+                {"drafted_by": drafted_by, "approved_by": approved_by, "approved_sha256": how.approved_sha256}
+                if how.drafted_by
+                else {}
+            )
             package = stamp_package(
                 package,
                 {
                     "project": row["name"],
                     "entry": audit_id,
                     "head_before": {"entries": count, "last_entry": last, "sha256": last_sha256},
+                    **team,
                 },
             )
             parts = package_parts(package)[0]
@@ -289,10 +322,12 @@ def record_entry(
             released_sha256=digest(table),
             package_sha256=None if package is None else digest(package),
             parts=dict(parts),
-            user=user or current_user(),
+            user=username,
             made_by=made_by,
             previous=last_sha256,
             entry_sha256="",
+            drafted_by=drafted_by,
+            approved_by=approved_by,
         )
         values = append_entry(store, c, entry, count)
         keep = bool(row["keep_file"]) and source is not None
@@ -378,6 +413,8 @@ def entry_of(row, deleted: bool) -> AuditEntry:
         project_deleted=deleted,
         epsilon=row.get("epsilon"),
         delta=row.get("delta"),
+        drafted_by=row.get("drafted_by"),
+        approved_by=row.get("approved_by"),
     )
 
 
@@ -422,12 +459,17 @@ def verify_chain(store: ProjectStore) -> list[str]:
             .order_by(RELEASES.c.audit_id)
         ).all()
         entries = _entries(c)
+        links = _links(c)
+    for number, before, sealed in links:  # every entry's link, also those a team member does not see
+        if before != previous:
+            problems.append(f"Audit entry {number} does not follow the entry before it (one was removed or changed).")
+        previous = sealed
+    sealed_as = {number: sealed for number, _, sealed in links}
     for entry in entries:
-        if entry.previous != previous:
-            problems.append(f"Audit entry {entry.id} does not follow the entry before it (one was removed or changed).")
-        if digest(dumps(entry.content()).encode("utf-8")) != entry.entry_sha256:
+        if digest(dumps(entry.content()).encode("utf-8")) != entry.entry_sha256 or sealed_as.get(entry.id) != (
+            entry.entry_sha256
+        ):
             problems.append(f"Audit entry {entry.id} was changed after it was written (its digest does not match).")
-        previous = entry.entry_sha256
     problem = head_problem(head, count, last, last_sha256)
     if problem is not None:
         problems.append(problem)

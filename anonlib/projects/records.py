@@ -159,11 +159,21 @@ class AuditEntry:
     project_deleted: bool = False
     epsilon: float | None = None  # a private release: the ε it spent (recorded before it measured)
     delta: float | None = None
+    drafted_by: str | None = None  # who drafted the release (``team.md``; None in entries written before)
+    approved_by: str | None = None  # who approved it: another member in a team, the drafter alone otherwise
+
+    @property
+    def four_eyes(self) -> bool:
+        """Whether a second person approved this release (False for a single user's one-step release)."""
+        return self.approved_by is not None and self.approved_by != self.drafted_by
 
     def content(self) -> dict[str, Any]:
         """What the entry's digest is taken of (everything it states, and the previous digest;
-        ε and δ only for a private release, so older entries keep their digests)."""
+        ε and δ only for a private release, drafter and approver only when recorded, so older
+        entries keep their digests)."""
         private = {} if self.epsilon is None else {"epsilon": self.epsilon, "delta": self.delta}
+        if self.drafted_by is not None:
+            private |= {"drafted_by": self.drafted_by, "approved_by": self.approved_by}
         return private | {
             "time": self.time,
             "project_id": self.project_id,
@@ -190,6 +200,11 @@ class AuditEntry:
             **{k: v for k, v in self.content().items() if k != "previous"},
             "epsilon": self.epsilon,
             "delta": self.delta,
+            "drafted_by": self.drafted_by,
+            "approved_by": self.approved_by,
+            "release": "approved by a second person"
+            if self.four_eyes
+            else ("one step: single-user mode (drafter and approver are the same user)" if self.drafted_by else None),
             "project_deleted": self.project_deleted,
             "previous_sha256": self.previous,
             "entry_sha256": self.entry_sha256,

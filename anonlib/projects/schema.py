@@ -127,6 +127,8 @@ audit = Table(
     Column("entry_sha256", String(64), nullable=False),
     Column("epsilon", Float, nullable=True),  # version 2: the ε a private release spent (None: not private)
     Column("delta", Float, nullable=True),  # version 2: its δ
+    Column("drafted_by", Text, nullable=True),  # the team's columns (``team_schema``): who drafted the release
+    Column("approved_by", Text, nullable=True),  # and who approved it (the same user in single-user mode)
 )
 
 _SQLITE_APPEND_ONLY = (

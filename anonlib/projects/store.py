@@ -61,6 +61,7 @@ from .pending import interrupted, recover
 from .records import Project, ProjectRef, ProjectSummary, StoreUsage, now
 from .schema import AUDIT, BLOBS, META, MIGRATIONS, PROJECTS, RELEASES, SCHEMA_VERSION
 from .state import ProjectState
+from .team_schema import ensure_team_tables
 
 KEY_BYTES = 32  # a 256-bit pseudonym key per project
 MAX_NAME = 200
@@ -248,6 +249,7 @@ class ProjectStore:
                 MIGRATIONS[step](c)
             if version < SCHEMA_VERSION:
                 self._set_meta(c, "schema_version", str(SCHEMA_VERSION))
+            ensure_team_tables(c)  # the team's own tables and migration (anonlib.projects.team_schema)
             self.recovered = recover(c)
         self.schema_version = SCHEMA_VERSION
 
@@ -258,6 +260,12 @@ class ProjectStore:
                 row = c.execute(select(META.c.value).where(META.c.key == "schema_version")).first()
             version = int(row[0]) if row else 0
             self.interrupted = interrupted(c) if version else 0
+            team = version and c.execute(select(META.c.value).where(META.c.key == "team_schema")).first()
+        if version == SCHEMA_VERSION and not team:  # the team's tables and columns came after (team_schema)
+            raise StoreError(
+                f"The project store {self.where} was written by an older anonlib (before the team's tables); open "
+                "it once with write access (e.g. `projects list`) to bring it up to date, then read it."
+            )
         if version == 0:
             raise StoreError(f"The project store {self.where} holds no project store yet; nothing to read.")
         if version > SCHEMA_VERSION:
@@ -439,7 +447,7 @@ class ProjectStore:
         if isinstance(project, ProjectRef):
             project = project.id
         where = p.id == project if isinstance(project, int) else p.name == str(project)
-        row = c.execute(select(PROJECTS).where(where)).mappings().first()
+        row = c.execute(select(*ROW_COLUMNS).where(where)).mappings().first()
         if row is None and not missing_ok:
             raise ProjectError(f"There is no project {_named(project)}{self._known(c)}.")
         return row
@@ -478,7 +486,7 @@ class ProjectStore:
     def summaries(self) -> list[ProjectSummary]:
         """Every project, the most recently changed first."""
         with self._transaction() as c:
-            rows = c.execute(select(PROJECTS).order_by(PROJECTS.c.updated.desc())).mappings().all()
+            rows = c.execute(select(*ROW_COLUMNS).order_by(PROJECTS.c.updated.desc())).mappings().all()
             return [self._summary(c, r) for r in rows]
 
     def version(self, project_id: int) -> int | None:
@@ -503,7 +511,23 @@ class ProjectStore:
     def key(self, project: int | str | ProjectRef) -> bytes:
         """The project's 32-byte pseudonym key (created with it; never in a package or recipe)."""
         with self._transaction() as c:
-            return bytes(self._row(c, project)["key"])
+            return self._key(c, int(self._row(c, project)["id"]))
+
+    @staticmethod
+    def _key(c: Connection, project_id: int) -> bytes:
+        """The key of a project read in ``c``. On a team's PostgreSQL store a member's login has no
+        right to the key column: the key comes through ``anonlib_project_key``, which gives it to
+        the project's owner and analysts only (``anonlib.projects.team``); the login that owns the
+        tables (the dashboard's service login) reads the column."""
+        if (
+            c.dialect.name == "postgresql"
+            and not c.execute(text("SELECT has_column_privilege('projects', 'key', 'SELECT')")).scalar()
+        ):
+            found = c.execute(text("SELECT anonlib_project_key(:id)"), {"id": project_id}).scalar()
+            if found is None:
+                raise ProjectError("Your role in this project does not give you its pseudonym key.")
+            return bytes(found)
+        return bytes(c.execute(select(PROJECTS.c.key).where(PROJECTS.c.id == project_id)).scalar_one())
 
     def opened(self, project: int | ProjectRef) -> None:
         """Remember ``project`` as the last one opened (a new tab opens it)."""
@@ -553,7 +577,7 @@ class ProjectStore:
         with self._transaction() as c:
             row = self._row(c, project)
             state = ProjectState.loads(row["state"])
-            if bytes(row["key"]) != bytes(key) and any(needs_key(s.step) for s in state.steps):
+            if self._key(c, int(row["id"])) != bytes(key) and any(needs_key(s.step) for s in state.steps):
                 raise ProjectError(
                     "This project's steps hold pseudonyms or date shifts made with its present key; undo them "
                     "before using another key."
@@ -565,16 +589,17 @@ class ProjectStore:
         gets a new key unless its steps hold pseudonyms or date shifts (they keep theirs)."""
         with self._transaction() as c:
             row = self._row(c, project)
+            state = ProjectState.loads(row["state"])
+            keyed = any(needs_key(s.step) for s in state.steps)
+            kept_key = self._key(c, int(row["id"])) if keyed else None
         data = self.blob(row["file_sha256"])
-        state = ProjectState.loads(row["state"])
-        keyed = any(needs_key(s.step) for s in state.steps)
         return self.create(
             new_name or f"{row['name']} (copy)",
             state,
             data,
             keep_file=bool(row["keep_file"]),
             change=f"duplicated from {row['name']}",
-            key=bytes(row["key"]) if keyed else None,
+            key=kept_key,
         )
 
     def set_keep_file(self, project: int | str | ProjectRef, keep: bool, data: bytes | None = None) -> None:
@@ -645,6 +670,10 @@ class ProjectStore:
         if self.engine.dialect.name != "sqlite":
             return True
         return self._pragma("integrity_check") == "ok"
+
+
+# every column of a project but its key: what a project's row is read as (the key is read alone, ``_key``)
+ROW_COLUMNS = tuple(c for c in PROJECTS.c if c.name != "key")
 
 
 def _sqlite_files(path: Path) -> list[Path]:
