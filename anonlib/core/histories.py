@@ -44,12 +44,13 @@ import numpy as np
 import pandas as pd
 
 from .budget import WorkEstimate, check_work
-from .equivalence import combine, persons_per_class
+from .equivalence import combine, distinct_keys, persons_per_class
 from .errors import ParameterError
 
 # seconds per sub-multiset enumerated and counted, measured on this machine class (bench: history)
 SECONDS_PER_TUPLE = 5e-7
 BYTES_PER_TUPLE_ITEM = 40  # the tuples' codes, their owners and the sort's copies
+KEY_LIMIT = 1 << 62  # (owner, class) pairs keyed in one int64 below this
 
 
 @dataclass(frozen=True)
@@ -85,13 +86,20 @@ def owner_pairs(
     keep = w > 0
     if not keep.all():
         ids, owners, w = ids[keep], owners[keep], w[keep]
-    order = np.lexsort((ids, owners))
-    o, c, w = owners[order], ids[order], w[order]
-    new = np.ones(len(o), dtype=bool)
-    new[1:] = (o[1:] != o[:-1]) | (c[1:] != c[:-1])
-    starts = np.flatnonzero(new)
-    records = np.add.reduceat(w, starts) if len(starts) else np.zeros(0, dtype=np.int64)
-    pair_owner, pair_class = o[starts], c[starts]
+    classes = max(int(n_classes), 1)
+    if max(int(n_owners), 1) * classes < KEY_LIMIT:  # one int64 key per (owner, class): hashed, its keys sorted
+        pair_ids, keys = distinct_keys(owners * classes + ids, ordered=True)
+        records = np.bincount(pair_ids, weights=w, minlength=len(keys)).astype(np.int64)
+        pair_owner = keys // classes
+        pair_class = keys - pair_owner * classes
+    else:  # too many owners and classes for one key: sorted by both
+        order = np.lexsort((ids, owners))
+        o, c, w = owners[order], ids[order], w[order]
+        new = np.ones(len(o), dtype=bool)
+        new[1:] = (o[1:] != o[:-1]) | (c[1:] != c[:-1])
+        starts = np.flatnonzero(new)
+        records = np.add.reduceat(w, starts) if len(starts) else np.zeros(0, dtype=np.int64)
+        pair_owner, pair_class = o[starts], c[starts]
     per_owner = np.bincount(pair_owner, minlength=int(n_owners))
     start = np.zeros(int(n_owners) + 1, dtype=np.int64)
     np.cumsum(per_owner, out=start[1:])
@@ -110,10 +118,10 @@ def history_ids(
     ([0, 1, 0, 0, -1], 2)
     """
     pairs = owner_pairs(ids, n_classes, owners, n_owners, weights)
-    return _sequence_ids(pairs, int(n_owners))
+    return sequence_ids(pairs, int(n_owners))
 
 
-def _sequence_ids(pairs: OwnerPairs, n_owners: int) -> tuple[np.ndarray, int]:
+def sequence_ids(pairs: OwnerPairs, n_owners: int) -> tuple[np.ndarray, int]:
     """``history_ids`` from the pairs: each pair one code (class, records), then the owners
     grouped by their sequence of codes, one position at a time (see the module text)."""
     out = np.full(n_owners, -1, dtype=np.int64)
@@ -163,7 +171,7 @@ def owners_sharing(
     pairs = owner_pairs(ids, n_classes, owners, n_owners, weights)
     n_owners = int(n_owners)
     if power is None:
-        hist, n = _sequence_ids(pairs, n_owners)
+        hist, n = sequence_ids(pairs, n_owners)
         present = hist >= 0
         out = np.zeros(n_owners, dtype=np.int64)
         out[present] = np.bincount(hist[present], minlength=n)[hist[present]]

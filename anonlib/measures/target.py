@@ -53,7 +53,7 @@ from ..core.dataset import Dataset
 from ..core.equivalence import EncodedTable, encode, person_codes, persons_per_class
 from ..core.errors import ColumnError, ParameterError, RecipeError, join_names
 from ..core.fields import read_list, read_number, read_object, read_text, read_texts, read_whole
-from ..core.histories import Earlier, adversary_power, check_history_work, history_ids, owner_pairs, owners_sharing
+from ..core.histories import Earlier, adversary_power, check_history_work, owner_pairs, owners_sharing, sequence_ids
 from ..core.metrics import whole_k
 from ..core.numbers import percent
 from .models import ModelRequirement, acceptance, suppression_limit
@@ -796,7 +796,7 @@ def _failing_histories(
     if not failing_rows.any() or column is None or not qis:
         return (1 if failing_rows.any() else 0), ()
     pairs, table, classes, codes = _history_pairs(frame, qis, count, column)
-    hist, n_hist = history_ids(classes.ids, classes.n_classes, codes, len(pairs.sizes), table.weights)
+    hist, n_hist = sequence_ids(pairs, len(pairs.sizes))
     failing_owner = np.zeros(len(pairs.sizes), dtype=bool)
     failing_owner[codes[failing_rows]] = True
     present = hist >= 0

@@ -460,7 +460,11 @@ def _person_acceptance(frame, qis, classes, owners: Owners, k, requirements, cou
     in_failing_persons, in_failing_records = _persons_in(failed, codes, n_persons), int(weights[failed].sum())
     out = persons_failing(failed, codes, n_persons)
     sensitives = list(dict.fromkeys(r.sensitive for r in requirements))
-    while out.any() and not out.all():
+    # whole histories compared exactly, whole owners removed: the others' histories stay as they are,
+    # so one pass is the answer (no model judged again, no other kind of owner, no earlier records)
+    once = owners.power is None and len(owners.linked) == 1 and not requirements and owners.earlier_ids is None
+    once = once and owners.linked[0][0] is owners.codes
+    while out.any() and not out.all() and not once:
         rest = np.flatnonzero(~out)
         part_counts = counts
         if requirements:  # the models' summaries of the records left
