@@ -160,6 +160,13 @@ def cumulative_refusal(check: TargetCheck, project: str) -> str:
         )
     failing = check.persons_in_failing or 0
     removed = check.failing_persons or 0
+    if not failing:  # every history holds, but this delivery suppresses more people than the limit allows
+        return (
+            f"Refused, nothing written: released this way, this delivery suppresses "
+            f"{check.unit_noun(check.suppressed_persons)} ({percent(check.suppressed_share, compact=True)} of its "
+            f"{target.whole}), more than the limit of {limit}, to meet k = {target.k} {across}: search it again "
+            f"under the cumulative target with `anonymize --project {project}`."
+        )
     share = removed / check.loaded_persons if check.loaded_persons else 0.0
     fix = (
         f"suppressing {check.unit_noun(removed)} from it ({percent(share, compact=True)} of its "
