@@ -89,7 +89,7 @@ def hierarchy_editor(attribute: str, values: pd.Series, example: bool, scope: st
             if example and attribute == "Age":
                 suggested = ARCA_AGE_BANDS
             else:
-                bands, below, above = default_intervals(values, counts=counts)
+                bands, below, above = default_intervals(values, counts=counts, name=attribute)
                 suggested = bands_text(bands)
         except HierarchyError:
             suggested = ""

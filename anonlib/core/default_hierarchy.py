@@ -96,10 +96,7 @@ def default_hierarchy(
     lengths = {len(k) for k in keys}
     digits = all(k.isdigit() for k in keys)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
-    whole = not numbers.isna().any() and bool(np.all(numbers == np.floor(numbers)))
-    years = whole and digits and bool(((numbers >= YEARS[0]) & (numbers <= YEARS[1])).all())
-    if len(keys) > 2 and whole and not is_code_name(name) and (years or len(keys) <= SMALL_WHOLE):
-        # a year (or a few whole numbers): doubling bands from the first value, never a jump to nothing
+    if doubled(keys, name):  # a year (or a few whole numbers): doubling bands, never a jump to nothing
         return "intervals", interval_hierarchy(keys, doubling_bands(numbers), top=True)
     if digits and (is_code_name(name) or (len(lengths) == 1 and min(lengths) >= 4)):
         return "masking", masking_hierarchy(keys)
@@ -119,6 +116,26 @@ def default_hierarchy(
 
 YEARS = (1800, 2100)  # whole numbers within these read as years
 SMALL_WHOLE = 10  # at most this many distinct whole numbers get doubling bands
+
+
+def doubled(keys: Sequence[str], name: object = "") -> bool:
+    """Whether a column's distinct values (as text) get doubling bands: more than two whole numbers,
+    all years (1800 to 2100), or at most ``SMALL_WHOLE`` of them close together (a few codes: their
+    range at most twice their number), in a column not named like a code.
+
+    >>> doubled(["1980", "1981", "1987"]), doubled(["1", "2", "3"]), doubled(["0", "5", "80"])
+    (True, True, False)
+    >>> doubled(["1", "2"]), doubled(["37010", "37203", "38104"], "zip")
+    (False, False)
+    """
+    numbers = pd.to_numeric(pd.Series(list(keys), dtype=object), errors="coerce")
+    if len(keys) <= 2 or numbers.isna().any() or is_code_name(name):
+        return False
+    if not bool(np.all(numbers == np.floor(numbers))):
+        return False
+    years = all(k.isdigit() for k in keys) and bool(((numbers >= YEARS[0]) & (numbers <= YEARS[1])).all())
+    close = float(numbers.max() - numbers.min()) + 1 <= 2 * len(keys)
+    return years or (len(keys) <= SMALL_WHOLE and close)
 
 
 def doubling_bands(values: Iterable) -> list[list[Band]]:
@@ -177,11 +194,12 @@ def tail_cuts(values: Iterable, *, counts: Iterable[int] | None = None) -> tuple
 
 
 def default_intervals(
-    values: Iterable, *, counts: Iterable[int] | None = None
+    values: Iterable, *, counts: Iterable[int] | None = None, name: object = ""
 ) -> tuple[list[list[Band]], float | None, float | None]:
     """The default bands of a numeric column and its tail limits: nested bands over the
     values within the long tails' cuts (``tail_cuts``), bottom coding below the first band
-    and top coding above the last one when a tail was cut (None otherwise).
+    and top coding above the last one when a tail was cut (None otherwise); years and a few
+    whole numbers (``doubled``) doubling bands, no tail cut.
 
     >>> bands, below, above = default_intervals([0] * 50 + [1] * 30 + [2] * 15 + [3, 4, 5, 40, 80])
     >>> bands_text(bands[:1]), below, above
@@ -190,6 +208,8 @@ def default_intervals(
     values, counts = distinct_values(values, counts)
     keys = distinct_texts(values)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
+    if doubled(keys, name):
+        return doubling_bands(numbers), None, None
     low, high = tail_cuts(values, counts=counts)
     body = [k for k, x in zip(keys, numbers) if (low is None or x >= low) and (high is None or x <= high)]
     bands = default_bands(body)
