@@ -62,10 +62,15 @@ def test_pseudonym_date_shift_and_people_on_the_dataset_page():
     shifted = pd.to_datetime(copy.current.frame["visit_date"]) - pd.to_datetime(frame["visit_date"])
     assert (shifted.groupby(frame["mrn"].to_numpy()).nunique() == 1).all()  # one offset per person
 
-    at.button(key="sidebar_suppress").click().run()  # whole people suppressed until k holds in people
+    # the person column released as a pseudonym links each person's visits: the target counts whole
+    # histories; an attacker knowing any 1 of a person's visits is the class of 5 people again
+    assert "over each person's whole history" in at.session_state["working_copy"].release_target.describe()
+    at.sidebar.selectbox(key="target_power").set_value(1).run()
+    assert at.session_state["working_copy"].release_target.power == 1
+    at.button(key="sidebar_suppress").click().run()  # whole people suppressed until k holds
     assert not at.exception
     check = at.session_state["working_copy"].check
-    assert check.by_person and check.failing_persons == 0
+    assert check.by_person and check.failing_persons == 0 and check.target.unit == "histories"
     assert check.sentence().startswith("Met")
     recipe = at.session_state["working_copy"].recipe().dumps()
     assert key.hex() not in recipe

@@ -215,7 +215,10 @@ def test_with_a_person_column_suppressing_cells_is_not_offered_and_the_button_co
     assert not [b for b in at.sidebar.button if b.key == "sidebar_suppress_cells"]
     assert "Suppressing cells is not offered" in sidebar_words(at)
     button = at.sidebar.button(key="sidebar_suppress")
-    assert button.label == f"Suppress the {check.failing_persons:,} failing people ({check.failing_records:,} records)"
+    # what suppression removes, said apart from the people failing
+    assert button.label == (
+        f"Suppress {check.failing_persons:,} people ({check.failing_records:,} records): what meeting the target removes"
+    )
     button.click().run()
     assert not at.exception
     after = at.session_state["working_copy"].check  # whole people removed, as the button said
@@ -282,3 +285,26 @@ def test_planning_the_cells_over_the_instant_budget_waits_for_a_button_and_is_ke
     )
     at.sidebar.button(key="sidebar_suppress_cells").click().run()
     assert not at.exception and at.session_state["working_copy"].check.met
+
+
+def test_records_not_linked_by_the_person_column_can_be_treated_as_linkable_and_the_choice_is_kept():
+    """The person column is not released: the sidebar offers to treat each person's records as
+    linkable (stable quasi-identifiers may link them); ticked, the target counts whole histories
+    and offers the adversary's power; the saved target keeps both."""
+    from anonlib.measures.target import ReleaseTarget
+
+    at = AppTest.from_string(SCRIPT, default_timeout=TIMEOUT)
+    at.session_state["active_dataset"] = _with_people()
+    at.session_state["active_source"] = "upload:people.csv"
+    at.run()
+    assert not at.exception
+    assert at.session_state["working_copy"].release_target.unit == "people"
+    assert not [s for s in at.sidebar.selectbox if s.key == "target_power"]  # no power while records do not link
+    at.sidebar.checkbox(key="target_linked").check().run()
+    copy = at.session_state["working_copy"]
+    assert copy.release_target.unit == "histories" and copy.check.target.unit == "histories"
+    at.sidebar.selectbox(key="target_power").set_value(2).run()
+    target = at.session_state["working_copy"].target
+    assert (target.linked, target.power) == (("pid",), 2)
+    assert ReleaseTarget.from_json(target.to_json()) == target  # what the project saves reads back the same
+    assert "on any 2 of a person's records" in sidebar_words(at)
