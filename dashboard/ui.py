@@ -195,8 +195,9 @@ def _linkage_inputs(target: ReleaseTarget) -> tuple[tuple[str, ...], int | None]
     released = [c for c in owners if c in unit.linked and c not in target.linked]
     linked = tuple(target.linked)
     if not released:
+        whose = "person's records" if loaded.person is not None else "household's members"
         treat = st.checkbox(
-            "Treat each person's records as linkable",
+            f"Treat each {whose} as linkable",
             value=bool(target.linked),
             key="target_linked",
             help="The person column is not released, so records are not linked by it; stable quasi-identifiers "

@@ -18,17 +18,9 @@ from anonlib.core.hierarchy import flat_hierarchy, interval_hierarchy
 from anonlib.measures.target import ReleaseTarget
 from anonlib.measures.utility import loss
 from anonlib.transformations.generalization import GeneralizationSpace, release_search
+from tests.transformations.test_generalization_people import literal
 
 QIS = ["year", "job"]
-
-
-def literal(frame: pd.DataFrame, hierarchies, levels: dict[str, int]) -> pd.DataFrame:
-    out = frame.copy()
-    for attribute, level in levels.items():
-        h = hierarchies[attribute].astype(str)
-        mapping = dict(zip(h[0], h[level]))
-        out[attribute] = [mapping[str(v)] for v in frame[attribute]]
-    return out
 
 
 def histories(table: pd.DataFrame, owner: str) -> dict[str, Counter]:
