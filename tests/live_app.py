@@ -408,3 +408,21 @@ def move_sliders(page, timeout_ms: int = 300_000) -> list[tuple[str, float]]:
             handle.press(key)
             moves.append((f"{label} {'→' if key == 'ArrowRight' else '←'}", settled(page, timeout_ms, since)))
     return moves
+
+
+def click_package(page, timeout_ms: int = 300_000) -> None:
+    """Click the "Release package (zip)" button; a working copy missing its target first shows a
+    warning and a tick beside it ("Download it anyway, ..."), which is ticked (and said: the page
+    showed why)."""
+    anyway = page.locator('[class*="st-key-"][class*="-anyway"] label').first
+    if anyway.count():
+        anyway.click()
+        wait_idle(page, timeout_ms)
+    page.get_by_role("button", name="Release package (zip)").first.click()
+
+
+def choose_power(page, option: str, timeout_ms: int = 300_000) -> None:
+    """Choose what an attacker knows in the sidebar's release target ("any 2 of a person's records")."""
+    page.locator(".st-key-target_power").click()
+    page.get_by_role("option", name=option).click()
+    wait_idle(page, timeout_ms)

@@ -15,7 +15,19 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from live_app import BUSY, ROOT, click, enter_number, metric, open_app, open_page, press, upload, wait_idle
+from live_app import (
+    BUSY,
+    ROOT,
+    click,
+    click_package,
+    enter_number,
+    metric,
+    open_app,
+    open_page,
+    press,
+    upload,
+    wait_idle,
+)
 from uploads import JOURNEY_CSV, clinic_csv, tennessee_csv
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -266,7 +278,7 @@ def test_release_journey_generalize_bands_undo_report_package_apply(server, brow
     body = page.locator("body").inner_text()
     assert "Traceback" not in body and "Something unexpected went wrong" not in body
     with page.expect_download(timeout=300_000) as download:
-        page.get_by_role("button", name="Release package (zip)").first.click()
+        click_package(page)
     downloaded = Path(download.value.path()).read_bytes()
     package = zipfile.ZipFile(io.BytesIO(downloaded))
     # the download is recorded in the project's audit log and states its entry (audit.json)
@@ -382,7 +394,7 @@ def test_release_journey_generalize_local_suppression_release_view(server, brows
     page.set_viewport_size({"width": width, "height": 1000})
 
     with page.expect_download(timeout=300_000) as download:
-        page.get_by_role("button", name="Release package (zip)").first.click()
+        click_package(page)
     package_bytes = Path(download.value.path()).read_bytes()
     checks = verify_package(package_bytes, data, source_name=csv.name)  # k measured on released.csv, * as a wildcard
     assert checks.failed_parts == (), checks.checks

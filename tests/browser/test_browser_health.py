@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from live_app import click, enter_number, full_screenshot, metric, open_app, open_page, set_role, upload
+from live_app import choose_power, click, enter_number, full_screenshot, metric, open_app, open_page, set_role, upload
 
 WIDTHS = (1440, 1024)
 
@@ -63,14 +63,19 @@ def test_longitudinal_upload_pseudonym_date_shift_and_target_met_in_people(serve
         assert "visit_date shifted by one offset per person (mrn)" in sidebar.inner_text()
 
         enter_number(page, "target_suppressed", "30")
+        # the released pseudonym links each person's visits: the target counts whole histories; an attacker
+        # knowing any 1 of a person's visits asks each class to hold 10 people
+        assert "over each person's whole history" in sidebar.inner_text()
+        choose_power(page, "any 1 of a person's records")
         enter_number(page, "target_k", "10")  # some classes hold fewer than 10 people: whole people are suppressed
         assert "Met once" in sidebar.inner_text() or "Met:" in sidebar.inner_text()
         if page.locator(".st-key-sidebar_suppress button").count():
             click(page, "sidebar_suppress")
         text = sidebar.inner_text()
-        assert re.search(r"Met: all [\d,]+ people \([\d,]+ records\) are in classes meeting k = 10", text), text
+        assert re.search(
+            r"Met: all [\d,]+ people \([\d,]+ records\) share any 1 of their records with at least 10", text
+        ), text
         assert re.search(r"[\d,]+ people \([\d.]+%; [\d,]+ records\) suppressed so far", text), text
-        assert "(counted in people)" in text
         body = page.locator("body").inner_text()
         assert "Traceback" not in body and "Something unexpected went wrong" not in body
         full_screenshot(page, shots / f"{width}-health-dataset.png")

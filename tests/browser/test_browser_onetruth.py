@@ -23,7 +23,9 @@ import numpy as np
 import pandas as pd
 from live_app import (
     PAGE_TITLES,
+    choose_power,
     click,
+    click_package,
     enter_number,
     full_screenshot,
     metric,
@@ -110,7 +112,7 @@ def test_the_person_column_path_meets_the_target_in_people_end_to_end(server, br
         assert "Traceback" not in body and "Something unexpected went wrong" not in body
         full_screenshot(page, shots / f"{width}-onetruth-release.png")
         with page.expect_download(timeout=300_000) as download:
-            page.get_by_role("button", name="Release package (zip)").first.click()
+            click_package(page)
         package = Path(download.value.path()).read_bytes()
         checks = verify_package(package, data, source_name=csv.name)
         assert checks.failed_parts == (), checks.checks
@@ -180,9 +182,7 @@ def linked_journey(page, sidebar, source: pd.DataFrame, shots: Path) -> None:
     assert f"{optimum.utility:.4f}" in shown, shown[:2000]  # the page's optimum in histories is the library's
 
     # the adversary knows any 2 of a person's records; a reload keeps the unit and the power
-    page.locator(".st-key-target_power").click()
-    page.get_by_role("option", name="any 2 of a person's records").click()
-    wait_idle(page, 300_000)
+    choose_power(page, "any 2 of a person's records")
     page.reload(wait_until="commit")
     page.get_by_role("heading", name="Leakage & anonymization", exact=True).wait_for(timeout=300_000)
     wait_idle(page, 300_000)

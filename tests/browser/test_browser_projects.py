@@ -18,6 +18,7 @@ from live_app import (
     ROOT,
     chromium,
     click,
+    click_package,
     dashboard_server,
     enter_number,
     metric,
@@ -54,7 +55,7 @@ def _working_copy(page) -> dict:
 def _download_package(page) -> bytes:
     open_page(page, "Risk report")
     with page.expect_download(timeout=TIMEOUT) as download:
-        page.get_by_role("button", name="Release package (zip)").first.click()
+        click_package(page)
     return Path(download.value.path()).read_bytes()
 
 
