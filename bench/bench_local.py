@@ -22,8 +22,9 @@ import pandas as pd
 from anonlib.core.equivalence import row_class_sizes
 from anonlib.core.samples import load_sample
 from anonlib.measures.target import ReleaseTarget
+from anonlib.measures.wildcard import wildcard_matches
 from anonlib.transformations.microaggregation import microaggregate
-from anonlib.transformations.suppression import local_suppression, wildcard_matches
+from anonlib.transformations.suppression import local_suppression
 from bench import Benchmark
 
 QIS = ["age", "sex", "race", "marital-status", "education", "native-country"]

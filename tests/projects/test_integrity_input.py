@@ -54,7 +54,9 @@ def work(tmp_path, monkeypatch):
     (tmp_path / "survey.csv").write_bytes(delivery(0))
     visits(3, 60).to_csv(tmp_path / "visits.csv", index=False)
     (tmp_path / "a.key").write_text(KEY_A + "\n")
+    (tmp_path / "a.key").chmod(0o600)  # a key file is its owner's only
     (tmp_path / "b.key").write_text(KEY_B + "\n")
+    (tmp_path / "b.key").chmod(0o600)  # a key file is its owner's only
     return tmp_path
 
 

@@ -4,6 +4,7 @@ missing markers found and counted, notes on headers and missing cells."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -12,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import join_names
+from ..errors import ColumnError, join_names
 from .source import FORMULA_PREFIXES, INTEGER, NUMBER, PLAIN_WHOLE_NUMBER, text_bytes, written_length
 from .text import Cells, is_number
 
@@ -265,9 +266,18 @@ def _by_chunk(column: pa.ChunkedArray, mask: np.ndarray) -> Iterator[pa.BooleanA
 
 def clean_names(names: Sequence[object], header: bool, notes: list[str]) -> list[str]:
     """Column names: ``column j`` without a header, for blank names, and
-    ``name (2)`` for a repeated name; each change is noted."""
+    ``name (2)`` for a repeated name; each change is noted. Two names that differ only in
+    their Unicode form (``diagnosé`` with a composed and with a decomposed é: the same name on
+    screen) are refused in one sentence: which column a user named could not be told.
+
+    >>> clean_names(["age", "diagnos\u00e9", "diagnose\u0301"], True, [])
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ColumnError: Columns 2 and 3 are both named 'diagnosé', written in two Unicode forms (with a composed and a decomposed accent), so they cannot be told apart; rename one of them in the file.
+    """
     if not header:
         return [f"column {j + 1}" for j in range(len(names))]
+    _refuse_unicode_twins(names)
     cleaned: list[str] = []
     for j, raw in enumerate(names):
         name = "" if raw is None else str(raw).strip()
@@ -282,3 +292,18 @@ def clean_names(names: Sequence[object], header: bool, notes: list[str]) -> list
             name = f"{name} ({copy})"
         cleaned.append(name)
     return cleaned
+
+
+def _refuse_unicode_twins(names: Sequence[object]) -> None:
+    """A sentence when two column names are equal after Unicode normalization (NFC) but not as
+    written (names equal as written are copies, renamed ``name (2)`` by ``clean_names``)."""
+    seen: dict[str, tuple[int, str]] = {}
+    for j, raw in enumerate(names):
+        name = "" if raw is None else str(raw).strip()
+        key = unicodedata.normalize("NFC", name)
+        if key in seen and seen[key][1] != name:
+            raise ColumnError(
+                f"Columns {seen[key][0] + 1} and {j + 1} are both named '{key}', written in two Unicode forms (with a "
+                "composed and a decomposed accent), so they cannot be told apart; rename one of them in the file."
+            )
+        seen.setdefault(key, (j, name))

@@ -11,7 +11,7 @@ import re
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -83,6 +83,62 @@ def _head_text(src: Source, encoding: str | None) -> tuple[str, str]:
         if encoding is None and used == "utf-8":
             return src.head.decode("latin-1"), "latin-1"
         raise _not_valid_text(src, used) from None
+
+
+# a UTF-8 sequence of two to four bytes: Latin-1 text holds one only as mojibake (Ã© for é)
+_UTF8_SEQUENCE = re.compile(
+    rb"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
+    rb"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2}"
+)
+_NON_ASCII_LINE = re.compile(rb"[^\n]*[\x80-\xff][^\n]*")
+_LINES_NAMED = 10  # a note names at most this many lines
+
+
+def _mixed_encodings(src: Source) -> tuple[Source, str] | None:
+    """For a file that is not UTF-8 throughout: when some of its lines are UTF-8 text with accents
+    and others are not UTF-8 (a file pasted together from two systems), the file with every line
+    in UTF-8 (the others read as Latin-1) and the note naming the lines read each way; None when
+    no line is UTF-8 beyond ASCII (a Latin-1 file, read as Latin-1).
+
+    >>> fixed, note = _mixed_encodings(Source("m.csv", 30, b"", data="city\\nZürich\\n".encode() + b"Z\\xfcrich\\n"))
+    >>> fixed.data.decode("utf-8").splitlines(), note
+    (['city', 'Zürich', 'Zürich'], 'The file mixes two text encodings: line 3 is not UTF-8 like line 2, so it was read as Latin-1 (line 3: Zürich); check those rows.')
+    """
+    data = src.read()
+    if _UTF8_SEQUENCE.search(data) is None:
+        return None
+    parts, utf8, latin1, at = [], [], [], 0
+    line, counted = 1, 0
+    for match in _NON_ASCII_LINE.finditer(data):
+        line += data.count(b"\n", counted, match.start())
+        counted = match.start()
+        try:
+            match[0].decode("utf-8")
+            utf8.append(line)
+        except UnicodeDecodeError:
+            latin1.append(line)
+            parts += [data[at : match.start()], match[0].decode("latin-1").encode("utf-8")]
+            at = match.end()
+    if not utf8 or not latin1:
+        return None
+    fixed = b"".join([*parts, data[at:]])
+    first = latin1[0]
+    sample = data.split(b"\n", first)[first - 1].decode("latin-1").strip()[:40]
+    note = (
+        f"The file mixes two text encodings: {_lines(latin1)} {'is' if len(latin1) == 1 else 'are'} not UTF-8 like "
+        f"{_lines(utf8)}, so {'it was' if len(latin1) == 1 else 'they were'} read as Latin-1 (line {first:,}: "
+        f"{sample}); check those rows."
+    )
+    return Source(src.name, len(fixed), fixed[:HEAD_BYTES], data=fixed), note
+
+
+def _lines(numbers: list[int]) -> str:
+    """``line 3``, ``lines 2, 5 and 9``, ``lines 2, 5, ... (1,200 lines)``."""
+    if len(numbers) == 1:
+        return f"line {numbers[0]:,}"
+    if len(numbers) > _LINES_NAMED:
+        return f"{len(numbers):,} lines ({', '.join(f'{n:,}' for n in numbers[:_LINES_NAMED])}, ...)"
+    return "lines " + ", ".join(f"{n:,}" for n in numbers[:-1]) + f" and {numbers[-1]:,}"
 
 
 def _errors(used: str, given: str | None) -> str:
@@ -291,6 +347,12 @@ def read_text(
     when the count says it might.
     """
     text, used_encoding = _head_text(src, encoding)
+    if encoding is None and used_encoding == "latin-1":  # its start is not UTF-8: maybe only some lines
+        mixed = _mixed_encodings(src)
+        if mixed is not None:
+            return _noted(
+                read_text(mixed[0], delimiter, "utf-8", header, max_columns, max_cells, missing_markers), mixed[1]
+            )
     if not text.strip():  # a blank start of a larger file: detect on the whole text
         text = src.read().decode(used_encoding, errors="replace")
         if not text.strip():
@@ -321,10 +383,20 @@ def read_text(
             )
     except UnicodeDecodeError:
         if encoding is None and used_encoding == "utf-8":  # UTF-8 at the start only
+            mixed = _mixed_encodings(src)
+            if mixed is not None:  # and further on: other lines are in another encoding
+                cells = read_text(mixed[0], delimiter, "utf-8", header, max_columns, max_cells, missing_markers)
+                return _noted(cells, mixed[1])
             return read_text(src, delimiter, "latin-1", header, max_columns, max_cells, missing_markers)
         raise _not_valid_text(src, used_encoding) from None
     names, columns = _split_header(columns, has_header)
     return Cells(names, columns, has_header, used_delimiter, used_encoding, guessed=header is None)
+
+
+def _noted(cells: Cells, note: str) -> Cells:
+    """The cells of a file of mixed encodings: the note said, and no encoding recorded (a recipe
+    replaying it detects it again, as here)."""
+    return replace(cells, notes=(*cells.notes, note), encoding=None)
 
 
 def _check_width(text: str, delimiter: str, max_columns: int) -> int:
