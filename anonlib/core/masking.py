@@ -48,11 +48,13 @@ _URL_SECRET = (
     re.compile(r"[^\n\"]{0,256}?(?=@[^\s@/?#\"']*(?:[/?#]|$))"),
     re.compile(r"[^\n\"]{0,256}?(?=@[^\s@/?#\"']*(?:[/?#\s\"'),;\]]|$))"),
 )
-# password=..., sslpassword=..., passwd=..., pwd=... in a query string or a libpq DSN: quoted, or
-# up to the next space or separator, a backslash-escaped space or quote included
+# password=..., sslpassword=..., passwd=..., pwd=...: in a URL's query, up to the next "&" or "#";
+# in a libpq DSN (or any other text), quoted, or up to the next space (a backslash-escaped space
+# or quote included)
+_QUERY_PASSWORD = re.compile(r"(?P<head>[?&;](?:ssl)?(?:password|passwd|pwd)=)(?P<secret>[^&#\s\"'<>]*)", re.IGNORECASE)
 _KEY_PASSWORD = re.compile(
-    r"(?P<head>\b(?:ssl)?(?:password|passwd|pwd)\s*=\s*)"
-    r"(?P<secret>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|(?:\\.|[^\s&;,)'\"\\])+)",
+    r"(?P<head>(?<![?&;\w])(?:ssl)?(?:password|passwd|pwd)\s*=\s*)"
+    r"(?P<secret>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\"?(?:\\.|[^\s'\"\\])+)",
     re.IGNORECASE,
 )
 # C0 and C1 controls, DEL, the line and paragraph separators (U+2028, U+2029), and the
@@ -76,23 +78,22 @@ def _unescaped(secret: str) -> str:
 def _forms(secret: str) -> set[str]:
     """Every way ``secret`` (a password as written in a URL or DSN) may be printed: as written,
     unescaped, percent-decoded and percent-encoded (SQLAlchemy's, ``quote``'s and a form's),
-    libpq-escaped, and as JSON and ``repr`` write it."""
+    libpq-escaped, and each of these as JSON and ``repr`` write it."""
     plain = {secret, _unescaped(secret)}
     plain |= {unquote(p) for p in plain} | {unquote_plus(p) for p in plain}
-    forms = set(plain)
+    written = set(plain)
     for p in plain:
-        forms |= {
+        written |= {
             quote(p, safe=""),
             quote_plus(p),
             re.sub(r"[%:@/]", lambda m: f"%{ord(m[0]):02X}", p),  # SQLAlchemy's rendering of a URL password
             re.sub(r"[:@/]", lambda m: f"%{ord(m[0]):02X}", p),
             p.replace("\\", "\\\\").replace("'", "\\'"),  # libpq's quoted value
             re.sub(r"([\\' ])", r"\\\1", p),  # libpq's unquoted value
-            json.dumps(p)[1:-1],
-            json.dumps(p, ensure_ascii=False)[1:-1],
-            repr(p)[1:-1],
-            printable(p),
         }
+    forms = set(written)
+    for w in written:
+        forms |= {json.dumps(w)[1:-1], json.dumps(w, ensure_ascii=False)[1:-1], repr(w)[1:-1], printable(w)}
     return {f for f in forms if len(f) >= MIN_REMEMBERED}
 
 
@@ -106,7 +107,7 @@ def remember_secrets(text: str) -> None:
     "connection with password '***' (***) refused"
     """
     found = [secret for _, secret, _ in _url_passwords(str(text))]
-    found += [m["secret"] for m in _KEY_PASSWORD.finditer(str(text))]
+    found += [m["secret"] for pattern in (_QUERY_PASSWORD, _KEY_PASSWORD) for m in pattern.finditer(str(text))]
     forms = set().union(*(_forms(secret) for secret in found if secret)) if found else set()
     if forms:
         with _REMEMBERED_LOCK:
@@ -135,6 +136,7 @@ def mask_secrets(text: str) -> str:
         parts += [text[at:start], MASK]
         at = end
     text = "".join([*parts, text[at:]])
+    text = _QUERY_PASSWORD.sub(lambda m: m["head"] + MASK if m["secret"] else m[0], text)
     return _KEY_PASSWORD.sub(lambda m: m["head"] + MASK, text)
 
 

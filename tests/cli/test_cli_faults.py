@@ -1,4 +1,4 @@
-"""Faults leave nothing behind (``integrity.md`` part 2, issue 61): SIGTERM and SIGINT in the middle
+"""Faults leave nothing behind (``integrity.md`` part 2): SIGTERM and SIGINT in the middle
 of writing an output remove the partial file (a project export with its key and raw records, a
 released table, a release into a project), and a store path that is not a regular file (a named
 pipe, a folder, a device) is refused at once by every command that opens the store, instead of

@@ -803,7 +803,7 @@ def test_a_file_of_plain_numbers_is_read_as_numbers_by_the_parser(tmp_path: Path
     assert (str(frame["age"].dtype), str(frame["zip"].dtype), frame["zip"].iloc[-1]) == ("Int64", "string", "02134")
 
 
-# --- issue 61: files read as they are -------------------------------------------------------
+# --- files read as they are (integrity.md part 2) -------------------------------------------------------
 
 
 def test_a_file_half_utf8_half_latin1_is_read_with_a_note_naming_the_latin1_lines(tmp_path) -> None:

@@ -1,4 +1,4 @@
-"""One key per project whatever happens (``integrity.md`` part 2, issue 61): a project's key is
+"""One key per project whatever happens (``integrity.md`` part 2): a project's key is
 made once, in the transaction that creates it, and every delivery of the project is pseudonymized
 with it or refused in one sentence: three first releases racing into a new project, a release
 racing ``projects delete`` or a rename, a name typed in another Unicode form. Names without a

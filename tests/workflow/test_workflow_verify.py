@@ -455,7 +455,7 @@ def test_a_release_counted_in_people_without_its_person_column_is_never_left_wit
     assert not lines["target"].passed and "was not recounted in people" in lines["target"].sentence
 
 
-# ------------------------------------------------------------------ issue 61: the whole zip, within its sizes
+# ------------------------------------------------------------------ the whole zip, within its sizes
 
 
 def _crafted(files: dict[str, bytes], *extra) -> bytes:
