@@ -99,7 +99,7 @@ def fresh_memory():
         masking._REMEMBERED.update(kept)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(password=PASSWORDS)
 def test_no_generated_password_is_printed_in_any_form(password, capsys, monkeypatch):
     with fresh_memory():
@@ -121,7 +121,7 @@ def test_no_generated_password_is_printed_in_any_form(password, capsys, monkeypa
                 assert leaked(password, text) == [], (how, given, text)
 
 
-@pytest.mark.parametrize("password", ["p@ss w0rd@x", "a b%20cdef", "q'u\"o te\\s", "sl/ash:co"])
+@pytest.mark.parametrize("password", ["p@ss w0rd%20@x", "q'u\"o te\\s/l:ash"])
 def test_no_password_is_printed_by_a_successful_release_on_postgresql(
     tmp_path, capsys, monkeypatch, postgresql, password
 ):
