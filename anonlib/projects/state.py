@@ -120,7 +120,7 @@ class ProjectState:
 
     @classmethod
     def loads(cls, text: str) -> ProjectState:
-        return cls.from_json(json_value(text, "The saved project (the project store may be damaged)", ProjectError))
+        return cls.from_json(json_value(text, "The saved project", ProjectError))
 
     def recipe(self) -> Recipe:
         """A recipe of this state (no release recorded yet): what re-applies its steps to a delivery."""

@@ -636,3 +636,35 @@ def test_reproducing_table_10_for_weeks_is_refused_at_once() -> None:
         "49 days on this computer (the limit is 10 minutes); choose fewer runs, fewer optima or a shorter time "
         "limit per optimum."
     )
+
+
+def test_200000_nested_brackets_in_a_recipe_project_export_or_package_are_one_sentence(tmp_path: Path, capsys) -> None:
+    """A project export (and a package's audit.json) nested 200,000 deep ended in "Something
+    unexpected went wrong (RecursionError)"."""
+    import hashlib
+    import zipfile
+
+    deep = "[" * 200_000 + "]" * 200_000
+    (tmp_path / "recipe.json").write_text(deep)
+    with zipfile.ZipFile(tmp_path / "export.zip", "w") as export:
+        export.writestr("project.json", deep)
+        export.writestr("SHA256SUMS", f"{hashlib.sha256(deep.encode()).hexdigest()}  project.json\n")
+    package = tmp_path / "release.zip"
+    assert (
+        main(["anonymize", "--sample", "caballero_table2b", "--shield", "Age", "--k", "1", "--package", str(package)])
+        == 0
+    )
+    with zipfile.ZipFile(package, "a") as archive:
+        archive.writestr("audit.json", deep)
+    capsys.readouterr()
+    for argv, said in (
+        (["apply", tmp_path / "recipe.json", h("counts_exact_classes.csv")],
+         "The recipe is not valid JSON (it is nested too deeply); it may be damaged."),
+        (["projects", "import", tmp_path / "export.zip"],
+         "The project export's project.json is not valid JSON (it is nested too deeply); it may be damaged."),
+    ):  # fmt: skip
+        assert main([str(a) for a in argv]) == 2
+        assert capsys.readouterr().err == f"error: {said}\n"
+    assert main(["verify", str(package), "--project", "none"]) == 2  # read as no audit entry: one sentence
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Something unexpected" not in err
