@@ -90,8 +90,12 @@ def typed_values(column: pa.ChunkedArray | np.ndarray, markers: pa.Array) -> Typ
     whole = _whole_numbers(column)
     if whole is not None:
         return Typed(pd.arrays.IntegerArray(whole, np.zeros(len(whole), bool)), 0)
+    if not pa.types.is_dictionary(column.type) and _starts_numeric(column):
+        # numbers not read at once (decimals, missing markers) need each cell's code as well as the
+        # distinct values: one pass of hashing gives both (instead of finding the values, then the codes)
+        column = pc.dictionary_encode(column)
     given_dictionary = pa.types.is_dictionary(column.type)
-    if given_dictionary:  # Parquet's text: codes come with it; its dictionary may hold unused values
+    if given_dictionary:  # Parquet's text, or numbers' text: codes come with it; its dictionary may hold unused values
         if any(len(chunk.dictionary) != len(column.chunk(0).dictionary) for chunk in column.chunks):
             column = column.unify_dictionaries()
         raw = (column.chunk(0).dictionary if column.num_chunks else pa.array([])).cast(pa.large_string())
@@ -159,6 +163,16 @@ def typed_values(column: pa.ChunkedArray | np.ndarray, markers: pa.Array) -> Typ
         int(np.dot(counts, lengths)),
         found,
     )
+
+
+def _starts_numeric(column: pa.ChunkedArray) -> bool:
+    """Whether the column's first text is a number (``NUMBER``): then it is likely numeric.
+
+    >>> _starts_numeric(pa.chunked_array([[" 27.5", "x"]])), _starts_numeric(pa.chunked_array([["F"]]))
+    (True, False)
+    """
+    first = next((chunk[0].as_py() for chunk in column.chunks if len(chunk)), None)
+    return first is not None and NUMBER.match(first.strip()) is not None
 
 
 def _marker_cells(column: pa.ChunkedArray, texts: Sequence[pa.Scalar]) -> tuple[list[pa.BooleanArray], list[int]]:

@@ -242,7 +242,9 @@ class _Scanned:
     lines: int  # LF and CR bytes plus one (0 when not counted): an upper bound on the records
     quoted: bool  # it holds a quote character
     cr_delimiter: bool  # a CR right before a delimiter, which pandas' parser can misread (_split_by_pyarrow)
-    cr: bool = False  # it holds a CR byte (a line end ``_parse_numbers`` does not count on)
+    cr: bool = False  # it holds a CR byte
+    crs: int = 0  # its CR bytes
+    lone_cr: bool = False  # a CR not followed by an LF (a line end ``_parse_numbers`` does not count on)
 
 
 def _scan(src: Source, count_lines: bool, delimiter: str) -> _Scanned:
@@ -260,8 +262,15 @@ def _scan(src: Source, count_lines: bool, delimiter: str) -> _Scanned:
     cr_delimiter = (
         first.cr_delimiter or second.cr_delimiter or (first.ends_in_cr and second.starts_with == delimiter_code)
     )  # where the halves meet
+    crs = first.crs + second.crs
+    crlf = first.crlf + second.crlf + (first.ends_in_cr and second.starts_with == 10)
     return _Scanned(
-        first.lines + second.lines + count_lines, first.quoted or second.quoted, cr_delimiter, first.cr or second.cr
+        first.lines + second.lines + count_lines,
+        first.quoted or second.quoted,
+        cr_delimiter,
+        first.cr or second.cr,
+        crs,
+        crlf != crs,
     )
 
 
@@ -278,28 +287,38 @@ class _ScannedPart:
     starts_with: int = -1  # the part's first byte (-1 when empty)
     ends_in_cr: bool = False
     cr: bool = False  # a CR anywhere in the part
+    crs: int = 0  # its CR bytes
+    crlf: int = 0  # its CR bytes an LF follows (in the part)
 
 
 def _scan_part(src: Source, start: int, stop: int | None, count_lines: bool, delimiter_code: int) -> _ScannedPart:
     """The bytes from ``start`` to ``stop`` (None: the end), block by block: line ends
-    counted (when asked), a quote looked for, and a CR right before a delimiter."""
+    counted (when asked), a quote looked for, a CR right before a delimiter, and the CRs
+    and those an LF follows (CRLF line ends)."""
     lines, quoted, cr_delimiter, after_cr, starts_with, cr = 0, False, False, False, -1, False
+    crs = crlf = 0
     for codes, block, first, last in _blocks(src, start, stop):
         if starts_with < 0:
             starts_with = int(codes[0])
         quoted = quoted or block.find(b'"', first, last) >= 0
         has_cr = block.find(b"\r", first, last) >= 0
         cr = cr or has_cr
+        if after_cr:  # the block before ended in a CR
+            crlf += int(codes[0] == 10)
+        block_crs = 0
         if has_cr or after_cr:  # a CR here, or at the end of the block before
+            at_cr = codes[:-1] == 13
+            before = codes[1:][at_cr]  # the byte after each CR but the block's last
+            block_crs = int(np.count_nonzero(at_cr)) + int(codes[-1] == 13)
             cr_delimiter = (
-                cr_delimiter
-                or bool(after_cr and codes[0] == delimiter_code)
-                or bool(np.any(codes[1:][codes[:-1] == 13] == delimiter_code))
+                cr_delimiter or bool(after_cr and codes[0] == delimiter_code) or bool(np.any(before == delimiter_code))
             )
+            crlf += int(np.count_nonzero(before == 10))
+        crs += block_crs
         after_cr = bool(codes[-1] == 13)
         if count_lines:
-            lines += int(np.count_nonzero(codes == 10)) + (int(np.count_nonzero(codes == 13)) if has_cr else 0)
-    return _ScannedPart(lines, quoted, cr_delimiter, starts_with, after_cr, cr)
+            lines += int(np.count_nonzero(codes == 10)) + block_crs
+    return _ScannedPart(lines, quoted, cr_delimiter, starts_with, after_cr, cr, crs, crlf)
 
 
 def _blocks(src: Source, start: int, stop: int | None) -> Iterator[tuple[np.ndarray, bytes | bytearray, int, int]]:
@@ -366,8 +385,8 @@ def read_text(
         columns = None
         if not cut and (scanned.cr_delimiter or (src.data is not None and not scanned.quoted)):
             columns = _split_by_pyarrow(src, used_delimiter, used_encoding, max_columns, scanned.quoted)
-        if columns is None and not cut and not scanned.quoted and not scanned.cr and used_encoding == "utf-8":
-            parsed = _parse_numbers(src, used_delimiter, text, has_header, width)
+        if columns is None and not cut and not scanned.quoted and not scanned.lone_cr and used_encoding == "utf-8":
+            parsed = _parse_numbers(src, used_delimiter, text, has_header, width, scanned.crs)
             if parsed is not None:
                 return Cells(*parsed, has_header, used_delimiter, used_encoding, guessed=header is None)
         if columns is None:
@@ -549,12 +568,12 @@ def _pandas_errors() -> Iterator[None]:
 
 
 def _parse_numbers(
-    src: Source, delimiter: str, text: str, header: bool, width: int
+    src: Source, delimiter: str, text: str, header: bool, width: int, crs: int = 0
 ) -> tuple[list[str], list[pa.ChunkedArray | np.ndarray]] | None:
-    """The column names and the columns of a UTF-8 file without quotes or CRs, parsed by
-    pandas' C parser with every column's type left to it: whole-number columns come back as
-    int64 arrays (typed as they are, ``columns.typed_values``), text columns as Arrow
-    strings. None when the sampled lines show no whole-number column, or a column whose
+    """The column names and the columns of a UTF-8 file without quotes or CRs but those of
+    CRLF line ends (``crs`` of them), parsed by pandas' C parser with every column's type left
+    to it: whole-number columns come back as int64 arrays (typed as they are,
+    ``columns.typed_values``), text columns as Arrow strings. None when the sampled lines show no whole-number column, or a column whose
     text pandas would not keep (decimals, leading zeros, true/false), or the first line is
     blank: then every column is parsed as text.
 
@@ -563,16 +582,16 @@ def _parse_numbers(
     columns' type instead of letting pandas infer it makes its parse slower than that). But
     pandas reads ``007``, ``+7`` and `` 7`` as 7, which the loader keeps as text (or
     strips), so the numbers are kept only when the file's size proves that every cell of
-    them is written the plain way (``source.written_length``). Without quotes and CRs a
-    file's bytes are its header line, each cell's text, a delimiter between cells and an LF
-    after each record, and nothing is counted that is not there: a cell is never shorter
-    than its number's plain writing, blank lines and spaces only add bytes, and a short
-    row, which lacks delimiters, leaves an empty text in the last column (then the count
-    is not trusted). So the sizes agree exactly when every number is written plainly;
+    them is written the plain way (``source.written_length``). Without quotes and CRs (but
+    the CR of a CRLF line end, as Windows writes files) a file's bytes are its header line,
+    each cell's text, a delimiter between cells, an LF after each record and those CRs, and
+    nothing is counted that is not there: a cell is never shorter than its number's plain
+    writing, blank lines and spaces only add bytes, and a short row, which lacks
+    delimiters, leaves an empty text in the last column (then the count is not trusted). So the sizes agree exactly when every number is written plainly;
     otherwise, and for a column pandas did not read as int64 or as text, those columns are
     read again as text.
     """
-    first_line = text.split("\n", 1)[0]
+    first_line = text.split("\n", 1)[0].removesuffix("\r")  # its CR is counted with the others (crs)
     if not first_line.strip() or "\n" not in text:
         return None
     sample = _sample_rows(text, delimiter)[int(header) :]
@@ -600,7 +619,7 @@ def _parse_numbers(
     del frame
     again = [j for j, c in enumerate(columns) if c is None]
     numbers = [j for j, c in enumerate(columns) if isinstance(c, np.ndarray)]
-    if numbers and not _written_plainly(src, columns, header, first_line):
+    if numbers and not _written_plainly(src, columns, header, first_line, crs):
         again.extend(numbers)
     if again:
         with _pandas_errors():
@@ -626,10 +645,11 @@ def _read_as(cells: list[str]) -> str:
 
 
 def _written_plainly(
-    src: Source, columns: list[pa.ChunkedArray | np.ndarray | None], header: bool, first_line: str
+    src: Source, columns: list[pa.ChunkedArray | np.ndarray | None], header: bool, first_line: str, crs: int = 0
 ) -> bool:
     """Whether the file's size is exactly what its cells take with every number written
-    the plain way (``_parse_numbers``); the columns are measured on both cores."""
+    the plain way (``_parse_numbers``; ``crs``: the CRs of its CRLF line ends); the columns
+    are measured on both cores."""
     if any(c is None for c in columns) or (isinstance(columns[-1], pa.ChunkedArray) and _has_empty(columns[-1])):
         return False  # an empty last cell: maybe a short row, whose missing delimiters would hide bytes
     lengths = each(
@@ -640,7 +660,7 @@ def _written_plainly(
     records = len(columns[0])
     lines = records + int(header) - (0 if _ends_in_lf(src) else 1)
     header_bytes = len(first_line.encode("utf-8")) if header else 0
-    return src.size == header_bytes + sum(lengths) + records * (len(columns) - 1) + lines
+    return src.size == header_bytes + sum(lengths) + records * (len(columns) - 1) + lines + crs
 
 
 def _has_empty(column: pa.ChunkedArray) -> bool:
