@@ -44,9 +44,9 @@ MASK = "***"
 # "?", "#" or the end of the text follows (a raw "@" or space in it included), else to the first
 # "@" a host follows; at most 256 characters, no double quote (JSON's delimiter)
 _URL_HEAD = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:\"]*:")
-_URL_SECRET = (
-    re.compile(r"[^\n\"]{0,256}?(?=@[^\s@/?#\"']*(?:[/?#]|$))"),
-    re.compile(r"[^\n\"]{0,256}?(?=@[^\s@/?#\"']*(?:[/?#\s\"'),;\]]|$))"),
+_URL_SECRET = (  # a host is at most 253 characters (DNS): the work per '@' is bounded
+    re.compile(r"[^\n\"]{0,256}?(?=@[^\s@/?#\"']{0,253}(?:[/?#]|$))"),
+    re.compile(r"[^\n\"]{0,256}?(?=@[^\s@/?#\"']{0,253}(?:[/?#\s\"'),;\]]|$))"),
 )
 # password=..., sslpassword=..., passwd=..., pwd=...: in a URL's query, up to the next "&" or "#";
 # in a libpq DSN (or any other text), quoted, or up to the next space (a backslash-escaped space
