@@ -1,6 +1,7 @@
-"""What the Risk-utility frontier page draws for a search's result: where HIPAA Safe Harbor sits
-and the frontier policies that beat it, and one chosen policy (its intervals, k, anonymity vector,
-what it does to the working copy or the example, and the downloads). Results come from
+"""What the Risk-utility frontier page draws: the search's inputs beyond the quasi-identifiers (the
+category orders a policy merges along, an optional population table), where HIPAA Safe Harbor
+sits and the frontier policies that beat it, and one chosen policy (its intervals, k, anonymity
+vector, what it does to the working copy or the example, and the downloads). Results come from
 ``anonlib.transformations.frontier``; the figures from ``dashboard.charts``."""
 
 from __future__ import annotations
@@ -9,10 +10,68 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.core.dataset import Dataset
+from anonlib.core.loading import load_table
 from anonlib.measures.avector import anonymity_vector, k_of, vector_text
+from anonlib.transformations.frontier import default_order, population_count_column
 from dashboard import charts
 from dashboard.glossary import term_help
 from dashboard.ui import download_csv, download_json, plain
+
+MAX_ORDER_EDIT = 60  # category orders are editable for attributes with at most this many values
+
+
+def category_orders(p: str, frame: pd.DataFrame, qis: list[str], fingerprint: str) -> dict[str, list[str]]:
+    """The category orders edited on the page (text attributes with at most ``MAX_ORDER_EDIT``
+    values; a policy merges neighbours only), those differing from the default order. ``p``
+    prefixes the widget keys."""
+    orders: dict[str, list[str]] = {}
+    editable = [a for a in qis if not pd.api.types.is_numeric_dtype(frame[a]) and frame[a].nunique() <= MAX_ORDER_EDIT]
+    with st.expander("Category orders (a policy only merges neighbours in this order)"):
+        if not editable:
+            st.caption(
+                "No text quasi-identifier with a short list of values; numbers and ZIP codes use their natural order."
+            )
+        for attribute in editable:
+            default = [str(v) for v in default_order(frame, attribute)]
+            text = st.text_area(
+                f"Order of '{plain(attribute)}' (one value per line)",
+                "\n".join(default),
+                key=f"{p}_order_{fingerprint}_{attribute}",
+                height=120,
+            )
+            order = [line.strip() for line in text.splitlines() if line.strip()]
+            if order != default:
+                orders[attribute] = order
+        st.caption("Other attributes use numeric or alphabetical order.")
+    return orders
+
+
+def population_table(p: str, qis: list[str], count: str | None) -> tuple:
+    """An optional population table uploaded for the risk: (its frame, the cache key of the upload
+    and its count column, that count column, the upload), all None without one."""
+    population = population_key = population_count = upload = None
+    with st.expander("Population table (optional; without one, your data are their own population)"):
+        st.caption(
+            "Risk needs to know how many people in the population share each generalized combination. "
+            "Without a population table the working copy stands in for it. A population table has the "
+            "same quasi-identifier columns and, optionally, a column with the number of people per row."
+        )
+        upload = st.file_uploader(
+            "Population table", type=["csv", "tsv", "txt", "gz", "xlsx", "parquet"], key=f"{p}_population"
+        )
+        if upload is not None:
+            population = load_table(upload.getvalue(), name=upload.name).frame
+            options = ["one person per row", *population.columns]
+            guessed = population_count_column(population, qis, count=count)
+            choice = st.selectbox(
+                "Number of people per row",
+                options,
+                index=options.index(guessed) if guessed in options else 0,
+                key=f"{p}_population_count_{upload.file_id}",
+            )
+            population_count = None if choice == "one person per row" else choice
+            population_key = f"{upload.file_id}:{population_count}"
+    return population, population_key, population_count, upload
 
 
 def safe_harbor_section(harbor, harbor_k, harbor_policy, frontier, better, lower_both, ks, meets, target_k) -> None:

@@ -1,6 +1,7 @@
 """What the Geographic aggregation page draws for one run of VBAS: the measures of the result,
 the map of the aggregated regions (no tile server; state and county borders drawn from the
-bundled shapes), the methods compared, and the downloads. Results come from
+bundled shapes), the methods compared, the downloads, the aggregation offered as a step of the
+working copy, and what to do for a file without a column of area ids. Results come from
 ``anonlib.transformations.geo``; the figures from ``dashboard.charts``."""
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from anonlib.transformations.geo import (
     crs_description,
     outlines_for,
 )
+from anonlib.workflow import AggregationStep, step_cost
 from dashboard import charts
 from dashboard.ui import (
     download_csv,
     download_json,
     guarded,
+    offer_step,
+    plain,
     row,
     show_table,
 )
@@ -47,7 +51,6 @@ def result_view(
     history: dict,
     *,
     dataset: Dataset | None,
-    offer_step,
     regions: Regions,
     records: pd.DataFrame,
     source: tuple,
@@ -84,7 +87,7 @@ def result_view(
     )
     top.metric("non-uniform entropy", f"{result.nonuniform_entropy:,.0f} bits")
     if dataset is not None:
-        offer_step(result, region_column, dataset)
+        offer_aggregation_step(result, region_column, dataset)
     if result.adc is not None:
         trace = result.adc
         st.caption(
@@ -165,3 +168,40 @@ def result_view(
             },
             "geo_run.json",
         )
+
+
+NO_AREA_COLUMN = (
+    "Geography needs a column of area ids, and this file has none: no column has most of its values among "
+    "the ZIP/ZCTA codes or county FIPS codes of the bundled areas{uploaded}, so nothing is mapped. To add one, give each record the 5-digit "
+    "ZIP code or the 5-digit county FIPS code of where the person lives (e.g. from the address, before the "
+    "address is removed) in a column of its own, load the file again, and mark that column as a "
+    "quasi-identifier; for areas of your own (communes, districts, provinces), upload their boundaries under "
+    "Areas with the same ids as the column. The bundled example (synthetic people) shows the method meanwhile."
+)
+
+
+def offer_aggregation_step(result, column: str, dataset: Dataset) -> None:
+    """The aggregation as a step of the working copy: what it costs, whether the result
+    meets the release target (in records), and the button that applies it."""
+    st.subheader("Apply to the working copy")
+    if result.unmatched:
+        st.info(
+            plain(
+                f"{result.unmatched_records:,} records have area ids that are in no area of these Areas, and "
+                "the aggregation would not know where to put them: choose Areas that hold every id to apply it."
+            )
+        )
+        return
+    step = AggregationStep.from_result(column, result)
+    if column not in dataset.quasi_identifiers:
+        st.caption(
+            plain(
+                f"{column} is not marked as a quasi-identifier on the Dataset page, so the release target "
+                "does not count it."
+            )
+        )
+    st.caption(
+        "The records this run suppresses are not removed by the step (a new delivery is aggregated the same "
+        "way); the sidebar's suppress button removes those that still fail the target."
+    )
+    offer_step(step, step_cost(step, dataset), "Geographic aggregation", "aggregation", "geo_apply")

@@ -13,17 +13,14 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.core.dataset import Dataset, Role
-from anonlib.core.loading import load_table
 from anonlib.transformations.frontier import (
     DEFAULT_THRESHOLD,
     METHODS,
     FrontierSearch,
-    default_order,
     dominating,
     estimate_explore,
     explore,
     lattice_size_text,
-    population_count_column,
     prepare,
     safe_harbor_policy,
 )
@@ -31,7 +28,7 @@ from anonlib.transformations.synthetic import TENNESSEE_ZIP_SEED, adult_with_zip
 from anonlib.workflow import PolicyStep, WorkingCopy, step_cost
 from anonlib.workflow.cost import preselect
 from dashboard import charts
-from dashboard.frontier_views import policy_details, safe_harbor_section
+from dashboard.frontier_views import category_orders, policy_details, population_table, safe_harbor_section
 from dashboard.glossary import glossary_expander, term_help
 from dashboard.memo import memo, on_request, with_bar
 from dashboard.state import active_dataset, roles_key, target_key, unit_target, working_copy
@@ -50,7 +47,6 @@ METHOD_NAMES = {
 # they are computed at once up to this estimate, and wait for a button beyond (about 10^5 records).
 SEARCH_INSTANT_SECONDS = 1.5
 SMALL_LATTICE_BITS = 14  # up to 2^14 policies the exact optimum is computed alongside a heuristic
-MAX_ORDER_EDIT = 60  # category orders are editable for attributes with at most this many values
 
 
 @st.cache_data(show_spinner=False, max_entries=2)
@@ -214,52 +210,10 @@ def _frontier_section(
         frame, dropped = dataset.analysis_frame(qis)
         if dropped:
             st.caption(f"{dropped:,} rows with missing values are left out of the search.")
-    orders: dict[str, list] = {}
+    orders = category_orders(p, frame, qis, fingerprint) if qis and frame is not None else {}
     population = population_key = population_count = upload = None
-    if qis and frame is not None:
-        editable = [
-            a for a in qis if not pd.api.types.is_numeric_dtype(frame[a]) and frame[a].nunique() <= MAX_ORDER_EDIT
-        ]
-        with st.expander("Category orders (a policy only merges neighbours in this order)"):
-            if not editable:
-                st.caption(
-                    "No text quasi-identifier with a short list of values; numbers and ZIP codes "
-                    "use their natural order."
-                )
-            for attribute in editable:
-                default = [str(v) for v in default_order(frame, attribute)]
-                text = st.text_area(
-                    f"Order of '{plain(attribute)}' (one value per line)",
-                    "\n".join(default),
-                    key=f"{p}_order_{fingerprint}_{attribute}",
-                    height=120,
-                )
-                order = [line.strip() for line in text.splitlines() if line.strip()]
-                if order != default:
-                    orders[attribute] = order
-            st.caption("Other attributes use numeric or alphabetical order.")
     if dataset is not None:
-        with st.expander("Population table (optional; without one, your data are their own population)"):
-            st.caption(
-                "Risk needs to know how many people in the population share each generalized combination. "
-                "Without a population table the working copy stands in for it. A population table has the "
-                "same quasi-identifier columns and, optionally, a column with the number of people per row."
-            )
-            upload = st.file_uploader(
-                "Population table", type=["csv", "tsv", "txt", "gz", "xlsx", "parquet"], key=f"{p}_population"
-            )
-            if upload is not None:
-                population = load_table(upload.getvalue(), name=upload.name).frame
-                options = ["one person per row", *population.columns]
-                guessed = population_count_column(population, qis, count=count)
-                choice = st.selectbox(
-                    "Number of people per row",
-                    options,
-                    index=options.index(guessed) if guessed in options else 0,
-                    key=f"{p}_population_count_{upload.file_id}",
-                )
-                population_count = None if choice == "one person per row" else choice
-                population_key = f"{upload.file_id}:{population_count}"
+        population, population_key, population_count, upload = population_table(p, qis, count)
 
     method_column, seed_column = st.columns([3, 1])  # the method's full name fits a 1024 px window on its own row
     method = method_column.selectbox("Method", list(METHODS), format_func=METHOD_NAMES.get, key=f"{p}_method")

@@ -29,15 +29,13 @@ from anonlib.transformations.geo import (
     site_count,
 )
 from anonlib.transformations.synthetic import PEOPLE_ATTRIBUTES, synthetic_people
-from anonlib.workflow import AggregationStep, step_cost
 from dashboard import charts
-from dashboard.geo_views import result_view
+from dashboard.geo_views import NO_AREA_COLUMN, result_view
 from dashboard.memo import memo
 from dashboard.progress import throttled
 from dashboard.state import active_dataset, unit_target
 from dashboard.ui import (
     guarded,
-    offer_step,
     page_header,
     paper_example,
     plain,
@@ -182,43 +180,6 @@ def _area_columns(
     """Columns of the working copy most of whose values are ids of the bundled areas (or,
     with ``_ids``, of the uploaded areas ``areas_key``): ``anonlib``'s verdict, rendered here."""
     return area_columns(_frame, list(columns), areas=None if _ids is None else {areas_key: _ids})
-
-
-NO_AREA_COLUMN = (
-    "Geography needs a column of area ids, and this file has none: no column has most of its values among "
-    "the ZIP/ZCTA codes or county FIPS codes of the bundled areas{uploaded}, so nothing is mapped. To add one, give each record the 5-digit "
-    "ZIP code or the 5-digit county FIPS code of where the person lives (e.g. from the address, before the "
-    "address is removed) in a column of its own, load the file again, and mark that column as a "
-    "quasi-identifier; for areas of your own (communes, districts, provinces), upload their boundaries under "
-    "Areas with the same ids as the column. The bundled example (synthetic people) shows the method meanwhile."
-)
-
-
-def _offer_step(result, column: str, dataset: Dataset) -> None:
-    """The aggregation as a step of the working copy: what it costs, whether the result
-    meets the release target (in records), and the button that applies it."""
-    st.subheader("Apply to the working copy")
-    if result.unmatched:
-        st.info(
-            plain(
-                f"{result.unmatched_records:,} records have area ids that are in no area of these Areas, and "
-                "the aggregation would not know where to put them: choose Areas that hold every id to apply it."
-            )
-        )
-        return
-    step = AggregationStep.from_result(column, result)
-    if column not in dataset.quasi_identifiers:
-        st.caption(
-            plain(
-                f"{column} is not marked as a quasi-identifier on the Dataset page, so the release target "
-                "does not count it."
-            )
-        )
-    st.caption(
-        "The records this run suppresses are not removed by the step (a new delivery is aggregated the same "
-        "way); the sidebar's suppress button removes those that still fail the target."
-    )
-    offer_step(step, step_cost(step, dataset), "Geographic aggregation", "aggregation", "geo_apply")
 
 
 page_header(
@@ -454,7 +415,6 @@ if regions is not None and records is not None:
             results,
             history,
             dataset=dataset if source_kind == ACTIVE else None,
-            offer_step=_offer_step,
             regions=regions,
             records=records,
             source=source,

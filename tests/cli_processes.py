@@ -34,9 +34,12 @@ class Run:
     err: str
 
 
-def _main(index: int, argv: list[str], env: dict[str, str], kill_at: str | None, start, results) -> None:
+WRITING = "writing"  # ``signal_at``'s step: half-way through the one writer's copy of an output (cli.common.write)
+
+
+def _main(index: int, argv: list[str], env: dict[str, str], kill_at: str | None, signal_at, start, results) -> None:
     os.environ.update(env)
-    from anonlib.cli import main
+    from anonlib.cli import common, main
     from anonlib.projects import releasing
 
     if kill_at is not None:
@@ -44,6 +47,24 @@ def _main(index: int, argv: list[str], env: dict[str, str], kill_at: str | None,
         def reached(step: str) -> None:
             if step == kill_at:
                 os.kill(os.getpid(), signal.SIGKILL)
+
+        releasing.reached = reached
+    if signal_at is not None and signal_at[0] == WRITING:
+        copy_out, number = common._copy_out, signal_at[1]
+
+        def interrupted_copy(out, data: bytes) -> None:
+            copy_out(out, data[: len(data) // 2])
+            out.flush()  # half of it on disk, under its temporary name
+            os.kill(os.getpid(), number)
+            copy_out(out, data[len(data) // 2 :])
+
+        common._copy_out = interrupted_copy
+    elif signal_at is not None:
+        step, number = signal_at
+
+        def reached(step_reached: str) -> None:
+            if step_reached == step:
+                os.kill(os.getpid(), number)
 
         releasing.reached = reached
     if start is not None:
@@ -60,18 +81,23 @@ def run_in_processes(
     *,
     together: bool = False,
     kill_at: str | None = None,
+    signal_at: tuple[str, int] | None = None,
     timeout: float = 300,
 ) -> list[Run]:
     """Run each ``argvs[i]`` as a command line in a process of its own; the runs in ``argvs``'s
     order. ``together``: the processes wait for each other and start their commands at once.
     ``kill_at``: each process kills itself (SIGKILL) when its release reaches that step of
-    ``releasing.STEPS``."""
+    ``releasing.STEPS``. ``signal_at`` = (step, signal): each process sends itself the signal at
+    that step of ``releasing.STEPS``, or half-way through writing an output (``WRITING``). A
+    process still running after ``timeout`` seconds is killed (its ``exitcode`` is then -9)."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)  # no effect once the server runs: it has them already
     start = context.Barrier(len(argvs)) if together and len(argvs) > 1 else None
     results = context.Queue()
     processes = [
-        context.Process(target=_main, args=(i, [str(a) for a in argv], dict(env or {}), kill_at, start, results))
+        context.Process(
+            target=_main, args=(i, [str(a) for a in argv], dict(env or {}), kill_at, signal_at, start, results)
+        )
         for i, argv in enumerate(argvs)
     ]
     said: dict[int, tuple] = {}

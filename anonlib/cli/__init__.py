@@ -22,7 +22,12 @@ Commands:
 
 Errors are printed as one sentence on standard error with exit code 2. With
 ``--json`` a command writes one JSON document to standard output and nothing else;
-notes, progress and "written" lines go to standard error.
+notes, progress and "written" lines go to standard error. Every line printed goes through
+``anonlib.core.masking.SafeLines``: no control character of a column name or value reaches the
+terminal raw, and no password of the store's URL or DSN is printed in any form. SIGTERM and
+SIGHUP end a command as Ctrl-C (SIGINT) does: whatever it was writing under a temporary name
+(``.part`` files, which may hold a key or raw records) is removed, a release into a project is
+finished or undone, and the exit code is 128 + the signal's number.
 """
 
 from __future__ import annotations
@@ -30,11 +35,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from ..core.errors import AnonlibError
-from ..core.masking import mask_secrets, printable
+from ..core.masking import SafeLines, mask_secrets, printable
 from ..projects.store import valid_name
 from . import (
     anonymize,
@@ -92,25 +99,70 @@ def _parse(argv: Sequence[str] | None):
     return args
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the command was, so that it ends as Ctrl-C ends it: every
+    ``finally`` and ``except BaseException`` runs (temporary files removed, a release undone)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@contextlib.contextmanager
+def _signals_end_cleanly():
+    """While a command runs (in the main thread): SIGTERM and SIGHUP raise ``Terminated`` once
+    (a second one while cleaning up is ignored); the handlers before are put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    raised = []
+
+    def handler(signum, _frame) -> None:
+        if not raised:
+            raised.append(signum)
+            raise Terminated(signum)
+
+    before = {sig: signal.signal(sig, handler) for sig in TERMINATING}
+    try:
+        yield
+    finally:
+        for sig, previous in before.items():
+            signal.signal(sig, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (2 with a sentence on bad input).
 
     An output naming an input file is refused before any work (``check_outputs``).
     Output cut short by the reader (``... | head``) ends quietly. Anything
     unexpected is one sentence too (``ANONLIB_DEBUG=1`` shows the traceback).
+    Every printed line is masked and escaped (``SafeLines``); SIGTERM and SIGHUP end the
+    command as Ctrl-C does (``Terminated``).
     """
-    args = _parse(argv)
-    try:
-        return _run(args)
-    finally:
-        created = getattr(args, "created_key_file", None)
-        if created and getattr(args, "failed", True):  # a key made for a run that wrote nothing is not kept
+    out, err = SafeLines(sys.stdout), SafeLines(sys.stderr)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _signals_end_cleanly():
+        try:
+            args = _parse(argv)
             try:
-                os.remove(created)
-            except OSError:
-                pass
-        elif created:
-            print(args.created_key_note, file=sys.stderr)
+                return _run(args)
+            finally:
+                created = getattr(args, "created_key_file", None)
+                if created and getattr(args, "failed", True):  # a key made for a run that wrote nothing is not kept
+                    try:
+                        os.remove(created)
+                    except OSError:
+                        pass
+                elif created:
+                    print(args.created_key_note, file=sys.stderr)
+        finally:
+            for stream in (out, err):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):  # the reader went away
+                    pass
 
 
 def _run(args) -> int:
@@ -137,8 +189,14 @@ def _run(args) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return 0
+    except Terminated as stopped:
+        name = signal.Signals(stopped.signum).name
+        print(
+            f"error: Stopped by {name}; nothing more was written (files being written were removed).", file=sys.stderr
+        )
+        return 128 + stopped.signum
     except KeyboardInterrupt:
-        print("error: Interrupted; nothing more was written.", file=sys.stderr)
+        print("error: Interrupted; nothing more was written (files being written were removed).", file=sys.stderr)
         return 130
     except MemoryError:
         print("error: This computer ran out of memory for this request; choose fewer columns or rows.", file=sys.stderr)

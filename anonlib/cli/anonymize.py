@@ -47,7 +47,7 @@ from .common import (
     write,
 )
 from .health import household_argument, keep_argument, key_arguments, keyed_steps, person_argument, power_argument
-from .projects import linked_to, project_argument, record_release
+from .projects import linked_to, project_argument, project_number, record_release, seen_project
 
 
 def _anonymize(args: argparse.Namespace) -> int:
@@ -61,6 +61,8 @@ def _anonymize(args: argparse.Namespace) -> int:
             )
         if args.project:
             raise ParameterError("--project needs the table in memory; leave out --engine.")
+    if args.project:  # the project as it is now: the release goes into this one, or into none
+        seen_project(args)
     dataset, table = read_dataset(args)
     k = whole_k(args.k)
     qis = once(split(args.shield), "--shield")
@@ -170,6 +172,7 @@ def _anonymize(args: argparse.Namespace) -> int:
             source=Path(args.file).read_bytes() if args.file else None,
             stream=sys.stderr if args.json else None,
             key=getattr(args, "new_project_key", None),
+            project_id=project_number(args),
             outputs=outputs,
             package_path=args.package,
         )

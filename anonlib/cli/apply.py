@@ -35,7 +35,7 @@ from ..workflow.release_view import release_view
 from ..workflow.report import copy_report
 from .common import command, drafted, engine_arguments, health_roles, print_json, replaced_atomically, write
 from .health import household_argument, keep_argument, key_arguments, keyed_steps, person_argument, project_key
-from .projects import linked_to, project_argument, record_release
+from .projects import linked_to, project_argument, project_number, record_release, seen_project
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,8 @@ def _apply(args: argparse.Namespace) -> int:
             "Pseudonyms, date shifts and people need the table in memory; leave out --engine for this recipe "
             "and for --pseudonymize, --shift-dates, --keep, --person and --key-file."
         )
+    if args.project and not (args.engine or args.spark_master):  # the project as it is now: the release goes into it
+        seen_project(args)
     if recipe.key_ids or args.key_file:  # before reading the file: a recipe of another key is refused first
         key = project_key(args, needed=bool(recipe.key_ids), why="This recipe (its pseudonyms or date shifts)")
         recipe = recipe.with_key(key)
@@ -132,6 +134,7 @@ def _apply(args: argparse.Namespace) -> int:
                 source=Path(args.file).read_bytes(),
                 stream=sys.stderr if args.json else None,
                 key=getattr(args, "new_project_key", None),
+                project_id=project_number(args),
                 outputs=[(args.out, replay.csv)] if args.out else [],
                 package_path=args.package,
             )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 
 from ..core.dataset import Dataset, Role
 from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
@@ -27,7 +28,7 @@ from ..transformations.pseudonyms import DEFAULT_LENGTH, DEFAULT_SHIFT_DAYS
 from ..workflow.cost import step_cost
 from ..workflow.health_steps import PseudonymizeStep, SafeHarborStep, ShiftDatesStep
 from ..workflow.history import WorkingCopy
-from ..workflow.keys import key_file, key_id
+from ..workflow.keys import key_file, key_id, read_key_file, shared_key_problem
 from ..workflow.recipe import Reading
 from ..workflow.release import release_csv
 from ..workflow.safe_harbor import compare_routes
@@ -82,6 +83,7 @@ def key_arguments(parser: argparse.ArgumentParser, *, steps: bool = True) -> Non
         help="the project key (64 hex characters on one line) for pseudonyms and date shifts; created, "
         "readable by you only, when absent. Keep it secret and never put it in a release",
     )
+    shared_key_argument(parser)
     if not steps:
         return
     parser.add_argument(
@@ -109,6 +111,28 @@ def key_arguments(parser: argparse.ArgumentParser, *, steps: bool = True) -> Non
         metavar="N",
         help=f"largest date shift in days, either way (default {DEFAULT_SHIFT_DAYS})",
     )
+
+
+def shared_key_argument(parser: argparse.ArgumentParser) -> None:
+    """``--allow-shared-key``: use a key file its group or others may read (refused otherwise)."""
+    parser.add_argument(
+        "--allow-shared-key",
+        action="store_true",
+        help="use a --key-file that other users may read or change (refused otherwise: anyone who reads the key "
+        "can recompute every pseudonym); a warning says so",
+    )
+
+
+def read_given_key(args: argparse.Namespace, path: str, *, create: bool = True) -> tuple[bytes, bool]:
+    """The key of the key file ``path`` and whether it was created now (``keys.key_file``; with
+    ``create`` False an absent file is a sentence); a key file others may read is used only with
+    ``--allow-shared-key``, and a warning says so."""
+    shared = bool(getattr(args, "allow_shared_key", False))
+    key, created = key_file(path, shared=shared) if create else (read_key_file(path, shared=shared), False)
+    problem = None if created else shared_key_problem(path)
+    if problem:
+        print(f"warning: {problem}; it was used because of --allow-shared-key.", file=sys.stderr)
+    return key, created
 
 
 def refuse_pseudonymizing(dataset: Dataset, args: argparse.Namespace) -> None:
@@ -139,7 +163,7 @@ def project_key(args: argparse.Namespace, *, needed: bool, why: str) -> bytes | 
         return None
     if not os.path.lexists(path):
         refuse_protected(path, "--key-file", keys=False)  # a new key file is never made over the store
-    key, created = key_file(path)
+    key, created = read_given_key(args, path)
     if created:  # said once the command has succeeded; removed again if it fails (nothing written on bad input)
         args.created_key_file = path
         args.created_key_note = (

@@ -271,22 +271,47 @@ def _audit(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def seen_project(args: argparse.Namespace) -> tuple[int, bytes] | None:
+    """The project ``--project`` names as this command found it when it started: its number and
+    key, or None when there is none of that name yet (looked up once per command). The release
+    is recorded into that project only if it still has that name then (a delete or rename
+    meanwhile is refused), and a project the command creates is created with the key its
+    pseudonyms were made with."""
+    if not hasattr(args, "project_seen"):
+        store = _store()
+        member = team_member(store)
+        try:
+            summary = store.summary(args.project)
+            if member is not None:  # on a team's store only a member allowed the key reads it
+                require(store, args.project, member, "key")
+            args.project_seen = (summary.id, store.key(summary.id))
+        except AccessError:
+            raise
+        except StoreError:
+            raise
+        except ProjectError:  # no project of that name (or it went just now): this release creates it
+            args.project_seen = None
+    return args.project_seen
+
+
+def project_number(args: argparse.Namespace) -> int | None:
+    """The number of the project ``--project`` named when the command started (None: none yet)."""
+    seen = seen_project(args)
+    return None if seen is None else seen[0]
+
+
 def project_store_key(args: argparse.Namespace, *, given: bytes | None = None, path: str | None = None) -> bytes:
     """The pseudonym key of ``--project NAME``: the project's, kept in the store; for a project
     this command creates, the key of ``--key-file`` (``given``, read from ``path``) or else a new
-    key, which ``record_release`` creates it with. A key file whose key is not the existing
-    project's is refused in a sentence (another key would break the linkage of its deliveries)."""
-    store = _store()
-    member = team_member(store)
-    try:
-        if member is not None:
-            require(store, args.project, member, "key")
-        kept = store.key(store.summary(args.project).ref)
-    except AccessError:
-        raise
-    except ProjectError:  # no project of that name yet: record_release creates it with this key
-        args.new_project_key = given if given is not None else new_key()
+    key (made once per command), which ``record_release`` creates it with. A key file whose key is
+    not the existing project's is refused in a sentence (another key would break the linkage of
+    its deliveries)."""
+    seen = seen_project(args)
+    if seen is None:  # no project of that name yet: record_release creates it with this key
+        if getattr(args, "new_project_key", None) is None or given is not None:
+            args.new_project_key = given if given is not None else new_key()
         return args.new_project_key
+    kept = seen[1]
     if given is not None and bytes(given) != kept:
         raise KeyFileError(
             f"The key file '{Path(path or '').name}' (key id {key_id(given)}) is not the key of the project "
@@ -306,6 +331,7 @@ def record_release(
     source: bytes | None,
     stream=None,
     key: bytes | None = None,
+    project_id: int | None = None,
     outputs: Sequence[tuple[str, bytes]] = (),
     package_path: str | None = None,
 ):
@@ -313,9 +339,10 @@ def record_release(
     and record what was written (the package, else the table) in the project's audit log, as
     one unit (``anonlib.projects.releasing``): the files and the entry appear together or not
     at all. The project is created from ``copy`` when there is none of that name (keeping
-    ``source``, the file read, and ``key``, the key its pseudonyms were made with). The lines
-    saying so go to ``stream`` (standard error under ``--json``). On a team's store nothing is
-    written: the release is kept as a draft, returned (``anonlib.projects.team``)."""
+    ``source``, the file read, and ``key``, the key its pseudonyms were made with). ``project_id``
+    (``project_number``): the project the command found when it started, which must still be the
+    project of that name. The lines saying so go to ``stream`` (standard error under ``--json``). On a
+    team's store nothing is written: the release is kept as a draft, returned (``anonlib.projects.team``)."""
     store = _store()
     out = stream or sys.stdout
     sample = next((key for key, x in SAMPLES.items() if x.title == copy.loaded.name), None)
@@ -357,6 +384,7 @@ def record_release(
         package_path=package_path,
         source=source,
         key=key,
+        project_id=project_id,
     )
     for path in done.files:
         say(f"written            {path}", file=out)

@@ -16,16 +16,17 @@ import argparse
 import json
 from pathlib import Path
 
-from ..workflow.keys import key_id, read_key_file
+from ..workflow.keys import key_id
 from ..workflow.verify import PartCheck, Verification, verify_package
 from .common import command, print_json
+from .health import read_given_key, shared_key_argument
 
 
 def _key(args: argparse.Namespace, store) -> bytes | None:
     """The key of ``--key-file`` (an existing key file; never created here) or of the
     project ``--project`` names (a sentence when there is no such project), else None."""
     if args.key_file:
-        return read_key_file(args.key_file)
+        return read_given_key(args, args.key_file, create=False)[0]  # never created here
     if args.project:
         return store.key(store.summary(args.project).ref)  # ProjectError: a sentence naming the projects there are
     return None
@@ -110,5 +111,6 @@ def register(commands) -> None:
         help="the project key the pseudonyms and date shifts were made with (read, never created or printed)",
     )
     key.add_argument("--project", metavar="NAME", help="use the key the project NAME keeps in the project store")
+    shared_key_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
     parser.set_defaults(outputs=(), inputs=())

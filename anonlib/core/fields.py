@@ -17,11 +17,12 @@ Example:
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .errors import ColumnError, HierarchyError, ParameterError, RecipeError
+from .errors import AnonlibError, ColumnError, HierarchyError, ParameterError, RecipeError
 
 DAMAGED = "The recipe is damaged or was edited by hand: "
 
@@ -33,6 +34,35 @@ def damaged(text: str) -> RecipeError:
     'The recipe is damaged or was edited by hand: step 1 has no kind.'
     """
     return RecipeError(DAMAGED + text)
+
+
+def json_value(text: str | bytes, what: str, error: type[AnonlibError] = RecipeError) -> Any:
+    """``text`` (UTF-8 bytes, a BOM allowed, or text) parsed as JSON, or one sentence (``error``)
+    naming ``what``: not UTF-8, not JSON (with its line), or brackets nested so deep that Python's
+    parser gives up (a RecursionError, which must not end as "something unexpected"). Every JSON
+    a user can hand anonlib (a recipe, a project export, a package's audit.json) is read here.
+
+    >>> json_value(b'{"k": 5}', "The recipe")
+    {'k': 5}
+    >>> json_value("[" * 200_000 + "]" * 200_000, "The recipe")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.RecipeError: The recipe is not valid JSON (it is nested too deeply); it may be damaged.
+    """
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        try:
+            text = bytes(text).decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise error(f"{what} is not UTF-8 text; it may be damaged.") from None
+    try:
+        return json.loads(text)
+    except RecursionError:  # brackets nested thousands deep
+        raise error(f"{what} is not valid JSON (it is nested too deeply); it may be damaged.") from None
+    except ValueError as err:
+        line = getattr(err, "lineno", None)
+        raise error(
+            f"{what} is not valid JSON" + (f" (line {line})" if line else "") + "; it may be cut short or damaged."
+        ) from None
 
 
 def _shown(value: Any) -> str:

@@ -54,12 +54,14 @@ import getpass
 import io
 import json
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, func, insert, select, text
 
+from ..core.archives import read_member
 from ..core.errors import AnonlibError, PackageError, ProjectError
 from ..workflow.package import RECIPE_FILE, TABLE_FILE, package_stamp, stamp_package
 from ..workflow.recipe import Recipe, apply_recipe
@@ -68,7 +70,7 @@ from ..workflow.verify import SOURCE, TARGET, PartCheck, Verification, recount, 
 from .pending import committed
 from .records import AuditEntry, ProjectRef, dumps, now
 from .schema import AUDIT, PROJECTS, RELEASES
-from .store import ProjectStore
+from .store import ProjectStore, name_key
 
 GENESIS = "0" * 64  # the "previous" digest of the first entry
 AUDIT_LOG = "audit log"  # the part a verification names when the log fails its check
@@ -87,8 +89,8 @@ def package_parts(package: bytes) -> tuple[dict[str, str], bytes, Recipe]:
     """The SHA-256 of each member of a release package, its released table and its recipe."""
     try:
         with zipfile.ZipFile(io.BytesIO(package)) as archive:
-            members = {name: archive.read(name) for name in archive.namelist()}
-    except (zipfile.BadZipFile, OSError, ValueError):
+            members = {info.filename: read_member(archive, info) for info in archive.infolist()}
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error):
         raise PackageError("The release package is not a readable zip file.") from None
     if TABLE_FILE not in members or RECIPE_FILE not in members:
         raise PackageError(f"The release package lacks {TABLE_FILE} or {RECIPE_FILE}.")
@@ -171,7 +173,12 @@ class Recording:
     project behind, and a project another process just created is joined); ``before_commit``
     runs last in the transaction with the package as recorded (e.g. writing the files of the
     release under temporary names: if it fails nothing is recorded); ``marker``: the pending
-    release (``anonlib.projects.pending``) the commit turns into a committed one."""
+    release (``anonlib.projects.pending``) the commit turns into a committed one. ``project_id``:
+    the number of the project the release was made for (it existed when the release started):
+    the entry is refused in a sentence unless that project still has that name, so a release
+    racing a delete or a rename never makes a new project (with a new key) under the old name.
+    ``key``: the key the release's pseudonyms and date shifts were made with: refused unless it
+    is the project's (a project created meanwhile by another command has its own)."""
 
     stamp: bool = False
     create: Callable[[Connection], None] | None = None
@@ -183,6 +190,8 @@ class Recording:
     drafted_by: str | None = None
     approved_by: str | None = None
     approved_sha256: str | None = None
+    project_id: int | None = None
+    key: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -284,9 +293,17 @@ def record_entry(
     with store._transaction(how.wait) as c:
         count, last, last_sha256 = checked_tail(store, c)
         row = store._row(c, project, missing_ok=how.create is not None)
+        if how.project_id is not None:
+            _require_same_project(store, c, project, row, how.project_id)
         if row is None:
             how.create(c)
             row = store._row(c, project)
+        elif how.key is not None and bytes(store._key(c, int(row["id"]))) != bytes(how.key):
+            raise ProjectError(
+                f"The project '{row['name']}' holds another pseudonym key than the one this release was made with "
+                "(another command created it, or gave it its key, while this one ran); nothing was released: run "
+                "the command again to release with the project's key."
+            )
         audit_id = (last or 0) + 1
         username = user or current_user()
         drafted_by = how.drafted_by or username
@@ -352,6 +369,24 @@ def record_entry(
             how.before_commit(package)
         store.require_present()
     return entry_of({**values, "id": audit_id, "user": values["username"]}, deleted=False)
+
+
+def _require_same_project(store: ProjectStore, c: Connection, project, row, project_id: int) -> None:
+    """A sentence when the project a release was made for (number ``project_id``) was deleted or
+    renamed since (``row``: the project now found under the release's name, or None)."""
+    if row is not None and int(row["id"]) == int(project_id):
+        return
+    now = store._row(c, int(project_id), missing_ok=True)
+    name = project.name if isinstance(project, ProjectRef) else str(project)
+    if now is None:
+        raise ProjectError(
+            f"The project '{name}' was deleted while this release was being made; nothing was released (run the "
+            "command again to start a new project of that name)."
+        )
+    raise ProjectError(
+        f"The project '{name}' was renamed to '{now['name']}' while this release was being made; nothing was "
+        "released (run the command again with the project's new name)."
+    )
 
 
 def checked_tail(store: ProjectStore, c: Connection) -> tuple[int, int | None, str]:
@@ -427,9 +462,9 @@ def audit_entries(store: ProjectStore, project: str | None = None) -> list[Audit
 def _entries(c: Connection, project: str | None = None) -> list[AuditEntry]:
     a, p = AUDIT, PROJECTS
     query = select(a, p.c.id.label("alive")).select_from(a.outerjoin(p, a.c.project_id == p.c.id)).order_by(a.c.id)
-    if project is not None:
-        query = query.where(a.c.project == project)
     rows = c.execute(query).mappings().all()
+    if project is not None:  # names compared as the store compares them (NFC, spaces collapsed)
+        rows = [r for r in rows if name_key(r["project"]) == name_key(project)]
     return [entry_of({**r, "user": r["username"]}, deleted=r["alive"] is None) for r in rows]
 
 

@@ -32,18 +32,20 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
 
+from ..core.archives import read_member
 from ..core.dataset import column_kind, convert_column
 from ..core.errors import AnonlibError, ColumnError, RecipeError
 from ..core.loading import load_table
 from ..measures.target import TargetCheck
 from ..workflow.history import WorkingCopy
 from ..workflow.package import RECIPE_FILE, release_package
-from ..workflow.recipe import Reading, Recipe, Source, absent_note, read_for_recipe
+from ..workflow.recipe import MAX_RECIPE_BYTES, Reading, Recipe, Source, absent_note, read_for_recipe
 from ..workflow.release import digest
 from ..workflow.steps import Step
 from .audit import DASHBOARD, record_package, record_stamped_package
@@ -167,8 +169,11 @@ def recipe_of_release(data: bytes) -> Recipe:
             with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
                 if RECIPE_FILE not in archive.namelist():
                     raise RecipeError(f"This zip is not a release package: it has no {RECIPE_FILE}.")
-                return Recipe.loads(archive.read(RECIPE_FILE))
-        except (zipfile.BadZipFile, OSError, ValueError):
+                info = archive.getinfo(RECIPE_FILE)
+                if info.file_size > MAX_RECIPE_BYTES:
+                    raise RecipeError(f"This release package's {RECIPE_FILE} is larger than any recipe anonlib writes.")
+                return Recipe.loads(read_member(archive, info))
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error):
             raise RecipeError("This release package is not a readable zip file.") from None
     return Recipe.loads(bytes(data))
 

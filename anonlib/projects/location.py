@@ -14,6 +14,12 @@ Example:
     'postgresql+psycopg://anna@db.example/projects'
     >>> shown_url("postgresql+psycopg://anna:secret@db.example/projects?password=secret")
     'postgresql://anna:***@db.example/projects?password=***'
+    >>> store_url({"ANONLIB_STORE": "postgresql://anna:p@ss word@db.example/projects"})
+    'postgresql+psycopg://anna:p%40ss word@db.example/projects'
+
+A password with a raw ``@`` is read up to the last ``@`` before the host (as ``urllib`` reads a
+URL); the password of ``ANONLIB_STORE`` is remembered (``remember_secrets``), so no message prints
+it in any form.
 """
 
 from __future__ import annotations
@@ -21,12 +27,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from ..core.errors import StoreError
-from ..core.masking import mask_secrets
+from ..core.masking import mask_secrets, remember_secrets
 
 STORE_FILE = "projects.sqlite"
 
@@ -49,6 +56,8 @@ def store_url(environ: Mapping[str, str] | None = None) -> str:
 
 
 def _normalized(url: str) -> str:
+    remember_secrets(url)
+    url = _userinfo_encoded(url)
     try:
         parsed = make_url(url)
     except ArgumentError:
@@ -67,6 +76,25 @@ def _normalized(url: str) -> str:
     if backend == "sqlite":
         return parsed.render_as_string(hide_password=False)
     raise StoreError(f"The project store runs on SQLite or PostgreSQL; ANONLIB_STORE names {backend}.")
+
+
+def _userinfo_encoded(url: str) -> str:
+    """``url`` with a user name and password holding a raw ``@`` percent-encoded: the host is what
+    follows the last ``@`` before the path (SQLAlchemy would take the first, and the rest of the
+    password for the host).
+
+    >>> _userinfo_encoded("postgresql://anna:p@ss@db/projects")
+    'postgresql://anna:p%40ss@db/projects'
+    """
+    scheme, sep, rest = url.partition("://")
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    netloc = rest[:end]
+    if not sep or netloc.count("@") < 2:
+        return url
+    userinfo, _, host = netloc.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    encoded = quote(unquote(user), safe="") + colon + quote(unquote(password), safe=" ")
+    return f"{scheme}://{encoded}@{host}{rest[end:]}"
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -103,7 +131,7 @@ def shown_url(url: str) -> str:
     if parsed.get_backend_name() == "sqlite":
         path = sqlite_path(url)
         return str(path) if path else "an in-memory database"
-    return mask_secrets(parsed.set(drivername=parsed.get_backend_name()).render_as_string(hide_password=False))
+    return mask_secrets(parsed.set(drivername=parsed.get_backend_name()).render_as_string(hide_password=True))
 
 
 def prepare_folder(url: str) -> None:

@@ -89,13 +89,17 @@ def release_into_project(
     package_path: str | None = None,
     source: bytes | None = None,
     key: bytes | None = None,
+    project_id: int | None = None,
     made_by: str = COMMAND_LINE,
     user: str | None = None,
 ) -> Released:
     """Write ``outputs`` (pairs of path and bytes; the package, when given, is written to
     ``package_path`` stamped with its entry) and record the release in the project ``name``
     as one unit (see the module text). ``state``, ``source`` and ``key`` make the project
-    when there is none of that name: its working copy, the file kept and its pseudonym key.
+    when there is none of that name: its working copy, the file kept and its pseudonym key
+    (the key the release's pseudonyms were made with: a project of that name created meanwhile
+    with another key refuses the release). ``project_id``: the number of the project of that
+    name when the release started; the release is refused if it was deleted or renamed since.
     The audit entry records the package when there is one, else the table."""
     chosen = valid_name(name)
     problems = verify_chain(store)
@@ -135,7 +139,15 @@ def release_into_project(
             if data is not None:
                 _write(shown, temporary, target, data)
         reached("after the table")
-        how = Recording(stamp=True, create=create, before_commit=before_commit, marker=token, wait=WAIT_SECONDS)
+        how = Recording(
+            stamp=True,
+            create=create,
+            before_commit=before_commit,
+            marker=token,
+            wait=WAIT_SECONDS,
+            project_id=project_id,
+            key=key,
+        )
         if package is not None:
             parts, packaged_table, packaged_recipe = package_parts(package)
             entry = record_entry(

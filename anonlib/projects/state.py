@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.errors import AnonlibError, ProjectError, RecipeError
-from ..core.fields import read_list, read_object, read_text
+from ..core.fields import json_value, read_list, read_object, read_text
 from ..core.loading import load_table
 from ..core.samples import SAMPLES, load_sample
 from ..measures.target import ReleaseTarget
@@ -120,10 +120,7 @@ class ProjectState:
 
     @classmethod
     def loads(cls, text: str) -> ProjectState:
-        try:
-            return cls.from_json(json.loads(text))
-        except ValueError:
-            raise ProjectError("The saved project is not valid JSON; the project store may be damaged.") from None
+        return cls.from_json(json_value(text, "The saved project", ProjectError))
 
     def recipe(self) -> Recipe:
         """A recipe of this state (no release recorded yet): what re-applies its steps to a delivery."""

@@ -42,7 +42,9 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import threading
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,7 +55,7 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from ..core.errors import ProjectError, StaleProjectError, StoreError
-from ..core.masking import control_characters, mask_secrets, printable
+from ..core.masking import control_characters, mask_secrets, printable, remember_secrets
 from ..workflow.health_steps import needs_key
 from ..workflow.release import digest
 from .location import prepare_folder, shown_url, sqlite_path, store_url
@@ -65,6 +67,7 @@ from .team_schema import ensure_team_tables
 
 KEY_BYTES = 32  # a 256-bit pseudonym key per project
 MAX_NAME = 200
+PROJECT_NUMBERS = "project_numbers"  # meta: the highest project number ever given
 BUSY_SECONDS = 3.0  # how long a write waits for another writer before the store is said to be locked
 
 
@@ -180,6 +183,8 @@ class ProjectStore:
         self.wait = wait  # seconds a transaction waits for another writer on SQLite (default BUSY_SECONDS)
         self.recovered: list[str] = []  # what the opening finished or undid (pending.recover)
         self.interrupted = 0  # read-only: the releases of dead processes left to finish or undo
+        remember_secrets(self.url)  # its password is masked in every message from now on
+        _require_regular_files(self.url)
         try:
             self.engine = _engine(self.url, read_only)
         except StoreError:
@@ -345,7 +350,7 @@ class ProjectStore:
 
     def _unique_name(self, c: Connection, wanted: str) -> str:
         base = _valid_name(wanted)
-        taken = {r[0] for r in c.execute(select(PROJECTS.c.name))}
+        taken = {name_key(r[0]) for r in c.execute(select(PROJECTS.c.name))}
         name, n = base, 2
         while name in taken:
             name = f"{base[: MAX_NAME - 8]} ({n})"
@@ -393,8 +398,10 @@ class ProjectStore:
         else:
             chosen = self._unique_name(c, name)
         blob = self._put_blob(c, data) if keep_file and data is not None and not state.is_sample else None
-        result = c.execute(
+        number = self._next_number(c)
+        c.execute(
             insert(PROJECTS).values(
+                id=number,
                 name=chosen,
                 created=stamp,
                 updated=stamp,
@@ -411,9 +418,25 @@ class ProjectStore:
                 key=key or secrets.token_bytes(KEY_BYTES),
             )
         )
-        project_id = int(result.inserted_primary_key[0])
-        self._set_meta(c, "last_opened", str(project_id))
-        return ProjectRef(project_id, chosen, 1)
+        self._set_meta(c, "last_opened", str(number))
+        return ProjectRef(number, chosen, 1)
+
+    def _next_number(self, c: Connection) -> int:
+        """A new project's number, in the transaction creating it: above every number a project
+        has or had (the store counts the numbers it gave, and the audit log names the projects of
+        its entries), so a deleted project's number, under which its audit entries stay, is never
+        given again (SQLite would reuse the highest). Creations on PostgreSQL take turns."""
+        if c.dialect.name == "postgresql":
+            c.execute(text("SELECT pg_advisory_xact_lock(7306543)"))
+        number = 1 + max(
+            int(c.execute(select(func.max(PROJECTS.c.id))).scalar() or 0),
+            int(c.execute(select(func.max(AUDIT.c.project_id))).scalar() or 0),
+            int(self._get_meta(c, PROJECT_NUMBERS) or 0),
+        )
+        self._set_meta(c, PROJECT_NUMBERS, str(number))
+        if c.dialect.name == "postgresql":  # the number is given here: the sequence follows it
+            c.execute(text("SELECT setval(pg_get_serial_sequence('projects', 'id'), :n)"), {"n": number})
+        return number
 
     def save(self, ref: ProjectRef, state: ProjectState, change: str) -> ProjectRef:
         """Write ``state`` over the project if it is still at ``ref.version`` (compare-and-set);
@@ -446,8 +469,13 @@ class ProjectStore:
         p = PROJECTS.c
         if isinstance(project, ProjectRef):
             project = project.id
-        where = p.id == project if isinstance(project, int) else p.name == str(project)
+        where = p.id == project if isinstance(project, int) else p.name == name_key(str(project))
         row = c.execute(select(*ROW_COLUMNS).where(where)).mappings().first()
+        if row is None and not isinstance(project, int):  # a name a store kept before names were NFC
+            wanted = name_key(str(project))
+            found = next((i for i, n in c.execute(select(p.id, p.name)) if name_key(n) == wanted), None)
+            if found is not None:
+                row = c.execute(select(*ROW_COLUMNS).where(p.id == found)).mappings().first()
         if row is None and not missing_ok:
             raise ProjectError(f"There is no project {_named(project)}{self._known(c)}.")
         return row
@@ -676,30 +704,105 @@ class ProjectStore:
 ROW_COLUMNS = tuple(c for c in PROJECTS.c if c.name != "key")
 
 
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _require_regular_files(url: str) -> None:
+    """A sentence, before anything opens them, when a SQLite store's file (or its journal, write-
+    ahead log or shared memory) exists and is not a regular file: SQLite would wait forever on a
+    named pipe, and read a device or folder as a damaged database.
+
+    >>> _require_regular_files("sqlite:////dev/null")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.StoreError: The project store /dev/null is not a regular file (it is a character device); set ANONLIB_HOME to a folder for the store, or ANONLIB_STORE to a database file. Nothing was read or written.
+    """
+    path = sqlite_path(url)
+    if path is None:
+        return
+    for part in [*_sqlite_files(path), path.with_name(path.name + "-journal")]:
+        try:
+            mode = part.stat().st_mode
+        except OSError:  # absent (or unreadable: SQLite says why)
+            continue
+        if not stat.S_ISREG(mode):
+            kind = next((what for test, what in _KINDS if test(mode)), "a special file")
+            raise StoreError(
+                f"The project store {part} is not a regular file (it is {kind}); set ANONLIB_HOME to a folder for "
+                "the store, or ANONLIB_STORE to a database file. Nothing was read or written."
+            )
+
+
 def _sqlite_files(path: Path) -> list[Path]:
     return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
 
 
 def valid_name(name: str) -> str:
-    """A project name as the store keeps it (spaces collapsed), or a sentence: blank, too long,
-    or holding control characters.
+    """A project name as the store keeps it (Unicode NFC, spaces collapsed), or a sentence: blank,
+    too long, holding control characters or a line break, or no visible character at all.
+    Names are compared in this form, so "Café" typed with a composed or a decomposed é is one
+    project.
 
     >>> valid_name("  clinic   survey ")
     'clinic survey'
+    >>> valid_name("Cafe\u0301") == valid_name("Caf\u00e9") == "Caf\u00e9"
+    True
+    >>> valid_name("\u200b\u3164")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ProjectError: A project name needs a visible character; this one holds only U+200B, U+3164, which show as nothing.
     """
     return _valid_name(name)
 
 
+LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+# letters and symbols that show as blank space, and format characters (zero widths, joiners, BOM)
+_BLANK = set("\u115f\u1160\u3164\uffa0\u2800\u180e\u17b4\u17b5")
+_INVISIBLE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp", "Mn", "Me"}
+
+
+def _visible(character: str) -> bool:
+    return character not in _BLANK and unicodedata.category(character) not in _INVISIBLE_CATEGORIES
+
+
+def name_key(name: str) -> str:
+    """A name as names are compared (NFC, spaces collapsed), for looking a project up; never a
+    sentence (a name the store would refuse is simply not found).
+
+    >>> name_key(" Cafe\u0301  team") == "Caf\u00e9 team"
+    True
+    """
+    return " ".join(unicodedata.normalize("NFC", str(name)).split())
+
+
 def _valid_name(name: str) -> str:
-    controls = [c for c in control_characters(str(name)) if c not in " \t\n\r"]
+    name = unicodedata.normalize("NFC", str(name))
+    breaks = [c for c in LINE_BREAKS if c in name]
+    if breaks:
+        raise ProjectError(
+            f"A project name is one line; '{printable(name)[:MAX_NAME]}' holds a line break "
+            f"({', '.join(printable(c) for c in breaks)}). Choose a name without line breaks."
+        )
+    controls = [c for c in control_characters(name) if c != "\t"]
     if controls:  # ESC, BEL, other C0/C1 controls and right-to-left overrides would rewrite a terminal's line
         raise ProjectError(
             f"A project name cannot hold control characters ({', '.join(printable(c) for c in controls)} in "
             f"'{printable(name)[:MAX_NAME]}'); choose a name of letters, digits, spaces and punctuation."
         )
-    cleaned = " ".join(str(name).split())
+    cleaned = " ".join(name.split())
     if not cleaned:
         raise ProjectError("A project needs a name.")
+    if not any(_visible(c) for c in cleaned):
+        shown = ", ".join(f"U+{ord(c):04X}" for c in dict.fromkeys(cleaned) if c != " ")
+        raise ProjectError(
+            f"A project name needs a visible character; this one holds only {shown}, which show as nothing."
+        )
     if len(cleaned) > MAX_NAME:
         raise ProjectError(f"A project name is at most {MAX_NAME} characters; this one has {len(cleaned)}.")
     return cleaned

@@ -30,7 +30,9 @@ import json
 import zipfile
 import zlib
 
+from ..core.archives import read_member
 from ..core.errors import ProjectError
+from ..core.fields import json_value
 from ..core.loading import DEFAULT_MAX_BYTES
 from ..workflow.release import digest
 from .records import ProjectRef
@@ -44,7 +46,6 @@ PROJECT_FILE, DATA_FILE, SUMS_FILE = "project.json", "file", "SHA256SUMS"
 # again while reading: a kept file is at most what the loader reads, the project's JSON its steps
 MEMBER_LIMITS = {PROJECT_FILE: 64 * 1024**2, DATA_FILE: DEFAULT_MAX_BYTES, SUMS_FILE: 4096}
 MAX_EXPORT_BYTES = sum(MEMBER_LIMITS.values())
-_READ_CHUNK = 1 << 20
 _TIMESTAMP = (2000, 1, 1, 0, 0, 0)
 
 
@@ -90,10 +91,7 @@ def import_project(store: ProjectStore, exported: bytes, *, name: str | None = N
     for member, payload in members.items():
         if member != SUMS_FILE and listed.get(member) != digest(payload):
             raise ProjectError(f"The project export is damaged: {member} does not match its SHA-256.")
-    try:
-        body = json.loads(members[PROJECT_FILE].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise ProjectError(f"The project export's {PROJECT_FILE} is not valid JSON.") from None
+    body = json_value(members[PROJECT_FILE], f"The project export's {PROJECT_FILE}", ProjectError)
     if not isinstance(body, dict) or body.get("format") != EXPORT_FORMAT:
         raise ProjectError("This is not a project export of anonlib.")
     if body.get("version") != EXPORT_VERSION:
@@ -157,14 +155,12 @@ def _members(exported: bytes) -> dict[str, bytes]:
 
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     """One member's bytes, read in chunks and stopped as soon as they pass its declared size."""
-    parts, total = [], 0
-    with archive.open(info) as member:
-        while chunk := member.read(_READ_CHUNK):
-            total += len(chunk)
-            if total > info.file_size:
-                raise ProjectError(
-                    f"This project export's member {info.filename} unpacks past its declared size "
-                    f"({info.file_size:,} bytes); it is damaged or forged and was not imported."
-                )
-            parts.append(chunk)
-    return b"".join(parts)
+    try:
+        return read_member(archive, info)
+    except zipfile.BadZipFile as err:
+        if "past its declared size" not in str(err):
+            raise
+        raise ProjectError(
+            f"This project export's member {info.filename} unpacks past its declared size "
+            f"({info.file_size:,} bytes); it is damaged or forged and was not imported."
+        ) from None

@@ -7,7 +7,9 @@ by its id (the first 8 hex characters of the SHA-256 of the key), never the key,
 ``apply`` can refuse a recipe made with another key in one sentence.
 
 - ``read_key_file(path)``: the key of an existing key file (64 hex characters on
-  one line, nothing else), or a sentence;
+  one line, nothing else), or a sentence; a key file other users may read or change
+  (group or other permission bits, e.g. mode 0644) is refused unless ``shared=True``
+  (the command line's ``--allow-shared-key``, which then warns);
 - ``key_file(path)``: the key of ``path``, created (random, mode 0600, never over
   another file) when it does not exist yet;
 - ``new_key()``, ``key_id(key)``, ``key_text(key)``.
@@ -26,6 +28,7 @@ import hashlib
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 
 from ..core.errors import KeyFileError
@@ -71,9 +74,10 @@ def parse_key(text: str, where: str = "The key") -> bytes:
     return bytes.fromhex(body)
 
 
-def read_key_file(path: str | os.PathLike) -> bytes:
+def read_key_file(path: str | os.PathLike, *, shared: bool = False) -> bytes:
     """The key in an existing key file; a sentence when it is missing, cannot be read (a
-    folder, no permission) or is not a key.
+    folder, no permission), is not a key, or (unless ``shared``) may be read or changed by
+    other users than its owner (``shared_key_problem``).
 
     >>> import tempfile
     >>> read_key_file(tempfile.mkdtemp())
@@ -105,21 +109,48 @@ def read_key_file(path: str | os.PathLike) -> bytes:
             f"The key file '{file.name}' is not a project key: a key file holds exactly 64 hexadecimal "
             "characters (0-9, a-f) on one line."
         ) from None
-    return parse_key(text, f"The key file '{file.name}'")
+    key = parse_key(text, f"The key file '{file.name}'")
+    problem = shared_key_problem(file)
+    if problem and not shared:
+        raise KeyFileError(
+            f"{problem}; make it private (chmod 600 '{file.name}'), or add --allow-shared-key if others must "
+            "share it. Nothing was written."
+        )
+    return key
 
 
-def key_file(path: str | os.PathLike) -> tuple[bytes, bool]:
+def shared_key_problem(path: str | os.PathLike) -> str | None:
+    """The sentence saying that a key file may be read or changed by its group or by others (None
+    when only its owner may, or on a system without POSIX permissions).
+
+    >>> import tempfile
+    >>> key = Path(tempfile.mkdtemp()) / "project.key"
+    >>> _ = key.write_text("ab" * 32 + "\\n"); key.chmod(0o644)
+    >>> shared_key_problem(key)
+    "The key file 'project.key' can be read or changed by other users than its owner (mode 0644)"
+    >>> key.chmod(0o600); shared_key_problem(key) is None
+    True
+    """
+    if os.name != "posix":
+        return None
+    mode = stat.S_IMODE(Path(path).stat().st_mode)
+    if not mode & 0o077:
+        return None
+    return f"The key file '{Path(path).name}' can be read or changed by other users than its owner (mode {mode:04o})"
+
+
+def key_file(path: str | os.PathLike, *, shared: bool = False) -> tuple[bytes, bool]:
     """The key of ``path`` and whether it was created now: an existing file is read
-    (``read_key_file``); a missing one is created with a new key, readable and writable
-    by its owner only (mode 0600), never replacing a file that appears meanwhile."""
+    (``read_key_file``, ``shared`` as there); a missing one is created with a new key, readable
+    and writable by its owner only (mode 0600), never replacing a file that appears meanwhile."""
     file = Path(path)
     if file.exists() or file.is_symlink():
-        return read_key_file(file), False
+        return read_key_file(file, shared=shared), False
     key = new_key()
     try:
         descriptor = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        return read_key_file(file), False
+        return read_key_file(file, shared=shared), False
     except OSError as err:
         raise KeyFileError(f"Could not create the key file '{file.name}': {err.strerror or err}.") from None
     try:
@@ -129,6 +160,9 @@ def key_file(path: str | os.PathLike) -> tuple[bytes, bool]:
     except OSError as err:
         file.unlink(missing_ok=True)
         raise KeyFileError(f"Could not write the key file '{file.name}': {err.strerror or err}.") from None
+    except BaseException:  # interrupted (Ctrl-C, SIGTERM): no half-written key file is left
+        file.unlink(missing_ok=True)
+        raise
     return key, True
 
 

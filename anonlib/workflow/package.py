@@ -44,12 +44,15 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from ..core.archives import read_member
 from ..core.errors import PackageError
+from ..core.fields import json_value
 from ..core.version import PRODUCT
 from ..measures.target import ReleaseTarget  # noqa: F401 - used by the example
 from .history import WorkingCopy
@@ -252,8 +255,8 @@ def stamp_package(package: bytes, stamp: dict) -> bytes:
     """
     try:
         with zipfile.ZipFile(io.BytesIO(package)) as archive:
-            members = [(name, archive.read(name)) for name in archive.namelist() if name != AUDIT_FILE]
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+            members = [(i.filename, read_member(archive, i)) for i in archive.infolist() if i.filename != AUDIT_FILE]
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error):
         raise PackageError("The release package is not a readable zip file.") from None
     sums = dict(members).get(SUMS_FILE, b"")
     kept = [line for line in sums.decode("utf-8", "replace").splitlines() if not line.endswith(f"  {AUDIT_FILE}")]
@@ -269,7 +272,7 @@ def package_stamp(package: bytes) -> dict | None:
         with zipfile.ZipFile(io.BytesIO(package)) as archive:
             if AUDIT_FILE not in archive.namelist() or archive.getinfo(AUDIT_FILE).file_size > 1 << 16:
                 return None
-            stamp = json.loads(archive.read(AUDIT_FILE).decode("utf-8"))
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+            stamp = json_value(read_member(archive, archive.getinfo(AUDIT_FILE)), AUDIT_FILE, PackageError)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error, PackageError):
         return None
     return stamp if isinstance(stamp, dict) else None

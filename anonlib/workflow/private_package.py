@@ -41,7 +41,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..core.errors import SynthesisError
+from ..core.errors import RecipeError, SynthesisError
+from ..core.fields import json_value
 from ..core.version import PRODUCT
 from ..transformations.synthesis import VALUE_SOURCES, Synthesis
 from .package import README_FILE, RECIPE_FILE, REPORT_FILE, SUMS_FILE, now
@@ -329,8 +330,8 @@ def private_recipe_of(data: bytes | None) -> dict | None:
     if data is None:
         return None
     try:
-        recipe = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        recipe = json_value(data, RECIPE_FILE)
+    except RecipeError:
         return None
     return recipe if isinstance(recipe, dict) and recipe.get("kind") == PRIVATE_KIND else None
 

@@ -52,7 +52,7 @@ import pandas as pd
 from ..core.cells import records_in
 from ..core.dataset import ROLE_VALUES, Dataset, Role, column_kind, convert_column
 from ..core.errors import AnonlibError, ColumnError, KeyFileError, RecipeError, join_names
-from ..core.fields import damaged, read_list, read_object, read_text, read_texts, read_whole
+from ..core.fields import damaged, json_value, read_list, read_object, read_text, read_texts, read_whole
 from ..core.hierarchy import SUPPRESSED
 from ..core.histories import Earlier
 from ..core.loading import load_table
@@ -452,18 +452,7 @@ class Recipe:
                 raise RecipeError(
                     "The recipe is not a UTF-8 text file; give the JSON file the dashboard wrote."
                 ) from None
-        try:
-            data = json.loads(text)
-        except RecursionError:  # brackets nested thousands deep
-            raise RecipeError("The recipe is not valid JSON (it is nested too deeply); it may be damaged.") from None
-        except ValueError as err:
-            line = getattr(err, "lineno", None)
-            raise RecipeError(
-                "The recipe is not valid JSON"
-                + (f" (line {line})" if line else "")
-                + "; it may be cut short or damaged."
-            ) from None
-        return cls.from_json(data)
+        return cls.from_json(json_value(text, "The recipe"))
 
     def extended(self, first: Sequence[Step], roles: Mapping[str, Role], page: str = "command line (apply)") -> Recipe:
         """The recipe with ``first`` applied before its own steps and ``roles`` set on its

@@ -2,6 +2,12 @@
 
 ``verify_package(package, source=None)`` checks, part by part:
 
+- the zip as a whole: every member is a part a release package holds (no member
+  ``SHA256SUMS`` does not list, no stray file such as a raw source), each once (no second
+  ``released.csv`` for a reader to open instead), under a plain name (no absolute or ``..``
+  path), and every line of ``SHA256SUMS`` names a member the zip holds; members are inflated
+  within their declared sizes and a memory budget (``anonlib.core.archives.read_member``: a
+  member inflating past its declared size fails at once);
 - each member against ``SHA256SUMS`` (``released.csv``, ``report.html``,
   ``recipe.json``, ``README.txt``);
 - ``recipe.json`` against the digest of its own content, and ``released.csv``
@@ -42,11 +48,14 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from ..core.archives import read_member, unsafe_name
 from ..core.dataset import Dataset, Role
 from ..core.errors import AnonlibError, ColumnError, DataFileError, KeyFileError, PackageError
 from ..core.histories import Earlier
@@ -109,11 +118,14 @@ def verify_package(
     if private is not None:  # a differentially private release: digests only, nothing to re-apply
         if source is not None and not isinstance(source, (bytes, bytearray)) and not Path(source).is_file():
             raise PackageError(f"The source file '{Path(source).name}' does not exist or is not a file.")
-        verify_private(_members(archive, check, PRIVATE_MEMBERS), private, source, check)
+        members = _members(archive, check, PRIVATE_MEMBERS)
+        _check_layout(archive, PRIVATE_MEMBERS, members.get(SUMS_FILE), check, said=PRIVATE_MEMBERS)
+        verify_private(members, private, source, check)
         return Verification(tuple(checks))
     members = _members(archive, check)
     if AUDIT_FILE in archive.namelist():  # a package released into a project: its audit entry, checked like the rest
         members.update(_members(archive, check, (AUDIT_FILE,)))
+    _check_layout(archive, (*MEMBERS, AUDIT_FILE), members.get(SUMS_FILE), check)
     table, recipe_bytes = members.get(TABLE_FILE), members.get(RECIPE_FILE)
     _check_sums(members, check)
     recipe = _check_recipe(recipe_bytes, check) if recipe_bytes is not None else None
@@ -170,16 +182,18 @@ def _private(archive: zipfile.ZipFile) -> dict | None:
     if RECIPE_FILE not in archive.namelist() or archive.getinfo(RECIPE_FILE).file_size > MAX_RECIPE_BYTES:
         return None
     try:
-        return private_recipe_of(archive.read(RECIPE_FILE))
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        return private_recipe_of(read_member(archive, archive.getinfo(RECIPE_FILE)))
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error):
         return None
 
 
 def _members(archive: zipfile.ZipFile, check, expected: tuple[str, ...] = MEMBERS) -> dict[str, bytes]:
     """The package's members that could be read (a missing or damaged one is a failed check;
-    a private package's members are checked by ``verify_private``, which names a missing one)."""
+    a private package's members are checked by ``verify_private``, which names a missing one).
+    Each is inflated within its declared size (``read_member``), and all of them within
+    ``MAX_PACKAGE_BYTES``, the memory budget of a verification."""
     names = set(archive.namelist())
-    members = {}
+    members, budget = {}, MAX_PACKAGE_BYTES
     for name in expected:
         if name not in names:
             if expected is MEMBERS:
@@ -189,25 +203,75 @@ def _members(archive: zipfile.ZipFile, check, expected: tuple[str, ...] = MEMBER
         limit = (
             MAX_PACKAGE_BYTES if name in (TABLE_FILE, REPORT_FILE, SYNTHETIC_FILE, TABLES_FILE) else MAX_RECIPE_BYTES
         )
-        if info.file_size > limit:
+        if info.file_size > min(limit, budget):
             check(name, False, "is larger than any file a release package holds")
             continue
+        budget -= info.file_size
         try:
-            members[name] = archive.read(name)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
+            members[name] = read_member(archive, info)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error) as err:
             check(name, False, f"is damaged inside the zip ({err})")
     return members
+
+
+def _shown(name: str) -> str:
+    """A member's name as a check names it (at most 80 characters)."""
+    return name if len(name) <= 80 else name[:77] + "..."
+
+
+def _check_layout(
+    archive: zipfile.ZipFile, parts: tuple[str, ...], sums: bytes | None, check, *, said: tuple[str, ...] = MEMBERS
+) -> None:
+    """The zip as a whole (see the module text): each member once, under a plain name, a part of
+    a release package that ``SHA256SUMS`` lists (``sums``: its bytes, when it could be read), and
+    each line of ``SHA256SUMS`` naming a member the zip holds (but the parts in ``said``, whose
+    absence another check says)."""
+    listed = _listed(sums) if sums is not None else {}
+    names = [info.filename for info in archive.infolist()]
+    for name, times in Counter(names).items():
+        if times > 1:
+            check(
+                _shown(name),
+                False,
+                f"appears {times} times in the package; a release package holds each part once (a reader could "
+                "open another copy than the one checked)",
+            )
+    for name in dict.fromkeys(names):
+        if unsafe_name(name):
+            check(
+                _shown(name),
+                False,
+                "is stored under a path that leaves the package's folder (absolute, or with '..'); a release "
+                "package holds plain file names only",
+            )
+        elif name not in parts:
+            check(
+                _shown(name),
+                False,
+                "is not a part of a release package"
+                + ("" if name in listed else f" and {SUMS_FILE} does not list it")
+                + "; it was added after the release was made",
+            )
+    for name in listed:
+        if name not in names and name not in said:
+            check(SUMS_FILE, False, f"lists {_shown(name)}, which the package does not hold")
+
+
+def _listed(sums: bytes) -> dict[str, str]:
+    """The members ``SHA256SUMS`` lists, with their SHA-256."""
+    recorded: dict[str, str] = {}
+    for line in sums.decode("utf-8", "replace").splitlines():
+        value, _, name = line.partition("  ")
+        if is_sha256(value) and name:
+            recorded[name] = value
+    return recorded
 
 
 def _check_sums(members: dict[str, bytes], check) -> None:
     """Each member against its line of ``SHA256SUMS``."""
     if SUMS_FILE not in members:
         return
-    recorded: dict[str, str] = {}
-    for line in members[SUMS_FILE].decode("utf-8", "replace").splitlines():
-        value, _, name = line.partition("  ")
-        if is_sha256(value) and name:
-            recorded[name] = value
+    recorded = _listed(members[SUMS_FILE])
     for name in (TABLE_FILE, REPORT_FILE, RECIPE_FILE, README_FILE, AUDIT_FILE):
         if name not in members:
             continue

@@ -35,6 +35,7 @@ def files(tmp_path: Path, monkeypatch) -> Path:
     newcomers = first.iloc[1::4].assign(mrn=[f"9{i:06d}" for i in range(len(first.iloc[1::4]))])
     pd.concat([first.iloc[::4], newcomers], ignore_index=True).to_csv("next.csv", index=False)
     Path("project.key").write_text(KEY + "\n")
+    Path("project.key").chmod(0o600)  # a key file is its owner's only
     return tmp_path
 
 
@@ -194,6 +195,8 @@ def test_pseudonyms_link_two_deliveries_and_another_key_is_refused(files, capsys
     assert set(second["mrn"]) <= expected and set(second["mrn"]) & set(first["mrn"])  # deliveries link
 
     Path("other.key").write_text("a5" * 32 + "\n")
+
+    Path("other.key").chmod(0o600)  # a key file is its owner's only
     code, out, err = _run(["apply", "recipe.json", "next.csv", "--key-file", "other.key", "--out", "z.csv"], capsys)
     assert code == 2 and not Path("z.csv").exists() and out == ""
     assert err.startswith("error: ") and err.count("\n") == 1 and "was made with the key" in err

@@ -126,6 +126,7 @@ def _privacy_counts(out: dict) -> None:
 
 
 ATTRIBUTES_20 = ",".join(f"a{i}" for i in range(20))
+BINARY_20 = ",".join(f"b{i}" for i in range(20))
 
 
 def _exhaustive(table: pd.DataFrame):
@@ -199,10 +200,21 @@ CASES = [
         "anonymize_exhaustive_20_attributes",
         ["anonymize", h("attributes_20.csv"), "--shield", ATTRIBUTES_20, "--k", "2", "--method", "exhaustive"],
         "Checking 95,367,431,640,624 generalized tables would take about 946 years on this computer "
-        "(the limit is 10 minutes); choose fewer quasi-identifiers or hierarchies with fewer levels.",
+        "(the limit is 30 seconds); choose fewer quasi-identifiers or hierarchies with fewer levels, or the IAB "
+        "search, which finds the same table counting far fewer.",
         ProblemTooLargeError,
         lambda: _exhaustive(frame("attributes_20.csv")),
         files=("attributes_20.csv",),
+    ),
+    Case(  # 2^20 tables of 20 records ran for minutes without an estimate saying so
+        "anonymize_exhaustive_20_binary_attributes",
+        ["anonymize", h("binary_64_columns.csv"), "--shield", BINARY_20, "--k", "2", "--method", "exhaustive"],
+        "Checking 1,048,575 generalized tables would take about 5 minutes on this computer (the limit is 30 "
+        "seconds); choose fewer quasi-identifiers or hierarchies with fewer levels, or the IAB search, which finds "
+        "the same table counting far fewer.",
+        ProblemTooLargeError,
+        lambda: _exhaustive(frame("binary_64_columns.csv")[BINARY_20.split(",")]),
+        seconds=5.0,
     ),
     Case(
         "vector_of_a_million",
@@ -625,3 +637,35 @@ def test_reproducing_table_10_for_weeks_is_refused_at_once() -> None:
         "49 days on this computer (the limit is 10 minutes); choose fewer runs, fewer optima or a shorter time "
         "limit per optimum."
     )
+
+
+def test_200000_nested_brackets_in_a_recipe_project_export_or_package_are_one_sentence(tmp_path: Path, capsys) -> None:
+    """A project export (and a package's audit.json) nested 200,000 deep ended in "Something
+    unexpected went wrong (RecursionError)"."""
+    import hashlib
+    import zipfile
+
+    deep = "[" * 200_000 + "]" * 200_000
+    (tmp_path / "recipe.json").write_text(deep)
+    with zipfile.ZipFile(tmp_path / "export.zip", "w") as export:
+        export.writestr("project.json", deep)
+        export.writestr("SHA256SUMS", f"{hashlib.sha256(deep.encode()).hexdigest()}  project.json\n")
+    package = tmp_path / "release.zip"
+    assert (
+        main(["anonymize", "--sample", "caballero_table2b", "--shield", "Age", "--k", "1", "--package", str(package)])
+        == 0
+    )
+    with zipfile.ZipFile(package, "a") as archive:
+        archive.writestr("audit.json", deep)
+    capsys.readouterr()
+    for argv, said in (
+        (["apply", tmp_path / "recipe.json", h("counts_exact_classes.csv")],
+         "The recipe is not valid JSON (it is nested too deeply); it may be damaged."),
+        (["projects", "import", tmp_path / "export.zip"],
+         "The project export's project.json is not valid JSON (it is nested too deeply); it may be damaged."),
+    ):  # fmt: skip
+        assert main([str(a) for a in argv]) == 2
+        assert capsys.readouterr().err == f"error: {said}\n"
+    assert main(["verify", str(package), "--project", "none"]) == 2  # read as no audit entry: one sentence
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Something unexpected" not in err

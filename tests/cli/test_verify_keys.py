@@ -37,7 +37,9 @@ def released(tmp_path, monkeypatch, capsys) -> Path:
     monkeypatch.chdir(tmp_path)
     visits(11, 150, names=True).to_csv("visits.csv", index=False)
     Path("project.key").write_text(KEY + "\n")
+    Path("project.key").chmod(0o600)  # a key file is its owner's only
     Path("other.key").write_text(OTHER + "\n")
+    Path("other.key").chmod(0o600)  # a key file is its owner's only
     code, _, err = _run(
         ["anonymize", "visits.csv", *KEYED, "--key-file", "project.key", "--project", "study",
          "--out", "out.csv", "--package", "release.zip"], capsys)  # fmt: skip

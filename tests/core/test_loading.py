@@ -801,3 +801,123 @@ def test_a_file_of_plain_numbers_is_read_as_numbers_by_the_parser(tmp_path: Path
     assert [type(c).__name__ for c in columns] == ["ChunkedArray"] * 3
     frame = load_table(path).frame
     assert (str(frame["age"].dtype), str(frame["zip"].dtype), frame["zip"].iloc[-1]) == ("Int64", "string", "02134")
+
+
+# --- files read as they are (integrity.md part 2) -------------------------------------------------------
+
+
+def test_a_file_half_utf8_half_latin1_is_read_with_a_note_naming_the_latin1_lines(tmp_path) -> None:
+    """It was read as Latin-1 throughout with no note: 'ZÃ¼rich' and 'Zürich' counted apart."""
+    data = "city,age\nZürich,30\nBern,31\n".encode() + "Zürich,30\nGenève,40\n".encode("latin-1")
+    t = load_table(data, name="mixed.csv")
+    assert t.frame["city"].tolist() == ["Zürich", "Bern", "Zürich", "Genève"]
+    assert t.notes[-1] == (
+        "The file mixes two text encodings: lines 4 and 5 are not UTF-8 like line 2, so they were read as "
+        "Latin-1 (line 4: Zürich,30); check those rows."
+    )
+    assert t.encoding is None  # a recipe replaying it detects the mix again
+    # past the detected start (the file's first 256 KB are UTF-8), read from disk
+    (tmp_path / "long.csv").write_bytes(
+        b"city,age\n" + "Zürich,30\n".encode() * 30_000 + "Zürich,30\n".encode("latin-1")
+    )
+    t = load_table(tmp_path / "long.csv")
+    assert t.frame["city"].value_counts().to_dict() == {"Zürich": 30_001}
+    assert "line 30,002 is not UTF-8 like 30,000 lines (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, ...)" in t.notes[-1]
+    latin_first = b"city\n" + "Zürich\n".encode("latin-1") + "Zürich\n".encode()
+    t = load_table(latin_first, name="latin_first.csv")
+    assert t.frame["city"].tolist() == ["Zürich", "Zürich"]
+    assert any(
+        note.startswith("The file mixes two text encodings: line 2 is not UTF-8 like line 3") for note in t.notes
+    )
+    plain_latin1 = load_table("city\nZürich\nGenève\n".encode("latin-1"), name="latin1.csv")  # no mix: as before
+    assert plain_latin1.frame["city"].tolist() == ["Zürich", "Genève"] and plain_latin1.encoding == "latin-1"
+    assert not any("mixes" in note for note in plain_latin1.notes)
+
+
+def test_column_names_equal_after_unicode_normalization_are_refused_as_duplicates() -> None:
+    """'diagnosé' composed and decomposed were both released, the second with raw values."""
+    data = "age,diagnos\u00e9,diagnose\u0301\n30,a,b\n40,c,d\n".encode()
+    with pytest.raises(AnonlibError) as refused:
+        load_table(data, name="twins.csv")
+    assert str(refused.value) == (
+        "Columns 2 and 3 are both named 'diagnosé', written in two Unicode forms (with a composed and a decomposed "
+        "accent), so they cannot be told apart; rename one of them in the file."
+    )
+    assert load_table(b"age,age\n1,2\n").frame.columns.tolist() == ["age", "age (2)"]  # copies: as before
+
+
+def _xlsx_with_shared_strings(strings) -> bytes:
+    """A workbook whose one sheet holds two cells of shared texts, its shared-text part ``strings``
+    (a ``crafted_zips.Member``)."""
+    from crafted_zips import Member, crafted_zip
+
+    ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    parts = {
+        "[Content_Types].xml": '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+        'content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+'
+        'xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" '
+        'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override '
+        'PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.'
+        'spreadsheetml.worksheet+xml"/><Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.'
+        'openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>',
+        "_rels/.rels": f'<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+        f'relationships"><Relationship Id="rId1" Type="{rel}/officeDocument" Target="xl/workbook.xml"/>'
+        "</Relationships>",
+        "xl/workbook.xml": f'<?xml version="1.0"?><workbook {ns} xmlns:r="{rel}"><sheets><sheet name="S" sheetId="1" '
+        'r:id="rId1"/></sheets></workbook>',
+        "xl/_rels/workbook.xml.rels": f'<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/'
+        f'package/2006/relationships"><Relationship Id="rId1" Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/>'
+        f'<Relationship Id="rId2" Type="{rel}/sharedStrings" Target="sharedStrings.xml"/></Relationships>',
+        "xl/worksheets/sheet1.xml": f'<?xml version="1.0"?><worksheet {ns}><sheetData><row r="1"><c r="A1" t="s">'
+        '<v>0</v></c></row><row r="2"><c r="A2" t="s"><v>1</v></c></row></sheetData></worksheet>',
+    }
+    return crafted_zip([*(Member(name, text.encode()) for name, text in parts.items()), strings])
+
+
+def test_an_xlsx_whose_shared_texts_unpack_to_340_mb_is_refused_before_openpyxl_opens_it(monkeypatch) -> None:
+    """A 0.8 MB workbook took 261 s and 2 GB: openpyxl reads every shared text before the first cell."""
+    from crafted_zips import Member
+    from openpyxl import reader
+
+    texts = b"<si><t>x</t></si>" * 60_000
+    book = _xlsx_with_shared_strings(Member("xl/sharedStrings.xml", repeat=(texts, 340)))
+    assert len(book) < 1024**2
+    monkeypatch.setattr(reader.excel, "load_workbook", None)  # never reached (it would fail here)
+    with pytest.raises(FileTooLargeError) as refused:
+        _bounded(lambda: load_table(book, name="bomb.xlsx"), 5.0, 30.0)
+    assert str(refused.value) == (
+        "The Excel file's shared texts (xl/sharedStrings.xml) unpack to 330.7 MB, more than the 64.0 MB a sheet of "
+        "1,000,000 cells needs; it was not opened. Save the sheet as CSV."
+    )
+    # within the size, too many texts: counted while streaming, before openpyxl parses them
+    many = _xlsx_with_shared_strings(Member("xl/sharedStrings.xml", repeat=(b"<si><t/></si>" * 100_001, 10)))
+    with pytest.raises(FileTooLargeError, match=r"hold more than 1,000,000 texts"):
+        _bounded(lambda: load_table(many, name="many.xlsx"), 5.0, 30.0)
+    monkeypatch.undo()
+    small = _xlsx_with_shared_strings(Member("xl/sharedStrings.xml", b'<sst xmlns="http://schemas.openxmlformats.org'
+                                                                     b'/spreadsheetml/2006/main"><si><t>zip</t></si>'
+                                                                     b"<si><t>52001</t></si></sst>"))  # fmt: skip
+    assert load_table(small, name="ok.xlsx").frame.to_dict("list") == {"zip": [52001]}
+
+
+def test_a_file_with_crlf_line_ends_reads_its_whole_numbers_at_once_as_with_lf(tmp_path: Path, monkeypatch) -> None:
+    """A file written on Windows (every line ending in CR LF) was parsed cell by cell as text
+    (about 1.7-2x pandas' time at 10^6 records); its numbers are now read at once when the size,
+    CRs counted, proves them written plainly, and the table is the one the LF file gives. A lone
+    CR, or a number written with a leading zero, still goes the way of text."""
+    lines = ["age,zip,sex", "30,52001,F", "41,52002,M", "7,52003,F"]
+    (tmp_path / "lf.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "crlf.csv").write_bytes(("\r\n".join(lines) + "\r\n").encode())
+    (tmp_path / "lead.csv").write_bytes(("\r\n".join([*lines, "007,52004,M"]) + "\r\n").encode())
+    read_at_once = []
+    real = loading_text._written_plainly
+    monkeypatch.setattr(loading_text, "_written_plainly", lambda *a: read_at_once.append(real(*a)) or read_at_once[-1])
+    lf, crlf = load_table(tmp_path / "lf.csv"), load_table(tmp_path / "crlf.csv")
+    pd.testing.assert_frame_equal(lf.frame, crlf.frame)
+    assert read_at_once == [True, True] and crlf.frame["age"].tolist() == [30, 41, 7]
+    lead = load_table(tmp_path / "lead.csv")
+    assert lead.frame["age"].tolist() == ["30", "41", "7", "007"]
+    (tmp_path / "lone.csv").write_bytes(b"age,zip\r\n30,52001\r41,52002\r\n")  # a lone CR is a line end too
+    assert load_table(tmp_path / "lone.csv").frame.to_dict("list") == {"age": [30, 41], "zip": [52001, 52002]}
+    assert len(read_at_once) == 2  # both read as text, never at once

@@ -179,6 +179,7 @@ def test_every_search_claims_what_a_recount_of_its_release_finds(case, tmp_path_
     source = folder / "t.csv"
     frame.to_csv(source, index=False)
     (folder / "key.hex").write_text(KEY.hex() + "\n")
+    (folder / "key.hex").chmod(0o600)  # a key file is its owner's only
     roles = {"a": "quasi-identifier", "b": "quasi-identifier"} | ({"pid": "person"} if with_person else {})
     dataset = Dataset.from_frame("t.csv", frame, roles)
     hierarchies = {c: pd.DataFrame([[v, "*"] for v in sorted(set(frame[c]))]) for c in ("a", "b")}

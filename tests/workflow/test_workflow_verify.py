@@ -453,3 +453,76 @@ def test_a_release_counted_in_people_without_its_person_column_is_never_left_wit
     lines = {c.part: c for c in checks if c.part in ("source", "target")}
     assert not lines["source"].passed and "different released.csv" in lines["source"].sentence
     assert not lines["target"].passed and "was not recounted in people" in lines["target"].sentence
+
+
+# ------------------------------------------------------------------ the whole zip, within its sizes
+
+
+def _crafted(files: dict[str, bytes], *extra) -> bytes:
+    """The package's members in order, then ``extra`` members (``crafted_zips.Member``): names may repeat."""
+    from crafted_zips import Member, crafted_zip
+
+    return crafted_zip([*(Member(name, data) for name, data in files.items()), *extra])
+
+
+def test_verify_fails_a_package_holding_anything_it_does_not_state(app_package, tmp_path, capsys):
+    """Each of these passed "all 11 checks": the raw source added (listed or not), a second
+    released.csv before the real one (a reader opening the first gets the raw records), a member
+    under an absolute or '..' path, a SHA256SUMS line for a member that is not there."""
+    from crafted_zips import Member
+
+    package, source, _ = app_package
+    files = members(package)
+    listed_source = {**files, "SHA256SUMS": files["SHA256SUMS"] + f"{sha(source)}  source.csv\n".encode()}
+    cases = {
+        "unlisted raw source": (_crafted(files, Member("source.csv", source)), "source.csv",
+                                "is not a part of a release package and SHA256SUMS does not list it; it was added "
+                                "after the release was made"),
+        "listed raw source": (_crafted(listed_source, Member("source.csv", source)), "source.csv",
+                              "is not a part of a release package; it was added after the release was made"),
+        "two released.csv": (_crafted(files, Member("released.csv", source)), "released.csv",
+                              "appears 2 times in the package; a release package holds each part once (a reader "
+                              "could open another copy than the one checked)"),
+        "dot-dot path": (_crafted(files, Member("../released.csv", source)), "../released.csv",
+                         "is stored under a path that leaves the package's folder (absolute, or with '..'); a release "
+                         "package holds plain file names only"),
+        "absolute path": (_crafted(files, Member("/tmp/released.csv", source)), "/tmp/released.csv",
+                          "is stored under a path that leaves the package's folder (absolute, or with '..'); a "
+                          "release package holds plain file names only"),
+        "listed but absent": (_crafted({**files, "SHA256SUMS": files["SHA256SUMS"] + f"{sha(b'')}  notes.txt\n".encode()}),
+                              "SHA256SUMS", "lists notes.txt, which the package does not hold"),
+    }  # fmt: skip
+    from crafted_zips import crafted_zip
+
+    first_raw = crafted_zip([Member("released.csv", source), *(Member(n, d) for n, d in files.items())])
+    assert "released.csv" in verify_package(first_raw).failed_parts  # the first copy is the raw source
+    for case, (data, part, sentence) in cases.items():
+        result = verify_package(data)
+        assert not result.passed and part in result.failed_parts, case
+        assert sentence in [c.sentence for c in result.checks if c.part == part and not c.passed], case
+    (tmp_path / "extra.zip").write_bytes(cases["dot-dot path"][0])
+    assert main(["verify", str(tmp_path / "extra.zip")]) == 1
+    printed = capsys.readouterr().out
+    assert "FAILED ../released.csv" in printed and "checks failed: ../released.csv" in printed
+    assert verify_package(_crafted(files)).passed  # the same members, written byte by byte: nothing added
+
+
+def test_verify_inflates_a_member_only_as_far_as_it_declares(app_package):
+    """A member declaring 1,000 bytes that inflates to 600 MB peaked at 1.3 GB before failing."""
+    import time
+    import tracemalloc
+
+    from crafted_zips import Member
+
+    files = members(app_package[0])
+    bomb = Member("report.html", repeat=(b"<p>" * 350_000, 600), declared=1000)
+    data = _crafted({k: v for k, v in files.items() if k != "report.html"}, bomb)
+    assert len(data) < 2 * 1024**2
+    tracemalloc.start()
+    started = time.perf_counter()
+    result = verify_package(data)
+    seconds, peak = time.perf_counter() - started, tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert seconds < 5 and peak < 64 * 1024**2, (seconds, peak)
+    assert "report.html" in result.failed_parts and not result.passed
+    assert any(c.part == "report.html" and "is damaged inside the zip" in c.sentence for c in result.checks)

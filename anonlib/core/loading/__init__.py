@@ -3,7 +3,11 @@
 ``load_table`` accepts CSV/TSV (any of ``, ; TAB |``; gzip-compressed too),
 Excel (.xlsx, with openpyxl) and Parquet, as bytes or a path. Delimiter,
 encoding (UTF-8, UTF-8 with BOM, UTF-16 with BOM, Latin-1) and whether the
-first row is a header are detected and can be given.
+first row is a header are detected and can be given. A file whose lines are partly
+UTF-8 and partly not (pasted together from two systems) is read line by line, the
+others as Latin-1, and a note names those lines; it is never read as Latin-1
+throughout. Column names equal after Unicode normalization (``diagnosé`` with a
+composed and a decomposed accent) are refused in one sentence.
 
 Every cell is read as text first, so nothing is silently rounded; a column
 becomes numeric only when every non-missing value converts without loss (no
@@ -31,7 +35,8 @@ the unpacked size of gzip and xlsx files), the columns, and the cells (from
 the line count of text, whose parsing is then cut off at the limit when the
 count says it may pass it, the row-group metadata of Parquet, the declared
 size or the counted ``<c>`` elements of an xlsx sheet, whose reading is also
-cut off while streaming).
+cut off while streaming; an xlsx's shared texts, which openpyxl reads whole before
+the first cell, by their declared size and their count).
 
 What the reader noticed or guessed comes back as ``LoadedTable.notes``, one
 sentence each: the header guess when it may surprise (a number-like column

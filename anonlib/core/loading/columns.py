@@ -4,6 +4,7 @@ missing markers found and counted, notes on headers and missing cells."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -12,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import join_names
+from ..errors import ColumnError, join_names
 from .source import FORMULA_PREFIXES, INTEGER, NUMBER, PLAIN_WHOLE_NUMBER, text_bytes, written_length
 from .text import Cells, is_number
 
@@ -89,8 +90,12 @@ def typed_values(column: pa.ChunkedArray | np.ndarray, markers: pa.Array) -> Typ
     whole = _whole_numbers(column)
     if whole is not None:
         return Typed(pd.arrays.IntegerArray(whole, np.zeros(len(whole), bool)), 0)
+    if not pa.types.is_dictionary(column.type) and _starts_numeric(column):
+        # numbers not read at once (decimals, missing markers) need each cell's code as well as the
+        # distinct values: one pass of hashing gives both (instead of finding the values, then the codes)
+        column = pc.dictionary_encode(column)
     given_dictionary = pa.types.is_dictionary(column.type)
-    if given_dictionary:  # Parquet's text: codes come with it; its dictionary may hold unused values
+    if given_dictionary:  # Parquet's text, or numbers' text: codes come with it; its dictionary may hold unused values
         if any(len(chunk.dictionary) != len(column.chunk(0).dictionary) for chunk in column.chunks):
             column = column.unify_dictionaries()
         raw = (column.chunk(0).dictionary if column.num_chunks else pa.array([])).cast(pa.large_string())
@@ -158,6 +163,16 @@ def typed_values(column: pa.ChunkedArray | np.ndarray, markers: pa.Array) -> Typ
         int(np.dot(counts, lengths)),
         found,
     )
+
+
+def _starts_numeric(column: pa.ChunkedArray) -> bool:
+    """Whether the column's first text is a number (``NUMBER``): then it is likely numeric.
+
+    >>> _starts_numeric(pa.chunked_array([[" 27.5", "x"]])), _starts_numeric(pa.chunked_array([["F"]]))
+    (True, False)
+    """
+    first = next((chunk[0].as_py() for chunk in column.chunks if len(chunk)), None)
+    return first is not None and NUMBER.match(first.strip()) is not None
 
 
 def _marker_cells(column: pa.ChunkedArray, texts: Sequence[pa.Scalar]) -> tuple[list[pa.BooleanArray], list[int]]:
@@ -265,9 +280,18 @@ def _by_chunk(column: pa.ChunkedArray, mask: np.ndarray) -> Iterator[pa.BooleanA
 
 def clean_names(names: Sequence[object], header: bool, notes: list[str]) -> list[str]:
     """Column names: ``column j`` without a header, for blank names, and
-    ``name (2)`` for a repeated name; each change is noted."""
+    ``name (2)`` for a repeated name; each change is noted. Two names that differ only in
+    their Unicode form (``diagnosé`` with a composed and with a decomposed é: the same name on
+    screen) are refused in one sentence: which column a user named could not be told.
+
+    >>> clean_names(["age", "diagnos\u00e9", "diagnose\u0301"], True, [])
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ColumnError: Columns 2 and 3 are both named 'diagnosé', written in two Unicode forms (with a composed and a decomposed accent), so they cannot be told apart; rename one of them in the file.
+    """
     if not header:
         return [f"column {j + 1}" for j in range(len(names))]
+    _refuse_unicode_twins(names)
     cleaned: list[str] = []
     for j, raw in enumerate(names):
         name = "" if raw is None else str(raw).strip()
@@ -282,3 +306,18 @@ def clean_names(names: Sequence[object], header: bool, notes: list[str]) -> list
             name = f"{name} ({copy})"
         cleaned.append(name)
     return cleaned
+
+
+def _refuse_unicode_twins(names: Sequence[object]) -> None:
+    """A sentence when two column names are equal after Unicode normalization (NFC) but not as
+    written (names equal as written are copies, renamed ``name (2)`` by ``clean_names``)."""
+    seen: dict[str, tuple[int, str]] = {}
+    for j, raw in enumerate(names):
+        name = "" if raw is None else str(raw).strip()
+        key = unicodedata.normalize("NFC", name)
+        if key in seen and seen[key][1] != name:
+            raise ColumnError(
+                f"Columns {seen[key][0] + 1} and {j + 1} are both named '{key}', written in two Unicode forms (with a "
+                "composed and a decomposed accent), so they cannot be told apart; rename one of them in the file."
+            )
+        seen.setdefault(key, (j, name))

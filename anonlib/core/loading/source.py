@@ -21,6 +21,12 @@ DEFAULT_MAX_CELLS = 60_000_000
 # openpyxl parses about 75,000 cells per CPU second (bench_loading: 10^6 cells in 13 s): a
 # million is seconds, not minutes; larger sheets are refused before parsing (see _sheet_cells)
 EXCEL_MAX_CELLS = 1_000_000
+# openpyxl reads a workbook's shared texts (xl/sharedStrings.xml) whole before the first cell: they
+# are bounded before it is opened, by their unpacked size (64 MB: 1,000,000 texts of 50 characters
+# and their tags) and their count (at most one per cell read), and every other part but the sheets
+# (styles, workbook, relations; small in any real file) by their total size
+EXCEL_TEXT_MAX_BYTES = 64 * 1024**2
+EXCEL_PARTS_MAX_BYTES = 32 * 1024**2
 MISSING_MARKERS = ("", "?", "NA", "N/A", "NaN", "nan", "NULL", "null")
 DELIMITERS = (",", ";", "\t", "|")
 FORMULA_PREFIXES = ("=", "+", "-", "@")
@@ -51,7 +57,12 @@ class LoadedTable:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _human_bytes(n: float) -> str:
+def human_bytes(n: float) -> str:
+    """A size in bytes, KB, MB or GB (binary units, one decimal).
+
+    >>> human_bytes(340 * 1024**2)
+    '340.0 MB'
+    """
     for unit in ("bytes", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
@@ -61,7 +72,7 @@ def _human_bytes(n: float) -> str:
 
 def too_large(what: str, size: int, limit: int) -> FileTooLargeError:
     return FileTooLargeError(
-        f"{what} {_human_bytes(size)}; the limit is {_human_bytes(limit)}. "
+        f"{what} {human_bytes(size)}; the limit is {human_bytes(limit)}. "
         "Load a sample of the rows or the columns you need."
     )
 
@@ -179,7 +190,7 @@ def gunzip(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         raise DataFileError("The file looks gzip-compressed but is damaged; compress it again.") from None
     if len(out) > max_bytes or decomp.unconsumed_tail:
         raise FileTooLargeError(
-            f"The file unpacks to more than {_human_bytes(max_bytes)}, the limit. "
+            f"The file unpacks to more than {human_bytes(max_bytes)}, the limit. "
             "Load a sample of the rows or the columns you need."
         )
     return out

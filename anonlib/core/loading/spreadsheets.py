@@ -10,7 +10,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import DataFileError, FileTooLargeError, join_names
-from .source import EXCEL_ERRORS, EXCEL_MAX_CELLS, Source, too_large
+from .source import (
+    EXCEL_ERRORS,
+    EXCEL_MAX_CELLS,
+    EXCEL_PARTS_MAX_BYTES,
+    EXCEL_TEXT_MAX_BYTES,
+    Source,
+    human_bytes,
+    too_large,
+)
 from .text import Cells
 
 # --- Excel and Parquet ------------------------------------------------------------------
@@ -55,6 +63,47 @@ def _sheet_cells(archive: zipfile.ZipFile, path: str) -> int:
     return cells
 
 
+_SHEET = re.compile(r"xl/worksheets/[^/]+\.xml")
+_SHARED_TEXTS = re.compile(r"(?i)(^|/)sharedstrings[^/]*\.xml$")
+
+
+def _check_parts(archive: zipfile.ZipFile) -> None:
+    """The parts openpyxl reads whole before streaming the sheet, bounded before it opens the
+    workbook: the shared texts by their declared unpacked size and by the number of texts they
+    hold (counted while streaming, at memory speed), every other part but the sheets by their
+    total declared size. A part unpacking past its declared size fails its check in the zip
+    reader, which stops there."""
+    texts = [info for info in archive.infolist() if _SHARED_TEXTS.search(info.filename)]
+    others = sum(
+        info.file_size for info in archive.infolist() if info not in texts and not _SHEET.fullmatch(info.filename)
+    )
+    if others > EXCEL_PARTS_MAX_BYTES:
+        raise too_large("The Excel file's parts besides its sheets unpack to", others, EXCEL_PARTS_MAX_BYTES)
+    for info in texts:
+        if info.file_size > EXCEL_TEXT_MAX_BYTES:
+            raise FileTooLargeError(
+                f"The Excel file's shared texts ({info.filename}) unpack to {human_bytes(info.file_size)}, more "
+                f"than the {human_bytes(EXCEL_TEXT_MAX_BYTES)} a sheet of {EXCEL_MAX_CELLS:,} cells needs; it was "
+                "not opened. Save the sheet as CSV."
+            )
+        count, tail, tags = 0, b"", (b"<si>", b"<si ", b"<si/")
+        with archive.open(info) as stream:
+            while block := stream.read(1 << 22):
+                if not tail:
+                    prefix = re.search(rb"<(\w+):sst", block[:4096])
+                    if prefix:  # a namespace prefix on every tag (<x:si>)
+                        tags = tuple(b"<" + prefix.group(1) + b":" + tag[1:] for tag in tags)
+                chunk = tail + block  # a tag cut by the block's end is whole in the next chunk
+                count += sum(chunk.count(tag) - tail.count(tag) for tag in tags)
+                tail = chunk[-16:] or b" "
+                if count > EXCEL_MAX_CELLS:
+                    raise FileTooLargeError(
+                        f"The Excel file's shared texts ({info.filename}) hold more than {EXCEL_MAX_CELLS:,} texts, "
+                        f"more than the {EXCEL_MAX_CELLS:,} cells a sheet is read up to; it was not opened. Save the "
+                        "sheet as CSV."
+                    )
+
+
 def read_excel(src: Source, header: bool | None, max_columns: int, max_bytes: int) -> Cells:
     """The first sheet, streamed: refused from its declared size or as soon as it passes
     ``EXCEL_MAX_CELLS``; formulas without a saved result and error cells are noted."""
@@ -72,12 +121,11 @@ def read_excel(src: Source, header: bool | None, max_columns: int, max_bytes: in
             unpacked = sum(info.file_size for info in archive.infolist())
             if unpacked > 2 * max_bytes:
                 raise too_large("The Excel file unpacks to", unpacked, 2 * max_bytes)
+            _check_parts(archive)
             # openpyxl parses a sheet whole to learn its size when the sheet does not declare
             # it: the cells are counted first, at memory speed
             cells_in_book = sum(
-                _sheet_cells(archive, info.filename)
-                for info in archive.infolist()
-                if re.fullmatch(r"xl/worksheets/[^/]+\.xml", info.filename)
+                _sheet_cells(archive, info.filename) for info in archive.infolist() if _SHEET.fullmatch(info.filename)
             )
         if cells_in_book > EXCEL_MAX_CELLS:
             raise FileTooLargeError(

@@ -11,7 +11,7 @@ import re
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -83,6 +83,62 @@ def _head_text(src: Source, encoding: str | None) -> tuple[str, str]:
         if encoding is None and used == "utf-8":
             return src.head.decode("latin-1"), "latin-1"
         raise _not_valid_text(src, used) from None
+
+
+# a UTF-8 sequence of two to four bytes: Latin-1 text holds one only as mojibake (Ã© for é)
+_UTF8_SEQUENCE = re.compile(
+    rb"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
+    rb"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2}"
+)
+_NON_ASCII_LINE = re.compile(rb"[^\n]*[\x80-\xff][^\n]*")
+_LINES_NAMED = 10  # a note names at most this many lines
+
+
+def _mixed_encodings(src: Source) -> tuple[Source, str] | None:
+    """For a file that is not UTF-8 throughout: when some of its lines are UTF-8 text with accents
+    and others are not UTF-8 (a file pasted together from two systems), the file with every line
+    in UTF-8 (the others read as Latin-1) and the note naming the lines read each way; None when
+    no line is UTF-8 beyond ASCII (a Latin-1 file, read as Latin-1).
+
+    >>> fixed, note = _mixed_encodings(Source("m.csv", 30, b"", data="city\\nZürich\\n".encode() + b"Z\\xfcrich\\n"))
+    >>> fixed.data.decode("utf-8").splitlines(), note
+    (['city', 'Zürich', 'Zürich'], 'The file mixes two text encodings: line 3 is not UTF-8 like line 2, so it was read as Latin-1 (line 3: Zürich); check those rows.')
+    """
+    data = src.read()
+    if _UTF8_SEQUENCE.search(data) is None:
+        return None
+    parts, utf8, latin1, at = [], [], [], 0
+    line, counted = 1, 0
+    for match in _NON_ASCII_LINE.finditer(data):
+        line += data.count(b"\n", counted, match.start())
+        counted = match.start()
+        try:
+            match[0].decode("utf-8")
+            utf8.append(line)
+        except UnicodeDecodeError:
+            latin1.append(line)
+            parts += [data[at : match.start()], match[0].decode("latin-1").encode("utf-8")]
+            at = match.end()
+    if not utf8 or not latin1:
+        return None
+    fixed = b"".join([*parts, data[at:]])
+    first = latin1[0]
+    sample = data.split(b"\n", first)[first - 1].decode("latin-1").strip()[:40]
+    note = (
+        f"The file mixes two text encodings: {_lines(latin1)} {'is' if len(latin1) == 1 else 'are'} not UTF-8 like "
+        f"{_lines(utf8)}, so {'it was' if len(latin1) == 1 else 'they were'} read as Latin-1 (line {first:,}: "
+        f"{sample}); check those rows."
+    )
+    return Source(src.name, len(fixed), fixed[:HEAD_BYTES], data=fixed), note
+
+
+def _lines(numbers: list[int]) -> str:
+    """``line 3``, ``lines 2, 5 and 9``, ``lines 2, 5, ... (1,200 lines)``."""
+    if len(numbers) == 1:
+        return f"line {numbers[0]:,}"
+    if len(numbers) > _LINES_NAMED:
+        return f"{len(numbers):,} lines ({', '.join(f'{n:,}' for n in numbers[:_LINES_NAMED])}, ...)"
+    return "lines " + ", ".join(f"{n:,}" for n in numbers[:-1]) + f" and {numbers[-1]:,}"
 
 
 def _errors(used: str, given: str | None) -> str:
@@ -186,7 +242,9 @@ class _Scanned:
     lines: int  # LF and CR bytes plus one (0 when not counted): an upper bound on the records
     quoted: bool  # it holds a quote character
     cr_delimiter: bool  # a CR right before a delimiter, which pandas' parser can misread (_split_by_pyarrow)
-    cr: bool = False  # it holds a CR byte (a line end ``_parse_numbers`` does not count on)
+    cr: bool = False  # it holds a CR byte
+    crs: int = 0  # its CR bytes
+    lone_cr: bool = False  # a CR not followed by an LF (a line end ``_parse_numbers`` does not count on)
 
 
 def _scan(src: Source, count_lines: bool, delimiter: str) -> _Scanned:
@@ -204,8 +262,15 @@ def _scan(src: Source, count_lines: bool, delimiter: str) -> _Scanned:
     cr_delimiter = (
         first.cr_delimiter or second.cr_delimiter or (first.ends_in_cr and second.starts_with == delimiter_code)
     )  # where the halves meet
+    crs = first.crs + second.crs
+    crlf = first.crlf + second.crlf + (first.ends_in_cr and second.starts_with == 10)
     return _Scanned(
-        first.lines + second.lines + count_lines, first.quoted or second.quoted, cr_delimiter, first.cr or second.cr
+        first.lines + second.lines + count_lines,
+        first.quoted or second.quoted,
+        cr_delimiter,
+        first.cr or second.cr,
+        crs,
+        crlf != crs,
     )
 
 
@@ -222,28 +287,38 @@ class _ScannedPart:
     starts_with: int = -1  # the part's first byte (-1 when empty)
     ends_in_cr: bool = False
     cr: bool = False  # a CR anywhere in the part
+    crs: int = 0  # its CR bytes
+    crlf: int = 0  # its CR bytes an LF follows (in the part)
 
 
 def _scan_part(src: Source, start: int, stop: int | None, count_lines: bool, delimiter_code: int) -> _ScannedPart:
     """The bytes from ``start`` to ``stop`` (None: the end), block by block: line ends
-    counted (when asked), a quote looked for, and a CR right before a delimiter."""
+    counted (when asked), a quote looked for, a CR right before a delimiter, and the CRs
+    and those an LF follows (CRLF line ends)."""
     lines, quoted, cr_delimiter, after_cr, starts_with, cr = 0, False, False, False, -1, False
+    crs = crlf = 0
     for codes, block, first, last in _blocks(src, start, stop):
         if starts_with < 0:
             starts_with = int(codes[0])
         quoted = quoted or block.find(b'"', first, last) >= 0
         has_cr = block.find(b"\r", first, last) >= 0
         cr = cr or has_cr
+        if after_cr:  # the block before ended in a CR
+            crlf += int(codes[0] == 10)
+        block_crs = 0
         if has_cr or after_cr:  # a CR here, or at the end of the block before
+            at_cr = codes[:-1] == 13
+            before = codes[1:][at_cr]  # the byte after each CR but the block's last
+            block_crs = int(np.count_nonzero(at_cr)) + int(codes[-1] == 13)
             cr_delimiter = (
-                cr_delimiter
-                or bool(after_cr and codes[0] == delimiter_code)
-                or bool(np.any(codes[1:][codes[:-1] == 13] == delimiter_code))
+                cr_delimiter or bool(after_cr and codes[0] == delimiter_code) or bool(np.any(before == delimiter_code))
             )
+            crlf += int(np.count_nonzero(before == 10))
+        crs += block_crs
         after_cr = bool(codes[-1] == 13)
         if count_lines:
-            lines += int(np.count_nonzero(codes == 10)) + (int(np.count_nonzero(codes == 13)) if has_cr else 0)
-    return _ScannedPart(lines, quoted, cr_delimiter, starts_with, after_cr, cr)
+            lines += int(np.count_nonzero(codes == 10)) + block_crs
+    return _ScannedPart(lines, quoted, cr_delimiter, starts_with, after_cr, cr, crs, crlf)
 
 
 def _blocks(src: Source, start: int, stop: int | None) -> Iterator[tuple[np.ndarray, bytes | bytearray, int, int]]:
@@ -291,6 +366,12 @@ def read_text(
     when the count says it might.
     """
     text, used_encoding = _head_text(src, encoding)
+    if encoding is None and used_encoding == "latin-1":  # its start is not UTF-8: maybe only some lines
+        mixed = _mixed_encodings(src)
+        if mixed is not None:
+            return _noted(
+                read_text(mixed[0], delimiter, "utf-8", header, max_columns, max_cells, missing_markers), mixed[1]
+            )
     if not text.strip():  # a blank start of a larger file: detect on the whole text
         text = src.read().decode(used_encoding, errors="replace")
         if not text.strip():
@@ -304,8 +385,8 @@ def read_text(
         columns = None
         if not cut and (scanned.cr_delimiter or (src.data is not None and not scanned.quoted)):
             columns = _split_by_pyarrow(src, used_delimiter, used_encoding, max_columns, scanned.quoted)
-        if columns is None and not cut and not scanned.quoted and not scanned.cr and used_encoding == "utf-8":
-            parsed = _parse_numbers(src, used_delimiter, text, has_header, width)
+        if columns is None and not cut and not scanned.quoted and not scanned.lone_cr and used_encoding == "utf-8":
+            parsed = _parse_numbers(src, used_delimiter, text, has_header, width, scanned.crs)
             if parsed is not None:
                 return Cells(*parsed, has_header, used_delimiter, used_encoding, guessed=header is None)
         if columns is None:
@@ -321,10 +402,20 @@ def read_text(
             )
     except UnicodeDecodeError:
         if encoding is None and used_encoding == "utf-8":  # UTF-8 at the start only
+            mixed = _mixed_encodings(src)
+            if mixed is not None:  # and further on: other lines are in another encoding
+                cells = read_text(mixed[0], delimiter, "utf-8", header, max_columns, max_cells, missing_markers)
+                return _noted(cells, mixed[1])
             return read_text(src, delimiter, "latin-1", header, max_columns, max_cells, missing_markers)
         raise _not_valid_text(src, used_encoding) from None
     names, columns = _split_header(columns, has_header)
     return Cells(names, columns, has_header, used_delimiter, used_encoding, guessed=header is None)
+
+
+def _noted(cells: Cells, note: str) -> Cells:
+    """The cells of a file of mixed encodings: the note said, and no encoding recorded (a recipe
+    replaying it detects it again, as here)."""
+    return replace(cells, notes=(*cells.notes, note), encoding=None)
 
 
 def _check_width(text: str, delimiter: str, max_columns: int) -> int:
@@ -477,12 +568,12 @@ def _pandas_errors() -> Iterator[None]:
 
 
 def _parse_numbers(
-    src: Source, delimiter: str, text: str, header: bool, width: int
+    src: Source, delimiter: str, text: str, header: bool, width: int, crs: int = 0
 ) -> tuple[list[str], list[pa.ChunkedArray | np.ndarray]] | None:
-    """The column names and the columns of a UTF-8 file without quotes or CRs, parsed by
-    pandas' C parser with every column's type left to it: whole-number columns come back as
-    int64 arrays (typed as they are, ``columns.typed_values``), text columns as Arrow
-    strings. None when the sampled lines show no whole-number column, or a column whose
+    """The column names and the columns of a UTF-8 file without quotes or CRs but those of
+    CRLF line ends (``crs`` of them), parsed by pandas' C parser with every column's type left
+    to it: whole-number columns come back as int64 arrays (typed as they are,
+    ``columns.typed_values``), text columns as Arrow strings. None when the sampled lines show no whole-number column, or a column whose
     text pandas would not keep (decimals, leading zeros, true/false), or the first line is
     blank: then every column is parsed as text.
 
@@ -491,16 +582,16 @@ def _parse_numbers(
     columns' type instead of letting pandas infer it makes its parse slower than that). But
     pandas reads ``007``, ``+7`` and `` 7`` as 7, which the loader keeps as text (or
     strips), so the numbers are kept only when the file's size proves that every cell of
-    them is written the plain way (``source.written_length``). Without quotes and CRs a
-    file's bytes are its header line, each cell's text, a delimiter between cells and an LF
-    after each record, and nothing is counted that is not there: a cell is never shorter
-    than its number's plain writing, blank lines and spaces only add bytes, and a short
-    row, which lacks delimiters, leaves an empty text in the last column (then the count
-    is not trusted). So the sizes agree exactly when every number is written plainly;
+    them is written the plain way (``source.written_length``). Without quotes and CRs (but
+    the CR of a CRLF line end, as Windows writes files) a file's bytes are its header line,
+    each cell's text, a delimiter between cells, an LF after each record and those CRs, and
+    nothing is counted that is not there: a cell is never shorter than its number's plain
+    writing, blank lines and spaces only add bytes, and a short row, which lacks
+    delimiters, leaves an empty text in the last column (then the count is not trusted). So the sizes agree exactly when every number is written plainly;
     otherwise, and for a column pandas did not read as int64 or as text, those columns are
     read again as text.
     """
-    first_line = text.split("\n", 1)[0]
+    first_line = text.split("\n", 1)[0].removesuffix("\r")  # its CR is counted with the others (crs)
     if not first_line.strip() or "\n" not in text:
         return None
     sample = _sample_rows(text, delimiter)[int(header) :]
@@ -528,7 +619,7 @@ def _parse_numbers(
     del frame
     again = [j for j, c in enumerate(columns) if c is None]
     numbers = [j for j, c in enumerate(columns) if isinstance(c, np.ndarray)]
-    if numbers and not _written_plainly(src, columns, header, first_line):
+    if numbers and not _written_plainly(src, columns, header, first_line, crs):
         again.extend(numbers)
     if again:
         with _pandas_errors():
@@ -554,10 +645,11 @@ def _read_as(cells: list[str]) -> str:
 
 
 def _written_plainly(
-    src: Source, columns: list[pa.ChunkedArray | np.ndarray | None], header: bool, first_line: str
+    src: Source, columns: list[pa.ChunkedArray | np.ndarray | None], header: bool, first_line: str, crs: int = 0
 ) -> bool:
     """Whether the file's size is exactly what its cells take with every number written
-    the plain way (``_parse_numbers``); the columns are measured on both cores."""
+    the plain way (``_parse_numbers``; ``crs``: the CRs of its CRLF line ends); the columns
+    are measured on both cores."""
     if any(c is None for c in columns) or (isinstance(columns[-1], pa.ChunkedArray) and _has_empty(columns[-1])):
         return False  # an empty last cell: maybe a short row, whose missing delimiters would hide bytes
     lengths = each(
@@ -568,7 +660,7 @@ def _written_plainly(
     records = len(columns[0])
     lines = records + int(header) - (0 if _ends_in_lf(src) else 1)
     header_bytes = len(first_line.encode("utf-8")) if header else 0
-    return src.size == header_bytes + sum(lengths) + records * (len(columns) - 1) + lines
+    return src.size == header_bytes + sum(lengths) + records * (len(columns) - 1) + lines + crs
 
 
 def _has_empty(column: pa.ChunkedArray) -> bool:

@@ -32,7 +32,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from ...core.budget import Progress, WorkEstimate, check_work, lattice_size
+from ...core.budget import EXHAUSTIVE_SECONDS, MAX_SECONDS, Progress, WorkEstimate, check_work, lattice_size
 from ...core.equivalence import encode
 from ...core.errors import ParameterError, join_names
 from ...measures.models import ModelRequirement, acceptance
@@ -234,7 +234,8 @@ def search(
     paper's pruning; ``"paper"`` is Algorithm 1 as written, which keeps the most rows but may
     settle a tie differently from exhaustive. ``progress(done, total, what)`` is called as
     tables are counted. Work whose estimate (``estimate_search``) passes the limits of
-    ``anonlib.core.budget`` is refused with a ``ProblemTooLargeError``. With ``person`` (a column
+    ``anonlib.core.budget`` (for the exhaustive method, which counts every node, its own
+    ``EXHAUSTIVE_SECONDS``) is refused with a ``ProblemTooLargeError``. With ``person`` (a column
     of ``df`` naming the person of each record) classes are counted in distinct people, a person
     failing in any class is suppressed with all their records, and ``max_suppressed`` is a share
     of the people (``GeneralizationSpace``); the result's ``released_k`` then counts people and
@@ -303,9 +304,11 @@ def release_search(
     if pruning not in PRUNINGS:
         raise ParameterError(f"Unknown IAB pruning '{pruning}'; choose one of {join_names(PRUNINGS)}.")
     measure = check_measure(measure)
-    check_work(
+    check_work(  # the exhaustive method counts every node: its own, shorter limit (EXHAUSTIVE_SECONDS)
         estimate_search(df, shield, hierarchies, method, requirements=target.requirements),
-        narrow="choose fewer quasi-identifiers or hierarchies with fewer levels",
+        narrow="choose fewer quasi-identifiers or hierarchies with fewer levels"
+        + (", or the IAB search, which finds the same table counting far fewer" if method == "exhaustive" else ""),
+        max_seconds=EXHAUSTIVE_SECONDS if method == "exhaustive" else MAX_SECONDS,
     )
     if method == "optimal":
         space = GeneralizationSpace(df, shield, hierarchies, target=target, count=count, measure=measure)
