@@ -102,7 +102,24 @@ class OptimalLevels:
 
 
 def _no_solution(lat: GeneralizationSpace, suppressed: int) -> NoSolutionError:
-    """The sentence when not even the most general node meets the target."""
+    """The sentence when not even the most general node meets the target (in its unit)."""
+    target = lat.target
+    if lat.person is not None:  # people, histories or households
+        whole = target.whole
+        criteria = join_names([f"k = {lat.k} {whole}", *(r.describe() for r in lat.requirements)])
+        how = f" {target.power_text()}{target.cumulative}" if target.linkable else ""
+        earlier = (
+            " (or leaves people released in earlier deliveries with a history fewer than k share)"
+            if target.earlier is not None
+            else ""
+        )
+        gone = lat.suppressed_in_unit(lat.max_levels)
+        return NoSolutionError(
+            f"No generalization of {join_names(lat.qis)} meets {criteria}{how} with at most "
+            f"{100 * lat.max_suppressed:g}% suppressed {whole}: even the most general one suppresses {gone:,} of "
+            f"{lat.n_persons:,} {whole}{earlier}. Lower k, allow more suppression, or give the hierarchies a top "
+            "level that groups everything."
+        )
     if not lat.requirements and not lat.max_suppressed:
         return NoSolutionError(
             f"No generalization reaches {lat.k}-anonymity on {join_names(lat.qis)}: even the most general one "
