@@ -103,10 +103,12 @@ def _delivery_package(delivery, store):
 
 
 def _privacy_budget(store, project_id: int) -> str:
-    """ε spent by the project's private releases / its total ("no total" when none is set)."""
-    held = budget_of(store, project_id)
-    total = "no total" if held.epsilon_total is None else f"{held.epsilon_total:g}"
-    return f"{held.epsilon_spent:g} / {total}" if held.releases or held.epsilon_total is not None else ""
+    """ε spent from the project's file (by every project over it) / the file's total ("default": never set)."""
+    try:
+        held = budget_of(store, project_id)
+    except AnonlibError:  # a project keeping no SHA-256 of its file: no budget to show
+        return ""
+    return f"{held.epsilon_spent:g} / {held.epsilon_total:g}{' (default)' if held.default else ''}"
 
 
 def _date(stamp: str) -> str:
@@ -211,7 +213,7 @@ with guarded("listing the projects"):
                     "records": [p.records for p in projects],
                     "last change": [f"{_date(p.updated)} UTC: {p.change}" for p in projects],
                     "releases": [p.releases for p in projects],
-                    "privacy budget (ε spent / total)": [_privacy_budget(store, p.id) for p in projects],
+                    "privacy budget of its file (ε spent / total)": [_privacy_budget(store, p.id) for p in projects],
                     "file kept": [
                         "sample" if p.origin.startswith("sample:") else ("yes" if p.keep_file else "SHA-256 only")
                         for p in projects

@@ -376,6 +376,8 @@ def entry_of(row, deleted: bool) -> AuditEntry:
         project_deleted=deleted,
         epsilon=row.get("epsilon"),
         delta=row.get("delta"),
+        total_epsilon=row.get("total_epsilon"),
+        total_delta=row.get("total_delta"),
     )
 
 
@@ -391,7 +393,8 @@ def _entries(c: Connection, project: str | None = None) -> list[AuditEntry]:
     if project is not None:
         query = query.where(a.c.project == project)
     rows = c.execute(query).mappings().all()
-    return [entry_of({**r, "user": r["username"]}, deleted=r["alive"] is None) for r in rows]
+    # an entry of no project (a private release's spend or a file's budget set without one) is not "deleted"
+    return [entry_of({**r, "user": r["username"]}, deleted=r["alive"] is None and r["project_id"] != 0) for r in rows]
 
 
 @contextmanager
@@ -408,18 +411,24 @@ def verify_chain(store: ProjectStore) -> list[str]:
     """One sentence per entry whose digest or link to the entry before does not hold, one
     when the log and its head disagree (entries removed from its end), and one per release
     kept in a project whose entry the log lacks."""
+    with _snapshot(store) as c:
+        return chain_problems(store, c)
+
+
+def chain_problems(store: ProjectStore, c: Connection) -> list[str]:
+    """``verify_chain`` read in the transaction ``c`` (e.g. the one that spends a private
+    release's budget: the whole chain is checked before anything is spent)."""
     problems = []
     previous = GENESIS
-    with _snapshot(store) as c:
-        head = _head(store, c)
-        count, last, last_sha256 = _tail(c)
-        orphans = c.execute(
-            select(RELEASES.c.audit_id, PROJECTS.c.name)
-            .select_from(RELEASES.join(PROJECTS, RELEASES.c.project_id == PROJECTS.c.id))
-            .where(RELEASES.c.audit_id.not_in(select(AUDIT.c.id)))
-            .order_by(RELEASES.c.audit_id)
-        ).all()
-        entries = _entries(c)
+    head = _head(store, c)
+    count, last, last_sha256 = _tail(c)
+    orphans = c.execute(
+        select(RELEASES.c.audit_id, PROJECTS.c.name)
+        .select_from(RELEASES.join(PROJECTS, RELEASES.c.project_id == PROJECTS.c.id))
+        .where(RELEASES.c.audit_id.not_in(select(AUDIT.c.id)))
+        .order_by(RELEASES.c.audit_id)
+    ).all()
+    entries = _entries(c)
     for entry in entries:
         if entry.previous != previous:
             problems.append(f"Audit entry {entry.id} does not follow the entry before it (one was removed or changed).")

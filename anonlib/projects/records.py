@@ -159,11 +159,16 @@ class AuditEntry:
     project_deleted: bool = False
     epsilon: float | None = None  # a private release: the ε it spent (recorded before it measured)
     delta: float | None = None
+    total_epsilon: float | None = None  # a change of a file's privacy budget: its new total ε
+    total_delta: float | None = None
 
     def content(self) -> dict[str, Any]:
         """What the entry's digest is taken of (everything it states, and the previous digest;
-        ε and δ only for a private release, so older entries keep their digests)."""
+        ε and δ only for a private release, the totals only for a change of a file's budget, so
+        older entries keep their digests)."""
         private = {} if self.epsilon is None else {"epsilon": self.epsilon, "delta": self.delta}
+        if self.total_epsilon is not None:
+            private |= {"total_epsilon": self.total_epsilon, "total_delta": self.total_delta}
         return private | {
             "time": self.time,
             "project_id": self.project_id,
@@ -190,6 +195,8 @@ class AuditEntry:
             **{k: v for k, v in self.content().items() if k != "previous"},
             "epsilon": self.epsilon,
             "delta": self.delta,
+            "total_epsilon": self.total_epsilon,
+            "total_delta": self.total_delta,
             "project_deleted": self.project_deleted,
             "previous_sha256": self.previous,
             "entry_sha256": self.entry_sha256,

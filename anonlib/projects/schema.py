@@ -17,7 +17,10 @@ Tables:
   SHA-256 of the one before it; a private release's entry carries the ε and δ it spent
   (version 2);
 - ``projects.budget_epsilon`` / ``budget_delta``: a project's total privacy budget
-  (version 2; ``anonlib.projects.budget``).
+  (version 2; from version 3 read only as a ceiling of its file's budget, never raising it);
+- ``audit.total_epsilon`` / ``total_delta`` (version 3): an entry setting the privacy budget of
+  a file (by its SHA-256), which every project over that file shares
+  (``anonlib.projects.budget``).
 
 ``SCHEMA_VERSION`` is written in ``meta``; a store of an older version is migrated
 (``MIGRATIONS``, each in the opening transaction), one of a newer version is refused
@@ -44,7 +47,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 
@@ -123,6 +126,8 @@ audit = Table(
     Column("entry_sha256", String(64), nullable=False),
     Column("epsilon", Float, nullable=True),  # version 2: the ε a private release spent (None: not private)
     Column("delta", Float, nullable=True),  # version 2: its δ
+    Column("total_epsilon", Float, nullable=True),  # version 3: the file's total ε set by this entry
+    Column("total_delta", Float, nullable=True),  # version 3: its total δ
 )
 
 _SQLITE_APPEND_ONLY = (
@@ -167,9 +172,22 @@ def add_version_2(connection: Connection) -> None:
             connection.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {kind}"))
 
 
+VERSION_3_COLUMNS = (("audit", "total_epsilon"), ("audit", "total_delta"))
+
+
+def add_version_3(connection: Connection) -> None:
+    """Privacy budgets kept by the file: an audit entry may set a file's total ε and δ
+    (nullable columns added; a store just created already has them)."""
+    present = {c["name"] for c in inspect(connection).get_columns("audit")}
+    kind = Float().compile(dialect=connection.dialect)
+    for table, column in VERSION_3_COLUMNS:
+        if column not in present:
+            connection.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {kind}"))
+
+
 # version -> the function that brings a store of the version before it to this one
 # (version 1 creates the schema on an empty database)
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: create_version_1, 2: add_version_2}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: create_version_1, 2: add_version_2, 3: add_version_3}
 
 # the tables under the names the store's modules use
 META, BLOBS, PROJECTS, RELEASES, AUDIT = meta, blobs, projects, releases, audit
