@@ -487,7 +487,13 @@ def data_identity(copy: WorkingCopy) -> tuple[str, str]:
     source = str(st.session_state.get("active_source") or "")
     if source.startswith("sample:") and source[7:] in SAMPLES:
         return sample_sha256(source[7:]), name
-    return digest(release_csv(copy.loaded.frame)), name
+    return _table_digest(copy.loaded.fingerprint, copy.loaded.frame), name
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _table_digest(fingerprint: str, _frame: pd.DataFrame) -> str:
+    """The SHA-256 of a table written as CSV, kept per table (its fingerprint): written once, not at every rerun."""
+    return digest(release_csv(_frame))
 
 
 def no_store_sentence() -> str:

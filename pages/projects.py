@@ -346,7 +346,9 @@ with guarded("reading the audit log"):
                 {
                     "entry": [e.id for e in entries],
                     "time (UTC)": [_date(e.time) for e in entries],
-                    "project": [e.project + (" (deleted)" if e.project_deleted else "") for e in entries],
+                    "project": [
+                        (e.project or "(no project)") + (" (deleted)" if e.project_deleted else "") for e in entries
+                    ],
                     "source": [e.source_name for e in entries],
                     "source SHA-256": [(e.source_sha256 or "–")[:16] for e in entries],
                     "target": [e.target for e in entries],
@@ -361,7 +363,7 @@ with guarded("reading the audit log"):
             ),
             key="audit_table",
         )
-        live = [e for e in entries if not e.project_deleted]
+        live = [e for e in entries if not e.project_deleted and e.project]  # an entry of no project kept no release
         if live:
             left, right = st.columns([3, 1])
             entry_id = left.selectbox(
