@@ -301,7 +301,7 @@ def _synthesize(args: argparse.Namespace) -> int:
                     "unit": s.unit,
                     **({"records_per_person": s.records_per_person} if s.unit == "person" else {}),
                     "values_from": dict(s.value_sources),
-                    "missing_written_as": dict(s.missing),
+                    "missing_spelled_as": dict(s.missing),
                     "ship": args.ship,
                     "report": args.report,
                     "project": args.project,

@@ -180,7 +180,7 @@ def private_recipe(synthesis: Synthesis, *, table: bytes | None, tables: bytes, 
         "columns": list(synthesis.columns),
         "categories": {c: list(v) for c, v in synthesis.categories.items()},
         "values_from": {c: VALUE_SOURCES.get(v, v) for c, v in synthesis.value_sources.items()},
-        "missing_written_as": dict(synthesis.missing),
+        "missing_spelled_as": dict(synthesis.missing),
         "cuts": [
             {"column": c.column, "lower": c.lower, "upper": c.upper, "cuts": list(c.cuts), "labels": list(c.labels)}
             for c in synthesis.cuts
