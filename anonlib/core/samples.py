@@ -216,7 +216,6 @@ def sample_path(file: str) -> Path:
 
 
 @cache
-@cache
 def sample_sha256(key: str) -> str:
     """The SHA-256 of a bundled sample's file, as shipped: the identity of its data (a private
     release's budget is kept by it, as an uploaded file's is by its bytes).
@@ -230,6 +229,7 @@ def sample_sha256(key: str) -> str:
         return hashlib.file_digest(file, "sha256").hexdigest()
 
 
+@cache
 def load_sample(key: str = DEFAULT_SAMPLE) -> Dataset:
     """A bundled dataset with its default roles (cached; do not modify its frame)."""
     if key not in SAMPLES:

@@ -535,7 +535,8 @@ def plan_private(
     if dataset.count is not None:
         from ..core.cells import record_weights
 
-        frame = frame.iloc[np.repeat(np.arange(len(frame)), record_weights(frame, dataset.count))]
+        # the plan reads which values occur, never how often: the rows a record count keeps, not expanded
+        frame = frame[np.asarray(record_weights(frame, dataset.count)) > 0]
     if predict is None:
         predict = default_private_predict(columns, dataset.sensitive)
     return plan_synthesis(

@@ -25,6 +25,7 @@ from anonlib.workflow.private_release import (
     TWOWAY_TARGET,
     compare_private,
     independent_columns,
+    plan_private,
     private_release,
     released_frame,
     several_records_per_person,
@@ -315,3 +316,17 @@ def test_missing_values_keep_the_sources_spelling_and_appear_only_where_it_had_s
     one_way = {m.columns: m.release for m in made.comparison.marginals if len(m.columns) == 1}
     # records a 1/2, b 1/4, ? 1/4; release a 1/2, ? 1/2: half of (0 + 1/4 + 1/4)
     assert one_way[("work",)] == pytest.approx(0.25)
+
+
+@pytest.mark.skipif(opendp_version() is None, reason="OpenDP (the dp extra) is not installed")
+def test_a_record_count_of_huge_weights_is_planned_without_expanding_it_and_refused_in_a_sentence():
+    """The plan expanded a count column into rows to see which values occur (a fuzzed file's count
+    took the session past 20 GB): it now reads the rows a count keeps, and the release refuses a
+    count past what it reads."""
+    frame = pd.DataFrame({"sex": ["F", "M", "F"], "dx": ["a", "b", "c"], "n": [10**12, 1, 0]})
+    roles = {"sex": "quasi-identifier", "dx": "sensitive", "n": "count"}
+    dataset = Dataset.from_frame("f.csv", frame, roles)
+    assert plan_private(dataset, ["sex", "dx"]).sizes == (3, 3)  # F, M and missing; a, b and missing: c counts 0
+    with pytest.raises(SynthesisError, match="stands for more than 20,000,000 records") as err:
+        private_release(dataset, ["sex", "dx"], epsilon=1.0, values_from_data=True)
+    assert "\n" not in str(err.value) and "10" not in str(err.value).split("more than")[0]

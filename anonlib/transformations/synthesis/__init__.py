@@ -113,6 +113,7 @@ from .plan import (
     MAX_CATEGORIES,
     MAX_COLUMNS,
     MAX_PAIR_CELLS,
+    MAX_RECORDS,
     MAX_RECORDS_PER_PERSON,
     MAX_ROWS,
     METHODS,
@@ -470,6 +471,11 @@ def synthesize(
         from ...core.cells import record_weights
 
         weights = record_weights(frame, count)
+        if float(np.sum(weights, dtype=np.float64)) > MAX_RECORDS:  # each record is a row OpenDP reads
+            raise SynthesisError(
+                f"The record-count column {count} stands for more than {MAX_RECORDS:,} records, more than a private "
+                "release reads here; release a sample of the records, or the table without its count column."
+            )
         frame = frame.iloc[np.repeat(np.arange(len(frame)), weights)].reset_index(drop=True)
     if len(frame) == 0:
         raise SynthesisError("The table holds no record to release.")
@@ -639,6 +645,7 @@ __all__ = [
     "MAX_CATEGORIES",
     "MAX_COLUMNS",
     "MAX_PAIR_CELLS",
+    "MAX_RECORDS",
     "MAX_RECORDS_PER_PERSON",
     "MAX_ROWS",
     "MST_FIXED_SHARE",

@@ -36,6 +36,7 @@ AIM_ROUNDS_PER_COLUMN = 2  # AIM's rounds: capped (OpenDP's default is 16 per co
 AIM_MAX_SIZE = 20.0  # AIM's model size in MB: capped (OpenDP's default is 80)
 MST_FIXED_SHARE = 0.25  # of the default MST's budget, the share measuring the column to predict with every other
 MAX_RECORDS_PER_PERSON = 1000
+MAX_RECORDS = 20_000_000  # records a release reads at most (a record-count column expanded)
 RARE_RECORDS = 20  # a value held by fewer records is named before its list is declared public
 
 
