@@ -3,19 +3,26 @@ loaded file (OpenDP, the optional ``dp`` extra), compared with the records as th
 k-anonymous release is, and the two releases side by side.
 
 ``private_section(copy, view, inspect)`` draws it: the choices (columns, method, the budget
-as ε with δ or as ρ, the public cuts and bounds of number columns, confirmed by the user,
-the column to predict, more pairs, the records to synthesize), the plan with its time
-estimated before running (or the sentence refusing it), the run with its progress, and the
-result: its checks, the two releases side by side, the distributions, every marginal's
-total variation beside the two baselines, a contingency table, the tree trained on the
-release and tested on real records (the comparison is the privacy officer's, never in the
-package), and the private package, holding what was chosen before the run. The value lists
-and suggested cuts are used only once declared public (the checkbox), else OpenDP finds the
-lists (δ > 0); with the person role, ε protects the person; the open project's privacy
-budget is shown, a release past it is refused, and each run spends its ε in the project's
-audit log before OpenDP reads the records. Without OpenDP it says in one
-sentence how to install it. A release is random (fresh noise, no seed): it is kept in the
-session, never recomputed on a rerun, and its package is built once.
+as ε with δ or as ρ, the public bounds and cuts of number columns, typed by the user and
+never suggested from the records, the column to predict, more pairs, the records to
+synthesize), the budget the release states (OpenDP's map of the whole release, settled
+before any record is read: ``plan_budget``), the plan with its time estimated before
+running (or the sentence refusing it), the run with its progress, and the result: its
+checks, the two releases side by side, the distributions, every marginal's total variation
+beside the two baselines, a contingency table, the tree trained on the release and tested
+on real records (the comparison is the privacy officer's, never in the package), and the
+private package, holding what was chosen before the run.
+
+The same accounting, budget and refusals as ``synthesize``: the value lists are used only
+once declared public (the checkbox, and a second one naming the values held by fewer than
+20 records), else OpenDP finds them (δ > 0, which spends δ of its own); with the person
+role, ε protects the person and the records kept per person are asked for; the file's
+privacy budget (kept by its SHA-256 across every project) is read from the store before
+and after every run, a release past it or over a broken audit chain is refused, and each
+run spends its stated ε and δ in the audit log before OpenDP reads the records. When the
+store cannot be used, no release is made (its spend could not be recorded). Without OpenDP
+it says in one sentence how to install it. A release is random (fresh noise, no seed): it is
+kept in the session, never recomputed on a rerun, and its package is built once.
 """
 
 from __future__ import annotations
@@ -26,8 +33,9 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from anonlib.core.errors import AnonlibError, PrivacyExtraMissingError
-from anonlib.projects import budget_of, spend_privacy
+from anonlib.core.errors import AnonlibError, PrivacyExtraMissingError, join_names
+from anonlib.core.samples import SAMPLES, sample_sha256
+from anonlib.projects import file_budget, spend_privacy, spending_refusal
 from anonlib.projects.audit import DASHBOARD
 from anonlib.transformations.synthesis import (
     DEFAULT_METHOD,
@@ -36,12 +44,14 @@ from anonlib.transformations.synthesis import (
     MAX_RECORDS_PER_PERSON,
     MAX_ROWS,
     METHODS,
-    ROWS_FACTOR,
+    RARE_RECORDS,
+    BudgetPlan,
     NumberCuts,
-    default_number_cuts,
     needs_cuts,
     parse_cuts,
+    plan_budget,
     privacy_budget,
+    rare_values,
     require_opendp,
 )
 from anonlib.workflow import WorkingCopy
@@ -55,11 +65,12 @@ from anonlib.workflow.private_release import (
     private_release,
     several_records_per_person,
 )
+from anonlib.workflow.release import digest, release_csv
 from anonlib.workflow.release_view import ReleaseView, shown_columns
 
 from .charts import distribution_figure, marginals_figure, private_tree_figure
 from .progress import throttled
-from .state import current_project, ensure_project, project_store, role
+from .state import ensure_project, project_store, role, store_problem
 from .team import team_mode, user_label
 from .ui import guarded, opened, plain, row, show_table
 
@@ -91,8 +102,9 @@ class PrivateChoices:
     confirmed: bool
     problems: tuple[str, ...] = ()  # sentences refusing a choice (cuts that do not read)
     ship: str = "synthetic"  # what the package holds, chosen before the run
-    suggested: bool = False  # cuts suggested from the data are among the choices (they need the declaration)
-    records_per_person: int = 1  # with the person role: the records kept per person, at most
+    waiting: tuple[str, ...] = ()  # what the run waits for (bounds, records per person, rare values confirmed)
+    unbounded: tuple[str, ...] = ()  # number columns whose public bounds are not given yet (no plan without them)
+    records_per_person: int | None = None  # with the person role: the records kept per person, declared
 
     def arguments(self) -> dict:
         return dict(
@@ -110,9 +122,8 @@ class PrivateChoices:
 
     @property
     def runnable(self) -> bool:
-        """Every value list and cut is declared public, or OpenDP finds the lists (δ > 0) and no cut was
-        suggested from the data."""
-        return self.confirmed or (self.delta > 0 and not self.suggested)
+        """Nothing is waited for, and every value list is declared public or found by OpenDP (δ > 0)."""
+        return not self.waiting and (self.confirmed or self.delta > 0)
 
 
 def releasable_columns(copy: WorkingCopy) -> list[str]:
@@ -188,7 +199,11 @@ def releases_side_by_side(view: ReleaseView | None, made: PrivateRelease) -> pd.
 def _choices(copy: WorkingCopy) -> PrivateChoices:
     loaded = copy.loaded
     options = releasable_columns(copy)
-    defaults = [c for c in shown_columns(copy) if c in options] or options[:4]
+    roles = [c for c in shown_columns(copy) if c in options]
+    # preselected: the roles' columns that need no bounds (a number column waits for bounds the user knows)
+    defaults = [c for c in roles if not needs_cuts(loaded.frame[c])] or [
+        c for c in options if not needs_cuts(loaded.frame[c])
+    ][:4]
     columns = st.multiselect(
         "Columns to release",
         options,
@@ -227,7 +242,7 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
         "δ",
         min_value=0.0,
         max_value=MAX_DELTA,
-        value=0.0 if given == "ε" else 1e-6,
+        value=0.0 if given == "ε" else MAX_DELTA / 2,  # ρ needs δ; half the cap leaves OpenDP room to find lists
         step=1e-7,
         format="%g",
         key=f"private_delta_{given}",
@@ -263,55 +278,94 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
         max_value=MAX_ROWS,
         value=None,
         step=1000,
-        placeholder=f"{ROWS_FACTOR} × the records",
+        placeholder="the DP count of the records",
         key="private_rows",
-        help=f"Default: {ROWS_FACTOR} times the DP count of the records (less sampling noise in the table).",
+        help="Default: the DP count of the records (the model's total), so that a table's standard errors are "
+        "those of a file of that size.",
     )
+    left_out = [c for c in roles if c not in columns and needs_cuts(loaded.frame[c])]
+    if left_out:
+        st.caption(
+            plain(
+                f"{join_names(left_out)} hold numbers and are not preselected: add them with their public bounds "
+                "(what is known without this file)."
+            )
+        )
     cuts = []
     numbers = [c for c in columns if needs_cuts(loaded.frame[c])]
-    problems = []
+    problems, waiting, unbounded = [], [], []
     if numbers:
-        st.markdown("**Public cuts and bounds of number columns** (written LOWER:c1,c2,...:UPPER)")
+        st.markdown(
+            "**Public bounds (and cuts) of number columns**, written LOWER:UPPER (round cuts inside them) or "
+            "LOWER:c1,c2,...:UPPER"
+        )
         boxes = st.columns(min(len(numbers), 3))
         for i, column in enumerate(numbers):
+            text = boxes[i % len(boxes)].text_input(
+                plain(column),
+                value="",
+                placeholder="e.g. 0:120 or 0:20,40,60:120",
+                key=f"private_cuts_{column}",
+                help="What is known without this file (a questionnaire's range, a published band): nothing is "
+                "suggested from the records, whose extremes are single people's values. Values outside the bounds "
+                "are counted in the end bins, and how many is said after the run.",
+            )
+            if not text.strip():
+                waiting.append(f"the public bounds of {column}")
+                unbounded.append(column)
+                continue
             try:
-                suggested = default_number_cuts(loaded.frame[column], column)
-                text = boxes[i % len(boxes)].text_input(
-                    plain(column),
-                    value=f"{suggested.lower:g}:{','.join(f'{c:g}' for c in suggested.cuts)}:{suggested.upper:g}",
-                    key=f"private_cuts_{column}",
-                    help="Suggested from the column's typed hierarchy (its first level of bands), read from this "
-                    "file: bounds taken from the data leak, so write what is publicly known.",
-                )
                 cuts.append(parse_cuts(column, text))
             except AnonlibError as err:  # said under the box; the release waits for cuts that read
                 st.error(plain(str(err)))
                 problems.append(str(err))
     confirmed = st.checkbox(
-        "The value lists of these columns and the cuts and bounds above are public knowledge",
+        "The value lists of these columns are public knowledge",
         key="private_confirmed",
         help="Declared public, they are read from this file and released as they are, not protected by the noise. "
-        "Without this, OpenDP finds the value lists privately (δ > 0 needed; rare values are left out), and cuts "
-        "must not be the ones suggested from the data.",
+        "Without this, OpenDP finds the value lists privately (δ > 0 needed, and finding them spends δ of its own; "
+        "values held by few records are left out).",
     )
-    per_person = 1
+    if confirmed:
+        rare = rare_values(loaded.frame, [c for c in columns if c not in {x.column for x in cuts}])
+        if rare:
+            st.warning(
+                plain(
+                    f"Declaring these lists public releases values held by fewer than {RARE_RECORDS} records each: "
+                    + "; ".join(f"{c}: {', '.join(v)}" for c, v in rare.items())
+                    + ". Each names few people."
+                )
+            )
+            if not st.checkbox(
+                f"These values held by fewer than {RARE_RECORDS} records are public knowledge too",
+                key="private_confirmed_rare",
+            ):
+                waiting.append(
+                    f"your confirmation that the values held by fewer than {RARE_RECORDS} records are public"
+                )
+    per_person = None
     if loaded.person is not None:  # the person role: ε protects the person, OpenDP bounds each one's records
         per_person = st.number_input(
             f"Records kept per person ({loaded.person} marks each person)",
             min_value=1,
             max_value=MAX_RECORDS_PER_PERSON,
-            value=1,
+            value=None,
             step=1,
+            placeholder="how many records one person has by the file's design",
             key="private_records_per_person",
-            help="Declared, not read from the file: OpenDP keeps at most this many records of each person, drawn at "
-            "random, before measuring; ε is then per person.",
+            help="Declared, not read from the file (8 for a panel of eight yearly waves): OpenDP keeps at most this "
+            "many records of each person, drawn at random, before measuring; ε is then per person.",
         )
-        st.caption(
-            plain(
-                f"The unit protected is the person ({loaded.person}): at most {int(per_person)} record"
-                f"{'s' if per_person != 1 else ''} each, any more left out at random before measuring."
+        if per_person is None:
+            waiting.append(f"the records kept per person ({loaded.person})")
+            st.caption(plain(f"The unit protected is the person ({loaded.person}): give the records kept per person."))
+        else:
+            st.caption(
+                plain(
+                    f"The unit protected is the person ({loaded.person}): at most {int(per_person)} record"
+                    f"{'s' if per_person != 1 else ''} each, any more left out at random before measuring."
+                )
             )
-        )
     else:
         warning = several_records_per_person(loaded.frame, skip=columns)
         if warning:
@@ -325,20 +379,21 @@ def _choices(copy: WorkingCopy) -> PrivateChoices:
         help="Chosen before the run: the comparison with the records never decides what ships.",
     )
     return PrivateChoices(
-        tuple(columns),
-        method,
-        None if epsilon is None else float(epsilon),
-        float(delta),
-        None if rho is None else float(rho),
-        tuple(cuts),
-        predict,
-        tuple(pairs),
-        None if rows is None else int(rows),
-        bool(confirmed),
-        tuple(problems),
-        str(ship),
-        bool(numbers),
-        int(per_person),
+        columns=tuple(columns),
+        method=method,
+        epsilon=None if epsilon is None else float(epsilon),
+        delta=float(delta),
+        rho=None if rho is None else float(rho),
+        cuts=tuple(cuts),
+        predict=predict,
+        pairs=tuple(pairs),
+        rows=None if rows is None else int(rows),
+        confirmed=bool(confirmed),
+        problems=tuple(problems),
+        ship=str(ship),
+        waiting=tuple(waiting),
+        unbounded=tuple(unbounded),
+        records_per_person=None if per_person is None else int(per_person),
     )
 
 
@@ -366,37 +421,60 @@ def private_section(copy: WorkingCopy, view: ReleaseView | None, inspect: str | 
         choices = _choices(copy)
     if choices is None:
         return
-    plan = None
-    past_budget = None
+    plan = budget = None
     if not choices.problems:  # cuts that do not read are said under their boxes
         with guarded("planning the private release"):
-            budget = privacy_budget(choices.epsilon, choices.delta, rho=choices.rho)
-            st.caption(plain(f"Budget: {budget.sentence()}."))
-            past_budget = _project_budget(budget)
-            plan = plan_private(
-                copy.loaded,
-                choices.columns,
-                method=choices.method,
-                cuts=choices.cuts,
-                predict=choices.predict,
-                pairs=choices.pairs,
-                time_limit=DEFAULT_TIME_LIMIT,
-            )
-            st.caption(plain(f"Plan: {plan.sentence()}"))
-    if plan is not None and not choices.runnable:
+            if choices.confirmed or choices.delta > 0:  # else the lists wait for the declaration (said below)
+                budget = plan_budget(
+                    choices.columns,
+                    epsilon=choices.epsilon,
+                    delta=choices.delta,
+                    rho=choices.rho,
+                    method=choices.method,
+                    cuts=[c.column for c in choices.cuts],
+                    values_from_data=choices.confirmed,
+                    predict=choices.predict,
+                    pairs=choices.pairs,
+                    person=copy.loaded.person is not None,
+                )
+                st.caption(
+                    plain(f"Budget stated (OpenDP's privacy map of the whole release): {budget.stated.sentence()}.")
+                )
+                if budget.sentence():
+                    st.caption(plain(budget.sentence()))
+            else:
+                asked = privacy_budget(choices.epsilon, choices.delta, rho=choices.rho)
+                st.caption(plain(f"Budget: {asked.sentence()}."))
+            if not choices.unbounded:  # a number column without bounds cannot be planned: its box says so
+                plan = plan_private(
+                    copy.loaded,
+                    choices.columns,
+                    method=choices.method,
+                    cuts=choices.cuts,
+                    predict=choices.predict,
+                    pairs=choices.pairs,
+                    time_limit=DEFAULT_TIME_LIMIT,
+                )
+                st.caption(plain(f"Plan: {plan.sentence()}"))
+    line = st.empty()  # the file's privacy budget, read from the store (again after a run)
+    refused = _budget_line(line, copy, budget)
+    if choices.waiting:
+        st.info(plain(f"The release waits for {join_names(choices.waiting)}."))
+    elif plan is not None and not choices.runnable:
         st.caption(
-            "Confirm that the value lists, cuts and bounds are public knowledge to make the release (or, without "
-            "number columns, give δ > 0 for OpenDP to find the value lists privately)."
+            "Confirm that the value lists are public knowledge to make the release, or give δ > 0 for OpenDP to "
+            "find them privately (finding them spends δ of its own)."
         )
     if st.button(
         "Make the private release",
         type="primary",
-        disabled=plan is None or not choices.runnable or past_budget is not None,
+        disabled=plan is None or budget is None or not choices.runnable or refused is not None,
         key="private_run",
         help="OpenDP measures the tables with noise, fits a model and draws the records; each run spends the "
         "budget again and gives another table.",
     ):
         _run(copy, choices)
+        _budget_line(line, copy, budget)  # what the store says now, after the run's spend
     made = st.session_state.get(STATE)
     if made is not None and made["fingerprint"] == copy.loaded.fingerprint:
         if made["choices"] != choices:
@@ -404,34 +482,83 @@ def private_section(copy: WorkingCopy, view: ReleaseView | None, inspect: str | 
         _show(made, view, inspect)
 
 
+def data_identity(copy: WorkingCopy) -> tuple[str, str]:
+    """(SHA-256, name) the file's privacy budget is kept by: the uploaded file's bytes, a bundled
+    sample's file, or (a table made without a file) the table written as CSV."""
+    name = str(copy.loaded.name)
+    if copy.reading is not None and copy.reading.sha256:
+        return copy.reading.sha256, name
+    source = str(st.session_state.get("active_source") or "")
+    if source.startswith("sample:") and source[7:] in SAMPLES:
+        return sample_sha256(source[7:]), name
+    return _table_digest(copy.loaded.fingerprint, copy.loaded.frame), name
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _table_digest(fingerprint: str, _frame: pd.DataFrame) -> str:
+    """The SHA-256 of a table written as CSV, kept per table (its fingerprint): written once, not at every rerun."""
+    return digest(release_csv(_frame))
+
+
+def no_store_sentence() -> str:
+    """Why no private release is made: its spend cannot be recorded (the store cannot be used)."""
+    why = (store_problem() or "The project store cannot be used.").rstrip(".")
+    return f"No private release is made while its spend cannot be recorded ({why[:1].lower()}{why[1:]})."
+
+
+def _budget_line(line, copy: WorkingCopy, budget: BudgetPlan | None) -> str | None:
+    """The file's privacy budget as the store holds it now, drawn in ``line``; the sentence refusing
+    this release (no store to record its spend, a broken audit chain, a total passed), or None."""
+    store = project_store()
+    if store is None:
+        refusal = no_store_sentence()
+        line.error(plain(refusal))
+        return refusal
+    sha, name = data_identity(copy)
+    held = file_budget(store, sha, name)
+    refusal = None
+    if budget is not None:
+        refusal = spending_refusal(store, sha, name, epsilon=budget.stated.epsilon, delta=budget.stated.delta)
+    with line.container():
+        st.caption(
+            plain(f"Privacy budget of {held.sentence()} Each run spends its ε again, in every project over this file.")
+        )
+        if refusal is not None:
+            st.error(plain(refusal))
+    return refusal
+
+
 def _run(copy: WorkingCopy, choices: PrivateChoices) -> None:
+    store = project_store()
+    if store is None:  # never a release whose spend is not recorded
+        st.error(plain(no_store_sentence()))
+        return
     bar = st.progress(0.0, text="starting")
 
     @throttled
     def progress(stage: str, share: float) -> None:
         bar.progress(min(max(share, 0.0), 1.0), text=stage)
 
-    store, project = project_store(), ensure_project()
+    project = ensure_project()
+    sha, name = data_identity(copy)
 
-    def spend(budget) -> None:  # every input checked, before OpenDP reads the records: spent from here on
-        if store is not None and project is not None:
-            spend_privacy(
-                store,
-                project.id,
-                epsilon=budget.epsilon,
-                delta=budget.delta,
-                source_name=str(copy.loaded.name),
-                source_sha256=copy.reading.sha256 if copy.reading is not None else None,
-                records=len(copy.loaded.frame),
-                made_by=DASHBOARD,
-                user=user_label(),  # the signed-in user spends it (None: the operating-system user)
-            )
+    def spend(stated) -> None:  # every input checked, before OpenDP reads the records: spent from here on
+        spend_privacy(
+            store,
+            None if project is None else project.id,
+            epsilon=stated.epsilon,
+            delta=stated.delta,
+            source_name=name,
+            source_sha256=sha,
+            records=len(copy.loaded.frame),
+            made_by=DASHBOARD,
+            user=user_label(),  # the signed-in user spends it (None: the operating-system user)
+        )
 
     with guarded("making the private release"):
         made = private_release(
             copy.loaded, choices.columns, **choices.arguments(), progress=progress, before_measuring=spend
         )
-        sha = copy.reading.sha256 if copy.reading is not None else None
         st.session_state[STATE] = {
             "fingerprint": copy.loaded.fingerprint,
             "choices": choices,
@@ -440,33 +567,6 @@ def _run(copy: WorkingCopy, choices: PrivateChoices) -> None:
             "packages": {},
         }
     bar.empty()
-
-
-def _project_budget(budget) -> str | None:
-    """The open project's privacy budget, shown; the sentence refusing this release when it would pass the
-    total (None when it fits, or no project or total is set)."""
-    store, project = project_store(), current_project()
-    if store is None or project is None:
-        st.caption("Each private release is recorded with its ε and δ in the project's audit log once it is saved.")
-        return None
-    held = budget_of(store, project.id)
-    st.caption(plain(f"Privacy budget of the project {held.sentence()} Each run spends its ε again."))
-    problems = []
-    if held.epsilon_left is not None and budget.epsilon > held.epsilon_left * (1 + 1e-9) + 1e-12:
-        problems.append(
-            f"This release would spend ε = {budget.epsilon:g}, past the project's budget: ε = "
-            f"{held.epsilon_spent:g} of {held.epsilon_total:g} is spent and {held.epsilon_left:g} is left; choose ε at "
-            "most what is left (or raise the total: python -m anonlib projects budget NAME --epsilon E)."
-        )
-    if held.delta_left is not None and budget.delta > held.delta_left * (1 + 1e-9):
-        problems.append(
-            f"This release would spend δ = {budget.delta:g}, past the project's budget: δ = {held.delta_spent:g} of "
-            f"{held.delta_total:g} is spent and {held.delta_left:g} is left."
-        )
-    if problems:
-        st.error(plain(problems[0]))
-        return problems[0]
-    return None
 
 
 def _package(made: dict) -> bytes:

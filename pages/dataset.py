@@ -239,7 +239,13 @@ else:
                     upload.getvalue(), name=upload.name, delimiter=delimiter, encoding=encoding, header=header
                 )
                 set_active_dataset(
-                    Dataset.from_frame(upload.name, table.frame, notes=table.notes, guess_contents=True),
+                    Dataset.from_frame(
+                        upload.name,
+                        table.frame,
+                        notes=table.notes,
+                        missing_texts=table.missing_texts,
+                        guess_contents=True,
+                    ),
                     f"upload:{upload.name}",
                     reading=Reading.of(table, upload.getvalue()),
                     data=upload.getvalue(),

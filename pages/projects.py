@@ -135,10 +135,12 @@ def _draft_delivery(delivery, store) -> None:
 
 
 def _privacy_budget(store, project_id: int) -> str:
-    """ε spent by the project's private releases / its total ("no total" when none is set)."""
-    held = budget_of(store, project_id)
-    total = "no total" if held.epsilon_total is None else f"{held.epsilon_total:g}"
-    return f"{held.epsilon_spent:g} / {total}" if held.releases or held.epsilon_total is not None else ""
+    """ε spent from the project's file (by every project over it) / the file's total ("default": never set)."""
+    try:
+        held = budget_of(store, project_id)
+    except AnonlibError:  # a project keeping no SHA-256 of its file: no budget to show
+        return ""
+    return f"{held.epsilon_spent:g} / {held.epsilon_total:g}{' (default)' if held.default else ''}"
 
 
 def _date(stamp: str) -> str:
@@ -255,7 +257,7 @@ with guarded("listing the projects"):
                     "records": [p.records for p in projects],
                     "last change": [f"{_date(p.updated)} UTC: {p.change}" for p in projects],
                     "releases": [p.releases for p in projects],
-                    "privacy budget (ε spent / total)": [_privacy_budget(store, p.id) for p in projects],
+                    "privacy budget of its file (ε spent / total)": [_privacy_budget(store, p.id) for p in projects],
                     "file kept": [
                         "sample" if p.origin.startswith("sample:") else ("yes" if p.keep_file else "SHA-256 only")
                         for p in projects
@@ -397,7 +399,9 @@ with guarded("reading the audit log"):
                 {
                     "entry": [e.id for e in entries],
                     "time (UTC)": [_date(e.time) for e in entries],
-                    "project": [e.project + (" (deleted)" if e.project_deleted else "") for e in entries],
+                    "project": [
+                        (e.project or "(no project)") + (" (deleted)" if e.project_deleted else "") for e in entries
+                    ],
                     "source": [e.source_name for e in entries],
                     "source SHA-256": [(e.source_sha256 or "–")[:16] for e in entries],
                     "target": [e.target for e in entries],
@@ -421,7 +425,7 @@ with guarded("reading the audit log"):
             for e in entries[-5:][::-1]:
                 who = f"drafted by {e.drafted_by}, approved by {e.approved_by}" if e.four_eyes else f"by {e.user}"
                 st.caption(plain(f"Entry {e.id} ({e.project}): {who}; package SHA-256 {e.package_sha256 or '–'}"))
-        live = [e for e in entries if not e.project_deleted]
+        live = [e for e in entries if not e.project_deleted and e.project]  # an entry of no project kept no release
         if live:
             left, right = st.columns([3, 1])
             entry_id = left.selectbox(

@@ -40,6 +40,7 @@ DP_MODULES = {
     "test_browser_dp",
     "test_charts_private",
     "test_cli_synthesize",
+    "test_private_accounting",
     "test_private_package",
     "test_private_release",
     "test_synthesis",

@@ -14,7 +14,12 @@ class HeldRelease:
         self.columns = list(plan.columns)
         self.cut = {c.column: len(c.cuts) + 1 for c in plan.cuts}  # OpenDP names a number column's bins itself
         self.keys = {
-            c: pl.Series(c, [f"bin {i}" for i in range(self.cut[c])] if c in self.cut else [*keys[c], None])
+            c: pl.Series(
+                c,
+                [f"bin {i}" for i in range(self.cut[c])]
+                if c in self.cut
+                else [*(keys[c] if keys[c] is not None else ("found 0", "found 1")), None],  # None: OpenDP finds them
+            )
             for c in self.columns
         }
         self.model = type("Model", (), {"total": 500.0})()

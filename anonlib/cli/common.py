@@ -109,7 +109,7 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
             raise FileTooLargeError(f"{err} Or count it where it is with --engine duckdb.") from None
         for note in table.notes:  # what the reader noticed or guessed, before any result
             print(f"note: {note}", file=sys.stderr)
-        dataset = Dataset.from_frame(args.file, table.frame)
+        dataset = Dataset.from_frame(args.file, table.frame, missing_texts=table.missing_texts)
     else:
         raise ParameterError("Give a file to read, or --sample NAME (see `python -m anonlib samples`).")
     refuse_two_roles(args)

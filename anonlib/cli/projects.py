@@ -3,8 +3,9 @@ and ``--project NAME`` for ``anonymize`` and ``apply`` (``record_release``).
 
 - ``projects list [--json]``, ``projects show NAME [--json]``, ``projects export NAME --out FILE
   [--with-key] [--without-file]`` (written mode 0600), ``projects import FILE [--name NAME]``, ``projects delete NAME --yes``;
-- ``projects budget NAME --epsilon E [--delta D] [--json]``: set a project's total privacy
-  budget (``anonlib.projects.budget``); without ``--epsilon``, show what is spent and left;
+- ``projects budget NAME --epsilon E [--delta D] [--json]`` (or ``--file FILE`` instead of NAME):
+  set the total privacy budget of the project's file, shared by every project over it (an audit
+  entry; ``anonlib.projects.budget``); without ``--epsilon``, show what is spent and left;
 - ``audit [--project NAME] [--json]``: the audit log, oldest first, and whether its chain of
   digests and its head hold (exit 1 when they do not: the text says why, and the JSON is then
   ``{"chain": "broken", "error", "problems", "entries"}`` instead of the list of entries); a
@@ -37,6 +38,7 @@ from ..projects import (
     audit_entries,
     budget_of,
     export_project,
+    file_budget,
     import_project,
     set_budget,
     verify_chain,
@@ -51,7 +53,8 @@ from ..projects.transfer import MAX_EXPORT_BYTES
 from ..workflow.health_steps import PseudonymizeStep
 from ..workflow.history import WorkingCopy
 from ..workflow.keys import key_id, new_key
-from ..workflow.recipe import Recipe
+from ..workflow.recipe import Reading, Recipe
+from ..workflow.release import file_digest
 from .common import command, print_json, write
 from .team import register_actions, team_member
 
@@ -211,15 +214,34 @@ def _delete(args: argparse.Namespace) -> int:
 def _budget(args: argparse.Namespace) -> int:
     store = _store()
     member = team_member(store)
-    if member is not None:
-        require(store, args.name, member, "read" if args.epsilon is None else "budget")
     if args.delta is not None and args.epsilon is None:
         raise ParameterError("Give the total ε with --epsilon E when setting δ with --delta D.")
-    budget = (
-        budget_of(store, args.name)
-        if args.epsilon is None
-        else set_budget(store, args.name, epsilon=args.epsilon, delta=args.delta)
-    )
+    if (args.name is None) == (args.file is None):
+        raise ParameterError("Name the project (projects budget NAME) or the file (projects budget --file FILE).")
+    if member is not None:
+        if args.name is None:
+            raise ParameterError(
+                "In a team's store a file's privacy budget is read and set through a project over it: "
+                "projects budget NAME (setting it is the project owner's)."
+            )
+        require(store, args.name, member, "read" if args.epsilon is None else "budget")
+    user = None if member is None else member.label
+    if args.file is not None:  # a file's budget, by its SHA-256, with or without a project over it
+        try:
+            sha, name = file_digest(args.file), Path(args.file).name
+        except OSError:
+            raise ParameterError(f"The file {args.file} cannot be read.") from None
+        budget = (
+            file_budget(store, sha, name)
+            if args.epsilon is None
+            else set_budget(store, sha256=sha, source_name=name, epsilon=args.epsilon, delta=args.delta, user=user)
+        )
+    else:
+        budget = (
+            budget_of(store, args.name)
+            if args.epsilon is None
+            else set_budget(store, args.name, epsilon=args.epsilon, delta=args.delta, user=user)
+        )
     if args.json:
         print_json(args, json.dumps(budget.to_json(), indent=2, ensure_ascii=False))
     else:
@@ -250,10 +272,17 @@ def _audit(args: argparse.Namespace) -> int:
         say("no release recorded yet")
     for e in entries:
         deleted = " (project deleted)" if e.project_deleted else ""
+        project = e.project or "(no project)"
         if e.epsilon is not None:  # a private release: the budget it spent, before it measured
             say(
-                f"{e.id:>5}  {e.time[:19].replace('T', ' ')}  {e.project}{deleted}  private release  "
+                f"{e.id:>5}  {e.time[:19].replace('T', ' ')}  {project}{deleted}  private release  "
                 f"ε = {e.epsilon:g}  δ = {e.delta:g}  {e.source_name}  {e.user} ({e.made_by})"
+            )
+            continue
+        if e.total_epsilon is not None:  # a change of a file's privacy budget
+            say(
+                f"{e.id:>5}  {e.time[:19].replace('T', ' ')}  {project}{deleted}  privacy budget set  "
+                f"ε = {e.total_epsilon:g}  δ = {e.total_delta:g}  {e.source_name}  {e.user} ({e.made_by})"
             )
             continue
         who = (
@@ -434,15 +463,16 @@ def _draft(
     return draft
 
 
-def project_for(name: str, dataset, source: bytes | None, origin: str) -> ProjectRef:
+def project_for(name: str, dataset, source: bytes | None, origin: str, reading: Reading | None = None) -> ProjectRef:
     """``--project NAME`` of a command that does not change the working copy (``synthesize``):
-    the project of that name, created from ``dataset`` (keeping ``source``) when there is none."""
+    the project of that name, created from ``dataset`` (keeping ``source``, read as ``reading``
+    says, with its SHA-256) when there is none."""
     store = _store()
     member = team_member(store)
     try:
         ref = store.summary(name).ref
     except ProjectError:  # no project of that name: this release starts it
-        copy = WorkingCopy.start(dataset)
+        copy = WorkingCopy.start(dataset, reading=reading)
         ref = store.create(
             name, ProjectState.of(copy, origin), source, change="created by the command line", exact_name=True
         )
@@ -496,11 +526,14 @@ def register(commands) -> None:
     imported.add_argument("--name", help="the name to give it (default: its own)")
     imported.set_defaults(handler=_import, outputs=(), inputs=("file",))
     budget = sub.add_parser(
-        "budget", help="set (or show) a project's total privacy budget for its private releases (synthesize)"
+        "budget",
+        help="set (or show) the total privacy budget of a project's file (shared by every project over it; "
+        "each change is an audit entry) for its private releases (synthesize)",
     )
-    budget.add_argument("name")
-    budget.add_argument("--epsilon", type=float, metavar="E", help="the total ε its private releases may spend")
-    budget.add_argument("--delta", type=float, metavar="D", help="the total δ (default: not capped)")
+    budget.add_argument("name", nargs="?", help="the project whose file's budget to set or show")
+    budget.add_argument("--file", metavar="FILE", help="a file's budget instead (by its SHA-256), without a project")
+    budget.add_argument("--epsilon", type=float, metavar="E", help="the total ε the file's private releases may spend")
+    budget.add_argument("--delta", type=float, metavar="D", help="the total δ (default: the file's δ total stays)")
     budget.add_argument("--json", action="store_true", help="print the budget as JSON")
     budget.set_defaults(handler=_budget, outputs=(), inputs=())
     deleted = sub.add_parser("delete", help="erase a project, its kept file and packages (its audit entries stay)")

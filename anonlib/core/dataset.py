@@ -556,6 +556,8 @@ class Dataset(RoleColumns):
     roles: Mapping[str, Role]
     missing: str = "category"
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # per column, how the file wrote a missing value (Adult's "?"): a private release writes it so
+    missing_texts: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     @classmethod
     def from_frame(

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -215,6 +216,20 @@ def sample_path(file: str) -> Path:
 
 
 @cache
+def sample_sha256(key: str) -> str:
+    """The SHA-256 of a bundled sample's file, as shipped: the identity of its data (a private
+    release's budget is kept by it, as an uploaded file's is by its bytes).
+
+    >>> len(sample_sha256("caballero_table2b"))
+    64
+    """
+    if key not in SAMPLES:
+        raise ParameterError(f"There is no sample called '{key}'. Samples: {join_names(SAMPLES, 20)}.")
+    with open(sample_path(SAMPLES[key].file), "rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+@cache
 def load_sample(key: str = DEFAULT_SAMPLE) -> Dataset:
     """A bundled dataset with its default roles (cached; do not modify its frame)."""
     if key not in SAMPLES:
@@ -223,7 +238,9 @@ def load_sample(key: str = DEFAULT_SAMPLE) -> Dataset:
     table = load_table(sample_path(sample.file), name=sample.file)
     roles = {c: Role.IGNORE for c in table.frame.columns}
     roles.update(sample.roles)
-    return Dataset(name=sample.title, frame=table.frame, roles=roles, notes=table.notes).validated()
+    return Dataset(
+        name=sample.title, frame=table.frame, roles=roles, notes=table.notes, missing_texts=table.missing_texts
+    ).validated()
 
 
 ARX_ADULT_QUASI_IDENTIFIERS = (

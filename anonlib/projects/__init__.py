@@ -4,6 +4,7 @@ A privacy officer's work on a file (roles, target, steps, releases) is kept in a
 real database, so a reload, a second tab or a restarted server opens it as it was,
 next month's delivery is released the same way, and every release is on record.
 
+- ``budget``: the privacy budget of a file, kept by its SHA-256 across every project;
 - ``state``: a project's working copy as data (``ProjectState``) and rebuilt from it;
 - ``store``: the store (SQLite by default, PostgreSQL for a team), projects, files, keys;
 - ``audit``: the append-only log of releases and its head, recorded and verified again;
@@ -42,7 +43,17 @@ from .audit import (
     verify_chain,
     verify_entry,
 )
-from .budget import PrivacyBudget, budget_of, set_budget, spend_privacy
+from .budget import (
+    DEFAULT_DELTA,
+    DEFAULT_EPSILON,
+    PrivacyBudget,
+    budget_of,
+    file_budget,
+    project_file,
+    set_budget,
+    spend_privacy,
+    spending_refusal,
+)
 from .deliveries import Delivery, continue_from_release, deliver, layout_differences
 from .location import store_url
 from .records import AuditEntry, Project, ProjectRef, ProjectSummary, StoreUsage
@@ -51,10 +62,15 @@ from .store import ProjectStore
 from .transfer import export_project, import_project
 
 __all__ = [
+    "DEFAULT_DELTA",
+    "DEFAULT_EPSILON",
     "PrivacyBudget",
     "budget_of",
+    "file_budget",
+    "project_file",
     "set_budget",
     "spend_privacy",
+    "spending_refusal",
     "AuditEntry",
     "Delivery",
     "LogHead",

@@ -223,7 +223,7 @@ def log_head(store: ProjectStore) -> LogHead:
         return _head(store, c)
 
 
-def _team_chain(c: Connection) -> bool:
+def team_chain(c: Connection) -> bool:
     """Whether the log's chain is read through the team's functions: on a team's PostgreSQL store
     a member sees only the entries of their own projects (row-level security), while the chain
     links every entry; ``anonlib_audit_links`` gives the links (numbers and digests, nothing else)."""
@@ -232,7 +232,7 @@ def _team_chain(c: Connection) -> bool:
 
 def _links(c: Connection) -> list[tuple[int, str, str]]:
     """Every entry's number, previous digest and own digest, oldest first."""
-    if _team_chain(c):
+    if team_chain(c):
         rows = c.execute(text("SELECT id, previous, entry_sha256 FROM anonlib_audit_links() ORDER BY id"))
     else:
         rows = c.execute(select(AUDIT.c.id, AUDIT.c.previous, AUDIT.c.entry_sha256).order_by(AUDIT.c.id))
@@ -241,7 +241,7 @@ def _links(c: Connection) -> list[tuple[int, str, str]]:
 
 def _tail(c: Connection) -> tuple[int, int | None, str]:
     """What the log itself holds: its number of entries, its last entry's number and SHA-256."""
-    if _team_chain(c):
+    if team_chain(c):
         links = _links(c)
         return len(links), (links[-1][0] if links else None), (links[-1][2] if links else GENESIS)
     count = int(c.execute(select(func.count()).select_from(AUDIT)).scalar() or 0)
@@ -450,6 +450,8 @@ def entry_of(row, deleted: bool) -> AuditEntry:
         delta=row.get("delta"),
         drafted_by=row.get("drafted_by"),
         approved_by=row.get("approved_by"),
+        total_epsilon=row.get("total_epsilon"),
+        total_delta=row.get("total_delta"),
     )
 
 
@@ -465,7 +467,8 @@ def _entries(c: Connection, project: str | None = None) -> list[AuditEntry]:
     rows = c.execute(query).mappings().all()
     if project is not None:  # names compared as the store compares them (NFC, spaces collapsed)
         rows = [r for r in rows if name_key(r["project"]) == name_key(project)]
-    return [entry_of({**r, "user": r["username"]}, deleted=r["alive"] is None) for r in rows]
+    # an entry of no project (a private release's spend or a file's budget set without one) is not "deleted"
+    return [entry_of({**r, "user": r["username"]}, deleted=r["alive"] is None and r["project_id"] != 0) for r in rows]
 
 
 @contextmanager
@@ -482,19 +485,25 @@ def verify_chain(store: ProjectStore) -> list[str]:
     """One sentence per entry whose digest or link to the entry before does not hold, one
     when the log and its head disagree (entries removed from its end), and one per release
     kept in a project whose entry the log lacks."""
+    with _snapshot(store) as c:
+        return chain_problems(store, c)
+
+
+def chain_problems(store: ProjectStore, c: Connection) -> list[str]:
+    """``verify_chain`` read in the transaction ``c`` (e.g. the one that spends a private
+    release's budget: the whole chain is checked before anything is spent)."""
     problems = []
     previous = GENESIS
-    with _snapshot(store) as c:
-        head = _head(store, c)
-        count, last, last_sha256 = _tail(c)
-        orphans = c.execute(
-            select(RELEASES.c.audit_id, PROJECTS.c.name)
-            .select_from(RELEASES.join(PROJECTS, RELEASES.c.project_id == PROJECTS.c.id))
-            .where(RELEASES.c.audit_id.not_in(select(AUDIT.c.id)))
-            .order_by(RELEASES.c.audit_id)
-        ).all()
-        entries = _entries(c)
-        links = _links(c)
+    head = _head(store, c)
+    count, last, last_sha256 = _tail(c)
+    orphans = c.execute(
+        select(RELEASES.c.audit_id, PROJECTS.c.name)
+        .select_from(RELEASES.join(PROJECTS, RELEASES.c.project_id == PROJECTS.c.id))
+        .where(RELEASES.c.audit_id.not_in(select(AUDIT.c.id)))
+        .order_by(RELEASES.c.audit_id)
+    ).all()
+    entries = _entries(c)
+    links = _links(c)
     for number, before, sealed in links:  # every entry's link, also those a team member does not see
         if before != previous:
             problems.append(f"Audit entry {number} does not follow the entry before it (one was removed or changed).")

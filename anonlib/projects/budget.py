@@ -1,17 +1,24 @@
-"""A project's privacy budget: the total ε (and δ) its private releases may spend, and what
-they spent, read from the audit log.
+"""The privacy budget of a file: the total ε and δ its private releases may spend, and what
+they spent, read from the audit log. The budget belongs to the data, not to a project's name.
 
-Every private release made under a project (``synthesize --project NAME``, the Release
-page's private section) is recorded in the audit log by ``spend_privacy`` *before* OpenDP
-reads the records: a release that then fails (a failed write, a failed check, OpenDP's own
-refusal) has still spent its budget, so re-running is spending. An entry carries the ε and
-δ of the release (a budget given as ρ counts at its ε for its δ). The spent budget is the
-sum over the project's entries (basic composition: ε adds up, δ adds up).
+Every private release (``synthesize``, with or without ``--project``; the Release page's
+private section) is recorded in the audit log by ``spend_privacy`` *before* OpenDP reads the
+records, with the SHA-256 of the file it reads: a release that then fails (a failed write, a
+failed check, OpenDP's own refusal) has still spent its budget, so re-running is spending.
+An entry carries the ε and δ the release states (OpenDP's map of the whole release). A
+file's spent budget is the sum over every entry of that SHA-256, in every project of the
+store, deleted ones included (basic composition: ε adds up, δ adds up): a new project over
+the same file, or a project deleted and made again, starts from what the file has spent.
 
-``set_budget`` sets a project's total (``projects budget NAME --epsilon E [--delta D]``);
-without one, nothing is refused and the spent budget is still recorded. A release that
-would pass the total is refused in one sentence saying what is spent and what is left, and
-nothing is recorded.
+A file's total is the last one set over it (``set_budget``: ``projects budget NAME --epsilon
+E [--delta D]`` sets the total of NAME's file, ``projects budget --file FILE`` of a file
+without a project), itself an audit entry, so raising or lowering a total is on record. A
+file whose total was never set has the default (``DEFAULT_EPSILON`` and ``DEFAULT_DELTA``,
+said as such); a total a version-2 store kept on a project counts as a ceiling until a
+total is set over its file. A release that would pass the total is refused in one sentence
+saying what is spent and what is left, and nothing is recorded. Before anything is spent
+or set, the whole audit chain is verified: a broken chain refuses every private release
+and every change of a total in one sentence.
 
 Example:
     >>> import tempfile
@@ -23,166 +30,342 @@ Example:
     >>> store = ProjectStore(f"sqlite:///{tempfile.mkdtemp()}/projects.sqlite")
     >>> ds = Dataset.from_frame("d.csv", pd.DataFrame({"age": [30, 30, 40, 40]}), {"age": "quasi-identifier"})
     >>> ref = store.create("survey", ProjectState.of(WorkingCopy.start(ds, ReleaseTarget(k=2)), "sample:x"))
-    >>> set_budget(store, "survey", epsilon=1.5).sentence()
-    'survey: ε = 0 of 1.5 spent (1.5 left) by 0 private releases; δ not capped (0 spent).'
-    >>> entry = spend_privacy(store, "survey", epsilon=1.0, delta=0.0, source_name="d.csv", records=4, user="anna")
-    >>> spend_privacy(store, "survey", epsilon=1.0, delta=0.0, source_name="d.csv", records=4)
+    >>> sha = "ab" * 32
+    >>> set_budget(store, sha256=sha, source_name="d.csv", epsilon=1.5, user="anna").sentence()
+    'd.csv: ε = 0 of 1.5 spent (1.5 left) by 0 private releases; δ = 0 of 1e-05 spent.'
+    >>> entry = spend_privacy(store, "survey", epsilon=1.0, delta=0.0, source_name="d.csv", source_sha256=sha, user="anna")
+    >>> spend_privacy(store, None, epsilon=1.0, delta=0.0, source_name="d.csv", source_sha256=sha)
     Traceback (most recent call last):
     ...
-    anonlib.core.errors.PrivacyBudgetError: This release would spend ε = 1 of project survey's privacy budget, past its total: ε = 1 of 1.5 is spent and 0.5 is left; choose ε at most 0.5, or raise the total with projects budget survey --epsilon E.
-    >>> budget_of(store, "survey").epsilon_spent
+    anonlib.core.errors.PrivacyBudgetError: This release would spend ε = 1 of the privacy budget of d.csv, past its total: ε = 1 of 1.5 is spent and 0.5 is left; choose ε at most 0.5, or raise the total with projects budget --file d.csv --epsilon E.
+    >>> file_budget(store, sha).epsilon_spent
     1.0
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePath
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, func, select, text
 
 from ..core.errors import PrivacyBudgetError, ProjectError
-from .audit import COMMAND_LINE, append_entry, checked_tail, current_user, entry_of
+from ..core.samples import SAMPLES, sample_sha256
+from .audit import COMMAND_LINE, append_entry, chain_problems, checked_tail, current_user, entry_of, team_chain
 from .records import AuditEntry, ProjectRef, now
 from .schema import AUDIT, PROJECTS
 from .store import ProjectStore
 
 TOLERANCE = 1e-9  # relative: 1 + 0.5 fits a total of 1.5 whatever the floating-point sum
-PENDING = ""  # released_sha256 of a spend: recorded before anything is released
+PENDING = ""  # released_sha256 of a spend or a change of total: nothing is released with it
+DEFAULT_EPSILON = 10.0  # a file's total ε until one is set over it
+DEFAULT_DELTA = 1e-5  # its total δ (ten releases at the cap of 1e-6 each)
+NO_PROJECT = 0  # the project number of an entry made without a project (the command line without --project)
 
 
 @dataclass(frozen=True)
 class PrivacyBudget:
-    """A project's privacy budget: its totals (None: not set / not capped) and what its private
-    releases spent."""
+    """A file's privacy budget: its totals (``default``: never set, the default) and what its
+    private releases spent, in every project over it (``projects``, the names that spent)."""
 
-    project: str
-    epsilon_total: float | None
-    delta_total: float | None
+    name: str
+    sha256: str
+    epsilon_total: float
+    delta_total: float
     epsilon_spent: float
     delta_spent: float
     releases: int
+    default: bool = False
+    projects: tuple[str, ...] = ()
 
     @property
-    def epsilon_left(self) -> float | None:
-        return None if self.epsilon_total is None else max(self.epsilon_total - self.epsilon_spent, 0.0)
+    def project(self) -> str:
+        """The file's name, as the budget is shown (kept for the pages written per project)."""
+        return self.name
 
     @property
-    def delta_left(self) -> float | None:
-        return None if self.delta_total is None else max(self.delta_total - self.delta_spent, 0.0)
+    def epsilon_left(self) -> float:
+        return max(self.epsilon_total - self.epsilon_spent, 0.0)
+
+    @property
+    def delta_left(self) -> float:
+        return max(self.delta_total - self.delta_spent, 0.0)
+
+    def refusal(self, epsilon: float, delta: float) -> str | None:
+        """The sentence refusing a release of ``epsilon`` and ``delta`` past the total (None when it fits)."""
+        name = self.name
+        raise_it = f"projects budget --file {name} --epsilon E"
+        if self.epsilon_spent + epsilon > self.epsilon_total * (1 + TOLERANCE):
+            return (
+                f"This release would spend ε = {epsilon:g} of the privacy budget of {name}, past its total: ε = "
+                f"{self.epsilon_spent:g} of {self.epsilon_total:g} is spent and {self.epsilon_left:g} is left; "
+                f"choose ε at most {self.epsilon_left:g}, or raise the total with {raise_it}."
+            )
+        if self.delta_spent + delta > self.delta_total * (1 + TOLERANCE):
+            return (
+                f"This release would spend δ = {delta:g} of the privacy budget of {name}, past its total: δ = "
+                f"{self.delta_spent:g} of {self.delta_total:g} is spent and {self.delta_left:g} is left; choose δ "
+                f"at most {self.delta_left:g}, or raise the total with {raise_it} --delta D."
+            )
+        return None
 
     def sentence(self) -> str:
         """The budget in words (spent / total)."""
-        if self.epsilon_total is None:
-            eps = f"ε = {self.epsilon_spent:g} spent, no total set"
-        else:
-            eps = f"ε = {self.epsilon_spent:g} of {self.epsilon_total:g} spent ({self.epsilon_left:g} left)"
-        dlt = (
-            f"δ not capped ({self.delta_spent:g} spent)"
-            if self.delta_total is None
-            else f"δ = {self.delta_spent:g} of {self.delta_total:g} spent"
+        default = "; the totals are the default of a file (projects budget sets them)" if self.default else ""
+        return (
+            f"{self.name}: ε = {self.epsilon_spent:g} of {self.epsilon_total:g} spent ({self.epsilon_left:g} left) "
+            f"by {self.releases} private release{'s' if self.releases != 1 else ''}{self._over()}; "
+            f"δ = {self.delta_spent:g} of {self.delta_total:g} spent{default}."
         )
-        return f"{self.project}: {eps} by {self.releases} private release{'s' if self.releases != 1 else ''}; {dlt}."
+
+    def _over(self) -> str:
+        return f" in {len(self.projects)} projects" if len(self.projects) > 1 else ""
 
     def to_json(self) -> dict:
         return {
-            "project": self.project,
+            "file": self.name,
+            "sha256": self.sha256,
             "epsilon_total": self.epsilon_total,
             "delta_total": self.delta_total,
+            "default": self.default,
             "epsilon_spent": self.epsilon_spent,
             "delta_spent": self.delta_spent,
             "epsilon_left": self.epsilon_left,
             "delta_left": self.delta_left,
             "private_releases": self.releases,
+            "projects": list(self.projects),
         }
 
 
-def _budget(c: Connection, row) -> PrivacyBudget:
-    a = AUDIT
-    spent = c.execute(
-        select(
-            func.count(a.c.epsilon), func.coalesce(func.sum(a.c.epsilon), 0.0), func.coalesce(func.sum(a.c.delta), 0.0)
-        )
-        .where(a.c.project_id == int(row["id"]))
-        .where(a.c.epsilon.is_not(None))
-    ).first()
-    return PrivacyBudget(
-        row["name"],
-        None if row["budget_epsilon"] is None else float(row["budget_epsilon"]),
-        None if row["budget_delta"] is None else float(row["budget_delta"]),
-        float(spent[1]),
-        float(spent[2]),
-        int(spent[0]),
+def project_file(store: ProjectStore, project: int | str | ProjectRef) -> tuple[str, str]:
+    """(SHA-256, name) of the file a project is over: its bytes' SHA-256, or a bundled sample's."""
+    with store._transaction() as c:
+        row = store._row(c, project)
+    return _file_of(row), _shown(row["source_name"])
+
+
+def _shown(name: str) -> str:
+    """A file's name as a budget shows it (a path read by the command line: its last part)."""
+    return PurePath(str(name)).name or str(name)
+
+
+def _file_of(row, missing_ok: bool = False) -> str | None:
+    if row["source_sha256"]:
+        return str(row["source_sha256"])
+    origin = str(row["origin"] or "")
+    if origin.startswith("sample:") and origin[7:] in SAMPLES:
+        return sample_sha256(origin[7:])
+    if missing_ok:
+        return None
+    raise ProjectError(
+        f"The project '{row['name']}' keeps no SHA-256 of its file, which a privacy budget is kept by; "
+        "open the file again to start a project over it."
     )
 
 
-def budget_of(store: ProjectStore, project: int | str | ProjectRef) -> PrivacyBudget:
-    """The project's privacy budget and what its private releases spent."""
+def _budget(c: Connection, sha256: str, name: str) -> PrivacyBudget:
+    """The file's budget read in the transaction ``c``: every spend of that SHA-256 in the audit
+    log, its last total set, else the default (lowered by a total a version-2 store kept)."""
+    a = AUDIT
+    who = c.execute(
+        select(a.c.project)
+        .where(a.c.source_sha256 == sha256)
+        .where(a.c.epsilon.is_not(None))
+        .group_by(a.c.project)
+        .order_by(func.min(a.c.id))
+    ).all()
+    if team_chain(c):  # a team member sees only their projects' entries: the file's sums over every project
+        n, e, d, total_e, total_d = c.execute(text("SELECT * FROM anonlib_file_spending(:sha)"), {"sha": sha256}).one()
+        spent, last = (n, e, d), (None if total_e is None else (total_e, total_d))
+        seen = c.execute(
+            select(func.count(a.c.epsilon)).where(a.c.source_sha256 == sha256).where(a.c.epsilon.is_not(None))
+        ).scalar()
+        if int(seen or 0) < int(n):
+            who = [*who, ("projects you are not a member of",)]
+    else:
+        spent = c.execute(
+            select(
+                func.count(a.c.epsilon),
+                func.coalesce(func.sum(a.c.epsilon), 0.0),
+                func.coalesce(func.sum(a.c.delta), 0.0),
+            )
+            .where(a.c.source_sha256 == sha256)
+            .where(a.c.epsilon.is_not(None))
+        ).first()
+        last = c.execute(
+            select(a.c.total_epsilon, a.c.total_delta)
+            .where(a.c.source_sha256 == sha256)
+            .where(a.c.total_epsilon.is_not(None))
+            .order_by(a.c.id.desc())
+            .limit(1)
+        ).first()
+    if last is not None:
+        total_epsilon, total_delta, default = float(last[0]), float(last[1]), False
+    else:
+        p = PROJECTS.c  # version 2 kept totals on projects: a ceiling of their file's, never a raise
+        rows = c.execute(
+            select(p.name, p.source_sha256, p.origin, p.budget_epsilon, p.budget_delta).where(
+                (p.budget_epsilon.is_not(None)) | (p.budget_delta.is_not(None))
+            )
+        ).mappings()
+        legacy = [r for r in rows if _file_of(r, missing_ok=True) == sha256]
+        epsilons = [float(r["budget_epsilon"]) for r in legacy if r["budget_epsilon"] is not None]
+        deltas = [float(r["budget_delta"]) for r in legacy if r["budget_delta"] is not None]
+        total_epsilon, total_delta = min([DEFAULT_EPSILON, *epsilons]), min([DEFAULT_DELTA, *deltas])
+        default = not legacy
+    return PrivacyBudget(
+        name=name,
+        sha256=sha256,
+        epsilon_total=total_epsilon,
+        delta_total=total_delta,
+        epsilon_spent=float(spent[1]),
+        delta_spent=float(spent[2]),
+        releases=int(spent[0]),
+        default=default,
+        projects=tuple(r[0] or "(no project)" for r in who),
+    )
+
+
+def file_budget(store: ProjectStore, sha256: str, name: str | None = None) -> PrivacyBudget:
+    """The privacy budget of the file of SHA-256 ``sha256`` (``name``: how it is shown)."""
     with store._transaction() as c:
-        return _budget(c, store._row(c, project))
+        return _budget(c, str(sha256), name or _name_of(c, sha256))
+
+
+def _name_of(c: Connection, sha256: str) -> str:
+    row = c.execute(
+        select(AUDIT.c.source_name).where(AUDIT.c.source_sha256 == sha256).order_by(AUDIT.c.id.desc()).limit(1)
+    ).first()
+    return row[0] if row is not None else f"the file of SHA-256 {sha256[:12]}"
+
+
+def budget_of(store: ProjectStore, project: int | str | ProjectRef) -> PrivacyBudget:
+    """The privacy budget of the file ``project`` is over (shared by every project over it)."""
+    with store._transaction() as c:
+        row = store._row(c, project)
+        return _budget(c, _file_of(row), _shown(row["source_name"]))
+
+
+def chain_refusal(store: ProjectStore, c: Connection) -> str | None:
+    """The sentence refusing a private release (or a change of a total) while the audit log
+    fails its check, read in the transaction ``c``; None when the whole chain holds."""
+    problems = chain_problems(store, c)
+    if not problems:
+        return None
+    return (
+        f"{problems[0][:-1]}; no private release is made, and no budget changed, while the audit log fails its check."
+    )
+
+
+def spending_refusal(store: ProjectStore, sha256: str, name: str, *, epsilon: float, delta: float) -> str | None:
+    """Why a release of ``epsilon`` and ``delta`` from this file would be refused now (a broken
+    chain, a total passed), or None: asked before any record is read; ``spend_privacy`` asks
+    again, in the transaction that records the spend."""
+    with store._transaction() as c:
+        return chain_refusal(store, c) or _budget(c, str(sha256), name).refusal(float(epsilon), float(delta))
 
 
 def set_budget(
-    store: ProjectStore, project: int | str | ProjectRef, *, epsilon: float, delta: float | None = None
+    store: ProjectStore,
+    project: int | str | ProjectRef | None = None,
+    *,
+    epsilon: float,
+    delta: float | None = None,
+    sha256: str | None = None,
+    source_name: str | None = None,
+    user: str | None = None,
+    made_by: str = COMMAND_LINE,
 ) -> PrivacyBudget:
-    """Set the project's total privacy budget: ε (positive) and, optionally, δ (None: not capped).
-    A total below what is already spent is accepted: every further release is then refused."""
+    """Set the total privacy budget of a file: the file ``project`` is over, or the file of
+    SHA-256 ``sha256``. ε positive; δ a small probability (None: the file's δ total stays).
+    The change is an audit entry (nothing is written when the total does not change); refused
+    in a sentence while the audit log fails its check. A total below what is spent is
+    accepted: every further release is then refused."""
     epsilon = float(epsilon)
     if not epsilon > 0 or epsilon != epsilon or epsilon == float("inf"):
         raise ProjectError(f"A privacy budget's ε must be a positive number; got {epsilon:g}.")
     if delta is not None and not 0 <= float(delta) < 1:
         raise ProjectError(f"A privacy budget's δ must be 0 or a small probability; got {float(delta):g}.")
     with store._transaction() as c:
-        row = store._row(c, project)
-        c.execute(
-            update(PROJECTS)
-            .where(PROJECTS.c.id == int(row["id"]))
-            .values(budget_epsilon=epsilon, budget_delta=None if delta is None else float(delta))
+        row = store._row(c, project) if project is not None else None
+        sha = _file_of(row) if row is not None else sha256
+        if not sha:
+            raise ProjectError("Name the project or the file whose privacy budget to set.")
+        name = source_name or (_shown(row["source_name"]) if row is not None else _name_of(c, sha))
+        refusal = chain_refusal(store, c)
+        if refusal:
+            raise ProjectError(refusal)
+        count, last, previous = checked_tail(store, c)
+        before = _budget(c, sha, name)
+        new_delta = before.delta_total if delta is None else float(delta)
+        if (epsilon, new_delta) == (before.epsilon_total, before.delta_total) and not before.default:
+            return before
+        was = f"ε = {before.epsilon_total:g}, δ = {before.delta_total:g}{', the default' if before.default else ''}"
+        entry = AuditEntry(
+            id=(last or 0) + 1,
+            time=now(),
+            project_id=int(row["id"]) if row is not None else NO_PROJECT,
+            project=row["name"] if row is not None else "",
+            source_name=name,
+            source_sha256=sha,
+            target=f"privacy budget of the file set: ε = {epsilon:g}, δ = {new_delta:g} (was {was})",
+            met=True,
+            records=0,
+            released=0,
+            suppressed=0,
+            released_sha256=PENDING,
+            package_sha256=None,
+            parts={},
+            user=user or current_user(),
+            made_by=made_by,
+            previous=previous,
+            entry_sha256="",
+            total_epsilon=epsilon,
+            total_delta=new_delta,
         )
-        row = store._row(c, int(row["id"]))
-        return _budget(c, row)
+        append_entry(store, c, entry, count)
+        return _budget(c, sha, name)
 
 
 def spend_privacy(
     store: ProjectStore,
-    project: int | str | ProjectRef,
+    project: int | str | ProjectRef | None,
     *,
     epsilon: float,
     delta: float,
     source_name: str,
-    source_sha256: str | None = None,
+    source_sha256: str,
     records: int = 0,
     made_by: str = COMMAND_LINE,
     user: str | None = None,
 ) -> AuditEntry:
-    """Record a private release's ε and δ in the project's audit log, before it measures; a
-    ``PrivacyBudgetError`` sentence (nothing recorded) when it would pass the project's total."""
+    """Record a private release's ε and δ (what it states) in the audit log, against the file of
+    SHA-256 ``source_sha256``, before it measures: under ``project`` (None: a release made
+    without one). In one transaction: the whole audit chain verified, the file's budget read
+    (every project over it), and a ``PrivacyBudgetError`` sentence (nothing recorded) when it
+    would pass the total, or a ``ProjectError`` when the chain is broken."""
     epsilon, delta = float(epsilon), float(delta)
+    if not source_sha256:
+        raise ProjectError(
+            "A private release is recorded against the SHA-256 of the file it reads, and this table has none."
+        )
     stamp = now()
     with store._transaction() as c:
-        row = store._row(c, project)
-        # the chain locked and its head checked: two releases at once take turns, the second sees the first's spend
+        row = store._row(c, project) if project is not None else None
+        # the chain locked and checked whole: two releases at once take turns, the second sees the first's spend
         count, last, previous = checked_tail(store, c)
-        budget = _budget(c, row)
-        name = row["name"]
-        if budget.epsilon_total is not None and budget.epsilon_spent + epsilon > budget.epsilon_total * (1 + TOLERANCE):
-            raise PrivacyBudgetError(
-                f"This release would spend ε = {epsilon:g} of project {name}'s privacy budget, past its total: "
-                f"ε = {budget.epsilon_spent:g} of {budget.epsilon_total:g} is spent and {budget.epsilon_left:g} is "
-                f"left; choose ε at most {budget.epsilon_left:g}, or raise the total with projects budget {name} "
-                "--epsilon E."
-            )
-        if budget.delta_total is not None and budget.delta_spent + delta > budget.delta_total * (1 + TOLERANCE):
-            raise PrivacyBudgetError(
-                f"This release would spend δ = {delta:g} of project {name}'s privacy budget, past its total: "
-                f"δ = {budget.delta_spent:g} of {budget.delta_total:g} is spent and {budget.delta_left:g} is left; "
-                f"choose δ at most {budget.delta_left:g}, or raise the total with projects budget {name} --epsilon E "
-                "--delta D."
-            )
+        refusal = chain_refusal(store, c)
+        if refusal:
+            raise ProjectError(refusal)
+        budget = _budget(c, source_sha256, source_name)
+        refused = budget.refusal(epsilon, delta)
+        if refused:
+            raise PrivacyBudgetError(refused)
         entry = AuditEntry(
             id=(last or 0) + 1,
             time=stamp,
-            project_id=int(row["id"]),
-            project=name,
+            project_id=int(row["id"]) if row is not None else NO_PROJECT,
+            project=row["name"] if row is not None else "",
             source_name=source_name,
             source_sha256=source_sha256,
             target=f"differentially private release: ε = {epsilon:g}, δ = {delta:g} (spent before measuring)",
@@ -204,4 +387,15 @@ def spend_privacy(
     return entry_of({**values, "id": entry.id, "user": values["username"]}, deleted=False)
 
 
-__all__ = ["PrivacyBudget", "budget_of", "set_budget", "spend_privacy"]
+__all__ = [
+    "DEFAULT_DELTA",
+    "DEFAULT_EPSILON",
+    "NO_PROJECT",
+    "PrivacyBudget",
+    "budget_of",
+    "file_budget",
+    "project_file",
+    "set_budget",
+    "spend_privacy",
+    "spending_refusal",
+]

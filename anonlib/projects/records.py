@@ -161,6 +161,8 @@ class AuditEntry:
     delta: float | None = None
     drafted_by: str | None = None  # who drafted the release (``team.md``; None in entries written before)
     approved_by: str | None = None  # who approved it: another member in a team, the drafter alone otherwise
+    total_epsilon: float | None = None  # a change of a file's privacy budget: its new total ε
+    total_delta: float | None = None
 
     @property
     def four_eyes(self) -> bool:
@@ -169,11 +171,13 @@ class AuditEntry:
 
     def content(self) -> dict[str, Any]:
         """What the entry's digest is taken of (everything it states, and the previous digest;
-        ε and δ only for a private release, drafter and approver only when recorded, so older
-        entries keep their digests)."""
+        ε and δ only for a private release, drafter and approver only when recorded, the totals
+        only for a change of a file's budget, so older entries keep their digests)."""
         private = {} if self.epsilon is None else {"epsilon": self.epsilon, "delta": self.delta}
         if self.drafted_by is not None:
             private |= {"drafted_by": self.drafted_by, "approved_by": self.approved_by}
+        if self.total_epsilon is not None:
+            private |= {"total_epsilon": self.total_epsilon, "total_delta": self.total_delta}
         return private | {
             "time": self.time,
             "project_id": self.project_id,
@@ -205,6 +209,8 @@ class AuditEntry:
             "release": "approved by a second person"
             if self.four_eyes
             else ("one step: single-user mode (drafter and approver are the same user)" if self.drafted_by else None),
+            "total_epsilon": self.total_epsilon,
+            "total_delta": self.total_delta,
             "project_deleted": self.project_deleted,
             "previous_sha256": self.previous,
             "entry_sha256": self.entry_sha256,

@@ -17,10 +17,13 @@ Tables:
   SHA-256 of the one before it; a private release's entry carries the ε and δ it spent
   (version 2);
 - ``projects.budget_epsilon`` / ``budget_delta``: a project's total privacy budget
-  (version 2; ``anonlib.projects.budget``);
+  (version 2; from version 4 read only as a ceiling of its file's budget, never raising it);
 - ``releases.table_blob``: the released table of a release recorded without a package (version
   3): a later delivery whose records link by pseudonym is judged on the cumulative history of
-  everything the project released (``anonlib.projects.linked``), so every released table is kept.
+  everything the project released (``anonlib.projects.linked``), so every released table is kept;
+- ``audit.total_epsilon`` / ``total_delta`` (version 4): an entry setting the privacy budget of
+  a file (by its SHA-256), which every project over that file shares
+  (``anonlib.projects.budget``).
 
 ``SCHEMA_VERSION`` is written in ``meta``; a store of an older version is migrated
 (``MIGRATIONS``, each in the opening transaction), one of a newer version is refused
@@ -47,7 +50,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = MetaData()
 
@@ -129,6 +132,8 @@ audit = Table(
     Column("delta", Float, nullable=True),  # version 2: its δ
     Column("drafted_by", Text, nullable=True),  # the team's columns (``team_schema``): who drafted the release
     Column("approved_by", Text, nullable=True),  # and who approved it (the same user in single-user mode)
+    Column("total_epsilon", Float, nullable=True),  # version 4: the file's total ε set by this entry
+    Column("total_delta", Float, nullable=True),  # version 4: its total δ
 )
 
 _SQLITE_APPEND_ONLY = (
@@ -182,9 +187,27 @@ def add_version_3(connection: Connection) -> None:
         connection.execute(text(f"ALTER TABLE releases ADD COLUMN table_blob {kind} REFERENCES blobs(sha256)"))
 
 
+VERSION_4_COLUMNS = (("audit", "total_epsilon"), ("audit", "total_delta"))
+
+
+def add_version_4(connection: Connection) -> None:
+    """Privacy budgets kept by the file: an audit entry may set a file's total ε and δ
+    (nullable columns added; a store just created already has them)."""
+    present = {c["name"] for c in inspect(connection).get_columns("audit")}
+    kind = Float().compile(dialect=connection.dialect)
+    for table, column in VERSION_4_COLUMNS:
+        if column not in present:
+            connection.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {kind}"))
+
+
 # version -> the function that brings a store of the version before it to this one
 # (version 1 creates the schema on an empty database)
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: create_version_1, 2: add_version_2, 3: add_version_3}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: create_version_1,
+    2: add_version_2,
+    3: add_version_3,
+    4: add_version_4,
+}
 
 # the tables under the names the store's modules use
 META, BLOBS, PROJECTS, RELEASES, AUDIT = meta, blobs, projects, releases, audit

@@ -163,7 +163,7 @@ class ProjectState:
             if key not in SAMPLES:
                 raise ProjectError(f"This project was made on the sample '{key}', which this anonlib no longer has.")
             sample = load_sample(key)
-            frame, name, notes = sample.frame, sample.name, sample.notes
+            frame, name, notes, texts = sample.frame, sample.name, sample.notes, sample.missing_texts
         else:
             if data is None:
                 raise ProjectError(
@@ -183,8 +183,8 @@ class ProjectState:
                 encoding=reading.encoding,
                 header=reading.header,
             )
-            frame, name, notes = table.frame, self.source.name, table.notes
-        loaded = replace(self.source.dataset(frame, name=name), notes=tuple(notes))
+            frame, name, notes, texts = table.frame, self.source.name, table.notes, table.missing_texts
+        loaded = replace(self.source.dataset(frame, name=name), notes=tuple(notes), missing_texts=dict(texts))
         if loaded.fingerprint != self.source.fingerprint:
             raise ProjectError(
                 f"The file no longer reads as the table of this project ({self.source.name}: its content differs)."

@@ -68,8 +68,20 @@ def team_sql(group: str = GROUP) -> list[str]:
         f"SELECT EXISTS (SELECT 1 FROM projects WHERE file_sha256 = sha AND {role}(id) IN ('owner','analyst','approver')) "
         f"OR EXISTS (SELECT 1 FROM releases WHERE (source_blob = sha OR package_blob = sha) "
         f"AND {role}(project_id) IN ('owner','analyst','approver')) $$",
+        # the same bytes kept by a project the member cannot see are the same blob: added only when missing
+        "CREATE OR REPLACE FUNCTION anonlib_put_blob(sha text, n bigint, bytes bytea) RETURNS void LANGUAGE sql "
+        "VOLATILE SECURITY DEFINER SET search_path = public AS $$ INSERT INTO blobs (sha256, size, data) "
+        "SELECT sha, n, bytes WHERE sha = encode(sha256(bytes), 'hex') ON CONFLICT (sha256) DO NOTHING $$",
         f"CREATE OR REPLACE FUNCTION anonlib_audit_links() RETURNS TABLE (id integer, previous text, entry_sha256 text) "
         f"{definer} AS $$ SELECT id, previous, entry_sha256 FROM audit $$",
+        # a file's privacy budget is kept across every project over it, also those the member is not in: its
+        # spends and last total (sums and numbers, nothing else) for a SHA-256 the caller knows (the file's bytes)
+        "CREATE OR REPLACE FUNCTION anonlib_file_spending(sha text) RETURNS TABLE (releases bigint, epsilon "
+        "double precision, delta double precision, total_epsilon double precision, total_delta double precision) "
+        f"{definer} AS $$ SELECT s.n, s.e, s.d, t.total_epsilon, t.total_delta FROM (SELECT count(epsilon) AS n, "
+        "coalesce(sum(epsilon), 0) AS e, coalesce(sum(delta), 0) AS d FROM audit WHERE source_sha256 = sha "
+        "AND epsilon IS NOT NULL) s LEFT JOIN (SELECT total_epsilon, total_delta FROM audit WHERE source_sha256 = sha "
+        "AND total_epsilon IS NOT NULL ORDER BY id DESC LIMIT 1) t ON true $$",
         # the creator of a project is its owner (a member's login; the dashboard's service login adds the signed-in user)
         "CREATE OR REPLACE FUNCTION anonlib_creator_owns() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
         "SET search_path = public AS $$ BEGIN "

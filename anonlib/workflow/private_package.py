@@ -60,6 +60,7 @@ NOT_REPRODUCIBLE = (
     "no seed, by design. Running the same settings on the same file makes another table with the same "
     "guarantee, and spends the budget again."
 )
+OUTSIDE_RULE = "a value outside a column's declared bounds is counted in its end bin (clamped into the bounds)"
 NOT_DERIVED = (
     "a private release is not re-derived from its source (fresh noise, no seed, by design), and its package "
     "records no digest of it: the project's audit log does"
@@ -153,7 +154,7 @@ def private_recipe(synthesis: Synthesis, *, table: bytes | None, tables: bytes, 
     b = synthesis.budget
     data = {
         "format": "anonlib private release",
-        "version": 2,
+        "version": 3,
         "kind": PRIVATE_KIND,
         "reproducible": False,
         "why_not_reproducible": NOT_REPRODUCIBLE,
@@ -162,6 +163,8 @@ def private_recipe(synthesis: Synthesis, *, table: bytes | None, tables: bytes, 
             "delta": b.delta,
             "rho": b.rho,
             "noise": b.noise,
+            "delta_to_find_value_lists": b.delta_keys,
+            "stated_as": "OpenDP's privacy map of the whole release (finding value lists included)",
             "unit": synthesis.unit,
             "unit_described": _unit_text(synthesis),
             "records_per_person": synthesis.records_per_person if synthesis.unit == "person" else None,
@@ -171,15 +174,20 @@ def private_recipe(synthesis: Synthesis, *, table: bytes | None, tables: bytes, 
             "name": synthesis.method,
             "description": synthesis.method_label,
             "pairs": [list(p) for p in synthesis.pairs],
+            "pairs_chosen_by_opendp": [list(p) for p in synthesis.chosen_pairs],
+            "mst_pairs": synthesis.selections,
             "column_to_predict": synthesis.predict,
         },
         "columns": list(synthesis.columns),
         "categories": {c: list(v) for c, v in synthesis.categories.items()},
         "values_from": {c: VALUE_SOURCES.get(v, v) for c, v in synthesis.value_sources.items()},
+        "missing_spelled_as": dict(synthesis.missing),
         "cuts": [
             {"column": c.column, "lower": c.lower, "upper": c.upper, "cuts": list(c.cuts), "labels": list(c.labels)}
             for c in synthesis.cuts
         ],
+        "bounds": OUTSIDE_RULE if synthesis.cuts else None,
+        "tables": [" × ".join(clique) for clique, _ in synthesis.marginals],
         "rows": synthesis.rows,
         "library": dict(synthesis.library),
         "made_with": PRODUCT,
@@ -195,6 +203,15 @@ def private_recipe(synthesis: Synthesis, *, table: bytes | None, tables: bytes, 
     return data
 
 
+def tables_text(synthesis: Synthesis) -> str:
+    """The DP tables the package holds, exactly: a one-way table of each column, and the two-way
+    tables of the pairs measured (``dp_tables.csv`` holds these and no others)."""
+    oneway = [clique[0] for clique, _ in synthesis.marginals if len(clique) == 1]
+    twoway = [" × ".join(clique) for clique, _ in synthesis.marginals if len(clique) == 2]
+    text = f"one-way tables of {', '.join(oneway)}"
+    return text + (f"; two-way tables of {'; '.join(twoway)}" if twoway else "; no two-way table")
+
+
 def _readme(synthesis: Synthesis, recipe: dict, table: bytes | None) -> str:
     release = recipe["release"]
     held = (
@@ -203,14 +220,20 @@ def _readme(synthesis: Synthesis, recipe: dict, table: bytes | None) -> str:
         if table is not None
         else f"(no {SYNTHETIC_FILE}: the DP tables were chosen as the release before it was made)\n"
     )
+    chosen = "; ".join(" × ".join(p) for p in synthesis.chosen_pairs)
     statement = [
         ("method", f"{synthesis.method} ({synthesis.method_label})"),
         ("privacy budget", synthesis.budget.sentence()),
+        ("stated as", "OpenDP's privacy map of the whole release (finding value lists included)"),
         ("unit protected", _unit_text(synthesis)),
         ("columns", ", ".join(synthesis.columns)),
         *((f"values of {c}", VALUE_SOURCES.get(v, v)) for c, v in synthesis.value_sources.items() if v != "cuts"),
+        *((f"missing {c}", f"written {text!r}" if text else "written blank") for c, text in synthesis.missing.items()),
         *(("cuts and bounds", c.text()) for c in synthesis.cuts),
-        ("pairs measured", "; ".join(" × ".join(p) for p in synthesis.pairs) or "chosen by the method"),
+        *((("bounds", OUTSIDE_RULE),) if synthesis.cuts else ()),
+        ("pairs given", "; ".join(" × ".join(p) for p in synthesis.pairs) or "none"),
+        ("pairs OpenDP chose", chosen or "none"),
+        (f"tables in {TABLES_FILE}", tables_text(synthesis)),
         ("library", ", ".join(f"{k} {v}" for k, v in synthesis.library.items())),
         ("made with", PRODUCT),
         ("made at", recipe["created"]),
@@ -223,7 +246,8 @@ def _readme(synthesis: Synthesis, recipe: dict, table: bytes | None) -> str:
     return (
         "Differentially private release\n\n"
         f"{held}"
-        f"{TABLES_FILE}    the DP one-way and two-way tables (records per combination of values, from the same release)\n"
+        f"{TABLES_FILE}    the DP tables of the release (records per combination of values): the tables listed "
+        "below, no others\n"
         f"{RECIPE_FILE}     the settings of the release and the digests\n"
         f"{SUMS_FILE}      the SHA-256 of each file (check with `sha256sum -c {SUMS_FILE}`)\n\n"
         f"Every file here is OpenDP's output or a setting the maker declared; nothing else was read from the "
@@ -413,6 +437,7 @@ __all__ = [
     "private_recipe",
     "private_report",
     "does_not",
+    "tables_text",
     "promises",
     "private_recipe_of",
     "verify_private",

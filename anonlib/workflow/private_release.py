@@ -42,7 +42,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -466,7 +466,7 @@ def several_records_per_person(frame: pd.DataFrame, skip: Sequence[str] = ()) ->
 
     >>> f = pd.DataFrame({"patient_id": np.repeat(np.arange(10), 3), "dx": list("abc") * 10})
     >>> several_records_per_person(f).split(":")[0]
-    'patient_id repeats its values as an identifier would (a median of 3 records per value)'
+    'patient_id repeats its values as an identifier would (most of its values hold several records)'
     >>> several_records_per_person(f.drop(columns="patient_id")) is None
     True
     >>> several_records_per_person(pd.DataFrame({"member": ["yes", "no"] * 50})) is None  # a category, not people
@@ -478,12 +478,11 @@ def several_records_per_person(frame: pd.DataFrame, skip: Sequence[str] = ()) ->
             continue
         counts = frame[column].dropna().value_counts()
         many = len(counts) >= max(10, len(frame) // 100)  # values of people, not a handful of categories
-        if many and len(counts) < len(frame) and float(counts.median()) >= 2:
-            typical, most = int(counts.median()), int(counts.max())
+        if many and len(counts) < len(frame) and float(counts.median()) >= 2:  # no count is quoted: read from records
             return (
-                f"{column} repeats its values as an identifier would (a median of {typical} records per value): "
-                f"ε protects one record, so a person with {typical} records is protected at about {typical}ε "
-                f"(up to {most}ε, and δ grows too); give --person {column} (the person role) to protect the person."
+                f"{column} repeats its values as an identifier would (most of its values hold several records): "
+                "ε protects one record, so a person with k records is protected at about kε (and δ grows faster); "
+                f"give --person {column} (the person role) to protect the person."
             )
     return None
 
@@ -536,7 +535,8 @@ def plan_private(
     if dataset.count is not None:
         from ..core.cells import record_weights
 
-        frame = frame.iloc[np.repeat(np.arange(len(frame)), record_weights(frame, dataset.count))]
+        # the plan reads which values occur, never how often: the rows a record count keeps, not expanded
+        frame = frame[np.asarray(record_weights(frame, dataset.count)) > 0]
     if predict is None:
         predict = default_private_predict(columns, dataset.sensitive)
     return plan_synthesis(
@@ -560,16 +560,19 @@ def private_release(
     values: Mapping[str, Sequence[str]] | None = None,
     values_from_data: bool = False,
     person: str | None = None,
-    records_per_person: int = 1,
+    records_per_person: int | None = None,
     time_limit: float = DEFAULT_TIME_LIMIT,
     progress: Callable[[str, float], None] | None = None,
     before_measuring: Callable[[Budget], None] | None = None,
 ) -> PrivateRelease:
     """A differentially private synthetic table of ``dataset``'s ``columns``, made from
-    ``released_frame`` (the loaded file), compared with its records. ``person``: the person
-    column (default the dataset's person role). ``before_measuring(budget)`` is called once
-    every input is checked and before OpenDP reads the records (the project's budget is
-    spent there). See ``anonlib.transformations.synthesis.synthesize`` for the others."""
+    ``released_frame`` (the loaded file), compared with its records as the file writes them
+    (a missing value in the file's own spelling where the release writes it so). ``person``:
+    the person column (default the dataset's person role), with ``records_per_person``
+    declared. ``before_measuring(budget)`` is called with the stated budget once every input
+    is checked and before OpenDP reads the records (the file's budget is spent there). The
+    records outside a number column's declared bounds are counted among the comparison's
+    sentences (the officer's). See ``anonlib.transformations.synthesis.synthesize`` for the others."""
     columns = [str(c) for c in columns]
     frame = released_frame(dataset, columns)
     if predict is None:
@@ -593,14 +596,18 @@ def private_release(
         values_from_data=values_from_data,
         person=person,
         records_per_person=records_per_person,
+        missing_texts=dataset.missing_texts,
         time_limit=time_limit,
         progress=lambda stage, share: tell(stage, 0.9 * share) if share < 1 else None,
         before_measuring=before_measuring,
     )
     tell("comparing the release with the records", 0.92)
+    written = {c: text for c, text in synthesis.missing.items() if text}  # the records as the file writes them
+    real = frame.assign(**{c: frame[c].astype(object).where(frame[c].notna(), t) for c, t in written.items()})
     comparison = compare_private(
-        frame, synthesis.table, columns, cuts=synthesis.cuts, predict=predict, pair=pair, count=dataset.count
+        real, synthesis.table, columns, cuts=synthesis.cuts, predict=predict, pair=pair, count=dataset.count
     )
+    comparison = replace(comparison, problems=comparison.problems + synthesis.outside_sentences())
     tell("done", 1.0)
     return PrivateRelease(synthesis, comparison, str(dataset.name))
 

@@ -115,19 +115,24 @@ def test_mst_with_delta_bounds_and_default_rows(adult_csv, tmp_path, capsys):
     assert (data["method"], data["delta"]) == ("mst", 1e-6) and 0 < data["rho"] < 2.0  # δ > 0: zCDP, Gaussian
     assert data["noise"] == "Gaussian"
     assert data["cuts"] == [{"column": "age", "lower": 17.0, "upper": 90.0, "cuts": [30.0, 50.0]}]
-    assert data["rows"] == pytest.approx(3 * 800, rel=0.1)  # three times the DP estimate of the records
+    assert data["rows"] == round(data["records_estimate"]) == pytest.approx(800, rel=0.1)  # the DP count
     assert data["values_from"]["sex"] == "given" and data["values_from"]["race"] == "declared"
     table = pd.read_csv(out)
     assert len(table) == data["rows"] and table["age"].between(17, 90).all()
 
 
 BAD = [
-    (["--columns", "sex,nope"], "nope"),
+    (["--columns", "sex,nope", "--epsilon", "1", "--values-from-data"], "--columns names nope, not in the file"),
     (["--columns", "sex,income", "--epsilon", "0"], "ε must be between"),
     (["--columns", "sex,income", "--epsilon", "1", "--delta", "0.5"], "δ must be 0"),
     (["--columns", "sex,income", "--epsilon", "1", "--delta", "1e-5", "--values-from-data"], "at most 1e-06"),
     (["--columns", "sex,income", "--epsilon", "1"], "would be read from the records"),
-    (["--columns", "sex,age", "--epsilon", "1", "--default-cuts"], "add --values-from-data"),
+    (["--columns", "sex,age", "--epsilon", "1", "--default-cuts"], "--default-cuts is gone"),
+    (["--columns", "sex,income", "--epsilon", "1", "--delta", "1e-6"], "past the cap of 1e-06"),
+    (
+        ["--columns", "sex,income", "--epsilon", "1", "--values-from-data", "--person", "race"],
+        "records kept per person",
+    ),
     (["--columns", "sex,income", "--epsilon", "1", "--keep-failed"], "--keep-failed is gone"),
     (["--columns", "sex,income", "--epsilon", "1", "--values", "sex"], "Write --values as"),
     (["--columns", "sex,income", "--epsilon", "1", "--values", "age=1,2"], "not in --columns"),
@@ -135,7 +140,7 @@ BAD = [
     (["--columns", "sex,income", "--epsilon", "1", "--person", "sex"], "never released"),
     (["--columns", "sex,income"], "Give the budget"),
     (["--columns", "sex,income", "--epsilon", "1", "--rows", "0"], "--rows must be at least 1"),
-    (["--columns", "sex,age", "--epsilon", "1"], "age holds numbers: give its public cuts"),
+    (["--columns", "sex,age", "--epsilon", "1", "--values-from-data"], "age holds numbers: give its public bounds"),
     (["--columns", "sex,age", "--epsilon", "1", "--cuts", "age=a,b"], "must be numbers"),
     (["--columns", "sex,age", "--epsilon", "1", "--cuts", "age=40"], "give its public bounds"),
     (["--columns", "sex,age", "--epsilon", "1", "--cuts", "age=90:40:17"], "must lie between"),
@@ -208,4 +213,4 @@ def test_neighbouring_files_give_the_same_package_when_opendps_output_is_held(ad
     assert packages[0] == packages[1]
     assert reports[0] != reports[1]  # the officer's comparison reads the records: not in the package
     recipe = json.loads(zipfile.ZipFile(tmp_path / "neighbour.zip").read("recipe.json"))
-    assert recipe["categories"]["race"] == ["Black", "Other", "White"] and recipe["rows"] == 1500
+    assert recipe["categories"]["race"] == ["Black", "Other", "White"] and recipe["rows"] == 500  # the DP count

@@ -199,3 +199,37 @@ def test_four_logins_draft_approve_release_and_the_database_keeps_the_rule(team,
         "cara|members|survey",
         "cara|file|survey",  # refused by the app, through the service login
     ]
+
+
+def test_a_files_privacy_budget_holds_across_projects_a_member_cannot_see(team, tmp_path, capsys, monkeypatch):
+    """dp.md's budget kept by the file, in a team: row-level security hides anna's project from
+    dan, yet dan's new project over the same bytes starts from what the file has spent, and a
+    private release without a project is refused in a sentence."""
+    from anonlib.core.errors import PrivacyBudgetError
+    from anonlib.projects import budget_of, spend_privacy
+
+    admin, url = team
+    path = tmp_path / "m0.csv"
+    path.write_bytes(delivery(0))
+    code, _, _ = run(capsys, monkeypatch, admin, "projects", "team-setup", "--members", "anna,dan")
+    assert code == 0
+    for login, project in (("anna", "survey"), ("dan", "copy")):
+        code, _, err = run(
+            capsys, monkeypatch, url(login), "anonymize", path, "--shield", "age,sex,zip", "--k", "5",
+            "--max-suppressed", "0.1", "--project", project,
+        )  # fmt: skip
+        assert code == 0, err
+    code, out, err = run(capsys, monkeypatch, url("anna"), "projects", "budget", "survey", "--epsilon", "2", "--json")
+    assert code == 0 and json.loads(out)["epsilon_total"] == 2.0, err
+    anna = ProjectStore(url("anna").replace("postgresql://", "postgresql+psycopg://"))
+    spend_privacy(anna, "survey", epsilon=1.5, delta=0.0, source_name="m0.csv", source_sha256=sha(path), user="anna")
+    dan = ProjectStore(url("dan").replace("postgresql://", "postgresql+psycopg://"))
+    with pytest.raises(AccessError):
+        require(dan, "survey", Member("dan", "dan"), "read")  # dan sees no trace of anna's project
+    seen = budget_of(dan, "copy")
+    assert (seen.epsilon_total, seen.epsilon_spent, seen.releases) == (2.0, 1.5, 1)
+    assert seen.projects == ("projects you are not a member of",)
+    with pytest.raises(PrivacyBudgetError, match="ε = 1.5 of 2 is spent and 0.5 is left"):
+        spend_privacy(dan, "copy", epsilon=1.0, delta=0.0, source_name="m0.csv", source_sha256=sha(path), user="dan")
+    code, out, err = run(capsys, monkeypatch, url("dan"), "projects", "budget", "--file", path)
+    assert code == 2 and "through a project over it" in err

@@ -921,3 +921,17 @@ def test_a_file_with_crlf_line_ends_reads_its_whole_numbers_at_once_as_with_lf(t
     (tmp_path / "lone.csv").write_bytes(b"age,zip\r\n30,52001\r41,52002\r\n")  # a lone CR is a line end too
     assert load_table(tmp_path / "lone.csv").frame.to_dict("list") == {"age": [30, 41], "zip": [52001, 52002]}
     assert len(read_at_once) == 2  # both read as text, never at once
+
+
+def test_a_bundled_sample_is_read_once_and_its_digest_is_the_files():
+    """``load_sample`` is cached (every page and command reads the same frame, not the file again),
+    and ``sample_sha256`` is the SHA-256 of the shipped file's bytes (a private release's budget
+    is kept by it); each keeps its own cache."""
+    import hashlib
+
+    from anonlib.core.samples import SAMPLES, load_sample, sample_path, sample_sha256
+
+    assert load_sample("caballero_table2b") is load_sample("caballero_table2b")
+    assert load_sample.cache_info().hits >= 1 and sample_sha256.cache_info() is not None
+    expected = hashlib.sha256(sample_path(SAMPLES["caballero_table2b"].file).read_bytes()).hexdigest()
+    assert sample_sha256("caballero_table2b") == expected

@@ -12,6 +12,7 @@ import io
 import json
 import re
 import zipfile
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -23,10 +24,10 @@ from anonlib.core.dataset import Role
 from anonlib.projects import ProjectState, ProjectStore, set_budget, spend_privacy
 from anonlib.transformations.synthesis import (
     INSTALL_SENTENCE,
-    default_number_cuts,
     opendp_version,
     parse_cuts,
     privacy_budget,
+    stated_budget,
 )
 from anonlib.workflow import ReleaseTarget, WorkingCopy, verify_package
 from anonlib.workflow.private_release import plan_private
@@ -44,22 +45,34 @@ def captions(at) -> str:
 
 
 @needs_opendp
-def test_the_choices_default_to_the_roles_and_the_typed_hierarchy_and_the_plan_is_estimated_first():
+def test_the_choices_default_to_the_roles_and_nothing_is_prefilled_from_the_records():
+    """The page prefilled a number column's cuts from its range (one man's exact minimum wage): a
+    number column is now preselected only with bounds the user types, and its box starts empty."""
     copy = generalized()
     at = page_with(copy)
     assert any(h.value == "Private release" for h in at.header)
-    assert by_key(at.multiselect, "private_columns").value == ["age", "sex", "zip", "diagnosis"]
+    assert by_key(at.multiselect, "private_columns").value == ["sex", "zip", "diagnosis"]
+    assert "age hold numbers and are not preselected" in captions(at)
     assert by_key(at.selectbox, "private_method").value == "mst"
     assert by_key(at.selectbox, "private_predict").value == "diagnosis"
-    suggested = default_number_cuts(copy.loaded.frame["age"], "age")
-    cuts = by_key(at.text_input, "private_cuts_age").value
-    assert cuts == f"{suggested.lower:g}:{','.join(f'{c:g}' for c in suggested.cuts)}:{suggested.upper:g}"
-    plan = plan_private(copy.loaded, ["age", "sex", "zip", "diagnosis"], cuts=[suggested], predict="diagnosis")
+    plan = plan_private(copy.loaded, ["sex", "zip", "diagnosis"], predict="diagnosis")
     shown = captions(at)
     assert f"estimated at about {plan.estimate:.0f} s" in shown and "ρ = 4.5" in shown
-    assert by_key(at.button, "private_run").disabled  # the lists and cuts are not confirmed yet
+    assert by_key(at.button, "private_run").disabled  # the lists are not confirmed yet (δ = 0)
     by_key(at.checkbox, "private_confirmed").check().run()
+    assert not by_key(at.button, "private_run").disabled  # the defaults complete
+    by_key(at.multiselect, "private_columns").set_value(["age", "sex", "zip", "diagnosis"]).run()
+    ages = copy.loaded.frame["age"]
+    box = by_key(at.text_input, "private_cuts_age")
+    assert box.value == "" and box.placeholder == "e.g. 0:120 or 0:20,40,60:120"  # nothing read from the records
+    for extreme in (ages.min(), ages.max()):
+        assert all(f"{extreme}" not in (t.value or "") for t in at.text_input)
+    assert by_key(at.button, "private_run").disabled  # waiting for bounds the user knows
+    assert "The release waits for the public bounds of age." in [unescaped(i.value) for i in at.info]
+    box.set_value("0:120").run()  # bounds alone: round cuts inside them
     assert not by_key(at.button, "private_run").disabled
+    plan = plan_private(copy.loaded, ["age", "sex", "zip", "diagnosis"], cuts=[parse_cuts("age", "0:120")])
+    assert f"estimated at about {plan.estimate:.0f} s" in captions(at)
 
 
 @needs_opendp
@@ -67,8 +80,10 @@ def test_a_budget_given_as_rho_is_stated_as_epsilon_at_delta():
     at = page_with(generalized())
     by_key(at.radio, "private_budget_as").set_value("ρ").run()
     by_key(at.number_input, "private_rho").set_value(0.5).run()
-    expected = privacy_budget(rho=0.5, delta=1e-6)
-    assert expected.sentence() in captions(at)
+    found = stated_budget(privacy_budget(rho=0.5, delta=5e-7), finds_keys=True)  # δ of its own to find the lists
+    assert found.delta == 1e-6 and found.sentence() in captions(at)
+    by_key(at.checkbox, "private_confirmed").check().run()
+    assert privacy_budget(rho=0.5, delta=5e-7).sentence() in captions(at)
     by_key(at.number_input, "private_delta_ρ").set_value(0.0).run()  # ρ needs δ > 0 to be stated as ε
     assert any("needs δ > 0" in unescaped(e.value) for e in at.error)
     assert by_key(at.button, "private_run").disabled
@@ -78,6 +93,7 @@ def test_a_budget_given_as_rho_is_stated_as_epsilon_at_delta():
 def test_a_refused_plan_is_one_sentence_and_the_run_stays_disabled():
     at = page_with(generalized())
     by_key(at.checkbox, "private_confirmed").check().run()
+    by_key(at.multiselect, "private_columns").set_value(["age", "sex", "zip", "diagnosis"]).run()
     by_key(at.text_input, "private_cuts_age").set_value("90:40:17").run()
     errors = [unescaped(e.value) for e in at.error]
     assert any("must lie between its bounds" in e for e in errors), errors
@@ -98,6 +114,30 @@ def test_a_refused_plan_is_one_sentence_and_the_run_stays_disabled():
 
 
 @needs_opendp
+def test_found_lists_at_the_cap_and_rare_values_are_answered_before_a_run():
+    """δ at the cap with lists found by OpenDP: refused at once, in the command line's sentence. Lists
+    declared public that hold a value of few records: named, and a second confirmation asked."""
+    at = page_with(generalized())
+    by_key(at.number_input, "private_delta_ε").set_value(1e-6).run()
+    assert any("past the cap of 1e-06" in unescaped(e.value) for e in at.error)
+    assert by_key(at.button, "private_run").disabled
+    by_key(at.number_input, "private_delta_ε").set_value(5e-7).run()
+    assert "δ = 1e-06 (5e-07 for the noise, 5e-07 for OpenDP to find the value lists" in captions(at)
+    assert not at.error and not by_key(at.button, "private_run").disabled
+    copy = generalized()
+    frame = copy.loaded.frame.copy()
+    frame.loc[frame.index[:3], "diagnosis"] = "rare-disease"
+    rare = WorkingCopy.start(replace(copy.loaded, frame=frame), ReleaseTarget(), reading=copy.reading)
+    at = page_with(rare)
+    by_key(at.checkbox, "private_confirmed").check().run()
+    warned = [unescaped(w.value) for w in at.warning]
+    assert any("held by fewer than 20 records each: diagnosis: rare-disease." in w for w in warned), warned
+    assert by_key(at.button, "private_run").disabled
+    by_key(at.checkbox, "private_confirmed_rare").check().run()
+    assert not by_key(at.button, "private_run").disabled
+
+
+@needs_opendp
 @pytest.mark.slow
 def test_a_private_release_is_shown_with_its_numbers_beside_the_k_anonymous_one():
     copy = generalized()
@@ -109,7 +149,7 @@ def test_a_private_release_is_shown_with_its_numbers_beside_the_k_anonymous_one(
     made = at.session_state[STATE]
     release = made["release"]
     s, c = release.synthesis, release.comparison
-    assert s.rows == 3000 and s.columns == ("age", "sex", "zip", "diagnosis") and s.method == "mst"
+    assert s.rows == 3000 and s.columns == ("sex", "zip", "diagnosis") and s.method == "mst"
     assert s.value_sources["sex"] == "declared" and s.unit == "record"
     shown = {m.label: m.value for m in at.metric}
     assert shown["synthetic records"] == "3,000" and shown["ρ"] == "4.5" and shown["ε"] == "3"
@@ -130,8 +170,8 @@ def test_a_private_release_is_shown_with_its_numbers_beside_the_k_anonymous_one(
     marginals = json.loads(next(v for k, v in charts.items() if k.startswith("Total variation")).proto.spec)
     one_way = dict(zip(marginals["data"][0]["y"], marginals["data"][0]["x"]))
     assert one_way == {m.columns[0]: m.release for m in c.marginals if len(m.columns) == 1}
-    assert "age: % of records per value" in charts  # the private distribution, in shares
-    assert "age: records per value" in charts  # the k-anonymous one beside it
+    assert "sex: % of records per value" in charts  # the private distribution, in shares
+    assert "sex: records per value" in charts  # the k-anonymous one beside it
     # the package holds what was chosen before the run, and verifies
     package = made["packages"]["synthetic"]
     assert verify_package(package).failed_parts == ()
@@ -175,10 +215,11 @@ def test_with_the_person_role_the_release_protects_the_person():
     at = page_with(copy)
     assert "patient_id" not in by_key(at.multiselect, "private_columns").options
     by_key(at.multiselect, "private_columns").set_value(["sex", "diagnosis"]).run()
-    assert "The unit protected is the person (patient_id): at most 1 record each" in captions(at)
+    assert "The unit protected is the person (patient_id): give the records kept per person." in captions(at)
+    by_key(at.checkbox, "private_confirmed").check().run()
+    assert by_key(at.button, "private_run").disabled  # never silently 1: asked for
     by_key(at.number_input, "private_records_per_person").set_value(2).run()
     assert "at most 2 records each" in captions(at)
-    by_key(at.checkbox, "private_confirmed").check().run()
     by_key(at.number_input, "private_rows").set_value(500).run()
     by_key(at.button, "private_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -189,12 +230,14 @@ def test_with_the_person_role_the_release_protects_the_person():
     assert side.loc["holds against"]["private release"].endswith("per person")
 
 
-def test_the_projects_budget_is_shown_and_a_release_past_it_is_refused():
+def test_the_files_budget_is_shown_and_a_release_past_it_is_refused():
     copy = generalized()
     store = ProjectStore()
     ref = store.create("clinic", ProjectState.of(copy, f"upload:{NAME}"), exact_name=True)
     set_budget(store, ref.id, epsilon=1.5)
-    spend_privacy(store, ref.id, epsilon=1.0, delta=0.0, source_name=NAME, records=2000)
+    other = store.create("other name", ProjectState.of(copy, f"upload:{NAME}"), exact_name=True)
+    sha = copy.reading.sha256
+    spend_privacy(store, other.id, epsilon=1.0, delta=0.0, source_name=NAME, source_sha256=sha, records=2000)
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.session_state["active_dataset"] = copy.loaded
     at.session_state["active_source"] = f"upload:{NAME}"
@@ -202,12 +245,29 @@ def test_the_projects_budget_is_shown_and_a_release_past_it_is_refused():
     at.session_state["project"] = ref
     at.run()
     by_key(at.checkbox, "private_confirmed").check().run()
-    assert "Privacy budget of the project clinic: ε = 1 of 1.5 spent (0.5 left)" in captions(at)
+    assert f"Privacy budget of {NAME}: ε = 1 of 1.5 spent (0.5 left) by 1 private release" in captions(at)
     errors = [unescaped(e.value) for e in at.error]
     assert errors == [
-        "This release would spend ε = 3, past the project's budget: ε = 1 of 1.5 is spent and 0.5 is left; choose ε "
-        "at most what is left (or raise the total: python -m anonlib projects budget NAME --epsilon E)."
+        f"This release would spend ε = 3 of the privacy budget of {NAME}, past its total: ε = 1 of 1.5 is spent and "
+        f"0.5 is left; choose ε at most 0.5, or raise the total with projects budget --file {NAME} --epsilon E."
     ]
     assert by_key(at.button, "private_run").disabled
     by_key(at.number_input, "private_epsilon").set_value(0.5).run()
     assert not at.error and not by_key(at.button, "private_run").disabled
+
+
+@needs_opendp
+def test_without_a_store_to_record_the_spend_the_page_refuses(tmp_path, monkeypatch):
+    """The spend step did nothing when the store could not be used, and the release went ahead
+    unrecorded: the page now refuses in one sentence, and nothing is written anywhere."""
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the store's folder should be")
+    monkeypatch.setenv("ANONLIB_HOME", str(blocked / "home"))
+    at = page_with(generalized())
+    by_key(at.checkbox, "private_confirmed").check().run()
+    refusals = [unescaped(e.value) for e in at.error if "spend cannot be recorded" in e.value]
+    assert len(refusals) == 1 and refusals[0].startswith(
+        "No private release is made while its spend cannot be recorded ("
+    )
+    assert by_key(at.button, "private_run").disabled
+    assert STATE not in at.session_state and not (blocked.parent / "home").exists()

@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import zipfile
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -38,30 +39,34 @@ def real() -> pd.DataFrame:
     return pd.read_csv(io.BytesIO(SOURCE))
 
 
-def a_release(table: pd.DataFrame) -> Synthesis:
-    """A release as ``synthesize`` returns it, its DP tables counted from ``table``."""
+def a_release(table: pd.DataFrame, **changes) -> Synthesis:
+    """A release as ``synthesize`` returns it, its DP tables counted from ``table`` (``changes``: other fields)."""
     bins = pd.Series(CUTS[0].bins(table["age"])).map(dict(enumerate(CUTS[0].labels)))
     shown = table.assign(age=bins.to_numpy())
+    pairs = changes.get("pairs", (("age", "dx"), ("sex", "dx"))) + changes.get("chosen_pairs", ())
     marginals = tuple(
         (clique, shown.groupby(list(clique)).size().rename("records").reset_index())
-        for clique in [("age",), ("sex",), ("dx",), ("age", "dx"), ("sex", "dx")]
+        for clique in [("age",), ("sex",), ("dx",), *pairs]
     )
-    return Synthesis(
-        table=table,
-        method="pairs",
-        budget=Budget(3.0, 0.0, 4.5, "Laplace"),
-        columns=("age", "sex", "dx"),
-        cuts=CUTS,
-        pairs=(("age", "dx"), ("sex", "dx")),
-        predict="dx",
-        rows=len(table),
-        records_estimate=301.7,
-        library={"opendp": "0.16.0", "mbi": "1.1.0"},
-        seconds=12.0,
-        estimate=30.0,
-        budget_spent=3.0,
-        marginals=marginals,
-        categories={"sex": ("F", "M"), "dx": ("a", "b", "c")},
+    return replace(
+        Synthesis(
+            table=table,
+            method="pairs",
+            budget=Budget(3.0, 0.0, 4.5, "Laplace"),
+            columns=("age", "sex", "dx"),
+            cuts=CUTS,
+            pairs=(("age", "dx"), ("sex", "dx")),
+            predict="dx",
+            rows=len(table),
+            records_estimate=301.7,
+            library={"opendp": "0.16.0", "mbi": "1.1.0"},
+            seconds=12.0,
+            estimate=30.0,
+            budget_spent=3.0,
+            marginals=marginals,
+            categories={"sex": ("F", "M"), "dx": ("a", "b", "c")},
+        ),
+        **changes,
     )
 
 
@@ -101,6 +106,8 @@ def test_the_package_holds_the_table_the_dp_tables_and_their_digests(passed):
         "delta": 0.0,
         "rho": 4.5,
         "noise": "Laplace",
+        "delta_to_find_value_lists": 0.0,
+        "stated_as": "OpenDP's privacy map of the whole release (finding value lists included)",
         "unit": "record",
         "unit_described": "one record",
         "records_per_person": None,
@@ -233,3 +240,28 @@ def test_a_package_of_version_1_with_its_report_still_verifies(passed):
         f"{hashlib.sha256(d).hexdigest()}  {n}\n" for n, d in files.items() if n != "SHA256SUMS"
     ).encode()
     assert verify_package(rezip(files)).failed_parts == ()
+
+
+def shipped_tables(package: bytes) -> list[str]:
+    return list(dict.fromkeys(pd.read_csv(io.BytesIO(members(package)["dp_tables.csv"]))["table"]))
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"method": "mst", "pairs": (), "chosen_pairs": (("age", "sex"), ("sex", "dx")), "predict": None}],
+    ids=["pairs given", "pairs MST chose"],
+)
+def test_the_readme_and_recipe_list_exactly_the_tables_shipped(changes):
+    """MST's README promised two-way tables when only one-way ones shipped: it now names each table
+    of dp_tables.csv, the pairs given and those OpenDP chose, and no other."""
+    package = private_package(a_release(real(), **changes))
+    files = members(package)
+    shipped = shipped_tables(package)
+    line = next(x for x in files["README.txt"].decode().splitlines() if "tables in dp_tables.csv" in x)
+    oneway, _, twoway = line.split("tables in dp_tables.csv")[1].strip().partition("; two-way tables of ")
+    named = oneway.removeprefix("one-way tables of ").split(", ") + twoway.split("; ")
+    assert named == shipped == json.loads(files["recipe.json"])["tables"]
+    given = changes.get("pairs", (("age", "dx"), ("sex", "dx")))
+    assert [t for t in shipped if " × " in t] == [" × ".join(p) for p in (*given, *changes.get("chosen_pairs", ()))]
+    recipe = json.loads(files["recipe.json"])
+    assert recipe["method"]["pairs_chosen_by_opendp"] == [list(p) for p in changes.get("chosen_pairs", ())]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -17,13 +18,14 @@ from hypothesis import strategies as st
 
 from anonlib.core.dataset import Dataset, Role
 from anonlib.core.errors import SynthesisError
-from anonlib.transformations.synthesis import NumberCuts
+from anonlib.transformations.synthesis import NumberCuts, opendp_version
 from anonlib.workflow.classifier import train_and_test
 from anonlib.workflow.private_release import (
     ONEWAY_TARGET,
     TWOWAY_TARGET,
     compare_private,
     independent_columns,
+    plan_private,
     private_release,
     released_frame,
     several_records_per_person,
@@ -262,8 +264,69 @@ def test_a_cut_column_is_predicted_as_its_bin():
 def test_a_file_with_several_records_per_person_is_told_what_epsilon_means():
     frame = pd.DataFrame({"Patient ID": np.repeat(np.arange(50), 5), "dx": ["a", "b", "c", "d", "e"] * 50})
     warning = several_records_per_person(frame)
-    assert warning.startswith("Patient ID repeats its values") and "about 5ε" in warning
+    assert warning.startswith("Patient ID repeats its values") and "about kε" in warning
+    assert not any(ch.isdigit() for ch in warning)  # no count read from the records is quoted
     assert "--person Patient ID" in warning
     assert several_records_per_person(frame, skip=["Patient ID"]) is None
     unique = pd.DataFrame({"id": np.arange(50), "dx": ["a"] * 50})
     assert several_records_per_person(unique) is None  # one record per value: nothing to warn of
+
+
+class MissingDraws:
+    """OpenDP's output held fixed, drawing OpenDP's missing value in every column (its noise on an
+    empty missing cell does that now and then): what the release writes in its place."""
+
+    def __init__(self, plan, keys):
+        import polars as pl
+
+        self.keys = {c: pl.Series(c, [*keys[c], None]) for c in plan.columns}
+        self.model = type("Model", (), {"total": 8.0})()
+
+    def synthesize(self, rows, method):
+        import polars as pl
+
+        return pl.DataFrame({c: [self.keys[c][0], None] * (rows // 2) for c in self.keys})
+
+    def project_melted(self, clique):
+        import polars as pl
+
+        (column,) = clique if len(clique) == 1 else (clique[0],)
+        return pl.DataFrame({column: self.keys[column].to_list(), "len": [5.0, 3.0, 0.0]})
+
+
+@pytest.mark.skipif(opendp_version() is None, reason="OpenDP (the dp extra) is not installed")
+def test_missing_values_keep_the_sources_spelling_and_appear_only_where_it_had_some(monkeypatch):
+    """Adult's workclass came out blank where the file wrote '?', and blanks appeared in columns that
+    had none: a declared column with missing values writes them as the file does, and a declared
+    column without any draws again from its DP one-way table (post-processing)."""
+    from anonlib.transformations import synthesis
+
+    monkeypatch.setattr(synthesis, "opendp_release", lambda data, plan, keys, *a, **k: MissingDraws(plan, keys))
+    frame = pd.DataFrame({"work": ["a", "b", None, "a"] * 5, "sex": ["F", "M"] * 10})
+    dataset = Dataset.from_frame("f.csv", frame, {"work": "sensitive", "sex": "quasi-identifier"})
+    dataset = replace(dataset, missing_texts={"work": "?"})
+    made = private_release(dataset, ["work", "sex"], epsilon=1.0, values_from_data=True, method="pairs", rows=400)
+    table = made.synthesis.table
+    assert made.synthesis.rows == 400 and made.synthesis.missing == {"work": "?"}
+    assert table["work"].tolist()[:2] == ["a", "?"] and table["work"].notna().all()  # the file's spelling
+    assert table["sex"].notna().all() and set(table["sex"]) == {"F", "M"}  # no blank where the file had none
+    shares = table["sex"].value_counts(normalize=True)
+    assert shares["F"] > 0.75 and shares["M"] > 0.05  # half the rows drawn again, 5 : 3 from the one-way table
+    # compared with the records as the file writes them: '?' against '?'
+    one_way = {m.columns: m.release for m in made.comparison.marginals if len(m.columns) == 1}
+    # records a 1/2, b 1/4, ? 1/4; release a 1/2, ? 1/2: half of (0 + 1/4 + 1/4)
+    assert one_way[("work",)] == pytest.approx(0.25)
+
+
+@pytest.mark.skipif(opendp_version() is None, reason="OpenDP (the dp extra) is not installed")
+def test_a_record_count_of_huge_weights_is_planned_without_expanding_it_and_refused_in_a_sentence():
+    """The plan expanded a count column into rows to see which values occur (a fuzzed file's count
+    took the session past 20 GB): it now reads the rows a count keeps, and the release refuses a
+    count past what it reads."""
+    frame = pd.DataFrame({"sex": ["F", "M", "F"], "dx": ["a", "b", "c"], "n": [10**12, 1, 0]})
+    roles = {"sex": "quasi-identifier", "dx": "sensitive", "n": "count"}
+    dataset = Dataset.from_frame("f.csv", frame, roles)
+    assert plan_private(dataset, ["sex", "dx"]).sizes == (3, 3)  # F, M and missing; a, b and missing: c counts 0
+    with pytest.raises(SynthesisError, match="stands for more than 20,000,000 records") as err:
+        private_release(dataset, ["sex", "dx"], epsilon=1.0, values_from_data=True)
+    assert "\n" not in str(err.value) and "10" not in str(err.value).split("more than")[0]

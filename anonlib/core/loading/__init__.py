@@ -69,7 +69,7 @@ import pyarrow as pa
 
 from ..errors import DataFileError, FileTooLargeError, join_names
 from ..parallel import each
-from .columns import Typed, clean_names, header_note, missing_note, typed_values
+from .columns import Typed, clean_names, header_note, missing_note, missing_text, typed_values
 from .source import (
     CSV_INJECTION_PREFIXES,
     DEFAULT_MAX_BYTES,
@@ -205,6 +205,7 @@ def _table(
         header=cells.header,
         missing_cells=sum(t.missing for t in typed),
         notes=tuple(notes),
+        missing_texts={n: missing_text(t.markers) for n, t in zip(names, typed) if t.markers},
     )
 
 

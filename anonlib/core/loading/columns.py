@@ -214,6 +214,17 @@ def _markers_found(
 _NO_VALUE = {"parquet": "null {}", "excel": "{} without a value"}
 
 
+def missing_text(markers: Sequence[tuple[str | None, int]]) -> str:
+    """How a column writes a missing value: the marker most of its missing cells hold ("" for
+    cells without any value).
+
+    >>> missing_text([("?", 30), (None, 2)]), missing_text([(None, 5)])
+    ('?', '')
+    """
+    marker = max(markers, key=lambda m: m[1])[0] if markers else None
+    return "" if marker is None else str(marker)
+
+
 def missing_note(typed: Sequence[Typed], names: Sequence[str], fmt: str) -> str | None:
     """One sentence on the cells read as missing: how many of each marker, in which columns."""
     cells: dict[str, int] = {}

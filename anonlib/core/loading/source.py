@@ -55,6 +55,7 @@ class LoadedTable:
     header: bool
     missing_cells: int
     notes: tuple[str, ...] = field(default_factory=tuple)
+    missing_texts: dict[str, str] = field(default_factory=dict)  # per column: how it writes a missing value
 
 
 def human_bytes(n: float) -> str:

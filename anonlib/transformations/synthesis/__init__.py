@@ -22,7 +22,11 @@ Methods (``METHODS``):
 Budget (``privacy_budget``): ε with δ = 0 is pure ε-DP (Laplace noise; ρ = ε²/2, the
 zCDP it implies, is shown); ε with δ > 0 is converted by OpenDP to the largest ρ whose
 zCDP guarantee implies (ε, δ)-DP (Gaussian noise); ρ may be given instead, and OpenDP
-gives its ε at δ.
+gives its ε at δ. What a release states is OpenDP's privacy map of its whole measurement
+(``plan_budget``, ``stated_budget``): its context holds the whole loss as a privacy filter,
+its one query spends it, and finding value lists spends a δ of its own; the map is
+computed from the settings before any record is read and checked again on the context
+that reads them (``opendp_release``).
 
 Public inputs (nothing else read from the records reaches the release): each category
 column's value list is given (``values=``), declared public by the user
@@ -32,28 +36,34 @@ is refused in a sentence. Numbers (``NumberCuts``): a number column is cut at pu
 points inside public bounds, and its type (whole numbers or not) comes from them, never
 from the values. Each value is put in its bin (clamped into the bounds, a change of each
 record on its own) before OpenDP sees it, so OpenDP measures bins, whose labels are
-public; a synthetic value is drawn uniformly inside its bin (post-processing). Default cuts
-come from the column's typed hierarchy (its first level of bands): they are read from
-the data, so they need the same declaration as the value lists.
+public; a synthetic value is drawn uniformly inside its bin (post-processing). Cuts are
+declared, or round cuts inside declared bounds (``cuts_within``): never read from the data.
+The records outside the bounds are counted for the officer (``Synthesis.outside``).
+
+Shape: the synthetic table has the DP count of the records (the model's total) unless
+``rows`` is given; a missing value is written as the source writes it (``missing_texts``)
+where a declared list holds one, and drawn again from the column's DP one-way table where
+it does not (``_without_missing``); the DP tables shipped are the one-way tables and the
+two-way tables of every pair measured (given, and chosen by OpenDP).
 
 People (``person=``): with a person column, OpenDP's unit is the person
 (``dp.unit_of(contributions=1, identifier=...)``) and it keeps at most
 ``records_per_person`` records of each (drawn at random, ``truncate_per_group``) before
-measuring, so ε is per person.
+measuring, so ε is per person. The number is declared, never guessed (``records_per_person_given``).
 
 Two known problems of OpenDP 0.16 are worked around (docs/dp.md): records are drawn
 with ``method="sample"``, never the default ``"round"`` (mbi 1.1.0 couples columns that
-share a parent in the model); and MST's budget (used alone), whose split can exceed the budget by one
-unit in the last place, is replayed before the data are touched and lowered by a few units
-in the last place when it would fail (``mst_budget``).
+share a parent in the model); and MST's budget, whose split can exceed the budget by a few
+units in the last place, is replayed before the data are touched: lowered by a few units in
+the last place, or one pair fewer chosen where no budget splits (``mst_split``).
 
 There is no seed: OpenDP draws fresh noise on every run, by design, and numpy's global
 random state (which OpenDP uses to draw the records) is never seeded here.
 
-This package is the one place that talks to OpenDP: ``budget`` (loading OpenDP, the budget
-and its conversions), ``cuts`` (public cuts and bounds), and here the plan, the release
-(``opendp_release``, the one call that reads the records) and MST's budget replay, so each
-workaround of OpenDP 0.16 stays next to the call it guards.
+This package is the one place that talks to OpenDP: ``budget`` (loading OpenDP, the budget,
+its conversions, what a release states, MST's split replayed), ``cuts`` (public cuts and
+bounds), ``plan`` (the plan and the budget settled before the records), and here the value
+lists and the release (``opendp_release``, the one call that reads the records).
 
 Example (needs OpenDP; skipped without it):
     >>> import pandas as pd
@@ -66,7 +76,6 @@ Example (needs OpenDP; skipped without it):
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -83,216 +92,41 @@ from .budget import (
     Budget,
     innermost_error,
     jax_cache_folder,
+    key_delta_refusal,
     library_versions,
+    mst_split,
+    opendp_guarantee,
+    opendp_loss,
     opendp_version,
     privacy_budget,
+    query_loss,
     require_opendp,
+    stated_budget,
     use_jax_cache,
 )
-from .cuts import NUMBER_CATEGORIES, NumberCuts, default_number_cuts, needs_cuts, parse_cuts
-
-METHODS = {
-    "mst": "MST: a tree of two-way tables chosen privately (and the column to predict with every other)",
-    "pairs": "two-way tables of a published list of column pairs (the star around the column to predict)",
-    "aim": "AIM: two-way tables chosen privately, round by round",
-}
-DEFAULT_METHOD = "mst"
-ROWS_FACTOR = 3  # synthetic records per estimated record when rows are not given (less sampling noise)
-MAX_ROWS = 2_000_000  # synthetic records at most
-MAX_CATEGORIES = 100  # values of one column at most (a larger one is generalized first, or left out)
-MAX_COLUMNS = 24
-MAX_PAIR_CELLS = 250_000  # cells of one two-way table at most
-DEFAULT_TIME_LIMIT = 300.0  # seconds a run may be estimated at before it is refused
-AIM_ROUNDS_PER_COLUMN = 2  # AIM's rounds: capped (OpenDP's default is 16 per column)
-AIM_MAX_SIZE = 20.0  # AIM's model size in MB: capped (OpenDP's default is 80)
-MST_FIXED_SHARE = 0.25  # of the default MST's budget, the share measuring the column to predict with every other
-MAX_RECORDS_PER_PERSON = 1000
-
-
-# --------------------------------------------------------------------------- the plan
-
-
-@dataclass(frozen=True)
-class SynthesisPlan:
-    """What a run will measure, checked before the data reach OpenDP: the columns, their
-    sizes (categories, missing included; bins), the two-way tables of the workload, the
-    domain size and the estimated seconds."""
-
-    columns: tuple[str, ...]
-    method: str
-    sizes: tuple[int, ...]
-    pairs: tuple[tuple[str, str], ...]
-    predict: str | None
-    cuts: tuple[NumberCuts, ...]
-    domain: float
-    estimate: float
-    time_limit: float
-
-    def sentence(self) -> str:
-        """The plan in words, with the estimate."""
-        chosen = f"two-way tables chosen among {len(self.columns) * (len(self.columns) - 1) // 2} pairs"
-        if self.method == "pairs":
-            tables = f"{len(self.pairs)} two-way tables"
-        elif self.method == "mst" and self.pairs:
-            tables = f"{len(self.pairs)} two-way tables given, then a tree of {chosen}"
-        else:
-            tables = chosen
-        return (
-            f"{METHODS[self.method]}: {len(self.columns)} columns (a domain of {self.domain:.3g} combinations), "
-            f"{tables}; estimated at about {self.estimate:.0f} s (limit {self.time_limit:g} s)."
-        )
-
-
-def _clean_pairs(pairs: Sequence[Sequence[str]], columns: Sequence[str]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    for pair in pairs:
-        pair = tuple(str(c) for c in pair)
-        if len(pair) != 2 or pair[0] == pair[1]:
-            raise SynthesisError(f"A pair names two different columns; got {' × '.join(pair) or 'nothing'}.")
-        unknown = [c for c in pair if c not in columns]
-        if unknown:
-            raise SynthesisError(
-                f"The pair {' × '.join(pair)} names {join_names(unknown)}, not among the columns released "
-                f"({join_names(columns)})."
-            )
-        if pair not in out and pair[::-1] not in out:
-            out.append(pair)
-    return out
-
-
-def workload(columns: Sequence[str], predict: str | None, pairs: Sequence[Sequence[str]] = ()) -> list[tuple[str, str]]:
-    """The ``pairs`` method's two-way tables: ``predict`` crossed with every other column,
-    then the listed ``pairs`` (each once).
-
-    >>> workload(["a", "b", "y"], "y", [("a", "b"), ("b", "a"), ("a", "y")])
-    [('a', 'y'), ('b', 'y'), ('a', 'b')]
-    """
-    star = [(c, predict) for c in columns if predict is not None and c != predict]
-    return _clean_pairs(star + [tuple(p) for p in pairs], columns)
-
-
-def estimate_seconds(sizes: Sequence[int], method: str, tables: int) -> float:
-    """Seconds a run is expected to take on 2 cores, from the domain: a fixed cost
-    (JAX compiling mbi's programs, most of the time), a cost per table measured, and a
-    cost per cell of the tables fitted. Calibrated on Adult (docs/dp.md); AIM's rounds
-    each refit the model.
-
-    >>> round(estimate_seconds([3, 3, 2], "pairs", 2)) < round(estimate_seconds([17, 15, 9, 8] * 2, "pairs", 12))
-    True
-    """
-    sizes = [int(s) for s in sizes]
-    columns = len(sizes)
-    pair_cells = sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1 :])
-    if method == "pairs":
-        return 20.0 + 3.0 * (tables + columns) + pair_cells / 2_000.0
-    if method == "mst":
-        return 25.0 + 4.0 * columns + 3.0 * tables + pair_cells / 1_000.0
-    rounds = AIM_ROUNDS_PER_COLUMN * columns
-    return 30.0 + 14.0 * rounds + pair_cells / 500.0
-
-
-def plan_synthesis(
-    frame: pd.DataFrame,
-    columns: Sequence[str],
-    *,
-    cuts: Sequence[NumberCuts] = (),
-    method: str = DEFAULT_METHOD,
-    predict: str | None = None,
-    pairs: Sequence[Sequence[str]] = (),
-    time_limit: float = DEFAULT_TIME_LIMIT,
-    values: Mapping[str, Sequence[str]] | None = None,
-) -> SynthesisPlan:
-    """Check a run before it starts, and estimate its time; a sentence when it is refused
-    (unknown or repeated columns, a column with too many values, work past ``time_limit``).
-    ``values``: the value lists given for category columns (their sizes; the others' sizes
-    are counted in the data, for the estimate only, never released).
-
-    >>> p = plan_synthesis(pd.DataFrame({"a": list("xyxy"), "y": list("ppqq")}), ["a", "y"], predict="y")
-    >>> p.pairs, p.sizes, p.domain
-    ((('a', 'y'),), (3, 3), 9.0)
-    """
-    if method not in METHODS:
-        raise SynthesisError(f"The method must be one of {', '.join(METHODS)}; got '{method}'.")
-    columns = [str(c) for c in columns]
-    if len(columns) < 2:
-        raise SynthesisError("A private release needs at least two columns.")
-    if len(set(columns)) != len(columns):
-        raise SynthesisError("A column is named twice; name each column once.")
-    if len(columns) > MAX_COLUMNS:
-        raise SynthesisError(
-            f"{len(columns)} columns is more than a private release synthesizes here ({MAX_COLUMNS}); "
-            "choose the columns the recipient needs."
-        )
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ColumnError(f"These columns do not exist in the data: {join_names(missing)}.")
-    by_column = {c.column: c for c in cuts}
-    stray = [c for c in by_column if c not in columns]
-    if stray:
-        raise SynthesisError(f"Cuts are given for {join_names(stray)}, which is not among the columns released.")
-    if predict is not None and predict not in columns:
-        raise SynthesisError(f"The column to predict, {predict}, is not among the columns released.")
-    sizes = []
-    for column in columns:
-        if column in by_column:
-            sizes.append(len(by_column[column].cuts) + 1)
-            continue
-        if values and column in values:
-            distinct = len(values[column]) + 1  # OpenDP adds a missing value to every list
-            if distinct - 1 > MAX_CATEGORIES:
-                raise SynthesisError(
-                    f"{column} is given {distinct - 1:,} values, more than {MAX_CATEGORIES} a private release can "
-                    "measure well; generalize it first, or leave it out."
-                )
-            sizes.append(distinct)
-            continue
-        column_values = frame[column]
-        if needs_cuts(column_values):  # value by value, a number column would be measured too thinly
-            raise SynthesisError(
-                f"{column} holds numbers with {column_values.dropna().nunique():,} different values: give it public "
-                "cuts and bounds to release it, or its list of values."
-            )
-        distinct = int(column_values.dropna().nunique()) + 1  # OpenDP adds a missing value to every list
-        if distinct - 1 > MAX_CATEGORIES:
-            raise SynthesisError(
-                f"{column} has {distinct - 1:,} different values, more than {MAX_CATEGORIES} a private release "
-                "can measure well; give it cuts if it holds numbers, generalize it first, or leave it out."
-            )
-        sizes.append(distinct)
-    size_of = dict(zip(columns, sizes))
-    chosen = workload(columns, predict, pairs) if method in ("pairs", "mst") else _clean_pairs(pairs, columns)
-    if method == "pairs" and not chosen:
-        raise SynthesisError("The pairs method needs a column to predict or at least one pair of columns.")
-    big = [(a, b) for a, b in chosen if size_of[a] * size_of[b] > MAX_PAIR_CELLS]
-    if big:
-        a, b = big[0]
-        raise SynthesisError(
-            f"The table {a} × {b} has {size_of[a] * size_of[b]:,} cells, more than {MAX_PAIR_CELLS:,}; "
-            "generalize one of them first or leave the pair out."
-        )
-    domain = float(math.prod(float(s) for s in sizes))
-    estimate = estimate_seconds(sizes, method, len(chosen))
-    if not time_limit > 0:
-        raise SynthesisError(f"The time limit must be positive; got {time_limit:g} s.")
-    plan = SynthesisPlan(
-        tuple(columns),
-        method,
-        tuple(sizes),
-        tuple(chosen),
-        predict,
-        tuple(by_column[c] for c in columns if c in by_column),
-        domain,
-        estimate,
-        float(time_limit),
-    )
-    if estimate > time_limit:
-        advice = "use the pairs method, " if method != "pairs" else ""
-        raise SynthesisError(
-            f"{METHODS[method]} on these {len(columns)} columns is estimated at about {estimate:.0f} s, past the "
-            f"limit of {time_limit:g} s: {advice}choose fewer columns or fewer bins, or allow more time."
-        )
-    return plan
-
+from .cuts import NUMBER_CATEGORIES, NumberCuts, cuts_within, needs_cuts, parse_cuts
+from .plan import (
+    AIM_MAX_SIZE,
+    AIM_ROUNDS_PER_COLUMN,
+    DEFAULT_METHOD,
+    DEFAULT_TIME_LIMIT,
+    MAX_CATEGORIES,
+    MAX_COLUMNS,
+    MAX_PAIR_CELLS,
+    MAX_RECORDS,
+    MAX_RECORDS_PER_PERSON,
+    MAX_ROWS,
+    METHODS,
+    MST_FIXED_SHARE,
+    RARE_RECORDS,
+    BudgetPlan,
+    SynthesisPlan,
+    estimate_seconds,
+    plan_budget,
+    plan_synthesis,
+    undeclared_refusal,
+    workload,
+)
 
 # --------------------------------------------------------------------------- the release
 
@@ -301,11 +135,15 @@ def plan_synthesis(
 class Synthesis:
     """A differentially private synthetic table and everything its release states.
 
-    ``table``: the synthetic records (categories as text, None for missing; numbers
-    drawn inside their bins). ``marginals``: the DP two-way tables of the workload (and
-    the one-way tables), as the fitted model gives them: (columns, frame with a
-    ``records`` column), post-processing of the same release. ``records_estimate``: the
-    DP estimate of the number of records (the model's total)."""
+    ``table``: the synthetic records (categories as text, a missing value written in the
+    source's spelling where the declared lists hold one, else None; numbers drawn inside their
+    bins). ``marginals``: the DP tables of the release as the fitted model gives them (every
+    one-way table, and the two-way tables of every pair measured: those given and those OpenDP
+    chose): (columns, frame with a ``records`` column), post-processing of the same release.
+    ``records_estimate``: the DP estimate of the number of records (the model's total).
+    ``budget``: what the release states (OpenDP's map of the whole measurement). ``outside``:
+    per number column, the records outside its declared bounds (counted in the end bins), for
+    the privacy officer only: read from the records, never in the package."""
 
     table: pd.DataFrame
     method: str
@@ -319,12 +157,16 @@ class Synthesis:
     library: Mapping[str, str]
     seconds: float
     estimate: float
-    budget_spent: float  # the budget OpenDP was given (MST: a few units in the last place lower, see mst_budget)
+    budget_spent: float  # the budget OpenDP's query was given (MST: a few units in the last place lower, see mst_split)
     marginals: tuple[tuple[tuple[str, ...], pd.DataFrame], ...] = field(default=(), repr=False)
     categories: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     value_sources: Mapping[str, str] = field(default_factory=dict, repr=False)  # column -> VALUE_SOURCES key
     person: str | None = None  # the person column: the unit protected is the person
     records_per_person: int = 1
+    chosen_pairs: tuple[tuple[str, str], ...] = ()  # the pairs OpenDP chose to measure (MST, AIM)
+    selections: int | None = None  # MST's pairs chosen
+    missing: Mapping[str, str] = field(default_factory=dict, repr=False)  # column -> how a missing value is written
+    outside: Mapping[str, int] = field(default_factory=dict, repr=False)  # the officer's: records outside the bounds
 
     @property
     def method_label(self) -> str:
@@ -335,72 +177,26 @@ class Synthesis:
         """The unit ε protects: "person" (with a person column) or "record"."""
         return "person" if self.person is not None else "record"
 
+    @property
+    def measured_pairs(self) -> tuple[tuple[str, str], ...]:
+        """Every pair whose two-way table the release measured: given first, then chosen by OpenDP."""
+        return self.pairs + tuple(p for p in self.chosen_pairs if p not in self.pairs and p[::-1] not in self.pairs)
+
     def sentence(self) -> str:
         return (
             f"{self.rows:,} synthetic records of {join_names(self.columns, limit=24)} by {self.method_label} "
             f"(OpenDP {self.library.get('opendp', '?')}), {self.budget.sentence()}; {self.seconds:.0f} s."
         )
 
-
-def _prior(x: float) -> float:
-    return float(np.nextafter(x, -np.inf))
-
-
-def mst_budget(
-    measure,
-    budget: float,
-    columns: int,
-    *,
-    oneway_split: float = 0.5,
-    measure_split: float = 0.9,
-    share: float | None = None,
-) -> float:
-    """The largest budget at most ``budget`` (a few units in the last place lower at most)
-    that OpenDP 0.16's MST can spend. MST splits its selection budget into ``columns - 1``
-    equal parts, and OpenDP's sum of them, rounded up, can exceed the part it was cut
-    from by one unit in the last place ("insufficient budget for query"), after the
-    one-way tables were measured. The split depends only on the budget and the number of
-    columns: it is replayed here with OpenDP's own composition before the data are read.
-    ``share``: MST runs after the fixed pairs in OpenDP's ``Sequential`` with weights
-    ``share, 1 - share`` (the default method with a column to predict); its part of the
-    budget is replayed through ``Sequential``'s own search too."""
-    dp = require_opendp()
-    domain, metric = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
-
-    def mst_part(multiway: float) -> float:
-        if share is None:
-            return multiway
-        weights = (share, 1.0 - share)
-
-        def composition(scale: float):
-            return dp.c.make_adaptive_composition(domain, metric, measure, d_in=1, d_mids=[w * scale for w in weights])
-
-        scale = dp.binary_search_param(composition, d_in=1, d_out=multiway, T=float)
-        return weights[1] * scale
-
-    def fits(total: float) -> bool:
-        try:
-            multiway = mst_part(_prior(_prior(total - total * oneway_split)))
-        except dp.OpenDPException:
-            return False
-        measured = multiway * measure_split
-        select = _prior(_prior(multiway - measured))
-        parts = columns - 1
-        outer = dp.c.make_adaptive_composition(domain, metric, measure, d_in=1, d_mids=[select, measured])([0])
-        try:
-            outer(
-                dp.c.make_adaptive_composition(domain, metric, measure, d_in=1, d_mids=[_prior(select / parts)] * parts)
-            )
-            return True
-        except dp.OpenDPException:
-            return False
-
-    spent = float(budget)
-    for _ in range(256):
-        if fits(spent):
-            return spent
-        spent = _prior(spent)
-    raise SynthesisError("MST cannot spend this budget; use the pairs method or change ε slightly.")
+    def outside_sentences(self) -> tuple[str, ...]:
+        """For the officer: the records outside each number column's declared bounds, counted in its end bins."""
+        by_column = {c.column: c for c in self.cuts}
+        return tuple(
+            f"{n:,} record{'s' if n != 1 else ''} of {column} lie outside its declared bounds "
+            f"({by_column[column].lower:g} to {by_column[column].upper:g}) and are counted in its end bins."
+            for column, n in self.outside.items()
+            if n
+        )
 
 
 VALUE_SOURCES = {
@@ -452,12 +248,30 @@ def value_lists(
         else:
             undeclared.append(column)
     if undeclared:
-        raise SynthesisError(
-            f"The value lists of {join_names(undeclared)} would be read from the records and released as they are: "
-            "give them (--values COLUMN=a,b,...), declare the file's lists public (--values-from-data), or give "
-            "δ > 0 (such as 1e-6) for OpenDP to find them privately."
-        )
+        raise SynthesisError(undeclared_refusal(undeclared))
     return lists, sources
+
+
+def rare_values(
+    frame: pd.DataFrame, columns: Sequence[str], *, below: int = RARE_RECORDS
+) -> dict[str, tuple[str, ...]]:
+    """Per category column, the values held by fewer than ``below`` records, as OpenDP reads them:
+    what declaring the file's value lists public (``values_from_data``) releases of few people,
+    named so that the privacy officer confirms them (the page asks; the command line says so).
+    Number columns (released in cuts) are left out.
+
+    >>> rare_values(pd.DataFrame({"a": ["x"] * 25 + ["y"], "b": ["p"] * 26}), ["a", "b"])
+    {'a': ('y',)}
+    """
+    out = {}
+    for column in columns:
+        if needs_cuts(frame[column]):
+            continue
+        counts = _texts(frame[column]).dropna().value_counts()
+        rare = tuple(sorted(str(v) for v in counts.index[counts.to_numpy() < below]))
+        if rare:
+            out[str(column)] = rare
+    return out
 
 
 def _texts(values: pd.Series) -> pd.Series:
@@ -478,15 +292,16 @@ def _prepared(frame: pd.DataFrame, columns: Sequence[str], cuts: Mapping[str, Nu
     """The columns as OpenDP reads them: categories as text (None when missing), numbers as
     the position of their declared bin (clamped into the bounds), a float that OpenDP cuts
     at ``bin_cuts``: OpenDP measures the bins, and no type or value is taken from the
-    numbers. A number column with a record without a number is refused (a sentence)."""
+    numbers. A number column with a record without a number is refused (a sentence, without
+    counting them: the count is read from the records)."""
     out = {}
     for column in columns:
         if column in cuts:
             bins = cuts[column].bins(frame[column])
             if (bins < 0).any():
                 raise SynthesisError(
-                    f"{column} has {int((bins < 0).sum()):,} records without a number; release it without cuts (as "
-                    "categories), or drop the records with missing values (Dataset page) first."
+                    f"{column} has records without a number; release it without cuts (as categories), or drop the "
+                    "records with missing values (Dataset page) first."
                 )
             out[column] = pd.Series(bins.astype(np.float64), index=frame.index)
         else:
@@ -504,15 +319,16 @@ def bin_cuts(spec: NumberCuts) -> list[float]:
     return [i + 0.5 for i in range(len(spec.cuts))]
 
 
-def _algorithm(dp, plan: SynthesisPlan):
+def _algorithm(dp, plan: SynthesisPlan, selections: int | None = None):
     if plan.method == "pairs":
         return dp.mbi.Fixed(queries=[dp.mbi.Count(p) for p in plan.pairs], oneway="all")
     if plan.method == "mst":
+        mst = dp.mbi.MST() if selections in (None, len(plan.columns) - 1) else dp.mbi.MST(num_selections=selections)
         if not plan.pairs:
-            return dp.mbi.MST()
+            return mst
         # the column to predict with every other first (and the listed pairs), then MST's tree, on a shared budget
         return dp.mbi.Sequential(
-            algorithms=[dp.mbi.Fixed(queries=[dp.mbi.Count(p) for p in plan.pairs], oneway="all"), dp.mbi.MST()],
+            algorithms=[dp.mbi.Fixed(queries=[dp.mbi.Count(p) for p in plan.pairs], oneway="all"), mst],
             weights=[MST_FIXED_SHARE, 1.0 - MST_FIXED_SHARE],
         )
     queries = [dp.mbi.Count(p) for p in plan.pairs] if plan.pairs else 2
@@ -524,12 +340,29 @@ def _fresh_rng() -> np.random.Generator:
     return np.random.default_rng()
 
 
+def opendp_context(data: pd.DataFrame, budget: Budget, *, person: str | None = None):
+    """OpenDP's context of a release over ``data`` (the prepared columns, with the person
+    column when there is one): its unit (a record, or a person by ``person``) and the whole
+    loss the release states (``opendp_loss``), held as a privacy filter that its one query
+    spends. Returns the context and the unit's distance (OpenDP's ``d_in``)."""
+    dp = require_opendp()
+    import polars as pl
+
+    if person is None:
+        unit = dp.unit_of(contributions=1)
+    else:
+        unit = dp.unit_of(contributions=1, identifier=pl.col(person))
+    context = dp.Context.compositor(
+        data=pl.from_pandas(data).lazy(), privacy_unit=unit, privacy_loss=opendp_loss(dp, budget)
+    )
+    return context, unit[1]
+
+
 def opendp_release(
     data: pd.DataFrame,
     plan: SynthesisPlan,
     keys: Mapping[str, Sequence[str] | None],
-    budget: Budget,
-    spend: float,
+    budget: BudgetPlan,
     *,
     person: str | None = None,
     records_per_person: int = 1,
@@ -537,23 +370,17 @@ def opendp_release(
     """OpenDP's release: the contingency table it measures and fits on ``data`` (the
     prepared columns, with the person column when there is one). The one call that reads
     the records; everything the package holds comes from what it returns and the declared
-    inputs."""
+    inputs. Its context's privacy map is checked against what the release states first."""
     dp = require_opendp()
-    import polars as pl
-
     plan_cuts = {c.column: c for c in plan.cuts}
-    measure = dp.max_divergence() if budget.pure else dp.zero_concentrated_divergence()
-    loss = (measure, spend) if budget.pure or not any(k is None for k in keys.values()) else None
-    if loss is None:  # keys found privately: OpenDP's threshold needs δ beside ρ
-        loss = dp.loss_of(rho=spend, delta=budget.delta)
-    if person is None:
-        unit = dp.unit_of(contributions=1)
-    else:
-        unit = dp.unit_of(contributions=1, identifier=pl.col(person))
-    context = dp.Context.compositor(
-        data=pl.from_pandas(data).lazy(), privacy_unit=unit, privacy_loss=loss, split_evenly_over=1
-    )
-    query = context.query()
+    context, d_in = opendp_context(data, budget.stated, person=person)
+    mapped = opendp_guarantee(dp, context.accountant, d_in, budget.stated)
+    if mapped != (budget.stated.epsilon, budget.stated.delta):  # one map, stated before and measured now
+        raise SynthesisError(
+            f"OpenDP's privacy map of this release is ε = {mapped[0]:.6g}, δ = {mapped[1]:g}, not the "
+            f"{budget.stated.sentence()} stated; nothing was measured."
+        )
+    query = context.query(**query_loss(budget.stated, budget.spend))
     if person is not None:
         query = query.truncate_per_group(int(records_per_person))  # records beyond it dropped at random
     return (
@@ -561,7 +388,7 @@ def opendp_release(
         .contingency_table(
             keys={c: list(k) for c, k in keys.items() if k is not None and c not in plan_cuts},
             cuts={c: bin_cuts(spec) for c, spec in plan_cuts.items()},
-            algorithm=_algorithm(dp, plan),
+            algorithm=_algorithm(dp, plan, budget.selections),
         )
         .release()
     )
@@ -583,7 +410,8 @@ def synthesize(
     values: Mapping[str, Sequence[str]] | None = None,
     values_from_data: bool = False,
     person: str | None = None,
-    records_per_person: int = 1,
+    records_per_person: int | None = None,
+    missing_texts: Mapping[str, str] | None = None,
     time_limit: float = DEFAULT_TIME_LIMIT,
     progress: Callable[[str, float], None] | None = None,
     before_measuring: Callable[[Budget], None] | None = None,
@@ -594,12 +422,16 @@ def synthesize(
     the public value lists of category columns (``value_lists``). ``predict``: the column
     crossed with every other (the default MST adds those pairs; the ``pairs`` method
     measures only them); ``pairs``: more two-way tables (for AIM: its candidate tables).
-    ``rows``: synthetic records (default ``ROWS_FACTOR`` times the DP estimate of the
-    records). ``count``: a record-count column (each row stands for that many records).
-    ``person``: the person column (the unit protected), each person's records cut to
-    ``records_per_person`` at random by OpenDP. ``progress(stage, share)`` is told each
-    stage; ``before_measuring(budget)`` is called once every input is checked, before
-    OpenDP reads the records (a project's budget is spent there). Refusals are one ``SynthesisError`` sentence; without OpenDP,
+    ``rows``: synthetic records (default the DP estimate of the records, the model's total).
+    ``count``: a record-count column (each row stands for that many records). ``person``: the
+    person column (the unit protected), each person's records cut to ``records_per_person`` at
+    random by OpenDP (required with a person: how many records a person has by the file's
+    design, never guessed). ``missing_texts``: how the source writes a missing value of each
+    column (Adult's ``?``), used where the declared lists hold a missing value.
+    ``progress(stage, share)`` is told each stage; ``before_measuring(budget)`` is called with
+    the stated budget once every input is checked, before OpenDP reads the records (a
+    project's budget is spent there). The budget is settled first, from the settings alone
+    (``plan_budget``). Refusals are one ``SynthesisError`` sentence; without OpenDP,
     ``PrivacyExtraMissingError``.
 
     Example (needs OpenDP and about 20 s):
@@ -611,7 +443,6 @@ def synthesize(
     """
     start = time.perf_counter()
     tell = progress or (lambda stage, share: None)
-    budget = privacy_budget(epsilon, delta, rho=rho)
     dp = require_opendp()
     if rows is not None and (isinstance(rows, bool) or int(rows) != rows or not 1 <= int(rows) <= MAX_ROWS):
         raise SynthesisError(f"The records to synthesize must be a whole number from 1 to {MAX_ROWS:,}; got {rows}.")
@@ -620,51 +451,75 @@ def synthesize(
             raise ColumnError(f"The person column {person} is not in the data.")
         if person in columns:
             raise SynthesisError(f"The person column {person} marks people; it is never released.")
-        if isinstance(records_per_person, bool) or not 1 <= int(records_per_person) <= MAX_RECORDS_PER_PERSON:
-            raise SynthesisError(
-                f"The records kept per person must be a whole number from 1 to {MAX_RECORDS_PER_PERSON:,}; "
-                f"got {records_per_person}."
-            )
+        records_per_person = records_per_person_given(records_per_person, person)
+    columns = [str(c) for c in columns]
+    specs = {c.column: c for c in cuts}
+    budget = plan_budget(  # from the settings alone, before any record is read
+        columns,
+        epsilon=epsilon,
+        delta=delta,
+        rho=rho,
+        method=method,
+        cuts=list(specs),
+        values=list(values or {}),
+        values_from_data=values_from_data,
+        predict=predict,
+        pairs=pairs,
+        person=person is not None,
+    )
     if count is not None:
         from ...core.cells import record_weights
 
         weights = record_weights(frame, count)
+        if float(np.sum(weights, dtype=np.float64)) > MAX_RECORDS:  # each record is a row OpenDP reads
+            raise SynthesisError(
+                f"The record-count column {count} stands for more than {MAX_RECORDS:,} records, more than a private "
+                "release reads here; release a sample of the records, or the table without its count column."
+            )
         frame = frame.iloc[np.repeat(np.arange(len(frame)), weights)].reset_index(drop=True)
     if len(frame) == 0:
         raise SynthesisError("The table holds no record to release.")
-    specs = {c.column: c for c in cuts}
     lists, sources = value_lists(
-        frame, [str(c) for c in columns], specs, values=values, values_from_data=values_from_data, delta=budget.delta
+        frame, columns, specs, values=values, values_from_data=values_from_data, delta=budget.asked.delta
     )
     given = {c: v for c, v in lists.items() if v is not None and c not in specs}
     plan = plan_synthesis(
         frame, columns, cuts=cuts, method=method, predict=predict, pairs=pairs, time_limit=time_limit, values=given
     )
     tell("checking the columns, cuts and budget", 0.02)
-    spend = budget.epsilon if budget.pure else budget.rho
-    if plan.method == "mst":
-        measure = dp.max_divergence() if budget.pure else dp.zero_concentrated_divergence()
-        spend = mst_budget(measure, spend, len(plan.columns), share=MST_FIXED_SHARE if plan.pairs else None)
+    # a missing value is written as the source writes it where the declared list holds one; nowhere else
+    declared_missing = {
+        c: (missing_texts or {}).get(c, "")
+        for c in plan.columns
+        if sources.get(c) == "declared" and bool(frame[c].isna().any())
+    }
+    outside = {c: spec.outside(frame[c]) for c, spec in specs.items()}
     if before_measuring is not None:  # every input checked: the budget is spent from here on
-        before_measuring(budget)
+        before_measuring(budget.stated)
     use_jax_cache()
     data = _prepared(frame, plan.columns, specs)
     if person is not None:
         data[person] = _texts(frame[person])
     tell(f"measuring and fitting with OpenDP (about {plan.estimate:.0f} s)", 0.05)
+    rng = _fresh_rng()
     try:
         released = opendp_release(
-            data, plan, lists, budget, spend, person=person, records_per_person=int(records_per_person)
+            data, plan, lists, budget, person=person, records_per_person=int(records_per_person or 1)
         )
         estimate = float(released.model.total)
-        wanted = int(rows) if rows is not None else int(min(max(round(ROWS_FACTOR * estimate), 1), MAX_ROWS))
+        wanted = int(rows) if rows is not None else int(min(max(round(estimate), 1), MAX_ROWS))
         tell("drawing the synthetic records", 0.9)
         # "sample": records drawn one by one from the model. Never mbi 1.1.0's default "round" (docs/dp.md).
         drawn = released.synthesize(rows=wanted, method="sample").to_pandas()
+        for column in plan.columns:  # no blank where a declared list has no missing value: from its DP one-way
+            if sources.get(column) == "declared" and column not in declared_missing:
+                drawn[column] = _without_missing(drawn[column], released, column, rng)
         relabel = {c: dict(zip(released.keys[c].to_list(), spec.labels)) for c, spec in specs.items()}
+        chosen = _measured_pairs(released, plan.columns)
+        measured = list(plan.pairs) + [p for p in chosen if p not in plan.pairs and p[::-1] not in plan.pairs]
         marginals = tuple(
             (tuple(clique), _marginal_frame(released, clique, relabel))
-            for clique in [(c,) for c in plan.columns] + list(plan.pairs)
+            for clique in [(c,) for c in plan.columns] + measured
         )
         keys = {c: tuple(str(v) for v in released.keys[c].to_list() if v is not None) for c in plan.columns}
     except dp.OpenDPException as err:
@@ -674,7 +529,6 @@ def synthesize(
     except (ValueError, TypeError) as err:
         first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
         raise SynthesisError(f"OpenDP could not make the release: {first}.") from None
-    rng = _fresh_rng()
     table = pd.DataFrame(index=range(len(drawn)))
     for column in plan.columns:
         if column in specs:  # OpenDP's draw names the bin; the value is drawn inside the declared bin
@@ -684,12 +538,15 @@ def synthesize(
             numbers = spec.draw(np.where(np.isnan(position), -1, bins), rng)
             table[column] = pd.array(numbers, dtype="Int64") if spec.whole else numbers
         else:
-            table[column] = drawn[column].astype(object).where(drawn[column].notna(), None)
+            texts = drawn[column].astype(object).where(drawn[column].notna(), None)
+            if column in declared_missing and declared_missing[column]:
+                texts = texts.where(texts.notna(), declared_missing[column])
+            table[column] = texts
     tell("done", 1.0)
     return Synthesis(
         table=table,
         method=plan.method,
-        budget=budget,
+        budget=budget.stated,
         columns=plan.columns,
         cuts=plan.cuts,
         pairs=plan.pairs,
@@ -699,13 +556,74 @@ def synthesize(
         library=library_versions(),
         seconds=time.perf_counter() - start,
         estimate=plan.estimate,
-        budget_spent=float(spend),
+        budget_spent=float(budget.spend),
         marginals=marginals,
         categories={c: keys[c] for c in plan.columns if c not in specs},
         value_sources=sources,
         person=person,
         records_per_person=int(records_per_person) if person is not None else 1,
+        chosen_pairs=tuple(p for p in chosen if p not in plan.pairs and p[::-1] not in plan.pairs),
+        selections=budget.selections,
+        missing=declared_missing,
+        outside=outside,
     )
+
+
+def records_per_person_given(records_per_person: int | None, person: str) -> int:
+    """The records kept per person, as declared: a whole number from 1 to ``MAX_RECORDS_PER_PERSON``,
+    asked for when not given (never guessed: a default of 1 drops every person's other records).
+
+    >>> records_per_person_given(8, "nr")
+    8
+    >>> records_per_person_given(None, "nr")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.SynthesisError: Give the records kept per person of nr (--records-per-person N): how many records one person has at most by the file's design (8 for eight yearly waves); OpenDP keeps that many of each person's records, drawn at random, and leaves out any more.
+    """
+    if records_per_person is None:
+        raise SynthesisError(
+            f"Give the records kept per person of {person} (--records-per-person N): how many records one person "
+            "has at most by the file's design (8 for eight yearly waves); OpenDP keeps that many of each person's "
+            "records, drawn at random, and leaves out any more."
+        )
+    if (
+        isinstance(records_per_person, bool)
+        or int(records_per_person) != records_per_person
+        or not 1 <= int(records_per_person) <= MAX_RECORDS_PER_PERSON
+    ):
+        raise SynthesisError(
+            f"The records kept per person must be a whole number from 1 to {MAX_RECORDS_PER_PERSON:,}; "
+            f"got {records_per_person}."
+        )
+    return int(records_per_person)
+
+
+def _without_missing(values: pd.Series, released, column: str, rng: np.random.Generator) -> pd.Series:
+    """A drawn column without missing values where the declared list holds none: each missing
+    draw (OpenDP adds a missing value to every list, and its noise fills that empty cell) is
+    drawn again from the column's DP one-way table without it (post-processing). A number
+    column in cuts has no missing bin at all (OpenDP's bins of the cuts)."""
+    missing = values.isna().to_numpy()
+    if not missing.any():
+        return values
+    table = released.project_melted([column]).to_pandas()
+    table = table[table[column].notna()]
+    weights = np.clip(table["len"].to_numpy(dtype=float), 0, None)
+    if not len(table) or weights.sum() <= 0:
+        return values
+    redrawn = rng.choice(table[column].to_numpy(dtype=object), size=int(missing.sum()), p=weights / weights.sum())
+    out = values.astype(object).copy()
+    out[missing] = redrawn
+    return out.astype(values.dtype) if values.dtype != object else out
+
+
+def _measured_pairs(released, columns: Sequence[str]) -> list[tuple[str, str]]:
+    """The two-way tables the release measured (OpenDP's output: given, and chosen by MST or AIM), in column order."""
+    marginals = getattr(released, "marginals", None)
+    cliques = marginals.cliques() if marginals is not None and hasattr(marginals, "cliques") else []
+    order = {c: i for i, c in enumerate(columns)}
+    pairs = [tuple(sorted(map(str, c), key=order.get)) for c in cliques if len(c) == 2 and set(c) <= set(order)]
+    return list(dict.fromkeys(pairs))
 
 
 def _marginal_frame(released, clique: Sequence[str], relabel: Mapping[str, Mapping] | None = None) -> pd.DataFrame:
@@ -720,30 +638,51 @@ def _marginal_frame(released, clique: Sequence[str], relabel: Mapping[str, Mappi
 
 
 __all__ = [
+    "AIM_MAX_SIZE",
+    "AIM_ROUNDS_PER_COLUMN",
     "DEFAULT_METHOD",
+    "DEFAULT_TIME_LIMIT",
+    "MAX_CATEGORIES",
+    "MAX_COLUMNS",
+    "MAX_PAIR_CELLS",
+    "MAX_RECORDS",
+    "MAX_RECORDS_PER_PERSON",
+    "MAX_ROWS",
+    "MST_FIXED_SHARE",
     "MAX_DELTA",
     "MAX_EPSILON",
     "MIN_EPSILON",
     "NUMBER_CATEGORIES",
     "INSTALL_SENTENCE",
     "METHODS",
+    "RARE_RECORDS",
+    "VALUE_SOURCES",
     "Budget",
+    "BudgetPlan",
     "NumberCuts",
     "Synthesis",
     "SynthesisPlan",
-    "default_number_cuts",
+    "cuts_within",
     "estimate_seconds",
     "jax_cache_folder",
+    "key_delta_refusal",
+    "opendp_context",
+    "opendp_guarantee",
     "opendp_release",
     "value_lists",
     "library_versions",
-    "mst_budget",
+    "mst_split",
     "needs_cuts",
     "opendp_version",
     "parse_cuts",
+    "plan_budget",
     "plan_synthesis",
     "privacy_budget",
+    "rare_values",
+    "records_per_person_given",
     "require_opendp",
+    "stated_budget",
     "synthesize",
+    "undeclared_refusal",
     "workload",
 ]

@@ -1,6 +1,13 @@
 """OpenDP, loaded lazily (the optional ``dp`` extra), and the budget of a private release:
-ε and δ, or ρ, converted by OpenDP's own maps (``privacy_budget``). Part of
-``anonlib.transformations.synthesis``.
+ε and δ, or ρ, converted by OpenDP's own maps (``privacy_budget``), and what a release
+states: OpenDP's privacy map of the whole measurement, finding the value lists included
+(``stated_budget``, ``opendp_guarantee``). Part of ``anonlib.transformations.synthesis``.
+
+What the user gives (``privacy_budget``) is the noise's budget: ε (with the δ at which it
+is stated) or ρ. When OpenDP finds the value lists itself, its threshold spends δ of its own
+(OpenDP's ``loss_of(rho=ρ, delta=δ)``: approximate zCDP); OpenDP's conversion of that to
+(ε, δ) then holds at the two δ added (``stated_budget``: δ = 2e-6 for a noise δ of 1e-6), and
+a release whose stated δ passes ``MAX_DELTA`` is refused before any record is read.
 
 Example:
     >>> privacy_budget(epsilon=1.0).sentence()
@@ -16,6 +23,8 @@ import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
+
+import numpy as np
 
 from ...core.errors import PrivacyExtraMissingError, SynthesisError
 
@@ -99,29 +108,52 @@ def use_jax_cache() -> None:
 @dataclass(frozen=True)
 class Budget:
     """A privacy budget: ε and δ, and ρ (zCDP). ``noise``: Laplace (pure ε-DP, δ = 0) or
-    Gaussian (ρ-zCDP, which implies (ε, δ)-DP)."""
+    Gaussian (ρ-zCDP, which implies (ε, δ)-DP). ``delta_keys``: the part of δ OpenDP spends
+    finding value lists itself (0 when every list is given or declared); the rest is the
+    noise's δ, at which ρ is converted to ε."""
 
     epsilon: float
     delta: float
     rho: float
     noise: str
+    delta_keys: float = 0.0
 
     @property
     def pure(self) -> bool:
         return self.noise == "Laplace"
+
+    @property
+    def finds_keys(self) -> bool:
+        """OpenDP finds value lists itself (its threshold spends ``delta_keys``)."""
+        return self.delta_keys > 0
+
+    @property
+    def delta_noise(self) -> float:
+        """The δ at which the noise's ρ is stated as ε (δ less what finding the value lists spends)."""
+        return self.delta - self.delta_keys
 
     def sentence(self) -> str:
         """The budget in words.
 
         >>> Budget(1.0, 0.0, 0.5, "Laplace").sentence()
         'ε = 1 (pure differential privacy, δ = 0; Laplace noise; ρ = 0.5 in zero-concentrated terms)'
+        >>> Budget(1.0, 2e-6, 0.03, "Gaussian", 1e-6).sentence()
+        'ε = 1 with δ = 2e-06 (1e-06 for the noise, 1e-06 for OpenDP to find the value lists; ρ = 0.03 zero-concentrated; Gaussian noise)'
         """
         if self.pure:
             return (
                 f"ε = {self.epsilon:g} (pure differential privacy, δ = 0; Laplace noise; "
                 f"ρ = {self.rho:.4g} in zero-concentrated terms)"
             )
-        return f"ε = {self.epsilon:.4g} with δ = {self.delta:g} (ρ = {self.rho:.4g} zero-concentrated; Gaussian noise)"
+        parts = (
+            f"{self.delta_noise:g} for the noise, {self.delta_keys:g} for OpenDP to find the value lists; "
+            if self.finds_keys
+            else ""
+        )
+        return (
+            f"ε = {self.epsilon:.4g} with δ = {self.delta:g} ({parts}ρ = {self.rho:.4g} zero-concentrated; "
+            "Gaussian noise)"
+        )
 
 
 def finite_number(value, what: str) -> float:
@@ -207,6 +239,185 @@ def _epsilon_at(rho: float, delta: float) -> float:
     dp = require_opendp()
     scale = math.sqrt(1.0 / (2.0 * rho))
     return float(dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(_gaussian(dp, scale)), delta).map(1.0)[0])
+
+
+# --------------------------------------------------------------------------- what a release states
+
+
+def opendp_loss(dp, budget: Budget):
+    """The privacy loss a release's OpenDP context holds: ε (pure), ρ (zCDP), or ρ with the
+    δ OpenDP's threshold spends finding value lists (approximate zCDP)."""
+    if budget.pure:
+        return dp.loss_of(epsilon=budget.epsilon)
+    if budget.finds_keys:
+        return dp.loss_of(rho=budget.rho, delta=budget.delta_keys)
+    return dp.loss_of(rho=budget.rho)
+
+
+def query_loss(budget: Budget, spend: float) -> dict[str, float]:
+    """The loss of the one query a release makes (``spend``: ε or ρ, at most the context's, a
+    few units in the last place lower for MST), as OpenDP's ``Context.query`` takes it."""
+    if budget.pure:
+        return {"epsilon": float(spend)}
+    if budget.finds_keys:
+        return {"rho": float(spend), "delta": budget.delta_keys}
+    return {"rho": float(spend)}
+
+
+def opendp_guarantee(dp, accountant, d_in, budget: Budget) -> tuple[float, float]:
+    """(ε, δ) by OpenDP's own privacy map of ``accountant`` (the whole measurement a release's
+    context makes, every query and finding the value lists included), for a unit at distance
+    ``d_in``: its ε when pure, else OpenDP's conversion of its zCDP (or approximate zCDP) to
+    (ε, δ), fixed at ``budget.delta`` (the noise's δ plus what finding the lists spends)."""
+    if budget.pure:
+        return float(accountant.map(d_in)), 0.0
+    profile = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(accountant), budget.delta)
+    epsilon, delta = profile.map(d_in)
+    return float(epsilon), float(delta)
+
+
+def key_delta_refusal(asked: Budget) -> str | None:
+    """The sentence refusing a release whose value lists OpenDP would find when finding them
+    takes its stated δ past ``MAX_DELTA`` (None when it fits).
+
+    >>> print(key_delta_refusal(Budget(1.0, 1e-6, 0.03, "Gaussian")))
+    OpenDP finding the value lists spends δ of its own: this release would state δ = 2e-06 (1e-06 for the noise and 1e-06 to find the lists), past the cap of 1e-06; give δ at most 5e-07, or give or declare the value lists.
+    """
+    total = asked.delta + asked.delta
+    if total <= MAX_DELTA:
+        return None
+    return (
+        f"OpenDP finding the value lists spends δ of its own: this release would state δ = {total:g} "
+        f"({asked.delta:g} for the noise and {asked.delta:g} to find the lists), past the cap of {MAX_DELTA:g}; "
+        f"give δ at most {MAX_DELTA / 2:g}, or give or declare the value lists."
+    )
+
+
+def stated_budget(asked: Budget, *, finds_keys: bool = False, person: bool = False) -> Budget:
+    """What a release states: OpenDP's privacy map of its whole measurement, computed before
+    any record is read on a context of the same unit and loss over an empty table (the map
+    depends on neither). ``finds_keys``: OpenDP finds some value list itself, and its threshold
+    spends δ of its own (as much as the noise's): the stated δ is both, and a release past
+    ``MAX_DELTA`` is refused in a sentence (``key_delta_refusal``). ``person``: the unit is a
+    person (a context bounding each person's records).
+
+    >>> stated_budget(privacy_budget(epsilon=1.0)) == privacy_budget(epsilon=1.0)
+    True
+    >>> found = stated_budget(privacy_budget(epsilon=1.0, delta=4e-7), finds_keys=True)
+    >>> found.delta, found.delta_keys, round(found.epsilon, 6)
+    (8e-07, 4e-07, 1.0)
+    """
+    if finds_keys:
+        if asked.pure:
+            raise SynthesisError(
+                "OpenDP finds value lists only with δ > 0 (such as 5e-7): give δ, or give or declare the value lists."
+            )
+        refusal = key_delta_refusal(asked)
+        if refusal is not None:
+            raise SynthesisError(refusal)
+        asked = Budget(asked.epsilon, asked.delta + asked.delta, asked.rho, asked.noise, asked.delta)
+    epsilon, delta = _mapped(asked.epsilon, asked.delta, asked.rho, asked.noise, asked.delta_keys, person)
+    return Budget(epsilon, delta, asked.rho, asked.noise, asked.delta_keys)
+
+
+@lru_cache(maxsize=256)
+def _mapped(epsilon: float, delta: float, rho: float, noise: str, delta_keys: float, person: bool):
+    dp = require_opendp()
+    import polars as pl
+
+    budget = Budget(epsilon, delta, rho, noise, delta_keys)
+    columns = {"value": pl.Series([], dtype=pl.String)}
+    if person:
+        columns["person"] = pl.Series([], dtype=pl.String)
+    unit = dp.unit_of(contributions=1, identifier=pl.col("person")) if person else dp.unit_of(contributions=1)
+    try:
+        context = dp.Context.compositor(
+            data=pl.LazyFrame(columns), privacy_unit=unit, privacy_loss=opendp_loss(dp, budget)
+        )
+        return opendp_guarantee(dp, context.accountant, unit[1], budget)
+    except dp.OpenDPException as err:
+        raise SynthesisError(f"OpenDP could not state this budget ({innermost_error(err)}).") from None
+
+
+# --------------------------------------------------------------------------- MST's split, replayed
+
+
+def _prior(x: float) -> float:
+    return float(np.nextafter(x, -np.inf))
+
+
+MST_CANDIDATES = 64  # budgets tried a little below the one given (relative steps of 2^-44) for each number of pairs
+
+
+def mst_split(noise: str, budget: float, columns: int, *, share: float | None = None) -> tuple[float, int]:
+    """The budget (ε, or ρ for Gaussian noise) OpenDP 0.16's MST can spend of ``budget`` on
+    ``columns`` columns, and the number of pairs it chooses. Found from the budget and the number
+    of columns alone, before any record is read (remembered per process).
+
+    MST splits its selection budget into one equal part per pair chosen, and OpenDP's sum of the
+    parts, rounded up, can pass the budget they were cut from ("insufficient budget for query"),
+    after the one-way tables were measured. The split is replayed here with OpenDP's own
+    composition: the budget is lowered by steps of 2^-44 of itself (at most 64 steps, 4e-12 of
+    it) until it fits. With 8, 12, 16 or 20 pairs (9, 13, 17 or 21 columns) no budget fits: the
+    rounding is the same whatever the budget. MST then chooses one pair fewer, and says so (the
+    tree leaves one pair of its parts unconnected). ``share``: MST runs after the fixed pairs in
+    OpenDP's ``Sequential`` with weights ``share, 1 - share`` (the default method with a column
+    to predict); its part is replayed through ``Sequential``'s own search too.
+
+    >>> mst_split("Laplace", 3.0, 8)
+    (3.0, 7)
+    >>> spend, pairs = mst_split("Laplace", 3.0, 9)
+    >>> pairs, 3.0 - 1e-11 < spend <= 3.0
+    (7, True)
+    """
+    return _mst_split(str(noise), float(budget), int(columns), None if share is None else float(share))
+
+
+@lru_cache(maxsize=256)
+def _mst_split(noise: str, budget: float, columns: int, share: float | None) -> tuple[float, int]:
+    dp = require_opendp()
+    measure = dp.max_divergence() if noise == "Laplace" else dp.zero_concentrated_divergence()
+    domain, metric = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+
+    def composed(parts) -> float:
+        return dp.c.make_adaptive_composition(domain, metric, measure, d_in=1, d_mids=list(parts)).map(1)
+
+    def mst_part(total: float) -> float:
+        """MST's budget inside the contingency table (after the one-way tables, and the fixed pairs)."""
+        multiway = _prior(_prior(total - total * 0.5))
+        if share is None:
+            return multiway
+        weights = (share, 1.0 - share)
+
+        def composition(scale: float):
+            return dp.c.make_adaptive_composition(domain, metric, measure, d_in=1, d_mids=[w * scale for w in weights])
+
+        return weights[1] * dp.binary_search_param(composition, d_in=1, d_out=multiway, T=float)
+
+    def fits(part: float, pairs: int) -> bool:
+        measured = part * 0.9  # MST's measure_split
+        select = _prior(_prior(part - measured))
+        return composed([select, measured]) <= part and composed([_prior(select / pairs)] * pairs) <= select
+
+    candidates = [budget * (1 - k * 2.0**-44) for k in range(MST_CANDIDATES)]
+    try:
+        first = mst_part(budget)
+    except dp.OpenDPException:
+        first = None
+    for pairs in range(max(columns - 1, 1), 0, -1):
+        # the rounding is the same for every budget with some numbers of pairs: tried on MST's part alone first
+        if first is None or not any(fits(first * (1 - k * 2.0**-44), pairs) for k in range(MST_CANDIDATES)):
+            continue
+        for total in candidates:
+            try:
+                if fits(mst_part(total), pairs):
+                    return total, pairs
+            except dp.OpenDPException:
+                continue
+    raise SynthesisError(
+        f"MST cannot split a budget of {budget:g} over {columns} columns in OpenDP 0.16; use the pairs method or "
+        "change the budget slightly."
+    )
 
 
 def innermost_error(err) -> str:

@@ -1,6 +1,10 @@
 """Public cuts and bounds of number columns (``NumberCuts``): the bins OpenDP measures, their
 labels, and values drawn uniformly inside a bin. Part of ``anonlib.transformations.synthesis``.
 
+Cuts and bounds are public inputs: declared by the user (``parse_cuts``), or round cuts
+inside declared bounds (``cuts_within``). Nothing here reads them from the data: a suggestion
+taken from a column's range would publish its extremes (one person's value).
+
 Example:
     >>> NumberCuts("age", (30, 50), 17, 90).labels
     ('17-30', '31-50', '51-90')
@@ -14,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...core.default_hierarchy import default_intervals
 from ...core.errors import SynthesisError
 from .budget import finite_number
 
@@ -68,7 +71,8 @@ class NumberCuts:
         for i, (a, b) in enumerate(zip(self.edges, self.edges[1:])):
             start = a if i == 0 or not self.whole else a + 1
             if self.whole:
-                out.append(_value(b) if start == b else f"{_value(start)}-{_value(b)}")
+                joined = " to " if start < 0 or b < 0 else "-"  # -5 to -4, never -5--4
+                out.append(_value(b) if start == b else f"{_value(start)}{joined}{_value(b)}")
             else:
                 out.append(f"{'[' if i == 0 else '('}{a:g}, {b:g}]")
         return tuple(out)
@@ -106,8 +110,26 @@ class NumberCuts:
         out = np.searchsorted(np.asarray(self.cuts, dtype=float), np.clip(x, self.lower, self.upper), side="left")
         return np.where(np.isnan(x), -1, out).astype(np.int64)
 
+    def outside(self, values: pd.Series) -> int:
+        """How many values lie outside the bounds (counted in the end bins): for the privacy
+        officer, never released.
+
+        >>> NumberCuts("a", (30,), 0, 90).outside(pd.Series([-5, 30, 91, None]))
+        2
+        """
+        x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        return int(np.count_nonzero((x < self.lower) | (x > self.upper)))
+
     def text(self) -> str:
         return f"{self.column}: bounds {_value(self.lower)} to {_value(self.upper)}, cuts {_values(self.cuts)}"
+
+    def written(self) -> str:
+        """The cuts as a user writes them, ``LOWER:c1,c2,...:UPPER``.
+
+        >>> NumberCuts("age", (30, 50), 17, 90).written()
+        '17:30,50:90'
+        """
+        return f"{_value(self.lower)}:{','.join(_value(c) for c in self.cuts)}:{_value(self.upper)}"
 
 
 def _value(v: float) -> str:
@@ -120,23 +142,70 @@ def _values(values: Sequence[float]) -> str:
 
 def parse_cuts(column: str, text: str, lower: float | None = None, upper: float | None = None) -> NumberCuts:
     """Cuts written ``20,30,40`` (bounds given, or written as the first and last of
-    ``[17]20,30,40[90]``: ``17:20,30,40:90``).
+    ``[17]20,30,40[90]``: ``17:20,30,40:90``), or bounds alone, ``LOWER:UPPER``: round cuts
+    inside them (``cuts_within``). Every number is the user's: nothing is read from the data.
 
     >>> parse_cuts("age", "17:20,30,40:90").text()
     'age: bounds 17 to 90, cuts 20, 30, 40'
+    >>> parse_cuts("age", "0:120").text()
+    'age: bounds 0 to 120, cuts 20, 40, 60, 80, 100'
     """
     body = text.strip()
     if ":" in body:
         parts = body.split(":")
+        if len(parts) == 2:
+            low = finite_number(parts[0].strip(), f"The lower bound of {column}")
+            high = finite_number(parts[1].strip(), f"The upper bound of {column}")
+            return cuts_within(column, low, high)
         if len(parts) != 3:
-            raise SynthesisError(f"Write the cuts of {column} as LOWER:c1,c2,...:UPPER or c1,c2,...; got '{text}'.")
+            raise SynthesisError(
+                f"Write the cuts of {column} as LOWER:c1,c2,...:UPPER, or its bounds as LOWER:UPPER; got '{text}'."
+            )
         lower, body, upper = parts[0], parts[1], parts[2]
     cuts = [c.strip() for c in body.split(",") if c.strip()]
     if lower is None or upper is None:
         raise SynthesisError(
-            f"{column} needs public bounds: write its cuts as LOWER:c1,c2,...:UPPER (e.g. 17:20,30,40:90)."
+            f"{column} needs public bounds: write its cuts as LOWER:c1,c2,...:UPPER (e.g. 17:20,30,40:90), or its "
+            "bounds alone as LOWER:UPPER."
         )
     return NumberCuts(column, tuple(finite_number(c, f"A cut of {column}") for c in cuts), lower, upper)
+
+
+def _round_step(width: float, bins: int) -> float:
+    """The round width (1, 2 or 5 times a power of ten) giving about ``bins`` bins over ``width``.
+
+    >>> _round_step(73, 8), _round_step(10, 8), _round_step(0.9, 8)
+    (10.0, 1.0, 0.1)
+    """
+    raw = width / bins
+    power = 10.0 ** np.floor(np.log10(raw))
+    steps = [factor * power for factor in (1.0, 2.0, 5.0, 10.0)]
+    return float(round(min(steps, key=lambda step: abs(np.log(step / raw))), 12))
+
+
+def cuts_within(column: str, lower: float, upper: float, *, bins: int = 8) -> NumberCuts:
+    """Round cuts inside declared bounds (about ``bins`` bins, at multiples of a round width):
+    cut suggestions come from the bounds the user declares, never from the data.
+
+    >>> cuts_within("age", 17, 90).text()
+    'age: bounds 17 to 90, cuts 20, 30, 40, 50, 60, 70, 80'
+    >>> cuts_within("share", 0, 1).labels[:2], cuts_within("lwage", -5, 5).labels[:2]
+    (('[0, 0.1]', '(0.1, 0.2]'), ('-5 to -4', '-3'))
+    """
+    lower = finite_number(lower, f"The lower bound of {column}")
+    upper = finite_number(upper, f"The upper bound of {column}")
+    if not upper > lower:
+        raise SynthesisError(
+            f"The bounds of {column} must go from a lower to a higher number; got {lower:g} and {upper:g}."
+        )
+    step = _round_step(upper - lower, bins)
+    decimals = max(0, int(-np.floor(np.log10(step))) + 1)  # multiples of the step, written as they read
+    first = int(np.floor(lower / step)) + 1
+    multiples = (round(k * step, decimals) for k in range(first, first + 4 * bins))
+    cuts = [float(c) for c in multiples if lower < c < upper]
+    if not cuts:
+        cuts = [float(round((lower + upper) / 2, 12))]
+    return NumberCuts(column, tuple(cuts), lower, upper)
 
 
 def needs_cuts(values: pd.Series) -> bool:
@@ -148,28 +217,3 @@ def needs_cuts(values: pd.Series) -> bool:
     """
     numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
     return bool(numeric and values.dropna().nunique() > NUMBER_CATEGORIES)
-
-
-def default_number_cuts(values: pd.Series, column: str) -> NumberCuts:
-    """Cuts and bounds from the column's typed hierarchy: the first level of its default
-    bands (``anonlib.core.default_hierarchy.default_intervals``), less the bands no value
-    falls in. They are derived from the data (its range, rounded to round widths), so
-    the user confirms them as public knowledge before a release.
-
-    >>> default_number_cuts(pd.Series(range(17, 91)), "age").text()
-    'age: bounds 15 to 94, cuts 19, 24, 29, 34, 39, 44, 49, 54, 59, 64, 69, 74, 79, 84, 89'
-    """
-    numbers = pd.to_numeric(values, errors="coerce").dropna()
-    if numbers.nunique() < 2:
-        raise SynthesisError(f"{column} needs at least two different numbers to be cut into bins.")
-    low, high = float(numbers.min()), float(numbers.max())
-    bands = [(a, b) for a, b in default_intervals(numbers)[0][0] if b >= low and a <= high]  # none left empty
-    cuts = [float(b) for _, b in bands[:-1]]
-    upper = float(bands[-1][1]) if bands else high
-    # a top-coded tail: its own bin up to the largest value, never clamped into the last band
-    if bands and high > upper:
-        cuts.append(upper)
-        upper = high
-    if not cuts:
-        raise SynthesisError(f"{column}'s first hierarchy level has one band; give its cuts.")
-    return NumberCuts(column, tuple(cuts), min(float(bands[0][0]), low), upper)
