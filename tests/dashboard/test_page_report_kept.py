@@ -85,7 +85,11 @@ def test_the_downloads_hold_the_release_view_the_page_does_not_compute() -> None
     full = release_download.full_report(copy, 0.0, report=shown)
     view = release_view(copy, time_limit=RELEASE_VIEW_SECONDS, strict=False)
     assert replace(full.release_view, seconds=0.0, classifier=None) == replace(view, seconds=0.0, classifier=None)
-    assert full.release_view.classifier.released == view.classifier.released
+    kept, again = full.release_view.classifier, view.classifier
+    if not (kept.timed_out or again.timed_out):  # the same seeded rows, the same numbers
+        assert kept.released == again.released
+    else:  # on a loaded machine a run is cut to its time limit, and says so: fewer records, never more
+        assert min(kept.released.records, again.released.records) < kept.records_released
     assert replace(full, release_view=None) == replace(copy_report(copy), release_view=None)
     assert "What the release is still good for" in render_html(full)
     assert release_download.full_report(copy, 0.0, report=shown) is full  # kept: the three downloads share it
