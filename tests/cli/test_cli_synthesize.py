@@ -55,11 +55,12 @@ def cli(*argv: str) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_json_is_alone_on_stdout_and_the_package_verifies(adult_csv, tmp_path):
     out, package = tmp_path / "synthetic.csv", tmp_path / "private.zip"
+    columns = "sex,income,age"  # three columns: MST's noise scales are searched per marginal
     run = cli(
         "synthesize",
         str(adult_csv),
         "--columns",
-        COLUMNS,
+        columns,
         "--cuts",
         "age=17:30,50:90",
         "--epsilon",
@@ -82,16 +83,13 @@ def test_json_is_alone_on_stdout_and_the_package_verifies(adult_csv, tmp_path):
     assert {"method", "epsilon", "delta", "rho", "rows", "seconds", "library"} <= set(data)
     assert (data["method"], data["epsilon"], data["delta"], data["rho"], data["rows"]) == ("mst", 3.0, 0.0, 4.5, 1200)
     assert (data["unit"], data["ship"]) == ("record", "synthetic") and "records_per_person" not in data
-    assert data["values_from"] == {"sex": "declared", "race": "declared", "relationship": "declared"} | {
-        "income": "declared",
-        "age": "cuts",
-    }
+    assert data["values_from"] == {"sex": "declared", "income": "declared", "age": "cuts"}
     assert data["library"]["opendp"] == opendp_version() and data["seconds"] > 0
     assert data["cuts"] == [{"column": "age", "lower": 17.0, "upper": 90.0, "cuts": [30.0, 50.0]}]
     assert run.returncode == (0 if data["passed"] else 1)
     assert "%]" in run.stderr and "written" in run.stderr  # progress and notes go to standard error
     table = pd.read_csv(out)
-    assert list(table.columns) == COLUMNS.split(",") and len(table) == 1200
+    assert list(table.columns) == columns.split(",") and len(table) == 1200
     assert table["age"].between(17, 90).all()
     report = (tmp_path / "comparison.html").read_text()
     assert (

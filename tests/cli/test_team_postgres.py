@@ -233,3 +233,9 @@ def test_a_files_privacy_budget_holds_across_projects_a_member_cannot_see(team, 
         spend_privacy(dan, "copy", epsilon=1.0, delta=0.0, source_name="m0.csv", source_sha256=sha(path), user="dan")
     code, out, err = run(capsys, monkeypatch, url("dan"), "projects", "budget", "--file", path)
     assert code == 2 and "through a project over it" in err
+    code, out, err = run(
+        capsys, monkeypatch, url("dan"), "synthesize", path, "--columns", "sex", "--epsilon", "0.1",
+        "--values-from-data", "--out", tmp_path / "s.csv",
+    )  # fmt: skip
+    assert code == 2 and out == "" and "a private release belongs to a project: give --project NAME" in err
+    assert not (tmp_path / "s.csv").exists() and budget_of(dan, "copy").releases == 1
