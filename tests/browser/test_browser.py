@@ -163,7 +163,7 @@ def _shots() -> Path:
 
 
 def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(server, browser, tmp_path) -> None:
-    """Upload a 2,000-record file, open every page at 1440 and 1024 px: no request leaves the
+    """Upload a 2,000-record file, open every page, each looked at in 1440 and 1024 px: no request leaves the
     local server, no metric value, metric label or widget label is cut, and a screenshot of
     every page at both widths is saved ($SCREENSHOT_DIR or a temporary folder)."""
     csv = tmp_path / "patients.csv"
@@ -172,29 +172,32 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
     requests: list[str] = []
     cut: dict[str, list[str]] = {}
     saved: list[Path] = []
-    for width in WIDTHS:
-        context = browser.new_context(viewport={"width": width, "height": 1000})
-        page = context.new_page()
-        page.on("request", lambda request: requests.append(request.url))
-        errors: list[str] = []
-        page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
-        open_app(page, server)
-        upload(page, csv, "Read 2,000 rows and 5 columns")
-        assert metric(page, "records") == "2,000"
-        sidebar = page.locator('[data-testid="stSidebar"]')
-        links = page.locator('[data-testid="stSidebarNavLink"]')
-        titles = [links.nth(i).inner_text().strip().split("\n")[-1] for i in range(links.count())]
-        assert titles[0] == "Dataset" and len(titles) == len(list((ROOT / "pages").glob("*.py")))
-        for number, title in enumerate(titles, start=1):
-            if number > 1:
-                open_page(page, title)
-            body = page.locator("body").inner_text()
-            assert "Traceback" not in body and "Something unexpected went wrong" not in body, (width, title)
-            assert "patients.csv" in sidebar.inner_text(), (width, title)  # the upload stays the working copy
+    # one session opens every page; each page is laid out, checked and shot at both widths in turn
+    context = browser.new_context(viewport={"width": WIDTHS[0], "height": 1000})
+    page = context.new_page()
+    page.on("request", lambda request: requests.append(request.url))
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    open_app(page, server)
+    upload(page, csv, "Read 2,000 rows and 5 columns")
+    assert metric(page, "records") == "2,000"
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    links = page.locator('[data-testid="stSidebarNavLink"]')
+    titles = [links.nth(i).inner_text().strip().split("\n")[-1] for i in range(links.count())]
+    assert titles[0] == "Dataset" and len(titles) == len(list((ROOT / "pages").glob("*.py")))
+    for number, title in enumerate(titles, start=1):
+        if number > 1:
+            open_page(page, title)
+        body = page.locator("body").inner_text()
+        assert "Traceback" not in body and "Something unexpected went wrong" not in body, title
+        assert "patients.csv" in sidebar.inner_text(), title  # the upload stays the working copy
+        slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 1000})
+            wait_idle(page)
             found = page.evaluate(_CUT)
             if found:
                 cut[f"{width} px, {title}"] = found
-            slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
             target = shots / f"{width}-{number:02d}-{slug}.png"
             # the page scrolls inside Streamlit's main section, not the document: grow the window to it,
             # once its height has stopped changing (the last elements of a long page come late)
@@ -204,8 +207,8 @@ def test_tour_of_every_page_stays_local_fits_1024_px_and_saves_screenshots(serve
             page.screenshot(path=str(target), full_page=True)
             page.set_viewport_size({"width": width, "height": 1000})
             saved.append(target)
-        assert not errors, (width, errors)
-        context.close()
+    assert not errors, errors
+    context.close()
     foreign = sorted(
         {
             url
