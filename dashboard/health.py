@@ -27,7 +27,7 @@ from anonlib.workflow.safe_harbor import SafeHarborComparison, compare_routes
 
 from .memo import memo
 from .state import apply_step_callback, project_key, project_key_origin, roles_key, set_project_key
-from .ui import guarded, offer_step, plain, show_table
+from .ui import guarded, offer_step, plain, row, show_table
 
 PAGE = "Dataset"
 COMPARISON_SECONDS = 20.0  # the optimal search beside Safe Harbor stops there (and says so)
@@ -265,30 +265,30 @@ def linkage_section(dataset: Dataset, target: ReleaseTarget) -> None:
     h, g = risk.history, risk.households
     if h is not None:
         below = dict(h.below)
-        m = st.columns(3)
-        m[0].metric(
+        m = row()  # wraps at 1024 px instead of cutting the labels
+        m.metric(
             "people unique on their history",
             f"{h.unique:,}",
             help=f"{100 * h.unique_share:.2f}% of {h.people:,} people are the only person with their sequence of "
             "rows (the multiset of their rows on the quasi-identifiers).",
         )
-        m[1].metric(
+        m.metric(
             f"people in histories shared by < {target.k}",
             f"{below[target.k]:,}",
             help=f"People whose whole history fewer than {target.k} people (the target's k) share.",
         )
-        m[2].metric("people", f"{h.people:,}", help=plain(f"Distinct values of the person column {dataset.person}."))
+        m.metric("people", f"{h.people:,}", help=plain(f"Distinct values of the person column {dataset.person}."))
     if g is not None:
-        m = st.columns(4)
-        m[0].metric(
+        m = row()
+        m.metric(
             "households unique",
             f"{g.unique:,}",
             help=f"{100 * g.unique_share:.2f}% of {g.households:,} households are unique on their members' rows "
             f"together; {g.members_in_unique:,} of {g.records:,} records live in one.",
         )
-        m[1].metric("household risk: highest", f"{g.max:.3f}", help=HOUSEHOLD_RISK_HELP)
-        m[2].metric("household risk: mean", f"{g.mean:.3f}", help=HOUSEHOLD_RISK_HELP)
-        m[3].metric(f"households above {g.threshold:g}", f"{g.above:,}", help=HOUSEHOLD_RISK_HELP)
+        m.metric("household risk: highest", f"{g.max:.3f}", help=HOUSEHOLD_RISK_HELP)
+        m.metric("household risk: mean", f"{g.mean:.3f}", help=HOUSEHOLD_RISK_HELP)
+        m.metric(f"households above {g.threshold:g}", f"{g.above:,}", help=HOUSEHOLD_RISK_HELP)
     for sentence in risk.sentences(target.k):
         st.caption(plain(sentence))
     if target.linkable:

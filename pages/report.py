@@ -145,21 +145,18 @@ if report is not None:
     if risk is not None:
         st.markdown("**Quasi-identifiers:** " + plain(", ".join(risk.quasi_identifiers)))
         below = dict(risk.records_below)
-        m = st.columns(3)
-        m[0].metric("k", f"{risk.k:,}", help=term_help("k"))
-        m[1].metric("classes", f"{risk.classes:,}", help=term_help("class"))
+        m = row()  # the metrics wrap at 1024 px instead of cutting their labels
+        m.metric("k", f"{risk.k:,}", help=term_help("k"))
+        m.metric("classes", f"{risk.classes:,}", help=term_help("class"))
         unit, base = risk.unit, risk.base if risk.base is not None else risk.records
-        m[2].metric(f"unique {unit}", f"{risk.unique_records:,}", help=f"{100 * risk.unique_share:.2f}% of {unit}")
-        m = st.columns(3)
-        m[0].metric(f"{unit} in classes < 5", f"{below[5]:,}", help=f"{100 * below[5] / max(base, 1):.2f}% of {unit}")
+        m.metric(f"unique {unit}", f"{risk.unique_records:,}", help=f"{100 * risk.unique_share:.2f}% of {unit}")
+        m.metric(f"{unit} in classes < 5", f"{below[5]:,}", help=f"{100 * below[5] / max(base, 1):.2f}% of {unit}")
         if risk.linkage is not None and risk.linkage.history is not None:
             h = risk.linkage.history
-            m[1].metric(
-                "people unique on their history", f"{h.unique:,}", help=f"{100 * h.unique_share:.2f}% of people"
-            )
+            m.metric("people unique on their history", f"{h.unique:,}", help=f"{100 * h.unique_share:.2f}% of people")
         if risk.linkage is not None and risk.linkage.households is not None:
             g = risk.linkage.households
-            m[2].metric(
+            m.metric(
                 "households unique", f"{g.unique:,}", help=f"household risk: highest {g.max:.3f}, mean {g.mean:.3f}"
             )
         more = " ..." if risk.vector_length > len(risk.vector) else ""

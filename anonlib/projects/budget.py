@@ -265,6 +265,31 @@ def spending_refusal(store: ProjectStore, sha256: str, name: str, *, epsilon: fl
         return chain_refusal(store, c) or _budget(c, str(sha256), name).refusal(float(epsilon), float(delta))
 
 
+def _unreleased_entry(
+    number: int, previous: str, row, time: str, *, user: str | None, records: int = 0, **stated
+) -> AuditEntry:
+    """An audit entry that releases no table (a private release's spend, a change of a file's
+    total): numbered ``number`` after ``previous``, under the project of ``row`` (None: no
+    project); ``stated`` gives its source, target, maker and ε/δ fields."""
+    return AuditEntry(
+        id=number,
+        time=time,
+        project_id=int(row["id"]) if row is not None else NO_PROJECT,
+        project=row["name"] if row is not None else "",
+        met=True,
+        records=records,
+        released=0,
+        suppressed=0,
+        released_sha256=PENDING,
+        package_sha256=None,
+        parts={},
+        user=user or current_user(),
+        previous=previous,
+        entry_sha256="",
+        **stated,
+    )
+
+
 def set_budget(
     store: ProjectStore,
     project: int | str | ProjectRef | None = None,
@@ -301,25 +326,16 @@ def set_budget(
         if (epsilon, new_delta) == (before.epsilon_total, before.delta_total) and not before.default:
             return before
         was = f"ε = {before.epsilon_total:g}, δ = {before.delta_total:g}{', the default' if before.default else ''}"
-        entry = AuditEntry(
-            id=(last or 0) + 1,
-            time=now(),
-            project_id=int(row["id"]) if row is not None else NO_PROJECT,
-            project=row["name"] if row is not None else "",
+        entry = _unreleased_entry(
+            (last or 0) + 1,
+            previous,
+            row,
+            now(),
             source_name=name,
             source_sha256=sha,
             target=f"privacy budget of the file set: ε = {epsilon:g}, δ = {new_delta:g} (was {was})",
-            met=True,
-            records=0,
-            released=0,
-            suppressed=0,
-            released_sha256=PENDING,
-            package_sha256=None,
-            parts={},
-            user=user or current_user(),
+            user=user,
             made_by=made_by,
-            previous=previous,
-            entry_sha256="",
             total_epsilon=epsilon,
             total_delta=new_delta,
         )
@@ -361,25 +377,17 @@ def spend_privacy(
         refused = budget.refusal(epsilon, delta)
         if refused:
             raise PrivacyBudgetError(refused)
-        entry = AuditEntry(
-            id=(last or 0) + 1,
-            time=stamp,
-            project_id=int(row["id"]) if row is not None else NO_PROJECT,
-            project=row["name"] if row is not None else "",
+        entry = _unreleased_entry(
+            (last or 0) + 1,
+            previous,
+            row,
+            stamp,
             source_name=source_name,
             source_sha256=source_sha256,
             target=f"differentially private release: ε = {epsilon:g}, δ = {delta:g} (spent before measuring)",
-            met=True,
             records=int(records),
-            released=0,
-            suppressed=0,
-            released_sha256=PENDING,
-            package_sha256=None,
-            parts={},
-            user=user or current_user(),
+            user=user,
             made_by=made_by,
-            previous=previous,
-            entry_sha256="",
             epsilon=epsilon,
             delta=delta,
         )
