@@ -38,14 +38,28 @@ def _ensure_venv(requirements: str) -> None:
     if stamp.exists() and stamp.read_text() == digest:
         return
     print(f"Installing {requirements} into .venv (first time only) ...", flush=True)
-    subprocess.check_call(
-        [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q", "-r", str(ROOT / requirements)]
-    )
+    _install("-r", str(ROOT / requirements))
     if nodeps:  # test-only peers whose own pins conflict with ours (see the file)
-        subprocess.check_call(
-            [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-deps", "-r", str(nodeps)]
-        )
+        _install("--no-deps", "-r", str(nodeps))
     stamp.write_text(digest)
+
+
+# uv installs the same pinned packages as pip, downloading and unpacking them side by side: on a
+# fresh 2-core machine the test requirements took 85 s with pip and 26 s with uv (uv itself
+# included). uv comes from the package index through pip; where it cannot be had or cannot reach
+# the index (uv does not read pip's configuration), pip installs.
+UV = "uv==0.13.9"
+
+
+def _install(*args: str) -> None:
+    """``pip install *args`` into .venv, done by uv (put into .venv by pip first) when it can."""
+    pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    uv = BIN / ("uv.exe" if os.name == "nt" else "uv")
+    if uv.exists() or subprocess.call([*pip, UV]) == 0:
+        if subprocess.call([str(uv), "pip", "install", "-q", "--python", str(PYTHON), *args]) == 0:
+            return
+    print("uv could not install this; pip installs instead (slower).", flush=True)
+    subprocess.check_call([*pip, *args])
 
 
 def run() -> int:
