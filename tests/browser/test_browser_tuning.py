@@ -56,7 +56,8 @@ def test_changing_k_and_sliders_and_back_never_shows_an_error(tuned, title: str)
     page, errors = tuned
     latencies.append((title, "open", open_timed(page, title)))
     _assert_no_error(page, title, "opened")
-    for value, when in ((10, "k 5 → 10"), (5, "k 10 → 5"), (10, "k 5 → 10 again"), (5, "k 10 → 5 again")):
+    # back to 5 is the cache's hit (the page computed k = 5 when it opened): the replay that failed
+    for value, when in ((10, "k 5 → 10"), (5, "k 10 → 5")):
         latencies.append((title, when, set_k(page, value)))
         _assert_no_error(page, title, when)
     for move, seconds in move_sliders(page):

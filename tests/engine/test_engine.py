@@ -292,6 +292,8 @@ def test_a_recipe_applied_on_duckdb_releases_the_in_memory_table(key, tmp_path: 
     assert got.check == expected.check and got.check.suppressed_records > 0
     assert got.released_records == len(expected.table)
     pd.testing.assert_frame_equal(released_rows(tmp_path / "released.csv"), released_rows(expected.csv))
+    if key != "adult":  # Parquet out once (the recipe's replay is the CSV's; diabetes took 10 s more)
+        return
     engine_replay.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released.parquet", engine=duck)
     parquet = pd.read_parquet(tmp_path / "released.parquet")
     assert len(parquet) == len(expected.table) and list(parquet.columns) == list(expected.table.columns)

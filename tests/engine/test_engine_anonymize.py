@@ -32,7 +32,8 @@ from anonlib.workflow import ReleaseTarget, WorkingCopy, apply_recipe, engine_re
 from anonlib.workflow.local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep
 from anonlib.workflow.steps import AggregationStep, BandsStep, SuppressionStep
 
-EXAMPLES = int(os.environ.get("ENGINE_EXAMPLES", "25"))
+# random tables per property (each runs DuckDB several times, about a second); ENGINE_EXAMPLES=100 for a deeper look
+EXAMPLES = int(os.environ.get("ENGINE_EXAMPLES", "15"))
 
 
 # --- the bundled data ---------------------------------------------------------------------------
