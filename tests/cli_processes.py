@@ -16,7 +16,9 @@ import io
 import multiprocessing
 import os
 import signal
+import sys
 import time
+import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -103,8 +105,9 @@ def run_in_processes(
     said: dict[int, tuple] = {}
     deadline = time.monotonic() + timeout
     try:
-        for process in processes:
-            process.start()
+        with _no_script_as_main():
+            for process in processes:
+                process.start()
         for process in processes:
             process.join(max(0.0, deadline - time.monotonic()))
         # a process that ended by itself flushed its result into the queue before it ended
@@ -117,3 +120,17 @@ def run_in_processes(
                 process.kill()
                 process.join()
     return [Run(p.exitcode, *said.get(i, (None, "", ""))) for i, p in enumerate(processes)]
+
+
+@contextlib.contextmanager
+def _no_script_as_main():
+    """A page's script run by Streamlit (an AppTest earlier in this process) stays ``__main__``,
+    with its file; multiprocessing runs the parent's ``__main__`` file again in every child it
+    starts, so each child ran the dashboard's page before its command (and saved the page's
+    project into the command's store). The children start from an empty ``__main__``."""
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
