@@ -1,7 +1,7 @@
 """One truth about a release: what `anonymize` (CLI and library) states is what the written
 file holds, recounted with plain pandas (and pycanon on a sample of cases).
 
-RELEASE_EXAMPLES sets the number of random tables (default 200; e.g. 5000 for a long run)."""
+RELEASE_EXAMPLES sets the number of random tables (default 120; e.g. 5000 for a long run)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from anonlib.workflow.local_steps import LocalSuppressionStep
 from anonlib.workflow.release import release_csv, release_table
 from anonlib.workflow.verify import recount
 
-EXAMPLES = int(os.environ.get("RELEASE_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("RELEASE_EXAMPLES", "120"))
 
 
 def _json(capsys) -> dict:

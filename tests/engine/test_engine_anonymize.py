@@ -1,7 +1,8 @@
 """`anonymize --engine duckdb` answers what the in-memory `anonymize` answers (levels, released
 rows as a table, loss, exit code) without the records in pandas, and every number it states
 is the written file's; `apply --engine` runs every step kind that is a query and refuses the
-others in one sentence. ENGINE_EXAMPLES sets the random tables (default 25)."""
+others in one sentence. ENGINE_EXAMPLES sets the random tables (default 15; each runs DuckDB
+several times, about a second)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,6 @@ from anonlib.workflow import ReleaseTarget, WorkingCopy, apply_recipe, engine_re
 from anonlib.workflow.local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep
 from anonlib.workflow.steps import AggregationStep, BandsStep, SuppressionStep
 
-# random tables per property (each runs DuckDB several times, about a second); ENGINE_EXAMPLES=100 for a deeper look
 EXAMPLES = int(os.environ.get("ENGINE_EXAMPLES", "15"))
 
 
