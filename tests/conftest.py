@@ -91,7 +91,7 @@ LONG_MODULES = {  # seconds each module held its worker in a full run (3 workers
     "test_browser_health": 35,
     "test_projects_integrity": 60,
     "test_cli_synthesize": 50,
-    "test_page_private": 45,
+    "test_page_private": 30,
 }
 
 # Spark's local sessions (the Spark module and the CLI it starts) read tests/spark-conf: JVM options

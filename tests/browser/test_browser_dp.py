@@ -112,6 +112,7 @@ def test_the_defaults_release_per_person_and_the_budget_line_follows_the_store(
     press(page, page.locator(".st-key-private_confirmed label").first)
     assert run.is_disabled()  # the records kept per person are asked for
     enter_number(page, "private_records_per_person", str(YEARS))
+    assert f"at most {YEARS} records each" in main_text(page)
     assert run.is_enabled()
     run.click()
     page.get_by_role("heading", name="The two releases side by side").wait_for(timeout=600_000)
@@ -122,6 +123,7 @@ def test_the_defaults_release_per_person_and_the_budget_line_follows_the_store(
     assert budget_line(page).startswith(f"Privacy budget of panel.csv: ε = 3 of {BUDGET:g} spent (1 left)")
     assert budget_of(store, project.id).epsilon_spent == 3.0
     assert "past its total: ε = 3 of 4 is spent and 1 is left" in body
+    assert "any attacker, whatever they know, up to the factor e^ε per person" in body  # side by side: holds against
     ARTIFACTS.mkdir(exist_ok=True)
     full_screenshot(page, ARTIFACTS / "dp-1440-release.png")
 

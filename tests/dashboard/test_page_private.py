@@ -14,13 +14,11 @@ import re
 import zipfile
 from dataclasses import replace
 
-import pandas as pd
 import pytest
 from page_cases import PAGE, TIMEOUT, generalized, page_with, unescaped
 from streamlit.testing.v1 import AppTest
-from uploads import NAME, ROLES, patients_csv, uploaded
+from uploads import NAME
 
-from anonlib.core.dataset import Role
 from anonlib.projects import ProjectState, ProjectStore, set_budget, spend_privacy
 from anonlib.transformations.synthesis import (
     INSTALL_SENTENCE,
@@ -199,37 +197,8 @@ def test_without_the_dp_extra_one_sentence_says_how_to_install_it(monkeypatch):
     assert any(m.label == "records in the release" for m in at.metric)  # the k-anonymous release is still shown
 
 
-def visits() -> WorkingCopy:
-    """The patients file with a second visit for half of the patients: patient_id is the person."""
-    frame = pd.read_csv(io.BytesIO(patients_csv()))
-    both = pd.concat([frame, frame.iloc[::2]], ignore_index=True)
-    data = both.to_csv(index=False).encode()
-    dataset, reading = uploaded(data, {**ROLES, "patient_id": Role.PERSON})
-    return WorkingCopy.start(dataset, ReleaseTarget(), reading=reading)
-
-
 @needs_opendp
 @pytest.mark.slow
-def test_with_the_person_role_the_release_protects_the_person():
-    copy = visits()
-    at = page_with(copy)
-    assert "patient_id" not in by_key(at.multiselect, "private_columns").options
-    by_key(at.multiselect, "private_columns").set_value(["sex", "diagnosis"]).run()
-    assert "The unit protected is the person (patient_id): give the records kept per person." in captions(at)
-    by_key(at.checkbox, "private_confirmed").check().run()
-    assert by_key(at.button, "private_run").disabled  # never silently 1: asked for
-    by_key(at.number_input, "private_records_per_person").set_value(2).run()
-    assert "at most 2 records each" in captions(at)
-    by_key(at.number_input, "private_rows").set_value(500).run()
-    by_key(at.button, "private_run").click().run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    s = at.session_state[STATE]["release"].synthesis
-    assert (s.unit, s.person, s.records_per_person) == ("person", "patient_id", 2)
-    assert abs(s.records_estimate - 3000) < 300  # 2,000 patients, 1,000 of them with 2 visits: 3,000 kept
-    side = next(t.value for t in at.table if "k-anonymous release" in t.value.columns)
-    assert side.loc["holds against"]["private release"].endswith("per person")
-
-
 def test_the_files_budget_is_shown_and_a_release_past_it_is_refused():
     copy = generalized()
     store = ProjectStore()

@@ -163,7 +163,7 @@ KEY = bytes(range(32))
 
 @given(case=small_tables())
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
 def test_every_search_claims_what_a_recount_of_its_release_finds(case, tmp_path_factory):
     """For every method: the search, the step applied to the working copy and suppression
