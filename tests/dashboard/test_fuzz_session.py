@@ -1,4 +1,4 @@
-"""Fuzzed sessions: two sessions of 120 seeded random widget actions across every page of the app.
+"""Fuzzed sessions: two sessions of 100 seeded random widget actions across every page of the app.
 
 Each AppTest session is driven by a seeded random generator (reproducible: the
 same seed and the same pages give the same actions); the two seeds run one after the other
@@ -55,7 +55,7 @@ from anonlib.core import budget, samples
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app.py"
 SEEDS = [int(os.environ["FUZZ_SEED"])] if "FUZZ_SEED" in os.environ else [20261123, 20261128]
-ACTIONS = int(os.environ.get("FUZZ_ACTIONS", "120"))
+ACTIONS = int(os.environ.get("FUZZ_ACTIONS", "100"))
 MAX_SAMPLE_RECORDS = 5_000
 UPLOAD_LIMIT = 100_000  # bytes: the small files of the corpus and the samples
 RUN_TIMEOUT = 120  # seconds for one rerun; longer counts as a defect (the page hangs)
