@@ -20,7 +20,17 @@ from pathlib import Path
 from urllib.request import Request, urlopen
 
 import pytest
-from live_app import ROOT, chromium, dashboard_server, enter_number, open_page, press, upload, wait_idle
+from live_app import (
+    ROOT,
+    chromium,
+    dashboard_server,
+    enter_number,
+    full_screenshot,
+    open_page,
+    press,
+    upload,
+    wait_idle,
+)
 from uploads import JOURNEY_CSV
 
 from anonlib.projects import ProjectStore, audit_entries
@@ -92,7 +102,7 @@ def _shot(page, name: str, widths=(1440, 1024)) -> None:
     for width in widths:
         page.set_viewport_size({"width": width, "height": 1000})
         wait_idle(page, TIMEOUT)
-        page.screenshot(path=str(ARTIFACTS / f"team-{name}-{width}.png"), full_page=True)
+        full_screenshot(page, ARTIFACTS / f"team-{name}-{width}.png")  # the whole page, audit log and all
     page.set_viewport_size({"width": 1440, "height": 1000})
 
 
