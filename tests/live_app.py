@@ -309,6 +309,15 @@ def full_screenshot(page, path: Path, timeout_ms: int = 300_000) -> None:
     page.set_viewport_size({"width": width, "height": 1000})
 
 
+def shots_at_both_widths(page, folder: Path, name: str, timeout_ms: int = 300_000) -> None:
+    """The page at 1024 px, then back at 1440 px, each a full screenshot ``{width}-{name}.png``
+    (a journey runs once at 1440 px; how each look lays out is seen at both widths)."""
+    for width in (1024, 1440):
+        page.set_viewport_size({"width": width, "height": 1000})
+        wait_idle(page, timeout_ms)
+        full_screenshot(page, folder / f"{width}-{name}.png", timeout_ms)
+
+
 ROW_HEIGHT = 35  # header and rows of the Dataset page's column editor
 
 

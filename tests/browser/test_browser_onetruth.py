@@ -28,24 +28,16 @@ from live_app import (
     click,
     click_package,
     enter_number,
-    full_screenshot,
     metric,
     open_app,
     open_page,
     set_role,
+    shots_at_both_widths,
     upload,
     wait_idle,
 )
 
 WIDTHS = (1440, 1024)
-
-
-def shots_at_both_widths(page, folder: Path, name: str) -> None:
-    """The page at 1024 px, then back at 1440 px, each a full screenshot ``{width}-{name}.png``."""
-    for width in reversed(WIDTHS):
-        page.set_viewport_size({"width": width, "height": 1000})
-        wait_idle(page, 300_000)
-        full_screenshot(page, folder / f"{width}-{name}.png")
 
 
 QIS = ["age", "sex", "region"]
