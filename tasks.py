@@ -45,8 +45,8 @@ def _ensure_venv(requirements: str) -> None:
 
 
 # uv installs the same pinned packages as pip, downloading and unpacking them side by side: on a
-# fresh 2-core machine the test requirements took 85 s with pip and 26 s with uv (uv itself
-# included). uv comes from the package index through pip; where it cannot be had or cannot reach
+# fresh 2-core machine the test requirements took 81 s with pip (without the no-deps peer) and
+# 26 s with uv (uv itself and that peer included). uv comes from the package index through pip; where it cannot be had or cannot reach
 # the index (uv does not read pip's configuration), pip installs.
 UV = "uv==0.13.9"
 
