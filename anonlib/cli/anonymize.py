@@ -47,7 +47,7 @@ from .common import (
     write,
 )
 from .health import household_argument, keep_argument, key_arguments, keyed_steps, person_argument, power_argument
-from .projects import linked_to, project_argument, project_number, record_release, seen_project
+from .projects import in_turn, linked_to, project_argument, project_number, record_release, seen_project
 
 
 def _anonymize(args: argparse.Namespace) -> int:
@@ -175,6 +175,7 @@ def _anonymize(args: argparse.Namespace) -> int:
             project_id=project_number(args),
             outputs=outputs,
             package_path=args.package,
+            links=links,
         )
     else:
         for path, data in outputs:
@@ -294,7 +295,7 @@ def register(commands) -> None:
         "the generalization losing the least information that meets k, privacy models and a suppression limit",
         "python -m anonlib anonymize --sample arca_table1 --shield Zip,Age,AC --k 3 --hierarchy Age=age.csv "
         "--out anonymized.csv --recipe recipe.json",
-        _anonymize,
+        in_turn(_anonymize),
     )
     data_arguments(anonymize)
     keep_argument(anonymize)

@@ -35,7 +35,7 @@ from ..workflow.release_view import release_view
 from ..workflow.report import copy_report
 from .common import command, drafted, engine_arguments, health_roles, print_json, replaced_atomically, write
 from .health import household_argument, keep_argument, key_arguments, keyed_steps, person_argument, project_key
-from .projects import linked_to, project_argument, project_number, record_release, seen_project
+from .projects import in_turn, linked_to, project_argument, project_number, record_release, seen_project
 
 
 @dataclass(frozen=True)
@@ -137,6 +137,7 @@ def _apply(args: argparse.Namespace) -> int:
                 project_id=project_number(args),
                 outputs=[(args.out, replay.csv)] if args.out else [],
                 package_path=args.package,
+                links=links,
             )
         kind = (
             "the file the recipe was made from"
@@ -288,7 +289,7 @@ def register(commands) -> None:
         "apply",
         "re-apply a release recipe to a file and check its release target (exit 0 met, 1 not met, 2 bad input)",
         "python -m anonlib apply recipe.json new_delivery.csv --out released.csv",
-        _apply,
+        in_turn(_apply),
     )
     parser.add_argument("recipe", help="the recipe JSON (from the dashboard's release package or anonymize --recipe)")
     parser.add_argument("file", help="the file to apply it to (CSV/TSV/Excel/Parquet of the same layout)")

@@ -28,7 +28,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..core.errors import AccessError, DataFileError, KeyFileError, ParameterError, ProjectError, StoreError
+from ..core.errors import (
+    AccessError,
+    DataFileError,
+    DeliveredMeanwhileError,
+    KeyFileError,
+    ParameterError,
+    ProjectError,
+    StoreError,
+)
 from ..core.masking import printable
 from ..core.samples import SAMPLES
 from ..measures.target import ReleaseTarget
@@ -363,6 +371,7 @@ def record_release(
     project_id: int | None = None,
     outputs: Sequence[tuple[str, bytes]] = (),
     package_path: str | None = None,
+    links: LinkedDeliveries | None = None,
 ):
     """``--project NAME``: write ``outputs`` (path, bytes) and the package (to ``package_path``)
     and record what was written (the package, else the table) in the project's audit log, as
@@ -370,7 +379,9 @@ def record_release(
     at all. The project is created from ``copy`` when there is none of that name (keeping
     ``source``, the file read, and ``key``, the key its pseudonyms were made with). ``project_id``
     (``project_number``): the project the command found when it started, which must still be the
-    project of that name. The lines saying so go to ``stream`` (standard error under ``--json``). On a
+    project of that name. ``links``: the earlier deliveries the release was checked against
+    (``linked_to``): recorded only if no delivery was recorded into the project since (else
+    ``DeliveredMeanwhileError``: ``in_turn`` runs the command again). The lines saying so go to ``stream`` (standard error under ``--json``). On a
     team's store nothing is written: the release is kept as a draft, returned (``anonlib.projects.team``)."""
     store = _store()
     out = stream or sys.stdout
@@ -414,10 +425,46 @@ def record_release(
         source=source,
         key=key,
         project_id=project_id,
+        seen=None if links is None else links.seen,
     )
     for path in done.files:
         say(f"written            {path}", file=out)
     say(f"audit log          entry {done.entry.id} of project {done.entry.project} ({store.where})", file=out)
+
+
+CHECK_ROUNDS = 10  # how often a delivery is checked again when others are recorded into its project meanwhile
+
+
+def in_turn(handler):
+    """``handler`` (``anonymize`` or ``apply``) run again, on the project as it is now, when another
+    delivery was recorded into its ``--project`` while this one was checked against the earlier ones
+    (``DeliveredMeanwhileError``: nothing was written), at most ``CHECK_ROUNDS`` times; then refused
+    in one sentence. Each delivery is so checked against every one recorded before it, never two
+    passing on the same state."""
+
+    def run(args: argparse.Namespace) -> int:
+        for _ in range(CHECK_ROUNDS - 1):
+            try:
+                return handler(args)
+            except DeliveredMeanwhileError:
+                for seen in ("project_seen", "new_project_key"):  # found again: created meanwhile, with its key
+                    if hasattr(args, seen):
+                        delattr(args, seen)
+                print(
+                    "note: another delivery was recorded into the project meanwhile; this one is checked again "
+                    "against it.",
+                    file=sys.stderr,
+                )
+        try:
+            return handler(args)
+        except DeliveredMeanwhileError:
+            raise ProjectError(
+                f"Refused, nothing written: other deliveries were recorded into the project "
+                f"'{printable(args.project)}' while this one was checked, {CHECK_ROUNDS} times in a row; run it "
+                "again once they are done."
+            ) from None
+
+    return run
 
 
 def linked_to(name: str, target: ReleaseTarget, steps) -> LinkedDeliveries:

@@ -87,6 +87,11 @@ class StaleProjectError(ProjectError):
     """A project was changed elsewhere (another tab or process) since this view of it was read."""
 
 
+class DeliveredMeanwhileError(StaleProjectError):
+    """Another release was recorded into a project while a delivery was checked against its
+    earlier ones: the check no longer holds and is made again on the project as it is now."""
+
+
 class StoreError(ProjectError):
     """The project store cannot be used (locked, read-only, full, damaged, of a newer schema, unreachable)."""
 

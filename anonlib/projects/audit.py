@@ -62,11 +62,13 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, func, insert, select, text
 
 from ..core.archives import read_member
-from ..core.errors import AnonlibError, PackageError, ProjectError
+from ..core.errors import AnonlibError, DeliveredMeanwhileError, PackageError, ProjectError
+from ..core.masking import printable
 from ..workflow.package import RECIPE_FILE, TABLE_FILE, package_stamp, stamp_package
 from ..workflow.recipe import Recipe, apply_recipe
 from ..workflow.release import digest
 from ..workflow.verify import SOURCE, TARGET, PartCheck, Verification, recount, verify_package
+from .linked import released_now
 from .pending import committed
 from .records import AuditEntry, ProjectRef, dumps, now
 from .schema import AUDIT, PROJECTS, RELEASES
@@ -178,7 +180,11 @@ class Recording:
     the entry is refused in a sentence unless that project still has that name, so a release
     racing a delete or a rename never makes a new project (with a new key) under the old name.
     ``key``: the key the release's pseudonyms and date shifts were made with: refused unless it
-    is the project's (a project created meanwhile by another command has its own)."""
+    is the project's (a project created meanwhile by another command has its own). ``seen``: the
+    project as a delivery's cumulative check read it (``LinkedDeliveries.seen``): the entry is
+    recorded only if the project is still so, in the same transaction that locks the project
+    (SQLite's ``BEGIN IMMEDIATE``; PostgreSQL's row lock), else ``DeliveredMeanwhileError``
+    (nothing recorded: the check is made again), so two deliveries never pass on one state."""
 
     stamp: bool = False
     create: Callable[[Connection], None] | None = None
@@ -192,6 +198,7 @@ class Recording:
     approved_sha256: str | None = None
     project_id: int | None = None
     key: bytes | None = None
+    seen: tuple[int | None, tuple[int, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -295,6 +302,11 @@ def record_entry(
         row = store._row(c, project, missing_ok=how.create is not None)
         if how.project_id is not None:
             _require_same_project(store, c, project, row, how.project_id)
+        if how.seen is not None and released_now(c, row) != tuple(how.seen):
+            raise DeliveredMeanwhileError(
+                f"Another delivery was recorded into the project '{printable(_name_of(project))}' while this one was "
+                "checked against its earlier deliveries; nothing was released."
+            )
         if row is None:
             how.create(c)
             row = store._row(c, project)
@@ -369,6 +381,10 @@ def record_entry(
             how.before_commit(package)
         store.require_present()
     return entry_of({**values, "id": audit_id, "user": values["username"]}, deleted=False)
+
+
+def _name_of(project) -> str:
+    return project.name if isinstance(project, ProjectRef) else str(project)
 
 
 def _require_same_project(store: ProjectStore, c: Connection, project, row, project_id: int) -> None:

@@ -28,7 +28,7 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 
 from ..core.dataset import Role
 from ..core.errors import AnonlibError, ProjectError
@@ -40,7 +40,7 @@ from ..workflow.health_steps import PseudonymizeStep
 from ..workflow.package import TABLE_FILE
 from ..workflow.recipe import Recipe
 from ..workflow.release import digest
-from .schema import RELEASES
+from .schema import PROJECTS, RELEASES
 from .store import ProjectStore
 
 
@@ -53,6 +53,10 @@ class LinkedDeliveries:
     earlier: Earlier | None
     linked: int
     unlinked: int
+    # the project as the check read it: (its number, None when there is none yet; the audit entries
+    # of its releases). The release is recorded only if the project is still so (``Recording.seen``):
+    # a delivery recorded meanwhile makes the check run again (``DeliveredMeanwhileError``)
+    seen: tuple[int | None, tuple[int, ...]] | None = None
 
     def note(self, target: ReleaseTarget) -> str | None:
         """What the package of the new delivery says about its links (None when records do not link)."""
@@ -96,16 +100,18 @@ def linked_deliveries(
     owners = tuple(c for c in target.linked if c in keys)
     if not target.linkable or not owners:
         return LinkedDeliveries(None, 0, 0)
-    try:
-        ref = store.summary(project).ref
-    except ProjectError:
-        return LinkedDeliveries(None, 0, 0)
     r = RELEASES
-    query = select(r.c.recipe, r.c.package_blob, r.c.table_blob, r.c.audit_id).where(r.c.project_id == ref.id)
-    if before is not None:
-        query = query.where(r.c.audit_id < int(before))
-    with store._transaction() as c:
+    with store._transaction() as c:  # the project and its releases as one state
+        row = store._row(c, project, missing_ok=True)
+        if row is None:
+            return LinkedDeliveries(None, 0, 0, (None, ()))
+        query = select(r.c.recipe, r.c.package_blob, r.c.table_blob, r.c.audit_id).where(
+            r.c.project_id == int(row["id"])
+        )
+        if before is not None:
+            query = query.where(r.c.audit_id < int(before))
         rows = c.execute(query.order_by(r.c.audit_id)).mappings().all()
+    seen = (int(row["id"]), tuple(int(x["audit_id"]) for x in rows))
     tables, unlinked = [], 0
     for row in rows:
         recipe = Recipe.loads(row["recipe"])
@@ -118,8 +124,22 @@ def linked_deliveries(
         count = next((c for c in recipe.columns if roles.get(c) == Role.COUNT.value), None)
         tables.append((table, qis, count))
     if not tables:
-        return LinkedDeliveries(None, 0, unlinked)
-    return LinkedDeliveries(Earlier.of(tables, owners), len(tables), unlinked)
+        return LinkedDeliveries(None, 0, unlinked, seen)
+    return LinkedDeliveries(Earlier.of(tables, owners), len(tables), unlinked, seen)
+
+
+def released_now(c: Connection, row) -> tuple[int | None, tuple[int, ...]]:
+    """In the transaction ``c`` recording a release (the project locked): the project ``row``
+    (None: there is none of that name) as ``LinkedDeliveries.seen`` states it."""
+    if row is None:
+        return (None, ())
+    project_id = int(row["id"])
+    lock = select(PROJECTS.c.id).where(PROJECTS.c.id == project_id)
+    if c.dialect.name == "postgresql":  # the project's row locked until the entry is committed
+        c.execute(lock.with_for_update())
+    r = RELEASES
+    ids = c.execute(select(r.c.audit_id).where(r.c.project_id == project_id).order_by(r.c.audit_id)).scalars()
+    return (project_id, tuple(int(i) for i in ids))
 
 
 def _released_table(store: ProjectStore, row, recipe: Recipe):

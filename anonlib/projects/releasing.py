@@ -92,6 +92,7 @@ def release_into_project(
     project_id: int | None = None,
     made_by: str = COMMAND_LINE,
     user: str | None = None,
+    seen: tuple[int | None, tuple[int, ...]] | None = None,
 ) -> Released:
     """Write ``outputs`` (pairs of path and bytes; the package, when given, is written to
     ``package_path`` stamped with its entry) and record the release in the project ``name``
@@ -100,7 +101,9 @@ def release_into_project(
     (the key the release's pseudonyms were made with: a project of that name created meanwhile
     with another key refuses the release). ``project_id``: the number of the project of that
     name when the release started; the release is refused if it was deleted or renamed since.
-    The audit entry records the package when there is one, else the table."""
+    The audit entry records the package when there is one, else the table. ``seen``: the
+    project as the release's cumulative check read it (``LinkedDeliveries.seen``); another
+    delivery recorded since refuses it with ``DeliveredMeanwhileError``, nothing written."""
     chosen = valid_name(name)
     problems = verify_chain(store)
     if problems:
@@ -147,6 +150,7 @@ def release_into_project(
             wait=WAIT_SECONDS,
             project_id=project_id,
             key=key,
+            seen=seen,
         )
         if package is not None:
             parts, packaged_table, packaged_recipe = package_parts(package)
