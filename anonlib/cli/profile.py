@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..core.metrics import whole_k
 from ..core.samples import SAMPLES
 from ..measures.avector import vector_text
 from ..measures.linkage import linkage_risk
+from ..measures.power import risk_by_power
 from ..measures.profile import risk_profile
 from .common import data_arguments, engine_arguments, load_dataset, print_json
 from .health import household_argument, person_argument
@@ -15,6 +17,7 @@ from .health import household_argument, person_argument
 
 def _profile(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
+    k = whole_k(args.k)
     risk = risk_profile(dataset)
     result = {"dataset": dataset.name, **risk.as_dict()}
     # when records link: people by the sequence of their rows, households by their members together
@@ -26,6 +29,12 @@ def _profile(args: argparse.Namespace) -> int:
     if households is not None:
         result["household"] = dataset.household
         result.update(households.as_dict())
+    by_power = ()
+    if dataset.person is not None:  # an attacker who knows m of a person's records, m = 1, 2, 3, 5, all
+        frame, _ = dataset.analysis_frame(list(risk.quasi_identifiers), person=True)
+        by_power = risk_by_power(frame, risk.quasi_identifiers, dataset.person, k=k, count=dataset.count)
+        result["by_power_k"] = k
+        result["by_power"] = [r.as_dict() for r in by_power]
     if args.json:
         print_json(args, json.dumps(result, indent=2))
         return 0
@@ -50,6 +59,15 @@ def _profile(args: argparse.Namespace) -> int:
         )
         for threshold, n in history.below:
             print(f"history shared < {threshold:<2} {n:,} people ({100 * history.share_below(threshold):.2f}%)")
+    for r in by_power:
+        if r.refused is not None:
+            print(f"power {r.label:<12} not counted: {r.refused}")
+            continue
+        print(
+            f"power {r.label:<12} {r.people_unique:,} people unique, {r.people_below_k:,} people in histories "
+            f"shared by fewer than {k} (an attacker who knows "
+            + ("all of a person's records)" if r.power is None else f"{r.power} of a person's records)")
+        )
     if households is not None:
         h = households
         print(
@@ -81,6 +99,12 @@ def register(commands) -> None:
     person_argument(profile)
     household_argument(profile)
     engine_arguments(profile)
+    profile.add_argument(
+        "--k",
+        default=5,
+        help="with --person: the k of by_power's people below k (people whose history, or any m of its records, "
+        "fewer than k people share; default 5)",
+    )
     profile.add_argument("--json", action="store_true", help="print the result as JSON")
     profile.set_defaults(handler=_profile)
 

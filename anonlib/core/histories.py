@@ -182,12 +182,7 @@ def owners_sharing(
     out = np.zeros(n_owners, dtype=np.int64)
     needed = np.minimum(pairs.sizes, power)
     for size in np.unique(needed[needed > 0]).tolist():
-        support, tuple_owner = _contained(pairs, size, n_owners)
-        mine = needed[tuple_owner] == size
-        fewest = np.full(n_owners, np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(fewest, tuple_owner[mine], support[mine])
-        wanted = needed == size
-        out[wanted] = fewest[wanted]
+        _fewest_contained(pairs, size, n_owners, needed == size, out)
     return out
 
 
@@ -213,37 +208,92 @@ def _capped(pairs: OwnerPairs, size: int, owners: np.ndarray) -> tuple[np.ndarra
     return element_owner, element_class, per_owner
 
 
-def _contained(pairs: OwnerPairs, size: int, n_owners: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every distinct sub-multiset of ``size`` records of every owner with at least ``size``
-    records: per (owner, sub-multiset), the owners whose histories contain that sub-multiset,
-    and the owner."""
-    owners = np.flatnonzero(pairs.sizes >= size)
+def _fewest_contained(pairs: OwnerPairs, size: int, n_owners: int, wanted: np.ndarray, out: np.ndarray) -> None:
+    """For the ``wanted`` owners (each with at least ``size`` records), into ``out``: the fewest
+    owners whose histories contain one of its sub-multisets of ``size`` records.
+
+    Every owner with at least ``size`` records lists its sub-multisets: its records (capped at
+    ``size`` copies per class, sorted) taken ``size`` at a time by position, owners of the same
+    number of elements together as one (owners, combinations) table of int64 keys (the classes
+    as digits). Each key is counted once per owner with one hash pass (a row holds a key twice
+    only when its owner repeats a class: those rows alone are sorted to count each key once);
+    an owner's fewest is then the minimum of the counts along its row."""
+    holding = pairs.sizes >= size
+    # owners whose records, capped at ``size`` copies per class, are the same list have the same
+    # sub-multisets: one of them (the first) lists them for all, its count weighted by how many
+    capped = OwnerPairs(pairs.owner, pairs.cls, np.minimum(pairs.records, size), pairs.start, pairs.sizes)
+    same, n_same = sequence_ids(capped, n_owners)
+    same = np.where(holding, same, -1)
+    weight = np.bincount(same[holding], minlength=n_same)
+    first = np.full(n_same, n_owners, dtype=np.int64)
+    np.minimum.at(first, same[holding], np.flatnonzero(holding))
+    owners = np.sort(first[weight > 0])
     element_owner, element_class, per_owner = _capped(pairs, size, owners)
     start = np.zeros(n_owners + 1, dtype=np.int64)
     np.cumsum(per_owner, out=start[1:])
-    tuples, tuple_owners = [], []
+    n_classes = int(element_class.max()) + 1 if len(element_class) else 1
+    repeats = np.zeros(n_owners, dtype=bool)  # owners holding a class twice among their elements
+    if size > 1:
+        repeats[pairs.owner[pairs.records > 1]] = True
     lengths = per_owner[owners]
+    groups, tuples = [], []  # per number of elements: its owners, and their (owners, combinations, size) classes
     for length in np.unique(lengths).tolist():
         group = owners[lengths == length]
-        cells = start[group][:, None] + np.arange(length)[None, :]  # (owners, length): their classes, sorted
-        classes = element_class[cells]
+        classes = element_class[start[group][:, None] + np.arange(length)[None, :]]  # (owners, length), sorted
         picks = np.array(list(itertools.combinations(range(length), size)), dtype=np.int64)
-        chosen = classes[:, picks]  # (owners, combinations, size), each row sorted: a sub-multiset
-        tuples.append(chosen.reshape(-1, size))
-        tuple_owners.append(np.repeat(group, len(picks)))
-    if not tuples:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    table = np.concatenate(tuples)
-    owner_of = np.concatenate(tuple_owners)
-    n_classes = int(element_class.max()) + 1
-    code, n_codes = combine(list(table.T), [n_classes] * size, ordered=False)
-    pair_key, n_pairs = combine([owner_of, code], [n_owners, n_codes], ordered=False)
-    first = np.zeros(n_pairs, dtype=np.int64)
-    first[pair_key] = np.arange(len(pair_key))  # each (owner, sub-multiset) once: any of its copies will do
-    distinct_code, distinct_owner = code[first], owner_of[first]
-    support = np.bincount(distinct_code, minlength=n_codes)
-    return support[distinct_code], distinct_owner
+        groups.append(group)
+        tuples.append((classes, picks))
+    if not groups:
+        return
+    keys = _tuple_keys(tuples, n_classes, size)
+    counted = []  # per key: the owners it stands for, or 0 for a repeat of a key in its row
+    for group, key in zip(groups, keys):
+        once = np.broadcast_to(weight[same[group]][:, None], key.shape).copy()
+        twice = repeats[group]
+        if twice.any():
+            rows = key[twice]
+            order = np.argsort(rows, axis=1, kind="stable")
+            ordered = np.take_along_axis(rows, order, axis=1)
+            new = np.ones(rows.shape, dtype=bool)
+            new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+            marks = np.zeros(rows.shape, dtype=bool)
+            np.put_along_axis(marks, order, new, axis=1)
+            once[twice] *= marks
+        counted.append(once)
+    key_ids, distinct = distinct_keys(np.concatenate([k.ravel() for k in keys]))
+    support = np.bincount(key_ids, weights=np.concatenate([c.ravel() for c in counted]), minlength=len(distinct))
+    fewest = np.zeros(n_same, dtype=np.int64)
+    at = 0
+    for group, key in zip(groups, keys):
+        ids = key_ids[at : at + key.size].reshape(key.shape)
+        at += key.size
+        fewest[same[group]] = support[ids].min(axis=1).astype(np.int64)
+    out[wanted] = fewest[same[wanted]]
+
+
+def _tuple_keys(tuples: list[tuple[np.ndarray, np.ndarray]], n_classes: int, size: int) -> list[np.ndarray]:
+    """Per (classes, picks) of ``tuples`` (an (owners, elements) table and the combinations of
+    ``size`` positions), the (owners, combinations) table of one int64 key per sub-multiset: its
+    classes as digits in base ``n_classes``, or, when they do not fit one int64, numbered densely
+    over every table at once (the same sub-multiset, the same key)."""
+    if n_classes**size < KEY_LIMIT:
+        out = []
+        for classes, picks in tuples:
+            keys = np.take(classes, picks[:, 0], axis=1).astype(np.int64)
+            for j in range(1, size):
+                keys *= n_classes
+                keys += np.take(classes, picks[:, j], axis=1)
+            out.append(keys)
+        return out
+    chosen = [classes[:, picks] for classes, picks in tuples]  # (owners, combinations, size) each
+    flat = np.concatenate([c.reshape(-1, size) for c in chosen])
+    dense, _ = combine(list(flat.T), [n_classes] * size, ordered=False)
+    out, at = [], 0
+    for c in chosen:
+        n = c.shape[0] * c.shape[1]
+        out.append(dense[at : at + n].reshape(c.shape[:2]))
+        at += n
+    return out
 
 
 def history_work(sizes: np.ndarray, lengths: np.ndarray | None = None, power: int | None = None) -> WorkEstimate:
