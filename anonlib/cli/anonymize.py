@@ -17,6 +17,7 @@ from ..core.equivalence import encode
 from ..core.errors import EmptySelectionError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED, validate_hierarchy
 from ..core.metrics import whole_k
+from ..core.numbers import time_limit_seconds
 from ..measures.models import MODELS, suppression_limit
 from ..measures.target import ReleaseTarget, unit_k
 from ..measures.utility import MEASURES, check_measure, measure_value
@@ -41,6 +42,7 @@ from .common import (
     once,
     parse_requirement,
     read_dataset,
+    real_argument,
     refuse_identifiers,
     report_release,
     split,
@@ -76,8 +78,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     requirements = [parse_requirement(r, given) for r in args.require or []]
     max_suppressed = suppression_limit(args.max_suppressed)
     measure = check_measure(args.measure)
-    if args.time_limit is not None and not args.time_limit > 0:
-        raise ParameterError(f"The time limit is a number of seconds above 0; got {args.time_limit:g}.")
+    args.time_limit = time_limit_seconds(args.time_limit)
     modelled = [r.sensitive for r in requirements]
     wanted = set(qis) | set(dataset.quasi_identifiers + dataset.sensitive) | set(modelled)
     names = column_names(dataset)
@@ -327,7 +328,7 @@ def register(commands) -> None:
     )
     anonymize.add_argument(
         "--time-limit",
-        type=float,
+        type=real_argument,
         default=None,
         metavar="SECONDS",
         help="stop the optimal search after this many seconds with the best found, said to be not proven optimal",
@@ -356,7 +357,7 @@ def register(commands) -> None:
     anonymize.add_argument(
         "--max-suppressed",
         default=0.0,
-        type=float,
+        type=real_argument,
         help="share of records (people with --person, households with a released --household) that fail k or a "
         "model and may be suppressed (default 0), e.g. 0.01",
     )

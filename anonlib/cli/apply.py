@@ -33,7 +33,16 @@ from ..workflow.package import release_package
 from ..workflow.recipe import EDITED, INTACT, read_for_recipe, read_recipe
 from ..workflow.release_view import release_view
 from ..workflow.report import copy_report
-from .common import command, drafted, engine_arguments, health_roles, print_json, replaced_atomically, write
+from .common import (
+    command,
+    drafted,
+    engine_arguments,
+    health_roles,
+    print_json,
+    real_argument,
+    replaced_atomically,
+    write,
+)
 from .health import household_argument, keep_argument, key_arguments, keyed_steps, person_argument, project_key
 from .projects import in_turn, linked_to, project_argument, project_number, record_release, seen_project
 
@@ -327,7 +336,7 @@ def register(commands) -> None:
     )
     parser.add_argument(
         "--time-limit",
-        type=float,
+        type=real_argument,
         default=20.0,
         metavar="SECONDS",
         help="with --release-view: the classifier's time (rows are subsampled past it; default 20)",

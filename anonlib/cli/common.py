@@ -33,7 +33,7 @@ from ..core.errors import (
 from ..core.hierarchy import read_hierarchy_csv
 from ..core.loading import DEFAULT_MAX_BYTES, LoadedTable, load_table
 from ..core.masking import CONTROL_BUT_LINES
-from ..core.numbers import MAX_COUNT, real_number, whole_number
+from ..core.numbers import MAX_COUNT, real_number, shown, whole_number
 from ..core.samples import SAMPLES, load_sample
 from ..measures.models import ModelRequirement
 from ..measures.utility import MEASURE_NAMES
@@ -49,6 +49,45 @@ class Parser(argparse.ArgumentParser):
         text = message[:1].upper() + message[1:]
         print(f"error: {text.rstrip('.')}; see `{self.prog} --help`.", file=sys.stderr)
         raise SystemExit(2)
+
+
+def whole_argument(what: str, *, minimum: int | None = 0, maximum: int | None = MAX_COUNT):
+    """An option's ``type``: its text as a whole number read by the one parser
+    (``numbers.whole_number``: ASCII digits within bounds), else argparse's one-sentence error.
+
+    >>> whole_argument("The release number", minimum=1)("12")
+    12
+    >>> whole_argument("The release number", minimum=1)("١٢")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: The release number must be a whole number of at least 1; got '١٢'.
+    """
+
+    def parse(text: str) -> int:
+        try:
+            return whole_number(text, what, minimum=minimum, maximum=maximum)
+        except ParameterError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    return parse
+
+
+def real_argument(text: str) -> float:
+    """An option's ``type`` for a number that may have a fraction: ASCII digits (a point, an
+    exponent) read as a finite float, else argparse's one-sentence error; ranges are checked
+    where the number is used.
+
+    >>> real_argument("0.5"), real_argument("1e-3")
+    (0.5, 0.001)
+    >>> real_argument("٠.5")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: A number is written in ASCII digits, e.g. 0.5; got '٠.5'.
+    """
+    try:
+        return real_number(text, "A number", minimum=-math.inf, maximum=math.inf)
+    except ParameterError:
+        raise argparse.ArgumentTypeError(f"A number is written in ASCII digits, e.g. 0.5; got {shown(text)}.") from None
 
 
 def print_json(args: argparse.Namespace, text: str) -> None:

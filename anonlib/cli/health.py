@@ -22,6 +22,7 @@ import sys
 from ..core.dataset import Dataset, Role
 from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
 from ..core.metrics import whole_k
+from ..core.numbers import time_limit_seconds
 from ..measures.models import suppression_limit
 from ..measures.target import ReleaseTarget
 from ..transformations.pseudonyms import DEFAULT_LENGTH, DEFAULT_SHIFT_DAYS
@@ -32,7 +33,17 @@ from ..workflow.keys import key_file, key_id, read_key_file, shared_key_problem
 from ..workflow.recipe import Reading
 from ..workflow.release import release_csv
 from ..workflow.safe_harbor import compare_routes
-from .common import command, data_arguments, print_json, read_dataset, refuse_protected, split, write
+from .common import (
+    command,
+    data_arguments,
+    print_json,
+    read_dataset,
+    real_argument,
+    refuse_protected,
+    split,
+    whole_argument,
+    write,
+)
 from .projects import project_store_key
 
 
@@ -94,7 +105,7 @@ def key_arguments(parser: argparse.ArgumentParser, *, steps: bool = True) -> Non
     )
     parser.add_argument(
         "--pseudonym-length",
-        type=int,
+        type=whole_argument("The pseudonym length", minimum=None),
         default=DEFAULT_LENGTH,
         metavar="N",
         help=f"hex characters per pseudonym (default {DEFAULT_LENGTH}, at least 12)",
@@ -106,7 +117,7 @@ def key_arguments(parser: argparse.ArgumentParser, *, steps: bool = True) -> Non
     )
     parser.add_argument(
         "--shift-days",
-        type=int,
+        type=whole_argument("The date shift", minimum=None),
         default=None,
         metavar="N",
         help=f"largest date shift in days, either way (default {DEFAULT_SHIFT_DAYS})",
@@ -218,8 +229,7 @@ def _safe_harbor(args: argparse.Namespace) -> int:
     dataset, table = read_dataset(args)
     k = whole_k(args.k)
     limit = suppression_limit(args.max_suppressed)
-    if args.time_limit is not None and not args.time_limit > 0:
-        raise ParameterError(f"The time limit is a number of seconds above 0; got {args.time_limit:g}.")
+    args.time_limit = time_limit_seconds(args.time_limit)
     leave = [c for c in (dataset.count, dataset.person) if c]
     step = SafeHarborStep.planned(dataset.frame, reference_year=args.reference_year, leave=leave)
     cost = step_cost(step, dataset)  # the records each change changes, as the Dataset page counts them
@@ -308,18 +318,18 @@ def register(commands) -> None:
     parser.add_argument(
         "--max-suppressed",
         default=0.0,
-        type=float,
+        type=real_argument,
         help="share of records the optimal generalization may suppress (default 0)",
     )
     parser.add_argument(
         "--reference-year",
-        type=int,
+        type=whole_argument("The reference year", minimum=None),
         default=None,
         help="the year ages are counted to for birth dates and years of birth (default: this year)",
     )
     parser.add_argument(
         "--time-limit",
-        type=float,
+        type=real_argument,
         default=30.0,
         metavar="SECONDS",
         help="stop the optimal search after this many seconds with the best found (default 30)",

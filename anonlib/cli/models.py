@@ -19,7 +19,9 @@ from .common import (
     parse_requirement,
     print_json,
     quasi_identifiers,
+    real_argument,
     split,
+    whole_argument,
 )
 
 
@@ -115,14 +117,21 @@ def register(commands) -> None:
     data_arguments(models, qi=True)
     engine_arguments(models)
     models.add_argument("--sensitive", help="comma-separated sensitive attributes (default: guessed from names)")
-    models.add_argument("--l", type=int, default=2, help="l of the reported recursive (c,l)-diversity (default 2)")
+    models.add_argument(
+        "--l",
+        type=whole_argument("l", minimum=None),
+        default=2,
+        help="l of the reported recursive (c,l)-diversity (default 2)",
+    )
     models.add_argument(
         "--hierarchy",
         action="append",
         metavar="ATTR=FILE",
         help="ARX hierarchy of a sensitive attribute for the hierarchical t-closeness distance",
     )
-    models.add_argument("--k", type=int, default=1, help="k of the release target (default 1)")
+    models.add_argument(
+        "--k", type=whole_argument("k", minimum=None), default=1, help="k of the release target (default 1)"
+    )
     models.add_argument(
         "--require",
         action="append",
@@ -131,6 +140,6 @@ def register(commands) -> None:
         "recursive_cl:income=3,c=2; repeat for several",
     )
     models.add_argument(
-        "--max-suppressed", type=float, default=0.0, help="share of records that may be suppressed (default 0)"
+        "--max-suppressed", type=real_argument, default=0.0, help="share of records that may be suppressed (default 0)"
     )
     models.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -63,7 +63,7 @@ from ..workflow.history import WorkingCopy
 from ..workflow.keys import key_id, new_key
 from ..workflow.recipe import Reading, Recipe
 from ..workflow.release import file_digest
-from .common import command, print_json, write
+from .common import command, print_json, real_argument, write
 from .team import register_actions, team_member
 
 MAX_IMPORT_BYTES = MAX_EXPORT_BYTES + 1024**2  # an export is never larger than its members unpacked (and a header)
@@ -579,8 +579,12 @@ def register(commands) -> None:
     )
     budget.add_argument("name", nargs="?", help="the project whose file's budget to set or show")
     budget.add_argument("--file", metavar="FILE", help="a file's budget instead (by its SHA-256), without a project")
-    budget.add_argument("--epsilon", type=float, metavar="E", help="the total ε the file's private releases may spend")
-    budget.add_argument("--delta", type=float, metavar="D", help="the total δ (default: the file's δ total stays)")
+    budget.add_argument(
+        "--epsilon", type=real_argument, metavar="E", help="the total ε the file's private releases may spend"
+    )
+    budget.add_argument(
+        "--delta", type=real_argument, metavar="D", help="the total δ (default: the file's δ total stays)"
+    )
     budget.add_argument("--json", action="store_true", help="print the budget as JSON")
     budget.set_defaults(handler=_budget, outputs=(), inputs=())
     deleted = sub.add_parser("delete", help="erase a project, its kept file and packages (its audit entries stay)")

@@ -22,6 +22,8 @@ from .common import (
     load_dataset,
     print_json,
     quasi_identifiers,
+    real_argument,
+    whole_argument,
 )
 from .health import person_argument
 
@@ -152,9 +154,20 @@ def register(commands) -> None:
     engine_arguments(risk)
     risk.add_argument("--population", help="population table: the quasi-identifier columns (+ a count column)")
     risk.add_argument("--population-count", help="count column of the population table (default: found)")
-    risk.add_argument("--sampling-fraction", type=float, help="share of the population in the file, in (0, 1]")
-    risk.add_argument("--threshold", type=float, default=0.2, help="risk above which a record is at risk (default 0.2)")
+    risk.add_argument("--sampling-fraction", type=real_argument, help="share of the population in the file, in (0, 1]")
+    risk.add_argument(
+        "--threshold", type=real_argument, default=0.2, help="risk above which a record is at risk (default 0.2)"
+    )
     risk.add_argument("--suda", action="store_true", help="also find the special uniques (SUDA)")
-    risk.add_argument("--suda-size", type=int, help="largest combination size for special uniques (default 3)")
-    risk.add_argument("--suda-rows", type=int, default=100, help="minimal uniques listed in --json (default 100)")
+    risk.add_argument(
+        "--suda-size",
+        type=whole_argument("The SUDA size", minimum=None),
+        help="largest combination size for special uniques (default 3)",
+    )
+    risk.add_argument(
+        "--suda-rows",
+        type=whole_argument("The SUDA rows", minimum=None),
+        default=100,
+        help="minimal uniques listed in --json (default 100)",
+    )
     risk.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -52,7 +52,17 @@ from ..workflow.private_package import SHIP, private_package, private_report
 from ..workflow.private_release import FAILED_SENTENCE, private_release, several_records_per_person
 from ..workflow.recipe import Reading
 from ..workflow.release import file_digest, release_csv
-from .common import command, data_arguments, drafted, print_json, read_dataset, split, write
+from .common import (
+    command,
+    data_arguments,
+    drafted,
+    print_json,
+    read_dataset,
+    real_argument,
+    split,
+    whole_argument,
+    write,
+)
 from .projects import project_for
 from .team import team_member
 
@@ -377,11 +387,13 @@ def register(commands) -> None:
     )
     data_arguments(parser)
     parser.add_argument("--columns", required=True, metavar="A,B,...", help="the columns to release")
-    parser.add_argument("--epsilon", type=float, help="the privacy budget ε (e.g. 1 or 3)")
+    parser.add_argument("--epsilon", type=real_argument, help="the privacy budget ε (e.g. 1 or 3)")
     parser.add_argument(
-        "--delta", type=float, default=0.0, help="δ (default 0: pure ε-DP, Laplace; > 0: zCDP, Gaussian noise)"
+        "--delta", type=real_argument, default=0.0, help="δ (default 0: pure ε-DP, Laplace; > 0: zCDP, Gaussian noise)"
     )
-    parser.add_argument("--rho", type=float, help="the budget as ρ (zero-concentrated DP) instead of ε; needs --delta")
+    parser.add_argument(
+        "--rho", type=real_argument, help="the budget as ρ (zero-concentrated DP) instead of ε; needs --delta"
+    )
     parser.add_argument(
         "--method",
         choices=list(METHODS),
@@ -422,14 +434,18 @@ def register(commands) -> None:
     )
     parser.add_argument(
         "--records-per-person",
-        type=int,
+        type=whole_argument("The records per person", minimum=None),
         metavar="N",
         help="records kept per person, at most, by the file's design (needed with a person column; any more are "
         "dropped at random before measuring)",
     )
     parser.add_argument("--predict", metavar="COL", help="the column crossed with every other, and the tree predicts")
     parser.add_argument("--pairs", metavar="A:B,C:D", help="more two-way tables to measure (the pairs method, AIM)")
-    parser.add_argument("--rows", type=int, help="synthetic records (default the DP count of the records)")
+    parser.add_argument(
+        "--rows",
+        type=whole_argument("The synthetic records", minimum=None),
+        help="synthetic records (default the DP count of the records)",
+    )
     parser.add_argument("--out", required=True, metavar="CSV", help="write the synthetic table to this CSV file")
     parser.add_argument("--package", metavar="ZIP", help="write the private release package (zip)")
     parser.add_argument(
@@ -454,7 +470,7 @@ def register(commands) -> None:
     )
     parser.add_argument(
         "--time-limit",
-        type=float,
+        type=real_argument,
         default=DEFAULT_TIME_LIMIT,
         metavar="SECONDS",
         help=f"refuse a run estimated past this many seconds (default {DEFAULT_TIME_LIMIT:g})",

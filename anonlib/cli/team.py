@@ -23,7 +23,7 @@ from ..core.errors import ParameterError
 from ..projects.drafts import approve, drafts, hand_out, reject, waiting_for
 from ..projects.team import ROLES, Member, acting_member, is_team, members_of, remove_member, require, set_member
 from ..projects.team_postgres import team_setup
-from .common import print_json, write
+from .common import print_json, whole_argument, write
 
 
 def team_member(store) -> Member | None:
@@ -135,16 +135,22 @@ def register_actions(sub, store, say_line) -> None:
     listing.set_defaults(handler=_drafts, outputs=(), inputs=())
     approving = sub.add_parser("approve", help="approve another member's release draft (its SHA-256 as drafted)")
     approving.add_argument("name")
-    approving.add_argument("--release", type=int, required=True, metavar="ID")
+    approving.add_argument(
+        "--release", type=whole_argument("The release number", minimum=1), required=True, metavar="ID"
+    )
     approving.add_argument("--comment", metavar="TEXT")
     approving.set_defaults(handler=_approve, outputs=(), inputs=())
     rejecting = sub.add_parser("reject", help="reject another member's release draft, saying why")
     rejecting.add_argument("name")
-    rejecting.add_argument("--release", type=int, required=True, metavar="ID")
+    rejecting.add_argument(
+        "--release", type=whole_argument("The release number", minimum=1), required=True, metavar="ID"
+    )
     rejecting.add_argument("--reason", required=True, metavar="TEXT")
     rejecting.set_defaults(handler=_reject, outputs=(), inputs=())
     releasing = sub.add_parser("release", help="write an approved release's package (exit 2 before approval)")
     releasing.add_argument("name")
-    releasing.add_argument("--release", type=int, required=True, metavar="ID")
+    releasing.add_argument(
+        "--release", type=whole_argument("The release number", minimum=1), required=True, metavar="ID"
+    )
     releasing.add_argument("--out", required=True, metavar="ZIP")
     releasing.set_defaults(handler=_release, outputs=("out",), inputs=())

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import AnonlibError, ColumnError, HierarchyError, ParameterError, RecipeError
+from .numbers import MAX_COUNT, whole_number
 
 DAMAGED = "The recipe is damaged or was edited by hand: "
 
@@ -158,21 +159,35 @@ def read_number(
 
 
 def read_whole(
-    obj: Mapping[str, Any], key: str, where: str, *, minimum: int | None = None, optional: bool = False
+    obj: Mapping[str, Any],
+    key: str,
+    where: str,
+    *,
+    minimum: int | None = None,
+    maximum: int = MAX_COUNT,
+    optional: bool = False,
 ) -> int | None:
-    """A whole-number field of at least ``minimum``.
+    """A whole-number field (a JSON number, not text) from ``minimum`` to ``maximum`` (by default
+    the largest number counted exactly), checked by the one parser (``numbers.whole_number``).
 
     >>> read_whole({"level": 2}, "level", "step 1", minimum=0)
     2
+    >>> read_whole({"k": 10**30}, "k", "the target", minimum=1)
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.RecipeError: The recipe is damaged or was edited by hand: 'k' of the target must be a whole number from 1 to 9,007,199,254,740,992; got 1e+30.
     """
     value = obj.get(key)
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise damaged(f"'{key}' of {where} must be a whole number, not {_shown(value)}.")
-    if minimum is not None and value < minimum:
+    if minimum is not None and value < minimum and maximum >= MAX_COUNT:
         raise damaged(f"'{key}' of {where} is {value}; it must be at least {minimum}.")
-    return int(value)
+    try:
+        return whole_number(value, f"'{key}' of {where}", minimum=minimum, maximum=maximum)
+    except ParameterError as err:
+        raise damaged(str(err)) from None
 
 
 def read_flag(obj: Mapping[str, Any], key: str, where: str) -> bool:

@@ -46,6 +46,7 @@ import pandas as pd
 from .budget import WorkEstimate, check_work
 from .equivalence import combine, distinct_keys, persons_per_class
 from .errors import ParameterError
+from .numbers import MAX_COUNT, shown, whole_number
 
 # seconds per sub-multiset enumerated and counted, measured on this machine class (bench: history)
 SECONDS_PER_TUPLE = 5e-7
@@ -363,19 +364,18 @@ def adversary_power(value: object) -> int | None:
     >>> adversary_power(0)
     Traceback (most recent call last):
     ...
-    anonlib.core.errors.ParameterError: The adversary's power is 'all' or a whole number of a person's records, at least 1; got 0.
+    anonlib.core.errors.ParameterError: The adversary's power is 'all' or a whole number of a person's records, from 1 to 9,007,199,254,740,992; got 0.
     """
     if value is None or (isinstance(value, str) and value.strip().lower() == "all"):
         return None
-    number = None
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        number = int(value)
-    elif isinstance(value, str) and value.strip().isdigit():
-        number = int(value.strip())
-    if number is None or number < 1:
-        shown = repr(value) if isinstance(value, str) else str(value)
+    try:
+        number = None if isinstance(value, float) else whole_number(value, "power", minimum=1, maximum=MAX_COUNT)
+    except ParameterError:
+        number = None
+    if number is None:
         raise ParameterError(
-            f"The adversary's power is 'all' or a whole number of a person's records, at least 1; got {shown[:40]}."
+            f"The adversary's power is 'all' or a whole number of a person's records, from 1 to {MAX_COUNT:,}; "
+            f"got {shown(value)}."
         )
     return number
 

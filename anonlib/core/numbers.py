@@ -57,7 +57,7 @@ def shown(value: object) -> str:
         return f"{value:,}" if abs(value) < 10**16 else f"{float(value):.3g}"
     if isinstance(value, _abc.Real):
         return f"{float(value):.3g}" if abs(float(value)) >= 1e15 else f"{float(value):g}"
-    if isinstance(value, str):
+    if isinstance(value, str) and value.isascii():
         try:
             float(value)
             return shown_text(value.strip())  # a number typed as text (a CLI option) shows as typed
@@ -89,10 +89,17 @@ def whole_number(
 ) -> int:
     """``value`` as a Python int, or ``error`` with one sentence unless it is a
     whole number from ``minimum`` to ``maximum`` (None: unbounded; floats such
-    as 4.0 are fine; booleans, NaN, infinity and fractions are not).
+    as 4.0 are fine; booleans, NaN, infinity and fractions are not; text only in
+    ASCII digits: no superscripts, no other scripts' digits). The one parser of
+    every whole number a user or a recipe gives (``anonlib.cli.common.whole_argument``
+    for options, ``anonlib.core.fields.read_whole`` for recipe fields).
 
     >>> whole_number("12", "The seed")
     12
+    >>> whole_number("²", "The power", minimum=1)
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ParameterError: The power must be a whole number of at least 1; got '²'.
     >>> whole_number(-1, "The seed", maximum=MAX_SEED)
     Traceback (most recent call last):
     ...
@@ -106,7 +113,7 @@ def whole_number(
     elif isinstance(value, _abc.Real):
         as_float = float(value)
         number = int(value) if math.isfinite(as_float) and as_float.is_integer() else None
-    elif isinstance(value, str):
+    elif isinstance(value, str) and value.isascii():  # "²" or "١٢" is no number typed here
         text = value.strip().replace("_", "")
         try:
             number = int(text)
@@ -240,7 +247,7 @@ def real_number(
     number: float | None = None
     if isinstance(value, _abc.Real) and not isinstance(value, (bool, np.bool_)):
         number = float(value)
-    elif isinstance(value, str):
+    elif isinstance(value, str) and value.isascii():
         try:
             number = float(value.strip())
         except ValueError:

@@ -447,9 +447,10 @@ class ReleaseTarget:
         power = data.get("power", "all")
         try:
             power = adversary_power(power)
-        except ParameterError:
+        except ParameterError as err:
+            text = str(err)
             raise RecipeError(
-                f"The recipe is damaged or was edited by hand: the power of {where} is not 'all' or a whole number."
+                f"The recipe is damaged or was edited by hand: in {where}, {text[:1].lower()}{text[1:]}"
             ) from None
         try:
             target = cls(

@@ -1,0 +1,126 @@
+"""Hostile input on the new paths (``integrity.md`` part 3): every number a user or a recipe
+gives is read by one parser (ASCII digits within bounds, else one sentence), in every command
+and in every recipe field ``apply`` and ``verify`` read."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from anonlib.cli import main as _main
+from tests.cli.test_linkable import QIS, panel
+
+ODD = ["²", "١٢", "1" * 31, "-" + "9" * 31, "nan", "1.5"]
+
+
+def main(argv: list[str]) -> int:
+    """The command line as a user runs it: its exit code (argparse's refusals exit too)."""
+    try:
+        return _main(argv)
+    except SystemExit as stop:
+        return int(stop.code)
+
+
+def said(capsys) -> tuple[str, str]:
+    out, err = capsys.readouterr()
+    return out, err
+
+
+def one_sentence(err: str) -> str:
+    """The error line: exactly one, never the catch-all."""
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "unexpected" not in err.lower(), err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> Path:
+    """A panel released with the person column as a pseudonym at power 2: its recipe and package."""
+    folder = tmp_path_factory.mktemp("released")
+    panel(people=40, years=3).to_csv(folder / "p.csv", index=False)
+    argv = [
+        "anonymize", folder / "p.csv", "--person", "pid", "--pseudonymize", "pid", "--key-file", folder / "k.key",
+        "--shield", ",".join(QIS), "--k", "3", "--max-suppressed", "0.2", "--power", "2", "--out",
+        folder / "o.csv", "--recipe", folder / "r.json", "--package", folder / "p.zip",
+    ]  # fmt: skip
+    assert main([str(a) for a in argv]) == 0
+    return folder
+
+
+@pytest.mark.parametrize("value", ODD)
+@pytest.mark.parametrize(
+    "option", ["--power", "--k", "--pseudonym-length", "--shift-days", "--max-suppressed", "--time-limit"]
+)
+def test_an_odd_number_given_to_an_option_is_one_sentence(released, tmp_path, capsys, option, value):
+    argv = [
+        "anonymize", released / "p.csv", "--person", "pid", "--pseudonymize", "pid", "--key-file",
+        released / "k.key", "--shield", ",".join(QIS), "--out", tmp_path / "o.csv",
+    ]  # fmt: skip
+    if option != "--k":
+        argv += ["--k", "3"]
+    if option == "--shift-days":
+        argv += ["--shift-dates", "year"]
+    code = main([str(a) for a in [*argv, option, value]])
+    _, err = said(capsys)
+    if value == "1.5" and option in ("--max-suppressed", "--time-limit"):
+        return  # a fraction is a number these take (its range is checked where it is used)
+    assert code == 2 and one_sentence(err)
+    assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "sentence"),
+    [
+        ("²", "got '²'"),
+        ("١٢", "got '١٢'"),
+        (10**30, "from 1 to 9,007,199,254,740,992; got 1e+30"),
+        ("1" * 31, "from 1 to 9,007,199,254,740,992; got 1111111111111111111111111111111"),  # as typed
+        (0, "from 1 to 9,007,199,254,740,992; got 0"),
+    ],
+)
+def test_an_odd_power_or_k_in_an_edited_recipe_is_one_sentence_for_apply_and_verify(
+    released, tmp_path, capsys, value, sentence
+):
+    recipe = json.loads((released / "r.json").read_text())
+    recipe["target"]["power"] = value
+    for step in recipe["steps"]:
+        if "power" in step["step"]:
+            step["step"]["power"] = value
+    edited = tmp_path / "e.json"
+    edited.write_text(json.dumps(recipe, ensure_ascii=False), encoding="utf-8")
+    key = ["--key-file", str(released / "k.key")]
+    assert main(["apply", str(edited), str(released / "p.csv"), "--accept-edited", *key]) == 2
+    assert sentence in one_sentence(said(capsys)[1])
+    # the same in a package verify reads: the recipe fails as one check, with its sentence
+    package = tmp_path / "e.zip"
+    with zipfile.ZipFile(released / "p.zip") as source, zipfile.ZipFile(package, "w") as out:
+        for name in source.namelist():
+            data = source.read(name)
+            out.writestr(name, json.dumps(recipe, ensure_ascii=False).encode() if name == "recipe.json" else data)
+    assert main(["verify", str(package), str(released / "p.csv"), *key, "--json"]) == 1
+    checks = {c["part"]: c for c in json.loads(said(capsys)[0])["checks"]}
+    assert not checks["recipe.json"]["passed"] and sentence in checks["recipe.json"]["sentence"]
+
+
+def test_k_of_31_digits_in_an_edited_recipe_is_one_sentence(released, tmp_path, capsys):
+    recipe = json.loads((released / "r.json").read_text())
+    recipe["target"]["k"] = 10**30
+    edited = tmp_path / "e.json"
+    edited.write_text(json.dumps(recipe))
+    assert (
+        main(["apply", str(edited), str(released / "p.csv"), "--accept-edited", "--key-file", str(released / "k.key")])
+        == 2
+    )
+    assert "'k' of the target must be a whole number from 1 to 9,007,199,254,740,992; got 1e+30" in one_sentence(
+        said(capsys)[1]
+    )
+
+
+@pytest.mark.parametrize("command", [["risk", "--suda", "--suda-size"], ["models", "--l"], ["models", "--k"]])
+def test_other_commands_read_their_whole_numbers_by_the_same_parser(released, capsys, command):
+    for value in ("²", "١٢", "1" * 31):
+        code = main([command[0], str(released / "p.csv"), "--qi", "job", *command[1:], value])
+        assert code == 2 and one_sentence(said(capsys)[1])
