@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.dataset import Dataset
-from ..core.equivalence import encode, person_codes
+from ..core.equivalence import encode, person_codes, size_histogram
 from ..core.errors import ParameterError
 from ..core.histories import owners_sharing
 from ..core.numbers import percent
@@ -121,11 +121,24 @@ def history_risk(
     """People by how many share their whole history on ``quasi_identifiers`` (see the module text);
     ``below`` for each of ``thresholds``."""
     *_, sharing = _owner_sharing(frame, quasi_identifiers, person, count)
-    present = sharing[sharing > 0]
+    return history_from_histogram(*size_histogram(sharing[sharing > 0]), thresholds=thresholds)
+
+
+def history_from_histogram(
+    shared: np.ndarray, people: np.ndarray, *, thresholds: Sequence[int] = RISK_THRESHOLDS
+) -> HistoryRisk:
+    """``HistoryRisk`` from ``people[i]`` people whose history ``shared[i]`` people share (an
+    engine's histogram, ``anonlib.engine.owners.sharing``, or the kernel's made into one).
+
+    >>> history_from_histogram(np.array([1, 2]), np.array([1, 4]))
+    HistoryRisk(people=5, unique=1, below=((2, 1), (5, 5), (10, 5)))
+    """
+    shared = np.asarray(shared, dtype=np.int64)
+    people = np.asarray(people, dtype=np.int64)
     return HistoryRisk(
-        people=int(present.size),
-        unique=int((present == 1).sum()),
-        below=tuple((t, int((present < t).sum())) for t in sorted(set(thresholds))),
+        people=int(people.sum()),
+        unique=int(people[shared == 1].sum()),
+        below=tuple((t, int(people[shared < t].sum())) for t in sorted(set(thresholds))),
     )
 
 
@@ -214,6 +227,17 @@ def linkage_risk(dataset: Dataset, quasi_identifiers: Sequence[str] | None = Non
     if not dataset.owners:
         return LinkageRisk(None, None)
     require_quasi_identifiers(qis)
+    if not isinstance(dataset, Dataset):  # a table on an engine: the histories counted there
+        if dataset.household is not None:
+            raise ParameterError(
+                "Households are counted in memory only for now; leave out --engine to use a household column."
+            )
+        from ..engine.owners import sharing
+
+        shared = sharing(dataset, qis, dataset.person)
+        return LinkageRisk(
+            history_from_histogram(shared[:, 0], shared[:, 1], thresholds=(*RISK_THRESHOLDS, int(k))), None
+        )
     frame, _ = dataset.analysis_frame(qis, person=True)
     history = (
         None

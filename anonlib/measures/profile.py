@@ -150,6 +150,12 @@ def risk_profile(dataset: Dataset, quasi_identifiers: Sequence[str] | None = Non
         table = as_engine_table(dataset, engine)
         qis = tuple(table.quasi_identifiers if quasi_identifiers is None else quasi_identifiers)
         require_quasi_identifiers(qis)
+        if table.person is not None:  # counted in people by the engine (``anonlib.engine.owners``)
+            from ..engine.owners import class_people
+
+            per_class, smallest, records, dropped = class_people(table, qis, table.person)
+            profile = risk_from_histogram(qis, per_class[:, 0], per_class[:, 1], rows_dropped=dropped)
+            return in_people(profile, table.person, smallest[:, 0], smallest[:, 1], records)
         frame, dropped = table.summary(list(qis))
         sizes, classes = engine_histogram(frame, qis, count=WEIGHT, engine=table.engine)
         return risk_from_histogram(qis, sizes, classes, rows_dropped=dropped)
@@ -179,18 +185,43 @@ def person_risk_profile(
     (2, (0, 2), 5, 3, 0, ((2, 0), (5, 3), (10, 3)))
     """
     require_quasi_identifiers(quasi_identifiers)
+    if count is not None:  # a row of no record is no one's record (as the history kernel counts them)
+        frame = frame[frame[count].to_numpy() != 0]
     counted = person_classes(frame, list(quasi_identifiers), person, count=count)
     profile = risk_from_histogram(quasi_identifiers, *size_histogram(counted.sizes), rows_dropped=rows_dropped)
     # each person once: the people of the smallest class any of their records is in
     smallest = np.full(counted.n_persons, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(smallest, counted.persons, counted.row_sizes)
+    sizes, people = size_histogram(smallest)
+    return in_people(profile, person, sizes, people, int(counted.classes.sizes.sum()), persons=counted.n_persons)
+
+
+def in_people(
+    profile: RiskProfile,
+    person: str,
+    smallest: np.ndarray,
+    people: np.ndarray,
+    records: int,
+    *,
+    persons: int | None = None,
+) -> RiskProfile:
+    """``profile`` (its classes counted in people) with its unique and small-class counts in people:
+    ``people[i]`` people have their smallest class of ``smallest[i]`` people; ``records`` the
+    records counted, ``persons`` the people in all (default: the people counted here).
+
+    >>> p = in_people(risk_from_histogram(["zip"], np.array([1, 2]), np.array([1, 1])), "pid", np.array([1, 2]), np.array([1, 2]), 4)
+    >>> p.persons, p.unique_records, p.records_below, p.unit
+    (3, 1, ((2, 1), (5, 3), (10, 3)), 'people')
+    """
+    smallest = np.asarray(smallest, dtype=np.int64)
+    people = np.asarray(people, dtype=np.int64)
     return replace(
         profile,
-        records=int(counted.classes.sizes.sum()),
+        records=int(records),
         person=person,
-        persons=counted.n_persons,
-        unique_records=int((smallest == 1).sum()),
-        records_below=tuple((t, int((smallest < t).sum())) for t in RISK_THRESHOLDS),
+        persons=int(people.sum()) if persons is None else int(persons),
+        unique_records=int(people[smallest == 1].sum()),
+        records_below=tuple((t, int(people[smallest < t].sum())) for t in RISK_THRESHOLDS),
     )
 
 

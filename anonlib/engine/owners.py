@@ -1,0 +1,186 @@
+"""Counts in people (or households) and their histories, as Ibis expressions run by the engine.
+
+The engine's side of ``anonlib.core.histories``: the same counts, made where the records are,
+with only small histograms coming back.
+
+- ``owner_pairs``: the distinct (owner, row) pairs of the table with the records of each,
+  a row being the record's values on the quasi-identifiers written as one text ``KEY``
+  (each value length-prefixed, a missing value ``-``: two rows share a key exactly when they
+  are equal, missing values equal to each other, as the in-memory kernel groups them).
+- ``class_people``: how many classes hold each number of distinct owners (class sizes in
+  people), and how many owners have each smallest class (the fewest owners of any class one of
+  their records is in): k, the anonymity vector and the people at risk in people.
+- ``sharing``: how many owners share their history with each number of owners, for an
+  adversary who knows the whole history (``power`` None: the owner's *signature*, the sorted
+  multiset of its rows with their records, as one text, grouped and counted), or who knows up
+  to ``power`` = m <= 3 of its records (each owner's distinct sub-multisets of min(m, its
+  records) rows, enumerated by joining its rows with themselves in order, and the fewest owners
+  containing one of them).
+
+Every function answers the in-memory kernel's question exactly (the property tests compare
+them on random panels with blanks); none brings a record back.
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.engine import connect, from_frame
+    >>> df = pd.DataFrame({"pid": ["a", "a", "b", "b", "c", "c"], "x": [0, 0, 0, 0, 0, 1]})
+    >>> with connect("duckdb") as duck:
+    ...     t = from_frame(df, duck)
+    ...     whole = sharing(t, ["x"], "pid")
+    ...     single = sharing(t, ["x"], "pid", power=1)
+    >>> whole.tolist(), single.tolist()  # (owners sharing, owners): a and b alike, c alone
+    ([[1, 1], [2, 2]], [[1, 1], [3, 2]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.dataset import Role
+from ..core.errors import ColumnError, ParameterError
+from ..core.histories import adversary_power, check_history_work
+from .source import WEIGHT, EngineTable
+
+KEY = "anonlib_key"
+OWNER = "anonlib_owner"
+SIGNATURE = "anonlib_signature"
+SHARED = "anonlib_shared"
+OWNERS = "anonlib_owners"
+MAX_POWER = 3  # sub-multisets of at most this many records are enumerated by the engine
+
+
+def _key(columns: Sequence[Any]):
+    """One text per row over ``columns``: each value as ``length:text`` (missing: ``-``), comma separated."""
+    parts = []
+    for column in columns:
+        text = column.cast("string")
+        parts.append(text.isnull().ifelse("-", text.length().cast("string") + ":" + text))
+    key = parts[0]
+    for part in parts[1:]:
+        key = key + "," + part
+    return key
+
+
+def owner_pairs(table: EngineTable, quasi_identifiers: Sequence[str], owner: str) -> tuple[Any, int]:
+    """The lazy table of distinct (owner, row) pairs: ``OWNER``, ``KEY`` and their records
+    (``WEIGHT``, at least 1), and the rows the missing policy dropped. A blank in the owner
+    column is refused in one sentence, as in memory (``anonlib.core.equivalence.person_codes``)."""
+    qis = list(quasi_identifiers)
+    if not qis:
+        raise ParameterError("Mark at least one column as quasi-identifier to count people by their records.")
+    table.require([*qis, owner])
+    what = "household" if table.household == owner else "person"
+    table = table.with_roles({owner: Role.HOUSEHOLD if what == "household" else Role.PERSON})
+    summary, dropped = table.summary([*qis, owner], complete=qis)
+    rows = table.raw
+    if table.missing == "drop":
+        rows = rows.filter(table.complete(qis))
+    blanks = int(table.engine.value(rows.filter(table.value(owner, rows).isnull()).count()) or 0)
+    if blanks:
+        raise ColumnError(
+            f"The {what} column '{owner}' is blank in {blanks:,} record{'s' if blanks != 1 else ''}; "
+            f"every record needs the {what} it belongs to (fill them in, or choose another {what} column)."
+        )
+    pairs = summary.select(**{OWNER: summary[owner], KEY: _key([summary[c] for c in qis]), WEIGHT: summary[WEIGHT]})
+    pairs = pairs.group_by([OWNER, KEY]).aggregate(**{WEIGHT: pairs[WEIGHT].sum().cast("int64")})
+    return pairs, dropped
+
+
+def _histogram(table: EngineTable, counts, column: str) -> np.ndarray:
+    """``[[value, how many rows hold it], ...]`` of ``column``, ascending (shape (n, 2))."""
+    grouped = counts.group_by(column).aggregate(**{OWNERS: counts.count()})
+    result = table.engine.run(grouped)
+    values = np.asarray(result.column(column).to_numpy(zero_copy_only=False), dtype=np.int64)
+    many = np.asarray(result.column(OWNERS).to_numpy(zero_copy_only=False), dtype=np.int64)
+    order = np.argsort(values)
+    return np.stack([values[order], many[order]], axis=1) if len(values) else np.zeros((0, 2), dtype=np.int64)
+
+
+def class_people(
+    table: EngineTable, quasi_identifiers: Sequence[str], owner: str
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Class sizes in owners and each owner's smallest class, as histograms ``[[size, count], ...]``
+    (classes of each size; owners whose smallest class has each size), the records counted and
+    the rows dropped (missing policy)."""
+    pairs, dropped = owner_pairs(table, quasi_identifiers, owner)
+    per_class = pairs.group_by(KEY).aggregate(**{SHARED: pairs.count()})
+    classes = _histogram(table, per_class, SHARED)
+    joined = pairs.join(per_class, KEY)
+    smallest = joined.group_by(OWNER).aggregate(**{SHARED: joined[SHARED].min()})
+    records = int(table.engine.value(pairs[WEIGHT].sum()) or 0)
+    return classes, _histogram(table, smallest, SHARED), records, dropped
+
+
+def sharing(
+    table: EngineTable, quasi_identifiers: Sequence[str], owner: str, *, power: int | str | None = None
+) -> np.ndarray:
+    """How many owners share their history (as an adversary of ``power`` sees it: the module text)
+    with each number of owners: ``[[owners sharing, owners], ...]`` ascending, every owner once
+    (``anonlib.core.histories.owners_sharing`` made into a histogram)."""
+    power = adversary_power(power)
+    pairs, _ = owner_pairs(table, quasi_identifiers, owner)
+    if power is None:
+        element = pairs[KEY] + "=" + pairs[WEIGHT].cast("string")
+        signatures = pairs.group_by(OWNER).aggregate(**{SIGNATURE: element.collect().sort().join(";")})
+        shared = signatures.group_by(SIGNATURE).aggregate(**{SHARED: signatures.count()})
+        per_owner = signatures.join(shared, SIGNATURE).select(OWNER, SHARED)
+        return _histogram(table, per_owner, SHARED)
+    _check_power(table, pairs, power)
+    return _histogram(table, _fewest_containing(pairs, power), SHARED)
+
+
+def _check_power(table: EngineTable, pairs, power: int) -> None:
+    """Sub-multisets of more than ``MAX_POWER`` records refused, and the enumeration's size estimated
+    (``anonlib.core.histories.history_work``) from each owner's records and distinct rows."""
+    per_owner = pairs.group_by(OWNER).aggregate(size=pairs[WEIGHT].sum().cast("int64"), length=pairs.count())
+    shapes = table.engine.run(per_owner.group_by(["size", "length"]).aggregate(n=per_owner.count()))
+    sizes = np.asarray(shapes.column("size").to_numpy(zero_copy_only=False), dtype=np.int64)
+    lengths = np.asarray(shapes.column("length").to_numpy(zero_copy_only=False), dtype=np.int64)
+    many = np.asarray(shapes.column("n").to_numpy(zero_copy_only=False), dtype=np.int64)
+    sizes, lengths = np.repeat(sizes, many), np.repeat(lengths, many)
+    if power > MAX_POWER:
+        from ..core.histories import history_work
+
+        work = history_work(sizes, lengths, power)
+        raise ParameterError(
+            f"An adversary who knows {power} of a person's records means {work.what} on the engine, which "
+            f"counts combinations of at most {MAX_POWER} records; choose --power {MAX_POWER} or less, or 'all'."
+        )
+    check_history_work(sizes, lengths, power)
+
+
+def _fewest_containing(pairs, power: int):
+    """Per owner (``OWNER``), the fewest owners (``SHARED``) whose histories contain one of its
+    sub-multisets of min(``power``, its records) rows."""
+    import ibis
+
+    totals = pairs.group_by(OWNER).aggregate(anonlib_total=pairs[WEIGHT].sum().cast("int64"))
+    copies = [
+        pairs.filter(pairs[WEIGHT] >= c).select(OWNER, KEY, anonlib_copy=ibis.literal(c, "int64"))
+        for c in range(1, power + 1)
+    ]
+    elements = ibis.union(*copies, distinct=False) if len(copies) > 1 else copies[0]
+    window = ibis.window(group_by=elements[OWNER], order_by=[elements[KEY], elements["anonlib_copy"]])
+    elements = elements.select(OWNER, KEY, anonlib_at=ibis.row_number().over(window))
+    parts = []
+    for size in range(1, power + 1):
+        views = [elements.view() for _ in range(size)]
+        joined = views[0]
+        for j in range(1, size):
+            joined = joined.join(
+                views[j],
+                [joined[OWNER] == views[j][OWNER], views[j - 1]["anonlib_at"] < views[j]["anonlib_at"]],
+            )
+        label = views[0][KEY]
+        for j in range(1, size):
+            label = label + "|" + views[j][KEY]
+        tuples = joined.select(**{OWNER: views[0][OWNER], SIGNATURE: label}).distinct()
+        support = tuples.group_by(SIGNATURE).aggregate(**{SHARED: tuples.count()})
+        mine = tuples.join(support, SIGNATURE).join(totals, OWNER)
+        needed = ibis.least(mine["anonlib_total"], ibis.literal(power, "int64"))
+        mine = mine.filter(needed == size)
+        parts.append(mine.group_by(OWNER).aggregate(**{SHARED: mine[SHARED].min()}))
+    return ibis.union(*parts, distinct=False) if len(parts) > 1 else parts[0]
