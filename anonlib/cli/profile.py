@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..core.dataset import Dataset
 from ..core.metrics import whole_k
 from ..core.samples import SAMPLES
 from ..measures.avector import vector_text
@@ -30,8 +31,9 @@ def _profile(args: argparse.Namespace) -> int:
         result["household"] = dataset.household
         result.update(households.as_dict())
     by_power = ()
+    local = isinstance(dataset, Dataset)  # else a table on an engine, counted there
     if dataset.person is not None:  # an attacker who knows m of a person's records, m = 1, 2, 3, 5, all
-        frame, _ = dataset.analysis_frame(list(risk.quasi_identifiers), person=True)
+        frame = dataset.analysis_frame(list(risk.quasi_identifiers), person=True)[0] if local else dataset
         by_power = risk_by_power(frame, risk.quasi_identifiers, dataset.person, k=k, count=dataset.count)
         result["by_power_k"] = k
         result["by_power"] = [r.as_dict() for r in by_power]

@@ -13,7 +13,7 @@ with only small histograms coming back.
 - ``sharing``: how many owners share their history with each number of owners, for an
   adversary who knows the whole history (``power`` None: the owner's *signature*, the sorted
   multiset of its rows with their records, as one text, grouped and counted), or who knows up
-  to ``power`` = m <= 3 of its records (each owner's distinct sub-multisets of min(m, its
+  to ``power`` = m <= 5 of its records (each owner's distinct sub-multisets of min(m, its
   records) rows, enumerated by joining its rows with themselves in order, and the fewest owners
   containing one of them).
 
@@ -49,7 +49,7 @@ OWNER = "anonlib_owner"
 SIGNATURE = "anonlib_signature"
 SHARED = "anonlib_shared"
 OWNERS = "anonlib_owners"
-MAX_POWER = 3  # sub-multisets of at most this many records are enumerated by the engine
+MAX_POWER = 5  # sub-multisets of at most this many records are enumerated by the engine (and within the estimate)
 
 
 def _key(columns: Sequence[Any]):

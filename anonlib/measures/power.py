@@ -95,6 +95,8 @@ def risk_by_power(
     """Per power of ``powers`` (whole numbers, None for all), the people unique and below ``k``
     on ``quasi_identifiers``, people told apart by ``person`` (see the module text)."""
     require_quasi_identifiers(quasi_identifiers)
+    if not isinstance(frame, pd.DataFrame):  # a table on an engine: counted there (anonlib.engine.owners)
+        return _on_engine(frame, quasi_identifiers, person, k=k, powers=powers)
     if person not in frame.columns:
         raise ParameterError(f"'{person}' is not a column of the data.")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -117,3 +119,31 @@ def risk_by_power(
         sharing = owners_sharing(classes.ids, classes.n_classes, codes, n, table.weights, power=power)[present]
         out.append(PowerRisk(power, int(k), people, int((sharing == 1).sum()), int((sharing < k).sum())))
     return tuple(out)
+
+
+def _on_engine(table, quasi_identifiers: Sequence[str], person: str, *, k: int, powers: Sequence[int | None]):
+    """``risk_by_power`` of an ``anonlib.engine.EngineTable``: each power's histogram of owners
+    sharing, counted by the engine, refused by the same estimate as in memory."""
+    from ..engine.owners import sharing
+
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ParameterError(f"k is a whole number of people, at least 1; got {k}.")
+    out, people = [], None
+    for value in powers:
+        power = adversary_power(value)
+        try:
+            shared = sharing(table, quasi_identifiers, person, power=power)
+        except ProblemTooLargeError as error:
+            out.append((power, str(error)))
+            continue
+        people = int(shared[:, 1].sum())
+        unique, below = int(shared[shared[:, 0] == 1, 1].sum()), int(shared[shared[:, 0] < k, 1].sum())
+        out.append((power, (unique, below)))
+    if people is None:  # every power refused: the people counted once
+        people = int(sharing(table, quasi_identifiers, person)[:, 1].sum())
+    return tuple(
+        PowerRisk(power, int(k), people, None, None, refused=got)
+        if isinstance(got, str)
+        else PowerRisk(power, int(k), people, *got)
+        for power, got in out
+    )
