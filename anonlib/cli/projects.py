@@ -3,9 +3,12 @@ and ``--project NAME`` for ``anonymize`` and ``apply`` (``record_release``).
 
 - ``projects list [--json]``, ``projects show NAME [--json]``, ``projects export NAME --out FILE
   [--with-key] [--without-file]`` (written mode 0600), ``projects import FILE [--name NAME]``, ``projects delete NAME --yes``;
-- ``projects budget NAME --epsilon E [--delta D] [--json]`` (or ``--file FILE`` instead of NAME):
-  set the total privacy budget of the project's file, shared by every project over it (an audit
-  entry; ``anonlib.projects.budget``); without ``--epsilon``, show what is spent and left;
+- ``projects budget NAME --epsilon E [--delta D] [--raise] [--json]`` (or ``--file FILE`` instead
+  of NAME): set the total privacy budget of the project's file, shared by every project over it (an
+  audit entry; ``anonlib.projects.budget``; the smallest total set holds unless ``--raise``);
+  without ``--epsilon``, show what is spent and left;
+- ``audit --head`` prints the chain's head digest (to keep where a writer of the store cannot
+  reach); ``audit --expect-head HEX`` exits 1 unless the chain holds and extends it;
 - ``audit [--project NAME] [--json]``: the audit log, oldest first, and whether its chain of
   digests and its head hold (exit 1 when they do not: the text says why, and the JSON is then
   ``{"chain": "broken", "error", "problems", "entries"}`` instead of the list of entries); a
@@ -51,6 +54,7 @@ from ..projects import (
     set_budget,
     verify_chain,
 )
+from ..projects.audit import head_extends, head_hex, log_head
 from ..projects.drafts import draft_release
 from ..projects.linked import LinkedDeliveries, linked_deliveries
 from ..projects.location import sqlite_path, store_url
@@ -224,6 +228,8 @@ def _budget(args: argparse.Namespace) -> int:
     member = team_member(store)
     if args.delta is not None and args.epsilon is None:
         raise ParameterError("Give the total ε with --epsilon E when setting δ with --delta D.")
+    if args.raise_total and args.epsilon is None:
+        raise ParameterError("--raise raises the total to --epsilon E (and --delta D); give the new total.")
     if (args.name is None) == (args.file is None):
         raise ParameterError("Name the project (projects budget NAME) or the file (projects budget --file FILE).")
     if member is not None:
@@ -242,13 +248,23 @@ def _budget(args: argparse.Namespace) -> int:
         budget = (
             file_budget(store, sha, name)
             if args.epsilon is None
-            else set_budget(store, sha256=sha, source_name=name, epsilon=args.epsilon, delta=args.delta, user=user)
+            else set_budget(
+                store,
+                sha256=sha,
+                source_name=name,
+                epsilon=args.epsilon,
+                delta=args.delta,
+                user=user,
+                raise_total=args.raise_total,
+            )
         )
     else:
         budget = (
             budget_of(store, args.name)
             if args.epsilon is None
-            else set_budget(store, args.name, epsilon=args.epsilon, delta=args.delta, user=user)
+            else set_budget(
+                store, args.name, epsilon=args.epsilon, delta=args.delta, user=user, raise_total=args.raise_total
+            )
         )
     if args.json:
         print_json(args, json.dumps(budget.to_json(), indent=2, ensure_ascii=False))
@@ -257,8 +273,44 @@ def _budget(args: argparse.Namespace) -> int:
     return 0
 
 
+def _head(args: argparse.Namespace, store: ProjectStore) -> int:
+    """``audit --head``: the chain's head digest alone on standard output (to keep in a second
+    place), only when the whole chain holds; ``audit --expect-head HEX``: exit 1 unless the
+    chain extends the head kept."""
+    if args.expect_head is not None:
+        check = head_extends(store, args.expect_head)
+        if args.json:
+            print_json(args, json.dumps(check.to_json(), indent=2))
+        else:
+            say(f"{'head kept' if check.extends else 'BROKEN':<19}{check.sentence()}")
+        return 0 if check.extends else 1
+    problems = verify_chain(store)
+    if problems:
+        for problem in problems:
+            say(f"BROKEN             {problem}", file=sys.stderr)
+        say("error: the audit log fails its check, so it has no head worth keeping.", file=sys.stderr)
+        return 1
+    head = log_head(store)
+    if args.json:
+        print_json(args, json.dumps(head.to_json(), indent=2))
+    else:
+        print(head.sha256)
+        print(
+            f"note: the head of {head.entries or 0:,} audit entries; keep it where a writer of the store cannot "
+            "reach, and check the log later with audit --expect-head HEX.",
+            file=sys.stderr,
+        )
+    return 0
+
+
 def _audit(args: argparse.Namespace) -> int:
+    if args.head and args.expect_head is not None:
+        raise ParameterError("Give --head (print the head) or --expect-head HEX (check it), not both.")
+    if args.expect_head is not None:
+        head_hex(args.expect_head)  # a malformed digest is bad input (exit 2), before the store is opened
     store = _store(read_only=True)
+    if args.head or args.expect_head is not None:
+        return _head(args, store)
     member = team_member(store)
     if member is not None and args.project is not None:
         require(store, args.project, member, "read")
@@ -585,6 +637,13 @@ def register(commands) -> None:
     budget.add_argument(
         "--delta", type=real_argument, metavar="D", help="the total δ (default: the file's δ total stays)"
     )
+    budget.add_argument(
+        "--raise",
+        dest="raise_total",
+        action="store_true",
+        help="raise the file's total above the smallest set over it (the owner's decision; the audit entry names "
+        "the earlier total); without it the smallest total set holds",
+    )
     budget.add_argument("--json", action="store_true", help="print the budget as JSON")
     budget.set_defaults(handler=_budget, outputs=(), inputs=())
     deleted = sub.add_parser("delete", help="erase a project, its kept file and packages (its audit entries stay)")
@@ -600,5 +659,15 @@ def register(commands) -> None:
         _audit,
     )
     audit.add_argument("--project", metavar="NAME", help="only the entries of this project")
+    audit.add_argument(
+        "--head",
+        action="store_true",
+        help="print only the chain's head digest (exit 1 when the chain is broken), to keep in a second place",
+    )
+    audit.add_argument(
+        "--expect-head",
+        metavar="HEX",
+        help="check that the chain extends a head kept earlier (exit 1 when entries were removed or rewritten)",
+    )
     audit.add_argument("--json", action="store_true", help="print the entries as JSON")
     audit.set_defaults(outputs=(), inputs=())

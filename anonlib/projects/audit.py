@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, func, insert, select, text
 
 from ..core.archives import read_member
-from ..core.errors import AnonlibError, DeliveredMeanwhileError, PackageError, ProjectError
+from ..core.errors import AnonlibError, DeliveredMeanwhileError, PackageError, ParameterError, ProjectError
 from ..core.masking import printable
 from ..workflow.package import RECIPE_FILE, TABLE_FILE, package_stamp, stamp_package
 from ..workflow.recipe import Recipe, apply_recipe
@@ -423,6 +423,8 @@ def append_entry(store: ProjectStore, c: Connection, entry: AuditEntry, count: i
     entries), insert it and move the log's head, in the transaction ``c``; the row's values."""
     sealed = digest(dumps(entry.content()).encode("utf-8"))
     values = entry.content() | {"parts": dumps(entry.content()["parts"]), "entry_sha256": sealed}
+    if "charged" in values:
+        values["charged"] = dumps(values["charged"])
     values["username"] = values.pop("user")
     c.execute(insert(AUDIT).values(id=entry.id, **values))
     if c.dialect.name == "postgresql":  # the numbers are given here: the sequence follows them
@@ -468,7 +470,17 @@ def entry_of(row, deleted: bool) -> AuditEntry:
         approved_by=row.get("approved_by"),
         total_epsilon=row.get("total_epsilon"),
         total_delta=row.get("total_delta"),
+        total_raised=bool(row.get("total_raised")) or None,
+        charged=_charged(row.get("charged")),
     )
+
+
+def _charged(stored) -> tuple[str, ...] | None:
+    """The other files a private release was charged against, as the row keeps them (JSON list)."""
+    if not stored:
+        return None
+    listed = json.loads(stored) if isinstance(stored, str) else list(stored)
+    return tuple(str(s) for s in listed) or None
 
 
 def audit_entries(store: ProjectStore, project: str | None = None) -> list[AuditEntry]:
@@ -536,6 +548,79 @@ def chain_problems(store: ProjectStore, c: Connection) -> list[str]:
     for audit_id, name in orphans:
         problems.append(f"The project '{name}' keeps the release of audit entry {audit_id}, which the audit log lacks.")
     return problems
+
+
+@dataclass(frozen=True)
+class HeadCheck:
+    """Whether the audit log extends a head kept elsewhere (``audit --head`` printed it): the
+    chain holds whole and one of its entries has that SHA-256 (``entry``; None for the empty
+    log's head), followed by ``after`` entries; ``problem`` says why not."""
+
+    kept: str
+    extends: bool
+    entry: int | None
+    after: int
+    problem: str | None = None
+
+    def sentence(self) -> str:
+        if not self.extends:
+            return self.problem or ""
+        where = "the empty log's head" if self.entry is None else f"entry {self.entry}"
+        return (
+            f"The audit log extends the head kept ({self.kept[:16]}…, {where}): {_counted(self.after)} written after "
+            "it, the chain intact."
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "expected": self.kept,
+            "extends": self.extends,
+            "entry": self.entry,
+            "entries_after": self.after,
+            "problem": self.problem,
+        }
+
+
+def head_hex(text: str) -> str:
+    """A head digest as a user gives it: 64 hexadecimal digits (any case, spaces around), else
+    one sentence.
+
+    >>> head_hex(" " + "AB" * 32 + "\\n") == "ab" * 32
+    True
+    """
+    given = str(text).strip().lower()
+    if len(given) != 64 or any(ch not in "0123456789abcdef" for ch in given):
+        raise ParameterError(
+            "--expect-head takes the 64 hexadecimal digits audit --head printed "
+            f"(got {len(given)} character{'s' if len(given) != 1 else ''} that are not one)."
+        )
+    return given
+
+
+def head_extends(store: ProjectStore, kept: str) -> HeadCheck:
+    """Check that the audit log extends the head ``kept`` (64 hex digits, see ``head_hex``): the
+    whole chain verified, and one of its entries sealed with that SHA-256 (or ``kept`` the empty
+    log's head). An entry removed or changed before it, a chain rewritten from it, or the log
+    cut back below it fails, in one sentence."""
+    kept = head_hex(kept)
+    with _snapshot(store) as c:
+        problems = chain_problems(store, c)
+        links = _links(c)
+    if problems:
+        return HeadCheck(kept, False, None, 0, f"{problems[0][:-1]}, so it cannot extend the head kept.")
+    if kept == GENESIS:
+        return HeadCheck(kept, True, None, len(links))
+    for i, (number, _, sealed) in enumerate(links):
+        if sealed == kept:
+            return HeadCheck(kept, True, number, len(links) - i - 1)
+    return HeadCheck(
+        kept,
+        False,
+        None,
+        0,
+        f"The audit log does not extend the head kept ({kept[:16]}…): none of its {_counted(len(links))} has that "
+        "SHA-256, so entries were removed or the chain was rewritten since the head was kept.",
+    )
 
 
 def package_log_problems(store: ProjectStore, package: bytes, project: str | None = None) -> list[str]:

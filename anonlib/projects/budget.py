@@ -10,9 +10,11 @@ file's spent budget is the sum over every entry of that SHA-256, in every projec
 store, deleted ones included (basic composition: ε adds up, δ adds up): a new project over
 the same file, or a project deleted and made again, starts from what the file has spent.
 
-A file's total is the last one set over it (``set_budget``: ``projects budget NAME --epsilon
+A file's total is the smallest one set over it (``set_budget``: ``projects budget NAME --epsilon
 E [--delta D]`` sets the total of NAME's file, ``projects budget --file FILE`` of a file
-without a project), itself an audit entry, so raising or lowering a total is on record. A
+without a project), itself an audit entry, so lowering a total is on record; a larger total is
+refused unless raised on purpose (``--raise``: an entry marked ``total_raised`` naming the
+earlier total, from which the smallest is taken again). A
 file whose total was never set has the default (``DEFAULT_EPSILON`` and ``DEFAULT_DELTA``,
 said as such); a total a version-2 store kept on a project counts as a ceiling until a
 total is set over its file. A release that would pass the total is refused in one sentence
@@ -163,23 +165,37 @@ def _file_of(row, missing_ok: bool = False) -> str | None:
     )
 
 
-def _budget(c: Connection, sha256: str, name: str) -> PrivacyBudget:
-    """The file's budget read in the transaction ``c``: every spend of that SHA-256 in the audit
-    log, its last total set, else the default (lowered by a total a version-2 store kept)."""
+def _spends(sha256: str):
+    """The audit entries spending from the file of SHA-256 ``sha256``: its own private releases,
+    and those over other files charged against it too (their people overlapping its own)."""
     a = AUDIT
-    who = c.execute(
-        select(a.c.project)
+    return (a.c.epsilon.is_not(None)) & ((a.c.source_sha256 == sha256) | (a.c.charged.like(f'%"{sha256}"%')))
+
+
+def _totals(sha256: str):
+    """The entries setting the file's total that hold: every one since the last raise (all of
+    them when it was never raised); the smallest of them is the total."""
+    a = AUDIT
+    raised = (
+        select(func.coalesce(func.max(a.c.id), 0))
         .where(a.c.source_sha256 == sha256)
-        .where(a.c.epsilon.is_not(None))
-        .group_by(a.c.project)
-        .order_by(func.min(a.c.id))
-    ).all()
+        .where(a.c.total_epsilon.is_not(None))
+        .where(a.c.total_raised.is_(True))
+        .scalar_subquery()
+    )
+    return (a.c.source_sha256 == sha256) & (a.c.total_epsilon.is_not(None)) & (a.c.id >= raised)
+
+
+def _budget(c: Connection, sha256: str, name: str) -> PrivacyBudget:
+    """The file's budget read in the transaction ``c``: every spend charged to that SHA-256 in
+    the audit log, the smallest total set since the last raise, else the default (lowered by a
+    total a version-2 store kept)."""
+    a = AUDIT
+    who = c.execute(select(a.c.project).where(_spends(sha256)).group_by(a.c.project).order_by(func.min(a.c.id))).all()
     if team_chain(c):  # a team member sees only their projects' entries: the file's sums over every project
         n, e, d, total_e, total_d = c.execute(text("SELECT * FROM anonlib_file_spending(:sha)"), {"sha": sha256}).one()
         spent, last = (n, e, d), (None if total_e is None else (total_e, total_d))
-        seen = c.execute(
-            select(func.count(a.c.epsilon)).where(a.c.source_sha256 == sha256).where(a.c.epsilon.is_not(None))
-        ).scalar()
+        seen = c.execute(select(func.count(a.c.epsilon)).where(_spends(sha256))).scalar()
         if int(seen or 0) < int(n):
             who = [*who, ("projects you are not a member of",)]
     else:
@@ -188,17 +204,10 @@ def _budget(c: Connection, sha256: str, name: str) -> PrivacyBudget:
                 func.count(a.c.epsilon),
                 func.coalesce(func.sum(a.c.epsilon), 0.0),
                 func.coalesce(func.sum(a.c.delta), 0.0),
-            )
-            .where(a.c.source_sha256 == sha256)
-            .where(a.c.epsilon.is_not(None))
+            ).where(_spends(sha256))
         ).first()
-        last = c.execute(
-            select(a.c.total_epsilon, a.c.total_delta)
-            .where(a.c.source_sha256 == sha256)
-            .where(a.c.total_epsilon.is_not(None))
-            .order_by(a.c.id.desc())
-            .limit(1)
-        ).first()
+        last = c.execute(select(func.min(a.c.total_epsilon), func.min(a.c.total_delta)).where(_totals(sha256))).first()
+        last = None if last is None or last[0] is None else last
     if last is not None:
         total_epsilon, total_delta, default = float(last[0]), float(last[1]), False
     else:
@@ -300,12 +309,16 @@ def set_budget(
     source_name: str | None = None,
     user: str | None = None,
     made_by: str = COMMAND_LINE,
+    raise_total: bool = False,
 ) -> PrivacyBudget:
     """Set the total privacy budget of a file: the file ``project`` is over, or the file of
     SHA-256 ``sha256``. ε positive; δ a small probability (None: the file's δ total stays).
     The change is an audit entry (nothing is written when the total does not change); refused
     in a sentence while the audit log fails its check. A total below what is spent is
-    accepted: every further release is then refused."""
+    accepted: every further release is then refused. The smallest total set holds: a larger
+    ε or δ than the file's total is refused in a sentence unless ``raise_total`` (the owner's
+    ``--raise``), whose entry names the earlier total and from which the smallest is taken
+    again."""
     epsilon = float(epsilon)
     if not epsilon > 0 or epsilon != epsilon or epsilon == float("inf"):
         raise ProjectError(f"A privacy budget's ε must be a positive number; got {epsilon:g}.")
@@ -326,6 +339,15 @@ def set_budget(
         if (epsilon, new_delta) == (before.epsilon_total, before.delta_total) and not before.default:
             return before
         was = f"ε = {before.epsilon_total:g}, δ = {before.delta_total:g}{', the default' if before.default else ''}"
+        larger = not before.default and (epsilon > before.epsilon_total or new_delta > before.delta_total)
+        if larger and not raise_total:
+            where = f"projects budget {row['name']}" if row is not None else f"projects budget --file {name}"
+            raise ProjectError(
+                f"The privacy budget of {name} keeps the smallest total set over it ({was}); a larger total is set "
+                f"only by raising it on purpose: {where} --epsilon {epsilon:g}"
+                f"{'' if delta is None else f' --delta {new_delta:g}'} --raise (an audit entry naming the earlier total)."
+            )
+        verb = "raised" if larger else "set"
         entry = _unreleased_entry(
             (last or 0) + 1,
             previous,
@@ -333,11 +355,12 @@ def set_budget(
             now(),
             source_name=name,
             source_sha256=sha,
-            target=f"privacy budget of the file set: ε = {epsilon:g}, δ = {new_delta:g} (was {was})",
+            target=f"privacy budget of the file {verb}: ε = {epsilon:g}, δ = {new_delta:g} (was {was})",
             user=user,
             made_by=made_by,
             total_epsilon=epsilon,
             total_delta=new_delta,
+            total_raised=True if larger else None,
         )
         append_entry(store, c, entry, count)
         return _budget(c, sha, name)

@@ -163,6 +163,8 @@ class AuditEntry:
     approved_by: str | None = None  # who approved it: another member in a team, the drafter alone otherwise
     total_epsilon: float | None = None  # a change of a file's privacy budget: its new total ε
     total_delta: float | None = None
+    total_raised: bool | None = None  # the total was raised on its owner's word (the earlier smallest no longer holds)
+    charged: tuple[str, ...] | None = None  # a private release: the other files' SHA-256s it was charged against too
 
     @property
     def four_eyes(self) -> bool:
@@ -172,12 +174,17 @@ class AuditEntry:
     def content(self) -> dict[str, Any]:
         """What the entry's digest is taken of (everything it states, and the previous digest;
         ε and δ only for a private release, drafter and approver only when recorded, the totals
-        only for a change of a file's budget, so older entries keep their digests)."""
+        only for a change of a file's budget, a raise and the other files charged only when
+        there are, so older entries keep their digests)."""
         private = {} if self.epsilon is None else {"epsilon": self.epsilon, "delta": self.delta}
         if self.drafted_by is not None:
             private |= {"drafted_by": self.drafted_by, "approved_by": self.approved_by}
         if self.total_epsilon is not None:
             private |= {"total_epsilon": self.total_epsilon, "total_delta": self.total_delta}
+        if self.total_raised:
+            private |= {"total_raised": True}
+        if self.charged:
+            private |= {"charged": list(self.charged)}
         return private | {
             "time": self.time,
             "project_id": self.project_id,
@@ -211,6 +218,8 @@ class AuditEntry:
             else ("one step: single-user mode (drafter and approver are the same user)" if self.drafted_by else None),
             "total_epsilon": self.total_epsilon,
             "total_delta": self.total_delta,
+            "total_raised": bool(self.total_raised),
+            "charged": list(self.charged or ()),
             "project_deleted": self.project_deleted,
             "previous_sha256": self.previous,
             "entry_sha256": self.entry_sha256,

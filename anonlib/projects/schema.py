@@ -24,6 +24,13 @@ Tables:
 - ``audit.total_epsilon`` / ``total_delta`` (version 4): an entry setting the privacy budget of
   a file (by its SHA-256), which every project over that file shares
   (``anonlib.projects.budget``).
+- ``audit.total_raised`` (version 5): the entry raises a file's total on its owner's word
+  (``projects budget --raise``): the smallest total set since the last raise holds;
+  ``audit.charged``: the SHA-256s (JSON list) of the other spent files a private release was
+  charged against too, their people overlapping its own by more than half;
+- ``fingerprints`` (version 5): with each private release's spend, a MinHash sketch of its
+  file's people (the person column's values) and of its whole rows, and its column names
+  (``anonlib.projects.fingerprints``); kept in the store, never in a package.
 
 ``SCHEMA_VERSION`` is written in ``meta``; a store of an older version is migrated
 (``MIGRATIONS``, each in the opening transaction), one of a newer version is refused
@@ -50,7 +57,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 metadata = MetaData()
 
@@ -134,6 +141,22 @@ audit = Table(
     Column("approved_by", Text, nullable=True),  # and who approved it (the same user in single-user mode)
     Column("total_epsilon", Float, nullable=True),  # version 4: the file's total ε set by this entry
     Column("total_delta", Float, nullable=True),  # version 4: its total δ
+    Column("total_raised", Boolean, nullable=True),  # version 5: a total raised on its owner's word
+    Column("charged", Text, nullable=True),  # version 5: the other files a private release was charged against
+)
+
+fingerprints = Table(
+    "fingerprints",
+    metadata,
+    Column("audit_id", Integer, primary_key=True),  # the spend's entry (no foreign key: entries outlive nothing)
+    Column("source_sha256", String(64), nullable=False, index=True),
+    Column("source_name", Text, nullable=False),
+    Column("columns", Text, nullable=False),  # JSON list of the file's column names
+    Column("person", Text, nullable=True),  # the person column's name (None: none was known)
+    Column("people", LargeBinary, nullable=True),  # bottom-k sketch of the people (little-endian uint64)
+    Column("people_count", Integer, nullable=True),  # distinct people hashed
+    Column("rows", LargeBinary, nullable=False),  # bottom-k sketch of the whole normalized rows
+    Column("rows_count", Integer, nullable=False),  # distinct rows hashed
 )
 
 _SQLITE_APPEND_ONLY = (
@@ -200,6 +223,29 @@ def add_version_4(connection: Connection) -> None:
             connection.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {kind}"))
 
 
+VERSION_5_COLUMNS = (("audit", "total_raised"), ("audit", "charged"))
+
+
+def add_version_5(connection: Connection) -> None:
+    """The budget follows the people: a raise of a total marked, the other files a release was
+    charged against, and the fingerprints table (added when missing; a store just created has them)."""
+    present = {c["name"] for c in inspect(connection).get_columns("audit")}
+    kinds = {"total_raised": Boolean().compile(dialect=connection.dialect), "charged": "TEXT"}
+    for table, column in VERSION_5_COLUMNS:
+        if column not in present:
+            connection.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {kinds[column]}"))
+    metadata.create_all(connection, tables=[fingerprints])
+    team = (
+        connection.dialect.name == "postgresql"
+        and connection.execute(text("SELECT to_regproc('anonlib_file_spending')")).scalar()
+    )
+    if team:  # a team's store: its budget function reads the raises and the charges, its members add fingerprints
+        from .team_postgres import GROUP, file_spending_sql  # the team's SQL (imports this module)
+
+        connection.execute(text(file_spending_sql()))
+        connection.execute(text(f"GRANT SELECT, INSERT ON fingerprints TO {GROUP}"))
+
+
 # version -> the function that brings a store of the version before it to this one
 # (version 1 creates the schema on an empty database)
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
@@ -207,7 +253,8 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     2: add_version_2,
     3: add_version_3,
     4: add_version_4,
+    5: add_version_5,
 }
 
 # the tables under the names the store's modules use
-META, BLOBS, PROJECTS, RELEASES, AUDIT = meta, blobs, projects, releases, audit
+META, BLOBS, PROJECTS, RELEASES, AUDIT, FINGERPRINTS = meta, blobs, projects, releases, audit, fingerprints

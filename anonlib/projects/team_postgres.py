@@ -40,7 +40,7 @@ def team_sql(group: str = GROUP) -> list[str]:
         f"CREATE ROLE {group} NOLOGIN; END IF; END $$",
         f"GRANT USAGE ON SCHEMA public TO {group}",
         f"GRANT SELECT, INSERT, UPDATE, DELETE ON meta, blobs, releases, members TO {group}",
-        f"GRANT SELECT, INSERT ON audit, refusals TO {group}",
+        f"GRANT SELECT, INSERT ON audit, refusals, fingerprints TO {group}",
         f"REVOKE SELECT ON projects, drafts FROM {group}",
         f"GRANT SELECT ({readable}) ON projects TO {group}",
         f"GRANT INSERT, UPDATE, DELETE ON projects TO {group}",
@@ -74,14 +74,8 @@ def team_sql(group: str = GROUP) -> list[str]:
         "SELECT sha, n, bytes WHERE sha = encode(sha256(bytes), 'hex') ON CONFLICT (sha256) DO NOTHING $$",
         f"CREATE OR REPLACE FUNCTION anonlib_audit_links() RETURNS TABLE (id integer, previous text, entry_sha256 text) "
         f"{definer} AS $$ SELECT id, previous, entry_sha256 FROM audit $$",
-        # a file's privacy budget is kept across every project over it, also those the member is not in: its
-        # spends and last total (sums and numbers, nothing else) for a SHA-256 the caller knows (the file's bytes)
-        "CREATE OR REPLACE FUNCTION anonlib_file_spending(sha text) RETURNS TABLE (releases bigint, epsilon "
-        "double precision, delta double precision, total_epsilon double precision, total_delta double precision) "
-        f"{definer} AS $$ SELECT s.n, s.e, s.d, t.total_epsilon, t.total_delta FROM (SELECT count(epsilon) AS n, "
-        "coalesce(sum(epsilon), 0) AS e, coalesce(sum(delta), 0) AS d FROM audit WHERE source_sha256 = sha "
-        "AND epsilon IS NOT NULL) s LEFT JOIN (SELECT total_epsilon, total_delta FROM audit WHERE source_sha256 = sha "
-        "AND total_epsilon IS NOT NULL ORDER BY id DESC LIMIT 1) t ON true $$",
+        # a file's privacy budget is kept across every project over it, also those the member is not in
+        file_spending_sql(),
         # the creator of a project is its owner (a member's login; the dashboard's service login adds the signed-in user)
         "CREATE OR REPLACE FUNCTION anonlib_creator_owns() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
         "SET search_path = public AS $$ BEGIN "
@@ -116,6 +110,24 @@ def team_sql(group: str = GROUP) -> list[str]:
         "CREATE TRIGGER drafts_rules BEFORE UPDATE ON drafts FOR EACH ROW EXECUTE FUNCTION anonlib_draft_rules()",
         *_policies(role),
     ]
+
+
+def file_spending_sql() -> str:
+    """The function giving a file's privacy budget across every project over it, also those the
+    member is not in (sums and numbers, nothing else), for a SHA-256 the caller knows (the file's
+    bytes): its spends (its own releases and those charged against it, their people overlapping
+    its own) and its total, the smallest set since the last raise (``anonlib.projects.budget``)."""
+    definer = "LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = public"
+    return (
+        "CREATE OR REPLACE FUNCTION anonlib_file_spending(sha text) RETURNS TABLE (releases bigint, epsilon "
+        "double precision, delta double precision, total_epsilon double precision, total_delta double precision) "
+        f"{definer} AS $$ SELECT s.n, s.e, s.d, t.total_epsilon, t.total_delta FROM (SELECT count(epsilon) AS n, "
+        "coalesce(sum(epsilon), 0) AS e, coalesce(sum(delta), 0) AS d FROM audit WHERE epsilon IS NOT NULL "
+        "AND (source_sha256 = sha OR charged LIKE '%\"' || sha || '\"%')) s LEFT JOIN (SELECT min(total_epsilon) "
+        "AS total_epsilon, min(total_delta) AS total_delta FROM audit WHERE source_sha256 = sha AND total_epsilon "
+        "IS NOT NULL AND id >= (SELECT coalesce(max(id), 0) FROM audit WHERE source_sha256 = sha AND total_epsilon "
+        "IS NOT NULL AND total_raised)) t ON true $$"
+    )
 
 
 def _policies(role: str) -> list[str]:

@@ -36,7 +36,7 @@ from anonlib.projects import (
     verify_chain,
 )
 from anonlib.projects.location import sqlite_path
-from anonlib.projects.schema import SCHEMA_VERSION, VERSION_2_COLUMNS, VERSION_4_COLUMNS
+from anonlib.projects.schema import SCHEMA_VERSION, VERSION_2_COLUMNS, VERSION_4_COLUMNS, VERSION_5_COLUMNS
 from anonlib.transformations import synthesis
 from anonlib.transformations.synthesis import privacy_budget
 from anonlib.workflow import WorkingCopy
@@ -284,13 +284,41 @@ def test_a_version_2_store_is_migrated_to_the_newest_version_and_its_total_is_a_
         db.execute("UPDATE projects SET budget_epsilon = 2, budget_delta = 1e-6")
         db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     store = ProjectStore(url)
-    assert store.schema_version == SCHEMA_VERSION == 4
+    assert store.schema_version == SCHEMA_VERSION == 5
     held = budget_of(store, ref.id)
     assert (held.epsilon_total, held.delta_total, held.default) == (2.0, 1e-6, False)
     with sqlite3.connect(tmp_path / "projects.sqlite") as db:
         for table, column in VERSION_2_COLUMNS + VERSION_4_COLUMNS + (("releases", "table_blob"),):
             assert column in [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+
+
+def test_a_version_4_store_is_migrated_to_version_5_its_entries_and_totals_kept(tmp_path):
+    url = f"sqlite:///{tmp_path}/projects.sqlite"
+    store = ProjectStore(url)
+    sha = "cd" * 32
+    set_budget(store, sha256=sha, source_name="panel.csv", epsilon=3.0)
+    spend_privacy(store, None, epsilon=1.0, delta=0.0, source_name="panel.csv", source_sha256=sha)
+    with sqlite3.connect(tmp_path / "projects.sqlite") as db:  # as version 4 wrote it
+        for table, column in VERSION_5_COLUMNS:
+            db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+        db.execute("DROP TABLE fingerprints")
+        db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    store = ProjectStore(url)
+    assert store.schema_version == SCHEMA_VERSION == 5 and verify_chain(store) == []  # old digests hold
+    budget = file_budget(store, sha)
+    assert (budget.epsilon_total, budget.epsilon_spent, budget.releases) == (3.0, 1.0, 1)
+    with sqlite3.connect(tmp_path / "projects.sqlite") as db:
+        for table, column in VERSION_5_COLUMNS:
+            assert column in [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+        assert [r[1] for r in db.execute("PRAGMA table_info(fingerprints)")][:3] == [
+            "audit_id",
+            "source_sha256",
+            "source_name",
+        ]
+    with pytest.raises(Exception, match="keeps the smallest total"):  # the migrated store reads raises
+        set_budget(store, sha256=sha, source_name="panel.csv", epsilon=5.0)
+    assert set_budget(store, sha256=sha, source_name="panel.csv", epsilon=5.0, raise_total=True).epsilon_left == 4.0
 
 
 def test_the_projects_page_shows_the_files_spent_over_total():
