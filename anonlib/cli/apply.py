@@ -26,6 +26,7 @@ from pathlib import Path
 from ..core.cells import records_in
 from ..core.dataset import Role
 from ..core.errors import ParameterError, ProjectError
+from ..core.masking import printable
 from ..measures.target import TargetCheck, records
 from ..projects.linked import cumulative_refusal
 from ..workflow.history import WorkingCopy
@@ -84,6 +85,7 @@ def _apply(args: argparse.Namespace) -> int:
             "Pseudonyms, date shifts and people need the table in memory; leave out --engine for this recipe "
             "and for --pseudonymize, --shift-dates, --keep, --person and --key-file."
         )
+    _same_owners(args, recipe)
     if args.project and not (args.engine or args.spark_master):  # the project as it is now: the release goes into it
         seen_project(args)
     if recipe.key_ids or args.key_file:  # before reading the file: a recipe of another key is refused first
@@ -243,6 +245,21 @@ def _apply(args: argparse.Namespace) -> int:
             )
         )
     return 0 if check.met else 1
+
+
+def _same_owners(args: argparse.Namespace, recipe) -> None:
+    """``--person`` (``--household``) naming another column than the recipe's person (household)
+    column: refused in one sentence (the recipe's steps and target count the recipe's)."""
+    for option, given, own, unit in (
+        ("--person", args.person, recipe.target.person, "people"),
+        ("--household", args.household, recipe.target.household, "households"),
+    ):
+        if given and own and given.strip() != own:
+            raise ParameterError(
+                f"This recipe counts {unit} by the column '{printable(own)}', but {option} names "
+                f"'{printable(given)}': leave out {option} to apply the recipe as it is, or search a new release "
+                f"with `anonymize {option} {printable(given)}`."
+            )
 
 
 def _pair(text: str | None) -> tuple[str, ...] | None:

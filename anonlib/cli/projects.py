@@ -211,7 +211,7 @@ def _import(args: argparse.Namespace) -> int:
 def _delete(args: argparse.Namespace) -> int:
     if not args.yes:
         raise ParameterError(
-            f"Deleting erases the project '{args.name}', its kept file and its release packages; add --yes to confirm."
+            f"Deleting erases the project '{printable(args.name)}', its kept file and its release packages; add --yes to confirm."
         )
     store = _store()
     member = team_member(store)

@@ -312,7 +312,7 @@ def record_entry(
             row = store._row(c, project)
         elif how.key is not None and bytes(store._key(c, int(row["id"]))) != bytes(how.key):
             raise ProjectError(
-                f"The project '{row['name']}' holds another pseudonym key than the one this release was made with "
+                f"The project '{printable(row['name'])}' holds another pseudonym key than the one this release was made with "
                 "(another command created it, or gave it its key, while this one ran); nothing was released: run "
                 "the command again to release with the project's key."
             )
@@ -396,11 +396,11 @@ def _require_same_project(store: ProjectStore, c: Connection, project, row, proj
     name = project.name if isinstance(project, ProjectRef) else str(project)
     if now is None:
         raise ProjectError(
-            f"The project '{name}' was deleted while this release was being made; nothing was released (run the "
+            f"The project '{printable(name)}' was deleted while this release was being made; nothing was released (run the "
             "command again to start a new project of that name)."
         )
     raise ProjectError(
-        f"The project '{name}' was renamed to '{now['name']}' while this release was being made; nothing was "
+        f"The project '{printable(name)}' was renamed to '{printable(now['name'])}' while this release was being made; nothing was "
         "released (run the command again with the project's new name)."
     )
 
@@ -546,7 +546,9 @@ def chain_problems(store: ProjectStore, c: Connection) -> list[str]:
     if problem is not None:
         problems.append(problem)
     for audit_id, name in orphans:
-        problems.append(f"The project '{name}' keeps the release of audit entry {audit_id}, which the audit log lacks.")
+        problems.append(
+            f"The project '{printable(name)}' keeps the release of audit entry {audit_id}, which the audit log lacks."
+        )
     return problems
 
 
@@ -649,7 +651,7 @@ def package_log_problems(store: ProjectStore, package: bytes, project: str | Non
     """
     problems = verify_chain(store)
     stamp = package_stamp(package)
-    where = f" of project '{project}'" if project is not None else ""
+    where = f" of project '{printable(str(project))}'" if project is not None else ""
     if stamp is None:
         found = [e for e in audit_entries(store, project) if e.package_sha256 == digest(package)]
         if not found:
@@ -661,7 +663,9 @@ def package_log_problems(store: ProjectStore, package: bytes, project: str | Non
     except (TypeError, ValueError):
         return [*problems, "This package's audit.json does not state an entry number."]
     if project is not None and stamp.get("project") != project:
-        problems.append(f"This package was released into the project '{stamp.get('project')}', not '{project}'.")
+        problems.append(
+            f"This package was released into the project '{printable(str(stamp.get('project')))}', not '{printable(str(project))}'."
+        )
     head = log_head(store)
     entries = {e.id: e for e in audit_entries(store)}
     if number not in entries:

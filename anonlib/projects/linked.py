@@ -34,6 +34,7 @@ from ..core.dataset import Role
 from ..core.errors import AnonlibError, ProjectError
 from ..core.histories import Earlier
 from ..core.loading import load_table
+from ..core.masking import printable
 from ..core.numbers import percent
 from ..measures.target import ReleaseTarget, TargetCheck
 from ..workflow.health_steps import PseudonymizeStep
@@ -176,7 +177,7 @@ def cumulative_refusal(check: TargetCheck, project: str) -> str:
             f"Refused, nothing written: released this way, {check.unit_noun(check.stuck)} of the project's earlier "
             f"deliveries would be left with no record in this one (theirs fail and are suppressed) and a history "
             f"fewer than {target.k} share ({across.strip()}): suppressing people in a later delivery sets their "
-            f"history apart; search it again under the cumulative target with `anonymize --project {project}`."
+            f"history apart; search it again under the cumulative target with `anonymize --project {printable(project)}`."
         )
     failing = check.persons_in_failing or 0
     removed = check.failing_persons or 0
@@ -185,7 +186,7 @@ def cumulative_refusal(check: TargetCheck, project: str) -> str:
             f"Refused, nothing written: released this way, this delivery suppresses "
             f"{check.unit_noun(check.suppressed_persons)} ({percent(check.suppressed_share, compact=True)} of its "
             f"{target.whole}), more than the limit of {limit}, to meet k = {target.k} {across}: search it again "
-            f"under the cumulative target with `anonymize --project {project}`."
+            f"under the cumulative target with `anonymize --project {printable(project)}`."
         )
     share = removed / check.loaded_persons if check.loaded_persons else 0.0
     fix = (
@@ -198,7 +199,7 @@ def cumulative_refusal(check: TargetCheck, project: str) -> str:
     return (
         f"Refused, nothing written: released this way, {failing:,} of its {check.unit_noun(check.persons)} would "
         f"fail k = {target.k} {across}; {fix}: search it again under the cumulative target with "
-        f"`anonymize --project {project}`."
+        f"`anonymize --project {printable(project)}`."
     )
 
 

@@ -464,9 +464,11 @@ class ProjectStore:
             if not done:
                 exists = c.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == ref.id)).first()
                 if exists is None:
-                    raise ProjectError(f"The project '{ref.name}' was deleted (in another tab or window); not saved.")
+                    raise ProjectError(
+                        f"The project '{printable(ref.name)}' was deleted (in another tab or window); not saved."
+                    )
                 raise StaleProjectError(
-                    f"The project '{ref.name}' was changed in another tab or window since this view of it was "
+                    f"The project '{printable(ref.name)}' was changed in another tab or window since this view of it was "
                     f"read ({change}); this change was not saved."
                 )
         return ProjectRef(ref.id, ref.name, ref.version + 1)
@@ -488,7 +490,7 @@ class ProjectStore:
 
     def _known(self, c: Connection) -> str:
         names = [r[0] for r in c.execute(select(PROJECTS.c.name).order_by(PROJECTS.c.name).limit(8))]
-        return f"; projects: {', '.join(names)}" if names else "; the store has no project yet"
+        return f"; projects: {', '.join(printable(n) for n in names)}" if names else "; the store has no project yet"
 
     def _summary(self, c: Connection, row) -> ProjectSummary:
         size = 0
@@ -584,7 +586,7 @@ class ProjectStore:
         with self._transaction() as c:
             row = self._row(c, project)
             if name != row["name"] and self._row(c, name, missing_ok=True) is not None:
-                raise ProjectError(f"There is already a project named '{name}'; choose another name.")
+                raise ProjectError(f"There is already a project named '{printable(name)}'; choose another name.")
             c.execute(
                 update(PROJECTS)
                 .where(PROJECTS.c.id == row["id"])
@@ -815,4 +817,4 @@ def _valid_name(name: str) -> str:
 
 
 def _named(project) -> str:
-    return f"number {project}" if isinstance(project, int) else f"named '{project}'"
+    return f"number {project}" if isinstance(project, int) else f"named '{printable(str(project))}'"

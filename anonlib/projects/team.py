@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, delete, insert, select, text, update
 
 from ..core.errors import AccessError, ProjectError, StoreError
+from ..core.masking import printable
 from .audit import audit_entries
 from .records import AuditEntry, ProjectRef, ProjectSummary, now
 from .schema import PROJECTS
@@ -202,7 +203,7 @@ def role_of(store: ProjectStore, project: int | str | ProjectRef, member: Member
 def _named(project: int | str | ProjectRef) -> str:
     if isinstance(project, ProjectRef):
         return project.name
-    return f"number {project}" if isinstance(project, int) else f"'{project}'"
+    return f"number {project}" if isinstance(project, int) else f"'{printable(str(project))}'"
 
 
 def require(store: ProjectStore, project: int | str | ProjectRef, member: Member | None, action: str) -> ProjectRef:
@@ -310,7 +311,7 @@ def remove_member(store: ProjectStore, project: int | str | ProjectRef, login: s
     with store._transaction() as c:
         _keep_an_owner(c, ref, [login])
         if not c.execute(delete(MEMBERS).where(MEMBERS.c.project_id == ref.id, MEMBERS.c.login == login)).rowcount:
-            raise ProjectError(f"{login} is not a member of project {ref.name}.")
+            raise ProjectError(f"{printable(login)} is not a member of project {printable(ref.name)}.")
 
 
 def _keep_an_owner(c: Connection, ref: ProjectRef, leaving: Iterable[str]) -> None:
@@ -319,7 +320,9 @@ def _keep_an_owner(c: Connection, ref: ProjectRef, leaving: Iterable[str]) -> No
         for r in c.execute(select(MEMBERS.c.login).where(MEMBERS.c.project_id == ref.id, MEMBERS.c.role == "owner"))
     }
     if owners and not owners - set(leaving):
-        raise ProjectError(f"Project {ref.name} would have no owner left; give another member the owner role first.")
+        raise ProjectError(
+            f"Project {printable(ref.name)} would have no owner left; give another member the owner role first."
+        )
 
 
 def team_entries(store: ProjectStore, member: Member, project: str | None = None) -> list[AuditEntry]:

@@ -124,3 +124,78 @@ def test_other_commands_read_their_whole_numbers_by_the_same_parser(released, ca
     for value in ("²", "١٢", "1" * 31):
         code = main([command[0], str(released / "p.csv"), "--qi", "job", *command[1:], value])
         assert code == 2 and one_sentence(said(capsys)[1])
+
+
+# ------------------------------------------------------------------ names printed
+
+FORGED = "x\nerror: forged\r\x1b[2Kok"
+NAME_COMMANDS = [
+    ["projects", "show", FORGED],
+    ["audit", "--project", FORGED],
+    ["projects", "delete", FORGED, "--yes"],
+    ["projects", "delete", FORGED],
+    ["projects", "budget", FORGED, "--epsilon", "1"],
+    ["verify", "PACKAGE", "--project", FORGED],
+]
+
+
+@pytest.fixture
+def store_with_forged_name(tmp_path, monkeypatch, capsys) -> Path:
+    """A store with one project named with a line break (as a store written before names were
+    checked holds it) and a package released into it."""
+    from sqlalchemy import create_engine, text
+
+    monkeypatch.setenv("ANONLIB_HOME", str(tmp_path / "home"))
+    package = tmp_path / "p.zip"
+    argv = ["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age", "--k", "2", "--package", str(package)]
+    assert main([*argv, "--project", "plain"]) == 0
+    engine = create_engine(f"sqlite:///{tmp_path / 'home' / 'projects.sqlite'}")
+    with engine.begin() as c:
+        c.execute(text("UPDATE projects SET name = :n"), {"n": FORGED})
+    engine.dispose()
+    capsys.readouterr()
+    return package
+
+
+@pytest.mark.parametrize("argv", NAME_COMMANDS, ids=lambda a: " ".join(a[:2]) + (" --yes" if "--yes" in a else ""))
+def test_a_line_break_in_a_project_name_is_printed_escaped_by_every_command(store_with_forged_name, capsys, argv):
+    """Typed (a name no project has) or kept in the store, the name's line break, carriage return
+    and escape are shown as ``\\n``, ``\\r`` and ``\\x1b``: no line forged, nothing erased."""
+    argv = [str(store_with_forged_name) if a == "PACKAGE" else a for a in argv]
+    main(argv)
+    out, err = capsys.readouterr()
+    for text in (out, err):
+        assert "forged" not in text or "x\\nerror: forged\\r\\x1b[2Kok" in text, text
+        assert not any(line.startswith("error: forged") for line in text.splitlines())
+        assert "\r" not in text and "\x1b" not in text
+    assert err.count("error:") <= 1 + err.count("\\nerror:")
+
+
+def test_an_unknown_name_typed_with_a_line_break_is_escaped_in_the_sentence(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ANONLIB_HOME", str(tmp_path / "home"))
+    assert main(["projects", "show", "a\nerror: forged"]) == 2
+    assert (
+        capsys.readouterr().err
+        == "error: There is no project named 'a\\nerror: forged'; the store has no project yet.\n"
+    )
+
+
+# ------------------------------------------------------------------ --person naming another column
+
+
+def test_a_recipe_applied_with_person_naming_another_column_says_what_is_wrong(released, tmp_path, capsys):
+    """The recipe counts people by pid; ``--person other`` (a column the file has) is refused in one
+    sentence naming both columns, not "These columns do not exist in the data: pid, pid"."""
+    import pandas as pd
+
+    frame = pd.read_csv(released / "p.csv", dtype=str).assign(other=lambda f: f["pid"])
+    frame.to_csv(tmp_path / "m.csv", index=False)
+    key = ["--key-file", str(released / "k.key")]
+    argv = ["apply", str(released / "r.json"), str(tmp_path / "m.csv"), "--out", str(tmp_path / "o.csv"), *key]
+    assert main([*argv, "--person", "other"]) == 2
+    assert one_sentence(said(capsys)[1]) == (
+        "error: This recipe counts people by the column 'pid', but --person names 'other': leave out --person to "
+        "apply the recipe as it is, or search a new release with `anonymize --person other`."
+    )
+    assert not (tmp_path / "o.csv").exists()
+    assert main([*argv, "--person", "pid"]) == 0  # the recipe's own person column is no contradiction

@@ -455,6 +455,15 @@ def test_audit_reads_a_store_its_user_cannot_write(folder, capsys, monkeypatch, 
         if user and shutil.which("runuser") is None:
             pytest.skip("runuser is needed to read the store as another user")
         env = {"PATH": os.environ["PATH"], "HOME": str(home), "ANONLIB_HOME": str(home), "PYTHONPATH": str(ROOT)}
+        if user:  # the interpreter (a virtual environment under a private home?) and the repository, as nobody
+            probe = subprocess.run(
+                [*user, sys.executable, "-c", "import anonlib.cli"], cwd="/", env=env, capture_output=True
+            )
+            if probe.returncode != 0:
+                pytest.skip(
+                    f"nobody cannot run this test's interpreter {sys.executable} with the repository "
+                    f"{ROOT} (a private home?): {probe.stderr.decode().strip().splitlines()[-1:]}"
+                )
         done = subprocess.run(
             [*user, sys.executable, "-m", "anonlib", "audit", "--json"], cwd="/", env=env, capture_output=True
         )
