@@ -97,7 +97,9 @@ def safe_harbor_section(harbor, harbor_k, harbor_policy, frontier, better, lower
                     {
                         "policy": frontier.index(e) + 1,
                         "k": ks[frontier.index(e)],
-                        f"meets k = {target_k}": "yes" if meets[frontier.index(e)] else "no",
+                        f"meets k = {target_k}": {True: "yes", False: "no", None: "not judged"}[
+                            meets[frontier.index(e)]
+                        ],
                         "risk": e.risk,
                         "loss (normalized)": e.loss_normalized,
                         "loss (KL, nats)": e.loss,
