@@ -524,8 +524,9 @@ def linked_to(name: str, target: ReleaseTarget, steps) -> LinkedDeliveries:
     (its owner columns pseudonymised by ``steps`` under the same key; ``anonlib.projects.linked``)."""
     if not target.linkable:
         return LinkedDeliveries(None, 0, 0)
-    keys = {s.column: s.key_id for s in steps if isinstance(s, PseudonymizeStep) and s.column in target.linked}
-    return linked_deliveries(_store(), name, target, keys)
+    owned = [s for s in steps if isinstance(s, PseudonymizeStep) and s.column in target.linked]
+    keys = {s.column: s.key_id for s in owned}
+    return linked_deliveries(_store(), name, target, keys, lengths={s.column: s.length for s in owned})
 
 
 def _draft(

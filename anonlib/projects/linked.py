@@ -93,11 +93,16 @@ def linked_deliveries(
     keys: Mapping[str, str],
     *,
     before: int | None = None,
+    lengths: Mapping[str, int] | None = None,
 ) -> LinkedDeliveries:
     """The earlier deliveries of ``project`` whose records link to a new release of ``target``:
-    released with the owner columns ``target`` links, each pseudonymised under the key id ``keys``
-    names (the new release's); ``before``: only releases recorded before that audit entry (a
-    release verified again). No project of that name: none."""
+    their person (household) column pseudonymised under the key id ``keys`` names for the new
+    release's person (household) column, whatever either column is called (the link follows the
+    key, not the spelling: the earlier tables are read with the new release's column names);
+    ``before``: only releases recorded before that audit entry (a release verified again). No
+    project of that name: none. ``lengths``: the new release's pseudonym length per owner column:
+    a project fixes one length, so another one than its linked deliveries' is refused in one
+    sentence (pseudonyms of other lengths never match)."""
     owners = tuple(c for c in target.linked if c in keys)
     if not target.linkable or not owners:
         return LinkedDeliveries(None, 0, 0)
@@ -116,10 +121,12 @@ def linked_deliveries(
     tables, unlinked = [], 0
     for row in rows:
         recipe = Recipe.loads(row["recipe"])
-        if owner_keys(recipe, owners) != {c: keys[c] for c in owners}:
+        names = _linked_names(recipe, target, owners, keys)
+        if names is None:
             unlinked += 1
             continue
-        table = _released_table(store, row, recipe)
+        _same_length(recipe, names, lengths or {}, project, row["audit_id"])
+        table = _released_table(store, row, recipe).rename(columns=names)
         roles = recipe.source.roles
         qis = [c for c in recipe.columns if roles.get(c) == Role.QUASI_IDENTIFIER.value]
         count = next((c for c in recipe.columns if roles.get(c) == Role.COUNT.value), None)
@@ -127,6 +134,34 @@ def linked_deliveries(
     if not tables:
         return LinkedDeliveries(None, 0, unlinked, seen)
     return LinkedDeliveries(Earlier.of(tables, owners), len(tables), unlinked, seen)
+
+
+def _linked_names(recipe: Recipe, target: ReleaseTarget, owners, keys: Mapping[str, str]) -> dict[str, str] | None:
+    """An earlier release's owner columns as the new release names them ({earlier's: new}), when
+    each of the new release's owner columns (``owners``) has its counterpart of the same role
+    (person, household) pseudonymised there under the same key; else None (they do not link)."""
+    theirs = owner_keys(recipe, recipe.target.linked)
+    names = {}
+    for column in owners:
+        counterpart = recipe.target.person if column == target.person else recipe.target.household
+        if counterpart is None or theirs.get(counterpart) != keys[column]:
+            return None
+        names[counterpart] = column
+    return names
+
+
+def _same_length(recipe: Recipe, names: Mapping[str, str], lengths: Mapping[str, int], project: str, entry) -> None:
+    """A sentence when the new release makes pseudonyms of another length than a linked one did."""
+    for s in recipe.steps:
+        step = s.step
+        if isinstance(step, PseudonymizeStep) and step.column in names:
+            wanted = lengths.get(names[step.column])
+            if wanted is not None and int(wanted) != int(step.length):
+                raise ProjectError(
+                    f"The project '{printable(project)}' releases pseudonyms of {step.length} hexadecimal characters "
+                    f"(audit entry {entry}), and this release would make them {wanted} long, so they would not "
+                    f"link: a project fixes one length; give --pseudonym-length {step.length}."
+                )
 
 
 def released_now(c: Connection, row) -> tuple[int | None, tuple[int, ...]]:
