@@ -57,7 +57,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import Connection, func, insert, select, text
 
@@ -72,7 +72,7 @@ from .linked import released_now
 from .pending import committed
 from .records import AuditEntry, ProjectRef, dumps, now
 from .schema import AUDIT, PROJECTS, RELEASES
-from .store import ProjectStore, name_key
+from .store import ProjectStore, name_key, through_functions
 
 GENESIS = "0" * 64  # the "previous" digest of the first entry
 AUDIT_LOG = "audit log"  # the part a verification names when the log fails its check
@@ -199,6 +199,7 @@ class Recording:
     project_id: int | None = None
     key: bytes | None = None
     seen: tuple[int | None, tuple[int, ...]] | None = None
+    draft_id: int | None = None  # the approved draft handed out (a team's release)
 
 
 @dataclass(frozen=True)
@@ -317,7 +318,8 @@ def record_entry(
                 "the command again to release with the project's key."
             )
         audit_id = (last or 0) + 1
-        username = user or current_user()
+        members_login = through_functions(c)  # the entry names the login itself, whatever ``user`` says
+        username = str(c.execute(text("SELECT session_user")).scalar()) if members_login else (user or current_user())
         drafted_by = how.drafted_by or username
         approved_by = how.approved_by if how.drafted_by else username  # single user: one step, both the same
         if how.stamp and package is not None:
@@ -358,6 +360,22 @@ def record_entry(
             drafted_by=drafted_by,
             approved_by=approved_by,
         )
+        if members_login:  # recorded by the team's function: the draft's digest and names checked there
+            if how.draft_id is None:
+                raise ProjectError(
+                    "In a team's store a release is recorded only when an approved draft is handed out "
+                    "(projects release NAME --release ID)."
+                )
+            content = entry.content()
+            c.execute(
+                text("SELECT public.anonlib_hand_out(:id, :content, :recipe, :package)"),
+                {"id": how.draft_id, "content": dumps(content), "recipe": recipe.dumps(), "package": package},
+            )
+            if how.before_commit is not None:
+                how.before_commit(package)
+            values = content | {"parts": dumps(content["parts"]), "entry_sha256": digest(dumps(content).encode())}
+            values["username"] = values.pop("user")
+            return entry_of({**values, "id": audit_id, "user": values["username"]}, deleted=False)
         values = append_entry(store, c, entry, count)
         keep = bool(row["keep_file"]) and source is not None
         c.execute(
@@ -421,11 +439,16 @@ def checked_tail(store: ProjectStore, c: Connection) -> tuple[int, int | None, s
 def append_entry(store: ProjectStore, c: Connection, entry: AuditEntry, count: int) -> dict:
     """Seal ``entry`` (numbered and chained after the tail ``checked_tail`` read: ``count``
     entries), insert it and move the log's head, in the transaction ``c``; the row's values."""
+    if through_functions(c):  # a member's login: sealed, numbered and chained by the team's function
+        entry = replace(entry, user=str(c.execute(text("SELECT session_user")).scalar()))
     sealed = digest(dumps(entry.content()).encode("utf-8"))
     values = entry.content() | {"parts": dumps(entry.content()["parts"]), "entry_sha256": sealed}
     if "charged" in values:
         values["charged"] = dumps(values["charged"])
     values["username"] = values.pop("user")
+    if through_functions(c):
+        c.execute(text("SELECT public.anonlib_append_entry(:content)"), {"content": dumps(entry.content())})
+        return values
     c.execute(insert(AUDIT).values(id=entry.id, **values))
     if c.dialect.name == "postgresql":  # the numbers are given here: the sequence follows them
         c.execute(text("SELECT setval(pg_get_serial_sequence('audit', 'id'), :n)"), {"n": entry.id})

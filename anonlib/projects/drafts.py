@@ -39,19 +39,20 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, insert, select, text, update
 
 from ..core.errors import ProjectError
-from ..workflow.package import RECIPE_FILE, package_stamp
+from ..workflow.package import AUDIT_FILE, RECIPE_FILE, SUMS_FILE, package_stamp
 from ..workflow.private_package import SYNTHETIC_FILE, TABLES_FILE, private_recipe_of
 from ..workflow.release import digest
 from ..workflow.verify import PartCheck, recount
 from .audit import COMMAND_LINE, Recording, package_parts, record_entry, release_files
-from .records import AuditEntry, ProjectRef, now
+from .records import AuditEntry, ProjectRef, dumps, now
 from .schema import PROJECTS
-from .store import ProjectStore
+from .store import ProjectStore, through_functions
 from .team import ACTIONS, Member, is_team, refuse, require, role_of, visible
 from .team_schema import DRAFTS
 
@@ -114,6 +115,8 @@ class Draft:
             return f"{what}: drafted by {self.drafted_by}, waiting for a second person's approval."
         if self.state == "rejected":
             return f"{what}: rejected by {self.decided_by}: {self.reason}"
+        if self.state == "withdrawn":
+            return f"{what}: approved by {self.decided_by}, then withdrawn ({self.reason}); draft it again."
         done = "approved" if self.state == "approved" else f"approved and handed out (audit entry {self.audit_id})"
         return f"{what}: drafted by {self.drafted_by}, {done} by {self.decided_by}."
 
@@ -131,8 +134,9 @@ def _bytes(c: Connection, draft_id: int, column: str) -> bytes | None:
     """A draft's package or source. On a team's PostgreSQL store a member's login has no right to
     these columns: ``anonlib_draft_package`` gives the package of an approved draft, and
     ``anonlib_draft_source`` the file, to the roles allowed only."""
-    if not _readable(c):  # a member's login: through the function (the table's owner reads the column)
-        found = c.execute(text(f"SELECT anonlib_draft_{column}(:id)"), {"id": draft_id}).scalar()
+    if through_functions(c):  # a member's login: through the function (approved, digest checked, role allowed)
+        found = c.execute(text("SELECT public.anonlib_draft_bytes(:id, :part)"), {"id": draft_id, "part": column})
+        found = found.scalar()
     else:
         found = c.execute(select(DRAFTS.c[column]).where(DRAFTS.c.id == draft_id)).scalar()
     return None if found is None else bytes(found)
@@ -154,6 +158,23 @@ def draft_release(
     _, table, recipe = package_parts(package)
     check = recount(recipe, table)
     with store._transaction() as c:
+        if through_functions(c):
+            draft_id = _create_draft(
+                c,
+                ref.id,
+                made_by,
+                project_version,
+                recipe.source.name,
+                recipe.source.sha256,
+                recipe.target.describe(),
+                bool(check.met),
+                int(check.records),
+                int(check.suppressed_records),
+                package,
+                source,
+            )
+            row = c.execute(select(*_DRAFT_COLUMNS).where(DRAFTS.c.id == draft_id)).mappings().one()
+            return _draft(row, ref.name)
         result = c.execute(
             insert(DRAFTS).values(
                 project_id=ref.id,
@@ -193,6 +214,11 @@ def draft_private(
     budget was spent when it measured (``spend_privacy``), nothing is handed out until approved."""
     ref = require(store, project, member, "draft")
     with store._transaction() as c:
+        if through_functions(c):
+            draft_id = _create_draft(
+                c, ref.id, COMMAND_LINE, None, source_name, source_sha256, target, True, int(rows), 0, package, None
+            )
+            return _draft(c.execute(select(*_DRAFT_COLUMNS).where(DRAFTS.c.id == draft_id)).mappings().one(), ref.name)
         result = c.execute(
             insert(DRAFTS).values(
                 project_id=ref.id,
@@ -212,6 +238,32 @@ def draft_private(
         )
         row = c.execute(select(*_DRAFT_COLUMNS).where(DRAFTS.c.id == int(result.inserted_primary_key[0]))).mappings()
         return _draft(row.one(), ref.name)
+
+
+def _create_draft(c: Connection, project_id: int, made_by, version, name, sha, target, met, released, suppressed,
+                  package: bytes, source: bytes | None) -> int:  # fmt: skip
+    """A draft made through the team's function: drafted by the login, in state draft, its digest computed there."""
+    return int(
+        c.execute(
+            text(
+                "SELECT public.anonlib_create_draft(:p, :made_by, :version, :name, :sha, :target, :met, :released, "
+                ":suppressed, :package, :source)"
+            ),
+            {
+                "p": project_id,
+                "made_by": made_by,
+                "version": version,
+                "name": name,
+                "sha": sha,
+                "target": target,
+                "met": met,
+                "released": released,
+                "suppressed": suppressed,
+                "package": bytes(package),
+                "source": None if source is None else bytes(source),
+            },
+        ).scalar_one()
+    )
 
 
 def drafts(store: ProjectStore, member: Member, *, project: int | str | ProjectRef | None = None) -> list[Draft]:
@@ -265,6 +317,42 @@ def approve(
     return _decide(store, project, draft_id, member, approved=True, text_=comment)
 
 
+def withdraw(
+    store: ProjectStore, project: int | str | ProjectRef, draft_id: int, member: Member, *, reason: str | None = None
+) -> Draft:
+    """Withdraw an approval before its hand-out (the approver who gave it, or an owner): the draft
+    is then ``withdrawn`` and never handed out; the analyst drafts it again."""
+    ref = require(store, project, member, "read")
+    with store._transaction() as c:
+        draft = _load_draft(store, c, ref, draft_id, member)
+    if draft.state != "approved":
+        raise ProjectError(
+            f"Release {draft.id} of project {ref.name} is {draft.state}: only an approval not yet handed out can be "
+            "withdrawn."
+        )
+    if draft.decided_by not in (member.label, *member.names) and role_of(store, ref, member) != "owner":
+        refuse(
+            store,
+            member,
+            "approve",
+            ref.name,
+            f"Only the approver of release {draft.id} of project {ref.name} ({draft.decided_by}) or an owner "
+            "withdraws its approval.",
+        )
+    why = str(reason or "").strip() or f"approval withdrawn by {member.label}"
+    with store._transaction() as c:
+        if through_functions(c):
+            c.execute(text("SELECT public.anonlib_withdraw_approval(:id, :why)"), {"id": draft.id, "why": why})
+        else:
+            c.execute(
+                update(DRAFTS)
+                .where(DRAFTS.c.id == draft.id, DRAFTS.c.state == "approved")
+                .values(state="withdrawn", reason=why)
+            )
+        row = c.execute(select(*_DRAFT_COLUMNS).where(DRAFTS.c.id == draft.id)).mappings().one()
+    return _draft(row, ref.name)
+
+
 def reject(
     store: ProjectStore, project: int | str | ProjectRef, draft_id: int, member: Member, *, reason: str
 ) -> Draft:
@@ -289,7 +377,19 @@ def _decide(store, project, draft_id: int, member: Member, *, approved: bool, te
         )
     if draft.state != "draft":
         raise ProjectError(f"Release {draft.id} of project {ref.name} is already {draft.state}; nothing was changed.")
+    if approved and not draft.met and not str(text_ or "").strip():
+        raise ProjectError(
+            f"Release {draft.id} of project {ref.name} does not meet its target ({draft.target}): approving it needs a "
+            "comment saying why (--comment TEXT)."
+        )
     with store._transaction() as c:
+        if through_functions(c):
+            c.execute(
+                text("SELECT public.anonlib_decide_draft(:id, :approve, :note)"),
+                {"id": draft.id, "approve": bool(approved), "note": text_},
+            )
+            row = c.execute(select(*_DRAFT_COLUMNS).where(DRAFTS.c.id == draft.id)).mappings().one()
+            return _draft(row, ref.name)
         if approved:  # the digest approved is the package's as kept, computed now
             kept = c.execute(select(DRAFTS.c.package).where(DRAFTS.c.id == draft.id)).scalar() if _readable(c) else None
             sha = digest(bytes(kept)) if kept is not None else draft.package_sha256
@@ -342,14 +442,11 @@ def hand_out(
     ref = require(store, project, member, "release")
     with store._transaction() as c:
         draft = _load_draft(store, c, ref, draft_id, member)
-    if draft.state == "released" and draft.audit_id is not None:
-        kept = release_files(store, draft.audit_id)[1] if _kept_release(store, draft.audit_id) else None
-        if kept is not None:
-            return kept
     if draft.state not in ("approved", "released"):
-        why = (
-            f"it was rejected: {draft.reason}" if draft.state == "rejected" else "no second person has approved it yet"
-        )
+        why = {
+            "rejected": f"it was rejected: {draft.reason}",
+            "withdrawn": f"its approval was withdrawn ({draft.reason})",
+        }.get(draft.state, "no second person has approved it yet")
         refuse(
             store,
             member,
@@ -370,6 +467,11 @@ def hand_out(
         source = _bytes(c, draft.id, "source")
     if package is None or digest(package) != draft.approved_sha256:
         refuse(store, member, "release", ref.name, _changed(draft))
+    if draft.state == "released" and draft.audit_id is not None and _kept_release(store, draft.audit_id):
+        kept = release_files(store, draft.audit_id)[1]  # checked at every hand-out against the approved package
+        if kept is None or not same_members(kept, package):
+            refuse(store, member, "release", ref.name, _changed(draft))
+        return kept
     if private_recipe_of(_member(package, RECIPE_FILE)) is not None:
         return package if draft.state == "released" else _hand_out_private(store, ref, draft, package, member, made_by)
     parts, table, recipe = package_parts(package)
@@ -390,6 +492,7 @@ def hand_out(
         member.label,
         Recording(
             stamp=True,
+            draft_id=draft.id,
             before_commit=mark_released,
             drafted_by=draft.drafted_by,
             approved_by=draft.decided_by,
@@ -397,8 +500,38 @@ def hand_out(
         ),
     )
     with store._transaction() as c:
-        c.execute(update(DRAFTS).where(DRAFTS.c.id == draft.id).values(state="released", audit_id=entry.id))
+        if not through_functions(c):  # a member's hand-out marked it released in the same call
+            c.execute(update(DRAFTS).where(DRAFTS.c.id == draft.id).values(state="released", audit_id=entry.id))
     return handed[-1]
+
+
+def same_members(stamped: bytes, approved: bytes) -> bool:
+    """Whether a handed-out package holds, byte for byte, the members of the approved one, but for
+    the hand-out's stamp (``audit.json``, and its line in ``SHA256SUMS``).
+
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> from anonlib.workflow import ReleaseTarget, WorkingCopy, release_package
+    >>> from anonlib.workflow.package import stamp_package
+    >>> ds = Dataset.from_frame("d.csv", pd.DataFrame({"age": [30, 30]}), {"age": "quasi-identifier"})
+    >>> plain = release_package(WorkingCopy.start(ds, ReleaseTarget(k=2)))
+    >>> same_members(stamp_package(plain, {"entry": 1}), plain), same_members(plain, release_package(WorkingCopy.start(ds, ReleaseTarget(k=3))))
+    (True, False)
+    """
+
+    def members(package: bytes) -> dict[str, bytes] | None:
+        try:
+            with zipfile.ZipFile(io.BytesIO(package)) as archive:
+                out = {i.filename: archive.read(i) for i in archive.infolist() if i.filename != AUDIT_FILE}
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error):
+            return None
+        if SUMS_FILE in out:
+            lines = out[SUMS_FILE].decode("utf-8", "replace").splitlines()
+            out[SUMS_FILE] = "\n".join(x for x in lines if not x.endswith(f"  {AUDIT_FILE}")).encode("utf-8")
+        return out
+
+    a, b = members(stamped), members(approved)
+    return a is not None and a == b
 
 
 def _member(package: bytes, name: str) -> bytes | None:
@@ -417,6 +550,9 @@ def _hand_out_private(store: ProjectStore, ref: ProjectRef, draft: Draft, packag
     stamp = now()
     with store._transaction() as c:
         count, last, previous = checked_tail(store, c)
+        user = member.label
+        if through_functions(c):
+            user = str(c.execute(text("SELECT session_user")).scalar())
         entry = AuditEntry(
             id=(last or 0) + 1,
             time=stamp,
@@ -432,13 +568,19 @@ def _hand_out_private(store: ProjectStore, ref: ProjectRef, draft: Draft, packag
             released_sha256=digest(_member(package, SYNTHETIC_FILE) or _member(package, TABLES_FILE) or b""),
             package_sha256=digest(package),
             parts={},
-            user=member.label,
+            user=user,
             made_by=made_by,
             previous=previous,
             entry_sha256="",
             drafted_by=draft.drafted_by,
             approved_by=draft.decided_by,
         )
+        if through_functions(c):
+            c.execute(
+                text("SELECT public.anonlib_hand_out(:id, :content, NULL, :package)"),
+                {"id": draft.id, "content": dumps(entry.content()), "package": package},
+            )
+            return package
         append_entry(store, c, entry, count)
         c.execute(update(DRAFTS).where(DRAFTS.c.id == draft.id).values(state="released", audit_id=entry.id))
     return package
@@ -506,5 +648,7 @@ __all__ = [
     "drafts",
     "hand_out",
     "reject",
+    "same_members",
     "waiting_for",
+    "withdraw",
 ]

@@ -239,11 +239,11 @@ def add_version_5(connection: Connection) -> None:
         connection.dialect.name == "postgresql"
         and connection.execute(text("SELECT to_regproc('anonlib_file_spending')")).scalar()
     )
-    if team:  # a team's store: its budget function reads the raises and the charges, its members add fingerprints
-        from .team_postgres import GROUP, file_spending_sql  # the team's SQL (imports this module)
+    if team:  # a team's store: its budget function reads the raises and the charges (team.sql); members write
+        # no table: a spend's fingerprint goes through anonlib_add_fingerprint (projects team-setup adds it)
+        from .team_postgres import file_spending_sql  # the team's SQL (imports this module)
 
         connection.execute(text(file_spending_sql()))
-        connection.execute(text(f"GRANT SELECT, INSERT ON fingerprints TO {GROUP}"))
 
 
 # version -> the function that brings a store of the version before it to this one

@@ -142,6 +142,26 @@ def _sqlite_events(engine, read_only: bool = False) -> None:
         connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
+def through_functions(c: Connection) -> bool:
+    """Whether this connection is a member's own login on a team's PostgreSQL store: it reads
+    under row-level security and changes nothing but through the team's functions
+    (``anonlib/projects/team.sql``). Asked once per database connection."""
+    if c.dialect.name != "postgresql":
+        return False
+    known = c.info.get("anonlib_member_login")
+    if known is None:
+        known = bool(
+            c.execute(
+                text(
+                    "SELECT to_regproc('public.anonlib_create_project') IS NOT NULL "
+                    "AND NOT has_table_privilege('public.projects', 'INSERT')"
+                )
+            ).scalar()
+        )
+        c.info["anonlib_member_login"] = known
+    return known
+
+
 def store_error(err: Exception, where: str) -> StoreError:
     """The sentence of a database failure (the driver's message is kept to its first line)."""
     message = str(getattr(err, "orig", None) or err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
@@ -300,6 +320,8 @@ class ProjectStore:
 
     @staticmethod
     def _put_blob(c: Connection, data: bytes) -> str:
+        if through_functions(c):  # kept under the digest the database computes
+            return str(c.execute(text("SELECT public.anonlib_put_blob(:data)"), {"data": bytes(data)}).scalar())
         sha = digest(bytes(data))
         if c.execute(select(BLOBS.c.sha256).where(BLOBS.c.sha256 == sha)).first() is None:
             values = {"sha256": sha, "size": len(data), "data": bytes(data)}
@@ -329,8 +351,20 @@ class ProjectStore:
         if sha256 is None:
             return None
         with self._transaction() as c:
-            row = c.execute(select(BLOBS.c.data).where(BLOBS.c.sha256 == sha256)).first()
-        return None if row is None else bytes(row[0])
+            if through_functions(c):  # the role and the digest checked by the database
+                row = c.execute(text("SELECT public.anonlib_blob(:s)"), {"s": sha256}).first()
+                row = None if row is None or row[0] is None else row
+            else:
+                row = c.execute(select(BLOBS.c.data).where(BLOBS.c.sha256 == sha256)).first()
+        if row is None:
+            return None
+        data = bytes(row[0])
+        if digest(data) != sha256:  # blobs are keyed by their digest, checked on every read
+            raise StoreError(
+                f"The file kept as {sha256[:16]}... in the project store {self.where} no longer has that SHA-256; "
+                "it is not read."
+            )
+        return data
 
     def _compact(self) -> None:
         """After erasing: fold the write-ahead log back into the file, so no erased page lingers in it."""
@@ -404,6 +438,27 @@ class ProjectStore:
         else:
             chosen = self._unique_name(c, name)
         blob = self._put_blob(c, data) if keep_file and data is not None and not state.is_sample else None
+        if through_functions(c):  # a member's login: the database numbers it and makes its creator the owner
+            number = c.execute(
+                text(
+                    "SELECT public.anonlib_create_project(:name, :origin, :source_name, :records, :columns, :keep, "
+                    ":file, :source_sha256, :state, :change, :key)"
+                ),
+                {
+                    "name": chosen,
+                    "origin": state.origin,
+                    "source_name": state.source.name,
+                    "records": state.source.records,
+                    "columns": len(state.source.columns),
+                    "keep": bool(keep_file),
+                    "file": blob,
+                    "source_sha256": state.source.sha256,
+                    "state": state.dumps(),
+                    "change": change,
+                    "key": key or secrets.token_bytes(KEY_BYTES),
+                },
+            ).scalar_one()
+            return ProjectRef(int(number), chosen, 1)
         number = self._next_number(c)
         c.execute(
             insert(PROJECTS).values(
@@ -449,18 +504,32 @@ class ProjectStore:
         ``StaleProjectError`` when another tab or process saved in between (nothing written)."""
         stamp = now()
         with self._transaction() as c:
-            done = c.execute(
-                update(PROJECTS)
-                .where(PROJECTS.c.id == ref.id, PROJECTS.c.version == ref.version)
-                .values(
-                    version=PROJECTS.c.version + 1,
-                    updated=stamp,
-                    state=state.dumps(),
-                    change=change[:500],
-                    records=state.source.records,
-                    columns=len(state.source.columns),
-                )
-            ).rowcount
+            if through_functions(c):
+                done = c.execute(
+                    text("SELECT public.anonlib_save_project(:id, :v, :state, :change, :records, :columns)"),
+                    {
+                        "id": ref.id,
+                        "v": ref.version,
+                        "state": state.dumps(),
+                        "change": change[:500],
+                        "records": state.source.records,
+                        "columns": len(state.source.columns),
+                    },
+                ).scalar()
+                done = 0 if done is None else 1
+            else:
+                done = c.execute(
+                    update(PROJECTS)
+                    .where(PROJECTS.c.id == ref.id, PROJECTS.c.version == ref.version)
+                    .values(
+                        version=PROJECTS.c.version + 1,
+                        updated=stamp,
+                        state=state.dumps(),
+                        change=change[:500],
+                        records=state.source.records,
+                        columns=len(state.source.columns),
+                    )
+                ).rowcount
             if not done:
                 exists = c.execute(select(PROJECTS.c.id).where(PROJECTS.c.id == ref.id)).first()
                 if exists is None:
@@ -569,7 +638,8 @@ class ProjectStore:
         """Remember ``project`` as the last one opened (a new tab opens it)."""
         project_id = project.id if isinstance(project, ProjectRef) else int(project)
         with self._transaction() as c:
-            self._set_meta(c, "last_opened", str(project_id))
+            if not through_functions(c):  # a member's login keeps no state of its own in the shared store
+                self._set_meta(c, "last_opened", str(project_id))
 
     def last_opened(self) -> int | None:
         """The project opened last, when it still exists."""
@@ -587,6 +657,9 @@ class ProjectStore:
             row = self._row(c, project)
             if name != row["name"] and self._row(c, name, missing_ok=True) is not None:
                 raise ProjectError(f"There is already a project named '{printable(name)}'; choose another name.")
+            if through_functions(c):
+                c.execute(text("SELECT public.anonlib_rename_project(:id, :name)"), {"id": row["id"], "name": name})
+                return ProjectRef(int(row["id"]), name, int(row["version"]) + 1)
             c.execute(
                 update(PROJECTS)
                 .where(PROJECTS.c.id == row["id"])
@@ -611,6 +684,11 @@ class ProjectStore:
         if len(key) != KEY_BYTES:
             raise ProjectError(f"A project key is {KEY_BYTES} bytes; this one has {len(key)}.")
         with self._transaction() as c:
+            if through_functions(c):
+                raise ProjectError(
+                    "On a team's store a project keeps the key it was made with; import the earlier deliveries' key "
+                    "through the dashboard's service login, or start a project with it."
+                )
             row = self._row(c, project)
             state = ProjectState.loads(row["state"])
             if self._key(c, int(row["id"])) != bytes(key) and any(needs_key(s.step) for s in state.steps):
@@ -642,6 +720,12 @@ class ProjectStore:
         """Keep the file in the project (``data``, its bytes) or erase it (the fingerprint stays)."""
         with self._transaction() as c:
             row = self._row(c, project)
+            if through_functions(c):
+                c.execute(
+                    text("SELECT public.anonlib_keep_file(:id, :keep, :data)"),
+                    {"id": row["id"], "keep": bool(keep), "data": None if data is None else bytes(data)},
+                )
+                return
             blob = None
             if keep:
                 state = ProjectState.loads(row["state"])
@@ -663,6 +747,9 @@ class ProjectStore:
         audit entries stay (the log is append-only), shown as of a deleted project."""
         with self._transaction() as c:
             row = self._row(c, project)
+            if through_functions(c):
+                c.execute(text("SELECT public.anonlib_delete_project(:id)"), {"id": row["id"]})
+                return
             c.execute(delete(RELEASES).where(RELEASES.c.project_id == row["id"]))
             c.execute(delete(PROJECTS).where(PROJECTS.c.id == row["id"]))
             self._drop_unused_blobs(c)

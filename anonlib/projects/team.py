@@ -50,8 +50,8 @@ from .audit import audit_entries
 from .records import AuditEntry, ProjectRef, ProjectSummary, now
 from .schema import PROJECTS
 from .state import ProjectState
-from .store import ProjectStore
-from .team_schema import MEMBERS, REFUSALS, ROLES
+from .store import ProjectStore, through_functions
+from .team_schema import MEMBER_CHANGES, MEMBERS, REFUSALS, ROLES
 
 # what each role may do (``require``); "read": see the project, its reports, Release view and audit log
 ACTIONS: dict[str, frozenset[str]] = {
@@ -153,6 +153,12 @@ def log_refusal(store: ProjectStore, who: str, action: str, project: str | None,
     cannot record it is no reason to let the attempt through: the refusal stands either way."""
     try:
         with store._transaction() as c:
+            if through_functions(c):  # a member's login: in their own name, whatever ``who`` says
+                c.execute(
+                    text("SELECT public.anonlib_log_refusal(:a, :p, :s)"),
+                    {"a": action, "p": project, "s": sentence[:2000]},
+                )
+                return
             c.execute(
                 insert(REFUSALS).values(
                     time=now(), who=str(who)[:500], action=action, project=project, sentence=sentence[:2000]
@@ -272,7 +278,10 @@ def add_owner(store: ProjectStore, project: int | str | ProjectRef, member: Memb
     member's own login is made owner by the database itself, in the creating transaction)."""
     with store._transaction() as c:
         row = store._row(c, project)
+        if through_functions(c):
+            return  # the database made the creating login its owner (anonlib_create_project)
         if _role(c, int(row["id"]), member) is None:
+            _changed(c, int(row["id"]), member.label, member.login, None, "owner")
             c.execute(
                 insert(MEMBERS).values(
                     project_id=int(row["id"]), login=member.login, role="owner", added=now(), added_by=member.label
@@ -296,8 +305,16 @@ def set_member(store: ProjectStore, project: int | str | ProjectRef, login: str,
     if not login:
         raise ProjectError("Name the member to add: --add LOGIN=ROLE.")
     with store._transaction() as c:
+        if through_functions(c):
+            c.execute(text("SELECT public.anonlib_set_member(:p, :l, :r)"), {"p": ref.id, "l": login, "r": role})
+            return
         if role != "owner":
             _keep_an_owner(c, ref, [login])
+        before = c.execute(
+            select(MEMBERS.c.role).where(MEMBERS.c.project_id == ref.id, MEMBERS.c.login == login)
+        ).scalar()
+        if before != role:
+            _changed(c, ref.id, by.label, login, before, role)
         done = c.execute(
             update(MEMBERS).where(MEMBERS.c.project_id == ref.id, MEMBERS.c.login == login).values(role=role)
         ).rowcount
@@ -309,9 +326,56 @@ def remove_member(store: ProjectStore, project: int | str | ProjectRef, login: s
     """Take ``login`` out of the project; the owner's call (never its last owner)."""
     ref = require(store, project, by, "members")
     with store._transaction() as c:
+        if through_functions(c):
+            c.execute(text("SELECT public.anonlib_set_member(:p, :l, NULL)"), {"p": ref.id, "l": login})
+            return
         _keep_an_owner(c, ref, [login])
+        before = c.execute(
+            select(MEMBERS.c.role).where(MEMBERS.c.project_id == ref.id, MEMBERS.c.login == login)
+        ).scalar()
         if not c.execute(delete(MEMBERS).where(MEMBERS.c.project_id == ref.id, MEMBERS.c.login == login)).rowcount:
             raise ProjectError(f"{printable(login)} is not a member of project {printable(ref.name)}.")
+        _changed(c, ref.id, by.label, login, before, None)
+
+
+@dataclass(frozen=True)
+class MemberChange:
+    """One change of a project's members: ``who`` gave ``login`` the role ``after`` (None: removed)
+    in place of ``before`` (None: added), at ``time``."""
+
+    time: str
+    who: str
+    login: str
+    before: str | None
+    after: str | None
+
+    def sentence(self) -> str:
+        if self.before is None:
+            return f"{self.time[:19]}  {self.who} added {self.login} as {self.after}"
+        if self.after is None:
+            return f"{self.time[:19]}  {self.who} removed {self.login} ({self.before})"
+        return f"{self.time[:19]}  {self.who} changed {self.login} from {self.before} to {self.after}"
+
+    def to_json(self) -> dict:
+        return {"time": self.time, "by": self.who, "login": self.login, "before": self.before, "after": self.after}
+
+
+def _changed(c: Connection, project_id: int, who: str, login: str, before: str | None, after: str | None) -> None:
+    c.execute(
+        insert(MEMBER_CHANGES).values(
+            time=now(), project_id=project_id, who=who, login=login, role_before=before, role_after=after
+        )
+    )
+
+
+def member_history(store: ProjectStore, project: int | str | ProjectRef) -> list[MemberChange]:
+    """Who added, removed or changed the role of whom in ``project``, oldest first."""
+    with store._transaction() as c:
+        row = store._row(c, project)
+        rows = c.execute(
+            select(MEMBER_CHANGES).where(MEMBER_CHANGES.c.project_id == int(row["id"])).order_by(MEMBER_CHANGES.c.id)
+        ).mappings()
+        return [MemberChange(r["time"], r["who"], r["login"], r["role_before"], r["role_after"]) for r in rows]
 
 
 def _keep_an_owner(c: Connection, ref: ProjectRef, leaving: Iterable[str]) -> None:
@@ -335,6 +399,7 @@ __all__ = [
     "ACTIONS",
     "ROLES",
     "Member",
+    "MemberChange",
     "Refusal",
     "acting_member",
     "add_owner",
@@ -343,6 +408,7 @@ __all__ = [
     "is_team",
     "log_refusal",
     "mark_team",
+    "member_history",
     "members_of",
     "refusals",
     "refuse",

@@ -12,6 +12,8 @@ migration never collides with the store's numbered ones.
   here, never handed out, until an approver other than the drafter approves its SHA-256
   (``decided_by``, ``approved_sha256``); then the hand-out records it in the audit log
   (``audit_id``). Rejected drafts keep the reason.
+- ``member_changes``: who added, removed or changed the role of whom, when (version 2); written
+  by ``set_member`` / ``remove_member`` (on PostgreSQL by the team's functions only).
 - ``refusals``: who tried what, when, on which project, and the sentence they got; no data.
   Append-only like the audit log (triggers on both backends).
 - ``audit.drafted_by`` / ``audit.approved_by``: who drafted and who approved each release
@@ -46,9 +48,10 @@ from sqlalchemy import (
     text,
 )
 
+from ..core.errors import StoreError
 from .schema import AUDIT, META, metadata
 
-TEAM_SCHEMA_VERSION = 1
+TEAM_SCHEMA_VERSION = 2  # 2: member_changes; the state 'withdrawn'
 ROLES = ("owner", "analyst", "approver", "viewer")
 
 members = Table(
@@ -105,8 +108,20 @@ refusals = Table(
     implicit_returning=False,
 )
 
-MEMBERS, DRAFTS, REFUSALS = members, drafts, refusals
-TEAM_TABLES = (members, drafts, refusals)
+member_changes = Table(
+    "member_changes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("time", String(32), nullable=False),
+    Column("project_id", Integer, nullable=False, index=True),  # no foreign key: the history outlives its project
+    Column("who", Text, nullable=False),
+    Column("login", Text, nullable=False),
+    Column("role_before", String(16), nullable=True),  # None: added
+    Column("role_after", String(16), nullable=True),  # None: removed
+)
+
+MEMBERS, DRAFTS, REFUSALS, MEMBER_CHANGES = members, drafts, refusals, member_changes
+TEAM_TABLES = (members, drafts, refusals, member_changes)
 
 _SQLITE_REFUSALS_APPEND_ONLY = (
     "CREATE TRIGGER IF NOT EXISTS refusals_no_update BEFORE UPDATE ON refusals "
@@ -123,6 +138,11 @@ _POSTGRESQL_REFUSALS_APPEND_ONLY = (
 )
 
 AUDIT_COLUMNS = ("drafted_by", "approved_by")
+_MEMBER_LOGIN = (
+    "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'anonlib_members') "
+    "AND pg_catalog.pg_has_role(session_user, 'anonlib_members', 'MEMBER') "
+    "AND NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user)"
+)
 
 
 def ensure_team_tables(c: Connection) -> None:
@@ -130,6 +150,11 @@ def ensure_team_tables(c: Connection) -> None:
     row = c.execute(select(META.c.value).where(META.c.key == "team_schema")).first()
     if row is not None and int(row[0]) >= TEAM_SCHEMA_VERSION:
         return
+    if c.dialect.name == "postgresql" and c.execute(text(_MEMBER_LOGIN)).scalar():
+        raise StoreError(
+            "This team's store was set up by an earlier anonlib; its administrator runs projects team-setup again "
+            "to upgrade it (a member's login changes no table)."
+        )
     metadata.create_all(c, tables=list(TEAM_TABLES))
     present = {col["name"] for col in inspect(c).get_columns(AUDIT.name)}
     for column in AUDIT_COLUMNS:

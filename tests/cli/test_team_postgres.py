@@ -160,18 +160,19 @@ def test_four_logins_draft_approve_release_and_the_database_keeps_the_rule(team,
         code, said = psql(url(login), "SELECT key FROM projects")
         assert code != 0 and "permission denied" in said
         assert psql(url(login), "SELECT anonlib_project_key(1)") == (0, "")
+        # the viewer sees her project's file's digest and size, never its bytes; dan not even the digest
         assert psql(url(login), f"SELECT count(*) FROM blobs WHERE sha256 = '{hashlib.sha256(raw).hexdigest()}'") == (
             0,
-            "0",
+            "1" if login == "cara" else "0",
         )
-        assert psql(url(login), "SELECT anonlib_draft_source(1) IS NULL") == (0, "t")
+        code, said = psql(url(login), "SELECT data FROM blobs")
+        assert code != 0 and "permission denied" in said
+        code, said = psql(url(login), "SELECT public.anonlib_draft_bytes(1, 'source')")
+        assert code != 0 and ("only an owner or analyst or approver" in said or "no release draft 1" in said), said
         code, said = psql(url(login), "SELECT package FROM drafts")
         assert code != 0 and "permission denied" in said
     assert psql(url("dan"), "SELECT count(*) FROM audit") == (0, "0")
-    assert psql(url("anna"), "SELECT count(*) FROM blobs WHERE length(data) > 0") != (
-        0,
-        "0",
-    )  # the owner reads her file
+    assert psql(url("anna"), "SELECT length(public.anonlib_blob(file_sha256)) > 0 FROM projects") == (0, "t")
 
     # the database itself refuses what the app would: a drafter approving her own draft through psql
     code, out, _ = cli(
@@ -184,9 +185,11 @@ def test_four_logins_draft_approve_release_and_the_database_keeps_the_rule(team,
         "UPDATE drafts SET state = 'approved', decided_by = 'anna', approved_sha256 = package_sha256 "
         f"WHERE id = {second}",
     )
-    assert code != 0 and "Only an approver other than the drafter decides a draft." in said
-    code, said = psql(url("cara"), f"UPDATE drafts SET state = 'released' WHERE id = {second}")
-    assert code != 0 and "A draft moves from draft to approved or rejected" in said
+    assert code != 0 and "permission denied for table drafts" in said
+    code, said = psql(url("anna"), f"SELECT public.anonlib_decide_draft({second}, true, 'mine')")
+    assert code != 0 and "You drafted release" in said and "(four eyes)" in said
+    code, said = psql(url("cara"), f"SELECT public.anonlib_decide_draft({second}, true, 'ok')")
+    assert code != 0 and "Your role in project survey is viewer" in said
 
     # every refusal was logged: who, what, which project, the sentence; no data
     code, logged = psql(admin, "SELECT who || '|' || action || '|' || coalesce(project, '-') FROM refusals ORDER BY id")

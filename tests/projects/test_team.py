@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import update
 
 from anonlib.core.dataset import Dataset
-from anonlib.core.errors import AccessError
+from anonlib.core.errors import AccessError, ProjectError
 from anonlib.projects import ProjectState, ProjectStore, audit_entries, record_package, verify_chain
-from anonlib.projects.drafts import approve, drafts, hand_out, reject, waiting_for
+from anonlib.projects.drafts import approve, drafts, hand_out, reject, waiting_for, withdraw
 from anonlib.projects.team import Member, create_project, mark_team, refusals, require, set_member, visible
 from anonlib.projects.team_schema import DRAFTS
 from anonlib.workflow import ReleaseTarget, WorkingCopy, release_package
@@ -74,7 +74,11 @@ def test_a_changed_package_rejections_and_a_changed_working_copy_hand_nothing_ou
     from anonlib.projects.drafts import draft_release
 
     first = draft_release(store, "survey", release_package(_copy()), member=ANNA, project_version=1)
-    approve(store, "survey", first.id, BEN)
+    assert not first.met  # the 50 stands alone: approving it needs a comment saying why
+    with pytest.raises(ProjectError, match="does not meet its target .*: approving it needs a comment saying why"):
+        approve(store, "survey", first.id, BEN)
+    assert drafts(store, BEN)[0].state == "draft"
+    approve(store, "survey", first.id, BEN, comment="the 50-year-old is a test record")
     with store._transaction() as c:  # the kept package changed after its approval
         c.execute(update(DRAFTS).where(DRAFTS.c.id == first.id).values(package=release_package(_copy(k=3))))
     with pytest.raises(AccessError, match="no longer has the SHA-256 that was drafted and approved"):
@@ -86,11 +90,19 @@ def test_a_changed_package_rejections_and_a_changed_working_copy_hand_nothing_ou
     with pytest.raises(AccessError, match="it was rejected: k too low for this registry"):
         hand_out(store, "survey", second.id, ANNA)
     third = draft_release(store, "survey", release_package(_copy()), member=ANNA, project_version=1)
-    approve(store, "survey", third.id, BEN)
+    approve(store, "survey", third.id, BEN, comment="checked")
     with pytest.raises(AccessError, match="changed after release 3 was approved; draft it again"):
         hand_out(store, "survey", third.id, ANNA, current_version=2)
+    # an approval withdrawn before its hand-out: only by its approver or an owner; then nothing is handed out
+    with pytest.raises(AccessError, match="Only the approver of release 3 of project survey \\(ben\\) or an owner"):
+        withdraw(store, "survey", third.id, CARA)
+    assert withdraw(store, "survey", third.id, BEN, reason="wrong file").state == "withdrawn"
+    with pytest.raises(AccessError, match="its approval was withdrawn \\(wrong file\\)"):
+        hand_out(store, "survey", third.id, ANNA)
+    with pytest.raises(ProjectError, match="is withdrawn: only an approval not yet handed out can be withdrawn"):
+        withdraw(store, "survey", third.id, BEN)
     assert audit_entries(store) == []
-    assert [d.state for d in drafts(store, CARA)] == ["approved", "rejected", "approved"]
+    assert [d.state for d in drafts(store, CARA)] == ["withdrawn", "rejected", "approved"]
 
 
 def test_a_non_member_hears_what_a_missing_project_says_and_every_refusal_is_logged(store):
@@ -145,7 +157,7 @@ def test_a_private_release_is_drafted_approved_and_handed_out_once_on_record(sto
     )
     with pytest.raises(AccessError, match="no second person has approved it yet"):
         hand_out(store, "survey", draft.id, ANNA)
-    approve(store, "survey", draft.id, BEN)
+    approve(store, "survey", draft.id, BEN, comment="checked")
     assert hand_out(store, "survey", draft.id, ANNA) == package == hand_out(store, "survey", draft.id, BEN)
     (entry,) = audit_entries(store)
     assert (entry.drafted_by, entry.approved_by, entry.epsilon) == (draft.drafted_by, "ben", None)
