@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..core.dataset import Dataset
+from ..core.dataset import Dataset, role_guesses
 from ..core.metrics import whole_k
 from ..core.samples import SAMPLES
 from ..measures.avector import vector_text
@@ -37,6 +37,8 @@ def _profile(args: argparse.Namespace) -> int:
         by_power = risk_by_power(frame, risk.quasi_identifiers, dataset.person, k=k, count=dataset.count)
         result["by_power_k"] = k
         result["by_power"] = [r.as_dict() for r in by_power]
+    if local:  # read from the values (an engine's table is not read whole for it)
+        result["roles"] = {c: g.role.value for c, g in role_guesses(dataset.frame, contents=True).items()}
     if args.json:
         print_json(args, json.dumps(result, indent=2))
         return 0

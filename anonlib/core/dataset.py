@@ -47,6 +47,7 @@ import pandas as pd
 
 from .equivalence import record_counts
 from .errors import ColumnError, ParameterError, join_names, require_columns
+from .structure import find_structure, looks_like_dates, name_says_age
 
 
 class Role(str, Enum):
@@ -89,8 +90,16 @@ _HOUSEHOLD_NAMES = re.compile(
     r"household id|household_nr|intnum|int_num|famid|fam_id|family_id|familyid|family id|famnum|dwelling_id)$"
 )
 _COUNT_NAMES = {"count", "counts", "#rec", "#rec.", "n", "freq", "frequency", "records", "#records", "multiplicity"}
+# a thing's name, not a person's: clinic_name, drug_name, site_name
+_THING_NAME = re.compile(
+    r"(clinic|hospital|site|facility|center|centre|lab|laboratory|ward|department|dept|unit|practice|drug|"
+    r"medication|test|product|file|company|employer|school|program|programme|study|trial|brand|device|organism|"
+    r"species|country|state|city|region|county|place|course|plan|payer|insurer|pharmacy|variable|column)"
+    r"[ _.-]?names?$"
+)
+# "age" is read as a word (age, age_group, motherage: ``structure.name_says_age``), never inside wage or stage
 _QUASI_WORDS = re.compile(
-    r"(age|sex|gender|zip|postcode|postal|race|ethnic|birth|dob|marital|education|country|"
+    r"(sex|gender|zip|postcode|postal|race|ethnic|birth|dob|marital|education|country|"
     r"region|city|state|county|municipality|occupation|workclass|weight|height)"
 )
 # quasi-identifiers of public health surveys, written as abbreviations (a whole name or
@@ -127,7 +136,6 @@ _QUASI_ABBREVIATIONS = {
     "ethnicity": "ethnicity",
 }
 _DATE_WORDS = re.compile(r"(^|[^a-z])(date|dates|dob|bdate)([^a-z]|$)")  # died, admitted...: outcomes unless dates
-_DATE_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?$")
 _SENSITIVE_WORDS = re.compile(
     r"(diagnos|disease|income|result|test|biopsy|cancer|hiv|std|readmit|outcome|"
     r"genetic|condition|illness|treatment|medication|salary|^num$|target|label|class)"
@@ -169,7 +177,7 @@ def guess_role_reason(name: str, values: pd.Series) -> RoleGuess:
             "together",
             Role.HOUSEHOLD,
         )
-    if _ID_WORDS.search(lower) or lower in _ID_NAMES:
+    if (_ID_WORDS.search(lower) and not _THING_NAME.search(lower)) or lower in _ID_NAMES:
         return RoleGuess(Role.IDENTIFIER, f"{said} (reads like an identifier)")
     if _DATE_WORDS.search(lower):
         return RoleGuess(Role.QUASI_IDENTIFIER, f"{said} (a date)")
@@ -183,7 +191,7 @@ def guess_role_reason(name: str, values: pd.Series) -> RoleGuess:
     for key in (lower, *words):
         if key in _QUASI_ABBREVIATIONS:
             return RoleGuess(Role.QUASI_IDENTIFIER, f"{said} ({_QUASI_ABBREVIATIONS[key]})")
-    if _QUASI_WORDS.search(lower):
+    if _QUASI_WORDS.search(lower) or name_says_age(name):
         return RoleGuess(Role.QUASI_IDENTIFIER, f"{said} (reads like something an attacker may know)")
     if looks_like_free_text(values):
         return RoleGuess(
@@ -212,17 +220,6 @@ def guess_role(name: str, values: pd.Series) -> Role:
     <Role.HOUSEHOLD: 'household'>
     """
     return guess_role_reason(name, values).role
-
-
-def looks_like_dates(values: pd.Series, sample: int = 200) -> bool:
-    """Whether a column holds dates: a datetime type, or every one of up to ``sample``
-    present values written as an ISO date (``2024-01-31``, optionally with a time)."""
-    if pd.api.types.is_datetime64_any_dtype(values):
-        return True
-    present = values.dropna()
-    if present.empty or pd.api.types.is_numeric_dtype(present):
-        return False
-    return bool(present.head(sample).astype(str).str.strip().str.match(_DATE_VALUE).all())
 
 
 def looks_like_free_text(values: pd.Series, sample: int = 500) -> bool:
@@ -426,21 +423,45 @@ def role_guesses(frame: pd.DataFrame, *, contents: bool = False) -> dict[str, Ro
 
 
 def _guess_from_contents(frame: pd.DataFrame, guesses: dict[str, RoleGuess]) -> None:
-    """``role_guesses(contents=True)``: the person column and small-domain quasi-identifier
-    candidates read off the values (in place)."""
-    open_roles = [c for c, g in guesses.items() if g.role in (Role.IDENTIFIER, Role.IGNORE)]
-    evidence = person_evidence(frame, open_roles)
-    if evidence:
-        best = evidence[0]  # the most distinct values: a person, not the household
-        if best.strong:
-            guesses[best.column] = RoleGuess(Role.PERSON, best.sentence())
-        else:
-            was = guesses[best.column]
-            guesses[best.column] = RoleGuess(
-                was.role,
-                f"{was.reason}; {best.sentence()}, but not surely: choose the role person if each value is one person",
-                Role.PERSON,
-            )
+    """``role_guesses(contents=True)``: the person, household and time columns read off the
+    structure (``anonlib.core.structure``), and small-domain quasi-identifier candidates
+    (in place). A person found by structure is the person whatever its name (a time varies
+    within it); without a time, a column whose values repeat across records that differ is
+    the person when its name reads like an identifier, else offered. A column named like an
+    identifier whose values are a handful shared by many records is a category, not an
+    identifier."""
+    counts = {c for c, g in guesses.items() if g.role is Role.COUNT}
+    structure = find_structure(frame, exclude=sorted(counts))
+    person, household = structure.person, structure.household
+    if household is not None:
+        guesses[household.column] = RoleGuess(Role.HOUSEHOLD, household.sentence())
+    if person is not None:
+        guesses[person.column] = RoleGuess(Role.PERSON, person.sentence())
+    else:
+        skipped = set(structure.times) | ({household.column} if household else set())
+        open_roles = [c for c, g in guesses.items() if g.role in (Role.IDENTIFIER, Role.IGNORE) and c not in skipped]
+        evidence = person_evidence(frame, open_roles)
+        if evidence:
+            best = evidence[0]  # the most distinct values: a person, not the household
+            if best.strong:
+                guesses[best.column] = RoleGuess(Role.PERSON, best.sentence())
+            else:
+                was = guesses[best.column]
+                guesses[best.column] = RoleGuess(
+                    was.role,
+                    f"{was.reason}; {best.sentence()}, but not surely: choose the role person if each value is one "
+                    "person",
+                    Role.PERSON,
+                )
+    for column, guess in guesses.items():
+        if guess.role is Role.IDENTIFIER and guess.offer is None:
+            distinct = frame[column].nunique()
+            if distinct <= SMALL_DOMAIN and len(frame) >= 2 * PERSON_MIN_VALUES:
+                guesses[column] = RoleGuess(
+                    Role.IGNORE,
+                    f"{guess.reason}, but its {distinct} value{'s' if distinct != 1 else ''} are shared by many "
+                    "records: a category, not an identifier",
+                )
     found = []
     for column, guess in guesses.items():
         if guess.role is Role.IGNORE and guess.offer is None and guess.reason == _NOTHING:
@@ -457,6 +478,13 @@ def _guess_from_contents(frame: pd.DataFrame, guesses: dict[str, RoleGuess]) -> 
                 "already are); choose the role quasi-identifier if an attacker may know it",
                 Role.QUASI_IDENTIFIER,
             )
+    if person is not None and guesses[person.time].role is Role.IGNORE:  # no name nor small domain said so
+        what = "whole days from a start" if person.time in structure.day_offsets else "the time"
+        guesses[person.time] = RoleGuess(
+            Role.QUASI_IDENTIFIER,
+            f"{what} of each person's records ({person.time} varies within {person.column}): an attacker may "
+            "know when a record was made",
+        )
 
 
 def guess_roles(frame: pd.DataFrame, *, contents: bool = False) -> dict[str, Role]:

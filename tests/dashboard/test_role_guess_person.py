@@ -1,7 +1,7 @@
 """Role guessing from the values, as the Dataset page guesses an upload's roles:
 a column whose values repeat across records that otherwise differ is the person column
-(preselected only when the evidence is strong: a name reading like an identifier and a
-quarter of the records repeating; else offered), with the reason shown; small-domain
+(preselected when a time varies within it, ``anonlib.core.structure``, or when its name reads
+like an identifier and a quarter of the records repeat; else offered), with the reason shown; small-domain
 columns (a year, a 0/1 flag, a few categories) are quasi-identifier candidates saying why,
 not left as ignore. Guessing from names alone (the library's default, the command line)
 is unchanged."""
@@ -83,7 +83,10 @@ def test_a_panel_guesses_the_person_and_the_year_and_flags_as_quasi_identifiers(
 
 
 def test_weak_evidence_is_offered_not_preselected_and_duplicates_are_no_person():
-    frame = panel().rename(columns={"id": "respondent"})  # no name saying identifier
+    frame = panel().rename(columns={"id": "respondent"})  # no name saying identifier, but a year varies within
+    assert role_guesses(frame, contents=True)["respondent"].role is Role.PERSON  # by structure
+    # no time (and no age growing within, which would read as a household's members): the values speak weakly
+    frame = frame.drop(columns=["year", "age"])
     guess = role_guesses(frame, contents=True)["respondent"]
     assert guess.role is Role.IGNORE and guess.offer is Role.PERSON
     assert "looks like one person per value" in guess.reason and "choose the role person" in guess.reason
@@ -125,7 +128,7 @@ def test_the_dataset_page_shows_the_guessed_person_and_offers_a_weaker_one():
     reasons = next(t.value for t in strong.dataframe if "guessed from" in t.value.columns)
     assert dict(zip(reasons["column"], reasons["guessed role"]))["id"] == "person"
 
-    weak = panel().rename(columns={"id": "respondent"})
+    weak = panel().rename(columns={"id": "respondent"}).drop(columns=["year", "age"])  # no time: offered
     at = _dataset_page(Dataset.from_frame("panel.csv", weak, guess_contents=True))
     assert at.session_state["active_dataset"].person is None
     assert any("respondent may be the person column" in i.value.replace("\\", "") for i in at.info)
