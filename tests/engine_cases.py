@@ -78,7 +78,13 @@ def released_table(path: Path) -> pd.DataFrame:
 
 
 def same_answer(
-    argv: list[str], folder: Path, capsys, *, engine: str = "duckdb", out: str = "out.csv"
+    argv: list[str],
+    folder: Path,
+    capsys,
+    *,
+    engine: str = "duckdb",
+    out: str = "out.csv",
+    measured_on: str = "written file",
 ) -> tuple[dict, dict]:
     """Run ``argv`` in memory and on the engine (writing ``out``); assert the same exit code,
     statement (utility to 12 digits) and released table; return both statements."""
@@ -87,7 +93,7 @@ def same_answer(
     engine_code, on_engine, err = run_json([*argv, "--out", str(engine_out), "--engine", engine], capsys)
     assert "Traceback" not in err
     assert engine_code == code
-    assert on_engine["engine"] == engine and on_engine["measured_on"] == "written file"
+    assert on_engine["engine"] == engine and on_engine["measured_on"] == measured_on
     assert len(on_engine["steps"]) == len(in_memory["steps"])
     utility = on_engine.pop("utility"), in_memory.pop("utility")
     assert utility[0] == pytest.approx(utility[1], rel=1e-12, abs=1e-15)

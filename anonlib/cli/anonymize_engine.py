@@ -71,6 +71,8 @@ def run(
 ) -> int:
     """The ``anonymize`` command on an engine; exit 0 when the written release meets the target, else 1."""
     _announce(args, table, columns)
+    # counted in people with a person column (its records link only when released as a pseudonym, in memory)
+    target = target.in_unit_of(table, released=[*columns, *table.kept])
     reading = Reading(delimiter=args.delimiter, encoding=args.encoding, header=True)
     options = dict(
         hierarchies={a: h for a, h in given.items() if a in shield},
@@ -126,6 +128,7 @@ def _report(
         seconds=f"{done.seconds:.2f} (search {result.seconds:.4f})",
         engine=engine,
         account=done.recipe.column_account(),
+        people=done.people,
         engine_line=f"{done.replay.engine}: {done.classes:,} distinct rows searched in memory, "
         f"the release measured on the {done.replay.measured_on}",
     )

@@ -113,7 +113,7 @@ def split(text: str | None) -> list[str]:
     return [c.strip() for c in text.split(",") if c.strip()] if text else []
 
 
-ENGINE_OWNER_COMMANDS = ("profile",)  # the commands that count people and histories on an engine
+ENGINE_OWNER_COMMANDS = ("profile", "anonymize")  # the commands that count people and histories on an engine
 
 
 def load_dataset(args: argparse.Namespace) -> Dataset:

@@ -162,8 +162,12 @@ def apply_recipe(
     path, renamed = _write(engine, released, Path(out))
     written = _read_back(engine, path, final, renamed)
     judged = list(final.quasi_identifiers) + [s for s in recipe.target.sensitive if s not in final.quasi_identifiers]
+    target = recipe.target
+    owners = [c for c in (target.person, target.household) if c is not None]
+    if any(c not in written.columns for c in owners):  # withheld: its records are counted, as ``verify`` does
+        target = replace(target, person=None, household=None, linked=())
     if all(c in written.columns for c in judged):  # what a reader of the file sees
-        check = _check(recipe.target, loaded, written)
+        check = _check(target, loaded, written)
         measured_on = "written file"
     else:  # the release leaves out a column the target judges: the table before the choice of columns
         check = _check(recipe.target, loaded, final)
@@ -294,6 +298,8 @@ def _suppress(step: SuppressionStep, rows, engine: Engine):
     if missing:
         raise ColumnError(f"These columns do not exist in the data: {join_names(missing)}.")
     judged = _table(rows, engine, {c: Role.IGNORE for c in rows.columns}, step.missing)
+    if step.person or step.household:
+        return _suppress_owners(step, rows, judged, engine, columns, complete)
     cells, _ = summary_frame(judged, columns, count=step.count, complete=complete)
     if cells.empty:
         return rows
@@ -311,6 +317,36 @@ def _suppress(step: SuppressionStep, rows, engine: Engine):
     return joined.filter(kept).select(*rows.columns)
 
 
+def _suppress_owners(step: SuppressionStep, rows, judged: EngineTable, engine: Engine, columns, complete):
+    """Whole people (households) suppressed: each person's rows on the judged columns come back
+    (one row per person and distinct row, with its records), ``SuppressionStep.kept`` decides in
+    memory as it does on the records, and the engine drops every judged record of the people
+    failing with a join on the person column."""
+    owners = [c for c in (step.person, step.household) if c]
+    lacking = [c for c in owners if c not in rows.columns]
+    if lacking:
+        raise ColumnError(f"These columns do not exist in the data: {join_names(lacking)}.")
+    if step.household or step.earlier_deliveries:
+        raise ParameterError(
+            "Households and earlier deliveries are judged in memory only for now; apply this recipe without --engine."
+        )
+    person = step.person
+    cells, _ = summary_frame(judged, [*columns, person], count=step.count, complete=complete)
+    if cells.empty:
+        return rows
+    kept = replace(step, count=WEIGHT).kept(cells)
+    failing = pd.DataFrame({f"{KEY}_person": pd.unique(cells.loc[~kept, person])})
+    if failing.empty:
+        return rows
+    failing[FAILING] = True
+    people = from_frame(failing, engine).raw
+    joined = rows.left_join(people, rows[person] == people[f"{KEY}_person"])
+    out = joined[FAILING].isnull()
+    if step.missing == "drop":  # a record the step does not judge stays
+        out = out | ~judged.complete(complete, joined)
+    return joined.filter(out).select(*rows.columns)
+
+
 def _check(target, loaded: EngineTable, final: EngineTable) -> TargetCheck:
     """``ReleaseTarget.check`` on the final table's per-combination summary, weighted."""
     qis = list(final.quasi_identifiers)
@@ -320,13 +356,20 @@ def _check(target, loaded: EngineTable, final: EngineTable) -> TargetCheck:
             f"The release target has a privacy model on {join_names(lacking)}, which is not a column of the data."
         )
     columns = qis + [s for s in target.sensitive if s not in qis]
+    owners = [c for c in (target.person, target.household) if c is not None]
     loaded_records = _loaded_records(loaded, target.sensitive)
-    cells, _ = summary_frame(final, columns, complete=final.assessed_columns(target.sensitive))
+    judged = final.with_roles({c: Role.IGNORE for c in owners}) if owners else final
+    cells, _ = summary_frame(judged, columns + owners, complete=final.assessed_columns(target.sensitive))
     roles = {c: Role.QUASI_IDENTIFIER for c in qis}
     roles.update({s: Role.SENSITIVE for s in target.sensitive if s not in qis})
+    roles.update({c: Role.PERSON if c == target.person else Role.HOUSEHOLD for c in owners})
     roles[WEIGHT] = Role.COUNT
     summary = Dataset(name="summary", frame=cells, roles=roles, missing=final.missing)
-    return target.check(summary, loaded_records=loaded_records)
+    persons = None
+    if target.person is not None:  # the loaded file's people: the base of the share of people suppressed
+        rows = loaded.assessed_rows(target.sensitive)
+        persons = int(loaded.engine.value(rows[target.person].nunique()) or 0)
+    return target.check(summary, loaded_records=loaded_records, loaded_persons=persons)
 
 
 def _loaded_records(loaded: EngineTable, extra: Sequence[str] = ()) -> int:

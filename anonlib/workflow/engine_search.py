@@ -64,7 +64,7 @@ from ..core.hierarchy import validate_hierarchy, value_key
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, EngineTable, summary_frame, to_pandas
 from ..measures.models import ModelRequirement
-from ..measures.target import ReleaseTarget
+from ..measures.target import ReleaseTarget, unit_k
 from ..measures.utility import measure_value
 from ..transformations.generalization import SearchResult, release_search
 from .engine_replay import EngineReplay, apply_recipe
@@ -102,6 +102,7 @@ class EngineAnonymization:
     utility: float
     dropped: int
     seconds: float
+    people: tuple[int, int] | None = None  # counted in people: the people searched and released
 
     @property
     def levels(self) -> dict[str, int]:
@@ -145,8 +146,7 @@ def anonymize(
     start = time.perf_counter()
     say = notify or (lambda _text: None)
     shield = list(shield)
-    if target.person is not None:
-        raise ParameterError("Counting people needs the table in memory; leave out the engine for a person column.")
+    owners = _owners(table, target)
     requirements = target.requirements
     columns = list(columns) if columns is not None else release_columns_of(table, shield, requirements)
     table.require(columns)
@@ -155,9 +155,10 @@ def anonymize(
         raise ParameterError(f"'{count}' is the record-count column; it cannot be a shield attribute.")
     roles = release_roles(table, shield, target)
     assessed = table.with_roles(roles).assessed_columns(target.sensitive)
-    frame, dropped = _class_table(table, columns, count, assessed)
+    frame, dropped = _class_table(table, columns + owners, count, assessed)
+    whose = f" per {target.unit[:-1] if target.unit != 'people' else 'person'}" if owners else ""
     say(
-        f"{len(frame):,} distinct rows of {join_names(columns, 12)} came back "
+        f"{len(frame):,} distinct rows{whose} of {join_names(columns, 12)} came back "
         f"({int(frame[WEIGHT].sum()):,} records); searching their generalizations in memory."
     )
     built = _hierarchies(table, frame, shield, dict(hierarchies or {}), dropped, count)
@@ -171,7 +172,7 @@ def anonymize(
     )
     replay = apply_recipe(recipe, table, out=out)
     recipe = replace(recipe, released_records=replay.released_records, loaded_records=replay.check.loaded_records)
-    rows, smallest, value = _measured(replay, frame, shield, built, recipe, measure)
+    rows, smallest, value, released = _measured(replay, frame, shield, built, recipe, measure, target)
     return EngineAnonymization(
         search=result,
         recipe=recipe,
@@ -183,7 +184,20 @@ def anonymize(
         utility=value,
         dropped=dropped,
         seconds=time.perf_counter() - start,
+        people=(int(frame[owners[0]].nunique()), released) if owners else None,
     )
+
+
+def _owners(table: EngineTable, target: ReleaseTarget) -> list[str]:
+    """The person column the target counts in (its rows searched per person), checked."""
+    if target.unit == "records":
+        return []
+    if target.unit == "households" or target.household is not None:
+        raise ParameterError(
+            "Households are counted in memory only for now; leave out --engine to use a household column."
+        )
+    table.require([target.person])
+    return [target.person]
 
 
 def _class_table(
@@ -323,14 +337,14 @@ def _recipe(
                 Role.COUNT
                 if c == WEIGHT
                 else roles.get(c, Role.IGNORE)
-                if roles.get(c) in (Role.QUASI_IDENTIFIER, Role.SENSITIVE)
+                if roles.get(c) in (Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.PERSON)
                 else Role.IGNORE
             )
             for c in frame.columns
         },
         missing=table.missing,
     )
-    if target.check(judged).failing_records:
+    if target.check(judged).failing_records:  # (in the target's unit: the class table holds the person column)
         steps.append(RecipeStep(SuppressionStep.from_target(target, table.with_roles(roles)), PAGE))
     chosen = release_columns(columns, list(table.columns), roles, count)
     return Recipe(source, target, tuple(steps), chosen)
@@ -343,18 +357,29 @@ def _measured(
     hierarchies: dict[str, pd.DataFrame],
     recipe: Recipe,
     measure: str,
-) -> tuple[int, int, float]:
-    """Distinct rows, k and the utility of the release as written: its distinct rows come
-    back, and each class of the original is paired with the written row it became."""
+    target: ReleaseTarget,
+) -> tuple[int, int, float, int]:
+    """Distinct rows, k, the utility and the people released (0 in records) of the release as written: its distinct rows come
+    back, and each class of the original is paired with the written row it became. Counted in
+    people, the suppression (whole people) is re-applied to the class table, which holds each
+    person's rows, and k is counted in people there (the person column is not written)."""
     release = replay.written if replay.written is not None else replay.released
     values = [c for c in recipe.columns if c != release.count]
     written, _ = summary_frame(release, values, complete=release.assessed_columns(recipe.target.sensitive))
     if written.empty:
-        return 0, 0, 1.0
+        return 0, 0, 1.0, 0
+    people = 0
     sizes = written.groupby([written[c] for c in shield], dropna=False)[WEIGHT].sum()
     generalized = recipe.steps[0].step.apply(frame)
     original_keys, written_keys = _keys(generalized, values, guard=True), _keys(written, values, guard=False)
     kept = original_keys.isin(set(written_keys)).to_numpy()
+    if target.unit != "records":  # whole people suppressed: the rows of the people kept
+        kept = np.ones(len(generalized), dtype=bool)
+        for step in recipe.steps[1:]:
+            if isinstance(step.step, SuppressionStep):
+                kept &= replace(step.step, count=WEIGHT).kept(generalized)
+        sizes = pd.Series([unit_k(generalized[kept], shield, target, WEIGHT)])
+        people = int(generalized.loc[kept, target.person].nunique())
     expected = frame[WEIGHT][kept].groupby(original_keys[kept].to_numpy()).sum().sort_index()
     found = written[WEIGHT].groupby(written_keys.to_numpy()).sum().sort_index()
     if not expected.astype("int64").equals(found.astype("int64")):
@@ -365,7 +390,7 @@ def _measured(
         )
     released = generalized.loc[kept, shield]
     value = measure_value(frame, released, shield, hierarchies, measure, count=WEIGHT)
-    return len(written), int(sizes.min()), value
+    return len(written), int(sizes.min()), value, people
 
 
 def _keys(frame: pd.DataFrame, columns: Sequence[str], *, guard: bool) -> pd.Series:
