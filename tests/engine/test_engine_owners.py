@@ -122,8 +122,9 @@ def test_profile_person_on_duckdb_equals_in_memory(tmp_path):
     assert code == 0
     code, duckdb = _run([*argv, "--engine", "duckdb"])
     assert code == 0
-    result = json.loads(duckdb)
-    assert result == json.loads(memory)
+    result, expected = json.loads(duckdb), json.loads(memory)
+    expected.pop("roles")  # guessed from every value in memory; an engine's table is not read whole for it
+    assert result == expected
     assert result["person"] == "pid" and result["persons"] == frame["pid"].nunique()
     assert sum(result["people_in_histories_below"].values()) > 0
 
