@@ -41,6 +41,11 @@ MAX_SECONDS = 600.0  # longest work started without being narrowed (library and 
 # method): past it, IAB finds the same table counting a fraction of the nodes, and the optimal
 # search proves the least-loss one (20 binary quasi-identifiers: 2^20 nodes, about 2 minutes)
 EXHAUSTIVE_SECONDS = 30.0
+# longest estimate of a search whose every node compares sub-multisets of people's histories (an
+# adversary's power of 2 or more: C(records, power) per person and node), unless its time limit
+# says otherwise (``--time-limit``, up to MAX_SECONDS): 10^5 people of 10 records at power 3 are
+# about 6 seconds a node, at least 11 nodes on three quasi-identifiers
+HISTORY_SEARCH_SECONDS = 60.0
 INTERACTIVE_SECONDS = 3.0  # above this a page shows real progress and offers to narrow
 MAX_BYTES = 8 * 1024**3  # peak memory a computation may plan to use (a third of this machine class)
 

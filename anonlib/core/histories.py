@@ -322,9 +322,9 @@ def history_work(sizes: np.ndarray, lengths: np.ndarray | None = None, power: in
     return WorkEstimate(f"comparing {total:,} combinations of {power} records", total, total * SECONDS_PER_TUPLE, peak)
 
 
-def check_history_work(sizes: np.ndarray, lengths: np.ndarray | None = None, power: int | None = None) -> None:
-    """``history_work`` within the limits, or one sentence saying how to narrow it."""
-    check_work(
+def check_history_work(sizes: np.ndarray, lengths: np.ndarray | None = None, power: int | None = None) -> WorkEstimate:
+    """``history_work`` within the limits (returned), or one sentence saying how to narrow it."""
+    return check_work(
         history_work(sizes, lengths, power),
         narrow=f"choose a smaller adversary power than {power}, or fewer quasi-identifiers",
     )

@@ -199,3 +199,48 @@ def test_a_recipe_applied_with_person_naming_another_column_says_what_is_wrong(r
     )
     assert not (tmp_path / "o.csv").exists()
     assert main([*argv, "--person", "pid"]) == 0  # the recipe's own person column is no contradiction
+
+
+# ------------------------------------------------------------------ history checks estimated first
+
+
+def test_a_power_3_search_is_estimated_before_it_starts_and_refused_past_the_time_limit(tmp_path, capsys):
+    """Every node of the search compares C(10, 3) = 120 sub-multisets per person: the estimate (a
+    node's work times the 4 nodes of a path up the lattice) is refused past --time-limit
+    in one sentence, before any node is counted, nothing written."""
+    import numpy as np
+    import pandas as pd
+
+    from anonlib.core.hierarchy import flat_hierarchy
+    from anonlib.core.histories import history_work
+    from anonlib.measures.target import ReleaseTarget
+    from anonlib.transformations.generalization import GeneralizationSpace
+    from anonlib.transformations.generalization.search import check_history_search
+
+    rng = np.random.default_rng(5)
+    people = 300
+    frame = pd.DataFrame(
+        {
+            "pid": np.repeat([f"p{i:04d}" for i in range(people)], 10),
+            "zip": rng.integers(0, 40, people * 10),
+            "sex": rng.choice(["f", "m"], people * 10),
+        }
+    )
+    target = ReleaseTarget(k=2, person="pid", linked=("pid",), power=3)
+    hierarchies = {"zip": pd.DataFrame({0: range(40), 1: [z // 10 for z in range(40)], 2: ["*"] * 40}).astype(str)}
+    hierarchies["sex"] = flat_hierarchy(["f", "m"])
+    space = GeneralizationSpace(frame.astype({"zip": str}), ["zip", "sex"], hierarchies, target=target)
+    estimate = check_history_search(space, time_limit=60)
+    sizes = frame.groupby("pid").size().to_numpy()
+    bottom = history_work(sizes, power=3)  # every person's 10 records distinct at the bottom (or fewer)
+    assert space.history_work.operations <= bottom.operations == people * 120
+    assert estimate.operations == space.history_work.operations * (1 + 2 + 1)
+    frame.to_csv(tmp_path / "panel.csv", index=False)
+    argv = [
+        "anonymize", str(tmp_path / "panel.csv"), "--person", "pid", "--pseudonymize", "pid", "--key-file",
+        str(tmp_path / "k.key"), "--shield", "zip,sex", "--k", "2", "--power", "3", "--out", str(tmp_path / "o.csv"),
+    ]  # fmt: skip
+    assert main([*argv, "--time-limit", "0.0001"]) == 2
+    sentence = one_sentence(said(capsys)[1])
+    assert sentence.startswith("error: Checking histories at power 3 on at least ") and "--time-limit" in sentence
+    assert not (tmp_path / "o.csv").exists()

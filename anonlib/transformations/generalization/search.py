@@ -32,7 +32,16 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from ...core.budget import EXHAUSTIVE_SECONDS, MAX_SECONDS, Progress, WorkEstimate, check_work, lattice_size
+from ...core.budget import (
+    EXHAUSTIVE_SECONDS,
+    HISTORY_SEARCH_SECONDS,
+    MAX_SECONDS,
+    Progress,
+    WorkEstimate,
+    check_work,
+    duration_text,
+    lattice_size,
+)
 from ...core.equivalence import encode
 from ...core.errors import ParameterError, join_names
 from ...measures.models import ModelRequirement, acceptance
@@ -312,8 +321,10 @@ def release_search(
     )
     if method == "optimal":
         space = GeneralizationSpace(df, shield, hierarchies, target=target, count=count, measure=measure)
+        check_history_search(space, time_limit)
         return _optimal_search(space, time_limit, progress)
     space = GeneralizationSpace(df, shield, hierarchies, target=target, count=count, measure=None, rows=True)
+    check_history_search(space, time_limit)
     start = time.perf_counter()  # the search itself; encoding the table and hierarchies is common to all methods
     best, tree = SEARCHES[method](space, progress, pruning) if method == "iab" else SEARCHES[method](space, progress)
     table = space.table(best.levels)
@@ -361,6 +372,40 @@ class _RootAndAnswer:
             self.frame, self.qis, self.hierarchies, target=self.target, count=self.count, measure=None, rows=True
         )
         return space.node(tuple(0 for _ in self.qis)), space.node(self.levels)
+
+
+def check_history_search(space: GeneralizationSpace, time_limit: float | None = None) -> WorkEstimate | None:
+    """A search whose nodes compare sub-multisets of histories (power 2 or more), estimated before
+    it starts: a node's check (``GeneralizationSpace.history_work``) times the nodes any search
+    counts at least (a path from the bottom to the top of the lattice), within ``time_limit``
+    (default ``HISTORY_SEARCH_SECONDS``) and the memory budget; else one sentence saying how to
+    narrow it. None when no node compares histories.
+
+    >>> from anonlib.core.hierarchy import flat_hierarchy
+    >>> df = pd.DataFrame({"pid": [1, 1, 2, 2], "a": ["x", "y", "x", "y"]})
+    >>> target = ReleaseTarget(k=2, person="pid", linked=("pid",), power=2)
+    >>> space = GeneralizationSpace(df, ["a"], {"a": flat_hierarchy(["x", "y"])}, target=target)
+    >>> check_history_search(space).operations  # 2 pairs of records, on each of the 2 nodes
+    4
+    """
+    work = space.history_work
+    if work is None:
+        return None
+    nodes = sum(h - 1 for h in space.heights) + 1
+    limit = HISTORY_SEARCH_SECONDS if time_limit is None else float(time_limit)
+    search = WorkEstimate(
+        f"checking histories at power {space.power} on at least {nodes:,} generalizations ({work.what} "
+        f"each, about {duration_text(work.seconds)})",
+        work.operations * nodes,
+        work.seconds * nodes,
+        work.peak_bytes,
+    )
+    return check_work(
+        search,
+        narrow=f"choose a smaller adversary power than {space.power}, fewer quasi-identifiers or fewer records per "
+        f"person{'' if limit >= MAX_SECONDS else ', or a longer --time-limit (at most ' + duration_text(MAX_SECONDS) + ')'}",
+        max_seconds=limit,
+    )
 
 
 def _optimal_search(space: GeneralizationSpace, time_limit: float | None, progress: Progress | None) -> SearchResult:

@@ -68,7 +68,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ...core.budget import lattice_size
+from ...core.budget import WorkEstimate, lattice_size
 from ...core.cells import is_number_column
 from ...core.equivalence import Classes, combine, distinct_keys, encode, encode_column, stack_columns
 from ...core.errors import ColumnError, EmptySelectionError, HierarchyError, ParameterError, join_names, require_columns
@@ -379,12 +379,17 @@ class GeneralizationSpace:
         self._kept: dict[tuple[int, ...], ClassTable] = {}  # the cached tables but the bottom, by levels
         # Generalizations of the nodes counted acceptable, one axis per attribute (for ``acceptable``).
         self._above_accepted = np.zeros(self.heights, dtype=bool) if self.size <= MAX_NODES else None
-        if self.linked and self.power is not None and self.power > 1:  # the bottom enumerates the most
+        # what one node's history check costs (the bottom enumerates the most), None when no
+        # node compares sub-multisets of histories (``check_history_search`` prices the search)
+        self.history_work: WorkEstimate | None = None
+        if self.linked and self.power is not None and self.power > 1:
             ids, n = combine(list(self.codes.T), [int(c) for c in self.encoded.cardinalities[:nq]], ordered=False)
             for owner in self.linked:
                 codes = stacked[len(self.sensitive) + owners.index(owner)]
                 pairs = owner_pairs(ids, n, codes, self.owner_counts[owner], self.weights)
-                check_history_work(pairs.sizes, pairs.lengths, power=self.power)
+                work = check_history_work(pairs.sizes, pairs.lengths, power=self.power)
+                if self.history_work is None or work.seconds > self.history_work.seconds:
+                    self.history_work = work
 
     # ------------------------------------------------------------------ the target
 
