@@ -48,7 +48,16 @@ from .common import (
     split,
     write,
 )
-from .health import household_argument, keep_argument, key_arguments, keyed_steps, person_argument, power_argument
+from .health import (
+    cap_arguments,
+    cap_step,
+    household_argument,
+    keep_argument,
+    key_arguments,
+    keyed_steps,
+    person_argument,
+    power_argument,
+)
 from .projects import in_turn, linked_to, project_argument, project_number, record_release, seen_project
 
 
@@ -111,6 +120,12 @@ def _anonymize(args: argparse.Namespace) -> int:
     start = WorkingCopy.start(loaded, target, reading=reading)
     for step in keyed_steps(args, loaded):
         start = start.apply(step, PAGE)
+    cap = cap_step(args, loaded)  # a person's records beyond N left out before the search sees them
+    capped = None
+    if cap is not None:
+        dropped_by_cap = cap.capped(start.current.frame)
+        capped = (dropped_by_cap.records, dropped_by_cap.people, cap.records)
+        start = start.apply(cap, PAGE)
     prepared = start.current
     owners = bool(loaded.owners)  # classes counted in people (households): the search sees whose records they are
     frame, dropped = loaded.assessed_frame(columns, target.sensitive, person=owners)
@@ -154,6 +169,8 @@ def _anonymize(args: argparse.Namespace) -> int:
         measure=measure,
         time_limit=args.time_limit,
     )
+    if cap is None and loaded.person is not None and target.linkable and (result.utility or 0.0) >= 0.999:
+        print(_cap_offer(frame, loaded.person), file=sys.stderr)
     release = _release(start, qis, released_columns, target, result, hierarchies, local=args.local_suppression)
     linked_note = links.note(target) if links is not None else None
     package = (
@@ -211,6 +228,24 @@ def _anonymize(args: argparse.Namespace) -> int:
         account=account,
         people=(int(frame[whole].nunique()), measured.get("released_persons", 0)) if whole is not None else None,
         earlier=links.linked if links is not None else 0,
+        capped=capped,
+    )
+
+
+def _cap_offer(frame: pd.DataFrame, person: str) -> str:
+    """The note offering a records-per-person cap when the release keeps nothing: the longest
+    histories are the rarest, and a cap at the median number of records per person shortens them.
+
+    >>> _cap_offer(pd.DataFrame({"pid": ["a"] * 5 + ["b", "b", "c"]}), "pid")
+    'note: this release keeps nothing of the quasi-identifiers (loss 1): long histories are unique whatever the generalization; 1 of 3 people have more than 2 records: --cap-records 2 releases at most 2 records per person (the earliest with --time COL), counted and stated.'
+    """
+    sizes = frame.groupby(person, dropna=False).size()
+    median = max(int(sizes.median()), 1)
+    longer = int((sizes > median).sum())
+    return (
+        "note: this release keeps nothing of the quasi-identifiers (loss 1): long histories are unique whatever the "
+        f"generalization; {longer:,} of {len(sizes):,} people have more than {median:,} records: --cap-records "
+        f"{median} releases at most {median} records per person (the earliest with --time COL), counted and stated."
     )
 
 
@@ -303,6 +338,7 @@ def register(commands) -> None:
     person_argument(anonymize)
     household_argument(anonymize)
     power_argument(anonymize)
+    cap_arguments(anonymize)
     key_arguments(anonymize)
     anonymize.add_argument(
         "--shield", required=True, help="comma-separated quasi-identifiers (the columns an attacker may know)"

@@ -639,6 +639,7 @@ def report_release(
     account=None,
     people: tuple[int, int] | None = None,
     earlier: int = 0,
+    capped: tuple[int, int, int] | None = None,
 ) -> int:
     """What ``anonymize`` states about its release, in memory and on an engine alike: the JSON
     of ``--json`` or the lines printed, and the exit code (0 when the written file meets the
@@ -646,7 +647,9 @@ def report_release(
     measured on it too, and ``rows`` (the distinct rows written and those of the file before,
     over the same columns: the text and ``--json`` state this one pair); ``engine`` adds the engine's keys to the JSON and
     ``engine_line`` its line to the text. ``people`` (with a person column: the people searched
-    and the people released) makes ``k`` and ``suppressed`` count people, the records beside them."""
+    and the people released) makes ``k`` and ``suppressed`` count people, the records beside them.
+    ``capped`` (a records-per-person cap: records left out, people who lost one, the cap) adds
+    ``capped_records`` and ``capped_people``."""
     if args.json:
         print_json(
             args,
@@ -700,6 +703,11 @@ def report_release(
                         if people is not None
                         else {}
                     ),
+                    **(
+                        {"capped_records": capped[0], "capped_people": capped[1], "cap_records": capped[2]}
+                        if capped is not None
+                        else {}
+                    ),
                     **(engine or {}),
                     **drafted(args),
                 },
@@ -726,6 +734,11 @@ def report_release(
     if people is not None:
         print(f"{'suppressed ' + whole:<18} {people[0] - people[1]:,} of {people[0]:,}")
     print(f"suppressed records {check.suppressed_records:,} of {check.loaded_records:,}")
+    if capped is not None:
+        print(
+            f"capped records     {capped[0]:,} records of {capped[1]:,} people left out "
+            f"(at most {capped[2]:,} records per person)"
+        )
     if cells and cells[0]:
         print(f"suppressed cells   {cells[0]:,} in {cells[1]:,} records (local suppression)")
     print(f"utility loss       {utility:.5f} ({MEASURE_NAMES[measure]}; 0 = nothing lost, 1 = all)")

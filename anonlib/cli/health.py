@@ -25,9 +25,10 @@ from ..core.metrics import whole_k
 from ..core.numbers import time_limit_seconds
 from ..measures.models import suppression_limit
 from ..measures.target import ReleaseTarget
+from ..transformations.capping import check_cap
 from ..transformations.pseudonyms import DEFAULT_LENGTH, DEFAULT_SHIFT_DAYS
 from ..workflow.cost import step_cost
-from ..workflow.health_steps import PseudonymizeStep, SafeHarborStep, ShiftDatesStep
+from ..workflow.health_steps import CapRecordsStep, PseudonymizeStep, SafeHarborStep, ShiftDatesStep
 from ..workflow.history import WorkingCopy
 from ..workflow.keys import key_file, key_id, read_key_file, shared_key_problem
 from ..workflow.recipe import Reading
@@ -216,6 +217,49 @@ def keyed_steps(args: argparse.Namespace, dataset: Dataset) -> list:
     if dates:
         steps.append(ShiftDatesStep.made(dates, dataset.person, key, days=DEFAULT_SHIFT_DAYS if days is None else days))
     return steps
+
+
+def cap_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--cap-records N``, ``--cap-order first|random`` and ``--time COL``."""
+    parser.add_argument(
+        "--cap-records",
+        metavar="N",
+        help="release at most N records per person (needs --person): a person with many records is unique "
+        "whatever the generalization; the records left out are counted (capped_records)",
+    )
+    parser.add_argument(
+        "--cap-order",
+        choices=("first", "random"),
+        default=None,
+        help="with --cap-records: keep each person's first records (the earliest by --time, else in the "
+        "file's order; default) or records drawn at random under the project key (--key-file)",
+    )
+    parser.add_argument(
+        "--time",
+        metavar="COL",
+        help="with --cap-records: the time column (a day, a year, a date) ordering a person's records",
+    )
+
+
+def cap_step(args: argparse.Namespace, dataset: Dataset):
+    """The step of ``--cap-records`` on ``dataset`` (None without it); a sentence for an option
+    given without it, or a cap without a person column."""
+    limit = getattr(args, "cap_records", None)
+    order, time = getattr(args, "cap_order", None), getattr(args, "time", None)
+    if limit is None:
+        if order is not None or time is not None:
+            raise ParameterError("--cap-order and --time say how --cap-records N keeps a person's records; add it.")
+        return None
+    if dataset.person is None:
+        raise ParameterError(
+            "--cap-records keeps at most N records of each person: name the person column with --person COL "
+            "(or --role COL=person)."
+        )
+    if time is not None and time not in dataset.frame.columns:
+        raise ColumnError(f"--time names '{time}', which is not in the data.")
+    order = order or "first"
+    key = project_key(args, needed=True, why="--cap-order random") if order == "random" else None
+    return CapRecordsStep.made(dataset.person, check_cap(limit), order=order, time=time, key=key)
 
 
 # --------------------------------------------------------------------------- safe-harbor

@@ -9,6 +9,8 @@ Each is a step of the working copy like those of ``anonlib.workflow.steps``
 - ``ShiftDatesStep``: date columns moved by one offset per person, drawn from the
   keyed hash of the person column's value, within ±``days``; intervals within a
   person are kept exactly;
+- ``CapRecordsStep``: at most N records per person released (``anonlib.transformations.capping``):
+  the earliest by a time column, or drawn under the project key; the records it drops are counted;
 - ``SafeHarborStep``: HIPAA Safe Harbor's changes (``anonlib.transformations.hipaa``),
   planned when the step is made and listed in its description; the columns it
   removes are blanked and never released (``withholds``).
@@ -44,6 +46,7 @@ import pandas as pd
 
 from ..core.errors import ColumnError, ParameterError, join_names, require_columns
 from ..core.fields import built, damaged, read_list, read_object, read_text, read_texts, read_whole
+from ..transformations.capping import cap_records, check_cap, check_order
 from ..transformations.hipaa import (
     ACTIONS,
     CENSUS,
@@ -389,12 +392,124 @@ class SafeHarborStep:
         )
 
 
+@dataclass(frozen=True)
+class CapRecordsStep:
+    """At most ``records`` records of each ``person`` kept: the first by ``time`` (the earliest; a
+    blank time last; without it in the file's order), or, with ``order`` "random", drawn under the
+    project key (``key_id``; the key held in memory only). The records dropped leave the release."""
+
+    kind: ClassVar[str] = "cap_records"
+    whole_table: ClassVar[bool] = True
+    marks_cells: ClassVar[bool] = False
+    removed: ClassVar[tuple[str, ...]] = ()
+    cell_level: ClassVar[bool] = False
+    releases: ClassVar[tuple[str, ...]] = ()
+    withholds: ClassVar[tuple[str, ...]] = ()
+    person: str
+    records: int
+    order: str = "first"
+    time: str | None = None
+    key_id: str | None = None
+    key: bytes | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "records", check_cap(self.records))
+        object.__setattr__(self, "order", check_order(self.order))
+        if not self.person:
+            raise ParameterError(
+                "Capping the records per person needs a person column (mark the column that says whose record it is)."
+            )
+        if self.time == self.person:
+            raise ParameterError(f"'{self.person}' is the person column; it cannot also be the time column.")
+        if self.order == "random":
+            object.__setattr__(self, "key_id", _checked_id(self.key_id or ""))
+            if self.key is not None:
+                require_key(self.key, self.key_id, "The records-per-person cap")
+        elif self.key_id is not None:
+            raise ParameterError("Only a cap drawing records at random uses the project key.")
+
+    @classmethod
+    def made(
+        cls,
+        person: str | None,
+        records: int,
+        *,
+        order: str = "first",
+        time: str | None = None,
+        key: bytes | None = None,
+    ) -> CapRecordsStep:
+        """The step keeping ``records`` per ``person``; ``key`` (the project key) for ``order`` "random"."""
+        if not person:
+            raise ParameterError(
+                "Capping the records per person needs a person column: name it with --person COL "
+                "(or --role COL=person)."
+            )
+        if check_order(order) == "random":
+            if key is None:
+                raise ParameterError("Drawing the records to keep at random needs the project key (--key-file).")
+            return cls(person, records, order, time, key_id(key), bytes(key))
+        return cls(person, records, order, time)
+
+    def with_key(self, key: bytes | None) -> CapRecordsStep:
+        return replace(self, key=require_key(key, self.key_id, "The records-per-person cap"))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.person,) + ((self.time,) if self.time else ())
+
+    def capped(self, frame: pd.DataFrame):
+        """What the cap keeps and drops on ``frame`` (``anonlib.transformations.capping.Capped``)."""
+        require_columns(frame, list(self.columns))
+        key = require_key(self.key, self.key_id, "The records-per-person cap") if self.order == "random" else None
+        return cap_records(frame, self.person, self.records, order=self.order, time=self.time, key=key)
+
+    def apply(self, frame: pd.DataFrame) -> pd.DataFrame:
+        kept = self.capped(frame).kept
+        return frame if kept.all() else frame[kept].reset_index(drop=True)
+
+    def describe(self) -> str:
+        if self.order == "random":
+            which = f"drawn at random under the project key (key id {self.key_id})"
+        elif self.time:
+            which = f"the earliest by {self.time}"
+        else:
+            which = "the first in the file's order"
+        return (
+            f"At most {_records(self.records)} per person ({self.person}) released, {which}: "
+            "a person's further records are left out"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "person": self.person,
+            "records": self.records,
+            "order": self.order,
+            **({"time": self.time} if self.time else {}),
+            **({"key_id": self.key_id} if self.key_id else {}),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: str = "a step") -> CapRecordsStep:
+        read_object(data, where, required=("kind", "person", "records", "order"), optional=("time", "key_id"))
+        return built(
+            where,
+            lambda: cls(
+                read_text(data, "person", where),
+                read_whole(data, "records", where, minimum=1),
+                read_text(data, "order", where, allowed=("first", "random")),
+                read_text(data, "time", where) if "time" in data else None,
+                read_text(data, "key_id", where) if "key_id" in data else None,
+            ),
+        )
+
+
 KEYED_STEPS = (PseudonymizeStep, ShiftDatesStep)
 
 
 def needs_key(step) -> bool:
-    """Whether ``step`` is made with the project key (a pseudonym or a date shift)."""
-    return isinstance(step, KEYED_STEPS)
+    """Whether ``step`` is made with the project key (a pseudonym, a date shift, a cap drawn at random)."""
+    return isinstance(step, KEYED_STEPS) or (isinstance(step, CapRecordsStep) and step.order == "random")
 
 
 def _records(n: int) -> str:

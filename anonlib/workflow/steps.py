@@ -76,7 +76,7 @@ from ..core.histories import Earlier, adversary_power
 from ..core.metrics import whole_k
 from ..measures.models import ModelRequirement, acceptance
 from ..measures.peers import Partition
-from .health_steps import PseudonymizeStep, SafeHarborStep, ShiftDatesStep
+from .health_steps import CapRecordsStep, PseudonymizeStep, SafeHarborStep, ShiftDatesStep
 from .local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep, assessed_beyond
 
 SHOWN_VALUES = 5  # unknown values named in an error
@@ -897,6 +897,7 @@ Step = (
     | TopBottomStep
     | PseudonymizeStep
     | ShiftDatesStep
+    | CapRecordsStep
     | SafeHarborStep
 )
 STEP_KINDS: dict[str, type] = {
@@ -912,6 +913,7 @@ STEP_KINDS: dict[str, type] = {
         TopBottomStep,
         PseudonymizeStep,
         ShiftDatesStep,
+        CapRecordsStep,
         SafeHarborStep,
     )
 }
@@ -923,7 +925,7 @@ def step_from_json(data: Any, where: str = "a step") -> Step:
     >>> step_from_json({"kind": "shuffle"})
     Traceback (most recent call last):
     ...
-    anonlib.core.errors.RecipeError: The recipe is damaged or was edited by hand: 'kind' of a step is 'shuffle'; it must be one of bands, generalization, policy, aggregation, suppression, local_suppression, microaggregation, top_bottom, pseudonymize, shift_dates, safe_harbor.
+    anonlib.core.errors.RecipeError: The recipe is damaged or was edited by hand: 'kind' of a step is 'shuffle'; it must be one of bands, generalization, policy, aggregation, suppression, local_suppression, microaggregation, top_bottom, pseudonymize, shift_dates, cap_records, safe_harbor.
     """
     if not isinstance(data, Mapping):
         raise damaged(f"{where} must be a JSON object.")

@@ -1,0 +1,145 @@
+"""The records-per-person cap (``anonymize --cap-records N [--cap-order first|random] [--time COL]``):
+at most N records per person released, the earliest by the time column or drawn under the
+project key, counted in ``--json`` ``capped_records`` and stated among the steps; every count
+recounted with pandas on the file written and the file read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anonlib.cli import main
+from anonlib.core.errors import ParameterError
+from anonlib.transformations.capping import cap_records, records_kept
+from anonlib.workflow.health_steps import CapRecordsStep
+from anonlib.workflow.steps import step_from_json
+
+
+def trial(seed: int = 2, people: int = 120) -> pd.DataFrame:
+    """1 to 12 visits per patient, the visit day since enrolment (shuffled rows), the stage."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in range(people):
+        day, stage = 0, int(rng.integers(1, 4))
+        for _ in range(int(rng.integers(1, 13))):
+            rows.append({"id": f"p{p:03d}", "day": day, "stage": stage})
+            day += int(rng.integers(100, 400))
+            stage = min(4, stage + int(rng.random() < 0.15))
+    frame = pd.DataFrame(rows)
+    return frame.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+
+
+def test_the_earliest_records_are_kept_as_pandas_keeps_them():
+    frame = trial()
+    kept = records_kept(frame, "id", 3, time="day")
+    expected = frame.sort_values(["id", "day"]).groupby("id").head(3).index
+    assert sorted(np.flatnonzero(kept).tolist()) == sorted(expected.tolist())
+    capped = cap_records(frame, "id", 3, time="day")
+    sizes = frame.groupby("id").size()
+    assert capped.records == int((sizes - 3).clip(lower=0).sum())
+    assert capped.people == int((sizes > 3).sum())
+
+
+def test_without_a_time_the_file_order_and_a_blank_time_last():
+    frame = pd.DataFrame({"pid": ["a", "a", "a", "b"], "day": [None, 9.0, 3.0, 1.0]})
+    assert records_kept(frame, "pid", 2, time="day").tolist() == [False, True, True, True]
+    assert records_kept(frame, "pid", 2).tolist() == [True, True, False, True]
+
+
+def test_random_draws_are_fixed_by_the_key_and_differ_between_keys():
+    frame = trial()
+    one = records_kept(frame, "id", 2, order="random", key=bytes(32))
+    assert (one == records_kept(frame, "id", 2, order="random", key=bytes(32))).all()
+    assert (one != records_kept(frame, "id", 2, order="random", key=bytes([1]) * 32)).any()
+    per_person = pd.Series(one).groupby(frame["id"]).sum()
+    assert (per_person == frame.groupby("id").size().clip(upper=2)).all()
+    with pytest.raises(ParameterError, match="needs the project key"):
+        records_kept(frame, "id", 2, order="random")
+
+
+def test_the_step_reads_back_from_its_json_and_refuses_a_bad_cap():
+    step = CapRecordsStep.made("id", 3, time="day")
+    assert step_from_json(step.to_json()) == step
+    assert step.describe() == (
+        "At most 3 records per person (id) released, the earliest by day: a person's further records are left out"
+    )
+    drawn = CapRecordsStep.made("id", 3, order="random", key=bytes(32))
+    back = step_from_json(drawn.to_json())
+    assert back == drawn and back.key is None and "key" not in drawn.to_json()
+    with pytest.raises(ParameterError, match="at least 1"):
+        CapRecordsStep.made("id", 0)
+
+
+def _anonymize(source: Path, tmp_path: Path, *extra: str) -> list[str]:
+    return [
+        "anonymize",
+        str(source),
+        "--person",
+        "id",
+        "--pseudonymize",
+        "id",
+        "--key-file",
+        str(tmp_path / "k.key"),
+        "--shield",
+        "day,stage",
+        "--k",
+        "5",
+        "--max-suppressed",
+        "0.05",
+        "--json",
+        *extra,
+    ]
+
+
+def test_anonymize_caps_counts_and_states_it(tmp_path, capsys):
+    frame = trial()
+    source = tmp_path / "trial.csv"
+    frame.to_csv(source, index=False)
+    out = tmp_path / "capped.csv"
+    code = main(_anonymize(source, tmp_path, "--cap-records", "2", "--time", "day", "--out", str(out)))
+    stated = json.loads(capsys.readouterr().out)
+    assert code == (0 if stated["met"] else 1)
+    sizes = frame.groupby("id").size()
+    assert stated["capped_records"] == int((sizes - 2).clip(lower=0).sum())
+    assert stated["capped_people"] == int((sizes > 2).sum())
+    assert any(s.startswith("At most 2 records per person (id) released, the earliest by day") for s in stated["steps"])
+    written = pd.read_csv(out)
+    assert written.groupby("id").size().max() <= 2  # pseudonyms: the same person, the same pseudonym
+    # without the cap, the longest histories hold the release back: it keeps less
+    assert main(_anonymize(source, tmp_path)) in (0, 1)
+    said = capsys.readouterr()
+    whole = json.loads(said.out)
+    assert "capped_records" not in whole
+    assert stated["utility"] < whole["utility"] == 1.0  # every quasi-identifier generalized away
+    median = int(sizes.median())
+    assert f"{int((sizes > median).sum()):,} of {len(sizes):,} people have more than {median:,} records" in said.err
+    assert f"--cap-records {median} releases at most {median} records per person" in said.err
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--cap-order", "random"], "--cap-order and --time say how --cap-records N"),
+        (["--cap-records", "0"], "at least 1"),
+        (["--cap-records", "2", "--time", "nowhere"], "--time names 'nowhere'"),
+    ],
+)
+def test_bad_cap_options_are_one_sentence_and_write_nothing(tmp_path, capsys, extra, words):
+    source = tmp_path / "trial.csv"
+    trial(people=20).to_csv(source, index=False)
+    out = tmp_path / "never.csv"
+    assert main(_anonymize(source, tmp_path, *extra, "--out", str(out))) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err and not out.exists()
+
+
+def test_a_cap_needs_a_person_column(tmp_path, capsys):
+    source = tmp_path / "trial.csv"
+    trial(people=20).to_csv(source, index=False)
+    args = ["anonymize", str(source), "--shield", "day,stage", "--k", "2", "--cap-records", "2", "--keep", "id"]
+    assert main(args) == 2
+    assert "name the person column with --person" in capsys.readouterr().err
