@@ -193,3 +193,29 @@ def test_anonymize_on_spark_equals_in_memory(tmp_path: Path, spark, parquet, cap
     )
     # every search measures 0.4-closeness on the records it releases: IAB's release meets it (engine and memory)
     assert stated["met"] is True and stated["failing_records"] == 0
+
+
+def test_people_and_histories_on_spark_equal_in_memory(spark):
+    # a panel with blanks and a count column: class sizes in people, whole histories and power 2
+    from anonlib.core.dataset import Dataset
+    from anonlib.engine.owners import sharing
+    from anonlib.measures.linkage import linkage_risk
+    from anonlib.measures.power import risk_by_power
+
+    frame = pd.DataFrame(
+        {
+            "pid": list("aabbccddee"),
+            "age": pd.array([30, 30, 30, 30, None, 31, 31, 31, 30, 30], dtype="Int64"),
+            "sex": pd.array(list("ffffmmmmf") + [None], dtype="string"),
+            "n": [1, 2, 1, 2, 1, 1, 1, 1, 1, 0],
+        }
+    )
+    roles = {"pid": "person", "age": "quasi-identifier", "sex": "quasi-identifier", "n": "count"}
+    dataset = Dataset.from_frame("panel", frame, roles)
+    table = eng.from_frame(frame, spark).with_roles(roles)
+    assert risk_profile(table) == risk_profile(dataset)
+    assert linkage_risk(table, k=3) == linkage_risk(dataset, k=3)
+    (power2,) = risk_by_power(table, ["age", "sex"], "pid", k=3, powers=(2,))
+    assert power2 == risk_by_power(frame, ["age", "sex"], "pid", k=3, count="n", powers=(2,))[0]
+    # a and b alike; c, d and e (its row of 0 records is no record) alone
+    assert sharing(table, ["age", "sex"], "pid").tolist() == [[1, 3], [2, 2]]
