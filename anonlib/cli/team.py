@@ -7,6 +7,9 @@
 - ``projects drafts [--json]``: the drafts of the member's projects, those waiting for them first;
 - ``projects approve NAME --release ID [--comment TEXT]``, ``projects reject NAME --release ID
   --reason TEXT``: a member other than the drafter decides;
+- ``projects withdraw NAME --release ID [--reason TEXT]``: an approval withdrawn before its
+  hand-out (by its approver or an owner); the draft is never handed out;
+- ``projects members NAME --history``: who added, removed or changed the role of whom, when;
 - ``projects release NAME --release ID --out ZIP``: the approved package, recorded in the audit
   log at its first hand-out (exit 2, nothing written, before approval).
 
@@ -20,8 +23,18 @@ import argparse
 import json
 
 from ..core.errors import ParameterError
-from ..projects.drafts import approve, drafts, hand_out, reject, waiting_for
-from ..projects.team import ROLES, Member, acting_member, is_team, members_of, remove_member, require, set_member
+from ..projects.drafts import approve, drafts, hand_out, reject, waiting_for, withdraw
+from ..projects.team import (
+    ROLES,
+    Member,
+    acting_member,
+    is_team,
+    member_history,
+    members_of,
+    remove_member,
+    require,
+    set_member,
+)
 from ..projects.team_postgres import team_setup
 from .common import print_json, whole_argument, write
 
@@ -70,6 +83,14 @@ def _members(args: argparse.Namespace) -> int:
         remove_member(store, args.name, login, by=member)
     require(store, args.name, member, "read")
     listed = members_of(store, args.name)
+    if args.history:
+        changes = member_history(store, args.name)
+        if args.json:
+            print_json(args, json.dumps([c.to_json() for c in changes], indent=2))
+            return 0
+        for change in changes:
+            say(change.sentence())
+        return 0
     if args.json:
         print_json(args, json.dumps([{"login": login, "role": role} for login, role in listed], indent=2))
         return 0
@@ -107,6 +128,13 @@ def _reject(args: argparse.Namespace) -> int:
     return 0
 
 
+def _withdraw(args: argparse.Namespace) -> int:
+    store = _store()
+    done = withdraw(store, args.name, args.release, acting_member(store), reason=args.reason)
+    say(done.sentence())
+    return 0
+
+
 def _release(args: argparse.Namespace) -> int:
     store = _store()
     write(args.out, hand_out(store, args.name, args.release, acting_member(store)))
@@ -129,6 +157,9 @@ def register_actions(sub, store, say_line) -> None:
     members.add_argument("--add", action="append", metavar="LOGIN=ROLE", help="add a member or change their role")
     members.add_argument("--remove", action="append", metavar="LOGIN", help="take a member out")
     members.add_argument("--json", action="store_true", help="print the members as JSON")
+    members.add_argument(
+        "--history", action="store_true", help="who added, removed or changed the role of whom, and when"
+    )
     members.set_defaults(handler=_members, outputs=(), inputs=())
     listing = sub.add_parser("drafts", help="the release drafts of your projects, those waiting for you first")
     listing.add_argument("--json", action="store_true", help="print the drafts as JSON")
@@ -147,6 +178,11 @@ def register_actions(sub, store, say_line) -> None:
     )
     rejecting.add_argument("--reason", required=True, metavar="TEXT")
     rejecting.set_defaults(handler=_reject, outputs=(), inputs=())
+    withdrawing = sub.add_parser("withdraw", help="withdraw an approval before its hand-out (its approver or an owner)")
+    withdrawing.add_argument("name")
+    withdrawing.add_argument("--release", type=int, required=True, metavar="ID")
+    withdrawing.add_argument("--reason", metavar="TEXT")
+    withdrawing.set_defaults(handler=_withdraw, outputs=(), inputs=())
     releasing = sub.add_parser("release", help="write an approved release's package (exit 2 before approval)")
     releasing.add_argument("name")
     releasing.add_argument(

@@ -3,10 +3,11 @@ refusal on record. Releases drafted and approved by a second person are ``drafts
 PostgreSQL itself keeps are ``team_postgres``.
 
 **Who acts.** A ``Member``: on the command line the database login of ``ANONLIB_STORE`` on
-PostgreSQL (``acting_member``: ``session_user``, which no environment variable can change), the
-operating-system user on SQLite; in the dashboard the signed-in user (the OpenID Connect
-subject and e-mail, ``dashboard.team``). A project's member row names a login, or a signed-in
-user's subject or e-mail.
+PostgreSQL (``acting_member``: ``session_user``, which no environment variable can change; a
+team's SQLite store refuses the command line's team actions in a sentence); in the dashboard the
+signed-in user (the OpenID Connect subject, and the e-mail only when the provider verified it,
+``dashboard.team``). A project's member row names a login, or a signed-in user's subject or
+e-mail (an e-mail row is bound to the subject at its first sign-in).
 
 **Roles** (``ROLES``): ``owner`` (members and roles, delete, and everything below), ``analyst``
 (the file, the key, changes, drafts), ``approver`` (approve or reject another member's draft,
@@ -38,7 +39,6 @@ Example:
 
 from __future__ import annotations
 
-import getpass
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -135,14 +135,16 @@ def mark_team(store: ProjectStore) -> None:
 
 def acting_member(store: ProjectStore) -> Member:
     """Who runs this command: the database login on PostgreSQL (``session_user``: the login
-    itself, never an environment variable anyone can set), the operating-system user on SQLite."""
+    itself, never an environment variable anyone can set). On SQLite a team action is refused in a
+    sentence (``AccessError``): no login tells the members of a file apart."""
     if store.engine.dialect.name == "postgresql":
         with store._transaction() as c:
             return Member(str(c.execute(text("SELECT session_user")).scalar()))
-    try:
-        return Member(getpass.getuser())
-    except Exception:  # noqa: BLE001 - no user name in the environment or the password database
-        return Member("unknown")
+    raise AccessError(
+        "Team actions need PostgreSQL's logins: on a SQLite store nothing tells the members apart (the command line "
+        "would believe LOGNAME, which anyone sets), so drafts, approvals and roles are refused here; use the team's "
+        "store (ANONLIB_STORE=postgresql://...) with your own login."
+    )
 
 
 # ---------------------------------------------------------------------------------- refusals

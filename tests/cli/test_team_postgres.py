@@ -203,6 +203,23 @@ def test_four_logins_draft_approve_release_and_the_database_keeps_the_rule(team,
         "cara|file|survey",  # refused by the app, through the service login
     ]
 
+    # an approval withdrawn before its hand-out (by its approver): the draft is never handed out
+    code, out, err = cli("ben", "projects", "approve", "survey", "--release", second, "--comment", "k = 3 ok")
+    assert code == 0, err
+    code, out, err = cli("cara", "projects", "withdraw", "survey", "--release", second)
+    assert code == 2 and f"Only the approver of release {second} of project survey (ben) or an owner" in err
+    code, out, err = cli("ben", "projects", "withdraw", "survey", "--release", second, "--reason", "wrong delivery")
+    assert code == 0 and "then withdrawn (wrong delivery)" in out, err
+    code, out, err = cli("anna", "projects", "release", "survey", "--release", second, "--out", t / "p2.zip")
+    assert code == 2 and "its approval was withdrawn (wrong delivery)" in err and not (t / "p2.zip").exists()
+    # who changed whom, on record (the members' table is written by the database's functions only)
+    code, out, _ = cli("cara", "projects", "members", "survey", "--history", "--json")
+    assert [(c["by"], c["login"], c["before"], c["after"]) for c in json.loads(out)] == [
+        ("anna", "anna", None, "owner"),
+        ("anna", "ben", None, "approver"),
+        ("anna", "cara", None, "viewer"),
+    ]
+
 
 def test_a_files_privacy_budget_holds_across_projects_a_member_cannot_see(team, tmp_path, capsys, monkeypatch):
     """dp.md's budget kept by the file, in a team: row-level security hides anna's project from

@@ -13,7 +13,7 @@ from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AccessError, ProjectError
 from anonlib.projects import ProjectState, ProjectStore, audit_entries, record_package, verify_chain
 from anonlib.projects.drafts import approve, drafts, hand_out, reject, waiting_for, withdraw
-from anonlib.projects.team import Member, create_project, mark_team, refusals, require, set_member, visible
+from anonlib.projects.team import Member, create_project, mark_team, refusals, require, role_of, set_member, visible
 from anonlib.projects.team_schema import DRAFTS
 from anonlib.workflow import ReleaseTarget, WorkingCopy, release_package
 
@@ -187,3 +187,23 @@ def test_a_store_from_before_the_team_tables_is_brought_up_to_date_when_opened_t
     assert [p.name for p in store.summaries()] == ["old"] and ProjectStore(url, read_only=True).schema_version
     entry = record_package(store, "old", release_package(_copy()), user="anna")
     assert (entry.drafted_by, entry.approved_by) == ("anna", "anna") and verify_chain(store) == []
+
+
+def test_a_teams_sqlite_store_refuses_the_command_lines_team_actions_whatever_logname_says(store, monkeypatch, capsys):
+    from anonlib.cli import main
+
+    _team(store)
+    monkeypatch.setenv("ANONLIB_STORE", store.url)
+    monkeypatch.setenv("LOGNAME", "ben")
+    monkeypatch.setenv("USER", "ben")
+    before = [(d.id, d.state) for d in drafts(store, CARA)]
+    for argv in (
+        ["projects", "approve", "survey", "--release", "1"],
+        ["projects", "members", "survey", "--add", "ben=owner"],
+    ):
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1 and "Team actions need PostgreSQL's logins" in err
+        assert "LOGNAME" in err and "Traceback" not in err
+    assert [(d.id, d.state) for d in drafts(store, CARA)] == before
+    assert role_of(store, "survey", BEN) == "approver"
