@@ -20,7 +20,10 @@ the whole release, δ's cap, MST's split: ``plan_budget``) and checked against t
 privacy budget in the project store (kept by the file's SHA-256 across every project, the
 audit chain verified whole): a release refused there reads nothing and writes nothing.
 With or without ``--project`` the spend is recorded before OpenDP reads the records; a
-release whose spend cannot be recorded (no usable store) is refused.
+release whose spend cannot be recorded (no usable store) is refused. The budget follows the
+people: the file's fingerprint is kept with the spend, and a spent file whose people this
+file's overlap by more than half is charged too (a note each: which file, how much overlaps,
+what is left; refused past its total; ``--json`` ``budget.charged``).
 """
 
 from __future__ import annotations
@@ -31,8 +34,9 @@ import sys
 from pathlib import Path
 
 from ..core.errors import ParameterError, PrivacyBudgetError, StoreError
+from ..core.fingerprint import fingerprint
 from ..core.samples import sample_sha256
-from ..projects import ProjectStore, file_budget, spend_privacy, spending_refusal
+from ..projects import ProjectStore, charges, file_budget, spend_privacy, spending_refusal
 from ..projects.audit import COMMAND_LINE
 from ..projects.drafts import draft_private
 from ..transformations.synthesis import (
@@ -248,6 +252,15 @@ def _synthesize(args: argparse.Namespace) -> int:
             )
     for sentence in filter(None, [budget.sentence()]):
         print(f"note: {sentence}", file=sys.stderr)
+    # the budget follows the people: a spent file whose people this one's overlap by more than half is charged too
+    people = fingerprint(dataset.frame, person)
+    charged = charges(store, sha, people)
+    for charge in charged:
+        refused = charge.budget.refusal(budget.stated.epsilon, budget.stated.delta, why=charge.words())
+        if refused:
+            raise PrivacyBudgetError(refused)
+    for charge in charged:
+        print(f"note: {charge.sentence()}", file=sys.stderr)
 
     def progress(stage: str, share: float) -> None:
         print(f"[{100 * share:3.0f}%] {stage}", file=sys.stderr, flush=True)
@@ -270,6 +283,7 @@ def _synthesize(args: argparse.Namespace) -> int:
             records=len(dataset.frame),
             made_by=COMMAND_LINE,
             user=None if member is None else member.label,
+            fingerprint=people,
         )
         where = f"project {ref.name}" if ref is not None else "no project"
         print(
@@ -341,7 +355,7 @@ def _synthesize(args: argparse.Namespace) -> int:
                     "ship": args.ship,
                     "report": args.report,
                     "project": args.project,
-                    "budget": file_budget(store, sha, name).to_json(),
+                    "budget": file_budget(store, sha, name).to_json() | {"charged": [c.to_json() for c in charged]},
                     "records_estimate": s.records_estimate,
                     "outside_bounds": dict(s.outside),
                     "seconds": s.seconds,

@@ -52,8 +52,10 @@ from pathlib import PurePath
 from sqlalchemy import Connection, func, select, text
 
 from ..core.errors import PrivacyBudgetError, ProjectError
+from ..core.fingerprint import Fingerprint
 from ..core.samples import SAMPLES, sample_sha256
 from .audit import COMMAND_LINE, append_entry, chain_problems, checked_tail, current_user, entry_of, team_chain
+from .fingerprints import keep_fingerprint, overlapping
 from .records import AuditEntry, ProjectRef, now
 from .schema import AUDIT, PROJECTS
 from .store import ProjectStore
@@ -93,23 +95,30 @@ class PrivacyBudget:
     def delta_left(self) -> float:
         return max(self.delta_total - self.delta_spent, 0.0)
 
-    def refusal(self, epsilon: float, delta: float) -> str | None:
-        """The sentence refusing a release of ``epsilon`` and ``delta`` past the total (None when it fits)."""
+    def refusal(self, epsilon: float, delta: float, why: str = "") -> str | None:
+        """The sentence refusing a release of ``epsilon`` and ``delta`` past the total (None when it
+        fits); ``why``: the words saying why this file is charged (another file's release over its people)."""
         name = self.name
         raise_it = f"projects budget --file {name} --epsilon E"
         if self.epsilon_spent + epsilon > self.epsilon_total * (1 + TOLERANCE):
             return (
-                f"This release would spend ε = {epsilon:g} of the privacy budget of {name}, past its total: ε = "
+                f"This release would spend ε = {epsilon:g} of the privacy budget of {name}{self._why(why)}, past its "
+                "total: ε = "
                 f"{self.epsilon_spent:g} of {self.epsilon_total:g} is spent and {self.epsilon_left:g} is left; "
                 f"choose ε at most {self.epsilon_left:g}, or raise the total with {raise_it}."
             )
         if self.delta_spent + delta > self.delta_total * (1 + TOLERANCE):
             return (
-                f"This release would spend δ = {delta:g} of the privacy budget of {name}, past its total: δ = "
+                f"This release would spend δ = {delta:g} of the privacy budget of {name}{self._why(why)}, past its "
+                "total: δ = "
                 f"{self.delta_spent:g} of {self.delta_total:g} is spent and {self.delta_left:g} is left; choose δ "
                 f"at most {self.delta_left:g}, or raise the total with {raise_it} --delta D."
             )
         return None
+
+    @staticmethod
+    def _why(why: str) -> str:
+        return f" (charged too, as {why})" if why else ""
 
     def sentence(self) -> str:
         """The budget in words (spent / total)."""
@@ -137,6 +146,49 @@ class PrivacyBudget:
             "private_releases": self.releases,
             "projects": list(self.projects),
         }
+
+
+@dataclass(frozen=True)
+class Charge:
+    """A spent file a release is charged against: its SHA-256 and name, the estimated overlap
+    of their people (0 to 1; ``by``: "people" compared (person, value) pairs, "records" whole
+    records) and that file's budget before this release (``anonlib.projects.budget``)."""
+
+    sha256: str
+    name: str
+    overlap: float
+    by: str
+    budget: PrivacyBudget
+
+    def words(self) -> str:
+        how = "the people and their values" if self.by == "people" else "whole records"
+        return f"its people overlap that file’s by about {100 * self.overlap:.0f}% ({how})"
+
+    def sentence(self) -> str:
+        b = self.budget
+        return (
+            f"This release is charged against the privacy budget of {self.name} too: {self.words()}, and ε = "
+            f"{b.epsilon_left:g} of its total {b.epsilon_total:g} is left."
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "file": self.name,
+            "sha256": self.sha256,
+            "overlap": round(self.overlap, 4),
+            "compared": self.by,
+            "epsilon_left_before": self.budget.epsilon_left,
+            "epsilon_total": self.budget.epsilon_total,
+        }
+
+
+def charges(store: ProjectStore, sha256: str, fingerprint: Fingerprint | None) -> list[Charge]:
+    """The spent files a release over the file of ``sha256`` (with this ``fingerprint``) is
+    charged against too, each with its budget now (empty without a fingerprint)."""
+    if fingerprint is None:
+        return []
+    with store._transaction() as c:
+        return [Charge(s, n, o, by, _budget(c, s, n)) for s, n, o, by in overlapping(c, sha256, fingerprint)]
 
 
 def project_file(store: ProjectStore, project: int | str | ProjectRef) -> tuple[str, str]:
@@ -377,12 +429,15 @@ def spend_privacy(
     records: int = 0,
     made_by: str = COMMAND_LINE,
     user: str | None = None,
+    fingerprint: Fingerprint | None = None,
 ) -> AuditEntry:
     """Record a private release's ε and δ (what it states) in the audit log, against the file of
     SHA-256 ``source_sha256``, before it measures: under ``project`` (None: a release made
     without one). In one transaction: the whole audit chain verified, the file's budget read
     (every project over it), and a ``PrivacyBudgetError`` sentence (nothing recorded) when it
-    would pass the total, or a ``ProjectError`` when the chain is broken."""
+    would pass the total, or a ``ProjectError`` when the chain is broken. With the file's
+    ``fingerprint`` (kept with the spend): every spent file whose people it overlaps by more
+    than half is charged too (the entry's ``charged``), and refused past its total the same way."""
     epsilon, delta = float(epsilon), float(delta)
     if not source_sha256:
         raise ProjectError(
@@ -400,6 +455,12 @@ def spend_privacy(
         refused = budget.refusal(epsilon, delta)
         if refused:
             raise PrivacyBudgetError(refused)
+        found = [] if fingerprint is None else overlapping(c, source_sha256, fingerprint)
+        for sha, name, overlap, by in found:
+            charge = Charge(sha, name, overlap, by, _budget(c, sha, name))
+            refused = charge.budget.refusal(epsilon, delta, why=charge.words())
+            if refused:
+                raise PrivacyBudgetError(refused)
         entry = _unreleased_entry(
             (last or 0) + 1,
             previous,
@@ -413,12 +474,17 @@ def spend_privacy(
             made_by=made_by,
             epsilon=epsilon,
             delta=delta,
+            charged=tuple(sha for sha, *_ in found) or None,
         )
         values = append_entry(store, c, entry, count)
+        if fingerprint is not None:
+            keep_fingerprint(c, entry.id, source_sha256, source_name, fingerprint)
     return entry_of({**values, "id": entry.id, "user": values["username"]}, deleted=False)
 
 
 __all__ = [
+    "Charge",
+    "charges",
     "DEFAULT_DELTA",
     "DEFAULT_EPSILON",
     "NO_PROJECT",
