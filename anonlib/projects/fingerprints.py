@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import json
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, func, insert, select, text
 
 from ..core.fingerprint import Fingerprint, Sketch
 from .schema import FINGERPRINTS
+from .store import through_functions
 
 OVERLAP = 0.5  # more than this share of the smaller file's people in common: charged against the spent file
 
@@ -35,9 +36,12 @@ OVERLAP = 0.5  # more than this share of the smaller file's people in common: ch
 def overlapping(c: Connection, sha256: str, fingerprint: Fingerprint) -> list[tuple[str, str, float, str]]:
     """(SHA-256, name, overlap, compared by) of every spent file other than ``sha256`` whose
     latest fingerprint overlaps ``fingerprint`` by more than ``OVERLAP``, read in ``c``."""
-    f = FINGERPRINTS.c
-    latest = select(func.max(f.audit_id)).where(f.source_sha256 != sha256).group_by(f.source_sha256)
-    rows = c.execute(select(FINGERPRINTS).where(f.audit_id.in_(latest)).order_by(f.audit_id)).mappings().all()
+    if through_functions(c):  # a member's login: every project's fingerprints, through the team's function
+        rows = c.execute(text("SELECT * FROM public.anonlib_spent_fingerprints(:sha)"), {"sha": sha256}).mappings()
+    else:
+        f = FINGERPRINTS.c
+        latest = select(func.max(f.audit_id)).where(f.source_sha256 != sha256).group_by(f.source_sha256)
+        rows = c.execute(select(FINGERPRINTS).where(f.audit_id.in_(latest)).order_by(f.audit_id)).mappings()
     out = []
     for row in rows:
         overlap, by = fingerprint.overlap(stored(row))
@@ -57,19 +61,27 @@ def stored(row) -> Fingerprint:
 def keep_fingerprint(c: Connection, audit_id: int, sha256: str, name: str, fingerprint: Fingerprint) -> None:
     """Keep ``fingerprint`` with the spend of audit entry ``audit_id`` (in its transaction ``c``)."""
     p = fingerprint.people
-    c.execute(
-        insert(FINGERPRINTS).values(
-            audit_id=int(audit_id),
-            source_sha256=sha256,
-            source_name=name,
-            columns=json.dumps(list(fingerprint.columns), ensure_ascii=False),
-            person=fingerprint.person,
-            people=None if p is None else p.to_bytes(),
-            people_count=None if p is None else p.count,
-            rows=fingerprint.rows.to_bytes(),
-            rows_count=fingerprint.rows.count,
-        )
+    values = dict(
+        audit_id=int(audit_id),
+        source_sha256=sha256,
+        source_name=name,
+        columns=json.dumps(list(fingerprint.columns), ensure_ascii=False),
+        person=fingerprint.person,
+        people=None if p is None else p.to_bytes(),
+        people_count=None if p is None else p.count,
+        rows=fingerprint.rows.to_bytes(),
+        rows_count=fingerprint.rows.count,
     )
+    if through_functions(c):  # a member's login writes no table: the team's function checks the spend is theirs
+        c.execute(
+            text(
+                "SELECT public.anonlib_add_fingerprint(:audit_id, :source_sha256, :source_name, :columns, :person, "
+                ":people, :people_count, :rows, :rows_count)"
+            ),
+            values,
+        )
+        return
+    c.execute(insert(FINGERPRINTS).values(**values))
 
 
 __all__ = ["OVERLAP", "keep_fingerprint", "overlapping", "stored"]

@@ -57,7 +57,7 @@ GRANT SELECT (sha256, size) ON public.blobs TO anonlib_members;
 GRANT SELECT ON public.meta, public.releases, public.audit, public.members, public.refusals,
                 public.member_changes TO anonlib_members;
 -- fingerprints (a private release's sketch of its people, anonlib.projects.budget): no member reads or writes
--- them directly; a spend's fingerprint is added by anonlib_add_fingerprint
+-- them directly; a spend's fingerprint is added by anonlib_add_fingerprint, read by anonlib_spent_fingerprints
 
 -- ------------------------------------------------------------------------------ helpers
 -- the caller's role in a project (the widest of their rows), NULL when not a member
@@ -611,6 +611,21 @@ BEGIN
   VALUES (paudit_id, psource_sha256, psource_name, pcolumns, pperson, ppeople, ppeople_count, prows, prows_count);
 END $$;
 
+-- the fingerprints a private release is compared with: the latest of every spent file other than `sha`
+-- (sketches of hashed values and column names, nothing else), so a member's release over the same people in
+-- other bytes is charged against a file spent in a project they are not in
+CREATE OR REPLACE FUNCTION public.anonlib_spent_fingerprints(sha text) RETURNS TABLE (audit_id integer,
+  source_sha256 text, source_name text, columns text, person text, people bytea, people_count integer,
+  rows bytea, rows_count integer)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+  SELECT f.audit_id, f.source_sha256, f.source_name, f.columns, f.person, f.people, f.people_count, f.rows,
+         f.rows_count
+  FROM public.fingerprints f
+  WHERE f.audit_id IN (SELECT pg_catalog.max(g.audit_id) FROM public.fingerprints g WHERE g.source_sha256 <> sha
+                       GROUP BY g.source_sha256)
+  ORDER BY f.audit_id
+$$;
+
 -- ------------------------------------------------------------------------------ what members may call
 GRANT EXECUTE ON FUNCTION public.anonlib_role(integer), public.anonlib_require(integer, text[], text),
   public.anonlib_is_member_login(), public.anonlib_now(), public.anonlib_sha256(bytea),
@@ -625,7 +640,8 @@ GRANT EXECUTE ON FUNCTION public.anonlib_role(integer), public.anonlib_require(i
   public.anonlib_decide_draft(integer, boolean, text), public.anonlib_withdraw_approval(integer, text),
   public.anonlib_hand_out(integer, text, text, bytea), public.anonlib_append_entry(text),
   public.anonlib_blob_visible(text),
-  public.anonlib_add_fingerprint(integer, text, text, text, text, bytea, integer, bytea, integer)
+  public.anonlib_add_fingerprint(integer, text, text, text, text, bytea, integer, bytea, integer),
+  public.anonlib_spent_fingerprints(text)
 TO anonlib_members;
 
 INSERT INTO public.meta (key, value) VALUES ('team', 'on') ON CONFLICT (key) DO UPDATE SET value = 'on';

@@ -11,13 +11,16 @@ import json
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from project_files import delivery
 
 from anonlib.cli import main
 from anonlib.core.errors import AccessError
+from anonlib.core.fingerprint import fingerprint
 from anonlib.projects import ProjectStore
 from anonlib.projects.team import Member, is_team, require
+from anonlib.workflow.release import digest
 
 pytestmark = pytest.mark.postgres
 
@@ -242,7 +245,11 @@ def test_a_files_privacy_budget_holds_across_projects_a_member_cannot_see(team, 
     code, out, err = run(capsys, monkeypatch, url("anna"), "projects", "budget", "survey", "--epsilon", "2", "--json")
     assert code == 0 and json.loads(out)["epsilon_total"] == 2.0, err
     anna = ProjectStore(url("anna").replace("postgresql://", "postgresql+psycopg://"))
-    spend_privacy(anna, "survey", epsilon=1.5, delta=0.0, source_name="m0.csv", source_sha256=sha(path), user="anna")
+    frame = pd.read_csv(path)
+    spend_privacy(
+        anna, "survey", epsilon=1.5, delta=0.0, source_name="m0.csv", source_sha256=sha(path), user="anna",
+        fingerprint=fingerprint(frame),
+    )  # fmt: skip
     dan = ProjectStore(url("dan").replace("postgresql://", "postgresql+psycopg://"))
     with pytest.raises(AccessError):
         require(dan, "survey", Member("dan", "dan"), "read")  # dan sees no trace of anna's project
@@ -251,6 +258,20 @@ def test_a_files_privacy_budget_holds_across_projects_a_member_cannot_see(team, 
     assert seen.projects == ("projects you are not a member of",)
     with pytest.raises(PrivacyBudgetError, match="ε = 1.5 of 2 is spent and 0.5 is left"):
         spend_privacy(dan, "copy", epsilon=1.0, delta=0.0, source_name="m0.csv", source_sha256=sha(path), user="dan")
+    # the same records in other bytes: charged against m0.csv through the fingerprint anna's spend kept
+    other = frame.iloc[::-1].to_csv(index=False).encode()
+    with pytest.raises(
+        PrivacyBudgetError, match=r"of m0.csv \(charged too, as its people overlap that file’s by about 100%"
+    ):
+        spend_privacy(
+            dan, "copy", epsilon=1.0, delta=0.0, source_name="m0-again.csv", source_sha256=digest(other), user="dan",
+            fingerprint=fingerprint(frame.iloc[::-1]),
+        )  # fmt: skip
+    entry = spend_privacy(
+        dan, "copy", epsilon=0.25, delta=0.0, source_name="m0-again.csv", source_sha256=digest(other), user="dan",
+        fingerprint=fingerprint(frame.iloc[::-1]),
+    )  # fmt: skip
+    assert entry.charged == (sha(path),) and budget_of(dan, "copy").epsilon_spent == 1.75
     code, out, err = run(capsys, monkeypatch, url("dan"), "projects", "budget", "--file", path)
     assert code == 2 and "through a project over it" in err
     code, out, err = run(
@@ -258,4 +279,4 @@ def test_a_files_privacy_budget_holds_across_projects_a_member_cannot_see(team, 
         "--values-from-data", "--out", tmp_path / "s.csv",
     )  # fmt: skip
     assert code == 2 and out == "" and "a private release belongs to a project: give --project NAME" in err
-    assert not (tmp_path / "s.csv").exists() and budget_of(dan, "copy").releases == 1
+    assert not (tmp_path / "s.csv").exists() and budget_of(dan, "copy").releases == 2
