@@ -103,8 +103,9 @@ def _apply_offered_roles(offered: dict[str, Role]) -> None:
 
 
 def _role_offers(dataset: Dataset) -> None:
-    """The roles the values suggest (``role_guesses(contents=True)``): the person column guessed
-    (its reason shown), or offered when the evidence is weaker, and the quasi-identifier
+    """The roles the values suggest (``role_guesses(contents=True)``, the file's structure read by
+    ``anonlib.core.structure``): the person and household columns guessed (their reasons
+    shown), or offered when the evidence is weaker or the roles came from elsewhere, and the quasi-identifier
     candidates not preselected, each with a button."""
     guesses = _role_guesses(dataset.fingerprint, dataset)
     person = dataset.person
@@ -122,7 +123,12 @@ def _role_offers(dataset: Dataset) -> None:
             on_click=_apply_offered_roles,
             args=({column: Role.PERSON},),
         )
-    for column in [c for c, g in offered.items() if g.offer is Role.HOUSEHOLD and dataset.household is None][:1]:
+    household = dataset.household
+    if household is not None and guesses.get(household) is not None and guesses[household].role is Role.HOUSEHOLD:
+        st.caption(plain(f"Household column guessed from its values: {guesses[household].reason}."))
+    # the household its name suggests (offered) or its structure shows (guessed, the roles from elsewhere)
+    households = [c for c, g in guesses.items() if Role.HOUSEHOLD in (g.role, g.offer)] if household is None else []
+    for column in households[:1]:
         st.info(plain(f"{column} may say whose household a record is in: {guesses[column].reason}."))
         st.button(
             f"Use {column} as the household column",

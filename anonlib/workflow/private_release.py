@@ -52,6 +52,7 @@ from ..core.cells import cell_texts
 from ..core.dataset import Dataset
 from ..core.equivalence import combine, encode
 from ..core.errors import AnonlibError, SynthesisError, join_names
+from ..core.structure import find_structure
 from ..transformations.synthesis import (
     DEFAULT_METHOD,
     DEFAULT_TIME_LIMIT,
@@ -459,32 +460,48 @@ ID_WORDS = re.compile(
 
 
 def several_records_per_person(frame: pd.DataFrame, skip: Sequence[str] = ()) -> str | None:
-    """A warning when the file looks like several records per person: a column named like
-    an identifier whose values repeat (two or more records each, typically), said with
-    what ε then means for a person; None otherwise. For the privacy officer (it reads the
-    records), never in a package.
+    """A warning, in one sentence, when the file looks like several records per person and
+    the release is per record: a column found to be the person by the file's structure (a
+    time varying within its values, ``anonlib.core.structure``), else named like an
+    identifier with repeated values; it names the column and how many records the person
+    with the most has (what ε then means for them). None otherwise. For the privacy officer
+    (it reads the records), never in a package. ``skip``: columns not considered.
 
-    >>> f = pd.DataFrame({"patient_id": np.repeat(np.arange(10), 3), "dx": list("abc") * 10})
+    >>> f = pd.DataFrame({"nr": np.repeat(np.arange(10), 3), "year": [1980, 1981, 1982] * 10, "sex": [0] * 15 + [1] * 15})
     >>> several_records_per_person(f).split(":")[0]
-    'patient_id repeats its values as an identifier would (most of its values hold several records)'
-    >>> several_records_per_person(f.drop(columns="patient_id")) is None
+    'nr looks like a person column (year varies within its values)'
+    >>> several_records_per_person(f.drop(columns="nr")) is None
     True
     >>> several_records_per_person(pd.DataFrame({"member": ["yes", "no"] * 50})) is None  # a category, not people
     True
     """
+    found = find_structure(frame, exclude=skip).person
+    if found is not None:
+        column, most = found.column, found.most_records
+        why = f"{found.time} varies within its values"
+    else:
+        column, most, why = _person_by_name(frame, skip)
+        if column is None:
+            return None
+    return (
+        f"{column} looks like a person column ({why}): this release is per record, so ε protects one record, "
+        f"not a person with up to {most:,} records (about {most:,}ε for them, and δ grows faster); give --person "
+        f"{column} (the person role) to protect the person."
+    )
+
+
+def _person_by_name(frame: pd.DataFrame, skip: Sequence[str]) -> tuple[str | None, int, str]:
+    """A column named like an identifier whose values mostly hold several records, the most
+    records one value holds, and why."""
     for column in frame.columns:
         name = str(column).lower()
         if column in skip or not ID_WORDS.search(name.replace("-", "_").replace(" ", "_")):
             continue
         counts = frame[column].dropna().value_counts()
         many = len(counts) >= max(10, len(frame) // 100)  # values of people, not a handful of categories
-        if many and len(counts) < len(frame) and float(counts.median()) >= 2:  # no count is quoted: read from records
-            return (
-                f"{column} repeats its values as an identifier would (most of its values hold several records): "
-                "ε protects one record, so a person with k records is protected at about kε (and δ grows faster); "
-                f"give --person {column} (the person role) to protect the person."
-            )
-    return None
+        if many and len(counts) < len(frame) and float(counts.median()) >= 2:
+            return str(column), int(counts.max()), "its name reads like an identifier and most values repeat"
+    return None, 0, ""
 
 
 def released_frame(dataset: Dataset, columns: Sequence[str]) -> pd.DataFrame:

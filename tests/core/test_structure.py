@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from panel_shapes import HOUSEHOLDS, SHAPES
 
 from anonlib.cli import main
 from anonlib.core.dataset import Role, guess_role, role_guesses
@@ -26,6 +25,7 @@ from anonlib.core.structure import (
     is_time,
     name_says_age,
 )
+from tests.panel_shapes import HOUSEHOLDS, SHAPES
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))

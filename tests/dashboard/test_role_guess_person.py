@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from anonlib.core.dataset import Dataset, Role, guess_roles, person_evidence, role_guesses
 from anonlib.core.samples import load_sample
+from tests.panel_shapes import families
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -149,3 +150,16 @@ def test_the_diabetes_sample_offers_patient_nbr_as_the_person_on_the_dataset_pag
     assert not at.exception
     dataset = at.session_state["active_dataset"]
     assert dataset.person == "patient_nbr" and dataset.n_persons == 71_518
+
+
+def test_the_dataset_page_shows_the_household_found_by_structure_and_offers_it_otherwise():
+    frame = families()  # GaltonFamilies' shape: children of one family differ in gender, no time within
+    at = _dataset_page(Dataset.from_frame("families.csv", frame, guess_contents=True))
+    assert at.session_state["active_dataset"].household == "family"
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "Household column guessed from its values: family: 60 groups of up to" in captions
+    assert not any("may be the person column" in i.value for i in at.info)  # a family is never offered as a person
+    at = _dataset_page(Dataset.from_frame("families.csv", frame))  # roles from names: offered, with the reason
+    assert any("family may say whose household" in i.value.replace("\\", "") for i in at.info)
+    at.button(key="offer_household").click().run()
+    assert not at.exception and at.session_state["active_dataset"].household == "family"

@@ -32,6 +32,7 @@ from anonlib.workflow.private_release import (
     shown_cells,
     total_variations,
 )
+from tests.panel_shapes import labour
 
 
 def slow_tvd(a: pd.DataFrame, b: pd.DataFrame, columns) -> float:
@@ -263,13 +264,27 @@ def test_a_cut_column_is_predicted_as_its_bin():
 
 def test_a_file_with_several_records_per_person_is_told_what_epsilon_means():
     frame = pd.DataFrame({"Patient ID": np.repeat(np.arange(50), 5), "dx": ["a", "b", "c", "d", "e"] * 50})
+    frame.loc[len(frame)] = [0, "a"]  # patient 0 has 6 records: the most
     warning = several_records_per_person(frame)
-    assert warning.startswith("Patient ID repeats its values") and "about kε" in warning
-    assert not any(ch.isdigit() for ch in warning)  # no count read from the records is quoted
+    assert warning.startswith("Patient ID looks like a person column (its name reads like an identifier")
+    assert "not a person with up to 6 records (about 6ε for them" in warning and warning.count(". ") == 0
     assert "--person Patient ID" in warning
     assert several_records_per_person(frame, skip=["Patient ID"]) is None
     unique = pd.DataFrame({"id": np.arange(50), "dx": ["a"] * 50})
     assert several_records_per_person(unique) is None  # one record per value: nothing to warn of
+
+
+def test_a_panel_whose_person_column_is_not_named_so_warns_by_structure():
+    """The labour panel's shape: ``idcode`` says nothing, a year varies within it (issue 69)."""
+    frame = labour()
+    most = int(frame["idcode"].value_counts().max())
+    warning = several_records_per_person(frame, skip=["age", "race"])
+    assert warning == (
+        f"idcode looks like a person column (year varies within its values): this release is per record, so ε "
+        f"protects one record, not a person with up to {most:,} records (about {most:,}ε for them, and δ grows "
+        "faster); give --person idcode (the person role) to protect the person."
+    )
+    assert several_records_per_person(frame.drop(columns="idcode")) is None
 
 
 class MissingDraws:
