@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -117,7 +117,10 @@ def _anonymize(args: argparse.Namespace) -> int:
         )
     # pseudonyms and date shifts come first: the search sees the dates as they are released
     reading = Reading.of(table, args.file) if table is not None else None
-    start = WorkingCopy.start(loaded, target, reading=reading)
+    # the steps judged on whole histories until the search has estimated its power's checks (each
+    # compares every person's sub-multisets of records: refused before it starts when past the budget)
+    judged = target
+    start = WorkingCopy.start(loaded, _whole_histories(target), reading=reading)
     for step in keyed_steps(args, loaded):
         start = start.apply(step, PAGE)
     cap = cap_step(args, loaded)  # a person's records beyond N left out before the search sees them
@@ -149,7 +152,8 @@ def _anonymize(args: argparse.Namespace) -> int:
     if args.project:  # later deliveries: searched on each person's history across the project's linked releases
         links = linked_to(args.project, target, [s.step for s in start.steps])
         target = target.after(links.earlier)
-        start = start.with_target(target)
+        judged = target
+        start = start.with_target(_whole_histories(target))
     hierarchies = {}
     # records per row (a frequency-ordered hierarchy orders by records, as on an engine)
     counts = prepared.frame[dataset.count].to_numpy() if dataset.count else None
@@ -171,6 +175,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     )
     if cap is None and loaded.person is not None and target.linkable and (result.utility or 0.0) >= 0.999:
         print(_cap_offer(frame, loaded.person), file=sys.stderr)
+    start = start.with_target(judged)  # the search's estimate passed: the steps judged at its power
     release = _release(start, qis, released_columns, target, result, hierarchies, local=args.local_suppression)
     linked_note = links.note(target) if links is not None else None
     package = (
@@ -322,6 +327,12 @@ def _distinct_rows(table: pd.DataFrame, columns, count: str | None) -> int:
     the one count ``anonymize`` states as rows, for the table written and for the file before."""
     written = [c for c in columns if c != count]
     return encode(table, written).n_distinct() if len(table) else 0
+
+
+def _whole_histories(target: ReleaseTarget) -> ReleaseTarget:
+    """``target`` with an adversary who knows whole histories (one pass) instead of any ``power``
+    of a person's records (every sub-multiset): how the steps are judged before the search."""
+    return replace(target, power=None) if target.power is not None and target.power > 1 else target
 
 
 def register(commands) -> None:
