@@ -72,6 +72,13 @@ def owner_pairs(table: EngineTable, quasi_identifiers: Sequence[str], owner: str
     if not qis:
         raise ParameterError("Mark at least one column as quasi-identifier to count people by their records.")
     table.require([*qis, owner])
+    key = (tuple(qis), owner, table.missing, table.count)
+    if key not in table._pairs:  # made once per table (a temporary table on DuckDB, cached on Spark)
+        table._pairs[key] = _pairs(table, qis, owner)
+    return table._pairs[key]
+
+
+def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
     what = "household" if table.household == owner else "person"
     table = table.with_roles({owner: Role.HOUSEHOLD if what == "household" else Role.PERSON})
     summary, dropped = table.summary([*qis, owner], complete=qis)
@@ -86,7 +93,21 @@ def owner_pairs(table: EngineTable, quasi_identifiers: Sequence[str], owner: str
         )
     pairs = summary.select(**{OWNER: summary[owner], KEY: _key([summary[c] for c in qis]), WEIGHT: summary[WEIGHT]})
     pairs = pairs.group_by([OWNER, KEY]).aggregate(**{WEIGHT: pairs[WEIGHT].sum().cast("int64")})
-    return pairs, dropped
+    return _kept(table, pairs), dropped
+
+
+def _kept(table: EngineTable, expr):
+    """``expr`` computed once: a temporary table on DuckDB (in its memory limit, spilling to its
+    private folder, gone with the connection); on Spark the expression as it is."""
+    if table.engine.name != "duckdb":
+        return expr
+    import uuid
+
+    from .backends import errors
+
+    name = f"anonlib_pairs_{uuid.uuid4().hex}"
+    with errors(table.engine):
+        return table.engine.backend.create_table(name, expr, temp=True)
 
 
 def _histogram(table: EngineTable, counts, column: str) -> np.ndarray:

@@ -69,6 +69,7 @@ class EngineTable(RoleColumns):
     _kinds: dict = field(default_factory=dict, repr=False, compare=False)
     _checked: dict = field(default_factory=dict, repr=False, compare=False)
     _dropped: dict = field(default_factory=dict, repr=False, compare=False)
+    _pairs: dict = field(default_factory=dict, repr=False, compare=False)  # anonlib.engine.owners' cached pairs
 
     @property
     def columns(self) -> tuple[str, ...]:
