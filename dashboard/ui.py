@@ -29,6 +29,7 @@ from anonlib.workflow import LocalSuppressionStep, ReleaseTarget, SuppressionSte
 
 from . import memo as memos
 from .glossary import term_help
+from .power_views import sidebar_power_chart
 from .state import (
     apply_step_callback,
     begin_run,
@@ -216,7 +217,10 @@ def _linkage_inputs(target: ReleaseTarget) -> tuple[tuple[str, ...], int | None]
             "All: every person's whole history must be shared by k people; m: every m of a person's records must "
             "be found in the histories of k people (k^m-anonymity).",
         )
-        return linked, None if chosen == "all" else int(chosen)
+        power = None if chosen == "all" else int(chosen)
+        with guarded("counting the people at risk by the attacker's power"):
+            sidebar_power_chart(working_copy().current, target.k, power)
+        return linked, power
     return linked, target.power
 
 

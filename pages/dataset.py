@@ -21,6 +21,7 @@ from anonlib.workflow.findings import ModelsSection, models_section
 from dashboard import charts
 from dashboard.glossary import term_help
 from dashboard.health import health_offers, linkage_section, pseudonym_offer, role_reasons
+from dashboard.power_views import power_section
 from dashboard.state import (
     active_dataset,
     active_source,
@@ -407,6 +408,7 @@ with risk_box, guarded("computing the re-identification risk"):
     m[1].metric(f"{unit} in classes < 10", f"{below.get(10, 0):,}", help=f"{100 * risk.share_below(10):.2f}% of {unit}")
     result_verdict(target_check(), "The working copy")
     linkage_section(dataset, unit_target())  # a person's rows together, a household's members together
+    power_section(dataset, unit_target().k, unit_target().max_suppressed)  # people at risk per attacker's power
 
     if qis:
         attack = _attacker_risk(dataset.fingerprint, qis, dataset.count, dataset.missing, dataset.person, dataset)

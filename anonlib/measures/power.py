@@ -26,9 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core.budget import duration_text
 from ..core.equivalence import encode, person_codes
 from ..core.errors import ParameterError, ProblemTooLargeError
-from ..core.histories import adversary_power, check_history_work, owner_pairs, owners_sharing
+from ..core.histories import adversary_power, check_history_work, history_work, owner_pairs, owners_sharing
 from .profile import require_quasi_identifiers
 
 POWERS: tuple[int | None, ...] = (1, 2, 3, 5, None)  # None: the whole history ("all")
@@ -91,9 +92,12 @@ def risk_by_power(
     k: int = 5,
     count: str | None = None,
     powers: Sequence[int | None] = POWERS,
+    max_seconds: float | None = None,
 ) -> tuple[PowerRisk, ...]:
     """Per power of ``powers`` (whole numbers, None for all), the people unique and below ``k``
-    on ``quasi_identifiers``, people told apart by ``person`` (see the module text)."""
+    on ``quasi_identifiers``, people told apart by ``person`` (see the module text). With
+    ``max_seconds`` (a page that must answer at once), a power estimated to take longer is left
+    uncounted, saying so."""
     require_quasi_identifiers(quasi_identifiers)
     if not isinstance(frame, pd.DataFrame):  # a table on an engine: counted there (anonlib.engine.owners)
         return _on_engine(frame, quasi_identifiers, person, k=k, powers=powers)
@@ -113,6 +117,13 @@ def risk_by_power(
         try:
             if power is not None and power > 1:
                 check_history_work(pairs.sizes[present], pairs.lengths[present], power=power)
+                if max_seconds is not None:
+                    work = history_work(pairs.sizes[present], pairs.lengths[present], power=power)
+                    if work.seconds > max_seconds:
+                        raise ProblemTooLargeError(
+                            f"Counting any {power} of a person's records takes about {duration_text(work.seconds)} "
+                            "here; it is counted on the Dataset page."
+                        )
         except ProblemTooLargeError as error:
             out.append(PowerRisk(power, int(k), people, None, None, refused=str(error)))
             continue

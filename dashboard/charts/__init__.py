@@ -38,12 +38,14 @@ from .risk import (
     SizeBins,
     anonymity_vector_figure,
     class_size_bins,
+    power_figure,
     records_at_risk_figure,
     risk_distribution_figure,
 )
 from .schedules import resource_load_figure, schedule_vectors_figure, table10_figure
 
 __all__ = [
+    "power_figure",
     "hierarchy_figure",
     "accuracy_figure",
     "marginals_figure",

@@ -197,3 +197,55 @@ def risk_distribution_figure(
         "re-identification risk (1 / class size)",
         "% of records",
     )
+
+
+def power_figure(
+    labels: Sequence[str],
+    unique: Sequence[int | None],
+    below: Sequence[int | None],
+    people: int,
+    k: int,
+    *,
+    chosen: str | None = None,
+    palette: str = DEFAULT_PALETTE,
+) -> go.Figure:
+    """People at risk by the adversary's power (``anonlib.measures.power.risk_by_power``): per power
+    label ("1", ..., "all") the people unique and those in histories shared by fewer than ``k``,
+    as % of ``people``; the ``chosen`` power's bars outlined. A power not counted (None) has no
+    bar. Small enough for the sidebar.
+
+    >>> fig = power_figure(["1", "all"], [2, 9], [4, None], 10, 5, chosen="all")
+    >>> [list(t.y) for t in fig.data], list(fig.data[0].x)
+    ([[20.0, 90.0], [40.0, None]], ['1', 'all'])
+    >>> [t.marker.line.width for t in fig.data][0]
+    (0, 2)
+    """
+    colours = PALETTES[palette]
+
+    def share(n: int | None) -> float | None:
+        return None if n is None else 100.0 * n / people if people else 0.0
+
+    widths = tuple(2 if label == chosen else 0 for label in labels)
+    fig = go.Figure()
+    for name, values, colour in (
+        ("unique", unique, colours.at_risk),
+        (f"shared by < {k}", below, colours.neutral),
+    ):
+        fig.add_trace(
+            go.Bar(
+                x=list(labels),
+                y=[share(n) for n in values],
+                name=f"people {name}",
+                marker=dict(color=colour, line=dict(width=widths, color="#000000")),
+                customdata=[[n] for n in values],
+                hovertemplate="an attacker knows %{x} records<br>%{customdata[0]:,} people (%{y:.1f}%)<extra></extra>",
+            )
+        )
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(range=[0, 102])
+    fig.update_layout(
+        barmode="group", height=220, legend=dict(orientation="h", y=-0.35), margin=dict(l=5, r=5, t=30, b=5)
+    )
+    laid_out(fig, "People at risk by the attacker's power", "records an attacker knows", "% of people")
+    fig.update_layout(margin=dict(l=5, r=5, t=30, b=5), title_font_size=12)
+    return fig

@@ -1,0 +1,131 @@
+"""Which adversary power to defend: the least damaging release under each, and the suggestion.
+
+Under power all (the attacker knows a person's whole history) a trial's visits make every
+person unique whatever the generalization, and the release keeps nothing (loss 1); under power 1
+it keeps almost everything but defends against little. ``least_damaging_by_power`` finds, per
+power m = 1, 2, 3, 5 and all, the optimal search's release of the quasi-identifiers under the
+target (k, suppression limit) with the person's records linked; ``suggested_power`` applies the
+one rule the package and the pages state (``SUGGESTION_RULE``): the strongest power whose least
+damaging release meets the target with an information loss of at most ``LOSS_CEILING``.
+
+Example (four people with two visits each: stage 1, 2, 3 alone keeps every one at k = 2 on any
+one visit; two visits together need the stages banded):
+    >>> import pandas as pd
+    >>> from anonlib.core.default_hierarchy import default_hierarchy
+    >>> frame = pd.DataFrame({"pid": list("aabbccdd"), "stage": [1, 2, 1, 2, 1, 3, 2, 3]})
+    >>> h = {"stage": default_hierarchy(frame["stage"], "stage")[1]}
+    >>> found = least_damaging_by_power(frame, ["stage"], h, "pid", k=2, max_suppressed=0.0)
+    >>> [(r.label, r.loss) for r in found]
+    [('1', 0.0), ('2', 0.375), ('3', 0.375), ('5', 0.375), ('all', 0.375)]
+    >>> suggested_power(found).label
+    'all'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..core.errors import AnonlibError
+from ..measures.power import POWERS
+from ..measures.target import ReleaseTarget
+from ..transformations.generalization import release_search
+
+LOSS_CEILING = 0.6  # the most a suggested release may lose (Iyengar's loss metric, 0 to 1)
+SUGGESTION_RULE = (
+    "The suggested adversary power is the strongest (all of a person's records, then 5, 3, 2, 1) whose least "
+    f"damaging release meets the target with an information loss of at most {LOSS_CEILING:g}."
+)
+
+
+@dataclass(frozen=True)
+class PowerRelease:
+    """The least damaging release under ``power`` (None: all): its information ``loss`` (0 to 1),
+    the hierarchy ``levels``, whether it ``met`` the target and the people it suppressed; or, when
+    no release was found, ``refused`` (one sentence) and the rest empty."""
+
+    power: int | None
+    loss: float | None
+    levels: Mapping[str, int] | None
+    met: bool
+    suppressed_people: int | None
+    refused: str | None = None
+
+    @property
+    def label(self) -> str:
+        return "all" if self.power is None else str(self.power)
+
+    @property
+    def keeps_something(self) -> bool:
+        """Whether the release keeps something of the quasi-identifiers (loss below 1)."""
+        return self.met and self.loss is not None and self.loss < 1.0
+
+    def as_dict(self) -> dict[str, object]:
+        """For JSON: power, loss, levels, met, suppressed people (and why it was refused)."""
+        out: dict[str, object] = {
+            "power": "all" if self.power is None else self.power,
+            "loss": self.loss,
+            "levels": dict(self.levels) if self.levels is not None else None,
+            "met": self.met,
+            "suppressed_people": self.suppressed_people,
+        }
+        if self.refused is not None:
+            out["refused"] = self.refused
+        return out
+
+
+def least_damaging_by_power(
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    person: str,
+    *,
+    k: int,
+    max_suppressed: float,
+    count: str | None = None,
+    powers: Sequence[int | None] = POWERS,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[PowerRelease, ...]:
+    """Per power of ``powers``, the optimal search's release with ``person``'s records linked (see
+    the module text); a power the search cannot serve (too costly, no release) says why in one
+    sentence. ``progress(done, total)`` after each power."""
+    out = []
+    for i, power in enumerate(powers):
+        target = ReleaseTarget(k=k, max_suppressed=max_suppressed, person=person, linked=(person,), power=power)
+        try:
+            result = release_search(
+                frame, list(quasi_identifiers), dict(hierarchies), "optimal", target=target, count=count
+            )
+        except AnonlibError as error:
+            out.append(PowerRelease(target.power, None, None, False, None, refused=str(error)))
+        else:
+            out.append(
+                PowerRelease(
+                    target.power,
+                    None if result.utility is None else float(result.utility),
+                    dict(result.levels),
+                    True,
+                    int(result.suppressed_persons or 0),
+                )
+            )
+        if progress is not None:
+            progress(i + 1, len(powers))
+    return tuple(out)
+
+
+def suggested_power(releases: Sequence[PowerRelease], ceiling: float = LOSS_CEILING) -> PowerRelease | None:
+    """The release of the strongest power meeting the target within ``ceiling`` of loss
+    (``SUGGESTION_RULE``), or None when no power's does.
+
+    >>> rs = [PowerRelease(2, 0.5, {}, True, 0), PowerRelease(3, 0.58, {}, True, 0), PowerRelease(None, 1.0, {}, True, 0)]
+    >>> suggested_power(rs).label
+    '3'
+    """
+
+    def strength(r: PowerRelease) -> float:
+        return float("inf") if r.power is None else float(r.power)
+
+    fitting = [r for r in releases if r.met and r.loss is not None and r.loss <= ceiling]
+    return max(fitting, key=strength) if fitting else None
