@@ -33,6 +33,7 @@ from .hierarchy import (
     masking_hierarchy,
     value_key,
 )
+from .structure import is_day_offset
 from .taxonomy import taxonomy_match
 
 _CODE_NAMES = re.compile(r"(zip|postcode|postal|plz|zcta|geoid|fips)", re.IGNORECASE)
@@ -65,7 +66,9 @@ def default_hierarchy(
     """A sensible first hierarchy for a column, and the kind of builder used.
 
     By the column's type, first match wins: ICD-10 codes get the bundled ICD-10
-    taxonomy (category, block, chapter); years (whole numbers from 1800 to 2100) and
+    taxonomy (category, block, chapter); whole-number day offsets (``structure.is_day_offset``:
+    days since a start, under a name saying day) weeks, months of 28 days and years of 364
+    (``day_bands``); years (whole numbers from 1800 to 2100) and
     columns of at most 10 whole numbers (more than two) bands doubling from the first
     value (``doubling_bands``: 1980-1981, 1980-1983, ...); codes (a ZIP-like column name, or digit strings
     of one length of 4 or more) digit masking; dates (YYYY-MM-DD) month, quarter,
@@ -96,6 +99,8 @@ def default_hierarchy(
     lengths = {len(k) for k in keys}
     digits = all(k.isdigit() for k in keys)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
+    if not numbers.isna().any() and is_day_offset(str(name), numbers):  # days since a start: weeks, months, years
+        return "days", interval_hierarchy(keys, day_bands(numbers), top=True)
     if doubled(keys, name):  # a year (or a few whole numbers): doubling bands, never a jump to nothing
         return "intervals", interval_hierarchy(keys, doubling_bands(numbers), top=True)
     if digits and (is_code_name(name) or (len(lengths) == 1 and min(lengths) >= 4)):
@@ -155,6 +160,35 @@ def doubling_bands(values: Iterable) -> list[list[Band]]:
     return out
 
 
+DAY_BANDS = (7, 28, 364)  # a week, four weeks, 52 weeks: each band lies in one band of the next level
+
+
+def day_bands(values: Iterable) -> list[list[Band]]:
+    """Bands of whole-number day offsets (days since enrolment, a pandemic day): weeks of 7
+    days, months of 28 (four weeks) and years of 364 (13 such months), counted from a
+    multiple of 364 at or below the first day, so every week lies in one month and every
+    month in one year (calendar months and years of 365 days would cut weeks in two). A
+    level of one band holding every value is left out (the top level, ``*``, says it).
+
+    >>> bands_text(day_bands([0, 20]))
+    '0-6, 7-13, 14-20'
+    >>> [len(level) for level in day_bands([0, 192, 5152])], day_bands([0, 192, 5152])[2][:2]
+    ([737, 185, 15], [(0.0, 363.0), (364.0, 727.0)])
+    >>> day_bands([-3, 10])  # days before the start: weeks and months still aligned on day 0
+    [[(-7.0, -1.0), (0.0, 6.0), (7.0, 13.0)], [(-28.0, -1.0), (0.0, 27.0)], [(-364.0, -1.0), (0.0, 363.0)]]
+    """
+    x = pd.to_numeric(pd.Series(list(values), dtype=object)).to_numpy(dtype=float)
+    low, high = float(x.min()), float(x.max())
+    start = math.floor(low / DAY_BANDS[-1]) * DAY_BANDS[-1]
+    out: list[list[Band]] = []
+    for width in DAY_BANDS:
+        first = start + math.floor((low - start) / width) * width
+        level = [(float(s), float(s + width - 1)) for s in np.arange(first, high + 1, width)]
+        if len(level) > 1:
+            out.append(level)
+    return out
+
+
 TAIL_SHARE = 0.01  # records in each tail that may be top- or bottom-coded
 
 
@@ -208,6 +242,8 @@ def default_intervals(
     values, counts = distinct_values(values, counts)
     keys = distinct_texts(values)
     numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
+    if not numbers.isna().any() and is_day_offset(str(name), numbers):
+        return day_bands(numbers), None, None
     if doubled(keys, name):
         return doubling_bands(numbers), None, None
     low, high = tail_cuts(values, counts=counts)

@@ -163,6 +163,16 @@ def is_time(name: str, values: pd.Series) -> bool:
     return _years(values)
 
 
+def named_day_offsets(name: str, values: pd.Series) -> bool:
+    """Whether a column is whole numbers under a name saying day (not a birthday): what a
+    date shift moves as days (``is_day_offset`` also asks for more than a month's range).
+
+    >>> named_day_offsets("visit_day", pd.Series([1, 9])), named_day_offsets("age", pd.Series([1, 9]))
+    (True, False)
+    """
+    return not _BIRTH.search(str(name).lower()) and _name_says(name, _DAY_WORDS) and _whole_numbers(values)
+
+
 def is_day_offset(name: str, values: pd.Series) -> bool:
     """Whether a column counts days from a start (days since enrolment, a pandemic day):
     whole numbers under a name saying day, over more than a month (a day of the month,
@@ -175,7 +185,7 @@ def is_day_offset(name: str, values: pd.Series) -> bool:
     >>> is_day_offset("birthday", pd.Series([0, 400]))
     False
     """
-    if _BIRTH.search(str(name).lower()) or not _name_says(name, _DAY_WORDS) or not _whole_numbers(values):
+    if not named_day_offsets(name, values):
         return False
     present = values.dropna()
     if present.empty:

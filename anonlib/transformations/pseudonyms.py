@@ -39,6 +39,7 @@ import pandas as pd
 
 from ..core.dataset import looks_like_dates
 from ..core.errors import ColumnError, ParameterError
+from ..core.structure import is_day_offset, named_day_offsets
 
 DEFAULT_LENGTH = 16
 MIN_LENGTH = 12
@@ -244,6 +245,8 @@ def parse_dates(series: pd.Series, column: str, *, whole: bool = False) -> tuple
 def shift_dates(series: pd.Series, offsets: np.ndarray, column: str) -> pd.Series:
     """``series`` (dates, see ``parse_dates``) moved by ``offsets`` days, written as
     ``YYYY-MM-DD`` (with ``HH:MM:SS`` when the column holds times); missing stays missing.
+    Whole-number day offsets (days since enrolment, a pandemic day: ``shift_day_offsets``)
+    move by the same days.
     A date the shift would move before 0001-01-01 or after 9999-12-31 is refused in a
     sentence (no such date can be written), and so is a partial date (``parse_dates``).
 
@@ -252,6 +255,8 @@ def shift_dates(series: pd.Series, offsets: np.ndarray, column: str) -> pd.Serie
     ...
     anonlib.core.errors.ColumnError: Shifting the date column 'seen' would move 1 date out of the dates that can be written (0001-01-01 to 9999-12-31), e.g. '9999-12-20' by +30 days; correct these dates or leave this column out.
     """
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        return shift_day_offsets(series, offsets, column)
     parsed, timed = parse_dates(series, column, whole=True)
     shift = np.asarray(offsets, dtype=np.int64)
     moved = parsed + pd.to_timedelta(shift, unit="D")
@@ -268,6 +273,37 @@ def shift_dates(series: pd.Series, offsets: np.ndarray, column: str) -> pd.Serie
     return pd.Series(values.to_numpy(dtype=object), index=series.index, dtype=object)
 
 
+def shift_day_offsets(series: pd.Series, offsets: np.ndarray, column: str) -> pd.Series:
+    """Whole-number day offsets (a name saying day: ``day``, ``pan_day``, ``days_since_entry``)
+    moved by ``offsets`` days, whole numbers still; missing stays missing. Other numbers are
+    refused in one sentence: a shift moves days, not ages or amounts.
+
+    >>> shift_day_offsets(pd.Series([0, 192, None], dtype="Int64"), np.array([5, 5, 5]), "day").tolist()
+    [5, 197, <NA>]
+    >>> shift_day_offsets(pd.Series([30, 41]), np.array([1, 1]), "age")
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ColumnError: The column 'age' holds numbers, not dates nor days: a date shift moves dates written as YYYY-MM-DD or whole-number day offsets under a name saying day (day, visit_day, days_since_entry); leave this column out of the shift.
+    """
+    if not named_day_offsets(column, series):
+        raise ColumnError(
+            f"The column '{column}' holds numbers, not dates nor days: a date shift moves dates written as "
+            "YYYY-MM-DD or whole-number day offsets under a name saying day (day, visit_day, days_since_entry); "
+            "leave this column out of the shift."
+        )
+    days = pd.to_numeric(series).astype("Int64")
+    return days + pd.array(np.asarray(offsets, dtype=np.int64), dtype="Int64")
+
+
+def _as_dates(series: pd.Series, column: str) -> pd.Series:
+    """Dates parsed, or day offsets as days from one fixed day (their intervals are what counts)."""
+    if pd.api.types.is_numeric_dtype(series) and named_day_offsets(column, series):
+        return pd.Timestamp("2000-01-01") + pd.to_timedelta(
+            pd.to_numeric(series).astype("Float64").to_numpy(float, na_value=np.nan), unit="D"
+        )
+    return parse_dates(series, column)[0]
+
+
 def within_person_intervals(frame: pd.DataFrame, person: str, columns: Sequence[str]) -> pd.DataFrame:
     """Per record and date column, its distance in days from its person's first date
     (over every date column): the intervals a date shift must keep.
@@ -276,16 +312,20 @@ def within_person_intervals(frame: pd.DataFrame, person: str, columns: Sequence[
     >>> within_person_intervals(df, "p", ["d"])["d"].tolist()
     [0.0, 4.0]
     """
-    parsed = pd.DataFrame({c: parse_dates(frame[c], c)[0] for c in columns})
+    parsed = pd.DataFrame({c: _as_dates(frame[c], c) for c in columns}, index=frame.index)
     first = parsed.min(axis=1).groupby(frame[person].to_numpy()).transform("min")
     return pd.DataFrame({c: (parsed[c] - first.to_numpy()).dt.total_seconds() / 86400.0 for c in columns})
 
 
 def date_columns(frame: pd.DataFrame, *, leave: Sequence[str] = ()) -> tuple[str, ...]:
-    """The columns of ``frame`` holding dates (a date type, or every value an ISO date),
-    except ``leave``: what a date shift is offered for.
+    """The columns of ``frame`` holding dates (a date type, or every value an ISO date) or
+    day offsets (``structure.is_day_offset``), except ``leave``: what a date shift is offered for.
 
     >>> date_columns(pd.DataFrame({"seen": ["2020-01-02", None], "age": [3, 4], "dob": ["1950-02-03", "x"]}))
     ('seen',)
     """
-    return tuple(str(c) for c in frame.columns if c not in set(leave) and looks_like_dates(frame[c]))
+    return tuple(
+        str(c)
+        for c in frame.columns
+        if c not in set(leave) and (looks_like_dates(frame[c]) or is_day_offset(str(c), frame[c]))
+    )
