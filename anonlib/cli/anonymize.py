@@ -27,6 +27,7 @@ from ..workflow.engine_search import release_roles
 from ..workflow.history import WorkingCopy
 from ..workflow.local_steps import LocalSuppressionStep
 from ..workflow.package import release_package
+from ..workflow.power_choice import SUGGESTION_RULE
 from ..workflow.recipe import Reading, Recipe
 from ..workflow.release import pseudonymized_columns, release_csv
 from ..workflow.steps import GeneralizationStep, SuppressionStep
@@ -178,11 +179,10 @@ def _anonymize(args: argparse.Namespace) -> int:
     start = start.with_target(judged)  # the search's estimate passed: the steps judged at its power
     release = _release(start, qis, released_columns, target, result, hierarchies, local=args.local_suppression)
     linked_note = links.note(target) if links is not None else None
-    package = (
-        release_package(release.copy, columns=release.recipe.columns, notes=[linked_note] if linked_note else ())
-        if args.package
-        else None
-    )
+    notes = [linked_note] if linked_note else []
+    if target.linkable:  # the power defended, and the rule by which the pages suggest one
+        notes.append(f"The target is counted {target.power_text()}. {SUGGESTION_RULE}")
+    package = release_package(release.copy, columns=release.recipe.columns, notes=notes) if args.package else None
     outputs = [(args.out, release.csv), (args.recipe, release.recipe.dumps().encode("utf-8"))]
     outputs = [(path, data) for path, data in outputs if path]
     if args.project:  # the files and the audit entry as one unit (written under temporary names, then renamed)

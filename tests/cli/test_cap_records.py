@@ -6,6 +6,7 @@ recounted with pandas on the file written and the file read."""
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from anonlib.cli import main
 from anonlib.core.errors import ParameterError
 from anonlib.transformations.capping import cap_records, records_kept
 from anonlib.workflow.health_steps import CapRecordsStep
+from anonlib.workflow.power_choice import SUGGESTION_RULE
 from anonlib.workflow.steps import step_from_json
 
 
@@ -100,13 +102,18 @@ def test_anonymize_caps_counts_and_states_it(tmp_path, capsys):
     source = tmp_path / "trial.csv"
     frame.to_csv(source, index=False)
     out = tmp_path / "capped.csv"
-    code = main(_anonymize(source, tmp_path, "--cap-records", "2", "--time", "day", "--out", str(out)))
+    package = tmp_path / "capped.zip"
+    args = ["--cap-records", "2", "--time", "day", "--out", str(out), "--package", str(package)]
+    code = main(_anonymize(source, tmp_path, *args))
     stated = json.loads(capsys.readouterr().out)
     assert code == (0 if stated["met"] else 1)
     sizes = frame.groupby("id").size()
     assert stated["capped_records"] == int((sizes - 2).clip(lower=0).sum())
     assert stated["capped_people"] == int((sizes > 2).sum())
     assert any(s.startswith("At most 2 records per person (id) released, the earliest by day") for s in stated["steps"])
+    readme = zipfile.ZipFile(package).read("README.txt").decode()
+    assert "At most 2 records per person (id) released, the earliest by day" in readme
+    assert f"The target is counted over each person's whole history. {SUGGESTION_RULE}" in readme
     written = pd.read_csv(out)
     assert written.groupby("id").size().max() <= 2  # pseudonyms: the same person, the same pseudonym
     # without the cap, the longest histories hold the release back: it keeps less
