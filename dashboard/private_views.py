@@ -34,8 +34,9 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.core.errors import AnonlibError, PrivacyExtraMissingError, join_names
+from anonlib.core.fingerprint import file_fingerprint
 from anonlib.core.samples import SAMPLES, sample_sha256
-from anonlib.projects import file_budget, spend_privacy, spending_refusal
+from anonlib.projects import charges, file_budget, spend_privacy, spending_refusal
 from anonlib.projects.audit import DASHBOARD
 from anonlib.transformations.synthesis import (
     DEFAULT_METHOD,
@@ -541,6 +542,9 @@ def _run(copy: WorkingCopy, choices: PrivateChoices) -> None:
 
     project = ensure_project()
     sha, name = data_identity(copy)
+    people = file_fingerprint(copy.loaded.frame, copy.loaded.person)  # the budget follows the people
+    for charge in charges(store, sha, people):
+        st.info(plain(charge.sentence()))
 
     def spend(stated) -> None:  # every input checked, before OpenDP reads the records: spent from here on
         spend_privacy(
@@ -553,6 +557,7 @@ def _run(copy: WorkingCopy, choices: PrivateChoices) -> None:
             records=len(copy.loaded.frame),
             made_by=DASHBOARD,
             user=user_label(),  # the signed-in user spends it (None: the operating-system user)
+            fingerprint=people,
         )
 
     with guarded("making the private release"):

@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import ParameterError, PrivacyBudgetError, StoreError
-from ..core.fingerprint import fingerprint
+from ..core.fingerprint import file_fingerprint
 from ..core.samples import sample_sha256
 from ..projects import ProjectStore, charges, file_budget, spend_privacy, spending_refusal
 from ..projects.audit import COMMAND_LINE
@@ -253,7 +253,7 @@ def _synthesize(args: argparse.Namespace) -> int:
     for sentence in filter(None, [budget.sentence()]):
         print(f"note: {sentence}", file=sys.stderr)
     # the budget follows the people: a spent file whose people this one's overlap by more than half is charged too
-    people = fingerprint(dataset.frame, person)
+    people = file_fingerprint(dataset.frame, person)
     charged = charges(store, sha, people)
     for charge in charged:
         refused = charge.budget.refusal(budget.stated.epsilon, budget.stated.delta, why=charge.words())

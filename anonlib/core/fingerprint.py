@@ -39,6 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .structure import find_structure
+
 K = 512  # hashes kept per sketch
 HASH_KEY = "anonlib-people-1"  # pandas' SipHash key (16 characters): fixed, so sketches compare across runs
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -130,6 +132,22 @@ def fingerprint(frame: pd.DataFrame, person: str | None = None) -> Fingerprint:
     return Fingerprint(tuple(str(c) for c in frame.columns), person, people, Sketch.of(_mix(rows)))
 
 
+def file_fingerprint(frame: pd.DataFrame, person: str | None = None) -> Fingerprint:
+    """The fingerprint a private release keeps of its file: over ``person`` when given, else over
+    the person column found by structure (``anonlib.core.structure``: values seen again at
+    different times, whatever the column is called), else over whole records alone.
+
+    >>> panel = pd.DataFrame({"nr": [i // 4 for i in range(80)], "year": [80 + i % 4 for i in range(80)],
+    ...                       "black": [(i // 4) % 2 for i in range(80)]})
+    >>> file_fingerprint(panel).person
+    'nr'
+    """
+    if person is None:
+        found = find_structure(frame).person
+        person = None if found is None else found.column
+    return fingerprint(frame, person)
+
+
 def _cell_hashes(series: pd.Series) -> np.ndarray:
     """A 64-bit hash of each value of ``series`` as normalized text (numbers by value, text
     stripped, every blank alike): each distinct value normalized and hashed once."""
@@ -180,4 +198,4 @@ def _count(bottom: np.ndarray) -> int:
     return int(round((K - 1) * _FULL / (float(bottom[K - 1]) + 1.0)))
 
 
-__all__ = ["HASH_KEY", "K", "Fingerprint", "Sketch", "fingerprint"]
+__all__ = ["HASH_KEY", "K", "Fingerprint", "Sketch", "file_fingerprint", "fingerprint"]

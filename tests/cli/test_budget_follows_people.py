@@ -175,3 +175,22 @@ def test_normalization_numbers_by_value_text_stripped_blanks_alike():
     assert fingerprint(one, "id").people.hashes.tolist() == fingerprint(two, "id").people.hashes.tolist()
     kept = fingerprint(one, "id").people
     assert Sketch.from_bytes(kept.to_bytes(), kept.count).hashes.tolist() == kept.hashes.tolist()
+
+
+def test_a_person_column_unnamed_as_such_is_found_by_structure(tmp_path, capsys, held):
+    """The first release names its person column; a copy with that column renamed, released per
+    record (no --person), still compares people: the column is found by its structure."""
+    frame = panel()
+    first = tmp_path / "panel.csv"
+    first.write_text(csv(frame))
+    assert synthesize(capsys, first, "id", 1)[0] in (0, 1)
+    renamed = tmp_path / "renamed.csv"
+    renamed.write_text(csv(frame.drop(columns="birth_yr").rename(columns={"id": "nr"})))
+    out = tmp_path / "s.csv"
+    argv = ["--columns", "sex,city", "--values", "sex=f,m", "--values", "city=north,south,east", "--epsilon", "0.5"]
+    argv += ["--out", str(out), "--json"]
+    assert main(["synthesize", str(renamed), *argv]) in (0, 1)
+    captured = capsys.readouterr()
+    (charged,) = json.loads(captured.out)["budget"]["charged"]
+    assert (charged["file"], charged["compared"]) == ("panel.csv", "people") and charged["overlap"] > 0.9
+    assert audit_entries(ProjectStore())[-1].charged == (digest(first.read_bytes()),)
