@@ -624,7 +624,9 @@ def private_release(
     comparison = compare_private(
         real, synthesis.table, columns, cuts=synthesis.cuts, predict=predict, pair=pair, count=dataset.count
     )
-    comparison = replace(comparison, problems=comparison.problems + synthesis.outside_sentences())
+    comparison = replace(
+        comparison, problems=comparison.problems + synthesis.outside_sentences() + synthesis.dropped_sentences()
+    )
     tell("done", 1.0)
     return PrivateRelease(synthesis, comparison, str(dataset.name))
 

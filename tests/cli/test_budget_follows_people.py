@@ -194,3 +194,38 @@ def test_a_person_column_unnamed_as_such_is_found_by_structure(tmp_path, capsys,
     (charged,) = json.loads(captured.out)["budget"]["charged"]
     assert (charged["file"], charged["compared"]) == ("panel.csv", "people") and charged["overlap"] > 0.9
     assert audit_entries(ProjectStore())[-1].charged == (digest(first.read_bytes()),)
+
+
+def test_a_found_value_list_that_drops_a_category_says_which_and_what_epsilon_keeps_it(tmp_path, capsys, monkeypatch):
+    """OpenDP finds the value lists (δ > 0, none declared); its found list of sex holds neither f nor m
+    (the held release finds "found 0" and "found 1"): the officer is told which categories fell below
+    the threshold, with their records, and the ε that brings the threshold down to them."""
+
+    def release(data, plan, keys, *args, **kwargs):
+        made = HeldRelease(plan, keys)
+        made.thresholds = {"sex": 90, "city": 90}
+        return made
+
+    monkeypatch.setattr(synthesis, "opendp_release", release)
+    monkeypatch.setattr(synthesis, "_fresh_rng", lambda: np.random.default_rng(0))
+    frame = panel()
+    path = tmp_path / "panel.csv"
+    path.write_text(csv(frame))
+    out = tmp_path / "s.csv"
+    code = main([
+        "synthesize", str(path), "--columns", "sex,city", "--person", "id", "--records-per-person", "5",
+        "--epsilon", "1", "--delta", "1e-7", "--out", str(out), "--json",
+    ])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code in (0, 1), captured.err
+    said = [s for s in json.loads(captured.out)["comparison"]["problems"] if "found value list" in s]
+    counts = frame["sex"].value_counts()
+    expected = [
+        f"OpenDP's found value list of sex drops {v} ({n:,} records): values held by fewer records than its threshold "
+        f"of 90 at ε = 1 are left out; about ε = {90 / n:.3g} would bring the threshold down to {n:,} records (kept "
+        "about half the time at that ε, surely above it), or declare the list with --values sex=... to keep it at any ε."
+        for v, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+    assert said[: len(expected)] == expected
+    assert sum("of city drops" in s for s in said) == 3  # north, south, east (the blanks are the missing value)
+    assert any("found value list of sex drops m" in line for line in captured.out.splitlines())

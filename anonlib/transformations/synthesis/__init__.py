@@ -167,6 +167,9 @@ class Synthesis:
     selections: int | None = None  # MST's pairs chosen
     missing: Mapping[str, str] = field(default_factory=dict, repr=False)  # column -> how a missing value is written
     outside: Mapping[str, int] = field(default_factory=dict, repr=False)  # the officer's: records outside the bounds
+    # the officer's: per column whose value list OpenDP found, the values of the records it left out (value, records)
+    dropped: Mapping[str, tuple[tuple[str, int], ...]] = field(default_factory=dict, repr=False)
+    thresholds: Mapping[str, int] = field(default_factory=dict, repr=False)  # OpenDP's threshold per found list
 
     @property
     def method_label(self) -> str:
@@ -197,6 +200,30 @@ class Synthesis:
             for column, n in self.outside.items()
             if n
         )
+
+    def dropped_sentences(self) -> tuple[str, ...]:
+        """For the officer: each category a value list found by OpenDP left out, with its records and
+        the ε that would put OpenDP's threshold at them (the threshold scales as 1/ε at this δ)."""
+        out = []
+        epsilon = self.budget.epsilon
+        for column, gone in self.dropped.items():
+            threshold = self.thresholds.get(column)
+            for value, records in gone:
+                said = f"OpenDP's found value list of {column} drops {value} ({records:,} record{'s' if records != 1 else ''})"
+                if threshold and records > 0:
+                    need = epsilon * threshold / records
+                    out.append(
+                        f"{said}: values held by fewer records than its threshold of {threshold:,} at ε = {epsilon:g} "
+                        f"are left out; about ε = {need:.3g} would bring the threshold down to {records:,} records "
+                        f"(kept about half the time at that ε, surely above it), or declare the list with --values "
+                        f"{column}=... to keep it at any ε."
+                    )
+                else:
+                    out.append(
+                        f"{said}: it fell below OpenDP's threshold at ε = {epsilon:g}; a larger ε lowers the threshold, "
+                        f"or declare the list with --values {column}=... to keep it at any ε."
+                    )
+        return tuple(out)
 
 
 VALUE_SOURCES = {
@@ -522,6 +549,7 @@ def synthesize(
             for clique in [(c,) for c in plan.columns] + measured
         )
         keys = {c: tuple(str(v) for v in released.keys[c].to_list() if v is not None) for c in plan.columns}
+        thresholds = {str(c): int(t) for c, t in (getattr(released, "thresholds", None) or {}).items()}
     except dp.OpenDPException as err:
         raise SynthesisError(
             f"OpenDP refused the release ({innermost_error(err)}); try a larger budget, fewer columns or the pairs method."
@@ -566,7 +594,26 @@ def synthesize(
         selections=budget.selections,
         missing=declared_missing,
         outside=outside,
+        dropped=_dropped(frame, plan.columns, sources, keys),
+        thresholds={c: t for c, t in thresholds.items() if sources.get(c) == "found"},
     )
+
+
+def _dropped(frame: pd.DataFrame, columns, sources: Mapping[str, str], keys) -> dict[str, tuple[tuple[str, int], ...]]:
+    """The officer's: per column whose value list OpenDP found, the values of the records it left out."""
+    out = {}
+    for column in columns:
+        if sources.get(column) != "found":
+            continue
+        counts = frame[column].value_counts(dropna=True)
+        names = _texts(pd.Series(counts.index, dtype=object))
+        kept = set(keys[column])
+        gone = [
+            (str(name), int(n)) for name, n in zip(names, counts.to_numpy()) if name is not None and name not in kept
+        ]
+        if gone:
+            out[column] = tuple(sorted(gone, key=lambda item: (-item[1], item[0])))
+    return out
 
 
 def records_per_person_given(records_per_person: int | None, person: str) -> int:
