@@ -6,7 +6,9 @@ localhost, no sign-in, every function here says so (``team_mode`` False, ``membe
 With it, every page asks for sign-in first (``dashboard.ui.run_with_sidebar`` shows only the
 sign-in page to a signed-out visitor, and logs the attempt), and the signed-in user (the
 provider's subject and e-mail: ``member``) is the user of every audit entry, approval and
-privacy budget spent. The store is a team's (``anonlib.projects.team.mark_team``): releases are
+privacy budget spent. Members are matched on the subject; an e-mail counts only when the
+provider verified it. The session ends when the provider's token expires (``exp``), and
+approving needs a sign-in within ``REAUTH_SECONDS`` (``fresh_sign_in``). The store is a team's (``anonlib.projects.team.mark_team``): releases are
 drafted and approved by a second person, and every call into a project checks the user's role
 (``role``; ``anonlib.projects.team.require``).
 
@@ -22,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import streamlit as st
@@ -40,13 +43,74 @@ def team_mode() -> bool:
         return False
 
 
+REAUTH_SECONDS = 300  # approving needs a sign-in at most this old (a fresh sign-in within minutes)
+
+
+def claims_member(claims: dict, now: float | None = None) -> Member | None:
+    """Who the provider's claims name: matched on the subject; the e-mail counts only when the
+    provider verified it (``email_verified``); None without a subject, or once the provider's
+    token has expired (``exp``: the session ends with it).
+
+    >>> claims_member({"sub": "s1", "email": "ann@x.example", "email_verified": True}, now=0)
+    Member(login='s1', email='ann@x.example')
+    >>> claims_member({"sub": "s1", "email": "ann@x.example"}, now=0)
+    Member(login='s1', email=None)
+    >>> claims_member({"sub": "s1", "exp": 100}, now=101) is None, claims_member({"email": "a@x"}, now=0)
+    (True, None)
+    """
+    now = time.time() if now is None else now
+    subject = str(claims.get("sub") or "")
+    if not subject or expired(claims, now):
+        return None
+    email = claims.get("email") if claims.get("email_verified") is True else None
+    return Member(subject, str(email) if email else None)
+
+
+def expired(claims: dict, now: float | None = None) -> bool:
+    """Whether the provider's token behind the session has expired (its ``exp``, seconds)."""
+    exp = claims.get("exp")
+    try:
+        return exp is not None and float(exp) <= (time.time() if now is None else now)
+    except (TypeError, ValueError):
+        return True
+
+
+def fresh_sign_in(claims: dict, now: float | None = None, seconds: float = REAUTH_SECONDS) -> bool:
+    """Whether the sign-in is recent enough to approve a release (``auth_time``, else ``iat``).
+
+    >>> fresh_sign_in({"iat": 1000}, now=1200), fresh_sign_in({"iat": 1000}, now=1400), fresh_sign_in({}, now=0)
+    (True, False, False)
+    """
+    when = claims.get("auth_time", claims.get("iat"))
+    try:
+        return when is not None and (time.time() if now is None else now) - float(when) <= seconds
+    except (TypeError, ValueError):
+        return False
+
+
+def _claims() -> dict:
+    try:
+        return {k: st.user.get(k) for k in st.user}  # st.user is read-only and not a dict
+    except Exception:  # noqa: BLE001 - no script context
+        return {}
+
+
 def member() -> Member | None:
-    """The signed-in user (subject and e-mail), None when signed out or without a team."""
+    """The signed-in user (the provider's subject, and the e-mail when verified), None when signed
+    out, once the provider's token has expired, or without a team."""
     if not team_mode() or not st.user.get("is_logged_in"):
         return None
-    subject = str(st.user.get("sub") or st.user.get("email") or "")
-    email = st.user.get("email")
-    return Member(subject, str(email) if email else None) if subject else None
+    return claims_member(_claims())
+
+
+def session_expired() -> bool:
+    """Signed in, but the provider's token behind the session has expired."""
+    return team_mode() and bool(st.user.get("is_logged_in")) and expired(_claims())
+
+
+def may_approve_now() -> bool:
+    """Whether the signed-in user signed in within ``REAUTH_SECONDS`` (approving needs it)."""
+    return fresh_sign_in(_claims())
 
 
 def user_label() -> str | None:
@@ -61,4 +125,16 @@ def team_pages(role: str | None, titles: Sequence[str]) -> list[str]:
     return [t for t in titles if t in VIEWER_PAGES] if role == "viewer" else list(titles)
 
 
-__all__ = ["VIEWER_PAGES", "member", "team_mode", "team_pages", "user_label"]
+__all__ = [
+    "REAUTH_SECONDS",
+    "VIEWER_PAGES",
+    "claims_member",
+    "expired",
+    "fresh_sign_in",
+    "may_approve_now",
+    "member",
+    "session_expired",
+    "team_mode",
+    "team_pages",
+    "user_label",
+]

@@ -13,7 +13,7 @@ from anonlib.projects.audit import DASHBOARD
 from anonlib.projects.drafts import approve, drafts, hand_out, reject, waiting_for
 from anonlib.projects.team import ACTIONS, ROLES, members_of, remove_member, role_of, set_member
 
-from .team import member
+from .team import may_approve_now, member
 from .ui import plain
 
 
@@ -61,6 +61,12 @@ def members_section(store, project_id: int, role: str | None) -> None:
 
 def _decide(store, draft, approved: bool) -> None:
     def run() -> None:
+        if approved and not may_approve_now():
+            st.session_state["team_message"] = (
+                "error",
+                "Sign in again first: approving needs a sign-in within minutes.",
+            )
+            return
         if approved:
             done = approve(
                 store, draft.project_id, draft.id, member(), comment=st.session_state.get(f"team_note_{draft.id}")
@@ -106,9 +112,16 @@ def approvals_section(store) -> None:
             if roles[d.project_id] not in ACTIONS["approve"]:
                 st.caption(plain(f"Your role in project {d.project} is {roles[d.project_id]}: an approver decides."))
                 continue
+            if not d.met:  # the warning beside the button: approving it needs a comment saying why
+                st.warning(plain(f"This draft does not meet its target ({d.target}): approving it needs a comment."))
             st.text_input("Comment (approving) or reason (rejecting)", key=f"team_note_{d.id}")
             left, right = st.columns(2)
-            left.button("Approve", key=f"team_approve_{d.id}", type="primary", on_click=_decide, args=(store, d, True))
+            if d.id in waiting and not may_approve_now():  # re-authentication within minutes before approving
+                left.button("Sign in again to approve", key=f"team_reauth_{d.id}", on_click=st.logout)
+            else:
+                left.button(
+                    "Approve", key=f"team_approve_{d.id}", type="primary", on_click=_decide, args=(store, d, True)
+                )
             right.button("Reject", key=f"team_reject_{d.id}", on_click=_decide, args=(store, d, False))
     if mine:
         st.dataframe(

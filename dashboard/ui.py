@@ -47,7 +47,7 @@ from .state import (
     undo,
     working_copy,
 )
-from .team import member, team_mode, team_pages
+from .team import member, session_expired, team_mode, team_pages
 
 log = logging.getLogger("dashboard")
 
@@ -340,7 +340,11 @@ def sidebar(container=None, status=None) -> None:
                 )
         else:
             st.caption("No step yet: the working copy is the loaded file.")
-        st.caption("Everything is computed on this computer; nothing is sent anywhere.")
+        st.caption(
+            "Your projects are kept on your team's shared server; nothing is sent anywhere else."
+            if team_mode()
+            else "Everything is computed on this computer; nothing is sent anywhere."
+        )
 
 
 def _project_line() -> None:
@@ -533,6 +537,10 @@ def sign_in_page() -> None:
     """The only page a signed-out visitor of a team's dashboard gets (``dashboard.team``); the
     visit is logged as a refused request, once per browser session."""
     st.title("Privacy-risk dashboard")
+    if session_expired():  # the provider's token ended the session: sign in again
+        st.warning("Your session ended with your sign-in provider's token; sign in again.")
+        st.button("Sign in again", key="team_sign_in_again", type="primary", on_click=st.logout)
+        return
     st.info(SIGNED_OUT)
     st.write(
         "Your team's projects are kept on a shared server: sign in with your organisation's account to see the "

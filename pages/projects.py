@@ -17,7 +17,16 @@ from anonlib.core.errors import AnonlibError
 from anonlib.projects import audit_entries, budget_of, continue_from_release, deliver, verify_chain, verify_entry
 from anonlib.projects.audit import DASHBOARD
 from anonlib.projects.drafts import draft_release
-from anonlib.projects.team import add_owner, delete_project, require, team_entries, visible
+from anonlib.projects.team import (
+    ACTIONS,
+    add_owner,
+    delete_project,
+    duplicate_project,
+    require,
+    role_of,
+    team_entries,
+    visible,
+)
 from anonlib.workflow.keys import parse_key
 from anonlib.workflow.release_view import release_view
 from dashboard.state import (
@@ -87,11 +96,10 @@ def _rename(store, project_id: int, name: str) -> None:
 
 def _duplicate(store, project_id: int) -> None:
     with guarded("duplicating the project"):
-        _allowed(store, project_id, "file")
-        copy = store.duplicate(project_id)
-        if team_mode():
-            add_owner(store, copy, member())
-        st.session_state["projects_message"] = f"Duplicated as {copy.name}."
+        copy = duplicate_project(store, project_id, member()) if team_mode() else store.duplicate(project_id)
+        st.session_state["projects_message"] = f"Duplicated as {copy.name}" + (
+            " (with a new pseudonym key)." if team_mode() else "."
+        )
 
 
 def _delete(store, project_id: int, name: str) -> None:
@@ -218,7 +226,8 @@ else:
                 )
             )
         )
-        if summary.file_bytes:
+        may_change = not team_mode() or role() in ACTIONS["change"]  # controls shown only to roles that may use them
+        if summary.file_bytes and may_change:
             st.button(
                 "Erase the kept file (keep only its SHA-256)",
                 key="projects_forget_file",
@@ -228,15 +237,16 @@ else:
             )
         if team_mode():
             members_section(store, summary.id, role())
-        left, right = st.columns([3, 1], vertical_alignment="bottom")
-        new_name = left.text_input("Rename the project", value=summary.name, key=f"rename-{summary.id}")
-        right.button(
-            "Rename",
-            key="rename_project",
-            disabled=new_name.strip() == summary.name,
-            on_click=_rename,
-            args=(store, summary.id, new_name),
-        )
+        if may_change:
+            left, right = st.columns([3, 1], vertical_alignment="bottom")
+            new_name = left.text_input("Rename the project", value=summary.name, key=f"rename-{summary.id}")
+            right.button(
+                "Rename",
+                key="rename_project",
+                disabled=new_name.strip() == summary.name,
+                on_click=_rename,
+                args=(store, summary.id, new_name),
+            )
 
 if team_mode():
     with guarded("reading the drafts"):
@@ -287,18 +297,20 @@ with guarded("listing the projects"):
             )
         else:
             buttons[0].button("Open", key="projects_open", on_click=_open, args=(picked.id,), type="primary")
-        buttons[1].button("Duplicate", key="projects_duplicate", on_click=_duplicate, args=(store, picked.id))
-        confirm = st.checkbox(
-            f"Yes, delete {picked.name} with its file and release packages (its audit entries stay)",
-            key=f"projects_confirm-{picked.id}",
-        )
-        buttons[2].button(
-            "Delete",
-            key="projects_delete",
-            disabled=not confirm,
-            on_click=_delete,
-            args=(store, picked.id, picked.name),
-        )
+        owner = not team_mode() or role_of(store, picked.id, member()) == "owner"  # duplicate and delete: the owner's
+        if owner:
+            buttons[1].button("Duplicate", key="projects_duplicate", on_click=_duplicate, args=(store, picked.id))
+            confirm = st.checkbox(
+                f"Yes, delete {picked.name} with its file and release packages (its audit entries stay)",
+                key=f"projects_confirm-{picked.id}",
+            )
+            buttons[2].button(
+                "Delete",
+                key="projects_delete",
+                disabled=not confirm,
+                on_click=_delete,
+                args=(store, picked.id, picked.name),
+            )
 
 # ---------------------------------------------------------------- continue from a release
 st.subheader("Continue from a recipe or a release package")

@@ -698,13 +698,16 @@ class ProjectStore:
                 )
             c.execute(update(PROJECTS).where(PROJECTS.c.id == row["id"]).values(key=bytes(key)))
 
-    def duplicate(self, project: int | str | ProjectRef, new_name: str | None = None) -> ProjectRef:
+    def duplicate(
+        self, project: int | str | ProjectRef, new_name: str | None = None, *, new_key: bool = False
+    ) -> ProjectRef:
         """A copy of a project (state and kept file, no release): e.g. to try another target. It
-        gets a new key unless its steps hold pseudonyms or date shifts (they keep theirs)."""
+        gets a new key unless its steps hold pseudonyms or date shifts (they keep theirs); with
+        ``new_key`` (a team's duplicate, ``anonlib.projects.team.duplicate_project``) always a new one."""
         with self._transaction() as c:
             row = self._row(c, project)
             state = ProjectState.loads(row["state"])
-            keyed = any(needs_key(s.step) for s in state.steps)
+            keyed = any(needs_key(s.step) for s in state.steps) and not new_key
             kept_key = self._key(c, int(row["id"])) if keyed else None
         data = self.blob(row["file_sha256"])
         return self.create(

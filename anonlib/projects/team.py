@@ -65,6 +65,7 @@ ACTIONS: dict[str, frozenset[str]] = {
     "export": frozenset({"owner", "analyst"}),
     "members": frozenset({"owner"}),
     "delete": frozenset({"owner"}),
+    "duplicate": frozenset({"owner"}),  # a copy with a new key: never a path to this project's key or file
     "budget": frozenset({"owner"}),
 }
 DOING = {  # what a refused action is called in its sentence
@@ -78,6 +79,7 @@ DOING = {  # what a refused action is called in its sentence
     "export": "export",
     "members": "change the members of",
     "delete": "delete",
+    "duplicate": "duplicate",
     "budget": "set the privacy budget of",
 }
 
@@ -269,6 +271,14 @@ def delete_project(store: ProjectStore, project: int | str | ProjectRef, member:
     store.delete(ref.id)
 
 
+def duplicate_project(store: ProjectStore, project: int | str | ProjectRef, member: Member) -> ProjectRef:
+    """A copy of a project (the owner's act), with a new key whatever its steps hold, ``member`` its owner."""
+    ref = require(store, project, member, "duplicate")
+    copy = store.duplicate(ref.id, new_key=True)
+    add_owner(store, copy, member)
+    return copy
+
+
 def _check_role(role: str) -> str:
     if role not in ROLES:
         raise ProjectError(f"'{role}' is not a role; a member is one of {', '.join(ROLES)}.")
@@ -407,6 +417,7 @@ __all__ = [
     "add_owner",
     "create_project",
     "delete_project",
+    "duplicate_project",
     "is_team",
     "log_refusal",
     "mark_team",

@@ -280,3 +280,50 @@ def test_a_files_privacy_budget_holds_across_projects_a_member_cannot_see(team, 
     )  # fmt: skip
     assert code == 2 and out == "" and "a private release belongs to a project: give --project NAME" in err
     assert not (tmp_path / "s.csv").exists() and budget_of(dan, "copy").releases == 2
+
+
+def test_a_team_store_set_up_by_the_earlier_version_is_upgraded_by_running_team_setup_again(team, capsys, monkeypatch):
+    """The earlier setup let members write tables (and made the creator owner by a trigger): a
+    member's command line on such a store says what to do and changes nothing; team-setup run
+    again by the administrator replaces those rights; the member then works through the functions."""
+    import psycopg
+
+    admin, url = team
+    service = ProjectStore(admin.replace("postgresql://", "postgresql+psycopg://"))  # the schema, as before
+    with psycopg.connect(admin, autocommit=True) as c:  # what the earlier team-setup left behind
+        c.execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'anonlib_members') "
+                  "THEN CREATE ROLE anonlib_members NOLOGIN; END IF; END $$")  # fmt: skip
+        c.execute("GRANT anonlib_members TO anna")
+        c.execute("GRANT USAGE ON SCHEMA public TO anonlib_members")
+        c.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON meta, blobs, releases, members, projects TO anonlib_members")
+        c.execute("DROP TABLE member_changes")
+        c.execute("UPDATE meta SET value = '1' WHERE key = 'team_schema'")
+        c.execute("INSERT INTO meta VALUES ('team', 'on') ON CONFLICT (key) DO UPDATE SET value = 'on'")
+    del service
+    code, out, err = run(capsys, monkeypatch, url("anna"), "projects", "list")
+    assert code == 2 and out == "" and "runs projects team-setup again to upgrade it" in err
+    assert psql(url("anna"), "SELECT count(*) FROM projects") == (0, "0")
+    code, out, err = run(capsys, monkeypatch, admin, "projects", "team-setup", "--members", "anna")
+    assert code == 0, err
+    code, said = psql(
+        url("anna"), "INSERT INTO meta VALUES ('team', 'off') ON CONFLICT (key) DO UPDATE SET value = 'off'"
+    )
+    assert code != 0 and "permission denied for table meta" in said
+    code, out, err = run(capsys, monkeypatch, url("anna"), "projects", "members", "survey", "--json")
+    assert code == 2 and "There is no project 'survey' of which anna is a member." in err
+    store = ProjectStore(url("anna").replace("postgresql://", "postgresql+psycopg://"))
+    from anonlib.projects.team import create_project, member_history
+
+    create_project(store, Member("anna"), "survey", _state())
+    assert [(c.who, c.login, c.after) for c in member_history(store, "survey")] == [("anna", "anna", "owner")]
+
+
+def _state():
+    import pandas as pd
+
+    from anonlib.core.dataset import Dataset
+    from anonlib.projects import ProjectState
+    from anonlib.workflow import WorkingCopy
+
+    ds = Dataset.from_frame("d.csv", pd.DataFrame({"age": [30, 30]}), {"age": "quasi-identifier"})
+    return ProjectState.of(WorkingCopy.start(ds), "sample:x")
