@@ -7,7 +7,8 @@ With it, every page asks for sign-in first (``dashboard.ui.run_with_sidebar`` sh
 sign-in page to a signed-out visitor, and logs the attempt), and the signed-in user (the
 provider's subject and e-mail: ``member``) is the user of every audit entry, approval and
 privacy budget spent. Members are matched on the subject; an e-mail counts only when the
-provider verified it. The session ends when the provider's token expires (``exp``), and
+provider verified it; a member row ``group:NAME`` gives its role to everyone whose ``groups``
+claim holds NAME (roles from the provider's groups, mapped per project beside those the owner sets). The session ends when the provider's token expires (``exp``), and
 approving needs a sign-in within ``REAUTH_SECONDS`` (``fresh_sign_in``). The store is a team's (``anonlib.projects.team.mark_team``): releases are
 drafted and approved by a second person, and every call into a project checks the user's role
 (``role``; ``anonlib.projects.team.require``).
@@ -52,9 +53,9 @@ def claims_member(claims: dict, now: float | None = None) -> Member | None:
     token has expired (``exp``: the session ends with it).
 
     >>> claims_member({"sub": "s1", "email": "ann@x.example", "email_verified": True}, now=0)
-    Member(login='s1', email='ann@x.example')
-    >>> claims_member({"sub": "s1", "email": "ann@x.example"}, now=0)
-    Member(login='s1', email=None)
+    Member(login='s1', email='ann@x.example', groups=())
+    >>> claims_member({"sub": "s1", "email": "ann@x.example", "groups": ["privacy-office"]}, now=0)
+    Member(login='s1', email=None, groups=('privacy-office',))
     >>> claims_member({"sub": "s1", "exp": 100}, now=101) is None, claims_member({"email": "a@x"}, now=0)
     (True, None)
     """
@@ -63,7 +64,9 @@ def claims_member(claims: dict, now: float | None = None) -> Member | None:
     if not subject or expired(claims, now):
         return None
     email = claims.get("email") if claims.get("email_verified") is True else None
-    return Member(subject, str(email) if email else None)
+    groups = claims.get("groups")
+    groups = tuple(str(g) for g in groups if str(g).strip()) if isinstance(groups, list | tuple) else ()
+    return Member(subject, str(email) if email else None, groups)
 
 
 def expired(claims: dict, now: float | None = None) -> bool:

@@ -10,8 +10,17 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.projects.audit import DASHBOARD
-from anonlib.projects.drafts import approve, drafts, hand_out, reject, waiting_for
-from anonlib.projects.team import ACTIONS, ROLES, members_of, remove_member, role_of, set_member
+from anonlib.projects.drafts import approve, drafts, hand_out, reject, waiting_for, withdraw
+from anonlib.projects.team import (
+    ACTIONS,
+    ROLES,
+    member_history,
+    members_of,
+    refusals,
+    remove_member,
+    role_of,
+    set_member,
+)
 
 from .team import may_approve_now, member
 from .ui import plain
@@ -45,11 +54,34 @@ def members_section(store, project_id: int, role: str | None) -> None:
     st.subheader("Members")
     listed = members_of(store, project_id)
     st.dataframe(pd.DataFrame(listed, columns=["member", "role"]), hide_index=True, key="team_members")
+    changes = member_history(store, project_id)
+    if changes:
+        with st.expander(f"Member and role changes ({len(changes)})"):
+            st.dataframe(pd.DataFrame([c.to_json() for c in changes]), hide_index=True, key="team_member_changes")
     if role != "owner":
         st.caption("Only the project's owner adds members or changes their roles.")
         return
+    name = store.summary(project_id).name
+    refused = [r for r in refusals(store) if r.project == name]  # the owner sees refused attempts on the project
+    if refused:
+        with st.expander(f"Refused attempts on this project ({len(refused)})"):
+            st.dataframe(
+                pd.DataFrame(
+                    {
+                        "time (UTC)": [r.time[:19].replace("T", " ") for r in refused],
+                        "who": [r.who for r in refused],
+                        "what": [r.action for r in refused],
+                        "sentence": [r.sentence for r in refused],
+                    }
+                ),
+                hide_index=True,
+                key="team_refusals",
+            )
     left, middle, right = st.columns([3, 2, 1], vertical_alignment="bottom")
-    left.text_input("Member (their e-mail or subject at the sign-in provider)", key="team_add_login")
+    left.text_input(
+        "Member (their e-mail or subject at the sign-in provider, or group:NAME for a group of it)",
+        key="team_add_login",
+    )
     middle.selectbox("Role", ROLES, index=ROLES.index("viewer"), key="team_add_role")
     right.button("Add", key="team_add", on_click=_add, args=(store, project_id))
     others = [login for login, _ in listed if login not in member().names]
@@ -78,6 +110,11 @@ def _decide(store, draft, approved: bool) -> None:
         st.session_state["team_message"] = ("success", done.sentence())
 
     _guard(run)
+
+
+def _withdrawn(store, draft) -> None:
+    done = withdraw(store, draft.project_id, draft.id, member(), reason=st.session_state.get(f"team_note_{draft.id}"))
+    st.session_state["team_message"] = ("success", done.sentence())
 
 
 def _hand_out(store, draft, who):
@@ -139,6 +176,14 @@ def approvals_section(store) -> None:
             hide_index=True,
             key="team_drafts",
         )
+    for d in mine:  # an approval withdrawn before its hand-out: by its approver or an owner (shown only to them)
+        if d.state == "approved" and (d.decided_by in (who.label, *who.names) or roles[d.project_id] == "owner"):
+            st.button(
+                f"Withdraw the approval of release {d.id} of {d.project}",
+                key=f"team_withdraw_{d.id}",
+                on_click=_guard,
+                args=(lambda d=d: _withdrawn(store, d),),
+            )
     for d in mine:
         if d.state in ("approved", "released") and roles[d.project_id] in ACTIONS["release"]:
             st.download_button(

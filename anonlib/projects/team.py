@@ -84,6 +84,9 @@ DOING = {  # what a refused action is called in its sentence
 }
 
 
+GROUP_PREFIX = "group:"  # a member row naming a group of the sign-in provider (roles from its groups claim)
+
+
 @dataclass(frozen=True)
 class Member:
     """Who acts: ``login`` (a database login, or a signed-in user's OpenID Connect subject) and,
@@ -95,10 +98,17 @@ class Member:
 
     login: str
     email: str | None = None
+    groups: tuple[str, ...] = ()  # the provider's groups claim: a member row "group:NAME" gives its role
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(n for n in (self.login, self.email) if n))
+        """The member rows that are theirs: the login, the (verified) e-mail, ``group:NAME`` per group.
+
+        >>> Member("s1", "ann@x.example", ("privacy-office",)).names
+        ('s1', 'ann@x.example', 'group:privacy-office')
+        """
+        groups = (f"{GROUP_PREFIX}{g}" for g in self.groups)
+        return tuple(dict.fromkeys(n for n in (self.login, self.email, *groups) if n))
 
     @property
     def label(self) -> str:

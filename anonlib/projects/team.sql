@@ -255,6 +255,62 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_te
 $$;
 -- file spending: end
 
+-- ------------------------------------------------------------------------------ audit entries
+-- An entry is sealed by the SHA-256 of its canonical JSON (anonlib.projects.records.dumps: keys sorted,
+-- no spaces, UTF-8 kept), and the app re-computes that digest from the row. The functions writing
+-- entries accept only text that is already canonical, with every field of its type, so the row they
+-- write seals to the digest they computed and no member's entry can break the chain for others.
+CREATE OR REPLACE FUNCTION public.anonlib_canonical(v jsonb, floats boolean DEFAULT false) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, public, pg_temp AS $$
+  SELECT CASE pg_catalog.jsonb_typeof(v)
+    WHEN 'object' THEN '{' || coalesce((SELECT pg_catalog.string_agg(pg_catalog.to_json(k)::text || ':'
+        || public.anonlib_canonical(x, k IN ('epsilon', 'delta', 'total_epsilon', 'total_delta')), ','
+        ORDER BY k COLLATE "C") FROM pg_catalog.jsonb_each(v) AS e(k, x)), '') || '}'
+    WHEN 'array' THEN '[' || coalesce((SELECT pg_catalog.string_agg(public.anonlib_canonical(x), ',' ORDER BY n)
+        FROM pg_catalog.jsonb_array_elements(v) WITH ORDINALITY AS a(x, n)), '') || ']'
+    WHEN 'string' THEN pg_catalog.to_json(v #>> '{}')::text
+    WHEN 'number' THEN CASE WHEN NOT floats THEN v::text
+        WHEN (v::text)::float8::text ~ '^-?[0-9]+$' THEN (v::text)::float8::text || '.0'
+        ELSE (v::text)::float8::text END
+    ELSE v::text END
+$$;
+
+-- the entry's fields and their types (text, integer, boolean, float, object of texts, list of texts)
+CREATE OR REPLACE FUNCTION public.anonlib_entry_problem(content text, e jsonb) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, public, pg_temp AS $$
+DECLARE k text; t text; want text;
+BEGIN
+  IF pg_catalog.jsonb_typeof(e) IS DISTINCT FROM 'object' THEN RETURN 'not a JSON object'; END IF;
+  FOR k, t IN SELECT x.key, pg_catalog.jsonb_typeof(x.value) FROM pg_catalog.jsonb_each(e) x LOOP
+    want := CASE
+      WHEN k IN ('time', 'project', 'source_name', 'target', 'released_sha256', 'user', 'made_by', 'previous')
+        THEN 'string'
+      WHEN k IN ('source_sha256', 'package_sha256', 'drafted_by', 'approved_by') THEN 'string|null'
+      WHEN k IN ('project_id', 'records', 'released', 'suppressed') THEN 'integer'
+      WHEN k IN ('met', 'total_raised') THEN 'boolean'
+      WHEN k IN ('epsilon', 'delta', 'total_epsilon', 'total_delta') THEN 'number|null'
+      WHEN k = 'parts' THEN 'object' WHEN k = 'charged' THEN 'array'
+      ELSE 'unknown' END;
+    IF want = 'unknown' THEN RETURN 'an unknown field ' || k; END IF;
+    IF NOT (t = ANY (pg_catalog.string_to_array(want, '|'))
+            OR (want = 'integer' AND t = 'number' AND (e->>k) ~ '^-?[0-9]{1,9}$')) THEN
+      RETURN 'the field ' || k || ' is not ' || want;
+    END IF;
+  END LOOP;
+  IF NOT e ?& ARRAY['time', 'project_id', 'project', 'source_name', 'source_sha256', 'target', 'met', 'records',
+                    'released', 'suppressed', 'released_sha256', 'package_sha256', 'parts', 'user', 'made_by',
+                    'previous'] THEN
+    RETURN 'a field is missing';
+  END IF;
+  IF EXISTS (SELECT 1 FROM pg_catalog.jsonb_each(e->'parts') p WHERE pg_catalog.jsonb_typeof(p.value) <> 'string')
+     OR (e ? 'charged' AND EXISTS (SELECT 1 FROM pg_catalog.jsonb_array_elements(e->'charged') c
+                                   WHERE pg_catalog.jsonb_typeof(c) <> 'string')) THEN
+    RETURN 'parts and charged hold texts only';
+  END IF;
+  IF content IS DISTINCT FROM public.anonlib_canonical(e) THEN RETURN 'not in canonical form'; END IF;
+  RETURN NULL;
+END $$;
+
 -- ------------------------------------------------------------------------------ writing
 -- bytes kept under the SHA-256 computed here (the same bytes of a project the caller cannot see are the same blob)
 CREATE OR REPLACE FUNCTION public.anonlib_put_blob(bytes bytea) RETURNS text
@@ -514,7 +570,7 @@ BEGIN
     RAISE EXCEPTION 'The audit log''s chain is broken: its head does not match its last entry; no release is recorded.';
   END IF;
   number := coalesce(last, 0) + 1;
-  IF pg_catalog.jsonb_typeof(e) <> 'object'
+  IF public.anonlib_entry_problem(content, e) IS NOT NULL
      OR e->>'previous' IS DISTINCT FROM coalesce(tail, pg_catalog.repeat('0', 64))
      OR (e->>'project_id')::integer IS DISTINCT FROM d.project_id OR e->>'project' IS DISTINCT FROM p.name
      OR e->>'user' IS DISTINCT FROM session_user::text OR e->>'drafted_by' IS DISTINCT FROM d.drafted_by
@@ -550,7 +606,10 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public,
 DECLARE e jsonb := content::jsonb; number integer; tail text; n integer; last integer; head text; pname text;
         pid integer; sealed text := public.anonlib_sha256(pg_catalog.convert_to(content, 'UTF8'));
 BEGIN
-  IF pg_catalog.jsonb_typeof(e) <> 'object' THEN RAISE EXCEPTION 'An audit entry is a JSON object.'; END IF;
+  IF public.anonlib_entry_problem(content, e) IS NOT NULL THEN
+    RAISE EXCEPTION 'This audit entry is not one the app writes (%); nothing was recorded.',
+      public.anonlib_entry_problem(content, e) USING ERRCODE = '42501';
+  END IF;
   pid := (e->>'project_id')::integer;
   IF e ? 'total_epsilon' THEN
     PERFORM public.anonlib_require(pid, ARRAY['owner'], 'set the privacy budget of');

@@ -4,8 +4,9 @@ server with ``[auth]`` in its secrets.toml; four users, each in a browser contex
 
 Ann (the analyst, who uploads and so owns the project) sets a target and drafts the release; her
 own approval is refused (four eyes) and the package does not download; Ben (approver) signs in
-and approves; only then the package downloads, naming both, and the audit log shows drafter,
-approver and digest; Cay (viewer) sees the report, not the file; Dee (no member) sees no trace
+(an approver through his group at the provider) and approves; only then the package downloads, naming both, and the audit log shows drafter,
+approver and digest; Cay (viewer) sees the report, not the file; Dee (no member, claiming Cay's e-mail without
+the provider verifying it) sees no trace
 of the project, and signs out. Screenshots at 1440 and 1024 px go to ``test-artifacts/``.
 """
 
@@ -55,7 +56,12 @@ def provider():
     with run_server_in_thread() as server:
         url = f"http://localhost:{server.server_port}"
         for user, name in USERS.items():
-            body = json.dumps({"email": _email(user), "name": name}).encode()
+            # Dee claims Cay's e-mail, unverified: an e-mail counts only with email_verified (issue 68, 8)
+            email, verified = (_email("cay"), False) if user == "dee" else (_email(user), True)
+            claims = {"email": email, "email_verified": verified, "name": name}
+            if user == "ben":  # Ben is an approver through his group at the provider (roles from a groups claim)
+                claims["groups"] = ["privacy-office"]
+            body = json.dumps(claims).encode()
             request = Request(f"{url}/users/{user}-sub", data=body, method="PUT")
             request.add_header("Content-Type", "application/json")
             with urlopen(request, timeout=10) as answer:
@@ -133,9 +139,9 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
         press(ann, ann.get_by_role("button", name="Draft this release for approval"))
         ann.get_by_text("waiting for a second person's approval").first.wait_for(timeout=TIMEOUT)
         assert not ann.get_by_role("button", name="Release package (zip)").count()  # nothing to download yet
-        # she makes Ben the approver and Cay a viewer; her own approval is refused
+        # she makes the privacy office's group (Ben's) approver and Cay a viewer; her own approval is refused
         open_page(ann, "Projects")
-        for login, role in (("ben@clinic.example", "approver"), ("cay@clinic.example", "viewer")):
+        for login, role in (("group:privacy-office", "approver"), ("cay@clinic.example", "viewer")):
             ann.locator(".st-key-team_add_login input").fill(login)
             ann.locator(".st-key-team_add_login input").press("Enter")
             wait_idle(ann, TIMEOUT)
@@ -190,7 +196,7 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
         assert not cay.get_by_role("button", name="Release package (zip)").count()
         _shot(cay, "viewer-report")
 
-        # Dee (no member) sees no trace of the project, even asking for it by number
+        # Dee (no member, claiming Cay's e-mail unverified) sees no trace of the project, even asking for it by number
         dee_context, dee = _sign_in(browser, url, "dee")
         open_page(dee, "Projects")
         assert "registry.csv" not in _text(dee) and "No project yet." in _text(dee)
@@ -198,14 +204,14 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
         dee.get_by_role("button", name="Sign out").wait_for(timeout=TIMEOUT)
         wait_idle(dee, TIMEOUT)
         assert "registry.csv" not in _text(dee)
-        assert "There is no project number 1 of which dee@clinic.example (subject dee-sub) is a member." in _text(dee)
+        assert "There is no project number 1 of which dee-sub is a member." in _text(dee)  # her e-mail unverified
         _shot(dee, "non-member")
         # sign-out is in the sidebar: the provider ends its session, and the dashboard asks for sign-in again
         dee.get_by_role("button", name="Sign out").click()
         dee.get_by_role("button", name="End session").click()
         dee.get_by_role("button", name="Sign in").wait_for(timeout=TIMEOUT)
         wait_idle(dee, TIMEOUT)
-        assert "Sign in first" in _text(dee) and "dee@clinic.example" not in _text(dee)
+        assert "Sign in first" in _text(dee) and "dee-sub" not in _text(dee)
         for each in (ann_context, ben_context, cay_context, dee_context):
             each.close()
 
@@ -217,7 +223,7 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
         signed_out,
         signed_out,
         signed_out,
-        ("dee@clinic.example (subject dee-sub)", "read", "registry.csv"),
+        ("dee-sub", "read", "registry.csv"),
     ]
     # Dee signed out: her session's run after the click, and the page she comes back to (one or both)
     assert logged[6:] and set(logged[6:]) == {signed_out}

@@ -9,6 +9,7 @@ same functions the command line calls), so the module stays within a few seconds
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pandas as pd
 import psycopg
@@ -18,6 +19,7 @@ from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AccessError, AnonlibError
 from anonlib.projects import ProjectState, ProjectStore
 from anonlib.projects.drafts import approve, draft_release, hand_out
+from anonlib.projects.records import dumps
 from anonlib.projects.team import Member, create_project, set_member
 from anonlib.projects.team_postgres import team_setup
 from anonlib.workflow import ReleaseTarget, WorkingCopy, release_package
@@ -100,6 +102,19 @@ def _scalar(team, login: str, query: str):
         return c.execute(query).fetchone()[0]
 
 
+def _append(spaced: bool = False, **fields) -> str:
+    """A call of ``anonlib_append_entry`` by dan for his project trial (previous: the log's tail)."""
+    entry = {
+        "time": "2026-01-01T00:00:00Z", "project_id": 2, "project": "trial", "source_name": "registry.csv",
+        "source_sha256": None, "target": "x", "met": True, "records": 0, "released": 0, "suppressed": 0,
+        "released_sha256": "", "package_sha256": None, "parts": {}, "user": "dan", "made_by": "command line",
+        "previous": "(the tail)",
+    } | fields  # fmt: skip
+    text = json.dumps(entry, indent=1) if spaced else dumps(entry)
+    tail = "(SELECT entry_sha256 FROM public.anonlib_audit_links() ORDER BY id DESC LIMIT 1)"
+    return f"SELECT public.anonlib_append_entry(replace('{text}', '(the tail)', {tail}))"
+
+
 # the numbered attacks of the issue, each: (login, statements, what the error says)
 NUMBERED = [
     # 1. ON CONFLICT with another project's id: no trigger makes anyone owner; no INSERT at all
@@ -141,12 +156,14 @@ NUMBERED = [
     ("dan", ["INSERT INTO audit (time, project_id, project, source_name, target, met, records, released, suppressed, "
              "released_sha256, parts, username, made_by, previous, entry_sha256) VALUES ('', 2, 'trial', '', '', "
              "true, 0, 0, 0, '', '{}', 'dan', '', '', '')"], "permission denied for table audit"),
-    ("dan", ["SELECT public.anonlib_append_entry('{\"project_id\": 2, \"project\": \"trial\", \"user\": \"dan\", "
-             "\"previous\": \"0\", \"released\": 1}')"], "recorded only when an approved draft is handed out"),
-    ("dan", ["SELECT public.anonlib_append_entry('{\"project_id\": 2, \"project\": \"trial\", \"user\": \"dan\", "
-             "\"epsilon\": 1, \"delta\": 0, \"previous\": \"0\", \"released\": 0}')"], "does not state what"),
-    ("dan", ["SELECT public.anonlib_append_entry('{\"project_id\": 2, \"project\": \"trial\", \"user\": \"dan\", "
-             "\"epsilon\": -5, \"delta\": 0, \"released\": 0}')"], "spends a positive"),
+    ("dan", [_append(released=1)], "recorded only when an approved draft is handed out"),
+    ("dan", [_append(epsilon=1.0, delta=0.0, previous="0" * 64)], "does not state what"),
+    ("dan", [_append(epsilon=1.0, delta=0.0, user="ben")], "does not state what"),
+    ("dan", [_append(epsilon=-5.0, delta=0.0)], "spends a positive"),
+    ("dan", [_append(epsilon=1.0, delta=0.0, spaced=True)], "not one the app writes (not in canonical form)"),
+    ("dan", [_append(epsilon=1.0, delta=0.0, target=5)], "not one the app writes (the field target is not string)"),
+    ("dan", [_append(epsilon=1.0, delta=0.0, forged=True)], "not one the app writes (an unknown field forged)"),
+    ("dan", ["SELECT public.anonlib_append_entry('{\"project_id\": 2}')"], "not one the app writes"),
     ("al", ["SELECT public.anonlib_hand_out(2, '{\"project_id\": 1}', 'r', '\\x00')"], "does not state the hand-out"),
     ("cara", ["SELECT public.anonlib_hand_out(2, '{}', 'r', '\\x00')"], "Your role in project survey is viewer"),
     ("dan", ["SELECT public.anonlib_add_fingerprint(1, 'x', 'x', '[]', NULL, NULL, NULL, '\\x00', 1)"],

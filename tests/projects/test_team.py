@@ -207,3 +207,17 @@ def test_a_teams_sqlite_store_refuses_the_command_lines_team_actions_whatever_lo
         assert "LOGNAME" in err and "Traceback" not in err
     assert [(d.id, d.state) for d in drafts(store, CARA)] == before
     assert role_of(store, "survey", BEN) == "approver"
+
+
+def test_roles_from_the_providers_groups_claim_are_mapped_per_project(store):
+    from anonlib.projects.drafts import draft_release
+
+    _team(store)
+    set_member(store, "survey", "group:privacy-office", "approver", by=ANNA)
+    zoe, outsider = Member("zoe-sub", None, ("privacy-office",)), Member("yan-sub", None, ("ward-3",))
+    assert role_of(store, "survey", zoe) == "approver" and role_of(store, "trial", zoe) is None
+    assert role_of(store, "survey", outsider) is None
+    draft = draft_release(store, "survey", release_package(_copy()), member=ANNA)
+    assert approve(store, "survey", draft.id, zoe, comment="checked by the office").decided_by == "zoe-sub"
+    with pytest.raises(AccessError, match="There is no project 'survey' of which yan-sub is a member"):
+        require(store, "survey", outsider, "read")
