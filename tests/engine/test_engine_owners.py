@@ -153,3 +153,29 @@ def test_anonymize_in_people_on_duckdb_equals_in_memory(tmp_path, capsys, k):
     assert engine["suppressed_persons"] == memory["suppressed_persons"]
     assert engine["suppressed_persons"] > 0 or k != 2  # k = 2: two people suppressed whole
     assert engine["unit"] == memory["unit"] == "records"
+
+
+@pytest.mark.parametrize(
+    "argv, sentence",
+    [
+        (["profile", "{blank}", "--qi", "age", "--person", "pid"], "The person column 'pid' is blank in 1 record;"),
+        (["profile", "{blank}", "--qi", "age", "--person", "nosuch"], "--person names the column 'nosuch'"),
+        (
+            ["anonymize", "{blank}", "--shield", "age", "--k", "2", "--person", "pid", "--out", "{out}"],
+            "The person column 'pid' is blank in 1 record;",
+        ),
+        (
+            ["profile", "{blank}", "--qi", "age", "--household", "pid"],
+            "Households are counted in memory only for now",
+        ),
+    ],
+)
+def test_bad_input_on_duckdb_is_one_sentence_and_nothing_written(tmp_path, capsys, argv, sentence):
+    blank = tmp_path / "blank.csv"
+    blank.write_text("pid,age\na,30\n,31\nb,32\n")
+    out = tmp_path / "out.csv"
+    code = main([a.format(blank=blank, out=out) for a in argv] + ["--engine", "duckdb"])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert sentence in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.startswith("error:")]) == 1
