@@ -1,7 +1,7 @@
 """A history search estimated before it starts (``integrity.md`` part 3): ``anonymize --power 3``
 on 10^5 people x 10 records is refused by its estimate in one sentence.
 
-Target (issue 69): refused, not run (it ran 420 s and 3.3 GB before it was killed): the time
+Target: refused, not run (it ran 420 s and 3.3 GB before it was killed): the time
 to the refusal is reading and pseudonymising the file (about 15 s here, loaded), its peak
 memory that of the table; the sentence names the power, the combinations and the time limit.
 """

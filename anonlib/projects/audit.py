@@ -68,7 +68,6 @@ from ..workflow.package import RECIPE_FILE, TABLE_FILE, package_stamp, stamp_pac
 from ..workflow.recipe import Recipe, apply_recipe
 from ..workflow.release import digest
 from ..workflow.verify import SOURCE, TARGET, PartCheck, Verification, recount, verify_package
-from .linked import released_now
 from .pending import committed
 from .records import AuditEntry, ProjectRef, dumps, now
 from .schema import AUDIT, PROJECTS, RELEASES
@@ -399,6 +398,20 @@ def record_entry(
             how.before_commit(package)
         store.require_present()
     return entry_of({**values, "id": audit_id, "user": values["username"]}, deleted=False)
+
+
+def released_now(c: Connection, row) -> tuple[int | None, tuple[int, ...]]:
+    """In the transaction ``c`` recording a release (the project locked): the project ``row``
+    (None: there is none of that name) as ``anonlib.projects.linked.LinkedDeliveries.seen`` states it."""
+    if row is None:
+        return (None, ())
+    project_id = int(row["id"])
+    lock = select(PROJECTS.c.id).where(PROJECTS.c.id == project_id)
+    if c.dialect.name == "postgresql":  # the project's row locked until the entry is committed
+        c.execute(lock.with_for_update())
+    r = RELEASES
+    ids = c.execute(select(r.c.audit_id).where(r.c.project_id == project_id).order_by(r.c.audit_id)).scalars()
+    return (project_id, tuple(int(i) for i in ids))
 
 
 def _name_of(project) -> str:

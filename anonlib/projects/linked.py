@@ -28,7 +28,7 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, select
+from sqlalchemy import select
 
 from ..core.dataset import Role
 from ..core.errors import AnonlibError, ProjectError
@@ -41,7 +41,7 @@ from ..workflow.health_steps import PseudonymizeStep
 from ..workflow.package import TABLE_FILE
 from ..workflow.recipe import Recipe
 from ..workflow.release import digest
-from .schema import PROJECTS, RELEASES
+from .schema import RELEASES
 from .store import ProjectStore
 
 
@@ -162,20 +162,6 @@ def _same_length(recipe: Recipe, names: Mapping[str, str], lengths: Mapping[str,
                     f"(audit entry {entry}), and this release would make them {wanted} long, so they would not "
                     f"link: a project fixes one length; give --pseudonym-length {step.length}."
                 )
-
-
-def released_now(c: Connection, row) -> tuple[int | None, tuple[int, ...]]:
-    """In the transaction ``c`` recording a release (the project locked): the project ``row``
-    (None: there is none of that name) as ``LinkedDeliveries.seen`` states it."""
-    if row is None:
-        return (None, ())
-    project_id = int(row["id"])
-    lock = select(PROJECTS.c.id).where(PROJECTS.c.id == project_id)
-    if c.dialect.name == "postgresql":  # the project's row locked until the entry is committed
-        c.execute(lock.with_for_update())
-    r = RELEASES
-    ids = c.execute(select(r.c.audit_id).where(r.c.project_id == project_id).order_by(r.c.audit_id)).scalars()
-    return (project_id, tuple(int(i) for i in ids))
 
 
 def _released_table(store: ProjectStore, row, recipe: Recipe):
