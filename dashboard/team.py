@@ -91,6 +91,44 @@ def fresh_sign_in(claims: dict, now: float | None = None, seconds: float = REAUT
         return False
 
 
+def provider_problem(metadata_url: str | None, timeout: float = 3.0) -> str | None:
+    """The sentence saying the sign-in provider cannot be reached (its OpenID configuration at
+    ``metadata_url`` does not answer), or None when it answers. Asked before the sign-in button is
+    offered, so a provider that is down gives a clear page rather than a bare authentication error.
+
+    >>> provider_problem(None) is None
+    True
+    >>> provider_problem("http://127.0.0.1:9/.well-known/openid-configuration", timeout=1)[:47]
+    'The sign-in provider at 127.0.0.1:9 cannot be r'
+    """
+    if not metadata_url:
+        return None
+    from urllib.error import URLError
+    from urllib.parse import urlsplit
+    from urllib.request import urlopen
+
+    try:
+        with urlopen(str(metadata_url), timeout=timeout) as answer:  # noqa: S310 - the configured provider only
+            if answer.status == 200:
+                return None
+    except (URLError, OSError, ValueError):
+        pass
+    where = urlsplit(str(metadata_url)).netloc or str(metadata_url)
+    return (
+        f"The sign-in provider at {where} cannot be reached, so nobody can sign in right now; try again in a "
+        "moment, or ask your administrator whether the provider is down. Nothing of your projects is shown meanwhile."
+    )
+
+
+def metadata_url() -> str | None:
+    """The provider's OpenID configuration URL from ``[auth]`` of secrets.toml (None when not set)."""
+    try:
+        auth = st.secrets.get("auth", {})
+        return auth.get("server_metadata_url") if hasattr(auth, "get") else None
+    except Exception:  # noqa: BLE001 - no secrets file
+        return None
+
+
 def _claims() -> dict:
     try:
         return {k: st.user.get(k) for k in st.user}  # st.user is read-only and not a dict
@@ -136,6 +174,8 @@ __all__ = [
     "fresh_sign_in",
     "may_approve_now",
     "member",
+    "metadata_url",
+    "provider_problem",
     "session_expired",
     "team_mode",
     "team_pages",

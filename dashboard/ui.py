@@ -47,7 +47,7 @@ from .state import (
     undo,
     working_copy,
 )
-from .team import member, session_expired, team_mode, team_pages
+from .team import member, metadata_url, provider_problem, session_expired, team_mode, team_pages
 
 log = logging.getLogger("dashboard")
 
@@ -542,6 +542,10 @@ def sign_in_page() -> None:
         st.button("Sign in again", key="team_sign_in_again", type="primary", on_click=st.logout)
         return
     st.info(SIGNED_OUT)
+    down = provider_problem(metadata_url())
+    if down:  # a clear page, not a bare "Authentication error" after the click
+        st.error(down)
+        return
     st.write(
         "Your team's projects are kept on a shared server: sign in with your organisation's account to see the "
         "projects you are a member of, in the role you have in each."
