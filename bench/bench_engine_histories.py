@@ -12,7 +12,7 @@ reporting its wall time and peak resident memory (Spark: and the JVM's):
   sharing their whole history (``linkage_risk``), and the people unique / below 5 at power 2
   (``anonlib.engine.owners.sharing``), on DuckDB, Spark local[2] or in memory.
 
-Targets (issue 67): 10^8 records of 10^7 people through DuckDB within 5 minutes and 8 GB; the
+Targets (scale.md part 2): 10^8 records of 10^7 people through DuckDB within 5 minutes and 8 GB; the
 5·10^6-record panel in memory and through DuckDB side by side (ratio).
 
 Run: ``python -m bench.bench_engine_histories [RECORDS] [duckdb,memory,spark]`` (default 10^6,
