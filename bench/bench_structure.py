@@ -1,7 +1,7 @@
 """Roles from the file's structure (``linkable.md`` part 2, section 8): the person, household
 and time columns read off 10^6 records.
 
-Target: structural role guessing on 10^6 rows within 2 s (issue 66; the brief: about a second).
+Target: structural role guessing on 10^6 rows within 2 s.
 The file has a labour panel's shape: 10^5 people x 10 yearly waves (rows shuffled), an id no
 name explains, two-digit years, a birth year, a sex, an age, a city flag with blanks, a wage
 with decimals, an industry code. Timed twice: ``find_structure`` alone, and
@@ -64,7 +64,7 @@ BENCHMARKS = [
         _panel,
         _found,
         repeat=3,
-        reference="issue 66: within 2 s",
+        reference="within 2 s",
         note=_found_note,
     ),  # fmt: skip
     Benchmark(
@@ -73,7 +73,7 @@ BENCHMARKS = [
         _panel,
         lambda frame: role_guesses(frame, contents=True),
         repeat=3,
-        reference="issue 66: within 2 s",
+        reference="within 2 s",
         note=_guesses_note,
     ),
 ]

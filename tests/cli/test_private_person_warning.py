@@ -1,4 +1,4 @@
-"""A panel released per record with its person column unnamed as such (dp.md part 4, issue 69):
+"""A panel released per record with its person column unnamed as such (dp.md part 4):
 ``synthesize`` without ``--person`` warns in one sentence, naming the column found by the file's
 structure and how many records its most frequent person has; with ``--person`` it does not.
 OpenDP's output is held fixed (``HeldRelease``): the warning is what is tested."""

@@ -275,7 +275,7 @@ def test_a_file_with_several_records_per_person_is_told_what_epsilon_means():
 
 
 def test_a_panel_whose_person_column_is_not_named_so_warns_by_structure():
-    """The labour panel's shape: ``idcode`` says nothing, a year varies within it (issue 69)."""
+    """The labour panel's shape: ``idcode`` says nothing, a year varies within it."""
     frame = labour()
     most = int(frame["idcode"].value_counts().max())
     warning = several_records_per_person(frame, skip=["age", "race"])
