@@ -25,6 +25,7 @@ from ..measures.wildcard import marked_codes, wildcard_matches
 from ..transformations.generalization import SEARCH_METHODS, release_search
 from ..workflow.engine_search import release_roles
 from ..workflow.history import WorkingCopy
+from ..workflow.kept import kept_risk, refuse_unkept
 from ..workflow.local_steps import LocalSuppressionStep
 from ..workflow.package import release_package
 from ..workflow.power_choice import SUGGESTION_RULE
@@ -38,6 +39,7 @@ from .common import (
     column_names,
     command,
     data_arguments,
+    declared,
     engine_arguments,
     hierarchy_files,
     once,
@@ -90,7 +92,8 @@ def _anonymize(args: argparse.Namespace) -> int:
     measure = check_measure(args.measure)
     args.time_limit = time_limit_seconds(args.time_limit)
     modelled = [r.sensitive for r in requirements]
-    wanted = set(qis) | set(dataset.quasi_identifiers + dataset.sensitive) | set(modelled)
+    # the kept columns are searched beside the shield (distinct rows count them), never generalized
+    wanted = set(qis) | set(dataset.quasi_identifiers + dataset.sensitive + dataset.kept) | set(modelled)
     names = column_names(dataset)
     columns = [c for c in names if c in wanted] + [c for c in qis if c not in names]
     columns += [c for c in dict.fromkeys(modelled) if c not in columns]
@@ -99,6 +102,14 @@ def _anonymize(args: argparse.Namespace) -> int:
     # the release's roles (--shield names its quasi-identifiers, the other quasi-identifiers kept as
     # ignored columns): with --drop-missing, its assessed records are searched and released
     loaded = dataset.with_roles(release_roles(dataset, qis, target))
+    # nothing released unchanged that the target does not count, unless kept by a decision (--keep, role keep)
+    refuse_unkept(
+        dataset,
+        qis,
+        released=[c for c in names if c in set(columns) | set(dataset.kept)],
+        declared=declared(args, target),
+        changed=[*split(getattr(args, "shift_dates", None)), *(c.strip() for c in args.pseudonymize or [])],
+    )
     distances = {r.sensitive for r in requirements if r.model == "t_closeness"}
     unknown = [a for a in given if a not in qis and a not in distances]
     if unknown:
@@ -214,6 +225,14 @@ def _anonymize(args: argparse.Namespace) -> int:
     # the distinct rows before, counted over the same written columns as "rows" (one count, _distinct_rows)
     before = _distinct_rows(start.release(release.recipe.columns), release.recipe.columns, dataset.count)
     account = release.copy.column_account(release.recipe.columns)
+    # what an attacker who knows the kept columns sees, counted on the released table
+    released_table = release.copy.release(release.recipe.columns)
+    kept = kept_risk(
+        released_table,
+        qis,
+        release.recipe.kept,
+        person=loaded.person if loaded.person in released_table.columns else None,
+    )
     return report_release(
         args,
         dataset=dataset.name,
@@ -234,6 +253,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         people=(int(frame[whole].nunique()), measured.get("released_persons", 0)) if whole is not None else None,
         earlier=links.linked if links is not None else 0,
         capped=capped,
+        kept=kept,
     )
 
 

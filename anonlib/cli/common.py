@@ -257,6 +257,22 @@ def health_roles(args: argparse.Namespace, columns) -> dict[str, Role]:
     return roles
 
 
+def declared(args: argparse.Namespace, target=None) -> tuple[str, ...]:
+    """The sensitive attributes the user named: ``--role COL=sensitive`` and the sensitive attributes
+    of the target's privacy models (``--require``); a guessed sensitive column is not declared.
+
+    >>> declared(argparse.Namespace(role=["dx=sensitive", "age=quasi-identifier"]))
+    ('dx',)
+    """
+    named = []
+    for spec in getattr(args, "role", None) or []:
+        column, sep, role = spec.rpartition("=")
+        if sep and role.strip().lower() == Role.SENSITIVE.value:
+            named.append(column.strip())
+    named += list(getattr(target, "sensitive", ()) or ())
+    return tuple(dict.fromkeys(named))
+
+
 def _role_options(specs: Sequence[str], dataset: Dataset) -> dict[str, Role]:
     """``--role COLUMN=ROLE`` options (repeatable), checked against the table's columns."""
     out: dict[str, Role] = {}
@@ -640,6 +656,7 @@ def report_release(
     people: tuple[int, int] | None = None,
     earlier: int = 0,
     capped: tuple[int, int, int] | None = None,
+    kept=(),
 ) -> int:
     """What ``anonymize`` states about its release, in memory and on an engine alike: the JSON
     of ``--json`` or the lines printed, and the exit code (0 when the written file meets the
@@ -649,7 +666,11 @@ def report_release(
     ``engine_line`` its line to the text. ``people`` (with a person column: the people searched
     and the people released) makes ``k`` and ``suppressed`` count people, the records beside them.
     ``capped`` (a records-per-person cap: records left out, people who lost one, the cap) adds
-    ``capped_records`` and ``capped_people``."""
+    ``capped_records`` and ``capped_people``.
+    ``kept`` names the columns released unchanged outside the target, or is their ``KeptRisk`` (the
+    people or records unique once they are added, measured on the released table)."""
+    kept_json = kept.to_json() if hasattr(kept, "to_json") else {"kept": list(kept)}
+
     if args.json:
         print_json(
             args,
@@ -688,6 +709,7 @@ def report_release(
                     "records_with_suppressed_cells": cells[1],
                     "verdict": check.sentence(),
                     "steps": list(steps),
+                    **kept_json,
                     "hierarchies": {a: ("file" if a in given else "default") for a in shield},
                     "original_rows": rows[1],
                     "original_violations": result.root.violations,
@@ -751,6 +773,8 @@ def report_release(
         released, left_out = account.sentences()
         print(f"columns            {released}")
         print(f"                   {left_out}")
+    if hasattr(kept, "sentence") and kept.kept:
+        print(f"kept               {kept.sentence()}")
     print(f"result             {check.sentence()}")
     if not check.met:
         print(f"not met            {check.failing_records:,} records in classes failing the target")

@@ -489,6 +489,13 @@ class Recipe:
             loaded_persons=None,
         )
 
+    @property
+    def kept(self) -> tuple[str, ...]:
+        """The released columns kept unchanged by a decision (role ``keep`` in the source): the
+        target does not count them; ``apply`` releases them as recorded."""
+        roles = self.source.roles
+        return tuple(c for c in self.columns if roles.get(c) == Role.KEEP.value)
+
     def column_account(self):
         """The columns the recipe releases and those it leaves out, with roles and reasons
         (``anonlib.workflow.release.ColumnAccount``)."""

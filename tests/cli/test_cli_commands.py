@@ -244,7 +244,19 @@ def test_privacy_poac_uses_the_papers_joint_q(capsys: pytest.CaptureFixture[str]
 def test_anonymize_arca_with_the_papers_hierarchies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     frame = load_sample("arca_table1").frame
     hierarchies = arca_hierarchies(frame)
-    argv = ["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age,AC", "--k", "3", "--method", "iab"]
+    argv = [
+        "anonymize",
+        "--sample",
+        "arca_table1",
+        "--shield",
+        "Zip,Age,AC",
+        "--keep",
+        "Sex,Weight,Race",
+        "--k",
+        "3",
+        "--method",
+        "iab",
+    ]
     for attribute, table in hierarchies.items():
         path = tmp_path / f"{attribute}.csv"
         path.write_bytes(hierarchy_csv(table))
@@ -266,7 +278,20 @@ def test_anonymize_arca_with_the_papers_hierarchies(tmp_path: Path, capsys: pyte
 @pytest.mark.parametrize("method", ["exhaustive", "greedy"])
 def test_anonymize_with_default_hierarchies_equals_the_library(method, capsys: pytest.CaptureFixture[str]) -> None:
     result = run_json(
-        ["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age", "--k", "4", "--method", method], capsys
+        [
+            "anonymize",
+            "--sample",
+            "arca_table1",
+            "--shield",
+            "Zip,Age",
+            "--keep",
+            "Sex,AC,Weight,Race",
+            "--k",
+            "4",
+            "--method",
+            method,
+        ],
+        capsys,
     )
     frame = load_sample("arca_table1").frame
     hierarchies = {a: default_hierarchy(frame[a], a)[1] for a in ("Zip", "Age")}
@@ -285,7 +310,12 @@ def test_nothing_is_written_without_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age", "--k", "3"]) == 0
+    assert (
+        main(
+            ["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age", "--keep", "Sex,AC,Weight,Race", "--k", "3"]
+        )
+        == 0
+    )
     assert main(["privacy", "--sample", "kroes_table1_option2", "--sensitive", "Diagnosis"]) == 0
     assert main(["leakage", "--sample", "arca_table1"]) == 0
     assert (
@@ -338,11 +368,35 @@ def test_every_command_has_help_with_an_example(command, capsys: pytest.CaptureF
             "threshold p must be at least 0 and below 1; got 1.5",
         ),
         (
-            ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "3", "--hierarchy", "Zip"],
+            [
+                "anonymize",
+                "--sample",
+                "arca_table1",
+                "--shield",
+                "Zip",
+                "--keep",
+                "Sex,AC,Age,Weight,Race",
+                "--k",
+                "3",
+                "--hierarchy",
+                "Zip",
+            ],
             "ATTRIBUTE=file.csv",
         ),
         (
-            ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "3", "--hierarchy", "Zip=nowhere.csv"],
+            [
+                "anonymize",
+                "--sample",
+                "arca_table1",
+                "--shield",
+                "Zip",
+                "--keep",
+                "Sex,AC,Age,Weight,Race",
+                "--k",
+                "3",
+                "--hierarchy",
+                "Zip=nowhere.csv",
+            ],
             "'nowhere.csv' does not exist",
         ),
         (
@@ -352,6 +406,8 @@ def test_every_command_has_help_with_an_example(command, capsys: pytest.CaptureF
                 "arca_table1",
                 "--shield",
                 "Zip",
+                "--keep",
+                "Sex,AC,Age,Weight,Race",
                 "--k",
                 "3",
                 "--hierarchy",
@@ -360,16 +416,38 @@ def test_every_command_has_help_with_an_example(command, capsys: pytest.CaptureF
             "not a quasi-identifier of --shield",
         ),
         (
-            ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "0"],
+            ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--keep", "Sex,AC,Age,Weight,Race", "--k", "0"],
             "k must be a whole number of at least 1; got 0",
         ),
         (
-            ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "100"],
+            [
+                "anonymize",
+                "--sample",
+                "arca_table1",
+                "--shield",
+                "Zip",
+                "--keep",
+                "Sex,AC,Age,Weight,Race",
+                "--k",
+                "100",
+            ],
             "No generalization reaches 100-anonymity",
         ),
         (["leakage", "--sample", "arca_table1", "--sizes", "0"], "at least one attribute; got size 0"),
         (
-            ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "3", "--out", "/nonexistent-dir/x.csv"],
+            [
+                "anonymize",
+                "--sample",
+                "arca_table1",
+                "--shield",
+                "Zip",
+                "--keep",
+                "Sex,AC,Age,Weight,Race",
+                "--k",
+                "3",
+                "--out",
+                "/nonexistent-dir/x.csv",
+            ],
             "Could not write",
         ),
     ],

@@ -37,7 +37,7 @@ def work(tmp_path, monkeypatch, capsys) -> tuple[Path, str]:
     url = f"sqlite:///{tmp_path / 'store' / 'projects.sqlite'}"
     monkeypatch.setenv("ANONLIB_STORE", url)
     (folder / "d.csv").write_bytes(patient_delivery(0, rows=2000))
-    code = main(["anonymize", str(folder / "d.csv"), "--shield", "age,sex", "--k", "5",
+    code = main(["anonymize", str(folder / "d.csv"), "--shield", "age,sex", "--keep", "zip", "--k", "5",
                  "--recipe", str(folder / "r.json"), "--out", str(folder / "first.csv"), "--project", "study"])  # fmt: skip
     assert code == 0, capsys.readouterr().err
     return folder, url
@@ -83,7 +83,20 @@ STORE_COMMANDS = [
     ["projects", "delete", "study", "--yes"],
     ["projects", "budget", "study"],
     ["audit"],
-    ["anonymize", "{folder}/d.csv", "--shield", "age,sex", "--k", "5", "--out", "{folder}/o.csv", "--project", "p"],
+    [
+        "anonymize",
+        "{folder}/d.csv",
+        "--shield",
+        "age,sex",
+        "--keep",
+        "zip",
+        "--k",
+        "5",
+        "--out",
+        "{folder}/o.csv",
+        "--project",
+        "p",
+    ],
     ["apply", "{folder}/r.json", "{folder}/d.csv", "--out", "{folder}/o.csv", "--project", "study"],
 ]
 

@@ -19,7 +19,9 @@ SPELLINGS = ("same", "dot", "dotdot", "absolute", "symlink", "hardlink")
 
 
 def adult_file(folder: Path, rows: int = 300, name: str = "in.csv") -> Path:
-    frame = load_sample("adult").frame.head(rows)[["age", "sex", "race", "education", "income"]]
+    """Adult's first rows: the quasi-identifiers these tests shield (age, sex) and the income; the
+    other guessed quasi-identifiers are left out, as anonymize refuses to release them unchanged."""
+    frame = load_sample("adult").frame.head(rows)[["age", "sex", "income"]]
     path = folder / name
     frame.to_csv(path, index=False)
     return path

@@ -75,7 +75,7 @@ def test_anonymize_and_apply_with_a_project_are_on_record(files, capsys):
 def test_json_output_stays_one_document_with_a_project(files, capsys):
     t = files
     code, out, err = run(
-        capsys, "anonymize", t / "month0.csv", "--shield", "age,sex", "--k", "3", "--out", t / "r.csv",
+        capsys, "anonymize", t / "month0.csv", "--shield", "age,sex", "--keep", "zip", "--k", "3", "--out", t / "r.csv",
         "--project", "p", "--json",
     )  # fmt: skip
     assert "audit log" in err and "audit log" not in out

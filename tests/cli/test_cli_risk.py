@@ -140,6 +140,8 @@ def test_anonymize_with_models_and_a_suppression_limit(tmp_path: Path, capsys: p
         "arca_table1",
         "--shield",
         "Zip,Age,AC",
+        "--keep",
+        "Sex,Weight,Race",
         "--k",
         "3",
         "--require",
@@ -179,7 +181,18 @@ def test_anonymize_with_models_and_a_suppression_limit(tmp_path: Path, capsys: p
     ],
 )
 def test_anonymize_bad_models_are_one_sentence(extra, phrase, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age,AC", "--k", "3", *extra]
+    argv = [
+        "anonymize",
+        "--sample",
+        "arca_table1",
+        "--shield",
+        "Zip,Age,AC",
+        "--keep",
+        "Sex,Weight,Race",
+        "--k",
+        "3",
+        *extra,
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert phrase in err and err.count("\n") == 1

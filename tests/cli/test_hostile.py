@@ -127,6 +127,7 @@ def _privacy_counts(out: dict) -> None:
 
 ATTRIBUTES_20 = ",".join(f"a{i}" for i in range(20))
 BINARY_20 = ",".join(f"b{i}" for i in range(20))
+BINARY_REST = ",".join(f"b{i}" for i in range(20, 64))  # kept: released unchanged by a decision
 
 
 def _exhaustive(table: pd.DataFrame):
@@ -208,7 +209,18 @@ CASES = [
     ),
     Case(  # 2^20 tables of 20 records ran for minutes without an estimate saying so
         "anonymize_exhaustive_20_binary_attributes",
-        ["anonymize", h("binary_64_columns.csv"), "--shield", BINARY_20, "--k", "2", "--method", "exhaustive"],
+        [
+            "anonymize",
+            h("binary_64_columns.csv"),
+            "--shield",
+            BINARY_20,
+            "--keep",
+            BINARY_REST,
+            "--k",
+            "2",
+            "--method",
+            "exhaustive",
+        ],
         "Checking 1,048,575 generalized tables would take about 5 minutes on this computer (the limit is 30 "
         "seconds); choose fewer quasi-identifiers or hierarchies with fewer levels, or the IAB search, which finds "
         "the same table counting far fewer.",
@@ -300,7 +312,17 @@ CASES = [
     ),
     Case(
         "k_beyond_exact",
-        ["anonymize", "--sample", "arca_table1", "--shield", "Zip", "--k", "1" + "0" * 23],
+        [
+            "anonymize",
+            "--sample",
+            "arca_table1",
+            "--shield",
+            "Zip",
+            "--keep",
+            "Sex,AC,Age,Weight,Race",
+            "--k",
+            "1" + "0" * 23,
+        ],
         "k must be a whole number from 1 to 9,007,199,254,740,992; got 100000000000000000000000.",
     ),
     Case(
@@ -350,6 +372,8 @@ CASES = [
             h("identifier_named_code.csv"),
             "--shield",
             "Code,Gender",
+            "--keep",
+            "ZIP",
             "--k",
             "2",
             "--role",
@@ -415,6 +439,8 @@ CASES = [
             h("cities_latin1.csv"),
             "--shield",
             "city",
+            "--keep",
+            "sex",
             "--k",
             "2",
             "--hierarchy",
@@ -652,7 +678,21 @@ def test_200000_nested_brackets_in_a_recipe_project_export_or_package_are_one_se
         export.writestr("SHA256SUMS", f"{hashlib.sha256(deep.encode()).hexdigest()}  project.json\n")
     package = tmp_path / "release.zip"
     assert (
-        main(["anonymize", "--sample", "caballero_table2b", "--shield", "Age", "--k", "1", "--package", str(package)])
+        main(
+            [
+                "anonymize",
+                "--sample",
+                "caballero_table2b",
+                "--shield",
+                "Age",
+                "--keep",
+                "ZIP,Gender",
+                "--k",
+                "1",
+                "--package",
+                str(package),
+            ]
+        )
         == 0
     )
     with zipfile.ZipFile(package, "a") as archive:

@@ -68,7 +68,7 @@ def store_env(store_url, monkeypatch):
 
 
 def release(capsys, t: Path, *extra) -> tuple[int, str, str]:
-    return run(capsys, "anonymize", t / "survey.csv", "--shield", "age,sex", "--k", "5", *extra)
+    return run(capsys, "anonymize", t / "survey.csv", "--shield", "age,sex", "--keep", "zip", "--k", "5", *extra)
 
 
 # --------------------------------------------------------------------------- 5. output over the store
@@ -140,8 +140,8 @@ def test_no_output_names_a_key_file(work, capsys, store_env):
 
 def pseudonymize(capsys, t: Path, key: str, out: str, project: str = "clinic") -> tuple[int, str, str]:
     return run(
-        capsys, "anonymize", t / "visits.csv", "--shield", "age,sex", "--k", "2", "--person", "mrn",
-        "--pseudonymize", "mrn", "--key-file", t / key, "--out", t / out, "--project", project,
+        capsys, "anonymize", t / "visits.csv", "--shield", "age,sex", "--keep", "visit_date,discharge_date,zip", "--k", "2",
+        "--person", "mrn", "--pseudonymize", "mrn", "--key-file", t / key, "--out", t / out, "--project", project,
     )  # fmt: skip
 
 
@@ -497,7 +497,8 @@ def test_the_cli_refuses_a_bomb_in_one_sentence(work, capsys):
 
 def test_show_says_a_bundled_sample_is_not_kept(work, capsys, store_env):
     t = work
-    code, _, err = run(capsys, "anonymize", "--sample", "adult", "--shield", "age,sex", "--k", "5", "--out",
+    code, _, err = run(capsys, "anonymize", "--sample", "adult", "--shield", "age,sex", "--k", "5",
+                       "--keep", "education,marital-status,race,native-country", "--out",
                        t / "a.csv", "--project", "adult study")  # fmt: skip
     assert code == 0, err
     code, out, _ = run(capsys, "projects", "show", "adult study")

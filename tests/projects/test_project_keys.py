@@ -37,7 +37,7 @@ def run(capsys, *argv) -> tuple[int, str, str]:
 
 
 def release_argv(folder: Path, project: str, out: str = "r.csv", *extra) -> list:
-    return ["anonymize", folder / "d.csv", "--shield", "age,sex", "--k", "5", "--pseudonymize", "pid",
+    return ["anonymize", folder / "d.csv", "--shield", "age,sex", "--keep", "zip", "--k", "5", "--pseudonymize", "pid",
             "--out", folder / out, "--project", project, *extra]  # fmt: skip
 
 
@@ -200,7 +200,7 @@ def test_a_key_file_others_may_read_is_refused_unless_allowed(folder, capsys):
     key = folder / "shared.key"
     key.write_text("ab" * 32 + "\n")
     os.chmod(key, 0o644)
-    argv = ["anonymize", folder / "d.csv", "--shield", "age,sex", "--k", "5", "--pseudonymize", "pid",
+    argv = ["anonymize", folder / "d.csv", "--shield", "age,sex", "--keep", "zip", "--k", "5", "--pseudonymize", "pid",
             "--key-file", key, "--out", folder / "r.csv"]  # fmt: skip
     code, out, err = run(capsys, *argv)
     assert (code, out) == (2, "") and err == (

@@ -187,6 +187,8 @@ def test_anonymize_with_a_person_column_states_people_measured_on_the_file_writt
         str(source),
         "--shield",
         "age,sex,zip",
+        "--keep",
+        "visit_date,discharge_date",
         "--k",
         "5",
         "--max-suppressed",
