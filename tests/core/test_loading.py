@@ -401,7 +401,19 @@ def test_a_hierarchy_row_for_a_marker_applies_to_the_values_read_as_missing(caps
     )
     code = _bounded(
         lambda: main(
-            ["anonymize", data, "--shield", "workclass", "--k", "2", "--hierarchy", f"workclass={rows}", "--json"]
+            [
+                "anonymize",
+                data,
+                "--shield",
+                "workclass",
+                "--keep",
+                "sex",
+                "--k",
+                "2",
+                "--hierarchy",
+                f"workclass={rows}",
+                "--json",
+            ]
         ),
         10.0,
         60.0,
@@ -425,7 +437,23 @@ def test_marker_rows_that_disagree_are_reported_in_one_sentence(capsys: pytest.C
         "all of them as missing values and cannot tell them apart; give those rows the same generalizations, "
         "or keep one of them."
     )
-    assert main(["anonymize", data, "--shield", "workclass", "--k", "2", "--hierarchy", f"workclass={rows}"]) == 2
+    assert (
+        main(
+            [
+                "anonymize",
+                data,
+                "--shield",
+                "workclass",
+                "--keep",
+                "sex",
+                "--k",
+                "2",
+                "--hierarchy",
+                f"workclass={rows}",
+            ]
+        )
+        == 2
+    )
     assert capsys.readouterr().err.splitlines()[-1] == f"error: {sentence}"
     with pytest.raises(HierarchyError) as info:
         level_lookup(
