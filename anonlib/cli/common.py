@@ -725,6 +725,16 @@ def report_release(
                         if people is not None
                         else {}
                     ),
+                    # households counted in households (persons/released_persons kept for the contract)
+                    **(
+                        {
+                            "households": people[0],
+                            "released_households": people[1],
+                            "suppressed_households": people[0] - people[1],
+                        }
+                        if people is not None and check.target.unit == "households"
+                        else {}
+                    ),
                     **(
                         {"capped_records": capped[0], "capped_people": capped[1], "cap_records": capped[2]}
                         if capped is not None

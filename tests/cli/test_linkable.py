@@ -208,3 +208,7 @@ def test_household_risk_equals_the_formula_on_every_household_and_the_release_sh
     written = pd.read_csv(out, dtype=str)
     assert history_sharing(written, ["age", "sex"], "hhid").min() >= 3  # every signature shared by >= 3 households
     assert released["suppressed_persons"] == frame["hhid"].nunique() - written["hhid"].nunique()
+    # every count names its unit: the households as households (persons kept for the contract)
+    assert released["households"] == released["persons"] == frame["hhid"].nunique()
+    assert released["released_households"] == written["hhid"].nunique()
+    assert released["suppressed_households"] == released["suppressed_persons"]
