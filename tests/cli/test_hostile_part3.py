@@ -147,7 +147,19 @@ def store_with_forged_name(tmp_path, monkeypatch, capsys) -> Path:
 
     monkeypatch.setenv("ANONLIB_HOME", str(tmp_path / "home"))
     package = tmp_path / "p.zip"
-    argv = ["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age", "--k", "2", "--package", str(package)]
+    argv = [
+        "anonymize",
+        "--sample",
+        "arca_table1",
+        "--shield",
+        "Zip,Age",
+        "--keep",
+        "Sex,AC,Weight,Race",
+        "--k",
+        "2",
+        "--package",
+        str(package),
+    ]
     assert main([*argv, "--project", "plain"]) == 0
     engine = create_engine(f"sqlite:///{tmp_path / 'home' / 'projects.sqlite'}")
     with engine.begin() as c:

@@ -172,6 +172,8 @@ def cli_release(tmp_path, monkeypatch):
                 "in.csv",
                 "--shield",
                 "age,sex,race",
+                "--keep",
+                "native-country,occupation",
                 "--k",
                 "3",
                 "--out",
