@@ -40,6 +40,7 @@ with a sentence.
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib.resources import files
 
 from sqlalchemy import (
     Boolean,
@@ -241,9 +242,15 @@ def add_version_5(connection: Connection) -> None:
     )
     if team:  # a team's store: its budget function reads the raises and the charges (team.sql); members write
         # no table: a spend's fingerprint goes through anonlib_add_fingerprint (projects team-setup adds it)
-        from .team_postgres import file_spending_sql  # the team's SQL (imports this module)
-
         connection.execute(text(file_spending_sql()))
+
+
+def file_spending_sql() -> str:
+    """The statement (de)fining the team's ``anonlib_file_spending``, as ``team.sql`` has it
+    (between its ``-- file spending`` markers): a schema migration of a team's store re-creates it."""
+    sql = files("anonlib.projects").joinpath("team.sql").read_text(encoding="utf-8")
+    start, end = sql.index("-- file spending: begin"), sql.index("-- file spending: end")
+    return sql[start:end].split("\n", 1)[1]
 
 
 # version -> the function that brings a store of the version before it to this one

@@ -34,14 +34,6 @@ def team_sql() -> str:
     return files("anonlib.projects").joinpath("team.sql").read_text(encoding="utf-8")
 
 
-def file_spending_sql() -> str:
-    """The statement (de)fining ``anonlib_file_spending``, as ``team.sql`` has it (between its
-    ``-- file spending`` markers): a schema migration of a team's store re-creates it from here."""
-    sql = team_sql()
-    start, end = sql.index("-- file spending: begin"), sql.index("-- file spending: end")
-    return sql[start:end].split("\n", 1)[1]
-
-
 def team_setup(store: ProjectStore, logins: Iterable[str] = ()) -> list[str]:
     """Make the PostgreSQL store at ``store`` a team's (``team_sql``) and grant the members' group
     role to ``logins`` (each must exist); the logins granted. Run by an administrator login, which
