@@ -56,7 +56,9 @@ def power_table(risks: Sequence[PowerRisk], releases: Sequence[PowerRelease] | N
     found = {r.power: r for r in releases or ()}
     for r in risks:
         row = {
-            "an attacker knows": "all records" if r.power is None else f"any {r.power} records",
+            "an attacker knows": "all records"
+            if r.power is None
+            else f"any {r.power} record{'' if r.power == 1 else 's'}",
             "people unique": _count(r.people_unique, r.people, r.refused),
             f"people in histories shared by < {k}": _count(r.people_below_k, r.people, r.refused),
         }

@@ -244,7 +244,7 @@ def power_figure(
     fig.update_xaxes(type="category")
     fig.update_yaxes(range=[0, 102])
     fig.update_layout(
-        barmode="group", height=220, legend=dict(orientation="h", y=-0.35), margin=dict(l=5, r=5, t=30, b=5)
+        barmode="group", height=240, legend=dict(orientation="h", y=-0.55), margin=dict(l=5, r=5, t=30, b=5)
     )
     laid_out(fig, "People at risk by the attacker's power", "records an attacker knows", "% of people")
     fig.update_layout(margin=dict(l=5, r=5, t=30, b=5), title_font_size=12)
