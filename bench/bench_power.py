@@ -1,6 +1,6 @@
 """Risk by the adversary's power (``linkable.md`` part 2, section 7): ``by_power`` on 10^6 records.
 
-Target (issue 66): counting people unique and below k at powers 1, 2 and 3 on 10^6 records
+Target: counting people unique and below k at powers 1, 2 and 3 on 10^6 records
 (10^5 people x 10 records) within 10x the power-all check on the same records; power 5 is
 reported beside it. The records are ``bench_linkable``'s (a year, a job that changes now and
 then, a region).

@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..core.equivalence import person_codes
 from ..core.errors import ColumnError, ParameterError
-from .pseudonyms import _keyed, value_texts
+from .pseudonyms import keyed_digest, value_texts
 
 CAP_ORDERS = ("first", "random")
 RANDOM_LABEL = b"cap-records\x1f"  # the keyed hash's domain: never the same bytes as a pseudonym's
@@ -127,7 +127,7 @@ def cap_records(
         if key is None:
             raise ParameterError("Drawing the records to keep at random needs the project key (--key-file).")
         seen = _occurrence(codes)  # a person's first, second, ... record in the file
-        digest = _keyed(key, RANDOM_LABEL)
+        digest = keyed_digest(key, RANDOM_LABEL)
         texts = value_texts(frame[person]).to_numpy(dtype=object)
         ranks = np.array(
             [int.from_bytes(digest(f"{t}\x1f{s}")[:8], "big") for t, s in zip(texts, seen.tolist())], dtype=np.uint64

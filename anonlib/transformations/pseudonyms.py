@@ -126,6 +126,17 @@ def _keyed(key: bytes, label: bytes = b""):
     return digest
 
 
+def keyed_digest(key: bytes, label: bytes = b""):
+    """HMAC-SHA-256 under ``key`` of ``label + text``, as a function of ``text`` (the pseudonyms'
+    keyed hash, for other draws made under the project key, such as the records-per-person cap).
+
+    >>> import hmac
+    >>> keyed_digest(b"k", b"x:")("y") == hmac.new(b"k", b"x:y", hashlib.sha256).digest()
+    True
+    """
+    return _keyed(key, label)
+
+
 def _distinct_texts(values: pd.Series) -> tuple[np.ndarray, pd.Series, np.ndarray]:
     """Each row's code among the distinct present values (-1 for missing), and each distinct
     value's text (``value_texts``): the hash is computed once per distinct value."""

@@ -159,6 +159,7 @@ def test_no_module_over_1000_lines():
 # The layers of docs/architecture.md, bottom up; a room imports only its own layer or those below.
 MEASURES = (
     "profile",
+    "power",
     "linkage",
     "avector",
     "risk",
@@ -173,6 +174,7 @@ MEASURES = (
 )
 TRANSFORMATIONS = (
     "generalization",
+    "capping",
     "anonymize_experiments",
     "frontier",
     "geo",
