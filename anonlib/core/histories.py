@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from .budget import WorkEstimate, check_work
-from .equivalence import combine, distinct_keys, persons_per_class
+from .equivalence import combine, distinct_keys, encode_column, persons_per_class
 from .errors import ParameterError
 from .numbers import MAX_COUNT, shown, whole_number
 
@@ -384,14 +384,14 @@ def adversary_power(value: object) -> int | None:
 class Earlier:
     """Records a project already released under linked pseudonyms (its earlier deliveries), kept as
     released: per record its owners (``owners``: column -> the values as released, the pseudonyms),
-    its class (``classes``: its delivery and its released quasi-identifier values as one label, so
+    its class (``classes``: its delivery and its class on the released quasi-identifier values, blanks a value, so
     rows of different deliveries never share a class: an attacker knows which file a row came from)
     and its records (``weights``). A new delivery's histories are judged on its records together
     with these (the cumulative history). Compared by identity.
 
     >>> e = Earlier.of([(pd.DataFrame({"pid": ["a", "b"], "age": ["30-39", "30-39"]}), ["age"], None)], ["pid"])
     >>> e.deliveries, e.classes.tolist(), e.people("pid")
-    (1, ['0\\x1f30-39', '0\\x1f30-39'], 2)
+    (1, ['0\\x1f0', '0\\x1f0'], 2)
     """
 
     owners: dict[str, np.ndarray]
@@ -411,8 +411,7 @@ class Earlier:
                 raise ParameterError(
                     f"Earlier delivery {number + 1} does not hold {', '.join(missing)}, so its records do not link."
                 )
-            text = frame[list(qis)].astype(str).agg("\x1f".join, axis=1) if qis else pd.Series("", index=frame.index)
-            labels.append((f"{number}\x1f" + text).to_numpy(dtype=object))
+            labels.append(np.char.add(f"{number}\x1f", released_classes(frame, qis).astype(str)).astype(object))
             for c in owners:
                 values[c].append(frame[c].astype(str).to_numpy(dtype=object))
             w = np.ones(len(frame), dtype=np.int64) if count is None else frame[count].to_numpy(dtype=np.int64)
@@ -427,6 +426,21 @@ class Earlier:
     def people(self, column: str) -> int:
         """Distinct owners of ``column`` in the earlier records."""
         return int(len(pd.unique(self.owners[column])))
+
+
+def released_classes(frame: pd.DataFrame, qis: Sequence[str]) -> np.ndarray:
+    """Per row, the id of its class on ``qis`` as released: rows with the same values share it, a
+    blank (missing) value being one value like any other (never joined or compared as text).
+
+    >>> f = pd.DataFrame({"age": pd.array(["30-39", None, None], dtype="string"), "sex": ["F", "F", "F"]})
+    >>> released_classes(f, ["age", "sex"]).tolist()
+    [0, 1, 1]
+    """
+    if not len(qis):
+        return np.zeros(len(frame), dtype=np.int64)
+    encoded = [encode_column(frame[c], ordered=False) for c in qis]
+    codes, _ = combine([c for c, _ in encoded], [max(len(labels), 1) for _, labels in encoded], ordered=False)
+    return np.asarray(codes, dtype=np.int64)
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:
