@@ -21,8 +21,9 @@ from importlib.resources import files
 from sqlalchemy import text
 
 from ..core.errors import ProjectError
+from .schema import file_spending_sql  # noqa: F401 - named here too, beside the team's SQL
 from .store import ProjectStore
-from .team_schema import _MEMBER_LOGIN
+from .team_schema import MEMBER_LOGIN
 
 GROUP = "anonlib_members"  # the members' group role on PostgreSQL
 
@@ -45,7 +46,7 @@ def team_setup(store: ProjectStore, logins: Iterable[str] = ()) -> list[str]:
         )
     granted = []
     with store._transaction() as c:
-        if c.execute(text(_MEMBER_LOGIN)).scalar():
+        if c.execute(text(MEMBER_LOGIN)).scalar():
             raise ProjectError("projects team-setup is run by the store's administrator login, not a member's.")
         # the whole file as one script, without parameters (its % and ? are PostgreSQL's, not placeholders)
         c.connection.dbapi_connection.cursor().execute(team_sql())

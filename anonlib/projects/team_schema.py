@@ -138,7 +138,7 @@ _POSTGRESQL_REFUSALS_APPEND_ONLY = (
 )
 
 AUDIT_COLUMNS = ("drafted_by", "approved_by")
-_MEMBER_LOGIN = (
+MEMBER_LOGIN = (
     "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'anonlib_members') "
     "AND pg_catalog.pg_has_role(session_user, 'anonlib_members', 'MEMBER') "
     "AND NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user)"
@@ -150,7 +150,7 @@ def ensure_team_tables(c: Connection) -> None:
     row = c.execute(select(META.c.value).where(META.c.key == "team_schema")).first()
     if row is not None and int(row[0]) >= TEAM_SCHEMA_VERSION:
         return
-    if c.dialect.name == "postgresql" and c.execute(text(_MEMBER_LOGIN)).scalar():
+    if c.dialect.name == "postgresql" and c.execute(text(MEMBER_LOGIN)).scalar():
         raise StoreError(
             "This team's store was set up by an earlier anonlib; its administrator runs projects team-setup again "
             "to upgrade it (a member's login changes no table)."

@@ -56,7 +56,7 @@ def provider():
     with run_server_in_thread() as server:
         url = f"http://localhost:{server.server_port}"
         for user, name in USERS.items():
-            # Dee claims Cay's e-mail, unverified: an e-mail counts only with email_verified (issue 68, 8)
+            # Dee claims Cay's e-mail, unverified: an e-mail counts only with email_verified
             email, verified = (_email("cay"), False) if user == "dee" else (_email(user), True)
             claims = {"email": email, "email_verified": verified, "name": name}
             if user == "ben":  # Ben is an approver through his group at the provider (roles from a groups claim)

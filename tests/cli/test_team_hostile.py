@@ -1,4 +1,4 @@
-"""Every attack of issue 68 (``team.md`` part 2, section 5) against a real PostgreSQL server, each
+"""Every attack of ``team.md`` part 2 (section 5) against a real PostgreSQL server, each
 as the member's own login (psycopg, as ``psql`` would send it): owner anna, analyst al, approver
 ben, viewer cara, and dan, the owner of another project only. Each attack fails and the store is
 unchanged: every table's rows are digested by the administrator before and after.
