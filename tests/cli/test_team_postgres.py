@@ -151,7 +151,7 @@ def test_four_logins_draft_approve_release_and_the_database_keeps_the_rule(team,
         "dan", "anonymize", t / "m1.csv", "--shield", "age,sex", "--k", "3", "--out", t / "d.csv", "--project", "trial",
         "--json",
     )  # fmt: skip
-    assert code == 0 and json.loads(out)["state"] == "draft" and not (t / "d.csv").exists()
+    assert code == 0 and json.loads(out)["state"] == "draft" and not (t / "d.csv").exists(), err
     code, out, _ = cli("anna", "projects", "list", "--json")
     assert [p["name"] for p in json.loads(out)] == ["survey"]
     assert psql(url("anna"), "SELECT count(*) FROM projects WHERE name = 'trial'") == (0, "0")
