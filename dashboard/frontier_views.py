@@ -174,7 +174,8 @@ def policy_details(
         st.dataframe(generalized.head(200), hide_index=True, height=240)
         st.caption(f"First {min(200, len(generalized))} of {len(generalized):,} rows, generalized by this policy.")
 
-    d1, d2, d3 = st.columns(3)
+    d1, d2 = st.columns(2)  # two per row: each label fits its button in a 1024 px window
+    d3, _ = st.columns(2)
     with d1:
         if generalized is not None:
             download_csv(

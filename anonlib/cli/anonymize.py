@@ -102,14 +102,19 @@ def _anonymize(args: argparse.Namespace) -> int:
     # the release's roles (--shield names its quasi-identifiers, the other quasi-identifiers kept as
     # ignored columns): with --drop-missing, its assessed records are searched and released
     loaded = dataset.with_roles(release_roles(dataset, qis, target))
-    # nothing released unchanged that the target does not count, unless kept by a decision (--keep, role keep)
-    refuse_unkept(
-        dataset,
-        qis,
-        released=[c for c in names if c in set(columns) | set(dataset.kept)],
-        declared=declared(args, target),
-        changed=[*split(getattr(args, "shift_dates", None)), *(c.strip() for c in args.pseudonymize or [])],
-    )
+
+    def refuse_unshielded() -> None:
+        """Nothing released unchanged that the target does not count, unless kept by a decision
+        (--keep, role keep); asked after the options themselves are checked, so a wrong option is
+        named first."""
+        refuse_unkept(
+            dataset,
+            qis,
+            released=[c for c in names if c in set(columns) | set(dataset.kept)],
+            declared=declared(args, target),
+            changed=[*split(getattr(args, "shift_dates", None)), *(c.strip() for c in args.pseudonymize or [])],
+        )
+
     distances = {r.sensitive for r in requirements if r.model == "t_closeness"}
     unknown = [a for a in given if a not in qis and a not in distances]
     if unknown:
@@ -118,6 +123,7 @@ def _anonymize(args: argparse.Namespace) -> int:
             "(nor the sensitive attribute of a --require t_closeness:...)."
         )
     if on_engine:  # the search on the file's class table, the release written and measured by the engine
+        refuse_unshielded()
         return anonymize_on_engine(
             args,
             dataset,
@@ -142,6 +148,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         capped = (dropped_by_cap.records, dropped_by_cap.people, cap.records)
         start = start.apply(cap, PAGE)
     prepared = start.current
+    refuse_unshielded()
     owners = bool(loaded.owners)  # classes counted in people (households): the search sees whose records they are
     frame, dropped = loaded.assessed_frame(columns, target.sensitive, person=owners)
     if start.steps:  # the same assessed records, with their pseudonyms and shifted dates
@@ -232,6 +239,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         qis,
         release.recipe.kept,
         person=loaded.person if loaded.person in released_table.columns else None,
+        count=dataset.count if dataset.count in released_table.columns else None,
     )
     return report_release(
         args,

@@ -129,7 +129,7 @@ def _report(
         engine=engine,
         account=done.recipe.column_account(),
         people=done.people,
-        kept=done.recipe.kept,
+        kept=done.kept if done.kept is not None else done.recipe.kept,
         engine_line=f"{done.replay.engine}: {done.classes:,} distinct rows searched in memory, "
         f"the release measured on the {done.replay.measured_on}",
     )

@@ -8,12 +8,15 @@ import json
 from ..core.dataset import Dataset, role_guesses
 from ..core.metrics import whole_k
 from ..core.samples import SAMPLES
+from ..engine import first_rows
 from ..measures.avector import vector_text
 from ..measures.linkage import linkage_risk
 from ..measures.power import risk_by_power
 from ..measures.profile import risk_profile
 from .common import data_arguments, engine_arguments, load_dataset, print_json
 from .health import household_argument, person_argument
+
+ROLE_ROWS = 1_000_000  # rows an engine's table is read for its guessed roles (~0.1 GB a few columns wide)
 
 
 def _profile(args: argparse.Namespace) -> int:
@@ -37,8 +40,9 @@ def _profile(args: argparse.Namespace) -> int:
         by_power = risk_by_power(frame, risk.quasi_identifiers, dataset.person, k=k, count=dataset.count)
         result["by_power_k"] = k
         result["by_power"] = [r.as_dict() for r in by_power]
-    if local:  # read from the values (an engine's table is not read whole for it)
-        result["roles"] = {c: g.role.value for c, g in role_guesses(dataset.frame, contents=True).items()}
+    # read off the values: on an engine, of its first ROLE_ROWS rows (the whole table up to that size)
+    frame = dataset.frame if local else first_rows(dataset, ROLE_ROWS)
+    result["roles"] = {c: g.role.value for c, g in role_guesses(frame, contents=True).items()}
     if args.json:
         print_json(args, json.dumps(result, indent=2))
         return 0

@@ -41,7 +41,7 @@ Example:
 """
 
 from .backends import DEFAULT_MEMORY_LIMIT, DEFAULT_SPARK_MASTER, ENGINES, Engine, connect, java_available, shared
-from .counts import cell_counts, class_sizes, size_histogram, size_histograms, summary_frame, to_pandas
+from .counts import cell_counts, class_sizes, first_rows, size_histogram, size_histograms, summary_frame, to_pandas
 from .size import ScanSize, estimate_scan, scan_note, scan_size
 from .source import WEIGHT, EngineTable, as_engine_table, files_of, from_dataset, from_frame, from_ibis, scan
 
@@ -71,4 +71,5 @@ __all__ = [
     "size_histograms",
     "summary_frame",
     "to_pandas",
+    "first_rows",
 ]

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .backends import Engine, engine_of
-from .source import WEIGHT
+from .source import WEIGHT, EngineTable
 
 SIZE = "anonlib_size"
 CLASSES = "anonlib_classes"
@@ -107,6 +107,15 @@ def summary_frame(
     frame, dropped = table.summary(columns, count=count, complete=complete)
     cells = frame.group_by(columns).aggregate(**{WEIGHT: frame[WEIGHT].sum().cast("int64")})
     return to_pandas(table.engine.run(cells))[[*columns, WEIGHT]], dropped
+
+
+def first_rows(table: EngineTable, n: int) -> pd.DataFrame:
+    """The first ``n`` rows of every column of ``table`` brought back as pandas, values as the
+    loader reads them (what is read off a file's contents, such as its guessed roles; a table of
+    at most ``n`` rows comes back whole, so it reads as in memory)."""
+    table.decide_kinds(list(table.columns))
+    rows = table.raw.select(**{c: table.value(c) for c in table.columns}).limit(int(n))
+    return to_pandas(table.engine.run(rows))
 
 
 def to_pandas(result) -> pd.DataFrame:

@@ -68,6 +68,7 @@ from ..measures.target import ReleaseTarget, unit_k
 from ..measures.utility import measure_value
 from ..transformations.generalization import SearchResult, release_search
 from .engine_replay import EngineReplay, apply_recipe
+from .kept import KeptRisk, kept_risk
 from .recipe import Reading, Recipe, RecipeStep, Source, SourceColumn
 from .release import release_columns
 from .steps import GeneralizationStep, SuppressionStep
@@ -103,6 +104,7 @@ class EngineAnonymization:
     dropped: int
     seconds: float
     people: tuple[int, int] | None = None  # counted in people: the people searched and released
+    kept: KeptRisk | None = None  # the records unique once the kept columns are added, as written
 
     @property
     def levels(self) -> dict[str, int]:
@@ -173,6 +175,15 @@ def anonymize(
     replay = apply_recipe(recipe, table, out=out)
     recipe = replace(recipe, released_records=replay.released_records, loaded_records=replay.check.loaded_records)
     rows, smallest, value, released = _measured(replay, frame, shield, built, recipe, measure, target)
+    # what an attacker who knows the kept columns sees, counted on the rows as written (no person column written)
+    written = replay.written if replay.written is not None else replay.released
+    kept_columns = [c for c in recipe.kept if c in recipe.columns]
+    kept = kept_risk(
+        summary_frame(written, [*shield, *kept_columns])[0] if kept_columns else pd.DataFrame(),
+        shield,
+        kept_columns,
+        count=WEIGHT,
+    )
     return EngineAnonymization(
         search=result,
         recipe=recipe,
@@ -185,6 +196,7 @@ def anonymize(
         dropped=dropped,
         seconds=time.perf_counter() - start,
         people=(int(frame[owners[0]].nunique()), released) if owners else None,
+        kept=kept,
     )
 
 

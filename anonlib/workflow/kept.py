@@ -131,11 +131,16 @@ class KeptRisk:
 
 
 def kept_risk(
-    table: pd.DataFrame, quasi_identifiers: Sequence[str], kept: Sequence[str], *, person: str | None = None
+    table: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    kept: Sequence[str],
+    *,
+    person: str | None = None,
+    count: str | None = None,
 ) -> KeptRisk:
     """The people unique on their history (``person`` given: its column released in ``table``) or
     the records unique (no person column) on ``quasi_identifiers`` plus ``kept``, counted on the
-    released ``table``.
+    released ``table`` (``count``: its column of records per row, as an engine's written rows).
 
     >>> t = pd.DataFrame({"p": ["x", "x", "y", "y"], "age": ["*"] * 4, "born": [51, 51, 60, 60]})
     >>> kept_risk(t, ["age"], ["born"], person="p")
@@ -150,5 +155,6 @@ def kept_risk(
     if person is not None and person in table.columns:
         risk = history_risk(table, columns, person)
         return KeptRisk(kept, "people", risk.unique, risk.people)
-    sizes = row_class_sizes(table, columns)
-    return KeptRisk(kept, "records", int((sizes == 1).sum()), len(table))
+    sizes = row_class_sizes(table, columns, count=count)
+    total = int(table[count].sum()) if count else len(table)
+    return KeptRisk(kept, "records", int((sizes == 1).sum()), total)

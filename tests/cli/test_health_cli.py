@@ -39,6 +39,9 @@ def files(tmp_path: Path, monkeypatch) -> Path:
     return tmp_path
 
 
+KEPT = "visit_date,discharge_date,zip"  # guessed quasi-identifiers outside the shield, released unchanged by decision
+
+
 def _run(argv, capsys) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])
     captured = capsys.readouterr()
@@ -70,6 +73,8 @@ JSON_COMMANDS = {
         "r.json",
         "--max-suppressed",
         "0.5",
+        "--keep",
+        "visit_date,discharge_date,zip",  # released unchanged by decision (else refused: not counted)
     ],
     "schedule": [
         "schedule",
@@ -207,7 +212,7 @@ def test_pseudonyms_link_two_deliveries_and_another_key_is_refused(files, capsys
 def test_a_project_keeps_the_key_so_its_deliveries_link_without_a_key_file(files, capsys):
     from anonlib.projects import ProjectStore
 
-    common = ["--role", "mrn=person", "--pseudonymize", "mrn", "--project", "study"]
+    common = ["--role", "mrn=person", "--pseudonymize", "mrn", "--project", "study", "--keep", KEPT]
     code, _, err = _run(["anonymize", "visits.csv", "--shield", "age,sex", "--k", "2", *common,
                          "--max-suppressed", "0.6", "--out", "first.csv", "--recipe", "r.json"], capsys)  # fmt: skip
     assert code in (0, 1), err
@@ -228,7 +233,7 @@ def test_a_project_keeps_the_key_so_its_deliveries_link_without_a_key_file(files
 
 
 def test_apply_reproduces_anonymize_byte_for_byte_with_the_same_key(files, capsys):
-    argv = ["--role", "mrn=person", "--pseudonymize", "mrn", "--key-file", "project.key"]
+    argv = ["--role", "mrn=person", "--pseudonymize", "mrn", "--key-file", "project.key", "--keep", KEPT]
     assert _run(["anonymize", "visits.csv", "--shield", "age,sex", "--k", "2", *argv, "--max-suppressed", "0.5",
                  "--out", "a.csv", "--recipe", "r.json"], capsys)[0] in (0, 1)  # fmt: skip
     code, out, _ = _run(["apply", "r.json", "visits.csv", "--key-file", "project.key", "--out", "b.csv"], capsys)
@@ -238,15 +243,21 @@ def test_apply_reproduces_anonymize_byte_for_byte_with_the_same_key(files, capsy
 
 def test_keep_and_the_columns_left_out_are_stated(files, capsys):
     code, out, _ = _run(
-        ["anonymize", "visits.csv", "--shield", "age,sex", "--k", "1", "--keep", "discharge_date", "--json"], capsys
+        ["anonymize", "visits.csv", "--shield", "age,sex", "--k", "1", "--keep", KEPT, "--json"], capsys
     )
     result = json.loads(out)
     released = {c["column"]: c["role"] for c in result["released_columns"]}
     left = {c["column"]: c["role"] for c in result["left_out_columns"]}
     assert released["discharge_date"] == "keep" and left == {"patient_name": "identifier", "mrn": "identifier"}
     assert set(released) | set(left) == set(pd.read_csv("visits.csv", nrows=1).columns)
-    code, out, _ = _run(["anonymize", "visits.csv", "--shield", "age,sex", "--k", "1"], capsys)
-    assert "Left out: patient_name (identifier" in out
+    assert result["kept"] == ["visit_date", "discharge_date", "zip"]
+    # the kept columns counted on the released table: records alone on age, sex and the kept columns
+    table = pd.read_csv("visits.csv", dtype=str)
+    alone = table.groupby(["age", "sex", *KEPT.split(",")])["age"].transform("size") == 1
+    assert result["kept_unit"] == "records" and result["records_unique_with_kept"] == int(alone.sum())
+    ignored = ["--role", "visit_date=ignore", "--role", "discharge_date=ignore", "--role", "zip=ignore"]
+    code, out, _ = _run(["anonymize", "visits.csv", "--shield", "age,sex", "--k", "1", *ignored], capsys)
+    assert code == 0 and "Left out: patient_name (identifier" in out
 
 
 def test_profile_and_risk_count_people(files, capsys):
@@ -337,7 +348,11 @@ def test_sample_path_is_bundled():
 
 def test_apply_takes_the_health_options_on_a_recipe_without_them(files, capsys):
     assert (
-        _run(["anonymize", "visits.csv", "--shield", "age,sex", "--k", "1", "--recipe", "plain.json"], capsys)[0] == 0
+        _run(
+            ["anonymize", "visits.csv", "--shield", "age,sex", "--k", "1", "--keep", KEPT, "--recipe", "plain.json"],
+            capsys,
+        )[0]
+        == 0  # fmt: skip
     )
     argv = [
         "apply",

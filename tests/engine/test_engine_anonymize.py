@@ -46,6 +46,8 @@ def test_adult_with_missing_native_country_equals_in_memory(tmp_path: Path, caps
         str(sample_path("adult.csv.gz")),
         "--shield",
         "age,sex,race,native-country",
+        "--keep",
+        "education,education-num,marital-status,occupation",
         "--k",
         "5",
         "--max-suppressed",
@@ -77,9 +79,16 @@ def test_adult_with_missing_native_country_equals_in_memory(tmp_path: Path, caps
 
 def test_a_count_column_equals_in_memory(tmp_path: Path, capsys) -> None:
     arca = ["anonymize", "--sample", "arca_table1", "--shield", "Zip,Age,AC", "--k", "3", "--max-suppressed", "0.1"]
+    arca += ["--keep", "Sex,Weight,Race"]  # released unchanged by decision
     stated, _ = same_answer(arca, tmp_path, capsys)
     assert stated["records"] == int(pd.read_csv(SAMPLES["arca_table1"].path)["#Rec."].sum())
     assert stated["levels"] == {"Zip": 0, "Age": 1, "AC": 0} and stated["met"] is True
+    # the kept columns counted in records (the count column), on the table as written by both paths
+    written = pd.read_csv(tmp_path / "memory.csv", dtype=str)
+    classes = written.groupby(["Zip", "Age", "AC", "Sex", "Weight", "Race"])["#Rec."]
+    records, rows = classes.transform(lambda n: n.astype(int).sum()), classes.transform("size")
+    assert stated["kept"] == ["Sex", "Weight", "Race"] and stated["kept_unit"] == "records"
+    assert stated["records_unique_with_kept"] == int((records == 1).sum()) < int((rows == 1).sum())  # not rows
 
 
 def test_missing_rows_dropped_on_the_engine_release_what_the_complete_rows_release(tmp_path: Path, capsys) -> None:
@@ -314,6 +323,8 @@ def test_bad_input_on_the_engine_is_one_sentence(extra, phrase, tmp_path: Path, 
         str(sample_path("adult.csv.gz")),
         "--shield",
         "age,race",
+        "--keep",
+        "education,education-num,marital-status,occupation,sex,native-country",
         "--k",
         "5",
         "--engine",
@@ -502,7 +513,7 @@ def test_missing_dropped_the_engine_releases_the_assessed_records_as_in_memory(c
 
 
 def test_anonymize_drop_missing_on_duckdb_keeps_blanks_outside_the_assessed_columns(tmp_path: Path, capsys) -> None:
-    """Blanks in a quasi-identifier outside the shield (released as an ignored column), in a sensitive
+    """Blanks in a quasi-identifier outside the shield (kept: released unchanged by decision), in a sensitive
     column with a model and in one without: the same statement and released table on both paths,
     and the records with a blank outside the assessed columns are released with it."""
     ages = [31, 35, 38, 41, 44, 47, 52, 55, 58, 33, 36, 45]
@@ -525,8 +536,8 @@ def test_anonymize_drop_missing_on_duckdb_keeps_blanks_outside_the_assessed_colu
         "age,sex",
         "--k",
         "3",
-        "--role",
-        "zone=quasi-identifier",
+        "--keep",
+        "zone",  # a quasi-identifier released unchanged outside the shield, by decision
         "--role",
         "dx=sensitive",
         "--role",

@@ -65,7 +65,7 @@ def test_shift_dates_moves_a_visit_day_per_person_on_the_command_line(tmp_path, 
     make, person, time = SHAPES["trial"]
     frame = make()
     frame.to_csv(tmp_path / "trial.csv", index=False)
-    argv = ["anonymize", str(tmp_path / "trial.csv"), "--shield", "sex", "--keep", "day", "--k", "2"]
+    argv = ["anonymize", str(tmp_path / "trial.csv"), "--shield", "sex,age", "--keep", "day", "--k", "2"]
     argv += ["--person", person, "--shift-dates", time, "--key-file", str(tmp_path / "p.key")]
     assert main([*argv, "--out", str(tmp_path / "out.csv")]) == 0
     capsys.readouterr()
