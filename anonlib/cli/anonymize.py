@@ -25,13 +25,14 @@ from ..measures.wildcard import marked_codes, wildcard_matches
 from ..transformations.generalization import SEARCH_METHODS, release_search
 from ..workflow.engine_search import release_roles
 from ..workflow.history import WorkingCopy
-from ..workflow.kept import kept_risk, refuse_unkept
+from ..workflow.kept import kept_risk, refuse_unkept, unchanged_kept
 from ..workflow.local_steps import LocalSuppressionStep
 from ..workflow.package import release_package
 from ..workflow.power_choice import SUGGESTION_RULE
 from ..workflow.recipe import Reading, Recipe
 from ..workflow.release import pseudonymized_columns, release_csv
 from ..workflow.steps import GeneralizationStep, SuppressionStep
+from ..workflow.unseen import check_unseen, cover_hierarchy
 from ..workflow.verify import recount
 from .anonymize_engine import refuse_in_memory_options
 from .anonymize_engine import run as anonymize_on_engine
@@ -60,6 +61,7 @@ from .health import (
     keyed_steps,
     person_argument,
     power_argument,
+    unseen_argument,
 )
 from .projects import in_turn, linked_to, project_argument, project_number, record_release, seen_project
 
@@ -90,6 +92,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     requirements = [parse_requirement(r, given) for r in args.require or []]
     max_suppressed = suppression_limit(args.max_suppressed)
     measure = check_measure(args.measure)
+    unseen_choice = check_unseen(args.unseen)
     args.time_limit = time_limit_seconds(args.time_limit)
     modelled = [r.sensitive for r in requirements]
     # the kept columns are searched beside the shield (distinct rows count them), never generalized
@@ -176,10 +179,15 @@ def _anonymize(args: argparse.Namespace) -> int:
     hierarchies = {}
     # records per row (a frequency-ordered hierarchy orders by records, as on an engine)
     counts = prepared.frame[dataset.count].to_numpy() if dataset.count else None
+    unseen = []  # values a given hierarchy does not list: numbers by its bands, categories by --unseen
     for attribute in qis:  # built on (and checked against) every value of the file, so a recipe covers it
         values = prepared.frame[attribute]
         if attribute in given:
-            hierarchies[attribute] = validate_hierarchy(given[attribute], values, attribute)
+            covered, placed = cover_hierarchy(
+                given[attribute], values, attribute, unseen=unseen_choice, counts=counts, recipe=False
+            )
+            unseen.extend(placed)
+            hierarchies[attribute] = validate_hierarchy(covered, values, attribute)
         else:
             hierarchies[attribute] = default_hierarchy(values, attribute, counts=counts)[1]
     result = release_search(
@@ -197,7 +205,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     start = start.with_target(judged)  # the search's estimate passed: the steps judged at its power
     release = _release(start, qis, released_columns, target, result, hierarchies, local=args.local_suppression)
     linked_note = links.note(target) if links is not None else None
-    notes = [linked_note] if linked_note else []
+    notes = [n for n in (linked_note, *(u.sentence() for u in unseen)) if n]
     if target.linkable:  # the power defended, and the rule by which the pages suggest one
         notes.append(f"The target is counted {target.power_text()}. {SUGGESTION_RULE}")
     package = release_package(release.copy, columns=release.recipe.columns, notes=notes) if args.package else None
@@ -237,7 +245,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     kept = kept_risk(
         released_table,
         qis,
-        release.recipe.kept,
+        unchanged_kept(release.recipe),
         person=loaded.person if loaded.person in released_table.columns else None,
         count=dataset.count if dataset.count in released_table.columns else None,
     )
@@ -262,6 +270,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         earlier=links.linked if links is not None else 0,
         capped=capped,
         kept=kept,
+        unseen=unseen,
     )
 
 
@@ -374,6 +383,7 @@ def register(commands) -> None:
     )
     data_arguments(anonymize)
     keep_argument(anonymize)
+    unseen_argument(anonymize)
     person_argument(anonymize)
     household_argument(anonymize)
     power_argument(anonymize)

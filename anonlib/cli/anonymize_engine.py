@@ -23,6 +23,7 @@ from ..engine import EngineTable, estimate_scan, scan_note, scan_size
 from ..measures.target import ReleaseTarget
 from ..workflow.engine_search import EngineAnonymization, anonymize
 from ..workflow.recipe import Reading
+from ..workflow.unseen import check_unseen
 from .common import replaced_atomically, report_release, write
 
 PASSES = 5  # scans of the file: the class table, typing, the loaded records, suppression, the write
@@ -83,6 +84,7 @@ def run(
         columns=columns,
         reading=reading,
         notify=_note,
+        unseen=check_unseen(args.unseen),
     )
     if args.out:
         with replaced_atomically(args.out) as temporary:
@@ -130,6 +132,7 @@ def _report(
         account=done.recipe.column_account(),
         people=done.people,
         kept=done.kept if done.kept is not None else done.recipe.kept,
+        unseen=done.unseen,
         engine_line=f"{done.replay.engine}: {done.classes:,} distinct rows searched in memory, "
         f"the release measured on the {done.replay.measured_on}",
     )

@@ -34,6 +34,7 @@ from ..workflow.package import release_package
 from ..workflow.recipe import EDITED, INTACT, read_for_recipe, read_recipe
 from ..workflow.release_view import release_view
 from ..workflow.report import copy_report
+from ..workflow.unseen import check_unseen, cover_recipe
 from .common import (
     command,
     drafted,
@@ -44,7 +45,15 @@ from .common import (
     replaced_atomically,
     write,
 )
-from .health import household_argument, keep_argument, key_arguments, keyed_steps, person_argument, project_key
+from .health import (
+    household_argument,
+    keep_argument,
+    key_arguments,
+    keyed_steps,
+    person_argument,
+    project_key,
+    unseen_argument,
+)
 from .projects import in_turn, linked_to, project_argument, project_number, record_release, seen_project
 
 
@@ -59,6 +68,7 @@ class _Outcome:
     file: str
     engine: str | None = None
     notes: tuple[str, ...] = ()  # about the file read (a recorded column it lacks that the release never uses)
+    unseen: tuple = ()  # the values the recipe's hierarchies did not list (UnseenValues), placed
 
 
 def edited_note(recipe) -> str | None:
@@ -74,6 +84,8 @@ def edited_note(recipe) -> str | None:
 
 
 def _apply(args: argparse.Namespace) -> int:
+    unseen_choice = check_unseen(args.unseen)
+    unseen = ()  # the values the recipe's hierarchies did not list, placed by rule or to the top
     recipe = read_recipe(args.recipe)
     recipe.require_intact(accept_edited=args.accept_edited)
     note = edited_note(recipe)
@@ -112,6 +124,8 @@ def _apply(args: argparse.Namespace) -> int:
                     del roles[column]
             dataset = dataset.with_roles(roles)
             recipe = recipe.extended(keyed_steps(args, dataset), roles)
+        # a later delivery's new ages, codes and dates fall in the recipe's bands; new categories by --unseen
+        recipe, unseen = cover_recipe(recipe, dataset, unseen=unseen_choice)
         if args.project:  # a delivery whose records link is judged with the project's earlier ones
             links = linked_to(args.project, recipe.target, [s.step for s in recipe.steps])
             recipe = recipe.with_earlier(links.earlier)
@@ -130,7 +144,7 @@ def _apply(args: argparse.Namespace) -> int:
             package = release_package(
                 copy,
                 columns=recipe.columns,
-                notes=[n for n in (note, linked_note) if n],
+                notes=[n for n in (note, linked_note, *(u.sentence() for u in unseen)) if n],
                 report=copy_report(copy, view=view) if view is not None else None,
             )
             if not args.project:
@@ -163,7 +177,9 @@ def _apply(args: argparse.Namespace) -> int:
             None if added else replay.reproduces,  # the options' steps make a new release: nothing to reproduce
             f"{records(replay.check.loaded_records)}, {kind}",
             notes=tuple(dataset.notes),
+            unseen=unseen,
         )  # the file's, as on an engine
+    unseen = outcome.unseen
     check = outcome.check
     if args.json:
         print_json(
@@ -179,6 +195,7 @@ def _apply(args: argparse.Namespace) -> int:
                     "same_file": outcome.same_file,
                     "reproduces_release": outcome.reproduces,
                     "steps": list(recipe.describe),
+                    "unseen": [u.to_json() for u in unseen],
                     "target": recipe.target.describe(),
                     "unit": recipe.target.unit,
                     "power": "all" if recipe.target.power is None else recipe.target.power,
@@ -217,6 +234,8 @@ def _apply(args: argparse.Namespace) -> int:
         print(f"note               {line}")
     for i, line in enumerate(recipe.describe, start=1):
         print(f"step {i:<14}{line}")
+    for u in unseen:
+        print(f"unseen             {u.sentence()}")
     print(f"target             {recipe.target.describe()}")
     released, left_out = recipe.column_account().sentences()
     print(f"columns            {released}")
@@ -293,10 +312,10 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
     )
     print(f"note: {scan_note(size, estimate, engine.name)}", file=sys.stderr, flush=True)
     if not args.out:
-        replay = on_engine(recipe, args.file, out=None, engine=engine)
+        replay = on_engine(recipe, args.file, out=None, engine=engine, unseen=check_unseen(args.unseen))
     else:
         with replaced_atomically(args.out) as temporary:
-            replay = on_engine(recipe, args.file, out=temporary, engine=engine)
+            replay = on_engine(recipe, args.file, out=temporary, engine=engine, unseen=check_unseen(args.unseen))
         print(f"written            {args.out}")
     return _Outcome(
         replay.check,
@@ -306,6 +325,7 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
         f"{records(replay.check.loaded_records)}, read by {replay.engine}",
         replay.engine,
         replay.notes,
+        replay.unseen,
     )
 
 
@@ -362,6 +382,7 @@ def register(commands) -> None:
     person_argument(parser)
     household_argument(parser)
     keep_argument(parser)
+    unseen_argument(parser)
     key_arguments(parser)
     project_argument(parser)
     engine_arguments(parser)

@@ -657,6 +657,7 @@ def report_release(
     earlier: int = 0,
     capped: tuple[int, int, int] | None = None,
     kept=(),
+    unseen=(),
 ) -> int:
     """What ``anonymize`` states about its release, in memory and on an engine alike: the JSON
     of ``--json`` or the lines printed, and the exit code (0 when the written file meets the
@@ -668,7 +669,8 @@ def report_release(
     ``capped`` (a records-per-person cap: records left out, people who lost one, the cap) adds
     ``capped_records`` and ``capped_people``.
     ``kept`` names the columns released unchanged outside the target, or is their ``KeptRisk`` (the
-    people or records unique once they are added, measured on the released table)."""
+    people or records unique once they are added, measured on the released table). ``unseen`` are the
+    values a given hierarchy did not list, placed by its rule or at the top (``UnseenValues``)."""
     kept_json = kept.to_json() if hasattr(kept, "to_json") else {"kept": list(kept)}
 
     if args.json:
@@ -710,6 +712,7 @@ def report_release(
                     "verdict": check.sentence(),
                     "steps": list(steps),
                     **kept_json,
+                    "unseen": [u.to_json() for u in unseen],
                     "hierarchies": {a: ("file" if a in given else "default") for a in shield},
                     "original_rows": rows[1],
                     "original_violations": result.root.violations,
@@ -785,6 +788,8 @@ def report_release(
         print(f"                   {left_out}")
     if hasattr(kept, "sentence") and kept.kept:
         print(f"kept               {kept.sentence()}")
+    for u in unseen:
+        print(f"unseen             {u.sentence()}")
     print(f"result             {check.sentence()}")
     if not check.met:
         print(f"not met            {check.failing_records:,} records in classes failing the target")

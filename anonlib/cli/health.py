@@ -87,6 +87,18 @@ def keep_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def unseen_argument(parser: argparse.ArgumentParser) -> None:
+    """``--unseen refuse|top``."""
+    parser.add_argument(
+        "--unseen",
+        default="refuse",
+        metavar="refuse|top",
+        help="a category a hierarchy does not list: refused in one sentence naming it (refuse, the default) or "
+        "generalized to its column's top level (top), counted in --json unseen; numbers, codes and dates are "
+        "placed by their hierarchy's rule (bands on the whole line)",
+    )
+
+
 def key_arguments(parser: argparse.ArgumentParser, *, steps: bool = True) -> None:
     """``--key-file`` and, with ``steps``, the keyed steps' options."""
     parser.add_argument(

@@ -209,12 +209,14 @@ def cumulative_refusal(check: TargetCheck, project: str) -> str:
             f"{target.whole}), more than the limit of {limit}, to meet k = {target.k} {across}: search it again "
             f"under the cumulative target with `anonymize --project {printable(project)}`."
         )
-    share = removed / check.loaded_persons if check.loaded_persons else 0.0
+    # the share the limit is judged on: these people with those suppressed so far (met_after_suppression)
+    share = percent(check.share_after_suppression, compact=True)
+    so_far = " with those suppressed so far" if check.suppressed_persons else ""
     fix = (
-        f"suppressing {check.unit_noun(removed)} from it ({percent(share, compact=True)} of its "
-        f"{target.whole}) would meet it, within the limit of {limit}"
+        f"suppressing {check.unit_noun(removed)} from it ({share} of its {target.whole}{so_far}) would meet it, "
+        f"within the limit of {limit}"
         if check.met_after_suppression
-        else f"suppressing them ({check.unit_noun(removed)}, {percent(share, compact=True)}) would exceed the "
+        else f"suppressing them ({check.unit_noun(removed)}; {share} of its {target.whole}{so_far}) would exceed the "
         f"limit of {limit}"
     )
     return (

@@ -67,7 +67,8 @@ from ..measures.models import acceptance
 from ..measures.target import TargetCheck
 from .recipe import Recipe, absent_note
 from .release import release_columns
-from .steps import SuppressionStep
+from .steps import GeneralizationStep, SuppressionStep
+from .unseen import UnseenValues, cover_hierarchy
 
 KEY = "anonlib_key"
 LABEL = "anonlib_label"
@@ -93,6 +94,7 @@ class EngineReplay:
     measured_on: str = "query"
     released: EngineTable | None = None
     notes: tuple[str, ...] = ()  # about the file read (a recorded column it lacks that the release never uses)
+    unseen: tuple[UnseenValues, ...] = ()  # values the recipe's hierarchies did not list, and where they went
 
 
 def apply_recipe(
@@ -102,11 +104,14 @@ def apply_recipe(
     out: str | os.PathLike | None = None,
     engine: Engine | str = "duckdb",
     name: str | None = None,
+    unseen: str = "refuse",
 ) -> EngineReplay:
     """Re-apply ``recipe`` to the files at ``source`` (a path, or a table already scanned
     with ``anonlib.engine.scan``) on ``engine`` and, with ``out``, write the released
     table there (``.parquet``: Parquet, else CSV; Spark writes a folder of parts) and
-    measure the target on what was written."""
+    measure the target on what was written. Values a generalization's hierarchy does not list
+    are placed as in memory (``anonlib.workflow.unseen``: numbers by the bands, new categories
+    refused or, with ``unseen="top"``, at the top), from their distinct values and records."""
     if isinstance(source, EngineTable):
         engine = source.engine
     elif isinstance(engine, str):
@@ -137,12 +142,16 @@ def apply_recipe(
     rows = table.raw.select(**{c.name: _typed(table.value(c.name), c.type) for c in present})
     loaded = _table(rows, engine, roles, recipe.source.missing)
     rows = loaded.assessed_rows(recipe.target.sensitive, rows)  # as a working copy starts (WorkingCopy.base)
+    placed: list[UnseenValues] = []
     for i, s in enumerate(recipe.steps, start=1):
         try:
+            step = s.step
+            if isinstance(step, GeneralizationStep):
+                step = _covered(step, rows, engine, loaded.count, unseen, placed)
             rows = (
                 _suppress(s.step, rows, engine)
                 if isinstance(s.step, SuppressionStep)
-                else _map_values(s.step, rows, engine)
+                else _map_values(step, rows, engine)
             )
         except RecipeError:
             raise
@@ -157,7 +166,13 @@ def apply_recipe(
         check = _check(recipe.target, loaded, final)
         records = int(engine.value(released[count].sum() if count else released.count()) or 0)
         return EngineReplay(
-            check=check, released_records=records, out=None, engine=engine.name, released=query, notes=notes
+            check=check,
+            released_records=records,
+            out=None,
+            engine=engine.name,
+            released=query,
+            notes=notes,
+            unseen=tuple(placed),
         )
     path, renamed = _write(engine, released, Path(out))
     written = _read_back(engine, path, final, renamed)
@@ -183,7 +198,29 @@ def apply_recipe(
         measured_on=measured_on,
         released=query,
         notes=notes,
+        unseen=tuple(placed),
     )
+
+
+def _covered(
+    step: GeneralizationStep, rows, engine: Engine, count: str | None, unseen: str, placed: list[UnseenValues]
+) -> GeneralizationStep:
+    """``step`` with its hierarchies covering the column values ``rows`` hold (their distinct
+    values and records come back), what it placed appended to ``placed``."""
+    hierarchies, changed = dict(step.hierarchies), False
+    for attribute, level in step.levels:
+        if level == 0 or attribute not in rows.columns:
+            continue
+        weight = rows[count].sum() if count else rows.count()
+        values = to_pandas(engine.run(rows.group_by(attribute).aggregate(**{WEIGHT: weight.cast("int64")})))
+        values = values[values[attribute].notna()]
+        table, seen = cover_hierarchy(
+            step.hierarchy(attribute), values[attribute], attribute, unseen=unseen, counts=values[WEIGHT].to_numpy()
+        )
+        if seen:
+            placed.extend(seen)
+            hierarchies[attribute], changed = table, True
+    return replace(step, hierarchies=tuple(hierarchies.items())) if changed else step
 
 
 def _read_back(engine: Engine, path: Path, final: EngineTable, renamed: dict[str, str]) -> EngineTable:

@@ -72,6 +72,7 @@ from .kept import KeptRisk, kept_risk
 from .recipe import Reading, Recipe, RecipeStep, Source, SourceColumn
 from .release import release_columns
 from .steps import GeneralizationStep, SuppressionStep
+from .unseen import UnseenValues, cover_hierarchy
 
 MAX_CLASSES = 5_000_000  # rows of the class table brought into memory for the search
 PAGE = "command line (anonymize)"
@@ -105,6 +106,7 @@ class EngineAnonymization:
     seconds: float
     people: tuple[int, int] | None = None  # counted in people: the people searched and released
     kept: KeptRisk | None = None  # the records unique once the kept columns are added, as written
+    unseen: tuple[UnseenValues, ...] = ()  # values a given hierarchy did not list, and where they went
 
     @property
     def levels(self) -> dict[str, int]:
@@ -136,6 +138,7 @@ def anonymize(
     columns: Sequence[str] | None = None,
     reading: Reading | None = None,
     notify: Notify | None = None,
+    unseen: str = "refuse",
 ) -> EngineAnonymization:
     """Search the generalization of ``shield`` that meets the release ``target`` (in records:
     an engine sends back class counts, not people) on the table's class table, and
@@ -144,6 +147,8 @@ def anonymize(
     ``hierarchies`` are the given ones (ARX layout; default ones are built for the
     others); ``columns`` the columns the release keeps (default
     ``release_columns_of``); ``notify(sentence)`` hears each phase before it starts.
+    Values a given hierarchy does not list are placed as ``anonlib.workflow.unseen`` places
+    them (numbers by its bands; categories refused, or at the top with ``unseen="top"``).
     """
     start = time.perf_counter()
     say = notify or (lambda _text: None)
@@ -163,7 +168,7 @@ def anonymize(
         f"{len(frame):,} distinct rows{whose} of {join_names(columns, 12)} came back "
         f"({int(frame[WEIGHT].sum()):,} records); searching their generalizations in memory."
     )
-    built = _hierarchies(table, frame, shield, dict(hierarchies or {}), dropped, count)
+    built, placed = _hierarchies(table, frame, shield, dict(hierarchies or {}), dropped, count, unseen)
     result = release_search(
         frame, shield, built, method, target=target, count=WEIGHT, measure=measure, time_limit=time_limit
     )
@@ -197,6 +202,7 @@ def anonymize(
         seconds=time.perf_counter() - start,
         people=(int(frame[owners[0]].nunique()), released) if owners else None,
         kept=kept,
+        unseen=placed,
     )
 
 
@@ -238,11 +244,13 @@ def _hierarchies(
     given: dict[str, pd.DataFrame],
     dropped: int,
     count: str | None,
-) -> dict[str, pd.DataFrame]:
+    unseen: str = "refuse",
+) -> tuple[dict[str, pd.DataFrame], tuple[UnseenValues, ...]]:
     """Each shield attribute's hierarchy, checked against (or built from) every value of the
     file with its records: from the class table, or, when rows were dropped for missing
-    values, from the engine (the dropped rows' values are in the file too)."""
-    out = {}
+    values, from the engine (the dropped rows' values are in the file too); with what a given
+    hierarchy did not list and was placed (``cover_hierarchy``)."""
+    out, placed = {}, []
     for attribute in shield:
         if dropped:
             values, _ = summary_frame(table.with_missing("category"), [attribute], count=count)
@@ -250,10 +258,15 @@ def _hierarchies(
             values = frame.groupby(attribute, dropna=False, sort=False)[WEIGHT].sum().reset_index()
         values = values.sort_values(attribute, kind="stable", na_position="last")
         if attribute in given:
-            out[attribute] = validate_hierarchy(given[attribute], values[attribute], attribute)
+            covered, seen = cover_hierarchy(
+                given[attribute], values[attribute], attribute, unseen=unseen, counts=values[WEIGHT].to_numpy(),
+                recipe=False,
+            )  # fmt: skip
+            placed.extend(seen)
+            out[attribute] = validate_hierarchy(covered, values[attribute], attribute)
         else:
             out[attribute] = default_hierarchy(values[attribute], attribute, counts=values[WEIGHT].to_numpy())[1]
-    return out
+    return out, tuple(placed)
 
 
 def _kind(table: EngineTable, column: str) -> str:

@@ -158,3 +158,32 @@ def kept_risk(
     sizes = row_class_sizes(table, columns, count=count)
     total = int(table[count].sum()) if count else len(table)
     return KeptRisk(kept, "records", int((sizes == 1).sum()), total)
+
+
+def released_kept_risk(recipe, table: pd.DataFrame) -> KeptRisk | None:
+    """``kept_risk`` of a recipe's release ``table`` (None when the recipe keeps nothing): its
+    quasi-identifiers, kept columns, count column and, when released, its person column, read
+    off the recipe (``anonlib.workflow.recipe.Recipe``). The package states it and ``verify``
+    recounts it on ``released.csv``."""
+    kept = unchanged_kept(recipe)
+    if not kept:
+        return None
+    roles = recipe.source.roles
+    qis = [c for c in recipe.columns if roles.get(c) == Role.QUASI_IDENTIFIER.value]
+    count = next((c for c in recipe.columns if roles.get(c) == Role.COUNT.value), None)
+    person = recipe.target.person if recipe.target.person in recipe.columns else None
+    if count is not None:
+        table = table.assign(**{count: pd.to_numeric(table[count])})
+    return kept_risk(table, qis, kept, person=person, count=count)
+
+
+def unchanged_kept(recipe) -> tuple[str, ...]:
+    """The recipe's kept columns that no step changes (dates shifted per person are kept by role
+    but released changed): those an attacker may know as they are released.
+
+    >>> from types import SimpleNamespace as S
+    >>> unchanged_kept(S(kept=("born", "visit"), steps=(S(step=S(columns=("visit",))),)))
+    ('born',)
+    """
+    changed = {c for s in recipe.steps for c in getattr(s.step, "columns", ())}
+    return tuple(c for c in recipe.kept if c not in changed)

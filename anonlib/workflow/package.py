@@ -56,6 +56,7 @@ from ..core.fields import json_value
 from ..core.version import PRODUCT
 from ..measures.target import ReleaseTarget  # noqa: F401 - used by the example
 from .history import WorkingCopy
+from .kept import released_kept_risk
 from .release import digest, release_csv
 
 if TYPE_CHECKING:
@@ -162,6 +163,8 @@ def package_files(
     recipe = copy.recipe(columns)
     table = release_csv(copy.release(recipe.columns))
     recipe_bytes = recipe.dumps().encode("utf-8")
+    kept = released_kept_risk(recipe, copy.release(recipe.columns))  # outside the target: said, with its figure
+    notes = (*notes, kept.sentence()) if kept is not None else tuple(notes)
     check = copy.check
     statement = ReleaseStatement(
         source_name=str(copy.loaded.name),

@@ -144,10 +144,10 @@ def release_columns(
 
 
 _LEFT_OUT_REASONS = {
-    Role.IDENTIFIER: "an identifier: never released (release it as a pseudonym to keep it)",
-    Role.PERSON: "the person column: released only as a pseudonym",
-    Role.HOUSEHOLD: "the household column: released only as a pseudonym",
-    Role.IGNORE: "ignored: not released (give it the role keep to release it unchanged)",
+    Role.IDENTIFIER: "never released; release it as a pseudonym to keep it",
+    Role.PERSON: "released only as a pseudonym",
+    Role.HOUSEHOLD: "released only as a pseudonym",
+    Role.IGNORE: "not released; give it the role keep to release it unchanged",
 }
 
 
@@ -161,7 +161,7 @@ class ColumnAccount:
     >>> account.released, account.left_out_names
     ((('age', 'quasi-identifier'),), ('mrn', 'hhexp'))
     >>> account.sentences()[1]
-    'Left out: mrn (identifier: an identifier: never released (release it as a pseudonym to keep it)); hhexp (ignore: ignored: not released (give it the role keep to release it unchanged)).'
+    'Left out: mrn (identifier: never released; release it as a pseudonym to keep it); hhexp (ignore: not released; give it the role keep to release it unchanged).'
     """
 
     released: tuple[tuple[str, str], ...]

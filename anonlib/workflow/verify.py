@@ -54,19 +54,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ..core.archives import read_member, unsafe_name
 from ..core.dataset import Dataset, Role
-from ..core.errors import AnonlibError, ColumnError, DataFileError, KeyFileError, PackageError
+from ..core.errors import AnonlibError, ColumnError, DataFileError, KeyFileError, PackageError, join_names
 from ..core.histories import Earlier
 from ..core.loading import DEFAULT_MAX_BYTES, load_table
+from .kept import released_kept_risk
 from .keys import key_id
 from .package import AUDIT_FILE, MEMBERS, README_FILE, RECIPE_FILE, REPORT_FILE, SUMS_FILE, TABLE_FILE
 from .private_package import PRIVATE_MEMBERS, SYNTHETIC_FILE, TABLES_FILE, private_recipe_of, verify_private
 from .recipe import EDITED, INTACT, MAX_RECIPE_BYTES, Recipe, apply_recipe, suppression_mark
 from .release import digest, file_digest, is_sha256
 
-TARGET, SOURCE = "target", "source"
+TARGET, SOURCE, KEPT = "target", "source", "kept columns"
 MAX_PACKAGE_BYTES = 2 * DEFAULT_MAX_BYTES  # the released table is at most a loadable table; the rest is small
 
 
@@ -143,6 +145,8 @@ def verify_package(
             _check_statement(part, members[part], table, recipe_bytes, check)
     if recipe is not None and table is not None and not (source is not None and _person_withheld(recipe)):
         _check_target(recipe, table, check)  # else judged on the source's replay (_check_source)
+    if recipe is not None and table is not None:
+        _check_kept(recipe, table, check)
     if source is not None:
         if recipe is None:
             check(SOURCE, False, f"was not checked: {RECIPE_FILE} could not be read, so there is no recipe to re-apply")
@@ -328,12 +332,7 @@ def recount(recipe: Recipe, table: bytes):
 
     Raises ``DataFileError`` when the bytes are not a table, ``ColumnError`` when its
     columns are not the recipe's."""
-    frame = load_table(
-        table, name=TABLE_FILE, delimiter=",", encoding="utf-8", header=True, missing_markers=("",), allow_empty=True
-    ).frame  # empty: every record suppressed
-    if frame.shape[1] != len(recipe.columns):
-        raise ColumnError(f"{TABLE_FILE} has {frame.shape[1]} columns; the recipe released {len(recipe.columns)}.")
-    frame.columns = list(recipe.columns)  # a name starting with = + - @ was written with a leading apostrophe
+    frame = _released_frame(recipe, table)
     roles = {c: Role(recipe.source.roles[c]) for c in recipe.columns}
     released = Dataset(name=TABLE_FILE, frame=frame, roles=roles, missing=recipe.source.missing).validated()
     target = recipe.target
@@ -347,6 +346,33 @@ def recount(recipe: Recipe, table: bytes):
         wildcard=suppression_mark(s.step for s in recipe.steps),
         loaded_persons=recipe.loaded_persons if released.owners else None,
     )
+
+
+def _released_frame(recipe: Recipe, table: bytes) -> pd.DataFrame:
+    """``released.csv``'s bytes read as a reader gets them, under the recipe's column names."""
+    frame = load_table(
+        table, name=TABLE_FILE, delimiter=",", encoding="utf-8", header=True, missing_markers=("",), allow_empty=True
+    ).frame  # empty: every record suppressed
+    if frame.shape[1] != len(recipe.columns):
+        raise ColumnError(f"{TABLE_FILE} has {frame.shape[1]} columns; the recipe released {len(recipe.columns)}.")
+    frame.columns = list(recipe.columns)  # a name starting with = + - @ was written with a leading apostrophe
+    return frame
+
+
+def _check_kept(recipe: Recipe, table: bytes, check) -> None:
+    """The kept columns named, and said to be outside the target, with what they let an attacker do."""
+    try:
+        kept = released_kept_risk(recipe, _released_frame(recipe, table))
+    except AnonlibError:  # the table's own check says what is wrong with it
+        return
+    if kept is not None:
+        check(
+            KEPT,
+            True,
+            f"({join_names(kept.kept)}) are released unchanged by decision and not counted by the target; with "
+            f"them an attacker finds {kept.unique:,} of {kept.total:,} {kept.unit} unique"
+            + (" on their history" if kept.unit == "people" else ""),
+        )
 
 
 def _check_target(recipe: Recipe, table: bytes, check) -> None:

@@ -134,14 +134,15 @@ def bad_inputs(tmp_path: Path, recipe: Path, file: Path) -> dict[str, tuple[list
     pd.read_csv(file, dtype=str).drop(columns=["race"]).to_csv(other_layout, index=False)
     new_values = tmp_path / "new_values.csv"
     frame = pd.read_csv(file, dtype=str)
-    raised = next(item["attribute"] for item in good["steps"][0]["step"]["levels"] if item["level"] > 0)
-    frame.loc[0, raised] = "150" if raised == "age" else "Unknown"  # a value its hierarchy does not list
+    levels = good["steps"][0]["step"]["levels"]
+    raised = next(item["attribute"] for item in levels if item["level"] > 0 and item["attribute"] != "age")
+    frame.loc[0, raised] = "Unknown"  # a category its hierarchy does not list (a number is placed by the bands)
     frame.to_csv(new_values, index=False)
     return {
         "corrupted JSON": (["apply", str(damaged), str(file)], "not valid JSON"),
         "hand-edited level": (["apply", str(edited), str(file)], "levels 0 to"),
         "missing column": (["apply", str(recipe), str(other_layout)], "lacks race, which the recipe needs"),
-        "value no hierarchy covers": (["apply", str(recipe), str(new_values)], "does not cover the value"),
+        "value no hierarchy covers": (["apply", str(recipe), str(new_values)], "does not list the value 'Unknown'"),
         "no recipe file": (["apply", str(tmp_path / "nowhere.json"), str(file)], "does not exist"),
         "not a recipe": (["apply", str(file), str(file)], "not valid JSON"),
     }

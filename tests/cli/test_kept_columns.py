@@ -1,6 +1,7 @@
 """Nothing released that the target does not count (linkable.md part 2, 6; contract round 8)."""
 
 import json
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -60,3 +61,19 @@ def test_shielding_or_leaving_out_releases_nothing_unkept(tmp_path, capsys, how)
         argv += ["--shield", "age"]
     assert main(argv) in (0, 1)
     assert json.loads(capsys.readouterr().out)["kept"] == []
+
+
+def test_the_package_and_verify_state_the_kept_columns_with_the_figure_recounted_on_the_table(tmp_path, capsys):
+    file = _panel(tmp_path)
+    package = tmp_path / "p.zip"
+    argv = ["anonymize", str(file), *ARGS, "--key-file", str(tmp_path / "k"), "--keep", "birth_yr,town_flag"]
+    assert main([*argv, "--package", str(package), "--json"]) == 0
+    stated = json.loads(capsys.readouterr().out)
+    figure = f"with them an attacker finds {stated['people_unique_with_kept']} of 6 people unique on their history"
+    readme = zipfile.ZipFile(package).read("README.txt").decode()
+    assert "Kept unchanged, not counted by the target: birth_yr, town_flag" in readme and figure in readme
+    assert main(["verify", str(package), "--json"]) == 0
+    checks = json.loads(capsys.readouterr().out)["checks"]
+    (kept,) = [c for c in checks if c["part"] == "kept columns"]
+    assert "(birth_yr, town_flag) are released unchanged by decision and not counted by the target" in kept["sentence"]
+    assert figure in kept["sentence"]
