@@ -229,7 +229,7 @@ def _apply(args: argparse.Namespace) -> int:
         return 0 if check.met else 1
     if note:
         print(f"recipe             {note}")
-    print(f"file               {args.file}: {outcome.file}")
+    print(f"file               {printable(args.file)}: {printable(outcome.file)}")
     for line in outcome.notes:
         print(f"note               {line}")
     for i, line in enumerate(recipe.describe, start=1):

@@ -32,7 +32,7 @@ from ..core.errors import (
 )
 from ..core.hierarchy import read_hierarchy_csv
 from ..core.loading import DEFAULT_MAX_BYTES, LoadedTable, load_table
-from ..core.masking import CONTROL_BUT_LINES
+from ..core.masking import CONTROL_BUT_LINES, printable
 from ..core.numbers import MAX_COUNT, real_number, shown, whole_number
 from ..core.samples import SAMPLES, load_sample
 from ..measures.models import ModelRequirement
@@ -750,7 +750,7 @@ def report_release(
             ),
         )
         return 0 if check.met else 1
-    print(f"dataset            {dataset}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
+    print(f"dataset            {printable(dataset)}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
     proof = (
         ""
         if result.optimal is None

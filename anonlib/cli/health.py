@@ -21,6 +21,7 @@ import sys
 
 from ..core.dataset import Dataset, Role
 from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
+from ..core.masking import printable
 from ..core.metrics import whole_k
 from ..core.numbers import time_limit_seconds
 from ..measures.models import suppression_limit
@@ -290,7 +291,7 @@ def _safe_harbor(args: argparse.Namespace) -> int:
     step = SafeHarborStep.planned(dataset.frame, reference_year=args.reference_year, leave=leave)
     cost = step_cost(step, dataset)  # the records each change changes, as the Dataset page counts them
     if not args.json:  # every change is said before anything is applied or written
-        print(f"dataset            {dataset.name}")
+        print(f"dataset            {printable(dataset.name)}")
         print(f"Safe Harbor        45 CFR 164.514(b)(2); ages counted to {step.reference_year}; {step.census}")
         for sentence in step.sentences(cost):
             print(f"change             {sentence}")

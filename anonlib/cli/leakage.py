@@ -7,6 +7,7 @@ import argparse
 import json
 
 from ..core.loading import to_safe_csv
+from ..core.masking import printable
 from ..measures.leakage import attribute_label, leakage_table
 from .common import (
     analysed_columns,
@@ -40,7 +41,7 @@ def _leakage(args: argparse.Namespace) -> int:
             ),
         )
         return 0
-    print(f"dataset            {dataset.name}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
+    print(f"dataset            {printable(dataset.name)}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
     width = max(9, *(len(a) for a in shown["attribute"]))
     print(f"{'attribute':<{width}}  {'partitions':>10}  {'loss (bits)':>11}  {'normalized':>10}")
     for row in shown.itertuples(index=False):

@@ -12,6 +12,7 @@ import argparse
 import json
 
 from ..core.dataset import Role
+from ..core.masking import printable
 from ..measures.target import ReleaseTarget
 from ..transformations.microaggregation import STATISTICS, microaggregate
 from ..workflow.release import release_csv
@@ -45,7 +46,7 @@ def _microaggregate(args: argparse.Namespace) -> int:
     if args.json:
         print_json(args, json.dumps(summary, indent=2))
         return 0
-    print(f"dataset            {summary['dataset']}")
+    print(f"dataset            {printable(summary['dataset'])}")
     print(f"columns            {', '.join(summary['columns'])} (standardized for distances)")
     print(
         f"groups             {summary['groups']:,} of {summary['smallest_group']} to {summary['largest_group']} "

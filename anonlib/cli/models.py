@@ -8,6 +8,7 @@ import json
 
 from ..core.dataset import Role
 from ..core.errors import EmptySelectionError, ParameterError
+from ..core.masking import printable
 from ..measures.models import MODELS, acceptance, model_values
 from .common import (
     analysis_frame,
@@ -75,7 +76,7 @@ def _models(args: argparse.Namespace) -> int:
             ),
         )
         return 0 if target.acceptable else 1
-    print(f"dataset            {dataset.name}")
+    print(f"dataset            {printable(dataset.name)}")
     print(f"quasi-identifiers  {', '.join(qis)}")
     print(f"records            {target.records:,}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
     for v in values:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..core.equivalence import encode, record_counts
 from ..core.loading import to_safe_csv
+from ..core.masking import printable
 from ..core.metrics import weighted_median
 from ..measures.peers import MEASURE_NAMES, MEASURES, default_q, min_poac, min_ppp
 from .common import (
@@ -68,7 +69,7 @@ def _privacy(args: argparse.Namespace) -> int:
     if args.json:
         print_json(args, json.dumps(result, indent=2))
         return 0
-    print(f"dataset            {dataset.name}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
+    print(f"dataset            {printable(dataset.name)}" + (f" ({dropped:,} rows dropped)" if dropped else ""))
     print(f"sensitive          {sensitive}")
     print(
         f"auxiliary          {', '.join(aux) or '(none)'}  ({2 ** len(aux) - (0 if include_empty else 1):,} combinations)"

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from ..core.dataset import Dataset, role_guesses
+from ..core.masking import printable
 from ..core.metrics import whole_k
 from ..core.samples import SAMPLES
 from ..engine import first_rows
@@ -46,7 +47,7 @@ def _profile(args: argparse.Namespace) -> int:
     if args.json:
         print_json(args, json.dumps(result, indent=2))
         return 0
-    print(f"dataset            {dataset.name}")
+    print(f"dataset            {printable(dataset.name)}")
     print(f"quasi-identifiers  {', '.join(risk.quasi_identifiers)}")
     print(
         f"records            {risk.records:,}" + (f" ({risk.rows_dropped:,} rows dropped)" if risk.rows_dropped else "")

@@ -244,7 +244,7 @@ def _budget(args: argparse.Namespace) -> int:
         try:
             sha, name = file_digest(args.file), Path(args.file).name
         except OSError:
-            raise ParameterError(f"The file {args.file} cannot be read.") from None
+            raise ParameterError(f"The file {printable(args.file)} cannot be read.") from None
         budget = (
             file_budget(store, sha, name)
             if args.epsilon is None

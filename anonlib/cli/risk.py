@@ -12,6 +12,7 @@ import pandas as pd
 from ..core.equivalence import person_classes
 from ..core.errors import DataFileError, ParameterError
 from ..core.loading import load_table
+from ..core.masking import printable
 from ..measures.identifiers import hipaa_identifiers
 from ..measures.risk import reidentification, suda
 from .common import (
@@ -97,7 +98,7 @@ def _risk(args: argparse.Namespace) -> int:
             }
         print_json(args, json.dumps(out, indent=2))
         return 0
-    print(f"dataset              {dataset.name}")
+    print(f"dataset              {printable(dataset.name)}")
     print(f"quasi-identifiers    {', '.join(qis)}")
     if person is not None:
         records = int(counted.classes.sizes.sum())

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ..core.errors import ParameterError, PrivacyBudgetError, StoreError
 from ..core.fingerprint import file_fingerprint
+from ..core.masking import printable
 from ..core.samples import sample_sha256
 from ..projects import ProjectStore, charges, file_budget, spend_privacy, spending_refusal
 from ..projects.audit import COMMAND_LINE
@@ -179,7 +180,7 @@ def _file_sha256(args: argparse.Namespace) -> tuple[str, str]:
     try:
         return file_digest(args.file), Path(args.file).name
     except OSError:
-        raise ParameterError(f"The file {args.file} cannot be read.") from None
+        raise ParameterError(f"The file {printable(args.file)} cannot be read.") from None
 
 
 def _synthesize(args: argparse.Namespace) -> int:

@@ -53,6 +53,7 @@ from sqlalchemy import Connection, func, select, text
 
 from ..core.errors import PrivacyBudgetError, ProjectError
 from ..core.fingerprint import Fingerprint
+from ..core.masking import printable
 from ..core.samples import SAMPLES, sample_sha256
 from .audit import COMMAND_LINE, append_entry, chain_problems, checked_tail, current_user, entry_of, team_chain
 from .fingerprints import keep_fingerprint, overlapping
@@ -98,7 +99,7 @@ class PrivacyBudget:
     def refusal(self, epsilon: float, delta: float, why: str = "") -> str | None:
         """The sentence refusing a release of ``epsilon`` and ``delta`` past the total (None when it
         fits); ``why``: the words saying why this file is charged (another file's release over its people)."""
-        name = self.name
+        name = printable(self.name)  # a file's or project's name: line breaks and controls escaped
         raise_it = f"projects budget --file {name} --epsilon E"
         if self.epsilon_spent + epsilon > self.epsilon_total * (1 + TOLERANCE):
             return (
@@ -124,7 +125,7 @@ class PrivacyBudget:
         """The budget in words (spent / total)."""
         default = "; the totals are the default of a file (projects budget sets them)" if self.default else ""
         return (
-            f"{self.name}: ε = {self.epsilon_spent:g} of {self.epsilon_total:g} spent ({self.epsilon_left:g} left) "
+            f"{printable(self.name)}: ε = {self.epsilon_spent:g} of {self.epsilon_total:g} spent ({self.epsilon_left:g} left) "
             f"by {self.releases} private release{'s' if self.releases != 1 else ''}{self._over()}; "
             f"δ = {self.delta_spent:g} of {self.delta_total:g} spent{default}."
         )
@@ -167,7 +168,7 @@ class Charge:
     def sentence(self) -> str:
         b = self.budget
         return (
-            f"This release is charged against the privacy budget of {self.name} too: {self.words()}, and ε = "
+            f"This release is charged against the privacy budget of {printable(self.name)} too: {self.words()}, and ε = "
             f"{b.epsilon_left:g} of its total {b.epsilon_total:g} is left."
         )
 
@@ -212,7 +213,7 @@ def _file_of(row, missing_ok: bool = False) -> str | None:
     if missing_ok:
         return None
     raise ProjectError(
-        f"The project '{row['name']}' keeps no SHA-256 of its file, which a privacy budget is kept by; "
+        f"The project '{printable(row['name'])}' keeps no SHA-256 of its file, which a privacy budget is kept by; "
         "open the file again to start a project over it."
     )
 
@@ -393,9 +394,13 @@ def set_budget(
         was = f"ε = {before.epsilon_total:g}, δ = {before.delta_total:g}{', the default' if before.default else ''}"
         larger = not before.default and (epsilon > before.epsilon_total or new_delta > before.delta_total)
         if larger and not raise_total:
-            where = f"projects budget {row['name']}" if row is not None else f"projects budget --file {name}"
+            where = (
+                f"projects budget {printable(row['name'])}"
+                if row is not None
+                else f"projects budget --file {printable(name)}"
+            )
             raise ProjectError(
-                f"The privacy budget of {name} keeps the smallest total set over it ({was}); a larger total is set "
+                f"The privacy budget of {printable(name)} keeps the smallest total set over it ({was}); a larger total is set "
                 f"only by raising it on purpose: {where} --epsilon {epsilon:g}"
                 f"{'' if delta is None else f' --delta {new_delta:g}'} --raise (an audit entry naming the earlier total)."
             )

@@ -8,9 +8,11 @@ import json
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from anonlib.cli import main as _main
+from anonlib.core.samples import sample_path
 from tests.cli.test_linkable import QIS, panel
 
 ODD = ["²", "١٢", "1" * 31, "-" + "9" * 31, "nan", "1.5"]
@@ -135,6 +137,7 @@ NAME_COMMANDS = [
     ["projects", "delete", FORGED, "--yes"],
     ["projects", "delete", FORGED],
     ["projects", "budget", FORGED, "--epsilon", "1"],
+    ["projects", "budget", FORGED],
     ["verify", "PACKAGE", "--project", FORGED],
 ]
 
@@ -256,3 +259,26 @@ def test_a_power_3_search_is_estimated_before_it_starts_and_refused_past_the_tim
     sentence = one_sentence(said(capsys)[1])
     assert sentence.startswith("error: Checking histories at power 3 on at least ") and "--time-limit" in sentence
     assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["anonymize", "FILE", "--shield", "Zip,Age", "--keep", "Sex,AC,Weight,Race", "--k", "2", "--project", "p"],
+        ["profile", "FILE", "--qi", "Zip,Age"],
+        ["leakage", "FILE", "--attributes", "Zip,Age"],
+        ["risk", "FILE", "--qi", "Zip,Age"],
+    ],
+    ids=lambda a: a[0],
+)
+def test_a_file_named_with_a_line_break_is_printed_escaped(tmp_path, monkeypatch, capsys, argv):
+    """The file's name in every statement and in the budget's sentence: no forged line."""
+    monkeypatch.setenv("ANONLIB_HOME", str(tmp_path / "home"))
+    file = tmp_path / "x\nerror: forged.csv"
+    pd.read_csv(sample_path("arca_table1.csv")).to_csv(file, index=False)
+    main([str(file) if a == "FILE" else a for a in argv])
+    if "--project" in argv:
+        main(["projects", "budget", "p"])
+    out, err = capsys.readouterr()
+    assert "forged" in out + err
+    assert not any(line.startswith("error: forged") for line in (out + err).splitlines()), out + err
