@@ -245,7 +245,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     kept = kept_risk(
         released_table,
         qis,
-        unchanged_kept(release.recipe),
+        unchanged_kept(release.recipe.kept, [s.step for s in release.recipe.steps]),
         person=loaded.person if loaded.person in released_table.columns else None,
         count=dataset.count if dataset.count in released_table.columns else None,
     )

@@ -165,7 +165,7 @@ def released_kept_risk(recipe, table: pd.DataFrame) -> KeptRisk | None:
     quasi-identifiers, kept columns, count column and, when released, its person column, read
     off the recipe (``anonlib.workflow.recipe.Recipe``). The package states it and ``verify``
     recounts it on ``released.csv``."""
-    kept = unchanged_kept(recipe)
+    kept = unchanged_kept(recipe.kept, [s.step for s in recipe.steps])
     if not kept:
         return None
     roles = recipe.source.roles
@@ -177,13 +177,13 @@ def released_kept_risk(recipe, table: pd.DataFrame) -> KeptRisk | None:
     return kept_risk(table, qis, kept, person=person, count=count)
 
 
-def unchanged_kept(recipe) -> tuple[str, ...]:
-    """The recipe's kept columns that no step changes (dates shifted per person are kept by role
+def unchanged_kept(kept: Sequence[str], steps: Iterable = ()) -> tuple[str, ...]:
+    """The ``kept`` columns no step of ``steps`` changes (dates shifted per person are kept by role
     but released changed): those an attacker may know as they are released.
 
     >>> from types import SimpleNamespace as S
-    >>> unchanged_kept(S(kept=("born", "visit"), steps=(S(step=S(columns=("visit",))),)))
+    >>> unchanged_kept(("born", "visit"), [S(columns=("visit",))])
     ('born',)
     """
-    changed = {c for s in recipe.steps for c in getattr(s.step, "columns", ())}
-    return tuple(c for c in recipe.kept if c not in changed)
+    changed = {c for step in steps for c in getattr(step, "columns", ())}
+    return tuple(c for c in kept if c not in changed)

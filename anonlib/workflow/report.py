@@ -73,6 +73,7 @@ from .findings import (
     protected_shares,
 )
 from .history import StepRow, failing_in_unit
+from .kept import kept_risk, unchanged_kept
 
 if TYPE_CHECKING:
     from .release_view import ReleaseView
@@ -480,6 +481,18 @@ def copy_report(copy, *, p: float = 0.0, view: ReleaseView | None = None, **opti
     True
     """
     report = build_report(copy.current, target=copy.target, p=p, steps=steps_section(copy), **options)
+    kept = unchanged_kept(copy.current.kept, [a.step for a in copy.steps])
+    if kept:  # released unchanged, outside the target: what an attacker who knows them finds on the release
+        current = copy.current
+        table = copy.release()
+        risk = kept_risk(
+            table,
+            [c for c in current.quasi_identifiers if c in table.columns],
+            [c for c in kept if c in table.columns],
+            person=current.person if current.person in table.columns else None,
+            count=current.count if current.count in table.columns else None,
+        )
+        report = replace(report, sentences=(*report.sentences, risk.sentence()))
     return with_release_view(report, copy, view)
 
 
