@@ -672,6 +672,9 @@ def report_release(
     people or records unique once they are added, measured on the released table). ``unseen`` are the
     values a given hierarchy did not list, placed by its rule or at the top (``UnseenValues``)."""
     kept_json = kept.to_json() if hasattr(kept, "to_json") else {"kept": list(kept)}
+    # the unit k, suppression and the people are counted in: the search's (people, histories, households)
+    # when it counted owners, though the file written without their column is recounted in records
+    unit_target = target if people is not None else check.target
 
     if args.json:
         print_json(
@@ -698,8 +701,8 @@ def report_release(
                     "seconds": result.seconds,
                     "k": k,
                     "k_target": target.k,
-                    "target": check.target.describe(),
-                    "unit": check.target.unit,
+                    "target": unit_target.describe(),
+                    "unit": unit_target.unit,
                     "power": "all" if check.target.power is None else check.target.power,
                     **({"earlier_deliveries": earlier} if earlier else {}),
                     "met": check.met,
@@ -735,7 +738,7 @@ def report_release(
                             "released_households": people[1],
                             "suppressed_households": people[0] - people[1],
                         }
-                        if people is not None and check.target.unit == "households"
+                        if people is not None and unit_target.unit == "households"
                         else {}
                     ),
                     **(
@@ -763,8 +766,8 @@ def report_release(
         print(f"engine             {engine_line}")
     print(f"levels             {', '.join(f'{a} {v}/{result.max_levels[a]}' for a, v in result.levels.items())}")
     print(f"rows               {rows[0]:,} (original {rows[1]:,}) distinct; {check.records:,} records released")
-    print(f"target             {check.target.describe()}")
-    whole = check.target.whole
+    print(f"target             {unit_target.describe()}")
+    whole = unit_target.whole
     print(f"k (as released)    {k:,}" + (f" {whole}" if people is not None else ""))
     if people is not None:
         print(f"{'suppressed ' + whole:<18} {people[0] - people[1]:,} of {people[0]:,}")
