@@ -116,3 +116,25 @@ def test_work_is_estimated_and_refused_in_one_sentence():
     assert history_work(np.array([1, 3]), power=2).operations == 3 + (1 + 3)  # pairs of the 3, singles of both
     with pytest.raises(ProblemTooLargeError, match="choose a smaller adversary power than 5"):
         check_history_work(np.array([400] * 10_000), power=5)
+
+
+def test_which_deliveries_a_person_is_in_is_part_of_the_cumulative_history():
+    """Four people in an earlier delivery, two of them again with two newcomers, every row alike:
+    a, b (both deliveries), e, f (this one only) and c, d (the earlier one only) are three pairs;
+    counted without the deliveries e, f, c, d would be four alike and meet k = 3."""
+    import pandas as pd
+
+    from anonlib.core.dataset import Dataset
+    from anonlib.core.histories import Earlier
+    from anonlib.measures.target import ReleaseTarget
+
+    early = pd.DataFrame({"pid": ["a", "b", "c", "d"], "age": ["30-39"] * 4, "sex": ["F"] * 4})
+    earlier = Earlier.of([(early, ["age", "sex"], None)], ["pid"])
+    new = pd.DataFrame({"pid": ["a", "b", "e", "f"], "age": ["30-39"] * 4, "sex": ["F"] * 4})
+    ds = Dataset.from_frame("n", new, {"pid": "person", "age": "quasi-identifier", "sex": "quasi-identifier"})
+    for k, met in ((2, True), (3, False)):
+        target = ReleaseTarget(k=k, linked=("pid",)).in_unit_of(ds, released=["pid"]).after(earlier)
+        check = target.check(ds)
+        assert check.met is met
+        if not met:
+            assert check.persons_in_failing == 4  # e and f fail too: their absence from the earlier file
