@@ -196,13 +196,27 @@ def masking_hierarchy(values: Iterable, width: int | None = None) -> pd.DataFram
 Band = tuple[float, float]
 
 
-def band_label(low: float, high: float) -> str:
-    """The text of a band, as in the paper's Figure 2.
+def band_label(low: float, high: float, *, open_low: bool = False, open_high: bool = False) -> str:
+    """The text of a band, as in the paper's Figure 2; ``open_low`` when its low end belongs to the
+    band before it (decimal bands that touch: 35 is in "[30-35]", so the next one is "(35-40]").
 
-    >>> band_label(20, 34.0)
-    '[20-34]'
+    >>> band_label(20, 34.0), band_label(35, 40, open_low=True)
+    ('[20-34]', '(35-40]')
     """
-    return f"[{value_key(float(low))}-{value_key(float(high))}]"
+    return f"{'(' if open_low else '['}{value_key(float(low))}-{value_key(float(high))}{')' if open_high else ']'}"
+
+
+def band_labels(bands: Sequence[Band]) -> list[str]:
+    """The labels of one level's bands, each saying exactly what it holds: a value belongs to the
+    first band listed that holds it, so a band whose low end an earlier band holds is open there.
+
+    >>> band_labels([(30, 35), (35, 40), (41, 45)])
+    ['[30-35]', '(35-40]', '[41-45]']
+    """
+    return [
+        band_label(lo, hi, open_low=any(b_lo <= lo <= b_hi for b_lo, b_hi in bands[:i]))
+        for i, (lo, hi) in enumerate(bands)
+    ]
 
 
 def parse_bands(text: str) -> list[list[Band]]:
@@ -289,7 +303,7 @@ def interval_hierarchy(
                 f"The value '{bad}' is in no band of level {level} "
                 f"({', '.join(band_label(*b) for b in level_bands)}); widen the bands."
             )
-        labels = np.array([band_label(*b) for b in level_bands], dtype=object)
+        labels = np.array(band_labels(level_bands), dtype=object)
         level_labels = labels[inside.argmax(axis=1)] if len(labels) else np.full(len(x), "", dtype=object)
         if below is not None:
             level_labels = np.where(low_tail, f"<{value_key(float(below))}", level_labels)

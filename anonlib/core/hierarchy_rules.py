@@ -42,7 +42,7 @@ from .hierarchy import (
 )
 
 _NUMBER = r"-?\d+(?:\.\d+)?"
-_BAND = re.compile(rf"^\[({_NUMBER})-({_NUMBER})\]$")
+_BAND = re.compile(rf"^([\[(])({_NUMBER})-({_NUMBER})([\])])$")  # [a-b], (a-b], [a-b), (a-b)
 _BELOW = re.compile(rf"^<({_NUMBER})$")
 _ABOVE = re.compile(rf"^>({_NUMBER})$")
 
@@ -139,7 +139,7 @@ def _level_rule(labels: list[str], whole: bool) -> Callable[[float], str] | None
     bands, below, above = [], None, None
     for label in distinct:
         if (m := _BAND.match(label)) is not None:
-            bands.append((float(m.group(1)), float(m.group(2))))
+            bands.append((float(m.group(2)), float(m.group(3)), m.group(1) == "(", m.group(4) == ")"))
         elif (m := _BELOW.match(label)) is not None:
             below = float(m.group(1))
         elif (m := _ABOVE.match(label)) is not None:
@@ -151,31 +151,41 @@ def _level_rule(labels: list[str], whole: bool) -> Callable[[float], str] | None
     bands.sort()
     closing = 1.0 if whole else 0.0  # whole numbers: [15-19] then [20-24]; decimals: [15-20] then (20-25]
 
-    def grid(lo: float, hi: float, x: float, *, upward: bool) -> tuple[float, float]:
-        """The band of ``lo``-``hi``'s width holding ``x`` on the grid that continues it."""
-        step = (hi - lo) + closing
-        if step <= 0:
-            raise HierarchyError("a band of no width")
-        if upward:
-            start = hi + closing + math.floor((x - hi - closing) / step) * step
-        else:
-            start = lo - math.ceil((lo - x) / step) * step
-        return start, start + (hi - lo)
+    def holds(band: tuple[float, float, bool, bool], x: float) -> bool:
+        lo, hi, open_low, open_high = band
+        return (lo < x if open_low else lo <= x) and (x < hi if open_high else x <= hi)
 
     def rule(x: float) -> str:
         if below is not None and x < below:
             return f"<{value_key(below)}"
         if above is not None and x > above:
             return f">{value_key(above)}"
-        for lo, hi in bands:
-            if lo <= x <= hi:
-                return band_label(lo, hi)
-        if x < bands[0][0]:  # below the lowest band: bands of its width downwards
-            return band_label(*grid(*bands[0], x, upward=False))
-        before = max((b for b in bands if b[1] < x), key=lambda b: b[1])  # past it: its width onwards
-        start, end = grid(*before, x, upward=True)
-        after = [b[0] for b in bands if b[0] > x]
-        return band_label(start, min(end, after[0] - closing) if after else end)  # a gap's band ends at the next
+        for band in bands:
+            if holds(band, x):
+                return band_label(band[0], band[1], open_low=band[2], open_high=band[3])
+        low, high = bands[0][0], bands[0][1]
+        if x < low:  # below the lowest band: bands of its width downwards, up to (not into) it
+            step = (high - low) + closing
+            if step <= 0:
+                raise HierarchyError("a band of no width")
+            start = low - math.ceil((low - x) / step) * step
+            return band_label(start, start + step - closing, open_high=not whole)
+        lo, hi = max(((b[0], b[1]) for b in bands if b[1] <= x), key=lambda b: b[1])  # past it: its width onwards
+        step = (hi - lo) + closing
+        if step <= 0:
+            raise HierarchyError("a band of no width")
+        if whole:
+            start = hi + 1 + math.floor((x - hi - 1) / step) * step
+            end, open_low = start + step - 1, False
+        else:  # (hi, hi + step], (hi + step, hi + 2 step], ...: x is above hi
+            start = hi + (math.ceil((x - hi) / step) - 1) * step
+            end, open_low = start + step, True
+        after = [b for b in bands if b[0] > x]
+        if after and end >= after[0][0]:  # a gap's band ends where the next band begins
+            nxt = after[0]
+            return band_label(start, nxt[0] - closing if whole else nxt[0], open_low=open_low,
+                              open_high=not whole and not nxt[2])  # fmt: skip
+        return band_label(start, end, open_low=open_low)
 
     return rule
 

@@ -18,10 +18,11 @@ from anonlib.core.hierarchy import (
     interval_hierarchy,
     masking_hierarchy,
     parse_bands,
+    value_key,
 )
 from anonlib.core.hierarchy_rules import cover_by_rule, cover_top
 
-BAND = re.compile(r"^\[(-?[\d.]+)-(-?[\d.]+)\]$")
+BAND = re.compile(r"^([\[(])(-?[\d.]+)-(-?[\d.]+)([\])])$")
 
 
 def _holds(label: str, x: float) -> bool:
@@ -34,7 +35,9 @@ def _holds(label: str, x: float) -> bool:
         return x > float(label[1:])
     m = BAND.match(label)
     assert m is not None, label
-    return float(m.group(1)) <= x <= float(m.group(2))
+    low, high = float(m.group(2)), float(m.group(3))
+    above_low = low < x if m.group(1) == "(" else low <= x
+    return above_low and (x < high if m.group(4) == ")" else x <= high)
 
 
 @settings(max_examples=60, deadline=None)
@@ -105,3 +108,20 @@ def test_categories_have_no_rule_and_go_to_the_top_only_when_asked():
 def test_a_hand_written_hierarchy_of_words_over_numbers_is_not_guessed():
     table = pd.DataFrame([["20", "young", "*"], ["70", "old", "*"]])
     assert cover_by_rule(table, ["45"])[1] == ()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seen=st.lists(st.integers(0, 1000).map(lambda v: v / 10), min_size=12, max_size=60, unique=True),
+    later=st.lists(st.integers(-500, 2000).map(lambda v: v / 10), min_size=1, max_size=20),
+)
+def test_every_decimal_label_holds_exactly_its_values_listed_or_placed(seen, later):
+    """Decimal bands touch ("[30-35]", "(35-40]"): every label, listed or made for a later value,
+    holds the value it is given, read back by its brackets."""
+    table = default_hierarchy(seen, "bmi")[1]
+    new = [k for k in dict.fromkeys(value_key(x) for x in later) if k not in set(table[0])]
+    extended, placed = cover_by_rule(table, new)
+    assert list(placed) == new
+    hierarchy_columns(extended)
+    for row in extended.values.tolist():
+        assert all(_holds(label, float(row[0])) for label in row[1:]), row

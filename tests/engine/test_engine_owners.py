@@ -148,11 +148,12 @@ def test_anonymize_in_people_on_duckdb_equals_in_memory(tmp_path, capsys, k):
     _panel(np.random.default_rng(k), 300, 60).to_csv(path, index=False)
     argv = ["anonymize", str(path), "--shield", "age,sex,city", "--person", "pid", "--k", str(k)]
     memory, engine = same_answer([*argv, "--max-suppressed", "0.3"], tmp_path, capsys)
-    # whole people suppressed, searched in people; the file withholds the person column, so its records are
-    # recounted on it (as verify does)
+    # whole people suppressed, searched in people (the unit k, suppressed and the target are stated in); the
+    # file withholds the person column, so its verdict is recounted on its records (as verify does)
     assert engine["suppressed_persons"] == memory["suppressed_persons"]
     assert engine["suppressed_persons"] > 0 or k != 2  # k = 2: two people suppressed whole
-    assert engine["unit"] == memory["unit"] == "records"
+    assert engine["unit"] == memory["unit"] == "people" and engine["suppressed"] == engine["suppressed_persons"]
+    assert f"{engine['released_records']:,} records" in engine["verdict"]  # the file, recounted in records
 
 
 @pytest.mark.parametrize(
