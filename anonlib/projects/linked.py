@@ -216,8 +216,8 @@ def cumulative_refusal(check: TargetCheck, project: str) -> str:
         f"suppressing {check.unit_noun(removed)} from it ({share} of its {target.whole}{so_far}) would meet it, "
         f"within the limit of {limit}"
         if check.met_after_suppression
-        else f"suppressing them ({check.unit_noun(removed)}; {share} of its {target.whole}{so_far}) would exceed the "
-        f"limit of {limit}"
+        else f"suppressing them would take out {check.unit_noun(removed)} ({share} of its {target.whole}{so_far}), "
+        f"more than the limit of {limit}"
     )
     return (
         f"Refused, nothing written: released this way, {failing:,} of its {check.unit_noun(check.persons)} would "

@@ -28,11 +28,11 @@ def test_the_share_stated_counts_those_suppressed_so_far_and_agrees_with_the_ver
     check = _check(0.4, loaded_persons=12)
     said = cumulative_refusal(check, "study")
     assert not check.met_after_suppression and check.share_after_suppression == 0.5
-    assert "suppressing them (4 people; 50% of its people with those suppressed so far) would exceed" in said
-    assert _share(said) > 0.4  # never a share under the limit said to exceed it (4 of 12 alone is 33%)
+    assert "would take out 4 people (50% of its people with those suppressed so far), more than the limit" in said
+    assert _share(said) > 0.4  # never a share under the limit said to be more (4 of 12 alone is 33%)
     check = _check(0.6, loaded_persons=12)
     said = cumulative_refusal(check, "study")
     assert check.met_after_suppression and _share(said) == 0.5 <= 0.6 and "would meet it" in said
     check = _check(0.3, loaded_persons=10)  # nothing suppressed so far: 4 of 10
     said = cumulative_refusal(check, "study")
-    assert "(4 people; 40% of its people) would exceed the limit of 30%" in said
+    assert "suppressing them would take out 4 people (40% of its people), more than the limit of 30%" in said
