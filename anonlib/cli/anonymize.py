@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..core.default_hierarchy import default_hierarchy
 from ..core.equivalence import encode
-from ..core.errors import EmptySelectionError, ParameterError, join_names
+from ..core.errors import EmptySelectionError, NoSolutionError, ParameterError, join_names
 from ..core.hierarchy import SUPPRESSED, validate_hierarchy
 from ..core.metrics import whole_k
 from ..core.numbers import time_limit_seconds
@@ -28,7 +28,7 @@ from ..workflow.history import WorkingCopy
 from ..workflow.kept import kept_risk, refuse_unkept, unchanged_kept
 from ..workflow.local_steps import LocalSuppressionStep
 from ..workflow.package import release_package
-from ..workflow.power_choice import SUGGESTION_RULE
+from ..workflow.power_choice import SUGGESTION_RULE, weaker_power_sentence
 from ..workflow.recipe import Reading, Recipe
 from ..workflow.release import pseudonymized_columns, release_csv
 from ..workflow.steps import GeneralizationStep, SuppressionStep
@@ -190,16 +190,25 @@ def _anonymize(args: argparse.Namespace) -> int:
             hierarchies[attribute] = validate_hierarchy(covered, values, attribute)
         else:
             hierarchies[attribute] = default_hierarchy(values, attribute, counts=counts)[1]
-    result = release_search(
-        frame,
-        qis,
-        hierarchies,
-        args.method,
-        target=target,
-        count=dataset.count,
-        measure=measure,
-        time_limit=args.time_limit,
-    )
+    try:
+        result = release_search(
+            frame,
+            qis,
+            hierarchies,
+            args.method,
+            target=target,
+            count=dataset.count,
+            measure=measure,
+            time_limit=args.time_limit,
+        )
+    except NoSolutionError as refused:
+        if not target.linkable or target.power == 1:
+            raise
+        # the figure that would meet it: the strongest weaker adversary power that releases something
+        weaker = weaker_power_sentence(
+            frame, qis, hierarchies, target, method=args.method, count=dataset.count, measure=measure
+        )
+        raise NoSolutionError(f"{refused} {weaker}") from None
     if cap is None and loaded.person is not None and target.linkable and (result.utility or 0.0) >= 0.999:
         print(_cap_offer(frame, loaded.person), file=sys.stderr)
     start = start.with_target(judged)  # the search's estimate passed: the steps judged at its power

@@ -24,7 +24,7 @@ one visit; two visits together need the stages banded):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -129,3 +129,51 @@ def suggested_power(releases: Sequence[PowerRelease], ceiling: float = LOSS_CEIL
 
     fitting = [r for r in releases if r.met and r.loss is not None and r.loss <= ceiling]
     return max(fitting, key=strength) if fitting else None
+
+
+def weaker_power_sentence(
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    target: ReleaseTarget,
+    *,
+    method: str = "optimal",
+    count: str | None = None,
+    measure: str = "loss",
+) -> str:
+    """When no release meets ``target`` (its records linked, earlier deliveries included): the
+    strongest weaker adversary power at which one would, with its loss and the option to ask for
+    it, or that none would. The sentence a refused delivery ends with, so the officer sees the
+    figure that would meet it.
+
+    >>> import pandas as pd
+    >>> from anonlib.core.default_hierarchy import default_hierarchy
+    >>> frame = pd.DataFrame({"pid": list("aabbcccdd"), "stage": [1, 2, 1, 2, 1, 2, 2, 2, 2]})
+    >>> h = {"stage": default_hierarchy(frame["stage"], "stage")[1]}
+    >>> everything = ReleaseTarget(k=2, person="pid", linked=("pid",))  # c's three visits set c apart
+    >>> print(weaker_power_sentence(frame, ["stage"], h, everything))
+    At adversary power 2 (an attacker who knows any 2 of a person's records) it would release with an information loss of 0.00: add --power 2.
+    """
+    current = target.power
+    weaker = [p for p in POWERS if p is not None and (current is None or p < current)]
+    for power in sorted(weaker, reverse=True):  # the strongest first
+        try:
+            result = release_search(
+                frame,
+                list(quasi_identifiers),
+                dict(hierarchies),
+                method,
+                target=replace(target, power=power),
+                count=count,
+                measure=measure,
+            )
+        except AnonlibError:
+            continue
+        loss = 0.0 if result.utility is None else float(result.utility)
+        if loss >= 1.0:  # it would keep nothing of the quasi-identifiers: not a release to point to
+            continue
+        return (
+            f"At adversary power {power} (an attacker who knows any {power} of a person's records) it would release "
+            f"with an information loss of {loss:.2f}: add --power {power}."
+        )
+    return "No weaker adversary power releases it either."
