@@ -1,11 +1,13 @@
 """A team's dashboard in a real browser (``team.md``; marker ``team``): a real OpenID Connect
 provider on localhost (``oidc-provider-mock``, which issues real signed tokens) and one dashboard
-server with ``[auth]`` in its secrets.toml; four users, each in a browser context of their own.
+server with ``[auth]`` in its secrets.toml; five users, each in a browser context of their own.
 
 Ann (the analyst, who uploads and so owns the project) sets a target and drafts the release; her
 own approval is refused (four eyes) and the package does not download; Ben (approver) signs in
-(an approver through his group at the provider) and approves; only then the package downloads, naming both, and the audit log shows drafter,
-approver and digest; Cay (viewer) sees the report, not the file; Dee (no member, claiming Cay's e-mail without
+(an approver through his group at the provider) and approves, then withdraws his approval before the hand-out
+(release 1 is never handed out); Ann drafts it again; Eve, an approver of the same group whose sign-in is an hour
+old, is asked to sign in again instead of approving; Ben approves release 2, and only then the package downloads,
+naming both, and the audit log shows drafter, approver and digest; Cay (viewer) sees the report, not the file; Dee (no member, claiming Cay's e-mail without
 the provider verifying it) sees no trace
 of the project, and signs out. Screenshots at 1440 and 1024 px go to ``test-artifacts/``.
 """
@@ -16,6 +18,7 @@ import io
 import json
 import re
 import secrets
+import time
 import zipfile
 from pathlib import Path
 from urllib.request import Request, urlopen
@@ -41,7 +44,7 @@ pytestmark = pytest.mark.team
 
 ARTIFACTS = ROOT / "test-artifacts"
 TIMEOUT = 300_000
-USERS = {"ann": "Ann Analyst", "ben": "Ben Approver", "cay": "Cay Viewer", "dee": "Dee Outsider"}
+USERS = {"ann": "Ann Analyst", "ben": "Ben Approver", "cay": "Cay Viewer", "dee": "Dee Outsider", "eve": "Eve Approver"}
 
 
 def _email(user: str) -> str:
@@ -59,8 +62,10 @@ def provider():
             # Dee claims Cay's e-mail, unverified: an e-mail counts only with email_verified
             email, verified = (_email("cay"), False) if user == "dee" else (_email(user), True)
             claims = {"email": email, "email_verified": verified, "name": name}
-            if user == "ben":  # Ben is an approver through his group at the provider (roles from a groups claim)
+            if user in ("ben", "eve"):  # approvers through their group at the provider (roles from a groups claim)
                 claims["groups"] = ["privacy-office"]
+            if user == "eve":  # her sign-in is an hour old (the provider's auth_time): approving needs a fresh one
+                claims["auth_time"] = int(time.time()) - 3600
             body = json.dumps(claims).encode()
             request = Request(f"{url}/users/{user}-sub", data=body, method="PUT")
             request.add_header("Content-Type", "application/json")
@@ -170,6 +175,28 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
         ben.get_by_text("approved by ben@clinic.example (subject ben-sub)").first.wait_for(timeout=TIMEOUT)
         _shot(ben, "approver-approved", widths=(1440,))
 
+        # Ben withdraws his approval before the hand-out: release 1 is never handed out; Ann drafts it again
+        press(ben, ben.get_by_role("button", name="Withdraw the approval of release 1 of registry.csv"))
+        ben.get_by_text("then withdrawn (approval withdrawn by ben@clinic.example").first.wait_for(timeout=TIMEOUT)
+        _shot(ben, "approval-withdrawn", widths=(1024,))
+        open_page(ann, "Risk report")
+        assert not ann.get_by_role("button", name="Release package (zip)").count()  # nothing approved to hand out
+        press(ann, ann.get_by_role("button", name="Draft this release for approval"))
+        ann.get_by_text("waiting for a second person's approval").first.wait_for(timeout=TIMEOUT)
+        # Eve, an approver through the same group whose sign-in is an hour old, is asked to sign in again
+        eve_context, eve = _sign_in(browser, url, "eve")
+        open_page(eve, "Projects")
+        eve.get_by_role("button", name="Sign in again to approve").first.wait_for(timeout=TIMEOUT)
+        assert "Waiting for you." in _text(eve) and not eve.locator('[class*="st-key-team_approve_"] button').count()
+        _shot(eve, "stale-sign-in", widths=(1024,))
+        eve_context.close()
+        # Ben (signed in minutes ago) approves release 2
+        open_page(ben, "Projects")
+        ben.locator('[class*="st-key-team_note_"] input').first.fill("k = 2 checked again")
+        press(ben, ben.locator('[class*="st-key-team_approve_"] button').first)
+        ben.get_by_text("Release 2 of project registry.csv").first.wait_for(timeout=TIMEOUT)
+        ben.get_by_text("approved by ben@clinic.example (subject ben-sub)").first.wait_for(timeout=TIMEOUT)
+
         # only now the package downloads, stating both; the audit log shows drafter, approver and digest
         open_page(ann, "Risk report")
         with ann.expect_download(timeout=TIMEOUT) as download:
@@ -217,14 +244,15 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
 
     logged = [(r.who, r.action, r.project) for r in refusals(ProjectStore(f"sqlite:///{home / 'projects.sqlite'}"))]
     signed_out = ("signed-out visitor", "open the dashboard", None)  # each user's first look, before signing in
-    assert logged[:6] == [
+    assert logged[:7] == [
         signed_out,
         ("ann@clinic.example (subject ann-sub)", "approve", "registry.csv"),
         signed_out,
+        signed_out,  # Eve's first look
         signed_out,
         signed_out,
         ("dee-sub", "read", "registry.csv"),
     ]
     # Dee signed out: her session's run after the click, and the page she comes back to (one or both)
-    assert logged[6:] and set(logged[6:]) == {signed_out}
+    assert logged[7:] and set(logged[7:]) == {signed_out}
     assert errors == []
