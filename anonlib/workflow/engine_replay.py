@@ -67,8 +67,8 @@ from ..measures.models import acceptance
 from ..measures.target import TargetCheck
 from .recipe import Recipe, absent_note
 from .release import release_columns
-from .steps import GeneralizationStep, SuppressionStep
-from .unseen import UnseenValues, cover_hierarchy
+from .steps import BandsStep, GeneralizationStep, SuppressionStep
+from .unseen import UnseenValues, cover_hierarchy, cover_steps
 
 KEY = "anonlib_key"
 LABEL = "anonlib_label"
@@ -148,6 +148,10 @@ def apply_recipe(
             step = s.step
             if isinstance(step, GeneralizationStep):
                 step = _covered(step, rows, engine, loaded.count, unseen, placed)
+            elif isinstance(step, BandsStep) and step.column in rows.columns:  # numbers past the bands' range
+                values = _records_by_value(rows, step.column, engine, loaded.count)
+                (step,), seen = cover_steps([step], values, count=WEIGHT)
+                placed.extend(seen)
             rows = (
                 _suppress(s.step, rows, engine)
                 if isinstance(s.step, SuppressionStep)
@@ -211,9 +215,7 @@ def _covered(
     for attribute, level in step.levels:
         if level == 0 or attribute not in rows.columns:
             continue
-        weight = rows[count].sum() if count else rows.count()
-        values = to_pandas(engine.run(rows.group_by(attribute).aggregate(**{WEIGHT: weight.cast("int64")})))
-        values = values[values[attribute].notna()]
+        values = _records_by_value(rows, attribute, engine, count)
         table, seen = cover_hierarchy(
             step.hierarchy(attribute), values[attribute], attribute, unseen=unseen, counts=values[WEIGHT].to_numpy()
         )
@@ -221,6 +223,13 @@ def _covered(
             placed.extend(seen)
             hierarchies[attribute], changed = table, True
     return replace(step, hierarchies=tuple(hierarchies.items())) if changed else step
+
+
+def _records_by_value(rows, column: str, engine: Engine, count: str | None) -> pd.DataFrame:
+    """The distinct values of ``column`` (missing left out) with their records in ``WEIGHT``."""
+    weight = rows[count].sum() if count else rows.count()
+    values = to_pandas(engine.run(rows.group_by(column).aggregate(**{WEIGHT: weight.cast("int64")})))
+    return values[values[column].notna()].reset_index(drop=True)
 
 
 def _read_back(engine: Engine, path: Path, final: EngineTable, renamed: dict[str, str]) -> EngineTable:

@@ -31,7 +31,7 @@ from ..core.errors import HierarchyError, ParameterError, join_names
 from ..core.hierarchy import distinct_values, uncovered_values, value_key
 from ..core.hierarchy_rules import cover_by_rule, cover_top
 from .recipe import Recipe, RecipeStep
-from .steps import GeneralizationStep, Step
+from .steps import BandsStep, GeneralizationStep, Step
 
 UNSEEN_CHOICES = ("refuse", "top")
 
@@ -97,7 +97,7 @@ def cover_steps(
     ``count`` names ``frame``'s column of records per row. A new category without ``unseen
     == "top"`` is a ``HierarchyError`` naming the column, the value and ``--unseen top``."""
     unseen = check_unseen(unseen)
-    last = max((i for i, s in enumerate(steps) if isinstance(s, GeneralizationStep)), default=-1)
+    last = max((i for i, s in enumerate(steps) if isinstance(s, (GeneralizationStep, BandsStep))), default=-1)
     out, seen = list(steps), []
     for i, step in enumerate(steps[: last + 1]):
         if isinstance(step, GeneralizationStep):
@@ -116,6 +116,16 @@ def cover_steps(
                     changed = True
             if changed:
                 step = replace(step, hierarchies=tuple(hierarchies.items()))
+                out[i] = step
+        elif isinstance(step, BandsStep) and step.column in frame.columns:  # bands over the whole line
+            numbers = pd.to_numeric(frame[step.column], errors="coerce")
+            outside = (numbers < step.low) | (numbers > step.high)
+            if outside.any():
+                values = tuple(dict.fromkeys(value_key(v) for v in numbers[outside]))
+                weights = frame[count][outside] if count and count in frame.columns else None
+                records = int(weights.sum()) if weights is not None else int(outside.sum())
+                seen.append(UnseenValues(step.column, values, records, "band"))
+                step = step.covering(numbers)
                 out[i] = step
         if i < last:
             frame = step.apply(frame)
