@@ -45,3 +45,23 @@ def test_a_search_in_people_states_people_though_the_file_is_recounted_in_record
     assert lines["suppressed people"] == f"{stated['suppressed_persons']:,} of {stated['persons']:,}"
     assert lines["suppressed records"] == f"{stated['suppressed_records']:,} of {len(frame):,}"
     assert lines["k (as released)"] == f"{stated['k']:,} people"
+
+
+def test_profile_with_a_person_counts_each_field_in_people_as_pandas_does(tmp_path, capsys):
+    frame, path = _visits(tmp_path)
+    assert main(["profile", str(path), "--qi", "age,sex", "--person", "pid", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    # pandas: a class's people; a person is in a class of fewer than t people when one of their records is
+    people_in_class = frame.groupby(["age", "sex"])["pid"].transform("nunique")
+    smallest = people_in_class.groupby(frame["pid"]).min()
+    history = frame.groupby("pid").apply(lambda g: tuple(sorted(zip(g["age"], g["sex"]))))
+    sharing = history.map(history.value_counts())
+    assert got["unit"] == "people" and got["person"] == "pid"
+    assert (got["records"], got["persons"]) == (len(frame), frame["pid"].nunique())
+    assert got["k"] == int(people_in_class.min())
+    assert (
+        got["unique_people"] == got["unique_records"] == int((smallest == 1).sum())
+    )  # unique_records: the contract's name
+    assert got["people_below"] == {f"<{t}": int((smallest < t).sum()) for t in (2, 5, 10)} == got["records_below"]
+    assert got["people_unique_on_history"] == int((sharing == 1).sum())
+    assert got["people_in_histories_below"] == {f"<{t}": int((sharing < t).sum()) for t in (2, 5, 10)}
