@@ -109,11 +109,13 @@ def record_package(
     user: str | None = None,
     stamp: bool = False,
     before_commit: Callable[[bytes | None], None] | None = None,
+    seen: tuple[int | None, tuple[int, ...]] | None = None,
 ) -> AuditEntry:
     """Record a release package made from ``project`` (``source``: the file it was made from,
     kept with the release when the project keeps files). ``stamp``: the package recorded
     (and handed to ``before_commit``, and kept) is ``package`` with ``audit.json`` stating
-    its entry number and the log's head before it (see ``Recording``)."""
+    its entry number and the log's head before it (see ``Recording``). ``seen``: the project as
+    a delivery's cumulative check read it (recorded only if it is still so, ``Recording.seen``)."""
     parts, table, recipe = package_parts(package)
     return record_entry(
         store,
@@ -125,7 +127,7 @@ def record_package(
         source,
         made_by,
         user,
-        Recording(stamp=stamp, before_commit=before_commit),
+        Recording(stamp=stamp, before_commit=before_commit, seen=seen),
     )
 
 
@@ -156,12 +158,21 @@ def record_stamped_package(
     source: bytes | None = None,
     made_by: str = DASHBOARD,
     user: str | None = None,
+    seen: tuple[int | None, tuple[int, ...]] | None = None,
 ) -> tuple[AuditEntry, bytes]:
     """``record_package`` with the package stamped with its entry (``audit.json``): the entry and
     the package as recorded, the one to hand out."""
     recorded: list[bytes] = []
     entry = record_package(
-        store, project, package, source=source, made_by=made_by, user=user, stamp=True, before_commit=recorded.append
+        store,
+        project,
+        package,
+        source=source,
+        made_by=made_by,
+        user=user,
+        stamp=True,
+        before_commit=recorded.append,
+        seen=seen,
     )
     return entry, recorded[-1]
 

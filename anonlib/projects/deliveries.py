@@ -43,12 +43,14 @@ from ..core.dataset import column_kind, convert_column
 from ..core.errors import AnonlibError, ColumnError, RecipeError
 from ..core.loading import load_table
 from ..measures.target import TargetCheck
+from ..workflow.health_steps import PseudonymizeStep
 from ..workflow.history import WorkingCopy
 from ..workflow.package import RECIPE_FILE, release_package
 from ..workflow.recipe import MAX_RECIPE_BYTES, Reading, Recipe, Source, absent_note, read_for_recipe
-from ..workflow.release import digest
+from ..workflow.release import digest, pseudonymized_columns
 from ..workflow.steps import Step
 from .audit import DASHBOARD, record_package, record_stamped_package
+from .linked import LinkedDeliveries, linked_deliveries
 from .records import AuditEntry, ProjectRef
 from .store import ProjectStore
 
@@ -114,6 +116,7 @@ class Delivery:
     differences: tuple[Difference, ...]
     copy: WorkingCopy | None
     problem: str | None = None
+    links: LinkedDeliveries | None = None  # the project's earlier deliveries its records link to (pseudonyms)
 
     @property
     def check(self) -> TargetCheck | None:
@@ -127,11 +130,18 @@ class Delivery:
 
     def record(self, store: ProjectStore, package: bytes, *, made_by: str = DASHBOARD) -> AuditEntry:
         """Record the package in the project's audit log (the delivery's file kept with it when the project keeps files)."""
-        return record_package(store, self.project, package, source=self.data, made_by=made_by)
+        return record_package(store, self.project, package, source=self.data, made_by=made_by, seen=self._seen)
 
     def record_stamped(self, store: ProjectStore, package: bytes, *, made_by: str = DASHBOARD) -> bytes:
         """``record``, the package stamped with its entry (``audit.json``): the package to hand out."""
-        return record_stamped_package(store, self.project, package, source=self.data, made_by=made_by)[1]
+        return record_stamped_package(store, self.project, package, source=self.data, made_by=made_by, seen=self._seen)[
+            1
+        ]
+
+    @property
+    def _seen(self):
+        """The project as the cumulative check read it: recorded only if no delivery came meanwhile."""
+        return self.links.seen if self.links is not None and self.links.earlier is not None else None
 
 
 def deliver(store: ProjectStore, project: int | str | ProjectRef, data: bytes, name: str) -> Delivery:
@@ -149,17 +159,41 @@ def deliver(store: ProjectStore, project: int | str | ProjectRef, data: bytes, n
     blocking = [d.sentence for d in differences if d.blocking]
     if blocking:
         return Delivery(ref, name, bytes(data), differences, None, " ".join(blocking))
+    links = None
     try:
         dataset = state.source.dataset(table.frame, name=name, needed=state.source.needed(steps))
-        copy = WorkingCopy.start(dataset, state.target, reading=Reading.of(table, bytes(data)))
-        for i, s in enumerate(state.keyed_steps(store.key(ref)), start=1):
+        keyed = state.keyed_steps(store.key(ref))
+        # pseudonyms under the project's key link this delivery to the earlier ones: judged on the
+        # cumulative history, its suppression planned with their records (as `apply --project`)
+        links = _linked(store, ref.name, state.target, dataset, [s.step for s in keyed])
+        earlier = links.earlier if links is not None else None
+        target = state.target.after(earlier) if earlier is not None else state.target
+        copy = WorkingCopy.start(dataset, target, reading=Reading.of(table, bytes(data)))
+        for i, s in enumerate(keyed, start=1):
+            step = s.step.with_earlier(earlier) if earlier is not None and hasattr(s.step, "with_earlier") else s.step
             try:
-                copy = copy.apply(s.step, s.page)
+                copy = copy.apply(step, s.page)
             except AnonlibError as err:
                 raise ColumnError(f"Step {i} ({s.step.describe()}) does not fit this delivery: {err}") from None
     except AnonlibError as err:
-        return Delivery(ref, name, bytes(data), differences, None, str(err))
-    return Delivery(ref, name, bytes(data), differences, copy)
+        return Delivery(ref, name, bytes(data), differences, None, str(err), links)
+    return Delivery(ref, name, bytes(data), differences, copy, links=links)
+
+
+def _linked(store: ProjectStore, project: str, target, dataset, steps) -> LinkedDeliveries | None:
+    """The project's earlier deliveries a delivery released with ``steps`` links to: its person
+    (household) column pseudonymised under the project's key (None when nothing links)."""
+    release = target.in_unit_of(dataset, released=pseudonymized_columns(steps))
+    owned = [s for s in steps if isinstance(s, PseudonymizeStep) and s.column in release.linked]
+    if not release.linkable or not owned:
+        return None
+    return linked_deliveries(
+        store,
+        project,
+        release,
+        {s.column: s.key_id for s in owned},
+        lengths={s.column: s.length for s in owned},
+    )
 
 
 def recipe_of_release(data: bytes) -> Recipe:

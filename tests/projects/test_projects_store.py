@@ -13,6 +13,7 @@ import textwrap
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from project_files import ROLES, delivery, patient_delivery, worked_copy
 from sqlalchemy import create_engine, text
@@ -344,3 +345,57 @@ def test_a_project_keeping_only_the_fingerprint_asks_for_its_file(store_url):
 def test_writer_script_is_what_the_concurrency_test_runs():
     # the script compiles (a syntax error would make the two-process test fail for the wrong reason)
     compile(textwrap.dedent(WRITER), "writer", "exec")
+
+
+def test_a_delivery_released_from_the_dashboard_is_judged_on_the_cumulative_history(store_url):
+    """Pseudonyms under the project's key link month 1 to month 0: the dashboard's delivery is judged
+    with month 0's released records (as `apply --project`), and recorded only on the state it read."""
+    from anonlib.core.histories import Earlier
+    from anonlib.workflow.steps import BandsStep, SuppressionStep
+
+    data = patient_delivery(0)
+    table = load_table(data, name="study.csv")
+    roles = {**ROLES, "zip": "ignore", "pid": "person"}
+    dataset = Dataset.from_frame("study.csv", table.frame, roles)
+    start = WorkingCopy.start(dataset, ReleaseTarget(k=2, max_suppressed=0.9), reading=Reading.of(table, data))
+    store = ProjectStore(store_url)
+    ref = store.create("study", ProjectState.of(start, "upload:study.csv"), data)
+    copy = start.apply(PseudonymizeStep.made("pid", store.key(ref)), "Dataset")
+    copy = copy.apply(BandsStep("age", 40, 0, 0, 120, True), "Individual privacy")
+    copy = copy.apply(SuppressionStep.from_target(copy.release_target, copy.current), "Sidebar")
+    ref = store.save(ref, ProjectState.of(copy, "upload:study.csv"), "pid as pseudonyms, failing people suppressed")
+    month0 = release_package(copy)
+    record_package(store, ref, month0, source=data)
+    nxt = deliver(store, ref, patient_delivery(1), "month1.csv")
+    assert nxt.copy is not None, nxt.problem
+    check = nxt.copy.check
+    assert nxt.links is not None and nxt.links.earlier is not None and nxt.links.earlier.deliveries == 1
+    assert check.target.cumulative == " across this delivery and 1 earlier delivery linked by pseudonym"
+    assert check.persons == check.loaded_persons - check.suppressed_persons > 0
+    # pandas: the released histories of both months joined by pseudonym, each person's multiset of
+    # (age band, sex) rows with its month; every person released this month shares it with k - 1 others
+    earlier = pd.read_csv(io.BytesIO(zipfile.ZipFile(io.BytesIO(month0)).read("released.csv")), dtype=str)
+    now = pd.read_csv(io.BytesIO(release_csv(nxt.copy.release())), dtype=str)
+    both = pd.concat([earlier.assign(month=0), now.assign(month=1)])
+    rows = both[["month", "age", "sex"]].astype(str).agg("|".join, axis=1)
+    history = rows.groupby(both["pid"]).agg(lambda r: tuple(sorted(r)))
+    sharing = history.map(history.value_counts())
+    failing = {p for p in now["pid"].unique() if sharing[p] < 2}  # fewer than k = 2 share it across both months
+    assert check.persons == now["pid"].nunique() and check.persons_in_failing == len(failing) > 0
+    assert not check.met  # refused as `apply --project` refuses it, where month 1 alone would not show these
+    # the people month 1 alone would release (their month-1 history shared) but whom month 0 sets apart
+    before = nxt.copy.steps[1].frame  # month 1 pseudonymized and banded, before its suppression
+    cells = before[["age", "sex"]].astype(str).agg("|".join, axis=1)
+    alone = cells.groupby(before["pid"]).agg(lambda r: tuple(sorted(r)))
+    joined = pd.concat([earlier.assign(month=0), before.astype(str).assign(month=1)])
+    whole = joined[["month", "age", "sex"]].astype(str).agg("|".join, axis=1)
+    cumulative = whole.groupby(joined["pid"]).agg(lambda r: tuple(sorted(r)))
+    shared_alone = alone.map(alone.value_counts())
+    set_apart = [p for p in alone.index if shared_alone[p] >= 2 and cumulative.map(cumulative.value_counts())[p] < 2]
+    assert set_apart and set(set_apart) & set(now["pid"]) <= failing
+    assert isinstance(nxt.copy.target.earlier, Earlier)
+    # another delivery recorded meanwhile: this one is not recorded on the state it read
+    other = deliver(store, ref, patient_delivery(2), "month2.csv")
+    other.record(store, other.package())
+    with pytest.raises(ProjectError):
+        nxt.record(store, nxt.package())
