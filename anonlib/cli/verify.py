@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
+from ..core.errors import ParameterError
 from ..workflow.keys import key_id
 from ..workflow.verify import PartCheck, Verification, verify_package
-from .common import command, print_json
+from .common import command, engine_arguments, print_json
 from .health import read_given_key, shared_key_argument
 
 
@@ -44,7 +46,20 @@ def _verify(args: argparse.Namespace) -> int:
         from ..projects.linked import package_earlier
 
         earlier = package_earlier(store, args.project, Path(args.package).read_bytes())
-    result = verify_package(args.package, args.source, key=key, earlier=earlier)
+    engine = args.engine
+    if args.spark_master and engine != "spark":
+        raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
+    if engine is not None and args.source is None:
+        print(
+            "note: the package alone is checked in memory (a release package is bounded in size); --engine "
+            "re-applies the recipe where a source given with it lies.",
+            file=sys.stderr,
+        )
+    if engine == "spark" and args.spark_master:
+        from ..engine import shared  # noqa: PLC0415 - Spark only when asked
+
+        shared("spark", master=args.spark_master)
+    result = verify_package(args.package, args.source, key=key, earlier=earlier, engine=engine)
     if args.project:
         # the package against the project's audit log: the log's own check (its head included), and
         # whether the log records this package at the entry it states, after the head it states
@@ -113,4 +128,5 @@ def register(commands) -> None:
     key.add_argument("--project", metavar="NAME", help="use the key the project NAME keeps in the project store")
     shared_key_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    engine_arguments(parser)
     parser.set_defaults(outputs=(), inputs=())
