@@ -8,16 +8,19 @@ import pandas as pd
 import streamlit as st
 
 from anonlib.core.cells import records_in
-from anonlib.core.errors import ProblemTooLargeError
+from anonlib.core.equivalence import class_sizes
+from anonlib.core.errors import AnonlibError, ProblemTooLargeError
 from anonlib.core.loading import load_table
 from anonlib.core.samples import load_sample, sample_path
 from anonlib.measures.avector import hardy_ramanujan, k_of, partition_count, population_of, scientific, vector_text
 from anonlib.transformations.schedule import (
     DEFAULT_RULE,
     METHODS,
+    OPTIMAL_LIMIT,
     RULES,
     ScheduleComparison,
     compare_methods,
+    estimate_assign,
     generate_slots,
 )
 from anonlib.transformations.schedule_experiments import (
@@ -28,7 +31,7 @@ from anonlib.transformations.schedule_experiments import (
     table11_synthetic,
 )
 from dashboard import charts
-from dashboard.memo import memo, with_bar
+from dashboard.memo import memo, on_request, with_bar
 from dashboard.state import active_dataset, release_target
 from dashboard.ui import download_csv, download_json, guarded, page_header, paper_example, plain, row, show_table
 
@@ -36,6 +39,9 @@ PAPER = "Bundled example: the paper's Table 7 (15 records)"
 DATASET = "Your working copy"
 NONE = "(none)"
 CENSUS_PEOPLE = 50  # rank among all schedules only up to this many records
+INSTANT_VARIABLES = (
+    5_000  # an optimum of more decision variables per level waits for its button (may take the time limit)
+)
 RULE_HELP = {
     "largest": "fill the resource with the most free seats (the paper's worked example)",
     "closest_half": "fill the resource whose free seats are closest to half the group (the paper's text)",
@@ -71,6 +77,19 @@ def _compare(key: str, params: tuple, population: pd.DataFrame, resources: pd.Da
         )
         status.update(label="Schedules ready", state="complete")
     return memo("screening.compare", 32).put((key, params), comparison)
+
+
+def _optimal_seconds(params: tuple, population: pd.DataFrame, resources: pd.DataFrame) -> float:
+    """How long the optimum may take (up to its time limit), or 0 when it starts at once: a small
+    problem, or one the solver refuses at once (the comparison then says why)."""
+    try:
+        freqs = class_sizes(population, list(params[0]), count=params[1])
+        capacities = pd.to_numeric(resources["capacity"], errors="coerce").dropna().astype(int).to_numpy()
+        estimate = estimate_assign(freqs, capacities, "optimal", time_limit=params[6])
+    except (AnonlibError, KeyError, ValueError):  # bad resources: the comparison says why in one sentence
+        return 0.0
+    small = estimate.operations <= INSTANT_VARIABLES or len(freqs) * len(capacities) > OPTIMAL_LIMIT
+    return 0.0 if small else estimate.seconds
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -237,7 +256,21 @@ with guarded("computing the schedules"):
             None if fair == NONE else share / 100,
         )
         key = f"{source_id}|{pd.util.hash_pandas_object(resources.astype(str), index=False).sum()}"
-        comparison = _compare(key, params, population, resources)
+        if "optimal" in params[3]:  # the solver may run up to its time limit: on request unless small
+            comparison = on_request(
+                "screening.compare",
+                (key, params),
+                lambda: _compare(key, params, population, resources),
+                seconds=_optimal_seconds(params, population, resources),
+                what="the optimal schedule",
+                button_key="scr_optimal",
+                max_entries=32,
+            )
+            if comparison is None:
+                st.caption("The optimal schedule waits for the button (the solver may take up to the time limit).")
+                params = (*params[:3], tuple(m for m in params[3] if m != "optimal"), *params[4:])
+        if comparison is None and params[3]:
+            comparison = _compare(key, params, population, resources)
 
 if comparison is not None:
     results = comparison.results

@@ -158,3 +158,36 @@ def test_failed_population_stops_the_page_with_a_sentence(monkeypatch):
     # the user's column name is shown literally: Markdown escaped, no bold
     assert [e.value for e in at.error] == [r"'\*\*ZIP\*\*' cannot be analysed as a quasi\-identifier\."]
     assert not at.dataframe and not at.metric
+
+
+def test_a_panel_s_optimal_schedule_waits_for_its_button_and_the_rest_answers_at_once():
+    """On a trial panel of the hidden panels' size (312 patients, about 1,900 visits; visit day, stage
+    and sex as quasi-identifiers) the optimum's tens of thousands of decision variables would keep the
+    solver up to its time limit: the random and heuristic schedules show at once, the optimum waits for
+    a button saying how long; pressed (time limit 1 s), the optimum joins the comparison."""
+    from anonlib.core.dataset import Dataset
+    from tests.panel_shapes import trial
+
+    frame = trial(people=312)
+    roles = {c: "ignore" for c in frame.columns} | {"id": "person", "day": "quasi-identifier"}
+    roles |= {"stage": "quasi-identifier", "sex": "quasi-identifier"}
+    at = _page()
+    at.session_state["active_dataset"] = Dataset.from_frame("trial.csv", frame).with_roles(roles)
+    at.session_state["active_source"] = "upload:trial.csv"
+    at.run()
+    assert not at.exception and not at.error
+    label = r"Compute the optimal schedule \(about (\d+) seconds?\)"
+    waits = int(re.fullmatch(label, at.button(key="scr_optimal").label).group(1))
+    assert waits >= 10  # the default time limit (10 s) and the model's building
+    assert any("The optimal schedule waits for the button" in c.value for c in at.caption)
+    assert {"k, random", "k, heuristic"} <= set(_metrics(at)) and "k, optimal" not in _metrics(at)
+    assert list(_summary(at)["schedule"]) == ["before appointments", "random", "heuristic"]
+
+    at.slider(key="scr_time_limit").set_value(1).run()
+    assert 1 <= int(re.fullmatch(label, at.button(key="scr_optimal").label).group(1)) < waits
+    at.button(key="scr_optimal").click().run()
+    assert not at.exception and not at.error
+    assert "k, optimal" in _metrics(at) and not [b for b in at.button if b.key == "scr_optimal"]
+    assert list(_summary(at)["schedule"]) == ["before appointments", "random", "heuristic", "optimal"]
+    # the optimum is at least as anonymous as the heuristic: k is never smaller
+    assert int(_metrics(at)["k, optimal"]) >= int(_metrics(at)["k, heuristic"])
