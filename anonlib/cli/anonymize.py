@@ -24,6 +24,7 @@ from ..measures.utility import MEASURES, check_measure, measure_value
 from ..measures.wildcard import marked_codes, wildcard_matches
 from ..transformations.generalization import SEARCH_METHODS, release_search
 from ..workflow.engine_search import release_roles
+from ..workflow.health_steps import PseudonymizeStep
 from ..workflow.history import WorkingCopy
 from ..workflow.kept import kept_risk, refuse_unkept, unchanged_kept
 from ..workflow.local_steps import LocalSuppressionStep
@@ -61,6 +62,7 @@ from .health import (
     keyed_steps,
     person_argument,
     power_argument,
+    project_key,
     unseen_argument,
 )
 from .projects import in_turn, linked_to, project_argument, project_number, record_release, seen_project
@@ -70,10 +72,10 @@ def _anonymize(args: argparse.Namespace) -> int:
     on_engine = bool(args.engine or args.spark_master)
     if on_engine:
         refuse_in_memory_options(args)
-        if args.pseudonymize or args.shift_dates or args.key_file:
+        if args.shift_dates or getattr(args, "cap_records", None):
             raise ParameterError(
-                "Pseudonyms and date shifts need the table in memory; leave out --engine for --pseudonymize, "
-                "--shift-dates and --key-file."
+                "Date shifts and a records-per-person cap need the table in memory; leave out --engine for "
+                "--shift-dates and --cap-records (--pseudonymize of the person column works on an engine)."
             )
         if args.project:
             raise ParameterError("--project needs the table in memory; leave out --engine.")
@@ -127,6 +129,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         )
     if on_engine:  # the search on the file's class table, the release written and measured by the engine
         refuse_unshielded()
+        before = _engine_pseudonyms(args, dataset)
         return anonymize_on_engine(
             args,
             dataset,
@@ -135,6 +138,7 @@ def _anonymize(args: argparse.Namespace) -> int:
             given=given,
             measure=measure,
             columns=columns,
+            before=before,
         )
     # pseudonyms and date shifts come first: the search sees the dates as they are released
     reading = Reading.of(table, args.file) if table is not None else None
@@ -281,6 +285,25 @@ def _anonymize(args: argparse.Namespace) -> int:
         kept=kept,
         unseen=unseen,
     )
+
+
+def _engine_pseudonyms(args: argparse.Namespace, table) -> list:
+    """``--pseudonymize`` on an engine: the person (household) column's keyed pseudonym, made in
+    memory for the class table's values and written by the engine; any other column refused."""
+    columns = [c.strip() for c in args.pseudonymize or []]
+    if not columns:
+        if args.key_file:
+            raise ParameterError("--key-file is the key of --pseudonymize; name the person column to pseudonymize.")
+        return []
+    owners = [c for c in (table.person, table.household) if c]
+    others = [c for c in columns if c not in owners]
+    if others:
+        raise ParameterError(
+            f"On an engine only the person or household column is released as a pseudonym; {join_names(others)} "
+            "is not it: leave out --engine, or name the column with --person."
+        )
+    key = project_key(args, needed=True, why="--pseudonymize")
+    return [PseudonymizeStep.made(c, key, length=args.pseudonym_length) for c in dict.fromkeys(columns)]
 
 
 def _cap_offer(frame: pd.DataFrame, person: str) -> str:

@@ -23,6 +23,7 @@ from ..engine import EngineTable, estimate_scan, scan_note, scan_size
 from ..measures.target import ReleaseTarget
 from ..workflow.engine_search import EngineAnonymization, anonymize
 from ..workflow.recipe import Reading
+from ..workflow.release import pseudonymized_columns
 from ..workflow.unseen import check_unseen
 from .common import replaced_atomically, report_release, write
 
@@ -69,11 +70,13 @@ def run(
     given: dict[str, pd.DataFrame],
     measure: str,
     columns: list[str],
+    before: Sequence = (),
 ) -> int:
-    """The ``anonymize`` command on an engine; exit 0 when the written release meets the target, else 1."""
+    """The ``anonymize`` command on an engine; exit 0 when the written release meets the target, else 1.
+    ``before``: the person (household) column's pseudonym step, written by the engine."""
     _announce(args, table, columns)
-    # counted in people with a person column (its records link only when released as a pseudonym, in memory)
-    target = target.in_unit_of(table, released=[*columns, *table.kept])
+    # counted in people with a person column; released as a pseudonym, its records link (histories)
+    target = target.in_unit_of(table, released=[*columns, *table.kept, *pseudonymized_columns(before)])
     reading = Reading(delimiter=args.delimiter, encoding=args.encoding, header=True)
     options = dict(
         hierarchies={a: h for a, h in given.items() if a in shield},
@@ -85,6 +88,7 @@ def run(
         reading=reading,
         notify=_note,
         unseen=check_unseen(args.unseen),
+        before=tuple(before),
     )
     if args.out:
         with replaced_atomically(args.out) as temporary:
@@ -123,7 +127,8 @@ def _report(
         target=target,
         check=check,
         measure=measure,
-        rows=(done.rows, result.root.rows),  # the engine writes the searched columns: the search's original rows
+        # the engine writes the searched columns: the searched records' distinct rows over them
+        rows=(done.rows, done.original_rows if done.original_rows is not None else result.root.rows),
         k=done.k,
         utility=done.utility,
         steps=[s.step.describe() for s in done.recipe.steps],

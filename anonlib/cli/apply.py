@@ -92,10 +92,11 @@ def _apply(args: argparse.Namespace) -> int:
     view = None
     links = None  # the project's earlier deliveries this one links to (apply --project)
     added = bool(args.pseudonymize or args.shift_dates or args.keep or args.person or args.household)
-    if (args.engine or args.spark_master) and (added or args.key_file or recipe.key_ids):
+    if (args.engine or args.spark_master) and added:
         raise ParameterError(
-            "Pseudonyms, date shifts and people need the table in memory; leave out --engine for this recipe "
-            "and for --pseudonymize, --shift-dates, --keep, --person and --key-file."
+            "Steps added on the command line need the table in memory; leave out --engine for --pseudonymize, "
+            "--shift-dates, --keep, --person and --household (a recipe's own pseudonyms replay on an engine "
+            "under --key-file)."
         )
     _same_owners(args, recipe)
     if args.project and not (args.engine or args.spark_master):  # the project as it is now: the release goes into it

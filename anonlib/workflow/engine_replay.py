@@ -66,7 +66,7 @@ from ..engine.backends import errors
 from ..measures.models import acceptance
 from ..measures.target import TargetCheck
 from .recipe import Recipe, absent_note
-from .release import release_columns
+from .release import pseudonymized_columns, release_columns
 from .steps import BandsStep, GeneralizationStep, SuppressionStep
 from .unseen import UnseenValues, cover_hierarchy, cover_steps
 
@@ -162,7 +162,8 @@ def apply_recipe(
         except AnonlibError as err:
             raise type(err)(f"Step {i} ({s.step.describe()}) does not fit this file: {err}") from None
     final = _table(rows, engine, roles, recipe.source.missing)
-    released = _release(final, recipe.columns, recipe.target.sensitive)
+    pseudonyms = pseudonymized_columns(s.step for s in recipe.steps)
+    released = _release(final, recipe.columns, recipe.target.sensitive, pseudonyms)
     count = final.count
     query = from_ibis(released, name="release", roles={c: final.roles.get(c, Role.IGNORE) for c in released.columns})
     query = query.with_missing(final.missing)
@@ -427,12 +428,13 @@ def _loaded_records(loaded: EngineTable, extra: Sequence[str] = ()) -> int:
     return int(loaded.engine.value(rows[count].sum() if count else rows.count()) or 0)
 
 
-def _release(final: EngineTable, columns: Sequence[str], extra: Sequence[str] = ()):
+def _release(final: EngineTable, columns: Sequence[str], extra: Sequence[str] = (), pseudonyms: Sequence[str] = ()):
     """The released table (``anonlib.workflow.release.release_table`` on the engine): the
-    assessed records (``EngineTable.assessed`` with the models' columns ``extra``)."""
+    assessed records (``EngineTable.assessed`` with the models' columns ``extra``); the
+    ``pseudonyms`` columns (a person column as its keyed pseudonym) released as such."""
     rows = final.assessed_rows(extra)
     count = final.count
-    chosen = list(release_columns(columns, list(rows.columns), final.roles, count))
+    chosen = list(release_columns(columns, list(rows.columns), final.roles, count, pseudonymized=pseudonyms))
     values = [c for c in chosen if c != count]
     if count:
         rows = rows.group_by(values).aggregate(**{count: rows[count].sum().cast("int64")})

@@ -70,8 +70,8 @@ from ..transformations.generalization import SearchResult, release_search
 from .engine_replay import EngineReplay, apply_recipe
 from .kept import KeptRisk, kept_risk
 from .recipe import Reading, Recipe, RecipeStep, Source, SourceColumn
-from .release import release_columns
-from .steps import GeneralizationStep, SuppressionStep
+from .release import pseudonymized_columns, release_columns
+from .steps import GeneralizationStep, Step, SuppressionStep
 from .unseen import UnseenValues, cover_hierarchy
 
 MAX_CLASSES = 5_000_000  # rows of the class table brought into memory for the search
@@ -107,6 +107,7 @@ class EngineAnonymization:
     people: tuple[int, int] | None = None  # counted in people: the people searched and released
     kept: KeptRisk | None = None  # the records unique once the kept columns are added, as written
     unseen: tuple[UnseenValues, ...] = ()  # values a given hierarchy did not list, and where they went
+    original_rows: int | None = None  # the searched records' distinct rows over the written columns
 
     @property
     def levels(self) -> dict[str, int]:
@@ -139,6 +140,7 @@ def anonymize(
     reading: Reading | None = None,
     notify: Notify | None = None,
     unseen: str = "refuse",
+    before: Sequence[Step] = (),
 ) -> EngineAnonymization:
     """Search the generalization of ``shield`` that meets the release ``target`` (in records:
     an engine sends back class counts, not people) on the table's class table, and
@@ -149,6 +151,8 @@ def anonymize(
     ``release_columns_of``); ``notify(sentence)`` hears each phase before it starts.
     Values a given hierarchy does not list are placed as ``anonlib.workflow.unseen`` places
     them (numbers by its bands; categories refused, or at the top with ``unseen="top"``).
+    ``before``: steps replacing the person (household) column's values first (its keyed
+    pseudonym), applied to the class table here and written by the engine, as in memory.
     """
     start = time.perf_counter()
     say = notify or (lambda _text: None)
@@ -163,6 +167,8 @@ def anonymize(
     roles = release_roles(table, shield, target)
     assessed = table.with_roles(roles).assessed_columns(target.sensitive)
     frame, dropped = _class_table(table, columns + owners, count, assessed)
+    for step in before:  # the owners' pseudonyms: the search, the recipe and the measures see them, as in memory
+        frame = step.apply(frame)
     whose = f" per {target.unit[:-1] if target.unit != 'people' else 'person'}" if owners else ""
     say(
         f"{len(frame):,} distinct rows{whose} of {join_names(columns, 12)} came back "
@@ -172,7 +178,7 @@ def anonymize(
     result = release_search(
         frame, shield, built, method, target=target, count=WEIGHT, measure=measure, time_limit=time_limit
     )
-    recipe = _recipe(table, roles, frame, columns, target, result, built, reading)
+    recipe = _recipe(table, roles, frame, columns, target, result, built, reading, before)
     say(
         f"levels {', '.join(f'{a} {v}' for a, v in result.levels.items())} chosen; the engine now writes the release "
         "and it is measured as written."
@@ -183,12 +189,19 @@ def anonymize(
     # what an attacker who knows the kept columns sees, counted on the rows as written (no person column written)
     written = replay.written if replay.written is not None else replay.released
     kept_columns = [c for c in recipe.kept if c in recipe.columns]
+    person = target.person if target.person in recipe.columns else None  # released as its pseudonym
     kept = kept_risk(
-        summary_frame(written, [*shield, *kept_columns])[0] if kept_columns else pd.DataFrame(),
+        summary_frame(written, [*shield, *kept_columns, *([person] if person else [])])[0]
+        if kept_columns
+        else pd.DataFrame(),
         shield,
         kept_columns,
+        person=person,
         count=WEIGHT,
     )
+    # the distinct rows of the searched records over the written columns (the person's pseudonym included)
+    written_columns = [c for c in recipe.columns if c in frame.columns and c != count]
+    original_rows = int(len(frame[written_columns].drop_duplicates())) if written_columns else 0
     return EngineAnonymization(
         search=result,
         recipe=recipe,
@@ -203,6 +216,7 @@ def anonymize(
         people=(int(frame[owners[0]].nunique()), released) if owners else None,
         kept=kept,
         unseen=placed,
+        original_rows=original_rows,
     )
 
 
@@ -335,6 +349,7 @@ def _recipe(
     result: SearchResult,
     hierarchies: dict[str, pd.DataFrame],
     reading: Reading | None,
+    before: Sequence[Step] = (),
 ) -> Recipe:
     """The in-memory command's recipe: the release's ``roles`` (``release_roles``), the
     generalization, then the suppression of what still fails (decided on the class table,
@@ -353,7 +368,7 @@ def _recipe(
         reading=reading or Reading(header=True),
     )
     step = GeneralizationStep.from_search(result, hierarchies)
-    steps = [RecipeStep(step, PAGE)]
+    steps = [*(RecipeStep(b, PAGE) for b in before), RecipeStep(step, PAGE)]
     judged = Dataset(
         name="classes",
         frame=step.apply(frame),
@@ -372,6 +387,8 @@ def _recipe(
     if target.check(judged).failing_records:  # (in the target's unit: the class table holds the person column)
         steps.append(RecipeStep(SuppressionStep.from_target(target, table.with_roles(roles)), PAGE))
     chosen = release_columns(columns, list(table.columns), roles, count)
+    pseudonyms = [c for c in pseudonymized_columns(before) if c not in chosen]
+    chosen = tuple(c for c in table.columns if c in set(chosen) | set(pseudonyms))  # in the file's order
     return Recipe(source, target, tuple(steps), chosen)
 
 
@@ -395,7 +412,7 @@ def _measured(
         return 0, 0, 1.0, 0
     people = 0
     sizes = written.groupby([written[c] for c in shield], dropna=False)[WEIGHT].sum()
-    generalized = recipe.steps[0].step.apply(frame)
+    generalized = next(s.step for s in recipe.steps if isinstance(s.step, GeneralizationStep)).apply(frame)
     original_keys, written_keys = _keys(generalized, values, guard=True), _keys(written, values, guard=False)
     kept = original_keys.isin(set(written_keys)).to_numpy()
     if target.unit != "records":  # whole people suppressed: the rows of the people kept

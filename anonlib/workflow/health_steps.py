@@ -19,8 +19,9 @@ The two keyed steps hold the project key only in memory (``key``: never written 
 ``to_json``, never shown by ``repr``, not compared); the recipe records the key's id
 (``anonlib.workflow.keys.key_id``). A step read from a recipe has no key until
 ``with_key(key)`` gives it one, which refuses a key of another id in one sentence;
-applying a keyed step without its key is a sentence too. Every one of them needs
-all records in memory (``whole_table``): a data engine refuses them.
+applying a keyed step without its key is a sentence too. A pseudonym is made value by value,
+so a data engine maps a column's distinct values to theirs; the others need all records in
+memory (``whole_table``): a data engine refuses them.
 
 Example:
     >>> import pandas as pd
@@ -88,7 +89,7 @@ class PseudonymizeStep:
     missing; two values with one pseudonym are refused."""
 
     kind: ClassVar[str] = "pseudonymize"
-    whole_table: ClassVar[bool] = True
+    whole_table: ClassVar[bool] = False  # value by value: an engine maps the column's distinct values
     marks_cells: ClassVar[bool] = False
     removed: ClassVar[tuple[str, ...]] = ()
     cell_level: ClassVar[bool] = True

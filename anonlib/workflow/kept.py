@@ -153,7 +153,7 @@ def kept_risk(
     if not len(table) or not columns:
         return KeptRisk(kept, "people" if person else "records", 0, 0)
     if person is not None and person in table.columns:
-        risk = history_risk(table, columns, person)
+        risk = history_risk(table, columns, person, count=count)
         return KeptRisk(kept, "people", risk.unique, risk.people)
     sizes = row_class_sizes(table, columns, count=count)
     total = int(table[count].sum()) if count else len(table)
