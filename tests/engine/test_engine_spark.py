@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -221,3 +222,23 @@ def test_people_and_histories_on_spark_equal_in_memory(spark):
     assert power2 == risk_by_power(frame, ["age", "sex"], "pid", k=3, count="n", powers=(2,))[0]
     # a and b alike; c, d and e (its row of 0 records is no record) alone
     assert sharing(table, ["age", "sex"], "pid").tolist() == [[1, 3], [2, 2]]
+
+
+def test_a_pseudonymized_person_on_spark_releases_the_histories_in_memory_releases(tmp_path, spark, capsys) -> None:
+    """The history target on Spark: the person column released as its keyed pseudonym, as in memory."""
+    rng = np.random.default_rng(13)
+    panel = tmp_path / "panel.parquet"
+    pd.DataFrame(
+        {
+            "pid": [f"p{i}" for i in rng.integers(0, 50, 250)],
+            "age": rng.integers(30, 50, 250),
+            "sex": rng.choice(["f", "m"], 250),
+        }
+    ).to_parquet(panel)
+    key = tmp_path / "project.key"
+    key.write_text("7e" * 32 + "\n")
+    key.chmod(0o600)
+    argv = ["anonymize", str(panel), "--shield", "age,sex", "--person", "pid", "--pseudonymize", "pid"]
+    argv += ["--key-file", str(key), "--k", "3", "--power", "2", "--max-suppressed", "0.5"]
+    memory, on_spark = same_answer(argv, tmp_path, capsys, engine="spark")
+    assert on_spark["unit"] == memory["unit"] == "histories" and on_spark["met"] == memory["met"]
