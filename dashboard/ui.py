@@ -434,14 +434,17 @@ def suppress_label(check) -> str:
     >>> from types import SimpleNamespace as N
     >>> suppress_label(N(by_person=False, failing_records=12, failing_persons=None))
     'Suppress the 12 failing records'
-    >>> suppress_label(N(by_person=True, failing_records=12, failing_persons=3, unit_noun=lambda n: f"{n} people"))
+    >>> suppress_label(N(by_person=True, failing_records=12, failing_persons=3, persons=9, unit_noun=lambda n: f"{n} people"))
     'Suppress 3 people (12 records): what meeting the target removes'
+    >>> suppress_label(N(by_person=True, failing_records=40, failing_persons=9, persons=9, unit_noun=lambda n: f"{n} people"))
+    'Suppress 9 people (40 records): what meeting the target removes, every one in the table'
     """
     if check.by_person:  # what repeated suppression removes, said apart from the people failing
         records = "record" if check.failing_records == 1 else "records"
+        everyone = check.persons is not None and check.failing_persons >= check.persons  # said, not hidden
         return (
             f"Suppress {check.unit_noun(check.failing_persons)} ({check.failing_records:,} {records}): what meeting "
-            "the target removes"
+            "the target removes" + (", every one in the table" if everyone else "")
         )
     return f"Suppress the {check.failing_records:,} failing records"
 

@@ -448,7 +448,8 @@ with risk_box, guarded("computing the re-identification risk"):
 
     left, right = st.columns([2, 1])
     left.plotly_chart(charts.anonymity_vector_figure(risk.vector), width="stretch")
-    right.plotly_chart(charts.records_at_risk_figure(risk.records_below, risk.records), width="stretch")
+    base = risk.persons if risk.person is not None else risk.records  # the unit the counts are in
+    right.plotly_chart(charts.records_at_risk_figure(risk.records_below, base, unit=risk.unit), width="stretch")
     st.text(f"Anonymity vector: {vector_text(risk.vector)}")
 
 with risk_box, guarded("computing the privacy models"):

@@ -185,7 +185,7 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, found: Generalizations
 page_header(
     "Leakage & anonymization",
     "Which attributes give away who a record is, and what is the least generalization of your data "
-    "that puts every record in a class of at least k records?",
+    "that puts every record in a class of at least k (k people, when a person column counts them)?",
     "- **Leakage** (Longpre et al.'s average information loss): an attacker who learns a person's value "
     "of an attribute narrows down which record is theirs. dS is the average number of bits gained (the "
     "Shannon entropy of the groups the attribute forms); normalized = dS / log2(records), 0 = nothing "

@@ -117,11 +117,14 @@ def anonymity_vector_figure(vector: Sequence[int], k_threshold: int = 5, title: 
     )
 
 
-def records_at_risk_figure(records_below: Sequence[tuple[int, int]], total: int) -> go.Figure:
-    """Share of records in classes smaller than each threshold.
+def records_at_risk_figure(records_below: Sequence[tuple[int, int]], total: int, unit: str = "records") -> go.Figure:
+    """Share of records (or, with a person column, of people: ``unit``, ``total`` in that unit) in
+    classes smaller than each threshold.
 
     >>> records_at_risk_figure([(2, 5), (5, 10)], 20).data[0].y
     (25.0, 50.0)
+    >>> records_at_risk_figure([(2, 312)], 312, unit="people").layout.title.text
+    'People at risk'
     """
     labels = [f"class < {t}" for t, _ in records_below]
     shares = [100.0 * n / total if total else 0.0 for _, n in records_below]
@@ -132,11 +135,11 @@ def records_at_risk_figure(records_below: Sequence[tuple[int, int]], total: int)
             y=shares,
             marker_color=AT_RISK,
             customdata=counts,
-            hovertemplate="%{x}: %{customdata:,} records (%{y:.2f}%)<extra></extra>",
+            hovertemplate=f"%{{x}}: %{{customdata:,}} {unit} (%{{y:.2f}}%)<extra></extra>",
         )
     )
     fig.update_yaxes(range=[0, 100])
-    return laid_out(fig, "Records at risk", "", "% of records")
+    return laid_out(fig, f"{unit.capitalize()} at risk", "", f"% of {unit}")
 
 
 # --- re-identification risk (anonlib.measures.risk) ---

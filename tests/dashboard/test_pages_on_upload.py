@@ -345,3 +345,28 @@ def test_journey_upload_generalize_bands_undo_report_package_apply(tmp_path):
 def test_pages_run_on_the_upload_without_a_sentence_of_failure(name):
     at = page(name)
     assert not at.error
+
+
+def test_the_dataset_page_s_at_risk_chart_counts_people_with_a_person_column():
+    """With a person column the small-class counts are people: the chart says so and divides by the
+    people (it divided them by the records: 16% shown where every person was unique)."""
+    import json as _json
+
+    import numpy as np
+    import pandas as pd
+
+    from anonlib.measures.profile import risk_profile
+
+    rng = np.random.default_rng(3)
+    people = rng.integers(0, 40, 200)
+    frame = pd.DataFrame({"pid": [f"p{p}" for p in people], "age": 20 + people, "sex": rng.choice(["F", "M"], 200)})
+    dataset = Dataset.from_frame(
+        "v.csv", frame, {"pid": "person", "age": "quasi-identifier", "sex": "quasi-identifier"}
+    )
+    at = page("dataset", dataset)
+    assert not at.exception
+    specs = [_json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    (chart,) = [s for s in specs if s["layout"].get("title", {}).get("text") == "People at risk"]
+    risk = risk_profile(dataset)
+    expected = [100.0 * n / risk.persons for _, n in risk.records_below]
+    assert chart["data"][0]["y"] == pytest.approx(expected) and max(expected) == 100.0
