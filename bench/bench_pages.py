@@ -7,8 +7,8 @@ The panels: the real public files in ``/work/panels`` when present (pbcseq: 312 
 1,945 visits; nlswork: 4,711 women, 28,534 person-years; never committed), else seeded files
 of the same shapes and sizes from ``tests/panel_shapes.py``. Roles: the ones the Dataset page
 guesses on upload (the person column included), and a chosen few (``CHOSEN``). Caches are emptied before each
-page's benchmark (the Dataset page's run then fills the sidebar's); the k change runs on the
-opened page, as a user would change it.
+page's benchmark (the Dataset page's run then fills the sidebar's) and the modules a server
+imports once are imported before; the k change runs on the opened page, as a user would.
 """
 
 from __future__ import annotations
@@ -81,9 +81,20 @@ def _loaded(name: str, roles: str):
     return dataset, Reading.of(table, data), origin
 
 
+def _warm() -> None:
+    """Import what every server process imports once (the dashboard's modules, and the libraries
+    ``dashboard.preload`` imports in the background): the figures are the pages' own work."""
+    import dashboard.ui  # noqa: F401
+    from dashboard.preload import import_all
+
+    import_all()
+
+
 def _fresh(page: Path, panel):
     import streamlit as st
     from streamlit.testing.v1 import AppTest
+
+    _warm()
 
     logging.getLogger("streamlit").setLevel(logging.ERROR)  # bare-mode warnings on every run
     st.cache_data.clear()

@@ -88,8 +88,7 @@ def _optimal_seconds(params: tuple, population: pd.DataFrame, resources: pd.Data
         estimate = estimate_assign(freqs, capacities, "optimal", time_limit=params[6])
     except (AnonlibError, KeyError, ValueError):  # bad resources: the comparison says why in one sentence
         return 0.0
-    small = estimate.operations <= INSTANT_VARIABLES or len(freqs) * len(capacities) > OPTIMAL_LIMIT
-    return 0.0 if small else estimate.seconds
+    return 0.0 if estimate.operations <= INSTANT_VARIABLES or estimate.operations > OPTIMAL_LIMIT else estimate.seconds
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -191,3 +191,9 @@ def test_a_panel_s_optimal_schedule_waits_for_its_button_and_the_rest_answers_at
     assert list(_summary(at)["schedule"]) == ["before appointments", "random", "heuristic", "optimal"]
     # the optimum is at least as anonymous as the heuristic: k is never smaller
     assert int(_metrics(at)["k, optimal"]) >= int(_metrics(at)["k, heuristic"])
+
+    # every record unique on more columns: the solver refuses the optimum at once, said without a button
+    qi = [w for w in at.multiselect if w.label.startswith("Quasi-identifier")][0]
+    qi.set_value(["day", "stage", "sex", "age", "bili"]).run()
+    assert not at.exception and not at.error and not [b for b in at.button if b.key == "scr_optimal"]
+    assert any(w.value.startswith("The optimal schedule was not computed") for w in at.warning)
