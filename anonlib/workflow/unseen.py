@@ -30,6 +30,7 @@ from ..core.dataset import Dataset
 from ..core.errors import HierarchyError, ParameterError, join_names
 from ..core.hierarchy import distinct_values, uncovered_values, value_key
 from ..core.hierarchy_rules import cover_by_rule, cover_top
+from ..core.masking import printable
 from .recipe import Recipe, RecipeStep
 from .steps import BandsStep, GeneralizationStep, Step
 
@@ -85,7 +86,7 @@ def check_unseen(choice: str | None) -> str:
     """``--unseen``'s value, checked (default ``refuse``)."""
     choice = (choice or "refuse").strip().lower()
     if choice not in UNSEEN_CHOICES:
-        raise ParameterError(f"--unseen is 'refuse' or 'top', not '{choice}'.")
+        raise ParameterError(f"--unseen is 'refuse' or 'top', not '{printable(choice)}'.")
     return choice
 
 
