@@ -71,7 +71,8 @@ class UnseenValues:
         n = len(self.values)
         return (
             f"{self.records:,} record{' holds' if self.records == 1 else 's hold'} {n} value{'s' if n != 1 else ''} of "
-            f"{self.column} the recipe had not seen ({join_names(self.values, 3)}): {where}."
+            f"{printable(self.column)} the recipe had not seen ({join_names([printable(v) for v in self.values], 3)}): "
+            f"{where}."
         )
 
 
@@ -158,8 +159,8 @@ def cover_hierarchy(
             held = records(rest)
             whose = "The recipe's hierarchy" if recipe else "The hierarchy"
             raise HierarchyError(
-                f"{whose} of {attribute} does not list the value '{rest[0]}'"
-                + (f" (nor {join_names(rest[1:], 3)})" if len(rest) > 1 else "")
+                f"{whose} of {printable(attribute)} does not list the value '{printable(rest[0])}'"
+                + (f" (nor {join_names([printable(v) for v in rest[1:]], 3)})" if len(rest) > 1 else "")
                 + f", held by {held:,} record{'s' if held != 1 else ''} of this file; add --unseen top "
                 "to generalize new categories to the top level (counted and stated)"
                 + (", or make a new recipe." if recipe else ", or add a row for each.")
