@@ -1,12 +1,13 @@
-"""How long a user waits in a real browser: ``python -m bench.latency [--records N] [--person] [--out CSV]``.
+"""How long a user waits in a real browser: ``python -m bench.latency [--records N] [--person] [--panel CSV] [--out CSV]``.
 
 Starts the dashboard (``tests/live_app.py``: this checkout's server and Debian's headless
 Chromium), uploads the Adult sample resampled to ``--records`` records (10^5 by default; with
 ``--person`` a first column ``person_id`` holding 3 records per person, marked as the person),
 then on every page: opens it, changes the release target's k 5 → 10 → 5 → 10 → 5 in the sidebar
-and moves every slider of the page a step and back. Each answer is timed from the change until
-the page is idle (no running indicator, spinner or stale element) and compared with the target:
-2 s at 10^5 records, 10 s at 10^6 (``docs/scale.md``; issue "sliders that answer within 2 s").
+and moves every slider of the page a step and back. ``--panel FILE`` uploads that file instead
+(a longitudinal panel: its person column is guessed on upload). Each answer is timed from the
+change until the page is idle (no running indicator, spinner or stale element) and compared with
+the target: 2 s at 10^5 records, 10 s at 10^6 (``docs/scale.md``; issue "sliders that answer within 2 s").
 Needs the test tools (``python3 tasks.py test`` installs them) and Chromium.
 """
 
@@ -45,21 +46,24 @@ def target_seconds(records: int) -> float:
     return 2.0 if records <= 100_000 else 10.0
 
 
-def probe(records: int, person: bool) -> list[tuple[str, str, float, str]]:
-    """(page, change, seconds, error or '') for every change on every page."""
+def probe(records: int, person: bool, panel: Path | None = None) -> list[tuple[str, str, float, str]]:
+    """(page, change, seconds, error or '') for every change on every page; ``panel``: upload this
+    CSV file as it is (its roles, the person column included, as the Dataset page guesses them)."""
     rows: list[tuple[str, str, float, str]] = []
-    frame = load_sample("adult").frame.sample(n=records, replace=True, random_state=0).reset_index(drop=True)
-    if person:
-        frame.insert(0, "person_id", [f"P{i // 3:06d}" for i in range(records)])
+    if panel is None:
+        frame = load_sample("adult").frame.sample(n=records, replace=True, random_state=0).reset_index(drop=True)
+        if person:
+            frame.insert(0, "person_id", [f"P{i // 3:06d}" for i in range(records)])
     with tempfile.TemporaryDirectory() as folder, dashboard_server() as url, chromium() as browser:
-        csv = Path(folder) / f"adult_{records}.csv"
-        frame.to_csv(csv, index=False)
+        csv = panel if panel is not None else Path(folder) / f"adult_{records}.csv"
+        if panel is None:
+            frame.to_csv(csv, index=False)
         page = browser.new_page(viewport={"width": 1440, "height": 1000})
         open_app(page, url)
         started = time.perf_counter()
         upload(page, csv, f"Read {records:,} rows")
         rows.append(("Dataset", "upload", time.perf_counter() - started, ""))
-        if person:
+        if person and panel is None:
             set_role(page, 1, "person")
             counted = "people" in page.locator('[data-testid="stSidebar"]').inner_text()
             rows.append(("Dataset", "person role", 0.0, "" if counted else "the target is not counted in people"))
@@ -81,10 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.latency", description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--person", action="store_true", help="add a person column (3 records per person)")
+    parser.add_argument("--panel", type=Path, help="upload this CSV file instead (e.g. a longitudinal panel)")
     parser.add_argument("--out", type=Path, help="also write the table as CSV")
     args = parser.parse_args(argv)
+    if args.panel is not None:
+        with args.panel.open(encoding="utf-8") as lines:
+            args.records = sum(1 for _ in lines) - 1  # its rows, for the page's "Read N rows" and the target
     target = target_seconds(args.records)
-    rows = probe(args.records, args.person)
+    rows = probe(args.records, args.person, args.panel)
     slow = [r for r in rows if r[2] > target and r[1] != "upload"]  # an upload is not a control
     errors = [r for r in rows if r[3]]
     print("-" * 90)
