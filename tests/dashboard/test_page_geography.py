@@ -244,3 +244,32 @@ def test_app_navigates_to_the_page():
     at.switch_page("pages/geography.py").run()
     assert not at.exception
     assert any(t.value == "Geographic aggregation" for t in at.title)
+
+
+def test_a_new_working_copy_looks_for_area_columns_without_reading_the_bundled_areas_again(monkeypatch):
+    """The bundled areas' ids (about a second to read) are read once per server, not again for every
+    new working copy (a panel uploaded, a step applied): the second file's ZIP column is found without them."""
+    from anonlib.transformations import geo
+    from anonlib.transformations.geo import regions as regions_module
+
+    reads = []
+
+    def counted(key):
+        reads.append(key)
+        return sample_regions(key)
+
+    monkeypatch.setattr(geo, "sample_regions", counted)
+    monkeypatch.setattr(regions_module, "sample_regions", counted)
+    zips = sample_regions("tennessee_zcta").points["region_id"].to_numpy()
+    rng = np.random.default_rng(3)
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    for seed in (1, 2):  # two files, two fingerprints
+        frame = pd.DataFrame({"zip": rng.choice(zips, 400), "sex": rng.choice(["f", "m"], 400), "seed": seed})
+        at.session_state["active_dataset"] = Dataset.from_frame(
+            f"clinic{seed}", frame, {"zip": "ignore", "sex": "quasi-identifier", "seed": "ignore"}
+        )
+        at.session_state["active_source"] = f"upload:clinic{seed}.csv"
+        reads.clear()
+        at.run()
+        assert not at.exception and at.selectbox(key="geo_region_column").value == "zip"
+    assert "us_zcta" not in reads and "us_counties" not in reads  # the second file read no bundled ids
