@@ -215,9 +215,11 @@ def test_with_a_person_column_suppressing_cells_is_not_offered_and_the_button_co
     assert not [b for b in at.sidebar.button if b.key == "sidebar_suppress_cells"]
     assert "Suppressing cells is not offered" in sidebar_words(at)
     button = at.sidebar.button(key="sidebar_suppress")
-    # what suppression removes, said apart from the people failing
+    # what suppression removes, said apart from the people failing; here every person fails, and it says so
+    assert check.failing_persons == check.persons
     assert button.label == (
         f"Suppress {check.failing_persons:,} people ({check.failing_records:,} records): what meeting the target removes"
+        ", every one in the table"
     )
     button.click().run()
     assert not at.exception
