@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from arca_release import ARCA_RELEASE
 
 from anonlib.__main__ import main
 from anonlib.core.samples import load_sample, sample_path
@@ -69,13 +70,7 @@ def test_anonymize_recipe_on_a_count_sample_reproduces_out(tmp_path, capsys, met
     assert (
         main(
             [
-                "anonymize",
-                "--sample",
-                "arca_table1",
-                "--shield",
-                "Zip,Age,AC",
-                "--keep",
-                "Sex,Weight,Race",
+                *ARCA_RELEASE,
                 "--k",
                 "3",
                 "--method",

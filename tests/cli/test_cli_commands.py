@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from arca_release import ARCA_RELEASE, ARCA_ZIP, ARCA_ZIP_AGE
 
 from anonlib.__main__ import main
 from anonlib.core.default_hierarchy import default_hierarchy
@@ -245,13 +246,7 @@ def test_anonymize_arca_with_the_papers_hierarchies(tmp_path: Path, capsys: pyte
     frame = load_sample("arca_table1").frame
     hierarchies = arca_hierarchies(frame)
     argv = [
-        "anonymize",
-        "--sample",
-        "arca_table1",
-        "--shield",
-        "Zip,Age,AC",
-        "--keep",
-        "Sex,Weight,Race",
+        *ARCA_RELEASE,
         "--k",
         "3",
         "--method",
@@ -279,13 +274,7 @@ def test_anonymize_arca_with_the_papers_hierarchies(tmp_path: Path, capsys: pyte
 def test_anonymize_with_default_hierarchies_equals_the_library(method, capsys: pytest.CaptureFixture[str]) -> None:
     result = run_json(
         [
-            "anonymize",
-            "--sample",
-            "arca_table1",
-            "--shield",
-            "Zip,Age",
-            "--keep",
-            "Sex,AC,Weight,Race",
+            *ARCA_ZIP_AGE,
             "--k",
             "4",
             "--method",
@@ -369,13 +358,7 @@ def test_every_command_has_help_with_an_example(command, capsys: pytest.CaptureF
         ),
         (
             [
-                "anonymize",
-                "--sample",
-                "arca_table1",
-                "--shield",
-                "Zip",
-                "--keep",
-                "Sex,AC,Age,Weight,Race",
+                *ARCA_ZIP,
                 "--k",
                 "3",
                 "--hierarchy",
@@ -385,13 +368,7 @@ def test_every_command_has_help_with_an_example(command, capsys: pytest.CaptureF
         ),
         (
             [
-                "anonymize",
-                "--sample",
-                "arca_table1",
-                "--shield",
-                "Zip",
-                "--keep",
-                "Sex,AC,Age,Weight,Race",
+                *ARCA_ZIP,
                 "--k",
                 "3",
                 "--hierarchy",
@@ -401,13 +378,7 @@ def test_every_command_has_help_with_an_example(command, capsys: pytest.CaptureF
         ),
         (
             [
-                "anonymize",
-                "--sample",
-                "arca_table1",
-                "--shield",
-                "Zip",
-                "--keep",
-                "Sex,AC,Age,Weight,Race",
+                *ARCA_ZIP,
                 "--k",
                 "3",
                 "--hierarchy",
@@ -421,13 +392,7 @@ def test_every_command_has_help_with_an_example(command, capsys: pytest.CaptureF
         ),
         (
             [
-                "anonymize",
-                "--sample",
-                "arca_table1",
-                "--shield",
-                "Zip",
-                "--keep",
-                "Sex,AC,Age,Weight,Race",
+                *ARCA_ZIP,
                 "--k",
                 "100",
             ],
@@ -436,13 +401,7 @@ def test_every_command_has_help_with_an_example(command, capsys: pytest.CaptureF
         (["leakage", "--sample", "arca_table1", "--sizes", "0"], "at least one attribute; got size 0"),
         (
             [
-                "anonymize",
-                "--sample",
-                "arca_table1",
-                "--shield",
-                "Zip",
-                "--keep",
-                "Sex,AC,Age,Weight,Race",
+                *ARCA_ZIP,
                 "--k",
                 "3",
                 "--out",

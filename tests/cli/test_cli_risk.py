@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from arca_release import ARCA_RELEASE
 
 from anonlib.__main__ import main
 from anonlib.core.samples import load_sample
@@ -135,13 +136,7 @@ def test_anonymize_with_models_and_a_suppression_limit(tmp_path: Path, capsys: p
     table without the failing classes' records, and a recipe that reproduces it."""
     out, recipe = tmp_path / "out.csv", tmp_path / "recipe.json"
     argv = [
-        "anonymize",
-        "--sample",
-        "arca_table1",
-        "--shield",
-        "Zip,Age,AC",
-        "--keep",
-        "Sex,Weight,Race",
+        *ARCA_RELEASE,
         "--k",
         "3",
         "--require",
@@ -182,13 +177,7 @@ def test_anonymize_with_models_and_a_suppression_limit(tmp_path: Path, capsys: p
 )
 def test_anonymize_bad_models_are_one_sentence(extra, phrase, capsys: pytest.CaptureFixture[str]) -> None:
     argv = [
-        "anonymize",
-        "--sample",
-        "arca_table1",
-        "--shield",
-        "Zip,Age,AC",
-        "--keep",
-        "Sex,Weight,Race",
+        *ARCA_RELEASE,
         "--k",
         "3",
         *extra,

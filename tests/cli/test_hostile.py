@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from arca_release import ARCA_ZIP
 
 from anonlib.__main__ import main
 from anonlib.core.dataset import Dataset
@@ -313,13 +314,7 @@ CASES = [
     Case(
         "k_beyond_exact",
         [
-            "anonymize",
-            "--sample",
-            "arca_table1",
-            "--shield",
-            "Zip",
-            "--keep",
-            "Sex,AC,Age,Weight,Race",
+            *ARCA_ZIP,
             "--k",
             "1" + "0" * 23,
         ],

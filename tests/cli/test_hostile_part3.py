@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from arca_release import ARCA_ZIP_AGE
 
 from anonlib.cli import main as _main
 from anonlib.core.samples import sample_path
@@ -151,13 +152,7 @@ def store_with_forged_name(tmp_path, monkeypatch, capsys) -> Path:
     monkeypatch.setenv("ANONLIB_HOME", str(tmp_path / "home"))
     package = tmp_path / "p.zip"
     argv = [
-        "anonymize",
-        "--sample",
-        "arca_table1",
-        "--shield",
-        "Zip,Age",
-        "--keep",
-        "Sex,AC,Weight,Race",
+        *ARCA_ZIP_AGE,
         "--k",
         "2",
         "--package",

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pycanon.anonymity as pycanon  # test-only peer (requirements-nodeps.txt)
 import pytest
+from arca_release import ARCA_RELEASE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -150,13 +151,7 @@ def test_json_states_the_contract_fields(capsys) -> None:
     assert (
         main(
             [
-                "anonymize",
-                "--sample",
-                "arca_table1",
-                "--shield",
-                "Zip,Age,AC",
-                "--keep",
-                "Sex,Weight,Race",
+                *ARCA_RELEASE,
                 "--k",
                 "3",
                 "--max-suppressed",

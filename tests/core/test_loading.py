@@ -392,6 +392,11 @@ def test_quoted_line_breaks_and_doubled_quotes_are_kept() -> None:
     }
 
 
+def _workclass_release(data: str, rows: str) -> list[str]:
+    """``anonymize`` of the loader's workclass file under a marker hierarchy (sex kept by decision)."""
+    return ["anonymize", data, "--shield", "workclass", "--keep", "sex", "--k", "2", "--hierarchy", f"workclass={rows}"]
+
+
 def test_a_hierarchy_row_for_a_marker_applies_to_the_values_read_as_missing(capsys: pytest.CaptureFixture[str]) -> None:
     """'?' is read as missing; the hierarchy's '?' row (? -> Employed -> *) is what it follows.
     Ignoring the row (as before) left it alone at level 1 and forced level 2."""
@@ -402,16 +407,7 @@ def test_a_hierarchy_row_for_a_marker_applies_to_the_values_read_as_missing(caps
     code = _bounded(
         lambda: main(
             [
-                "anonymize",
-                data,
-                "--shield",
-                "workclass",
-                "--keep",
-                "sex",
-                "--k",
-                "2",
-                "--hierarchy",
-                f"workclass={rows}",
+                *_workclass_release(data, rows),
                 "--json",
             ]
         ),
@@ -440,16 +436,7 @@ def test_marker_rows_that_disagree_are_reported_in_one_sentence(capsys: pytest.C
     assert (
         main(
             [
-                "anonymize",
-                data,
-                "--shield",
-                "workclass",
-                "--keep",
-                "sex",
-                "--k",
-                "2",
-                "--hierarchy",
-                f"workclass={rows}",
+                *_workclass_release(data, rows),
             ]
         )
         == 2
