@@ -24,9 +24,8 @@ from ..measures.utility import MEASURES, check_measure, measure_value
 from ..measures.wildcard import marked_codes, wildcard_matches
 from ..transformations.generalization import SEARCH_METHODS, release_search
 from ..workflow.engine_search import release_roles
-from ..workflow.health_steps import PseudonymizeStep
 from ..workflow.history import WorkingCopy
-from ..workflow.kept import kept_risk, refuse_unkept, unchanged_kept
+from ..workflow.kept import refuse_unkept, released_kept_risk
 from ..workflow.local_steps import LocalSuppressionStep
 from ..workflow.package import release_package
 from ..workflow.power_choice import SUGGESTION_RULE, weaker_power_sentence
@@ -62,7 +61,6 @@ from .health import (
     keyed_steps,
     person_argument,
     power_argument,
-    project_key,
     unseen_argument,
 )
 from .projects import in_turn, linked_to, project_argument, project_number, record_release, seen_project
@@ -253,15 +251,8 @@ def _anonymize(args: argparse.Namespace) -> int:
     # the distinct rows before, counted over the same written columns as "rows" (one count, _distinct_rows)
     before = _distinct_rows(start.release(release.recipe.columns), release.recipe.columns, dataset.count)
     account = release.copy.column_account(release.recipe.columns)
-    # what an attacker who knows the kept columns sees, counted on the released table
-    released_table = release.copy.release(release.recipe.columns)
-    kept = kept_risk(
-        released_table,
-        qis,
-        unchanged_kept(release.recipe.kept, [s.step for s in release.recipe.steps]),
-        person=loaded.person if loaded.person in released_table.columns else None,
-        count=dataset.count if dataset.count in released_table.columns else None,
-    )
+    # what an attacker who knows the kept columns sees, counted on the released table (none kept: nothing)
+    kept = released_kept_risk(release.recipe, release.copy.release(release.recipe.columns)) or ()
     return report_release(
         args,
         dataset=dataset.name,
@@ -288,22 +279,17 @@ def _anonymize(args: argparse.Namespace) -> int:
 
 
 def _engine_pseudonyms(args: argparse.Namespace, table) -> list:
-    """``--pseudonymize`` on an engine: the person (household) column's keyed pseudonym, made in
-    memory for the class table's values and written by the engine; any other column refused."""
-    columns = [c.strip() for c in args.pseudonymize or []]
-    if not columns:
-        if args.key_file:
-            raise ParameterError("--key-file is the key of --pseudonymize; name the person column to pseudonymize.")
-        return []
-    owners = [c for c in (table.person, table.household) if c]
-    others = [c for c in columns if c not in owners]
+    """``--pseudonymize`` on an engine (``keyed_steps``, as in memory): only the person (household)
+    column, whose keyed pseudonyms are made in memory for the class table's values and written by
+    the engine; any other column refused in one sentence."""
+    owners = {table.person, table.household} - {None}
+    others = [c.strip() for c in args.pseudonymize or [] if c.strip() not in owners]
     if others:
         raise ParameterError(
             f"On an engine only the person or household column is released as a pseudonym; {join_names(others)} "
             "is not it: leave out --engine, or name the column with --person."
         )
-    key = project_key(args, needed=True, why="--pseudonymize")
-    return [PseudonymizeStep.made(c, key, length=args.pseudonym_length) for c in dict.fromkeys(columns)]
+    return keyed_steps(args, table)
 
 
 def _cap_offer(frame: pd.DataFrame, person: str) -> str:
