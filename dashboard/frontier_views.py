@@ -174,10 +174,10 @@ def policy_details(
         st.dataframe(generalized.head(200), hide_index=True, height=240)
         st.caption(f"First {min(200, len(generalized))} of {len(generalized):,} rows, generalized by this policy.")
 
-    d1, d2 = st.columns(2)  # two per row: each label fits its button in a 1024 px window
-    d3, _ = st.columns(2)
-    with d1:
-        if generalized is not None:
+    d2, d3 = st.columns(2)  # two per row: each label fits its button in a 1024 px window
+    if generalized is not None:  # the policy's data on a row of its own (a policy keeping every value has none)
+        d1, _ = st.columns(2)
+        with d1:
             download_csv(
                 "Generalized data (CSV)", generalized, f"generalized_policy_{pick + 1}.csv", key=f"{p}_dl_data"
             )
