@@ -171,7 +171,7 @@ def _anonymize(args: argparse.Namespace) -> int:
             "pseudonym); this release does not link them, so it is not used.",
             file=sys.stderr,
         )
-    whole = {"people": loaded.person, "histories": loaded.person, "households": loaded.household}.get(target.unit)
+    whole = target.unit_column  # the people (households) released, counted beside the records
     links = None
     if args.project:  # later deliveries: searched on each person's history across the project's linked releases
         links = linked_to(args.project, target, [s.step for s in start.steps])

@@ -113,7 +113,8 @@ def split(text: str | None) -> list[str]:
     return [c.strip() for c in text.split(",") if c.strip()] if text else []
 
 
-ENGINE_OWNER_COMMANDS = ("profile", "anonymize")  # the commands that count people and histories on an engine
+# the commands that count people, histories and households on an engine
+ENGINE_OWNER_COMMANDS = ("profile", "anonymize")
 
 
 def load_dataset(args: argparse.Namespace) -> Dataset:
@@ -173,14 +174,12 @@ def read_dataset(args: argparse.Namespace) -> tuple[Dataset, LoadedTable | None]
             if not (role is Role.IDENTIFIER and current.get(column) in (Role.PERSON, Role.HOUSEHOLD)):
                 roles[column] = role
     owners = (Role.PERSON, Role.HOUSEHOLD)
-    counted_there = getattr(args, "command", None) in ENGINE_OWNER_COMMANDS  # people counted by the engine
-    if counted_there and engine:
-        final = {**dict(dataset.roles), **roles}
-        if any(r is Role.HOUSEHOLD for r in final.values()):
-            raise ParameterError(
-                "Households are counted in memory only for now; leave out --engine to use a household column."
-            )
-    elif engine and (any(r in owners for r in roles.values()) or any(dataset.columns_with(r) for r in owners)):
+    counted_there = getattr(args, "command", None) in ENGINE_OWNER_COMMANDS  # people, households counted there
+    if (
+        engine
+        and not counted_there
+        and (any(r in owners for r in roles.values()) or any(dataset.columns_with(r) for r in owners))
+    ):
         raise ParameterError(
             "Counting people or households needs the table in memory; leave out --engine to use a person or "
             "household column."

@@ -25,8 +25,10 @@ Users call the functions they know with a path, a scanned table or ``engine=``::
 
 Parts: ``backends`` (starting DuckDB and Spark, one-sentence errors),
 ``source`` (files scanned in place, column roles, the loader's reading rules,
-``as_engine_table``), ``counts`` (the group-by summaries), ``size`` (what a scan
-is about to read and how long it takes, said before it starts). The engine is a
+``as_engine_table``), ``counts`` (the group-by summaries), ``owners`` (counts in
+people, histories and households: class sizes in people, signatures, the household
+risk's compositions), ``size`` (what a scan is about to read and how long it takes,
+said before it starts). The engine is a
 counting backend under the measures: it imports nothing but ``anonlib.core``;
 the measures (``profile``, ``leakage``, ``models``, ``risk``) ask it for counts
 and conclude with their own in-memory code, and the workflow re-applies a

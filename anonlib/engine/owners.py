@@ -16,6 +16,12 @@ with only small histograms coming back.
   to ``power`` = m <= 5 of its records (each owner's distinct sub-multisets of min(m, its
   records) rows, enumerated by joining its rows with themselves in order, and the fewest owners
   containing one of them).
+- ``household_counts``: for a household column, the households sharing their members' rows
+  together (``sharing``'s whole histories, with the records of each), and each household's
+  *composition* for sdcMicro's household risk: its members' records per class size f (the
+  records of the class over the whole file), the compositions grouped and counted (a household
+  with a member alone in its class is certain to be found: its composition is ``f = 1`` alone).
+  ``anonlib.measures.linkage`` concludes the risk from these, as from the in-memory kernel's.
 
 Every function answers the in-memory kernel's question exactly (the property tests compare
 them on random panels with blanks); none brings a record back.
@@ -35,9 +41,11 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..core.dataset import Role
 from ..core.errors import ColumnError, ParameterError
@@ -49,6 +57,9 @@ OWNER = "anonlib_owner"
 SIGNATURE = "anonlib_signature"
 SHARED = "anonlib_shared"
 OWNERS = "anonlib_owners"
+RECORDS = "anonlib_records"
+SIZE = "anonlib_class_size"
+COMPOSITION = "anonlib_composition"
 MAX_POWER = 5  # sub-multisets of at most this many records are enumerated by the engine (and within the estimate)
 
 
@@ -64,14 +75,48 @@ def _key(columns: Sequence[Any]):
     return key
 
 
+def require_owners(table: EngineTable, owners: Sequence[str] = ()) -> None:
+    """Every record's person and household filled in (the table's person and household columns, and
+    ``owners``), as a ``Dataset`` requires of every row of its file: a blank is refused in one
+    sentence naming the first such column. One query, once per table and column.
+
+    >>> import pandas as pd
+    >>> from anonlib.engine import connect, from_frame
+    >>> with connect("duckdb") as duck:
+    ...     require_owners(from_frame(pd.DataFrame({"hh": ["a", None]}), duck).with_roles({"hh": "household"}))
+    Traceback (most recent call last):
+    ...
+    anonlib.core.errors.ColumnError: The household column 'hh' is blank in 1 record; every record needs the household it belongs to (fill them in, or choose another household column).
+    """
+    columns = list(dict.fromkeys([*(c for c in (table.person, table.household) if c), *owners]))
+    table.require(columns)
+    pending = [c for c in columns if ("blanks", c) not in table._pairs]
+    if pending:
+        counts = table.raw.aggregate(
+            **{f"anonlib_blank_{j}": table.value(c).isnull().cast("int64").sum() for j, c in enumerate(pending)}
+        )
+        found = table.engine.run(counts).to_pylist()[0]
+        table._pairs.update({("blanks", c): int(found[f"anonlib_blank_{j}"] or 0) for j, c in enumerate(pending)})
+    for column in columns:
+        blanks = table._pairs[("blanks", column)]
+        if blanks:
+            what = "household" if table.household == column else "person"
+            raise ColumnError(
+                f"The {what} column '{column}' is blank in {blanks:,} record{'s' if blanks != 1 else ''}; "
+                f"every record needs the {what} it belongs to (fill them in, or choose another {what} column)."
+            )
+
+
 def owner_pairs(table: EngineTable, quasi_identifiers: Sequence[str], owner: str) -> tuple[Any, int]:
     """The lazy table of distinct (owner, row) pairs: ``OWNER``, ``KEY`` and their records
     (``WEIGHT``, at least 1), and the rows the missing policy dropped. A blank in the owner
-    column is refused in one sentence, as in memory (``anonlib.core.equivalence.person_codes``)."""
+    column (or in the table's other person or household column) is refused in one sentence, as a
+    ``Dataset`` refuses it (``require_owners``)."""
     qis = list(quasi_identifiers)
     if not qis:
         raise ParameterError("Mark at least one column as quasi-identifier to count people by their records.")
     table.require([*qis, owner])
+    require_owners(table, [owner])
     key = (tuple(qis), owner, table.missing, table.count)
     if key not in table._pairs:  # made once per table (a temporary table on DuckDB, cached on Spark)
         table._pairs[key] = _pairs(table, qis, owner)
@@ -82,15 +127,6 @@ def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
     what = "household" if table.household == owner else "person"
     table = table.with_roles({owner: Role.HOUSEHOLD if what == "household" else Role.PERSON})
     summary, dropped = table.summary([*qis, owner], complete=qis)
-    rows = table.raw
-    if table.missing == "drop":
-        rows = rows.filter(table.complete(qis))
-    blanks = int(table.engine.value(rows.filter(table.value(owner, rows).isnull()).count()) or 0)
-    if blanks:
-        raise ColumnError(
-            f"The {what} column '{owner}' is blank in {blanks:,} record{'s' if blanks != 1 else ''}; "
-            f"every record needs the {what} it belongs to (fill them in, or choose another {what} column)."
-        )
     pairs = summary.select(**{OWNER: summary[owner], KEY: _key([summary[c] for c in qis]), WEIGHT: summary[WEIGHT]})
     pairs = pairs.group_by([OWNER, KEY]).aggregate(**{WEIGHT: pairs[WEIGHT].sum().cast("int64")})
     return _kept(table, pairs), dropped
@@ -144,13 +180,78 @@ def sharing(
     power = adversary_power(power)
     pairs, _ = owner_pairs(table, quasi_identifiers, owner)
     if power is None:
-        element = pairs[KEY] + "=" + pairs[WEIGHT].cast("string")
-        signatures = pairs.group_by(OWNER).aggregate(**{SIGNATURE: element.collect().sort().join(";")})
-        shared = signatures.group_by(SIGNATURE).aggregate(**{SHARED: signatures.count()})
-        per_owner = signatures.join(shared, SIGNATURE).select(OWNER, SHARED)
-        return _histogram(table, per_owner, SHARED)
+        return _histogram(table, _whole_histories(pairs), SHARED)
     _check_power(table, pairs, power)
     return _histogram(table, _fewest_containing(pairs, power), SHARED)
+
+
+def _whole_histories(pairs):
+    """Per owner (``OWNER``), the owners sharing its whole history (``SHARED``: its signature, the
+    sorted multiset of its rows with their records, grouped and counted) and its records (``RECORDS``)."""
+    element = pairs[KEY] + "=" + pairs[WEIGHT].cast("string")
+    signatures = pairs.group_by(OWNER).aggregate(
+        **{SIGNATURE: element.collect().sort().join(";"), RECORDS: pairs[WEIGHT].sum().cast("int64")}
+    )
+    shared = signatures.group_by(SIGNATURE).aggregate(**{SHARED: signatures.count()})
+    return signatures.join(shared, SIGNATURE).select(OWNER, SHARED, RECORDS)
+
+
+@dataclass(frozen=True)
+class HouseholdCounts:
+    """What the engine counts of households (``household_counts``), all small.
+
+    ``shared``: ``[[households sharing, households, their records], ...]`` ascending (each household
+    once, by its members' rows together). The compositions, each a list of (f, records) pairs
+    ascending in f (f: a class's records over the whole file; records: the household's members in
+    classes of that size): ``households[c]`` households have composition c, whose pairs are
+    ``sizes[start[c]:start[c + 1]]`` and ``records[start[c]:start[c + 1]]``."""
+
+    shared: np.ndarray
+    households: np.ndarray
+    start: np.ndarray
+    sizes: np.ndarray
+    records: np.ndarray
+
+
+def household_counts(table: EngineTable, quasi_identifiers: Sequence[str], household: str) -> HouseholdCounts:
+    """The households of ``household`` by their members' rows together and by their compositions
+    (``HouseholdCounts``; the module text): what ``anonlib.measures.linkage.household_risk`` counts."""
+    pairs, _ = owner_pairs(table, quasi_identifiers, household)
+    per_owner = _whole_histories(pairs)
+    grouped = per_owner.group_by(SHARED).aggregate(
+        **{OWNERS: per_owner.count(), RECORDS: per_owner[RECORDS].sum().cast("int64")}
+    )
+    result = table.engine.run(grouped)
+    shared = np.stack(
+        [
+            np.asarray(result.column(c).to_numpy(zero_copy_only=False), dtype=np.int64)
+            for c in (SHARED, OWNERS, RECORDS)
+        ],
+        axis=1,
+    ).reshape(-1, 3)
+    shared = shared[np.argsort(shared[:, 0], kind="stable")]
+    per_class = pairs.group_by(KEY).aggregate(**{SIZE: pairs[WEIGHT].sum().cast("int64")})
+    joined = pairs.join(per_class, KEY)
+    per_size = joined.group_by([OWNER, SIZE]).aggregate(**{RECORDS: joined[WEIGHT].sum().cast("int64")})
+    element = per_size[SIZE].cast("string") + ":" + per_size[RECORDS].cast("string")
+    owners = per_size.group_by(OWNER).aggregate(
+        anonlib_smallest=per_size[SIZE].min(), **{COMPOSITION: element.collect().sort().join(";")}
+    )
+    # a member alone in its class: found whatever the others (risk 1), one composition for them all
+    composition = (owners["anonlib_smallest"] == 1).ifelse("1:1", owners[COMPOSITION])
+    owners = owners.select(**{COMPOSITION: composition})
+    counted = table.engine.run(owners.group_by(COMPOSITION).aggregate(**{OWNERS: owners.count()}))
+    texts = counted.column(COMPOSITION).to_pandas()
+    households = np.asarray(counted.column(OWNERS).to_numpy(zero_copy_only=False), dtype=np.int64)
+    elements = texts.str.split(";").explode()
+    parts = elements.str.split(":", expand=True) if len(elements) else pd.DataFrame({0: [], 1: []})
+    which = elements.index.to_numpy(dtype=np.int64)
+    sizes = parts[0].to_numpy(dtype=np.int64)
+    records = parts[1].to_numpy(dtype=np.int64)
+    order = np.lexsort((sizes, which))  # each composition's pairs together, ascending in f
+    start = np.zeros(len(households) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(which, minlength=len(households)), out=start[1:])
+    return HouseholdCounts(shared, households, start, sizes[order], records[order])
 
 
 def _check_power(table: EngineTable, pairs, power: int) -> None:

@@ -26,8 +26,9 @@ Example (three people seen twice: a and b alike, c apart; two households):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ import pandas as pd
 from ..core.dataset import Dataset
 from ..core.equivalence import encode, person_codes, size_histogram
 from ..core.errors import ParameterError
-from ..core.histories import owners_sharing
+from ..core.histories import owner_pairs, owners_sharing
 from ..core.numbers import percent
 from .profile import RISK_THRESHOLDS, require_quasi_identifiers
 
@@ -65,7 +66,8 @@ class HistoryRisk:
 class HouseholdRisk:
     """Households by their members' records together (``unique``, ``below``: as ``HistoryRisk``,
     in households), and sdcMicro's household risk: per household (``risks``, in the order of
-    ``labels``), its maximum, mean and the households above ``threshold``."""
+    ``labels``; empty when an engine counted them, the households staying there), its maximum,
+    mean and the households above ``threshold``."""
 
     households: int
     unique: int
@@ -82,6 +84,10 @@ class HouseholdRisk:
     @property
     def unique_share(self) -> float:
         return self.unique / self.households if self.households else 0.0
+
+    def with_households(self, labels: np.ndarray, risks: np.ndarray) -> HouseholdRisk:
+        """This result with each household's risk (``risks``, in the order of ``labels``)."""
+        return replace(self, labels=labels, risks=risks)
 
     def as_dict(self) -> dict[str, object]:
         """``profile --json``'s household keys."""
@@ -150,34 +156,101 @@ def household_risk(
     count: str | None = None,
     threshold: float = HOUSEHOLD_THRESHOLD,
 ) -> HouseholdRisk:
-    """Households by their members' records together, and their household risk (module text)."""
-    if not 0.0 <= float(threshold) <= 1.0:
-        raise ParameterError(f"The household risk threshold is a share between 0 and 1; got {threshold:g}.")
+    """Households by their members' records together, and their household risk (module text).
+
+    A household's risk depends only on its *composition*: its members' records per class size f.
+    It is computed from that (``composition_risks``), as the engine's compositions are
+    (``household_from_counts``), so both give the same figures to the last bit."""
+    _check_threshold(threshold)
     table, classes, codes, n, sharing = _owner_sharing(frame, quasi_identifiers, household, count)
     weights = np.ones(len(frame), dtype=np.int64) if table.weights is None else table.weights
-    f = classes.sizes[classes.ids].astype(np.float64)  # each record's class size, in records
-    factor = np.power(1.0 - 1.0 / f, weights)  # a row standing for w records is w members
-    keep = np.ones(n, dtype=np.float64)
-    order = np.argsort(codes, kind="stable")
-    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]]) if len(order) else order
-    if len(order):
-        keep[codes[order][starts]] = np.multiply.reduceat(factor[order], starts)
-    risks = 1.0 - keep
-    present = sharing > 0
-    members = np.bincount(codes, weights=weights, minlength=n)
+    # per household, its members' records per class size f (the class's records, over the whole file)
+    sizes, size_ids = np.unique(classes.sizes[classes.ids], return_inverse=True)
+    pairs = owner_pairs(size_ids.reshape(-1), len(sizes), codes, n, weights)
+    present = pairs.sizes > 0  # households with a record (a row standing for none is no member)
+    risks = np.zeros(n, dtype=np.float64)
+    risks[present] = composition_risks(pairs.start[:-1][present], sizes[pairs.cls], pairs.records)
     labels = pd.unique(frame[household].to_numpy())  # person_codes numbers owners in order of appearance
+    shared, which = np.unique(sharing[present], return_inverse=True)
+    histogram = np.stack(
+        [shared, np.bincount(which, minlength=len(shared)), np.bincount(which, pairs.sizes[present], len(shared))],
+        axis=1,
+    ).astype(np.int64)
+    ones = np.ones(int(present.sum()), dtype=np.int64)
+    return _household_figures(histogram, risks[present], ones, threshold).with_households(labels, risks)
+
+
+def household_from_counts(counts, *, threshold: float = HOUSEHOLD_THRESHOLD) -> HouseholdRisk:
+    """``HouseholdRisk`` from an engine's counts (``anonlib.engine.owners.household_counts``): the
+    same figures as ``household_risk`` on the records; ``labels`` and ``risks`` (per household)
+    stay on the engine and are empty here.
+
+    >>> from anonlib.engine.owners import HouseholdCounts
+    >>> c = HouseholdCounts(np.array([[1, 2, 5]]), np.array([1, 1]), np.array([0, 1, 3]), np.array([1, 2, 3]),
+    ...                     np.array([1, 1, 2]))
+    >>> r = household_from_counts(c)
+    >>> r.households, r.unique, r.members_in_unique, r.max, round(r.mean, 4)
+    (2, 2, 5, 1.0, 0.8889)
+    """
+    _check_threshold(threshold)
+    shared = np.asarray(counts.shared, dtype=np.int64).reshape(-1, 3)
+    risks = composition_risks(np.asarray(counts.start)[:-1], counts.sizes, counts.records)
+    return _household_figures(shared, risks, counts.households, threshold)
+
+
+def composition_risks(start: np.ndarray, sizes: np.ndarray, records: np.ndarray) -> np.ndarray:
+    """Per composition (its pairs from ``start[c]`` to the next start, ascending in f), sdcMicro's
+    household risk 1 - prod over its pairs of (1 - 1/f)^records: every member record i has the
+    individual risk 1/f_i (``f``: its class's records). One computation for the kernel and the engine.
+
+    >>> composition_risks(np.array([0, 1]), np.array([1, 2, 3]), np.array([1, 1, 2])).round(4).tolist()
+    [1.0, 0.7778]
+    """
+    start = np.asarray(start, dtype=np.int64)
+    f = np.asarray(sizes, dtype=np.float64)
+    factor = np.power(1.0 - 1.0 / f, np.asarray(records, dtype=np.float64))
+    lengths = np.diff(np.append(start, len(f)))
+    owner = np.repeat(np.arange(len(start)), lengths)
+    position = np.arange(len(f)) - start[owner]
+    # multiplied one position at a time (elementwise: the same operations whatever the grouping)
+    by_position = np.argsort(position, kind="stable")
+    product = np.ones(len(start), dtype=np.float64)
+    at = 0
+    for count in np.bincount(position).tolist() if len(f) else []:
+        rows = by_position[at : at + count]
+        at += count
+        product[owner[rows]] *= factor[rows]
+    return 1.0 - product
+
+
+def _check_threshold(threshold: float) -> None:
+    if not 0.0 <= float(threshold) <= 1.0:
+        raise ParameterError(f"The household risk threshold is a share between 0 and 1; got {threshold:g}.")
+
+
+def _household_figures(shared: np.ndarray, risks: np.ndarray, counts: np.ndarray, threshold: float) -> HouseholdRisk:
+    """``HouseholdRisk`` from ``shared`` (``[[households sharing, households, their records], ...]``)
+    and the households' risks with how many households have each (``risks``, ``counts``): the
+    distinct risks and their households, then the maximum, the mean (a sum of exactly rounded
+    terms) and the households above ``threshold``, so any grouping of equal households gives the
+    same figures."""
+    sizes, many, in_records = shared[:, 0], shared[:, 1], shared[:, 2]
+    values, inverse = np.unique(np.asarray(risks, dtype=np.float64), return_inverse=True)
+    per_value = np.zeros(len(values), dtype=np.int64)
+    np.add.at(per_value, inverse.reshape(-1), np.asarray(counts, dtype=np.int64))
+    total = int(per_value.sum())
     return HouseholdRisk(
-        households=int(present.sum()),
-        unique=int((sharing[present] == 1).sum()),
-        below=tuple((t, int((sharing[present] < t).sum())) for t in RISK_THRESHOLDS),
-        max=float(risks[present].max()) if present.any() else 0.0,
-        mean=float(risks[present].mean()) if present.any() else 0.0,
-        above=int((risks[present] > threshold).sum()),
+        households=int(many.sum()),
+        unique=int(many[sizes == 1].sum()),
+        below=tuple((t, int(many[sizes < t].sum())) for t in RISK_THRESHOLDS),
+        max=float(values[-1]) if total else 0.0,
+        mean=math.fsum((values * per_value).tolist()) / total if total else 0.0,
+        above=int(per_value[values > threshold].sum()),
         threshold=float(threshold),
-        members_in_unique=int(members[present & (sharing == 1)].sum()),
-        records=int(weights.sum()),
-        labels=labels,
-        risks=risks,
+        members_in_unique=int(in_records[sizes == 1].sum()),
+        records=int(in_records.sum()),
+        labels=np.zeros(0, dtype=object),
+        risks=np.zeros(0, dtype=np.float64),
     )
 
 
@@ -227,17 +300,16 @@ def linkage_risk(dataset: Dataset, quasi_identifiers: Sequence[str] | None = Non
     if not dataset.owners:
         return LinkageRisk(None, None)
     require_quasi_identifiers(qis)
-    if not isinstance(dataset, Dataset):  # a table on an engine: the histories counted there
-        if dataset.household is not None:
-            raise ParameterError(
-                "Households are counted in memory only for now; leave out --engine to use a household column."
-            )
-        from ..engine.owners import sharing
+    if not isinstance(dataset, Dataset):  # a table on an engine: the histories and households counted there
+        from ..engine.owners import household_counts, sharing
 
-        shared = sharing(dataset, qis, dataset.person)
-        return LinkageRisk(
-            history_from_histogram(shared[:, 0], shared[:, 1], thresholds=(*RISK_THRESHOLDS, int(k))), None
-        )
+        history = households = None
+        if dataset.person is not None:
+            shared = sharing(dataset, qis, dataset.person)
+            history = history_from_histogram(shared[:, 0], shared[:, 1], thresholds=(*RISK_THRESHOLDS, int(k)))
+        if dataset.household is not None:
+            households = household_from_counts(household_counts(dataset, qis, dataset.household))
+        return LinkageRisk(history, households)
     frame, _ = dataset.analysis_frame(qis, person=True)
     history = (
         None

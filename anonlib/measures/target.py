@@ -123,6 +123,16 @@ class ReleaseTarget:
         return "records"
 
     @property
+    def unit_column(self) -> str | None:
+        """The column whose owners the target counts and suppresses whole: the person, or the
+        household (None: counted in records).
+
+        >>> ReleaseTarget(person="pid").unit_column, ReleaseTarget(household="hh", linked=("hh",)).unit_column
+        ('pid', 'hh')
+        """
+        return {"people": self.person, "histories": self.person, "households": self.household}.get(self.unit)
+
+    @property
     def linkable(self) -> bool:
         """Whether records link (a person's history, a household's members: ``unit``)."""
         return self.unit in ("histories", "households")
@@ -361,7 +371,7 @@ class ReleaseTarget:
         base = records if loaded_records is None else int(loaded_records)
         if base < records:
             raise ParameterError(f"The loaded file has {base:,} records, fewer than the {records:,} being checked.")
-        unit_column = {"people": person, "histories": person, "households": household}.get(target.unit)
+        unit_column = target.unit_column
         if target.linkable:
             classes, examples = _failing_histories(frame, qis, count, failing_rows, unit_column)
         else:

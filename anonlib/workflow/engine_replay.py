@@ -365,29 +365,29 @@ def _suppress(step: SuppressionStep, rows, engine: Engine):
 
 
 def _suppress_owners(step: SuppressionStep, rows, judged: EngineTable, engine: Engine, columns, complete):
-    """Whole people (households) suppressed: each person's rows on the judged columns come back
-    (one row per person and distinct row, with its records), ``SuppressionStep.kept`` decides in
-    memory as it does on the records, and the engine drops every judged record of the people
-    failing with a join on the person column."""
-    owners = [c for c in (step.person, step.household) if c]
+    """Whole people (households) suppressed: each person's (household's) rows on the judged columns
+    come back (one row per owner and distinct row, with its records), ``SuppressionStep.kept``
+    decides in memory as it does on the records, and the engine drops every judged record of the
+    owners failing with a join on their column (the household when the step suppresses households)."""
+    owners = [c for c in (step.household, step.person) if c]
     lacking = [c for c in owners if c not in rows.columns]
     if lacking:
         raise ColumnError(f"These columns do not exist in the data: {join_names(lacking)}.")
-    if step.household or step.earlier_deliveries:
+    if step.earlier_deliveries:
         raise ParameterError(
-            "Households and earlier deliveries are judged in memory only for now; apply this recipe without --engine."
+            "Earlier deliveries are judged in memory only for now; apply this recipe without --engine."
         )
-    person = step.person
-    cells, _ = summary_frame(judged, [*columns, person], count=step.count, complete=complete)
+    unit = owners[0]  # the household's members suppressed together, else the person's records
+    cells, _ = summary_frame(judged, [*columns, *owners], count=step.count, complete=complete)
     if cells.empty:
         return rows
     kept = replace(step, count=WEIGHT).kept(cells)
-    failing = pd.DataFrame({f"{KEY}_person": pd.unique(cells.loc[~kept, person])})
+    failing = pd.DataFrame({f"{KEY}_owner": pd.unique(cells.loc[~kept, unit])})
     if failing.empty:
         return rows
     failing[FAILING] = True
-    people = from_frame(failing, engine).raw
-    joined = rows.left_join(people, rows[person] == people[f"{KEY}_person"])
+    whose = from_frame(failing, engine).raw
+    joined = rows.left_join(whose, rows[unit] == whose[f"{KEY}_owner"])
     out = joined[FAILING].isnull()
     if step.missing == "drop":  # a record the step does not judge stays
         out = out | ~judged.complete(complete, joined)
@@ -413,9 +413,9 @@ def _check(target, loaded: EngineTable, final: EngineTable) -> TargetCheck:
     roles[WEIGHT] = Role.COUNT
     summary = Dataset(name="summary", frame=cells, roles=roles, missing=final.missing)
     persons = None
-    if target.person is not None:  # the loaded file's people: the base of the share of people suppressed
+    if target.unit_column is not None:  # the loaded file's people (households): the base of the share suppressed
         rows = loaded.assessed_rows(target.sensitive)
-        persons = int(loaded.engine.value(rows[target.person].nunique()) or 0)
+        persons = int(loaded.engine.value(rows[target.unit_column].nunique()) or 0)
     return target.check(summary, loaded_records=loaded_records, loaded_persons=persons)
 
 

@@ -11,7 +11,10 @@ line's in-memory ``anonymize`` does, with the same answer:
    shield column, sensitive column and model column; a blank in another released
    column is a value of its own). Only that table comes back: one row per distinct
    combination with its records (Adult: 19,502 rows, however often its records
-   are repeated). More than ``MAX_CLASSES`` rows is refused with a sentence.
+   are repeated). Counted in people, histories or households, the person (and
+   household) column is grouped on too: one row per owner and distinct row, so the
+   search counts owners and suppresses them whole as in memory. More than
+   ``MAX_CLASSES`` rows is refused with a sentence.
 2. **Hierarchies.** Given ones are checked against every value of the file; default
    ones are built from the distinct values and their records
    (``default_hierarchy(..., counts=...)``: the frequency order is the records').
@@ -63,6 +66,7 @@ from ..core.errors import EngineError, ParameterError, ProblemTooLargeError, joi
 from ..core.hierarchy import validate_hierarchy, value_key
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, EngineTable, summary_frame, to_pandas
+from ..engine.owners import require_owners
 from ..measures.models import ModelRequirement
 from ..measures.target import ReleaseTarget, unit_k
 from ..measures.utility import measure_value
@@ -104,7 +108,7 @@ class EngineAnonymization:
     utility: float
     dropped: int
     seconds: float
-    people: tuple[int, int] | None = None  # counted in people: the people searched and released
+    people: tuple[int, int] | None = None  # counted in people (households): those searched and released
     kept: KeptRisk | None = None  # the records unique once the kept columns are added, as written
     unseen: tuple[UnseenValues, ...] = ()  # values a given hierarchy did not list, and where they went
     original_rows: int | None = None  # the searched records' distinct rows over the written columns
@@ -142,8 +146,9 @@ def anonymize(
     unseen: str = "refuse",
     before: Sequence[Step] = (),
 ) -> EngineAnonymization:
-    """Search the generalization of ``shield`` that meets the release ``target`` (in records:
-    an engine sends back class counts, not people) on the table's class table, and
+    """Search the generalization of ``shield`` that meets the release ``target`` (in its unit:
+    records, people, histories or households, the class table then holding each owner's rows)
+    on the table's class table, and
     have the engine write the release to ``out`` (``.parquet``: Parquet, else CSV).
 
     ``hierarchies`` are the given ones (ARX layout; default ones are built for the
@@ -157,6 +162,7 @@ def anonymize(
     start = time.perf_counter()
     say = notify or (lambda _text: None)
     shield = list(shield)
+    require_owners(table)  # every record's person and household filled in, as in memory
     owners = _owners(table, target)
     requirements = target.requirements
     columns = list(columns) if columns is not None else release_columns_of(table, shield, requirements)
@@ -169,7 +175,7 @@ def anonymize(
     frame, dropped = _class_table(table, columns + owners, count, assessed)
     for step in before:  # the owners' pseudonyms: the search, the recipe and the measures see them, as in memory
         frame = step.apply(frame)
-    whose = f" per {target.unit[:-1] if target.unit != 'people' else 'person'}" if owners else ""
+    whose = f" per {'household' if target.unit == 'households' else 'person'}" if owners else ""
     say(
         f"{len(frame):,} distinct rows{whose} of {join_names(columns, 12)} came back "
         f"({int(frame[WEIGHT].sum()):,} records); searching their generalizations in memory."
@@ -221,15 +227,14 @@ def anonymize(
 
 
 def _owners(table: EngineTable, target: ReleaseTarget) -> list[str]:
-    """The person column the target counts in (its rows searched per person), checked."""
-    if target.unit == "records":
+    """The columns the target counts in (each owner's rows searched apart, as in memory): the
+    person; or, when a household's members' records link, the household and the person column
+    there is (the target names both); checked. None in records."""
+    if target.unit_column is None:
         return []
-    if target.unit == "households" or target.household is not None:
-        raise ParameterError(
-            "Households are counted in memory only for now; leave out --engine to use a household column."
-        )
-    table.require([target.person])
-    return [target.person]
+    owners = list(dict.fromkeys([target.unit_column, *([target.person] if target.person is not None else [])]))
+    table.require(owners)
+    return owners
 
 
 def _class_table(
@@ -377,14 +382,21 @@ def _recipe(
                 Role.COUNT
                 if c == WEIGHT
                 else roles.get(c, Role.IGNORE)
-                if roles.get(c) in (Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.PERSON)
+                if roles.get(c) in (Role.QUASI_IDENTIFIER, Role.SENSITIVE, Role.PERSON, Role.HOUSEHOLD)
                 else Role.IGNORE
             )
             for c in frame.columns
         },
         missing=table.missing,
     )
-    if target.check(judged).failing_records:  # (in the target's unit: the class table holds the person column)
+    # judged in the target's unit: the class table holds the owners it counts in (a household column
+    # the target does not count by is left out of it, and of the check)
+    counted = replace(
+        target,
+        person=target.person if target.person in frame.columns else None,
+        household=target.household if target.household in frame.columns else None,
+    )
+    if counted.check(judged).failing_records:
         steps.append(RecipeStep(SuppressionStep.from_target(target, table.with_roles(roles)), PAGE))
     chosen = release_columns(columns, list(table.columns), roles, count)
     pseudonyms = [c for c in pseudonymized_columns(before) if c not in chosen]
@@ -421,7 +433,7 @@ def _measured(
             if isinstance(step.step, SuppressionStep):
                 kept &= replace(step.step, count=WEIGHT).kept(generalized)
         sizes = pd.Series([unit_k(generalized[kept], shield, target, WEIGHT)])
-        people = int(generalized.loc[kept, target.person].nunique())
+        people = int(generalized.loc[kept, target.unit_column].nunique())
     expected = frame[WEIGHT][kept].groupby(original_keys[kept].to_numpy()).sum().sort_index()
     found = written[WEIGHT].groupby(written_keys.to_numpy()).sum().sort_index()
     if not expected.astype("int64").equals(found.astype("int64")):
