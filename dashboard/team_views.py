@@ -15,6 +15,7 @@ from anonlib.projects.team import (
     ACTIONS,
     ROLES,
     member_history,
+    member_labels,
     members_of,
     refusals,
     remove_member,
@@ -53,7 +54,9 @@ def members_section(store, project_id: int, role: str | None) -> None:
     """The open project's members; its owner adds members, changes roles and takes members out."""
     st.subheader("Members")
     listed = members_of(store, project_id)
-    st.dataframe(pd.DataFrame(listed, columns=["member", "role"]), hide_index=True, key="team_members")
+    labels = member_labels(store, project_id)  # a subject shown with the e-mail it signed in with, as elsewhere
+    shown = [(labels.get(login, login), role) for login, role in listed]
+    st.dataframe(pd.DataFrame(shown, columns=["member", "role"]), hide_index=True, key="team_members")
     changes = member_history(store, project_id)
     if changes:
         with st.expander(f"Member and role changes ({len(changes)})"):
@@ -87,7 +90,9 @@ def members_section(store, project_id: int, role: str | None) -> None:
     others = [login for login, _ in listed if login not in member().names]
     if others:
         left, right = st.columns([5, 1], vertical_alignment="bottom")
-        gone = left.selectbox("Take a member out", others, key="team_remove_login")
+        gone = left.selectbox(
+            "Take a member out", others, format_func=lambda login: labels.get(login, login), key="team_remove_login"
+        )
         right.button("Remove", key="team_remove", on_click=_remove, args=(store, project_id, gone))
 
 

@@ -54,7 +54,7 @@ from ..projects import (
     set_budget,
     verify_chain,
 )
-from ..projects.audit import head_extends, head_hex, log_head
+from ..projects.chain import head_extends, head_hex, log_head
 from ..projects.drafts import draft_release
 from ..projects.linked import LinkedDeliveries, linked_deliveries
 from ..projects.location import sqlite_path, store_url

@@ -33,14 +33,11 @@ Example:
 """
 
 from .audit import (
-    LogHead,
     audit_entries,
-    log_head,
     package_log_problems,
     record_package,
     record_stamped_package,
     record_table,
-    verify_chain,
     verify_entry,
 )
 from .budget import (
@@ -56,6 +53,7 @@ from .budget import (
     spend_privacy,
     spending_refusal,
 )
+from .chain import LogHead, log_head, verify_chain
 from .deliveries import Delivery, continue_from_release, deliver, layout_differences
 from .location import store_url
 from .records import AuditEntry, Project, ProjectRef, ProjectSummary, StoreUsage

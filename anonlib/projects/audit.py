@@ -10,19 +10,14 @@ when the project keeps files, the source read) are written in one transaction.
 
 Append-only, three ways: the app has no call that changes or deletes an entry; the
 database refuses UPDATE and DELETE on the table (triggers, on SQLite and
-PostgreSQL); and each entry's SHA-256 covers the SHA-256 of the entry before it, so
-an entry changed or removed by other means breaks the chain (``verify_chain``). The
-digests show a change; they are not a signature (whoever can write the database can
-rewrite the whole chain).
-
-The log keeps a head in the store's ``meta`` table, written in the transaction of each
-entry: the number of entries, the last entry's number and its SHA-256 (``log_head``).
-Every read checks the log against it (``verify_chain``), so entries removed from the
-end of the log (which leaves the chain before them intact) are caught; a release is
-refused while the log fails its check. A package released into a project through
-``record_package(..., stamp=True)`` carries ``audit.json`` (``anonlib.workflow.package.stamp_package``):
-its entry number and the head before it, so a package newer than the log's head is
-caught too (``package_log_problems``, for ``verify --project``).
+PostgreSQL); and each entry's SHA-256 covers the SHA-256 of the entry before it in its
+project, so an entry changed or removed by other means breaks its project's chain
+(``anonlib.projects.chain``: one chain per project, their heads, the log's head that
+``audit --head`` prints). A release checks its own project's chain and is refused while it
+fails. A package released into a project through ``record_package(..., stamp=True)``
+carries ``audit.json`` (``anonlib.workflow.package.stamp_package``): its entry number and
+its project's head before it, so a package newer than the log's head is caught too
+(``package_log_problems``, for ``verify --project``).
 
 ``verify_entry`` re-checks a recorded release against what the project kept: the
 package with ``anonlib.workflow.verify`` and the kept source file (the recipe
@@ -52,28 +47,35 @@ from __future__ import annotations
 
 import getpass
 import io
-import json
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from sqlalchemy import Connection, func, insert, select, text
+from sqlalchemy import Connection, insert, select, text
 
 from ..core.archives import read_member
-from ..core.errors import AnonlibError, DeliveredMeanwhileError, PackageError, ParameterError, ProjectError
+from ..core.errors import AnonlibError, DeliveredMeanwhileError, PackageError, ProjectError
 from ..core.masking import printable
 from ..workflow.package import RECIPE_FILE, TABLE_FILE, package_stamp, stamp_package
 from ..workflow.recipe import Recipe, apply_recipe
 from ..workflow.release import digest
 from ..workflow.verify import SOURCE, TARGET, PartCheck, Verification, recount, verify_package
+from .chain import (
+    append_entry,
+    checked_tail,
+    entry_of,
+    lock_chain,
+    named_head,
+    read_entries,
+    snapshot,
+    verify_chain,
+)
 from .pending import committed
 from .records import AuditEntry, ProjectRef, dumps, now
-from .schema import AUDIT, PROJECTS, RELEASES
-from .store import ProjectStore, name_key, through_functions
+from .schema import PROJECTS, RELEASES
+from .store import ProjectStore, through_functions
 
-GENESIS = "0" * 64  # the "previous" digest of the first entry
 AUDIT_LOG = "audit log"  # the part a verification names when the log fails its check
 DASHBOARD, COMMAND_LINE = "dashboard", "command line"
 
@@ -212,92 +214,6 @@ class Recording:
     draft_id: int | None = None  # the approved draft handed out (a team's release)
 
 
-@dataclass(frozen=True)
-class LogHead:
-    """The head of the audit log as the store's ``meta`` table keeps it: how many entries the
-    log has, the number of its last entry and that entry's SHA-256 (``GENESIS`` when empty).
-    ``entries`` and ``last_entry`` are None in a store written before the head held them."""
-
-    entries: int | None
-    last_entry: int | None
-    sha256: str
-
-    def to_json(self) -> dict:
-        return {"entries": self.entries, "last_entry": self.last_entry, "sha256": self.sha256}
-
-
-HEAD, HEAD_ENTRIES, HEAD_ENTRY = "audit_head", "audit_head_entries", "audit_head_entry"
-
-
-def _head(store: ProjectStore, c: Connection) -> LogHead:
-    digest_ = store._get_meta(c, HEAD) or GENESIS
-    entries, last = store._get_meta(c, HEAD_ENTRIES), store._get_meta(c, HEAD_ENTRY)
-    return LogHead(None if entries is None else int(entries), None if last is None else int(last), digest_)
-
-
-def log_head(store: ProjectStore) -> LogHead:
-    """The head of the audit log (see ``LogHead``)."""
-    with store._transaction() as c:
-        return _head(store, c)
-
-
-def team_chain(c: Connection) -> bool:
-    """Whether the log's chain is read through the team's functions: on a team's PostgreSQL store
-    a member sees only the entries of their own projects (row-level security), while the chain
-    links every entry; ``anonlib_audit_links`` gives the links (numbers and digests, nothing else)."""
-    return c.dialect.name == "postgresql" and bool(c.execute(text("SELECT to_regproc('anonlib_audit_links')")).scalar())
-
-
-def _links(c: Connection) -> list[tuple[int, str, str]]:
-    """Every entry's number, previous digest and own digest, oldest first."""
-    if team_chain(c):
-        rows = c.execute(text("SELECT id, previous, entry_sha256 FROM anonlib_audit_links() ORDER BY id"))
-    else:
-        rows = c.execute(select(AUDIT.c.id, AUDIT.c.previous, AUDIT.c.entry_sha256).order_by(AUDIT.c.id))
-    return [(int(r[0]), r[1], r[2]) for r in rows]
-
-
-def _tail(c: Connection) -> tuple[int, int | None, str]:
-    """What the log itself holds: its number of entries, its last entry's number and SHA-256."""
-    if team_chain(c):
-        links = _links(c)
-        return len(links), (links[-1][0] if links else None), (links[-1][2] if links else GENESIS)
-    count = int(c.execute(select(func.count()).select_from(AUDIT)).scalar() or 0)
-    last = c.execute(select(AUDIT.c.id, AUDIT.c.entry_sha256).order_by(AUDIT.c.id.desc()).limit(1)).first()
-    return count, None if last is None else int(last[0]), GENESIS if last is None else last[1]
-
-
-def head_problem(head: LogHead, count: int, last: int | None, last_sha256: str) -> str | None:
-    """The sentence saying the log and its head disagree (None when they agree).
-
-    >>> print(head_problem(LogHead(3, 3, "b" * 64), 2, 2, "a" * 64))
-    The audit log's chain is broken: the log ends at entry 2 (2 entries) but its head says entry 3 (3 entries); entries were removed from its end.
-    >>> head_problem(LogHead(2, 2, "a" * 64), 2, 2, "a" * 64) is None
-    True
-    """
-    same = head.sha256 == last_sha256 and (head.entries is None or head.entries == count)
-    if same and (head.last_entry is None or head.last_entry == last):
-        return None
-    ends = "the log is empty" if last is None else f"the log ends at entry {last} ({_counted(count)})"
-    says = (
-        f"entry {head.last_entry} ({_counted(head.entries)})"
-        if head.last_entry is not None and head.entries is not None
-        else ("no entry" if head.sha256 == GENESIS else f"an entry of SHA-256 {head.sha256[:16]}")
-    )
-    fewer = head.entries is not None and head.entries > count or last is None and head.sha256 != GENESIS
-    if fewer and last != head.last_entry:
-        why = "entries were removed from its end"
-    elif fewer:
-        why = "entries were removed from it"
-    else:
-        why = "entries were added or changed by other means"
-    return f"The audit log's chain is broken: {ends} but its head says {says}; {why}."
-
-
-def _counted(n: int) -> str:
-    return f"{n:,} {'entry' if n == 1 else 'entries'}"
-
-
 def record_entry(
     store, project, recipe: Recipe, table: bytes, package, parts, source, made_by, user, how: Recording
 ) -> AuditEntry:
@@ -309,7 +225,7 @@ def record_entry(
     check = recount(recipe, table)  # measured on the table as written
     stamp = now()
     with store._transaction(how.wait) as c:
-        count, last, last_sha256 = checked_tail(store, c)
+        lock_chain(c)  # first, as every append does: then the project's row (two locks, one order)
         row = store._row(c, project, missing_ok=how.create is not None)
         if how.project_id is not None:
             _require_same_project(store, c, project, row, how.project_id)
@@ -327,7 +243,8 @@ def record_entry(
                 "(another command created it, or gave it its key, while this one ran); nothing was released: run "
                 "the command again to release with the project's key."
             )
-        audit_id = (last or 0) + 1
+        tail = checked_tail(store, c, int(row["id"]))  # its project's chain checked, none other
+        audit_id = tail.number
         members_login = through_functions(c)  # the entry names the login itself, whatever ``user`` says
         username = str(c.execute(text("SELECT session_user")).scalar()) if members_login else (user or current_user())
         drafted_by = how.drafted_by or username
@@ -343,7 +260,7 @@ def record_entry(
                 {
                     "project": row["name"],
                     "entry": audit_id,
-                    "head_before": {"entries": count, "last_entry": last, "sha256": last_sha256},
+                    "head_before": tail.head.to_json(),  # its project's chain before it
                     **team,
                 },
             )
@@ -365,7 +282,7 @@ def record_entry(
             parts=dict(parts),
             user=username,
             made_by=made_by,
-            previous=last_sha256,
+            previous=tail.previous,
             entry_sha256="",
             drafted_by=drafted_by,
             approved_by=approved_by,
@@ -386,7 +303,7 @@ def record_entry(
             values = content | {"parts": dumps(content["parts"]), "entry_sha256": digest(dumps(content).encode())}
             values["username"] = values.pop("user")
             return entry_of({**values, "id": audit_id, "user": values["username"]}, deleted=False)
-        values = append_entry(store, c, entry, count)
+        values = append_entry(store, c, entry, tail)
         keep = bool(row["keep_file"]) and source is not None
         c.execute(
             insert(RELEASES).values(
@@ -447,229 +364,10 @@ def _require_same_project(store: ProjectStore, c: Connection, project, row, proj
     )
 
 
-def checked_tail(store: ProjectStore, c: Connection) -> tuple[int, int | None, str]:
-    """In the transaction ``c`` that appends an entry: the chain locked, the log's head checked
-    against its tail (a sentence, nothing recorded, when it fails), and the tail as (entries,
-    last entry number, last digest)."""
-    _lock_chain(c)
-    head = _head(store, c)
-    count, last, last_sha256 = _tail(c)
-    problem = head_problem(head, count, last, last_sha256)
-    if problem is not None:
-        raise ProjectError(f"{problem[:-1]}; no release is recorded while the log fails its check.")
-    return count, last, last_sha256
-
-
-def append_entry(store: ProjectStore, c: Connection, entry: AuditEntry, count: int) -> dict:
-    """Seal ``entry`` (numbered and chained after the tail ``checked_tail`` read: ``count``
-    entries), insert it and move the log's head, in the transaction ``c``; the row's values."""
-    if through_functions(c):  # a member's login: sealed, numbered and chained by the team's function
-        entry = replace(entry, user=str(c.execute(text("SELECT session_user")).scalar()))
-    sealed = digest(dumps(entry.content()).encode("utf-8"))
-    values = entry.content() | {"parts": dumps(entry.content()["parts"]), "entry_sha256": sealed}
-    if "charged" in values:
-        values["charged"] = dumps(values["charged"])
-    values["username"] = values.pop("user")
-    if through_functions(c):
-        c.execute(text("SELECT public.anonlib_append_entry(:content)"), {"content": dumps(entry.content())})
-        return values
-    c.execute(insert(AUDIT).values(id=entry.id, **values))
-    if c.dialect.name == "postgresql":  # the numbers are given here: the sequence follows them
-        c.execute(text("SELECT setval(pg_get_serial_sequence('audit', 'id'), :n)"), {"n": entry.id})
-    store._set_meta(c, HEAD, sealed)
-    store._set_meta(c, HEAD_ENTRIES, str(count + 1))
-    store._set_meta(c, HEAD_ENTRY, str(entry.id))
-    return values
-
-
-def _lock_chain(c: Connection) -> None:
-    """Two releases recorded at once take turns (SQLite's write transaction already does)."""
-    if c.dialect.name == "postgresql":
-        c.execute(text("SELECT pg_advisory_xact_lock(7306542)"))
-
-
-def entry_of(row, deleted: bool) -> AuditEntry:
-    """An audit entry from its row (``deleted``: its project has been deleted since)."""
-    parts = row["parts"]
-    return AuditEntry(
-        id=int(row["id"]),
-        time=row["time"],
-        project_id=int(row["project_id"]),
-        project=row["project"],
-        source_name=row["source_name"],
-        source_sha256=row["source_sha256"],
-        target=row["target"],
-        met=bool(row["met"]),
-        records=int(row["records"]),
-        released=int(row["released"]),
-        suppressed=int(row["suppressed"]),
-        released_sha256=row["released_sha256"],
-        package_sha256=row["package_sha256"],
-        parts=json.loads(parts) if isinstance(parts, str) else dict(parts),
-        user=row["user"],
-        made_by=row["made_by"],
-        previous=row["previous"],
-        entry_sha256=row["entry_sha256"],
-        project_deleted=deleted,
-        epsilon=row.get("epsilon"),
-        delta=row.get("delta"),
-        drafted_by=row.get("drafted_by"),
-        approved_by=row.get("approved_by"),
-        total_epsilon=row.get("total_epsilon"),
-        total_delta=row.get("total_delta"),
-        total_raised=bool(row.get("total_raised")) or None,
-        charged=_charged(row.get("charged")),
-    )
-
-
-def _charged(stored) -> tuple[str, ...] | None:
-    """The other files a private release was charged against, as the row keeps them (JSON list)."""
-    if not stored:
-        return None
-    listed = json.loads(stored) if isinstance(stored, str) else list(stored)
-    return tuple(str(s) for s in listed) or None
-
-
 def audit_entries(store: ProjectStore, project: str | None = None) -> list[AuditEntry]:
     """The audit log, oldest first; ``project``: only the entries made under that name."""
-    with _snapshot(store) as c:
-        return _entries(c, project)
-
-
-def _entries(c: Connection, project: str | None = None) -> list[AuditEntry]:
-    a, p = AUDIT, PROJECTS
-    query = select(a, p.c.id.label("alive")).select_from(a.outerjoin(p, a.c.project_id == p.c.id)).order_by(a.c.id)
-    rows = c.execute(query).mappings().all()
-    if project is not None:  # names compared as the store compares them (NFC, spaces collapsed)
-        rows = [r for r in rows if name_key(r["project"]) == name_key(project)]
-    # an entry of no project (a private release's spend or a file's budget set without one) is not "deleted"
-    return [entry_of({**r, "user": r["username"]}, deleted=r["alive"] is None and r["project_id"] != 0) for r in rows]
-
-
-@contextmanager
-def _snapshot(store: ProjectStore) -> Iterator[Connection]:
-    """A transaction whose reads all see the store at one moment (on PostgreSQL a repeatable
-    read: a release committed meanwhile is not half seen; SQLite's transaction already is)."""
-    with store._transaction() as c:
-        if c.dialect.name == "postgresql":
-            c.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
-        yield c
-
-
-def verify_chain(store: ProjectStore) -> list[str]:
-    """One sentence per entry whose digest or link to the entry before does not hold, one
-    when the log and its head disagree (entries removed from its end), and one per release
-    kept in a project whose entry the log lacks."""
-    with _snapshot(store) as c:
-        return chain_problems(store, c)
-
-
-def chain_problems(store: ProjectStore, c: Connection) -> list[str]:
-    """``verify_chain`` read in the transaction ``c`` (e.g. the one that spends a private
-    release's budget: the whole chain is checked before anything is spent)."""
-    problems = []
-    previous = GENESIS
-    head = _head(store, c)
-    count, last, last_sha256 = _tail(c)
-    orphans = c.execute(
-        select(RELEASES.c.audit_id, PROJECTS.c.name)
-        .select_from(RELEASES.join(PROJECTS, RELEASES.c.project_id == PROJECTS.c.id))
-        .where(RELEASES.c.audit_id.not_in(select(AUDIT.c.id)))
-        .order_by(RELEASES.c.audit_id)
-    ).all()
-    entries = _entries(c)
-    links = _links(c)
-    for number, before, sealed in links:  # every entry's link, also those a team member does not see
-        if before != previous:
-            problems.append(f"Audit entry {number} does not follow the entry before it (one was removed or changed).")
-        previous = sealed
-    sealed_as = {number: sealed for number, _, sealed in links}
-    for entry in entries:
-        if digest(dumps(entry.content()).encode("utf-8")) != entry.entry_sha256 or sealed_as.get(entry.id) != (
-            entry.entry_sha256
-        ):
-            problems.append(f"Audit entry {entry.id} was changed after it was written (its digest does not match).")
-    problem = head_problem(head, count, last, last_sha256)
-    if problem is not None:
-        problems.append(problem)
-    for audit_id, name in orphans:
-        problems.append(
-            f"The project '{printable(name)}' keeps the release of audit entry {audit_id}, which the audit log lacks."
-        )
-    return problems
-
-
-@dataclass(frozen=True)
-class HeadCheck:
-    """Whether the audit log extends a head kept elsewhere (``audit --head`` printed it): the
-    chain holds whole and one of its entries has that SHA-256 (``entry``; None for the empty
-    log's head), followed by ``after`` entries; ``problem`` says why not."""
-
-    kept: str
-    extends: bool
-    entry: int | None
-    after: int
-    problem: str | None = None
-
-    def sentence(self) -> str:
-        if not self.extends:
-            return self.problem or ""
-        where = "the empty log's head" if self.entry is None else f"entry {self.entry}"
-        return (
-            f"The audit log extends the head kept ({self.kept[:16]}…, {where}): {_counted(self.after)} written after "
-            "it, the chain intact."
-        )
-
-    def to_json(self) -> dict:
-        return {
-            "expected": self.kept,
-            "extends": self.extends,
-            "entry": self.entry,
-            "entries_after": self.after,
-            "problem": self.problem,
-        }
-
-
-def head_hex(text: str) -> str:
-    """A head digest as a user gives it: 64 hexadecimal digits (any case, spaces around), else
-    one sentence.
-
-    >>> head_hex(" " + "AB" * 32 + "\\n") == "ab" * 32
-    True
-    """
-    given = str(text).strip().lower()
-    if len(given) != 64 or any(ch not in "0123456789abcdef" for ch in given):
-        raise ParameterError(
-            "--expect-head takes the 64 hexadecimal digits audit --head printed "
-            f"(got {len(given)} character{'s' if len(given) != 1 else ''} that are not one)."
-        )
-    return given
-
-
-def head_extends(store: ProjectStore, kept: str) -> HeadCheck:
-    """Check that the audit log extends the head ``kept`` (64 hex digits, see ``head_hex``): the
-    whole chain verified, and one of its entries sealed with that SHA-256 (or ``kept`` the empty
-    log's head). An entry removed or changed before it, a chain rewritten from it, or the log
-    cut back below it fails, in one sentence."""
-    kept = head_hex(kept)
-    with _snapshot(store) as c:
-        problems = chain_problems(store, c)
-        links = _links(c)
-    if problems:
-        return HeadCheck(kept, False, None, 0, f"{problems[0][:-1]}, so it cannot extend the head kept.")
-    if kept == GENESIS:
-        return HeadCheck(kept, True, None, len(links))
-    for i, (number, _, sealed) in enumerate(links):
-        if sealed == kept:
-            return HeadCheck(kept, True, number, len(links) - i - 1)
-    return HeadCheck(
-        kept,
-        False,
-        None,
-        0,
-        f"The audit log does not extend the head kept ({kept[:16]}…): none of its {_counted(len(links))} has that "
-        "SHA-256, so entries were removed or the chain was rewritten since the head was kept.",
-    )
+    with snapshot(store) as c:
+        return read_entries(c, project)
 
 
 def package_log_problems(store: ProjectStore, package: bytes, project: str | None = None) -> list[str]:
@@ -713,13 +411,13 @@ def package_log_problems(store: ProjectStore, package: bytes, project: str | Non
         problems.append(
             f"This package was released into the project '{printable(str(stamp.get('project')))}', not '{printable(str(project))}'."
         )
-    head = log_head(store)
+    head = named_head(store, str(stamp.get("project")))
     entries = {e.id: e for e in audit_entries(store)}
     if number not in entries:
         newest = max(entries, default=0)
         problems.append(
             f"This package is audit entry {number} of project '{stamp.get('project')}', but the audit log "
-            f"{'is empty' if not entries else f'ends at entry {newest}'} (its head says "
+            f"{'is empty' if not entries else f'ends at entry {newest}'} (its project's head says "
             f"{'no entry' if head.last_entry is None else f'entry {head.last_entry}'}): the log lost the entry "
             "of this package."
         )

@@ -55,7 +55,8 @@ from ..core.errors import PrivacyBudgetError, ProjectError
 from ..core.fingerprint import Fingerprint
 from ..core.masking import printable
 from ..core.samples import SAMPLES, sample_sha256
-from .audit import COMMAND_LINE, append_entry, chain_problems, checked_tail, current_user, entry_of, team_chain
+from .audit import COMMAND_LINE, current_user
+from .chain import append_entry, chain_problems, checked_tail, entry_of, team_chain
 from .fingerprints import keep_fingerprint, overlapping
 from .records import AuditEntry, ProjectRef, now
 from .schema import AUDIT, PROJECTS
@@ -308,10 +309,15 @@ def budget_of(store: ProjectStore, project: int | str | ProjectRef) -> PrivacyBu
         return _budget(c, _file_of(row), _shown(row["source_name"]))
 
 
-def chain_refusal(store: ProjectStore, c: Connection) -> str | None:
-    """The sentence refusing a private release (or a change of a total) while the audit log
-    fails its check, read in the transaction ``c``; None when the whole chain holds."""
-    problems = chain_problems(store, c)
+def chain_refusal(store: ProjectStore, c: Connection, sha256: str, project_id: int | None = None) -> str | None:
+    """The sentence refusing a private release (or a change of a total) of the file ``sha256``
+    while an audit chain it depends on fails its check, read in the transaction ``c``: the chain
+    of ``project_id`` (the one the entry goes in) and of every project whose entries spend or set
+    that file's budget (a broken chain elsewhere does not stop it); None when they hold."""
+    over = c.execute(select(AUDIT.c.project_id).where(_spends(sha256) | _totals(sha256)).distinct()).scalars()
+    problems = chain_problems(
+        store, c, {int(p) for p in over} | ({int(project_id)} if project_id is not None else set())
+    )
     if not problems:
         return None
     return (
@@ -324,7 +330,9 @@ def spending_refusal(store: ProjectStore, sha256: str, name: str, *, epsilon: fl
     chain, a total passed), or None: asked before any record is read; ``spend_privacy`` asks
     again, in the transaction that records the spend."""
     with store._transaction() as c:
-        return chain_refusal(store, c) or _budget(c, str(sha256), name).refusal(float(epsilon), float(delta))
+        return chain_refusal(store, c, str(sha256)) or _budget(c, str(sha256), name).refusal(
+            float(epsilon), float(delta)
+        )
 
 
 def _unreleased_entry(
@@ -383,10 +391,11 @@ def set_budget(
         if not sha:
             raise ProjectError("Name the project or the file whose privacy budget to set.")
         name = source_name or (_shown(row["source_name"]) if row is not None else _name_of(c, sha))
-        refusal = chain_refusal(store, c)
+        pid = int(row["id"]) if row is not None else NO_PROJECT
+        refusal = chain_refusal(store, c, sha, pid)
         if refusal:
             raise ProjectError(refusal)
-        count, last, previous = checked_tail(store, c)
+        tail = checked_tail(store, c, pid)
         before = _budget(c, sha, name)
         new_delta = before.delta_total if delta is None else float(delta)
         if (epsilon, new_delta) == (before.epsilon_total, before.delta_total) and not before.default:
@@ -406,8 +415,8 @@ def set_budget(
             )
         verb = "raised" if larger else "set"
         entry = _unreleased_entry(
-            (last or 0) + 1,
-            previous,
+            tail.number,
+            tail.previous,
             row,
             now(),
             source_name=name,
@@ -419,7 +428,7 @@ def set_budget(
             total_delta=new_delta,
             total_raised=True if larger else None,
         )
-        append_entry(store, c, entry, count)
+        append_entry(store, c, entry, tail)
         return _budget(c, sha, name)
 
 
@@ -452,8 +461,9 @@ def spend_privacy(
     with store._transaction() as c:
         row = store._row(c, project) if project is not None else None
         # the chain locked and checked whole: two releases at once take turns, the second sees the first's spend
-        count, last, previous = checked_tail(store, c)
-        refusal = chain_refusal(store, c)
+        pid = int(row["id"]) if row is not None else NO_PROJECT
+        tail = checked_tail(store, c, pid)
+        refusal = chain_refusal(store, c, source_sha256, pid)
         if refusal:
             raise ProjectError(refusal)
         budget = _budget(c, source_sha256, source_name)
@@ -467,8 +477,8 @@ def spend_privacy(
             if refused:
                 raise PrivacyBudgetError(refused)
         entry = _unreleased_entry(
-            (last or 0) + 1,
-            previous,
+            tail.number,
+            tail.previous,
             row,
             stamp,
             source_name=source_name,
@@ -481,7 +491,7 @@ def spend_privacy(
             delta=delta,
             charged=tuple(sha for sha, *_ in found) or None,
         )
-        values = append_entry(store, c, entry, count)
+        values = append_entry(store, c, entry, tail)
         if fingerprint is not None:
             keep_fingerprint(c, entry.id, source_sha256, source_name, fingerprint)
     return entry_of({**values, "id": entry.id, "user": values["username"]}, deleted=False)

@@ -50,6 +50,7 @@ from ..workflow.private_package import SYNTHETIC_FILE, TABLES_FILE, private_reci
 from ..workflow.release import digest
 from ..workflow.verify import PartCheck, recount
 from .audit import COMMAND_LINE, Recording, package_parts, record_entry, release_files
+from .chain import append_entry, checked_tail
 from .records import AuditEntry, ProjectRef, dumps, now
 from .schema import PROJECTS
 from .store import ProjectStore, through_functions
@@ -545,16 +546,14 @@ def _member(package: bytes, name: str) -> bytes | None:
 def _hand_out_private(store: ProjectStore, ref: ProjectRef, draft: Draft, package: bytes, member: Member, made_by: str):
     """An approved private release handed out: an audit entry naming drafter and approver and the
     package's digest (its ε and δ are on the entry that spent them, before it measured)."""
-    from .audit import append_entry, checked_tail
-
     stamp = now()
     with store._transaction() as c:
-        count, last, previous = checked_tail(store, c)
+        tail = checked_tail(store, c, ref.id)
         user = member.label
         if through_functions(c):
             user = str(c.execute(text("SELECT session_user")).scalar())
         entry = AuditEntry(
-            id=(last or 0) + 1,
+            id=tail.number,
             time=stamp,
             project_id=ref.id,
             project=ref.name,
@@ -570,7 +569,7 @@ def _hand_out_private(store: ProjectStore, ref: ProjectRef, draft: Draft, packag
             parts={},
             user=user,
             made_by=made_by,
-            previous=previous,
+            previous=tail.previous,
             entry_sha256="",
             drafted_by=draft.drafted_by,
             approved_by=draft.decided_by,
@@ -581,7 +580,7 @@ def _hand_out_private(store: ProjectStore, ref: ProjectRef, draft: Draft, packag
                 {"id": draft.id, "content": dumps(entry.content()), "package": package},
             )
             return package
-        append_entry(store, c, entry, count)
+        append_entry(store, c, entry, tail)
         c.execute(update(DRAFTS).where(DRAFTS.c.id == draft.id).values(state="released", audit_id=entry.id))
     return package
 

@@ -46,7 +46,8 @@ from sqlalchemy import Connection
 from ..core.errors import DataFileError, ProjectError, StoreError
 from ..workflow.recipe import Recipe
 from ..workflow.release import digest
-from .audit import COMMAND_LINE, Recording, package_parts, record_entry, verify_chain
+from .audit import COMMAND_LINE, Recording, package_parts, record_entry
+from .chain import verify_chain
 from .pending import clear, mark, new_token, put_in_place, remove, target_of, temporary_name, write_temporary
 from .records import AuditEntry
 from .state import ProjectState

@@ -275,6 +275,37 @@ def members_of(store: ProjectStore, project: int | str | ProjectRef) -> list[tup
     return sorted(((r[0], r[1]) for r in rows), key=lambda x: (ROLES.index(x[1]), x[0]))
 
 
+def member_labels(store: ProjectStore, project: int | str | ProjectRef) -> dict[str, str]:
+    """How the Members table shows each member of ``project`` (login -> label): a member row that
+    holds a signed-in user's subject (the creator's, made owner at creation) shows the e-mail they
+    signed in with beside it, as every other record names them ("anna@clinic.example (subject
+    3f2a)"), read off the labels the project's own records keep (who added members, who changed
+    them); any other row shows its login (an e-mail, a database login, group:NAME).
+
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> from anonlib.workflow import WorkingCopy
+    >>> store = ProjectStore(f"sqlite:///{tempfile.mkdtemp()}/projects.sqlite")
+    >>> ds = Dataset.from_frame("d.csv", pd.DataFrame({"age": [30, 30]}), {"age": "quasi-identifier"})
+    >>> anna = Member("3f2a", "anna@clinic.example")
+    >>> ref = create_project(store, anna, "survey", ProjectState.of(WorkingCopy.start(ds), "sample:x"))
+    >>> set_member(store, "survey", "ben@clinic.example", "approver", by=anna)
+    >>> member_labels(store, "survey")
+    {'3f2a': 'anna@clinic.example (subject 3f2a)', 'ben@clinic.example': 'ben@clinic.example'}
+    """
+    with store._transaction() as c:
+        pid = int(store._row(c, project)["id"])
+        logins = [r[0] for r in c.execute(select(MEMBERS.c.login).where(MEMBERS.c.project_id == pid))]
+        said = {r[0] for r in c.execute(select(MEMBERS.c.added_by).where(MEMBERS.c.project_id == pid))}
+        said |= {r[0] for r in c.execute(select(MEMBER_CHANGES.c.who).where(MEMBER_CHANGES.c.project_id == pid))}
+    labels = {}
+    for login in sorted(logins):
+        named = sorted(label for label in said if label and label.endswith(f" (subject {login})"))
+        labels[login] = named[-1] if named else login
+    return labels
+
+
 def delete_project(store: ProjectStore, project: int | str | ProjectRef, member: Member) -> None:
     """Erase a project (the owner's call): its rows, members, drafts and the files only it kept."""
     ref = require(store, project, member, "delete")
@@ -432,6 +463,7 @@ __all__ = [
     "log_refusal",
     "mark_team",
     "member_history",
+    "member_labels",
     "members_of",
     "refusals",
     "refuse",

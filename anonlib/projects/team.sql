@@ -18,9 +18,10 @@
 --   computed now from the kept package, with a comment when the draft misses its target;
 -- * a hand-out records the release only for an approved draft whose kept package still has
 --   the approved digest (checked at every read of the package); audit entries are written
---   only here, numbered and chained after the log's tail, naming session_user, the drafter
---   and the approver as the draft records them; meta's team mode and the log's head are
---   written by nobody but these functions and the service login.
+--   only here, numbered after the log's last entry and chained after their own project's last
+--   (one project's broken chain never stops another's releases), naming session_user, the
+--   drafter and the approver as the draft records them; meta's team mode and the chains' heads
+--   are written by nobody but these functions and the service login.
 --
 -- Idempotent: run again over a store set up by an earlier version (the upgrade path), it
 -- drops what the earlier version granted and created (policies, the creator trigger).
@@ -230,11 +231,42 @@ BEGIN
   RETURN CASE part WHEN 'package' THEN d.package WHEN 'source' THEN d.source END;
 END $$;
 
--- every entry's number and links (digests only): a member checks the whole chain without its rows
-CREATE OR REPLACE FUNCTION public.anonlib_audit_links() RETURNS TABLE (id integer, previous text, entry_sha256 text)
+-- every entry's number, project number and links (digests only): a member checks every chain, and folds the
+-- log's head, without its rows (the project number added: dropped first, its result type changed)
+DROP FUNCTION IF EXISTS public.anonlib_audit_links();
+CREATE FUNCTION public.anonlib_audit_links() RETURNS TABLE (id integer, project_id integer, previous text,
+  entry_sha256 text)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
-  SELECT a.id, a.previous, a.entry_sha256 FROM public.audit a
+  SELECT a.id, a.project_id, a.previous, a.entry_sha256 FROM public.audit a
 $$;
+
+-- where the next entry of project `pid` goes (the chain's lock held by the caller): its number, after the
+-- log's last entry, and the digest it follows, its project's last entry's (anonlib.projects.audit.checked_tail).
+-- Refused while that project's chain disagrees with its head; another project's chain does not stop it. The
+-- entries before `audit_chain_from` (a store written before the chains were per project) hang on one chain.
+-- Called only by the functions below (as the tables' owner): no member may call it.
+CREATE OR REPLACE FUNCTION public.anonlib_chain_tail(pid integer, OUT number integer, OUT tail text, OUT n integer)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER SET search_path = pg_catalog, public, pg_temp AS $$
+DECLARE head text; since integer;
+BEGIN
+  -- after the log's last entry and every number a chain's head gave (none is given twice)
+  number := 1 + GREATEST((SELECT coalesce(pg_catalog.max(a.id), 0) FROM public.audit a),
+    (SELECT coalesce(pg_catalog.max(m.value::integer), 0) FROM public.meta m WHERE m.key LIKE 'audit\_head\_entry%'));
+  SELECT a.entry_sha256 INTO tail FROM public.audit a WHERE a.project_id = pid ORDER BY a.id DESC LIMIT 1;
+  SELECT pg_catalog.count(*) INTO n FROM public.audit a WHERE a.project_id = pid;
+  SELECT m.value::integer INTO since FROM public.meta m WHERE m.key = 'audit_chain_from';
+  SELECT m.value INTO head FROM public.meta m WHERE m.key = 'audit_head:' || pid::text;
+  tail := coalesce(tail, pg_catalog.repeat('0', 64));
+  IF (head IS NOT NULL OR EXISTS (SELECT 1 FROM public.audit a WHERE a.project_id = pid
+                                  AND a.id >= coalesce(since, number)))
+     AND coalesce(head, pg_catalog.repeat('0', 64)) IS DISTINCT FROM tail THEN
+    RAISE EXCEPTION 'The audit log''s chain of this project is broken: its head does not match its last entry; no release is recorded.';
+  END IF;
+  IF since IS NULL THEN  -- this entry is the first chained within its project
+    INSERT INTO public.meta (key, value) VALUES ('audit_chain_from', number::text);
+  END IF;
+END $$;
+REVOKE ALL ON FUNCTION public.anonlib_chain_tail(integer) FROM PUBLIC;
 
 -- a file's privacy budget across every project over it, also those the member is not in (sums and numbers
 -- only), for a SHA-256 the caller knows: its spends (its own releases and those charged against it) and its
@@ -547,8 +579,8 @@ END $$;
 CREATE OR REPLACE FUNCTION public.anonlib_hand_out(did integer, content text, precipe text, stamped bytea)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
-DECLARE d public.drafts%ROWTYPE; e jsonb := content::jsonb; number integer; tail text; n integer; last integer;
-        head text; p public.projects%ROWTYPE; sealed text := public.anonlib_sha256(pg_catalog.convert_to(content, 'UTF8'));
+DECLARE d public.drafts%ROWTYPE; e jsonb := content::jsonb; number integer; tail text; n integer;
+        p public.projects%ROWTYPE; sealed text := public.anonlib_sha256(pg_catalog.convert_to(content, 'UTF8'));
 BEGIN
   SELECT * INTO d FROM public.drafts x WHERE x.id = did FOR UPDATE;
   IF d.id IS NULL OR public.anonlib_role(d.project_id) IS NULL THEN
@@ -563,15 +595,9 @@ BEGIN
   END IF;
   SELECT * INTO p FROM public.projects x WHERE x.id = d.project_id;
   PERFORM pg_catalog.pg_advisory_xact_lock(7306542);  -- the chain's lock (anonlib.projects.audit)
-  SELECT a.id, a.entry_sha256 INTO last, tail FROM public.audit a ORDER BY a.id DESC LIMIT 1;
-  SELECT pg_catalog.count(*) INTO n FROM public.audit;
-  SELECT m.value INTO head FROM public.meta m WHERE m.key = 'audit_head';
-  IF coalesce(head, pg_catalog.repeat('0', 64)) IS DISTINCT FROM coalesce(tail, pg_catalog.repeat('0', 64)) THEN
-    RAISE EXCEPTION 'The audit log''s chain is broken: its head does not match its last entry; no release is recorded.';
-  END IF;
-  number := coalesce(last, 0) + 1;
+  SELECT t.number, t.tail, t.n INTO number, tail, n FROM public.anonlib_chain_tail(d.project_id) t;
   IF public.anonlib_entry_problem(content, e) IS NOT NULL
-     OR e->>'previous' IS DISTINCT FROM coalesce(tail, pg_catalog.repeat('0', 64))
+     OR e->>'previous' IS DISTINCT FROM tail
      OR (e->>'project_id')::integer IS DISTINCT FROM d.project_id OR e->>'project' IS DISTINCT FROM p.name
      OR e->>'user' IS DISTINCT FROM session_user::text OR e->>'drafted_by' IS DISTINCT FROM d.drafted_by
      OR e->>'approved_by' IS DISTINCT FROM d.decided_by
@@ -588,8 +614,9 @@ BEGIN
     e->>'released_sha256', e->>'package_sha256', (e->'parts')::text, session_user::text, e->>'made_by',
     e->>'previous', sealed, d.drafted_by, d.decided_by);
   PERFORM pg_catalog.setval(pg_catalog.pg_get_serial_sequence('public.audit', 'id'), number);
-  INSERT INTO public.meta (key, value) VALUES ('audit_head', sealed), ('audit_head_entries', (n + 1)::text),
-    ('audit_head_entry', number::text) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+  INSERT INTO public.meta (key, value) VALUES ('audit_head:' || d.project_id::text, sealed),
+    ('audit_head_entries:' || d.project_id::text, (n + 1)::text), ('audit_head_entry:' || d.project_id::text, number::text)
+    ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
   INSERT INTO public.releases (project_id, time, source_name, source_sha256, source_blob, recipe, released_sha256,
     package_blob, audit_id)
   VALUES (d.project_id, e->>'time', e->>'source_name', e->>'source_sha256',
@@ -603,8 +630,7 @@ END $$;
 -- set by a project's owner), sealed and chained here; never a release (those are hand-outs of drafts)
 CREATE OR REPLACE FUNCTION public.anonlib_append_entry(content text) RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
-DECLARE e jsonb := content::jsonb; number integer; tail text; n integer; last integer; head text; pname text;
-        pid integer; sealed text := public.anonlib_sha256(pg_catalog.convert_to(content, 'UTF8'));
+DECLARE e jsonb := content::jsonb; number integer; tail text; n integer; pname text; pid integer; sealed text := public.anonlib_sha256(pg_catalog.convert_to(content, 'UTF8'));
 BEGIN
   IF public.anonlib_entry_problem(content, e) IS NOT NULL THEN
     RAISE EXCEPTION 'This audit entry is not one the app writes (%); nothing was recorded.',
@@ -627,14 +653,8 @@ BEGIN
   END IF;
   SELECT p.name INTO pname FROM public.projects p WHERE p.id = pid;
   PERFORM pg_catalog.pg_advisory_xact_lock(7306542);
-  SELECT a.id, a.entry_sha256 INTO last, tail FROM public.audit a ORDER BY a.id DESC LIMIT 1;
-  SELECT pg_catalog.count(*) INTO n FROM public.audit;
-  SELECT m.value INTO head FROM public.meta m WHERE m.key = 'audit_head';
-  IF coalesce(head, pg_catalog.repeat('0', 64)) IS DISTINCT FROM coalesce(tail, pg_catalog.repeat('0', 64)) THEN
-    RAISE EXCEPTION 'The audit log''s chain is broken: its head does not match its last entry; nothing is recorded.';
-  END IF;
-  number := coalesce(last, 0) + 1;
-  IF e->>'previous' IS DISTINCT FROM coalesce(tail, pg_catalog.repeat('0', 64)) OR e->>'project' IS DISTINCT FROM pname
+  SELECT t.number, t.tail, t.n INTO number, tail, n FROM public.anonlib_chain_tail(pid) t;
+  IF e->>'previous' IS DISTINCT FROM tail OR e->>'project' IS DISTINCT FROM pname
      OR e->>'user' IS DISTINCT FROM session_user::text OR e ? 'drafted_by' OR e->>'package_sha256' IS NOT NULL
      OR (e->>'released')::integer <> 0 THEN
     RAISE EXCEPTION 'This audit entry does not state what the caller may record; nothing was recorded.'
@@ -649,8 +669,9 @@ BEGIN
     (e->>'epsilon')::float8, (e->>'delta')::float8, (e->>'total_epsilon')::float8, (e->>'total_delta')::float8,
     (e->>'total_raised')::boolean, (e->'charged')::text);
   PERFORM pg_catalog.setval(pg_catalog.pg_get_serial_sequence('public.audit', 'id'), number);
-  INSERT INTO public.meta (key, value) VALUES ('audit_head', sealed), ('audit_head_entries', (n + 1)::text),
-    ('audit_head_entry', number::text) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+  INSERT INTO public.meta (key, value) VALUES ('audit_head:' || pid::text, sealed),
+    ('audit_head_entries:' || pid::text, (n + 1)::text), ('audit_head_entry:' || pid::text, number::text)
+    ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
   RETURN number;
 END $$;
 

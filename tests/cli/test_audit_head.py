@@ -14,7 +14,7 @@ import pytest
 
 from anonlib.cli import main
 from anonlib.projects import ProjectStore, file_budget, set_budget, spend_privacy
-from anonlib.projects.audit import GENESIS, HEAD, HEAD_ENTRIES, HEAD_ENTRY, entry_of
+from anonlib.projects.chain import GENESIS, entry_of, head_keys
 from anonlib.projects.location import sqlite_path
 from anonlib.projects.records import dumps
 from anonlib.workflow.release import digest
@@ -34,24 +34,27 @@ def spend(store: ProjectStore, epsilon: float, sha: str = SHA) -> None:
 
 def rewrite_without(database, removed: int) -> None:
     """What a writer of the SQLite file can do: drop the triggers, delete an entry, and re-seal every
-    entry after it and the head, so the chain in the file is whole again."""
+    entry after it in its project's chain and the project's head, so every chain in the file is
+    whole again."""
     with sqlite3.connect(database) as db:
         db.row_factory = sqlite3.Row
         db.execute("DROP TRIGGER audit_no_update")
         db.execute("DROP TRIGGER audit_no_delete")
         db.execute("DELETE FROM audit WHERE id = ?", (removed,))
-        previous = GENESIS
+        heads: dict[int, tuple[str, int, int]] = {}
         rows = [dict(r) for r in db.execute("SELECT * FROM audit ORDER BY id")]
         for number, row in enumerate(rows, start=1):
-            entry = entry_of({**row, "user": row["username"]}, deleted=False)
+            previous, count, _ = heads.get(row["project_id"], (GENESIS, 0, 0))
+            entry = entry_of({**row, "id": number, "user": row["username"]}, deleted=False)
             sealed = digest(dumps(entry.content() | {"previous": previous}).encode("utf-8"))
             db.execute(
                 "UPDATE audit SET id = ?, previous = ?, entry_sha256 = ? WHERE id = ?",
                 (number, previous, sealed, row["id"]),
             )
-            previous = sealed
-        for key, value in ((HEAD, previous), (HEAD_ENTRIES, str(len(rows))), (HEAD_ENTRY, str(len(rows)))):
-            db.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
+            heads[row["project_id"]] = (sealed, count + 1, number)
+        for project, (sealed, count, last) in heads.items():
+            for key, value in zip(head_keys(project), (sealed, str(count), str(last))):
+                db.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
 
 
 def test_the_head_kept_elsewhere_catches_a_spend_undone_by_a_writer_of_the_file(capsys):
@@ -82,8 +85,8 @@ def test_the_head_kept_elsewhere_catches_a_spend_undone_by_a_writer_of_the_file(
     assert code == 0 and "chain              intact (2 entries" in out  # the file alone cannot tell
     code, out, _ = run(capsys, "audit", "--expect-head", kept)
     assert code == 1 and out.strip() == (
-        f"BROKEN             The audit log does not extend the head kept ({kept[:16]}…): none of its 2 entries has "
-        "that SHA-256, so entries were removed or the chain was rewritten since the head was kept."
+        f"BROKEN             The audit log does not extend the head kept ({kept[:16]}…): it was not the log's head "
+        "after any of its 2 entries, so entries were removed or the chain was rewritten since the head was kept."
     )
     code, out, _ = run(capsys, "audit", "--expect-head", kept, "--json")
     assert code == 1 and json.loads(out)["extends"] is False

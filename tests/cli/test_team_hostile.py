@@ -17,7 +17,7 @@ import pytest
 
 from anonlib.core.dataset import Dataset
 from anonlib.core.errors import AccessError, AnonlibError
-from anonlib.projects import ProjectState, ProjectStore
+from anonlib.projects import ProjectState, ProjectStore, spend_privacy, verify_chain
 from anonlib.projects.drafts import approve, draft_release, hand_out
 from anonlib.projects.records import dumps
 from anonlib.projects.team import Member, create_project, set_member
@@ -103,7 +103,7 @@ def _scalar(team, login: str, query: str):
 
 
 def _append(spaced: bool = False, **fields) -> str:
-    """A call of ``anonlib_append_entry`` by dan for his project trial (previous: the log's tail)."""
+    """A call of ``anonlib_append_entry`` by dan for his project trial (previous: its chain's tail)."""
     entry = {
         "time": "2026-01-01T00:00:00Z", "project_id": 2, "project": "trial", "source_name": "registry.csv",
         "source_sha256": None, "target": "x", "met": True, "records": 0, "released": 0, "suppressed": 0,
@@ -111,7 +111,10 @@ def _append(spaced: bool = False, **fields) -> str:
         "previous": "(the tail)",
     } | fields  # fmt: skip
     text = json.dumps(entry, indent=1) if spaced else dumps(entry)
-    tail = "(SELECT entry_sha256 FROM public.anonlib_audit_links() ORDER BY id DESC LIMIT 1)"
+    tail = (  # the chain is per project: the last entry of trial's (project 2's) chain
+        "(SELECT coalesce((SELECT entry_sha256 FROM public.anonlib_audit_links() WHERE project_id = 2 "
+        "ORDER BY id DESC LIMIT 1), repeat('0', 64)))"
+    )
     return f"SELECT public.anonlib_append_entry(replace('{text}', '(the tail)', {tail}))"
 
 
@@ -157,7 +160,7 @@ NUMBERED = [
              "released_sha256, parts, username, made_by, previous, entry_sha256) VALUES ('', 2, 'trial', '', '', "
              "true, 0, 0, 0, '', '{}', 'dan', '', '', '')"], "permission denied for table audit"),
     ("dan", [_append(released=1)], "recorded only when an approved draft is handed out"),
-    ("dan", [_append(epsilon=1.0, delta=0.0, previous="0" * 64)], "does not state what"),
+    ("dan", [_append(epsilon=1.0, delta=0.0, previous="f" * 64)], "does not state what"),
     ("dan", [_append(epsilon=1.0, delta=0.0, user="ben")], "does not state what"),
     ("dan", [_append(epsilon=-5.0, delta=0.0)], "spends a positive"),
     ("dan", [_append(epsilon=1.0, delta=0.0, spaced=True)], "not one the app writes (not in canonical form)"),
@@ -286,3 +289,27 @@ def test_a_swapped_blob_or_package_is_never_handed_out(team):
         hand_out(anna, "survey", second, Member("anna"))
     with pytest.raises(AccessError):
         approve(team["as"]["al"], "survey", 3, Member("al"), comment="mine")
+
+
+def test_a_broken_chain_stops_only_its_own_project(team):
+    """The audit chain is per project (team.md part 2, 5): an entry removed from one project's
+    chain behind the functions (by the tables' owner) stops that project's next entry, in one
+    sentence naming it, and no other project's. Last in the module: it leaves ward's chain broken."""
+    anna, dan = team["as"]["anna"], team["as"]["dan"]
+
+    def spend(store: ProjectStore, project: str, file: str) -> None:  # a private release's spend: an entry
+        sha = hashlib.sha256(file.encode()).hexdigest()
+        spend_privacy(store, project, epsilon=0.1, delta=0.0, source_name=file, source_sha256=sha)
+
+    create_project(anna, Member("anna"), "ward", ProjectState.of(_copy(2), "upload"), b"age,zip\n31,1\n")
+    spend(anna, "ward", "ward.csv")
+    with psycopg.connect(team["admin"]) as c:  # an administrator, not a member: what no member can do
+        c.execute("ALTER TABLE audit DISABLE TRIGGER USER")
+        c.execute("DELETE FROM audit WHERE project = 'ward'")
+        c.execute("ALTER TABLE audit ENABLE TRIGGER USER")
+    with pytest.raises(AnonlibError, match="chain of project 'ward' is broken: the chain is empty but its head says"):
+        spend(anna, "ward", "ward-2.csv")
+    spend(dan, "trial", "trial.csv")  # another project's entry is recorded
+    hand_out(team["as"]["al"], "survey", team["drafts"][1], Member("al"))  # and its release handed out
+    assert any("chain of project 'ward'" in p for p in verify_chain(anna))
+    assert verify_chain(anna, "survey") == [] and verify_chain(dan, "trial") == []

@@ -37,7 +37,8 @@ from anonlib.projects import (
     verify_entry,
 )
 from anonlib.projects import store as store_module
-from anonlib.projects.audit import log_head, package_log_problems
+from anonlib.projects.audit import package_log_problems
+from anonlib.projects.chain import GENESIS, log_head, project_head
 from anonlib.workflow import release_package
 from anonlib.workflow.package import AUDIT_FILE, package_stamp
 from anonlib.workflow.verify import verify_package
@@ -324,8 +325,8 @@ def test_the_last_entry_deleted_is_caught_and_no_release_reuses_its_number(folde
         c.execute(text("DELETE FROM releases WHERE audit_id = 2"))
     engine.dispose()
     said = (
-        "The audit log's chain is broken: the log ends at entry 1 (1 entry) but its head says entry 2 (2 entries); "
-        "entries were removed from its end."
+        "The audit log's chain of project 'survey' is broken: the chain ends at entry 1 (1 entry) but its head says "
+        "entry 2 (2 entries); entries were removed from its end."
     )
     code, out, err = run(capsys, "audit")
     assert (code, err) == (1, "") and f"BROKEN             {said}" in out and "chain              intact" not in out
@@ -337,7 +338,8 @@ def test_the_last_entry_deleted_is_caught_and_no_release_reuses_its_number(folde
     assert [c.sentence for c in verify_entry(store, 1).checks if c.part == "audit log"] == [said]
     problems = package_log_problems(store, second, "survey")
     assert problems[0] == said and problems[1].startswith(
-        "This package is audit entry 2 of project 'survey', but the audit log ends at entry 1 (its head says entry 2)"
+        "This package is audit entry 2 of project 'survey', but the audit log ends at entry 1 (its project's head says "
+        "entry 2)"
     )
     # a new release into the project is refused in one sentence, and writes nothing
     code, _, err = run(capsys, *anonymize_argv(folder, prefix="c-"))
@@ -351,14 +353,18 @@ def test_the_head_of_a_whole_log_matches_it_and_a_failed_record_leaves_it(cli_st
     copy = worked_copy(data)
     ref = store.create("survey", ProjectState.of(copy, "upload:survey.csv"), data)
     first = record_package(store, ref, release_package(copy), source=data)
-    assert log_head(store).to_json() == {"entries": 1, "last_entry": first.id, "sha256": first.entry_sha256}
+    # the project's chain head is its last entry; the log's head folds every entry's digest in order
+    folded = hashlib.sha256((GENESIS + first.entry_sha256).encode()).hexdigest()
+    assert project_head(store, ref.id).to_json() == {"entries": 1, "last_entry": first.id, "sha256": first.entry_sha256}
+    assert log_head(store).to_json() == {"entries": 1, "last_entry": first.id, "sha256": folded}
 
     def fail(_package):
         raise OSError("no room")
 
     with pytest.raises(Exception, match="no room"):
         record_package(store, ref, release_package(copy.undo()), source=data, before_commit=fail)
-    assert log_head(store).to_json() == {"entries": 1, "last_entry": first.id, "sha256": first.entry_sha256}
+    assert project_head(store, ref.id).to_json() == {"entries": 1, "last_entry": first.id, "sha256": first.entry_sha256}
+    assert log_head(store).to_json() == {"entries": 1, "last_entry": first.id, "sha256": folded}
     assert [e.id for e in audit_entries(store)] == [first.id] and verify_chain(store) == []
 
 

@@ -35,6 +35,8 @@ from anonlib.projects import (
     verify_entry,
 )
 from anonlib.projects import store as store_module
+from anonlib.projects.chain import GENESIS, LogHead, entry_of, head_extends, head_keys, log_head, project_head
+from anonlib.projects.records import dumps
 from anonlib.projects.schema import META
 from anonlib.workflow import ReleaseTarget, WorkingCopy, release_csv, release_package
 from anonlib.workflow.health_steps import PseudonymizeStep
@@ -220,11 +222,97 @@ def test_the_audit_log_is_append_only_and_its_chain_shows_a_change(store_url):
         c.execute(text("DELETE FROM audit WHERE id = :i"), {"i": first.id})
     engine.dispose()
     assert verify_chain(store) == [
-        f"Audit entry {second.id} does not follow the entry before it (one was removed or changed).",
-        f"The audit log's chain is broken: the log ends at entry {second.id} (1 entry) but its head says entry "
-        f"{second.id} (2 entries); entries were removed from it.",
+        f"Audit entry {second.id} does not follow the entry before it in its project (one was removed or changed).",
+        f"The audit log's chain of project 'survey' is broken: the chain ends at entry {second.id} (1 entry) but its "
+        f"head says entry {second.id} (2 entries); entries were removed from it.",
         f"The project 'survey' keeps the release of audit entry {first.id}, which the audit log lacks.",
     ]
+
+
+def _without_triggers(store_url: str):
+    """Whoever can write the database: the audit log's append-only triggers dropped (disabled)."""
+    engine = create_engine(store_url)
+    with engine.begin() as c:
+        if engine.dialect.name == "sqlite":
+            c.execute(text("DROP TRIGGER IF EXISTS audit_no_update"))
+            c.execute(text("DROP TRIGGER IF EXISTS audit_no_delete"))
+        else:
+            c.execute(text("ALTER TABLE audit DISABLE TRIGGER USER"))
+    return engine
+
+
+def test_the_chain_is_per_project_and_a_broken_one_stops_only_its_own(store_url):
+    """team.md part 2, 5: each entry follows the one before it in its own project; an entry
+    removed from one project's chain stops that project's next release in one sentence naming
+    it, while another project's releases are recorded, and the log's head folds them all."""
+    data = delivery(0)
+    store = ProjectStore(store_url)
+    copy = worked_copy(data)
+    a = store.create("survey", ProjectState.of(copy, "upload:survey.csv"), data)
+    b = store.create("trial", ProjectState.of(copy, "upload:trial.csv"), data)
+    a1 = record_package(store, a, release_package(copy), source=data)
+    b1 = record_package(store, b, release_package(copy), source=data)
+    a2 = record_package(store, a, release_package(copy.undo()), source=data)
+    assert (a1.previous, b1.previous, a2.previous) == (GENESIS, GENESIS, a1.entry_sha256)
+    assert [a1.id, b1.id, a2.id] == [1, 2, 3] and verify_chain(store) == []
+    assert project_head(store, a.id) == LogHead(2, a2.id, a2.entry_sha256)
+    folded = GENESIS
+    for e in (a1, b1, a2):  # the log's head: every entry's digest folded in number order
+        folded = digest((folded + e.entry_sha256).encode())
+    assert log_head(store) == LogHead(3, 3, folded)
+    engine = _without_triggers(store_url)
+    with engine.begin() as c:  # survey's last entry removed: its chain before it still links
+        c.execute(text("DELETE FROM audit WHERE id = :i"), {"i": a2.id})
+        c.execute(text("DELETE FROM releases WHERE audit_id = :i"), {"i": a2.id})
+    engine.dispose()
+    broken = (
+        f"The audit log's chain of project 'survey' is broken: the chain ends at entry {a1.id} (1 entry) but its head "
+        f"says entry {a2.id} (2 entries); entries were removed from its end."
+    )
+    assert verify_chain(store) == [broken] and verify_chain(store, "survey") == [broken]
+    with pytest.raises(ProjectError) as refused:
+        record_package(store, a, release_package(copy), source=data)
+    assert str(refused.value) == f"{broken[:-1]}; no release is recorded while the log fails its check."
+    b2 = record_package(store, b, release_package(copy.undo()), source=data)  # trial's release is recorded
+    assert (b2.id, b2.previous) == (a2.id + 1, b1.entry_sha256) and verify_chain(store, "trial") == []
+    assert [e.id for e in audit_entries(store)] == [a1.id, b1.id, b2.id]
+
+
+def test_an_older_stores_one_chain_still_verifies_and_its_projects_chain_on(store_url):
+    """A store written before the chains were per project: its entries hang on one chain across
+    the log, with one head; it still verifies, a head kept from it (its last entry's SHA-256) is
+    still extended, a change in it is still caught, and each project's next entry follows that
+    project's last."""
+    data = delivery(0)
+    store = ProjectStore(store_url)
+    copy = worked_copy(data)
+    a = store.create("survey", ProjectState.of(copy, "upload:survey.csv"), data)
+    b = store.create("trial", ProjectState.of(copy, "upload:trial.csv"), data)
+    for ref, c_ in ((a, copy), (b, copy), (a, copy.undo())):
+        record_package(store, ref, release_package(c_), source=data)
+    engine = _without_triggers(store_url)
+    with engine.begin() as c:  # written as the older version wrote it: one chain, one head
+        previous = GENESIS
+        rows = c.execute(text("SELECT * FROM audit ORDER BY id")).mappings().all()
+        for row in rows:
+            entry = entry_of({**row, "user": row["username"]}, deleted=False)
+            sealed = digest(dumps(entry.content() | {"previous": previous}).encode("utf-8"))
+            c.execute(
+                text("UPDATE audit SET previous = :p, entry_sha256 = :s WHERE id = :i"),
+                {"p": previous, "s": sealed, "i": row["id"]},
+            )
+            previous = sealed
+        c.execute(META.delete().where(META.c.key.like("audit_%")))
+        c.execute(META.insert(), [{"key": k, "value": v} for k, v in zip(head_keys(), (previous, "3", "3"))])
+    old_head = previous
+    assert verify_chain(store) == [] and head_extends(store, old_head).extends
+    a3 = record_package(store, a, release_package(copy), source=data)  # chained within survey from here
+    assert a3.previous == audit_entries(store)[2].entry_sha256 and verify_chain(store) == []
+    assert head_extends(store, old_head).entry == 3 and head_extends(store, log_head(store).sha256).after == 0
+    with engine.begin() as c:  # an entry of the one chain changed: caught as before
+        c.execute(text("UPDATE audit SET released = released + 1 WHERE id = 2"))
+    engine.dispose()
+    assert verify_chain(store) == ["Audit entry 2 was changed after it was written (its digest does not match)."]
 
 
 def test_an_older_store_is_migrated_and_a_newer_one_refused(store_url, monkeypatch):
