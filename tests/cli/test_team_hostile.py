@@ -160,6 +160,7 @@ NUMBERED = [
              "released_sha256, parts, username, made_by, previous, entry_sha256) VALUES ('', 2, 'trial', '', '', "
              "true, 0, 0, 0, '', '{}', 'dan', '', '', '')"], "permission denied for table audit"),
     ("dan", [_append(released=1)], "recorded only when an approved draft is handed out"),
+    ("dan", ["SELECT public.anonlib_chain_tail(2)"], "permission denied for function anonlib_chain_tail"),
     ("dan", [_append(epsilon=1.0, delta=0.0, previous="f" * 64)], "does not state what"),
     ("dan", [_append(epsilon=1.0, delta=0.0, user="ben")], "does not state what"),
     ("dan", [_append(epsilon=-5.0, delta=0.0)], "spends a positive"),
