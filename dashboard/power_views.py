@@ -17,7 +17,13 @@ import streamlit as st
 from anonlib.core.dataset import Dataset
 from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.measures.power import PowerRisk, risk_by_power
-from anonlib.workflow.power_choice import SUGGESTION_RULE, PowerRelease, least_damaging_by_power, suggested_power
+from anonlib.workflow.power_choice import (
+    SUGGESTION_RULE,
+    PowerRelease,
+    least_damaging_by_power,
+    one_record_per_person,
+    suggested_power,
+)
 
 from . import charts
 from .memo import memo, with_bar
@@ -127,7 +133,8 @@ def power_section(dataset: Dataset, k: int, max_suppressed: float) -> None:
         releases = with_bar("power.releases", key, find, text="Searching the least damaging release per power")
     st.dataframe(power_table(risks, releases, k), hide_index=True, width="stretch")
     if releases is not None:
-        chosen = suggested_power(releases)
+        frame, _ = dataset.analysis_frame(list(qis), person=True)
+        chosen = suggested_power(releases, one_record_each=one_record_per_person(frame, dataset.person, dataset.count))
         if chosen is None:
             st.warning(
                 "No power's least damaging release meets the target with an information loss of at most 0.6: a "

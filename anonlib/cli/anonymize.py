@@ -28,7 +28,12 @@ from ..workflow.history import WorkingCopy
 from ..workflow.kept import refuse_unkept, released_kept_risk
 from ..workflow.local_steps import LocalSuppressionStep
 from ..workflow.package import release_package
-from ..workflow.power_choice import SUGGESTION_RULE, weaker_power_sentence
+from ..workflow.power_choice import (
+    FIRST_DELIVERY_POWER,
+    SUGGESTION_RULE,
+    one_record_per_person,
+    weaker_power_sentence,
+)
 from ..workflow.recipe import Reading, Recipe
 from ..workflow.release import pseudonymized_columns, release_csv
 from ..workflow.steps import GeneralizationStep, SuppressionStep
@@ -219,6 +224,10 @@ def _anonymize(args: argparse.Namespace) -> int:
     notes = [n for n in (linked_note, *(u.sentence() for u in unseen)) if n]
     if target.linkable:  # the power defended, and the rule by which the pages suggest one
         notes.append(f"The target is counted {target.power_text()}. {SUGGESTION_RULE}")
+        first = _first_delivery_note(frame, loaded.person, dataset.count, target, links)
+        if first is not None:
+            notes.append(first)
+            print(f"note: {first}", file=sys.stderr)
     package = release_package(release.copy, columns=release.recipe.columns, notes=notes) if args.package else None
     outputs = [(args.out, release.csv), (args.recipe, release.recipe.dumps().encode("utf-8"))]
     outputs = [(path, data) for path, data in outputs if path]
@@ -290,6 +299,26 @@ def _engine_pseudonyms(args: argparse.Namespace, table) -> list:
             "is not it: leave out --engine, or name the column with --person."
         )
     return keyed_steps(args, table)
+
+
+def _first_delivery_note(frame: pd.DataFrame, person: str | None, count: str | None, target, links) -> str | None:
+    """On a first delivery of one record per person, released at another power than the one the
+    suggestion rule gives there (``FIRST_DELIVERY_POWER``): the sentence saying so (None otherwise).
+
+    >>> from anonlib.measures.target import ReleaseTarget
+    >>> one = pd.DataFrame({"pid": ["a", "b"]})
+    >>> print(_first_delivery_note(one, "pid", None, ReleaseTarget(k=2, person="pid", linked=("pid",)), None))
+    Every person has one record in this delivery, so every adversary power gives this same release; deliveries that add records to the same people are judged on their histories, and power 2 is the one suggested for them (--power 2).
+    """
+    if person is None or target.power == FIRST_DELIVERY_POWER or (links is not None and links.linked):
+        return None
+    if not one_record_per_person(frame, person, count):
+        return None
+    return (
+        "Every person has one record in this delivery, so every adversary power gives this same release; deliveries "
+        "that add records to the same people are judged on their histories, and power "
+        f"{FIRST_DELIVERY_POWER} is the one suggested for them (--power {FIRST_DELIVERY_POWER})."
+    )
 
 
 def _cap_offer(frame: pd.DataFrame, person: str) -> str:

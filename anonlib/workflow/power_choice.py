@@ -34,9 +34,13 @@ from ..measures.target import ReleaseTarget
 from ..transformations.generalization import release_search
 
 LOSS_CEILING = 0.6  # the most a suggested release may lose (Iyengar's loss metric, 0 to 1)
+FIRST_DELIVERY_POWER = 2  # suggested when every person has one record (see SUGGESTION_RULE)
 SUGGESTION_RULE = (
     "The suggested adversary power is the strongest (all of a person's records, then 5, 3, 2, 1) whose least "
-    f"damaging release meets the target with an information loss of at most {LOSS_CEILING:g}."
+    f"damaging release meets the target with an information loss of at most {LOSS_CEILING:g}. Where every person "
+    f"has one record (a first delivery: every power gives the same release), it is {FIRST_DELIVERY_POWER}, the "
+    "weakest power that still links a person's records across deliveries: later deliveries add records to the same "
+    "people, and a stronger power refuses most of them."
 )
 
 
@@ -115,20 +119,50 @@ def least_damaging_by_power(
     return tuple(out)
 
 
-def suggested_power(releases: Sequence[PowerRelease], ceiling: float = LOSS_CEILING) -> PowerRelease | None:
-    """The release of the strongest power meeting the target within ``ceiling`` of loss
-    (``SUGGESTION_RULE``), or None when no power's does.
+def suggested_power(
+    releases: Sequence[PowerRelease], ceiling: float = LOSS_CEILING, *, one_record_each: bool = False
+) -> PowerRelease | None:
+    """The release of the strongest power meeting the target within ``ceiling`` of loss, or, when
+    every person has one record (``one_record_each``: see ``one_record_per_person``), that of
+    power ``FIRST_DELIVERY_POWER`` if it does (``SUGGESTION_RULE``); None when no power's does.
+
+    On one record per person every power's release is the same, so the strongest would always be
+    "all"; but a series of deliveries adds records to the same people, and under power all a yearly
+    panel's later deliveries are refused (nlswork's 15 years: 11.2% of person-years released at
+    power all, 52.6% at 3, 92.4% at 2; docs/linkable.md).
 
     >>> rs = [PowerRelease(2, 0.5, {}, True, 0), PowerRelease(3, 0.58, {}, True, 0), PowerRelease(None, 1.0, {}, True, 0)]
     >>> suggested_power(rs).label
     '3'
+    >>> same = [PowerRelease(p, 0.2, {}, True, 0) for p in (1, 2, 3, 5, None)]
+    >>> suggested_power(same).label, suggested_power(same, one_record_each=True).label
+    ('all', '2')
     """
 
     def strength(r: PowerRelease) -> float:
         return float("inf") if r.power is None else float(r.power)
 
     fitting = [r for r in releases if r.met and r.loss is not None and r.loss <= ceiling]
+    if one_record_each:
+        first = [r for r in fitting if r.power == FIRST_DELIVERY_POWER]
+        if first:
+            return first[0]
     return max(fitting, key=strength) if fitting else None
+
+
+def one_record_per_person(frame: pd.DataFrame, person: str, count: str | None = None) -> bool:
+    """Whether every person of ``frame`` has one record (``count``: the records each row stands for).
+
+    >>> one_record_per_person(pd.DataFrame({"pid": ["a", "b"]}), "pid")
+    True
+    >>> one_record_per_person(pd.DataFrame({"pid": ["a", "a"]}), "pid")
+    False
+    >>> one_record_per_person(pd.DataFrame({"pid": ["a"], "n": [2]}), "pid", "n")
+    False
+    """
+    if count is None:
+        return bool(frame[person].is_unique)
+    return bool((frame.groupby(person, dropna=False, sort=False)[count].sum() <= 1).all())
 
 
 def weaker_power_sentence(
@@ -142,8 +176,9 @@ def weaker_power_sentence(
     measure: str = "loss",
 ) -> str:
     """When no release meets ``target`` (its records linked, earlier deliveries included): the
-    strongest weaker adversary power at which one would, with its loss and the option to ask for
-    it, or that none would. The sentence a refused delivery ends with, so the officer sees the
+    strongest weaker adversary power at which one would within the suggestion's loss ceiling
+    (``LOSS_CEILING``; else the strongest whose release keeps something), with its loss and the
+    option to ask for it, or that none would. The sentence a refused delivery ends with, so the officer sees the
     figure that would meet it.
 
     >>> import pandas as pd
@@ -156,7 +191,8 @@ def weaker_power_sentence(
     """
     current = target.power
     weaker = [p for p in POWERS if p is not None and (current is None or p < current)]
-    for power in sorted(weaker, reverse=True):  # the strongest first
+    found: list[tuple[int, float]] = []  # (power, loss) of the releases that keep something, strongest first
+    for power in sorted(weaker, reverse=True):
         try:
             result = release_search(
                 frame,
@@ -172,8 +208,13 @@ def weaker_power_sentence(
         loss = 0.0 if result.utility is None else float(result.utility)
         if loss >= 1.0:  # it would keep nothing of the quasi-identifiers: not a release to point to
             continue
-        return (
-            f"At adversary power {power} (an attacker who knows any {power} of a person's records) it would release "
-            f"with an information loss of {loss:.2f}: add --power {power}."
-        )
-    return "No weaker adversary power releases it either."
+        found.append((power, loss))
+        if loss <= LOSS_CEILING:  # the suggestion's own rule: the strongest within the ceiling
+            break
+    if not found:
+        return "No weaker adversary power releases it either."
+    power, loss = next(((p, x) for p, x in found if x <= LOSS_CEILING), found[0])
+    return (
+        f"At adversary power {power} (an attacker who knows any {power} of a person's records) it would release "
+        f"with an information loss of {loss:.2f}: add --power {power}."
+    )

@@ -64,3 +64,21 @@ def test_the_dataset_page_shows_risk_by_power_and_the_least_damaging_release_on_
         knows = "all" if chosen.power is None else f"any {chosen.power}"
         assert any(f"Suggested power: an attacker who knows {knows} of a person's records" in s for s in said)
     assert any(SUGGESTION_RULE in c.value for c in at.caption)
+
+
+def test_on_a_first_delivery_of_one_record_each_the_page_suggests_power_2():
+    """Every power's release is the same on one record per person; the suggestion is power 2, for
+    the deliveries that will add records to the same people (SUGGESTION_RULE)."""
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"id": [f"p{i}" for i in range(60)], "stage": rng.integers(1, 4, 60), "month": 0})
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.session_state["active_dataset"] = Dataset.from_frame("year1.csv", frame, ROLES)
+    at.session_state["active_source"] = "upload:year1.csv"
+    at.session_state["release_target"] = ReleaseTarget(k=5, max_suppressed=0.05, linked=("id",))
+    at.run()
+    at.button(key="power_releases").click().run()
+    assert not at.exception and not at.error
+    table = next(t.value for t in at.dataframe if "an attacker knows" in t.value.columns)
+    assert table["least damaging release: loss"].nunique() == 1  # the same release at every power
+    said = [i.value for i in at.info]
+    assert any("Suggested power: an attacker who knows any 2 of a person's records" in s for s in said), said
