@@ -2,7 +2,8 @@
 k for m = 1, 2, 3, 5 and all, and, on request, what the least damaging release keeps under each
 with the suggested power) and the small chart beside the sidebar's power.
 
-The counts are ``anonlib.measures.power.risk_by_power`` (kept per data, roles and k); the
+The counts are ``anonlib.measures.power.risk_by_power`` (its counting kept per data and roles,
+``sharing_by_power``; k applied on each call); the
 releases ``anonlib.workflow.power_choice`` (the optimal search once per power: seconds on a
 panel, so they start on a button and are kept).
 """
@@ -16,7 +17,7 @@ import streamlit as st
 
 from anonlib.core.dataset import Dataset
 from anonlib.core.default_hierarchy import default_hierarchy
-from anonlib.measures.power import PowerRisk, risk_by_power
+from anonlib.measures.power import PowerRisk, PowerSharing, sharing_by_power
 from anonlib.workflow.power_choice import (
     SUGGESTION_RULE,
     PowerRelease,
@@ -32,20 +33,22 @@ from .state import roles_key
 SIDEBAR_SECONDS = 0.5  # a power estimated to take longer is not counted beside the sidebar's power
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _by_power(
-    fingerprint: str, qis: tuple[str, ...], roles: str, missing: str, k: int, budget: float | None, _dataset: Dataset
-) -> tuple[PowerRisk, ...]:
+@st.cache_data(show_spinner=False, max_entries=16)
+def _sharing(
+    fingerprint: str, qis: tuple[str, ...], roles: str, missing: str, budget: float | None, _dataset: Dataset
+) -> tuple[PowerSharing, ...]:
     frame, _ = _dataset.analysis_frame(list(qis), person=True)
-    return risk_by_power(frame, qis, _dataset.person, k=k, count=_dataset.count, max_seconds=budget)
+    return sharing_by_power(frame, qis, _dataset.person, count=_dataset.count, max_seconds=budget)
 
 
 def by_power(dataset: Dataset, k: int, budget: float | None = None) -> tuple[PowerRisk, ...] | None:
-    """The working copy's risk by power (None without a person column or quasi-identifiers)."""
+    """The working copy's risk by power (None without a person column or quasi-identifiers): the
+    counting kept per data and roles, k applied on each call (a change of k counts nothing again)."""
     qis = tuple(dataset.quasi_identifiers)
     if dataset.person is None or not qis:
         return None
-    return _by_power(dataset.fingerprint, qis, roles_key(dataset), dataset.missing, int(k), budget, dataset)
+    shared = _sharing(dataset.fingerprint, qis, roles_key(dataset), dataset.missing, budget, dataset)
+    return tuple(s.risk(int(k)) for s in shared)
 
 
 def power_table(risks: Sequence[PowerRisk], releases: Sequence[PowerRelease] | None, k: int) -> pd.DataFrame:

@@ -84,6 +84,30 @@ class PowerRisk:
         return out
 
 
+@dataclass(frozen=True, eq=False)
+class PowerSharing:
+    """What ``risk_by_power`` counts before k is known, per power: for each of the ``people``, how
+    many people's histories hold one of their ``power``-record sub-multisets (``sharing``; None
+    when ``refused``). A page keeps it and answers a change of k without counting again."""
+
+    power: int | None
+    people: int
+    sharing: np.ndarray | None
+    refused: str | None = None
+
+    def risk(self, k: int) -> PowerRisk:
+        """The people unique and below ``k`` under this power.
+
+        >>> PowerSharing(2, 3, np.array([1, 2, 2])).risk(2).as_dict()
+        {'power': 2, 'people_unique': 1, 'people_below_k': 1}
+        """
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ParameterError(f"k is a whole number of people, at least 1; got {k}.")
+        if self.sharing is None:
+            return PowerRisk(self.power, int(k), self.people, None, None, refused=self.refused)
+        return PowerRisk(self.power, int(k), self.people, int((self.sharing == 1).sum()), int((self.sharing < k).sum()))
+
+
 def risk_by_power(
     frame: pd.DataFrame,
     quasi_identifiers: Sequence[str],
@@ -98,13 +122,30 @@ def risk_by_power(
     on ``quasi_identifiers``, people told apart by ``person`` (see the module text). With
     ``max_seconds`` (a page that must answer at once), a power estimated to take longer is left
     uncounted, saying so."""
-    require_quasi_identifiers(quasi_identifiers)
-    if not isinstance(frame, pd.DataFrame):  # a table on an engine: counted there (anonlib.engine.owners)
-        return _on_engine(frame, quasi_identifiers, person, k=k, powers=powers)
-    if person not in frame.columns:
-        raise ParameterError(f"'{person}' is not a column of the data.")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ParameterError(f"k is a whole number of people, at least 1; got {k}.")
+    if not isinstance(frame, pd.DataFrame):  # a table on an engine: counted there (anonlib.engine.owners)
+        require_quasi_identifiers(quasi_identifiers)
+        return _on_engine(frame, quasi_identifiers, person, k=k, powers=powers)
+    shared = sharing_by_power(frame, quasi_identifiers, person, count=count, powers=powers, max_seconds=max_seconds)
+    return tuple(s.risk(k) for s in shared)
+
+
+def sharing_by_power(
+    frame: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    person: str,
+    *,
+    count: str | None = None,
+    powers: Sequence[int | None] = POWERS,
+    max_seconds: float | None = None,
+) -> tuple[PowerSharing, ...]:
+    """``risk_by_power``'s counting, before k (``PowerSharing.risk`` applies it): per power, how
+    many people share each person's sub-multisets; a power past the work limit (or, with
+    ``max_seconds``, estimated to take longer) refused in a sentence."""
+    require_quasi_identifiers(quasi_identifiers)
+    if person not in frame.columns:
+        raise ParameterError(f"'{person}' is not a column of the data.")
     table = encode(frame, list(quasi_identifiers), count=count)
     classes = table.classes()
     codes, n = person_codes(frame[person], person)
@@ -125,10 +166,10 @@ def risk_by_power(
                             "here; it is counted on the Dataset page."
                         )
         except ProblemTooLargeError as error:
-            out.append(PowerRisk(power, int(k), people, None, None, refused=str(error)))
+            out.append(PowerSharing(power, people, None, refused=str(error)))
             continue
         sharing = owners_sharing(classes.ids, classes.n_classes, codes, n, table.weights, power=power)[present]
-        out.append(PowerRisk(power, int(k), people, int((sharing == 1).sum()), int((sharing < k).sum())))
+        out.append(PowerSharing(power, people, sharing))
     return tuple(out)
 
 
