@@ -7,6 +7,7 @@ import io
 
 import numpy as np
 import pandas as pd
+from sqlalchemy import create_engine, text
 
 from anonlib.core.dataset import Dataset
 from anonlib.core.loading import load_table
@@ -53,3 +54,16 @@ def patient_delivery(month: int, rows: int = 300) -> bytes:
     rng = np.random.default_rng(2000 + month)
     frame.insert(0, "pid", [f"P{n:04d}" for n in rng.integers(0, 150, rows)])
     return frame.to_csv(index=False).encode("utf-8")
+
+
+def drop_audit_triggers(url: str):
+    """What whoever can write the database does first: the audit log's append-only triggers dropped
+    (SQLite) or disabled (PostgreSQL); the engine, to go on writing with it."""
+    engine = create_engine(url)
+    with engine.begin() as c:
+        if engine.dialect.name == "sqlite":
+            c.execute(text("DROP TRIGGER IF EXISTS audit_no_update"))
+            c.execute(text("DROP TRIGGER IF EXISTS audit_no_delete"))
+        else:
+            c.execute(text("ALTER TABLE audit DISABLE TRIGGER USER"))
+    return engine

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from cli_processes import run_in_processes
-from project_files import delivery, worked_copy
+from project_files import delivery, drop_audit_triggers, worked_copy
 from sqlalchemy import create_engine, text
 
 from anonlib.cli import main
@@ -294,17 +294,6 @@ def test_ten_concurrent_first_releases_into_a_new_project_all_record(folder, tmp
 # ---------------------------------------------------------------------- class 3: the log's head
 
 
-def _drop_triggers(url: str):
-    engine = create_engine(url)
-    with engine.begin() as c:
-        if engine.dialect.name == "sqlite":
-            c.execute(text("DROP TRIGGER audit_no_update"))
-            c.execute(text("DROP TRIGGER audit_no_delete"))
-        else:
-            c.execute(text("ALTER TABLE audit DISABLE TRIGGER USER"))
-    return engine
-
-
 def test_the_last_entry_deleted_is_caught_and_no_release_reuses_its_number(folder, capsys, cli_store):
     assert run(capsys, *anonymize_argv(folder, prefix="a-"))[0] == 0
     assert run(capsys, *anonymize_argv(folder, month=1, prefix="b-"))[0] == 0
@@ -319,7 +308,7 @@ def test_the_last_entry_deleted_is_caught_and_no_release_reuses_its_number(folde
         },
     }
     assert package_log_problems(ProjectStore(cli_store), second, "survey") == []
-    engine = _drop_triggers(cli_store)
+    engine = drop_audit_triggers(cli_store)
     with engine.begin() as c:  # the last entry and its release removed by someone who can write the database
         c.execute(text("DELETE FROM audit WHERE id = 2"))
         c.execute(text("DELETE FROM releases WHERE audit_id = 2"))
@@ -402,7 +391,7 @@ def test_a_package_downloaded_from_the_dashboard_states_its_entry(cli_store):
 
 def test_audit_json_on_a_changed_entry_carries_the_sentence(folder, capsys, cli_store):
     assert run(capsys, *anonymize_argv(folder))[0] == 0
-    engine = _drop_triggers(cli_store)
+    engine = drop_audit_triggers(cli_store)
     with engine.begin() as c:
         c.execute(text("UPDATE audit SET released = released + 1"))
     engine.dispose()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from project_files import ROLES, delivery, patient_delivery, worked_copy
+from project_files import ROLES, delivery, drop_audit_triggers, patient_delivery, worked_copy
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
@@ -208,12 +208,9 @@ def test_the_audit_log_is_append_only_and_its_chain_shows_a_change(store_url):
             c.execute(text(statement))
     assert [e.met for e in audit_entries(store)] == [first.met, second.met]
     # changed by other means (the triggers dropped by whoever can write the database): the chain says so
+    engine.dispose()
+    engine = drop_audit_triggers(store_url)
     with engine.begin() as c:
-        if engine.dialect.name == "sqlite":
-            c.execute(text("DROP TRIGGER audit_no_update"))
-            c.execute(text("DROP TRIGGER audit_no_delete"))
-        else:
-            c.execute(text("ALTER TABLE audit DISABLE TRIGGER USER"))
         c.execute(text("UPDATE audit SET released = released + 1 WHERE id = :i"), {"i": first.id})
     assert verify_chain(store) == [
         f"Audit entry {first.id} was changed after it was written (its digest does not match)."
@@ -227,18 +224,6 @@ def test_the_audit_log_is_append_only_and_its_chain_shows_a_change(store_url):
         f"head says entry {second.id} (2 entries); entries were removed from it.",
         f"The project 'survey' keeps the release of audit entry {first.id}, which the audit log lacks.",
     ]
-
-
-def _without_triggers(store_url: str):
-    """Whoever can write the database: the audit log's append-only triggers dropped (disabled)."""
-    engine = create_engine(store_url)
-    with engine.begin() as c:
-        if engine.dialect.name == "sqlite":
-            c.execute(text("DROP TRIGGER IF EXISTS audit_no_update"))
-            c.execute(text("DROP TRIGGER IF EXISTS audit_no_delete"))
-        else:
-            c.execute(text("ALTER TABLE audit DISABLE TRIGGER USER"))
-    return engine
 
 
 def test_the_chain_is_per_project_and_a_broken_one_stops_only_its_own(store_url):
@@ -260,7 +245,7 @@ def test_the_chain_is_per_project_and_a_broken_one_stops_only_its_own(store_url)
     for e in (a1, b1, a2):  # the log's head: every entry's digest folded in number order
         folded = digest((folded + e.entry_sha256).encode())
     assert log_head(store) == LogHead(3, 3, folded)
-    engine = _without_triggers(store_url)
+    engine = drop_audit_triggers(store_url)
     with engine.begin() as c:  # survey's last entry removed: its chain before it still links
         c.execute(text("DELETE FROM audit WHERE id = :i"), {"i": a2.id})
         c.execute(text("DELETE FROM releases WHERE audit_id = :i"), {"i": a2.id})
@@ -290,7 +275,7 @@ def test_an_older_stores_one_chain_still_verifies_and_its_projects_chain_on(stor
     b = store.create("trial", ProjectState.of(copy, "upload:trial.csv"), data)
     for ref, c_ in ((a, copy), (b, copy), (a, copy.undo())):
         record_package(store, ref, release_package(c_), source=data)
-    engine = _without_triggers(store_url)
+    engine = drop_audit_triggers(store_url)
     with engine.begin() as c:  # written as the older version wrote it: one chain, one head
         previous = GENESIS
         rows = c.execute(text("SELECT * FROM audit ORDER BY id")).mappings().all()
