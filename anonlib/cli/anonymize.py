@@ -80,8 +80,6 @@ def _anonymize(args: argparse.Namespace) -> int:
                 "Date shifts and a records-per-person cap need the table in memory; leave out --engine for "
                 "--shift-dates and --cap-records (--pseudonymize of the person column works on an engine)."
             )
-        if args.project:
-            raise ParameterError("--project needs the table in memory; leave out --engine.")
     if args.project:  # the project as it is now: the release goes into this one, or into none
         seen_project(args)
     dataset, table = read_dataset(args)

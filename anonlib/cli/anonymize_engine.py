@@ -2,9 +2,10 @@
 written by the engine and every number measured on what it wrote
 (``anonlib.workflow.engine_search``).
 
-What needs every record in memory is refused with a sentence: ``--package`` (the
-report and the release's bytes) and ``--local-suppression`` (cells chosen record by
-record). Before the engine reads, standard error says what it is about to read and
+What needs every record in memory is refused with a sentence: ``--local-suppression``
+(cells chosen record by record). ``--package`` and ``--project`` run on DuckDB
+(``anonlib.cli.engine_package``): the engine writes the released CSV, whose bytes the
+package and the audit entry hold. Before the engine reads, standard error says what it is about to read and
 about how long that takes; each phase is announced there too (standard output keeps
 the summary, or the JSON).
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pandas as pd
 
@@ -22,20 +24,20 @@ from ..core.samples import SAMPLES
 from ..engine import EngineTable, estimate_scan, scan_note, scan_size
 from ..measures.target import ReleaseTarget
 from ..workflow.engine_search import EngineAnonymization, anonymize
+from ..workflow.power_choice import SUGGESTION_RULE
 from ..workflow.recipe import Reading
 from ..workflow.release import pseudonymized_columns
 from ..workflow.unseen import check_unseen
 from .common import replaced_atomically, report_release, write
+from .engine_package import deliver, in_memory_copy, packaged, refuse_earlier, refuse_unpackaged, written_csv
+from .projects import linked_to, record_release
 
 PASSES = 5  # scans of the file: the class table, typing, the loaded records, suppression, the write
 
 
 def refuse_in_memory_options(args: argparse.Namespace) -> None:
     """The options an engine cannot honour, refused before anything is read."""
-    if args.package:
-        raise ParameterError(
-            "--package needs the table in memory; leave out --engine (or use --out and --recipe only)."
-        )
+    refuse_unpackaged(args)
     if args.local_suppression:
         raise ParameterError(
             "--local-suppression chooses cells record by record, which needs all records in memory; leave out "
@@ -74,9 +76,13 @@ def run(
 ) -> int:
     """The ``anonymize`` command on an engine; exit 0 when the written release meets the target, else 1.
     ``before``: the person (household) column's pseudonym step, written by the engine."""
-    _announce(args, table, columns)
     # counted in people with a person column; released as a pseudonym, its records link (histories)
     target = target.in_unit_of(table, released=[*columns, *table.kept, *pseudonymized_columns(before)])
+    links = None
+    if args.project:  # earlier deliveries of the same people: judged in memory only (refused before reading)
+        links = linked_to(args.project, target, list(before))
+        refuse_earlier(links, args.project)
+    _announce(args, table, columns)
     reading = Reading(delimiter=args.delimiter, encoding=args.encoding, header=True)
     options = dict(
         hierarchies={a: h for a, h in given.items() if a in shield},
@@ -90,13 +96,33 @@ def run(
         unseen=check_unseen(args.unseen),
         before=tuple(before),
     )
-    if args.out:
+    if packaged(args):  # the engine writes the CSV; the package and the project's entry hold its bytes
+        with written_csv() as temporary:
+            done = anonymize(table, shield, out=temporary, **options)
+            written = temporary.read_bytes()
+        copy = in_memory_copy(done.recipe, args)
+        notes = [u.sentence() for u in done.unseen]
+        if target.linkable:  # the power defended, and the rule by which the pages suggest one
+            notes.append(f"The target is counted {target.power_text()}. {SUGGESTION_RULE}")
+        recipe = deliver(
+            args,
+            copy,
+            done.recipe.columns,
+            written,
+            done.replay.engine,
+            notes=notes,
+            record=record_release,
+            links=links,
+            recipe_path=args.recipe,
+        )
+        done = replace(done, recipe=recipe)
+    elif args.out:
         with replaced_atomically(args.out) as temporary:
             done = anonymize(table, shield, out=temporary, **options)
         print(f"written            {args.out}")
     else:
         done = anonymize(table, shield, **options)
-    if args.recipe:
+    if args.recipe and not packaged(args):
         write(args.recipe, done.recipe.dumps().encode("utf-8"))
     return _report(args, table, done, shield, given, target, measure)
 

@@ -7,7 +7,9 @@ edited after it was written or without a digest: ``--accept-edited`` applies
 it anyway and the output, the JSON and the package say so). With
 ``--engine duckdb|spark`` the file (or folder, or pattern) is rewritten where it
 lies and the engine writes ``--out`` (``anonlib.workflow.engine_replay``), the
-target then measured on the file as written; standard error first says how much
+target then measured on the file as written (with ``--package`` or ``--project``, on
+DuckDB: the engine's CSV is the package's table and what the audit log records,
+``anonlib.cli.engine_package``); standard error first says how much
 the engine is about to read and about how long it takes. With
 ``--release-view`` the output (and ``--json``, under ``release_view``) adds what
 the release is still good for (``anonlib.workflow.release_view``): records,
@@ -20,7 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..core.cells import records_in
@@ -45,6 +47,7 @@ from .common import (
     replaced_atomically,
     write,
 )
+from .engine_package import deliver, in_memory_copy, packaged, refuse_earlier, refuse_unpackaged, written_csv
 from .health import (
     household_argument,
     keep_argument,
@@ -99,16 +102,15 @@ def _apply(args: argparse.Namespace) -> int:
             "under --key-file)."
         )
     _same_owners(args, recipe)
-    if args.project and not (args.engine or args.spark_master):  # the project as it is now: the release goes into it
+    if args.project:  # the project as it is now: the release goes into it
+        if args.engine or args.spark_master:
+            refuse_unpackaged(args)  # before the project is read
         seen_project(args)
     if recipe.key_ids or args.key_file:  # before reading the file: a recipe of another key is refused first
         key = project_key(args, needed=bool(recipe.key_ids), why="This recipe (its pseudonyms or date shifts)")
         recipe = recipe.with_key(key)
     if args.engine or args.spark_master:
-        if args.project:
-            raise ParameterError("--project needs the table in memory; leave out --engine.")
-        if args.package:
-            raise ParameterError("--package needs the table in memory; leave out --engine (or use --out only).")
+        refuse_unpackaged(args)
         if args.release_view:
             raise ParameterError("--release-view needs the table in memory; leave out --engine.")
         outcome = _apply_on_engine(args, recipe)
@@ -255,6 +257,11 @@ def _apply(args: argparse.Namespace) -> int:
             print(f"release view       {sentence}")
     if outcome.same_file and added:
         print("reproduces release not checked: the options added steps to the recipe, so this release is a new one")
+    elif outcome.same_file and outcome.reproduces is None:
+        print(
+            f"reproduces release not checked byte for byte: {recipe.written_by} wrote the recipe's table in its own "
+            "order (`verify` the package to compare it as a table)"
+        )
     elif outcome.same_file:
         print(
             "reproduces release "
@@ -301,6 +308,10 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
     if args.spark_master and args.engine != "spark":
         raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
     require_queries(recipe, args.engine)  # before starting an engine or announcing a scan
+    links = None
+    if args.project:  # earlier deliveries of the same people: judged in memory only (refused before reading)
+        links = linked_to(args.project, recipe.target, [s.step for s in recipe.steps])
+        refuse_earlier(links, args.project)
     engine = connect(args.engine, master=args.spark_master)
     size = scan_size(args.file)
     passes = 3 + sum(1 for s in recipe.steps if s.step.kind == "suppression")  # typing, loaded records, write (+ cells)
@@ -312,7 +323,24 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
         what=f"re-applying {len(recipe.steps)} step{'s' if len(recipe.steps) != 1 else ''} and writing the release",
     )
     print(f"note: {scan_note(size, estimate, engine.name)}", file=sys.stderr, flush=True)
-    if not args.out:
+    if packaged(args):  # the engine writes the CSV; the package and the project's entry hold its bytes
+        with written_csv() as temporary:
+            replay = on_engine(recipe, args.file, out=temporary, engine=engine, unseen=check_unseen(args.unseen))
+            written = temporary.read_bytes()
+        replay = replace(replay, out=None)
+        copy = in_memory_copy(recipe, args)
+        note = edited_note(recipe)
+        deliver(
+            args,
+            copy,
+            recipe.columns,
+            written,
+            replay.engine,
+            notes=[n for n in (note, *(u.sentence() for u in replay.unseen)) if n],
+            record=record_release,
+            links=links,
+        )
+    elif not args.out:
         replay = on_engine(recipe, args.file, out=None, engine=engine, unseen=check_unseen(args.unseen))
     else:
         with replaced_atomically(args.out) as temporary:

@@ -57,6 +57,7 @@ from ..core.version import PRODUCT
 from ..measures.target import ReleaseTarget  # noqa: F401 - used by the example
 from .history import WorkingCopy
 from .kept import released_kept_risk
+from .recipe import Recipe
 from .release import digest, release_csv
 
 if TYPE_CHECKING:
@@ -148,6 +149,30 @@ def now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def written_recipe(copy: WorkingCopy, columns: Sequence[str] | None, table: bytes, engine: str) -> Recipe:
+    """The recipe of ``copy`` recording a released table an ``engine`` wrote (``table``, its
+    bytes as written): their SHA-256 and the engine (``Recipe.written_by``: its rows are the
+    in-memory release's in the engine's order, so a replay is compared with it as a table).
+
+    >>> import pandas as pd
+    >>> from anonlib.core.dataset import Dataset
+    >>> ds = Dataset.from_frame("d.csv", pd.DataFrame({"age": [30, 30]}), {"age": "quasi-identifier"})
+    >>> recipe = written_recipe(WorkingCopy.start(ds, ReleaseTarget(k=2)), None, b"age\\n30\\n30\\n", "duckdb")
+    >>> recipe.written_by, recipe.released_sha256 == digest(b"age\\n30\\n30\\n")
+    ('duckdb', True)
+    """
+    return replace(copy.recipe(columns), released_sha256=digest(table), written_by=engine)
+
+
+def written_note(engine: str) -> str:
+    """What a package says of a released table an engine wrote."""
+    return (
+        f"{TABLE_FILE} was written by {engine}: the rows of the in-memory release in {engine}'s order (its bytes "
+        "are the engine's, which the SHA-256 above is of); `verify` compares the source's replay with it as a "
+        "table, not byte for byte."
+    )
+
+
 def package_files(
     copy: WorkingCopy,
     *,
@@ -155,13 +180,21 @@ def package_files(
     report: RiskReport | None = None,
     created: str | None = None,
     notes: Sequence[str] = (),
+    written: tuple[str, bytes] | None = None,
 ) -> PackageFiles:
     """The files of the package of ``copy`` (released ``columns``, default all but
     identifiers and ignored ones). ``report`` is the risk report of ``copy`` (built
     when None; a page passes the one it shows); ``created`` the time stated (default
-    now); ``notes`` sentences the README and the report add (e.g. an edited recipe)."""
-    recipe = copy.recipe(columns)
-    table = release_csv(copy.release(recipe.columns))
+    now); ``notes`` sentences the README and the report add (e.g. an edited recipe).
+    ``written``: (engine, bytes) of the released table an engine wrote, the package's
+    table as written (``written_recipe``), instead of the in-memory writer's."""
+    if written is None:
+        recipe = copy.recipe(columns)
+        table = release_csv(copy.release(recipe.columns))
+    else:
+        recipe = written_recipe(copy, columns, written[1], written[0])
+        table = written[1]
+        notes = (*notes, written_note(written[0]))
     recipe_bytes = recipe.dumps().encode("utf-8")
     kept = released_kept_risk(recipe, copy.release(recipe.columns))  # outside the target: said, with its figure
     notes = (*notes, kept.sentence()) if kept is not None else tuple(notes)
@@ -215,9 +248,10 @@ def release_package(
     report: RiskReport | None = None,
     created: str | None = None,
     notes: Sequence[str] = (),
+    written: tuple[str, bytes] | None = None,
 ) -> bytes:
     """The zip of ``package_files`` (deterministic bytes for a given ``created``)."""
-    files = package_files(copy, columns=columns, report=report, created=created, notes=notes)
+    files = package_files(copy, columns=columns, report=report, created=created, notes=notes, written=written)
     return _zip(
         (
             (TABLE_FILE, files.table),

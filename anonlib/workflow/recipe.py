@@ -271,14 +271,15 @@ class RecipeStep:
 class Replay:
     """A recipe applied to a table: the final dataset, the target check, the released
     table and its bytes; ``same_file`` when the table is the one the recipe was
-    made from, ``reproduces`` when the bytes equal the recorded ones."""
+    made from, ``reproduces`` when the bytes equal the recorded ones (None when an engine wrote
+    the recorded table, ``Recipe.written_by``: its order is the engine's, its bytes not this writer's)."""
 
     dataset: Dataset
     check: TargetCheck
     table: pd.DataFrame
     csv: bytes
     same_file: bool
-    reproduces: bool
+    reproduces: bool | None
 
 
 INTACT, EDITED, NO_DIGEST = "intact", "edited", "no digest"
@@ -312,6 +313,9 @@ class Recipe:
     loaded_records: int | None = None
     integrity: str = field(default=INTACT, compare=False)
     loaded_persons: int | None = None
+    # the engine (duckdb) that wrote the released table whose SHA-256 is recorded: its rows are the
+    # in-memory release's in the engine's order, so a replay is compared with it as a table
+    written_by: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -326,6 +330,7 @@ class Recipe:
                 "records": self.released_records,
                 **({} if self.loaded_records is None else {"loaded_records": self.loaded_records}),
                 **({} if self.loaded_persons is None else {"loaded_persons": self.loaded_persons}),
+                **({} if self.written_by is None else {"written_by": self.written_by}),
             },
         }
         data[DIGEST_FIELD] = content_digest(data)
@@ -407,7 +412,7 @@ class Recipe:
             data["release"],
             "the release",
             required=("columns", "sha256", "records"),
-            optional=("loaded_records", "loaded_persons"),
+            optional=("loaded_records", "loaded_persons", "written_by"),
         )
         columns = read_texts(release, "columns", "the release")
         roles = source.roles
@@ -440,6 +445,7 @@ class Recipe:
             loaded,
             integrity,
             persons,
+            read_text(release, "written_by", "the release", allowed=("duckdb", "spark"), optional=True),
         )
 
     @classmethod
@@ -487,6 +493,7 @@ class Recipe:
             released_sha256="",
             released_records=0,
             loaded_persons=None,
+            written_by=None,
         )
 
     @property
@@ -583,7 +590,7 @@ class Recipe:
             table,
             data,
             dataset.fingerprint == self.source.fingerprint,
-            bool(self.released_sha256) and digest(data) == self.released_sha256,
+            None if self.written_by else bool(self.released_sha256) and digest(data) == self.released_sha256,
         )
 
 

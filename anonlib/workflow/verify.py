@@ -18,7 +18,8 @@
 - ``target``: the recipe's release target recounted on ``released.csv`` as
   written (``ReleaseTarget.check`` with the recipe's roles), and its records;
 - ``source`` (when the source file is given): its SHA-256 is the one recorded,
-  and re-applying the recipe reproduces ``released.csv`` byte for byte. A recipe with
+  and re-applying the recipe reproduces ``released.csv`` byte for byte (as a table when the
+  recipe records that an engine wrote it, ``Recipe.written_by``: its order is the engine's). A recipe with
   pseudonym or date-shift steps is re-applied under the project ``key`` it was made
   with (``verify_package(..., key=)``; the key is checked by its id, never shown);
   without it, or with another key, the source check fails saying so.
@@ -156,7 +157,7 @@ def verify_package(
         if recipe is None:
             check(SOURCE, False, f"was not checked: {RECIPE_FILE} could not be read, so there is no recipe to re-apply")
         elif engine is not None:
-            _check_source_on_engine(recipe, table, source, check, engine)
+            _check_source_on_engine(recipe, table, source, check, engine, key)
         elif not _check_source(recipe, table, source, source_name, check, key, earlier) and _person_withheld(recipe):
             check(
                 TARGET,
@@ -453,8 +454,15 @@ def _check_source(
         return False
     if table is None:
         check(SOURCE, False, f"could not be compared: {TABLE_FILE} is missing or damaged")
-    elif replay.csv == table:
-        check(SOURCE, True, f"gives {TABLE_FILE} byte for byte when the recipe is re-applied to it")
+    elif replay.csv == table or (recipe.written_by and _same_rows(recipe, replay.csv, table)):
+        check(
+            SOURCE,
+            True,
+            f"gives {TABLE_FILE} byte for byte when the recipe is re-applied to it"
+            if replay.csv == table
+            else f"gives the rows of {TABLE_FILE} (as a table: {recipe.written_by} wrote them in its own order) when "
+            "the recipe is re-applied to it",
+        )
         if _person_withheld(recipe):  # counted in people: on the replay, which is released.csv with its people
             check(
                 TARGET,
@@ -463,6 +471,13 @@ def _check_source(
                 f"column it does not release): {replay.check.sentence()}",
             )
             return True
+    elif recipe.written_by:
+        check(
+            SOURCE,
+            False,
+            f"gives other rows than {TABLE_FILE} (compared as a table: {recipe.written_by} wrote it) when the recipe "
+            "is re-applied to it",
+        )
     else:
         at = first_difference(replay.csv, table)
         check(
@@ -473,9 +488,21 @@ def _check_source(
     return False
 
 
-def _check_source_on_engine(recipe: Recipe, table: bytes | None, source, check, engine: str) -> None:
-    """The source is the file recorded, and the recipe re-applied to it on ``engine`` gives the
-    package's rows (as a table: the engine writes them in its own order)."""
+def _same_rows(recipe: Recipe, replayed: bytes, table: bytes) -> bool:
+    """Whether two released tables' bytes hold the same rows (read as a reader gets them, in any order)."""
+    try:
+        a, b = _released_frame(recipe, replayed), _released_frame(recipe, table)
+    except AnonlibError:
+        return False
+    return list(a.columns) == list(b.columns) and _sorted(a).equals(_sorted(b))
+
+
+def _check_source_on_engine(
+    recipe: Recipe, table: bytes | None, source, check, engine: str, key: bytes | None = None
+) -> None:
+    """The source is the file recorded, and the recipe re-applied to it on ``engine`` (its person
+    pseudonyms under ``key``) gives the package's rows (as a table: the engine writes them in its
+    own order)."""
     from .engine_replay import apply_recipe as on_engine  # noqa: PLC0415 - the engine only when asked
 
     if isinstance(source, (bytes, bytearray)) or not Path(source).exists():
@@ -483,14 +510,30 @@ def _check_source_on_engine(recipe: Recipe, table: bytes | None, source, check, 
     recorded = recipe.source.sha256
     if recorded and Path(source).is_file() and file_digest(source) != recorded:
         check(SOURCE, False, "is not the file the release was made from: its SHA-256 differs from the one recorded")
-    if recipe.key_ids or any(getattr(s.step, "earlier_deliveries", 0) for s in recipe.steps):
+    if any(getattr(s.step, "earlier_deliveries", 0) for s in recipe.steps):
         check(
             SOURCE,
             False,
-            f"was not re-applied on {engine}: the recipe's pseudonyms, date shifts or earlier deliveries need the "
-            "table in memory; verify without --engine",
+            f"was not re-applied on {engine}: the recipe's earlier deliveries need the table in memory; verify "
+            "without --engine",
         )
         return
+    if recipe.key_ids:  # the person's pseudonyms replay on the engine under the key they were made with
+        if key is None or key_id(key) not in recipe.key_ids:
+            check(
+                SOURCE,
+                False,
+                f"was not re-applied: the recipe's pseudonym or date-shift steps need the project key they were made "
+                f"with (key id {', '.join(recipe.key_ids)})"
+                + ("" if key is None else f", but the key given is {key_id(key)}")
+                + "; give it with --key-file FILE or --project NAME",
+            )
+            return
+        try:
+            recipe = recipe.with_key(key)
+        except KeyFileError as err:
+            check(SOURCE, False, f"was not re-applied: {err}")
+            return
     if table is None:
         check(SOURCE, False, f"could not be compared: {TABLE_FILE} is missing or damaged")
         return

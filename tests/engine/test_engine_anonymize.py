@@ -308,7 +308,7 @@ def test_random_tables_release_the_same_on_duckdb(case, tmp_path: Path, capsys) 
 @pytest.mark.parametrize(
     "extra, phrase",
     [
-        (["--package", "p.zip"], "--package needs the table in memory"),
+        (["--package", "p.zip", "--out", "o.parquet"], "--package records the released table as CSV"),
         (["--local-suppression"], "--local-suppression chooses cells record by record"),
         (["--shield", "age,nope"], "nope"),
         (["--hierarchy", "race=HIER"], "hierarchy of race"),
@@ -317,7 +317,12 @@ def test_random_tables_release_the_same_on_duckdb(case, tmp_path: Path, capsys) 
 )
 def test_bad_input_on_the_engine_is_one_sentence(extra, phrase, tmp_path: Path, capsys) -> None:
     (tmp_path / "race.csv").write_text("White;*\nBlack;*\n")  # leaves out Adult's other races
-    extra = [e.replace("HIER", str(tmp_path / "race.csv")).replace("p.zip", str(tmp_path / "p.zip")) for e in extra]
+    extra = [
+        e.replace("HIER", str(tmp_path / "race.csv"))
+        .replace("p.zip", str(tmp_path / "p.zip"))
+        .replace("o.", f"{tmp_path}/o.")
+        for e in extra
+    ]
     argv = [
         "anonymize",
         str(sample_path("adult.csv.gz")),

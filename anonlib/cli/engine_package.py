@@ -1,0 +1,132 @@
+"""``--package`` and ``--project`` with ``--engine duckdb`` (``anonymize`` and ``apply``).
+
+The engine searches (``anonymize``) and writes the released table as CSV; that file's bytes
+are the package's ``released.csv`` and what the project's audit log records (their SHA-256
+measured on the bytes as written). The package's report, README and recipe come from the
+one in-memory package builder (``anonlib.workflow.package.release_package`` with
+``written=``), on the working copy the recipe makes of the source read once in memory (a
+package is read whole by ``verify``, so what it holds fits in memory). The recipe records
+the engine that wrote the table (``Recipe.written_by``): its rows are the in-memory
+release's in the engine's order, and ``verify`` compares a replay with them as a table.
+
+What stays refused, in one sentence, before anything is read or written: Spark (it writes
+a folder of part files, not one table), a Parquet ``--out`` with either option (the package
+and the audit log hold the table as CSV), and a delivery into a project with earlier
+deliveries of the same people (judged with their histories, in memory only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..core.errors import ParameterError, ProjectError
+from ..core.masking import printable
+from ..core.samples import SAMPLES
+from ..workflow.engine_replay import PARQUET
+from ..workflow.history import WorkingCopy
+from ..workflow.recipe import Recipe, read_for_recipe
+
+
+def packaged(args: argparse.Namespace) -> bool:
+    """Whether the command asks for a package or a project's release (``--package``, ``--project``).
+
+    >>> packaged(argparse.Namespace(package=None, project="clinic")), packaged(argparse.Namespace(package=None))
+    (True, False)
+    """
+    return bool(getattr(args, "package", None) or getattr(args, "project", None))
+
+
+def refuse_unpackaged(args: argparse.Namespace) -> None:
+    """What ``--package``/``--project`` cannot do on an engine, refused in one sentence before anything is read."""
+    if not packaged(args):
+        return
+    option = "--package" if args.package else "--project"
+    if args.engine == "spark" or args.spark_master:
+        raise ParameterError(
+            f"{option} on an engine runs on DuckDB only (Spark writes the release as a folder of part files, not "
+            "the one table a package and the audit log record); use --engine duckdb, or leave out --engine."
+        )
+    if args.out and Path(args.out).name.lower().endswith(PARQUET):
+        raise ParameterError(f"{option} records the released table as CSV; give --out a .csv name, or leave out --out.")
+
+
+def refuse_earlier(links, project: str) -> None:
+    """A delivery into a project whose earlier deliveries hold the same people, refused (judged with
+    their histories, which runs in memory only)."""
+    if links is not None and links.earlier is not None:
+        raise ProjectError(
+            f"The project '{printable(project)}' has earlier deliveries of the same people, and judging this "
+            "delivery with their histories runs in memory only; leave out --engine."
+        )
+
+
+@contextmanager
+def written_csv() -> Iterator[Path]:
+    """A private path for the engine to write the released CSV to (removed after)."""
+    with tempfile.TemporaryDirectory(prefix="anonlib-release-") as folder:
+        yield Path(folder) / "released.csv"
+
+
+def in_memory_copy(recipe: Recipe, args: argparse.Namespace) -> WorkingCopy:
+    """The working copy ``recipe`` makes of the command's file (or sample), read in memory
+    as the recipe's file was read: what the package's report and the project's state describe."""
+    path = SAMPLES[args.sample].path if getattr(args, "sample", None) else args.file
+    dataset, reading = read_for_recipe(recipe, path)
+    return WorkingCopy.from_recipe(recipe, dataset, reading)
+
+
+def source_bytes(args: argparse.Namespace) -> bytes | None:
+    """The file the release was made from, as the project keeps it (None for a bundled sample)."""
+    return Path(args.file).read_bytes() if getattr(args, "file", None) else None
+
+
+def deliver(
+    args: argparse.Namespace,
+    copy: WorkingCopy,
+    columns,
+    table: bytes,
+    engine: str,
+    *,
+    notes=(),
+    record: Callable | None = None,
+    links=None,
+    recipe_path: str | None = None,
+) -> Recipe:
+    """The package (``--package``) of ``copy`` with ``table`` (the engine's bytes) as its
+    released table, and ``--out``, ``--recipe`` and the package written, or recorded with the
+    project's audit entry as one unit (``--project``, by ``record``: ``record_release``).
+    Returns the recipe written (the package's)."""
+    from ..workflow.package import release_package, written_recipe
+    from .common import write
+    from .projects import project_number
+
+    recipe = written_recipe(copy, columns, table, engine)
+    package = release_package(copy, columns=columns, notes=notes, written=(engine, table)) if args.package else None
+    outputs = [(args.out, table), (recipe_path, recipe.dumps().encode("utf-8"))]
+    outputs = [(path, data) for path, data in outputs if path]
+    if args.project:
+        args.team_draft = record(
+            args.project,
+            copy,
+            recipe,
+            table=table if args.out else None,
+            package=package,
+            source=source_bytes(args),
+            stream=sys.stderr if args.json else None,
+            key=getattr(args, "new_project_key", None),
+            project_id=project_number(args),
+            outputs=outputs,
+            package_path=args.package,
+            links=links,
+        )
+    else:
+        for path, data in outputs:
+            write(path, data)
+        if package is not None:
+            write(args.package, package)
+    return recipe
