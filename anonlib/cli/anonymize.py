@@ -220,12 +220,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     release = _release(start, qis, released_columns, target, result, hierarchies, local=args.local_suppression)
     linked_note = links.note(target) if links is not None else None
     notes = [n for n in (linked_note, *(u.sentence() for u in unseen)) if n]
-    if target.linkable:  # the power defended, and the rule by which the pages suggest one
-        notes.append(f"The target is counted {target.power_text()}. {SUGGESTION_RULE}")
-        first = _first_delivery_note(frame, loaded.person, dataset.count, target, links)
-        if first is not None:
-            notes.append(first)
-            print(f"note: {first}", file=sys.stderr)
+    notes.extend(power_notes(frame, loaded.person, dataset.count, target, links))
     package = release_package(release.copy, columns=release.recipe.columns, notes=notes) if args.package else None
     outputs = [(args.out, release.csv), (args.recipe, release.recipe.dumps().encode("utf-8"))]
     outputs = [(path, data) for path, data in outputs if path]
@@ -297,6 +292,26 @@ def _engine_pseudonyms(args: argparse.Namespace, table) -> list:
             "is not it: leave out --engine, or name the column with --person."
         )
     return keyed_steps(args, table)
+
+
+def power_notes(frame: pd.DataFrame, person: str | None, count: str | None, target, links) -> list[str]:
+    """What a release whose records link states (its package's notes): the power defended and the
+    rule by which the pages suggest one, and on a first delivery of one record per person released
+    at another power, the sentence saying so (also printed to standard error). ``frame``: the
+    searched records; nothing when the target does not link records.
+
+    >>> from anonlib.measures.target import ReleaseTarget
+    >>> power_notes(pd.DataFrame({"pid": ["a", "a"]}), "pid", None, ReleaseTarget(k=2), None)
+    []
+    """
+    if not target.linkable:
+        return []
+    notes = [f"The target is counted {target.power_text()}. {SUGGESTION_RULE}"]
+    first = _first_delivery_note(frame, person, count, target, links)
+    if first is not None:
+        notes.append(first)
+        print(f"note: {first}", file=sys.stderr)
+    return notes
 
 
 def _first_delivery_note(frame: pd.DataFrame, person: str | None, count: str | None, target, links) -> str | None:

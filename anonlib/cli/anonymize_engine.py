@@ -24,7 +24,6 @@ from ..core.samples import SAMPLES
 from ..engine import EngineTable, estimate_scan, scan_note, scan_size
 from ..measures.target import ReleaseTarget
 from ..workflow.engine_search import EngineAnonymization, anonymize
-from ..workflow.power_choice import SUGGESTION_RULE
 from ..workflow.recipe import Reading
 from ..workflow.release import pseudonymized_columns
 from ..workflow.unseen import check_unseen
@@ -100,10 +99,13 @@ def run(
         with written_csv() as temporary:
             done = anonymize(table, shield, out=temporary, **options)
             written = temporary.read_bytes()
+        from .anonymize import power_notes  # noqa: PLC0415 - anonymize imports this module
+
         copy = in_memory_copy(done.recipe, args)
+        loaded = copy.loaded  # the searched records, as the in-memory command counts them for its notes
+        searched = loaded.frame[loaded.assessed(target.sensitive)]
         notes = [u.sentence() for u in done.unseen]
-        if target.linkable:  # the power defended, and the rule by which the pages suggest one
-            notes.append(f"The target is counted {target.power_text()}. {SUGGESTION_RULE}")
+        notes += power_notes(searched, loaded.person, loaded.count, target, links)
         recipe = deliver(
             args,
             copy,

@@ -297,3 +297,30 @@ def test_random_packages_through_duckdb_verify_and_hold_the_in_memory_rows(case)
 def _members_of(package: bytes) -> dict[str, bytes]:
     with zipfile.ZipFile(io.BytesIO(package)) as archive:
         return {name: archive.read(name) for name in archive.namelist()}
+
+
+def test_a_linked_release_through_duckdb_states_the_in_memory_packages_notes(tmp_path, capsys):
+    """The power defended and, on a first delivery of one record per person, the power suggested:
+    the same notes as the in-memory package's, and the engine's own sentence after them."""
+    rng = np.random.default_rng(2)
+    source = tmp_path / "first.csv"
+    n = 200
+    frame = pd.DataFrame({"pid": [f"p{i}" for i in range(n)], "age": rng.integers(30, 50, n)})
+    frame.assign(sex=rng.choice(["f", "m"], n)).to_csv(source, index=False)
+    key = tmp_path / "project.key"
+    key.write_text("3c" * 32 + "\n")
+    key.chmod(0o600)
+    argv = ["anonymize", source, "--shield", "age,sex", "--person", "pid", "--pseudonymize", "pid"]
+    argv += ["--key-file", key, "--k", "3", "--max-suppressed", "0.5"]
+    assert _run([*argv, "--package", tmp_path / "m.zip"], capsys)[0] == 0
+    code, _, err = _run([*argv, "--engine", "duckdb", "--package", tmp_path / "e.zip"], capsys)
+    assert code == 0 and "note: Every person has one record in this delivery" in err
+
+    def notes(path):
+        readme = _members(path)[README_FILE].decode()
+        return [line.split("note", 1)[1].strip() for line in readme.splitlines() if line.strip().startswith("note ")]
+
+    memory, engine = notes(tmp_path / "m.zip"), notes(tmp_path / "e.zip")
+    assert len(memory) == 2 and memory[1].startswith("Every person has one record")
+    assert engine[:-1] == memory and engine[-1].startswith("released.csv was written by duckdb")
+    assert verify_package(tmp_path / "e.zip", source, key=bytes.fromhex("3c" * 32)).passed
