@@ -29,9 +29,6 @@ from ..workflow.kept import refuse_unkept, released_kept_risk
 from ..workflow.local_steps import LocalSuppressionStep
 from ..workflow.package import release_package
 from ..workflow.power_choice import (
-    FIRST_DELIVERY_POWER,
-    SUGGESTION_RULE,
-    one_record_per_person,
     weaker_power_sentence,
 )
 from ..workflow.recipe import Reading, Recipe
@@ -66,6 +63,7 @@ from .health import (
     keyed_steps,
     person_argument,
     power_argument,
+    power_notes,
     unseen_argument,
 )
 from .projects import in_turn, linked_to, project_argument, project_number, record_release, seen_project
@@ -292,46 +290,6 @@ def _engine_pseudonyms(args: argparse.Namespace, table) -> list:
             "is not it: leave out --engine, or name the column with --person."
         )
     return keyed_steps(args, table)
-
-
-def power_notes(frame: pd.DataFrame, person: str | None, count: str | None, target, links) -> list[str]:
-    """What a release whose records link states (its package's notes): the power defended and the
-    rule by which the pages suggest one, and on a first delivery of one record per person released
-    at another power, the sentence saying so (also printed to standard error). ``frame``: the
-    searched records; nothing when the target does not link records.
-
-    >>> from anonlib.measures.target import ReleaseTarget
-    >>> power_notes(pd.DataFrame({"pid": ["a", "a"]}), "pid", None, ReleaseTarget(k=2), None)
-    []
-    """
-    if not target.linkable:
-        return []
-    notes = [f"The target is counted {target.power_text()}. {SUGGESTION_RULE}"]
-    first = _first_delivery_note(frame, person, count, target, links)
-    if first is not None:
-        notes.append(first)
-        print(f"note: {first}", file=sys.stderr)
-    return notes
-
-
-def _first_delivery_note(frame: pd.DataFrame, person: str | None, count: str | None, target, links) -> str | None:
-    """On a first delivery of one record per person, released at another power than the one the
-    suggestion rule gives there (``FIRST_DELIVERY_POWER``): the sentence saying so (None otherwise).
-
-    >>> from anonlib.measures.target import ReleaseTarget
-    >>> one = pd.DataFrame({"pid": ["a", "b"]})
-    >>> print(_first_delivery_note(one, "pid", None, ReleaseTarget(k=2, person="pid", linked=("pid",)), None))
-    Every person has one record in this delivery, so every adversary power gives this same release; deliveries that add records to the same people are judged on their histories, and power 2 is the one suggested for them (--power 2).
-    """
-    if person is None or target.power == FIRST_DELIVERY_POWER or (links is not None and links.linked):
-        return None
-    if not one_record_per_person(frame, person, count):
-        return None
-    return (
-        "Every person has one record in this delivery, so every adversary power gives this same release; deliveries "
-        "that add records to the same people are judged on their histories, and power "
-        f"{FIRST_DELIVERY_POWER} is the one suggested for them (--power {FIRST_DELIVERY_POWER})."
-    )
 
 
 def _cap_offer(frame: pd.DataFrame, person: str) -> str:

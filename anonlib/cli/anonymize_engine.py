@@ -29,6 +29,7 @@ from ..workflow.release import pseudonymized_columns
 from ..workflow.unseen import check_unseen
 from .common import replaced_atomically, report_release, write
 from .engine_package import deliver, in_memory_copy, packaged, refuse_earlier, refuse_unpackaged, written_csv
+from .health import power_notes
 from .projects import linked_to, record_release
 
 PASSES = 5  # scans of the file: the class table, typing, the loaded records, suppression, the write
@@ -99,8 +100,6 @@ def run(
         with written_csv() as temporary:
             done = anonymize(table, shield, out=temporary, **options)
             written = temporary.read_bytes()
-        from .anonymize import power_notes  # noqa: PLC0415 - anonymize imports this module
-
         copy = in_memory_copy(done.recipe, args)
         loaded = copy.loaded  # the searched records, as the in-memory command counts them for its notes
         searched = loaded.frame[loaded.assessed(target.sensitive)]

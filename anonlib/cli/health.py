@@ -19,6 +19,8 @@ import json
 import os
 import sys
 
+import pandas as pd
+
 from ..core.dataset import Dataset, Role
 from ..core.errors import ColumnError, EmptySelectionError, ParameterError, join_names
 from ..core.masking import printable
@@ -32,6 +34,7 @@ from ..workflow.cost import step_cost
 from ..workflow.health_steps import CapRecordsStep, PseudonymizeStep, SafeHarborStep, ShiftDatesStep
 from ..workflow.history import WorkingCopy
 from ..workflow.keys import key_file, key_id, read_key_file, shared_key_problem
+from ..workflow.power_choice import FIRST_DELIVERY_POWER, SUGGESTION_RULE, one_record_per_person
 from ..workflow.recipe import Reading
 from ..workflow.release import release_csv
 from ..workflow.safe_harbor import compare_routes
@@ -392,3 +395,43 @@ def register(commands) -> None:
         help="stop the optimal search after this many seconds with the best found (default 30)",
     )
     parser.add_argument("--json", action="store_true", help="print the changes and the risks as JSON")
+
+
+def power_notes(frame: pd.DataFrame, person: str | None, count: str | None, target, links) -> list[str]:
+    """What a release whose records link states (its package's notes): the power defended and the
+    rule by which the pages suggest one, and on a first delivery of one record per person released
+    at another power, the sentence saying so (also printed to standard error). ``frame``: the
+    searched records; nothing when the target does not link records.
+
+    >>> from anonlib.measures.target import ReleaseTarget
+    >>> power_notes(pd.DataFrame({"pid": ["a", "a"]}), "pid", None, ReleaseTarget(k=2), None)
+    []
+    """
+    if not target.linkable:
+        return []
+    notes = [f"The target is counted {target.power_text()}. {SUGGESTION_RULE}"]
+    first = first_delivery_note(frame, person, count, target, links)
+    if first is not None:
+        notes.append(first)
+        print(f"note: {first}", file=sys.stderr)
+    return notes
+
+
+def first_delivery_note(frame: pd.DataFrame, person: str | None, count: str | None, target, links) -> str | None:
+    """On a first delivery of one record per person, released at another power than the one the
+    suggestion rule gives there (``FIRST_DELIVERY_POWER``): the sentence saying so (None otherwise).
+
+    >>> from anonlib.measures.target import ReleaseTarget
+    >>> one = pd.DataFrame({"pid": ["a", "b"]})
+    >>> print(first_delivery_note(one, "pid", None, ReleaseTarget(k=2, person="pid", linked=("pid",)), None))
+    Every person has one record in this delivery, so every adversary power gives this same release; deliveries that add records to the same people are judged on their histories, and power 2 is the one suggested for them (--power 2).
+    """
+    if person is None or target.power == FIRST_DELIVERY_POWER or (links is not None and links.linked):
+        return None
+    if not one_record_per_person(frame, person, count):
+        return None
+    return (
+        "Every person has one record in this delivery, so every adversary power gives this same release; deliveries "
+        "that add records to the same people are judged on their histories, and power "
+        f"{FIRST_DELIVERY_POWER} is the one suggested for them (--power {FIRST_DELIVERY_POWER})."
+    )
