@@ -52,7 +52,6 @@ from .common import (
     refuse_identifiers,
     report_release,
     split,
-    write,
 )
 from .health import (
     cap_arguments,
@@ -66,7 +65,7 @@ from .health import (
     power_notes,
     unseen_argument,
 )
-from .projects import in_turn, linked_to, project_argument, project_number, record_release, seen_project
+from .projects import in_turn, linked_to, project_argument, seen_project, write_or_record
 
 
 def _anonymize(args: argparse.Namespace) -> int:
@@ -222,26 +221,18 @@ def _anonymize(args: argparse.Namespace) -> int:
     package = release_package(release.copy, columns=release.recipe.columns, notes=notes) if args.package else None
     outputs = [(args.out, release.csv), (args.recipe, release.recipe.dumps().encode("utf-8"))]
     outputs = [(path, data) for path, data in outputs if path]
-    if args.project:  # the files and the audit entry as one unit (written under temporary names, then renamed)
-        args.team_draft = record_release(
-            args.project,
-            release.copy,
-            release.recipe,
-            table=release.csv if args.out else None,
-            package=package,
-            source=Path(args.file).read_bytes() if args.file else None,
-            stream=sys.stderr if args.json else None,
-            key=getattr(args, "new_project_key", None),
-            project_id=project_number(args),
-            outputs=outputs,
-            package_path=args.package,
-            links=links,
-        )
-    else:
-        for path, data in outputs:
-            write(path, data)
-        if args.package:
-            write(args.package, package)
+    # with --project: the files and the audit entry as one unit (written under temporary names, then renamed)
+    source = Path(args.file).read_bytes() if args.file and args.project else None
+    write_or_record(
+        args,
+        release.copy,
+        release.recipe,
+        table=release.csv,
+        package=package,
+        outputs=outputs,
+        source=source,
+        links=links,
+    )
     # Every number below is measured on the released table (what --out writes), not taken from the search:
     # the target recounted on its bytes as a reader gets them (``verify``'s recount).
     check = recount(release.recipe, release.csv)

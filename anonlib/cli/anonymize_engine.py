@@ -30,7 +30,7 @@ from ..workflow.unseen import check_unseen
 from .common import replaced_atomically, report_release, write
 from .engine_package import deliver, in_memory_copy, packaged, refuse_earlier, refuse_unpackaged, written_csv
 from .health import power_notes
-from .projects import linked_to, record_release
+from .projects import linked_to
 
 PASSES = 5  # scans of the file: the class table, typing, the loaded records, suppression, the write
 
@@ -112,7 +112,6 @@ def run(
             written,
             done.replay.engine,
             notes=notes,
-            record=record_release,
             links=links,
             recipe_path=args.recipe,
         )

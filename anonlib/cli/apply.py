@@ -337,7 +337,6 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
             written,
             replay.engine,
             notes=[n for n in (note, *(u.sentence() for u in replay.unseen)) if n],
-            record=record_release,
             links=links,
         )
     elif not args.out:

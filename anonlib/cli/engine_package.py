@@ -18,9 +18,8 @@ deliveries of the same people (judged with their histories, in memory only).
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -93,40 +92,20 @@ def deliver(
     engine: str,
     *,
     notes=(),
-    record: Callable | None = None,
     links=None,
     recipe_path: str | None = None,
 ) -> Recipe:
     """The package (``--package``) of ``copy`` with ``table`` (the engine's bytes) as its
     released table, and ``--out``, ``--recipe`` and the package written, or recorded with the
-    project's audit entry as one unit (``--project``, by ``record``: ``record_release``).
+    project's audit entry as one unit (``--project``: ``write_or_record``).
     Returns the recipe written (the package's)."""
     from ..workflow.package import release_package, written_recipe
-    from .common import write
-    from .projects import project_number
+    from .projects import write_or_record
 
     recipe = written_recipe(copy, columns, table, engine)
     package = release_package(copy, columns=columns, notes=notes, written=(engine, table)) if args.package else None
     outputs = [(args.out, table), (recipe_path, recipe.dumps().encode("utf-8"))]
     outputs = [(path, data) for path, data in outputs if path]
-    if args.project:
-        args.team_draft = record(
-            args.project,
-            copy,
-            recipe,
-            table=table if args.out else None,
-            package=package,
-            source=source_bytes(args),
-            stream=sys.stderr if args.json else None,
-            key=getattr(args, "new_project_key", None),
-            project_id=project_number(args),
-            outputs=outputs,
-            package_path=args.package,
-            links=links,
-        )
-    else:
-        for path, data in outputs:
-            write(path, data)
-        if package is not None:
-            write(args.package, package)
+    source = source_bytes(args) if args.project else None
+    write_or_record(args, copy, recipe, table=table, package=package, outputs=outputs, source=source, links=links)
     return recipe

@@ -410,6 +410,43 @@ def project_store_key(args: argparse.Namespace, *, given: bytes | None = None, p
     return kept
 
 
+def write_or_record(
+    args: argparse.Namespace,
+    copy: WorkingCopy,
+    recipe: Recipe,
+    *,
+    table: bytes,
+    package: bytes | None,
+    outputs: Sequence[tuple[str, bytes]],
+    source: bytes | None,
+    links: LinkedDeliveries | None = None,
+) -> None:
+    """``anonymize``'s last step, in memory and on an engine: ``outputs`` (path, bytes) and the
+    package (``--package``) written, or, with ``--project``, written and recorded with the
+    project's audit entry as one unit (``record_release``; a team's draft kept in
+    ``args.team_draft``)."""
+    if args.project:
+        args.team_draft = record_release(
+            args.project,
+            copy,
+            recipe,
+            table=table if args.out else None,
+            package=package,
+            source=source,
+            stream=sys.stderr if args.json else None,
+            key=getattr(args, "new_project_key", None),
+            project_id=project_number(args),
+            outputs=outputs,
+            package_path=args.package,
+            links=links,
+        )
+        return
+    for path, data in outputs:
+        write(path, data)
+    if package is not None:
+        write(args.package, package)
+
+
 def record_release(
     name: str,
     copy: WorkingCopy,
