@@ -41,6 +41,13 @@ def _sharing(
     return sharing_by_power(frame, qis, _dataset.person, count=_dataset.count, max_seconds=budget)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _one_record_each(fingerprint: str, qis: tuple[str, ...], roles: str, missing: str, _dataset: Dataset) -> bool:
+    """Whether every person of the assessed records has one (the suggestion's first-delivery case)."""
+    frame, _ = _dataset.analysis_frame(list(qis), person=True)
+    return one_record_per_person(frame, _dataset.person, _dataset.count)
+
+
 def by_power(dataset: Dataset, k: int, budget: float | None = None) -> tuple[PowerRisk, ...] | None:
     """The working copy's risk by power (None without a person column or quasi-identifiers): the
     counting kept per data and roles, k applied on each call (a change of k counts nothing again)."""
@@ -136,8 +143,8 @@ def power_section(dataset: Dataset, k: int, max_suppressed: float) -> None:
         releases = with_bar("power.releases", key, find, text="Searching the least damaging release per power")
     st.dataframe(power_table(risks, releases, k), hide_index=True, width="stretch")
     if releases is not None:
-        frame, _ = dataset.analysis_frame(list(qis), person=True)
-        chosen = suggested_power(releases, one_record_each=one_record_per_person(frame, dataset.person, dataset.count))
+        one_each = _one_record_each(dataset.fingerprint, qis, roles_key(dataset), dataset.missing, dataset)
+        chosen = suggested_power(releases, one_record_each=one_each)
         if chosen is None:
             st.warning(
                 "No power's least damaging release meets the target with an information loss of at most 0.6: a "

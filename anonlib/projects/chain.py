@@ -216,7 +216,8 @@ def checked_tail(store: ProjectStore, c: Connection, project_id: int) -> Tail:
     fails: another project's broken chain does not stop it), and where the entry goes."""
     lock_chain(c)
     links = _links(c)
-    problem = _head_problems(store, c, links, [int(project_id)], _chain_from(store, c, links), {})
+    own = {int(project_id): [link for link in links if link.project_id == int(project_id)]}
+    problem = _head_problems(store, c, own, [int(project_id)], _chain_from(store, c, links), {})
     if problem:
         raise ProjectError(f"{problem[0][:-1]}; no release is recorded while the log fails its check.")
     return Tail(_next_number(c, links), int(project_id), _tail_of(links, int(project_id)))
@@ -372,7 +373,7 @@ def chain_problems(store: ProjectStore, c: Connection, project_ids: Iterable[int
                     "or changed)."
                 )
             previous = link.sealed
-    problems.extend(_head_problems(store, c, links, pids, chain_from, names))
+    problems.extend(_head_problems(store, c, chains, pids, chain_from, names))
     sealed_as = {link.number: link.sealed for link in links}
     for entry in entries:  # every entry the caller sees, sealed as its link says
         if scope is not None and entry.project_id not in scope and entry.id >= chain_from:
@@ -404,16 +405,18 @@ def _headed(c: Connection) -> set[int]:
 
 
 def _head_problems(
-    store: ProjectStore, c: Connection, links: list[Link], pids: Iterable[int], chain_from: int, names: dict
+    store: ProjectStore, c: Connection, chains: dict[int, list[Link]], pids: Iterable[int], chain_from: int, names: dict
 ) -> list[str]:
-    """For each project of ``pids``: the sentence saying its chain and its head disagree. A
-    project whose entries all hang on an older store's one chain has no head of its own yet."""
+    """For each project of ``pids``: the sentence saying its chain (``chains``: each project's
+    links, oldest first) and its head disagree. A project whose entries all hang on an older
+    store's one chain has no head of its own yet."""
     problems = []
     for pid in pids:
-        tail = _tail_of(links, pid)
+        own = chains.get(pid, [])
         head = _stored_head(store, c, pid)
-        if head is None and not any(link.number >= chain_from for link in links if link.project_id == pid):
+        if head is None and not any(link.number >= chain_from for link in own):
             continue
+        tail = _tail_of(own, pid)
         problem = head_problem(
             head or EMPTY, tail.entries or 0, tail.last_entry, tail.sha256, _chain_name(c, store, pid, names)
         )
