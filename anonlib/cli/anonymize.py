@@ -72,11 +72,6 @@ def _anonymize(args: argparse.Namespace) -> int:
     on_engine = bool(args.engine or args.spark_master)
     if on_engine:
         refuse_in_memory_options(args)
-        if args.shift_dates or getattr(args, "cap_records", None):
-            raise ParameterError(
-                "Date shifts and a records-per-person cap need the table in memory; leave out --engine for "
-                "--shift-dates and --cap-records (--pseudonymize of the person column works on an engine)."
-            )
     if args.project:  # the project as it is now: the release goes into this one, or into none
         seen_project(args)
     dataset, table = read_dataset(args)
@@ -128,6 +123,9 @@ def _anonymize(args: argparse.Namespace) -> int:
     if on_engine:  # the search on the file's class table, the release written and measured by the engine
         refuse_unshielded()
         before = _engine_pseudonyms(args, dataset)
+        cap = cap_step(args, dataset)  # a person's records beyond N left out by the engine, as in memory
+        if cap is not None:
+            before.append(cap)
         return anonymize_on_engine(
             args,
             dataset,
@@ -270,9 +268,10 @@ def _anonymize(args: argparse.Namespace) -> int:
 
 
 def _engine_pseudonyms(args: argparse.Namespace, table) -> list:
-    """``--pseudonymize`` on an engine (``keyed_steps``, as in memory): only the person (household)
-    column, whose keyed pseudonyms are made in memory for the class table's values and written by
-    the engine; any other column refused in one sentence."""
+    """``--pseudonymize`` and ``--shift-dates`` on an engine (``keyed_steps``, as in memory): only the
+    person (household) column is pseudonymized, its keyed pseudonyms made in memory for its distinct
+    values and written by the engine (any other column refused in one sentence); dates are shifted
+    by the engine (``anonlib.workflow.engine_health``)."""
     owners = {table.person, table.household} - {None}
     others = [c.strip() for c in args.pseudonymize or [] if c.strip() not in owners]
     if others:

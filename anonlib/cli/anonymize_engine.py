@@ -3,7 +3,11 @@ written by the engine and every number measured on what it wrote
 (``anonlib.workflow.engine_search``).
 
 What needs every record in memory is refused with a sentence: ``--local-suppression``
-(cells chosen record by record). ``--package`` and ``--project`` run on DuckDB
+(cells chosen record by record), a cap drawn at random (``--cap-order random``: every record
+ranked by its own keyed hash) and, on Spark, a cap (it does not keep the file's order).
+``--shift-dates`` and ``--cap-records`` (the first records, by ``--time``, else in the file's
+order) run on the engine (``anonlib.workflow.engine_health``): the released table is the
+in-memory one. ``--package`` and ``--project`` run on DuckDB
 (``anonlib.cli.engine_package``): the engine writes the released CSV, whose bytes the
 package and the audit entry hold. Before the engine reads, standard error says what it is about to read and
 about how long that takes; each phase is announced there too (standard output keeps
@@ -23,6 +27,7 @@ from ..core.errors import ParameterError
 from ..core.samples import SAMPLES
 from ..engine import EngineTable, estimate_scan, scan_note, scan_size
 from ..measures.target import ReleaseTarget
+from ..workflow.engine_health import refuse_cap
 from ..workflow.engine_search import EngineAnonymization, anonymize
 from ..workflow.recipe import Reading
 from ..workflow.release import pseudonymized_columns
@@ -38,6 +43,8 @@ PASSES = 5  # scans of the file: the class table, typing, the loaded records, su
 def refuse_in_memory_options(args: argparse.Namespace) -> None:
     """The options an engine cannot honour, refused before anything is read."""
     refuse_unpackaged(args)
+    if getattr(args, "cap_records", None) is not None:  # before the key is read or the file scanned
+        refuse_cap(args.cap_order or "first", args.engine or "spark")
     if args.local_suppression:
         raise ParameterError(
             "--local-suppression chooses cells record by record, which needs all records in memory; leave out "
@@ -75,7 +82,8 @@ def run(
     before: Sequence = (),
 ) -> int:
     """The ``anonymize`` command on an engine; exit 0 when the written release meets the target, else 1.
-    ``before``: the person (household) column's pseudonym step, written by the engine."""
+    ``before``: the person (household) column's pseudonym step, the date shift and the
+    records-per-person cap, in that order, applied by the engine."""
     # counted in people with a person column; released as a pseudonym, its records link (histories)
     target = target.in_unit_of(table, released=[*columns, *table.kept, *pseudonymized_columns(before)])
     links = None
@@ -162,6 +170,7 @@ def _report(
         engine=engine,
         account=done.recipe.column_account(),
         people=done.people,
+        capped=done.capped,
         kept=done.kept if done.kept is not None else done.recipe.kept,
         unseen=done.unseen,
         engine_line=f"{done.replay.engine}: {done.classes:,} distinct rows searched in memory, "

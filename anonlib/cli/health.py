@@ -130,7 +130,8 @@ def key_arguments(parser: argparse.ArgumentParser, *, steps: bool = True) -> Non
     parser.add_argument(
         "--shift-dates",
         metavar="COL,...",
-        help="date columns moved by one offset per person (needs the person column), intervals kept",
+        help="date columns moved by one offset per person (needs the person column), intervals kept; with "
+        "--engine duckdb|spark moved where the data lives (the key stays in this process)",
     )
     parser.add_argument(
         "--shift-days",
@@ -215,7 +216,7 @@ def keyed_steps(args: argparse.Namespace, dataset: Dataset) -> list:
     if len(set(columns)) != len(columns):
         raise ParameterError("A column is named twice in --pseudonymize; name each once.")
     if dates:
-        missing = [c for c in dates if c not in dataset.frame.columns]
+        missing = [c for c in dates if c not in dataset._column_order()]  # a Dataset or an engine's table
         if missing:
             raise ColumnError(f"--shift-dates names {join_names(missing)}, which is not in the data.")
         if dataset.person is None:
@@ -241,14 +242,15 @@ def cap_arguments(parser: argparse.ArgumentParser) -> None:
         "--cap-records",
         metavar="N",
         help="release at most N records per person (needs --person): a person with many records is unique "
-        "whatever the generalization; the records left out are counted (capped_records)",
+        "whatever the generalization; the records left out are counted (capped_records); with --engine "
+        "duckdb the engine keeps each person's first N (not on Spark, which does not keep the file's order)",
     )
     parser.add_argument(
         "--cap-order",
         choices=("first", "random"),
         default=None,
         help="with --cap-records: keep each person's first records (the earliest by --time, else in the "
-        "file's order; default) or records drawn at random under the project key (--key-file)",
+        "file's order; default) or records drawn at random under the project key (--key-file; in memory only)",
     )
     parser.add_argument(
         "--time",
@@ -271,7 +273,7 @@ def cap_step(args: argparse.Namespace, dataset: Dataset):
             "--cap-records keeps at most N records of each person: name the person column with --person COL "
             "(or --role COL=person)."
         )
-    if time is not None and time not in dataset.frame.columns:
+    if time is not None and time not in dataset._column_order():  # a Dataset or an engine's table
         raise ColumnError(f"--time names '{time}', which is not in the data.")
     order = order or "first"
     key = project_key(args, needed=True, why="--cap-order random") if order == "random" else None

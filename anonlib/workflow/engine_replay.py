@@ -16,6 +16,9 @@ what ``anonlib.workflow.recipe.apply_recipe`` does in memory (the same released 
 - local suppression and microaggregation need all records at once: the
   engine refuses them with a sentence (apply the recipe in memory); top and
   bottom coding maps each value on its own, so it is a join like the others;
+- a per-person date shift joins each person's keyed offset and each (date, offset)
+  pair's shifted date, and a records-per-person cap keeps each person's first N
+  records by a window over the file's order (``anonlib.workflow.engine_health``);
 - suppression removes the records of the classes failing the target: the
   (class, sensitive value) cells come back, ``anonlib.measures.models.acceptance``
   decides per class as in memory, and the engine drops the failing classes'
@@ -65,6 +68,8 @@ from ..engine import WEIGHT, Engine, EngineTable, from_frame, from_ibis, scan, s
 from ..engine.backends import errors
 from ..measures.models import acceptance
 from ..measures.target import TargetCheck
+from .engine_health import ORDER, cap_rows, refuse_on_engine, shift_rows, with_file_order
+from .health_steps import CapRecordsStep, ShiftDatesStep
 from .recipe import Recipe, absent_note
 from .release import pseudonymized_columns, release_columns
 from .steps import BandsStep, GeneralizationStep, SuppressionStep
@@ -139,28 +144,16 @@ def apply_recipe(
     notes = (absent_note(absent, "This file"),) if absent else ()
     roles = {c.name: Role(c.role) for c in present}
     table.decide_kinds([c.name for c in present])  # one scan types every text column (not one per column)
-    rows = table.raw.select(**{c.name: _typed(table.value(c.name), c.type) for c in present})
+    typed = {c.name: _typed(table.value(c.name), c.type) for c in present}
+    capped = any(isinstance(s.step, CapRecordsStep) for s in recipe.steps)
+    raw = with_file_order(table.raw) if capped else table.raw  # numbered on the scan itself
+    rows = raw.select(**typed, **({ORDER: raw[ORDER]} if capped else {}))
     loaded = _table(rows, engine, roles, recipe.source.missing)
     rows = loaded.assessed_rows(recipe.target.sensitive, rows)  # as a working copy starts (WorkingCopy.base)
     placed: list[UnseenValues] = []
-    for i, s in enumerate(recipe.steps, start=1):
-        try:
-            step = s.step
-            if isinstance(step, GeneralizationStep):
-                step = _covered(step, rows, engine, loaded.count, unseen, placed)
-            elif isinstance(step, BandsStep) and step.column in rows.columns:  # numbers past the bands' range
-                values = _records_by_value(rows, step.column, engine, loaded.count)
-                (step,), seen = cover_steps([step], values, count=WEIGHT)
-                placed.extend(seen)
-            rows = (
-                _suppress(s.step, rows, engine)
-                if isinstance(s.step, SuppressionStep)
-                else _map_values(step, rows, engine)
-            )
-        except RecipeError:
-            raise
-        except AnonlibError as err:
-            raise type(err)(f"Step {i} ({s.step.describe()}) does not fit this file: {err}") from None
+    rows = replay_steps([s.step for s in recipe.steps], rows, engine, loaded.count, unseen, placed)
+    if capped:
+        rows = rows.drop(ORDER)
     final = _table(rows, engine, roles, recipe.source.missing)
     pseudonyms = pseudonymized_columns(s.step for s in recipe.steps)
     released = _release(final, recipe.columns, recipe.target.sensitive, pseudonyms)
@@ -205,6 +198,35 @@ def apply_recipe(
         notes=notes,
         unseen=tuple(placed),
     )
+
+
+def replay_steps(steps, rows, engine: Engine, count: str | None, unseen: str = "refuse", placed=None):
+    """``rows`` (an Ibis table of typed records, numbered in the file's order when a step caps
+    records) with ``steps`` applied in turn on the engine; a step that does not fit is named
+    with its number. Values a hierarchy does not list are appended to ``placed``."""
+    placed = [] if placed is None else placed
+    for i, given in enumerate(steps, start=1):
+        try:
+            step = given
+            if isinstance(step, GeneralizationStep):
+                step = _covered(step, rows, engine, count, unseen, placed)
+            elif isinstance(step, BandsStep) and step.column in rows.columns:  # numbers past the bands' range
+                values = _records_by_value(rows, step.column, engine, count)
+                (step,), seen = cover_steps([step], values, count=WEIGHT)
+                placed.extend(seen)
+            if isinstance(step, SuppressionStep):
+                rows = _suppress(step, rows, engine)
+            elif isinstance(step, ShiftDatesStep):
+                rows = shift_rows(step, rows, engine)
+            elif isinstance(step, CapRecordsStep):
+                rows = cap_rows(step, rows, engine)
+            else:
+                rows = _map_values(step, rows, engine)
+        except RecipeError:
+            raise
+        except AnonlibError as err:
+            raise type(err)(f"Step {i} ({given.describe()}) does not fit this file: {err}") from None
+    return rows
 
 
 def _covered(
@@ -261,6 +283,9 @@ def require_queries(recipe: Recipe, engine: str = "duckdb") -> None:
     anonlib.core.errors.ParameterError: Step 1 (Local suppression to k = 5: quasi-identifier cells blanked as * (age)) is recomputed from all records together, which the duckdb engine does not do; apply this recipe without --engine.
     """
     for i, s in enumerate(recipe.steps, start=1):
+        if isinstance(s.step, (ShiftDatesStep, CapRecordsStep)):  # queries on the engine (engine_health)
+            refuse_on_engine(s.step, engine)
+            continue
         if getattr(s.step, "whole_table", False):
             raise ParameterError(
                 f"Step {i} ({s.step.describe()}) is recomputed from all records together, which the {engine} "

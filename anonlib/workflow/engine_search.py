@@ -65,14 +65,16 @@ from ..core.default_hierarchy import default_hierarchy
 from ..core.errors import EngineError, ParameterError, ProblemTooLargeError, join_names
 from ..core.hierarchy import validate_hierarchy, value_key
 from ..core.loading import CSV_INJECTION_PREFIXES
-from ..engine import WEIGHT, EngineTable, summary_frame, to_pandas
+from ..engine import WEIGHT, EngineTable, from_ibis, summary_frame, to_pandas
 from ..engine.owners import require_owners
 from ..measures.models import ModelRequirement
 from ..measures.target import ReleaseTarget, unit_k
 from ..measures.utility import measure_value
 from ..transformations.generalization import SearchResult, release_search
-from .engine_replay import EngineReplay, apply_recipe
-from .kept import KeptRisk, kept_risk
+from .engine_health import ORDER, capped_counts, with_file_order
+from .engine_replay import EngineReplay, apply_recipe, replay_steps
+from .health_steps import CapRecordsStep, ShiftDatesStep
+from .kept import KeptRisk, kept_risk, unchanged_kept
 from .recipe import Reading, Recipe, RecipeStep, Source, SourceColumn
 from .release import pseudonymized_columns, release_columns
 from .steps import GeneralizationStep, Step, SuppressionStep
@@ -112,6 +114,7 @@ class EngineAnonymization:
     kept: KeptRisk | None = None  # the records unique once the kept columns are added, as written
     unseen: tuple[UnseenValues, ...] = ()  # values a given hierarchy did not list, and where they went
     original_rows: int | None = None  # the searched records' distinct rows over the written columns
+    capped: tuple[int, int, int] | None = None  # a records-per-person cap: records and people left out, the cap
 
     @property
     def levels(self) -> dict[str, int]:
@@ -172,15 +175,24 @@ def anonymize(
         raise ParameterError(f"'{count}' is the record-count column; it cannot be a shield attribute.")
     roles = release_roles(table, shield, target)
     assessed = table.with_roles(roles).assessed_columns(target.sensitive)
-    frame, dropped = _class_table(table, columns + owners, count, assessed)
-    for step in before:  # the owners' pseudonyms: the search, the recipe and the measures see them, as in memory
-        frame = step.apply(frame)
+    capped = prepared = None
+    if any(isinstance(s, (ShiftDatesStep, CapRecordsStep)) for s in before):
+        # dates shifted and records capped by the engine, as the recipe's replay does: the class
+        # table, the hierarchies and the measures see the records as they are released
+        prepared, dropped, capped = _prepared(table.with_roles(roles), before, target)
+        frame, _ = _class_table(prepared, columns + owners, count, ())
+    else:
+        frame, dropped = _class_table(table, columns + owners, count, assessed)
+        for step in before:  # the owners' pseudonyms: the search, the recipe and the measures see them, as in memory
+            frame = step.apply(frame)
     whose = f" per {'household' if target.unit == 'households' else 'person'}" if owners else ""
     say(
         f"{len(frame):,} distinct rows{whose} of {join_names(columns, 12)} came back "
         f"({int(frame[WEIGHT].sum()):,} records); searching their generalizations in memory."
     )
-    built, placed = _hierarchies(table, frame, shield, dict(hierarchies or {}), dropped, count, unseen)
+    # on prepared records (shifted, capped) the hierarchies are built on them, as in memory on the working copy
+    on_file = 0 if prepared is not None else dropped
+    built, placed = _hierarchies(table, frame, shield, dict(hierarchies or {}), on_file, count, unseen)
     result = release_search(
         frame, shield, built, method, target=target, count=WEIGHT, measure=measure, time_limit=time_limit
     )
@@ -194,7 +206,8 @@ def anonymize(
     rows, smallest, value, released = _measured(replay, frame, shield, built, recipe, measure, target)
     # what an attacker who knows the kept columns sees, counted on the rows as written (no person column written)
     written = replay.written if replay.written is not None else replay.released
-    kept_columns = [c for c in recipe.kept if c in recipe.columns]
+    # the kept columns released as they are (a shifted date is kept by role but released changed)
+    kept_columns = [c for c in unchanged_kept(recipe.kept, [s.step for s in recipe.steps]) if c in recipe.columns]
     person = target.person if target.person in recipe.columns else None  # released as its pseudonym
     kept = kept_risk(
         summary_frame(written, [*shield, *kept_columns, *([person] if person else [])])[0]
@@ -223,7 +236,37 @@ def anonymize(
         kept=kept,
         unseen=placed,
         original_rows=original_rows,
+        capped=capped,
     )
+
+
+def _prepared(
+    table: EngineTable, steps: Sequence[Step], target: ReleaseTarget
+) -> tuple[EngineTable, int, tuple[int, int, int] | None]:
+    """The assessed records with ``steps`` applied on the engine (pseudonyms, date shifts, a
+    records-per-person cap: ``engine_replay.replay_steps``), as an engine table typed as the
+    loader types the file; the records left out for missing values; and what a cap left out
+    (records, people, the cap; None without one), counted by the engine."""
+    cap = next((s for s in steps if isinstance(s, CapRecordsStep)), None)
+    raw = with_file_order(table.raw) if cap is not None else table.raw
+    table.decide_kinds(list(table.columns))  # one scan types every text column
+    typed = {c: table.value(c, raw) for c in table.columns}
+    rows = raw.select(**typed, **({ORDER: raw[ORDER]} if cap is not None else {}))
+    assessed = table.assessed_columns(target.sensitive)
+    dropped = 0
+    if table.missing == "drop" and assessed:
+        condition = table.complete(assessed, rows)
+        dropped = int(table.engine.value(rows.filter(~condition).count()) or 0)
+        rows = rows.filter(condition)
+    capped = None
+    before = list(steps[: steps.index(cap)]) if cap is not None else list(steps)
+    rows = replay_steps(before, rows, table.engine, table.count)
+    if cap is not None:
+        records, people = capped_counts(cap, rows, table.engine)
+        capped = (records, people, cap.records)
+        rows = replay_steps(list(steps[steps.index(cap) :]), rows, table.engine, table.count).drop(ORDER)
+    prepared = from_ibis(rows, name=table.name, roles={c: table.roles.get(c, Role.IGNORE) for c in rows.columns})
+    return prepared.with_missing(table.missing), dropped, capped
 
 
 def _owners(table: EngineTable, target: ReleaseTarget) -> list[str]:

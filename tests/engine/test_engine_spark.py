@@ -246,6 +246,26 @@ def test_a_pseudonymized_person_on_spark_releases_the_histories_in_memory_releas
 
 @pytest.mark.spark
 @pytest.mark.slow
+def test_dates_shifted_per_person_on_spark_equal_in_memory(tmp_path, spark, capsys) -> None:
+    """--shift-dates on Spark (scale.md part 2): each person's keyed offset and each (date, offset)
+    pair's shifted date joined where the records are; blanks stay blank; the in-memory table."""
+    rng = np.random.default_rng(17)
+    dates = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 300, 200), unit="D")
+    visit = pd.Series(dates.strftime("%Y-%m-%d")).where(rng.random(200) > 0.1, None)
+    panel = tmp_path / "panel.parquet"
+    frame = pd.DataFrame({"pid": [f"p{i}" for i in rng.integers(0, 40, 200)], "visit": visit})
+    frame.assign(age=rng.integers(30, 50, 200), sex=rng.choice(["f", "m"], 200)).to_parquet(panel)
+    key = tmp_path / "project.key"
+    key.write_text("5a" * 32 + "\n")
+    key.chmod(0o600)
+    argv = ["anonymize", str(panel), "--shield", "age,sex", "--person", "pid", "--pseudonymize", "pid"]
+    argv += ["--shift-dates", "visit", "--keep", "visit", "--key-file", str(key), "--k", "3", "--max-suppressed", "0.5"]
+    memory, on_spark = same_answer(argv, tmp_path, capsys, engine="spark")
+    assert on_spark["met"] == memory["met"] and on_spark["unit"] == "histories"
+
+
+@pytest.mark.spark
+@pytest.mark.slow
 def test_households_on_spark_equal_in_memory(tmp_path, spark, capsys) -> None:
     """Households on Spark: their figures (members' rows together, sdcMicro's household risk) on a
     file with blanks and a count column, and the household target's release, as in memory."""
