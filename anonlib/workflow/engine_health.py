@@ -13,6 +13,8 @@ giving the released table the in-memory steps give, without the records in panda
 - **cap** ("first"): each record numbered in the file's order as the engine scans it
   (``ROW_NUMBER() OVER ()``, a streaming window on DuckDB: one pass in the file's order), then
   ``ROW_NUMBER() OVER (PARTITION BY person ORDER BY blank time, time, file order)`` kept below N.
+  After either step DuckDB computes the records once into a temporary table (``materialized``),
+  read by the queries that follow.
   The time column's distinct values come back and are ranked by the in-memory ``time_rank``. A
   cap drawn at random ranks every record by its own keyed hash: refused in one sentence (the
   key would have to reach every record on the engine); so is a cap on Spark, which does not keep
@@ -35,6 +37,7 @@ import pandas as pd
 
 from ..core.errors import ColumnError, ParameterError, ProblemTooLargeError, join_names
 from ..engine import Engine, from_frame, to_pandas
+from ..engine.backends import errors
 from ..transformations.capping import time_rank
 from ..transformations.pseudonyms import shift_dates
 from .health_steps import CapRecordsStep, ShiftDatesStep
@@ -93,13 +96,14 @@ def shift_rows(step: ShiftDatesStep, rows, engine: Engine):
     missing = [c for c in step.columns if c not in rows.columns]
     if missing:
         raise ColumnError(f"These columns do not exist in the data: {join_names(missing)}.")
-    blanks = _records_of(rows, step.person, engine)
-    if blanks:  # date_offsets' sentence, counted by the engine
+    persons = to_pandas(engine.run(rows.select(step.person).distinct()))[step.person]
+    if persons.isna().any():  # date_offsets' sentence, the blanks counted by the engine
+        blanks = _records_of(rows, step.person, engine)
         raise ColumnError(
             f"The person column '{step.person}' is blank in {blanks:,} record{'s' if blanks != 1 else ''}; every "
             "record needs its person to shift its dates (fill them in, or choose another person column)."
         )
-    persons = to_pandas(engine.run(rows.select(step.person).distinct()))[step.person].reset_index(drop=True)
+    persons = persons.reset_index(drop=True)
     if persons.empty:  # no record: no date to move
         return rows
     offsets = pd.DataFrame({_KEY: persons, OFFSET: step.offsets(pd.DataFrame({step.person: persons}))})
@@ -108,7 +112,20 @@ def shift_rows(step: ShiftDatesStep, rows, engine: Engine):
     rows = joined.select(*rows.columns, joined[OFFSET])
     for column in step.dates:
         rows = _shift_column(rows, column, engine)
-    return rows.drop(OFFSET)
+    return materialized(rows.drop(OFFSET), engine)
+
+
+def materialized(rows, engine: Engine):
+    """``rows`` computed once into a temporary table of the engine (DuckDB: in memory, spilled to
+    its private folder), so the queries after a shift or a cap read the records as released instead
+    of joining and numbering them again; it holds records, pseudonyms and shifted dates, never the
+    key. On another engine the query itself."""
+    import ibis
+
+    if engine.name != "duckdb":
+        return rows
+    with errors(engine):
+        return engine.backend.create_table(ibis.util.gen_name("anonlib_rows"), rows, temp=True)
 
 
 def _shift_column(rows, column: str, engine: Engine):
@@ -161,7 +178,7 @@ def cap_rows(step: CapRecordsStep, rows, engine: Engine):
         ranked = joined.select(*rows.columns, joined[_RANK])
         order = [ranked[_RANK].isnull(), ranked[_RANK], ranked[ORDER]]
     numbered = ranked.mutate(**{_KEPT: ibis.row_number().over(group_by=ranked[step.person], order_by=order)})
-    return numbered.filter(numbered[_KEPT] < step.records).select(*rows.columns)
+    return materialized(numbered.filter(numbered[_KEPT] < step.records).select(*rows.columns), engine)
 
 
 def capped_counts(step: CapRecordsStep, rows, engine: Engine) -> tuple[int, int]:

@@ -94,6 +94,20 @@ def test_anonymize_on_duckdb_shifts_and_caps_as_in_memory(extra, tmp_path: Path,
     pd.testing.assert_frame_equal(released_table(tmp_path / "a-e.csv"), released)
 
 
+def test_a_package_shifted_and_capped_through_duckdb_verifies_in_memory_and_on_duckdb(tmp_path: Path, capsys) -> None:
+    """--package through DuckDB holds the engine's table; verify (in memory, and replaying the
+    recipe's pseudonyms, shift and cap on DuckDB under the key) passes it."""
+    _panel(tmp_path / "panel.csv")
+    key = str(_key_file(tmp_path))
+    argv = ["anonymize", str(tmp_path / "panel.csv"), *BASE, "--pseudonymize", "pid", "--shift-dates", "visit"]
+    argv += ["--keep", "visit", "--cap-records", "2", "--time", "day", "--key-file", key, "--engine", "duckdb"]
+    assert main([*argv, "--package", str(tmp_path / "e.zip"), "--out", str(tmp_path / "e.csv")]) == 0
+    for engine in ([], ["--engine", "duckdb"]):
+        assert main(["verify", str(tmp_path / "e.zip"), str(tmp_path / "panel.csv"), "--key-file", key, *engine]) == 0
+    out = capsys.readouterr().out
+    assert out.count("all 10 checks passed") == 2 and "in duckdb's order" in out
+
+
 @st.composite
 def panels(draw):
     """Small panels: 1-6 people with 1-6 records each, dates (with a time of day or not) and a
