@@ -9,7 +9,8 @@ it anyway and the output, the JSON and the package say so). With
 lies and the engine writes ``--out`` (``anonlib.workflow.engine_replay``), the
 target then measured on the file as written (with ``--package`` or ``--project``, on
 DuckDB: the engine's CSV is the package's table and what the audit log records,
-``anonlib.cli.engine_package``); standard error first says how much
+``anonlib.cli.engine_package``; ``--person``, ``--keep``, ``--pseudonymize`` and
+``--shift-dates`` add their steps before the recipe's own there too); standard error first says how much
 the engine is about to read and about how long it takes. With
 ``--release-view`` the output (and ``--json``, under ``release_view``) adds what
 the release is still good for (``anonlib.workflow.release_view``): records,
@@ -25,8 +26,10 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pandas as pd
+
 from ..core.cells import records_in
-from ..core.dataset import Role
+from ..core.dataset import Dataset, Role
 from ..core.errors import ParameterError, ProjectError
 from ..core.masking import printable
 from ..measures.target import TargetCheck, records
@@ -95,12 +98,6 @@ def _apply(args: argparse.Namespace) -> int:
     view = None
     links = None  # the project's earlier deliveries this one links to (apply --project)
     added = bool(args.pseudonymize or args.shift_dates or args.keep or args.person or args.household)
-    if (args.engine or args.spark_master) and added:
-        raise ParameterError(
-            "Steps added on the command line need the table in memory; leave out --engine for --pseudonymize, "
-            "--shift-dates, --keep, --person and --household (a recipe's own pseudonyms replay on an engine "
-            "under --key-file)."
-        )
     _same_owners(args, recipe)
     if args.project:  # the project as it is now: the release goes into it
         if args.engine or args.spark_master:
@@ -113,20 +110,13 @@ def _apply(args: argparse.Namespace) -> int:
         refuse_unpackaged(args)
         if args.release_view:
             raise ParameterError("--release-view needs the table in memory; leave out --engine.")
+        if added:  # the options' steps (pseudonyms, date shifts) run on the engine with the recipe's own
+            recipe = _added(args, recipe, _recorded_columns(recipe))[1]
         outcome = _apply_on_engine(args, recipe)
     else:
         dataset, reading = read_for_recipe(recipe, args.file)
         if added:  # the options' roles and steps come before the recipe's own
-            roles = health_roles(args, dataset.frame.columns)
-            if args.person:
-                roles.update({c: Role.IGNORE for c in dataset.columns_with(Role.PERSON) if c not in roles})
-            if args.household:
-                roles.update({c: Role.IGNORE for c in dataset.columns_with(Role.HOUSEHOLD) if c not in roles})
-            for column, role in list(roles.items()):  # a pseudonymised person (household) column keeps its role
-                if role is Role.IDENTIFIER and dataset.roles.get(column) in (Role.PERSON, Role.HOUSEHOLD):
-                    del roles[column]
-            dataset = dataset.with_roles(roles)
-            recipe = recipe.extended(keyed_steps(args, dataset), roles)
+            dataset, recipe = _added(args, recipe, dataset)
         # a later delivery's new ages, codes and dates fall in the recipe's bands; new categories by --unseen
         recipe, unseen = cover_recipe(recipe, dataset, unseen=unseen_choice)
         if args.project:  # a delivery whose records link is judged with the project's earlier ones
@@ -297,6 +287,34 @@ def _pair(text: str | None) -> tuple[str, ...] | None:
     if len(names) != 2 or not all(names):
         raise ParameterError(f"--pair takes two column names separated by a comma, e.g. --pair age,sex; got '{text}'.")
     return names
+
+
+def _added(args: argparse.Namespace, recipe, dataset):
+    """The dataset with the roles of ``--keep``, ``--person``, ``--household`` and ``--pseudonymize``,
+    and the recipe with those roles and the steps of ``--pseudonymize`` and ``--shift-dates`` before
+    its own (in memory on the file read; on an engine on the recipe's columns, without records)."""
+    roles = health_roles(args, dataset._column_order())
+    if args.person:
+        roles.update({c: Role.IGNORE for c in dataset.columns_with(Role.PERSON) if c not in roles})
+    if args.household:
+        roles.update({c: Role.IGNORE for c in dataset.columns_with(Role.HOUSEHOLD) if c not in roles})
+    for column, role in list(roles.items()):  # a pseudonymised person (household) column keeps its role
+        if role is Role.IDENTIFIER and dataset.roles.get(column) in (Role.PERSON, Role.HOUSEHOLD):
+            del roles[column]
+    dataset = dataset.with_roles(roles)
+    return dataset, recipe.extended(keyed_steps(args, dataset), roles)
+
+
+def _recorded_columns(recipe) -> Dataset:
+    """The recipe's file as its columns and recorded roles, without records (what ``_added`` needs
+    on an engine: the file stays where it lies)."""
+    frame = pd.DataFrame(columns=[c.name for c in recipe.source.columns])
+    return Dataset(
+        name=recipe.source.name,
+        frame=frame,
+        roles={c: Role(r) for c, r in recipe.source.roles.items()},
+        missing=recipe.source.missing,
+    )
 
 
 def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:

@@ -7,6 +7,7 @@ random panels (default 15, about a second each)."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -110,6 +111,29 @@ def test_a_package_shifted_and_capped_through_duckdb_verifies_in_memory_and_on_d
         assert main(["verify", str(tmp_path / "e.zip"), str(tmp_path / "panel.csv"), "--key-file", key, *engine]) == 0
     out = capsys.readouterr().out
     assert out.count("all 10 checks passed") == 2 and "in duckdb's order" in out
+
+
+def test_apply_on_duckdb_with_pseudonyms_and_date_shifts_added_on_the_command_line(tmp_path: Path, capsys) -> None:
+    """apply --engine duckdb --person --pseudonymize --shift-dates --keep (steps before the recipe's own,
+    as in memory): the in-memory table and --json."""
+    _panel(tmp_path / "panel.csv")
+    source = str(tmp_path / "panel.csv")
+    ignored = ["--role", "sex=ignore", "--role", "visit=ignore", "--role", "day=ignore"]
+    made = ["anonymize", source, "--shield", "age", *ignored, "--k", "3", "--person", "pid"]
+    assert main([*made, "--max-suppressed", "0.5", "--recipe", str(tmp_path / "r.json")]) == 0
+    apply = ["apply", str(tmp_path / "r.json"), source, "--person", "pid", "--pseudonymize", "pid", "--json"]
+    apply += ["--shift-dates", "visit,day", "--keep", "visit,day", "--key-file", str(_key_file(tmp_path))]
+    capsys.readouterr()
+    stated = []
+    for out, engine in (("m.csv", []), ("e.csv", ["--engine", "duckdb"])):
+        assert main([*apply, "--out", str(tmp_path / out), *engine]) == 0
+        stated.append(json.loads(capsys.readouterr().out))
+    for statement in stated:
+        statement.pop("same_file"), statement.pop("engine", None)
+    assert stated[0] == stated[1] and stated[0]["released_records"] > 0
+    released = released_table(tmp_path / "e.csv")
+    pd.testing.assert_frame_equal(released, released_table(tmp_path / "m.csv"))
+    assert list(released.columns) == ["pid", "visit", "day", "age"] and released["pid"].str.len().eq(16).all()
 
 
 @st.composite
