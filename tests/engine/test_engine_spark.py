@@ -39,8 +39,10 @@ KEYS = ("adult",)
 
 
 @pytest.fixture(scope="module")
-def spark():
-    """The process's Spark session in local mode (the CLI's default master, so CLI calls share it)."""
+def spark(tmp_path_factory):
+    """The process's Spark session in local mode (the CLI's default master, so CLI calls share it),
+    its shuffle and spill blocks in a folder of the test's (SPARK_LOCAL_DIRS, read when Java starts)."""
+    os.environ.setdefault("SPARK_LOCAL_DIRS", str(tmp_path_factory.mktemp("spark-local")))
     return eng.connect("spark", master=eng.DEFAULT_SPARK_MASTER)
 
 
@@ -262,6 +264,12 @@ def test_dates_shifted_per_person_on_spark_equal_in_memory(tmp_path, spark, caps
     argv += ["--shift-dates", "visit", "--keep", "visit", "--key-file", str(key), "--k", "3", "--max-suppressed", "0.5"]
     memory, on_spark = same_answer(argv, tmp_path, capsys, engine="spark")
     assert on_spark["met"] == memory["met"] and on_spark["unit"] == "histories"
+    # the key is in none of the files Spark keeps for the session (shuffle and spill blocks), as it
+    # is in none of DuckDB's spill files (test_engine_key_files)
+    kept = [p for p in Path(os.environ["SPARK_LOCAL_DIRS"]).rglob("*") if p.is_file()]
+    assert kept and sum(p.stat().st_size for p in kept) > 0  # this run's shuffles are there to be read
+    held = b"".join(p.read_bytes() for p in kept)
+    assert bytes.fromhex("5a" * 32) not in held and b"5a" * 32 not in held and b"5A" * 32 not in held
 
 
 @pytest.mark.spark
