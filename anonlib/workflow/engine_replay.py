@@ -68,7 +68,7 @@ from ..engine import WEIGHT, Engine, EngineTable, from_frame, from_ibis, scan, s
 from ..engine.backends import errors
 from ..measures.models import acceptance
 from ..measures.target import TargetCheck
-from .engine_health import ORDER, cap_rows, refuse_on_engine, shift_rows, with_file_order
+from .engine_health import ORDER, cap_rows, capped_counts, refuse_on_engine, shift_rows, with_file_order
 from .health_steps import CapRecordsStep, ShiftDatesStep
 from .recipe import Recipe, absent_note
 from .release import pseudonymized_columns, release_columns
@@ -98,6 +98,9 @@ class EngineReplay:
     written: EngineTable | None = None
     measured_on: str = "query"
     released: EngineTable | None = None
+    # records a records-per-person cap left out that the check does not judge (the person column
+    # withheld: counted in records, the cap's decision apart from the suppressed records)
+    left_out: int = 0
     notes: tuple[str, ...] = ()  # about the file read (a recorded column it lacks that the release never uses)
     unseen: tuple[UnseenValues, ...] = ()  # values the recipe's hierarchies did not list, and where they went
 
@@ -150,6 +153,7 @@ def apply_recipe(
     rows = raw.select(**typed, **({ORDER: raw[ORDER]} if capped else {}))
     loaded = _table(rows, engine, roles, recipe.source.missing)
     rows = loaded.assessed_rows(recipe.target.sensitive, rows)  # as a working copy starts (WorkingCopy.base)
+    assessed = rows
     placed: list[UnseenValues] = []
     rows = replay_steps([s.step for s in recipe.steps], rows, engine, loaded.count, unseen, placed)
     if capped:
@@ -177,10 +181,14 @@ def apply_recipe(
     judged = list(final.quasi_identifiers) + [s for s in recipe.target.sensitive if s not in final.quasi_identifiers]
     target = recipe.target
     owners = [c for c in (target.person, target.household) if c is not None]
+    left_out = 0
     if any(c not in written.columns for c in owners):  # withheld: its records are counted, as ``verify`` does
         target = replace(target, person=None, household=None, linked=())
+        caps = [s.step for s in recipe.steps if isinstance(s.step, CapRecordsStep)]
+        if caps:  # those a records-per-person cap left out by decision are not suppressed records
+            left_out = capped_counts(min(caps, key=lambda c: c.records), assessed, engine)[0]
     if all(c in written.columns for c in judged):  # what a reader of the file sees
-        check = _check(target, loaded, written)
+        check = _check(target, loaded, written, left_out)
         measured_on = "written file"
     else:  # the release leaves out a column the target judges: the table before the choice of columns
         check = _check(recipe.target, loaded, final)
@@ -195,6 +203,7 @@ def apply_recipe(
         written=written,
         measured_on=measured_on,
         released=query,
+        left_out=left_out if measured_on == "written file" else 0,
         notes=notes,
         unseen=tuple(placed),
     )
@@ -419,8 +428,9 @@ def _suppress_owners(step: SuppressionStep, rows, judged: EngineTable, engine: E
     return joined.filter(out).select(*rows.columns)
 
 
-def _check(target, loaded: EngineTable, final: EngineTable) -> TargetCheck:
-    """``ReleaseTarget.check`` on the final table's per-combination summary, weighted."""
+def _check(target, loaded: EngineTable, final: EngineTable, left_out: int = 0) -> TargetCheck:
+    """``ReleaseTarget.check`` on the final table's per-combination summary, weighted; ``left_out``
+    records of the loaded file (a records-per-person cap's) are not among those it judges."""
     qis = list(final.quasi_identifiers)
     lacking = [s for s in target.sensitive if s not in final.columns]
     if lacking:
@@ -429,7 +439,7 @@ def _check(target, loaded: EngineTable, final: EngineTable) -> TargetCheck:
         )
     columns = qis + [s for s in target.sensitive if s not in qis]
     owners = [c for c in (target.person, target.household) if c is not None]
-    loaded_records = _loaded_records(loaded, target.sensitive)
+    loaded_records = _loaded_records(loaded, target.sensitive) - left_out
     judged = final.with_roles({c: Role.IGNORE for c in owners}) if owners else final
     cells, _ = summary_frame(judged, columns + owners, complete=final.assessed_columns(target.sensitive))
     roles = {c: Role.QUASI_IDENTIFIER for c in qis}

@@ -202,7 +202,12 @@ def anonymize(
         "and it is measured as written."
     )
     replay = apply_recipe(recipe, table, out=out)
-    recipe = replace(recipe, released_records=replay.released_records, loaded_records=replay.check.loaded_records)
+    recipe = replace(
+        recipe,
+        released_records=replay.released_records,
+        loaded_records=replay.check.loaded_records + replay.left_out,
+        capped_records=capped[0] if capped is not None else None,
+    )
     rows, smallest, value, released = _measured(replay, frame, shield, built, recipe, measure, target)
     # what an attacker who knows the kept columns sees, counted on the rows as written (no person column written)
     written = replay.written if replay.written is not None else replay.released

@@ -57,7 +57,7 @@ from ..core.hierarchy import SUPPRESSED
 from ..core.histories import Earlier
 from ..core.loading import load_table
 from ..measures.target import ReleaseTarget, TargetCheck
-from .health_steps import needs_key
+from .health_steps import CapRecordsStep, needs_key
 from .release import (
     check_release_columns,
     digest,
@@ -316,6 +316,9 @@ class Recipe:
     # the engine (duckdb) that wrote the released table whose SHA-256 is recorded: its rows are the
     # in-memory release's in the engine's order, so a replay is compared with it as a table
     written_by: str | None = None
+    # records a records-per-person cap left out before the target judged the rest: the officer's
+    # decision, stated apart (capped_records), never counted as suppressed records
+    capped_records: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -331,6 +334,7 @@ class Recipe:
                 **({} if self.loaded_records is None else {"loaded_records": self.loaded_records}),
                 **({} if self.loaded_persons is None else {"loaded_persons": self.loaded_persons}),
                 **({} if self.written_by is None else {"written_by": self.written_by}),
+                **({} if self.capped_records is None else {"capped_records": self.capped_records}),
             },
         }
         data[DIGEST_FIELD] = content_digest(data)
@@ -412,7 +416,7 @@ class Recipe:
             data["release"],
             "the release",
             required=("columns", "sha256", "records"),
-            optional=("loaded_records", "loaded_persons", "written_by"),
+            optional=("loaded_records", "loaded_persons", "written_by", "capped_records"),
         )
         columns = read_texts(release, "columns", "the release")
         roles = source.roles
@@ -446,6 +450,7 @@ class Recipe:
             integrity,
             persons,
             read_text(release, "written_by", "the release", allowed=("duckdb", "spark"), optional=True),
+            read_whole(release, "capped_records", "the release", minimum=0) if "capped_records" in release else None,
         )
 
     @classmethod
@@ -494,6 +499,7 @@ class Recipe:
             released_records=0,
             loaded_persons=None,
             written_by=None,
+            capped_records=None,
         )
 
     @property
@@ -683,4 +689,27 @@ def recipe_of(
         records,
         analysed_records(loaded, target.sensitive),
         loaded_persons=analysed_persons(loaded, target.sensitive, target),
+        capped_records=capped_records(loaded, target, made),
     )
+
+
+def capped_records(loaded: Dataset, target: ReleaseTarget, steps: Sequence[Step]) -> int | None:
+    """The assessed records of ``loaded`` a records-per-person cap among ``steps`` leaves out
+    (None without a cap): how many depends only on each person's number of records, which the
+    steps before it (pseudonyms, date shifts) do not change.
+
+    >>> import pandas as pd
+    >>> ds = Dataset.from_frame("v", pd.DataFrame({"pid": list("aaab"), "age": [1, 2, 3, 4]}), {"pid": "person"})
+    >>> capped_records(ds, ReleaseTarget(k=1), [CapRecordsStep("pid", 2)])
+    1
+    """
+    caps = [s for s in steps if isinstance(s, CapRecordsStep)]
+    if not caps:
+        return None
+    frame = loaded.assessed_only(target.sensitive).frame
+    left = 0
+    for cap in caps:
+        capped = cap.capped(frame)
+        left += int(capped.records)
+        frame = frame[capped.kept]
+    return left

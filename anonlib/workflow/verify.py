@@ -344,13 +344,16 @@ def recount(recipe: Recipe, table: bytes):
     roles = {c: Role(recipe.source.roles[c]) for c in recipe.columns}
     released = Dataset(name=TABLE_FILE, frame=frame, roles=roles, missing=recipe.source.missing).validated()
     target = recipe.target
+    loaded = recipe.loaded_records or recipe.source.records
     if any(c not in recipe.columns for c in (target.person, target.household) if c is not None):
         # a person (household) column the release withholds cannot be counted on it: its records are
-        # counted (``verify`` recounts people on the source's replay when it is given)
+        # counted (``verify`` recounts people on the source's replay when it is given), those a
+        # records-per-person cap left out by decision not among the suppressed ones
         target = replace(target, person=released.person, household=released.household, linked=())
+        loaded -= recipe.capped_records or 0
     return target.check(
         released,
-        loaded_records=recipe.loaded_records or recipe.source.records,
+        loaded_records=loaded,
         wildcard=suppression_mark(s.step for s in recipe.steps),
         loaded_persons=recipe.loaded_persons if released.owners else None,
     )
