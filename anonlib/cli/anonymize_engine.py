@@ -7,9 +7,9 @@ What needs every record in memory is refused with a sentence: ``--local-suppress
 ranked by its own keyed hash) and, on Spark, a cap (it does not keep the file's order).
 ``--shift-dates`` and ``--cap-records`` (the first records, by ``--time``, else in the file's
 order) run on the engine (``anonlib.workflow.engine_health``): the released table is the
-in-memory one. ``--package`` and ``--project`` run on DuckDB
-(``anonlib.cli.engine_package``): the engine writes the released CSV, whose bytes the
-package and the audit entry hold. Before the engine reads, standard error says what it is about to read and
+in-memory one. ``--package`` and ``--project`` run on DuckDB and Spark
+(``anonlib.cli.engine_package``): the engine writes the released CSV, byte for byte the
+in-memory release's, whose bytes the package and the audit entry hold. Before the engine reads, standard error says what it is about to read and
 about how long that takes; each phase is announced there too (standard output keeps
 the summary, or the JSON).
 """

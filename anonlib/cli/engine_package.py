@@ -1,18 +1,21 @@
-"""``--package`` and ``--project`` with ``--engine duckdb`` (``anonymize`` and ``apply``).
+"""``--package`` and ``--project`` with ``--engine duckdb|spark`` (``anonymize`` and ``apply``).
 
-The engine searches (``anonymize``) and writes the released table as CSV; that file's bytes
-are the package's ``released.csv`` and what the project's audit log records (their SHA-256
-measured on the bytes as written). The package's report, README and recipe come from the
-one in-memory package builder (``anonlib.workflow.package.release_package`` with
-``written=``), on the working copy the recipe makes of the source read once in memory (a
-package is read whole by ``verify``, so what it holds fits in memory). The recipe records
-the engine that wrote the table (``Recipe.written_by``): its rows are the in-memory
-release's in the engine's order, and ``verify`` compares a replay with them as a table.
+The engine searches (``anonymize``) and writes the released table as one CSV file; that
+file's bytes are the package's ``released.csv`` and what the project's audit log records
+(their SHA-256 measured on the bytes as written). They are the in-memory release's bytes
+(``anonlib.engine.writer``: the same records in the source's order, the same text), so
+the package's recipe is the in-memory recipe and ``verify`` compares a replay with the
+table byte for byte. The package's report, README and recipe come from the one in-memory
+package builder (``anonlib.workflow.package.release_package`` with ``written=``), on the
+working copy the recipe makes of the source read once in memory (a package is read whole
+by ``verify``, so what it holds fits in memory). Should the engine's bytes ever differ
+from the in-memory writer's, the recipe records the engine (``Recipe.written_by``), the
+package says so, and ``verify`` compares as a table (``written_recipe``).
 
-What stays refused, in one sentence, before anything is read or written: Spark (it writes
-a folder of part files, not one table), a Parquet ``--out`` with either option (the package
-and the audit log hold the table as CSV), and a delivery into a project with earlier
-deliveries of the same people (judged with their histories, in memory only).
+What stays refused, in one sentence, before anything is read or written: a Parquet
+``--out`` with either option (the package and the audit log hold the table as CSV), and a
+delivery into a project with earlier deliveries of the same people (judged with their
+histories, in memory only).
 """
 
 from __future__ import annotations
@@ -45,11 +48,6 @@ def refuse_unpackaged(args: argparse.Namespace) -> None:
     if not packaged(args):
         return
     option = "--package" if args.package else "--project"
-    if args.engine == "spark" or args.spark_master:
-        raise ParameterError(
-            f"{option} on an engine runs on DuckDB only (Spark writes the release as a folder of part files, not "
-            "the one table a package and the audit log record); use --engine duckdb, or leave out --engine."
-        )
     if args.out and Path(args.out).name.lower().endswith(PARQUET):
         raise ParameterError(f"{option} records the released table as CSV; give --out a .csv name, or leave out --out.")
 

@@ -28,7 +28,8 @@ Parts: ``backends`` (starting DuckDB and Spark, one-sentence errors),
 ``as_engine_table``), ``counts`` (the group-by summaries), ``owners`` (counts in
 people, histories and households: class sizes in people, signatures, the household
 risk's compositions), ``size`` (what a scan is about to read and how long it takes,
-said before it starts). The engine is a
+said before it starts), ``writer`` (a released table written as one CSV file, byte for
+byte as the in-memory release writes it, in the source's order). The engine is a
 counting backend under the measures: it imports nothing but ``anonlib.core``;
 the measures (``profile``, ``leakage``, ``models``, ``risk``) ask it for counts
 and conclude with their own in-memory code, and the workflow re-applies a

@@ -25,9 +25,12 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import glob
 import gzip
 import os
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -49,6 +52,7 @@ INTEGER = r"^[+-]?[0-9]+$"
 UNSAFE_INTEGER = r"^[+-]?(0[0-9]|[0-9]{19,})"  # leading zero (a code) or more than 18 digits
 WEIGHT = "anonlib_weight"  # records per row of a summary
 ROWS = "anonlib_rows"
+ROW = "anonlib_row"  # a record's position in its files (``EngineTable.numbered``)
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ class EngineTable(RoleColumns):
     _checked: dict = field(default_factory=dict, repr=False, compare=False)
     _dropped: dict = field(default_factory=dict, repr=False, compare=False)
     _pairs: dict = field(default_factory=dict, repr=False, compare=False)  # anonlib.engine.owners' cached pairs
+    # Spark: builds ``raw`` again with each record's position (``numbered``); DuckDB numbers ``raw`` itself
+    _numbering: Any = field(default=None, repr=False, compare=False)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -87,6 +93,37 @@ class EngineTable(RoleColumns):
         if len(counts) > 1:
             raise ColumnError(f"Only one column can hold record counts; found {join_names(counts)}.")
         return replace(self, roles=merged, _checked={}, _dropped={})
+
+    def numbered(self) -> Any:
+        """The source's rows with ``ROW``, each record's position in the files (0, 1, ... in the
+        order of the files and of the records in each: the order the in-memory loader reads), or
+        None when the engine cannot say (a Spark table brought as an Ibis table).
+
+        On DuckDB ``row_number() OVER ()`` on the scan, which keeps the files' order while the
+        insertion order is preserved (``ordered_writes``); on Spark the files are read again,
+        one after another, and numbered by ``monotonically_increasing_id`` (increasing with the
+        partition, and a file's splits are partitioned in their order).
+
+        >>> from anonlib.engine import connect
+        >>> with connect("duckdb") as engine:
+        ...     table = from_frame(pd.DataFrame({"age": [40, 30, 50]}), engine)
+        ...     engine.run(table.numbered()).to_pylist()
+        [{'age': 40, 'anonlib_row': 0}, {'age': 30, 'anonlib_row': 1}, {'age': 50, 'anonlib_row': 2}]
+        """
+        if self._numbering is not None:
+            return self._numbering()
+        if self.engine.name != "duckdb":
+            return None
+        from ibis import util
+
+        with errors(self.engine):
+            backend = self.engine.backend
+            name = util.gen_name("anonlib_numbered")
+            backend.raw_sql(
+                f'CREATE TEMPORARY VIEW "{name}" AS SELECT *, row_number() OVER () - 1 AS {ROW} '
+                f"FROM ({backend.compile(self.raw)})"
+            )
+            return backend.table(name)
 
     def with_missing(self, missing: str) -> EngineTable:
         """A copy with missing values kept as a category (``category``) or dropped (``drop``)."""
@@ -404,16 +441,31 @@ def scan(
     fmt = file_format(files)
     if delimiter is not None and len(delimiter) != 1:
         raise DataFileError("The delimiter must be a single character such as , ; | or TAB.")
-    names = [str(f) for f in files]
+    names = [str(f) for f in files] if engine.name != "spark" else _spark_visible(files)
+    sep = None
     with errors(engine):
         if fmt == "parquet":
             raw = _read_parquet(engine, names)
         else:
             sep = delimiter or _delimiter(files[0], encoding)
-            raw = _read_csv(engine, names, sep if sep in DELIMITERS or delimiter else ",", encoding)
+            sep = sep if sep in DELIMITERS or delimiter else ","
+            raw = _read_csv(engine, names, sep, encoding)
         stripped = {c.strip(): c for c in raw.columns if c.strip() != c and c.strip()}
         if stripped:
             raw = raw.rename(stripped)
+    numbering = None
+    if engine.name == "spark":
+
+        def numbering():
+            """The files read again one after another, each record numbered (``EngineTable.numbered``)."""
+            with errors(engine):
+                frames = [_spark_frame(engine, fmt, [f], sep, encoding) for f in names]
+                frame = frames[0]
+                for other in frames[1:]:
+                    frame = frame.unionByName(other)
+                numbered = _spark_numbered(engine, frame)
+                return numbered.rename(stripped) if stripped else numbered
+
     table = EngineTable(
         name=name or os.fspath(path),
         engine=engine,
@@ -421,35 +473,81 @@ def scan(
         roles=_guessed_roles(raw.columns, roles),
         missing="category",
         from_files=True,
+        _numbering=numbering,
     )
     return table.with_missing(missing)
 
 
+_LINKS: list[str] = []  # folders of visible names for files Spark would skip (removed at exit)
+
+
+def _remove_links() -> None:
+    for folder in _LINKS:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+atexit.register(_remove_links)
+
+
+def _spark_visible(files: Sequence[Path]) -> list[str]:
+    """The files' paths for Spark, which skips a file whose name starts with ``.`` or ``_`` (a
+    hidden or bookkeeping file) even when named: such a file is read through a hard link (else a
+    copy) with a visible name in a private folder beside it, removed when the process ends (e.g.
+    the fresh hidden name a command writes its output under before renaming it)."""
+    names = []
+    for file in files:
+        if not file.name.startswith((".", "_")):
+            names.append(str(file))
+            continue
+        folder = tempfile.mkdtemp(prefix=".anonlib-spark-", dir=file.parent)
+        _LINKS.append(folder)
+        visible = Path(folder) / (file.name.lstrip("._") or "data")
+        try:
+            os.link(file, visible)
+        except OSError:
+            shutil.copyfile(file, visible)
+        names.append(str(visible))
+    return names
+
+
 def _read_parquet(engine: Engine, files: list[str]):
     if engine.name == "spark":
-        session = engine.backend._session
-        return _spark_view(engine, session.read.parquet(*files))
+        return _spark_view(engine, _spark_frame(engine, "parquet", files))
     return engine.backend.read_parquet(files)
 
 
 def _read_csv(engine: Engine, files: list[str], delimiter: str, encoding: str | None):
     if engine.name == "spark":
-        reader = engine.backend._session.read
-        frame = reader.csv(
-            files,
-            header=True,
-            inferSchema=False,
-            sep=delimiter,
-            quote='"',
-            escape='"',
-            encoding=encoding or "UTF-8",
-            mode="FAILFAST",
-        )
-        return _spark_view(engine, frame)
+        return _spark_view(engine, _spark_frame(engine, "csv", files, delimiter, encoding))
     options = {"all_varchar": True, "header": True, "delim": delimiter, "quote": '"', "escape": '"'}
     if encoding:
         options["encoding"] = encoding
     return engine.backend.read_csv(files, **options)
+
+
+def _spark_frame(engine: Engine, fmt: str, files: list[str], delimiter: str | None = None, encoding: str | None = None):
+    """Spark's DataFrame of ``files`` (Parquet, or CSV read as text with a header)."""
+    reader = engine.backend._session.read
+    if fmt == "parquet":
+        return reader.parquet(*files)
+    return reader.csv(
+        files,
+        header=True,
+        inferSchema=False,
+        sep=delimiter,
+        quote='"',
+        escape='"',
+        encoding=encoding or "UTF-8",
+        mode="FAILFAST",
+    )
+
+
+def _spark_numbered(engine: Engine, frame):
+    """``frame`` with ``ROW`` (``monotonically_increasing_id``: increasing in the partitions' order,
+    and within each in its rows' order), as a view."""
+    from pyspark.sql import functions
+
+    return _spark_view(engine, frame.withColumn(ROW, functions.monotonically_increasing_id()))
 
 
 def _spark_view(engine: Engine, frame):
@@ -473,14 +571,23 @@ def from_frame(
 
     if isinstance(engine, str):
         engine = shared(engine)
+    numbering = None
     with errors(engine):
         if engine.name == "spark":
-            raw = _spark_view(engine, engine.backend._session.createDataFrame(_spark_ready(frame)))
+            spark_frame = engine.backend._session.createDataFrame(_spark_ready(frame))
+            raw = _spark_view(engine, spark_frame)
+
+            def numbering():
+                """The frame's rows numbered in its order (its partitions are slices of it, in order)."""
+                with errors(engine):
+                    return _spark_numbered(engine, spark_frame)
+
         else:
             raw = engine.backend.create_table(ibis.util.gen_name("anonlib_frame"), ibis.memtable(frame), temp=True)
-    return EngineTable(name=name, engine=engine, raw=raw, roles=_guessed_roles(raw.columns, roles)).with_missing(
-        missing
+    table = EngineTable(
+        name=name, engine=engine, raw=raw, roles=_guessed_roles(raw.columns, roles), _numbering=numbering
     )
+    return table.with_missing(missing)
 
 
 def _spark_ready(frame: pd.DataFrame) -> pd.DataFrame:

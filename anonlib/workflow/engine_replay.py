@@ -3,7 +3,8 @@
 The workflow's side of the engine (the engine counts and rewrites; what a step means
 and what the target asks stay here, so the engine imports nothing above it).
 ``apply_recipe(recipe, path, out=..., engine="duckdb")`` does on DuckDB or Spark
-what ``anonlib.workflow.recipe.apply_recipe`` does in memory (the same released rows, in the engine's order):
+what ``anonlib.workflow.recipe.apply_recipe`` does in memory (the same released rows; as a CSV,
+the same bytes):
 
 - the file is scanned in place, checked against the recipe's columns, and each
   column given its recorded type and role;
@@ -23,17 +24,24 @@ what ``anonlib.workflow.recipe.apply_recipe`` does in memory (the same released 
   (class, sensitive value) cells come back, ``anonlib.measures.models.acceptance``
   decides per class as in memory, and the engine drops the failing classes'
   records with a join;
-- the released table is written by the engine (CSV or Parquet), formulas
-  neutralised as ``anonlib.core.loading.to_safe_csv`` does; the release target
-  is then checked on the file as written, read back as anonlib reads a file
+- the released table is written by the engine; a CSV byte for byte as the in-memory
+  release writes it (``anonlib.engine.writer``: ``to_safe_csv``'s header, cells,
+  quoting, formula neutralisation and CRLF line ends), its records in the source's
+  order: each record carries its position in the file from the scan
+  (``EngineTable.numbered``) and the lines are sorted by it; rows merged under a
+  count column are merged by a group-by and placed at their first record, as
+  ``anonlib.workflow.release.merge_identical_rows`` places them. A Parquet file is
+  the engine's own (a folder of parts on Spark), in the engine's order. The release
+  target is then checked on the file as written, read back as anonlib reads a file
   (``ReleaseTarget.check`` on its per-combination summary, weighted), so the
   verdict and the exit code are about what a reader of the file gets. Without
   an output file it is checked on the released table's query.
 
 Only distinct values, cells and counts leave the engine; the records never do.
-The released rows are the in-memory release's rows; their order is the
-engine's (rows merged under a count column are merged by a group-by), so the
-file equals the in-memory one as a table, not byte for byte.
+The released rows are the in-memory release's rows, and the CSV holds them as the
+in-memory release writes them (``EngineReplay.in_source_order``: False only for a
+table the engine cannot number, an Ibis table brought to Spark, whose rows are then
+in the engine's order).
 
 Example:
     >>> import tempfile, pandas as pd
@@ -56,6 +64,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -66,6 +75,8 @@ from ..core.errors import AnonlibError, ColumnError, DataFileError, ParameterErr
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, Engine, EngineTable, from_frame, from_ibis, scan, shared, summary_frame, to_pandas
 from ..engine.backends import errors
+from ..engine.source import ROW
+from ..engine.writer import ordered_writes, write_csv
 from ..measures.models import acceptance
 from ..measures.target import TargetCheck
 from .engine_health import ORDER, cap_rows, capped_counts, refuse_on_engine, shift_rows, with_file_order
@@ -103,6 +114,9 @@ class EngineReplay:
     left_out: int = 0
     notes: tuple[str, ...] = ()  # about the file read (a recorded column it lacks that the release never uses)
     unseen: tuple[UnseenValues, ...] = ()  # values the recipe's hierarchies did not list, and where they went
+    # the CSV written in the source's order, as the in-memory release writes it (its bytes); False for
+    # Parquet, no file, or a table the engine cannot number (its rows then in the engine's order)
+    in_source_order: bool = False
 
 
 def apply_recipe(
@@ -116,8 +130,9 @@ def apply_recipe(
 ) -> EngineReplay:
     """Re-apply ``recipe`` to the files at ``source`` (a path, or a table already scanned
     with ``anonlib.engine.scan``) on ``engine`` and, with ``out``, write the released
-    table there (``.parquet``: Parquet, else CSV; Spark writes a folder of parts) and
-    measure the target on what was written. Values a generalization's hierarchy does not list
+    table there (``.parquet``: Parquet, a folder of parts on Spark; else one CSV file) and
+    measure the target on what was written (a CSV: the in-memory release's bytes, its records in
+    the source's order). Values a generalization's hierarchy does not list
     are placed as in memory (``anonlib.workflow.unseen``: numbers by the bands, new categories
     refused or, with ``unseen="top"``, at the top), from their distinct values and records."""
     if isinstance(source, EngineTable):
@@ -147,21 +162,32 @@ def apply_recipe(
     notes = (absent_note(absent, "This file"),) if absent else ()
     roles = {c.name: Role(c.role) for c in present}
     table.decide_kinds([c.name for c in present])  # one scan types every text column (not one per column)
-    typed = {c.name: _typed(table.value(c.name), c.type) for c in present}
     capped = any(isinstance(s.step, CapRecordsStep) for s in recipe.steps)
-    raw = with_file_order(table.raw) if capped else table.raw  # numbered on the scan itself
-    rows = raw.select(**typed, **({ORDER: raw[ORDER]} if capped else {}))
+    # a CSV is written in the source's order: each record carries its position from the scan (ROW, pruned
+    # from every query but the write and a materialized step's table)
+    numbered = table.numbered() if out is not None and not _is_parquet(Path(out)) else None
+    raw = table.raw if numbered is None else numbered
+    raw = with_file_order(raw) if capped else raw  # numbered on the scan itself
+    typed = {c.name: _typed(table.value(c.name, raw), c.type) for c in present}
+    rows = raw.select(
+        **typed, **({ORDER: raw[ORDER]} if capped else {}), **({ROW: raw[ROW]} if numbered is not None else {})
+    )
     loaded = _table(rows, engine, roles, recipe.source.missing)
     rows = loaded.assessed_rows(recipe.target.sensitive, rows)  # as a working copy starts (WorkingCopy.base)
     assessed = rows
     placed: list[UnseenValues] = []
-    rows = replay_steps([s.step for s in recipe.steps], rows, engine, loaded.count, unseen, placed)
+    # a step materializing the records (a date shift, a cap) computes ROW in the files' order
+    with ordered_writes(engine) if numbered is not None else nullcontext():
+        rows = replay_steps([s.step for s in recipe.steps], rows, engine, loaded.count, unseen, placed)
     if capped:
         rows = rows.drop(ORDER)
     final = _table(rows, engine, roles, recipe.source.missing)
     pseudonyms = pseudonymized_columns(s.step for s in recipe.steps)
     released = _release(final, recipe.columns, recipe.target.sensitive, pseudonyms)
     count = final.count
+    ordered = released
+    if ROW in released.columns:
+        released = released.drop(ROW)
     query = from_ibis(released, name="release", roles={c: final.roles.get(c, Role.IGNORE) for c in released.columns})
     query = query.with_missing(final.missing)
     if out is None:
@@ -176,7 +202,7 @@ def apply_recipe(
             notes=notes,
             unseen=tuple(placed),
         )
-    path, renamed = _write(engine, released, Path(out))
+    path, renamed, in_order = _write(engine, ordered, Path(out))
     written = _read_back(engine, path, final, renamed)
     judged = list(final.quasi_identifiers) + [s for s in recipe.target.sensitive if s not in final.quasi_identifiers]
     target = recipe.target
@@ -206,6 +232,7 @@ def apply_recipe(
         left_out=left_out if measured_on == "written file" else 0,
         notes=notes,
         unseen=tuple(placed),
+        in_source_order=in_order,
     )
 
 
@@ -466,14 +493,17 @@ def _loaded_records(loaded: EngineTable, extra: Sequence[str] = ()) -> int:
 def _release(final: EngineTable, columns: Sequence[str], extra: Sequence[str] = (), pseudonyms: Sequence[str] = ()):
     """The released table (``anonlib.workflow.release.release_table`` on the engine): the
     assessed records (``EngineTable.assessed`` with the models' columns ``extra``); the
-    ``pseudonyms`` columns (a person column as its keyed pseudonym) released as such."""
+    ``pseudonyms`` columns (a person column as its keyed pseudonym) released as such; with the
+    records' positions (``ROW``) kept beside them."""
     rows = final.assessed_rows(extra)
     count = final.count
     chosen = list(release_columns(columns, list(rows.columns), final.roles, count, pseudonymized=pseudonyms))
     values = [c for c in chosen if c != count]
-    if count:
-        rows = rows.group_by(values).aggregate(**{count: rows[count].sum().cast("int64")})
-    return rows.select(*[_safe(rows[c]) for c in chosen])
+    numbered = ROW in rows.columns
+    if count:  # equal rows merged, at their first record when the records are numbered (as in memory)
+        first = {ROW: rows[ROW].min()} if numbered else {}
+        rows = rows.group_by(values).aggregate(**{count: rows[count].sum().cast("int64")}, **first)
+    return rows.select(*[_safe(rows[c]) for c in chosen], *([ROW] if numbered else []))
 
 
 def _safe(column):
@@ -485,23 +515,27 @@ def _safe(column):
     return risky.ifelse("'" + column, column).name(name)
 
 
-def _write(engine: Engine, table, out: Path) -> tuple[Path, dict[str, str]]:
-    """The released table written by the engine (Parquet by suffix, else CSV with a header),
-    and the column names guarded against formulas (written name -> name)."""
-    parquet = out.name.lower().endswith(PARQUET)
+def _is_parquet(out: Path) -> bool:
+    return out.name.lower().endswith(PARQUET)
+
+
+def _write(engine: Engine, table, out: Path) -> tuple[Path, dict[str, str], bool]:
+    """The released table written by the engine (Parquet by suffix, else one CSV file as the
+    in-memory release writes it, in the order of ``ROW`` when the table has it), the column
+    names guarded against formulas (written name -> name), and whether the CSV is in order."""
     risky = [c for c in table.columns if str(c).startswith(CSV_INJECTION_PREFIXES)]
     renamed = {"'" + c: c for c in risky}
-    if risky:
-        table = table.rename(renamed)
     if out.exists() and out.is_dir():
         shutil.rmtree(out)
+    if not _is_parquet(out):  # the header's names are guarded by the writer, as to_safe_csv does
+        return out, renamed, write_csv(engine, table, out, order=ROW)
+    if ROW in table.columns:
+        table = table.drop(ROW)
+    if risky:
+        table = table.rename(renamed)
     with errors(engine):
         if engine.name == "spark":
-            frame = engine.backend._session.sql(engine.backend.compile(table))
-            writer = frame.write.mode("overwrite")
-            writer.parquet(str(out)) if parquet else writer.csv(str(out), header=True, emptyValue="", escape='"')
-        elif parquet:
-            engine.backend.to_parquet(table, str(out))
+            engine.backend._session.sql(engine.backend.compile(table)).write.mode("overwrite").parquet(str(out))
         else:
-            engine.backend.to_csv(table, str(out), header=True)
-    return out, renamed
+            engine.backend.to_parquet(table, str(out))
+    return out, renamed, False

@@ -151,23 +151,37 @@ def now() -> str:
 
 def written_recipe(copy: WorkingCopy, columns: Sequence[str] | None, table: bytes, engine: str) -> Recipe:
     """The recipe of ``copy`` recording a released table an ``engine`` wrote (``table``, its
-    bytes as written): their SHA-256 and the engine (``Recipe.written_by``: its rows are the
-    in-memory release's in the engine's order, so a replay is compared with it as a table).
+    bytes as written). When they are the in-memory release's bytes (the engines write a CSV as
+    it does, ``anonlib.engine.writer``) it is the in-memory recipe, compared byte for byte;
+    otherwise it records their SHA-256 and the engine (``Recipe.written_by``: the rows of the
+    in-memory release in another order or form, so a replay is compared with it as a table).
 
     >>> import pandas as pd
     >>> from anonlib.core.dataset import Dataset
     >>> ds = Dataset.from_frame("d.csv", pd.DataFrame({"age": [30, 30]}), {"age": "quasi-identifier"})
-    >>> recipe = written_recipe(WorkingCopy.start(ds, ReleaseTarget(k=2)), None, b"age\\n30\\n30\\n", "duckdb")
+    >>> copy = WorkingCopy.start(ds, ReleaseTarget(k=2))
+    >>> written_recipe(copy, None, b"age\\r\\n30\\r\\n30\\r\\n", "duckdb").written_by is None
+    True
+    >>> recipe = written_recipe(copy, None, b"age\\n30\\n30\\n", "duckdb")
     >>> recipe.written_by, recipe.released_sha256 == digest(b"age\\n30\\n30\\n")
     ('duckdb', True)
     """
-    return replace(copy.recipe(columns), released_sha256=digest(table), written_by=engine)
+    recipe = copy.recipe(columns)
+    if recipe.released_sha256 == digest(table):  # byte for byte the in-memory release
+        return recipe
+    return replace(recipe, released_sha256=digest(table), written_by=engine)
 
 
-def written_note(engine: str) -> str:
-    """What a package says of a released table an engine wrote."""
+def written_note(engine: str, same: bool = True) -> str:
+    """What a package says of a released table an engine wrote: byte for byte the in-memory
+    release's (``same``), or its rows in another order or form, compared as a table."""
+    if same:
+        return (
+            f"{TABLE_FILE} was written by {engine}, byte for byte the table the in-memory release writes (the same "
+            "records in the same order, the same text); `verify` compares the source's replay with it byte for byte."
+        )
     return (
-        f"{TABLE_FILE} was written by {engine}: the rows of the in-memory release in {engine}'s order (its bytes "
+        f"{TABLE_FILE} was written by {engine}: the rows of the in-memory release, but not its bytes (its bytes "
         "are the engine's, which the SHA-256 above is of); `verify` compares the source's replay with it as a "
         "table, not byte for byte."
     )
@@ -194,7 +208,7 @@ def package_files(
     else:
         recipe = written_recipe(copy, columns, written[1], written[0])
         table = written[1]
-        notes = (*notes, written_note(written[0]))
+        notes = (*notes, written_note(written[0], recipe.written_by is None))
     recipe_bytes = recipe.dumps().encode("utf-8")
     kept = released_kept_risk(recipe, copy.release(recipe.columns))  # outside the target: said, with its figure
     notes = (*notes, kept.sentence()) if kept is not None else tuple(notes)

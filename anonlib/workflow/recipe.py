@@ -313,8 +313,9 @@ class Recipe:
     loaded_records: int | None = None
     integrity: str = field(default=INTACT, compare=False)
     loaded_persons: int | None = None
-    # the engine (duckdb) that wrote the released table whose SHA-256 is recorded: its rows are the
-    # in-memory release's in the engine's order, so a replay is compared with it as a table
+    # the engine (duckdb, spark) that wrote the released table whose SHA-256 is recorded when its bytes
+    # are not the in-memory release's (packages made before the engines wrote them, ``written_recipe``):
+    # its rows are the in-memory release's in the engine's order, so a replay is compared with it as a table
     written_by: str | None = None
     # records a records-per-person cap left out before the target judged the rest: the officer's
     # decision, stated apart (capped_records), never counted as suppressed records

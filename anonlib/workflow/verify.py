@@ -18,8 +18,10 @@
 - ``target``: the recipe's release target recounted on ``released.csv`` as
   written (``ReleaseTarget.check`` with the recipe's roles), and its records;
 - ``source`` (when the source file is given): its SHA-256 is the one recorded,
-  and re-applying the recipe reproduces ``released.csv`` byte for byte (as a table when the
-  recipe records that an engine wrote it, ``Recipe.written_by``: its order is the engine's). A recipe with
+  and re-applying the recipe reproduces ``released.csv`` byte for byte, in memory or on an engine
+  (``verify_package(..., engine=)``: the engines write a CSV as the in-memory release does); as a
+  table only when the recipe records that an engine wrote it in its own order or form
+  (``Recipe.written_by``, packages made before the engines wrote the in-memory bytes). A recipe with
   pseudonym or date-shift steps is re-applied under the project ``key`` it was made
   with (``verify_package(..., key=)``; the key is checked by its id, never shown);
   without it, or with another key, the source check fails saying so.
@@ -112,9 +114,10 @@ def verify_package(
     (bytes or path), that re-applying its recipe reproduces the released table (its
     pseudonym and date-shift steps replayed under ``key``, the project key; a suppression judged
     on histories across a project's earlier deliveries replayed with their records, ``earlier``).
-    ``engine`` (duckdb, spark): the recipe re-applied to the source where it lies, its rows
-    compared with the package's as a table (the engine's row order is its own); the package
-    itself, bounded in size, is always read in memory."""
+    ``engine`` (duckdb, spark): the recipe re-applied to the source where it lies, the CSV the
+    engine writes compared with the package's byte for byte (as a table for a recipe recording
+    that an engine wrote it in its own order, ``Recipe.written_by``); the package itself,
+    bounded in size, is always read in memory."""
     checks: list[PartCheck] = []
 
     def check(part: str, passed: bool, sentence: str) -> bool:
@@ -504,8 +507,9 @@ def _check_source_on_engine(
     recipe: Recipe, table: bytes | None, source, check, engine: str, key: bytes | None = None
 ) -> None:
     """The source is the file recorded, and the recipe re-applied to it on ``engine`` (its person
-    pseudonyms under ``key``) gives the package's rows (as a table: the engine writes them in its
-    own order)."""
+    pseudonyms under ``key``) gives the package's table byte for byte (the engine writes a CSV as
+    the in-memory release does); its rows, as a table, when the recipe records that an engine wrote
+    it in its own order (``Recipe.written_by``)."""
     from .engine_replay import apply_recipe as on_engine  # noqa: PLC0415 - the engine only when asked
 
     if isinstance(source, (bytes, bytearray)) or not Path(source).exists():
@@ -547,19 +551,31 @@ def _check_source_on_engine(
         except AnonlibError as err:
             check(SOURCE, False, f"does not fit the recipe: {err}")
             return
-        parts = sorted(written.glob("*.csv")) if written.is_dir() else [written]  # Spark writes a folder of parts
-        try:
-            replayed = pd.concat([_released_frame(recipe, p.read_bytes()) for p in parts], ignore_index=True)
-            expected = _released_frame(recipe, table)
-        except AnonlibError as err:  # a table of other columns than the recipe's
-            check(SOURCE, False, f"could not be compared on {engine}: {err}")
-            return
+        replayed_bytes = written.read_bytes()
+    if replayed_bytes == table:
+        check(SOURCE, True, f"gives {TABLE_FILE} byte for byte when the recipe is re-applied to it on {engine}")
+        return
+    if not recipe.written_by:  # the recipe records the in-memory release's bytes, which the engine writes
+        at = first_difference(replayed_bytes, table)
+        check(
+            SOURCE,
+            False,
+            f"gives a different {TABLE_FILE} when the recipe is re-applied to it on {engine} (first difference at "
+            f"byte {at:,})",
+        )
+        return
+    try:
+        replayed = _released_frame(recipe, replayed_bytes)
+        expected = _released_frame(recipe, table)
+    except AnonlibError as err:  # a table of other columns than the recipe's
+        check(SOURCE, False, f"could not be compared on {engine}: {err}")
+        return
     same = list(replayed.columns) == list(expected.columns) and _sorted(replayed).equals(_sorted(expected))
     check(
         SOURCE,
         same,
-        f"gives the rows of {TABLE_FILE} (as a table, in {engine}'s order) when the recipe is re-applied to it on "
-        f"{engine}"
+        f"gives the rows of {TABLE_FILE} (as a table: {recipe.written_by} wrote them in its own order) when the "
+        f"recipe is re-applied to it on {engine}"
         if same
         else f"gives other rows than {TABLE_FILE} when the recipe is re-applied to it on {engine} "
         f"({len(replayed):,} rows against {len(expected):,})",

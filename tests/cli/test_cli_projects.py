@@ -110,9 +110,9 @@ def test_bad_input_is_one_sentence(files, capsys, monkeypatch, tmp_path):
     t = files
     code, _, err = run(capsys, "projects", "import", t / "month0.csv")
     assert code == 2 and err == "error: This is not a project export (not a readable zip file).\n"
-    code, _, err = run(capsys, "anonymize", t / "month0.csv", "--shield", "age", "--k", "2", "--engine", "spark",
-                       "--out", t / "x.csv", "--project", "p")  # fmt: skip
-    assert code == 2 and "--project on an engine runs on DuckDB only" in err and not (t / "x.csv").exists()
+    code, _, err = run(capsys, "anonymize", t / "month0.csv", "--shield", "age", "--k", "2", "--engine", "duckdb",
+                       "--out", t / "x.parquet", "--project", "p")  # fmt: skip
+    assert code == 2 and "--project records the released table as CSV" in err and not (t / "x.parquet").exists()
     monkeypatch.setenv("ANONLIB_STORE", "mysql://somewhere/db")
     code, _, err = run(capsys, "projects", "list")
     assert code == 2 and err == "error: The project store runs on SQLite or PostgreSQL; ANONLIB_STORE names mysql.\n"

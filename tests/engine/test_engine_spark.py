@@ -1,6 +1,8 @@
 """Spark (local mode, one session for this module, small data) counts what the in-memory
 kernel counts: profile JSON, leakage, models, acceptance and a recipe's release on Adult,
-diabetes and heart; without Java, and on engine errors, the user reads one sentence."""
+diabetes and heart; it writes a released CSV byte for byte as in memory (a file split into
+many partitions too), and a package with a history target that ``verify`` passes; without
+Java, and on engine errors, the user reads one sentence."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ if not eng.java_available():  # .ci/run installs Java 17; a developer machine ma
     pytest.skip("Spark needs Java 17", allow_module_level=True)
 
 
-from engine_cases import engine_recipe, model_requirements, released_rows, released_table, same_answer  # noqa: E402
+from engine_cases import engine_recipe, model_requirements, released_table, same_answer  # noqa: E402
 
 # the bundled file the CLI, model and recipe tests read on Spark (the heart data is read in place
 # and with its missing values dropped below); the 101,766 diabetes records go through the same
@@ -141,15 +143,52 @@ def test_models_and_acceptance_on_spark_equal_in_memory(key, spark, parquet) -> 
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_a_recipe_applied_on_spark_releases_the_in_memory_table(key, tmp_path: Path, spark) -> None:
+def test_a_recipe_applied_on_spark_writes_the_in_memory_bytes(key, tmp_path: Path, spark) -> None:
     recipe = engine_recipe(key)
     expected = apply_recipe(recipe, SAMPLES[key].path)
-    got = engine_replay.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released", engine=spark)
+    got = engine_replay.apply_recipe(recipe, SAMPLES[key].path, out=tmp_path / "released.csv", engine=spark)
     assert got.check == expected.check and got.released_records == len(expected.table)
-    parts = sorted((tmp_path / "released").glob("part-*.csv"))
-    frame = pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts if p.stat().st_size])
-    frame = frame.sort_values(list(frame.columns)).reset_index(drop=True)
-    pd.testing.assert_frame_equal(frame, released_rows(expected.csv))
+    assert got.in_source_order and (tmp_path / "released.csv").read_bytes() == expected.csv
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["released.csv"]  # the part files removed
+
+
+def test_a_csv_split_into_many_partitions_is_written_in_the_files_order(tmp_path: Path, spark) -> None:
+    """Spark reads the file in 16 KB splits (many partitions): the released CSV still has the
+    in-memory bytes (records in the file's order, rows merged under a count column at their first
+    record, decimals in Python's form, text quoted and neutralised, blanks)."""
+    from anonlib.core.dataset import Dataset
+    from anonlib.core.loading import load_table
+    from anonlib.workflow import ReleaseTarget, WorkingCopy
+    from anonlib.workflow.steps import BandsStep, SuppressionStep
+
+    rng = np.random.default_rng(23)
+    n = 3000
+    source = tmp_path / "visits.csv"
+    pd.DataFrame(
+        {
+            "age": pd.array(rng.choice([*range(20, 70), None], n), dtype="Int64"),
+            "sex": rng.choice(["f", "m", None], n),
+            "ward": rng.choice(["north", "south, east", 'the "annex"', "=cmd", "", "-2"], n),
+            "dose": rng.choice([0.1, 2.5, 1e16, 1e-05, 3.0, 123456.789, np.nan], n),
+            "n": rng.integers(0, 3, n),
+        }
+    ).to_csv(source, index=False)
+    roles = {"age": "quasi-identifier", "sex": "quasi-identifier", "ward": "keep", "dose": "keep", "n": "count"}
+    loaded = Dataset.from_frame("visits.csv", load_table(source).frame, roles)
+    target = ReleaseTarget(k=3, max_suppressed=1.0)
+    start = WorkingCopy.start(loaded, target).apply(BandsStep("age", 10, 0, 20, 70, True), "x")
+    recipe = start.apply(SuppressionStep.from_target(target, start.current), "x").recipe()
+    expected = apply_recipe(recipe, source)
+    session = spark.backend._session
+    session.conf.set("spark.sql.files.maxPartitionBytes", "16384")
+    try:
+        numbered = spark.backend.compile(eng.scan(source, engine=spark).numbered())
+        assert session.sql(numbered).rdd.getNumPartitions() >= 4
+        got = engine_replay.apply_recipe(recipe, source, out=tmp_path / "released.csv", engine=spark)
+    finally:
+        session.conf.unset("spark.sql.files.maxPartitionBytes")
+    assert got.check == expected.check and expected.csv.count(b"\r\n") > 100
+    assert (tmp_path / "released.csv").read_bytes() == expected.csv
 
 
 def test_anonymize_on_spark_equals_in_memory(tmp_path: Path, spark, parquet, capsys) -> None:
@@ -227,23 +266,41 @@ def test_people_and_histories_on_spark_equal_in_memory(spark):
 
 
 def test_a_pseudonymized_person_on_spark_releases_the_histories_in_memory_releases(tmp_path, spark, capsys) -> None:
-    """The history target on Spark: the person column released as its keyed pseudonym, as in memory."""
+    """The history target on Spark: the person column released as its keyed pseudonym, the released
+    CSV byte for byte the in-memory one (``same_answer``); its package (``--package``, allowed on
+    Spark) holds those bytes and ``verify`` passes it byte for byte, in memory and on Spark."""
+    import zipfile
+
+    from anonlib.workflow.recipe import Recipe
+    from anonlib.workflow.verify import verify_package
+
     rng = np.random.default_rng(13)
     panel = tmp_path / "panel.parquet"
     pd.DataFrame(
         {
             "pid": [f"p{i}" for i in rng.integers(0, 50, 250)],
             "age": rng.integers(30, 50, 250),
-            "sex": rng.choice(["f", "m"], 250),
+            "sex": pd.array(rng.choice(["f", "m", None], 250), dtype="string"),  # blanks
+            "dose": rng.choice([0.1, 1e16, 2.5, np.nan], 250),
         }
     ).to_parquet(panel)
     key = tmp_path / "project.key"
     key.write_text("7e" * 32 + "\n")
     key.chmod(0o600)
     argv = ["anonymize", str(panel), "--shield", "age,sex", "--person", "pid", "--pseudonymize", "pid"]
-    argv += ["--key-file", str(key), "--k", "3", "--power", "2", "--max-suppressed", "0.5"]
+    argv += ["--keep", "dose", "--key-file", str(key), "--k", "3", "--power", "2", "--max-suppressed", "0.5"]
     memory, on_spark = same_answer(argv, tmp_path, capsys, engine="spark")
     assert on_spark["unit"] == memory["unit"] == "histories" and on_spark["met"] == memory["met"]
+    assert main([*argv, "--engine", "spark", "--package", str(tmp_path / "s.zip")]) == 0
+    capsys.readouterr()
+    with zipfile.ZipFile(tmp_path / "s.zip") as archive:
+        table, recipe = archive.read("released.csv"), Recipe.loads(archive.read("recipe.json"))
+    assert table == (tmp_path / "memory.csv").read_bytes() and recipe.written_by is None
+    for engine_name in (None, "spark"):
+        result = verify_package(tmp_path / "s.zip", panel, key=bytes.fromhex("7e" * 32), engine=engine_name)
+        assert result.passed, [c for c in result.checks if not c.passed]
+        (said,) = [c.sentence for c in result.checks if c.part == "source"]
+        assert said.startswith("gives released.csv byte for byte")
 
 
 @pytest.mark.spark

@@ -1,5 +1,5 @@
-"""``verify --engine``: the recipe re-applied to the source where it lies, its rows compared with the
-package's as a table; the package itself checked in memory (contract round 8)."""
+"""``verify --engine``: the recipe re-applied to the source where it lies, the table the engine writes
+compared with the package's byte for byte; the package itself checked in memory (contract round 8)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_verify_on_duckdb_agrees_with_verify_in_memory_and_sees_an_edited_source
     assert code == 0 and engine["passed"] and memory["passed"]
     assert [c["part"] for c in engine["checks"]] == [c["part"] for c in memory["checks"]]
     (said,) = [c["sentence"] for c in engine["checks"] if c["part"] == "source"]
-    assert said.startswith("gives the rows of released.csv (as a table, in duckdb's order)")
+    assert said == "gives released.csv byte for byte when the recipe is re-applied to it on duckdb"
     # a source with one record changed: the digest and the replay's rows both differ
     frame.loc[0, "age"] = 99 if frame.loc[0, "age"] != 99 else 98
     frame.to_csv(source, index=False)
