@@ -1,4 +1,5 @@
-"""Run the benchmarks: ``python -m bench [--repeat N] [name-filter ...]``."""
+"""Run the benchmarks: ``python -m bench [--repeat N] [name-filter ...]``, or
+``python -m bench people [--records N] ...`` (``bench/bench_people.py``)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,11 @@ def discover() -> list[bench.Benchmark]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["people"]:  # the command line on a generated panel of people (bench/bench_people.py)
+        from bench.bench_people import main as people
+
+        return people(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("filters", nargs="*", help="run only benchmarks whose name contains one of these")
     parser.add_argument("--repeat", type=int, default=None, help="override the number of timed runs")

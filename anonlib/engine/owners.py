@@ -306,3 +306,31 @@ def _fewest_containing(pairs, power: int):
         mine = mine.filter(needed == size)
         parts.append(mine.group_by(OWNER).aggregate(**{SHARED: mine[SHARED].min()}))
     return ibis.union(*parts, distinct=False) if len(parts) > 1 else parts[0]
+
+
+def stable_shares(table: EngineTable, owner: str, columns: Sequence[str]) -> dict[str, float]:
+    """Per column, the share of owners with at least two records whose records all hold one value
+    of it (a blank a value like any other; 0.0 when nobody has two records): the engine's side of
+    ``anonlib.core.stability.stable_share``, one grouped query per column.
+
+    >>> import pandas as pd
+    >>> from anonlib.engine import connect, from_frame
+    >>> df = pd.DataFrame({"pid": ["a", "a", "b", "b", "c"], "born": [51, 51, 60, 60, 70], "year": [70, 71, 70, 72, 70]})
+    >>> stable_shares(from_frame(df, connect()), "pid", ["born", "year"])
+    {'born': 1.0, 'year': 0.0}
+    """
+    out = {}
+    table = table.with_roles({owner: Role.HOUSEHOLD if table.household == owner else Role.PERSON})
+    for column in columns:
+        summary, _ = table.summary([owner, column])
+        per = summary.group_by(summary[owner]).aggregate(
+            anonlib_values=summary.count(), anonlib_records=summary[WEIGHT].sum()
+        )
+        two = per.filter(per.anonlib_records >= 2)
+        counted = two.aggregate(
+            anonlib_people=two.count(), anonlib_stable=(two.anonlib_values == 1).cast("int64").sum()
+        )
+        result = table.engine.run(counted)
+        people, stable = (result.column(c)[0].as_py() or 0 for c in ("anonlib_people", "anonlib_stable"))
+        out[column] = float(stable) / people if people else 0.0
+    return out

@@ -32,7 +32,7 @@ import pandas as pd
 from ..core.dataset import Dataset, Role
 from ..core.equivalence import row_class_sizes
 from ..core.errors import ParameterError, join_names
-from ..core.stability import stable_columns
+from ..core.stability import STABLE_SHARE, stable_columns
 from ..measures.linkage import history_risk
 
 
@@ -50,11 +50,11 @@ def unkept_columns(
     neither in the shield, the person or household column, kept (role ``keep``), nor in
     ``declared`` (the sensitive attributes the user named). ``changed`` are released changed by
     another step (a pseudonym, dates shifted per person): not unchanged. ``dataset`` is a ``Dataset`` or an
-    engine's table (no person column: only its quasi-identifiers are looked at)."""
+    engine's table (its stable columns then counted by the engine, ``anonlib.engine.owners.stable_shares``)."""
     shield, declared = set(shield), set(declared)
     released = [c for c in released if c not in set(changed)]
     released = list(dict.fromkeys(released))
-    person = getattr(dataset, "person", None)  # an engine's table has no person column
+    person = getattr(dataset, "person", None)
     counted = shield | {c for c in (person, getattr(dataset, "household", None)) if c}
     kept = set(dataset.kept)
     out = [
@@ -67,7 +67,13 @@ def unkept_columns(
         roles = dict(dataset.roles)
         open_ = [c for c in open_ if roles.get(c) not in (Role.IDENTIFIER, Role.COUNT, Role.PERSON, Role.HOUSEHOLD)]
         if open_:
-            stable = set(stable_columns(dataset.frame, dataset.person, open_))
+            if hasattr(dataset, "frame"):
+                stable = set(stable_columns(dataset.frame, dataset.person, open_))
+            else:  # an engine's table: the same shares counted where the records are
+                from ..engine.owners import stable_shares
+
+                shares = stable_shares(dataset, dataset.person, open_)
+                stable = {c for c, share in shares.items() if share > STABLE_SHARE}
             out += [c for c in open_ if c in stable]
     return tuple(c for c in released if c in out)
 

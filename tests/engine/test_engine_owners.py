@@ -402,3 +402,43 @@ def test_anonymize_households_on_duckdb_releases_the_in_memory_table(tmp_path, c
     assert engine["suppressed_households"] == assessed["hhid"].nunique() - written["hhid"].nunique() > 0
     if "--power" not in extra:  # every household's members' rows together shared by k households or more
         assert history_sharing(written, ["age", "sex"], "hhid").min() >= k
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(panels())
+def test_stable_shares_equal_the_kernel(duck, frame):
+    """Each column's share of people (2+ records) holding one value, blanks a value: as in memory."""
+    from anonlib.core.stability import stable_share
+    from anonlib.engine.owners import stable_shares
+
+    frame = frame.drop(columns="n")
+    table = eng.from_frame(frame, duck)
+    shares = stable_shares(table, "pid", ["age", "sex"])
+    assert shares == {c: pytest.approx(stable_share(frame[c], frame["pid"]), abs=1e-12) for c in ("age", "sex")}
+
+
+@pytest.mark.parametrize("varying", [False, True])
+def test_anonymize_on_duckdb_refuses_an_unkept_stable_column_as_in_memory(tmp_path, capsys, varying):
+    """An unkept column beside a pseudonymized --person: a column stable within people is refused in the in-memory
+    sentence (it used to fail on the engine's table), a column varying within people is released."""
+    rng = np.random.default_rng(13)
+    frame = _panel(rng, 200, 40)
+    grades = np.array(list("abcde"))
+    per_person = grades[rng.integers(0, 5, 40)][frame["pid"].str[1:].astype(int)]
+    frame["diagnosis"] = grades[rng.integers(0, 5, len(frame))] if varying else per_person
+    path = tmp_path / "panel.csv"
+    frame.to_csv(path, index=False)
+    argv = ["anonymize", str(path), "--shield", "age,sex", "--person", "pid", "--keep", "city", "--k", "2"]
+    key = tmp_path / "project.key"
+    key.write_text("4e" * 32 + "\n")
+    key.chmod(0o600)
+    argv += ["--pseudonymize", "pid", "--key-file", str(key), "--max-suppressed", "0.5", "--json"]
+    codes, errs = [], []
+    for extra in ([], ["--engine", "duckdb"]):
+        codes.append(main([*argv, "--out", str(tmp_path / f"out{len(extra)}.csv"), *extra]))
+        errs.append(capsys.readouterr().err)
+    assert codes == ([0, 0] if varying else [2, 2])
+    assert "Traceback" not in errs[1] and "unexpected" not in errs[1]
+    if not varying:
+        assert "diagnosis is guessed as a quasi-identifier or stable within a person" in errs[1]
+        assert errs[0].strip().splitlines()[-1] == errs[1].strip().splitlines()[-1]
