@@ -33,7 +33,15 @@ from ..workflow.recipe import Reading
 from ..workflow.release import pseudonymized_columns
 from ..workflow.unseen import check_unseen
 from .common import replaced_atomically, report_release, write
-from .engine_package import deliver, in_memory_copy, packaged, refuse_earlier, refuse_unpackaged, written_csv
+from .engine_package import (
+    compact,
+    deliver,
+    in_memory_copy,
+    packaged,
+    refuse_earlier,
+    refuse_unpackaged,
+    written_csv,
+)
 from .health import power_notes
 from .projects import linked_to
 
@@ -87,9 +95,10 @@ def run(
     # counted in people with a person column; released as a pseudonym, its records link (histories)
     target = target.in_unit_of(table, released=[*columns, *table.kept, *pseudonymized_columns(before)])
     links = None
-    if args.project:  # earlier deliveries of the same people: judged in memory only (refused before reading)
+    if args.project:  # earlier deliveries of the same people: each person's history across them judged
         links = linked_to(args.project, target, list(before))
-        refuse_earlier(links, args.project)
+        refuse_earlier(links, args.project, table.engine.name)
+        target = target.after(compact(links.earlier))
     _announce(args, table, columns)
     reading = Reading(delimiter=args.delimiter, encoding=args.encoding, header=True)
     options = dict(
@@ -111,7 +120,8 @@ def run(
         copy = in_memory_copy(done.recipe, args)
         loaded = copy.loaded  # the searched records, as the in-memory command counts them for its notes
         searched = loaded.frame[loaded.assessed(target.sensitive)]
-        notes = [u.sentence() for u in done.unseen]
+        linked_note = links.note(target) if links is not None else None  # as the in-memory package says
+        notes = [n for n in (linked_note, *(u.sentence() for u in done.unseen)) if n]
         notes += power_notes(searched, loaded.person, loaded.count, target, links)
         recipe = deliver(
             args,
@@ -132,7 +142,7 @@ def run(
         done = anonymize(table, shield, **options)
     if args.recipe and not packaged(args):
         write(args.recipe, done.recipe.dumps().encode("utf-8"))
-    return _report(args, table, done, shield, given, target, measure)
+    return _report(args, table, done, shield, given, target, measure, links.linked if links is not None else 0)
 
 
 def _report(
@@ -143,6 +153,7 @@ def _report(
     given,
     target: ReleaseTarget,
     measure: str,
+    earlier: int = 0,
 ) -> int:
     result, check = done.search, done.replay.check
     engine = {
@@ -173,6 +184,7 @@ def _report(
         capped=done.capped,
         kept=done.kept if done.kept is not None else done.recipe.kept,
         unseen=done.unseen,
+        earlier=earlier,
         engine_line=f"{done.replay.engine}: {done.classes:,} distinct rows searched in memory, "
         f"the release measured on the {done.replay.measured_on}",
     )

@@ -50,7 +50,15 @@ from .common import (
     replaced_atomically,
     write,
 )
-from .engine_package import deliver, in_memory_copy, packaged, refuse_earlier, refuse_unpackaged, written_csv
+from .engine_package import (
+    compact,
+    deliver,
+    in_memory_copy,
+    packaged,
+    refuse_earlier,
+    refuse_unpackaged,
+    written_csv,
+)
 from .health import (
     household_argument,
     keep_argument,
@@ -112,7 +120,11 @@ def _apply(args: argparse.Namespace) -> int:
             raise ParameterError("--release-view needs the table in memory; leave out --engine.")
         if added:  # the options' steps (pseudonyms, date shifts) run on the engine with the recipe's own
             recipe = _added(args, recipe, _recorded_columns(recipe))[1]
-        outcome = _apply_on_engine(args, recipe)
+        if args.project:  # earlier deliveries of the same people: each person's history across them judged
+            links = linked_to(args.project, recipe.target, [s.step for s in recipe.steps])
+            refuse_earlier(links, args.project, args.engine)
+            recipe = recipe.with_earlier(compact(links.earlier))
+        outcome = _apply_on_engine(args, recipe, links)
     else:
         dataset, reading = read_for_recipe(recipe, args.file)
         if added:  # the options' roles and steps come before the recipe's own
@@ -317,8 +329,10 @@ def _recorded_columns(recipe) -> Dataset:
     )
 
 
-def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
-    """The recipe re-applied where the file lies; the engine writes --out (CSV, or Parquet by suffix)."""
+def _apply_on_engine(args: argparse.Namespace, recipe, links=None) -> _Outcome:
+    """The recipe re-applied where the file lies; the engine writes --out (CSV, or Parquet by suffix).
+    ``links``: the project's earlier deliveries the recipe is judged with (``Recipe.with_earlier``):
+    a release failing on the cumulative history is refused before anything is written."""
     from ..engine import connect, estimate_scan, scan_note, scan_size
     from ..workflow.engine_replay import apply_recipe as on_engine
     from ..workflow.engine_replay import require_queries
@@ -326,10 +340,6 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
     if args.spark_master and args.engine != "spark":
         raise ParameterError("--spark-master applies to the Spark engine; add --engine spark.")
     require_queries(recipe, args.engine)  # before starting an engine or announcing a scan
-    links = None
-    if args.project:  # earlier deliveries of the same people: judged in memory only (refused before reading)
-        links = linked_to(args.project, recipe.target, [s.step for s in recipe.steps])
-        refuse_earlier(links, args.project)
     engine = connect(args.engine, master=args.spark_master)
     size = scan_size(args.file)
     passes = 3 + sum(1 for s in recipe.steps if s.step.kind == "suppression")  # typing, loaded records, write (+ cells)
@@ -345,6 +355,8 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
         with written_csv() as temporary:
             replay = on_engine(recipe, args.file, out=temporary, engine=engine, unseen=check_unseen(args.unseen))
             written = temporary.read_bytes()
+        if links is not None and links.earlier is not None and not replay.check.met:
+            raise ProjectError(cumulative_refusal(replay.check, args.project))
         replay = replace(replay, out=None)
         copy = in_memory_copy(recipe, args)
         note = edited_note(recipe)
@@ -354,7 +366,11 @@ def _apply_on_engine(args: argparse.Namespace, recipe) -> _Outcome:
             recipe.columns,
             written,
             replay.engine,
-            notes=[n for n in (note, *(u.sentence() for u in replay.unseen)) if n],
+            notes=[
+                n
+                for n in (note, links.note(recipe.target) if links else None, *(u.sentence() for u in replay.unseen))
+                if n
+            ],
             links=links,
         )
     elif not args.out:

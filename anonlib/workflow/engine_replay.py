@@ -429,15 +429,13 @@ def _suppress_owners(step: SuppressionStep, rows, judged: EngineTable, engine: E
     """Whole people (households) suppressed: each person's (household's) rows on the judged columns
     come back (one row per owner and distinct row, with its records), ``SuppressionStep.kept``
     decides in memory as it does on the records, and the engine drops every judged record of the
-    owners failing with a join on their column (the household when the step suppresses households)."""
+    owners failing with a join on their column (the household when the step suppresses households).
+    A step judged with a project's earlier deliveries holds them (``SuppressionStep.earlier``: per
+    person and released class, their records) and judges each person's rows with theirs."""
     owners = [c for c in (step.household, step.person) if c]
     lacking = [c for c in owners if c not in rows.columns]
     if lacking:
         raise ColumnError(f"These columns do not exist in the data: {join_names(lacking)}.")
-    if step.earlier_deliveries:
-        raise ParameterError(
-            "Earlier deliveries are judged in memory only for now; apply this recipe without --engine."
-        )
     unit = owners[0]  # the household's members suppressed together, else the person's records
     cells, _ = summary_frame(judged, [*columns, *owners], count=step.count, complete=complete)
     if cells.empty:

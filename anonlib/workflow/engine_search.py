@@ -62,7 +62,7 @@ import pandas as pd
 
 from ..core.dataset import Dataset, Role
 from ..core.default_hierarchy import default_hierarchy
-from ..core.errors import EngineError, ParameterError, ProblemTooLargeError, join_names
+from ..core.errors import EngineError, NoSolutionError, ParameterError, ProblemTooLargeError, join_names
 from ..core.hierarchy import validate_hierarchy, value_key
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, EngineTable, from_ibis, summary_frame, to_pandas
@@ -75,6 +75,7 @@ from .engine_health import ORDER, capped_counts, with_file_order
 from .engine_replay import EngineReplay, apply_recipe, replay_steps
 from .health_steps import CapRecordsStep, ShiftDatesStep
 from .kept import KeptRisk, kept_risk, unchanged_kept
+from .power_choice import weaker_power_sentence
 from .recipe import Reading, Recipe, RecipeStep, Source, SourceColumn
 from .release import pseudonymized_columns, release_columns
 from .steps import GeneralizationStep, Step, SuppressionStep
@@ -193,9 +194,15 @@ def anonymize(
     # on prepared records (shifted, capped) the hierarchies are built on them, as in memory on the working copy
     on_file = 0 if prepared is not None else dropped
     built, placed = _hierarchies(table, frame, shield, dict(hierarchies or {}), on_file, count, unseen)
-    result = release_search(
-        frame, shield, built, method, target=target, count=WEIGHT, measure=measure, time_limit=time_limit
-    )
+    try:
+        result = release_search(
+            frame, shield, built, method, target=target, count=WEIGHT, measure=measure, time_limit=time_limit
+        )
+    except NoSolutionError as refused:  # as in memory: the strongest weaker power that releases something
+        if not target.linkable or target.power == 1:
+            raise
+        weaker = weaker_power_sentence(frame, shield, built, target, method=method, count=WEIGHT, measure=measure)
+        raise NoSolutionError(f"{refused} {weaker}") from None
     recipe = _recipe(table, roles, frame, columns, target, result, built, reading, before)
     say(
         f"levels {', '.join(f'{a} {v}' for a, v in result.levels.items())} chosen; the engine now writes the release "

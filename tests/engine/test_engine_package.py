@@ -204,28 +204,16 @@ def test_a_project_release_through_duckdb_is_recorded_under_the_projects_key(tmp
     checks = {c["part"]: c["passed"] for c in json.loads(out)["checks"]}
     assert code == 0 and checks["audit log"] and checks["source"]
     assert _run(["verify", tmp_path / "e.zip", source, "--project", "panel", "--engine", "duckdb"], capsys)[0] == 0
-    # a later delivery of the same people is judged with their histories, in memory only: refused, nothing written
-    code, out, err = _run([*argv, "--out", tmp_path / "e2.csv", "--package", tmp_path / "e2.zip"], capsys)
-    errors = [line for line in err.splitlines() if line.startswith("error: ")]
-    assert code == 2 and len(errors) == 1 and "earlier deliveries of the same people" in errors[0]
-    assert "about to read" not in err and not list(tmp_path.glob("e2*"))
+    # a later delivery of the same people is judged with their histories (tests/engine/test_engine_deliveries.py)
+    code, _, err = _run([*argv, "--out", tmp_path / "e2.csv", "--package", tmp_path / "e2.zip"], capsys)
+    assert code == 0 and "Traceback" not in err
+    readme = _members(tmp_path / "e2.zip")[README_FILE].decode()
+    assert "across this delivery and the project's 1 earlier delivery released under the same key" in readme
     (tmp_path / "r.json").write_bytes(_members(tmp_path / "e.zip")[RECIPE_FILE])
-    apply = [
-        "apply",
-        tmp_path / "r.json",
-        source,
-        "--engine",
-        "duckdb",
-        "--project",
-        "panel",
-        "--out",
-        tmp_path / "a.csv",
-    ]
-    code, _, err = _run(apply, capsys)
-    errors = [line for line in err.splitlines() if line.startswith("error: ")]
-    assert code == 2 and len(errors) == 1 and "earlier deliveries of the same people" in errors[0]
-    assert "about to read" not in err and not (tmp_path / "a.csv").exists()
-    assert len(json.loads(_run(["audit", "--json"], capsys)[1])) == 1
+    apply = ["apply", tmp_path / "r.json", source, "--engine", "duckdb", "--project", "panel", "--json"]
+    code, out, err = _run([*apply, "--out", tmp_path / "a.csv"], capsys)
+    assert code == 0 and "Traceback" not in err and json.loads(out)["earlier_deliveries"] == 2
+    assert len(json.loads(_run(["audit", "--json"], capsys)[1])) == 3
 
 
 def test_apply_package_and_project_through_duckdb(tmp_path, capsys):
