@@ -105,6 +105,7 @@ def _deliveries(
             }
             assert jm.get("utility") == pytest.approx(je.get("utility"))
             assert _rows(m).equals(_rows(e))  # the same people suppressed, the same released rows
+            assert m.read_bytes() == e.read_bytes()  # written byte for byte as in memory
             for a, b in zip(_entries(memory, capsys, monkeypatch), _entries(engine, capsys, monkeypatch), strict=True):
                 assert a == b, {k: (a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)}
     return codes
