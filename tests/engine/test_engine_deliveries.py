@@ -1,4 +1,4 @@
-"""Later deliveries into a project through ``--engine duckdb`` (issue 67, scale.md part 2): a
+"""Later deliveries into a project through ``--engine duckdb`` (scale.md part 2): a
 delivery whose pseudonyms link to the project's earlier ones is judged on each person's history
 across them, the earlier releases as per-person signatures (``Earlier.signatures``) and the new
 delivery's records in the engine. The verdicts, the people suppressed, the exit codes, ``--json``

@@ -1,4 +1,4 @@
-"""The project key never reaches what an engine keeps on disk (scale.md part 2, issue 67):
+"""The project key never reaches what an engine keeps on disk (scale.md part 2):
 ``anonymize --engine duckdb`` with the person column pseudonymized and dates shifted per person
 under a key, on a DuckDB whose memory limit makes it spill. Every spill file DuckDB writes is
 read while it exists (DuckDB removes them when a query ends), and the query log (every

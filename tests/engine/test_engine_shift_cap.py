@@ -1,4 +1,4 @@
-"""Per-person date shifts and the records-per-person cap on DuckDB (scale.md part 2, issue 67):
+"""Per-person date shifts and the records-per-person cap on DuckDB (scale.md part 2):
 `anonymize --engine duckdb --shift-dates ... --cap-records N` and `apply --engine duckdb` of a
 recipe holding those steps release the in-memory table (the same rows and values, the same exit
 code and `--json` numbers), with blanks in the date and time columns and ties in the time; a cap
