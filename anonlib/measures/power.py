@@ -175,7 +175,7 @@ def sharing_by_power(
 
 def _on_engine(table, quasi_identifiers: Sequence[str], person: str, *, k: int, powers: Sequence[int | None]):
     """``risk_by_power`` of an ``anonlib.engine.EngineTable``: each power's histogram of owners
-    sharing, counted by the engine, refused by the same estimate as in memory."""
+    sharing, counted by the engine, refused by its own estimate (``history_work(..., engine=True)``)."""
     from ..engine.owners import sharing
 
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:

@@ -100,6 +100,37 @@ def test_a_blank_person_and_too_much_power_are_one_sentence(duck):
         sharing(table, ["age"], "pid", power=6)
 
 
+def test_the_engine_estimates_powers_at_its_own_speed(duck, monkeypatch):
+    """The engine's estimate is its own: 2·10^5 people of ten records at power 5 (50.4 million
+    combinations) would need 10 GB in memory, refused there, but the engine spills and counts them in
+    about 5 minutes; ten times as many people would take it 23 minutes, refused. Its counts use that
+    estimate: a power it would take too long over is left uncounted, said in a sentence."""
+    from anonlib.core import histories
+    from anonlib.core.errors import ProblemTooLargeError
+    from anonlib.measures.power import risk_by_power
+
+    fits = np.full(2 * 10**5, 10)
+    with pytest.raises(
+        ProblemTooLargeError, match=r"^Comparing 50,400,000 combinations of 5 records would need about 9.4 GB of memory"
+    ):
+        histories.check_history_work(fits, power=5)
+    assert round(histories.check_history_work(fits, power=5, engine=True).seconds) == 277
+    too_long = np.full(10**6, 10)
+    with pytest.raises(
+        ProblemTooLargeError,
+        match=r"^Comparing 252,000,000 combinations of 5 records on the engine would take about 23 minutes",
+    ):
+        histories.check_history_work(too_long, power=5, engine=True)
+    frame = pd.DataFrame({"pid": list("aabbcc"), "age": [30, 31, 30, 31, 30, 32]})
+    monkeypatch.setattr(histories, "ENGINE_SECONDS_PER_TUPLE_ITEM", 1000.0)  # any pair is too slow
+    on_engine = risk_by_power(eng.from_frame(frame, duck), ["age"], "pid", k=2, powers=[None, 2])
+    in_memory = risk_by_power(frame, ["age"], "pid", k=2, powers=[None, 2])
+    assert in_memory[1].refused is None and in_memory[1].people_unique == on_engine[0].people_unique == 1
+    assert on_engine[1].refused.startswith(
+        "Comparing 3 combinations of 2 records on the engine would take about 2 hours"
+    )
+
+
 def _run(argv) -> tuple[int, str]:
     out = io.StringIO()
     with redirect_stdout(out):
