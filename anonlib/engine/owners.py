@@ -4,15 +4,15 @@ The engine's side of ``anonlib.core.histories``: the same counts, made where the
 with only small histograms coming back.
 
 - ``owner_pairs``: the distinct (owner, row) pairs of the table with the records of each,
-  a row being the record's values on the quasi-identifiers written as one text ``KEY``
-  (each value length-prefixed, a missing value ``-``: two rows share a key exactly when they
+  a row being the record's values on the quasi-identifiers numbered as one integer ``KEY``
+  (the distinct rows numbered once and joined back: two rows share a key exactly when they
   are equal, missing values equal to each other, as the in-memory kernel groups them).
 - ``class_people``: how many classes hold each number of distinct owners (class sizes in
   people), and how many owners have each smallest class (the fewest owners of any class one of
   their records is in): k, the anonymity vector and the people at risk in people.
 - ``sharing``: how many owners share their history with each number of owners, for an
   adversary who knows the whole history (``power`` None: the owner's *signature*, the sorted
-  multiset of its rows with their records, as one text, grouped and counted), or who knows up
+  multiset of its rows with their records, as a sorted list, grouped and counted), or who knows up
   to ``power`` = m <= 5 of its records (each owner's distinct sub-multisets of min(m, its
   records) rows, enumerated by joining its rows with themselves in order, and the fewest owners
   containing one of them).
@@ -61,18 +61,6 @@ RECORDS = "anonlib_records"
 SIZE = "anonlib_class_size"
 COMPOSITION = "anonlib_composition"
 MAX_POWER = 5  # sub-multisets of at most this many records are enumerated by the engine (and within the estimate)
-
-
-def _key(columns: Sequence[Any]):
-    """One text per row over ``columns``: each value as ``length:text`` (missing: ``-``), comma separated."""
-    parts = []
-    for column in columns:
-        text = column.cast("string")
-        parts.append(text.isnull().ifelse("-", text.length().cast("string") + ":" + text))
-    key = parts[0]
-    for part in parts[1:]:
-        key = key + "," + part
-    return key
 
 
 def require_owners(table: EngineTable, owners: Sequence[str] = ()) -> None:
@@ -124,10 +112,19 @@ def owner_pairs(table: EngineTable, quasi_identifiers: Sequence[str], owner: str
 
 
 def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
+    """The pairs with each row's class as an integer: the distinct rows numbered once (in any
+    order: a number stands for one row exactly) and joined back, missing values equal to each
+    other, so every later grouping compares integers, not texts of the values."""
+    import ibis
+
     what = "household" if table.household == owner else "person"
     table = table.with_roles({owner: Role.HOUSEHOLD if what == "household" else Role.PERSON})
     summary, dropped = table.summary([*qis, owner], complete=qis)
-    pairs = summary.select(**{OWNER: summary[owner], KEY: _key([summary[c] for c in qis]), WEIGHT: summary[WEIGHT]})
+    summary = _kept(table, summary)  # the source read once for the rows and the pairs
+    rows = summary.select(*qis).distinct()
+    rows = rows.select(*qis, **{KEY: ibis.row_number().cast("int64")})
+    joined = summary.join(rows, [summary[c].identical_to(rows[c]) for c in qis])
+    pairs = joined.select(**{OWNER: summary[owner], KEY: rows[KEY], WEIGHT: summary[WEIGHT]})
     pairs = pairs.group_by([OWNER, KEY]).aggregate(**{WEIGHT: pairs[WEIGHT].sum().cast("int64")})
     return _kept(table, pairs), dropped
 
@@ -188,9 +185,11 @@ def sharing(
 def _whole_histories(pairs):
     """Per owner (``OWNER``), the owners sharing its whole history (``SHARED``: its signature, the
     sorted multiset of its rows with their records, grouped and counted) and its records (``RECORDS``)."""
-    element = pairs[KEY] + "=" + pairs[WEIGHT].cast("string")
+    import ibis
+
+    element = ibis.struct({"k": pairs[KEY], "w": pairs[WEIGHT]})
     signatures = pairs.group_by(OWNER).aggregate(
-        **{SIGNATURE: element.collect().sort().join(";"), RECORDS: pairs[WEIGHT].sum().cast("int64")}
+        **{SIGNATURE: element.collect().sort(), RECORDS: pairs[WEIGHT].sum().cast("int64")}
     )
     shared = signatures.group_by(SIGNATURE).aggregate(**{SHARED: signatures.count()})
     return signatures.join(shared, SIGNATURE).select(OWNER, SHARED, RECORDS)
@@ -298,9 +297,7 @@ def _fewest_containing(pairs, power: int):
                 views[j],
                 [joined[OWNER] == views[j][OWNER], views[j - 1]["anonlib_at"] < views[j]["anonlib_at"]],
             )
-        label = views[0][KEY]
-        for j in range(1, size):
-            label = label + "|" + views[j][KEY]
+        label = ibis.array([views[j][KEY] for j in range(size)])
         tuples = joined.select(**{OWNER: views[0][OWNER], SIGNATURE: label}).distinct()
         support = tuples.group_by(SIGNATURE).aggregate(**{SHARED: tuples.count()})
         mine = tuples.join(support, SIGNATURE).join(totals, OWNER)
