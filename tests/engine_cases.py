@@ -33,10 +33,11 @@ def model_requirements(dataset) -> list[ModelRequirement]:
     ]
 
 
-def engine_recipe(key: str) -> Recipe:
+def engine_recipe(key: str, dataset=None) -> Recipe:
     """A recipe with a generalization (default hierarchies) and a suppression step under a
-    target with k and privacy models, made in memory from a bundled sample."""
-    dataset = load_sample(key)
+    target with k and privacy models, made in memory from a bundled sample (or ``dataset``, a
+    part of it with its roles)."""
+    dataset = load_sample(key) if dataset is None else dataset
     qis = list(dataset.quasi_identifiers[:3])
     dataset = dataset.with_roles({c: "ignore" for c in dataset.quasi_identifiers if c not in qis})
     hierarchies = {c: default_hierarchy(dataset.frame[c], c)[1] for c in qis[:1]}
@@ -88,8 +89,24 @@ def same_answer(
 ) -> tuple[dict, dict]:
     """Run ``argv`` in memory and on the engine (writing ``out``); assert the same exit code,
     statement (utility to 12 digits) and released table; return both statements."""
+    code, in_memory, _ = run_json([*argv, "--out", str(folder / "memory.csv")], capsys)
+    return engine_answer(argv, folder, capsys, code, in_memory, engine=engine, out=out, measured_on=measured_on)
+
+
+def engine_answer(
+    argv: list[str],
+    folder: Path,
+    capsys,
+    code: int,
+    in_memory: dict,
+    *,
+    engine: str = "duckdb",
+    out: str = "out.csv",
+    measured_on: str = "written file",
+) -> tuple[dict, dict]:
+    """``same_answer`` given the in-memory run already made (its exit code and statement, its
+    release written to ``folder / "memory.csv"``): run ``argv`` on the engine and assert the same."""
     memory_out, engine_out = folder / "memory.csv", folder / f"engine-{out}"
-    code, in_memory, _ = run_json([*argv, "--out", str(memory_out)], capsys)
     engine_code, on_engine, err = run_json([*argv, "--out", str(engine_out), "--engine", engine], capsys)
     assert "Traceback" not in err
     assert engine_code == code

@@ -1,8 +1,9 @@
 """`anonymize --engine duckdb` answers what the in-memory `anonymize` answers (levels, released
 rows as a table, loss, exit code) without the records in pandas, and every number it states
 is the written file's; `apply --engine` runs every step kind that is a query and refuses the
-others in one sentence. ENGINE_EXAMPLES sets the random tables (default 15; each runs DuckDB
-several times, about a second)."""
+others in one sentence. ENGINE_EXAMPLES sets the random tables (default 8: each runs the command
+in memory and on DuckDB, two to four seconds of CPU, and the tables are small enough that 8 of them
+reach each kind of column, count, model and method; a larger value searches further)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from engine_cases import VOLATILE, released_table, run_json, same_answer
+from engine_cases import VOLATILE, engine_answer, released_table, run_json, same_answer
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -33,7 +34,7 @@ from anonlib.workflow import ReleaseTarget, WorkingCopy, apply_recipe, engine_re
 from anonlib.workflow.local_steps import LocalSuppressionStep, MicroaggregationStep, TopBottomStep
 from anonlib.workflow.steps import AggregationStep, BandsStep, SuppressionStep
 
-EXAMPLES = int(os.environ.get("ENGINE_EXAMPLES", "15"))
+EXAMPLES = int(os.environ.get("ENGINE_EXAMPLES", "8"))
 
 
 # --- the bundled data ---------------------------------------------------------------------------
@@ -157,27 +158,29 @@ def test_iab_judges_the_release_as_written_on_the_engine_too(tmp_path: Path, cap
 
 
 def test_the_arx_benchmark_repeated_has_the_same_optimum_on_the_engine(tmp_path: Path, capsys) -> None:
-    """Adult's benchmark records three times over in Parquet, k = 15 with at most 4% suppressed:
-    the optimum of the 30,162 records at k = 5 (loss 0.29944), 3 x 1,032 records suppressed,
-    every written class at least 15 (pandas recount)."""
+    """Adult's benchmark records twice over in Parquet, k = 10 with at most 4% suppressed: the
+    optimum of the 30,162 records at k = 5 (loss 0.29944), 2 x 1,032 records suppressed, every
+    written class at least 10 (pandas recount). Each class doubled, k = 10 there is k = 5 here: the
+    engine searches a file that is not the benchmark's and must find the benchmark's optimum, as
+    with three copies at k = 15, on two thirds of their records."""
     bench = arx_adult_benchmark()
     qis = list(bench.quasi_identifiers)
     one = pa.Table.from_pandas(bench.frame[qis], preserve_index=False)
-    pq.write_table(pa.concat_tables([one] * 3), tmp_path / "adult3.parquet")
+    pq.write_table(pa.concat_tables([one] * 2), tmp_path / "adult2.parquet")
     hierarchies = []
     for q in qis:
         (tmp_path / f"{q}.csv").write_bytes(hierarchy_csv(bench.hierarchies[q]))
         hierarchies += ["--hierarchy", f"{q}={tmp_path / f'{q}.csv'}"]
     argv = [
         "anonymize",
-        str(tmp_path / "adult3.parquet"),
+        str(tmp_path / "adult2.parquet"),
         "--engine",
         "duckdb",
         "--shield",
         ",".join(qis),
         *hierarchies,
         "--k",
-        "15",
+        "10",
         "--max-suppressed",
         "0.04",
         "--out",
@@ -186,14 +189,14 @@ def test_the_arx_benchmark_repeated_has_the_same_optimum_on_the_engine(tmp_path:
         str(tmp_path / "r.json"),
     ]
     code, stated, err = run_json(argv, capsys)
-    assert code == 0 and "duckdb is about to read 1 Parquet file (90,486 records" in err
+    assert code == 0 and "duckdb is about to read 1 Parquet file (60,324 records" in err
     expected = optimal_levels(bench.frame, qis, bench.hierarchies, target=ReleaseTarget(5, max_suppressed=0.04))
     assert tuple(stated["levels"][q] for q in qis) == expected.levels == (3, 3, 1, 1, 1, 0, 0, 0, 1)
     assert round(stated["utility"], 5) == 0.29944 and stated["optimal"] is True
-    assert stated["suppressed"] == 3 * 1032 and stated["released_records"] == 90_486 - 3 * 1032
+    assert stated["suppressed"] == 2 * 1032 and stated["released_records"] == 60_324 - 2 * 1032
     written = pd.read_parquet(tmp_path / "out.parquet")
     sizes = written.groupby(qis, dropna=False).size()
-    assert len(written) == 90_486 - 3 * 1032 and sizes.min() >= 15 and stated["k"] == sizes.min()
+    assert len(written) == 60_324 - 2 * 1032 and sizes.min() >= 10 and stated["k"] == sizes.min()
     assert stated["rows"] == len(sizes)
     # the recipe re-applied by the engine (apply --engine) writes the same table, exit 0
     assert (
@@ -201,7 +204,7 @@ def test_the_arx_benchmark_repeated_has_the_same_optimum_on_the_engine(tmp_path:
             [
                 "apply",
                 str(tmp_path / "r.json"),
-                str(tmp_path / "adult3.parquet"),
+                str(tmp_path / "adult2.parquet"),
                 "--engine",
                 "duckdb",
                 "--out",
@@ -210,7 +213,7 @@ def test_the_arx_benchmark_repeated_has_the_same_optimum_on_the_engine(tmp_path:
         )
         == 0
     )
-    assert "duckdb is about to read 1 Parquet file (90,486 records" in capsys.readouterr().err
+    assert "duckdb is about to read 1 Parquet file (60,324 records" in capsys.readouterr().err
     pd.testing.assert_frame_equal(released_table(tmp_path / "again.parquet"), released_table(tmp_path / "out.parquet"))
 
 
@@ -288,13 +291,14 @@ def test_random_tables_release_the_same_on_duckdb(case, tmp_path: Path, capsys) 
     for q, h in hierarchies.items():
         (folder / f"{q}.csv").write_bytes(hierarchy_csv(h))
         argv += ["--hierarchy", f"{q}={folder / f'{q}.csv'}"]
-    code = main([*argv, "--json"])
-    capsys.readouterr()
+    code = main([*argv, "--json", "--out", str(folder / "memory.csv")])  # in memory once
+    captured = capsys.readouterr()
     if code == 2:  # no generalization meets the target: the same sentence on the engine
         assert main([*argv, "--json", "--engine", "duckdb"]) == 2
         assert "Traceback" not in capsys.readouterr().err
         return
-    stated, _ = same_answer(argv, folder, capsys)
+    in_memory = json.loads(captured.out[captured.out.index("{") :])
+    stated, _ = engine_answer(argv, folder, capsys, code, in_memory)
     written = pd.read_csv(folder / "engine-out.csv", dtype=str, keep_default_na=False)
     weights = written[count].astype(int) if count else pd.Series(1, index=written.index)
     sizes = weights.groupby([written[q] for q in qis], dropna=False).sum()
