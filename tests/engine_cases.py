@@ -86,11 +86,15 @@ def same_answer(
     engine: str = "duckdb",
     out: str = "out.csv",
     measured_on: str = "written file",
+    engine_argv: tuple[str, ...] = (),
 ) -> tuple[dict, dict]:
-    """Run ``argv`` in memory and on the engine (writing ``out``); assert the same exit code,
-    statement (utility to 12 digits) and released table; return both statements."""
+    """Run ``argv`` in memory and on the engine (writing ``out``; ``engine_argv`` added there only,
+    e.g. ``--package``); assert the same exit code, statement (utility to 12 digits) and released
+    table; return both statements."""
     code, in_memory, _ = run_json([*argv, "--out", str(folder / "memory.csv")], capsys)
-    return engine_answer(argv, folder, capsys, code, in_memory, engine=engine, out=out, measured_on=measured_on)
+    return engine_answer(
+        argv, folder, capsys, code, in_memory, engine=engine, out=out, measured_on=measured_on, engine_argv=engine_argv
+    )
 
 
 def engine_answer(
@@ -103,11 +107,12 @@ def engine_answer(
     engine: str = "duckdb",
     out: str = "out.csv",
     measured_on: str = "written file",
+    engine_argv: tuple[str, ...] = (),
 ) -> tuple[dict, dict]:
     """``same_answer`` given the in-memory run already made (its exit code and statement, its
     release written to ``folder / "memory.csv"``): run ``argv`` on the engine and assert the same."""
     memory_out, engine_out = folder / "memory.csv", folder / f"engine-{out}"
-    engine_code, on_engine, err = run_json([*argv, "--out", str(engine_out), "--engine", engine], capsys)
+    engine_code, on_engine, err = run_json([*argv, *engine_argv, "--out", str(engine_out), "--engine", engine], capsys)
     assert "Traceback" not in err
     assert engine_code == code
     assert on_engine["engine"] == engine and on_engine["measured_on"] == measured_on
