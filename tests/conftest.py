@@ -75,31 +75,23 @@ SLOW_TESTS = {
 
 # Seconds a whole module takes on the 2-core machine (--durations; bench/NOTES.md), for the order
 # in which workers start: the longest first, so none of them is left to run alone at the end.
-LONG_MODULES = {  # seconds each module held its worker in a full run (3 workers, 2 cores; 2026-11-29, 18:47)
-    "test_synthesis": 234,
-    "test_browser": 210,
-    "test_engine_spark": 180,
-    "test_browser_team": 152,
-    "test_browser_onetruth": 149,
-    "test_browser_dp": 148,
-    "test_projects_integrity": 141,
-    "test_browser_projects": 121,
-    "test_browser_tuning": 95,
-    "test_engine_anonymize": 89,
-    "test_projects_store": 80,
-    "test_engine": 79,
-    "test_fuzz_session": 71,
-    "test_browser_sessions": 64,
-    "test_optimal": 54,
-    "test_cli_synthesize": 52,
-    "test_release_truth": 51,
-    "test_integrity_input": 50,
-    "test_browser_health": 48,
-    "test_engine_package": 46,
-    "test_engine_shift_cap": 40,
-    "test_app": 37,
-    "test_frontier": 37,
-    "test_page_private": 35,
+LONG_MODULES = {  # seconds each module held its worker in a full run (3 workers, 2 cores)
+    "test_synthesis": 135,
+    "test_browser": 110,
+    "test_browser_onetruth": 100,
+    "test_engine": 80,
+    "test_browser_dp": 90,
+    "test_browser_team": 85,
+    "test_browser_tuning": 70,
+    "test_engine_spark": 85,
+    "test_browser_sessions": 45,
+    "test_browser_projects": 95,
+    "test_engine_anonymize": 45,
+    "test_fuzz_session": 60,
+    "test_browser_health": 35,
+    "test_projects_integrity": 60,
+    "test_cli_synthesize": 50,
+    "test_page_private": 30,
 }
 
 # Spark's local sessions (the Spark module and the CLI it starts) read tests/spark-conf: JVM options
