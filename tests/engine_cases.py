@@ -5,7 +5,9 @@ with the same answer asserted (DuckDB in ``engine/test_engine*.py``, Spark in
 
 from __future__ import annotations
 
+import gzip
 import io
+import itertools
 import json
 from pathlib import Path
 
@@ -13,8 +15,10 @@ import pandas as pd
 import pytest
 
 from anonlib.__main__ import main
+from anonlib.core.dataset import Dataset, Role
 from anonlib.core.default_hierarchy import default_hierarchy
-from anonlib.core.samples import load_sample
+from anonlib.core.loading import load_table
+from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.measures.models import ModelRequirement
 from anonlib.workflow import GeneralizationStep, Recipe, ReleaseTarget, WorkingCopy
 from anonlib.workflow.steps import SuppressionStep
@@ -31,6 +35,23 @@ def model_requirements(dataset) -> list[ModelRequirement]:
         ModelRequirement("t_closeness", last, 0.3),
         ModelRequirement("recursive_cl", first, 2, c=3.0),
     ]
+
+
+def first_records(key: str, records: int, path: Path, title: str | None = None) -> Dataset:
+    """A bundled sample's first ``records`` records written to ``path`` as the bundled file is (its
+    gzip CSV's first lines, byte for byte), and that file read in memory with the sample's roles."""
+    with gzip.open(SAMPLES[key].path, "rb") as whole, gzip.open(path, "wb") as part:
+        part.writelines(itertools.islice(whole, records + 1))  # the header and the first records
+    table = load_table(path, name=SAMPLES[key].file)
+    dataset = Dataset(
+        name=title or SAMPLES[key].title,
+        frame=table.frame,
+        roles={c: Role.IGNORE for c in table.frame.columns} | SAMPLES[key].roles,
+        notes=table.notes,
+        missing_texts=table.missing_texts,
+    ).validated()
+    assert dataset.n_records == records
+    return dataset
 
 
 def engine_recipe(key: str, dataset=None) -> Recipe:

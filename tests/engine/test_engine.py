@@ -4,21 +4,19 @@ patterns, and on random tables; bad input gets one sentence."""
 
 from __future__ import annotations
 
-import gzip
-import itertools
 import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from engine_cases import engine_recipe, model_requirements, released_rows
+from engine_cases import engine_recipe, first_records, model_requirements, released_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonlib import engine as eng
 from anonlib.__main__ import main
-from anonlib.core.dataset import Dataset, Role
+from anonlib.core.dataset import Dataset
 from anonlib.core.equivalence import encode, size_histogram
 from anonlib.core.errors import ColumnError, DataFileError, EngineError, ParameterError
 from anonlib.core.loading import load_table
@@ -52,25 +50,15 @@ def bundled(tmp_path_factory):
     """A bundled sample's file and its dataset (the sample's roles): Adult and heart whole, diabetes's
     first DIABETES_SLICE records written as the bundled file is (``DIABETES_SLICE`` says why)."""
     folder = tmp_path_factory.mktemp("bundled")
+    made: dict[Path, Dataset] = {}
 
     def file_and_dataset(key: str) -> tuple[Path, Dataset]:
         if key != "diabetes":
             return SAMPLES[key].path, load_sample(key)
         path = folder / SAMPLES[key].file
-        if not path.exists():
-            with gzip.open(SAMPLES[key].path, "rb") as whole, gzip.open(path, "wb") as part:
-                part.writelines(itertools.islice(whole, DIABETES_SLICE + 1))  # the header and the first records
-        table = load_table(path, name=SAMPLES[key].file)
-        roles = {c: Role.IGNORE for c in table.frame.columns} | SAMPLES[key].roles
-        dataset = Dataset(
-            name=SAMPLES[key].title,
-            frame=table.frame,
-            roles=roles,
-            notes=table.notes,
-            missing_texts=table.missing_texts,
-        ).validated()
-        assert dataset.n_records == DIABETES_SLICE
-        return path, dataset
+        if path not in made:
+            made[path] = first_records(key, DIABETES_SLICE, path)
+        return path, made[path]
 
     return file_and_dataset
 

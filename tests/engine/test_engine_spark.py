@@ -6,8 +6,6 @@ Java, and on engine errors, the user reads one sentence."""
 
 from __future__ import annotations
 
-import gzip
-import itertools
 import json
 import os
 import subprocess
@@ -21,7 +19,7 @@ import pytest
 
 from anonlib import engine as eng
 from anonlib.__main__ import main
-from anonlib.core.dataset import Dataset, Role
+from anonlib.core.dataset import Dataset
 from anonlib.core.errors import EngineError
 from anonlib.core.loading import load_table
 from anonlib.core.samples import SAMPLES, load_sample
@@ -37,7 +35,7 @@ if not eng.java_available():  # .ci/run installs Java 17; a developer machine ma
     pytest.skip("Spark needs Java 17", allow_module_level=True)
 
 
-from engine_cases import engine_recipe, model_requirements, released_table, same_answer  # noqa: E402
+from engine_cases import engine_recipe, first_records, model_requirements, released_table, same_answer  # noqa: E402
 
 # the CLI, model, recipe and anonymize tests read Adult's first 4,000 records (of 32,561) on Spark,
 # cut from the bundled file as it is (gzip CSV, '?' for missing): the same code paths as all of
@@ -72,18 +70,7 @@ def adult(tmp_path_factory) -> Slice:
     """Adult's first ``ADULT_RECORDS`` records as a gzip CSV and as Parquet, and in memory."""
     folder = tmp_path_factory.mktemp("adult")
     csv = folder / "adult.csv.gz"
-    with gzip.open(SAMPLES["adult"].path, "rb") as full, gzip.open(csv, "wb") as part:
-        part.writelines(itertools.islice(full, ADULT_RECORDS + 1))
-    table = load_table(csv, name=csv.name)
-    roles = {c: Role.IGNORE for c in table.frame.columns} | SAMPLES["adult"].roles
-    dataset = Dataset(
-        name="Adult, first records",
-        frame=table.frame,
-        roles=roles,
-        notes=table.notes,
-        missing_texts=table.missing_texts,
-    ).validated()
-    assert dataset.n_records == ADULT_RECORDS
+    dataset = first_records("adult", ADULT_RECORDS, csv, title="Adult, first records")
     parquet = folder / "adult.parquet"
     dataset.frame[list(dataset.quasi_identifiers + dataset.sensitive)].to_parquet(parquet)
     return Slice(csv, parquet, dataset)
@@ -182,7 +169,6 @@ def test_a_csv_split_into_many_partitions_is_written_in_the_files_order(tmp_path
     in-memory bytes (records in the file's order, rows merged under a count column at their first
     record, decimals in Python's form, text quoted and neutralised, blanks)."""
     from anonlib.core.dataset import Dataset
-    from anonlib.core.loading import load_table
     from anonlib.workflow import ReleaseTarget, WorkingCopy
     from anonlib.workflow.steps import BandsStep, SuppressionStep
 
