@@ -51,10 +51,12 @@ from .numbers import MAX_COUNT, shown, whole_number
 # seconds per sub-multiset enumerated and counted, measured on this machine class (bench: history)
 SECONDS_PER_TUPLE = 5e-7
 BYTES_PER_TUPLE_ITEM = 40  # the tuples' codes, their owners and the sort's copies
-# seconds per record of a sub-multiset the engine labels, joins and groups (``anonlib.engine.owners``:
-# each tuple is a text of its ``power`` rows): measured with ``python -m bench people`` on DuckDB,
-# 10^6 records of 10^5 people, power 5 1.2e-6 and power 3 1.0e-6 (load 5.5), about 12 times the
-# in-memory kernel's per tuple at power 5. Its memory is the engine's own limit (it spills to disk).
+# seconds per record of a sub-multiset the engine labels, joins and groups (``anonlib.engine.owners``),
+# derived from the queries timed with ``python -m bench people`` on DuckDB (10^6 records of 10^5
+# people, load 5.5: power 5 175.6 s, power 3 36.7 s) over the combinations ``history_work`` counts
+# for such a panel: about 1.2e-6 and 1.0e-6, when each row was a text of its values. Rows are now
+# integer classes (power 3 about 37% faster, same process at load 10), so the figure errs long.
+# Its memory is the engine's own limit (it spills to disk).
 ENGINE_SECONDS_PER_TUPLE_ITEM = 1.1e-6
 KEY_LIMIT = 1 << 62  # (owner, class) pairs keyed in one int64 below this
 
