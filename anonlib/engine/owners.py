@@ -112,21 +112,49 @@ def owner_pairs(table: EngineTable, quasi_identifiers: Sequence[str], owner: str
 
 
 def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
-    """The pairs with each row's class as an integer: the distinct rows numbered once (in any
-    order: a number stands for one row exactly) and joined back, missing values equal to each
-    other, so every later grouping compares integers, not texts of the values."""
+    """The pairs with each row's class as an integer, in two steps so that the records are
+    grouped by integers only:
+
+    1. the *mapping*: the distinct raw rows of the quasi-identifiers (few: a group-by on the
+       raw values, cheap on dictionary-encoded files), read as the loader reads them, the rows
+       the missing policy drops counted and left out, and each numbered by its read values (in
+       any order: a number stands for one read row exactly; raw rows read alike, " a" and "a",
+       share it; missing values equal to each other, as the in-memory kernel groups them);
+    2. the records joined to the mapping on their raw values (null-safe), and grouped by
+       (owner, number) with their records (the count column summed, or the rows counted)."""
     import ibis
 
     what = "household" if table.household == owner else "person"
     table = table.with_roles({owner: Role.HOUSEHOLD if what == "household" else Role.PERSON})
-    summary, dropped = table.summary([*qis, owner], complete=qis)
-    summary = _kept(table, summary)  # the source read once for the rows and the pairs
-    rows = summary.select(*qis).distinct()
-    rows = rows.select(*qis, **{KEY: ibis.row_number().cast("int64")})
-    joined = summary.join(rows, [summary[c].identical_to(rows[c]) for c in qis])
-    pairs = joined.select(**{OWNER: summary[owner], KEY: rows[KEY], WEIGHT: summary[WEIGHT]})
-    pairs = pairs.group_by([OWNER, KEY]).aggregate(**{WEIGHT: pairs[WEIGHT].sum().cast("int64")})
-    return _kept(table, pairs), dropped
+    _, count, _ = table._analysed([*qis, owner], None)  # the columns checked, text columns typed
+    raw = table.raw
+    raws = [f"anonlib_raw_{j}" for j in range(len(qis))]
+    distinct = raw.group_by(qis).aggregate(anonlib_rows=raw.count())
+    read = distinct.select(
+        *[distinct[c].name(r) for c, r in zip(qis, raws)],
+        **{c: table.value(c, distinct) for c in qis},
+        anonlib_rows=distinct.anonlib_rows,
+    )
+    dropped = 0
+    if table.missing == "drop":  # a row missing one of the quasi-identifiers is dropped, and counted
+        complete = read[qis[0]].notnull()
+        for c in qis[1:]:
+            complete = complete & read[c].notnull()
+        dropped = int(table.engine.value(read.filter(~complete).anonlib_rows.sum()) or 0)
+        read = read.filter(complete)
+    numbers = read.select(*qis).distinct()
+    numbers = numbers.select(*qis, **{KEY: ibis.row_number().cast("int64")})
+    mapping = read.join(numbers, [read[c].identical_to(numbers[c]) for c in qis]).select(*raws, KEY)
+    mapping = _kept(table, mapping)  # small: the distinct rows, made once
+    records = raw.join(mapping, [raw[c].identical_to(mapping[r]) for c, r in zip(qis, raws)])
+    weight = table.value(count, records).sum() if count else records.count()
+    pairs = records.group_by([records[owner].name(OWNER), KEY]).aggregate(**{WEIGHT: weight.cast("int64")})
+    kind = raw[owner].type()
+    if kind.is_floating() or (table.from_files and kind.is_string()):  # read as ``EngineTable.value`` reads
+        named = pairs.rename({owner: OWNER})  # owners read alike (" a", "a") grouped together
+        pairs = named.select(**{OWNER: table.value(owner, named), KEY: named[KEY], WEIGHT: named[WEIGHT]})
+        pairs = pairs.group_by([OWNER, KEY]).aggregate(**{WEIGHT: pairs[WEIGHT].sum().cast("int64")})
+    return _kept(table, pairs.filter(pairs[WEIGHT] > 0)), dropped
 
 
 def _kept(table: EngineTable, expr):
@@ -160,12 +188,16 @@ def class_people(
     (classes of each size; owners whose smallest class has each size), the records counted and
     the rows dropped (missing policy)."""
     pairs, dropped = owner_pairs(table, quasi_identifiers, owner)
-    per_class = pairs.group_by(KEY).aggregate(**{SHARED: pairs.count()})
-    classes = _histogram(table, per_class, SHARED)
-    joined = pairs.join(per_class, KEY)
-    smallest = joined.group_by(OWNER).aggregate(**{SHARED: joined[SHARED].min()})
-    records = int(table.engine.value(pairs[WEIGHT].sum()) or 0)
-    return classes, _histogram(table, smallest, SHARED), records, dropped
+    key = ("people", tuple(quasi_identifiers), owner, table.missing, table.count)
+    if key not in table._pairs:  # counted once per table: ``sharing`` at power 1 is the second histogram
+        per_class = pairs.group_by(KEY).aggregate(**{SHARED: pairs.count()})
+        classes = _histogram(table, per_class, SHARED)
+        joined = pairs.join(per_class, KEY)
+        smallest = joined.group_by(OWNER).aggregate(**{SHARED: joined[SHARED].min()})
+        records = int(table.engine.value(pairs[WEIGHT].sum()) or 0)
+        table._pairs[key] = (classes, _histogram(table, smallest, SHARED), records)
+    classes, smallest, records = table._pairs[key]
+    return classes.copy(), smallest.copy(), records, dropped
 
 
 def sharing(
@@ -176,10 +208,16 @@ def sharing(
     (``anonlib.core.histories.owners_sharing`` made into a histogram)."""
     power = adversary_power(power)
     pairs, _ = owner_pairs(table, quasi_identifiers, owner)
-    if power is None:
-        return _histogram(table, _whole_histories(pairs), SHARED)
-    _check_power(table, pairs, power)
-    return _histogram(table, _fewest_containing(pairs, power), SHARED)
+    key = ("sharing", tuple(quasi_identifiers), owner, table.missing, table.count, power)
+    if key not in table._pairs:  # counted once per table and power
+        if power is None:
+            table._pairs[key] = _histogram(table, _whole_histories(pairs), SHARED)
+        elif power == 1:  # one record known: the fewest people of any class of the person's (class_people)
+            table._pairs[key] = class_people(table, quasi_identifiers, owner)[1]
+        else:
+            _check_power(table, pairs, power)
+            table._pairs[key] = _histogram(table, _fewest_containing(pairs, power), SHARED)
+    return table._pairs[key].copy()
 
 
 def _whole_histories(pairs):
@@ -258,8 +296,14 @@ def _check_power(table: EngineTable, pairs, power: int) -> None:
     (``anonlib.core.histories.history_work``) from each owner's records and distinct rows, at the
     engine's speed (its own per-tuple time, measured: the in-memory kernel's would let through work
     the engine takes about 12 times longer over)."""
-    per_owner = pairs.group_by(OWNER).aggregate(size=pairs[WEIGHT].sum().cast("int64"), length=pairs.count())
-    shapes = table.engine.run(per_owner.group_by(["size", "length"]).aggregate(n=per_owner.count()))
+    key = ("shapes", id(pairs))
+    if key not in table._pairs:  # the owners' shapes counted once per pairs' table
+        per_owner = pairs.group_by(OWNER).aggregate(size=pairs[WEIGHT].sum().cast("int64"), length=pairs.count())
+        table._pairs[key] = (
+            pairs,
+            table.engine.run(per_owner.group_by(["size", "length"]).aggregate(n=per_owner.count())),
+        )
+    shapes = table._pairs[key][1]
     sizes = np.asarray(shapes.column("size").to_numpy(zero_copy_only=False), dtype=np.int64)
     lengths = np.asarray(shapes.column("length").to_numpy(zero_copy_only=False), dtype=np.int64)
     many = np.asarray(shapes.column("n").to_numpy(zero_copy_only=False), dtype=np.int64)
