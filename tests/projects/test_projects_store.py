@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from project_files import ROLES, delivery, drop_audit_triggers, patient_delivery, worked_copy
+from project_files import ROLES, delivery, drop_audit_triggers, patient_delivery, shared_release_views, worked_copy
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
@@ -44,6 +44,13 @@ from anonlib.workflow.recipe import Reading
 from anonlib.workflow.release import digest
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _views_once(monkeypatch):
+    """The tests read a package's digests, members and entries, not its report: the release view of
+    each release is computed once (``shared_release_views``), for SQLite and PostgreSQL alike."""
+    shared_release_views(monkeypatch)
 
 
 def _released(copy) -> bytes:
