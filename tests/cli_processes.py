@@ -23,6 +23,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 PRELOAD = ["anonlib.cli", "anonlib.projects.releasing"]
+# what a release package adds (its report's classifier, scikit-learn: 2 CPU-seconds to import), for callers
+# whose runs write packages (``preload``)
+PACKAGE_PRELOAD = [
+    "anonlib.workflow.release_view",
+    "anonlib.workflow.report_html",
+    *(f"sklearn.{m}" for m in ("compose", "dummy", "impute", "model_selection", "pipeline", "preprocessing", "tree")),
+]
 
 
 @dataclass(frozen=True)
@@ -85,15 +92,19 @@ def run_in_processes(
     kill_at: str | None = None,
     signal_at: tuple[str, int] | None = None,
     timeout: float = 300,
+    preload: Sequence[str] = (),
 ) -> list[Run]:
     """Run each ``argvs[i]`` as a command line in a process of its own; the runs in ``argvs``'s
     order. ``together``: the processes wait for each other and start their commands at once.
     ``kill_at``: each process kills itself (SIGKILL) when its release reaches that step of
     ``releasing.STEPS``. ``signal_at`` = (step, signal): each process sends itself the signal at
     that step of ``releasing.STEPS``, or half-way through writing an output (``WRITING``). A
-    process still running after ``timeout`` seconds is killed (its ``exitcode`` is then -9)."""
+    process still running after ``timeout`` seconds is killed (its ``exitcode`` is then -9).
+    ``preload``: modules the server imports besides ``PRELOAD`` (e.g. ``PACKAGE_PRELOAD``) when this
+    call starts it; a server already running has only what its first caller asked (a run then imports
+    the rest itself, the same work in every process)."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(PRELOAD)  # no effect once the server runs: it has them already
+    context.set_forkserver_preload([*PRELOAD, *preload])  # no effect once the server runs
     start = context.Barrier(len(argvs)) if together and len(argvs) > 1 else None
     results = context.Queue()
     processes = [

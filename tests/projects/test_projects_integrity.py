@@ -7,6 +7,7 @@ and on the real PostgreSQL server the tests start."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -21,8 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from cli_processes import run_in_processes
-from project_files import delivery, drop_audit_triggers, worked_copy
+from cli_processes import PACKAGE_PRELOAD, run_in_processes
+from project_files import delivery, drop_audit_triggers, shared_release_views, worked_copy
 from sqlalchemy import create_engine, text
 
 from anonlib.cli import main
@@ -63,6 +64,13 @@ def anonymize_argv(folder: Path, project: str = "survey", month: int = 0, prefix
         "--max-suppressed", "0.1", "--out", str(folder / f"{prefix}r.csv"), "--recipe",
         str(folder / f"{prefix}r.json"), "--package", str(folder / f"{prefix}p.zip"), "--project", project,
     ]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _views_once(monkeypatch):
+    """The tests read a package's digests, stamp and entry, not its report: the release view of
+    each release is computed once (``shared_release_views``)."""
+    shared_release_views(monkeypatch)
 
 
 @pytest.fixture
@@ -247,7 +255,9 @@ def test_a_release_killed_at_any_step_is_whole_or_nothing_after_the_next_command
     folder, capsys, tmp_path, monkeypatch, step
 ):
     url = f"sqlite:///{tmp_path / 'store' / 'projects.sqlite'}"
-    (killed,) = run_in_processes([anonymize_argv(folder)], {"ANONLIB_STORE": url}, kill_at=step)
+    (killed,) = run_in_processes(
+        [anonymize_argv(folder)], {"ANONLIB_STORE": url}, kill_at=step, preload=PACKAGE_PRELOAD
+    )
     assert (killed.exitcode, killed.code) == (-signal.SIGKILL, None), killed.err[-2000:]
     expected = "nothing" if releasing.STEPS.index(step) < releasing.STEPS.index("after the commit") else "whole"
     if expected == "nothing" and step != "before the table":
@@ -435,6 +445,15 @@ def test_a_store_deleted_between_two_openings_in_one_process_is_opened_afresh(fo
 # ---------------------------------------------------------------------- class 14: a read-only auditor
 
 
+@functools.cache
+def _nobody_cannot_run_anonlib(user: tuple[str, ...]) -> str:
+    """Why ``user`` cannot import the command line with this interpreter ('' when it can): asked
+    once per process (a fresh interpreter's import, about 1.5 CPU-seconds), for both locks."""
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT)}
+    probe = subprocess.run([*user, sys.executable, "-c", "import anonlib.cli"], cwd="/", env=env, capture_output=True)
+    return "" if probe.returncode == 0 else str(probe.stderr.decode().strip().splitlines()[-1:])
+
+
 @pytest.mark.parametrize("lock", ["file 0444", "folder 0555"])
 def test_audit_reads_a_store_its_user_cannot_write(folder, capsys, monkeypatch, lock):
     """The store belongs to another user (root here) and this one may only read it."""
@@ -451,13 +470,11 @@ def test_audit_reads_a_store_its_user_cannot_write(folder, capsys, monkeypatch, 
             pytest.skip("runuser is needed to read the store as another user")
         env = {"PATH": os.environ["PATH"], "HOME": str(home), "ANONLIB_HOME": str(home), "PYTHONPATH": str(ROOT)}
         if user:  # the interpreter (a virtual environment under a private home?) and the repository, as nobody
-            probe = subprocess.run(
-                [*user, sys.executable, "-c", "import anonlib.cli"], cwd="/", env=env, capture_output=True
-            )
-            if probe.returncode != 0:
+            cannot = _nobody_cannot_run_anonlib(tuple(user))
+            if cannot:
                 pytest.skip(
                     f"nobody cannot run this test's interpreter {sys.executable} with the repository "
-                    f"{ROOT} (a private home?): {probe.stderr.decode().strip().splitlines()[-1:]}"
+                    f"{ROOT} (a private home?): {cannot}"
                 )
         done = subprocess.run(
             [*user, sys.executable, "-m", "anonlib", "audit", "--json"], cwd="/", env=env, capture_output=True
