@@ -113,7 +113,8 @@ def _shot(page, name: str, widths=(1440, 1024)) -> None:
     for width in widths:
         page.set_viewport_size({"width": width, "height": 1000})
         wait_idle(page, TIMEOUT)
-        full_screenshot(page, ARTIFACTS / f"team-{name}-{width}.png")  # the whole page, audit log and all
+        # the whole page, audit log and all; from the grown window straight to the next size
+        full_screenshot(page, ARTIFACTS / f"team-{name}-{width}.png", put_back=False)
     page.set_viewport_size({"width": 1440, "height": 1000})
 
 
