@@ -109,8 +109,8 @@ class EngineReplay:
     written: EngineTable | None = None
     measured_on: str = "query"
     released: EngineTable | None = None
-    # records a records-per-person cap left out that the check does not judge (the person column
-    # withheld: counted in records, the cap's decision apart from the suppressed records)
+    # records a records-per-person cap left out, which the check does not judge (the cap's decision,
+    # apart from the suppressed records)
     left_out: int = 0
     notes: tuple[str, ...] = ()  # about the file read (a recorded column it lacks that the release never uses)
     unseen: tuple[UnseenValues, ...] = ()  # values the recipe's hierarchies did not list, and where they went
@@ -175,6 +175,10 @@ def apply_recipe(
     loaded = _table(rows, engine, roles, recipe.source.missing)
     rows = loaded.assessed_rows(recipe.target.sensitive, rows)  # as a working copy starts (WorkingCopy.base)
     assessed = rows
+    left_out = 0
+    caps = [s.step for s in recipe.steps if isinstance(s.step, CapRecordsStep)]
+    if caps:  # those a records-per-person cap left out by decision are not suppressed records, in any unit
+        left_out = capped_counts(min(caps, key=lambda c: c.records), assessed, engine)[0]
     placed: list[UnseenValues] = []
     # a step materializing the records (a date shift, a cap) computes ROW in the files' order
     with ordered_writes(engine) if numbered is not None else nullcontext():
@@ -191,7 +195,7 @@ def apply_recipe(
     query = from_ibis(released, name="release", roles={c: final.roles.get(c, Role.IGNORE) for c in released.columns})
     query = query.with_missing(final.missing)
     if out is None:
-        check = _check(recipe.target, loaded, final)
+        check = _check(recipe.target, loaded, final, left_out)
         records = int(engine.value(released[count].sum() if count else released.count()) or 0)
         return EngineReplay(
             check=check,
@@ -199,6 +203,7 @@ def apply_recipe(
             out=None,
             engine=engine.name,
             released=query,
+            left_out=left_out,
             notes=notes,
             unseen=tuple(placed),
         )
@@ -207,17 +212,13 @@ def apply_recipe(
     judged = list(final.quasi_identifiers) + [s for s in recipe.target.sensitive if s not in final.quasi_identifiers]
     target = recipe.target
     owners = [c for c in (target.person, target.household) if c is not None]
-    left_out = 0
     if any(c not in written.columns for c in owners):  # withheld: its records are counted, as ``verify`` does
         target = replace(target, person=None, household=None, linked=())
-        caps = [s.step for s in recipe.steps if isinstance(s.step, CapRecordsStep)]
-        if caps:  # those a records-per-person cap left out by decision are not suppressed records
-            left_out = capped_counts(min(caps, key=lambda c: c.records), assessed, engine)[0]
     if all(c in written.columns for c in judged):  # what a reader of the file sees
         check = _check(target, loaded, written, left_out)
         measured_on = "written file"
     else:  # the release leaves out a column the target judges: the table before the choice of columns
-        check = _check(recipe.target, loaded, final)
+        check = _check(recipe.target, loaded, final, left_out)
         measured_on = "query"
     count = written.count
     records = int(engine.value(written.value(count).sum() if count else written.raw.count()) or 0)
@@ -229,7 +230,7 @@ def apply_recipe(
         written=written,
         measured_on=measured_on,
         released=query,
-        left_out=left_out if measured_on == "written file" else 0,
+        left_out=left_out,
         notes=notes,
         unseen=tuple(placed),
         in_source_order=in_order,

@@ -581,13 +581,15 @@ class Recipe:
         final = Dataset(
             name=dataset.name, frame=frame, roles=dataset.roles, missing=dataset.missing, notes=dataset.notes
         ).validated()
+        steps = [s.step for s in self.steps]
+        # the records the target judges: those a records-per-person cap leaves out are not suppressed
+        judged = analysed_records(dataset, self.target.sensitive) - (capped_records(dataset, self.target, steps) or 0)
         check = self.target.check(
             final,
-            loaded_records=analysed_records(dataset, self.target.sensitive),
+            loaded_records=judged,
             wildcard=suppression_mark(s.step for s in self.steps),
             loaded_persons=analysed_persons(dataset, self.target.sensitive, self.target),
         )
-        steps = [s.step for s in self.steps]
         columns = check_release_columns(final, self.columns, steps)
         table = release_table(final, columns, extra=self.target.sensitive, steps=steps)
         data = release_csv(table)

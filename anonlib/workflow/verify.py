@@ -347,13 +347,13 @@ def recount(recipe: Recipe, table: bytes):
     roles = {c: Role(recipe.source.roles[c]) for c in recipe.columns}
     released = Dataset(name=TABLE_FILE, frame=frame, roles=roles, missing=recipe.source.missing).validated()
     target = recipe.target
-    loaded = recipe.loaded_records or recipe.source.records
+    # the records the target judges: those a records-per-person cap left out by decision are not
+    # among the suppressed ones, in any unit
+    loaded = (recipe.loaded_records or recipe.source.records) - (recipe.capped_records or 0)
     if any(c not in recipe.columns for c in (target.person, target.household) if c is not None):
         # a person (household) column the release withholds cannot be counted on it: its records are
-        # counted (``verify`` recounts people on the source's replay when it is given), those a
-        # records-per-person cap left out by decision not among the suppressed ones
+        # counted (``verify`` recounts people on the source's replay when it is given)
         target = replace(target, person=released.person, household=released.household, linked=())
-        loaded -= recipe.capped_records or 0
     return target.check(
         released,
         loaded_records=loaded,
