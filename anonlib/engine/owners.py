@@ -341,10 +341,12 @@ def _fewest_containing(pairs, power: int):
                 views[j],
                 [joined[OWNER] == views[j][OWNER], views[j - 1]["anonlib_at"] < views[j]["anonlib_at"]],
             )
-        label = ibis.array([views[j][KEY] for j in range(size)])
-        tuples = joined.select(**{OWNER: views[0][OWNER], SIGNATURE: label}).distinct()
-        support = tuples.group_by(SIGNATURE).aggregate(**{SHARED: tuples.count()})
-        mine = tuples.join(support, SIGNATURE).join(totals, OWNER)
+        # the sub-multiset as ``size`` integer columns (grouped and joined on as they are)
+        label = [f"anonlib_k{j}" for j in range(size)]
+        tuples = joined.select(**{OWNER: views[0][OWNER]}, **{c: views[j][KEY] for j, c in enumerate(label)})
+        tuples = tuples.distinct()
+        support = tuples.group_by(label).aggregate(**{SHARED: tuples.count()})
+        mine = tuples.join(support, label).join(totals, OWNER)
         needed = ibis.least(mine["anonlib_total"], ibis.literal(power, "int64"))
         mine = mine.filter(needed == size)
         parts.append(mine.group_by(OWNER).aggregate(**{SHARED: mine[SHARED].min()}))
