@@ -1,7 +1,10 @@
 """What the engine tests share: a recipe made in memory from a bundled sample, the privacy models
 they require, released files as sorted text rows, and one command run in memory and on an engine
 with the same answer asserted (DuckDB in ``engine/test_engine*.py``, Spark in
-``engine/test_engine_spark.py``)."""
+``engine/test_engine_spark.py``); random panels and household files with blanks (hypothesis
+strategies) and the in-memory kernel's owners sharing each history, which the engines' counts in
+people, histories and households are compared with (``engine/test_engine_owners.py`` on DuckDB,
+``engine/test_engine_spark.py`` on Spark)."""
 
 from __future__ import annotations
 
@@ -11,12 +14,16 @@ import itertools
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import strategies as st
 
 from anonlib.__main__ import main
 from anonlib.core.dataset import Dataset, Role
 from anonlib.core.default_hierarchy import default_hierarchy
+from anonlib.core.equivalence import encode, person_codes
+from anonlib.core.histories import owners_sharing
 from anonlib.core.loading import load_table
 from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.measures.models import ModelRequirement
@@ -147,3 +154,60 @@ def engine_answer(
     if engine_out.suffix == ".csv":  # the engine writes a CSV as the in-memory release does: the same bytes
         assert engine_out.read_bytes() == memory_out.read_bytes()
     return in_memory, on_engine
+
+
+# --- random panels and household files with blanks, and the kernel's histories ---------------------
+
+QIS = ["age", "sex"]  # the quasi-identifiers of ``panels`` and ``household_files``
+HOUSEHOLDS = ["h1", "h2", "h3", "h4", "h5", "h6", None]
+
+
+@st.composite
+def panels(draw):
+    """A panel of 1-30 records of up to 8 people on two quasi-identifiers with blanks, and a count column."""
+    n = draw(st.integers(1, 30))
+    pid = draw(st.lists(st.sampled_from(["p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"]), min_size=n, max_size=n))
+    age = draw(st.lists(st.one_of(st.none(), st.integers(30, 32)), min_size=n, max_size=n))
+    sex = draw(st.lists(st.sampled_from(["f", "m", None]), min_size=n, max_size=n))
+    count = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    return pd.DataFrame(
+        {"pid": pid, "age": pd.array(age, dtype="Int64"), "sex": pd.array(sex, dtype="string"), "n": count}
+    )
+
+
+@st.composite
+def household_files(draw):
+    """1-30 records of up to 6 households (a blank now and then) and 8 people, two quasi-identifiers
+    with blanks, and a count column (0-3 records per row)."""
+    n = draw(st.integers(1, 30))
+    blank = draw(st.booleans()) and draw(st.booleans())  # a quarter of the files have a blank household
+    hh = draw(st.lists(st.sampled_from(HOUSEHOLDS if blank else HOUSEHOLDS[:-1]), min_size=n, max_size=n))
+    pid = draw(st.lists(st.sampled_from([f"p{i}" for i in range(8)]), min_size=n, max_size=n))
+    age = draw(st.lists(st.one_of(st.none(), st.integers(30, 32)), min_size=n, max_size=n))
+    sex = draw(st.lists(st.sampled_from(["f", "m", None]), min_size=n, max_size=n))
+    count = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    return pd.DataFrame(
+        {
+            "hh": pd.array(hh, dtype="string"),
+            "pid": pid,
+            "age": pd.array(age, dtype="Int64"),
+            "sex": pd.array(sex, dtype="string"),
+            "n": count,
+        }
+    )
+
+
+def histogram(values: np.ndarray) -> list[list[int]]:
+    """``[[value, how many], ...]`` ascending of the positive ``values`` (owners of no record left out)."""
+    values = values[values > 0]
+    sizes, many = np.unique(values, return_counts=True)
+    return [[int(s), int(c)] for s, c in zip(sizes, many)]
+
+
+def kernel_sharing(frame: pd.DataFrame, owner: str, power, count: str = "n") -> list[list[int]]:
+    """The in-memory kernel's owners (of ``owner``) sharing each history on ``QIS`` for an adversary of
+    ``power`` (None: the whole history), as the engine's ``sharing`` histogram: ``[[sharing, owners], ...]``."""
+    table = encode(frame, QIS, count=count)
+    classes = table.classes()
+    codes, n = person_codes(frame[owner], owner)
+    return histogram(owners_sharing(classes.ids, classes.n_classes, codes, n, table.weights, power=power))

@@ -12,15 +12,14 @@ from contextlib import redirect_stdout
 import numpy as np
 import pandas as pd
 import pytest
+from engine_cases import household_files, kernel_sharing, panels
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonlib import engine as eng
 from anonlib.__main__ import main
 from anonlib.core.dataset import Dataset
-from anonlib.core.equivalence import encode, person_codes
 from anonlib.core.errors import ColumnError, ParameterError
-from anonlib.core.histories import owners_sharing
 from anonlib.engine.owners import class_people, household_counts, sharing
 from anonlib.measures.linkage import HOUSEHOLD_THRESHOLD, linkage_risk
 from anonlib.measures.profile import risk_profile
@@ -33,40 +32,13 @@ def duck():
         yield engine
 
 
-@st.composite
-def panels(draw):
-    """A panel of 1-30 records of up to 8 people on two quasi-identifiers with blanks, and a count column."""
-    n = draw(st.integers(1, 30))
-    pid = draw(st.lists(st.sampled_from(["p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"]), min_size=n, max_size=n))
-    age = draw(st.lists(st.one_of(st.none(), st.integers(30, 32)), min_size=n, max_size=n))
-    sex = draw(st.lists(st.sampled_from(["f", "m", None]), min_size=n, max_size=n))
-    count = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
-    return pd.DataFrame(
-        {"pid": pid, "age": pd.array(age, dtype="Int64"), "sex": pd.array(sex, dtype="string"), "n": count}
-    )
-
-
-def _histogram(values: np.ndarray) -> list[list[int]]:
-    values = values[values > 0]
-    sizes, many = np.unique(values, return_counts=True)
-    return [[int(s), int(c)] for s, c in zip(sizes, many)]
-
-
-def _in_memory(frame: pd.DataFrame, power) -> list[list[int]]:
-    """The kernel's owners sharing each history, as a histogram (owners of no record left out)."""
-    table = encode(frame, ["age", "sex"], count="n")
-    classes = table.classes()
-    codes, n = person_codes(frame["pid"], "pid")
-    return _histogram(owners_sharing(classes.ids, classes.n_classes, codes, n, table.weights, power=power))
-
-
 # panels of at most 30 records of 8 people over 3 ages, 2 sexes and blanks: 12 of them (about 0.3 s of
 # CPU each on the engine) reach every power; more repeat the same few shapes
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(panels(), st.sampled_from([None, 1, 2, 3, 5]))
 def test_sharing_equals_the_kernel(duck, frame, power):
     table = eng.from_frame(frame, duck).with_roles({"n": "count"})
-    assert sharing(table, ["age", "sex"], "pid", power=power).tolist() == _in_memory(frame, power)
+    assert sharing(table, ["age", "sex"], "pid", power=power).tolist() == kernel_sharing(frame, "pid", power)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -177,7 +149,7 @@ def _panel(rng, n: int, people: int) -> pd.DataFrame:
 
 @pytest.mark.parametrize("k", [2, 4])
 def test_anonymize_in_people_on_duckdb_equals_in_memory(tmp_path, capsys, k):
-    from tests.engine_cases import same_answer
+    from engine_cases import same_answer
 
     path = tmp_path / "panel.csv"
     _panel(np.random.default_rng(k), 300, 60).to_csv(path, index=False)
@@ -226,7 +198,7 @@ def test_a_pseudonymized_person_on_duckdb_releases_the_histories_in_memory_relea
     """--pseudonymize of the person column on DuckDB: the class table's people get their keyed
     pseudonyms in memory, the engine maps the file's values to them; the target counts histories
     and the released table (pseudonyms included) equals the in-memory one as a table."""
-    from tests.engine_cases import same_answer
+    from engine_cases import same_answer
 
     path = tmp_path / "panel.csv"
     frame = _panel(np.random.default_rng(11), 300, 60)
@@ -267,30 +239,6 @@ def test_a_recipe_with_a_person_pseudonym_replays_on_duckdb_under_its_key(tmp_pa
 
 
 # --- households -------------------------------------------------------------------------------
-
-HOUSEHOLDS = ["h1", "h2", "h3", "h4", "h5", "h6", None]
-
-
-@st.composite
-def household_files(draw):
-    """1-30 records of up to 6 households (a blank now and then) and 8 people, two quasi-identifiers
-    with blanks, and a count column (0-3 records per row)."""
-    n = draw(st.integers(1, 30))
-    blank = draw(st.booleans()) and draw(st.booleans())  # a quarter of the files have a blank household
-    hh = draw(st.lists(st.sampled_from(HOUSEHOLDS if blank else HOUSEHOLDS[:-1]), min_size=n, max_size=n))
-    pid = draw(st.lists(st.sampled_from([f"p{i}" for i in range(8)]), min_size=n, max_size=n))
-    age = draw(st.lists(st.one_of(st.none(), st.integers(30, 32)), min_size=n, max_size=n))
-    sex = draw(st.lists(st.sampled_from(["f", "m", None]), min_size=n, max_size=n))
-    count = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
-    return pd.DataFrame(
-        {
-            "hh": pd.array(hh, dtype="string"),
-            "pid": pid,
-            "age": pd.array(age, dtype="Int64"),
-            "sex": pd.array(sex, dtype="string"),
-            "n": count,
-        }
-    )
 
 
 def _households_by_pandas(frame: pd.DataFrame, missing: str) -> dict:
@@ -347,11 +295,7 @@ def test_households_on_duckdb_equal_the_kernel_and_a_pandas_recount(duck, frame,
     kept = dataset.analysis_frame(["age", "sex"], person=True)[0]
     table_power = eng.from_frame(kept, duck).with_roles({"n": "count"})
     for power in (None, 1, 2, 3):
-        encoded = encode(kept, ["age", "sex"], count="n")
-        classes = encoded.classes()
-        codes, n = person_codes(kept["hh"], "hh")
-        owners = owners_sharing(classes.ids, classes.n_classes, codes, n, encoded.weights, power=power)
-        assert sharing(table_power, ["age", "sex"], "hh", power=power).tolist() == _histogram(owners)
+        assert sharing(table_power, ["age", "sex"], "hh", power=power).tolist() == kernel_sharing(kept, "hh", power)
 
 
 def test_a_worked_household_file(duck):
@@ -419,7 +363,7 @@ def test_anonymize_households_on_duckdb_releases_the_in_memory_table(tmp_path, c
     """The household target on DuckDB (its column released as its keyed pseudonym): searched in
     households and whole households suppressed, as in memory; the released table is the in-memory
     one, and pandas recounts the households' signatures on it."""
-    from tests.engine_cases import released_table, same_answer
+    from engine_cases import released_table, same_answer
 
     path = tmp_path / "households.csv"
     frame = _household_file(np.random.default_rng(7), 120)

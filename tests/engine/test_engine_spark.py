@@ -1,11 +1,14 @@
 """Spark (local mode, one session for this module, small data) counts what the in-memory
 kernel counts: profile JSON, leakage, models, acceptance and a recipe's release on a slice of
-Adult and on heart; it writes a released CSV byte for byte as in memory (a file split into
-many partitions too), and a package with a history target that ``verify`` passes; without
-Java, and on engine errors, the user reads one sentence."""
+Adult and on heart; counts in people, histories (power all and 2) and households, and the
+optimal search in those units, equal the kernel's on random panels with blanks (hypothesis); it
+writes a released CSV byte for byte as in memory (a file split into many partitions too), and a
+package with a history target that ``verify`` passes; without Java, and on engine errors, the
+user reads one sentence."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -16,16 +19,22 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from anonlib import engine as eng
 from anonlib.__main__ import main
 from anonlib.core.dataset import Dataset
-from anonlib.core.errors import EngineError
+from anonlib.core.errors import ColumnError, EngineError, NoSolutionError
+from anonlib.core.hierarchy import flat_hierarchy, interval_hierarchy
 from anonlib.core.loading import load_table
 from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.measures.leakage import leakage_table
+from anonlib.measures.linkage import household_from_counts, linkage_risk
 from anonlib.measures.models import acceptance, model_values
 from anonlib.measures.profile import risk_profile
+from anonlib.measures.target import ReleaseTarget
+from anonlib.transformations.generalization import release_search
 from anonlib.workflow import apply_recipe, engine_replay
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +44,16 @@ if not eng.java_available():  # .ci/run installs Java 17; a developer machine ma
     pytest.skip("Spark needs Java 17", allow_module_level=True)
 
 
-from engine_cases import engine_recipe, first_records, model_requirements, released_table, same_answer  # noqa: E402
+from engine_cases import (  # noqa: E402
+    QIS,
+    engine_recipe,
+    first_records,
+    household_files,
+    kernel_sharing,
+    model_requirements,
+    released_table,
+    same_answer,
+)
 
 # the CLI, model, recipe and anonymize tests read Adult's first 4,000 records (of 32,561) on Spark,
 # cut from the bundled file as it is (gzip CSV, '?' for missing): the same code paths as all of
@@ -276,6 +294,78 @@ def test_people_and_histories_on_spark_equal_in_memory(spark):
     assert power2 == risk_by_power(frame, ["age", "sex"], "pid", k=3, count="n", powers=(2,))[0]
     # a and b alike; c, d and e (its row of 0 records is no record) alone
     assert sharing(table, ["age", "sex"], "pid").tolist() == [[1, 3], [2, 2]]
+
+
+# --- random panels with blanks (engine_cases.household_files, as on DuckDB) -------------------------
+
+OWNER_ROLES = {"hh": "household", "pid": "person", "age": "quasi-identifier", "sex": "quasi-identifier", "n": "count"}
+# Spark takes about a second of CPU per query here: a few files per test (derandomized, so every run
+# and CI see the same ones), all of a file's counts made on its one table. Each file's counts are
+# some ten queries (about 10 CPU-s: power 2 alone 4), the optimum's one (about 2 CPU-s with the searches)
+FEW = {"deadline": None, "derandomize": True, "database": None}
+
+
+@settings(max_examples=4, **FEW)
+@given(household_files(), st.sampled_from(["category", "drop"]))
+def test_people_histories_and_households_on_spark_equal_the_kernel(spark, frame, missing) -> None:
+    """Class sizes in people and each person's smallest class, the people sharing their whole
+    history and any 2 of their records, the households sharing their members' rows and their
+    compositions (sdcMicro's risk): Spark's counts are the in-memory kernel's."""
+    from anonlib.engine.owners import household_counts, sharing
+
+    table = eng.from_frame(frame, spark).with_roles(OWNER_ROLES).with_missing(missing)
+    try:
+        dataset = Dataset.from_frame("households", frame, OWNER_ROLES).with_missing(missing)
+    except ColumnError as refused:  # a blank household: the same sentence
+        with pytest.raises(ColumnError) as on_spark:
+            linkage_risk(table)
+        assert str(on_spark.value) == str(refused)
+        return
+    assert risk_profile(table) == risk_profile(dataset)  # in people: k, the vector, people at risk
+    kept = dataset.analysis_frame(QIS, person=True)[0]
+    for power in (None, 2):
+        assert sharing(table, QIS, "pid", power=power).tolist() == kernel_sharing(kept, "pid", power)
+    households = household_counts(table, QIS, "hh")
+    assert households.shared[:, :2].tolist() == kernel_sharing(kept, "hh", None)
+    assert household_from_counts(households) == linkage_risk(dataset).households  # the risk to the last bit
+
+
+HIERARCHIES = {"age": interval_hierarchy(range(30, 33), [[(30, 31), (32, 32)]], top=True), "sex": flat_hierarchy("fm")}
+
+
+@settings(max_examples=5, **FEW)
+@given(household_files(), st.sampled_from(["category", "drop"]))
+def test_the_optimum_in_people_histories_and_households_on_spark_equals_in_memory(spark, frame, missing) -> None:
+    """The optimal search in people, histories (power all and 2) and households, for k 2 and 3 and
+    30% or all suppressed, on the class table Spark counts per household and person (the table
+    ``engine_search.anonymize`` searches): the levels, loss and people suppressed of the search on
+    the records, or its sentence when nothing meets the target. A row standing for no record is no
+    one's (left out on the records too: the in-memory search still counts its person)."""
+    frame = frame.assign(hh=frame["hh"].fillna("h1"))
+    table = eng.from_frame(frame, spark).with_roles(OWNER_ROLES).with_missing(missing)
+    dataset = Dataset.from_frame("households", frame, OWNER_ROLES).with_missing(missing)
+    records, dropped = dataset.assessed_frame(QIS, person=True)
+    records = records[records["n"] != 0]
+    classes, on_spark = eng.summary_frame(table, ["hh", "pid", *QIS], complete=QIS)
+    assert on_spark == dropped
+    if records.empty:
+        assert classes.empty
+        return
+    units = (([], None), (["pid"], None), (["pid"], 2), (["hh"], None))  # people, histories, households
+    for (released, power), k, limit in itertools.product(units, (2, 3), (0.3, 1.0)):
+        target = ReleaseTarget(k, max_suppressed=limit, power=power).in_unit_of(dataset, released=released)
+        try:
+            expected = release_search(records, QIS, HIERARCHIES, target=target, count="n")
+        except NoSolutionError as refused:
+            with pytest.raises(NoSolutionError) as none_on_spark:
+                release_search(classes, QIS, HIERARCHIES, target=target, count=eng.WEIGHT)
+            assert str(none_on_spark.value) == str(refused)
+            continue
+        got = release_search(classes, QIS, HIERARCHIES, target=target, count=eng.WEIGHT)
+        assert (got.target.unit, got.levels) == (expected.target.unit, expected.levels)
+        assert got.utility == pytest.approx(expected.utility, abs=1e-12)
+        assert (got.persons, got.suppressed_persons) == (expected.persons, expected.suppressed_persons)
+        assert got.suppressed == expected.suppressed
 
 
 def test_a_pseudonymized_person_on_spark_releases_the_histories_in_memory_releases(tmp_path, spark, capsys) -> None:
