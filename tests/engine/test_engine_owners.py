@@ -422,3 +422,25 @@ def test_anonymize_on_duckdb_refuses_an_unkept_stable_column_as_in_memory(tmp_pa
     if not varying:
         assert "diagnosis is guessed as a quasi-identifier or stable within a person" in errs[1]
         assert errs[0].strip().splitlines()[-1] == errs[1].strip().splitlines()[-1]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(panels(), st.sampled_from([(1, 1), (2, 3)]))
+def test_whole_histories_told_apart_when_their_hashes_collide(duck, frame, primes):
+    """The whole histories are hashed first and compared exactly only where hashes are shared: with
+    hashes made to collide (every element's hash modulo 1, or modulo 2 and 3: most histories of a
+    length alike), the exact comparison alone tells them apart, and the counts still equal the kernel's
+    (in people and in households, whose composition counts come from the same histories)."""
+    import anonlib.engine.owners as owners
+
+    original = owners.HASH_PRIMES
+    owners.HASH_PRIMES = primes
+    try:
+        table = eng.from_frame(frame, duck).with_roles({"n": "count"})
+        assert sharing(table, ["age", "sex"], "pid").tolist() == _in_memory(frame, None)
+        roles = {"pid": "household", "age": "quasi-identifier", "sex": "quasi-identifier", "n": "count"}
+        households = eng.from_frame(frame, duck).with_roles(roles)
+        expected = linkage_risk(Dataset.from_frame("households", frame, roles), k=3)
+        assert linkage_risk(households, k=3) == expected
+    finally:
+        owners.HASH_PRIMES = original
