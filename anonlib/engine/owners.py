@@ -12,7 +12,8 @@ with only small histograms coming back.
   their records is in): k, the anonymity vector and the people at risk in people.
 - ``sharing``: how many owners share their history with each number of owners, for an
   adversary who knows the whole history (``power`` None: the owner's *signature*, the sorted
-  multiset of its rows with their records, as a sorted list, grouped and counted), or who knows up
+  multiset of its rows with their records, hashed, and compared as a sorted list where hashes
+  are shared, grouped and counted), or who knows up
   to ``power`` = m <= 5 of its records (each owner's distinct sub-multisets of min(m, its
   records) rows, enumerated by joining its rows with themselves in order, and the fewest owners
   containing one of them).
