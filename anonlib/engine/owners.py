@@ -62,6 +62,9 @@ RECORDS = "anonlib_records"
 SIZE = "anonlib_class_size"
 COMPOSITION = "anonlib_composition"
 HASH_PRIMES = (2_147_483_629, 2_147_483_587)  # a history's two hashes: its elements' hashes modulo these, summed
+HASHES = ("anonlib_h0", "anonlib_h1")
+SMALLEST = "anonlib_smallest"
+LENGTH = "anonlib_length"
 MAX_POWER = 5  # sub-multisets of at most this many records are enumerated by the engine (and within the estimate)
 
 
@@ -192,14 +195,34 @@ def class_people(
     pairs, dropped = owner_pairs(table, quasi_identifiers, owner)
     key = ("people", tuple(quasi_identifiers), owner, table.missing, table.count)
     if key not in table._pairs:  # counted once per table: ``sharing`` at power 1 is the second histogram
-        per_class = pairs.group_by(KEY).aggregate(**{SHARED: pairs.count()})
+        per_class, owners = _per_owner(table, pairs)
         classes = _histogram(table, per_class, SHARED)
-        joined = pairs.join(per_class, KEY)
-        smallest = joined.group_by(OWNER).aggregate(**{SHARED: joined[SHARED].min()})
-        records = int(table.engine.value(pairs[WEIGHT].sum()) or 0)
-        table._pairs[key] = (classes, _histogram(table, smallest, SHARED), records)
+        smallest = _histogram(table, owners.select(**{SHARED: owners[SMALLEST]}), SHARED)
+        records = int(table.engine.value(owners[RECORDS].sum()) or 0)
+        table._pairs[key] = (classes, smallest, records)
     classes, smallest, records = table._pairs[key]
     return classes.copy(), smallest.copy(), records, dropped
+
+
+def _per_owner(table: EngineTable, pairs):
+    """The people per class (``KEY``, ``SHARED``), and one row per owner made in one pass over the
+    pairs (kept: a temporary table on DuckDB), once per pairs' table: its smallest class in owners
+    (``SMALLEST``), its records (``RECORDS``) and distinct rows (``LENGTH``: the powers' estimate)
+    and its history's two hashes (``HASH_PRIMES``: the engine's hash of each (row, records)
+    element modulo two primes, summed; equal histories hash alike)."""
+    import ibis
+
+    key = ("owners", id(pairs))
+    if key not in table._pairs:
+        per_class = pairs.group_by(KEY).aggregate(**{SHARED: pairs.count()})
+        joined = pairs.join(per_class, KEY)
+        element = ibis.struct({"k": joined[KEY], "w": joined[WEIGHT]}).hash()
+        owners = joined.group_by(OWNER).aggregate(
+            **{SMALLEST: joined[SHARED].min(), RECORDS: joined[WEIGHT].sum().cast("int64"), LENGTH: joined.count()},
+            **{h: (element % prime).sum().cast("int64") for h, prime in zip(HASHES, HASH_PRIMES)},
+        )
+        table._pairs[key] = (pairs, per_class, _kept(table, owners))
+    return table._pairs[key][1:]
 
 
 def sharing(
@@ -226,21 +249,15 @@ def _whole_histories(table: EngineTable, pairs):
     """Per owner (``OWNER``), the owners sharing its whole history (``SHARED``: its signature, the
     sorted multiset of its rows with their records, grouped and counted) and its records (``RECORDS``).
 
-    Hashed first, compared exactly where it matters: each owner's history is summed into two hashes
-    of its (row, records) elements (``HASH_PRIMES``: the engine's hash of each element modulo two
-    primes, summed; equal histories hash alike), so an owner alone with its hashes is alone with its
-    history; only the owners sharing their hashes with another have their histories built as
-    sorted lists and grouped exactly (histories that collide told apart). On a file where most
-    people are unique (10^7 people of the spec's panel: 99.9%) the lists are built for the few."""
+    Hashed first, compared exactly where it matters: an owner alone with its history's two hashes
+    and its records (``_per_owner``) is alone with its history; only the owners sharing them with
+    another have their histories built as sorted lists and grouped exactly (histories whose hashes
+    collide told apart). On a file where most people are unique (10^7 people of the spec's panel:
+    99.9%) the lists are built for the few."""
     import ibis
 
-    element = ibis.struct({"k": pairs[KEY], "w": pairs[WEIGHT]}).hash()
-    label = ["anonlib_h0", "anonlib_h1", RECORDS]
-    hashed = pairs.group_by(OWNER).aggregate(
-        **{f"anonlib_h{j}": (element % prime).sum().cast("int64") for j, prime in enumerate(HASH_PRIMES)},
-        **{RECORDS: pairs[WEIGHT].sum().cast("int64")},
-    )
-    hashed = _kept(table, hashed)  # one row per owner, read three times below
+    label = [*HASHES, RECORDS]
+    _, hashed = _per_owner(table, pairs)
     counted = hashed.group_by(label).aggregate(anonlib_alike=hashed.count())
     hashed = hashed.join(counted, label)
     alone = hashed.filter(hashed.anonlib_alike == 1)
@@ -321,14 +338,11 @@ def _check_power(table: EngineTable, pairs, power: int) -> None:
     the engine takes about 12 times longer over)."""
     key = ("shapes", id(pairs))
     if key not in table._pairs:  # the owners' shapes counted once per pairs' table
-        per_owner = pairs.group_by(OWNER).aggregate(size=pairs[WEIGHT].sum().cast("int64"), length=pairs.count())
-        table._pairs[key] = (
-            pairs,
-            table.engine.run(per_owner.group_by(["size", "length"]).aggregate(n=per_owner.count())),
-        )
+        _, owners = _per_owner(table, pairs)
+        table._pairs[key] = (pairs, table.engine.run(owners.group_by([RECORDS, LENGTH]).aggregate(n=owners.count())))
     shapes = table._pairs[key][1]
-    sizes = np.asarray(shapes.column("size").to_numpy(zero_copy_only=False), dtype=np.int64)
-    lengths = np.asarray(shapes.column("length").to_numpy(zero_copy_only=False), dtype=np.int64)
+    sizes = np.asarray(shapes.column(RECORDS).to_numpy(zero_copy_only=False), dtype=np.int64)
+    lengths = np.asarray(shapes.column(LENGTH).to_numpy(zero_copy_only=False), dtype=np.int64)
     many = np.asarray(shapes.column("n").to_numpy(zero_copy_only=False), dtype=np.int64)
     sizes, lengths = np.repeat(sizes, many), np.repeat(lengths, many)
     if power > MAX_POWER:
