@@ -164,16 +164,16 @@ def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
 
 def _kept(table: EngineTable, expr):
     """``expr`` computed once: a temporary table on DuckDB (in its memory limit, spilling to its
-    private folder, gone with the connection); on Spark the expression as it is."""
-    if table.engine.name != "duckdb":
-        return expr
+    private folder, gone with the connection); on Spark a cached table (computed at its first use,
+    kept in the executors' memory and disk, gone with the session)."""
     import uuid
 
     from .backends import errors
 
-    name = f"anonlib_pairs_{uuid.uuid4().hex}"
     with errors(table.engine):
-        return table.engine.backend.create_table(name, expr, temp=True)
+        if table.engine.name != "duckdb":
+            return expr.cache()
+        return table.engine.backend.create_table(f"anonlib_pairs_{uuid.uuid4().hex}", expr, temp=True)
 
 
 def _histogram(table: EngineTable, counts, column: str) -> np.ndarray:
