@@ -51,7 +51,7 @@ import pandas as pd
 from ..core.dataset import Role
 from ..core.errors import ColumnError, ParameterError
 from ..core.histories import adversary_power, check_history_work
-from .source import WEIGHT, EngineTable
+from .source import WEIGHT, EngineTable, _all
 
 KEY = "anonlib_key"
 OWNER = "anonlib_owner"
@@ -142,9 +142,7 @@ def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
     )
     dropped = 0
     if table.missing == "drop":  # a row missing one of the quasi-identifiers is dropped, and counted
-        complete = read[qis[0]].notnull()
-        for c in qis[1:]:
-            complete = complete & read[c].notnull()
+        complete = _all([read[c].notnull() for c in qis])
         dropped = int(table.engine.value(read.filter(~complete).anonlib_rows.sum()) or 0)
         read = read.filter(complete)
     numbers = read.select(*qis).distinct()
@@ -336,11 +334,8 @@ def _check_power(table: EngineTable, pairs, power: int) -> None:
     (``anonlib.core.histories.history_work``) from each owner's records and distinct rows, at the
     engine's speed (its own per-tuple time, measured: the in-memory kernel's would let through work
     the engine takes about 12 times longer over)."""
-    key = ("shapes", id(pairs))
-    if key not in table._pairs:  # the owners' shapes counted once per pairs' table
-        _, owners = _per_owner(table, pairs)
-        table._pairs[key] = (pairs, table.engine.run(owners.group_by([RECORDS, LENGTH]).aggregate(n=owners.count())))
-    shapes = table._pairs[key][1]
+    _, owners = _per_owner(table, pairs)  # one row per owner, kept: its shapes are a small query
+    shapes = table.engine.run(owners.group_by([RECORDS, LENGTH]).aggregate(n=owners.count()))
     sizes = np.asarray(shapes.column(RECORDS).to_numpy(zero_copy_only=False), dtype=np.int64)
     lengths = np.asarray(shapes.column(LENGTH).to_numpy(zero_copy_only=False), dtype=np.int64)
     many = np.asarray(shapes.column("n").to_numpy(zero_copy_only=False), dtype=np.int64)
