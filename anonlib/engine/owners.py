@@ -51,7 +51,7 @@ import pandas as pd
 from ..core.dataset import Role
 from ..core.errors import ColumnError, ParameterError
 from ..core.histories import adversary_power, check_history_work
-from .source import WEIGHT, EngineTable, _all
+from .source import WEIGHT, EngineTable, all_of
 
 KEY = "anonlib_key"
 OWNER = "anonlib_owner"
@@ -142,7 +142,7 @@ def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
     )
     dropped = 0
     if table.missing == "drop":  # a row missing one of the quasi-identifiers is dropped, and counted
-        complete = _all([read[c].notnull() for c in qis])
+        complete = all_of([read[c].notnull() for c in qis])
         dropped = int(table.engine.value(read.filter(~complete).anonlib_rows.sum()) or 0)
         read = read.filter(complete)
     numbers = read.select(*qis).distinct()

@@ -152,7 +152,7 @@ class EngineTable(RoleColumns):
         table = self.raw.select(**{c: self.value(c) for c in keep})
         dropped = self.summary(columns, count=count)[1] if self.missing == "drop" and columns else 0
         if self.missing == "drop" and columns:
-            table = table.filter(_all([table[c].notnull() for c in columns]))
+            table = table.filter(all_of([table[c].notnull() for c in columns]))
         return table, dropped
 
     def summary(
@@ -197,7 +197,7 @@ class EngineTable(RoleColumns):
         )
         inside = [c for c in complete if c in raw_columns] if dropping else []
         if inside:
-            condition = _all([table[c].notnull() for c in inside])
+            condition = all_of([table[c].notnull() for c in inside])
             key = (self.missing, tuple(columns), count, tuple(complete))
             if key not in self._dropped:
                 self._dropped[key] = int(self.engine.value(table.filter(~condition)[ROWS].sum()) or 0)
@@ -215,7 +215,7 @@ class EngineTable(RoleColumns):
         columns = list(columns)
         if not columns:
             return ibis.literal(True)
-        return _all([self.value(c, table).notnull() for c in columns])
+        return all_of([self.value(c, table).notnull() for c in columns])
 
     def assessed(self, extra: Sequence[str] = (), table=None):
         """The assessed rows (``Dataset.assessed``: with ``missing="drop"`` those holding a
@@ -310,7 +310,8 @@ def _text(col):
     return text.isin(list(MISSING_MARKERS)).ifelse(None, text)
 
 
-def _all(conditions):
+def all_of(conditions):
+    """Every condition in ``conditions`` at once (an ibis boolean); ``all_of([a.notnull(), b.notnull()])``."""
     out = conditions[0]
     for cond in conditions[1:]:
         out = out & cond
