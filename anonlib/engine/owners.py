@@ -146,9 +146,10 @@ def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
         dropped = int(table.engine.value(read.filter(~complete).anonlib_rows.sum()) or 0)
         read = read.filter(complete)
     numbers = read.select(*qis).distinct()
-    numbers = numbers.select(*qis, **{KEY: ibis.row_number().cast("int64")})
+    numbers = computed_once(table, numbers.select(*qis, **{KEY: ibis.row_number().cast("int64")}))
+    table._pairs[("numbers", tuple(qis), owner, table.missing, table.count)] = numbers  # ``owners_out.owner_rows``
     mapping = read.join(numbers, [read[c].identical_to(numbers[c]) for c in qis]).select(*raws, KEY)
-    mapping = _kept(table, mapping)  # small: the distinct rows, made once
+    mapping = computed_once(table, mapping)  # small: the distinct rows, made once
     records = raw.join(mapping, [raw[c].identical_to(mapping[r]) for c, r in zip(qis, raws)])
     weight = table.value(count, records).sum() if count else records.count()
     pairs = records.group_by([records[owner].name(OWNER), KEY]).aggregate(**{WEIGHT: weight.cast("int64")})
@@ -157,10 +158,10 @@ def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
         named = pairs.rename({owner: OWNER})  # owners read alike (" a", "a") grouped together
         pairs = named.select(**{OWNER: table.value(owner, named), KEY: named[KEY], WEIGHT: named[WEIGHT]})
         pairs = pairs.group_by([OWNER, KEY]).aggregate(**{WEIGHT: pairs[WEIGHT].sum().cast("int64")})
-    return _kept(table, pairs.filter(pairs[WEIGHT] > 0)), dropped
+    return computed_once(table, pairs.filter(pairs[WEIGHT] > 0)), dropped
 
 
-def _kept(table: EngineTable, expr):
+def computed_once(table: EngineTable, expr):
     """``expr`` computed once: a temporary table on DuckDB (in its memory limit, spilling to its
     private folder, gone with the connection); on Spark a cached table (computed at its first use,
     kept in the executors' memory and disk, gone with the session)."""
@@ -219,7 +220,7 @@ def _per_owner(table: EngineTable, pairs):
             **{SMALLEST: joined[SHARED].min(), RECORDS: joined[WEIGHT].sum().cast("int64"), LENGTH: joined.count()},
             **{h: (element % prime).sum().cast("int64") for h, prime in zip(HASHES, HASH_PRIMES)},
         )
-        table._pairs[key] = (pairs, per_class, _kept(table, owners))
+        table._pairs[key] = (pairs, per_class, computed_once(table, owners))
     return table._pairs[key][1:]
 
 

@@ -1,0 +1,189 @@
+"""Whole owners suppressed at one generalization, counted by the engine: the search in people and
+histories where the data lives (``anonlib.workflow.engine_people``).
+
+The in-memory search judges a node (a generalization of the quasi-identifiers) on a class table
+holding every owner's rows; at 10^8 records that table is 10^8 rows. Here the node comes to the
+engine as a small table instead: the class of each distinct row of the quasi-identifiers
+(``owner_rows``: the rows ``owner_pairs`` numbers, one per ``KEY``), and the engine joins it to
+the (owner, row) pairs and answers what ``GeneralizationSpace.status`` asks in people:
+
+- **people** (``histories=False``): a class fails when it holds fewer than k distinct owners;
+  every owner with a record in a failing class is suppressed whole, and the rule is applied
+  again to the owners left until no class fails (removing an owner's other records can leave
+  another class short), as ``anonlib.measures.models.acceptance(..., person=)`` does;
+- **whole histories** (``histories=True``, the adversary who knows every record of a person):
+  an owner fails when fewer than k owners share its history, the multiset of its generalized
+  rows with their records. Owners are grouped by two sums of their elements' hashes with their
+  records and distinct rows; a group of at least k owners is then *verified*: every member's
+  elements are looked up in one member's (its representative's), so a group whose hashes
+  collide is found and its owners are grouped exactly by their sorted lists. Removing owners
+  whole leaves the others' histories as they are: one pass is the answer.
+
+``owners_out`` returns the owners and records suppressed, and, for the node's cost, the records
+kept per row and the suppressed (row, records) pairs counted (``OwnersOut``): all small. Nothing
+of a record comes back.
+
+Example:
+    >>> import numpy as np, pandas as pd
+    >>> from anonlib.engine import connect, from_frame
+    >>> df = pd.DataFrame({"pid": list("aabbcc"), "age": [30, 31, 30, 31, 30, 32]})
+    >>> with connect("duckdb") as duck:
+    ...     t = from_frame(df, duck)
+    ...     rows = owner_rows(t, ["age"], "pid")
+    ...     exact = owners_out(t, ["age"], "pid", rows, np.arange(len(rows)), 2, histories=True)
+    ...     coarse = owners_out(t, ["age"], "pid", rows, np.zeros(len(rows), dtype=np.int64), 2, histories=True)
+    >>> (exact.owners, exact.records), (coarse.owners, coarse.records)  # c's history is its own, then shared
+    ((1, 2), (0, 0))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .owners import HASH_PRIMES, HASHES, KEY, LENGTH, OWNER, RECORDS, SHARED, SIGNATURE, computed_once, owner_pairs
+from .source import WEIGHT, EngineTable
+
+CLASS = "anonlib_class"
+REP = "anonlib_rep"
+
+
+@dataclass(frozen=True)
+class OwnersOut:
+    """What meeting k in people at one node suppresses (``owners_out``): ``owners`` and their
+    ``records``; ``kept``, the records kept per row of ``owner_rows`` (in its order); ``paid``,
+    the suppressed owners' (row, records) pairs counted, as ``[[row position, records, pairs], ...]``
+    (the node's cost sums each pair's records times its row's cost, as the kernel does per pair)."""
+
+    owners: int
+    records: int
+    kept: np.ndarray
+    paid: np.ndarray
+
+
+def owner_rows(table: EngineTable, quasi_identifiers: Sequence[str], owner: str) -> pd.DataFrame:
+    """The distinct rows of the quasi-identifiers that ``owner_pairs`` numbers: one row per ``KEY``
+    with the values read as the loader reads them and their records (``WEIGHT``), sorted by key.
+    Small (the distinct rows, not the records): the in-memory side of a node (its classes) is
+    computed on it."""
+    pairs, _ = owner_pairs(table, quasi_identifiers, owner)
+    key = ("rows", tuple(quasi_identifiers), owner, table.missing, table.count)
+    if key not in table._pairs:
+        numbers = table._pairs[("numbers", *key[1:])]
+        weights = pairs.group_by(KEY).aggregate(**{WEIGHT: pairs[WEIGHT].sum().cast("int64")})
+        joined = numbers.join(weights, KEY)
+        frame = table.engine.run(joined).to_pandas()
+        table._pairs[key] = frame.sort_values(KEY, kind="stable").reset_index(drop=True)
+    return table._pairs[key].copy()
+
+
+def owners_out(
+    table: EngineTable,
+    quasi_identifiers: Sequence[str],
+    owner: str,
+    rows: pd.DataFrame,
+    classes: np.ndarray,
+    k: int,
+    *,
+    histories: bool,
+    cost: bool = True,
+) -> OwnersOut:
+    """The owners suppressed whole so that every remaining one meets k at the node whose class of
+    each row of ``rows`` (``owner_rows``) is ``classes``: in people, or on whole ``histories``
+    (the module text). ``cost=False`` leaves ``kept`` and ``paid`` empty (one query fewer)."""
+    import ibis
+
+    pairs, _ = owner_pairs(table, quasi_identifiers, owner)
+    node = ibis.memtable(
+        pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64), CLASS: np.asarray(classes, dtype=np.int64)})
+    )
+    joined = pairs.join(node, KEY)
+    # each owner's generalized rows with their records: the node's (owner, class) pairs
+    grouped = joined.group_by([OWNER, CLASS]).aggregate(**{WEIGHT: joined[WEIGHT].sum().cast("int64")})
+    grouped = computed_once(table, grouped)
+    failing = _short_histories(table, grouped, k) if histories else _short_people(table, grouped, k)
+    counted = table.engine.run(
+        failing.aggregate(n=failing.count(), r=failing[RECORDS].sum().cast("int64"))
+    ).to_pylist()[0]
+    owners, records = int(counted["n"] or 0), int(counted["r"] or 0)
+    kept = np.zeros(0, dtype=np.int64)
+    paid = np.zeros((0, 3), dtype=np.int64)
+    if cost:
+        position = ibis.memtable(
+            pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64), "anonlib_at": np.arange(len(rows))})
+        )
+        gone = pairs.join(failing.select(OWNER), OWNER)
+        lost = gone.group_by([KEY, WEIGHT]).aggregate(anonlib_pairs=gone.count()).join(position, KEY)
+        found = table.engine.run(lost.select("anonlib_at", WEIGHT, "anonlib_pairs")).to_pandas()
+        paid = found.to_numpy(dtype=np.int64).reshape(-1, 3)
+        total = rows[WEIGHT].to_numpy(dtype=np.int64)
+        suppressed = np.bincount(paid[:, 0], weights=paid[:, 1] * paid[:, 2], minlength=len(rows))
+        kept = total - suppressed.astype(np.int64)
+    return OwnersOut(owners, records, kept, paid)
+
+
+def _short_people(table: EngineTable, grouped, k: int):
+    """The owners suppressed in people: those with a row in a class of fewer than k owners, again
+    on the owners left until no class is short (``OWNER`` and their ``RECORDS``), kept."""
+    alive = grouped
+    gone = []
+    while True:
+        per_class = alive.group_by(CLASS).aggregate(**{SHARED: alive.count()})
+        short = per_class.filter(per_class[SHARED] < k).select(CLASS)
+        failing = computed_once(table, alive.join(short, CLASS).select(OWNER).distinct())
+        if not int(table.engine.value(failing.count()) or 0):
+            break
+        gone.append(failing)
+        alive = computed_once(table, alive.anti_join(failing, OWNER))
+    return _with_records(grouped, gone)
+
+
+def _with_records(grouped, gone: list):
+    """The owners of ``gone`` (tables of ``OWNER``) with their records in ``grouped``."""
+    import ibis
+
+    if not gone:
+        return grouped.filter(ibis.literal(False)).group_by(OWNER).aggregate(**{RECORDS: grouped[WEIGHT].sum()})
+    owners = ibis.union(*gone, distinct=True) if len(gone) > 1 else gone[0]
+    mine = grouped.join(owners, OWNER)
+    return mine.group_by(OWNER).aggregate(**{RECORDS: mine[WEIGHT].sum().cast("int64")})
+
+
+def _short_histories(table: EngineTable, grouped, k: int):
+    """The owners whose whole history (at the node) fewer than k owners share (``OWNER``, ``RECORDS``):
+    hashed, groups of k or more verified against a representative, colliding groups split exactly."""
+    import ibis
+
+    element = ibis.struct({"k": grouped[CLASS], "w": grouped[WEIGHT]}).hash()
+    per_owner = grouped.group_by(OWNER).aggregate(
+        **{RECORDS: grouped[WEIGHT].sum().cast("int64"), LENGTH: grouped.count()},
+        **{h: (element % prime).sum().cast("int64") for h, prime in zip(HASHES, HASH_PRIMES)},
+    )
+    per_owner = computed_once(table, per_owner)
+    label = [*HASHES, RECORDS, LENGTH]
+    groups = per_owner.group_by(label).aggregate(**{SHARED: per_owner.count(), REP: per_owner[OWNER].min()})
+    groups = computed_once(table, groups)
+    # a group of at least k owners: each member's elements found in its representative's, or the group collides
+    members = per_owner.join(groups.filter(groups[SHARED] >= k), label).select(OWNER, *label, REP)
+    mine = grouped.join(members, OWNER)
+    theirs = grouped.select(**{REP: grouped[OWNER], CLASS: grouped[CLASS], "anonlib_w": grouped[WEIGHT]})
+    compared = mine.left_join(theirs, [mine[REP] == theirs[REP], mine[CLASS] == theirs[CLASS]])
+    differing = compared.filter(compared["anonlib_w"].isnull() | (compared["anonlib_w"] != compared[WEIGHT]))
+    colliding = computed_once(table, differing.select(*label).distinct())
+    short = per_owner.join(groups.filter(groups[SHARED] < k), label).select(OWNER, RECORDS)
+    if not int(table.engine.value(colliding.count()) or 0):
+        return short
+    # the colliding groups' owners grouped by their sorted lists: exact
+    crowd = per_owner.join(colliding, label).select(OWNER)
+    theirs = grouped.join(crowd, OWNER)
+    exact = ibis.struct({"k": theirs[CLASS], "w": theirs[WEIGHT]})
+    signatures = theirs.group_by(OWNER).aggregate(
+        **{SIGNATURE: exact.collect().sort(), RECORDS: theirs[WEIGHT].sum().cast("int64")}
+    )
+    shared = signatures.group_by(SIGNATURE).aggregate(**{SHARED: signatures.count()})
+    split = signatures.join(shared, SIGNATURE)
+    split = split.filter(split[SHARED] < k).select(OWNER, RECORDS)
+    return ibis.union(short, split, distinct=False)

@@ -1,0 +1,105 @@
+"""The owners a node suppresses, counted by the engine (``anonlib.engine.owners_out``), equal a
+slow, obviously-correct reference: Python dictionaries over the records, a person's history a
+``Counter`` of (class, records), the people rule applied again until nothing fails. Random
+panels with blanks and a count column, random coarsenings of their rows, k 2-4; and the hashes
+forced to collide (every history hashing alike) changes nothing."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import numpy as np
+import pandas as pd
+import pytest
+from engine_cases import QIS, panels
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anonlib import engine as eng
+from anonlib.engine import owners as owners_module
+from anonlib.engine.owners_out import owner_rows, owners_out
+
+
+@pytest.fixture(scope="module")
+def duck():
+    with eng.connect("duckdb", memory_limit="1GB") as engine:
+        yield engine
+
+
+def _row_key(values) -> tuple:
+    return tuple(None if pd.isna(v) else v for v in values)
+
+
+def reference(frame: pd.DataFrame, rows: pd.DataFrame, classes: np.ndarray, k: int, histories: bool):
+    """(owners, records, kept per row, paid Counter) by dictionaries over the records (count 0 left out)."""
+    klass = {_row_key(r): int(c) for r, c in zip(rows[QIS].itertuples(index=False), classes)}
+    at = {_row_key(r): i for i, r in enumerate(rows[QIS].itertuples(index=False))}
+    pairs: dict[tuple, int] = defaultdict(int)  # (owner, row) -> records
+    for pid, *values, n in frame[["pid", *QIS, "n"]].itertuples(index=False):
+        if n > 0:
+            pairs[(pid, _row_key(values))] += int(n)
+    history: dict[str, Counter] = defaultdict(Counter)
+    for (pid, row), n in pairs.items():
+        history[pid][klass[row]] += n
+    if histories:
+        alike = Counter(frozenset(h.items()) for h in history.values())
+        gone = {p for p, h in history.items() if alike[frozenset(h.items())] < k}
+    else:
+        gone: set = set()
+        while True:
+            people: dict[int, set] = defaultdict(set)
+            for p, h in history.items():
+                if p not in gone:
+                    for c in h:
+                        people[c].add(p)
+            failing = {p for c, ps in people.items() if len(ps) < k for p in ps}
+            if not failing:
+                break
+            gone |= failing
+    kept = np.zeros(len(rows), dtype=np.int64)
+    paid: Counter = Counter()
+    for (pid, row), n in pairs.items():
+        if pid in gone:
+            paid[(at[row], n)] += 1
+        else:
+            kept[at[row]] += n
+    records = sum(n for (pid, _), n in pairs.items() if pid in gone)
+    return len(gone), records, kept, paid
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(panels(), st.integers(2, 4), st.booleans(), st.integers(1, 3), st.booleans())
+def test_owners_out_equals_the_reference(duck, monkeypatch, frame, k, histories, width, collide):
+    if collide:  # every element hashes to 0 modulo 1: every owner's hashes alike, told apart exactly
+        monkeypatch.setattr(owners_module, "HASH_PRIMES", (1, 1))
+        import anonlib.engine.owners_out as out_module
+
+        monkeypatch.setattr(out_module, "HASH_PRIMES", (1, 1))
+    table = eng.from_frame(frame, duck).with_roles({"n": "count"})
+    rows = owner_rows(table, QIS, "pid")
+    classes = np.arange(len(rows)) % width  # a coarsening: rows fall into ``width`` classes
+    found = owners_out(table, QIS, "pid", rows, classes, k, histories=histories)
+    owners, records, kept, paid = reference(frame, rows, classes, k, histories)
+    assert (found.owners, found.records) == (owners, records)
+    assert found.kept.tolist() == kept.tolist()
+    assert Counter({(int(a), int(w)): int(c) for a, w, c in found.paid}) == paid
+    assert int(found.kept.sum()) + found.records == int(frame["n"].sum())  # every record kept or suppressed
+
+
+def test_a_worked_node(duck):
+    # a and b were seen at 30 and 31, c at 30 and 32; d at 31 only
+    frame = pd.DataFrame({"pid": list("aabbccd"), "age": [30, 31, 30, 31, 30, 32, 31], "n": [1] * 7})
+    table = eng.from_frame(frame, duck).with_roles({"n": "count"})
+    rows = owner_rows(table, ["age"], "pid")
+    assert sorted(rows["age"].tolist()) == [30, 31, 32] and rows["anonlib_weight"].tolist() == [
+        {30: 3, 31: 3, 32: 1}[a] for a in rows["age"]
+    ]
+    exact = np.arange(len(rows))
+    # in people, k 2: 32 holds c alone, c goes; then 30 holds a and b, 31 a, b and d: nothing more
+    people = owners_out(table, ["age"], "pid", rows, exact, 2, histories=False)
+    assert (people.owners, people.records) == (1, 2)
+    # on whole histories: a and b share {30, 31}; c and d are alone
+    whole = owners_out(table, ["age"], "pid", rows, exact, 2, histories=True)
+    assert (whole.owners, whole.records) == (2, 3)
+    by_age = dict(zip(rows["age"].tolist(), whole.kept.tolist()))
+    assert by_age == {30: 2, 31: 2, 32: 0}
