@@ -150,6 +150,7 @@ def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
     table._pairs[("numbers", tuple(qis), owner, table.missing, table.count)] = numbers  # ``owners_out.owner_rows``
     mapping = read.join(numbers, [read[c].identical_to(numbers[c]) for c in qis]).select(*raws, KEY)
     mapping = computed_once(table, mapping)  # small: the distinct rows, made once
+    table._pairs[("mapping", tuple(qis), owner, table.missing, table.count)] = (mapping, raws)
     records = raw.join(mapping, [raw[c].identical_to(mapping[r]) for c, r in zip(qis, raws)])
     weight = table.value(count, records).sum() if count else records.count()
     pairs = records.group_by([records[owner].name(OWNER), KEY]).aggregate(**{WEIGHT: weight.cast("int64")})
@@ -173,6 +174,17 @@ def computed_once(table: EngineTable, expr):
         if table.engine.name != "duckdb":
             return expr.cache()
         return table.engine.backend.create_table(f"anonlib_pairs_{uuid.uuid4().hex}", expr, temp=True)
+
+
+def release(table: EngineTable, *exprs) -> None:
+    """Tables made by ``computed_once`` given back (their memory and spill files): dropped on
+    DuckDB, uncached on Spark. A search makes some per node and needs them only for that node."""
+    for expr in exprs:
+        if table.engine.name == "duckdb":
+            name = expr.get_name().split(".")[-1]
+            table.engine.backend.raw_sql(f'DROP TABLE IF EXISTS "{name}"')
+        elif hasattr(expr, "release"):
+            expr.release()
 
 
 def _histogram(table: EngineTable, counts, column: str) -> np.ndarray:

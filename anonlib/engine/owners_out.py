@@ -38,13 +38,25 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .owners import HASH_PRIMES, HASHES, KEY, LENGTH, OWNER, RECORDS, SHARED, SIGNATURE, computed_once, owner_pairs
+from .owners import (
+    HASH_PRIMES,
+    HASHES,
+    KEY,
+    LENGTH,
+    OWNER,
+    RECORDS,
+    SHARED,
+    SIGNATURE,
+    computed_once,
+    owner_pairs,
+    release,
+)
 from .source import WEIGHT, EngineTable
 
 CLASS = "anonlib_class"
@@ -56,12 +68,14 @@ class OwnersOut:
     """What meeting k in people at one node suppresses (``owners_out``): ``owners`` and their
     ``records``; ``kept``, the records kept per row of ``owner_rows`` (in its order); ``paid``,
     the suppressed owners' (row, records) pairs counted, as ``[[row position, records, pairs], ...]``
-    (the node's cost sums each pair's records times its row's cost, as the kernel does per pair)."""
+    (the node's cost sums each pair's records times its row's cost, as the kernel does per pair);
+    ``smallest``, k in people (on histories) among the owners kept."""
 
     owners: int
     records: int
     kept: np.ndarray
     paid: np.ndarray
+    smallest: int = 0  # the fewest owners sharing a class (a history) among the owners kept; 0: none kept
 
 
 def owner_rows(table: EngineTable, quasi_identifiers: Sequence[str], owner: str) -> pd.DataFrame:
@@ -89,11 +103,13 @@ def owners_out(
     k: int,
     *,
     histories: bool,
-    cost: bool = True,
+    cost: bool | Callable[[int], bool] = True,
 ) -> OwnersOut:
     """The owners suppressed whole so that every remaining one meets k at the node whose class of
     each row of ``rows`` (``owner_rows``) is ``classes``: in people, or on whole ``histories``
-    (the module text). ``cost=False`` leaves ``kept`` and ``paid`` empty (one query fewer)."""
+    (the module text). ``cost``: whether ``kept`` and ``paid`` are counted too (one query more), or
+    a function of the owners suppressed saying so (a node that fails the target needs no cost).
+    The node's tables on the engine are dropped before it returns."""
     import ibis
 
     pairs, _ = owner_pairs(table, quasi_identifiers, owner)
@@ -103,29 +119,66 @@ def owners_out(
     joined = pairs.join(node, KEY)
     # each owner's generalized rows with their records: the node's (owner, class) pairs
     grouped = joined.group_by([OWNER, CLASS]).aggregate(**{WEIGHT: joined[WEIGHT].sum().cast("int64")})
-    grouped = computed_once(table, grouped)
-    failing = _short_histories(table, grouped, k) if histories else _short_people(table, grouped, k)
-    counted = table.engine.run(
-        failing.aggregate(n=failing.count(), r=failing[RECORDS].sum().cast("int64"))
-    ).to_pylist()[0]
-    owners, records = int(counted["n"] or 0), int(counted["r"] or 0)
-    kept = np.zeros(0, dtype=np.int64)
-    paid = np.zeros((0, 3), dtype=np.int64)
-    if cost:
-        position = ibis.memtable(
-            pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64), "anonlib_at": np.arange(len(rows))})
-        )
-        gone = pairs.join(failing.select(OWNER), OWNER)
-        lost = gone.group_by([KEY, WEIGHT]).aggregate(anonlib_pairs=gone.count()).join(position, KEY)
-        found = table.engine.run(lost.select("anonlib_at", WEIGHT, "anonlib_pairs")).to_pandas()
-        paid = found.to_numpy(dtype=np.int64).reshape(-1, 3)
-        total = rows[WEIGHT].to_numpy(dtype=np.int64)
-        suppressed = np.bincount(paid[:, 0], weights=paid[:, 1] * paid[:, 2], minlength=len(rows))
-        kept = total - suppressed.astype(np.int64)
-    return OwnersOut(owners, records, kept, paid)
+    made = [computed_once(table, grouped)]
+    try:
+        find = _short_histories if histories else _short_people
+        failing, smallest = find(table, made[0], k, made)
+        failing = computed_once(table, failing)
+        made.append(failing)
+        counted = table.engine.run(
+            failing.aggregate(n=failing.count(), r=failing[RECORDS].sum().cast("int64"))
+        ).to_pylist()[0]
+        owners, records = int(counted["n"] or 0), int(counted["r"] or 0)
+        smallest = int(table.engine.value(smallest) or 0)
+        kept = np.zeros(0, dtype=np.int64)
+        paid = np.zeros((0, 3), dtype=np.int64)
+        if cost(owners) if callable(cost) else cost:
+            position = ibis.memtable(
+                pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64), "anonlib_at": np.arange(len(rows))})
+            )
+            gone = pairs.join(failing.select(OWNER), OWNER)
+            lost = gone.group_by([KEY, WEIGHT]).aggregate(anonlib_pairs=gone.count()).join(position, KEY)
+            found = table.engine.run(lost.select("anonlib_at", WEIGHT, "anonlib_pairs")).to_pandas()
+            paid = found.to_numpy(dtype=np.int64).reshape(-1, 3)
+            suppressed = np.bincount(paid[:, 0], weights=paid[:, 1] * paid[:, 2], minlength=len(rows))
+            kept = rows[WEIGHT].to_numpy(dtype=np.int64) - suppressed.astype(np.int64)
+    finally:
+        release(table, *made)
+    return OwnersOut(owners, records, kept, paid, smallest)
 
 
-def _short_people(table: EngineTable, grouped, k: int):
+def rows_in_classes(
+    table: EngineTable,
+    quasi_identifiers: Sequence[str],
+    owner: str,
+    rows: pd.DataFrame,
+    which: np.ndarray,
+    others: Sequence[str],
+) -> int:
+    """The distinct rows over the quasi-identifiers and ``others`` of the records whose row of ``rows``
+    is marked in ``which`` (the paper's violations of a node in people: the rows of the classes that
+    lost records), counted by the engine (records of no weight left out, as the class table leaves them)."""
+    import ibis
+
+    owner_pairs(table, quasi_identifiers, owner)
+    mapping, raws = table._pairs[("mapping", tuple(quasi_identifiers), owner, table.missing, table.count)]
+    raw = table.raw
+    marked = ibis.memtable(pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64)[np.asarray(which, dtype=bool)]}))
+    records = raw.join(mapping, [raw[c].identical_to(mapping[r]) for c, r in zip(quasi_identifiers, raws)])
+    if table.count:
+        records = records.filter(table.value(table.count, records) > 0)
+    records = records.join(marked, KEY)
+    distinct = records.select(KEY, **{f"anonlib_other_{j}": table.value(c, records) for j, c in enumerate(others)})
+    return int(table.engine.value(distinct.distinct().count()) or 0)
+
+
+def owners_in(table: EngineTable, quasi_identifiers: Sequence[str], owner: str) -> int:
+    """The owners with a record counted (the pairs' distinct owners): the base of the suppressed share."""
+    pairs, _ = owner_pairs(table, quasi_identifiers, owner)
+    return int(table.engine.value(pairs.select(OWNER).distinct().count()) or 0)
+
+
+def _short_people(table: EngineTable, grouped, k: int, made: list):
     """The owners suppressed in people: those with a row in a class of fewer than k owners, again
     on the owners left until no class is short (``OWNER`` and their ``RECORDS``), kept."""
     alive = grouped
@@ -134,11 +187,14 @@ def _short_people(table: EngineTable, grouped, k: int):
         per_class = alive.group_by(CLASS).aggregate(**{SHARED: alive.count()})
         short = per_class.filter(per_class[SHARED] < k).select(CLASS)
         failing = computed_once(table, alive.join(short, CLASS).select(OWNER).distinct())
+        made.append(failing)
         if not int(table.engine.value(failing.count()) or 0):
+            smallest = per_class[SHARED].min()  # nothing short: the fewest owners of a class left
             break
         gone.append(failing)
         alive = computed_once(table, alive.anti_join(failing, OWNER))
-    return _with_records(grouped, gone)
+        made.append(alive)
+    return _with_records(grouped, gone), smallest
 
 
 def _with_records(grouped, gone: list):
@@ -152,7 +208,7 @@ def _with_records(grouped, gone: list):
     return mine.group_by(OWNER).aggregate(**{RECORDS: mine[WEIGHT].sum().cast("int64")})
 
 
-def _short_histories(table: EngineTable, grouped, k: int):
+def _short_histories(table: EngineTable, grouped, k: int, made: list):
     """The owners whose whole history (at the node) fewer than k owners share (``OWNER``, ``RECORDS``):
     hashed, groups of k or more verified against a representative, colliding groups split exactly."""
     import ibis
@@ -163,9 +219,11 @@ def _short_histories(table: EngineTable, grouped, k: int):
         **{h: (element % prime).sum().cast("int64") for h, prime in zip(HASHES, HASH_PRIMES)},
     )
     per_owner = computed_once(table, per_owner)
+    made.append(per_owner)
     label = [*HASHES, RECORDS, LENGTH]
     groups = per_owner.group_by(label).aggregate(**{SHARED: per_owner.count(), REP: per_owner[OWNER].min()})
     groups = computed_once(table, groups)
+    made.append(groups)
     # a group of at least k owners: each member's elements found in its representative's, or the group collides
     members = per_owner.join(groups.filter(groups[SHARED] >= k), label).select(OWNER, *label, REP)
     mine = grouped.join(members, OWNER)
@@ -173,9 +231,11 @@ def _short_histories(table: EngineTable, grouped, k: int):
     compared = mine.left_join(theirs, [mine[REP] == theirs[REP], mine[CLASS] == theirs[CLASS]])
     differing = compared.filter(compared["anonlib_w"].isnull() | (compared["anonlib_w"] != compared[WEIGHT]))
     colliding = computed_once(table, differing.select(*label).distinct())
+    made.append(colliding)
     short = per_owner.join(groups.filter(groups[SHARED] < k), label).select(OWNER, RECORDS)
+    kept = groups.filter(groups[SHARED] >= k).anti_join(colliding, label)
     if not int(table.engine.value(colliding.count()) or 0):
-        return short
+        return short, kept[SHARED].min()
     # the colliding groups' owners grouped by their sorted lists: exact
     crowd = per_owner.join(colliding, label).select(OWNER)
     theirs = grouped.join(crowd, OWNER)
@@ -185,5 +245,5 @@ def _short_histories(table: EngineTable, grouped, k: int):
     )
     shared = signatures.group_by(SIGNATURE).aggregate(**{SHARED: signatures.count()})
     split = signatures.join(shared, SIGNATURE)
-    split = split.filter(split[SHARED] < k).select(OWNER, RECORDS)
-    return ibis.union(short, split, distinct=False)
+    fewest = ibis.least(kept[SHARED].min(), shared.filter(shared[SHARED] >= k)[SHARED].min())
+    return ibis.union(short, split.filter(split[SHARED] < k).select(OWNER, RECORDS), distinct=False), fewest

@@ -66,11 +66,13 @@ from ..core.errors import EngineError, NoSolutionError, ParameterError, ProblemT
 from ..core.hierarchy import validate_hierarchy, value_key
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, EngineTable, from_ibis, summary_frame, to_pandas
-from ..engine.owners import require_owners
+from ..engine.owners import owner_pairs, require_owners, sharing
+from ..engine.owners_out import owner_rows
 from ..measures.models import ModelRequirement
 from ..measures.target import ReleaseTarget, unit_k
 from ..measures.utility import measure_value
 from ..transformations.generalization import SearchResult, release_search
+from . import engine_people
 from .engine_health import ORDER, capped_counts, with_file_order
 from .engine_replay import EngineReplay, apply_recipe, replay_steps
 from .health_steps import CapRecordsStep, ShiftDatesStep
@@ -177,6 +179,11 @@ def anonymize(
     roles = release_roles(table, shield, target)
     assessed = table.with_roles(roles).assessed_columns(target.sensitive)
     capped = prepared = None
+    if _counted_per_node(table, shield, target, method, assessed, before):
+        return _people_on_engine(
+            table, shield, target, dict(hierarchies or {}), measure, time_limit, out, columns, roles, reading, say,
+            unseen, before, start,
+        )  # fmt: skip
     if any(isinstance(s, (ShiftDatesStep, CapRecordsStep)) for s in before):
         # dates shifted and records capped by the engine, as the recipe's replay does: the class
         # table, the hierarchies and the measures see the records as they are released
@@ -250,6 +257,102 @@ def anonymize(
         original_rows=original_rows,
         capped=capped,
     )
+
+
+def _counted_per_node(
+    table: EngineTable,
+    shield: list[str],
+    target: ReleaseTarget,
+    method: str,
+    assessed: Sequence[str],
+    before: Sequence[Step],
+) -> bool:
+    """Whether the search runs with every node's people counted by the engine
+    (``anonlib.workflow.engine_people``): a target it counts that way, no record left out for a blank
+    outside the shield, no dates shifted or records capped first, and more (person, row) pairs than
+    ``MAX_CLASSES`` (the class table, which holds at least as many rows, would not come back)."""
+    dropping = table.missing == "drop" and not set(assessed) <= set(shield)  # records left out for other columns
+    if not engine_people.supported(target, method) or dropping:
+        return False
+    if any(isinstance(s, (ShiftDatesStep, CapRecordsStep)) for s in before):
+        return False
+    pairs, _ = owner_pairs(table, shield, target.person)
+    return int(table.engine.value(pairs.count()) or 0) > MAX_CLASSES
+
+
+def _people_on_engine(
+    table, shield, target, given, measure, time_limit, out, columns, roles, reading, say, unseen, before, start
+) -> EngineAnonymization:
+    """``anonymize`` with the search's nodes counted by the engine in people (``_counted_per_node``):
+    the distinct rows of the shield come back instead of the class table; the recipe, the release
+    and its measures are the same steps as in memory, counted by the engine."""
+    rows = owner_rows(table, shield, target.person)
+    _, dropped = owner_pairs(table, shield, target.person)
+    say(
+        f"{len(rows):,} distinct rows of {join_names(shield, 12)} came back ({int(rows[WEIGHT].sum()):,} records); "
+        "searching their generalizations with each one's people counted by the engine."
+    )
+    built, placed = _hierarchies(table, rows, shield, given, dropped, table.count, unseen)
+    others = [c for c in columns if c not in shield and c not in (table.count, target.person, target.household)]
+    found = engine_people.people_search(
+        table, shield, built, target, measure=measure, time_limit=time_limit, rows=rows, others=others
+    )
+    result = found.result
+    recipe = _recipe(table, roles, rows, columns, target, result, built, reading, before, failing=result.suppressed > 0)
+    say(
+        f"levels {', '.join(f'{a} {v}' for a, v in result.levels.items())} chosen; the engine now writes the release "
+        "and it is measured as written."
+    )
+    replay = apply_recipe(recipe, table, out=out)
+    recipe = replace(recipe, released_records=replay.released_records, loaded_records=replay.check.loaded_records)
+    kept_records = int(rows[WEIGHT].sum()) - result.suppressed
+    if replay.released_records != kept_records:
+        raise EngineError(
+            f"The table the engine wrote holds {replay.released_records:,} records where the search kept "
+            f"{kept_records:,}; nothing is stated about it. Please report this."
+        )
+    release = replay.written if replay.written is not None else replay.released
+    values = [c for c in recipe.columns if c != release.count]
+    written, _ = release.summary(values, complete=release.assessed_columns(recipe.target.sensitive))
+    kept_columns = [c for c in unchanged_kept(recipe.kept, [s.step for s in recipe.steps]) if c in recipe.columns]
+    person = target.person if target.person in recipe.columns else None  # released as its pseudonym
+    kept = _kept_risk_on_engine(release, shield, kept_columns, person)
+    written_columns = [c for c in recipe.columns if c != table.count and c in table.columns]
+    original, _ = table.summary(written_columns, complete=table.with_roles(roles).assessed_columns(target.sensitive))
+    return EngineAnonymization(
+        search=result,
+        recipe=recipe,
+        replay=replay,
+        hierarchies=built,
+        classes=len(rows),
+        rows=int(table.engine.value(written.count()) or 0),
+        k=found.k,
+        utility=float(result.utility),
+        dropped=dropped,
+        seconds=time.perf_counter() - start,
+        people=(found.persons, found.released_persons),
+        kept=kept,
+        unseen=placed,
+        original_rows=int(table.engine.value(original.count()) or 0),
+    )
+
+
+def _kept_risk_on_engine(release: EngineTable, shield: list[str], kept: list[str], person: str | None) -> KeptRisk:
+    """``kept_risk`` counted by the engine on the table as written: the people unique on their history
+    over the shield and the kept columns (``person`` released), else the records unique on them."""
+    unit = "people" if person else "records"
+    if not kept:
+        return KeptRisk((), unit, 0, 0)
+    columns = [*shield, *(c for c in kept if c not in shield)]
+    if person is not None:
+        shared = sharing(release, columns, person)
+        return KeptRisk(tuple(kept), unit, int(shared[shared[:, 0] == 1, 1].sum()), int(shared[:, 1].sum()))
+    summary, _ = release.summary(columns)
+    counted = summary.aggregate(
+        unique=(summary[WEIGHT] == 1).cast("int64").sum(), total=summary[WEIGHT].sum().cast("int64")
+    )
+    found = release.engine.run(counted).to_pylist()[0]
+    return KeptRisk(tuple(kept), unit, int(found["unique"] or 0), int(found["total"] or 0))
 
 
 def _prepared(
@@ -410,6 +513,8 @@ def _recipe(
     hierarchies: dict[str, pd.DataFrame],
     reading: Reading | None,
     before: Sequence[Step] = (),
+    *,
+    failing: bool | None = None,
 ) -> Recipe:
     """The in-memory command's recipe: the release's ``roles`` (``release_roles``), the
     generalization, then the suppression of what still fails (decided on the class table,
@@ -429,6 +534,10 @@ def _recipe(
     )
     step = GeneralizationStep.from_search(result, hierarchies)
     steps = [*(RecipeStep(b, PAGE) for b in before), RecipeStep(step, PAGE)]
+    if failing is not None:  # judged by the engine's search (``engine_people``): whole people suppressed
+        if failing:
+            steps.append(RecipeStep(SuppressionStep.from_target(target, table.with_roles(roles)), PAGE))
+        return _recipe_of(table, roles, columns, target, source, steps, before)
     judged = Dataset(
         name="classes",
         frame=step.apply(frame),
@@ -453,7 +562,12 @@ def _recipe(
     )
     if counted.check(judged).failing_records:
         steps.append(RecipeStep(SuppressionStep.from_target(target, table.with_roles(roles)), PAGE))
-    chosen = release_columns(columns, list(table.columns), roles, count)
+    return _recipe_of(table, roles, columns, target, source, steps, before)
+
+
+def _recipe_of(table, roles, columns, target, source, steps, before) -> Recipe:
+    """The recipe of ``steps``, releasing ``columns`` (and the pseudonymized ones) in the file's order."""
+    chosen = release_columns(columns, list(table.columns), roles, table.count)
     pseudonyms = [c for c in pseudonymized_columns(before) if c not in chosen]
     chosen = tuple(c for c in table.columns if c in set(chosen) | set(pseudonyms))  # in the file's order
     return Recipe(source, target, tuple(steps), chosen)

@@ -31,7 +31,8 @@ def _row_key(values) -> tuple:
 
 
 def reference(frame: pd.DataFrame, rows: pd.DataFrame, classes: np.ndarray, k: int, histories: bool):
-    """(owners, records, kept per row, paid Counter) by dictionaries over the records (count 0 left out)."""
+    """(owners, records, kept per row, paid Counter, k among the owners kept) by dictionaries over the
+    records (count 0 left out)."""
     klass = {_row_key(r): int(c) for r, c in zip(rows[QIS].itertuples(index=False), classes)}
     at = {_row_key(r): i for i, r in enumerate(rows[QIS].itertuples(index=False))}
     pairs: dict[tuple, int] = defaultdict(int)  # (owner, row) -> records
@@ -64,7 +65,13 @@ def reference(frame: pd.DataFrame, rows: pd.DataFrame, classes: np.ndarray, k: i
         else:
             kept[at[row]] += n
     records = sum(n for (pid, _), n in pairs.items() if pid in gone)
-    return len(gone), records, kept, paid
+    left = {p: h for p, h in history.items() if p not in gone}
+    if histories:
+        smallest = min((alike[frozenset(h.items())] for h in left.values()), default=0)
+    else:
+        per_class = Counter(c for h in left.values() for c in h)
+        smallest = min(per_class.values(), default=0)
+    return len(gone), records, kept, paid, smallest
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -79,8 +86,8 @@ def test_owners_out_equals_the_reference(duck, monkeypatch, frame, k, histories,
     rows = owner_rows(table, QIS, "pid")
     classes = np.arange(len(rows)) % width  # a coarsening: rows fall into ``width`` classes
     found = owners_out(table, QIS, "pid", rows, classes, k, histories=histories)
-    owners, records, kept, paid = reference(frame, rows, classes, k, histories)
-    assert (found.owners, found.records) == (owners, records)
+    owners, records, kept, paid, smallest = reference(frame, rows, classes, k, histories)
+    assert (found.owners, found.records, found.smallest) == (owners, records, smallest)
     assert found.kept.tolist() == kept.tolist()
     assert Counter({(int(a), int(w)): int(c) for a, w, c in found.paid}) == paid
     assert int(found.kept.sum()) + found.records == int(frame["n"].sum())  # every record kept or suppressed

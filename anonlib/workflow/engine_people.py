@@ -1,0 +1,259 @@
+"""The optimal search in people and histories with every node counted by the engine.
+
+``engine_search.anonymize`` brings the class table into memory: one row per owner and distinct
+row, so 10^8 rows for a panel of 10^8 records. When that table would pass ``MAX_CLASSES``, the
+search runs here instead, for the targets the engine counts node by node (``supported``): k in
+people, or on whole histories (power all; power 1 is k in people), no privacy model, no earlier
+delivery, the optimal search.
+
+- **What comes back** is the distinct rows of the quasi-identifiers with their records
+  (``anonlib.engine.owners_out.owner_rows``: at most the product of the values' counts, 54,000 on
+  the spec's panel), on which ``EnginePeopleSpace`` (a ``GeneralizationSpace`` counting records)
+  builds the lattice, the hierarchies' lookups and the cells' costs exactly as in memory.
+- **Each node** the optimal walk counts (``EnginePeopleSpace.status``) maps those rows to their
+  classes in memory and hands the engine that small table; ``owners_out`` answers the owners and
+  records suppressed whole and, for a node that meets the target, the records kept per row and
+  the suppressed (row, records) pairs, from which the node's cost is the kernel's: a suppressed
+  pair pays its records times its row's full cost, summed exactly.
+- **The result** (``people_search``): the walk's node and its counts, the people searched and
+  released, k in the target's unit among the people kept and the distinct rows of the searched
+  records, all counted by the engine; what is written is then measured as written
+  (``engine_search``).
+
+Example:
+    >>> import pandas as pd
+    >>> from anonlib.core.hierarchy import flat_hierarchy
+    >>> from anonlib.engine import connect, from_frame
+    >>> df = pd.DataFrame({"pid": list("aabbccdd"), "age": [30, 31, 30, 31, 30, 32, 30, 32]})
+    >>> target = ReleaseTarget(2, person="pid", linked=("pid",))
+    >>> with connect("duckdb") as duck:
+    ...     found = people_search(from_frame(df, duck), ["age"], {"age": flat_hierarchy([30, 31, 32])}, target)
+    >>> found.result.levels, found.persons, found.released_persons, found.k
+    ({'age': 0}, 4, 4, 2)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from ..engine import WEIGHT, EngineTable
+from ..engine.owners_out import OwnersOut, owner_rows, owners_in, owners_out, rows_in_classes
+from ..measures.models import within_limit
+from ..measures.target import ReleaseTarget
+from ..measures.utility import CELL_MEASURES, measure_value
+from ..transformations.generalization import SearchResult
+from ..transformations.generalization.optimal import optimal_levels
+from ..transformations.generalization.space import GeneralizationSpace, SearchNode
+
+
+def supported(target: ReleaseTarget, method: str) -> bool:
+    """Whether the engine counts this search node by node: the optimal search of k in people, or
+    on whole histories (power all or 1), of the person column, with no privacy model and no
+    earlier delivery."""
+    if method != "optimal" or target.requirements or target.earlier is not None or target.person is None:
+        return False
+    if target.unit == "people":
+        return True
+    return target.unit == "histories" and tuple(target.linked) == (target.person,) and target.power in (None, 1)
+
+
+class EnginePeopleSpace(GeneralizationSpace):
+    """The lattice of ``shield`` over the distinct rows ``rows`` (``owner_rows``), each node's
+    people counted by the engine (the module text). A ``GeneralizationSpace`` in records for
+    everything else: lookups, bounds, costs, the walk's caches."""
+
+    def __init__(
+        self,
+        table: EngineTable,
+        rows: pd.DataFrame,
+        shield: Sequence[str],
+        hierarchies: Mapping[str, pd.DataFrame],
+        *,
+        target: ReleaseTarget,
+        measure: str | None,
+        persons: int,
+    ) -> None:
+        in_records = ReleaseTarget(k=target.k, max_suppressed=target.max_suppressed)
+        super().__init__(rows[[*shield, WEIGHT]], shield, hierarchies, target=in_records, count=WEIGHT, measure=measure)
+        self.target = target
+        self.person = target.person
+        self.n_persons = persons
+        self.table = table
+        self.rows = rows
+        self.histories = target.unit == "histories" and target.power is None
+        self.out: dict[tuple[int, ...], OwnersOut] = {}  # each node counted: what it suppresses
+
+    def row_classes(self, levels: Sequence[int], source=None) -> np.ndarray:
+        """Each row of ``rows``: its class at ``levels`` (the kernel's class table, rolled up)."""
+        table, _, row_class = self.classes(tuple(map(int, levels)), source)
+        per_distinct = table.members if row_class is None else row_class[table.members]
+        return per_distinct[self.record_rows]
+
+    def status(self, levels: Sequence[int], *, cost: bool = True, source=None) -> tuple[bool, int, float | None]:
+        """(acceptable, records suppressed, cost) of the node, its owners counted by the engine."""
+        levels = tuple(map(int, levels))
+        known = self._status.get(levels)
+        if known is not None and (known[2] is not None or not cost or not known[0]):
+            return known
+        self.checked += known is None
+        classes = self.row_classes(levels, source)
+
+        def meets(owners: int) -> bool:
+            return within_limit(owners, self.n_persons, self.max_suppressed)
+
+        out = owners_out(
+            self.table,
+            self.qis,
+            self.person,
+            self.rows,
+            classes,
+            self.k,
+            histories=self.histories,
+            cost=lambda owners: cost and meets(owners),
+        )
+        acceptable = meets(out.owners)
+        value = self._engine_cost(levels, classes, out) if acceptable and cost else None
+        self.out[levels] = out
+        self._status[levels] = (acceptable, out.records, value)
+        if acceptable and known is None and self._above_accepted is not None:
+            self._above_accepted[tuple(slice(level, None) for level in levels)] = True
+        return self._status[levels]
+
+    def suppressed_in_unit(self, levels: Sequence[int]) -> int:
+        """The people meeting the target at ``levels`` suppresses."""
+        levels = self.check_levels(levels)
+        self.status(levels, cost=False)
+        return self.out[levels].owners
+
+    def _engine_cost(self, levels: tuple[int, ...], classes: np.ndarray, out: OwnersOut) -> float:
+        """The node's cost as ``GeneralizationSpace._cost`` prices it on the owners' rows: a cell
+        measure's level totals plus, per suppressed (row, records) pair, its records times its row's
+        full cost less its cost at the node (summed exactly, as ``math.fsum`` sums the kernel's);
+        else the classes of the records kept."""
+        if self.measure is None:
+            return 0.0
+        if self.measure in CELL_MEASURES:
+            value = sum(float(t[level]) for t, level in zip(self.level_totals, levels))
+            if out.records:
+                codes = self.codes[self.record_rows[out.paid[:, 0]]]
+                paid = sum(
+                    self.full_cost[a][codes[:, a]] - self.cell_cost[a][levels[a]][codes[:, a]]
+                    for a in range(len(self.qis))
+                )
+                each = out.paid[:, 1] * paid  # one pair's cost, as the kernel multiplies it
+                value += float(sum(Fraction(float(x)) * int(c) for x, c in zip(each, out.paid[:, 2])))
+            return value / self.scale
+        kept = np.bincount(classes, weights=out.kept).astype(np.int64)
+        kept = kept[kept > 0]
+        if self.measure == "discernibility":
+            return float(sum(int(s) * int(s) for s in kept) + out.records * self.records)
+        n = len(kept) + (1 if out.records else 0)
+        return self.records / n if n else 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class _Root:
+    """The search's tree as the optimal search gives it when read: its root counted the paper's way
+    (the distinct rows of the records, and those of the classes that lost records at the bottom),
+    by the engine."""
+
+    space: EnginePeopleSpace
+    others: tuple[str, ...]
+
+    def __call__(self) -> tuple[SearchNode, ...]:
+        space = self.space
+        bottom = tuple(0 for _ in space.qis)
+        acceptable, suppressed, _ = space.status(bottom, cost=False)
+        out = owners_out(
+            space.table, space.qis, space.person, space.rows, space.row_classes(bottom), space.k,
+            histories=space.histories,
+        )  # fmt: skip
+        lost = np.zeros(len(space.rows), dtype=bool)
+        lost[out.paid[:, 0]] = True  # at the bottom each row is its own class
+        count = (space.table, space.qis, space.person, space.rows)
+        violations = rows_in_classes(*count, lost, self.others) if lost.any() else 0
+        every = rows_in_classes(*count, np.ones(len(space.rows), dtype=bool), self.others)
+        return (SearchNode(bottom, violations, every, None, None, suppressed, acceptable),)
+
+
+@dataclass(frozen=True)
+class PeopleSearch:
+    """The engine's search in people (``people_search``): the ``result`` (levels, counts, the
+    utility of the records kept), the distinct rows of the quasi-identifiers searched (``rows``,
+    with their records), the people searched and kept, and k among those kept in the target's
+    unit, all counted by the engine."""
+
+    result: SearchResult
+    rows: pd.DataFrame
+    persons: int
+    released_persons: int
+    k: int
+
+
+def people_search(
+    table: EngineTable,
+    shield: Sequence[str],
+    hierarchies: Mapping[str, pd.DataFrame],
+    target: ReleaseTarget,
+    *,
+    measure: str = "loss",
+    time_limit: float | None = None,
+    rows: pd.DataFrame | None = None,
+    others: Sequence[str] = (),
+) -> PeopleSearch:
+    """The optimal generalization of ``shield`` meeting ``target`` in people or histories
+    (``supported``), every node's owners counted by the engine (the module text). ``rows``: the
+    ``owner_rows`` of the table, when already read; ``others``: the other columns released (the
+    paper's rows of the root, counted when the result's tree is read)."""
+    start = time.perf_counter()
+    shield = list(shield)
+    rows = owner_rows(table, shield, target.person) if rows is None else rows
+    persons = owners_in(table, shield, target.person)
+    space = EnginePeopleSpace(table, rows, shield, hierarchies, target=target, measure=measure, persons=persons)
+    found = optimal_levels(
+        rows, shield, space.hierarchies, target=target, measure=measure, time_limit=time_limit, lattice=space
+    )
+    levels = found.levels
+    space.status(levels)
+    out = space.out[levels]
+    # the utility of the records kept: each row's kept and suppressed records as rows of their own
+    both = pd.concat(
+        [rows[shield].assign(**{WEIGHT: out.kept}), rows[shield].assign(**{WEIGHT: rows[WEIGHT] - out.kept})]
+    )
+    both = both[both[WEIGHT] > 0].reset_index(drop=True)
+    generalized = space.generalized(levels)
+    kept_part = generalized.loc[out.kept > 0, shield].reset_index(drop=True)
+    utility = measure_value(both, kept_part, shield, space.hierarchies, measure, count=WEIGHT)
+    result = SearchResult(
+        method="optimal",
+        quasi_identifiers=space.qis,
+        k=space.k,
+        levels=dict(zip(space.qis, levels)),
+        rows=int((out.kept > 0).sum()),
+        violations=out.records,
+        table=generalized.loc[out.kept > 0].assign(**{WEIGHT: out.kept[out.kept > 0]}).reset_index(drop=True),
+        generated=found.checked,
+        seconds=time.perf_counter() - start,
+        nodes=_Root(space, tuple(others)),
+        max_levels=dict(zip(space.qis, space.max_levels)),
+        max_suppressed=space.max_suppressed,
+        suppressed=out.records,
+        measure=measure,
+        utility=utility,
+        optimal=found.optimal,
+        checked=found.checked,
+        lattice_size=found.lattice_size,
+        bound=found.bound,
+        released_k=out.smallest,
+        person=target.person,
+        persons=persons,
+        suppressed_persons=out.owners,
+        target=target,
+    )
+    return PeopleSearch(result, rows, persons, persons - out.owners, out.smallest)

@@ -1,0 +1,120 @@
+"""The optimal search in people and histories with every node counted by DuckDB
+(``anonlib.workflow.engine_people``) finds what the in-memory search finds: the same node, the
+same people and records suppressed, the same k among the people kept and the same cost (the
+utility of the records kept to the last representable digit), on random panels with a count
+column, in both units, k 2-4, several suppression limits and measures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anonlib import engine as eng
+from anonlib.core.default_hierarchy import default_hierarchy
+from anonlib.core.errors import NoSolutionError
+from anonlib.measures.target import ReleaseTarget
+from anonlib.transformations.generalization import release_search
+from anonlib.workflow.engine_people import people_search, supported
+
+SHIELD = ["age", "sex", "city"]
+
+
+@pytest.fixture(scope="module")
+def duck():
+    with eng.connect("duckdb", memory_limit="1GB") as engine:
+        yield engine
+
+
+def _panel(seed: int, records: int, people: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "pid": rng.integers(0, people, records),
+            "age": rng.integers(30, 42, records),
+            "sex": rng.choice(["f", "m"], records),
+            "city": rng.choice(["x", "y", "z", "w"], records),
+            "n": rng.integers(1, 4, records),
+        }
+    )
+
+
+def _hierarchies(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    return {a: default_hierarchy(sorted(frame[a].unique()), a)[1] for a in SHIELD}
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.integers(0, 10**6),
+    st.sampled_from(["people", "histories"]),
+    st.integers(2, 4),
+    st.sampled_from([0.0, 0.1, 0.3]),
+    st.sampled_from(["loss", "discernibility", "aecs"]),
+)
+def test_the_engine_search_in_people_finds_the_in_memory_node(duck, seed, unit, k, limit, measure):
+    frame = _panel(seed, 120, 30)
+    linked = ("pid",) if unit == "histories" else ()
+    target = ReleaseTarget(k, max_suppressed=limit, person="pid", linked=linked)
+    assert supported(target, "optimal") and target.unit == unit
+    hierarchies = _hierarchies(frame)
+    try:
+        memory = release_search(frame, SHIELD, hierarchies, target=target, count="n", measure=measure)
+    except NoSolutionError as refused:
+        with pytest.raises(NoSolutionError) as also:
+            people_search(eng.from_frame(frame, duck).with_roles({"n": "count"}), SHIELD, hierarchies, target)
+        assert str(also.value) == str(refused)
+        return
+    found = people_search(
+        eng.from_frame(frame, duck).with_roles({"n": "count"}), SHIELD, hierarchies, target, measure=measure
+    )
+    engine = found.result
+    assert engine.levels == memory.levels
+    assert (engine.suppressed_persons, engine.suppressed) == (memory.suppressed_persons, memory.suppressed)
+    assert found.persons == memory.persons == frame["pid"].nunique()
+    assert found.k == memory.released_k
+    assert (engine.optimal, engine.bound) == (memory.optimal, memory.bound)
+    assert engine.utility == pytest.approx(memory.utility, rel=1e-12, abs=1e-12)
+
+
+def test_what_the_engine_does_not_count_node_by_node():
+    assert supported(ReleaseTarget(3, person="pid"), "optimal")
+    assert supported(ReleaseTarget(3, person="pid", linked=("pid",), power=1), "optimal")
+    assert not supported(ReleaseTarget(3, person="pid", linked=("pid",), power=2), "optimal")
+    assert not supported(ReleaseTarget(3, person="pid"), "iab")
+    assert not supported(ReleaseTarget(3), "optimal")
+
+
+@pytest.mark.parametrize("power", [None, "all", "1"])
+def test_the_command_counted_node_by_node_releases_what_memory_releases(tmp_path, capsys, monkeypatch, power):
+    """``anonymize --engine duckdb --person`` past ``MAX_CLASSES`` (here 10) searches node by node on the
+    engine and states and writes what memory does: in people (the person column withheld), and on
+    histories with the person pseudonymized (power all, and 1), a kept column's risk measured."""
+    from engine_cases import same_answer
+
+    from anonlib.workflow import engine_search
+
+    from anonlib.workflow import engine_people
+
+    monkeypatch.setattr(engine_search, "MAX_CLASSES", 10)
+    searched = []  # the engine's search in people ran (not the class table's)
+    monkeypatch.setattr(
+        engine_people,
+        "people_search",
+        lambda *a, _s=engine_people.people_search, **k: searched.append(1) or _s(*a, **k),
+    )
+    path = tmp_path / "panel.csv"
+    frame = _panel(5, 200, 150).drop(columns="n")
+    frame.to_csv(path, index=False)
+    argv = ["anonymize", str(path), "--shield", "age,sex", "--person", "pid", "--keep", "city", "--k", "4"]
+    argv += ["--max-suppressed", "0.3"]
+    if power is not None:
+        key = tmp_path / "project.key"
+        key.write_text("3c" * 32 + "\n")
+        key.chmod(0o600)
+        argv += ["--pseudonymize", "pid", "--key-file", str(key), "--power", power]
+    memory, engine = same_answer(argv, tmp_path, capsys)
+    assert engine["unit"] == memory["unit"] == ("people" if power is None else "histories")
+    assert engine["suppressed_persons"] == {None: 3, "all": 10, "1": 3}[power]  # people suppressed whole
+    assert searched == [1]
