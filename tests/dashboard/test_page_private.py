@@ -144,8 +144,9 @@ def test_a_real_release_is_made_shown_and_verifies():
     noise-scale searches); the test below shows the page's numbers with OpenDP's output held."""
     copy = generalized()
     at = page_with(copy)
-    by_key(at.multiselect, "private_columns").set_value(["sex", "diagnosis"]).run()
-    by_key(at.checkbox, "private_confirmed").check().run()
+    # the three choices in one run of the page (each run draws the whole Release page)
+    by_key(at.multiselect, "private_columns").set_value(["sex", "diagnosis"])
+    by_key(at.checkbox, "private_confirmed").check()
     by_key(at.number_input, "private_rows").set_value(300).run()
     by_key(at.button, "private_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -168,8 +169,8 @@ def test_a_private_release_is_shown_with_its_numbers_beside_the_k_anonymous_one(
     monkeypatch.setattr(synthesis, "opendp_release", lambda data, plan, keys, *a, **k: HeldRelease(plan, keys))
     copy = generalized()
     at = page_with(copy)
-    by_key(at.checkbox, "private_confirmed").check().run()
-    by_key(at.number_input, "private_rows").set_value(3000).run()
+    by_key(at.checkbox, "private_confirmed").check()
+    by_key(at.number_input, "private_rows").set_value(3000).run()  # both choices in one run of the page
     by_key(at.button, "private_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     made = at.session_state[STATE]
