@@ -93,9 +93,7 @@ def test_the_command_counted_node_by_node_releases_what_memory_releases(tmp_path
     histories with the person pseudonymized (power all, and 1), a kept column's risk measured."""
     from engine_cases import same_answer
 
-    from anonlib.workflow import engine_search
-
-    from anonlib.workflow import engine_people
+    from anonlib.workflow import engine_people, engine_search
 
     monkeypatch.setattr(engine_search, "MAX_CLASSES", 10)
     searched = []  # the engine's search in people ran (not the class table's)
