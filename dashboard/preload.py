@@ -5,12 +5,15 @@ about two seconds to import; without this, the first opening of the Release page
 starts waited for them. The thread imports them in the order the pages do (``require_opendp``:
 mbi, then OpenDP, then Polars), so a page importing one of them meanwhile waits for the same module
 lock instead of importing it twice, and no two threads wait on each other's locks.
+``ANONLIB_PRELOAD=0`` leaves them to the pages that use them (the browser tests that never open
+the Release page start their servers so: the imports cost about 5 CPU-seconds a server).
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+import os
 import threading
 
 import streamlit as st
@@ -38,8 +41,11 @@ def import_all(names: tuple[str, ...] = LIBRARIES) -> list[str]:
 
 
 @st.cache_resource(show_spinner=False)
-def preload() -> threading.Thread:
-    """Start importing ``LIBRARIES`` in a background thread, once per server process."""
+def preload() -> threading.Thread | None:
+    """Start importing ``LIBRARIES`` in a background thread, once per server process (none when
+    ``ANONLIB_PRELOAD`` is ``0``)."""
+    if os.environ.get("ANONLIB_PRELOAD") == "0":
+        return None
     thread = threading.Thread(target=import_all, name="anonlib-preload", daemon=True)
     thread.start()
     return thread

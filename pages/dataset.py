@@ -10,7 +10,7 @@ import streamlit as st
 
 from anonlib.core.dataset import ROLE_VALUES, Dataset, Role, role_guesses
 from anonlib.core.loading import DELIMITERS, load_table
-from anonlib.core.samples import DEFAULT_SAMPLE, SAMPLES, load_sample
+from anonlib.core.samples import SAMPLES, load_sample
 from anonlib.measures.avector import vector_text
 from anonlib.measures.identifiers import flags_table, hipaa_identifiers
 from anonlib.measures.models import MODEL_NAMES
@@ -26,6 +26,7 @@ from dashboard.state import (
     active_dataset,
     active_source,
     current_project,
+    first_sample,
     loaded_dataset,
     set_active_dataset,
     target_check,
@@ -196,7 +197,7 @@ if source_kind == SOURCES[0]:
     current = active_source()
     keys = list(SAMPLES)
     if "sample_key" not in st.session_state:
-        st.session_state["sample_key"] = current.split(":", 1)[1] if current.startswith("sample:") else DEFAULT_SAMPLE
+        st.session_state["sample_key"] = current.split(":", 1)[1] if current.startswith("sample:") else first_sample()
     st.selectbox("Sample", keys, format_func=lambda k: SAMPLES[k].title, key="sample_key", on_change=_load_sample)
     sample = SAMPLES[st.session_state["sample_key"]]
     st.caption(f"{sample.description} Source: {sample.source}.")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
-from live_app import chromium, dashboard_server
+from live_app import SMALL_SAMPLE, chromium, dashboard_server
 
 BROWSER_MODULES = {
     "test_browser",
@@ -250,9 +250,12 @@ def own_project_store(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def server():
-    """A dashboard server of this checkout, one per test module."""
-    with dashboard_server() as url:
+def server(request):
+    """A dashboard server of this checkout, one per test module; its sessions open on a small
+    sample (``SMALL_SAMPLE``), as the modules using it upload their own file (``test_browser``,
+    whose tests look at Adult, has a server of its own). A module that never opens the Release
+    page says ``PRELOAD = False`` (its libraries are then not imported in the background)."""
+    with dashboard_server(first_sample=SMALL_SAMPLE, preload=getattr(request.module, "PRELOAD", True)) as url:
         yield url
 
 

@@ -26,6 +26,7 @@ from live_app import (
     ROOT,
     click,
     click_package,
+    dashboard_server,
     enter_number,
     metric,
     open_app,
@@ -56,6 +57,14 @@ class Tab:
         else:
             open_app(self.page, server)
         return len(self.errors)
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The module's dashboard server, its sessions opening on the app's own first sample (Adult):
+    the first visit and the upload look at it."""
+    with dashboard_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

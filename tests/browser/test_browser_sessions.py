@@ -18,6 +18,7 @@ from pathlib import Path
 from live_app import UPLOAD, metric, set_role, wait_idle
 
 SESSIONS = 3
+PRELOAD = False  # the Release page is not opened: its libraries need no background import (conftest's server)
 
 
 def _table(i: int) -> str:

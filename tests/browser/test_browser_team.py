@@ -26,6 +26,7 @@ from urllib.request import Request, urlopen
 import pytest
 from live_app import (
     ROOT,
+    SMALL_SAMPLE,
     chromium,
     dashboard_server,
     enter_number,
@@ -127,7 +128,10 @@ def test_a_team_drafts_approves_and_releases_with_four_eyes(tmp_path, provider) 
     csv.write_bytes(JOURNEY_CSV)
     home = tmp_path / "home"
     errors: list[str] = []
-    with chromium() as browser, dashboard_server(home, secrets=_secrets(tmp_path, provider)) as url:
+    with (
+        chromium() as browser,
+        dashboard_server(home, secrets=_secrets(tmp_path, provider), first_sample=SMALL_SAMPLE, preload=False) as url,
+    ):
         # Ann uploads, sets the target, drafts the release
         def nothing_signed_out(page) -> None:  # the sign-in page and nothing else
             said = _text(page)
