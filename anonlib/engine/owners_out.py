@@ -147,6 +147,22 @@ def owners_out(
     return OwnersOut(owners, records, kept, paid, smallest)
 
 
+def failing_owners(table: EngineTable, quasi_identifiers: Sequence[str], owner: str, k: int, *, histories: bool):
+    """The owners suppressed whole so that every remaining one meets k on the table's own rows of
+    ``quasi_identifiers`` (already generalized: each distinct row its class), in people or on whole
+    ``histories``: a table of ``OWNER`` made once on the engine (``release`` it when done). The
+    engine's side of ``SuppressionStep.kept`` for such a target, with no row brought back."""
+    pairs, _ = owner_pairs(table, quasi_identifiers, owner)
+    grouped = pairs.select(OWNER, **{CLASS: pairs[KEY]}, **{WEIGHT: pairs[WEIGHT]})
+    made: list = []
+    try:
+        find = _short_histories if histories else _short_people
+        failing, _ = find(table, grouped, k, made)
+        return computed_once(table, failing.select(OWNER))
+    finally:
+        release(table, *made)
+
+
 def rows_in_classes(
     table: EngineTable,
     quasi_identifiers: Sequence[str],

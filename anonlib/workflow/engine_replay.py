@@ -75,6 +75,8 @@ from ..core.errors import AnonlibError, ColumnError, DataFileError, ParameterErr
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, Engine, EngineTable, from_frame, from_ibis, scan, shared, summary_frame, to_pandas
 from ..engine.backends import errors
+from ..engine.owners import OWNER, owner_pairs, release
+from ..engine.owners_out import failing_owners, owners_in
 from ..engine.source import ROW
 from ..engine.writer import ordered_writes, write_csv
 from ..measures.models import acceptance
@@ -90,6 +92,7 @@ KEY = "anonlib_key"
 LABEL = "anonlib_label"
 FAILING = "anonlib_failing"
 PARQUET = (".parquet", ".parq", ".pq")
+MAX_OWNER_ROWS = 5_000_000  # (person, row) pairs a suppression in people brings into memory to decide
 
 
 @dataclass(frozen=True)
@@ -438,6 +441,19 @@ def _suppress_owners(step: SuppressionStep, rows, judged: EngineTable, engine: E
     if lacking:
         raise ColumnError(f"These columns do not exist in the data: {join_names(lacking)}.")
     unit = owners[0]  # the household's members suppressed together, else the person's records
+    import ibis
+
+    if _owners_on_engine(step, judged, columns, complete):
+        failing = failing_owners(
+            judged, columns, unit, step.k, histories=bool(step.linked) and step.power is None
+        )  # fmt: skip
+        # the failing people stay on the engine (a small table, gone with the connection): the rows are lazy
+        whose = failing.select(**{f"{KEY}_owner": failing[OWNER]}, **{FAILING: ibis.literal(True)})
+        joined = rows.left_join(whose, rows[unit] == whose[f"{KEY}_owner"])
+        out = joined[FAILING].isnull()
+        if step.missing == "drop":  # a record the step does not judge stays
+            out = out | ~judged.complete(complete, joined)
+        return joined.filter(out).select(*rows.columns)
     cells, _ = summary_frame(judged, [*columns, *owners], count=step.count, complete=complete)
     if cells.empty:
         return rows
@@ -454,6 +470,21 @@ def _suppress_owners(step: SuppressionStep, rows, judged: EngineTable, engine: E
     return joined.filter(out).select(*rows.columns)
 
 
+def _owners_on_engine(step: SuppressionStep, judged: EngineTable, columns, complete) -> bool:
+    """Whether the engine decides which people the step suppresses (``owners_out.failing_owners``)
+    instead of bringing each person's rows back: k in people or on whole histories of the person
+    column (power all or 1), no privacy model, no earlier delivery, every judged column grouped on,
+    and more (person, row) pairs than ``MAX_OWNER_ROWS``."""
+    if step.requirements or step.earlier is not None or step.household is not None or step.person is None:
+        return False
+    if step.linked and (tuple(step.linked) != (step.person,) or step.power not in (None, 1)):
+        return False
+    if step.missing == "drop" and not set(complete) <= set(columns):
+        return False
+    pairs, _ = owner_pairs(judged, columns, step.person)
+    return int(judged.engine.value(pairs.count()) or 0) > MAX_OWNER_ROWS
+
+
 def _check(target, loaded: EngineTable, final: EngineTable, left_out: int = 0) -> TargetCheck:
     """``ReleaseTarget.check`` on the final table's per-combination summary, weighted; ``left_out``
     records of the loaded file (a records-per-person cap's) are not among those it judges."""
@@ -467,6 +498,9 @@ def _check(target, loaded: EngineTable, final: EngineTable, left_out: int = 0) -
     owners = [c for c in (target.person, target.household) if c is not None]
     loaded_records = _loaded_records(loaded, target.sensitive) - left_out
     judged = final.with_roles({c: Role.IGNORE for c in owners}) if owners else final
+    met = _met_on_engine(target, loaded, judged, columns, loaded_records)
+    if met is not None:
+        return met
     cells, _ = summary_frame(judged, columns + owners, complete=final.assessed_columns(target.sensitive))
     roles = {c: Role.QUASI_IDENTIFIER for c in qis}
     roles.update({s: Role.SENSITIVE for s in target.sensitive if s not in qis})
@@ -478,6 +512,49 @@ def _check(target, loaded: EngineTable, final: EngineTable, left_out: int = 0) -
         rows = loaded.assessed_rows(target.sensitive)
         persons = int(loaded.engine.value(rows[target.unit_column].nunique()) or 0)
     return target.check(summary, loaded_records=loaded_records, loaded_persons=persons)
+
+
+def _met_on_engine(
+    target, loaded: EngineTable, judged: EngineTable, columns, loaded_records: int
+) -> TargetCheck | None:
+    """``_check`` counted by the engine without bringing each person's rows back, for a target it
+    decides that way (``_owners_on_engine``'s) past ``MAX_OWNER_ROWS`` pairs, when nothing fails (the
+    release of a search): the people failing on the table as written are counted (none), and the
+    check says so. None otherwise: a failing table is described in full by the in-memory check."""
+    person = target.person
+    step = SuppressionStep(
+        tuple(columns), target.k, target.requirements, judged.count, judged.missing, (), person,
+        target.household, tuple(target.linked), target.power, 0, target.earlier,
+    )  # fmt: skip
+    complete = judged.assessed_columns(target.sensitive)
+    if not target.unit_column or not _owners_on_engine(step, judged, columns, complete):
+        return None
+    histories = bool(target.linked) and target.power is None
+    failing = failing_owners(judged, columns, person, target.k, histories=histories)
+    try:
+        if int(judged.engine.value(failing.count()) or 0):
+            return None
+    finally:
+        release(judged, failing)
+    pairs, _ = owner_pairs(judged, columns, person)
+    records = int(judged.engine.value(pairs[WEIGHT].sum()) or 0)
+    persons = owners_in(judged, columns, person)
+    rows = loaded.assessed_rows(target.sensitive)
+    loaded_persons = int(loaded.engine.value(rows[target.unit_column].nunique()) or 0)
+    return TargetCheck(
+        target=target,
+        records=records,
+        loaded_records=loaded_records,
+        failing_records=0,
+        failing_classes=0,
+        failing=((f"k = {target.k}", 0),),
+        examples=(),
+        persons=persons,
+        loaded_persons=loaded_persons,
+        failing_persons=0,
+        persons_in_failing=0,
+        records_in_failing=0,
+    )
 
 
 def _loaded_records(loaded: EngineTable, extra: Sequence[str] = ()) -> int:

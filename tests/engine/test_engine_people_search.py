@@ -89,13 +89,21 @@ def test_what_the_engine_does_not_count_node_by_node():
 @pytest.mark.parametrize("power", [None, "all", "1"])
 def test_the_command_counted_node_by_node_releases_what_memory_releases(tmp_path, capsys, monkeypatch, power):
     """``anonymize --engine duckdb --person`` past ``MAX_CLASSES`` (here 10) searches node by node on the
-    engine and states and writes what memory does: in people (the person column withheld), and on
+    engine, and past ``MAX_OWNER_ROWS`` the engine decides the people suppressed and checks the table
+    as written without bringing rows back; it states and writes what memory does: in people (the person column withheld), and on
     histories with the person pseudonymized (power all, and 1), a kept column's risk measured."""
     from engine_cases import same_answer
 
-    from anonlib.workflow import engine_people, engine_search
+    from anonlib.workflow import engine_people, engine_replay, engine_search
 
     monkeypatch.setattr(engine_search, "MAX_CLASSES", 10)
+    monkeypatch.setattr(engine_replay, "MAX_OWNER_ROWS", 10)  # the release's people and its check decided there too
+    decided = []
+    monkeypatch.setattr(
+        engine_replay,
+        "failing_owners",
+        lambda *a, _f=engine_replay.failing_owners, **k: decided.append(1) or _f(*a, **k),
+    )
     searched = []  # the engine's search in people ran (not the class table's)
     monkeypatch.setattr(
         engine_people,
@@ -115,4 +123,5 @@ def test_the_command_counted_node_by_node_releases_what_memory_releases(tmp_path
     memory, engine = same_answer(argv, tmp_path, capsys)
     assert engine["unit"] == memory["unit"] == ("people" if power is None else "histories")
     assert engine["suppressed_persons"] == {None: 3, "all": 10, "1": 3}[power]  # people suppressed whole
-    assert searched == [1]
+    # the suppression, then the check as written (in people the file withholds the person: its check is in records)
+    assert searched == [1] and len(decided) == (1 if power is None else 2)
