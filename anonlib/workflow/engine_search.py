@@ -268,16 +268,34 @@ def _counted_per_node(
     before: Sequence[Step],
 ) -> bool:
     """Whether the search runs with every node's people counted by the engine
-    (``anonlib.workflow.engine_people``): a target it counts that way, no record left out for a blank
-    outside the shield, no dates shifted or records capped first, and more (person, row) pairs than
-    ``MAX_CLASSES`` (the class table, which holds at least as many rows, would not come back)."""
-    dropping = table.missing == "drop" and not set(assessed) <= set(shield)  # records left out for other columns
-    if not engine_people.supported(target, method) or dropping:
-        return False
-    if any(isinstance(s, (ShiftDatesStep, CapRecordsStep)) for s in before):
+    (``anonlib.workflow.engine_people``): more (person, row) pairs than ``MAX_CLASSES`` (the class
+    table, which holds at least as many rows, would not come back), a target it counts that way, no
+    record left out for a blank outside the shield, no dates shifted or records capped first.
+    Past ``MAX_CLASSES`` with another target, one sentence at once (before the class table is read)."""
+    if target.person is None or target.unit not in ("people", "histories"):
         return False
     pairs, _ = owner_pairs(table, shield, target.person)
-    return int(table.engine.value(pairs.count()) or 0) > MAX_CLASSES
+    many = int(table.engine.value(pairs.count()) or 0)
+    if many <= MAX_CLASSES:
+        return False
+    dropping = table.missing == "drop" and not set(assessed) <= set(shield)  # records left out for other columns
+    health = any(isinstance(s, (ShiftDatesStep, CapRecordsStep)) for s in before)
+    if engine_people.supported(target, method) and not dropping and not health:
+        return True
+    why = (
+        "dates shifted or records capped first"
+        if health
+        else "records left out for blanks outside the shield"
+        if dropping
+        else target.describe()
+    )
+    raise ProblemTooLargeError(
+        f"The records hold {many:,} distinct (person, row) pairs on {join_names(shield, 12)}, more than the "
+        f"{MAX_CLASSES:,} the search brings into memory, and the engine counts the search node by node only "
+        "for k in people or over each person's whole history (--power all or 1), with the optimal method, no "
+        f"privacy model and no earlier delivery, not with {why}. Choose such a target, or coarsen a column with "
+        "many values first."
+    )
 
 
 def _people_on_engine(

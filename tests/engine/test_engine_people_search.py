@@ -125,3 +125,23 @@ def test_the_command_counted_node_by_node_releases_what_memory_releases(tmp_path
     assert engine["suppressed_persons"] == {None: 3, "all": 10, "1": 3}[power]  # people suppressed whole
     # the suppression, then the check as written (in people the file withholds the person: its check is in records)
     assert searched == [1] and len(decided) == (1 if power is None else 2)
+
+
+def test_past_the_limit_another_target_is_one_sentence_at_once(tmp_path, capsys, monkeypatch):
+    from anonlib.__main__ import main
+    from anonlib.workflow import engine_search
+
+    monkeypatch.setattr(engine_search, "MAX_CLASSES", 10)
+    path = tmp_path / "panel.csv"
+    _panel(5, 200, 150).drop(columns="n").to_csv(path, index=False)
+    out = tmp_path / "out.csv"
+    argv = ["anonymize", str(path), "--shield", "age,sex", "--person", "pid", "--keep", "city", "--k", "4", "--power", "2"]
+    key = tmp_path / "project.key"
+    key.write_text("3c" * 32 + "\n")
+    key.chmod(0o600)
+    argv += ["--pseudonymize", "pid", "--key-file", str(key)]  # the person released: histories
+    code = main([*argv, "--out", str(out), "--engine", "duckdb"])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists() and "Traceback" not in err
+    assert "distinct (person, row) pairs on age, sex, more than the 10 the search brings into memory" in err
+    assert "not with k = 4 people on any 2 of a person's records" in err
