@@ -135,7 +135,8 @@ def test_past_the_limit_another_target_is_one_sentence_at_once(tmp_path, capsys,
     path = tmp_path / "panel.csv"
     _panel(5, 200, 150).drop(columns="n").to_csv(path, index=False)
     out = tmp_path / "out.csv"
-    argv = ["anonymize", str(path), "--shield", "age,sex", "--person", "pid", "--keep", "city", "--k", "4", "--power", "2"]
+    argv = ["anonymize", str(path), "--shield", "age,sex", "--person", "pid", "--keep", "city"]
+    argv += ["--k", "4", "--power", "2"]
     key = tmp_path / "project.key"
     key.write_text("3c" * 32 + "\n")
     key.chmod(0o600)
