@@ -46,10 +46,17 @@ class Run:
 WRITING = "writing"  # ``signal_at``'s step: half-way through the one writer's copy of an output (cli.common.write)
 
 
-def _main(index: int, argv: list[str], env: dict[str, str], kill_at: str | None, signal_at, start, results) -> None:
+def _main(
+    index: int, argv: list[str], env: dict[str, str], kill_at: str | None, signal_at, start, results, views
+) -> None:
     os.environ.update(env)
     from anonlib.cli import common, main
     from anonlib.projects import releasing
+
+    if views:
+        from project_files import use_release_views
+
+        use_release_views(views)
 
     if kill_at is not None:
 
@@ -93,6 +100,7 @@ def run_in_processes(
     signal_at: tuple[str, int] | None = None,
     timeout: float = 300,
     preload: Sequence[str] = (),
+    views: Mapping[tuple, object] | None = None,
 ) -> list[Run]:
     """Run each ``argvs[i]`` as a command line in a process of its own; the runs in ``argvs``'s
     order. ``together``: the processes wait for each other and start their commands at once.
@@ -102,14 +110,17 @@ def run_in_processes(
     process still running after ``timeout`` seconds is killed (its ``exitcode`` is then -9).
     ``preload``: modules the server imports besides ``PRELOAD`` (e.g. ``PACKAGE_PRELOAD``) when this
     call starts it; a server already running has only what its first caller asked (a run then imports
-    the rest itself, the same work in every process)."""
+    the rest itself, the same work in every process). ``views``: release views the caller computed
+    (``project_files.known_release_views``), handed to each run for the same release instead of its
+    package's cross-validated classifier computed again in every process (the same bytes)."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([*PRELOAD, *preload])  # no effect once the server runs
     start = context.Barrier(len(argvs)) if together and len(argvs) > 1 else None
     results = context.Queue()
     processes = [
         context.Process(
-            target=_main, args=(i, [str(a) for a in argv], dict(env or {}), kill_at, signal_at, start, results)
+            target=_main,
+            args=(i, [str(a) for a in argv], dict(env or {}), kill_at, signal_at, start, results, dict(views or {})),
         )
         for i, argv in enumerate(argvs)
     ]

@@ -69,27 +69,65 @@ def drop_audit_triggers(url: str):
     return engine
 
 
-_VIEWS: dict[tuple, object] = {}
+_CLASSIFIERS: dict[tuple, object] = {}
+
+
+def _table_key(table: pd.DataFrame, weights) -> str:
+    """The content of a table the classifier reads (its cells in order and each row's weight)."""
+    import hashlib
+
+    cells = pd.util.hash_pandas_object(table.astype(object), index=False).to_numpy().tobytes()
+    return hashlib.sha256(
+        cells + np.asarray(weights, dtype=float).tobytes() + repr(list(table.columns)).encode()
+    ).hexdigest()
+
+
+def _classified_once(known: dict[tuple, object]):
+    """The release_view module and a ``compare_classifiers`` that cross-validates each pair of
+    tables once into ``known`` (keyed by what it reads: the column, the features, both tables with
+    their weights, the seed and the limits) and hands the same comparison again."""
+    from anonlib.workflow import release_view as module
+
+    computed = module.compare_classifiers
+
+    def compare_classifiers(column, features, before, after, w_before, w_after, seed, time_limit, max_rows):
+        read = [*features, column]
+        key = (
+            column,
+            tuple(features),
+            _table_key(before[read], w_before),
+            _table_key(after[read], w_after),
+            seed,
+            time_limit,
+            max_rows,
+        )
+        if key not in known:
+            known[key] = computed(column, features, before, after, w_before, w_after, seed, time_limit, max_rows)
+        return known[key]
+
+    return module, compare_classifiers
 
 
 def shared_release_views(monkeypatch) -> None:
     """A release package's report holds the release view, whose classifier is cross-validated
     (about a CPU-second for a delivery here, most of a package's cost); the project tests make
-    dozens of packages of the same few releases and read only their digests, stamps and entries.
-    From here on, the view of a release is computed once per process and handed again for the
-    same release (the same recipe: source, target, steps and columns) asked the same way; its
-    bytes in the report are the same (a package's report leaves out the seconds it took)."""
-    from anonlib.workflow import release_view as module
+    dozens of packages of the same few releases (each from its own folder, so under another
+    source name) and read only their digests, stamps and entries. From here on, the classifier
+    of a release view is cross-validated once per process for the same tables and handed again;
+    the rest of each view is computed as it is, and its bytes in the report are the same (a
+    package's report leaves out the seconds it took)."""
+    module, compare_classifiers = _classified_once(_CLASSIFIERS)
+    monkeypatch.setattr(module, "compare_classifiers", compare_classifiers)
 
-    computed = module.release_view
 
-    def release_view(copy, **options):
-        try:
-            key = (copy.recipe().digest, tuple(sorted(options.items())))
-        except Exception:  # noqa: BLE001 - a copy without a recipe is viewed as it is
-            return computed(copy, **options)
-        if key not in _VIEWS:
-            _VIEWS[key] = computed(copy, **options)
-        return _VIEWS[key]
+def known_release_views() -> dict[tuple, object]:
+    """The classifiers this process has cross-validated (``shared_release_views``), for the command
+    lines it runs in processes of their own (``cli_processes.run_in_processes(views=...)``)."""
+    return dict(_CLASSIFIERS)
 
-    monkeypatch.setattr(module, "release_view", release_view)
+
+def use_release_views(known: dict[tuple, object]) -> None:
+    """In a process of its own: the classifiers its parent cross-validated are handed for the same
+    tables, the others cross-validated once (``shared_release_views``, for the rest of the process)."""
+    module, compare_classifiers = _classified_once(dict(known))
+    module.compare_classifiers = compare_classifiers

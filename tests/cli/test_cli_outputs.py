@@ -55,12 +55,27 @@ def one_sentence(capsys) -> str:
     return err[len("error: ") :].strip()
 
 
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> dict[str, tuple[bytes, int]]:
+    """The files of a working folder after ``anonymize ... --recipe recipe.json`` (each file's bytes
+    and mode), made once: each test starts from a copy of them, the folder its own run would make."""
+    folder = tmp_path_factory.mktemp("made")
+    with pytest.MonkeyPatch.context() as patch:  # a store of its own, as every test has (conftest)
+        patch.delenv("ANONLIB_STORE", raising=False)
+        patch.setenv("ANONLIB_HOME", str(tmp_path_factory.mktemp("made-home")))
+        patch.chdir(folder)
+        adult_file(folder)
+        assert main(["anonymize", "in.csv", "--shield", "age,sex", "--k", "3", "--recipe", "recipe.json"]) == 0
+    (folder / "age.csv").write_text("age\n")  # a hierarchy file read by anonymize
+    return {p.name: (p.read_bytes(), p.stat().st_mode & 0o777) for p in folder.iterdir()}
+
+
 @pytest.fixture
-def workdir(tmp_path, monkeypatch):
+def workdir(tmp_path, monkeypatch, made):
     monkeypatch.chdir(tmp_path)
-    adult_file(tmp_path)
-    assert main(["anonymize", "in.csv", "--shield", "age,sex", "--k", "3", "--recipe", "recipe.json"]) == 0
-    (tmp_path / "age.csv").write_text("age\n")  # a hierarchy file read by anonymize
+    for name, (data, mode) in made.items():
+        (tmp_path / name).write_bytes(data)
+        os.chmod(tmp_path / name, mode)
     return tmp_path
 
 

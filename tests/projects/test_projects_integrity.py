@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from cli_processes import PACKAGE_PRELOAD, run_in_processes
-from project_files import delivery, drop_audit_triggers, shared_release_views, worked_copy
+from project_files import delivery, drop_audit_triggers, known_release_views, shared_release_views, worked_copy
 from sqlalchemy import create_engine, text
 
 from anonlib.cli import main
@@ -256,7 +256,11 @@ def test_a_release_killed_at_any_step_is_whole_or_nothing_after_the_next_command
 ):
     url = f"sqlite:///{tmp_path / 'store' / 'projects.sqlite'}"
     (killed,) = run_in_processes(
-        [anonymize_argv(folder)], {"ANONLIB_STORE": url}, kill_at=step, preload=PACKAGE_PRELOAD
+        [anonymize_argv(folder)],
+        {"ANONLIB_STORE": url},
+        kill_at=step,
+        preload=PACKAGE_PRELOAD,
+        views=known_release_views(),  # the classifiers of the releases the tests above made
     )
     assert (killed.exitcode, killed.code) == (-signal.SIGKILL, None), killed.err[-2000:]
     expected = "nothing" if releasing.STEPS.index(step) < releasing.STEPS.index("after the commit") else "whole"

@@ -155,11 +155,15 @@ def _reference(df, qis, hierarchies, k, limit, requirements, count, measure):
     """Every node generalized with pandas, the target checked by ``acceptance`` on the written
     table, the measure taken on the released table: the best (value, levels)."""
     heights = [hierarchies[q].shape[1] for q in qis]
+    # each column at each of its levels, generalized once (a node's table is made of them)
+    columns = {
+        (q, level): generalize_column(df[q], hierarchies[q], level, q)
+        for q, h in zip(qis, heights)
+        for level in range(h)
+    }
     best = None
     for levels in itertools.product(*(range(h) for h in heights)):
-        table = df.copy()
-        for q, level in zip(qis, levels):
-            table[q] = generalize_column(table[q], hierarchies[q], level, q)
+        table = df.assign(**{q: columns[q, level] for q, level in zip(qis, levels)})
         verdict = acceptance(table, qis, k=k, requirements=requirements, max_suppressed=limit, count=count)
         if not verdict.acceptable:
             continue
