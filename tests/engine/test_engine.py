@@ -26,6 +26,7 @@ from anonlib.measures.models import acceptance, model_values
 from anonlib.measures.profile import risk_profile
 from anonlib.measures.risk import reidentification
 from anonlib.workflow import (
+    Recipe,
     apply_recipe,
     engine_replay,
 )
@@ -61,6 +62,29 @@ def bundled(tmp_path_factory):
         return path, made[path]
 
     return file_and_dataset
+
+
+class Recipes:
+    """A sample's ``engine_recipe`` (made in memory on ``bundled``'s dataset) and its in-memory
+    replay on the sample's file, each made once for the tests that apply it."""
+
+    def __init__(self, bundled) -> None:
+        self.bundled, self.made, self.replayed = bundled, {}, {}
+
+    def recipe(self, key: str) -> Recipe:
+        if key not in self.made:
+            self.made[key] = engine_recipe(key, self.bundled(key)[1])
+        return self.made[key]
+
+    def in_memory(self, key: str):
+        if key not in self.replayed:
+            self.replayed[key] = apply_recipe(self.recipe(key), self.bundled(key)[0])
+        return self.replayed[key]
+
+
+@pytest.fixture(scope="module")
+def recipes(bundled) -> Recipes:
+    return Recipes(bundled)
 
 
 def source_args(key: str, bundled) -> list[str]:
@@ -325,12 +349,11 @@ def test_reidentification_with_and_without_a_population_equals_in_memory(duck, c
 
 
 @pytest.mark.parametrize("key", EQUALITY_SAMPLES)
-def test_a_recipe_applied_on_duckdb_releases_the_in_memory_table(key, tmp_path: Path, duck, bundled) -> None:
+def test_a_recipe_applied_on_duckdb_releases_the_in_memory_table(key, tmp_path: Path, duck, bundled, recipes) -> None:
     """diabetes on its first DIABETES_SLICE records, the recipe made on them (the engine reads,
     generalizes, suppresses and writes them as it does them all)."""
-    path, dataset = bundled(key)
-    recipe = engine_recipe(key, dataset)
-    expected = apply_recipe(recipe, path)
+    path = bundled(key)[0]
+    recipe, expected = recipes.recipe(key), recipes.in_memory(key)
     got = engine_replay.apply_recipe(recipe, path, out=tmp_path / "released.csv", engine=duck)
     assert got.check == expected.check and got.check.suppressed_records > 0
     assert got.released_records == len(expected.table)
@@ -342,9 +365,9 @@ def test_a_recipe_applied_on_duckdb_releases_the_in_memory_table(key, tmp_path: 
     assert len(parquet) == len(expected.table) and list(parquet.columns) == list(expected.table.columns)
 
 
-def test_apply_cli_on_duckdb_reports_what_in_memory_reports(tmp_path: Path, capsys) -> None:
+def test_apply_cli_on_duckdb_reports_what_in_memory_reports(tmp_path: Path, capsys, recipes) -> None:
     recipe_file = tmp_path / "recipe.json"
-    recipe_file.write_text(engine_recipe("adult").dumps())
+    recipe_file.write_text(recipes.recipe("adult").dumps())  # engine_recipe("adult"): Adult whole, as bundled
     argv = ["apply", str(recipe_file), str(SAMPLES["adult"].path), "--json"]
     assert main([*argv, "--out", str(tmp_path / "memory.csv")]) == 0
     in_memory = json.loads(capsys.readouterr().out)  # the JSON alone; "written" on standard error
@@ -356,7 +379,7 @@ def test_apply_cli_on_duckdb_reports_what_in_memory_reports(tmp_path: Path, caps
     pd.testing.assert_frame_equal(released_rows(tmp_path / "engine.csv"), released_rows(tmp_path / "memory.csv"))
 
 
-def test_a_recipe_on_a_file_of_another_layout_is_one_sentence(tmp_path: Path, duck) -> None:
+def test_a_recipe_on_a_file_of_another_layout_is_one_sentence(tmp_path: Path, duck, recipes) -> None:
     pd.DataFrame({"age": [1, 2]}).to_parquet(tmp_path / "other.parquet")
     with pytest.raises(ColumnError, match="This file lacks .*which the recipe needs"):
-        engine_replay.apply_recipe(engine_recipe("heart_cleveland"), tmp_path / "other.parquet", engine=duck)
+        engine_replay.apply_recipe(recipes.recipe("heart_cleveland"), tmp_path / "other.parquet", engine=duck)

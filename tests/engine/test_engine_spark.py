@@ -305,7 +305,13 @@ OWNER_ROLES = {"hh": "household", "pid": "person", "age": "quasi-identifier", "s
 FEW = {"deadline": None, "derandomize": True, "database": None}
 
 
-@settings(max_examples=4, **FEW)
+# 3 files (derandomized: one record; 30 with a blank household, refused in the same sentence; 11
+# records with blanks): a 4th was another file of the third's shape (6 records, blanks, missing
+# values a category) at 11 CPU-s. The fixed panels below count the same on Spark: people, histories
+# and power 2 (test_people_and_histories_on_spark_equal_in_memory), households with both policies
+# for missing values (test_households_on_spark_equal_in_memory); DuckDB counts 15 such files
+# (test_engine_owners).
+@settings(max_examples=3, **FEW)
 @given(household_files(), st.sampled_from(["category", "drop"]))
 def test_people_histories_and_households_on_spark_equal_the_kernel(spark, frame, missing) -> None:
     """Class sizes in people and each person's smallest class, the people sharing their whole
