@@ -270,25 +270,22 @@ def _counted_per_node(
     """Whether the search runs with every node's people counted by the engine
     (``anonlib.workflow.engine_people``): more (person, row) pairs than ``MAX_CLASSES`` (the class
     table, which holds at least as many rows, would not come back), a target it counts that way, no
-    record left out for a blank outside the shield, no dates shifted or records capped first.
-    Past ``MAX_CLASSES`` with another target, one sentence at once (before the class table is read)."""
+    record left out for a blank outside the shield, no dates shifted or records capped first (those
+    read the class table, which may hold fewer). Past ``MAX_CLASSES`` with a target the engine does not
+    count node by node, one sentence at once (before the class table is read)."""
     if target.person is None or target.unit not in ("people", "histories"):
         return False
     pairs, _ = owner_pairs(table, shield, target.person)
     many = int(table.engine.value(pairs.count()) or 0)
     if many <= MAX_CLASSES:
         return False
-    dropping = table.missing == "drop" and not set(assessed) <= set(shield)  # records left out for other columns
-    health = any(isinstance(s, (ShiftDatesStep, CapRecordsStep)) for s in before)
-    if engine_people.supported(target, method) and not dropping and not health:
+    if table.missing == "drop" and not set(assessed) <= set(shield):
+        return False  # records left out for blanks outside the shield: the class table may hold fewer
+    if any(isinstance(s, (ShiftDatesStep, CapRecordsStep)) for s in before):
+        return False  # dates shifted or records capped first: the class table, of what is left, may fit
+    if engine_people.supported(target, method):
         return True
-    why = (
-        "dates shifted or records capped first"
-        if health
-        else "records left out for blanks outside the shield"
-        if dropping
-        else target.describe()
-    )
+    why = target.describe() if method == "optimal" else f"the {method} method"
     raise ProblemTooLargeError(
         f"The records hold {many:,} distinct (person, row) pairs on {join_names(shield, 12)}, more than the "
         f"{MAX_CLASSES:,} the search brings into memory, and the engine counts the search node by node only "
