@@ -57,7 +57,7 @@ from .owners import (
     owner_pairs,
     release,
 )
-from .source import WEIGHT, EngineTable
+from .source import WEIGHT, EngineTable, from_frame
 
 CLASS = "anonlib_class"
 REP = "anonlib_rep"
@@ -110,16 +110,15 @@ def owners_out(
     (the module text). ``cost``: whether ``kept`` and ``paid`` are counted too (one query more), or
     a function of the owners suppressed saying so (a node that fails the target needs no cost).
     The node's tables on the engine are dropped before it returns."""
-    import ibis
 
     pairs, _ = owner_pairs(table, quasi_identifiers, owner)
-    node = ibis.memtable(
-        pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64), CLASS: np.asarray(classes, dtype=np.int64)})
+    node = _small(
+        table, pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64), CLASS: np.asarray(classes, dtype=np.int64)})
     )
     joined = pairs.join(node, KEY)
     # each owner's generalized rows with their records: the node's (owner, class) pairs
     grouped = joined.group_by([OWNER, CLASS]).aggregate(**{WEIGHT: joined[WEIGHT].sum().cast("int64")})
-    made = [computed_once(table, grouped)]
+    made = [computed_once(table, grouped), node]
     try:
         find = _short_histories if histories else _short_people
         failing, smallest = find(table, made[0], k, made)
@@ -129,13 +128,15 @@ def owners_out(
             failing.aggregate(n=failing.count(), r=failing[RECORDS].sum().cast("int64"))
         ).to_pylist()[0]
         owners, records = int(counted["n"] or 0), int(counted["r"] or 0)
-        smallest = int(table.engine.value(smallest) or 0)
+        found = [table.engine.value(e) for e in (smallest if isinstance(smallest, tuple) else (smallest,))]
+        smallest = min((int(v) for v in found if v is not None), default=0)
         kept = np.zeros(0, dtype=np.int64)
         paid = np.zeros((0, 3), dtype=np.int64)
         if cost(owners) if callable(cost) else cost:
-            position = ibis.memtable(
-                pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64), "anonlib_at": np.arange(len(rows))})
+            position = _small(
+                table, pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64), "anonlib_at": np.arange(len(rows))})
             )
+            made.append(position)
             gone = pairs.join(failing.select(OWNER), OWNER)
             lost = gone.group_by([KEY, WEIGHT]).aggregate(anonlib_pairs=gone.count()).join(position, KEY)
             found = table.engine.run(lost.select("anonlib_at", WEIGHT, "anonlib_pairs")).to_pandas()
@@ -174,18 +175,23 @@ def rows_in_classes(
     """The distinct rows over the quasi-identifiers and ``others`` of the records whose row of ``rows``
     is marked in ``which`` (the paper's violations of a node in people: the rows of the classes that
     lost records), counted by the engine (records of no weight left out, as the class table leaves them)."""
-    import ibis
 
     owner_pairs(table, quasi_identifiers, owner)
     mapping, raws = table._pairs[("mapping", tuple(quasi_identifiers), owner, table.missing, table.count)]
     raw = table.raw
-    marked = ibis.memtable(pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64)[np.asarray(which, dtype=bool)]}))
+    marked = _small(table, pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64)[np.asarray(which, dtype=bool)]}))
     records = raw.join(mapping, [raw[c].identical_to(mapping[r]) for c, r in zip(quasi_identifiers, raws)])
     if table.count:
         records = records.filter(table.value(table.count, records) > 0)
     records = records.join(marked, KEY)
     distinct = records.select(KEY, **{f"anonlib_other_{j}": table.value(c, records) for j, c in enumerate(others)})
     return int(table.engine.value(distinct.distinct().count()) or 0)
+
+
+def _small(table: EngineTable, frame: pd.DataFrame):
+    """A small frame (a node's classes) put on the engine as a table of its own, which a table made
+    by ``computed_once`` may read later (Spark computes a cached table at its first use)."""
+    return from_frame(frame, table.engine).raw
 
 
 def owners_in(table: EngineTable, quasi_identifiers: Sequence[str], owner: str) -> int:
@@ -261,5 +267,5 @@ def _short_histories(table: EngineTable, grouped, k: int, made: list):
     )
     shared = signatures.group_by(SIGNATURE).aggregate(**{SHARED: signatures.count()})
     split = signatures.join(shared, SIGNATURE)
-    fewest = ibis.least(kept[SHARED].min(), shared.filter(shared[SHARED] >= k)[SHARED].min())
+    fewest = (kept[SHARED].min(), shared.filter(shared[SHARED] >= k)[SHARED].min())
     return ibis.union(short, split.filter(split[SHARED] < k).select(OWNER, RECORDS), distinct=False), fewest
