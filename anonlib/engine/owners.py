@@ -221,16 +221,14 @@ def _per_owner(table: EngineTable, pairs):
     (``SMALLEST``), its records (``RECORDS``) and distinct rows (``LENGTH``: the powers' estimate)
     and its history's two hashes (``HASH_PRIMES``: the engine's hash of each (row, records)
     element modulo two primes, summed; equal histories hash alike)."""
-    import ibis
 
     key = ("owners", id(pairs))
     if key not in table._pairs:
         per_class = pairs.group_by(KEY).aggregate(**{SHARED: pairs.count()})
         joined = pairs.join(per_class, KEY)
-        element = ibis.struct({"k": joined[KEY], "w": joined[WEIGHT]}).hash()
         owners = joined.group_by(OWNER).aggregate(
             **{SMALLEST: joined[SHARED].min(), RECORDS: joined[WEIGHT].sum().cast("int64"), LENGTH: joined.count()},
-            **{h: (element % prime).sum().cast("int64") for h, prime in zip(HASHES, HASH_PRIMES)},
+            **history_hashes(joined, KEY),
         )
         table._pairs[key] = (pairs, per_class, computed_once(table, owners))
     return table._pairs[key][1:]
@@ -256,6 +254,27 @@ def sharing(
     return table._pairs[key].copy()
 
 
+def history_hashes(elements, row: str) -> dict:
+    """The aggregations of a history's two hashes over ``elements`` (one row per owner and ``row``,
+    its records in ``WEIGHT``), to group by ``OWNER``: the engine's hash of each (row, records)
+    element modulo each of ``HASH_PRIMES``, summed. Equal histories hash alike."""
+    import ibis
+
+    element = ibis.struct({"k": elements[row], "w": elements[WEIGHT]}).hash()
+    return {h: (element % prime).sum().cast("int64") for h, prime in zip(HASHES, HASH_PRIMES)}
+
+
+def exact_signatures(elements, row: str):
+    """Per owner of ``elements`` (as ``history_hashes``'), its history as the sorted list of its
+    (row, records) elements (``SIGNATURE``), to compare exactly, and its records (``RECORDS``)."""
+    import ibis
+
+    exact = ibis.struct({"k": elements[row], "w": elements[WEIGHT]})
+    return elements.group_by(OWNER).aggregate(
+        **{SIGNATURE: exact.collect().sort(), RECORDS: elements[WEIGHT].sum().cast("int64")}
+    )
+
+
 def _whole_histories(table: EngineTable, pairs):
     """Per owner (``OWNER``), the owners sharing its whole history (``SHARED``: its signature, the
     sorted multiset of its rows with their records, grouped and counted) and its records (``RECORDS``).
@@ -274,11 +293,7 @@ def _whole_histories(table: EngineTable, pairs):
     alone = hashed.filter(hashed.anonlib_alike == 1)
     alone = alone.select(OWNER, **{SHARED: ibis.literal(1, "int64")}, **{RECORDS: alone[RECORDS]})
     crowd = hashed.filter(hashed.anonlib_alike > 1).select(OWNER)
-    mine = pairs.join(crowd, OWNER)  # the pairs of the owners whose hashes are shared
-    exact = ibis.struct({"k": mine[KEY], "w": mine[WEIGHT]})
-    signatures = mine.group_by(OWNER).aggregate(
-        **{SIGNATURE: exact.collect().sort(), RECORDS: mine[WEIGHT].sum().cast("int64")}
-    )
+    signatures = exact_signatures(pairs.join(crowd, OWNER), KEY)  # the owners whose hashes are shared
     shared = signatures.group_by(SIGNATURE).aggregate(**{SHARED: signatures.count()})
     compared = signatures.join(shared, SIGNATURE).select(OWNER, SHARED, RECORDS)
     return ibis.union(alone, compared, distinct=False)

@@ -45,7 +45,6 @@ import numpy as np
 import pandas as pd
 
 from .owners import (
-    HASH_PRIMES,
     HASHES,
     KEY,
     LENGTH,
@@ -54,6 +53,8 @@ from .owners import (
     SHARED,
     SIGNATURE,
     computed_once,
+    exact_signatures,
+    history_hashes,
     owner_pairs,
     release,
 )
@@ -235,10 +236,8 @@ def _short_histories(table: EngineTable, grouped, k: int, made: list):
     hashed, groups of k or more verified against a representative, colliding groups split exactly."""
     import ibis
 
-    element = ibis.struct({"k": grouped[CLASS], "w": grouped[WEIGHT]}).hash()
     per_owner = grouped.group_by(OWNER).aggregate(
-        **{RECORDS: grouped[WEIGHT].sum().cast("int64"), LENGTH: grouped.count()},
-        **{h: (element % prime).sum().cast("int64") for h, prime in zip(HASHES, HASH_PRIMES)},
+        **{RECORDS: grouped[WEIGHT].sum().cast("int64"), LENGTH: grouped.count()}, **history_hashes(grouped, CLASS)
     )
     per_owner = computed_once(table, per_owner)
     made.append(per_owner)
@@ -260,11 +259,7 @@ def _short_histories(table: EngineTable, grouped, k: int, made: list):
         return short, kept[SHARED].min()
     # the colliding groups' owners grouped by their sorted lists: exact
     crowd = per_owner.join(colliding, label).select(OWNER)
-    theirs = grouped.join(crowd, OWNER)
-    exact = ibis.struct({"k": theirs[CLASS], "w": theirs[WEIGHT]})
-    signatures = theirs.group_by(OWNER).aggregate(
-        **{SIGNATURE: exact.collect().sort(), RECORDS: theirs[WEIGHT].sum().cast("int64")}
-    )
+    signatures = exact_signatures(grouped.join(crowd, OWNER), CLASS)
     shared = signatures.group_by(SIGNATURE).aggregate(**{SHARED: signatures.count()})
     split = signatures.join(shared, SIGNATURE)
     fewest = (kept[SHARED].min(), shared.filter(shared[SHARED] >= k)[SHARED].min())

@@ -79,9 +79,6 @@ def reference(frame: pd.DataFrame, rows: pd.DataFrame, classes: np.ndarray, k: i
 def test_owners_out_equals_the_reference(duck, monkeypatch, frame, k, histories, width, collide):
     if collide:  # every element hashes to 0 modulo 1: every owner's hashes alike, told apart exactly
         monkeypatch.setattr(owners_module, "HASH_PRIMES", (1, 1))
-        import anonlib.engine.owners_out as out_module
-
-        monkeypatch.setattr(out_module, "HASH_PRIMES", (1, 1))
     table = eng.from_frame(frame, duck).with_roles({"n": "count"})
     rows = owner_rows(table, QIS, "pid")
     classes = np.arange(len(rows)) % width  # a coarsening: rows fall into ``width`` classes
