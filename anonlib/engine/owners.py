@@ -249,8 +249,8 @@ def sharing(
         elif power == 1:  # one record known: the fewest people of any class of the person's (class_people)
             table._pairs[key] = class_people(table, quasi_identifiers, owner)[1]
         else:
-            _check_power(table, pairs, power)
-            table._pairs[key] = _histogram(table, _fewest_containing(pairs, power), SHARED)
+            check_power(table, pairs, power)
+            table._pairs[key] = _histogram(table, fewest_containing(pairs, power), SHARED)
     return table._pairs[key].copy()
 
 
@@ -357,7 +357,7 @@ def household_counts(table: EngineTable, quasi_identifiers: Sequence[str], house
     return HouseholdCounts(shared, households, start, sizes[order], records[order])
 
 
-def _check_power(table: EngineTable, pairs, power: int) -> None:
+def check_power(table: EngineTable, pairs, power: int) -> None:
     """Sub-multisets of more than ``MAX_POWER`` records refused, and the enumeration's size estimated
     (``anonlib.core.histories.history_work``) from each owner's records and distinct rows, at the
     engine's speed (its own per-tuple time, measured: the in-memory kernel's would let through work
@@ -379,7 +379,7 @@ def _check_power(table: EngineTable, pairs, power: int) -> None:
     check_history_work(sizes, lengths, power, engine=True)
 
 
-def _fewest_containing(pairs, power: int):
+def fewest_containing(pairs, power: int):
     """Per owner (``OWNER``), the fewest owners (``SHARED``) whose histories contain one of its
     sub-multisets of min(``power``, its records) rows."""
     import ibis

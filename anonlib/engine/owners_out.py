@@ -18,6 +18,11 @@ the (owner, row) pairs and answers what ``GeneralizationSpace.status`` asks in p
   elements are looked up in one member's (its representative's), so a group whose hashes
   collide is found and its owners are grouped exactly by their sorted lists. Removing owners
   whole leaves the others' histories as they are: one pass is the answer.
+- **any m of a history** (``histories=True, power=m``, m from 2: Terrovitis et al.'s k^m on
+  multisets): an owner fails when the fewest owners containing one of its sub-multisets of
+  min(m, its records) generalized rows is below k (``owners.fewest_containing``, the profile's
+  count, on the node's classes); removing owners lowers the others' counts, so the rule is
+  applied again to the owners left until none fails, as in memory.
 
 ``owners_out`` returns the owners and records suppressed, and, for the node's cost, the records
 kept per row and the suppressed (row, records) pairs counted (``OwnersOut``): all small. Nothing
@@ -52,8 +57,10 @@ from .owners import (
     RECORDS,
     SHARED,
     SIGNATURE,
+    check_power,
     computed_once,
     exact_signatures,
+    fewest_containing,
     history_hashes,
     owner_pairs,
     release,
@@ -104,11 +111,12 @@ def owners_out(
     k: int,
     *,
     histories: bool,
+    power: int | None = None,
     cost: bool | Callable[[int], bool] = True,
 ) -> OwnersOut:
     """The owners suppressed whole so that every remaining one meets k at the node whose class of
-    each row of ``rows`` (``owner_rows``) is ``classes``: in people, or on whole ``histories``
-    (the module text). ``cost``: whether ``kept`` and ``paid`` are counted too (one query more), or
+    each row of ``rows`` (``owner_rows``) is ``classes``: in people, or on ``histories``, whole
+    (``power`` None) or any ``power`` of their records (the module text). ``cost``: whether ``kept`` and ``paid`` are counted too (one query more), or
     a function of the owners suppressed saying so (a node that fails the target needs no cost).
     The node's tables on the engine are dropped before it returns."""
 
@@ -121,8 +129,7 @@ def owners_out(
     grouped = joined.group_by([OWNER, CLASS]).aggregate(**{WEIGHT: joined[WEIGHT].sum().cast("int64")})
     made = [computed_once(table, grouped), node]
     try:
-        find = _short_histories if histories else _short_people
-        failing, smallest = find(table, made[0], k, made)
+        failing, smallest = _short(table, made[0], k, made, histories, power)
         failing = computed_once(table, failing)
         made.append(failing)
         counted = table.engine.run(
@@ -149,17 +156,26 @@ def owners_out(
     return OwnersOut(owners, records, kept, paid, smallest)
 
 
-def failing_owners(table: EngineTable, quasi_identifiers: Sequence[str], owner: str, k: int, *, histories: bool):
+def failing_owners(
+    table: EngineTable,
+    quasi_identifiers: Sequence[str],
+    owner: str,
+    k: int,
+    *,
+    histories: bool,
+    power: int | None = None,
+):
     """The owners suppressed whole so that every remaining one meets k on the table's own rows of
-    ``quasi_identifiers`` (already generalized: each distinct row its class), in people or on whole
-    ``histories``: a table of ``OWNER`` made once on the engine (``release`` it when done). The
+    ``quasi_identifiers`` (already generalized: each distinct row its class), in people or on
+    ``histories`` (whole, or any ``power`` of their records): a table of ``OWNER`` made once on the engine (``release`` it when done). The
     engine's side of ``SuppressionStep.kept`` for such a target, with no row brought back."""
     pairs, _ = owner_pairs(table, quasi_identifiers, owner)
+    if histories and power is not None and power > 1:
+        check_power(table, pairs, power)  # refused in one sentence past the engine's estimate
     grouped = pairs.select(OWNER, **{CLASS: pairs[KEY]}, **{WEIGHT: pairs[WEIGHT]})
     made: list = []
     try:
-        find = _short_histories if histories else _short_people
-        failing, _ = find(table, grouped, k, made)
+        failing, _ = _short(table, grouped, k, made, histories, power)
         return computed_once(table, failing.select(OWNER))
     finally:
         release(table, *made)
@@ -199,6 +215,38 @@ def owners_in(table: EngineTable, quasi_identifiers: Sequence[str], owner: str) 
     """The owners with a record counted (the pairs' distinct owners): the base of the suppressed share."""
     pairs, _ = owner_pairs(table, quasi_identifiers, owner)
     return int(table.engine.value(pairs.select(OWNER).distinct().count()) or 0)
+
+
+def _short(table: EngineTable, grouped, k: int, made: list, histories: bool, power: int | None):
+    """The owners failing (``OWNER``, ``RECORDS``) and the fewest sharing among those kept, by the
+    unit: people, whole histories, or any ``power`` of a history."""
+    if not histories or power == 1:
+        return _short_people(table, grouped, k, made)
+    if power is None:
+        return _short_histories(table, grouped, k, made)
+    return _short_power(table, grouped, k, made, power)
+
+
+def _short_power(table: EngineTable, grouped, k: int, made: list, power: int):
+    """The owners suppressed on any ``power`` of their records: those some sub-multiset of whose
+    generalized rows fewer than k owners contain, again on the owners left until none is short.
+    Its work is at most the original rows' (merging classes only merges sub-multisets), which
+    the caller estimates first (``owners.check_power``)."""
+    alive = grouped
+    gone = []
+    while True:
+        fewest = fewest_containing(alive.select(OWNER, **{KEY: alive[CLASS]}, **{WEIGHT: alive[WEIGHT]}), power)
+        fewest = computed_once(table, fewest)
+        made.append(fewest)
+        failing = computed_once(table, fewest.filter(fewest[SHARED] < k).select(OWNER))
+        made.append(failing)
+        if not int(table.engine.value(failing.count()) or 0):
+            smallest = fewest[SHARED].min()
+            break
+        gone.append(failing)
+        alive = computed_once(table, alive.anti_join(failing, OWNER))
+        made.append(alive)
+    return _with_records(grouped, gone), smallest
 
 
 def _short_people(table: EngineTable, grouped, k: int, made: list):

@@ -3,8 +3,9 @@
 ``engine_search.anonymize`` brings the class table into memory: one row per owner and distinct
 row, so 10^8 rows for a panel of 10^8 records. When that table would pass ``MAX_CLASSES``, the
 search runs here instead, for the targets the engine counts node by node (``supported``): k in
-people, or on whole histories (power all; power 1 is k in people), no privacy model, no earlier
-delivery, the optimal search.
+people, or on histories, whole (power all) or any m of their records (power m up to
+``owners.MAX_POWER``; power 1 is k in people), no privacy model, no earlier delivery, the optimal
+search.
 
 - **What comes back** is the distinct rows of the quasi-identifiers with their records
   (``anonlib.engine.owners_out.owner_rows``: at most the product of the values' counts, 54,000 on
@@ -43,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine import WEIGHT, EngineTable
+from ..engine.owners import MAX_POWER, check_power, owner_pairs
 from ..engine.owners_out import OwnersOut, owner_rows, owners_in, owners_out, rows_in_classes
 from ..measures.models import within_limit
 from ..measures.target import ReleaseTarget
@@ -54,13 +56,15 @@ from ..transformations.generalization.space import GeneralizationSpace, SearchNo
 
 def supported(target: ReleaseTarget, method: str) -> bool:
     """Whether the engine counts this search node by node: the optimal search of k in people, or
-    on whole histories (power all or 1), of the person column, with no privacy model and no
-    earlier delivery."""
+    on histories (whole, or any m of their records up to ``MAX_POWER``), of the person column,
+    with no privacy model and no earlier delivery."""
     if method != "optimal" or target.requirements or target.earlier is not None or target.person is None:
         return False
     if target.unit == "people":
         return True
-    return target.unit == "histories" and tuple(target.linked) == (target.person,) and target.power in (None, 1)
+    if target.unit != "histories" or tuple(target.linked) != (target.person,):
+        return False
+    return target.power is None or target.power <= MAX_POWER
 
 
 class EnginePeopleSpace(GeneralizationSpace):
@@ -86,7 +90,8 @@ class EnginePeopleSpace(GeneralizationSpace):
         self.n_persons = persons
         self.table = table
         self.rows = rows
-        self.histories = target.unit == "histories" and target.power is None
+        self.histories = target.unit == "histories" and target.power != 1
+        self.power = target.power if self.histories else None
         self.out: dict[tuple[int, ...], OwnersOut] = {}  # each node counted: what it suppresses
 
     def row_classes(self, levels: Sequence[int], source=None) -> np.ndarray:
@@ -115,6 +120,7 @@ class EnginePeopleSpace(GeneralizationSpace):
             classes,
             self.k,
             histories=self.histories,
+            power=self.power,
             cost=lambda owners: cost and meets(owners),
         )
         acceptable = meets(out.owners)
@@ -172,7 +178,7 @@ class _Root:
         acceptable, suppressed, _ = space.status(bottom, cost=False)
         out = owners_out(
             space.table, space.qis, space.person, space.rows, space.row_classes(bottom), space.k,
-            histories=space.histories,
+            histories=space.histories, power=space.power,
         )  # fmt: skip
         lost = np.zeros(len(space.rows), dtype=bool)
         lost[out.paid[:, 0]] = True  # at the bottom each row is its own class
@@ -216,6 +222,8 @@ def people_search(
     rows = owner_rows(table, shield, target.person) if rows is None else rows
     persons = owners_in(table, shield, target.person)
     space = EnginePeopleSpace(table, rows, shield, hierarchies, target=target, measure=measure, persons=persons)
+    if space.power is not None:  # a node's sub-multisets are at most the original rows': estimated once
+        check_power(table, owner_pairs(table, shield, target.person)[0], space.power)
     found = optimal_levels(
         rows, shield, space.hierarchies, target=target, measure=measure, time_limit=time_limit, lattice=space
     )

@@ -75,7 +75,7 @@ from ..core.errors import AnonlibError, ColumnError, DataFileError, ParameterErr
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, Engine, EngineTable, from_frame, from_ibis, scan, shared, summary_frame, to_pandas
 from ..engine.backends import errors
-from ..engine.owners import OWNER, owner_pairs, release
+from ..engine.owners import MAX_POWER, OWNER, owner_pairs, release
 from ..engine.owners_out import failing_owners, owners_in
 from ..engine.source import ROW
 from ..engine.writer import ordered_writes, write_csv
@@ -447,7 +447,7 @@ def _suppress_owners(step: SuppressionStep, rows, judged: EngineTable, engine: E
 
     if _owners_on_engine(step, judged, columns, complete):
         failing = failing_owners(
-            judged, columns, unit, step.k, histories=bool(step.linked) and step.power is None
+            judged, columns, unit, step.k, histories=bool(step.linked), power=step.power
         )  # fmt: skip
         # the failing people stay on the engine (a small table, gone with the connection): the rows are lazy
         whose = failing.select(**{f"{KEY}_owner": failing[OWNER]}, **{FAILING: ibis.literal(True)})
@@ -474,12 +474,12 @@ def _suppress_owners(step: SuppressionStep, rows, judged: EngineTable, engine: E
 
 def _owners_on_engine(step: SuppressionStep, judged: EngineTable, columns, complete) -> bool:
     """Whether the engine decides which people the step suppresses (``owners_out.failing_owners``)
-    instead of bringing each person's rows back: k in people or on whole histories of the person
-    column (power all or 1), no privacy model, no earlier delivery, every judged column grouped on,
+    instead of bringing each person's rows back: k in people or on histories of the person column
+    (whole, or any m of their records up to ``MAX_POWER``), no privacy model, no earlier delivery, every judged column grouped on,
     and more (person, row) pairs than ``MAX_OWNER_ROWS``."""
     if step.requirements or step.earlier is not None or step.household is not None or step.person is None:
         return False
-    if step.linked and (tuple(step.linked) != (step.person,) or step.power not in (None, 1)):
+    if step.linked and (tuple(step.linked) != (step.person,) or (step.power or 0) > MAX_POWER):
         return False
     if step.missing == "drop" and not set(complete) <= set(columns):
         return False
@@ -531,8 +531,7 @@ def _met_on_engine(
     complete = judged.assessed_columns(target.sensitive)
     if not target.unit_column or not _owners_on_engine(step, judged, columns, complete):
         return None
-    histories = bool(target.linked) and target.power is None
-    failing = failing_owners(judged, columns, person, target.k, histories=histories)
+    failing = failing_owners(judged, columns, person, target.k, histories=bool(target.linked), power=target.power)
     try:
         if int(judged.engine.value(failing.count()) or 0):
             return None

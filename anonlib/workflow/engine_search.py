@@ -66,7 +66,7 @@ from ..core.errors import EngineError, NoSolutionError, ParameterError, ProblemT
 from ..core.hierarchy import validate_hierarchy, value_key
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, EngineTable, from_ibis, summary_frame, to_pandas
-from ..engine.owners import owner_pairs, require_owners, sharing
+from ..engine.owners import MAX_POWER, owner_pairs, require_owners, sharing
 from ..engine.owners_out import owner_rows
 from ..measures.models import ModelRequirement
 from ..measures.target import ReleaseTarget, unit_k
@@ -289,7 +289,8 @@ def _counted_per_node(
     raise ProblemTooLargeError(
         f"The records hold {many:,} distinct (person, row) pairs on {join_names(shield, 12)}, more than the "
         f"{MAX_CLASSES:,} the search brings into memory, and the engine counts the search node by node only "
-        "for k in people or over each person's whole history (--power all or 1), with the optimal method, no "
+        f"for k in people or over each person's history (--power all, or 1 to {MAX_POWER}), with the optimal "
+        "method, no "
         f"privacy model and no earlier delivery, not with {why}. Choose such a target, or coarsen a column with "
         "many values first."
     )

@@ -2,7 +2,8 @@
 (``anonlib.workflow.engine_people``) finds what the in-memory search finds: the same node, the
 same people and records suppressed, the same k among the people kept and the same cost (the
 utility of the records kept to the last representable digit), on random panels with a count
-column, in both units, k 2-4, several suppression limits and measures."""
+column, in people and on histories (whole, and any 2 records), k 2-4, several suppression limits
+and measures."""
 
 from __future__ import annotations
 
@@ -48,15 +49,16 @@ def _hierarchies(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.integers(0, 10**6),
-    st.sampled_from(["people", "histories"]),
+    st.sampled_from([("people", None), ("histories", None), ("histories", 2)]),
     st.integers(2, 4),
     st.sampled_from([0.0, 0.1, 0.3]),
     st.sampled_from(["loss", "discernibility", "aecs"]),
 )
-def test_the_engine_search_in_people_finds_the_in_memory_node(duck, seed, unit, k, limit, measure):
+def test_the_engine_search_in_people_finds_the_in_memory_node(duck, seed, unit_power, k, limit, measure):
     frame = _panel(seed, 120, 30)
+    unit, power = unit_power
     linked = ("pid",) if unit == "histories" else ()
-    target = ReleaseTarget(k, max_suppressed=limit, person="pid", linked=linked)
+    target = ReleaseTarget(k, max_suppressed=limit, person="pid", linked=linked, power=power)
     assert supported(target, "optimal") and target.unit == unit
     hierarchies = _hierarchies(frame)
     try:
@@ -81,17 +83,19 @@ def test_the_engine_search_in_people_finds_the_in_memory_node(duck, seed, unit, 
 def test_what_the_engine_does_not_count_node_by_node():
     assert supported(ReleaseTarget(3, person="pid"), "optimal")
     assert supported(ReleaseTarget(3, person="pid", linked=("pid",), power=1), "optimal")
-    assert not supported(ReleaseTarget(3, person="pid", linked=("pid",), power=2), "optimal")
+    assert supported(ReleaseTarget(3, person="pid", linked=("pid",), power=2), "optimal")
+    assert supported(ReleaseTarget(3, person="pid", linked=("pid",), power=5), "optimal")
+    assert not supported(ReleaseTarget(3, person="pid", linked=("pid",), power=6), "optimal")
     assert not supported(ReleaseTarget(3, person="pid"), "iab")
     assert not supported(ReleaseTarget(3), "optimal")
 
 
-@pytest.mark.parametrize("power", [None, "all", "1"])
+@pytest.mark.parametrize("power", [None, "all", "1", "2"])
 def test_the_command_counted_node_by_node_releases_what_memory_releases(tmp_path, capsys, monkeypatch, power):
     """``anonymize --engine duckdb --person`` past ``MAX_CLASSES`` (here 10) searches node by node on the
     engine, and past ``MAX_OWNER_ROWS`` the engine decides the people suppressed and checks the table
     as written without bringing rows back; it states and writes what memory does: in people (the person column withheld), and on
-    histories with the person pseudonymized (power all, and 1), a kept column's risk measured."""
+    histories with the person pseudonymized (power all, 1 and 2), a kept column's risk measured."""
     from engine_cases import same_answer
 
     from anonlib.workflow import engine_people, engine_replay, engine_search
@@ -122,9 +126,10 @@ def test_the_command_counted_node_by_node_releases_what_memory_releases(tmp_path
         argv += ["--pseudonymize", "pid", "--key-file", str(key), "--power", power]
     memory, engine = same_answer(argv, tmp_path, capsys)
     assert engine["unit"] == memory["unit"] == ("people" if power is None else "histories")
-    assert engine["suppressed_persons"] == {None: 3, "all": 10, "1": 3}[power]  # people suppressed whole
+    assert engine["suppressed_persons"] == {None: 3, "all": 10, "1": 3, "2": 0}[power]  # people suppressed whole
     # the suppression, then the check as written (in people the file withholds the person: its check is in records)
-    assert searched == [1] and len(decided) == (1 if power is None else 2)
+    # (a release suppressing nobody has no suppression step: its check alone)
+    assert searched == [1] and len(decided) == (1 if power is None else 1 + (engine["suppressed_persons"] > 0))
 
 
 def test_past_the_limit_another_target_is_one_sentence_at_once(tmp_path, capsys, monkeypatch):
@@ -136,7 +141,7 @@ def test_past_the_limit_another_target_is_one_sentence_at_once(tmp_path, capsys,
     _panel(5, 200, 150).drop(columns="n").to_csv(path, index=False)
     out = tmp_path / "out.csv"
     argv = ["anonymize", str(path), "--shield", "age,sex", "--person", "pid", "--keep", "city"]
-    argv += ["--k", "4", "--power", "2"]
+    argv += ["--k", "4", "--power", "6"]
     key = tmp_path / "project.key"
     key.write_text("3c" * 32 + "\n")
     key.chmod(0o600)
@@ -145,4 +150,4 @@ def test_past_the_limit_another_target_is_one_sentence_at_once(tmp_path, capsys,
     err = capsys.readouterr().err
     assert code == 2 and not out.exists() and "Traceback" not in err
     assert "distinct (person, row) pairs on age, sex, more than the 10 the search brings into memory" in err
-    assert "not with k = 4 people on any 2 of a person's records" in err
+    assert "not with k = 4 people on any 6 of a person's records" in err
