@@ -6,8 +6,11 @@ session 3), file name and size, so anything leaking between sessions (a module
 global, a cache keyed without the session's data) shows up as a foreign name or
 number on a page (a leak between two sessions shows; three run side by side). The
 sessions are driven in lock step from one thread: each step is started in every
-browser before any is awaited, so the server works on them at the same time.
-Server, Chromium and the helpers are those of ``live_app.py``.
+tab before any is awaited, so the server works on them at the same time. Each session is
+a tab of one browser context (a Streamlit session is one tab's connection; the app keeps
+nothing per browser), the tabs sharing one renderer process (``SHARED_TABS``: about 5
+CPU-seconds of Chromium's fewer per tab than a context each). Server, Chromium and the
+helpers are those of ``live_app.py``.
 """
 
 from __future__ import annotations
@@ -15,10 +18,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from live_app import UPLOAD, metric, set_role, wait_idle
+import pytest
+from live_app import SHARED_TABS, UPLOAD, chromium, metric, set_role, wait_idle
 
 SESSIONS = 3
 PRELOAD = False  # the Release page is not opened: its libraries need no background import (conftest's server)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium whose tabs of one site share a renderer process (``SHARED_TABS``)."""
+    with chromium(SHARED_TABS) as instance:
+        yield instance
 
 
 def _table(i: int) -> str:
@@ -43,8 +54,8 @@ def test_three_sessions_at_once_never_see_each_other(server, browser, tmp_path: 
     for i in range(1, SESSIONS + 1):
         files[i] = tmp_path / f"session{i}.csv"
         files[i].write_text(_table(i))
-    contexts = {i: browser.new_context(viewport={"width": 1400, "height": 2000}) for i in files}
-    pages = {i: contexts[i].new_page() for i in files}
+    context = browser.new_context(viewport={"width": 1400, "height": 2000})
+    pages = {i: context.new_page() for i in files}
     errors = {i: [] for i in files}
     for i, page in pages.items():
         page.on("pageerror", lambda exc, i=i: errors[i].append(str(exc)))
@@ -94,4 +105,4 @@ def test_three_sessions_at_once_never_see_each_other(server, browser, tmp_path: 
         _assert_only_own(page, i, "on the risk report")
     for i in files:
         assert not errors[i], (i, errors[i])
-        contexts[i].close()
+    context.close()
