@@ -90,6 +90,35 @@ def test_epsilon_with_delta_converts_to_the_largest_rho_opendp_allows():
     assert back.epsilon == pytest.approx(3.0, rel=1e-3)
 
 
+@needs_opendp
+def test_a_search_raising_at_zero_finds_opendps_own_scale_in_a_twentieth_of_the_evaluations():
+    """OpenDP 0.16's search, asked at 0 where a scale raises, bisected down to the smallest float first
+    (about 1,070 evaluations, each a whole measurement): the wrapped search finds the same scale."""
+    dp = require_opendp()
+    import opendp.mod as mod
+    from opendp._internal import _binary_search
+
+    def predicate(asked: list):
+        def check(scale: float) -> bool:
+            asked.append(scale)
+            if scale == 0.0 or scale < 1e-308:
+                raise dp.OpenDPException("FailedFunction", "scale must be positive")
+            return scale >= 40.0 / 3
+
+        return check
+
+    def never(scale: float) -> bool:
+        raise dp.OpenDPException("FailedFunction", "no scale")
+
+    own, wrapped = [], []
+    opendp_search = mod._call_rust_search.opendp_search  # OpenDP's search, as it runs without the wrapper
+    found = opendp_search(predicate(own), "f64", lambda p: _binary_search(p, T="f64"))
+    assert dp.binary_search(predicate(wrapped), T=float) == found >= 40.0 / 3
+    assert len(own) > 1000 and len(wrapped) < 80
+    with pytest.raises(dp.OpenDPException, match="no scale"):  # raising everywhere: OpenDP's error, as before
+        dp.binary_search(never, T=float)
+
+
 # ---------------------------------------------------------------- cuts and bounds
 
 

@@ -51,11 +51,12 @@ People (``person=``): with a person column, OpenDP's unit is the person
 ``records_per_person`` records of each (drawn at random, ``truncate_per_group``) before
 measuring, so ε is per person. The number is declared, never guessed (``records_per_person_given``).
 
-Two known problems of OpenDP 0.16 are worked around (docs/dp.md): records are drawn
+Three known problems of OpenDP 0.16 are worked around (docs/dp.md): records are drawn
 with ``method="sample"``, never the default ``"round"`` (mbi 1.1.0 couples columns that
 share a parent in the model); and MST's budget, whose split can exceed the budget by a few
 units in the last place, is replayed before the data are touched: lowered by a few units in
-the last place, or one pair fewer chosen where no budget splits (``mst_split``).
+the last place, or one pair fewer chosen where no budget splits (``mst_split``). Its searches of a
+noise scale no longer spend a thousand evaluations bisecting toward 0 first (``budget._search_from_zero``).
 
 There is no seed: OpenDP draws fresh noise on every run, by design, and numpy's global
 random state (which OpenDP uses to draw the records) is never seeded here.

@@ -61,7 +61,63 @@ def require_opendp():
     except ImportError:
         raise PrivacyExtraMissingError(INSTALL_SENTENCE) from None
     dp.enable_features("contrib")
+    _search_from_zero()
     return dp
+
+
+ZERO_STANDINS = (2.0**-1000, 2.0**-500, 2.0**-200)  # far below any noise scale or budget OpenDP searches for
+
+
+def _search_from_zero() -> None:
+    """Spare OpenDP 0.16's searches of a noise scale some thousand needless evaluations (docs/dp.md).
+
+    Its unbounded search (``binary_search``: every scale of the one-way tables, of MST's and AIM's
+    measurements, of ``Sequential``'s split) asks first at 0, where a scale raises; it then bisects
+    down from 0.5 to the smallest float that does not raise (about 1,070 halvings, each building the
+    whole measurement: 95% of a two-column release's time) before searching for the scale. Here a
+    search's predicate raising at exactly 0 answers as at the first of ``ZERO_STANDINS`` where it does
+    not raise: a monotone predicate, extended to 0 by its value just above it, has the same boundary,
+    and the search goes straight to it (found bit for bit the same; OpenDP's composition checks every
+    measurement it returns in any case). Installed once per process; a search whose predicate raises
+    at every stand-in too raises its first error, as before."""
+    import opendp.mod as mod
+
+    search = mod._call_rust_search
+    if getattr(search, "anonlib_from_zero", False):
+        return
+
+    def call(predicate, T, run, bounds=(None, None)):
+        at_zero: list = []  # the answer at 0 when the predicate raises there (None: no stand-in answers)
+
+        def extended(x):
+            zero = isinstance(x, float) and x == 0.0
+            if zero and at_zero and at_zero[0] is not None:
+                return at_zero[0]
+            try:
+                return predicate(x)
+            except Exception:
+                if not zero:
+                    raise
+                if not at_zero:
+                    at_zero.append(_first_answer(predicate))
+                if at_zero[0] is None:
+                    raise
+                return at_zero[0]
+
+        return search(extended, T, run, bounds)
+
+    call.anonlib_from_zero = True
+    call.opendp_search = search  # OpenDP's own, for comparison
+    mod._call_rust_search = call
+
+
+def _first_answer(predicate) -> bool | None:
+    for standin in ZERO_STANDINS:
+        try:
+            return bool(predicate(standin))
+        except Exception:  # noqa: BLE001 - OpenDP's error at this stand-in: the next one
+            continue
+    return None
 
 
 def library_versions() -> dict[str, str]:
