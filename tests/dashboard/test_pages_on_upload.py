@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -257,7 +255,7 @@ def test_report_page_shows_the_working_copy_s_numbers():
 # ---------------------------------------------------------------- the journey
 
 
-def test_journey_upload_generalize_bands_undo_report_package_apply(tmp_path):
+def test_journey_upload_generalize_bands_undo_report_package_apply(tmp_path, capsys):
     """Upload -> a generalization on Leakage -> bands on Individual privacy -> undo the bands ->
     the report lists the generalization with its records failing before and after -> the
     package -> `anonlib apply` on the same CSV reproduces the released table byte for byte."""
@@ -316,24 +314,13 @@ def test_journey_upload_generalize_bands_undo_report_package_apply(tmp_path):
     assert b"patient_id" not in released.splitlines()[0] and b"email" not in released.splitlines()[0]
     (tmp_path / "recipe.json").write_bytes(files.read("recipe.json"))
     (tmp_path / "patients.csv").write_bytes(JOURNEY_CSV)
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "anonlib",
-            "apply",
-            str(tmp_path / "recipe.json"),
-            str(tmp_path / "patients.csv"),
-            "--out",
-            str(tmp_path / "out.csv"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
+    from anonlib.cli import main
+
+    code = main(
+        ["apply", str(tmp_path / "recipe.json"), str(tmp_path / "patients.csv"), "--out", str(tmp_path / "out.csv")]
     )
     # exit 0 when the release target (k = 5 on birth year, sex and zip) is met, 1 naming what fails
-    assert run.returncode == (0 if generalized.after.failing_records == 0 else 1), run.stderr
+    assert code == (0 if generalized.after.failing_records == 0 else 1), capsys.readouterr().err
     assert (tmp_path / "out.csv").read_bytes() == released  # byte for byte
     # the package states the upload's SHA-256 (the page hashed the uploaded bytes) and verifies against it
     assert Recipe.loads(files.read("recipe.json")).source.sha256 == hashlib.sha256(JOURNEY_CSV).hexdigest()

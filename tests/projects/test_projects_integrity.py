@@ -7,22 +7,20 @@ and on the real PostgreSQL server the tests start."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import io
 import json
 import os
+import pwd
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import zipfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from cli_processes import PACKAGE_PRELOAD, run_in_processes
+from cli_processes import PACKAGE_PRELOAD, PRELOAD, run_in_processes
 from project_files import delivery, drop_audit_triggers, known_release_views, shared_release_views, worked_copy
 from sqlalchemy import create_engine, text
 
@@ -44,7 +42,6 @@ from anonlib.workflow import release_package
 from anonlib.workflow.package import AUDIT_FILE, package_stamp
 from anonlib.workflow.verify import verify_package
 
-ROOT = Path(__file__).resolve().parents[2]
 OUTPUTS = ("r.csv", "r.json", "p.zip")
 
 
@@ -449,18 +446,66 @@ def test_a_store_deleted_between_two_openings_in_one_process_is_opened_afresh(fo
 # ---------------------------------------------------------------------- class 14: a read-only auditor
 
 
-@functools.cache
-def _nobody_cannot_run_anonlib(user: tuple[str, ...]) -> str:
-    """Why ``user`` cannot import the command line with this interpreter ('' when it can): asked
-    once per process (a fresh interpreter's import, about 1.5 CPU-seconds), for both locks."""
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT)}
-    probe = subprocess.run([*user, sys.executable, "-c", "import anonlib.cli"], cwd="/", env=env, capture_output=True)
-    return "" if probe.returncode == 0 else str(probe.stderr.decode().strip().splitlines()[-1:])
+def _command_as(user: tuple[int, int] | None, home: str, argv: list[str], results) -> None:
+    """In a process forked from one that imported the command line: become ``user`` (uid, gid;
+    None: stay who this is), in ``/`` with only PATH, HOME and ANONLIB_HOME set, and run ``argv``."""
+    import contextlib
+
+    if user is not None:
+        # what the store reads first imported as this user: the interpreter's own library may lie
+        # where the other user cannot read (a private home), and that is not what is tested here
+        import sqlite3  # noqa: F401
+
+        import sqlalchemy.dialects.sqlite  # noqa: F401
+
+        os.setgroups([])
+        os.setgid(user[1])
+        os.setuid(user[0])
+    os.chdir("/")
+    path = os.environ["PATH"]
+    os.environ.clear()
+    os.environ.update({"PATH": path, "HOME": home, "ANONLIB_HOME": home})
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+    except BaseException:  # said to the test, not lost with the process
+        import traceback
+
+        code = None
+        err.write(traceback.format_exc())
+    results.put((code, out.getvalue(), err.getvalue()))
+
+
+def command_as(user: tuple[int, int] | None, home: Path, *argv: str) -> tuple[int, str, str]:
+    """``anonlib argv`` run by ``user`` in a process of its own (forked from the tests' server that
+    imported the command line once, ``cli_processes``; a fresh interpreter as another user spent
+    1.5-3 CPU-seconds importing it, and that import is not what these tests check): its exit code,
+    output and error."""
+    import multiprocessing
+
+    from cli_processes import _no_script_as_main
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([*PRELOAD, *PACKAGE_PRELOAD])  # no effect once the server runs
+    results = context.Queue()
+    process = context.Process(target=_command_as, args=(user, str(home), list(argv), results))
+    with _no_script_as_main():
+        process.start()
+    try:
+        said = results.get(timeout=300)
+    finally:
+        process.join(60)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    assert process.exitcode == 0
+    return said
 
 
 @pytest.mark.parametrize("lock", ["file 0444", "folder 0555"])
 def test_audit_reads_a_store_its_user_cannot_write(folder, capsys, monkeypatch, lock):
-    """The store belongs to another user (root here) and this one may only read it."""
+    """The store belongs to another user (root here) and this one (nobody) may only read it."""
     home = Path(tempfile.mkdtemp(prefix="anonlib-read-only-"))
     try:
         monkeypatch.setenv("ANONLIB_HOME", str(home))
@@ -469,31 +514,19 @@ def test_audit_reads_a_store_its_user_cannot_write(folder, capsys, monkeypatch, 
         store_module._ENGINES.pop(url).dispose()
         (home / "projects.sqlite").chmod(0o444)
         home.chmod(0o555 if lock == "folder 0555" else 0o755)
-        user = ["runuser", "-u", "nobody", "--"] if os.geteuid() == 0 else []
-        if user and shutil.which("runuser") is None:
-            pytest.skip("runuser is needed to read the store as another user")
-        env = {"PATH": os.environ["PATH"], "HOME": str(home), "ANONLIB_HOME": str(home), "PYTHONPATH": str(ROOT)}
-        if user:  # the interpreter (a virtual environment under a private home?) and the repository, as nobody
-            cannot = _nobody_cannot_run_anonlib(tuple(user))
-            if cannot:
-                pytest.skip(
-                    f"nobody cannot run this test's interpreter {sys.executable} with the repository "
-                    f"{ROOT} (a private home?): {cannot}"
-                )
-        done = subprocess.run(
-            [*user, sys.executable, "-m", "anonlib", "audit", "--json"], cwd="/", env=env, capture_output=True
-        )
-        assert (done.returncode, done.stderr.decode()) == (0, "")
-        assert [e["released_sha256"] for e in json.loads(done.stdout)] == [sha(folder / "r.csv")]
+        user = None
+        if os.geteuid() == 0:
+            try:
+                nobody = pwd.getpwnam("nobody")
+            except KeyError:
+                pytest.skip("a user 'nobody' is needed to read the store as another user")
+            user = (nobody.pw_uid, nobody.pw_gid)
+        code, out, err = command_as(user, home, "audit", "--json")
+        assert (code, err) == (0, ""), err
+        assert [e["released_sha256"] for e in json.loads(out)] == [sha(folder / "r.csv")]
         if user:  # and that user could not have written it
-            wrote = subprocess.run(
-                [*user, sys.executable, "-m", "anonlib", "projects", "delete", "survey", "--yes"],
-                cwd="/",
-                env=env,
-                capture_output=True,
-            )
-            said = wrote.stderr.decode()
-            assert wrote.returncode == 2 and ("is read-only" in said or "cannot be opened" in said), said
+            code, _, said = command_as(user, home, "projects", "delete", "survey", "--yes")
+            assert code == 2 and ("is read-only" in said or "cannot be opened" in said), said
             assert [s.name for s in ProjectStore(url, read_only=True).summaries()] == ["survey"]
     finally:
         home.chmod(0o755)
