@@ -81,8 +81,7 @@ def test_sidebar_shows_the_active_dataset() -> None:
 
 
 def test_changing_roles_updates_k_and_vector() -> None:
-    at = fresh_app()
-    at.selectbox(key="sample_key").set_value("caballero_table2b").run()
+    at = fresh_app_with("caballero_table2b")  # the roles edited, not the sample chosen (test_choosing_a_sample...)
     editor_key = role_editor_key(at)
     # Row 3 is Age: stop treating it as a quasi-identifier -> classes on ZIP x Gender.
     at.session_state[editor_key] = {"edited_rows": {3: {"role": "ignore"}}, "added_rows": [], "deleted_rows": []}
@@ -126,8 +125,7 @@ def test_upload_through_the_page_and_a_bad_upload_keeps_the_data() -> None:
 
 
 def test_no_quasi_identifier_is_an_error_sentence_not_a_crash() -> None:
-    at = fresh_app()
-    at.selectbox(key="sample_key").set_value("caballero_table2b").run()
+    at = fresh_app_with("caballero_table2b")  # the roles edited, not the sample chosen (test_choosing_a_sample...)
     editor_key = role_editor_key(at)
     at.session_state[editor_key] = {
         "edited_rows": {1: {"role": "ignore"}, 2: {"role": "ignore"}, 3: {"role": "ignore"}},
@@ -181,8 +179,7 @@ def test_a_dataset_changed_on_another_page_is_not_replaced_by_the_sample() -> No
 
 
 def test_type_edits_convert_columns_and_bad_ones_explain_why() -> None:
-    at = fresh_app()
-    at.selectbox(key="sample_key").set_value("caballero_table2b").run()
+    at = fresh_app_with("caballero_table2b")  # the roles edited, not the sample chosen (test_choosing_a_sample...)
     editor_key = role_editor_key(at)
     # Gender (row 2) to integer: the values are words, so nothing changes and the page says why.
     at.session_state[editor_key] = {"edited_rows": {2: {"type": "integer"}}, "added_rows": [], "deleted_rows": []}
