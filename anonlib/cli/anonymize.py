@@ -19,7 +19,7 @@ from ..core.hierarchy import SUPPRESSED, validate_hierarchy
 from ..core.metrics import whole_k
 from ..core.numbers import time_limit_seconds
 from ..measures.models import MODELS, suppression_limit
-from ..measures.target import ReleaseTarget, unit_k
+from ..measures.target import ReleaseTarget, people_holding_records, unit_k
 from ..measures.utility import MEASURES, check_measure, measure_value
 from ..measures.wildcard import marked_codes, wildcard_matches
 from ..transformations.generalization import SEARCH_METHODS, release_search
@@ -259,7 +259,9 @@ def _anonymize(args: argparse.Namespace) -> int:
         seconds=f"{result.seconds:.4f}",
         cells=(release.cells, release.cell_records),
         account=account,
-        people=(int(frame[whole].nunique()), measured.get("released_persons", 0)) if whole is not None else None,
+        people=(people_holding_records(frame, whole, dataset.count), measured.get("released_persons", 0))
+        if whole is not None
+        else None,
         earlier=links.linked if links is not None else 0,
         capped=capped,
         kept=kept,
@@ -363,7 +365,7 @@ def _measured(frame: pd.DataFrame, release: _Release, qis, hierarchies, measure:
     distinct = _distinct_rows(release.copy.release(release.recipe.columns), release.recipe.columns, count)
     measured = {"k": int(np.min(sizes)), "utility": value, "rows": distinct}
     if whole is not None:  # the people (households) released, read off the released records
-        measured["released_persons"] = int(rows[whole].nunique())
+        measured["released_persons"] = people_holding_records(rows, whole, count)
     return measured
 
 
@@ -371,6 +373,8 @@ def _distinct_rows(table: pd.DataFrame, columns, count: str | None) -> int:
     """The distinct rows of a released table over its written columns (the record count left out):
     the one count ``anonymize`` states as rows, for the table written and for the file before."""
     written = [c for c in columns if c != count]
+    if count is not None and count in table.columns and len(table):  # a row of no records is no row of records
+        table = table[table[count].to_numpy(dtype=np.int64) > 0]
     return encode(table, written).n_distinct() if len(table) else 0
 
 

@@ -834,6 +834,20 @@ def _failing_histories(
     return int(failing_hist.size), tuple(examples)
 
 
+def people_holding_records(frame, column: str, count: str | None = None) -> int:
+    """The distinct owners (people, households) of ``column`` with at least one record: a row of
+    no records (``count`` 0) names no one, as the search and the engines count them.
+
+    >>> import pandas as pd
+    >>> people_holding_records(pd.DataFrame({"pid": ["x", "y", "y"], "n": [0, 1, 0]}), "pid", "n")
+    1
+    """
+    values = frame[column]
+    if count is not None:
+        values = values[frame[count].to_numpy(dtype=np.int64) > 0]
+    return int(values.nunique())
+
+
 def unit_k(frame, quasi_identifiers: Sequence[str], target: ReleaseTarget, count: str | None = None) -> int:
     """The smallest group of ``frame`` in ``target``'s unit: records per class, people per class,
     or, when records link, the fewest people (households) sharing a history as the target's power
@@ -846,6 +860,8 @@ def unit_k(frame, quasi_identifiers: Sequence[str], target: ReleaseTarget, count
     >>> unit_k(df.iloc[:3], ["a"], ReleaseTarget(person="pid")), unit_k(df.iloc[:3], ["a"], ReleaseTarget(person="pid", linked=("pid",)))
     (2, 1)
     """
+    if count is not None and len(frame):  # a row of no records (a count of 0) is no one's and in no class
+        frame = frame[frame[count].to_numpy(dtype=np.int64) > 0]
     if len(frame) == 0:
         return 0
     classes = encode(frame, list(quasi_identifiers), count=count).classes()

@@ -324,7 +324,8 @@ def acceptance(
                 raise ParameterError(
                     f"'{column}' is {what}; it cannot also be a quasi-identifier, sensitive or the count."
                 )
-        owners = Owners.of(frame, person, household, linked, power, earlier)
+        weights = None if count is None else record_counts(frame, count)
+        owners = Owners.of(frame, person, household, linked, power, earlier, weights=weights)
         if owners is not None:
             return replace(
                 _person_acceptance(frame, qis, classes, owners, k, requirements, counts, limit, count), encoded=table
@@ -355,7 +356,11 @@ class Owners:
     them in classes of their own (``earlier_ids``), their owners coded with this table's
     (``earlier_unit``, ``earlier_kinds``); they are kept as released, so an owner failing is
     suppressed from this table only, and one failing with no record here cannot be helped
-    (``stuck``). ``here`` is the owners of this table (the base of the suppressed share)."""
+    (``stuck``). ``here`` is the owners of this table (the base of the suppressed share).
+
+    A row of no records (a count column's 0) names no one, as the engines read it
+    (``anonlib.engine.owners``): it is in no owner's history and no class's people, never fails,
+    and an owner whose rows all hold no records is not counted in ``here``."""
 
     codes: np.ndarray
     n: int
@@ -377,9 +382,12 @@ class Owners:
         linked: Sequence[str],
         power: int | None,
         earlier: Earlier | None = None,
+        *,
+        weights: np.ndarray | None = None,
     ) -> Owners | None:
         """The owners of ``frame``'s records (None: counted in records: no person column and no
-        household linked), with the ``earlier`` records when they link."""
+        household linked), with the ``earlier`` records when they link; ``weights``: the records
+        each row stands for (None: one each)."""
         linked = tuple(linked)
         kinds = [c for c in (household, person) if c is not None and c in linked]
         unit = household if household is not None and household in linked else person
@@ -389,7 +397,8 @@ class Owners:
         if not kinds:
             earlier = None
         codes = {c: joint_codes(frame[c], earlier, c) for c in dict.fromkeys([unit, *kinds])}
-        here = _persons_in(np.ones(len(frame), dtype=bool), codes[unit][0], codes[unit][2])
+        held = np.ones(len(frame), dtype=bool) if weights is None else np.asarray(weights) > 0
+        here = _persons_in(held, codes[unit][0], codes[unit][2])
         if earlier is None:
             return cls(codes[unit][0], codes[unit][2], tuple((codes[c][0], codes[c][2]) for c in kinds), power, here)
         ids, labels = encode_column(earlier.classes, ordered=False)
@@ -418,7 +427,13 @@ class Owners:
     def short_rows(self, ids: np.ndarray, n_classes: int, weights: np.ndarray, k: int, rows: np.ndarray) -> np.ndarray:
         """Per row of ``rows`` (the records left), whether it fails k: its owner's history is
         shared by fewer than k (linked; cumulative with earlier records, an owner failing through
-        them fails here too), or its class holds fewer than k people."""
+        them fails here too), or its class holds fewer than k people. A row of no records never fails
+        and counts for no one."""
+        held = np.asarray(weights) > 0
+        if not held.all():  # judged on the rows holding records only
+            out = np.zeros(len(held), dtype=bool)
+            out[held] = self.short_rows(ids[held], n_classes, weights[held], k, rows[held])
+            return out
         if self.linked and self.earlier_ids is not None:
             new, old = self._cumulative(ids, n_classes, weights, k, rows)
             if old.any():
@@ -437,6 +452,8 @@ class Owners:
         (``rows``): kept as released earlier, nothing here can help them (0 without earlier records)."""
         if self.earlier_ids is None or not self.linked:
             return 0
+        held = np.asarray(weights) > 0  # a row of no records is no record left
+        ids, weights, rows = ids[held], np.asarray(weights)[held], rows[held]
         _, old = self._cumulative(ids, n_classes, weights, k, rows)
         failing = np.zeros(self.n, dtype=bool)
         failing[self.earlier_unit[old]] = True

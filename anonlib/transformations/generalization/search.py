@@ -42,8 +42,9 @@ from ...core.budget import (
     duration_text,
     lattice_size,
 )
+from ...core.cells import records_in
 from ...core.equivalence import encode
-from ...core.errors import ParameterError, join_names
+from ...core.errors import EmptySelectionError, ParameterError, join_names
 from ...measures.models import ModelRequirement, acceptance
 from ...measures.target import ReleaseTarget, unit_k
 from ...measures.utility import check_measure, measure_value
@@ -313,6 +314,11 @@ def release_search(
     if pruning not in PRUNINGS:
         raise ParameterError(f"Unknown IAB pruning '{pruning}'; choose one of {join_names(PRUNINGS)}.")
     measure = check_measure(measure)
+    if isinstance(df, pd.DataFrame) and (count is None or count in df.columns) and records_in(df, count) == 0:
+        raise EmptySelectionError(
+            "The table holds no records to release (no rows, or a record count of 0 on every row), so there is "
+            "nothing to generalize."
+        )
     check_work(  # the exhaustive method counts every node: its own, shorter limit (EXHAUSTIVE_SECONDS)
         estimate_search(df, shield, hierarchies, method, requirements=target.requirements),
         narrow="choose fewer quasi-identifiers or hierarchies with fewer levels"

@@ -256,8 +256,6 @@ class GeneralizationSpace:
                 labels=(*table.labels, np.arange(self.owner_counts[owner])),
             )
         self.owner_columns = tuple(owners)
-        # the people (households) of this table: the base of the suppressed share
-        self.n_persons = int(df[person].nunique()) if person is not None else 0
         self._earlier = None  # the earlier deliveries' records, judged with this table's (cumulative histories)
         if earlier is not None:
             ids, labels = encode_column(earlier.classes, ordered=False)
@@ -265,6 +263,9 @@ class GeneralizationSpace:
         self.power = target.power
         self.encoded = table
         weights = table.weights if table.weights is not None else np.ones(table.n_rows, dtype=np.int64)
+        # the people (households) of this table: the base of the suppressed share (a person whose
+        # rows hold no records, a count column's 0, is no one's: ``Owners``)
+        self.n_persons = int(df[person][weights > 0].nunique()) if person is not None else 0
         distinct = table.classes(ordered=False)  # distinct rows, with their records
         first = distinct.first_rows
         self.record_rows = distinct.ids  # each input row's distinct row
@@ -535,7 +536,7 @@ class GeneralizationSpace:
         person = owners.codes
         n_classes = len(sizes)
         out = np.zeros(table.rows, dtype=bool)
-        alive = np.arange(table.rows)  # a row of no records still names its person, as acceptance reads it
+        alive = np.arange(table.rows)  # a row of no records stays, naming no one (``Owners``)
         while alive.size:
             cls, who, weights = row_class[alive], person[alive], table.weights[alive]
             fails = owners.short_rows(cls, n_classes, weights, self.k, alive)

@@ -53,9 +53,10 @@ measuring, so ε is per person. The number is declared, never guessed (``records
 
 Three known problems of OpenDP 0.16 are worked around (docs/dp.md): records are drawn
 with ``method="sample"``, never the default ``"round"`` (mbi 1.1.0 couples columns that
-share a parent in the model); and MST's budget, whose split can exceed the budget by a few
+share a parent in the model); MST's budget, whose split can exceed the budget by a few
 units in the last place, is replayed before the data are touched: lowered by a few units in
-the last place, or one pair fewer chosen where no budget splits (``mst_split``). Its searches of a
+the last place, or one pair fewer chosen where no budget splits (``mst_split``); and AIM's
+last round, given a remainder of rounding, is not made (``guard_aim_remainder``). Its searches of a
 noise scale no longer spend a thousand evaluations bisecting toward 0 first (``budget._search_from_zero``).
 
 There is no seed: OpenDP draws fresh noise on every run, by design, and numpy's global
@@ -91,6 +92,7 @@ from .budget import (
     MAX_EPSILON,
     MIN_EPSILON,
     Budget,
+    guard_aim_remainder,
     innermost_error,
     jax_cache_folder,
     key_delta_refusal,
@@ -360,6 +362,7 @@ def _algorithm(dp, plan: SynthesisPlan, selections: int | None = None):
             weights=[MST_FIXED_SHARE, 1.0 - MST_FIXED_SHARE],
         )
     queries = [dp.mbi.Count(p) for p in plan.pairs] if plan.pairs else 2
+    guard_aim_remainder()  # its last round's budget can be a remainder of rounding (``guard_aim_remainder``)
     return dp.mbi.AIM(queries=queries, rounds=AIM_ROUNDS_PER_COLUMN * len(plan.columns), max_size=AIM_MAX_SIZE)
 
 
@@ -719,6 +722,7 @@ __all__ = [
     "opendp_release",
     "value_lists",
     "library_versions",
+    "guard_aim_remainder",
     "mst_split",
     "needs_cuts",
     "opendp_version",

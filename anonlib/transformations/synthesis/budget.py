@@ -488,3 +488,43 @@ def innermost_error(err) -> str:
         lines = [line for line in message.strip().splitlines() if line.strip()]
         text = lines[-1].strip() if lines else ""
     return f"{variant}: {text}"[:200]
+
+
+AIM_REMAINDER = 1e-11  # an AIM round's budget below it is what floating-point accounting left over
+
+
+def guard_aim_remainder(module=None) -> None:
+    """Let OpenDP 0.16's AIM stop on the budget its own accounting leaves over, as it intends to.
+
+    AIM spends its budget round by round and gives the last round what is left,
+    ``prior(d_out - d_spent)``; that is often a remainder of rounding (5.6e-17 of ε = 1 on two
+    columns). OpenDP then searches a noise scale for it, the search fails with
+    ``MakeMeasurement("scale (-0.5) must not be finite and non-negative")``, and AIM, which stops
+    without a round when "d_out is so small that no scale is suitable", catches only a
+    ``ValueError``: the whole release failed. Here a round whose budget is below ``AIM_REMAINDER``
+    is not made, which is AIM's own stop (its ``_make_aim_marginal`` returning None). A remainder
+    is a few units in the last place of the budget (ε or ρ at most 100: below 1e-13); a real
+    round is at least the smallest budget over AIM's rounds (ρ = 1e-7 over 48 rounds: 2e-9).
+    Stopping spends less than stated, never more. Installed once, on OpenDP's AIM module
+    (``module``: that module, or a stand-in).
+
+    >>> import types
+    >>> fake = types.SimpleNamespace(_make_aim_marginal=lambda *args, **kw: "a round")
+    >>> guard_aim_remainder(fake)
+    >>> fake._make_aim_marginal("domain", "metric", "measure", {}, 5.6e-17), fake._make_aim_marginal(0, 0, 0, {}, 0.1)
+    (None, 'a round')
+    """
+    if module is None:
+        require_opendp()
+        from opendp.extras.mbi import _aim as module
+    made = module._make_aim_marginal
+    if getattr(made, "anonlib_guard", False):
+        return
+
+    def guarded(input_domain, input_metric, output_measure, d_in, d_out, *args, **kwargs):
+        if float(d_out) < AIM_REMAINDER:
+            return None  # AIM's own stop: no round for a remainder of rounding
+        return made(input_domain, input_metric, output_measure, d_in, d_out, *args, **kwargs)
+
+    guarded.anonlib_guard = True  # type: ignore[attr-defined]
+    module._make_aim_marginal = guarded
