@@ -164,25 +164,39 @@ def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
 
 def computed_once(table: EngineTable, expr):
     """``expr`` computed once: a temporary table on DuckDB (in its memory limit, spilling to its
-    private folder, gone with the connection); on Spark a cached table (computed at its first use,
-    kept in the executors' memory and disk, gone with the session)."""
+    private folder, gone with the connection); on Spark a view of the computed rows checkpointed
+    in the executors (memory and disk, gone with the session). Not a cached view: Spark keeps a
+    cached view's whole plan and analyses it again wherever the view is read, so a search that
+    builds tables on tables (a node's people left, again and again) made plans that grew until
+    Java ran out of memory on a 60-record panel; a checkpoint's plan is its rows."""
     import uuid
 
     from .backends import errors
 
+    name = f"anonlib_pairs_{uuid.uuid4().hex}"
+    backend = table.engine.backend
     with errors(table.engine):
+        if table.engine.name == "spark":
+            rows = backend._session.sql(backend.compile(expr)).localCheckpoint(eager=True)
+            rows.createTempView(name)
+            backend._cached_dataframes[name] = rows
+            return backend.table(name)
         if table.engine.name != "duckdb":
             return expr.cache()
-        return table.engine.backend.create_table(f"anonlib_pairs_{uuid.uuid4().hex}", expr, temp=True)
+        return backend.create_table(name, expr, temp=True)
 
 
 def release(table: EngineTable, *exprs) -> None:
     """Tables made by ``computed_once`` given back (their memory and spill files): dropped on
     DuckDB, uncached on Spark. A search makes some per node and needs them only for that node."""
+    backend = table.engine.backend
     for expr in exprs:
         if table.engine.name == "duckdb":
             name = expr.get_name().split(".")[-1]
-            table.engine.backend.raw_sql(f'DROP TABLE IF EXISTS "{name}"')
+            backend.raw_sql(f'DROP TABLE IF EXISTS "{name}"')
+        elif table.engine.name == "spark" and expr.get_name() in getattr(backend, "_cached_dataframes", {}):
+            backend._session.catalog.dropTempView(expr.get_name())
+            backend._cached_dataframes.pop(expr.get_name()).unpersist()
         elif hasattr(expr, "release"):
             expr.release()
 

@@ -116,8 +116,9 @@ def owners_out(
 ) -> OwnersOut:
     """The owners suppressed whole so that every remaining one meets k at the node whose class of
     each row of ``rows`` (``owner_rows``) is ``classes``: in people, or on ``histories``, whole
-    (``power`` None) or any ``power`` of their records (the module text). ``cost``: whether ``kept`` and ``paid`` are counted too (one query more), or
-    a function of the owners suppressed saying so (a node that fails the target needs no cost).
+    (``power`` None) or any ``power`` of their records (the module text). ``cost``: whether
+    ``kept`` and ``paid`` are counted too (one query more), or a function of the owners
+    suppressed saying so (a node that fails the target needs no cost).
     The node's tables on the engine are dropped before it returns."""
 
     pairs, _ = owner_pairs(table, quasi_identifiers, owner)
@@ -167,8 +168,9 @@ def failing_owners(
 ):
     """The owners suppressed whole so that every remaining one meets k on the table's own rows of
     ``quasi_identifiers`` (already generalized: each distinct row its class), in people or on
-    ``histories`` (whole, or any ``power`` of their records): a table of ``OWNER`` made once on the engine (``release`` it when done). The
-    engine's side of ``SuppressionStep.kept`` for such a target, with no row brought back."""
+    ``histories`` (whole, or any ``power`` of their records): a table of ``OWNER`` made once on
+    the engine (``release`` it when done). The engine's side of ``SuppressionStep.kept`` for such
+    a target, with no row brought back."""
     pairs, _ = owner_pairs(table, quasi_identifiers, owner)
     if histories and power is not None and power > 1:
         check_power(table, pairs, power)  # refused in one sentence past the engine's estimate
