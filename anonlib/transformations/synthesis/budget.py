@@ -516,7 +516,10 @@ def guard_aim_remainder(module=None) -> None:
     """
     if module is None:
         require_opendp()
-        from opendp.extras.mbi import _aim as module
+        import importlib
+
+        # OpenDP's own AIM module, patched where it is (like ``opendp.mod`` above), not imported from
+        module = importlib.import_module("opendp.extras.mbi._aim")
     made = module._make_aim_marginal
     if getattr(made, "anonlib_guard", False):
         return
