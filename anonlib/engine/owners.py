@@ -188,7 +188,7 @@ def computed_once(table: EngineTable, expr):
 
 def release(table: EngineTable, *exprs) -> None:
     """Tables made by ``computed_once`` given back (their memory and spill files): dropped on
-    DuckDB, uncached on Spark. A search makes some per node and needs them only for that node."""
+    DuckDB, their view dropped and their checkpoint unpersisted on Spark. A search makes some per node and needs them only for that node."""
     backend = table.engine.backend
     for expr in exprs:
         if table.engine.name == "duckdb":

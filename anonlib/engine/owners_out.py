@@ -208,8 +208,8 @@ def rows_in_classes(
 
 
 def _small(table: EngineTable, frame: pd.DataFrame):
-    """A small frame (a node's classes) put on the engine as a table of its own, which a table made
-    by ``computed_once`` may read later (Spark computes a cached table at its first use)."""
+    """A small frame (a node's classes) put on the engine as a table of its own, read by the node's
+    queries (and by tables ``computed_once`` makes of them)."""
     return from_frame(frame, table.engine).raw
 
 
@@ -234,40 +234,43 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int):
     generalized rows fewer than k owners contain, again on the owners left until none is short.
     Its work is at most the original rows' (merging classes only merges sub-multisets), which
     the caller estimates first (``owners.check_power``)."""
-    alive = grouped
-    gone = []
-    while True:
-        fewest = fewest_containing(alive.select(OWNER, **{KEY: alive[CLASS]}, **{WEIGHT: alive[WEIGHT]}), power)
-        fewest = computed_once(table, fewest)
+
+    def one_pass(alive):
+        fewest = computed_once(table, fewest_containing(alive.select(OWNER, WEIGHT, **{KEY: alive[CLASS]}), power))
         made.append(fewest)
-        failing = computed_once(table, fewest.filter(fewest[SHARED] < k).select(OWNER))
-        made.append(failing)
-        if not int(table.engine.value(failing.count()) or 0):
-            smallest = fewest[SHARED].min()
-            break
-        gone.append(failing)
-        alive = computed_once(table, alive.anti_join(failing, OWNER))
-        made.append(alive)
-    return _with_records(grouped, gone), smallest
+        return fewest.filter(fewest[SHARED] < k).select(OWNER), fewest[SHARED].min()
+
+    return _until_none_short(table, grouped, made, one_pass)
 
 
 def _short_people(table: EngineTable, grouped, k: int, made: list):
     """The owners suppressed in people: those with a row in a class of fewer than k owners, again
     on the owners left until no class is short (``OWNER`` and their ``RECORDS``), kept."""
+
+    def one_pass(alive):
+        per_class = alive.group_by(CLASS).aggregate(**{SHARED: alive.count()})
+        short = per_class.filter(per_class[SHARED] < k).select(CLASS)
+        return alive.join(short, CLASS).select(OWNER).distinct(), per_class[SHARED].min()
+
+    return _until_none_short(table, grouped, made, one_pass)
+
+
+def _until_none_short(table: EngineTable, grouped, made: list, one_pass):
+    """The rule of a unit where removing owners can leave others short (people, any m records):
+    ``one_pass(alive)`` gives the owners failing among ``alive`` and the fewest sharing there; the
+    failing are removed and the pass repeated on the owners left until none fails. The owners
+    removed with their records (``_with_records``), and the last pass's fewest (among those kept)."""
     alive = grouped
     gone = []
     while True:
-        per_class = alive.group_by(CLASS).aggregate(**{SHARED: alive.count()})
-        short = per_class.filter(per_class[SHARED] < k).select(CLASS)
-        failing = computed_once(table, alive.join(short, CLASS).select(OWNER).distinct())
+        failing, smallest = one_pass(alive)
+        failing = computed_once(table, failing)
         made.append(failing)
         if not int(table.engine.value(failing.count()) or 0):
-            smallest = per_class[SHARED].min()  # nothing short: the fewest owners of a class left
-            break
+            return _with_records(grouped, gone), smallest
         gone.append(failing)
         alive = computed_once(table, alive.anti_join(failing, OWNER))
         made.append(alive)
-    return _with_records(grouped, gone), smallest
 
 
 def _with_records(grouped, gone: list):
