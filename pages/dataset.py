@@ -284,9 +284,9 @@ with guarded("checking for HIPAA identifiers"):
         differs = [f for f in flags if dataset.roles.get(f.column) not in (f.suggested_role, Role.PERSON)]
         st.subheader("Columns that look like HIPAA identifiers")
         st.caption(
-            f"{len(flags)} column{'s' if len(flags) != 1 else ''} look like one of the 18 identifiers of HIPAA's "
-            "Safe Harbor rule (by name or by value). Identifiers are never analysed nor released; dates and "
-            "geography are generalized as quasi-identifiers."
+            f"{len(flags)} {'column looks' if len(flags) == 1 else 'columns look'} like one of the 18 identifiers of "
+            "HIPAA's Safe Harbor rule (by name or by value). Identifiers are never analysed nor released; dates "
+            "and geography are generalized as quasi-identifiers."
         )
         st.dataframe(
             flags_table(flags).assign(**{"role now": [dataset.roles[f.column].value for f in flags]}),

@@ -157,8 +157,11 @@ def _apply_section(dataset: Dataset, frame: pd.DataFrame, found: Generalizations
     st.markdown("**Working copy after this generalization** (first 200 rows)")
     st.dataframe(preview.current.frame.head(200), hide_index=True, width="stretch", height=260)
     st.markdown("**Leakage before and after** (the paper's Table 8)")
-    after_frame, _ = preview.current.analysis_frame([c for c in frame.columns if c != dataset.count])
-    both = before_after(dataset, frame, after_frame, palette, "working")
+    # the columns measured on the Leakage table above: the person column rides along in ``frame``
+    # for the search only (it says whose record it is, never a value an attacker learns)
+    measured = frame.drop(columns=[dataset.person]) if dataset.person in frame.columns else frame
+    after_frame, _ = preview.current.analysis_frame([c for c in measured.columns if c != dataset.count])
+    both = before_after(dataset, measured, after_frame, palette, "working")
     d1, d2 = st.columns(2)
     with d1:
         download_csv("Before/after leakage (CSV)", both, "leakage_before_after.csv", key="dl-both")

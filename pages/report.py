@@ -169,8 +169,9 @@ if report is not None:
         m[0].metric("prosecutor: highest risk", f"{100 * attacker.prosecutor_highest:.1f}%", help="1 / k.")
         m[1].metric("prosecutor: average risk", f"{100 * attacker.prosecutor_average:.2f}%")
         m = st.columns(2)
+        unit = attacker.unit  # people with a person column, each person once, as on the Dataset page
         m[0].metric(
-            "records at risk > 20%", f"{above.get(0.2, 0):,}", help=f"{above.get(0.5, 0):,} records are above 50%."
+            f"{unit} at risk > 20%", f"{above.get(0.2, 0):,}", help=f"{above.get(0.5, 0):,} {unit} are above 50%."
         )
         m[1].metric("marketer risk", f"{100 * attacker.marketer:.2f}%")
         st.caption("Journalist risk needs a population table: `python -m anonlib risk FILE --population POP`.")

@@ -37,9 +37,9 @@ NO_ROWS = (
 )
 
 
-def records_of(dataset: Dataset, columns: Sequence[str]) -> tuple[pd.DataFrame, int]:
-    """``dataset.analysis_frame(columns)``, refused with ``NO_ROWS`` when no record is left."""
-    frame, dropped = dataset.analysis_frame(list(columns))
+def records_of(dataset: Dataset, columns: Sequence[str], *, person: bool = False) -> tuple[pd.DataFrame, int]:
+    """``dataset.analysis_frame(columns, person=person)``, refused with ``NO_ROWS`` when no record is left."""
+    frame, dropped = dataset.analysis_frame(list(columns), person=person)
     if len(frame) == 0:
         raise EmptySelectionError(NO_ROWS)
     return frame, dropped
@@ -57,7 +57,9 @@ class PrivacyRow:
 @dataclass(frozen=True)
 class AttackerSection:
     """Prosecutor and marketer risk (``anonlib.measures.risk.reidentification``) and the risk
-    distribution over records (``anonlib.measures.risk.RiskBin``: records per risk band)."""
+    distribution over records (``anonlib.measures.risk.RiskBin``: records per risk band); with a
+    person column (``person``) counted in people, each person once, as the Dataset page counts them:
+    ``records`` and ``records_above`` are then people."""
 
     records: int
     prosecutor_highest: float
@@ -65,6 +67,12 @@ class AttackerSection:
     records_above: tuple[tuple[float, int], ...]
     marketer: float
     distribution: tuple  # of anonlib.measures.risk.RiskBin
+    person: str | None = None
+
+    @property
+    def unit(self) -> str:
+        """What ``records`` and ``records_above`` count: ``"records"``, or ``"people"`` with a person column."""
+        return "records" if self.person is None else "people"
 
 
 def protected_shares(
@@ -297,19 +305,23 @@ def models_section(dataset: Dataset, requirements=()) -> ModelsSection:
 
 
 def attacker_section(dataset: Dataset) -> AttackerSection:
-    """Prosecutor and marketer risk of ``dataset`` on its quasi-identifiers (the Dataset
-    page's risk panel shows the same numbers).
+    """Prosecutor and marketer risk of ``dataset`` on its quasi-identifiers, in people when it
+    has a person column (the Dataset page's risk panel shows the same numbers).
 
     >>> from anonlib.core.samples import load_sample
     >>> a = attacker_section(load_sample("caballero_table2b"))   # classes of 2, 4, 4 and 5 records
     >>> a.prosecutor_highest, a.marketer, dict(a.records_above)[0.2]
     (0.5, 0.26666666666666666, 10)
+    >>> visits = pd.DataFrame({"pid": [1, 1, 2], "age": [30, 30, 30]})   # one class of 3 records, 2 people
+    >>> a = attacker_section(Dataset.from_frame("v", visits, {"pid": "person", "age": "quasi-identifier"}))
+    >>> a.prosecutor_highest, a.records, a.unit
+    (0.5, 2, 'people')
     """
     from ..measures.risk import reidentification  # noqa: PLC0415 - risk imports models, which the report imports lazily too
 
     qis = list(dataset.quasi_identifiers)
-    frame, _ = records_of(dataset, qis)
-    r = reidentification(frame, qis, count=dataset.count)
+    frame, _ = records_of(dataset, qis, person=dataset.person is not None)
+    r = reidentification(frame, qis, count=dataset.count, person=dataset.person)
     return AttackerSection(
         records=r.records,
         prosecutor_highest=r.prosecutor_highest,
@@ -317,4 +329,5 @@ def attacker_section(dataset: Dataset) -> AttackerSection:
         records_above=r.records_above,
         marketer=r.marketer,
         distribution=r.distribution,
+        person=dataset.person,
     )

@@ -217,7 +217,7 @@ def package_files(
         source_name=str(copy.loaded.name),
         source_sha256=recipe.source.sha256,
         source_records=copy.loaded.n_records,
-        target=copy.target.describe(),
+        target=copy.release_target.describe(),  # in the unit it is checked in (people, histories)
         status=check.sentence() if check is not None else f"The target could not be checked: {copy.problem}",
         steps=recipe.describe,
         columns=recipe.columns,

@@ -270,7 +270,7 @@ def render_html(report: RiskReport) -> str:
     a = report.attacker
     if a is not None:
         above = [
-            (f"records with prosecutor risk above {t:g}", f"{n:,} ({percent(n / max(a.records, 1))})")
+            (f"{a.unit} with prosecutor risk above {t:g}", f"{n:,} ({percent(n / max(a.records, 1))})")
             for t, n in a.records_above
         ]
         parts.append(
@@ -287,7 +287,7 @@ def render_html(report: RiskReport) -> str:
         parts.append("<p>Journalist risk needs a population table: python -m anonlib risk FILE --population POP.</p>")
         parts.append(
             _table(
-                ("risk of re-identification", "records"),
+                ("risk of re-identification", a.unit),
                 [(b.label, f"{b.records:,}") for b in a.distribution if b.records],
             )
         )

@@ -432,6 +432,21 @@ def test_safe_harbor_small_areas_and_ages_over_90():
     assert not any("not neighbours" in note for note in policy.notes)
 
 
+def test_safe_harbor_leaves_a_missing_zip_missing():
+    """A blank ZIP (the value 'missing', last in ZIP order) was read as the 3-digit area 'mis' of
+    no people: the frontier page said '1 small 3-digit area(s) (mis) merged into 000' on a file of
+    large areas, and merged the blanks with a small area beside them into one 000 interval."""
+    df = pd.DataFrame({"age": [30, 40, 50, 60], "zip": ["37201", "37202", "89301", None]})
+    space = prepare(df, ["age", "zip"])
+    assert space.domains[space.attributes.index("zip")][-1] == "missing"
+    policy = safe_harbor_policy(space, zip3_population={"372": 500_000, "893": 100})
+    assert policy.bits["zip"] == (0, 1, 1)  # 37201-37202 | 89301 (000) | missing, alone
+    assert space.intervals(space.bits_of(policy.bits))["zip"] == ["37201-37202", "89301", "missing"]
+    assert "1 small 3-digit area(s) (893) merged into 000." in policy.notes
+    large = safe_harbor_policy(space, zip3_population={"372": 500_000, "893": 500_000})
+    assert any("nothing goes to 000" in note for note in large.notes)
+
+
 def test_dominating_lists_frontier_policies_better_than_a_point():
     _, space = _adult_small_lattice()
     result = explore(space, "exhaustive")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...core.equivalence import MISSING_LABEL
 from ...core.errors import ParameterError, join_names
 from .dominance import strictly_dominates
 from .search import FrontierEntry
@@ -41,7 +42,7 @@ def safe_harbor_policy(
 ) -> SafeHarborPolicy:
     """Safe Harbor's demographics: ZIP codes to their first 3 digits (3-digit
     areas with fewer than ``small_area`` people merged into "000"), ages of 90
-    and over into one group, every other attribute untouched.
+    and over into one group, every other attribute untouched. A missing ZIP stays missing.
 
     In the interval model ZIP3 is exact (5-digit ZIPs sorted as strings). The
     "000" group is exact only when the small 3-digit areas are neighbours in ZIP
@@ -84,10 +85,11 @@ def safe_harbor_policy(
         notes.append("No ZIP attribute: the 3-digit ZIP rule is not applied.")
     else:
         domain = [str(v) for v in space.domains[attributes.index(zip_attribute)]]
-        zip3 = [z[:3] for z in domain]
+        # a blank ZIP is no 3-digit area (not "mis" of no people): it stays missing, a group of its own
+        zip3 = [z if z == MISSING_LABEL else z[:3] for z in domain]
         small = set()
         if zip3_population is not None:
-            small = {z for z in set(zip3) if zip3_population.get(z, 0) < small_area}
+            small = {z for z in set(zip3) if z != MISSING_LABEL and zip3_population.get(z, 0) < small_area}
         group = ["000" if z in small else z for z in zip3]
         bits[zip_attribute] = [0 if group[i] == group[i + 1] else 1 for i in range(len(domain) - 1)]
         runs = sum(1 for i, g in enumerate(group) if g == "000" and (i == 0 or group[i - 1] != "000"))

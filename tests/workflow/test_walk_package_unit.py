@@ -1,0 +1,48 @@
+"""Defects of the library found walking the dashboard with a longitudinal file (a person column,
+several records per person), each with a test that failed before its fix."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pandas as pd
+
+from anonlib.core.dataset import Dataset
+from anonlib.workflow import ReleaseTarget, SuppressionStep, WorkingCopy
+from anonlib.workflow.health_steps import PseudonymizeStep
+from anonlib.workflow.package import release_package
+
+KEY = bytes(range(32))
+
+
+def visits() -> Dataset:
+    """Six people, two records each; P4 and P5 alone in their age."""
+    frame = pd.DataFrame(
+        {
+            "pid": [f"P{p}" for p in range(6) for _ in range(2)],
+            "age": [30] * 8 + [40, 40, 50, 50],
+            "diagnosis": list("abababababab"),
+        }
+    )
+    return Dataset.from_frame("v.csv", frame, {"pid": "person", "age": "quasi-identifier", "diagnosis": "sensitive"})
+
+
+def test_the_package_states_the_target_in_the_unit_it_was_checked_in():
+    """The README and the report's Release table stated the sidebar's target without its unit
+    ("k = 3, at most 30% of records suppressed") while the release was checked in people, on each
+    person's whole history (28.3% of the people, but 37.4% of the records, suppressed)."""
+    dataset = visits()
+    copy = WorkingCopy.start(dataset, ReleaseTarget(k=2, max_suppressed=0.4))
+    copy = copy.apply(PseudonymizeStep.made("pid", KEY), "Dataset")
+    copy = copy.apply(SuppressionStep.from_target(copy.release_target, copy.current), "Sidebar")
+    assert copy.check.met and copy.release_target.unit == "histories"
+    stated = copy.release_target.describe()
+    assert stated == "k = 2 people over each person's whole history, at most 40% of people suppressed"
+    with zipfile.ZipFile(io.BytesIO(release_package(copy, created="2026-01-01T00:00:00Z"))) as package:
+        readme = package.read("README.txt").decode()
+        report = package.read("report.html").decode()
+    line = next(line for line in readme.splitlines() if line.strip().startswith("release target"))
+    assert line.split(maxsplit=2)[2] == stated
+    assert "of records suppressed" not in readme
+    assert "at most 40% of records suppressed" not in report
