@@ -444,7 +444,9 @@ with risk_box, guarded("computing the re-identification risk"):
             "--population POP` computes them."
         )
         st.plotly_chart(
-            charts.risk_distribution_figure(attack.distribution), width="stretch", key="dataset_risk_distribution"
+            charts.risk_distribution_figure(attack.distribution, unit=unit),
+            width="stretch",
+            key="dataset_risk_distribution",
         )
 
     left, right = st.columns([2, 1])

@@ -176,7 +176,9 @@ if report is not None:
         m[1].metric("marketer risk", f"{100 * attacker.marketer:.2f}%")
         st.caption("Journalist risk needs a population table: `python -m anonlib risk FILE --population POP`.")
         st.plotly_chart(
-            charts.risk_distribution_figure(attacker.distribution), width="stretch", key="report_risk_distribution"
+            charts.risk_distribution_figure(attacker.distribution, unit=unit),
+            width="stretch",
+            key="report_risk_distribution",
         )
     _notes(report, "Attacker models")
 

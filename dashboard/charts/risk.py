@@ -150,6 +150,7 @@ def risk_distribution_figure(
     threshold: float = 0.2,
     palette: str = DEFAULT_PALETTE,
     title: str | None = None,
+    unit: str = "records",
 ) -> go.Figure:
     """Records per prosecutor-risk band, as ARX's risk analysis draws it: bars of the
     share of records whose risk (1 / class size) lies in each band, and a line of the
@@ -158,11 +159,14 @@ def risk_distribution_figure(
     holding records are shown; a band whose upper bound exceeds ``threshold`` is in
     the at-risk colour (exact at ARX's 0.2 and 0.5, band bounds, and above 1/8 each
     band holds one class size). Hover: band, records, share, cumulative share.
+    ``unit``: what the bins count ("people" for a risk counted in people, each person once).
 
     >>> from anonlib.measures.risk import risk_distribution
     >>> fig = risk_distribution_figure(risk_distribution([1, 2, 2, 10]))
     >>> list(fig.data[0].x)[:2], [round(y, 1) for y in fig.data[0].y][-3:], fig.data[1].y[-1]
     (['9–10%', '10–12.5%'], [0.0, 26.7, 6.7], 100.0)
+    >>> risk_distribution_figure(risk_distribution([1, 2], each=True), unit="people").layout.yaxis.title.text
+    '% of people'
     """
     colours = PALETTES[palette]
     bins = list(bins)
@@ -174,11 +178,11 @@ def risk_distribution_figure(
         go.Bar(
             x=labels,
             y=[100.0 * b.share for b in shown],
-            name="records in the band",
+            name=f"{unit} in the band",
             marker_color=[colours.at_risk if b.high > threshold else colours.safe for b in shown],
             customdata=[[b.records, 100.0 * b.cumulative] for b in shown],
-            hovertemplate="risk %{x}<br>%{customdata[0]:,} records (%{y:.2f}%)"
-            "<br>%{customdata[1]:.2f}% of records at this risk or lower<extra></extra>",
+            hovertemplate=f"risk %{{x}}<br>%{{customdata[0]:,}} {unit} (%{{y:.2f}}%)"
+            f"<br>%{{customdata[1]:.2f}}% of {unit} at this risk or lower<extra></extra>",
         )
     )
     fig.add_trace(
@@ -188,7 +192,7 @@ def risk_distribution_figure(
             name="cumulative",
             mode="lines+markers",
             line=dict(color=colours.neutral),
-            hovertemplate="risk up to %{x}: %{y:.2f}% of records<extra></extra>",
+            hovertemplate=f"risk up to %{{x}}: %{{y:.2f}}% of {unit}<extra></extra>",
         )
     )
     fig.update_xaxes(type="category")
@@ -196,9 +200,9 @@ def risk_distribution_figure(
     fig.update_layout(legend=dict(orientation="h", y=-0.25), bargap=0.15)
     return laid_out(
         fig,
-        title or f"Prosecutor risk of the records (bands above {100 * threshold:g}% highlighted)",
+        title or f"Prosecutor risk of the {unit} (bands above {100 * threshold:g}% highlighted)",
         "re-identification risk (1 / class size)",
-        "% of records",
+        f"% of {unit}",
     )
 
 

@@ -3,6 +3,7 @@ per person), each seen on the page (AppTest) as the user saw it in the browser."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +67,12 @@ def test_the_report_counts_the_attacker_models_in_people_as_the_dataset_page_doe
     for page in ("dataset", "report"):
         at = opened(page, frame, ReleaseTarget(k=2))
         shown[page] = {m.label: m.value for m in at.metric}
+        # the risk bands count people too, and say so (the chart said "% of records")
+        chart = json.loads(
+            next(c.proto.spec for c in at.get("plotly_chart") if "Prosecutor risk of the" in c.proto.spec)
+        )
+        assert chart["layout"]["yaxis"]["title"]["text"] == "% of people", page
+        assert [t["name"] for t in chart["data"]] == ["people in the band", "cumulative"], page
     for label in ("prosecutor: highest risk", "prosecutor: average risk", "people at risk > 20%", "marketer risk"):
         assert shown["report"][label] == shown["dataset"][label], label
     assert shown["report"]["prosecutor: average risk"] == f"{100 * people.prosecutor_average:.2f}%"
