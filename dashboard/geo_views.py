@@ -184,10 +184,11 @@ def offer_aggregation_step(result, column: str, dataset: Dataset) -> None:
     """The aggregation as a step of the working copy: what it costs, whether the result
     meets the release target (in records), and the button that applies it."""
     st.subheader("Apply to the working copy")
-    if result.unmatched:
+    if result.unplaced:  # a missing area id has no area to go to: the step leaves it missing
+        placeable = result.unmatched_records - result.missing_records
         st.info(
             plain(
-                f"{result.unmatched_records:,} records have area ids that are in no area of these Areas, and "
+                f"{placeable:,} records have area ids that are in no area of these Areas, and "
                 "the aggregation would not know where to put them: choose Areas that hold every id to apply it."
             )
         )

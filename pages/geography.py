@@ -405,14 +405,20 @@ if regions is not None and records is not None:
                 "records source": source[2] if len(source) > 2 else "",
                 **r.summary(),
             }
-        if result.unmatched:
+        if result.unmatched and not result.unplaced:  # blanks only: no area to place them in, left missing
+            st.info(
+                f"{result.missing_records:,} records ({100 * result.missing_records / (result.records + result.unmatched_records):.1f}%) "
+                "have no area id (a missing value) and are left out of the aggregation; applied as a step, it "
+                "leaves them missing."
+            )
+        elif result.unmatched:
             st.warning(
                 f"{result.unmatched_records:,} records ({100 * result.unmatched_records / (result.records + result.unmatched_records):.1f}%) "
                 f"have area ids that are not areas of {plain(regions.name)} and are left out: "
                 f"{plain(', '.join(result.unmatched[:12]))}"
                 + (" ..." if len(result.unmatched) > 12 else "")
                 + "."
-                + plain(_other_areas(result.unmatched, area_key))
+                + plain(_other_areas(result.unplaced, area_key))
             )
         too_many = result.suppression_warning()
         if too_many:

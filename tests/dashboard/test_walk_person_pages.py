@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from anonlib.core.dataset import Dataset
 from anonlib.measures.leakage import leakage_table
 from anonlib.measures.risk import reidentification
+from anonlib.transformations.geo import sample_regions
 from anonlib.workflow import ReleaseTarget
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,3 +88,28 @@ def test_one_column_like_a_hipaa_identifier_is_said_in_the_singular():
     at = opened("dataset", frame, ReleaseTarget(k=2))
     said = [c.value for c in at.caption if "identifiers of HIPAA" in c.value]
     assert said and said[0].startswith("1 column looks like one of the 18 identifiers of HIPAA's Safe Harbor rule")
+
+
+def test_blank_area_ids_are_left_missing_and_the_aggregation_can_be_applied():
+    """The Geography page read a blank ZIP as the area id 'missing' "that is not an area of" the
+    Areas, and refused the step ("choose Areas that hold every id to apply it"), advice no choice of
+    Areas can follow; the aggregation step leaves a missing id missing."""
+    zips = sample_regions("tennessee_zcta").points["region_id"].to_numpy()[:40]
+    frame = panel().assign(zip=lambda f: np.random.default_rng(5).choice(zips, len(f)).astype(object))
+    frame.loc[[0, 7, 11], "zip"] = None
+    roles = {**ROLES, "zip": "quasi-identifier"}
+    at = AppTest.from_file(str(ROOT / "pages" / "geography.py"), default_timeout=TIMEOUT)
+    at.session_state["active_dataset"] = Dataset.from_frame("panel.csv", frame, roles)
+    at.session_state["active_source"] = "upload:panel.csv"
+    at.session_state["release_target"] = ReleaseTarget(k=2)
+    at.run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="geo_region_column").value == "zip"
+    said = [i.value for i in [*at.info, *at.warning]]
+    assert not any("would not know where to put them" in s or "are not areas of" in s for s in said), said
+    assert any(s.startswith("3 records (") and "have no area id (a missing value)" in s for s in said), said
+    at.button(key="geo_apply").click().run()
+    assert not at.exception and not at.error
+    released = at.session_state["working_copy"].current.frame["zip"]
+    assert released.isna().tolist() == frame["zip"].isna().tolist()  # blanks stay missing
+    assert released.dropna().str.fullmatch(r"A\d+").all()  # every other record in its region

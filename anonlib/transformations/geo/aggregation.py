@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.budget import Progress, WorkEstimate
-from ...core.equivalence import Classes, combine, encode
+from ...core.equivalence import MISSING_LABEL, Classes, combine, encode
 from ...core.errors import (
     ColumnError,
     GeometryError,
@@ -58,7 +58,8 @@ class AggregationResult:
     distance; ``discernibility`` (Eq. 21); ``nonuniform_entropy`` (bits, Eqs.
     22-23); ``running_time`` (seconds); ``unmatched``: record region ids with
     no initial region, with ``unmatched_records`` (only with
-    ``unmatched="report"``; they are left out of every measure).
+    ``unmatched="report"``; they are left out of every measure), ``missing_records`` of them
+    with no region id at all (a missing value: ``unplaced`` lists the others' ids).
     """
 
     method: str
@@ -76,10 +77,21 @@ class AggregationResult:
     running_time: float
     unmatched: tuple[str, ...] = ()
     unmatched_records: int = 0
+    missing_records: int = 0
     adc: AdcTrace | None = None
     distance: np.ndarray = field(default=None, repr=False)
     record_site: np.ndarray = field(default=None, repr=False)
     record_suppressed: np.ndarray = field(default=None, repr=False)
+
+    @property
+    def unplaced(self) -> tuple[str, ...]:
+        """The unmatched ids that are ids: the regions do not hold them, so the aggregation cannot
+        place their records. A missing id is not among them: an aggregation step leaves it missing.
+
+        >>> AggregationResult.unplaced.fget(type("R", (), {"unmatched": ("99999", MISSING_LABEL)})())
+        ('99999',)
+        """
+        return tuple(u for u in self.unmatched if u != MISSING_LABEL)
 
     @property
     def suppressed_share(self) -> float:
@@ -440,6 +452,7 @@ def aggregate_regions(
         running_time=time.perf_counter() - started,
         unmatched=unmatched_ids,
         unmatched_records=unmatched_records,
+        missing_records=link.missing_records,
         adc=trace,
         distance=distance,
         record_site=record_site,

@@ -141,7 +141,8 @@ class Linkage:
     ``record_region``: index of each record row's initial region (-1 when its
     id matches none); ``records``/``linked``: records in all rows / in matched
     rows (count-weighted); ``unmatched``: the ids that match no region, with
-    ``unmatched_records`` records.
+    ``unmatched_records`` records, ``missing_records`` of them with no id at all (a missing
+    value, listed as ``MISSING_LABEL``).
     """
 
     record_region: np.ndarray
@@ -149,6 +150,7 @@ class Linkage:
     linked: int
     unmatched: tuple[str, ...]
     unmatched_records: int
+    missing_records: int = 0
 
     @property
     def linked_share(self) -> float:
@@ -167,6 +169,8 @@ def link_records(
     >>> link = link_records(["37010", "37011"], records, region="zip", count="n")
     >>> link.record_region.tolist(), link.linked, link.unmatched, link.unmatched_records
     ([0, 0, -1], 3, ('99999',), 4)
+    >>> link_records(["37010"], pd.DataFrame({"zip": ["37010", None]}), region="zip").missing_records
+    1
     """
     require_columns(records, [region] + ([count] if count else []))
     region_codes, region_values = encode_column(records[region])
@@ -181,4 +185,5 @@ def link_records(
     unmatched = tuple(str(v) for v in region_values[np.unique(region_codes[lost])]) if lost.any() else ()
     total = int(weights.sum())
     lost_records = int(weights[lost].sum())
-    return Linkage(record_region, total, total - lost_records, unmatched, lost_records)
+    missing = int(weights[records[region].isna().to_numpy()].sum())
+    return Linkage(record_region, total, total - lost_records, unmatched, lost_records, missing)
