@@ -191,6 +191,9 @@ class GeneralizationSection:
     utility: float = 0.0
     optimal: bool = True
     suppressed: int = 0
+    # what the target searched under asks, in its unit, when it is not records ("every class of records
+    # sharing the quasi-identifiers holds the records of at least 5 people, ..."; ``ReleaseTarget.rule``)
+    rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -396,6 +399,7 @@ def _generalization_section(
         utility=float(result.utility),
         optimal=bool(result.optimal),
         suppressed=result.suppressed,
+        rule="" if result.target is None or result.target.unit == "records" else result.target.rule().rstrip("."),
         **_generalization_cost(frame, qis, result, hierarchies, count),
     )
 
@@ -563,8 +567,13 @@ def _sentences(report_risk, leakage, privacy, generalization, steps: StepsSectio
     if generalization is not None:
         levels = ", ".join(f"{a} to level {level}" for a, level, _, _ in generalization.levels if level)
         if levels:
+            meets = (
+                f"makes every class at least {generalization.k} records large"
+                if not generalization.rule
+                else f"meets the release target ({generalization.rule})"
+            )
             out.append(
-                f"Generalizing {levels} makes every class at least {generalization.k} records large "
+                f"Generalizing {levels} {meets} "
                 f"while keeping {generalization.rows:,} of {generalization.original_rows:,} distinct combinations, "
                 f"with an information loss of {generalization.utility:.4f} ({MEASURE_NAMES[generalization.measure]}; "
                 f"0 = every value kept, 1 = every value replaced by *"
@@ -576,6 +585,8 @@ def _sentences(report_risk, leakage, privacy, generalization, steps: StepsSectio
                 f"The search under the release target ({steps.target}) raises no level: what still fails it is "
                 "suppressed, within its limit, by the sidebar's suppression step."
             )
+        elif generalization.rule:
+            out.append(f"The release target is met as it is ({generalization.rule}); no generalization is needed.")
         else:
             out.append(f"Every class already has at least {generalization.k} records; no generalization is needed.")
     return tuple(out)

@@ -46,3 +46,21 @@ def test_the_package_states_the_target_in_the_unit_it_was_checked_in():
     assert line.split(maxsplit=2)[2] == stated
     assert "of records suppressed" not in readme
     assert "at most 40% of records suppressed" not in report
+
+
+def test_the_reports_suggested_generalization_says_its_unit():
+    """The report searches the target in people with a person column but its summary said "makes every
+    class at least 3 records large" (and "Every class already has at least 3 records") of it."""
+    from anonlib.workflow.report import build_report
+
+    dataset = visits()
+    target = ReleaseTarget(k=2)
+    raised = build_report(dataset, target=target, max_known=1)
+    assert any(level for _, level, _, _ in raised.generalization.levels)
+    rule = target.in_unit_of(dataset).rule().rstrip(".")
+    assert rule.endswith("holds the records of at least 2 people")
+    said = [s for s in raised.sentences if s.startswith("Generalizing ")]
+    assert len(said) == 1 and f"meets the release target ({rule}) while keeping" in said[0], said
+    assert not any("records large" in s for s in raised.sentences)
+    met = build_report(dataset.with_roles({"age": "ignore", "diagnosis": "quasi-identifier"}), target=target)
+    assert f"The release target is met as it is ({rule}); no generalization is needed." in met.sentences
