@@ -446,6 +446,10 @@ def column_view(
     ...                 np.ones(3, dtype=int), np.ones(3, dtype=int))
     >>> [(c.value, c.before, c.after) for c in v.counts]
     [('F', 2, 1), ('M', 1, 2)]
+    >>> ages = column_view("age", "quasi-identifier", pd.Series([30, 40, 50]), pd.Series(["*", "*", "*"]),
+    ...                    np.ones(3, dtype=int), np.ones(3, dtype=int))
+    >>> [(c.value, c.before, c.after) for c in ages.counts]   # generalized to the top: every record was there
+    [('*', 3, 3)]
     """
     shown_before, shown_after = cell_texts(before), cell_texts(after)
     distinct_before = int(before.dropna().nunique())
@@ -492,6 +496,12 @@ def column_view(
         summary_before = None if code else weighted_summary(v_before, w_before)
         intervals = {label: _interval(label) for label in counts_after}
         texts = cell_texts(before).to_numpy(dtype=str)
+        # "*" beside no interval, number or masked code is the top of a hierarchy (the column generalized to
+        # one value): every loaded number went there; beside them, cells suppressed one by one
+        top = not any(
+            label not in (SUPPRESSED, BLANK) and ((intervals[label] or _single(label)) or _MASK.match(label))
+            for label in counts_after
+        )
         rows = []
         for label in _order(list(counts_after), counts_after):
             bounds = intervals[label] or _single(label)
@@ -505,7 +515,7 @@ def column_view(
             elif label == BLANK:
                 n_before = int(w_before[~m_before].sum())
             elif label == SUPPRESSED:
-                n_before = 0
+                n_before = int(w_before[m_before].sum()) if top else 0
             else:
                 n_before = None
             rows.append(ValueCount(label, n_before, counts_after[label]))

@@ -1,17 +1,20 @@
 """Defects of the library found walking the dashboard with a longitudinal file (a person column,
-several records per person), each with a test that failed before its fix."""
+several records per person, blanks), each with a test that failed before its fix."""
 
 from __future__ import annotations
 
 import io
 import zipfile
 
+import numpy as np
 import pandas as pd
 
 from anonlib.core.dataset import Dataset
 from anonlib.workflow import ReleaseTarget, SuppressionStep, WorkingCopy
 from anonlib.workflow.health_steps import PseudonymizeStep
 from anonlib.workflow.package import release_package
+from anonlib.workflow.release_view import column_view
+from anonlib.workflow.report import build_report
 
 KEY = bytes(range(32))
 
@@ -51,8 +54,6 @@ def test_the_package_states_the_target_in_the_unit_it_was_checked_in():
 def test_the_reports_suggested_generalization_says_its_unit():
     """The report searches the target in people with a person column but its summary said "makes every
     class at least 3 records large" (and "Every class already has at least 3 records") of it."""
-    from anonlib.workflow.report import build_report
-
     dataset = visits()
     target = ReleaseTarget(k=2)
     raised = build_report(dataset, target=target, max_known=1)
@@ -64,3 +65,15 @@ def test_the_reports_suggested_generalization_says_its_unit():
     assert not any("records large" in s for s in raised.sentences)
     met = build_report(dataset.with_roles({"age": "ignore", "diagnosis": "quasi-identifier"}), target=target)
     assert f"The release target is met as it is ({rule}); no generalization is needed." in met.sentences
+
+
+def test_the_release_view_counts_the_loaded_records_into_the_top_of_a_hierarchy():
+    """The Release page's "age: records per value, loaded file and release" drew no loaded-file bar once
+    age was generalized to * (the walk's optimal release): '*' was read as cells suppressed one by one,
+    which had no value before, so 0 of the loaded file's 404 records were counted into it."""
+    ones = np.ones(4, dtype=int)
+    ages = pd.Series([30, 35, 45, 60])
+    top = column_view("age", "quasi-identifier", ages, pd.Series(["*"] * 4), ones, ones)
+    assert [(c.value, c.before, c.after) for c in top.counts] == [("*", 4, 4)]
+    beside = column_view("age", "quasi-identifier", ages, pd.Series(["30-39", "30-39", "*", "60-69"]), ones, ones)
+    assert [(c.value, c.before, c.after) for c in beside.counts] == [("30-39", 2, 2), ("60-69", 1, 1), ("*", 0, 1)]
