@@ -156,6 +156,13 @@ def now_sentence(check, records: int, rows: int) -> str:
     )
 
 
+def paper_rows(result: SearchResult) -> bool:
+    """Whether ``result.rows`` counts the generalized table before its records are suppressed: the
+    paper's searches (IAB, exhaustive, greedy) with records to suppress; the optimal search counts
+    the rows of its release."""
+    return result.method != "optimal" and result.suppressed > 0
+
+
 def methods_view(results: dict[str, SearchResult], records: int, hierarchies: dict[str, pd.DataFrame]) -> None:
     """Per method: information loss, records suppressed, distinct combinations kept,
     tables checked, time, levels."""
@@ -179,6 +186,9 @@ def methods_view(results: dict[str, SearchResult], records: int, hierarchies: di
             st.metric("distinct combinations", f"{result.rows:,}", help=term_help("distinct combination"))
             st.caption(
                 f"from {root.rows:,}: {root.rows - result.rows:,} merged"
+                # the paper's methods count the generalized table's rows before suppression (their objective);
+                # the optimal search counts its release: the same levels can show two numbers
+                + (" (counted before suppression, as the paper counts rows)" if paper_rows(result) else "")
                 + (
                     f"; of {records:,} records, {result.suppressed:,} suppressed"
                     + (

@@ -113,3 +113,18 @@ def test_blank_area_ids_are_left_missing_and_the_aggregation_can_be_applied():
     released = at.session_state["working_copy"].current.frame["zip"]
     assert released.isna().tolist() == frame["zip"].isna().tolist()  # blanks stay missing
     assert released.dropna().str.fullmatch(r"A\d+").all()  # every other record in its region
+
+
+def test_distinct_combinations_before_suppression_say_so():
+    """With records to suppress, the Leakage page showed the same generalization (age and visit_year
+    removed) with 36 distinct combinations under the optimal search and 40 under IAB and exhaustive,
+    both as "distinct combinations": the paper's searches count the rows before suppression."""
+    frame = panel()
+    at = opened("leakage", frame, ReleaseTarget(k=3, max_suppressed=0.3))
+    assert not at.error
+    shown = [m.value for m in at.metric if m.label == "distinct combinations"]
+    merged = [c.value for c in at.caption if c.value.startswith("from ")]
+    assert len(shown) == len(merged) == 4  # optimal, IAB, exhaustive, greedy
+    before = [("counted before suppression" in c) for c in merged]
+    suppressed = [m.value != "0" for m in at.metric if m.label == "people suppressed"]
+    assert before == [False, *suppressed[1:]] and any(suppressed[1:])
