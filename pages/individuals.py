@@ -428,7 +428,9 @@ if ready:
 
                 # each step applied to the table to say its cost: kept, as it depends on none of the release target
                 steps, costs = memo(BANDS).compute((*potential_key, float(p)), band_steps)
-                default = default_choice(costs)
+                # bands that protect no more records than the values as they are only relabel them: none preselected
+                gains = bool((best["protected share"] > baseline).any())
+                default = default_choice(costs) if gains else None
                 choices = list(range(len(steps)))
                 pick = st.selectbox(
                     "Bands to apply (best protection first)",
@@ -440,7 +442,9 @@ if ready:
                         + (" (removes the column)" if costs[i].removes_quasi_identifier else "")
                     ),
                     key=f"peers_pick:{variable}:{max_categories}:{p:g}",
-                    placeholder="Every choice removes the column; pick one deliberately",
+                    placeholder="Every choice removes the column; pick one deliberately"
+                    if gains
+                    else "No bands protect more records than none; pick one deliberately",
                 )
                 st.caption(f"Without bands: {100 * baseline:.1f}% of records protected for {plain(sensitive)}.")
                 if pick is not None:

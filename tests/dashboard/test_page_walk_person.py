@@ -128,3 +128,23 @@ def test_distinct_combinations_before_suppression_say_so():
     before = [("counted before suppression" in c) for c in merged]
     suppressed = [m.value != "0" for m in at.metric if m.label == "people suppressed"]
     assert before == [False, *suppressed[1:]] and any(suppressed[1:])
+
+
+def test_bands_that_protect_no_more_records_are_not_preselected():
+    """On the walk's panel every record of diagnosis was already protected (100.0% without bands), yet
+    the Individual privacy page preselected '11 bands of width 3' of a 4-valued age (100.0%), a step that
+    only relabels the values, with its Apply button."""
+    ages = np.repeat(np.arange(20, 60), 4)
+    frame = pd.DataFrame({"age": ages, "sex": np.tile(["F", "F", "M", "M"], 40), "diagnosis": np.tile(list("ab"), 80)})
+    at = AppTest.from_file(str(ROOT / "pages" / "individuals.py"), default_timeout=TIMEOUT)
+    roles = {"age": "quasi-identifier", "sex": "quasi-identifier", "diagnosis": "sensitive"}
+    at.session_state["active_dataset"] = Dataset.from_frame("even.csv", frame, roles)
+    at.session_state["active_source"] = "upload:even.csv"
+    at.run()
+    if [b for b in at.button if b.key == "peers_bands_run"]:
+        at.button(key="peers_bands_run").click().run()
+    assert not at.exception and not at.error
+    assert any(c.value.startswith("Without bands: 100.0% of records protected") for c in at.caption)
+    pick = next(s for s in at.selectbox if str(s.key).startswith("peers_pick:"))
+    assert pick.options and pick.value is None  # offered, not chosen
+    assert not [b for b in at.button if b.key == "peers_apply"]
