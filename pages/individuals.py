@@ -56,8 +56,9 @@ def _leave_one_out(
     _frame: pd.DataFrame,
     _aux: tuple,
     _count: str | None,
+    _person: str | None = None,
 ):
-    return leave_one_out(_frame, sensitive, list(_aux), measure, q, count=_count)
+    return leave_one_out(_frame, sensitive, list(_aux), measure, q, count=_count, person=_person)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -71,7 +72,8 @@ def _estimated_seconds(dataset: Dataset, frame: pd.DataFrame, max_known: int | N
     """Seconds the walk over the attacker's combinations is expected to take (all sensitive attributes)."""
     aux = list(dataset.quasi_identifiers)
     return sum(
-        estimate_minimum(frame, s, aux, count=dataset.count, max_known=max_known).seconds for s in dataset.sensitive
+        estimate_minimum(frame, s, aux, count=dataset.count, max_known=max_known, person=dataset.person).seconds
+        for s in dataset.sensitive
     )
 
 
@@ -102,8 +104,10 @@ page_header(
     "putting a number into bands (e.g. age bands) would help, with what it costs.",
     "- **Attacker model** (the same as the risk report's): the attacker knows any combination of a record's "
     "quasi-identifiers and tries to learn one sensitive attribute.\n"
-    "- **Peers** are the records matching what the attacker knows. **PPP** (proportion of protective peers) "
-    "= the share of peers whose sensitive value differs from the record's. 0 means the value is revealed.\n"
+    "- **Peers** (look-alikes) are the records matching what the attacker knows; with a person column, the "
+    "record itself and other people's records only (a person's own other visits do not hide them). **PPP** "
+    "(proportion of protective peers) = the share of peers whose sensitive value differs from the record's. "
+    "0 means the value is revealed.\n"
     "- **PoAC** = the share of the other possible values that still appear among the peers often enough "
     "(more than a share q), i.e. how many alternatives the attacker must still consider.\n"
     "- A cell shows the **minimum over every combination** of quasi-identifiers (including knowing nothing). "
@@ -172,7 +176,8 @@ if ready:
     label = MEASURE_NAMES[measure]
 
     with guarded("computing the privacy of individuals"):
-        frame, dropped = dataset.analysis_frame(list(qis + sensitive_columns))
+        person = dataset.person  # look-alikes are then the record itself and other people's records
+        frame, dropped = dataset.analysis_frame(list(qis + sensitive_columns), person=person is not None)
         started = time.perf_counter()
         status = progress = None
         privacy_key = (
@@ -215,9 +220,17 @@ if ready:
         protected_what = (
             f"p-upward privacy (minimum PPP > {p:g})" if measure == "ppp" else "q-downward privacy (minimum PoAC = 1)"
         )
+        look_alikes = (
+            ""
+            if person is None
+            else f" Look-alikes among other people's records: a record's peers are the record itself and the "
+            f"records of other people matching it ('{person}' says whose record it is), never the same "
+            "person's other records."
+        )
         st.caption(
             f"{int(privacy.weights.sum()):,} records, {len(qis)} quasi-identifiers"
             + (f"; {dropped:,} rows with missing values left out." if dropped else ".")
+            + look_alikes
             + f" Records with {protected_what}, per sensitive attribute:"
         )
         metric_cols = st.columns(min(len(privacy.rows), 4))
@@ -280,6 +293,7 @@ if ready:
             frame,
             aux,
             dataset.count,
+            person,
         )
 
         def fig3():
@@ -390,6 +404,7 @@ if ready:
                     count=dataset.count,
                     max_known=max_known,
                     progress=progress,
+                    person=person,
                 )
 
             potential = on_request(

@@ -1,5 +1,7 @@
 """``privacy`` (Kroes et al. 2021): the share of records whose sensitive value
-stays protected, by minimum PPP or PoAC."""
+stays protected, by minimum PPP or PoAC. With a person column (``--role COL=person``, or
+found by structure) a record's look-alikes are the record itself and other people's records,
+as on the Individual privacy page."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 
 import numpy as np
 
+from ..core.dataset import Dataset
 from ..core.equivalence import encode, record_counts
 from ..core.loading import to_safe_csv
 from ..core.masking import printable
@@ -33,16 +36,19 @@ def _privacy(args: argparse.Namespace) -> int:
     given_q = fraction_option(args.q, "The threshold q")
     aux = once(split(args.aux), "--aux") or [c for c in dataset.quasi_identifiers + dataset.sensitive if c != sensitive]
     frame, dropped = analysis_frame(dataset, [sensitive, *aux], "--sensitive or --aux")
+    person = getattr(dataset, "person", None) if isinstance(dataset, Dataset) else None
+    if person is not None:  # the same rows, with whose record each is
+        frame = frame.assign(**{person: dataset.analysis_frame([sensitive, *aux], person=True)[0][person]})
     count = dataset.count
     include_empty = not args.no_empty
     label = MEASURE_NAMES.get(args.measure, args.measure)
     if args.measure == "poac":
         q = given_q if given_q is not None else default_q(p, encode(frame, [sensitive]).cardinalities[0])
-        values = min_poac(frame, sensitive, aux, q, include_empty=include_empty, count=count)
+        values = min_poac(frame, sensitive, aux, q, include_empty=include_empty, count=count, person=person)
         protected = values >= 1.0  # q-downward privacy: min PoAC = 1
     else:
         q = None
-        values = min_ppp(frame, sensitive, aux, include_empty=include_empty, count=count)
+        values = min_ppp(frame, sensitive, aux, include_empty=include_empty, count=count, person=person)
         protected = values > p  # p-upward privacy: min PPP > p
     weights = record_counts(frame, count)
     weights = np.ones(len(frame), dtype=np.int64) if weights is None else weights
@@ -50,7 +56,9 @@ def _privacy(args: argparse.Namespace) -> int:
     share = float((protected * weights).sum() / max(records, 1))
     median = weighted_median(values, weights) if len(values) else float("nan")
     if args.out:
-        per_row = frame.assign(**{f"min {label}": values, "protected": protected})
+        per_row = frame.drop(columns=[person] if person else []).assign(
+            **{f"min {label}": values, "protected": protected}
+        )
         write(args.out, to_safe_csv(per_row))
     result = {
         "dataset": dataset.name,
@@ -65,6 +73,8 @@ def _privacy(args: argparse.Namespace) -> int:
         "rows_dropped": dropped,
         "protected_share": share,
         f"median_min_{args.measure}": median,
+        "person": person,
+        "look_alikes": "records" if person is None else "the record itself and other people's records",
     }
     if args.json:
         print_json(args, json.dumps(result, indent=2))
@@ -75,6 +85,8 @@ def _privacy(args: argparse.Namespace) -> int:
         f"auxiliary          {', '.join(aux) or '(none)'}  ({2 ** len(aux) - (0 if include_empty else 1):,} combinations)"
     )
     print(f"records            {records:,}")
+    if person is not None:
+        print(f"look-alikes        among other people's records ('{person}' says whose record it is)")
     what = f"min {label} > {p:g}" if args.measure == "ppp" else f"min {label} = 1 at q = {q:g}"
     print(f"protected share    {100 * share:.2f}%  ({what})")
     print(f"median min {label:<7} {median:.4f}")

@@ -635,6 +635,26 @@ def persons_per_class(ids: np.ndarray, n_classes: int, persons: np.ndarray, n_pe
     return np.bincount(pair_class, minlength=int(n_classes)).astype(np.int64)
 
 
+def others_in_class(
+    ids: np.ndarray, n_classes: int, persons: np.ndarray, n_persons: int, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, Classes]:
+    """Per row, the records of its class that belong to other people than the row's own (its
+    class's records minus its person's records in that class, honouring ``weights``), and the
+    (class, person) classes they were counted from (``ids`` numbers each pair).
+
+    >>> others, own = others_in_class(np.array([0, 0, 0, 1]), 2, np.array([5, 5, 6, 5]), 7)
+    >>> others.tolist(), own.sizes.tolist()
+    ([1, 1, 2, 0], [2, 1, 1])
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    classes = Classes.from_ids(ids, max(int(n_classes), 0), weights)
+    pairs, n_pairs = combine(
+        [ids, np.asarray(persons, dtype=np.int64)], [max(int(n_classes), 1), max(int(n_persons), 1)], ordered=False
+    )
+    own = Classes.from_ids(pairs, n_pairs, weights)
+    return classes.sizes[ids] - own.sizes[pairs], own
+
+
 _NEAR_ROWS = 8  # a person's rows compared with each other directly up to this many
 
 

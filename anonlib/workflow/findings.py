@@ -86,10 +86,13 @@ def protected_shares(
     max_known: int | None,
     include_empty: bool,
     progress: Progress | None,
+    person: str | None = None,
 ):
     """The one computation behind the report's and the Individual privacy page's
     "records protected": per sensitive attribute the minimum over the attacker's
-    combinations of ``aux`` and the weighted share of records above p (PoAC: at 1)."""
+    combinations of ``aux`` and the weighted share of records above p (PoAC: at 1).
+    With a ``person`` column (in ``frame``), a record's look-alikes are the record itself
+    and other people's records: a person's other records never protect them."""
     weights = np.ones(len(frame)) if count is None else frame[count].to_numpy(dtype=np.float64)
     minimums, rows = [], []
     for j, s in enumerate(sensitive):
@@ -110,6 +113,7 @@ def protected_shares(
             count=count,
             max_known=max_known,
             progress=walked,
+            person=person,
         )
         values = result.values
         protected = values >= 1.0 if measure == "poac" else values > p
@@ -122,6 +126,13 @@ ATTACKER_MODEL = (
     "The attacker knows any combination of {known} and tries to learn one sensitive attribute; "
     "a record's value is protected when more than a share p of the records matching what the attacker "
     "knows have another value (minimum PPP above p, Kroes et al.)."
+)
+# with a person column (Individual privacy page, report, ``privacy`` command): the unit of the look-alikes
+PEOPLE_ATTACKER_MODEL = (
+    "The attacker knows any combination of {known} and tries to learn one sensitive attribute; "
+    "a record's value is protected when more than a share p of its look-alikes among other people's records "
+    "have another value (minimum PPP above p, Kroes et al.): the record itself and the records of other "
+    "people ('{person}') matching what the attacker knows, since a person's own other records do not hide them."
 )
 
 
@@ -151,12 +162,15 @@ def attacker_knowledge(dataset: Dataset) -> tuple[str, ...]:
     return dataset.quasi_identifiers
 
 
-def attacker_sentence(max_known: int | None = None, n_known: int | None = None) -> str:
+def attacker_sentence(max_known: int | None = None, n_known: int | None = None, *, person: str | None = None) -> str:
     """The attacker model in one sentence (``max_known``: the attacker knows at most that
-    many of the ``n_known`` quasi-identifiers at once).
+    many of the ``n_known`` quasi-identifiers at once; ``person``: the person column, whose
+    other records are no look-alikes).
 
     >>> attacker_sentence(2, 5).split(";")[0]
     "The attacker knows any combination of at most 2 of a record's 5 quasi-identifiers and tries to learn one sensitive attribute"
+    >>> "a share p of its look-alikes among other people's records" in attacker_sentence(person="pid")
+    True
     """
     if max_known is None or (n_known is not None and max_known >= n_known):
         known = "a record's quasi-identifiers"
@@ -164,7 +178,9 @@ def attacker_sentence(max_known: int | None = None, n_known: int | None = None) 
         known = (
             f"at most {max_known} of a record's " + (f"{n_known} " if n_known is not None else "") + "quasi-identifiers"
         )
-    return ATTACKER_MODEL.format(known=known)
+    if person is None:
+        return ATTACKER_MODEL.format(known=known)
+    return PEOPLE_ATTACKER_MODEL.format(known=known, person=person)
 
 
 @dataclass(frozen=True)
@@ -182,11 +198,12 @@ class IndividualPrivacy:
     rows: tuple[PrivacyRow, ...]
     weights: np.ndarray = field(compare=False, repr=False)
     rows_dropped: int = 0
+    person: str | None = None  # the person column: look-alikes are then other people's records
 
     @property
     def sentence(self) -> str:
         """The attacker model in one sentence."""
-        return attacker_sentence(self.max_known, len(self.auxiliary))
+        return attacker_sentence(self.max_known, len(self.auxiliary), person=self.person)
 
 
 def individual_privacy(
@@ -202,7 +219,8 @@ def individual_privacy(
     """The shared attacker model on ``dataset``: for each sensitive attribute, the minimum PPP
     (or PoAC at ``q``; None: the paper's q = p / (values - 1)) over every combination of the
     quasi-identifiers (at most ``max_known`` at once), and the share of records protected
-    (minimum PPP above p; for PoAC, minimum PoAC = 1).
+    (minimum PPP above p; for PoAC, minimum PoAC = 1). With a person column a record's
+    look-alikes are the record itself and other people's records (``anonlib.measures.peers``).
 
     >>> import pandas as pd
     >>> df = pd.DataFrame({"s": ["x", "y", "x", "y"], "a": [1, 1, 2, 2], "b": [1, 2, 1, 1]})
@@ -220,7 +238,8 @@ def individual_privacy(
         raise ParameterError("Mark at least one column as quasi-identifier: it is what an attacker may know.")
     if not sensitive:
         raise ParameterError("No column is marked sensitive, so there is no value whose disclosure could be measured.")
-    frame, dropped = records_of(dataset, aux + sensitive)
+    person = dataset.person
+    frame, dropped = records_of(dataset, aux + sensitive, person=person is not None)
     minimums, rows, weights = protected_shares(
         frame,
         tuple(aux),
@@ -232,8 +251,9 @@ def individual_privacy(
         None if max_known is None else int(max_known),
         include_empty,
         progress,
+        person,
     )
-    return IndividualPrivacy(tuple(aux), p, measure, max_known, minimums, rows, weights, dropped)
+    return IndividualPrivacy(tuple(aux), p, measure, max_known, minimums, rows, weights, dropped, person)
 
 
 @dataclass(frozen=True)

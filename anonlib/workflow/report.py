@@ -317,15 +317,17 @@ def _privacy_section(
     seconds: float,
     notes: list[Note],
     progress: Progress | None = None,
+    person: str | None = None,
 ) -> PrivacySection:
     """Every quasi-identifier is auxiliary information, at any number of records. When the
     walk over all their combinations would take longer than ``seconds``, the adversary is
-    narrowed to knowing at most as many of them at once as fits, and a note says so."""
+    narrowed to knowing at most as many of them at once as fits, and a note says so. With a
+    ``person`` column (in ``frame``) a record's look-alikes are other people's records."""
     if not sensitive:
         raise ParameterError("No column is marked sensitive, so there is no value whose disclosure could be measured.")
     report(progress, 0, 1, "estimating the work")
     aux = list(qis)
-    full = [estimate_minimum(frame, s, aux, count=count, max_known=max_known) for s in sensitive]
+    full = [estimate_minimum(frame, s, aux, count=count, max_known=max_known, person=person) for s in sensitive]
     needed = sum(e.seconds for e in full)
     all_subsets = walk_size(len(aux), max_known)
     known = max_known
@@ -354,7 +356,7 @@ def _privacy_section(
                 f"{walk_size(len(aux), known):,} combinations of at most {known}.",
             )
         )
-    _, rows, _ = protected_shares(frame, tuple(aux), sensitive, count, p, "ppp", None, known, True, progress)
+    _, rows, _ = protected_shares(frame, tuple(aux), sensitive, count, p, "ppp", None, known, True, progress, person)
     return PrivacySection(p, tuple(aux), rows, known)
 
 
@@ -729,7 +731,9 @@ def build_report(
                     "Individual privacy",
                     notes,
                     lambda: _privacy_section(
-                        frame,
+                        frame
+                        if dataset.person is None
+                        else dataset.analysis_frame(list(qis + sensitive), person=True)[0],
                         qis,
                         sensitive,
                         count,
@@ -738,6 +742,7 @@ def build_report(
                         float(privacy_seconds),
                         notes,
                         step("Individual privacy"),
+                        dataset.person,
                     ),
                 )
             )
@@ -790,5 +795,5 @@ def build_report(
         steps=steps,
         attacker=attacker,
         models=models,
-        attacker_model=attacker_sentence(getattr(privacy, "max_known", None), len(qis)),
+        attacker_model=attacker_sentence(getattr(privacy, "max_known", None), len(qis), person=dataset.person),
     )

@@ -239,6 +239,31 @@ def test_privacy_poac_uses_the_papers_joint_q(capsys: pytest.CaptureFixture[str]
     assert result["protected_share"] == pytest.approx(float(np.mean(values >= 1.0)))
 
 
+def test_privacy_with_a_person_column_counts_look_alikes_among_other_people(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A's flu visit at (30, F) is protected only by A's own cold visit: with ``pid`` marked as the
+    person, 5 of the 6 records are protected (the page's number), not 6."""
+    path = tmp_path / "panel.csv"
+    pd.DataFrame(
+        {
+            "pid": list("AABCCD"),
+            "age": [30, 30, 30, 40, 40, 40],
+            "sex": list("FFFMMM"),
+            "dx": ["flu", "cold", "flu", "flu", "flu", "cold"],
+        }
+    ).to_csv(path, index=False)
+    argv = ["privacy", str(path), "--sensitive", "dx", "--aux", "age,sex", "--out", str(tmp_path / "rows.csv")]
+    rows = run_json([*argv, "--role", "pid=ignore"], capsys)
+    assert rows["protected_share"] == 1.0 and rows["person"] is None and rows["look_alikes"] == "records"
+    people = run_json([*argv, "--role", "pid=person"], capsys)
+    assert people["protected_share"] == pytest.approx(5 / 6) and people["person"] == "pid"
+    assert people["look_alikes"] == "the record itself and other people's records"
+    assert pd.read_csv(tmp_path / "rows.csv").columns.tolist() == ["dx", "age", "sex", "min PPP", "protected"]
+    assert main([*argv, "--role", "pid=person"]) == 0
+    assert "look-alikes        among other people's records ('pid' says whose record it is)" in capsys.readouterr().out
+
+
 # --- anonymize -----------------------------------------------------------------------
 
 

@@ -75,6 +75,8 @@ def test_missing_values_follow_the_dataset_and_match_the_report():
             == f"{100 * build_report(dataset).privacy.rows[0].protected_share:.1f}%"
         )
     assert any("7 records" in c.value and "3 rows with missing values left out" in c.value for c in at.caption)
+    # no person column: a record's look-alikes are records, as in the paper (nothing said of people)
+    assert not any("other people's records" in c.value for c in at.caption)
 
 
 def test_default_dataset_page_runs_with_the_report_s_numbers():

@@ -16,6 +16,23 @@ for *every* a_i, and q-downward privacy (Definition 4) when
 minima over all subsets of the auxiliary variables (2^k of them, the empty
 subset included by default). dom(s) = the values of s observed in the data.
 
+**Look-alikes among other people's records.** The paper has one record per individual. With
+a person column (``person=`` on every function here; the Individual privacy page, the risk
+report and ``python -m anonlib privacy`` pass ``Dataset.person``) a record's peers are the
+record itself and the records of OTHER people matching ``a_i``: a person's other records (their
+other visits) are never look-alikes, since an attacker who finds the person's records is not
+confused by them. With ``#'{x}`` the records of people other than i's person matching x:
+
+- ``PPP_i(a_i) = 1 - (1 + #'{s_i, a_i}) / (1 + #'{a_i})``, ``NPP_i(a_i) = #'{a_i} - #'{s_i, a_i}``
+- ``PP_{i,v}(a_i) = #'{v, a_i} / (1 + #'{a_i})`` for v != s_i, and PoAC from these PP over the
+  |dom(s)| - 1 other values observed in the whole table.
+
+That is the paper's rule on the table without i's person's other records; the record itself
+counts once even when its row stands for several records (``count``). At p = 0 a record is
+protected when, for every a_i, at least one record of another person matches it with another
+sensitive value. Without a person column every record is its own person and every result is
+the paper's, unchanged.
+
 How the minimum over all subsets is computed fast (the paper's R code needed
 4,000 CPU-minutes for its Fig. 2):
 
@@ -49,6 +66,13 @@ Example (the paper's Table 1, age in 10-year bands; Alice is row 0):
     >>> m = peer_measures(df, "diagnosis", ["gender", "age"])
     >>> float(m.ppp[0]), int(m.npp[0]), float(m.poac[0])
     (0.5, 1, 0.5)
+
+Alice's second visit (row 5, arthrosis) is not her look-alike: her PPP stays 0.5 (not 2/3); for
+row 4 it is another person's record (2/3):
+    >>> visits = pd.concat([df, df.iloc[[0]].assign(diagnosis="Arthrosis")], ignore_index=True)
+    >>> visits["pid"] = [1, 2, 3, 4, 5, 1]
+    >>> ppp(visits, "diagnosis", ["gender", "age"], person="pid").round(3).tolist()
+    [0.5, 0.0, 0.0, 0.0, 0.667, 0.5]
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from ...core.equivalence import EncodedTable, combine
 from ...core.errors import EmptySelectionError
 from ...core.metrics import weighted_median
 from ...core.numbers import whole_number
-from .measures import MEASURE_NAMES, NARROW, check_fraction, column_list, encoded, evaluate
+from .measures import MEASURE_NAMES, NARROW, Person, check_fraction, column_list, encoded, evaluate, persons_of
 from .rollup import lattice_matrix
 from .subsets import (
     Target,
@@ -172,6 +172,7 @@ def privacy_matrix(
     count: str | None = None,
     progress: Progress | None = None,
     max_known: int | None = None,
+    person: str | None = None,
 ) -> PrivacyMatrix:
     """The paper's Fig. 2: each variable in turn sensitive, all others auxiliary,
     the minimum PPP (or PoAC) over every subset of the others, per individual.
@@ -184,7 +185,9 @@ def privacy_matrix(
     variables (a walk over the distinct records that stops at that depth). The work is estimated first
     (``estimate_privacy_matrix``) and refused with a sentence saying how to
     narrow it when it passes the limits of ``anonlib.core.budget``;
-    ``progress(done, total, what)`` counts the auxiliary combinations walked.
+    ``progress(done, total, what)`` counts the auxiliary combinations walked. With a
+    ``person`` column a record's peers are the record itself and other people's records
+    (the walk over the distinct records, with the person among what makes them distinct).
 
     >>> df = pd.DataFrame({
     ...     "diagnosis": ["Cancer", "Cancer", "Cancer", "Arthrosis", "Diabetes"],
@@ -203,19 +206,29 @@ def privacy_matrix(
         )
     max_known = check_known(max_known)
     table = encoded(df, [], variables, None if count is None else count)
+    persons = persons_of(df, person, variables, count)
     cards = list(table.cardinalities)
     codes = [np.ascontiguousarray(table.codes[:, j]) for j in range(len(variables))]
     distinct = combine(codes, cards, ordered=False)  # the distinct records, for the estimate and the walk
     check_work(_matrix_estimate(table, len(variables), max_known, distinct[1]), narrow=NARROW)
     qs = [default_q(p, c) for c in cards] if q is None else [check_fraction(q, "q")] * len(variables)
-    if max_known is None or max_known >= len(variables) - 1:
+    if persons is None and (max_known is None or max_known >= len(variables) - 1):
         # every subset: the walk over the lattice of distinct tables (rollup.py)
         values, masks, npp_max = lattice_matrix(
             codes, cards, qs, table.weights, measure, include_empty, progress, distinct=distinct
         )
     else:
         values, masks, npp_max = _record_walk(
-            table, variables, codes, cards, qs, measure, include_empty, progress, max_known
+            table,
+            variables,
+            codes,
+            cards,
+            qs,
+            measure,
+            include_empty,
+            progress,
+            len(variables) - 1 if max_known is None else max_known,
+            persons,
         )
     weights = np.ones(table.n_rows, dtype=np.int64) if table.weights is None else table.weights
     return PrivacyMatrix(
@@ -241,9 +254,11 @@ def _record_walk(
     include_empty: bool,
     progress: Progress | None,
     max_known: int,
+    person: Person | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Subsets of at most ``max_known`` variables: the depth-first walk over the distinct
-    records (subsets.py), which stops at that depth; NPP from the full classes."""
+    records (subsets.py), which stops at that depth; NPP from the full classes. With
+    ``person``, among the record itself and other people's records."""
     targets = [Target(codes[j], cards[j], qs[j], 1 << j) for j in range(len(variables))]
     values, masks = subset_search(
         codes,
@@ -254,10 +269,13 @@ def _record_walk(
         include_empty,
         progress=progress,
         max_known=min(max_known, len(variables) - 1),
+        person=person,
     )
     npp_max = np.vstack(
         [
-            evaluate(table.classes([c for c in variables if c != s]), codes[j], cards[j], table.weights, "npp", 0.0)
+            evaluate(
+                table.classes([c for c in variables if c != s]), codes[j], cards[j], table.weights, "npp", 0.0, person
+            )
             for j, s in enumerate(variables)
         ]
     )

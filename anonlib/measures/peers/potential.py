@@ -13,7 +13,7 @@ import pandas as pd
 from ...core.budget import Progress, WorkEstimate, check_work, report
 from ...core.equivalence import EncodedTable, combine
 from ...core.errors import ColumnError, EmptySelectionError, ParameterError, require_columns
-from .measures import MEASURE_NAMES, NARROW, check_fraction, column_list, evaluate, single_frame
+from .measures import MEASURE_NAMES, NARROW, check_fraction, column_list, evaluate, persons_of, single_frame
 from .subsets import Target, check_known, check_measure, distinct_rows, subset_search, walk_estimate, walk_size
 
 # ------------------------------------------------- Fig. 3: leave one variable out
@@ -62,9 +62,11 @@ def leave_one_out(
     q: float = 0.0,
     *,
     count: str | None = None,
+    person: str | None = None,
 ) -> LeaveOneOut:
     """Where vulnerability comes from: PPP/PoAC with maximum auxiliary information
-    except each auxiliary variable in turn.
+    except each auxiliary variable in turn (with a ``person`` column, among the record itself
+    and other people's records).
 
     >>> df = pd.DataFrame({"s": ["x", "y", "x"], "a": [1, 1, 2], "b": [1, 2, 3]})
     >>> res = leave_one_out(df, "s", ["a", "b"])
@@ -76,10 +78,11 @@ def leave_one_out(
     table, aux = single_frame(df, sensitive, aux, count)
     if not aux:
         raise EmptySelectionError("Choose at least one auxiliary variable to leave out.")
+    persons = persons_of(df, person, [sensitive, *aux], count)
     s_codes, s_card = table.column_codes(sensitive), table.cardinalities[0]
 
     def measure_with(known: list[str]) -> np.ndarray:
-        return evaluate(table.classes(known), s_codes, s_card, table.weights, measure, q)
+        return evaluate(table.classes(known), s_codes, s_card, table.weights, measure, q, persons)
 
     full = measure_with(aux)
     without = np.vstack([measure_with([c for c in aux if c != left]) for left in aux])
@@ -336,12 +339,14 @@ def generalization_potential(
     count: str | None = None,
     progress: Progress | None = None,
     max_known: int | None = None,
+    person: str | None = None,
 ) -> GeneralizationPotential:
     """For each equal-width partition of the numeric auxiliary ``variable``, the
     share of records with p-upward privacy. Subsets without ``variable`` do not
     change with it, so their minimum is computed once; per partition only the
     subsets containing the generalized variable are walked. ``max_known``
-    narrows the adversary to subsets of at most that many variables. The work is
+    narrows the adversary to subsets of at most that many variables; with a ``person``
+    column a record's peers are the record itself and other people's records. The work is
     estimated first (``estimate_generalization_potential``) and refused with a
     sentence saying how to narrow it when too large; ``progress(done, total,
     what)`` counts the partitions evaluated.
@@ -357,6 +362,7 @@ def generalization_potential(
         df, sensitive, aux, variable, max_categories, max_partitions, count
     )
     check_work(_potential_estimate(table, len(rest), len(found), max_known), narrow=NARROW)
+    persons = persons_of(df, person, [sensitive, *aux], count)
     target = Target(table.column_codes(sensitive), table.cardinalities[0], 0.0)
     codes = [table.column_codes(c) for c in rest]
     cards = [table.cardinalities[table.position(c)] for c in rest]
@@ -366,13 +372,15 @@ def generalization_potential(
     def with_variable(start: tuple[np.ndarray, int]) -> np.ndarray:
         if with_known is not None and with_known < 0:
             return np.full(table.n_rows, np.inf)
-        return subset_search(codes, cards, [target], table.weights, "ppp", True, start=start, max_known=with_known)[0][
-            0
-        ]
+        return subset_search(
+            codes, cards, [target], table.weights, "ppp", True, start=start, max_known=with_known, person=persons
+        )[0][0]
 
     # subsets without the variable: the same for every partition
     if rest or include_empty:
-        fixed = subset_search(codes, cards, [target], table.weights, "ppp", include_empty, max_known=max_known)[0][0]
+        fixed = subset_search(
+            codes, cards, [target], table.weights, "ppp", include_empty, max_known=max_known, person=persons
+        )[0][0]
     else:
         fixed = np.full(table.n_rows, np.inf)
     raw = (table.column_codes(variable), table.cardinalities[table.position(variable)])
