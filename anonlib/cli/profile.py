@@ -23,6 +23,8 @@ ROLE_ROWS = 1_000_000  # rows an engine's table is read for its guessed roles (~
 def _profile(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
     k = whole_k(args.k)
+    if not isinstance(dataset, Dataset):  # on an engine the roles below read every column: all typed in one query
+        dataset.decide_kinds(list(dataset.columns))
     risk = risk_profile(dataset)
     result = {"dataset": dataset.name, **risk.as_dict()}
     # when records link: people by the sequence of their rows, households by their members together

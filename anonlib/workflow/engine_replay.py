@@ -132,6 +132,7 @@ def apply_recipe(
     engine: Engine | str = "duckdb",
     name: str | None = None,
     unseen: str = "refuse",
+    type_written: bool = False,
 ) -> EngineReplay:
     """Re-apply ``recipe`` to the files at ``source`` (a path, or a table already scanned
     with ``anonlib.engine.scan``) on ``engine`` and, with ``out``, write the released
@@ -139,7 +140,9 @@ def apply_recipe(
     measure the target on what was written (a CSV: the in-memory release's bytes, its records in
     the source's order). Values a generalization's hierarchy does not list
     are placed as in memory (``anonlib.workflow.unseen``: numbers by the bands, new categories
-    refused or, with ``unseen="top"``, at the top), from their distinct values and records."""
+    refused or, with ``unseen="top"``, at the top), from their distinct values and records.
+    ``type_written``: every text column of the written file typed in one query as it is read back
+    (for a caller measuring all of them: ``engine_search.anonymize``), not those the check reads."""
     if isinstance(source, EngineTable):
         engine = source.engine
     elif isinstance(engine, str):
@@ -178,6 +181,9 @@ def apply_recipe(
         **typed, **({ORDER: raw[ORDER]} if capped else {}), **({ROW: raw[ROW]} if numbered is not None else {})
     )
     loaded = _table(rows, engine, roles, recipe.source.missing)
+    # the file's records when already counted on this table (``engine_search``'s recipe states them)
+    totals = table._pairs.get(("totals", loaded.count)) if loaded.count == table.count else None
+    known = totals["records"] if totals is not None else None
     rows = loaded.assessed_rows(recipe.target.sensitive, rows)  # as a working copy starts (WorkingCopy.base)
     assessed = rows
     left_out = 0
@@ -200,7 +206,7 @@ def apply_recipe(
     query = from_ibis(released, name="release", roles={c: final.roles.get(c, Role.IGNORE) for c in released.columns})
     query = query.with_missing(final.missing)
     if out is None:
-        check = _check(recipe.target, loaded, final, left_out)
+        check = _check(recipe.target, loaded, final, left_out, known)
         records = int(engine.value(released[count].sum() if count else released.count()) or 0)
         return EngineReplay(
             check=check,
@@ -214,19 +220,24 @@ def apply_recipe(
         )
     path, renamed, in_order = _write(engine, ordered, Path(out))
     written = _read_back(engine, path, final, renamed)
+    if type_written:
+        written.decide_kinds(list(written.columns))
     judged = list(final.quasi_identifiers) + [s for s in recipe.target.sensitive if s not in final.quasi_identifiers]
     target = recipe.target
     owners = [c for c in (target.person, target.household) if c is not None]
     if any(c not in written.columns for c in owners):  # withheld: its records are counted, as ``verify`` does
         target = replace(target, person=None, household=None, linked=())
+    found: dict = {}
     if all(c in written.columns for c in judged):  # what a reader of the file sees
-        check = _check(target, loaded, written, left_out)
+        check = _check(target, loaded, written, left_out, known, found)
         measured_on = "written file"
     else:  # the release leaves out a column the target judges: the table before the choice of columns
-        check = _check(recipe.target, loaded, final, left_out)
+        check = _check(recipe.target, loaded, final, left_out, known)
         measured_on = "query"
     count = written.count
-    records = int(engine.value(written.value(count).sum() if count else written.raw.count()) or 0)
+    records = found.get("records")  # the check's summary of the written file holds every record
+    if records is None:
+        records = int(engine.value(written.value(count).sum() if count else written.raw.count()) or 0)
     return EngineReplay(
         check=check,
         released_records=records,
@@ -250,11 +261,15 @@ def replay_steps(steps, rows, engine: Engine, count: str | None, unseen: str = "
     for i, given in enumerate(steps, start=1):
         try:
             step = given
+            values = None
+            if not isinstance(step, (SuppressionStep, ShiftDatesStep, CapRecordsStep)):
+                # a value step's columns: their distinct values and records, in one query for the step (its
+                # hierarchies' or bands' cover and its mapping both read them)
+                values = _records_by_values(rows, [c for c in step.columns if c in rows.columns], engine, count)
             if isinstance(step, GeneralizationStep):
-                step = _covered(step, rows, engine, count, unseen, placed)
+                step = _covered(step, rows, engine, count, unseen, placed, values)
             elif isinstance(step, BandsStep) and step.column in rows.columns:  # numbers past the bands' range
-                values = _records_by_value(rows, step.column, engine, count)
-                (step,), seen = cover_steps([step], values, count=WEIGHT)
+                (step,), seen = cover_steps([step], values[step.column], count=WEIGHT)
                 placed.extend(seen)
             if isinstance(step, SuppressionStep):
                 rows = _suppress(step, rows, engine)
@@ -263,7 +278,7 @@ def replay_steps(steps, rows, engine: Engine, count: str | None, unseen: str = "
             elif isinstance(step, CapRecordsStep):
                 rows = cap_rows(step, rows, engine)
             else:
-                rows = _map_values(step, rows, engine)
+                rows = _map_values(step, rows, engine, values)
         except RecipeError:
             raise
         except AnonlibError as err:
@@ -272,15 +287,22 @@ def replay_steps(steps, rows, engine: Engine, count: str | None, unseen: str = "
 
 
 def _covered(
-    step: GeneralizationStep, rows, engine: Engine, count: str | None, unseen: str, placed: list[UnseenValues]
+    step: GeneralizationStep,
+    rows,
+    engine: Engine,
+    count: str | None,
+    unseen: str,
+    placed: list[UnseenValues],
+    known: dict[str, pd.DataFrame] | None = None,
 ) -> GeneralizationStep:
     """``step`` with its hierarchies covering the column values ``rows`` hold (their distinct
-    values and records come back), what it placed appended to ``placed``."""
+    values and records come back, or are ``known``: ``_records_by_values``), what it placed
+    appended to ``placed``."""
     hierarchies, changed = dict(step.hierarchies), False
     for attribute, level in step.levels:
         if level == 0 or attribute not in rows.columns:
             continue
-        values = _records_by_value(rows, attribute, engine, count)
+        values = known[attribute] if known is not None else _records_by_value(rows, attribute, engine, count)
         table, seen = cover_hierarchy(
             step.hierarchy(attribute), values[attribute], attribute, unseen=unseen, counts=values[WEIGHT].to_numpy()
         )
@@ -295,6 +317,29 @@ def _records_by_value(rows, column: str, engine: Engine, count: str | None) -> p
     weight = rows[count].sum() if count else rows.count()
     values = to_pandas(engine.run(rows.group_by(column).aggregate(**{WEIGHT: weight.cast("int64")})))
     return values[values[column].notna()].reset_index(drop=True)
+
+
+def _records_by_values(rows, columns: Sequence[str], engine: Engine, count: str | None) -> dict[str, pd.DataFrame]:
+    """``_records_by_value`` of each of ``columns``, from one query (the columns' group-bys, tagged
+    and stacked: an engine runs one job where it ran one per column; Spark's cost is per query)."""
+    import ibis
+
+    columns = list(dict.fromkeys(columns))
+    if len(columns) < 2:
+        return {c: _records_by_value(rows, c, engine, count) for c in columns}
+    weight = rows[count].sum() if count else rows.count()
+    tag = "anonlib_column"
+    parts = []
+    for j, column in enumerate(columns):
+        grouped = rows.group_by(column).aggregate(**{WEIGHT: weight.cast("int64")})
+        cells = {c: grouped[c] if c == column else ibis.null().cast(rows[c].type()).name(c) for c in columns}
+        parts.append(grouped.select(**{tag: ibis.literal(j, "int64")}, **cells, **{WEIGHT: grouped[WEIGHT]}))
+    found = to_pandas(engine.run(ibis.union(*parts, distinct=False)))
+    out = {}
+    for j, column in enumerate(columns):
+        values = found.loc[(found[tag] == j).to_numpy(), [column, WEIGHT]]
+        out[column] = values[values[column].notna()].reset_index(drop=True)
+    return out
 
 
 def _read_back(engine: Engine, path: Path, final: EngineTable, renamed: dict[str, str]) -> EngineTable:
@@ -351,16 +396,15 @@ def _table(rows, engine: Engine, roles, missing: str) -> EngineTable:
     return table.with_missing(missing)
 
 
-def _map_values(step, rows, engine: Engine):
+def _map_values(step, rows, engine: Engine, known: dict[str, pd.DataFrame] | None = None):
     """Each column of a value-replacing step replaced by the step's value for each of its
-    distinct values (the steps map every column on its own), by a join per column."""
+    distinct values (the steps map every column on its own), by a join per column. The distinct
+    values come back in one query (or are ``known``: ``_records_by_values`` of ``rows``)."""
     missing = [c for c in step.columns if c not in rows.columns]
     if missing:
         raise ColumnError(f"These columns do not exist in the data: {join_names(missing)}.")
-    distinct = {
-        c: to_pandas(engine.run(rows.select(c).filter(rows[c].notnull()).distinct()))[c].reset_index(drop=True)
-        for c in step.columns
-    }
+    known = known if known is not None else _records_by_values(rows, list(step.columns), engine, None)
+    distinct = {c: known[c][c].reset_index(drop=True) for c in step.columns}
     n = max(len(values) for values in distinct.values())
     # one probe table: each column its distinct values, padded with its first one; and one
     # row of missing values, mapped on its own (a hierarchy may send them to its top, as in
@@ -472,24 +516,39 @@ def _suppress_owners(step: SuppressionStep, rows, judged: EngineTable, engine: E
     return joined.filter(out).select(*rows.columns)
 
 
-def _owners_on_engine(step: SuppressionStep, judged: EngineTable, columns, complete) -> bool:
+def _owners_on_engine(
+    step: SuppressionStep, judged: EngineTable, columns, complete, records: int | None = None
+) -> bool:
     """Whether the engine decides which people the step suppresses (``owners_out.failing_owners``)
     instead of bringing each person's rows back: k in people or on histories of the person column
     (whole, or any m of their records up to ``MAX_POWER``), no privacy model, no earlier delivery, every judged column grouped on,
-    and more (person, row) pairs than ``MAX_OWNER_ROWS``."""
+    and more (person, row) pairs than ``MAX_OWNER_ROWS`` (not counted when ``records``, at least the
+    judged records, is no more: each pair holds a record or more)."""
     if step.requirements or step.earlier is not None or step.household is not None or step.person is None:
         return False
     if step.linked and (tuple(step.linked) != (step.person,) or (step.power or 0) > MAX_POWER):
         return False
     if step.missing == "drop" and not set(complete) <= set(columns):
         return False
+    if records is not None and records <= MAX_OWNER_ROWS:
+        return False  # ``records`` bounds the judged records, and each pair holds one at least: the pairs not built
     pairs, _ = owner_pairs(judged, columns, step.person)
     return int(judged.engine.value(pairs.count()) or 0) > MAX_OWNER_ROWS
 
 
-def _check(target, loaded: EngineTable, final: EngineTable, left_out: int = 0) -> TargetCheck:
+def _check(
+    target,
+    loaded: EngineTable,
+    final: EngineTable,
+    left_out: int = 0,
+    known: int | None = None,
+    totals: dict | None = None,
+) -> TargetCheck:
     """``ReleaseTarget.check`` on the final table's per-combination summary, weighted; ``left_out``
-    records of the loaded file (a records-per-person cap's) are not among those it judges."""
+    records of the loaded file (a records-per-person cap's) are not among those it judges; ``known``:
+    the loaded file's records when already counted (every record assessed), else counted here.
+    ``totals["records"]`` is set to the final table's records when its summary tells them (every
+    record in it, or none left out but whole rows without a count column)."""
     qis = list(final.quasi_identifiers)
     lacking = [s for s in target.sensitive if s not in final.columns]
     if lacking:
@@ -498,26 +557,25 @@ def _check(target, loaded: EngineTable, final: EngineTable, left_out: int = 0) -
         )
     columns = qis + [s for s in target.sensitive if s not in qis]
     owners = [c for c in (target.person, target.household) if c is not None]
-    loaded_records = _loaded_records(loaded, target.sensitive) - left_out
+    loaded_records, persons = _loaded_counts(loaded, target.sensitive, target.unit_column, known)
+    loaded_records -= left_out
     judged = final.with_roles({c: Role.IGNORE for c in owners}) if owners else final
-    met = _met_on_engine(target, loaded, judged, columns, loaded_records)
+    met = _met_on_engine(target, loaded, judged, columns, loaded_records, persons)
     if met is not None:
         return met
-    cells, _ = summary_frame(judged, columns + owners, complete=final.assessed_columns(target.sensitive))
+    cells, dropped = summary_frame(judged, columns + owners, complete=final.assessed_columns(target.sensitive))
+    if totals is not None and (not dropped or judged.count is None):  # rows left out are records without a count
+        totals["records"] = int(cells[WEIGHT].sum()) + dropped
     roles = {c: Role.QUASI_IDENTIFIER for c in qis}
     roles.update({s: Role.SENSITIVE for s in target.sensitive if s not in qis})
     roles.update({c: Role.PERSON if c == target.person else Role.HOUSEHOLD for c in owners})
     roles[WEIGHT] = Role.COUNT
     summary = Dataset(name="summary", frame=cells, roles=roles, missing=final.missing)
-    persons = None
-    if target.unit_column is not None:  # the loaded file's people (households): the base of the share suppressed
-        rows = loaded.assessed_rows(target.sensitive)
-        persons = int(loaded.engine.value(rows[target.unit_column].nunique()) or 0)
     return target.check(summary, loaded_records=loaded_records, loaded_persons=persons)
 
 
 def _met_on_engine(
-    target, loaded: EngineTable, judged: EngineTable, columns, loaded_records: int
+    target, loaded: EngineTable, judged: EngineTable, columns, loaded_records: int, loaded_persons: int | None
 ) -> TargetCheck | None:
     """``_check`` counted by the engine without bringing each person's rows back, for a target it
     decides that way (``_owners_on_engine``'s) past ``MAX_OWNER_ROWS`` pairs, when nothing fails (the
@@ -529,7 +587,7 @@ def _met_on_engine(
         target.household, tuple(target.linked), target.power, 0, target.earlier,
     )  # fmt: skip
     complete = judged.assessed_columns(target.sensitive)
-    if not target.unit_column or not _owners_on_engine(step, judged, columns, complete):
+    if not target.unit_column or not _owners_on_engine(step, judged, columns, complete, loaded_records):
         return None
     failing = failing_owners(judged, columns, person, target.k, histories=bool(target.linked), power=target.power)
     try:
@@ -540,8 +598,6 @@ def _met_on_engine(
     pairs, _ = owner_pairs(judged, columns, person)
     records = int(judged.engine.value(pairs[WEIGHT].sum()) or 0)
     persons = owners_in(judged, columns, person)
-    rows = loaded.assessed_rows(target.sensitive)
-    loaded_persons = int(loaded.engine.value(rows[target.unit_column].nunique()) or 0)
     return TargetCheck(
         target=target,
         records=records,
@@ -558,13 +614,23 @@ def _met_on_engine(
     )
 
 
-def _loaded_records(loaded: EngineTable, extra: Sequence[str] = ()) -> int:
+def _loaded_counts(
+    loaded: EngineTable, extra: Sequence[str] = (), unit: str | None = None, known: int | None = None
+) -> tuple[int, int | None]:
     """The loaded file's assessed records (``recipe.analysed_records``, ``EngineTable.assessed``
-    with the models' columns ``extra``). A count or a filter, not a group-by (on Parquet
-    without a filter, the footers answer)."""
+    with the models' columns ``extra``) and, given the ``unit`` column (person, household), their
+    people (households: the base of the share suppressed; else None), in one query. A count or a
+    filter, not a group-by (on Parquet without a filter and a unit, the footers answer). ``known``:
+    the file's records, already counted (taken when every record is assessed and no unit asked)."""
     rows = loaded.assessed_rows(extra)
+    if known is not None and unit is None and rows is loaded.raw:  # every record assessed: the file's records
+        return known, None
     count = loaded.count
-    return int(loaded.engine.value(rows[count].sum() if count else rows.count()) or 0)
+    records = rows[count].sum() if count else rows.count()
+    if unit is None:
+        return int(loaded.engine.value(records) or 0), None
+    found = loaded.engine.run(rows.aggregate(records=records, persons=rows[unit].nunique())).to_pylist()[0]
+    return int(found["records"] or 0), int(found["persons"] or 0)
 
 
 def _release(final: EngineTable, columns: Sequence[str], extra: Sequence[str] = (), pseudonyms: Sequence[str] = ()):

@@ -168,6 +168,8 @@ def anonymize(
     start = time.perf_counter()
     say = notify or (lambda _text: None)
     shield = list(shield)
+    # one scan types every text column (the recipe states each column's type): not one query per set of columns
+    table.decide_kinds(list(table.columns))
     require_owners(table)  # every record's person and household filled in, as in memory
     owners = _owners(table, target)
     requirements = target.requirements
@@ -215,21 +217,21 @@ def anonymize(
         f"levels {', '.join(f'{a} {v}' for a, v in result.levels.items())} chosen; the engine now writes the release "
         "and it is measured as written."
     )
-    replay = apply_recipe(recipe, table, out=out)
+    replay = apply_recipe(recipe, table, out=out, type_written=True)
     recipe = replace(
         recipe,
         released_records=replay.released_records,
         loaded_records=replay.check.loaded_records + replay.left_out,
         capped_records=capped[0] if capped is not None else None,
     )
-    rows, smallest, value, released = _measured(replay, frame, shield, built, recipe, measure, target)
+    rows, smallest, value, released, distinct = _measured(replay, frame, shield, built, recipe, measure, target)
     # what an attacker who knows the kept columns sees, counted on the rows as written (no person column written)
     written = replay.written if replay.written is not None else replay.released
     # the kept columns released as they are (a shifted date is kept by role but released changed)
     kept_columns = [c for c in unchanged_kept(recipe.kept, [s.step for s in recipe.steps]) if c in recipe.columns]
     person = target.person if target.person in recipe.columns else None  # released as its pseudonym
     kept = kept_risk(
-        summary_frame(written, [*shield, *kept_columns, *([person] if person else [])])[0]
+        _summary_of(written, distinct, [*shield, *kept_columns, *([person] if person else [])])
         if kept_columns
         else pd.DataFrame(),
         shield,
@@ -275,6 +277,8 @@ def _counted_per_node(
     count node by node, one sentence at once (before the class table is read)."""
     if target.person is None or target.unit not in ("people", "histories"):
         return False
+    if _totals(table)["records"] <= MAX_CLASSES:
+        return False  # each pair holds at least one record: no more pairs than records (the pairs not built)
     pairs, _ = owner_pairs(table, shield, target.person)
     many = int(table.engine.value(pairs.count()) or 0)
     if many <= MAX_CLASSES:
@@ -319,7 +323,7 @@ def _people_on_engine(
         f"levels {', '.join(f'{a} {v}' for a, v in result.levels.items())} chosen; the engine now writes the release "
         "and it is measured as written."
     )
-    replay = apply_recipe(recipe, table, out=out)
+    replay = apply_recipe(recipe, table, out=out, type_written=True)
     recipe = replace(recipe, released_records=replay.released_records, loaded_records=replay.check.loaded_records)
     kept_records = int(rows[WEIGHT].sum()) - result.suppressed
     if replay.released_records != kept_records:
@@ -536,14 +540,12 @@ def _recipe(
     generalization, then the suppression of what still fails (decided on the class table,
     generalized in memory)."""
     table.decide_kinds(list(table.columns))  # one scan types every text column
-    count = table.count
-    totals = table.raw.aggregate(rows=table.raw.count(), **({"records": table.value(count).sum()} if count else {}))
-    known = table.engine.run(totals).to_pylist()[0]
+    known = _totals(table)
     source = Source(
         name=str(table.name),
         fingerprint="",
-        rows=int(known["rows"]),
-        records=int(known.get("records") or 0) if count else int(known["rows"]),
+        rows=known["rows"],
+        records=known["records"],
         missing=table.missing,
         columns=tuple(SourceColumn(c, _kind(table, c), roles.get(c, Role.IGNORE).value) for c in table.columns),
         reading=reading or Reading(header=True),
@@ -581,6 +583,21 @@ def _recipe(
     return _recipe_of(table, roles, columns, target, source, steps, before)
 
 
+def _totals(table: EngineTable) -> dict[str, int]:
+    """The table's rows and records (the count column summed, else its rows), from one query made
+    once per table (the recipe's source states them; they bound the (person, row) pairs)."""
+    key = ("totals", table.count)
+    if key not in table._pairs:
+        count = table.count
+        table.decide_kinds(list(table.columns))  # one scan types every text column
+        raw = table.raw
+        totals = raw.aggregate(rows=raw.count(), **({"records": table.value(count).sum()} if count else {}))
+        known = table.engine.run(totals).to_pylist()[0]
+        rows = int(known["rows"])
+        table._pairs[key] = {"rows": rows, "records": int(known.get("records") or 0) if count else rows}
+    return table._pairs[key]
+
+
 def _recipe_of(table, roles, columns, target, source, steps, before) -> Recipe:
     """The recipe of ``steps``, releasing ``columns`` (and the pseudonymized ones) in the file's order."""
     chosen = release_columns(columns, list(table.columns), roles, table.count)
@@ -597,8 +614,9 @@ def _measured(
     recipe: Recipe,
     measure: str,
     target: ReleaseTarget,
-) -> tuple[int, int, float, int]:
-    """Distinct rows, k, the utility and the people released (0 in records) of the release as written: its distinct rows come
+) -> tuple[int, int, float, int, pd.DataFrame]:
+    """Distinct rows, k, the utility and the people released (0 in records) of the release as written, and
+    its distinct rows over the written columns with their records (``WEIGHT``): they come
     back, and each class of the original is paired with the written row it became. Counted in
     people, the suppression (whole people) is re-applied to the class table, which holds each
     person's rows, and k is counted in people there (the person column is not written)."""
@@ -606,7 +624,7 @@ def _measured(
     values = [c for c in recipe.columns if c != release.count]
     written, _ = summary_frame(release, values, complete=release.assessed_columns(recipe.target.sensitive))
     if written.empty:
-        return 0, 0, 1.0, 0
+        return 0, 0, 1.0, 0, written
     people = 0
     sizes = written.groupby([written[c] for c in shield], dropna=False)[WEIGHT].sum()
     generalized = next(s.step for s in recipe.steps if isinstance(s.step, GeneralizationStep)).apply(frame)
@@ -629,7 +647,18 @@ def _measured(
         )
     released = generalized.loc[kept, shield]
     value = measure_value(frame, released, shield, hierarchies, measure, count=WEIGHT)
-    return len(written), int(sizes.min()), value, people
+    return len(written), int(sizes.min()), value, people, written
+
+
+def _summary_of(release: EngineTable, distinct: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``summary_frame(release, columns)[0]``: from ``distinct`` (the release's distinct rows over
+    more columns, as ``_measured`` brought them back) when no row is left out for missing values,
+    else from the engine (its rows missing one of ``columns`` left out)."""
+    columns = list(dict.fromkeys(columns))
+    if release.missing == "drop" or not set(columns) <= set(distinct.columns):
+        return summary_frame(release, columns)[0]
+    grouped = distinct.groupby(columns, dropna=False, sort=False)[WEIGHT].sum()
+    return grouped.reset_index()[[*columns, WEIGHT]]
 
 
 def _keys(frame: pd.DataFrame, columns: Sequence[str], *, guard: bool) -> pd.Series:
