@@ -30,12 +30,34 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..core.errors import AnonlibError, EngineError, EngineUnavailableError, ParameterError
 
 ENGINES = ("duckdb", "spark")
-DEFAULT_MEMORY_LIMIT = "2GB"
+
+
+def quarter_of_memory() -> str:
+    """DuckDB's default memory limit: a quarter of this machine's memory (of the container's, when
+    it is capped lower), at least 2 GB. Past the limit DuckDB spills to its private folder; at
+    10^8 records a search's node took 104-109 CPU-s within 2 GB and 77 within 6 GB (bench/NOTES.md).
+
+    >>> int(quarter_of_memory().removesuffix("MB")) >= 2048
+    True
+    """
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for capped in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(capped).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return f"{max(2 * 1024**3, total // 4) // 1024**2}MB"
+
+
+DEFAULT_MEMORY_LIMIT = quarter_of_memory()
 DEFAULT_SPARK_MASTER = "local[*]"
 # Spark's defaults are for clusters; a laptop or a CI job wants few shuffle partitions
 LOCAL_SPARK_CONFIG = {

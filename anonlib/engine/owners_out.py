@@ -14,9 +14,9 @@ the (owner, row) pairs and answers what ``GeneralizationSpace.status`` asks in p
 - **whole histories** (``histories=True``, the adversary who knows every record of a person):
   an owner fails when fewer than k owners share its history, the multiset of its generalized
   rows with their records. Owners are grouped by two sums of their elements' hashes with their
-  records and distinct rows; a group of at least k owners is then *verified*: every member's
-  elements are looked up in one member's (its representative's), so a group whose hashes
-  collide is found and its owners are grouped exactly by their sorted lists. Removing owners
+  records and distinct rows; a group of at least k owners is then *verified*: its members' elements
+  are counted, and an element not held by every member marks a group whose hashes collide, whose
+  owners are then grouped exactly by their sorted lists. Removing owners
   whole leaves the others' histories as they are: one pass is the answer.
 - **any m of a history** (``histories=True, power=m``, m from 2: Terrovitis et al.'s k^m on
   multisets): an owner fails when the fewest owners containing one of its sub-multisets of
@@ -286,7 +286,7 @@ def _with_records(grouped, gone: list):
 
 def _short_histories(table: EngineTable, grouped, k: int, made: list):
     """The owners whose whole history (at the node) fewer than k owners share (``OWNER``, ``RECORDS``):
-    hashed, groups of k or more verified against a representative, colliding groups split exactly."""
+    hashed, groups of k or more verified by counting their members' elements, colliding groups split exactly."""
     import ibis
 
     per_owner = grouped.group_by(OWNER).aggregate(
@@ -298,13 +298,14 @@ def _short_histories(table: EngineTable, grouped, k: int, made: list):
     groups = per_owner.group_by(label).aggregate(**{SHARED: per_owner.count(), REP: per_owner[OWNER].min()})
     groups = computed_once(table, groups)
     made.append(groups)
-    # a group of at least k owners: each member's elements found in its representative's, or the group collides
-    members = per_owner.join(groups.filter(groups[SHARED] >= k), label).select(OWNER, *label, REP)
+    # A group of at least k owners, each with LENGTH distinct (row, records) elements, holds one history
+    # exactly when each element found in the group is held by every member (then each member holds all
+    # the group's elements, as many as its own): an element held by fewer members marks a collision.
+    members = per_owner.join(groups.filter(groups[SHARED] >= k), label).select(OWNER, REP, SHARED)
     mine = grouped.join(members, OWNER)
-    theirs = grouped.select(**{REP: grouped[OWNER], CLASS: grouped[CLASS], "anonlib_w": grouped[WEIGHT]})
-    compared = mine.left_join(theirs, [mine[REP] == theirs[REP], mine[CLASS] == theirs[CLASS]])
-    differing = compared.filter(compared["anonlib_w"].isnull() | (compared["anonlib_w"] != compared[WEIGHT]))
-    colliding = computed_once(table, differing.select(*label).distinct())
+    held = mine.group_by([REP, CLASS, WEIGHT]).aggregate(anonlib_n=mine.count(), **{SHARED: mine[SHARED].max()})
+    split = held.filter(held["anonlib_n"] < held[SHARED]).select(REP).distinct()
+    colliding = computed_once(table, groups.join(split, REP).select(*label))
     made.append(colliding)
     short = per_owner.join(groups.filter(groups[SHARED] < k), label).select(OWNER, RECORDS)
     kept = groups.filter(groups[SHARED] >= k).anti_join(colliding, label)
