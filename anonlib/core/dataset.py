@@ -83,6 +83,7 @@ _ID_ABBREVIATIONS = {
     "subjid": "subject id",
     "caseid": "case id",
     "respid": "respondent id",
+    "idcode": "person id",  # the NLSY's panels (Stata's nlswork)
 }
 # household ids of surveys and panels (hhid, hh_id, household, hhnr, intnum, famid, ...)
 _HOUSEHOLD_NAMES = re.compile(

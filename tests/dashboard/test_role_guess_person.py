@@ -100,6 +100,15 @@ def test_weak_evidence_is_offered_not_preselected_and_duplicates_are_no_person()
     assert role_guesses(copies, contents=True)["id"].role is Role.IDENTIFIER
 
 
+def test_the_nlsy_idcode_is_guessed_as_the_person_where_its_values_speak_weakly():
+    # the NLSY's panels name their person column idcode: with its name, the weak evidence (no year, no
+    # age growing within, which alone only offers the role) chooses it
+    frame = panel().drop(columns=["year", "age"])
+    assert role_guesses(frame.rename(columns={"id": "respondent"}), contents=True)["respondent"].role is Role.IGNORE
+    guess = role_guesses(frame.rename(columns={"id": "idcode"}), contents=True)["idcode"]
+    assert guess.role is Role.PERSON and guess.offer is None
+
+
 def test_a_wide_file_preselects_at_most_eight_small_domain_columns_and_offers_the_rest():
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({f"drug{i}": rng.choice(["No", "Up", "Steady"], 200) for i in range(12)})
