@@ -158,7 +158,7 @@ def _report(
     result, check = done.search, done.replay.check
     engine = {
         "engine": done.replay.engine,
-        "classes": done.classes,
+        "rows_searched": done.rows_searched,
         "measured_on": done.replay.measured_on,
         "engine_seconds": done.seconds,
     }
@@ -185,6 +185,6 @@ def _report(
         kept=done.kept if done.kept is not None else done.recipe.kept,
         unseen=done.unseen,
         earlier=earlier,
-        engine_line=f"{done.replay.engine}: {done.classes:,} distinct rows searched in memory, "
+        engine_line=f"{done.replay.engine}: {done.rows_searched:,} distinct rows searched in memory, "
         f"the release measured on the {done.replay.measured_on}",
     )

@@ -99,7 +99,7 @@ class EngineAnonymization:
     ``lattice_size``, ``bound``, ``seconds``); ``replay`` the recipe re-applied by the
     engine, its ``check`` measured on the written file; ``k``, ``rows`` (distinct
     rows) and ``utility`` are measured on the written file as well (on the release's
-    query when nothing was written). ``classes`` is the number of rows of the class
+    query when nothing was written). ``rows_searched`` is the number of rows of the class
     table that came back, ``dropped`` the rows left out for missing values.
     """
 
@@ -107,7 +107,7 @@ class EngineAnonymization:
     recipe: Recipe
     replay: EngineReplay
     hierarchies: dict[str, pd.DataFrame]
-    classes: int
+    rows_searched: int
     rows: int
     k: int
     utility: float
@@ -247,7 +247,7 @@ def anonymize(
         recipe=recipe,
         replay=replay,
         hierarchies=built,
-        classes=len(frame),
+        rows_searched=len(frame),
         rows=rows,
         k=smallest,
         utility=value,
@@ -344,7 +344,7 @@ def _people_on_engine(
         recipe=recipe,
         replay=replay,
         hierarchies=built,
-        classes=len(rows),
+        rows_searched=len(rows),
         rows=int(table.engine.value(written.count()) or 0),
         k=found.k,
         utility=float(result.utility),

@@ -24,7 +24,7 @@ from anonlib.core.histories import Earlier
 # apply on an engine does not compare the file with the recipe's (None)
 ENGINE_ONLY = {
     "engine",
-    "classes",
+    "rows_searched",
     "engine_seconds",
     "seconds",
     "measured_on",
