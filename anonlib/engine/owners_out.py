@@ -190,21 +190,26 @@ def rows_in_classes(
     rows: pd.DataFrame,
     which: np.ndarray,
     others: Sequence[str],
-) -> int:
+) -> tuple[int, int]:
     """The distinct rows over the quasi-identifiers and ``others`` of the records whose row of ``rows``
     is marked in ``which`` (the paper's violations of a node in people: the rows of the classes that
-    lost records), counted by the engine (records of no weight left out, as the class table leaves them)."""
+    lost records), and of every record, counted by the engine in one pass over the records (records
+    of no weight left out, as the class table leaves them)."""
 
     owner_pairs(table, quasi_identifiers, owner)
     mapping, raws = table._pairs[("mapping", tuple(quasi_identifiers), owner, table.missing, table.count)]
     raw = table.raw
-    marked = _small(table, pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64)[np.asarray(which, dtype=bool)]}))
+    lost = "anonlib_lost"
+    marked = _small(table, pd.DataFrame({lost: rows[KEY].to_numpy(dtype=np.int64)[np.asarray(which, dtype=bool)]}))
     records = raw.join(mapping, [raw[c].identical_to(mapping[r]) for c, r in zip(quasi_identifiers, raws)])
     if table.count:
         records = records.filter(table.value(table.count, records) > 0)
-    records = records.join(marked, KEY)
     distinct = records.select(KEY, **{f"anonlib_other_{j}": table.value(c, records) for j, c in enumerate(others)})
-    return int(table.engine.value(distinct.distinct().count()) or 0)
+    distinct = distinct.distinct()
+    flagged = distinct.left_join(marked, distinct[KEY] == marked[lost])
+    counted = flagged.aggregate(n=flagged.count(), m=flagged[lost].notnull().cast("int64").sum())
+    found = table.engine.run(counted).to_pylist()[0]
+    return int(found["m"] or 0), int(found["n"] or 0)
 
 
 def _small(table: EngineTable, frame: pd.DataFrame):

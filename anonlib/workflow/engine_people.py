@@ -183,8 +183,7 @@ class _Root:
         lost = np.zeros(len(space.rows), dtype=bool)
         lost[out.paid[:, 0]] = True  # at the bottom each row is its own class
         count = (space.table, space.qis, space.person, space.rows)
-        violations = rows_in_classes(*count, lost, self.others) if lost.any() else 0
-        every = rows_in_classes(*count, np.ones(len(space.rows), dtype=bool), self.others)
+        violations, every = rows_in_classes(*count, lost, self.others)
         return (SearchNode(bottom, violations, every, None, None, suppressed, acceptable),)
 
 
