@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from anonlib.core.budget import duration_text
 from anonlib.core.dataset import Dataset
 from anonlib.measures.peers import (
     EXAMPLES,
@@ -19,9 +20,10 @@ from anonlib.measures.peers import (
     heatmap_columns,
     leave_one_out,
     privacy_matrix,
+    walk_size,
 )
 from anonlib.workflow import BandsStep, default_choice, step_cost
-from anonlib.workflow.budgets import STATUS_SECONDS, bands_budget, bands_seconds
+from anonlib.workflow.budgets import PRIVACY_SECONDS, STATUS_SECONDS, bands_budget, bands_seconds, known_within
 from anonlib.workflow.findings import IndividualPrivacy, individual_privacy
 from dashboard import charts
 from dashboard.glossary import term_help
@@ -40,6 +42,7 @@ MAX_SPAN = 1500  # whole-number columns spanning more values are not offered for
 # function never calls a Streamlit element (dashboard.memo says why). Their keys carry the
 # fingerprint (the table), the roles and the missing-value policy (what is analysed).
 PRIVACY = "individuals.privacy"
+ESTIMATES = "individuals.estimates"  # seconds the walk is expected to take, per table and attacker
 POTENTIAL = "individuals.potential"
 BANDS = "individuals.bands"  # the band steps offered and what each costs (applied to the whole table)
 FIGURES = "individuals.figures"  # the two heatmaps, drawn from the kept results
@@ -180,6 +183,33 @@ if ready:
         frame, dropped = dataset.analysis_frame(list(qis + sensitive_columns), person=person is not None)
         started = time.perf_counter()
         status = progress = None
+        table_key = (dataset.fingerprint, roles_key(dataset), dataset.missing)
+        seconds = memo(ESTIMATES).get((*table_key, max_known))
+        if seconds is None:
+            seconds = memo(ESTIMATES).put((*table_key, max_known), _estimated_seconds(dataset, frame, max_known))
+        narrowed = known_within(seconds, len(qis), max_known, PRIVACY_SECONDS)
+        if narrowed != max_known:  # as the risk report narrows: fewer quasi-identifiers known at once, said
+            said = st.container()
+            everything = st.checkbox(
+                f"Compute every combination anyway (about {duration_text(seconds)})", key="peers_everything"
+            )
+            every = walk_size(len(qis), max_known)
+            if not everything and not narrowed:
+                said.warning(
+                    f"Not computed: even an attacker knowing one quasi-identifier at a time would take about "
+                    f"{duration_text(seconds * walk_size(len(qis), 1) / every)} on {len(frame):,} records. Mark fewer "
+                    "columns as quasi-identifiers, or tick the box to compute it anyway."
+                )
+                st.stop()
+            if not everything:
+                said.info(
+                    f"All {every:,} combinations of the {len(qis)} quasi-identifiers would take about "
+                    f"{duration_text(seconds)} on {len(frame):,} records, so the attacker here knows at most "
+                    f"{narrowed} of them at once ({walk_size(len(qis), narrowed):,} combinations), as the risk report "
+                    "assumes. Tick the box to compute every combination."
+                )
+                seconds *= walk_size(len(qis), narrowed) / every
+                max_known = narrowed
         privacy_key = (
             dataset.fingerprint,
             roles_key(dataset),
@@ -192,7 +222,6 @@ if ready:
         )
         privacy: IndividualPrivacy | None = memo(PRIVACY).get(privacy_key)
         if privacy is None:  # computed here, outside any cached function, with its progress shown
-            seconds = _estimated_seconds(dataset, frame, max_known)
             if seconds > STATUS_SECONDS:
                 status = st.status(f"Computing individual privacy (about {seconds:,.0f} s estimated)...", expanded=True)
                 bar = status.progress(0.0, text="Combinations of quasi-identifiers")

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..measures.peers import walk_size
+
 PAGE_SEARCH_SECONDS = 20.0  # the optimal search on a page: past it, the best found, said to be unproven
 REPORT_SEARCH_SECONDS = 30.0  # the same in the risk report (a batch of sections, not a click)
 PRIVACY_SECONDS = 120.0  # individual privacy longer than this is narrowed (fewer variables known at once)
@@ -47,3 +49,19 @@ def bands_budget(records: int, known: int) -> int:
     2^(known - 1) combinations of the other known variables, so about ``BAND_CELLS`` in all,
     at least 20 and at most 400 partitions."""
     return int(np.clip(BAND_CELLS / (max(records, 1) * 2 ** max(known - 1, 0)), 20, 400))
+
+
+def known_within(needed: float, variables: int, max_known: int | None, seconds: float) -> int | None:
+    """How many of ``variables`` quasi-identifiers an adversary may know at once for the walk over
+    their combinations (estimated at ``needed`` seconds with at most ``max_known`` known, None: all)
+    to fit in ``seconds``: ``max_known`` itself when it fits, else the most that fits (the cost is
+    per combination walked, so narrowing scales it exactly), 0 when not even one at a time fits.
+
+    >>> known_within(60.0, 12, None, 120.0) is None, known_within(235.0, 12, None, 120.0)
+    (True, 5)
+    """
+    if needed <= seconds:
+        return max_known
+    limit = variables if max_known is None else min(int(max_known), variables)
+    every = walk_size(variables, max_known)
+    return next((k for k in range(limit - 1, 0, -1) if needed * walk_size(variables, k) / every <= seconds), 0)

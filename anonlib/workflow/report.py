@@ -61,7 +61,7 @@ from ..measures.profile import risk_profile
 from ..measures.target import ReleaseTarget
 from ..measures.utility import MEASURE_NAMES
 from ..transformations.generalization import release_search
-from .budgets import PRIVACY_SECONDS, RELEASE_VIEW_SECONDS, REPORT_SEARCH_SECONDS
+from .budgets import PRIVACY_SECONDS, RELEASE_VIEW_SECONDS, REPORT_SEARCH_SECONDS, known_within
 from .findings import (
     NO_ROWS,
     AttackerSection,
@@ -330,15 +330,9 @@ def _privacy_section(
     full = [estimate_minimum(frame, s, aux, count=count, max_known=max_known, person=person) for s in sensitive]
     needed = sum(e.seconds for e in full)
     all_subsets = walk_size(len(aux), max_known)
-    known = max_known
-    if needed > seconds:
-        # the model's cost is per combination walked, so narrowing scales it exactly
-        fits = [
-            k
-            for k in range(min(len(aux), max_known if max_known is not None else len(aux)) - 1, 0, -1)
-            if needed * walk_size(len(aux), k) / all_subsets <= seconds
-        ]
-        if not fits:
+    known = known_within(needed, len(aux), max_known, seconds)
+    if known != max_known:
+        if not known:
             one = needed * walk_size(len(aux), 1) / all_subsets
             raise ProblemTooLargeError(
                 f"Not computed: even with an adversary knowing one quasi-identifier at a time, the minimum PPP of "
@@ -346,7 +340,6 @@ def _privacy_section(
                 f"would take about {duration_text(one)}, more than the report's {duration_text(seconds)}. Use the "
                 "Individual privacy page on fewer variables or a sample of the records."
             )
-        known = fits[0]
         notes.append(
             Note(
                 "Individual privacy",
