@@ -457,11 +457,19 @@ def _guess_from_contents(frame: pd.DataFrame, guesses: dict[str, RoleGuess]) -> 
     for column, guess in guesses.items():
         if guess.role is Role.IDENTIFIER and guess.offer is None:
             distinct = frame[column].nunique()
-            if distinct <= SMALL_DOMAIN and len(frame) >= 2 * PERSON_MIN_VALUES:
+            if len(frame) < 2 * PERSON_MIN_VALUES:
+                continue
+            if distinct <= SMALL_DOMAIN:
                 guesses[column] = RoleGuess(
                     Role.IGNORE,
                     f"{guess.reason}, but its {distinct} value{'s' if distinct != 1 else ''} are shared by many "
                     "records: a category, not an identifier",
+                )
+            elif len(frame) > PERSON_MAX_RECORDS_PER_VALUE * distinct:  # a code (a disposition, a source)
+                guesses[column] = RoleGuess(
+                    Role.IGNORE,
+                    f"{guess.reason}, but its {distinct:,} values are shared by {len(frame) / distinct:,.0f} records "
+                    "each on average: a category, not an identifier",
                 )
     found = []
     for column, guess in guesses.items():

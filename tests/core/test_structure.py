@@ -132,6 +132,24 @@ def test_names_that_said_the_wrong_role():
     assert guesses["test_id"].role is Role.IGNORE and "a category, not an identifier" in guesses["test_id"].reason
     assert guesses["clinic_name"].role is Role.IGNORE
     assert guesses["fake_last_name"].role is Role.IDENTIFIER
+    # the diabetes file's codes: 26 and 17 values over 101,766 records are categories, as its 8 are;
+    # a code of many values with few records each stays an identifier
+    rng = np.random.default_rng(5)
+    codes = pd.DataFrame(
+        {
+            "discharge_disposition_id": rng.integers(1, 27, 2000),
+            "admission_type_id": rng.integers(1, 9, 2000),
+            "encounter_id": rng.permutation(2000) * 7 + 12,
+            "visit_id": rng.integers(0, 400, 2000),
+            "age": rng.integers(20, 90, 2000),
+        }
+    )
+    guesses = role_guesses(codes, contents=True)
+    for code in ("discharge_disposition_id", "admission_type_id"):
+        assert guesses[code].role is Role.IGNORE and "a category, not an identifier" in guesses[code].reason
+    assert "77 records each on average" in guesses["discharge_disposition_id"].reason
+    assert guesses["encounter_id"].role is Role.IDENTIFIER
+    assert guesses["visit_id"].role is not Role.IGNORE  # 5 records a value: an identifier (or the person)
 
 
 def test_the_bundled_samples_keep_their_roles():
