@@ -50,12 +50,14 @@ class Tab:
 
     def start(self, server: str, width: int = 1440, height: int = 1000) -> int:
         """The app on its Dataset page at this window size: opened if the tab has not opened it
-        yet, else reached through the sidebar; how many errors the page had raised before."""
+        yet, else reached through the sidebar (unless the tab shows it already: the Dataset page is
+        the app's address itself, and its link would only run it again); how many errors the page
+        had raised before."""
         self.page.set_viewport_size({"width": width, "height": height})
-        if self.page.url.startswith(server):
-            open_page(self.page, "Dataset")
-        else:
+        if not self.page.url.startswith(server):
             open_app(self.page, server)
+        elif self.page.url.rstrip("/") != server.rstrip("/"):
+            open_page(self.page, "Dataset")
         return len(self.errors)
 
 
