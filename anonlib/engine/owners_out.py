@@ -68,6 +68,7 @@ from .owners import (
 from .source import WEIGHT, EngineTable, from_frame
 
 CLASS = "anonlib_class"
+AT = "anonlib_at"  # a row's position in ``owner_rows``
 REP = "anonlib_rep"
 
 
@@ -122,34 +123,35 @@ def owners_out(
     The node's tables on the engine are dropped before it returns."""
 
     pairs, _ = owner_pairs(table, quasi_identifiers, owner)
+    keys = rows[KEY].to_numpy(dtype=np.int64)
+    # the node's classes, and each row's position for the cost: one small table
     node = _small(
-        table, pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64), CLASS: np.asarray(classes, dtype=np.int64)})
+        table, pd.DataFrame({KEY: keys, CLASS: np.asarray(classes, dtype=np.int64), AT: np.arange(len(rows))})
     )
-    joined = pairs.join(node, KEY)
+    joined = pairs.join(node.select(KEY, CLASS), KEY)
     # each owner's generalized rows with their records: the node's (owner, class) pairs
     grouped = joined.group_by([OWNER, CLASS]).aggregate(**{WEIGHT: joined[WEIGHT].sum().cast("int64")})
     made = [computed_once(table, grouped), node]
     try:
         failing, smallest = _short(table, made[0], k, made, histories, power)
-        failing = computed_once(table, failing)
-        made.append(failing)
-        counted = table.engine.run(
-            failing.aggregate(n=failing.count(), r=failing[RECORDS].sum().cast("int64"))
-        ).to_pylist()[0]
-        owners, records = int(counted["n"] or 0), int(counted["r"] or 0)
-        found = [table.engine.value(e) for e in (smallest if isinstance(smallest, tuple) else (smallest,))]
-        smallest = min((int(v) for v in found if v is not None), default=0)
+        # the owners and records suppressed and the fewest sharing among those kept: one query
+        fewest = smallest if isinstance(smallest, tuple) else (smallest,)
+        counted = failing.aggregate(n=failing.count(), r=failing[RECORDS].sum().cast("int64"))
+        for j, each in enumerate(fewest):
+            counted = counted.cross_join(each.name(f"anonlib_fewest_{j}").as_table())
+        found = table.engine.run(counted).to_pylist()[0]
+        owners, records = int(found["n"] or 0), int(found["r"] or 0)
+        values = [found[f"anonlib_fewest_{j}"] for j in range(len(fewest))]
+        smallest = min((int(v) for v in values if v is not None), default=0)
         kept = np.zeros(0, dtype=np.int64)
         paid = np.zeros((0, 3), dtype=np.int64)
-        if cost(owners) if callable(cost) else cost:
-            position = _small(
-                table, pd.DataFrame({KEY: rows[KEY].to_numpy(dtype=np.int64), "anonlib_at": np.arange(len(rows))})
-            )
-            made.append(position)
+        costed = cost(owners) if callable(cost) else cost
+        if owners and costed:
             gone = pairs.join(failing.select(OWNER), OWNER)
-            lost = gone.group_by([KEY, WEIGHT]).aggregate(anonlib_pairs=gone.count()).join(position, KEY)
-            found = table.engine.run(lost.select("anonlib_at", WEIGHT, "anonlib_pairs")).to_pandas()
+            lost = gone.group_by([KEY, WEIGHT]).aggregate(anonlib_pairs=gone.count()).join(node.select(KEY, AT), KEY)
+            found = table.engine.run(lost.select(AT, WEIGHT, "anonlib_pairs")).to_pandas()
             paid = found.to_numpy(dtype=np.int64).reshape(-1, 3)
+        if costed:
             suppressed = np.bincount(paid[:, 0], weights=paid[:, 1] * paid[:, 2], minlength=len(rows))
             kept = rows[WEIGHT].to_numpy(dtype=np.int64) - suppressed.astype(np.int64)
     finally:
@@ -269,10 +271,10 @@ def _until_none_short(table: EngineTable, grouped, made: list, one_pass):
     gone = []
     while True:
         failing, smallest = one_pass(alive)
+        if not int(table.engine.value(failing.count()) or 0):  # counted first: the last pass makes no table
+            return _with_records(grouped, gone), smallest
         failing = computed_once(table, failing)
         made.append(failing)
-        if not int(table.engine.value(failing.count()) or 0):
-            return _with_records(grouped, gone), smallest
         gone.append(failing)
         alive = computed_once(table, alive.anti_join(failing, OWNER))
         made.append(alive)

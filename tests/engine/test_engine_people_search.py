@@ -3,7 +3,8 @@
 same people and records suppressed, the same k among the people kept and the same cost (the
 utility of the records kept to the last representable digit), on random panels with a count
 column, in people and on histories (whole, and any 2 records), k 2-4, several suppression limits
-and measures."""
+and measures. The same search with every node counted by Spark is in ``test_engine_spark.py``
+(the module holding the process's Spark session: one JVM for both)."""
 
 from __future__ import annotations
 
@@ -151,40 +152,3 @@ def test_past_the_limit_another_target_is_one_sentence_at_once(tmp_path, capsys,
     assert code == 2 and not out.exists() and "Traceback" not in err
     assert "distinct (person, row) pairs on age, sex, more than the 10 the search brings into memory" in err
     assert "not with k = 4 people on any 6 of a person's records" in err
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    """The process's Spark session in local mode (shared with the other Spark modules of the process),
-    one partition after a shuffle: the panel is small and each partition is a task."""
-    import os
-
-    os.environ.setdefault("SPARK_LOCAL_DIRS", str(tmp_path_factory.mktemp("spark-local")))
-    engine = eng.connect("spark", master=eng.DEFAULT_SPARK_MASTER)
-    engine.backend._session.conf.set("spark.sql.shuffle.partitions", "1")
-    return engine
-
-
-@pytest.mark.parametrize(
-    "target",
-    [
-        ReleaseTarget(4, max_suppressed=0.3, person="pid"),
-        ReleaseTarget(2, max_suppressed=0.3, person="pid", linked=("pid",)),
-        ReleaseTarget(2, max_suppressed=0.3, person="pid", linked=("pid",), power=2),
-    ],
-    ids=["people", "histories", "power 2"],
-)
-def test_spark_counts_each_node_as_memory_does(spark, target):
-    """The same search with every node counted by Spark (local mode): the in-memory node, people and
-    records suppressed, k among the people kept and utility, in people and on histories (whole,
-    any 2 records). A small lattice (sex and city: 6 nodes): Spark's cost is per query."""
-    shield = ["sex", "city"]
-    frame = _panel(2, 60, 20)
-    hierarchies = {a: default_hierarchy(sorted(frame[a].unique()), a)[1] for a in shield}
-    memory = release_search(frame, shield, hierarchies, target=target, count="n")
-    found = people_search(eng.from_frame(frame, spark).with_roles({"n": "count"}), shield, hierarchies, target)
-    engine = found.result
-    assert engine.levels == memory.levels
-    assert (engine.suppressed_persons, engine.suppressed) == (memory.suppressed_persons, memory.suppressed)
-    assert found.k == memory.released_k and found.persons == memory.persons == frame["pid"].nunique()
-    assert engine.utility == pytest.approx(memory.utility, rel=1e-12, abs=1e-12)
