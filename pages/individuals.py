@@ -23,7 +23,7 @@ from anonlib.measures.peers import (
     walk_size,
 )
 from anonlib.workflow import BandsStep, default_choice, step_cost
-from anonlib.workflow.budgets import PRIVACY_SECONDS, STATUS_SECONDS, bands_budget, bands_seconds, known_within
+from anonlib.workflow.budgets import PAGE_PRIVACY_SECONDS, STATUS_SECONDS, bands_budget, bands_seconds, known_within
 from anonlib.workflow.findings import IndividualPrivacy, individual_privacy
 from dashboard import charts
 from dashboard.glossary import term_help
@@ -78,6 +78,12 @@ def _estimated_seconds(dataset: Dataset, frame: pd.DataFrame, max_known: int | N
         estimate_minimum(frame, s, aux, count=dataset.count, max_known=max_known, person=dataset.person).seconds
         for s in dataset.sensitive
     )
+
+
+def _about(seconds: float) -> str:
+    """An estimated duration in words: "about 4 minutes", "under a second"."""
+    text = duration_text(seconds)
+    return text if text.startswith("under") else f"about {text}"
 
 
 def _whole_span(series: pd.Series) -> float:
@@ -187,26 +193,25 @@ if ready:
         seconds = memo(ESTIMATES).get((*table_key, max_known))
         if seconds is None:
             seconds = memo(ESTIMATES).put((*table_key, max_known), _estimated_seconds(dataset, frame, max_known))
-        narrowed = known_within(seconds, len(qis), max_known, PRIVACY_SECONDS)
-        if narrowed != max_known:  # as the risk report narrows: fewer quasi-identifiers known at once, said
+        narrowed = known_within(seconds, len(qis), max_known, PAGE_PRIVACY_SECONDS)
+        if narrowed != max_known:  # narrowed as the risk report narrows (fewer known at once, said), to a page's time
             said = st.container()
-            everything = st.checkbox(
-                f"Compute every combination anyway (about {duration_text(seconds)})", key="peers_everything"
-            )
+            everything = st.checkbox(f"Compute every combination anyway ({_about(seconds)})", key="peers_everything")
             every = walk_size(len(qis), max_known)
             if not everything and not narrowed:
                 said.warning(
-                    f"Not computed: even an attacker knowing one quasi-identifier at a time would take about "
-                    f"{duration_text(seconds * walk_size(len(qis), 1) / every)} on {len(frame):,} records. Mark fewer "
+                    f"Not computed: even an attacker knowing one quasi-identifier at a time would take "
+                    f"{_about(seconds * walk_size(len(qis), 1) / every)} on {len(frame):,} records. Mark fewer "
                     "columns as quasi-identifiers, or tick the box to compute it anyway."
                 )
                 st.stop()
             if not everything:
                 said.info(
-                    f"All {every:,} combinations of the {len(qis)} quasi-identifiers would take about "
-                    f"{duration_text(seconds)} on {len(frame):,} records, so the attacker here knows at most "
-                    f"{narrowed} of them at once ({walk_size(len(qis), narrowed):,} combinations), as the risk report "
-                    "assumes. Tick the box to compute every combination."
+                    f"All {every:,} combinations of the {len(qis)} quasi-identifiers would take "
+                    f"{_about(seconds)} on {len(frame):,} records, so the attacker here knows at most "
+                    f"{narrowed} of them at once ({walk_size(len(qis), narrowed):,} combinations, "
+                    f"{_about(seconds * walk_size(len(qis), narrowed) / every)}). Tick the box to compute every "
+                    "combination, or choose how many the attacker knows above."
                 )
                 seconds *= walk_size(len(qis), narrowed) / every
                 max_known = narrowed

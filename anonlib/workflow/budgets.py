@@ -22,6 +22,7 @@ from ..measures.peers import walk_size
 PAGE_SEARCH_SECONDS = 20.0  # the optimal search on a page: past it, the best found, said to be unproven
 REPORT_SEARCH_SECONDS = 30.0  # the same in the risk report (a batch of sections, not a click)
 PRIVACY_SECONDS = 120.0  # individual privacy longer than this is narrowed (fewer variables known at once)
+PAGE_PRIVACY_SECONDS = 30.0  # the same on the Individual privacy page (a click, not a batch; a box computes all)
 RELEASE_VIEW_SECONDS = 20.0  # the release view's classifier in the report (rows subsampled past it, and said)
 STATUS_SECONDS = 1.0  # work estimated above this gets a status box with progress on a page
 BAND_CELLS = 4e7  # subset evaluations of one band search on a page (a few seconds)
