@@ -83,7 +83,7 @@ LONG_MODULES = {  # seconds each module held its worker in a full run (3 workers
     "test_browser_dp": 90,
     "test_browser_team": 85,
     "test_browser_tuning": 70,
-    "test_engine_spark": 85,
+    "test_engine_spark": 150,  # with the search in people on Spark (moved from test_engine_people_search)
     "test_browser_sessions": 45,
     "test_browser_projects": 95,
     "test_engine_anonymize": 45,
