@@ -213,3 +213,18 @@ def kernel_sharing(frame: pd.DataFrame, owner: str, power, count: str = "n") -> 
     classes = table.classes()
     codes, n = person_codes(frame[owner], owner)
     return histogram(owners_sharing(classes.ids, classes.n_classes, codes, n, table.weights, power=power))
+
+
+def people_panel(seed: int, records: int, people: int) -> pd.DataFrame:
+    """A panel of ``records`` records of up to ``people`` people (``pid``), three quasi-identifiers
+    and a count column ``n``: the searches in people on DuckDB and Spark draw from it."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "pid": rng.integers(0, people, records),
+            "age": rng.integers(30, 42, records),
+            "sex": rng.choice(["f", "m"], records),
+            "city": rng.choice(["x", "y", "z", "w"], records),
+            "n": rng.integers(1, 4, records),
+        }
+    )

@@ -8,9 +8,9 @@ and measures. The same search with every node counted by Spark is in ``test_engi
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
+from engine_cases import people_panel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,19 +30,6 @@ def duck():
         yield engine
 
 
-def _panel(seed: int, records: int, people: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame(
-        {
-            "pid": rng.integers(0, people, records),
-            "age": rng.integers(30, 42, records),
-            "sex": rng.choice(["f", "m"], records),
-            "city": rng.choice(["x", "y", "z", "w"], records),
-            "n": rng.integers(1, 4, records),
-        }
-    )
-
-
 def _hierarchies(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {a: default_hierarchy(sorted(frame[a].unique()), a)[1] for a in SHIELD}
 
@@ -56,7 +43,7 @@ def _hierarchies(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     st.sampled_from(["loss", "discernibility", "aecs"]),
 )
 def test_the_engine_search_in_people_finds_the_in_memory_node(duck, seed, unit_power, k, limit, measure):
-    frame = _panel(seed, 120, 30)
+    frame = people_panel(seed, 120, 30)
     unit, power = unit_power
     linked = ("pid",) if unit == "histories" else ()
     target = ReleaseTarget(k, max_suppressed=limit, person="pid", linked=linked, power=power)
@@ -116,7 +103,7 @@ def test_the_command_counted_node_by_node_releases_what_memory_releases(tmp_path
         lambda *a, _s=engine_people.people_search, **k: searched.append(1) or _s(*a, **k),
     )
     path = tmp_path / "panel.csv"
-    frame = _panel(5, 200, 150).drop(columns="n")
+    frame = people_panel(5, 200, 150).drop(columns="n")
     frame.to_csv(path, index=False)
     argv = ["anonymize", str(path), "--shield", "age,sex", "--person", "pid", "--keep", "city", "--k", "4"]
     argv += ["--max-suppressed", "0.3"]
@@ -139,7 +126,7 @@ def test_past_the_limit_another_target_is_one_sentence_at_once(tmp_path, capsys,
 
     monkeypatch.setattr(engine_search, "MAX_CLASSES", 10)
     path = tmp_path / "panel.csv"
-    _panel(5, 200, 150).drop(columns="n").to_csv(path, index=False)
+    people_panel(5, 200, 150).drop(columns="n").to_csv(path, index=False)
     out = tmp_path / "out.csv"
     argv = ["anonymize", str(path), "--shield", "age,sex", "--person", "pid", "--keep", "city"]
     argv += ["--k", "4", "--power", "6"]

@@ -52,6 +52,7 @@ from engine_cases import (  # noqa: E402
     household_files,
     kernel_sharing,
     model_requirements,
+    people_panel,
     released_table,
     same_answer,
 )
@@ -375,20 +376,6 @@ def test_the_optimum_in_people_histories_and_households_on_spark_equals_in_memor
         assert got.suppressed == expected.suppressed
 
 
-def _people_panel(seed: int, records: int, people: int) -> pd.DataFrame:
-    """A panel with a count column (as ``test_engine_people_search``'s, where DuckDB counts each node)."""
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame(
-        {
-            "pid": rng.integers(0, people, records),
-            "age": rng.integers(30, 42, records),
-            "sex": rng.choice(["f", "m"], records),
-            "city": rng.choice(["x", "y", "z", "w"], records),
-            "n": rng.integers(1, 4, records),
-        }
-    )
-
-
 @pytest.mark.parametrize(
     "target",
     [
@@ -407,7 +394,7 @@ def test_spark_counts_each_node_as_memory_does(spark, target):
     from anonlib.workflow.engine_people import people_search
 
     shield = ["sex", "city"]
-    frame = _people_panel(2, 60, 20)
+    frame = people_panel(2, 60, 20)
     hierarchies = {a: default_hierarchy(sorted(frame[a].unique()), a)[1] for a in shield}
     memory = release_search(frame, shield, hierarchies, target=target, count="n")
     found = people_search(eng.from_frame(frame, spark).with_roles({"n": "count"}), shield, hierarchies, target)
