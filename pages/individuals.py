@@ -216,9 +216,7 @@ if ready:
                 seconds *= walk_size(len(qis), narrowed) / every
                 max_known = narrowed
         privacy_key = (
-            dataset.fingerprint,
-            roles_key(dataset),
-            dataset.missing,
+            *table_key,
             measure,
             float(p),
             None if q is None else float(q),
