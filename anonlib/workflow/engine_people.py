@@ -45,7 +45,7 @@ import pandas as pd
 
 from ..engine import WEIGHT, EngineTable
 from ..engine.owners import MAX_POWER, check_power, owner_pairs
-from ..engine.owners_out import OwnersOut, owner_rows, owners_in, owners_out, rows_in_classes
+from ..engine.owners_out import Finer, OwnersOut, owner_rows, owners_in, owners_out, rows_in_classes
 from ..measures.models import within_limit
 from ..measures.target import ReleaseTarget
 from ..measures.utility import CELL_MEASURES, measure_value
@@ -93,6 +93,7 @@ class EnginePeopleSpace(GeneralizationSpace):
         self.histories = target.unit == "histories" and target.power != 1
         self.power = target.power if self.histories else None
         self.out: dict[tuple[int, ...], OwnersOut] = {}  # each node counted: what it suppresses
+        self.finer = Finer(table)  # the last node's (owner, class) pairs, grouped from by a node above it
 
     def row_classes(self, levels: Sequence[int], source=None) -> np.ndarray:
         """Each row of ``rows``: its class at ``levels`` (the kernel's class table, rolled up)."""
@@ -112,6 +113,8 @@ class EnginePeopleSpace(GeneralizationSpace):
         def meets(owners: int) -> bool:
             return within_limit(owners, self.n_persons, self.max_suppressed)
 
+        # an acceptable node is costed at once (the walk prices most it finds acceptable; counting
+        # the node again for it would cost a node); a failing one stops where its count fails it
         out = owners_out(
             self.table,
             self.qis,
@@ -121,10 +124,12 @@ class EnginePeopleSpace(GeneralizationSpace):
             self.k,
             histories=self.histories,
             power=self.power,
-            cost=lambda owners: cost and meets(owners),
+            cost=meets,
+            enough=lambda owners: not meets(owners),
+            finer=self.finer,
         )
         acceptable = meets(out.owners)
-        value = self._engine_cost(levels, classes, out) if acceptable and cost else None
+        value = self._engine_cost(levels, classes, out) if acceptable else None
         self.out[levels] = out
         self._status[levels] = (acceptable, out.records, value)
         if acceptable and known is None and self._above_accepted is not None:
@@ -132,10 +137,20 @@ class EnginePeopleSpace(GeneralizationSpace):
         return self._status[levels]
 
     def suppressed_in_unit(self, levels: Sequence[int]) -> int:
-        """The people meeting the target at ``levels`` suppresses."""
+        """The people meeting the target at ``levels`` suppresses (counted to the last one, also
+        where the search stopped at a bound that failed the node)."""
         levels = self.check_levels(levels)
         self.status(levels, cost=False)
+        if not self.out[levels].exact:
+            self.out[levels] = self._exact(levels)
         return self.out[levels].owners
+
+    def _exact(self, levels: tuple[int, ...]) -> OwnersOut:
+        """The node's owners counted to the last one, with its cost (``owners_out`` with no bound)."""
+        return owners_out(
+            self.table, self.qis, self.person, self.rows, self.row_classes(levels), self.k,
+            histories=self.histories, power=self.power,
+        )  # fmt: skip
 
     def _engine_cost(self, levels: tuple[int, ...], classes: np.ndarray, out: OwnersOut) -> float:
         """The node's cost as ``GeneralizationSpace._cost`` prices it on the owners' rows: a cell
@@ -175,11 +190,9 @@ class _Root:
     def __call__(self) -> tuple[SearchNode, ...]:
         space = self.space
         bottom = tuple(0 for _ in space.qis)
-        acceptable, suppressed, _ = space.status(bottom, cost=False)
-        out = owners_out(
-            space.table, space.qis, space.person, space.rows, space.row_classes(bottom), space.k,
-            histories=space.histories, power=space.power,
-        )  # fmt: skip
+        acceptable = space.status(bottom, cost=False)[0]  # an acceptable node is counted and costed in full
+        out = space.out[bottom] if acceptable else space._exact(bottom)  # a failing one perhaps to a bound only
+        suppressed = out.records
         lost = np.zeros(len(space.rows), dtype=bool)
         lost[out.paid[:, 0]] = True  # at the bottom each row is its own class
         count = (space.table, space.qis, space.person, space.rows)
@@ -223,11 +236,14 @@ def people_search(
     space = EnginePeopleSpace(table, rows, shield, hierarchies, target=target, measure=measure, persons=persons)
     if space.power is not None:  # a node's sub-multisets are at most the original rows': estimated once
         check_power(table, owner_pairs(table, shield, target.person)[0], space.power)
-    found = optimal_levels(
-        rows, shield, space.hierarchies, target=target, measure=measure, time_limit=time_limit, lattice=space
-    )
-    levels = found.levels
-    space.status(levels)
+    try:
+        found = optimal_levels(
+            rows, shield, space.hierarchies, target=target, measure=measure, time_limit=time_limit, lattice=space
+        )
+        levels = found.levels
+        space.status(levels)
+    finally:
+        space.finer.close()
     out = space.out[levels]
     # the utility of the records kept: each row's kept and suppressed records as rows of their own
     both = pd.concat(

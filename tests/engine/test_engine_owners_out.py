@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from anonlib import engine as eng
 from anonlib.engine import owners as owners_module
-from anonlib.engine.owners_out import owner_rows, owners_out
+from anonlib.engine.owners_out import Finer, owner_rows, owners_out
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +75,8 @@ def reference(frame: pd.DataFrame, rows: pd.DataFrame, classes: np.ndarray, k: i
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(panels(), st.integers(2, 4), st.booleans(), st.integers(1, 3), st.booleans())
-def test_owners_out_equals_the_reference(duck, monkeypatch, frame, k, histories, width, collide):
+@given(panels(), st.integers(2, 4), st.booleans(), st.integers(1, 3), st.booleans(), st.integers(0, 8))
+def test_owners_out_equals_the_reference(duck, monkeypatch, frame, k, histories, width, collide, limit):
     if collide:  # every element hashes to 0 modulo 1: every owner's hashes alike, told apart exactly
         monkeypatch.setattr(owners_module, "HASH_PRIMES", (1, 1))
     table = eng.from_frame(frame, duck).with_roles({"n": "count"})
@@ -88,6 +88,26 @@ def test_owners_out_equals_the_reference(duck, monkeypatch, frame, k, histories,
     assert found.kept.tolist() == kept.tolist()
     assert Counter({(int(a), int(w)): int(c) for a, w, c in found.paid}) == paid
     assert int(found.kept.sum()) + found.records == int(frame["n"].sum())  # every record kept or suppressed
+    assert found.exact
+    # a search asking only whether more than ``limit`` owners go: the count may stop at a lower bound
+    # past the limit (hashes merge histories, a pass of the people rule finds some of them), never
+    # below the truth, and is the truth when it says it is
+    limit = min(limit, owners - 1)  # mostly below the truth, so that the bound has something to stop at
+    # a search keeping each node's (owner, class) pairs: this node grouped from a finer one counted first
+    # (a row's number modulo 2·width says its number modulo width), then a node not above it from the pairs
+    finer = Finer(table)
+    owners_out(table, QIS, "pid", rows, np.arange(len(rows)) % (2 * width), k, histories=histories, finer=finer)
+    bounded = owners_out(
+        table, QIS, "pid", rows, classes, k, histories=histories, enough=lambda n: n > limit, finer=finer
+    )
+    apart = owners_out(table, QIS, "pid", rows, np.arange(len(rows)) % (2 * width), k, histories=histories, finer=finer)
+    finer.close()
+    assert finer.rolled >= (1 if len(rows) else 0)  # the second, and the third where both nodes are one
+    assert (apart.owners, apart.records) == reference(frame, rows, np.arange(len(rows)) % (2 * width), k, histories)[:2]
+    if bounded.exact:
+        assert (bounded.owners, bounded.records, bounded.smallest) == (owners, records, smallest)
+    else:
+        assert limit < bounded.owners <= owners and bounded.records <= records
 
 
 def test_a_worked_node(duck):
