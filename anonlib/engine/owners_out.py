@@ -121,6 +121,7 @@ class Finer:
     classes: np.ndarray | None = None
     grouped: Any = None
     rolled: int = 0  # the nodes grouped from a kept node
+    owned: bool = True  # the kept table made for its node (dropped when replaced), not the (owner, row) pairs
 
     def source(self, classes: np.ndarray, made: list):
         """The (owner, class) pairs at ``classes`` grouped from the kept node's, when each of its
@@ -138,14 +139,15 @@ class Finer:
         self.rolled += 1
         return joined.group_by([OWNER, CLASS]).aggregate(**{WEIGHT: joined[WEIGHT].sum().cast("int64")})
 
-    def keep(self, classes: np.ndarray, grouped) -> None:
-        """``grouped``, the pairs at ``classes``, kept in place of the last node's (dropped)."""
+    def keep(self, classes: np.ndarray, grouped, owned: bool = True) -> None:
+        """``grouped``, the pairs at ``classes``, kept in place of the last node's (dropped); not
+        ``owned``: the table's own (owner, row) pairs, never dropped here."""
         self.close()
-        self.classes, self.grouped = np.asarray(classes, dtype=np.int64).copy(), grouped
+        self.classes, self.grouped, self.owned = np.asarray(classes, dtype=np.int64).copy(), grouped, owned
 
     def close(self) -> None:
         """The kept table dropped."""
-        if self.grouped is not None:
+        if self.grouped is not None and self.owned:
             release(self.table, self.grouped)
         self.classes = self.grouped = None
 
@@ -198,12 +200,18 @@ def owners_out(
     )
     made = [node]
     # each owner's generalized rows with their records: the node's (owner, class) pairs, grouped from a
-    # node below it when the search kept one (fewer rows), else from the (owner, row) pairs
-    below = finer.source(classes, made) if finer is not None else None
-    if below is None:
-        joined = pairs.join(node.select(KEY, CLASS), KEY)
-        below = joined.group_by([OWNER, CLASS]).aggregate(**{WEIGHT: joined[WEIGHT].sum().cast("int64")})
-    grouped = computed_once(table, below)
+    # node below it when the search kept one (fewer rows), else from the (owner, row) pairs; where each
+    # row is a class of its own (the bottom), the (owner, row) pairs themselves
+    classes = np.asarray(classes, dtype=np.int64)
+    owned = len(np.unique(classes)) < len(classes)
+    if not owned:
+        grouped = pairs.select(OWNER, **{CLASS: pairs[KEY]}, **{WEIGHT: pairs[WEIGHT]})
+    else:
+        below = finer.source(classes, made) if finer is not None else None
+        if below is None:
+            joined = pairs.join(node.select(KEY, CLASS), KEY)
+            below = joined.group_by([OWNER, CLASS]).aggregate(**{WEIGHT: joined[WEIGHT].sum().cast("int64")})
+        grouped = computed_once(table, below)
     try:
         failing, smallest, exact = _short(table, grouped, k, made, histories, power, enough)
         # the owners and records suppressed and the fewest sharing among those kept: one query
@@ -229,8 +237,8 @@ def owners_out(
     finally:
         release(table, *made)
         if finer is not None:
-            finer.keep(classes, grouped)
-        else:
+            finer.keep(classes if owned else keys, grouped, owned)  # the pairs' class is their row's key
+        elif owned:
             release(table, grouped)
     return OwnersOut(owners, records, kept, paid, smallest, exact)
 
