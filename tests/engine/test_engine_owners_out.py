@@ -89,25 +89,26 @@ def test_owners_out_equals_the_reference(duck, monkeypatch, frame, k, histories,
     assert Counter({(int(a), int(w)): int(c) for a, w, c in found.paid}) == paid
     assert int(found.kept.sum()) + found.records == int(frame["n"].sum())  # every record kept or suppressed
     assert found.exact
-    # a search asking only whether more than ``limit`` owners go: the count may stop at a lower bound
-    # past the limit (hashes merge histories, a pass of the people rule finds some of them), never
-    # below the truth, and is the truth when it says it is
-    limit = min(limit, owners - 1)  # mostly below the truth, so that the bound has something to stop at
-    # a search keeping each node's (owner, class) pairs: this node grouped from a finer one counted first
-    # (a row's number modulo 2·width says its number modulo width), then a node not above it from the pairs
+    # a search keeping each node's (owner, class) pairs: a finer node first (a row's number modulo
+    # 2·width says its number modulo width), asking only whether more than ``limit`` of its owners go:
+    # its count may stop at a lower bound past the limit (hashes merge histories, a pass of the people
+    # rule finds some of them), never above the truth, and is the truth when it says it is
+    fine = np.arange(len(rows)) % (2 * width)
+    truth = reference(frame, rows, fine, k, histories)
+    limit = min(limit, truth[0] - 1)  # mostly below the truth, so that the bound has something to stop at
     finer = Finer(table)
-    owners_out(table, QIS, "pid", rows, np.arange(len(rows)) % (2 * width), k, histories=histories, finer=finer)
-    bounded = owners_out(
-        table, QIS, "pid", rows, classes, k, histories=histories, enough=lambda n: n > limit, finer=finer
-    )
-    apart = owners_out(table, QIS, "pid", rows, np.arange(len(rows)) % (2 * width), k, histories=histories, finer=finer)
-    finer.close()
-    assert finer.rolled >= (1 if len(set(classes)) < len(rows) else 0)  # the second, where not each row its own class
-    assert (apart.owners, apart.records) == reference(frame, rows, np.arange(len(rows)) % (2 * width), k, histories)[:2]
+    bounded = owners_out(table, QIS, "pid", rows, fine, k, histories=histories, enough=lambda n: n > limit, finer=finer)
     if bounded.exact:
-        assert (bounded.owners, bounded.records, bounded.smallest) == (owners, records, smallest)
+        assert (bounded.owners, bounded.records, bounded.smallest) == (truth[0], truth[1], truth[4])
     else:
-        assert limit < bounded.owners <= owners and bounded.records <= records
+        assert limit < bounded.owners <= truth[0] and bounded.records <= truth[1]
+    # then this node, grouped from the finer one's pairs: the same answer as from the (owner, row) pairs
+    rolled = owners_out(table, QIS, "pid", rows, classes, k, histories=histories, finer=finer)
+    finer.close()
+    assert finer.rolled == (1 if len(set(classes)) < len(rows) else 0)  # where not each row its own class
+    assert (rolled.owners, rolled.records, rolled.smallest) == (found.owners, found.records, found.smallest)
+    assert rolled.kept.tolist() == found.kept.tolist()
+    assert Counter(map(tuple, rolled.paid.tolist())) == Counter(map(tuple, found.paid.tolist()))
 
 
 def test_a_worked_node(duck):
