@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from anonlib.core.budget import duration_text
+from anonlib.core.budget import about_text
 from anonlib.core.dataset import Dataset
 from anonlib.measures.peers import (
     EXAMPLES,
@@ -78,12 +78,6 @@ def _estimated_seconds(dataset: Dataset, frame: pd.DataFrame, max_known: int | N
         estimate_minimum(frame, s, aux, count=dataset.count, max_known=max_known, person=dataset.person).seconds
         for s in dataset.sensitive
     )
-
-
-def _about(seconds: float) -> str:
-    """An estimated duration in words: "about 4 minutes", "under a second"."""
-    text = duration_text(seconds)
-    return text if text.startswith("under") else f"about {text}"
 
 
 def _whole_span(series: pd.Series) -> float:
@@ -196,21 +190,23 @@ if ready:
         narrowed = known_within(seconds, len(qis), max_known, PAGE_PRIVACY_SECONDS)
         if narrowed != max_known:  # narrowed as the risk report narrows (fewer known at once, said), to a page's time
             said = st.container()
-            everything = st.checkbox(f"Compute every combination anyway ({_about(seconds)})", key="peers_everything")
+            everything = st.checkbox(
+                f"Compute every combination anyway ({about_text(seconds)})", key="peers_everything"
+            )
             every = walk_size(len(qis), max_known)
             if not everything and not narrowed:
                 said.warning(
                     f"Not computed: even an attacker knowing one quasi-identifier at a time would take "
-                    f"{_about(seconds * walk_size(len(qis), 1) / every)} on {len(frame):,} records. Mark fewer "
+                    f"{about_text(seconds * walk_size(len(qis), 1) / every)} on {len(frame):,} records. Mark fewer "
                     "columns as quasi-identifiers, or tick the box to compute it anyway."
                 )
                 st.stop()
             if not everything:
                 said.info(
                     f"All {every:,} combinations of the {len(qis)} quasi-identifiers would take "
-                    f"{_about(seconds)} on {len(frame):,} records, so the attacker here knows at most "
+                    f"{about_text(seconds)} on {len(frame):,} records, so the attacker here knows at most "
                     f"{narrowed} of them at once ({walk_size(len(qis), narrowed):,} combinations, "
-                    f"{_about(seconds * walk_size(len(qis), narrowed) / every)}). Tick the box to compute every "
+                    f"{about_text(seconds * walk_size(len(qis), narrowed) / every)}). Tick the box to compute every "
                     "combination, or choose how many the attacker knows above."
                 )
                 seconds *= walk_size(len(qis), narrowed) / every

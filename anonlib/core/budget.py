@@ -128,6 +128,16 @@ def duration_text(seconds: float) -> str:
     return _count_text(seconds, "second")
 
 
+def about_text(seconds: float) -> str:
+    """An estimated duration in words: "about" before it, unless it is under a second.
+
+    >>> about_text(0.4), about_text(240)
+    ('under a second', 'about 4 minutes')
+    """
+    text = duration_text(seconds)
+    return text if text.startswith("under") else f"about {text}"
+
+
 def bytes_text(n: int) -> str:
     """A memory size in words.
 

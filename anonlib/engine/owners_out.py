@@ -405,10 +405,11 @@ def _short_histories(table: EngineTable, grouped, k: int, made: list, enough=Non
     groups = per_owner.group_by(label).aggregate(**{SHARED: per_owner.count(), REP: per_owner[OWNER].min()})
     groups = computed_once(table, groups)
     made.append(groups)
-    short = per_owner.join(groups.filter(groups[SHARED] < k), label).select(OWNER, RECORDS)
-    if enough is not None:  # hashes only merge histories: the owners of groups below k fail, at least
-        if enough(int(table.engine.value(groups.filter(groups[SHARED] < k)[SHARED].sum()) or 0)):
-            return short, None, False
+    below_k = groups.filter(groups[SHARED] < k)
+    short = per_owner.join(below_k, label).select(OWNER, RECORDS)
+    # hashes only merge histories: the owners of groups below k fail, at least
+    if enough is not None and enough(int(table.engine.value(below_k[SHARED].sum()) or 0)):
+        return short, None, False
     # A group of at least k owners, each with LENGTH distinct (row, records) elements, holds one history
     # exactly when each element found in the group is held by every member (then each member holds all
     # the group's elements, as many as its own): an element held by fewer members marks a collision.
