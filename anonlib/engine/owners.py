@@ -295,6 +295,49 @@ def history_hashes(elements, row: str) -> dict:
     return {h: (element % prime).sum().cast("int64") for h, prime in zip(HASHES, HASH_PRIMES)}
 
 
+LINEAR = ("anonlib_l0", "anonlib_l1")  # ``linear_hashes``' two sums
+
+
+def class_residues(classes: np.ndarray) -> dict[str, np.ndarray]:
+    """For each class number of a node, its two residues that ``linear_hashes`` sums: two 64-bit
+    hashes of the number (SplitMix64's finalizer, unseeded and seeded), one modulo each of the
+    ``HASH_PRIMES``. Computed in memory on the node's classes (at most its distinct rows), so the
+    engine multiplies and adds, and hashes nothing per record.
+
+    >>> r = class_residues(np.array([0, 1, 1]))
+    >>> sorted(r) == list(LINEAR), int(r[LINEAR[0]][1]) == int(r[LINEAR[0]][2]), int(r[LINEAR[0]][0]) != 0
+    (True, True, True)
+    """
+
+    def mixed(x: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            x = x + np.uint64(0x9E3779B97F4A7C15)
+            x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+    numbers = np.asarray(classes, dtype=np.int64).astype(np.uint64)
+    hashes = (mixed(numbers), mixed(numbers ^ np.uint64(0x5DEECE66D2B1C0A7)))
+    return {name: (h % np.uint64(prime)).astype(np.int64) for name, h, prime in zip(LINEAR, hashes, HASH_PRIMES)}
+
+
+def linear_hashes(pairs) -> dict:
+    """The aggregations of a history's two linear hashes over ``pairs`` (any rows of an owner, each
+    with its records in ``WEIGHT`` and its class's ``class_residues`` in the ``LINEAR`` columns;
+    several may share a class), to group by ``OWNER``: Σ records × residue, modulo each residue's
+    prime. A sum of records times the class's hash is the same however a history's records are split
+    between pairs, so the (owner, class) pairs need not be grouped first: one pass over the (owner,
+    row) pairs joined to a node's classes. Equal histories hash alike; two different ones alike with
+    a chance of about 2^-62 (two independent hashes, each modulo a prime of 31 bits). Four sums
+    (each hash modulo both primes) took 65.6 CPU-s at 10^8 records instead of 29.3 for two (the
+    engine's table of 10^7 owners, each with four sums, measured)."""
+    out = {}
+    for name, prime in zip(LINEAR, HASH_PRIMES):
+        term = ((pairs[WEIGHT] % prime) * pairs[name]) % prime  # each factor below 2^31: no overflow
+        out[name] = (term.sum() % prime).cast("int64")
+    return out
+
+
 def exact_signatures(elements, row: str):
     """Per owner of ``elements`` (as ``history_hashes``'), its history as the sorted list of its
     (row, records) elements (``SIGNATURE``), to compare exactly, and its records (``RECORDS``)."""

@@ -24,6 +24,12 @@ the (owner, row) pairs and answers what ``GeneralizationSpace.status`` asks in p
   count, on the node's classes); removing owners lowers the others' counts, so the rule is
   applied again to the owners left until none fails, as in memory.
 
+A search's walk on whole histories may skip the verification (``verify=False``): owners grouped by
+``linear_hashes`` alone, in one pass over the (owner, row) pairs joined to the node's classes, with
+no (owner, class) table; the count is then a lower bound, exact unless two different histories
+hash alike (``OwnersOut.verified`` False), and the walk's node is counted again exactly
+(``workflow.engine_people``).
+
 A search asks first whether a node fails (``enough``), and a node that fails needs no exact
 count: the owners of hash groups below k fail (hashes only merge histories: equal histories
 hash alike), and so do those a pass of the people or m rule finds. The count stops at such a
@@ -60,15 +66,18 @@ from .owners import (
     HASHES,
     KEY,
     LENGTH,
+    LINEAR,
     OWNER,
     RECORDS,
     SHARED,
     SIGNATURE,
     check_power,
+    class_residues,
     computed_once,
     exact_signatures,
     fewest_containing,
     history_hashes,
+    linear_hashes,
     owner_pairs,
     release,
 )
@@ -94,6 +103,7 @@ class OwnersOut:
     paid: np.ndarray
     smallest: int = 0  # the fewest owners sharing a class (a history) among the owners kept; 0: none kept
     exact: bool = True  # False: ``owners`` and ``records`` are a lower bound that already failed the node (``enough``)
+    verified: bool = True  # False: histories grouped by their hashes alone (``verify=False``): a lower bound, exact unless two collide
 
 
 @dataclass(eq=False)
@@ -181,6 +191,7 @@ def owners_out(
     cost: bool | Callable[[int], bool] = True,
     enough: Callable[[int], bool] | None = None,
     finer: Finer | None = None,
+    verify: bool = True,
 ) -> OwnersOut:
     """The owners suppressed whole so that every remaining one meets k at the node whose class of
     each row of ``rows`` (``owner_rows``) is ``classes``: in people, or on ``histories``, whole
@@ -190,7 +201,11 @@ def owners_out(
     a lower bound on the owners suppressed saying the node fails already; when it does, the
     count stops there (``exact`` False, nothing costed). ``finer``: the (owner, class) pairs a
     search keeps between its nodes (``Finer``), grouped from when this node lies above them, and
-    replaced by this node's. The node's other tables on the engine are dropped before it returns."""
+    replaced by this node's. ``verify=False`` (whole histories only): the owners grouped by
+    ``linear_hashes`` alone, in one pass over the (owner, row) pairs, neither grouped into (owner,
+    class) pairs nor verified (``verified`` False; ``finer`` is left as it is): the count is a lower
+    bound, the exact one unless two different histories hash alike. The node's other tables on the
+    engine are dropped before it returns."""
 
     pairs, _ = owner_pairs(table, quasi_identifiers, owner)
     keys = rows[KEY].to_numpy(dtype=np.int64)
@@ -201,10 +216,16 @@ def owners_out(
     made = [node]
     # each owner's generalized rows with their records: the node's (owner, class) pairs, grouped from a
     # node below it when the search kept one (fewer rows), else from the (owner, row) pairs; where each
-    # row is a class of its own (the bottom), the (owner, row) pairs themselves
+    # row is a class of its own (the bottom), the (owner, row) pairs themselves; hashed only (not
+    # verified), the (owner, row) pairs with their class, never grouped by class
     classes = np.asarray(classes, dtype=np.int64)
+    hashed_only = histories and power is None and not verify
     owned = len(np.unique(classes)) < len(classes)
-    if not owned:
+    if hashed_only:  # the pairs with their class's residues (``linear_hashes``): hashed as they are
+        residues = _small(table, pd.DataFrame({KEY: keys, **class_residues(classes)}))
+        made.append(residues)
+        grouped = pairs.join(residues, KEY)
+    elif not owned:
         grouped = pairs.select(OWNER, **{CLASS: pairs[KEY]}, **{WEIGHT: pairs[WEIGHT]})
     else:
         below = finer.source(classes, made) if finer is not None else None
@@ -213,7 +234,10 @@ def owners_out(
             below = joined.group_by([OWNER, CLASS]).aggregate(**{WEIGHT: joined[WEIGHT].sum().cast("int64")})
         grouped = computed_once(table, below)
     try:
-        failing, smallest, exact = _short(table, grouped, k, made, histories, power, enough)
+        if hashed_only:
+            failing, smallest, exact = _hashed_histories(table, grouped, k, made, enough)
+        else:
+            failing, smallest, exact = _short(table, grouped, k, made, histories, power, enough)
         # the owners and records suppressed and the fewest sharing among those kept: one query
         fewest = smallest if isinstance(smallest, tuple) else () if smallest is None else (smallest,)
         counted = failing.aggregate(n=failing.count(), r=failing[RECORDS].sum().cast("int64"))
@@ -236,11 +260,13 @@ def owners_out(
             kept = rows[WEIGHT].to_numpy(dtype=np.int64) - suppressed.astype(np.int64)
     finally:
         release(table, *made)
-        if finer is not None:
+        if hashed_only:
+            pass  # the pairs joined as they are: nothing of theirs made, nothing kept for the next node
+        elif finer is not None:
             finer.keep(classes if owned else keys, grouped, owned)  # the pairs' class is their row's key
         elif owned:
             release(table, grouped)
-    return OwnersOut(owners, records, kept, paid, smallest, exact)
+    return OwnersOut(owners, records, kept, paid, smallest, exact, verified=not hashed_only)
 
 
 def failing_owners(
@@ -429,3 +455,24 @@ def _short_histories(table: EngineTable, grouped, k: int, made: list, enough=Non
     split = signatures.join(shared, SIGNATURE)
     fewest = (kept[SHARED].min(), shared.filter(shared[SHARED] >= k)[SHARED].min())
     return ibis.union(short, split.filter(split[SHARED] < k).select(OWNER, RECORDS), distinct=False), fewest, True
+
+
+def _hashed_histories(table: EngineTable, joined, k: int, made: list, enough=None):
+    """The owners whose history's ``linear_hashes`` fewer than k owners share, from ``joined`` (the
+    (owner, row) pairs with their class's residues) in one pass, not verified: a lower bound of those whose
+    history fewer than k share (hashes only merge histories), and the exact count unless two
+    different histories hash alike (``owners_out(verify=False)``). Whether the bound fails the node
+    already (``enough``) decides the third value, as ``_short_histories``'."""
+    label = [*LINEAR, RECORDS]
+    per_owner = joined.group_by(OWNER).aggregate(
+        **{RECORDS: joined[WEIGHT].sum().cast("int64")}, **linear_hashes(joined)
+    )
+    per_owner = computed_once(table, per_owner)
+    made.append(per_owner)
+    groups = computed_once(table, per_owner.group_by(label).aggregate(**{SHARED: per_owner.count()}))
+    made.append(groups)
+    below_k = groups.filter(groups[SHARED] < k)
+    short = per_owner.join(below_k, label).select(OWNER, RECORDS)
+    if enough is not None and enough(int(table.engine.value(below_k[SHARED].sum()) or 0)):
+        return short, None, False
+    return short, groups.filter(groups[SHARED] >= k)[SHARED].min(), True

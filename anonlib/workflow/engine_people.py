@@ -82,6 +82,7 @@ class EnginePeopleSpace(GeneralizationSpace):
         target: ReleaseTarget,
         measure: str | None,
         persons: int,
+        verify: bool | None = None,
     ) -> None:
         in_records = ReleaseTarget(k=target.k, max_suppressed=target.max_suppressed)
         super().__init__(rows[[*shield, WEIGHT]], shield, hierarchies, target=in_records, count=WEIGHT, measure=measure)
@@ -92,6 +93,13 @@ class EnginePeopleSpace(GeneralizationSpace):
         self.rows = rows
         self.histories = target.unit == "histories" and target.power != 1
         self.power = target.power if self.histories else None
+        # Whole histories grouped by their hashes alone at each node (``owners_out(verify=False)``):
+        # a count that is a lower bound, and a cell measure's cost too (a suppressed record pays
+        # more than one kept), so the walk searches a relaxation of the target whose optimum, once
+        # counted exactly and found the same (``people_search``), is the target's. Discernibility
+        # and average class size are not lower for fewer records suppressed: each node verified.
+        relaxed = self.histories and self.power is None and (measure is None or measure in CELL_MEASURES)
+        self.verify = not relaxed if verify is None else verify
         self.out: dict[tuple[int, ...], OwnersOut] = {}  # each node counted: what it suppresses
         self.finer = Finer(table)  # the last node's (owner, class) pairs, grouped from by a node above it
 
@@ -110,9 +118,7 @@ class EnginePeopleSpace(GeneralizationSpace):
         self.checked += known is None
         classes = self.row_classes(levels, source)
 
-        def meets(owners: int) -> bool:
-            return within_limit(owners, self.n_persons, self.max_suppressed)
-
+        meets = self.within_limit
         # an acceptable node is costed at once (the walk prices most it finds acceptable; counting
         # the node again for it would cost a node); a failing one stops where its count fails it
         out = owners_out(
@@ -127,6 +133,7 @@ class EnginePeopleSpace(GeneralizationSpace):
             cost=meets,
             enough=lambda owners: not meets(owners),
             finer=self.finer,
+            verify=self.verify,
         )
         acceptable = meets(out.owners)
         value = self._engine_cost(levels, classes, out) if acceptable else None
@@ -136,14 +143,24 @@ class EnginePeopleSpace(GeneralizationSpace):
             self._above_accepted[tuple(slice(level, None) for level in levels)] = True
         return self._status[levels]
 
+    def within_limit(self, owners: int) -> bool:
+        """Whether suppressing ``owners`` of the people stays within the target's limit."""
+        return within_limit(owners, self.n_persons, self.max_suppressed)
+
     def suppressed_in_unit(self, levels: Sequence[int]) -> int:
         """The people meeting the target at ``levels`` suppresses (counted to the last one, also
         where the search stopped at a bound that failed the node)."""
         levels = self.check_levels(levels)
         self.status(levels, cost=False)
-        if not self.out[levels].exact:
-            self.out[levels] = self._exact(levels)
+        self.exact_out(levels)
         return self.out[levels].owners
+
+    def exact_out(self, levels: tuple[int, ...]) -> OwnersOut:
+        """The node's count made exact where the walk's was a bound or not verified (the node counted first)."""
+        out = self.out[levels]
+        if not (out.exact and out.verified):
+            self.out[levels] = out = self._exact(levels)
+        return out
 
     def _exact(self, levels: tuple[int, ...]) -> OwnersOut:
         """The node's owners counted to the last one, with its cost (``owners_out`` with no bound)."""
@@ -190,14 +207,29 @@ class _Root:
     def __call__(self) -> tuple[SearchNode, ...]:
         space = self.space
         bottom = tuple(0 for _ in space.qis)
-        acceptable = space.status(bottom, cost=False)[0]  # an acceptable node is counted and costed in full
-        out = space.out[bottom] if acceptable else space._exact(bottom)  # a failing one perhaps to a bound only
+        space.status(bottom, cost=False)
+        out = space.exact_out(
+            bottom
+        )  # a failing node perhaps counted to a bound only, an acceptable one perhaps not verified
+        acceptable = space.within_limit(out.owners)
         suppressed = out.records
         lost = np.zeros(len(space.rows), dtype=bool)
         lost[out.paid[:, 0]] = True  # at the bottom each row is its own class
         count = (space.table, space.qis, space.person, space.rows)
         violations, every = rows_in_classes(*count, lost, self.others)
         return (SearchNode(bottom, violations, every, None, None, suppressed, acceptable),)
+
+
+def _walk(space: EnginePeopleSpace, rows, shield, target, measure, time_limit):
+    """The optimal walk over ``space`` and its node, counted (the kept (owner, class) pairs dropped after)."""
+    try:
+        found = optimal_levels(
+            rows, shield, space.hierarchies, target=target, measure=measure, time_limit=time_limit, lattice=space
+        )
+        space.status(found.levels)
+    finally:
+        space.finer.close()
+    return found, found.levels
 
 
 @dataclass(frozen=True)
@@ -236,14 +268,21 @@ def people_search(
     space = EnginePeopleSpace(table, rows, shield, hierarchies, target=target, measure=measure, persons=persons)
     if space.power is not None:  # a node's sub-multisets are at most the original rows': estimated once
         check_power(table, owner_pairs(table, shield, target.person)[0], space.power)
-    try:
-        found = optimal_levels(
-            rows, shield, space.hierarchies, target=target, measure=measure, time_limit=time_limit, lattice=space
-        )
-        levels = found.levels
-        space.status(levels)
-    finally:
-        space.finer.close()
+    found, levels = _walk(space, rows, shield, target, measure, time_limit)
+    if not space.verify:
+        # the walk searched the histories' hashes: its node is counted exactly now (the (owner,
+        # class) pairs grouped and each group verified). Every node's hashed count was a lower
+        # bound, and so its cost: the same count here, and the node is the target's optimum, unless
+        # two different histories hashing alike at another node misled the walk (about 2^-62 for a
+        # pair of people, and only a merge that brings a group to k changes a count). Not the same
+        # count: the walk again, every node verified.
+        hashed = space.out[levels]
+        out = space.exact_out(levels)
+        if (out.owners, out.records) != (hashed.owners, hashed.records):
+            space = EnginePeopleSpace(
+                table, rows, shield, hierarchies, target=target, measure=measure, persons=persons, verify=True
+            )
+            found, levels = _walk(space, rows, shield, target, measure, time_limit)
     out = space.out[levels]
     # the utility of the records kept: each row's kept and suppressed records as rows of their own
     both = pd.concat(

@@ -19,6 +19,8 @@ from anonlib import engine as eng
 from anonlib.engine import owners as owners_module
 from anonlib.engine.owners_out import Finer, owner_rows, owners_out
 
+PRIMES = owners_module.HASH_PRIMES
+
 
 @pytest.fixture(scope="module")
 def duck():
@@ -77,8 +79,9 @@ def reference(frame: pd.DataFrame, rows: pd.DataFrame, classes: np.ndarray, k: i
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(panels(), st.integers(2, 4), st.booleans(), st.integers(1, 3), st.booleans(), st.integers(0, 8))
 def test_owners_out_equals_the_reference(duck, monkeypatch, frame, k, histories, width, collide, limit):
-    if collide:  # every element hashes to 0 modulo 1: every owner's hashes alike, told apart exactly
-        monkeypatch.setattr(owners_module, "HASH_PRIMES", (1, 1))
+    # collide: every element hashes to 0 modulo 1, every owner's hashes alike, told apart exactly (set
+    # at each example: the fixture's patch outlives one)
+    monkeypatch.setattr(owners_module, "HASH_PRIMES", (1, 1) if collide else PRIMES)
     table = eng.from_frame(frame, duck).with_roles({"n": "count"})
     rows = owner_rows(table, QIS, "pid")
     classes = np.arange(len(rows)) % width  # a coarsening: rows fall into ``width`` classes
@@ -88,7 +91,18 @@ def test_owners_out_equals_the_reference(duck, monkeypatch, frame, k, histories,
     assert found.kept.tolist() == kept.tolist()
     assert Counter({(int(a), int(w)): int(c) for a, w, c in found.paid}) == paid
     assert int(found.kept.sum()) + found.records == int(frame["n"].sum())  # every record kept or suppressed
-    assert found.exact
+    assert found.exact and found.verified
+    if histories:
+        # whole histories grouped by their linear hashes alone (a search's walk, not verified): the
+        # truth with the engine's hashes; with every history hashing alike, a lower bound
+        hashed = owners_out(table, QIS, "pid", rows, classes, k, histories=True, verify=False)
+        assert hashed.exact and not hashed.verified
+        if collide:
+            assert hashed.owners <= owners and hashed.records <= records
+        else:
+            assert (hashed.owners, hashed.records, hashed.smallest) == (owners, records, smallest)
+            assert hashed.kept.tolist() == kept.tolist()
+            assert Counter({(int(a), int(w)): int(c) for a, w, c in hashed.paid}) == paid
     # a search keeping each node's (owner, class) pairs: a finer node first (a row's number modulo
     # 2·width says its number modulo width), asking only whether more than ``limit`` of its owners go:
     # its count may stop at a lower bound past the limit (hashes merge histories, a pass of the people

@@ -139,3 +139,30 @@ def test_past_the_limit_another_target_is_one_sentence_at_once(tmp_path, capsys,
     assert code == 2 and not out.exists() and "Traceback" not in err
     assert "distinct (person, row) pairs on age, sex, more than the 10 the search brings into memory" in err
     assert "not with k = 4 people on any 6 of a person's records" in err
+
+
+def test_histories_hashing_alike_send_the_walk_again_with_every_node_verified(duck, monkeypatch):
+    # The walk on whole histories groups them by their hashes alone, then counts its node exactly; with
+    # every history hashing alike (its records' count left to tell them apart) that count differs, and
+    # the walk runs again with every node verified: the in-memory node, people and cost all the same.
+    from anonlib.engine import owners as owners_module
+    from anonlib.workflow import engine_people
+
+    frame = people_panel(5, 150, 100)  # its optimum lies below the top: (4, 0, 1), 23 people suppressed
+    target = ReleaseTarget(3, max_suppressed=0.3, person="pid", linked=("pid",))
+    hierarchies = _hierarchies(frame)
+    memory = release_search(frame, SHIELD, hierarchies, target=target, count="n")
+    assert memory.levels != {a: len(h.columns) - 1 for a, h in hierarchies.items()}
+    monkeypatch.setattr(owners_module, "HASH_PRIMES", (1, 1))
+    asked, real = [], engine_people.owners_out
+    monkeypatch.setattr(engine_people, "owners_out", lambda *a, **kw: asked.append(kw.get("verify")) or real(*a, **kw))
+    found = people_search(eng.from_frame(frame, duck).with_roles({"n": "count"}), SHIELD, hierarchies, target)
+    assert False in asked and True in asked  # hashed only first, then every node verified
+    engine = found.result
+    assert engine.levels == memory.levels
+    assert (engine.suppressed_persons, engine.suppressed, found.k) == (
+        memory.suppressed_persons,
+        memory.suppressed,
+        memory.released_k,
+    )
+    assert engine.utility == pytest.approx(memory.utility, rel=1e-12, abs=1e-12)
