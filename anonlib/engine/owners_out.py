@@ -260,11 +260,10 @@ def owners_out(
             kept = rows[WEIGHT].to_numpy(dtype=np.int64) - suppressed.astype(np.int64)
     finally:
         release(table, *made)
-        if hashed_only:
-            pass  # the pairs joined as they are: nothing of theirs made, nothing kept for the next node
-        elif finer is not None:
+        # hashed only: the pairs were read joined as they are, nothing of theirs made or kept
+        if finer is not None and not hashed_only:
             finer.keep(classes if owned else keys, grouped, owned)  # the pairs' class is their row's key
-        elif owned:
+        elif owned and not hashed_only:
             release(table, grouped)
     return OwnersOut(owners, records, kept, paid, smallest, exact, verified=not hashed_only)
 
@@ -425,16 +424,9 @@ def _short_histories(table: EngineTable, grouped, k: int, made: list, enough=Non
     per_owner = grouped.group_by(OWNER).aggregate(
         **{RECORDS: grouped[WEIGHT].sum().cast("int64"), LENGTH: grouped.count()}, **history_hashes(grouped, CLASS)
     )
-    per_owner = computed_once(table, per_owner)
-    made.append(per_owner)
     label = [*HASHES, RECORDS, LENGTH]
-    groups = per_owner.group_by(label).aggregate(**{SHARED: per_owner.count(), REP: per_owner[OWNER].min()})
-    groups = computed_once(table, groups)
-    made.append(groups)
-    below_k = groups.filter(groups[SHARED] < k)
-    short = per_owner.join(below_k, label).select(OWNER, RECORDS)
-    # hashes only merge histories: the owners of groups below k fail, at least
-    if enough is not None and enough(int(table.engine.value(below_k[SHARED].sum()) or 0)):
+    per_owner, groups, short, stopped = _hash_groups(table, per_owner, label, k, made, enough)
+    if stopped:
         return short, None, False
     # A group of at least k owners, each with LENGTH distinct (row, records) elements, holds one history
     # exactly when each element found in the group is held by every member (then each member holds all
@@ -459,20 +451,28 @@ def _short_histories(table: EngineTable, grouped, k: int, made: list, enough=Non
 
 def _hashed_histories(table: EngineTable, joined, k: int, made: list, enough=None):
     """The owners whose history's ``linear_hashes`` fewer than k owners share, from ``joined`` (the
-    (owner, row) pairs with their class's residues) in one pass, not verified: a lower bound of those whose
-    history fewer than k share (hashes only merge histories), and the exact count unless two
-    different histories hash alike (``owners_out(verify=False)``). Whether the bound fails the node
-    already (``enough``) decides the third value, as ``_short_histories``'."""
-    label = [*LINEAR, RECORDS]
+    (owner, row) pairs with their class's residues) in one pass, not verified: a lower bound of those
+    whose history fewer than k share (hashes only merge histories), and the exact count unless two
+    different histories hash alike (``owners_out(verify=False)``); the fewest sharing among the
+    others, and whether the count is whole, as ``_short_histories``'."""
     per_owner = joined.group_by(OWNER).aggregate(
         **{RECORDS: joined[WEIGHT].sum().cast("int64")}, **linear_hashes(joined)
     )
+    _, groups, short, stopped = _hash_groups(table, per_owner, [*LINEAR, RECORDS], k, made, enough, rep=False)
+    return short, None if stopped else groups.filter(groups[SHARED] >= k)[SHARED].min(), not stopped
+
+
+def _hash_groups(table: EngineTable, per_owner, label: list[str], k: int, made: list, enough=None, rep=True):
+    """Owners grouped by their history's hashes (``label``, with ``RECORDS``): ``per_owner`` and the
+    groups (``SHARED`` owners; ``REP`` the least, for a verification) made once, the owners of groups below k with their
+    records, and whether those already fail the node (``enough``): hashes only merge histories, so
+    they fail at least."""
     per_owner = computed_once(table, per_owner)
     made.append(per_owner)
-    groups = computed_once(table, per_owner.group_by(label).aggregate(**{SHARED: per_owner.count()}))
+    least = {REP: per_owner[OWNER].min()} if rep else {}
+    groups = computed_once(table, per_owner.group_by(label).aggregate(**{SHARED: per_owner.count()}, **least))
     made.append(groups)
     below_k = groups.filter(groups[SHARED] < k)
     short = per_owner.join(below_k, label).select(OWNER, RECORDS)
-    if enough is not None and enough(int(table.engine.value(below_k[SHARED].sum()) or 0)):
-        return short, None, False
-    return short, groups.filter(groups[SHARED] >= k)[SHARED].min(), True
+    stopped = enough is not None and enough(int(table.engine.value(below_k[SHARED].sum()) or 0))
+    return per_owner, groups, short, stopped

@@ -50,7 +50,7 @@ from ..measures.models import within_limit
 from ..measures.target import ReleaseTarget
 from ..measures.utility import CELL_MEASURES, measure_value
 from ..transformations.generalization import SearchResult
-from ..transformations.generalization.optimal import optimal_levels
+from ..transformations.generalization.optimal import OptimalLevels, optimal_levels
 from ..transformations.generalization.space import GeneralizationSpace, SearchNode
 
 
@@ -152,8 +152,7 @@ class EnginePeopleSpace(GeneralizationSpace):
         where the search stopped at a bound that failed the node)."""
         levels = self.check_levels(levels)
         self.status(levels, cost=False)
-        self.exact_out(levels)
-        return self.out[levels].owners
+        return self.exact_out(levels).owners
 
     def exact_out(self, levels: tuple[int, ...]) -> OwnersOut:
         """The node's count made exact where the walk's was a bound or not verified (the node counted first)."""
@@ -208,9 +207,8 @@ class _Root:
         space = self.space
         bottom = tuple(0 for _ in space.qis)
         space.status(bottom, cost=False)
-        out = space.exact_out(
-            bottom
-        )  # a failing node perhaps counted to a bound only, an acceptable one perhaps not verified
+        # a failing node perhaps counted to a bound only, an acceptable one perhaps not verified
+        out = space.exact_out(bottom)
         acceptable = space.within_limit(out.owners)
         suppressed = out.records
         lost = np.zeros(len(space.rows), dtype=bool)
@@ -220,8 +218,8 @@ class _Root:
         return (SearchNode(bottom, violations, every, None, None, suppressed, acceptable),)
 
 
-def _walk(space: EnginePeopleSpace, rows, shield, target, measure, time_limit):
-    """The optimal walk over ``space`` and its node, counted (the kept (owner, class) pairs dropped after)."""
+def _walk(space: EnginePeopleSpace, rows, shield, target, measure, time_limit) -> OptimalLevels:
+    """The optimal walk over ``space``, its node counted (the kept (owner, class) pairs dropped after)."""
     try:
         found = optimal_levels(
             rows, shield, space.hierarchies, target=target, measure=measure, time_limit=time_limit, lattice=space
@@ -229,7 +227,7 @@ def _walk(space: EnginePeopleSpace, rows, shield, target, measure, time_limit):
         space.status(found.levels)
     finally:
         space.finer.close()
-    return found, found.levels
+    return found
 
 
 @dataclass(frozen=True)
@@ -268,7 +266,8 @@ def people_search(
     space = EnginePeopleSpace(table, rows, shield, hierarchies, target=target, measure=measure, persons=persons)
     if space.power is not None:  # a node's sub-multisets are at most the original rows': estimated once
         check_power(table, owner_pairs(table, shield, target.person)[0], space.power)
-    found, levels = _walk(space, rows, shield, target, measure, time_limit)
+    found = _walk(space, rows, shield, target, measure, time_limit)
+    levels = found.levels
     if not space.verify:
         # the walk searched the histories' hashes: its node is counted exactly now (the (owner,
         # class) pairs grouped and each group verified). Every node's hashed count was a lower
@@ -282,7 +281,8 @@ def people_search(
             space = EnginePeopleSpace(
                 table, rows, shield, hierarchies, target=target, measure=measure, persons=persons, verify=True
             )
-            found, levels = _walk(space, rows, shield, target, measure, time_limit)
+            found = _walk(space, rows, shield, target, measure, time_limit)
+            levels = found.levels
     out = space.out[levels]
     # the utility of the records kept: each row's kept and suppressed records as rows of their own
     both = pd.concat(
