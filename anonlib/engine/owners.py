@@ -159,7 +159,13 @@ def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
         named = pairs.rename({owner: OWNER})  # owners read alike (" a", "a") grouped together
         pairs = named.select(**{OWNER: table.value(owner, named), KEY: named[KEY], WEIGHT: named[WEIGHT]})
         pairs = pairs.group_by([OWNER, KEY]).aggregate(**{WEIGHT: pairs[WEIGHT].sum().cast("int64")})
-    return computed_once(table, pairs.filter(pairs[WEIGHT] > 0)), dropped
+    pairs = pairs.filter(pairs[WEIGHT] > 0)
+    if table.engine.name == "duckdb":
+        # stored in owner order: a search groups them by owner at every node, and DuckDB's hash
+        # aggregate over 10^7 owners takes about half the CPU on rows that come owner by owner
+        # (12.4 against 22.8 CPU-s for a node at 10^8 records; the sort costs about 15 once)
+        pairs = pairs.order_by(OWNER)
+    return computed_once(table, pairs), dropped
 
 
 def computed_once(table: EngineTable, expr):
@@ -490,7 +496,7 @@ def fewest_containing(pairs, power: int):
 def stable_shares(table: EngineTable, owner: str, columns: Sequence[str]) -> dict[str, float]:
     """Per column, the share of owners with at least two records whose records all hold one value
     of it (a blank a value like any other; 0.0 when nobody has two records): the engine's side of
-    ``anonlib.core.stability.stable_share``, one grouped query per column.
+    ``anonlib.core.stability.stable_share``, one query grouped by owner for every column.
 
     >>> import pandas as pd
     >>> from anonlib.engine import connect, from_frame
@@ -498,18 +504,35 @@ def stable_shares(table: EngineTable, owner: str, columns: Sequence[str]) -> dic
     >>> stable_shares(from_frame(df, connect()), "pid", ["born", "year"])
     {'born': 1.0, 'year': 0.0}
     """
-    out = {}
     table = table.with_roles({owner: Role.HOUSEHOLD if table.household == owner else Role.PERSON})
-    for column in columns:
-        summary, _ = table.summary([owner, column])
-        per = summary.group_by(summary[owner]).aggregate(
-            anonlib_values=summary.count(), anonlib_records=summary[WEIGHT].sum()
-        )
-        two = per.filter(per.anonlib_records >= 2)
-        counted = two.aggregate(
-            anonlib_people=two.count(), anonlib_stable=(two.anonlib_values == 1).cast("int64").sum()
-        )
-        result = table.engine.run(counted)
-        people, stable = (result.column(c)[0].as_py() or 0 for c in ("anonlib_people", "anonlib_stable"))
-        out[column] = float(stable) / people if people else 0.0
-    return out
+    columns = list(columns)
+    if not columns:
+        return {}
+    _, count, _ = table._analysed([owner, *columns], None)  # checked, text columns typed
+    raw = table.raw
+    if count:  # a row of no records holds no value
+        raw = raw.filter(table.value(count, raw) > 0)
+    # one pass over the records grouped by owner: a person holds one value of a column when its
+    # values (read as the loader reads them) are all blank, or none is and the least is the
+    # greatest (10.4 CPU-s at 10^8 records of 10^7 people, against 44.4 for the distinct (person,
+    # value) pairs grouped again by person)
+    values = {c: table.value(c, raw) for c in columns}
+    per = raw.group_by(table.value(owner, raw).name(OWNER)).aggregate(
+        anonlib_rows=raw.count(),
+        anonlib_records=(table.value(count, raw).sum() if count else raw.count()),
+        **{f"anonlib_n{j}": v.count() for j, v in enumerate(values.values())},
+        **{f"anonlib_lo{j}": v.min() for j, v in enumerate(values.values())},
+        **{f"anonlib_hi{j}": v.max() for j, v in enumerate(values.values())},
+    )
+    two = per.filter(per.anonlib_records >= 2)
+
+    def one_value(j: int):
+        n, lo, hi = two[f"anonlib_n{j}"], two[f"anonlib_lo{j}"], two[f"anonlib_hi{j}"]
+        return ((n == 0) | ((n == two.anonlib_rows) & (lo == hi))).cast("int64").sum()
+
+    counted = two.aggregate(
+        anonlib_people=two.count(), **{f"anonlib_stable{j}": one_value(j) for j in range(len(columns))}
+    )
+    found = table.engine.run(counted).to_pylist()[0]
+    people = int(found["anonlib_people"] or 0)
+    return {c: float(found[f"anonlib_stable{j}"] or 0) / people if people else 0.0 for j, c in enumerate(columns)}

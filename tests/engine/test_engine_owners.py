@@ -388,14 +388,15 @@ def test_anonymize_households_on_duckdb_releases_the_in_memory_table(tmp_path, c
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(panels())
-def test_stable_shares_equal_the_kernel(duck, frame):
-    """Each column's share of people (2+ records) holding one value, blanks a value: as in memory."""
+@given(panels(), st.sampled_from(["category", "drop"]))
+def test_stable_shares_equal_the_kernel(duck, frame, missing):
+    """Each column's share of people (2+ records) holding one value, blanks a value (whatever the
+    missing policy: no record is dropped for it): as in memory."""
     from anonlib.core.stability import stable_share
     from anonlib.engine.owners import stable_shares
 
     frame = frame.drop(columns="n")
-    table = eng.from_frame(frame, duck)
+    table = eng.from_frame(frame, duck).with_missing(missing)
     shares = stable_shares(table, "pid", ["age", "sex"])
     assert shares == {c: pytest.approx(stable_share(frame[c], frame["pid"]), abs=1e-12) for c in ("age", "sex")}
 
