@@ -34,6 +34,7 @@ from ..core.samples import SAMPLES
 from ..workflow.engine_replay import PARQUET
 from ..workflow.history import WorkingCopy
 from ..workflow.recipe import Recipe, read_for_recipe
+from ..workflow.unseen import check_unseen, cover_recipe
 
 
 def packaged(args: argparse.Namespace) -> bool:
@@ -84,6 +85,9 @@ def in_memory_copy(recipe: Recipe, args: argparse.Namespace) -> WorkingCopy:
     as the recipe's file was read: what the package's report and the project's state describe."""
     path = SAMPLES[args.sample].path if getattr(args, "sample", None) else args.file
     dataset, reading = read_for_recipe(recipe, path)
+    # a later delivery's values the recipe's hierarchies did not list, placed as the engine placed
+    # them (and as ``apply`` in memory places them) before its steps run here
+    recipe, _ = cover_recipe(recipe, dataset, unseen=check_unseen(getattr(args, "unseen", None)))
     return WorkingCopy.from_recipe(recipe, dataset, reading)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from anonlib.__main__ import main
@@ -147,6 +147,10 @@ def test_signatures_are_the_earlier_records_summed_per_person_and_class():
 
 @settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 10**6), power=st.sampled_from(["1", "2"]))
+# the second delivery holds an age (36) the first one's recipe did not list: `apply --engine`
+# placed it in its band on the engine but not in the in-memory copy its package describes, and
+# refused where memory released (found by this test in a full run)
+@example(seed=1116, power="1")
 def test_random_panels_judged_the_same_through_duckdb(seed, power, tmp_path_factory, capsys, monkeypatch):
     tmp_path = tmp_path_factory.mktemp("panel")
     _deliveries(tmp_path, capsys, monkeypatch, ["--power", power, "--max-suppressed", "0.6"], seeds=(seed, seed + 1))
