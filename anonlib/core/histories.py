@@ -51,13 +51,12 @@ from .numbers import MAX_COUNT, shown, whole_number
 # seconds per sub-multiset enumerated and counted, measured on this machine class (bench: history)
 SECONDS_PER_TUPLE = 5e-7
 BYTES_PER_TUPLE_ITEM = 40  # the tuples' codes, their owners and the sort's copies
-# seconds per record of a sub-multiset the engine labels, joins and groups (``anonlib.engine.owners``),
-# derived from the queries timed with ``python -m bench people`` on DuckDB (10^6 records of 10^5
-# people, load 5.5: power 5 175.6 s, power 3 36.7 s) over the combinations ``history_work`` counts
-# for such a panel: about 1.2e-6 and 1.0e-6, when each row was a text of its values. Rows are now
-# integer classes (power 3 about 37% faster, same process at load 10), so the figure errs long.
-# Its memory is the engine's own limit (it spills to disk).
-ENGINE_SECONDS_PER_TUPLE_ITEM = 1.1e-6
+# seconds per record of a sub-multiset the engine labels, joins and groups (``anonlib.engine.owners``,
+# each sub-multiset enumerated once): ``owners.sharing`` on the bench's panels (DuckDB, 2 threads,
+# nothing else running) over the combinations ``history_work`` counts took 5.8e-8 at power 2 on
+# 10^7 records (6.9 s), and on 10^6 records 7.9e-8 at power 2, 5.9e-8 at power 3 and 7.4e-8 at
+# power 5 (54.4 s). Its memory is the engine's own limit (it spills to disk).
+ENGINE_SECONDS_PER_TUPLE_ITEM = 8e-8
 KEY_LIMIT = 1 << 62  # (owner, class) pairs keyed in one int64 below this
 
 
@@ -317,7 +316,7 @@ def history_work(
     >>> history_work(np.array([8] * 1000), power=2).operations
     28000
     >>> round(history_work(np.array([10] * 10**6), power=5, engine=True).seconds)  # 252 tuples of 5 each
-    1386
+    101
     """
     sizes = np.asarray(sizes, dtype=np.int64)
     if power is None or power <= 1:

@@ -15,8 +15,8 @@ with only small histograms coming back.
   multiset of its rows with their records, hashed, and compared as a sorted list where hashes
   are shared, grouped and counted), or who knows up
   to ``power`` = m <= 5 of its records (each owner's distinct sub-multisets of min(m, its
-  records) rows, enumerated by joining its rows with themselves in order, and the fewest owners
-  containing one of them).
+  records) rows, ``sub_multisets``: enumerated once each by joining its rows' copies with
+  themselves in order; the fewest owners containing one of them).
 - ``household_counts``: for a household column, the households sharing their members' rows
   together (``sharing``'s whole histories, with the records of each), and each household's
   *composition* for sdcMicro's household risk: its members' records per class size f (the
@@ -42,15 +42,16 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..core.budget import check_work
 from ..core.dataset import Role
 from ..core.errors import ColumnError, ParameterError
-from ..core.histories import adversary_power, check_history_work
+from ..core.histories import adversary_power, check_history_work, history_work
 from .source import WEIGHT, EngineTable, all_of
 
 KEY = "anonlib_key"
@@ -60,12 +61,19 @@ SHARED = "anonlib_shared"
 OWNERS = "anonlib_owners"
 RECORDS = "anonlib_records"
 SIZE = "anonlib_class_size"
+PART = "anonlib_part"  # a sub-multiset's records
+FIRST = "anonlib_first"  # a sub-multiset's least row
 COMPOSITION = "anonlib_composition"
 HASH_PRIMES = (2_147_483_629, 2_147_483_587)  # a history's two hashes: its elements' hashes modulo these, summed
 HASHES = ("anonlib_h0", "anonlib_h1")
 SMALLEST = "anonlib_smallest"
 LENGTH = "anonlib_length"
 MAX_POWER = 5  # sub-multisets of at most this many records are enumerated by the engine (and within the estimate)
+# a search on any m records counts about this many times the sub-multisets of the original rows: the
+# bench's 10^7-record panel at power 2, 93 s of search (8 nodes, 58 passes) against 9.6 s estimated
+# for one count; at 10^8 its first three nodes alone took 552 s against 96 s
+SEARCH_COUNTS = 10
+PACKED_BELOW = 1 << 63  # a sub-multiset's rows are grouped as one integer when ``values ** size`` is below this
 
 
 def require_owners(table: EngineTable, owners: Sequence[str] = ()) -> None:
@@ -287,7 +295,7 @@ def sharing(
             table._pairs[key] = class_people(table, quasi_identifiers, owner)[1]
         else:
             check_power(table, pairs, power)
-            table._pairs[key] = _histogram(table, fewest_containing(pairs, power), SHARED)
+            table._pairs[key] = _histogram(table, fewest_containing(pairs, power, key_values(table, pairs)), SHARED)
     return table._pairs[key].copy()
 
 
@@ -437,11 +445,11 @@ def household_counts(table: EngineTable, quasi_identifiers: Sequence[str], house
     return HouseholdCounts(shared, households, start, sizes[order], records[order])
 
 
-def check_power(table: EngineTable, pairs, power: int) -> None:
+def check_power(table: EngineTable, pairs, power: int, *, counts: int = 1) -> None:
     """Sub-multisets of more than ``MAX_POWER`` records refused, and the enumeration's size estimated
     (``anonlib.core.histories.history_work``) from each owner's records and distinct rows, at the
     engine's speed (its own per-tuple time, measured: the in-memory kernel's would let through work
-    the engine takes about 12 times longer over)."""
+    the engine takes about 12 times longer over), ``counts`` times over (a search: ``SEARCH_COUNTS``)."""
     _, owners = _per_owner(table, pairs)  # one row per owner, kept: its shapes are a small query
     shapes = table.engine.run(owners.group_by([RECORDS, LENGTH]).aggregate(n=owners.count()))
     sizes = np.asarray(shapes.column(RECORDS).to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -449,48 +457,107 @@ def check_power(table: EngineTable, pairs, power: int) -> None:
     many = np.asarray(shapes.column("n").to_numpy(zero_copy_only=False), dtype=np.int64)
     sizes, lengths = np.repeat(sizes, many), np.repeat(lengths, many)
     if power > MAX_POWER:
-        from ..core.histories import history_work
-
         work = history_work(sizes, lengths, power)
         raise ParameterError(
             f"An adversary who knows {power} of a person's records means {work.what} on the engine, which "
             f"counts combinations of at most {MAX_POWER} records; choose --power {MAX_POWER} or less, or 'all'."
         )
-    check_history_work(sizes, lengths, power, engine=True)
+    if counts == 1:
+        check_history_work(sizes, lengths, power, engine=True)
+        return
+    work = history_work(sizes, lengths, power, engine=True)
+    what = f"{work.what} about {counts} times over (the search counts each generalization it tries)"
+    check_work(
+        replace(work, what=what, seconds=work.seconds * counts),
+        narrow=f"choose a smaller adversary power than {power}, or fewer quasi-identifiers",
+    )
 
 
-def fewest_containing(pairs, power: int):
-    """Per owner (``OWNER``), the fewest owners (``SHARED``) whose histories contain one of its
-    sub-multisets of min(``power``, its records) rows."""
+@dataclass(frozen=True)
+class SubMultisets:
+    """Each owner's sub-multisets of its rows up to ``power`` (``sub_multisets``), as lazy tables of
+    ``OWNER``, ``PART`` (the sub-multiset's records), ``FIRST`` (its least row) and ``label`` (its
+    rows: one integer, or one column per record padded with -1): ``every`` holds those of each
+    size up to min(``power``, the owner's records), which the supports count; ``judged`` those of
+    size min(``power``, its records) alone, on which the owner is judged."""
+
+    every: Any
+    judged: Any
+    label: tuple[str, ...]
+
+
+def sub_multisets(pairs, power: int, values: int) -> SubMultisets:
+    """The sub-multisets of ``pairs``' rows (``KEY`` below ``values``) up to ``power``, each once.
+
+    A row of w records has copies 1 to min(w, ``power``); a sub-multiset is its rows' copies
+    joined in order, a row's copies one after the other from its first, a new row starting at its
+    first copy and above the last. So no tuple needs a ``distinct``, and where ``values ** power``
+    fits an int64 the rows are one integer (in base ``values``) that the engine groups and joins
+    on as one column (at 10^7 records about four times faster than the rows as columns made
+    distinct)."""
     import ibis
 
-    totals = pairs.group_by(OWNER).aggregate(anonlib_total=pairs[WEIGHT].sum().cast("int64"))
     copies = [
         pairs.filter(pairs[WEIGHT] >= c).select(OWNER, KEY, anonlib_copy=ibis.literal(c, "int64"))
         for c in range(1, power + 1)
     ]
     elements = ibis.union(*copies, distinct=False) if len(copies) > 1 else copies[0]
-    window = ibis.window(group_by=elements[OWNER], order_by=[elements[KEY], elements["anonlib_copy"]])
-    elements = elements.select(OWNER, KEY, anonlib_at=ibis.row_number().over(window))
-    parts = []
+    totals = pairs.group_by(OWNER).aggregate(anonlib_total=pairs[WEIGHT].sum().cast("int64"))
+    packed = values**power < PACKED_BELOW
+    label = ("anonlib_label",) if packed else tuple(f"anonlib_k{j}" for j in range(power))
+    every, judged = [], []
     for size in range(1, power + 1):
-        views = [elements.view() for _ in range(size)]
+        views = [copies[0].view()] + [elements.view() for _ in range(1, size)]
         joined = views[0]
         for j in range(1, size):
-            joined = joined.join(
-                views[j],
-                [joined[OWNER] == views[j][OWNER], views[j - 1]["anonlib_at"] < views[j]["anonlib_at"]],
-            )
-        # the sub-multiset as ``size`` integer columns (grouped and joined on as they are)
-        label = [f"anonlib_k{j}" for j in range(size)]
-        tuples = joined.select(**{OWNER: views[0][OWNER]}, **{c: views[j][KEY] for j, c in enumerate(label)})
-        tuples = tuples.distinct()
-        support = tuples.group_by(label).aggregate(**{SHARED: tuples.count()})
-        mine = tuples.join(support, label).join(totals, OWNER)
-        needed = ibis.least(mine["anonlib_total"], ibis.literal(power, "int64"))
-        mine = mine.filter(needed == size)
-        parts.append(mine.group_by(OWNER).aggregate(**{SHARED: mine[SHARED].min()}))
+            last, this = views[j - 1], views[j]
+            after = (this[KEY] > last[KEY]) & (this["anonlib_copy"] == 1)
+            again = (this[KEY] == last[KEY]) & (this["anonlib_copy"] == last["anonlib_copy"] + 1)
+            joined = joined.join(this, [joined[OWNER] == this[OWNER], after | again])
+        if packed:  # the rows as one integer
+            rows = views[0][KEY].cast("int64")
+            for j in range(1, size):
+                rows = rows * values + views[j][KEY]
+            columns = {label[0]: rows}
+        else:
+            none = ibis.literal(-1, "int64")
+            columns = {c: views[j][KEY].cast("int64") if j < size else none for j, c in enumerate(label)}
+        first = {PART: ibis.literal(size, "int64"), FIRST: views[0][KEY].cast("int64")}
+        tuples = joined.select(**{OWNER: views[0][OWNER]}, **first, **columns).view()
+        every.append(tuples)
+        # an owner of at least ``power`` records is judged on its tuples of ``power``; one of fewer
+        # (``size``) records on its whole history, counted among everyone's tuples of that size
+        if size < power:
+            tuples = tuples.semi_join(totals.filter(totals["anonlib_total"] == size), OWNER)
+        judged.append(tuples)
+    return SubMultisets(stacked(every), stacked(judged), label)
+
+
+def stacked(parts: Sequence[Any]):
+    """The lazy tables ``parts`` (of one schema) one after the other (``UNION ALL``)."""
+    import ibis
+
     return ibis.union(*parts, distinct=False) if len(parts) > 1 else parts[0]
+
+
+def supports(multisets: SubMultisets):
+    """How many owners hold each sub-multiset (``PART`` and its label, ``SHARED``)."""
+    every = multisets.every
+    return every.group_by([PART, *multisets.label]).aggregate(**{SHARED: every.count()})
+
+
+def fewest_containing(pairs, power: int, values: int):
+    """Per owner (``OWNER``), the fewest owners (``SHARED``) whose histories contain one of its
+    sub-multisets of min(``power``, its records) rows (``sub_multisets``; ``values`` exceeds every
+    ``KEY``)."""
+    multisets = sub_multisets(pairs, power, values)
+    mine = multisets.judged.join(supports(multisets), [PART, *multisets.label])
+    return mine.group_by(OWNER).aggregate(**{SHARED: mine[SHARED].min()})
+
+
+def key_values(table: EngineTable, pairs) -> int:
+    """One more than the greatest ``KEY`` of ``pairs`` (``fewest_containing``'s ``values``)."""
+    return int(table.engine.value(pairs[KEY].max()) or 0) + 1
 
 
 def stable_shares(table: EngineTable, owner: str, columns: Sequence[str]) -> dict[str, float]:

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine import WEIGHT, EngineTable
-from ..engine.owners import MAX_POWER, check_power, owner_pairs
+from ..engine.owners import MAX_POWER, SEARCH_COUNTS, check_power, owner_pairs
 from ..engine.owners_out import Finer, OwnersOut, owner_rows, owners_in, owners_out, rows_in_classes
 from ..measures.models import within_limit
 from ..measures.target import ReleaseTarget
@@ -265,7 +265,7 @@ def people_search(
     persons = owners_in(table, shield, target.person)
     space = EnginePeopleSpace(table, rows, shield, hierarchies, target=target, measure=measure, persons=persons)
     if space.power is not None:  # a node's sub-multisets are at most the original rows': estimated once
-        check_power(table, owner_pairs(table, shield, target.person)[0], space.power)
+        check_power(table, owner_pairs(table, shield, target.person)[0], space.power, counts=SEARCH_COUNTS)
     found = _walk(space, rows, shield, target, measure, time_limit)
     levels = found.levels
     if not space.verify:

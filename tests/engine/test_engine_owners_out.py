@@ -7,6 +7,7 @@ forced to collide (every history hashing alike) changes nothing."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -32,9 +33,9 @@ def _row_key(values) -> tuple:
     return tuple(None if pd.isna(v) else v for v in values)
 
 
-def reference(frame: pd.DataFrame, rows: pd.DataFrame, classes: np.ndarray, k: int, histories: bool):
+def reference(frame: pd.DataFrame, rows: pd.DataFrame, classes: np.ndarray, k: int, histories: bool, power=None):
     """(owners, records, kept per row, paid Counter, k among the owners kept) by dictionaries over the
-    records (count 0 left out)."""
+    records (count 0 left out); ``power`` m: on any m of a history, each owner's sub-multisets listed."""
     klass = {_row_key(r): int(c) for r, c in zip(rows[QIS].itertuples(index=False), classes)}
     at = {_row_key(r): i for i, r in enumerate(rows[QIS].itertuples(index=False))}
     pairs: dict[tuple, int] = defaultdict(int)  # (owner, row) -> records
@@ -44,7 +45,26 @@ def reference(frame: pd.DataFrame, rows: pd.DataFrame, classes: np.ndarray, k: i
     history: dict[str, Counter] = defaultdict(Counter)
     for (pid, row), n in pairs.items():
         history[pid][klass[row]] += n
-    if histories:
+    if power is not None:
+        # every sub-multiset of each size up to m of each history (a class repeated at most m times),
+        # and the size the owner is judged on: min(m, its records)
+        held = {
+            p: {
+                t
+                for size in range(1, power + 1)
+                for t in combinations(sorted(c for c, n in h.items() for _ in range(min(n, power))), size)
+            }
+            for p, h in history.items()
+        }
+        judged = {p: {t for t in ts if len(t) == min(power, sum(history[p].values()))} for p, ts in held.items()}
+        gone = set()
+        while True:
+            support = Counter(t for p, ts in held.items() if p not in gone for t in ts)
+            failing = {p for p in held if p not in gone and min(support[t] for t in judged[p]) < k}
+            if not failing:
+                break
+            gone |= failing
+    elif histories:
         alike = Counter(frozenset(h.items()) for h in history.values())
         gone = {p for p, h in history.items() if alike[frozenset(h.items())] < k}
     else:
@@ -68,7 +88,9 @@ def reference(frame: pd.DataFrame, rows: pd.DataFrame, classes: np.ndarray, k: i
             kept[at[row]] += n
     records = sum(n for (pid, _), n in pairs.items() if pid in gone)
     left = {p: h for p, h in history.items() if p not in gone}
-    if histories:
+    if power is not None:
+        smallest = min((support[t] for p in left for t in judged[p]), default=0)
+    elif histories:
         smallest = min((alike[frozenset(h.items())] for h in left.values()), default=0)
     else:
         per_class = Counter(c for h in left.values() for c in h)
@@ -123,6 +145,39 @@ def test_owners_out_equals_the_reference(duck, monkeypatch, frame, k, histories,
     assert (rolled.owners, rolled.records, rolled.smallest) == (found.owners, found.records, found.smallest)
     assert rolled.kept.tolist() == found.kept.tolist()
     assert Counter(map(tuple, rolled.paid.tolist())) == Counter(map(tuple, found.paid.tolist()))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(panels(), st.integers(2, 4), st.sampled_from([2, 3]), st.integers(1, 3), st.integers(0, 8))
+def test_owners_out_on_any_m_records_equals_the_reference(duck, frame, k, power, width, limit):
+    table = eng.from_frame(frame, duck).with_roles({"n": "count"})
+    rows = owner_rows(table, QIS, "pid")
+    classes = np.arange(len(rows)) % width
+    found = owners_out(table, QIS, "pid", rows, classes, k, histories=True, power=power)
+    owners, records, kept, paid, smallest = reference(frame, rows, classes, k, True, power)
+    assert (found.owners, found.records, found.smallest) == (owners, records, smallest)
+    assert found.kept.tolist() == kept.tolist()
+    assert Counter({(int(a), int(w)): int(c) for a, w, c in found.paid}) == paid
+    assert found.exact
+    # asked only whether more than ``limit`` owners go: a lower bound past it, else the truth
+    fine = np.arange(len(rows)) % (2 * width)
+    truth = reference(frame, rows, fine, k, True, power)
+    limit = min(limit, truth[0] - 1)
+    bounded = owners_out(table, QIS, "pid", rows, fine, k, histories=True, power=power, enough=lambda n: n > limit)
+    if bounded.exact:
+        assert (bounded.owners, bounded.records, bounded.smallest) == (truth[0], truth[1], truth[4])
+    else:
+        assert limit < bounded.owners <= truth[0] and bounded.records <= truth[1]
+
+
+def test_removing_owners_on_any_2_records_cascades(duck):
+    # k 2: b alone holds {1, 3} and goes first; then a alone holds {1, 2}, and goes; c and d share {3, 4}
+    frame = pd.DataFrame({"pid": list("aabbbccdd"), "age": [1, 2, 1, 2, 3, 3, 4, 3, 4]})
+    table = eng.from_frame(frame, duck)
+    rows = owner_rows(table, ["age"], "pid")
+    found = owners_out(table, ["age"], "pid", rows, np.arange(len(rows)), 2, histories=True, power=2)
+    assert (found.owners, found.records, found.smallest) == (2, 5, 2)
+    assert dict(zip(rows["age"].tolist(), found.kept.tolist())) == {1: 0, 2: 0, 3: 2, 4: 2}
 
 
 def test_a_worked_node(duck):

@@ -166,3 +166,28 @@ def test_histories_hashing_alike_send_the_walk_again_with_every_node_verified(du
         memory.released_k,
     )
     assert engine.utility == pytest.approx(memory.utility, rel=1e-12, abs=1e-12)
+
+
+def test_a_search_on_any_2_records_is_estimated_as_the_counts_it_makes(duck, monkeypatch):
+    """One count of a panel's pairs fits the limit, the search's ten do not: the search is refused at
+    once in one sentence (before any node is counted), while ``sharing`` still counts once."""
+    from anonlib.core import histories
+    from anonlib.core.errors import ProblemTooLargeError
+    from anonlib.engine.owners import SEARCH_COUNTS, sharing
+
+    frame = people_panel(3, 40, 30)
+    table = eng.from_frame(frame, duck).with_roles({"n": "count"})
+    records = frame.groupby("pid")["n"].sum()
+    rows = frame.drop_duplicates(["pid", *SHIELD]).groupby("pid").size()[records.index]
+    work = histories.history_work(records.to_numpy(), rows.to_numpy(), 2, engine=True)
+    # one count estimated at 100 s (the limit is 600 s), the search at SEARCH_COUNTS times that
+    monkeypatch.setattr(histories, "ENGINE_SECONDS_PER_TUPLE_ITEM", 100 / (2 * work.operations))
+    assert sharing(table, SHIELD, "pid", power=2)[:, 1].sum() == frame["pid"].nunique()
+    target = ReleaseTarget(2, person="pid", linked=("pid",), power=2)
+    with pytest.raises(ProblemTooLargeError) as refused:
+        people_search(table, SHIELD, _hierarchies(frame), target)
+    assert str(refused.value) == (
+        f"Comparing {work.operations:,} combinations of 2 records on the engine about {SEARCH_COUNTS} times over "
+        "(the search counts each generalization it tries) would take about 17 minutes on this computer "
+        "(the limit is 10 minutes); choose a smaller adversary power than 2, or fewer quasi-identifiers."
+    )
