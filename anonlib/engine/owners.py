@@ -48,10 +48,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.budget import check_work
+from ..core.budget import MAX_SECONDS, check_work
 from ..core.dataset import Role
 from ..core.errors import ColumnError, ParameterError
-from ..core.histories import adversary_power, check_history_work, history_work
+from ..core.histories import adversary_power, history_work
 from .source import WEIGHT, EngineTable, all_of
 
 KEY = "anonlib_key"
@@ -280,11 +280,17 @@ def _per_owner(table: EngineTable, pairs):
 
 
 def sharing(
-    table: EngineTable, quasi_identifiers: Sequence[str], owner: str, *, power: int | str | None = None
+    table: EngineTable,
+    quasi_identifiers: Sequence[str],
+    owner: str,
+    *,
+    power: int | str | None = None,
+    max_seconds: float = MAX_SECONDS,
 ) -> np.ndarray:
     """How many owners share their history (as an adversary of ``power`` sees it: the module text)
     with each number of owners: ``[[owners sharing, owners], ...]`` ascending, every owner once
-    (``anonlib.core.histories.owners_sharing`` made into a histogram)."""
+    (``anonlib.core.histories.owners_sharing`` made into a histogram); a power of 2 or more
+    estimated past ``max_seconds`` refused in one sentence (``check_power``)."""
     power = adversary_power(power)
     pairs, _ = owner_pairs(table, quasi_identifiers, owner)
     key = ("sharing", tuple(quasi_identifiers), owner, table.missing, table.count, power)
@@ -294,7 +300,7 @@ def sharing(
         elif power == 1:  # one record known: the fewest people of any class of the person's (class_people)
             table._pairs[key] = class_people(table, quasi_identifiers, owner)[1]
         else:
-            check_power(table, pairs, power)
+            check_power(table, pairs, power, max_seconds=max_seconds)
             table._pairs[key] = _histogram(table, fewest_containing(pairs, power, key_values(table, pairs)), SHARED)
     return table._pairs[key].copy()
 
@@ -445,11 +451,12 @@ def household_counts(table: EngineTable, quasi_identifiers: Sequence[str], house
     return HouseholdCounts(shared, households, start, sizes[order], records[order])
 
 
-def check_power(table: EngineTable, pairs, power: int, *, counts: int = 1) -> None:
+def check_power(table: EngineTable, pairs, power: int, *, counts: int = 1, max_seconds: float = MAX_SECONDS) -> None:
     """Sub-multisets of more than ``MAX_POWER`` records refused, and the enumeration's size estimated
     (``anonlib.core.histories.history_work``) from each owner's records and distinct rows, at the
     engine's speed (its own per-tuple time, measured: the in-memory kernel's would let through work
-    the engine takes about 12 times longer over), ``counts`` times over (a search: ``SEARCH_COUNTS``)."""
+    the engine takes about 12 times longer over), ``counts`` times over (a search: ``SEARCH_COUNTS``),
+    within ``max_seconds``."""
     _, owners = _per_owner(table, pairs)  # one row per owner, kept: its shapes are a small query
     shapes = table.engine.run(owners.group_by([RECORDS, LENGTH]).aggregate(n=owners.count()))
     sizes = np.asarray(shapes.column(RECORDS).to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -462,15 +469,12 @@ def check_power(table: EngineTable, pairs, power: int, *, counts: int = 1) -> No
             f"An adversary who knows {power} of a person's records means {work.what} on the engine, which "
             f"counts combinations of at most {MAX_POWER} records; choose --power {MAX_POWER} or less, or 'all'."
         )
-    if counts == 1:
-        check_history_work(sizes, lengths, power, engine=True)
-        return
     work = history_work(sizes, lengths, power, engine=True)
-    what = f"{work.what} about {counts} times over (the search counts each generalization it tries)"
-    check_work(
-        replace(work, what=what, seconds=work.seconds * counts),
-        narrow=f"choose a smaller adversary power than {power}, or fewer quasi-identifiers",
-    )
+    if counts > 1:
+        what = f"{work.what} about {counts} times over (the search counts each generalization it tries)"
+        work = replace(work, what=what, seconds=work.seconds * counts)
+    narrow = f"choose a smaller adversary power than {power}, or fewer quasi-identifiers"
+    check_work(work, narrow=narrow, max_seconds=max_seconds)
 
 
 @dataclass(frozen=True)
@@ -501,7 +505,7 @@ def sub_multisets(pairs, power: int, values: int) -> SubMultisets:
         pairs.filter(pairs[WEIGHT] >= c).select(OWNER, KEY, anonlib_copy=ibis.literal(c, "int64"))
         for c in range(1, power + 1)
     ]
-    elements = ibis.union(*copies, distinct=False) if len(copies) > 1 else copies[0]
+    elements = stacked(copies)
     totals = pairs.group_by(OWNER).aggregate(anonlib_total=pairs[WEIGHT].sum().cast("int64"))
     packed = values**power < PACKED_BELOW
     label = ("anonlib_label",) if packed else tuple(f"anonlib_k{j}" for j in range(power))

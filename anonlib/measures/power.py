@@ -126,7 +126,7 @@ def risk_by_power(
         raise ParameterError(f"k is a whole number of people, at least 1; got {k}.")
     if not isinstance(frame, pd.DataFrame):  # a table on an engine: counted there (anonlib.engine.owners)
         require_quasi_identifiers(quasi_identifiers)
-        return _on_engine(frame, quasi_identifiers, person, k=k, powers=powers)
+        return _on_engine(frame, quasi_identifiers, person, k=k, powers=powers, max_seconds=max_seconds)
     shared = sharing_by_power(frame, quasi_identifiers, person, count=count, powers=powers, max_seconds=max_seconds)
     return tuple(s.risk(k) for s in shared)
 
@@ -173,10 +173,22 @@ def sharing_by_power(
     return tuple(out)
 
 
-def _on_engine(table, quasi_identifiers: Sequence[str], person: str, *, k: int, powers: Sequence[int | None]):
+def _on_engine(
+    table,
+    quasi_identifiers: Sequence[str],
+    person: str,
+    *,
+    k: int,
+    powers: Sequence[int | None],
+    max_seconds: float | None = None,
+):
     """``risk_by_power`` of an ``anonlib.engine.EngineTable``: each power's histogram of owners
-    sharing, counted by the engine, refused by its own estimate (``history_work(..., engine=True)``)."""
+    sharing, counted by the engine, refused by its own estimate (``history_work(..., engine=True)``)
+    past ``max_seconds`` (the work limit when None)."""
+    from ..core.budget import MAX_SECONDS
     from ..engine.owners import sharing
+
+    limit = MAX_SECONDS if max_seconds is None else max_seconds
 
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ParameterError(f"k is a whole number of people, at least 1; got {k}.")
@@ -184,7 +196,7 @@ def _on_engine(table, quasi_identifiers: Sequence[str], person: str, *, k: int, 
     for value in powers:
         power = adversary_power(value)
         try:
-            shared = sharing(table, quasi_identifiers, person, power=power)
+            shared = sharing(table, quasi_identifiers, person, power=power, max_seconds=limit)
         except ProblemTooLargeError as error:
             out.append((power, str(error)))
             continue
