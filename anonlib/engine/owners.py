@@ -497,8 +497,8 @@ def sub_multisets(pairs, power: int, values: int) -> SubMultisets:
     joined in order, a row's copies one after the other from its first, a new row starting at its
     first copy and above the last. So no tuple needs a ``distinct``, and where ``values ** power``
     fits an int64 the rows are one integer (in base ``values``) that the engine groups and joins
-    on as one column (at 10^7 records about four times faster than the rows as columns made
-    distinct)."""
+    on as one column (the profile's count at power 2 of the bench's 10^7 records: 7.7 s, against
+    21.9 s with each owner's copies numbered, joined and made distinct)."""
     import ibis
 
     copies = [
