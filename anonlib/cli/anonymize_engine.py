@@ -115,7 +115,7 @@ def run(
     )
     if packaged(args):  # the engine writes the CSV; the package and the project's entry hold its bytes
         with written_csv() as temporary:
-            done = anonymize(table, shield, out=temporary, **options)
+            done = counted(anonymize(table, shield, out=temporary, **options), args)
             written = temporary.read_bytes()
         copy = in_memory_copy(done.recipe, args)
         loaded = copy.loaded  # the searched records, as the in-memory command counts them for its notes
@@ -136,13 +136,22 @@ def run(
         done = replace(done, recipe=recipe)
     elif args.out:
         with replaced_atomically(args.out) as temporary:
-            done = anonymize(table, shield, out=temporary, **options)
+            done = counted(anonymize(table, shield, out=temporary, **options), args)
         print(f"written            {args.out}")
     else:
         done = anonymize(table, shield, **options)
     if args.recipe and not packaged(args):
         write(args.recipe, done.recipe.dumps().encode("utf-8"))
     return _report(args, table, done, shield, given, target, measure, links.linked if links is not None else 0)
+
+
+def counted(done: EngineAnonymization, args) -> EngineAnonymization:
+    """``done`` with its search's tree counted when ``--json`` reports it (the root's rows lost, on
+    the engine in people at the bottom of the lattice) while the release is still a temporary file:
+    a count that fails (the engine's memory) leaves nothing written."""
+    if args.json:
+        _ = done.search.tree  # counted (a cached property)
+    return done
 
 
 def _report(

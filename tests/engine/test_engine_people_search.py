@@ -191,3 +191,26 @@ def test_a_search_on_any_2_records_is_estimated_as_the_counts_it_makes(duck, mon
         "(the search counts each generalization it tries) would take about 17 minutes on this computer "
         "(the limit is 10 minutes); choose a smaller adversary power than 2, or fewer quasi-identifiers."
     )
+
+
+def test_a_report_count_that_fails_leaves_nothing_written(tmp_path, capsys, monkeypatch):
+    # the root's count for --json (the bottom of the lattice in people) runs out of the engine's
+    # memory, as DuckDB did at 10^8 records at power 2: one sentence, exit 2, no release left behind
+    from anonlib.__main__ import main
+    from anonlib.core.errors import EngineError
+    from anonlib.workflow import engine_people, engine_search
+
+    monkeypatch.setattr(engine_search, "MAX_CLASSES", 10)
+
+    def out_of_memory(*a, **k):
+        raise EngineError("The duckdb engine could not run the query: Out of Memory Error.")
+
+    monkeypatch.setattr(engine_people, "rows_in_classes", out_of_memory)
+    path = tmp_path / "panel.csv"
+    people_panel(5, 200, 150).drop(columns="n").to_csv(path, index=False)
+    out = tmp_path / "out.csv"
+    argv = ["anonymize", str(path), "--shield", "age,sex", "--person", "pid", "--keep", "city", "--k", "4"]
+    code = main([*argv, "--max-suppressed", "0.3", "--out", str(out), "--json", "--engine", "duckdb"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Out of Memory Error" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["panel.csv"]  # nothing written, no temporary left
