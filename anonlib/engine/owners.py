@@ -62,7 +62,6 @@ OWNERS = "anonlib_owners"
 RECORDS = "anonlib_records"
 SIZE = "anonlib_class_size"
 PART = "anonlib_part"  # a sub-multiset's records
-FIRST = "anonlib_first"  # a sub-multiset's least row
 COMPOSITION = "anonlib_composition"
 HASH_PRIMES = (2_147_483_629, 2_147_483_587)  # a history's two hashes: its elements' hashes modulo these, summed
 HASHES = ("anonlib_h0", "anonlib_h1")
@@ -480,10 +479,10 @@ def check_power(table: EngineTable, pairs, power: int, *, counts: int = 1, max_s
 @dataclass(frozen=True)
 class SubMultisets:
     """Each owner's sub-multisets of its rows up to ``power`` (``sub_multisets``), as lazy tables of
-    ``OWNER``, ``PART`` (the sub-multiset's records), ``FIRST`` (its least row) and ``label`` (its
-    rows: one integer, or one column per record padded with -1): ``every`` holds those of each
-    size up to min(``power``, the owner's records), which the supports count; ``judged`` those of
-    size min(``power``, its records) alone, on which the owner is judged."""
+    ``OWNER``, ``PART`` (the sub-multiset's records) and ``label`` (its rows: one integer, or one
+    column per record padded with -1): ``every`` holds those of each size up to min(``power``, the
+    owner's records), which the supports count; ``judged`` those of size min(``power``, its
+    records) alone, on which the owner is judged."""
 
     every: Any
     judged: Any
@@ -526,8 +525,7 @@ def sub_multisets(pairs, power: int, values: int) -> SubMultisets:
         else:
             none = ibis.literal(-1, "int64")
             columns = {c: views[j][KEY].cast("int64") if j < size else none for j, c in enumerate(label)}
-        first = {PART: ibis.literal(size, "int64"), FIRST: views[0][KEY].cast("int64")}
-        tuples = joined.select(**{OWNER: views[0][OWNER]}, **first, **columns).view()
+        tuples = joined.select(**{OWNER: views[0][OWNER], PART: ibis.literal(size, "int64")}, **columns).view()
         every.append(tuples)
         # an owner of at least ``power`` records is judged on its tuples of ``power``; one of fewer
         # (``size``) records on its whole history, counted among everyone's tuples of that size

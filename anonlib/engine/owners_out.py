@@ -65,7 +65,6 @@ import numpy as np
 import pandas as pd
 
 from .owners import (
-    FIRST,
     HASHES,
     KEY,
     LENGTH,
@@ -94,6 +93,7 @@ CLASS = "anonlib_class"
 AT = "anonlib_at"  # a row's position in ``owner_rows``
 REP = "anonlib_rep"
 TAKEN = "anonlib_taken"  # a sub-multiset's holders removed
+ANCHOR = "anonlib_anchor"  # a sub-multiset's row held by the fewest owners
 OLD = "anonlib_finer_class"
 
 
@@ -372,11 +372,12 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
     owner fails when it holds one held by fewer than k (a larger one of its own is held by no
     more). Each later pass takes the sub-multisets of the owners just removed away from the counts
     (only those can have fallen below k) and looks for the failing only among the holders of the
-    least row of one now below k (``_holding``). The fewest among the owners kept is the least
-    count left above 0: each sub-multiset an owner kept holds lies within one of min(power, its
-    records) rows of its own, held by no more owners. The bench's search at power 2 on 10^7
-    records: 83.6 s, against 103.3 s with each owner's fewest counted at the first pass and again
-    among those kept, and 174.6 s with every pass a whole count."""
+    rarest row of one now below k (``_anchored``, ``_holding``). The fewest among the owners kept
+    is the least count left above 0: each sub-multiset an owner kept holds lies within one of
+    min(power, its records) rows of its own, held by no more owners. The bench's search at power 2
+    on 10^7 records: 77.3 s (its 49 later passes 31.7 s, traced; 42.3 s anchored on the least
+    row), against 103.3 s with each owner's fewest counted at the first pass and again among those
+    kept, and 174.6 s with every pass a whole count."""
     rows = grouped.select(OWNER, WEIGHT, **{KEY: grouped[CLASS]})
     values = key_values(table, rows)
     multisets = sub_multisets(rows, power, values)
@@ -406,7 +407,7 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
             return _with_records(grouped, gone), None, False
         # the sub-multisets of the owners just removed, and their holders removed so far
         theirs = sub_multisets(rows.semi_join(failing, OWNER), power, values).every
-        lost = computed_once(table, theirs.group_by([*on, FIRST]).aggregate(**{TAKEN: theirs.count()}))
+        lost = computed_once(table, theirs.group_by(on).aggregate(**{TAKEN: theirs.count()}))
         made.append(lost)
         if taken is not None:
             both = stacked([taken, lost.select(*on, TAKEN)])
@@ -416,8 +417,9 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
         taken = computed_once(table, lost_now)
         made.append(taken)
         # those now held by fewer than k
-        now = lost.select(*on, FIRST).join(held, on).join(taken, on)
-        short = computed_once(table, now.filter(now[SHARED] - now[TAKEN] < k).select(*on, FIRST))
+        now = lost.select(*on).join(held, on).join(taken, on)
+        below = now.filter(now[SHARED] - now[TAKEN] < k).select(*on)
+        short = computed_once(table, _anchored(below, held, multisets.label, values, power))
         made.append(short)
         failing = computed_once(table, _holding(rows, stacked(gone), short, on, power, values))
         made.append(failing)
@@ -428,11 +430,38 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
     return _with_records(grouped, gone), left.nullif(0).min(), True
 
 
+def _anchored(below, held, label: Sequence[str], values: int, power: int):
+    """The sub-multisets ``below`` (``PART`` and ``label``) with their rarest row (``ANCHOR``): the one
+    of their rows held by the fewest owners in ``held`` (the counts of the sub-multisets of one row).
+    Every holder of a sub-multiset holds it, and the fewer hold it the fewer ``_holding`` enumerates."""
+    import ibis
+
+    part = below[PART]
+    if len(label) > 1:  # a column per record, padded with -1
+        rows = [below[c].nullif(-1) for c in label]
+    else:  # one integer in base ``values``: a sub-multiset of ``size`` rows has ``size`` digits
+        packed = below[label[0]]
+        rows = [
+            ibis.cases(
+                *((part == size, (packed // values ** (size - 1 - j)) % values) for size in range(j + 1, power + 1))
+            )
+            for j in range(power)
+        ]
+    singles = held.filter(held[PART] == 1)
+    joined = below.select(*below.columns, **{f"anonlib_row_{j}": r for j, r in enumerate(rows)})
+    for j in range(power):
+        ones = singles.select(**{f"anonlib_one_{j}": singles[label[0]], f"anonlib_n_{j}": singles[SHARED]})
+        joined = joined.left_join(ones, joined[f"anonlib_row_{j}"] == ones[f"anonlib_one_{j}"])
+    fewest = ibis.least(*(joined[f"anonlib_n_{j}"] for j in range(power)))
+    anchor = ibis.cases(*((joined[f"anonlib_n_{j}"] == fewest, joined[f"anonlib_row_{j}"]) for j in range(power)))
+    return joined.select(*below.columns, **{ANCHOR: anchor.cast("int64")})
+
+
 def _holding(rows, gone, short, on: list, power: int, values: int):
     """The owners of ``rows`` (``OWNER``, ``KEY``, ``WEIGHT``) not ``gone`` holding a sub-multiset of
-    ``short`` (``on`` and ``FIRST``, its least row): looked for among the holders of a least row
-    (its holders and more), whose sub-multisets alone are made."""
-    near = rows.semi_join(short, rows[KEY] == short[FIRST]).select(OWNER).distinct().anti_join(gone, OWNER)
+    ``short`` (``on`` and ``ANCHOR``, its rarest row): looked for among the holders of that row (its
+    holders and more), whose sub-multisets alone are made."""
+    near = rows.semi_join(short, rows[KEY] == short[ANCHOR]).select(OWNER).distinct().anti_join(gone, OWNER)
     theirs = sub_multisets(rows.semi_join(near, OWNER), power, values).judged
     return theirs.semi_join(short, on).select(OWNER).distinct()
 

@@ -197,3 +197,26 @@ def test_a_worked_node(duck):
     assert (whole.owners, whole.records) == (2, 3)
     by_age = dict(zip(rows["age"].tolist(), whole.kept.tolist()))
     assert by_age == {30: 2, 31: 2, 32: 0}
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_a_sub_multiset_below_k_is_anchored_on_its_rarest_row(duck, packed):
+    # rows 1, 3 and 4 are held by 5, 2 and 7 owners: {1, 3} and {1, 1, 3} are looked for among the
+    # holders of 3, {1, 4} among those of 1, {4} among those of 4
+    from anonlib.engine.owners import PART, SHARED
+    from anonlib.engine.owners_out import ANCHOR, _anchored
+
+    values, power = 10, 3
+    sets = [(1,), (3,), (4,), (1, 3), (1, 1, 3), (1, 4), (4,)]
+    counts = [5, 2, 7, 1, 1, 1, 7]
+    if packed:
+        label = ("anonlib_label",)
+        labels = {label[0]: [int("".join(map(str, s))) for s in sets]}  # in base 10: the rows as digits
+    else:
+        label = tuple(f"anonlib_k{j}" for j in range(power))
+        labels = {c: [s[j] if j < len(s) else -1 for s in sets] for j, c in enumerate(label)}
+    frame = pd.DataFrame({PART: [len(s) for s in sets], **labels, SHARED: counts})
+    held = eng.from_frame(frame.iloc[:6], duck).raw
+    below = eng.from_frame(frame.iloc[3:].drop(columns=SHARED), duck).raw
+    found = duck.run(_anchored(below, held, label, values, power)).to_pandas().sort_values([PART, *label])
+    assert found[ANCHOR].tolist() == [4, 3, 1, 3]  # {4}; {1, 3}, {1, 4}; {1, 1, 3}
