@@ -433,7 +433,8 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
 def _anchored(below, held, label: Sequence[str], values: int, power: int):
     """The sub-multisets ``below`` (``PART`` and ``label``) with their rarest row (``ANCHOR``): the one
     of their rows held by the fewest owners in ``held`` (the counts of the sub-multisets of one row).
-    Every holder of a sub-multiset holds it, and the fewer hold it the fewer ``_holding`` enumerates."""
+    Every holder of a sub-multiset holds each of its rows, and the fewer owners hold the row, the
+    fewer ``_holding`` enumerates."""
     import ibis
 
     part = below[PART]
