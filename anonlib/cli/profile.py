@@ -20,7 +20,7 @@ from .health import household_argument, person_argument
 ROLE_ROWS = 1_000_000  # rows an engine's table is read for its guessed roles (~0.1 GB a few columns wide)
 # each power of by_power an engine counts, estimated within this (else reported as not counted): the
 # profile of 10^8 records of 10^7 people stays within the spec's 5 minutes (power 2 estimated at 96 s
-# is counted, power 3 at 288 s is not)
+# is counted, power 3 at about 9 minutes is not)
 ENGINE_POWER_SECONDS = 120.0
 
 

@@ -69,8 +69,8 @@ SMALLEST = "anonlib_smallest"
 LENGTH = "anonlib_length"
 MAX_POWER = 5  # sub-multisets of at most this many records are enumerated by the engine (and within the estimate)
 # a search on any m records counts about this many times the sub-multisets of the original rows: the
-# bench's 10^7-record panel at power 2, 93 s of search (8 nodes, 58 passes) against 9.6 s estimated
-# for one count; at 10^8 its first three nodes alone took 552 s against 96 s
+# bench's panels at power 2, 77.3 s of search (8 nodes) at 10^7 records against 9.6 s estimated for
+# one count, and 727.6 s (4 nodes) at 10^8 against 96 s
 SEARCH_COUNTS = 10
 PACKED_BELOW = 1 << 63  # a sub-multiset's rows are grouped as one integer when ``values ** size`` is below this
 
@@ -453,9 +453,8 @@ def household_counts(table: EngineTable, quasi_identifiers: Sequence[str], house
 def check_power(table: EngineTable, pairs, power: int, *, counts: int = 1, max_seconds: float = MAX_SECONDS) -> None:
     """Sub-multisets of more than ``MAX_POWER`` records refused, and the enumeration's size estimated
     (``anonlib.core.histories.history_work``) from each owner's records and distinct rows, at the
-    engine's speed (its own per-tuple time, measured: the in-memory kernel's would let through work
-    the engine takes about 12 times longer over), ``counts`` times over (a search: ``SEARCH_COUNTS``),
-    within ``max_seconds``."""
+    engine's speed (its own time per record of a combination, measured on the engine, not the
+    in-memory kernel's), ``counts`` times over (a search: ``SEARCH_COUNTS``), within ``max_seconds``."""
     _, owners = _per_owner(table, pairs)  # one row per owner, kept: its shapes are a small query
     shapes = table.engine.run(owners.group_by([RECORDS, LENGTH]).aggregate(n=owners.count()))
     sizes = np.asarray(shapes.column(RECORDS).to_numpy(zero_copy_only=False), dtype=np.int64)
