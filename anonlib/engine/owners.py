@@ -41,7 +41,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -488,8 +488,10 @@ class SubMultisets:
     label: tuple[str, ...]
 
 
-def sub_multisets(pairs, power: int, values: int) -> SubMultisets:
-    """The sub-multisets of ``pairs``' rows (``KEY`` below ``values``) up to ``power``, each once.
+def sub_multisets(pairs, power: int, values: int, lead: Callable[[Any], Any] | None = None) -> SubMultisets:
+    """The sub-multisets of ``pairs``' rows (``KEY`` below ``values``) up to ``power``, each once;
+    with ``lead`` (a condition on a ``KEY`` column), only those whose first (least) row meets it:
+    a part of them, each still held by the same owners.
 
     A row of w records has copies 1 to min(w, ``power``); a sub-multiset is its rows' copies
     joined in order, a row's copies one after the other from its first, a new row starting at its
@@ -504,12 +506,13 @@ def sub_multisets(pairs, power: int, values: int) -> SubMultisets:
         for c in range(1, power + 1)
     ]
     elements = stacked(copies)
+    leading = copies[0] if lead is None else copies[0].filter(lead(copies[0][KEY]))
     totals = pairs.group_by(OWNER).aggregate(anonlib_total=pairs[WEIGHT].sum().cast("int64"))
     packed = values**power < PACKED_BELOW
     label = ("anonlib_label",) if packed else tuple(f"anonlib_k{j}" for j in range(power))
     every, judged = [], []
     for size in range(1, power + 1):
-        views = [copies[0].view()] + [elements.view() for _ in range(1, size)]
+        views = [leading.view()] + [elements.view() for _ in range(1, size)]
         joined = views[0]
         for j in range(1, size):
             last, this = views[j - 1], views[j]

@@ -159,6 +159,13 @@ def test_owners_out_on_any_m_records_equals_the_reference(duck, frame, k, power,
     assert found.kept.tolist() == kept.tolist()
     assert Counter({(int(a), int(w)): int(c) for a, w, c in found.paid}) == paid
     assert found.exact
+    # asked whether the bottom fails but never failing it: counted in two parts, the sub-multisets
+    # led by one row in ``LEADS`` first, then the rest (every row a class: many leading rows); the truth
+    bottom = np.arange(len(rows))
+    parts = owners_out(table, QIS, "pid", rows, bottom, k, histories=True, power=power, enough=lambda n: False)
+    owners, records, kept, _, smallest = reference(frame, rows, bottom, k, True, power)
+    assert (parts.owners, parts.records, parts.smallest, parts.exact) == (owners, records, smallest, True)
+    assert parts.kept.tolist() == kept.tolist()
     # asked only whether more than ``limit`` owners go: a lower bound past it, else the truth
     fine = np.arange(len(rows)) % (2 * width)
     truth = reference(frame, rows, fine, k, True, power)
@@ -178,6 +185,19 @@ def test_removing_owners_on_any_2_records_cascades(duck):
     found = owners_out(table, ["age"], "pid", rows, np.arange(len(rows)), 2, histories=True, power=2)
     assert (found.owners, found.records, found.smallest) == (2, 5, 2)
     assert dict(zip(rows["age"].tolist(), found.kept.tolist())) == {1: 0, 2: 0, 3: 2, 4: 2}
+
+
+def test_a_later_pass_looks_at_each_row_of_a_sub_multiset_below_k(duck):
+    # k 2: b alone holds {1, 5} and goes first; then a alone holds {5, 6}, whose rows c, d, e and f
+    # hold too ({5, 7} and {6, 8} twice): a is found on both rows of {5, 6}, and goes
+    frame = pd.DataFrame(
+        {"pid": list("aabbbccddeeff"), "age": [5, 6, 1, 5, 6, 5, 7, 5, 7, 6, 8, 6, 8]}
+    )  # fmt: skip
+    table = eng.from_frame(frame, duck)
+    rows = owner_rows(table, ["age"], "pid")
+    found = owners_out(table, ["age"], "pid", rows, np.arange(len(rows)), 2, histories=True, power=2)
+    assert (found.owners, found.records, found.smallest) == (2, 5, 2)
+    assert dict(zip(rows["age"].tolist(), found.kept.tolist())) == {1: 0, 5: 2, 6: 2, 7: 2, 8: 2}
 
 
 def test_a_worked_node(duck):
