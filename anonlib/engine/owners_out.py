@@ -403,7 +403,8 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
         if many and enough(many):
             return _with_records(grouped, [lower]), None, False
         rest = sub_multisets(rows, power, values, lambda key: key.hash() % LEADS != 0)
-        held = computed_once(table, stacked([some, supports(rest)]))
+        others = supports(rest)  # as the engine types them (Spark reads a literal back narrower)
+        held = computed_once(table, stacked([some.cast(others.schema()), others]))
         judged, found = rest.judged, [lower]
     made.append(held)
     # the first pass: each owner's sub-multisets against those below k, or, when fewer, against
@@ -418,8 +419,8 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
     failing = computed_once(table, (stacked([*found, first]) if found else first).distinct())
     made.append(failing)
     gone: list = []
+    losts: list = []  # per pass, the sub-multisets of the owners removed and how many of them held each
     removed = 0
-    taken = None  # per sub-multiset touched, its holders removed so far (``TAKEN``)
     while True:
         found = int(table.engine.value(failing.count()) or 0)
         if not found:
@@ -428,26 +429,26 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
         removed += found
         if enough is not None and enough(removed):
             return _with_records(grouped, gone), None, False
-        # the sub-multisets of the owners just removed, and their holders removed so far
+        # the sub-multisets of the owners just removed, and their holders removed so far (read from
+        # each pass's, not kept summed in a table made again at every pass: at the bottom of the
+        # bench's 10^7 records that table took 8.1 of the exact count's 34.8 s)
         theirs = sub_multisets(rows.semi_join(failing, OWNER), power, values).every
         lost = computed_once(table, theirs.group_by(on).aggregate(**{TAKEN: theirs.count()}))
         made.append(lost)
-        if taken is not None:
-            both = stacked([taken, lost.select(*on, TAKEN)])
-            lost_now = both.group_by(on).aggregate(**{TAKEN: both[TAKEN].sum().cast("int64")})
-        else:
-            lost_now = lost.select(*on, TAKEN)
-        taken = computed_once(table, lost_now)
-        made.append(taken)
+        losts.append(lost)
+        touched = stacked(losts).semi_join(lost, on) if len(losts) > 1 else lost
+        taken = touched.group_by(on).aggregate(**{TAKEN: touched[TAKEN].sum().cast("int64")})
         # those now held by fewer than k
-        now = lost.select(*on).join(held, on).join(taken, on)
+        now = taken.join(held, on)
         below = now.filter(now[SHARED] - now[TAKEN] < k).select(*on)
         short = computed_once(table, _anchored(below, held, multisets.label, values, power))
         made.append(short)
         failing = computed_once(table, _holding(rows, stacked(gone), short, on, power, values))
         made.append(failing)
-    if taken is None:
+    if not losts:
         return _with_records(grouped, gone), held[SHARED].min(), True
+    every = stacked(losts)
+    taken = every.group_by(on).aggregate(**{TAKEN: every[TAKEN].sum().cast("int64")})
     counts = held.left_join(taken, on)
     left = counts[SHARED] - counts[TAKEN].fill_null(0)
     return _with_records(grouped, gone), left.nullif(0).min(), True
