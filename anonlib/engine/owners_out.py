@@ -58,7 +58,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -118,6 +118,9 @@ class OwnersOut:
     smallest: int = 0  # the fewest owners sharing a class (a history) among the owners kept; 0: none kept
     exact: bool = True  # False: ``owners`` and ``records`` are a lower bound that already failed the node (``enough``)
     verified: bool = True  # False: histories grouped by their hashes alone (``verify=False``): a lower bound, exact unless two collide
+    failing: Any = field(
+        default=None, compare=False
+    )  # ``keep``: the owners suppressed, a table (``OWNER``) left on the engine
 
 
 @dataclass(eq=False)
@@ -206,6 +209,7 @@ def owners_out(
     enough: Callable[[int], bool] | None = None,
     finer: Finer | None = None,
     verify: bool = True,
+    keep: bool | Callable[[int], bool] = False,
 ) -> OwnersOut:
     """The owners suppressed whole so that every remaining one meets k at the node whose class of
     each row of ``rows`` (``owner_rows``) is ``classes``: in people, or on ``histories``, whole
@@ -218,8 +222,10 @@ def owners_out(
     replaced by this node's. ``verify=False`` (whole histories only): the owners grouped by
     ``linear_hashes`` alone, in one pass over the (owner, row) pairs, neither grouped into (owner,
     class) pairs nor verified (``verified`` False; ``finer`` is left as it is): the count is a lower
-    bound, the exact one unless two different histories hash alike. The node's other tables on the
-    engine are dropped before it returns."""
+    bound, the exact one unless two different histories hash alike. ``keep`` (or a function of the
+    owners suppressed saying so): an exact count leaves its owners on the engine as a table of
+    ``OWNER`` (``OwnersOut.failing``, for the release to suppress; ``release`` it when done). The
+    node's other tables on the engine are dropped before it returns."""
 
     pairs, _ = owner_pairs(table, quasi_identifiers, owner)
     keys = rows[KEY].to_numpy(dtype=np.int64)
@@ -254,6 +260,10 @@ def owners_out(
             failing, smallest, exact = _short(table, grouped, k, made, histories, power, enough)
         # the owners and records suppressed and the fewest sharing among those kept: one query
         fewest = smallest if isinstance(smallest, tuple) else () if smallest is None else (smallest,)
+        made_once = exact and bool(keep) and not hashed_only
+        if made_once:  # counted from, and left on the engine when ``keep`` says so
+            failing = computed_once(table, failing)
+            made.append(failing)
         counted = failing.aggregate(n=failing.count(), r=failing[RECORDS].sum().cast("int64"))
         for j, each in enumerate(fewest):
             counted = counted.cross_join(each.name(f"anonlib_fewest_{j}").as_table())
@@ -272,6 +282,10 @@ def owners_out(
         if costed:
             suppressed = np.bincount(paid[:, 0], weights=paid[:, 1] * paid[:, 2], minlength=len(rows))
             kept = rows[WEIGHT].to_numpy(dtype=np.int64) - suppressed.astype(np.int64)
+        kept_owners = None
+        if made_once and (keep(owners) if callable(keep) else keep):
+            kept_owners = failing
+            made[:] = [t for t in made if t is not failing]
     finally:
         release(table, *made)
         # hashed only: the pairs were read joined as they are, nothing of theirs made or kept
@@ -279,7 +293,7 @@ def owners_out(
             finer.keep(classes if owned else keys, grouped, owned)  # the pairs' class is their row's key
         elif owned and not hashed_only:
             release(table, grouped)
-    return OwnersOut(owners, records, kept, paid, smallest, exact, verified=not hashed_only)
+    return OwnersOut(owners, records, kept, paid, smallest, exact, verified=not hashed_only, failing=kept_owners)
 
 
 def failing_owners(

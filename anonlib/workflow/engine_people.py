@@ -37,14 +37,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..engine import WEIGHT, EngineTable
-from ..engine.owners import MAX_POWER, SEARCH_COUNTS, check_power, owner_pairs
+from ..engine.owners import MAX_POWER, SEARCH_COUNTS, check_power, owner_pairs, release
 from ..engine.owners_out import Finer, OwnersOut, owner_rows, owners_in, owners_out, rows_in_classes
 from ..measures.models import within_limit
 from ..measures.target import ReleaseTarget
@@ -102,6 +103,15 @@ class EnginePeopleSpace(GeneralizationSpace):
         self.verify = not relaxed if verify is None else verify
         self.out: dict[tuple[int, ...], OwnersOut] = {}  # each node counted: what it suppresses
         self.finer = Finer(table)  # the last node's (owner, class) pairs, grouped from by a node above it
+        self.kept: list = []  # the owners of each acceptable node counted, left on the engine (``failing``)
+
+    def failing(self, levels: tuple[int, ...] | None):
+        """The owners the node at ``levels`` suppresses, left on the engine when it was counted
+        (``OwnersOut.failing``; None when it suppresses nobody); every other node's dropped."""
+        chosen = self.out[levels].failing if levels is not None and self.out[levels].owners else None
+        release(self.table, *(t for t in self.kept if t is not None and t is not chosen))
+        self.kept = [chosen] if chosen is not None else []
+        return chosen
 
     def row_classes(self, levels: Sequence[int], source=None) -> np.ndarray:
         """Each row of ``rows``: its class at ``levels`` (the kernel's class table, rolled up)."""
@@ -134,10 +144,12 @@ class EnginePeopleSpace(GeneralizationSpace):
             enough=lambda owners: not meets(owners),
             finer=self.finer,
             verify=self.verify,
+            keep=meets,  # an acceptable node's owners left on the engine: the release may suppress them
         )
         acceptable = meets(out.owners)
         value = self._engine_cost(levels, classes, out) if acceptable else None
         self.out[levels] = out
+        self.kept.append(out.failing)
         self._status[levels] = (acceptable, out.records, value)
         if acceptable and known is None and self._above_accepted is not None:
             self._above_accepted[tuple(slice(level, None) for level in levels)] = True
@@ -159,13 +171,14 @@ class EnginePeopleSpace(GeneralizationSpace):
         out = self.out[levels]
         if not (out.exact and out.verified):
             self.out[levels] = out = self._exact(levels)
+            self.kept.append(out.failing)
         return out
 
     def _exact(self, levels: tuple[int, ...]) -> OwnersOut:
         """The node's owners counted to the last one, with its cost (``owners_out`` with no bound)."""
         return owners_out(
             self.table, self.qis, self.person, self.rows, self.row_classes(levels), self.k,
-            histories=self.histories, power=self.power,
+            histories=self.histories, power=self.power, keep=self.within_limit,
         )  # fmt: skip
 
     def _engine_cost(self, levels: tuple[int, ...], classes: np.ndarray, out: OwnersOut) -> float:
@@ -235,13 +248,15 @@ class PeopleSearch:
     """The engine's search in people (``people_search``): the ``result`` (levels, counts, the
     utility of the records kept), the distinct rows of the quasi-identifiers searched (``rows``,
     with their records), the people searched and kept, and k among those kept in the target's
-    unit, all counted by the engine."""
+    unit, all counted by the engine; ``failing``, the owners the node suppresses, left on the engine
+    for the release's step (None when it suppresses nobody)."""
 
     result: SearchResult
     rows: pd.DataFrame
     persons: int
     released_persons: int
     k: int
+    failing: Any = field(default=None, compare=False)  # the node's owners suppressed, on the engine (``release`` it)
 
 
 def people_search(
@@ -278,12 +293,14 @@ def people_search(
         hashed = space.out[levels]
         out = space.exact_out(levels)
         if (out.owners, out.records) != (hashed.owners, hashed.records):
+            space.failing(None)
             space = EnginePeopleSpace(
                 table, rows, shield, hierarchies, target=target, measure=measure, persons=persons, verify=True
             )
             found = _walk(space, rows, shield, target, measure, time_limit)
             levels = found.levels
     out = space.out[levels]
+    failing = space.failing(levels)
     # the utility of the records kept: each row's kept and suppressed records as rows of their own
     both = pd.concat(
         [rows[shield].assign(**{WEIGHT: out.kept}), rows[shield].assign(**{WEIGHT: rows[WEIGHT] - out.kept})]
@@ -318,4 +335,4 @@ def people_search(
         suppressed_persons=out.owners,
         target=target,
     )
-    return PeopleSearch(result, rows, persons, persons - out.owners, out.smallest)
+    return PeopleSearch(result, rows, persons, persons - out.owners, out.smallest, failing)

@@ -67,6 +67,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -91,6 +92,7 @@ from .unseen import UnseenValues, cover_hierarchy, cover_steps
 KEY = "anonlib_key"
 LABEL = "anonlib_label"
 FAILING = "anonlib_failing"
+SEARCHED = "anonlib_searched_owner"  # a record's owner as in the file, beside the steps, for a search's decision
 PARQUET = (".parquet", ".parq", ".pq")
 # (person, row) pairs a suppression in people brings into memory to decide; past it the engine decides (on the
 # spec's panel of 10^7 records, bringing them back took 49.9 s and the check's 21.1 s of a 545 s release)
@@ -133,6 +135,7 @@ def apply_recipe(
     name: str | None = None,
     unseen: str = "refuse",
     type_written: bool = False,
+    suppressed: Any = None,
 ) -> EngineReplay:
     """Re-apply ``recipe`` to the files at ``source`` (a path, or a table already scanned
     with ``anonlib.engine.scan``) on ``engine`` and, with ``out``, write the released
@@ -142,7 +145,11 @@ def apply_recipe(
     are placed as in memory (``anonlib.workflow.unseen``: numbers by the bands, new categories
     refused or, with ``unseen="top"``, at the top), from their distinct values and records.
     ``type_written``: every text column of the written file typed in one query as it is read back
-    (for a caller measuring all of them: ``engine_search.anonymize``), not those the check reads."""
+    (for a caller measuring all of them: ``engine_search.anonymize``), not those the check reads.
+    ``suppressed``: the owners (a table of ``OWNER``, their values in ``source``) a search on the
+    engine found that the recipe's step suppressing people (households) suppresses at its node
+    (``engine_people.PeopleSearch.failing``): removed by that step instead of being counted again;
+    the release is then measured as written, as always."""
     if isinstance(source, EngineTable):
         engine = source.engine
     elif isinstance(engine, str):
@@ -191,9 +198,16 @@ def apply_recipe(
     if caps:  # those a records-per-person cap left out by decision are not suppressed records, in any unit
         left_out = capped_counts(min(caps, key=lambda c: c.records), assessed, engine)[0]
     placed: list[UnseenValues] = []
+    unit = recipe.target.unit_column
+    if suppressed is not None and unit is not None:  # each record's owner as in the file, beside the steps'
+        rows = rows.mutate(**{SEARCHED: rows[unit]})
+    else:
+        suppressed = None
     # a step materializing the records (a date shift, a cap) computes ROW in the files' order
     with ordered_writes(engine) if numbered is not None else nullcontext():
-        rows = replay_steps([s.step for s in recipe.steps], rows, engine, loaded.count, unseen, placed)
+        rows = replay_steps([s.step for s in recipe.steps], rows, engine, loaded.count, unseen, placed, suppressed)
+    if SEARCHED in rows.columns:
+        rows = rows.drop(SEARCHED)
     if capped:
         rows = rows.drop(ORDER)
     final = _table(rows, engine, roles, recipe.source.missing)
@@ -253,10 +267,12 @@ def apply_recipe(
     )
 
 
-def replay_steps(steps, rows, engine: Engine, count: str | None, unseen: str = "refuse", placed=None):
+def replay_steps(steps, rows, engine: Engine, count: str | None, unseen: str = "refuse", placed=None, suppressed=None):
     """``rows`` (an Ibis table of typed records, numbered in the file's order when a step caps
     records) with ``steps`` applied in turn on the engine; a step that does not fit is named
-    with its number. Values a hierarchy does not list are appended to ``placed``."""
+    with its number. Values a hierarchy does not list are appended to ``placed``. ``suppressed``:
+    the owners a search decided a step suppressing people suppresses (``apply_recipe``), matched
+    on the records' ``SEARCHED`` column."""
     placed = [] if placed is None else placed
     for i, given in enumerate(steps, start=1):
         try:
@@ -272,7 +288,7 @@ def replay_steps(steps, rows, engine: Engine, count: str | None, unseen: str = "
                 (step,), seen = cover_steps([step], values[step.column], count=WEIGHT)
                 placed.extend(seen)
             if isinstance(step, SuppressionStep):
-                rows = _suppress(step, rows, engine)
+                rows = _suppress(step, rows, engine, suppressed)
             elif isinstance(step, ShiftDatesStep):
                 rows = shift_rows(step, rows, engine)
             elif isinstance(step, CapRecordsStep):
@@ -445,9 +461,10 @@ def _missing_cell(values: pd.Series) -> pd.Series:
     return pd.Series(pd.array([None], dtype=dtype))
 
 
-def _suppress(step: SuppressionStep, rows, engine: Engine):
+def _suppress(step: SuppressionStep, rows, engine: Engine, suppressed=None):
     """The records of classes failing k or a requirement removed (as ``SuppressionStep.kept``:
-    with ``missing="drop"`` only the records complete on the step's judged columns are judged)."""
+    with ``missing="drop"`` only the records complete on the step's judged columns are judged);
+    those of the owners ``suppressed`` when a search decided them (``apply_recipe``)."""
     qis = list(step.quasi_identifiers)
     sensitive = [r.sensitive for r in step.requirements if r.sensitive not in qis]
     columns = qis + list(dict.fromkeys(sensitive))
@@ -457,7 +474,7 @@ def _suppress(step: SuppressionStep, rows, engine: Engine):
         raise ColumnError(f"These columns do not exist in the data: {join_names(missing)}.")
     judged = _table(rows, engine, {c: Role.IGNORE for c in rows.columns}, step.missing)
     if step.person or step.household:
-        return _suppress_owners(step, rows, judged, engine, columns, complete)
+        return _suppress_owners(step, rows, judged, engine, columns, complete, suppressed)
     cells, _ = summary_frame(judged, columns, count=step.count, complete=complete)
     if cells.empty:
         return rows
@@ -475,13 +492,17 @@ def _suppress(step: SuppressionStep, rows, engine: Engine):
     return joined.filter(kept).select(*rows.columns)
 
 
-def _suppress_owners(step: SuppressionStep, rows, judged: EngineTable, engine: Engine, columns, complete):
+def _suppress_owners(
+    step: SuppressionStep, rows, judged: EngineTable, engine: Engine, columns, complete, suppressed=None
+):
     """Whole people (households) suppressed: each person's (household's) rows on the judged columns
     come back (one row per owner and distinct row, with its records), ``SuppressionStep.kept``
     decides in memory as it does on the records, and the engine drops every judged record of the
     owners failing with a join on their column (the household when the step suppresses households).
     A step judged with a project's earlier deliveries holds them (``SuppressionStep.earlier``: per
-    person and released class, their records) and judges each person's rows with theirs."""
+    person and released class, their records) and judges each person's rows with theirs. The owners a search decided (``suppressed``, matched
+    on their values as in the file, ``SEARCHED``) are removed as they are: the search counted them
+    at this node."""
     owners = [c for c in (step.household, step.person) if c]
     lacking = [c for c in owners if c not in rows.columns]
     if lacking:
@@ -489,6 +510,13 @@ def _suppress_owners(step: SuppressionStep, rows, judged: EngineTable, engine: E
     unit = owners[0]  # the household's members suppressed together, else the person's records
     import ibis
 
+    if suppressed is not None and SEARCHED in rows.columns:
+        whose = suppressed.select(**{f"{KEY}_owner": suppressed[OWNER]}, **{FAILING: ibis.literal(True)})
+        joined = rows.left_join(whose, rows[SEARCHED] == whose[f"{KEY}_owner"])
+        out = joined[FAILING].isnull()
+        if step.missing == "drop":  # a record the step does not judge stays
+            out = out | ~judged.complete(complete, joined)
+        return joined.filter(out).select(*rows.columns)
     if _owners_on_engine(step, judged, columns, complete):
         failing = failing_owners(
             judged, columns, unit, step.k, histories=bool(step.linked), power=step.power

@@ -66,7 +66,7 @@ from ..core.errors import EngineError, NoSolutionError, ParameterError, ProblemT
 from ..core.hierarchy import validate_hierarchy, value_key
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, EngineTable, from_ibis, summary_frame, to_pandas
-from ..engine.owners import MAX_POWER, owner_pairs, require_owners, sharing
+from ..engine.owners import MAX_POWER, owner_pairs, release, require_owners, sharing
 from ..engine.owners_out import owner_rows
 from ..measures.models import ModelRequirement
 from ..measures.target import ReleaseTarget, unit_k
@@ -323,7 +323,11 @@ def _people_on_engine(
         f"levels {', '.join(f'{a} {v}' for a, v in result.levels.items())} chosen; the engine now writes the release "
         "and it is measured as written."
     )
-    replay = apply_recipe(recipe, table, out=out, type_written=True)
+    try:  # the search's owners suppressed at its node, removed by the release's step (not counted again)
+        replay = apply_recipe(recipe, table, out=out, type_written=True, suppressed=found.failing)
+    finally:
+        if found.failing is not None:
+            release(table, found.failing)
     recipe = replace(recipe, released_records=replay.released_records, loaded_records=replay.check.loaded_records)
     kept_records = int(rows[WEIGHT].sum()) - result.suppressed
     if replay.released_records != kept_records:
@@ -331,12 +335,12 @@ def _people_on_engine(
             f"The table the engine wrote holds {replay.released_records:,} records where the search kept "
             f"{kept_records:,}; nothing is stated about it. Please report this."
         )
-    release = replay.written if replay.written is not None else replay.released
-    values = [c for c in recipe.columns if c != release.count]
-    written, _ = release.summary(values, complete=release.assessed_columns(recipe.target.sensitive))
+    as_written = replay.written if replay.written is not None else replay.released
+    values = [c for c in recipe.columns if c != as_written.count]
+    written, _ = as_written.summary(values, complete=as_written.assessed_columns(recipe.target.sensitive))
     kept_columns = [c for c in unchanged_kept(recipe.kept, [s.step for s in recipe.steps]) if c in recipe.columns]
     person = target.person if target.person in recipe.columns else None  # released as its pseudonym
-    kept = _kept_risk_on_engine(release, shield, kept_columns, person)
+    kept = _kept_risk_on_engine(as_written, shield, kept_columns, person)
     written_columns = [c for c in recipe.columns if c != table.count and c in table.columns]
     original, _ = table.summary(written_columns, complete=table.with_roles(roles).assessed_columns(target.sensitive))
     return EngineAnonymization(
