@@ -130,7 +130,7 @@ def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
     1. the *mapping*: the distinct raw rows of the quasi-identifiers (few: a group-by on the
        raw values, cheap on dictionary-encoded files), read as the loader reads them, the rows
        the missing policy drops counted and left out, and each numbered by its read values (in
-       any order: a number stands for one read row exactly; raw rows read alike, " a" and "a",
+       their order: a number stands for one read row exactly; raw rows read alike, " a" and "a",
        share it; missing values equal to each other, as the in-memory kernel groups them);
     2. the records joined to the mapping on their raw values (null-safe), and grouped by
        (owner, number) with their records (the count column summed, or the rows counted)."""
@@ -153,7 +153,10 @@ def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
         dropped = int(table.engine.value(read.filter(~complete).anonlib_rows.sum()) or 0)
         read = read.filter(complete)
     numbers = read.select(*qis).distinct()
-    numbers = computed_once(table, numbers.select(*qis, **{KEY: ibis.row_number().cast("int64")}))
+    # numbered in the order of their values: the same numbers at every run, and so the same order of
+    # the rows that come back (a search's sums of floats over them, to the last digit)
+    numbered = ibis.row_number().over(order_by=[numbers[c] for c in qis])
+    numbers = computed_once(table, numbers.select(*qis, **{KEY: numbered.cast("int64")}))
     table._pairs[("numbers", tuple(qis), owner, table.missing, table.count)] = numbers  # ``owners_out.owner_rows``
     mapping = read.join(numbers, [read[c].identical_to(numbers[c]) for c in qis]).select(*raws, KEY)
     mapping = computed_once(table, mapping)  # small: the distinct rows, made once
