@@ -118,9 +118,8 @@ class OwnersOut:
     smallest: int = 0  # the fewest owners sharing a class (a history) among the owners kept; 0: none kept
     exact: bool = True  # False: ``owners`` and ``records`` are a lower bound that already failed the node (``enough``)
     verified: bool = True  # False: histories grouped by their hashes alone (``verify=False``): a lower bound, exact unless two collide
-    failing: Any = field(
-        default=None, compare=False
-    )  # ``keep``: the owners suppressed, a table (``OWNER``) left on the engine
+    # ``keep``: the owners suppressed, a table of ``OWNER`` left on the engine (else None)
+    failing: Any = field(default=None, compare=False)
 
 
 @dataclass(eq=False)
@@ -402,7 +401,7 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
     values = key_values(table, rows)
     multisets = sub_multisets(rows, power, values)
     on = [PART, *multisets.label]
-    judged, found = multisets.judged, []
+    judged, sampled = multisets.judged, []
     if enough is None:
         held = computed_once(table, supports(multisets))
     else:
@@ -419,7 +418,7 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
         rest = sub_multisets(rows, power, values, lambda key: key.hash() % LEADS != 0)
         others = supports(rest)  # as the engine types them (Spark reads a literal back narrower)
         held = computed_once(table, stacked([some.cast(others.schema()), others]))
-        judged, found = rest.judged, [lower]
+        judged, sampled = rest.judged, [lower]
     made.append(held)
     # the first pass: each owner's sub-multisets against those below k, or, when fewer, against
     # those held by k or more (an owner holding one not among them fails): the smaller is looked up
@@ -430,7 +429,7 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
     else:
         first = judged.anti_join(held.filter(~below), on)
     first = first.select(OWNER)
-    failing = computed_once(table, (stacked([*found, first]) if found else first).distinct())
+    failing = computed_once(table, (stacked([*sampled, first]) if sampled else first).distinct())
     made.append(failing)
     gone: list = []
     losts: list = []  # per pass, the sub-multisets of the owners removed and how many of them held each

@@ -103,14 +103,14 @@ class EnginePeopleSpace(GeneralizationSpace):
         self.verify = not relaxed if verify is None else verify
         self.out: dict[tuple[int, ...], OwnersOut] = {}  # each node counted: what it suppresses
         self.finer = Finer(table)  # the last node's (owner, class) pairs, grouped from by a node above it
-        self.kept: list = []  # the owners of each acceptable node counted, left on the engine (``failing``)
+        self.on_engine: list = []  # the owners of each acceptable node counted, left on the engine (``failing``)
 
     def failing(self, levels: tuple[int, ...] | None):
         """The owners the node at ``levels`` suppresses, left on the engine when it was counted
         (``OwnersOut.failing``; None when it suppresses nobody); every other node's dropped."""
         chosen = self.out[levels].failing if levels is not None and self.out[levels].owners else None
-        release(self.table, *(t for t in self.kept if t is not None and t is not chosen))
-        self.kept = [chosen] if chosen is not None else []
+        release(self.table, *(t for t in self.on_engine if t is not None and t is not chosen))
+        self.on_engine = [chosen] if chosen is not None else []
         return chosen
 
     def row_classes(self, levels: Sequence[int], source=None) -> np.ndarray:
@@ -149,7 +149,7 @@ class EnginePeopleSpace(GeneralizationSpace):
         acceptable = meets(out.owners)
         value = self._engine_cost(levels, classes, out) if acceptable else None
         self.out[levels] = out
-        self.kept.append(out.failing)
+        self.on_engine.append(out.failing)
         self._status[levels] = (acceptable, out.records, value)
         if acceptable and known is None and self._above_accepted is not None:
             self._above_accepted[tuple(slice(level, None) for level in levels)] = True
@@ -166,19 +166,20 @@ class EnginePeopleSpace(GeneralizationSpace):
         self.status(levels, cost=False)
         return self.exact_out(levels).owners
 
-    def exact_out(self, levels: tuple[int, ...]) -> OwnersOut:
-        """The node's count made exact where the walk's was a bound or not verified (the node counted first)."""
+    def exact_out(self, levels: tuple[int, ...], keep: bool = False) -> OwnersOut:
+        """The node's count made exact where the walk's was a bound or not verified (the node counted
+        first); ``keep``: its owners left on the engine when it is acceptable (``failing``)."""
         out = self.out[levels]
         if not (out.exact and out.verified):
-            self.out[levels] = out = self._exact(levels)
-            self.kept.append(out.failing)
+            self.out[levels] = out = self._exact(levels, keep)
+            self.on_engine.append(out.failing)
         return out
 
-    def _exact(self, levels: tuple[int, ...]) -> OwnersOut:
+    def _exact(self, levels: tuple[int, ...], keep: bool = False) -> OwnersOut:
         """The node's owners counted to the last one, with its cost (``owners_out`` with no bound)."""
         return owners_out(
             self.table, self.qis, self.person, self.rows, self.row_classes(levels), self.k,
-            histories=self.histories, power=self.power, keep=self.within_limit,
+            histories=self.histories, power=self.power, keep=self.within_limit if keep else False,
         )  # fmt: skip
 
     def _engine_cost(self, levels: tuple[int, ...], classes: np.ndarray, out: OwnersOut) -> float:
@@ -291,7 +292,7 @@ def people_search(
         # pair of people, and only a merge that brings a group to k changes a count). Not the same
         # count: the walk again, every node verified.
         hashed = space.out[levels]
-        out = space.exact_out(levels)
+        out = space.exact_out(levels, keep=True)
         if (out.owners, out.records) != (hashed.owners, hashed.records):
             space.failing(None)
             space = EnginePeopleSpace(

@@ -500,9 +500,9 @@ def _suppress_owners(
     decides in memory as it does on the records, and the engine drops every judged record of the
     owners failing with a join on their column (the household when the step suppresses households).
     A step judged with a project's earlier deliveries holds them (``SuppressionStep.earlier``: per
-    person and released class, their records) and judges each person's rows with theirs. The owners a search decided (``suppressed``, matched
-    on their values as in the file, ``SEARCHED``) are removed as they are: the search counted them
-    at this node."""
+    person and released class, their records) and judges each person's rows with theirs. The
+    owners a search decided (``suppressed``, matched on their values as in the file, ``SEARCHED``)
+    are removed as they are: the search counted them at this node."""
     owners = [c for c in (step.household, step.person) if c]
     lacking = [c for c in owners if c not in rows.columns]
     if lacking:

@@ -323,11 +323,8 @@ def _people_on_engine(
         f"levels {', '.join(f'{a} {v}' for a, v in result.levels.items())} chosen; the engine now writes the release "
         "and it is measured as written."
     )
-    try:  # the search's owners suppressed at its node, removed by the release's step (not counted again)
-        replay = apply_recipe(recipe, table, out=out, type_written=True, suppressed=found.failing)
-    finally:
-        if found.failing is not None:
-            release(table, found.failing)
+    # the search's owners suppressed at its node, removed by the release's step (not counted again)
+    replay = apply_recipe(recipe, table, out=out, type_written=True, suppressed=found.failing)
     recipe = replace(recipe, released_records=replay.released_records, loaded_records=replay.check.loaded_records)
     kept_records = int(rows[WEIGHT].sum()) - result.suppressed
     if replay.released_records != kept_records:
@@ -343,13 +340,16 @@ def _people_on_engine(
     kept = _kept_risk_on_engine(as_written, shield, kept_columns, person)
     written_columns = [c for c in recipe.columns if c != table.count and c in table.columns]
     original, _ = table.summary(written_columns, complete=table.with_roles(roles).assessed_columns(target.sensitive))
+    rows_written = int(table.engine.value(written.count()) or 0)
+    if found.failing is not None and replay.written is not None:  # the release's query read it; the file is read now
+        release(table, found.failing)
     return EngineAnonymization(
         search=result,
         recipe=recipe,
         replay=replay,
         hierarchies=built,
         rows_searched=len(rows),
-        rows=int(table.engine.value(written.count()) or 0),
+        rows=rows_written,
         k=found.k,
         utility=float(result.utility),
         dropped=dropped,
