@@ -252,6 +252,10 @@ def owners_out(
             joined = pairs.join(node.select(KEY, CLASS), KEY)
             below = joined.group_by([OWNER, CLASS]).aggregate(**{WEIGHT: joined[WEIGHT].sum().cast("int64")})
         grouped = computed_once(table, below)
+    if finer is not None and not hashed_only:
+        # the last node's pairs read (or of no use here): dropped now, not when this node's replace them
+        # (at 10^8 records each is 10^8 rows, and both at once did not fit DuckDB's memory with the rest)
+        finer.close()
     try:
         if hashed_only:
             failing, smallest, exact = _hashed_histories(table, grouped, k, made, enough)
@@ -418,6 +422,8 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
         rest = sub_multisets(rows, power, values, lambda key: key.hash() % LEADS != 0)
         others = supports(rest)  # as the engine types them (Spark reads a literal back narrower)
         held = computed_once(table, stacked([some.cast(others.schema()), others]))
+        release(table, some)  # copied into ``held``
+        made[:] = [t for t in made if t is not some]
         judged, sampled = rest.judged, [lower]
     made.append(held)
     # the first pass: each owner's sub-multisets against those below k, or, when fewer, against
