@@ -455,13 +455,18 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
         lost = computed_once(table, theirs.group_by(on).aggregate(**{TAKEN: theirs.count()}))
         made.append(lost)
         losts.append(lost)
-        touched = stacked(losts).semi_join(lost, on) if len(losts) > 1 else lost
-        taken = touched.group_by(on).aggregate(**{TAKEN: touched[TAKEN].sum().cast("int64")})
+        if len(losts) > 1:  # made once: the engine then joins it to the counts knowing its size
+            touched = stacked(losts).semi_join(lost, on)
+            taken = computed_once(table, touched.group_by(on).aggregate(**{TAKEN: touched[TAKEN].sum().cast("int64")}))
+        else:
+            taken = lost
         # those now held by fewer than k
         now = taken.join(held, on)
         below = now.filter(now[SHARED] - now[TAKEN] < k).select(*on)
         short = computed_once(table, _anchored(below, held, multisets.label, values, power))
         made.append(short)
+        if taken is not lost:
+            release(table, taken)
         failing = computed_once(table, _holding(rows, stacked(gone), short, on, power, values))
         made.append(failing)
     if not losts:
