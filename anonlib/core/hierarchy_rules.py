@@ -164,10 +164,12 @@ def _level_rule(labels: list[str], whole: bool) -> Callable[[float], str] | None
             if holds(band, x):
                 return band_label(band[0], band[1], open_low=band[2], open_high=band[3])
         low, high = bands[0][0], bands[0][1]
-        if x < low:  # below the lowest band: bands of its width downwards, up to (not into) it
+        if x <= low:  # below the lowest band: bands of its width downwards, up to (not into) it
             step = (high - low) + closing
             if step <= 0:
                 raise HierarchyError("a band of no width")
+            if x == low:  # on the open low edge of a band "(5-6]": the band of its width ending there
+                return band_label(low - step, low, open_low=True)
             start = low - math.ceil((low - x) / step) * step
             return band_label(start, start + step - closing, open_high=not whole)
         lo, hi = max(((b[0], b[1]) for b in bands if b[1] <= x), key=lambda b: b[1])  # past it: its width onwards

@@ -69,8 +69,8 @@ SMALLEST = "anonlib_smallest"
 LENGTH = "anonlib_length"
 MAX_POWER = 5  # sub-multisets of at most this many records are enumerated by the engine (and within the estimate)
 # a search on any m records counts about this many times the sub-multisets of the original rows: the
-# bench's panels at power 2, 77.3 s of search (8 nodes) at 10^7 records against 9.6 s estimated for
-# one count, and 727.6 s (4 nodes) at 10^8 against 96 s
+# bench's panels at power 2, 68.1 to 90.2 s of search (8 nodes, four runs) at 10^7 records against
+# 9.6 s estimated for one count, and 686.6 s (4 nodes) at 10^8 against 96 s
 SEARCH_COUNTS = 10
 PACKED_BELOW = 1 << 63  # a sub-multiset's rows are grouped as one integer when ``values ** size`` is below this
 

@@ -99,7 +99,8 @@ OLD = "anonlib_finer_class"
 # this many (by its hash). At the bottom of the bench's 10^8 records at power 2 that part found
 # 2,714,270 of the 3,906,530 people failing the first pass (more than the 2,000,000 the target
 # allows) in 17.8 s, against 59.0 s for the whole first pass (DuckDB alone, the same node); one in
-# 8 found 1,789,097. On a node that meets the target, the two parts cost 2-8% more than one.
+# 8 found 1,789,097. On a node that meets the target the two parts cost no more than one within
+# the scatter of runs (at 10^7 records 25.1 s against 23.2 s, then 23.5 against 25.6).
 LEADS = 4
 
 
@@ -397,10 +398,10 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
     (only those can have fallen below k) and looks for the failing only among the holders of the
     rarest row of one now below k (``_anchored``, ``_holding``). The fewest among the owners kept
     is the least count left above 0: each sub-multiset an owner kept holds lies within one of
-    min(power, its records) rows of its own, held by no more owners. The bench's search at power 2
-    on 10^7 records: 77.3 s (its 49 later passes 31.7 s, traced; 42.3 s anchored on the least
-    row), against 103.3 s with each owner's fewest counted at the first pass and again among those
-    kept, and 174.6 s with every pass a whole count."""
+    min(power, its records) rows of its own, held by no more owners. A node the search may fail is
+    counted first on a part of the sub-multisets (``LEADS``). The bench's search at power 2 on 10^8
+    records: its four nodes 30.0, 47.9, 136.8 and 471.9 s, against 88.3, 75.2, 130.1 and 434.0 s
+    before that part (the two failing nodes fail on it)."""
     rows = grouped.select(OWNER, WEIGHT, **{KEY: grouped[CLASS]})
     values = key_values(table, rows)
     multisets = sub_multisets(rows, power, values)

@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from anonlib.core.default_hierarchy import default_hierarchy
@@ -115,6 +115,8 @@ def test_a_hand_written_hierarchy_of_words_over_numbers_is_not_guessed():
     seen=st.lists(st.integers(0, 1000).map(lambda v: v / 10), min_size=12, max_size=60, unique=True),
     later=st.lists(st.integers(-500, 2000).map(lambda v: v / 10), min_size=1, max_size=20),
 )
+# 5 on the open low edge of the lowest band "(5-6]", above "<4": placed in "(4-5]" (it raised)
+@example(seen=[0.0, 5.1, 5.2, 5.3, 5.4, 5.5, 5.6, 5.7, 5.8, 5.9, 6.0, 6.1], later=[5.0])
 def test_every_decimal_label_holds_exactly_its_values_listed_or_placed(seen, later):
     """Decimal bands touch ("[30-35]", "(35-40]"): every label, listed or made for a later value,
     holds the value it is given, read back by its brackets."""
