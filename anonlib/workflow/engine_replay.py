@@ -508,38 +508,33 @@ def _suppress_owners(
     if lacking:
         raise ColumnError(f"These columns do not exist in the data: {join_names(lacking)}.")
     unit = owners[0]  # the household's members suppressed together, else the person's records
-    import ibis
-
     if suppressed is not None and SEARCHED in rows.columns:
-        whose = suppressed.select(**{f"{KEY}_owner": suppressed[OWNER]}, **{FAILING: ibis.literal(True)})
-        joined = rows.left_join(whose, rows[SEARCHED] == whose[f"{KEY}_owner"])
-        out = joined[FAILING].isnull()
-        if step.missing == "drop":  # a record the step does not judge stays
-            out = out | ~judged.complete(complete, joined)
-        return joined.filter(out).select(*rows.columns)
+        return _without(rows, suppressed, SEARCHED, step, judged, complete)
     if _owners_on_engine(step, judged, columns, complete):
         failing = failing_owners(
             judged, columns, unit, step.k, histories=bool(step.linked), power=step.power
         )  # fmt: skip
         # the failing people stay on the engine (a small table, gone with the connection): the rows are lazy
-        whose = failing.select(**{f"{KEY}_owner": failing[OWNER]}, **{FAILING: ibis.literal(True)})
-        joined = rows.left_join(whose, rows[unit] == whose[f"{KEY}_owner"])
-        out = joined[FAILING].isnull()
-        if step.missing == "drop":  # a record the step does not judge stays
-            out = out | ~judged.complete(complete, joined)
-        return joined.filter(out).select(*rows.columns)
+        return _without(rows, failing, unit, step, judged, complete)
     cells, _ = summary_frame(judged, [*columns, *owners], count=step.count, complete=complete)
     if cells.empty:
         return rows
     kept = replace(step, count=WEIGHT).kept(cells)
-    failing = pd.DataFrame({f"{KEY}_owner": pd.unique(cells.loc[~kept, unit])})
+    failing = pd.DataFrame({OWNER: pd.unique(cells.loc[~kept, unit])})
     if failing.empty:
         return rows
-    failing[FAILING] = True
-    whose = from_frame(failing, engine).raw
-    joined = rows.left_join(whose, rows[unit] == whose[f"{KEY}_owner"])
+    return _without(rows, from_frame(failing, engine).raw, unit, step, judged, complete)
+
+
+def _without(rows, whose, column: str, step: SuppressionStep, judged: EngineTable, complete):
+    """``rows`` less the records whose ``column`` holds one of the owners ``whose`` (a table of
+    ``OWNER``); with ``missing="drop"`` a record the step does not judge stays."""
+    import ibis
+
+    marked = whose.select(**{f"{KEY}_owner": whose[OWNER]}, **{FAILING: ibis.literal(True)})
+    joined = rows.left_join(marked, rows[column] == marked[f"{KEY}_owner"])
     out = joined[FAILING].isnull()
-    if step.missing == "drop":  # a record the step does not judge stays
+    if step.missing == "drop":
         out = out | ~judged.complete(complete, joined)
     return joined.filter(out).select(*rows.columns)
 
