@@ -400,8 +400,9 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
     is the least count left above 0: each sub-multiset an owner kept holds lies within one of
     min(power, its records) rows of its own, held by no more owners. A node the search may fail is
     counted first on a part of the sub-multisets (``LEADS``). The bench's search at power 2 on 10^8
-    records: its four nodes 30.0, 47.9, 136.8 and 471.9 s, against 88.3, 75.2, 130.1 and 434.0 s
-    before that part (the two failing nodes fail on it)."""
+    records: its four nodes 30.0, 47.9, 136.8 and 471.9 s (the two failing nodes fail on that
+    part), against 88.3, 75.2, 130.1 and 434.0 s on the code before it and this session's other
+    changes."""
     rows = grouped.select(OWNER, WEIGHT, **{KEY: grouped[CLASS]})
     values = key_values(table, rows)
     multisets = sub_multisets(rows, power, values)
