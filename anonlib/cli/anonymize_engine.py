@@ -112,6 +112,7 @@ def run(
         notify=_note,
         unseen=check_unseen(args.unseen),
         before=tuple(before),
+        tree=bool(args.json),  # the root counted as the search passes it, for ``counted``
     )
     if packaged(args):  # the engine writes the CSV; the package and the project's entry hold its bytes
         with written_csv() as temporary:

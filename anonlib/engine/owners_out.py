@@ -102,6 +102,15 @@ OLD = "anonlib_finer_class"
 # 8 found 1,789,097. On a node that meets the target the two parts cost no more than one within
 # the scatter of runs (at 10^7 records 25.1 s against 23.2 s, then 23.5 against 25.6).
 LEADS = 4
+# The owners' sub-multisets held by few owners (below a bound within this many of k, their entries at
+# most this share of the node's (owner, class) pairs) are kept on the engine with their holders once
+# (``_fragile``), and each later pass of any m records looks its failing owners up there: at the
+# bench's node 0/0/1/0 at 10^8 records, 624,411 sub-multisets held by 1 to 31 owners (6,875,273
+# entries of 316,098,574), the next held by 43; a later pass had enumerated the sub-multisets of the
+# holders of their rarest rows, 9,914,511 owners in its first pass, 87 s. (At the bottom, the entries
+# below k alone are 37,619,670 of 79,356,824 pairs: nothing is kept there.)
+FRAGILE_WINDOW = 64
+FRAGILE_SHARE = 1 / 8
 
 
 @dataclass(frozen=True)
@@ -395,14 +404,14 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
     Counted semi-naively. Every owner's sub-multisets are counted once (``supports``, kept), and an
     owner fails when it holds one held by fewer than k (a larger one of its own is held by no
     more). Each later pass takes the sub-multisets of the owners just removed away from the counts
-    (only those can have fallen below k) and looks for the failing only among the holders of the
-    rarest row of one now below k (``_anchored``, ``_holding``). The fewest among the owners kept
+    (only those can have fallen below k) and looks for the failing among the holders of one now
+    below k: kept with them once where few owners hold it (``_fragile``), else among the holders of
+    its rarest row (``_anchored``, ``_holding``). The fewest among the owners kept
     is the least count left above 0: each sub-multiset an owner kept holds lies within one of
     min(power, its records) rows of its own, held by no more owners. A node the search may fail is
-    counted first on a part of the sub-multisets (``LEADS``). The bench's search at power 2 on 10^8
-    records: its four nodes 30.0, 47.9, 136.8 and 471.9 s (the two failing nodes fail on that
-    part), against 88.3, 75.2, 130.1 and 434.0 s on the code before it and this session's other
-    changes."""
+    counted first on a part of the sub-multisets (``LEADS``). The bench's node 0/0/1/0 at power 2 on
+    10^8 records, alone: 192.3 s, against 510.8 s with every later pass looking among the holders of
+    rarest rows (22 passes, the first five 311 s)."""
     rows = grouped.select(OWNER, WEIGHT, **{KEY: grouped[CLASS]})
     values = key_values(table, rows)
     multisets = sub_multisets(rows, power, values)
@@ -428,14 +437,24 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
         made[:] = [t for t in made if t is not some]
         judged, sampled = rest.judged, [lower]
     made.append(held)
-    # the first pass: each owner's sub-multisets against those below k, or, when fewer, against
-    # those held by k or more (an owner holding one not among them fails): the smaller is looked up
-    below = held[SHARED] < k
-    sizes = table.engine.run(held.aggregate(n=held.count(), short=below.cast("int64").sum())).to_pylist()[0]
-    if 2 * int(sizes["short"] or 0) <= int(sizes["n"] or 0):
-        first = judged.semi_join(held.filter(below), on)
+    # how many sub-multisets each count below k + FRAGILE_WINDOW holds: none below k, nobody fails (a
+    # release checked as written: no sub-multiset enumerated again)
+    few = held.filter(held[SHARED] < k + FRAGILE_WINDOW)
+    counted = table.engine.run(few.group_by(SHARED).aggregate(n=few.count())).to_pandas().sort_values(SHARED)
+    shorts = int(counted["n"][counted[SHARED] < k].sum())
+    if not shorts:
+        return _with_records(grouped, []), held[SHARED].min(), True
+    # the first pass: each owner's sub-multisets against those below k, read from the fragile ones
+    # when they are kept; else, against those below k or, when fewer, those held by k or more (an
+    # owner holding one not among them fails): the smaller is looked up
+    fragile, bound = _fragile(table, grouped, multisets.judged, held, k, on, counted)
+    if fragile is not None:
+        made.append(fragile)
+        first, sampled = fragile.filter(fragile[SHARED] < k), []  # every owner's, the leading part's too
+    elif 2 * shorts <= int(table.engine.value(held.count()) or 0):
+        first = judged.semi_join(held.filter(held[SHARED] < k), on)
     else:
-        first = judged.anti_join(held.filter(~below), on)
+        first = judged.anti_join(held.filter(held[SHARED] >= k), on)
     first = first.select(OWNER)
     failing = computed_once(table, (stacked([*sampled, first]) if sampled else first).distinct())
     made.append(failing)
@@ -462,14 +481,22 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
             taken = computed_once(table, touched.group_by(on).aggregate(**{TAKEN: touched[TAKEN].sum().cast("int64")}))
         else:
             taken = lost
-        # those now held by fewer than k
+        # those now held by fewer than k, and their holders not gone: read from the fragile ones,
+        # and looked for among the holders of their rarest row where they are not kept there
         now = taken.join(held, on)
-        below = now.filter(now[SHARED] - now[TAKEN] < k).select(*on)
-        short = computed_once(table, _anchored(below, held, multisets.label, values, power))
-        made.append(short)
+        below = computed_once(table, now.filter(now[SHARED] - now[TAKEN] < k).select(*on, SHARED))
+        made.append(below)
         if taken is not lost:
             release(table, taken)
-        failing = computed_once(table, _holding(rows, stacked(gone), short, on, power, values))
+        holders = []
+        if fragile is not None:
+            holders.append(fragile.semi_join(below, on).select(OWNER).anti_join(stacked(gone), OWNER))
+            below = below.filter(below[SHARED] >= bound)
+        if fragile is None or int(table.engine.value(below.count()) or 0):
+            short = computed_once(table, _anchored(below.select(*on), held, multisets.label, values, power))
+            made.append(short)
+            holders.append(_holding(rows, stacked(gone), short, on, power, values))
+        failing = computed_once(table, stacked(holders).distinct())
         made.append(failing)
     if not losts:
         return _with_records(grouped, gone), held[SHARED].min(), True
@@ -478,6 +505,26 @@ def _short_power(table: EngineTable, grouped, k: int, made: list, power: int, en
     counts = held.left_join(taken, on)
     left = counts[SHARED] - counts[TAKEN].fill_null(0)
     return _with_records(grouped, gone), left.nullif(0).min(), True
+
+
+def _fragile(table: EngineTable, grouped, judged, held, k: int, on: list, counted: pd.DataFrame):
+    """Each owner's judged sub-multisets held by fewer than a bound (``OWNER``, ``on``, ``SHARED``),
+    made once, and the bound; (None, 0) when not worth it. ``counted``: how many sub-multisets of
+    ``held`` each count below k + ``FRAGILE_WINDOW`` holds (``SHARED``, ``n``, in order). The bound is
+    the greatest within ``FRAGILE_WINDOW`` of k whose sub-multisets' entries (their holders, summed:
+    an upper bound) are at most ``FRAGILE_SHARE`` of the (owner, class) pairs; above k, or nothing
+    is kept. Every pass of any m records reads its failing owners here: the first, those of the
+    sub-multisets below k; a later one, the holders of the sub-multisets whose count fell below k,
+    when it was below the bound."""
+    shared = counted[SHARED].to_numpy(dtype=np.int64)
+    entries = np.cumsum(shared * counted["n"].to_numpy(dtype=np.int64))
+    budget = FRAGILE_SHARE * int(table.engine.value(grouped.count()) or 0)
+    within = int(np.searchsorted(entries, budget, side="right"))  # the first of ``shared`` past the budget
+    bound = int(shared[within]) if within < len(shared) else k + FRAGILE_WINDOW
+    if bound <= k:
+        return None, 0
+    mine = judged.join(held.filter(held[SHARED] < bound), on)
+    return computed_once(table, mine.select(OWNER, *on, SHARED)), bound
 
 
 def _anchored(below, held, label: Sequence[str], values: int, power: int):
@@ -510,8 +557,8 @@ def _anchored(below, held, label: Sequence[str], values: int, power: int):
 
 def _holding(rows, gone, short, on: list, power: int, values: int):
     """The owners of ``rows`` (``OWNER``, ``KEY``, ``WEIGHT``) not ``gone`` holding a sub-multiset of
-    ``short`` (``on`` and ``ANCHOR``, its rarest row): looked for among the holders of that row (its
-    holders and more), whose sub-multisets alone are made. (Their rows found in a sub-multiset of
+    ``short`` (``on`` and ``ANCHOR``, its rarest row) that ``_fragile`` did not keep: looked for among
+    the holders of that row (its holders and more), whose sub-multisets alone are made. (Their rows found in a sub-multiset of
     ``short`` alone would do, and took the bench's node 0/0/1/1 at 10^8 records 108 s against 137 s;
     but at the next node DuckDB ran out of its memory, where this did not.)"""
     near = rows.semi_join(short, rows[KEY] == short[ANCHOR]).select(OWNER).distinct().anti_join(gone, OWNER)

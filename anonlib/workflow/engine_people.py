@@ -84,6 +84,7 @@ class EnginePeopleSpace(GeneralizationSpace):
         measure: str | None,
         persons: int,
         verify: bool | None = None,
+        exact_root: bool = False,
     ) -> None:
         in_records = ReleaseTarget(k=target.k, max_suppressed=target.max_suppressed)
         super().__init__(rows[[*shield, WEIGHT]], shield, hierarchies, target=in_records, count=WEIGHT, measure=measure)
@@ -101,6 +102,9 @@ class EnginePeopleSpace(GeneralizationSpace):
         # and average class size are not lower for fewer records suppressed: each node verified.
         relaxed = self.histories and self.power is None and (measure is None or measure in CELL_MEASURES)
         self.verify = not relaxed if verify is None else verify
+        # the bottom counted to the last owner when the walk reaches it, not stopped at a bound: the
+        # result's tree is read (``_Root``), and it would be counted again
+        self.exact_root = exact_root
         self.out: dict[tuple[int, ...], OwnersOut] = {}  # each node counted: what it suppresses
         self.finer = Finer(table)  # the last node's (owner, class) pairs, grouped from by a node above it
         self.on_engine: list = []  # the owners of each acceptable node counted, left on the engine (``failing``)
@@ -130,7 +134,9 @@ class EnginePeopleSpace(GeneralizationSpace):
 
         meets = self.within_limit
         # an acceptable node is costed at once (the walk prices most it finds acceptable; counting
-        # the node again for it would cost a node); a failing one stops where its count fails it
+        # the node again for it would cost a node); a failing one stops where its count fails it, but
+        # the bottom of a tree that will be read
+        root = self.exact_root and not any(levels)
         out = owners_out(
             self.table,
             self.qis,
@@ -140,10 +146,10 @@ class EnginePeopleSpace(GeneralizationSpace):
             self.k,
             histories=self.histories,
             power=self.power,
-            cost=meets,
-            enough=lambda owners: not meets(owners),
+            cost=True if root else meets,
+            enough=None if root else lambda owners: not meets(owners),
             finer=self.finer,
-            verify=self.verify,
+            verify=root or self.verify,  # an exact count is a lower bound too, for a walk on hashes
             keep=meets,  # an acceptable node's owners left on the engine: the release may suppress them
         )
         acceptable = meets(out.owners)
@@ -270,16 +276,20 @@ def people_search(
     time_limit: float | None = None,
     rows: pd.DataFrame | None = None,
     others: Sequence[str] = (),
+    tree: bool = False,
 ) -> PeopleSearch:
     """The optimal generalization of ``shield`` meeting ``target`` in people or histories
     (``supported``), every node's owners counted by the engine (the module text). ``rows``: the
     ``owner_rows`` of the table, when already read; ``others``: the other columns released (the
-    paper's rows of the root, counted when the result's tree is read)."""
+    paper's rows of the root, counted when the result's tree is read); ``tree``: the tree will be
+    read (its root counted exactly by the walk, which would otherwise stop it at a bound)."""
     start = time.perf_counter()
     shield = list(shield)
     rows = owner_rows(table, shield, target.person) if rows is None else rows
     persons = owners_in(table, shield, target.person)
-    space = EnginePeopleSpace(table, rows, shield, hierarchies, target=target, measure=measure, persons=persons)
+    space = EnginePeopleSpace(
+        table, rows, shield, hierarchies, target=target, measure=measure, persons=persons, exact_root=tree
+    )
     if space.power is not None:  # a node's sub-multisets are at most the original rows': estimated once
         check_power(table, owner_pairs(table, shield, target.person)[0], space.power, counts=SEARCH_COUNTS)
     found = _walk(space, rows, shield, target, measure, time_limit)
@@ -296,8 +306,9 @@ def people_search(
         if (out.owners, out.records) != (hashed.owners, hashed.records):
             space.failing(None)
             space = EnginePeopleSpace(
-                table, rows, shield, hierarchies, target=target, measure=measure, persons=persons, verify=True
-            )
+                table, rows, shield, hierarchies, target=target, measure=measure, persons=persons, verify=True,
+                exact_root=tree,
+            )  # fmt: skip
             found = _walk(space, rows, shield, target, measure, time_limit)
             levels = found.levels
     out = space.out[levels]

@@ -151,6 +151,7 @@ def anonymize(
     notify: Notify | None = None,
     unseen: str = "refuse",
     before: Sequence[Step] = (),
+    tree: bool = False,
 ) -> EngineAnonymization:
     """Search the generalization of ``shield`` that meets the release ``target`` (in its unit:
     records, people, histories or households, the class table then holding each owner's rows)
@@ -164,6 +165,8 @@ def anonymize(
     them (numbers by its bands; categories refused, or at the top with ``unseen="top"``).
     ``before``: steps replacing the person (household) column's values first (its keyed
     pseudonym), applied to the class table here and written by the engine, as in memory.
+    ``tree``: the result's tree will be read (``--json``); a search in people then counts its root
+    to the last person as it passes it.
     """
     start = time.perf_counter()
     say = notify or (lambda _text: None)
@@ -184,7 +187,7 @@ def anonymize(
     if _counted_per_node(table, shield, target, method, assessed, before):
         return _people_on_engine(
             table, shield, target, dict(hierarchies or {}), measure, time_limit, out, columns, roles, reading, say,
-            unseen, before, start,
+            unseen, before, start, tree,
         )  # fmt: skip
     if any(isinstance(s, (ShiftDatesStep, CapRecordsStep)) for s in before):
         # dates shifted and records capped by the engine, as the recipe's replay does: the class
@@ -301,7 +304,7 @@ def _counted_per_node(
 
 
 def _people_on_engine(
-    table, shield, target, given, measure, time_limit, out, columns, roles, reading, say, unseen, before, start
+    table, shield, target, given, measure, time_limit, out, columns, roles, reading, say, unseen, before, start, tree
 ) -> EngineAnonymization:
     """``anonymize`` with the search's nodes counted by the engine in people (``_counted_per_node``):
     the distinct rows of the shield come back instead of the class table; the recipe, the release
@@ -315,7 +318,7 @@ def _people_on_engine(
     built, placed = _hierarchies(table, rows, shield, given, dropped, table.count, unseen)
     others = [c for c in columns if c not in shield and c not in (table.count, target.person, target.household)]
     found = engine_people.people_search(
-        table, shield, built, target, measure=measure, time_limit=time_limit, rows=rows, others=others
+        table, shield, built, target, measure=measure, time_limit=time_limit, rows=rows, others=others, tree=tree
     )
     result = found.result
     recipe = _recipe(table, roles, rows, columns, target, result, built, reading, before, failing=result.suppressed > 0)

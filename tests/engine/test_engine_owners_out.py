@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from anonlib import engine as eng
 from anonlib.engine import owners as owners_module
+from anonlib.engine import owners_out as owners_out_module
 from anonlib.engine.owners_out import Finer, owner_rows, owners_out
 
 PRIMES = owners_module.HASH_PRIMES
@@ -147,9 +148,22 @@ def test_owners_out_equals_the_reference(duck, monkeypatch, frame, k, histories,
     assert Counter(map(tuple, rolled.paid.tolist())) == Counter(map(tuple, found.paid.tolist()))
 
 
+# the sub-multisets kept with their holders (``_fragile``): never (no budget), those held by k at most
+# (the others' holders looked for the slow way), every one held by fewer than k + 64
+FRAGILE = [(0.0, 64), (100.0, 1), (100.0, 64)]
+
+
+def keep_fragile(monkeypatch, share: float, window: int) -> None:
+    monkeypatch.setattr(owners_out_module, "FRAGILE_SHARE", share)
+    monkeypatch.setattr(owners_out_module, "FRAGILE_WINDOW", window)
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(panels(), st.integers(2, 4), st.sampled_from([2, 3]), st.integers(1, 3), st.integers(0, 8))
-def test_owners_out_on_any_m_records_equals_the_reference(duck, frame, k, power, width, limit):
+@given(
+    panels(), st.integers(2, 4), st.sampled_from([2, 3]), st.integers(1, 3), st.integers(0, 8), st.sampled_from(FRAGILE)
+)
+def test_owners_out_on_any_m_records_equals_the_reference(duck, monkeypatch, frame, k, power, width, limit, fragile):
+    keep_fragile(monkeypatch, *fragile)
     table = eng.from_frame(frame, duck).with_roles({"n": "count"})
     rows = owner_rows(table, QIS, "pid")
     classes = np.arange(len(rows)) % width
@@ -177,7 +191,9 @@ def test_owners_out_on_any_m_records_equals_the_reference(duck, frame, k, power,
         assert limit < bounded.owners <= truth[0] and bounded.records <= truth[1]
 
 
-def test_removing_owners_on_any_2_records_cascades(duck):
+@pytest.mark.parametrize("fragile", FRAGILE)
+def test_removing_owners_on_any_2_records_cascades(duck, monkeypatch, fragile):
+    keep_fragile(monkeypatch, *fragile)
     # k 2: b alone holds {1, 3} and goes first; then a alone holds {1, 2}, and goes; c and d share {3, 4}
     frame = pd.DataFrame({"pid": list("aabbbccdd"), "age": [1, 2, 1, 2, 3, 3, 4, 3, 4]})
     table = eng.from_frame(frame, duck)
@@ -187,7 +203,9 @@ def test_removing_owners_on_any_2_records_cascades(duck):
     assert dict(zip(rows["age"].tolist(), found.kept.tolist())) == {1: 0, 2: 0, 3: 2, 4: 2}
 
 
-def test_a_later_pass_looks_at_each_row_of_a_sub_multiset_below_k(duck):
+@pytest.mark.parametrize("fragile", FRAGILE)
+def test_a_later_pass_looks_at_each_row_of_a_sub_multiset_below_k(duck, monkeypatch, fragile):
+    keep_fragile(monkeypatch, *fragile)
     # k 2: b alone holds {1, 5} and goes first; then a alone holds {5, 6}, whose rows c, d, e and f
     # hold too ({5, 7} and {6, 8} twice): a is found on both rows of {5, 6}, and goes
     frame = pd.DataFrame(

@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 from anonlib import engine as eng
 from anonlib.core.default_hierarchy import default_hierarchy
 from anonlib.core.errors import NoSolutionError
+from anonlib.engine.owners_out import owners_out
 from anonlib.measures.target import ReleaseTarget
 from anonlib.transformations.generalization import release_search
+from anonlib.workflow import engine_people
 from anonlib.workflow.engine_people import people_search, supported
 
 SHIELD = ["age", "sex", "city"]
@@ -42,7 +44,7 @@ def _hierarchies(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     st.sampled_from([0.0, 0.1, 0.3]),
     st.sampled_from(["loss", "discernibility", "aecs"]),
 )
-def test_the_engine_search_in_people_finds_the_in_memory_node(duck, seed, unit_power, k, limit, measure):
+def test_the_engine_search_in_people_finds_the_in_memory_node(duck, monkeypatch, seed, unit_power, k, limit, measure):
     frame = people_panel(seed, 120, 30)
     unit, power = unit_power
     linked = ("pid",) if unit == "histories" else ()
@@ -66,6 +68,16 @@ def test_the_engine_search_in_people_finds_the_in_memory_node(duck, seed, unit_p
     assert found.k == memory.released_k
     assert (engine.optimal, engine.bound) == (memory.optimal, memory.bound)
     assert engine.utility == pytest.approx(memory.utility, rel=1e-12, abs=1e-12)
+    # the tree read (--json): the walk counts its root exactly as it passes it, and reading the tree
+    # counts no node again; the root's figures are memory's
+    counts = []
+    monkeypatch.setattr(engine_people, "owners_out", lambda *a, **kw: counts.append(1) or owners_out(*a, **kw))
+    table = eng.from_frame(frame, duck).with_roles({"n": "count"})
+    read = people_search(table, SHIELD, hierarchies, target, measure=measure, tree=True).result
+    walked = len(counts)
+    root, truth = read.tree[0], memory.tree[0]
+    assert len(counts) == walked and read.levels == memory.levels
+    assert (root.rows, root.violations, root.suppressed) == (truth.rows, truth.violations, truth.suppressed)
 
 
 def test_what_the_engine_does_not_count_node_by_node():
