@@ -23,6 +23,8 @@ average at its start:
 - ``memory``: the same ``profile`` and ``--power 2`` anonymize of a 5·10^6-record panel in memory
   beside DuckDB (the ratio).
 - ``spark``: ``profile`` with ``--engine spark`` (local[2]) beside DuckDB at ``--spark-records``.
+- ``spark2``: the ``--power 2`` anonymize with ``--engine spark`` beside DuckDB at
+  ``--spark-records``; whether the two releases hold the same rows is printed.
 
 ``--trace`` runs each DuckDB child with every engine call (``to_pyarrow``, ``raw_sql``,
 ``to_parquet`` ...) timed, and prints the slowest ones: where the time goes. A missed target is
@@ -240,6 +242,20 @@ def row(name: str, found: dict, target: tuple[float | None, float | None]) -> st
     )
 
 
+def same_rows(first: Path, second: Path) -> str:
+    """Whether two written releases hold the same multiset of rows (DuckDB's row hashes summed and
+    counted, whatever the order or the files' layout); a sentence when one is missing."""
+    import duckdb
+
+    if not (first.exists() and second.exists()):
+        return "not compared (a release was not written)"
+    sums = [
+        duckdb.sql(f"SELECT count(*), sum(hash(t)) FROM read_parquet('{path}') t").fetchone()
+        for path in (first, second)
+    ]
+    return "yes" if sums[0] == sums[1] else f"no ({sums[0][0]:,} against {sums[1][0]:,} rows)"
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
         return traced_main(argv[1:])
@@ -248,7 +264,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--people", type=float, default=None, help="people in the panel (default a tenth)")
     parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "anonlib-bench-people")
     parser.add_argument(
-        "--phases", default="profile,all,2,memory,spark", help="which of profile,all,2,memory,spark (default all)"
+        "--phases",
+        default="profile,all,2,memory,spark,spark2",
+        help="which of profile,all,2,memory,spark,spark2 (default all)",
     )
     parser.add_argument("--memory-records", type=float, default=5e6, help="the in-memory comparison's size")
     parser.add_argument("--spark-records", type=float, default=1e5, help="the Spark comparison's size")
@@ -339,6 +357,26 @@ def main(argv: list[str]) -> int:
         duck = show(f"profile, DuckDB, {label}", run_child(profile_argv(panel, "duckdb"), trace=False))
         spark = show(f"profile, Spark local[2], {label}", run_child(profile_argv(panel, "spark"), trace=False))
         print(f"    Spark / DuckDB: {spark['seconds'] / duck['seconds']:.1f}x the time", flush=True)
+    if "spark2" in phases:
+        n = int(args.spark_records)
+        panel = panel_of(n, max(n // 10, 1))
+        label = f"{n:.0e}".replace("e+0", "e")
+        outs = {engine: folder / f"release-{n}-{engine}.parquet" for engine in ("duckdb", "spark")}
+        duck = show(
+            f"anonymize --power 2, DuckDB, {label}",
+            run_child(anonymize_argv(panel, outs["duckdb"], key, "2", "duckdb"), trace=False),
+        )
+        spark = show(
+            f"anonymize --power 2, Spark local[2], {label}",
+            run_child(anonymize_argv(panel, outs["spark"], key, "2", "spark"), trace=False),
+        )
+        print(
+            f"    Spark / DuckDB: {spark['seconds'] / duck['seconds']:.1f}x the time; "
+            f"the same rows released: {same_rows(*outs.values())}",
+            flush=True,
+        )
+        for out in outs.values():
+            out.unlink(missing_ok=True)
     print("-" * 130)
     print(
         f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end; targets are reported, "

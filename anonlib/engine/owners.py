@@ -69,9 +69,11 @@ SMALLEST = "anonlib_smallest"
 LENGTH = "anonlib_length"
 MAX_POWER = 5  # sub-multisets of at most this many records are enumerated by the engine (and within the estimate)
 # a search on any m records counts about this many times the sub-multisets of the original rows: the
-# bench's panels at power 2, 68.1 to 90.2 s of search (8 nodes, four runs) at 10^7 records against
-# 9.6 s estimated for one count, and 686.6 s (4 nodes) at 10^8 against 96 s
-SEARCH_COUNTS = 10
+# bench's panels at power 2 (its later passes reading the fragile sub-multisets, ``owners_out``),
+# 68.2 s of search (8 nodes) at 10^7 records against 9.6 s estimated for one count, and 463.9 s (4
+# nodes) at 10^8 against 96 s; the whole command there 792.4 s. Ten counts (before those passes:
+# 686.6 s of search at 10^8) refused the bench's 10^8 records.
+SEARCH_COUNTS = 6
 PACKED_BELOW = 1 << 63  # a sub-multiset's rows are grouped as one integer when ``values ** size`` is below this
 
 
