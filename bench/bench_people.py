@@ -250,7 +250,7 @@ def same_rows(first: Path, second: Path) -> str:
     if not (first.exists() and second.exists()):
         return "not compared (a release was not written)"
     sums = [
-        duckdb.sql(f"SELECT count(*), sum(hash(t)) FROM read_parquet('{path}') t").fetchone()
+        duckdb.sql(f"SELECT count(*), sum(hash(t)) FROM read_parquet('{path}') t").fetchall()[0]
         for path in (first, second)
     ]
     return "yes" if sums[0] == sums[1] else f"no ({sums[0][0]:,} against {sums[1][0]:,} rows)"
@@ -376,7 +376,10 @@ def main(argv: list[str]) -> int:
             flush=True,
         )
         for out in outs.values():
-            out.unlink(missing_ok=True)
+            if out.is_dir():  # Spark writes a folder of parts
+                shutil.rmtree(out)
+            else:
+                out.unlink(missing_ok=True)
     print("-" * 130)
     print(
         f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end; targets are reported, "

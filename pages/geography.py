@@ -20,6 +20,7 @@ from anonlib.transformations.geo import (
     Regression,
     aggregate_regions,
     area_columns,
+    counted_in_records,
     link_records,
     max_combinations,
     qi_entropy,
@@ -238,6 +239,9 @@ with right:
         "Number of sites", ["from a population cut-off", "chosen directly"], horizontal=True, key="geo_site_mode"
     )
     palette_name = st.selectbox("Colours", list(charts.PALETTES), key="geo_palette")
+in_records = counted_in_records(target) if source_kind == ACTIVE else None
+if in_records:
+    st.info(plain(in_records))
 area_options = list(REGION_SAMPLES) + [UPLOAD]
 area_key = st.selectbox(
     "Areas",

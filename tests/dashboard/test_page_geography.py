@@ -136,6 +136,34 @@ def test_active_dataset_with_zip_column_and_unmatched_ids():
     expected = aggregate(points, kept, region="zip", quasi_identifiers=["sex", "age"], k=5, n_sites=n_sites)
     assert _metric(at, "suppressed records") == f"{expected.suppressed:,}"
     assert _metric(at, "aggregated regions") == "1"
+    assert not [i for i in at.info if "Your release target counts" in i.value]  # counted in records: no note
+
+
+def test_a_target_in_people_is_told_the_aggregation_counts_records():
+    """With a person column the release target counts people, and VBAS counts records per region:
+    the page says which unit its suppressed records are in, and runs as before (in records)."""
+    regions = sample_regions("tennessee_zcta")
+    rng = np.random.default_rng(3)
+    people = pd.DataFrame(
+        {
+            "pid": [f"p{i}" for i in range(600)],
+            "zip": rng.choice(regions.points["region_id"].to_numpy(), 600),
+            "sex": rng.choice(["f", "m"], 600),
+        }
+    )
+    frame = people.loc[people.index.repeat(rng.integers(1, 4, 600))].reset_index(drop=True)
+    frame["age"] = rng.integers(20, 80, len(frame)) // 20 * 20
+    roles = {"pid": "person", "zip": "ignore", "sex": "quasi-identifier", "age": "quasi-identifier"}
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.session_state["active_dataset"] = Dataset.from_frame("panel", frame, roles)
+    at.session_state["active_source"] = "upload:panel.csv"
+    at.run()
+    assert not at.exception
+    notes = [unescaped(i.value) for i in at.info if "Your release target counts" in unescaped(i.value)]
+    assert len(notes) == 1 and notes[0].startswith("Your release target counts people (k = 5); regional aggregation")
+    n_sites = site_count(len(frame), regions.n_regions, cutoff=100_000).n_sites
+    expected = aggregate(regions.points, frame, region="zip", quasi_identifiers=["sex", "age"], k=5, n_sites=n_sites)
+    assert _metric(at, "suppressed records") == f"{expected.suppressed:,}"
 
 
 def test_all_us_areas_with_a_small_file_scale_the_cutoff_and_warn():

@@ -64,6 +64,7 @@ from .aggregation import (
     aggregate,
     aggregate_example,
     aggregate_regions,
+    counted_in_records,
     estimate_aggregate,
 )
 from .display import Outlines, aggregated_polygons, crs_description, outlines_for, us_outlines
@@ -131,6 +132,7 @@ __all__ = [
     "aggregated_polygons",
     "balanced_density",
     "choose_crs",
+    "counted_in_records",
     "crs_description",
     "estimate_aggregate",
     "kmeans_sites",

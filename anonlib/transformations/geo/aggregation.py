@@ -294,6 +294,27 @@ def aggregate(
     )
 
 
+def counted_in_records(target: ReleaseTarget) -> str | None:
+    """What a regional aggregation shows for a release ``target`` counted in people, histories or
+    households (VBAS counts records per region, and its step is only the areas' mapping: the
+    target's own check counts its unit after it), as one sentence; None for a target in records.
+
+    >>> counted_in_records(ReleaseTarget(5)) is None
+    True
+    >>> counted_in_records(ReleaseTarget(5, person="pid")).split(";")[0]
+    'Your release target counts people (k = 5)'
+    """
+    if target.unit == "records":
+        return None
+    whole, k = target.whole, target.k
+    return (
+        f"Your release target counts {whole} (k = {k}); regional aggregation counts records per region, so "
+        f"the suppressed records below are those in classes of fewer than {k} records. Applied as a step, "
+        f"only the areas are merged: the sidebar checks the target in {whole} again, and its suppress button "
+        f"removes whole {whole} where a class still holds fewer than {k}."
+    )
+
+
 def aggregate_regions(
     points: pd.DataFrame,
     records: pd.DataFrame,
