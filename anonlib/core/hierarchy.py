@@ -89,6 +89,21 @@ def distinct_texts(values: Iterable) -> list[str]:
     return list(dict.fromkeys(k for k in keys if k != MISSING_LABEL))
 
 
+def reading_order(values: Iterable) -> list[str]:
+    """The distinct lookup keys of ``values`` (``distinct_texts``) in the order a person reads a
+    list of them: ascending numbers when every key is a number, else alphabetical (case aside).
+    A hierarchy's editor lists a column's values this way, not in the order the file first holds them.
+
+    >>> reading_order([10, 9, 100, 9]), reading_order(["b", "C", "a"])
+    (['9', '10', '100'], ['a', 'b', 'C'])
+    """
+    keys = distinct_texts(values)
+    numbers = pd.to_numeric(pd.Series(keys, dtype=object), errors="coerce")
+    if len(keys) and not numbers.isna().any():
+        return [keys[i] for i in np.argsort(numbers.to_numpy(dtype=float), kind="stable")]
+    return sorted(keys, key=lambda k: (k.casefold(), k))
+
+
 _PLAIN_TYPES = (str, int, float)  # Python values that are equal only when their lookup keys are
 
 
@@ -162,12 +177,13 @@ def level_words(table: pd.DataFrame, level: int) -> str:
 
 
 def flat_hierarchy(values: Iterable) -> pd.DataFrame:
-    """Every value generalizes to ``*`` in one step.
+    """Every value generalizes to ``*`` in one step; the values listed as a person reads them
+    (``reading_order``), in the editor and the recipe alike, whatever the file's order.
 
-    >>> flat_hierarchy(["F", "M"]).values.tolist()
+    >>> flat_hierarchy(["M", "F"]).values.tolist()
     [['F', '*'], ['M', '*']]
     """
-    return text_frame([[v, SUPPRESSED] for v in distinct_texts(values)])
+    return text_frame([[v, SUPPRESSED] for v in reading_order(values)])
 
 
 def masking_hierarchy(values: Iterable, width: int | None = None) -> pd.DataFrame:

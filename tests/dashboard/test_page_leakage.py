@@ -15,7 +15,7 @@ from uploads import put_upload, uploaded
 
 from anonlib.core.dataset import Dataset
 from anonlib.core.default_hierarchy import default_hierarchy
-from anonlib.core.hierarchy import flat_hierarchy
+from anonlib.core.hierarchy import flat_hierarchy, value_key
 from anonlib.core.samples import load_sample
 from anonlib.measures.leakage import leakage_table, truncated
 from anonlib.transformations.anonymize_experiments import arca_hierarchies
@@ -350,6 +350,25 @@ def test_the_search_follows_the_release_targets_suppression_limit(upload, expect
     assert chosen.startswith("Optimal (least loss, proven)") and f": {raised} (" in chosen and "removes" not in chosen
     assert result.suppressed and f"{result.utility:.4f}, {result.suppressed:,} records suppressed" in chosen
     assert result.utility < expected["optimal"].utility  # a 5% limit lets the search keep more detail
+
+
+def test_the_flat_builder_and_the_taxonomy_list_values_in_reading_order(upload):
+    """The flat builder's editor and the taxonomy's suggested group list a column's values as a
+    person reads them (ages ascending as numbers, text alphabetical), not in the file's order."""
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    put_upload(at, *upload)
+    at.run()
+    scope = next(s.key for s in at.selectbox if str(s.key).startswith("hb-") and str(s.key).endswith("-age"))[3:-4]
+    at.selectbox(key=f"hb-{scope}-age").set_value("flat").run()
+    assert not at.exception
+    table = next(e.value for e in at.data_editor if str(e.key).startswith(f"he-{scope}-age"))
+    ages = upload[0].frame["age"].dropna()
+    first_seen = [value_key(a) for a in ages.unique()]
+    assert table["original"].astype(str).tolist() == sorted(first_seen, key=float) != first_seen
+    assert set(table["level 1"]) == {"*"}
+    at.selectbox(key=f"hb-{scope}-sex").set_value("taxonomy").run()
+    sexes = sorted({value_key(v) for v in upload[0].frame["sex"].dropna()}, key=str.casefold)
+    assert at.text_area(key=f"hx-{scope}-sex").value == "*: " + ", ".join(sexes)
 
 
 def test_the_builder_codes_tails_covers_unlisted_values_and_shows_the_tree(upload):
