@@ -72,7 +72,15 @@ from typing import Any
 import pandas as pd
 
 from ..core.dataset import Dataset, Role
-from ..core.errors import AnonlibError, ColumnError, DataFileError, ParameterError, RecipeError, join_names
+from ..core.errors import (
+    AnonlibError,
+    ColumnError,
+    DataFileError,
+    EngineError,
+    ParameterError,
+    RecipeError,
+    join_names,
+)
 from ..core.loading import CSV_INJECTION_PREFIXES
 from ..engine import WEIGHT, Engine, EngineTable, from_frame, from_ibis, scan, shared, summary_frame, to_pandas
 from ..engine.backends import errors
@@ -297,6 +305,8 @@ def replay_steps(steps, rows, engine: Engine, count: str | None, unseen: str = "
                 rows = _map_values(step, rows, engine, values)
         except RecipeError:
             raise
+        except EngineError as err:  # the engine failed (memory, a worker): not the file's fault
+            raise EngineError(f"Step {i} ({given.describe()}) stopped: {err}") from None
         except AnonlibError as err:
             raise type(err)(f"Step {i} ({given.describe()}) does not fit this file: {err}") from None
     return rows

@@ -394,6 +394,25 @@ def test_a_recipe_applied_on_duckdb_releases_the_in_memory_table(key, tmp_path: 
     assert len(parquet) == len(expected.table) and list(parquet.columns) == list(expected.table.columns)
 
 
+def test_an_engine_failing_in_a_step_is_said_as_the_engine_s_failure(tmp_path: Path, duck, recipes, monkeypatch):
+    """A query of a step the engine cannot run (Spark at 10^7 records: "Exception thrown in
+    awaitResult") is named with its step as the engine's failure, not as a file the step does not fit."""
+    from anonlib.core.errors import EngineError
+
+    def fails(*args, **kwargs):
+        raise EngineError("The duckdb engine could not run the query: out of memory.")
+
+    monkeypatch.setattr(engine_replay, "_map_values", fails)
+    with pytest.raises(EngineError) as failed:
+        engine_replay.apply_recipe(recipes.recipe("adult"), SAMPLES["adult"].path, out=tmp_path / "r.csv", engine=duck)
+    message = str(failed.value)
+    assert (
+        message.startswith("Step 1 (")
+        and "stopped: The duckdb engine could not run the query: out of memory." in message
+    )
+    assert "does not fit" not in message and not (tmp_path / "r.csv").exists()
+
+
 def test_apply_cli_on_duckdb_reports_what_in_memory_reports(tmp_path: Path, capsys, recipes) -> None:
     recipe_file = tmp_path / "recipe.json"
     recipe_file.write_text(recipes.recipe("adult").dumps())  # engine_recipe("adult"): Adult whole, as bundled
