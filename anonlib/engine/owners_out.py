@@ -110,7 +110,8 @@ LEADS = 4
 # holders of their rarest rows, 9,914,511 owners in its first pass, 87 s. At the bottom the entries
 # below k alone are 37,619,670 of 79,356,824 pairs: with a budget of half the pairs, its exact count
 # took 127.4 s (the table made in 33.6 s), against 212.2 s with an eighth (nothing kept there), and
-# the whole command 827.3 s against 943.2 s. On the tests' small panels the share changes nothing
+# the whole command 827.3 s against 943.2 s (792.4 s in a later run, the search refused no more:
+# ``owners.SEARCH_COUNTS``). On the tests' small panels the share changes nothing
 # measurable: the engine's people modules 58.8-66.3 s with half against 65.9-68.5 s with an eighth,
 # the Spark module 78.7 against 76.4 s (run one after the other).
 FRAGILE_WINDOW = 64
