@@ -350,17 +350,15 @@ def main(argv: list[str]) -> int:
             )
         out.unlink(missing_ok=True)
         out.with_suffix(".csv").unlink(missing_ok=True)
-    if "spark" in phases:
+    if phases & {"spark", "spark2"}:
         n = int(args.spark_records)
         panel = panel_of(n, max(n // 10, 1))
         label = f"{n:.0e}".replace("e+0", "e")
+    if "spark" in phases:
         duck = show(f"profile, DuckDB, {label}", run_child(profile_argv(panel, "duckdb"), trace=False))
         spark = show(f"profile, Spark local[2], {label}", run_child(profile_argv(panel, "spark"), trace=False))
         print(f"    Spark / DuckDB: {spark['seconds'] / duck['seconds']:.1f}x the time", flush=True)
     if "spark2" in phases:
-        n = int(args.spark_records)
-        panel = panel_of(n, max(n // 10, 1))
-        label = f"{n:.0e}".replace("e+0", "e")
         outs = {engine: folder / f"release-{n}-{engine}.parquet" for engine in ("duckdb", "spark")}
         duck = show(
             f"anonymize --power 2, DuckDB, {label}",
