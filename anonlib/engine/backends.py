@@ -38,12 +38,15 @@ from ..core.errors import AnonlibError, EngineError, EngineUnavailableError, Par
 ENGINES = ("duckdb", "spark")
 
 
-def quarter_of_memory() -> str:
-    """DuckDB's default memory limit: a quarter of this machine's memory (of the container's, when
-    it is capped lower), at least 2 GB. Past the limit DuckDB spills to its private folder; at
-    10^8 records a search's node took 104-109 CPU-s within 2 GB and 77 within 6 GB (bench/NOTES.md).
+def quarter_of_memory() -> int:
+    """A quarter of this machine's memory (of the container's, when it is capped lower), at least
+    2 GB, in MB: DuckDB's default memory limit and Spark's local driver memory. Past the limit
+    DuckDB spills to its private folder; at 10^8 records a search's node took 104-109 CPU-s within
+    2 GB and 77 within 6 GB (bench/NOTES.md). Spark in local mode runs its tasks and keeps its
+    checkpoints in the driver's Java heap: with 2 GB its search at 10^7 records ended in Java's
+    ``OutOfMemoryError`` (bench/NOTES.md).
 
-    >>> int(quarter_of_memory().removesuffix("MB")) >= 2048
+    >>> quarter_of_memory() >= 2048
     True
     """
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -54,17 +57,17 @@ def quarter_of_memory() -> str:
             continue
         if text.isdigit():
             total = min(total, int(text))
-    return f"{max(2 * 1024**3, total // 4) // 1024**2}MB"
+    return max(2 * 1024**3, total // 4) // 1024**2
 
 
-DEFAULT_MEMORY_LIMIT = quarter_of_memory()
+DEFAULT_MEMORY_LIMIT = f"{quarter_of_memory()}MB"
 DEFAULT_SPARK_MASTER = "local[*]"
 # Spark's defaults are for clusters; a laptop or a CI job wants few shuffle partitions
 LOCAL_SPARK_CONFIG = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "8",
-    "spark.driver.memory": "2g",
+    "spark.driver.memory": f"{quarter_of_memory()}m",  # Java's -Xmx: the tasks and the checkpoints
     "spark.sql.session.timeZone": "UTC",
     # off on any master: Spark 4.3's planner, propagating a UNION ALL's constraints over a checkpoint
     # (``owners.computed_once``), failed on the search's passes on any m records ("key not found:

@@ -183,10 +183,12 @@ def _pairs(table: EngineTable, qis: list[str], owner: str) -> tuple[Any, int]:
 def computed_once(table: EngineTable, expr):
     """``expr`` computed once: a temporary table on DuckDB (in its memory limit, spilling to its
     private folder, gone with the connection); on Spark a view of the computed rows checkpointed
-    in the executors (memory and disk, gone with the session). Not a cached view: Spark keeps a
-    cached view's whole plan and analyses it again wherever the view is read, so a search that
-    builds tables on tables (a node's people left, again and again) made plans that grew until
-    Java ran out of memory on a 60-record panel; a checkpoint's plan is its rows."""
+    in the executors (gone with the session). Not a cached view: Spark keeps a cached view's whole
+    plan and analyses it again wherever the view is read, so a search that builds tables on tables
+    (a node's people left, again and again) made plans that grew until Java ran out of memory on a
+    60-record panel; a checkpoint's plan is its rows. Its rows are kept serialized, in memory then
+    on disk: Spark's default keeps each row a Java object, and at 10^7 records the search's tables
+    held 8.8 million of them (0.8 GB) when the local driver's 2 GB heap ran out (bench/NOTES.md)."""
     import uuid
 
     from .backends import errors
@@ -195,7 +197,10 @@ def computed_once(table: EngineTable, expr):
     backend = table.engine.backend
     with errors(table.engine):
         if table.engine.name == "spark":
-            rows = backend._session.sql(backend.compile(expr)).localCheckpoint(eager=True)
+            from pyspark import StorageLevel
+
+            query = backend._session.sql(backend.compile(expr))
+            rows = query.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
             rows.createTempView(name)
             backend._cached_dataframes[name] = rows
             return backend.table(name)
@@ -223,7 +228,10 @@ def _duckdb_table(backend, name: str, expr):
 
 def release(table: EngineTable, *exprs) -> None:
     """Tables made by ``computed_once`` given back (their memory and spill files): dropped on
-    DuckDB, their view dropped and their checkpoint unpersisted on Spark. A search makes some per node and needs them only for that node."""
+    DuckDB; on Spark their view dropped and the checkpointed rows unpersisted. A search makes some
+    per node and needs them only for that node. (A checkpoint's rows are an RDD under its plan,
+    which ``DataFrame.unpersist``, for a cached view, leaves stored: before, they stayed until
+    Java's garbage collector let Spark's cleaner find them.)"""
     backend = table.engine.backend
     for expr in exprs:
         if table.engine.name == "duckdb":
@@ -231,7 +239,8 @@ def release(table: EngineTable, *exprs) -> None:
             backend.raw_sql(f'DROP TABLE IF EXISTS "{name}"')
         elif table.engine.name == "spark" and expr.get_name() in getattr(backend, "_cached_dataframes", {}):
             backend._session.catalog.dropTempView(expr.get_name())
-            backend._cached_dataframes.pop(expr.get_name()).unpersist()
+            plan = backend._cached_dataframes.pop(expr.get_name())._jdf.queryExecution().logical()
+            plan.rdd().unpersist(False)  # the checkpoint's plan is its rows (``LogicalRDD``); not waited for
         elif hasattr(expr, "release"):
             expr.release()
 

@@ -139,6 +139,31 @@ def test_a_second_master_in_one_process_is_refused(spark) -> None:
         eng.connect("spark", master="local[1]")
 
 
+def test_the_local_driver_has_a_quarter_of_memory_and_keeps_checkpoints_serialized(spark) -> None:
+    """In local mode the tasks and the search's checkpoints live in the driver's Java heap: at 10^7
+    records a 2 GB heap holding each checkpointed row as a Java object ran out (bench/NOTES.md)."""
+    from anonlib.engine.backends import quarter_of_memory
+    from anonlib.engine.owners import computed_once, release
+
+    context = spark.backend._session.sparkContext
+    heap = context._jvm.java.lang.Runtime.getRuntime().maxMemory() / 2**20  # what -Xmx gave Java, in MB
+    assert 0.9 * quarter_of_memory() <= heap <= quarter_of_memory()
+
+    def stored():  # the RDDs Spark keeps, by id: their storage levels
+        return {int(i): rdd.getStorageLevel() for i, rdd in context._jsc.getPersistentRDDs().items()}
+
+    before = stored()
+    table = eng.from_frame(pd.DataFrame({"pid": np.arange(300) % 70, "age": np.arange(300) % 9}), spark)
+    kept = computed_once(table, table.raw.group_by("pid").aggregate(n=table.raw.count()))
+    try:
+        assert int(spark.value(kept.n.sum())) == 300
+        (level,) = [level for rdd, level in stored().items() if rdd not in before]
+        assert level.useMemory() and level.useDisk() and not level.deserialized()
+    finally:
+        release(table, kept)
+    assert stored().keys() == before.keys()  # given back
+
+
 def test_without_java_the_cli_says_so_in_one_sentence(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "PYSPARK_GATEWAY_PORT")}
     env["PATH"] = str(tmp_path)  # no java on it
