@@ -210,6 +210,20 @@ def anonymize(
         result = release_search(
             frame, shield, built, method, target=target, count=WEIGHT, measure=measure, time_limit=time_limit
         )
+    except ProblemTooLargeError:
+        # histories compared in memory on any m records would take too long (at 5·10^6 records of
+        # 5·10^5 people, power 2: about 3 minutes against the minute allowed), where the engine,
+        # counting each node's people, has its own estimate: as past MAX_CLASSES
+        if not _per_node_possible(table, shield, target, method, assessed, before):
+            raise
+        say(
+            "Comparing the histories in memory would take longer than allowed; the engine counts each "
+            "generalization's people instead."
+        )
+        return _people_on_engine(
+            table, shield, target, dict(hierarchies or {}), measure, time_limit, out, columns, roles, reading, say,
+            unseen, before, start, tree,
+        )  # fmt: skip
     except NoSolutionError as refused:  # as in memory: the strongest weaker power that releases something
         if not target.linkable or target.power == 1:
             raise
@@ -286,10 +300,8 @@ def _counted_per_node(
     many = int(table.engine.value(pairs.count()) or 0)
     if many <= MAX_CLASSES:
         return False
-    if table.missing == "drop" and not set(assessed) <= set(shield):
-        return False  # records left out for blanks outside the shield: the class table may hold fewer
-    if any(isinstance(s, (ShiftDatesStep, CapRecordsStep)) for s in before):
-        return False  # dates shifted or records capped first: the class table, of what is left, may fit
+    if _class_table_may_hold_fewer(table, shield, assessed, before):
+        return False
     if engine_people.supported(target, method):
         return True
     why = target.describe() if method == "optimal" else f"the {method} method"
@@ -301,6 +313,30 @@ def _counted_per_node(
         f"privacy model and no earlier delivery, not with {why}. Choose such a target, or coarsen a column with "
         "many values first."
     )
+
+
+def _class_table_may_hold_fewer(
+    table: EngineTable, shield: Sequence[str], assessed: Sequence[str], before: Sequence[Step]
+) -> bool:
+    """Whether the class table may hold fewer records than the node-by-node search counts: records
+    left out for a blank outside the shield, or dates shifted or records capped first (the class
+    table is then of what is left)."""
+    blanks_outside = table.missing == "drop" and not set(assessed) <= set(shield)
+    return blanks_outside or any(isinstance(s, (ShiftDatesStep, CapRecordsStep)) for s in before)
+
+
+def _per_node_possible(
+    table: EngineTable,
+    shield: Sequence[str],
+    target: ReleaseTarget,
+    method: str,
+    assessed: Sequence[str],
+    before: Sequence[Step],
+) -> bool:
+    """Whether the node-by-node search (``engine_people``) may search this table, whatever its size."""
+    if target.person is None or target.unit not in ("people", "histories"):
+        return False
+    return engine_people.supported(target, method) and not _class_table_may_hold_fewer(table, shield, assessed, before)
 
 
 def _people_on_engine(

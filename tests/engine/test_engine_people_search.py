@@ -134,6 +134,43 @@ def test_the_command_counted_node_by_node_releases_what_memory_releases(tmp_path
     assert searched == [1] and len(decided) == (0 if power is None else 1)
 
 
+def test_histories_too_slow_to_compare_in_memory_are_counted_node_by_node(tmp_path, capsys, monkeypatch):
+    """Within ``MAX_CLASSES`` the search reads the class table into memory; when comparing its
+    histories on any 2 records there would take longer than allowed (at 5·10^6 records of 5·10^5
+    people: about 3 minutes against the minute, bench/NOTES.md), the engine counts each node's people
+    instead, and releases what memory releases given the time."""
+    from engine_cases import engine_answer, run_json
+
+    from anonlib.__main__ import main
+    import importlib
+
+    from anonlib.workflow import engine_people
+
+    path = tmp_path / "panel.csv"
+    people_panel(5, 200, 150).drop(columns="n").to_csv(path, index=False)
+    key = tmp_path / "project.key"
+    key.write_text("3c" * 32 + "\n")
+    key.chmod(0o600)
+    argv = ["anonymize", str(path), "--shield", "age,sex", "--person", "pid", "--keep", "city", "--k", "4"]
+    argv += ["--max-suppressed", "0.3", "--pseudonymize", "pid", "--key-file", str(key), "--power", "2"]
+    code, in_memory, _ = run_json([*argv, "--out", str(tmp_path / "memory.csv")], capsys)
+    assert code == 0 and in_memory["unit"] == "histories"
+    search = importlib.import_module("anonlib.transformations.generalization.search")  # the module, not its function
+    monkeypatch.setattr(search, "HISTORY_SEARCH_SECONDS", 1e-9)  # no comparison in memory is fast enough
+    assert main([*argv, "--out", str(tmp_path / "refused.csv")]) == 2
+    refused = capsys.readouterr().err
+    assert "would take" in refused and not (tmp_path / "refused.csv").exists()
+    searched = []
+    monkeypatch.setattr(
+        engine_people,
+        "people_search",
+        lambda *a, _s=engine_people.people_search, **k: searched.append(1) or _s(*a, **k),
+    )
+    # the same statement and table as memory's (``engine_answer``), the engine's search having run
+    _, engine = engine_answer(argv, tmp_path, capsys, code, in_memory)
+    assert searched == [1] and engine["suppressed_persons"] == in_memory["suppressed_persons"]
+
+
 def test_past_the_limit_another_target_is_one_sentence_at_once(tmp_path, capsys, monkeypatch):
     from anonlib.__main__ import main
     from anonlib.workflow import engine_search
