@@ -363,9 +363,19 @@ def recount(recipe: Recipe, table: bytes):
 
 
 def _released_frame(recipe: Recipe, table: bytes) -> pd.DataFrame:
-    """``released.csv``'s bytes read as a reader gets them, under the recipe's column names."""
+    """``released.csv``'s bytes read as a reader gets them, under the recipe's column names. The bytes
+    are in memory already (a package's member, read within its limit, or the table ``anonymize`` just
+    made), so the loader's limit on a file's size does not apply: a release of 5·10^6 records made in
+    memory from a 17 MB Parquet file is a 347 MB CSV, refused after its search (bench/NOTES.md)."""
     frame = load_table(
-        table, name=TABLE_FILE, delimiter=",", encoding="utf-8", header=True, missing_markers=("",), allow_empty=True
+        table,
+        name=TABLE_FILE,
+        delimiter=",",
+        encoding="utf-8",
+        header=True,
+        missing_markers=("",),
+        allow_empty=True,
+        max_bytes=max(DEFAULT_MAX_BYTES, len(table)),
     ).frame  # empty: every record suppressed
     if frame.shape[1] != len(recipe.columns):
         raise ColumnError(f"{TABLE_FILE} has {frame.shape[1]} columns; the recipe released {len(recipe.columns)}.")
