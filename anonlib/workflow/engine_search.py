@@ -214,7 +214,8 @@ def anonymize(
         # histories compared in memory on any m records would take too long (at 5·10^6 records of
         # 5·10^5 people, power 2: about 3 minutes against the minute allowed), where the engine,
         # counting each node's people, has its own estimate: as past MAX_CLASSES
-        if not _per_node_possible(table, shield, target, method, assessed, before):
+        on_any_m = target.unit == "histories" and target.power not in (None, 1)  # what the estimate is of
+        if not (on_any_m and _per_node_possible(table, shield, target, method, assessed, before)):
             raise
         say(
             "Comparing the histories in memory would take longer than allowed; the engine counts each "

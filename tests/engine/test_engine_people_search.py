@@ -139,11 +139,11 @@ def test_histories_too_slow_to_compare_in_memory_are_counted_node_by_node(tmp_pa
     histories on any 2 records there would take longer than allowed (at 5·10^6 records of 5·10^5
     people: about 3 minutes against the minute, bench/NOTES.md), the engine counts each node's people
     instead, and releases what memory releases given the time."""
+    import importlib
+
     from engine_cases import engine_answer, run_json
 
     from anonlib.__main__ import main
-    import importlib
-
     from anonlib.workflow import engine_people
 
     path = tmp_path / "panel.csv"
