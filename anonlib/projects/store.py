@@ -69,6 +69,11 @@ KEY_BYTES = 32  # a 256-bit pseudonym key per project
 MAX_NAME = 200
 PROJECT_NUMBERS = "project_numbers"  # meta: the highest project number ever given
 BUSY_SECONDS = 3.0  # how long a write waits for another writer before the store is said to be locked
+# how long a new connection's first statements wait: on a store being created (or still in its
+# rollback journal) WAL mode needs the file to itself, so ten commands releasing into a new store at
+# once queue there; once the store is in WAL mode the statement waits for nobody. With 3 s, one of
+# the ten was told the store was locked on a loaded machine (test_projects_integrity, nineteenth session)
+OPEN_SECONDS = 30.0
 
 
 _ENGINES: dict[str, object] = {}  # by URL (a read-only opening of a SQLite file: 'read-only ' + URL)
@@ -92,7 +97,7 @@ def _engine(url: str, read_only: bool = False):
                 _sqlite_events(engine, read_only=True)
             elif url.startswith("sqlite"):
                 prepare_folder(url)
-                engine = create_engine(url, connect_args={"timeout": BUSY_SECONDS, "check_same_thread": False})
+                engine = create_engine(url, connect_args={"timeout": OPEN_SECONDS, "check_same_thread": False})
                 _sqlite_events(engine)
             else:
                 engine = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 5})
@@ -229,16 +234,16 @@ class ProjectStore:
     def _transaction(self, wait: float | None = None) -> Iterator[Connection]:
         """One transaction; any database failure becomes a ``StoreError`` sentence. ``wait``:
         how long (seconds) to wait for another writer on SQLite (default ``BUSY_SECONDS``)."""
-        wait = wait if wait is not None else self.wait
+        wait = wait if wait is not None else self.wait if self.wait is not None else BUSY_SECONDS
         try:
             with self.engine.connect() as connection:
-                if wait is not None and self.engine.dialect.name == "sqlite":
+                if self.engine.dialect.name == "sqlite":  # not the connection's own wait (``OPEN_SECONDS``)
                     connection.connection.dbapi_connection.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
                 try:
                     with connection.begin():
                         yield connection
                 finally:
-                    if wait is not None and self.engine.dialect.name == "sqlite":
+                    if self.engine.dialect.name == "sqlite":
                         connection.connection.dbapi_connection.execute(
                             f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}"
                         )
