@@ -215,7 +215,8 @@ def anonymize(
         # 5·10^5 people, power 2: about 3 minutes against the minute allowed), where the engine,
         # counting each node's people, has its own estimate: as past MAX_CLASSES
         on_any_m = target.unit == "histories" and target.power not in (None, 1)  # what the estimate is of
-        if not (on_any_m and _per_node_possible(table, shield, target, method, assessed, before)):
+        counted = engine_people.supported(target, method)  # a person's histories, the optimal search
+        if not (on_any_m and counted and not _class_table_may_hold_fewer(table, shield, assessed, before)):
             raise
         say(
             "Comparing the histories in memory would take longer than allowed; the engine counts each "
@@ -324,20 +325,6 @@ def _class_table_may_hold_fewer(
     table is then of what is left)."""
     blanks_outside = table.missing == "drop" and not set(assessed) <= set(shield)
     return blanks_outside or any(isinstance(s, (ShiftDatesStep, CapRecordsStep)) for s in before)
-
-
-def _per_node_possible(
-    table: EngineTable,
-    shield: Sequence[str],
-    target: ReleaseTarget,
-    method: str,
-    assessed: Sequence[str],
-    before: Sequence[Step],
-) -> bool:
-    """Whether the node-by-node search (``engine_people``) may search this table, whatever its size."""
-    if target.person is None or target.unit not in ("people", "histories"):
-        return False
-    return engine_people.supported(target, method) and not _class_table_may_hold_fewer(table, shield, assessed, before)
 
 
 def _people_on_engine(
